@@ -1,0 +1,76 @@
+// Command dsh-actors is the CLI of the dsh-actors runtime: serve the web
+// page, run the demo, list and show stored sessions, stress and benchmark.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"syscall"
+)
+
+// command is one subcommand. run gets the arguments after the subcommand
+// name and returns the process exit status.
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+var commands = map[string]command{}
+
+// register adds a subcommand; each subcommand file calls it from init.
+func register(name, summary string, run func(ctx context.Context, args []string, stdout, stderr io.Writer) int) {
+	if _, dup := commands[name]; dup {
+		panic("dsh-actors: duplicate command " + name)
+	}
+	commands[name] = command{summary: summary, run: run}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// dispatch runs the subcommand named by args[0]; a missing or unknown one is
+// a usage error (exit 2).
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		return 2
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "dsh-actors: unknown command %q\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	return cmd.run(ctx, args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: dsh-actors <command> [flags]")
+	fmt.Fprintln(w)
+	names := make([]string, 0, len(commands))
+	for name := range commands {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintf(w, "  %-8s %s\n", name, commands[name].summary)
+	}
+}
+
+// defaultStore is the session root used when --store is not given:
+// $DSH_ACTORS_HOME/sessions, else ./.dsh-actors/sessions.
+func defaultStore() string {
+	if home := os.Getenv("DSH_ACTORS_HOME"); home != "" {
+		return filepath.Join(home, "sessions")
+	}
+	return filepath.Join(".dsh-actors", "sessions")
+}
