@@ -1,0 +1,94 @@
+package descriptor
+
+import (
+	"slices"
+	"unicode/utf8"
+)
+
+// EventType is the session event type that carries a descriptor payload.
+const EventType = "subagent/descriptor"
+
+// Version is the only descriptor version this build reads and writes.
+const Version = 1
+
+// ToolFilter restricts the tools a child may use. A nil list is absent and
+// omitted; a non-nil empty list is present and written as [].
+type ToolFilter struct {
+	Allow []string `json:"allow,omitzero"`
+	Deny  []string `json:"deny,omitzero"`
+}
+
+// Data is a valid version-1 payload. Marshalled with encoding/json it
+// writes the keys in the original's order (version, provider, label,
+// agentProvider, agentModel, persona, toolFilter) and omits absent optionals.
+type Data struct {
+	Version       int         `json:"version"`
+	Provider      string      `json:"provider"`
+	Label         string      `json:"label"`
+	AgentProvider string      `json:"agentProvider,omitempty"`
+	AgentModel    string      `json:"agentModel,omitempty"`
+	Persona       string      `json:"persona,omitempty"`
+	ToolFilter    *ToolFilter `json:"toolFilter,omitempty"`
+}
+
+// Input is what a continuable start records: everything but the version.
+// Provider and Label are required; the other fields are optional.
+type Input struct {
+	Provider      string
+	Label         string
+	AgentProvider string
+	AgentModel    string
+	Persona       string
+	ToolFilter    *ToolFilter
+}
+
+// Snapshot validates in and returns a detached version-1 payload that
+// shares no memory with it. A missing provider or label, a tool filter that
+// declares neither list, or a string that is not valid UTF-8 (which JSON
+// cannot carry losslessly) is an error matching ErrInvalid.
+func Snapshot(in Input) (Data, error) {
+	if in.Provider == "" {
+		return Data{}, invalid("subagent descriptor provider is required")
+	}
+	if in.Label == "" {
+		return Data{}, invalid("subagent descriptor label is required")
+	}
+	if in.ToolFilter != nil && in.ToolFilter.Allow == nil && in.ToolFilter.Deny == nil {
+		return Data{}, invalid("subagent descriptor toolFilter must declare allow and/or deny")
+	}
+	if !losslessJSON(in) {
+		return Data{}, invalid("subagent descriptor is not losslessly JSON-serializable")
+	}
+	return Data{
+		Version:       Version,
+		Provider:      in.Provider,
+		Label:         in.Label,
+		AgentProvider: in.AgentProvider,
+		AgentModel:    in.AgentModel,
+		Persona:       in.Persona,
+		ToolFilter:    cloneToolFilter(in.ToolFilter),
+	}, nil
+}
+
+// losslessJSON reports whether every string of in survives a JSON round
+// trip (encoding/json replaces invalid UTF-8 with U+FFFD).
+func losslessJSON(in Input) bool {
+	strs := []string{in.Provider, in.Label, in.AgentProvider, in.AgentModel, in.Persona}
+	if in.ToolFilter != nil {
+		strs = append(strs, in.ToolFilter.Allow...)
+		strs = append(strs, in.ToolFilter.Deny...)
+	}
+	for _, s := range strs {
+		if !utf8.ValidString(s) {
+			return false
+		}
+	}
+	return true
+}
+
+func cloneToolFilter(tf *ToolFilter) *ToolFilter {
+	if tf == nil {
+		return nil
+	}
+	return &ToolFilter{Allow: slices.Clone(tf.Allow), Deny: slices.Clone(tf.Deny)}
+}

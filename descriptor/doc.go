@@ -1,0 +1,23 @@
+// Package descriptor is the versioned subagent/descriptor event: the
+// log-only record a continuable child carries in its own session suffix
+// that proves it is a continuable subagent and holds what a provider-free
+// cold resume needs to rebuild it.
+//
+// This is profile S1 of the seed era: version 1, one shape,
+//
+//	{version:1, provider, label, agentProvider?, agentModel?, persona?,
+//	 toolFilter?:{allow?, deny?}}
+//
+// Snapshot builds a payload from Go values (validating and detaching them);
+// Parse checks a persisted payload rule by rule in the reference's order and
+// reports a malformed current-version payload as ErrCorrupt and any other
+// version as ErrUnsupported; Fold finds the first descriptor of a session's
+// own suffix (at or after its seedLength), so an ancestor's descriptor
+// replayed by a fork seed is ignored.
+//
+// The package depends on nothing internal: Fold takes a minimal Event
+// (type and raw payload), not session.Event.
+//
+// Go has no "undefined": an optional string field that is empty is treated
+// as absent and omitted when the payload is written.
+package descriptor
