@@ -1,0 +1,153 @@
+package session
+
+import (
+	"encoding/json"
+	"errors"
+)
+
+// errUnparsable marks a line that is not a usable storage record: invalid
+// JSON, a malformed packed row, or an envelope Event cannot represent.
+var errUnparsable = errors.New("unparsable storage record")
+
+// badSeq is a record whose seq is not a non-negative safe integer; Got is
+// the value as JavaScript's String() would print it.
+type badSeq struct{ Type, Got string }
+
+func (b *badSeq) Error() string { return "seq is not an integer: " + b.Got }
+
+// decodeRecord appends the events stored on one log line to dst: one event,
+// or the members of a packed chunk row (session-store.md §1.6).
+func decodeRecord(line []byte, dst []Event) ([]Event, error) {
+	var env envelope
+	object, valid := forEachMember(line, env.member)
+	if !valid || !object {
+		return dst, errUnparsable
+	}
+	if rowTags[env.typ] {
+		return decodeRow(&env, dst)
+	}
+	e, err := env.event()
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, e), nil
+}
+
+// envelope holds the raw members of one record line.
+type envelope struct {
+	typ                          string
+	typeRaw, seq, time, data     []byte
+	sources, surfaceOp, ignore   []byte
+	seq0, time0                  []byte
+	keys                         int
+	hasType, hasData, typeIsText bool
+}
+
+func (env *envelope) member(key, value []byte) bool {
+	env.keys++
+	switch {
+	case keyIs(key, "type"):
+		env.hasType = true
+		env.typeRaw = value
+		env.typ, env.typeIsText = decodeString(value)
+	case keyIs(key, "seq"):
+		env.seq = value
+	case keyIs(key, "time"):
+		env.time = value
+	case keyIs(key, "data"):
+		env.hasData = true
+		env.data = value
+	case keyIs(key, "sourceEventSeqs"):
+		env.sources = value
+	case keyIs(key, "surfaceOp"):
+		env.surfaceOp = value
+	case keyIs(key, "ignorable"):
+		env.ignore = value
+	case keyIs(key, "seq0"):
+		env.seq0 = value
+	case keyIs(key, "time0"):
+		env.time0 = value
+	}
+	return true
+}
+
+func (env *envelope) event() (Event, error) {
+	if !env.typeIsText || !env.hasData {
+		return Event{}, errUnparsable
+	}
+	seq, _, ok := parseSafeInt(env.seq)
+	if !ok || seq < 0 {
+		return Event{}, &badSeq{Type: env.typ, Got: jsString(env.seq)}
+	}
+	t, _, ok := parseSafeInt(env.time)
+	if !ok {
+		return Event{}, errUnparsable
+	}
+	e := Event{Type: env.typ, Seq: seq, Time: t, Data: json.RawMessage(env.data)}
+	if env.surfaceOp != nil {
+		e.SurfaceOp = json.RawMessage(env.surfaceOp)
+	}
+	if env.sources != nil {
+		if e.SourceEventSeqs, ok = parseIntArray(env.sources); !ok {
+			return Event{}, errUnparsable
+		}
+	}
+	if env.ignore != nil {
+		if e.Ignorable, ok = parseBool(env.ignore); !ok {
+			return Event{}, errUnparsable
+		}
+	}
+	return e, nil
+}
+
+func parseBool(raw []byte) (bool, bool) {
+	switch string(raw) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	return false, false
+}
+
+func parseIntArray(raw []byte) ([]int64, bool) {
+	if len(raw) == 0 || raw[0] != '[' {
+		return nil, false
+	}
+	out := []int64{}
+	ok := true
+	forEachElement(raw, func(v []byte) {
+		n, _, isInt := parseSafeInt(v)
+		ok = ok && isInt
+		out = append(out, n)
+	})
+	return out, ok
+}
+
+// forEachElement calls fn for each element of a validated JSON array.
+func forEachElement(arr []byte, fn func(v []byte)) {
+	i := skipSpace(arr, 1)
+	for i < len(arr) && arr[i] != ']' {
+		end := scanValue(arr, i)
+		fn(arr[i:end])
+		i = skipSpace(arr, end)
+		if arr[i] == ',' {
+			i = skipSpace(arr, i+1)
+		}
+	}
+}
+
+// jsString prints a raw JSON value the way JavaScript's String() prints the
+// parsed value, for error messages (a missing value is "undefined").
+func jsString(raw []byte) string {
+	if raw == nil {
+		return "undefined"
+	}
+	if s, ok := decodeString(raw); ok {
+		return s
+	}
+	if raw[0] == '{' {
+		return "[object Object]"
+	}
+	return string(raw)
+}

@@ -1,0 +1,59 @@
+// Package session holds session logs: the Header and Event types, the
+// Store seam with its JSONL implementation, and the live Sessions
+// registry.
+//
+// # On-disk format
+//
+// The JSONL store reads and writes the original deepseek-harness raw
+// (uncompressed) layout, byte for byte:
+//
+//	<root>/<ProjectKey(cwd) | _no-cwd>/<EncodeSegment(id)>/session.jsonl
+//
+// The first line is the header ({"type":"session","version":0,...} with the
+// original key order, delegationDepth always written, absent optionals
+// omitted); every later line is one event
+// {type,seq,time,data[,sourceEventSeqs][,surfaceOp][,ignorable]} with seq
+// contiguous from 0. JSON is written as JavaScript's JSON.stringify writes
+// it (no HTML escaping, U+2028/U+2029 raw). Packed chunk rows
+// (text-chunks, reasoning-chunks, tool-call-chunks) written by the original
+// are expanded on read; this package never writes them. Compressed
+// session.jsonl.zstd artifacts and the legacy flat layout are refused with
+// an *UnsupportedError. Ids with lone UTF-16 surrogates cannot round-trip
+// through Go strings (they decode to U+FFFD).
+//
+// # Reads
+//
+// List reads only first lines and skips folders without a valid header.
+// Inspect returns the valid stored prefix exactly as stored and never
+// writes: a torn tail (an unterminated or unparsable last line, or garbage
+// after the last committed turn/end) is tolerated; damage followed by a
+// committed turn/end is a *CorruptError naming file and line. As at the
+// seed era, Inspect accepts unknown event types. Load is the repairing read
+// used to resume: it truncates a torn tail and durably appends the closers
+// of an interrupted final turn.
+//
+// # Writes and durability
+//
+// Create publishes a new log atomically (temporary file, fsync, hard link,
+// directory fsync). Append uses group commit: one writer goroutine per log
+// (only while it has work), concurrent appends coalesce into one write and
+// one fdatasync, and an append returns only when its batch is durable. A
+// failed write or sync rolls the file back to its previous size and fails
+// the log: every later Append and Flush of it returns an error matching
+// ErrLogFailed; an fsync is never retried.
+//
+// # Live sessions
+//
+// Sessions is the registry of live sessions (the original's ctx.sessions).
+// Live.Append is write-behind: the event is in memory at once and a
+// per-session flusher (running only while writes are pending) hands it to
+// Store.Append; Sessions.Flush reports true only once everything appended
+// so far is durable, and false when there is no store. Subscribe delivers
+// Added, Removed and Appended changes.
+//
+// # Testing
+//
+// WithFS replaces the file system; FaultFS fails the Nth sync or makes a
+// write short and then fail with ENOSPC. WriteSynthetic builds large
+// stores quickly for benchmarks.
+package session

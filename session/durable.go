@@ -1,0 +1,122 @@
+package session
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// encodeBatch appends the JSONL lines of events to buf after checking that
+// they continue the log at seq next and carry valid compact JSON.
+func encodeBatch(id string, next int64, events []Event, buf []byte) ([]byte, error) {
+	for i, e := range events {
+		if e.Seq != next+int64(i) {
+			return nil, &kindError{kind: ErrSeqMismatch, msg: fmt.Sprintf(
+				`append seq mismatch for "%s": expected %d at index %d, got %d`, id, next+int64(i), i, e.Seq)}
+		}
+		if err := checkRaw("data", e.Data); err != nil {
+			return nil, invalidf(`session "%s": event %d (%s): %v`, id, e.Seq, e.Type, err)
+		}
+		if err := checkRaw("surfaceOp", e.SurfaceOp); err != nil {
+			return nil, invalidf(`session "%s": event %d (%s): %v`, id, e.Seq, e.Type, err)
+		}
+		buf = append(appendEvent(buf, e, false), '\n')
+	}
+	return buf, nil
+}
+
+// appendDurably writes data at the end of f (opened O_APPEND, size bytes
+// long) and syncs it. On a write or sync error it truncates f back to size
+// and syncs again, so no partial batch survives; the returned error joins
+// a rollback failure if there is one.
+func appendDurably(f File, size int64, data []byte) error {
+	_, err := f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		return nil
+	}
+	if rerr := truncateDurably(f, size); rerr != nil {
+		return errors.Join(err, fmt.Errorf("failed to roll back append: %w", rerr))
+	}
+	return err
+}
+
+func truncateDurably(f File, size int64) error {
+	if err := f.Truncate(size); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// materialize publishes a new log atomically (session-store.md §1.10):
+// folders made with mode 0700 and their parents fsynced, the content
+// written to <path>.<12 hex>.tmp (O_EXCL, 0600) and fsynced, hard-linked to
+// path (EEXIST is ErrExists, never an overwrite), the folder fsynced, the
+// temporary name removed.
+func (s *JSONL) materialize(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := s.mkdirDurably(dir); err != nil {
+		return err
+	}
+	tmp, err := s.writeTemp(path, data)
+	if err != nil {
+		return err
+	}
+	defer s.fs.Remove(tmp) //nolint:errcheck // a leftover temporary link is harmless
+	if err := s.fs.Link(tmp, path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return existsf(`refusing to materialize "%s": a log already exists on disk`, path)
+		}
+		return err
+	}
+	return s.fs.SyncDir(dir)
+}
+
+func (s *JSONL) writeTemp(path string, data []byte) (string, error) {
+	var suffix [6]byte
+	if _, err := rand.Read(suffix[:]); err != nil {
+		return "", err
+	}
+	tmp := path + "." + hex.EncodeToString(suffix[:]) + ".tmp"
+	f, err := s.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		s.fs.Remove(tmp) //nolint:errcheck // best effort; the write error matters
+		return "", err
+	}
+	return tmp, nil
+}
+
+// mkdirDurably creates dir and any missing parents up to the root's
+// parent, each with mode 0700, fsyncing the parent of every folder it
+// creates.
+func (s *JSONL) mkdirDurably(dir string) error {
+	if _, err := s.fs.Stat(dir); err == nil {
+		return nil
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := s.mkdirDurably(parent); err != nil {
+			return err
+		}
+	}
+	if err := s.fs.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return s.fs.SyncDir(parent)
+}

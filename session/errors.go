@@ -1,0 +1,115 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinels for errors.Is. Every error this package returns matches at most
+// one of them (plus the cause it wraps).
+var (
+	// ErrNotFound: no log (store) or no live session (registry) has the id.
+	ErrNotFound = errors.New("session not found")
+	// ErrExists: Create found the id already stored or live.
+	ErrExists = errors.New("session already exists")
+	// ErrLogFailed: a write or sync of this log failed earlier; the log
+	// refuses every later append and flush until the process reopens it.
+	ErrLogFailed = errors.New("session log failed")
+	// ErrSeqMismatch: appended events do not continue the log's seq.
+	ErrSeqMismatch = errors.New("append seq mismatch")
+	// ErrCorrupt matches every *CorruptError.
+	ErrCorrupt = errors.New("corrupt session log")
+	// ErrUnsupported matches every *UnsupportedError.
+	ErrUnsupported = errors.New("unsupported session log")
+	// ErrInvalid: a header or event given to Create or Append is malformed.
+	ErrInvalid = errors.New("invalid session input")
+	// ErrClosed: the store was closed.
+	ErrClosed = errors.New("session store closed")
+	// ErrNotLive: the *Live was released or belongs to another registry.
+	ErrNotLive = errors.New("session is not live")
+)
+
+// CorruptError reports damage in a stored log: a bad header, damage in the
+// committed region, a log stored at a path its header does not identify,
+// or one id stored twice. Line counts event lines after the header from 1,
+// as the original's scanner does (0 when no line is involved).
+type CorruptError struct {
+	Path string
+	Line int
+	Msg  string // the full message, naming Path
+}
+
+func (e *CorruptError) Error() string { return e.Msg }
+
+// Is makes errors.Is(err, ErrCorrupt) true.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
+// corruptf builds a *CorruptError; a message that does not already name
+// the path gets the original's " (raw log: <path>)" suffix.
+func corruptf(path string, line int, format string, args ...any) *CorruptError {
+	msg := fmt.Sprintf(format, args...)
+	if path != "" {
+		msg += " (raw log: " + path + ")"
+	}
+	return &CorruptError{Path: path, Line: line, Msg: msg}
+}
+
+// UnsupportedError reports a log this build refuses to interpret: a foreign
+// format version, a compressed (.jsonl.zstd) artifact, or the legacy
+// flat-file layout.
+type UnsupportedError struct {
+	ID   string
+	Path string
+	Msg  string // the full message, naming Path
+}
+
+func (e *UnsupportedError) Error() string { return e.Msg }
+
+// Is makes errors.Is(err, ErrUnsupported) true.
+func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupported }
+
+// kindError is a message matched by one sentinel and wrapping a cause.
+type kindError struct {
+	kind  error
+	msg   string
+	cause error
+}
+
+func (e *kindError) Error() string {
+	if e.cause != nil {
+		return e.msg + ": " + e.cause.Error()
+	}
+	return e.msg
+}
+
+func (e *kindError) Is(target error) bool { return target == e.kind }
+func (e *kindError) Unwrap() error        { return e.cause }
+
+func notFound(id string) error {
+	return &kindError{kind: ErrNotFound, msg: `session "` + id + `" not found`}
+}
+
+func invalidf(format string, args ...any) error {
+	return &kindError{kind: ErrInvalid, msg: fmt.Sprintf(format, args...)}
+}
+
+func existsf(format string, args ...any) error {
+	return &kindError{kind: ErrExists, msg: fmt.Sprintf(format, args...)}
+}
+
+func logFailed(id string, cause error) error {
+	return &kindError{kind: ErrLogFailed, msg: `session "` + id + `" log failed`, cause: cause}
+}
+
+// corruptNamed builds a *CorruptError whose message already names path.
+func corruptNamed(path string, format string, args ...any) *CorruptError {
+	return &CorruptError{Path: path, Msg: fmt.Sprintf(format, args...)}
+}
+
+// asLogFailed returns err if it already matches ErrLogFailed, else wraps it.
+func asLogFailed(id string, err error) error {
+	if errors.Is(err, ErrLogFailed) {
+		return err
+	}
+	return logFailed(id, err)
+}

@@ -1,0 +1,106 @@
+package session
+
+import (
+	"io/fs"
+	"sync"
+	"syscall"
+)
+
+// FaultFS wraps an FS and injects failures into the files it opens for
+// writing, for tests of the durability contract. Its zero value is not
+// usable; call NewFaultFS. Methods are safe for concurrent use.
+type FaultFS struct {
+	FS
+
+	mu         sync.Mutex
+	syncs      int   // data syncs seen so far
+	failSyncAt int   // fail the sync with this 1-based number (0: never)
+	syncErr    error // error for that sync
+	shortWrite bool  // the next write writes half, then fails with ENOSPC
+}
+
+// NewFaultFS wraps base (nil means OSFS).
+func NewFaultFS(base FS) *FaultFS {
+	if base == nil {
+		base = OSFS{}
+	}
+	return &FaultFS{FS: base}
+}
+
+// FailSync makes the nth data sync from now (1 = the next one) fail with
+// err (EIO when nil). Directory syncs are not counted.
+func (f *FaultFS) FailSync(n int, err error) {
+	if err == nil {
+		err = syscall.EIO
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failSyncAt, f.syncErr = f.syncs+n, err
+}
+
+// ShortWriteThenENOSPC makes the next write to a file write only the first
+// half of its bytes and then fail with ENOSPC, as a full disk does.
+func (f *FaultFS) ShortWriteThenENOSPC() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.shortWrite = true
+}
+
+// Syncs returns how many data syncs have been made through f.
+func (f *FaultFS) Syncs() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.syncs
+}
+
+// OpenFile opens the file through the wrapped FS and injects faults into it.
+func (f *FaultFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
+	file, err := f.FS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return &faultFile{File: file, fs: f, name: name}, nil
+}
+
+type faultFile struct {
+	File
+	fs   *FaultFS
+	name string
+}
+
+func (f *faultFile) Write(p []byte) (int, error) {
+	if !f.fs.takeShortWrite() {
+		return f.File.Write(p)
+	}
+	n, err := f.File.Write(p[:len(p)/2])
+	if err == nil {
+		err = &fs.PathError{Op: "write", Path: f.name, Err: syscall.ENOSPC}
+	}
+	return n, err
+}
+
+func (f *faultFile) Sync() error {
+	if err := f.fs.countSync(); err != nil {
+		return &fs.PathError{Op: "fdatasync", Path: f.name, Err: err}
+	}
+	return f.File.Sync()
+}
+
+func (f *FaultFS) takeShortWrite() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	short := f.shortWrite
+	f.shortWrite = false
+	return short
+}
+
+// countSync counts a sync and returns the injected error for it, if any.
+func (f *FaultFS) countSync() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.syncs++
+	if f.syncs == f.failSyncAt {
+		return f.syncErr
+	}
+	return nil
+}

@@ -1,0 +1,151 @@
+package session
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+)
+
+// headerLine is a first line parsed leniently, before any strictness level
+// is applied (session-store.md §1.4).
+type headerLine struct {
+	header     Header
+	object     bool   // the line is one JSON object
+	version    []byte // raw version when it is a JSON number
+	idText     string // id as String() prints it, for messages
+	listable   bool   // passes the listing guard
+	seedLength int
+}
+
+// member implements the per-key parse of a header object.
+func (hl *headerLine) member(key, value []byte) bool {
+	h := &hl.header
+	switch {
+	case keyIs(key, "type"):
+		hl.listable = hl.listable && string(value) == `"session"`
+	case keyIs(key, "version"):
+		hl.version = value
+	case keyIs(key, "id"):
+		hl.idText = jsString(value)
+		h.ID, hl.listable = hl.stringField(value, true)
+	case keyIs(key, "createdAt"):
+		h.CreatedAt = hl.countField(value)
+	case keyIs(key, "delegationDepth"):
+		h.DelegationDepth = int(hl.countField(value))
+	case keyIs(key, "seedLength"):
+		hl.seedLength = int(hl.countField(value))
+		h.SeedLength = &hl.seedLength
+	case keyIs(key, "cwd"):
+		h.Cwd, hl.listable = hl.stringField(value, false)
+	case keyIs(key, "parentSession"):
+		h.ParentSession, hl.listable = hl.stringField(value, true)
+	case keyIs(key, "origin"):
+		hl.listable = hl.listable && string(value) == `"subagent"`
+		h.Origin = "subagent"
+	case keyIs(key, "agentPreset"):
+		h.AgentPreset, hl.listable = hl.stringField(value, true)
+	}
+	return true
+}
+
+// stringField decodes a string member; an empty string is allowed only
+// when emptyOK (an empty cwd names no project folder).
+func (hl *headerLine) stringField(value []byte, emptyOK bool) (string, bool) {
+	s, ok := decodeString(value)
+	return s, hl.listable && ok && (emptyOK || s != "")
+}
+
+// countField decodes a non-negative safe integer that must not be -0.
+func (hl *headerLine) countField(value []byte) int64 {
+	n, negZero, ok := parseSafeInt(value)
+	hl.listable = hl.listable && ok && !negZero && n >= 0
+	return n
+}
+
+// parseHeaderLine parses a first line (without its LF). It reports false
+// when the line is not valid JSON.
+func parseHeaderLine(line []byte) (headerLine, bool) {
+	hl := headerLine{listable: true, idText: "undefined"}
+	var present struct{ typ, id, createdAt, depth bool }
+	object, valid := forEachMember(line, func(key, value []byte) bool {
+		present.typ = present.typ || keyIs(key, "type")
+		present.id = present.id || keyIs(key, "id")
+		present.createdAt = present.createdAt || keyIs(key, "createdAt")
+		present.depth = present.depth || keyIs(key, "delegationDepth")
+		return hl.member(key, value)
+	})
+	hl.object = object
+	version, _, intVersion := parseSafeInt(hl.version)
+	hl.header.Version = int(version)
+	hl.listable = hl.listable && object && intVersion &&
+		present.typ && present.id && present.createdAt && present.depth
+	return hl, valid
+}
+
+// parseListedHeader applies the listing guard: any numeric version is
+// accepted; anything else that is not a valid header reports false.
+func parseListedHeader(line []byte) (Header, bool) {
+	hl, _ := parseHeaderLine(line)
+	return hl.header, hl.listable
+}
+
+// parseStoredHeader applies the load/inspect level to the first line of
+// the log at path: a foreign version is an *UnsupportedError (checked
+// before the shape), a damaged line a *CorruptError, and a relative cwd a
+// validation failure.
+func parseStoredHeader(line []byte, path string) (Header, error) {
+	hl, valid := parseHeaderLine(line)
+	switch {
+	case !valid:
+		return Header{}, corruptf(path, 0, "corrupt session log: header line is not valid JSON")
+	case hl.object && hl.version != nil && string(hl.version) != "0":
+		return Header{}, foreignVersion(hl.idText, hl.version, path)
+	case !hl.listable:
+		return Header{}, corruptf(path, 0, "corrupt session log: first line is not a session header")
+	case hl.header.Cwd != "" && !filepath.IsAbs(hl.header.Cwd):
+		return Header{}, corruptf(path, 0, "stored session %q failed validation: header cwd %q is not an absolute path",
+			hl.header.ID, hl.header.Cwd)
+	}
+	return hl.header, nil
+}
+
+func foreignVersion(id string, raw []byte, path string) *UnsupportedError {
+	f, _ := strconv.ParseFloat(string(raw), 64)
+	v := strconv.FormatFloat(f, 'f', -1, 64)
+	direction := "newer harness — upgrade the harness to open it"
+	msg := fmt.Sprintf("session %q uses log format v%s, but this harness reads only v0: the log was written by a %s",
+		id, v, direction)
+	if f < 0 {
+		msg = fmt.Sprintf("session %q uses log format v%s, older than the supported v0, "+
+			"and this build ships no upgrade path for it", id, v)
+	}
+	return &UnsupportedError{ID: id, Path: path, Msg: msg + " (raw log: " + path + ")"}
+}
+
+// validateNewHeader checks a header before Create writes it.
+func validateNewHeader(h Header) error {
+	switch {
+	case h.Version != FormatVersion:
+		return invalidf("session %q: header version %d is not the supported v%d", h.ID, h.Version, FormatVersion)
+	case h.CreatedAt < 0 || h.CreatedAt > maxSafeInteger:
+		return invalidf("session metadata createdAt must be a non-negative safe integer")
+	case h.DelegationDepth < 0:
+		return invalidf("session %q: delegationDepth must be a non-negative integer", h.ID)
+	case h.SeedLength != nil && *h.SeedLength < 0:
+		return invalidf("session %q: seedLength must be a non-negative integer", h.ID)
+	case h.Cwd != "" && !filepath.IsAbs(h.Cwd):
+		return invalidf("session %q: cwd %q must be an absolute path", h.ID, h.Cwd)
+	case h.Origin != "" && h.Origin != "subagent":
+		return invalidf("session %q: origin must be \"subagent\" when set", h.ID)
+	}
+	_, err := EncodeSegment(h.ID)
+	return err
+}
+
+// Seed returns the header's seed boundary: SeedLength, or 0 when absent.
+func (h Header) Seed() int {
+	if h.SeedLength == nil {
+		return 0
+	}
+	return *h.SeedLength
+}

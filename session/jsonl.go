@@ -1,0 +1,442 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// JSONL is the Store over one root folder of uncompressed JSONL logs in the
+// original harness's layout (session-store.md §1). It serializes the writes
+// of each log in this process; another process must not write the same
+// root concurrently.
+type JSONL struct {
+	root string
+	fs   FS
+
+	mu     sync.Mutex
+	logs   map[string]*logState
+	closed bool
+	wg     sync.WaitGroup // one per running writer goroutine
+}
+
+var _ Store = (*JSONL)(nil)
+
+// Option configures OpenJSONL.
+type Option func(*JSONL)
+
+// WithFS replaces the real file system (OSFS), e.g. with a *FaultFS.
+func WithFS(fsys FS) Option { return func(s *JSONL) { s.fs = fsys } }
+
+// OpenJSONL opens the store rooted at root (made absolute now; created with
+// mode 0700 on the first Create). An existing root must be a directory. It
+// does no other I/O and starts no goroutine.
+func OpenJSONL(root string, opts ...Option) (*JSONL, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	s := &JSONL{root: abs, fs: OSFS{}, logs: map[string]*logState{}}
+	for _, opt := range opts {
+		opt(s)
+	}
+	info, err := s.fs.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return s, nil
+	case err != nil:
+		return nil, err
+	case !info.IsDir():
+		return nil, &fs.PathError{Op: "open session root", Path: abs, Err: errNotDir}
+	}
+	return s, nil
+}
+
+var errNotDir = errors.New("not a directory")
+
+// Root returns the absolute root folder.
+func (s *JSONL) Root() string { return s.root }
+
+// List reads only the first line of every log and returns the valid
+// headers in file-system order. A folder without a valid header line is
+// skipped; a flat <project>/*.jsonl file, a compressed artifact, a header
+// stored at a path it does not identify, or an id stored twice is an error.
+func (s *JSONL) List(ctx context.Context) ([]Header, error) {
+	projects, err := s.projectDirs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Header
+	seen := map[string]string{}
+	for _, project := range projects {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		headers, err := s.listProject(project)
+		if err != nil {
+			return nil, err
+		}
+		for _, lh := range headers {
+			if first, dup := seen[lh.header.ID]; dup {
+				return nil, duplicateID(lh.header.ID, first)
+			}
+			seen[lh.header.ID] = lh.path
+			out = append(out, lh.header)
+		}
+	}
+	return out, nil
+}
+
+type listedHeader struct {
+	header Header
+	path   string
+}
+
+// projectDirs returns the project folders under the root (symlinks are not
+// followed); a missing root has none.
+func (s *JSONL) projectDirs(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	entries, err := s.fs.ReadDir(s.root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() {
+			dirs = append(dirs, filepath.Join(s.root, e.Name()))
+		}
+	}
+	return dirs, nil
+}
+
+func (s *JSONL) listProject(project string) ([]listedHeader, error) {
+	entries, err := s.fs.ReadDir(project)
+	if err != nil {
+		return nil, err
+	}
+	var out []listedHeader
+	for _, e := range entries {
+		path := filepath.Join(project, e.Name())
+		if !e.IsDir() {
+			if e.Type().IsRegular() && isLogArtifact(e.Name()) {
+				return nil, flatLayout(path)
+			}
+			continue
+		}
+		lh, ok, err := s.listSession(path)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, lh)
+		}
+	}
+	return out, nil
+}
+
+func isLogArtifact(name string) bool {
+	return strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".jsonl.zstd")
+}
+
+// listSession reads the header of one session folder; ok is false when the
+// folder holds no log or its first line is not a valid header.
+func (s *JSONL) listSession(dir string) (listedHeader, bool, error) {
+	path := filepath.Join(dir, LogFileName)
+	line, err := s.firstLine(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return listedHeader{}, false, s.checkCompressed(dir)
+	}
+	if err != nil || line == nil {
+		return listedHeader{}, false, err
+	}
+	h, ok := parseListedHeader(line)
+	if !ok {
+		return listedHeader{}, false, nil
+	}
+	if err := s.checkIdentity(h, "", path); err != nil {
+		return listedHeader{}, false, err
+	}
+	return listedHeader{header: h, path: path}, true, nil
+}
+
+// firstLine returns the first line of a file without its LF, or nil when
+// the file has no complete first line.
+func (s *JSONL) firstLine(path string) ([]byte, error) {
+	f, err := s.fs.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var line []byte
+	chunk := make([]byte, 4096)
+	for {
+		n, err := f.Read(chunk)
+		if i := indexLF(chunk[:n]); i >= 0 {
+			return append(line, chunk[:i]...), nil
+		}
+		line = append(line, chunk[:n]...)
+		if err == io.EOF {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+func indexLF(b []byte) int {
+	for i, c := range b {
+		if c == '\n' {
+			return i
+		}
+	}
+	return -1
+}
+
+// checkCompressed refuses a session folder that holds only the Zstandard
+// artifact: this store never reads or writes compressed logs.
+func (s *JSONL) checkCompressed(dir string) error {
+	path := filepath.Join(dir, LogFileName+".zstd")
+	if _, err := s.fs.Stat(path); err == nil {
+		return compressedArtifact(path)
+	}
+	return nil
+}
+
+// checkIdentity binds a header to its file: a targeted read requires the
+// header id to be the requested one, and the header's id and cwd must
+// identify path (directly or through symlinks).
+func (s *JSONL) checkIdentity(h Header, requested, path string) error {
+	if requested != "" && h.ID != requested {
+		return corruptNamed(path, `corrupt session log "%s": requested id "%s" does not match header id "%s"`,
+			path, requested, h.ID)
+	}
+	expected, err := LogPath(s.root, h.Cwd, h.ID)
+	if err != nil {
+		return corruptNamed(path, `corrupt session log "%s": header id cannot name a storage path`, path)
+	}
+	if expected == path || samePath(expected, path) {
+		return nil
+	}
+	return corruptNamed(path, `corrupt session log "%s": header id "%s" and cwd identify "%s"`, path, h.ID, expected)
+}
+
+func samePath(a, b string) bool {
+	ra, errA := filepath.EvalSymlinks(a)
+	rb, errB := filepath.EvalSymlinks(b)
+	return errA == nil && errB == nil && ra == rb
+}
+
+func duplicateID(id, path string) error {
+	return corruptNamed(path, `duplicate JSONL session id "%s" appears in multiple project directories`, id)
+}
+
+func flatLayout(path string) error {
+	return &UnsupportedError{Path: path, Msg: fmt.Sprintf(`session artifact "%s" uses the unsupported flat-file layout; `+
+		`a log must live at <project>/<encoded id>/%s`, path, LogFileName)}
+}
+
+func compressedArtifact(path string) error {
+	return &UnsupportedError{Path: path, Msg: fmt.Sprintf(`session artifact "%s" is a Zstandard-compressed log; `+
+		`this store reads and writes only uncompressed %s: use a separate root or decompress the log`, path, LogFileName)}
+}
+
+// find locates the log of id across every project folder. It refuses the
+// flat layout and compressed artifacts for that id, and an id stored in
+// more than one project folder; a missing log is ErrNotFound.
+func (s *JSONL) find(ctx context.Context, id string) (string, error) {
+	seg, err := EncodeSegment(id)
+	if err != nil {
+		return "", notFound(id)
+	}
+	projects, err := s.projectDirs(ctx)
+	if err != nil {
+		return "", err
+	}
+	found := ""
+	for _, project := range projects {
+		path, err := s.findIn(project, seg)
+		if err != nil {
+			return "", err
+		}
+		if path != "" && found != "" {
+			return "", duplicateID(id, found)
+		}
+		if path != "" {
+			found = path
+		}
+	}
+	if found == "" {
+		return "", notFound(id)
+	}
+	return found, nil
+}
+
+// findIn returns the log of the encoded id in one project folder, or "".
+func (s *JSONL) findIn(project, seg string) (string, error) {
+	for _, flat := range []string{seg + ".jsonl", seg + ".jsonl.zstd"} {
+		if info, err := s.fs.Stat(filepath.Join(project, flat)); err == nil && info.Mode().IsRegular() {
+			return "", flatLayout(filepath.Join(project, flat))
+		}
+	}
+	path := filepath.Join(project, seg, LogFileName)
+	_, err := s.fs.Stat(path)
+	switch {
+	case err == nil:
+		return path, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", err
+	}
+	return "", s.checkCompressed(filepath.Join(project, seg))
+}
+
+// read locates, reads and scans the log of id without writing anything.
+func (s *JSONL) read(ctx context.Context, id string) (string, []byte, scanned, error) {
+	path, err := s.find(ctx, id)
+	if err != nil {
+		return "", nil, scanned{}, err
+	}
+	buf, err := s.fs.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil, scanned{}, notFound(id)
+	}
+	if err != nil {
+		return "", nil, scanned{}, err
+	}
+	sc, err := scanLog(buf, path)
+	if err == nil {
+		err = s.checkIdentity(sc.header, id, path)
+	}
+	return path, buf, sc, err
+}
+
+// Inspect returns the valid stored prefix of id exactly as stored: no torn
+// tail truncation and no closers. It opens the file read-only and never
+// writes. The returned events share one buffer; do not modify them.
+func (s *JSONL) Inspect(ctx context.Context, id string) (*Log, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	_, _, sc, err := s.read(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return &Log{Header: sc.header, Events: sc.events}, nil
+}
+
+// Load is the repairing read. It waits until no write of id is in flight,
+// reads the log, truncates a torn tail (and fsyncs), then durably appends
+// the closers of an open final turn (tool/result per pending call, step/end,
+// turn/end {kind:"interrupted"}) and returns the balanced log. Later
+// appends must continue at len(Events).
+func (s *JSONL) Load(ctx context.Context, id string) (*Log, error) {
+	st, err := s.state(id)
+	if err != nil {
+		return nil, err
+	}
+	st.op.Lock()
+	defer st.op.Unlock()
+	return s.loadLocked(ctx, st)
+}
+
+func (s *JSONL) loadLocked(ctx context.Context, st *logState) (*Log, error) {
+	if err := st.quiesce(); err != nil {
+		return nil, err
+	}
+	path, buf, sc, err := s.read(ctx, st.id)
+	if err != nil {
+		return nil, err
+	}
+	closers := interruptedTurnClosers(sc.events)
+	size := int64(sc.committed)
+	if sc.committed < len(buf) || len(closers) > 0 {
+		if size, err = s.repair(st, path, size, closers); err != nil {
+			return nil, err
+		}
+	}
+	events := append(sc.events, closers...)
+	st.ready(path, int64(len(events)), size)
+	return &Log{Header: sc.header, Events: events}, nil
+}
+
+// repair truncates the file to its committed size (then fsyncs) and
+// appends the closers as one durable batch. A failure puts the log in the
+// failed state.
+func (s *JSONL) repair(st *logState, path string, committed int64, closers []Event) (int64, error) {
+	f, err := s.fs.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	if err := truncateDurably(f, committed); err != nil {
+		return 0, st.fail(err)
+	}
+	if len(closers) == 0 {
+		return committed, nil
+	}
+	var data []byte
+	for _, e := range closers {
+		data = append(appendEvent(data, e, true), '\n')
+	}
+	if err := appendDurably(f, committed, data); err != nil {
+		return 0, st.fail(err)
+	}
+	return committed + int64(len(data)), nil
+}
+
+// Create materializes a new log: header plus seed, written to a temporary
+// file (O_EXCL, 0600), fsynced, hard-linked into place (never replacing an
+// existing file) and the folder fsynced. It refuses an id that is already
+// stored anywhere under the root.
+func (s *JSONL) Create(ctx context.Context, h Header, seed []Event) error {
+	if err := validateNewHeader(h); err != nil {
+		return err
+	}
+	data, err := encodeBatch(h.ID, 0, seed, append(appendHeader(nil, h), '\n'))
+	if err != nil {
+		return err
+	}
+	st, err := s.state(h.ID)
+	if err != nil {
+		return err
+	}
+	st.op.Lock()
+	defer st.op.Unlock()
+	if err := s.refuseExisting(ctx, st); err != nil {
+		return err
+	}
+	path, err := LogPath(s.root, h.Cwd, h.ID)
+	if err != nil {
+		return err
+	}
+	if err := s.materialize(path, data); err != nil {
+		return err
+	}
+	st.ready(path, int64(len(seed)), int64(len(data)))
+	return nil
+}
+
+func (s *JSONL) refuseExisting(ctx context.Context, st *logState) error {
+	if st.isReady() {
+		return existsf(`session "%s" already exists in this backend`, st.id)
+	}
+	_, err := s.find(ctx, st.id)
+	switch {
+	case err == nil:
+		return existsf(`session "%s" already has a persisted log on disk; load/resume it instead of creating`, st.id)
+	case errors.Is(err, ErrNotFound):
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,119 @@
+package session
+
+import (
+	"errors"
+	"path/filepath"
+	"unicode/utf16"
+)
+
+// LogFileName is the transcript file inside a session's folder
+// (uncompressed; this package never reads or writes session.jsonl.zstd).
+const LogFileName = "session.jsonl"
+
+// NoCwdDir is the project folder of sessions whose header has no cwd.
+const NoCwdDir = "_no-cwd"
+
+const upperHex = "0123456789ABCDEF"
+
+func isSafeUnit(u uint16) bool {
+	return (u >= 'A' && u <= 'Z') || (u >= 'a' && u <= 'z') || (u >= '0' && u <= '9') ||
+		u == '.' || u == '_' || u == '-'
+}
+
+func appendUnitEscape(buf []byte, u uint16) []byte {
+	return append(buf, '~', upperHex[u>>12], upperHex[u>>8&0xF], upperHex[u>>4&0xF], upperHex[u&0xF])
+}
+
+// EncodeSegment maps a session id injectively to one safe path segment,
+// over UTF-16 code units as the original does: [A-Za-z0-9._-] stay, every
+// other unit (including '~') becomes ~XXXX (uppercase hex); "." and ".."
+// are escaped whole. The empty id is an error.
+func EncodeSegment(id string) (string, error) {
+	switch id {
+	case "":
+		return "", &kindError{kind: ErrInvalid, msg: "cannot encode an empty path segment"}
+	case ".":
+		return "~002E", nil
+	case "..":
+		return "~002E~002E", nil
+	}
+	units := utf16.Encode([]rune(id))
+	out := make([]byte, 0, len(units))
+	for _, u := range units {
+		if isSafeUnit(u) {
+			out = append(out, byte(u))
+		} else {
+			out = appendUnitEscape(out, u)
+		}
+	}
+	return string(out), nil
+}
+
+// ProjectKey maps a cwd to its project folder name: runs of '/', '\' and
+// ':' become one '-', safe units stay, others become ~XXXX; leading '-' are
+// stripped (nothing left gives "root"), the slug is cut to 251 characters
+// and wrapped as --slug--. The mapping is lossy by design.
+func ProjectKey(cwd string) (string, error) {
+	if cwd == "" {
+		return "", &kindError{kind: ErrInvalid, msg: "cannot encode an empty project path"}
+	}
+	readable := make([]byte, 0, len(cwd))
+	separatorRun := false
+	for _, u := range utf16.Encode([]rune(cwd)) {
+		switch {
+		case u == '/' || u == '\\' || u == ':':
+			if !separatorRun {
+				readable = append(readable, '-')
+			}
+			separatorRun = true
+		case isSafeUnit(u):
+			readable = append(readable, byte(u))
+			separatorRun = false
+		default:
+			readable = appendUnitEscape(readable, u)
+			separatorRun = false
+		}
+	}
+	slug := trimLeadingDashes(readable)
+	if len(slug) == 0 {
+		slug = []byte("root")
+	}
+	if len(slug) > 251 {
+		slug = slug[:251]
+	}
+	return "--" + string(slug) + "--", nil
+}
+
+func trimLeadingDashes(b []byte) []byte {
+	for len(b) > 0 && b[0] == '-' {
+		b = b[1:]
+	}
+	return b
+}
+
+// ProjectDir is the project folder for cwd under root (NoCwdDir when cwd is
+// empty).
+func ProjectDir(root, cwd string) (string, error) {
+	if cwd == "" {
+		return filepath.Join(root, NoCwdDir), nil
+	}
+	key, err := ProjectKey(cwd)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, key), nil
+}
+
+// LogPath is the transcript path of session id with cwd under root:
+// <root>/<ProjectKey(cwd)|_no-cwd>/<EncodeSegment(id)>/session.jsonl.
+func LogPath(root, cwd, id string) (string, error) {
+	dir, err := ProjectDir(root, cwd)
+	if err != nil {
+		return "", err
+	}
+	seg, err := EncodeSegment(id)
+	if err != nil {
+		return "", errors.Join(errors.New("header id cannot name a storage path"), err)
+	}
+	return filepath.Join(dir, seg, LogFileName), nil
+}

@@ -1,0 +1,308 @@
+package session
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+)
+
+// A small validating JSON lexer over one log line. It accepts exactly what
+// JSON.parse accepts (insignificant whitespace, any bytes >= 0x20 inside
+// strings) and hands out raw value slices without copying, which keeps
+// Inspect fast on large logs.
+
+const maxSafeInteger = 1<<53 - 1
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r'
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// scanValue returns the end of the JSON value starting at b[i] (no leading
+// whitespace), or -1 when it is not valid JSON.
+func scanValue(b []byte, i int) int {
+	return scanValueDepth(b, i, 0)
+}
+
+const maxNesting = 10000
+
+func scanValueDepth(b []byte, i, depth int) int {
+	if i >= len(b) || depth > maxNesting {
+		return -1
+	}
+	switch c := b[i]; {
+	case c == '{':
+		return scanObject(b, i, depth)
+	case c == '[':
+		return scanArray(b, i, depth)
+	case c == '"':
+		end, _ := scanString(b, i)
+		return end
+	case c == '-' || (c >= '0' && c <= '9'):
+		return scanNumber(b, i)
+	case c == 't':
+		return scanLiteral(b, i, "true")
+	case c == 'f':
+		return scanLiteral(b, i, "false")
+	case c == 'n':
+		return scanLiteral(b, i, "null")
+	}
+	return -1
+}
+
+func scanLiteral(b []byte, i int, lit string) int {
+	if len(b)-i >= len(lit) && string(b[i:i+len(lit)]) == lit {
+		return i + len(lit)
+	}
+	return -1
+}
+
+func scanObject(b []byte, i, depth int) int {
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return -1
+		}
+		if i, _ = scanString(b, i); i < 0 {
+			return -1
+		}
+		if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
+			return -1
+		}
+		if i = scanValueDepth(b, skipSpace(b, i+1), depth+1); i < 0 {
+			return -1
+		}
+		if i = skipSpace(b, i); i >= len(b) {
+			return -1
+		}
+		if b[i] == '}' {
+			return i + 1
+		}
+		if b[i] != ',' {
+			return -1
+		}
+		i = skipSpace(b, i+1)
+	}
+}
+
+func scanArray(b []byte, i, depth int) int {
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1
+	}
+	for {
+		if i = scanValueDepth(b, i, depth+1); i < 0 {
+			return -1
+		}
+		if i = skipSpace(b, i); i >= len(b) {
+			return -1
+		}
+		if b[i] == ']' {
+			return i + 1
+		}
+		if b[i] != ',' {
+			return -1
+		}
+		i = skipSpace(b, i+1)
+	}
+}
+
+// scanString returns the end of the string starting at b[i] == '"' and
+// whether it contains escapes, or -1.
+func scanString(b []byte, i int) (int, bool) {
+	escaped := false
+	for i++; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1, escaped
+		case c < 0x20:
+			return -1, false
+		case c == '\\':
+			escaped = true
+			if i = scanEscape(b, i); i < 0 {
+				return -1, false
+			}
+		}
+	}
+	return -1, false
+}
+
+// scanEscape validates the escape at b[i] == '\\' and returns the index of
+// its last byte, or -1.
+func scanEscape(b []byte, i int) int {
+	if i+1 >= len(b) {
+		return -1
+	}
+	switch b[i+1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return i + 1
+	case 'u':
+		if i+5 >= len(b) {
+			return -1
+		}
+		for _, h := range b[i+2 : i+6] {
+			if !isHex(h) {
+				return -1
+			}
+		}
+		return i + 5
+	}
+	return -1
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func scanDigits(b []byte, i int) int {
+	start := i
+	for i < len(b) && isDigit(b[i]) {
+		i++
+	}
+	if i == start {
+		return -1
+	}
+	return i
+}
+
+func scanNumber(b []byte, i int) int {
+	if b[i] == '-' {
+		i++
+	}
+	if i >= len(b) {
+		return -1
+	}
+	if b[i] == '0' {
+		i++
+	} else if i = scanDigits(b, i); i < 0 {
+		return -1
+	}
+	if i < len(b) && b[i] == '.' {
+		if i = scanDigits(b, i+1); i < 0 {
+			return -1
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i = scanDigits(b, i); i < 0 {
+			return -1
+		}
+	}
+	return i
+}
+
+// forEachMember calls fn for every member of the JSON object that makes up
+// the whole of line (surrounding whitespace allowed). It reports false when
+// line is not a single valid JSON object; fn returning false stops early
+// and is reported as true. Keys are passed raw (with their quotes).
+func forEachMember(line []byte, fn func(key, value []byte) bool) (object, valid bool) {
+	i := skipSpace(line, 0)
+	end := scanValue(line, i)
+	if end < 0 || skipSpace(line, end) != len(line) {
+		return false, false
+	}
+	if line[i] != '{' {
+		return false, true
+	}
+	i = skipSpace(line, i+1)
+	for i < end-1 {
+		keyEnd, _ := scanString(line, i)
+		colon := skipSpace(line, keyEnd)
+		valStart := skipSpace(line, colon+1)
+		valEnd := scanValue(line, valStart)
+		if !fn(line[i:keyEnd], line[valStart:valEnd]) {
+			return true, true
+		}
+		i = skipSpace(line, valEnd)
+		if line[i] == ',' {
+			i = skipSpace(line, i+1)
+		}
+		if line[i] == '}' {
+			break
+		}
+	}
+	return true, true
+}
+
+// keyIs reports whether the raw key (with quotes) names want. Escaped keys
+// are decoded first.
+func keyIs(raw []byte, want string) bool {
+	if len(raw) == len(want)+2 && string(raw[1:len(raw)-1]) == want {
+		return true
+	}
+	if len(raw) < len(want)+2 {
+		return false
+	}
+	s, ok := decodeString(raw)
+	return ok && s == want
+}
+
+// decodeString returns the string a raw JSON string value denotes.
+func decodeString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	end, escaped := scanString(raw, 0)
+	if end != len(raw) {
+		return "", false
+	}
+	if !escaped {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// parseSafeInt returns the integer a raw JSON number denotes when it is a
+// safe integer (1.0 and 1e0 count, as with Number.isSafeInteger), and
+// whether it is negative zero.
+func parseSafeInt(raw []byte) (n int64, negZero, ok bool) {
+	if len(raw) == 0 || (raw[0] != '-' && !isDigit(raw[0])) {
+		return 0, false, false
+	}
+	if v, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+		return v, v == 0 && raw[0] == '-', v >= -maxSafeInteger && v <= maxSafeInteger
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > maxSafeInteger {
+		return 0, false, false
+	}
+	return int64(f), f == 0 && math.Signbit(f), true
+}
+
+// isCompactJSON reports whether raw is one valid JSON value with no
+// whitespace outside strings.
+func isCompactJSON(raw []byte) bool {
+	if len(raw) == 0 || scanValue(raw, 0) != len(raw) {
+		return false
+	}
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case !inString && isSpace(c):
+			return false
+		}
+	}
+	return true
+}

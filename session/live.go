@@ -1,0 +1,220 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Live is one live session: its immutable header and its events in
+// memory, written behind to the registry's store by a flusher goroutine
+// that exists only while writes are pending.
+type Live struct {
+	s      *Sessions
+	header Header
+
+	appendMu sync.Mutex // orders appends with their Appended notifications
+
+	mu        sync.Mutex
+	events    []Event
+	persisted int           // events[:persisted] are durable
+	flushing  bool          // a flusher goroutine is running
+	progress  chan struct{} // closed and replaced when persisted, flushing or writeErr change
+	writeErr  error
+	released  bool
+}
+
+func newLive(s *Sessions, h Header, events []Event, persisted int) *Live {
+	return &Live{s: s, header: h, events: events, persisted: persisted, progress: make(chan struct{})}
+}
+
+// ID returns the session id.
+func (l *Live) ID() string { return l.header.ID }
+
+// Header returns a copy of the immutable header.
+func (l *Live) Header() Header {
+	h := l.header
+	if h.SeedLength != nil {
+		n := *h.SeedLength
+		h.SeedLength = &n
+	}
+	return h
+}
+
+// Events returns a snapshot of the events (no copy of the events: do not
+// modify them). Later appends do not show in it.
+func (l *Live) Events() []Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.events[:len(l.events):len(l.events)]
+}
+
+// Len returns the number of events, which is also the next seq.
+func (l *Live) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.events)
+}
+
+// AppendOption adjusts an event built by Live.Append.
+type AppendOption func(*Event)
+
+// Surface marks the event as appended to the model-visible surface
+// (surfaceOp "append"); user/assistant messages and tool results need it.
+func Surface() AppendOption {
+	return func(e *Event) { e.SurfaceOp = json.RawMessage(`"append"`) }
+}
+
+// Sources records the seqs of the events this one derives from
+// (sourceEventSeqs).
+func Sources(seqs ...int64) AppendOption {
+	return func(e *Event) { e.SourceEventSeqs = append([]int64{}, seqs...) }
+}
+
+// Ignorable marks an event type older readers may skip (ignorable:true).
+func Ignorable() AppendOption {
+	return func(e *Event) { e.Ignorable = true }
+}
+
+// Append adds an event with seq = Len() and time = now (Unix ms). It is
+// visible in memory at once, then Subscribe listeners get Appended (on
+// this goroutine), then Append returns; the write to the store happens
+// behind (see Sessions.Flush). data is encoded with EncodeData. Append is
+// refused after Release (ErrNotLive) and after a failed write-behind
+// (ErrLogFailed).
+func (l *Live) Append(typ string, data any, opts ...AppendOption) (Event, error) {
+	raw, err := EncodeData(data)
+	if err != nil {
+		return Event{}, err
+	}
+	e := Event{Type: typ, Data: raw}
+	for _, opt := range opts {
+		opt(&e)
+	}
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if e, err = l.push(e); err != nil {
+		return Event{}, err
+	}
+	l.s.notify(Change{Kind: Appended, Header: l.Header(), Event: e})
+	return e, nil
+}
+
+// push assigns seq and time, stores the event and wakes the flusher.
+func (l *Live) push(e Event) (Event, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.released:
+		return Event{}, notLive(l)
+	case l.writeErr != nil:
+		return Event{}, l.writeErr
+	}
+	e.Seq = int64(len(l.events))
+	e.Time = time.Now().UnixMilli()
+	l.events = append(l.events, e)
+	l.startFlusherLocked()
+	return e, nil
+}
+
+func (l *Live) startFlusher() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.startFlusherLocked()
+}
+
+// startFlusherLocked starts the write-behind goroutine when there is a
+// store, pending events and no flusher yet (l.mu held).
+func (l *Live) startFlusherLocked() {
+	if l.s.store == nil || l.flushing || l.persisted == len(l.events) || l.writeErr != nil {
+		return
+	}
+	l.flushing = true
+	go l.flushLoop()
+}
+
+// flushLoop writes every pending event with one Store.Append per round
+// until none is pending, then exits. A failed write stops it for good.
+func (l *Live) flushLoop() {
+	for {
+		batch, ok := l.pending()
+		if !ok {
+			return
+		}
+		err := l.s.store.Append(context.Background(), l.header.ID, batch)
+		l.written(len(batch), err)
+		if err != nil {
+			return
+		}
+	}
+}
+
+// pending returns the events not yet handed to the store; false (and the
+// flusher marked gone) when there are none.
+func (l *Live) pending() ([]Event, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.persisted == len(l.events) {
+		l.flushing = false
+		l.signal()
+		return nil, false
+	}
+	return slices.Clone(l.events[l.persisted:]), true
+}
+
+func (l *Live) written(n int, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		l.writeErr = asLogFailed(l.header.ID, err)
+		l.flushing = false
+	} else {
+		l.persisted += n
+	}
+	l.signal()
+}
+
+// signal wakes every flush waiter (l.mu held).
+func (l *Live) signal() {
+	close(l.progress)
+	l.progress = make(chan struct{})
+}
+
+// flush waits until the events present now are durable; with untilIdle
+// it also waits for the flusher goroutine to exit.
+func (l *Live) flush(ctx context.Context, untilIdle bool) (bool, error) {
+	l.mu.Lock()
+	target := len(l.events)
+	for {
+		if l.writeErr != nil {
+			err := l.writeErr
+			l.mu.Unlock()
+			return false, err
+		}
+		if l.persisted >= target && !(untilIdle && l.flushing) {
+			l.mu.Unlock()
+			return true, nil
+		}
+		wait := l.progress
+		l.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+		l.mu.Lock()
+	}
+}
+
+// markReleased refuses later appends; false if already released.
+func (l *Live) markReleased() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.released {
+		return false
+	}
+	l.released = true
+	return true
+}

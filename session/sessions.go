@@ -1,0 +1,277 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// EndSeedType marks the end of an inherited seed (session-store.md §3.1).
+const EndSeedType = "session/end-seed"
+
+// ChangeKind says what a Change reports.
+type ChangeKind int
+
+const (
+	// Added: a session became live (Create or Resume).
+	Added ChangeKind = iota + 1
+	// Removed: a live session was released.
+	Removed
+	// Appended: an event was appended to a live session (in memory).
+	Appended
+)
+
+// Change is one notification delivered to Subscribe listeners. Event is
+// set only for Appended.
+type Change struct {
+	Kind   ChangeKind
+	Header Header
+	Event  Event
+}
+
+// Sessions is the live session registry (the original's ctx.sessions):
+// the sessions this process is running, with their in-memory events,
+// written behind to an optional Store.
+type Sessions struct {
+	store Store
+
+	mu       sync.Mutex
+	live     map[string]*Live
+	reserved map[string]bool // ids being created or resumed
+	order    []*Live         // creation order
+
+	listenMu  sync.Mutex
+	listeners atomic.Pointer[[]listener]
+	nextID    int
+}
+
+type listener struct {
+	id int
+	fn func(Change)
+}
+
+// NewSessions returns an empty registry over store. A nil store keeps
+// sessions in memory only; Flush then reports false.
+func NewSessions(store Store) *Sessions {
+	return &Sessions{store: store, live: map[string]*Live{}, reserved: map[string]bool{}}
+}
+
+// Store returns the persistence store, or nil.
+func (s *Sessions) Store() Store { return s.store }
+
+// Create makes a new live session. A nil seed creates an empty log; a
+// non-nil seed (even empty) holds inherited events (Seq == index) and is
+// followed by a session/end-seed marker unless it already ends with one,
+// as the original's Session constructor does. With a store, the header and
+// seed are durably created first (Store.Create); then the session is
+// published and listeners get Added. A zero CreatedAt becomes now. An id
+// that is live or stored is ErrExists.
+func (s *Sessions) Create(ctx context.Context, h Header, seed []Event) (*Live, error) {
+	if h.CreatedAt == 0 {
+		h.CreatedAt = time.Now().UnixMilli()
+	}
+	if err := validateNewHeader(h); err != nil {
+		return nil, err
+	}
+	events, err := seedEvents(h.ID, seed)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.reserve(h.ID); err != nil {
+		return nil, err
+	}
+	defer s.unreserve(h.ID)
+	if s.store != nil {
+		if err := s.store.Create(ctx, h, events); err != nil {
+			return nil, err
+		}
+	}
+	l := newLive(s, h, events, len(events))
+	s.publish(l)
+	return l, nil
+}
+
+// seedEvents copies a seed, checks its seqs and adds the end-seed marker.
+func seedEvents(id string, seed []Event) ([]Event, error) {
+	if seed == nil {
+		return nil, nil
+	}
+	if _, err := encodeBatch(id, 0, seed, nil); err != nil {
+		return nil, err
+	}
+	events := slices.Clone(seed)
+	return withEndSeed(events), nil
+}
+
+// withEndSeed appends session/end-seed unless events already end with it.
+func withEndSeed(events []Event) []Event {
+	if n := len(events); n > 0 && events[n-1].Type == EndSeedType {
+		return events
+	}
+	return append(events, Event{
+		Type: EndSeedType, Seq: int64(len(events)), Time: time.Now().UnixMilli(), Data: json.RawMessage("{}"),
+	})
+}
+
+// Resume makes a stored session live again: a repairing Store.Load (torn
+// tail truncated, an interrupted turn closed), then a session/end-seed
+// marker unless the log already ends with one (written behind), then
+// publication and Added. Without a store it is ErrNotFound; a live id is
+// ErrExists.
+func (s *Sessions) Resume(ctx context.Context, id string) (*Live, error) {
+	if s.store == nil {
+		return nil, notFound(id)
+	}
+	if err := s.reserve(id); err != nil {
+		return nil, err
+	}
+	defer s.unreserve(id)
+	log, err := s.store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	stored := len(log.Events)
+	l := newLive(s, log.Header, withEndSeed(slices.Clone(log.Events)), stored)
+	s.publish(l)
+	return l, nil
+}
+
+func (s *Sessions) reserve(id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.live[id] != nil || s.reserved[id] {
+		return existsf(`session "%s" already exists`, id)
+	}
+	s.reserved[id] = true
+	return nil
+}
+
+func (s *Sessions) unreserve(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.reserved, id)
+}
+
+// publish enters l into the registry and announces it before any append
+// to it can be announced.
+func (s *Sessions) publish(l *Live) {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	s.mu.Lock()
+	s.live[l.header.ID] = l
+	s.order = append(s.order, l)
+	s.mu.Unlock()
+	l.startFlusher()
+	s.notify(Change{Kind: Added, Header: l.Header()})
+}
+
+// Get returns the live session id, or nil.
+func (s *Sessions) Get(id string) *Live {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.live[id]
+}
+
+// List returns the live sessions in creation order (a fresh slice).
+func (s *Sessions) List() []*Live {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.order)
+}
+
+// Flush blocks until every event appended to l so far is durable and
+// reports true; it reports (false, nil) when there is no store, and an
+// error wrapping ErrLogFailed when a write-behind failed. A released or
+// foreign session is ErrNotLive. ctx bounds the wait only.
+func (s *Sessions) Flush(ctx context.Context, l *Live) (bool, error) {
+	if !s.owns(l) {
+		return false, notLive(l)
+	}
+	if s.store == nil {
+		return false, nil
+	}
+	return l.flush(ctx, false)
+}
+
+func (s *Sessions) owns(l *Live) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return l != nil && s.live[l.header.ID] == l
+}
+
+func notLive(l *Live) error {
+	id := "<nil>"
+	if l != nil {
+		id = l.header.ID
+	}
+	return &kindError{kind: ErrNotLive, msg: `session "` + id + `" is not live in this store`}
+}
+
+// Release refuses further appends to l, waits for its pending writes
+// (Flush), then drops it from the registry and announces Removed. The
+// session is dropped even when the flush fails or ctx ends; that error is
+// returned. Releasing a session that is not live is a no-op.
+func (s *Sessions) Release(ctx context.Context, l *Live) error {
+	if !s.owns(l) || !l.markReleased() {
+		return nil
+	}
+	var err error
+	if s.store != nil {
+		_, err = l.flush(ctx, true)
+	}
+	s.mu.Lock()
+	delete(s.live, l.header.ID)
+	s.order = slices.DeleteFunc(s.order, func(x *Live) bool { return x == l })
+	s.mu.Unlock()
+	s.notify(Change{Kind: Removed, Header: l.Header()})
+	return err
+}
+
+// Subscribe registers fn for every later Change and returns a function
+// that unregisters it. fn runs synchronously on the goroutine that made
+// the change (Appended: inside Live.Append, in seq order per session); it
+// must not block and must not append to the session it is told about. A
+// panic in fn is recovered and does not reach the other listeners or the
+// caller.
+func (s *Sessions) Subscribe(fn func(Change)) (cancel func()) {
+	s.listenMu.Lock()
+	defer s.listenMu.Unlock()
+	s.nextID++
+	id := s.nextID
+	s.setListeners(func(ls []listener) []listener { return append(ls, listener{id: id, fn: fn}) })
+	return func() {
+		s.listenMu.Lock()
+		defer s.listenMu.Unlock()
+		s.setListeners(func(ls []listener) []listener {
+			return slices.DeleteFunc(ls, func(l listener) bool { return l.id == id })
+		})
+	}
+}
+
+// setListeners replaces the listener list copy-on-write (listenMu held).
+func (s *Sessions) setListeners(edit func([]listener) []listener) {
+	var current []listener
+	if p := s.listeners.Load(); p != nil {
+		current = slices.Clone(*p)
+	}
+	next := edit(current)
+	s.listeners.Store(&next)
+}
+
+func (s *Sessions) notify(c Change) {
+	p := s.listeners.Load()
+	if p == nil {
+		return
+	}
+	for _, l := range *p {
+		callIsolated(l.fn, c)
+	}
+}
+
+func callIsolated(fn func(Change), c Change) {
+	defer func() { _ = recover() }() // a listener's panic must not break the append or other listeners
+	fn(c)
+}

@@ -1,0 +1,311 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"sync"
+)
+
+// logState is the in-process state of one log: where it is, how long it
+// is, and its group-commit queue. A writer goroutine exists only while the
+// queue has work.
+type logState struct {
+	id string
+	op sync.Mutex // serializes Create/Load with the enqueue step of Append
+
+	mu      sync.Mutex
+	path    string
+	loaded  bool
+	next    int64 // seq of the next event to enqueue
+	size    int64 // durable file size
+	queue   []*batch
+	writing bool
+	failed  error // the first write or sync failure
+}
+
+// batch is one Append's encoded lines, or a flush barrier (no data).
+type batch struct {
+	data []byte
+	done chan error
+}
+
+func (s *JSONL) checkOpen() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// state returns the state of id, creating an empty one.
+func (s *JSONL) state(id string) (*logState, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	st := s.logs[id]
+	if st == nil {
+		st = &logState{id: id}
+		s.logs[id] = st
+	}
+	return st, nil
+}
+
+func (s *JSONL) existingState(id string) *logState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.logs[id]
+}
+
+func (st *logState) ready(path string, next, size int64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.path, st.loaded, st.next, st.size = path, true, next, size
+}
+
+func (st *logState) isReady() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.loaded
+}
+
+// fail records the first failure; every later append is refused.
+func (st *logState) fail(err error) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.failed == nil {
+		st.failed = err
+	}
+	return logFailed(st.id, err)
+}
+
+// quiesce waits until no batch of this log is queued or being written (the
+// caller holds op, so none can be added) and reports a failed log.
+func (st *logState) quiesce() error {
+	b, err := st.barrier()
+	if err != nil || b == nil {
+		return err
+	}
+	return <-b.done
+}
+
+// barrier enqueues an empty batch behind every queued one, or returns nil
+// when nothing is in flight.
+func (st *logState) barrier() (*batch, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.failed != nil {
+		return nil, logFailed(st.id, st.failed)
+	}
+	if !st.writing {
+		return nil, nil
+	}
+	b := &batch{done: make(chan error, 1)}
+	st.queue = append(st.queue, b)
+	return b, nil
+}
+
+// Append checks that events continue the log of id, queues their encoded
+// lines for the log's writer and blocks until the batch they joined is
+// written and fdatasynced (group commit: appends that arrive while a batch
+// is being synced form the next batch). A log not yet created or loaded in
+// this process is first adopted with a repairing Load. If ctx ends first,
+// Append returns ctx.Err() but the events stay queued and will be written.
+// An empty batch is a no-op.
+func (s *JSONL) Append(ctx context.Context, id string, events []Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := encodeBatch(id, events[0].Seq, events, nil)
+	if err != nil {
+		return err
+	}
+	b, err := s.enqueue(ctx, id, events, data)
+	if err != nil {
+		return err
+	}
+	select {
+	case err := <-b.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *JSONL) enqueue(ctx context.Context, id string, events []Event, data []byte) (*batch, error) {
+	st, err := s.state(id)
+	if err != nil {
+		return nil, err
+	}
+	st.op.Lock()
+	defer st.op.Unlock()
+	if !st.isReady() {
+		if _, err := s.loadLocked(ctx, st); err != nil {
+			return nil, err
+		}
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.failed != nil {
+		return nil, logFailed(id, st.failed)
+	}
+	if events[0].Seq != st.next {
+		_, err := encodeBatch(id, st.next, events, nil)
+		return nil, err
+	}
+	b := &batch{data: data, done: make(chan error, 1)}
+	st.queue = append(st.queue, b)
+	st.next += int64(len(events))
+	if !st.writing {
+		if err := s.startWriter(st); err != nil {
+			st.queue = st.queue[:len(st.queue)-1]
+			st.next -= int64(len(events))
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// startWriter starts the writer goroutine of st (st.mu held).
+func (s *JSONL) startWriter(st *logState) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	st.writing = true
+	s.wg.Add(1)
+	go s.runWriter(st)
+	return nil
+}
+
+// runWriter drains the queue of st: each round takes every queued batch,
+// writes them with one write and one fdatasync, and answers them all. It
+// exits (closing the file) as soon as the queue is empty.
+func (s *JSONL) runWriter(st *logState) {
+	defer s.wg.Done()
+	w := groupWriter{s: s, st: st}
+	defer w.close()
+	for {
+		batches, ok := w.take()
+		if !ok {
+			return
+		}
+		err := w.commit(batches)
+		for _, b := range batches {
+			b.done <- err
+		}
+	}
+}
+
+type groupWriter struct {
+	s    *JSONL
+	st   *logState
+	file File
+	buf  []byte
+}
+
+// take removes every queued batch; false (and writing cleared) when none.
+func (w *groupWriter) take() ([]*batch, bool) {
+	st := w.st
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	batches := st.queue
+	st.queue = nil
+	if len(batches) == 0 {
+		st.writing = false
+		return nil, false
+	}
+	return batches, true
+}
+
+// commit writes the batches as one durable append; on failure the file is
+// rolled back to its previous size and the log enters the failed state.
+func (w *groupWriter) commit(batches []*batch) error {
+	st := w.st
+	st.mu.Lock()
+	failed, size, path := st.failed, st.size, st.path
+	st.mu.Unlock()
+	if failed != nil {
+		return logFailed(st.id, failed)
+	}
+	w.buf = w.buf[:0]
+	for _, b := range batches {
+		w.buf = append(w.buf, b.data...)
+	}
+	if len(w.buf) == 0 {
+		return nil
+	}
+	if err := w.open(path); err != nil {
+		return st.fail(err)
+	}
+	if err := appendDurably(w.file, size, w.buf); err != nil {
+		return st.fail(err)
+	}
+	st.mu.Lock()
+	st.size += int64(len(w.buf))
+	st.mu.Unlock()
+	return nil
+}
+
+func (w *groupWriter) open(path string) error {
+	if w.file != nil {
+		return nil
+	}
+	f, err := w.s.fs.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return notFound(w.st.id)
+	}
+	w.file = f
+	return err
+}
+
+func (w *groupWriter) close() {
+	if w.file != nil {
+		w.file.Close() //nolint:errcheck // every write was synced; nothing is lost on close
+	}
+}
+
+// Flush blocks until every Append of id accepted so far is durable and
+// reports true. A log with nothing in flight reports true at once if it
+// exists; an unknown id is ErrNotFound; a failed log is ErrLogFailed.
+func (s *JSONL) Flush(ctx context.Context, id string) (bool, error) {
+	if err := s.checkOpen(); err != nil {
+		return false, err
+	}
+	st := s.existingState(id)
+	if st == nil || !st.isReady() {
+		if _, err := s.find(ctx, id); err != nil {
+			return false, err
+		}
+		return true, nil
+	}
+	b, err := st.barrier()
+	if err != nil || b == nil {
+		return err == nil, err
+	}
+	select {
+	case err := <-b.done:
+		return err == nil, err
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+// Close refuses new operations, then blocks until every queued append is
+// written (or has failed) and every writer goroutine has exited. It is
+// idempotent.
+func (s *JSONL) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
