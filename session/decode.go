@@ -151,3 +151,33 @@ func jsString(raw []byte) string {
 	}
 	return string(raw)
 }
+
+// UnmarshalJSON parses a header line as List does: any numeric version is
+// accepted, unknown keys are ignored, anything that fails the listing guard
+// of session-store.md §1.4 is an error matching ErrCorrupt.
+func (h *Header) UnmarshalJSON(b []byte) error {
+	parsed, ok := parseListedHeader(b)
+	if !ok {
+		return &CorruptError{Msg: "corrupt session log: first line is not a session header"}
+	}
+	*h = parsed
+	return nil
+}
+
+// UnmarshalJSON parses one event envelope (not a packed chunk row). Data
+// and SurfaceOp keep their raw bytes.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	var env envelope
+	object, valid := forEachMember(b, env.member)
+	if !valid || !object || rowTags[env.typ] {
+		return &CorruptError{Msg: "corrupt session log: not a session event"}
+	}
+	parsed, err := env.event()
+	if err != nil {
+		return &CorruptError{Msg: "corrupt session log: invalid session event: " + err.Error()}
+	}
+	parsed.Data = append(json.RawMessage(nil), parsed.Data...)
+	parsed.SurfaceOp = append(json.RawMessage(nil), parsed.SurfaceOp...)
+	*e = parsed
+	return nil
+}

@@ -287,3 +287,24 @@ func TestGroupCommitManyAppenders(t *testing.T) {
 	require.Len(t, seen, writers*each)
 	require.Less(t, faults.Syncs(), writers*each, "appends coalesce into fewer syncs than events")
 }
+
+func TestUnmarshalRoundTrip(t *testing.T) {
+	seed := 3
+	h := Header{ID: "a\u2028<", CreatedAt: 7, Cwd: "/x", ParentSession: "p", SeedLength: &seed,
+		Origin: "subagent", DelegationDepth: 2, AgentPreset: "ap"}
+	raw, err := h.MarshalJSON()
+	require.NoError(t, err)
+	var back Header
+	require.NoError(t, json.Unmarshal(raw, &back))
+	require.Equal(t, h, back)
+	require.ErrorIs(t, json.Unmarshal([]byte(`{"type":"session","version":0,"id":"x"}`), &back), ErrCorrupt)
+
+	e := Event{Type: "t", Seq: 4, Time: -5, Data: json.RawMessage(`{"a":[1,{"b":null}]}`),
+		SourceEventSeqs: []int64{}, SurfaceOp: json.RawMessage(`{"op":"replace","start":1,"end":2}`)}
+	raw, err = e.MarshalJSON()
+	require.NoError(t, err)
+	var eb Event
+	require.NoError(t, json.Unmarshal(raw, &eb))
+	require.Equal(t, e, eb)
+	require.ErrorIs(t, json.Unmarshal([]byte(`{"type":"t","seq":"x","time":1,"data":1}`), &eb), ErrCorrupt)
+}
