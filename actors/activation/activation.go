@@ -1,0 +1,199 @@
+package activation
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// Config describes one agent actor.
+type Config struct {
+	// ID is the agent's id, equal to its session's id.
+	ID string
+	// Agent runs the turns.
+	Agent agent.Agent
+	// Session is the live session the turns are logged to.
+	Session *session.Live
+	// Provider and Model attribute assistant messages; empty means
+	// agent.DefaultProvider / agent.DefaultModel.
+	Provider string
+	Model    string
+	// System is the actor system to spawn the actor in.
+	System *actor.ActorSystem
+	// Dispatcher runs the mailbox; nil means protoactor's default.
+	Dispatcher actor.Dispatcher
+	// Supervisor is the guardian strategy; nil means StopStrategy(Logger).
+	Supervisor actor.SupervisorStrategy
+	// Subagents returns the continuable-children capability bound to this
+	// agent, or nil; it is called by Host.Subagents during a turn. nil
+	// means no capability.
+	Subagents func() agent.Subagents
+	// Observer receives the inbox events (see inbox.Options.Observer).
+	Observer func(inbox.Event)
+	// Logger receives failures of logging and of the actor; nil discards.
+	Logger *slog.Logger
+}
+
+// Activation is one live agent actor. All methods are safe for concurrent
+// use.
+type Activation struct {
+	id        string
+	agent     agent.Agent
+	live      *session.Live
+	source    modelSource
+	subagents func() agent.Subagents
+	logger    *slog.Logger
+	system    *actor.ActorSystem
+	inbox     *inbox.Inbox
+	pid       *actor.PID
+	stopped   chan struct{}
+	stopOnce  sync.Once
+	lastTurn  int // touched only by turn goroutines, which the inbox serializes
+}
+
+// Start spawns the agent actor and returns it idle, ready for Followup.
+// It blocks only while protoactor registers the actor. The turn counter
+// starts after the highest turn/start in cfg.Session.
+func Start(cfg Config) (*Activation, error) {
+	a := &Activation{
+		id:        cfg.ID,
+		agent:     cfg.Agent,
+		live:      cfg.Session,
+		source:    newModelSource(cfg.Provider, cfg.Model),
+		subagents: cfg.Subagents,
+		logger:    orDiscard(cfg.Logger),
+		system:    cfg.System,
+		stopped:   make(chan struct{}),
+		lastTurn:  lastTurn(cfg.Session.Events()),
+	}
+	a.inbox = inbox.New(inbox.Options{Observer: cfg.Observer})
+	pid, err := cfg.System.Root.SpawnNamed(a.props(cfg), "agent/"+cfg.ID+"/"+cfg.System.ProcessRegistry.NextId())
+	if err != nil {
+		return nil, err
+	}
+	a.pid = pid
+	return a, nil
+}
+
+// props configures the actor: our inbox as its mailbox, the dispatcher and
+// the stop-and-report guardian.
+func (a *Activation) props(cfg Config) *actor.Props {
+	supervisor := cfg.Supervisor
+	if supervisor == nil {
+		supervisor = StopStrategy(a.logger)
+	}
+	opts := []actor.PropsOption{
+		actor.WithMailbox(func() actor.Mailbox { return a.inbox }),
+		actor.WithGuardian(supervisor),
+	}
+	if cfg.Dispatcher != nil {
+		opts = append(opts, actor.WithDispatcher(cfg.Dispatcher))
+	}
+	return actor.PropsFromProducer(func() actor.Actor { return (*receiver)(a) }, opts...)
+}
+
+// ID is the agent's (and session's) id.
+func (a *Activation) ID() string { return a.id }
+
+// PID is the actor's protoactor address.
+func (a *Activation) PID() *actor.PID { return a.pid }
+
+// Session is the live session the agent logs to.
+func (a *Activation) Session() *session.Live { return a.live }
+
+// Followup accepts msg as a later turn of this agent and returns its
+// MessageID once the inbox has accepted it (msg.ID when set, else a new
+// uuid). It does not wait for the turn. It fails with ctx's error when ctx
+// is already done, and with ErrInboxClosed once Dispose has begun.
+func (a *Activation) Followup(ctx context.Context, msg agent.Message) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	id, err := a.inbox.Post(msg)
+	if err != nil {
+		return "", inboxClosed(a.id, err)
+	}
+	return id, nil
+}
+
+// Cancel aborts the running turn, if any (it ends with turn/end aborted and
+// cause), and unless keepInbox discards every queued message without running
+// it (agent/inbox/discard for each). It does not wait for the turn to end.
+func (a *Activation) Cancel(cause agent.CancelCause, keepInbox bool) {
+	a.inbox.Cancel(cause, keepInbox)
+}
+
+// Status is inbox.Running while a turn runs or a message waits.
+func (a *Activation) Status() inbox.Status { return a.inbox.Status() }
+
+// WhenIdle blocks until no turn runs and no message waits, or ctx is done.
+func (a *Activation) WhenIdle(ctx context.Context) error { return a.inbox.WhenIdle(ctx) }
+
+// Done is closed when the actor has stopped.
+func (a *Activation) Done() <-chan struct{} { return a.stopped }
+
+// Dispose tears the agent down, in order: close the inbox (later follow-ups
+// fail with ErrInboxClosed, queued messages are discarded, the running turn
+// is cancelled with cause disposed), wait until the turn has logged its
+// turn/end, stop the actor and wait until it has stopped. It blocks until
+// then or until ctx is done, returning ctx.Err(); calling it again resumes
+// where it stopped, and after a completed Dispose it returns nil at once.
+// It does not flush or release the session.
+func (a *Activation) Dispose(ctx context.Context) error {
+	a.inbox.Close(agent.CancelCause{Kind: agent.CauseDisposed})
+	if err := a.inbox.WhenIdle(ctx); err != nil {
+		return err
+	}
+	a.stopOnce.Do(func() { a.system.Root.Stop(a.pid) })
+	select {
+	case <-a.stopped:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// receiver is the protoactor face of an Activation.
+type receiver Activation
+
+// Receive starts claimed turns and tracks the actor's lifecycle. It never
+// blocks.
+func (r *receiver) Receive(c actor.Context) {
+	a := (*Activation)(r)
+	switch m := c.Message().(type) {
+	case *inbox.Claim:
+		go a.runTurn(m)
+	case *actor.Stopping:
+		a.inbox.Close(agent.CancelCause{Kind: agent.CauseDisposed})
+	case *actor.Stopped:
+		close(a.stopped)
+	}
+}
+
+func orDiscard(logger *slog.Logger) *slog.Logger {
+	if logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return logger
+}
+
+// lastTurn is the highest turn number of the turn/start events in events.
+func lastTurn(events []session.Event) int {
+	last := 0
+	for _, e := range events {
+		if e.Type != "turn/start" {
+			continue
+		}
+		var start turnStart
+		if json.Unmarshal(e.Data, &start) == nil && start.Turn > last {
+			last = start.Turn
+		}
+	}
+	return last
+}

@@ -1,0 +1,42 @@
+// Package activation is the agent actor: one protoactor actor per live
+// agent, whose mailbox is the agent's inbox (package inbox), running one
+// turn per message, one at a time, in FIFO order.
+//
+// When the mailbox claims a message it hands the actor an *inbox.Claim; the
+// actor's Receive starts the turn in a goroutine of its own and returns at
+// once, so no dispatcher worker is held while a turn runs and system
+// messages (Stop, supervision) are still processed. The turn goroutine logs,
+// through the session's write-behind Live.Append:
+//
+//	user/message   the claimed message {content, source, role:"user", id}, surfaceOp "append"
+//	turn/start     {turn}
+//	step/start     {turn, step}                      \
+//	assistant/message {turn, step, message:{role:"assistant",  > once per Host.Say
+//	               content, source:{kind:"model", provider,   |
+//	               model}, id}}, surfaceOp "append"           |
+//	step/end       {turn, step}                      /
+//	turn/end       {turn, reason}
+//
+// and then releases the inbox for the next message. The turn/end reason is
+// {kind:"completed"}, {kind:"max-tokens"}, {kind:"refusal"},
+// {kind:"aborted", reason:{kind:"user"|"parent"|"disposed"|"hook"[, reason]}}
+// or {kind:"error", error:{message, code}}. The code of an error reason is
+// the error's ErrorCode() when it has such a method, "PANIC" for a panic
+// inside the turn, and "UNKNOWN" otherwise. A panic inside a turn is a
+// failed turn: it is recovered, logged as turn/end error, and the agent
+// goes on with its next message. A turn whose context was cancelled ends
+// aborted (with the cancel cause) unless the agent still reports
+// completed; an agent returning Aborted without a cancellation counts as a
+// user abort. Turn numbers continue from the highest turn/start already in
+// the session (a resumed agent counts on).
+//
+// The actor is spawned under a guardian with StopStrategy: a panic in the
+// actor's own Receive stops the actor and is logged as an error; it is
+// never restarted with empty state.
+//
+// Pool is a protoactor Dispatcher backed by long-lived goroutines; it
+// replaces the default dispatcher's goroutine per mailbox run.
+//
+// LoggerFactory routes protoactor's logging into a slog.Logger, demoting its
+// Info chatter to Debug.
+package activation

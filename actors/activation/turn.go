@@ -1,0 +1,198 @@
+package activation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// Payloads of the events a turn logs, with the original's key order.
+type (
+	turnStart struct {
+		Turn int `json:"turn"`
+	}
+	turnEnd struct {
+		Turn   int       `json:"turn"`
+		Reason endReason `json:"reason"`
+	}
+	endReason struct {
+		Kind   string       `json:"kind"`
+		Reason *abortReason `json:"reason,omitempty"`
+		Error  *failure     `json:"error,omitempty"`
+	}
+	abortReason struct {
+		Kind   string `json:"kind"`
+		Reason string `json:"reason,omitempty"`
+	}
+	failure struct {
+		Message string `json:"message"`
+		Code    string `json:"code"`
+	}
+	stepMark struct {
+		Turn int `json:"turn"`
+		Step int `json:"step"`
+	}
+	assistantEvent struct {
+		Turn    int              `json:"turn"`
+		Step    int              `json:"step"`
+		Message assistantMessage `json:"message"`
+	}
+	assistantMessage struct {
+		Role    string        `json:"role"`
+		Content []agent.Block `json:"content"`
+		Source  modelSource   `json:"source"`
+		ID      string        `json:"id"`
+	}
+	modelSource struct {
+		Kind     string `json:"kind"`
+		Provider string `json:"provider"`
+		Model    string `json:"model"`
+	}
+)
+
+func newModelSource(provider, model string) modelSource {
+	if provider == "" {
+		provider = agent.DefaultProvider
+	}
+	if model == "" {
+		model = agent.DefaultModel
+	}
+	return modelSource{Kind: "model", Provider: provider, Model: model}
+}
+
+// Error codes of turn/end error reasons that the runtime assigns.
+const (
+	CodePanic   = "PANIC"
+	CodeUnknown = "UNKNOWN"
+)
+
+// errTurnOver is returned by Host.Say after its turn has ended.
+var errTurnOver = errors.New("actors: the turn is over")
+
+// turn is the agent.Host of one running turn.
+type turn struct {
+	a      *Activation
+	number int
+	mu     sync.Mutex
+	step   int
+	over   bool
+}
+
+// runTurn runs one claimed message start to end on its own goroutine and
+// then releases the inbox for the next message.
+func (a *Activation) runTurn(claim *inbox.Claim) {
+	defer a.inbox.EndTurn()
+	a.lastTurn++
+	t := &turn{a: a, number: a.lastTurn}
+	a.append("user/message", claim.Message, session.Surface())
+	a.append("turn/start", turnStart{Turn: t.number})
+	reason := t.run(claim.Context(), claim.Message)
+	t.finish()
+	a.append("turn/end", turnEnd{Turn: t.number, Reason: reason})
+}
+
+// run calls the agent, turning a panic into an error reason.
+func (t *turn) run(ctx context.Context, msg agent.Message) (reason endReason) {
+	defer func() {
+		if r := recover(); r != nil {
+			t.a.logger.Error("actors: turn panicked", "agent", t.a.id, "turn", t.number, "panic", r)
+			reason = errorReason(fmt.Sprintf("panic: %v", r), CodePanic)
+		}
+	}()
+	stop, err := t.a.agent.RunTurn(ctx, t, msg)
+	return reasonOf(ctx, stop, err)
+}
+
+// reasonOf maps what the agent returned to the turn/end reason.
+func reasonOf(ctx context.Context, stop agent.StopReason, err error) endReason {
+	cancelled := ctx.Err() != nil
+	switch {
+	case stop == agent.Completed && err == nil:
+		return endReason{Kind: "completed"}
+	case stop == agent.Aborted || (cancelled && err != nil):
+		return abortedReason(context.Cause(ctx))
+	case err != nil:
+		return errorReason(err.Error(), codeOf(err))
+	case stop == agent.MaxTokens:
+		return endReason{Kind: "max-tokens"}
+	case stop == agent.Refusal:
+		return endReason{Kind: "refusal"}
+	default: // agent.Error without an error, or an unknown reason
+		return errorReason(fmt.Sprintf("turn ended with stop reason %q", stop), CodeUnknown)
+	}
+}
+
+func abortedReason(cause error) endReason {
+	c, ok := agent.CauseOf(cause)
+	if !ok {
+		c = agent.CancelCause{Kind: agent.CauseUser}
+	}
+	return endReason{Kind: "aborted", Reason: &abortReason{Kind: c.Kind, Reason: c.Reason}}
+}
+
+func errorReason(message, code string) endReason {
+	return endReason{Kind: "error", Error: &failure{Message: message, Code: code}}
+}
+
+// codeOf is err's ErrorCode() when some error in its chain has one.
+func codeOf(err error) string {
+	var coded interface{ ErrorCode() string }
+	if errors.As(err, &coded) {
+		return coded.ErrorCode()
+	}
+	return CodeUnknown
+}
+
+// finish marks the turn over: later Host calls fail.
+func (t *turn) finish() {
+	t.mu.Lock()
+	t.over = true
+	t.mu.Unlock()
+}
+
+// SessionID is the agent's id.
+func (t *turn) SessionID() string { return t.a.id }
+
+// Subagents is the capability bound to this agent, or nil.
+func (t *turn) Subagents() agent.Subagents {
+	if t.a.subagents == nil {
+		return nil
+	}
+	return t.a.subagents()
+}
+
+// Say logs one step holding one assistant message: step/start,
+// assistant/message, step/end. It fails once ctx is done or the turn is
+// over, and when the session refuses the append.
+func (t *turn) Say(ctx context.Context, content []agent.Block) error {
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.over {
+		return errTurnOver
+	}
+	t.step++
+	mark := stepMark{Turn: t.number, Step: t.step}
+	message := assistantMessage{Role: "assistant", Content: content, Source: t.a.source, ID: inbox.NewMessageID()}
+	return errors.Join(
+		t.a.append("step/start", mark),
+		t.a.append("assistant/message", assistantEvent{Turn: t.number, Step: t.step, Message: message}, session.Surface()),
+		t.a.append("step/end", mark),
+	)
+}
+
+// append logs one event; a refused append is logged and returned.
+func (a *Activation) append(typ string, data any, opts ...session.AppendOption) error {
+	if _, err := a.live.Append(typ, data, opts...); err != nil {
+		a.logger.Error("actors: session append failed", "agent", a.id, "type", typ, "err", err)
+		return err
+	}
+	return nil
+}

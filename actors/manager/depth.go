@@ -1,0 +1,69 @@
+package manager
+
+import (
+	"errors"
+	"fmt"
+)
+
+// maxSafeInteger is JavaScript's Number.MAX_SAFE_INTEGER, the seeds' bound
+// for depths.
+const maxSafeInteger = 1<<53 - 1
+
+// ErrInvalidMaxDepth is the seeds' TypeError for a maxDepth that is not a
+// non-negative safe integer.
+var ErrInvalidMaxDepth = errors.New("subagent maxDepth must be a non-negative safe integer")
+
+// ErrInvalidSubagentDepth is the seeds' TypeError for an agent whose runtime
+// subagent depth is not a non-negative safe integer.
+var ErrInvalidSubagentDepth = errors.New("agent subagentDepth must be a non-negative safe integer")
+
+// ErrDepthOutOfRange is the seeds' RangeError for a child depth beyond the
+// safe-integer range.
+var ErrDepthOutOfRange = errors.New("subagent child depth exceeds the safe-integer range")
+
+// DepthError is the seeds' SubagentDepthError: a child would be deeper than
+// the caller's absolute maxDepth cap.
+type DepthError struct {
+	AttemptedDepth int
+	MaxDepth       int
+}
+
+// Error returns "subagent depth <n> exceeds maxDepth <m>".
+func (e *DepthError) Error() string {
+	return fmt.Sprintf("subagent depth %d exceeds maxDepth %d", e.AttemptedDepth, e.MaxDepth)
+}
+
+// AssertMaxDepth accepts nil (no cap) or a non-negative safe integer and
+// returns ErrInvalidMaxDepth otherwise. It never blocks.
+func AssertMaxDepth(maxDepth *int) error {
+	if maxDepth != nil && !safeNonNegative(*maxDepth) {
+		return ErrInvalidMaxDepth
+	}
+	return nil
+}
+
+// DelegationDepth is an agent's delegation depth: the larger of its durable
+// header's delegationDepth (the monotone floor) and its runtime
+// subagentDepth, so a resumed child never counts as top-level again.
+func DelegationDepth(headerDepth, runtimeDepth int) (int, error) {
+	if !safeNonNegative(runtimeDepth) {
+		return 0, ErrInvalidSubagentDepth
+	}
+	return max(headerDepth, runtimeDepth), nil
+}
+
+// ChildDepth is the depth of a child of a parent at parentDepth under an
+// optional absolute cap: parentDepth+1, a *DepthError when that exceeds
+// maxDepth, or ErrDepthOutOfRange past the safe-integer range.
+func ChildDepth(parentDepth int, maxDepth *int) (int, error) {
+	if parentDepth >= maxSafeInteger {
+		return 0, ErrDepthOutOfRange
+	}
+	child := parentDepth + 1
+	if maxDepth != nil && child > *maxDepth {
+		return 0, &DepthError{AttemptedDepth: child, MaxDepth: *maxDepth}
+	}
+	return child, nil
+}
+
+func safeNonNegative(n int) bool { return n >= 0 && n <= maxSafeInteger }

@@ -1,0 +1,56 @@
+package manager
+
+import (
+	"encoding/json"
+
+	"github.com/dsh-actors/dsh-actors/agent"
+)
+
+// RunInfo is the subagent/start payload {runId, provider, id, local}, plus
+// the delegating parent's session id: the scope both edges are dispatched to.
+type RunInfo struct {
+	RunID    string `json:"runId"`
+	Provider string `json:"provider"`
+	ID       string `json:"id"`
+	Local    bool   `json:"local"`
+	ParentID string `json:"-"`
+}
+
+// RunEndInfo is the subagent/end payload: the start's fields plus the stop
+// reason and, when present, the last assistant message. A nil
+// LastAssistantMessage means the key is absent; a non-nil empty slice is an
+// empty message (one-shot runs always carry their output).
+type RunEndInfo struct {
+	RunInfo
+	StopReason           agent.StopReason `json:"stopReason"`
+	LastAssistantMessage []agent.Block    `json:"lastAssistantMessage,omitempty"`
+}
+
+// MarshalJSON keeps an empty non-nil LastAssistantMessage as [] and omits a
+// nil one.
+func (e RunEndInfo) MarshalJSON() ([]byte, error) {
+	type plain struct {
+		RunID                string           `json:"runId"`
+		Provider             string           `json:"provider"`
+		ID                   string           `json:"id"`
+		Local                bool             `json:"local"`
+		StopReason           agent.StopReason `json:"stopReason"`
+		LastAssistantMessage *[]agent.Block   `json:"lastAssistantMessage,omitempty"`
+	}
+	p := plain{RunID: e.RunID, Provider: e.Provider, ID: e.ID, Local: e.Local, StopReason: e.StopReason}
+	if e.LastAssistantMessage != nil {
+		p.LastAssistantMessage = &e.LastAssistantMessage
+	}
+	return json.Marshal(p)
+}
+
+// Observer receives the lifecycle edges of continuable epochs. Started is
+// called once the epoch is resident, before its prompt is submitted; an error
+// from it is a publication failure and rolls the unpublished Activation back
+// with no end edge. Ended is called after the epoch's disposal settled and
+// ownership was released. Both are called from the manager's goroutines and
+// must not block on the manager.
+type Observer interface {
+	Started(RunInfo) error
+	Ended(RunEndInfo)
+}

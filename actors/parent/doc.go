@@ -1,0 +1,25 @@
+// Package parent is the live-agent registry (the seeds' ctx.agents): it
+// creates and resumes agents over live sessions, publishes them, answers
+// "which exact agent is live under this id", walks live lineage, disposes
+// agents (one, or all of them child-first), and carries the agent event bus.
+//
+// A Handle is one published agent. Every publication gets a new
+// incarnation number, so a Handle kept from before a dispose-and-recreate of
+// the same id is detectably stale: Get returns the new Handle, Exact with
+// the old incarnation returns ErrStale, and the old Handle's follow-ups fail
+// with activation.ErrInboxClosed.
+//
+// Create and Resume reserve the id (a live or reserved id is ErrExists),
+// open the live session (Sessions.Create, or the repairing Sessions.Resume),
+// build the agent with the factory, spawn its actor, and only then publish
+// it and emit agent/created. A failure at any step rolls every earlier step
+// back (actor stopped, session released from the live set, id unreserved)
+// before it returns; a log file Create already wrote stays on disk, as the
+// store has no delete.
+//
+// The Bus delivers Events to listeners in the order they were published:
+// agent/created, agent/disposed, the inbox events agent/inbox/enqueue,
+// agent/inbox/dequeue and agent/inbox/discard (one per message id) and
+// agent/status (idle↔running). A panicking listener is logged and its
+// peers still run.
+package parent

@@ -1,0 +1,110 @@
+package parent
+
+import (
+	"context"
+
+	"github.com/dsh-actors/dsh-actors/actors/activation"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// Handle is one published agent: its activation, its live session and its
+// registry entry. A Handle stays valid after disposal (its follow-ups then
+// fail with activation.ErrInboxClosed); compare it with Registry.Get or
+// IsLive to know whether it is still the live agent for its id.
+type Handle struct {
+	reg         *Registry
+	id          string
+	incarnation uint64
+	header      session.Header
+	act         *activation.Activation
+	disposing   chan struct{} // a one-slot semaphore serializing Dispose
+	disposed    chan struct{} // closed once Dispose completed
+	disposeErr  error
+}
+
+// ID is the agent's (and session's) id.
+func (h *Handle) ID() string { return h.id }
+
+// Incarnation is this publication's number, unique within the registry and
+// increasing with every Create and Resume.
+func (h *Handle) Incarnation() uint64 { return h.incarnation }
+
+// Header is the session header the agent runs under.
+func (h *Handle) Header() session.Header { return h.header }
+
+// Session is the agent's live session.
+func (h *Handle) Session() *session.Live { return h.act.Session() }
+
+// Activation is the agent actor.
+func (h *Handle) Activation() *activation.Activation { return h.act }
+
+// IsLive reports whether h is still the registry's live entry for its id.
+func (h *Handle) IsLive() bool { return h.reg.IsLive(h) }
+
+// Post accepts msg (its ID may be preset, see inbox.NewMessageID) as a later
+// turn and returns its MessageID at inbox acceptance, without waiting for
+// the turn. It fails with activation.ErrInboxClosed once Dispose began.
+func (h *Handle) Post(ctx context.Context, msg agent.Message) (string, error) {
+	return h.act.Followup(ctx, msg)
+}
+
+// Followup is Post of a new message with content and source.
+func (h *Handle) Followup(ctx context.Context, content []agent.Block, source agent.Source) (string, error) {
+	return h.act.Followup(ctx, agent.Message{Content: content, Source: source, Role: "user"})
+}
+
+// Cancel is Activation().Cancel: abort the running turn and, unless
+// keepInbox, discard queued messages. It does not wait.
+func (h *Handle) Cancel(cause agent.CancelCause, keepInbox bool) { h.act.Cancel(cause, keepInbox) }
+
+// Status is the agent's inbox status (idle or running).
+func (h *Handle) Status() inbox.Status { return h.act.Status() }
+
+// WhenIdle blocks until the agent is idle or ctx is done.
+func (h *Handle) WhenIdle(ctx context.Context) error { return h.act.WhenIdle(ctx) }
+
+// Disposed is closed once Dispose has completed.
+func (h *Handle) Disposed() <-chan struct{} { return h.disposed }
+
+// Dispose tears the agent down, in order: the activation's Dispose (inbox
+// closed, queued messages discarded, the running turn cancelled with cause
+// disposed and awaited, actor stopped), then Sessions.Release (flush, then
+// drop from the live set), then removal from the registry and
+// agent/disposed. It blocks until done or ctx is done (then it returns
+// ctx's error and a later call continues). Once complete, every call
+// returns the same result at once: nil, or the release error (a failed
+// flush) — the agent is unregistered either way.
+func (h *Handle) Dispose(ctx context.Context) error {
+	select {
+	case h.disposing <- struct{}{}:
+		defer func() { <-h.disposing }()
+	case <-h.disposed:
+		return h.disposeErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-h.disposed:
+		return h.disposeErr
+	default:
+	}
+	if err := h.act.Dispose(ctx); err != nil {
+		return err
+	}
+	err := h.reg.sessions.Release(ctx, h.act.Session())
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	h.disposeErr = err
+	h.reg.unpublish(h)
+	close(h.disposed)
+	h.reg.bus.Publish(Event{Type: EventDisposed, AgentID: h.id, Incarnation: h.incarnation})
+	return err
+}
+
+// observe forwards the activation's inbox events to the bus.
+func (h *Handle) observe(e inbox.Event) {
+	h.reg.bus.Publish(Event{Type: string(e.Kind), AgentID: h.id, Incarnation: h.incarnation, MessageID: e.MessageID, Status: e.Status})
+}

@@ -1,0 +1,403 @@
+package parent
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/dsh-actors/dsh-actors/actors/activation"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/google/uuid"
+)
+
+// Config wires a Registry.
+type Config struct {
+	// Sessions is the live session registry agents run over (required).
+	Sessions *session.Sessions
+	// System is the actor system agents are spawned in (required).
+	System *actor.ActorSystem
+	// Dispatcher runs the agents' mailboxes; nil means protoactor's default.
+	Dispatcher actor.Dispatcher
+	// NewAgent builds each agent unless its Spec names one; nil means
+	// agent.Scripted.
+	NewAgent agent.Factory
+	// Logger receives failures; nil discards.
+	Logger *slog.Logger
+}
+
+// Spec says how to build the agent of a Create or Resume.
+type Spec struct {
+	// Provider and Model attribute the agent's assistant messages and are
+	// passed to the factory; empty means the agent package defaults.
+	Provider string
+	Model    string
+	// Agent, when non-nil, is used instead of calling the factory.
+	Agent agent.Agent
+}
+
+// CreateSpec describes a new agent over a new session.
+type CreateSpec struct {
+	// Header of the new session. An empty ID gets a random uuid, a zero
+	// CreatedAt the current time; Version is always session.FormatVersion.
+	Header session.Header
+	// Seed events written with the header (optional).
+	Seed []session.Event
+	Spec
+}
+
+// Registry is the live-agent registry. All methods are safe for concurrent
+// use.
+type Registry struct {
+	sessions    *session.Sessions
+	system      *actor.ActorSystem
+	dispatcher  actor.Dispatcher
+	newAgent    agent.Factory
+	logger      *slog.Logger
+	supervisor  actor.SupervisorStrategy
+	bus         *Bus
+	subagents   atomic.Pointer[func(*Handle) agent.Subagents]
+	incarnation atomic.Uint64
+
+	mu       sync.RWMutex
+	agents   map[string]*Handle
+	reserved map[string]chan struct{} // closed when the create/resume settles
+	closed   bool
+}
+
+// New returns an empty registry.
+func New(cfg Config) *Registry {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	newAgent := cfg.NewAgent
+	if newAgent == nil {
+		newAgent = agent.Scripted
+	}
+	return &Registry{
+		sessions:   cfg.Sessions,
+		system:     cfg.System,
+		dispatcher: cfg.Dispatcher,
+		newAgent:   newAgent,
+		logger:     logger,
+		supervisor: activation.StopStrategy(logger),
+		bus:        newBus(logger),
+		agents:     map[string]*Handle{},
+		reserved:   map[string]chan struct{}{},
+	}
+}
+
+// Bus is the registry's event bus.
+func (r *Registry) Bus() *Bus { return r.bus }
+
+// Subscribe is Bus().Subscribe.
+func (r *Registry) Subscribe(listener func(Event)) (cancel func()) {
+	return r.bus.Subscribe(listener)
+}
+
+// SetSubagents installs the capability factory behind every agent's
+// Host.Subagents: fn is called with the calling agent's exact Handle each
+// time a turn asks for the capability. nil removes it.
+func (r *Registry) SetSubagents(fn func(self *Handle) agent.Subagents) {
+	if fn == nil {
+		r.subagents.Store(nil)
+		return
+	}
+	r.subagents.Store(&fn)
+}
+
+// Get returns the exact live Handle for id, or nil.
+func (r *Registry) Get(id string) *Handle {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.agents[id]
+}
+
+// Lookup returns the exact live Handle for id, or ErrNotFound.
+func (r *Registry) Lookup(id string) (*Handle, error) {
+	if h := r.Get(id); h != nil {
+		return h, nil
+	}
+	return nil, notFound(id)
+}
+
+// Exact returns the live Handle for id when its incarnation matches:
+// ErrNotFound when id is not live, ErrStale when it is live under another
+// incarnation.
+func (r *Registry) Exact(id string, incarnation uint64) (*Handle, error) {
+	h := r.Get(id)
+	switch {
+	case h == nil:
+		return nil, notFound(id)
+	case h.incarnation != incarnation:
+		return nil, stale(id, incarnation, h.incarnation)
+	}
+	return h, nil
+}
+
+// IsLive reports whether h is the exact live Handle for its id.
+func (r *Registry) IsLive(h *Handle) bool { return h != nil && r.Get(h.id) == h }
+
+// List returns the live Handles in publication order.
+func (r *Registry) List() []*Handle {
+	r.mu.RLock()
+	list := make([]*Handle, 0, len(r.agents))
+	for _, h := range r.agents {
+		list = append(list, h)
+	}
+	r.mu.RUnlock()
+	slices.SortFunc(list, func(a, b *Handle) int { return cmp.Compare(a.incarnation, b.incarnation) })
+	return list
+}
+
+// Len is the number of live agents.
+func (r *Registry) Len() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.agents)
+}
+
+// LiveLineage returns [h, h's live parent, its live parent, …], following
+// each header's ParentSession through the live entries. It stops at the
+// first id that is not live or that repeats. The first element is always h,
+// even when h is stale.
+func (r *Registry) LiveLineage(h *Handle) []*Handle {
+	lineage := []*Handle{h}
+	seen := map[string]bool{h.id: true}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for id := h.header.ParentSession; id != "" && !seen[id]; {
+		next := r.agents[id]
+		if next == nil {
+			break
+		}
+		lineage = append(lineage, next)
+		seen[id] = true
+		id = next.header.ParentSession
+	}
+	return lineage
+}
+
+// Create opens a new session (Sessions.Create with the header and seed),
+// starts its agent, publishes it and emits agent/created, in that order,
+// and returns its Handle. It blocks while the store creates the log. A live
+// or reserved id is ErrExists; after Close it is ErrClosed; any other
+// failure is ErrStartFailed wrapping the cause, after a full rollback.
+func (r *Registry) Create(ctx context.Context, spec CreateSpec) (*Handle, error) {
+	h := spec.Header
+	if h.ID == "" {
+		h.ID = uuid.NewString()
+	}
+	if h.CreatedAt == 0 {
+		h.CreatedAt = time.Now().UnixMilli()
+	}
+	h.Version = session.FormatVersion
+	return r.start(ctx, h.ID, "create", spec.Spec, false, func() (*session.Live, error) {
+		return r.sessions.Create(ctx, h, spec.Seed)
+	})
+}
+
+// Resume rebuilds the agent of a stored session: the repairing
+// Sessions.Resume (a torn tail is truncated and an open turn closed as
+// interrupted), then start, publish and agent/created as Create does. Turn
+// numbers continue after the log's last turn.
+func (r *Registry) Resume(ctx context.Context, id string, spec Spec) (*Handle, error) {
+	return r.start(ctx, id, "resume", spec, true, func() (*session.Live, error) {
+		return r.sessions.Resume(ctx, id)
+	})
+}
+
+// start reserves id, opens the session with open, spawns the agent and
+// publishes it, rolling back on failure.
+func (r *Registry) start(ctx context.Context, id, op string, spec Spec, resumed bool, open func() (*session.Live, error)) (*Handle, error) {
+	done, err := r.reserve(id)
+	if err != nil {
+		return nil, err
+	}
+	defer r.unreserve(id, done)
+	if err := ctx.Err(); err != nil {
+		return nil, startFailed(op, id, err)
+	}
+	live, err := open()
+	if err != nil {
+		return nil, startFailed(op, id, err)
+	}
+	h, err := r.spawn(live, spec, resumed)
+	if err != nil {
+		r.releaseQuietly(live)
+		return nil, startFailed(op, id, err)
+	}
+	if err := r.publish(h); err != nil {
+		r.rollback(h)
+		return nil, err
+	}
+	return h, nil
+}
+
+// reserve claims id for one create or resume.
+func (r *Registry) reserve(id string) (chan struct{}, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.closed:
+		return nil, closedFor(id)
+	case r.agents[id] != nil || r.reserved[id] != nil:
+		return nil, exists(id)
+	}
+	done := make(chan struct{})
+	r.reserved[id] = done
+	return done, nil
+}
+
+func (r *Registry) unreserve(id string, done chan struct{}) {
+	r.mu.Lock()
+	delete(r.reserved, id)
+	r.mu.Unlock()
+	close(done)
+}
+
+// spawn builds the agent and its actor over live.
+func (r *Registry) spawn(live *session.Live, spec Spec, resumed bool) (*Handle, error) {
+	header := live.Header()
+	h := &Handle{
+		reg: r, id: header.ID, incarnation: r.incarnation.Add(1), header: header,
+		disposing: make(chan struct{}, 1), disposed: make(chan struct{}),
+	}
+	impl := spec.Agent
+	if impl == nil {
+		impl = r.newAgent(agent.Options{
+			SessionID: header.ID, ParentSession: header.ParentSession,
+			Provider: spec.Provider, Model: spec.Model, Resumed: resumed,
+		})
+	}
+	act, err := activation.Start(activation.Config{
+		ID: header.ID, Agent: impl, Session: live, Provider: spec.Provider, Model: spec.Model,
+		System: r.system, Dispatcher: r.dispatcher, Supervisor: r.supervisor,
+		Subagents: func() agent.Subagents { return r.subagentsFor(h) },
+		Observer:  h.observe,
+		Logger:    r.logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	h.act = act
+	return h, nil
+}
+
+func (r *Registry) subagentsFor(h *Handle) agent.Subagents {
+	fn := r.subagents.Load()
+	if fn == nil {
+		return nil
+	}
+	return (*fn)(h)
+}
+
+// publish makes h the live entry for its id and emits agent/created.
+func (r *Registry) publish(h *Handle) error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return closedFor(h.id)
+	}
+	r.agents[h.id] = h
+	r.mu.Unlock()
+	r.bus.Publish(Event{Type: EventCreated, AgentID: h.id, Incarnation: h.incarnation})
+	return nil
+}
+
+// rollback undoes an unpublished spawn.
+func (r *Registry) rollback(h *Handle) {
+	ctx := context.Background()
+	if err := h.act.Dispose(ctx); err != nil {
+		r.logger.Error("actors: rollback: agent dispose failed", "agent", h.id, "err", err)
+	}
+	r.releaseQuietly(h.act.Session())
+}
+
+func (r *Registry) releaseQuietly(live *session.Live) {
+	if err := r.sessions.Release(context.Background(), live); err != nil {
+		r.logger.Error("actors: rollback: session release failed", "session", live.Header().ID, "err", err)
+	}
+}
+
+// unpublish removes h if it is still the live entry for its id.
+func (r *Registry) unpublish(h *Handle) {
+	r.mu.Lock()
+	if r.agents[h.id] == h {
+		delete(r.agents, h.id)
+	}
+	r.mu.Unlock()
+}
+
+// Close stops creating and resuming agents (later calls fail with
+// ErrClosed), waits for the creates and resumes under way to publish or
+// roll back, then disposes every live agent child-first: all agents of the
+// deepest live lineage level together, then the next level up, so no agent
+// is disposed before its live descendants. It blocks until then or ctx is
+// done; calling it again continues. It returns the dispose errors joined.
+func (r *Registry) Close(ctx context.Context) error {
+	if err := r.closeAdmission(ctx); err != nil {
+		return err
+	}
+	for _, level := range r.levels() {
+		if err := disposeAll(ctx, level); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// closeAdmission sets closed and waits for reservations to settle.
+func (r *Registry) closeAdmission(ctx context.Context) error {
+	r.mu.Lock()
+	r.closed = true
+	pending := make([]chan struct{}, 0, len(r.reserved))
+	for _, done := range r.reserved {
+		pending = append(pending, done)
+	}
+	r.mu.Unlock()
+	for _, done := range pending {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// levels groups the live agents by live lineage depth, deepest first.
+func (r *Registry) levels() [][]*Handle {
+	var levels [][]*Handle
+	for _, h := range r.List() {
+		depth := len(r.LiveLineage(h)) - 1
+		for len(levels) <= depth {
+			levels = append(levels, nil)
+		}
+		levels[depth] = append(levels[depth], h)
+	}
+	slices.Reverse(levels)
+	return levels
+}
+
+// disposeAll disposes handles in parallel and returns the first error.
+func disposeAll(ctx context.Context, handles []*Handle) error {
+	errs := make([]error, len(handles))
+	var wg sync.WaitGroup
+	for i, h := range handles {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = h.Dispose(ctx)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

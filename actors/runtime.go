@@ -1,0 +1,280 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"runtime"
+	"sync"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/dsh-actors/dsh-actors/actors/activation"
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// CodeClosed is the code of ErrClosed.
+const CodeClosed = "RUNTIME_CLOSED"
+
+// ErrClosed matches every call made after Close began.
+var ErrClosed = &activation.Error{Code: CodeClosed, Message: "actors: runtime is closed"}
+
+// Options configure New. The zero value is a memory-only runtime running
+// scripted agents, logging nothing.
+type Options struct {
+	// Sessions is the session registry to run agents over. When nil, New
+	// makes one: over session.OpenJSONL(Root) when Root is set (the runtime
+	// then owns and closes that store), memory-only otherwise.
+	Sessions *session.Sessions
+	// Root is the store folder used when Sessions is nil.
+	Root string
+	// Logger receives the runtime's and protoactor's logs (protoactor's
+	// Info demoted to Debug); nil discards everything.
+	Logger *slog.Logger
+	// NewAgent builds every agent started or resumed without an explicit
+	// Agent; nil means agent.Scripted.
+	NewAgent agent.Factory
+	// Dispatcher runs the mailboxes; nil means a Pool of Workers goroutines.
+	Dispatcher actor.Dispatcher
+	// Workers sizes the default Pool; 0 means runtime.GOMAXPROCS(0).
+	Workers int
+}
+
+// Runtime owns the agents of one process. All methods are safe for
+// concurrent use.
+type Runtime struct {
+	logger    *slog.Logger
+	sessions  *session.Sessions
+	ownsStore bool
+	system    *actor.ActorSystem
+	pool      *activation.Pool
+	registry  *parent.Registry
+
+	mu       sync.Mutex
+	hooks    []*hook
+	closing  bool
+	closeMu  sync.Mutex // serializes Close
+	finished bool       // Close completed
+}
+
+// hook is one BeforeClose registration.
+type hook struct {
+	run  func(ctx context.Context) error
+	done bool
+}
+
+// New opens the runtime: the session registry (opening the store at Root
+// when asked), the actor system with protoactor's logging routed to
+// Options.Logger, the dispatcher pool and the agent registry.
+func New(opts Options) (*Runtime, error) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	rt := &Runtime{logger: logger, sessions: opts.Sessions}
+	if rt.sessions == nil {
+		if err := rt.openSessions(opts.Root); err != nil {
+			return nil, err
+		}
+	}
+	rt.system = actor.NewActorSystem(actor.WithLoggerFactory(activation.LoggerFactory(opts.Logger)))
+	dispatcher := opts.Dispatcher
+	if dispatcher == nil {
+		rt.pool = activation.NewPool(cmp(opts.Workers, runtime.GOMAXPROCS(0)), inbox.DefaultThroughput)
+		dispatcher = rt.pool
+	}
+	rt.registry = parent.New(parent.Config{
+		Sessions: rt.sessions, System: rt.system, Dispatcher: dispatcher,
+		NewAgent: opts.NewAgent, Logger: logger,
+	})
+	return rt, nil
+}
+
+func cmp(v, fallback int) int {
+	if v > 0 {
+		return v
+	}
+	return fallback
+}
+
+// openSessions makes the runtime's own session registry.
+func (rt *Runtime) openSessions(root string) error {
+	if root == "" {
+		rt.sessions = session.NewSessions(nil)
+		return nil
+	}
+	store, err := session.OpenJSONL(root)
+	if err != nil {
+		return err
+	}
+	rt.sessions, rt.ownsStore = session.NewSessions(store), true
+	return nil
+}
+
+// Sessions is the session registry agents run over.
+func (rt *Runtime) Sessions() *session.Sessions { return rt.sessions }
+
+// Registry is the live-agent registry.
+func (rt *Runtime) Registry() *parent.Registry { return rt.registry }
+
+// System is the protoactor actor system.
+func (rt *Runtime) System() *actor.ActorSystem { return rt.system }
+
+// Logger is the runtime's logger (never nil).
+func (rt *Runtime) Logger() *slog.Logger { return rt.logger }
+
+// Subscribe adds a listener to the agent event bus (see parent.Bus).
+func (rt *Runtime) Subscribe(listener func(parent.Event)) (cancel func()) {
+	return rt.registry.Subscribe(listener)
+}
+
+// InstallSubagents installs the agent.Subagents capability factory: every
+// Host.Subagents call of a turn gets fn(the calling agent's Handle). nil
+// uninstalls it (Host.Subagents then returns nil).
+func (rt *Runtime) InstallSubagents(fn func(self *parent.Handle) agent.Subagents) {
+	rt.registry.SetSubagents(fn)
+}
+
+// BeforeClose registers hook to run at the start of Close, before any
+// agent is disposed; hooks run one after another in registration order,
+// each at most once to success. remove unregisters it (idempotent). A hook
+// error stops Close, which returns it; a later Close retries that hook.
+func (rt *Runtime) BeforeClose(run func(ctx context.Context) error) (remove func()) {
+	h := &hook{run: run}
+	rt.mu.Lock()
+	rt.hooks = append(rt.hooks, h)
+	rt.mu.Unlock()
+	return func() {
+		rt.mu.Lock()
+		defer rt.mu.Unlock()
+		for i, x := range rt.hooks {
+			if x == h {
+				rt.hooks = append(rt.hooks[:i:i], rt.hooks[i+1:]...)
+				return
+			}
+		}
+	}
+}
+
+// checkOpen returns ErrClosed once Close began.
+func (rt *Runtime) checkOpen() error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.closing {
+		return ErrClosed
+	}
+	return nil
+}
+
+// StartAgent creates a top-level (or any) agent over a new session, as
+// parent.Registry.Create: it returns once the agent is published.
+func (rt *Runtime) StartAgent(ctx context.Context, spec parent.CreateSpec) (*parent.Handle, error) {
+	if err := rt.checkOpen(); err != nil {
+		return nil, err
+	}
+	return rt.registry.Create(ctx, spec)
+}
+
+// ResumeAgent rebuilds an agent from its stored log, as
+// parent.Registry.Resume.
+func (rt *Runtime) ResumeAgent(ctx context.Context, id string, spec parent.Spec) (*parent.Handle, error) {
+	if err := rt.checkOpen(); err != nil {
+		return nil, err
+	}
+	return rt.registry.Resume(ctx, id, spec)
+}
+
+// Agent returns the exact live agent for id, or nil.
+func (rt *Runtime) Agent(id string) *parent.Handle { return rt.registry.Get(id) }
+
+// Followup delivers a user message with content and source to the live
+// agent id and returns its MessageID as soon as the agent's inbox accepted
+// it; the message becomes its own later FIFO turn. It fails with ErrClosed
+// after Close began, parent.ErrNotFound when id is not live, and
+// activation.ErrInboxClosed while the agent is being disposed.
+func (rt *Runtime) Followup(ctx context.Context, id string, content []agent.Block, source agent.Source) (string, error) {
+	if err := rt.checkOpen(); err != nil {
+		return "", err
+	}
+	h, err := rt.registry.Lookup(id)
+	if err != nil {
+		return "", err
+	}
+	return h.Followup(ctx, content, source)
+}
+
+// Close shuts the runtime down: BeforeClose hooks, then every agent
+// disposed child-first (parent.Registry.Close), then every live session
+// flushed, the owned store closed, and last the actor system shut down and
+// the pool stopped. It blocks until done or ctx is done; then it returns
+// ctx's error and a later Close continues where this one stopped. After a
+// completed Close it returns nil at once. Other calls fail with ErrClosed
+// as soon as Close begins.
+func (rt *Runtime) Close(ctx context.Context) error {
+	rt.closeMu.Lock()
+	defer rt.closeMu.Unlock()
+	if rt.finished {
+		return nil
+	}
+	rt.mu.Lock()
+	rt.closing = true
+	rt.mu.Unlock()
+	if err := rt.runHooks(ctx); err != nil {
+		return err
+	}
+	if err := rt.registry.Close(ctx); err != nil {
+		return err
+	}
+	if err := rt.flushSessions(ctx); err != nil {
+		return err
+	}
+	rt.shutdown()
+	rt.finished = true
+	return nil
+}
+
+// runHooks runs the BeforeClose hooks that have not succeeded yet.
+func (rt *Runtime) runHooks(ctx context.Context) error {
+	rt.mu.Lock()
+	hooks := append([]*hook(nil), rt.hooks...)
+	rt.mu.Unlock()
+	for _, h := range hooks {
+		if h.done {
+			continue
+		}
+		if err := h.run(ctx); err != nil {
+			return err
+		}
+		h.done = true
+	}
+	return nil
+}
+
+// flushSessions flushes every session still live (sessions not owned by an
+// agent) and closes the store the runtime opened.
+func (rt *Runtime) flushSessions(ctx context.Context) error {
+	var errs []error
+	for _, live := range rt.sessions.List() {
+		if _, err := rt.sessions.Flush(ctx, live); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if rt.ownsStore {
+		errs = append(errs, rt.sessions.Store().Close())
+		rt.ownsStore = false
+	}
+	return errors.Join(errs...)
+}
+
+// shutdown stops the actor system and the pool.
+func (rt *Runtime) shutdown() {
+	rt.system.Shutdown()
+	if rt.pool != nil {
+		rt.pool.Close()
+	}
+}

@@ -1,0 +1,45 @@
+// Package agent is the contract user code implements to run on dsh-actors,
+// and the keyless scripted agent used by the demo, the tests and the stress
+// and benchmark commands.
+//
+// # The turn contract
+//
+// An Agent runs one turn per message: RunTurn receives the message that
+// opened the turn and a Host bound to the agent's identity, appends its
+// output through Host.Say, may start continuable children and send them
+// follow-ups through Host.Subagents, honours ctx (returning Aborted when it
+// is cancelled) and returns a StopReason. A non-nil error or a panic is a
+// failed turn (turn/end reason "error"); the runtime recovers the panic and
+// the agent keeps serving its next message. context.Cause(ctx) of a
+// cancelled turn is a CancelCause naming who cancelled it.
+//
+// A Factory builds an Agent from Options; the runtime uses it for every
+// agent it starts or cold-resumes. The default factory is Scripted.
+//
+// # The scripted agent
+//
+// Scripted needs no key and no network. It reads the text of the message
+// that opened the turn, one command a line (blank lines are skipped, the
+// command word is followed by one space or a line end):
+//
+//	reply TEXT              append an assistant message holding TEXT
+//	sleep DURATION          wait DURATION (time.ParseDuration); a cancelled
+//	                        turn ends at once with stop reason aborted
+//	spawn LABEL: PROMPT     start a continuable child with that label and
+//	                        first prompt; then reply "spawned LABEL CHILD_ID"
+//	send CHILD_ID: TEXT     send TEXT to that child as its next turn; then
+//	                        reply "sent MESSAGE_ID to CHILD_ID"
+//	fail MESSAGE            end the turn with an error whose message is MESSAGE
+//	panic                   panic inside the turn (a failed turn, not a crash)
+//	refuse                  end the turn with stop reason refusal
+//	max-tokens              end the turn with stop reason max-tokens
+//
+// A message is a script when at least one of its lines starts with one of
+// these command words. Every line of a script must then be a command: a line
+// with any other first word fails the turn, before anything runs, with the
+// error `scripted: unknown command "WORD"`. A message without any command
+// line is plain text and the agent replies with the text unchanged (echo).
+// The commands run in order; fail, panic, refuse and max-tokens end the turn
+// where they stand. spawn and send fail the turn when the runtime has no
+// subagent service.
+package agent

@@ -1,0 +1,62 @@
+package agent
+
+import "errors"
+
+// Default attribution of assistant messages when Options leave them empty.
+// The session format requires a non-empty provider and model on every
+// assistant/message.
+const (
+	DefaultProvider = "scripted"
+	DefaultModel    = "scripted"
+)
+
+// Options describe the agent a Factory builds. They are plain data; the
+// runtime passes the same values it records in the agent's log.
+type Options struct {
+	// SessionID is the id of the session (and agent) the agent runs on.
+	SessionID string
+	// ParentSession is the durable direct parent from the session header,
+	// empty for a top-level agent.
+	ParentSession string
+	// Provider and Model attribute the agent's assistant messages.
+	Provider string
+	Model    string
+	// Resumed is true when the agent is rebuilt from a stored log.
+	Resumed bool
+}
+
+// Factory builds the Agent for one live agent. It must not block.
+type Factory func(Options) Agent
+
+// The kinds of CancelCause (the original's cancel causes).
+const (
+	CauseUser     = "user"
+	CauseParent   = "parent"
+	CauseDisposed = "disposed"
+	CauseHook     = "hook"
+)
+
+// CancelCause says who cancelled a turn. It is the context.Cause of a
+// cancelled turn's ctx and becomes turn/end
+// {kind:"aborted", reason:{kind[, reason]}} in the log.
+type CancelCause struct {
+	Kind   string // CauseUser, CauseParent, CauseDisposed or CauseHook
+	Reason string // only for CauseHook
+}
+
+// Error describes the cause; a CancelCause is the error a cancelled turn's
+// context reports through context.Cause.
+func (c CancelCause) Error() string {
+	if c.Reason != "" {
+		return "turn cancelled: " + c.Kind + ": " + c.Reason
+	}
+	return "turn cancelled: " + c.Kind
+}
+
+// CauseOf returns the CancelCause carried by err (typically
+// context.Cause(ctx)), and false when err carries none.
+func CauseOf(err error) (CancelCause, bool) {
+	var c CancelCause
+	ok := errors.As(err, &c)
+	return c, ok
+}

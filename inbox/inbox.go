@@ -1,0 +1,467 @@
+package inbox
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/google/uuid"
+)
+
+// Status is an inbox's residency: Running while a turn is claimed or a
+// message waits, Idle otherwise.
+type Status string
+
+// The two statuses.
+const (
+	Idle    Status = "idle"
+	Running Status = "running"
+)
+
+// EventKind names an inbox event; the values are the seed-era event names.
+type EventKind string
+
+// The inbox events.
+const (
+	Enqueue      EventKind = "agent/inbox/enqueue" // a message was accepted
+	Dequeue      EventKind = "agent/inbox/dequeue" // a turn claimed a message
+	Discard      EventKind = "agent/inbox/discard" // a queued message was dropped unrun
+	StatusChange EventKind = "agent/status"        // idle↔running
+)
+
+// Event is one inbox change. MessageID is set for Enqueue, Dequeue and
+// Discard; Status for StatusChange.
+type Event struct {
+	Kind      EventKind
+	MessageID string
+	Status    Status
+}
+
+// ErrClosed is returned by Post after Close.
+var ErrClosed = errors.New("inbox: closed")
+
+// DefaultThroughput is how many messages a mailbox run handles before it
+// yields its goroutine.
+const DefaultThroughput = 300
+
+// Options configure an Inbox.
+type Options struct {
+	// Observer receives every Event in order; nil means no events. It must
+	// not panic and should return quickly: it runs on the goroutine that
+	// made the change.
+	Observer func(Event)
+	// Throughput overrides DefaultThroughput when positive.
+	Throughput int
+}
+
+// Claim is the user message the mailbox hands to the actor when a turn
+// claims the head of the queue.
+type Claim struct {
+	// Message is the claimed message, with its MessageID.
+	Message agent.Message
+	ctx     context.Context
+}
+
+// Context is the turn's context: cancelled with an agent.CancelCause by
+// Cancel or Close, and released by EndTurn.
+func (c *Claim) Context() context.Context { return c.ctx }
+
+// item is one entry of the turn lane: an agent message, or a raw protoactor
+// user message when raw is non-nil.
+type item struct {
+	msg agent.Message
+	raw any
+}
+
+// Inbox is the FIFO turn queue and the actor.Mailbox of one agent actor.
+// Its zero value is not usable; call New.
+type Inbox struct {
+	observer   func(Event)
+	throughput int
+	scheduled  atomic.Bool
+
+	mu         sync.Mutex
+	invoker    actor.MessageInvoker
+	dispatcher actor.Dispatcher
+	system     []any
+	queue      []item
+	pending    int                     // agent messages in queue
+	turn       context.CancelCauseFunc // non-nil while a turn is claimed
+	suspended  bool
+	closed     bool
+	idle       chan struct{} // closed on the next transition to Idle
+	events     []Event
+	delivering bool
+}
+
+var _ actor.Mailbox = (*Inbox)(nil)
+
+// New returns an empty, open, idle inbox.
+func New(opts Options) *Inbox {
+	throughput := opts.Throughput
+	if throughput <= 0 {
+		throughput = DefaultThroughput
+	}
+	return &Inbox{observer: opts.Observer, throughput: throughput}
+}
+
+// NewMessageID returns a fresh MessageID (a random uuid). Callers that must
+// know an id before the message is accepted (accepted-id accounting) mint
+// it here and pass it in the message to Post.
+func NewMessageID() string { return uuid.NewString() }
+
+// Post accepts msg at the tail of the turn lane and returns its MessageID
+// (msg.ID, or a new one when empty). It never blocks on a turn: it takes the
+// inbox lock, emits agent/inbox/enqueue (and a status change when the inbox
+// was idle), and wakes the mailbox when no turn runs. After Close it
+// returns ErrClosed and accepts nothing.
+func (b *Inbox) Post(msg agent.Message) (string, error) {
+	if msg.ID == "" {
+		msg.ID = NewMessageID()
+	}
+	msg.Role = "user"
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return "", ErrClosed
+	}
+	was := b.runningLocked()
+	b.queue = append(b.queue, item{msg: msg})
+	b.pending++
+	b.emitLocked(Event{Kind: Enqueue, MessageID: msg.ID})
+	b.noteStatusLocked(was)
+	wake := b.claimableLocked()
+	b.mu.Unlock()
+	b.deliver()
+	if wake {
+		b.schedule()
+	}
+	return msg.ID, nil
+}
+
+// Cancel aborts the claimed turn, if any, by cancelling its context with
+// cause, and unless keepInbox discards every queued message (one
+// agent/inbox/discard each, in queue order). With nothing running and
+// nothing queued it does nothing and arms nothing against later messages.
+// It returns the discarded ids.
+func (b *Inbox) Cancel(cause agent.CancelCause, keepInbox bool) []string {
+	b.mu.Lock()
+	discarded := b.cancelLocked(cause, keepInbox)
+	b.mu.Unlock()
+	b.deliver()
+	return discarded
+}
+
+// Close cancels like Cancel(cause, false) and refuses every later Post with
+// ErrClosed. It is idempotent; the running turn, if any, still ends with
+// EndTurn.
+func (b *Inbox) Close(cause agent.CancelCause) []string {
+	b.mu.Lock()
+	b.closed = true
+	discarded := b.cancelLocked(cause, false)
+	b.mu.Unlock()
+	b.deliver()
+	return discarded
+}
+
+// EndTurn ends the claimed turn: it releases the turn's context, emits a
+// status change when nothing else waits, and wakes the mailbox to claim the
+// next message. The actor's turn goroutine calls it once, after its last
+// event is logged.
+func (b *Inbox) EndTurn() {
+	b.mu.Lock()
+	if b.turn == nil {
+		b.mu.Unlock()
+		return
+	}
+	was := b.runningLocked()
+	b.turn(nil)
+	b.turn = nil
+	b.noteStatusLocked(was)
+	wake := b.claimableLocked()
+	b.mu.Unlock()
+	b.deliver()
+	if wake {
+		b.schedule()
+	}
+}
+
+// Status reports Running while a turn is claimed or a message waits.
+func (b *Inbox) Status() Status {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return statusOf(b.runningLocked())
+}
+
+// Closed reports whether Close was called.
+func (b *Inbox) Closed() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.closed
+}
+
+// Len is the number of queued messages not yet claimed.
+func (b *Inbox) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.pending
+}
+
+// WhenIdle blocks until the inbox is Idle (no claimed turn, nothing queued)
+// or ctx is done, returning ctx.Err() in that case. It returns at once when
+// the inbox is already idle.
+func (b *Inbox) WhenIdle(ctx context.Context) error {
+	b.mu.Lock()
+	if !b.runningLocked() {
+		b.mu.Unlock()
+		return nil
+	}
+	if b.idle == nil {
+		b.idle = make(chan struct{})
+	}
+	idle := b.idle
+	b.mu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// cancelLocked is Cancel with the lock held.
+func (b *Inbox) cancelLocked(cause agent.CancelCause, keepInbox bool) []string {
+	if b.turn != nil {
+		b.turn(cause)
+	}
+	if keepInbox || b.pending == 0 {
+		return nil
+	}
+	was := b.runningLocked()
+	discarded := make([]string, 0, b.pending)
+	kept := b.queue[:0]
+	for _, it := range b.queue {
+		if it.raw != nil {
+			kept = append(kept, it)
+			continue
+		}
+		discarded = append(discarded, it.msg.ID)
+		b.emitLocked(Event{Kind: Discard, MessageID: it.msg.ID})
+	}
+	clear(b.queue[len(kept):])
+	b.queue, b.pending = kept, 0
+	b.noteStatusLocked(was)
+	return discarded
+}
+
+func (b *Inbox) runningLocked() bool { return b.turn != nil || b.pending > 0 }
+
+func statusOf(running bool) Status {
+	if running {
+		return Running
+	}
+	return Idle
+}
+
+// noteStatusLocked emits a status change when running differs from was and
+// releases WhenIdle waiters on the way to Idle.
+func (b *Inbox) noteStatusLocked(was bool) {
+	now := b.runningLocked()
+	if now == was {
+		return
+	}
+	b.emitLocked(Event{Kind: StatusChange, Status: statusOf(now)})
+	if !now && b.idle != nil {
+		close(b.idle)
+		b.idle = nil
+	}
+}
+
+func (b *Inbox) emitLocked(e Event) {
+	if b.observer != nil {
+		b.events = append(b.events, e)
+	}
+}
+
+// deliver hands queued events to the observer, one goroutine at a time, in
+// order, without holding the lock while the observer runs.
+func (b *Inbox) deliver() {
+	b.mu.Lock()
+	if b.delivering || len(b.events) == 0 {
+		b.mu.Unlock()
+		return
+	}
+	b.delivering = true
+	for len(b.events) > 0 {
+		events := b.events
+		b.events = nil
+		b.mu.Unlock()
+		for _, e := range events {
+			b.observer(e)
+		}
+		b.mu.Lock()
+	}
+	b.delivering = false
+	b.mu.Unlock()
+}
+
+// claimableLocked reports whether the mailbox could claim a turn now.
+func (b *Inbox) claimableLocked() bool {
+	return b.turn == nil && !b.suspended && len(b.queue) > 0
+}
+
+//
+// actor.Mailbox
+//
+
+// PostUserMessage queues a protoactor user message (one sent to the
+// actor's PID) in the turn lane, behind the messages accepted before it.
+// After Close it is dropped: the actor is going away.
+func (b *Inbox) PostUserMessage(message any) {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return
+	}
+	b.queue = append(b.queue, item{raw: message})
+	wake := b.claimableLocked()
+	b.mu.Unlock()
+	if wake {
+		b.schedule()
+	}
+}
+
+// PostSystemMessage queues a protoactor system message; system messages are
+// processed before any user message, also while a turn runs.
+func (b *Inbox) PostSystemMessage(message any) {
+	b.mu.Lock()
+	b.system = append(b.system, message)
+	b.mu.Unlock()
+	b.schedule()
+}
+
+// RegisterHandlers is called once by protoactor's spawner.
+func (b *Inbox) RegisterHandlers(invoker actor.MessageInvoker, dispatcher actor.Dispatcher) {
+	b.mu.Lock()
+	b.invoker, b.dispatcher = invoker, dispatcher
+	b.mu.Unlock()
+}
+
+// Start is called by protoactor's spawner after RegisterHandlers.
+func (b *Inbox) Start() {}
+
+// UserMessageCount is the number of queued turn-lane entries.
+func (b *Inbox) UserMessageCount() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.queue)
+}
+
+// schedule starts a mailbox run on the dispatcher unless one is going.
+func (b *Inbox) schedule() {
+	b.mu.Lock()
+	dispatcher := b.dispatcher
+	b.mu.Unlock()
+	if dispatcher != nil && b.scheduled.CompareAndSwap(false, true) {
+		dispatcher.Schedule(b.process)
+	}
+}
+
+// process runs the mailbox until it has nothing it may process.
+func (b *Inbox) process() {
+	for {
+		b.run()
+		b.scheduled.Store(false)
+		if !b.hasWork() || !b.scheduled.CompareAndSwap(false, true) {
+			return
+		}
+	}
+}
+
+func (b *Inbox) hasWork() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.system) > 0 || b.claimableLocked()
+}
+
+// run processes system messages first, then claims from the turn lane,
+// until neither yields anything. A panic escapes to the actor's supervisor
+// as protoactor's own mailbox does.
+func (b *Inbox) run() {
+	var msg any
+	defer func() {
+		if r := recover(); r != nil {
+			b.invoker.EscalateFailure(r, msg)
+		}
+	}()
+	for i := 0; ; i++ {
+		if i == b.throughput {
+			i = 0
+			runtime.Gosched()
+		}
+		var system bool
+		if msg, system = b.next(); msg == nil {
+			return
+		}
+		if system {
+			b.invoker.InvokeSystemMessage(msg)
+		} else {
+			b.invoker.InvokeUserMessage(msg)
+		}
+	}
+}
+
+// next pops the next message to invoke: a system message, else the head of
+// the turn lane when no turn is claimed. SuspendMailbox and ResumeMailbox
+// are handled here, as protoactor's mailbox does.
+func (b *Inbox) next() (msg any, system bool) {
+	b.mu.Lock()
+	for len(b.system) > 0 {
+		msg = b.system[0]
+		b.system[0] = nil
+		b.system = b.system[1:]
+		switch msg.(type) {
+		case *actor.SuspendMailbox:
+			b.suspended = true
+		case *actor.ResumeMailbox:
+			b.suspended = false
+		default:
+			b.mu.Unlock()
+			return msg, true
+		}
+	}
+	if len(b.system) == 0 {
+		b.system = nil
+	}
+	if !b.claimableLocked() {
+		b.mu.Unlock()
+		return nil, false
+	}
+	msg = b.popLocked()
+	b.mu.Unlock()
+	b.deliver()
+	return msg, false
+}
+
+// popLocked removes the head of the turn lane; an agent message becomes a
+// Claim with a fresh turn context.
+func (b *Inbox) popLocked() any {
+	head := b.queue[0]
+	b.queue[0] = item{}
+	b.queue = b.queue[1:]
+	if len(b.queue) == 0 {
+		b.queue = nil
+	}
+	if head.raw != nil {
+		return head.raw
+	}
+	b.pending--
+	ctx, cancel := context.WithCancelCause(context.Background())
+	b.turn = cancel
+	b.emitLocked(Event{Kind: Dequeue, MessageID: head.msg.ID})
+	return &Claim{Message: head.msg, ctx: ctx}
+}
