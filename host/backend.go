@@ -1,0 +1,114 @@
+package host
+
+import (
+	"context"
+
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// Backend is everything the host needs from the runtime. The host calls it
+// from request goroutines concurrently. Failures are classified with Wrap or
+// the Err* sentinels (errors.Is); any other error is reported as internal,
+// and a cancelled ctx always wins as cancelled.
+type Backend interface {
+	// ListSessions returns a summary of every session, live or stored, in
+	// creation order. It never activates anything.
+	ListSessions(ctx context.Context) ([]SessionSummary, error)
+	// CreateSession starts a new live top-level agent on a fresh session.
+	CreateSession(ctx context.Context) (SessionSummary, error)
+	// ReadSession returns a session's transcript from memory when it is live,
+	// else from storage, without acquiring, publishing or resuming any agent.
+	// An unknown id is ErrSessionNotFound.
+	ReadSession(ctx context.Context, id string) (Transcript, error)
+	// PromptSession delivers content to the top-level agent id, resuming it
+	// from storage when it is not live, and returns the accepted message id.
+	// A continuable child is refused with ErrAgentBusy; an unknown id is
+	// ErrSessionNotFound.
+	PromptSession(ctx context.Context, id string, content []agent.Block, source agent.Source) (string, error)
+	// ListChildren reads the complete direct catalog of parentID (healthy
+	// continuable children and diagnostics, in the catalog's order) without
+	// touching any agent. An unknown parent is ErrSessionNotFound.
+	ListChildren(ctx context.Context, parentID string) ([]CatalogEntry, error)
+	// LiveAgent returns the exact live agent registered under id right now.
+	LiveAgent(id string) (LiveAgent, bool)
+	// Followup asks the continuation service to deliver content to childID
+	// on behalf of the exact live parent, cold-resuming the child when it
+	// has no Activation, and returns the message id its inbox accepted.
+	// Failures: ErrSubagentNotResumable, ErrSubagentUnauthorized,
+	// ErrSubagentDeliveryUnavailable, ErrCancelled.
+	Followup(ctx context.Context, parent LiveAgent, childID string, content []agent.Block, source agent.Source) (string, error)
+	// Subscribe calls fn for every Notice, in the order the runtime produced
+	// them, until cancel is called. fn must not block.
+	Subscribe(fn func(Notice)) (cancel func())
+}
+
+// LiveAgent is one exact live agent (one incarnation) as the Backend found it.
+type LiveAgent interface {
+	// SessionID is the id of the agent's session.
+	SessionID() string
+}
+
+// SessionSummary is one row of session.list.
+type SessionSummary struct {
+	ID              string
+	CreatedAt       int64 // Unix ms
+	UpdatedAt       int64 // Unix ms of the last event, else CreatedAt
+	Running         bool  // the session's agent is running a turn now
+	Live            bool  // the session is live in the runtime
+	ParentSessionID string
+	Origin          string // "subagent" for continuable children
+	Cwd             string
+	Title           string // first line of the first user message, if any
+}
+
+// Transcript is a session's header facts and raw events in seq order.
+type Transcript struct {
+	ParentSessionID string
+	Events          []session.Event
+}
+
+// CatalogKind tells a healthy catalog row from a diagnostic one.
+type CatalogKind string
+
+// The catalog row kinds.
+const (
+	KindChild      CatalogKind = "child"
+	KindDiagnostic CatalogKind = "diagnostic"
+)
+
+// CatalogEntry is one row of a parent's direct continuable catalog.
+type CatalogEntry struct {
+	Kind    CatalogKind
+	ID      string
+	Label   string // healthy rows
+	Running bool   // healthy rows: the child session is live now
+	Reason  string // diagnostic rows: corrupt | unsupported | unavailable
+}
+
+// NoticeKind names a Notice.
+type NoticeKind int
+
+// The notices a Backend publishes.
+const (
+	// SessionAdded: a session became live (created or resumed).
+	SessionAdded NoticeKind = iota + 1
+	// SessionStatus: a live agent's running status changed.
+	SessionStatus
+	// SessionRemoved: a live session was released (not deleted).
+	SessionRemoved
+	// SessionEvent: an event was appended to a live session.
+	SessionEvent
+)
+
+// Notice is one change in the runtime that the host turns into a frame.
+type Notice struct {
+	Kind            NoticeKind
+	SessionID       string
+	ParentSessionID string        // SessionAdded
+	Origin          string        // SessionAdded
+	Cwd             string        // SessionAdded
+	Blank           bool          // SessionAdded: no events yet
+	Running         bool          // SessionStatus
+	Event           session.Event // SessionEvent
+}

@@ -1,0 +1,112 @@
+// Package host is the web product path of seed 004: an http.Handler that
+// serves a small RPC surface, a Server-Sent Events stream of live frames and
+// an embedded page (host/web, plain HTML/CSS/JS, no build step) through which
+// a person talks to top-level agents, browses their continuable subagents as
+// a lazily expanded tree, reads any child's transcript without waking it, and
+// continues a child only while its exact parent is live.
+//
+// The handler knows the runtime only through the Backend interface defined
+// here; NewRuntimeBackend adapts subagent.Service, actors.Runtime and
+// query.Query to it.
+//
+// # Carrier
+//
+// Unary calls are POST /api/<method> with Content-Type application/json and
+// a client-request envelope:
+//
+//	{"type":"client-request","rpcId":"<any string>","method":"<method>","payload":{...}}
+//
+// answered with HTTP 200 and a server-response echoing rpcId:
+//
+//	{"type":"server-response","rpcId":"…","result":{"ok":true,"value":{...}}}
+//	{"type":"server-response","rpcId":"…","result":{"ok":false,"error":{"code":"…","message":"…","details":{...}}}}
+//
+// HTTP statuses describe only the carrier: 404 "not found" (unknown path, or
+// a non-POST other than GET /api/events), 415 "content type must be
+// application/json", 400 "body is not JSON", 413 "request body too large",
+// 500 "handler failure: <text>" (a panic), 403 "forbidden" (the trust
+// fence). Validation has two levels, both answered as bad-request with
+// details.issues: the envelope ("invalid client-request message", rpcId
+// "invalid-request" when the body's rpcId is not a string; `method "<m>"
+// does not match path "<p>"`), then the payload ("invalid payload for
+// <method>"). Unknown payload keys are ignored.
+//
+// The browser-trust fence guards /api: the Host header must be loopback
+// (localhost, [::1], 127.x.y.z) or one of Options.TrustedHosts;
+// Sec-Fetch-Site: cross-site is refused; an Origin, when present, must be
+// that same authority (the literal "null" is refused).
+//
+// # Methods
+//
+// session.list {} → {sessions: [Summary]} where Summary is
+// {sessionId, createdAt, updatedAt, running, live, parentSessionId?, origin?,
+// cwd?, title?} (times in Unix ms; updatedAt is the last event's time;
+// title is the first line of the first user message; origin "subagent"
+// marks continuable children). Every session, live or stored.
+//
+// session.create {} → Summary of a new live top-level agent session.
+//
+// session.history {sessionId, beforeSeq?, maxMessages?} → {events, hasMore}
+// like subagent.history, for any session, never activating it. Errors:
+// session-not-found `session "<id>" was not found` {sessionId}, cancelled,
+// internal.
+//
+// session.prompt {sessionId, content} → {messageId}: delivers to a top-level
+// agent (resuming it from storage when it is not live) with source
+// {kind:"user", rpcId}. A continuable child is refused with agent-busy
+// `session "<id>" is owned by subagent routing` {reason: "use subagent
+// delivery for this child session"}; an unknown id is session-not-found.
+//
+// subagent.list {parentSessionId} → {entries, parentAvailable}: the complete
+// direct catalog in service order. Healthy rows are {kind:"child", id,
+// mode:"continuable", label, activity:"running"|"inactive"} (running: the
+// child session is live), diagnostics {kind:"diagnostic", id,
+// reason:"corrupt"|"unsupported"|"unavailable"}. parentAvailable says whether
+// the exact parent agent is live now (a hint; subagent.prompt decides).
+// Errors: cancelled "subagent catalog read was cancelled", internal
+// "subagent catalog read failed" (an unknown parent too).
+//
+// subagent.history {parentSessionId, childSessionId, mode?, beforeSeq?,
+// maxMessages?} → {events: [{event}], hasMore}. mode is optional: absent or
+// "continuable"; "one-shot" is accepted but this runtime catalogs no one-shot
+// children, so it answers subagent-not-found. The address is verified in the
+// parent's catalog first (subagent-not-found, subagent-catalog-diagnostic),
+// then the child's transcript is read from memory or storage without
+// acquiring, publishing or resuming any agent; a transcript naming another
+// parent is subagent-unauthorized "subagent parent changed during history
+// read". Pages are message-aligned: the counting unit is a user, assistant
+// or steering message with surfaceOp "append"; the page starts at the group
+// (sourceEventSeqs) of the maxMessages-th message from the end of the window
+// (events before beforeSeq), default 50, maxMessages 0 is a bad-request;
+// hasMore says the page does not start at seq 0.
+//
+// subagent.prompt {parentSessionId, childSessionId, mode?, content} →
+// {messageId}. mode may only be "continuable". The exact parent must be live
+// (subagent-parent-unavailable `parent session "<p>" is not live`, checked
+// before any catalog read, never resuming the parent); the address is
+// verified as for history; then the continuation service delivers content
+// with source {kind:"user", rpcId}. Failures: cancelled, subagent-not-resumable
+// "subagent cannot be resumed", subagent-unauthorized "subagent does not
+// belong to this parent", subagent-delivery-unavailable "subagent follow-up
+// is temporarily unavailable" (draining, activation closing, continuation or
+// persistence unavailable), internal "subagent prompt failed".
+//
+// content is a non-empty array of {"type":"text","text":string} blocks.
+//
+// # Frames
+//
+// GET /api/events is an SSE stream: ": connected", then one
+// "data: <server-request>" block per frame, where the envelope is
+// {"type":"server-request","rpcId":"<fresh uuid>","method":<frame type>,
+// "payload":<frame>}. Frames, in the runtime's order:
+//
+//	host/session-added   {sessionId, blank, parentSessionId?, origin?, cwd?}
+//	host/session-status  {sessionId, running}
+//	host/session-removed {sessionId}
+//	session/event        {sessionId, event}  every event appended to a live session
+//
+// A ": ping" comment keeps idle streams open. A stream whose client cannot
+// keep up receives one stream/error frame and ends; clients reconnect and
+// re-pull what they show (events are merged by seq; a seq gap re-pulls the
+// tail page).
+package host

@@ -1,0 +1,241 @@
+package host
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// hub fans every Notice out to the connected event streams in one global
+// order. Publishing never blocks: each stream has its own queue, and a
+// stream whose queue overflows is ended (with one stream/error frame) so its
+// client reconnects and re-pulls what it shows.
+type hub struct {
+	mu       sync.Mutex
+	streams  map[*stream]struct{}
+	closed   bool
+	closing  chan struct{}
+	maxQueue int
+}
+
+// stream is one connected GET /api/events; its fields are guarded by hub.mu.
+type stream struct {
+	frames     [][]byte
+	overflowed bool
+	wake       chan struct{}
+}
+
+func newHub(maxQueue int) *hub {
+	return &hub{streams: map[*stream]struct{}{}, closing: make(chan struct{}), maxQueue: maxQueue}
+}
+
+// join registers a new stream; it returns nil once the hub is closed.
+func (h *hub) join() *stream {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil
+	}
+	s := &stream{wake: make(chan struct{}, 1)}
+	h.streams[s] = struct{}{}
+	return s
+}
+
+func (h *hub) leave(s *stream) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.streams, s)
+}
+
+// close ends every stream; later joins fail.
+func (h *hub) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.closed {
+		h.closed = true
+		close(h.closing)
+	}
+}
+
+// publish queues n's frame on every stream.
+func (h *hub) publish(n Notice) {
+	frame, ok := encodeFrame(n)
+	if !ok {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.streams {
+		if s.overflowed {
+			continue
+		}
+		if len(s.frames) >= h.maxQueue {
+			s.overflowed = true
+			s.frames = append(s.frames, overflowFrame())
+		} else {
+			s.frames = append(s.frames, frame)
+		}
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// take hands over s's queued frames and whether the stream must end.
+func (h *hub) take(s *stream) ([][]byte, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	frames := s.frames
+	s.frames = nil
+	return frames, s.overflowed
+}
+
+// serveEvents streams frames as Server-Sent Events until the client goes
+// away, the handler closes, or the stream overflows.
+func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
+	flusher, ok := w.(http.Flusher)
+	s := h.hub.join()
+	if !ok || s == nil {
+		carrierError(w, http.StatusServiceUnavailable, "event stream unavailable")
+		return
+	}
+	defer h.hub.leave(s)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	if !writeFlush(w, flusher, []byte(": connected\n\n")) {
+		return
+	}
+	heartbeat := time.NewTicker(h.opts.Heartbeat)
+	defer heartbeat.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-h.hub.closing:
+			return
+		case <-heartbeat.C:
+			if !writeFlush(w, flusher, []byte(": ping\n\n")) {
+				return
+			}
+		case <-s.wake:
+			frames, end := h.hub.take(s)
+			if !writeFrames(w, flusher, frames) || end {
+				return
+			}
+		}
+	}
+}
+
+func writeFrames(w io.Writer, flusher http.Flusher, frames [][]byte) bool {
+	for _, f := range frames {
+		if _, err := w.Write(f); err != nil {
+			return false
+		}
+	}
+	flusher.Flush()
+	return true
+}
+
+func writeFlush(w io.Writer, flusher http.Flusher, b []byte) bool {
+	return writeFrames(w, flusher, [][]byte{b})
+}
+
+// serverRequest is the envelope of a pushed frame (web-host §3.1).
+type serverRequest struct {
+	Type    string `json:"type"`
+	RPCID   string `json:"rpcId"`
+	Method  string `json:"method"`
+	Payload any    `json:"payload"`
+}
+
+type sessionAddedFrame struct {
+	Type            string `json:"type"`
+	SessionID       string `json:"sessionId"`
+	Blank           bool   `json:"blank"`
+	ParentSessionID string `json:"parentSessionId,omitempty"`
+	Origin          string `json:"origin,omitempty"`
+	Cwd             string `json:"cwd,omitempty"`
+}
+
+type sessionStatusFrame struct {
+	Type      string `json:"type"`
+	SessionID string `json:"sessionId"`
+	Running   bool   `json:"running"`
+}
+
+type sessionRemovedFrame struct {
+	Type      string `json:"type"`
+	SessionID string `json:"sessionId"`
+}
+
+type sessionEventFrame struct {
+	Type      string    `json:"type"`
+	SessionID string    `json:"sessionId"`
+	Event     wireEvent `json:"event"`
+}
+
+type streamErrorFrame struct {
+	Type  string    `json:"type"`
+	Error wireError `json:"error"`
+}
+
+// The frame types.
+const (
+	frameSessionAdded   = "host/session-added"
+	frameSessionStatus  = "host/session-status"
+	frameSessionRemoved = "host/session-removed"
+	frameSessionEvent   = "session/event"
+	frameStreamError    = "stream/error"
+)
+
+// frameOf builds the frame payload for n, or false for an unknown kind.
+func frameOf(n Notice) (string, any, bool) {
+	switch n.Kind {
+	case SessionAdded:
+		return frameSessionAdded, sessionAddedFrame{Type: frameSessionAdded, SessionID: n.SessionID, Blank: n.Blank,
+			ParentSessionID: n.ParentSessionID, Origin: n.Origin, Cwd: n.Cwd}, true
+	case SessionStatus:
+		return frameSessionStatus, sessionStatusFrame{Type: frameSessionStatus, SessionID: n.SessionID, Running: n.Running}, true
+	case SessionRemoved:
+		return frameSessionRemoved, sessionRemovedFrame{Type: frameSessionRemoved, SessionID: n.SessionID}, true
+	case SessionEvent:
+		return frameSessionEvent, sessionEventFrame{Type: frameSessionEvent, SessionID: n.SessionID, Event: toWireEvent(n.Event)}, true
+	}
+	return "", nil, false
+}
+
+// encodeFrame renders n, or false for an unknown kind or an event whose
+// data is not valid JSON (the frame is then skipped; a client repairs the
+// resulting seq gap by re-pulling history).
+func encodeFrame(n Notice) ([]byte, bool) {
+	method, payload, ok := frameOf(n)
+	if !ok {
+		return nil, false
+	}
+	frame, err := sseData(method, payload)
+	return frame, err == nil
+}
+
+func overflowFrame() []byte {
+	frame, _ := sseData(frameStreamError, streamErrorFrame{Type: frameStreamError,
+		Error: wireError{Code: CodeInternal, Message: "event stream fell behind; reconnect", Details: map[string]any{}}})
+	return frame
+}
+
+// sseData renders one "data: <server-request>\n\n" block with a fresh rpcId.
+func sseData(method string, payload any) ([]byte, error) {
+	body, err := json.Marshal(serverRequest{Type: "server-request", RPCID: uuid.NewString(), Method: method, Payload: payload})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(body)+8)
+	out = append(out, "data: "...)
+	out = append(out, body...)
+	return append(out, "\n\n"...), nil
+}

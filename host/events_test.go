@@ -1,0 +1,179 @@
+package host
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+)
+
+// frame is one decoded SSE data block.
+type frame struct {
+	Type    string          `json:"type"`
+	RPCID   string          `json:"rpcId"`
+	Method  string          `json:"method"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// openStream connects to /api/events and returns a reader positioned after
+// the ": connected" comment.
+func openStream(t *testing.T, srv *httptest.Server) (*bufio.Reader, func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/api/events", nil)
+	require.NoError(t, err)
+	resp, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	require.Equal(t, "no-cache", resp.Header.Get("Cache-Control"))
+	r := bufio.NewReader(resp.Body)
+	require.Equal(t, ": connected\n", readLine(t, r))
+	require.Equal(t, "\n", readLine(t, r))
+	return r, func() { cancel(); resp.Body.Close() }
+}
+
+func readLine(t *testing.T, r *bufio.Reader) string {
+	t.Helper()
+	line, err := r.ReadString('\n')
+	require.NoError(t, err)
+	return line
+}
+
+func readFrame(t *testing.T, r *bufio.Reader) frame {
+	t.Helper()
+	line := readLine(t, r)
+	require.True(t, strings.HasPrefix(line, "data: "), line)
+	require.Equal(t, "\n", readLine(t, r))
+	var f frame
+	require.NoError(t, json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &f))
+	return f
+}
+
+func TestEventStreamDeliversFramesInOrder(t *testing.T) {
+	b := newFakeBackend()
+	h := newTestHandler(t, b)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	r, stop := openStream(t, srv)
+	defer stop()
+
+	event := message(3, "assistant/message", "done")
+	b.emit(
+		Notice{Kind: SessionAdded, SessionID: "c1", ParentSessionID: "p1", Origin: "subagent", Blank: true},
+		Notice{Kind: SessionStatus, SessionID: "c1", Running: true},
+		Notice{Kind: SessionEvent, SessionID: "c1", Event: event},
+		Notice{Kind: SessionStatus, SessionID: "c1", Running: false},
+		Notice{Kind: SessionRemoved, SessionID: "c1"},
+	)
+	want := []struct{ method, payload string }{
+		{"host/session-added", `{"type":"host/session-added","sessionId":"c1","blank":true,"parentSessionId":"p1","origin":"subagent"}`},
+		{"host/session-status", `{"type":"host/session-status","sessionId":"c1","running":true}`},
+		{"session/event", `{"type":"session/event","sessionId":"c1","event":{"type":"assistant/message","seq":3,"time":1003,
+			"surfaceOp":"append","data":{"content":[{"type":"text","text":"done"}]}}}`},
+		{"host/session-status", `{"type":"host/session-status","sessionId":"c1","running":false}`},
+		{"host/session-removed", `{"type":"host/session-removed","sessionId":"c1"}`},
+	}
+	seen := map[string]bool{}
+	for _, w := range want {
+		f := readFrame(t, r)
+		require.Equal(t, "server-request", f.Type)
+		require.Equal(t, w.method, f.Method)
+		require.JSONEq(t, w.payload, string(f.Payload))
+		_, err := uuid.Parse(f.RPCID)
+		require.NoError(t, err)
+		require.False(t, seen[f.RPCID], "a fresh rpcId per push")
+		seen[f.RPCID] = true
+	}
+}
+
+func TestEventStreamFansOutToEveryClient(t *testing.T) {
+	b := newFakeBackend()
+	h := newTestHandler(t, b)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	first, stopFirst := openStream(t, srv)
+	defer stopFirst()
+	second, stopSecond := openStream(t, srv)
+	defer stopSecond()
+
+	for seq := range int64(20) {
+		b.emit(Notice{Kind: SessionEvent, SessionID: "s", Event: plain(seq, "turn/start")})
+	}
+	for _, r := range []*bufio.Reader{first, second} {
+		for seq := range int64(20) {
+			var p struct{ Event wireEvent }
+			require.NoError(t, json.Unmarshal(readFrame(t, r).Payload, &p))
+			require.Equal(t, seq, p.Event.Seq)
+		}
+	}
+}
+
+func TestCloseEndsOpenStreams(t *testing.T) {
+	h := New(newFakeBackend(), Options{})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	r, stop := openStream(t, srv)
+	defer stop()
+	h.Close()
+	_, err := r.ReadString('\n')
+	require.ErrorIs(t, err, io.EOF)
+	h.Close()
+
+	resp, err := srv.Client().Get(srv.URL + "/api/events")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+}
+
+func TestSlowStreamOverflowsWithOneStreamErrorFrame(t *testing.T) {
+	hb := newHub(2)
+	s := hb.join()
+	for seq := range int64(5) {
+		hb.publish(Notice{Kind: SessionEvent, SessionID: "s", Event: plain(seq, "turn/start")})
+	}
+	frames, end := hb.take(s)
+	require.True(t, end)
+	require.Len(t, frames, 3)
+	require.Contains(t, string(frames[2]), `"method":"stream/error"`)
+	require.Contains(t, string(frames[2]), `"code":"internal"`)
+}
+
+func TestHeartbeatKeepsAnIdleStreamAlive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := New(newFakeBackend(), Options{Heartbeat: 15 * time.Second})
+		defer h.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		rec := httptest.NewRecorder()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			h.ServeHTTP(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, "http://localhost/api/events", nil))
+		}()
+		time.Sleep(31 * time.Second)
+		synctest.Wait()
+		cancel()
+		<-done
+		require.Equal(t, ": connected\n\n: ping\n\n: ping\n\n", rec.Body.String())
+	})
+}
+
+func TestUndecodableEventIsSkipped(t *testing.T) {
+	hb := newHub(8)
+	s := hb.join()
+	hb.publish(Notice{Kind: SessionEvent, SessionID: "s", Event: session.Event{Type: "x", Data: json.RawMessage(`{bad`)}})
+	hb.publish(Notice{Kind: NoticeKind(99), SessionID: "s"})
+	frames, end := hb.take(s)
+	require.Empty(t, frames)
+	require.False(t, end)
+}

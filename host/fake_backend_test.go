@@ -1,0 +1,181 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// fakeBackend is a scriptable in-memory Backend that records every call.
+type fakeBackend struct {
+	mu           sync.Mutex
+	summaries    []SessionSummary
+	transcripts  map[string]Transcript
+	catalogs     map[string][]CatalogEntry
+	catalogErr   error
+	readErr      error
+	promptErr    error
+	followupErr  error
+	onFollowup   func()
+	live         map[string]bool
+	panicMessage string
+	calls        []string
+	followups    []followupCall
+	subscribers  map[int]func(Notice)
+	nextSub      int
+}
+
+type followupCall struct {
+	Parent  string
+	Child   string
+	Content []agent.Block
+	Source  agent.Source
+}
+
+type fakeAgent string
+
+func (a fakeAgent) SessionID() string { return string(a) }
+
+func newFakeBackend() *fakeBackend {
+	return &fakeBackend{
+		transcripts: map[string]Transcript{},
+		catalogs:    map[string][]CatalogEntry{},
+		live:        map[string]bool{},
+		subscribers: map[int]func(Notice){},
+	}
+}
+
+func (f *fakeBackend) record(format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, fmt.Sprintf(format, args...))
+	if f.panicMessage != "" {
+		panic(f.panicMessage)
+	}
+}
+
+// callLog returns a copy of the recorded calls.
+func (f *fakeBackend) callLog() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
+}
+
+func (f *fakeBackend) ListSessions(ctx context.Context) ([]SessionSummary, error) {
+	f.record("ListSessions")
+	return slices.Clone(f.summaries), ctx.Err()
+}
+
+func (f *fakeBackend) CreateSession(ctx context.Context) (SessionSummary, error) {
+	f.record("CreateSession")
+	s := SessionSummary{ID: fmt.Sprintf("top-%d", len(f.summaries)+1), CreatedAt: 1000, UpdatedAt: 1000, Live: true}
+	f.mu.Lock()
+	f.summaries = append(f.summaries, s)
+	f.live[s.ID] = true
+	f.mu.Unlock()
+	return s, nil
+}
+
+func (f *fakeBackend) ReadSession(ctx context.Context, id string) (Transcript, error) {
+	f.record("ReadSession %s", id)
+	if err := ctx.Err(); err != nil {
+		return Transcript{}, Wrap(CodeCancelled, err)
+	}
+	if f.readErr != nil {
+		return Transcript{}, f.readErr
+	}
+	t, ok := f.transcripts[id]
+	if !ok {
+		return Transcript{}, Wrap(CodeSessionNotFound, fmt.Errorf("session %q not found", id))
+	}
+	return t, nil
+}
+
+func (f *fakeBackend) PromptSession(ctx context.Context, id string, content []agent.Block, source agent.Source) (string, error) {
+	f.record("PromptSession %s %s/%s", id, source.Kind, source.RPCID)
+	if f.promptErr != nil {
+		return "", f.promptErr
+	}
+	return "message-" + id, nil
+}
+
+func (f *fakeBackend) ListChildren(ctx context.Context, parentID string) ([]CatalogEntry, error) {
+	f.record("ListChildren %s", parentID)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if f.catalogErr != nil {
+		return nil, f.catalogErr
+	}
+	entries, ok := f.catalogs[parentID]
+	if !ok {
+		return nil, Wrap(CodeSessionNotFound, fmt.Errorf("session %q not found", parentID))
+	}
+	return entries, nil
+}
+
+func (f *fakeBackend) LiveAgent(id string) (LiveAgent, bool) {
+	f.record("LiveAgent %s", id)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return fakeAgent(id), f.live[id]
+}
+
+func (f *fakeBackend) Followup(ctx context.Context, parent LiveAgent, childID string, content []agent.Block, source agent.Source) (string, error) {
+	f.record("Followup %s %s", parent.SessionID(), childID)
+	f.mu.Lock()
+	f.followups = append(f.followups, followupCall{parent.SessionID(), childID, content, source})
+	f.mu.Unlock()
+	if f.onFollowup != nil {
+		f.onFollowup()
+	}
+	if f.followupErr != nil {
+		return "", f.followupErr
+	}
+	return "message-1", nil
+}
+
+func (f *fakeBackend) Subscribe(fn func(Notice)) func() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := f.nextSub
+	f.nextSub++
+	f.subscribers[id] = fn
+	return func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		delete(f.subscribers, id)
+	}
+}
+
+// emit delivers notices to every subscriber, in order.
+func (f *fakeBackend) emit(notices ...Notice) {
+	f.mu.Lock()
+	subs := make([]func(Notice), 0, len(f.subscribers))
+	for _, fn := range f.subscribers {
+		subs = append(subs, fn)
+	}
+	f.mu.Unlock()
+	for _, n := range notices {
+		for _, fn := range subs {
+			fn(n)
+		}
+	}
+}
+
+// message builds a counted user/message or assistant/message event.
+func message(seq int64, typ, text string, sources ...int64) session.Event {
+	data, _ := json.Marshal(map[string]any{"content": agent.Text(text)})
+	return session.Event{Type: typ, Seq: seq, Time: 1000 + seq, Data: data,
+		SurfaceOp: json.RawMessage(`"append"`), SourceEventSeqs: sources}
+}
+
+// plain builds an uncounted event (turn/start, chunk, …).
+func plain(seq int64, typ string) session.Event {
+	return session.Event{Type: typ, Seq: seq, Time: 1000 + seq, Data: json.RawMessage(`{}`)}
+}

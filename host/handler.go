@@ -1,0 +1,117 @@
+package host
+
+import (
+	"embed"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+//go:embed web
+var webFiles embed.FS
+
+// Options configures a Handler. The zero value is usable.
+type Options struct {
+	// TrustedHosts are authorities ("host" or "host:port") accepted in the
+	// Host header besides loopback ones.
+	TrustedHosts []string
+	// Logger receives internal failures the wire reports only as internal.
+	// Nil discards them.
+	Logger *slog.Logger
+	// Heartbeat is the interval of the SSE keep-alive comment (default 15s).
+	Heartbeat time.Duration
+	// MaxQueuedFrames bounds the frames waiting for one slow event stream
+	// before that stream is ended (default 65536).
+	MaxQueuedFrames int
+}
+
+// Handler serves the RPC methods under /api, the event stream and the
+// embedded page. Create it with New and release it with Close.
+type Handler struct {
+	backend     Backend
+	opts        Options
+	methods     map[string]method
+	hub         *hub
+	unsubscribe func()
+	closeOnce   sync.Once
+	static      http.Handler
+}
+
+// New subscribes to backend's notices and returns the handler.
+func New(backend Backend, opts Options) *Handler {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = 15 * time.Second
+	}
+	if opts.MaxQueuedFrames <= 0 {
+		opts.MaxQueuedFrames = 1 << 16
+	}
+	page, err := fs.Sub(webFiles, "web")
+	if err != nil {
+		panic("host: embedded page missing: " + err.Error())
+	}
+	h := &Handler{backend: backend, opts: opts, hub: newHub(opts.MaxQueuedFrames), static: http.FileServerFS(page)}
+	h.methods = map[string]method{
+		"session.list":     h.sessionList,
+		"session.create":   h.sessionCreate,
+		"session.history":  h.sessionHistory,
+		"session.prompt":   h.sessionPrompt,
+		"subagent.list":    h.subagentList,
+		"subagent.history": h.subagentHistory,
+		"subagent.prompt":  h.subagentPrompt,
+	}
+	h.unsubscribe = backend.Subscribe(h.hub.publish)
+	return h
+}
+
+// Close unsubscribes from the backend and ends every open event stream; it
+// does not wait for their handlers to return (http.Server.Shutdown does).
+// Close is idempotent.
+func (h *Handler) Close() {
+	h.closeOnce.Do(func() {
+		h.hub.close()
+		h.unsubscribe()
+	})
+}
+
+// ServeHTTP routes /api/events (GET, SSE), /api/<method> (POST) behind the
+// browser-trust fence, and everything else to the embedded page.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	name, isAPI := strings.CutPrefix(r.URL.Path, "/api/")
+	if !isAPI && r.URL.Path != "/api" {
+		h.servePage(w, r)
+		return
+	}
+	if !trusted(r, h.opts.TrustedHosts) {
+		carrierError(w, http.StatusForbidden, "forbidden")
+		return
+	}
+	if name == "events" && r.Method == http.MethodGet {
+		h.serveEvents(w, r)
+		return
+	}
+	h.serveRPC(w, r, name)
+}
+
+// servePage serves the embedded files with a strict content policy.
+func (h *Handler) servePage(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		carrierError(w, http.StatusNotFound, "not found")
+		return
+	}
+	header := w.Header()
+	header.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
+	header.Set("X-Content-Type-Options", "nosniff")
+	header.Set("Referrer-Policy", "no-referrer")
+	header.Set("Cache-Control", "no-cache")
+	h.static.ServeHTTP(w, r)
+}
+
+func (h *Handler) logFailure(method string, err error) {
+	h.opts.Logger.Warn("host: request failed", "method", method, "err", err)
+}

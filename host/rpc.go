@@ -1,0 +1,170 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// invalidRequestID is the rpcId echoed when the body's own rpcId is not a string.
+const invalidRequestID = "invalid-request"
+
+// maxBodyBytes bounds a request body; a larger body is a 413.
+const maxBodyBytes = 1 << 20
+
+// call is one decoded client-request.
+type call struct {
+	rpcID   string
+	method  string
+	payload json.RawMessage
+}
+
+// method implements one RPC: it validates the payload and returns the ok
+// value or a typed business error.
+type method func(ctx context.Context, c call) (any, *Error)
+
+type serverResponse struct {
+	Type   string         `json:"type"`
+	RPCID  string         `json:"rpcId"`
+	Result responseResult `json:"result"`
+}
+
+type responseResult struct {
+	OK    bool       `json:"ok"`
+	Value any        `json:"value,omitempty"`
+	Error *wireError `json:"error,omitempty"`
+}
+
+type wireError struct {
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details"`
+}
+
+// serveRPC answers POST /api/<name>: carrier checks first (HTTP status),
+// then the two-level parse and the method itself (always HTTP 200).
+func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, name string) {
+	m, ok := h.methods[name]
+	if !ok || r.Method != http.MethodPost {
+		carrierError(w, http.StatusNotFound, "not found")
+		return
+	}
+	if !isJSONMediaType(r.Header.Get("Content-Type")) {
+		carrierError(w, http.StatusUnsupportedMediaType, "content type must be application/json")
+		return
+	}
+	body, status, text := readBody(w, r)
+	if status != 0 {
+		carrierError(w, status, text)
+		return
+	}
+	c, bad := decodeEnvelope(body, name)
+	if bad != nil {
+		writeResponse(w, c.rpcID, nil, bad)
+		return
+	}
+	value, failure, panicked := invoke(r.Context(), m, c)
+	if panicked != "" {
+		carrierError(w, http.StatusInternalServerError, "handler failure: "+panicked)
+		return
+	}
+	writeResponse(w, c.rpcID, value, failure)
+}
+
+// invoke runs m, turning a panic into the text of a 500.
+func invoke(ctx context.Context, m method, c call) (value any, failure *Error, panicked string) {
+	defer func() {
+		if p := recover(); p != nil {
+			panicked = fmt.Sprint(p)
+		}
+	}()
+	value, failure = m(ctx, c)
+	return value, failure, ""
+}
+
+func isJSONMediaType(header string) bool {
+	mediaType, _, _ := strings.Cut(header, ";")
+	return strings.ToLower(strings.TrimSpace(mediaType)) == "application/json"
+}
+
+// readBody returns the body, or a carrier status and text when it is too
+// large or not JSON.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, string) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, http.StatusRequestEntityTooLarge, "request body too large"
+	}
+	if err != nil || !json.Valid(body) {
+		return nil, http.StatusBadRequest, "body is not JSON"
+	}
+	return body, 0, ""
+}
+
+// decodeEnvelope applies the first level of validation: the client-request
+// shape, then method == path. The returned call always carries the rpcId to
+// echo.
+func decodeEnvelope(body []byte, path string) (call, *Error) {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) != nil || fields == nil {
+		return call{rpcID: invalidRequestID}, badRequest("invalid client-request message",
+			[]Issue{{Code: "invalid_type", Path: []any{}, Message: "expected object"}})
+	}
+	c := call{rpcID: invalidRequestID, payload: fields["payload"]}
+	var issues []Issue
+	if json.Unmarshal(fields["rpcId"], &c.rpcID) != nil {
+		c.rpcID = invalidRequestID
+		issues = append(issues, Issue{Code: "invalid_type", Path: []any{"rpcId"}, Message: "expected string"})
+	}
+	var typ string
+	if json.Unmarshal(fields["type"], &typ) != nil || typ != "client-request" {
+		issues = append(issues, Issue{Code: "invalid_literal", Path: []any{"type"}, Message: `expected "client-request"`})
+	}
+	if json.Unmarshal(fields["method"], &c.method) != nil {
+		issues = append(issues, Issue{Code: "invalid_type", Path: []any{"method"}, Message: "expected string"})
+	}
+	if _, ok := fields["payload"]; !ok {
+		issues = append(issues, Issue{Code: "invalid_type", Path: []any{"payload"}, Message: "required"})
+	}
+	if len(issues) > 0 {
+		return c, badRequest("invalid client-request message", issues)
+	}
+	if c.method != path {
+		return c, badRequest(fmt.Sprintf("method %q does not match path %q", c.method, path), nil)
+	}
+	return c, nil
+}
+
+// invalidPayload is the second-level validation failure, or nil.
+func invalidPayload(c call, p *payload) *Error {
+	if len(p.issues) == 0 {
+		return nil
+	}
+	return badRequest("invalid payload for "+c.method, p.issues)
+}
+
+func writeResponse(w http.ResponseWriter, rpcID string, value any, failure *Error) {
+	resp := serverResponse{Type: "server-response", RPCID: rpcID, Result: responseResult{OK: failure == nil, Value: value}}
+	if failure != nil {
+		details := failure.Details
+		if details == nil {
+			details = map[string]any{}
+		}
+		resp.Result.Error = &wireError{Code: failure.Code, Message: failure.Message, Details: details}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(resp)
+}
+
+// carrierError answers a transport-level failure as plain text.
+func carrierError(w http.ResponseWriter, status int, text string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, text)
+}

@@ -1,0 +1,292 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// response is a decoded server-response.
+type response struct {
+	Type   string `json:"type"`
+	RPCID  string `json:"rpcId"`
+	Result struct {
+		OK    bool            `json:"ok"`
+		Value json.RawMessage `json:"value"`
+		Error *struct {
+			Code    string         `json:"code"`
+			Message string         `json:"message"`
+			Details map[string]any `json:"details"`
+		} `json:"error"`
+	} `json:"result"`
+}
+
+func newTestHandler(t *testing.T, b Backend) *Handler {
+	t.Helper()
+	h := New(b, Options{})
+	t.Cleanup(h.Close)
+	return h
+}
+
+// post sends a raw body to /api/<path> from a loopback page.
+func post(h http.Handler, path, contentType, body string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:7410/api/"+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", contentType)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// callRPC sends a well-formed client-request and decodes the 200 response.
+func callRPC(t *testing.T, h http.Handler, method string, payload any) response {
+	t.Helper()
+	return callRPCContext(t, context.Background(), h, method, payload)
+}
+
+func callRPCContext(t *testing.T, ctx context.Context, h http.Handler, method string, payload any) response {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"type": "client-request", "rpcId": "r-" + method, "method": method, "payload": payload})
+	require.NoError(t, err)
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:7410/api/"+method, strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	return decodeResponse(t, rec)
+}
+
+func decodeResponse(t *testing.T, rec *httptest.ResponseRecorder) response {
+	t.Helper()
+	var r response
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &r), rec.Body.String())
+	require.Equal(t, "server-response", r.Type)
+	return r
+}
+
+// requireError asserts a business error with its exact code, message and details.
+func requireError(t *testing.T, r response, code, message string, details map[string]any) {
+	t.Helper()
+	require.False(t, r.Result.OK, "expected an error, got %s", r.Result.Value)
+	require.NotNil(t, r.Result.Error)
+	require.Equal(t, code, r.Result.Error.Code)
+	require.Equal(t, message, r.Result.Error.Message)
+	if details == nil {
+		details = map[string]any{}
+	}
+	require.Equal(t, details, r.Result.Error.Details)
+}
+
+func TestCarrierStatuses(t *testing.T) {
+	b := newFakeBackend()
+	h := newTestHandler(t, b)
+	valid := `{"type":"client-request","rpcId":"r1","method":"session.list","payload":{}}`
+	cases := []struct {
+		name, method, path, contentType, body string
+		status                                int
+		text                                  string
+	}{
+		{"unknown method", http.MethodPost, "nope.list", "application/json", valid, 404, "not found"},
+		{"GET on a method", http.MethodGet, "session.list", "", "", 404, "not found"},
+		{"PUT on a method", http.MethodPut, "session.list", "application/json", valid, 404, "not found"},
+		{"POST on the stream", http.MethodPost, "events", "application/json", valid, 404, "not found"},
+		{"text/plain", http.MethodPost, "session.list", "text/plain", valid, 415, "content type must be application/json"},
+		{"form", http.MethodPost, "session.list", "application/x-www-form-urlencoded", valid, 415, "content type must be application/json"},
+		{"not JSON", http.MethodPost, "session.list", "application/json", "{nope", 400, "body is not JSON"},
+		{"empty body", http.MethodPost, "session.list", "application/json", "", 400, "body is not JSON"},
+		{"too large", http.MethodPost, "session.list", "application/json", `"` + strings.Repeat("x", maxBodyBytes) + `"`, 413, "request body too large"},
+		{"media type params", http.MethodPost, "session.list", " Application/JSON ; charset=utf-8", valid, 200, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(tc.method, "http://localhost/api/"+tc.path, strings.NewReader(tc.body))
+			if tc.contentType != "" {
+				req.Header.Set("Content-Type", tc.contentType)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			require.Equal(t, tc.status, rec.Code)
+			if tc.text != "" {
+				require.Equal(t, tc.text, rec.Body.String())
+			}
+		})
+	}
+}
+
+func TestHandlerPanicIsA500(t *testing.T) {
+	b := newFakeBackend()
+	b.panicMessage = "boom"
+	rec := post(newTestHandler(t, b), "session.list", "application/json",
+		`{"type":"client-request","rpcId":"r1","method":"session.list","payload":{}}`)
+	require.Equal(t, http.StatusInternalServerError, rec.Code)
+	require.Equal(t, "handler failure: boom", rec.Body.String())
+}
+
+func TestEnvelopeValidation(t *testing.T) {
+	h := newTestHandler(t, newFakeBackend())
+	cases := []struct {
+		name, body, rpcID, message string
+		issuePaths                 []string
+	}{
+		{"array body", `[]`, invalidRequestID, "invalid client-request message", []string{""}},
+		{"numeric rpcId", `{"type":"client-request","rpcId":7,"method":"session.list","payload":{}}`,
+			invalidRequestID, "invalid client-request message", []string{"rpcId"}},
+		{"wrong type keeps a string rpcId", `{"type":"server-request","rpcId":"r2","method":"session.list","payload":{}}`,
+			"r2", "invalid client-request message", []string{"type"}},
+		{"missing method and payload", `{"type":"client-request","rpcId":"r3"}`,
+			"r3", "invalid client-request message", []string{"method", "payload"}},
+		{"method mismatch", `{"type":"client-request","rpcId":"r4","method":"subagent.list","payload":{}}`,
+			"r4", `method "subagent.list" does not match path "session.list"`, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := post(h, "session.list", "application/json", tc.body)
+			require.Equal(t, http.StatusOK, rec.Code)
+			r := decodeResponse(t, rec)
+			require.Equal(t, tc.rpcID, r.RPCID)
+			require.Equal(t, CodeBadRequest, r.Result.Error.Code)
+			require.Equal(t, tc.message, r.Result.Error.Message)
+			require.Equal(t, tc.issuePaths, issuePaths(r))
+		})
+	}
+}
+
+// issuePaths joins each issue's path with dots.
+func issuePaths(r response) []string {
+	issues, _ := r.Result.Error.Details["issues"].([]any)
+	var paths []string
+	for _, raw := range issues {
+		issue := raw.(map[string]any)
+		var parts []string
+		for _, p := range issue["path"].([]any) {
+			b, _ := json.Marshal(p)
+			parts = append(parts, strings.Trim(string(b), `"`))
+		}
+		paths = append(paths, strings.Join(parts, "."))
+	}
+	return paths
+}
+
+func TestPayloadValidation(t *testing.T) {
+	b := newFakeBackend()
+	h := newTestHandler(t, b)
+	text := []any{map[string]any{"type": "text", "text": "hi"}}
+	cases := []struct {
+		method     string
+		payload    any
+		issuePaths []string
+	}{
+		{"subagent.list", map[string]any{}, []string{"parentSessionId"}},
+		{"subagent.list", map[string]any{"parentSessionId": ""}, []string{"parentSessionId"}},
+		{"subagent.list", map[string]any{"parentSessionId": 3}, []string{"parentSessionId"}},
+		{"subagent.list", "p1", []string{""}},
+		{"subagent.history", map[string]any{"parentSessionId": "p", "childSessionId": "c", "maxMessages": 0}, []string{"maxMessages"}},
+		{"subagent.history", map[string]any{"parentSessionId": "p", "childSessionId": "c", "beforeSeq": -1}, []string{"beforeSeq"}},
+		{"subagent.history", map[string]any{"parentSessionId": "p", "childSessionId": "c", "beforeSeq": 1.5}, []string{"beforeSeq"}},
+		{"subagent.history", map[string]any{"parentSessionId": "p", "childSessionId": "c", "mode": "fork"}, []string{"mode"}},
+		{"subagent.history", map[string]any{"parentSessionId": "p"}, []string{"childSessionId"}},
+		{"subagent.prompt", map[string]any{"parentSessionId": "p", "childSessionId": "c", "mode": "one-shot", "content": text}, []string{"mode"}},
+		{"subagent.prompt", map[string]any{"parentSessionId": "p", "childSessionId": "c"}, []string{"content"}},
+		{"subagent.prompt", map[string]any{"parentSessionId": "p", "childSessionId": "c", "content": []any{}}, []string{"content"}},
+		{"subagent.prompt", map[string]any{"parentSessionId": "p", "childSessionId": "c", "content": []any{map[string]any{"text": "x"}}}, []string{"content.0"}},
+		{"subagent.prompt", map[string]any{"parentSessionId": "p", "childSessionId": "c", "content": []any{map[string]any{"type": "image"}}}, []string{"content.0"}},
+		{"session.history", map[string]any{"sessionId": "s", "maxMessages": "5"}, []string{"maxMessages"}},
+		{"session.prompt", map[string]any{"content": text}, []string{"sessionId"}},
+		{"session.list", nil, []string{""}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.method, func(t *testing.T) {
+			r := callRPC(t, h, tc.method, tc.payload)
+			require.Equal(t, "r-"+tc.method, r.RPCID)
+			require.Equal(t, CodeBadRequest, r.Result.Error.Code)
+			require.Equal(t, "invalid payload for "+tc.method, r.Result.Error.Message)
+			require.Equal(t, tc.issuePaths, issuePaths(r))
+		})
+	}
+	require.Empty(t, b.callLog(), "an invalid payload never reaches the backend")
+}
+
+func TestSuccessEchoesRPCIDAndDropsUnknownKeys(t *testing.T) {
+	b := newFakeBackend()
+	b.summaries = []SessionSummary{{ID: "s1", CreatedAt: 5, UpdatedAt: 9, Running: true, Live: true}}
+	h := newTestHandler(t, b)
+	rec := post(h, "session.list", "application/json",
+		`{"type":"client-request","rpcId":"","method":"session.list","payload":{"extra":1},"more":true}`)
+	r := decodeResponse(t, rec)
+	require.Equal(t, "", r.RPCID)
+	require.True(t, r.Result.OK)
+	require.JSONEq(t, `{"sessions":[{"sessionId":"s1","createdAt":5,"updatedAt":9,"running":true,"live":true}]}`, string(r.Result.Value))
+	require.Equal(t, "application/json", rec.Header().Get("Content-Type"))
+}
+
+func TestTrustFence(t *testing.T) {
+	h := New(newFakeBackend(), Options{TrustedHosts: []string{"dsh.example:8443", "lan-box"}})
+	t.Cleanup(h.Close)
+	cases := []struct {
+		name, host, origin, fetchSite string
+		allowed                       bool
+	}{
+		{"localhost", "localhost:7410", "", "", true},
+		{"127.0.0.1", "127.0.0.1:7410", "", "", true},
+		{"127.9.8.7 without port", "127.9.8.7", "", "", true},
+		{"ipv6 loopback", "[::1]:7410", "", "", true},
+		{"same-origin fetch", "127.0.0.1:7410", "http://127.0.0.1:7410", "same-origin", true},
+		{"configured authority", "dsh.example:8443", "https://dsh.example:8443", "", true},
+		{"configured host any port", "lan-box:1", "", "", true},
+		{"configured authority wrong port", "dsh.example:9999", "", "", false},
+		{"foreign host (DNS rebinding)", "evil.example:7410", "", "", false},
+		{"128.0.0.1", "128.0.0.1:7410", "", "", false},
+		{"localhost.evil", "localhost.evil.example", "", "", false},
+		{"cross-site", "127.0.0.1:7410", "", "cross-site", false},
+		{"foreign origin", "127.0.0.1:7410", "http://evil.example", "", false},
+		{"origin other port", "127.0.0.1:7410", "http://127.0.0.1:9999", "", false},
+		{"null origin", "127.0.0.1:7410", "null", "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, path := range []string{"/api/session.list", "/api/events"} {
+				method := http.MethodPost
+				if path == "/api/events" {
+					method = http.MethodHead // never a stream: allowed requests fall through to 404
+				}
+				req := httptest.NewRequest(method, path, strings.NewReader(`{"type":"client-request","rpcId":"r","method":"session.list","payload":{}}`))
+				req.Host = tc.host
+				req.Header.Set("Content-Type", "application/json")
+				if tc.origin != "" {
+					req.Header.Set("Origin", tc.origin)
+				}
+				if tc.fetchSite != "" {
+					req.Header.Set("Sec-Fetch-Site", tc.fetchSite)
+				}
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if tc.allowed {
+					require.NotEqual(t, http.StatusForbidden, rec.Code, path)
+				} else {
+					require.Equal(t, http.StatusForbidden, rec.Code, path)
+					require.Equal(t, "forbidden", rec.Body.String())
+				}
+			}
+		})
+	}
+}
+
+func TestPageIsServedWithAStrictPolicy(t *testing.T) {
+	h := newTestHandler(t, newFakeBackend())
+	for _, path := range []string{"/", "/app.js", "/style.css"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		require.Equal(t, http.StatusOK, rec.Code, path)
+		require.Contains(t, rec.Header().Get("Content-Security-Policy"), "default-src 'self'")
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/missing.js", nil))
+	require.Equal(t, http.StatusNotFound, rec.Code)
+}

@@ -1,0 +1,101 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/dsh-actors/dsh-actors/agent"
+)
+
+// sessionList answers session.list {} with every session's summary.
+func (h *Handler) sessionList(ctx context.Context, c call) (any, *Error) {
+	if bad := invalidPayload(c, readPayload(c.payload)); bad != nil {
+		return nil, bad
+	}
+	summaries, err := h.backend.ListSessions(ctx)
+	if err != nil {
+		if isCancelled(ctx, err) {
+			return nil, newError(CodeCancelled, "session list was cancelled", nil)
+		}
+		h.logFailure("session.list", err)
+		return nil, newError(CodeInternal, "session list failed", nil)
+	}
+	rows := make([]wireSummary, len(summaries))
+	for i, s := range summaries {
+		rows[i] = toWireSummary(s)
+	}
+	return sessionListValue{Sessions: rows}, nil
+}
+
+// sessionCreate answers session.create {} by starting a new live top-level
+// agent; the value is its summary.
+func (h *Handler) sessionCreate(ctx context.Context, c call) (any, *Error) {
+	if bad := invalidPayload(c, readPayload(c.payload)); bad != nil {
+		return nil, bad
+	}
+	summary, err := h.backend.CreateSession(ctx)
+	if err != nil {
+		if isCancelled(ctx, err) {
+			return nil, newError(CodeCancelled, "session create was cancelled", nil)
+		}
+		h.logFailure("session.create", err)
+		return nil, newError(CodeInternal, "session create failed", nil)
+	}
+	return toWireSummary(summary), nil
+}
+
+// sessionHistory answers session.history {sessionId, beforeSeq?,
+// maxMessages?} with the same message-aligned pages as subagent.history. It
+// never activates anything.
+func (h *Handler) sessionHistory(ctx context.Context, c call) (any, *Error) {
+	p := readPayload(c.payload)
+	id := p.sessionID("sessionId")
+	beforeSeq := p.optionalInt("beforeSeq", 0)
+	maxMessages := p.optionalInt("maxMessages", 1)
+	if bad := invalidPayload(c, p); bad != nil {
+		return nil, bad
+	}
+	transcript, err := h.backend.ReadSession(ctx, id)
+	switch {
+	case err == nil:
+		return toHistoryValue(paginate(transcript.Events, beforeSeq, pageSize(maxMessages))), nil
+	case isCancelled(ctx, err):
+		return nil, newError(CodeCancelled, "session history read was cancelled", nil)
+	case errors.Is(err, ErrSessionNotFound):
+		return nil, sessionNotFound(id)
+	default:
+		h.logFailure("session.history", err)
+		return nil, newError(CodeInternal, "session history read failed", nil)
+	}
+}
+
+// sessionPrompt answers session.prompt {sessionId, content} for top-level
+// sessions; continuable children are refused with agent-busy.
+func (h *Handler) sessionPrompt(ctx context.Context, c call) (any, *Error) {
+	p := readPayload(c.payload)
+	id := p.sessionID("sessionId")
+	content := p.content("content")
+	if bad := invalidPayload(c, p); bad != nil {
+		return nil, bad
+	}
+	messageID, err := h.backend.PromptSession(ctx, id, content, agent.Source{Kind: "user", RPCID: c.rpcID})
+	switch {
+	case err == nil:
+		return messageIDValue{MessageID: messageID}, nil
+	case isCancelled(ctx, err):
+		return nil, newError(CodeCancelled, "session prompt was cancelled", nil)
+	case errors.Is(err, ErrSessionNotFound):
+		return nil, sessionNotFound(id)
+	case errors.Is(err, ErrAgentBusy):
+		return nil, newError(CodeAgentBusy, fmt.Sprintf("session %q is owned by subagent routing", id),
+			map[string]any{"reason": "use subagent delivery for this child session"})
+	default:
+		h.logFailure("session.prompt", err)
+		return nil, newError(CodeInternal, "session prompt failed", nil)
+	}
+}
+
+func sessionNotFound(id string) *Error {
+	return newError(CodeSessionNotFound, fmt.Sprintf("session %q was not found", id), map[string]any{"sessionId": id})
+}

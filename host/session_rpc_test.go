@@ -1,0 +1,73 @@
+package host
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSessionListAndCreate(t *testing.T) {
+	b := newFakeBackend()
+	b.summaries = []SessionSummary{
+		{ID: "p1", CreatedAt: 1, UpdatedAt: 7, Live: true, Running: true, Cwd: "/w", Title: "spawn a tree"},
+		{ID: "c1", CreatedAt: 2, UpdatedAt: 3, ParentSessionID: "p1", Origin: "subagent"},
+	}
+	h := newTestHandler(t, b)
+
+	r := callRPC(t, h, "session.list", map[string]any{})
+	require.JSONEq(t, `{"sessions":[
+		{"sessionId":"p1","createdAt":1,"updatedAt":7,"running":true,"live":true,"cwd":"/w","title":"spawn a tree"},
+		{"sessionId":"c1","createdAt":2,"updatedAt":3,"running":false,"live":false,"parentSessionId":"p1","origin":"subagent"}]}`,
+		string(r.Result.Value))
+
+	r = callRPC(t, h, "session.create", map[string]any{})
+	require.JSONEq(t, `{"sessionId":"top-3","createdAt":1000,"updatedAt":1000,"running":false,"live":true}`, string(r.Result.Value))
+}
+
+func TestSessionHistoryPagesATopLevelTranscript(t *testing.T) {
+	b := newFakeBackend()
+	b.transcripts["p1"] = Transcript{Events: []session.Event{
+		message(0, "user/message", "a"), message(1, "assistant/message", "b"), message(2, "user/message", "c"),
+	}}
+	h := newTestHandler(t, b)
+
+	r := callRPC(t, h, "session.history", map[string]any{"sessionId": "p1", "maxMessages": 2})
+	require.Contains(t, string(r.Result.Value), `"hasMore":true`)
+	r = callRPC(t, h, "session.history", map[string]any{"sessionId": "ghost"})
+	requireError(t, r, CodeSessionNotFound, `session "ghost" was not found`, map[string]any{"sessionId": "ghost"})
+	b.readErr = errors.New("EIO")
+	r = callRPC(t, h, "session.history", map[string]any{"sessionId": "p1"})
+	requireError(t, r, CodeInternal, "session history read failed", nil)
+	require.Equal(t, []string{"ReadSession p1", "ReadSession ghost", "ReadSession p1"}, b.callLog())
+}
+
+func TestSessionPrompt(t *testing.T) {
+	text := []any{map[string]any{"type": "text", "text": "spawn a: b"}}
+	cases := []struct {
+		name      string
+		err       error
+		code, msg string
+		details   map[string]any
+	}{
+		{"unknown", Wrap(CodeSessionNotFound, errors.New("nope")), CodeSessionNotFound, `session "s1" was not found`,
+			map[string]any{"sessionId": "s1"}},
+		{"a continuable child", Wrap(CodeAgentBusy, errors.New("child")), CodeAgentBusy, `session "s1" is owned by subagent routing`,
+			map[string]any{"reason": "use subagent delivery for this child session"}},
+		{"failure", errors.New("EIO"), CodeInternal, "session prompt failed", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newFakeBackend()
+			b.promptErr = tc.err
+			r := callRPC(t, newTestHandler(t, b), "session.prompt", map[string]any{"sessionId": "s1", "content": text})
+			requireError(t, r, tc.code, tc.msg, tc.details)
+		})
+	}
+
+	b := newFakeBackend()
+	r := callRPC(t, newTestHandler(t, b), "session.prompt", map[string]any{"sessionId": "s1", "content": text})
+	require.JSONEq(t, `{"messageId":"message-s1"}`, string(r.Result.Value))
+	require.Equal(t, []string{"PromptSession s1 user/r-session.prompt"}, b.callLog())
+}

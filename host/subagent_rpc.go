@@ -1,0 +1,167 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/dsh-actors/dsh-actors/agent"
+)
+
+// subagentList answers subagent.list {parentSessionId} with the complete
+// direct catalog and whether the exact parent is live (a hint only).
+func (h *Handler) subagentList(ctx context.Context, c call) (any, *Error) {
+	p := readPayload(c.payload)
+	parent := p.sessionID("parentSessionId")
+	if bad := invalidPayload(c, p); bad != nil {
+		return nil, bad
+	}
+	entries, err := h.backend.ListChildren(ctx, parent)
+	if err != nil {
+		if isCancelled(ctx, err) {
+			return nil, newError(CodeCancelled, "subagent catalog read was cancelled", nil)
+		}
+		h.logFailure("subagent.list", err)
+		return nil, newError(CodeInternal, "subagent catalog read failed", nil)
+	}
+	rows := make([]wireEntry, len(entries))
+	for i, e := range entries {
+		rows[i] = toWireEntry(e)
+	}
+	_, live := h.backend.LiveAgent(parent)
+	return catalogValue{Entries: rows, ParentAvailable: live}, nil
+}
+
+// subagentHistory answers subagent.history: verify the address in the
+// parent's catalog, read the child's transcript without activating anything,
+// check the child still names that parent, then cut one page.
+func (h *Handler) subagentHistory(ctx context.Context, c call) (any, *Error) {
+	p := readPayload(c.payload)
+	parent, child := p.sessionID("parentSessionId"), p.sessionID("childSessionId")
+	mode := p.mode(true)
+	beforeSeq := p.optionalInt("beforeSeq", 0)
+	maxMessages := p.optionalInt("maxMessages", 1)
+	if bad := invalidPayload(c, p); bad != nil {
+		return nil, bad
+	}
+	if bad := h.verifyAddress(ctx, parent, child, mode); bad != nil {
+		return nil, bad
+	}
+	transcript, err := h.backend.ReadSession(ctx, child)
+	if err != nil {
+		return nil, h.historyReadError(ctx, parent, child, err)
+	}
+	if transcript.ParentSessionID != parent {
+		return nil, newError(CodeSubagentUnauthorized, "subagent parent changed during history read",
+			map[string]any{"childSessionId": child})
+	}
+	return toHistoryValue(paginate(transcript.Events, beforeSeq, pageSize(maxMessages))), nil
+}
+
+func (h *Handler) historyReadError(ctx context.Context, parent, child string, err error) *Error {
+	switch {
+	case isCancelled(ctx, err):
+		return newError(CodeCancelled, "subagent history read was cancelled", nil)
+	case errors.Is(err, ErrSessionNotFound):
+		return newError(CodeSubagentNotFound, "subagent disappeared during history read",
+			map[string]any{"parentSessionId": parent, "childSessionId": child})
+	default:
+		h.logFailure("subagent.history", err)
+		return newError(CodeInternal, "subagent history read failed", nil)
+	}
+}
+
+// subagentPrompt answers subagent.prompt: the exact parent must be live
+// (checked before any catalog read), the address must be a healthy
+// continuable child, then the continuation service delivers the content.
+func (h *Handler) subagentPrompt(ctx context.Context, c call) (any, *Error) {
+	p := readPayload(c.payload)
+	parent, child := p.sessionID("parentSessionId"), p.sessionID("childSessionId")
+	p.mode(false)
+	content := p.content("content")
+	if bad := invalidPayload(c, p); bad != nil {
+		return nil, bad
+	}
+	parentAgent, live := h.backend.LiveAgent(parent)
+	if !live {
+		return nil, newError(CodeSubagentParentUnavailable, fmt.Sprintf("parent session %q is not live", parent),
+			map[string]any{"parentSessionId": parent})
+	}
+	if bad := h.verifyAddress(ctx, parent, child, modeContinuable); bad != nil {
+		return nil, bad
+	}
+	source := agent.Source{Kind: "user", RPCID: c.rpcID}
+	messageID, err := h.backend.Followup(ctx, parentAgent, child, content, source)
+	if err != nil {
+		return nil, h.followupError(ctx, child, err)
+	}
+	return messageIDValue{MessageID: messageID}, nil
+}
+
+// followupError maps a continuation failure; an aborted request wins first.
+func (h *Handler) followupError(ctx context.Context, child string, err error) *Error {
+	childOnly := map[string]any{"childSessionId": child}
+	switch {
+	case isCancelled(ctx, err):
+		return newError(CodeCancelled, "subagent prompt was cancelled", nil)
+	case errors.Is(err, ErrSubagentNotResumable):
+		return newError(CodeSubagentNotResumable, "subagent cannot be resumed", childOnly)
+	case errors.Is(err, ErrSubagentUnauthorized):
+		return newError(CodeSubagentUnauthorized, "subagent does not belong to this parent", childOnly)
+	case errors.Is(err, ErrSubagentDeliveryUnavailable):
+		return newError(CodeSubagentDeliveryUnavailable, "subagent follow-up is temporarily unavailable", childOnly)
+	default:
+		h.logFailure("subagent.prompt", err)
+		return newError(CodeInternal, "subagent prompt failed", nil)
+	}
+}
+
+// verifyAddress re-reads the parent's complete direct catalog and requires
+// child to be a healthy entry of the requested mode (web-host §1.5).
+func (h *Handler) verifyAddress(ctx context.Context, parent, child, mode string) *Error {
+	entries, err := h.backend.ListChildren(ctx, parent)
+	if err != nil {
+		return h.catalogVerifyError(ctx, parent, child, err)
+	}
+	for _, e := range entries {
+		if e.ID != child {
+			continue
+		}
+		if e.Kind == KindDiagnostic {
+			return newError(CodeSubagentCatalogDiagnostic, fmt.Sprintf("subagent %q is %s", child, e.Reason),
+				map[string]any{"parentSessionId": parent, "childSessionId": child, "reason": e.Reason})
+		}
+		if mode == modeContinuable {
+			return nil
+		}
+	}
+	return newError(CodeSubagentNotFound, fmt.Sprintf("session %q is not a %s direct child of %q", child, mode, parent),
+		map[string]any{"parentSessionId": parent, "childSessionId": child})
+}
+
+func (h *Handler) catalogVerifyError(ctx context.Context, parent, child string, err error) *Error {
+	switch {
+	case isCancelled(ctx, err):
+		return newError(CodeCancelled, "subagent catalog read was cancelled", nil)
+	case errors.Is(err, ErrSessionNotFound):
+		return newError(CodeSubagentNotFound, fmt.Sprintf("parent session %q was not found", parent),
+			map[string]any{"parentSessionId": parent, "childSessionId": child})
+	default:
+		h.logFailure("subagent catalog", err)
+		return newError(CodeInternal, "subagent catalog read failed", nil)
+	}
+}
+
+// isCancelled reports whether the request was aborted or the backend
+// reported a cancellation.
+func isCancelled(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || errors.Is(err, ErrCancelled) || errors.Is(err, context.Canceled)
+}
+
+// pageSize is maxMessages or the default page of 50.
+func pageSize(maxMessages *int64) int {
+	if maxMessages == nil {
+		return defaultMaxMessages
+	}
+	return int(min(*maxMessages, 1<<30))
+}

@@ -1,0 +1,287 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
+)
+
+// catalogFixture: parent p1 with a running worker, an inactive reviewer and
+// a corrupt candidate; worker's transcript holds one user message.
+func catalogFixture() *fakeBackend {
+	b := newFakeBackend()
+	b.catalogs["p1"] = []CatalogEntry{
+		{Kind: KindChild, ID: "worker", Label: "scan files", Running: true},
+		{Kind: KindChild, ID: "reviewer", Label: "review"},
+		{Kind: KindDiagnostic, ID: "broken", Reason: "corrupt"},
+		{Kind: KindDiagnostic, ID: "future", Reason: "unsupported"},
+	}
+	b.transcripts["worker"] = Transcript{ParentSessionID: "p1", Events: []session.Event{message(0, "user/message", "scan the project")}}
+	b.transcripts["reviewer"] = Transcript{ParentSessionID: "p1"}
+	return b
+}
+
+func TestSubagentListReturnsTheCompleteCatalogAndParentAvailability(t *testing.T) {
+	b := catalogFixture()
+	h := newTestHandler(t, b)
+
+	r := callRPC(t, h, "subagent.list", map[string]any{"parentSessionId": "p1"})
+	require.Equal(t, "r-subagent.list", r.RPCID)
+	require.JSONEq(t, `{"entries":[
+		{"kind":"child","id":"worker","mode":"continuable","label":"scan files","activity":"running"},
+		{"kind":"child","id":"reviewer","mode":"continuable","label":"review","activity":"inactive"},
+		{"kind":"diagnostic","id":"broken","reason":"corrupt"},
+		{"kind":"diagnostic","id":"future","reason":"unsupported"}],
+		"parentAvailable":false}`, string(r.Result.Value))
+
+	b.live["p1"] = true
+	r = callRPC(t, h, "subagent.list", map[string]any{"parentSessionId": "p1"})
+	require.Contains(t, string(r.Result.Value), `"parentAvailable":true`)
+	require.Equal(t, []string{"ListChildren p1", "LiveAgent p1", "ListChildren p1", "LiveAgent p1"}, b.callLog())
+}
+
+func TestSubagentListErrorsHideBackendDetails(t *testing.T) {
+	b := catalogFixture()
+	h := newTestHandler(t, b)
+
+	r := callRPC(t, h, "subagent.list", map[string]any{"parentSessionId": "nobody"})
+	requireError(t, r, CodeInternal, "subagent catalog read failed", nil)
+
+	b.catalogErr = errors.New("SESSION_QUERY_PERSISTENCE_FAILED: disk on fire at /secret/path")
+	r = callRPC(t, h, "subagent.list", map[string]any{"parentSessionId": "p1"})
+	requireError(t, r, CodeInternal, "subagent catalog read failed", nil)
+
+	b.catalogErr = Wrap(CodeCancelled, errors.New("CANCELLED"))
+	r = callRPC(t, h, "subagent.list", map[string]any{"parentSessionId": "p1"})
+	requireError(t, r, CodeCancelled, "subagent catalog read was cancelled", nil)
+
+	b.catalogErr = nil
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r = callRPCContext(t, ctx, h, "subagent.list", map[string]any{"parentSessionId": "p1"})
+	requireError(t, r, CodeCancelled, "subagent catalog read was cancelled", nil)
+}
+
+func TestSubagentHistoryReadsWithoutTouchingAnyAgent(t *testing.T) {
+	b := catalogFixture()
+	h := newTestHandler(t, b)
+
+	for _, mode := range []any{nil, "continuable"} {
+		payload := map[string]any{"parentSessionId": "p1", "childSessionId": "worker"}
+		if mode != nil {
+			payload["mode"] = mode
+		}
+		r := callRPC(t, h, "subagent.history", payload)
+		require.True(t, r.Result.OK)
+		var value struct {
+			Events []struct {
+				Event json.RawMessage `json:"event"`
+			} `json:"events"`
+			HasMore bool `json:"hasMore"`
+		}
+		require.NoError(t, json.Unmarshal(r.Result.Value, &value))
+		require.Len(t, value.Events, 1)
+		require.JSONEq(t, `{"type":"user/message","seq":0,"time":1000,"surfaceOp":"append",
+			"data":{"content":[{"type":"text","text":"scan the project"}]}}`, string(value.Events[0].Event))
+		require.False(t, value.HasMore)
+	}
+	require.Equal(t, []string{"ListChildren p1", "ReadSession worker", "ListChildren p1", "ReadSession worker"}, b.callLog(),
+		"history consults the catalog and the transcript only: no LiveAgent, no Followup, no prompt")
+}
+
+func TestSubagentHistoryAddressErrors(t *testing.T) {
+	cases := []struct {
+		name      string
+		payload   map[string]any
+		setup     func(*fakeBackend)
+		code, msg string
+		details   map[string]any
+		calls     []string
+	}{
+		{name: "one-shot mode is not in this catalog",
+			payload: map[string]any{"parentSessionId": "p1", "childSessionId": "worker", "mode": "one-shot"},
+			code:    CodeSubagentNotFound, msg: `session "worker" is not a one-shot direct child of "p1"`,
+			details: map[string]any{"parentSessionId": "p1", "childSessionId": "worker"},
+			calls:   []string{"ListChildren p1"}},
+		{name: "not a child",
+			payload: map[string]any{"parentSessionId": "p1", "childSessionId": "stranger"},
+			code:    CodeSubagentNotFound, msg: `session "stranger" is not a continuable direct child of "p1"`,
+			details: map[string]any{"parentSessionId": "p1", "childSessionId": "stranger"},
+			calls:   []string{"ListChildren p1"}},
+		{name: "diagnostic fails before any transcript read",
+			payload: map[string]any{"parentSessionId": "p1", "childSessionId": "future"},
+			code:    CodeSubagentCatalogDiagnostic, msg: `subagent "future" is unsupported`,
+			details: map[string]any{"parentSessionId": "p1", "childSessionId": "future", "reason": "unsupported"},
+			calls:   []string{"ListChildren p1"}},
+		{name: "unknown parent",
+			payload: map[string]any{"parentSessionId": "ghost", "childSessionId": "worker"},
+			code:    CodeSubagentNotFound, msg: `parent session "ghost" was not found`,
+			details: map[string]any{"parentSessionId": "ghost", "childSessionId": "worker"},
+			calls:   []string{"ListChildren ghost"}},
+		{name: "catalog failure",
+			payload: map[string]any{"parentSessionId": "p1", "childSessionId": "worker"},
+			setup:   func(b *fakeBackend) { b.catalogErr = errors.New("descriptor secrets") },
+			code:    CodeInternal, msg: "subagent catalog read failed",
+			calls: []string{"ListChildren p1"}},
+		{name: "catalog cancelled",
+			payload: map[string]any{"parentSessionId": "p1", "childSessionId": "worker"},
+			setup:   func(b *fakeBackend) { b.catalogErr = Wrap(CodeCancelled, errors.New("CANCELLED")) },
+			code:    CodeCancelled, msg: "subagent catalog read was cancelled",
+			calls: []string{"ListChildren p1"}},
+		{name: "child vanished",
+			payload: map[string]any{"parentSessionId": "p1", "childSessionId": "worker"},
+			setup:   func(b *fakeBackend) { delete(b.transcripts, "worker") },
+			code:    CodeSubagentNotFound, msg: "subagent disappeared during history read",
+			details: map[string]any{"parentSessionId": "p1", "childSessionId": "worker"},
+			calls:   []string{"ListChildren p1", "ReadSession worker"}},
+		{name: "parent changed",
+			payload: map[string]any{"parentSessionId": "p1", "childSessionId": "worker"},
+			setup:   func(b *fakeBackend) { b.transcripts["worker"] = Transcript{ParentSessionID: "p2"} },
+			code:    CodeSubagentUnauthorized, msg: "subagent parent changed during history read",
+			details: map[string]any{"childSessionId": "worker"},
+			calls:   []string{"ListChildren p1", "ReadSession worker"}},
+		{name: "read failure",
+			payload: map[string]any{"parentSessionId": "p1", "childSessionId": "worker"},
+			setup:   func(b *fakeBackend) { b.readErr = errors.New("EIO /secret") },
+			code:    CodeInternal, msg: "subagent history read failed",
+			calls: []string{"ListChildren p1", "ReadSession worker"}},
+		{name: "read cancelled",
+			payload: map[string]any{"parentSessionId": "p1", "childSessionId": "worker"},
+			setup:   func(b *fakeBackend) { b.readErr = Wrap(CodeCancelled, context.Canceled) },
+			code:    CodeCancelled, msg: "subagent history read was cancelled",
+			calls: []string{"ListChildren p1", "ReadSession worker"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := catalogFixture()
+			if tc.setup != nil {
+				tc.setup(b)
+			}
+			r := callRPC(t, newTestHandler(t, b), "subagent.history", tc.payload)
+			requireError(t, r, tc.code, tc.msg, tc.details)
+			require.Equal(t, tc.calls, b.callLog())
+		})
+	}
+}
+
+func TestSubagentHistoryPagesWithBeforeSeq(t *testing.T) {
+	b := catalogFixture()
+	events := []session.Event{
+		plain(0, "turn/start"), message(1, "user/message", "one"), message(2, "assistant/message", "two"),
+		plain(3, "turn/end"), plain(4, "turn/start"), message(5, "user/message", "three"),
+		plain(6, "assistant/chunk"), message(7, "assistant/message", "four", 6), plain(8, "turn/end"),
+	}
+	b.transcripts["worker"] = Transcript{ParentSessionID: "p1", Events: events}
+	h := newTestHandler(t, b)
+
+	seqs := func(r response) ([]int64, bool) {
+		var v struct {
+			Events []struct {
+				Event struct {
+					Seq int64 `json:"seq"`
+				} `json:"event"`
+			} `json:"events"`
+			HasMore bool `json:"hasMore"`
+		}
+		require.NoError(t, json.Unmarshal(r.Result.Value, &v))
+		out := []int64{}
+		for _, e := range v.Events {
+			out = append(out, e.Event.Seq)
+		}
+		return out, v.HasMore
+	}
+	address := func(extra map[string]any) map[string]any {
+		p := map[string]any{"parentSessionId": "p1", "childSessionId": "worker"}
+		for k, v := range extra {
+			p[k] = v
+		}
+		return p
+	}
+
+	tail, more := seqs(callRPC(t, h, "subagent.history", address(map[string]any{"maxMessages": 2})))
+	require.Equal(t, []int64{5, 6, 7, 8}, tail)
+	require.True(t, more)
+	older, more := seqs(callRPC(t, h, "subagent.history", address(map[string]any{"maxMessages": 2, "beforeSeq": tail[0]})))
+	require.Equal(t, []int64{1, 2, 3, 4}, older)
+	require.True(t, more)
+	oldest, more := seqs(callRPC(t, h, "subagent.history", address(map[string]any{"maxMessages": 2, "beforeSeq": older[0]})))
+	require.Equal(t, []int64{0}, oldest)
+	require.False(t, more)
+	all, more := seqs(callRPC(t, h, "subagent.history", address(nil)))
+	require.Len(t, all, len(events))
+	require.False(t, more)
+}
+
+func TestSubagentPromptRoutesThroughTheExactLiveParent(t *testing.T) {
+	b := catalogFixture()
+	b.live["p1"] = true
+	h := newTestHandler(t, b)
+
+	r := callRPC(t, h, "subagent.prompt", map[string]any{"parentSessionId": "p1", "childSessionId": "reviewer", "mode": "continuable",
+		"content": []any{map[string]any{"type": "text", "text": "look again"}}})
+	require.True(t, r.Result.OK)
+	require.JSONEq(t, `{"messageId":"message-1"}`, string(r.Result.Value))
+	require.Equal(t, []followupCall{{Parent: "p1", Child: "reviewer", Content: agent.Text("look again"),
+		Source: agent.Source{Kind: "user", RPCID: "r-subagent.prompt"}}}, b.followups)
+	require.Equal(t, []string{"LiveAgent p1", "ListChildren p1", "Followup p1 reviewer"}, b.callLog())
+}
+
+func TestSubagentPromptRequiresTheLiveParentBeforeAnyCatalogRead(t *testing.T) {
+	b := catalogFixture()
+	r := callRPC(t, newTestHandler(t, b), "subagent.prompt", map[string]any{"parentSessionId": "p1", "childSessionId": "worker",
+		"content": []any{map[string]any{"type": "text", "text": "hi"}}})
+	requireError(t, r, CodeSubagentParentUnavailable, `parent session "p1" is not live`, map[string]any{"parentSessionId": "p1"})
+	require.Equal(t, []string{"LiveAgent p1"}, b.callLog(), "no catalog read, no follow-up, no resume")
+}
+
+func TestSubagentPromptErrorMapping(t *testing.T) {
+	childOnly := map[string]any{"childSessionId": "worker"}
+	cases := []struct {
+		name      string
+		child     string
+		err       error
+		code, msg string
+		details   map[string]any
+	}{
+		{"diagnostic", "broken", nil, CodeSubagentCatalogDiagnostic, `subagent "broken" is corrupt`,
+			map[string]any{"parentSessionId": "p1", "childSessionId": "broken", "reason": "corrupt"}},
+		{"not a child", "stranger", nil, CodeSubagentNotFound, `session "stranger" is not a continuable direct child of "p1"`,
+			map[string]any{"parentSessionId": "p1", "childSessionId": "stranger"}},
+		{"not resumable", "worker", Wrap(CodeSubagentNotResumable, errors.New("NOT_RESUMABLE")),
+			CodeSubagentNotResumable, "subagent cannot be resumed", childOnly},
+		{"unauthorized", "worker", Wrap(CodeSubagentUnauthorized, errors.New("UNAUTHORIZED")),
+			CodeSubagentUnauthorized, "subagent does not belong to this parent", childOnly},
+		{"draining", "worker", Wrap(CodeSubagentDeliveryUnavailable, errors.New("DRAINING")),
+			CodeSubagentDeliveryUnavailable, "subagent follow-up is temporarily unavailable", childOnly},
+		{"cancelled", "worker", Wrap(CodeCancelled, context.Canceled), CodeCancelled, "subagent prompt was cancelled", nil},
+		{"unexpected", "worker", fmt.Errorf("persona %q leaked", "secret"), CodeInternal, "subagent prompt failed", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := catalogFixture()
+			b.live["p1"] = true
+			b.followupErr = tc.err
+			r := callRPC(t, newTestHandler(t, b), "subagent.prompt", map[string]any{"parentSessionId": "p1", "childSessionId": tc.child,
+				"content": []any{map[string]any{"type": "text", "text": "hi"}}})
+			requireError(t, r, tc.code, tc.msg, tc.details)
+		})
+	}
+}
+
+func TestSubagentPromptAbortedRequestWinsOverTheDeliveryFailure(t *testing.T) {
+	b := catalogFixture()
+	b.live["p1"] = true
+	b.followupErr = Wrap(CodeSubagentDeliveryUnavailable, errors.New("DRAINING"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b.onFollowup = cancel
+	r := callRPCContext(t, ctx, newTestHandler(t, b), "subagent.prompt", map[string]any{"parentSessionId": "p1", "childSessionId": "worker",
+		"content": []any{map[string]any{"type": "text", "text": "hi"}}})
+	requireError(t, r, CodeCancelled, "subagent prompt was cancelled", nil)
+}

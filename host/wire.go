@@ -1,0 +1,104 @@
+package host
+
+import (
+	"encoding/json"
+
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// wireEvent is a raw session event as the wire carries it (web-host §2).
+type wireEvent struct {
+	Type            string          `json:"type"`
+	Seq             int64           `json:"seq"`
+	Time            int64           `json:"time"`
+	Data            json.RawMessage `json:"data"`
+	SourceEventSeqs []int64         `json:"sourceEventSeqs,omitempty"`
+	SurfaceOp       json.RawMessage `json:"surfaceOp,omitempty"`
+	Ignorable       bool            `json:"ignorable,omitempty"`
+}
+
+func toWireEvent(e session.Event) wireEvent {
+	data := e.Data
+	if len(data) == 0 {
+		data = json.RawMessage("null")
+	}
+	return wireEvent{
+		Type: e.Type, Seq: e.Seq, Time: e.Time, Data: data,
+		SourceEventSeqs: e.SourceEventSeqs, SurfaceOp: e.SurfaceOp, Ignorable: e.Ignorable,
+	}
+}
+
+// historyEntry is {event, view?}; this runtime has no tool presenters, so
+// view is always absent and the client renders events generically.
+type historyEntry struct {
+	Event wireEvent `json:"event"`
+}
+
+type historyValue struct {
+	Events  []historyEntry `json:"events"`
+	HasMore bool           `json:"hasMore"`
+}
+
+func toHistoryValue(p page) historyValue {
+	entries := make([]historyEntry, len(p.events))
+	for i, e := range p.events {
+		entries[i] = historyEntry{Event: toWireEvent(e)}
+	}
+	return historyValue{Events: entries, HasMore: p.hasMore}
+}
+
+// wireEntry is one subagent.list row. Healthy rows carry mode "continuable"
+// (so clients of the mode-bearing revision parse them) and the seed-era
+// activity; diagnostic rows carry only id and reason.
+type wireEntry struct {
+	Kind     CatalogKind `json:"kind"`
+	ID       string      `json:"id"`
+	Mode     string      `json:"mode,omitempty"`
+	Label    string      `json:"label,omitempty"`
+	Activity string      `json:"activity,omitempty"`
+	Reason   string      `json:"reason,omitempty"`
+}
+
+func toWireEntry(e CatalogEntry) wireEntry {
+	if e.Kind == KindDiagnostic {
+		return wireEntry{Kind: KindDiagnostic, ID: e.ID, Reason: e.Reason}
+	}
+	activity := "inactive"
+	if e.Running {
+		activity = "running"
+	}
+	return wireEntry{Kind: KindChild, ID: e.ID, Mode: modeContinuable, Label: e.Label, Activity: activity}
+}
+
+type catalogValue struct {
+	Entries         []wireEntry `json:"entries"`
+	ParentAvailable bool        `json:"parentAvailable"`
+}
+
+// wireSummary is one session.list row.
+type wireSummary struct {
+	SessionID       string `json:"sessionId"`
+	CreatedAt       int64  `json:"createdAt"`
+	UpdatedAt       int64  `json:"updatedAt"`
+	Running         bool   `json:"running"`
+	Live            bool   `json:"live"`
+	ParentSessionID string `json:"parentSessionId,omitempty"`
+	Origin          string `json:"origin,omitempty"`
+	Cwd             string `json:"cwd,omitempty"`
+	Title           string `json:"title,omitempty"`
+}
+
+func toWireSummary(s SessionSummary) wireSummary {
+	return wireSummary{
+		SessionID: s.ID, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Running: s.Running, Live: s.Live,
+		ParentSessionID: s.ParentSessionID, Origin: s.Origin, Cwd: s.Cwd, Title: s.Title,
+	}
+}
+
+type sessionListValue struct {
+	Sessions []wireSummary `json:"sessions"`
+}
+
+type messageIDValue struct {
+	MessageID string `json:"messageId"`
+}
