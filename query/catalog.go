@@ -1,0 +1,204 @@
+package query
+
+import (
+	"context"
+	"errors"
+
+	"github.com/dsh-actors/dsh-actors/descriptor"
+)
+
+// Querier is the session query the catalog reader consumes. *Query
+// implements it; tests wrap it to inject failures.
+type Querier interface {
+	TraceSession(ctx context.Context, id string) (*Trace, error)
+	ListEvents(ctx context.Context, id string) ([]EventRecord, error)
+	ReadEvent(ctx context.Context, req ReadRequest) (*Window, error)
+}
+
+// Entry kinds, child statuses and diagnostic reasons.
+const (
+	KindChild      = "child"
+	KindDiagnostic = "diagnostic"
+
+	// StatusRunning: the child's session is live in this process.
+	StatusRunning = "running"
+	// StatusComplete: the child's session exists only in storage. It is not
+	// an outcome: a follow-up may start a new turn on it.
+	StatusComplete = "complete"
+
+	ReasonCorrupt     = "corrupt"
+	ReasonUnsupported = "unsupported"
+	ReasonUnavailable = "unavailable"
+)
+
+// Entry is one row of a listing: a child (ID, Label, Status) or a
+// diagnostic (ID, Reason) for a direct child that could not be read.
+type Entry struct {
+	Kind   string
+	ID     string
+	Label  string
+	Status string
+	Reason string
+}
+
+// ListChildren lists the direct continuable children of parentID from the
+// session query alone (seed 000): it never creates an agent, never touches
+// an activation and never writes storage.
+//
+// In order: a nil q is SUBAGENT_CONTROL_SESSION_QUERY_UNAVAILABLE (before
+// any other check); a TraceSession of the parent, whose failure fails the
+// whole call with the query's error unchanged (an unknown parent included);
+// then, for each direct child in trace order (createdAt, then id), a
+// ListEvents and, when the child's own suffix (seq >= seedLength) holds
+// exactly one descriptor, an exact ReadEvent of it. A child without a
+// descriptor is omitted; one that cannot be read or validated becomes a
+// diagnostic; any other failure fails the whole call. The context is
+// checked before and after every query call and after every child: once it
+// is done the call fails with CANCELLED ("subagent listing was cancelled"),
+// never with a partial list.
+func ListChildren(ctx context.Context, q Querier, parentID string) ([]Entry, error) {
+	if isNilQuerier(q) {
+		return nil, newError(CodeSessionQueryUnavailable,
+			"listing subagents requires session query (load a dsh-session-query backend)", nil)
+	}
+	if err := checkpoint(ctx); err != nil {
+		return nil, err
+	}
+	trace, err := runListingQuery(ctx, func() (*Trace, error) { return q.TraceSession(ctx, parentID) })
+	if err != nil {
+		return nil, err
+	}
+	entries := []Entry{}
+	for _, node := range trace.Descendants {
+		entry, err := inspectChild(ctx, q, parentID, node.Session)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkpoint(ctx); err != nil {
+			return nil, err
+		}
+		if entry != nil {
+			entries = append(entries, *entry)
+		}
+	}
+	return entries, nil
+}
+
+func isNilQuerier(q Querier) bool {
+	if q == nil {
+		return true
+	}
+	concrete, ok := q.(*Query)
+	return ok && concrete == nil
+}
+
+// checkpoint fails with CANCELLED, wrapping ctx's cause, once ctx is done.
+func checkpoint(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	return newError(CodeCancelled, "subagent listing was cancelled", context.Cause(ctx))
+}
+
+// runListingQuery runs one query call between two checkpoints. A failure
+// seen after ctx is done becomes CANCELLED; otherwise it is returned as is.
+func runListingQuery[T any](ctx context.Context, call func() (T, error)) (T, error) {
+	var zero T
+	if err := checkpoint(ctx); err != nil {
+		return zero, err
+	}
+	result, err := call()
+	if cpErr := checkpoint(ctx); cpErr != nil {
+		return zero, cpErr
+	}
+	return result, err
+}
+
+// inspectChild reads one candidate; a nil entry means "omit".
+func inspectChild(ctx context.Context, q Querier, parentID string, candidate Record) (*Entry, error) {
+	entry, err := readChildDescriptor(ctx, q, parentID, candidate)
+	if err == nil {
+		return entry, nil
+	}
+	if reason, ok := diagnosticReason(err); ok {
+		return diagnostic(candidate.Header.ID, reason), nil
+	}
+	return nil, err
+}
+
+func readChildDescriptor(ctx context.Context, q Querier, parentID string, candidate Record) (*Entry, error) {
+	id := candidate.Header.ID
+	records, err := runListingQuery(ctx, func() ([]EventRecord, error) { return q.ListEvents(ctx, id) })
+	if err != nil {
+		return nil, err
+	}
+	seqs := ownDescriptorSeqs(records, seedLength(candidate.Header))
+	switch {
+	case len(seqs) == 0:
+		return nil, nil
+	case len(seqs) > 1:
+		return diagnostic(id, ReasonCorrupt), nil
+	}
+	window, err := runListingQuery(ctx, func() (*Window, error) {
+		return q.ReadEvent(ctx, ReadRequest{SessionID: id, Seq: seqs[0]})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return childEntry(parentID, candidate, window), nil
+}
+
+// ownDescriptorSeqs lists the descriptor events at or after the seed
+// boundary: a fork seed's replayed ancestor descriptor does not count.
+func ownDescriptorSeqs(records []EventRecord, seedLength int64) []int64 {
+	var seqs []int64
+	for _, r := range records {
+		if r.Type == descriptor.EventType && r.Seq >= seedLength {
+			seqs = append(seqs, r.Seq)
+		}
+	}
+	return seqs
+}
+
+// childEntry checks the exact read against the trace and parses the
+// descriptor. The status comes from the trace record, not the read.
+func childEntry(parentID string, candidate Record, window *Window) *Entry {
+	id := candidate.Header.ID
+	if compatibleHeaders(window.Session, candidate.Header) != nil ||
+		window.Session.ParentSession != parentID || window.Target.Type != descriptor.EventType {
+		return diagnostic(id, ReasonCorrupt)
+	}
+	d, err := descriptor.Parse(window.Target.Data)
+	switch {
+	case errors.Is(err, descriptor.ErrUnsupported):
+		return diagnostic(id, ReasonUnsupported)
+	case err != nil:
+		return diagnostic(id, ReasonCorrupt)
+	}
+	status := StatusComplete
+	if candidate.Live {
+		status = StatusRunning
+	}
+	return &Entry{Kind: KindChild, ID: id, Label: d.Label, Status: status}
+}
+
+// diagnosticReason maps the per-child query failures that become
+// diagnostics; every other error (CANCELLED, INVALID_WINDOW, a non-query
+// error, ...) fails the whole call.
+func diagnosticReason(err error) (string, bool) {
+	var qerr *Error
+	if !errors.As(err, &qerr) {
+		return "", false
+	}
+	switch qerr.Code {
+	case CodeSessionNotFound, CodeEventNotFound, CodePersistenceFailed:
+		return ReasonUnavailable, true
+	case CodeInvalidSurface, CodeSourceConflict:
+		return ReasonCorrupt, true
+	}
+	return "", false
+}
+
+func diagnostic(id, reason string) *Entry {
+	return &Entry{Kind: KindDiagnostic, ID: id, Reason: reason}
+}

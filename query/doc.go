@@ -1,0 +1,43 @@
+// Package query is the seed-era session query and the stateless catalog
+// reader built on it.
+//
+// # Session query
+//
+// A *Query (New) reads the live-first merge of the live registry
+// (session.Sessions) and its persistence store:
+//
+//   - TraceSession: one observation of the whole corpus (Store.List, no
+//     Inspect) giving a session's ancestors and descendant tree, siblings
+//     ordered by createdAt then id;
+//   - ListEvents: one session's raw events, each classified current,
+//     shadowed or log-only by the surface fold;
+//   - ReadEvent: one event with a bounded window and the session header.
+//
+// A live session is read from memory and never from the store. A stored one
+// is read with the non-mutating Store.Inspect, never the repairing Load, so
+// the query never writes. Failures are *Error values carrying the
+// reference's codes and messages (SESSION_QUERY_*); a done context returns
+// context.Cause(ctx) itself, as the original rejects with the signal's
+// reason.
+//
+// Differences from the original, all invisible to ListChildren's results:
+// sibling ties are broken by byte order instead of localeCompare (they
+// agree for the UUIDs the runtime mints); a per-session read does one
+// direct Store.Inspect instead of re-listing the whole store first (the
+// store's ErrNotFound gives SESSION_QUERY_SESSION_NOT_FOUND, as a missing
+// listing entry did), which turns the seed's O(D×C + ΣL) listing cost
+// into O(C + ΣL); ListEvents takes a context although the original's took
+// no signal.
+//
+// # Catalog
+//
+// ListChildren (seed 000) lists a parent's direct continuable children
+// through any Querier: it traces the parent, reads each direct child's
+// events, and validates its single own-suffix subagent/descriptor with an
+// exact re-read. Children become Entry values (status running when live,
+// complete when stored only) and unreadable or invalid ones become
+// diagnostics (corrupt, unsupported, unavailable); RenderListAgents gives
+// the list_agents text. Listing never creates an agent, never touches an
+// activation and never writes storage; this package imports only session
+// and descriptor.
+package query

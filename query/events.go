@@ -1,0 +1,121 @@
+package query
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// Surface says how an event relates to the model-visible surface.
+type Surface string
+
+// The three surface classes of an event.
+const (
+	// SurfaceCurrent: a node of the final folded surface.
+	SurfaceCurrent Surface = "current"
+	// SurfaceShadowed: a node a later replacement removed.
+	SurfaceShadowed Surface = "shadowed"
+	// SurfaceLogOnly: never a surface node (turn boundaries, chunks, the
+	// subagent descriptor, ...).
+	SurfaceLogOnly Surface = "log-only"
+)
+
+// EventRecord is one raw event of a session with its surface class.
+type EventRecord struct {
+	SessionID string  `json:"sessionId"`
+	Seq       int64   `json:"seq"`
+	Type      string  `json:"type"`
+	Time      int64   `json:"time"`
+	Surface   Surface `json:"surface"`
+}
+
+// ReadRequest asks for the event at Seq of SessionID with up to Before
+// events before it and After events after it (each 0..ReadWindowMax).
+type ReadRequest struct {
+	SessionID string
+	Seq       int64
+	Before    int
+	After     int
+}
+
+// Window is the result of ReadEvent: the session's header, the target
+// event and the events of [StartSeq, EndSeq] (the target among them).
+type Window struct {
+	Session  session.Header
+	Target   session.Event
+	Events   []session.Event
+	StartSeq int64
+	EndSeq   int64
+}
+
+// ListEvents reads the whole log of id (a live snapshot, or one
+// Store.Inspect) and folds its surface, returning one record per raw event
+// in seq order. A log that breaks the surface rules is
+// SESSION_QUERY_INVALID_SURFACE ("invalid session surface: <msg>"); an
+// unknown id is SESSION_QUERY_SESSION_NOT_FOUND; an unreadable stored log is
+// SESSION_QUERY_PERSISTENCE_FAILED. The original took no cancellation
+// signal here; ctx is honoured before and during the store read.
+func (q *Query) ListEvents(ctx context.Context, id string) ([]EventRecord, error) {
+	log, err := q.load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	classes, err := foldSurface(log.Events)
+	if err != nil {
+		return nil, newError(CodeInvalidSurface, "invalid session surface: "+err.Error(), err)
+	}
+	records := make([]EventRecord, len(log.Events))
+	for i, ev := range log.Events {
+		records[i] = EventRecord{SessionID: id, Seq: ev.Seq, Type: ev.Type, Time: ev.Time, Surface: classes[i]}
+	}
+	return records, nil
+}
+
+// ReadEvent validates the window (SESSION_QUERY_INVALID_WINDOW, before any
+// I/O), reads the log of req.SessionID like ListEvents but without surface
+// validation, and returns the header with the window around req.Seq. A seq
+// with no event is SESSION_QUERY_EVENT_NOT_FOUND. A done ctx returns
+// context.Cause(ctx).
+func (q *Query) ReadEvent(ctx context.Context, req ReadRequest) (*Window, error) {
+	if err := validateWindow(req); err != nil {
+		return nil, err
+	}
+	log, err := q.load(ctx, req.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if err := cancelled(ctx); err != nil {
+		return nil, err
+	}
+	n := int64(len(log.Events))
+	if req.Seq < 0 || req.Seq >= n || log.Events[req.Seq].Seq != req.Seq {
+		return nil, newError(CodeEventNotFound,
+			`session "`+req.SessionID+`" has no event at seq `+strconv.FormatInt(req.Seq, 10), nil)
+	}
+	start, end := max(0, req.Seq-int64(req.Before)), min(n-1, req.Seq+int64(req.After))
+	events := make([]session.Event, 0, end-start+1)
+	for _, e := range log.Events[start : end+1] {
+		events = append(events, cloneEvent(e))
+	}
+	return &Window{
+		Session:  cloneHeader(log.Header),
+		Target:   events[req.Seq-start],
+		Events:   events,
+		StartSeq: start,
+		EndSeq:   end,
+	}, nil
+}
+
+func validateWindow(req ReadRequest) error {
+	for _, side := range []struct {
+		name  string
+		value int
+	}{{"before", req.Before}, {"after", req.After}} {
+		if side.value < 0 || side.value > ReadWindowMax {
+			return newError(CodeInvalidWindow,
+				side.name+" must be an integer between 0 and "+strconv.Itoa(ReadWindowMax), nil)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,146 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// ReadWindowMax is the largest Before or After a ReadRequest may ask for.
+const ReadWindowMax = 50
+
+// Record is one logical session of the corpus: its header (the live one
+// wins), whether it is live in the registry now, and whether the store
+// listed it. No record has both flags false.
+type Record struct {
+	Header    session.Header
+	Live      bool
+	Persisted bool
+}
+
+// liveSessions is what the query reads from the live registry.
+type liveSessions interface {
+	// headers returns the header of every live session, in creation order.
+	headers() []session.Header
+	// snapshot returns a detached copy of the live log of id, if id is live.
+	snapshot(id string) (*session.Log, bool)
+}
+
+// Query is the seed-era session query over the live-first merge of the
+// live registry and the persistence store (nil store: live sessions only).
+// It is safe for concurrent use and never writes: persisted logs are read
+// with Store.Inspect, never Load.
+type Query struct {
+	live  liveSessions
+	store session.Store
+}
+
+// New returns the query over sessions' live records and its store
+// (sessions.Store(); nil means live sessions only). sessions must not be
+// nil. Listing needs no live sessions at all: a CLI passes an empty
+// registry over the store.
+func New(sessions *session.Sessions) *Query {
+	return &Query{live: registry{sessions}, store: sessions.Store()}
+}
+
+// registry adapts the live registry to liveSessions.
+type registry struct{ sessions *session.Sessions }
+
+func (r registry) headers() []session.Header {
+	lives := r.sessions.List()
+	headers := make([]session.Header, len(lives))
+	for i, l := range lives {
+		headers[i] = l.Header()
+	}
+	return headers
+}
+
+func (r registry) snapshot(id string) (*session.Log, bool) {
+	l := r.sessions.Get(id)
+	if l == nil {
+		return nil, false
+	}
+	return &session.Log{Header: l.Header(), Events: l.Events()}, true
+}
+
+// load reads one session's header and events: a live session from memory
+// (the store is not touched), otherwise through one direct Store.Inspect.
+//
+// The original first re-listed the whole store and reported an id missing
+// from that listing as not found; here the store's own ErrNotFound gives
+// the same SESSION_QUERY_SESSION_NOT_FOUND without the O(C) scan, and a
+// log that cannot be read is SESSION_QUERY_PERSISTENCE_FAILED in both.
+func (q *Query) load(ctx context.Context, id string) (*session.Log, error) {
+	if err := cancelled(ctx); err != nil {
+		return nil, err
+	}
+	if log, ok := q.live.snapshot(id); ok {
+		return log, nil
+	}
+	if q.store == nil {
+		return nil, sessionNotFound(id)
+	}
+	log, err := q.store.Inspect(ctx, id)
+	if err != nil {
+		return nil, inspectFailure(ctx, id, err)
+	}
+	if live, ok := q.live.snapshot(id); ok { // it became live meanwhile
+		return live, nil
+	}
+	return log, nil
+}
+
+func inspectFailure(ctx context.Context, id string, err error) error {
+	if ctxErr := cancelled(ctx); ctxErr != nil {
+		return ctxErr
+	}
+	if errors.Is(err, session.ErrNotFound) {
+		return sessionNotFound(id)
+	}
+	return newError(CodePersistenceFailed, `failed to inspect session "`+id+`": `+err.Error(), err)
+}
+
+// cloneEvent returns an event that shares no memory with e.
+func cloneEvent(e session.Event) session.Event {
+	e.Data = bytes.Clone(e.Data)
+	e.SurfaceOp = bytes.Clone(e.SurfaceOp)
+	e.SourceEventSeqs = slices.Clone(e.SourceEventSeqs)
+	return e
+}
+
+// cloneHeader returns a header that shares no memory with h.
+func cloneHeader(h session.Header) session.Header {
+	if h.SeedLength != nil {
+		n := *h.SeedLength
+		h.SeedLength = &n
+	}
+	return h
+}
+
+// compatibleHeaders is the original's assertSessionHeadersCompatible: the
+// immutable fields must agree (origin and agentPreset are not compared).
+func compatibleHeaders(a, b session.Header) error {
+	if a.Version != b.Version || a.ID != b.ID || a.CreatedAt != b.CreatedAt ||
+		a.Cwd != b.Cwd || a.ParentSession != b.ParentSession ||
+		!sameSeedLength(a.SeedLength, b.SeedLength) || a.DelegationDepth != b.DelegationDepth {
+		return sourceConflict(a.ID)
+	}
+	return nil
+}
+
+func sameSeedLength(a, b *int) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
+
+func seedLength(h session.Header) int64 {
+	if h.SeedLength == nil {
+		return 0
+	}
+	return int64(*h.SeedLength)
+}

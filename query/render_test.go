@@ -1,0 +1,30 @@
+package query
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestRendersTheEmptyResult(t *testing.T) {
+	require.Equal(t, "(no subagents)", RenderListAgents(nil))
+	require.Equal(t, "(no subagents)", RenderListAgents([]Entry{}))
+}
+
+func TestRendersChildrenAndDiagnosticsInOrder(t *testing.T) {
+	entries := []Entry{
+		child("c1", "real child", StatusComplete),
+		child("running-child", "still working", StatusRunning),
+		diag("broken-child", ReasonCorrupt),
+	}
+	require.Equal(t, "c1 [complete] \u2014 real child\nrunning-child [running] — still working\n"+
+		"broken-child [diagnostic: corrupt]", RenderListAgents(entries))
+}
+
+func TestEntriesMarshalToTheToolSchema(t *testing.T) {
+	b, err := json.Marshal([]Entry{child("c", "", StatusComplete), diag("d", ReasonUnavailable)})
+	require.NoError(t, err)
+	require.Equal(t, `[{"kind":"child","id":"c","label":"","status":"complete"},`+
+		`{"kind":"diagnostic","id":"d","reason":"unavailable"}]`, string(b))
+}

@@ -1,0 +1,151 @@
+package query
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+)
+
+// Node is one session of a lineage tree with its own direct children.
+type Node struct {
+	Session     Record
+	Descendants []Node
+}
+
+// Trace is a session's lineage: the target, its ancestors (immediate
+// parent first), and its descendants (the direct children, each with its
+// subtree). Complete is true when the ancestry reaches a root (Root, the
+// outermost ancestor or the target itself); otherwise UnresolvedParentID is
+// the first parent id missing from the corpus.
+type Trace struct {
+	Target             Record
+	Ancestors          []Record
+	Descendants        []Node
+	Complete           bool
+	Root               *Record
+	UnresolvedParentID string
+}
+
+// TraceSession observes the whole corpus once (one Store.List, no Inspect)
+// and returns the lineage of id. Siblings are ordered by createdAt
+// ascending, then by id in byte order (the original used JavaScript's
+// localeCompare; the two agree for lowercase UUIDs and ASCII letters and
+// digits of one case).
+//
+// Errors: a listing failure is SESSION_QUERY_PERSISTENCE_FAILED; a
+// live/persisted header conflict anywhere in the corpus is
+// SESSION_QUERY_SOURCE_CONFLICT; an unknown id is
+// SESSION_QUERY_SESSION_NOT_FOUND; a cycle in the ancestry is
+// SESSION_QUERY_INVALID_LINEAGE. A done ctx returns context.Cause(ctx).
+func (q *Query) TraceSession(ctx context.Context, id string) (*Trace, error) {
+	corpus, err := q.listSessions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	target, ok := corpus[id]
+	if !ok {
+		return nil, sessionNotFound(id)
+	}
+	trace := &Trace{Target: target}
+	if err := trace.followAncestors(corpus); err != nil {
+		return nil, err
+	}
+	trace.Descendants = descendantsOf(id, corpus)
+	return trace, nil
+}
+
+// listSessions is the live-first corpus: every persisted header, then
+// every live session over it (checked for compatibility, the live header
+// winning).
+func (q *Query) listSessions(ctx context.Context) (map[string]Record, error) {
+	if err := cancelled(ctx); err != nil {
+		return nil, err
+	}
+	corpus := map[string]Record{}
+	if q.store != nil {
+		headers, err := q.store.List(ctx)
+		if err != nil {
+			if ctxErr := cancelled(ctx); ctxErr != nil {
+				return nil, ctxErr
+			}
+			return nil, newError(CodePersistenceFailed, "session persistence listing failed: "+err.Error(), err)
+		}
+		for _, h := range headers {
+			corpus[h.ID] = Record{Header: cloneHeader(h), Persisted: true}
+		}
+	}
+	if err := cancelled(ctx); err != nil {
+		return nil, err
+	}
+	for _, h := range q.live.headers() {
+		stored, persisted := corpus[h.ID]
+		if persisted {
+			if err := compatibleHeaders(h, stored.Header); err != nil {
+				return nil, err
+			}
+		}
+		corpus[h.ID] = Record{Header: cloneHeader(h), Live: true, Persisted: persisted}
+	}
+	return corpus, nil
+}
+
+func (t *Trace) followAncestors(corpus map[string]Record) error {
+	seen := map[string]bool{t.Target.Header.ID: true}
+	current := t.Target
+	for current.Header.ParentSession != "" {
+		parentID := current.Header.ParentSession
+		if seen[parentID] {
+			return newError(CodeInvalidLineage, `session lineage contains a cycle at "`+parentID+`"`, nil)
+		}
+		parent, ok := corpus[parentID]
+		if !ok {
+			t.UnresolvedParentID = parentID
+			return nil
+		}
+		seen[parentID] = true
+		t.Ancestors = append(t.Ancestors, parent)
+		current = parent
+	}
+	root := current
+	t.Complete, t.Root = true, &root
+	return nil
+}
+
+// descendantsOf builds the subtree below id without recursion (lineages
+// can be thousands deep). The ancestry check has already ruled out cycles
+// through id, so the walk terminates.
+func descendantsOf(id string, corpus map[string]Record) []Node {
+	children := map[string][]Record{}
+	for _, rec := range corpus {
+		if p := rec.Header.ParentSession; p != "" {
+			children[p] = append(children[p], rec)
+		}
+	}
+	order := []string{id} // breadth-first: every parent before its children
+	for i := 0; i < len(order); i++ {
+		group := children[order[i]]
+		slices.SortFunc(group, siblingOrder)
+		for _, rec := range group {
+			order = append(order, rec.Header.ID)
+		}
+	}
+	built := map[string][]Node{}
+	for i := len(order) - 1; i >= 0; i-- { // children before their parents
+		parent := order[i]
+		nodes := make([]Node, 0, len(children[parent]))
+		for _, rec := range children[parent] {
+			nodes = append(nodes, Node{Session: rec, Descendants: built[rec.Header.ID]})
+			delete(built, rec.Header.ID)
+		}
+		built[parent] = nodes
+	}
+	return built[id]
+}
+
+func siblingOrder(a, b Record) int {
+	if c := cmp.Compare(a.Header.CreatedAt, b.Header.CreatedAt); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Header.ID, b.Header.ID)
+}
