@@ -216,7 +216,7 @@ func (s *JSONL) checkCompressed(dir string) error {
 
 // checkIdentity binds a header to its file: a targeted read requires the
 // header id to be the requested one, and the header's id and cwd must
-// identify path (directly or through symlinks).
+// identify path.
 func (s *JSONL) checkIdentity(h Header, requested, path string) error {
 	if requested != "" && h.ID != requested {
 		return corruptNamed(path, `corrupt session log "%s": requested id "%s" does not match header id "%s"`,
@@ -226,16 +226,10 @@ func (s *JSONL) checkIdentity(h Header, requested, path string) error {
 	if err != nil {
 		return corruptNamed(path, `corrupt session log "%s": header id cannot name a storage path`, path)
 	}
-	if expected == path || samePath(expected, path) {
+	if expected == path {
 		return nil
 	}
 	return corruptNamed(path, `corrupt session log "%s": header id "%s" and cwd identify "%s"`, path, h.ID, expected)
-}
-
-func samePath(a, b string) bool {
-	ra, errA := filepath.EvalSymlinks(a)
-	rb, errB := filepath.EvalSymlinks(b)
-	return errA == nil && errB == nil && ra == rb
 }
 
 func duplicateID(id, path string) error {

@@ -1,0 +1,119 @@
+package session
+
+import (
+	"context"
+	"os"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// failedStoreFixture returns a store whose log "f" holds two durable events, the
+// fault FS behind it and the log's path.
+func failedStoreFixture(t *testing.T) (*JSONL, *FaultFS, string) {
+	t.Helper()
+	faults := NewFaultFS(nil)
+	s := openStore(t, WithFS(faults))
+	h := header("f")
+	require.NoError(t, s.Create(context.Background(), h, turnEvents(0, 2)))
+	return s, faults, logPathOf(t, s, h)
+}
+
+// requireFailedLog checks that appends and flushes of "f" are refused.
+func requireFailedLog(t *testing.T, s *JSONL, cause error) {
+	t.Helper()
+	ctx := context.Background()
+	err := s.Append(ctx, "f", turnEvents(2, 1))
+	require.ErrorIs(t, err, ErrLogFailed)
+	require.ErrorIs(t, err, cause)
+	ok, err := s.Flush(ctx, "f")
+	require.False(t, ok)
+	require.ErrorIs(t, err, ErrLogFailed)
+	_, err = s.Load(ctx, "f")
+	require.ErrorIs(t, err, ErrLogFailed)
+}
+
+func TestFsyncFailureIsNotAcknowledgedAndFailsTheLog(t *testing.T) {
+	s, faults, path := failedStoreFixture(t)
+	before := statFile(t, path)
+	faults.FailSync(1, syscall.EIO)
+
+	err := s.Append(context.Background(), "f", turnEvents(2, 3))
+	require.ErrorIs(t, err, ErrLogFailed)
+	require.ErrorIs(t, err, syscall.EIO)
+	require.Equal(t, before.content, statFile(t, path).content, "the batch was rolled back")
+	requireFailedLog(t, s, syscall.EIO)
+
+	reopened, err := OpenJSONL(s.Root())
+	require.NoError(t, err)
+	defer reopened.Close()
+	log, err := reopened.Inspect(context.Background(), "f")
+	require.NoError(t, err)
+	require.Equal(t, turnEvents(0, 2), log.Events, "nothing durable was lost")
+}
+
+func TestShortWriteThenENOSPCRollsBack(t *testing.T) {
+	s, faults, path := failedStoreFixture(t)
+	before := statFile(t, path)
+	faults.ShortWriteThenENOSPC()
+
+	err := s.Append(context.Background(), "f", turnEvents(2, 3))
+	require.ErrorIs(t, err, ErrLogFailed)
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, int64(len(before.content)), info.Size(), "the partial batch was truncated away")
+	require.Equal(t, before.content, statFile(t, path).content)
+	requireFailedLog(t, s, syscall.ENOSPC)
+}
+
+func TestLiveWriteFailureRefusesLaterAppends(t *testing.T) {
+	ctx := context.Background()
+	faults := NewFaultFS(nil)
+	s := openStore(t, WithFS(faults))
+	reg := NewSessions(s)
+	l, err := reg.Create(ctx, header("live-f"), nil)
+	require.NoError(t, err)
+	_, err = l.Append("note", map[string]int{"a": 1})
+	require.NoError(t, err)
+	ok, err := reg.Flush(ctx, l)
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	faults.FailSync(1, syscall.EIO)
+	_, err = l.Append("note", map[string]int{"a": 2})
+	require.NoError(t, err, "the event is in memory at once")
+	ok, err = reg.Flush(ctx, l)
+	require.False(t, ok)
+	require.ErrorIs(t, err, ErrLogFailed)
+	require.ErrorIs(t, err, syscall.EIO)
+
+	_, err = l.Append("note", nil)
+	require.ErrorIs(t, err, ErrLogFailed)
+	require.Equal(t, 2, l.Len())
+	err = reg.Release(ctx, l)
+	require.ErrorIs(t, err, ErrLogFailed, "release reports the failure")
+	require.Nil(t, reg.Get("live-f"), "but still drops the session")
+}
+
+func TestCreateFailureLeavesNoLog(t *testing.T) {
+	faults := NewFaultFS(nil)
+	s := openStore(t, WithFS(faults))
+	faults.FailSync(1, syscall.EIO)
+	err := s.Create(context.Background(), header("c"), turnEvents(0, 1))
+	require.ErrorIs(t, err, syscall.EIO)
+	_, err = s.Inspect(context.Background(), "c")
+	require.ErrorIs(t, err, ErrNotFound)
+	entries, err := os.ReadDir(s.Root() + "/--work-project--/c")
+	require.NoError(t, err)
+	require.Empty(t, entries, "the temporary file was removed")
+	require.NoError(t, s.Create(context.Background(), header("c"), nil), "the id is still free")
+}
+
+func TestFaultFSCountsOnlyDataSyncs(t *testing.T) {
+	s, faults, _ := failedStoreFixture(t)
+	n := faults.Syncs()
+	require.NoError(t, s.Append(context.Background(), "f", turnEvents(2, 1)))
+	require.Equal(t, n+1, faults.Syncs())
+}

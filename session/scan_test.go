@@ -1,0 +1,282 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// writeRaw stores content as the log of h under the store's root, exactly
+// where the header's id and cwd place it.
+func writeRaw(t *testing.T, s *JSONL, h Header, content string) string {
+	t.Helper()
+	path := logPathOf(t, s, h)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+	return path
+}
+
+func headerLineOf(t *testing.T, h Header) string {
+	t.Helper()
+	raw, err := h.MarshalJSON()
+	require.NoError(t, err)
+	return string(raw) + "\n"
+}
+
+func lines(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
+
+// openTurnLines is a log body whose final turn is open: a completed turn 1,
+// then turn 2 with a step, an assistant message requesting two tool calls,
+// and a recorded tool/call for the second one.
+var openTurnLines = []string{
+	`{"type":"turn/start","seq":0,"time":100,"data":{"turn":1}}`,
+	`{"type":"turn/end","seq":1,"time":101,"data":{"turn":1,"reason":{"kind":"completed"}}}`,
+	`{"type":"turn/start","seq":2,"time":102,"data":{"turn":2}}`,
+	`{"type":"step/start","seq":3,"time":103,"data":{"turn":2,"step":1}}`,
+	`{"type":"assistant/message","seq":4,"time":104,"data":{"turn":2,"step":1,"message":{"role":"assistant",` +
+		`"content":[{"type":"tool-call","id":"call_a","name":"read","arguments":"{}"},` +
+		`{"type":"tool-call","id":"call_b","name":"write","arguments":"{}"}],` +
+		`"source":{"kind":"model","provider":"p","model":"m"},"id":"msg"}},"surfaceOp":"append"}`,
+	`{"type":"tool/call","seq":5,"time":105,"data":{"turn":2,"step":1,"callId":"call_b","name":"write","arguments":"{}"}}`,
+}
+
+// The closers the original writes for openTurnLines, byte for byte.
+var openTurnClosers = []string{
+	`{"type":"tool/result","seq":6,"time":105,"data":{"turn":2,"step":1,"message":{"id":"interrupted-tool-result-call_a-6",` +
+		`"role":"user","source":{"kind":"tool","callId":"call_a"},"content":[{"type":"tool-result","toolCallId":"call_a",` +
+		`"isError":true,"content":[{"type":"text","text":"` + toolNotStartedText + `"}]}]},` +
+		`"error":{"name":"ToolNotStartedError","code":"TOOL_NOT_STARTED"}},"surfaceOp":"append"}`,
+	`{"type":"tool/result","seq":7,"time":105,"data":{"turn":2,"step":1,"message":{"id":"interrupted-tool-result-call_b-7",` +
+		`"role":"user","source":{"kind":"tool","callId":"call_b"},"content":[{"type":"tool-result","toolCallId":"call_b",` +
+		`"isError":true,"content":[{"type":"text","text":"` + toolOutcomeUnknownText + `"}]}]},` +
+		`"error":{"name":"ToolOutcomeUnknownError","code":"TOOL_OUTCOME_UNKNOWN"}},"surfaceOp":"append","sourceEventSeqs":[5]}`,
+	`{"type":"step/end","seq":8,"time":105,"data":{"turn":2,"step":1}}`,
+	`{"type":"turn/end","seq":9,"time":105,"data":{"turn":2,"reason":{"kind":"interrupted"}}}`,
+}
+
+func TestLoadClosesInterruptedTurnByteForByte(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	h := header("open")
+	committed := headerLineOf(t, h) + lines(openTurnLines...)
+	path := writeRaw(t, s, h, committed)
+
+	inspected, err := s.Inspect(ctx, "open")
+	require.NoError(t, err)
+	require.Len(t, inspected.Events, 6, "inspect adds no closers")
+
+	log, err := s.Load(ctx, "open")
+	require.NoError(t, err)
+	require.Len(t, log.Events, 10)
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, committed+lines(openTurnClosers...), string(raw))
+
+	require.NoError(t, s.Append(ctx, "open", []Event{ev(10, "turn/start", `{"turn":3}`)}))
+	again, err := s.Load(ctx, "open")
+	require.NoError(t, err)
+	require.Len(t, again.Events, 12, "a reload closes turn 3 in turn")
+}
+
+func TestLoadOfBalancedLogWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	h := header("balanced")
+	path := writeRaw(t, s, h, headerLineOf(t, h)+lines(openTurnLines[:2]...))
+	before := statFile(t, path)
+	log, err := s.Load(ctx, "balanced")
+	require.NoError(t, err)
+	require.Len(t, log.Events, 2)
+	require.Equal(t, before, statFile(t, path))
+}
+
+// fileState is what must not change when nothing writes a file.
+type fileState struct {
+	content string
+	mtime   time.Time
+}
+
+func statFile(t *testing.T, path string) fileState {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	return fileState{content: string(raw), mtime: info.ModTime()}
+}
+
+// TestTornTailAtEveryOffset cuts the last line at every byte offset: Inspect
+// returns the prefix and leaves the file alone, Load truncates the fragment
+// and closes the open turn, and the file then ends on a complete line.
+func TestTornTailAtEveryOffset(t *testing.T) {
+	ctx := context.Background()
+	h := header("torn")
+	prefix := headerLineOf(t, h) + lines(openTurnLines[:len(openTurnLines)-1]...)
+	last := openTurnLines[len(openTurnLines)-1] + "\n"
+	for cut := 0; cut <= len(last); cut++ {
+		s := openStore(t)
+		path := writeRaw(t, s, h, prefix+last[:cut])
+		complete := cut == len(last)
+		want := len(openTurnLines) - 1
+		if complete {
+			want++
+		}
+
+		before := statFile(t, path)
+		log, err := s.Inspect(ctx, "torn")
+		require.NoError(t, err, "cut %d", cut)
+		require.Len(t, log.Events, want, "cut %d", cut)
+		require.Equal(t, before, statFile(t, path), "inspect never writes (cut %d)", cut)
+
+		loaded, err := s.Load(ctx, "torn")
+		require.NoError(t, err, "cut %d", cut)
+		require.Equal(t, log.Events, loaded.Events[:want], "cut %d", cut)
+		after := statFile(t, path).content
+		require.True(t, strings.HasPrefix(after, prefix), "committed bytes are never rewritten (cut %d)", cut)
+		require.True(t, strings.HasSuffix(after, `{"kind":"interrupted"}}}`+"\n"), "cut %d", cut)
+		again, err := s.Inspect(ctx, "torn")
+		require.NoError(t, err)
+		require.Equal(t, loaded.Events, again.Events, "cut %d", cut)
+	}
+}
+
+func TestTornTailGarbageAfterLastTurnEnd(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	h := header("garbage")
+	committed := headerLineOf(t, h) + lines(openTurnLines[:2]...)
+	path := writeRaw(t, s, h, committed+lines(`{"type":"x","seq":2,`, `{"type":"note","seq":3,"time":1,"data":{}}`))
+	log, err := s.Inspect(ctx, "garbage")
+	require.NoError(t, err)
+	require.Len(t, log.Events, 2, "lines after the first defect are dropped, even valid ones")
+	_, err = s.Load(ctx, "garbage")
+	require.NoError(t, err)
+	require.Equal(t, committed, statFile(t, path).content, "load truncates the tail; the turn was closed")
+}
+
+func TestCommittedRegionDamage(t *testing.T) {
+	h := header("dmg")
+	turnEnd := `{"type":"turn/end","seq":2,"time":3,"data":{"turn":1,"reason":{"kind":"completed"}}}`
+	cases := []struct {
+		name, body string
+		line       int
+		msg        string
+	}{
+		{"garbage before turn/end", lines(openTurnLines[0], `not json`, turnEnd), 2,
+			"corrupt session log: unparsable committed event at line 2"},
+		{"empty line before turn/end", lines(openTurnLines[0], ``, turnEnd), 2,
+			"corrupt session log: unparsable committed event at line 2"},
+		{"seq gap before turn/end", lines(openTurnLines[0], `{"type":"note","seq":5,"time":1,"data":{}}`, turnEnd), 2,
+			"corrupt session log: seq gap in committed region at line 2 (expected 1, got 5)"},
+		{"turn/end with a seq gap", lines(openTurnLines[0], turnEnd), 2,
+			"corrupt session log: seq gap in committed region at line 2 (expected 1, got 2)"},
+		{"malformed packed row before turn/end", lines(openTurnLines[0],
+			`{"type":"text-chunks","seq0":1,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[0],"texts":["a"]}}`,
+			turnEnd), 2, "corrupt session log: unparsable committed event at line 2"},
+		{"missing seq before turn/end", lines(openTurnLines[0], `{"type":"note","time":1,"data":{}}`, turnEnd), 2,
+			"corrupt session log: seq gap in committed region at line 2 (expected 1, got undefined)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := openStore(t)
+			path := writeRaw(t, s, h, headerLineOf(t, h)+c.body)
+			before := statFile(t, path)
+			for _, read := range []func(context.Context, string) (*Log, error){s.Inspect, s.Load} {
+				_, err := read(context.Background(), "dmg")
+				var corrupt *CorruptError
+				require.True(t, errors.As(err, &corrupt), "%v", err)
+				require.ErrorIs(t, err, ErrCorrupt)
+				require.Equal(t, path, corrupt.Path)
+				require.Equal(t, c.line, corrupt.Line)
+				require.Equal(t, c.msg+" (raw log: "+path+")", err.Error())
+			}
+			require.Equal(t, before, statFile(t, path), "a damaged log is never repaired")
+		})
+	}
+}
+
+func TestPackedRowsExpand(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	h := header("packed")
+	writeRaw(t, s, h, headerLineOf(t, h)+lines(
+		`{"type":"turn/start","seq":0,"time":1786357520283,"data":{"turn":1}}`,
+		`{"type":"text-chunks","seq0":1,"time0":1783352121777,"data":{"turn":1,"step":1,"index":1,"dt":[0,5],"texts":["CH","ILD","_OK"]}}`,
+		`{"type":"reasoning-chunks","seq0":4,"time0":10,"data":{"turn":1,"step":1,"index":0,"dt":[-1],"texts":["a","b"]}}`,
+		`{"type":"tool-call-chunks","seq0":6,"time0":20,"data":{"turn":1,"step":1,"index":2,"dt":[1],"id":"c1","name":"read","args":["{\"p","\":1}"]}}`,
+		`{"type":"tool-call-chunks","seq0":8,"time0":30,"data":{"turn":1,"step":1,"index":2,"dt":[],"id":"c1","args":["x"]}}`,
+	))
+	log, err := s.Inspect(ctx, "packed")
+	require.NoError(t, err)
+	got := make([]string, 0, len(log.Events))
+	for _, e := range log.Events {
+		raw, err := e.MarshalJSON()
+		require.NoError(t, err)
+		got = append(got, string(raw))
+	}
+	require.Equal(t, []string{
+		`{"type":"turn/start","seq":0,"time":1786357520283,"data":{"turn":1}}`,
+		`{"type":"assistant/chunk","seq":1,"time":1783352121777,"data":{"turn":1,"step":1,"chunk":{"type":"text-delta","index":1,"text":"CH"}}}`,
+		`{"type":"assistant/chunk","seq":2,"time":1783352121777,"data":{"turn":1,"step":1,"chunk":{"type":"text-delta","index":1,"text":"ILD"}}}`,
+		`{"type":"assistant/chunk","seq":3,"time":1783352121782,"data":{"turn":1,"step":1,"chunk":{"type":"text-delta","index":1,"text":"_OK"}}}`,
+		`{"type":"assistant/chunk","seq":4,"time":10,"data":{"turn":1,"step":1,"chunk":{"type":"reasoning-delta","index":0,"text":"a"}}}`,
+		`{"type":"assistant/chunk","seq":5,"time":9,"data":{"turn":1,"step":1,"chunk":{"type":"reasoning-delta","index":0,"text":"b"}}}`,
+		`{"type":"assistant/chunk","seq":6,"time":20,"data":{"turn":1,"step":1,"chunk":{"type":"tool-call-delta","index":2,"id":"c1","name":"read","argumentsDelta":"{\"p"}}}`,
+		`{"type":"assistant/chunk","seq":7,"time":21,"data":{"turn":1,"step":1,"chunk":{"type":"tool-call-delta","index":2,"id":"c1","name":"read","argumentsDelta":"\":1}"}}}`,
+		`{"type":"assistant/chunk","seq":8,"time":30,"data":{"turn":1,"step":1,"chunk":{"type":"tool-call-delta","index":2,"id":"c1","argumentsDelta":"x"}}}`,
+	}, got)
+}
+
+func TestUnknownEventTypesAcceptedOnInspect(t *testing.T) {
+	s := openStore(t)
+	h := header("future")
+	writeRaw(t, s, h, headerLineOf(t, h)+lines(`{"type":"future/event","seq":0,"time":1,"data":{"x":1},"extra":true}`))
+	log, err := s.Inspect(context.Background(), "future")
+	require.NoError(t, err)
+	require.Equal(t, "future/event", log.Events[0].Type)
+}
+
+func TestHeaderRefusals(t *testing.T) {
+	cases := []struct {
+		name, line  string
+		unsupported bool
+		msg         string
+	}{
+		{"newer version", `{"type":"session","version":99,"id":"hdr","createdAt":1}`, true,
+			`session "hdr" uses log format v99, but this harness reads only v0: the log was written by a newer harness — upgrade the harness to open it`},
+		{"older version", `{"type":"session","version":-1,"id":"hdr","createdAt":1,"delegationDepth":0}`, true,
+			`session "hdr" uses log format v-1, older than the supported v0, and this build ships no upgrade path for it`},
+		{"numeric id", `{"type":"session","version":42,"id":123}`, true,
+			`session "123" uses log format v42, but this harness reads only v0: the log was written by a newer harness — upgrade the harness to open it`},
+		{"not an object", `42`, false, "corrupt session log: first line is not a session header"},
+		{"not JSON", `{"type":"session",`, false, "corrupt session log: header line is not valid JSON"},
+		{"missing delegationDepth", `{"type":"session","version":0,"id":"hdr","createdAt":1}`, false,
+			"corrupt session log: first line is not a session header"},
+		{"negative zero createdAt", `{"type":"session","version":0,"id":"hdr","createdAt":-0,"delegationDepth":0}`, false,
+			"corrupt session log: first line is not a session header"},
+		{"fractional depth", `{"type":"session","version":0,"id":"hdr","createdAt":1,"delegationDepth":1.5}`, false,
+			"corrupt session log: first line is not a session header"},
+		{"relative cwd", `{"type":"session","version":0,"id":"hdr","createdAt":1,"cwd":"rel","delegationDepth":0}`, false,
+			`stored session "hdr" failed validation: header cwd "rel" is not an absolute path`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := openStore(t)
+			path := writeRaw(t, s, Header{ID: "hdr"}, c.line+"\n")
+			_, err := s.Inspect(context.Background(), "hdr")
+			require.Error(t, err)
+			require.Equal(t, c.msg+" (raw log: "+path+")", err.Error())
+			if c.unsupported {
+				require.ErrorIs(t, err, ErrUnsupported)
+			} else {
+				require.ErrorIs(t, err, ErrCorrupt)
+			}
+		})
+	}
+}
