@@ -20,7 +20,7 @@
 //
 // Scripted needs no key and no network. It reads the text of the message
 // that opened the turn, one command a line (blank lines are skipped, the
-// command word is followed by one space or a line end):
+// command word ends at the first white space):
 //
 //	reply TEXT              append an assistant message holding TEXT
 //	sleep DURATION          wait DURATION (time.ParseDuration); a cancelled

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Scripted returns the keyless scripted agent (see the package doc). It is
@@ -43,7 +44,7 @@ func parseScript(text string) ([]command, error) {
 		if line == "" {
 			continue
 		}
-		name, arg, _ := strings.Cut(line, " ")
+		name, arg := splitWord(line)
 		if !commandWords[name] {
 			if unknown == "" {
 				unknown = name
@@ -59,6 +60,14 @@ func parseScript(text string) ([]command, error) {
 		return nil, fmt.Errorf("scripted: unknown command %q", unknown)
 	}
 	return script, nil
+}
+
+// splitWord splits line at its first white space.
+func splitWord(line string) (word, rest string) {
+	if i := strings.IndexFunc(line, unicode.IsSpace); i >= 0 {
+		return line[:i], line[i+1:]
+	}
+	return line, ""
 }
 
 // messageText joins the text blocks of msg.

@@ -1,0 +1,398 @@
+package activation
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var bg = context.Background()
+
+// start runs impl as an agent over a fresh memory-only session. The
+// activation is disposed when the test ends.
+func start(t *testing.T, impl agent.Agent, options ...func(*Config)) *Activation {
+	t.Helper()
+	return startSeeded(t, impl, nil, options...)
+}
+
+func startSeeded(t *testing.T, impl agent.Agent, seed []session.Event, options ...func(*Config)) *Activation {
+	t.Helper()
+	live, err := session.NewSessions(nil).Create(bg, session.Header{ID: "agent-1"}, seed)
+	require.NoError(t, err)
+	system := actor.NewActorSystem(actor.WithLoggerFactory(LoggerFactory(nil)))
+	cfg := Config{ID: "agent-1", Agent: impl, Session: live, System: system, Provider: "test", Model: "m1"}
+	for _, option := range options {
+		option(&cfg)
+	}
+	a, err := Start(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, a.Dispose(bg))
+		system.Shutdown()
+	})
+	return a
+}
+
+func followup(t *testing.T, a *Activation, text string) string {
+	t.Helper()
+	id, err := a.Followup(bg, agent.Message{Content: agent.Text(text), Source: agent.Source{Kind: "user"}})
+	require.NoError(t, err)
+	return id
+}
+
+// logOf renders the session as "type data" lines, dropping the random
+// assistant message ids.
+func logOf(a *Activation) []string {
+	var lines []string
+	for _, e := range a.Session().Events() {
+		data := string(e.Data)
+		if i := strings.Index(data, `,"id":"`); i >= 0 && e.Type == "assistant/message" {
+			data = data[:i] + "}}"
+		}
+		lines = append(lines, e.Type+" "+data)
+	}
+	return lines
+}
+
+func typesOf(a *Activation) []string {
+	var types []string
+	for _, e := range a.Session().Events() {
+		types = append(types, e.Type)
+	}
+	return types
+}
+
+// turnEnds returns the data of every turn/end event.
+func turnEnds(a *Activation) []string {
+	var ends []string
+	for _, e := range a.Session().Events() {
+		if e.Type == "turn/end" {
+			ends = append(ends, string(e.Data))
+		}
+	}
+	return ends
+}
+
+func TestTurnLogsTheOriginalEventShapes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := start(t, agent.Scripted(agent.Options{}))
+		id := followup(t, a, "reply hello")
+		require.NoError(t, a.WhenIdle(bg))
+		require.Equal(t, []string{
+			`user/message {"content":[{"type":"text","text":"reply hello"}],"source":{"kind":"user"},"role":"user","id":"` + id + `"}`,
+			`turn/start {"turn":1}`,
+			`step/start {"turn":1,"step":1}`,
+			`assistant/message {"turn":1,"step":1,"message":{"role":"assistant","content":[{"type":"text","text":"hello"}],"source":{"kind":"model","provider":"test","model":"m1"}}}`,
+			`step/end {"turn":1,"step":1}`,
+			`turn/end {"turn":1,"reason":{"kind":"completed"}}`,
+		}, logOf(a))
+		for _, e := range a.Session().Events() {
+			surface := e.Type == "user/message" || e.Type == "assistant/message"
+			require.Equal(t, surface, string(e.SurfaceOp) == `"append"`, e.Type)
+		}
+	})
+}
+
+func TestFollowupDuringTurnBecomesTheNextTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var seen []string
+		a := start(t, agent.Func(func(ctx context.Context, host agent.Host, msg agent.Message) (agent.StopReason, error) {
+			seen = append(seen, msg.Content[0].Text)
+			if msg.Content[0].Text == "first" {
+				<-release
+			}
+			return agent.Completed, host.Say(ctx, agent.Text("done "+msg.Content[0].Text))
+		}))
+		followup(t, a, "first")
+		synctest.Wait()
+		followup(t, a, "second")
+		synctest.Wait()
+		require.Equal(t, []string{"first"}, seen, "the follow-up does not reach the running turn")
+		require.Equal(t, inbox.Running, a.Status())
+		close(release)
+		require.NoError(t, a.WhenIdle(bg))
+		require.Equal(t, []string{"first", "second"}, seen)
+		require.Equal(t, []string{
+			"user/message", "turn/start", "step/start", "assistant/message", "step/end", "turn/end",
+			"user/message", "turn/start", "step/start", "assistant/message", "step/end", "turn/end",
+		}, typesOf(a))
+		require.Equal(t, inbox.Idle, a.Status())
+	})
+}
+
+func TestCancelKeepInboxAbortsTheTurnAndRunsTheQueue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := start(t, agent.Scripted(agent.Options{}))
+		followup(t, a, "sleep 1h\nreply never")
+		followup(t, a, "reply kept")
+		synctest.Wait()
+		a.Cancel(agent.CancelCause{Kind: agent.CauseUser}, true)
+		require.NoError(t, a.WhenIdle(bg))
+		require.Equal(t, []string{
+			`{"turn":1,"reason":{"kind":"aborted","reason":{"kind":"user"}}}`,
+			`{"turn":2,"reason":{"kind":"completed"}}`,
+		}, turnEnds(a))
+	})
+}
+
+func TestCancelWithoutKeepInboxDiscardsTheQueue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var discarded []string
+		a := start(t, agent.Scripted(agent.Options{}), func(c *Config) {
+			c.Observer = func(e inbox.Event) {
+				if e.Kind == inbox.Discard {
+					discarded = append(discarded, e.MessageID)
+				}
+			}
+		})
+		followup(t, a, "sleep 1h")
+		synctest.Wait()
+		second := followup(t, a, "reply dropped")
+		third := followup(t, a, "reply dropped too")
+		a.Cancel(agent.CancelCause{Kind: agent.CauseParent}, false)
+		require.NoError(t, a.WhenIdle(bg))
+		require.Equal(t, []string{second, third}, discarded)
+		require.Equal(t, []string{`{"turn":1,"reason":{"kind":"aborted","reason":{"kind":"parent"}}}`}, turnEnds(a))
+		require.Equal(t, []string{"user/message", "turn/start", "turn/end"}, typesOf(a), "discarded messages never reach the log")
+		followup(t, a, "reply later")
+		require.NoError(t, a.WhenIdle(bg))
+		require.Len(t, turnEnds(a), 2, "the agent keeps serving")
+	})
+}
+
+func TestPanicInATurnIsAFailedTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := start(t, agent.Scripted(agent.Options{}))
+		followup(t, a, "reply before\npanic")
+		followup(t, a, "reply after")
+		require.NoError(t, a.WhenIdle(bg))
+		require.Equal(t, []string{
+			`{"turn":1,"reason":{"kind":"error","error":{"message":"panic: scripted: panic command","code":"PANIC"}}}`,
+			`{"turn":2,"reason":{"kind":"completed"}}`,
+		}, turnEnds(a))
+	})
+}
+
+// codedError carries an ErrorCode.
+type codedError struct{}
+
+func (codedError) Error() string     { return "rate limited" }
+func (codedError) ErrorCode() string { return "RATE_LIMIT" }
+
+func TestStopReasonsBecomeTurnEndReasons(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := start(t, agent.Func(func(ctx context.Context, host agent.Host, msg agent.Message) (agent.StopReason, error) {
+			switch msg.Content[0].Text {
+			case "coded":
+				return agent.Error, fmt.Errorf("wrapped: %w", codedError{})
+			case "bare error":
+				return agent.Error, nil
+			case "self abort":
+				return agent.Aborted, nil
+			}
+			return agent.Scripted(agent.Options{}).RunTurn(ctx, host, msg)
+		}))
+		for _, text := range []string{"fail disk full", "coded", "bare error", "refuse", "max-tokens", "self abort", "frob x\nreply y"} {
+			followup(t, a, text)
+		}
+		require.NoError(t, a.WhenIdle(bg))
+		require.Equal(t, []string{
+			`{"turn":1,"reason":{"kind":"error","error":{"message":"disk full","code":"UNKNOWN"}}}`,
+			`{"turn":2,"reason":{"kind":"error","error":{"message":"wrapped: rate limited","code":"RATE_LIMIT"}}}`,
+			`{"turn":3,"reason":{"kind":"error","error":{"message":"turn ended with stop reason \"error\"","code":"UNKNOWN"}}}`,
+			`{"turn":4,"reason":{"kind":"refusal"}}`,
+			`{"turn":5,"reason":{"kind":"max-tokens"}}`,
+			`{"turn":6,"reason":{"kind":"aborted","reason":{"kind":"user"}}}`,
+			`{"turn":7,"reason":{"kind":"error","error":{"message":"scripted: unknown command \"frob\"","code":"UNKNOWN"}}}`,
+		}, turnEnds(a))
+	})
+}
+
+func TestDisposeDuringATurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := start(t, agent.Scripted(agent.Options{}))
+		followup(t, a, "sleep 1h")
+		followup(t, a, "reply queued")
+		synctest.Wait()
+		require.NoError(t, a.Dispose(bg))
+		require.Equal(t, []string{`{"turn":1,"reason":{"kind":"aborted","reason":{"kind":"disposed"}}}`}, turnEnds(a))
+		select {
+		case <-a.Done():
+		default:
+			t.Fatal("the actor has not stopped")
+		}
+		_, err := a.Followup(bg, agent.Message{Content: agent.Text("reply late")})
+		require.ErrorIs(t, err, ErrInboxClosed)
+		require.ErrorContains(t, err, `actors: agent "agent-1" inbox is closed`)
+		require.NoError(t, a.Dispose(bg), "idempotent")
+	})
+}
+
+func TestDisposeIsBoundedByItsContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		a := start(t, agent.Func(func(context.Context, agent.Host, agent.Message) (agent.StopReason, error) {
+			<-release // ignores cancellation
+			return agent.Completed, nil
+		}))
+		followup(t, a, "stuck")
+		synctest.Wait()
+		ctx, cancel := context.WithTimeout(bg, time.Second)
+		defer cancel()
+		require.ErrorIs(t, a.Dispose(ctx), context.DeadlineExceeded)
+		close(release)
+		require.NoError(t, a.Dispose(bg), "a later Dispose continues")
+		require.Equal(t, []string{`{"turn":1,"reason":{"kind":"completed"}}`}, turnEnds(a))
+	})
+}
+
+func TestSayAfterTheTurnFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		kept := make(chan agent.Host, 1)
+		a := start(t, agent.Func(func(_ context.Context, host agent.Host, _ agent.Message) (agent.StopReason, error) {
+			kept <- host
+			return agent.Completed, nil
+		}))
+		followup(t, a, "x")
+		require.NoError(t, a.WhenIdle(bg))
+		host := <-kept
+		require.Equal(t, "agent-1", host.SessionID())
+		require.Nil(t, host.Subagents())
+		require.ErrorIs(t, host.Say(bg, agent.Text("late")), errTurnOver)
+	})
+}
+
+func TestSubagentsCapabilityIsBoundPerAgent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int32
+		a := start(t, agent.Func(func(_ context.Context, host agent.Host, _ agent.Message) (agent.StopReason, error) {
+			if host.Subagents() == nil {
+				return agent.Error, errors.New("no capability")
+			}
+			return agent.Completed, nil
+		}), func(c *Config) {
+			c.Subagents = func() agent.Subagents { calls.Add(1); return stubSubagents{} }
+		})
+		followup(t, a, "x")
+		require.NoError(t, a.WhenIdle(bg))
+		require.Equal(t, int32(1), calls.Load())
+		require.Equal(t, []string{`{"turn":1,"reason":{"kind":"completed"}}`}, turnEnds(a))
+	})
+}
+
+type stubSubagents struct{}
+
+func (stubSubagents) Spawn(context.Context, string, string) (string, string, error) {
+	return "", "", nil
+}
+func (stubSubagents) Send(context.Context, string, string) (string, error) { return "", nil }
+
+func TestTurnNumbersContinueAfterTheLog(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		seed := []session.Event{
+			{Type: "turn/start", Seq: 0, Data: []byte(`{"turn":7}`)},
+			{Type: "turn/end", Seq: 1, Data: []byte(`{"turn":7,"reason":{"kind":"completed"}}`)},
+		}
+		a := startSeeded(t, agent.Scripted(agent.Options{}), seed)
+		followup(t, a, "reply again")
+		require.NoError(t, a.WhenIdle(bg))
+		require.Equal(t, []string{
+			`{"turn":7,"reason":{"kind":"completed"}}`,
+			`{"turn":8,"reason":{"kind":"completed"}}`,
+		}, turnEnds(a))
+	})
+}
+
+func TestFollowupHonoursADoneContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := start(t, agent.Scripted(agent.Options{}))
+		ctx, cancel := context.WithCancel(bg)
+		cancel()
+		_, err := a.Followup(ctx, agent.Message{Content: agent.Text("reply x")})
+		require.ErrorIs(t, err, context.Canceled)
+		require.Equal(t, inbox.Idle, a.Status())
+	})
+}
+
+// panicky fails in its own Receive on every user message.
+type panicky struct{ started *atomic.Int32 }
+
+func (p panicky) Receive(c actor.Context) {
+	switch c.Message().(type) {
+	case *actor.Started:
+		p.started.Add(1)
+	case string:
+		panic("receive bug")
+	}
+}
+
+func TestStopStrategyStopsAndReportsInsteadOfRestarting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs bytes.Buffer
+		logger := slog.New(slog.NewTextHandler(&logs, nil))
+		system := actor.NewActorSystem(actor.WithLoggerFactory(LoggerFactory(nil)))
+		defer system.Shutdown()
+		var started atomic.Int32
+		props := actor.PropsFromProducer(func() actor.Actor { return panicky{&started} }, actor.WithGuardian(StopStrategy(logger)))
+		pid := system.Root.Spawn(props)
+		system.Root.Send(pid, "boom")
+		synctest.Wait()
+		_, alive := system.ProcessRegistry.Get(pid)
+		require.False(t, alive, "the failed actor was stopped")
+		require.Equal(t, int32(1), started.Load(), "never restarted")
+		require.Contains(t, logs.String(), "agent actor failed; stopping it")
+		require.Contains(t, logs.String(), "receive bug")
+	})
+}
+
+func TestLoggerFactoryDemotesProtoactorInfo(t *testing.T) {
+	for _, tc := range []struct {
+		level slog.Level
+		want  bool
+	}{{slog.LevelInfo, false}, {slog.LevelDebug, true}} {
+		var logs bytes.Buffer
+		logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: tc.level}))
+		system := actor.NewActorSystem(actor.WithLoggerFactory(LoggerFactory(logger)))
+		system.Shutdown()
+		require.Equal(t, tc.want, strings.Contains(logs.String(), "actor system started"), logs.String())
+		if tc.want {
+			require.Contains(t, logs.String(), "level=DEBUG")
+			require.Contains(t, logs.String(), "lib=protoactor")
+		}
+	}
+}
+
+func TestPoolRunsWorkAndStops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pool := NewPool(2, 7)
+		require.Equal(t, 7, pool.Throughput())
+		var ran atomic.Int32
+		for range 10 {
+			pool.Schedule(func() { ran.Add(1) })
+		}
+		synctest.Wait()
+		require.Equal(t, int32(10), ran.Load())
+		pool.Close()
+		pool.Close()
+		pool.Schedule(func() { ran.Add(1) })
+		synctest.Wait()
+		require.Equal(t, int32(11), ran.Load(), "work scheduled after Close still runs")
+	})
+}

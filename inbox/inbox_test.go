@@ -1,0 +1,297 @@
+package inbox
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// recorder is a fake actor: it records what the mailbox invokes. With
+// autoEnd it ends each turn as soon as it is claimed.
+type recorder struct {
+	box     *Inbox
+	autoEnd bool
+
+	mu     sync.Mutex
+	claims []*Claim
+	user   []any
+	system []any
+	events []Event
+}
+
+func (r *recorder) InvokeSystemMessage(m any) {
+	r.mu.Lock()
+	r.system = append(r.system, m)
+	r.mu.Unlock()
+}
+
+func (r *recorder) InvokeUserMessage(m any) {
+	r.mu.Lock()
+	claim, ok := m.(*Claim)
+	if ok {
+		r.claims = append(r.claims, claim)
+	} else {
+		r.user = append(r.user, m)
+	}
+	r.mu.Unlock()
+	if ok && r.autoEnd {
+		r.box.EndTurn()
+	}
+}
+
+func (r *recorder) EscalateFailure(reason, _ any) { panic(reason) }
+
+func (r *recorder) observe(e Event) {
+	r.mu.Lock()
+	r.events = append(r.events, e)
+	r.mu.Unlock()
+}
+
+func (r *recorder) claimed() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ids := make([]string, len(r.claims))
+	for i, c := range r.claims {
+		ids[i] = c.Message.ID
+	}
+	return ids
+}
+
+func (r *recorder) eventLog() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	log := make([]string, len(r.events))
+	for i, e := range r.events {
+		log[i] = strings.TrimPrefix(string(e.Kind), "agent/") + " " + e.MessageID + string(e.Status)
+	}
+	return log
+}
+
+// newRecorded returns an inbox wired to a recorder, dispatched by
+// protoactor's default (goroutine per run) dispatcher.
+func newRecorded(autoEnd bool) (*Inbox, *recorder) {
+	r := &recorder{autoEnd: autoEnd}
+	r.box = New(Options{Observer: r.observe})
+	r.box.RegisterHandlers(r, actor.NewDefaultDispatcher(DefaultThroughput))
+	return r.box, r
+}
+
+func post(t *testing.T, b *Inbox, id string) {
+	t.Helper()
+	got, err := b.Post(agent.Message{ID: id, Content: agent.Text(id)})
+	require.NoError(t, err)
+	require.Equal(t, id, got)
+}
+
+func TestFIFOAcrossConcurrentSenders(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const senders, each = 32, 40
+		b, r := newRecorded(true)
+		var wg sync.WaitGroup
+		for s := range senders {
+			wg.Go(func() {
+				for i := range each {
+					_, err := b.Post(agent.Message{ID: fmt.Sprintf("%d-%d", s, i)})
+					require.NoError(t, err)
+				}
+			})
+		}
+		wg.Wait()
+		synctest.Wait()
+		var accepted []string
+		for _, e := range r.eventLog() {
+			if id, ok := strings.CutPrefix(e, "inbox/enqueue "); ok {
+				accepted = append(accepted, id)
+			}
+		}
+		claimed := r.claimed()
+		require.Len(t, claimed, senders*each)
+		require.Equal(t, accepted, claimed, "turns claim messages in accepted order")
+		next := make([]int, senders)
+		for _, id := range claimed {
+			s, i, _ := strings.Cut(id, "-")
+			sender, _ := strconv.Atoi(s)
+			seq, _ := strconv.Atoi(i)
+			require.Equal(t, next[sender], seq, "each sender's messages stay in its order")
+			next[sender]++
+		}
+		require.Equal(t, Idle, b.Status())
+	})
+}
+
+func TestMessagePostedDuringTurnWaitsForEndTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, r := newRecorded(false)
+		post(t, b, "a")
+		synctest.Wait()
+		post(t, b, "b")
+		synctest.Wait()
+		require.Equal(t, []string{"a"}, r.claimed(), "b waits while a's turn runs")
+		require.Equal(t, 1, b.Len())
+		b.EndTurn()
+		synctest.Wait()
+		require.Equal(t, []string{"a", "b"}, r.claimed())
+		b.EndTurn()
+		require.Equal(t, []string{
+			"inbox/enqueue a", "status running", "inbox/dequeue a",
+			"inbox/enqueue b", "inbox/dequeue b", "status idle",
+		}, r.eventLog())
+	})
+}
+
+func TestCancelKeepInboxAbortsOnlyTheTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, r := newRecorded(false)
+		post(t, b, "a")
+		post(t, b, "b")
+		synctest.Wait()
+		require.Empty(t, b.Cancel(agent.CancelCause{Kind: agent.CauseUser}, true))
+		turn := r.claims[0].Context()
+		require.Error(t, turn.Err())
+		require.Equal(t, agent.CancelCause{Kind: agent.CauseUser}, context.Cause(turn))
+		b.EndTurn()
+		synctest.Wait()
+		require.Equal(t, []string{"a", "b"}, r.claimed())
+		require.NoError(t, r.claims[1].Context().Err(), "the kept message's turn is not cancelled")
+		b.EndTurn()
+	})
+}
+
+func TestCancelDiscardsQueuedMessages(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, r := newRecorded(false)
+		post(t, b, "a")
+		synctest.Wait()
+		post(t, b, "b")
+		post(t, b, "c")
+		require.Equal(t, []string{"b", "c"}, b.Cancel(agent.CancelCause{Kind: agent.CauseParent}, false))
+		b.EndTurn()
+		synctest.Wait()
+		require.Equal(t, []string{"a"}, r.claimed(), "discarded messages never run")
+		require.Equal(t, Idle, b.Status())
+		require.Equal(t, []string{
+			"inbox/enqueue a", "status running", "inbox/dequeue a", "inbox/enqueue b", "inbox/enqueue c",
+			"inbox/discard b", "inbox/discard c", "status idle",
+		}, r.eventLog())
+	})
+}
+
+func TestCancelWhileIdleArmsNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, r := newRecorded(false)
+		require.Empty(t, b.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false))
+		post(t, b, "a")
+		synctest.Wait()
+		require.NoError(t, r.claims[0].Context().Err())
+		b.EndTurn()
+		require.Equal(t, []string{"inbox/enqueue a", "status running", "inbox/dequeue a", "status idle"}, r.eventLog())
+	})
+}
+
+func TestCloseRefusesLaterPosts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, r := newRecorded(false)
+		post(t, b, "a")
+		post(t, b, "b")
+		synctest.Wait()
+		require.Equal(t, []string{"b"}, b.Close(agent.CancelCause{Kind: agent.CauseDisposed}))
+		require.True(t, b.Closed())
+		_, err := b.Post(agent.Message{ID: "c"})
+		require.ErrorIs(t, err, ErrClosed)
+		require.Equal(t, agent.CancelCause{Kind: agent.CauseDisposed}, context.Cause(r.claims[0].Context()))
+		require.Empty(t, b.Close(agent.CancelCause{Kind: agent.CauseDisposed}), "idempotent")
+		b.EndTurn()
+		require.Equal(t, Idle, b.Status())
+	})
+}
+
+func TestSystemMessagesRunDuringATurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, r := newRecorded(false)
+		post(t, b, "a")
+		post(t, b, "b")
+		synctest.Wait()
+		b.PostSystemMessage(&actor.Stop{})
+		synctest.Wait()
+		require.Equal(t, []any{&actor.Stop{}}, r.system, "a system message gets through while a turn runs")
+		b.PostSystemMessage(&actor.SuspendMailbox{})
+		b.EndTurn()
+		synctest.Wait()
+		require.Equal(t, []string{"a"}, r.claimed(), "a suspended mailbox claims nothing")
+		b.PostSystemMessage(&actor.ResumeMailbox{})
+		synctest.Wait()
+		require.Equal(t, []string{"a", "b"}, r.claimed())
+		b.EndTurn()
+	})
+}
+
+func TestRawUserMessagesKeepTheirPlace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, r := newRecorded(true)
+		poison := &actor.PoisonPill{}
+		b.RegisterHandlers(r, nil) // not yet dispatching
+		post(t, b, "a")
+		b.PostUserMessage(poison)
+		post(t, b, "b")
+		require.Equal(t, 3, b.UserMessageCount())
+		b.RegisterHandlers(r, actor.NewDefaultDispatcher(DefaultThroughput))
+		b.PostSystemMessage(&actor.Started{})
+		synctest.Wait()
+		require.Equal(t, []string{"a", "b"}, r.claimed())
+		require.Equal(t, []any{poison}, r.user)
+		require.Empty(t, b.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false))
+	})
+}
+
+func TestObserverMayCallBackIntoTheInbox(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b *Inbox
+		var seen []string
+		b = New(Options{Observer: func(e Event) {
+			seen = append(seen, string(e.Kind)+" "+e.MessageID)
+			if e.Kind == Enqueue {
+				b.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
+			}
+		}})
+		id, err := b.Post(agent.Message{})
+		require.NoError(t, err)
+		require.Len(t, id, 36, "a uuid was assigned")
+		require.Equal(t, []string{
+			"agent/inbox/enqueue " + id, "agent/status ", "agent/inbox/discard " + id, "agent/status ",
+		}, seen)
+		require.Equal(t, Idle, b.Status())
+	})
+}
+
+func TestWhenIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, _ := newRecorded(false)
+		require.NoError(t, b.WhenIdle(context.Background()))
+		post(t, b, "a")
+		synctest.Wait()
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		require.ErrorIs(t, b.WhenIdle(ctx), context.Canceled)
+		idle := make(chan error)
+		go func() { idle <- b.WhenIdle(context.Background()) }()
+		synctest.Wait()
+		select {
+		case <-idle:
+			t.Fatal("WhenIdle returned while a turn runs")
+		default:
+		}
+		b.EndTurn()
+		require.NoError(t, <-idle)
+	})
+}
