@@ -11,7 +11,9 @@
 //     ordered by createdAt then id;
 //   - ListEvents: one session's raw events, each classified current,
 //     shadowed or log-only by the surface fold;
-//   - ReadEvent: one event with a bounded window and the session header.
+//   - ReadEvent: one event with a bounded window and the session header;
+//   - ReadSession: a whole detached log, without surface validation (for
+//     display).
 //
 // A live session is read from memory and never from the store. A stored one
 // is read with the non-mutating Store.Inspect, never the repairing Load, so

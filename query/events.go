@@ -119,3 +119,19 @@ func validateWindow(req ReadRequest) error {
 	}
 	return nil
 }
+
+// ReadSession returns the whole log of id, detached: a live snapshot, or
+// one Store.Inspect (the valid stored prefix, never repaired). Unlike
+// ListEvents it does not validate the surface, so a log with a malformed
+// surface can still be shown. Errors are those of ListEvents' read.
+func (q *Query) ReadSession(ctx context.Context, id string) (*session.Log, error) {
+	log, err := q.load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	events := make([]session.Event, len(log.Events))
+	for i, e := range log.Events {
+		events[i] = cloneEvent(e)
+	}
+	return &session.Log{Header: cloneHeader(log.Header), Events: events}, nil
+}

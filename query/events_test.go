@@ -263,3 +263,22 @@ func TestReadEventPreservesTheCancellationCause(t *testing.T) {
 	_, inspects := w.store.counts()
 	require.Zero(t, inspects)
 }
+
+func TestReadSessionReturnsADetachedLogWithoutSurfaceValidation(t *testing.T) {
+	w := newWorld(t)
+	events := logOf(ev("user/message", map[string]string{"role": "user"}), ev("turn/end", 1))
+	w.persist(header("s", "", 1), events)
+	log, err := w.q.ReadSession(context.Background(), "s")
+	require.NoError(t, err)
+	require.Equal(t, header("s", "", 1), log.Header)
+	require.Len(t, log.Events, 2)
+
+	l := w.goLive(header("live", "", 2), logOf(userMessage("hi")))
+	log, err = w.q.ReadSession(context.Background(), "live")
+	require.NoError(t, err)
+	log.Events[0].Data[0] = 'X'
+	require.Equal(t, byte('{'), l.Events()[0].Data[0], "the live log is not shared")
+
+	_, err = w.q.ReadSession(context.Background(), "nobody")
+	require.ErrorIs(t, err, ErrSessionNotFound)
+}

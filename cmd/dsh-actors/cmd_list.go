@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/dsh-actors/dsh-actors/query"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+func init() {
+	register("list", "list a session's direct continuable subagents (read-only)", runList)
+}
+
+const listUsage = "usage: dsh-actors list [--json] [--store DIR] PARENT_ID"
+
+// runList prints ListChildren's entries for one parent session, read from
+// the store alone (no live sessions, nothing written): the list_agents
+// rendering, or a JSON array with --json.
+func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	flags := flag.NewFlagSet("list", flag.ContinueOnError)
+	flags.SetOutput(io.Discard)
+	asJSON := flags.Bool("json", false, "print the entries as a JSON array")
+	store := flags.String("store", defaultStore(), "session store root")
+	positional, err := parseInterspersed(flags, args)
+	if err != nil || len(positional) != 1 {
+		return usageError(stderr, listUsage, flags, err)
+	}
+	entries, err := listChildren(ctx, *store, positional[0])
+	if err != nil {
+		return failure(stderr, "list", err)
+	}
+	if *asJSON {
+		return printJSON(stdout, stderr, entries)
+	}
+	fmt.Fprintln(stdout, query.RenderListAgents(entries))
+	return 0
+}
+
+func listChildren(ctx context.Context, root, parentID string) ([]query.Entry, error) {
+	q, closeStore, err := openQuery(root)
+	if err != nil {
+		return nil, err
+	}
+	defer closeStore()
+	return query.ListChildren(ctx, q, parentID)
+}
+
+// openQuery opens the JSONL store at root under an empty live registry.
+func openQuery(root string) (*query.Query, func(), error) {
+	store, err := session.OpenJSONL(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	return query.New(session.NewSessions(store)), func() { _ = store.Close() }, nil
+}
+
+func printJSON(stdout, stderr io.Writer, v any) int {
+	if err := json.NewEncoder(stdout).Encode(v); err != nil {
+		fmt.Fprintf(stderr, "dsh-actors: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// parseInterspersed parses flags that may come before or after the
+// positional arguments (the flag package alone stops at the first
+// non-flag); "--" ends the flags.
+func parseInterspersed(flags *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := flags.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := flags.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(positional, rest...), nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}
+
+// usageError prints the problem (if any), the usage line and the flags,
+// and returns the usage exit status 2.
+func usageError(stderr io.Writer, usage string, flags *flag.FlagSet, err error) int {
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(stderr, "dsh-actors %s: %v\n", flags.Name(), err)
+	}
+	fmt.Fprintln(stderr, usage)
+	flags.SetOutput(stderr)
+	flags.PrintDefaults()
+	return 2
+}
+
+// failure prints a failed call on stderr, naming its code when it has one,
+// and returns exit status 1.
+func failure(stderr io.Writer, name string, err error) int {
+	var qerr *query.Error
+	if errors.As(err, &qerr) {
+		fmt.Fprintf(stderr, "dsh-actors %s: %s: %v\n", name, qerr.Code, err)
+	} else {
+		fmt.Fprintf(stderr, "dsh-actors %s: %v\n", name, err)
+	}
+	return 1
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// run dispatches args and returns the exit status, stdout and stderr.
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := dispatch(context.Background(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func event(seq int64, typ, data string) session.Event {
+	return session.Event{Type: typ, Seq: seq, Time: 1_783_352_137_161, Data: json.RawMessage(data)}
+}
+
+// childLog is the log the original's authorChild writes.
+func childLog(descriptorData string) []session.Event {
+	user := event(1, "user/message",
+		`{"content":[{"type":"text","text":"summarize the doc"}],"source":{"kind":"user"},"role":"user","id":"m1"}`)
+	user.SurfaceOp = json.RawMessage(`"append"`)
+	return []session.Event{
+		event(0, "turn/start", `{"turn":1}`),
+		user,
+		event(2, "subagent/descriptor", descriptorData),
+		event(3, "turn/end", `{"turn":1,"reason":{"kind":"completed"}}`),
+	}
+}
+
+// testStore writes a parent with two children (one of them corrupt) and
+// an ordinary fork, and returns the store root.
+func testStore(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	store, err := session.OpenJSONL(root)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, store.Close()) }()
+	ctx := context.Background()
+	create := func(h session.Header, events []session.Event) {
+		require.NoError(t, store.Create(ctx, h, events))
+	}
+	create(session.Header{ID: "parent", CreatedAt: 1, Cwd: "/work"}, nil)
+	create(session.Header{ID: "child-b", ParentSession: "parent", CreatedAt: 3, Cwd: "/work", DelegationDepth: 1},
+		childLog(`{"version":1,"provider":"spawn","label":"write the summary"}`))
+	create(session.Header{ID: "child-a", ParentSession: "parent", CreatedAt: 2, Cwd: "/work", DelegationDepth: 1},
+		childLog(`{"version":1,"provider":7,"label":"broken"}`))
+	create(session.Header{ID: "fork", ParentSession: "parent", CreatedAt: 4, Cwd: "/work"}, nil)
+	return root
+}
+
+func TestListPrintsTheRendering(t *testing.T) {
+	root := testStore(t)
+	want := "child-a [diagnostic: corrupt]\nchild-b [complete] \u2014 write the summary\n"
+	for _, args := range [][]string{
+		{"list", "--store", root, "parent"},
+		{"list", "parent", "--store", root},
+		{"list", "--store=" + root, "--", "parent"},
+	} {
+		code, stdout, stderr := run(t, args...)
+		require.Equal(t, 0, code, stderr)
+		require.Equal(t, want, stdout, fmt.Sprint(args))
+		require.Empty(t, stderr)
+	}
+}
+
+func TestListPrintsJSON(t *testing.T) {
+	root := testStore(t)
+	code, stdout, _ := run(t, "list", "parent", "--json", "--store", root)
+	require.Equal(t, 0, code)
+	require.JSONEq(t, `[{"kind":"diagnostic","id":"child-a","reason":"corrupt"},
+		{"kind":"child","id":"child-b","label":"write the summary","status":"complete"}]`, stdout)
+
+	code, stdout, _ = run(t, "list", "--json", "--store", root, "child-b")
+	require.Equal(t, 0, code)
+	require.Equal(t, "[]\n", stdout)
+}
+
+func TestListRendersAParentWithoutChildren(t *testing.T) {
+	code, stdout, _ := run(t, "list", "--store", testStore(t), "fork")
+	require.Equal(t, 0, code)
+	require.Equal(t, "(no subagents)\n", stdout)
+}
+
+func TestListFailsNamingTheCode(t *testing.T) {
+	code, stdout, stderr := run(t, "list", "--store", testStore(t), "nobody")
+	require.Equal(t, 1, code)
+	require.Empty(t, stdout)
+	require.Equal(t, "dsh-actors list: SESSION_QUERY_SESSION_NOT_FOUND: session \"nobody\" not found\n", stderr)
+}
+
+func TestListUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"list"},
+		{"list", "a", "b"},
+		{"list", "--bogus", "parent"},
+		{"list", "--store"},
+		{"list", "-h"},
+	} {
+		code, stdout, stderr := run(t, args...)
+		require.Equal(t, 2, code, fmt.Sprint(args))
+		require.Empty(t, stdout)
+		require.Contains(t, stderr, listUsage)
+	}
+}
