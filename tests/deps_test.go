@@ -1,0 +1,150 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/dsh-actors/dsh-actors"
+
+// allowedDeps is the dependency direction of PLAN.md and DESIGN.md: the
+// internal layers (top-level folders) each layer may import. A layer may
+// always import its own sub-packages.
+var allowedDeps = map[string][]string{
+	"descriptor": {},
+	"agent":      {},
+	"session":    {},
+	"query":      {"session", "descriptor"},
+	"inbox":      {"agent"},
+	"actors":     {"descriptor", "agent", "session", "query", "inbox"},
+	"subagent":   {"descriptor", "agent", "session", "query", "inbox", "actors"},
+	"host":       {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent"},
+	"cmd":        {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "host"},
+	"tests":      {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "host", "cmd"},
+}
+
+// listingLayers must never reach the actor runtime or what sits on it.
+var (
+	listingLayers = []string{"query", "descriptor", "session"}
+	runtimeLayers = []string{"actors", "inbox", "subagent", "host"}
+)
+
+// TestListingNeverImportsTheActorRuntime is the guard: listing
+// children reads sessions only, so query (and what it builds on) must not
+// reach an activation.
+func TestListingNeverImportsTheActorRuntime(t *testing.T) {
+	require.Empty(t, runtimeImports(internalDeps(t)))
+}
+
+// TestDependencyDirection checks every existing package of a known layer
+// against allowedDeps (transitively, through go list -deps).
+func TestDependencyDirection(t *testing.T) {
+	require.Empty(t, directionViolations(internalDeps(t)))
+}
+
+// TestTheCheckersCatchViolations feeds both checkers a forbidden graph, so
+// the two tests above cannot pass vacuously.
+func TestTheCheckersCatchViolations(t *testing.T) {
+	deps := map[string][]string{
+		module + "/query":      {module + "/session", module + "/actors/activation"},
+		module + "/agent":      {module + "/session"},
+		module + "/subagent":   {module + "/actors/manager", module + "/query"},
+		module + "/elsewhere":  {module + "/host"},
+		module + "/descriptor": nil,
+	}
+	require.Equal(t, []string{module + "/query imports " + module + "/actors/activation"}, runtimeImports(deps))
+	require.ElementsMatch(t, []string{
+		module + "/query (layer query) depends on " + module + "/actors/activation (layer actors)",
+		module + "/agent (layer agent) depends on " + module + "/session (layer session)",
+	}, directionViolations(deps))
+}
+
+func runtimeImports(deps map[string][]string) []string {
+	var found []string
+	for pkg, imports := range deps {
+		if !slices.Contains(listingLayers, layerOf(pkg)) {
+			continue
+		}
+		for _, imp := range imports {
+			if slices.Contains(runtimeLayers, layerOf(imp)) {
+				found = append(found, pkg+" imports "+imp)
+			}
+		}
+	}
+	return found
+}
+
+// directionViolations lists every dependency allowedDeps does not permit.
+// Packages outside the planned layers are not checked.
+func directionViolations(deps map[string][]string) []string {
+	var found []string
+	for pkg, imports := range deps {
+		layer := layerOf(pkg)
+		allowed, known := allowedDeps[layer]
+		if !known {
+			continue
+		}
+		for _, imp := range imports {
+			if dep := layerOf(imp); dep != layer && !slices.Contains(allowed, dep) {
+				found = append(found, pkg+" (layer "+layer+") depends on "+imp+" (layer "+dep+")")
+			}
+		}
+	}
+	return found
+}
+
+// internalDeps maps every package of the module to the module packages it
+// depends on, directly or not (non-test code).
+func internalDeps(t *testing.T) map[string][]string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	require.NoError(t, err)
+	cmd := exec.Command(goBin, "list", "-e", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "./...")
+	cmd.Dir = moduleRoot(t)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, stderr.String())
+	deps := map[string][]string{}
+	lines := bufio.NewScanner(bytes.NewReader(out))
+	lines.Buffer(nil, 1<<20)
+	for lines.Scan() {
+		fields := strings.Fields(lines.Text())
+		if len(fields) == 0 || !strings.HasPrefix(fields[0], module+"/") {
+			continue
+		}
+		deps[fields[0]] = slices.DeleteFunc(fields[1:], func(d string) bool { return !strings.HasPrefix(d, module+"/") })
+	}
+	require.NoError(t, lines.Err())
+	require.Contains(t, deps, module+"/query", "go list found the module's packages")
+	return deps
+}
+
+// layerOf returns the top-level folder of a module package.
+func layerOf(pkg string) string {
+	rel := strings.TrimPrefix(pkg, module+"/")
+	layer, _, _ := strings.Cut(rel, "/")
+	return layer
+}
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	require.NoError(t, err)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		require.NotEqual(t, dir, parent, "go.mod not found")
+		dir = parent
+	}
+}
