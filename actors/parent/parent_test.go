@@ -1,0 +1,326 @@
+package parent
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/dsh-actors/dsh-actors/actors/activation"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var bg = context.Background()
+
+// newRegistry returns a registry over sessions; it is closed (every agent
+// disposed) and its actor system shut down when the test ends.
+func newRegistry(t *testing.T, sessions *session.Sessions, options ...func(*Config)) *Registry {
+	t.Helper()
+	system := actor.NewActorSystem(actor.WithLoggerFactory(activation.LoggerFactory(nil)))
+	cfg := Config{Sessions: sessions, System: system}
+	for _, option := range options {
+		option(&cfg)
+	}
+	r := New(cfg)
+	t.Cleanup(func() {
+		require.NoError(t, r.Close(bg))
+		system.Shutdown()
+	})
+	return r
+}
+
+func memory(t *testing.T) *Registry { return newRegistry(t, session.NewSessions(nil)) }
+
+func create(t *testing.T, r *Registry, id, parentID string) *Handle {
+	t.Helper()
+	h, err := r.Create(bg, CreateSpec{Header: session.Header{ID: id, ParentSession: parentID}})
+	require.NoError(t, err)
+	return h
+}
+
+// record subscribes to the bus and returns the events seen so far.
+func record(r *Registry) func() []string {
+	var mu sync.Mutex
+	var seen []string
+	r.Subscribe(func(e Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, strings.TrimSpace(e.Type+" "+e.AgentID+" "+e.MessageID+string(e.Status)))
+	})
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), seen...)
+	}
+}
+
+func TestCreatePublishesTheExactAgent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := memory(t)
+		seen := record(r)
+		h := create(t, r, "a", "")
+		require.Same(t, h, r.Get("a"))
+		require.True(t, h.IsLive())
+		require.Equal(t, "a", h.Session().Header().ID)
+		require.Positive(t, h.Header().CreatedAt)
+		require.Equal(t, []*Handle{h}, r.List())
+		require.Equal(t, []string{"agent/created a"}, seen())
+
+		anonymous, err := r.Create(bg, CreateSpec{})
+		require.NoError(t, err)
+		require.Len(t, anonymous.ID(), 36, "an empty id gets a uuid")
+		require.Greater(t, anonymous.Incarnation(), h.Incarnation())
+	})
+}
+
+func TestIDCollisionIsAnError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := memory(t)
+		h := create(t, r, "a", "")
+		_, err := r.Create(bg, CreateSpec{Header: session.Header{ID: "a"}})
+		require.ErrorIs(t, err, ErrExists)
+		require.ErrorContains(t, err, `actors: agent "a" already exists`)
+		require.Same(t, h, r.Get("a"), "the live agent is untouched")
+	})
+}
+
+func TestStaleHandleAfterReRegistration(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := memory(t)
+		old := create(t, r, "a", "")
+		require.NoError(t, old.Dispose(bg))
+		require.Nil(t, r.Get("a"))
+		fresh := create(t, r, "a", "")
+
+		require.NotSame(t, old, fresh)
+		require.Same(t, fresh, r.Get("a"))
+		require.False(t, old.IsLive())
+		require.True(t, fresh.IsLive())
+		_, err := r.Exact("a", old.Incarnation())
+		require.ErrorIs(t, err, ErrStale)
+		got, err := r.Exact("a", fresh.Incarnation())
+		require.NoError(t, err)
+		require.Same(t, fresh, got)
+		_, err = old.Followup(bg, agent.Text("reply x"), agent.Source{Kind: "user"})
+		require.ErrorIs(t, err, activation.ErrInboxClosed, "a stale handle cannot deliver to the new agent")
+		require.NoError(t, old.Dispose(bg), "disposing the stale handle again is a no-op")
+		require.Same(t, fresh, r.Get("a"), "and leaves the new agent alone")
+		_, err = r.Exact("b", 1)
+		require.ErrorIs(t, err, ErrNotFound)
+	})
+}
+
+func TestCreateFailureRollsBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sessions := session.NewSessions(nil)
+		r := newRegistry(t, sessions)
+		seen := record(r)
+		_, err := r.Create(bg, CreateSpec{Header: session.Header{ID: "a", Cwd: "relative"}})
+		require.ErrorIs(t, err, ErrStartFailed)
+		require.Nil(t, r.Get("a"))
+		require.Nil(t, sessions.Get("a"))
+		require.Empty(t, seen())
+		create(t, r, "a", "") // the id is free again
+	})
+}
+
+func TestPublicationFailureRollsBackTheSpawnedAgent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sessions := session.NewSessions(nil)
+		var r *Registry
+		r = newRegistry(t, sessions, func(c *Config) {
+			c.NewAgent = func(o agent.Options) agent.Agent {
+				r.mu.Lock()
+				r.closed = true // the registry closes while the agent is being built
+				r.mu.Unlock()
+				return agent.Scripted(o)
+			}
+		})
+		seen := record(r)
+		_, err := r.Create(bg, CreateSpec{Header: session.Header{ID: "a"}})
+		require.ErrorIs(t, err, ErrClosed)
+		require.Nil(t, r.Get("a"))
+		require.Nil(t, sessions.Get("a"), "the session left the live set")
+		require.Empty(t, seen())
+		require.Zero(t, r.Len())
+	})
+}
+
+func TestLiveLineage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := memory(t)
+		a := create(t, r, "a", "")
+		b := create(t, r, "b", "a")
+		c := create(t, r, "c", "b")
+		require.Equal(t, []*Handle{c, b, a}, r.LiveLineage(c))
+		require.NoError(t, b.Dispose(bg))
+		require.Equal(t, []*Handle{c}, r.LiveLineage(c), "the walk stops at the first id that is not live")
+		require.Equal(t, []*Handle{b, a}, r.LiveLineage(b), "a stale handle still heads its lineage")
+
+		x := create(t, r, "x", "y")
+		y := create(t, r, "y", "x")
+		require.Equal(t, []*Handle{x, y}, r.LiveLineage(x), "a cycle ends at the repeated id")
+	})
+}
+
+func TestCloseDisposesChildFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := memory(t)
+		seen := record(r)
+		create(t, r, "root", "")
+		create(t, r, "child", "root")
+		create(t, r, "grandchild", "child")
+		create(t, r, "other", "")
+		require.NoError(t, r.Close(bg))
+		var disposed []string
+		for _, e := range seen() {
+			if id, ok := strings.CutPrefix(e, "agent/disposed "); ok {
+				disposed = append(disposed, id)
+			}
+		}
+		require.Len(t, disposed, 4)
+		require.Less(t, indexOf(disposed, "grandchild"), indexOf(disposed, "child"))
+		require.Less(t, indexOf(disposed, "child"), indexOf(disposed, "root"))
+		require.Zero(t, r.Len())
+		_, err := r.Create(bg, CreateSpec{Header: session.Header{ID: "late"}})
+		require.ErrorIs(t, err, ErrClosed)
+	})
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestBusCarriesInboxAndStatusEvents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := memory(t)
+		h := create(t, r, "a", "")
+		seen := record(r)
+		id, err := h.Followup(bg, agent.Text("reply hi"), agent.Source{Kind: "user"})
+		require.NoError(t, err)
+		require.NoError(t, h.WhenIdle(bg))
+		require.NoError(t, h.Dispose(bg))
+		require.Equal(t, []string{
+			"agent/inbox/enqueue a " + id, "agent/status a running", "agent/inbox/dequeue a " + id,
+			"agent/status a idle", "agent/disposed a",
+		}, seen())
+	})
+}
+
+func TestAPanickingListenerDoesNotStopItsPeers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs bytes.Buffer
+		r := newRegistry(t, session.NewSessions(nil), func(c *Config) {
+			c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		})
+		r.Subscribe(func(Event) { panic("listener bug") })
+		seen := record(r)
+		cancel := r.Subscribe(func(Event) { t.Fatal("cancelled listener called") })
+		cancel()
+		cancel()
+		create(t, r, "a", "")
+		require.Equal(t, []string{"agent/created a"}, seen())
+		require.Contains(t, logs.String(), "event listener panicked")
+	})
+}
+
+func TestSubagentsCapabilityIsBoundToTheCallingAgent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := memory(t)
+		bound := make(chan *Handle, 1)
+		r.SetSubagents(func(self *Handle) agent.Subagents {
+			bound <- self
+			return nil
+		})
+		h := create(t, r, "a", "")
+		_, err := h.Followup(bg, agent.Text("spawn x: y"), agent.Source{Kind: "user"})
+		require.NoError(t, err)
+		require.NoError(t, h.WhenIdle(bg))
+		require.Same(t, h, <-bound)
+	})
+}
+
+// crashedLog writes a log whose last turn is open and whose last line is
+// torn, as a crash in the middle of a write leaves it.
+func crashedLog(t *testing.T, store *session.JSONL, root string) {
+	t.Helper()
+	require.NoError(t, store.Create(bg, session.Header{ID: "crashed", CreatedAt: 1}, nil))
+	require.NoError(t, store.Append(bg, "crashed", []session.Event{
+		{Type: "user/message", Seq: 0, Time: 1, Data: []byte(`{"content":[],"source":{"kind":"user"},"role":"user","id":"m1"}`), SurfaceOp: []byte(`"append"`)},
+		{Type: "turn/start", Seq: 1, Time: 1, Data: []byte(`{"turn":1}`)},
+		{Type: "step/start", Seq: 2, Time: 1, Data: []byte(`{"turn":1,"step":1}`)},
+	}))
+	path, err := session.LogPath(root, "", "crashed")
+	require.NoError(t, err)
+	torn, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = torn.WriteString(`{"type":"assistant/message","seq":3,"ti`)
+	require.NoError(t, err)
+	require.NoError(t, torn.Close())
+}
+
+func TestResumeAfterACrashTruncatedLog(t *testing.T) {
+	root := t.TempDir()
+	synctest.Test(t, func(t *testing.T) {
+		store, err := session.OpenJSONL(root)
+		require.NoError(t, err)
+		crashedLog(t, store, root)
+		r := newRegistry(t, session.NewSessions(store))
+		h, err := r.Resume(bg, "crashed", Spec{})
+		require.NoError(t, err)
+		_, err = h.Followup(bg, agent.Text("reply back"), agent.Source{Kind: "user"})
+		require.NoError(t, err)
+		require.NoError(t, h.WhenIdle(bg))
+		require.NoError(t, h.Dispose(bg))
+
+		log, err := store.Inspect(bg, "crashed")
+		require.NoError(t, err)
+		require.NoError(t, store.Close())
+		var got []string
+		for _, e := range log.Events {
+			got = append(got, e.Type+" "+string(e.Data))
+		}
+		require.Len(t, got, 12)
+		require.True(t, strings.HasPrefix(got[6], "user/message "))
+		require.True(t, strings.HasPrefix(got[9], "assistant/message "))
+		require.Equal(t, []string{
+			`user/message {"content":[],"source":{"kind":"user"},"role":"user","id":"m1"}`,
+			`turn/start {"turn":1}`,
+			`step/start {"turn":1,"step":1}`,
+			`step/end {"turn":1,"step":1}`,
+			`turn/end {"turn":1,"reason":{"kind":"interrupted"}}`,
+			`session/end-seed {}`,
+			got[6],
+			`turn/start {"turn":2}`,
+			`step/start {"turn":2,"step":1}`,
+			got[9],
+			`step/end {"turn":2,"step":1}`,
+			`turn/end {"turn":2,"reason":{"kind":"completed"}}`,
+		}, got, "the torn tail is gone, the open turn closed as interrupted, and turns count on")
+	})
+}
+
+func TestResumeOfAMissingSessionFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := memory(t)
+		_, err := r.Resume(bg, "nowhere", Spec{})
+		require.ErrorIs(t, err, ErrStartFailed)
+		require.ErrorIs(t, err, session.ErrNotFound)
+		require.Nil(t, r.Get("nowhere"))
+	})
+}
