@@ -1,0 +1,259 @@
+// The page: the sessions sidebar, the open conversation (a top-level
+// session, or a continuable child addressed {parentSessionId,
+// childSessionId} through subagent.* only), the header catalog tree, and
+// the live frame stream that keeps them current.
+
+import { rpc, streamEvents } from './client.js';
+import { t, lang, relativeTime } from './i18n.js';
+import { el } from './dom.js';
+import { Catalogs } from './catalogs.js';
+import { CatalogAction } from './tree.js';
+import { Transcript, PAGE_MESSAGES } from './transcript.js';
+import { ConversationView } from './conversation.js';
+
+const STORAGE_KEY = 'dsh.sessions.current';
+
+const state = {
+  sessions: new Map(), // sessionId → session.list row
+  current: null, // {sessionId, address: {parentSessionId, childSessionId} | null}
+  transcript: null,
+};
+
+const $ = (selector) => document.querySelector(selector);
+
+const catalogs = new Catalogs(rpc, onCatalogChange);
+const action = new CatalogAction({
+  root: $('#catalog-action'),
+  catalogs,
+  summaryOf: (id) => state.sessions.get(id),
+  onOpenChild: (address) => openConversation(address.childSessionId, address, { focus: true }),
+});
+const view = new ConversationView($('#conversation'), {
+  onSend: send,
+  onLoadOlder: () => state.transcript?.loadOlder(),
+});
+
+function onCatalogChange(parentId) {
+  action.render();
+  if (parentId === state.current?.sessionId || parentId === state.current?.address?.parentSessionId) renderChrome();
+}
+
+// --- sidebar ---------------------------------------------------------------
+
+let sidebarQueued = false;
+
+// renderSidebarSoon coalesces the many per-event redraws into one.
+function renderSidebarSoon() {
+  if (sidebarQueued) return;
+  sidebarQueued = true;
+  setTimeout(() => {
+    sidebarQueued = false;
+    renderSidebar();
+  }, 0);
+}
+
+function titleOf(summary) {
+  return summary?.title || t('app.untitled');
+}
+
+function renderSidebar() {
+  const rows = [...state.sessions.values()]
+    .filter((s) => s.origin !== 'subagent')
+    .sort((a, b) => b.createdAt - a.createdAt || (a.sessionId < b.sessionId ? -1 : 1));
+  $('#session-list').replaceChildren(...rows.map(sessionRow));
+  $('#sessions-empty').hidden = rows.length > 0;
+}
+
+function sessionRow(summary) {
+  const button = el('button', { type: 'button', class: 'session', 'data-id': summary.sessionId },
+    el('span', { class: 'session-title' }, titleOf(summary)),
+    el('span', { class: 'session-meta' },
+      el('span', { class: `dot ${summary.running ? 'running' : 'inactive'}`, 'aria-hidden': 'true' }),
+      `${t(summary.running ? 'activity.running' : 'activity.inactive')} · ${relativeTime(summary.updatedAt)}`));
+  if (summary.sessionId === state.current?.sessionId) button.setAttribute('aria-current', 'page');
+  button.addEventListener('click', () => openConversation(summary.sessionId, null, { focus: true }));
+  return el('li', {}, button);
+}
+
+async function reloadSessions() {
+  const result = await rpc('session.list', {});
+  if (!result.ok) return;
+  state.sessions = new Map(result.value.sessions.map((s) => [s.sessionId, s]));
+  renderSidebar();
+  action.render();
+  renderChrome();
+}
+
+async function createSession() {
+  const result = await rpc('session.create', {});
+  if (!result.ok) {
+    view.showAlert(`${result.error.message} (${result.error.code})`);
+    return;
+  }
+  state.sessions.set(result.value.sessionId, result.value);
+  renderSidebar();
+  openConversation(result.value.sessionId, null);
+  $('#composer-input').focus();
+}
+
+// --- conversation ------------------------------------------------------------
+
+function historyRoute(sessionId, address) {
+  return (beforeSeq) => {
+    const page = { maxMessages: PAGE_MESSAGES, ...(beforeSeq === undefined ? {} : { beforeSeq }) };
+    return address ? rpc('subagent.history', { ...address, ...page }) : rpc('session.history', { sessionId, ...page });
+  };
+}
+
+// openConversation shows sessionId; a catalog-discovered child carries its
+// address, and its transcript and prompts then use subagent.* only.
+function openConversation(sessionId, address, { focus = false } = {}) {
+  state.transcript?.close();
+  state.current = { sessionId, address };
+  localStorage.setItem(STORAGE_KEY, JSON.stringify({ sessionId, subagentAddress: address }));
+  const transcript = new Transcript(historyRoute(sessionId, address), () => {
+    if (state.transcript === transcript) view.renderTranscript(transcript);
+  });
+  state.transcript = transcript;
+  view.showAlert(null);
+  action.setParent(sessionId);
+  catalogs.refresh(sessionId);
+  if (address) catalogs.refresh(address.parentSessionId);
+  renderChrome();
+  renderSidebar();
+  view.renderTranscript(transcript);
+  transcript.pullTail();
+  if (focus) view.focusHeading();
+}
+
+// renderChrome draws the heading and picks the composer for the current
+// conversation.
+function renderChrome() {
+  const current = state.current;
+  if (!current) {
+    view.renderHeader(t('app.pick'), undefined);
+    view.renderComposer('unavailable');
+    return;
+  }
+  const summary = state.sessions.get(current.sessionId);
+  const address = current.address;
+  const entry = address && catalogs.entry(address.parentSessionId, address.childSessionId);
+  const running = summary ? summary.running : entry?.activity === 'running';
+  view.renderHeader(entry?.label || summary?.title || (address ? current.sessionId : t('app.untitled')), running);
+  if (!address) {
+    view.renderComposer('ordinary');
+    return;
+  }
+  const parentAvailable = catalogs.get(address.parentSessionId)?.parentAvailable === true;
+  view.renderComposer(parentAvailable ? 'ordinary' : 'readonly');
+}
+
+function send(text) {
+  const content = [{ type: 'text', text }];
+  const { sessionId, address } = state.current;
+  return address
+    ? rpc('subagent.prompt', { ...address, content })
+    : rpc('session.prompt', { sessionId, content });
+}
+
+// --- live frames -------------------------------------------------------------
+
+function onFrame(frame) {
+  switch (frame.type) {
+    case 'host/session-added': return onSessionAdded(frame);
+    case 'host/session-status': return onSessionStatus(frame);
+    case 'host/session-removed': return onSessionRemoved(frame);
+    case 'session/event': return onSessionEvent(frame);
+    default: return undefined;
+  }
+}
+
+// onSessionAdded merges the new row and, when a shown catalog gained a
+// member, schedules one debounced refetch of that catalog.
+function onSessionAdded(frame) {
+  const now = Date.now();
+  const previous = state.sessions.get(frame.sessionId);
+  state.sessions.set(frame.sessionId, {
+    ...previous, sessionId: frame.sessionId, createdAt: previous?.createdAt ?? now, updatedAt: now,
+    running: previous?.running ?? false, live: true,
+    parentSessionId: frame.parentSessionId, origin: frame.origin, cwd: frame.cwd,
+  });
+  const parent = frame.parentSessionId;
+  if (parent && (parent === state.current?.sessionId || action.observes(parent))) catalogs.scheduleRefresh(parent);
+  if (frame.sessionId === state.current?.address?.parentSessionId) catalogs.scheduleRefresh(frame.sessionId);
+  if (frame.sessionId === state.current?.sessionId) state.transcript.pullTail();
+  renderSidebarSoon();
+}
+
+// onSessionStatus flips the running state in place: the sidebar row, every
+// loaded catalog row for that child, the open heading. No refetch.
+function onSessionStatus(frame) {
+  const summary = state.sessions.get(frame.sessionId);
+  if (summary) summary.running = frame.running;
+  if (catalogs.flipActivity(frame.sessionId, frame.running)) action.render();
+  if (frame.sessionId === state.current?.sessionId) renderChrome();
+  renderSidebarSoon();
+}
+
+function onSessionRemoved(frame) {
+  const summary = state.sessions.get(frame.sessionId);
+  if (summary) Object.assign(summary, { live: false, running: false });
+  if (catalogs.flipActivity(frame.sessionId, false)) action.render();
+  catalogs.markParentOffline(frame.sessionId);
+  if (frame.sessionId === state.current?.sessionId) renderChrome();
+  renderSidebarSoon();
+}
+
+function onSessionEvent(frame) {
+  const summary = state.sessions.get(frame.sessionId);
+  if (summary) {
+    summary.updatedAt = Math.max(summary.updatedAt ?? 0, frame.event.time);
+    if (!summary.title && frame.event.type === 'user/message') summary.title = firstLine(frame.event.data?.content);
+    renderSidebarSoon();
+  }
+  if (frame.sessionId === state.current?.sessionId) state.transcript.accept(frame.event);
+}
+
+function firstLine(content) {
+  const text = (Array.isArray(content) ? content : []).find((b) => b?.type === 'text')?.text ?? '';
+  return text.split('\n')[0].slice(0, 80);
+}
+
+// onConnection re-pulls everything shown each time the stream (re)opens.
+function onConnection(connection) {
+  $('#connection').textContent = t(`conn.${connection}`);
+  $('#connection').dataset.state = connection;
+  if (connection !== 'connected') return;
+  reloadSessions();
+  const current = state.current;
+  if (!current) return;
+  catalogs.refresh(current.sessionId);
+  if (current.address) catalogs.refresh(current.address.parentSessionId);
+  for (const id of action.expanded.keys()) catalogs.refresh(id);
+  state.transcript.pullTail();
+}
+
+// --- boot --------------------------------------------------------------------
+
+function restoreSelection() {
+  try {
+    const saved = JSON.parse(localStorage.getItem(STORAGE_KEY) ?? 'null');
+    if (saved?.sessionId) openConversation(saved.sessionId, saved.subagentAddress ?? null);
+  } catch {
+    localStorage.removeItem(STORAGE_KEY);
+  }
+}
+
+function boot() {
+  document.documentElement.lang = lang === 'zh' ? 'zh-CN' : 'en';
+  $('#sessions-heading').textContent = t('app.sessions');
+  $('#sessions-empty').textContent = t('app.noSessions');
+  $('#new-session').textContent = t('app.newSession');
+  $('#new-session').addEventListener('click', createSession);
+  renderChrome();
+  restoreSelection();
+  onConnection('connecting');
+  streamEvents(onFrame, onConnection);
+}
+
+boot();

@@ -1,0 +1,107 @@
+// The catalog store: one direct catalog per parent session, fetched through
+// subagent.list single-flight, refreshed by a debounced timer on membership
+// frames, and patched in place by status frames (no refetch).
+
+const MEMBERSHIP_DEBOUNCE_MS = 50;
+
+export class Catalogs {
+  constructor(rpc, onChange) {
+    this.rpc = rpc;
+    this.onChange = onChange;
+    this.byParent = new Map();
+  }
+
+  // get returns the catalog of parentId: {entries, parentAvailable, state:
+  // 'loading'|'ready'|'error', error}, or undefined before the first fetch.
+  get(parentId) {
+    return this.byParent.get(parentId);
+  }
+
+  // refresh fetches parentId's catalog; a call while one is in flight
+  // returns that same promise. Previous rows stay visible while loading and
+  // on failure.
+  refresh(parentId) {
+    const previous = this.byParent.get(parentId);
+    if (previous?.inflight) return previous.inflight;
+    const catalog = {
+      entries: previous?.entries ?? [],
+      parentAvailable: previous?.parentAvailable ?? false,
+      state: 'loading',
+      error: null,
+      timer: previous?.timer ?? null,
+    };
+    catalog.inflight = this.fetch(parentId, catalog);
+    this.byParent.set(parentId, catalog);
+    this.onChange(parentId);
+    return catalog.inflight;
+  }
+
+  async fetch(parentId, catalog) {
+    const result = await this.rpc('subagent.list', { parentSessionId: parentId });
+    catalog.inflight = null;
+    if (result.ok) {
+      catalog.entries = result.value.entries;
+      catalog.parentAvailable = result.value.parentAvailable;
+      catalog.state = 'ready';
+    } else {
+      catalog.state = 'error';
+      catalog.error = result.error;
+    }
+    this.onChange(parentId);
+  }
+
+  // scheduleRefresh coalesces membership frames for parentId into one
+  // refresh 50 ms after the first of them.
+  scheduleRefresh(parentId) {
+    const catalog = this.byParent.get(parentId);
+    if (!catalog) {
+      this.refresh(parentId);
+      return;
+    }
+    if (catalog.timer) return;
+    catalog.timer = setTimeout(() => {
+      catalog.timer = null;
+      this.refresh(parentId);
+    }, MEMBERSHIP_DEBOUNCE_MS);
+  }
+
+  // release stops a pending membership refresh of a catalog nobody observes.
+  release(parentId) {
+    const catalog = this.byParent.get(parentId);
+    if (catalog?.timer) {
+      clearTimeout(catalog.timer);
+      catalog.timer = null;
+    }
+  }
+
+  // flipActivity sets the activity of every loaded row for childId from a
+  // host/session-status frame; it reports whether anything changed.
+  flipActivity(childId, running) {
+    const activity = running ? 'running' : 'inactive';
+    let changed = false;
+    for (const catalog of this.byParent.values()) {
+      for (const entry of catalog.entries) {
+        if (entry.kind === 'child' && entry.id === childId && entry.activity !== activity) {
+          entry.activity = activity;
+          changed = true;
+        }
+      }
+    }
+    return changed;
+  }
+
+  // markParentOffline records that parentId left the runtime, so its
+  // children become read-only at once (subagent.prompt stays authoritative).
+  markParentOffline(parentId) {
+    const catalog = this.byParent.get(parentId);
+    if (catalog && catalog.parentAvailable) {
+      catalog.parentAvailable = false;
+      this.onChange(parentId);
+    }
+  }
+
+  // entry finds the healthy row childId in parentId's catalog.
+  entry(parentId, childId) {
+    return this.byParent.get(parentId)?.entries.find((e) => e.kind === 'child' && e.id === childId);
+  }
+}

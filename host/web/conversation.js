@@ -1,0 +1,135 @@
+// The conversation region: heading, transcript and composer. A child view
+// has no Stop control; its composer is replaced by a read-only notice while
+// the exact parent is not live (web-host §4.4).
+
+import { t } from './i18n.js';
+import { el } from './dom.js';
+
+export class ConversationView {
+  // root holds the region's elements (see index.html); onSend(text)
+  // resolves to an RPC result; onLoadOlder() pages back.
+  constructor(root, { onSend, onLoadOlder }) {
+    this.heading = root.querySelector('#conversation-title');
+    this.status = root.querySelector('#conversation-status');
+    this.scroller = root.querySelector('#transcript');
+    this.list = root.querySelector('#messages');
+    this.older = root.querySelector('#load-older');
+    this.empty = root.querySelector('#transcript-empty');
+    this.form = root.querySelector('#composer-form');
+    this.textarea = root.querySelector('#composer-input');
+    this.sendButton = root.querySelector('#composer-send');
+    this.alert = root.querySelector('#composer-alert');
+    this.readonly = root.querySelector('#composer-readonly');
+    this.onSend = onSend;
+    this.older.textContent = t('transcript.loadOlder');
+    this.older.addEventListener('click', onLoadOlder);
+    this.setupComposer();
+  }
+
+  setupComposer() {
+    this.textarea.placeholder = t('composer.placeholder');
+    this.textarea.setAttribute('aria-label', t('composer.placeholder'));
+    this.sendButton.textContent = t('composer.send');
+    this.readonly.replaceChildren(el('strong', {}, t('readonly.title')), el('p', {}, t('readonly.body')));
+    this.form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      this.submit();
+    });
+    this.textarea.addEventListener('keydown', (event) => {
+      if (event.key !== 'Enter' || event.shiftKey || event.isComposing || event.repeat) return;
+      event.preventDefault();
+      this.submit();
+    });
+  }
+
+  // submit clears the draft optimistically and restores it (if the box is
+  // still empty) when the send fails, showing "message (code)".
+  async submit() {
+    const text = this.textarea.value;
+    if (!text.trim() || this.textarea.disabled) return;
+    this.textarea.value = '';
+    this.showAlert(null);
+    const result = await this.onSend(text);
+    if (result.ok) return;
+    if (this.textarea.value === '') this.textarea.value = text;
+    this.showAlert(`${result.error.message} (${result.error.code})`);
+  }
+
+  showAlert(text) {
+    this.alert.hidden = !text;
+    this.alert.textContent = text ?? '';
+  }
+
+  // renderHeader shows the conversation's title and running state.
+  renderHeader(title, running) {
+    this.heading.textContent = title;
+    this.status.hidden = running === undefined;
+    this.status.replaceChildren(
+      el('span', { class: `dot ${running ? 'running' : 'inactive'}`, 'aria-hidden': 'true' }),
+      t(running ? 'activity.running' : 'activity.inactive'),
+    );
+  }
+
+  // renderComposer: 'ordinary' (textarea + Send), 'readonly' (notice) or
+  // 'unavailable' (disabled, nothing selected).
+  renderComposer(mode) {
+    this.form.hidden = mode === 'readonly';
+    this.readonly.hidden = mode !== 'readonly';
+    const disabled = mode !== 'ordinary';
+    this.textarea.disabled = disabled;
+    this.sendButton.disabled = disabled;
+    this.textarea.placeholder = t(disabled ? 'composer.unavailable' : 'composer.placeholder');
+    if (mode !== 'ordinary') this.showAlert(null);
+  }
+
+  // renderTranscript redraws the messages, keeping the view pinned to the
+  // bottom when it was there.
+  renderTranscript(transcript) {
+    const pinned = this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight < 40;
+    const items = transcript ? transcript.events.map(renderEvent).filter(Boolean) : [];
+    this.list.replaceChildren(...items);
+    this.older.hidden = !transcript?.hasMore;
+    this.empty.hidden = !transcript?.loaded || items.length > 0;
+    this.empty.textContent = transcript?.error ? `${transcript.error.message} (${transcript.error.code})` : t('transcript.empty');
+    if (pinned) this.scroller.scrollTop = this.scroller.scrollHeight;
+  }
+
+  focusHeading() {
+    this.heading.focus();
+  }
+}
+
+function textOf(content) {
+  return (Array.isArray(content) ? content : [])
+    .filter((block) => block?.type === 'text')
+    .map((block) => block.text)
+    .join('\n');
+}
+
+function bubble(kind, author, text, seq) {
+  return el('li', { class: `message ${kind}`, 'data-seq': String(seq) },
+    el('span', { class: 'author' }, author), el('div', { class: 'body' }, text));
+}
+
+// renderEvent folds one raw event into a transcript item, or null for
+// events the transcript does not show.
+function renderEvent(event) {
+  const data = event.data ?? {};
+  switch (event.type) {
+    case 'user/message': {
+      const author = data.source?.kind === 'coordinator' ? t('transcript.parent') : t('transcript.you');
+      return bubble('user', author, textOf(data.content), event.seq);
+    }
+    case 'assistant/message':
+      return bubble('assistant', t('transcript.agent'), textOf(data.message?.content ?? data.content), event.seq);
+    case 'turn/end': {
+      const kind = data.reason?.kind;
+      if (!kind || kind === 'completed') return null;
+      const detail = data.reason.error?.message ?? data.reason.reason?.kind ?? '';
+      return el('li', { class: 'message note', 'data-seq': String(event.seq) },
+        t('transcript.turnEnded', { kind: detail ? `${kind} — ${detail}` : kind }));
+    }
+    default:
+      return null;
+  }
+}
