@@ -1,0 +1,120 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// relistingStore reproduces the original's per-read cost: before every
+// Inspect it lists the whole store and reports an id missing from that
+// listing as not found (session-store.md §4.2 load, steps 4-5).
+type relistingStore struct{ session.Store }
+
+func (s relistingStore) Inspect(ctx context.Context, id string) (*session.Log, error) {
+	headers, err := s.Store.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range headers {
+		if h.ID == id {
+			return s.Store.Inspect(ctx, id)
+		}
+	}
+	return nil, fmt.Errorf("session %q: %w", id, session.ErrNotFound)
+}
+
+// storeQuery opens root and returns the query over it with no live
+// sessions, as `dsh-actors list` builds it; seedCost selects the
+// relisting store.
+func storeQuery(tb testing.TB, root string, seedCost bool) *Query {
+	jsonl, err := session.OpenJSONL(root)
+	require.NoError(tb, err)
+	tb.Cleanup(func() { require.NoError(tb, jsonl.Close()) })
+	var store session.Store = jsonl
+	if seedCost {
+		store = relistingStore{jsonl}
+	}
+	return New(session.NewSessions(store))
+}
+
+// generated writes a store of shape into a fresh folder removed at cleanup.
+func generated(tb testing.TB, shape storeShape) string {
+	root, err := os.MkdirTemp("", "catalog-bench-")
+	require.NoError(tb, err)
+	tb.Cleanup(func() { require.NoError(tb, os.RemoveAll(root)) })
+	_, err = generateStore(root, shape)
+	require.NoError(tb, err)
+	return root
+}
+
+// BenchmarkListChildren lists D children among C stored sessions with
+// ~50-event logs (one trace, then per child a ListEvents and an exact
+// ReadEvent, each one direct Inspect). The page cache is warm.
+//
+//	go test ./query -run '^$' -bench ListChildren -benchtime 5x
+func BenchmarkListChildren(b *testing.B) {
+	for _, c := range []int{1000, 10000} {
+		for _, d := range []int{10, 100, 1000} {
+			benchmarkListing(b, fmt.Sprintf("C=%d/D=%d", c, d), storeShape{sessions: c, children: d, turns: 5}, false)
+		}
+	}
+}
+
+// BenchmarkListChildrenSeedCost measures the same listing over a store
+// that re-lists everything before each read, the original's O(D×C) cost,
+// on the smaller shapes (the large ones take minutes per operation).
+//
+//	go test ./query -run '^$' -bench ListChildrenSeedCost -benchtime 1x
+func BenchmarkListChildrenSeedCost(b *testing.B) {
+	for _, shape := range []storeShape{{1000, 10, 5}, {1000, 100, 5}, {10000, 10, 5}} {
+		benchmarkListing(b, fmt.Sprintf("C=%d/D=%d", shape.sessions, shape.children), shape, true)
+	}
+}
+
+func benchmarkListing(b *testing.B, name string, shape storeShape, seedCost bool) {
+	root := generated(b, shape)
+	q := storeQuery(b, root, seedCost)
+	b.Run(name, func(b *testing.B) {
+		for b.Loop() {
+			entries, err := ListChildren(context.Background(), q, genParent)
+			if err != nil || len(entries) != shape.children {
+				b.Fatalf("listed %d entries, err %v", len(entries), err)
+			}
+		}
+	})
+}
+
+// TestDirectLookupMatchesTheSeedAlgorithm lists the same store, including
+// a child that vanished after the trace and a damaged one, through the
+// direct-lookup query and through the relisting one: identical entries.
+func TestDirectLookupMatchesTheSeedAlgorithm(t *testing.T) {
+	root := generated(t, storeShape{sessions: 120, children: 30, turns: 1})
+	damageCommittedRegion(t, root, genID("c", 3))
+	vanishing := filepath.Dir(logPath(t, root, genID("c", 7)))
+	aside := filepath.Join(t.TempDir(), "aside")
+	list := func(seedCost bool) []Entry {
+		fq := &faultQuerier{inner: storeQuery(t, root, seedCost)}
+		fq.onTrace = func(_ context.Context, _ string, next func() (*Trace, error)) (*Trace, error) {
+			trace, err := next()
+			require.NoError(t, os.Rename(vanishing, aside))
+			return trace, err
+		}
+		entries, err := ListChildren(context.Background(), fq, genParent)
+		require.NoError(t, err)
+		require.NoError(t, os.Rename(aside, vanishing))
+		return entries
+	}
+	direct, seed := list(false), list(true)
+	require.Equal(t, seed, direct)
+	require.Len(t, direct, 30)
+	require.Contains(t, direct, diag(genID("c", 3), ReasonUnavailable))
+	require.Contains(t, direct, diag(genID("c", 7), ReasonUnavailable))
+	require.Contains(t, direct, child(genID("c", 8), "child task 8", StatusComplete))
+}
