@@ -1,0 +1,246 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/query"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// Continuations is the part of the subagent service the runtime backend
+// uses; *subagent.Service implements it.
+type Continuations interface {
+	// ListChildren is the durable direct catalog of parentID.
+	ListChildren(ctx context.Context, parentID string) ([]query.Entry, error)
+	// Followup delivers content to childID on behalf of the exact live
+	// parent and returns the accepted message id.
+	Followup(ctx context.Context, parent *parent.Handle, childID string, content []agent.Block, source agent.Source) (string, error)
+}
+
+// RuntimeBackend is the Backend over a running actors.Runtime, its session
+// query and the continuation service. Reads go through the query (live
+// snapshot or non-mutating store inspection) and never activate an agent.
+type RuntimeBackend struct {
+	rt    *actors.Runtime
+	cont  Continuations
+	query *query.Query
+	facts *factCache
+}
+
+// NewRuntimeBackend adapts rt, its continuation service and a query over
+// rt.Sessions(). It starts observing appends at once (for session.list's
+// updatedAt and title); Close stops that.
+func NewRuntimeBackend(rt *actors.Runtime, cont Continuations, q *query.Query) *RuntimeBackend {
+	b := &RuntimeBackend{rt: rt, cont: cont, query: q, facts: newFactCache()}
+	b.facts.cancel = rt.Sessions().Subscribe(b.facts.observe)
+	return b
+}
+
+// Close stops observing the session registry.
+func (b *RuntimeBackend) Close() { b.facts.cancel() }
+
+// ListSessions merges stored headers with live sessions (live wins), in
+// creation order, each with its last-event time and title.
+func (b *RuntimeBackend) ListSessions(ctx context.Context) ([]SessionSummary, error) {
+	headers, err := b.headers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	summaries := make([]SessionSummary, 0, len(headers))
+	for _, h := range headers {
+		s, err := b.summary(ctx, h)
+		if err != nil {
+			return nil, err
+		}
+		summaries = append(summaries, s)
+	}
+	slices.SortFunc(summaries, func(a, c SessionSummary) int {
+		if a.CreatedAt != c.CreatedAt {
+			return int(min(max(a.CreatedAt-c.CreatedAt, -1), 1))
+		}
+		return strings.Compare(a.ID, c.ID)
+	})
+	return summaries, nil
+}
+
+// headers is every stored header overlaid with the live ones.
+func (b *RuntimeBackend) headers(ctx context.Context) ([]session.Header, error) {
+	byID := map[string]session.Header{}
+	if store := b.rt.Sessions().Store(); store != nil {
+		stored, err := store.List(ctx)
+		if err != nil {
+			return nil, classify(ctx, err)
+		}
+		for _, h := range stored {
+			byID[h.ID] = h
+		}
+	}
+	for _, live := range b.rt.Sessions().List() {
+		byID[live.ID()] = live.Header()
+	}
+	out := make([]session.Header, 0, len(byID))
+	for _, h := range byID {
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+func (b *RuntimeBackend) summary(ctx context.Context, h session.Header) (SessionSummary, error) {
+	f, err := b.facts.get(h.ID, func() ([]session.Event, error) {
+		log, err := b.query.ReadSession(ctx, h.ID)
+		if err != nil {
+			return nil, err
+		}
+		return log.Events, nil
+	})
+	if err != nil {
+		return SessionSummary{}, classify(ctx, err)
+	}
+	handle := b.rt.Agent(h.ID)
+	return SessionSummary{
+		ID: h.ID, CreatedAt: h.CreatedAt, UpdatedAt: max(f.updatedAt, h.CreatedAt),
+		Running: handle != nil && handle.Status() == inbox.Running, Live: b.rt.Sessions().Get(h.ID) != nil,
+		ParentSessionID: h.ParentSession, Origin: h.Origin, Cwd: h.Cwd, Title: f.title,
+	}, nil
+}
+
+// CreateSession starts a new top-level agent (the runtime's default agent).
+func (b *RuntimeBackend) CreateSession(ctx context.Context) (SessionSummary, error) {
+	h, err := b.rt.StartAgent(ctx, parent.CreateSpec{})
+	if err != nil {
+		return SessionSummary{}, classify(ctx, err)
+	}
+	return b.summary(ctx, h.Header())
+}
+
+// ReadSession reads id through the query: a live snapshot or one store
+// inspection, never a resume.
+func (b *RuntimeBackend) ReadSession(ctx context.Context, id string) (Transcript, error) {
+	log, err := b.query.ReadSession(ctx, id)
+	if err != nil {
+		return Transcript{}, classify(ctx, err)
+	}
+	return Transcript{ParentSessionID: log.Header.ParentSession, Events: log.Events}, nil
+}
+
+// PromptSession delivers to the top-level agent id, resuming it from its
+// stored log when it is not live. Sessions with a parent are refused.
+func (b *RuntimeBackend) PromptSession(ctx context.Context, id string, content []agent.Block, source agent.Source) (string, error) {
+	h, err := b.topLevelAgent(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	messageID, err := h.Followup(ctx, content, source)
+	return messageID, classify(ctx, err)
+}
+
+// topLevelAgent returns the live agent id, resuming it when needed; a
+// concurrent resume of the same id is joined.
+func (b *RuntimeBackend) topLevelAgent(ctx context.Context, id string) (*parent.Handle, error) {
+	if h := b.rt.Agent(id); h != nil {
+		return h, refuseChild(h.Header())
+	}
+	log, err := b.query.ReadSession(ctx, id)
+	if err != nil {
+		return nil, classify(ctx, err)
+	}
+	if err := refuseChild(log.Header); err != nil {
+		return nil, err
+	}
+	h, err := b.rt.ResumeAgent(ctx, id, parent.Spec{})
+	if errors.Is(err, parent.ErrExists) {
+		if h = b.rt.Agent(id); h != nil {
+			return h, nil
+		}
+	}
+	return h, classify(ctx, err)
+}
+
+// refuseChild keeps ordinary prompts away from subagent sessions, which
+// only their continuation owner may drive.
+func refuseChild(h session.Header) error {
+	if h.ParentSession != "" || h.Origin == "subagent" {
+		return Wrap(CodeAgentBusy, errors.New("session has a parent"))
+	}
+	return nil
+}
+
+// ListChildren maps the continuation service's catalog.
+func (b *RuntimeBackend) ListChildren(ctx context.Context, parentID string) ([]CatalogEntry, error) {
+	entries, err := b.cont.ListChildren(ctx, parentID)
+	if err != nil {
+		return nil, classify(ctx, err)
+	}
+	out := make([]CatalogEntry, len(entries))
+	for i, e := range entries {
+		out[i] = CatalogEntry{Kind: CatalogKind(e.Kind), ID: e.ID, Label: e.Label,
+			Running: e.Status == query.StatusRunning, Reason: e.Reason}
+	}
+	return out, nil
+}
+
+// runtimeAgent is a live parent.Handle seen through LiveAgent.
+type runtimeAgent struct{ handle *parent.Handle }
+
+func (a runtimeAgent) SessionID() string { return a.handle.ID() }
+
+// LiveAgent is the registry's exact live agent for id.
+func (b *RuntimeBackend) LiveAgent(id string) (LiveAgent, bool) {
+	h := b.rt.Agent(id)
+	if h == nil {
+		return nil, false
+	}
+	return runtimeAgent{h}, true
+}
+
+// Followup hands the delivery to the continuation service with the exact
+// parent handle found by LiveAgent.
+func (b *RuntimeBackend) Followup(ctx context.Context, p LiveAgent, childID string, content []agent.Block, source agent.Source) (string, error) {
+	ra, ok := p.(runtimeAgent)
+	if !ok {
+		return "", errors.New("host: foreign LiveAgent")
+	}
+	messageID, err := b.cont.Followup(ctx, ra.handle, childID, content, source)
+	return messageID, classify(ctx, err)
+}
+
+// Subscribe turns session registry changes and agent status edges into
+// Notices.
+func (b *RuntimeBackend) Subscribe(fn func(Notice)) (cancel func()) {
+	sessions := b.rt.Sessions()
+	stopSessions := sessions.Subscribe(func(c session.Change) {
+		if n, ok := noticeOfChange(sessions, c); ok {
+			fn(n)
+		}
+	})
+	stopAgents := b.rt.Subscribe(func(e parent.Event) {
+		if e.Type == parent.EventStatus {
+			fn(Notice{Kind: SessionStatus, SessionID: e.AgentID, Running: e.Status == inbox.Running})
+		}
+	})
+	var once sync.Once
+	return func() { once.Do(func() { stopSessions(); stopAgents() }) }
+}
+
+func noticeOfChange(sessions *session.Sessions, c session.Change) (Notice, bool) {
+	id := c.Header.ID
+	switch c.Kind {
+	case session.Added:
+		live := sessions.Get(id)
+		return Notice{Kind: SessionAdded, SessionID: id, ParentSessionID: c.Header.ParentSession,
+			Origin: c.Header.Origin, Cwd: c.Header.Cwd, Blank: live == nil || live.Len() == 0}, true
+	case session.Removed:
+		return Notice{Kind: SessionRemoved, SessionID: id}, true
+	case session.Appended:
+		return Notice{Kind: SessionEvent, SessionID: id, Event: c.Event}, true
+	}
+	return Notice{}, false
+}

@@ -1,0 +1,168 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/query"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
+)
+
+var userSource = agent.Source{Kind: "user"}
+
+// catalogOnly is a Continuations that lists through the query and refuses
+// deliveries.
+type catalogOnly struct{ q *query.Query }
+
+func (c catalogOnly) ListChildren(ctx context.Context, parentID string) ([]query.Entry, error) {
+	return query.ListChildren(ctx, c.q, parentID)
+}
+
+func (catalogOnly) Followup(context.Context, *parent.Handle, string, []agent.Block, agent.Source) (string, error) {
+	return "", errors.New("no continuations in this test")
+}
+
+// openRuntime opens a runtime over a JSONL store at root and its backend.
+func openRuntime(t *testing.T, root string) (*actors.Runtime, *RuntimeBackend) {
+	t.Helper()
+	rt, err := actors.New(actors.Options{Root: root})
+	require.NoError(t, err)
+	q := query.New(rt.Sessions())
+	b := NewRuntimeBackend(rt, catalogOnly{q}, q)
+	t.Cleanup(func() {
+		b.Close()
+		require.NoError(t, rt.Close(context.Background()))
+	})
+	return rt, b
+}
+
+// converse prompts a live agent and waits for its turn to end.
+func converse(t *testing.T, h *parent.Handle, text string) {
+	t.Helper()
+	_, err := h.Followup(context.Background(), agent.Text(text), userSource)
+	require.NoError(t, err)
+	require.NoError(t, h.WhenIdle(context.Background()))
+}
+
+func TestRuntimeBackendListsStoredAndLiveSessionsWithoutActivating(t *testing.T) {
+	root := t.TempDir()
+	ctx := context.Background()
+	rt, _ := openRuntime(t, root)
+	stored, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "stored", CreatedAt: 1000}})
+	require.NoError(t, err)
+	converse(t, stored, "reply first line\nreply second")
+	require.NoError(t, rt.Close(ctx))
+
+	rt, b := openRuntime(t, root)
+	live, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "live", CreatedAt: 2000, Cwd: "/w"}})
+	require.NoError(t, err)
+
+	summaries, err := b.ListSessions(ctx)
+	require.NoError(t, err)
+	require.Len(t, summaries, 2)
+	require.Equal(t, "stored", summaries[0].ID)
+	require.False(t, summaries[0].Live)
+	require.Equal(t, "reply first line", summaries[0].Title)
+	require.Greater(t, summaries[0].UpdatedAt, int64(1000))
+	require.Equal(t, SessionSummary{ID: "live", CreatedAt: 2000, UpdatedAt: 2000, Live: true, Cwd: "/w"}, summaries[1])
+	require.Nil(t, rt.Agent("stored"), "listing never resumes a stored session")
+
+	converse(t, live, "reply hello")
+	summaries, err = b.ListSessions(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "reply hello", summaries[1].Title, "facts follow live appends")
+	require.Greater(t, summaries[1].UpdatedAt, int64(2000))
+
+	transcript, err := b.ReadSession(ctx, "stored")
+	require.NoError(t, err)
+	require.NotEmpty(t, transcript.Events)
+	require.Nil(t, rt.Agent("stored"), "reading never resumes a stored session")
+	_, err = b.ReadSession(ctx, "ghost")
+	require.ErrorIs(t, err, ErrSessionNotFound)
+}
+
+func TestRuntimeBackendPromptsTopLevelSessionsOnly(t *testing.T) {
+	root := t.TempDir()
+	ctx := context.Background()
+	rt, _ := openRuntime(t, root)
+	_, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "top"}})
+	require.NoError(t, err)
+	_, err = rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "kid", ParentSession: "top", Origin: "subagent"}})
+	require.NoError(t, err)
+	require.NoError(t, rt.Close(ctx))
+
+	rt, b := openRuntime(t, root)
+	id, err := b.PromptSession(ctx, "top", agent.Text("reply resumed"), agent.Source{Kind: "user", RPCID: "r1"})
+	require.NoError(t, err)
+	require.NotEmpty(t, id)
+	h := rt.Agent("top")
+	require.NotNil(t, h, "an ordinary prompt resumes a stored top-level session")
+	require.NoError(t, h.WhenIdle(ctx))
+
+	_, err = b.PromptSession(ctx, "kid", agent.Text("reply no"), userSource)
+	require.ErrorIs(t, err, ErrAgentBusy)
+	require.Nil(t, rt.Agent("kid"), "a child is never resumed by the ordinary route")
+	_, err = b.PromptSession(ctx, "ghost", agent.Text("reply no"), userSource)
+	require.ErrorIs(t, err, ErrSessionNotFound)
+
+	created, err := b.CreateSession(ctx)
+	require.NoError(t, err)
+	require.True(t, created.Live)
+	require.NotNil(t, rt.Agent(created.ID))
+}
+
+// noticeLog records notices for one session.
+type noticeLog struct {
+	mu      sync.Mutex
+	id      string
+	notices []string
+}
+
+func (l *noticeLog) observe(n Notice) {
+	if n.SessionID != l.id {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch n.Kind {
+	case SessionAdded:
+		l.notices = append(l.notices, "added")
+	case SessionStatus:
+		if n.Running {
+			l.notices = append(l.notices, "running")
+		} else {
+			l.notices = append(l.notices, "idle")
+		}
+	case SessionEvent:
+		l.notices = append(l.notices, n.Event.Type)
+	case SessionRemoved:
+		l.notices = append(l.notices, "removed")
+	}
+}
+
+func TestRuntimeBackendNoticesFollowTheAgentLifecycle(t *testing.T) {
+	ctx := context.Background()
+	rt, b := openRuntime(t, t.TempDir())
+	log := &noticeLog{id: "a"}
+	cancel := b.Subscribe(log.observe)
+	defer cancel()
+
+	h, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "a"}})
+	require.NoError(t, err)
+	converse(t, h, "reply hi")
+	require.NoError(t, h.Dispose(ctx))
+
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	require.Equal(t, []string{
+		"added", "running",
+		"user/message", "turn/start", "step/start", "assistant/message", "step/end", "turn/end",
+		"idle", "removed",
+	}, log.notices)
+}

@@ -1,0 +1,138 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+
+	"github.com/dsh-actors/dsh-actors/query"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// classify maps runtime errors onto the host's classes (Wrap); an aborted
+// ctx wins, unknown errors pass through and end up internal.
+func classify(ctx context.Context, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, query.ErrCancelled):
+		return Wrap(CodeCancelled, err)
+	case errors.Is(err, query.ErrSessionNotFound) || errors.Is(err, session.ErrNotFound):
+		return Wrap(CodeSessionNotFound, err)
+	default:
+		return err
+	}
+}
+
+// maxTitleRunes bounds a session title taken from its first user message.
+const maxTitleRunes = 80
+
+// sessionFacts are the session.list facts derived from a log.
+type sessionFacts struct {
+	updatedAt    int64
+	title        string
+	complete     bool   // filled from a whole log
+	pendingTitle string // a first user message seen before the fill
+}
+
+// factCache keeps per-session facts current from Appended changes so that
+// session.list reads each stored log at most once per process.
+type factCache struct {
+	mu     sync.Mutex
+	facts  map[string]*sessionFacts
+	cancel func()
+}
+
+func newFactCache() *factCache {
+	return &factCache{facts: map[string]*sessionFacts{}}
+}
+
+// observe is the session registry listener; it must not block.
+func (c *factCache) observe(change session.Change) {
+	if change.Kind != session.Appended {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f := c.entry(change.Header.ID)
+	f.updatedAt = max(f.updatedAt, change.Event.Time)
+	if title, ok := titleOf(change.Event); ok {
+		if f.complete && f.title == "" {
+			f.title = title
+		} else if !f.complete && f.pendingTitle == "" {
+			f.pendingTitle = title
+		}
+	}
+}
+
+func (c *factCache) entry(id string) *sessionFacts {
+	f := c.facts[id]
+	if f == nil {
+		f = &sessionFacts{}
+		c.facts[id] = f
+	}
+	return f
+}
+
+// get returns id's facts, reading its events once when they are not known.
+// A read failure leaves the facts empty (the row still lists).
+func (c *factCache) get(id string, read func() ([]session.Event, error)) (sessionFacts, error) {
+	c.mu.Lock()
+	f := c.facts[id]
+	if f != nil && f.complete {
+		defer c.mu.Unlock()
+		return *f, nil
+	}
+	c.mu.Unlock()
+	events, err := read()
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return sessionFacts{}, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f = c.entry(id)
+	c.fill(f, events)
+	return *f, nil
+}
+
+func (c *factCache) fill(f *sessionFacts, events []session.Event) {
+	if f.complete {
+		return
+	}
+	f.complete = true
+	for _, e := range events {
+		f.updatedAt = max(f.updatedAt, e.Time)
+		if title, ok := titleOf(e); ok && f.title == "" {
+			f.title = title
+		}
+	}
+	if f.title == "" {
+		f.title = f.pendingTitle
+	}
+}
+
+// titleOf is the first line of a user message's first text block.
+func titleOf(e session.Event) (string, bool) {
+	if e.Type != "user/message" {
+		return "", false
+	}
+	var msg struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if json.Unmarshal(e.Data, &msg) != nil {
+		return "", false
+	}
+	for _, block := range msg.Content {
+		if block.Type == "text" && strings.TrimSpace(block.Text) != "" {
+			line, _, _ := strings.Cut(strings.TrimSpace(block.Text), "\n")
+			runes := []rune(line)
+			return string(runes[:min(len(runes), maxTitleRunes)]), true
+		}
+	}
+	return "", false
+}
