@@ -9,6 +9,7 @@ export class Catalogs {
     this.rpc = rpc;
     this.onChange = onChange;
     this.byParent = new Map();
+    this.timers = new Map(); // parentId → pending membership refresh
   }
 
   // get returns the catalog of parentId: {entries, parentAvailable, state:
@@ -28,7 +29,6 @@ export class Catalogs {
       parentAvailable: previous?.parentAvailable ?? false,
       state: 'loading',
       error: null,
-      timer: previous?.timer ?? null,
     };
     catalog.inflight = this.fetch(parentId, catalog);
     this.byParent.set(parentId, catalog);
@@ -53,25 +53,21 @@ export class Catalogs {
   // scheduleRefresh coalesces membership frames for parentId into one
   // refresh 50 ms after the first of them.
   scheduleRefresh(parentId) {
-    const catalog = this.byParent.get(parentId);
-    if (!catalog) {
+    if (!this.byParent.has(parentId)) {
       this.refresh(parentId);
       return;
     }
-    if (catalog.timer) return;
-    catalog.timer = setTimeout(() => {
-      catalog.timer = null;
+    if (this.timers.has(parentId)) return;
+    this.timers.set(parentId, setTimeout(() => {
+      this.timers.delete(parentId);
       this.refresh(parentId);
-    }, MEMBERSHIP_DEBOUNCE_MS);
+    }, MEMBERSHIP_DEBOUNCE_MS));
   }
 
   // release stops a pending membership refresh of a catalog nobody observes.
   release(parentId) {
-    const catalog = this.byParent.get(parentId);
-    if (catalog?.timer) {
-      clearTimeout(catalog.timer);
-      catalog.timer = null;
-    }
+    clearTimeout(this.timers.get(parentId));
+    this.timers.delete(parentId);
   }
 
   // flipActivity sets the activity of every loaded row for childId from a

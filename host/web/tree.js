@@ -95,7 +95,9 @@ export class CatalogAction {
   }
 
   renderMenu() {
-    const focusedId = this.menu.contains(document.activeElement) ? document.activeElement.dataset.id : null;
+    const focusedId = this.menu.contains(document.activeElement)
+      ? document.activeElement.closest('[role="treeitem"]')?.dataset.id
+      : null;
     const tree = el('div', { role: 'tree', 'aria-label': t('tree.aria') });
     this.renderLevel(tree, this.parentId, 1);
     this.menu.replaceChildren(tree);
