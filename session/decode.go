@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 )
@@ -17,12 +18,14 @@ func (b *badSeq) Error() string { return "seq is not an integer: " + b.Got }
 
 // decodeRecord appends the events stored on one log line to dst: one event,
 // or the members of a packed chunk row (session-store.md §1.6).
-func decodeRecord(line []byte, dst []Event) ([]Event, error) {
+// Event type names are interned through names (nil: no interning).
+func decodeRecord(line []byte, dst []Event, names typeNames) ([]Event, error) {
 	var env envelope
 	object, valid := forEachMember(line, env.member)
 	if !valid || !object {
 		return dst, errUnparsable
 	}
+	env.typ, env.typeIsText = names.get(env.typeRaw)
 	if rowTags[env.typ] {
 		return decodeRow(&env, dst)
 	}
@@ -33,42 +36,56 @@ func decodeRecord(line []byte, dst []Event) ([]Event, error) {
 	return append(dst, e), nil
 }
 
-// envelope holds the raw members of one record line.
-type envelope struct {
-	typ                          string
-	typeRaw, seq, time, data     []byte
-	sources, surfaceOp, ignore   []byte
-	seq0, time0                  []byte
-	keys                         int
-	hasType, hasData, typeIsText bool
+// typeNames interns event type names: a log repeats a few dozen types,
+// so each is allocated once per read.
+type typeNames map[string]string
+
+func (names typeNames) get(raw []byte) (string, bool) {
+	if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		if name, ok := names[string(raw[1:len(raw)-1])]; ok {
+			return name, true
+		}
+	}
+	name, ok := decodeString(raw)
+	if ok && names != nil && len(names) < 1024 {
+		names[name] = name
+	}
+	return name, ok
 }
 
-func (env *envelope) member(key, value []byte) bool {
+// envelope holds the raw members of one record line.
+type envelope struct {
+	typ                        string
+	typeRaw, seq, time, data   []byte
+	sources, surfaceOp, ignore []byte
+	seq0, time0                []byte
+	keys                       int
+	hasData, typeIsText        bool
+}
+
+func (env *envelope) member(key, value []byte) {
 	env.keys++
-	switch {
-	case keyIs(key, "type"):
-		env.hasType = true
+	switch string(key) {
+	case "type":
 		env.typeRaw = value
-		env.typ, env.typeIsText = decodeString(value)
-	case keyIs(key, "seq"):
+	case "seq":
 		env.seq = value
-	case keyIs(key, "time"):
+	case "time":
 		env.time = value
-	case keyIs(key, "data"):
+	case "data":
 		env.hasData = true
 		env.data = value
-	case keyIs(key, "sourceEventSeqs"):
+	case "sourceEventSeqs":
 		env.sources = value
-	case keyIs(key, "surfaceOp"):
+	case "surfaceOp":
 		env.surfaceOp = value
-	case keyIs(key, "ignorable"):
+	case "ignorable":
 		env.ignore = value
-	case keyIs(key, "seq0"):
+	case "seq0":
 		env.seq0 = value
-	case keyIs(key, "time0"):
+	case "time0":
 		env.time0 = value
 	}
-	return true
 }
 
 func (env *envelope) event() (Event, error) {
@@ -169,6 +186,7 @@ func (h *Header) UnmarshalJSON(b []byte) error {
 func (e *Event) UnmarshalJSON(b []byte) error {
 	var env envelope
 	object, valid := forEachMember(b, env.member)
+	env.typ, env.typeIsText = typeNames(nil).get(env.typeRaw)
 	if !valid || !object || rowTags[env.typ] {
 		return &CorruptError{Msg: "corrupt session log: not a session event"}
 	}

@@ -63,3 +63,10 @@ func cuts(n int) []int {
 	}
 	return append(out, n)
 }
+
+func TestEscapedTypeNamesAreNotConfused(t *testing.T) {
+	body := lines(`{"type":"a\\u0062","seq":0,"time":1,"data":0}`, `{"type":"a\u0062","seq":1,"time":1,"data":0}`)
+	sc, err := scanLog([]byte(fuzzHeader+body), "p")
+	require.NoError(t, err)
+	require.Equal(t, []string{`a\u0062`, "ab"}, types(sc.events))
+}

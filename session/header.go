@@ -14,38 +14,51 @@ type headerLine struct {
 	version    []byte // raw version when it is a JSON number
 	idText     string // id as String() prints it, for messages
 	listable   bool   // passes the listing guard
+	required   int    // bits of the required keys seen
 	seedLength int
 }
 
+// Bits of the keys a header must have.
+const (
+	hasType = 1 << iota
+	hasID
+	hasCreatedAt
+	hasDepth
+	requiredKeys = hasType | hasID | hasCreatedAt | hasDepth
+)
+
 // member implements the per-key parse of a header object.
-func (hl *headerLine) member(key, value []byte) bool {
+func (hl *headerLine) member(key, value []byte) {
 	h := &hl.header
-	switch {
-	case keyIs(key, "type"):
+	switch string(key) {
+	case "type":
+		hl.required |= hasType
 		hl.listable = hl.listable && string(value) == `"session"`
-	case keyIs(key, "version"):
+	case "version":
 		hl.version = value
-	case keyIs(key, "id"):
+	case "id":
+		hl.required |= hasID
 		hl.idText = jsString(value)
 		h.ID, hl.listable = hl.stringField(value, true)
-	case keyIs(key, "createdAt"):
+	case "createdAt":
+		hl.required |= hasCreatedAt
 		h.CreatedAt = hl.countField(value)
-	case keyIs(key, "delegationDepth"):
+	case "delegationDepth":
+		hl.required |= hasDepth
 		h.DelegationDepth = int(hl.countField(value))
-	case keyIs(key, "seedLength"):
+	case "seedLength":
 		hl.seedLength = int(hl.countField(value))
 		h.SeedLength = &hl.seedLength
-	case keyIs(key, "cwd"):
+	case "cwd":
 		h.Cwd, hl.listable = hl.stringField(value, false)
-	case keyIs(key, "parentSession"):
+	case "parentSession":
 		h.ParentSession, hl.listable = hl.stringField(value, true)
-	case keyIs(key, "origin"):
+	case "origin":
 		hl.listable = hl.listable && string(value) == `"subagent"`
 		h.Origin = "subagent"
-	case keyIs(key, "agentPreset"):
+	case "agentPreset":
 		h.AgentPreset, hl.listable = hl.stringField(value, true)
 	}
-	return true
 }
 
 // stringField decodes a string member; an empty string is allowed only
@@ -66,19 +79,11 @@ func (hl *headerLine) countField(value []byte) int64 {
 // when the line is not valid JSON.
 func parseHeaderLine(line []byte) (headerLine, bool) {
 	hl := headerLine{listable: true, idText: "undefined"}
-	var present struct{ typ, id, createdAt, depth bool }
-	object, valid := forEachMember(line, func(key, value []byte) bool {
-		present.typ = present.typ || keyIs(key, "type")
-		present.id = present.id || keyIs(key, "id")
-		present.createdAt = present.createdAt || keyIs(key, "createdAt")
-		present.depth = present.depth || keyIs(key, "delegationDepth")
-		return hl.member(key, value)
-	})
+	object, valid := forEachMember(line, hl.member)
 	hl.object = object
 	version, _, intVersion := parseSafeInt(hl.version)
 	hl.header.Version = int(version)
-	hl.listable = hl.listable && object && intVersion &&
-		present.typ && present.id && present.createdAt && present.depth
+	hl.listable = hl.listable && object && intVersion && hl.required == requiredKeys
 	return hl, valid
 }
 

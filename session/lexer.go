@@ -1,6 +1,7 @@
 package session
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -64,6 +65,14 @@ func scanLiteral(b []byte, i int, lit string) int {
 }
 
 func scanObject(b []byte, i, depth int) int {
+	return walkObject(b, i, depth, nil)
+}
+
+// walkObject validates the object at b[i] == '{' and returns its end (or
+// -1), calling fn (when non-nil) with each member's unquoted key and raw
+// value as it goes. A member seen before a syntax error has still been
+// passed to fn.
+func walkObject(b []byte, i, depth int, fn func(key, value []byte)) int {
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1
@@ -72,16 +81,23 @@ func scanObject(b []byte, i, depth int) int {
 		if i >= len(b) || b[i] != '"' {
 			return -1
 		}
-		if i, _ = scanString(b, i); i < 0 {
+		keyEnd, escaped := scanString(b, i)
+		if keyEnd < 0 {
 			return -1
 		}
-		if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
+		colon := skipSpace(b, keyEnd)
+		if colon >= len(b) || b[colon] != ':' {
 			return -1
 		}
-		if i = scanValueDepth(b, skipSpace(b, i+1), depth+1); i < 0 {
+		valStart := skipSpace(b, colon+1)
+		valEnd := scanValueDepth(b, valStart, depth+1)
+		if valEnd < 0 {
 			return -1
 		}
-		if i = skipSpace(b, i); i >= len(b) {
+		if fn != nil {
+			fn(unquote(b[i:keyEnd], escaped), b[valStart:valEnd])
+		}
+		if i = skipSpace(b, valEnd); i >= len(b) {
 			return -1
 		}
 		if b[i] == '}' {
@@ -92,6 +108,19 @@ func scanObject(b []byte, i, depth int) int {
 		}
 		i = skipSpace(b, i+1)
 	}
+}
+
+// unquote returns the text of a raw JSON string (quotes stripped, escapes
+// decoded when there are any).
+func unquote(raw []byte, escaped bool) []byte {
+	if !escaped {
+		return raw[1 : len(raw)-1]
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil
+	}
+	return []byte(s)
 }
 
 func scanArray(b []byte, i, depth int) int {
@@ -117,10 +146,17 @@ func scanArray(b []byte, i, depth int) int {
 }
 
 // scanString returns the end of the string starting at b[i] == '"' and
-// whether it contains escapes, or -1.
+// whether it contains escapes, or -1. Runs of plain bytes are skipped
+// eight at a time.
 func scanString(b []byte, i int) (int, bool) {
 	escaped := false
 	for i++; i < len(b); i++ {
+		for i+8 <= len(b) && plainWord(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
 		switch c := b[i]; {
 		case c == '"':
 			return i + 1, escaped
@@ -134,6 +170,20 @@ func scanString(b []byte, i int) (int, bool) {
 		}
 	}
 	return -1, false
+}
+
+const (
+	lsbs = 0x0101010101010101
+	msbs = 0x8080808080808080
+)
+
+// plainWord reports whether none of the 8 bytes in x is a quote, a
+// backslash or a control character (SWAR: a byte below n makes
+// x - n*lsbs borrow into its high bit; false positives only follow a true
+// match, and those are rechecked byte by byte).
+func plainWord(x uint64) bool {
+	below := func(x uint64, n uint64) uint64 { return (x - n*lsbs) & ^x & msbs }
+	return below(x, 0x20)|below(x^('"'*lsbs), 1)|below(x^('\\'*lsbs), 1) == 0
 }
 
 // scanEscape validates the escape at b[i] == '\\' and returns the index of
@@ -205,50 +255,24 @@ func scanNumber(b []byte, i int) int {
 	return i
 }
 
-// forEachMember calls fn for every member of the JSON object that makes up
-// the whole of line (surrounding whitespace allowed). It reports false when
-// line is not a single valid JSON object; fn returning false stops early
-// and is reported as true. Keys are passed raw (with their quotes).
-func forEachMember(line []byte, fn func(key, value []byte) bool) (object, valid bool) {
+// forEachMember calls fn with the unquoted key and raw value of every
+// member of the JSON object that makes up the whole of line (surrounding
+// whitespace allowed), in one pass. It reports whether line is an object
+// and whether it is one valid JSON value; results from fn are only
+// meaningful when both are true.
+func forEachMember(line []byte, fn func(key, value []byte)) (object, valid bool) {
 	i := skipSpace(line, 0)
-	end := scanValue(line, i)
-	if end < 0 || skipSpace(line, end) != len(line) {
+	if i >= len(line) {
 		return false, false
 	}
-	if line[i] != '{' {
-		return false, true
+	var end int
+	object = line[i] == '{'
+	if object {
+		end = walkObject(line, i, 0, fn)
+	} else {
+		end = scanValue(line, i)
 	}
-	i = skipSpace(line, i+1)
-	for i < end-1 {
-		keyEnd, _ := scanString(line, i)
-		colon := skipSpace(line, keyEnd)
-		valStart := skipSpace(line, colon+1)
-		valEnd := scanValue(line, valStart)
-		if !fn(line[i:keyEnd], line[valStart:valEnd]) {
-			return true, true
-		}
-		i = skipSpace(line, valEnd)
-		if line[i] == ',' {
-			i = skipSpace(line, i+1)
-		}
-		if line[i] == '}' {
-			break
-		}
-	}
-	return true, true
-}
-
-// keyIs reports whether the raw key (with quotes) names want. Escaped keys
-// are decoded first.
-func keyIs(raw []byte, want string) bool {
-	if len(raw) == len(want)+2 && string(raw[1:len(raw)-1]) == want {
-		return true
-	}
-	if len(raw) < len(want)+2 {
-		return false
-	}
-	s, ok := decodeString(raw)
-	return ok && s == want
+	return object, end >= 0 && skipSpace(line, end) == len(line)
 }
 
 // decodeString returns the string a raw JSON string value denotes.

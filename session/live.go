@@ -148,7 +148,23 @@ func (l *Live) flushLoop() {
 		if err != nil {
 			return
 		}
+		l.awaitRefill(len(batch))
 	}
+}
+
+// awaitRefill waits, as groupWriter.awaitRefill does, for the appenders
+// woken by the last write of n events to add their next ones, so the next
+// write carries them all.
+func (l *Live) awaitRefill(n int) {
+	if n > 1 {
+		awaitGrowth(l.pendingCount, n+l.pendingCount())
+	}
+}
+
+func (l *Live) pendingCount() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.events) - l.persisted
 }
 
 // pending returns the events not yet handed to the store; false (and the

@@ -19,25 +19,24 @@ type rowData struct {
 	payloadKey                               string
 }
 
-func (d *rowData) member(key, value []byte) bool {
+func (d *rowData) member(key, value []byte) {
 	d.keys++
-	switch {
-	case keyIs(key, "turn"):
+	switch string(key) {
+	case "turn":
 		d.turn = value
-	case keyIs(key, "step"):
+	case "step":
 		d.step = value
-	case keyIs(key, "index"):
+	case "index":
 		d.index = value
-	case keyIs(key, "dt"):
+	case "dt":
 		d.dt = value
-	case keyIs(key, d.payloadKey):
+	case d.payloadKey:
 		d.payload = value
-	case keyIs(key, "id"):
+	case "id":
 		d.id = value
-	case keyIs(key, "name"):
+	case "name":
 		d.name = value
 	}
-	return true
 }
 
 // valid checks the exact key set and member types of the row's data.

@@ -1,9 +1,6 @@
 package session
 
-import (
-	"bytes"
-	"errors"
-)
+import "bytes"
 
 // scanned is the valid stored prefix of a raw log (session-store.md §1.9).
 type scanned struct {
@@ -26,7 +23,7 @@ func scanLog(buf []byte, path string) (scanned, error) {
 	if err != nil {
 		return scanned{}, err
 	}
-	s := scanner{path: path, out: scanned{header: h, committed: headerEnd + 1}}
+	s := scanner{path: path, out: scanned{header: h, committed: headerEnd + 1}, names: typeNames{}}
 	s.out.events = make([]Event, 0, estimateEvents(len(buf)))
 	if err := s.lines(buf, headerEnd+1); err != nil {
 		return scanned{}, err
@@ -43,6 +40,7 @@ type scanner struct {
 	line  int   // event line number, from 1
 	issue error // the first defect, fatal if a committed turn/end follows
 	row   []Event
+	names typeNames
 }
 
 func (s *scanner) lines(buf []byte, start int) error {
@@ -63,9 +61,9 @@ func (s *scanner) lines(buf []byte, start int) error {
 func (s *scanner) consume(line []byte, end int) error {
 	s.line++
 	var err error
-	s.row, err = decodeRecord(line, s.row[:0])
-	var gap *badSeq
-	if err != nil && !errors.As(err, &gap) {
+	s.row, err = decodeRecord(line, s.row[:0], s.names)
+	gap, isGap := err.(*badSeq)
+	if err != nil && !isGap {
 		if s.issue == nil {
 			s.issue = corruptf(s.path, s.line, "corrupt session log: unparsable committed event at line %d", s.line)
 		}
@@ -77,7 +75,7 @@ func (s *scanner) consume(line []byte, end int) error {
 		}
 		return nil
 	}
-	if gap != nil {
+	if isGap {
 		s.issue = s.gapError(len(s.out.events), gap.Got)
 		if gap.Type == "turn/end" {
 			return s.issue

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"runtime"
 	"sync"
 )
 
@@ -202,7 +203,43 @@ func (s *JSONL) runWriter(st *logState) {
 		for _, b := range batches {
 			b.done <- err
 		}
+		w.awaitRefill(len(batches))
 	}
+}
+
+// awaitRefill yields the processor while the n appenders just answered
+// are still queueing their next events behind the ones already waiting,
+// so that the next sync covers every active appender instead of
+// alternating between two half batches. It stops once they are all back
+// or after idleYields yields in a row bring nobody; a lone appender
+// (n == 1) never waits. No timer is involved.
+func (w *groupWriter) awaitRefill(n int) {
+	if n > 1 {
+		awaitGrowth(w.queued, n+w.queued())
+	}
+}
+
+// idleYields bounds how long awaitGrowth waits for an appender that may
+// not come back.
+const idleYields = 32
+
+// awaitGrowth yields while count() is below target and still growing.
+func awaitGrowth(count func() int, target int) {
+	last, idle := count(), 0
+	for last < target && idle < idleYields {
+		runtime.Gosched()
+		if now := count(); now > last {
+			last, idle = now, 0
+		} else {
+			idle++
+		}
+	}
+}
+
+func (w *groupWriter) queued() int {
+	w.st.mu.Lock()
+	defer w.st.mu.Unlock()
+	return len(w.st.queue)
 }
 
 type groupWriter struct {

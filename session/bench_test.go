@@ -1,0 +1,164 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// benchData is a ~200-byte event line once enveloped.
+var benchData = json.RawMessage(`{"turn":1,"step":1,"chunk":{"type":"text-delta","index":0,` +
+	`"text":"lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore"}}`)
+
+// noSyncFS is the real file system with Sync made a no-op: the "no fsync"
+// baseline.
+type noSyncFS struct{ OSFS }
+
+func (noSyncFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
+	f, err := OSFS{}.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return noSyncFile{f}, nil
+}
+
+type noSyncFile struct{ File }
+
+func (noSyncFile) Sync() error { return nil }
+
+// appendWorkload appends writers×each single-event batches to one log and
+// returns the events acknowledged per second. Concurrent writers take the
+// next seq and enqueue under one lock (so seqs arrive in order) but wait
+// for durability outside it, which is what lets batches form.
+func appendWorkload(b *testing.B, fsys FS, writers, each int) float64 {
+	ctx := context.Background()
+	s, err := OpenJSONL(b.TempDir(), WithFS(fsys))
+	require.NoError(b, err)
+	defer s.Close()
+	require.NoError(b, s.Create(ctx, header("bench"), nil))
+	var mu sync.Mutex
+	next := int64(0)
+	appendOne := func() error {
+		mu.Lock()
+		e := Event{Type: "assistant/chunk", Seq: next, Time: next, Data: benchData}
+		data, err := encodeBatch("bench", e.Seq, []Event{e}, nil)
+		var bt *batch
+		if err == nil {
+			bt, err = s.enqueue(ctx, "bench", []Event{e}, data)
+		}
+		if err == nil {
+			next++
+		}
+		mu.Unlock()
+		if err != nil {
+			return err
+		}
+		return <-bt.done
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				if err := appendOne(); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(writers*each) / time.Since(start).Seconds()
+}
+
+// BenchmarkAppendDurability measures, in one run, durable appends to one
+// log with group commit (64 concurrent writers), with one fdatasync per
+// event (one writer, one event per append), and without any sync (64
+// writers), and reports the rates and the ratios the issue targets
+// (group/per-event ≥ 20, group/no-sync ≥ 0.25).
+func BenchmarkAppendDurability(b *testing.B) {
+	var group, perEvent, noSync float64
+	for range b.N {
+		group += appendWorkload(b, OSFS{}, 64, 200)
+		perEvent += appendWorkload(b, OSFS{}, 1, 500)
+		noSync += appendWorkload(b, noSyncFS{}, 64, 200)
+	}
+	n := float64(b.N)
+	b.ReportMetric(group/n, "group-events/s")
+	b.ReportMetric(perEvent/n, "per-event-fsync-events/s")
+	b.ReportMetric(noSync/n, "no-fsync-events/s")
+	b.ReportMetric(group/perEvent, "group/per-event")
+	b.ReportMetric(group/noSync, "group/no-fsync")
+}
+
+// BenchmarkLiveAppendFlush measures the live path: 64 goroutines each
+// appending to one Live session and waiting for Sessions.Flush, so every
+// event is acknowledged durable.
+func BenchmarkLiveAppendFlush(b *testing.B) {
+	ctx := context.Background()
+	s, err := OpenJSONL(b.TempDir())
+	require.NoError(b, err)
+	defer s.Close()
+	reg := NewSessions(s)
+	l, err := reg.Create(ctx, header("live-bench"), nil)
+	require.NoError(b, err)
+	const writers, each = 64, 100
+	start := time.Now()
+	for range b.N {
+		var wg sync.WaitGroup
+		for range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range each {
+					if _, err := l.Append("assistant/chunk", benchData); err != nil {
+						b.Error(err)
+						return
+					}
+					if _, err := reg.Flush(ctx, l); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	b.ReportMetric(float64(b.N*writers*each)/time.Since(start).Seconds(), "events/s")
+	require.NoError(b, reg.Release(ctx, l))
+}
+
+// BenchmarkInspect reads a ~10 MB log; the MB/s column is the throughput.
+func BenchmarkInspect(b *testing.B) {
+	root := b.TempDir()
+	const events = 50_000
+	log := Log{Header: header("big"), Events: make([]Event, events)}
+	for i := range log.Events {
+		log.Events[i] = Event{Type: "assistant/chunk", Seq: int64(i), Time: 1785544945198 + int64(i), Data: benchData}
+	}
+	require.NoError(b, WriteSynthetic(root, log))
+	s, err := OpenJSONL(root)
+	require.NoError(b, err)
+	defer s.Close()
+	path, err := LogPath(root, log.Header.Cwd, log.Header.ID)
+	require.NoError(b, err)
+	info, err := OSFS{}.Stat(path)
+	require.NoError(b, err)
+	b.SetBytes(info.Size())
+	b.ReportMetric(float64(info.Size())/1e6, "log-MB")
+	b.ResetTimer()
+	for range b.N {
+		got, err := s.Inspect(context.Background(), "big")
+		if err != nil || len(got.Events) != events {
+			b.Fatal(err, fmt.Sprint(len(got.Events)))
+		}
+	}
+}
