@@ -1,0 +1,153 @@
+package manager
+
+import (
+	"context"
+	"sync"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/inbox"
+)
+
+// task is one decision run inside the manager's actor.
+type task func()
+
+// receiver is the protoactor face of the Manager.
+type receiver Manager
+
+// Receive runs tasks one at a time; it never blocks.
+func (r *receiver) Receive(c actor.Context) {
+	m := (*Manager)(r)
+	m.self = c
+	switch msg := c.Message().(type) {
+	case task:
+		msg()
+	case *actor.Terminated:
+		m.onTerminated(msg.Who)
+	case *actor.Stopped:
+		close(m.stopped)
+	}
+}
+
+// post queues fn to run inside the actor, after everything posted before.
+func (m *Manager) post(fn func()) { m.system.Root.Send(m.pid, task(fn)) }
+
+// async runs work on its own goroutine and then posts then(result) back to
+// the actor.
+func async[T any](m *Manager, work func() T, then func(T)) {
+	go func() {
+		result := work()
+		m.post(func() { then(result) })
+	}()
+}
+
+// call posts op to the actor and waits for its reply. The actor guarantees a
+// reply (it never drops an op), so the caller waits for the verdict even
+// when ctx ends: ctx cancellation reaches the op at its next checkpoint.
+func call[T any](m *Manager, ctx context.Context, op func(ctx context.Context, reply func(T, error))) (T, error) {
+	var zero T
+	if !m.ops.enter() {
+		return zero, Draining()
+	}
+	defer m.ops.leave()
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	m.post(func() {
+		var once sync.Once
+		op(ctx, func(v T, err error) { once.Do(func() { done <- result{v, err} }) })
+	})
+	r := <-done
+	return r.v, r.err
+}
+
+// onAgentEvent forwards the bus events the manager acts on to the actor:
+// inbox dequeue/discard and status changes of managed children, and the
+// disposal of scoped-drain roots. It runs on the publishing goroutine.
+func (m *Manager) onAgentEvent(e parent.Event) {
+	switch e.Type {
+	case parent.EventDequeue, parent.EventDiscard:
+		if m.hints.managed(e.AgentID) {
+			m.post(func() { m.messageLeft(e.AgentID, e.Incarnation, e.MessageID) })
+		}
+	case parent.EventStatus:
+		if e.Status == inbox.Idle && m.hints.managed(e.AgentID) {
+			m.post(func() { m.statusIdle(e.AgentID, e.Incarnation) })
+		}
+	case parent.EventDisposed:
+		if m.hints.root(e.AgentID) {
+			m.post(func() { m.rootDisposed(e.AgentID, e.Incarnation) })
+		}
+	}
+}
+
+// hints are lock-protected id sets the bus listener reads to avoid posting
+// events the actor would ignore. Only the actor writes them; they are
+// filters, never decisions.
+type hints struct {
+	mu       sync.RWMutex
+	children map[string]int
+	roots    map[string]int
+}
+
+func (h *hints) managed(id string) bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.children[id] > 0
+}
+
+func (h *hints) root(id string) bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.roots[id] > 0
+}
+
+func (h *hints) add(set *map[string]int, id string, delta int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if *set == nil {
+		*set = map[string]int{}
+	}
+	(*set)[id] += delta
+	if (*set)[id] <= 0 {
+		delete(*set, id)
+	}
+}
+
+// serial runs queued functions one at a time, in order, on a goroutine that
+// exists only while there is work.
+type serial struct {
+	mu      sync.Mutex
+	queue   []func()
+	running bool
+}
+
+func (s *serial) run(fn func()) {
+	s.mu.Lock()
+	s.queue = append(s.queue, fn)
+	if s.running {
+		s.mu.Unlock()
+		return
+	}
+	s.running = true
+	s.mu.Unlock()
+	go s.drain()
+}
+
+func (s *serial) drain() {
+	for {
+		s.mu.Lock()
+		if len(s.queue) == 0 {
+			s.running = false
+			s.mu.Unlock()
+			return
+		}
+		fn := s.queue[0]
+		s.queue[0] = nil
+		s.queue = s.queue[1:]
+		s.mu.Unlock()
+		fn()
+	}
+}

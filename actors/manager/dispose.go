@@ -1,0 +1,209 @@
+package manager
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/dsh-actors/dsh-actors/agent"
+)
+
+// checkSettled opens the disposal of a settled Activation (idle, owning no
+// child, no accepted id unclaimed) unless a disposal is open already or a
+// critical section of the child holds its lock (the lock's release checks
+// again). A failure of that disposal is logged, never returned.
+func (m *Manager) checkSettled(a *activation) {
+	if a.disposal != nil || m.locked(a.childID) || a.residency() != settled {
+		return
+	}
+	d := m.dispose(a)
+	go func() {
+		<-d.done
+		if d.err != nil {
+			m.logger.Warn(fmt.Sprintf("subagent %q activation teardown failed: %s", a.childID, chain(d.err)))
+		}
+	}()
+}
+
+// messageLeft clears an accepted id once its message was dequeued into a
+// turn or discarded, and lets the Activation settle.
+func (m *Manager) messageLeft(id string, incarnation uint64, messageID string) {
+	a := m.st.activations[id]
+	if a == nil || a.handle.Incarnation() != incarnation || !a.accepted[messageID] {
+		return
+	}
+	delete(a.accepted, messageID)
+	m.checkSettled(a)
+}
+
+// statusIdle lets a child that went idle settle.
+func (m *Manager) statusIdle(id string, incarnation uint64) {
+	if a := m.st.activations[id]; a != nil && a.handle.Incarnation() == incarnation {
+		m.checkSettled(a)
+	}
+}
+
+// onTerminated handles an Activation's actor that stopped without the
+// manager disposing it: its epoch fails and is torn down, never restarted.
+func (m *Manager) onTerminated(pid *actor.PID) {
+	a := m.st.byPID[pid.Id]
+	if a == nil || a.disposal != nil {
+		return
+	}
+	a.failure = fmt.Errorf("subagent %q agent actor stopped unexpectedly", a.childID)
+	m.logger.Warn(a.failure.Error())
+	m.dispose(a)
+}
+
+// dispose opens a's disposal transaction (memoized; the open disposal is
+// the admission cut-off). In this one synchronous span it cancels a's turn
+// and queued messages, then opens the disposal of every owned child, so
+// cancellation reaches the whole subtree top-down before anything waits.
+// The rest runs off the actor (finishTeardown).
+func (m *Manager) dispose(a *activation) *disposal {
+	if a.disposal != nil {
+		return a.disposal
+	}
+	d := m.openDisposal(a)
+	a.handle.Cancel(agent.CancelCause{Kind: agent.CauseParent}, false)
+	var children []*disposal
+	for _, child := range m.ownedActivations(a) {
+		children = append(children, m.dispose(child))
+	}
+	go m.finishTeardown(a, d, children)
+	return d
+}
+
+// openDisposal sets a's admission cut-off and stops watching its actor,
+// whose stop is now the manager's own doing.
+func (m *Manager) openDisposal(a *activation) *disposal {
+	a.disposal = &disposal{done: make(chan struct{})}
+	m.self.Unwatch(a.handle.Activation().PID())
+	return a.disposal
+}
+
+// ownedActivations are a's live owned children in creation order.
+func (m *Manager) ownedActivations(a *activation) []*activation {
+	var owned []*activation
+	for id := range a.owned {
+		if child := m.st.activations[id]; child != nil {
+			owned = append(owned, child)
+		}
+	}
+	slices.SortFunc(owned, func(x, y *activation) int { return cmp.Compare(x.order, y.order) })
+	return owned
+}
+
+// finishTeardown is the waiting part of a disposal, in the seed's order:
+// owned children released (child-first), quiescence, the durability
+// checkpoint, the epoch captured while the child is still registered, the
+// handle disposed; the first failure wins. It then posts the release of the
+// Activation and of its ownership back to the actor.
+func (m *Manager) finishTeardown(a *activation, d *disposal, children []*disposal) {
+	failure := a.failure
+	if failure != nil {
+		failure = TeardownStepFailed(a.childID, failure)
+	}
+	if errs := waitAll(children); len(errs) > 0 && failure == nil {
+		failure = ChildTeardownFailed(a.childID, errs)
+	}
+	ctx := context.Background()
+	if err := a.handle.WhenIdle(ctx); err != nil && failure == nil {
+		failure = TeardownStepFailed(a.childID, err)
+	}
+	if err := m.durability(ctx, a); err != nil && failure == nil {
+		failure = err
+	}
+	epoch := CaptureEpoch(a.handle.Session().Events()[a.boundary:])
+	if err := a.handle.Dispose(ctx); err != nil && failure == nil {
+		failure = HandleDisposalFailed(a.childID, err)
+	}
+	m.post(func() { m.release(a, d, failure, epoch) })
+}
+
+// durability is the required final checkpoint: only true confirms.
+func (m *Manager) durability(ctx context.Context, a *activation) error {
+	ok, err := m.checkpoint(ctx, a.handle.Session())
+	switch {
+	case err != nil:
+		return DurabilityCheckpointFailed(a.childID, err)
+	case !ok:
+		return DurabilityUnconfirmed(a.childID)
+	}
+	return nil
+}
+
+// release removes a settled-or-failed Activation, releases its ownership
+// (even on failure, so ancestors never stay pinned in waiting), then emits
+// subagent/end and settles the disposal on the lifecycle goroutine.
+func (m *Manager) release(a *activation, d *disposal, failure error, epoch Epoch) {
+	m.forget(a)
+	m.releaseOwnership(a)
+	d.err = failure
+	end := RunEndInfo{RunInfo: a.run, StopReason: epoch.StopReason, LastAssistantMessage: epoch.Output}
+	if failure != nil {
+		end.StopReason, end.LastAssistantMessage = agent.Error, nil
+	}
+	e := a.edge
+	m.edges.run(func() {
+		if e.startOK {
+			m.ended(end)
+		}
+		close(d.done)
+	})
+}
+
+// forget drops a from the manager's tables.
+func (m *Manager) forget(a *activation) {
+	if m.st.activations[a.childID] == a {
+		delete(m.st.activations, a.childID)
+	}
+	delete(m.st.byPID, a.handle.Activation().PID().Id)
+	m.hints.add(&m.hints.children, a.childID, -1)
+}
+
+// ended calls the observer, containing its panic.
+func (m *Manager) ended(info RunEndInfo) {
+	defer func() {
+		if r := recover(); r != nil {
+			m.logger.Warn(fmt.Sprintf("subagent: subagent/end listener threw: %v", r))
+		}
+	}()
+	m.observer.Ended(info)
+}
+
+// rollbackUnpublished undoes an Activation that failed before it was
+// published (or before its start edge): the handle is disposed and the
+// Activation removed with its ownership released; no flush, no end edge.
+// When a disposal is open already, the rollback waits for it instead.
+// then runs in the actor once the Activation is gone.
+func (m *Manager) rollbackUnpublished(a *activation, then func()) {
+	if d := a.disposal; d != nil {
+		async(m, func() struct{} { <-d.done; return struct{}{} }, func(struct{}) { then() })
+		return
+	}
+	d := m.openDisposal(a)
+	async(m, func() error { return a.handle.Dispose(context.Background()) }, func(err error) {
+		if err != nil {
+			m.logger.Warn(fmt.Sprintf("subagent %q rollback failed: %s", a.childID, chain(err)))
+		}
+		m.forget(a)
+		m.releaseOwnership(a)
+		close(d.done)
+		then()
+	})
+}
+
+// waitAll waits for every disposal and returns their failures in order.
+func waitAll(ds []*disposal) []error {
+	var errs []error
+	for _, d := range ds {
+		<-d.done
+		if d.err != nil {
+			errs = append(errs, d.err)
+		}
+	}
+	return errs
+}

@@ -1,0 +1,223 @@
+package manager
+
+import (
+	"cmp"
+	"context"
+	"slices"
+
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+)
+
+// DrainContinuableDescendants closes admission below each exact live parent
+// (stale handles are ignored and do not close their id's live agent), then
+// disposes only the parents' strict continuable descendants, child-first:
+// the cut-off is published before anything waits, every descendant's
+// disposal (cancellation top-down) opens in the same step, admitted
+// materializations below the parents are awaited (they roll back with
+// DRAINING), and the call returns once every selected forest is released.
+// The cut-off lasts until that exact parent leaves the registry; a parent
+// that is itself a continuable child stays resident. Unrelated forests keep
+// running. A failed branch is still released; the failures are aggregated
+// as ACTIVATION_TEARDOWN_FAILED. It blocks until done or ctx is done.
+func (m *Manager) DrainContinuableDescendants(ctx context.Context, parents []*parent.Handle) error {
+	if !m.ops.enter() {
+		return nil
+	}
+	defer m.ops.leave()
+	return wait(ctx, m.beginScopedDrain(parents))
+}
+
+// beginScopedDrain posts the scoped drain; its cut-off applies to every
+// decision the actor takes after it.
+func (m *Manager) beginScopedDrain(parents []*parent.Handle) <-chan error {
+	result := make(chan error, 1)
+	m.post(func() { m.drainScoped(parents, func(err error) { result <- err }) })
+	return result
+}
+
+func wait(ctx context.Context, result <-chan error) error {
+	select {
+	case err := <-result:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// drainScoped is the scoped drain inside the actor.
+func (m *Manager) drainScoped(parents []*parent.Handle, done func(error)) {
+	roots := m.exactRoots(parents)
+	if len(roots) == 0 {
+		done(nil)
+		return
+	}
+	for _, root := range roots {
+		m.scopeOf(root).members[root] = true
+	}
+	targets := m.selectTargets(roots)
+	mats := m.selectMaterializations(roots)
+	for _, t := range targets {
+		m.dispose(t)
+	}
+	disposals := disposalsOf(targetRoots(targets))
+	go func() {
+		for _, mat := range mats {
+			<-mat.done
+		}
+		done(aggregate("scoped", waitAll(disposals)))
+	}()
+}
+
+// exactRoots keeps the parents that are the registry's exact live entry.
+func (m *Manager) exactRoots(parents []*parent.Handle) []*parent.Handle {
+	var roots []*parent.Handle
+	for _, p := range parents {
+		if p != nil && m.registry.IsLive(p) && !slices.Contains(roots, p) {
+			roots = append(roots, p)
+		}
+	}
+	return roots
+}
+
+// scopeOf returns root's cut-off, creating it.
+func (m *Manager) scopeOf(root *parent.Handle) *scope {
+	sc := m.st.scopes[root]
+	if sc == nil {
+		sc = &scope{members: map[*parent.Handle]bool{}}
+		m.st.scopes[root] = sc
+		m.hints.add(&m.hints.roots, root.ID(), 1)
+	}
+	return sc
+}
+
+// selectTargets returns, in creation order, the resident Activations that
+// are strict descendants of a root (by the ancestry captured at
+// materialization), adding each with its live lineage below the root to
+// that root's cut-off.
+func (m *Manager) selectTargets(roots []*parent.Handle) []*activation {
+	var targets []*activation
+	for _, a := range m.st.activations {
+		if slices.Contains(roots, a.handle) {
+			continue
+		}
+		selected := false
+		for _, root := range roots {
+			if a.ancestry[root] {
+				m.addMembers(root, m.registry.LiveLineage(a.handle))
+				selected = true
+			}
+		}
+		if selected {
+			targets = append(targets, a)
+		}
+	}
+	slices.SortFunc(targets, func(x, y *activation) int { return cmp.Compare(x.order, y.order) })
+	return targets
+}
+
+// selectMaterializations returns the in-flight materializations below a
+// root, adding their lineage below the root to its cut-off.
+func (m *Manager) selectMaterializations(roots []*parent.Handle) []*materialization {
+	var selected []*materialization
+	for mat := range m.st.materializations {
+		below := false
+		for _, root := range roots {
+			if slices.Contains(mat.lineage, root) {
+				m.addMembers(root, mat.lineage)
+				below = true
+			}
+		}
+		if below {
+			selected = append(selected, mat)
+		}
+	}
+	return selected
+}
+
+// addMembers adds lineage up to (not including) root to root's cut-off.
+// Agents above the root stay admitted: the cut-off closes admission below
+// the root only (a deliberate choice; see the package doc).
+func (m *Manager) addMembers(root *parent.Handle, lineage []*parent.Handle) {
+	sc := m.st.scopes[root]
+	for _, h := range lineage {
+		if h == root {
+			return
+		}
+		sc.members[h] = true
+	}
+}
+
+// targetRoots are the targets no other target owns.
+func targetRoots(targets []*activation) []*activation {
+	var roots []*activation
+	for _, t := range targets {
+		if t.owner == nil || !slices.Contains(targets, t.owner) {
+			roots = append(roots, t)
+		}
+	}
+	return roots
+}
+
+func disposalsOf(as []*activation) []*disposal {
+	ds := make([]*disposal, len(as))
+	for i, a := range as {
+		ds[i] = a.disposal
+	}
+	return ds
+}
+
+// aggregate is nil, or ACTIVATION_TEARDOWN_FAILED over failures.
+func aggregate(scope string, failures []error) error {
+	if len(failures) == 0 {
+		return nil
+	}
+	return TeardownFailed(scope, failures)
+}
+
+// rootDisposed ends the cut-off of a scoped-drain root that left the
+// registry.
+func (m *Manager) rootDisposed(id string, incarnation uint64) {
+	for root := range m.st.scopes {
+		if root.ID() == id && root.Incarnation() == incarnation {
+			delete(m.st.scopes, root)
+			m.hints.add(&m.hints.roots, id, -1)
+		}
+	}
+}
+
+// drainAll is the manager-wide drain: admission closes for good, in-flight
+// materializations are awaited, then every Activation forest is disposed
+// from its root, in parallel; failures are aggregated.
+func (m *Manager) drainAll(ctx context.Context) error {
+	result := make(chan error, 1)
+	m.post(func() {
+		m.st.draining = true
+		mats := make([]*materialization, 0, len(m.st.materializations))
+		for mat := range m.st.materializations {
+			mats = append(mats, mat)
+		}
+		async(m, func() struct{} {
+			for _, mat := range mats {
+				<-mat.done
+			}
+			return struct{}{}
+		}, func(struct{}) { m.disposeForests(func(err error) { result <- err }) })
+	})
+	return wait(ctx, result)
+}
+
+// disposeForests disposes every Activation no other Activation owns.
+func (m *Manager) disposeForests(done func(error)) {
+	var roots []*activation
+	for _, a := range m.st.activations {
+		if a.owner == nil {
+			roots = append(roots, a)
+		}
+	}
+	slices.SortFunc(roots, func(x, y *activation) int { return cmp.Compare(x.order, y.order) })
+	disposals := make([]*disposal, len(roots))
+	for i, a := range roots {
+		disposals[i] = m.dispose(a)
+	}
+	go func() { done(aggregate("", waitAll(disposals))) }()
+}

@@ -1,0 +1,433 @@
+package manager
+
+import (
+	"fmt"
+	"github.com/asynkron/protoactor-go/actor"
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var bg = context.Background()
+
+// fixture is a runtime over a JSONL store in a temporary folder, a manager
+// whose provider "spawn" seeds nothing, a lifecycle recorder and a
+// top-level parent agent.
+type fixture struct {
+	t       *testing.T
+	root    string
+	store   *failingStore
+	rt      *actors.Runtime
+	m       *Manager
+	rec     *recorder
+	gates   *gates
+	logs    *syncBuffer
+	parent  *parent.Handle
+	options *optionsLog
+}
+
+type fixtureConfig struct {
+	memoryOnly bool
+	root       string
+	checkpoint CheckpointFunc
+	observer   func(*fixture) Observer
+	prepare    PrepareFunc
+}
+
+type option func(*fixtureConfig)
+
+func memoryOnly() option { return func(c *fixtureConfig) { c.memoryOnly = true } }
+
+func withRoot(root string) option { return func(c *fixtureConfig) { c.root = root } }
+
+func withCheckpoint(fn CheckpointFunc) option { return func(c *fixtureConfig) { c.checkpoint = fn } }
+
+func withPrepare(fn PrepareFunc) option { return func(c *fixtureConfig) { c.prepare = fn } }
+
+func newFixture(t *testing.T, opts ...option) *fixture {
+	t.Helper()
+	cfg := fixtureConfig{root: t.TempDir()}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	f := &fixture{t: t, root: cfg.root, rec: newRecorder(), gates: newGates(), logs: &syncBuffer{}, options: &optionsLog{}}
+	sessions := session.NewSessions(nil)
+	if !cfg.memoryOnly {
+		jsonl, err := session.OpenJSONL(cfg.root)
+		require.NoError(t, err)
+		f.store = &failingStore{Store: jsonl}
+		sessions = session.NewSessions(f.store)
+	}
+	logger := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	rt, err := actors.New(actors.Options{Sessions: sessions, Logger: logger, NewAgent: f.newAgent, Workers: 2})
+	require.NoError(t, err)
+	f.rt = rt
+	rt.System().EventStream.Subscribe(func(evt interface{}) {
+		if dl, ok := evt.(*actor.DeadLetterEvent); ok {
+			fmt.Printf("DEADLETTER %s %v %T %+v\n", t.Name(), dl.PID, dl.Message, dl.Message)
+		}
+	})
+	prepare := cfg.prepare
+	if prepare == nil {
+		prepare = spawnOnly
+	}
+	f.m, err = New(Options{Runtime: rt, Prepare: prepare, Observer: f.rec, Checkpoint: cfg.checkpoint})
+	require.NoError(t, err)
+	f.parent = f.startTopLevel("parent")
+	t.Cleanup(func() {
+		require.NoError(t, rt.Close(bg))
+		if f.store != nil {
+			require.NoError(t, f.store.Close())
+		}
+	})
+	return f
+}
+
+// spawnOnly prepares "spawn" (no seed) and "retired"; anything else has no
+// provider.
+func spawnOnly(_ context.Context, provider string, _ PrepareRequest) ([]session.Event, error) {
+	switch provider {
+	case "spawn", "retired":
+		return nil, nil
+	}
+	return nil, NoProvider(provider)
+}
+
+func (f *fixture) startTopLevel(id string) *parent.Handle {
+	f.t.Helper()
+	h, err := f.rt.StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: id}})
+	require.NoError(f.t, err)
+	return h
+}
+
+func (f *fixture) spec(p *parent.Handle, prompt string) StartSpec {
+	return StartSpec{Provider: "spawn", Label: "child task", Request: Request{Prompt: agent.Text(prompt), Parent: p}}
+}
+
+// start starts a continuable child of p with prompt and returns its id.
+func (f *fixture) start(p *parent.Handle, prompt string) string {
+	f.t.Helper()
+	s, err := f.m.StartContinuable(bg, f.spec(p, prompt))
+	require.NoError(f.t, err)
+	return s.ChildID
+}
+
+func (f *fixture) followup(p *parent.Handle, childID, text string) string {
+	f.t.Helper()
+	id, err := f.m.Followup(bg, p, childID, agent.Text(text), agent.Source{Kind: "user"})
+	require.NoError(f.t, err)
+	return id
+}
+
+// settled waits until the child's nth epoch ended and returns that end.
+func (f *fixture) settled(childID string, n int) RunEndInfo {
+	f.t.Helper()
+	return f.rec.waitEnd(childID, n)
+}
+
+// events returns the child's log: live when it is live, else stored.
+func (f *fixture) events(id string) []session.Event {
+	f.t.Helper()
+	if live := f.rt.Sessions().Get(id); live != nil {
+		return live.Events()
+	}
+	log, err := f.store.Inspect(bg, id)
+	require.NoError(f.t, err)
+	return log.Events
+}
+
+func (f *fixture) header(id string) session.Header {
+	f.t.Helper()
+	log, err := f.store.Inspect(bg, id)
+	require.NoError(f.t, err)
+	return log.Header
+}
+
+// userTexts are the texts of the user/message events of id's log.
+func (f *fixture) userTexts(id string) []string {
+	f.t.Helper()
+	var texts []string
+	for _, e := range f.events(id) {
+		if e.Type != "user/message" {
+			continue
+		}
+		var msg agent.Message
+		require.NoError(f.t, json.Unmarshal(e.Data, &msg))
+		texts = append(texts, msg.Content[0].Text)
+	}
+	return texts
+}
+
+func (f *fixture) count(id, typ string) int {
+	n := 0
+	for _, e := range f.events(id) {
+		if e.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// live reports whether an agent is registered under id.
+func (f *fixture) live(id string) bool { return f.rt.Agent(id) != nil }
+
+// inActor runs fn inside the manager's actor and waits for it.
+func (f *fixture) inActor(fn func()) {
+	done := make(chan struct{})
+	f.m.post(func() { fn(); close(done) })
+	<-done
+}
+
+// activation returns the child's current Activation (nil when absent),
+// read inside the actor.
+func (f *fixture) activation(id string) *activation {
+	var a *activation
+	f.inActor(func() { a = f.m.st.activations[id] })
+	return a
+}
+
+// newAgent is the test agents' factory (see turn).
+func (f *fixture) newAgent(opts agent.Options) agent.Agent {
+	f.options.add(opts)
+	return agent.Func(f.turn)
+}
+
+// turn runs one test turn. The message text chooses what it does:
+//
+//	wait NAME    block until gate NAME opens (or the turn is cancelled)
+//	max-tokens   say "partial", end with max-tokens
+//	silent       end completed without saying anything
+//	anything     say "answer: <text>"
+func (f *fixture) turn(ctx context.Context, host agent.Host, msg agent.Message) (agent.StopReason, error) {
+	text := msg.Content[0].Text
+	switch {
+	case strings.HasPrefix(text, "wait "):
+		if !f.gates.wait(ctx, strings.TrimPrefix(text, "wait ")) {
+			return agent.Aborted, nil
+		}
+	case text == "max-tokens":
+		return agent.MaxTokens, host.Say(ctx, agent.Text("partial"))
+	case text == "silent":
+		return agent.Completed, nil
+	}
+	return agent.Completed, host.Say(ctx, agent.Text("answer: "+text))
+}
+
+// gates are named one-shot barriers test turns block on.
+type gates struct {
+	mu sync.Mutex
+	ch map[string]chan struct{}
+	at map[string]chan struct{} // closed once a turn waits at the gate
+}
+
+func newGates() *gates {
+	return &gates{ch: map[string]chan struct{}{}, at: map[string]chan struct{}{}}
+}
+
+func (g *gates) get(m map[string]chan struct{}, name string) chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if m[name] == nil {
+		m[name] = make(chan struct{})
+	}
+	return m[name]
+}
+
+// wait blocks until the gate opens (true) or ctx ends (false).
+func (g *gates) wait(ctx context.Context, name string) bool {
+	arrived := g.get(g.at, name)
+	g.mu.Lock()
+	select {
+	case <-arrived:
+	default:
+		close(arrived)
+	}
+	g.mu.Unlock()
+	select {
+	case <-g.get(g.ch, name):
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// reached blocks until a turn waits at the gate.
+func (g *gates) reached(name string) { <-g.get(g.at, name) }
+
+func (g *gates) open(name string) { close(g.get(g.ch, name)) }
+
+// recorder is an Observer that keeps every edge in order.
+type recorder struct {
+	mu      sync.Mutex
+	changed chan struct{}
+	edges   []string // "start <id>" / "end <id>"
+	starts  []RunInfo
+	ends    []RunEndInfo
+	onStart func(RunInfo) error
+}
+
+func newRecorder() *recorder { return &recorder{changed: make(chan struct{})} }
+
+func (r *recorder) Started(info RunInfo) error {
+	r.mu.Lock()
+	hook := r.onStart
+	r.mu.Unlock()
+	if hook != nil {
+		if err := hook(info); err != nil {
+			return err
+		}
+	}
+	r.note(func() {
+		r.starts = append(r.starts, info)
+		r.edges = append(r.edges, "start "+info.ID)
+	})
+	return nil
+}
+
+func (r *recorder) Ended(info RunEndInfo) {
+	r.note(func() {
+		r.ends = append(r.ends, info)
+		r.edges = append(r.edges, "end "+info.ID)
+	})
+}
+
+func (r *recorder) setOnStart(fn func(RunInfo) error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.onStart = fn
+}
+
+func (r *recorder) note(change func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	change()
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// waitEnd blocks until id has n end edges and returns the nth.
+func (r *recorder) waitEnd(id string, n int) RunEndInfo {
+	for {
+		r.mu.Lock()
+		seen := 0
+		for _, e := range r.ends {
+			if e.ID == id {
+				seen++
+				if seen == n {
+					r.mu.Unlock()
+					return e
+				}
+			}
+		}
+		changed := r.changed
+		r.mu.Unlock()
+		<-changed
+	}
+}
+
+func (r *recorder) snapshot() (edges []string, starts []RunInfo, ends []RunEndInfo) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.edges...), append([]RunInfo(nil), r.starts...), append([]RunEndInfo(nil), r.ends...)
+}
+
+// optionsLog keeps the options every agent was built with.
+type optionsLog struct {
+	mu   sync.Mutex
+	list []agent.Options
+}
+
+func (o *optionsLog) add(opts agent.Options) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.list = append(o.list, opts)
+}
+
+// last returns the options of the last agent built for id.
+func (o *optionsLog) last(id string) agent.Options {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for i := len(o.list) - 1; i >= 0; i-- {
+		if o.list[i].SessionID == id {
+			return o.list[i]
+		}
+	}
+	return agent.Options{}
+}
+
+// failingStore wraps the JSONL store and fails every Append to the ids
+// marked failing.
+type failingStore struct {
+	session.Store
+	mu      sync.Mutex
+	failing map[string]bool
+}
+
+var errDiskFull = &diskFull{}
+
+type diskFull struct{}
+
+func (*diskFull) Error() string { return "disk full" }
+
+func (s *failingStore) fail(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failing == nil {
+		s.failing = map[string]bool{}
+	}
+	s.failing[id] = true
+}
+
+func (s *failingStore) Append(ctx context.Context, id string, events []session.Event) error {
+	s.mu.Lock()
+	failing := s.failing[id]
+	s.mu.Unlock()
+	if failing {
+		return errDiskFull
+	}
+	return s.Store.Append(ctx, id, events)
+}
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+type sessionEvent = session.Event
+
+// completedPrefix is p's log up to its last turn/end (what fork seeds).
+func completedPrefix(p *parent.Handle) []session.Event {
+	events := p.Session().Events()
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type == "turn/end" {
+			return events[:i+1]
+		}
+	}
+	return nil
+}

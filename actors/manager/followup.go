@@ -1,0 +1,166 @@
+package manager
+
+import (
+	"context"
+	"errors"
+
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// Followup delivers content from p to its continuable child childID as the
+// child's next FIFO turn and returns the MessageID once the child's inbox
+// accepted it. Routing depends on residency only: a running child queues it
+// behind the open turn, a waiting child is woken, an absent child is
+// cold-resumed into a new epoch from its log (the repairing load). A
+// follow-up that meets a disposal in progress waits for it and then
+// cold-resumes. Authority is the exact live direct parent recorded in the
+// child's durable header: checked before rebuilding and again in the final
+// admission step. source is attribution only. ctx governs lookup, rebuild
+// and admission; cancelling it after acceptance neither cancels the turn
+// nor disposes the child. It blocks the caller until the verdict.
+func (m *Manager) Followup(ctx context.Context, p *parent.Handle, childID string, content []agent.Block, source agent.Source) (string, error) {
+	return call(m, ctx, func(ctx context.Context, reply func(string, error)) {
+		m.followup(ctx, followupReq{p, childID, content, source}, reply)
+	})
+}
+
+type followupReq struct {
+	parent  *parent.Handle
+	childID string
+	content []agent.Block
+	source  agent.Source
+}
+
+// followup routes one follow-up inside the actor.
+func (m *Manager) followup(ctx context.Context, req followupReq, reply func(string, error)) {
+	if err := m.admit(req.parent); err != nil {
+		reply("", err)
+		return
+	}
+	m.withChildLock(ctx, req.childID, func(release func()) {
+		a := m.st.activations[req.childID]
+		switch {
+		case a == nil:
+			m.coldResume(ctx, req, func(id string, err error) {
+				release()
+				reply(id, err)
+			})
+		case a.disposal != nil:
+			release()
+			m.retryAfterDisposal(ctx, req, a.disposal, reply)
+		default:
+			id, err := m.submitAdmitted(ctx, a, req.content, req.source, req.parent)
+			release()
+			reply(id, err)
+		}
+	}, func(err error) { reply("", err) })
+}
+
+// retryAfterDisposal waits for an open disposal (its error ignored), then
+// routes the follow-up again, which cold-resumes the child.
+func (m *Manager) retryAfterDisposal(ctx context.Context, req followupReq, d *disposal, reply func(string, error)) {
+	async(m, func() struct{} {
+		select {
+		case <-d.done:
+		case <-ctx.Done():
+		}
+		return struct{}{}
+	}, func(struct{}) {
+		if err := m.admit(req.parent); err != nil {
+			reply("", err)
+			return
+		}
+		if err := ctx.Err(); err != nil {
+			reply("", err)
+			return
+		}
+		m.followup(ctx, req, reply)
+	})
+}
+
+// errLiveUnmanaged is the cause of NOT_RESUMABLE for an id that is live
+// but has no Activation: its log belongs to a running session.
+var errLiveUnmanaged = errors.New("the session is live outside the continuation manager")
+
+// coldResume rebuilds an absent child from its log (seed-era §2.6.5): the
+// repairing load off the actor (a failure is NOT_RESUMABLE "unavailable"),
+// the caller's context and the DRAINING gate, authorization #1 against the
+// durable header, the descriptor folded from the own suffix (a malformed
+// one is returned unwrapped, matching descriptor.ErrCorrupt; none or another
+// version is NOT_RESUMABLE), then materialization with the descriptor's
+// route and the admission of the message (authorization #2).
+func (m *Manager) coldResume(ctx context.Context, req followupReq, done func(string, error)) {
+	store := m.sessions.Store()
+	if store == nil {
+		done("", PersistenceUnavailable())
+		return
+	}
+	if m.sessions.Get(req.childID) != nil || m.registry.Get(req.childID) != nil {
+		done("", Unavailable(req.childID, errLiveUnmanaged))
+		return
+	}
+	type loaded struct {
+		log *session.Log
+		err error
+	}
+	async(m, func() loaded {
+		log, err := store.Load(ctx, req.childID)
+		return loaded{log, err}
+	}, func(l loaded) {
+		if l.err != nil {
+			done("", Unavailable(req.childID, l.err))
+			return
+		}
+		d, err := m.admitResume(ctx, req, l.log)
+		if err != nil {
+			done("", err)
+			return
+		}
+		ms := materializeSpec{
+			childID: req.childID, provider: d.Provider, parent: req.parent,
+			resume: parent.Spec{Provider: d.AgentProvider, Model: d.AgentModel},
+		}
+		m.materialize(ctx, ms, func(a *activation, err error) {
+			if err != nil {
+				done("", err)
+				return
+			}
+			m.submitMaterialized(ctx, a, req.content, req.source, req.parent, done)
+		})
+	})
+}
+
+// admitResume checks a loaded log before anything is rebuilt and returns
+// its continuation state.
+func (m *Manager) admitResume(ctx context.Context, req followupReq, log *session.Log) (descriptor.Data, error) {
+	if err := m.admitWithContext(ctx, req.parent); err != nil {
+		return descriptor.Data{}, err
+	}
+	if err := m.authorize(req.parent, req.childID, log.Header.ParentSession); err != nil {
+		return descriptor.Data{}, err
+	}
+	return continuationState(req.childID, log)
+}
+
+// continuationState folds the first descriptor of the log's own suffix.
+func continuationState(childID string, log *session.Log) (descriptor.Data, error) {
+	seedLength := 0
+	if log.Header.SeedLength != nil {
+		seedLength = *log.Header.SeedLength
+	}
+	events := make([]descriptor.Event, len(log.Events))
+	for i, e := range log.Events {
+		events[i] = descriptor.Event{Type: e.Type, Data: e.Data}
+	}
+	d, ok, err := descriptor.Fold(events, seedLength)
+	switch {
+	case errors.Is(err, descriptor.ErrUnsupported), err == nil && !ok:
+		return descriptor.Data{}, NoContinuationState(childID)
+	case err != nil:
+		return descriptor.Data{}, err
+	}
+	return d, nil
+}

@@ -1,0 +1,236 @@
+package manager
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// AgentOptions choose a child's model route; empty fields inherit the
+// parent's.
+type AgentOptions struct {
+	Provider string
+	Model    string
+}
+
+// Request is what a continuable child is started with.
+type Request struct {
+	// Prompt is the child's first message (source {kind:"user"}).
+	Prompt []agent.Block
+	// Parent is the calling agent; it must be the registry's exact live
+	// entry for its id.
+	Parent *parent.Handle
+	// AgentOptions override the parent's model route (optional).
+	AgentOptions *AgentOptions
+	// MaxDepth is an absolute cap on the child's delegation depth (optional).
+	MaxDepth *int
+	// ToolFilter and Persona are the child's composition (optional); they
+	// are recorded in the descriptor and reapplied on cold resume.
+	ToolFilter *descriptor.ToolFilter
+	Persona    string
+}
+
+// StartSpec names the provider that prepares the child and the child's
+// durable label.
+type StartSpec struct {
+	Provider string
+	Label    string
+	Request  Request
+}
+
+// Started is the result of StartContinuable: both ids, at inbox acceptance.
+type Started struct {
+	ChildID   string
+	MessageID string
+}
+
+// PrepareRequest is what a provider's continuable preparation gets: the new
+// child's id and the parent.
+type PrepareRequest struct {
+	SessionID string
+	Parent    *parent.Handle
+}
+
+// PrepareFunc runs the named provider's continuable preparation and returns
+// the seed (inherited events, Seq == index; nil for a fresh child). It fails
+// with NO_PROVIDER or UNSUPPORTED_CAPABILITY before any child resource
+// exists. It runs off the manager's actor and may block.
+type PrepareFunc func(ctx context.Context, provider string, req PrepareRequest) ([]session.Event, error)
+
+// CheckpointFunc is the final durability checkpoint of a disposal: true
+// only when everything the child appended is durable.
+type CheckpointFunc func(ctx context.Context, live *session.Live) (bool, error)
+
+// Options configure New.
+type Options struct {
+	// Runtime is the actor runtime children run on (required).
+	Runtime *actors.Runtime
+	// Prepare resolves providers (required for StartContinuable).
+	Prepare PrepareFunc
+	// Observer receives subagent/start and subagent/end of every epoch
+	// (optional).
+	Observer Observer
+	// Checkpoint replaces Sessions.Flush as the final durability checkpoint
+	// (a seam for fault-injection tests; nil means Sessions.Flush).
+	Checkpoint CheckpointFunc
+	// Logger receives teardown warnings; nil means the runtime's logger.
+	Logger *slog.Logger
+}
+
+// Manager is the continuation manager: one protoactor actor that makes
+// every decision about continuable children (admission, materialization,
+// routing, ownership, settlement, disposal, drains). Slow work (provider
+// preparation, session creation, cold-resume reads, flushes, waits) runs on
+// other goroutines and posts its result back, so the actor never blocks.
+// Its methods are safe for concurrent use and block only the caller.
+type Manager struct {
+	rt         *actors.Runtime
+	registry   *parent.Registry
+	sessions   *session.Sessions
+	prepare    PrepareFunc
+	observer   Observer
+	checkpoint CheckpointFunc
+	logger     *slog.Logger
+	system     *actor.ActorSystem
+	pid        *actor.PID
+	self       actor.Context // the actor's context, valid inside Receive only
+	stopped    chan struct{}
+	ops        gate
+	edges      serial // lifecycle emission, in order, off the actor
+	hints      hints
+	st         *state // owned by the actor
+	unsubscribe,
+	removeHook func()
+}
+
+// New spawns the manager's actor, subscribes it to the agent event bus and
+// registers its manager-wide drain as a Runtime.BeforeClose hook (after the
+// drain the actor stops; later calls fail with DRAINING). It does not block.
+func New(opts Options) (*Manager, error) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = opts.Runtime.Logger()
+	}
+	m := &Manager{
+		rt:         opts.Runtime,
+		registry:   opts.Runtime.Registry(),
+		sessions:   opts.Runtime.Sessions(),
+		prepare:    opts.Prepare,
+		observer:   opts.Observer,
+		checkpoint: opts.Checkpoint,
+		logger:     logger,
+		system:     opts.Runtime.System(),
+		stopped:    make(chan struct{}),
+		st:         newState(),
+	}
+	if m.checkpoint == nil {
+		m.checkpoint = m.sessions.Flush
+	}
+	if m.observer == nil {
+		m.observer = nopObserver{}
+	}
+	pid, err := m.system.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return (*receiver)(m) }),
+		"subagent-manager/"+m.system.ProcessRegistry.NextId())
+	if err != nil {
+		return nil, err
+	}
+	m.pid = pid
+	m.unsubscribe = m.registry.Subscribe(m.onAgentEvent)
+	m.removeHook = m.rt.BeforeClose(m.Close)
+	return m, nil
+}
+
+// Close is the manager's unload: the manager-wide drain (every later
+// admission fails with DRAINING; in-flight materializations are awaited
+// and roll back; every Activation forest is disposed child-first), then it
+// waits for the calls still in flight to return, unsubscribes and stops the
+// actor. It blocks until then or ctx is done; it returns the drain's
+// aggregate ACTIVATION_TEARDOWN_FAILED, if any, after stopping anyway.
+// Runtime.Close calls it first. A second call returns nil at once.
+func (m *Manager) Close(ctx context.Context) error {
+	if m.ops.isClosed() {
+		return nil
+	}
+	drainErr := m.drainAll(ctx)
+	if err := m.ops.closeAndWait(ctx); err != nil {
+		return err
+	}
+	m.unsubscribe()
+	m.removeHook()
+	m.system.Root.Stop(m.pid)
+	select {
+	case <-m.stopped:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return drainErr
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Started(RunInfo) error { return nil }
+func (nopObserver) Ended(RunEndInfo)      {}
+
+// gate counts the calls in flight so Close can wait for them, and refuses
+// new ones once closed.
+type gate struct {
+	mu     sync.Mutex
+	closed bool
+	n      int
+	idle   chan struct{}
+}
+
+// enter admits one call; false once the gate is closed.
+func (g *gate) enter() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.n++
+	return true
+}
+
+func (g *gate) leave() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.n--
+	if g.n == 0 && g.idle != nil {
+		close(g.idle)
+		g.idle = nil
+	}
+}
+
+func (g *gate) isClosed() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.closed
+}
+
+// closeAndWait refuses new calls and waits until none is in flight.
+func (g *gate) closeAndWait(ctx context.Context) error {
+	g.mu.Lock()
+	g.closed = true
+	if g.n == 0 {
+		g.mu.Unlock()
+		return nil
+	}
+	if g.idle == nil {
+		g.idle = make(chan struct{})
+	}
+	idle := g.idle
+	g.mu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

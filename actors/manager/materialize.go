@@ -1,0 +1,177 @@
+package manager
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/google/uuid"
+)
+
+// materializeSpec says how to build one epoch: a fresh create (create set)
+// or a cold resume (resume route).
+type materializeSpec struct {
+	childID  string
+	provider string // lifecycle provenance: spec.Provider or descriptor.Provider
+	parent   *parent.Handle
+	create   *parent.CreateSpec
+	resume   parent.Spec
+}
+
+// open creates or resumes the child's agent; it runs off the actor.
+func (m *Manager) open(ctx context.Context, ms materializeSpec) (*parent.Handle, error) {
+	if ms.create != nil {
+		return m.rt.StartAgent(ctx, *ms.create)
+	}
+	return m.rt.ResumeAgent(ctx, ms.childID, ms.resume)
+}
+
+// materialize builds an epoch and publishes it (seed-era §2.6.3): the
+// DRAINING gate, the parent's live lineage tracked as a materialization
+// (drains wait for it), the create or resume off the actor, the Activation
+// installed at once, then — with no wait in between — the caller's context,
+// the DRAINING gate and parent ownership, and last subagent/start. A failure
+// after the handle transfer rolls the unpublished Activation back (handle
+// disposed, no end edge, no flush). done runs in the actor.
+func (m *Manager) materialize(ctx context.Context, ms materializeSpec, done func(*activation, error)) {
+	if err := m.admit(ms.parent); err != nil {
+		done(nil, err)
+		return
+	}
+	mat := &materialization{lineage: m.registry.LiveLineage(ms.parent), done: make(chan struct{})}
+	m.st.materializations[mat] = struct{}{}
+	finish := func(a *activation, err error) {
+		delete(m.st.materializations, mat)
+		close(mat.done)
+		done(a, err)
+	}
+	if err := ctx.Err(); err != nil {
+		finish(nil, err)
+		return
+	}
+	type opened struct {
+		h   *parent.Handle
+		err error
+	}
+	async(m, func() opened {
+		h, err := m.open(ctx, ms)
+		return opened{h, err}
+	}, func(o opened) {
+		if o.err != nil {
+			finish(nil, o.err)
+			return
+		}
+		m.publish(ctx, ms, m.install(ms, o.h, mat.lineage), finish)
+	})
+}
+
+// install records a new Activation for h, with its ancestry (the child and
+// the parent's live lineage at materialization).
+func (m *Manager) install(ms materializeSpec, h *parent.Handle, lineage []*parent.Handle) *activation {
+	m.st.epochs++
+	a := &activation{
+		childID:  ms.childID,
+		provider: ms.provider,
+		handle:   h,
+		order:    m.st.epochs,
+		ancestry: map[*parent.Handle]bool{h: true},
+		owned:    map[string]bool{},
+		accepted: map[string]bool{},
+		run:      RunInfo{RunID: uuid.NewString(), Provider: ms.provider, ID: ms.childID, Local: true, ParentID: ms.parent.ID()},
+		edge:     &edge{},
+	}
+	for _, l := range lineage {
+		a.ancestry[l] = true
+	}
+	m.st.activations[ms.childID] = a
+	m.st.byPID[h.Activation().PID().Id] = a
+	m.hints.add(&m.hints.children, ms.childID, 1)
+	m.self.Watch(h.Activation().PID()) // an unexpected stop reaches onTerminated
+	return a
+}
+
+// publish runs the post-transfer checks and emits subagent/start; any
+// failure rolls the unpublished Activation back before finish reports it.
+func (m *Manager) publish(ctx context.Context, ms materializeSpec, a *activation, finish func(*activation, error)) {
+	fail := func(err error) { m.rollbackUnpublished(a, func() { finish(nil, err) }) }
+	if err := m.admitWithContext(ctx, ms.parent); err != nil {
+		fail(err)
+		return
+	}
+	if err := m.acquireOwnership(ms.parent, a); err != nil {
+		fail(err)
+		return
+	}
+	a.boundary = a.handle.Session().Len()
+	m.emitStart(a, func(err error) {
+		if err != nil {
+			fail(err)
+			return
+		}
+		finish(a, nil)
+	})
+}
+
+// emitStart calls Observer.Started on the lifecycle goroutine and posts
+// its outcome back to the actor.
+func (m *Manager) emitStart(a *activation, then func(error)) {
+	info, e := a.run, a.edge
+	m.edges.run(func() {
+		err := m.started(info)
+		e.startOK = err == nil
+		m.post(func() { then(err) })
+	})
+}
+
+// started calls the observer, turning its panic into a publication failure.
+func (m *Manager) started(info RunInfo) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("subagent: subagent/start publication failed: %v", r)
+		}
+	}()
+	return m.observer.Started(info)
+}
+
+// submitAdmitted is the final admission span, with no wait in it: the
+// caller's context, the DRAINING gate, the Activation's disposal, the
+// exact-live-direct-parent check against the live child's header, parent
+// ownership, then the message id recorded as accepted before the inbox
+// accepts the message. It returns the MessageID.
+func (m *Manager) submitAdmitted(ctx context.Context, a *activation, content []agent.Block, source agent.Source, p *parent.Handle) (string, error) {
+	if err := m.admitWithContext(ctx, p); err != nil {
+		return "", err
+	}
+	if a.disposal != nil {
+		return "", ActivationClosing(a.childID)
+	}
+	if err := m.authorize(p, a.childID, a.handle.Header().ParentSession); err != nil {
+		return "", err
+	}
+	if err := m.acquireOwnership(p, a); err != nil {
+		return "", err
+	}
+	id := inbox.NewMessageID()
+	a.accepted[id] = true
+	msg := agent.Message{Content: content, Source: source, Role: "user", ID: id}
+	if _, err := a.handle.Post(context.Background(), msg); err != nil {
+		delete(a.accepted, id)
+		return "", err
+	}
+	return id, nil
+}
+
+// submitMaterialized submits to a freshly materialized Activation; on any
+// failure it runs the full disposal (its own error swallowed) before
+// reporting the original error. done runs in the actor.
+func (m *Manager) submitMaterialized(ctx context.Context, a *activation, content []agent.Block, source agent.Source, p *parent.Handle, done func(string, error)) {
+	id, err := m.submitAdmitted(ctx, a, content, source, p)
+	if err == nil {
+		done(id, nil)
+		return
+	}
+	d := m.dispose(a)
+	async(m, func() struct{} { <-d.done; return struct{}{} }, func(struct{}) { done("", err) })
+}

@@ -1,0 +1,184 @@
+package manager
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/google/uuid"
+)
+
+// Origin is the header origin of continuable children.
+const Origin = "subagent"
+
+// StartContinuable establishes a durable continuable child of
+// spec.Request.Parent and delivers its first prompt, in the seed's order:
+// the DRAINING gate, session persistence present, maxDepth valid, a fresh
+// uuid, the child's depth, the descriptor snapshot (model route resolved
+// from the parent), provider preparation (NO_PROVIDER,
+// UNSUPPORTED_CAPABILITY), the seed (inherited prefix plus the
+// descriptor), then under the child's serialization: materialization,
+// ownership recorded in the parent's Activation before the child can run,
+// and the prompt's admission. It returns {ChildID, MessageID} once the
+// child's inbox accepted the prompt, before the turn starts or the prompt
+// is logged. Any failure before acceptance returns no ids and leaves no
+// Activation, no live child and no ownership entry. ctx governs
+// preparation, materialization and admission only; it blocks the caller
+// until the verdict.
+func (m *Manager) StartContinuable(ctx context.Context, spec StartSpec) (Started, error) {
+	return call(m, ctx, func(ctx context.Context, reply func(Started, error)) { m.start(ctx, spec, reply) })
+}
+
+// startPlan is what the synchronous span of a start decided.
+type startPlan struct {
+	childID    string
+	depth      int
+	descriptor descriptor.Data
+	route      parent.Spec
+}
+
+// start runs inside the actor.
+func (m *Manager) start(ctx context.Context, spec StartSpec, reply func(Started, error)) {
+	p := spec.Request.Parent
+	plan, err := m.planStart(spec)
+	if err != nil {
+		reply(Started{}, err)
+		return
+	}
+	type prepared struct {
+		seed []session.Event
+		err  error
+	}
+	async(m, func() prepared {
+		seed, err := m.prepareSeed(ctx, spec.Provider, PrepareRequest{SessionID: plan.childID, Parent: p})
+		return prepared{seed, err}
+	}, func(r prepared) {
+		if r.err == nil {
+			r.err = m.admitWithContext(ctx, p)
+		}
+		if r.err != nil {
+			reply(Started{}, r.err)
+			return
+		}
+		create := plan.createSpec(p, r.seed)
+		m.withChildLock(ctx, plan.childID, func(release func()) {
+			m.materializeAndSubmit(ctx, spec, create, func(s Started, err error) {
+				release()
+				reply(s, err)
+			})
+		}, func(err error) { reply(Started{}, err) })
+	})
+}
+
+// planStart is the synchronous span before preparation.
+func (m *Manager) planStart(spec StartSpec) (startPlan, error) {
+	req := spec.Request
+	if err := m.admit(req.Parent); err != nil {
+		return startPlan{}, err
+	}
+	if m.sessions.Store() == nil {
+		return startPlan{}, PersistenceUnavailable()
+	}
+	if err := AssertMaxDepth(req.MaxDepth); err != nil {
+		return startPlan{}, err
+	}
+	plan := startPlan{childID: uuid.NewString(), route: childRoute(req)}
+	parentDepth, err := DelegationDepth(req.Parent.Header().DelegationDepth, 0)
+	if err != nil {
+		return startPlan{}, err
+	}
+	if plan.depth, err = ChildDepth(parentDepth, req.MaxDepth); err != nil {
+		return startPlan{}, err
+	}
+	plan.descriptor, err = descriptor.Snapshot(descriptor.Input{
+		Provider: spec.Provider, Label: spec.Label,
+		AgentProvider: plan.route.Provider, AgentModel: plan.route.Model,
+		Persona: req.Persona, ToolFilter: req.ToolFilter,
+	})
+	return plan, err
+}
+
+// childRoute is the parent's model route overridden by the request's.
+func childRoute(req Request) parent.Spec {
+	route := parentRoute(req.Parent)
+	if o := req.AgentOptions; o != nil {
+		route.Provider = cmpOr(o.Provider, route.Provider)
+		route.Model = cmpOr(o.Model, route.Model)
+	}
+	return route
+}
+
+// parentRoute is the model route the parent agent runs with. The registry
+// does not expose it yet (see /work/coord/requests-subagent.md), so a child
+// inherits no route it was not given explicitly.
+func parentRoute(*parent.Handle) parent.Spec { return parent.Spec{} }
+
+func cmpOr(v, fallback string) string {
+	if v != "" {
+		return v
+	}
+	return fallback
+}
+
+// prepareSeed runs the provider's continuable preparation (off the actor).
+func (m *Manager) prepareSeed(ctx context.Context, provider string, req PrepareRequest) ([]session.Event, error) {
+	if m.prepare == nil {
+		return nil, NoProvider(provider)
+	}
+	return m.prepare(ctx, provider, req)
+}
+
+// createSpec builds the child's creation: its header and its seed, the
+// inherited prefix (closed by session/end-seed) followed by the descriptor.
+// The header's seedLength counts the inherited events only.
+func (plan startPlan) createSpec(p *parent.Handle, inherited []session.Event) *parent.CreateSpec {
+	header := session.Header{
+		ID: plan.childID, Cwd: p.Header().Cwd, ParentSession: p.ID(),
+		Origin: Origin, DelegationDepth: plan.depth,
+	}
+	seed := []session.Event{}
+	n := len(inherited)
+	if n > 0 && inherited[n-1].Type == session.EndSeedType {
+		n--
+	}
+	if n > 0 {
+		header.SeedLength = &n
+		seed = append(seed, inherited[:n]...)
+		seed = append(seed, marker(session.EndSeedType, n, json.RawMessage("{}")))
+	}
+	data, _ := json.Marshal(plan.descriptor) // a Snapshot always marshals
+	seed = append(seed, marker(descriptor.EventType, len(seed), data))
+	return &parent.CreateSpec{Header: header, Seed: seed, Spec: plan.route}
+}
+
+func marker(typ string, seq int, data json.RawMessage) session.Event {
+	return session.Event{Type: typ, Seq: int64(seq), Time: time.Now().UnixMilli(), Data: data}
+}
+
+// materializeAndSubmit is the locked section of a start: materialize the
+// fresh child, then submit its prompt with source {kind:"user"}.
+func (m *Manager) materializeAndSubmit(ctx context.Context, spec StartSpec, create *parent.CreateSpec, done func(Started, error)) {
+	p := spec.Request.Parent
+	if err := m.admitWithContext(ctx, p); err != nil {
+		done(Started{}, err)
+		return
+	}
+	ms := materializeSpec{childID: create.Header.ID, provider: spec.Provider, parent: p, create: create}
+	m.materialize(ctx, ms, func(a *activation, err error) {
+		if err != nil {
+			done(Started{}, err)
+			return
+		}
+		m.submitMaterialized(ctx, a, spec.Request.Prompt, agent.Source{Kind: "user"}, p, func(id string, err error) {
+			if err != nil {
+				done(Started{}, err)
+				return
+			}
+			done(Started{ChildID: a.childID, MessageID: id}, nil)
+		})
+	})
+}

@@ -1,0 +1,226 @@
+package manager
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/stretchr/testify/require"
+)
+
+// §3.2 #1: ids at inbox acceptance, before the turn or the log.
+func TestStartReturnsBothIdsAtInboxAcceptance(t *testing.T) {
+	f := newFixture(t)
+	type enqueued struct {
+		agentID, messageID string
+		promptLogged       bool
+	}
+	var mu sync.Mutex
+	var seen []enqueued
+	f.rt.Subscribe(func(e parent.Event) {
+		if e.Type != parent.EventEnqueue {
+			return
+		}
+		logged := false
+		if live := f.rt.Sessions().Get(e.AgentID); live != nil {
+			for _, ev := range live.Events() {
+				logged = logged || ev.Type == "user/message"
+			}
+		}
+		mu.Lock()
+		seen = append(seen, enqueued{e.AgentID, e.MessageID, logged})
+		mu.Unlock()
+	})
+	s, err := f.m.StartContinuable(bg, f.spec(f.parent, "wait g"))
+	require.NoError(t, err)
+	require.Regexp(t, `^[0-9a-f-]{36}$`, s.ChildID)
+	f.gates.open("g")
+	f.settled(s.ChildID, 1)
+	mu.Lock()
+	require.Equal(t, []enqueued{{s.ChildID, s.MessageID, false}}, seen)
+	mu.Unlock()
+	require.Equal(t, []string{"wait g"}, f.userTexts(s.ChildID))
+}
+
+// §3.2 #2 (manager side): a failed preparation leaves nothing behind.
+func TestStartRejectsWithoutIdsWhenPreparationFails(t *testing.T) {
+	f := newFixture(t, withPrepare(func(context.Context, string, PrepareRequest) ([]sessionEvent, error) {
+		return nil, UnsupportedContinuable("oneshot")
+	}))
+	_, err := f.m.StartContinuable(bg, f.spec(f.parent, "hi"))
+	require.ErrorIs(t, err, ErrUnsupportedCapability)
+	require.ErrorContains(t, err, "does not support continuable children")
+	require.Equal(t, 1, f.rt.Registry().Len())
+}
+
+// §3.2 #3
+func TestStartRequiresPersistence(t *testing.T) {
+	f := newFixture(t, memoryOnly())
+	_, err := f.m.StartContinuable(bg, f.spec(f.parent, "hi"))
+	require.ErrorIs(t, err, ErrPersistenceUnavailable)
+	require.ErrorContains(t, err, "require session persistence")
+}
+
+// §3.2 #4 and #10: the descriptor is seeded before the first turn, with no
+// surfaceOp and only declared fields; the header names the parent.
+func TestStartSeedsThePreTurnDescriptor(t *testing.T) {
+	f := newFixture(t)
+	spec := f.spec(f.parent, "hi")
+	spec.Request.AgentOptions = &AgentOptions{Provider: "mock", Model: "mock"}
+	s, err := f.m.StartContinuable(bg, spec)
+	require.NoError(t, err)
+	f.settled(s.ChildID, 1)
+	events := f.events(s.ChildID)
+	require.Equal(t, descriptor.EventType, events[0].Type)
+	require.Nil(t, events[0].SurfaceOp)
+	require.JSONEq(t, `{"version":1,"provider":"spawn","label":"child task","agentProvider":"mock","agentModel":"mock"}`, string(events[0].Data))
+	require.Equal(t, "session/end-seed", events[1].Type)
+	require.Equal(t, "user/message", events[2].Type)
+	require.Equal(t, "turn/start", events[3].Type)
+	h := f.header(s.ChildID)
+	require.Equal(t, s.ChildID, h.ID)
+	require.Equal(t, "parent", h.ParentSession)
+	require.Equal(t, Origin, h.Origin)
+	require.Equal(t, 1, h.DelegationDepth)
+	require.Nil(t, h.SeedLength)
+
+	routeless := f.start(f.parent, "hi")
+	f.settled(routeless, 1)
+	require.JSONEq(t, `{"version":1,"provider":"spawn","label":"child task"}`, string(f.events(routeless)[0].Data))
+}
+
+// §3.2 #5: a context cancelled after publication, before acceptance.
+func TestStartRollsBackWhenTheContextEndsBeforeAcceptance(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	f.rt.Subscribe(func(e parent.Event) {
+		if e.Type == parent.EventCreated && e.AgentID != "parent" {
+			cancel()
+		}
+	})
+	_, err := f.m.StartContinuable(ctx, f.spec(f.parent, "hi"))
+	require.ErrorIs(t, err, context.Canceled)
+	f.inActor(func() {})
+	require.Equal(t, []*parent.Handle{f.parent}, f.rt.Registry().List())
+	edges, _, _ := f.rec.snapshot()
+	require.Empty(t, edges)
+}
+
+// §3.2 #6: cancelled inside subagent/start: the full disposal pairs the
+// start with an end, and no child stays resident.
+func TestStartRollsBackWhenTheContextEndsAfterPublication(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	f.rec.setOnStart(func(RunInfo) error { cancel(); return nil })
+	_, err := f.m.StartContinuable(ctx, f.spec(f.parent, "hi"))
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, []*parent.Handle{f.parent}, f.rt.Registry().List())
+	edges, _, ends := f.rec.snapshot()
+	require.Len(t, edges, 2)
+	require.Equal(t, agent.Completed, ends[0].StopReason)
+}
+
+// §3.2 #7: a failing start publication rolls back with no end edge.
+func TestStartRollsBackWhenLifecyclePublicationFails(t *testing.T) {
+	f := newFixture(t)
+	boom := errors.New("start publication failed")
+	f.rec.setOnStart(func(RunInfo) error { return boom })
+	_, err := f.m.StartContinuable(bg, f.spec(f.parent, "hi"))
+	require.ErrorIs(t, err, boom)
+	require.Equal(t, 1, f.rt.Registry().Len())
+	edges, _, _ := f.rec.snapshot()
+	require.Empty(t, edges)
+	require.NoError(t, f.m.Close(bg))
+}
+
+// §3.2 #8 and #9: depth checks before anything is created.
+func TestStartChecksTheDepthCap(t *testing.T) {
+	f := newFixture(t)
+	zero, negative := 0, -1
+	spec := f.spec(f.parent, "hi")
+	spec.Request.MaxDepth = &zero
+	_, err := f.m.StartContinuable(bg, spec)
+	var depthErr *DepthError
+	require.ErrorAs(t, err, &depthErr)
+	require.EqualError(t, err, "subagent depth 1 exceeds maxDepth 0")
+	spec.Request.MaxDepth = &negative
+	_, err = f.m.StartContinuable(bg, spec)
+	require.ErrorIs(t, err, ErrInvalidMaxDepth)
+	require.Equal(t, 1, f.rt.Registry().Len())
+}
+
+// §3.2 #11 and #14: composition is recorded and the child cold-resumes.
+func TestStartRecordsCompositionInTheDescriptor(t *testing.T) {
+	f := newFixture(t)
+	spec := f.spec(f.parent, "hi")
+	spec.Request.ToolFilter = &descriptor.ToolFilter{Deny: []string{"noop"}}
+	spec.Request.Persona = "a careful reviewer"
+	s, err := f.m.StartContinuable(bg, spec)
+	require.NoError(t, err)
+	f.settled(s.ChildID, 1)
+	var d descriptor.Data
+	require.NoError(t, json.Unmarshal(f.events(s.ChildID)[0].Data, &d))
+	require.Equal(t, []string{"noop"}, d.ToolFilter.Deny)
+	require.Equal(t, "a careful reviewer", d.Persona)
+	f.followup(f.parent, s.ChildID, "again")
+	f.settled(s.ChildID, 2)
+	require.Equal(t, []string{"hi", "again"}, f.userTexts(s.ChildID))
+}
+
+// §3.2 #12 and #63: cold resume takes exactly the descriptor's route.
+func TestColdResumeUsesOnlyTheDescriptorRoute(t *testing.T) {
+	f := newFixture(t)
+	routeless := f.start(f.parent, "hi")
+	spec := f.spec(f.parent, "hi")
+	spec.Request.AgentOptions = &AgentOptions{Provider: "mock", Model: "child-model"}
+	s, err := f.m.StartContinuable(bg, spec)
+	require.NoError(t, err)
+	f.settled(routeless, 1)
+	f.settled(s.ChildID, 1)
+	f.followup(f.parent, routeless, "again")
+	f.followup(f.parent, s.ChildID, "again")
+	f.settled(routeless, 2)
+	f.settled(s.ChildID, 2)
+	resumed := f.options.last(routeless)
+	require.True(t, resumed.Resumed)
+	require.Empty(t, resumed.Provider)
+	require.Empty(t, resumed.Model)
+	routed := f.options.last(s.ChildID)
+	require.True(t, routed.Resumed)
+	require.Equal(t, "child-model", routed.Model)
+}
+
+// §3.2 #13: a seeded (fork) child continues the inherited turn numbering.
+func TestSeededChildContinuesTurnNumbering(t *testing.T) {
+	f := newFixture(t, withPrepare(func(ctx context.Context, provider string, req PrepareRequest) ([]sessionEvent, error) {
+		return completedPrefix(req.Parent), nil
+	}))
+	_, err := f.rt.Followup(bg, "parent", agent.Text("first"), agent.Source{Kind: "user"})
+	require.NoError(t, err)
+	require.NoError(t, f.parent.WhenIdle(bg))
+	s, err := f.m.StartContinuable(bg, f.spec(f.parent, "hi"))
+	require.NoError(t, err)
+	f.settled(s.ChildID, 1)
+	h := f.header(s.ChildID)
+	require.NotNil(t, h.SeedLength)
+	require.Positive(t, *h.SeedLength)
+	own := f.events(s.ChildID)[*h.SeedLength:]
+	require.Equal(t, "session/end-seed", own[0].Type)
+	require.Equal(t, descriptor.EventType, own[1].Type)
+	var turns []int
+	for _, e := range own {
+		if e.Type == "turn/start" {
+			var ts struct{ Turn int }
+			require.NoError(t, json.Unmarshal(e.Data, &ts))
+			turns = append(turns, ts.Turn)
+		}
+	}
+	require.Equal(t, []int{2}, turns)
+}

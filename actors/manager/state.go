@@ -1,0 +1,235 @@
+package manager
+
+import (
+	"context"
+	"slices"
+
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/inbox"
+)
+
+// state is everything the actor owns. Nothing else reads or writes it.
+type state struct {
+	activations      map[string]*activation
+	materializations map[*materialization]struct{}
+	locks            map[string]*childLock
+	scopes           map[*parent.Handle]*scope
+	byPID            map[string]*activation // by the child actor's PID id
+	draining         bool
+	epochs           uint64 // materialization counter: creation order
+}
+
+func newState() *state {
+	return &state{
+		activations:      map[string]*activation{},
+		materializations: map[*materialization]struct{}{},
+		locks:            map[string]*childLock{},
+		scopes:           map[*parent.Handle]*scope{},
+		byPID:            map[string]*activation{},
+	}
+}
+
+// activation is one resident epoch of a continuable child.
+type activation struct {
+	childID  string
+	provider string
+	handle   *parent.Handle
+	order    uint64 // creation order among epochs
+	ancestry map[*parent.Handle]bool
+	owner    *activation // the parent's Activation that owns this child, if any
+	owned    map[string]bool
+	accepted map[string]bool
+	disposal *disposal // non-nil once teardown opened: the admission cut-off
+	run      RunInfo
+	boundary int   // the epoch's first own event, taken at subagent/start
+	failure  error // set when the child's actor stopped on its own
+	edge     *edge
+}
+
+// edge is the epoch's lifecycle state, touched only on the lifecycle
+// goroutine (Manager.edges) so start and end are emitted in order.
+type edge struct {
+	startOK bool // subagent/start was emitted; end must pair it
+}
+
+// disposal is a memoized teardown; done closes once it settled.
+type disposal struct {
+	done chan struct{}
+	err  error
+}
+
+// materialization is an admitted create or resume between its admission
+// and its publication or rollback; drains wait for it.
+type materialization struct {
+	lineage []*parent.Handle
+	done    chan struct{}
+}
+
+// scope is a scoped drain's cut-off: the exact root plus the members found
+// below it.
+type scope struct {
+	members map[*parent.Handle]bool
+}
+
+// residency is derived, never stored.
+type residency int
+
+const (
+	running residency = iota // a turn is open or accepted ids are unclaimed
+	waiting                  // idle, owns undisposed children
+	settled                  // idle, owns none
+)
+
+func (a *activation) residency() residency {
+	switch {
+	case a.handle.Status() == inbox.Running || len(a.accepted) > 0:
+		return running
+	case len(a.owned) > 0:
+		return waiting
+	default:
+		return settled
+	}
+}
+
+// closingTeardown returns the DRAINING error that applies to agent, or nil:
+// the manager is draining, or agent is a member of a scoped cut-off, or a
+// cut-off root is in agent's live lineage.
+func (m *Manager) closingTeardown(agent *parent.Handle) error {
+	if m.st.draining {
+		return Draining()
+	}
+	if len(m.st.scopes) == 0 {
+		return nil
+	}
+	lineage := m.registry.LiveLineage(agent)
+	for root, sc := range m.st.scopes {
+		if sc.members[agent] || slices.Contains(lineage, root) {
+			return ScopedDraining(root.ID())
+		}
+	}
+	return nil
+}
+
+// admit is the DRAINING gate (assertAdmitting).
+func (m *Manager) admit(agent *parent.Handle) error { return m.closingTeardown(agent) }
+
+// admitWithContext checks the caller's context, then the DRAINING gate.
+func (m *Manager) admitWithContext(ctx context.Context, agent *parent.Handle) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return m.admit(agent)
+}
+
+// acquireOwnership records childID in the parent's Activation (a top-level
+// parent has none and stays outside the waiting graph). A parent whose
+// disposal opened cannot take a new child: ACTIVATION_CLOSING.
+func (m *Manager) acquireOwnership(p *parent.Handle, child *activation) error {
+	owner := m.st.activations[p.ID()]
+	if owner == nil || owner.handle != p {
+		return nil
+	}
+	if owner.disposal != nil {
+		return ParentClosing(p.ID())
+	}
+	owner.owned[child.childID] = true
+	child.owner = owner
+	return nil
+}
+
+// releaseOwnership removes child from its owner and lets the owner settle.
+func (m *Manager) releaseOwnership(child *activation) {
+	owner := child.owner
+	if owner == nil {
+		return
+	}
+	child.owner = nil
+	delete(owner.owned, child.childID)
+	m.checkSettled(owner)
+}
+
+// authorize is the exact-live-direct-parent check: p must be the registry's
+// exact entry and the child's durable header must name p's id.
+func (m *Manager) authorize(p *parent.Handle, childID, headerParent string) error {
+	if !m.registry.IsLive(p) {
+		return NotExactParent(childID)
+	}
+	if headerParent != p.ID() {
+		return ForeignParent(childID)
+	}
+	return nil
+}
+
+// childLock serializes the critical sections of one child id: the head
+// waiter holds it.
+type childLock struct {
+	waiters []*lockWaiter
+}
+
+type lockWaiter struct {
+	run  func(release func())
+	stop func() bool // stops the ctx watch of a queued waiter
+}
+
+// withChildLock runs body once no earlier section holds id's lock; body
+// must call release exactly once, possibly after asynchronous steps. If ctx
+// ends while body is still queued, abandon runs instead of body.
+func (m *Manager) withChildLock(ctx context.Context, id string, body func(release func()), abandon func(error)) {
+	lock := m.st.locks[id]
+	if lock == nil {
+		lock = &childLock{}
+		m.st.locks[id] = lock
+	}
+	w := &lockWaiter{run: body}
+	lock.waiters = append(lock.waiters, w)
+	if len(lock.waiters) == 1 {
+		m.runLockHolder(id, lock)
+		return
+	}
+	w.stop = context.AfterFunc(ctx, func() {
+		m.post(func() { m.abandonWait(id, w, func() { abandon(ctx.Err()) }) })
+	})
+}
+
+// runLockHolder runs the head waiter of lock.
+func (m *Manager) runLockHolder(id string, lock *childLock) {
+	head := lock.waiters[0]
+	if head.stop != nil {
+		head.stop()
+	}
+	released := false
+	head.run(func() {
+		if !released {
+			released = true
+			m.releaseLock(id, lock)
+		}
+	})
+}
+
+// releaseLock hands the lock to the next waiter, or drops it and lets the
+// child's Activation settle if it was waiting for the lock.
+func (m *Manager) releaseLock(id string, lock *childLock) {
+	lock.waiters = lock.waiters[1:]
+	if len(lock.waiters) > 0 {
+		m.runLockHolder(id, lock)
+		return
+	}
+	delete(m.st.locks, id)
+	if a := m.st.activations[id]; a != nil {
+		m.checkSettled(a)
+	}
+}
+
+// abandonWait drops a queued waiter whose context ended before its turn.
+func (m *Manager) abandonWait(id string, w *lockWaiter, reject func()) {
+	lock := m.st.locks[id]
+	if lock == nil {
+		return
+	}
+	if idx := slices.Index(lock.waiters, w); idx > 0 {
+		lock.waiters = slices.Delete(lock.waiters, idx, idx+1)
+		reject()
+	}
+}
+
+func (m *Manager) locked(id string) bool { return m.st.locks[id] != nil }
