@@ -61,9 +61,6 @@ func ListChildren(ctx context.Context, q Querier, parentID string) ([]Entry, err
 		return nil, newError(CodeSessionQueryUnavailable,
 			"listing subagents requires session query (load a dsh-session-query backend)", nil)
 	}
-	if err := checkpoint(ctx); err != nil {
-		return nil, err
-	}
 	trace, err := runListingQuery(ctx, func() (*Trace, error) { return q.TraceSession(ctx, parentID) })
 	if err != nil {
 		return nil, err

@@ -105,7 +105,7 @@ func childBody(label string, turns []byte) []byte {
 // turnsLog is turns ordinary turns of ten events each (~240 bytes per
 // event on disk), numbered from first.
 func turnsLog(first, turns int) []session.Event {
-	filler := strings.Repeat("lorem ipsum dolor sit amet ", 7)
+	filler := strings.Repeat("lorem ipsum dolor sit amet ", 7) + "consectetur adipiscing "
 	var events []session.Event
 	add := func(typ string, data any, surface bool, sources ...int64) int64 {
 		seq := int64(first + len(events))
