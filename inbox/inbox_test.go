@@ -11,6 +11,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
@@ -293,5 +294,46 @@ func TestWhenIdle(t *testing.T) {
 		}
 		b.EndTurn()
 		require.NoError(t, <-idle)
+	})
+}
+
+func TestNewMessageIDIsAVersion4UUID(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		id := NewMessageID()
+		parsed, err := uuid.Parse(id)
+		require.NoError(t, err)
+		require.Equal(t, uuid.Version(4), parsed.Version())
+		require.Equal(t, uuid.RFC4122, parsed.Variant())
+		require.False(t, seen[id])
+		seen[id] = true
+	}
+}
+
+func BenchmarkPost(b *testing.B) {
+	box := New(Options{Observer: func(Event) {}})
+	for range b.N {
+		_, _ = box.Post(agent.Message{})
+		box.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
+	}
+}
+
+func TestASteadyStreamReusesTheQueueBuffer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, r := newRecorded(false)
+		post(t, b, "first")
+		synctest.Wait()
+		post(t, b, "second") // from now on one message always waits
+		for i := range 1000 {
+			post(t, b, strconv.Itoa(i))
+			b.EndTurn()
+			synctest.Wait()
+		}
+		require.Len(t, r.claimed(), 1001)
+		require.Equal(t, 1, b.Len())
+		b.mu.Lock()
+		require.LessOrEqual(t, cap(b.queue), 4, "the spent front is reused, the buffer does not grow")
+		b.mu.Unlock()
+		b.EndTurn()
 	})
 }

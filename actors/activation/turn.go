@@ -2,8 +2,10 @@ package activation
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -33,10 +35,6 @@ type (
 		Message string `json:"message"`
 		Code    string `json:"code"`
 	}
-	stepMark struct {
-		Turn int `json:"turn"`
-		Step int `json:"step"`
-	}
 	assistantEvent struct {
 		Turn    int              `json:"turn"`
 		Step    int              `json:"step"`
@@ -54,6 +52,29 @@ type (
 		Model    string `json:"model"`
 	}
 )
+
+// turnStartJSON is turn/start {turn}. The fixed-shape payloads of every
+// turn are written directly rather than through encoding/json's
+// reflection: they are most of the events a turn logs.
+func turnStartJSON(turn int) json.RawMessage {
+	return append(strconv.AppendInt([]byte(`{"turn":`), int64(turn), 10), '}')
+}
+
+// stepJSON is step/start and step/end {turn, step}.
+func stepJSON(turn, step int) json.RawMessage {
+	b := strconv.AppendInt([]byte(`{"turn":`), int64(turn), 10)
+	b = strconv.AppendInt(append(b, `,"step":`...), int64(step), 10)
+	return append(b, '}')
+}
+
+// turnEndJSON is turn/end {turn, reason}; only completed is hand-written.
+func turnEndJSON(turn int, reason endReason) any {
+	if reason.Kind != "completed" {
+		return turnEnd{Turn: turn, Reason: reason}
+	}
+	b := strconv.AppendInt([]byte(`{"turn":`), int64(turn), 10)
+	return json.RawMessage(append(b, `,"reason":{"kind":"completed"}}`...))
+}
 
 func newModelSource(provider, model string) modelSource {
 	if provider == "" {
@@ -90,10 +111,10 @@ func (a *Activation) runTurn(claim *inbox.Claim) {
 	a.lastTurn++
 	t := &turn{a: a, number: a.lastTurn}
 	a.append("user/message", claim.Message, session.Surface())
-	a.append("turn/start", turnStart{Turn: t.number})
+	a.append("turn/start", turnStartJSON(t.number))
 	reason := t.run(claim.Context(), claim.Message)
 	t.finish()
-	a.append("turn/end", turnEnd{Turn: t.number, Reason: reason})
+	a.append("turn/end", turnEndJSON(t.number, reason))
 }
 
 // run calls the agent, turning a panic into an error reason.
@@ -179,7 +200,7 @@ func (t *turn) Say(ctx context.Context, content []agent.Block) error {
 		return errTurnOver
 	}
 	t.step++
-	mark := stepMark{Turn: t.number, Step: t.step}
+	mark := stepJSON(t.number, t.step)
 	message := assistantMessage{Role: "assistant", Content: content, Source: t.a.source, ID: inbox.NewMessageID()}
 	return errors.Join(
 		t.a.append("step/start", mark),
