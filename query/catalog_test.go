@@ -384,3 +384,29 @@ func snapshotTree(t *testing.T, root string) map[string]string {
 	}))
 	return out
 }
+
+func TestListsWhileLiveChildrenKeepAppending(t *testing.T) {
+	w := parentWorld(t)
+	busy := w.goLive(header("busy", "parent", 2), childEvents(descriptorPayload("busy")))
+	w.authorChild("settled", "parent", 3, "done")
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				_, err := busy.Append("assistant/chunk", map[string]int{"turn": 2})
+				require.NoError(t, err)
+			}
+		}
+	}()
+	for range 20 {
+		require.Equal(t, []Entry{child("busy", "busy", StatusRunning), child("settled", "done", StatusComplete)},
+			w.mustList("parent"))
+	}
+	close(stop)
+	<-done
+}

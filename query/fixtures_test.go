@@ -94,7 +94,7 @@ func memoryOnly(t *testing.T) *session.Sessions {
 // foreignQuery reads w's store with live records from another registry,
 // the only way a live header can disagree with the stored one.
 func (w *world) foreignQuery(live *session.Sessions) *Query {
-	return &Query{live: registry{live}, store: w.store}
+	return &Query{sessions: live, store: w.store}
 }
 
 // goLive creates a live session in sessions and appends events to it

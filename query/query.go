@@ -21,21 +21,13 @@ type Record struct {
 	Persisted bool
 }
 
-// liveSessions is what the query reads from the live registry.
-type liveSessions interface {
-	// headers returns the header of every live session, in creation order.
-	headers() []session.Header
-	// snapshot returns a detached copy of the live log of id, if id is live.
-	snapshot(id string) (*session.Log, bool)
-}
-
 // Query is the seed-era session query over the live-first merge of the
 // live registry and the persistence store (nil store: live sessions only).
 // It is safe for concurrent use and never writes: persisted logs are read
 // with Store.Inspect, never Load.
 type Query struct {
-	live  liveSessions
-	store session.Store
+	sessions *session.Sessions
+	store    session.Store
 }
 
 // New returns the query over sessions' live records and its store
@@ -43,14 +35,12 @@ type Query struct {
 // nil. Listing needs no live sessions at all: a CLI passes an empty
 // registry over the store.
 func New(sessions *session.Sessions) *Query {
-	return &Query{live: registry{sessions}, store: sessions.Store()}
+	return &Query{sessions: sessions, store: sessions.Store()}
 }
 
-// registry adapts the live registry to liveSessions.
-type registry struct{ sessions *session.Sessions }
-
-func (r registry) headers() []session.Header {
-	lives := r.sessions.List()
+// liveHeaders returns the header of every live session, in creation order.
+func (q *Query) liveHeaders() []session.Header {
+	lives := q.sessions.List()
 	headers := make([]session.Header, len(lives))
 	for i, l := range lives {
 		headers[i] = l.Header()
@@ -58,8 +48,10 @@ func (r registry) headers() []session.Header {
 	return headers
 }
 
-func (r registry) snapshot(id string) (*session.Log, bool) {
-	l := r.sessions.Get(id)
+// liveLog returns a snapshot of id's live log (events shared, not to be
+// modified), if id is live.
+func (q *Query) liveLog(id string) (*session.Log, bool) {
+	l := q.sessions.Get(id)
 	if l == nil {
 		return nil, false
 	}
@@ -77,7 +69,7 @@ func (q *Query) load(ctx context.Context, id string) (*session.Log, error) {
 	if err := cancelled(ctx); err != nil {
 		return nil, err
 	}
-	if log, ok := q.live.snapshot(id); ok {
+	if log, ok := q.liveLog(id); ok {
 		return log, nil
 	}
 	if q.store == nil {
@@ -87,7 +79,7 @@ func (q *Query) load(ctx context.Context, id string) (*session.Log, error) {
 	if err != nil {
 		return nil, inspectFailure(ctx, id, err)
 	}
-	if live, ok := q.live.snapshot(id); ok { // it became live meanwhile
+	if live, ok := q.liveLog(id); ok { // it became live meanwhile
 		return live, nil
 	}
 	return log, nil

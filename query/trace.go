@@ -78,7 +78,7 @@ func (q *Query) listSessions(ctx context.Context) (map[string]Record, error) {
 	if err := cancelled(ctx); err != nil {
 		return nil, err
 	}
-	for _, h := range q.live.headers() {
+	for _, h := range q.liveHeaders() {
 		stored, persisted := corpus[h.ID]
 		if persisted {
 			if err := compatibleHeaders(h, stored.Header); err != nil {
