@@ -32,25 +32,20 @@ type noSyncFile struct{ File }
 
 func (noSyncFile) Sync() error { return nil }
 
-// appendWorkload appends writers×each single-event batches to one log and
-// returns the events acknowledged per second. Concurrent writers take the
-// next seq and enqueue under one lock (so seqs arrive in order) but wait
+// appendConcurrently appends writers×each single-event batches to log id
+// (which holds first events) from concurrent goroutines. Each takes the
+// next seq and enqueues under one lock, so seqs arrive in order, but waits
 // for durability outside it, which is what lets batches form.
-func appendWorkload(b *testing.B, fsys FS, writers, each int) float64 {
-	ctx := context.Background()
-	s, err := OpenJSONL(b.TempDir(), WithFS(fsys))
-	require.NoError(b, err)
-	defer s.Close()
-	require.NoError(b, s.Create(ctx, header("bench"), nil))
+func appendConcurrently(tb testing.TB, s *JSONL, id string, first int64, writers, each int) {
 	var mu sync.Mutex
-	next := int64(0)
+	next := first
 	appendOne := func() error {
 		mu.Lock()
 		e := Event{Type: "assistant/chunk", Seq: next, Time: next, Data: benchData}
-		data, err := encodeBatch("bench", e.Seq, []Event{e}, nil)
+		data, err := encodeBatch(id, e.Seq, []Event{e}, nil)
 		var bt *batch
 		if err == nil {
-			bt, err = s.enqueue(ctx, "bench", []Event{e}, data)
+			bt, err = s.enqueue(context.Background(), id, []Event{e}, data)
 		}
 		if err == nil {
 			next++
@@ -61,7 +56,6 @@ func appendWorkload(b *testing.B, fsys FS, writers, each int) float64 {
 		}
 		return <-bt.done
 	}
-	start := time.Now()
 	var wg sync.WaitGroup
 	for range writers {
 		wg.Add(1)
@@ -69,13 +63,24 @@ func appendWorkload(b *testing.B, fsys FS, writers, each int) float64 {
 			defer wg.Done()
 			for range each {
 				if err := appendOne(); err != nil {
-					b.Error(err)
+					tb.Error(err)
 					return
 				}
 			}
 		}()
 	}
 	wg.Wait()
+}
+
+// appendWorkload runs appendConcurrently on a fresh log over fsys and
+// returns the events acknowledged per second.
+func appendWorkload(b *testing.B, fsys FS, writers, each int) float64 {
+	s, err := OpenJSONL(b.TempDir(), WithFS(fsys))
+	require.NoError(b, err)
+	defer s.Close()
+	require.NoError(b, s.Create(context.Background(), header("bench"), nil))
+	start := time.Now()
+	appendConcurrently(b, s, "bench", 0, writers, each)
 	return float64(writers*each) / time.Since(start).Seconds()
 }
 

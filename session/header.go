@@ -108,7 +108,7 @@ func parseStoredHeader(line []byte, path string) (Header, error) {
 	case !hl.listable:
 		return Header{}, corruptf(path, 0, "corrupt session log: first line is not a session header")
 	case hl.header.Cwd != "" && !filepath.IsAbs(hl.header.Cwd):
-		return Header{}, corruptf(path, 0, "stored session %q failed validation: header cwd %q is not an absolute path",
+		return Header{}, corruptf(path, 0, `stored session "%s" failed validation: header cwd "%s" is not an absolute path`,
 			hl.header.ID, hl.header.Cwd)
 	}
 	return hl.header, nil
@@ -117,11 +117,10 @@ func parseStoredHeader(line []byte, path string) (Header, error) {
 func foreignVersion(id string, raw []byte, path string) *UnsupportedError {
 	f, _ := strconv.ParseFloat(string(raw), 64)
 	v := strconv.FormatFloat(f, 'f', -1, 64)
-	direction := "newer harness — upgrade the harness to open it"
-	msg := fmt.Sprintf("session %q uses log format v%s, but this harness reads only v0: the log was written by a %s",
-		id, v, direction)
+	msg := fmt.Sprintf(`session "%s" uses log format v%s, but this harness reads only v0: `+
+		"the log was written by a newer harness — upgrade the harness to open it", id, v)
 	if f < 0 {
-		msg = fmt.Sprintf("session %q uses log format v%s, older than the supported v0, "+
+		msg = fmt.Sprintf(`session "%s" uses log format v%s, older than the supported v0, `+
 			"and this build ships no upgrade path for it", id, v)
 	}
 	return &UnsupportedError{ID: id, Path: path, Msg: msg + " (raw log: " + path + ")"}
@@ -131,17 +130,17 @@ func foreignVersion(id string, raw []byte, path string) *UnsupportedError {
 func validateNewHeader(h Header) error {
 	switch {
 	case h.Version != FormatVersion:
-		return invalidf("session %q: header version %d is not the supported v%d", h.ID, h.Version, FormatVersion)
+		return invalidf(`session "%s": header version %d is not the supported v%d`, h.ID, h.Version, FormatVersion)
 	case h.CreatedAt < 0 || h.CreatedAt > maxSafeInteger:
 		return invalidf("session metadata createdAt must be a non-negative safe integer")
 	case h.DelegationDepth < 0:
-		return invalidf("session %q: delegationDepth must be a non-negative integer", h.ID)
+		return invalidf(`session "%s": delegationDepth must be a non-negative integer`, h.ID)
 	case h.SeedLength != nil && *h.SeedLength < 0:
-		return invalidf("session %q: seedLength must be a non-negative integer", h.ID)
+		return invalidf(`session "%s": seedLength must be a non-negative integer`, h.ID)
 	case h.Cwd != "" && !filepath.IsAbs(h.Cwd):
-		return invalidf("session %q: cwd %q must be an absolute path", h.ID, h.Cwd)
+		return invalidf(`session "%s": cwd "%s" must be an absolute path`, h.ID, h.Cwd)
 	case h.Origin != "" && h.Origin != "subagent":
-		return invalidf("session %q: origin must be \"subagent\" when set", h.ID)
+		return invalidf(`session "%s": origin must be "subagent" when set`, h.ID)
 	}
 	_, err := EncodeSegment(h.ID)
 	return err

@@ -68,6 +68,9 @@ func (s *JSONL) Root() string { return s.root }
 // skipped; a flat <project>/*.jsonl file, a compressed artifact, a header
 // stored at a path it does not identify, or an id stored twice is an error.
 func (s *JSONL) List(ctx context.Context) ([]Header, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
 	projects, err := s.projectDirs(ctx)
 	if err != nil {
 		return nil, err

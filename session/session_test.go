@@ -308,3 +308,40 @@ func TestUnmarshalRoundTrip(t *testing.T) {
 	require.Equal(t, e, eb)
 	require.ErrorIs(t, json.Unmarshal([]byte(`{"type":"t","seq":"x","time":1,"data":1}`), &eb), ErrCorrupt)
 }
+
+func TestStoreGroupCommitConcurrentAppenders(t *testing.T) {
+	ctx := context.Background()
+	faults := NewFaultFS(nil)
+	s := openStore(t, WithFS(faults))
+	require.NoError(t, s.Create(ctx, header("gc"), turnEvents(0, 1)))
+	syncs := faults.Syncs()
+	const writers, each = 64, 10
+	appendConcurrently(t, s, "gc", 1, writers, each)
+
+	log, err := s.Inspect(ctx, "gc")
+	require.NoError(t, err)
+	require.Len(t, log.Events, 1+writers*each, "every acknowledged event is stored")
+	for i, e := range log.Events {
+		require.Equal(t, int64(i), e.Seq, "contiguous, one event per seq")
+	}
+	require.Less(t, faults.Syncs()-syncs, writers*each, "batches share syncs")
+}
+
+func TestIdleLogsOwnNoGoroutine(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	reg := NewSessions(s)
+	before := goleak.IgnoreCurrent()
+	l, err := reg.Create(ctx, header("idle"), nil)
+	require.NoError(t, err)
+	for range 10 {
+		_, err := l.Append("note", nil)
+		require.NoError(t, err)
+	}
+	ok, err := reg.Flush(ctx, l)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, s.Append(ctx, "idle", turnEvents(10, 1)), "a direct append reuses the log")
+	goleak.VerifyNone(t, before) // retries until the flusher and the writer have exited
+	require.NoError(t, reg.Release(ctx, l))
+}
