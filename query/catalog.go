@@ -129,7 +129,7 @@ func readChildDescriptor(ctx context.Context, q Querier, parentID string, candid
 	if err != nil {
 		return nil, err
 	}
-	seqs := ownDescriptorSeqs(records, seedLength(candidate.Header))
+	seqs := ownDescriptorSeqs(records, int64(candidate.Header.Seed()))
 	switch {
 	case len(seqs) == 0:
 		return nil, nil

@@ -129,10 +129,3 @@ func sameSeedLength(a, b *int) bool {
 	}
 	return *a == *b
 }
-
-func seedLength(h session.Header) int64 {
-	if h.SeedLength == nil {
-		return 0
-	}
-	return int64(*h.SeedLength)
-}
