@@ -167,3 +167,50 @@ func BenchmarkInspect(b *testing.B) {
 		}
 	}
 }
+
+// syntheticStore writes n sessions of 50 events each, spread over 4
+// project folders, and opens a store on them.
+func syntheticStore(b *testing.B, n int) *JSONL {
+	root := b.TempDir()
+	logs := make([]Log, n)
+	for i := range logs {
+		h := Header{ID: fmt.Sprintf("%08d-0000-4000-8000-000000000000", i), CreatedAt: int64(i),
+			Cwd: fmt.Sprintf("/work/project-%d", i%4), DelegationDepth: 1}
+		events := make([]Event, 50)
+		for j := range events {
+			events[j] = Event{Type: "assistant/chunk", Seq: int64(j), Time: int64(j), Data: benchData}
+		}
+		logs[i] = Log{Header: h, Events: events}
+	}
+	require.NoError(b, WriteSynthetic(root, logs...))
+	s, err := OpenJSONL(root)
+	require.NoError(b, err)
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+// BenchmarkList lists a store of 2,000 sessions (~24 MB): one header read
+// per session.
+func BenchmarkList(b *testing.B) {
+	s := syntheticStore(b, 2000)
+	b.ResetTimer()
+	for range b.N {
+		headers, err := s.List(context.Background())
+		if err != nil || len(headers) != 2000 {
+			b.Fatal(err, len(headers))
+		}
+	}
+}
+
+// BenchmarkInspectByID looks up and reads one 50-event session in a store
+// of 2,000.
+func BenchmarkInspectByID(b *testing.B) {
+	s := syntheticStore(b, 2000)
+	b.ResetTimer()
+	for i := range b.N {
+		id := fmt.Sprintf("%08d-0000-4000-8000-000000000000", i%2000)
+		if _, err := s.Inspect(context.Background(), id); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

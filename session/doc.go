@@ -28,7 +28,9 @@
 // writes: a torn tail (an unterminated or unparsable last line, or garbage
 // after the last committed turn/end) is tolerated; damage followed by a
 // committed turn/end is a *CorruptError naming file and line. As at the
-// seed era, Inspect accepts unknown event types. Load is the repairing read
+// seed era, Inspect accepts unknown event types and refuses only the three
+// retired vocabularies (request/header-delta, mode/set, request/header
+// with reason "fallback"), which appends refuse too. Load is the repairing read
 // used to resume: it truncates a torn tail and durably appends the closers
 // of an interrupted final turn.
 //

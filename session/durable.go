@@ -11,8 +11,12 @@ import (
 )
 
 // encodeBatch appends the JSONL lines of events to buf after checking that
-// they continue the log at seq next and carry valid compact JSON.
+// they continue the log at seq next, carry valid compact JSON and use no
+// retired vocabulary.
 func encodeBatch(id string, next int64, events []Event, buf []byte) ([]byte, error) {
+	if msg, legacy := legacyEvent(id, events); legacy {
+		return nil, invalidf("%s", msg)
+	}
 	for i, e := range events {
 		if e.Seq != next+int64(i) {
 			return nil, &kindError{kind: ErrSeqMismatch, msg: fmt.Sprintf(

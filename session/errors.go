@@ -39,6 +39,7 @@ type CorruptError struct {
 	Msg  string // the full message, naming Path
 }
 
+// Error returns the message, which names the file.
 func (e *CorruptError) Error() string { return e.Msg }
 
 // Is makes errors.Is(err, ErrCorrupt) true.
@@ -63,6 +64,7 @@ type UnsupportedError struct {
 	Msg  string // the full message, naming Path
 }
 
+// Error returns the message, which names the file.
 func (e *UnsupportedError) Error() string { return e.Msg }
 
 // Is makes errors.Is(err, ErrUnsupported) true.

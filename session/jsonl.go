@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -185,7 +186,7 @@ func (s *JSONL) firstLine(path string) ([]byte, error) {
 	chunk := make([]byte, 4096)
 	for {
 		n, err := f.Read(chunk)
-		if i := indexLF(chunk[:n]); i >= 0 {
+		if i := bytes.IndexByte(chunk[:n], '\n'); i >= 0 {
 			return append(line, chunk[:i]...), nil
 		}
 		line = append(line, chunk[:n]...)
@@ -196,15 +197,6 @@ func (s *JSONL) firstLine(path string) ([]byte, error) {
 			return nil, err
 		}
 	}
-}
-
-func indexLF(b []byte) int {
-	for i, c := range b {
-		if c == '\n' {
-			return i
-		}
-	}
-	return -1
 }
 
 // checkCompressed refuses a session folder that holds only the Zstandard
@@ -314,6 +306,9 @@ func (s *JSONL) read(ctx context.Context, id string) (string, []byte, scanned, e
 	sc, err := scanLog(buf, path)
 	if err == nil {
 		err = s.checkIdentity(sc.header, id, path)
+	}
+	if msg, legacy := legacyEvent(id, sc.events); err == nil && legacy {
+		err = corruptf(path, 0, "%s", msg)
 	}
 	return path, buf, sc, err
 }

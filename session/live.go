@@ -82,8 +82,8 @@ func Ignorable() AppendOption {
 // visible in memory at once, then Subscribe listeners get Appended (on
 // this goroutine), then Append returns; the write to the store happens
 // behind (see Sessions.Flush). data is encoded with EncodeData. Append is
-// refused after Release (ErrNotLive) and after a failed write-behind
-// (ErrLogFailed).
+// refused after Release (ErrNotLive), after a failed write-behind
+// (ErrLogFailed) and for a retired event vocabulary (ErrInvalid).
 func (l *Live) Append(typ string, data any, opts ...AppendOption) (Event, error) {
 	raw, err := EncodeData(data)
 	if err != nil {
@@ -92,6 +92,9 @@ func (l *Live) Append(typ string, data any, opts ...AppendOption) (Event, error)
 	e := Event{Type: typ, Data: raw}
 	for _, opt := range opts {
 		opt(&e)
+	}
+	if msg, legacy := legacyEvent(l.header.ID, []Event{e}); legacy {
+		return Event{}, invalidf("%s", msg)
 	}
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()

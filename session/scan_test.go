@@ -280,3 +280,34 @@ func TestHeaderRefusals(t *testing.T) {
 		})
 	}
 }
+
+func TestLegacyVocabularyRefused(t *testing.T) {
+	cases := map[string]string{
+		`{"type":"request/header-delta","seq":0,"time":1,"data":{}}`:              `session "leg" contains unsupported legacy request/header-delta event at seq 0`,
+		`{"type":"mode/set","seq":0,"time":1,"data":{}}`:                          `session "leg" contains unsupported legacy mode/set event at seq 0`,
+		`{"type":"request/header","seq":0,"time":1,"data":{"reason":"fallback"}}`: `session "leg" contains unsupported legacy request/header reason "fallback" at seq 0`,
+	}
+	for line, msg := range cases {
+		s := openStore(t)
+		h := header("leg")
+		path := writeRaw(t, s, h, headerLineOf(t, h)+lines(line))
+		for _, read := range []func(context.Context, string) (*Log, error){s.Inspect, s.Load} {
+			_, err := read(context.Background(), "leg")
+			require.ErrorIs(t, err, ErrCorrupt)
+			require.EqualError(t, err, msg+" (raw log: "+path+")")
+		}
+	}
+	s := openStore(t)
+	h := header("ok")
+	writeRaw(t, s, h, headerLineOf(t, h)+lines(`{"type":"request/header","seq":0,"time":1,"data":{"reason":"initial"}}`))
+	_, err := s.Inspect(context.Background(), "ok")
+	require.NoError(t, err)
+}
+
+func TestLegacyVocabularyRefusedOnAppend(t *testing.T) {
+	s := openStore(t)
+	require.NoError(t, s.Create(context.Background(), header("w"), nil))
+	err := s.Append(context.Background(), "w", []Event{ev(0, "mode/set", `{}`)})
+	require.ErrorIs(t, err, ErrInvalid)
+	require.EqualError(t, err, `session "w" contains unsupported legacy mode/set event at seq 0`)
+}

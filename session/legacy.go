@@ -1,0 +1,28 @@
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// legacyEvent finds the first event of the three retired vocabularies that
+// the seed-era store refuses on every read and append (request/header-delta,
+// mode/set, and a request/header with reason "fallback") and describes it
+// as the original does.
+func legacyEvent(id string, events []Event) (string, bool) {
+	for _, e := range events {
+		switch e.Type {
+		case "request/header-delta", "mode/set":
+			return fmt.Sprintf(`session "%s" contains unsupported legacy %s event at seq %d`, id, e.Type, e.Seq), true
+		case "request/header":
+			var data struct {
+				Reason string `json:"reason"`
+			}
+			if json.Unmarshal(e.Data, &data) == nil && data.Reason == "fallback" {
+				return fmt.Sprintf(`session "%s" contains unsupported legacy request/header reason "fallback" at seq %d`,
+					id, e.Seq), true
+			}
+		}
+	}
+	return "", false
+}
