@@ -25,5 +25,12 @@
 // whole layer are *activation.Error values with a Code; the sentinels of
 // these packages work with errors.Is.
 //
-// API changes after the first commit are listed here.
+// API changes after the first commit (a6e3949):
+//   - parent.Bus delivers on the publishing goroutine, in order per agent
+//     (created, inbox events, disposed), no longer through one global
+//     queue; listeners must be safe for concurrent use.
+//   - Added parent.Registry.Lookup, activation.Activation.Emit and
+//     inbox.Inbox.Emit.
+//   - inbox.NewMessageID draws from math/rand/v2 (ChaCha8), not crypto/rand.
+//   - inbox.Inbox.EndTurn runs the mailbox on the calling (turn) goroutine.
 package actors

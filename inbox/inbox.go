@@ -206,6 +206,19 @@ func (b *Inbox) EndTurn() {
 	}
 }
 
+// Emit queues e behind the events the inbox has already queued and
+// delivers it to the Observer in that order. The registry emits
+// agent/created and agent/disposed this way, so that all events of one
+// agent reach listeners in one order. e is delivered before Emit returns
+// unless another goroutine is delivering this inbox's events at that
+// moment (then that goroutine delivers it, in order, a moment later).
+func (b *Inbox) Emit(e Event) {
+	b.mu.Lock()
+	b.emitLocked(e)
+	b.mu.Unlock()
+	b.deliver()
+}
+
 // Status reports Running while a turn is claimed or a message waits.
 func (b *Inbox) Status() Status {
 	b.mu.Lock()

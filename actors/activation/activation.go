@@ -135,6 +135,10 @@ func (a *Activation) Status() inbox.Status { return a.inbox.Status() }
 // WhenIdle blocks until no turn runs and no message waits, or ctx is done.
 func (a *Activation) WhenIdle(ctx context.Context) error { return a.inbox.WhenIdle(ctx) }
 
+// Emit delivers e to the Observer in order with the inbox's own events
+// (see inbox.Inbox.Emit).
+func (a *Activation) Emit(e inbox.Event) { a.inbox.Emit(e) }
+
 // Done is closed when the actor has stopped.
 func (a *Activation) Done() <-chan struct{} { return a.stopped }
 

@@ -2,6 +2,7 @@ package parent
 
 import (
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -27,20 +28,21 @@ type Event struct {
 	Status      inbox.Status // agent/status
 }
 
-// Bus fans Events out to listeners, in publication order, one event at a
-// time. Its zero value is not usable; the Registry makes one.
+// Bus fans Events out to listeners. Its zero value is not usable; the
+// Registry makes one.
+//
+// Listeners run on the goroutine that made the change, in subscription
+// order. The events of one agent incarnation arrive one at a time and in
+// order (agent/created first, agent/disposed last, the inbox events in
+// between in the order the inbox made them); events of different agents may
+// arrive concurrently, so listeners must be safe for concurrent use. A
+// listener may call back into the runtime; it should return quickly, as it
+// delays its agent's later events (and, for agent/created, Create).
 type Bus struct {
 	logger    *slog.Logger
-	count     atomic.Int32
-	mu        sync.Mutex
-	listeners []listener // replaced, never mutated, on (un)subscribe
+	mu        sync.Mutex                  // serializes Subscribe and cancels
+	listeners atomic.Pointer[[]listener] // replaced, never mutated
 	next      uint64
-	queue     []Event
-	draining  bool
-}
-
-func newBus(logger *slog.Logger) *Bus {
-	return &Bus{logger: logger}
 }
 
 type listener struct {
@@ -48,68 +50,49 @@ type listener struct {
 	fn  func(Event)
 }
 
-// Subscribe adds a listener and returns its idempotent cancel. Listeners
-// are called in subscription order. A listener
-// runs on the publishing goroutine; it may call back into the runtime (its
-// own events are then delivered after it returns). Events published before
-// Subscribe returns may or may not reach it.
+func newBus(logger *slog.Logger) *Bus { return &Bus{logger: logger} }
+
+// Subscribe adds a listener and returns its idempotent cancel. An event
+// being delivered while Subscribe runs may or may not reach the new
+// listener.
 func (b *Bus) Subscribe(fn func(Event)) (cancel func()) {
 	b.mu.Lock()
 	b.next++
 	key := b.next
-	b.listeners = append(b.listeners[:len(b.listeners):len(b.listeners)], listener{key: key, fn: fn})
-	b.count.Add(1)
+	b.edit(func(ls []listener) []listener { return append(ls, listener{key: key, fn: fn}) })
 	b.mu.Unlock()
 	var once sync.Once
-	return func() { once.Do(func() { b.unsubscribe(key) }) }
-}
-
-func (b *Bus) unsubscribe(key uint64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	kept := make([]listener, 0, len(b.listeners))
-	for _, l := range b.listeners {
-		if l.key != key {
-			kept = append(kept, l)
-		}
+	return func() {
+		once.Do(func() {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			b.edit(func(ls []listener) []listener {
+				return slices.DeleteFunc(ls, func(l listener) bool { return l.key == key })
+			})
+		})
 	}
-	b.listeners = kept
-	b.count.Add(-1)
 }
 
-// Publish queues e and delivers every queued event unless another
-// goroutine is delivering already (it then delivers e too, in order).
+// edit replaces the listener list with a changed copy (b.mu held).
+func (b *Bus) edit(change func([]listener) []listener) {
+	var current []listener
+	if p := b.listeners.Load(); p != nil {
+		current = slices.Clone(*p)
+	}
+	next := change(current)
+	b.listeners.Store(&next)
+}
+
+// Publish calls every listener with e on the calling goroutine. A
+// panicking listener is logged; the others still run.
 func (b *Bus) Publish(e Event) {
-	if b.count.Load() == 0 {
+	p := b.listeners.Load()
+	if p == nil {
 		return
 	}
-	b.mu.Lock()
-	b.queue = append(b.queue, e)
-	b.mu.Unlock()
-	b.drain()
-}
-
-func (b *Bus) drain() {
-	b.mu.Lock()
-	if b.draining {
-		b.mu.Unlock()
-		return
+	for _, l := range *p {
+		b.call(l.fn, e)
 	}
-	b.draining = true
-	for len(b.queue) > 0 {
-		e := b.queue[0]
-		b.queue[0] = Event{}
-		b.queue = b.queue[1:]
-		listeners := b.listeners
-		b.mu.Unlock()
-		for _, l := range listeners {
-			b.call(l.fn, e)
-		}
-		b.mu.Lock()
-	}
-	b.queue = nil
-	b.draining = false
-	b.mu.Unlock()
 }
 
 // call runs one listener, containing its panic.

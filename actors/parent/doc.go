@@ -17,9 +17,10 @@
 // before it returns; a log file Create already wrote stays on disk, as the
 // store has no delete.
 //
-// The Bus delivers Events to listeners in the order they were published:
-// agent/created, agent/disposed, the inbox events agent/inbox/enqueue,
-// agent/inbox/dequeue and agent/inbox/discard (one per message id) and
-// agent/status (idle↔running). A panicking listener is logged and its
-// peers still run.
+// The Bus delivers Events to listeners: agent/created, agent/disposed, the
+// inbox events agent/inbox/enqueue, agent/inbox/dequeue and
+// agent/inbox/discard (one per message id) and agent/status
+// (idle↔running). The events of one agent arrive in order, created first
+// and disposed last; a panicking listener is logged and its peers still
+// run. Listeners run on the goroutine that made the change; see Bus.
 package parent

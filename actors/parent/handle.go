@@ -100,11 +100,12 @@ func (h *Handle) Dispose(ctx context.Context) error {
 	h.disposeErr = err
 	h.reg.unpublish(h)
 	close(h.disposed)
-	h.reg.bus.Publish(Event{Type: EventDisposed, AgentID: h.id, Incarnation: h.incarnation})
+	h.act.Emit(inbox.Event{Kind: EventDisposed})
 	return err
 }
 
-// observe forwards the activation's inbox events to the bus.
+// observe forwards the activation's events (its inbox's, and created and
+// disposed, which the registry emits through it) to the bus.
 func (h *Handle) observe(e inbox.Event) {
 	h.reg.bus.Publish(Event{Type: string(e.Kind), AgentID: h.id, Incarnation: h.incarnation, MessageID: e.MessageID, Status: e.Status})
 }

@@ -83,6 +83,20 @@ func TestCreatePublishesTheExactAgent(t *testing.T) {
 	})
 }
 
+func TestCreatedIsDeliveredAfterPublicationBeforeCreateReturns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := memory(t)
+		var live *Handle
+		r.Subscribe(func(e Event) {
+			if e.Type == EventCreated {
+				live = r.Get(e.AgentID)
+			}
+		})
+		h := create(t, r, "a", "")
+		require.Same(t, h, live, "the listener saw the published agent before Create returned")
+	})
+}
+
 func TestIDCollisionIsAnError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := memory(t)

@@ -13,6 +13,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/google/uuid"
 )
@@ -308,7 +309,7 @@ func (r *Registry) publish(h *Handle) error {
 	}
 	r.agents[h.id] = h
 	r.mu.Unlock()
-	r.bus.Publish(Event{Type: EventCreated, AgentID: h.id, Incarnation: h.incarnation})
+	h.act.Emit(inbox.Event{Kind: EventCreated})
 	return nil
 }
 
@@ -387,17 +388,28 @@ func (r *Registry) levels() [][]*Handle {
 	return levels
 }
 
-// disposeAll disposes handles in parallel and returns the first error.
+// disposeParallelism bounds the disposals Close runs at once: they mostly
+// wait (for a turn to end, an actor to stop, a flush), but a goroutine per
+// agent would cost a stack per agent at 100,000 agents.
+const disposeParallelism = 256
+
+// disposeAll disposes handles, up to disposeParallelism at a time, and
+// returns their errors joined.
 func disposeAll(ctx context.Context, handles []*Handle) error {
 	errs := make([]error, len(handles))
+	next := make(chan int)
 	var wg sync.WaitGroup
-	for i, h := range handles {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = h.Dispose(ctx)
-		}()
+	for range min(disposeParallelism, len(handles)) {
+		wg.Go(func() {
+			for i := range next {
+				errs[i] = handles[i].Dispose(ctx)
+			}
+		})
 	}
+	for i := range handles {
+		next <- i
+	}
+	close(next)
 	wg.Wait()
 	return errors.Join(errs...)
 }
