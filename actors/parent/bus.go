@@ -40,7 +40,7 @@ type Event struct {
 // delays its agent's later events (and, for agent/created, Create).
 type Bus struct {
 	logger    *slog.Logger
-	mu        sync.Mutex                  // serializes Subscribe and cancels
+	mu        sync.Mutex                 // serializes Subscribe and cancels
 	listeners atomic.Pointer[[]listener] // replaced, never mutated
 	next      uint64
 }
