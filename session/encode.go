@@ -179,33 +179,46 @@ func checkRaw(name string, raw json.RawMessage) error {
 // compacted; any other value goes through encoding/json (so a Go map's keys
 // come out sorted; use a struct or RawMessage to choose the key order).
 func EncodeData(v any) (json.RawMessage, error) {
-	var raw []byte
 	switch x := v.(type) {
 	case json.RawMessage:
-		raw = x
+		return compactJSON(x)
 	case []byte:
-		raw = x
-	default:
-		var out bytes.Buffer
-		enc := json.NewEncoder(&out)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(v); err != nil {
-			return nil, fmt.Errorf("session: event data is not JSON-serializable: %w", err)
-		}
-		raw = out.Bytes()
+		return compactJSON(x)
 	}
-	if isCompactJSON(raw) && !bytes.Contains(raw, []byte(`\u202`)) {
-		return json.RawMessage(bytes.Clone(raw)), nil
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("session: event data is not JSON-serializable: %w", err)
+	}
+	raw := bytes.TrimSuffix(out.Bytes(), []byte{'\n'}) // the encoder's output is compact but for this newline
+	return rawLineSeparators(raw), nil
+}
+
+// compactJSON validates JSON text and returns a compact copy of it.
+func compactJSON(raw []byte) (json.RawMessage, error) {
+	if isCompactJSON(raw) {
+		return rawLineSeparators(bytes.Clone(raw)), nil
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, raw); err != nil {
 		return nil, fmt.Errorf("session: event data is not valid JSON: %w", err)
 	}
-	return unescapeLineSeparators(compact.Bytes()), nil
+	return rawLineSeparators(compact.Bytes()), nil
 }
 
-// unescapeLineSeparators rewrites the escapes \u2028 and \u2029 (which
-// encoding/json always emits) as the raw characters JSON.stringify writes.
+// rawLineSeparators returns b with the escapes \u2028 and \u2029 (which
+// encoding/json always emits) written as the raw characters JSON.stringify
+// writes; b itself when it has none.
+func rawLineSeparators(b []byte) json.RawMessage {
+	if !bytes.Contains(b, []byte(`\u202`)) {
+		return b
+	}
+	return unescapeLineSeparators(b)
+}
+
+// unescapeLineSeparators rewrites the escapes \u2028 and \u2029 as raw
+// characters.
 func unescapeLineSeparators(b []byte) json.RawMessage {
 	out := make([]byte, 0, len(b))
 	for i := 0; i < len(b); i++ {

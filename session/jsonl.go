@@ -76,30 +76,16 @@ func (s *JSONL) List(ctx context.Context) ([]Header, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []Header
-	seen := map[string]string{}
+	l := lister{s: s, buf: make([]byte, 4096), seen: map[string]string{}, projects: map[string]string{}}
 	for _, project := range projects {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		headers, err := s.listProject(project)
-		if err != nil {
+		if err := l.project(project); err != nil {
 			return nil, err
 		}
-		for _, lh := range headers {
-			if first, dup := seen[lh.header.ID]; dup {
-				return nil, duplicateID(lh.header.ID, first)
-			}
-			seen[lh.header.ID] = lh.path
-			out = append(out, lh.header)
-		}
 	}
-	return out, nil
-}
-
-type listedHeader struct {
-	header Header
-	path   string
+	return l.out, nil
 }
 
 // projectDirs returns the project folders under the root (symlinks are not
@@ -124,72 +110,100 @@ func (s *JSONL) projectDirs(ctx context.Context) ([]string, error) {
 	return dirs, nil
 }
 
-func (s *JSONL) listProject(project string) ([]listedHeader, error) {
-	entries, err := s.fs.ReadDir(project)
+// lister is one List call: its results, the ids seen so far, one read
+// buffer reused for every first line, and the project folder of each cwd.
+type lister struct {
+	s        *JSONL
+	buf      []byte
+	out      []Header
+	seen     map[string]string // id → path
+	projects map[string]string // cwd → project folder
+}
+
+func (l *lister) project(project string) error {
+	entries, err := l.s.fs.ReadDir(project)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var out []listedHeader
 	for _, e := range entries {
 		path := filepath.Join(project, e.Name())
 		if !e.IsDir() {
 			if e.Type().IsRegular() && isLogArtifact(e.Name()) {
-				return nil, flatLayout(path)
+				return flatLayout(path)
 			}
 			continue
 		}
-		lh, ok, err := s.listSession(path)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			out = append(out, lh)
+		if err := l.session(path); err != nil {
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 func isLogArtifact(name string) bool {
 	return strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".jsonl.zstd")
 }
 
-// listSession reads the header of one session folder; ok is false when the
-// folder holds no log or its first line is not a valid header.
-func (s *JSONL) listSession(dir string) (listedHeader, bool, error) {
+// session reads the header of one session folder; a folder without a log
+// or whose first line is not a valid header is skipped.
+func (l *lister) session(dir string) error {
 	path := filepath.Join(dir, LogFileName)
-	line, err := s.firstLine(path)
+	line, err := l.firstLine(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return listedHeader{}, false, s.checkCompressed(dir)
+		return l.s.checkCompressed(dir)
 	}
 	if err != nil || line == nil {
-		return listedHeader{}, false, err
+		return err
 	}
 	h, ok := parseListedHeader(line)
 	if !ok {
-		return listedHeader{}, false, nil
+		return nil
 	}
-	if err := s.checkIdentity(h, "", path); err != nil {
-		return listedHeader{}, false, err
+	if err := l.checkIdentity(h, path); err != nil {
+		return err
 	}
-	return listedHeader{header: h, path: path}, true, nil
+	if first, dup := l.seen[h.ID]; dup {
+		return duplicateID(h.ID, first)
+	}
+	l.seen[h.ID] = path
+	l.out = append(l.out, h)
+	return nil
 }
 
-// firstLine returns the first line of a file without its LF, or nil when
-// the file has no complete first line.
-func (s *JSONL) firstLine(path string) ([]byte, error) {
-	f, err := s.fs.OpenFile(path, os.O_RDONLY, 0)
+// checkIdentity is JSONL.checkIdentity with the project folder of each cwd
+// computed once per listing.
+func (l *lister) checkIdentity(h Header, path string) error {
+	project, ok := l.projects[h.Cwd]
+	seg, err := EncodeSegment(h.ID)
+	if !ok && err == nil {
+		project, err = ProjectDir(l.s.root, h.Cwd)
+		l.projects[h.Cwd] = project
+	}
+	if err == nil && filepath.Join(project, seg, LogFileName) == path {
+		return nil
+	}
+	return l.s.checkIdentity(h, "", path)
+}
+
+// firstLine returns the first line of a file without its LF (aliasing the
+// lister's buffer until the next call), or nil when the file has no
+// complete first line.
+func (l *lister) firstLine(path string) ([]byte, error) {
+	f, err := l.s.fs.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var line []byte
-	chunk := make([]byte, 4096)
+	n := 0
 	for {
-		n, err := f.Read(chunk)
-		if i := bytes.IndexByte(chunk[:n], '\n'); i >= 0 {
-			return append(line, chunk[:i]...), nil
+		if n == len(l.buf) {
+			l.buf = append(l.buf, make([]byte, len(l.buf))...)
 		}
-		line = append(line, chunk[:n]...)
+		m, err := f.Read(l.buf[n:])
+		if i := bytes.IndexByte(l.buf[n:n+m], '\n'); i >= 0 {
+			return l.buf[:n+i], nil
+		}
+		n += m
 		if err == io.EOF {
 			return nil, nil
 		}

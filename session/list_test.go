@@ -125,3 +125,14 @@ func TestInspectRequestedIDMustMatchHeader(t *testing.T) {
 	require.ErrorIs(t, err, ErrCorrupt)
 	require.EqualError(t, err, `corrupt session log "`+path+`": requested id "asked" does not match header id "stored"`)
 }
+
+func TestListReadsHeaderLongerThanOneBuffer(t *testing.T) {
+	s := openStore(t)
+	long := Header{ID: "long", CreatedAt: 1, AgentPreset: strings.Repeat("p", 10_000)}
+	short := Header{ID: "short", CreatedAt: 2}
+	require.NoError(t, s.Create(context.Background(), long, turnEvents(0, 3)))
+	require.NoError(t, s.Create(context.Background(), short, nil))
+	headers, err := s.List(context.Background())
+	require.NoError(t, err)
+	require.ElementsMatch(t, []Header{long, short}, headers)
+}
