@@ -33,4 +33,8 @@
 //     inbox.Inbox.Emit.
 //   - inbox.NewMessageID draws from math/rand/v2 (ChaCha8), not crypto/rand.
 //   - inbox.Inbox.EndTurn runs the mailbox on the calling (turn) goroutine.
+//   - turn/start is {turn, trigger:{kind:"message"}} (the seed-era shape).
+//   - Added agent.Options fields MaxTokens, SubagentDepth, Persona,
+//     ToolFilter (agent.ToolFilter), the same fields in parent.Spec, and
+//     parent.Handle.Spec.
 package actors

@@ -275,6 +275,7 @@ func TestResumeUsesTheAgentFactory(t *testing.T) {
 			return agent.Scripted(o)
 		}})
 		h, err := rt.StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: "a"}, Spec: parent.Spec{Provider: "p", Model: "m"}})
+		require.Equal(t, "p", h.Spec().Provider)
 		require.NoError(t, err)
 		require.NoError(t, h.Dispose(bg))
 		_, err = rt.ResumeAgent(bg, "a", parent.Spec{Provider: "p", Model: "m"})
@@ -283,6 +284,7 @@ func TestResumeUsesTheAgentFactory(t *testing.T) {
 			{SessionID: "a", Provider: "p", Model: "m"},
 			{SessionID: "a", Provider: "p", Model: "m", Resumed: true},
 		}, built)
+		require.Equal(t, parent.Spec{Provider: "p", Model: "m"}, rt.Agent("a").Spec())
 	})
 }
 

@@ -21,8 +21,24 @@ type Options struct {
 	// Provider and Model attribute the agent's assistant messages.
 	Provider string
 	Model    string
+	// MaxTokens bounds one model response; 0 means the agent's default.
+	MaxTokens int
+	// SubagentDepth is the agent's delegation depth at run time (it may be
+	// deeper than the header's durable floor, never shallower).
+	SubagentDepth int
+	// Persona replaces the deployment persona when set.
+	Persona string
+	// ToolFilter restricts the agent's tools when set.
+	ToolFilter *ToolFilter
 	// Resumed is true when the agent is rebuilt from a stored log.
 	Resumed bool
+}
+
+// ToolFilter restricts which tools an agent may use: only Allow (when
+// set), never Deny.
+type ToolFilter struct {
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
 }
 
 // Factory builds the Agent for one live agent. It must not block.

@@ -96,7 +96,7 @@ func TestTurnLogsTheOriginalEventShapes(t *testing.T) {
 		require.NoError(t, a.WhenIdle(bg))
 		require.Equal(t, []string{
 			`user/message {"content":[{"type":"text","text":"reply hello"}],"source":{"kind":"user"},"role":"user","id":"` + id + `"}`,
-			`turn/start {"turn":1}`,
+			`turn/start {"turn":1,"trigger":{"kind":"message"}}`,
 			`step/start {"turn":1,"step":1}`,
 			`assistant/message {"turn":1,"step":1,"message":{"role":"assistant","content":[{"type":"text","text":"hello"}],"source":{"kind":"model","provider":"test","model":"m1"}}}`,
 			`step/end {"turn":1,"step":1}`,

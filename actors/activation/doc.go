@@ -9,7 +9,7 @@
 // through the session's write-behind Live.Append:
 //
 //	user/message   the claimed message {content, source, role:"user", id}, surfaceOp "append"
-//	turn/start     {turn}
+//	turn/start     {turn, trigger:{kind:"message"}}
 //	step/start     {turn, step}                      \
 //	assistant/message {turn, step, message:{role:"assistant",  > once per Host.Say
 //	               content, source:{kind:"model", provider,   |

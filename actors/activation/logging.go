@@ -23,19 +23,23 @@ func LoggerFactory(logger *slog.Logger) func(*actor.ActorSystem) *slog.Logger {
 // demote lowers Info records to Debug.
 type demote struct{ slog.Handler }
 
+// Enabled asks the wrapped handler about the demoted level.
 func (d demote) Enabled(ctx context.Context, level slog.Level) bool {
 	return d.Handler.Enabled(ctx, lowered(level))
 }
 
+// Handle passes the record on at its demoted level.
 func (d demote) Handle(ctx context.Context, r slog.Record) error {
 	r.Level = lowered(r.Level)
 	return d.Handler.Handle(ctx, r)
 }
 
+// WithAttrs keeps demoting below the attributes.
 func (d demote) WithAttrs(attrs []slog.Attr) slog.Handler {
 	return demote{d.Handler.WithAttrs(attrs)}
 }
 
+// WithGroup keeps demoting below the group.
 func (d demote) WithGroup(name string) slog.Handler { return demote{d.Handler.WithGroup(name)} }
 
 func lowered(level slog.Level) slog.Level {

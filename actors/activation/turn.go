@@ -53,11 +53,13 @@ type (
 	}
 )
 
-// turnStartJSON is turn/start {turn}. The fixed-shape payloads of every
+// turnStartJSON is turn/start {turn, trigger:{kind:"message"}}: every turn
+// here is opened by an inbox message. The fixed-shape payloads of every
 // turn are written directly rather than through encoding/json's
 // reflection: they are most of the events a turn logs.
 func turnStartJSON(turn int) json.RawMessage {
-	return append(strconv.AppendInt([]byte(`{"turn":`), int64(turn), 10), '}')
+	b := strconv.AppendInt([]byte(`{"turn":`), int64(turn), 10)
+	return append(b, `,"trigger":{"kind":"message"}}`...)
 }
 
 // stepJSON is step/start and step/end {turn, step}.

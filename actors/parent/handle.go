@@ -18,6 +18,7 @@ type Handle struct {
 	id          string
 	incarnation uint64
 	header      session.Header
+	spec        Spec
 	act         *activation.Activation
 	disposing   chan struct{} // a one-slot semaphore serializing Dispose
 	disposed    chan struct{} // closed once Dispose completed
@@ -33,6 +34,10 @@ func (h *Handle) Incarnation() uint64 { return h.incarnation }
 
 // Header is the session header the agent runs under.
 func (h *Handle) Header() session.Header { return h.header }
+
+// Spec is what the agent was created or resumed with (its route: Provider
+// and Model; and its options). Spec().Agent is nil unless one was given.
+func (h *Handle) Spec() Spec { return h.spec }
 
 // Session is the agent's live session.
 func (h *Handle) Session() *session.Live { return h.act.Session() }

@@ -320,7 +320,7 @@ func TestResumeAfterACrashTruncatedLog(t *testing.T) {
 			`turn/end {"turn":1,"reason":{"kind":"interrupted"}}`,
 			`session/end-seed {}`,
 			got[6],
-			`turn/start {"turn":2}`,
+			`turn/start {"turn":2,"trigger":{"kind":"message"}}`,
 			`step/start {"turn":2,"step":1}`,
 			got[9],
 			`step/end {"turn":2,"step":1}`,

@@ -39,8 +39,24 @@ type Spec struct {
 	// passed to the factory; empty means the agent package defaults.
 	Provider string
 	Model    string
+	// MaxTokens, SubagentDepth, Persona and ToolFilter are passed to the
+	// factory in agent.Options.
+	MaxTokens     int
+	SubagentDepth int
+	Persona       string
+	ToolFilter    *agent.ToolFilter
 	// Agent, when non-nil, is used instead of calling the factory.
 	Agent agent.Agent
+}
+
+// options are the factory's agent.Options for header under this spec.
+func (s Spec) options(header session.Header, resumed bool) agent.Options {
+	return agent.Options{
+		SessionID: header.ID, ParentSession: header.ParentSession,
+		Provider: s.Provider, Model: s.Model, MaxTokens: s.MaxTokens,
+		SubagentDepth: s.SubagentDepth, Persona: s.Persona, ToolFilter: s.ToolFilter,
+		Resumed: resumed,
+	}
 }
 
 // CreateSpec describes a new agent over a new session.
@@ -268,15 +284,12 @@ func (r *Registry) unreserve(id string, done chan struct{}) {
 func (r *Registry) spawn(live *session.Live, spec Spec, resumed bool) (*Handle, error) {
 	header := live.Header()
 	h := &Handle{
-		reg: r, id: header.ID, incarnation: r.incarnation.Add(1), header: header,
+		reg: r, id: header.ID, incarnation: r.incarnation.Add(1), header: header, spec: spec,
 		disposing: make(chan struct{}, 1), disposed: make(chan struct{}),
 	}
 	impl := spec.Agent
 	if impl == nil {
-		impl = r.newAgent(agent.Options{
-			SessionID: header.ID, ParentSession: header.ParentSession,
-			Provider: spec.Provider, Model: spec.Model, Resumed: resumed,
-		})
+		impl = r.newAgent(spec.options(header, resumed))
 	}
 	act, err := activation.Start(activation.Config{
 		ID: header.ID, Agent: impl, Session: live, Provider: spec.Provider, Model: spec.Model,
