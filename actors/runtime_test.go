@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
@@ -292,4 +293,29 @@ func TestErrorsMatchByCode(t *testing.T) {
 	err := fmt.Errorf("wrapped: %w", &activation.Error{Code: CodeClosed, Message: "actors: runtime is closed"})
 	require.ErrorIs(t, err, ErrClosed)
 	require.NotErrorIs(t, err, parent.ErrNotFound)
+}
+
+func TestCloseIsBoundedByItsContextAndResumable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		rt, err := New(Options{NewAgent: func(agent.Options) agent.Agent {
+			return agent.Func(func(context.Context, agent.Host, agent.Message) (agent.StopReason, error) {
+				<-release // ignores cancellation
+				return agent.Completed, nil
+			})
+		}})
+		require.NoError(t, err)
+		start(t, rt, "stuck", "")
+		_, err = rt.Followup(bg, "stuck", agent.Text("x"), user)
+		require.NoError(t, err)
+		synctest.Wait()
+		ctx, cancel := context.WithTimeout(bg, time.Minute)
+		defer cancel()
+		require.ErrorIs(t, rt.Close(ctx), context.DeadlineExceeded)
+		_, err = rt.StartAgent(bg, parent.CreateSpec{})
+		require.ErrorIs(t, err, ErrClosed)
+		close(release)
+		require.NoError(t, rt.Close(bg))
+		require.Zero(t, rt.Registry().Len())
+	})
 }

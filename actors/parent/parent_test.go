@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors/activation"
@@ -336,5 +337,43 @@ func TestResumeOfAMissingSessionFails(t *testing.T) {
 		require.ErrorIs(t, err, ErrStartFailed)
 		require.ErrorIs(t, err, session.ErrNotFound)
 		require.Nil(t, r.Get("nowhere"))
+	})
+}
+
+func TestAListenerMayDisposeTheAgentItIsToldAbout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := memory(t)
+		seen := record(r)
+		r.Subscribe(func(e Event) {
+			if e.Type == EventCreated {
+				require.NoError(t, r.Get(e.AgentID).Dispose(bg))
+			}
+		})
+		h := create(t, r, "a", "")
+		require.False(t, h.IsLive())
+		require.Equal(t, []string{"agent/created a", "agent/disposed a"}, seen(), "disposed still comes after created")
+	})
+}
+
+func TestHandleDisposeIsBoundedByItsContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		stuck := agent.Func(func(context.Context, agent.Host, agent.Message) (agent.StopReason, error) {
+			<-release // ignores cancellation
+			return agent.Completed, nil
+		})
+		r := memory(t)
+		h, err := r.Create(bg, CreateSpec{Header: session.Header{ID: "a"}, Spec: Spec{Agent: stuck}})
+		require.NoError(t, err)
+		_, err = h.Followup(bg, agent.Text("x"), agent.Source{Kind: "user"})
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(bg, time.Minute)
+		defer cancel()
+		require.ErrorIs(t, h.Dispose(ctx), context.DeadlineExceeded)
+		require.True(t, h.IsLive(), "still registered until the disposal completes")
+		close(release)
+		require.NoError(t, h.Dispose(bg))
+		require.False(t, h.IsLive())
+		<-h.Disposed()
 	})
 }
