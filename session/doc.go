@@ -39,7 +39,10 @@
 // Create publishes a new log atomically (temporary file, fsync, hard link,
 // directory fsync). Append uses group commit: one writer goroutine per log
 // (only while it has work), concurrent appends coalesce into one write and
-// one fdatasync, and an append returns only when its batch is durable. A
+// one fdatasync, and an append returns only when its batch is durable.
+// After answering a batch the writer yields (a bounded number of times, no
+// timer) until the answered appenders have queued again, so batches stay
+// full instead of alternating between two halves. A
 // failed write or sync rolls the file back to its previous size and fails
 // the log: every later Append and Flush of it returns an error matching
 // ErrLogFailed; an fsync is never retried.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"unicode/utf8"
 )
 
 // A small validating JSON lexer over one log line. It accepts exactly what
@@ -275,7 +276,8 @@ func forEachMember(line []byte, fn func(key, value []byte)) (object, valid bool)
 	return object, end >= 0 && skipSpace(line, end) == len(line)
 }
 
-// decodeString returns the string a raw JSON string value denotes.
+// decodeString returns the string a raw JSON string value denotes. Invalid
+// UTF-8 becomes U+FFFD, as when Node reads the file as UTF-8.
 func decodeString(raw []byte) (string, bool) {
 	if len(raw) < 2 || raw[0] != '"' {
 		return "", false
@@ -284,7 +286,7 @@ func decodeString(raw []byte) (string, bool) {
 	if end != len(raw) {
 		return "", false
 	}
-	if !escaped {
+	if !escaped && utf8.Valid(raw) {
 		return string(raw[1 : len(raw)-1]), true
 	}
 	var s string

@@ -1,9 +1,6 @@
 package session
 
-import (
-	"encoding/json"
-	"strconv"
-)
+import "encoding/json"
 
 // Packed chunk rows (session-store.md §1.6): the original writer may store a
 // run of assistant/chunk delta events as one text-chunks, reasoning-chunks
@@ -144,6 +141,3 @@ func stringElements(raw []byte) ([][]byte, bool) {
 	})
 	return out, ok
 }
-
-// formatInt is strconv.FormatInt in base 10, for messages.
-func formatInt(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,6 +1,9 @@
 package session
 
-import "bytes"
+import (
+	"bytes"
+	"strconv"
+)
 
 // scanned is the valid stored prefix of a raw log (session-store.md §1.9).
 type scanned struct {
@@ -116,3 +119,6 @@ func hasTurnEnd(events []Event) bool {
 	}
 	return false
 }
+
+// formatInt is strconv.FormatInt in base 10, for messages.
+func formatInt(n int64) string { return strconv.FormatInt(n, 10) }
