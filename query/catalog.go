@@ -10,8 +10,11 @@ import (
 // Querier is the session query the catalog reader consumes. *Query
 // implements it; tests wrap it to inject failures.
 type Querier interface {
+	// TraceSession returns the lineage of id over the whole corpus.
 	TraceSession(ctx context.Context, id string) (*Trace, error)
+	// ListEvents returns every raw event of id with its surface class.
 	ListEvents(ctx context.Context, id string) ([]EventRecord, error)
+	// ReadEvent returns one event of a session with the session's header.
 	ReadEvent(ctx context.Context, req ReadRequest) (*Window, error)
 }
 
