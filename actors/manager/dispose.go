@@ -13,18 +13,14 @@ import (
 // checkSettled opens the disposal of a settled Activation (idle, owning no
 // child, no accepted id unclaimed) unless a disposal is open already or a
 // critical section of the child holds its lock (the lock's release checks
-// again). A failure of that disposal is logged, never returned.
+// again). A failure of that disposal is logged (before its end edge), never
+// returned.
 func (m *Manager) checkSettled(a *activation) {
 	if a.disposal != nil || m.locked(a.childID) || a.residency() != settled {
 		return
 	}
-	d := m.dispose(a)
-	go func() {
-		<-d.done
-		if d.err != nil {
-			m.logger.Warn(fmt.Sprintf("subagent %q activation teardown failed: %s", a.childID, chain(d.err)))
-		}
-	}()
+	m.dispose(a)
+	a.settling = true
 }
 
 // messageLeft clears an accepted id once its message was dequeued into a
@@ -80,7 +76,9 @@ func (m *Manager) dispose(a *activation) *disposal {
 // whose stop is now the manager's own doing.
 func (m *Manager) openDisposal(a *activation) *disposal {
 	a.disposal = &disposal{done: make(chan struct{})}
-	m.self.Unwatch(a.handle.Activation().PID())
+	if a.failure == nil { // a stopped actor has no watchers left
+		m.self.Unwatch(a.handle.Activation().PID())
+	}
 	return a.disposal
 }
 
@@ -142,6 +140,9 @@ func (m *Manager) release(a *activation, d *disposal, failure error, epoch Epoch
 	m.forget(a)
 	m.releaseOwnership(a)
 	d.err = failure
+	if failure != nil && a.settling {
+		m.logger.Warn(fmt.Sprintf("subagent %q activation teardown failed: %s", a.childID, chain(failure)))
+	}
 	end := RunEndInfo{RunInfo: a.run, StopReason: epoch.StopReason, LastAssistantMessage: epoch.Output}
 	if failure != nil {
 		end.StopReason, end.LastAssistantMessage = agent.Error, nil

@@ -1,11 +1,11 @@
 package manager
 
 import (
-	"fmt"
-	"github.com/asynkron/protoactor-go/actor"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"github.com/asynkron/protoactor-go/actor"
 	"log/slog"
 	"strings"
 	"sync"

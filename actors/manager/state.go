@@ -43,6 +43,7 @@ type activation struct {
 	run      RunInfo
 	boundary int   // the epoch's first own event, taken at subagent/start
 	failure  error // set when the child's actor stopped on its own
+	settling bool  // the disposal was opened by settlement: log its failure
 	edge     *edge
 }
 

@@ -1,0 +1,74 @@
+// Package manager is the continuation manager of continuable subagents:
+// one protoactor actor that serializes every decision about them —
+// admission, materialization, cold resume, routing by residency, the
+// ownership graph, settlement, the child-first disposal transaction and the
+// drains — and is never blocked by I/O. Provider preparation, session
+// creation, cold-resume reads, flushes and waits run on other goroutines and
+// post their result back to the actor as a new message; nothing inside the
+// actor waits on another actor. The public subagent.Service wraps it.
+//
+// # Operations
+//
+// StartContinuable follows the seed's order (seed-era.md §2.6.2) and
+// returns {ChildID, MessageID} at inbox acceptance. Followup routes by
+// residency only: running queues behind the open turn, waiting wakes the
+// same agent, absent cold-resumes a new epoch from the log through the
+// store's repairing Load. Authority is the exact live direct parent
+// (parent.Registry.IsLive on the caller's Handle, and the child's durable
+// header naming its id), checked before rebuilding and again in the final
+// admission step, which has no wait in it. The caller's context governs
+// lookup, rebuild and admission only: every operation waits for the
+// actor's verdict, and the actor reaches a cancelled context at its next
+// checkpoint (a queued wait for a child's serialization is abandoned at
+// once).
+//
+// DrainContinuableDescendants is the scoped drain (seed-era.md §2.6.8);
+// Close is the manager-wide drain, registered with Runtime.BeforeClose so
+// it runs first when the runtime closes.
+//
+// # Residency and settlement
+//
+// Residency is derived, never stored: running (a turn open, or accepted
+// message ids not yet dequeued or discarded), waiting (idle, owning
+// undisposed children), settled (idle, owning none). The manager learns
+// about changes from the agent event bus (inbox dequeue/discard and idle
+// status of its children) and from ownership releases; a settled
+// Activation's disposal is opened as soon as no critical section of that
+// child holds its serialization.
+//
+// # The disposal transaction
+//
+// Exactly seed-era.md §2.6.7: the admission cut-off is set and the whole
+// subtree is cancelled top-down in one step; then, off the actor, owned
+// children are awaited (handles released child-first), quiescence, the
+// required durability checkpoint (only true confirms; false or an error is
+// DURABILITY_FAILED), the epoch captured while the child is still
+// registered, the handle disposed; back in the actor the Activation is
+// removed and its ownership released even on failure, and subagent/end is
+// emitted. The first failure wins.
+//
+// # Supervision
+//
+// The manager watches every Activation's actor; an actor that stops without
+// the manager disposing it (the actors' guardian stops, never restarts, a
+// failed agent actor) fails its epoch and is torn down like any other, so
+// no Activation restarts silently. Drains never rely on protoactor's Stop
+// or Poison to empty an inbox: they cancel and discard explicitly.
+//
+// # Lifecycle edges
+//
+// Observer.Started and Observer.Ended run on one lifecycle goroutine, in
+// order, off the actor: a start always precedes its end, and a child's end
+// precedes its parent's. Observers and agent-bus listeners must not block
+// on the manager (start a goroutine to call it).
+//
+// # Deliberate choices where the seeds leave room
+//
+// A scoped drain's cut-off covers the root, the targets and their live
+// lineage below the root, never agents above the root (seed-era keeps
+// those too, subagent-runtime.md §9.11). A malformed descriptor on cold
+// resume is returned unwrapped (matching descriptor.ErrCorrupt), as the
+// seed does. A turn ending with refusal maps to the refusal stop reason.
+// An id that is live but has no Activation is NOT_RESUMABLE without
+// touching its log.
+package manager

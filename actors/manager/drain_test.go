@@ -1,0 +1,253 @@
+package manager
+
+import (
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
+)
+
+func (f *fixture) drain(roots ...*parent.Handle) error {
+	return f.m.DrainContinuableDescendants(bg, roots)
+}
+
+// abortedBy is the cancel cause recorded in the last turn/end of id's log.
+func (f *fixture) lastTurnEnd(id string) string {
+	events := f.events(id)
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type == "turn/end" {
+			return string(events[i].Data)
+		}
+	}
+	return ""
+}
+
+// §3.2 #28 / race table "unrelated forests unaffected by a scoped drain".
+func TestScopedDrainLeavesASiblingForestRunning(t *testing.T) {
+	f := newFixture(t)
+	sibling := f.startTopLevel("sibling")
+	target := f.start(f.parent, "wait t")
+	grandchild := f.start(f.rt.Agent(target), "wait g")
+	other := f.start(sibling, "wait s")
+	f.gates.reached("g")
+
+	first := f.m.beginScopedDrain([]*parent.Handle{f.parent})
+	second := f.m.beginScopedDrain([]*parent.Handle{f.parent})
+	require.NoError(t, <-first)
+	require.NoError(t, <-second, "converging drains both resolve")
+	require.False(t, f.live(target))
+	require.False(t, f.live(grandchild))
+	require.Contains(t, f.lastTurnEnd(target), `"kind":"parent"`)
+	require.Contains(t, f.lastTurnEnd(grandchild), `"kind":"parent"`)
+	edges, _, _ := f.rec.snapshot()
+	require.Less(t, slices.Index(edges, "end "+grandchild), slices.Index(edges, "end "+target))
+
+	require.True(t, f.live(other), "the sibling forest stays resident")
+	f.followup(sibling, other, "still here")
+	_, err := f.m.StartContinuable(bg, f.spec(sibling, "new"))
+	require.NoError(t, err)
+
+	_, err = f.m.StartContinuable(bg, f.spec(f.parent, "x"))
+	require.ErrorIs(t, err, ErrDraining)
+	require.EqualError(t, err, `continuable subagents below parent "parent" are draining; the operation was not admitted`)
+	_, err = f.m.Followup(bg, f.parent, target, agent.Text("x"), agent.Source{Kind: "user"})
+	require.ErrorIs(t, err, ErrDraining, "the cut-off outlives the drain")
+	f.gates.open("s")
+}
+
+// The cut-off ends when its exact root leaves the registry.
+func TestScopedCutOffEndsWhenTheRootIsDisposed(t *testing.T) {
+	f := newFixture(t)
+	require.NoError(t, f.drain(f.parent))
+	_, err := f.m.StartContinuable(bg, f.spec(f.parent, "x"))
+	require.ErrorIs(t, err, ErrDraining)
+	require.NoError(t, f.parent.Dispose(bg))
+	revived, err := f.rt.ResumeAgent(bg, "parent", parent.Spec{})
+	require.NoError(t, err)
+	f.inActor(func() {})
+	_, err = f.m.StartContinuable(bg, f.spec(revived, "x"))
+	require.NoError(t, err)
+}
+
+// §3.2 #29: a continuable root keeps running; only its descendants go.
+func TestScopedDrainRetainsAContinuableRoot(t *testing.T) {
+	f := newFixture(t)
+	child := f.start(f.parent, "wait c")
+	childAgent := f.rt.Agent(child)
+	grandchild := f.start(childAgent, "wait g")
+	f.gates.reached("g")
+	require.NoError(t, f.drain(childAgent))
+	require.False(t, f.live(grandchild))
+	require.Same(t, childAgent, f.rt.Agent(child))
+	_, err := f.m.StartContinuable(bg, f.spec(childAgent, "x"))
+	require.ErrorIs(t, err, ErrDraining)
+	f.gates.open("c")
+}
+
+// §3.2 #30: descendants are found by the ancestry captured at
+// materialization, after an intermediate agent left the registry.
+func TestScopedDrainFindsDescendantsBelowADepartedIntermediate(t *testing.T) {
+	f := newFixture(t)
+	oneShot, err := f.rt.StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: "one-shot", ParentSession: "parent"}})
+	require.NoError(t, err)
+	descendant := f.start(oneShot, "wait d")
+	f.gates.reached("d")
+	require.NoError(t, oneShot.Dispose(bg))
+	require.NoError(t, f.drain(f.parent))
+	require.False(t, f.live(descendant))
+	require.Contains(t, f.lastTurnEnd(descendant), `"kind":"parent"`)
+}
+
+// §3.2 #31 and #36 / race table "drain during materialization": the drain
+// waits for the admitted materialization, which rolls back with DRAINING.
+func TestScopedDrainAwaitsAnAdmittedMaterialization(t *testing.T) {
+	f := newFixture(t)
+	hold := make(chan struct{})
+	created := make(chan string, 1)
+	var order []string
+	var mu sync.Mutex
+	note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+	f.rt.Subscribe(func(e parent.Event) {
+		switch {
+		case e.Type == parent.EventCreated && e.AgentID != "parent":
+			created <- e.AgentID
+			<-hold
+		case e.Type == parent.EventDisposed:
+			note("disposed")
+		}
+	})
+	started := make(chan error, 1)
+	go func() {
+		_, err := f.m.StartContinuable(bg, f.spec(f.parent, "x"))
+		started <- err
+	}()
+	child := <-created
+	drained := f.m.beginScopedDrain([]*parent.Handle{f.parent})
+	f.inActor(func() {})
+	select {
+	case <-drained:
+		t.Fatal("the drain resolved before the materialization settled")
+	default:
+	}
+	close(hold)
+	require.NoError(t, <-drained)
+	note("drain")
+	require.ErrorIs(t, <-started, ErrDraining)
+	mu.Lock()
+	require.Equal(t, []string{"disposed", "drain"}, order)
+	mu.Unlock()
+	require.False(t, f.live(child))
+}
+
+// §3.2 #32: a stale root is ignored and does not close its id's live agent.
+func TestScopedDrainIgnoresAStaleRoot(t *testing.T) {
+	f := newFixture(t)
+	stale := f.startTopLevel("twin")
+	require.NoError(t, stale.Dispose(bg))
+	live, err := f.rt.ResumeAgent(bg, "twin", parent.Spec{})
+	require.NoError(t, err)
+	require.NoError(t, f.drain(stale))
+	_, err = f.m.StartContinuable(bg, f.spec(live, "x"))
+	require.NoError(t, err)
+}
+
+// §3.2 #35 / race table "drain after materialization, before the prompt":
+// the start rejects DRAINING, nothing reaches the inbox, no child is left.
+func TestDrainInsideSubagentStartRejectsTheInitialPrompt(t *testing.T) {
+	f := newFixture(t)
+	var enqueued int
+	var mu sync.Mutex
+	f.rt.Subscribe(func(e parent.Event) {
+		if e.Type == parent.EventEnqueue {
+			mu.Lock()
+			enqueued++
+			mu.Unlock()
+		}
+	})
+	var drained <-chan error
+	f.rec.setOnStart(func(RunInfo) error {
+		drained = f.m.beginScopedDrain([]*parent.Handle{f.parent})
+		return nil
+	})
+	_, err := f.m.StartContinuable(bg, f.spec(f.parent, "x"))
+	require.ErrorIs(t, err, ErrDraining)
+	require.NoError(t, <-drained)
+	require.Equal(t, []*parent.Handle{f.parent}, f.rt.Registry().List())
+	mu.Lock()
+	require.Zero(t, enqueued)
+	mu.Unlock()
+	edges, _, _ := f.rec.snapshot()
+	require.Len(t, edges, 2, "start and its paired end")
+}
+
+// §3.2 #37, #38, #48 / race table "follow-up admitted then drain": the
+// follow-up resolves, is discarded by the teardown cancel, never logged,
+// never replayed.
+func TestAFollowupAdmittedBeforeADrainIsDiscardedNotReplayed(t *testing.T) {
+	f := newFixture(t)
+	child := f.start(f.parent, "wait g")
+	f.gates.reached("g")
+	var mu sync.Mutex
+	var order []string
+	f.rt.Subscribe(func(e parent.Event) {
+		if e.AgentID == child && (e.Type == parent.EventEnqueue || e.Type == parent.EventDiscard) {
+			mu.Lock()
+			order = append(order, e.Type+" "+e.MessageID)
+			mu.Unlock()
+		}
+	})
+	id := f.followup(f.parent, child, "discarded")
+	require.NoError(t, f.drain(f.parent))
+	mu.Lock()
+	require.Equal(t, []string{parent.EventEnqueue + " " + id, parent.EventDiscard + " " + id}, order)
+	mu.Unlock()
+	require.False(t, f.live(child))
+	require.Equal(t, []string{"wait g"}, f.userTexts(child))
+	require.NoError(t, f.parent.Dispose(bg)) // end the cut-off
+	revived, err := f.rt.ResumeAgent(bg, "parent", parent.Spec{})
+	require.NoError(t, err)
+	f.inActor(func() {})
+	f.followup(revived, child, "later")
+	f.settled(child, 2)
+	require.Equal(t, []string{"wait g", "later"}, f.userTexts(child), "no replay")
+}
+
+// §3.2 #39 / race table "parent replaced during cold resume": the final
+// admission rechecks exact liveness; the message is never logged.
+func TestColdResumeRechecksTheExactParent(t *testing.T) {
+	f := newFixture(t)
+	child := f.start(f.parent, "child task")
+	f.settled(child, 1)
+	var replaced sync.Once
+	f.rt.Subscribe(func(e parent.Event) {
+		if e.Type == parent.EventCreated && e.AgentID == child {
+			replaced.Do(func() {
+				require.NoError(t, f.parent.Dispose(bg))
+				_, err := f.rt.ResumeAgent(bg, "parent", parent.Spec{})
+				require.NoError(t, err)
+			})
+		}
+	})
+	_, err := f.m.Followup(bg, f.parent, child, agent.Text("never logged"), agent.Source{Kind: "user"})
+	require.ErrorIs(t, err, ErrUnauthorized)
+	require.EqualError(t, err, `subagent "`+child+`" delivery requires the exact live parent agent`)
+	require.False(t, f.live(child))
+	require.Equal(t, []string{"child task"}, f.userTexts(child))
+}
+
+// Race table "top-level parent disposed while a fresh child materializes".
+func TestAParentDisposedDuringMaterializationIsUnauthorized(t *testing.T) {
+	f := newFixture(t)
+	f.rt.Subscribe(func(e parent.Event) {
+		if e.Type == parent.EventCreated && e.AgentID != "parent" {
+			require.NoError(t, f.parent.Dispose(bg))
+		}
+	})
+	_, err := f.m.StartContinuable(bg, f.spec(f.parent, "x"))
+	require.ErrorIs(t, err, ErrUnauthorized)
+	require.Zero(t, f.rt.Registry().Len())
+}

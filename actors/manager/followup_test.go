@@ -1,0 +1,254 @@
+package manager
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
+)
+
+// §3.2 #15: follow-ups to a running child queue in its one FIFO inbox.
+func TestFollowupQueuesBehindTheOpenTurn(t *testing.T) {
+	f := newFixture(t)
+	child := f.start(f.parent, "wait g")
+	f.gates.reached("g")
+	agentBefore := f.rt.Agent(child)
+	first := f.followup(f.parent, child, "first follow-up")
+	second := f.followup(f.parent, child, "second follow-up")
+	require.NotEqual(t, first, second)
+	require.Same(t, agentBefore, f.rt.Agent(child))
+	f.gates.open("g")
+	f.settled(child, 1)
+	require.Equal(t, []string{"wait g", "first follow-up", "second follow-up"}, f.userTexts(child))
+}
+
+// §3.2 #16: a settled child cold-resumes into a new Activation.
+func TestFollowupColdResumesASettledChild(t *testing.T) {
+	f := newFixture(t)
+	child := f.start(f.parent, "child task")
+	f.settled(child, 1)
+	require.False(t, f.live(child))
+	f.followup(f.parent, child, "continue please")
+	f.settled(child, 2)
+	require.Equal(t, []string{"child task", "continue please"}, f.userTexts(child))
+	require.Equal(t, 1, f.count(child, descriptor.EventType))
+}
+
+// §3.2 #17 and #53: both epochs report the descriptor's provider even
+// after it can no longer be prepared; starts and ends pair by run id.
+func TestColdResumeDoesNotNeedTheProvider(t *testing.T) {
+	retired := false
+	f := newFixture(t, withPrepare(func(ctx context.Context, provider string, req PrepareRequest) ([]session.Event, error) {
+		if retired {
+			return nil, NoProvider(provider)
+		}
+		return nil, nil
+	}))
+	spec := f.spec(f.parent, "child task")
+	spec.Provider = "retired"
+	s, err := f.m.StartContinuable(bg, spec)
+	require.NoError(t, err)
+	f.settled(s.ChildID, 1)
+	retired = true
+	f.followup(f.parent, s.ChildID, "after retirement")
+	f.settled(s.ChildID, 2)
+	_, starts, ends := f.rec.snapshot()
+	require.Len(t, starts, 2)
+	for i := range starts {
+		require.Equal(t, s.ChildID, starts[i].ID)
+		require.Equal(t, "retired", starts[i].Provider)
+		require.True(t, starts[i].Local)
+		require.Equal(t, starts[i].RunID, ends[i].RunID)
+		require.Equal(t, starts[i].Provider, ends[i].Provider)
+	}
+	require.NotEqual(t, starts[0].RunID, starts[1].RunID)
+	require.Equal(t, []string{"child task", "after retirement"}, f.userTexts(s.ChildID))
+}
+
+// §3.2 #18: a waiting child (idle, owning a live grandchild) is woken, not
+// rebuilt. §3.2 #23: it stays until its grandchild was disposed.
+func TestFollowupWakesAWaitingActivation(t *testing.T) {
+	f := newFixture(t)
+	child := f.start(f.parent, "wait c")
+	childAgent := f.rt.Agent(child)
+	grandchild := f.start(childAgent, "wait g")
+	f.gates.reached("g")
+	f.gates.open("c")
+	require.NoError(t, childAgent.WhenIdle(bg))
+	f.inActor(func() {})
+	require.Same(t, childAgent, f.rt.Agent(child))
+	f.followup(f.parent, child, "while waiting")
+	require.NoError(t, childAgent.WhenIdle(bg))
+	f.inActor(func() {})
+	require.Same(t, childAgent, f.rt.Agent(child), "a waiting child stays resident")
+	f.gates.open("g")
+	f.settled(child, 1)
+	edges, _, _ := f.rec.snapshot()
+	require.Equal(t, []string{"start " + child, "start " + grandchild, "end " + grandchild, "end " + child}, edges)
+	require.Equal(t, []string{"wait c", "while waiting"}, f.userTexts(child))
+}
+
+// §3.2 #19 and #59: authority is the exact live direct parent.
+func TestFollowupRequiresTheExactDirectParent(t *testing.T) {
+	f := newFixture(t)
+	child := f.start(f.parent, "wait g")
+	stranger := f.startTopLevel("stranger")
+	_, err := f.m.Followup(bg, stranger, child, agent.Text("x"), agent.Source{Kind: "user"})
+	require.ErrorIs(t, err, ErrUnauthorized)
+	require.EqualError(t, err, `subagent "`+child+`" belongs to another parent session`)
+
+	stale := f.startTopLevel("twin")
+	require.NoError(t, stale.Dispose(bg))
+	_, err = f.rt.ResumeAgent(bg, "twin", parent.Spec{})
+	require.NoError(t, err)
+	_, err = f.m.Followup(bg, stale, child, agent.Text("x"), agent.Source{Kind: "user"})
+	require.ErrorIs(t, err, ErrUnauthorized)
+	require.EqualError(t, err, `subagent "`+child+`" delivery requires the exact live parent agent`)
+	f.gates.open("g")
+	f.settled(child, 1)
+	_, err = f.m.Followup(bg, stranger, child, agent.Text("x"), agent.Source{Kind: "user"})
+	require.ErrorContains(t, err, "belongs to another parent session", "checked before rebuilding")
+}
+
+// §3.2 #20: a log without a continuation descriptor cannot be resumed.
+func TestFollowupRejectsAChildWithoutADescriptor(t *testing.T) {
+	f := newFixture(t)
+	oneShot, err := f.rt.StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: "one-shot", ParentSession: "parent"}})
+	require.NoError(t, err)
+	require.NoError(t, oneShot.Dispose(bg))
+	_, err = f.m.Followup(bg, f.parent, "one-shot", agent.Text("x"), agent.Source{Kind: "user"})
+	require.ErrorIs(t, err, ErrNotResumable)
+	require.ErrorContains(t, err, "no supported continuation state")
+}
+
+// §3.2 #21
+func TestFollowupToAnUnknownIDIsNotResumable(t *testing.T) {
+	f := newFixture(t)
+	_, err := f.m.Followup(bg, f.parent, "nobody", agent.Text("x"), agent.Source{Kind: "user"})
+	require.ErrorIs(t, err, ErrNotResumable)
+	require.EqualError(t, err, `subagent "nobody" is unavailable`)
+	require.ErrorIs(t, err, session.ErrNotFound)
+}
+
+// §3.2 #22 / race table "follow-up vs final settlement": a follow-up sent
+// the moment the child goes idle is always delivered and logged, whether it
+// joined the closing epoch or cold-resumed a new one.
+func TestFollowupRacingFinalSettlementIsDelivered(t *testing.T) {
+	f := newFixture(t)
+	type result struct {
+		id  string
+		err error
+	}
+	results := make(chan result, 1)
+	dequeued := make(chan string, 4)
+	var once sync.Once
+	var created atomic.Value
+	f.rt.Subscribe(func(e parent.Event) {
+		if e.Type == parent.EventCreated && e.AgentID != "parent" {
+			created.CompareAndSwap(nil, e.AgentID)
+		}
+		if e.AgentID != created.Load() {
+			return
+		}
+		switch {
+		case e.Type == parent.EventDequeue:
+			dequeued <- e.MessageID
+		case e.Type == parent.EventStatus && e.Status == inbox.Idle:
+			once.Do(func() {
+				go func() {
+					id, err := f.m.Followup(bg, f.parent, e.AgentID, agent.Text("raced"), agent.Source{Kind: "user"})
+					results <- result{id, err}
+				}()
+			})
+		}
+	})
+	s, err := f.m.StartContinuable(bg, f.spec(f.parent, "child task"))
+	require.NoError(t, err)
+	r := <-results
+	require.NoError(t, r.err)
+	for id := range dequeued {
+		if id == r.id {
+			break
+		}
+	}
+	f.settled(s.ChildID, f.rec.countStarts(s.ChildID))
+	require.Equal(t, []string{"child task", "raced"}, f.userTexts(s.ChildID))
+}
+
+// §3.2 #42 and #56: a context done before admission delivers nothing.
+func TestFollowupWithADoneContextDeliversNothing(t *testing.T) {
+	f := newFixture(t)
+	child := f.start(f.parent, "wait g")
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	_, err := f.m.Followup(ctx, f.parent, child, agent.Text("cancelled"), agent.Source{Kind: "user"})
+	require.ErrorIs(t, err, context.Canceled)
+	f.gates.open("g")
+	f.settled(child, 1)
+	_, err = f.m.Followup(ctx, f.parent, child, agent.Text("cancelled"), agent.Source{Kind: "user"})
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, []string{"wait g"}, f.userTexts(child))
+}
+
+// §3.2 #57: cancelling after acceptance neither cancels the turn nor
+// disposes the child.
+func TestFollowupContextEndingAfterAcceptanceChangesNothing(t *testing.T) {
+	f := newFixture(t)
+	child := f.start(f.parent, "child task")
+	f.settled(child, 1)
+	ctx, cancel := context.WithCancel(bg)
+	_, err := f.m.Followup(ctx, f.parent, child, agent.Text("survives"), agent.Source{Kind: "user"})
+	require.NoError(t, err)
+	cancel()
+	end := f.settled(child, 2)
+	require.Equal(t, agent.Completed, end.StopReason)
+	require.Equal(t, []string{"child task", "survives"}, f.userTexts(child))
+}
+
+// §3.2 #58: a live agent without an Activation is the registry's: the
+// follow-up fails typed and the agent stays.
+func TestFollowupAtTheRegistryCollisionBoundary(t *testing.T) {
+	f := newFixture(t)
+	child := f.start(f.parent, "wait g")
+	agentBefore := f.rt.Agent(child)
+	f.inActor(func() {
+		a := f.m.st.activations[child]
+		a.disposal = &disposal{done: make(chan struct{})} // keep the settlement path away
+		f.m.forget(a)
+	})
+	_, err := f.m.Followup(bg, f.parent, child, agent.Text("x"), agent.Source{Kind: "user"})
+	require.ErrorIs(t, err, ErrNotResumable)
+	require.Same(t, agentBefore, f.rt.Agent(child))
+	f.gates.open("g")
+	require.NoError(t, agentBefore.Dispose(bg))
+}
+
+// §3.2 #40: a follow-up the inbox refuses leaves no accepted id.
+func TestRefusedDeliveryClearsTheAcceptedReservation(t *testing.T) {
+	f := newFixture(t)
+	child := f.start(f.parent, "wait g")
+	a := f.activation(child)
+	f.inActor(func() {
+		a.owned["pin"] = true // keep it from settling while its inbox is closed
+		a.handle.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
+	})
+	closed := make(chan error, 1)
+	go func() { closed <- a.handle.Activation().Dispose(bg) }()
+	require.NoError(t, <-closed)
+	var err error
+	f.inActor(func() { _, err = f.m.submitAdmitted(bg, a, agent.Text("x"), agent.Source{Kind: "user"}, f.parent) })
+	require.Error(t, err)
+	f.inActor(func() {
+		require.Empty(t, a.accepted)
+		delete(a.owned, "pin")
+		f.m.checkSettled(a)
+	})
+	f.settled(child, 1)
+}

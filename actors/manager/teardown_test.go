@@ -1,0 +1,270 @@
+package manager
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
+)
+
+// childCheckpoint applies fn to every session but the top-level ones'.
+func childCheckpoint(fn CheckpointFunc, sessions func() *session.Sessions) CheckpointFunc {
+	return func(ctx context.Context, live *session.Live) (bool, error) {
+		if live.Header().ParentSession == "" {
+			return sessions().Flush(ctx, live)
+		}
+		return fn(ctx, live)
+	}
+}
+
+// §3.2 #25 / race table "flush false": DURABILITY_FAILED, ownership still
+// released, the end edge says error with no message, and a warning is
+// logged.
+func TestUnconfirmedDurabilityStillReleasesTheActivation(t *testing.T) {
+	var f *fixture
+	f = newFixture(t, withCheckpoint(childCheckpoint(func(context.Context, *session.Live) (bool, error) {
+		return false, nil
+	}, func() *session.Sessions { return f.rt.Sessions() })))
+	child := f.start(f.parent, "wait c")
+	grandchild := f.start(f.rt.Agent(child), "hi")
+	end := f.settled(grandchild, 1)
+	require.Equal(t, agent.Error, end.StopReason)
+	require.Nil(t, end.LastAssistantMessage)
+	require.False(t, f.live(grandchild))
+	f.gates.open("c")
+	f.settled(child, 1) // not pinned in waiting by the failed grandchild
+	require.False(t, f.live(child))
+	require.Contains(t, f.logs.String(), "required durability checkpoint has no registered listener")
+	require.Contains(t, f.logs.String(), "activation teardown failed")
+}
+
+// §3.2 #26 / race table "flush error": a failing store makes the final
+// checkpoint fail with DURABILITY_FAILED; the child is still released.
+func TestFailedDurabilityCheckpointStillReleasesTheActivation(t *testing.T) {
+	f := newFixture(t)
+	child := f.start(f.parent, "wait g")
+	f.gates.reached("g")
+	f.store.fail(child)
+	f.gates.open("g")
+	end := f.settled(child, 1)
+	require.Equal(t, agent.Error, end.StopReason)
+	require.False(t, f.live(child))
+	require.Contains(t, f.logs.String(), "durability checkpoint failed")
+	require.Contains(t, f.logs.String(), "disk full")
+}
+
+// §3.2 #47: the running turn is cancelled before the final checkpoint.
+func TestCancelPrecedesTheFinalCheckpoint(t *testing.T) {
+	var f *fixture
+	var mu sync.Mutex
+	var turnClosedAtFlush []bool
+	f = newFixture(t, withCheckpoint(childCheckpoint(func(ctx context.Context, live *session.Live) (bool, error) {
+		events := live.Events()
+		mu.Lock()
+		turnClosedAtFlush = append(turnClosedAtFlush, events[len(events)-1].Type == "turn/end")
+		mu.Unlock()
+		return f.rt.Sessions().Flush(ctx, live)
+	}, func() *session.Sessions { return f.rt.Sessions() })))
+	child := f.start(f.parent, "wait g")
+	f.gates.reached("g")
+	require.NoError(t, f.m.Close(bg))
+	end := f.settled(child, 1)
+	require.Equal(t, agent.Aborted, end.StopReason)
+	mu.Lock()
+	require.Equal(t, []bool{true}, turnClosedAtFlush)
+	mu.Unlock()
+}
+
+// §3.2 #27 and #64: unloading the manager disposes every forest
+// child-first; the sessions stay loadable.
+func TestCloseDisposesEveryForestChildFirst(t *testing.T) {
+	f := newFixture(t)
+	var mu sync.Mutex
+	var disposed []string
+	f.rt.Subscribe(func(e parent.Event) {
+		if e.Type == parent.EventDisposed {
+			mu.Lock()
+			disposed = append(disposed, e.AgentID)
+			mu.Unlock()
+		}
+	})
+	child := f.start(f.parent, "wait c")
+	grandchild := f.start(f.rt.Agent(child), "wait g")
+	f.gates.reached("g")
+	require.NoError(t, f.m.Close(bg))
+	require.False(t, f.live(child))
+	require.False(t, f.live(grandchild))
+	mu.Lock()
+	require.Equal(t, []string{grandchild, child}, disposed)
+	mu.Unlock()
+	edges, _, _ := f.rec.snapshot()
+	require.Equal(t, []string{"start " + child, "start " + grandchild, "end " + grandchild, "end " + child}, edges)
+	log, err := f.store.Load(bg, child)
+	require.NoError(t, err)
+	require.Equal(t, child, log.Header.ID)
+}
+
+// §3.2 #34 and #60: after the manager-wide drain began nothing is admitted.
+func TestNothingIsAdmittedOnceTheManagerDrains(t *testing.T) {
+	f := newFixture(t)
+	child := f.start(f.parent, "wait c")
+	childAgent := f.rt.Agent(child)
+	f.inActor(func() { f.m.st.draining = true })
+	_, err := f.m.StartContinuable(bg, f.spec(childAgent, "grandchild"))
+	require.ErrorIs(t, err, ErrDraining)
+	require.EqualError(t, err, "continuable subagents are draining; the operation was not admitted")
+	_, err = f.m.Followup(bg, f.parent, child, agent.Text("x"), agent.Source{Kind: "user"})
+	require.ErrorIs(t, err, ErrDraining)
+	require.NoError(t, f.m.Close(bg))
+	_, err = f.m.StartContinuable(bg, f.spec(f.parent, "after close"))
+	require.ErrorIs(t, err, ErrDraining)
+}
+
+// §3.2 #45 and #33: a handle-disposal failure fails the drain, is reported
+// on the terminal edge, and the branch is still released.
+func TestHandleDisposalFailureIsReportedAndReleased(t *testing.T) {
+	f := newFixture(t, withCheckpoint(func(context.Context, *session.Live) (bool, error) { return true, nil }))
+	child := f.start(f.parent, "wait g")
+	f.gates.reached("g")
+	f.store.fail(child)
+	err := f.m.DrainContinuableDescendants(bg, []*parent.Handle{f.parent})
+	require.ErrorIs(t, err, ErrActivationTeardownFailed)
+	require.ErrorContains(t, err, "continuable subagent teardown failed for 1 scoped activation(s)")
+	require.ErrorContains(t, err, "activation handle disposal failed")
+	require.False(t, f.live(child))
+	require.Equal(t, agent.Error, f.settled(child, 1).StopReason)
+}
+
+// §3.2 #61: a failing grandchild fails the drain after every branch
+// settled, without pinning its parent.
+func TestAFailingBranchDoesNotPinTheRest(t *testing.T) {
+	f := newFixture(t, withCheckpoint(func(context.Context, *session.Live) (bool, error) { return true, nil }))
+	child := f.start(f.parent, "wait c")
+	grandchild := f.start(f.rt.Agent(child), "wait g")
+	f.gates.reached("g")
+	f.store.fail(grandchild)
+	err := f.m.Close(bg)
+	require.ErrorIs(t, err, ErrActivationTeardownFailed)
+	require.ErrorContains(t, err, `subagent "`+child+`" child teardown failed`)
+	require.False(t, f.live(child))
+	require.False(t, f.live(grandchild))
+	_, err = f.store.Load(bg, child)
+	require.NoError(t, err)
+}
+
+// §3.2 #62 / race table "parent Activation closing while its child
+// materializes": ACTIVATION_CLOSING after the handle transfer, rolled back.
+func TestAClosingParentCannotTakeAChild(t *testing.T) {
+	f := newFixture(t)
+	child := f.start(f.parent, "wait c")
+	childAgent := f.rt.Agent(child)
+	f.inActor(func() {
+		f.m.st.activations[child].disposal = &disposal{done: make(chan struct{})}
+	})
+	_, err := f.m.StartContinuable(bg, f.spec(childAgent, "grandchild"))
+	require.ErrorIs(t, err, ErrActivationClosing)
+	require.EqualError(t, err, `subagent parent "`+child+`" is being disposed; the child was not established`)
+	require.Equal(t, 2, f.rt.Registry().Len())
+	edges, _, _ := f.rec.snapshot()
+	require.Equal(t, []string{"start " + child}, edges)
+	f.inActor(func() { f.m.st.activations[child].disposal = nil })
+	f.gates.open("c")
+	f.settled(child, 1)
+}
+
+// §3.2 #41 and #43: each epoch reports its own stop reason and output.
+func TestEachEpochReportsItsOwnReasonAndOutput(t *testing.T) {
+	f := newFixture(t)
+	child := f.start(f.parent, "first")
+	first := f.settled(child, 1)
+	require.Equal(t, agent.Completed, first.StopReason)
+	require.Equal(t, agent.Text("answer: first"), first.LastAssistantMessage)
+	f.followup(f.parent, child, "max-tokens")
+	second := f.settled(child, 2)
+	require.Equal(t, agent.MaxTokens, second.StopReason)
+	require.Equal(t, agent.Text("partial"), second.LastAssistantMessage)
+	f.followup(f.parent, child, "silent")
+	third := f.settled(child, 3)
+	require.Equal(t, agent.Completed, third.StopReason)
+	require.Nil(t, third.LastAssistantMessage, "no message of its own, none of an earlier epoch")
+}
+
+// §3.2 #44, #49, #51: a delivery discarded inside its own admission window
+// opens no turn; the epoch settles by itself and reports completed.
+func TestADeliveryDiscardedInItsAdmissionWindowSettles(t *testing.T) {
+	f := newFixture(t)
+	f.rt.Subscribe(func(e parent.Event) {
+		if e.Type == parent.EventEnqueue && e.AgentID != "parent" {
+			if h := f.rt.Agent(e.AgentID); h != nil {
+				h.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
+			}
+		}
+	})
+	s, err := f.m.StartContinuable(bg, f.spec(f.parent, "doomed"))
+	require.NoError(t, err)
+	end := f.settled(s.ChildID, 1)
+	require.Equal(t, agent.Completed, end.StopReason)
+	require.Nil(t, end.LastAssistantMessage)
+	require.Empty(t, f.userTexts(s.ChildID))
+}
+
+// §3.2 #50: older accepted ids discarded during a later admission window
+// are released too.
+func TestOlderIDsDiscardedInALaterAdmissionWindowAreReleased(t *testing.T) {
+	f := newFixture(t)
+	child := f.start(f.parent, "wait g")
+	f.gates.reached("g")
+	f.followup(f.parent, child, "older")
+	require.Len(t, f.activation(child).accepted, 1)
+	cancelOn := make(chan string, 1)
+	f.rt.Subscribe(func(e parent.Event) {
+		if e.Type == parent.EventEnqueue && e.AgentID == child {
+			select {
+			case id := <-cancelOn:
+				if id == e.AgentID {
+					f.rt.Agent(child).Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
+				}
+			default:
+			}
+		}
+	})
+	cancelOn <- child
+	f.followup(f.parent, child, "later")
+	f.settled(child, 1)
+	require.Equal(t, []string{"wait g"}, f.userTexts(child))
+}
+
+// §3.2 #52: an accepted message still in the inbox keeps the Activation.
+func TestAnAcceptedQueuedMessageKeepsTheActivation(t *testing.T) {
+	f := newFixture(t)
+	var mu sync.Mutex
+	var registeredAtEnqueue []bool
+	f.rt.Subscribe(func(e parent.Event) {
+		if e.Type == parent.EventEnqueue && e.AgentID != "parent" {
+			mu.Lock()
+			registeredAtEnqueue = append(registeredAtEnqueue, f.live(e.AgentID))
+			mu.Unlock()
+		}
+	})
+	child := f.start(f.parent, "wait g")
+	f.gates.reached("g")
+	f.followup(f.parent, child, "queued")
+	f.gates.open("g")
+	f.settled(child, 1)
+	mu.Lock()
+	require.NotContains(t, registeredAtEnqueue, false)
+	mu.Unlock()
+	texts := f.userTexts(child)
+	require.Contains(t, texts, "queued")
+	require.Equal(t, 1, f.rec.countStarts(child), "one epoch ran both")
+}
+
+func (r *recorder) countStarts(id string) int {
+	_, starts, _ := r.snapshot()
+	return len(slices.DeleteFunc(starts, func(s RunInfo) bool { return s.ID != id }))
+}
