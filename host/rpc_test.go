@@ -290,3 +290,42 @@ func TestPageIsServedWithAStrictPolicy(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/missing.js", nil))
 	require.Equal(t, http.StatusNotFound, rec.Code)
 }
+
+// FuzzDecodeEnvelope: any body either decodes to a call for the path or to
+// a bad-request that carries issues and an rpcId to echo; nothing panics.
+func FuzzDecodeEnvelope(f *testing.F) {
+	f.Add(`{"type":"client-request","rpcId":"r1","method":"subagent.list","payload":{"parentSessionId":"p"}}`)
+	f.Add(`{"type":"client-request","rpcId":3,"method":"x"}`)
+	f.Add(`[1,2]`)
+	f.Fuzz(func(t *testing.T, body string) {
+		c, bad := decodeEnvelope([]byte(body), "subagent.list")
+		if bad == nil {
+			require.Equal(t, "subagent.list", c.method)
+			return
+		}
+		require.Equal(t, CodeBadRequest, bad.Code)
+		require.Contains(t, bad.Details, "issues")
+	})
+}
+
+// FuzzPromptPayload: the payload reader never panics and either yields a
+// complete address with text content or names at least one issue.
+func FuzzPromptPayload(f *testing.F) {
+	f.Add(`{"parentSessionId":"p","childSessionId":"c","content":[{"type":"text","text":"hi"}]}`)
+	f.Add(`{"parentSessionId":"","mode":"one-shot","content":[{"type":1}]}`)
+	f.Add(`null`)
+	f.Fuzz(func(t *testing.T, raw string) {
+		p := readPayload(json.RawMessage(raw))
+		parent, child := p.sessionID("parentSessionId"), p.sessionID("childSessionId")
+		p.mode(false)
+		content := p.content("content")
+		if len(p.issues) == 0 {
+			require.NotEmpty(t, parent)
+			require.NotEmpty(t, child)
+			require.NotEmpty(t, content)
+			for _, b := range content {
+				require.Equal(t, "text", b.Type)
+			}
+		}
+	})
+}
