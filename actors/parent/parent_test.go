@@ -367,6 +367,7 @@ func TestHandleDisposeIsBoundedByItsContext(t *testing.T) {
 		require.NoError(t, err)
 		_, err = h.Followup(bg, agent.Text("x"), agent.Source{Kind: "user"})
 		require.NoError(t, err)
+		synctest.Wait() // the turn has started
 		ctx, cancel := context.WithTimeout(bg, time.Minute)
 		defer cancel()
 		require.ErrorIs(t, h.Dispose(ctx), context.DeadlineExceeded)
