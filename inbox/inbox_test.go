@@ -277,14 +277,12 @@ func TestObserverMayCallBackIntoTheInbox(t *testing.T) {
 
 func TestEmitJoinsTheOrderedEventStream(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b, r := newRecorded(false)
+		r := &recorder{}
+		b := New(Options{Observer: r.observe}) // no dispatcher: nothing is claimed
 		b.Emit(Event{Kind: "agent/created"})
 		post(t, b, "a")
 		b.Emit(Event{Kind: "agent/custom"})
 		require.Equal(t, []string{"created ", "inbox/enqueue a", "status running", "custom "}, r.eventLog())
-		synctest.Wait()
-		b.Close(agent.CancelCause{Kind: agent.CauseDisposed})
-		b.EndTurn()
 	})
 }
 
