@@ -82,7 +82,7 @@ func New(opts Options) (*Runtime, error) {
 	rt.system = actor.NewActorSystem(actor.WithLoggerFactory(activation.LoggerFactory(opts.Logger)))
 	dispatcher := opts.Dispatcher
 	if dispatcher == nil {
-		rt.pool = activation.NewPool(cmp(opts.Workers, runtime.GOMAXPROCS(0)), inbox.DefaultThroughput)
+		rt.pool = activation.NewPool(orDefault(opts.Workers, runtime.GOMAXPROCS(0)), inbox.DefaultThroughput)
 		dispatcher = rt.pool
 	}
 	rt.registry = parent.New(parent.Config{
@@ -92,7 +92,7 @@ func New(opts Options) (*Runtime, error) {
 	return rt, nil
 }
 
-func cmp(v, fallback int) int {
+func orDefault(v, fallback int) int {
 	if v > 0 {
 		return v
 	}
