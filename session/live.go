@@ -12,8 +12,9 @@ import (
 // memory, written behind to the registry's store by a flusher goroutine
 // that exists only while writes are pending.
 type Live struct {
-	s      *Sessions
-	header Header
+	s       *Sessions
+	header  Header
+	created uint64 // publication order in s, for Sessions.List
 
 	appendMu sync.Mutex // orders appends with their Appended notifications
 

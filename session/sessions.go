@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"slices"
@@ -41,7 +42,7 @@ type Sessions struct {
 	mu       sync.Mutex
 	live     map[string]*Live
 	reserved map[string]bool // ids being created or resumed
-	order    []*Live         // creation order
+	created  uint64          // creation counter; Live.created orders List
 
 	listenMu  sync.Mutex
 	listeners atomic.Pointer[[]listener]
@@ -161,8 +162,9 @@ func (s *Sessions) publish(l *Live) {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
 	s.mu.Lock()
+	s.created++
+	l.created = s.created
 	s.live[l.header.ID] = l
-	s.order = append(s.order, l)
 	s.mu.Unlock()
 	l.startFlusher()
 	s.notify(Change{Kind: Added, Header: l.Header()})
@@ -178,8 +180,13 @@ func (s *Sessions) Get(id string) *Live {
 // List returns the live sessions in creation order (a fresh slice).
 func (s *Sessions) List() []*Live {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.order)
+	list := make([]*Live, 0, len(s.live))
+	for _, l := range s.live {
+		list = append(list, l)
+	}
+	s.mu.Unlock()
+	slices.SortFunc(list, func(a, b *Live) int { return cmp.Compare(a.created, b.created) })
+	return list
 }
 
 // Flush blocks until every event appended to l so far is durable and
@@ -224,7 +231,6 @@ func (s *Sessions) Release(ctx context.Context, l *Live) error {
 	}
 	s.mu.Lock()
 	delete(s.live, l.header.ID)
-	s.order = slices.DeleteFunc(s.order, func(x *Live) bool { return x == l })
 	s.mu.Unlock()
 	s.notify(Change{Kind: Removed, Header: l.Header()})
 	return err

@@ -266,3 +266,17 @@ func TestAppendedNotificationsFollowSeqOrder(t *testing.T) {
 	}
 	require.Len(t, seqs, 400)
 }
+
+func TestListKeepsCreationOrderAcrossReleases(t *testing.T) {
+	ctx := context.Background()
+	reg := NewSessions(nil)
+	create := func(id string) *Live {
+		l, err := reg.Create(ctx, header(id), nil)
+		require.NoError(t, err)
+		return l
+	}
+	a, b, c := create("a"), create("b"), create("c")
+	require.NoError(t, reg.Release(ctx, b))
+	d := create("b") // the released id again, now the newest
+	require.Equal(t, []*Live{a, c, d}, reg.List())
+}
