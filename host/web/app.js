@@ -111,8 +111,8 @@ function openConversation(sessionId, address, { focus = false } = {}) {
   state.transcript?.close();
   state.current = { sessionId, address };
   localStorage.setItem(STORAGE_KEY, JSON.stringify({ sessionId, subagentAddress: address }));
-  const transcript = new Transcript(historyRoute(sessionId, address), () => {
-    if (state.transcript === transcript) view.renderTranscript(transcript);
+  const transcript = new Transcript(historyRoute(sessionId, address), (prepended) => {
+    if (state.transcript === transcript) view.renderTranscript(transcript, prepended);
   });
   state.transcript = transcript;
   view.showAlert(null);

@@ -83,15 +83,18 @@ export class ConversationView {
   }
 
   // renderTranscript redraws the messages, keeping the view pinned to the
-  // bottom when it was there.
-  renderTranscript(transcript) {
-    const pinned = this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight < 40;
+  // bottom when it was there, and the same messages in view when older ones
+  // were prepended.
+  renderTranscript(transcript, prepended = false) {
+    const fromBottom = this.scroller.scrollHeight - this.scroller.scrollTop;
+    const pinned = fromBottom - this.scroller.clientHeight < 40;
     const items = transcript ? transcript.events.map(renderEvent).filter(Boolean) : [];
     this.list.replaceChildren(...items);
     this.older.hidden = !transcript?.hasMore;
     this.empty.hidden = !transcript?.loaded || items.length > 0;
     this.empty.textContent = transcript?.error ? `${transcript.error.message} (${transcript.error.code})` : t('transcript.empty');
-    if (pinned) this.scroller.scrollTop = this.scroller.scrollHeight;
+    if (prepended) this.scroller.scrollTop = this.scroller.scrollHeight - fromBottom;
+    else if (pinned) this.scroller.scrollTop = this.scroller.scrollHeight;
   }
 
   focusHeading() {

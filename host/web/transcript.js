@@ -7,7 +7,8 @@ export const PAGE_MESSAGES = 50;
 
 export class Transcript {
   // history(beforeSeq?) resolves to a history RPC result for this
-  // conversation; onChange() is called after every visible change.
+  // conversation; onChange(prepended) is called after every visible change
+  // (prepended: older events were added before the held ones).
   constructor(history, onChange) {
     this.history = history;
     this.onChange = onChange;
@@ -81,7 +82,7 @@ export class Transcript {
       this.events = continuous ? older.concat(this.events) : this.events;
       this.hasMore = continuous && result.value.hasMore;
     }
-    this.onChange();
+    this.onChange(true);
   }
 
   // accept takes one live event of this session.
