@@ -30,7 +30,22 @@ func (r *receiver) Receive(c actor.Context) {
 }
 
 // post queues fn to run inside the actor, after everything posted before.
-func (m *Manager) post(fn func()) { m.system.Root.Send(m.pid, task(fn)) }
+// After the actor stopped, fn is dropped (only late bus events can be).
+func (m *Manager) post(fn func()) {
+	m.haltMu.RLock()
+	defer m.haltMu.RUnlock()
+	if !m.halted {
+		m.system.Root.Send(m.pid, task(fn))
+	}
+}
+
+// halt stops the actor; later posts are dropped instead of dead-lettered.
+func (m *Manager) halt() {
+	m.haltMu.Lock()
+	m.halted = true
+	m.haltMu.Unlock()
+	m.system.Root.Stop(m.pid)
+}
 
 // async runs work on its own goroutine and then posts then(result) back to
 // the actor.

@@ -16,6 +16,8 @@ type Epoch struct {
 	// Output is the content of the epoch's last assistant/message, even when
 	// empty (non-nil); nil when the epoch logged no assistant message.
 	Output []agent.Block
+	// Turns counts the message-triggered turns that closed in the epoch.
+	Turns int
 }
 
 // CaptureEpoch folds an epoch's own events (the log suffix from the epoch
@@ -42,6 +44,7 @@ func CaptureEpoch(own []session.Event) Epoch {
 			}
 			if byMessage, seen := open[end.Turn]; seen && byMessage {
 				epoch.StopReason = MapTurnEnd(end.Reason.Kind)
+				epoch.Turns++
 			}
 			delete(open, end.Turn)
 		case "assistant/message":

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"github.com/asynkron/protoactor-go/actor"
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/actors"
@@ -75,20 +75,23 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 	rt, err := actors.New(actors.Options{Sessions: sessions, Logger: logger, NewAgent: f.newAgent, Workers: 2})
 	require.NoError(t, err)
 	f.rt = rt
-	rt.System().EventStream.Subscribe(func(evt interface{}) {
-		if dl, ok := evt.(*actor.DeadLetterEvent); ok {
-			fmt.Printf("DEADLETTER %s %v %T %+v\n", t.Name(), dl.PID, dl.Message, dl.Message)
-		}
-	})
 	prepare := cfg.prepare
 	if prepare == nil {
 		prepare = spawnOnly
 	}
 	f.m, err = New(Options{Runtime: rt, Prepare: prepare, Observer: f.rec, Checkpoint: cfg.checkpoint})
 	require.NoError(t, err)
+	m := f.m
+	var deadLetters atomic.Int32 // to the manager: a post after it stopped
+	rt.System().EventStream.Subscribe(func(evt any) {
+		if dl, ok := evt.(*actor.DeadLetterEvent); ok && dl.PID.Equal(m.pid) {
+			deadLetters.Add(1)
+		}
+	})
 	f.parent = f.startTopLevel("parent")
 	t.Cleanup(func() {
 		require.NoError(t, rt.Close(bg))
+		require.Zero(t, deadLetters.Load(), "messages dead-lettered to the manager")
 		if f.store != nil {
 			require.NoError(t, f.store.Close())
 		}

@@ -101,6 +101,8 @@ type Manager struct {
 	system     *actor.ActorSystem
 	pid        *actor.PID
 	self       actor.Context // the actor's context, valid inside Receive only
+	haltMu     sync.RWMutex
+	halted     bool
 	stopped    chan struct{}
 	ops        gate
 	edges      serial // lifecycle emission, in order, off the actor
@@ -164,7 +166,7 @@ func (m *Manager) Close(ctx context.Context) error {
 	}
 	m.unsubscribe()
 	m.removeHook()
-	m.system.Root.Stop(m.pid)
+	m.halt()
 	select {
 	case <-m.stopped:
 	case <-ctx.Done():

@@ -1,0 +1,64 @@
+// Package subagent is the public subagent seam (seed 003, the seeds'
+// ctx.subagents): an agent delegates work to child agents through named
+// providers, either as a one-shot run or as a durable continuable child it
+// can talk to again later, list, and have torn down child-first.
+//
+// # Service
+//
+// New(runtime, query) returns the Service. RegisterProvider (scoped: it
+// returns its remove func; a duplicate name is DUPLICATE_PROVIDER),
+// GetProvider and List (insertion order) manage providers and emit
+// subagent/provider-added and subagent/provider-removed.
+//
+// Start runs a one-shot child: it checks the provider, then the
+// capabilities the request needs in the order outputSchema, depthLimit,
+// toolFilter, persona (UNSUPPORTED_CAPABILITY), maxDepth and the schema,
+// before the provider is called; the returned Run (ID, LocalAgent, Result,
+// Dispose) is the caller's to dispose. Its result resolves on a child-level
+// failure (a non-completed stop reason) and rejects only on an
+// infrastructure fault.
+//
+// StartContinuable, Followup and DrainContinuableDescendants are served by
+// the continuation manager (package actors/manager), bound when the
+// Service has a runtime; see that package for the order of checks, the
+// residency routing, the authority rules and the disposal transaction.
+// ListChildren is the durable catalog (package query): it needs no manager
+// and never touches an Activation.
+//
+// # Providers
+//
+// A Provider implements one-shot Start; implementing ContinuablePreparer
+// (PrepareContinuable) is the continuable capability, and the method only
+// returns data (the seed). NewSpawn and NewFork are the two in-process
+// providers: spawn starts a fresh child, fork seeds it with the parent's
+// completed-turn prefix (CompletedPrefix; header seedLength set). New
+// installs the agent.Subagents capability of every agent, bound to the
+// calling agent: Spawn starts a continuable child through the provider
+// named "spawn", Send is a follow-up attributed {kind:"coordinator",
+// senderSessionId}.
+//
+// # Lifecycle events
+//
+// Subscribe receives *StartEvent and *EndEvent (one pair per one-shot run
+// and per continuable epoch, start before end, a run id shared by the
+// pair), *ProviderAdded and *ProviderRemoved. Listeners are isolated: a
+// panic is logged and peers still run; only a provider-added panic rolls
+// the registration back and is returned by RegisterProvider. A
+// continuable epoch's end reports its own stop reason and last assistant
+// message (seed-era rules, see manager.CaptureEpoch), or stop reason error
+// without a message when its teardown failed (DURABILITY_FAILED included).
+//
+// # Errors and depth
+//
+// Every seed-era code has a sentinel (ErrDraining, ErrUnauthorized, …)
+// matched by code with errors.Is; Error is the shared error type.
+// Delegation depth: maxDepth must be a non-negative safe integer
+// (ErrInvalidMaxDepth); a child deeper than maxDepth is a *DepthError; a
+// child's header delegationDepth is its parent's plus one and is the
+// monotone floor on resume.
+//
+// # Not here (later work in the original)
+//
+// interrupt, reportFrom, listDescendants, settlement notices, caller-
+// reserved child ids (DUPLICATE_CHILD) and steering do not exist.
+package subagent

@@ -1,0 +1,34 @@
+package subagent
+
+import "github.com/dsh-actors/dsh-actors/actors/manager"
+
+// Error is the subagent layer's error: Code is the seed-era code, Message the
+// seed's exact message, Cause the wrapped error. errors.Is matches any *Error
+// with the same Code (compare against the Err* sentinels). It is the same
+// type the continuation manager returns.
+type Error = manager.Error
+
+// DepthError is the seeds' SubagentDepthError: "subagent depth <n> exceeds
+// maxDepth <m>".
+type DepthError = manager.DepthError
+
+// Sentinels for errors.Is, one per seed-era code (seed-era.md §2.6.9).
+var (
+	ErrDuplicateProvider        = manager.ErrDuplicateProvider
+	ErrNoProvider               = manager.ErrNoProvider
+	ErrUnsupportedCapability    = manager.ErrUnsupportedCapability
+	ErrContinuationUnavailable  = manager.ErrContinuationUnavailable
+	ErrPersistenceUnavailable   = manager.ErrPersistenceUnavailable
+	ErrDraining                 = manager.ErrDraining
+	ErrUnauthorized             = manager.ErrUnauthorized
+	ErrActivationClosing        = manager.ErrActivationClosing
+	ErrNotResumable             = manager.ErrNotResumable
+	ErrActivationTeardownFailed = manager.ErrActivationTeardownFailed
+	ErrDurabilityFailed         = manager.ErrDurabilityFailed
+	ErrSessionQueryUnavailable  = manager.ErrSessionQueryUnavailable
+	ErrCancelled                = manager.ErrCancelled
+)
+
+// ErrInvalidMaxDepth is returned for a maxDepth that is not a non-negative
+// safe integer (the seeds' TypeError).
+var ErrInvalidMaxDepth = manager.ErrInvalidMaxDepth

@@ -1,0 +1,145 @@
+package subagent
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/dsh-actors/dsh-actors/actors/manager"
+)
+
+// RunInfo is the subagent/start payload {runId, provider, id, local} plus the
+// delegating parent's id (the scope both edges belong to).
+type RunInfo = manager.RunInfo
+
+// RunEndInfo is the subagent/end payload; a nil LastAssistantMessage means
+// the key is absent.
+type RunEndInfo = manager.RunEndInfo
+
+// The lifecycle event types.
+const (
+	EventStart           = "subagent/start"
+	EventEnd             = "subagent/end"
+	EventProviderAdded   = "subagent/provider-added"
+	EventProviderRemoved = "subagent/provider-removed"
+)
+
+// Event is one lifecycle event: *StartEvent, *EndEvent, *ProviderAdded or
+// *ProviderRemoved.
+type Event interface {
+	// Type is the event's name, e.g. "subagent/start".
+	Type() string
+}
+
+// StartEvent is subagent/start: a one-shot run was returned, or a
+// continuable epoch became resident.
+type StartEvent struct{ RunInfo }
+
+// EndEvent is subagent/end: the run's result settled, or the epoch's
+// disposal finished (after ownership was released).
+type EndEvent struct{ RunEndInfo }
+
+// ProviderAdded is subagent/provider-added.
+type ProviderAdded struct{ Provider Provider }
+
+// ProviderRemoved is subagent/provider-removed.
+type ProviderRemoved struct{ Name string }
+
+// Type returns "subagent/start".
+func (*StartEvent) Type() string { return EventStart }
+
+// Type returns "subagent/end".
+func (*EndEvent) Type() string { return EventEnd }
+
+// Type returns "subagent/provider-added".
+func (*ProviderAdded) Type() string { return EventProviderAdded }
+
+// Type returns "subagent/provider-removed".
+func (*ProviderRemoved) Type() string { return EventProviderRemoved }
+
+// emitter fans events out to listeners in subscription order, each called
+// synchronously on the emitting goroutine.
+type emitter struct {
+	logger    *slog.Logger
+	mu        sync.Mutex
+	next      int
+	listeners map[int]func(Event)
+	order     []int
+}
+
+func newEmitter(logger *slog.Logger) *emitter {
+	return &emitter{logger: logger, listeners: map[int]func(Event){}}
+}
+
+func (e *emitter) subscribe(fn func(Event)) (cancel func()) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	id := e.next
+	e.next++
+	e.listeners[id] = fn
+	e.order = append(e.order, id)
+	return func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		delete(e.listeners, id)
+	}
+}
+
+func (e *emitter) snapshot() []func(Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	fns := make([]func(Event), 0, len(e.listeners))
+	live := e.order[:0]
+	for _, id := range e.order {
+		if fn, ok := e.listeners[id]; ok {
+			fns = append(fns, fn)
+			live = append(live, id)
+		}
+	}
+	e.order = live
+	return fns
+}
+
+// emitContained calls every listener; a panicking listener is logged and
+// its peers still run.
+func (e *emitter) emitContained(ev Event) {
+	for _, fn := range e.snapshot() {
+		e.callContained(fn, ev)
+	}
+}
+
+func (e *emitter) callContained(fn func(Event), ev Event) {
+	defer func() {
+		if r := recover(); r != nil {
+			e.logger.Warn(fmt.Sprintf("subagent: %s listener threw: %s", ev.Type(), renderPanic(r)))
+		}
+	}()
+	fn(ev)
+}
+
+// emitUncontained calls every listener and returns the first panic as an
+// error, skipping the listeners after it.
+func (e *emitter) emitUncontained(ev Event) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("subagent: %s listener threw: %s", ev.Type(), renderPanic(r))
+		}
+	}()
+	for _, fn := range e.snapshot() {
+		fn(ev)
+	}
+	return nil
+}
+
+func renderPanic(r any) string {
+	switch v := r.(type) {
+	case error:
+		return v.Error()
+	case string:
+		return v
+	case fmt.Stringer:
+		return v.String()
+	default:
+		return "<unrenderable thrown value>"
+	}
+}

@@ -1,0 +1,120 @@
+package subagent
+
+import (
+	"context"
+
+	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/actors/manager"
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// Names of the in-process providers.
+const (
+	SpawnName = "spawn"
+	ForkName  = "fork"
+)
+
+// NewSpawn returns the "spawn" provider: a fresh in-process child that sees
+// nothing of its parent's conversation. It supports continuable children.
+func NewSpawn(rt *actors.Runtime) Provider { return &inProcess{name: SpawnName, rt: rt} }
+
+// NewFork returns the "fork" provider: an in-process child seeded with its
+// parent's completed-turn prefix (the header's seedLength counts it). It
+// supports continuable children.
+func NewFork(rt *actors.Runtime) Provider { return &inProcess{name: ForkName, rt: rt, fork: true} }
+
+type inProcess struct {
+	name string
+	rt   *actors.Runtime
+	fork bool
+}
+
+// Name is "spawn" or "fork".
+func (p *inProcess) Name() string { return p.name }
+
+// Capabilities: the in-process providers enforce maxDepth; the runtime's
+// agents have no tools, personas or structured output to apply.
+func (p *inProcess) Capabilities() Capabilities { return Capabilities{DepthLimit: true} }
+
+// InheritsParentContext is true for fork.
+func (p *inProcess) InheritsParentContext() bool { return p.fork }
+
+// PrepareContinuable seeds a fork child with the parent's completed-turn
+// prefix and a spawn child with nothing. It does not block.
+func (p *inProcess) PrepareContinuable(_ context.Context, req ContinuableCreateRequest) (ContinuableCreateSpec, error) {
+	if !p.fork {
+		return ContinuableCreateSpec{}, nil
+	}
+	return ContinuableCreateSpec{Seed: CompletedPrefix(req.Parent.Session().Events())}, nil
+}
+
+// CompletedPrefix is events up to and including the last turn/end: the
+// parent's completed turns, without a turn still open. It is nil when no
+// turn completed.
+func CompletedPrefix(events []session.Event) []session.Event {
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type == "turn/end" {
+			return events[:i+1]
+		}
+	}
+	return nil
+}
+
+// Start publishes a one-shot child of req.Parent (parentSession set,
+// delegationDepth one deeper, fork: seeded) and delivers the prompt. It
+// blocks until the child is published. ctx done before publication fails
+// Start; done after it cancels the child's turn. The result settles when
+// the child is idle again, from the events the child appended itself.
+func (p *inProcess) Start(ctx context.Context, req StartRequest) (*Run, error) {
+	spec, err := p.createSpec(req)
+	if err != nil {
+		return nil, err
+	}
+	h, err := p.rt.StartAgent(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	boundary := h.Session().Len()
+	run, settle := NewRun(h.ID(), h, h.Dispose)
+	stop := context.AfterFunc(ctx, func() { h.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false) })
+	if ctx.Err() == nil {
+		if _, err := h.Followup(context.Background(), req.Prompt, agent.Source{Kind: "user"}); err != nil {
+			stop()
+			_ = h.Dispose(context.Background())
+			return nil, err
+		}
+	}
+	go func() {
+		defer stop()
+		_ = h.WhenIdle(context.Background())
+		epoch := manager.CaptureEpoch(h.Session().Events()[boundary:])
+		if epoch.Turns == 0 && ctx.Err() != nil {
+			epoch.StopReason = agent.Aborted // cancelled before its turn opened
+		}
+		settle(Result{Output: epoch.Output, StopReason: epoch.StopReason}, nil)
+	}()
+	return run, nil
+}
+
+// createSpec is the one-shot child's header, seed and route.
+func (p *inProcess) createSpec(req StartRequest) (parent.CreateSpec, error) {
+	depth, err := manager.ChildDepth(req.Parent.Header().DelegationDepth, req.MaxDepth)
+	if err != nil {
+		return parent.CreateSpec{}, err
+	}
+	spec := parent.CreateSpec{Header: session.Header{
+		Cwd: req.Parent.Header().Cwd, ParentSession: req.Parent.ID(), DelegationDepth: depth,
+	}}
+	if o := req.AgentOptions; o != nil {
+		spec.Spec = parent.Spec{Provider: o.Provider, Model: o.Model}
+	}
+	if p.fork {
+		if prefix := CompletedPrefix(req.Parent.Session().Events()); len(prefix) > 0 {
+			n := len(prefix)
+			spec.Header.SeedLength, spec.Seed = &n, prefix
+		}
+	}
+	return spec, nil
+}

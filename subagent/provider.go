@@ -1,0 +1,117 @@
+package subagent
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/dsh-actors/dsh-actors/actors/manager"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// Capabilities are the one-shot request features a provider enforces. Start
+// rejects a request needing an undeclared one before calling the provider,
+// checking them in this order: OutputSchema, DepthLimit (maxDepth),
+// ToolFilter, Persona.
+type Capabilities struct {
+	OutputSchema bool
+	DepthLimit   bool
+	ToolFilter   bool
+	Persona      bool
+}
+
+// Provider runs children of a parent agent. A provider is trusted,
+// in-process code registered by name.
+type Provider interface {
+	// Name is the provider's unique registry key.
+	Name() string
+	// Capabilities declares which one-shot request features it enforces.
+	Capabilities() Capabilities
+	// InheritsParentContext is descriptive only: whether the child sees the
+	// parent's completed conversation (fork does, spawn does not).
+	InheritsParentContext() bool
+	// Start runs a one-shot child and returns once the child is published.
+	// On error the provider has rolled every local resource back. The
+	// caller owns the returned run and must Dispose it on every path. ctx is
+	// the run's cancellation channel: done before publication, Start fails;
+	// done after, the run's remaining work is cancelled.
+	Start(ctx context.Context, req StartRequest) (*Run, error)
+}
+
+// ContinuablePreparer is the optional continuable capability: a provider
+// implementing it can seed continuable children. Whether a provider
+// implements it is the capability check.
+type ContinuablePreparer interface {
+	// PrepareContinuable returns the data a new continuable child is seeded
+	// with; the manager owns identity, creation, delivery and disposal.
+	PrepareContinuable(ctx context.Context, req ContinuableCreateRequest) (ContinuableCreateSpec, error)
+}
+
+// ContinuableCreateRequest is what a provider's continuable preparation
+// gets: the new child's id and the parent.
+type ContinuableCreateRequest = manager.PrepareRequest
+
+// ContinuableCreateSpec is detached data, never a capability: the inherited
+// event prefix a continuable child starts from (nil for a fresh child).
+type ContinuableCreateSpec struct {
+	Seed []session.Event
+}
+
+// providers is the registry: names in insertion order.
+type providers struct {
+	mu     sync.Mutex
+	byName map[string]Provider
+	order  []string
+	events *emitter
+}
+
+func newProviders(events *emitter) *providers {
+	return &providers{byName: map[string]Provider{}, events: events}
+}
+
+// register adds p and emits subagent/provider-added; a panicking listener
+// rolls the registration back and its panic is returned.
+func (r *providers) register(p Provider) (remove func(), err error) {
+	if err := r.insert(p); err != nil {
+		return nil, err
+	}
+	var once sync.Once
+	remove = func() { once.Do(func() { r.remove(p.Name()) }) }
+	if err := r.events.emitUncontained(&ProviderAdded{Provider: p}); err != nil {
+		remove()
+		return nil, err
+	}
+	return remove, nil
+}
+
+func (r *providers) insert(p Provider) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.byName[p.Name()]; dup {
+		return manager.DuplicateProvider(p.Name())
+	}
+	r.byName[p.Name()] = p
+	r.order = append(r.order, p.Name())
+	return nil
+}
+
+// remove deletes name, then emits subagent/provider-removed (contained).
+func (r *providers) remove(name string) {
+	r.mu.Lock()
+	delete(r.byName, name)
+	r.order = slices.DeleteFunc(r.order, func(n string) bool { return n == name })
+	r.mu.Unlock()
+	r.events.emitContained(&ProviderRemoved{Name: name})
+}
+
+func (r *providers) get(name string) Provider {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.byName[name]
+}
+
+func (r *providers) list() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.order)
+}

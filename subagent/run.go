@@ -1,0 +1,110 @@
+package subagent
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+)
+
+// StartRequest is a one-shot delegation.
+type StartRequest struct {
+	// Prompt is the child's only message.
+	Prompt []agent.Block
+	// Parent is the delegating agent.
+	Parent *parent.Handle
+	// AgentOptions choose the child's model route (optional).
+	AgentOptions *AgentOptions
+	// OutputSchema asks for a structured result (a JSON object schema;
+	// needs the outputSchema capability).
+	OutputSchema json.RawMessage
+	// MaxDepth caps the child's delegation depth (needs depthLimit).
+	MaxDepth *int
+	// ToolFilter restricts the child's tools (needs toolFilter).
+	ToolFilter *ToolFilter
+	// Persona is the child's persona (needs persona).
+	Persona string
+}
+
+// Result is what a one-shot run produced. A child-level failure is a
+// result with a non-completed StopReason, not an error.
+type Result struct {
+	Output     []agent.Block
+	Structured json.RawMessage
+	StopReason agent.StopReason
+}
+
+// Run is one disposable one-shot delegation: the caller owns it from the
+// moment Start returns and must Dispose it on every path.
+type Run struct {
+	// ID is the run's id: the child's session id for a local run.
+	ID string
+	// LocalAgent is the exact child agent of a local run, nil for a remote
+	// one.
+	LocalAgent *parent.Handle
+
+	done    chan struct{}
+	result  Result
+	err     error
+	settle  sync.Once
+	dispose func(ctx context.Context) error
+	mu      sync.Mutex // serializes Dispose
+	closed  bool
+	closeErr error
+}
+
+// NewRun returns a run and the function that settles its result (only the
+// first call counts). dispose cancels whatever remains and waits until the
+// child's resources are released; Run.Dispose calls it at most once to
+// success.
+func NewRun(id string, local *parent.Handle, dispose func(ctx context.Context) error) (*Run, func(Result, error)) {
+	r := &Run{ID: id, LocalAgent: local, done: make(chan struct{}), dispose: dispose}
+	return r, r.finish
+}
+
+func (r *Run) finish(res Result, err error) {
+	r.settle.Do(func() {
+		r.result, r.err = res, err
+		close(r.done)
+	})
+}
+
+// Done is closed once the result settled.
+func (r *Run) Done() <-chan struct{} { return r.done }
+
+// Result blocks until the run's result settled or ctx is done. It returns
+// an error only for an infrastructure fault (or ctx's error); a failed child
+// is a Result with its stop reason.
+func (r *Run) Result(ctx context.Context) (Result, error) {
+	select {
+	case <-r.done:
+		return r.result, r.err
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	}
+}
+
+// Dispose cancels the run's remaining work and blocks until the child's
+// resources are released and the result settled, or ctx is done. It is
+// idempotent: after a completed Dispose it returns the same outcome at once.
+// It returns only a disposal failure, never the result's.
+func (r *Run) Dispose(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return r.closeErr
+	}
+	err := r.dispose(ctx)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	r.closed, r.closeErr = true, err
+	return err
+}

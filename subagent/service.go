@@ -1,0 +1,229 @@
+package subagent
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/actors/manager"
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/query"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// AgentOptions choose a child's model route; empty fields inherit the
+// parent's.
+type AgentOptions = manager.AgentOptions
+
+// ToolFilter restricts a child's tools (allow and/or deny lists).
+type ToolFilter = descriptor.ToolFilter
+
+// ContinuableSpec names the provider that prepares a continuable child,
+// the child's durable label and its request.
+type ContinuableSpec = manager.StartSpec
+
+// ContinuableRequest is what a continuable child is started with: its
+// first prompt, the exact live parent, and optional route, depth cap, tool
+// filter and persona (recorded in the descriptor).
+type ContinuableRequest = manager.Request
+
+// ContinuableStart is StartContinuable's result, at inbox acceptance.
+type ContinuableStart = manager.Started
+
+// Service is the subagent seam (the seeds' ctx.subagents): the provider
+// registry, one-shot and continuable delegation, follow-ups, scoped drains,
+// the durable catalog and lifecycle events. Its methods are safe for
+// concurrent use.
+type Service struct {
+	rt        *actors.Runtime
+	q         query.Querier
+	logger    *slog.Logger
+	events    *emitter
+	providers *providers
+	m         *manager.Manager // nil: no continuation manager
+}
+
+// Option configures New.
+type Option func(*config)
+
+type config struct {
+	logger     *slog.Logger
+	checkpoint manager.CheckpointFunc
+}
+
+// WithLogger sets the logger for contained listener failures and teardown
+// warnings (default: the runtime's logger).
+func WithLogger(logger *slog.Logger) Option { return func(c *config) { c.logger = logger } }
+
+// WithCheckpoint replaces the final durability checkpoint of continuable
+// children (default Sessions.Flush); a fault-injection seam for tests.
+func WithCheckpoint(fn func(ctx context.Context, live *session.Live) (bool, error)) Option {
+	return func(c *config) { c.checkpoint = fn }
+}
+
+// New returns the service. With a runtime it binds the continuation
+// manager (its manager-wide drain runs first when the runtime closes) and
+// installs the agent.Subagents capability of every agent, bound to the
+// calling agent (spawn uses the provider named "spawn"). rt may be nil:
+// continuable operations then fail with CONTINUATION_UNAVAILABLE and drains
+// are no-ops. q may be nil: ListChildren then fails with
+// SUBAGENT_CONTROL_SESSION_QUERY_UNAVAILABLE. New does not block.
+func New(rt *actors.Runtime, q query.Querier, opts ...Option) *Service {
+	cfg := config{}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.logger == nil {
+		cfg.logger = slog.New(slog.DiscardHandler)
+		if rt != nil {
+			cfg.logger = rt.Logger()
+		}
+	}
+	s := &Service{rt: rt, q: q, logger: cfg.logger, events: newEmitter(cfg.logger)}
+	s.providers = newProviders(s.events)
+	if rt != nil {
+		s.bindManager(cfg)
+	}
+	return s
+}
+
+// bindManager starts the continuation manager and installs the
+// capability. A manager that cannot start leaves the service without one.
+func (s *Service) bindManager(cfg config) {
+	m, err := manager.New(manager.Options{
+		Runtime: s.rt, Prepare: s.prepareContinuable, Observer: observer{s},
+		Checkpoint: cfg.checkpoint, Logger: cfg.logger,
+	})
+	if err != nil {
+		s.logger.Error("subagent: continuation manager did not start", "err", err)
+		return
+	}
+	s.m = m
+	s.rt.InstallSubagents(func(self *parent.Handle) agent.Subagents { return capability{s, self} })
+}
+
+// RegisterProvider registers p under its name and emits
+// subagent/provider-added; remove unregisters it (idempotent) and emits
+// subagent/provider-removed. A duplicate name fails at once with
+// DUPLICATE_PROVIDER. A panicking provider-added listener rolls the
+// registration back and its panic is returned. Removal blocks new starts
+// and preparations only: runs already returned and cold resumes of
+// children it created are unaffected. It does not block.
+func (s *Service) RegisterProvider(p Provider) (remove func(), err error) {
+	return s.providers.register(p)
+}
+
+// GetProvider returns the provider registered under name, or nil.
+func (s *Service) GetProvider(name string) Provider { return s.providers.get(name) }
+
+// List returns the registered provider names in insertion order.
+func (s *Service) List() []string { return s.providers.list() }
+
+// Subscribe adds a lifecycle listener (subagent/start, subagent/end,
+// subagent/provider-added, subagent/provider-removed) and returns its
+// idempotent cancel. Listeners run one at a time on the emitting goroutine;
+// a panicking listener is logged and its peers still run (except for
+// provider-added, whose panic rolls the registration back). A listener must
+// not block on the service.
+func (s *Service) Subscribe(fn func(Event)) (cancel func()) { return s.events.subscribe(fn) }
+
+// StartContinuable establishes a durable continuable child and delivers its
+// first prompt; see manager.Manager.StartContinuable for the order of
+// checks. It returns {ChildID, MessageID} at inbox acceptance and blocks
+// the caller until then. It fails with CONTINUATION_UNAVAILABLE when the
+// service has no runtime.
+func (s *Service) StartContinuable(ctx context.Context, spec ContinuableSpec) (ContinuableStart, error) {
+	if s.m == nil {
+		return ContinuableStart{}, manager.ContinuationUnavailable()
+	}
+	return s.m.StartContinuable(ctx, spec)
+}
+
+// Followup delivers content from the exact live direct parent p to its
+// continuable child as the child's next FIFO turn and returns the accepted
+// MessageID (the child is woken or cold-resumed as needed); see
+// manager.Manager.Followup. It blocks the caller until acceptance. It fails
+// with CONTINUATION_UNAVAILABLE when the service has no runtime.
+func (s *Service) Followup(ctx context.Context, p *parent.Handle, childID string, content []agent.Block, source agent.Source) (string, error) {
+	if s.m == nil {
+		return "", manager.ContinuationUnavailable()
+	}
+	return s.m.Followup(ctx, p, childID, content, source)
+}
+
+// DrainContinuableDescendants closes admission below the exact live
+// parents and disposes their continuable descendants child-first; see
+// manager.Manager.DrainContinuableDescendants. It blocks until the selected
+// forests are released or ctx is done. Without a runtime it is a no-op.
+func (s *Service) DrainContinuableDescendants(ctx context.Context, parents []*parent.Handle) error {
+	if s.m == nil {
+		return nil
+	}
+	return s.m.DrainContinuableDescendants(ctx, parents)
+}
+
+// ListChildren lists parentID's direct continuable children and per-child
+// diagnostics in trace order (createdAt, then id) from the session query
+// alone: it never loads, resumes or touches an Activation, and needs no
+// manager. An unknown parent fails with SESSION_QUERY_SESSION_NOT_FOUND; a
+// cancelled ctx with CANCELLED; a service without a query with
+// SUBAGENT_CONTROL_SESSION_QUERY_UNAVAILABLE. It blocks on the reads.
+func (s *Service) ListChildren(ctx context.Context, parentID string) ([]query.Entry, error) {
+	entries, err := query.ListChildren(ctx, s.q, parentID)
+	var qe *query.Error
+	if errors.As(err, &qe) && (qe.Code == manager.CodeCancelled || qe.Code == manager.CodeSessionQueryUnavailable) {
+		return nil, &Error{Code: qe.Code, Message: qe.Message, Cause: err}
+	}
+	return entries, err
+}
+
+// prepareContinuable resolves a provider's continuable capability for the
+// manager: NO_PROVIDER, UNSUPPORTED_CAPABILITY, or the provider's seed.
+func (s *Service) prepareContinuable(ctx context.Context, name string, req manager.PrepareRequest) ([]session.Event, error) {
+	p := s.providers.get(name)
+	if p == nil {
+		return nil, manager.NoProvider(name)
+	}
+	preparer, ok := p.(ContinuablePreparer)
+	if !ok {
+		return nil, manager.UnsupportedContinuable(name)
+	}
+	spec, err := preparer.PrepareContinuable(ctx, req)
+	return spec.Seed, err
+}
+
+// observer publishes the manager's epoch edges as lifecycle events.
+type observer struct{ s *Service }
+
+func (o observer) Started(info RunInfo) error {
+	o.s.events.emitContained(&StartEvent{RunInfo: info})
+	return nil
+}
+
+func (o observer) Ended(info RunEndInfo) { o.s.events.emitContained(&EndEvent{RunEndInfo: info}) }
+
+// capability is agent.Subagents bound to one calling agent.
+type capability struct {
+	s    *Service
+	self *parent.Handle
+}
+
+// Spawn starts a continuable child of the calling agent through the
+// "spawn" provider; it returns at the child's inbox acceptance.
+func (c capability) Spawn(ctx context.Context, label, prompt string) (string, string, error) {
+	started, err := c.s.StartContinuable(ctx, ContinuableSpec{
+		Provider: SpawnName, Label: label,
+		Request: ContinuableRequest{Prompt: agent.Text(prompt), Parent: c.self},
+	})
+	return started.ChildID, started.MessageID, err
+}
+
+// Send delivers text to a child of the calling agent, attributed
+// {kind:"coordinator", senderSessionId}; it returns at inbox acceptance.
+func (c capability) Send(ctx context.Context, childID, text string) (string, error) {
+	source := agent.Source{Kind: "coordinator", SenderSessionID: c.self.ID()}
+	return c.s.Followup(ctx, c.self, childID, agent.Text(text), source)
+}

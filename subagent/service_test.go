@@ -1,0 +1,338 @@
+package subagent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/dsh-actors/dsh-actors/actors/manager"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/query"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var bg = context.Background()
+
+// stubProvider returns runs with no local agent whose result is given.
+type stubProvider struct {
+	name   string
+	caps   Capabilities
+	mu     sync.Mutex
+	starts int
+	seen   []StartRequest
+	fail   error
+	result Result
+	reject error
+}
+
+func (p *stubProvider) Name() string                { return p.name }
+func (p *stubProvider) Capabilities() Capabilities  { return p.caps }
+func (p *stubProvider) InheritsParentContext() bool { return false }
+
+func (p *stubProvider) Start(_ context.Context, req StartRequest) (*Run, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.starts++
+	p.seen = append(p.seen, req)
+	if p.fail != nil {
+		return nil, p.fail
+	}
+	run, settle := NewRun("remote-1", nil, func(context.Context) error { return nil })
+	settle(p.result, p.reject)
+	return run, nil
+}
+
+func (p *stubProvider) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.starts
+}
+
+// events records lifecycle events.
+type events struct {
+	mu   sync.Mutex
+	list []Event
+	more chan struct{}
+}
+
+func record(s *Service) *events {
+	e := &events{more: make(chan struct{}, 64)}
+	s.Subscribe(func(ev Event) {
+		e.mu.Lock()
+		e.list = append(e.list, ev)
+		e.mu.Unlock()
+		e.more <- struct{}{}
+	})
+	return e
+}
+
+func (e *events) types() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var types []string
+	for _, ev := range e.list {
+		types = append(types, ev.Type())
+	}
+	return types
+}
+
+// waitFor blocks until n events were recorded.
+func (e *events) waitFor(n int) []Event {
+	for {
+		e.mu.Lock()
+		if len(e.list) >= n {
+			list := append([]Event(nil), e.list...)
+			e.mu.Unlock()
+			return list
+		}
+		e.mu.Unlock()
+		<-e.more
+	}
+}
+
+func TestRegistersListsLooksUpStartsAndRemovesProviders(t *testing.T) {
+	s := New(nil, nil)
+	rec := record(s)
+	alpha := &stubProvider{name: "alpha", result: Result{StopReason: agent.Completed}}
+	remove, err := s.RegisterProvider(alpha)
+	require.NoError(t, err)
+	require.Equal(t, []string{"alpha"}, s.List())
+	require.Same(t, alpha, s.GetProvider("alpha"))
+	run, err := s.Start(bg, "alpha", StartRequest{Prompt: agent.Text("hi")})
+	require.NoError(t, err)
+	res, err := run.Result(bg)
+	require.NoError(t, err)
+	require.Equal(t, agent.Completed, res.StopReason)
+	require.NoError(t, run.Dispose(bg))
+	require.NoError(t, run.Dispose(bg), "idempotent")
+	require.Equal(t, 1, alpha.count())
+	rec.waitFor(3)
+	remove()
+	remove()
+	require.Nil(t, s.GetProvider("alpha"))
+	require.Empty(t, s.List())
+	require.Equal(t, []string{EventProviderAdded, EventStart, EventEnd, EventProviderRemoved}, rec.types())
+}
+
+func TestRegistrationRollsBackWhenProviderAddedPanics(t *testing.T) {
+	s := New(nil, nil)
+	s.Subscribe(func(ev Event) {
+		if ev.Type() == EventProviderAdded {
+			panic("added boom")
+		}
+	})
+	_, err := s.RegisterProvider(&stubProvider{name: "alpha"})
+	require.ErrorContains(t, err, "added boom")
+	require.Nil(t, s.GetProvider("alpha"))
+	require.Empty(t, s.List())
+}
+
+func TestDuplicateAndAbsentProvidersAreTypedErrors(t *testing.T) {
+	s := New(nil, nil)
+	_, err := s.RegisterProvider(&stubProvider{name: "alpha"})
+	require.NoError(t, err)
+	_, err = s.RegisterProvider(&stubProvider{name: "alpha"})
+	require.ErrorIs(t, err, ErrDuplicateProvider)
+	require.EqualError(t, err, `a subagent provider named "alpha" is already registered`)
+	_, err = s.Start(bg, "missing", StartRequest{})
+	require.ErrorIs(t, err, ErrNoProvider)
+	require.EqualError(t, err, `no subagent provider registered for "missing"`)
+}
+
+// S1: start borrows the caller's request unchanged; there is no provider
+// continuation operation.
+func TestStartBorrowsTheRequestAndExposesNoContinuationOperations(t *testing.T) {
+	s := New(nil, nil)
+	p := &stubProvider{name: "one-shot", result: Result{StopReason: agent.Completed}}
+	_, err := s.RegisterProvider(p)
+	require.NoError(t, err)
+	req := StartRequest{Prompt: agent.Text("hi")}
+	run, err := s.Start(bg, "one-shot", req)
+	require.NoError(t, err)
+	require.NoError(t, run.Dispose(bg))
+	require.Equal(t, []StartRequest{req}, p.seen)
+	_, resumes := reflect.TypeOf(s).MethodByName("Resume")
+	require.False(t, resumes)
+}
+
+// §3.2 #54 and #55: no host authority, residency query, cancellation,
+// steering or report operation; runs cannot steer.
+func TestThePublicSurfaceHasNoExtraOperations(t *testing.T) {
+	service := reflect.TypeOf(&Service{})
+	for _, name := range []string{"ActivationState", "Cancel", "Kill", "Report", "Resume", "Steer",
+		"SteerContinuable", "UserAuthority", "DrainContinuable", "Interrupt", "ReportFrom", "ListDescendants"} {
+		_, ok := service.MethodByName(name)
+		require.False(t, ok, name)
+	}
+	_, ok := reflect.TypeOf(&Run{}).MethodByName("Steer")
+	require.False(t, ok)
+}
+
+func TestContinuableOperationsNeedARuntime(t *testing.T) {
+	s := New(nil, nil)
+	_, err := s.StartContinuable(bg, ContinuableSpec{Provider: "spawn", Label: "x"})
+	require.ErrorIs(t, err, ErrContinuationUnavailable)
+	require.EqualError(t, err, "continuable subagents require the agents service")
+	_, err = s.Followup(bg, nil, "child", agent.Text("x"), agent.Source{Kind: "user"})
+	require.ErrorIs(t, err, ErrContinuationUnavailable)
+	require.NoError(t, s.DrainContinuableDescendants(bg, nil), "a no-op without a manager")
+}
+
+func TestStartChecksCapabilitiesInOrderBeforeTheProvider(t *testing.T) {
+	one := 1
+	cases := []struct {
+		capability string
+		req        StartRequest
+	}{
+		{"outputSchema", StartRequest{OutputSchema: json.RawMessage(`{"type":"object"}`), MaxDepth: &one}},
+		{"depthLimit", StartRequest{MaxDepth: &one, Persona: "p"}},
+		{"toolFilter", StartRequest{ToolFilter: &ToolFilter{Deny: []string{"x"}}, Persona: "p"}},
+		{"persona", StartRequest{Persona: "p"}},
+	}
+	for _, c := range cases {
+		t.Run(c.capability, func(t *testing.T) {
+			s := New(nil, nil)
+			p := &stubProvider{name: "bare"}
+			_, err := s.RegisterProvider(p)
+			require.NoError(t, err)
+			_, err = s.Start(bg, "bare", c.req)
+			require.ErrorIs(t, err, ErrUnsupportedCapability)
+			require.EqualError(t, err, `subagent provider "bare" does not support the "`+c.capability+`" capability`)
+			require.Zero(t, p.count())
+		})
+	}
+}
+
+func TestStartValidatesDepthAndSchemaBeforeTheProvider(t *testing.T) {
+	s := New(nil, nil)
+	p := &stubProvider{name: "full", caps: Capabilities{OutputSchema: true, DepthLimit: true, ToolFilter: true, Persona: true}}
+	_, err := s.RegisterProvider(p)
+	require.NoError(t, err)
+	negative := -1
+	_, err = s.Start(bg, "full", StartRequest{MaxDepth: &negative})
+	require.ErrorIs(t, err, ErrInvalidMaxDepth)
+	require.EqualError(t, err, "subagent maxDepth must be a non-negative safe integer")
+	_, err = s.Start(bg, "full", StartRequest{OutputSchema: json.RawMessage(`{"type":"string"}`)})
+	require.ErrorIs(t, err, ErrInvalidOutputSchema)
+	require.Zero(t, p.count())
+	require.NoError(t, manager.AssertMaxDepth(nil))
+}
+
+func TestOneShotLifecyclePairsByRunIDAndCarriesTheResult(t *testing.T) {
+	s := New(nil, nil)
+	rec := record(s)
+	p := &stubProvider{name: "alpha", result: Result{Output: agent.Text("the answer"), StopReason: agent.Completed}}
+	_, err := s.RegisterProvider(p)
+	require.NoError(t, err)
+	for range 2 {
+		run, err := s.Start(bg, "alpha", StartRequest{})
+		require.NoError(t, err)
+		require.NoError(t, run.Dispose(bg))
+	}
+	all := rec.waitFor(5)[1:]
+	starts, ends := map[string]bool{}, map[string]RunEndInfo{}
+	for _, ev := range all {
+		switch e := ev.(type) {
+		case *StartEvent:
+			starts[e.RunID] = true
+			require.False(t, e.Local)
+		case *EndEvent:
+			require.True(t, starts[e.RunID], "start before end")
+			ends[e.RunID] = e.RunEndInfo
+		}
+	}
+	require.Len(t, starts, 2, "distinct run ids")
+	for _, end := range ends {
+		require.Equal(t, "alpha", end.Provider)
+		require.Equal(t, agent.Completed, end.StopReason)
+		require.Equal(t, agent.Text("the answer"), end.LastAssistantMessage)
+	}
+
+	p.result = Result{StopReason: agent.Completed}
+	run, err := s.Start(bg, "alpha", StartRequest{})
+	require.NoError(t, err)
+	end := rec.waitFor(7)[6].(*EndEvent)
+	require.NotNil(t, end.LastAssistantMessage, "always present on a resolved one-shot")
+	require.Empty(t, end.LastAssistantMessage)
+	body, err := json.Marshal(end.RunEndInfo)
+	require.NoError(t, err)
+	require.Contains(t, string(body), `"lastAssistantMessage":[]`)
+	require.NoError(t, run.Dispose(bg))
+
+	p.reject = errors.New("transport gone")
+	run, err = s.Start(bg, "alpha", StartRequest{})
+	require.NoError(t, err)
+	_, err = run.Result(bg)
+	require.EqualError(t, err, "transport gone")
+	end = rec.waitFor(9)[8].(*EndEvent)
+	require.Equal(t, agent.Error, end.StopReason)
+	require.Nil(t, end.LastAssistantMessage)
+	require.NoError(t, run.Dispose(bg))
+}
+
+func TestNoLifecycleWhenTheProviderRejects(t *testing.T) {
+	s := New(nil, nil)
+	_, err := s.RegisterProvider(&stubProvider{name: "alpha", fail: errors.New("no")})
+	require.NoError(t, err)
+	rec := record(s)
+	_, err = s.Start(bg, "alpha", StartRequest{})
+	require.EqualError(t, err, "no")
+	require.Empty(t, rec.types())
+}
+
+func TestLifecycleListenersAreContained(t *testing.T) {
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
+	s := New(nil, nil, WithLogger(logger))
+	remove, err := s.RegisterProvider(&stubProvider{name: "alpha"})
+	require.NoError(t, err)
+	heard := ""
+	s.Subscribe(func(Event) { panic("sync boom") })
+	s.Subscribe(func(Event) { panic(struct{}{}) })
+	s.Subscribe(func(ev Event) { heard = ev.(*ProviderRemoved).Name })
+	remove()
+	require.Equal(t, "alpha", heard)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Contains(t, logs.String(), "sync boom")
+	require.Contains(t, logs.String(), "<unrenderable thrown value>")
+}
+
+type lockedWriter struct {
+	w  *bytes.Buffer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func TestErrorsMatchByCode(t *testing.T) {
+	err := manager.Unavailable("c1", errors.New("gone"))
+	wrapped := errors.Join(errors.New("context"), err)
+	require.ErrorIs(t, wrapped, ErrNotResumable)
+	require.NotErrorIs(t, wrapped, ErrUnauthorized)
+	var typed *Error
+	require.ErrorAs(t, wrapped, &typed)
+	require.Equal(t, "NOT_RESUMABLE", typed.Code)
+	require.EqualError(t, typed.Cause, "gone")
+}
+
+func TestListingWithoutAQueryFailsLoud(t *testing.T) {
+	s := New(nil, nil)
+	_, err := s.ListChildren(bg, "parent")
+	require.ErrorIs(t, err, ErrSessionQueryUnavailable)
+	require.ErrorIs(t, err, query.ErrSessionQueryUnavailable)
+	require.EqualError(t, err, "listing subagents requires session query (load a dsh-session-query backend)")
+}
