@@ -171,13 +171,18 @@ func jsString(raw []byte) string {
 
 // UnmarshalJSON parses a header line as List does: any numeric version is
 // accepted, unknown keys are ignored, anything that fails the listing guard
-// of session-store.md §1.4 is an error matching ErrCorrupt.
+// of session-store.md §1.4 is an error matching ErrCorrupt, and so is a
+// header List refuses (a retired sandboxMode/approvalPolicy key, an empty
+// cwd).
 func (h *Header) UnmarshalJSON(b []byte) error {
-	parsed, ok := parseListedHeader(b)
-	if !ok {
+	hl, _ := parseHeaderLine(b)
+	if !hl.listable {
 		return &CorruptError{Msg: "corrupt session log: first line is not a session header"}
 	}
-	*h = parsed
+	if err := hl.listingError(""); err != nil {
+		return err
+	}
+	*h = hl.header
 	return nil
 }
 

@@ -30,7 +30,15 @@
 // committed turn/end is a *CorruptError naming file and line. As at the
 // seed era, Inspect accepts unknown event types and refuses only the three
 // retired vocabularies (request/header-delta, mode/set, request/header
-// with reason "fallback"), which appends refuse too. Load is the repairing read
+// with reason "fallback"), which appends refuse too, and message events
+// of the wrong shape (user/message, assistant/message, tool/result,
+// steering/message: a non-empty id, the right role, a source kind, a
+// content array, a model source with provider and model, one tool-result
+// block matching the tool source's callId); pre-identity messages are first
+// upgraded in memory, never on disk. A header with an empty cwd or a
+// retired sandboxMode/approvalPolicy key makes List fail, as does (for
+// every lookup, checked once per store) a flat-layout log or a compressed
+// artifact anywhere under the root. Load is the repairing read
 // used to resume: it truncates a torn tail and durably appends the closers
 // of an interrupted final turn.
 //

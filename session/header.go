@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"strconv"
 )
@@ -16,6 +17,8 @@ type headerLine struct {
 	listable   bool   // passes the listing guard
 	required   int    // bits of the required keys seen
 	seedLength int
+	emptyCwd   bool // "cwd":"" (it names no project folder)
+	retired    bool // carries the retired sandboxMode or approvalPolicy key
 }
 
 // Bits of the keys a header must have.
@@ -50,7 +53,8 @@ func (hl *headerLine) member(key, value []byte) {
 		hl.seedLength = int(hl.countField(value))
 		h.SeedLength = &hl.seedLength
 	case "cwd":
-		h.Cwd, hl.listable = hl.stringField(value, false)
+		h.Cwd, hl.listable = hl.stringField(value, true)
+		hl.emptyCwd = h.Cwd == "" && isJSONString(value)
 	case "parentSession":
 		h.ParentSession, hl.listable = hl.stringField(value, true)
 	case "origin":
@@ -58,11 +62,13 @@ func (hl *headerLine) member(key, value []byte) {
 		h.Origin = "subagent"
 	case "agentPreset":
 		h.AgentPreset, hl.listable = hl.stringField(value, true)
+	case "sandboxMode", "approvalPolicy":
+		hl.retired = true
 	}
 }
 
 // stringField decodes a string member; an empty string is allowed only
-// when emptyOK (an empty cwd names no project folder).
+// when emptyOK.
 func (hl *headerLine) stringField(value []byte, emptyOK bool) (string, bool) {
 	s, ok := decodeString(value)
 	return s, hl.listable && ok && (emptyOK || s != "")
@@ -81,17 +87,44 @@ func parseHeaderLine(line []byte) (headerLine, bool) {
 	hl := headerLine{listable: true, idText: "undefined"}
 	object, valid := forEachMember(line, hl.member)
 	hl.object = object
-	version, _, intVersion := parseSafeInt(hl.version)
-	hl.header.Version = int(version)
-	hl.listable = hl.listable && object && intVersion && hl.required == requiredKeys
+	version, numeric := jsonNumber(hl.version)
+	hl.header.Version = int(version) // a fractional version is refused at load anyway
+	hl.listable = hl.listable && object && numeric && hl.required == requiredKeys
 	return hl, valid
 }
 
+// jsonNumber returns the value of a raw JSON number (any number, as
+// typeof version === "number" in the original), and whether raw is one.
+func jsonNumber(raw []byte) (float64, bool) {
+	if !isJSONNumber(raw) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	return f, err == nil || math.IsInf(f, 0)
+}
+
 // parseListedHeader applies the listing guard: any numeric version is
-// accepted; anything else that is not a valid header reports false.
+// accepted; anything else that is not a valid header reports false. A
+// header that passes the guard but still cannot be listed (an empty cwd,
+// a retired key) is refused by the lister, not here.
 func parseListedHeader(line []byte) (Header, bool) {
 	hl, _ := parseHeaderLine(line)
 	return hl.header, hl.listable
+}
+
+// listingError is the error the original's listing throws for a header
+// line that passes the guard but cannot be listed: a retired policy key,
+// or an empty cwd, which names no storage path (path is the log's).
+func (hl *headerLine) listingError(path string) error {
+	switch {
+	case !hl.listable:
+		return nil
+	case hl.retired:
+		return corruptNamed(path, "session header uses retired policy baseline fields")
+	case hl.emptyCwd:
+		return corruptNamed(path, `corrupt session log "%s": header id cannot name a storage path`, path)
+	}
+	return nil
 }
 
 // parseStoredHeader applies the load/inspect level to the first line of
@@ -100,13 +133,16 @@ func parseListedHeader(line []byte) (Header, bool) {
 // validation failure.
 func parseStoredHeader(line []byte, path string) (Header, error) {
 	hl, valid := parseHeaderLine(line)
+	version, numeric := jsonNumber(hl.version)
 	switch {
 	case !valid:
 		return Header{}, corruptf(path, 0, "corrupt session log: header line is not valid JSON")
-	case hl.object && hl.version != nil && string(hl.version) != "0":
-		return Header{}, foreignVersion(hl.idText, hl.version, path)
+	case hl.object && numeric && version != 0:
+		return Header{}, foreignVersion(hl.idText, version, path)
 	case !hl.listable:
 		return Header{}, corruptf(path, 0, "corrupt session log: first line is not a session header")
+	case hl.listingError(path) != nil:
+		return Header{}, hl.listingError(path)
 	case hl.header.Cwd != "" && !filepath.IsAbs(hl.header.Cwd):
 		return Header{}, corruptf(path, 0, `stored session "%s" failed validation: header cwd "%s" is not an absolute path`,
 			hl.header.ID, hl.header.Cwd)
@@ -114,8 +150,7 @@ func parseStoredHeader(line []byte, path string) (Header, error) {
 	return hl.header, nil
 }
 
-func foreignVersion(id string, raw []byte, path string) *UnsupportedError {
-	f, _ := strconv.ParseFloat(string(raw), 64)
+func foreignVersion(id string, f float64, path string) *UnsupportedError {
 	v := strconv.FormatFloat(f, 'f', -1, 64)
 	msg := fmt.Sprintf(`session "%s" uses log format v%s, but this harness reads only v0: `+
 		"the log was written by a newer harness — upgrade the harness to open it", id, v)

@@ -25,6 +25,9 @@ type JSONL struct {
 	logs   map[string]*logState
 	closed bool
 	wg     sync.WaitGroup // one per running writer goroutine
+
+	rootOnce sync.Once
+	rootErr  error // the cached verdict of checkRoot
 }
 
 var _ Store = (*JSONL)(nil)
@@ -70,6 +73,9 @@ func (s *JSONL) Root() string { return s.root }
 // stored at a path it does not identify, or an id stored twice is an error.
 func (s *JSONL) List(ctx context.Context) ([]Header, error) {
 	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	if err := s.checkRoot(ctx); err != nil {
 		return nil, err
 	}
 	projects, err := s.projectDirs(ctx)
@@ -140,6 +146,13 @@ func (l *lister) project(project string) error {
 	return nil
 }
 
+func ignoreNotExist(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
 func isLogArtifact(name string) bool {
 	return strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".jsonl.zstd")
 }
@@ -147,18 +160,22 @@ func isLogArtifact(name string) bool {
 // session reads the header of one session folder; a folder without a log
 // or whose first line is not a valid header is skipped.
 func (l *lister) session(dir string) error {
-	path := filepath.Join(dir, LogFileName)
-	line, err := l.firstLine(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return l.s.checkCompressed(dir)
-	}
-	if err != nil || line == nil {
+	if err := l.s.checkCompressed(dir); err != nil {
 		return err
 	}
-	h, ok := parseListedHeader(line)
-	if !ok {
+	path := filepath.Join(dir, LogFileName)
+	line, err := l.firstLine(path)
+	if errors.Is(err, fs.ErrNotExist) || err != nil || line == nil {
+		return ignoreNotExist(err)
+	}
+	hl, _ := parseHeaderLine(line)
+	if !hl.listable {
 		return nil
 	}
+	if err := hl.listingError(path); err != nil {
+		return err
+	}
+	h := hl.header
 	if err := l.checkIdentity(h, path); err != nil {
 		return err
 	}
@@ -255,6 +272,45 @@ func compressedArtifact(path string) error {
 		`this store reads and writes only uncompressed %s: use a separate root or decompress the log`, path, LogFileName)}
 }
 
+// checkRoot refuses a root holding a flat-layout log or a compressed
+// artifact anywhere, as the original's once-per-backend root encoding
+// check does before any lookup: the first call scans every project and
+// session folder, and its verdict (a refusal included) is kept for the
+// life of the store, so later strays are caught only by List.
+func (s *JSONL) checkRoot(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.rootOnce.Do(func() { s.rootErr = s.scanRoot() })
+	return s.rootErr
+}
+
+func (s *JSONL) scanRoot() error {
+	projects, err := s.projectDirs(context.Background())
+	if err != nil {
+		return err
+	}
+	for _, project := range projects {
+		entries, err := s.fs.ReadDir(project)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			path := filepath.Join(project, e.Name())
+			if !e.IsDir() {
+				if e.Type().IsRegular() && isLogArtifact(e.Name()) {
+					return flatLayout(path)
+				}
+				continue
+			}
+			if err := s.checkCompressed(path); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // find locates the log of id across every project folder. It refuses the
 // flat layout and compressed artifacts for that id, and an id stored in
 // more than one project folder; a missing log is ErrNotFound.
@@ -262,6 +318,9 @@ func (s *JSONL) find(ctx context.Context, id string) (string, error) {
 	seg, err := EncodeSegment(id)
 	if err != nil {
 		return "", notFound(id)
+	}
+	if err := s.checkRoot(ctx); err != nil {
+		return "", err
 	}
 	projects, err := s.projectDirs(ctx)
 	if err != nil {
@@ -323,6 +382,9 @@ func (s *JSONL) read(ctx context.Context, id string) (string, []byte, scanned, e
 	}
 	if msg, legacy := legacyEvent(id, sc.events); err == nil && legacy {
 		err = corruptf(path, 0, "%s", msg)
+	}
+	if err == nil {
+		err = checkMessages(id, sc.events, path)
 	}
 	return path, buf, sc, err
 }

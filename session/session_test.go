@@ -184,7 +184,7 @@ func TestCreateAppendInspectRoundTrip(t *testing.T) {
 	require.NoError(t, s.Create(ctx, h, seed))
 	more := []Event{
 		ev(1, "turn/start", `{"turn":1}`),
-		{Type: "user/message", Seq: 2, Time: 5, Data: json.RawMessage(`{"id":"m","role":"user"}`),
+		{Type: "user/message", Seq: 2, Time: 5, Data: json.RawMessage(`{"content":[],"source":{"kind":"user"},"role":"user","id":"m"}`),
 			SurfaceOp: json.RawMessage(`"append"`)},
 		ev(3, "turn/end", `{"turn":1,"reason":{"kind":"completed"}}`),
 	}
@@ -197,7 +197,7 @@ func TestCreateAppendInspectRoundTrip(t *testing.T) {
 	want := `{"type":"session","version":0,"id":"s-1","createdAt":1789000001000,"cwd":"/work/project","delegationDepth":0}` + "\n" +
 		`{"type":"subagent/descriptor","seq":0,"time":1785544945198,"data":{"version":1,"provider":"spawn","label":"x"}}` + "\n" +
 		`{"type":"turn/start","seq":1,"time":1785544945199,"data":{"turn":1}}` + "\n" +
-		`{"type":"user/message","seq":2,"time":5,"data":{"id":"m","role":"user"},"surfaceOp":"append"}` + "\n" +
+		`{"type":"user/message","seq":2,"time":5,"data":{"content":[],"source":{"kind":"user"},"role":"user","id":"m"},"surfaceOp":"append"}` + "\n" +
 		`{"type":"turn/end","seq":3,"time":1785544945201,"data":{"turn":1,"reason":{"kind":"completed"}}}` + "\n"
 	require.Equal(t, want, string(raw))
 
