@@ -112,7 +112,7 @@ func TestDiagnosesCorruptChildrenWithoutHidingHealthySiblings(t *testing.T) {
 	w.persist(header("duplicate", "parent", 2), logOf(append(events, descriptorEvent(descriptorPayload("two")))...))
 	w.persist(header("bad-surface", "parent", 3), logOf(
 		ev("turn/start", map[string]int{"turn": 1}),
-		ev("user/message", map[string]string{"role": "user"}), // no surfaceOp
+		withoutSurface(userMessage("no surfaceOp")),
 		descriptorEvent(descriptorPayload("x")),
 	))
 	w.persist(header("malformed", "parent", 4), childEvents(map[string]any{"version": 1, "provider": 7, "label": "x"}))

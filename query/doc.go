@@ -27,9 +27,12 @@
 // agree for the UUIDs the runtime mints); a per-session read does one
 // direct Store.Inspect instead of re-listing the whole store first (the
 // store's ErrNotFound gives SESSION_QUERY_SESSION_NOT_FOUND, as a missing
-// listing entry did), which turns the seed's O(D×C + ΣL) listing cost
-// into O(C + ΣL); ListEvents takes a context although the original's took
-// no signal.
+// listing entry did, and the store is listed only after a failed read, so
+// that an unlistable log is not found and a failing listing is reported as
+// such), which turns the seed's O(D×C + ΣL) listing cost into O(C + ΣL),
+// but lets a readable log be read even when another log of the root would
+// make the listing fail; ListEvents takes a context although the
+// original's took no signal.
 //
 // # Catalog
 //

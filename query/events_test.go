@@ -26,7 +26,7 @@ func TestListEventsClassifiesCurrentShadowedAndLogOnly(t *testing.T) {
 	w.persist(header("s", "", 1), logOf(
 		ev("turn/start", map[string]int{"turn": 1}),
 		userMessage("one"),
-		withSources(appended(ev("assistant/message", map[string]any{"message": "two"})), 1),
+		withSources(assistantMessage("two"), 1),
 		withSources(replacing(userMessage("summary"), 1, 2), 1, 2),
 		descriptorEvent(descriptorPayload("l")),
 	))
@@ -40,8 +40,7 @@ func TestListEventsClassifiesCurrentShadowedAndLogOnly(t *testing.T) {
 
 func TestListEventsRejectsAnInvalidSurface(t *testing.T) {
 	w := newWorld(t)
-	bare := ev("user/message", map[string]any{"role": "user"})
-	w.persist(header("s", "", 1), logOf(bare))
+	w.persist(header("s", "", 1), logOf(withoutSurface(userMessage("bare"))))
 	_, err := w.q.ListEvents(context.Background(), "s")
 	require.ErrorIs(t, err, ErrInvalidSurface)
 	require.EqualError(t, err,
@@ -167,7 +166,7 @@ func TestReadEventValidatesTheWindowBeforeAnyIO(t *testing.T) {
 
 func TestReadEventDoesNotValidateTheSurface(t *testing.T) {
 	w := newWorld(t)
-	w.persist(header("s", "", 1), logOf(ev("user/message", map[string]string{"role": "user"})))
+	w.persist(header("s", "", 1), logOf(withoutSurface(userMessage("bare"))))
 	win, err := w.q.ReadEvent(context.Background(), ReadRequest{SessionID: "s"})
 	require.NoError(t, err)
 	require.Equal(t, "user/message", win.Target.Type)
@@ -187,9 +186,11 @@ func TestLiveReadsNeverTouchPersistence(t *testing.T) {
 	lists, inspects := w.store.counts()
 	require.Zero(t, lists+inspects)
 
+	// A failed read lists the store, as the original's list-first read did;
+	// the listing failure is what it reports.
 	_, err = w.q.ListEvents(context.Background(), "stored")
 	require.ErrorIs(t, err, ErrPersistenceFailed)
-	require.EqualError(t, err, `failed to inspect session "stored": inspect broken`)
+	require.EqualError(t, err, `session persistence listing failed: list broken`)
 }
 
 func TestLoadReportsAbsentAndUnreadableSessions(t *testing.T) {
@@ -266,7 +267,7 @@ func TestReadEventPreservesTheCancellationCause(t *testing.T) {
 
 func TestReadSessionReturnsADetachedLogWithoutSurfaceValidation(t *testing.T) {
 	w := newWorld(t)
-	events := logOf(ev("user/message", map[string]string{"role": "user"}), ev("turn/end", 1))
+	events := logOf(withoutSurface(userMessage("bare")), ev("turn/end", 1))
 	w.persist(header("s", "", 1), events)
 	log, err := w.q.ReadSession(context.Background(), "s")
 	require.NoError(t, err)

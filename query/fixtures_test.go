@@ -173,6 +173,20 @@ func userMessage(text string) session.Event {
 	}))
 }
 
+// withoutSurface drops e's surfaceOp, which a message event must carry.
+func withoutSurface(e session.Event) session.Event {
+	e.SurfaceOp = nil
+	return e
+}
+
+// assistantMessage is an assistant/message event with a valid message.
+func assistantMessage(text string) session.Event {
+	return appended(ev("assistant/message", map[string]any{"turn": 1, "step": 1, "message": map[string]any{
+		"role": "assistant", "content": []map[string]string{{"type": "text", "text": text}},
+		"source": map[string]string{"kind": "model", "provider": "p", "model": "m"}, "id": "asst-" + text,
+	}}))
+}
+
 func descriptorEvent(payload any) session.Event { return ev("subagent/descriptor", payload) }
 
 func descriptorPayload(label string) map[string]any {

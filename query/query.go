@@ -63,8 +63,11 @@ func (q *Query) liveLog(id string) (*session.Log, bool) {
 //
 // The original first re-listed the whole store and reported an id missing
 // from that listing as not found; here the store's own ErrNotFound gives
-// the same SESSION_QUERY_SESSION_NOT_FOUND without the O(C) scan, and a
-// log that cannot be read is SESSION_QUERY_PERSISTENCE_FAILED in both.
+// the same SESSION_QUERY_SESSION_NOT_FOUND without the O(C) scan, and the
+// store is listed only when the read fails (inspectFailure), so every
+// failure gets the original's code. A log that reads fine is returned even
+// when some other log of the root would make a listing fail (a duplicate
+// id, a misplaced log), where the original's listing-first read failed.
 func (q *Query) load(ctx context.Context, id string) (*session.Log, error) {
 	if err := cancelled(ctx); err != nil {
 		return nil, err
@@ -77,7 +80,7 @@ func (q *Query) load(ctx context.Context, id string) (*session.Log, error) {
 	}
 	log, err := q.store.Inspect(ctx, id)
 	if err != nil {
-		return nil, inspectFailure(ctx, id, err)
+		return nil, q.inspectFailure(ctx, id, err)
 	}
 	if live, ok := q.liveLog(id); ok { // it became live meanwhile
 		return live, nil
@@ -85,11 +88,28 @@ func (q *Query) load(ctx context.Context, id string) (*session.Log, error) {
 	return log, nil
 }
 
-func inspectFailure(ctx context.Context, id string, err error) error {
+// inspectFailure maps a failed Store.Inspect of id. Only then is the store
+// listed, to give the answer the original's list-first read gave: a failed
+// listing is SESSION_QUERY_PERSISTENCE_FAILED ("session persistence listing
+// failed: …"), an id the listing skips (a log whose first line is not a
+// valid header) is SESSION_QUERY_SESSION_NOT_FOUND, and a listed log that
+// cannot be read is SESSION_QUERY_PERSISTENCE_FAILED ("failed to inspect
+// session …").
+func (q *Query) inspectFailure(ctx context.Context, id string, err error) error {
 	if ctxErr := cancelled(ctx); ctxErr != nil {
 		return ctxErr
 	}
 	if errors.Is(err, session.ErrNotFound) {
+		return sessionNotFound(id)
+	}
+	headers, listErr := q.store.List(ctx)
+	if ctxErr := cancelled(ctx); ctxErr != nil {
+		return ctxErr
+	}
+	if listErr != nil {
+		return newError(CodePersistenceFailed, "session persistence listing failed: "+listErr.Error(), listErr)
+	}
+	if !slices.ContainsFunc(headers, func(h session.Header) bool { return h.ID == id }) {
 		return sessionNotFound(id)
 	}
 	return newError(CodePersistenceFailed, `failed to inspect session "`+id+`": `+err.Error(), err)

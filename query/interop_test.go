@@ -1,0 +1,89 @@
+package query
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// These tests pin behaviour found by running the original harness's query
+// and listing (seed era, 751fa4c8b6) and this package over the same logs.
+
+func steeringMessage(text string) session.Event {
+	return appended(ev("steering/message", map[string]any{"turn": 1, "message": map[string]any{
+		"content": []map[string]string{{"type": "text", "text": text}},
+		"source":  map[string]string{"kind": "user"}, "role": "user", "id": "steer-" + text,
+	}}))
+}
+
+// steering/message (the seed era's mid-turn user message) is a surface
+// event: it must carry a surfaceOp and joins the surface like user/message.
+func TestSteeringMessagesAreSurfaceEvents(t *testing.T) {
+	w := parentWorld(t)
+	w.persist(header("steered", "", 1), logOf(
+		ev("turn/start", map[string]int{"turn": 1}),
+		userMessage("go"),
+		steeringMessage("faster"),
+		assistantMessage("done"),
+		ev("turn/end", map[string]any{"turn": 1, "reason": map[string]string{"kind": "completed"}}),
+	))
+	records, err := w.q.ListEvents(context.Background(), "steered")
+	require.NoError(t, err)
+	require.Equal(t, []Surface{SurfaceLogOnly, SurfaceCurrent, SurfaceCurrent, SurfaceCurrent, SurfaceLogOnly},
+		surfaces(records))
+
+	w.persist(header("bare", "", 2), logOf(withoutSurface(steeringMessage("x"))))
+	_, err = w.q.ListEvents(context.Background(), "bare")
+	require.ErrorIs(t, err, ErrInvalidSurface)
+	require.EqualError(t, err,
+		`invalid session surface: session event "steering/message" is surface-eligible and requires a surfaceOp marker`)
+
+	w.persist(header("child", "parent", 3), logOf(
+		descriptorEvent(descriptorPayload("steered child")),
+		ev("turn/start", map[string]int{"turn": 1}),
+		steeringMessage("more"),
+	))
+	require.Equal(t, []Entry{child("child", "steered child", StatusComplete)}, w.mustList("parent"))
+}
+
+// A log whose first line the store's listing skips is, as for the
+// original's list-first read, a session that does not exist.
+func TestAnUnlistableLogIsNotFound(t *testing.T) {
+	w := newWorld(t)
+	path := filepath.Join(w.jsonl.Root(), session.NoCwdDir, "old", session.LogFileName)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	require.NoError(t, os.WriteFile(path,
+		[]byte(`{"type":"session","version":0,"id":"old","createdAt":1}`+"\n"), 0o600)) // no delegationDepth
+
+	_, err := w.q.ListEvents(context.Background(), "old")
+	require.ErrorIs(t, err, ErrSessionNotFound)
+	require.EqualError(t, err, `session "old" not found`)
+	_, err = w.q.ReadEvent(context.Background(), ReadRequest{SessionID: "old"})
+	require.ErrorIs(t, err, ErrSessionNotFound)
+	_, err = w.q.ReadSession(context.Background(), "old")
+	require.ErrorIs(t, err, ErrSessionNotFound)
+}
+
+// A listed child whose log holds a malformed message cannot be inspected:
+// it lists as unavailable, not as a healthy child.
+func TestAChildWithAMalformedMessageIsUnavailable(t *testing.T) {
+	w := parentWorld(t)
+	w.authorChild("healthy", "parent", 1, "fine")
+	w.persist(header("broken", "parent", 2), logOf(
+		descriptorEvent(descriptorPayload("broken")),
+		appended(ev("user/message", map[string]any{"content": []any{}, "source": map[string]string{"kind": "user"},
+			"role": "user", "id": ""})),
+	))
+	require.Equal(t, []Entry{
+		child("healthy", "fine", StatusComplete),
+		diag("broken", ReasonUnavailable),
+	}, w.mustList("parent"))
+	_, err := w.q.ListEvents(context.Background(), "broken")
+	require.ErrorIs(t, err, ErrPersistenceFailed)
+	require.ErrorIs(t, err, session.ErrCorrupt)
+}
