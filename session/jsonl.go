@@ -255,7 +255,27 @@ func (s *JSONL) checkIdentity(h Header, requested, path string) error {
 	if expected == path {
 		return nil
 	}
+	if same, err := sameRealPath(path, expected); same || err != nil {
+		return err
+	}
 	return corruptNamed(path, `corrupt session log "%s": header id "%s" and cwd identify "%s"`, path, h.ID, expected)
+}
+
+// sameRealPath reports whether two spellings resolve to the same file
+// (the original's realpath comparison: a project folder that is a symlink
+// to the log's real folder identifies it); a missing path is not the same.
+func sameRealPath(a, b string) (bool, error) {
+	realA, err := filepath.EvalSymlinks(a)
+	if err == nil {
+		var realB string
+		if realB, err = filepath.EvalSymlinks(b); err == nil {
+			return realA == realB, nil
+		}
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return false, err
 }
 
 func duplicateID(id, path string) error {
