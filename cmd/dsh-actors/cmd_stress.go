@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"sort"
+	"strings"
+
+	"github.com/dsh-actors/dsh-actors/subagent/stress"
+)
+
+func init() {
+	register("stress", "race follow-ups against settlements and scoped drains; check every invariant", runStress)
+}
+
+const stressUsage = "usage: dsh-actors stress [--forests F] [--fanout K] [--depth D] [--followups N] [--seed S] [--workers W] [--store DIR]"
+
+// runStress runs one randomized stress run (package subagent/stress) and
+// checks its invariants: every follow-up accepted or rejected with a typed
+// error, every accepted message logged or discarded by a teardown,
+// child-first order of every disposal, no agent left, goroutines back to
+// baseline, every session stored and listed. It exits 1 naming the first
+// violation. The last line is the summary:
+// "stress: activations=… followups=accepted/rejected … violations=0 leaked_goroutines=0".
+func runStress(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	flags := flag.NewFlagSet("stress", flag.ContinueOnError)
+	flags.SetOutput(io.Discard)
+	var cfg stress.Config
+	flags.IntVar(&cfg.Forests, "forests", 3, "top-level agents")
+	flags.IntVar(&cfg.Fanout, "fanout", 3, "children per continuable node")
+	flags.IntVar(&cfg.Depth, "depth", 3, "continuable levels below each top-level agent")
+	flags.IntVar(&cfg.Followups, "followups", 200, "follow-ups to send")
+	flags.Uint64Var(&cfg.Seed, "seed", 1, "random seed")
+	flags.IntVar(&cfg.Workers, "workers", 8, "concurrent senders")
+	flags.StringVar(&cfg.Root, "store", "", "session store root (default: a temporary folder, removed after)")
+	if err := parseStressFlags(flags, args, &cfg); err != nil {
+		return usageError(stderr, stressUsage, flags, err)
+	}
+	baseline := runtime.NumGoroutine()
+	report, err := stress.Run(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "dsh-actors stress: %v\n", err)
+		return 1
+	}
+	leaked := stress.Goroutines(baseline)
+	printStressReport(stdout, report, leaked)
+	switch {
+	case len(report.Violations) > 0:
+		fmt.Fprintf(stderr, "dsh-actors stress: violation: %s\n", report.Violations[0])
+		return 1
+	case leaked > 0:
+		fmt.Fprintf(stderr, "dsh-actors stress: violation: %d goroutines leaked\n", leaked)
+		return 1
+	}
+	return 0
+}
+
+// parseStressFlags parses args into cfg and rejects sizes below one.
+func parseStressFlags(flags *flag.FlagSet, args []string, cfg *stress.Config) error {
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	if flags.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", flags.Arg(0))
+	}
+	sizes := []struct {
+		name  string
+		value int
+	}{{"forests", cfg.Forests}, {"fanout", cfg.Fanout}, {"depth", cfg.Depth}, {"followups", cfg.Followups}, {"workers", cfg.Workers}}
+	for _, size := range sizes {
+		if size.value < 1 {
+			return fmt.Errorf("--%s must be at least 1, got %d", size.name, size.value)
+		}
+	}
+	return nil
+}
+
+func printStressReport(stdout io.Writer, report stress.Report, leaked int) {
+	codes := make([]string, 0, len(report.ByCode))
+	for code, n := range report.ByCode {
+		codes = append(codes, fmt.Sprintf("%s=%d", code, n))
+	}
+	sort.Strings(codes)
+	if len(codes) > 0 {
+		fmt.Fprintf(stdout, "rejections: %s\n", strings.Join(codes, " "))
+	}
+	for _, v := range report.Violations {
+		fmt.Fprintf(stdout, "violation: %s\n", v)
+	}
+	fmt.Fprintf(stdout, "stress: %s leaked_goroutines=%d\n", report, leaked)
+}

@@ -1,0 +1,360 @@
+// Package stress is a randomized workload for continuable subagents with
+// an invariant checker, shared by `dsh-actors stress` and the stress tests.
+//
+// Run builds Forests forests: each top-level agent is told "tree D K" and
+// its turn spawns K continuable children told "tree D-1 K", down to depth
+// D, so forests grow from inside turns while their leaves already settle;
+// it waits until every node settled. Then Followups follow-ups race
+// settlements, cold resumes and scoped drains: each goes to a random child,
+// on behalf of its parent's latest handle (stale when that parent is
+// gone), and about one step in ten first drains a random resident child's
+// descendants. At the end every forest is drained, the runtime closed, and
+// the invariants checked (see Report).
+package stress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/query"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/dsh-actors/dsh-actors/subagent"
+)
+
+// Config sizes a run. Zero sizes take the defaults (small enough for CI).
+type Config struct {
+	Forests   int    // top-level agents (default 3)
+	Fanout    int    // children per continuable node (default 3)
+	Depth     int    // continuable levels below each top-level agent (default 3)
+	Followups int    // follow-ups sent (default 200)
+	Seed      uint64 // random seed
+	Workers   int    // concurrent senders (default 8)
+	Root      string // store folder; empty means a temporary one, removed after
+	Logger    *slog.Logger
+}
+
+func (c *Config) defaults() {
+	c.Forests = orDefault(c.Forests, 3)
+	c.Fanout = orDefault(c.Fanout, 3)
+	c.Depth = orDefault(c.Depth, 3)
+	c.Followups = orDefault(c.Followups, 200)
+	c.Workers = orDefault(c.Workers, 8)
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+func orDefault(v, fallback int) int {
+	if v > 0 {
+		return v
+	}
+	return fallback
+}
+
+// Report is what a run observed. Violations lists every broken invariant,
+// first one first; LeakedGoroutines is measured by the caller with
+// Goroutines around Run.
+type Report struct {
+	Activations int // continuable epochs (subagent/start edges)
+	Children    int // distinct continuable children
+	Accepted    int // follow-ups accepted
+	Rejected    int // follow-ups rejected with a typed error
+	Logged      int // accepted follow-ups that reached their child's log
+	Discarded   int // accepted follow-ups discarded by a teardown
+	Drains      int // scoped drains run
+	ByCode      map[string]int // rejections by error code
+	Sessions    int // sessions in the store at the end
+	Violations  []string
+}
+
+// String is the summary line (without the goroutine count).
+func (r Report) String() string {
+	return fmt.Sprintf("activations=%d children=%d followups=%d/%d logged=%d discarded=%d drains=%d sessions=%d violations=%d",
+		r.Activations, r.Children, r.Accepted, r.Rejected, r.Logged, r.Discarded, r.Drains, r.Sessions, len(r.Violations))
+}
+
+// Run executes one stress run and checks its invariants. It returns an
+// error only when the run could not be set up or torn down; broken
+// invariants are in the report.
+func Run(ctx context.Context, cfg Config) (Report, error) {
+	cfg.defaults()
+	root, cleanup, err := storeRoot(cfg.Root)
+	if err != nil {
+		return Report{}, err
+	}
+	defer cleanup()
+	rt, err := actors.New(actors.Options{Root: root, Logger: cfg.Logger, NewAgent: Agent})
+	if err != nil {
+		return Report{}, err
+	}
+	s := newRun(cfg, rt)
+	report, runErr := s.execute(ctx)
+	if err := rt.Close(context.WithoutCancel(ctx)); err != nil && runErr == nil {
+		runErr = err
+	}
+	s.check(&report, root)
+	return report, runErr
+}
+
+func storeRoot(root string) (string, func(), error) {
+	if root != "" {
+		return root, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "dsh-actors-stress-*")
+	if err != nil {
+		return "", nil, err
+	}
+	return dir, func() { os.RemoveAll(dir) }, nil
+}
+
+// Goroutines waits (up to a second) for the goroutine count to come back
+// to baseline and returns how many are left above it.
+func Goroutines(baseline int) int {
+	deadline := time.Now().Add(time.Second)
+	for {
+		n := runtime.NumGoroutine() - baseline
+		if n <= 0 || time.Now().After(deadline) {
+			return max(n, 0)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Agent is the stress agents' factory. "tree D K" spawns K children told
+// "tree D-1 K" (none at D=0) and replies; "hold DURATION" stays in its turn
+// that long (or until cancelled); any other text is replied to.
+func Agent(agent.Options) agent.Agent { return agent.Func(turn) }
+
+func turn(ctx context.Context, host agent.Host, msg agent.Message) (agent.StopReason, error) {
+	text := msg.Content[0].Text
+	if d, ok := strings.CutPrefix(text, "hold "); ok {
+		if !hold(ctx, d) {
+			return agent.Aborted, nil
+		}
+	}
+	if depth, fanout, ok := parseTree(text); ok && depth > 0 {
+		if subagents := host.Subagents(); subagents != nil {
+			for i := range fanout {
+				_, _, _ = subagents.Spawn(ctx, "node-"+strconv.Itoa(i), fmt.Sprintf("tree %d %d", depth-1, fanout))
+			}
+		}
+	}
+	return agent.Completed, host.Say(ctx, agent.Text("ok: "+text))
+}
+
+// hold waits for the duration; false when ctx ended first.
+func hold(ctx context.Context, duration string) bool {
+	d, _ := time.ParseDuration(duration)
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func parseTree(text string) (depth, fanout int, ok bool) {
+	fields := strings.Fields(text)
+	if len(fields) != 3 || fields[0] != "tree" {
+		return 0, 0, false
+	}
+	d, err1 := strconv.Atoi(fields[1])
+	k, err2 := strconv.Atoi(fields[2])
+	return d, k, err1 == nil && err2 == nil
+}
+
+// run is the state of one stress run.
+type run struct {
+	cfg  Config
+	rt   *actors.Runtime
+	svc  *subagent.Service
+	rec  *recorder
+	rand *rand.Rand
+	mu   sync.Mutex // guards rand
+}
+
+func newRun(cfg Config, rt *actors.Runtime) *run {
+	svc := subagent.New(rt, query.New(rt.Sessions()), subagent.WithLogger(cfg.Logger))
+	_, _ = svc.RegisterProvider(subagent.NewSpawn(rt))
+	s := &run{cfg: cfg, rt: rt, svc: svc, rec: newRecorder(), rand: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))}
+	s.rec.registry = rt.Agent
+	svc.Subscribe(s.rec.lifecycle)
+	rt.Subscribe(s.rec.agentEvent)
+	return s
+}
+
+func (s *run) intn(n int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rand.IntN(n)
+}
+
+// execute grows the forests, races follow-ups and drains against them, and
+// drains every forest at the end.
+func (s *run) execute(ctx context.Context) (Report, error) {
+	var report Report
+	roots, err := s.growForests(ctx)
+	if err != nil {
+		return report, err
+	}
+	if err := s.grown(ctx, roots); err != nil {
+		return report, err
+	}
+	s.race(ctx, &report)
+	for _, root := range roots {
+		if err := s.svc.DrainContinuableDescendants(ctx, []*parent.Handle{root}); err != nil {
+			report.Violations = append(report.Violations, "final drain: "+err.Error())
+		}
+	}
+	for _, root := range roots {
+		if err := root.WhenIdle(ctx); err != nil {
+			return report, err
+		}
+	}
+	if n := s.rt.Registry().Len(); n != len(roots) {
+		report.Violations = append(report.Violations, fmt.Sprintf("%d agents left after the final drain (want the %d roots)", n, len(roots)))
+	}
+	return report, nil
+}
+
+// growForests starts the top-level agents and tells each to grow a tree.
+func (s *run) growForests(ctx context.Context) ([]*parent.Handle, error) {
+	roots := make([]*parent.Handle, s.cfg.Forests)
+	for i := range roots {
+		h, err := s.rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: fmt.Sprintf("forest-%d", i)}})
+		if err != nil {
+			return nil, err
+		}
+		roots[i] = h
+		s.rec.handle(h)
+		tree := fmt.Sprintf("tree %d %d", s.cfg.Depth, s.cfg.Fanout)
+		if _, err := h.Followup(ctx, agent.Text(tree), agent.Source{Kind: "user"}); err != nil {
+			return nil, err
+		}
+	}
+	return roots, nil
+}
+
+// grown waits until the roots' tree turns ended and every continuable
+// node settled: the whole forest is durable and nothing is resident.
+func (s *run) grown(ctx context.Context, roots []*parent.Handle) error {
+	for _, root := range roots {
+		if err := root.WhenIdle(ctx); err != nil {
+			return err
+		}
+	}
+	return s.rec.quiet(ctx)
+}
+
+// race runs the workers: follow-ups to random children, some scoped
+// drains of random resident children.
+func (s *run) race(ctx context.Context, report *Report) {
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for range s.cfg.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				outcome := s.step(ctx, i)
+				mu.Lock()
+				outcome.apply(report)
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range s.cfg.Followups {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+}
+
+// outcome is what one step did.
+type outcome struct {
+	accepted, rejected, drained bool
+	code, violation             string
+}
+
+func (o outcome) apply(r *Report) {
+	switch {
+	case o.accepted:
+		r.Accepted++
+	case o.rejected:
+		r.Rejected++
+		if r.ByCode == nil {
+			r.ByCode = map[string]int{}
+		}
+		r.ByCode[o.code]++
+	}
+	if o.drained {
+		r.Drains++
+	}
+	if o.violation != "" {
+		r.Violations = append(r.Violations, o.violation)
+	}
+}
+
+// step sends follow-up i to a random known child and, one time in ten,
+// first drains a random resident child's descendants. When the child's
+// parent is not resident, the follow-up ("hold 5ms") goes to the nearest
+// ancestor whose parent is, waking it so that later steps reach further
+// down while it is resident.
+func (s *run) step(ctx context.Context, i int) outcome {
+	var o outcome
+	if s.intn(10) == 0 {
+		if h := s.rec.randomResident(s.intn); h != nil {
+			if err := s.svc.DrainContinuableDescendants(ctx, []*parent.Handle{h}); err != nil {
+				o.violation = "scoped drain: " + err.Error()
+			}
+			o.drained = true
+		}
+	}
+	target := s.rec.randomChild(ctx, s.intn)
+	child, p := s.rec.reachable(target)
+	text := "f" + strconv.Itoa(i)
+	if child != target {
+		text = "hold 5ms"
+	}
+	id, err := s.svc.Followup(ctx, p, child, agent.Text(text), agent.Source{Kind: "user"})
+	if err != nil {
+		o.rejected = true
+		var typedErr *subagent.Error
+		if errors.As(err, &typedErr) {
+			o.code = typedErr.Code
+		}
+		if !typed(err) && o.violation == "" {
+			o.violation = fmt.Sprintf("follow-up %d to %s: untyped error: %v", i, child, err)
+		}
+		return o
+	}
+	o.accepted = true
+	s.rec.accept(child, id)
+	return o
+}
+
+// typed reports whether err is one of the typed rejections a follow-up may
+// meet under drains and settlements.
+func typed(err error) bool {
+	for _, code := range []error{subagent.ErrDraining, subagent.ErrUnauthorized, subagent.ErrActivationClosing, subagent.ErrNotResumable} {
+		if errorsIs(err, code) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,36 @@
+package tests
+
+import (
+	"context"
+	"flag"
+	"testing"
+
+	"github.com/dsh-actors/dsh-actors/subagent/stress"
+	"github.com/stretchr/testify/require"
+)
+
+var stressBig = flag.Bool("stress.big", false, "run the bigger continuable-subagent stress loops")
+
+// TestSubagentStressInvariants races follow-ups against settlements and
+// scoped drains over several forests and checks every invariant: typed
+// rejections, accepted = logged + discarded, child-first lifecycle order,
+// no agent left, every session stored and listed; goleak checks the
+// goroutines.
+func TestSubagentStressInvariants(t *testing.T) {
+	configs := []stress.Config{
+		{Forests: 2, Fanout: 2, Depth: 3, Followups: 150, Seed: 1},
+		{Forests: 3, Fanout: 3, Depth: 2, Followups: 200, Seed: 7, Workers: 16},
+	}
+	if *stressBig {
+		configs = append(configs, stress.Config{Forests: 8, Fanout: 4, Depth: 4, Followups: 5000, Seed: 42, Workers: 32})
+	}
+	for _, cfg := range configs {
+		report, err := stress.Run(context.Background(), cfg)
+		require.NoError(t, err)
+		require.Empty(t, report.Violations, report.String())
+		require.Equal(t, cfg.Followups, report.Accepted+report.Rejected)
+		require.Equal(t, report.Accepted, report.Logged+report.Discarded)
+		require.Positive(t, report.Activations)
+		t.Log(report, report.ByCode)
+	}
+}
