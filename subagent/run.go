@@ -45,13 +45,13 @@ type Run struct {
 	// one.
 	LocalAgent *parent.Handle
 
-	done    chan struct{}
-	result  Result
-	err     error
-	settle  sync.Once
-	dispose func(ctx context.Context) error
-	mu      sync.Mutex // serializes Dispose
-	closed  bool
+	done     chan struct{}
+	result   Result
+	err      error
+	settle   sync.Once
+	dispose  func(ctx context.Context) error
+	mu       sync.Mutex // serializes Dispose
+	closed   bool
 	closeErr error
 }
 

@@ -28,7 +28,7 @@ type recorder struct {
 	mu        sync.Mutex
 	more      chan struct{}
 	seq       int
-	open      int // epochs started and not ended
+	open      int               // epochs started and not ended
 	runs      map[string]*epoch // by run id
 	order     []*epoch          // by start
 	parentOf  map[string]string // child id → parent id
@@ -184,7 +184,9 @@ func (s *run) check(report *Report, root string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	report.Activations, report.Children = len(r.order), len(r.children)
-	add := func(format string, args ...any) { report.Violations = append(report.Violations, fmt.Sprintf(format, args...)) }
+	add := func(format string, args ...any) {
+		report.Violations = append(report.Violations, fmt.Sprintf(format, args...))
+	}
 	if sent := report.Accepted + report.Rejected; sent != s.cfg.Followups {
 		add("accepted %d + rejected %d = %d, sent %d", report.Accepted, report.Rejected, sent, s.cfg.Followups)
 	}

@@ -67,15 +67,15 @@ func orDefault(v, fallback int) int {
 // first one first; LeakedGoroutines is measured by the caller with
 // Goroutines around Run.
 type Report struct {
-	Activations int // continuable epochs (subagent/start edges)
-	Children    int // distinct continuable children
-	Accepted    int // follow-ups accepted
-	Rejected    int // follow-ups rejected with a typed error
-	Logged      int // accepted follow-ups that reached their child's log
-	Discarded   int // accepted follow-ups discarded by a teardown
-	Drains      int // scoped drains run
+	Activations int            // continuable epochs (subagent/start edges)
+	Children    int            // distinct continuable children
+	Accepted    int            // follow-ups accepted
+	Rejected    int            // follow-ups rejected with a typed error
+	Logged      int            // accepted follow-ups that reached their child's log
+	Discarded   int            // accepted follow-ups discarded by a teardown
+	Drains      int            // scoped drains run
 	ByCode      map[string]int // rejections by error code
-	Sessions    int // sessions in the store at the end
+	Sessions    int            // sessions in the store at the end
 	Violations  []string
 }
 
