@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -203,4 +204,28 @@ func TestStrayArtifactsAnywhereRefuseLookups(t *testing.T) {
 			require.ErrorIs(t, err, ErrUnsupported, "the refusal is kept for the life of the store")
 		})
 	}
+}
+
+// FuzzCheckMessages: message validation and the legacy upgrade never
+// panic, and an upgraded payload is valid JSON that is no longer legacy.
+func FuzzCheckMessages(f *testing.F) {
+	f.Add(uint8(0), `{"content":[],"source":{"kind":"user"}}`)
+	f.Add(uint8(1), `{"turn":1,"content":[],"provenance":{"provider":"p","model":"m"}}`)
+	f.Add(uint8(2), `{"callId":"c","content":[],"isError":true}`)
+	f.Add(uint8(3), `{"turn":1,"content":[],"source":{"kind":"user"}}`)
+	f.Add(uint8(2), `{"turn":1,"message":{"source":{"kind":"tool","callId":"c"},"content":[{"type":"tool-result","toolCallId":"c","content":[]}],"role":"user","id":"t"}}`)
+	types := []string{"user/message", "assistant/message", "tool/result", "steering/message"}
+	f.Fuzz(func(t *testing.T, which uint8, data string) {
+		typ := types[int(which)%len(types)]
+		e := Event{Type: typ, Seq: 1, Data: []byte(data), SurfaceOp: []byte(`{"op":"replace","start":0,"end":0}`)}
+		if upgraded, ok := upgradeLegacyMessage("s", e, map[int64]string{0: "m0"}); ok {
+			require.True(t, json.Valid(upgraded), "%s", upgraded)
+			require.False(t, isLegacyMessage(typ, upgraded))
+			e.Data = upgraded
+		}
+		if id, problem := checkMessageShape(typ, e.Data); problem == "" {
+			require.NotEmpty(t, id)
+		}
+		_ = checkMessages("s", []Event{e}, "p")
+	})
 }

@@ -146,13 +146,6 @@ func (l *lister) project(project string) error {
 	return nil
 }
 
-func ignoreNotExist(err error) error {
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	return err
-}
-
 func isLogArtifact(name string) bool {
 	return strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".jsonl.zstd")
 }
@@ -160,13 +153,13 @@ func isLogArtifact(name string) bool {
 // session reads the header of one session folder; a folder without a log
 // or whose first line is not a valid header is skipped.
 func (l *lister) session(dir string) error {
-	if err := l.s.checkCompressed(dir); err != nil {
-		return err
-	}
 	path := filepath.Join(dir, LogFileName)
 	line, err := l.firstLine(path)
-	if errors.Is(err, fs.ErrNotExist) || err != nil || line == nil {
-		return ignoreNotExist(err)
+	if errors.Is(err, fs.ErrNotExist) {
+		return l.s.checkCompressed(dir)
+	}
+	if err != nil || line == nil {
+		return err
 	}
 	hl, _ := parseHeaderLine(line)
 	if !hl.listable {

@@ -129,10 +129,10 @@ func legacyMessageID(sessionID string, seq int64) string {
 // false when the event is not in a legacy shape (current-looking malformed
 // events are left for validation to reject).
 func upgradeLegacyMessage(sessionID string, e Event, ids map[int64]string) (data []byte, ok bool) {
-	fields, isObject := objectMembers(e.Data)
-	if !isObject {
+	if !isLegacyMessage(e.Type, e.Data) {
 		return nil, false
 	}
+	fields, _ := objectMembers(e.Data)
 	has := func(key string) bool { _, ok := member(fields, key); return ok }
 	get := func(key string) []byte { v, _ := member(fields, key); return v }
 	legacyID := legacyMessageID(sessionID, e.Seq)
@@ -190,6 +190,46 @@ func upgradeLegacyMessage(sessionID string, e Event, ids map[int64]string) (data
 	return nil, false
 }
 
+// isLegacyMessage reports, without allocating, whether data is the
+// pre-identity shape of a typ event.
+func isLegacyMessage(typ string, data []byte) bool {
+	var seen struct{ id, role, message, content, source, provenance, callID, isError bool }
+	object, valid := forEachMember(data, func(key, _ []byte) {
+		switch string(key) {
+		case "id":
+			seen.id = true
+		case "role":
+			seen.role = true
+		case "message":
+			seen.message = true
+		case "content":
+			seen.content = true
+		case "source":
+			seen.source = true
+		case "provenance":
+			seen.provenance = true
+		case "callId":
+			seen.callID = true
+		case "isError":
+			seen.isError = true
+		}
+	})
+	if !object || !valid || seen.message || !seen.content {
+		return false
+	}
+	switch typ {
+	case "user/message":
+		return !seen.id && !seen.role && seen.source
+	case "assistant/message":
+		return seen.provenance
+	case "tool/result":
+		return seen.callID && seen.isError
+	case "steering/message":
+		return seen.source
+	}
+	return false
+}
+
 // replacementStart is the start seq of a replace surfaceOp, if it is one
 // with a numeric start.
 func replacementStart(surfaceOp []byte) (int64, bool) {
@@ -211,76 +251,108 @@ func replacementStart(surfaceOp []byte) (int64, bool) {
 
 // checkMessageShape validates one message event (the original's
 // assertMessageEventShape) and returns its message id, or the problem.
+// It walks the raw bytes once per object, without allocating.
 func checkMessageShape(typ string, data []byte) (id string, problem string) {
 	msgRaw := data
 	if typ != "user/message" {
-		fields, isObject := objectMembers(data)
-		if !isObject {
+		msgRaw = nil
+		object, valid := forEachMember(data, func(key, value []byte) {
+			if string(key) == "message" {
+				msgRaw = value
+			}
+		})
+		if !object || !valid {
 			return "", "lacks an identified message"
 		}
-		msgRaw, _ = member(fields, "message")
 	}
-	msg, isObject := objectMembers(msgRaw)
-	idRaw, _ := member(msg, "id")
+	var idRaw, roleRaw, sourceRaw, contentRaw []byte
+	object, valid := forEachMember(msgRaw, func(key, value []byte) {
+		switch string(key) {
+		case "id":
+			idRaw = value
+		case "role":
+			roleRaw = value
+		case "source":
+			sourceRaw = value
+		case "content":
+			contentRaw = value
+		}
+	})
 	id, isString := decodeString(idRaw)
-	if !isObject || !isString || id == "" {
+	if !object || !valid || !isString || id == "" {
 		return "", "lacks an identified message"
 	}
 	role := "user"
 	if typ == "assistant/message" {
 		role = "assistant"
 	}
-	if raw, _ := member(msg, "role"); string(raw) != `"`+role+`"` {
-		if s, ok := decodeString(raw); !ok || s != role {
-			return "", `message must have role "` + role + `"`
-		}
+	if r, ok := decodeString(roleRaw); !ok || r != role {
+		return "", `message must have role "` + role + `"`
 	}
-	sourceRaw, _ := member(msg, "source")
-	source, sourceIsObject := objectMembers(sourceRaw)
-	kind := stringMember(source, "kind")
-	if !sourceIsObject || kind == "" {
+	var kindRaw, providerRaw, modelRaw, callIDRaw []byte
+	object, valid = forEachMember(sourceRaw, func(key, value []byte) {
+		switch string(key) {
+		case "kind":
+			kindRaw = value
+		case "provider":
+			providerRaw = value
+		case "model":
+			modelRaw = value
+		case "callId":
+			callIDRaw = value
+		}
+	})
+	kind, _ := decodeString(kindRaw)
+	if !object || !valid || kind == "" {
 		return "", "message has invalid source"
 	}
-	contentRaw, _ := member(msg, "content")
 	if len(contentRaw) == 0 || contentRaw[0] != '[' {
 		return "", "message has invalid content"
 	}
 	switch typ {
 	case "assistant/message":
-		if kind != "model" || stringMember(source, "provider") == "" || stringMember(source, "model") == "" {
+		provider, _ := decodeString(providerRaw)
+		model, _ := decodeString(modelRaw)
+		if kind != "model" || provider == "" || model == "" {
 			return "", "message must have model source"
 		}
 	case "tool/result":
-		return id, checkToolResultBlock(source, kind, contentRaw)
+		callID, _ := decodeString(callIDRaw)
+		return id, checkToolResultBlock(kind, callID, contentRaw)
 	}
 	return id, ""
 }
 
-// stringMember is the string value of key, or "" when absent or not a
-// string.
-func stringMember(members []rawMember, key string) string {
-	raw, _ := member(members, key)
-	s, _ := decodeString(raw)
-	return s
-}
-
-func checkToolResultBlock(source []rawMember, kind string, content []byte) string {
-	callID := stringMember(source, "callId")
+func checkToolResultBlock(kind, callID string, content []byte) string {
 	if kind != "tool" || callID == "" {
 		return "message must have tool source"
 	}
-	var blocks [][]byte
-	forEachElement(content, func(v []byte) { blocks = append(blocks, v) })
-	if len(blocks) != 1 {
+	blocks, first := 0, []byte(nil)
+	forEachElement(content, func(v []byte) {
+		if blocks == 0 {
+			first = v
+		}
+		blocks++
+	})
+	if blocks != 1 {
 		return "message must contain one tool-result block"
 	}
-	block, isObject := objectMembers(blocks[0])
-	inner, _ := member(block, "content")
-	if !isObject || stringMember(block, "type") != "tool-result" || len(inner) == 0 || inner[0] != '[' {
+	var typeRaw, innerRaw, toolCallIDRaw []byte
+	object, valid := forEachMember(first, func(key, value []byte) {
+		switch string(key) {
+		case "type":
+			typeRaw = value
+		case "content":
+			innerRaw = value
+		case "toolCallId":
+			toolCallIDRaw = value
+		}
+	})
+	if blockType, _ := decodeString(typeRaw); !object || !valid || blockType != "tool-result" ||
+		len(innerRaw) == 0 || innerRaw[0] != '[' {
 		return "message must contain one tool-result block"
 	}
-	toolCallID, _ := member(block, "toolCallId")
-	if id, ok := decodeString(toolCallID); !ok || id != callID {
+	if toolCallID, ok := decodeString(toolCallIDRaw); !ok || toolCallID != callID {
 		return "message has mismatched tool call ids"
 	}
 	return ""
