@@ -64,7 +64,11 @@
 // reason:"corrupt"|"unsupported"|"unavailable"}. parentAvailable says whether
 // the exact parent agent is live now (a hint; subagent.prompt decides).
 // Errors: cancelled "subagent catalog read was cancelled", internal
-// "subagent catalog read failed" (an unknown parent too).
+// "subagent catalog read failed" (an unknown parent too). Catalog reads
+// (here and in the address checks below) are coalesced per parent: a
+// request joins the next read that starts after it arrived, never one
+// already running, so answers are never older than the request while a
+// thousand-child catalog is read once for all concurrent callers.
 //
 // subagent.history {parentSessionId, childSessionId, mode?, beforeSeq?,
 // maxMessages?} → {events: [{event}], hasMore}. mode is optional: absent or
@@ -108,5 +112,32 @@
 // A ": ping" comment keeps idle streams open. A stream whose client cannot
 // keep up receives one stream/error frame and ends; clients reconnect and
 // re-pull what they show (events are merged by seq; a seq gap re-pulls the
-// tail page).
+// tail page). A cold resume appends session/end-seed before the session is
+// published, so a resumed child's first frame always follows such a gap.
+//
+// # Page
+//
+// GET / serves host/web (index.html, style.css and ES modules): the
+// sessions sidebar (top-level sessions; rows with origin "subagent" are
+// reached through the tree only), the conversation (session.* for a
+// top-level session; subagent.* only, by {parentSessionId, childSessionId},
+// for a child opened from the tree), the header action "N subagents" with
+// its lazily expanded ARIA tree, and the live frames (status flips in place;
+// membership changes refetch one catalog after a 50 ms debounce; reconnect
+// with jittered exponential backoff). Strings are Chinese (the seed's copy)
+// or English from navigator.language; ?lang=zh or ?lang=en forces one. The
+// selection is kept in localStorage "dsh.sessions.current".
+//
+// # Runtime backend
+//
+// NewRuntimeBackend implements Backend over actors.Runtime (StartAgent,
+// ResumeAgent, the registry's exact Get, the agent event bus for status
+// edges), session.Sessions (Added/Removed/Appended changes),
+// query.Query.ReadSession (a live snapshot or one non-mutating
+// Store.Inspect) and the subagent service (ListChildren, Followup). It maps
+// subagent codes: NOT_RESUMABLE → subagent-not-resumable, UNAUTHORIZED →
+// subagent-unauthorized, DRAINING, ACTIVATION_CLOSING,
+// CONTINUATION_UNAVAILABLE and PERSISTENCE_UNAVAILABLE →
+// subagent-delivery-unavailable, CANCELLED → cancelled;
+// SESSION_QUERY_SESSION_NOT_FOUND → session-not-found.
 package host

@@ -35,6 +35,7 @@ type Handler struct {
 	opts        Options
 	methods     map[string]method
 	hub         *hub
+	catalog     *catalogReads
 	unsubscribe func()
 	closeOnce   sync.Once
 	static      http.Handler
@@ -55,7 +56,8 @@ func New(backend Backend, opts Options) *Handler {
 	if err != nil {
 		panic("host: embedded page missing: " + err.Error())
 	}
-	h := &Handler{backend: backend, opts: opts, hub: newHub(opts.MaxQueuedFrames), static: http.FileServerFS(page)}
+	h := &Handler{backend: backend, opts: opts, hub: newHub(opts.MaxQueuedFrames),
+		catalog: newCatalogReads(backend.ListChildren), static: http.FileServerFS(page)}
 	h.methods = map[string]method{
 		"session.list":     h.sessionList,
 		"session.create":   h.sessionCreate,

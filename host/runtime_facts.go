@@ -9,6 +9,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
 // classify maps runtime errors onto the host's classes (Wrap); an aborted
@@ -17,13 +18,29 @@ func classify(ctx context.Context, err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, query.ErrCancelled):
+	case ctx.Err() != nil || isAny(err, context.Canceled, query.ErrCancelled, subagent.ErrCancelled):
 		return Wrap(CodeCancelled, err)
-	case errors.Is(err, query.ErrSessionNotFound) || errors.Is(err, session.ErrNotFound):
+	case isAny(err, query.ErrSessionNotFound, session.ErrNotFound):
 		return Wrap(CodeSessionNotFound, err)
+	case errors.Is(err, subagent.ErrNotResumable):
+		return Wrap(CodeSubagentNotResumable, err)
+	case errors.Is(err, subagent.ErrUnauthorized):
+		return Wrap(CodeSubagentUnauthorized, err)
+	case isAny(err, subagent.ErrDraining, subagent.ErrActivationClosing,
+		subagent.ErrContinuationUnavailable, subagent.ErrPersistenceUnavailable):
+		return Wrap(CodeSubagentDeliveryUnavailable, err)
 	default:
 		return err
 	}
+}
+
+func isAny(err error, targets ...error) bool {
+	for _, target := range targets {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
 }
 
 // maxTitleRunes bounds a session title taken from its first user message.

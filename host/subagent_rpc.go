@@ -16,7 +16,7 @@ func (h *Handler) subagentList(ctx context.Context, c call) (any, *Error) {
 	if bad := invalidPayload(c, p); bad != nil {
 		return nil, bad
 	}
-	entries, err := h.backend.ListChildren(ctx, parent)
+	entries, err := h.catalog.read(ctx, parent)
 	if err != nil {
 		if isCancelled(ctx, err) {
 			return nil, newError(CodeCancelled, "subagent catalog read was cancelled", nil)
@@ -119,7 +119,7 @@ func (h *Handler) followupError(ctx context.Context, child string, err error) *E
 // verifyAddress re-reads the parent's complete direct catalog and requires
 // child to be a healthy entry of the requested mode (web-host §1.5).
 func (h *Handler) verifyAddress(ctx context.Context, parent, child, mode string) *Error {
-	entries, err := h.backend.ListChildren(ctx, parent)
+	entries, err := h.catalog.read(ctx, parent)
 	if err != nil {
 		return h.catalogVerifyError(ctx, parent, child, err)
 	}
