@@ -27,12 +27,12 @@ type frame struct {
 
 // openStream connects to /api/events and returns a reader positioned after
 // the ": connected" comment.
-func openStream(t *testing.T, srv *httptest.Server) (*bufio.Reader, func()) {
+func openStream(t *testing.T, baseURL string) (*bufio.Reader, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/api/events", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/api/events", nil)
 	require.NoError(t, err)
-	resp, err := srv.Client().Do(req)
+	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
@@ -65,7 +65,7 @@ func TestEventStreamDeliversFramesInOrder(t *testing.T) {
 	h := newTestHandler(t, b)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	r, stop := openStream(t, srv)
+	r, stop := openStream(t, srv.URL)
 	defer stop()
 
 	event := message(3, "assistant/message", "done")
@@ -102,9 +102,9 @@ func TestEventStreamFansOutToEveryClient(t *testing.T) {
 	h := newTestHandler(t, b)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	first, stopFirst := openStream(t, srv)
+	first, stopFirst := openStream(t, srv.URL)
 	defer stopFirst()
-	second, stopSecond := openStream(t, srv)
+	second, stopSecond := openStream(t, srv.URL)
 	defer stopSecond()
 
 	for seq := range int64(20) {
@@ -123,7 +123,7 @@ func TestCloseEndsOpenStreams(t *testing.T) {
 	h := New(newFakeBackend(), Options{})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	r, stop := openStream(t, srv)
+	r, stop := openStream(t, srv.URL)
 	defer stop()
 	h.Close()
 	_, err := r.ReadString('\n')

@@ -1,0 +1,168 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/query"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/dsh-actors/dsh-actors/subagent"
+	"github.com/stretchr/testify/require"
+)
+
+// runtimeStack is the real runtime (JSONL store, scripted agent), the
+// subagent service with the spawn provider and the handler behind a
+// loopback server, with a recorder of the RPCs it serves.
+type runtimeStack struct {
+	rt       *actors.Runtime
+	service  *subagent.Service
+	backend  *RuntimeBackend
+	recorder *apiRecorder
+	url      string
+}
+
+func newRuntimeStack(t *testing.T) *runtimeStack {
+	t.Helper()
+	rt, err := actors.New(actors.Options{Root: t.TempDir()})
+	require.NoError(t, err)
+	q := query.New(rt.Sessions())
+	service := subagent.New(rt, q)
+	_, err = service.RegisterProvider(subagent.NewSpawn(rt))
+	require.NoError(t, err)
+	backend := NewRuntimeBackend(rt, service, q)
+	handler := New(backend, Options{})
+	recorder := &apiRecorder{next: handler}
+	server := httptest.NewServer(recorder)
+	t.Cleanup(func() {
+		handler.Close()
+		server.Close()
+		backend.Close()
+		require.NoError(t, rt.Close(context.Background()))
+	})
+	return &runtimeStack{rt: rt, service: service, backend: backend, recorder: recorder, url: server.URL}
+}
+
+// settled waits until every healthy entry of parentID's catalog is inactive
+// (its child's session is no longer live).
+func (s *runtimeStack) settled(t *testing.T, parentID string, children int) []CatalogEntry {
+	t.Helper()
+	var entries []CatalogEntry
+	require.Eventually(t, func() bool {
+		all, err := s.backend.ListChildren(context.Background(), parentID)
+		require.NoError(t, err)
+		entries = entries[:0]
+		for _, e := range all {
+			if e.Kind == KindChild {
+				if e.Running {
+					return false
+				}
+				entries = append(entries, e)
+			}
+		}
+		return len(entries) == children
+	}, time.Minute, 10*time.Millisecond)
+	return entries
+}
+
+// plantCorruptChild writes a stored child of parentID with two own
+// descriptors, which the catalog reports as a corrupt diagnostic.
+func (s *runtimeStack) plantCorruptChild(t *testing.T, parentID string) string {
+	t.Helper()
+	ctx := context.Background()
+	d, err := descriptor.Snapshot(descriptor.Input{Provider: "spawn", Label: "broken"})
+	require.NoError(t, err)
+	data, err := json.Marshal(d)
+	require.NoError(t, err)
+	id := "corrupt-child"
+	store := s.rt.Sessions().Store()
+	require.NoError(t, store.Create(ctx, session.Header{ID: id, CreatedAt: time.Now().UnixMilli(), ParentSession: parentID,
+		Origin: "subagent", DelegationDepth: 1}, nil))
+	now := time.Now().UnixMilli()
+	require.NoError(t, store.Append(ctx, id, []session.Event{
+		{Type: descriptor.EventType, Seq: 0, Time: now, Data: data},
+		{Type: descriptor.EventType, Seq: 1, Time: now, Data: data},
+	}))
+	return id
+}
+
+// apiCall is one recorded POST /api/<method>.
+type apiCall struct {
+	Method  string
+	Payload map[string]any
+}
+
+// apiRecorder records every RPC the page makes before handing it on, and
+// can cut the open event streams.
+type apiRecorder struct {
+	next    http.Handler
+	mu      sync.Mutex
+	calls   []apiCall
+	streams []context.CancelFunc
+}
+
+func (r *apiRecorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if req.URL.Path == "/api/events" {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		r.mu.Lock()
+		r.streams = append(r.streams, cancel)
+		r.mu.Unlock()
+		req = req.WithContext(ctx)
+	}
+	if method, ok := strings.CutPrefix(req.URL.Path, "/api/"); ok && req.Method == http.MethodPost {
+		body, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		var envelope struct {
+			Payload map[string]any `json:"payload"`
+		}
+		_ = json.Unmarshal(body, &envelope)
+		r.mu.Lock()
+		r.calls = append(r.calls, apiCall{Method: method, Payload: envelope.Payload})
+		r.mu.Unlock()
+	}
+	r.next.ServeHTTP(w, req)
+}
+
+// dropStreams ends every open event stream, as a lost connection would.
+func (r *apiRecorder) dropStreams() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, cancel := range r.streams {
+		cancel()
+	}
+	r.streams = nil
+}
+
+// count is the number of recorded calls of method whose payload has every
+// key/value of want.
+func (r *apiRecorder) count(method string, want map[string]any) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, c := range r.calls {
+		if c.Method == method && hasAll(c.Payload, want) {
+			n++
+		}
+	}
+	return n
+}
+
+func hasAll(payload, want map[string]any) bool {
+	for k, v := range want {
+		if fmt.Sprint(payload[k]) != fmt.Sprint(v) {
+			return false
+		}
+	}
+	return true
+}
