@@ -1,0 +1,343 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/stretchr/testify/require"
+)
+
+// chromiumPath finds Debian's chromium. Without it the browser test is
+// skipped, except under CI=true where it fails.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser"} {
+		if path, err := exec.LookPath(name); err == nil {
+			return path
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium is required when CI=true (apt-get install chromium)")
+	}
+	t.Skip("chromium is not installed; apt-get install chromium to run the browser test")
+	return ""
+}
+
+// browserPage drives one chromium tab and saves a screenshot per step.
+type browserPage struct {
+	t     *testing.T
+	ctx   context.Context
+	shots string
+	step  int
+}
+
+func openPage(t *testing.T, chromium string) *browserPage {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 800))
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(allocCtx)
+	ctx, cancelTime := context.WithTimeout(ctx, 4*time.Minute)
+	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
+	shots := artifactDir(t)
+	t.Logf("browser screenshots: %s", shots)
+	return &browserPage{t: t, ctx: ctx, shots: shots}
+}
+
+// do runs actions and fails the test on error.
+func (p *browserPage) do(actions ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	require.NoError(p.t, chromedp.Do(p.ctx, actions...))
+}
+
+// eval evaluates a JavaScript expression.
+func eval[T any](p *browserPage, expression string) T {
+	p.t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[T](expression))
+	require.NoError(p.t, err, expression)
+	return v
+}
+
+// until waits until the JavaScript expression is truthy.
+func (p *browserPage) until(expression string) {
+	p.t.Helper()
+	_, err := chromedp.Run(p.ctx, chromedp.Poll[bool](expression, chromedp.WithPollingTimeout(time.Minute)))
+	require.NoError(p.t, err, "waiting for %s", expression)
+}
+
+// shot saves the viewport as NN-name.png.
+func (p *browserPage) shot(name string) {
+	p.t.Helper()
+	p.step++
+	buf, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
+	require.NoError(p.t, err)
+	require.NoError(p.t, os.WriteFile(filepath.Join(p.shots, fmt.Sprintf("%02d-%s.png", p.step, name)), buf, 0o644))
+}
+
+// send types text into the composer and presses Enter.
+func (p *browserPage) send(text string) {
+	p.t.Helper()
+	p.do(chromedp.SetValue(chromedp.ID("composer-input"), text), chromedp.Focus(chromedp.ID("composer-input")), pressEnter)
+}
+
+// pressEnter is a bare Enter key press: chromedp's KeyEvent would also send
+// a char event, which types a newline even when keydown was cancelled.
+var pressEnter = chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+	for _, typ := range []input.DispatchKeyEventType{input.DispatchKeyEventTypeRawKeyDown, input.DispatchKeyEventTypeKeyUp} {
+		_, err := cdp.Call(ctx, t, input.DispatchKeyEvent, input.DispatchKeyEventParams{
+			Type: typ, Key: "Enter", Code: "Enter", WindowsVirtualKeyCode: 13, NativeVirtualKeyCode: 13})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+})
+
+// key presses one key on the focused element.
+func (p *browserPage) key(k string) {
+	p.t.Helper()
+	p.do(chromedp.KeyEvent(k))
+}
+
+func (p *browserPage) focusedID() string {
+	return eval[string](p, `document.activeElement?.dataset?.id ?? (document.activeElement?.className || '')`)
+}
+
+func js(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func rowSelector(id string) string { return fmt.Sprintf(`[role="treeitem"][data-id=%s]`, js(id)) }
+
+// TestBrowserSubagentConversations drives the page in headless chromium
+// against the real handler, runtime and subagent service.
+func TestBrowserSubagentConversations(t *testing.T) {
+	chromium := chromiumPath(t)
+	s := newRuntimeStack(t)
+	p := openPage(t, chromium)
+
+	parentID := createTopLevelSession(t, s, p)
+	researcher, reviewer := spawnChildren(t, s, p, parentID)
+	editor := expandLazily(t, s, p, parentID, researcher, reviewer)
+	navigateWithTheKeyboard(t, p, researcher, editor, reviewer)
+	watchARowFlipWithoutRefetch(t, s, p, parentID)
+	openChildAndFollowUp(t, s, p, parentID, researcher)
+	reconnectAndLoadOlder(t, s, p, parentID, researcher)
+	failASendAndRestoreTheDraft(t, s, p, parentID)
+	disposeTheParent(t, s, p, parentID)
+	checkEnglishAndDark(t, p)
+}
+
+func createTopLevelSession(t *testing.T, s *runtimeStack, p *browserPage) string {
+	p.do(chromedp.Navigate(s.url + "/?lang=zh"))
+	p.until(`document.querySelector('#connection').dataset.state === 'connected'`)
+	p.shot("empty")
+	p.do(chromedp.Click(chromedp.ID("new-session")))
+	p.until(`document.querySelector('.session[aria-current="page"]') !== null`)
+	parentID := eval[string](p, `JSON.parse(localStorage.getItem('dsh.sessions.current')).sessionId`)
+	require.Equal(t, 1, s.recorder.count("session.create", nil))
+	require.NotNil(t, s.rt.Agent(parentID), "session.create starts a live top-level agent")
+	p.shot("created")
+	return parentID
+}
+
+// spawnChildren prompts the parent with spawn commands and waits for the
+// header action to count both healthy children.
+func spawnChildren(t *testing.T, s *runtimeStack, p *browserPage, parentID string) (researcher, reviewer string) {
+	p.send("spawn researcher: spawn editor: reply edited\nspawn reviewer: reply reviewed\nreply spawned two")
+	p.until(`document.querySelector('.trigger')?.textContent === '2 个子代理'`)
+	require.Equal(t, 1, s.recorder.count("session.prompt", map[string]any{"sessionId": parentID}))
+	p.until(`[...document.querySelectorAll('.message.assistant')].some((m) => m.textContent.includes('spawned two'))`)
+	p.shot("spawned")
+	children := s.settled(t, parentID, 2)
+	require.Equal(t, "researcher", children[0].Label)
+	require.Equal(t, "reviewer", children[1].Label)
+	return children[0].ID, children[1].ID
+}
+
+// expandLazily opens the tree (a corrupt stored child shows as a disabled
+// diagnostic) and expands a child and a grandchild branch, each loading
+// only its own direct catalog.
+func expandLazily(t *testing.T, s *runtimeStack, p *browserPage, parentID, researcher, reviewer string) string {
+	corrupt := s.plantCorruptChild(t, parentID)
+	p.do(chromedp.Click(chromedp.CSS(".trigger")))
+	p.until(fmt.Sprintf(`document.querySelector(%s) !== null`, js(rowSelector(corrupt))))
+	require.Equal(t, "2 个子代理", eval[string](p, `document.querySelector('.trigger').textContent`), "diagnostics are not counted")
+	require.Equal(t, 3, eval[int](p, `document.querySelectorAll('[role="tree"] > .node > [role="treeitem"][aria-level="1"]').length`))
+	require.Equal(t, "true", eval[string](p, fmt.Sprintf(`document.querySelector(%s).getAttribute('aria-disabled')`, js(rowSelector(corrupt)))))
+	require.Contains(t, eval[string](p, fmt.Sprintf(`document.querySelector(%s).textContent`, js(rowSelector(corrupt)))), "会话记录损坏")
+	label := eval[string](p, fmt.Sprintf(`document.querySelector(%s).getAttribute('aria-label')`, js(rowSelector(reviewer))))
+	require.Contains(t, label, "reviewer")
+	require.Contains(t, label, "可继续 · 当前未运行")
+	require.Contains(t, label, "刚刚")
+	require.Zero(t, s.recorder.count("subagent.list", map[string]any{"parentSessionId": researcher}), "no recursive prefetch")
+	p.shot("tree")
+
+	p.do(chromedp.Click(chromedp.CSS(rowSelector(researcher) + " .disclosure")))
+	p.until(`document.querySelector('[role="group"] [role="treeitem"][aria-level="2"]') !== null`)
+	require.Equal(t, 1, s.recorder.count("subagent.list", map[string]any{"parentSessionId": researcher}))
+	editor := eval[string](p, `document.querySelector('[role="group"] [role="treeitem"][aria-level="2"]').dataset.id`)
+	require.Zero(t, s.recorder.count("subagent.list", map[string]any{"parentSessionId": editor}))
+	p.do(chromedp.Click(chromedp.CSS(rowSelector(editor) + " .disclosure")))
+	p.until(fmt.Sprintf(`!document.querySelector(%s).hasAttribute('aria-expanded')`, js(rowSelector(editor))))
+	require.Equal(t, 1, s.recorder.count("subagent.list", map[string]any{"parentSessionId": editor}), "the grandchild's own catalog, once")
+	p.shot("expanded")
+	return editor
+}
+
+func navigateWithTheKeyboard(t *testing.T, p *browserPage, researcher, editor, reviewer string) {
+	p.do(chromedp.Focus(chromedp.CSS(".trigger")))
+	p.key(kb.ArrowDown)
+	require.Equal(t, researcher, p.focusedID())
+	p.key(kb.End)
+	require.Equal(t, reviewer, p.focusedID(), "End skips the disabled diagnostic")
+	p.key(kb.Home)
+	require.Equal(t, researcher, p.focusedID())
+	p.key(kb.ArrowUp)
+	require.Equal(t, reviewer, p.focusedID(), "ArrowUp wraps")
+	p.key(kb.ArrowDown)
+	require.Equal(t, researcher, p.focusedID(), "ArrowDown wraps")
+	p.key(kb.ArrowDown)
+	require.Equal(t, editor, p.focusedID())
+	p.key(kb.ArrowUp)
+	p.key(kb.ArrowLeft)
+	p.until(`document.querySelector('[role="group"]') === null`)
+	require.Equal(t, researcher, p.focusedID(), "collapsing keeps focus on the row")
+	p.key(kb.ArrowRight)
+	p.until(`document.querySelector('[role="group"] [role="treeitem"]') !== null`)
+	p.shot("keyboard")
+	p.key(kb.Escape)
+	p.until(`document.querySelector('.menu').hidden && document.activeElement === document.querySelector('.trigger')`)
+	require.Equal(t, "false", eval[string](p, `document.querySelector('.trigger').getAttribute('aria-expanded')`))
+}
+
+// watchARowFlipWithoutRefetch spawns a slow child while the tree is open:
+// one debounced refetch brings its row in, running; its status frame then
+// flips it to inactive with no further subagent.list.
+func watchARowFlipWithoutRefetch(t *testing.T, s *runtimeStack, p *browserPage, parentID string) {
+	p.do(chromedp.Click(chromedp.CSS(".trigger")))
+	p.until(`document.querySelectorAll('[role="tree"] [role="treeitem"]').length > 0`)
+	before := s.recorder.count("subagent.list", map[string]any{"parentSessionId": parentID})
+	p.send("spawn slowpoke: sleep 3s")
+	p.until(`[...document.querySelectorAll('[role="treeitem"]')].some((r) => r.textContent.includes('slowpoke') && r.textContent.includes('正在运行'))`)
+	require.Equal(t, before+1, s.recorder.count("subagent.list", map[string]any{"parentSessionId": parentID}),
+		"one debounced refetch for the new member")
+	p.shot("row-running")
+	p.until(`[...document.querySelectorAll('[role="treeitem"]')].some((r) => r.textContent.includes('slowpoke') && r.textContent.includes('当前未运行'))`)
+	require.Equal(t, before+1, s.recorder.count("subagent.list", map[string]any{"parentSessionId": parentID}),
+		"the status frame flips the row in place")
+	p.shot("row-inactive")
+	s.settled(t, parentID, 3)
+}
+
+// openChildAndFollowUp opens a settled child from the tree (history only,
+// nothing activated), then sends a follow-up and sees its turn arrive live.
+func openChildAndFollowUp(t *testing.T, s *runtimeStack, p *browserPage, parentID, researcher string) {
+	p.do(chromedp.Click(chromedp.CSS(rowSelector(researcher) + " .label")))
+	p.until(`document.querySelector('#conversation-title').textContent === 'researcher'`)
+	p.until(`document.querySelector('#messages').textContent.includes('spawn editor: reply edited')`)
+	p.until(`!document.querySelector('#composer-input').disabled`)
+	address := map[string]any{"parentSessionId": parentID, "childSessionId": researcher}
+	require.Equal(t, 1, s.recorder.count("subagent.history", map[string]any{"parentSessionId": parentID, "childSessionId": researcher, "maxMessages": 50}))
+	require.Zero(t, s.recorder.count("session.history", map[string]any{"sessionId": researcher}))
+	require.Nil(t, s.rt.Agent(researcher), "reading a child's history activates nothing")
+	p.shot("child")
+
+	p.send("reply followed up")
+	p.until(`[...document.querySelectorAll('.message.assistant')].some((m) => m.textContent.includes('followed up'))`)
+	require.Equal(t, 1, s.recorder.count("subagent.prompt", address))
+	require.Zero(t, s.recorder.count("session.prompt", map[string]any{"sessionId": researcher}))
+	require.Equal(t, 1, eval[int](p, `[...document.querySelectorAll('.message.assistant')].filter((m) => m.textContent.includes('followed up')).length`),
+		"no duplicate event across the cold resume")
+	require.Equal(t, 1, eval[int](p, `[...document.querySelectorAll('.message.user')].filter((m) => m.textContent.includes('reply followed up')).length`))
+	require.False(t, eval[bool](p, `document.body.textContent.includes('停止生成') || document.body.textContent.includes('Stop generating')`), "no Stop in a child view")
+	p.shot("follow-up")
+	s.settled(t, parentID, 3)
+}
+
+// reconnectAndLoadOlder cuts the event stream (the page reconnects with
+// backoff and re-pulls what it shows), sends a long script whose turn arrives
+// live over the new stream, then reloads: the child reopens on its tail page
+// and "load older" pages back with beforeSeq.
+func reconnectAndLoadOlder(t *testing.T, s *runtimeStack, p *browserPage, parentID, researcher string) {
+	lists := s.recorder.count("session.list", nil)
+	s.recorder.dropStreams()
+	p.until(`document.querySelector('#connection').dataset.state === 'reconnecting'`)
+	p.until(`document.querySelector('#connection').dataset.state === 'connected'`)
+	require.Eventually(t, func() bool { return s.recorder.count("session.list", nil) > lists }, time.Minute, 10*time.Millisecond,
+		"a reconnect re-pulls the sessions")
+
+	var script strings.Builder
+	for i := 1; i <= 60; i++ {
+		fmt.Fprintf(&script, "reply line %d\n", i)
+	}
+	p.send(script.String())
+	p.until(`[...document.querySelectorAll('.message.assistant')].some((m) => m.textContent.endsWith('line 60'))`)
+	s.settled(t, parentID, 3)
+
+	p.do(chromedp.Reload())
+	p.until(`document.querySelector('#conversation-title').textContent === 'researcher' && !document.querySelector('#load-older').hidden`)
+	require.Equal(t, 50, eval[int](p, `document.querySelectorAll('.message.user, .message.assistant').length`), "the tail page holds 50 messages")
+	first := eval[int](p, `Number(document.querySelector('#messages .message').dataset.seq)`)
+	p.shot("tail-page")
+	p.do(chromedp.Click(chromedp.ID("load-older")))
+	p.until(`document.querySelector('#load-older').hidden`)
+	require.Equal(t, 65, eval[int](p, `document.querySelectorAll('.message.user, .message.assistant').length`))
+	require.Equal(t, 1, s.recorder.count("subagent.history",
+		map[string]any{"parentSessionId": parentID, "childSessionId": researcher, "maxMessages": 50, "beforeSeq": first}))
+	p.shot("load-older")
+}
+
+// failASendAndRestoreTheDraft drains the parent's continuable descendants
+// (the parent stays live), so the next follow-up is refused: the draft comes
+// back and the alert shows "message (code)".
+func failASendAndRestoreTheDraft(t *testing.T, s *runtimeStack, p *browserPage, parentID string) {
+	require.NoError(t, s.service.DrainContinuableDescendants(context.Background(), []*parent.Handle{s.rt.Agent(parentID)}))
+	p.send("reply lost")
+	p.until(`document.querySelector('#composer-alert').textContent === 'subagent follow-up is temporarily unavailable (subagent-delivery-unavailable)'`)
+	require.Equal(t, "reply lost", eval[string](p, `document.querySelector('#composer-input').value`))
+	p.shot("failed-send")
+}
+
+// disposeTheParent disposes the parent agent: the open child becomes
+// read-only and stays readable.
+func disposeTheParent(t *testing.T, s *runtimeStack, p *browserPage, parentID string) {
+	require.NoError(t, s.rt.Agent(parentID).Dispose(context.Background()))
+	p.until(`!document.querySelector('#composer-readonly').hidden`)
+	require.Equal(t, "此子代理暂时只读父会话当前不在线，重新打开父会话后即可继续发送消息。",
+		eval[string](p, `document.querySelector('#composer-readonly').textContent`))
+	require.Equal(t, "status", eval[string](p, `document.querySelector('#composer-readonly').getAttribute('role')`))
+	require.True(t, eval[bool](p, `document.querySelector('#composer-form').hidden`))
+	require.True(t, eval[bool](p, `document.querySelector('#messages').textContent.includes('followed up')`))
+	p.shot("read-only")
+}
+
+// checkEnglishAndDark reloads the page in English (the child selection is
+// restored through subagent.history) and in the dark theme.
+func checkEnglishAndDark(t *testing.T, p *browserPage) {
+	p.do(chromedp.Navigate(strings.Replace(eval[string](p, `location.href`), "lang=zh", "lang=en", 1)))
+	p.until(`document.querySelector('#composer-readonly').textContent.startsWith('This subagent is read-only for now')`)
+	p.until(`document.querySelector('.trigger')?.textContent === '1 subagent'`)
+	p.shot("english")
+	_, err := chromedp.Call(p.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})
+	require.NoError(t, err)
+	require.Equal(t, "rgb(21, 23, 27)", eval[string](p, `getComputedStyle(document.documentElement).backgroundColor`))
+	p.do(chromedp.Click(chromedp.CSS(".trigger")))
+	p.until(`document.querySelectorAll('[role="treeitem"]').length > 0`)
+	p.shot("dark")
+}
