@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/host"
+	"github.com/dsh-actors/dsh-actors/query"
+	"github.com/dsh-actors/dsh-actors/subagent"
+)
+
+func init() {
+	register("serve", "run the runtime and its web page until SIGINT/SIGTERM", runServe)
+}
+
+const serveUsage = "usage: dsh-actors serve [--store DIR] [--addr 127.0.0.1:7410]"
+
+// httpShutdownGrace bounds the wait for in-flight requests at shutdown.
+const httpShutdownGrace = 10 * time.Second
+
+// runServe serves the web page and its RPC over the runtime on the JSONL
+// store until ctx is cancelled (the first SIGINT/SIGTERM), then stops the
+// HTTP server, drains every agent child-first and flushes. A second signal
+// during that shutdown exits at once with status 1.
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	flags := flag.NewFlagSet("serve", flag.ContinueOnError)
+	flags.SetOutput(io.Discard)
+	store := flags.String("store", defaultStore(), "session store root")
+	addr := flags.String("addr", "127.0.0.1:7410", "listen address (host:port)")
+	if err := flags.Parse(args); err != nil || flags.NArg() > 0 {
+		if err == nil {
+			err = fmt.Errorf("unexpected argument %q", flags.Arg(0))
+		}
+		return usageError(stderr, serveUsage, flags, err)
+	}
+	listener, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "dsh-actors serve: cannot listen on %s: %v\n", *addr, err)
+		return 1
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	stack, err := openServeStack(*store, logger)
+	if err != nil {
+		listener.Close()
+		fmt.Fprintf(stderr, "dsh-actors serve: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "dsh-actors: serving http://%s/ (store %s)\n", listener.Addr(), *store)
+	served := serveHTTP(stack.handler, listener)
+	select {
+	case <-ctx.Done():
+	case err := <-served.failed:
+		fmt.Fprintf(stderr, "dsh-actors serve: %v\n", err)
+	}
+	fmt.Fprintln(stdout, "dsh-actors: shutting down (press Ctrl-C again to force)")
+	defer exitOnSecondSignal(stderr)()
+	if err := stack.shutdown(served.server); err != nil {
+		fmt.Fprintf(stderr, "dsh-actors serve: shutdown: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, "dsh-actors: stopped")
+	return 0
+}
+
+// serveStack is the runtime, its subagent service and the web handler.
+type serveStack struct {
+	rt      *actors.Runtime
+	backend *host.RuntimeBackend
+	handler *host.Handler
+}
+
+// openServeStack opens the runtime on the JSONL store at root with the
+// scripted agent, the subagent service and the host handler over them.
+func openServeStack(root string, logger *slog.Logger) (*serveStack, error) {
+	rt, err := actors.New(actors.Options{Root: root, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	q := query.New(rt.Sessions())
+	service := subagent.New(rt, q, subagent.WithLogger(logger))
+	for _, provider := range []subagent.Provider{subagent.NewSpawn(rt), subagent.NewFork(rt)} {
+		if _, err := service.RegisterProvider(provider); err != nil {
+			_ = rt.Close(context.Background())
+			return nil, err
+		}
+	}
+	backend := host.NewRuntimeBackend(rt, service, q)
+	handler := host.New(backend, host.Options{Logger: logger})
+	return &serveStack{rt: rt, backend: backend, handler: handler}, nil
+}
+
+// shutdown ends the event streams, stops accepting and waits for in-flight
+// requests (bounded), then closes the runtime: the subagent drain and the
+// child-first disposal of every agent, then the flush of every session.
+func (s *serveStack) shutdown(server *http.Server) error {
+	s.handler.Close()
+	graceful, cancel := context.WithTimeout(context.Background(), httpShutdownGrace)
+	defer cancel()
+	if err := server.Shutdown(graceful); err != nil {
+		_ = server.Close()
+	}
+	s.backend.Close()
+	return s.rt.Close(context.Background())
+}
+
+// servedHTTP is a running http.Server and its unexpected failure.
+type servedHTTP struct {
+	server *http.Server
+	failed chan error
+}
+
+func serveHTTP(handler http.Handler, listener net.Listener) servedHTTP {
+	s := servedHTTP{server: &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}, failed: make(chan error, 1)}
+	go func() {
+		if err := s.server.Serve(listener); !errors.Is(err, http.ErrServerClosed) {
+			s.failed <- err
+		}
+	}()
+	return s
+}
+
+// exitOnSecondSignal makes the next SIGINT/SIGTERM exit the process with
+// status 1 at once; the returned stop ends that watch.
+func exitOnSecondSignal(stderr io.Writer) (stop func()) {
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-signals:
+			fmt.Fprintln(stderr, "dsh-actors serve: forced exit")
+			os.Exit(1)
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(signals)
+		close(done)
+	}
+}
