@@ -165,7 +165,7 @@ func TestCloseWithAThousandLiveAgents(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, log.Events, n, "session %s was flushed", id)
 		if n == 3 {
-			require.JSONEq(t, `{"turn":1,"reason":{"kind":"aborted","reason":{"kind":"disposed"}}}`, string(log.Events[2].Data))
+			require.JSONEq(t, `{"turn":1,"reason":{"kind":"disposed"}}`, string(log.Events[2].Data))
 		}
 	}
 }

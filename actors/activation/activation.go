@@ -115,6 +115,10 @@ func (a *Activation) Followup(ctx context.Context, msg agent.Message) (string, e
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
+	if msg.Source.Kind == "" {
+		return "", invalidMessage(a.id, "its source has no kind")
+	}
+	msg.Content = nonNilContent(msg.Content)
 	id, err := a.inbox.Post(msg)
 	if err != nil {
 		return "", inboxClosed(a.id, err)

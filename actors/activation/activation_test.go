@@ -3,6 +3,7 @@ package activation
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -146,7 +147,7 @@ func TestCancelKeepInboxAbortsTheTurnAndRunsTheQueue(t *testing.T) {
 		a.Cancel(agent.CancelCause{Kind: agent.CauseUser}, true)
 		require.NoError(t, a.WhenIdle(bg))
 		require.Equal(t, []string{
-			`{"turn":1,"reason":{"kind":"aborted","reason":{"kind":"user"}}}`,
+			`{"turn":1,"reason":{"kind":"aborted"}}`,
 			`{"turn":2,"reason":{"kind":"completed"}}`,
 		}, turnEnds(a))
 	})
@@ -169,7 +170,7 @@ func TestCancelWithoutKeepInboxDiscardsTheQueue(t *testing.T) {
 		a.Cancel(agent.CancelCause{Kind: agent.CauseParent}, false)
 		require.NoError(t, a.WhenIdle(bg))
 		require.Equal(t, []string{second, third}, discarded)
-		require.Equal(t, []string{`{"turn":1,"reason":{"kind":"aborted","reason":{"kind":"parent"}}}`}, turnEnds(a))
+		require.Equal(t, []string{`{"turn":1,"reason":{"kind":"aborted"}}`}, turnEnds(a))
 		require.Equal(t, []string{"user/message", "turn/start", "turn/end"}, typesOf(a), "discarded messages never reach the log")
 		followup(t, a, "reply later")
 		require.NoError(t, a.WhenIdle(bg))
@@ -219,7 +220,7 @@ func TestStopReasonsBecomeTurnEndReasons(t *testing.T) {
 			`{"turn":3,"reason":{"kind":"error","error":{"message":"turn ended with stop reason \"error\"","code":"UNKNOWN"}}}`,
 			`{"turn":4,"reason":{"kind":"refusal"}}`,
 			`{"turn":5,"reason":{"kind":"max-tokens"}}`,
-			`{"turn":6,"reason":{"kind":"aborted","reason":{"kind":"user"}}}`,
+			`{"turn":6,"reason":{"kind":"aborted"}}`,
 			`{"turn":7,"reason":{"kind":"error","error":{"message":"scripted: unknown command \"frob\"","code":"UNKNOWN"}}}`,
 		}, turnEnds(a))
 	})
@@ -232,7 +233,7 @@ func TestDisposeDuringATurn(t *testing.T) {
 		followup(t, a, "reply queued")
 		synctest.Wait()
 		require.NoError(t, a.Dispose(bg))
-		require.Equal(t, []string{`{"turn":1,"reason":{"kind":"aborted","reason":{"kind":"disposed"}}}`}, turnEnds(a))
+		require.Equal(t, []string{`{"turn":1,"reason":{"kind":"disposed"}}`}, turnEnds(a))
 		select {
 		case <-a.Done():
 		default:
@@ -394,5 +395,39 @@ func TestPoolRunsWorkAndStops(t *testing.T) {
 		pool.Schedule(func() { ran.Add(1) })
 		synctest.Wait()
 		require.Equal(t, int32(11), ran.Load(), "work scheduled after Close still runs")
+	})
+}
+
+// TestMessagesAreLoggedInShapesTheOriginalReads pins the admission rules
+// that keep every logged message readable by the original harness: a
+// message needs a source kind, and absent content is logged as [].
+func TestMessagesAreLoggedInShapesTheOriginalReads(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		silent := agent.Func(func(ctx context.Context, host agent.Host, _ agent.Message) (agent.StopReason, error) {
+			return agent.Completed, host.Say(ctx, nil)
+		})
+		a := start(t, silent)
+		_, err := a.Followup(bg, agent.Message{Content: agent.Text("no source")})
+		require.ErrorIs(t, err, ErrInvalidMessage)
+		_, err = a.Followup(bg, agent.Message{Source: agent.Source{Kind: "user"}})
+		require.NoError(t, err)
+		require.NoError(t, a.WhenIdle(bg))
+		var contents []string
+		for _, e := range a.Session().Events() {
+			var data struct {
+				Content json.RawMessage `json:"content"`
+				Message struct {
+					Content json.RawMessage `json:"content"`
+				} `json:"message"`
+			}
+			require.NoError(t, json.Unmarshal(e.Data, &data))
+			switch e.Type {
+			case "user/message":
+				contents = append(contents, string(data.Content))
+			case "assistant/message":
+				contents = append(contents, string(data.Message.Content))
+			}
+		}
+		require.Equal(t, []string{"[]", "[]"}, contents, "the refused message never reached the log")
 	})
 }

@@ -40,3 +40,14 @@ var ErrInboxClosed = &Error{Code: CodeInboxClosed, Message: "actors: inbox is cl
 func inboxClosed(id string, cause error) error {
 	return &Error{Code: CodeInboxClosed, Message: "actors: agent \"" + id + "\" inbox is closed", Err: cause}
 }
+
+// CodeInvalidMessage is the code of ErrInvalidMessage.
+const CodeInvalidMessage = "INVALID_MESSAGE"
+
+// ErrInvalidMessage matches a message refused at admission because the
+// original harness could not read it back (a message without a source kind).
+var ErrInvalidMessage = &Error{Code: CodeInvalidMessage, Message: "actors: invalid message"}
+
+func invalidMessage(id, why string) error {
+	return &Error{Code: CodeInvalidMessage, Message: "actors: agent \"" + id + "\" refused a message: " + why}
+}

@@ -23,13 +23,8 @@ type (
 		Reason endReason `json:"reason"`
 	}
 	endReason struct {
-		Kind   string       `json:"kind"`
-		Reason *abortReason `json:"reason,omitempty"`
-		Error  *failure     `json:"error,omitempty"`
-	}
-	abortReason struct {
-		Kind   string `json:"kind"`
-		Reason string `json:"reason,omitempty"`
+		Kind  string   `json:"kind"`
+		Error *failure `json:"error,omitempty"`
 	}
 	failure struct {
 		Message string `json:"message"`
@@ -150,12 +145,23 @@ func reasonOf(ctx context.Context, stop agent.StopReason, err error) endReason {
 	}
 }
 
+// abortedReason is the seed-era turn/end reason of a cancelled turn:
+// {kind:"disposed"} when the agent is being disposed, else exactly
+// {kind:"aborted"}. The seed-era harness refuses to resume a log whose
+// aborted reason carries an inner cause; later versions read both shapes.
 func abortedReason(cause error) endReason {
-	c, ok := agent.CauseOf(cause)
-	if !ok {
-		c = agent.CancelCause{Kind: agent.CauseUser}
+	if c, ok := agent.CauseOf(cause); ok && c.Kind == agent.CauseDisposed {
+		return endReason{Kind: "disposed"}
 	}
-	return endReason{Kind: "aborted", Reason: &abortReason{Kind: c.Kind, Reason: c.Reason}}
+	return endReason{Kind: "aborted"}
+}
+
+// nonNilContent logs absent content as [], the array the original requires.
+func nonNilContent(content []agent.Block) []agent.Block {
+	if content == nil {
+		return []agent.Block{}
+	}
+	return content
 }
 
 func errorReason(message, code string) endReason {
@@ -203,7 +209,7 @@ func (t *turn) Say(ctx context.Context, content []agent.Block) error {
 	}
 	t.step++
 	mark := stepJSON(t.number, t.step)
-	message := assistantMessage{Role: "assistant", Content: content, Source: t.a.source, ID: inbox.NewMessageID()}
+	message := assistantMessage{Role: "assistant", Content: nonNilContent(content), Source: t.a.source, ID: inbox.NewMessageID()}
 	return errors.Join(
 		t.a.append("step/start", mark),
 		t.a.append("assistant/message", assistantEvent{Turn: t.number, Step: t.step, Message: message}, session.Surface()),
