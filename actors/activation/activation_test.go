@@ -239,7 +239,7 @@ func TestDisposeDuringATurn(t *testing.T) {
 		default:
 			t.Fatal("the actor has not stopped")
 		}
-		_, err := a.Followup(bg, agent.Message{Content: agent.Text("reply late")})
+		_, err := a.Followup(bg, agent.Message{Content: agent.Text("reply late"), Source: agent.Source{Kind: "user"}})
 		require.ErrorIs(t, err, ErrInboxClosed)
 		require.ErrorContains(t, err, `actors: agent "agent-1" inbox is closed`)
 		require.NoError(t, a.Dispose(bg), "idempotent")
