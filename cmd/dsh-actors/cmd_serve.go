@@ -34,43 +34,48 @@ const httpShutdownGrace = 10 * time.Second
 // HTTP server, drains every agent child-first and flushes. A second signal
 // during that shutdown exits at once with status 1.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	flags := flag.NewFlagSet("serve", flag.ContinueOnError)
-	flags.SetOutput(io.Discard)
-	store := flags.String("store", defaultStore(), "session store root")
-	addr := flags.String("addr", "127.0.0.1:7410", "listen address (host:port)")
-	if err := flags.Parse(args); err != nil || flags.NArg() > 0 {
-		if err == nil {
-			err = fmt.Errorf("unexpected argument %q", flags.Arg(0))
-		}
-		return usageError(stderr, serveUsage, flags, err)
+	store, addr, ok := parseServeFlags(args, stderr)
+	if !ok {
+		return 2
 	}
-	listener, err := net.Listen("tcp", *addr)
+	listener, err := net.Listen("tcp", addr)
 	if err != nil {
-		fmt.Fprintf(stderr, "dsh-actors serve: cannot listen on %s: %v\n", *addr, err)
+		fmt.Fprintf(stderr, "dsh-actors serve: cannot listen on %s: %v\n", addr, err)
 		return 1
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	stack, err := openServeStack(*store, logger)
+	stack, err := openServeStack(store, logger)
 	if err != nil {
 		listener.Close()
 		fmt.Fprintf(stderr, "dsh-actors serve: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "dsh-actors: serving http://%s/ (store %s)\n", listener.Addr(), *store)
+	fmt.Fprintf(stdout, "dsh-actors: serving http://%s/ (store %s)\n", listener.Addr(), store)
 	served := serveHTTP(stack.handler, listener)
 	select {
 	case <-ctx.Done():
 	case err := <-served.failed:
 		fmt.Fprintf(stderr, "dsh-actors serve: %v\n", err)
 	}
-	fmt.Fprintln(stdout, "dsh-actors: shutting down (press Ctrl-C again to force)")
-	defer exitOnSecondSignal(stderr)()
-	if err := stack.shutdown(served.server); err != nil {
-		fmt.Fprintf(stderr, "dsh-actors serve: shutdown: %v\n", err)
-		return 1
+	return stack.stop(served.server, stdout, stderr)
+}
+
+// parseServeFlags reads --store and --addr; on a usage error it prints the
+// usage and reports false.
+func parseServeFlags(args []string, stderr io.Writer) (store, addr string, ok bool) {
+	flags := flag.NewFlagSet("serve", flag.ContinueOnError)
+	flags.SetOutput(io.Discard)
+	flags.StringVar(&store, "store", defaultStore(), "session store root")
+	flags.StringVar(&addr, "addr", "127.0.0.1:7410", "listen address (host:port)")
+	err := flags.Parse(args)
+	if err == nil && flags.NArg() > 0 {
+		err = fmt.Errorf("unexpected argument %q", flags.Arg(0))
 	}
-	fmt.Fprintln(stdout, "dsh-actors: stopped")
-	return 0
+	if err != nil {
+		usageError(stderr, serveUsage, flags, err)
+		return "", "", false
+	}
+	return store, addr, true
 }
 
 // serveStack is the runtime, its subagent service and the web handler.
@@ -98,6 +103,19 @@ func openServeStack(root string, logger *slog.Logger) (*serveStack, error) {
 	backend := host.NewRuntimeBackend(rt, service, q)
 	handler := host.New(backend, host.Options{Logger: logger})
 	return &serveStack{rt: rt, backend: backend, handler: handler}, nil
+}
+
+// stop announces the shutdown, arms the forced exit on a second signal and
+// shuts down; it returns the exit status.
+func (s *serveStack) stop(server *http.Server, stdout, stderr io.Writer) int {
+	defer exitOnSecondSignal(stderr)()
+	fmt.Fprintln(stdout, "dsh-actors: shutting down (press Ctrl-C again to force)")
+	if err := s.shutdown(server); err != nil {
+		fmt.Fprintf(stderr, "dsh-actors serve: shutdown: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, "dsh-actors: stopped")
+	return 0
 }
 
 // shutdown ends the event streams, stops accepting and waits for in-flight
