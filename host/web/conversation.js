@@ -20,6 +20,8 @@ export class ConversationView {
     this.sendButton = root.querySelector('#composer-send');
     this.alert = root.querySelector('#composer-alert');
     this.readonly = root.querySelector('#composer-readonly');
+    this.announcer = root.querySelector('#announcer');
+    this.announced = { transcript: null, seq: -1 };
     this.onSend = onSend;
     this.older.textContent = t('transcript.loadOlder');
     this.older.addEventListener('click', onLoadOlder);
@@ -95,6 +97,18 @@ export class ConversationView {
     this.empty.textContent = transcript?.error ? `${transcript.error.message} (${transcript.error.code})` : t('transcript.empty');
     if (prepended) this.scroller.scrollTop = this.scroller.scrollHeight - fromBottom;
     else if (pinned) this.scroller.scrollTop = this.scroller.scrollHeight;
+    this.announceReply(transcript);
+  }
+
+  // announceReply reads out an assistant message that arrived live (not
+  // the ones a history page brought) through the polite live region.
+  announceReply(transcript) {
+    if (!transcript?.loaded) return;
+    if (this.announced.transcript === transcript) {
+      const reply = transcript.events.findLast((e) => e.seq > this.announced.seq && e.type === 'assistant/message');
+      if (reply) this.announcer.textContent = textOf(reply.data?.message?.content ?? reply.data?.content);
+    }
+    this.announced = { transcript, seq: transcript.events.at(-1)?.seq ?? -1 };
   }
 
   focusHeading() {
