@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -44,13 +45,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	stack, err := openServeStack(store, logger)
+	pageURL, trusted := pageAuthority(listener.Addr().(*net.TCPAddr))
+	stack, err := openServeStack(store, logger, trusted)
 	if err != nil {
 		listener.Close()
 		fmt.Fprintf(stderr, "dsh-actors serve: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "dsh-actors: serving http://%s/ (store %s)\n", listener.Addr(), store)
+	fmt.Fprintf(stdout, "dsh-actors: serving %s (store %s)\n", pageURL, store)
 	served := serveHTTP(stack.handler, listener)
 	select {
 	case <-ctx.Done():
@@ -85,9 +87,24 @@ type serveStack struct {
 	handler *host.Handler
 }
 
+// pageAuthority is the URL to print for the bound address and the Host
+// authorities the page's RPC must trust beyond loopback: none for a
+// loopback or wildcard bind (printed as 127.0.0.1), else exactly the bound
+// address.
+func pageAuthority(bound *net.TCPAddr) (string, []string) {
+	if bound.IP.IsLoopback() || bound.IP.IsUnspecified() {
+		loopback := net.JoinHostPort("127.0.0.1", strconv.Itoa(bound.Port))
+		if bound.IP.IsLoopback() {
+			loopback = bound.String()
+		}
+		return "http://" + loopback + "/", nil
+	}
+	return "http://" + bound.String() + "/", []string{bound.String()}
+}
+
 // openServeStack opens the runtime on the JSONL store at root with the
 // scripted agent, the subagent service and the host handler over them.
-func openServeStack(root string, logger *slog.Logger) (*serveStack, error) {
+func openServeStack(root string, logger *slog.Logger, trustedHosts []string) (*serveStack, error) {
 	rt, err := actors.New(actors.Options{Root: root, Logger: logger})
 	if err != nil {
 		return nil, err
@@ -101,7 +118,7 @@ func openServeStack(root string, logger *slog.Logger) (*serveStack, error) {
 		}
 	}
 	backend := host.NewRuntimeBackend(rt, service, q)
-	handler := host.New(backend, host.Options{Logger: logger})
+	handler := host.New(backend, host.Options{Logger: logger, TrustedHosts: trustedHosts})
 	return &serveStack{rt: rt, backend: backend, handler: handler}, nil
 }
 
