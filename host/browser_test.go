@@ -182,7 +182,7 @@ func expandLazily(t *testing.T, s *runtimeStack, p *browserPage, parentID, resea
 	require.Contains(t, eval[string](p, fmt.Sprintf(`document.querySelector(%s).textContent`, js(rowSelector(corrupt)))), "会话记录损坏")
 	label := eval[string](p, fmt.Sprintf(`document.querySelector(%s).getAttribute('aria-label')`, js(rowSelector(reviewer))))
 	require.Contains(t, label, "reviewer")
-	require.Contains(t, label, "可继续 · 当前未运行")
+	require.Contains(t, label, "可继续 · 已完成")
 	require.Contains(t, label, "刚刚")
 	require.Zero(t, s.recorder.count("subagent.list", map[string]any{"parentSessionId": researcher}), "no recursive prefetch")
 	p.shot("tree")
@@ -233,11 +233,11 @@ func watchARowFlipWithoutRefetch(t *testing.T, s *runtimeStack, p *browserPage, 
 	p.until(`document.querySelectorAll('[role="tree"] [role="treeitem"]').length > 0`)
 	before := s.recorder.count("subagent.list", map[string]any{"parentSessionId": parentID})
 	p.send("spawn slowpoke: sleep 3s")
-	p.until(`[...document.querySelectorAll('[role="treeitem"]')].some((r) => r.textContent.includes('slowpoke') && r.textContent.includes('正在运行'))`)
+	p.until(`[...document.querySelectorAll('[role="treeitem"]')].some((r) => r.textContent.includes('slowpoke') && r.textContent.includes('正在处理'))`)
 	require.Equal(t, before+1, s.recorder.count("subagent.list", map[string]any{"parentSessionId": parentID}),
 		"one debounced refetch for the new member")
 	p.shot("row-running")
-	p.until(`[...document.querySelectorAll('[role="treeitem"]')].some((r) => r.textContent.includes('slowpoke') && r.textContent.includes('当前未运行'))`)
+	p.until(`[...document.querySelectorAll('[role="treeitem"]')].some((r) => r.textContent.includes('slowpoke') && r.textContent.includes('已完成'))`)
 	require.Equal(t, before+1, s.recorder.count("subagent.list", map[string]any{"parentSessionId": parentID}),
 		"the status frame flips the row in place")
 	p.shot("row-inactive")
