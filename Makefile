@@ -1,7 +1,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: build test race bench lint run stress
+.PHONY: build test race bench lint run stress load screenshots
 
 build:
 	$(GO) build -o bin/dsh-actors ./cmd/dsh-actors
@@ -26,3 +26,11 @@ run: build
 # Bigger stress loops than the default suite runs.
 stress:
 	$(GO) test -race -count=1 -timeout 60m -short=false ./tests/... -args -stress.big
+
+# 64 clients against `serve` on loopback for 10 s (skipped by the default suite).
+load:
+	$(GO) test -count=1 -run TestServeUnderLoad -v ./tests/ -args -load 10s
+
+# The browser test, keeping one screenshot per step under out/.
+screenshots:
+	mkdir -p out && $(GO) test -count=1 -run TestBrowser -artifacts -outputdir out ./host/
