@@ -1,6 +1,7 @@
 package subagent
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/dsh-actors/dsh-actors/actors"
@@ -100,15 +101,22 @@ func (p *inProcess) Start(ctx context.Context, req StartRequest) (*Run, error) {
 
 // createSpec is the one-shot child's header, seed and route.
 func (p *inProcess) createSpec(req StartRequest) (parent.CreateSpec, error) {
-	depth, err := manager.ChildDepth(req.Parent.Header().DelegationDepth, req.MaxDepth)
+	parentSpec := req.Parent.Spec()
+	parentDepth, err := manager.DelegationDepth(req.Parent.Header().DelegationDepth, parentSpec.SubagentDepth)
 	if err != nil {
 		return parent.CreateSpec{}, err
 	}
-	spec := parent.CreateSpec{Header: session.Header{
-		Cwd: req.Parent.Header().Cwd, ParentSession: req.Parent.ID(), DelegationDepth: depth,
-	}}
+	depth, err := manager.ChildDepth(parentDepth, req.MaxDepth)
+	if err != nil {
+		return parent.CreateSpec{}, err
+	}
+	spec := parent.CreateSpec{
+		Header: session.Header{Cwd: req.Parent.Header().Cwd, ParentSession: req.Parent.ID(), DelegationDepth: depth},
+		Spec:   parent.Spec{Provider: parentSpec.Provider, Model: parentSpec.Model, MaxTokens: parentSpec.MaxTokens, SubagentDepth: depth},
+	}
 	if o := req.AgentOptions; o != nil {
-		spec.Spec = parent.Spec{Provider: o.Provider, Model: o.Model}
+		spec.Spec.Provider = cmp.Or(o.Provider, spec.Spec.Provider)
+		spec.Spec.Model = cmp.Or(o.Model, spec.Spec.Model)
 	}
 	if p.fork {
 		if prefix := CompletedPrefix(req.Parent.Session().Events()); len(prefix) > 0 {

@@ -41,8 +41,8 @@ func TestScopedDrainLeavesASiblingForestRunning(t *testing.T) {
 	require.NoError(t, <-second, "converging drains both resolve")
 	require.False(t, f.live(target))
 	require.False(t, f.live(grandchild))
-	require.Contains(t, f.lastTurnEnd(target), `"kind":"parent"`)
-	require.Contains(t, f.lastTurnEnd(grandchild), `"kind":"parent"`)
+	require.Contains(t, f.lastTurnEnd(target), `"kind":"aborted"`)
+	require.Contains(t, f.lastTurnEnd(grandchild), `"kind":"aborted"`)
 	edges, _, _ := f.rec.snapshot()
 	require.Less(t, slices.Index(edges, "end "+grandchild), slices.Index(edges, "end "+target))
 
@@ -99,7 +99,7 @@ func TestScopedDrainFindsDescendantsBelowADepartedIntermediate(t *testing.T) {
 	require.NoError(t, oneShot.Dispose(bg))
 	require.NoError(t, f.drain(f.parent))
 	require.False(t, f.live(descendant))
-	require.Contains(t, f.lastTurnEnd(descendant), `"kind":"parent"`)
+	require.Contains(t, f.lastTurnEnd(descendant), `"kind":"aborted"`)
 }
 
 // §3.2 #31 and #36 / race table "drain during materialization": the drain

@@ -121,7 +121,7 @@ func (m *Manager) coldResume(ctx context.Context, req followupReq, done func(str
 		}
 		ms := materializeSpec{
 			childID: req.childID, provider: d.Provider, parent: req.parent,
-			resume: parent.Spec{Provider: d.AgentProvider, Model: d.AgentModel},
+			resume: resumeSpec(d),
 		}
 		m.materialize(ctx, ms, func(a *activation, err error) {
 			if err != nil {
@@ -131,6 +131,13 @@ func (m *Manager) coldResume(ctx context.Context, req followupReq, done func(str
 			m.submitMaterialized(ctx, a, req.content, req.source, req.parent, done)
 		})
 	})
+}
+
+// resumeSpec rebuilds the child from its descriptor alone: the route and
+// composition it declared, nothing it did not (no max tokens; no runtime
+// depth: the header's delegationDepth is the floor).
+func resumeSpec(d descriptor.Data) parent.Spec {
+	return parent.Spec{Provider: d.AgentProvider, Model: d.AgentModel, Persona: d.Persona, ToolFilter: agentToolFilter(d.ToolFilter)}
 }
 
 // admitResume checks a loaded log before anything is rebuilt and returns

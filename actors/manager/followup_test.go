@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	agentactor "github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/descriptor"
@@ -230,25 +231,26 @@ func TestFollowupAtTheRegistryCollisionBoundary(t *testing.T) {
 	require.NoError(t, agentBefore.Dispose(bg))
 }
 
-// §3.2 #40: a follow-up the inbox refuses leaves no accepted id.
+// §3.2 #40: a follow-up the inbox refuses leaves no accepted id. (The
+// child's inbox is closed from inside the manager's actor, so nothing else
+// interleaves; the child's actor then stops and the manager tears the
+// epoch down as failed.)
 func TestRefusedDeliveryClearsTheAcceptedReservation(t *testing.T) {
 	f := newFixture(t)
 	child := f.start(f.parent, "wait g")
 	a := f.activation(child)
+	var disposeErr, err error
+	var before, after int
 	f.inActor(func() {
-		a.owned["pin"] = true // keep it from settling while its inbox is closed
-		a.handle.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
+		a.owned["pin"] = true // only the actor's termination may end this epoch
+		disposeErr = a.handle.Activation().Dispose(bg)
+		before = len(a.accepted)
+		_, err = f.m.submitAdmitted(bg, a, agent.Text("x"), agent.Source{Kind: "user"}, f.parent)
+		after = len(a.accepted)
 	})
-	closed := make(chan error, 1)
-	go func() { closed <- a.handle.Activation().Dispose(bg) }()
-	require.NoError(t, <-closed)
-	var err error
-	f.inActor(func() { _, err = f.m.submitAdmitted(bg, a, agent.Text("x"), agent.Source{Kind: "user"}, f.parent) })
-	require.Error(t, err)
-	f.inActor(func() {
-		require.Empty(t, a.accepted)
-		delete(a.owned, "pin")
-		f.m.checkSettled(a)
-	})
-	f.settled(child, 1)
+	require.NoError(t, disposeErr)
+	require.ErrorIs(t, err, agentactor.ErrInboxClosed)
+	require.Equal(t, before, after)
+	require.Equal(t, agent.Error, f.settled(child, 1).StopReason)
+	require.Contains(t, f.logs.String(), "agent actor stopped unexpectedly")
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors"
+	agentactor "github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/descriptor"
@@ -84,6 +85,10 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// dispatchThroughput is how many decisions the actor takes per mailbox run
+// before it yields its goroutine.
+const dispatchThroughput = 256
+
 // Manager is the continuation manager: one protoactor actor that makes
 // every decision about continuable children (admission, materialization,
 // routing, ownership, settlement, disposal, drains). Slow work (provider
@@ -100,7 +105,8 @@ type Manager struct {
 	logger     *slog.Logger
 	system     *actor.ActorSystem
 	pid        *actor.PID
-	self       actor.Context // the actor's context, valid inside Receive only
+	dispatcher *agentactor.Pool // one long-lived goroutine runs the actor
+	self       actor.Context    // the actor's context, valid inside Receive only
 	haltMu     sync.RWMutex
 	halted     bool
 	stopped    chan struct{}
@@ -138,9 +144,11 @@ func New(opts Options) (*Manager, error) {
 	if m.observer == nil {
 		m.observer = nopObserver{}
 	}
-	pid, err := m.system.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return (*receiver)(m) }),
-		"subagent-manager/"+m.system.ProcessRegistry.NextId())
+	m.dispatcher = agentactor.NewPool(1, dispatchThroughput)
+	props := actor.PropsFromProducer(func() actor.Actor { return (*receiver)(m) }, actor.WithDispatcher(m.dispatcher))
+	pid, err := m.system.Root.SpawnNamed(props, "subagent-manager/"+m.system.ProcessRegistry.NextId())
 	if err != nil {
+		m.dispatcher.Close()
 		return nil, err
 	}
 	m.pid = pid
@@ -172,6 +180,7 @@ func (m *Manager) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	m.dispatcher.Close()
 	return drainErr
 }
 

@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"time"
@@ -86,14 +87,16 @@ func (m *Manager) planStart(spec StartSpec) (startPlan, error) {
 	if err := AssertMaxDepth(req.MaxDepth); err != nil {
 		return startPlan{}, err
 	}
-	plan := startPlan{childID: uuid.NewString(), route: childRoute(req)}
-	parentDepth, err := DelegationDepth(req.Parent.Header().DelegationDepth, 0)
+	parentSpec := req.Parent.Spec()
+	parentDepth, err := DelegationDepth(req.Parent.Header().DelegationDepth, parentSpec.SubagentDepth)
 	if err != nil {
 		return startPlan{}, err
 	}
+	plan := startPlan{childID: uuid.NewString()}
 	if plan.depth, err = ChildDepth(parentDepth, req.MaxDepth); err != nil {
 		return startPlan{}, err
 	}
+	plan.route = childSpec(parentSpec, req, plan.depth)
 	plan.descriptor, err = descriptor.Snapshot(descriptor.Input{
 		Provider: spec.Provider, Label: spec.Label,
 		AgentProvider: plan.route.Provider, AgentModel: plan.route.Model,
@@ -102,26 +105,26 @@ func (m *Manager) planStart(spec StartSpec) (startPlan, error) {
 	return plan, err
 }
 
-// childRoute is the parent's model route overridden by the request's.
-func childRoute(req Request) parent.Spec {
-	route := parentRoute(req.Parent)
+// childSpec is the fresh child's agent options: the parent's provider,
+// model and max tokens, overridden by the request's route, plus the child's
+// depth and its composition (persona, tool filter).
+func childSpec(parentSpec parent.Spec, req Request, depth int) parent.Spec {
+	spec := parent.Spec{Provider: parentSpec.Provider, Model: parentSpec.Model, MaxTokens: parentSpec.MaxTokens}
 	if o := req.AgentOptions; o != nil {
-		route.Provider = cmpOr(o.Provider, route.Provider)
-		route.Model = cmpOr(o.Model, route.Model)
+		spec.Provider = cmp.Or(o.Provider, spec.Provider)
+		spec.Model = cmp.Or(o.Model, spec.Model)
 	}
-	return route
+	spec.SubagentDepth = depth
+	spec.Persona, spec.ToolFilter = req.Persona, agentToolFilter(req.ToolFilter)
+	return spec
 }
 
-// parentRoute is the model route the parent agent runs with. The registry
-// does not expose it yet (see /work/coord/requests-subagent.md), so a child
-// inherits no route it was not given explicitly.
-func parentRoute(*parent.Handle) parent.Spec { return parent.Spec{} }
-
-func cmpOr(v, fallback string) string {
-	if v != "" {
-		return v
+// agentToolFilter converts the descriptor's tool filter for the factory.
+func agentToolFilter(tf *descriptor.ToolFilter) *agent.ToolFilter {
+	if tf == nil {
+		return nil
 	}
-	return fallback
+	return &agent.ToolFilter{Allow: tf.Allow, Deny: tf.Deny}
 }
 
 // prepareSeed runs the provider's continuable preparation (off the actor).

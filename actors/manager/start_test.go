@@ -10,6 +10,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
 
@@ -223,4 +224,42 @@ func TestSeededChildContinuesTurnNumbering(t *testing.T) {
 		}
 	}
 	require.Equal(t, []int{2}, turns)
+}
+
+// §2.6.2 steps 5–6: a child inherits its parent's route (recorded in the
+// descriptor), runs one level deeper, and gets its composition on create
+// and on cold resume.
+func TestChildInheritsTheParentRouteAndComposition(t *testing.T) {
+	f := newFixture(t)
+	routed, err := f.rt.StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: "routed"},
+		Spec: parent.Spec{Provider: "mock", Model: "mock", MaxTokens: 512}})
+	require.NoError(t, err)
+	spec := f.spec(routed, "hi")
+	spec.Request.Persona = "terse"
+	s, err := f.m.StartContinuable(bg, spec)
+	require.NoError(t, err)
+	f.settled(s.ChildID, 1)
+	created := f.options.last(s.ChildID)
+	require.Equal(t, agent.Options{SessionID: s.ChildID, ParentSession: "routed", Provider: "mock", Model: "mock",
+		MaxTokens: 512, SubagentDepth: 1, Persona: "terse"}, created)
+	require.JSONEq(t, `{"version":1,"provider":"spawn","label":"child task","agentProvider":"mock","agentModel":"mock","persona":"terse"}`,
+		string(f.events(s.ChildID)[0].Data))
+	f.followup(routed, s.ChildID, "again")
+	f.settled(s.ChildID, 2)
+	resumed := f.options.last(s.ChildID)
+	require.Equal(t, agent.Options{SessionID: s.ChildID, ParentSession: "routed", Provider: "mock", Model: "mock",
+		Persona: "terse", Resumed: true}, resumed, "no max tokens, no runtime depth on resume")
+	require.Equal(t, 1, f.header(s.ChildID).DelegationDepth, "the header is the depth floor")
+}
+
+// A parent whose runtime depth is deeper than its header counts from there.
+func TestRuntimeDepthDeepensTheChildDepth(t *testing.T) {
+	f := newFixture(t)
+	deep, err := f.rt.StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: "deep"}, Spec: parent.Spec{SubagentDepth: 3}})
+	require.NoError(t, err)
+	three := 3
+	spec := f.spec(deep, "hi")
+	spec.Request.MaxDepth = &three
+	_, err = f.m.StartContinuable(bg, spec)
+	require.EqualError(t, err, "subagent depth 4 exceeds maxDepth 3")
 }

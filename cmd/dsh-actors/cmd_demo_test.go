@@ -4,15 +4,19 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
 )
 
 // The demo grows a tree, follows up, drains child-first, lists every
 // parent, and leaves a store that `list` reads.
+// It runs in a synctest bubble, so its pauses take no real time.
 func TestDemoLeavesAListableStore(t *testing.T) {
 	store := t.TempDir()
-	code, stdout, stderr := run(t, "demo", "--store", store)
+	var code int
+	var stdout, stderr string
+	synctest.Test(t, func(t *testing.T) { code, stdout, stderr = run(t, "demo", "--store", store) })
 	require.Equal(t, 0, code, stderr)
 	require.Equal(t, 5, strings.Count(stdout, "subagent/start "))
 	require.Equal(t, 5, strings.Count(stdout, "subagent/end "))

@@ -1,0 +1,92 @@
+package subagent_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/query"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/dsh-actors/dsh-actors/subagent"
+)
+
+// A parent starts a continuable child, the child settles, a follow-up
+// cold-resumes it, and the catalog lists it — all with the keyless
+// scripted agent over a JSONL store.
+func Example_continuable() {
+	ctx := context.Background()
+	root, _ := os.MkdirTemp("", "subagent-example-*")
+	defer os.RemoveAll(root)
+	rt, _ := actors.New(actors.Options{Root: root})
+	defer rt.Close(ctx)
+	svc := subagent.New(rt, query.New(rt.Sessions()))
+	_, _ = svc.RegisterProvider(subagent.NewSpawn(rt))
+	ends := make(chan *subagent.EndEvent, 4)
+	svc.Subscribe(func(ev subagent.Event) {
+		if end, ok := ev.(*subagent.EndEvent); ok {
+			ends <- end
+		}
+	})
+	p, _ := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "parent"}})
+
+	started, err := svc.StartContinuable(ctx, subagent.ContinuableSpec{
+		Provider: subagent.SpawnName, Label: "summarize the doc",
+		Request: subagent.ContinuableRequest{Prompt: agent.Text("reply three sources found"), Parent: p},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	end := <-ends // the child settled: its epoch ended and it was disposed
+	fmt.Println(end.StopReason, end.LastAssistantMessage[0].Text)
+
+	_, _ = svc.Followup(ctx, p, started.ChildID, agent.Text("reply summary written"), agent.Source{Kind: "user"})
+	end = <-ends // a second epoch, cold-resumed from the log
+	fmt.Println(end.StopReason, end.LastAssistantMessage[0].Text)
+
+	entries, _ := svc.ListChildren(ctx, "parent")
+	fmt.Println(entries[0].Status, entries[0].Label)
+	// Output:
+	// completed three sources found
+	// completed summary written
+	// complete summarize the doc
+}
+
+// A one-shot delegation: the caller owns the run and disposes it.
+func ExampleService_Start() {
+	ctx := context.Background()
+	rt, _ := actors.New(actors.Options{}) // memory-only sessions
+	defer rt.Close(ctx)
+	svc := subagent.New(rt, nil)
+	_, _ = svc.RegisterProvider(subagent.NewSpawn(rt))
+	p, _ := rt.StartAgent(ctx, parent.CreateSpec{})
+
+	run, err := svc.Start(ctx, subagent.SpawnName, subagent.StartRequest{Prompt: agent.Text("reply done"), Parent: p})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer run.Dispose(ctx)
+	result, _ := run.Result(ctx)
+	fmt.Println(result.StopReason, result.Output[0].Text)
+	// Output: completed done
+}
+
+// Continuable children need session persistence.
+func ExampleService_StartContinuable_persistence() {
+	ctx := context.Background()
+	rt, _ := actors.New(actors.Options{}) // memory-only sessions
+	defer rt.Close(ctx)
+	svc := subagent.New(rt, nil)
+	_, _ = svc.RegisterProvider(subagent.NewSpawn(rt))
+	p, _ := rt.StartAgent(ctx, parent.CreateSpec{})
+	_, err := svc.StartContinuable(ctx, subagent.ContinuableSpec{Provider: subagent.SpawnName, Label: "x",
+		Request: subagent.ContinuableRequest{Prompt: agent.Text("hi"), Parent: p}})
+	var typed *subagent.Error
+	fmt.Println(errors.As(err, &typed), typed.Code)
+	// Output: true PERSISTENCE_UNAVAILABLE
+}
