@@ -101,6 +101,9 @@ func (p *inProcess) Start(ctx context.Context, req StartRequest) (*Run, error) {
 
 // createSpec is the one-shot child's header, seed and route.
 func (p *inProcess) createSpec(req StartRequest) (parent.CreateSpec, error) {
+	if req.Parent == nil {
+		return parent.CreateSpec{}, manager.ErrNoParent
+	}
 	parentSpec := req.Parent.Spec()
 	parentDepth, err := manager.DelegationDepth(req.Parent.Header().DelegationDepth, parentSpec.SubagentDepth)
 	if err != nil {

@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -21,12 +22,23 @@ func (r *receiver) Receive(c actor.Context) {
 	m.self = c
 	switch msg := c.Message().(type) {
 	case task:
-		msg()
+		m.runTask(msg)
 	case *actor.Terminated:
 		m.onTerminated(msg.Who)
 	case *actor.Stopped:
 		close(m.stopped)
 	}
+}
+
+// runTask runs one decision; a panic (a bug) is logged and contained so
+// the actor keeps serving, never restarted with its state lost.
+func (m *Manager) runTask(fn task) {
+	defer func() {
+		if r := recover(); r != nil {
+			m.logger.Error(fmt.Sprintf("subagent: continuation manager decision panicked: %v", r))
+		}
+	}()
+	fn()
 }
 
 // post queues fn to run inside the actor, after everything posted before.
@@ -72,7 +84,14 @@ func call[T any](m *Manager, ctx context.Context, op func(ctx context.Context, r
 	done := make(chan result, 1)
 	m.post(func() {
 		var once sync.Once
-		op(ctx, func(v T, err error) { once.Do(func() { done <- result{v, err} }) })
+		reply := func(v T, err error) { once.Do(func() { done <- result{v, err} }) }
+		defer func() {
+			if r := recover(); r != nil {
+				reply(zero, fmt.Errorf("subagent: continuation manager failed: %v", r))
+				panic(r)
+			}
+		}()
+		op(ctx, reply)
 	})
 	r := <-done
 	return r.v, r.err

@@ -20,8 +20,12 @@ import (
 // child's durable header: checked before rebuilding and again in the final
 // admission step. source is attribution only. ctx governs lookup, rebuild
 // and admission; cancelling it after acceptance neither cancels the turn
-// nor disposes the child. It blocks the caller until the verdict.
+// nor disposes the child. A nil parent is UNAUTHORIZED. It blocks the
+// caller until the verdict.
 func (m *Manager) Followup(ctx context.Context, p *parent.Handle, childID string, content []agent.Block, source agent.Source) (string, error) {
+	if p == nil {
+		return "", NotExactParent(childID)
+	}
 	return call(m, ctx, func(ctx context.Context, reply func(string, error)) {
 		m.followup(ctx, followupReq{p, childID, content, source}, reply)
 	})

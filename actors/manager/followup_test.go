@@ -30,7 +30,8 @@ func TestFollowupQueuesBehindTheOpenTurn(t *testing.T) {
 	require.Equal(t, []string{"wait g", "first follow-up", "second follow-up"}, f.userTexts(child))
 }
 
-// §3.2 #16: a settled child cold-resumes into a new Activation.
+// §3.2 #16: a settled child cold-resumes into a new Activation; #24: its
+// top-level parent is not pinned by it.
 func TestFollowupColdResumesASettledChild(t *testing.T) {
 	f := newFixture(t)
 	child := f.start(f.parent, "child task")
@@ -40,6 +41,7 @@ func TestFollowupColdResumesASettledChild(t *testing.T) {
 	f.settled(child, 2)
 	require.Equal(t, []string{"child task", "continue please"}, f.userTexts(child))
 	require.Equal(t, 1, f.count(child, descriptor.EventType))
+	require.True(t, f.live("parent"), "§3.2 #24: a top-level parent is outside the waiting graph")
 }
 
 // §3.2 #17 and #53: both epochs report the descriptor's provider even
@@ -253,4 +255,13 @@ func TestRefusedDeliveryClearsTheAcceptedReservation(t *testing.T) {
 	require.Equal(t, before, after)
 	require.Equal(t, agent.Error, f.settled(child, 1).StopReason)
 	require.Contains(t, f.logs.String(), "agent actor stopped unexpectedly")
+}
+
+// A request without a parent never reaches the actor.
+func TestRequestsWithoutAParentAreRejected(t *testing.T) {
+	f := newFixture(t)
+	_, err := f.m.Followup(bg, nil, "child", agent.Text("x"), agent.Source{Kind: "user"})
+	require.ErrorIs(t, err, ErrUnauthorized)
+	_, err = f.m.StartContinuable(bg, StartSpec{Provider: "spawn", Label: "x"})
+	require.ErrorIs(t, err, ErrNoParent)
 }

@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 
@@ -183,6 +184,9 @@ func (m *Manager) Close(ctx context.Context) error {
 	m.dispatcher.Close()
 	return drainErr
 }
+
+// ErrNoParent rejects a request that names no parent agent.
+var ErrNoParent = errors.New("subagent: the request names no parent agent")
 
 type nopObserver struct{}
 

@@ -31,6 +31,9 @@ const Origin = "subagent"
 // preparation, materialization and admission only; it blocks the caller
 // until the verdict.
 func (m *Manager) StartContinuable(ctx context.Context, spec StartSpec) (Started, error) {
+	if spec.Request.Parent == nil {
+		return Started{}, ErrNoParent
+	}
 	return call(m, ctx, func(ctx context.Context, reply func(Started, error)) { m.start(ctx, spec, reply) })
 }
 
