@@ -120,8 +120,9 @@ type Manager struct {
 }
 
 // New spawns the manager's actor, subscribes it to the agent event bus and
-// registers its manager-wide drain as a Runtime.BeforeClose hook (after the
-// drain the actor stops; later calls fail with DRAINING). It does not block.
+// registers Close as a Runtime.BeforeClose hook (a teardown failure there is
+// logged, not returned, so the runtime still shuts down). It does not
+// block.
 func New(opts Options) (*Manager, error) {
 	logger := opts.Logger
 	if logger == nil {
@@ -154,7 +155,7 @@ func New(opts Options) (*Manager, error) {
 	}
 	m.pid = pid
 	m.unsubscribe = m.registry.Subscribe(m.onAgentEvent)
-	m.removeHook = m.rt.BeforeClose(m.Close)
+	m.removeHook = m.rt.BeforeClose(m.closeForRuntime)
 	return m, nil
 }
 
@@ -187,6 +188,18 @@ func (m *Manager) Close(ctx context.Context) error {
 
 // ErrNoParent rejects a request that names no parent agent.
 var ErrNoParent = errors.New("subagent: the request names no parent agent")
+
+// closeForRuntime is the BeforeClose hook: Close, with a teardown failure
+// logged instead of returned (every Activation is released anyway, so the
+// runtime's own shutdown goes on); only the end of ctx stops Runtime.Close.
+func (m *Manager) closeForRuntime(ctx context.Context) error {
+	err := m.Close(ctx)
+	if err != nil && ctx.Err() == nil {
+		m.logger.Warn("subagent: continuable subagent drain at runtime close: " + err.Error())
+		return nil
+	}
+	return err
+}
 
 type nopObserver struct{}
 

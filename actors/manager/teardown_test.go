@@ -268,3 +268,16 @@ func (r *recorder) countStarts(id string) int {
 	_, starts, _ := r.snapshot()
 	return len(slices.DeleteFunc(starts, func(s RunInfo) bool { return s.ID != id }))
 }
+
+// §3.2 #64: closing the runtime drains the manager first; a teardown
+// failure there is logged and the runtime still closes.
+func TestRuntimeCloseDrainsTheManagerFirst(t *testing.T) {
+	f := newFixture(t, withCheckpoint(func(context.Context, *session.Live) (bool, error) { return false, nil }))
+	child := f.start(f.parent, "wait g")
+	f.gates.reached("g")
+	require.NoError(t, f.rt.Close(bg))
+	require.False(t, f.live(child))
+	require.Equal(t, agent.Error, f.settled(child, 1).StopReason)
+	require.Contains(t, f.logs.String(), "drain at runtime close")
+	require.Contains(t, f.logs.String(), "required durability checkpoint has no registered listener")
+}
