@@ -91,7 +91,7 @@ func (p *inProcess) Start(ctx context.Context, req StartRequest) (*Run, error) {
 		defer stop()
 		_ = h.WhenIdle(context.Background())
 		epoch := manager.CaptureEpoch(h.Session().Events()[boundary:])
-		if epoch.Turns == 0 && ctx.Err() != nil {
+		if !epoch.Closed && ctx.Err() != nil {
 			epoch.StopReason = agent.Aborted // cancelled before its turn opened
 		}
 		settle(Result{Output: epoch.Output, StopReason: epoch.StopReason}, nil)

@@ -122,10 +122,11 @@ func (m *Manager) onAgentEvent(e parent.Event) {
 // filters, never decisions.
 type hints struct {
 	mu       sync.RWMutex
-	children map[string]int
-	roots    map[string]int
+	children map[string]int // resident children
+	roots    map[string]int // scoped-drain roots with a cut-off
 }
 
+// managed reports whether id is a resident child.
 func (h *hints) managed(id string) bool {
 	h.mu.RLock()
 	defer h.mu.RUnlock()

@@ -16,8 +16,8 @@ type Epoch struct {
 	// Output is the content of the epoch's last assistant/message, even when
 	// empty (non-nil); nil when the epoch logged no assistant message.
 	Output []agent.Block
-	// Turns counts the message-triggered turns that closed in the epoch.
-	Turns int
+	// Closed reports whether a message-triggered turn closed in the epoch.
+	Closed bool
 }
 
 // CaptureEpoch folds an epoch's own events (the log suffix from the epoch
@@ -26,35 +26,62 @@ type Epoch struct {
 // even if empty; the stop reason is that of the last closed turn whose
 // turn/start trigger kind was "message" (a turn/start without a trigger
 // counts as message-triggered, since every turn here is opened by an inbox
-// message), mapped by MapTurnEnd; no such turn means completed.
+// message), mapped by MapTurnEnd; no such turn means completed. It scans
+// backwards and decodes only the events it needs, so its cost does not
+// grow with the epoch.
 func CaptureEpoch(own []session.Event) Epoch {
-	epoch := Epoch{StopReason: agent.Completed}
-	open := map[int64]bool{} // turn number → message-triggered
-	for _, ev := range own {
-		switch ev.Type {
-		case "turn/start":
-			var start turnStart
-			if json.Unmarshal(ev.Data, &start) == nil {
-				open[start.Turn] = start.Trigger == nil || start.Trigger.Kind == "message"
-			}
-		case "turn/end":
-			var end turnEnd
-			if json.Unmarshal(ev.Data, &end) != nil {
-				continue
-			}
-			if byMessage, seen := open[end.Turn]; seen && byMessage {
-				epoch.StopReason = MapTurnEnd(end.Reason.Kind)
-				epoch.Turns++
-			}
-			delete(open, end.Turn)
-		case "assistant/message":
-			var msg assistantMessage
-			if json.Unmarshal(ev.Data, &msg) == nil {
-				epoch.Output = append([]agent.Block{}, msg.Message.Content...)
-			}
-		}
+	epoch := Epoch{StopReason: agent.Completed, Output: lastOutput(own)}
+	if reason, ok := lastMessageTurnEnd(own); ok {
+		epoch.StopReason, epoch.Closed = MapTurnEnd(reason), true
 	}
 	return epoch
+}
+
+// lastOutput is the content of the last assistant/message, or nil.
+func lastOutput(events []session.Event) []agent.Block {
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type != "assistant/message" {
+			continue
+		}
+		var msg assistantMessage
+		if json.Unmarshal(events[i].Data, &msg) == nil {
+			return append([]agent.Block{}, msg.Message.Content...)
+		}
+	}
+	return nil
+}
+
+// lastMessageTurnEnd returns the reason kind of the last turn/end whose
+// turn/start (within events) was message-triggered.
+func lastMessageTurnEnd(events []session.Event) (string, bool) {
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type != "turn/end" {
+			continue
+		}
+		var end turnEnd
+		if json.Unmarshal(events[i].Data, &end) != nil {
+			continue
+		}
+		if messageTriggered(events[:i], end.Turn) {
+			return end.Reason.Kind, true
+		}
+	}
+	return "", false
+}
+
+// messageTriggered reports whether the last turn/start of turn number n in
+// events was opened by a message.
+func messageTriggered(events []session.Event, n int64) bool {
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type != "turn/start" {
+			continue
+		}
+		var start turnStart
+		if json.Unmarshal(events[i].Data, &start) == nil && start.Turn == n {
+			return start.Trigger == nil || start.Trigger.Kind == "message"
+		}
+	}
+	return false
 }
 
 // MapTurnEnd maps a turn/end reason kind onto a subagent stop reason:

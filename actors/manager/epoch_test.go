@@ -1,0 +1,71 @@
+package manager
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
+)
+
+func ev(typ, data string) session.Event { return session.Event{Type: typ, Data: json.RawMessage(data)} }
+
+func start(turn, trigger string) session.Event {
+	if trigger == "" {
+		return ev("turn/start", `{"turn":`+turn+`}`)
+	}
+	return ev("turn/start", `{"turn":`+turn+`,"trigger":{"kind":"`+trigger+`"}}`)
+}
+
+func end(turn, kind string) session.Event {
+	return ev("turn/end", `{"turn":`+turn+`,"reason":{"kind":"`+kind+`"}}`)
+}
+
+func say(text string) session.Event {
+	return ev("assistant/message", `{"turn":1,"step":1,"message":{"role":"assistant","content":[{"type":"text","text":"`+text+`"}]}}`)
+}
+
+// seed-era §2.7 "Continuable capture".
+func TestCaptureEpoch(t *testing.T) {
+	empty := ev("assistant/message", `{"turn":1,"step":1,"message":{"role":"assistant","content":[]}}`)
+	cases := []struct {
+		name   string
+		own    []session.Event
+		reason agent.StopReason
+		output []agent.Block
+	}{
+		{"no events: completed, no output", nil, agent.Completed, nil},
+		{"a completed turn", []session.Event{start("1", "message"), say("hi"), end("1", "completed")}, agent.Completed, agent.Text("hi")},
+		{"a turn/start without a trigger is message-triggered", []session.Event{start("1", ""), end("1", "max-tokens")}, agent.MaxTokens, nil},
+		{"disposed maps to aborted", []session.Event{start("1", "message"), end("1", "disposed")}, agent.Aborted, nil},
+		{"interrupted maps to aborted", []session.Event{start("1", "message"), end("1", "interrupted")}, agent.Aborted, nil},
+		{"error", []session.Event{start("1", "message"), end("1", "error")}, agent.Error, nil},
+		{"refusal", []session.Event{start("1", "message"), end("1", "refusal")}, agent.Refusal, nil},
+		{"an unknown kind is error", []session.Event{start("1", "message"), end("1", "paused")}, agent.Error, nil},
+		{"the last message turn wins over a later other trigger",
+			[]session.Event{start("1", "message"), end("1", "max-tokens"), start("2", "maintenance"), end("2", "error")}, agent.MaxTokens, nil},
+		{"an open turn does not count", []session.Event{start("1", "message"), end("1", "completed"), start("2", "message")}, agent.Completed, nil},
+		{"a turn started before the boundary does not count", []session.Event{end("1", "error")}, agent.Completed, nil},
+		{"the last assistant message, even empty", []session.Event{start("1", "message"), say("first"), empty, end("1", "completed")}, agent.Completed, []agent.Block{}},
+		{"an earlier turn's message when the last turn said nothing",
+			[]session.Event{start("1", "message"), say("first"), end("1", "completed"), start("2", "message"), end("2", "aborted")}, agent.Aborted, agent.Text("first")},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			epoch := CaptureEpoch(c.own)
+			require.Equal(t, c.reason, epoch.StopReason)
+			require.Equal(t, c.output, epoch.Output)
+		})
+	}
+}
+
+func BenchmarkCaptureEpochOfALongEpoch(b *testing.B) {
+	var own []session.Event
+	for range 1000 {
+		own = append(own, start("1", "message"), say("x"), end("1", "completed"))
+	}
+	for b.Loop() {
+		CaptureEpoch(own)
+	}
+}
