@@ -198,11 +198,13 @@ func (s *Service) prepareContinuable(ctx context.Context, name string, req manag
 // observer publishes the manager's epoch edges as lifecycle events.
 type observer struct{ s *Service }
 
+// Started emits subagent/start to the service's listeners (contained).
 func (o observer) Started(info RunInfo) error {
 	o.s.events.emitContained(&StartEvent{RunInfo: info})
 	return nil
 }
 
+// Ended emits subagent/end to the service's listeners (contained).
 func (o observer) Ended(info RunEndInfo) { o.s.events.emitContained(&EndEvent{RunEndInfo: info}) }
 
 // capability is agent.Subagents bound to one calling agent.

@@ -1,15 +1,3 @@
-// Package stress is a randomized workload for continuable subagents with
-// an invariant checker, shared by `dsh-actors stress` and the stress tests.
-//
-// Run builds Forests forests: each top-level agent is told "tree D K" and
-// its turn spawns K continuable children told "tree D-1 K", down to depth
-// D, so forests grow from inside turns while their leaves already settle;
-// it waits until every node settled. Then Followups follow-ups race
-// settlements, cold resumes and scoped drains: each goes to a random child,
-// on behalf of its parent's latest handle (stale when that parent is
-// gone), and about one step in ten first drains a random resident child's
-// descendants. At the end every forest is drained, the runtime closed, and
-// the invariants checked (see Report).
 package stress
 
 import (
