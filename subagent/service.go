@@ -173,9 +173,13 @@ func (s *Service) DrainContinuableDescendants(ctx context.Context, parents []*pa
 // SUBAGENT_CONTROL_SESSION_QUERY_UNAVAILABLE. It blocks on the reads.
 func (s *Service) ListChildren(ctx context.Context, parentID string) ([]query.Entry, error) {
 	entries, err := query.ListChildren(ctx, s.q, parentID)
-	var qe *query.Error
-	if errors.As(err, &qe) && (qe.Code == manager.CodeCancelled || qe.Code == manager.CodeSessionQueryUnavailable) {
-		return nil, &Error{Code: qe.Code, Message: qe.Message, Cause: err}
+	switch {
+	case errors.Is(err, query.ErrCancelled):
+		return nil, manager.Cancelled(err)
+	case errors.Is(err, query.ErrSessionQueryUnavailable):
+		unavailable := manager.SessionQueryUnavailable()
+		unavailable.Cause = err
+		return nil, unavailable
 	}
 	return entries, err
 }
