@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/dsh-actors/dsh-actors/internal/bench"
+)
+
+func init() {
+	register("bench", "measure the runtime against bare protoactor and raw channels/files, as ratios in one run", runBench)
+}
+
+const benchUsage = "usage: dsh-actors bench [--quick] [--only ROWS] [--dir DIR] [--json] [--agents N] [--big-log] [--fanout K] [--depth D] [--children D] [--sessions C] [--seed-cost=false]"
+
+// runBench measures the rows of package bench and prints them as a table
+// (or JSON): ours, the baseline measured in the same run, the ratio, the
+// target and whether it was met. Missed targets are informational: the exit
+// status is 0 unless a measurement itself fails (1) or a flag is bad (2).
+// Temporary stores go in a fresh folder (under --dir when given) that is
+// removed afterwards.
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	flags := flag.NewFlagSet("bench", flag.ContinueOnError)
+	flags.SetOutput(io.Discard)
+	quick := flags.Bool("quick", false, "small sizes (a few seconds; for tests)")
+	only := flags.String("only", "", "rows to run, e.g. 1,3-5 (default all 7)")
+	dir := flags.String("dir", "", "folder for the temporary stores (default the system temp folder); removed afterwards")
+	asJSON := flags.Bool("json", false, "print the report as JSON")
+	agents := flags.Int("agents", 0, "row 3: idle live agents to measure (default 10000; quick 300); raise to 100000 for the issue's figure")
+	bigLog := flags.Bool("big-log", false, "row 5: also cold-resume a 100,000-event log")
+	fanout := flags.Int("fanout", 0, "row 6: children per node of the drained forest (default 10; quick 3)")
+	depth := flags.Int("depth", 0, "row 6: levels of the drained forest (default 4; quick 2)")
+	children := flags.Int("children", 0, "row 7: D, children of the listed parent (default 200; quick 6)")
+	sessions := flags.Int("sessions", 0, "row 7: C, sessions in the generated store (default 2000; quick 60)")
+	seedCost := flags.Bool("seed-cost", true, "row 7: also time the seed's O(D×C) listing algorithm")
+	if err := flags.Parse(args); err != nil {
+		return usageError(stderr, benchUsage, flags, err)
+	}
+	if flags.NArg() > 0 {
+		return usageError(stderr, benchUsage, flags, fmt.Errorf("unexpected argument %q", flags.Arg(0)))
+	}
+	cfg := bench.Full()
+	if *quick {
+		cfg = bench.Quick()
+	}
+	var err error
+	if *only != "" {
+		if cfg.Rows, err = bench.ParseRows(*only); err != nil {
+			return usageError(stderr, benchUsage, flags, fmt.Errorf("--only: %w", err))
+		}
+	}
+	set := map[string]bool{}
+	flags.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, size := range []struct {
+		name  string
+		value int
+		field *int
+	}{{"agents", *agents, &cfg.IdleAgents}, {"fanout", *fanout, &cfg.Fanout}, {"depth", *depth, &cfg.Depth},
+		{"children", *children, &cfg.CatalogChildren}, {"sessions", *sessions, &cfg.CatalogSessions}} {
+		if !set[size.name] {
+			continue
+		}
+		if size.value < 1 {
+			return usageError(stderr, benchUsage, flags, fmt.Errorf("--%s must be at least 1, got %d", size.name, size.value))
+		}
+		*size.field = size.value
+	}
+	if *bigLog {
+		cfg.ResumeEvents = append(cfg.ResumeEvents, 100_000)
+	}
+	cfg.SeedCost = *seedCost
+	if cfg.CatalogChildren >= cfg.CatalogSessions {
+		return usageError(stderr, benchUsage, flags, fmt.Errorf("--children (%d) must be fewer than --sessions (%d)", cfg.CatalogChildren, cfg.CatalogSessions))
+	}
+	if *dir != "" {
+		if info, err := os.Stat(*dir); err != nil || !info.IsDir() {
+			return usageError(stderr, benchUsage, flags, fmt.Errorf("--dir %q is not a folder", *dir))
+		}
+	}
+
+	tmp, err := os.MkdirTemp(*dir, "dsh-bench-*")
+	if err != nil {
+		fmt.Fprintf(stderr, "dsh-actors bench: %v\n", err)
+		return 1
+	}
+	cfg.Dir, cfg.Progress = tmp, stderr
+	report, runErr := bench.Run(ctx, cfg)
+	runErr = errors.Join(runErr, os.RemoveAll(tmp))
+	if len(report.Lines) > 0 || runErr == nil {
+		write := report.WriteTable
+		if *asJSON {
+			write = report.WriteJSON
+		}
+		if err := write(stdout); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	if runErr != nil {
+		fmt.Fprintf(stderr, "dsh-actors bench: %v\n", runErr)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,109 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+)
+
+// noop is an agent whose turns do nothing.
+var noop = agent.Func(func(context.Context, agent.Host, agent.Message) (agent.StopReason, error) {
+	return agent.Completed, nil
+})
+
+// AdmissionResult holds the interleaved samples of Admission.
+type AdmissionResult struct {
+	// Followup: Runtime.Followup to an idle agent until the caller holds
+	// the MessageID.
+	Followup Samples
+	// Channel: a raw channel request/reply.
+	Channel Samples
+	// Future: a bare protoactor RequestFuture round trip (default
+	// dispatcher).
+	Future Samples
+}
+
+// Admission measures n rounds, interleaved: a follow-up to an idle agent of
+// a memory-only runtime (its pooled dispatcher) until the MessageID is
+// returned, a raw channel request/reply, and a bare protoactor
+// RequestFuture. The agent's turn runs and ends between rounds, untimed, so
+// the agent is idle before every timed follow-up. A few untimed rounds warm
+// everything up first.
+func Admission(ctx context.Context, n int) (res AdmissionResult, err error) {
+	rt, err := actors.New(actors.Options{})
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		if cerr := rt.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	h, err := rt.StartAgent(ctx, parent.CreateSpec{Spec: parent.Spec{Agent: noop}})
+	if err != nil {
+		return res, err
+	}
+	ch := NewChannel()
+	defer ch.Close()
+	system := QuietSystem()
+	defer system.Shutdown()
+	pid := system.Root.Spawn(EchoProps())
+	defer func() { _ = system.Root.StopFuture(pid).Wait() }()
+
+	content, src := agent.Text("x"), agent.Source{Kind: "user"}
+	var ferr error
+	round := func(r *AdmissionResult) error {
+		r.Followup.Time(func() { _, ferr = rt.Followup(ctx, h.ID(), content, src) })
+		if ferr != nil {
+			return ferr
+		}
+		if err := h.WhenIdle(ctx); err != nil {
+			return err
+		}
+		r.Channel.Time(func() { ch.RoundTrip() })
+		r.Future.Time(func() { _, ferr = system.Root.RequestFuture(pid, "x", time.Second).Result() })
+		return ferr
+	}
+	var warm AdmissionResult
+	for range min(n, 200) {
+		if err := round(&warm); err != nil {
+			return res, err
+		}
+	}
+	for i := range n {
+		if i%256 == 0 && ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		if err := round(&res); err != nil {
+			return res, fmt.Errorf("admission round %d: %w", i, err)
+		}
+	}
+	return res, nil
+}
+
+// admissionRow is row 1.
+func admissionRow(ctx context.Context, cfg Config) ([]Line, error) {
+	res, err := Admission(ctx, cfg.AdmissionRounds)
+	if err != nil {
+		return nil, err
+	}
+	ours := Ns("follow-up", res.Followup.Median())
+	note := fmt.Sprintf("medians of %d interleaved rounds; means: follow-up %s, channel %s, RequestFuture %s",
+		len(res.Followup), FormatNs(res.Followup.Mean()), FormatNs(res.Channel.Mean()), FormatNs(res.Future.Mean()))
+	a, err := Compare("1a", "follow-up admission, idle agent → MessageID", ours,
+		Ns("raw chan req/reply", res.Channel.Median()), OursOverBase, &Target{Op: AtMost, Value: 3})
+	if err != nil {
+		return nil, err
+	}
+	a.Note = note
+	b, err := Compare("1b", "follow-up admission vs RequestFuture", ours,
+		Ns("protoactor RequestFuture", res.Future.Median()), BaseOverOurs, &Target{Op: AtLeast, Value: 4})
+	if err != nil {
+		return nil, err
+	}
+	return []Line{a, b}, nil
+}

@@ -1,0 +1,542 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/query"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/dsh-actors/dsh-actors/subagent"
+)
+
+// World is a runtime over a JSONL store with a subagent service (the spawn
+// provider registered) and a top-level agent "parent": the set-up of the
+// continuable measurements.
+type World struct {
+	Runtime *actors.Runtime
+	Service *subagent.Service
+	Parent  *parent.Handle
+	Root    string
+
+	mu    sync.Mutex
+	ended map[string]chan struct{} // subagent/end notices per child id
+	stop  func()
+}
+
+// OpenWorld opens a World over root; sync false runs the store without
+// fsync ("clean" sessions, so the runtime's own costs show). The agent
+// "parent" is resumed when root already holds it, created otherwise.
+func OpenWorld(ctx context.Context, root string, sync bool) (*World, error) {
+	var opts []session.Option
+	if !sync {
+		opts = append(opts, session.WithFS(NoSyncFS{}))
+	}
+	store, err := session.OpenJSONL(root, opts...)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := actors.New(actors.Options{Sessions: session.NewSessions(store)})
+	if err != nil {
+		return nil, errors.Join(err, store.Close())
+	}
+	w := &World{Runtime: rt, Root: root, ended: map[string]chan struct{}{}}
+	w.Service = subagent.New(rt, query.New(rt.Sessions()))
+	w.stop = w.Service.Subscribe(func(ev subagent.Event) {
+		if end, ok := ev.(*subagent.EndEvent); ok {
+			select {
+			case w.endOf(end.ID) <- struct{}{}:
+			default: // nobody waits for that many epochs of one child
+			}
+		}
+	})
+	if _, err := w.Service.RegisterProvider(subagent.NewSpawn(rt)); err != nil {
+		return nil, errors.Join(err, w.close(ctx, store))
+	}
+	if w.Parent, err = rt.ResumeAgent(ctx, "parent", parent.Spec{}); err != nil {
+		w.Parent, err = rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "parent"}})
+	}
+	if err != nil {
+		return nil, errors.Join(err, w.close(ctx, store))
+	}
+	return w, nil
+}
+
+// endOf is the queue of subagent/end notices of child id (one per epoch,
+// consumed by WaitEnd).
+func (w *World) endOf(id string) chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ch, ok := w.ended[id]
+	if !ok {
+		ch = make(chan struct{}, 64)
+		w.ended[id] = ch
+	}
+	return ch
+}
+
+// WaitEnd blocks until an epoch of child id has ended (subagent/end) and
+// consumes that notice, so the next WaitEnd waits for the next epoch.
+func (w *World) WaitEnd(ctx context.Context, id string) error {
+	select {
+	case <-w.endOf(id):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Start starts a continuable child of p with prompt and returns its id at
+// inbox acceptance.
+func (w *World) Start(ctx context.Context, p *parent.Handle, prompt string) (string, error) {
+	s, err := w.Service.StartContinuable(ctx, subagent.ContinuableSpec{Provider: subagent.SpawnName, Label: "bench",
+		Request: subagent.ContinuableRequest{Prompt: agent.Text(prompt), Parent: p}})
+	return s.ChildID, err
+}
+
+// Followup sends text to child id of w.Parent and returns at acceptance.
+func (w *World) Followup(ctx context.Context, id, text string) error {
+	_, err := w.Service.Followup(ctx, w.Parent, id, agent.Text(text), agent.Source{Kind: "user"})
+	return err
+}
+
+// Close closes the runtime (draining every child first) and the store.
+func (w *World) Close(ctx context.Context) error {
+	return w.close(ctx, w.Runtime.Sessions().Store())
+}
+
+func (w *World) close(ctx context.Context, store session.Store) error {
+	err := w.Runtime.Close(context.WithoutCancel(ctx))
+	w.stop()
+	return errors.Join(err, store.Close())
+}
+
+// SettleResult holds the interleaved samples of Settle.
+type SettleResult struct {
+	// Child: StartContinuable of a `reply` child until its subagent/end
+	// (turn run, log flushed, Activation disposed).
+	Child Samples
+	// Actor: a bare protoactor actor spawned and stopped.
+	Actor Samples
+}
+
+// Settle measures n rounds, interleaved: one continuable child from
+// StartContinuable until settled, and one bare protoactor spawn+stop.
+func Settle(ctx context.Context, root string, sync bool, n int) (res SettleResult, err error) {
+	w, err := OpenWorld(ctx, root, sync)
+	if err != nil {
+		return res, err
+	}
+	defer func() { err = errors.Join(err, w.Close(ctx)) }()
+	system := QuietSystem()
+	defer system.Shutdown()
+	props := EchoProps()
+	var oerr error
+	for i := range n + min(n, 20) {
+		var r SettleResult
+		r.Child.Time(func() {
+			var id string
+			if id, oerr = w.Start(ctx, w.Parent, "reply done"); oerr == nil {
+				oerr = w.WaitEnd(ctx, id)
+			}
+		})
+		if oerr != nil {
+			return res, oerr
+		}
+		r.Actor.Time(func() { oerr = system.Root.StopFuture(system.Root.Spawn(props)).Wait() })
+		if oerr != nil {
+			return res, oerr
+		}
+		if i >= min(n, 20) {
+			res.Child = append(res.Child, r.Child...)
+			res.Actor = append(res.Actor, r.Actor...)
+		}
+	}
+	return res, nil
+}
+
+// SyntheticChild is a settled continuable child of "parent" whose log has
+// about n events: descriptor, session/end-seed, then completed scripted
+// turns of six events.
+func SyntheticChild(id string, n int) session.Log {
+	data, _ := json.Marshal(descriptor.Data{Version: descriptor.Version, Provider: subagent.SpawnName, Label: "bench"})
+	events := []session.Event{
+		{Type: descriptor.EventType, Data: data},
+		{Type: session.EndSeedType, Data: json.RawMessage(`{}`)},
+	}
+	for turn := 1; len(events) < n; turn++ {
+		user, _ := json.Marshal(agent.Message{Content: agent.Text("work"), Source: agent.Source{Kind: "user"}, Role: "user", ID: fmt.Sprintf("m%d", turn)})
+		reply := fmt.Sprintf(`{"turn":%d,"step":1,"message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"source":{"kind":"model","provider":"scripted","model":"scripted"},"id":"a%d"}}`, turn, turn)
+		mark := json.RawMessage(fmt.Sprintf(`{"turn":%d,"step":1}`, turn))
+		events = append(events,
+			session.Event{Type: "user/message", Data: user, SurfaceOp: json.RawMessage(`"append"`)},
+			session.Event{Type: "turn/start", Data: json.RawMessage(fmt.Sprintf(`{"turn":%d,"trigger":{"kind":"message"}}`, turn))},
+			session.Event{Type: "step/start", Data: mark},
+			session.Event{Type: "assistant/message", Data: json.RawMessage(reply), SurfaceOp: json.RawMessage(`"append"`)},
+			session.Event{Type: "step/end", Data: mark},
+			session.Event{Type: "turn/end", Data: json.RawMessage(fmt.Sprintf(`{"turn":%d,"reason":{"kind":"completed"}}`, turn))},
+		)
+	}
+	for i := range events {
+		events[i].Seq, events[i].Time = int64(i), 1_700_000_000_000
+	}
+	return session.Log{Header: session.Header{ID: id, CreatedAt: 1_700_000_000_000, ParentSession: "parent",
+		Origin: "subagent", DelegationDepth: 1}, Events: events}
+}
+
+// Resident measures n follow-ups (until acceptance) to a resident child:
+// one that settled once, then was woken and owns a grandchild sleeping
+// forever, so it stays waiting between rounds. Its turn runs to idle,
+// untimed, after each round.
+func Resident(ctx context.Context, root string, n int) (res Samples, err error) {
+	w, err := OpenWorld(ctx, root, false)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, w.Close(ctx)) }()
+	child, err := w.Start(ctx, w.Parent, "reply ready")
+	if err != nil {
+		return nil, err
+	}
+	if err := w.WaitEnd(ctx, child); err != nil {
+		return nil, err
+	}
+	if err := w.Followup(ctx, child, "spawn holder: sleep 1h"); err != nil {
+		return nil, err
+	}
+	var h *parent.Handle
+	for h = w.Runtime.Agent(child); h == nil; h = w.Runtime.Agent(child) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	if err := h.WhenIdle(ctx); err != nil {
+		return nil, err
+	}
+	var ferr error
+	for i := range n + min(n, 50) {
+		var s Samples
+		s.Time(func() { ferr = w.Followup(ctx, child, "reply again") })
+		if ferr != nil {
+			return nil, ferr
+		}
+		if err := h.WhenIdle(ctx); err != nil {
+			return nil, err
+		}
+		if i >= min(n, 50) {
+			res = append(res, s...)
+		}
+	}
+	return res, nil
+}
+
+// ColdResume measures n follow-ups (until acceptance) to a settled child
+// whose stored log has about events events, so each is a cold resume:
+// the repairing load of the log, a new Activation, admission. The child's
+// epoch settles and the log is rewritten to the same size between rounds,
+// untimed.
+func ColdResume(ctx context.Context, root string, events, n int) (res Samples, err error) {
+	log := SyntheticChild("cold-child", events)
+	if err := session.WriteSynthetic(root, log); err != nil {
+		return nil, err
+	}
+	w, err := OpenWorld(ctx, root, false)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, w.Close(ctx)) }()
+	var ferr error
+	for range n {
+		res.Time(func() { ferr = w.Followup(ctx, "cold-child", "reply again") })
+		if ferr != nil {
+			return nil, ferr
+		}
+		if err := w.WaitEnd(ctx, "cold-child"); err != nil {
+			return nil, err
+		}
+		if err := session.WriteSynthetic(root, log); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// continuableRow is row 5.
+func continuableRow(ctx context.Context, cfg Config) ([]Line, error) {
+	var lines []Line
+	for i, synced := range []bool{true, false} {
+		dir, err := os.MkdirTemp(cfg.Dir, "settle-*")
+		if err != nil {
+			return nil, err
+		}
+		res, err := Settle(ctx, dir, synced, cfg.SettleRounds)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, err
+		}
+		name := "StartContinuable → settled (fsync)"
+		if !synced {
+			name = "StartContinuable → settled (no fsync)"
+		}
+		l, err := Compare(fmt.Sprintf("5%c", 'a'+i), name, Ns("child", res.Child.Median()),
+			Ns("protoactor spawn+stop", res.Actor.Median()), OursOverBase, nil)
+		if err != nil {
+			return nil, err
+		}
+		l.Note = fmt.Sprintf("medians of %d interleaved rounds; a child runs one scripted reply turn, is flushed and disposed", len(res.Child))
+		lines = append(lines, l)
+	}
+
+	dir, err := os.MkdirTemp(cfg.Dir, "resident-*")
+	if err != nil {
+		return nil, err
+	}
+	resident, err := Resident(ctx, dir, cfg.ResidentRounds)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	base := Ns("resident child", resident.Median())
+	type point struct{ events, ns float64 }
+	var points []point
+	for i, size := range cfg.ResumeEvents {
+		dir, err := os.MkdirTemp(cfg.Dir, "cold-*")
+		if err != nil {
+			return nil, err
+		}
+		cold, err := ColdResume(ctx, dir, size, resumeRounds(cfg.ResumeRounds, size))
+		if err != nil {
+			return nil, err
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, err
+		}
+		events := float64(len(SyntheticChild("x", size).Events))
+		l, err := Compare(fmt.Sprintf("5%c", 'c'+i), fmt.Sprintf("follow-up, cold resume, %d-event log", int(events)),
+			Ns("cold resume", cold.Median()), base, OursOverBase, nil)
+		if err != nil {
+			return nil, err
+		}
+		l.Note = fmt.Sprintf("%s per stored event (median of %d; the resident child's follow-up is the baseline, medians of %d)",
+			FormatNs(cold.Median()/events), len(cold), len(resident))
+		lines = append(lines, l)
+		points = append(points, point{events, cold.Median()})
+	}
+	if len(points) >= 2 {
+		// Linear growth keeps the cost per stored event flat (or falling,
+		// as the fixed cost is spread thinner); a superlinear resume makes
+		// it grow with the log.
+		small, large := points[len(points)-2], points[len(points)-1]
+		id := fmt.Sprintf("5%c", 'c'+len(points))
+		l, err := Compare(id, fmt.Sprintf("cold resume cost per stored event, %d-event log", int(large.events)),
+			NsPer("cold resume", large.ns/large.events, "event"),
+			NsPer(fmt.Sprintf("same, %d-event log", int(small.events)), small.ns/small.events, "event"),
+			OursOverBase, &Target{Op: AtMost, Value: 2})
+		if err != nil {
+			return nil, err
+		}
+		l.Note = fmt.Sprintf("the log is %.0f× larger; linear growth keeps this ratio at or below 1, quadratic would make it ~%.0f; the ≤ 2× bound is this command's own reading of \"linear\"",
+			large.events/small.events, large.events/small.events)
+		lines = append(lines, l)
+	}
+	return lines, nil
+}
+
+// resumeRounds is how many cold resumes of a size-event log to time:
+// rounds up to 1,000 events, then fewer as logs grow (at least 3).
+func resumeRounds(rounds, size int) int {
+	if size <= 1000 {
+		return max(rounds, 1)
+	}
+	return max(3, rounds*1000/size)
+}
+
+// DrainResult is what Drain measured.
+type DrainResult struct {
+	Children int           // continuable descendants drained
+	Drain    time.Duration // DrainContinuableDescendants of the forest
+	Build    time.Duration // starting the forest (untimed for the ratio)
+}
+
+// Drain grows a forest of fanout children per node down to depth levels
+// below a fresh top-level agent (every child in a turn that sleeps until
+// cancelled), then times the child-first scoped drain of that agent's
+// continuable descendants. The store runs without fsync (clean sessions).
+func Drain(ctx context.Context, root string, fanout, depth int) (res DrainResult, err error) {
+	w, err := OpenWorld(ctx, root, false)
+	if err != nil {
+		return res, err
+	}
+	defer func() { err = errors.Join(err, w.Close(ctx)) }()
+	p, err := w.Runtime.StartAgent(ctx, parent.CreateSpec{})
+	if err != nil {
+		return res, err
+	}
+	start := time.Now()
+	ids, err := w.grow(ctx, p, fanout, depth)
+	if err != nil {
+		return res, err
+	}
+	res.Build, res.Children = time.Since(start), len(ids)
+	start = time.Now()
+	if err := w.Service.DrainContinuableDescendants(ctx, []*parent.Handle{p}); err != nil {
+		return res, err
+	}
+	res.Drain = time.Since(start)
+	for _, id := range ids {
+		if err := w.WaitEnd(ctx, id); err != nil {
+			return res, err
+		}
+	}
+	return res, p.Dispose(ctx)
+}
+
+// grow starts fanout children below p, down to depth levels, each in a
+// turn that sleeps until cancelled, from 8 concurrent starters per level,
+// and returns their ids.
+func (w *World) grow(ctx context.Context, p *parent.Handle, fanout, depth int) ([]string, error) {
+	level := []*parent.Handle{p}
+	var all []string
+	for range depth {
+		var next []*parent.Handle
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		var firstErr error
+		jobs := make(chan *parent.Handle)
+		for range 8 {
+			wg.Go(func() {
+				for owner := range jobs {
+					id, err := w.Start(ctx, owner, "sleep 1h")
+					h := w.Runtime.Agent(id)
+					mu.Lock()
+					switch {
+					case err != nil:
+						firstErr = cmpErr(firstErr, err)
+					case h == nil:
+						firstErr = cmpErr(firstErr, fmt.Errorf("child %s is not live after its start", id))
+					default:
+						next = append(next, h)
+						all = append(all, id)
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		for _, owner := range level {
+			for range fanout {
+				jobs <- owner
+			}
+		}
+		close(jobs)
+		wg.Wait()
+		if firstErr != nil {
+			return all, firstErr
+		}
+		level = next
+	}
+	return all, nil
+}
+
+func cmpErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+// SpawnTree spawns a bare protoactor tree of the given shape (children
+// spawned by their parents) and returns its root once every actor has
+// started, with the number of actors.
+func SpawnTree(system *actor.ActorSystem, fanout, depth int) (*actor.PID, int) {
+	var started sync.WaitGroup
+	var count atomic.Int64
+	var props *actor.Props
+	props = actor.PropsFromFunc(func(c actor.Context) {
+		if level, ok := c.Message().(int); ok {
+			if level < depth {
+				for range fanout {
+					started.Add(1)
+					c.Send(c.Spawn(props), level+1)
+				}
+			}
+			count.Add(1)
+			started.Done()
+		}
+	})
+	started.Add(1)
+	root := system.Root.Spawn(props)
+	system.Root.Send(root, 0)
+	started.Wait()
+	return root, int(count.Load())
+}
+
+// StopTree measures StopFuture(...).Wait on n fresh bare protoactor trees
+// of the given shape (spawning them is untimed).
+func StopTree(ctx context.Context, fanout, depth, n int) (res Samples, actors int, err error) {
+	system := QuietSystem()
+	defer system.Shutdown()
+	for range n {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, err
+		}
+		root, count := SpawnTree(system, fanout, depth)
+		actors = count
+		var werr error
+		res.Time(func() { werr = system.Root.StopFuture(root).Wait() })
+		if werr != nil {
+			return nil, 0, werr
+		}
+	}
+	return res, actors, nil
+}
+
+// drainRow is row 6.
+func drainRow(ctx context.Context, cfg Config) ([]Line, error) {
+	dir, err := os.MkdirTemp(cfg.Dir, "drain-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	var drains Samples
+	var last DrainResult
+	for i := range cfg.DrainRuns {
+		res, err := Drain(ctx, filepath.Join(dir, fmt.Sprint(i)), cfg.Fanout, cfg.Depth)
+		if err != nil {
+			return nil, err
+		}
+		drains, last = append(drains, res.Drain), res
+		if err := os.RemoveAll(filepath.Join(dir, fmt.Sprint(i))); err != nil {
+			return nil, err
+		}
+	}
+	stops, count, err := StopTree(ctx, cfg.Fanout, cfg.Depth, max(3, cfg.DrainRuns))
+	if err != nil {
+		return nil, err
+	}
+	l, err := Compare("6", fmt.Sprintf("scoped drain, fan-out %d depth %d (%d agents)", cfg.Fanout, cfg.Depth, last.Children+1),
+		Ns("drain", drains.Median()), Ns(fmt.Sprintf("protoactor StopFuture, %d actors", count), stops.Median()),
+		OursOverBase, &Target{Op: AtMost, Value: 3})
+	if err != nil {
+		return nil, err
+	}
+	l.Note = fmt.Sprintf("%d continuable descendants each in a running turn, clean sessions (no fsync); medians of %d drains and %d tree stops; building the forest took %s",
+		last.Children, len(drains), len(stops), FormatNs(float64(last.Build.Nanoseconds())))
+	return []Line{l}, nil
+}

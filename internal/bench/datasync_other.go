@@ -1,0 +1,8 @@
+//go:build !linux
+
+package bench
+
+import "os"
+
+// datasync falls back to a full fsync where fdatasync is unavailable.
+func datasync(f *os.File) error { return f.Sync() }

@@ -1,0 +1,37 @@
+// Package bench holds the measurement loops behind `dsh-actors bench`: each
+// compares our runtime with a baseline measured in the same run (a raw Go
+// channel, bare protoactor, a raw group-committing file appender, or the
+// seed's listing algorithm) and reports the ratio, never an absolute time
+// judged against a threshold, because the machines it runs on are shared
+// and noisy.
+//
+// The rows (see RowNames) follow the benchmark sections of the issues:
+//
+//  1. Follow-up admission round trip to an idle agent (until the caller
+//     holds the MessageID) vs a raw channel request/reply and a bare
+//     protoactor RequestFuture, interleaved (Admission).
+//  2. Scripted `reply` turns with every event durable, one agent and many
+//     in parallel, vs the raw group-commit append rate of the same lines
+//     (Turns, RawAppend).
+//  3. Agent start+dispose vs protoactor spawn+stop (Spawn); bytes per idle
+//     live agent vs per idle bare actor (Idle).
+//  4. Live appends with group commit vs one fdatasync per event vs no
+//     fsync (AppendRate).
+//  5. StartContinuable until the child settled vs protoactor spawn+stop
+//     (Settle); a follow-up to a resident child vs cold resumes of logs of
+//     growing size, with the cost per stored event (Resident, ColdResume).
+//  6. The child-first scoped drain of a continuable forest vs protoactor
+//     StopFuture on a tree of the same shape (Drain, StopTree).
+//  7. query.ListChildren over a generated store vs the raw read of the same
+//     files and vs the seed's O(D×C) relisting algorithm (GenerateStore,
+//     ListChildren, RawCatalogRead).
+//
+// Run measures the rows selected in a Config (Full and Quick are the two
+// standard sizes) and returns a Report, which WriteTable prints as an
+// aligned table with footnotes and WriteJSON as JSON. Each Line carries
+// ours, its baseline, the ratio (Compare), the target when the issues set
+// one, and whether it was met; a missed target is information, not an
+// error. Every function blocks until its measurement is done (or ctx is
+// done between operations) and leaves no goroutine, runtime or temporary
+// store behind.
+package bench

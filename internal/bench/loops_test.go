@@ -1,0 +1,74 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// The raw baselines write every line and leave nothing running.
+func TestRawBaselines(t *testing.T) {
+	dir := t.TempDir()
+	lines := [][]byte{[]byte("{\"a\":1}\n"), []byte("{\"b\":2}\n"), []byte("{\"c\":3}\n")}
+	l, err := CreateRawLog(filepath.Join(dir, "raw.jsonl"))
+	require.NoError(t, err)
+	for _, line := range lines {
+		l.Append(line, true)
+	}
+	require.NoError(t, l.Close())
+	data, err := os.ReadFile(filepath.Join(dir, "raw.jsonl"))
+	require.NoError(t, err)
+	require.Equal(t, "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n", string(data))
+
+	_, err = RawAppend(dir, 4, repeat(lines, 10))
+	require.NoError(t, err)
+	_, err = RawPipelined(dir, 3, lines)
+	require.NoError(t, err)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "the timed raw files are removed")
+
+	ch := NewChannel()
+	require.Equal(t, 1, ch.RoundTrip())
+	ch.Close()
+}
+
+// The generated store lists its D children through the query, through the
+// seed's relisting algorithm and through the raw read alike.
+func TestGeneratedCatalog(t *testing.T) {
+	root := t.TempDir()
+	size, err := GenerateStore(root, StoreShape{Sessions: 25, Children: 4, Turns: 1})
+	require.NoError(t, err)
+	require.Positive(t, size)
+	ctx := context.Background()
+	for _, seed := range []bool{false, true} {
+		n, err := ListChildren(ctx, root, seed)
+		require.NoError(t, err)
+		require.Equal(t, 4, n)
+	}
+	n, err := RawCatalogRead(root)
+	require.NoError(t, err)
+	require.Equal(t, 4, n)
+	_, err = GenerateStore(root, StoreShape{Sessions: 4, Children: 4})
+	require.Error(t, err)
+}
+
+// The synthetic child is a valid settled continuable log of about n events.
+func TestSyntheticChild(t *testing.T) {
+	root := t.TempDir()
+	log := SyntheticChild("cold-child", 100)
+	require.Len(t, log.Events, 104)
+	require.NoError(t, session.WriteSynthetic(root, log))
+	store, err := session.OpenJSONL(root)
+	require.NoError(t, err)
+	defer store.Close()
+	got, err := store.Inspect(context.Background(), "cold-child")
+	require.NoError(t, err)
+	require.Len(t, got.Events, 104)
+	require.Equal(t, "parent", got.Header.ParentSession)
+}

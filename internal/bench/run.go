@@ -1,0 +1,205 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Rows is the number of rows Run knows (1 to Rows).
+const Rows = 7
+
+// RowNames describe the rows, by number.
+var RowNames = [Rows + 1]string{
+	1: "follow-up admission round trip",
+	2: "scripted turns with every event logged",
+	3: "agent spawn+dispose and bytes per idle agent",
+	4: "append throughput by durability",
+	5: "continuable children: start → settled, resident vs cold follow-up",
+	6: "child-first scoped drain of a forest",
+	7: "ListChildren over a generated store",
+}
+
+// Config sizes one Run. Full and Quick give the two standard sizes; the
+// CLI's flags then adjust single fields.
+type Config struct {
+	// Dir is the folder the temporary stores are made in (it must exist);
+	// Run removes what it creates there.
+	Dir string
+	// Rows to run (1..Rows); empty means all, in order.
+	Rows []int
+	// Quick marks the small sizes (reported in Env).
+	Quick bool
+	// Progress, when set, gets one line as each row starts.
+	Progress io.Writer
+
+	AdmissionRounds int // row 1: interleaved rounds
+	SoloTurns       int // row 2: turns of the single agent
+	ParallelAgents  int // row 2: agents of the parallel run
+	ParallelTurns   int // row 2: turns per parallel agent
+	SpawnRounds     int // row 3: interleaved spawn+dispose rounds
+	IdleAgents      int // row 3: idle live agents measured
+	AppendEach      int // row 4: events per writer (64 writers)
+	AppendSolo      int // row 4: events of the one-fsync-per-event writer
+	SettleRounds    int // row 5: interleaved start→settled rounds
+	ResidentRounds  int // row 5: follow-ups to the resident child
+	ResumeEvents    []int
+	ResumeRounds    int // row 5: cold resumes per size up to 1,000 events
+	Fanout, Depth   int // row 6: forest shape
+	DrainRuns       int // row 6: forests drained
+	CatalogSessions int // row 7: C
+	CatalogChildren int // row 7: D
+	CatalogRounds   int // row 7: timed listings
+	SeedCost        bool
+}
+
+// Full is the default size of `dsh-actors bench` (a minute or two).
+func Full() Config {
+	return Config{
+		AdmissionRounds: 20_000,
+		SoloTurns:       2_000, ParallelAgents: 100, ParallelTurns: 40,
+		SpawnRounds: 5_000, IdleAgents: 10_000,
+		AppendEach: 300, AppendSolo: 1_000,
+		SettleRounds: 200, ResidentRounds: 2_000, ResumeEvents: []int{10, 1_000, 10_000}, ResumeRounds: 50,
+		Fanout: 10, Depth: 4, DrainRuns: 3,
+		CatalogSessions: 2_000, CatalogChildren: 200, CatalogRounds: 5, SeedCost: true,
+	}
+}
+
+// Quick is the small size for tests: every row, a few seconds in all.
+func Quick() Config {
+	return Config{
+		Quick:           true,
+		AdmissionRounds: 300,
+		SoloTurns:       20, ParallelAgents: 10, ParallelTurns: 3,
+		SpawnRounds: 100, IdleAgents: 300,
+		AppendEach: 3, AppendSolo: 10,
+		SettleRounds: 5, ResidentRounds: 30, ResumeEvents: []int{10, 200}, ResumeRounds: 3,
+		Fanout: 3, Depth: 2, DrainRuns: 1,
+		CatalogSessions: 60, CatalogChildren: 6, CatalogRounds: 2, SeedCost: true,
+	}
+}
+
+// ParseRows parses a comma-separated list of row numbers and ranges
+// ("1,3-5"), returning them sorted without duplicates.
+func ParseRows(s string) ([]int, error) {
+	var rows []int
+	for part := range strings.SplitSeq(s, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := parseRow(lo)
+		if err != nil {
+			return nil, err
+		}
+		b := a
+		if isRange {
+			if b, err = parseRow(hi); err != nil {
+				return nil, err
+			}
+			if b < a {
+				return nil, fmt.Errorf("row range %q is backwards", part)
+			}
+		}
+		for r := a; r <= b; r++ {
+			rows = append(rows, r)
+		}
+	}
+	slices.Sort(rows)
+	return slices.Compact(rows), nil
+}
+
+func parseRow(s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 1 || n > Rows {
+		return 0, fmt.Errorf("row %q is not a number from 1 to %d", s, Rows)
+	}
+	return n, nil
+}
+
+// Validate reports the first size that cannot run.
+func (c Config) Validate() error {
+	sizes := []struct {
+		name  string
+		value int
+	}{
+		{"admission rounds", c.AdmissionRounds}, {"solo turns", c.SoloTurns}, {"parallel agents", c.ParallelAgents},
+		{"parallel turns", c.ParallelTurns}, {"spawn rounds", c.SpawnRounds}, {"idle agents", c.IdleAgents},
+		{"append events per writer", c.AppendEach}, {"per-event appends", c.AppendSolo}, {"settle rounds", c.SettleRounds},
+		{"resident rounds", c.ResidentRounds}, {"resume rounds", c.ResumeRounds}, {"fanout", c.Fanout}, {"depth", c.Depth},
+		{"drain runs", c.DrainRuns}, {"catalog sessions", c.CatalogSessions}, {"catalog children", c.CatalogChildren},
+		{"catalog rounds", c.CatalogRounds},
+	}
+	for _, s := range sizes {
+		if s.value < 1 {
+			return fmt.Errorf("%s must be at least 1, got %d", s.name, s.value)
+		}
+	}
+	if c.CatalogChildren >= c.CatalogSessions {
+		return fmt.Errorf("catalog children (%d) must be fewer than catalog sessions (%d)", c.CatalogChildren, c.CatalogSessions)
+	}
+	if len(c.ResumeEvents) == 0 {
+		return fmt.Errorf("resume sizes must not be empty")
+	}
+	for _, n := range c.ResumeEvents {
+		if n < 1 {
+			return fmt.Errorf("resume sizes must be at least 1, got %d", n)
+		}
+	}
+	for _, r := range c.Rows {
+		if r < 1 || r > Rows {
+			return fmt.Errorf("row %d is not a number from 1 to %d", r, Rows)
+		}
+	}
+	if c.Dir == "" {
+		return fmt.Errorf("a folder for the temporary stores is required")
+	}
+	return nil
+}
+
+var rowFuncs = [Rows + 1]func(context.Context, Config) ([]Line, error){
+	1: admissionRow, 2: turnsRow, 3: agentsRow, 4: appendRow, 5: continuableRow, 6: drainRow, 7: catalogRow,
+}
+
+// Run measures the selected rows one after another (each row's baselines
+// in the same run, interleaved where the operation is short) and returns
+// the report. It stops at the first measurement that fails, returning the
+// lines measured so far with the error naming the row. ctx cancels it
+// between operations.
+func Run(ctx context.Context, cfg Config) (Report, error) {
+	rep := Report{Env: Env{
+		GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
+		NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), Dir: cfg.Dir, Quick: cfg.Quick,
+	}}
+	if err := cfg.Validate(); err != nil {
+		return rep, err
+	}
+	rows := cfg.Rows
+	if len(rows) == 0 {
+		for r := 1; r <= Rows; r++ {
+			rows = append(rows, r)
+		}
+	}
+	start := time.Now()
+	for _, r := range rows {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		if cfg.Progress != nil {
+			fmt.Fprintf(cfg.Progress, "bench: row %d: %s\n", r, RowNames[r])
+		}
+		runtime.GC()
+		lines, err := rowFuncs[r](ctx, cfg)
+		if err != nil {
+			rep.Env.Elapsed = time.Since(start).Round(time.Millisecond).String()
+			return rep, fmt.Errorf("row %d (%s): %w", r, RowNames[r], err)
+		}
+		rep.Lines = append(rep.Lines, lines...)
+	}
+	rep.Env.Elapsed = time.Since(start).Round(time.Millisecond).String()
+	return rep, nil
+}

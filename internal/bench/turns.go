@@ -1,0 +1,218 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+)
+
+// TurnsResult is what Turns measured.
+type TurnsResult struct {
+	Agents, Turns int           // agents and turns per agent
+	Events        int           // events logged by all agents during the timed part
+	Elapsed       time.Duration // from the first follow-up until every log is durable
+	// Lines are the encoded event lines of the first agent's log, the
+	// workload of the raw baseline.
+	Lines [][]byte
+}
+
+// EventsPerSec is Events over Elapsed.
+func (r TurnsResult) EventsPerSec() float64 { return float64(r.Events) / r.Elapsed.Seconds() }
+
+// TurnsPerSec is Agents×Turns over Elapsed.
+func (r TurnsResult) TurnsPerSec() float64 { return float64(r.Agents*r.Turns) / r.Elapsed.Seconds() }
+
+// Turns runs turns scripted `reply` turns on each of agents agents of a
+// runtime over a JSONL store in dir (real fsync, write-behind group
+// commit), all agents in parallel, and times it until every log is flushed.
+func Turns(ctx context.Context, dir string, agents, turns int) (res TurnsResult, err error) {
+	rt, err := actors.New(actors.Options{Root: dir})
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		if cerr := rt.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	handles := make([]*parent.Handle, agents)
+	for i := range handles {
+		if handles[i], err = rt.StartAgent(ctx, parent.CreateSpec{}); err != nil {
+			return res, err
+		}
+	}
+	before := 0
+	for _, h := range handles {
+		before += h.Session().Len()
+	}
+	content := agent.Text("reply the quick brown fox jumps over the lazy dog")
+	var wg sync.WaitGroup
+	errs := make([]error, agents)
+	start := time.Now()
+	for i, h := range handles {
+		wg.Go(func() {
+			for range turns {
+				if _, err := h.Followup(ctx, content, agent.Source{Kind: "user"}); err != nil {
+					errs[i] = err
+					return
+				}
+			}
+			if err := h.WhenIdle(ctx); err != nil {
+				errs[i] = err
+				return
+			}
+			ok, err := rt.Sessions().Flush(ctx, h.Session())
+			if err == nil && !ok {
+				err = errors.New("flush did not confirm durability")
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	res.Elapsed = time.Since(start)
+	if err := errors.Join(errs...); err != nil {
+		return res, err
+	}
+	res.Agents, res.Turns = agents, turns
+	for _, h := range handles {
+		res.Events += h.Session().Len()
+	}
+	res.Events -= before
+	for _, e := range handles[0].Session().Events() {
+		line, err := json.Marshal(e)
+		if err != nil {
+			return res, err
+		}
+		res.Lines = append(res.Lines, append(line, '\n'))
+	}
+	return res, nil
+}
+
+// RawAppend appends lines to one fresh file in dir through a RawLog, from
+// writers goroutines sharing the lines, each waiting until its line is
+// durable, and times it until everything is durable.
+func RawAppend(dir string, writers int, lines [][]byte) (time.Duration, error) {
+	f, err := os.CreateTemp(dir, "raw-*.jsonl")
+	if err != nil {
+		return 0, err
+	}
+	path := f.Name()
+	_ = f.Close()
+	defer os.Remove(path)
+	l, err := CreateRawLog(path)
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := w; i < len(lines); i += writers {
+				l.Append(lines[i], true)
+			}
+		})
+	}
+	wg.Wait()
+	err = l.Close()
+	return time.Since(start), err
+}
+
+// RawPipelined appends lines to each of files fresh files in dir through
+// one RawLog per file, from one producer per file that never waits (what a
+// write-behind log does), and times it until everything is durable.
+func RawPipelined(dir string, files int, lines [][]byte) (time.Duration, error) {
+	logs := make([]*RawLog, files)
+	var paths []string
+	defer func() {
+		for _, p := range paths {
+			os.Remove(p)
+		}
+	}()
+	for i := range logs {
+		path := filepath.Join(dir, fmt.Sprintf("pipelined-%d.jsonl", i))
+		l, err := CreateRawLog(path)
+		if err != nil {
+			for _, l := range logs[:i] {
+				_ = l.Close()
+			}
+			return 0, err
+		}
+		logs[i], paths = l, append(paths, path)
+	}
+	start := time.Now()
+	errs := make([]error, files)
+	var wg sync.WaitGroup
+	for i, l := range logs {
+		wg.Go(func() {
+			for _, line := range lines {
+				l.Append(line, false)
+			}
+			errs[i] = l.Close()
+		})
+	}
+	wg.Wait()
+	return time.Since(start), errors.Join(errs...)
+}
+
+func repeat(lines [][]byte, n int) [][]byte {
+	all := make([][]byte, 0, n*len(lines))
+	for range n {
+		all = append(all, lines...)
+	}
+	return all
+}
+
+// turnsRow is row 2: one agent, then many in parallel, each against the
+// raw group-commit rate of the same lines measured right after it: one file
+// per agent fed by a producer that never waits (the like-for-like ceiling
+// of write-behind logging), and, in the note, one file fed by 64 writers
+// that each wait for durability.
+func turnsRow(ctx context.Context, cfg Config) ([]Line, error) {
+	var lines []Line
+	for i, shape := range []struct{ agents, turns int }{{1, cfg.SoloTurns}, {cfg.ParallelAgents, cfg.ParallelTurns}} {
+		dir, err := os.MkdirTemp(cfg.Dir, fmt.Sprintf("turns-%d-*", shape.agents))
+		if err != nil {
+			return nil, err
+		}
+		res, err := Turns(ctx, filepath.Join(dir, "store"), shape.agents, shape.turns)
+		if err != nil {
+			return nil, err
+		}
+		pipelined, err := RawPipelined(dir, shape.agents, res.Lines)
+		if err != nil {
+			return nil, err
+		}
+		waiting, err := RawAppend(dir, 64, repeat(res.Lines, shape.agents))
+		if err != nil {
+			return nil, err
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, err
+		}
+		events := float64(len(res.Lines) * shape.agents)
+		name := "reply turns, 1 agent, all events durable"
+		if shape.agents > 1 {
+			name = fmt.Sprintf("reply turns, %d agents in parallel", shape.agents)
+		}
+		l, err := Compare(fmt.Sprintf("2%c", 'a'+i), name, PerSec("runtime", res.EventsPerSec(), "events"),
+			PerSec("raw group-commit append", events/pipelined.Seconds(), "events"), OursOverBase, &Target{Op: AtLeast, Value: 0.30, Percent: true})
+		if err != nil {
+			return nil, err
+		}
+		l.Note = fmt.Sprintf("%s turns/s (%d×%d turns, %.1f events/turn, fsync on, flushed at the end); "+
+			"raw: the same lines, a file per agent, a producer that never waits; with 64 writers each waiting for durability on one file instead: %s events/s (ours %s of it)",
+			FormatCount(res.TurnsPerSec()), shape.agents, shape.turns, float64(res.Events)/float64(shape.agents*shape.turns),
+			FormatCount(events/waiting.Seconds()), FormatPercent(res.EventsPerSec()/(events/waiting.Seconds())))
+		lines = append(lines, l)
+	}
+	return lines, nil
+}
