@@ -131,9 +131,12 @@ func (t Target) Met(x float64) bool {
 type Status string
 
 const (
-	Met    Status = "met"
+	// Met: the target was reached in this run.
+	Met Status = "met"
+	// Missed: the target was not reached in this run.
 	Missed Status = "missed"
-	Info   Status = "info"
+	// Info: the line has no target.
+	Info Status = "info"
 )
 
 // Line is one row of the table: our figure, the baseline measured in the
@@ -211,9 +214,11 @@ func rowOf(id string) int {
 }
 
 // RatioString renders a Line's ratio: "ours/base 2.80×", or a percentage
-// when its target is one ("ours/base 41%").
+// ("ours/base 41.0%") when its target is one, or when a rate without a
+// target is compared as a share of its baseline.
 func (l Line) RatioString() string {
-	if l.Target != nil && l.Target.Percent {
+	share := l.Target == nil && l.Ours.Kind == Rate && l.RatioOf == OursOverBase
+	if share || l.Target != nil && l.Target.Percent {
 		return string(l.RatioOf) + " " + FormatPercent(l.Ratio)
 	}
 	return string(l.RatioOf) + " " + FormatTimes(l.Ratio)

@@ -108,8 +108,13 @@ func TestFormat(t *testing.T) {
 	require.Equal(t, "ours/base 41.0%", l.RatioString())
 	require.Equal(t, "≥ 30%", l.TargetString())
 	l.Target = nil
-	require.Equal(t, "ours/base 0.41×", l.RatioString())
+	require.Equal(t, "ours/base 41.0%", l.RatioString(), "a rate's share without a target")
 	require.Equal(t, "—", l.TargetString())
+	l.Target = &Target{Op: AtLeast, Value: 20}
+	require.Equal(t, "ours/base 0.41×", l.RatioString())
+	l, err = Compare("3a", "x", Ns("a", 41), Ns("b", 100), OursOverBase, nil)
+	require.NoError(t, err)
+	require.Equal(t, "ours/base 0.41×", l.RatioString())
 }
 
 func sampleReport(t *testing.T) Report {

@@ -62,7 +62,7 @@ type Config struct {
 func Full() Config {
 	return Config{
 		AdmissionRounds: 20_000,
-		SoloTurns:       2_000, ParallelAgents: 100, ParallelTurns: 40,
+		SoloTurns:       10_000, ParallelAgents: 100, ParallelTurns: 100,
 		SpawnRounds: 5_000, IdleAgents: 10_000,
 		AppendEach: 300, AppendSolo: 1_000,
 		SettleRounds: 200, ResidentRounds: 2_000, ResumeEvents: []int{10, 1_000, 10_000}, ResumeRounds: 50,

@@ -171,11 +171,12 @@ func repeat(lines [][]byte, n int) [][]byte {
 	return all
 }
 
-// turnsRow is row 2: one agent, then many in parallel, each against the
-// raw group-commit rate of the same lines measured right after it: one file
-// per agent fed by a producer that never waits (the like-for-like ceiling
-// of write-behind logging), and, in the note, one file fed by 64 writers
-// that each wait for durability.
+// turnsRow is row 2: one agent, then many in parallel, each against two
+// raw group-commit rates of the same lines measured right after it: one
+// file fed by 64 writers that each wait until their line is durable (the
+// group-commit rate DESIGN.md quotes, which the target is taken against),
+// and one file per agent fed by a producer that never waits (the stricter,
+// like-for-like ceiling of write-behind logging, informational).
 func turnsRow(ctx context.Context, cfg Config) ([]Line, error) {
 	var lines []Line
 	for i, shape := range []struct{ agents, turns int }{{1, cfg.SoloTurns}, {cfg.ParallelAgents, cfg.ParallelTurns}} {
@@ -187,11 +188,11 @@ func turnsRow(ctx context.Context, cfg Config) ([]Line, error) {
 		if err != nil {
 			return nil, err
 		}
-		pipelined, err := RawPipelined(dir, shape.agents, res.Lines)
+		waiting, err := RawAppend(dir, 64, repeat(res.Lines, shape.agents))
 		if err != nil {
 			return nil, err
 		}
-		waiting, err := RawAppend(dir, 64, repeat(res.Lines, shape.agents))
+		pipelined, err := RawPipelined(dir, shape.agents, res.Lines)
 		if err != nil {
 			return nil, err
 		}
@@ -199,20 +200,26 @@ func turnsRow(ctx context.Context, cfg Config) ([]Line, error) {
 			return nil, err
 		}
 		events := float64(len(res.Lines) * shape.agents)
-		name := "reply turns, 1 agent, all events durable"
+		name := "reply turns, 1 agent"
 		if shape.agents > 1 {
 			name = fmt.Sprintf("reply turns, %d agents in parallel", shape.agents)
 		}
-		l, err := Compare(fmt.Sprintf("2%c", 'a'+i), name, PerSec("runtime", res.EventsPerSec(), "events"),
-			PerSec("raw group-commit append", events/pipelined.Seconds(), "events"), OursOverBase, &Target{Op: AtLeast, Value: 0.30, Percent: true})
+		ours := PerSec("runtime", res.EventsPerSec(), "events")
+		a, err := Compare(fmt.Sprintf("2%c", 'a'+2*i), name, ours,
+			PerSec("raw group commit, 64 waiting writers", events/waiting.Seconds(), "events"),
+			OursOverBase, &Target{Op: AtLeast, Value: 0.30, Percent: true})
 		if err != nil {
 			return nil, err
 		}
-		l.Note = fmt.Sprintf("%s turns/s (%d×%d turns, %.1f events/turn, fsync on, flushed at the end); "+
-			"raw: the same lines, a file per agent, a producer that never waits; with 64 writers each waiting for durability on one file instead: %s events/s (ours %s of it)",
-			FormatCount(res.TurnsPerSec()), shape.agents, shape.turns, float64(res.Events)/float64(shape.agents*shape.turns),
-			FormatCount(events/waiting.Seconds()), FormatPercent(res.EventsPerSec()/(events/waiting.Seconds())))
-		lines = append(lines, l)
+		a.Note = fmt.Sprintf("%s turns/s (%d×%d turns, %.1f events/turn); every event logged to a JSONL store with fsync, write-behind, flushed (durable) at the end; raw: the same lines",
+			FormatCount(res.TurnsPerSec()), shape.agents, shape.turns, float64(res.Events)/float64(shape.agents*shape.turns))
+		b, err := Compare(fmt.Sprintf("2%c", 'b'+2*i), name+", vs pipelined", ours,
+			PerSec("raw pipelined group commit", events/pipelined.Seconds(), "events"), OursOverBase, nil)
+		if err != nil {
+			return nil, err
+		}
+		b.Note = "raw pipelined: the same lines, one file per agent, one producer per file that never waits, one fdatasync per pending batch"
+		lines = append(lines, a, b)
 	}
 	return lines, nil
 }
