@@ -27,8 +27,11 @@ var allowedDeps = map[string][]string{
 	"actors":     {"descriptor", "agent", "session", "query", "inbox"},
 	"subagent":   {"descriptor", "agent", "session", "query", "inbox", "actors"},
 	"host":       {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent"},
-	"cmd":        {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "host"},
-	"tests":      {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "host", "cmd"},
+	// internal holds the CLI's measurement loops (internal/bench): it sits on
+	// the runtime and under cmd.
+	"internal": {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent"},
+	"cmd":      {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "host", "internal"},
+	"tests":    {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "host", "cmd"},
 }
 
 // listingLayers must never reach the actor runtime or what sits on it.
