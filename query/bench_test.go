@@ -9,26 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/session"
 )
-
-// relistingStore reproduces the original's per-read cost: before every
-// Inspect it lists the whole store and reports an id missing from that
-// listing as not found (session-store.md §4.2 load, steps 4-5).
-type relistingStore struct{ session.Store }
-
-func (s relistingStore) Inspect(ctx context.Context, id string) (*session.Log, error) {
-	headers, err := s.Store.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, h := range headers {
-		if h.ID == id {
-			return s.Store.Inspect(ctx, id)
-		}
-	}
-	return nil, fmt.Errorf("session %q: %w", id, session.ErrNotFound)
-}
 
 // storeQuery opens root and returns the query over it with no live
 // sessions, as `dsh-actors list` builds it; seedCost selects the
@@ -39,17 +22,17 @@ func storeQuery(tb testing.TB, root string, seedCost bool) *Query {
 	tb.Cleanup(func() { require.NoError(tb, jsonl.Close()) })
 	var store session.Store = jsonl
 	if seedCost {
-		store = relistingStore{jsonl}
+		store = storegen.RelistingStore{Store: jsonl}
 	}
 	return New(session.NewSessions(store))
 }
 
 // generated writes a store of shape into a fresh folder removed at cleanup.
-func generated(tb testing.TB, shape storeShape) string {
+func generated(tb testing.TB, shape storegen.Shape) string {
 	root, err := os.MkdirTemp("", "catalog-bench-")
 	require.NoError(tb, err)
 	tb.Cleanup(func() { require.NoError(tb, os.RemoveAll(root)) })
-	_, err = generateStore(root, shape)
+	_, err = storegen.Generate(root, shape)
 	require.NoError(tb, err)
 	return root
 }
@@ -62,7 +45,7 @@ func generated(tb testing.TB, shape storeShape) string {
 func BenchmarkListChildren(b *testing.B) {
 	for _, c := range []int{1000, 10000} {
 		for _, d := range []int{10, 100, 1000} {
-			benchmarkListing(b, storeShape{sessions: c, children: d, turns: 5}, false)
+			benchmarkListing(b, storegen.Shape{Sessions: c, Children: d, Turns: 5}, false)
 		}
 	}
 	benchmarkListing(b, referenceShape, false)
@@ -70,7 +53,7 @@ func BenchmarkListChildren(b *testing.B) {
 
 // referenceShape is the issue's reference store: C = 2,000 sessions
 // (~24 MB) with D = 200 children.
-var referenceShape = storeShape{sessions: 2000, children: 200, turns: 5}
+var referenceShape = storegen.Shape{Sessions: 2000, Children: 200, Turns: 5}
 
 // BenchmarkListChildrenSeedCost measures the same listing over a store
 // that re-lists everything before each read, the original's O(D×C) cost,
@@ -79,18 +62,19 @@ var referenceShape = storeShape{sessions: 2000, children: 200, turns: 5}
 //
 //	go test ./query -run '^$' -bench ListChildrenSeedCost -benchtime 1x
 func BenchmarkListChildrenSeedCost(b *testing.B) {
-	for _, shape := range []storeShape{{1000, 10, 5}, {1000, 100, 5}, {10000, 10, 5}, referenceShape} {
+	for _, shape := range []storegen.Shape{{Sessions: 1000, Children: 10, Turns: 5}, {Sessions: 1000, Children: 100, Turns: 5},
+		{Sessions: 10000, Children: 10, Turns: 5}, referenceShape} {
 		benchmarkListing(b, shape, true)
 	}
 }
 
-func benchmarkListing(b *testing.B, shape storeShape, seedCost bool) {
+func benchmarkListing(b *testing.B, shape storegen.Shape, seedCost bool) {
 	root := generated(b, shape)
 	q := storeQuery(b, root, seedCost)
-	b.Run(fmt.Sprintf("C=%d/D=%d", shape.sessions, shape.children), func(b *testing.B) {
+	b.Run(fmt.Sprintf("C=%d/D=%d", shape.Sessions, shape.Children), func(b *testing.B) {
 		for b.Loop() {
-			entries, err := ListChildren(context.Background(), q, genParent)
-			if err != nil || len(entries) != shape.children {
+			entries, err := ListChildren(context.Background(), q, storegen.Parent)
+			if err != nil || len(entries) != shape.Children {
 				b.Fatalf("listed %d entries, err %v", len(entries), err)
 			}
 		}
@@ -101,9 +85,9 @@ func benchmarkListing(b *testing.B, shape storeShape, seedCost bool) {
 // a child that vanished after the trace and a damaged one, through the
 // direct-lookup query and through the relisting one: identical entries.
 func TestDirectLookupMatchesTheSeedAlgorithm(t *testing.T) {
-	root := generated(t, storeShape{sessions: 120, children: 30, turns: 1})
-	damageCommittedRegion(t, root, genID("c", 3))
-	vanishing := filepath.Dir(logPath(t, root, genID("c", 7)))
+	root := generated(t, storegen.Shape{Sessions: 120, Children: 30, Turns: 1})
+	damageCommittedRegion(t, root, storegen.ChildID(3))
+	vanishing := filepath.Dir(logPath(t, root, storegen.ChildID(7)))
 	aside := filepath.Join(t.TempDir(), "aside")
 	list := func(seedCost bool) []Entry {
 		fq := &faultQuerier{inner: storeQuery(t, root, seedCost)}
@@ -112,7 +96,7 @@ func TestDirectLookupMatchesTheSeedAlgorithm(t *testing.T) {
 			require.NoError(t, os.Rename(vanishing, aside))
 			return trace, err
 		}
-		entries, err := ListChildren(context.Background(), fq, genParent)
+		entries, err := ListChildren(context.Background(), fq, storegen.Parent)
 		require.NoError(t, err)
 		require.NoError(t, os.Rename(aside, vanishing))
 		return entries
@@ -120,7 +104,7 @@ func TestDirectLookupMatchesTheSeedAlgorithm(t *testing.T) {
 	direct, seed := list(false), list(true)
 	require.Equal(t, seed, direct)
 	require.Len(t, direct, 30)
-	require.Contains(t, direct, diag(genID("c", 3), ReasonUnavailable))
-	require.Contains(t, direct, diag(genID("c", 7), ReasonUnavailable))
-	require.Contains(t, direct, child(genID("c", 8), "child task 8", StatusComplete))
+	require.Contains(t, direct, diag(storegen.ChildID(3), ReasonUnavailable))
+	require.Contains(t, direct, diag(storegen.ChildID(7), ReasonUnavailable))
+	require.Contains(t, direct, child(storegen.ChildID(8), "child task 8", StatusComplete))
 }

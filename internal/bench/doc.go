@@ -24,7 +24,7 @@
 //     StopFuture on a tree of the same shape (Drain, StopTree).
 //  7. query.ListChildren over a generated store vs the raw read of the same
 //     files and vs the seed's O(D×C) relisting algorithm (GenerateStore,
-//     ListChildren, RawCatalogRead).
+//     ListChildren, RawCatalogRead; the store comes from internal/storegen).
 //
 // Run measures the rows selected in a Config (Full and Quick are the two
 // standard sizes) and returns a Report, which WriteTable prints as an

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -42,7 +43,7 @@ func TestRawBaselines(t *testing.T) {
 // seed's relisting algorithm and through the raw read alike.
 func TestGeneratedCatalog(t *testing.T) {
 	root := t.TempDir()
-	size, err := GenerateStore(root, StoreShape{Sessions: 25, Children: 4, Turns: 1})
+	size, err := GenerateStore(root, storegen.Shape{Sessions: 25, Children: 4, Turns: 1})
 	require.NoError(t, err)
 	require.Positive(t, size)
 	ctx := context.Background()
@@ -54,7 +55,7 @@ func TestGeneratedCatalog(t *testing.T) {
 	n, err := RawCatalogRead(root)
 	require.NoError(t, err)
 	require.Equal(t, 4, n)
-	_, err = GenerateStore(root, StoreShape{Sessions: 4, Children: 4})
+	_, err = GenerateStore(root, storegen.Shape{Sessions: 4, Children: 4})
 	require.Error(t, err)
 }
 

@@ -1,0 +1,14 @@
+// Package storegen writes synthetic session stores for measurements: a
+// parent session (Parent) with D continuable children among C sessions in
+// all, each log holding a number of ordinary ten-event turns, laid out
+// exactly as session.OpenJSONL reads them. It is the one generator behind
+// `dsh-actors bench` (row 7, internal/bench) and the query package's
+// listing benchmarks and reference store.
+//
+// RelistingStore wraps a session.Store in the seed's listing cost model
+// (every read lists the whole store first), the baseline those
+// measurements compare against.
+//
+// The package depends on session and descriptor only. Generate blocks
+// until every log is written (no fsync: the store is a fixture).
+package storegen
