@@ -2,56 +2,25 @@ package tests
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors"
-	"github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
-	"github.com/dsh-actors/dsh-actors/descriptor"
-	"github.com/dsh-actors/dsh-actors/query"
+	"github.com/dsh-actors/dsh-actors/internal/bench"
 	"github.com/dsh-actors/dsh-actors/session"
-	"github.com/dsh-actors/dsh-actors/subagent"
 	"github.com/stretchr/testify/require"
 )
 
 var bg = context.Background()
 
-// noSyncFS is the real file system without fsync: "clean" sessions whose
-// durability costs nothing, so the runtime's own overhead shows.
-type noSyncFS struct{ session.OSFS }
-
-func (n noSyncFS) OpenFile(name string, flag int, perm fs.FileMode) (session.File, error) {
-	f, err := n.OSFS.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return noSyncFile{f}, nil
-}
-
-func (noSyncFS) SyncDir(string) error { return nil }
-
-type noSyncFile struct{ session.File }
-
-func (noSyncFile) Sync() error { return nil }
-
-// benchWorld is a runtime over a JSONL store with a subagent service and a
-// top-level parent; sync chooses real fsync or none.
-type benchWorld struct {
-	rt     *actors.Runtime
-	svc    *subagent.Service
-	parent *parent.Handle
-	ends   chan *subagent.EndEvent
-	store  session.Store
-}
+// benchWorld is internal/bench's World (a runtime over a JSONL store with
+// a subagent service and a top-level agent "parent"), closed at cleanup.
+type benchWorld struct{ *bench.World }
 
 // benchDir is a fresh store folder: under $DSH_BENCH_DIR when set (a tmpfs
 // such as /dev/shm takes the file system's directory and open costs out of
@@ -68,43 +37,27 @@ func benchDir(b *testing.B) string {
 	return dir
 }
 
-func newBenchWorld(b *testing.B, root string, sync bool) *benchWorld {
+// newBenchWorld opens a World over root; sync chooses real fsync or none.
+func newBenchWorld(b *testing.B, root string, sync bool) benchWorld {
 	b.Helper()
-	var opts []session.Option
-	if !sync {
-		opts = append(opts, session.WithFS(noSyncFS{}))
-	}
-	store, err := session.OpenJSONL(root, opts...)
+	w, err := bench.OpenWorld(bg, root, sync)
 	require.NoError(b, err)
-	rt, err := actors.New(actors.Options{Sessions: session.NewSessions(store)})
-	require.NoError(b, err)
-	w := &benchWorld{rt: rt, store: store, svc: subagent.New(rt, query.New(rt.Sessions())), ends: make(chan *subagent.EndEvent, 1<<16)}
-	_, err = w.svc.RegisterProvider(subagent.NewSpawn(rt))
-	require.NoError(b, err)
-	w.svc.Subscribe(func(ev subagent.Event) {
-		if end, ok := ev.(*subagent.EndEvent); ok {
-			w.ends <- end
-		}
-	})
-	w.parent, err = rt.ResumeAgent(bg, "parent", parent.Spec{})
-	if err != nil {
-		w.parent, err = rt.StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: "parent"}})
-	}
-	require.NoError(b, err)
-	b.Cleanup(func() {
-		require.NoError(b, rt.Close(bg))
-		require.NoError(b, store.Close())
-	})
-	return w
+	b.Cleanup(func() { require.NoError(b, w.Close(bg)) })
+	return benchWorld{w}
 }
 
-func (w *benchWorld) start(b *testing.B, p *parent.Handle, prompt string) string {
-	s, err := w.svc.StartContinuable(bg, subagent.ContinuableSpec{Provider: subagent.SpawnName, Label: "bench",
-		Request: subagent.ContinuableRequest{Prompt: agent.Text(prompt), Parent: p}})
+func (w benchWorld) start(b *testing.B, p *parent.Handle, prompt string) string {
+	id, err := w.Start(bg, p, prompt)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return s.ChildID
+	return id
+}
+
+func (w benchWorld) waitEnd(b *testing.B, id string) {
+	if err := w.WaitEnd(bg, id); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // BenchmarkSubagentStartToSettled: one continuable child from
@@ -112,7 +65,7 @@ func (w *benchWorld) start(b *testing.B, p *parent.Handle, prompt string) string
 // against a bare protoactor actor spawned and stopped, in one run.
 func BenchmarkSubagentStartToSettled(b *testing.B) {
 	b.Run("protoactor-spawn-stop", func(b *testing.B) {
-		system := quietSystem()
+		system := bench.QuietSystem()
 		props := actor.PropsFromFunc(func(actor.Context) {})
 		for b.Loop() {
 			pid := system.Root.Spawn(props)
@@ -126,39 +79,10 @@ func BenchmarkSubagentStartToSettled(b *testing.B) {
 		b.Run(fmt.Sprintf("continuable/fsync=%t", synced), func(b *testing.B) {
 			w := newBenchWorld(b, benchDir(b), synced)
 			for b.Loop() {
-				w.start(b, w.parent, "reply done")
-				<-w.ends
+				w.waitEnd(b, w.start(b, w.Parent, "reply done"))
 			}
 		})
 	}
-}
-
-// syntheticChild is a settled continuable child of "parent" whose log has
-// about n events: its seed, then turns of six events.
-func syntheticChild(id string, n int) session.Log {
-	data, _ := json.Marshal(descriptor.Data{Version: descriptor.Version, Provider: subagent.SpawnName, Label: "bench"})
-	events := []session.Event{
-		{Type: descriptor.EventType, Data: data},
-		{Type: session.EndSeedType, Data: json.RawMessage(`{}`)},
-	}
-	for turn := 1; len(events) < n; turn++ {
-		user, _ := json.Marshal(agent.Message{Content: agent.Text("work"), Source: agent.Source{Kind: "user"}, Role: "user", ID: fmt.Sprintf("m%d", turn)})
-		reply := fmt.Sprintf(`{"turn":%d,"step":1,"message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"source":{"kind":"model","provider":"scripted","model":"scripted"},"id":"a%d"}}`, turn, turn)
-		mark := json.RawMessage(fmt.Sprintf(`{"turn":%d,"step":1}`, turn))
-		events = append(events,
-			session.Event{Type: "user/message", Data: user, SurfaceOp: json.RawMessage(`"append"`)},
-			session.Event{Type: "turn/start", Data: json.RawMessage(fmt.Sprintf(`{"turn":%d,"trigger":{"kind":"message"}}`, turn))},
-			session.Event{Type: "step/start", Data: mark},
-			session.Event{Type: "assistant/message", Data: json.RawMessage(reply), SurfaceOp: json.RawMessage(`"append"`)},
-			session.Event{Type: "step/end", Data: mark},
-			session.Event{Type: "turn/end", Data: json.RawMessage(fmt.Sprintf(`{"turn":%d,"reason":{"kind":"completed"}}`, turn))},
-		)
-	}
-	for i := range events {
-		events[i].Seq, events[i].Time = int64(i), 1_700_000_000_000
-	}
-	return session.Log{Header: session.Header{ID: id, CreatedAt: 1_700_000_000_000, ParentSession: "parent",
-		Origin: "subagent", DelegationDepth: 1}, Events: events}
 }
 
 // BenchmarkSubagentFollowup: a follow-up until its acceptance, to a
@@ -168,13 +92,12 @@ func syntheticChild(id string, n int) session.Log {
 func BenchmarkSubagentFollowup(b *testing.B) {
 	b.Run("resident", func(b *testing.B) {
 		w := newBenchWorld(b, benchDir(b), false)
-		child := w.start(b, w.parent, "reply ready")
-		<-w.ends
-		_, err := w.svc.Followup(bg, w.parent, child, agent.Text("spawn holder: sleep 1h"), agent.Source{Kind: "user"})
-		require.NoError(b, err)
-		h := waitLive(w.rt, child)
+		child := w.start(b, w.Parent, "reply ready")
+		w.waitEnd(b, child)
+		require.NoError(b, w.Followup(bg, child, "spawn holder: sleep 1h"))
+		h := waitLive(w.Runtime, child)
 		for b.Loop() {
-			if _, err := w.svc.Followup(bg, w.parent, child, agent.Text("reply again"), agent.Source{Kind: "user"}); err != nil {
+			if err := w.Followup(bg, child, "reply again"); err != nil {
 				b.Fatal(err)
 			}
 			b.StopTimer()
@@ -185,15 +108,15 @@ func BenchmarkSubagentFollowup(b *testing.B) {
 	for _, size := range []int{10, 1_000, 100_000} {
 		b.Run(fmt.Sprintf("cold-resume/events=%d", size), func(b *testing.B) {
 			root := benchDir(b)
-			log := syntheticChild("cold-child", size)
+			log := bench.SyntheticChild("cold-child", size)
 			require.NoError(b, session.WriteSynthetic(root, log))
 			w := newBenchWorld(b, root, false)
 			for b.Loop() {
-				if _, err := w.svc.Followup(bg, w.parent, "cold-child", agent.Text("reply again"), agent.Source{Kind: "user"}); err != nil {
+				if err := w.Followup(bg, "cold-child", "reply again"); err != nil {
 					b.Fatal(err)
 				}
 				b.StopTimer()
-				<-w.ends
+				w.waitEnd(b, "cold-child")
 				require.NoError(b, session.WriteSynthetic(root, log))
 				b.StartTimer()
 			}
@@ -218,10 +141,10 @@ func waitLive(rt *actors.Runtime, id string) *parent.Handle {
 func BenchmarkSubagentScopedDrain(b *testing.B) {
 	const fanout, depth = 10, 4
 	b.Run("protoactor-stop-tree", func(b *testing.B) {
-		system := quietSystem()
+		system := bench.QuietSystem()
 		for b.Loop() {
 			b.StopTimer()
-			root := spawnTree(system, fanout, depth)
+			root, _ := bench.SpawnTree(system, fanout, depth)
 			b.StartTimer()
 			if err := system.Root.StopFuture(root).Wait(); err != nil {
 				b.Fatal(err)
@@ -233,9 +156,9 @@ func BenchmarkSubagentScopedDrain(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
 			w := newBenchWorld(b, benchDir(b), false)
-			w.growAgents(b, w.parent, fanout, depth)
+			w.growAgents(b, w.Parent, fanout, depth)
 			b.StartTimer()
-			if err := w.rt.Close(bg); err != nil {
+			if err := w.Runtime.Close(bg); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -244,16 +167,17 @@ func BenchmarkSubagentScopedDrain(b *testing.B) {
 		w := newBenchWorld(b, benchDir(b), false)
 		for b.Loop() {
 			b.StopTimer()
-			p, err := w.rt.StartAgent(bg, parent.CreateSpec{})
+			p, err := w.Runtime.StartAgent(bg, parent.CreateSpec{})
 			require.NoError(b, err)
-			n := w.grow(b, p, fanout, depth)
+			ids, err := w.Grow(bg, p, fanout, depth)
+			require.NoError(b, err)
 			b.StartTimer()
-			if err := w.svc.DrainContinuableDescendants(bg, []*parent.Handle{p}); err != nil {
+			if err := w.Service.DrainContinuableDescendants(bg, []*parent.Handle{p}); err != nil {
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			for range n {
-				<-w.ends
+			for _, id := range ids {
+				w.waitEnd(b, id)
 			}
 			require.NoError(b, p.Dispose(bg))
 			b.StartTimer()
@@ -261,56 +185,16 @@ func BenchmarkSubagentScopedDrain(b *testing.B) {
 	})
 }
 
-// grow starts fanout children below p, down to depth levels, each in a
-// turn that runs until cancelled, and returns how many it started.
-func (w *benchWorld) grow(b *testing.B, p *parent.Handle, fanout, depth int) int {
-	level := []*parent.Handle{p}
-	total := 0
-	for range depth {
-		var next []*parent.Handle
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		jobs := make(chan *parent.Handle)
-		for range 8 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for owner := range jobs {
-					id := w.start(b, owner, "sleep 1h")
-					mu.Lock()
-					next = append(next, w.rt.Agent(id))
-					mu.Unlock()
-				}
-			}()
-		}
-		for _, owner := range level {
-			for range fanout {
-				jobs <- owner
-			}
-		}
-		close(jobs)
-		wg.Wait()
-		total += len(next)
-		level = next
-	}
-	return total
-}
-
-// quietSystem is a protoactor system that logs nothing.
-func quietSystem() *actor.ActorSystem {
-	return actor.NewActorSystem(actor.WithLoggerFactory(activation.LoggerFactory(nil)))
-}
-
-// growAgents starts the same shape as grow with plain agents (no
+// growAgents starts the same shape as World.Grow with plain agents (no
 // manager, no Activation): the runtime's own child-first close is the
 // reference for what the manager adds.
-func (w *benchWorld) growAgents(b *testing.B, p *parent.Handle, fanout, depth int) {
+func (w benchWorld) growAgents(b *testing.B, p *parent.Handle, fanout, depth int) {
 	level := []*parent.Handle{p}
 	for range depth {
 		var next []*parent.Handle
 		for _, owner := range level {
 			for range fanout {
-				h, err := w.rt.StartAgent(bg, parent.CreateSpec{Header: session.Header{ParentSession: owner.ID()}})
+				h, err := w.Runtime.StartAgent(bg, parent.CreateSpec{Header: session.Header{ParentSession: owner.ID()}})
 				require.NoError(b, err)
 				_, err = h.Followup(bg, agent.Text("sleep 1h"), agent.Source{Kind: "user"})
 				require.NoError(b, err)
@@ -319,29 +203,4 @@ func (w *benchWorld) growAgents(b *testing.B, p *parent.Handle, fanout, depth in
 		}
 		level = next
 	}
-}
-
-// spawnTree spawns a protoactor tree of the given shape (children spawned
-// by their parents) and returns its root once every actor started.
-func spawnTree(system *actor.ActorSystem, fanout, depth int) *actor.PID {
-	var started sync.WaitGroup
-	var count atomic.Int64
-	var props *actor.Props
-	props = actor.PropsFromFunc(func(c actor.Context) {
-		if level, ok := c.Message().(int); ok {
-			for range fanout {
-				if level < depth {
-					started.Add(1)
-					c.Send(c.Spawn(props), level+1)
-				}
-			}
-			count.Add(1)
-			started.Done()
-		}
-	})
-	started.Add(1)
-	root := system.Root.Spawn(props)
-	system.Root.Send(root, 0)
-	started.Wait()
-	return root
 }

@@ -390,7 +390,7 @@ func Drain(ctx context.Context, root string, fanout, depth int) (res DrainResult
 		return res, err
 	}
 	start := time.Now()
-	ids, err := w.grow(ctx, p, fanout, depth)
+	ids, err := w.Grow(ctx, p, fanout, depth)
 	if err != nil {
 		return res, err
 	}
@@ -408,10 +408,11 @@ func Drain(ctx context.Context, root string, fanout, depth int) (res DrainResult
 	return res, p.Dispose(ctx)
 }
 
-// grow starts fanout children below p, down to depth levels, each in a
+// Grow starts fanout children below p, down to depth levels, each in a
 // turn that sleeps until cancelled, from 8 concurrent starters per level,
-// and returns their ids.
-func (w *World) grow(ctx context.Context, p *parent.Handle, fanout, depth int) ([]string, error) {
+// and returns their ids once every one of them is live (or the first
+// error, with the ids started so far).
+func (w *World) Grow(ctx context.Context, p *parent.Handle, fanout, depth int) ([]string, error) {
 	level := []*parent.Handle{p}
 	var all []string
 	for range depth {
