@@ -126,8 +126,14 @@ type lister struct {
 	projects map[string]string // cwd → project folder
 }
 
-func (l *lister) project(project string) error {
-	entries, err := l.s.fs.ReadDir(project)
+func (l *lister) project(project string) error { return l.s.sessionDirs(project, l.session) }
+
+// sessionDirs calls fn with the path of every session folder in project,
+// in directory order, stopping at the first error. A log file lying
+// directly in project (the flat layout) is refused; other files are
+// skipped.
+func (s *JSONL) sessionDirs(project string, fn func(path string) error) error {
+	entries, err := s.fs.ReadDir(project)
 	if err != nil {
 		return err
 	}
@@ -139,7 +145,7 @@ func (l *lister) project(project string) error {
 			}
 			continue
 		}
-		if err := l.session(path); err != nil {
+		if err := fn(path); err != nil {
 			return err
 		}
 	}
@@ -304,21 +310,8 @@ func (s *JSONL) scanRoot() error {
 		return err
 	}
 	for _, project := range projects {
-		entries, err := s.fs.ReadDir(project)
-		if err != nil {
+		if err := s.sessionDirs(project, s.checkCompressed); err != nil {
 			return err
-		}
-		for _, e := range entries {
-			path := filepath.Join(project, e.Name())
-			if !e.IsDir() {
-				if e.Type().IsRegular() && isLogArtifact(e.Name()) {
-					return flatLayout(path)
-				}
-				continue
-			}
-			if err := s.checkCompressed(path); err != nil {
-				return err
-			}
 		}
 	}
 	return nil

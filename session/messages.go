@@ -255,29 +255,13 @@ func replacementStart(surfaceOp []byte) (int64, bool) {
 func checkMessageShape(typ string, data []byte) (id string, problem string) {
 	msgRaw := data
 	if typ != "user/message" {
-		msgRaw = nil
-		object, valid := forEachMember(data, func(key, value []byte) {
-			if string(key) == "message" {
-				msgRaw = value
-			}
-		})
-		if !object || !valid {
+		m, object, valid := pickMembers(data, [4]string{"message"})
+		if msgRaw = m[0]; !object || !valid {
 			return "", "lacks an identified message"
 		}
 	}
-	var idRaw, roleRaw, sourceRaw, contentRaw []byte
-	object, valid := forEachMember(msgRaw, func(key, value []byte) {
-		switch string(key) {
-		case "id":
-			idRaw = value
-		case "role":
-			roleRaw = value
-		case "source":
-			sourceRaw = value
-		case "content":
-			contentRaw = value
-		}
-	})
+	m, object, valid := pickMembers(msgRaw, [4]string{"id", "role", "source", "content"})
+	idRaw, roleRaw, sourceRaw, contentRaw := m[0], m[1], m[2], m[3]
 	id, isString := decodeString(idRaw)
 	if !object || !valid || !isString || id == "" {
 		return "", "lacks an identified message"
@@ -289,19 +273,8 @@ func checkMessageShape(typ string, data []byte) (id string, problem string) {
 	if r, ok := decodeString(roleRaw); !ok || r != role {
 		return "", `message must have role "` + role + `"`
 	}
-	var kindRaw, providerRaw, modelRaw, callIDRaw []byte
-	object, valid = forEachMember(sourceRaw, func(key, value []byte) {
-		switch string(key) {
-		case "kind":
-			kindRaw = value
-		case "provider":
-			providerRaw = value
-		case "model":
-			modelRaw = value
-		case "callId":
-			callIDRaw = value
-		}
-	})
+	m, object, valid = pickMembers(sourceRaw, [4]string{"kind", "provider", "model", "callId"})
+	kindRaw, providerRaw, modelRaw, callIDRaw := m[0], m[1], m[2], m[3]
 	kind, _ := decodeString(kindRaw)
 	if !object || !valid || kind == "" {
 		return "", "message has invalid source"
@@ -323,6 +296,21 @@ func checkMessageShape(typ string, data []byte) (id string, problem string) {
 	return id, ""
 }
 
+// pickMembers returns the raw values of raw's members named by keys (the
+// last of a repeated key; nil when absent or for an unused "" slot) and
+// whether raw is an object and valid JSON. It does not allocate.
+func pickMembers(raw []byte, keys [4]string) (values [4][]byte, object, valid bool) {
+	object, valid = forEachMember(raw, func(key, value []byte) {
+		for i, k := range keys {
+			if k != "" && string(key) == k {
+				values[i] = value
+				return
+			}
+		}
+	})
+	return values, object, valid
+}
+
 func checkToolResultBlock(kind, callID string, content []byte) string {
 	if kind != "tool" || callID == "" {
 		return "message must have tool source"
@@ -337,17 +325,8 @@ func checkToolResultBlock(kind, callID string, content []byte) string {
 	if blocks != 1 {
 		return "message must contain one tool-result block"
 	}
-	var typeRaw, innerRaw, toolCallIDRaw []byte
-	object, valid := forEachMember(first, func(key, value []byte) {
-		switch string(key) {
-		case "type":
-			typeRaw = value
-		case "content":
-			innerRaw = value
-		case "toolCallId":
-			toolCallIDRaw = value
-		}
-	})
+	m, object, valid := pickMembers(first, [4]string{"type", "content", "toolCallId"})
+	typeRaw, innerRaw, toolCallIDRaw := m[0], m[1], m[2]
 	if blockType, _ := decodeString(typeRaw); !object || !valid || blockType != "tool-result" ||
 		len(innerRaw) == 0 || innerRaw[0] != '[' {
 		return "message must contain one tool-result block"
