@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -49,15 +48,14 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return usageError(stderr, demoUsage, flags, err)
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	rt, err := actors.New(actors.Options{Root: *store, Logger: logger})
+	set, err := openRuntime(*store, warnLogger(stderr))
 	if err != nil {
 		fmt.Fprintf(stderr, "dsh-actors demo: %v\n", err)
 		return 1
 	}
-	d := newDemo(rt, newScreen(stdout))
+	d := newDemo(set, newScreen(stdout))
 	runErr := d.run(ctx)
-	if err := rt.Close(context.WithoutCancel(ctx)); err != nil && runErr == nil {
+	if err := set.rt.Close(context.WithoutCancel(ctx)); err != nil && runErr == nil {
 		runErr = err
 	}
 	if runErr != nil {
@@ -82,11 +80,8 @@ type demo struct {
 	labels sync.Map // child id → label
 }
 
-func newDemo(rt *actors.Runtime, scr *screen) *demo {
-	d := &demo{rt: rt, svc: subagent.New(rt, query.New(rt.Sessions())), screen: scr}
-	for _, p := range []subagent.Provider{subagent.NewSpawn(rt), subagent.NewFork(rt)} {
-		_, _ = d.svc.RegisterProvider(p)
-	}
+func newDemo(set *runtimeSet, scr *screen) *demo {
+	d := &demo{rt: set.rt, svc: set.service, screen: scr}
 	d.svc.Subscribe(d.printEdge)
 	return d
 }

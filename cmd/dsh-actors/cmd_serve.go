@@ -17,8 +17,6 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/host"
-	"github.com/dsh-actors/dsh-actors/query"
-	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
 func init() {
@@ -44,7 +42,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "dsh-actors serve: cannot listen on %s: %v\n", addr, err)
 		return 1
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logger := warnLogger(stderr)
 	pageURL, trusted := pageAuthority(listener.Addr().(*net.TCPAddr))
 	stack, err := openServeStack(store, logger, trusted)
 	if err != nil {
@@ -105,21 +103,13 @@ func pageAuthority(bound *net.TCPAddr) (string, []string) {
 // openServeStack opens the runtime on the JSONL store at root with the
 // scripted agent, the subagent service and the host handler over them.
 func openServeStack(root string, logger *slog.Logger, trustedHosts []string) (*serveStack, error) {
-	rt, err := actors.New(actors.Options{Root: root, Logger: logger})
+	set, err := openRuntime(root, logger)
 	if err != nil {
 		return nil, err
 	}
-	q := query.New(rt.Sessions())
-	service := subagent.New(rt, q, subagent.WithLogger(logger))
-	for _, provider := range []subagent.Provider{subagent.NewSpawn(rt), subagent.NewFork(rt)} {
-		if _, err := service.RegisterProvider(provider); err != nil {
-			_ = rt.Close(context.Background())
-			return nil, err
-		}
-	}
-	backend := host.NewRuntimeBackend(rt, service, q)
+	backend := host.NewRuntimeBackend(set.rt, set.service, set.query)
 	handler := host.New(backend, host.Options{Logger: logger, TrustedHosts: trustedHosts})
-	return &serveStack{rt: rt, backend: backend, handler: handler}, nil
+	return &serveStack{rt: set.rt, backend: backend, handler: handler}, nil
 }
 
 // stop announces the shutdown, arms the forced exit on a second signal and
