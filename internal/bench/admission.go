@@ -38,11 +38,7 @@ func Admission(ctx context.Context, n int) (res AdmissionResult, err error) {
 	if err != nil {
 		return res, err
 	}
-	defer func() {
-		if cerr := rt.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
+	defer closeRuntime(ctx, rt, &err)
 	h, err := rt.StartAgent(ctx, parent.CreateSpec{Spec: parent.Spec{Agent: noop}})
 	if err != nil {
 		return res, err

@@ -28,11 +28,7 @@ func Spawn(ctx context.Context, n int) (res SpawnResult, err error) {
 	if err != nil {
 		return res, err
 	}
-	defer func() {
-		if cerr := rt.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
+	defer closeRuntime(ctx, rt, &err)
 	system := QuietSystem()
 	defer system.Shutdown()
 	props := EchoProps()
@@ -112,11 +108,7 @@ func Idle(ctx context.Context, n int) (res IdleResult, err error) {
 	if err != nil {
 		return res, err
 	}
-	defer func() {
-		if cerr := rt.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
+	defer closeRuntime(ctx, rt, &err)
 	before = LiveBytes()
 	for i := range n {
 		if i%1024 == 0 && ctx.Err() != nil {

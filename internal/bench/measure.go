@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"io/fs"
 	"os"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -224,5 +226,14 @@ func (l *RawLog) write() {
 		if closed {
 			return
 		}
+	}
+}
+
+// closeRuntime closes rt (even when ctx is done) and stores its error in
+// *err unless *err already holds one; measurements defer it right after
+// actors.New.
+func closeRuntime(ctx context.Context, rt *actors.Runtime, err *error) {
+	if cerr := rt.Close(context.WithoutCancel(ctx)); cerr != nil && *err == nil {
+		*err = cerr
 	}
 }

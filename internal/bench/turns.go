@@ -39,11 +39,7 @@ func Turns(ctx context.Context, dir string, agents, turns int) (res TurnsResult,
 	if err != nil {
 		return res, err
 	}
-	defer func() {
-		if cerr := rt.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
+	defer closeRuntime(ctx, rt, &err)
 	handles := make([]*parent.Handle, agents)
 	for i := range handles {
 		if handles[i], err = rt.StartAgent(ctx, parent.CreateSpec{}); err != nil {
