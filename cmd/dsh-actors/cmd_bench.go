@@ -37,11 +37,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	children := flags.Int("children", 0, "row 7: D, children of the listed parent (default 200; quick 6)")
 	sessions := flags.Int("sessions", 0, "row 7: C, sessions in the generated store (default 2000; quick 60)")
 	seedCost := flags.Bool("seed-cost", true, "row 7: also time the seed's O(D×C) listing algorithm")
-	if err := flags.Parse(args); err != nil {
+	if err := parseFlagsOnly(flags, args); err != nil {
 		return usageError(stderr, benchUsage, flags, err)
-	}
-	if flags.NArg() > 0 {
-		return usageError(stderr, benchUsage, flags, fmt.Errorf("unexpected argument %q", flags.Arg(0)))
 	}
 	cfg := bench.Full()
 	if *quick {

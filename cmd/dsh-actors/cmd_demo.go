@@ -42,10 +42,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags := flag.NewFlagSet("demo", flag.ContinueOnError)
 	flags.SetOutput(io.Discard)
 	store := flags.String("store", defaultStore(), "session store root")
-	if err := flags.Parse(args); err != nil || flags.NArg() > 0 {
-		if err == nil {
-			err = fmt.Errorf("unexpected argument %q", flags.Arg(0))
-		}
+	if err := parseFlagsOnly(flags, args); err != nil {
 		return usageError(stderr, demoUsage, flags, err)
 	}
 	set, err := openRuntime(*store, warnLogger(stderr))

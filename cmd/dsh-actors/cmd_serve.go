@@ -67,11 +67,7 @@ func parseServeFlags(args []string, stderr io.Writer) (store, addr string, ok bo
 	flags.SetOutput(io.Discard)
 	flags.StringVar(&store, "store", defaultStore(), "session store root")
 	flags.StringVar(&addr, "addr", "127.0.0.1:7410", "listen address (host:port)")
-	err := flags.Parse(args)
-	if err == nil && flags.NArg() > 0 {
-		err = fmt.Errorf("unexpected argument %q", flags.Arg(0))
-	}
-	if err != nil {
+	if err := parseFlagsOnly(flags, args); err != nil {
 		usageError(stderr, serveUsage, flags, err)
 		return "", "", false
 	}

@@ -60,11 +60,8 @@ func runStress(ctx context.Context, args []string, stdout, stderr io.Writer) int
 
 // parseStressFlags parses args into cfg and rejects sizes below one.
 func parseStressFlags(flags *flag.FlagSet, args []string, cfg *stress.Config) error {
-	if err := flags.Parse(args); err != nil {
+	if err := parseFlagsOnly(flags, args); err != nil {
 		return err
-	}
-	if flags.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", flags.Arg(0))
 	}
 	sizes := []struct {
 		name  string
