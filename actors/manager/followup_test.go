@@ -223,7 +223,11 @@ func TestFollowupAtTheRegistryCollisionBoundary(t *testing.T) {
 	agentBefore := f.rt.Agent(child)
 	f.inActor(func() {
 		a := f.m.st.activations[child]
-		a.disposal = &disposal{done: make(chan struct{})} // keep the settlement path away
+		// Keep the settlement path away, as an opened disposal does: the
+		// cut-off is set and the manager stops watching the child's actor,
+		// so its later stop cannot reach a manager that has already halted.
+		a.disposal = &disposal{done: make(chan struct{})}
+		f.m.self.Unwatch(a.handle.Activation().PID())
 		f.m.forget(a)
 	})
 	_, err := f.m.Followup(bg, f.parent, child, agent.Text("x"), agent.Source{Kind: "user"})
