@@ -210,8 +210,10 @@ func (rt *Runtime) Followup(ctx context.Context, id string, content []agent.Bloc
 // flushed, the owned store closed, and last the actor system shut down and
 // the pool stopped. It blocks until done or ctx is done; then it returns
 // ctx's error and a later Close continues where this one stopped. After a
-// completed Close it returns nil at once. Other calls fail with ErrClosed
-// as soon as Close begins.
+// completed Close it returns nil at once. A failed dispose or flush (an
+// agent's final flush, say) does not stop it: every agent is still
+// disposed and the actor system shut down, and the failures are returned
+// joined. Other calls fail with ErrClosed as soon as Close begins.
 func (rt *Runtime) Close(ctx context.Context) error {
 	rt.closeMu.Lock()
 	defer rt.closeMu.Unlock()
@@ -224,15 +226,17 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	if err := rt.runHooks(ctx); err != nil {
 		return err
 	}
-	if err := rt.registry.Close(ctx); err != nil {
-		return err
+	disposeErr := rt.registry.Close(ctx)
+	if disposeErr != nil && ctx.Err() != nil {
+		return disposeErr
 	}
-	if err := rt.flushSessions(ctx); err != nil {
-		return err
+	flushErr := rt.flushSessions(ctx)
+	if flushErr != nil && ctx.Err() != nil {
+		return flushErr
 	}
 	rt.shutdown()
 	rt.finished = true
-	return nil
+	return errors.Join(disposeErr, flushErr)
 }
 
 // runHooks runs the BeforeClose hooks that have not succeeded yet.

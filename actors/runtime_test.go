@@ -319,3 +319,40 @@ func TestCloseIsBoundedByItsContextAndResumable(t *testing.T) {
 		require.Zero(t, rt.Registry().Len())
 	})
 }
+
+// appendFailing is a store whose Append fails for one session id.
+type appendFailing struct {
+	session.Store
+	id string
+}
+
+var errAppendFailed = errors.New("disk full")
+
+func (s appendFailing) Append(ctx context.Context, id string, events []session.Event) error {
+	if id == s.id {
+		return errAppendFailed
+	}
+	return s.Store.Append(ctx, id, events)
+}
+
+// A leaf whose final flush fails does not stop Close half-way: its parent
+// is still disposed, the failure is returned, and the runtime shuts down
+// (goleak checks that no actor or pool goroutine is left).
+func TestCloseDisposesEveryLevelWhenALeafFailsItsFlush(t *testing.T) {
+	jsonl, err := session.OpenJSONL(t.TempDir())
+	require.NoError(t, err)
+	defer func() { require.NoError(t, jsonl.Close()) }()
+	synctest.Test(t, func(t *testing.T) {
+		rt, err := New(Options{Sessions: session.NewSessions(appendFailing{Store: jsonl, id: "leaf"})})
+		require.NoError(t, err)
+		root := start(t, rt, "root", "")
+		start(t, rt, "leaf", "root")
+		_, err = rt.Followup(bg, "leaf", agent.Text("reply done"), user)
+		require.NoError(t, err)
+		synctest.Wait()
+		require.ErrorIs(t, rt.Close(bg), errAppendFailed)
+		require.Zero(t, rt.Registry().Len(), "the parent was disposed too")
+		<-root.Disposed()
+		require.NoError(t, rt.Close(bg), "a completed Close is a no-op")
+	})
+}

@@ -355,17 +355,23 @@ func (r *Registry) unpublish(h *Handle) {
 // roll back, then disposes every live agent child-first: all agents of the
 // deepest live lineage level together, then the next level up, so no agent
 // is disposed before its live descendants. It blocks until then or ctx is
-// done; calling it again continues. It returns the dispose errors joined.
+// done; calling it again continues. A failed dispose (a failed final flush:
+// that agent is unregistered anyway) does not stop it: the levels above are
+// still disposed. It returns the dispose errors joined.
 func (r *Registry) Close(ctx context.Context) error {
 	if err := r.closeAdmission(ctx); err != nil {
 		return err
 	}
+	var errs []error
 	for _, level := range r.levels() {
 		if err := disposeAll(ctx, level); err != nil {
-			return err
+			errs = append(errs, err)
+			if ctx.Err() != nil {
+				break
+			}
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // closeAdmission sets closed and waits for reservations to settle.
