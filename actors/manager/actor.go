@@ -51,12 +51,16 @@ func (m *Manager) post(fn func()) {
 	}
 }
 
-// halt stops the actor; later posts are dropped instead of dead-lettered.
+// halt stops the actor once; later posts are dropped instead of
+// dead-lettered.
 func (m *Manager) halt() {
 	m.haltMu.Lock()
+	already := m.halted
 	m.halted = true
 	m.haltMu.Unlock()
-	m.system.Root.Stop(m.pid)
+	if !already {
+		m.system.Root.Stop(m.pid)
+	}
 }
 
 // async runs work on its own goroutine and then posts then(result) back to

@@ -211,6 +211,7 @@ func (f *fixture) newAgent(opts agent.Options) agent.Agent {
 // turn runs one test turn. The message text chooses what it does:
 //
 //	wait NAME    block until gate NAME opens (or the turn is cancelled)
+//	stuck NAME   block until gate NAME opens, ignoring cancellation
 //	max-tokens   say "partial", end with max-tokens
 //	silent       end completed without saying anything
 //	anything     say "answer: <text>"
@@ -221,6 +222,9 @@ func (f *fixture) turn(ctx context.Context, host agent.Host, msg agent.Message) 
 		if !f.gates.wait(ctx, strings.TrimPrefix(text, "wait ")) {
 			return agent.Aborted, nil
 		}
+	case strings.HasPrefix(text, "stuck "):
+		f.gates.wait(context.Background(), strings.TrimPrefix(text, "stuck "))
+		return agent.Aborted, nil
 	case text == "max-tokens":
 		return agent.MaxTokens, host.Say(ctx, agent.Text("partial"))
 	case text == "silent":

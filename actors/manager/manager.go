@@ -111,6 +111,10 @@ type Manager struct {
 	haltMu     sync.RWMutex
 	halted     bool
 	stopped    chan struct{}
+	closing    chan struct{} // a one-slot semaphore serializing Close
+	drained    bool          // Close's drain finished (guarded by closing)
+	drainErr   error         // its outcome
+	finished   bool          // Close completed (guarded by closing)
 	ops        gate
 	edges      serial // lifecycle emission, in order, off the actor
 	hints      hints
@@ -138,6 +142,7 @@ func New(opts Options) (*Manager, error) {
 		logger:     logger,
 		system:     opts.Runtime.System(),
 		stopped:    make(chan struct{}),
+		closing:    make(chan struct{}, 1),
 		st:         newState(),
 	}
 	if m.checkpoint == nil {
@@ -165,17 +170,30 @@ func New(opts Options) (*Manager, error) {
 // waits for the calls still in flight to return, unsubscribes and stops the
 // actor. It blocks until then or ctx is done; it returns the drain's
 // aggregate ACTIVATION_TEARDOWN_FAILED, if any, after stopping anyway.
-// Runtime.Close calls it first. A second call returns nil at once.
+// Runtime.Close calls it first. A Close that ctx cut short is continued
+// by the next call (which first waits for a concurrent one); after a
+// completed Close a later call returns nil at once.
 func (m *Manager) Close(ctx context.Context) error {
-	if m.ops.isClosed() {
+	select {
+	case m.closing <- struct{}{}:
+		defer func() { <-m.closing }()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if m.finished {
 		return nil
 	}
-	drainErr := m.drainAll(ctx)
+	if !m.drained {
+		err := m.drainAll(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err() // the drain goes on; the next Close waits for it
+		}
+		m.drained, m.drainErr = true, err
+	}
 	if err := m.ops.closeAndWait(ctx); err != nil {
 		return err
 	}
 	m.unsubscribe()
-	m.removeHook()
 	m.halt()
 	select {
 	case <-m.stopped:
@@ -183,7 +201,9 @@ func (m *Manager) Close(ctx context.Context) error {
 		return ctx.Err()
 	}
 	m.dispatcher.Close()
-	return drainErr
+	m.removeHook()
+	m.finished = true
+	return m.drainErr
 }
 
 // ErrNoParent rejects a request that names no parent agent.
@@ -234,12 +254,6 @@ func (g *gate) leave() {
 		close(g.idle)
 		g.idle = nil
 	}
-}
-
-func (g *gate) isClosed() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.closed
 }
 
 // closeAndWait refuses new calls and waits until none is in flight.

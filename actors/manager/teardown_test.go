@@ -281,3 +281,26 @@ func TestRuntimeCloseDrainsTheManagerFirst(t *testing.T) {
 	require.Contains(t, f.logs.String(), "drain at runtime close")
 	require.Contains(t, f.logs.String(), "required durability checkpoint has no registered listener")
 }
+
+// A Close cut short by its context (a child's turn ignores cancellation) is
+// continued by the next Close, which waits for the open disposals, emits
+// their end edges and stops the manager's actor and dispatcher.
+func TestACloseCutShortByItsContextIsContinued(t *testing.T) {
+	f := newFixture(t)
+	child := f.start(f.parent, "stuck s")
+	f.gates.reached("s")
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	require.ErrorIs(t, f.m.Close(ctx), context.Canceled)
+	f.gates.open("s")
+	require.NoError(t, f.m.Close(bg))
+	_, _, ends := f.rec.snapshot()
+	require.Len(t, ends, 1, "the open disposal finished before Close returned")
+	require.Equal(t, child, ends[0].ID)
+	require.False(t, f.live(child))
+	select {
+	case <-f.m.stopped:
+	default:
+		t.Fatal("the manager's actor still runs")
+	}
+}
