@@ -58,8 +58,8 @@ func lastMessageTurnEnd(events []session.Event) (string, bool) {
 		if events[i].Type != "turn/end" {
 			continue
 		}
-		var end turnEnd
-		if json.Unmarshal(events[i].Data, &end) != nil {
+		end, ok := decodeTurnEnd(events[i].Data)
+		if !ok {
 			continue
 		}
 		if messageTriggered(events[:i], end.Turn) {
@@ -76,9 +76,8 @@ func messageTriggered(events []session.Event, n int64) bool {
 		if events[i].Type != "turn/start" {
 			continue
 		}
-		var start turnStart
-		if json.Unmarshal(events[i].Data, &start) == nil && start.Turn == n {
-			return start.Trigger == nil || start.Trigger.Kind == "message"
+		if turn, trigger, ok := decodeTurnStart(events[i].Data); ok && turn == n {
+			return trigger == nil || *trigger == "message"
 		}
 	}
 	return false

@@ -1,0 +1,73 @@
+package manager
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+var epochScanSeeds = []string{
+	`{"turn":1,"reason":{"kind":"completed"}}`,
+	`{"turn":2,"trigger":{"kind":"message"}}`,
+	`{"turn":3}`,
+	` { "turn" : -4 , "reason" : { "kind" : "error" , "message" : "a \" b" , "code" : "X" } } `,
+	`{"reason":{"kind":"aborted","cause":{"kind":"parent"}},"turn":5}`,
+	`{"turn":1,"turn":2}`,
+	`{"Turn":7,"REASON":{"Kind":"refusal"}}`,
+	`{"turn":1.5}`,
+	`{"turn":"1"}`,
+	`{"turn":null,"reason":null,"trigger":null}`,
+	`{"turn":1,"reason":{"kind":"a\u0062c"}}`,
+	`{"tu\u0072n":9}`,
+	`{"turn":99999999999999999999}`,
+	`{"turn":1,"reason":"completed"}`,
+	`{"trigger":{"kind":7}}`,
+	`{"x":[1,{"turn":2}],"turn":3,"y":"}"}`,
+	`{"turn":1`,
+	`[]`,
+	`{}`,
+	"{\"trigger\":{\"kind\":\"\x80\"}}",
+}
+
+// FuzzEpochScan: the byte-level reads agree with json.Unmarshal.
+func FuzzEpochScan(f *testing.F) {
+	for _, s := range epochScanSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var wantEnd turnEnd
+		endErr := json.Unmarshal(data, &wantEnd)
+		gotEnd, ok := decodeTurnEnd(data)
+		require.Equal(t, endErr == nil, ok)
+		if ok {
+			require.Equal(t, wantEnd, gotEnd)
+		}
+
+		var wantStart turnStart
+		startErr := json.Unmarshal(data, &wantStart)
+		turn, trigger, ok := decodeTurnStart(data)
+		require.Equal(t, startErr == nil, ok)
+		if ok {
+			require.Equal(t, wantStart.Turn, turn)
+			require.Equal(t, wantStart.Trigger != nil, trigger != nil)
+			if trigger != nil {
+				require.Equal(t, wantStart.Trigger.Kind, *trigger)
+			}
+		}
+	})
+}
+
+// TestEpochScanFastPath: the payloads the runtime writes take the fast path.
+func TestEpochScanFastPath(t *testing.T) {
+	var end turnEnd
+	require.True(t, fastTurnEnd([]byte(`{"turn":12,"reason":{"kind":"aborted","cause":{"kind":"parent"}}}`), &end))
+	require.Equal(t, int64(12), end.Turn)
+	require.Equal(t, "aborted", end.Reason.Kind)
+	turn, trigger, ok := fastTurnStart([]byte(`{"turn":3}`))
+	require.True(t, ok)
+	require.Equal(t, int64(3), turn)
+	require.Nil(t, trigger)
+	_, _, ok = fastTurnStart([]byte(`{"Turn":3}`))
+	require.False(t, ok, "a case-folded key falls back to json.Unmarshal")
+}
