@@ -128,9 +128,16 @@ func (s *JSONL) Append(ctx context.Context, id string, events []Event) error {
 	if err != nil {
 		return err
 	}
-	b, err := s.enqueue(ctx, id, events, data)
+	// An append that cannot be cancelled waits for its batch anyway, so
+	// when no writer is running it writes its batch itself instead of
+	// starting a writer goroutine and waiting for it.
+	inline := ctx.Done() == nil
+	b, own, err := s.enqueueWith(ctx, id, events, data, inline)
 	if err != nil {
 		return err
+	}
+	if own != nil {
+		s.writeOwnBatch(own)
 	}
 	select {
 	case err := <-b.done:
@@ -141,41 +148,53 @@ func (s *JSONL) Append(ctx context.Context, id string, events []Event) error {
 }
 
 func (s *JSONL) enqueue(ctx context.Context, id string, events []Event, data []byte) (*batch, error) {
+	b, _, err := s.enqueueWith(ctx, id, events, data, false)
+	return b, err
+}
+
+// enqueueWith queues the batch. When no writer is running it starts one,
+// or, with inline, makes the caller the writer: own is then the log, marked
+// writing, and the caller must call writeOwnBatch(own).
+func (s *JSONL) enqueueWith(ctx context.Context, id string, events []Event, data []byte, inline bool) (b *batch, own *logState, err error) {
 	st, err := s.state(id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	st.op.Lock()
 	defer st.op.Unlock()
 	if !st.isReady() {
 		if _, err := s.loadLocked(ctx, st); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.failed != nil {
-		return nil, logFailed(id, st.failed)
+		return nil, nil, logFailed(id, st.failed)
 	}
 	if events[0].Seq != st.next {
 		_, err := encodeBatch(id, st.next, events, nil)
-		return nil, err
+		return nil, nil, err
 	}
-	b := &batch{data: data, done: make(chan error, 1)}
+	b = &batch{data: data, done: make(chan error, 1)}
 	st.queue = append(st.queue, b)
 	st.next += int64(len(events))
 	if !st.writing {
-		if err := s.startWriter(st); err != nil {
+		if err := s.startWriter(st, !inline); err != nil {
 			st.queue = st.queue[:len(st.queue)-1]
 			st.next -= int64(len(events))
-			return nil, err
+			return nil, nil, err
+		}
+		if inline {
+			return b, st, nil
 		}
 	}
-	return b, nil
+	return b, nil, nil
 }
 
-// startWriter starts the writer goroutine of st (st.mu held).
-func (s *JSONL) startWriter(st *logState) error {
+// startWriter marks st writing and, with spawn, starts its writer
+// goroutine; without, the caller is the writer (st.mu held).
+func (s *JSONL) startWriter(st *logState, spawn bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -183,26 +202,61 @@ func (s *JSONL) startWriter(st *logState) error {
 	}
 	st.writing = true
 	s.wg.Add(1)
-	go s.runWriter(st)
+	if spawn {
+		go s.runWriter(&groupWriter{s: s, st: st})
+	}
 	return nil
+}
+
+// writeOwnBatch is one writer round of st run by the appender whose batch
+// was queued while no writer ran: it takes every queued batch (its own
+// among them), writes and answers them as runWriter does, then exits like
+// it when the queue is empty, or hands the rest to a writer goroutine.
+func (s *JSONL) writeOwnBatch(st *logState) {
+	w := &groupWriter{s: s, st: st}
+	batches, ok := w.take()
+	if !ok { // cannot happen: b is queued and only its writer takes
+		s.wg.Done()
+		return
+	}
+	w.answer(batches, w.commit(batches))
+	if w.idle() {
+		w.close()
+		s.wg.Done()
+		return
+	}
+	go s.runWriter(w)
+}
+
+// idle clears writing and reports true when nothing is queued.
+func (w *groupWriter) idle() bool {
+	w.st.mu.Lock()
+	defer w.st.mu.Unlock()
+	if len(w.st.queue) == 0 {
+		w.st.writing = false
+		return true
+	}
+	return false
+}
+
+func (w *groupWriter) answer(batches []*batch, err error) {
+	for _, b := range batches {
+		b.done <- err
+	}
 }
 
 // runWriter drains the queue of st: each round takes every queued batch,
 // writes them with one write and one fdatasync, and answers them all. It
 // exits (closing the file) as soon as the queue is empty.
-func (s *JSONL) runWriter(st *logState) {
+func (s *JSONL) runWriter(w *groupWriter) {
 	defer s.wg.Done()
-	w := groupWriter{s: s, st: st}
 	defer w.close()
 	for {
 		batches, ok := w.take()
 		if !ok {
 			return
 		}
-		err := w.commit(batches)
-		for _, b := range batches {
-			b.done <- err
-		}
+		w.answer(batches, w.commit(batches))
 		w.awaitRefill(len(batches))
 	}
 }
