@@ -17,6 +17,15 @@ func init() {
 
 const benchUsage = "usage: dsh-actors bench [--quick] [--only ROWS] [--dir DIR] [--json] [--agents N] [--big-log] [--fanout K] [--depth D] [--children D] [--sessions C] [--seed-cost=false]"
 
+// Ceilings of the bench sizes, so a typo cannot exhaust memory or disk:
+// idle agents of row 3, agents below the root of row 6's forest, sessions
+// of row 7's store.
+const (
+	maxBenchAgents   = 1_000_000
+	maxBenchForest   = 100_000
+	maxBenchSessions = 100_000
+)
+
 // runBench measures the rows of package bench and prints them as a table
 // (or JSON): ours, the baseline measured in the same run, the ratio, the
 // target and whether it was met. Missed targets are informational: the exit
@@ -65,6 +74,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return usageError(stderr, benchUsage, flags, fmt.Errorf("--%s must be at least 1, got %d", size.name, size.value))
 		}
 		*size.field = size.value
+	}
+	for _, ceiling := range []struct {
+		name         string
+		value, limit int
+	}{{"agents", cfg.IdleAgents, maxBenchAgents}, {"sessions", cfg.CatalogSessions, maxBenchSessions}} {
+		if err := atMost(ceiling.name, ceiling.value, ceiling.limit); err != nil {
+			return usageError(stderr, benchUsage, flags, err)
+		}
+	}
+	if descendants(cfg.Fanout, cfg.Depth, maxBenchForest) > maxBenchForest {
+		return usageError(stderr, benchUsage, flags, fmt.Errorf("--fanout + … + --fanout^--depth must be at most %d agents (--fanout %d --depth %d)",
+			maxBenchForest, cfg.Fanout, cfg.Depth))
 	}
 	if *bigLog {
 		cfg.ResumeEvents = append(cfg.ResumeEvents, 100_000)

@@ -58,7 +58,9 @@ func runStress(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	return 0
 }
 
-// parseStressFlags parses args into cfg and rejects sizes below one.
+// parseStressFlags parses args into cfg and rejects sizes below one, more
+// than maxStressWorkers senders and forests of more than maxStressAgents
+// continuable agents in all.
 func parseStressFlags(flags *flag.FlagSet, args []string, cfg *stress.Config) error {
 	if err := parseFlagsOnly(flags, args); err != nil {
 		return err
@@ -72,8 +74,23 @@ func parseStressFlags(flags *flag.FlagSet, args []string, cfg *stress.Config) er
 			return fmt.Errorf("--%s must be at least 1, got %d", size.name, size.value)
 		}
 	}
+	if err := atMost("workers", cfg.Workers, maxStressWorkers); err != nil {
+		return err
+	}
+	perForest := descendants(cfg.Fanout, cfg.Depth, maxStressAgents)
+	if perForest > maxStressAgents/cfg.Forests {
+		return fmt.Errorf("--forests×(--fanout + … + --fanout^--depth) must be at most %d agents (--forests %d --fanout %d --depth %d)",
+			maxStressAgents, cfg.Forests, cfg.Fanout, cfg.Depth)
+	}
 	return nil
 }
+
+// Ceilings of the stress sizes: the continuable agents of every forest
+// together, and the concurrent senders.
+const (
+	maxStressAgents  = 100_000
+	maxStressWorkers = 10_000
+)
 
 func printStressReport(stdout io.Writer, report stress.Report, leaked int) {
 	codes := make([]string, 0, len(report.ByCode))

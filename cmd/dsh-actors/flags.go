@@ -16,3 +16,28 @@ func parseFlagsOnly(flags *flag.FlagSet, args []string) error {
 	}
 	return nil
 }
+
+// descendants is the number of nodes below one root of a tree with fanout
+// children per node and depth levels (fanout + fanout² + … + fanout^depth),
+// saturating at limit+1 so a huge shape cannot overflow.
+func descendants(fanout, depth, limit int) int {
+	total, level := 0, 1
+	for range depth {
+		if level > limit/fanout {
+			return limit + 1
+		}
+		level *= fanout
+		if total += level; total > limit {
+			return limit + 1
+		}
+	}
+	return total
+}
+
+// atMost reports a size flag above its ceiling as a usage error.
+func atMost(name string, value, limit int) error {
+	if value > limit {
+		return fmt.Errorf("--%s must be at most %d, got %d", name, limit, value)
+	}
+	return nil
+}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// runCancelled dispatches with an already cancelled context, so a command
+// that wrongly accepts a huge size stops at once (exit 1) instead of
+// running it; a usage error is still exit 2.
+func runCancelled(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code := dispatch(ctx, args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// Sizes whose work grows without bound (a tree of fanout^depth agents,
+// millions of idle agents or workers) are refused as usage errors before
+// anything runs, instead of exhausting memory with a Go runtime trace.
+func TestSizeFlagsHaveCeilings(t *testing.T) {
+	cases := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"stress", "--depth", "100"}, "--forests×(--fanout + … + --fanout^--depth) must be at most 100000 agents"},
+		{[]string{"stress", "--fanout", "1000", "--depth", "2"}, "must be at most 100000 agents"},
+		{[]string{"stress", "--forests", "1000000"}, "must be at most 100000 agents"},
+		{[]string{"stress", "--workers", "100000000"}, "--workers must be at most 10000, got 100000000"},
+		{[]string{"bench", "--agents", "99999999999"}, "--agents must be at most 1000000, got 99999999999"},
+		{[]string{"bench", "--depth", "100"}, "--fanout + … + --fanout^--depth must be at most 100000 agents"},
+		{[]string{"bench", "--quick", "--fanout", "100000"}, "must be at most 100000 agents"},
+		{[]string{"bench", "--sessions", "100000000"}, "--sessions must be at most 100000, got 100000000"},
+	}
+	for _, c := range cases {
+		code, stdout, stderr := runCancelled(t, c.args...)
+		require.Equal(t, 2, code, "%v: %s", c.args, stderr)
+		require.Empty(t, stdout, c.args)
+		require.Contains(t, stderr, c.msg, c.args)
+		require.Contains(t, stderr, "usage: dsh-actors "+c.args[0], c.args)
+	}
+}
+
+func TestDescendantsSaturates(t *testing.T) {
+	require.Equal(t, 3+9+27, descendants(3, 3, 1000))
+	require.Equal(t, 10+100+1000+10000, descendants(10, 4, 100_000))
+	require.Equal(t, 4, descendants(1, 4, 100))
+	require.Equal(t, 101, descendants(3, 100, 100))
+	require.Equal(t, 101, descendants(1<<40, 3, 100))
+}
