@@ -60,18 +60,35 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return stack.stop(served.server, stdout, stderr)
 }
 
-// parseServeFlags reads --store and --addr; on a usage error it prints the
-// usage and reports false.
+// parseServeFlags reads --store and --addr; on a usage error (including a
+// malformed --addr) it prints the usage and reports false.
 func parseServeFlags(args []string, stderr io.Writer) (store, addr string, ok bool) {
 	flags := flag.NewFlagSet("serve", flag.ContinueOnError)
 	flags.SetOutput(io.Discard)
 	flags.StringVar(&store, "store", defaultStore(), "session store root")
 	flags.StringVar(&addr, "addr", "127.0.0.1:7410", "listen address (host:port)")
-	if err := parseFlagsOnly(flags, args); err != nil {
+	err := parseFlagsOnly(flags, args)
+	if err == nil {
+		err = checkListenAddr(addr)
+	}
+	if err != nil {
 		usageError(stderr, serveUsage, flags, err)
 		return "", "", false
 	}
 	return store, addr, true
+}
+
+// checkListenAddr refuses an --addr that is not host:port with a port
+// number (or service name) in range, before anything is opened.
+func checkListenAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
+	if err != nil {
+		return fmt.Errorf("--addr %q is not host:port: %w", addr, err)
+	}
+	return nil
 }
 
 // serveStack is the runtime, its subagent service and the web handler.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -52,4 +53,18 @@ func TestDescendantsSaturates(t *testing.T) {
 	require.Equal(t, 4, descendants(1, 4, 100))
 	require.Equal(t, 101, descendants(3, 100, 100))
 	require.Equal(t, 101, descendants(1<<40, 3, 100))
+}
+
+// A malformed --addr is a usage error naming the flag, refused before
+// anything is opened; only a well-formed address that cannot be bound is a
+// failure (exit 1).
+func TestServeRefusesMalformedAddr(t *testing.T) {
+	store := t.TempDir()
+	for _, addr := range []string{"nonsense", "127.0.0.1:99999", "127.0.0.1:nosuchservice", "127.0.0.1:-1", "[::1"} {
+		code, stdout, stderr := runCancelled(t, "serve", "--store", store, "--addr", addr)
+		require.Equal(t, 2, code, "%s: %s", addr, stderr)
+		require.Empty(t, stdout, addr)
+		require.Contains(t, stderr, "--addr "+strconv.Quote(addr)+" is not host:port", addr)
+		require.Contains(t, stderr, "usage: dsh-actors serve", addr)
+	}
 }
