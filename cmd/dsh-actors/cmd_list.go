@@ -27,7 +27,7 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	asJSON := flags.Bool("json", false, "print the entries as a JSON array")
 	store := flags.String("store", defaultStore(), "session store root")
 	positional, err := parseInterspersed(flags, args)
-	if err != nil || len(positional) != 1 {
+	if err := exactlyOne(positional, err, "PARENT_ID"); err != nil {
 		return usageError(stderr, listUsage, flags, err)
 	}
 	entries, err := listChildren(ctx, *store, positional[0])
@@ -86,6 +86,15 @@ func parseInterspersed(flags *flag.FlagSet, args []string) ([]string, error) {
 		positional = append(positional, rest[0])
 		args = rest[1:]
 	}
+}
+
+// exactlyOne passes a parse error through and turns a count of positional
+// arguments other than one into an error naming the expected argument.
+func exactlyOne(positional []string, err error, name string) error {
+	if err == nil && len(positional) != 1 {
+		return fmt.Errorf("expected one %s argument, got %d", name, len(positional))
+	}
+	return err
 }
 
 // usageError prints the problem (if any), the usage line and the flags,

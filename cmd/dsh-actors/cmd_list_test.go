@@ -112,3 +112,19 @@ func TestListUsageErrors(t *testing.T) {
 		require.Contains(t, stderr, listUsage)
 	}
 }
+
+func TestWrongArgumentCountsAreNamed(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"list"}, "expected one PARENT_ID argument, got 0"},
+		{[]string{"list", "a", "b"}, "expected one PARENT_ID argument, got 2"},
+		{[]string{"show"}, "expected one ID argument, got 0"},
+		{[]string{"show", "a", "b", "c"}, "expected one ID argument, got 3"},
+	} {
+		code, _, stderr := run(t, tc.args...)
+		require.Equal(t, 2, code, fmt.Sprint(tc.args))
+		require.Contains(t, stderr, tc.want)
+	}
+}

@@ -30,7 +30,7 @@ func runShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags.SetOutput(io.Discard)
 	store := flags.String("store", defaultStore(), "session store root")
 	positional, err := parseInterspersed(flags, args)
-	if err != nil || len(positional) != 1 {
+	if err := exactlyOne(positional, err, "ID"); err != nil {
 		return usageError(stderr, showUsage, flags, err)
 	}
 	log, err := readSession(ctx, *store, positional[0])
