@@ -111,7 +111,7 @@ func (m *Manager) onAgentEvent(e parent.Event) {
 			m.post(func() { m.messageLeft(e.AgentID, e.Incarnation, e.MessageID) })
 		}
 	case parent.EventStatus:
-		if e.Status == inbox.Idle && m.hints.managed(e.AgentID) {
+		if e.Status == inbox.Idle && m.hints.settleable(e.AgentID, e.Incarnation) {
 			m.post(func() { m.statusIdle(e.AgentID, e.Incarnation) })
 		}
 	case parent.EventDisposed:
@@ -128,6 +128,36 @@ type hints struct {
 	mu       sync.RWMutex
 	children map[string]int // resident children
 	roots    map[string]int // scoped-drain roots with a cut-off
+	// disposing holds the incarnation of each resident child whose
+	// disposal is open: its idle status cannot settle it (checkSettled
+	// ignores an Activation with a disposal), so it is not posted.
+	disposing map[string]uint64
+}
+
+// settleable reports whether an idle status of id's incarnation can
+// still settle it: a resident child whose disposal is not open.
+func (h *hints) settleable(id string, incarnation uint64) bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.children[id] <= 0 {
+		return false
+	}
+	inc, disposing := h.disposing[id]
+	return !disposing || inc != incarnation
+}
+
+// disposal records (open) or clears the open disposal of id's incarnation.
+func (h *hints) disposal(id string, incarnation uint64, open bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if open {
+		if h.disposing == nil {
+			h.disposing = map[string]uint64{}
+		}
+		h.disposing[id] = incarnation
+	} else if inc, ok := h.disposing[id]; ok && inc == incarnation {
+		delete(h.disposing, id)
+	}
 }
 
 // managed reports whether id is a resident child.

@@ -76,6 +76,7 @@ func (m *Manager) dispose(a *activation) *disposal {
 // whose stop is now the manager's own doing.
 func (m *Manager) openDisposal(a *activation) *disposal {
 	a.disposal = &disposal{done: make(chan struct{})}
+	m.hints.disposal(a.childID, a.handle.Incarnation(), true)
 	if a.failure == nil { // a stopped actor has no watchers left
 		m.self.Unwatch(a.handle.Activation().PID())
 	}
@@ -163,6 +164,7 @@ func (m *Manager) forget(a *activation) {
 	}
 	delete(m.st.byPID, a.handle.Activation().PID().Id)
 	m.hints.add(&m.hints.children, a.childID, -1)
+	m.hints.disposal(a.childID, a.handle.Incarnation(), false)
 }
 
 // ended calls the observer, containing its panic.
