@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"sync"
 	"time"
 )
@@ -22,13 +21,13 @@ type Live struct {
 	events    []Event
 	persisted int           // events[:persisted] are durable
 	flushing  bool          // a flusher goroutine is running
-	progress  chan struct{} // closed and replaced when persisted, flushing or writeErr change
+	progress  chan struct{} // made by a flush waiter; closed (and dropped) when persisted, flushing or writeErr change
 	writeErr  error
 	released  bool
 }
 
 func newLive(s *Sessions, h Header, events []Event, persisted int) *Live {
-	return &Live{s: s, header: h, events: events, persisted: persisted, progress: make(chan struct{})}
+	return &Live{s: s, header: h, events: events, persisted: persisted}
 }
 
 // ID returns the session id.
@@ -181,7 +180,8 @@ func (l *Live) pending() ([]Event, bool) {
 		l.signal()
 		return nil, false
 	}
-	return slices.Clone(l.events[l.persisted:]), true
+	n := len(l.events) // events are never modified once appended: no copy
+	return l.events[l.persisted:n:n], true
 }
 
 func (l *Live) written(n int, err error) {
@@ -196,10 +196,12 @@ func (l *Live) written(n int, err error) {
 	l.signal()
 }
 
-// signal wakes every flush waiter (l.mu held).
+// signal wakes every flush waiter (l.mu held); with none, it costs nothing.
 func (l *Live) signal() {
-	close(l.progress)
-	l.progress = make(chan struct{})
+	if l.progress != nil {
+		close(l.progress)
+		l.progress = nil
+	}
 }
 
 // flush waits until the events present now are durable; with untilIdle
@@ -216,6 +218,9 @@ func (l *Live) flush(ctx context.Context, untilIdle bool) (bool, error) {
 		if l.persisted >= target && !(untilIdle && l.flushing) {
 			l.mu.Unlock()
 			return true, nil
+		}
+		if l.progress == nil {
+			l.progress = make(chan struct{})
 		}
 		wait := l.progress
 		l.mu.Unlock()
