@@ -147,8 +147,7 @@ func (l *Live) flushLoop() {
 			return
 		}
 		err := l.s.store.Append(context.Background(), l.header.ID, batch)
-		l.written(len(batch), err)
-		if err != nil {
+		if l.written(len(batch), err) {
 			return
 		}
 		l.awaitRefill(len(batch))
@@ -184,16 +183,26 @@ func (l *Live) pending() ([]Event, bool) {
 	return l.events[l.persisted:n:n], true
 }
 
-func (l *Live) written(n int, err error) {
+// written records the outcome of a write of n events and reports whether
+// the flusher is done: the write failed, or a lone event was written and
+// nothing is pending (awaitRefill would not wait), so the flusher is gone
+// in the same step that makes the events durable for flush waiters.
+func (l *Live) written(n int, err error) (done bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err != nil {
 		l.writeErr = asLogFailed(l.header.ID, err)
 		l.flushing = false
+		done = true
 	} else {
 		l.persisted += n
+		if n == 1 && l.persisted == len(l.events) {
+			l.flushing = false
+			done = true
+		}
 	}
 	l.signal()
+	return done
 }
 
 // signal wakes every flush waiter (l.mu held); with none, it costs nothing.
