@@ -431,3 +431,18 @@ func TestMessagesAreLoggedInShapesTheOriginalReads(t *testing.T) {
 		require.Equal(t, []string{"[]", "[]"}, contents, "the refused message never reached the log")
 	})
 }
+
+// TestTurnEndJSONHandWritten: the hand-written turn/end payloads are what
+// encoding/json writes for the same reason.
+func TestTurnEndJSONHandWritten(t *testing.T) {
+	for _, kind := range []string{"completed", "aborted", "disposed", "max-tokens", "refusal", "interrupted", "", "Odd\"kind"} {
+		for _, reason := range []endReason{{Kind: kind}, {Kind: kind, Error: &failure{Message: "m", Code: "C"}}} {
+			want, err := json.Marshal(turnEnd{Turn: 12, Reason: reason})
+			require.NoError(t, err)
+			got, err := session.EncodeData(turnEndJSON(12, reason))
+			require.NoError(t, err)
+			require.JSONEq(t, string(want), string(got))
+			require.Equal(t, string(want), string(got))
+		}
+	}
+}

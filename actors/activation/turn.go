@@ -64,13 +64,25 @@ func stepJSON(turn, step int) json.RawMessage {
 	return append(b, '}')
 }
 
-// turnEndJSON is turn/end {turn, reason}; only completed is hand-written.
+// turnEndJSON is turn/end {turn, reason}; a reason without an error and
+// with a plain kind (lower-case letters and dashes, as every kind the
+// runtime assigns) is hand-written, byte for byte what encoding/json writes.
 func turnEndJSON(turn int, reason endReason) any {
-	if reason.Kind != "completed" {
+	if reason.Error != nil || !plainKind(reason.Kind) {
 		return turnEnd{Turn: turn, Reason: reason}
 	}
 	b := strconv.AppendInt([]byte(`{"turn":`), int64(turn), 10)
-	return json.RawMessage(append(b, `,"reason":{"kind":"completed"}}`...))
+	b = append(append(b, `,"reason":{"kind":"`...), reason.Kind...)
+	return json.RawMessage(append(b, `"}}`...))
+}
+
+func plainKind(kind string) bool {
+	for i := 0; i < len(kind); i++ {
+		if c := kind[i]; (c < 'a' || c > 'z') && c != '-' {
+			return false
+		}
+	}
+	return true
 }
 
 func newModelSource(provider, model string) modelSource {
