@@ -126,12 +126,25 @@ func (m *Manager) onAgentEvent(e parent.Event) {
 // filters, never decisions.
 type hints struct {
 	mu       sync.RWMutex
-	children map[string]int // resident children
-	roots    map[string]int // scoped-drain roots with a cut-off
-	// disposing holds the incarnation of each resident child whose
-	// disposal is open: its idle status cannot settle it (checkSettled
-	// ignores an Activation with a disposal), so it is not posted.
-	disposing map[string]uint64
+	children map[string]childHint // resident children
+	roots    map[string]int       // scoped-drain roots with a cut-off
+}
+
+// childHint counts the resident Activations of a child id and records the
+// incarnation whose disposal is open: an idle status of it cannot settle
+// it (checkSettled ignores an Activation with a disposal), so it is not
+// posted.
+type childHint struct {
+	n         int
+	disposing uint64
+	hasOpen   bool
+}
+
+// managed reports whether id is a resident child.
+func (h *hints) managed(id string) bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.children[id].n > 0
 }
 
 // settleable reports whether an idle status of id's incarnation can
@@ -139,32 +152,49 @@ type hints struct {
 func (h *hints) settleable(id string, incarnation uint64) bool {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	if h.children[id] <= 0 {
-		return false
-	}
-	inc, disposing := h.disposing[id]
-	return !disposing || inc != incarnation
+	c := h.children[id]
+	return c.n > 0 && !(c.hasOpen && c.disposing == incarnation)
 }
 
-// disposal records (open) or clears the open disposal of id's incarnation.
-func (h *hints) disposal(id string, incarnation uint64, open bool) {
+// childAdded counts a new resident Activation of id.
+func (h *hints) childAdded(id string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if open {
-		if h.disposing == nil {
-			h.disposing = map[string]uint64{}
-		}
-		h.disposing[id] = incarnation
-	} else if inc, ok := h.disposing[id]; ok && inc == incarnation {
-		delete(h.disposing, id)
+	if h.children == nil {
+		h.children = map[string]childHint{}
+	}
+	c := h.children[id]
+	c.n++
+	h.children[id] = c
+}
+
+// disposalOpened records the open disposal of id's incarnation.
+func (h *hints) disposalOpened(id string, incarnation uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c, ok := h.children[id]; ok {
+		c.disposing, c.hasOpen = incarnation, true
+		h.children[id] = c
 	}
 }
 
-// managed reports whether id is a resident child.
-func (h *hints) managed(id string) bool {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	return h.children[id] > 0
+// childGone uncounts the Activation of id's incarnation.
+func (h *hints) childGone(id string, incarnation uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c, ok := h.children[id]
+	if !ok {
+		return
+	}
+	c.n--
+	if c.hasOpen && c.disposing == incarnation {
+		c.disposing, c.hasOpen = 0, false
+	}
+	if c.n <= 0 {
+		delete(h.children, id)
+		return
+	}
+	h.children[id] = c
 }
 
 func (h *hints) root(id string) bool {

@@ -76,7 +76,7 @@ func (m *Manager) dispose(a *activation) *disposal {
 // whose stop is now the manager's own doing.
 func (m *Manager) openDisposal(a *activation) *disposal {
 	a.disposal = &disposal{done: make(chan struct{})}
-	m.hints.disposal(a.childID, a.handle.Incarnation(), true)
+	m.hints.disposalOpened(a.childID, a.handle.Incarnation())
 	if a.failure == nil { // a stopped actor has no watchers left
 		m.self.Unwatch(a.handle.Activation().PID())
 	}
@@ -163,8 +163,7 @@ func (m *Manager) forget(a *activation) {
 		delete(m.st.activations, a.childID)
 	}
 	delete(m.st.byPID, a.handle.Activation().PID().Id)
-	m.hints.add(&m.hints.children, a.childID, -1)
-	m.hints.disposal(a.childID, a.handle.Incarnation(), false)
+	m.hints.childGone(a.childID, a.handle.Incarnation())
 }
 
 // ended calls the observer, containing its panic.
