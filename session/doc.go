@@ -45,8 +45,10 @@
 // # Writes and durability
 //
 // Create publishes a new log atomically (temporary file, fsync, hard link,
-// directory fsync). Append uses group commit: one writer goroutine per log
-// (only while it has work), concurrent appends coalesce into one write and
+// directory fsync). Append uses group commit: one writer per log (only
+// while it has work; an uncancellable Append that finds none writes the
+// first round itself, then a goroutine takes what is left), concurrent
+// appends coalesce into one write and
 // one fdatasync, and an append returns only when its batch is durable.
 // After answering a batch the writer yields (a bounded number of times, no
 // timer) until the answered appenders have queued again, so batches stay
