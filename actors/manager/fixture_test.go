@@ -43,15 +43,12 @@ type fixtureConfig struct {
 	memoryOnly bool
 	root       string
 	checkpoint CheckpointFunc
-	observer   func(*fixture) Observer
 	prepare    PrepareFunc
 }
 
 type option func(*fixtureConfig)
 
 func memoryOnly() option { return func(c *fixtureConfig) { c.memoryOnly = true } }
-
-func withRoot(root string) option { return func(c *fixtureConfig) { c.root = root } }
 
 func withCheckpoint(fn CheckpointFunc) option { return func(c *fixtureConfig) { c.checkpoint = fn } }
 
