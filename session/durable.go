@@ -62,48 +62,54 @@ func truncateDurably(f File, size int64) error {
 // folders made with mode 0700 and their parents fsynced, the content
 // written to <path>.<12 hex>.tmp (O_EXCL, 0600) and fsynced, hard-linked to
 // path (EEXIST is ErrExists, never an overwrite), the folder fsynced, the
-// temporary name removed.
-func (s *JSONL) materialize(path string, data []byte) error {
+// temporary name removed. It returns the file still open for appending
+// (the link shares its inode); the caller keeps or closes it.
+func (s *JSONL) materialize(path string, data []byte) (File, error) {
 	dir := filepath.Dir(path)
 	if err := s.mkdirDurably(dir); err != nil {
-		return err
+		return nil, err
 	}
-	tmp, err := s.writeTemp(path, data)
+	tmp, f, err := s.writeTemp(path, data)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer s.fs.Remove(tmp) //nolint:errcheck // a leftover temporary link is harmless
-	if err := s.fs.Link(tmp, path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return existsf(`refusing to materialize "%s": a log already exists on disk`, path)
-		}
-		return err
+	err = s.fs.Link(tmp, path)
+	if errors.Is(err, fs.ErrExist) {
+		err = existsf(`refusing to materialize "%s": a log already exists on disk`, path)
 	}
-	return s.fs.SyncDir(dir)
+	if err == nil {
+		err = s.fs.SyncDir(dir)
+	}
+	if err != nil {
+		closeQuietly(f)
+		return nil, err
+	}
+	return f, nil
 }
 
-func (s *JSONL) writeTemp(path string, data []byte) (string, error) {
+// writeTemp writes data to a fresh temporary file next to path, syncs it
+// and returns its name and the file, open for appending.
+func (s *JSONL) writeTemp(path string, data []byte) (string, File, error) {
 	var suffix [6]byte
 	if _, err := rand.Read(suffix[:]); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	tmp := path + "." + hex.EncodeToString(suffix[:]) + ".tmp"
-	f, err := s.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := s.fs.OpenFile(tmp, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	_, err = f.Write(data)
 	if err == nil {
 		err = f.Sync()
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
+		closeQuietly(f)
 		s.fs.Remove(tmp) //nolint:errcheck // best effort; the write error matters
-		return "", err
+		return "", nil, err
 	}
-	return tmp, nil
+	return tmp, f, nil
 }
 
 // mkdirDurably creates dir and any missing parents up to the root's

@@ -26,6 +26,8 @@ type JSONL struct {
 	closed bool
 	wg     sync.WaitGroup // one per running writer goroutine
 
+	kept fileSlots // logs that keep their file open between writes
+
 	rootOnce sync.Once
 	rootErr  error // the cached verdict of checkRoot
 }
@@ -47,6 +49,7 @@ func OpenJSONL(root string, opts ...Option) (*JSONL, error) {
 		return nil, err
 	}
 	s := &JSONL{root: abs, fs: OSFS{}, logs: map[string]*logState{}}
+	s.kept.max = defaultKeptFiles()
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -494,10 +497,12 @@ func (s *JSONL) Create(ctx context.Context, h Header, seed []Event) error {
 	if err != nil {
 		return err
 	}
-	if err := s.materialize(path, data); err != nil {
+	f, err := s.materialize(path, data)
+	if err != nil {
 		return err
 	}
 	st.ready(path, int64(len(seed)), int64(len(data)))
+	s.keep(st, f)
 	return nil
 }
 

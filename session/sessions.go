@@ -218,7 +218,8 @@ func notLive(l *Live) error {
 }
 
 // Release refuses further appends to l, waits for its pending writes
-// (Flush), then drops it from the registry and announces Removed. The
+// (Flush), lets the store free what it holds for the log (JSONL closes a
+// kept file), then drops it from the registry and announces Removed. The
 // session is dropped even when the flush fails or ctx ends; that error is
 // returned. Releasing a session that is not live is a no-op.
 func (s *Sessions) Release(ctx context.Context, l *Live) error {
@@ -228,6 +229,9 @@ func (s *Sessions) Release(ctx context.Context, l *Live) error {
 	var err error
 	if s.store != nil {
 		_, err = l.flush(ctx, true)
+		if r, ok := s.store.(logReleaser); ok {
+			r.ReleaseLog(l.header.ID)
+		}
 	}
 	s.mu.Lock()
 	delete(s.live, l.header.ID)
@@ -235,6 +239,10 @@ func (s *Sessions) Release(ctx context.Context, l *Live) error {
 	s.notify(Change{Kind: Removed, Header: l.Header()})
 	return err
 }
+
+// logReleaser is a Store that holds per-log resources (JSONL's kept
+// files) until told a log's live session ended.
+type logReleaser interface{ ReleaseLog(id string) }
 
 // Subscribe registers fn for every later Change and returns a function
 // that unregisters it. fn runs synchronously on the goroutine that made

@@ -24,6 +24,10 @@ type logState struct {
 	queue   []*batch
 	writing bool
 	failed  error // the first write or sync failure
+
+	file     File // kept open between writer rounds while slot is held
+	slot     bool // holds one of the store's kept-file slots
+	released bool // ReleaseLog since the last Create or Load: keep no file
 }
 
 // batch is one Append's encoded lines, or a flush barrier (no data).
@@ -66,6 +70,7 @@ func (st *logState) ready(path string, next, size int64) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.path, st.loaded, st.next, st.size = path, true, next, size
+	st.released = false
 }
 
 func (st *logState) isReady() bool {
@@ -221,22 +226,33 @@ func (s *JSONL) writeOwnBatch(st *logState) {
 	}
 	w.answer(batches, w.commit(batches))
 	if w.idle() {
-		w.close()
 		s.wg.Done()
 		return
 	}
 	go s.runWriter(w)
 }
 
-// idle clears writing and reports true when nothing is queued.
+// idle reports true when nothing is queued, and then retires the writer
+// as take does.
 func (w *groupWriter) idle() bool {
 	w.st.mu.Lock()
-	defer w.st.mu.Unlock()
-	if len(w.st.queue) == 0 {
-		w.st.writing = false
-		return true
+	if len(w.st.queue) > 0 {
+		w.st.mu.Unlock()
+		return false
 	}
-	return false
+	w.retireLocked()
+	return true
+}
+
+// retireLocked ends the writer's run (st.mu held, which it releases): the
+// log is no longer writing, and the writer's file is kept for the next
+// round or closed.
+func (w *groupWriter) retireLocked() {
+	w.st.writing = false
+	f := w.s.keepLocked(w.st, w.file)
+	w.file = nil
+	w.st.mu.Unlock()
+	closeQuietly(f)
 }
 
 func (w *groupWriter) answer(batches []*batch, err error) {
@@ -250,7 +266,6 @@ func (w *groupWriter) answer(batches []*batch, err error) {
 // exits (closing the file) as soon as the queue is empty.
 func (s *JSONL) runWriter(w *groupWriter) {
 	defer s.wg.Done()
-	defer w.close()
 	for {
 		batches, ok := w.take()
 		if !ok {
@@ -303,17 +318,18 @@ type groupWriter struct {
 	buf  []byte
 }
 
-// take removes every queued batch; false (and writing cleared) when none.
+// take removes every queued batch; false (and the writer retired) when
+// none.
 func (w *groupWriter) take() ([]*batch, bool) {
 	st := w.st
 	st.mu.Lock()
-	defer st.mu.Unlock()
 	batches := st.queue
 	st.queue = nil
 	if len(batches) == 0 {
-		st.writing = false
+		w.retireLocked()
 		return nil, false
 	}
+	st.mu.Unlock()
 	return batches, true
 }
 
@@ -346,22 +362,26 @@ func (w *groupWriter) commit(batches []*batch) error {
 	return nil
 }
 
+// open makes sure the writer has the log's file: the kept one, or a
+// fresh descriptor. When the process is out of descriptors, the kept
+// files of other logs are closed and the open retried once.
 func (w *groupWriter) open(path string) error {
+	if w.file == nil {
+		w.file = w.st.takeFile()
+	}
 	if w.file != nil {
 		return nil
 	}
 	f, err := w.s.fs.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if outOfFiles(err) {
+		w.s.shedKept()
+		f, err = w.s.fs.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return notFound(w.st.id)
 	}
 	w.file = f
 	return err
-}
-
-func (w *groupWriter) close() {
-	if w.file != nil {
-		w.file.Close() //nolint:errcheck // every write was synced; nothing is lost on close
-	}
 }
 
 // Flush blocks until every Append of id accepted so far is durable and
@@ -398,5 +418,6 @@ func (s *JSONL) Close() error {
 	s.closed = true
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.closeKept()
 	return nil
 }
