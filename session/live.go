@@ -85,6 +85,24 @@ func Ignorable() AppendOption {
 // refused after Release (ErrNotLive), after a failed write-behind
 // (ErrLogFailed) and for a retired event vocabulary (ErrInvalid).
 func (l *Live) Append(typ string, data any, opts ...AppendOption) (Event, error) {
+	return l.add(typ, data, opts, true)
+}
+
+// AppendThrough is Append followed by writing every pending event through
+// to the store before it returns: on the calling goroutine when no
+// write-behind is running (no goroutine is started), else by waiting for
+// it. It suits a last event nothing else waits behind, such as the end of
+// a cancelled turn. A failed write is returned (ErrLogFailed) after the
+// event was added; without a store it is Append.
+func (l *Live) AppendThrough(typ string, data any, opts ...AppendOption) (Event, error) {
+	e, err := l.add(typ, data, opts, false)
+	if err != nil {
+		return e, err
+	}
+	return e, l.writeThrough()
+}
+
+func (l *Live) add(typ string, data any, opts []AppendOption, behind bool) (Event, error) {
 	raw, err := EncodeData(data)
 	if err != nil {
 		return Event{}, err
@@ -98,15 +116,16 @@ func (l *Live) Append(typ string, data any, opts ...AppendOption) (Event, error)
 	}
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
-	if e, err = l.push(e); err != nil {
+	if e, err = l.push(e, behind); err != nil {
 		return Event{}, err
 	}
 	l.s.notify(Change{Kind: Appended, Header: l.Header(), Event: e})
 	return e, nil
 }
 
-// push assigns seq and time, stores the event and wakes the flusher.
-func (l *Live) push(e Event) (Event, error) {
+// push assigns seq and time, stores the event and, with behind, wakes the
+// flusher.
+func (l *Live) push(e Event, behind bool) (Event, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
@@ -118,8 +137,28 @@ func (l *Live) push(e Event) (Event, error) {
 	e.Seq = int64(len(l.events))
 	e.Time = time.Now().UnixMilli()
 	l.events = append(l.events, e)
-	l.startFlusherLocked()
+	if behind {
+		l.startFlusherLocked()
+	}
 	return e, nil
+}
+
+// writeThrough makes the pending events durable: the calling goroutine
+// becomes the flusher unless one is running, whose progress it then
+// awaits.
+func (l *Live) writeThrough() error {
+	if l.s.store == nil {
+		return nil
+	}
+	l.mu.Lock()
+	own := !l.flushing && l.persisted < len(l.events) && l.writeErr == nil
+	l.flushing = l.flushing || own
+	l.mu.Unlock()
+	if own {
+		l.flushLoop()
+	}
+	_, err := l.flush(context.Background(), false)
+	return err
 }
 
 func (l *Live) startFlusher() {

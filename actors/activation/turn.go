@@ -114,7 +114,10 @@ type turn struct {
 }
 
 // runTurn runs one claimed message start to end on its own goroutine and
-// then releases the inbox for the next message.
+// then releases the inbox for the next message. The end of a cancelled
+// turn is written through to the store on this goroutine before the
+// inbox is released: whoever cancelled it (a teardown, an interrupt)
+// waits for it to be durable, and the next turn, if any, waits behind it.
 func (a *Activation) runTurn(claim *inbox.Claim) {
 	defer a.inbox.EndTurn()
 	a.lastTurn++
@@ -123,7 +126,12 @@ func (a *Activation) runTurn(claim *inbox.Claim) {
 	a.append("turn/start", turnStartJSON(t.number))
 	reason := t.run(claim.Context(), claim.Message)
 	t.finish()
-	a.append("turn/end", turnEndJSON(t.number, reason))
+	end := turnEndJSON(t.number, reason)
+	if claim.Context().Err() != nil {
+		a.appendThrough("turn/end", end)
+	} else {
+		a.append("turn/end", end)
+	}
 }
 
 // run calls the agent, turning a panic into an error reason.
@@ -231,9 +239,20 @@ func (t *turn) Say(ctx context.Context, content []agent.Block) error {
 
 // append logs one event; a refused append is logged and returned.
 func (a *Activation) append(typ string, data any, opts ...session.AppendOption) error {
-	if _, err := a.live.Append(typ, data, opts...); err != nil {
+	_, err := a.live.Append(typ, data, opts...)
+	return a.logged(typ, err)
+}
+
+// appendThrough logs one event and writes it through (Live.AppendThrough).
+func (a *Activation) appendThrough(typ string, data any) error {
+	_, err := a.live.AppendThrough(typ, data)
+	return a.logged(typ, err)
+}
+
+// logged logs a refused or failed append and returns err.
+func (a *Activation) logged(typ string, err error) error {
+	if err != nil {
 		a.logger.Error("actors: session append failed", "agent", a.id, "type", typ, "err", err)
-		return err
 	}
-	return nil
+	return err
 }
