@@ -206,6 +206,21 @@ func (b *Inbox) EndTurn() {
 	}
 }
 
+// RunHere calls fn and then runs the mailbox on the calling goroutine,
+// so that what fn queues (a protoactor Stop, say) is processed here rather
+// than on the dispatcher: the wake-up of another goroutine is saved when
+// the caller waits for the outcome anyway. When a mailbox run is already
+// going elsewhere it only calls fn, and that run handles what fn queued.
+// It returns when its run is over; it must not be called from inside
+// the actor.
+func (b *Inbox) RunHere(fn func()) {
+	own := b.scheduled.CompareAndSwap(false, true)
+	fn()
+	if own {
+		b.process()
+	}
+}
+
 // Emit queues e behind the events the inbox has already queued and
 // delivers it to the Observer in that order. The registry emits
 // agent/created and agent/disposed this way, so that all events of one

@@ -149,16 +149,17 @@ func (a *Activation) Done() <-chan struct{} { return a.stopped }
 // Dispose tears the agent down, in order: close the inbox (later follow-ups
 // fail with ErrInboxClosed, queued messages are discarded, the running turn
 // is cancelled with cause disposed), wait until the turn has logged its
-// turn/end, stop the actor and wait until it has stopped. It blocks until
-// then or until ctx is done, returning ctx.Err(); calling it again resumes
-// where it stopped, and after a completed Dispose it returns nil at once.
-// It does not flush or release the session.
+// turn/end, stop the actor (its mailbox processes the stop on the calling
+// goroutine unless a run of it is going elsewhere) and wait until it has
+// stopped. It blocks until then or until ctx is done, returning ctx.Err();
+// calling it again resumes where it stopped, and after a completed Dispose
+// it returns nil at once. It does not flush or release the session.
 func (a *Activation) Dispose(ctx context.Context) error {
 	a.inbox.Close(agent.CancelCause{Kind: agent.CauseDisposed})
 	if err := a.inbox.WhenIdle(ctx); err != nil {
 		return err
 	}
-	a.stopOnce.Do(func() { a.system.Root.Stop(a.pid) })
+	a.stopOnce.Do(func() { a.inbox.RunHere(func() { a.system.Root.Stop(a.pid) }) })
 	select {
 	case <-a.stopped:
 		return nil
