@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
@@ -126,25 +127,24 @@ func (m *Manager) onAgentEvent(e parent.Event) {
 // filters, never decisions.
 type hints struct {
 	mu       sync.RWMutex
-	children map[string]childHint // resident children
-	roots    map[string]int       // scoped-drain roots with a cut-off
+	children map[string]*childHint // resident children
+	roots    map[string]int        // scoped-drain roots with a cut-off
 }
 
-// childHint counts the resident Activations of a child id and records the
-// incarnation whose disposal is open: an idle status of it cannot settle
-// it (checkSettled ignores an Activation with a disposal), so it is not
-// posted.
+// childHint counts the resident Activations of a child id (under
+// hints.mu) and records, without the lock, the incarnation whose disposal
+// is open: an idle status of it cannot settle it (checkSettled ignores an
+// Activation with a disposal), so it is not posted.
 type childHint struct {
 	n         int
-	disposing uint64
-	hasOpen   bool
+	disposing atomic.Uint64 // incarnation+1 of the open disposal, or 0
 }
 
 // managed reports whether id is a resident child.
 func (h *hints) managed(id string) bool {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	return h.children[id].n > 0
+	return h.children[id] != nil
 }
 
 // settleable reports whether an idle status of id's incarnation can
@@ -153,48 +153,42 @@ func (h *hints) settleable(id string, incarnation uint64) bool {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	c := h.children[id]
-	return c.n > 0 && !(c.hasOpen && c.disposing == incarnation)
+	return c != nil && c.disposing.Load() != incarnation+1
 }
 
-// childAdded counts a new resident Activation of id.
-func (h *hints) childAdded(id string) {
+// childAdded counts a new resident Activation of id and returns the hint
+// its disposal marks.
+func (h *hints) childAdded(id string) *childHint {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.children == nil {
-		h.children = map[string]childHint{}
+		h.children = map[string]*childHint{}
 	}
 	c := h.children[id]
-	c.n++
-	h.children[id] = c
-}
-
-// disposalOpened records the open disposal of id's incarnation.
-func (h *hints) disposalOpened(id string, incarnation uint64) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if c, ok := h.children[id]; ok {
-		c.disposing, c.hasOpen = incarnation, true
+	if c == nil {
+		c = &childHint{}
 		h.children[id] = c
 	}
+	c.n++
+	return c
 }
+
+// disposalOpened records the open disposal of the hint's incarnation.
+func (c *childHint) disposalOpened(incarnation uint64) { c.disposing.Store(incarnation + 1) }
 
 // childGone uncounts the Activation of id's incarnation.
 func (h *hints) childGone(id string, incarnation uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	c, ok := h.children[id]
-	if !ok {
+	c := h.children[id]
+	if c == nil {
 		return
 	}
 	c.n--
-	if c.hasOpen && c.disposing == incarnation {
-		c.disposing, c.hasOpen = 0, false
-	}
+	c.disposing.CompareAndSwap(incarnation+1, 0)
 	if c.n <= 0 {
 		delete(h.children, id)
-		return
 	}
-	h.children[id] = c
 }
 
 func (h *hints) root(id string) bool {

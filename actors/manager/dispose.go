@@ -41,11 +41,23 @@ func (m *Manager) statusIdle(id string, incarnation uint64) {
 	}
 }
 
-// onTerminated handles an Activation's actor that stopped without the
-// manager disposing it: its epoch fails and is torn down, never restarted.
+// onTerminated notes that an Activation's actor stopped. The manager keeps
+// watching the actor through its disposal, so the Terminated of every
+// disposed actor arrives before the Activation is released (see
+// tornDown) and never after the manager has halted. An actor that stopped
+// without the manager disposing it fails its epoch, which is torn down,
+// never restarted.
 func (m *Manager) onTerminated(pid *actor.PID) {
 	a := m.st.byPID[pid.Id]
-	if a == nil || a.disposal != nil {
+	if a == nil {
+		return
+	}
+	a.terminated = true
+	if a.disposal != nil {
+		if release := a.awaitTerminated; release != nil {
+			a.awaitTerminated = nil
+			release()
+		}
 		return
 	}
 	a.failure = fmt.Errorf("subagent %q agent actor stopped unexpectedly", a.childID)
@@ -72,14 +84,10 @@ func (m *Manager) dispose(a *activation) *disposal {
 	return d
 }
 
-// openDisposal sets a's admission cut-off and stops watching its actor,
-// whose stop is now the manager's own doing.
+// openDisposal sets a's admission cut-off.
 func (m *Manager) openDisposal(a *activation) *disposal {
 	a.disposal = &disposal{done: make(chan struct{})}
-	m.hints.disposalOpened(a.childID, a.handle.Incarnation())
-	if a.failure == nil { // a stopped actor has no watchers left
-		m.self.Unwatch(a.handle.Activation().PID())
-	}
+	a.hint.disposalOpened(a.handle.Incarnation())
 	return a.disposal
 }
 
@@ -99,7 +107,7 @@ func (m *Manager) ownedActivations(a *activation) []*activation {
 // owned children released (child-first), quiescence, the durability
 // checkpoint, the epoch captured while the child is still registered, the
 // handle disposed; the first failure wins. It then posts the release of the
-// Activation and of its ownership back to the actor.
+// Activation and of its ownership back to the actor (tornDown).
 func (m *Manager) finishTeardown(a *activation, d *disposal, children []*disposal) {
 	failure := a.failure
 	if failure != nil {
@@ -119,7 +127,29 @@ func (m *Manager) finishTeardown(a *activation, d *disposal, children []*disposa
 	if err := a.handle.Dispose(ctx); err != nil && failure == nil {
 		failure = HandleDisposalFailed(a.childID, err)
 	}
-	m.post(func() { m.release(a, d, failure, epoch) })
+	stopped := isClosed(a.handle.Activation().Done())
+	m.post(func() { m.tornDown(a, d, failure, epoch, stopped) })
+}
+
+// tornDown releases a once its teardown is over and, when its actor
+// stopped, the actor's Terminated has reached the manager: a released
+// Activation leaves nothing in flight towards the manager.
+func (m *Manager) tornDown(a *activation, d *disposal, failure error, epoch Epoch, stopped bool) {
+	release := func() { m.release(a, d, failure, epoch) }
+	if stopped && !a.terminated {
+		a.awaitTerminated = release
+		return
+	}
+	release()
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 // durability is the required final checkpoint: only true confirms.
@@ -187,6 +217,9 @@ func (m *Manager) rollbackUnpublished(a *activation, then func()) {
 		return
 	}
 	d := m.openDisposal(a)
+	if !a.terminated { // its Terminated must not outlive the manager
+		m.self.Unwatch(a.handle.Activation().PID())
+	}
 	async(m, func() error { return a.handle.Dispose(context.Background()) }, func(err error) {
 		if err != nil {
 			m.logger.Warn(fmt.Sprintf("subagent %q rollback failed: %s", a.childID, chain(err)))

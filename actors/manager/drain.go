@@ -93,7 +93,9 @@ func (m *Manager) scopeOf(root *parent.Handle) *scope {
 // selectTargets returns, in creation order, the resident Activations that
 // are strict descendants of a root (by the ancestry captured at
 // materialization), adding each with its live lineage below the root to
-// that root's cut-off.
+// that root's cut-off. The lineage is read from the registry only where
+// the owner chain does not reach the root: an owner below the root is a
+// target itself and adds its own lineage.
 func (m *Manager) selectTargets(roots []*parent.Handle) []*activation {
 	var targets []*activation
 	for _, a := range m.st.activations {
@@ -102,9 +104,14 @@ func (m *Manager) selectTargets(roots []*parent.Handle) []*activation {
 		}
 		selected := false
 		for _, root := range roots {
-			if a.ancestry[root] {
+			if !a.ancestry[root] {
+				continue
+			}
+			selected = true
+			if o := a.owner; o != nil && o.ancestry[root] {
+				m.st.scopes[root].members[a.handle] = true
+			} else {
 				m.addMembers(root, m.registry.LiveLineage(a.handle))
-				selected = true
 			}
 		}
 		if selected {
@@ -149,9 +156,13 @@ func (m *Manager) addMembers(root *parent.Handle, lineage []*parent.Handle) {
 
 // targetRoots are the targets no other target owns.
 func targetRoots(targets []*activation) []*activation {
+	selected := make(map[*activation]bool, len(targets))
+	for _, t := range targets {
+		selected[t] = true
+	}
 	var roots []*activation
 	for _, t := range targets {
-		if t.owner == nil || !slices.Contains(targets, t.owner) {
+		if !selected[t.owner] {
 			roots = append(roots, t)
 		}
 	}

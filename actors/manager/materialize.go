@@ -87,7 +87,7 @@ func (m *Manager) install(ms materializeSpec, h *parent.Handle, lineage []*paren
 	}
 	m.st.activations[ms.childID] = a
 	m.st.byPID[h.Activation().PID().Id] = a
-	m.hints.childAdded(ms.childID)
+	a.hint = m.hints.childAdded(ms.childID)
 	m.self.Watch(h.Activation().PID()) // an unexpected stop reaches onTerminated
 	return a
 }

@@ -43,8 +43,13 @@ type activation struct {
 	run      RunInfo
 	boundary int   // the epoch's first own event, taken at subagent/start
 	failure  error // set when the child's actor stopped on its own
-	settling bool  // the disposal was opened by settlement: log its failure
-	edge     *edge
+	// terminated: the actor's Terminated arrived; awaitTerminated is the
+	// release of a torn-down Activation waiting for it.
+	terminated      bool
+	awaitTerminated func()
+	settling        bool // the disposal was opened by settlement: log its failure
+	edge            *edge
+	hint            *childHint // the bus filter's entry for this child id
 }
 
 // edge is the epoch's lifecycle state, touched only on the lifecycle
