@@ -97,6 +97,8 @@ type Inbox struct {
 	suspended  bool
 	closed     bool
 	idle       chan struct{} // closed on the next transition to Idle
+	afterIdle  []func()      // AfterIdle callbacks waiting for Idle
+	idleReady  []func()      // callbacks released by the last transition to Idle
 	events     []Event
 	spare      []Event // the buffer deliver swaps in, to reuse it
 	delivering bool
@@ -167,6 +169,7 @@ func (b *Inbox) Cancel(cause agent.CancelCause, keepInbox bool) []string {
 	discarded := b.cancelLocked(cause, keepInbox)
 	b.mu.Unlock()
 	b.deliver()
+	b.startIdleReady()
 	return discarded
 }
 
@@ -179,6 +182,7 @@ func (b *Inbox) Close(cause agent.CancelCause) []string {
 	discarded := b.cancelLocked(cause, false)
 	b.mu.Unlock()
 	b.deliver()
+	b.startIdleReady()
 	return discarded
 }
 
@@ -187,7 +191,9 @@ func (b *Inbox) Close(cause agent.CancelCause) []string {
 // next message. The actor's turn goroutine calls it once, after its last
 // event is logged, and it runs the mailbox right there on that goroutine
 // (which is about to end anyway) rather than handing it to the dispatcher:
-// one goroutine switch less per turn. It returns when that run is over.
+// one goroutine switch less per turn. When the inbox is then idle, the
+// AfterIdle callbacks waiting for it run here too, in order. It returns
+// when all that is over.
 func (b *Inbox) EndTurn() {
 	b.mu.Lock()
 	if b.turn == nil {
@@ -203,6 +209,40 @@ func (b *Inbox) EndTurn() {
 	b.deliver()
 	if wake && b.scheduled.CompareAndSwap(false, true) {
 		b.process()
+	}
+	for _, fn := range b.takeIdleReady() {
+		fn()
+	}
+}
+
+// AfterIdle arranges for fn to run once the inbox is Idle (no claimed
+// turn, nothing queued): on the goroutine of the EndTurn that makes it
+// Idle, after that call's mailbox run, or on a new goroutine when it is
+// Idle already or turns Idle through Cancel or Close. It never blocks.
+func (b *Inbox) AfterIdle(fn func()) {
+	b.mu.Lock()
+	if b.runningLocked() {
+		b.afterIdle = append(b.afterIdle, fn)
+		b.mu.Unlock()
+		return
+	}
+	b.mu.Unlock()
+	go fn()
+}
+
+func (b *Inbox) takeIdleReady() []func() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ready := b.idleReady
+	b.idleReady = nil
+	return ready
+}
+
+// startIdleReady runs the released AfterIdle callbacks on new goroutines:
+// the caller may be an actor that must not block.
+func (b *Inbox) startIdleReady() {
+	for _, fn := range b.takeIdleReady() {
+		go fn()
 	}
 }
 
@@ -311,18 +351,24 @@ func statusOf(running bool) Status {
 	return Idle
 }
 
-// noteStatusLocked emits a status change when running differs from was and
-// releases WhenIdle waiters on the way to Idle.
+// noteStatusLocked emits a status change when running differs from was
+// and, on the way to Idle, releases WhenIdle waiters and the AfterIdle
+// callbacks (to idleReady, which the caller runs once unlocked).
 func (b *Inbox) noteStatusLocked(was bool) {
 	now := b.runningLocked()
 	if now == was {
 		return
 	}
 	b.emitLocked(Event{Kind: StatusChange, Status: statusOf(now)})
-	if !now && b.idle != nil {
+	if now {
+		return
+	}
+	if b.idle != nil {
 		close(b.idle)
 		b.idle = nil
 	}
+	b.idleReady = append(b.idleReady, b.afterIdle...)
+	b.afterIdle = nil
 }
 
 func (b *Inbox) emitLocked(e Event) {

@@ -139,6 +139,11 @@ func (a *Activation) Status() inbox.Status { return a.inbox.Status() }
 // WhenIdle blocks until no turn runs and no message waits, or ctx is done.
 func (a *Activation) WhenIdle(ctx context.Context) error { return a.inbox.WhenIdle(ctx) }
 
+// AfterIdle runs fn once no turn runs and no message waits (see
+// inbox.Inbox.AfterIdle): on the goroutine of the turn that ends last, or
+// on a new one.
+func (a *Activation) AfterIdle(fn func()) { a.inbox.AfterIdle(fn) }
+
 // Emit delivers e to the Observer in order with the inbox's own events
 // (see inbox.Inbox.Emit).
 func (a *Activation) Emit(e inbox.Event) { a.inbox.Emit(e) }

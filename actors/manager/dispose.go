@@ -69,7 +69,10 @@ func (m *Manager) onTerminated(pid *actor.PID) {
 // the admission cut-off). In this one synchronous span it cancels a's turn
 // and queued messages, then opens the disposal of every owned child, so
 // cancellation reaches the whole subtree top-down before anything waits.
-// The rest runs off the actor (finishTeardown).
+// The rest runs off the actor (finishTeardown): for an Activation owning
+// no child, on the goroutine of its cancelled turn once that turn has
+// ended (or a new one if it is idle already); otherwise on its own
+// goroutine, which first waits for the children.
 func (m *Manager) dispose(a *activation) *disposal {
 	if a.disposal != nil {
 		return a.disposal
@@ -80,7 +83,11 @@ func (m *Manager) dispose(a *activation) *disposal {
 	for _, child := range m.ownedActivations(a) {
 		children = append(children, m.dispose(child))
 	}
-	go m.finishTeardown(a, d, children)
+	if len(children) == 0 {
+		a.handle.AfterIdle(func() { m.finishTeardown(a, d, nil) })
+	} else {
+		go m.finishTeardown(a, d, children)
+	}
 	return d
 }
 

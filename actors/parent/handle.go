@@ -70,6 +70,9 @@ func (h *Handle) Status() inbox.Status { return h.act.Status() }
 // WhenIdle blocks until the agent is idle or ctx is done.
 func (h *Handle) WhenIdle(ctx context.Context) error { return h.act.WhenIdle(ctx) }
 
+// AfterIdle runs fn once the agent is idle (activation.Activation.AfterIdle).
+func (h *Handle) AfterIdle(fn func()) { h.act.AfterIdle(fn) }
+
 // Disposed is closed once Dispose has completed.
 func (h *Handle) Disposed() <-chan struct{} { return h.disposed }
 
