@@ -38,13 +38,21 @@ func (b *fileSlots) release() {
 }
 
 // keepLocked parks f as st's open file for the next writer round when st
-// holds or can take a slot and is neither failed nor released; it returns
-// f when the caller must close it instead (st.mu held).
+// holds or can take a slot and the log is neither failed nor released nor
+// the store closed; otherwise it frees st's slot and returns f for the
+// caller to close (st.mu held).
 func (s *JSONL) keepLocked(st *logState, f File) (toClose File) {
 	if f == nil {
 		return nil
 	}
-	if st.failed != nil || st.released || st.file != nil || !(st.slot || s.kept.acquire()) {
+	if st.failed != nil || st.released || st.file != nil || s.isClosed() {
+		if st.slot && st.file == nil {
+			st.slot = false
+			s.kept.release()
+		}
+		return f
+	}
+	if !st.slot && !s.kept.acquire() {
 		return f
 	}
 	st.slot, st.file = true, f

@@ -36,6 +36,12 @@ type batch struct {
 	done chan error
 }
 
+func (s *JSONL) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
 func (s *JSONL) checkOpen() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
