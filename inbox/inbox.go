@@ -256,8 +256,16 @@ func (b *Inbox) startIdleReady() {
 func (b *Inbox) RunHere(fn func()) {
 	own := b.scheduled.CompareAndSwap(false, true)
 	fn()
-	if own {
+	if !own {
+		return
+	}
+	b.mu.Lock()
+	registered := b.invoker != nil
+	b.mu.Unlock()
+	if registered {
 		b.process()
+	} else {
+		b.scheduled.Store(false)
 	}
 }
 
