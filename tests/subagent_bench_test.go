@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -145,6 +146,7 @@ func BenchmarkSubagentScopedDrain(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
 			root, _ := bench.SpawnTree(system, fanout, depth)
+			runtime.GC()
 			b.StartTimer()
 			if err := system.Root.StopFuture(root).Wait(); err != nil {
 				b.Fatal(err)
@@ -157,6 +159,7 @@ func BenchmarkSubagentScopedDrain(b *testing.B) {
 			b.StopTimer()
 			w := newBenchWorld(b, benchDir(b), false)
 			w.growAgents(b, w.Parent, fanout, depth)
+			runtime.GC()
 			b.StartTimer()
 			if err := w.Runtime.Close(bg); err != nil {
 				b.Fatal(err)
@@ -171,6 +174,7 @@ func BenchmarkSubagentScopedDrain(b *testing.B) {
 			require.NoError(b, err)
 			ids, err := w.Grow(bg, p, fanout, depth)
 			require.NoError(b, err)
+			runtime.GC()
 			b.StartTimer()
 			if err := w.Service.DrainContinuableDescendants(bg, []*parent.Handle{p}); err != nil {
 				b.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -377,8 +378,9 @@ type DrainResult struct {
 
 // Drain grows a forest of fanout children per node down to depth levels
 // below a fresh top-level agent (every child in a turn that sleeps until
-// cancelled), then times the child-first scoped drain of that agent's
-// continuable descendants. The store runs without fsync (clean sessions).
+// cancelled), collects the garbage of that build, then times the
+// child-first scoped drain of that agent's continuable descendants. The
+// store runs without fsync (clean sessions).
 func Drain(ctx context.Context, root string, fanout, depth int) (res DrainResult, err error) {
 	w, err := OpenWorld(ctx, root, false)
 	if err != nil {
@@ -395,6 +397,7 @@ func Drain(ctx context.Context, root string, fanout, depth int) (res DrainResult
 		return res, err
 	}
 	res.Build, res.Children = time.Since(start), len(ids)
+	runtime.GC() // the forest's garbage is not the drain's cost (StopTree does the same)
 	start = time.Now()
 	if err := w.Service.DrainContinuableDescendants(ctx, []*parent.Handle{p}); err != nil {
 		return res, err
@@ -489,7 +492,8 @@ func SpawnTree(system *actor.ActorSystem, fanout, depth int) (*actor.PID, int) {
 }
 
 // StopTree measures StopFuture(...).Wait on n fresh bare protoactor trees
-// of the given shape (spawning them is untimed).
+// of the given shape (spawning them and collecting their garbage is
+// untimed).
 func StopTree(ctx context.Context, fanout, depth, n int) (res Samples, actors int, err error) {
 	system := QuietSystem()
 	defer system.Shutdown()
@@ -499,6 +503,7 @@ func StopTree(ctx context.Context, fanout, depth, n int) (res Samples, actors in
 		}
 		root, count := SpawnTree(system, fanout, depth)
 		actors = count
+		runtime.GC()
 		var werr error
 		res.Time(func() { werr = system.Root.StopFuture(root).Wait() })
 		if werr != nil {
