@@ -26,7 +26,7 @@ type JSONL struct {
 	closed bool
 	wg     sync.WaitGroup // one per running writer goroutine
 
-	kept fileSlots // logs that keep their file open between writes
+	kept *fileSlots // logs that keep their file open between writes
 
 	rootOnce sync.Once
 	rootErr  error // the cached verdict of checkRoot
@@ -49,9 +49,11 @@ func OpenJSONL(root string, opts ...Option) (*JSONL, error) {
 		return nil, err
 	}
 	s := &JSONL{root: abs, fs: OSFS{}, logs: map[string]*logState{}}
-	s.kept.max = defaultKeptFiles()
 	for _, opt := range opts {
 		opt(s)
+	}
+	if s.kept == nil {
+		s.kept = processSlots()
 	}
 	info, err := s.fs.Stat(abs)
 	switch {

@@ -2,33 +2,86 @@ package session
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"syscall"
 )
 
 // WithKeptFiles sets how many logs may keep their file open between
 // writes: an appending log takes one of n slots the first time it writes
-// (or when it is created) and keeps its file until ReleaseLog, a write
-// failure or Close, so later batches skip open(2) and close(2). Logs that
-// find no free slot reopen their file for every batch, as with n = 0. The
-// default is half the process's open-file limit.
-func WithKeptFiles(n int) Option { return func(s *JSONL) { s.kept.max = max(n, 0) } }
+// (or when it is created) and keeps its file, so later batches skip
+// open(2) and close(2), until a write failure or Close. A released log
+// (ReleaseLog) keeps its file too, but gives up its slot, closing the
+// file, when another log needs one and none is free. Logs that find no
+// slot reopen their file for every batch, as with n = 0. The default is
+// one budget shared by every store of the process that sets none: the
+// open-file limit less a reserve of a quarter of it (at least 1,024) for
+// the rest of the process.
+func WithKeptFiles(n int) Option { return func(s *JSONL) { s.kept = &fileSlots{max: max(n, 0)} } }
+
+// processSlots is the kept-file budget of the stores without their own.
+var processSlots = sync.OnceValue(func() *fileSlots { return &fileSlots{max: defaultKeptFiles()} })
 
 // fileSlots bounds how many logs keep an open file.
 type fileSlots struct {
-	mu   sync.Mutex
-	max  int
-	used int
+	mu       sync.Mutex
+	max      int
+	used     int
+	released []*logState // released logs keeping their file, oldest first; entries may be stale
 }
 
-func (b *fileSlots) acquire() bool {
+// acquire takes a slot for a log: a free one, else the slot of the oldest
+// released log whose file is idle, whose file it returns to be closed.
+// The caller holds its own log's mu; a victim that is locked is skipped.
+func (b *fileSlots) acquire() (ok bool, evicted File) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.used >= b.max {
-		return false
+	if b.used < b.max {
+		b.used++
+		return true, nil
 	}
-	b.used++
-	return true
+	for n := len(b.released); n > 0; n-- {
+		v := b.released[0]
+		b.released[0] = nil
+		b.released = b.released[1:]
+		if !v.evictable.Load() {
+			continue
+		}
+		if !v.mu.TryLock() {
+			b.released = append(b.released, v)
+			continue
+		}
+		f := v.evictLocked()
+		v.mu.Unlock()
+		if f != nil {
+			return true, f
+		}
+	}
+	return false, nil
+}
+
+// evictLocked gives up a released log's idle kept file and its slot (which
+// passes to the evicting log); nil when it has none to give (v.mu held).
+func (v *logState) evictLocked() File {
+	v.evictable.Store(false)
+	if !v.released || !v.slot || v.file == nil || v.writing {
+		return nil
+	}
+	f := v.file
+	v.file, v.slot = nil, false
+	return f
+}
+
+// addReleased queues st's kept file for eviction (st.mu held), pruning
+// the queue of stale entries when they outnumber the budget.
+func (b *fileSlots) addReleased(st *logState) {
+	st.evictable.Store(true)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.released = append(b.released, st)
+	if len(b.released) > 2*max(b.max, 64) {
+		b.released = slices.DeleteFunc(b.released, func(v *logState) bool { return !v.evictable.Load() })
+	}
 }
 
 func (b *fileSlots) release() {
@@ -37,25 +90,41 @@ func (b *fileSlots) release() {
 	b.used--
 }
 
+// shrink halves the budget to what is in use (after running out of
+// descriptors).
+func (b *fileSlots) shrink() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.max = b.used / 2
+}
+
 // keepLocked parks f as st's open file for the next writer round when st
-// holds or can take a slot and the log is neither failed nor released nor
-// the store closed; otherwise it frees st's slot and returns f for the
-// caller to close (st.mu held).
+// holds or can take a slot and the log is neither failed nor the store
+// closed (a released log only keeps a slot it holds, and its file becomes
+// evictable); otherwise it frees st's slot and returns f for the caller to
+// close (st.mu held).
 func (s *JSONL) keepLocked(st *logState, f File) (toClose File) {
 	if f == nil {
 		return nil
 	}
-	if st.failed != nil || st.released || st.file != nil || s.isClosed() {
+	if st.failed != nil || st.file != nil || s.isClosed() || (st.released && !st.slot) {
 		if st.slot && st.file == nil {
 			st.slot = false
 			s.kept.release()
 		}
 		return f
 	}
-	if !st.slot && !s.kept.acquire() {
-		return f
+	if !st.slot {
+		ok, evicted := s.kept.acquire()
+		closeQuietly(evicted)
+		if !ok {
+			return f
+		}
 	}
 	st.slot, st.file = true, f
+	if st.released {
+		s.kept.addReleased(st)
+	}
 	return nil
 }
 
@@ -83,6 +152,7 @@ func (s *JSONL) dropFileLocked(st *logState) File {
 	if st.writing || !st.slot {
 		return nil
 	}
+	st.evictable.Store(false)
 	f := st.file
 	st.file, st.slot = nil, false
 	s.kept.release()
@@ -90,27 +160,32 @@ func (s *JSONL) dropFileLocked(st *logState) File {
 }
 
 // ReleaseLog tells the store that id will not be appended to for a while
-// (its live session ended): its kept file is closed now, or by its writer
-// when one is running, and its slot freed for other logs. A later Create
-// or Load of id may keep a file again. An unknown id is a no-op.
+// (its live session ended). Its kept file stays open, so that a resumed
+// session appends without reopening it, but its slot goes to the next log
+// that finds none free (the file is closed then) or it is closed by
+// Close. A Create or Load of id makes it a log like any other again. An
+// unknown id is a no-op; it never blocks on I/O.
 func (s *JSONL) ReleaseLog(id string) {
 	st := s.existingState(id)
 	if st == nil {
 		return
 	}
 	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.released {
+		return
+	}
 	st.released = true
-	f := s.dropFileLocked(st)
-	st.mu.Unlock()
-	closeQuietly(f)
+	if st.slot && st.file != nil && !st.writing {
+		s.kept.addReleased(st)
+	}
 }
 
-// shedKept answers open(2) running out of descriptors: the budget is
-// halved and every kept file not held by a writer is closed.
+// shedKept answers open(2) running out of descriptors: the budget is cut
+// to half the slots in use and every kept file of this store not held by
+// a writer is closed.
 func (s *JSONL) shedKept() {
-	s.kept.mu.Lock()
-	s.kept.max = s.kept.used / 2
-	s.kept.mu.Unlock()
+	s.kept.shrink()
 	s.closeKept()
 }
 

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"strings"
@@ -248,11 +249,12 @@ func TestKeptFilesAreBoundedBySlots(t *testing.T) {
 	require.Equal(t, 1+3, counts.closed(b))
 
 	s.ReleaseLog("a")
-	require.Equal(t, 1, counts.closed(a), "ReleaseLog closes the kept file")
-	require.Empty(t, counts.openNow())
+	require.Zero(t, counts.closed(a), "ReleaseLog leaves the file open")
+	require.Equal(t, []string{a}, counts.openNow())
 
 	appendN(t, s, "b", 5, 3)
-	require.Equal(t, 4, counts.opened(b), "the freed slot goes to the next log that writes: b opened once more")
+	require.Equal(t, 1, counts.closed(a), "the next log that needs a slot takes the released one, closing its file")
+	require.Equal(t, 4, counts.opened(b), "b opened once more")
 	require.Equal(t, 1+3, counts.closed(b), "and kept that file")
 	require.Equal(t, []string{b}, counts.openNow())
 
@@ -264,29 +266,40 @@ func TestKeptFilesAreBoundedBySlots(t *testing.T) {
 	requireStored(t, s, "b", 8)
 }
 
-func TestReleaseLogClosesTheKeptFile(t *testing.T) {
+func TestReleaseLogKeepsTheFileUntilItsSlotIsNeeded(t *testing.T) {
 	s, counts := keptStore(t)
 	path := createLog(t, s, "r")
 	appendN(t, s, "r", 2, 2)
 
 	s.ReleaseLog("r")
-	require.Equal(t, 1, counts.closed(path))
-	require.Empty(t, counts.openNow())
 	s.ReleaseLog("r")
 	s.ReleaseLog("unknown")
-	require.Equal(t, 1, counts.closed(path), "a second release and an unknown id are no-ops")
+	require.Zero(t, counts.closed(path), "a release closes nothing; a second one and an unknown id are no-ops")
+	require.Equal(t, []string{path}, counts.openNow())
 
 	appendN(t, s, "r", 4, 2)
-	require.Equal(t, 2, counts.opened(path), "a released log still takes appends, reopening its file")
-	require.Empty(t, counts.openNow(), "and closing it after each batch")
+	require.Zero(t, counts.opened(path), "a released log still appends through its kept file")
 	requireStored(t, s, "r", 6)
 
 	_, err := s.Load(context.Background(), "r")
 	require.NoError(t, err)
 	appendN(t, s, "r", 6, 3)
-	require.Equal(t, 3, counts.opened(path), "after a Load the log keeps a file again")
+	require.Zero(t, counts.opened(path), "and so does the log resumed with Load")
 	require.Equal(t, []string{path}, counts.openNow())
 	requireStored(t, s, "r", 9)
+}
+
+// A log loaded again after its release is no longer evictable: a log that
+// needs a slot finds none.
+func TestAResumedLogKeepsItsSlot(t *testing.T) {
+	s, counts := keptStore(t, WithKeptFiles(1))
+	a := createLog(t, s, "a")
+	s.ReleaseLog("a")
+	_, err := s.Load(context.Background(), "a")
+	require.NoError(t, err)
+	b := createLog(t, s, "b")
+	require.Equal(t, []string{a}, counts.openNow(), "a kept its slot")
+	require.Equal(t, 1, counts.closed(b), "b found none")
 }
 
 func TestCloseClosesEveryKeptFile(t *testing.T) {
@@ -391,23 +404,37 @@ func TestSessionsReleaseClosesTheKeptFile(t *testing.T) {
 	require.Zero(t, counts.opened(path))
 
 	require.NoError(t, reg.Release(ctx, l))
-	require.Empty(t, counts.openNow(), "Release tells the store to close it")
-	require.Equal(t, 1, counts.closed(path))
+	require.Equal(t, []string{path}, counts.openNow(), "Release leaves the file open")
 
 	again, err := reg.Resume(ctx, "live")
 	require.NoError(t, err)
 	ok, err = reg.Flush(ctx, again) // the end-seed marker
 	require.NoError(t, err)
 	require.True(t, ok)
-	require.Equal(t, []string{path}, counts.openNow(), "a resumed session keeps a file again")
+	require.Zero(t, counts.opened(path), "the resumed session appends through the same file")
 	require.NoError(t, reg.Release(ctx, again))
-	require.Empty(t, counts.openNow())
+	require.Zero(t, counts.closed(path))
 }
 
-// A release that meets a running write leaves the closing to the writer,
-// which must also free the slot (it once kept it until Close, shrinking
-// the budget by one per such release). Sessions.Release reaches this when
-// its flush is cut short by ctx.
+// Sessions.Release tells the store the log is released: its slot goes to
+// the next log that needs one.
+func TestSessionsReleaseGivesUpTheSlot(t *testing.T) {
+	ctx := context.Background()
+	s, counts := keptStore(t, WithKeptFiles(1))
+	reg := NewSessions(s)
+	l, err := reg.Create(ctx, header("one"), nil)
+	require.NoError(t, err)
+	one := logPathOf(t, s, header("one"))
+	require.NoError(t, reg.Release(ctx, l))
+	two := createLog(t, s, "two")
+	require.Equal(t, 1, counts.closed(one), "one's file was closed for two")
+	require.Equal(t, []string{two}, counts.openNow())
+}
+
+// A release that meets a running write leaves the file to the writer,
+// which keeps it evictable: the slot is not lost (it once stayed held
+// until Close, shrinking the budget by one per such release).
+// Sessions.Release reaches this when its flush is cut short by ctx.
 func TestReleaseDuringAWriteFreesTheSlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		counts := newCountFS(nil)
@@ -430,11 +457,11 @@ func TestReleaseDuringAWriteFreesTheSlot(t *testing.T) {
 		require.ErrorIs(t, reg.Release(ctx, l), context.Canceled)
 		gates.open()
 		synctest.Wait() // the flusher and the writer are gone
-		require.Empty(t, counts.openNow(), "the writer closed the released log's file")
+		require.Len(t, counts.openNow(), 1, "the writer kept the released log's file")
 
 		b := createLog(t, s, "b")
 		appendN(t, s, "b", 2, 2)
-		require.Equal(t, []string{b}, counts.openNow(), "the released slot went to b")
+		require.Equal(t, []string{b}, counts.openNow(), "the released slot went to b, closing a's file")
 		require.Zero(t, counts.opened(b), "b writes through its Create descriptor")
 	})
 }
@@ -457,4 +484,31 @@ func TestCreateRacingCloseKeepsNoFile(t *testing.T) {
 	gates.open()
 	<-created // whatever Create reports, it must not leave a file open
 	require.Empty(t, counts.openNow(), "no descriptor outlives Close")
+}
+
+// Logs created, appended to, released and loaded again from many
+// goroutines over a small budget never keep more files than slots, lose
+// no append and leave nothing open after Close.
+func TestKeptFilesUnderConcurrentReleases(t *testing.T) {
+	const logs, rounds, slots = 16, 6, 4
+	s, counts := keptStore(t, WithKeptFiles(slots))
+	var wg sync.WaitGroup
+	for i := range logs {
+		id := fmt.Sprintf("log-%02d", i)
+		wg.Go(func() {
+			createLog(t, s, id)
+			next := int64(2)
+			for range rounds {
+				next = appendN(t, s, id, next, 2)
+				s.ReleaseLog(id)
+				_, err := s.Load(context.Background(), id)
+				require.NoError(t, err)
+			}
+		})
+	}
+	wg.Wait()
+	require.LessOrEqual(t, len(counts.openNow()), slots)
+	for i := range logs {
+		requireStored(t, s, fmt.Sprintf("log-%02d", i), 2+2*rounds)
+	}
 }

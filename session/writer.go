@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // logState is the in-process state of one log: where it is, how long it
@@ -27,7 +28,10 @@ type logState struct {
 
 	file     File // kept open between writer rounds while slot is held
 	slot     bool // holds one of the store's kept-file slots
-	released bool // ReleaseLog since the last Create or Load: keep no file
+	released bool // ReleaseLog since the last Create or Load
+	// evictable: released with its file kept, queued in the slots'
+	// released list (read there without mu).
+	evictable atomic.Bool
 }
 
 // batch is one Append's encoded lines, or a flush barrier (no data).
@@ -77,6 +81,7 @@ func (st *logState) ready(path string, next, size int64) {
 	defer st.mu.Unlock()
 	st.path, st.loaded, st.next, st.size = path, true, next, size
 	st.released = false
+	st.evictable.Store(false)
 }
 
 func (st *logState) isReady() bool {
