@@ -44,7 +44,8 @@ func (l *Live) Header() Header {
 }
 
 // Events returns a snapshot of the events (no copy of the events: do not
-// modify them). Later appends do not show in it.
+// modify them). Later appends do not show in it. Every payload in it is
+// valid compact JSON: Append and the store's readers check it.
 func (l *Live) Events() []Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -130,7 +130,7 @@ func (m *Manager) finishTeardown(a *activation, d *disposal, children []*disposa
 	if err := m.durability(ctx, a); err != nil && failure == nil {
 		failure = err
 	}
-	epoch := CaptureEpoch(a.handle.Session().Events()[a.boundary:])
+	epoch := captureLiveEpoch(a.handle.Session().Events()[a.boundary:])
 	if err := a.handle.Dispose(ctx); err != nil && failure == nil {
 		failure = HandleDisposalFailed(a.childID, err)
 	}

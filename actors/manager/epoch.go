@@ -29,9 +29,15 @@ type Epoch struct {
 // message), mapped by MapTurnEnd; no such turn means completed. It scans
 // backwards and decodes only the events it needs, so its cost does not
 // grow with the epoch.
-func CaptureEpoch(own []session.Event) Epoch {
+func CaptureEpoch(own []session.Event) Epoch { return captureEpoch(own, false) }
+
+// captureLiveEpoch is CaptureEpoch over a live session's events, whose
+// payloads the session has already checked to be valid JSON.
+func captureLiveEpoch(own []session.Event) Epoch { return captureEpoch(own, true) }
+
+func captureEpoch(own []session.Event, valid bool) Epoch {
 	epoch := Epoch{StopReason: agent.Completed, Output: lastOutput(own)}
-	if reason, ok := lastMessageTurnEnd(own); ok {
+	if reason, ok := lastMessageTurnEnd(own, valid); ok {
 		epoch.StopReason, epoch.Closed = MapTurnEnd(reason), true
 	}
 	return epoch
@@ -53,16 +59,16 @@ func lastOutput(events []session.Event) []agent.Block {
 
 // lastMessageTurnEnd returns the reason kind of the last turn/end whose
 // turn/start (within events) was message-triggered.
-func lastMessageTurnEnd(events []session.Event) (string, bool) {
+func lastMessageTurnEnd(events []session.Event, valid bool) (string, bool) {
 	for i := len(events) - 1; i >= 0; i-- {
 		if events[i].Type != "turn/end" {
 			continue
 		}
-		end, ok := decodeTurnEnd(events[i].Data)
+		end, ok := decodeTurnEnd(events[i].Data, valid)
 		if !ok {
 			continue
 		}
-		if messageTriggered(events[:i], end.Turn) {
+		if messageTriggered(events[:i], end.Turn, valid) {
 			return end.Reason.Kind, true
 		}
 	}
@@ -71,12 +77,12 @@ func lastMessageTurnEnd(events []session.Event) (string, bool) {
 
 // messageTriggered reports whether the last turn/start of turn number n in
 // events was opened by a message.
-func messageTriggered(events []session.Event, n int64) bool {
+func messageTriggered(events []session.Event, n int64, valid bool) bool {
 	for i := len(events) - 1; i >= 0; i-- {
 		if events[i].Type != "turn/start" {
 			continue
 		}
-		if turn, trigger, ok := decodeTurnStart(events[i].Data); ok && turn == n {
+		if turn, trigger, ok := decodeTurnStart(events[i].Data, valid); ok && turn == n {
 			return trigger == nil || *trigger == "message"
 		}
 	}

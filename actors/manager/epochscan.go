@@ -17,9 +17,11 @@ import (
 // json.Unmarshal, so the result never differs.
 
 // decodeTurnEnd reads a turn/end payload; false when json.Unmarshal fails.
-func decodeTurnEnd(data []byte) (turnEnd, bool) {
+// With valid, data is known to be valid JSON (a session's events always
+// are) and is not checked again.
+func decodeTurnEnd(data []byte, valid bool) (turnEnd, bool) {
 	var end turnEnd
-	if fastTurnEnd(data, &end) {
+	if (valid || json.Valid(data)) && fastTurnEnd(data, &end) {
 		return end, true
 	}
 	end = turnEnd{}
@@ -27,10 +29,13 @@ func decodeTurnEnd(data []byte) (turnEnd, bool) {
 }
 
 // decodeTurnStart reads a turn/start payload; false when json.Unmarshal
-// fails. The trigger is reported as (present, kind).
-func decodeTurnStart(data []byte) (turn int64, trigger *string, ok bool) {
-	if turn, trigger, ok := fastTurnStart(data); ok {
-		return turn, trigger, true
+// fails. The trigger is reported as (present, kind). valid is as for
+// decodeTurnEnd.
+func decodeTurnStart(data []byte, valid bool) (turn int64, trigger *string, ok bool) {
+	if valid || json.Valid(data) {
+		if turn, trigger, ok := fastTurnStart(data); ok {
+			return turn, trigger, true
+		}
 	}
 	var start turnStart
 	if json.Unmarshal(data, &start) != nil {
@@ -42,10 +47,8 @@ func decodeTurnStart(data []byte) (turn int64, trigger *string, ok bool) {
 	return start.Turn, nil, true
 }
 
+// fastTurnEnd reads the valid JSON data; false to fall back.
 func fastTurnEnd(data []byte, end *turnEnd) bool {
-	if !json.Valid(data) {
-		return false
-	}
 	seenTurn, seenReason := false, false
 	return members(data, func(key, val []byte) bool {
 		switch {
@@ -67,10 +70,8 @@ func fastTurnEnd(data []byte, end *turnEnd) bool {
 	})
 }
 
+// fastTurnStart reads the valid JSON data; false to fall back.
 func fastTurnStart(data []byte) (int64, *string, bool) {
-	if !json.Valid(data) {
-		return 0, nil, false
-	}
 	var turn int64
 	var trigger *string
 	seenTurn, seenTrigger := false, false
