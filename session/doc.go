@@ -57,12 +57,26 @@
 // the log: every later Append and Flush of it returns an error matching
 // ErrLogFailed; an fsync is never retried.
 //
+// # Open files
+//
+// A log keeps its file open between writes (Create keeps the descriptor it
+// wrote the header with), so appends cost one write and one fdatasync, not
+// an open and a close as well. The number of logs keeping a file is
+// bounded: by default one budget for the whole process, the open-file
+// limit less a quarter of it (at least 1,024 descriptors stay for the rest
+// of the process); WithKeptFiles gives a store its own. A released log
+// (ReleaseLog, which Sessions.Release calls) keeps its file until another
+// log needs its slot or the store closes. When an open still runs out of
+// descriptors, the store closes its idle kept files, halves the budget and
+// retries once. Close closes every kept file.
+//
 // # Live sessions
 //
 // Sessions is the registry of live sessions (the original's ctx.sessions).
 // Live.Append is write-behind: the event is in memory at once and a
 // per-session flusher (running only while writes are pending) hands it to
-// Store.Append; Sessions.Flush reports true only once everything appended
+// Store.Append (Live.AppendThrough writes on the calling goroutine and
+// returns once durable, for a last event nothing waits behind); Sessions.Flush reports true only once everything appended
 // so far is durable, and false when there is no store. Subscribe delivers
 // Added, Removed and Appended changes.
 //

@@ -66,7 +66,7 @@ func Full() Config {
 		SpawnRounds: 5_000, IdleAgents: 10_000,
 		AppendEach: 300, AppendSolo: 1_000,
 		SettleRounds: 200, ResidentRounds: 2_000, ResumeEvents: []int{10, 1_000, 10_000}, ResumeRounds: 50,
-		Fanout: 10, Depth: 4, DrainRuns: 3,
+		Fanout: 10, Depth: 4, DrainRuns: 5,
 		CatalogSessions: 2_000, CatalogChildren: 200, CatalogRounds: 5, SeedCost: true,
 	}
 }
