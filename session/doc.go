@@ -67,8 +67,8 @@
 // of the process); WithKeptFiles gives a store its own. A released log
 // (ReleaseLog, which Sessions.Release calls) keeps its file until another
 // log needs its slot or the store closes. When an open still runs out of
-// descriptors, the store closes its idle kept files, halves the budget and
-// retries once. Close closes every kept file.
+// descriptors, the store closes its idle kept files, cuts the budget to
+// half the slots in use and retries once. Close closes every kept file.
 //
 // # Live sessions
 //
