@@ -41,6 +41,8 @@ type Event struct {
 	Kind      EventKind
 	MessageID string
 	Status    Status
+
+	posted bool // the Enqueue of a Post: its message waits for it to be delivered
 }
 
 // ErrClosed is returned by Post after Close.
@@ -77,6 +79,7 @@ func (c *Claim) Context() context.Context { return c.ctx }
 type item struct {
 	msg agent.Message
 	raw any
+	enq uint64 // the number of the message's Enqueue event (0: none to wait for)
 }
 
 // Inbox is the FIFO turn queue and the actor.Mailbox of one agent actor.
@@ -102,6 +105,8 @@ type Inbox struct {
 	events     []Event
 	spare      []Event // the buffer deliver swaps in, to reuse it
 	delivering bool
+	enqueued   uint64 // Enqueue events emitted
+	announced  uint64 // Enqueue events the observer has returned from
 }
 
 var _ actor.Mailbox = (*Inbox)(nil)
@@ -133,8 +138,11 @@ func NewMessageID() string {
 // Post accepts msg at the tail of the turn lane and returns its MessageID
 // (msg.ID, or a new one when empty). It never blocks on a turn: it takes the
 // inbox lock, emits agent/inbox/enqueue (and a status change when the inbox
-// was idle), and wakes the mailbox when no turn runs. After Close it
-// returns ErrClosed and accepts nothing.
+// was idle), and wakes the mailbox when no turn runs. The message is not
+// claimed before the Observer has returned from its enqueue event (as in
+// the original, where listeners run synchronously inside the post): a
+// listener that cancels on enqueue always finds it still queued. After
+// Close it returns ErrClosed and accepts nothing.
 func (b *Inbox) Post(msg agent.Message) (string, error) {
 	if msg.ID == "" {
 		msg.ID = NewMessageID()
@@ -146,9 +154,14 @@ func (b *Inbox) Post(msg agent.Message) (string, error) {
 		return "", ErrClosed
 	}
 	was := b.runningLocked()
-	b.pushLocked(item{msg: msg})
+	it := item{msg: msg}
+	if b.observer != nil {
+		b.enqueued++
+		it.enq = b.enqueued
+	}
+	b.pushLocked(it)
 	b.pending++
-	b.emitLocked(Event{Kind: Enqueue, MessageID: msg.ID})
+	b.emitLocked(Event{Kind: Enqueue, MessageID: msg.ID, posted: true})
 	b.noteStatusLocked(was)
 	wake := b.claimableLocked()
 	b.mu.Unlock()
@@ -394,24 +407,41 @@ func (b *Inbox) deliver() {
 		return
 	}
 	b.delivering = true
+	announced := false
 	for len(b.events) > 0 {
 		events := b.events
 		b.events, b.spare = b.spare[:0], nil
 		b.mu.Unlock()
+		n := uint64(0)
 		for _, e := range events {
 			b.observer(e)
+			if e.posted {
+				n++
+			}
 		}
 		clear(events)
 		b.mu.Lock()
 		b.spare = events[:0]
+		b.announced += n
+		announced = announced || n > 0
 	}
 	b.delivering = false
+	wake := announced && b.claimableLocked() && b.invoker != nil
 	b.mu.Unlock()
+	if wake { // a message waited for its enqueue event to be out
+		b.schedule()
+	}
 }
 
-// claimableLocked reports whether the mailbox could claim a turn now.
+// claimableLocked reports whether the mailbox could claim a turn now: no
+// turn claimed, not suspended, and a head whose enqueue event (if any) the
+// observer has returned from.
 func (b *Inbox) claimableLocked() bool {
-	return b.turn == nil && !b.suspended && b.head < len(b.queue)
+	if b.turn != nil || b.suspended || b.head >= len(b.queue) {
+		return false
+	}
+	head := b.queue[b.head]
+	return head.enq <= b.announced
 }
 
 //

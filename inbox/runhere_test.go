@@ -206,3 +206,61 @@ func TestAfterIdleElsewhereRunsOnANewGoroutine(t *testing.T) {
 		})
 	}
 }
+
+// A message is never claimed before its agent/inbox/enqueue event has
+// reached the observer, even by a mailbox run already going: a listener
+// that cancels on enqueue (the seed's admission window) always finds the
+// message still queued.
+func TestNoClaimBeforeTheEnqueueEventIsDelivered(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := &heldDispatcher{}
+		inEnqueue, release := make(chan struct{}), make(chan struct{})
+		var b *Inbox
+		var discarded []string
+		b = New(Options{Observer: func(e Event) {
+			if e.Kind == Enqueue {
+				close(inEnqueue)
+				<-release
+				discarded = b.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
+			}
+		}})
+		r := &recorder{box: b}
+		b.RegisterHandlers(r, d)
+		b.PostSystemMessage(&actor.Started{}) // a run is scheduled before the post
+		go post(t, b, "m")
+		<-inEnqueue
+		d.runAll() // that run goes while the enqueue listener holds the event
+		require.Empty(t, r.claimed(), "the run left the message alone")
+		close(release)
+		synctest.Wait()
+		d.runAll()
+		require.Empty(t, r.claimed(), "the listener discarded it in its admission window")
+		require.Equal(t, []string{"m"}, discarded)
+	})
+}
+
+// Once the enqueue event is delivered, the message is claimed: the
+// goroutine that delivered it wakes the mailbox.
+func TestTheDelivererWakesTheMailbox(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := &heldDispatcher{}
+		inEnqueue, release := make(chan struct{}), make(chan struct{})
+		b := New(Options{Observer: func(e Event) {
+			if e.Kind == Enqueue {
+				close(inEnqueue)
+				<-release
+			}
+		}})
+		r := &recorder{box: b}
+		b.RegisterHandlers(r, d)
+		go post(t, b, "m")
+		<-inEnqueue
+		require.Zero(t, d.scheduled(), "no run is woken before the event is out")
+		close(release)
+		synctest.Wait()
+		require.Equal(t, 1, d.scheduled())
+		d.runAll()
+		require.Equal(t, []string{"m"}, r.claimed())
+		b.EndTurn()
+	})
+}
