@@ -1,26 +1,15 @@
 package inbox
 
 import (
-	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/stretchr/testify/require"
 )
-
-// goid is the calling goroutine's id, read from its stack header
-// ("goroutine 42 [running]:").
-func goid() uint64 {
-	var buf [64]byte
-	n := runtime.Stack(buf[:], false)
-	id, _ := strconv.ParseUint(strings.Fields(string(buf[:n]))[1], 10, 64)
-	return id
-}
 
 // heldDispatcher records the mailbox runs it is asked to schedule and runs
 // none of them until runAll.
@@ -66,7 +55,7 @@ type goidRecorder struct {
 
 func (g *goidRecorder) note() {
 	g.mu.Lock()
-	g.goids = append(g.goids, goid())
+	g.goids = append(g.goids, testkit.GoroutineID())
 	g.mu.Unlock()
 }
 
@@ -93,12 +82,12 @@ func TestRunHereProcessesOnTheCallingGoroutine(t *testing.T) {
 		b, r, d := newHeld()
 		b.RunHere(func() { b.PostSystemMessage(&actor.Stop{}) })
 		require.Equal(t, []any{&actor.Stop{}}, r.system, "the stop fn queued was invoked before RunHere returned")
-		require.Equal(t, []uint64{goid()}, r.invokedOn(), "on the calling goroutine")
+		require.Equal(t, []uint64{testkit.GoroutineID()}, r.invokedOn(), "on the calling goroutine")
 		require.Zero(t, d.scheduled(), "the dispatcher was never asked")
 
 		b.RunHere(func() { post(t, b, "a") })
 		require.Equal(t, []string{"a"}, r.claimed(), "a turn-lane message is claimed there too")
-		require.Equal(t, []uint64{goid(), goid()}, r.invokedOn())
+		require.Equal(t, []uint64{testkit.GoroutineID(), testkit.GoroutineID()}, r.invokedOn())
 		require.Zero(t, d.scheduled())
 		b.EndTurn()
 
@@ -160,8 +149,8 @@ func TestAfterIdleRunsOnTheLastEndTurn(t *testing.T) {
 		post(t, b, "b")
 		var ran []string
 		var on []uint64
-		b.AfterIdle(func() { ran, on = append(ran, "first"), append(on, goid()) })
-		b.AfterIdle(func() { ran, on = append(ran, "second"), append(on, goid()) })
+		b.AfterIdle(func() { ran, on = append(ran, "first"), append(on, testkit.GoroutineID()) })
+		b.AfterIdle(func() { ran, on = append(ran, "second"), append(on, testkit.GoroutineID()) })
 
 		b.EndTurn() // b is claimed in this EndTurn's own run: not idle yet
 		require.Equal(t, []string{"a", "b"}, r.claimed())
@@ -169,7 +158,7 @@ func TestAfterIdleRunsOnTheLastEndTurn(t *testing.T) {
 
 		b.EndTurn()
 		require.Equal(t, []string{"first", "second"}, ran, "both ran, in order, before EndTurn returned")
-		require.Equal(t, []uint64{goid(), goid()}, on, "on the goroutine of that EndTurn")
+		require.Equal(t, []uint64{testkit.GoroutineID(), testkit.GoroutineID()}, on, "on the goroutine of that EndTurn")
 		synctest.Wait()
 		require.Len(t, ran, 2, "and only once")
 	})
@@ -190,9 +179,9 @@ func TestAfterIdleElsewhereRunsOnANewGoroutine(t *testing.T) {
 					post(t, b, "queued") // held by the dispatcher: queued, never claimed
 					require.Equal(t, Running, b.Status())
 				}
-				self := goid()
+				self := testkit.GoroutineID()
 				ran := make(chan uint64, 1)
-				b.AfterIdle(func() { ran <- goid() })
+				b.AfterIdle(func() { ran <- testkit.GoroutineID() })
 				makeIdle(b)
 				synctest.Wait()
 				select {

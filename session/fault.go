@@ -7,16 +7,19 @@ import (
 )
 
 // FaultFS wraps an FS and injects failures into the files it opens for
-// writing, for tests of the durability contract. Its zero value is not
-// usable; call NewFaultFS. Methods are safe for concurrent use.
+// writing, or holds their syncs, for tests of the durability contract. Its
+// zero value is not usable; call NewFaultFS. Methods are safe for
+// concurrent use.
 type FaultFS struct {
 	FS
 
 	mu         sync.Mutex
-	syncs      int   // data syncs seen so far
-	failSyncAt int   // fail the sync with this 1-based number (0: never)
-	syncErr    error // error for that sync
-	shortWrite bool  // the next write writes half, then fails with ENOSPC
+	syncs      int           // data syncs seen so far
+	failSyncAt int           // fail the sync with this 1-based number (0: never)
+	syncErr    error         // error for that sync
+	shortWrite bool          // the next write writes half, then fails with ENOSPC
+	gate       chan struct{} // non-nil while syncs are held
+	held       chan struct{} // told of each sync that starts waiting at the gate
 }
 
 // NewFaultFS wraps base (nil means OSFS).
@@ -44,6 +47,44 @@ func (f *FaultFS) ShortWriteThenENOSPC() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.shortWrite = true
+}
+
+// HoldSyncs makes every data sync from now wait until ReleaseSyncs, and
+// returns a channel that receives when a sync starts waiting (at most one
+// notice is buffered).
+func (f *FaultFS) HoldSyncs() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.gate == nil {
+		f.gate, f.held = make(chan struct{}), make(chan struct{}, 1)
+	}
+	return f.held
+}
+
+// ReleaseSyncs lets the held syncs and every later one through. It is a
+// no-op when nothing is held, so a failed test can call it on its way out.
+func (f *FaultFS) ReleaseSyncs() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.gate != nil {
+		close(f.gate)
+		f.gate = nil
+	}
+}
+
+// awaitGate blocks a sync while syncs are held.
+func (f *FaultFS) awaitGate() {
+	f.mu.Lock()
+	gate, held := f.gate, f.held
+	f.mu.Unlock()
+	if gate == nil {
+		return
+	}
+	select {
+	case held <- struct{}{}:
+	default:
+	}
+	<-gate
 }
 
 // Syncs returns how many data syncs have been made through f.
@@ -80,6 +121,7 @@ func (f *faultFile) Write(p []byte) (int, error) {
 }
 
 func (f *faultFile) Sync() error {
+	f.fs.awaitGate()
 	if err := f.fs.countSync(); err != nil {
 		return &fs.PathError{Op: "fdatasync", Path: f.name, Err: err}
 	}

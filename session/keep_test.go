@@ -438,24 +438,24 @@ func TestSessionsReleaseGivesUpTheSlot(t *testing.T) {
 func TestReleaseDuringAWriteFreesTheSlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		counts := newCountFS(nil)
-		gates := &gateFS{FS: counts}
+		gates := NewFaultFS(counts)
 		s, err := OpenJSONL(t.TempDir(), WithFS(gates), WithKeptFiles(1))
 		require.NoError(t, err)
 		defer s.Close()
-		defer gates.release() // before Close, should the test fail with the gate shut
+		defer gates.ReleaseSyncs() // before Close, should the test fail with the gate shut
 		reg := NewSessions(s)
 		l, err := reg.Create(context.Background(), header("a"), nil)
 		require.NoError(t, err)
 		require.Len(t, counts.openNow(), 1, "a holds the only slot")
 
-		gates.shut()
+		gates.HoldSyncs()
 		_, err = l.Append("note", nil)
 		require.NoError(t, err)
 		synctest.Wait() // a's writer holds its kept file, syncing
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		require.ErrorIs(t, reg.Release(ctx, l), context.Canceled)
-		gates.open()
+		gates.ReleaseSyncs()
 		synctest.Wait() // the flusher and the writer are gone
 		require.Len(t, counts.openNow(), 1, "the writer kept the released log's file")
 
@@ -471,17 +471,17 @@ func TestReleaseDuringAWriteFreesTheSlot(t *testing.T) {
 // is open (it once leaked the descriptor until a second Close).
 func TestCreateRacingCloseKeepsNoFile(t *testing.T) {
 	counts := newCountFS(nil)
-	gates := &gateFS{FS: counts, held: make(chan struct{}, 1)}
+	gates := NewFaultFS(counts)
 	s, err := OpenJSONL(t.TempDir(), WithFS(gates))
 	require.NoError(t, err)
 	defer s.Close()
-	defer gates.release()
-	gates.shut()
+	defer gates.ReleaseSyncs()
+	held := gates.HoldSyncs()
 	created := make(chan error, 1)
 	go func() { created <- s.Create(context.Background(), header("late"), turnEvents(0, 1)) }()
-	<-gates.held // Create is syncing its temporary file
+	<-held // Create is syncing its temporary file
 	require.NoError(t, s.Close())
-	gates.open()
+	gates.ReleaseSyncs()
 	<-created // whatever Create reports, it must not leave a file open
 	require.Empty(t, counts.openNow(), "no descriptor outlives Close")
 }

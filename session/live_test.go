@@ -3,25 +3,14 @@ package session
 import (
 	"context"
 	"io/fs"
-	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"testing/synctest"
 
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/stretchr/testify/require"
 )
-
-// goid is the calling goroutine's id, read from its stack header
-// ("goroutine 42 [running]:").
-func goid() uint64 {
-	var buf [64]byte
-	n := runtime.Stack(buf[:], false)
-	id, _ := strconv.ParseUint(strings.Fields(string(buf[:n]))[1], 10, 64)
-	return id
-}
 
 // syncerFS records the goroutine of every data sync made through it.
 type syncerFS struct {
@@ -58,19 +47,9 @@ type syncerFile struct {
 
 func (f syncerFile) Sync() error {
 	f.fs.mu.Lock()
-	f.fs.syncers = append(f.fs.syncers, goid())
+	f.fs.syncers = append(f.fs.syncers, testkit.GoroutineID())
 	f.fs.mu.Unlock()
 	return f.File.Sync()
-}
-
-// release opens the gate if it is shut.
-func (g *gateFS) release() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.gate != nil {
-		close(g.gate)
-		g.gate = nil
-	}
 }
 
 // storedTypes returns the types of the events stored for id, read straight
@@ -95,7 +74,7 @@ func TestAppendThroughIsDurableOnReturn(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(0), e.Seq)
 	require.Equal(t, []string{"turn/end"}, storedTypes(t, s, "thru"), "on disk when AppendThrough returns, without Flush")
-	require.Equal(t, []uint64{goid()}, syncers.since(before), "written by the caller: one sync, on this goroutine")
+	require.Equal(t, []uint64{testkit.GoroutineID()}, syncers.since(before), "written by the caller: one sync, on this goroutine")
 
 	_, err = l.Append("note", nil)
 	require.NoError(t, err)
@@ -108,14 +87,14 @@ func TestAppendThroughIsDurableOnReturn(t *testing.T) {
 
 func TestAppendThroughWaitsForARunningFlusher(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		gates := &gateFS{FS: OSFS{}}
+		gates := NewFaultFS(nil)
 		s := openStore(t, WithFS(gates))
-		t.Cleanup(gates.release) // before Close, should the test fail with the gate shut
+		t.Cleanup(gates.ReleaseSyncs) // before Close, should the test fail with the gate shut
 		reg := NewSessions(s)
 		l, err := reg.Create(context.Background(), header("behind"), nil)
 		require.NoError(t, err)
 
-		gates.shut()
+		gates.HoldSyncs()
 		for _, typ := range []string{"a", "b"} {
 			_, err := l.Append(typ, nil)
 			require.NoError(t, err)
@@ -134,7 +113,7 @@ func TestAppendThroughWaitsForARunningFlusher(t *testing.T) {
 		}
 		require.Equal(t, 3, l.Len(), "c is in memory at once")
 
-		gates.open()
+		gates.ReleaseSyncs()
 		require.NoError(t, <-done)
 		require.Equal(t, []string{"a", "b", "c"}, storedTypes(t, s, "behind"), "every pending event is durable when it returns")
 		require.NoError(t, reg.Release(context.Background(), l))

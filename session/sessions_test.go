@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"strings"
 	"sync"
@@ -110,65 +109,13 @@ func TestSessionsFlushConfirmsDurability(t *testing.T) {
 	require.NoError(t, reg.Release(ctx, l))
 }
 
-// gateFS holds every data sync while its gate is shut, and reports each
-// held sync on held (when non-nil).
-type gateFS struct {
-	FS
-	mu   sync.Mutex
-	gate chan struct{} // nil: syncs pass
-	held chan struct{}
-}
-
-func (g *gateFS) shut() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.gate = make(chan struct{})
-}
-
-func (g *gateFS) open() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	close(g.gate)
-	g.gate = nil
-}
-
-func (g *gateFS) wait() {
-	g.mu.Lock()
-	gate := g.gate
-	g.mu.Unlock()
-	if gate != nil {
-		if g.held != nil {
-			g.held <- struct{}{}
-		}
-		<-gate
-	}
-}
-
-func (g *gateFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
-	f, err := g.FS.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return gateFile{File: f, fs: g}, nil
-}
-
-type gateFile struct {
-	File
-	fs *gateFS
-}
-
-func (f gateFile) Sync() error {
-	f.fs.wait()
-	return f.File.Sync()
-}
-
 func TestFlushHonoursCancelledContext(t *testing.T) {
-	gates := &gateFS{FS: OSFS{}}
+	gates := NewFaultFS(nil)
 	reg := NewSessions(openStore(t, WithFS(gates)))
 	l, err := reg.Create(context.Background(), header("cx"), nil)
 	require.NoError(t, err)
 
-	gates.shut()
+	gates.HoldSyncs()
 	_, err = l.Append("note", nil)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -177,7 +124,7 @@ func TestFlushHonoursCancelledContext(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled, "the write is held, so only ctx can end the wait")
 	require.False(t, ok)
 
-	gates.open()
+	gates.ReleaseSyncs()
 	ok, err = reg.Flush(context.Background(), l)
 	require.NoError(t, err)
 	require.True(t, ok)
@@ -185,17 +132,17 @@ func TestFlushHonoursCancelledContext(t *testing.T) {
 }
 
 func TestCancelledAppendStillWrites(t *testing.T) {
-	gates := &gateFS{FS: OSFS{}, held: make(chan struct{}, 1)}
+	gates := NewFaultFS(nil)
 	s := openStore(t, WithFS(gates))
 	require.NoError(t, s.Create(context.Background(), header("late"), nil))
-	gates.shut()
+	held := gates.HoldSyncs()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- s.Append(ctx, "late", turnEvents(0, 1)) }()
-	<-gates.held // the batch is queued and being synced
+	<-held // the batch is queued and being synced
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled, "not acknowledged")
-	gates.open()
+	gates.ReleaseSyncs()
 	ok, err := s.Flush(context.Background(), "late")
 	require.NoError(t, err)
 	require.True(t, ok)

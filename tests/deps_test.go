@@ -34,6 +34,8 @@ var allowedDeps = map[string][]string{
 	// internal/bench holds the CLI's measurement loops: it sits on the
 	// runtime and under cmd.
 	"internal/bench": {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/storegen"},
+	// internal/testkit holds test helpers; only _test.go files import it.
+	"internal/testkit": {},
 	"cmd": {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "host",
 		"internal/bench", "internal/storegen"},
 	"tests": {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "host", "cmd"},

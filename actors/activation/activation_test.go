@@ -36,6 +36,14 @@ func startSeeded(t *testing.T, impl agent.Agent, seed []session.Event, options .
 	t.Helper()
 	live, err := session.NewSessions(nil).Create(bg, session.Header{ID: "agent-1"}, seed)
 	require.NoError(t, err)
+	return startOn(t, live, impl, nil, options...)
+}
+
+// startOn starts impl as agent-1 over live in a fresh actor system; when
+// the test ends, cleanup runs first, then the activation is disposed and
+// the system shut down.
+func startOn(t *testing.T, live *session.Live, impl agent.Agent, cleanup func(), options ...func(*Config)) *Activation {
+	t.Helper()
 	system := actor.NewActorSystem(actor.WithLoggerFactory(LoggerFactory(nil)))
 	cfg := Config{ID: "agent-1", Agent: impl, Session: live, System: system, Provider: "test", Model: "m1"}
 	for _, option := range options {
@@ -44,6 +52,9 @@ func startSeeded(t *testing.T, impl agent.Agent, seed []session.Event, options .
 	a, err := Start(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() {
+		if cleanup != nil {
+			cleanup()
+		}
 		require.NoError(t, a.Dispose(bg))
 		system.Shutdown()
 	})

@@ -1,80 +1,23 @@
 package activation
 
 import (
-	"io/fs"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
 
-// gateFS holds every data sync of the store while its gate is shut.
-type gateFS struct {
-	session.FS
-	mu   sync.Mutex
-	gate chan struct{} // nil: syncs pass
-}
-
-func (g *gateFS) shut() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.gate = make(chan struct{})
-}
-
-func (g *gateFS) open() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	close(g.gate)
-	g.gate = nil
-}
-
-// release opens the gate if it is shut, so that a failed test can still
-// tear down.
-func (g *gateFS) release() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.gate != nil {
-		close(g.gate)
-		g.gate = nil
-	}
-}
-
-func (g *gateFS) OpenFile(name string, flag int, perm fs.FileMode) (session.File, error) {
-	f, err := g.FS.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return gateFile{File: f, fs: g}, nil
-}
-
-type gateFile struct {
-	session.File
-	fs *gateFS
-}
-
-func (f gateFile) Sync() error {
-	f.fs.mu.Lock()
-	gate := f.fs.gate
-	f.fs.mu.Unlock()
-	if gate != nil {
-		<-gate
-	}
-	return f.File.Sync()
-}
-
 // stored is an agent over a session written to a JSONL store through a
-// gateFS.
+// FaultFS holding its syncs on demand.
 type stored struct {
 	*Activation
 	store *session.JSONL
 	reg   *session.Sessions
-	gates *gateFS
+	gates *session.FaultFS
 }
 
 // startStored is start with the session kept in a JSONL store. The
@@ -82,26 +25,17 @@ type stored struct {
 // the test ends.
 func startStored(t *testing.T, impl agent.Agent, options ...func(*Config)) *stored {
 	t.Helper()
-	gates := &gateFS{FS: session.OSFS{}}
+	gates := session.NewFaultFS(nil)
 	store, err := session.OpenJSONL(t.TempDir(), session.WithFS(gates))
 	require.NoError(t, err)
 	reg := session.NewSessions(store)
 	live, err := reg.Create(bg, session.Header{ID: "agent-1", Cwd: "/work"}, nil)
 	require.NoError(t, err)
-	system := actor.NewActorSystem(actor.WithLoggerFactory(LoggerFactory(nil)))
-	cfg := Config{ID: "agent-1", Agent: impl, Session: live, System: system, Provider: "test", Model: "m1"}
-	for _, option := range options {
-		option(&cfg)
-	}
-	a, err := Start(cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		gates.release()
-		require.NoError(t, a.Dispose(bg))
-		system.Shutdown()
+	t.Cleanup(func() { // after the activation's disposal
 		require.NoError(t, reg.Release(bg, live))
 		require.NoError(t, store.Close())
 	})
+	a := startOn(t, live, impl, gates.ReleaseSyncs, options...)
 	return &stored{Activation: a, store: store, reg: reg, gates: gates}
 }
 
@@ -124,12 +58,12 @@ func TestCancelledTurnEndIsDurableBeforeTheInboxIsReleased(t *testing.T) {
 		followup(t, a.Activation, "sleep 1h")
 		synctest.Wait() // the turn sleeps; user/message and turn/start were written behind
 
-		a.gates.shut()
+		a.gates.HoldSyncs()
 		a.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
 		synctest.Wait()
 		require.Equal(t, inbox.Running, a.Status(), "the turn goroutine holds the inbox while it writes its turn/end")
 
-		a.gates.open()
+		a.gates.ReleaseSyncs()
 		require.NoError(t, a.WhenIdle(bg))
 		require.Equal(t, []string{
 			`turn/start {"turn":1,"trigger":{"kind":"message"}}`,
@@ -141,10 +75,10 @@ func TestCancelledTurnEndIsDurableBeforeTheInboxIsReleased(t *testing.T) {
 func TestCompletedTurnEndIsWrittenBehind(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a := startStored(t, agent.Scripted(agent.Options{}))
-		a.gates.shut()
+		a.gates.HoldSyncs()
 		followup(t, a.Activation, "reply hi")
 		require.NoError(t, a.WhenIdle(bg), "a completed turn does not wait for the disk")
-		a.gates.open()
+		a.gates.ReleaseSyncs()
 		ok, err := a.reg.Flush(bg, a.Session())
 		require.NoError(t, err)
 		require.True(t, ok)
@@ -159,7 +93,7 @@ func TestDisposeReturnsWithTheTurnEndDurable(t *testing.T) {
 		followup(t, a.Activation, "reply queued")
 		synctest.Wait()
 
-		a.gates.shut()
+		a.gates.HoldSyncs()
 		disposed := make(chan error)
 		go func() { disposed <- a.Dispose(bg) }()
 		synctest.Wait()
@@ -168,7 +102,7 @@ func TestDisposeReturnsWithTheTurnEndDurable(t *testing.T) {
 			t.Fatalf("Dispose returned (%v) before the cancelled turn's end was durable", err)
 		default:
 		}
-		a.gates.open()
+		a.gates.ReleaseSyncs()
 		require.NoError(t, <-disposed)
 		require.Equal(t, []string{
 			`turn/start {"turn":1,"trigger":{"kind":"message"}}`,
