@@ -429,10 +429,14 @@ func (s *JSONL) Load(ctx context.Context, id string) (*Log, error) {
 	return s.loadLocked(ctx, st)
 }
 
+// loadLocked reads (and repairs) the log as it is on disk now. A file the
+// log kept from before is closed first: the path may name another file by
+// now (a restored copy), and the next write opens the one that was read.
 func (s *JSONL) loadLocked(ctx context.Context, st *logState) (*Log, error) {
 	if err := st.quiesce(); err != nil {
 		return nil, err
 	}
+	s.dropFile(st)
 	path, buf, sc, err := s.read(ctx, st.id)
 	if err != nil {
 		return nil, err

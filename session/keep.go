@@ -72,10 +72,13 @@ func (v *logState) evictLocked() File {
 	return f
 }
 
-// addReleased queues st's kept file for eviction (st.mu held), pruning
-// the queue of stale entries when they outnumber the budget.
+// addReleased queues st's kept file for eviction (st.mu held) unless it is
+// queued already, pruning the queue of stale entries when they outnumber
+// the budget.
 func (b *fileSlots) addReleased(st *logState) {
-	st.evictable.Store(true)
+	if !st.evictable.CompareAndSwap(false, true) {
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.released = append(b.released, st)
@@ -146,6 +149,15 @@ func (st *logState) takeFile() File {
 	return f
 }
 
+// dropFile closes st's kept file, if no writer holds it, and frees its
+// slot.
+func (s *JSONL) dropFile(st *logState) {
+	st.mu.Lock()
+	f := s.dropFileLocked(st)
+	st.mu.Unlock()
+	closeQuietly(f)
+}
+
 // dropFileLocked detaches st's kept file and frees its slot when no writer
 // holds the file; the caller closes the result (st.mu held).
 func (s *JSONL) dropFileLocked(st *logState) File {
@@ -199,10 +211,7 @@ func (s *JSONL) closeKept() {
 	}
 	s.mu.Unlock()
 	for _, st := range states {
-		st.mu.Lock()
-		f := s.dropFileLocked(st)
-		st.mu.Unlock()
-		closeQuietly(f)
+		s.dropFile(st)
 	}
 }
 

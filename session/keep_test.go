@@ -283,8 +283,9 @@ func TestReleaseLogKeepsTheFileUntilItsSlotIsNeeded(t *testing.T) {
 
 	_, err := s.Load(context.Background(), "r")
 	require.NoError(t, err)
+	require.Equal(t, 1, counts.closed(path), "Load closes the kept file: the next write opens the file it read")
 	appendN(t, s, "r", 6, 3)
-	require.Zero(t, counts.opened(path), "and so does the log resumed with Load")
+	require.Equal(t, 1, counts.opened(path), "once, and keeps it")
 	require.Equal(t, []string{path}, counts.openNow())
 	requireStored(t, s, "r", 9)
 }
@@ -297,8 +298,9 @@ func TestAResumedLogKeepsItsSlot(t *testing.T) {
 	s.ReleaseLog("a")
 	_, err := s.Load(context.Background(), "a")
 	require.NoError(t, err)
+	appendN(t, s, "a", 2, 1)
 	b := createLog(t, s, "b")
-	require.Equal(t, []string{a}, counts.openNow(), "a kept its slot")
+	require.Equal(t, []string{a}, counts.openNow(), "a keeps its slot")
 	require.Equal(t, 1, counts.closed(b), "b found none")
 }
 
@@ -411,9 +413,9 @@ func TestSessionsReleaseClosesTheKeptFile(t *testing.T) {
 	ok, err = reg.Flush(ctx, again) // the end-seed marker
 	require.NoError(t, err)
 	require.True(t, ok)
-	require.Zero(t, counts.opened(path), "the resumed session appends through the same file")
+	require.Equal(t, 1, counts.opened(path), "the resumed session reopens the file it read, once")
 	require.NoError(t, reg.Release(ctx, again))
-	require.Zero(t, counts.closed(path))
+	require.Equal(t, 1, counts.closed(path), "only the file dropped by the resume was closed")
 }
 
 // Sessions.Release tells the store the log is released: its slot goes to
@@ -511,4 +513,65 @@ func TestKeptFilesUnderConcurrentReleases(t *testing.T) {
 	for i := range logs {
 		requireStored(t, s, fmt.Sprintf("log-%02d", i), 2+2*rounds)
 	}
+}
+
+// A Load reads the log from disk; the writer must then write the file it
+// read, not the descriptor kept from before, which may name an unlinked
+// inode by now (the path replaced by a copy, as a restore does):
+// acknowledged appends were once lost that way.
+func TestAppendAfterLoadWritesTheFileLoadRead(t *testing.T) {
+	s, _ := keptStore(t)
+	path := createLog(t, s, "k")
+	appendN(t, s, "k", 2, 1)
+
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(path))
+	require.NoError(t, os.WriteFile(path, data, 0o600)) // same content, new inode
+
+	log, err := s.Load(context.Background(), "k")
+	require.NoError(t, err)
+	require.Len(t, log.Events, 3)
+	appendN(t, s, "k", 3, 2) // acknowledged as durable
+
+	requireStored(t, s, "k", 5)
+}
+
+// A log that fails while its file is kept (here the repairing Load's fsync
+// fails) gives up its slot and descriptor: it never writes again, and with
+// a budget of one no other log could keep a file any more.
+func TestAFailedLogGivesUpItsKeptFile(t *testing.T) {
+	counts := newCountFS(nil)
+	faults := NewFaultFS(counts)
+	s, err := OpenJSONL(t.TempDir(), WithFS(faults), WithKeptFiles(1))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	a := createLog(t, s, "a")
+	require.Equal(t, []string{a}, counts.openNow())
+
+	f, err := os.OpenFile(a, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"type":"torn`) // a torn tail for Load to repair
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	faults.FailSync(1, syscall.EIO)
+	_, err = s.Load(context.Background(), "a")
+	require.ErrorIs(t, err, ErrLogFailed)
+
+	b := createLog(t, s, "b")
+	require.Equal(t, []string{b}, counts.openNow(), "the failed log's slot goes to the next log")
+}
+
+// A released log that keeps appending is queued for eviction once, not
+// once per writer round (the queue once grew by an entry per append).
+func TestAppendsToAReleasedLogDoNotGrowTheEvictionQueue(t *testing.T) {
+	s, _ := keptStore(t, WithKeptFiles(2))
+	createLog(t, s, "r")
+	s.ReleaseLog("r")
+	appendN(t, s, "r", 2, 500)
+
+	s.kept.mu.Lock()
+	n := len(s.kept.released)
+	s.kept.mu.Unlock()
+	require.LessOrEqual(t, n, 2*max(s.kept.max, 64)+1, "one released log, %d queue entries", n)
 }

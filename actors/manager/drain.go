@@ -94,8 +94,7 @@ func (m *Manager) scopeOf(root *parent.Handle) *scope {
 // are strict descendants of a root (by the ancestry captured at
 // materialization), adding each with its live lineage below the root to
 // that root's cut-off. The lineage is read from the registry only where
-// the owner chain does not reach the root: an owner below the root is a
-// target itself and adds its own lineage.
+// the owner is not a target itself (a target adds its own lineage).
 func (m *Manager) selectTargets(roots []*parent.Handle) []*activation {
 	var targets []*activation
 	for _, a := range m.st.activations {
@@ -108,8 +107,8 @@ func (m *Manager) selectTargets(roots []*parent.Handle) []*activation {
 				continue
 			}
 			selected = true
-			if o := a.owner; o != nil && o.ancestry[root] {
-				m.st.scopes[root].members[a.handle] = true
+			if o := a.owner; o != nil && o.ancestry[root] && !slices.Contains(roots, o.handle) {
+				m.st.scopes[root].members[a.handle] = true // o is a target: it adds the rest
 			} else {
 				m.addMembers(root, m.registry.LiveLineage(a.handle))
 			}
