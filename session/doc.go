@@ -69,6 +69,9 @@
 // log needs its slot or the store closes. When an open still runs out of
 // descriptors, the store closes its idle kept files, cuts the budget to
 // half the slots in use and retries once. Close closes every kept file.
+// Because the file stays open, a log removed or replaced behind the
+// store's back is noticed only when it is loaded again (Load closes the
+// kept file and the next write opens the file it read).
 //
 // # Live sessions
 //
