@@ -102,15 +102,14 @@ func (b *fileSlots) shrink() {
 }
 
 // keepLocked parks f as st's open file for the next writer round when st
-// holds or can take a slot and the log is neither failed nor the store
-// closed (a released log only keeps a slot it holds, and its file becomes
-// evictable); otherwise it frees st's slot and returns f for the caller to
-// close (st.mu held).
+// holds or can take a slot and the log is not failed (a released log only
+// keeps a slot it holds, and its file becomes evictable); otherwise it
+// frees st's slot and returns f for the caller to close (st.mu held).
 func (s *JSONL) keepLocked(st *logState, f File) (toClose File) {
 	if f == nil {
 		return nil
 	}
-	if st.failed != nil || st.file != nil || s.isClosed() || (st.released && !st.slot) {
+	if st.failed != nil || st.file != nil || (st.released && !st.slot) {
 		if st.slot && st.file == nil {
 			st.slot = false
 			s.kept.release()
@@ -131,10 +130,16 @@ func (s *JSONL) keepLocked(st *logState, f File) (toClose File) {
 	return nil
 }
 
-// keep is keepLocked taking st.mu, closing f when it is not kept.
+// keep is keepLocked for a file opened outside a writer (Create's), taking
+// st.mu; f is closed instead when it is not kept or the store has closed
+// (Close waits for writers, whose kept files it then closes, but not for
+// a Create). A retiring writer needs no such check: Close waits for it.
 func (s *JSONL) keep(st *logState, f File) {
 	st.mu.Lock()
-	toClose := s.keepLocked(st, f)
+	toClose := f
+	if !s.isClosed() { // under st.mu: a Close that follows finds the file kept
+		toClose = s.keepLocked(st, f)
+	}
 	st.mu.Unlock()
 	closeQuietly(toClose)
 }
