@@ -21,10 +21,8 @@ type JSONL struct {
 	root string
 	fs   FS
 
-	mu     sync.Mutex
-	logs   map[string]*logState
-	closed bool
-	wg     sync.WaitGroup // one per running writer goroutine
+	logs    sync.Map // id → *logState, never removed: a log's state is stable
+	writers *gate    // admits writer rounds until Close, which waits for them
 
 	kept *fileSlots // logs that keep their file open between writes
 
@@ -48,7 +46,7 @@ func OpenJSONL(root string, opts ...Option) (*JSONL, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &JSONL{root: abs, fs: OSFS{}, logs: map[string]*logState{}}
+	s := &JSONL{root: abs, fs: OSFS{}, writers: newGate()}
 	for _, opt := range opts {
 		opt(s)
 	}

@@ -183,10 +183,12 @@ func (s *JSONL) dropFileLocked(st *logState) File {
 // Close. A Create or Load of id makes it a log like any other again. An
 // unknown id is a no-op; it never blocks on I/O.
 func (s *JSONL) ReleaseLog(id string) {
-	st := s.existingState(id)
-	if st == nil {
-		return
+	if st := s.existingState(id); st != nil {
+		s.releaseState(st)
 	}
+}
+
+func (s *JSONL) releaseState(st *logState) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.released {
@@ -209,15 +211,10 @@ func (s *JSONL) shedKept() {
 // closeKept closes every kept file not held by a writer (all of them once
 // the writers are gone) and frees their slots.
 func (s *JSONL) closeKept() {
-	s.mu.Lock()
-	states := make([]*logState, 0, len(s.logs))
-	for _, st := range s.logs {
-		states = append(states, st)
-	}
-	s.mu.Unlock()
-	for _, st := range states {
-		s.dropFile(st)
-	}
+	s.logs.Range(func(_, v any) bool {
+		s.dropFile(v.(*logState))
+		return true
+	})
 }
 
 // outOfFiles reports whether err is the process's or the system's open-file

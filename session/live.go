@@ -12,6 +12,7 @@ import (
 // that exists only while writes are pending.
 type Live struct {
 	s       *Sessions
+	log     boundLog // the store's handle on this log, or nil (see logBinder)
 	header  Header
 	created uint64 // publication order in s, for Sessions.List
 
@@ -27,7 +28,11 @@ type Live struct {
 }
 
 func newLive(s *Sessions, h Header, events []Event, persisted int) *Live {
-	return &Live{s: s, header: h, events: events, persisted: persisted}
+	l := &Live{s: s, header: h, events: events, persisted: persisted}
+	if b, ok := s.store.(logBinder); ok {
+		l.log = b.bindLog(h.ID)
+	}
+	return l
 }
 
 // ID returns the session id.
@@ -186,12 +191,20 @@ func (l *Live) flushLoop() {
 		if !ok {
 			return
 		}
-		err := l.s.store.Append(context.Background(), l.header.ID, batch)
+		err := l.write(batch)
 		if l.written(len(batch), err) {
 			return
 		}
 		l.awaitRefill(len(batch))
 	}
+}
+
+// write hands batch to the store: through the bound log when there is one.
+func (l *Live) write(batch []Event) error {
+	if l.log != nil {
+		return l.log.append(batch)
+	}
+	return l.s.store.Append(context.Background(), l.header.ID, batch)
 }
 
 // awaitRefill waits, as groupWriter.awaitRefill does, for the appenders
@@ -280,6 +293,12 @@ func (l *Live) flush(ctx context.Context, untilIdle bool) (bool, error) {
 		}
 		l.mu.Lock()
 	}
+}
+
+func (l *Live) isReleased() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.released
 }
 
 // markReleased refuses later appends; false if already released.

@@ -203,10 +203,11 @@ func (s *Sessions) Flush(ctx context.Context, l *Live) (bool, error) {
 	return l.flush(ctx, false)
 }
 
+// owns reports whether l is live in s: a Live is published before anyone
+// can hold it and leaves the registry only once released, so the check
+// takes l's own lock rather than the registry's.
 func (s *Sessions) owns(l *Live) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return l != nil && s.live[l.header.ID] == l
+	return l != nil && l.s == s && !l.isReleased()
 }
 
 func notLive(l *Live) error {
@@ -223,13 +224,15 @@ func notLive(l *Live) error {
 // session is dropped even when the flush fails or ctx ends; that error is
 // returned. Releasing a session that is not live is a no-op.
 func (s *Sessions) Release(ctx context.Context, l *Live) error {
-	if !s.owns(l) || !l.markReleased() {
+	if l == nil || l.s != s || !l.markReleased() {
 		return nil
 	}
 	var err error
 	if s.store != nil {
 		_, err = l.flush(ctx, true)
-		if r, ok := s.store.(logReleaser); ok {
+		if l.log != nil {
+			l.log.release()
+		} else if r, ok := s.store.(logReleaser); ok {
 			r.ReleaseLog(l.header.ID)
 		}
 	}

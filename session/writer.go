@@ -40,16 +40,10 @@ type batch struct {
 	done chan error
 }
 
-func (s *JSONL) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
-}
+func (s *JSONL) isClosed() bool { return s.writers.isClosed() }
 
 func (s *JSONL) checkOpen() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	if s.isClosed() {
 		return ErrClosed
 	}
 	return nil
@@ -57,23 +51,21 @@ func (s *JSONL) checkOpen() error {
 
 // state returns the state of id, creating an empty one.
 func (s *JSONL) state(id string) (*logState, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	if s.isClosed() {
 		return nil, ErrClosed
 	}
-	st := s.logs[id]
-	if st == nil {
-		st = &logState{id: id}
-		s.logs[id] = st
+	if st := s.existingState(id); st != nil {
+		return st, nil
 	}
-	return st, nil
+	v, _ := s.logs.LoadOrStore(id, &logState{id: id})
+	return v.(*logState), nil
 }
 
 func (s *JSONL) existingState(id string) *logState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.logs[id]
+	if v, ok := s.logs.Load(id); ok {
+		return v.(*logState)
+	}
+	return nil
 }
 
 func (st *logState) ready(path string, next, size int64) {
@@ -144,16 +136,25 @@ func (s *JSONL) Append(ctx context.Context, id string, events []Event) error {
 	if err != nil {
 		return err
 	}
+	st, err := s.state(id)
+	if err != nil {
+		return err
+	}
+	return s.appendEncoded(ctx, st, events, data)
+}
+
+// appendEncoded is Append of events encoded as data to the log st.
+func (s *JSONL) appendEncoded(ctx context.Context, st *logState, events []Event, data []byte) error {
 	// An append that cannot be cancelled waits for its batch anyway, so
 	// when no writer is running it writes its batch itself instead of
 	// starting a writer goroutine and waiting for it.
 	inline := ctx.Done() == nil
-	b, own, err := s.enqueueWith(ctx, id, events, data, inline)
+	b, own, err := s.enqueueWith(ctx, st, events, data, inline)
 	if err != nil {
 		return err
 	}
 	if own != nil {
-		s.writeOwnBatch(own)
+		return s.writeInline(own, data)
 	}
 	select {
 	case err := <-b.done:
@@ -164,18 +165,20 @@ func (s *JSONL) Append(ctx context.Context, id string, events []Event) error {
 }
 
 func (s *JSONL) enqueue(ctx context.Context, id string, events []Event, data []byte) (*batch, error) {
-	b, _, err := s.enqueueWith(ctx, id, events, data, false)
+	st, err := s.state(id)
+	if err != nil {
+		return nil, err
+	}
+	b, _, err := s.enqueueWith(ctx, st, events, data, false)
 	return b, err
 }
 
 // enqueueWith queues the batch. When no writer is running it starts one,
-// or, with inline, makes the caller the writer: own is then the log, marked
-// writing, and the caller must call writeOwnBatch(own).
-func (s *JSONL) enqueueWith(ctx context.Context, id string, events []Event, data []byte, inline bool) (b *batch, own *logState, err error) {
-	st, err := s.state(id)
-	if err != nil {
-		return nil, nil, err
-	}
+// or, with inline, makes the caller the writer: own is then the log,
+// marked writing, nothing is queued (b is nil) and the caller must write
+// data with writeInline(own, data).
+func (s *JSONL) enqueueWith(ctx context.Context, st *logState, events []Event, data []byte, inline bool) (b *batch, own *logState, err error) {
+	id := st.id
 	st.op.Lock()
 	defer st.op.Unlock()
 	if !st.isReady() {
@@ -192,55 +195,47 @@ func (s *JSONL) enqueueWith(ctx context.Context, id string, events []Event, data
 		_, err := encodeBatch(id, st.next, events, nil)
 		return nil, nil, err
 	}
-	b = &batch{data: data, done: make(chan error, 1)}
-	st.queue = append(st.queue, b)
-	st.next += int64(len(events))
 	if !st.writing {
 		if err := s.startWriter(st, !inline); err != nil {
-			st.queue = st.queue[:len(st.queue)-1]
-			st.next -= int64(len(events))
 			return nil, nil, err
 		}
 		if inline {
-			return b, st, nil
+			st.next += int64(len(events))
+			return nil, st, nil
 		}
 	}
+	b = &batch{data: data, done: make(chan error, 1)}
+	st.queue = append(st.queue, b)
+	st.next += int64(len(events))
 	return b, nil, nil
 }
 
 // startWriter marks st writing and, with spawn, starts its writer
 // goroutine; without, the caller is the writer (st.mu held).
 func (s *JSONL) startWriter(st *logState, spawn bool) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	if !s.writers.enter() {
 		return ErrClosed
 	}
 	st.writing = true
-	s.wg.Add(1)
 	if spawn {
 		go s.runWriter(&groupWriter{s: s, st: st})
 	}
 	return nil
 }
 
-// writeOwnBatch is one writer round of st run by the appender whose batch
-// was queued while no writer ran: it takes every queued batch (its own
-// among them), writes and answers them as runWriter does, then exits like
-// it when the queue is empty, or hands the rest to a writer goroutine.
-func (s *JSONL) writeOwnBatch(st *logState) {
-	w := &groupWriter{s: s, st: st}
-	batches, ok := w.take()
-	if !ok { // cannot happen: b is queued and only its writer takes
-		s.wg.Done()
-		return
-	}
-	w.answer(batches, w.commit(batches))
+// writeInline is one writer round run by the appender that found no
+// writer running: it writes the appender's own data, then retires like a
+// writer whose queue is empty, or hands the batches queued meanwhile to a
+// writer goroutine. It returns the outcome of its own write.
+func (s *JSONL) writeInline(st *logState, data []byte) error {
+	w := groupWriter{s: s, st: st}
+	err := w.commitData(data)
 	if w.idle() {
-		s.wg.Done()
-		return
+		s.writers.leave()
+		return err
 	}
-	go s.runWriter(w)
+	go s.runWriter(&groupWriter{s: s, st: st, file: w.file})
+	return err
 }
 
 // idle reports true when nothing is queued, and then retires the writer
@@ -276,7 +271,7 @@ func (w *groupWriter) answer(batches []*batch, err error) {
 // writes them with one write and one fdatasync, and answers them all. It
 // exits (closing the file) as soon as the queue is empty.
 func (s *JSONL) runWriter(w *groupWriter) {
-	defer s.wg.Done()
+	defer s.writers.leave()
 	for {
 		batches, ok := w.take()
 		if !ok {
@@ -347,6 +342,15 @@ func (w *groupWriter) take() ([]*batch, bool) {
 // commit writes the batches as one durable append; on failure the file is
 // rolled back to its previous size and the log enters the failed state.
 func (w *groupWriter) commit(batches []*batch) error {
+	w.buf = w.buf[:0]
+	for _, b := range batches {
+		w.buf = append(w.buf, b.data...)
+	}
+	return w.commitData(w.buf)
+}
+
+// commitData is commit of the lines in data.
+func (w *groupWriter) commitData(data []byte) error {
 	st := w.st
 	st.mu.Lock()
 	failed, size, path := st.failed, st.size, st.path
@@ -354,21 +358,17 @@ func (w *groupWriter) commit(batches []*batch) error {
 	if failed != nil {
 		return logFailed(st.id, failed)
 	}
-	w.buf = w.buf[:0]
-	for _, b := range batches {
-		w.buf = append(w.buf, b.data...)
-	}
-	if len(w.buf) == 0 {
+	if len(data) == 0 {
 		return nil
 	}
 	if err := w.open(path); err != nil {
 		return st.fail(err)
 	}
-	if err := appendDurably(w.file, size, w.buf); err != nil {
+	if err := appendDurably(w.file, size, data); err != nil {
 		return st.fail(err)
 	}
 	st.mu.Lock()
-	st.size += int64(len(w.buf))
+	st.size += int64(len(data))
 	st.mu.Unlock()
 	return nil
 }
@@ -425,10 +425,7 @@ func (s *JSONL) Flush(ctx context.Context, id string) (bool, error) {
 // written (or has failed) and every writer goroutine has exited. It is
 // idempotent.
 func (s *JSONL) Close() error {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
-	s.wg.Wait()
+	s.writers.close()
 	s.closeKept()
 	return nil
 }

@@ -1,0 +1,52 @@
+package session
+
+import "context"
+
+// logBinder is a Store that gives a live session a direct handle on its
+// log (JSONL): the session's writes then skip the lookup by id and the
+// second check of payloads it has already checked, and its release needs
+// no lookup either.
+type logBinder interface {
+	// bindLog returns the handle of id's log, or nil when the store does
+	// not hold it (the session then writes through Store.Append).
+	bindLog(id string) boundLog
+}
+
+// boundLog is one log's handle held by its live session.
+type boundLog interface {
+	// append is Store.Append (uncancellable) of events whose payloads
+	// were checked by Live.Append.
+	append(events []Event) error
+	// release is Store.ReleaseLog.
+	release()
+}
+
+// jsonlLog is a JSONL log bound to its live session.
+type jsonlLog struct {
+	s  *JSONL
+	st *logState
+}
+
+func (s *JSONL) bindLog(id string) boundLog {
+	st := s.existingState(id)
+	if st == nil {
+		return nil
+	}
+	return jsonlLog{s: s, st: st}
+}
+
+func (l jsonlLog) append(events []Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	if err := l.s.checkOpen(); err != nil {
+		return err
+	}
+	data := make([]byte, 0, 128*len(events))
+	for _, e := range events {
+		data = append(appendEvent(data, e, false), '\n')
+	}
+	return l.s.appendEncoded(context.Background(), l.st, events, data)
+}
+
+func (l jsonlLog) release() { l.s.releaseState(l.st) }
