@@ -44,26 +44,28 @@ func (m *Manager) statusIdle(id string, incarnation uint64) {
 // onTerminated notes that an Activation's actor stopped. The manager keeps
 // watching the actor through its disposal, so the Terminated of every
 // disposed actor arrives before the Activation is released (see
-// tornDown) and never after the manager has halted. An actor that stopped
+// arrive) and never after the manager has halted. An actor that stopped
 // without the manager disposing it fails its epoch, which is torn down,
 // never restarted.
 func (m *Manager) onTerminated(pid *actor.PID) {
 	a := m.st.byPID[pid.Id]
-	if a == nil {
+	if a == nil || a.terminated {
 		return
 	}
 	a.terminated = true
-	if a.disposal != nil {
-		if release := a.awaitTerminated; release != nil {
-			a.awaitTerminated = nil
-			release()
-		}
-		return
+	if a.disposal == nil {
+		a.failure = fmt.Errorf("subagent %q agent actor stopped unexpectedly", a.childID)
+		m.logger.Warn(a.failure.Error())
+		m.dispose(a)
 	}
-	a.failure = fmt.Errorf("subagent %q agent actor stopped unexpectedly", a.childID)
-	m.logger.Warn(a.failure.Error())
-	m.dispose(a)
+	if m.arrive(a) {
+		m.release(a, a.disposal, a.outcome)
+	}
 }
+
+// arrive counts one of the two parties a stopped actor's release waits
+// for and reports whether it was the second.
+func (m *Manager) arrive(a *activation) bool { return a.arrived.Add(1) == 2 }
 
 // dispose opens a's disposal transaction (memoized; the open disposal is
 // the admission cut-off). In this one synchronous span it cancels a's turn
@@ -80,8 +82,10 @@ func (m *Manager) dispose(a *activation) *disposal {
 	d := m.openDisposal(a)
 	a.handle.Cancel(agent.CancelCause{Kind: agent.CauseParent}, false)
 	var children []*disposal
-	for _, child := range m.ownedActivations(a) {
-		children = append(children, m.dispose(child))
+	if len(a.owned) > 0 {
+		for _, child := range m.ownedActivations(a) {
+			children = append(children, m.dispose(child))
+		}
 	}
 	if len(children) == 0 {
 		a.handle.AfterIdle(func() { m.finishTeardown(a, d, nil) })
@@ -113,8 +117,10 @@ func (m *Manager) ownedActivations(a *activation) []*activation {
 // finishTeardown is the waiting part of a disposal, in the seed's order:
 // owned children released (child-first), quiescence, the durability
 // checkpoint, the epoch captured while the child is still registered, the
-// handle disposed; the first failure wins. It then posts the release of the
-// Activation and of its ownership back to the actor (tornDown).
+// handle disposed; the first failure wins. The Activation and its
+// ownership are then released on the actor: posted from here when the
+// actor's Terminated has already arrived (or none will come), else by
+// onTerminated (see arrive).
 func (m *Manager) finishTeardown(a *activation, d *disposal, children []*disposal) {
 	failure := a.failure
 	if failure != nil {
@@ -134,20 +140,15 @@ func (m *Manager) finishTeardown(a *activation, d *disposal, children []*disposa
 	if err := a.handle.Dispose(ctx); err != nil && failure == nil {
 		failure = HandleDisposalFailed(a.childID, err)
 	}
-	stopped := isClosed(a.handle.Activation().Done())
-	m.post(func() { m.tornDown(a, d, failure, epoch, stopped) })
-}
-
-// tornDown releases a once its teardown is over and, when its actor
-// stopped, the actor's Terminated has reached the manager: a released
-// Activation leaves nothing in flight towards the manager.
-func (m *Manager) tornDown(a *activation, d *disposal, failure error, epoch Epoch, stopped bool) {
-	release := func() { m.release(a, d, failure, epoch) }
-	if stopped && !a.terminated {
-		a.awaitTerminated = release
+	out := teardownOutcome{failure: failure, epoch: epoch}
+	if !isClosed(a.handle.Activation().Done()) { // no Terminated will come
+		m.post(func() { m.release(a, d, out) })
 		return
 	}
-	release()
+	a.outcome = out
+	if m.arrive(a) {
+		m.post(func() { m.release(a, d, out) })
+	}
 }
 
 func isClosed(c <-chan struct{}) bool {
@@ -174,7 +175,8 @@ func (m *Manager) durability(ctx context.Context, a *activation) error {
 // release removes a settled-or-failed Activation, releases its ownership
 // (even on failure, so ancestors never stay pinned in waiting), then emits
 // subagent/end and settles the disposal on the lifecycle goroutine.
-func (m *Manager) release(a *activation, d *disposal, failure error, epoch Epoch) {
+func (m *Manager) release(a *activation, d *disposal, out teardownOutcome) {
+	failure, epoch := out.failure, out.epoch
 	m.forget(a)
 	m.releaseOwnership(a)
 	d.err = failure

@@ -3,6 +3,7 @@ package manager
 import (
 	"context"
 	"slices"
+	"sync/atomic"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/inbox"
@@ -43,19 +44,30 @@ type activation struct {
 	run      RunInfo
 	boundary int   // the epoch's first own event, taken at subagent/start
 	failure  error // set when the child's actor stopped on its own
-	// terminated: the actor's Terminated arrived; awaitTerminated is the
-	// release of a torn-down Activation waiting for it.
-	terminated      bool
-	awaitTerminated func()
-	settling        bool // the disposal was opened by settlement: log its failure
-	edge            *edge
-	hint            *childHint // the bus filter's entry for this child id
+	// terminated: the actor's Terminated arrived (set by the actor).
+	terminated bool
+	// A disposal whose actor stopped is released by the second of two
+	// parties to arrive: its teardown, which first stores its outcome, and
+	// the actor's Terminated. So a released Activation leaves nothing in
+	// flight towards the manager, with no extra message when Terminated
+	// comes second.
+	arrived  atomic.Int32
+	outcome  teardownOutcome
+	settling bool // the disposal was opened by settlement: log its failure
+	edge     *edge
+	hint     *childHint // the bus filter's entry for this child id
 }
 
 // edge is the epoch's lifecycle state, touched only on the lifecycle
 // goroutine (Manager.edges) so start and end are emitted in order.
 type edge struct {
 	startOK bool // subagent/start was emitted; end must pair it
+}
+
+// teardownOutcome is what a finished teardown hands to the release.
+type teardownOutcome struct {
+	failure error
+	epoch   Epoch
 }
 
 // disposal is a memoized teardown; done closes once it settled.
