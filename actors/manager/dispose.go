@@ -48,7 +48,7 @@ func (m *Manager) statusIdle(id string, incarnation uint64) {
 // without the manager disposing it fails its epoch, which is torn down,
 // never restarted.
 func (m *Manager) onTerminated(pid *actor.PID) {
-	a := m.st.byPID[pid.Id]
+	a := m.st.byPID[pid]
 	if a == nil || a.terminated {
 		return
 	}
@@ -201,7 +201,7 @@ func (m *Manager) forget(a *activation) {
 	if m.st.activations[a.childID] == a {
 		delete(m.st.activations, a.childID)
 	}
-	delete(m.st.byPID, a.handle.Activation().PID().Id)
+	delete(m.st.byPID, a.handle.Activation().PID())
 	m.hints.childGone(a.childID, a.handle.Incarnation())
 }
 

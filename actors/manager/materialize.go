@@ -86,7 +86,7 @@ func (m *Manager) install(ms materializeSpec, h *parent.Handle, lineage []*paren
 		a.ancestry[l] = true
 	}
 	m.st.activations[ms.childID] = a
-	m.st.byPID[h.Activation().PID().Id] = a
+	m.st.byPID[h.Activation().PID()] = a
 	a.hint = m.hints.childAdded(ms.childID)
 	m.self.Watch(h.Activation().PID()) // an unexpected stop reaches onTerminated
 	return a

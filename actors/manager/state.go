@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/inbox"
 )
@@ -15,7 +16,7 @@ type state struct {
 	materializations map[*materialization]struct{}
 	locks            map[string]*childLock
 	scopes           map[*parent.Handle]*scope
-	byPID            map[string]*activation // by the child actor's PID id
+	byPID            map[*actor.PID]*activation // by the child actor's PID (Terminated.Who is that same pointer)
 	draining         bool
 	epochs           uint64 // materialization counter: creation order
 }
@@ -26,7 +27,7 @@ func newState() *state {
 		materializations: map[*materialization]struct{}{},
 		locks:            map[string]*childLock{},
 		scopes:           map[*parent.Handle]*scope{},
-		byPID:            map[string]*activation{},
+		byPID:            map[*actor.PID]*activation{},
 	}
 }
 
