@@ -230,6 +230,10 @@ func TestBusCarriesInboxAndStatusEvents(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, h.WhenIdle(bg))
 		require.NoError(t, h.Dispose(bg))
+		// The turn's goroutine may still be delivering the idle status when
+		// Dispose returns; agent/disposed then follows it from there (see
+		// inbox.Emit). Once every goroutine is blocked, all are out, in order.
+		synctest.Wait()
 		require.Equal(t, []string{
 			"agent/inbox/enqueue a " + id, "agent/status a running", "agent/inbox/dequeue a " + id,
 			"agent/status a idle", "agent/disposed a",
