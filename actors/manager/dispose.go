@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -73,8 +74,8 @@ func (m *Manager) arrive(a *activation) bool { return a.arrived.Add(1) == 2 }
 // cancellation reaches the whole subtree top-down before anything waits.
 // The rest runs off the actor (finishTeardown): for an Activation owning
 // no child, on the goroutine of its cancelled turn once that turn has
-// ended (or a new one if it is idle already); otherwise on its own
-// goroutine, which first waits for the children.
+// ended (or a new one if it is idle already); otherwise on a goroutine
+// started by the last of its children to settle.
 func (m *Manager) dispose(a *activation) *disposal {
 	if a.disposal != nil {
 		return a.disposal
@@ -89,8 +90,17 @@ func (m *Manager) dispose(a *activation) *disposal {
 	}
 	if len(children) == 0 {
 		a.handle.AfterIdle(func() { m.finishTeardown(a, d, nil) })
-	} else {
-		go m.finishTeardown(a, d, children)
+		return d
+	}
+	pending := atomic.Int32{}
+	pending.Store(int32(len(children)))
+	settled := func() {
+		if pending.Add(-1) == 0 {
+			go m.finishTeardown(a, d, children)
+		}
+	}
+	for _, c := range children {
+		c.then = append(c.then, settled)
 	}
 	return d
 }
@@ -192,7 +202,7 @@ func (m *Manager) release(a *activation, d *disposal, out teardownOutcome) {
 		if e.startOK {
 			m.ended(end)
 		}
-		close(d.done)
+		d.settle()
 	})
 }
 
@@ -235,7 +245,7 @@ func (m *Manager) rollbackUnpublished(a *activation, then func()) {
 		}
 		m.forget(a)
 		m.releaseOwnership(a)
-		close(d.done)
+		d.settle()
 		then()
 	})
 }

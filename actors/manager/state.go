@@ -75,6 +75,17 @@ type teardownOutcome struct {
 type disposal struct {
 	done chan struct{}
 	err  error
+	// then runs on the lifecycle goroutine right after done closes. Only
+	// the actor appends to it, and only before the disposal's release.
+	then []func()
+}
+
+// settle closes done and runs the then callbacks.
+func (d *disposal) settle() {
+	close(d.done)
+	for _, fn := range d.then {
+		fn()
+	}
 }
 
 // materialization is an admitted create or resume between its admission
