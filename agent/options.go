@@ -72,6 +72,9 @@ func (c CancelCause) Error() string {
 // CauseOf returns the CancelCause carried by err (typically
 // context.Cause(ctx)), and false when err carries none.
 func CauseOf(err error) (CancelCause, bool) {
+	if c, ok := err.(CancelCause); ok { // the usual case: no unwrapping needed
+		return c, true
+	}
 	var c CancelCause
 	ok := errors.As(err, &c)
 	return c, ok

@@ -125,7 +125,7 @@ func (l *Live) add(typ string, data any, opts []AppendOption, behind bool) (Even
 	if e, err = l.push(e, behind); err != nil {
 		return Event{}, err
 	}
-	l.s.notify(Change{Kind: Appended, Header: l.Header(), Event: e})
+	l.s.notify(Appended, l, e)
 	return e, nil
 }
 

@@ -167,7 +167,7 @@ func (s *Sessions) publish(l *Live) {
 	s.live[l.header.ID] = l
 	s.mu.Unlock()
 	l.startFlusher()
-	s.notify(Change{Kind: Added, Header: l.Header()})
+	s.notify(Added, l, Event{})
 }
 
 // Get returns the live session id, or nil.
@@ -239,7 +239,7 @@ func (s *Sessions) Release(ctx context.Context, l *Live) error {
 	s.mu.Lock()
 	delete(s.live, l.header.ID)
 	s.mu.Unlock()
-	s.notify(Change{Kind: Removed, Header: l.Header()})
+	s.notify(Removed, l, Event{})
 	return err
 }
 
@@ -278,11 +278,14 @@ func (s *Sessions) setListeners(edit func([]listener) []listener) {
 	s.listeners.Store(&next)
 }
 
-func (s *Sessions) notify(c Change) {
+// notify tells every listener of a change to l (e is set for Appended);
+// the Change, with its header copy, is built only when someone listens.
+func (s *Sessions) notify(kind ChangeKind, l *Live, e Event) {
 	p := s.listeners.Load()
-	if p == nil {
+	if p == nil || len(*p) == 0 {
 		return
 	}
+	c := Change{Kind: kind, Header: l.Header(), Event: e}
 	for _, l := range *p {
 		callIsolated(l.fn, c)
 	}
