@@ -21,6 +21,10 @@ import (
 // are) and is not checked again.
 func decodeTurnEnd(data []byte, valid bool) (turnEnd, bool) {
 	var end turnEnd
+	if n, kind, ok := canonical(data, `,"reason":{"kind":"`); ok {
+		end.Turn, end.Reason.Kind = n, kind
+		return end, true
+	}
 	if (valid || json.Valid(data)) && fastTurnEnd(data, &end) {
 		return end, true
 	}
@@ -32,6 +36,9 @@ func decodeTurnEnd(data []byte, valid bool) (turnEnd, bool) {
 // fails. The trigger is reported as (present, kind). valid is as for
 // decodeTurnEnd.
 func decodeTurnStart(data []byte, valid bool) (turn int64, trigger *string, ok bool) {
+	if n, kind, ok := canonical(data, `,"trigger":{"kind":"`); ok {
+		return n, &kind, true
+	}
 	if valid || json.Valid(data) {
 		if turn, trigger, ok := fastTurnStart(data); ok {
 			return turn, trigger, true
@@ -45,6 +52,40 @@ func decodeTurnStart(data []byte, valid bool) (turn int64, trigger *string, ok b
 		return start.Turn, &start.Trigger.Kind, true
 	}
 	return start.Turn, nil, true
+}
+
+// canonical reads the exact bytes the runtime itself writes for a turn's
+// start and end, {"turn":N<middle>K"}} (middle opens the member holding
+// {"kind":K}), with N a plain non-negative integer and K made of lower-case
+// letters and dashes: such bytes are valid JSON that json.Unmarshal reads
+// as turn N and kind K. Anything else is false, for the general path.
+func canonical(data []byte, middle string) (turn int64, kind string, ok bool) {
+	rest, ok := bytes.CutPrefix(data, []byte(`{"turn":`))
+	if !ok {
+		return 0, "", false
+	}
+	digits := 0
+	for digits < len(rest) && digits < 18 && rest[digits] >= '0' && rest[digits] <= '9' {
+		turn = turn*10 + int64(rest[digits]-'0')
+		digits++
+	}
+	if digits == 0 || (digits > 1 && rest[0] == '0') {
+		return 0, "", false
+	}
+	rest, ok = bytes.CutPrefix(rest[digits:], []byte(middle))
+	if !ok {
+		return 0, "", false
+	}
+	k, ok := bytes.CutSuffix(rest, []byte(`"}}`))
+	if !ok || len(k) == 0 {
+		return 0, "", false
+	}
+	for _, c := range k {
+		if (c < 'a' || c > 'z') && c != '-' {
+			return 0, "", false
+		}
+	}
+	return turn, string(k), true
 }
 
 // fastTurnEnd reads the valid JSON data; false to fall back.

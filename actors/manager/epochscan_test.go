@@ -28,6 +28,12 @@ var epochScanSeeds = []string{
 	`[]`,
 	`{}`,
 	"{\"trigger\":{\"kind\":\"\x80\"}}",
+	`{"turn":01,"reason":{"kind":"aborted"}}`,
+	`{"turn":0,"reason":{"kind":""}}`,
+	`{"turn":123456789012345678,"trigger":{"kind":"message"}}`,
+	`{"turn":1234567890123456789,"trigger":{"kind":"message"}}`,
+	`{"turn":4,"reason":{"kind":"max-tokens"}}}`,
+	`{"turn":4,"reason":{"kind":"Aborted"}}`,
 }
 
 // FuzzEpochScan: the byte-level reads agree with json.Unmarshal.
@@ -66,6 +72,29 @@ func FuzzEpochScan(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestEpochScanCanonicalPath: the exact bytes the runtime writes for a
+// turn's start and end are read without the general scanner; near misses
+// are left to it.
+func TestEpochScanCanonicalPath(t *testing.T) {
+	turn, kind, ok := canonical([]byte(`{"turn":12,"reason":{"kind":"max-tokens"}}`), `,"reason":{"kind":"`)
+	require.True(t, ok)
+	require.Equal(t, int64(12), turn)
+	require.Equal(t, "max-tokens", kind)
+	turn, kind, ok = canonical([]byte(`{"turn":3,"trigger":{"kind":"message"}}`), `,"trigger":{"kind":"`)
+	require.True(t, ok)
+	require.Equal(t, int64(3), turn)
+	require.Equal(t, "message", kind)
+	for _, miss := range []string{
+		`{"turn":01,"reason":{"kind":"aborted"}}`, `{"turn":,"reason":{"kind":"aborted"}}`,
+		`{"turn":1,"reason":{"kind":""}}`, `{"turn":1,"reason":{"kind":"Aborted"}}`,
+		`{"turn":1,"reason":{"kind":"aborted","cause":{}}}`, `{"turn":1234567890123456789,"reason":{"kind":"x"}}`,
+		`{"turn":1,"reason":{"kind":"aborted"}} `, `{"turn":1,"trigger":{"kind":"message"}}`,
+	} {
+		_, _, ok := canonical([]byte(miss), `,"reason":{"kind":"`)
+		require.False(t, ok, miss)
+	}
 }
 
 // TestEpochScanFastPath: the payloads the runtime writes take the fast path.
