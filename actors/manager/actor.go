@@ -122,19 +122,20 @@ func (m *Manager) onAgentEvent(e parent.Event) {
 	}
 }
 
-// hints are lock-protected id sets the bus listener reads to avoid posting
-// events the actor would ignore. Only the actor writes them; they are
-// filters, never decisions.
+// hints are id sets the bus listener reads to avoid posting events the
+// actor would ignore. Only the actor writes them (so writers need no lock
+// among themselves); listeners on any goroutine read them without a lock.
+// They are filters, never decisions.
 type hints struct {
-	mu       sync.RWMutex
-	children map[string]*childHint // resident children
-	roots    map[string]int        // scoped-drain roots with a cut-off
+	children sync.Map // child id → *childHint: resident children
+	roots    sync.Map // scoped-drain root id → *int: roots with a cut-off (count read by the actor only)
 }
 
-// childHint counts the resident Activations of a child id (under
-// hints.mu) and records, without the lock, the incarnation whose disposal
-// is open: an idle status of it cannot settle it (checkSettled ignores an
-// Activation with a disposal), so it is not posted.
+// childHint counts the resident Activations of a child id (read and
+// written by the actor only) and records, for listeners, the incarnation
+// whose disposal is open: an idle status of it cannot settle it
+// (checkSettled ignores an Activation with a disposal), so it is not
+// posted.
 type childHint struct {
 	n         int
 	disposing atomic.Uint64 // incarnation+1 of the open disposal, or 0
@@ -142,33 +143,26 @@ type childHint struct {
 
 // managed reports whether id is a resident child.
 func (h *hints) managed(id string) bool {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	return h.children[id] != nil
+	_, ok := h.children.Load(id)
+	return ok
 }
 
 // settleable reports whether an idle status of id's incarnation can
 // still settle it: a resident child whose disposal is not open.
 func (h *hints) settleable(id string, incarnation uint64) bool {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	c := h.children[id]
-	return c != nil && c.disposing.Load() != incarnation+1
+	c, ok := h.children.Load(id)
+	return ok && c.(*childHint).disposing.Load() != incarnation+1
 }
 
 // childAdded counts a new resident Activation of id and returns the hint
-// its disposal marks.
+// its disposal marks (actor only).
 func (h *hints) childAdded(id string) *childHint {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.children == nil {
-		h.children = map[string]*childHint{}
+	v, ok := h.children.Load(id)
+	if !ok {
+		v = &childHint{}
+		h.children.Store(id, v)
 	}
-	c := h.children[id]
-	if c == nil {
-		c = &childHint{}
-		h.children[id] = c
-	}
+	c := v.(*childHint)
 	c.n++
 	return c
 }
@@ -176,36 +170,45 @@ func (h *hints) childAdded(id string) *childHint {
 // disposalOpened records the open disposal of the hint's incarnation.
 func (c *childHint) disposalOpened(incarnation uint64) { c.disposing.Store(incarnation + 1) }
 
-// childGone uncounts the Activation of id's incarnation.
+// childGone uncounts the Activation of id's incarnation (actor only).
 func (h *hints) childGone(id string, incarnation uint64) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	c := h.children[id]
-	if c == nil {
+	v, ok := h.children.Load(id)
+	if !ok {
 		return
 	}
+	c := v.(*childHint)
 	c.n--
 	c.disposing.CompareAndSwap(incarnation+1, 0)
 	if c.n <= 0 {
-		delete(h.children, id)
+		h.children.Delete(id)
 	}
 }
 
+// root reports whether id is a scoped-drain root with a cut-off.
 func (h *hints) root(id string) bool {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	return h.roots[id] > 0
+	_, ok := h.roots.Load(id)
+	return ok
 }
 
-func (h *hints) add(set *map[string]int, id string, delta int) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if *set == nil {
-		*set = map[string]int{}
+// rootAdded and rootGone count the cut-offs of a root id (actor only).
+func (h *hints) rootAdded(id string) {
+	v, ok := h.roots.Load(id)
+	if !ok {
+		v = new(int)
+		h.roots.Store(id, v)
 	}
-	(*set)[id] += delta
-	if (*set)[id] <= 0 {
-		delete(*set, id)
+	*v.(*int)++
+}
+
+func (h *hints) rootGone(id string) {
+	v, ok := h.roots.Load(id)
+	if !ok {
+		return
+	}
+	n := v.(*int)
+	*n--
+	if *n <= 0 {
+		h.roots.Delete(id)
 	}
 }
 
@@ -229,7 +232,9 @@ func (s *serial) run(fn func()) {
 	go s.drain()
 }
 
+// drain runs what is queued, taking the whole queue at each round.
 func (s *serial) drain() {
+	var batch []func()
 	for {
 		s.mu.Lock()
 		if len(s.queue) == 0 {
@@ -237,10 +242,11 @@ func (s *serial) drain() {
 			s.mu.Unlock()
 			return
 		}
-		fn := s.queue[0]
-		s.queue[0] = nil
-		s.queue = s.queue[1:]
+		batch, s.queue = s.queue, batch[:0]
 		s.mu.Unlock()
-		fn()
+		for i, fn := range batch {
+			fn()
+			batch[i] = nil
+		}
 	}
 }

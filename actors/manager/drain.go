@@ -85,7 +85,7 @@ func (m *Manager) scopeOf(root *parent.Handle) *scope {
 	if sc == nil {
 		sc = &scope{members: map[*parent.Handle]bool{}}
 		m.st.scopes[root] = sc
-		m.hints.add(&m.hints.roots, root.ID(), 1)
+		m.hints.rootAdded(root.ID())
 	}
 	return sc
 }
@@ -190,7 +190,7 @@ func (m *Manager) rootDisposed(id string, incarnation uint64) {
 	for root := range m.st.scopes {
 		if root.ID() == id && root.Incarnation() == incarnation {
 			delete(m.st.scopes, root)
-			m.hints.add(&m.hints.roots, id, -1)
+			m.hints.rootGone(id)
 		}
 	}
 }
