@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 )
@@ -142,6 +143,12 @@ func (l *Live) push(e Event, behind bool) (Event, error) {
 	}
 	e.Seq = int64(len(l.events))
 	e.Time = time.Now().UnixMilli()
+	if len(l.events) == cap(l.events) {
+		// A turn appends several events in a row (at least a message, its
+		// start and its end): grow by at least eight so they share one
+		// reallocation rather than doubling a small slice twice.
+		l.events = slices.Grow(l.events, max(len(l.events), 8))
+	}
 	l.events = append(l.events, e)
 	if behind {
 		l.startFlusherLocked()
