@@ -118,6 +118,9 @@ func (l *Live) add(typ string, data any, opts []AppendOption, behind bool) (Even
 	for _, opt := range opts {
 		opt(&e)
 	}
+	if err := checkOptioned(l.header.ID, e, len(opts) > 0); err != nil {
+		return Event{}, err
+	}
 	if msg, legacy := legacyEvent(l.header.ID, []Event{e}); legacy {
 		return Event{}, invalidf("%s", msg)
 	}
@@ -128,6 +131,24 @@ func (l *Live) add(typ string, data any, opts []AppendOption, behind bool) (Even
 	}
 	l.s.notify(Appended, l, e)
 	return e, nil
+}
+
+// checkOptioned checks the raw JSON an AppendOption may have set: the
+// store's bound write path (see logBinder) takes a session's events as
+// checked here.
+func checkOptioned(id string, e Event, optioned bool) error {
+	if !optioned {
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"data", e.Data}, {"surfaceOp", e.SurfaceOp}} {
+		if err := checkRaw(f.name, f.raw); err != nil {
+			return invalidf(`session "%s": event %s: %v`, id, e.Type, err)
+		}
+	}
+	return nil
 }
 
 // push assigns seq and time, stores the event and, with behind, wakes the

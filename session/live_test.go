@@ -168,3 +168,30 @@ func TestAppendThroughWithoutAStoreIsAppend(t *testing.T) {
 	_, err = l.AppendThrough("x", nil)
 	require.ErrorIs(t, err, ErrNotLive)
 }
+
+// TestAppendRefusesAnOptionThatBreaksTheEnvelope: an AppendOption may set
+// any field; invalid JSON it puts in data or surfaceOp is refused by
+// Append (ErrInvalid) before anything is written, and the log stays
+// readable and appendable.
+func TestAppendRefusesAnOptionThatBreaksTheEnvelope(t *testing.T) {
+	for name, opt := range map[string]AppendOption{
+		"surfaceOp": func(e *Event) { e.SurfaceOp = []byte(`{"op":`) },
+		"data":      func(e *Event) { e.Data = []byte(`not json`) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			store, err := OpenJSONL(t.TempDir())
+			require.NoError(t, err)
+			defer store.Close()
+			s := NewSessions(store)
+			l, err := s.Create(context.Background(), header("a"), nil)
+			require.NoError(t, err)
+			_, err = l.AppendThrough("note", map[string]int{"n": 1}, opt)
+			require.ErrorIs(t, err, ErrInvalid)
+			_, err = l.Append("note", map[string]int{"n": 2}, opt)
+			require.ErrorIs(t, err, ErrInvalid)
+			_, err = l.AppendThrough("note", map[string]int{"n": 3})
+			require.NoError(t, err)
+			require.Equal(t, []string{"note"}, storedTypes(t, store, "a"))
+		})
+	}
+}
