@@ -40,7 +40,8 @@
 //
 // Exactly seed-era.md §2.6.7: the admission cut-off is set and the whole
 // subtree is cancelled top-down in one step; then, off the actor, owned
-// children are awaited (handles released child-first), quiescence, the
+// children are awaited (handles released child-first: an owner's
+// teardown starts when the last of its children has settled), quiescence, the
 // required durability checkpoint (only true confirms; false or an error is
 // DURABILITY_FAILED), the epoch captured while the child is still
 // registered, the handle disposed; back in the actor the Activation is
@@ -52,8 +53,11 @@
 // The manager watches every Activation's actor; an actor that stops without
 // the manager disposing it (the actors' guardian stops, never restarts, a
 // failed agent actor) fails its epoch and is torn down like any other, so
-// no Activation restarts silently. Drains never rely on protoactor's Stop
-// or Poison to empty an inbox: they cancel and discard explicitly.
+// no Activation restarts silently. A disposed Activation is released only
+// once both its teardown has finished and its actor's Terminated has
+// arrived (whichever comes second releases it), so nothing stays in flight
+// towards the manager. Drains never rely on protoactor's Stop or Poison to
+// empty an inbox: they cancel and discard explicitly.
 //
 // # Lifecycle edges
 //
