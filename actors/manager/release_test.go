@@ -1,0 +1,295 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
+)
+
+// These tests run in a synctest bubble: synctest.Wait stops them at the
+// point where every goroutine waits, so each order of a release's two
+// parties is forced rather than hoped for, and a release that never comes
+// is a bubble deadlock, not a hang. The fixture's cleanup checks that no
+// message was dead-lettered to the manager, and TestMain that no goroutine
+// leaked.
+
+const finishTeardownFn = "manager.(*Manager).finishTeardown"
+
+// goroutinesIn counts the goroutines whose stack contains fn.
+func goroutinesIn(fn string) int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	n := 0
+	for g := range strings.SplitSeq(string(buf), "\n\n") {
+		if strings.Contains(g, fn) {
+			n++
+		}
+	}
+	return n
+}
+
+// recordDisposals returns the ids of the agents disposed from now on, in
+// order.
+func (f *fixture) recordDisposals() func() []string {
+	var mu sync.Mutex
+	var ids []string
+	f.rt.Subscribe(func(e parent.Event) {
+		if e.Type == parent.EventDisposed {
+			mu.Lock()
+			ids = append(ids, e.AgentID)
+			mu.Unlock()
+		}
+	})
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(ids)
+	}
+}
+
+// whenDisposed reports, once owner's agent/disposed is delivered, whether
+// each of handles had completed its disposal by then (child-first). The
+// bus order of agent/disposed across agents says nothing: an agent's
+// event may be delivered by its turn's goroutine after its Dispose
+// returned (see inbox.Emit), while Disposed is closed before it returns.
+func (f *fixture) whenDisposed(owner string, handles ...*parent.Handle) <-chan []bool {
+	seen := make(chan []bool, 1)
+	f.rt.Subscribe(func(e parent.Event) {
+		if e.Type == parent.EventDisposed && e.AgentID == owner {
+			done := make([]bool, len(handles))
+			for i, h := range handles {
+				done[i] = isClosed(h.Disposed())
+			}
+			seen <- done
+		}
+	})
+	return seen
+}
+
+// requireNoActivation checks, inside the actor, that no Activation is left.
+func (f *fixture) requireNoActivation() {
+	f.t.Helper()
+	var activations, byPID int
+	f.inActor(func() { activations, byPID = len(f.m.st.activations), len(f.m.st.byPID) })
+	require.Zero(f.t, activations, "no Activation left")
+	require.Zero(f.t, byPID, "no actor watched")
+}
+
+// openOnCleanup opens the named gates, those still shut, before the
+// fixture's cleanup closes the runtime: a test that failed half way then
+// reports its failure instead of a bubble deadlock on a stuck turn.
+func (f *fixture) openOnCleanup(names ...string) {
+	f.t.Cleanup(func() {
+		for _, name := range names {
+			ch := f.gates.get(f.gates.ch, name)
+			select {
+			case <-ch:
+			default:
+				close(ch)
+			}
+		}
+	})
+}
+
+func (f *fixture) edges() []string {
+	edges, _, _ := f.rec.snapshot()
+	return edges
+}
+
+// Teardown first, Terminated second: a settled child's teardown finishes
+// (handle disposed, actor stopped) while the manager is busy, so the
+// actor's Terminated is still queued; the release waits for it and then
+// carries the outcome the teardown stored.
+func TestAReleaseWaitsForATerminatedThatArrivesAfterTheTeardown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hold := make(chan struct{})
+		captured := make(chan *activation, 1)
+		var once sync.Once
+		var f *fixture
+		f = newFixture(t, withCheckpoint(childCheckpoint(func(ctx context.Context, live *session.Live) (bool, error) {
+			once.Do(func() { // keep the manager busy until the test lets it go
+				busy := make(chan struct{})
+				f.m.post(func() {
+					captured <- f.m.st.activations[live.ID()]
+					close(busy)
+					<-hold
+				})
+				<-busy
+			})
+			return f.rt.Sessions().Flush(ctx, live)
+		}, func() *session.Sessions { return f.rt.Sessions() })))
+		t.Cleanup(func() { // before the fixture's, should the test fail with the manager held
+			select {
+			case <-hold:
+			default:
+				close(hold)
+			}
+		})
+		disposed := f.recordDisposals()
+
+		child := f.start(f.parent, "hello")
+		a := <-captured
+		synctest.Wait() // the teardown is over; the Terminated waits behind the busy manager
+		require.False(t, f.live(child), "the handle was disposed")
+		require.True(t, isClosed(a.handle.Activation().Done()), "the actor stopped")
+		require.Equal(t, int32(1), a.arrived.Load(), "the teardown arrived, the Terminated not yet")
+		require.Zero(t, goroutinesIn(finishTeardownFn))
+		require.Equal(t, []string{"start " + child}, f.edges(), "not released before its Terminated")
+
+		close(hold)
+		end := f.settled(child, 1)
+		require.Equal(t, int32(2), a.arrived.Load(), "released by the Terminated, the second to arrive")
+		require.Equal(t, agent.Completed, end.StopReason, "with the outcome the teardown stored")
+		require.Equal(t, agent.Text("answer: hello"), end.LastAssistantMessage)
+		f.requireNoActivation()
+		synctest.Wait()
+		require.Equal(t, []string{"start " + child, "end " + child}, f.edges(), "one end edge")
+		require.Equal(t, []string{child}, disposed())
+	})
+}
+
+// Terminated first, teardown second: the actor of a child that owns a
+// child stops behind the manager's back. Its Terminated opens the
+// disposal of the child and of its own child and arrives first; the
+// owner's teardown starts only when its child settled (no goroutine
+// waits for it meanwhile) and releases it, reporting the failure.
+func TestAnActorThatStopsUnexpectedlyIsReleasedByItsLaterTeardown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t)
+		f.openOnCleanup("c", "g")
+		disposed := f.recordDisposals()
+		child := f.start(f.parent, "wait c")
+		childAgent := f.rt.Agent(child)
+		grandchild := f.start(childAgent, "stuck g") // ignores the cancellation of its disposal
+		childFirst := f.whenDisposed(child, f.rt.Agent(grandchild))
+		f.gates.reached("g")
+		f.gates.open("c")
+		require.NoError(t, childAgent.WhenIdle(bg)) // the child waits for its own child
+		synctest.Wait()
+		c := f.activation(child)
+		require.NotNil(t, c)
+
+		require.NoError(t, childAgent.Activation().Dispose(bg), "stop the child's actor, not through the manager")
+		synctest.Wait() // its Terminated reached the manager
+		var terminated, open, childOpen, stillOwned bool
+		var failure error
+		f.inActor(func() {
+			terminated, open, failure = c.terminated, c.disposal != nil, c.failure
+			g := f.m.st.activations[grandchild]
+			childOpen, stillOwned = g != nil && g.disposal != nil, c.owned[grandchild]
+		})
+		require.True(t, terminated)
+		require.True(t, open, "the Terminated opened the disposal")
+		require.ErrorContains(t, failure, "agent actor stopped unexpectedly")
+		require.True(t, childOpen, "and its child's, in the same step")
+		require.True(t, stillOwned)
+		require.Equal(t, int32(1), c.arrived.Load(), "the Terminated arrived first")
+		require.Zero(t, goroutinesIn(finishTeardownFn), "no teardown started or parked: the stuck grandchild has not settled")
+		require.Same(t, c, f.activation(child), "not released")
+		require.Equal(t, []string{"start " + child, "start " + grandchild}, f.edges())
+		require.Empty(t, disposed())
+
+		f.gates.open("g")
+		end := f.settled(child, 1)
+		require.Equal(t, int32(2), c.arrived.Load(), "released by its teardown, the second to arrive")
+		require.Equal(t, agent.Error, end.StopReason, "the unexpected stop fails the epoch")
+		require.Nil(t, end.LastAssistantMessage)
+		require.Equal(t, agent.Aborted, f.settled(grandchild, 1).StopReason)
+		f.requireNoActivation()
+		synctest.Wait()
+		require.Equal(t, []string{"start " + child, "start " + grandchild, "end " + grandchild, "end " + child}, f.edges(),
+			"each end once, child first")
+		require.Equal(t, []bool{true}, <-childFirst, "the grandchild was disposed before the child")
+		require.ElementsMatch(t, []string{grandchild, child}, disposed(), "each once")
+		require.False(t, f.live(child))
+		require.False(t, f.live(grandchild))
+		require.Contains(t, f.logs.String(), "agent actor stopped unexpectedly")
+	})
+}
+
+// An owner whose disposal opens while one of its children is being rolled
+// back (its subagent/start was refused) counts that rollback among the
+// children it waits for: its teardown starts only once the last of them,
+// the rollback, settled, and it still finishes.
+func TestAnOwnersTeardownWaitsForAChildsRollback(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t)
+		f.openOnCleanup("c", "g", "r")
+		disposed := f.recordDisposals()
+		child := f.start(f.parent, "wait c")
+		childAgent := f.rt.Agent(child)
+		grandchild := f.start(childAgent, "wait g")
+		f.gates.reached("g")
+
+		errRefused := errors.New("subagent/start refused")
+		refusedID := make(chan string, 1)
+		f.rec.setOnStart(func(info RunInfo) error {
+			// Before refusing, give the child a turn that ignores
+			// cancellation, so the rollback's handle disposal waits for it.
+			msg := agent.Message{Content: agent.Text("stuck r"), Source: agent.Source{Kind: "user"}, Role: "user"}
+			if _, err := f.rt.Agent(info.ID).Post(bg, msg); err != nil {
+				return err
+			}
+			f.gates.reached("r")
+			refusedID <- info.ID
+			return errRefused
+		})
+		started := make(chan error, 1)
+		go func() {
+			_, err := f.m.StartContinuable(bg, f.spec(childAgent, "never delivered"))
+			started <- err
+		}()
+		refused := <-refusedID
+		childFirst := f.whenDisposed(child, f.rt.Agent(grandchild), f.rt.Agent(refused))
+		synctest.Wait() // the rollback opened the disposal; its handle disposal waits for the stuck turn
+		var rollingBack, owned bool
+		f.inActor(func() {
+			r := f.m.st.activations[refused]
+			rollingBack = r != nil && r.disposal != nil
+			owned = f.m.st.activations[child].owned[refused]
+		})
+		require.True(t, rollingBack)
+		require.True(t, owned, "the refused child is still owned")
+
+		drained := make(chan error, 1)
+		go func() { drained <- f.drain(f.parent) }()
+		synctest.Wait()
+		require.Equal(t, []string{"start " + child, "start " + grandchild, "end " + grandchild}, f.edges(),
+			"the other child settled")
+		require.True(t, f.live(child), "the owner's teardown waits for the rollback")
+		require.Zero(t, goroutinesIn(finishTeardownFn), "with no goroutine parked on it")
+		require.Empty(t, drained)
+		require.Empty(t, started)
+		require.Equal(t, []string{grandchild}, disposed())
+
+		f.gates.open("r")
+		require.NoError(t, <-drained)
+		require.ErrorIs(t, <-started, errRefused)
+		require.Equal(t, agent.Aborted, f.settled(child, 1).StopReason)
+		f.requireNoActivation()
+		synctest.Wait()
+		require.Equal(t, []string{"start " + child, "start " + grandchild, "end " + grandchild, "end " + child}, f.edges(),
+			"no edge for the rolled-back child, one end each for the others, child first")
+		require.Equal(t, []bool{true, true}, <-childFirst, "both children were disposed before the owner")
+		require.ElementsMatch(t, []string{grandchild, refused, child}, disposed(), "each once")
+		require.False(t, f.live(child))
+		require.False(t, f.live(refused))
+	})
+}
