@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"maps"
 	"os"
-	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/stretchr/testify/require"
 )
 
@@ -248,26 +247,6 @@ func TestReleasingABoundLiveReleasesItsLog(t *testing.T) {
 	require.Equal(t, []string{"note", "note"}, storedTypes(t, readStore(t, s.Root()), "one"))
 }
 
-// goroutinesIn counts the goroutines whose stack contains fn.
-func goroutinesIn(fn string) int {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	n := 0
-	for g := range strings.SplitSeq(string(buf), "\n\n") {
-		if strings.Contains(g, fn) {
-			n++
-		}
-	}
-	return n
-}
-
 const runWriterFn = "session.(*JSONL).runWriter"
 
 // An uncancellable Append that finds no writer writes its own batch on its
@@ -290,7 +269,7 @@ func TestInlineAppendHandsQueuedBatchesToAWriter(t *testing.T) {
 
 		require.NoError(t, s.Append(context.Background(), "in", turnEvents(2, 1)))
 		require.Zero(t, s.writers.state.Load(), "a lone inline append wrote its batch and left the gate")
-		require.Zero(t, goroutinesIn(runWriterFn), "without a writer goroutine")
+		require.Zero(t, testkit.GoroutinesIn(runWriterFn), "without a writer goroutine")
 		syncs := gates.Syncs()
 
 		held := gates.HoldSyncs()
@@ -304,7 +283,7 @@ func TestInlineAppendHandsQueuedBatchesToAWriter(t *testing.T) {
 		<-held
 		synctest.Wait()
 		require.Equal(t, int64(2), s.writers.state.Load(), "one writer admitted: the appender itself")
-		require.Zero(t, goroutinesIn(runWriterFn), "the inline append started no writer goroutine")
+		require.Zero(t, testkit.GoroutinesIn(runWriterFn), "the inline append started no writer goroutine")
 
 		cancellable, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -326,7 +305,7 @@ func TestInlineAppendHandsQueuedBatchesToAWriter(t *testing.T) {
 			require.NoError(t, <-results[seq], "seq %d", seq)
 		}
 		synctest.Wait()
-		require.Zero(t, goroutinesIn(runWriterFn), "the writer goroutine exited with the queue empty")
+		require.Zero(t, testkit.GoroutinesIn(runWriterFn), "the writer goroutine exited with the queue empty")
 		require.Zero(t, s.writers.state.Load(), "no writer admitted, gate open")
 		st.mu.Lock()
 		require.False(t, st.writing)

@@ -3,15 +3,14 @@ package manager
 import (
 	"context"
 	"errors"
-	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -24,26 +23,6 @@ import (
 // leaked.
 
 const finishTeardownFn = "manager.(*Manager).finishTeardown"
-
-// goroutinesIn counts the goroutines whose stack contains fn.
-func goroutinesIn(fn string) int {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	n := 0
-	for g := range strings.SplitSeq(string(buf), "\n\n") {
-		if strings.Contains(g, fn) {
-			n++
-		}
-	}
-	return n
-}
 
 // recordDisposals returns the ids of the agents disposed from now on, in
 // order.
@@ -150,7 +129,7 @@ func TestAReleaseWaitsForATerminatedThatArrivesAfterTheTeardown(t *testing.T) {
 		require.False(t, f.live(child), "the handle was disposed")
 		require.True(t, isClosed(a.handle.Activation().Done()), "the actor stopped")
 		require.Equal(t, int32(1), a.arrived.Load(), "the teardown arrived, the Terminated not yet")
-		require.Zero(t, goroutinesIn(finishTeardownFn))
+		require.Zero(t, testkit.GoroutinesIn(finishTeardownFn))
 		require.Equal(t, []string{"start " + child}, f.edges(), "not released before its Terminated")
 
 		close(hold)
@@ -201,7 +180,7 @@ func TestAnActorThatStopsUnexpectedlyIsReleasedByItsLaterTeardown(t *testing.T) 
 		require.True(t, childOpen, "and its child's, in the same step")
 		require.True(t, stillOwned)
 		require.Equal(t, int32(1), c.arrived.Load(), "the Terminated arrived first")
-		require.Zero(t, goroutinesIn(finishTeardownFn), "no teardown started or parked: the stuck grandchild has not settled")
+		require.Zero(t, testkit.GoroutinesIn(finishTeardownFn), "no teardown started or parked: the stuck grandchild has not settled")
 		require.Same(t, c, f.activation(child), "not released")
 		require.Equal(t, []string{"start " + child, "start " + grandchild}, f.edges())
 		require.Empty(t, disposed())
@@ -274,7 +253,7 @@ func TestAnOwnersTeardownWaitsForAChildsRollback(t *testing.T) {
 		require.Equal(t, []string{"start " + child, "start " + grandchild, "end " + grandchild}, f.edges(),
 			"the other child settled")
 		require.True(t, f.live(child), "the owner's teardown waits for the rollback")
-		require.Zero(t, goroutinesIn(finishTeardownFn), "with no goroutine parked on it")
+		require.Zero(t, testkit.GoroutinesIn(finishTeardownFn), "with no goroutine parked on it")
 		require.Empty(t, drained)
 		require.Empty(t, started)
 		require.Equal(t, []string{grandchild}, disposed())

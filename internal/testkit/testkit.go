@@ -17,3 +17,24 @@ func GoroutineID() uint64 {
 	id, _ := strconv.ParseUint(strings.Fields(string(buf[:n]))[1], 10, 64)
 	return id
 }
+
+// GoroutinesIn counts the goroutines whose stack contains fn (a function
+// name as runtime.Stack prints it, e.g. "session.(*JSONL).runWriter").
+func GoroutinesIn(fn string) int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	n := 0
+	for g := range strings.SplitSeq(string(buf), "\n\n") {
+		if strings.Contains(g, fn) {
+			n++
+		}
+	}
+	return n
+}
