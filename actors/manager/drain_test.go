@@ -137,9 +137,7 @@ func TestScopedDrainAwaitsAnAdmittedMaterialization(t *testing.T) {
 	require.NoError(t, <-drained)
 	note("drain")
 	require.ErrorIs(t, <-started, ErrDraining)
-	mu.Lock()
-	require.Equal(t, []string{"disposed", "drain"}, order)
-	mu.Unlock()
+	require.Equal(t, []string{"disposed", "drain"}, underLock(&mu, func() []string { return slices.Clone(order) }))
 	require.False(t, f.live(child))
 }
 
@@ -177,9 +175,7 @@ func TestDrainInsideSubagentStartRejectsTheInitialPrompt(t *testing.T) {
 	require.ErrorIs(t, err, ErrDraining)
 	require.NoError(t, <-drained)
 	require.Equal(t, []*parent.Handle{f.parent}, f.rt.Registry().List())
-	mu.Lock()
-	require.Zero(t, enqueued)
-	mu.Unlock()
+	require.Zero(t, underLock(&mu, func() int { return enqueued }))
 	edges, _, _ := f.rec.snapshot()
 	require.Len(t, edges, 2, "start and its paired end")
 }
@@ -202,9 +198,7 @@ func TestAFollowupAdmittedBeforeADrainIsDiscardedNotReplayed(t *testing.T) {
 	})
 	id := f.followup(f.parent, child, "discarded")
 	require.NoError(t, f.drain(f.parent))
-	mu.Lock()
-	require.Equal(t, []string{parent.EventEnqueue + " " + id, parent.EventDiscard + " " + id}, order)
-	mu.Unlock()
+	require.Equal(t, []string{parent.EventEnqueue + " " + id, parent.EventDiscard + " " + id}, underLock(&mu, func() []string { return slices.Clone(order) }))
 	require.False(t, f.live(child))
 	require.Equal(t, []string{"wait g"}, f.userTexts(child))
 	require.NoError(t, f.parent.Dispose(bg)) // end the cut-off

@@ -435,3 +435,12 @@ func completedPrefix(p *parent.Handle) []session.Event {
 	}
 	return nil
 }
+
+// underLock returns read() run under mu, so that assertions on what a
+// listener recorded run unlocked: a failing one must not leave mu held
+// while the cleanup's bus listeners wait for it (a failure, not a hang).
+func underLock[T any](mu *sync.Mutex, read func() T) T {
+	mu.Lock()
+	defer mu.Unlock()
+	return read()
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 
@@ -42,9 +43,7 @@ func TestStartReturnsBothIdsAtInboxAcceptance(t *testing.T) {
 	require.Regexp(t, `^[0-9a-f-]{36}$`, s.ChildID)
 	f.gates.open("g")
 	f.settled(s.ChildID, 1)
-	mu.Lock()
-	require.Equal(t, []enqueued{{s.ChildID, s.MessageID, false}}, seen)
-	mu.Unlock()
+	require.Equal(t, []enqueued{{s.ChildID, s.MessageID, false}}, underLock(&mu, func() []enqueued { return slices.Clone(seen) }))
 	require.Equal(t, []string{"wait g"}, f.userTexts(s.ChildID))
 }
 

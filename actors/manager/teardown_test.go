@@ -75,9 +75,7 @@ func TestCancelPrecedesTheFinalCheckpoint(t *testing.T) {
 	require.NoError(t, f.m.Close(bg))
 	end := f.settled(child, 1)
 	require.Equal(t, agent.Aborted, end.StopReason)
-	mu.Lock()
-	require.Equal(t, []bool{true}, turnClosedAtFlush)
-	mu.Unlock()
+	require.Equal(t, []bool{true}, underLock(&mu, func() []bool { return slices.Clone(turnClosedAtFlush) }))
 }
 
 // §3.2 #27 and #64: unloading the manager disposes every forest
@@ -99,9 +97,7 @@ func TestCloseDisposesEveryForestChildFirst(t *testing.T) {
 	require.NoError(t, f.m.Close(bg))
 	require.False(t, f.live(child))
 	require.False(t, f.live(grandchild))
-	mu.Lock()
-	require.Equal(t, []string{grandchild, child}, disposed)
-	mu.Unlock()
+	require.Equal(t, []string{grandchild, child}, underLock(&mu, func() []string { return slices.Clone(disposed) }))
 	edges, _, _ := f.rec.snapshot()
 	require.Equal(t, []string{"start " + child, "start " + grandchild, "end " + grandchild, "end " + child}, edges)
 	log, err := f.store.Load(bg, child)
@@ -256,9 +252,7 @@ func TestAnAcceptedQueuedMessageKeepsTheActivation(t *testing.T) {
 	f.followup(f.parent, child, "queued")
 	f.gates.open("g")
 	f.settled(child, 1)
-	mu.Lock()
-	require.NotContains(t, registeredAtEnqueue, false)
-	mu.Unlock()
+	require.NotContains(t, underLock(&mu, func() []bool { return slices.Clone(registeredAtEnqueue) }), false)
 	texts := f.userTexts(child)
 	require.Contains(t, texts, "queued")
 	require.Equal(t, 1, f.rec.countStarts(child), "one epoch ran both")
