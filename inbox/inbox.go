@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -105,8 +106,11 @@ type Inbox struct {
 	events     []Event
 	spare      []Event // the buffer deliver swaps in, to reuse it
 	delivering bool
-	enqueued   uint64 // Enqueue events emitted
-	announced  uint64 // Enqueue events the observer has returned from
+	enqueued   uint64        // Enqueue events emitted
+	announced  uint64        // Enqueue events the observer has returned from
+	queued     uint64        // events queued for the observer, ever
+	delivered  uint64        // events the observer has returned from, ever
+	progress   chan struct{} // made by an Emit waiting for delivery; closed when delivered grows
 }
 
 var _ actor.Mailbox = (*Inbox)(nil)
@@ -285,14 +289,45 @@ func (b *Inbox) RunHere(fn func()) {
 // Emit queues e behind the events the inbox has already queued and
 // delivers it to the Observer in that order. The registry emits
 // agent/created and agent/disposed this way, so that all events of one
-// agent reach listeners in one order. e is delivered before Emit returns
-// unless another goroutine is delivering this inbox's events at that
-// moment (then that goroutine delivers it, in order, a moment later).
+// agent reach listeners in one order. Emit returns once e has been
+// delivered: by this goroutine, or, when another goroutine is delivering
+// this inbox's events at that moment, by that goroutine, which Emit waits
+// for. The one exception is an Emit made from inside an Observer call (a
+// listener disposing the agent it is told about): the goroutine delivering
+// this inbox's events may be its own, so it does not wait, and e follows,
+// in order, once that delivery returns.
 func (b *Inbox) Emit(e Event) {
 	b.mu.Lock()
 	b.emitLocked(e)
+	mine := b.queued
 	b.mu.Unlock()
 	b.deliver()
+	b.awaitDelivered(mine)
+}
+
+// awaitDelivered blocks until the observer has returned from the first n
+// events ever queued, unless the caller is inside an observer call.
+func (b *Inbox) awaitDelivered(n uint64) {
+	b.mu.Lock()
+	if b.delivered >= n {
+		b.mu.Unlock()
+		return
+	}
+	b.mu.Unlock()
+	if insideDelivery() {
+		return
+	}
+	b.mu.Lock()
+	for b.delivered < n {
+		if b.progress == nil {
+			b.progress = make(chan struct{})
+		}
+		progress := b.progress
+		b.mu.Unlock()
+		<-progress
+		b.mu.Lock()
+	}
+	b.mu.Unlock()
 }
 
 // Status reports Running while a turn is claimed or a message waits.
@@ -395,6 +430,35 @@ func (b *Inbox) noteStatusLocked(was bool) {
 func (b *Inbox) emitLocked(e Event) {
 	if b.observer != nil {
 		b.events = append(b.events, e)
+		b.queued++
+	}
+}
+
+// deliverFrame names deliver as runtime frames report it.
+var deliverFrame = runtime.FuncForPC(reflect.ValueOf((*Inbox).deliver).Pointer()).Name()
+
+// insideDelivery reports whether the calling goroutine is inside deliver,
+// that is, in an observer call (of any inbox). Go gives a goroutine no
+// cheaper identity; Emit asks only when another delivery is under way.
+func insideDelivery() bool {
+	pcs := make([]uintptr, 64)
+	for {
+		n := runtime.Callers(2, pcs)
+		if n < len(pcs) {
+			pcs = pcs[:n]
+			break
+		}
+		pcs = make([]uintptr, 2*len(pcs))
+	}
+	frames := runtime.CallersFrames(pcs)
+	for {
+		f, more := frames.Next()
+		if f.Function == deliverFrame {
+			return true
+		}
+		if !more {
+			return false
+		}
 	}
 }
 
@@ -424,6 +488,11 @@ func (b *Inbox) deliver() {
 		b.spare = events[:0]
 		b.announced += n
 		announced = announced || n > 0
+		b.delivered += uint64(len(events))
+		if b.progress != nil {
+			close(b.progress)
+			b.progress = nil
+		}
 	}
 	b.delivering = false
 	wake := announced && b.claimableLocked() && b.invoker != nil

@@ -229,11 +229,7 @@ func TestBusCarriesInboxAndStatusEvents(t *testing.T) {
 		id, err := h.Followup(bg, agent.Text("reply hi"), agent.Source{Kind: "user"})
 		require.NoError(t, err)
 		require.NoError(t, h.WhenIdle(bg))
-		require.NoError(t, h.Dispose(bg))
-		// The turn's goroutine may still be delivering the idle status when
-		// Dispose returns; agent/disposed then follows it from there (see
-		// inbox.Emit). Once every goroutine is blocked, all are out, in order.
-		synctest.Wait()
+		require.NoError(t, h.Dispose(bg)) // every event is out when it returns (inbox.Emit)
 		require.Equal(t, []string{
 			"agent/inbox/enqueue a " + id, "agent/status a running", "agent/inbox/dequeue a " + id,
 			"agent/status a idle", "agent/disposed a",

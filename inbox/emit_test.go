@@ -1,0 +1,67 @@
+package inbox
+
+import (
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestEmitWaitsForTheDeliveryUnderWay: an Emit that finds another
+// goroutine delivering this inbox's events returns only once that
+// goroutine has delivered its event too, in order (agent/disposed is
+// out when Dispose returns, even while the turn's goroutine is still
+// announcing the idle status).
+func TestEmitWaitsForTheDeliveryUnderWay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hold := make(chan struct{})
+		var seen []string
+		b := New(Options{Observer: func(e Event) {
+			if e.Kind == "agent/first" {
+				<-hold
+			}
+			seen = append(seen, string(e.Kind))
+		}})
+		go b.Emit(Event{Kind: "agent/first"}) // this goroutine delivers, and blocks in the observer
+		synctest.Wait()
+		var returned atomic.Bool
+		go func() {
+			b.Emit(Event{Kind: "agent/second"})
+			returned.Store(true)
+		}()
+		synctest.Wait()
+		require.False(t, returned.Load(), "the second Emit waits for the delivery under way")
+		close(hold)
+		synctest.Wait()
+		require.True(t, returned.Load())
+		require.Equal(t, []string{"agent/first", "agent/second"}, seen)
+	})
+}
+
+// TestEmitFromTheObserverDoesNotWaitForItself: an observer may emit into
+// the inbox it is called for (a listener disposing the agent it is told
+// about); that event follows once the observer returns.
+func TestEmitFromTheObserverDoesNotWaitForItself(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b *Inbox
+		var seen []string
+		b = New(Options{Observer: func(e Event) {
+			seen = append(seen, string(e.Kind))
+			if e.Kind == "agent/created" {
+				b.Emit(Event{Kind: "agent/disposed"})
+				seen = append(seen, "emitted")
+			}
+		}})
+		b.Emit(Event{Kind: "agent/created"})
+		require.Equal(t, []string{"agent/created", "emitted", "agent/disposed"}, seen)
+	})
+}
+
+func TestInsideDeliveryKnowsTheObserverCall(t *testing.T) {
+	var inside []bool
+	b := New(Options{Observer: func(Event) { inside = append(inside, insideDelivery()) }})
+	b.Emit(Event{Kind: "agent/created"})
+	require.Equal(t, []bool{true}, inside)
+	require.False(t, insideDelivery())
+}
