@@ -37,7 +37,9 @@ type Event struct {
 // between in the order the inbox made them); events of different agents may
 // arrive concurrently, so listeners must be safe for concurrent use. A
 // listener may call back into the runtime; it should return quickly, as it
-// delays its agent's later events (and, for agent/created, Create).
+// delays its agent's later events, and Create and Dispose, which return
+// once their agent/created or agent/disposed has been delivered (one made
+// by a listener of that same agent follows once the listener returns).
 type Bus struct {
 	logger    *slog.Logger
 	mu        sync.Mutex                 // serializes Subscribe and cancels
