@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/asynkron/protoactor-go/actor"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -443,4 +444,23 @@ func underLock[T any](mu *sync.Mutex, read func() T) T {
 	mu.Lock()
 	defer mu.Unlock()
 	return read()
+}
+
+// recordDisposals returns the ids of the agents disposed from now on, in
+// order.
+func (f *fixture) recordDisposals() func() []string {
+	var mu sync.Mutex
+	var ids []string
+	f.rt.Subscribe(func(e parent.Event) {
+		if e.Type == parent.EventDisposed {
+			mu.Lock()
+			ids = append(ids, e.AgentID)
+			mu.Unlock()
+		}
+	})
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(ids)
+	}
 }

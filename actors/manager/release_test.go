@@ -3,7 +3,6 @@ package manager
 import (
 	"context"
 	"errors"
-	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -23,25 +22,6 @@ import (
 // leaked.
 
 const finishTeardownFn = "manager.(*Manager).finishTeardown"
-
-// recordDisposals returns the ids of the agents disposed from now on, in
-// order.
-func (f *fixture) recordDisposals() func() []string {
-	var mu sync.Mutex
-	var ids []string
-	f.rt.Subscribe(func(e parent.Event) {
-		if e.Type == parent.EventDisposed {
-			mu.Lock()
-			ids = append(ids, e.AgentID)
-			mu.Unlock()
-		}
-	})
-	return func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(ids)
-	}
-}
 
 // whenDisposed reports, once owner's agent/disposed is delivered, whether
 // each of handles had completed its disposal by then (child-first). The

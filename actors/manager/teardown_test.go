@@ -82,22 +82,14 @@ func TestCancelPrecedesTheFinalCheckpoint(t *testing.T) {
 // child-first; the sessions stay loadable.
 func TestCloseDisposesEveryForestChildFirst(t *testing.T) {
 	f := newFixture(t)
-	var mu sync.Mutex
-	var disposed []string
-	f.rt.Subscribe(func(e parent.Event) {
-		if e.Type == parent.EventDisposed {
-			mu.Lock()
-			disposed = append(disposed, e.AgentID)
-			mu.Unlock()
-		}
-	})
+	disposed := f.recordDisposals()
 	child := f.start(f.parent, "wait c")
 	grandchild := f.start(f.rt.Agent(child), "wait g")
 	f.gates.reached("g")
 	require.NoError(t, f.m.Close(bg))
 	require.False(t, f.live(child))
 	require.False(t, f.live(grandchild))
-	require.Equal(t, []string{grandchild, child}, underLock(&mu, func() []string { return slices.Clone(disposed) }))
+	require.Equal(t, []string{grandchild, child}, disposed())
 	edges, _, _ := f.rec.snapshot()
 	require.Equal(t, []string{"start " + child, "start " + grandchild, "end " + grandchild, "end " + child}, edges)
 	log, err := f.store.Load(bg, child)
