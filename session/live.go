@@ -90,7 +90,8 @@ func Ignorable() AppendOption {
 // this goroutine), then Append returns; the write to the store happens
 // behind (see Sessions.Flush). data is encoded with EncodeData. Append is
 // refused after Release (ErrNotLive), after a failed write-behind
-// (ErrLogFailed) and for a retired event vocabulary (ErrInvalid).
+// (ErrLogFailed), for a retired event vocabulary and for invalid JSON an
+// AppendOption put in the event (ErrInvalid).
 func (l *Live) Append(typ string, data any, opts ...AppendOption) (Event, error) {
 	return l.add(typ, data, opts, true)
 }
