@@ -107,7 +107,7 @@ func (h *Handle) Dispose(ctx context.Context) error {
 	}
 	h.disposeErr = err
 	h.reg.unpublish(h)
-	close(h.disposed)
+	close(h.disposed) // before Emit, which may wait for a listener that is itself in Dispose
 	h.act.Emit(inbox.Event{Kind: EventDisposed})
 	return err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -352,6 +353,32 @@ func TestAListenerMayDisposeTheAgentItIsToldAbout(t *testing.T) {
 		h := create(t, r, "a", "")
 		require.False(t, h.IsLive())
 		require.Equal(t, []string{"agent/created a", "agent/disposed a"}, seen(), "disposed still comes after created")
+	})
+}
+
+// A Dispose made by a listener on the turn goroutine's idle status races
+// a Dispose from elsewhere: the outer one waits for that goroutine to
+// deliver agent/disposed, and the listener's returns as soon as the
+// disposal is complete, so neither waits for the other.
+func TestAListenerDisposeRacingAnotherDisposeCompletes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := memory(t)
+		h := create(t, r, "a", "")
+		seen := record(r)
+		inner := make(chan error, 1)
+		r.Subscribe(func(e Event) {
+			if e.Type == EventStatus && e.Status == inbox.Idle {
+				inner <- h.Dispose(bg)
+			}
+		})
+		_, err := h.Followup(bg, agent.Text("sleep 1h"), agent.Source{Kind: "user"})
+		require.NoError(t, err)
+		synctest.Wait() // the turn sleeps
+		require.Empty(t, inner, "not idle before the outer Dispose")
+		require.NoError(t, h.Dispose(bg))
+		require.NoError(t, <-inner)
+		events := seen()
+		require.Equal(t, "agent/disposed a", events[len(events)-1], "agent/disposed is out when Dispose returns, last")
 	})
 }
 
