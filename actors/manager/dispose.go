@@ -59,14 +59,10 @@ func (m *Manager) onTerminated(pid *actor.PID) {
 		m.logger.Warn(a.failure.Error())
 		m.dispose(a)
 	}
-	if m.arrive(a) {
-		m.release(a, a.disposal, a.outcome)
+	if a.arrive() {
+		m.release(a, a.outcome)
 	}
 }
-
-// arrive counts one of the two parties a stopped actor's release waits
-// for and reports whether it was the second.
-func (m *Manager) arrive(a *activation) bool { return a.arrived.Add(1) == 2 }
 
 // dispose opens a's disposal transaction (memoized; the open disposal is
 // the admission cut-off). In this one synchronous span it cancels a's turn
@@ -89,14 +85,14 @@ func (m *Manager) dispose(a *activation) *disposal {
 		}
 	}
 	if len(children) == 0 {
-		a.handle.AfterIdle(func() { m.finishTeardown(a, d, nil) })
+		a.handle.AfterIdle(func() { m.finishTeardown(a, nil) })
 		return d
 	}
 	pending := atomic.Int32{}
 	pending.Store(int32(len(children)))
 	settled := func() {
 		if pending.Add(-1) == 0 {
-			go m.finishTeardown(a, d, children)
+			go m.finishTeardown(a, children)
 		}
 	}
 	for _, c := range children {
@@ -130,8 +126,8 @@ func (m *Manager) ownedActivations(a *activation) []*activation {
 // handle disposed; the first failure wins. The Activation and its
 // ownership are then released on the actor: posted from here when the
 // actor's Terminated has already arrived (or none will come), else by
-// onTerminated (see arrive).
-func (m *Manager) finishTeardown(a *activation, d *disposal, children []*disposal) {
+// onTerminated (see activation.arrive).
+func (m *Manager) finishTeardown(a *activation, children []*disposal) {
 	failure := a.failure
 	if failure != nil {
 		failure = TeardownStepFailed(a.childID, failure)
@@ -151,14 +147,13 @@ func (m *Manager) finishTeardown(a *activation, d *disposal, children []*disposa
 		failure = HandleDisposalFailed(a.childID, err)
 	}
 	out := teardownOutcome{failure: failure, epoch: epoch}
-	if !isClosed(a.handle.Activation().Done()) { // no Terminated will come
-		m.post(func() { m.release(a, d, out) })
-		return
+	if isClosed(a.handle.Activation().Done()) { // its Terminated is due too
+		a.outcome = out
+		if !a.arrive() {
+			return // onTerminated releases it
+		}
 	}
-	a.outcome = out
-	if m.arrive(a) {
-		m.post(func() { m.release(a, d, out) })
-	}
+	m.post(func() { m.release(a, out) })
 }
 
 func isClosed(c <-chan struct{}) bool {
@@ -185,8 +180,8 @@ func (m *Manager) durability(ctx context.Context, a *activation) error {
 // release removes a settled-or-failed Activation, releases its ownership
 // (even on failure, so ancestors never stay pinned in waiting), then emits
 // subagent/end and settles the disposal on the lifecycle goroutine.
-func (m *Manager) release(a *activation, d *disposal, out teardownOutcome) {
-	failure, epoch := out.failure, out.epoch
+func (m *Manager) release(a *activation, out teardownOutcome) {
+	d, failure, epoch := a.disposal, out.failure, out.epoch
 	m.forget(a)
 	m.releaseOwnership(a)
 	d.err = failure

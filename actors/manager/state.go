@@ -71,6 +71,10 @@ type teardownOutcome struct {
 	epoch   Epoch
 }
 
+// arrive counts one of the two parties a stopped actor's release waits
+// for and reports whether it was the second.
+func (a *activation) arrive() bool { return a.arrived.Add(1) == 2 }
+
 // disposal is a memoized teardown; done closes once it settled.
 type disposal struct {
 	done chan struct{}
