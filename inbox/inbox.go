@@ -42,8 +42,6 @@ type Event struct {
 	Kind      EventKind
 	MessageID string
 	Status    Status
-
-	posted bool // the Enqueue of a Post: its message waits for it to be delivered
 }
 
 // ErrClosed is returned by Post after Close.
@@ -80,7 +78,7 @@ func (c *Claim) Context() context.Context { return c.ctx }
 type item struct {
 	msg agent.Message
 	raw any
-	enq uint64 // the number of the message's Enqueue event (0: none to wait for)
+	enq uint64 // the message's Enqueue event is the enq-th queued (0: none to wait for)
 }
 
 // Inbox is the FIFO turn queue and the actor.Mailbox of one agent actor.
@@ -106,8 +104,6 @@ type Inbox struct {
 	events     []Event
 	spare      []Event // the buffer deliver swaps in, to reuse it
 	delivering bool
-	enqueued   uint64        // Enqueue events emitted
-	announced  uint64        // Enqueue events the observer has returned from
 	queued     uint64        // events queued for the observer, ever
 	delivered  uint64        // events the observer has returned from, ever
 	progress   chan struct{} // made by an Emit waiting for delivery; closed when delivered grows
@@ -158,14 +154,13 @@ func (b *Inbox) Post(msg agent.Message) (string, error) {
 		return "", ErrClosed
 	}
 	was := b.runningLocked()
+	b.emitLocked(Event{Kind: Enqueue, MessageID: msg.ID})
 	it := item{msg: msg}
 	if b.observer != nil {
-		b.enqueued++
-		it.enq = b.enqueued
+		it.enq = b.queued
 	}
 	b.pushLocked(it)
 	b.pending++
-	b.emitLocked(Event{Kind: Enqueue, MessageID: msg.ID, posted: true})
 	b.noteStatusLocked(was)
 	wake := b.claimableLocked()
 	b.mu.Unlock()
@@ -471,23 +466,17 @@ func (b *Inbox) deliver() {
 		return
 	}
 	b.delivering = true
-	announced := false
+	from := b.delivered
 	for len(b.events) > 0 {
 		events := b.events
 		b.events, b.spare = b.spare[:0], nil
 		b.mu.Unlock()
-		n := uint64(0)
 		for _, e := range events {
 			b.observer(e)
-			if e.posted {
-				n++
-			}
 		}
 		clear(events)
 		b.mu.Lock()
 		b.spare = events[:0]
-		b.announced += n
-		announced = announced || n > 0
 		b.delivered += uint64(len(events))
 		if b.progress != nil {
 			close(b.progress)
@@ -495,7 +484,7 @@ func (b *Inbox) deliver() {
 		}
 	}
 	b.delivering = false
-	wake := announced && b.claimableLocked() && b.invoker != nil
+	wake := b.claimableLocked() && b.invoker != nil && b.queue[b.head].enq > from
 	b.mu.Unlock()
 	if wake { // a message waited for its enqueue event to be out
 		b.schedule()
@@ -509,8 +498,7 @@ func (b *Inbox) claimableLocked() bool {
 	if b.turn != nil || b.suspended || b.head >= len(b.queue) {
 		return false
 	}
-	head := b.queue[b.head]
-	return head.enq <= b.announced
+	return b.queue[b.head].enq <= b.delivered
 }
 
 //
