@@ -45,7 +45,7 @@ func appendConcurrently(tb testing.TB, s *JSONL, id string, first int64, writers
 		data, err := encodeBatch(id, e.Seq, []Event{e}, nil)
 		var bt *batch
 		if err == nil {
-			bt, err = s.enqueue(context.Background(), id, []Event{e}, data)
+			bt, err = enqueue(s, id, []Event{e}, data)
 		}
 		if err == nil {
 			next++
@@ -228,4 +228,16 @@ func BenchmarkEncodeData(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// enqueue queues one encoded batch for log id's writer without waiting
+// for it (the waiting half of Append), so that benchmarks can hold many
+// batches in flight from one lock.
+func enqueue(s *JSONL, id string, events []Event, data []byte) (*batch, error) {
+	st, err := s.state(id)
+	if err != nil {
+		return nil, err
+	}
+	b, _, err := s.enqueueWith(context.Background(), st, events, data, false)
+	return b, err
 }

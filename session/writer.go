@@ -164,15 +164,6 @@ func (s *JSONL) appendEncoded(ctx context.Context, st *logState, events []Event,
 	}
 }
 
-func (s *JSONL) enqueue(ctx context.Context, id string, events []Event, data []byte) (*batch, error) {
-	st, err := s.state(id)
-	if err != nil {
-		return nil, err
-	}
-	b, _, err := s.enqueueWith(ctx, st, events, data, false)
-	return b, err
-}
-
 // enqueueWith queues the batch. When no writer is running it starts one,
 // or, with inline, makes the caller the writer: own is then the log,
 // marked writing, nothing is queued (b is nil) and the caller must write
