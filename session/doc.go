@@ -78,9 +78,12 @@
 // Sessions is the registry of live sessions (the original's ctx.sessions).
 // Live.Append is write-behind: the event is in memory at once and a
 // per-session flusher (running only while writes are pending) hands it to
-// Store.Append (Live.AppendThrough writes on the calling goroutine and
-// returns once durable, for a last event nothing waits behind); Sessions.Flush reports true only once everything appended
-// so far is durable, and false when there is no store. Subscribe delivers
+// the store (Store.Append; a JSONL store binds each live session to its
+// log once, so those writes skip the lookup by id and a second check of
+// the payloads Append checked). Live.AppendThrough writes on the calling
+// goroutine and returns once durable, for a last event nothing waits
+// behind. Sessions.Flush reports true only once everything appended so
+// far is durable, and false when there is no store. Subscribe delivers
 // Added, Removed and Appended changes.
 //
 // # Testing
