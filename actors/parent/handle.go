@@ -2,6 +2,7 @@ package parent
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -23,6 +24,7 @@ type Handle struct {
 	disposing   chan struct{} // a one-slot semaphore serializing Dispose
 	disposed    chan struct{} // closed once Dispose completed
 	disposeErr  error
+	own         atomic.Pointer[func(Event)] // the handle's own observer (Observe)
 }
 
 // ID is the agent's (and session's) id.
@@ -85,14 +87,10 @@ func (h *Handle) Disposed() <-chan struct{} { return h.disposed }
 // returns the same result at once: nil, or the release error (a failed
 // flush) — the agent is unregistered either way.
 func (h *Handle) Dispose(ctx context.Context) error {
-	select {
-	case h.disposing <- struct{}{}:
-		defer func() { <-h.disposing }()
-	case <-h.disposed:
-		return h.disposeErr
-	case <-ctx.Done():
-		return ctx.Err()
+	if entered, err := h.enterDispose(ctx); !entered {
+		return err
 	}
+	defer func() { <-h.disposing }()
 	select {
 	case <-h.disposed:
 		return h.disposeErr
@@ -112,8 +110,50 @@ func (h *Handle) Dispose(ctx context.Context) error {
 	return err
 }
 
+// Observe makes fn this agent's own observer: it receives the agent's
+// events published after the call, on the publishing goroutine, before the
+// bus listeners and with the bus's ordering (one at a time, in order). A
+// panic in fn is logged like a bus listener's. A later call replaces fn;
+// nil removes it. It does not block.
+//
+// Unlike a bus listener, it costs nothing for other agents' events and
+// needs no lookup by id, so an owner tracking many agents attaches one
+// per agent.
+func (h *Handle) Observe(fn func(Event)) {
+	if fn == nil {
+		h.own.Store(nil)
+		return
+	}
+	h.own.Store(&fn)
+}
+
+// enterDispose takes the Dispose semaphore, or reports what Dispose must
+// return instead: the completed result, or ctx's error if ctx ended while
+// another Dispose ran. The uncontended case takes it without a select over
+// three channels.
+func (h *Handle) enterDispose(ctx context.Context) (entered bool, err error) {
+	select {
+	case h.disposing <- struct{}{}:
+		return true, nil
+	default:
+	}
+	select {
+	case h.disposing <- struct{}{}:
+		return true, nil
+	case <-h.disposed:
+		return false, h.disposeErr
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
 // observe forwards the activation's events (its inbox's, and created and
-// disposed, which the registry emits through it) to the bus.
+// disposed, which the registry emits through it) to the handle's own
+// observer, then to the bus.
 func (h *Handle) observe(e inbox.Event) {
-	h.reg.bus.Publish(Event{Type: string(e.Kind), AgentID: h.id, Incarnation: h.incarnation, MessageID: e.MessageID, Status: e.Status})
+	ev := Event{Type: string(e.Kind), AgentID: h.id, Incarnation: h.incarnation, MessageID: e.MessageID, Status: e.Status}
+	if fn := h.own.Load(); fn != nil {
+		h.reg.bus.call(*fn, ev)
+	}
+	h.reg.bus.Publish(ev)
 }

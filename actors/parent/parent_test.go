@@ -238,6 +238,62 @@ func TestBusCarriesInboxAndStatusEvents(t *testing.T) {
 	})
 }
 
+func TestAHandlesOwnObserverSeesOnlyItsAgentBeforeTheBus(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs bytes.Buffer
+		r := newRegistry(t, session.NewSessions(nil), func(c *Config) {
+			c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		})
+		a, b := create(t, r, "a", ""), create(t, r, "b", "")
+		var mu sync.Mutex
+		var order []string
+		note := func(s string) {
+			mu.Lock()
+			defer mu.Unlock()
+			order = append(order, s)
+		}
+		r.Subscribe(func(e Event) { note("bus " + e.Type + " " + e.AgentID) })
+		a.Observe(func(e Event) { note("own " + e.Type + " " + e.AgentID) })
+		b.Observe(func(Event) { panic("observer bug") })
+
+		_, err := a.Followup(bg, agent.Text("reply hi"), agent.Source{Kind: "user"})
+		require.NoError(t, err)
+		require.NoError(t, a.WhenIdle(bg))
+		a.Observe(func(e Event) { note("replaced " + e.Type + " " + e.AgentID) })
+		require.NoError(t, a.Dispose(bg))
+		b.Observe(nil)
+		require.NoError(t, b.Dispose(bg))
+
+		mu.Lock()
+		defer mu.Unlock()
+		require.Equal(t, []string{
+			"own agent/inbox/enqueue a", "bus agent/inbox/enqueue a",
+			"own agent/status a", "bus agent/status a",
+			"own agent/inbox/dequeue a", "bus agent/inbox/dequeue a",
+			"own agent/status a", "bus agent/status a",
+			"replaced agent/disposed a", "bus agent/disposed a",
+			"bus agent/disposed b",
+		}, order)
+		require.NotContains(t, logs.String(), "observer bug", "b's observer was removed before b had an event")
+	})
+}
+
+func TestAPanickingOwnObserverDoesNotStopTheBus(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs bytes.Buffer
+		r := newRegistry(t, session.NewSessions(nil), func(c *Config) {
+			c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		})
+		h := create(t, r, "a", "")
+		seen := record(r)
+		h.Observe(func(Event) { panic("observer bug") })
+		require.NoError(t, h.Dispose(bg))
+		require.Equal(t, []string{"agent/disposed a"}, seen())
+		require.Contains(t, logs.String(), "event listener panicked")
+		require.Contains(t, logs.String(), "observer bug")
+	})
+}
+
 func TestAPanickingListenerDoesNotStopItsPeers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var logs bytes.Buffer
