@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
@@ -102,113 +101,62 @@ func call[T any](m *Manager, ctx context.Context, op func(ctx context.Context, r
 	return r.v, r.err
 }
 
-// onAgentEvent forwards the bus events the manager acts on to the actor:
-// inbox dequeue/discard and status changes of managed children, and the
-// disposal of scoped-drain roots. It runs on the publishing goroutine.
-func (m *Manager) onAgentEvent(e parent.Event) {
+// onChildEvent forwards the events of a's agent the actor acts on:
+// a message dequeued or discarded, and an idle status that can still
+// settle a. It is a's own observer, so it runs on the publishing
+// goroutine with no lookup.
+func (m *Manager) onChildEvent(a *activation, e parent.Event) {
 	switch e.Type {
 	case parent.EventDequeue, parent.EventDiscard:
-		if m.hints.managed(e.AgentID) {
-			m.post(func() { m.messageLeft(e.AgentID, e.Incarnation, e.MessageID) })
-		}
+		m.post(func() { m.messageLeft(a, e.MessageID) })
 	case parent.EventStatus:
-		if e.Status == inbox.Idle && m.hints.settleable(e.AgentID, e.Incarnation) {
-			m.post(func() { m.statusIdle(e.AgentID, e.Incarnation) })
-		}
-	case parent.EventDisposed:
-		if m.hints.root(e.AgentID) {
-			m.post(func() { m.rootDisposed(e.AgentID, e.Incarnation) })
+		if e.Status == inbox.Idle && !a.disposing.Load() {
+			m.post(func() { m.statusIdle(a) })
 		}
 	}
 }
 
-// hints are id sets the bus listener reads to avoid posting events the
-// actor would ignore. Only the actor writes them (so writers need no lock
-// among themselves); listeners on any goroutine read them without a lock.
-// They are filters, never decisions.
-type hints struct {
-	children sync.Map // child id → *childHint: resident children
-	roots    sync.Map // scoped-drain root id → *int: roots with a cut-off (count read by the actor only)
+// onAgentEvent forwards the disposal of a scoped-drain root to the actor,
+// which ends its cut-off. It runs on the publishing goroutine.
+func (m *Manager) onAgentEvent(e parent.Event) {
+	if e.Type == parent.EventDisposed && m.roots.has(e.AgentID) {
+		m.post(func() { m.rootDisposed(e.AgentID, e.Incarnation) })
+	}
 }
 
-// childHint counts the resident Activations of a child id (read and
-// written by the actor only) and records, for listeners, the incarnation
-// whose disposal is open: an idle status of it cannot settle it
-// (checkSettled ignores an Activation with a disposal), so it is not
-// posted.
-type childHint struct {
-	n         int
-	disposing atomic.Uint64 // incarnation+1 of the open disposal, or 0
+// rootHints are the ids of scoped-drain roots with a cut-off, read by the
+// bus listener to avoid posting the disposal of other agents. Only the
+// actor writes them; listeners on any goroutine read them without a lock.
+// They are a filter, never a decision.
+type rootHints struct {
+	ids sync.Map // root id → *int: its cut-offs (the count is read by the actor only)
 }
 
-// managed reports whether id is a resident child.
-func (h *hints) managed(id string) bool {
-	_, ok := h.children.Load(id)
+// has reports whether id is a scoped-drain root with a cut-off.
+func (h *rootHints) has(id string) bool {
+	_, ok := h.ids.Load(id)
 	return ok
 }
 
-// settleable reports whether an idle status of id's incarnation can
-// still settle it: a resident child whose disposal is not open.
-func (h *hints) settleable(id string, incarnation uint64) bool {
-	c, ok := h.children.Load(id)
-	return ok && c.(*childHint).disposing.Load() != incarnation+1
-}
-
-// childAdded counts a new resident Activation of id and returns the hint
-// its disposal marks (actor only).
-func (h *hints) childAdded(id string) *childHint {
-	v, ok := h.children.Load(id)
-	if !ok {
-		v = &childHint{}
-		h.children.Store(id, v)
-	}
-	c := v.(*childHint)
-	c.n++
-	return c
-}
-
-// disposalOpened records the open disposal of the hint's incarnation.
-func (c *childHint) disposalOpened(incarnation uint64) { c.disposing.Store(incarnation + 1) }
-
-// childGone uncounts the Activation of id's incarnation (actor only).
-func (h *hints) childGone(id string, incarnation uint64) {
-	v, ok := h.children.Load(id)
-	if !ok {
-		return
-	}
-	c := v.(*childHint)
-	c.n--
-	c.disposing.CompareAndSwap(incarnation+1, 0)
-	if c.n <= 0 {
-		h.children.Delete(id)
-	}
-}
-
-// root reports whether id is a scoped-drain root with a cut-off.
-func (h *hints) root(id string) bool {
-	_, ok := h.roots.Load(id)
-	return ok
-}
-
-// rootAdded and rootGone count the cut-offs of a root id (actor only).
-func (h *hints) rootAdded(id string) {
-	v, ok := h.roots.Load(id)
+// added and gone count the cut-offs of a root id (actor only).
+func (h *rootHints) added(id string) {
+	v, ok := h.ids.Load(id)
 	if !ok {
 		v = new(int)
-		h.roots.Store(id, v)
+		h.ids.Store(id, v)
 	}
 	*v.(*int)++
 }
 
-func (h *hints) rootGone(id string) {
-	v, ok := h.roots.Load(id)
+func (h *rootHints) gone(id string) {
+	v, ok := h.ids.Load(id)
 	if !ok {
 		return
 	}
 	n := v.(*int)
 	*n--
 	if *n <= 0 {
-		h.roots.Delete(id)
+		h.ids.Delete(id)
 	}
 }
 

@@ -26,9 +26,8 @@ func (m *Manager) checkSettled(a *activation) {
 
 // messageLeft clears an accepted id once its message was dequeued into a
 // turn or discarded, and lets the Activation settle.
-func (m *Manager) messageLeft(id string, incarnation uint64, messageID string) {
-	a := m.st.activations[id]
-	if a == nil || a.handle.Incarnation() != incarnation || !a.accepted[messageID] {
+func (m *Manager) messageLeft(a *activation, messageID string) {
+	if a.gone || !a.accepted[messageID] {
 		return
 	}
 	delete(a.accepted, messageID)
@@ -36,8 +35,8 @@ func (m *Manager) messageLeft(id string, incarnation uint64, messageID string) {
 }
 
 // statusIdle lets a child that went idle settle.
-func (m *Manager) statusIdle(id string, incarnation uint64) {
-	if a := m.st.activations[id]; a != nil && a.handle.Incarnation() == incarnation {
+func (m *Manager) statusIdle(a *activation) {
+	if !a.gone {
 		m.checkSettled(a)
 	}
 }
@@ -104,7 +103,7 @@ func (m *Manager) dispose(a *activation) *disposal {
 // openDisposal sets a's admission cut-off.
 func (m *Manager) openDisposal(a *activation) *disposal {
 	a.disposal = &disposal{done: make(chan struct{})}
-	a.hint.disposalOpened(a.handle.Incarnation())
+	a.disposing.Store(true)
 	return a.disposal
 }
 
@@ -207,7 +206,7 @@ func (m *Manager) forget(a *activation) {
 		delete(m.st.activations, a.childID)
 	}
 	delete(m.st.byPID, a.handle.Activation().PID())
-	m.hints.childGone(a.childID, a.handle.Incarnation())
+	a.gone = true
 }
 
 // ended calls the observer, containing its panic.

@@ -85,7 +85,7 @@ func (m *Manager) scopeOf(root *parent.Handle) *scope {
 	if sc == nil {
 		sc = &scope{members: map[*parent.Handle]bool{}}
 		m.st.scopes[root] = sc
-		m.hints.rootAdded(root.ID())
+		m.roots.added(root.ID())
 	}
 	return sc
 }
@@ -190,7 +190,7 @@ func (m *Manager) rootDisposed(id string, incarnation uint64) {
 	for root := range m.st.scopes {
 		if root.ID() == id && root.Incarnation() == incarnation {
 			delete(m.st.scopes, root)
-			m.hints.rootGone(id)
+			m.roots.gone(id)
 		}
 	}
 }

@@ -117,7 +117,7 @@ type Manager struct {
 	finished   bool          // Close completed (guarded by closing)
 	ops        gate
 	edges      serial // lifecycle emission, in order, off the actor
-	hints      hints
+	roots      rootHints
 	st         *state // owned by the actor
 	unsubscribe,
 	removeHook func()

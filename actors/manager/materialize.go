@@ -87,7 +87,7 @@ func (m *Manager) install(ms materializeSpec, h *parent.Handle, lineage []*paren
 	}
 	m.st.activations[ms.childID] = a
 	m.st.byPID[h.Activation().PID()] = a
-	a.hint = m.hints.childAdded(ms.childID)
+	h.Observe(func(e parent.Event) { m.onChildEvent(a, e) })
 	m.self.Watch(h.Activation().PID()) // an unexpected stop reaches onTerminated
 	return a
 }

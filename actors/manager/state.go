@@ -56,7 +56,10 @@ type activation struct {
 	outcome  teardownOutcome
 	settling bool // the disposal was opened by settlement: log its failure
 	edge     *edge
-	hint     *childHint // the bus filter's entry for this child id
+	// disposing mirrors disposal != nil for the child's observer, which
+	// runs off the actor: an idle status can no longer settle a.
+	disposing atomic.Bool
+	gone      bool // released: no longer in the manager's tables (actor only)
 }
 
 // edge is the epoch's lifecycle state, touched only on the lifecycle
