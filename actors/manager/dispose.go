@@ -109,9 +109,9 @@ func (m *Manager) openDisposal(a *activation) *disposal {
 
 // ownedActivations are a's live owned children in creation order.
 func (m *Manager) ownedActivations(a *activation) []*activation {
-	var owned []*activation
-	for id := range a.owned {
-		if child := m.st.activations[id]; child != nil {
+	owned := make([]*activation, 0, len(a.owned))
+	for child := range a.owned {
+		if !child.gone {
 			owned = append(owned, child)
 		}
 	}

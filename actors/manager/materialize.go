@@ -77,7 +77,7 @@ func (m *Manager) install(ms materializeSpec, h *parent.Handle, lineage []*paren
 		handle:   h,
 		order:    m.st.epochs,
 		ancestry: map[*parent.Handle]bool{h: true},
-		owned:    map[string]bool{},
+		owned:    map[*activation]struct{}{},
 		accepted: map[string]bool{},
 		run:      RunInfo{RunID: uuid.NewString(), Provider: ms.provider, ID: ms.childID, Local: true, ParentID: ms.parent.ID()},
 		edge:     &edge{},

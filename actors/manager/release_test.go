@@ -152,7 +152,7 @@ func TestAnActorThatStopsUnexpectedlyIsReleasedByItsLaterTeardown(t *testing.T) 
 		f.inActor(func() {
 			terminated, open, failure = c.terminated, c.disposal != nil, c.failure
 			g := f.m.st.activations[grandchild]
-			childOpen, stillOwned = g != nil && g.disposal != nil, c.owned[grandchild]
+			childOpen, stillOwned = g != nil && g.disposal != nil, hasOwned(c, grandchild)
 		})
 		require.True(t, terminated)
 		require.True(t, open, "the Terminated opened the disposal")
@@ -222,7 +222,7 @@ func TestAnOwnersTeardownWaitsForAChildsRollback(t *testing.T) {
 		f.inActor(func() {
 			r := f.m.st.activations[refused]
 			rollingBack = r != nil && r.disposal != nil
-			owned = f.m.st.activations[child].owned[refused]
+			owned = hasOwned(f.m.st.activations[child], refused)
 		})
 		require.True(t, rollingBack)
 		require.True(t, owned, "the refused child is still owned")
@@ -251,4 +251,15 @@ func TestAnOwnersTeardownWaitsForAChildsRollback(t *testing.T) {
 		require.False(t, f.live(child))
 		require.False(t, f.live(refused))
 	})
+}
+
+// hasOwned reports whether owner owns the Activation of child id (actor
+// only).
+func hasOwned(owner *activation, id string) bool {
+	for child := range owner.owned {
+		if child.childID == id {
+			return true
+		}
+	}
+	return false
 }

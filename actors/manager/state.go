@@ -38,8 +38,8 @@ type activation struct {
 	handle   *parent.Handle
 	order    uint64 // creation order among epochs
 	ancestry map[*parent.Handle]bool
-	owner    *activation // the parent's Activation that owns this child, if any
-	owned    map[string]bool
+	owner    *activation              // the parent's Activation that owns this child, if any
+	owned    map[*activation]struct{} // the live children it owns
 	accepted map[string]bool
 	disposal *disposal // non-nil once teardown opened: the admission cut-off
 	run      RunInfo
@@ -169,7 +169,7 @@ func (m *Manager) acquireOwnership(p *parent.Handle, child *activation) error {
 	if owner.disposal != nil {
 		return ParentClosing(p.ID())
 	}
-	owner.owned[child.childID] = true
+	owner.owned[child] = struct{}{}
 	child.owner = owner
 	return nil
 }
@@ -181,7 +181,7 @@ func (m *Manager) releaseOwnership(child *activation) {
 		return
 	}
 	child.owner = nil
-	delete(owner.owned, child.childID)
+	delete(owner.owned, child)
 	m.checkSettled(owner)
 }
 
