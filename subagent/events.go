@@ -3,7 +3,9 @@ package subagent
 import (
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dsh-actors/dsh-actors/actors/manager"
 )
@@ -58,53 +60,53 @@ func (*ProviderAdded) Type() string { return EventProviderAdded }
 func (*ProviderRemoved) Type() string { return EventProviderRemoved }
 
 // emitter fans events out to listeners in subscription order, each called
-// synchronously on the emitting goroutine.
+// synchronously on the emitting goroutine. Emitting reads an immutable
+// listener list without a lock; subscribe and cancel replace it.
 type emitter struct {
 	logger    *slog.Logger
-	mu        sync.Mutex
+	mu        sync.Mutex // serializes subscribe and cancels
 	next      int
-	listeners map[int]func(Event)
-	order     []int
+	listeners atomic.Pointer[[]keyedListener]
 }
 
-func newEmitter(logger *slog.Logger) *emitter {
-	return &emitter{logger: logger, listeners: map[int]func(Event){}}
+type keyedListener struct {
+	key int
+	fn  func(Event)
 }
 
+func newEmitter(logger *slog.Logger) *emitter { return &emitter{logger: logger} }
+
+// subscribe adds fn and returns its idempotent cancel. An event being
+// emitted meanwhile may or may not reach fn.
 func (e *emitter) subscribe(fn func(Event)) (cancel func()) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	id := e.next
+	key := e.next
 	e.next++
-	e.listeners[id] = fn
-	e.order = append(e.order, id)
+	e.replace(append(slices.Clone(e.snapshot()), keyedListener{key: key, fn: fn}))
 	return func() {
 		e.mu.Lock()
 		defer e.mu.Unlock()
-		delete(e.listeners, id)
+		e.replace(slices.DeleteFunc(slices.Clone(e.snapshot()), func(l keyedListener) bool { return l.key == key }))
 	}
 }
 
-func (e *emitter) snapshot() []func(Event) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	fns := make([]func(Event), 0, len(e.listeners))
-	live := e.order[:0]
-	for _, id := range e.order {
-		if fn, ok := e.listeners[id]; ok {
-			fns = append(fns, fn)
-			live = append(live, id)
-		}
+// replace publishes a new listener list (e.mu held).
+func (e *emitter) replace(ls []keyedListener) { e.listeners.Store(&ls) }
+
+// snapshot is the current listener list; callers must not modify it.
+func (e *emitter) snapshot() []keyedListener {
+	if p := e.listeners.Load(); p != nil {
+		return *p
 	}
-	e.order = live
-	return fns
+	return nil
 }
 
 // emitContained calls every listener; a panicking listener is logged and
 // its peers still run.
 func (e *emitter) emitContained(ev Event) {
-	for _, fn := range e.snapshot() {
-		e.callContained(fn, ev)
+	for _, l := range e.snapshot() {
+		e.callContained(l.fn, ev)
 	}
 }
 
@@ -125,8 +127,8 @@ func (e *emitter) emitUncontained(ev Event) (err error) {
 			err = fmt.Errorf("subagent: %s listener threw: %s", ev.Type(), renderPanic(r))
 		}
 	}()
-	for _, fn := range e.snapshot() {
-		fn(ev)
+	for _, l := range e.snapshot() {
+		l.fn(ev)
 	}
 	return nil
 }
