@@ -49,7 +49,7 @@ func OpenWorld(ctx context.Context, root string, sync bool) (*World, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt, err := actors.New(actors.Options{Sessions: session.NewSessions(store)})
+	rt, err := actors.New(actors.Options{Sessions: session.NewSessions(store), NewAgent: benchAgent})
 	if err != nil {
 		return nil, errors.Join(err, store.Close())
 	}
@@ -73,6 +73,24 @@ func OpenWorld(ctx context.Context, root string, sync bool) (*World, error) {
 		return nil, errors.Join(err, w.close(ctx, store))
 	}
 	return w, nil
+}
+
+// WaitPrompt is the prompt of a turn that runs until it is cancelled.
+const WaitPrompt = "wait until cancelled"
+
+// benchAgent is the scripted agent, except that a turn opened by
+// WaitPrompt blocks until its context is cancelled, with no timer: a
+// forest of resident children costs the runtime, not the agents' own
+// timers.
+func benchAgent(opts agent.Options) agent.Agent {
+	scripted := agent.Scripted(opts)
+	return agent.Func(func(ctx context.Context, host agent.Host, msg agent.Message) (agent.StopReason, error) {
+		if len(msg.Content) == 1 && msg.Content[0].Text == WaitPrompt {
+			<-ctx.Done()
+			return agent.Aborted, nil
+		}
+		return scripted.RunTurn(ctx, host, msg)
+	})
 }
 
 // endOf is the queue of subagent/end notices of child id (one per epoch,
@@ -427,7 +445,7 @@ func (w *World) Grow(ctx context.Context, p *parent.Handle, fanout, depth int) (
 		for range 8 {
 			wg.Go(func() {
 				for owner := range jobs {
-					id, err := w.Start(ctx, owner, "sleep 1h")
+					id, err := w.Start(ctx, owner, WaitPrompt)
 					h := w.Runtime.Agent(id)
 					mu.Lock()
 					switch {
