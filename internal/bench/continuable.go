@@ -32,17 +32,23 @@ type World struct {
 	Parent  *parent.Handle
 	Root    string
 
-	mu    sync.Mutex
-	ended map[string]chan struct{} // subagent/end notices per child id
-	stop  func()
+	// The subagent/end notices: the listener only appends the child id
+	// (the harness must not weigh on the drain it times); WaitEnd folds
+	// them into per-child counts.
+	mu      sync.Mutex
+	endSeen *sync.Cond
+	ends    []string       // child ids, one per subagent/end, in order
+	folded  int            // how many of ends are counted in pending
+	pending map[string]int // notices per child id not yet consumed by WaitEnd
+	stop    func()
 }
 
-// OpenWorld opens a World over root; sync false runs the store without
+// OpenWorld opens a World over root; fsync false runs the store without
 // fsync ("clean" sessions, so the runtime's own costs show). The agent
 // "parent" is resumed when root already holds it, created otherwise.
-func OpenWorld(ctx context.Context, root string, sync bool) (*World, error) {
+func OpenWorld(ctx context.Context, root string, fsync bool) (*World, error) {
 	var opts []session.Option
-	if !sync {
+	if !fsync {
 		opts = append(opts, session.WithFS(NoSyncFS{}))
 	}
 	store, err := session.OpenJSONL(root, opts...)
@@ -53,14 +59,15 @@ func OpenWorld(ctx context.Context, root string, sync bool) (*World, error) {
 	if err != nil {
 		return nil, errors.Join(err, store.Close())
 	}
-	w := &World{Runtime: rt, Root: root, ended: map[string]chan struct{}{}}
+	w := &World{Runtime: rt, Root: root, pending: map[string]int{}}
+	w.endSeen = sync.NewCond(&w.mu)
 	w.Service = subagent.New(rt, query.New(rt.Sessions()))
 	w.stop = w.Service.Subscribe(func(ev subagent.Event) {
 		if end, ok := ev.(*subagent.EndEvent); ok {
-			select {
-			case w.endOf(end.ID) <- struct{}{}:
-			default: // nobody waits for that many epochs of one child
-			}
+			w.mu.Lock()
+			w.ends = append(w.ends, end.ID)
+			w.mu.Unlock()
+			w.endSeen.Broadcast()
 		}
 	})
 	if _, err := w.Service.RegisterProvider(subagent.NewSpawn(rt)); err != nil {
@@ -93,27 +100,29 @@ func benchAgent(opts agent.Options) agent.Agent {
 	})
 }
 
-// endOf is the queue of subagent/end notices of child id (one per epoch,
-// consumed by WaitEnd).
-func (w *World) endOf(id string) chan struct{} {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	ch, ok := w.ended[id]
-	if !ok {
-		ch = make(chan struct{}, 64)
-		w.ended[id] = ch
-	}
-	return ch
-}
-
 // WaitEnd blocks until an epoch of child id has ended (subagent/end) and
 // consumes that notice, so the next WaitEnd waits for the next epoch.
 func (w *World) WaitEnd(ctx context.Context, id string) error {
-	select {
-	case <-w.endOf(id):
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	stop := context.AfterFunc(ctx, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.endSeen.Broadcast()
+	})
+	defer stop()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for {
+		for ; w.folded < len(w.ends); w.folded++ {
+			w.pending[w.ends[w.folded]]++
+		}
+		if w.pending[id] > 0 {
+			w.pending[id]--
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		w.endSeen.Wait()
 	}
 }
 
