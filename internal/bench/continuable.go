@@ -404,7 +404,7 @@ type DrainResult struct {
 }
 
 // Drain grows a forest of fanout children per node down to depth levels
-// below a fresh top-level agent (every child in a turn that sleeps until
+// below a fresh top-level agent (every child in a turn that waits until
 // cancelled), collects the garbage of that build, then times the
 // child-first scoped drain of that agent's continuable descendants. The
 // store runs without fsync (clean sessions).
@@ -439,7 +439,7 @@ func Drain(ctx context.Context, root string, fanout, depth int) (res DrainResult
 }
 
 // Grow starts fanout children below p, down to depth levels, each in a
-// turn that sleeps until cancelled, from 8 concurrent starters per level,
+// turn that waits until cancelled (WaitPrompt), from 8 concurrent starters per level,
 // and returns their ids once every one of them is live (or the first
 // error, with the ids started so far).
 func (w *World) Grow(ctx context.Context, p *parent.Handle, fanout, depth int) ([]string, error) {
