@@ -440,8 +440,8 @@ func Drain(ctx context.Context, root string, fanout, depth int) (res DrainResult
 
 // Grow starts fanout children below p, down to depth levels, each in a
 // turn that waits until cancelled (WaitPrompt), from 8 concurrent
-// starters per level, and returns their ids once every one of them is live (or the first
-// error, with the ids started so far).
+// starters per level, and returns their ids once every one of them is
+// live (or the first error, with the ids started so far).
 func (w *World) Grow(ctx context.Context, p *parent.Handle, fanout, depth int) ([]string, error) {
 	level := []*parent.Handle{p}
 	var all []string
