@@ -22,5 +22,8 @@
 // agent/inbox/discard (one per message id) and agent/status
 // (idle↔running). The events of one agent arrive in order, created first
 // and disposed last; a panicking listener is logged and its peers still
-// run. Listeners run on the goroutine that made the change; see Bus.
+// run. Listeners run on the goroutine that made the change; see Bus. An
+// owner tracking many agents attaches one observer to each of them
+// (Handle.Observe) instead: it is called with that agent's events alone,
+// before the bus listeners, with no lookup by id.
 package parent
