@@ -259,6 +259,7 @@ func TestAHandlesOwnObserverSeesOnlyItsAgentBeforeTheBus(t *testing.T) {
 		_, err := a.Followup(bg, agent.Text("reply hi"), agent.Source{Kind: "user"})
 		require.NoError(t, err)
 		require.NoError(t, a.WhenIdle(bg))
+		synctest.Wait() // the idle status is delivered (WhenIdle may return first)
 		a.Observe(func(e Event) { note("replaced " + e.Type + " " + e.AgentID) })
 		require.NoError(t, a.Dispose(bg))
 		b.Observe(nil)
