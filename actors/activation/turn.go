@@ -53,13 +53,19 @@ type (
 // turn are written directly rather than through encoding/json's
 // reflection: they are most of the events a turn logs.
 func turnStartJSON(turn int) json.RawMessage {
-	b := strconv.AppendInt([]byte(`{"turn":`), int64(turn), 10)
+	b := appendTurn(make([]byte, 0, 64), turn)
 	return append(b, `,"trigger":{"kind":"message"}}`...)
+}
+
+// appendTurn appends {"turn":N to b; callers size b for the whole payload
+// so that it is built in one allocation.
+func appendTurn(b []byte, turn int) []byte {
+	return strconv.AppendInt(append(b, `{"turn":`...), int64(turn), 10)
 }
 
 // stepJSON is step/start and step/end {turn, step}.
 func stepJSON(turn, step int) json.RawMessage {
-	b := strconv.AppendInt([]byte(`{"turn":`), int64(turn), 10)
+	b := appendTurn(make([]byte, 0, 64), turn)
 	b = strconv.AppendInt(append(b, `,"step":`...), int64(step), 10)
 	return append(b, '}')
 }
@@ -71,7 +77,7 @@ func turnEndJSON(turn int, reason endReason) any {
 	if reason.Error != nil || !plainKind(reason.Kind) {
 		return turnEnd{Turn: turn, Reason: reason}
 	}
-	b := strconv.AppendInt([]byte(`{"turn":`), int64(turn), 10)
+	b := appendTurn(make([]byte, 0, 56+len(reason.Kind)), turn)
 	b = append(append(b, `,"reason":{"kind":"`...), reason.Kind...)
 	return json.RawMessage(append(b, `"}}`...))
 }
