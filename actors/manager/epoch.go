@@ -83,7 +83,7 @@ func messageTriggered(events []session.Event, n int64, valid bool) bool {
 			continue
 		}
 		if turn, trigger, ok := decodeTurnStart(events[i].Data, valid); ok && turn == n {
-			return trigger == nil || *trigger == "message"
+			return !trigger.present || trigger.kind == "message"
 		}
 	}
 	return false

@@ -20,11 +20,18 @@ import (
 // With valid, data is known to be valid JSON (a session's events always
 // are) and is not checked again.
 func decodeTurnEnd(data []byte, valid bool) (turnEnd, bool) {
-	var end turnEnd
 	if n, kind, ok := canonical(data, `,"reason":{"kind":"`); ok {
+		var end turnEnd
 		end.Turn, end.Reason.Kind = n, kind
 		return end, true
 	}
+	return scanTurnEnd(data, valid)
+}
+
+// scanTurnEnd is decodeTurnEnd off the canonical path (kept apart so the
+// canonical path's result does not escape to the heap).
+func scanTurnEnd(data []byte, valid bool) (turnEnd, bool) {
+	var end turnEnd
 	if (valid || json.Valid(data)) && fastTurnEnd(data, &end) {
 		return end, true
 	}
@@ -32,12 +39,18 @@ func decodeTurnEnd(data []byte, valid bool) (turnEnd, bool) {
 	return end, json.Unmarshal(data, &end) == nil
 }
 
+// startTrigger is a turn/start's trigger: whether it has one (not absent
+// or null), and its kind.
+type startTrigger struct {
+	present bool
+	kind    string
+}
+
 // decodeTurnStart reads a turn/start payload; false when json.Unmarshal
-// fails. The trigger is reported as (present, kind). valid is as for
-// decodeTurnEnd.
-func decodeTurnStart(data []byte, valid bool) (turn int64, trigger *string, ok bool) {
+// fails. valid is as for decodeTurnEnd.
+func decodeTurnStart(data []byte, valid bool) (turn int64, trigger startTrigger, ok bool) {
 	if n, kind, ok := canonical(data, `,"trigger":{"kind":"`); ok {
-		return n, &kind, true
+		return n, startTrigger{present: true, kind: kind}, true
 	}
 	if valid || json.Valid(data) {
 		if turn, trigger, ok := fastTurnStart(data); ok {
@@ -46,12 +59,12 @@ func decodeTurnStart(data []byte, valid bool) (turn int64, trigger *string, ok b
 	}
 	var start turnStart
 	if json.Unmarshal(data, &start) != nil {
-		return 0, nil, false
+		return 0, startTrigger{}, false
 	}
 	if start.Trigger != nil {
-		return start.Turn, &start.Trigger.Kind, true
+		return start.Turn, startTrigger{present: true, kind: start.Trigger.Kind}, true
 	}
-	return start.Turn, nil, true
+	return start.Turn, startTrigger{}, true
 }
 
 // canonical reads the exact bytes the runtime itself writes for a turn's
@@ -85,7 +98,27 @@ func canonical(data []byte, middle string) (turn int64, kind string, ok bool) {
 			return 0, "", false
 		}
 	}
-	return turn, string(k), true
+	return turn, knownKind(k), true
+}
+
+// knownKind is string(k), without allocating for the kinds the runtime
+// itself writes.
+func knownKind(k []byte) string {
+	switch string(k) {
+	case "message":
+		return "message"
+	case "completed":
+		return "completed"
+	case "aborted":
+		return "aborted"
+	case "error":
+		return "error"
+	case "max-tokens":
+		return "max-tokens"
+	case "refusal":
+		return "refusal"
+	}
+	return string(k)
 }
 
 // fastTurnEnd reads the valid JSON data; false to fall back.
@@ -112,9 +145,9 @@ func fastTurnEnd(data []byte, end *turnEnd) bool {
 }
 
 // fastTurnStart reads the valid JSON data; false to fall back.
-func fastTurnStart(data []byte) (int64, *string, bool) {
+func fastTurnStart(data []byte) (int64, startTrigger, bool) {
 	var turn int64
-	var trigger *string
+	var trigger startTrigger
 	seenTurn, seenTrigger := false, false
 	ok := members(data, func(key, val []byte) bool {
 		switch {
@@ -129,7 +162,7 @@ func fastTurnStart(data []byte) (int64, *string, bool) {
 				return true
 			}
 			kind, ok := kindOf(val)
-			trigger = &kind
+			trigger = startTrigger{present: true, kind: kind}
 			return ok
 		}
 		return unrelated(key, "turn", "trigger")

@@ -65,9 +65,9 @@ func FuzzEpochScan(f *testing.F) {
 			require.Equal(t, startErr == nil, ok)
 			if ok {
 				require.Equal(t, wantStart.Turn, turn)
-				require.Equal(t, wantStart.Trigger != nil, trigger != nil)
-				if trigger != nil {
-					require.Equal(t, wantStart.Trigger.Kind, *trigger)
+				require.Equal(t, wantStart.Trigger != nil, trigger.present)
+				if trigger.present {
+					require.Equal(t, wantStart.Trigger.Kind, trigger.kind)
 				}
 			}
 		}
@@ -97,6 +97,20 @@ func TestEpochScanCanonicalPath(t *testing.T) {
 	}
 }
 
+// The canonical read of the runtime's own payloads allocates nothing.
+func TestEpochScanCanonicalReadDoesNotAllocate(t *testing.T) {
+	start := []byte(`{"turn":3,"trigger":{"kind":"message"}}`)
+	end := []byte(`{"turn":3,"reason":{"kind":"aborted"}}`)
+	allocs := testing.AllocsPerRun(100, func() {
+		_, trigger, _ := decodeTurnStart(start, true)
+		got, _ := decodeTurnEnd(end, true)
+		if trigger.kind != "message" || got.Reason.Kind != "aborted" {
+			panic("misread")
+		}
+	})
+	require.Zero(t, allocs)
+}
+
 // TestEpochScanFastPath: the payloads the runtime writes take the fast path.
 func TestEpochScanFastPath(t *testing.T) {
 	var end turnEnd
@@ -106,7 +120,7 @@ func TestEpochScanFastPath(t *testing.T) {
 	turn, trigger, ok := fastTurnStart([]byte(`{"turn":3}`))
 	require.True(t, ok)
 	require.Equal(t, int64(3), turn)
-	require.Nil(t, trigger)
+	require.False(t, trigger.present)
 	_, _, ok = fastTurnStart([]byte(`{"Turn":3}`))
 	require.False(t, ok, "a case-folded key falls back to json.Unmarshal")
 }
