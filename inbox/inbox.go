@@ -418,6 +418,10 @@ func (b *Inbox) noteStatusLocked(was bool) {
 		close(b.idle)
 		b.idle = nil
 	}
+	if b.idleReady == nil { // the common case: hand the slice over
+		b.idleReady, b.afterIdle = b.afterIdle, nil
+		return
+	}
 	b.idleReady = append(b.idleReady, b.afterIdle...)
 	b.afterIdle = nil
 }
