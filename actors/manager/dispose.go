@@ -206,6 +206,7 @@ func (m *Manager) forget(a *activation) {
 		delete(m.st.activations, a.childID)
 	}
 	delete(m.st.byPID, a.handle.Activation().PID())
+	a.handle.Observe(nil) // its agent/disposed is out: nothing more comes
 	a.gone = true
 }
 
