@@ -309,7 +309,7 @@ func (b *Inbox) awaitDelivered(n uint64) {
 		return
 	}
 	b.mu.Unlock()
-	if insideDelivery() {
+	if InsideDelivery() {
 		return
 	}
 	b.mu.Lock()
@@ -436,10 +436,11 @@ func (b *Inbox) emitLocked(e Event) {
 // deliverFrame names deliver as runtime frames report it.
 var deliverFrame = runtime.FuncForPC(reflect.ValueOf((*Inbox).deliver).Pointer()).Name()
 
-// insideDelivery reports whether the calling goroutine is inside deliver,
-// that is, in an observer call (of any inbox). Go gives a goroutine no
-// cheaper identity; Emit asks only when another delivery is under way.
-func insideDelivery() bool {
+// InsideDelivery reports whether the calling goroutine is inside an
+// Observer call (of any inbox). A caller about to wait for work that may be
+// the very delivery it runs inside asks it first. Go gives a goroutine no
+// cheaper identity, so it walks the stack: ask only when about to wait.
+func InsideDelivery() bool {
 	pcs := make([]uintptr, 64)
 	for {
 		n := runtime.Callers(2, pcs)

@@ -85,7 +85,11 @@ func (h *Handle) Disposed() <-chan struct{} { return h.disposed }
 // agent/disposed. It blocks until done or ctx is done (then it returns
 // ctx's error and a later call continues). Once complete, every call
 // returns the same result at once: nil, or the release error (a failed
-// flush) — the agent is unregistered either way.
+// flush) — the agent is unregistered either way. One exception: called
+// from inside an event listener while another Dispose of the agent runs,
+// it returns nil at once without waiting, since that Dispose may be the
+// one delivering the event; the disposal completes once the listener has
+// returned.
 func (h *Handle) Dispose(ctx context.Context) error {
 	if entered, err := h.enterDispose(ctx); !entered {
 		return err
@@ -105,7 +109,7 @@ func (h *Handle) Dispose(ctx context.Context) error {
 	}
 	h.disposeErr = err
 	h.reg.unpublish(h)
-	close(h.disposed) // before Emit, which may wait for a listener that is itself in Dispose
+	close(h.disposed) // complete before Emit, which may wait for listeners
 	h.act.Emit(inbox.Event{Kind: EventDisposed})
 	return err
 }
@@ -128,14 +132,21 @@ func (h *Handle) Observe(fn func(Event)) {
 }
 
 // enterDispose takes the Dispose semaphore, or reports what Dispose must
-// return instead: the completed result, or ctx's error if ctx ended while
-// another Dispose ran. The uncontended case takes it without a select over
-// three channels.
+// return instead: the completed result; nil at once for a call from inside
+// an event listener while another Dispose runs (that Dispose may be the
+// one delivering the event, on this very goroutine, so waiting for it
+// would never end); or ctx's error if ctx ended while another Dispose ran.
+// The uncontended case takes it without a select over three channels.
 func (h *Handle) enterDispose(ctx context.Context) (entered bool, err error) {
 	select {
 	case h.disposing <- struct{}{}:
 		return true, nil
+	case <-h.disposed:
+		return false, h.disposeErr
 	default:
+	}
+	if inbox.InsideDelivery() {
+		return false, nil
 	}
 	select {
 	case h.disposing <- struct{}{}:

@@ -415,8 +415,8 @@ func TestAListenerMayDisposeTheAgentItIsToldAbout(t *testing.T) {
 
 // A Dispose made by a listener on the turn goroutine's idle status races
 // a Dispose from elsewhere: the outer one waits for that goroutine to
-// deliver agent/disposed, and the listener's returns as soon as the
-// disposal is complete, so neither waits for the other.
+// deliver agent/disposed, and the listener's returns at once (it runs
+// inside a delivery), so neither waits for the other.
 func TestAListenerDisposeRacingAnotherDisposeCompletes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := memory(t)
@@ -461,4 +461,82 @@ func TestHandleDisposeIsBoundedByItsContext(t *testing.T) {
 		require.False(t, h.IsLive())
 		<-h.Disposed()
 	})
+}
+
+// heldDispatcher runs mailboxes on new goroutines, except while held: then
+// it keeps the runs until release starts them.
+type heldDispatcher struct {
+	mu   sync.Mutex
+	hold bool
+	kept []func()
+}
+
+func (d *heldDispatcher) Schedule(fn func()) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.hold {
+		d.kept = append(d.kept, fn)
+		return
+	}
+	go fn()
+}
+
+func (d *heldDispatcher) Throughput() int { return 300 }
+
+func (d *heldDispatcher) setHold() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.hold = true
+}
+
+func (d *heldDispatcher) release() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.hold = false
+	for _, fn := range d.kept {
+		go fn()
+	}
+	d.kept = nil
+}
+
+// A Dispose that discards a message nobody claimed yet makes the agent
+// idle itself, so it delivers agent/status idle on its own goroutine while
+// it holds the agent's disposal. A listener that disposes the agent it is
+// told about must then not wait for that disposal (its own caller), or
+// neither ever returns.
+func TestAListenerDisposeInsideTheOuterDisposesOwnDeliveryReturns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := &heldDispatcher{}
+		r := newRegistry(t, session.NewSessions(nil), func(c *Config) { c.Dispatcher = d })
+		h := create(t, r, "a", "")
+		synctest.Wait() // the actor has started
+		listenerCalled := make(chan struct{})
+		inner := make(chan error, 1)
+		r.Subscribe(func(e Event) {
+			if e.Type == EventStatus && e.Status == inbox.Idle {
+				close(listenerCalled)
+				inner <- h.Dispose(bg)
+			}
+		})
+		d.setHold() // the message below stays unclaimed
+		_, err := h.Followup(bg, agent.Text("sleep 1h"), agent.Source{Kind: "user"})
+		require.NoError(t, err)
+
+		outer := make(chan error, 1)
+		go func() { outer <- h.Dispose(bg) }()
+		<-listenerCalled // inside the outer Dispose, on its goroutine
+		d.release()
+		require.NoError(t, <-outer)
+		require.NoError(t, <-inner)
+		require.True(t, isClosedChan(h.Disposed()))
+	})
+}
+
+func isClosedChan(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
