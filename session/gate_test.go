@@ -7,6 +7,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/stretchr/testify/require"
 )
 
@@ -19,15 +20,6 @@ func closeAsync(g *gate) <-chan struct{} {
 		g.close()
 	}()
 	return done
-}
-
-func isDone(c <-chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
 }
 
 func TestGateAdmitsUntilClosed(t *testing.T) {
@@ -59,17 +51,17 @@ func TestGateCloseWaitsForEveryAdmittedWriter(t *testing.T) {
 
 		closed := closeAsync(g)
 		synctest.Wait()
-		require.False(t, isDone(closed), "close waits while two writers are inside")
+		require.False(t, testkit.Closed(closed), "close waits while two writers are inside")
 		require.True(t, g.isClosed(), "but refuses new writers at once")
 		require.False(t, g.enter())
 
 		g.leave()
 		synctest.Wait()
-		require.False(t, isDone(closed), "one writer is still inside")
+		require.False(t, testkit.Closed(closed), "one writer is still inside")
 
 		g.leave()
 		synctest.Wait()
-		require.True(t, isDone(closed), "the last writer to leave releases close")
+		require.True(t, testkit.Closed(closed), "the last writer to leave releases close")
 		require.Zero(t, g.state.Load()>>1, "no writer counted")
 	})
 }
@@ -107,12 +99,12 @@ func TestGateCloseIsIdempotent(t *testing.T) {
 			}
 			synctest.Wait()
 			for i, c := range closers {
-				require.False(t, isDone(c), "closer %d returned with a writer inside", i)
+				require.False(t, testkit.Closed(c), "closer %d returned with a writer inside", i)
 			}
 			g.leave()
 			synctest.Wait()
 			for i, c := range closers {
-				require.True(t, isDone(c), "closer %d still blocked after the last writer left", i)
+				require.True(t, testkit.Closed(c), "closer %d still blocked after the last writer left", i)
 			}
 			g.close()
 		})
@@ -126,7 +118,7 @@ func TestGateCloseIsIdempotent(t *testing.T) {
 			}
 			synctest.Wait()
 			for i, c := range closers {
-				require.True(t, isDone(c), "closer %d", i)
+				require.True(t, testkit.Closed(c), "closer %d", i)
 			}
 		})
 	})

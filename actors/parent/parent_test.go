@@ -15,6 +15,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -528,15 +529,6 @@ func TestAListenerDisposeInsideTheOuterDisposesOwnDeliveryReturns(t *testing.T) 
 		d.release()
 		require.NoError(t, <-outer)
 		require.NoError(t, <-inner)
-		require.True(t, isClosedChan(h.Disposed()))
+		require.True(t, testkit.Closed(h.Disposed()))
 	})
-}
-
-func isClosedChan(c <-chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
 }

@@ -38,3 +38,13 @@ func GoroutinesIn(fn string) int {
 	}
 	return n
 }
+
+// Closed reports, without waiting, whether c is closed.
+func Closed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
