@@ -78,16 +78,14 @@ func (m *Manager) dispose(a *activation) *disposal {
 	d := m.openDisposal(a)
 	a.handle.Cancel(agent.CancelCause{Kind: agent.CauseParent}, false)
 	var children []*disposal
-	if len(a.owned) > 0 {
-		for _, child := range m.ownedActivations(a) {
-			children = append(children, m.dispose(child))
-		}
+	for _, child := range m.ownedActivations(a) {
+		children = append(children, m.dispose(child))
 	}
 	if len(children) == 0 {
 		a.handle.AfterIdle(func() { m.finishTeardown(a, nil) })
 		return d
 	}
-	pending := atomic.Int32{}
+	var pending atomic.Int32
 	pending.Store(int32(len(children)))
 	settled := func() {
 		if pending.Add(-1) == 0 {
