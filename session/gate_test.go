@@ -22,6 +22,15 @@ func closeAsync(g *gate) <-chan struct{} {
 	return done
 }
 
+// closeAsyncN starts n concurrent closeAsync calls.
+func closeAsyncN(g *gate, n int) []<-chan struct{} {
+	closers := make([]<-chan struct{}, n)
+	for i := range closers {
+		closers[i] = closeAsync(g)
+	}
+	return closers
+}
+
 func TestGateAdmitsUntilClosed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := newGate()
@@ -93,10 +102,7 @@ func TestGateCloseIsIdempotent(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			g := newGate()
 			require.True(t, g.enter())
-			var closers []<-chan struct{}
-			for range 4 {
-				closers = append(closers, closeAsync(g))
-			}
+			closers := closeAsyncN(g, 4)
 			synctest.Wait()
 			for i, c := range closers {
 				require.False(t, testkit.Closed(c), "closer %d returned with a writer inside", i)
@@ -112,10 +118,7 @@ func TestGateCloseIsIdempotent(t *testing.T) {
 	t.Run("concurrent closers, no writer", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			g := newGate()
-			var closers []<-chan struct{}
-			for range 4 {
-				closers = append(closers, closeAsync(g))
-			}
+			closers := closeAsyncN(g, 4)
 			synctest.Wait()
 			for i, c := range closers {
 				require.True(t, testkit.Closed(c), "closer %d", i)
