@@ -100,7 +100,8 @@ func (m *Manager) dispose(a *activation) *disposal {
 
 // openDisposal sets a's admission cut-off.
 func (m *Manager) openDisposal(a *activation) *disposal {
-	a.disposal = &disposal{done: make(chan struct{})}
+	a.disposalState = disposal{done: make(chan struct{})}
+	a.disposal = &a.disposalState
 	a.disposing.Store(true)
 	return a.disposal
 }

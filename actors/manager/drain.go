@@ -59,7 +59,7 @@ func (m *Manager) drainScoped(parents []*parent.Handle, done func(error)) {
 	for _, t := range targets {
 		m.dispose(t)
 	}
-	disposals := disposalsOf(targetRoots(targets))
+	disposals := disposalsOf(targetRoots(targets, roots))
 	go func() {
 		for _, mat := range mats {
 			<-mat.done
@@ -103,11 +103,11 @@ func (m *Manager) selectTargets(roots []*parent.Handle) []*activation {
 		}
 		selected := false
 		for _, root := range roots {
-			if !a.ancestry[root] {
+			if !slices.Contains(a.ancestry, root) {
 				continue
 			}
 			selected = true
-			if o := a.owner; o != nil && o.ancestry[root] && !slices.Contains(roots, o.handle) {
+			if o := a.owner; o != nil && slices.Contains(o.ancestry, root) && !slices.Contains(roots, o.handle) {
 				m.st.scopes[root].members[a.handle] = true // o is a target: it adds the rest
 			} else {
 				m.addMembers(root, m.registry.LiveLineage(a.handle))
@@ -119,6 +119,20 @@ func (m *Manager) selectTargets(roots []*parent.Handle) []*activation {
 	}
 	slices.SortFunc(targets, func(x, y *activation) int { return cmp.Compare(x.order, y.order) })
 	return targets
+}
+
+// isTarget reports whether a (possibly nil) is selected by selectTargets:
+// a strict descendant of one of roots.
+func isTarget(a *activation, roots []*parent.Handle) bool {
+	if a == nil || slices.Contains(roots, a.handle) {
+		return false
+	}
+	for _, root := range roots {
+		if slices.Contains(a.ancestry, root) {
+			return true
+		}
+	}
+	return false
 }
 
 // selectMaterializations returns the in-flight materializations below a
@@ -154,18 +168,14 @@ func (m *Manager) addMembers(root *parent.Handle, lineage []*parent.Handle) {
 }
 
 // targetRoots are the targets no other target owns.
-func targetRoots(targets []*activation) []*activation {
-	selected := make(map[*activation]bool, len(targets))
+func targetRoots(targets []*activation, roots []*parent.Handle) []*activation {
+	var tops []*activation
 	for _, t := range targets {
-		selected[t] = true
-	}
-	var roots []*activation
-	for _, t := range targets {
-		if !selected[t.owner] {
-			roots = append(roots, t)
+		if !isTarget(t.owner, roots) {
+			tops = append(tops, t)
 		}
 	}
-	return roots
+	return tops
 }
 
 func disposalsOf(as []*activation) []*disposal {

@@ -248,7 +248,7 @@ func TestRefusedDeliveryClearsTheAcceptedReservation(t *testing.T) {
 	var disposeErr, err error
 	var before, after int
 	f.inActor(func() {
-		a.owned[&activation{gone: true}] = struct{}{} // only the actor's termination may end this epoch
+		a.owned = map[*activation]struct{}{{gone: true}: {}} // only the actor's termination may end this epoch
 		disposeErr = a.handle.Activation().Dispose(bg)
 		before = len(a.accepted)
 		_, err = f.m.submitAdmitted(bg, a, agent.Text("x"), agent.Source{Kind: "user"}, f.parent)

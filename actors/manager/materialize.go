@@ -76,14 +76,10 @@ func (m *Manager) install(ms materializeSpec, h *parent.Handle, lineage []*paren
 		provider: ms.provider,
 		handle:   h,
 		order:    m.st.epochs,
-		ancestry: map[*parent.Handle]bool{h: true},
-		owned:    map[*activation]struct{}{},
+		ancestry: append([]*parent.Handle{h}, lineage...),
 		accepted: map[string]bool{},
 		run:      RunInfo{RunID: uuid.NewString(), Provider: ms.provider, ID: ms.childID, Local: true, ParentID: ms.parent.ID()},
 		edge:     &edge{},
-	}
-	for _, l := range lineage {
-		a.ancestry[l] = true
 	}
 	m.st.activations[ms.childID] = a
 	m.st.byPID[h.Activation().PID()] = a

@@ -36,15 +36,18 @@ type activation struct {
 	childID  string
 	provider string
 	handle   *parent.Handle
-	order    uint64 // creation order among epochs
-	ancestry map[*parent.Handle]bool
+	order    uint64                   // creation order among epochs
+	ancestry []*parent.Handle         // the child and its live lineage at materialization
 	owner    *activation              // the parent's Activation that owns this child, if any
-	owned    map[*activation]struct{} // the live children it owns
+	owned    map[*activation]struct{} // the live children it owns (nil until the first)
 	accepted map[string]bool
 	disposal *disposal // non-nil once teardown opened: the admission cut-off
-	run      RunInfo
-	boundary int   // the epoch's first own event, taken at subagent/start
-	failure  error // set when the child's actor stopped on its own
+	// disposalState is what disposal points to once open (one allocation
+	// with the Activation).
+	disposalState disposal
+	run           RunInfo
+	boundary      int   // the epoch's first own event, taken at subagent/start
+	failure       error // set when the child's actor stopped on its own
 	// terminated: the actor's Terminated arrived (set by the actor).
 	terminated bool
 	// A disposal whose actor stopped is released by the second of two
@@ -168,6 +171,9 @@ func (m *Manager) acquireOwnership(p *parent.Handle, child *activation) error {
 	}
 	if owner.disposal != nil {
 		return ParentClosing(p.ID())
+	}
+	if owner.owned == nil {
+		owner.owned = map[*activation]struct{}{}
 	}
 	owner.owned[child] = struct{}{}
 	child.owner = owner

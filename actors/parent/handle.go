@@ -128,7 +128,9 @@ func (h *Handle) Observe(fn func(Event)) {
 		h.own.Store(nil)
 		return
 	}
-	h.own.Store(&fn)
+	own := new(func(Event)) // only here: storing &fn would move fn to the heap on every call
+	*own = fn
+	h.own.Store(own)
 }
 
 // enterDispose takes the Dispose semaphore, or reports what Dispose must
