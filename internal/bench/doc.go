@@ -21,7 +21,11 @@
 //     (Settle); a follow-up to a resident child vs cold resumes of logs of
 //     growing size, with the cost per stored event (Resident, ColdResume).
 //  6. The child-first scoped drain of a continuable forest vs protoactor
-//     StopFuture on a tree of the same shape (Drain, StopTree).
+//     StopFuture on a tree of the same shape (Drain, StopTree); beside it,
+//     the floor of that drain: the same shape doing only the steps any
+//     runtime of this design must take per agent, with none of its state
+//     (DrainFloor), so the share of the ratio the runtime's own bookkeeping
+//     takes can be read off.
 //  7. query.ListChildren over a generated store vs the raw read of the same
 //     files and vs the seed's O(D×C) relisting algorithm (GenerateStore,
 //     ListChildren, RawCatalogRead; the store comes from internal/storegen).

@@ -73,3 +73,21 @@ func TestSyntheticChild(t *testing.T) {
 	require.Len(t, got.Events, 104)
 	require.Equal(t, "parent", got.Header.ParentSession)
 }
+
+// The drain floor drains every node of its forests, leaves no file, actor
+// or goroutine behind (goleak), and fails on a directory it cannot use.
+func TestDrainFloor(t *testing.T) {
+	dir := t.TempDir()
+	samples, agents, err := DrainFloor(context.Background(), dir, 3, 2, 2)
+	require.NoError(t, err)
+	require.Len(t, samples, 2)
+	require.Equal(t, 12, agents)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "each forest's logs are removed")
+
+	notADir := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(notADir, nil, 0o644))
+	_, _, err = DrainFloor(context.Background(), notADir, 3, 2, 1)
+	require.ErrorContains(t, err, "file")
+}

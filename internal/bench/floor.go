@@ -1,0 +1,208 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// floorLine is the size of a cancelled turn's turn/end line in a log.
+var floorLine = []byte(`{"seq":3,"time":1764522000000,"type":"turn/end","data":{"turn":1,"reason":{"kind":"aborted"}}}` + "\n")
+
+// floorNode is one agent of the floor forest: a bare actor, a goroutine
+// standing for its running turn, and a log file of its own.
+type floorNode struct {
+	pid     *actor.PID
+	cancel  context.CancelFunc
+	file    *os.File
+	owner   *floorNode
+	pending atomic.Int32  // children not yet terminated
+	settled chan struct{} // closed once pending reaches 0
+}
+
+func (n *floorNode) childGone() {
+	if n.pending.Add(-1) == 0 {
+		close(n.settled)
+	}
+}
+
+// floorWatch asks the floor manager to watch pids and to answer once it does.
+type floorWatch struct{ pids []*actor.PID }
+
+// floorCancel asks the floor manager to cancel every node, in order.
+type floorCancel struct{}
+
+// floorManager watches every node's actor and counts their Terminated
+// messages, telling each owner when its last child is gone.
+type floorManager struct {
+	nodes []*floorNode
+	byPID map[*actor.PID]*floorNode
+	done  chan struct{}
+}
+
+func (m *floorManager) Receive(c actor.Context) {
+	switch msg := c.Message().(type) {
+	case floorWatch:
+		for _, pid := range msg.pids {
+			c.Watch(pid)
+		}
+		c.Respond(true)
+	case floorCancel:
+		for _, n := range m.nodes {
+			n.cancel()
+		}
+	case *actor.Terminated:
+		n := m.byPID[msg.Who]
+		if n == nil {
+			return
+		}
+		delete(m.byPID, msg.Who)
+		if n.owner != nil {
+			n.owner.childGone()
+		}
+		if len(m.byPID) == 0 {
+			close(m.done)
+		}
+	}
+}
+
+// DrainFloor measures, on n forests of the drained shape (fanout children
+// per node, depth levels), the steps a child-first drain needs whatever a
+// runtime keeps besides: from one manager actor, cancel every agent's
+// running turn in one span; each woken turn appends one line to its own
+// log file, waits until its children are gone and stops its actor; the
+// manager, watching every actor, counts the Terminated messages. The
+// nodes hold no session, inbox, registry or lifecycle state. Building a
+// forest and collecting its garbage is untimed.
+func DrainFloor(ctx context.Context, dir string, fanout, depth, n int) (res Samples, agents int, err error) {
+	system := QuietSystem()
+	defer system.Shutdown()
+	for i := range n {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, err
+		}
+		took, count, err := drainFloorOnce(system, filepath.Join(dir, fmt.Sprint(i)), fanout, depth)
+		if err != nil {
+			return nil, 0, err
+		}
+		res, agents = append(res, took), count
+	}
+	return res, agents, nil
+}
+
+func drainFloorOnce(system *actor.ActorSystem, dir string, fanout, depth int) (took time.Duration, agents int, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, 0, err
+	}
+	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
+	m := &floorManager{byPID: map[*actor.PID]*floorNode{}, done: make(chan struct{})}
+	var turns sync.WaitGroup
+	var writeErr atomic.Pointer[error]
+	quit := make(chan struct{}) // ends the turns of a forest that failed
+	defer func() {
+		close(quit)
+		for _, n := range m.nodes {
+			n.cancel()
+		}
+		turns.Wait()
+		for _, n := range m.nodes {
+			err = errors.Join(err, n.file.Close())
+		}
+		if p := writeErr.Load(); p != nil {
+			err = errors.Join(err, *p)
+		}
+	}()
+	if err := growFloor(system, m, dir, fanout, depth, floorTurns{&turns, &writeErr, quit}); err != nil {
+		return 0, len(m.nodes), err
+	}
+	managerPID := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return m }))
+	defer system.Root.Stop(managerPID)
+	pids := make([]*actor.PID, len(m.nodes))
+	for i, n := range m.nodes {
+		pids[i] = n.pid
+	}
+	if _, err := system.Root.RequestFuture(managerPID, floorWatch{pids}, time.Minute).Result(); err != nil {
+		return 0, len(m.nodes), err
+	}
+	runtime.GC()
+	start := time.Now()
+	system.Root.Send(managerPID, floorCancel{})
+	<-m.done
+	return time.Since(start), len(m.nodes), nil
+}
+
+// growFloor creates the forest's nodes level by level, each with its log
+// file (holding one line already), its actor and its waiting turn.
+func growFloor(system *actor.ActorSystem, m *floorManager, dir string, fanout, depth int, turns floorTurns) error {
+	props := EchoProps()
+	level := []*floorNode{nil}
+	for range depth {
+		var next []*floorNode
+		for _, owner := range level {
+			for range fanout {
+				n, err := newFloorNode(system, props, dir, len(m.nodes), owner)
+				if err != nil {
+					return err
+				}
+				m.nodes = append(m.nodes, n)
+				m.byPID[n.pid] = n
+				next = append(next, n)
+			}
+		}
+		level = next
+	}
+	for _, n := range m.nodes {
+		if n.pending.Load() == 0 {
+			close(n.settled)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		n.cancel = cancel
+		turns.wg.Go(func() { n.runTurn(ctx, system, turns) })
+	}
+	return nil
+}
+
+func newFloorNode(system *actor.ActorSystem, props *actor.Props, dir string, i int, owner *floorNode) (*floorNode, error) {
+	f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("%d.jsonl", i)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.Write(floorLine); err != nil {
+		return nil, errors.Join(err, f.Close())
+	}
+	if owner != nil {
+		owner.pending.Add(1)
+	}
+	n := &floorNode{file: f, owner: owner, settled: make(chan struct{}), cancel: func() {}}
+	n.pid = system.Root.Spawn(props)
+	return n, nil
+}
+
+// floorTurns is what the turns of one floor forest share.
+type floorTurns struct {
+	wg       *sync.WaitGroup
+	writeErr *atomic.Pointer[error] // the first failed write
+	quit     <-chan struct{}        // closed once the forest is done with
+}
+
+// runTurn waits for the cancel, logs the turn's end, waits for the
+// children and stops the node's actor.
+func (n *floorNode) runTurn(ctx context.Context, system *actor.ActorSystem, turns floorTurns) {
+	<-ctx.Done()
+	if _, err := n.file.Write(floorLine); err != nil {
+		turns.writeErr.CompareAndSwap(nil, &err)
+	}
+	select {
+	case <-n.settled:
+		system.Root.Stop(n.pid)
+	case <-turns.quit:
+	}
+}
