@@ -54,12 +54,12 @@ func (m *Manager) drainScoped(parents []*parent.Handle, done func(error)) {
 	for _, root := range roots {
 		m.scopeOf(root).members[root] = true
 	}
-	targets := m.selectTargets(roots)
+	tops := targetRoots(m.selectTargets(roots), roots)
 	mats := m.selectMaterializations(roots)
-	for _, t := range targets {
-		m.dispose(t)
+	disposals := make([]*disposal, len(tops))
+	for i, t := range tops {
+		disposals[i] = m.dispose(t) // and, top-down, every target below it
 	}
-	disposals := disposalsOf(targetRoots(targets, roots))
 	go func() {
 		for _, mat := range mats {
 			<-mat.done
@@ -90,8 +90,8 @@ func (m *Manager) scopeOf(root *parent.Handle) *scope {
 	return sc
 }
 
-// selectTargets returns, in creation order, the resident Activations that
-// are strict descendants of a root (by the ancestry captured at
+// selectTargets returns the resident Activations that are strict
+// descendants of a root (by the ancestry captured at
 // materialization), adding each with its live lineage below the root to
 // that root's cut-off. The lineage is read from the registry only where
 // the owner is not a target itself (a target adds its own lineage).
@@ -117,7 +117,6 @@ func (m *Manager) selectTargets(roots []*parent.Handle) []*activation {
 			targets = append(targets, a)
 		}
 	}
-	slices.SortFunc(targets, func(x, y *activation) int { return cmp.Compare(x.order, y.order) })
 	return targets
 }
 
@@ -167,7 +166,9 @@ func (m *Manager) addMembers(root *parent.Handle, lineage []*parent.Handle) {
 	}
 }
 
-// targetRoots are the targets no other target owns.
+// targetRoots are the targets no other target owns, in creation order.
+// Every other target is owned, through targets, by one of them, so
+// disposing them in this order disposes every target top-down.
 func targetRoots(targets []*activation, roots []*parent.Handle) []*activation {
 	var tops []*activation
 	for _, t := range targets {
@@ -175,15 +176,8 @@ func targetRoots(targets []*activation, roots []*parent.Handle) []*activation {
 			tops = append(tops, t)
 		}
 	}
+	slices.SortFunc(tops, func(x, y *activation) int { return cmp.Compare(x.order, y.order) })
 	return tops
-}
-
-func disposalsOf(as []*activation) []*disposal {
-	ds := make([]*disposal, len(as))
-	for i, a := range as {
-		ds[i] = a.disposal
-	}
-	return ds
 }
 
 // aggregate is nil, or ACTIVATION_TEARDOWN_FAILED over failures.
