@@ -100,7 +100,7 @@ func DrainFloor(ctx context.Context, dir string, fanout, depth, n int) (res Samp
 
 func drainFloorOnce(system *actor.ActorSystem, dir string, fanout, depth int) (took time.Duration, agents int, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return 0, 0, err
+		return 0, 0, fmt.Errorf("drain floor: %w", err)
 	}
 	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
 	m := &floorManager{byPID: map[*actor.PID]*floorNode{}, done: make(chan struct{})}
@@ -173,7 +173,7 @@ func growFloor(system *actor.ActorSystem, m *floorManager, dir string, fanout, d
 func newFloorNode(system *actor.ActorSystem, props *actor.Props, dir string, i int, owner *floorNode) (*floorNode, error) {
 	f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("%d.jsonl", i)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("drain floor: log of agent %d (the floor keeps one open file per agent): %w", i, err)
 	}
 	if _, err := f.Write(floorLine); err != nil {
 		return nil, errors.Join(err, f.Close())

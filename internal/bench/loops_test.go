@@ -89,5 +89,5 @@ func TestDrainFloor(t *testing.T) {
 	notADir := filepath.Join(dir, "file")
 	require.NoError(t, os.WriteFile(notADir, nil, 0o644))
 	_, _, err = DrainFloor(context.Background(), notADir, 3, 2, 1)
-	require.ErrorContains(t, err, "file")
+	require.ErrorContains(t, err, "drain floor")
 }
