@@ -245,3 +245,36 @@ func TestAParentDisposedDuringMaterializationIsUnauthorized(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnauthorized)
 	require.Zero(t, f.rt.Registry().Len())
 }
+
+// One drain over several roots: two unrelated top-level roots lose their
+// whole forests child-first, and a root that is itself a continuable child
+// of another root stays resident while its own descendants and its
+// siblings go.
+func TestScopedDrainOverSeveralRoots(t *testing.T) {
+	f := newFixture(t)
+	other := f.startTopLevel("other")
+	kept := f.start(f.parent, "wait k")
+	keptAgent := f.rt.Agent(kept)
+	below := f.start(keptAgent, "wait b")
+	sibling := f.start(f.parent, "wait s")
+	nephew := f.start(f.rt.Agent(sibling), "wait n")
+	otherChild := f.start(other, "wait o")
+	otherGrandchild := f.start(f.rt.Agent(otherChild), "wait og")
+	for _, g := range []string{"b", "n", "og"} {
+		f.gates.reached(g)
+	}
+
+	require.NoError(t, f.drain(f.parent, keptAgent, other))
+
+	for _, id := range []string{below, sibling, nephew, otherChild, otherGrandchild} {
+		require.False(t, f.live(id), id)
+	}
+	require.Same(t, keptAgent, f.rt.Agent(kept), "a root is never a target")
+	edges, _, _ := f.rec.snapshot()
+	require.Less(t, slices.Index(edges, "end "+nephew), slices.Index(edges, "end "+sibling))
+	require.Less(t, slices.Index(edges, "end "+otherGrandchild), slices.Index(edges, "end "+otherChild))
+	require.NotContains(t, edges, "end "+kept)
+	_, err := f.m.StartContinuable(bg, f.spec(keptAgent, "x"))
+	require.ErrorIs(t, err, ErrDraining)
+	f.gates.open("k")
+}
