@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/dsh-actors/dsh-actors/actors/activation"
+	"github.com/dsh-actors/dsh-actors/inbox"
 )
 
 // floorLine is the size of a cancelled turn's turn/end line in a log.
@@ -80,16 +83,22 @@ func (m *floorManager) Receive(c actor.Context) {
 // running turn in one span; each woken turn appends one line to its own
 // log file, waits until its children are gone and stops its actor; the
 // manager, watching every actor, counts the Terminated messages. The
-// nodes hold no session, inbox, registry or lifecycle state. Building a
-// forest and collecting its garbage is untimed.
+// nodes hold no session, inbox, registry or lifecycle state. The actors
+// run on the dispatchers the runtime gives its own: the nodes on a Pool of
+// GOMAXPROCS workers, the manager on a Pool of one. Building a forest and
+// collecting its garbage is untimed; ctx bounds the wait for a drain.
 func DrainFloor(ctx context.Context, dir string, fanout, depth, n int) (res Samples, agents int, err error) {
 	system := QuietSystem()
 	defer system.Shutdown()
+	nodes, manager := activation.NewPool(runtime.GOMAXPROCS(0), inbox.DefaultThroughput), activation.NewPool(1, inbox.DefaultThroughput)
+	defer nodes.Close()
+	defer manager.Close()
+	f := floor{system: system, nodes: nodes, manager: manager}
 	for i := range n {
 		if err := ctx.Err(); err != nil {
 			return nil, 0, err
 		}
-		took, count, err := drainFloorOnce(system, filepath.Join(dir, fmt.Sprint(i)), fanout, depth)
+		took, count, err := f.drainOnce(ctx, filepath.Join(dir, fmt.Sprint(i)), fanout, depth)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -98,7 +107,14 @@ func DrainFloor(ctx context.Context, dir string, fanout, depth, n int) (res Samp
 	return res, agents, nil
 }
 
-func drainFloorOnce(system *actor.ActorSystem, dir string, fanout, depth int) (took time.Duration, agents int, err error) {
+// floor is where DrainFloor's forests run.
+type floor struct {
+	system  *actor.ActorSystem
+	nodes   actor.Dispatcher
+	manager actor.Dispatcher
+}
+
+func (f floor) drainOnce(ctx context.Context, dir string, fanout, depth int) (took time.Duration, agents int, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, 0, fmt.Errorf("drain floor: %w", err)
 	}
@@ -120,10 +136,11 @@ func drainFloorOnce(system *actor.ActorSystem, dir string, fanout, depth int) (t
 			err = errors.Join(err, *p)
 		}
 	}()
-	if err := growFloor(system, m, dir, fanout, depth, floorTurns{&turns, &writeErr, quit}); err != nil {
+	if err := f.grow(m, dir, fanout, depth, floorTurns{&turns, &writeErr, quit}); err != nil {
 		return 0, len(m.nodes), err
 	}
-	managerPID := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return m }))
+	system := f.system
+	managerPID := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return m }, actor.WithDispatcher(f.manager)))
 	defer system.Root.Stop(managerPID)
 	pids := make([]*actor.PID, len(m.nodes))
 	for i, n := range m.nodes {
@@ -135,14 +152,19 @@ func drainFloorOnce(system *actor.ActorSystem, dir string, fanout, depth int) (t
 	runtime.GC()
 	start := time.Now()
 	system.Root.Send(managerPID, floorCancel{})
-	<-m.done
-	return time.Since(start), len(m.nodes), nil
+	select {
+	case <-m.done:
+		return time.Since(start), len(m.nodes), nil
+	case <-ctx.Done():
+		return 0, len(m.nodes), ctx.Err()
+	}
 }
 
-// growFloor creates the forest's nodes level by level, each with its log
-// file (holding one line already), its actor and its waiting turn.
-func growFloor(system *actor.ActorSystem, m *floorManager, dir string, fanout, depth int, turns floorTurns) error {
-	props := EchoProps()
+// grow creates the forest's nodes level by level, each with its log file
+// (holding one line already), its actor and its waiting turn.
+func (f floor) grow(m *floorManager, dir string, fanout, depth int, turns floorTurns) error {
+	system := f.system
+	props := actor.PropsFromProducer(func() actor.Actor { return echo{} }, actor.WithDispatcher(f.nodes))
 	level := []*floorNode{nil}
 	for range depth {
 		var next []*floorNode
