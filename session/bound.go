@@ -21,32 +21,32 @@ type boundLog interface {
 	release()
 }
 
-// jsonlLog is a JSONL log bound to its live session.
-type jsonlLog struct {
-	s  *JSONL
-	st *logState
-}
-
+// bindLog hands a live session the log's state itself: a *logState is
+// JSONL's boundLog, so the session's writes reach it with no handle object
+// in between.
 func (s *JSONL) bindLog(id string) boundLog {
 	st := s.existingState(id)
 	if st == nil {
 		return nil
 	}
-	return jsonlLog{s: s, st: st}
+	return st
 }
 
-func (l jsonlLog) append(events []Event) error {
+// append encodes events and appends them to the log (uncancellable).
+func (st *logState) append(events []Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	if err := l.s.checkOpen(); err != nil {
+	s := st.store
+	if err := s.checkOpen(); err != nil {
 		return err
 	}
 	data := make([]byte, 0, 128*len(events))
 	for _, e := range events {
 		data = append(appendEvent(data, e, false), '\n')
 	}
-	return l.s.appendEncoded(context.Background(), l.st, events, data)
+	return s.appendEncoded(context.Background(), st, events, data)
 }
 
-func (l jsonlLog) release() { l.s.releaseState(l.st) }
+// release is JSONL.ReleaseLog of this log.
+func (st *logState) release() { st.store.releaseState(st) }

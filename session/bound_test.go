@@ -82,10 +82,10 @@ func TestLiveOverJSONLWritesThroughItsBoundLog(t *testing.T) {
 	l, err := reg.Create(ctx, h, nil)
 	require.NoError(t, err)
 	require.NotNil(t, l.log, "a Live over a JSONL is bound to its log")
-	bound, ok := l.log.(jsonlLog)
+	bound, ok := l.log.(*logState)
 	require.True(t, ok)
-	require.Same(t, s, bound.s)
-	require.Same(t, s.existingState("bound"), bound.st, "bound to the store's state of that id")
+	require.Same(t, s, bound.store)
+	require.Same(t, s.existingState("bound"), bound, "bound to the store's state of that id")
 
 	appendEveryShape(t, reg, l)
 
@@ -105,7 +105,7 @@ func TestLiveOverJSONLWritesThroughItsBoundLog(t *testing.T) {
 	// A resumed session is bound again, to the same state.
 	again, err := reg.Resume(ctx, "bound")
 	require.NoError(t, err)
-	require.Equal(t, jsonlLog{s: s, st: bound.st}, again.log)
+	require.Same(t, bound, again.log)
 	_, err = again.AppendThrough("note", map[string]int{"after": 1})
 	require.NoError(t, err)
 	log, err = s.Inspect(ctx, "bound")

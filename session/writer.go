@@ -14,8 +14,9 @@ import (
 // is, and its group-commit queue. A writer goroutine exists only while the
 // queue has work.
 type logState struct {
-	id string
-	op sync.Mutex // serializes Create/Load with the enqueue step of Append
+	store *JSONL // the store holding this log
+	id    string
+	op    sync.Mutex // serializes Create/Load with the enqueue step of Append
 
 	mu      sync.Mutex
 	path    string
@@ -57,7 +58,7 @@ func (s *JSONL) state(id string) (*logState, error) {
 	if st := s.existingState(id); st != nil {
 		return st, nil
 	}
-	v, _ := s.logs.LoadOrStore(id, &logState{id: id})
+	v, _ := s.logs.LoadOrStore(id, &logState{store: s, id: id})
 	return v.(*logState), nil
 }
 
