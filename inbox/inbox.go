@@ -113,11 +113,19 @@ var _ actor.Mailbox = (*Inbox)(nil)
 
 // New returns an empty, open, idle inbox.
 func New(opts Options) *Inbox {
-	throughput := opts.Throughput
-	if throughput <= 0 {
-		throughput = DefaultThroughput
+	b := new(Inbox)
+	b.Init(opts)
+	return b
+}
+
+// Init readies a zero Inbox in place, as New does, for an owner that holds
+// the Inbox inside its own struct (one allocation for both). Call it once,
+// before any other use.
+func (b *Inbox) Init(opts Options) {
+	b.observer, b.throughput = opts.Observer, opts.Throughput
+	if b.throughput <= 0 {
+		b.throughput = DefaultThroughput
 	}
-	return &Inbox{observer: opts.Observer, throughput: throughput}
 }
 
 // NewMessageID returns a fresh MessageID: a version 4 uuid drawn from the

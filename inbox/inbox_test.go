@@ -348,3 +348,25 @@ func TestASteadyStreamReusesTheQueueBuffer(t *testing.T) {
 		b.EndTurn()
 	})
 }
+
+// Init readies an Inbox held inside another struct as New does: the
+// default throughput when none is given, and it runs and reports turns.
+func TestInitReadiesAnEmbeddedInbox(t *testing.T) {
+	var owner struct {
+		name string
+		box  Inbox
+	}
+	r := &recorder{autoEnd: true}
+	owner.box.Init(Options{Observer: r.observe})
+	require.Equal(t, DefaultThroughput, owner.box.throughput)
+	r.box = &owner.box
+	owner.box.RegisterHandlers(r, actor.NewDefaultDispatcher(DefaultThroughput))
+	post(t, &owner.box, "m1")
+	require.NoError(t, owner.box.WhenIdle(context.Background()))
+	require.Equal(t, []string{"m1"}, r.claimed())
+	require.Contains(t, r.eventLog(), "inbox/enqueue m1")
+
+	var custom Inbox
+	custom.Init(Options{Throughput: 7})
+	require.Equal(t, 7, custom.throughput)
+}

@@ -50,7 +50,7 @@ type Activation struct {
 	subagents func() agent.Subagents
 	logger    *slog.Logger
 	system    *actor.ActorSystem
-	inbox     *inbox.Inbox
+	inbox     inbox.Inbox // held here: one allocation with the Activation
 	pid       *actor.PID
 	stopped   chan struct{}
 	stopOnce  sync.Once
@@ -72,7 +72,7 @@ func Start(cfg Config) (*Activation, error) {
 		stopped:   make(chan struct{}),
 		lastTurn:  lastTurn(cfg.Session.Events()),
 	}
-	a.inbox = inbox.New(inbox.Options{Observer: cfg.Observer})
+	a.inbox.Init(inbox.Options{Observer: cfg.Observer})
 	pid, err := cfg.System.Root.SpawnNamed(a.props(cfg), "agent/"+cfg.ID+"/"+cfg.System.ProcessRegistry.NextId())
 	if err != nil {
 		return nil, err
@@ -89,7 +89,7 @@ func (a *Activation) props(cfg Config) *actor.Props {
 		supervisor = StopStrategy(a.logger)
 	}
 	opts := []actor.PropsOption{
-		actor.WithMailbox(func() actor.Mailbox { return a.inbox }),
+		actor.WithMailbox(func() actor.Mailbox { return &a.inbox }),
 		actor.WithGuardian(supervisor),
 	}
 	if cfg.Dispatcher != nil {
