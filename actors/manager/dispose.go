@@ -100,8 +100,7 @@ func (m *Manager) dispose(a *activation) *disposal {
 
 // openDisposal sets a's admission cut-off.
 func (m *Manager) openDisposal(a *activation) *disposal {
-	a.disposalState = disposal{done: make(chan struct{})}
-	a.disposal = &a.disposalState
+	a.disposal = &disposal{done: make(chan struct{})}
 	a.disposing.Store(true)
 	return a.disposal
 }

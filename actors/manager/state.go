@@ -42,12 +42,9 @@ type activation struct {
 	owned    map[*activation]struct{} // the live children it owns (nil until the first)
 	accepted map[string]bool
 	disposal *disposal // non-nil once teardown opened: the admission cut-off
-	// disposalState is what disposal points to once open (one allocation
-	// with the Activation).
-	disposalState disposal
-	run           RunInfo
-	boundary      int   // the epoch's first own event, taken at subagent/start
-	failure       error // set when the child's actor stopped on its own
+	run      RunInfo
+	boundary int   // the epoch's first own event, taken at subagent/start
+	failure  error // set when the child's actor stopped on its own
 	// terminated: the actor's Terminated arrived (set by the actor).
 	terminated bool
 	// A disposal whose actor stopped is released by the second of two
