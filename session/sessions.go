@@ -6,8 +6,9 @@ import (
 	"encoding/json"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/dsh-actors/dsh-actors/internal/listeners"
 )
 
 // EndSeedType marks the end of an inherited seed (session-store.md §3.1).
@@ -44,14 +45,7 @@ type Sessions struct {
 	reserved map[string]bool // ids being created or resumed
 	created  uint64          // creation counter; Live.created orders List
 
-	listenMu  sync.Mutex
-	listeners atomic.Pointer[[]listener]
-	nextID    int
-}
-
-type listener struct {
-	id int
-	fn func(Change)
+	listeners listeners.List[Change]
 }
 
 // NewSessions returns an empty registry over store. A nil store keeps
@@ -253,41 +247,18 @@ type logReleaser interface{ ReleaseLog(id string) }
 // must not block and must not append to the session it is told about. A
 // panic in fn is recovered and does not reach the other listeners or the
 // caller.
-func (s *Sessions) Subscribe(fn func(Change)) (cancel func()) {
-	s.listenMu.Lock()
-	defer s.listenMu.Unlock()
-	s.nextID++
-	id := s.nextID
-	s.setListeners(func(ls []listener) []listener { return append(ls, listener{id: id, fn: fn}) })
-	return func() {
-		s.listenMu.Lock()
-		defer s.listenMu.Unlock()
-		s.setListeners(func(ls []listener) []listener {
-			return slices.DeleteFunc(ls, func(l listener) bool { return l.id == id })
-		})
-	}
-}
-
-// setListeners replaces the listener list copy-on-write (listenMu held).
-func (s *Sessions) setListeners(edit func([]listener) []listener) {
-	var current []listener
-	if p := s.listeners.Load(); p != nil {
-		current = slices.Clone(*p)
-	}
-	next := edit(current)
-	s.listeners.Store(&next)
-}
+func (s *Sessions) Subscribe(fn func(Change)) (cancel func()) { return s.listeners.Add(fn) }
 
 // notify tells every listener of a change to l (e is set for Appended);
 // the Change, with its header copy, is built only when someone listens.
 func (s *Sessions) notify(kind ChangeKind, l *Live, e Event) {
-	p := s.listeners.Load()
-	if p == nil || len(*p) == 0 {
+	fns := s.listeners.Funcs()
+	if len(fns) == 0 {
 		return
 	}
 	c := Change{Kind: kind, Header: l.Header(), Event: e}
-	for _, l := range *p {
-		callIsolated(l.fn, c)
+	for _, fn := range fns {
+		callIsolated(fn, c)
 	}
 }
 

@@ -3,11 +3,9 @@ package subagent
 import (
 	"fmt"
 	"log/slog"
-	"slices"
-	"sync"
-	"sync/atomic"
 
 	"github.com/dsh-actors/dsh-actors/actors/manager"
+	"github.com/dsh-actors/dsh-actors/internal/listeners"
 )
 
 // RunInfo is the subagent/start payload {runId, provider, id, local} plus the
@@ -60,53 +58,23 @@ func (*ProviderAdded) Type() string { return EventProviderAdded }
 func (*ProviderRemoved) Type() string { return EventProviderRemoved }
 
 // emitter fans events out to listeners in subscription order, each called
-// synchronously on the emitting goroutine. Emitting reads an immutable
-// listener list without a lock; subscribe and cancel replace it.
+// synchronously on the emitting goroutine.
 type emitter struct {
 	logger    *slog.Logger
-	mu        sync.Mutex // serializes subscribe and cancels
-	next      int
-	listeners atomic.Pointer[[]keyedListener]
-}
-
-type keyedListener struct {
-	key int
-	fn  func(Event)
+	listeners listeners.List[Event]
 }
 
 func newEmitter(logger *slog.Logger) *emitter { return &emitter{logger: logger} }
 
 // subscribe adds fn and returns its idempotent cancel. An event being
 // emitted meanwhile may or may not reach fn.
-func (e *emitter) subscribe(fn func(Event)) (cancel func()) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	key := e.next
-	e.next++
-	e.replace(append(slices.Clone(e.snapshot()), keyedListener{key: key, fn: fn}))
-	return func() {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		e.replace(slices.DeleteFunc(slices.Clone(e.snapshot()), func(l keyedListener) bool { return l.key == key }))
-	}
-}
-
-// replace publishes a new listener list (e.mu held).
-func (e *emitter) replace(ls []keyedListener) { e.listeners.Store(&ls) }
-
-// snapshot is the current listener list; callers must not modify it.
-func (e *emitter) snapshot() []keyedListener {
-	if p := e.listeners.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
+func (e *emitter) subscribe(fn func(Event)) (cancel func()) { return e.listeners.Add(fn) }
 
 // emitContained calls every listener; a panicking listener is logged and
 // its peers still run.
 func (e *emitter) emitContained(ev Event) {
-	for _, l := range e.snapshot() {
-		e.callContained(l.fn, ev)
+	for _, fn := range e.listeners.Funcs() {
+		e.callContained(fn, ev)
 	}
 }
 
@@ -127,8 +95,8 @@ func (e *emitter) emitUncontained(ev Event) (err error) {
 			err = fmt.Errorf("subagent: %s listener threw: %s", ev.Type(), renderPanic(r))
 		}
 	}()
-	for _, l := range e.snapshot() {
-		l.fn(ev)
+	for _, fn := range e.listeners.Funcs() {
+		fn(ev)
 	}
 	return nil
 }

@@ -22,23 +22,26 @@ const module = "github.com/dsh-actors/dsh-actors"
 var allowedDeps = map[string][]string{
 	"descriptor": {},
 	"agent":      {},
-	"session":    {},
-	"query":      {"session", "descriptor"},
+	"session":    {"internal/listeners"},
+	"query":      {"session", "descriptor", "internal/listeners"},
 	"inbox":      {"agent"},
-	"actors":     {"descriptor", "agent", "session", "query", "inbox"},
-	"subagent":   {"descriptor", "agent", "session", "query", "inbox", "actors"},
-	"host":       {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent"},
+	"actors":     {"descriptor", "agent", "session", "query", "inbox", "internal/listeners"},
+	"subagent":   {"descriptor", "agent", "session", "query", "inbox", "actors", "internal/listeners"},
+	"host":       {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/listeners"},
+	// internal/listeners is the copy-on-write listener list every event
+	// fan-out uses: a leaf.
+	"internal/listeners": {},
 	// internal/storegen writes synthetic stores for the measurements: it
 	// sits beside query, on session and descriptor only.
-	"internal/storegen": {"session", "descriptor"},
+	"internal/storegen": {"session", "descriptor", "internal/listeners"},
 	// internal/bench holds the CLI's measurement loops: it sits on the
 	// runtime and under cmd.
-	"internal/bench": {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/storegen"},
+	"internal/bench": {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/storegen", "internal/listeners"},
 	// internal/testkit holds test helpers; only _test.go files import it.
 	"internal/testkit": {},
 	"cmd": {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "host",
-		"internal/bench", "internal/storegen"},
-	"tests": {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "host", "cmd"},
+		"internal/bench", "internal/storegen", "internal/listeners"},
+	"tests": {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "host", "cmd", "internal/listeners"},
 }
 
 // listingLayers must never reach the actor runtime or what sits on it.

@@ -2,11 +2,9 @@ package parent
 
 import (
 	"log/slog"
-	"slices"
-	"sync"
-	"sync/atomic"
 
 	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/internal/listeners"
 )
 
 // Event types carried by the Bus.
@@ -42,14 +40,7 @@ type Event struct {
 // by a listener of that same agent follows once the listener returns).
 type Bus struct {
 	logger    *slog.Logger
-	mu        sync.Mutex                 // serializes Subscribe and cancels
-	listeners atomic.Pointer[[]listener] // replaced, never mutated
-	next      uint64
-}
-
-type listener struct {
-	key uint64
-	fn  func(Event)
+	listeners listeners.List[Event]
 }
 
 func newBus(logger *slog.Logger) *Bus { return &Bus{logger: logger} }
@@ -57,43 +48,13 @@ func newBus(logger *slog.Logger) *Bus { return &Bus{logger: logger} }
 // Subscribe adds a listener and returns its idempotent cancel. An event
 // being delivered while Subscribe runs may or may not reach the new
 // listener.
-func (b *Bus) Subscribe(fn func(Event)) (cancel func()) {
-	b.mu.Lock()
-	b.next++
-	key := b.next
-	b.edit(func(ls []listener) []listener { return append(ls, listener{key: key, fn: fn}) })
-	b.mu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			b.mu.Lock()
-			defer b.mu.Unlock()
-			b.edit(func(ls []listener) []listener {
-				return slices.DeleteFunc(ls, func(l listener) bool { return l.key == key })
-			})
-		})
-	}
-}
-
-// edit replaces the listener list with a changed copy (b.mu held).
-func (b *Bus) edit(change func([]listener) []listener) {
-	var current []listener
-	if p := b.listeners.Load(); p != nil {
-		current = slices.Clone(*p)
-	}
-	next := change(current)
-	b.listeners.Store(&next)
-}
+func (b *Bus) Subscribe(fn func(Event)) (cancel func()) { return b.listeners.Add(fn) }
 
 // Publish calls every listener with e on the calling goroutine. A
 // panicking listener is logged; the others still run.
 func (b *Bus) Publish(e Event) {
-	p := b.listeners.Load()
-	if p == nil {
-		return
-	}
-	for _, l := range *p {
-		b.call(l.fn, e)
+	for _, fn := range b.listeners.Funcs() {
+		b.call(fn, e)
 	}
 }
 
