@@ -164,7 +164,7 @@ func (f floor) drainOnce(ctx context.Context, dir string, fanout, depth int) (to
 // (holding one line already), its actor and its waiting turn.
 func (f floor) grow(m *floorManager, dir string, fanout, depth int, turns floorTurns) error {
 	system := f.system
-	props := actor.PropsFromProducer(func() actor.Actor { return echo{} }, actor.WithDispatcher(f.nodes))
+	props := EchoProps(actor.WithDispatcher(f.nodes))
 	level := []*floorNode{nil}
 	for range depth {
 		var next []*floorNode

@@ -100,8 +100,10 @@ func (echo) Receive(c actor.Context) {
 	}
 }
 
-// EchoProps are the props of the bare echo actor.
-func EchoProps() *actor.Props { return actor.PropsFromProducer(func() actor.Actor { return echo{} }) }
+// EchoProps are the props of the bare echo actor, with opts.
+func EchoProps(opts ...actor.PropsOption) *actor.Props {
+	return actor.PropsFromProducer(func() actor.Actor { return echo{} }, opts...)
+}
 
 // LiveBytes is the heap plus stack in use after two full collections.
 func LiveBytes() uint64 {
