@@ -98,30 +98,26 @@ func (m *Manager) scopeOf(root *parent.Handle) *scope {
 func (m *Manager) selectTargets(roots []*parent.Handle) []*activation {
 	var targets []*activation
 	for _, a := range m.st.activations {
-		if slices.Contains(roots, a.handle) {
+		if !isTarget(a, roots) {
 			continue
 		}
-		selected := false
 		for _, root := range roots {
 			if !slices.Contains(a.ancestry, root) {
 				continue
 			}
-			selected = true
 			if o := a.owner; o != nil && slices.Contains(o.ancestry, root) && !slices.Contains(roots, o.handle) {
 				m.st.scopes[root].members[a.handle] = true // o is a target: it adds the rest
 			} else {
 				m.addMembers(root, m.registry.LiveLineage(a.handle))
 			}
 		}
-		if selected {
-			targets = append(targets, a)
-		}
+		targets = append(targets, a)
 	}
 	return targets
 }
 
-// isTarget reports whether a (possibly nil) is selected by selectTargets:
-// a strict descendant of one of roots.
+// isTarget reports whether a (possibly nil) is a drain target: a strict
+// descendant of one of roots.
 func isTarget(a *activation, roots []*parent.Handle) bool {
 	if a == nil || slices.Contains(roots, a.handle) {
 		return false
