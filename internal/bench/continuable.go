@@ -540,47 +540,71 @@ func StopTree(ctx context.Context, fanout, depth, n int) (res Samples, actors in
 	return res, actors, nil
 }
 
-// drainRow is row 6.
+// drainRow is row 6. Its three measurements are interleaved round by
+// round (a drain, a tree stop, a floor), so a change of load on a shared
+// machine weighs on all three alike rather than on whichever ran last.
 func drainRow(ctx context.Context, cfg Config) ([]Line, error) {
 	dir, err := os.MkdirTemp(cfg.Dir, "drain-*")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	var drains Samples
-	var last DrainResult
-	for i := range cfg.DrainRuns {
-		res, err := Drain(ctx, filepath.Join(dir, fmt.Sprint(i)), cfg.Fanout, cfg.Depth)
-		if err != nil {
-			return nil, err
-		}
-		drains, last = append(drains, res.Drain), res
-		if err := os.RemoveAll(filepath.Join(dir, fmt.Sprint(i))); err != nil {
+	r := drainRounds{fanout: cfg.Fanout, depth: cfg.Depth}
+	for i := range max(3, cfg.DrainRuns) {
+		if err := r.round(ctx, filepath.Join(dir, fmt.Sprint(i))); err != nil {
 			return nil, err
 		}
 	}
-	stops, count, err := StopTree(ctx, cfg.Fanout, cfg.Depth, max(3, cfg.DrainRuns))
+	return r.lines()
+}
+
+// drainRounds collects row 6's interleaved samples.
+type drainRounds struct {
+	fanout, depth         int
+	drains, stops, floors Samples
+	last                  DrainResult
+	actors, floorAgents   int
+}
+
+// round measures one drain of a fresh forest under dir, then one bare
+// protoactor tree stop and one drain floor of the same shape.
+func (r *drainRounds) round(ctx context.Context, dir string) error {
+	res, err := Drain(ctx, dir, r.fanout, r.depth)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	l, err := Compare("6", fmt.Sprintf("scoped drain, fan-out %d depth %d (%d agents)", cfg.Fanout, cfg.Depth, last.Children+1),
-		Ns("drain", drains.Median()), Ns(fmt.Sprintf("protoactor StopFuture, %d actors", count), stops.Median()),
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	stop, actors, err := StopTree(ctx, r.fanout, r.depth, 1)
+	if err != nil {
+		return err
+	}
+	floor, agents, err := DrainFloor(ctx, dir, r.fanout, r.depth, 1)
+	if err != nil {
+		return err
+	}
+	r.drains, r.stops, r.floors = append(r.drains, res.Drain), append(r.stops, stop...), append(r.floors, floor...)
+	r.last, r.actors, r.floorAgents = res, actors, agents
+	return nil
+}
+
+// lines are row 6 and its floor, 6f.
+func (r *drainRounds) lines() ([]Line, error) {
+	l, err := Compare("6", fmt.Sprintf("scoped drain, fan-out %d depth %d (%d agents)", r.fanout, r.depth, r.last.Children+1),
+		Ns("drain", r.drains.Median()), Ns(fmt.Sprintf("protoactor StopFuture, %d actors", r.actors), r.stops.Median()),
 		OursOverBase, &Target{Op: AtMost, Value: 3})
 	if err != nil {
 		return nil, err
 	}
-	l.Note = fmt.Sprintf("%d continuable descendants each in a running turn, clean sessions (no fsync); medians of %d drains and %d tree stops; building the forest took %s",
-		last.Children, len(drains), len(stops), FormatNs(float64(last.Build.Nanoseconds())))
-	floors, agents, err := DrainFloor(ctx, dir, cfg.Fanout, cfg.Depth, max(3, cfg.DrainRuns))
-	if err != nil {
-		return nil, err
-	}
-	f, err := Compare("6f", fmt.Sprintf("drain floor: the required steps alone, same shape (%d agents)", agents),
-		Ns("floor", floors.Median()), Ns("protoactor StopFuture", stops.Median()), OursOverBase, nil)
+	l.Note = fmt.Sprintf("%d continuable descendants each in a running turn, clean sessions (no fsync); medians of %d rounds, each a drain, a tree stop and a floor; building the forest took %s",
+		r.last.Children, len(r.drains), FormatNs(float64(r.last.Build.Nanoseconds())))
+	f, err := Compare("6f", fmt.Sprintf("drain floor: the required steps alone, same shape (%d agents)", r.floorAgents),
+		Ns("floor", r.floors.Median()), Ns("protoactor StopFuture", r.stops.Median()), OursOverBase, nil)
 	if err != nil {
 		return nil, err
 	}
 	f.Note = fmt.Sprintf("per agent: its running turn cancelled from one manager actor, one line appended to its own log file, its children awaited, its actor stopped and its Terminated counted by the watching manager; no session, inbox, registry or lifecycle state. Of row 6's ratio, this much no runtime of this design can avoid on this machine; row 6's drain is %.2f× this floor",
-		drains.Median()/floors.Median())
+		r.drains.Median()/r.floors.Median())
 	return []Line{l, f}, nil
 }

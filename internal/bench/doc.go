@@ -25,7 +25,7 @@
 //     the floor of that drain: the same shape doing only the steps any
 //     runtime of this design must take per agent, with none of its state
 //     (DrainFloor), so the share of the ratio the runtime's own bookkeeping
-//     takes can be read off.
+//     takes can be read off. The three run interleaved, round by round.
 //  7. query.ListChildren over a generated store vs the raw read of the same
 //     files and vs the seed's O(D×C) relisting algorithm (GenerateStore,
 //     ListChildren, RawCatalogRead; the store comes from internal/storegen).
