@@ -229,9 +229,17 @@ func navigateWithTheKeyboard(t *testing.T, p *browserPage, researcher, editor, r
 // one debounced refetch brings its row in, running; its status frame then
 // flips it to inactive with no further subagent.list.
 func watchARowFlipWithoutRefetch(t *testing.T, s *runtimeStack, p *browserPage, parentID string) {
+	// Opening shows the cached rows at once and refetches them (held back
+	// here, as on a slow network): the baseline is taken once that
+	// refetch is in, which the tree shows by leaving aria-busy.
+	opened := s.recorder.count("subagent.list", map[string]any{"parentSessionId": parentID})
+	s.recorder.delay("subagent.list", 300*time.Millisecond)
 	p.do(chromedp.Click(chromedp.CSS(".trigger")))
 	p.until(`document.querySelectorAll('[role="tree"] [role="treeitem"]').length > 0`)
+	p.until(`document.querySelector('[role="tree"]').getAttribute('aria-busy') === 'false'`)
+	s.recorder.delay("subagent.list", 0)
 	before := s.recorder.count("subagent.list", map[string]any{"parentSessionId": parentID})
+	require.Equal(t, opened+1, before, "opening the tree refetches its catalog once")
 	p.send("spawn slowpoke: sleep 3s")
 	p.until(`[...document.querySelectorAll('[role="treeitem"]')].some((r) => r.textContent.includes('slowpoke') && r.textContent.includes('正在处理'))`)
 	require.Equal(t, before+1, s.recorder.count("subagent.list", map[string]any{"parentSessionId": parentID}),

@@ -102,13 +102,26 @@ type apiCall struct {
 	Payload map[string]any
 }
 
-// apiRecorder records every RPC the page makes before handing it on, and
-// can cut the open event streams.
+// apiRecorder records every RPC the page makes before handing it on, can
+// hold back the calls of one method before recording them (as a slow
+// network would), and can cut the open event streams.
 type apiRecorder struct {
 	next    http.Handler
 	mu      sync.Mutex
 	calls   []apiCall
 	streams []context.CancelFunc
+	delays  map[string]time.Duration
+}
+
+// delay holds back every later call of method by d before it is recorded
+// and served; 0 ends it.
+func (r *apiRecorder) delay(method string, d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.delays == nil {
+		r.delays = map[string]time.Duration{}
+	}
+	r.delays[method] = d
 }
 
 func (r *apiRecorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -127,6 +140,10 @@ func (r *apiRecorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			Payload map[string]any `json:"payload"`
 		}
 		_ = json.Unmarshal(body, &envelope)
+		r.mu.Lock()
+		held := r.delays[method]
+		r.mu.Unlock()
+		time.Sleep(held)
 		r.mu.Lock()
 		r.calls = append(r.calls, apiCall{Method: method, Payload: envelope.Payload})
 		r.mu.Unlock()

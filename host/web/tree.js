@@ -117,6 +117,7 @@ export class CatalogAction {
   renderLevel(container, parentId, level) {
     const catalog = this.catalogs.get(parentId);
     if (!catalog) return;
+    container.setAttribute('aria-busy', String(catalog.state === 'loading')); // rows shown may be refreshing
     if (catalog.state === 'loading' && catalog.entries.length === 0) {
       container.append(el('div', { class: 'notice' }, t('loading.label')));
     }
