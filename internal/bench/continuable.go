@@ -550,7 +550,7 @@ func drainRow(ctx context.Context, cfg Config) ([]Line, error) {
 	}
 	defer os.RemoveAll(dir)
 	r := drainRounds{fanout: cfg.Fanout, depth: cfg.Depth}
-	for i := range max(3, cfg.DrainRuns) {
+	for i := range cfg.DrainRuns {
 		if err := r.round(ctx, filepath.Join(dir, fmt.Sprint(i))); err != nil {
 			return nil, err
 		}

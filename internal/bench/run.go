@@ -51,7 +51,7 @@ type Config struct {
 	ResumeEvents    []int
 	ResumeRounds    int // row 5: cold resumes per size up to 1,000 events
 	Fanout, Depth   int // row 6: forest shape
-	DrainRuns       int // row 6: forests drained
+	DrainRuns       int // row 6: rounds, each a drain, a tree stop and a floor
 	CatalogSessions int // row 7: C
 	CatalogChildren int // row 7: D
 	CatalogRounds   int // row 7: timed listings
