@@ -91,9 +91,9 @@
 // verified as for history; then the continuation service delivers content
 // with source {kind:"user", rpcId}. Failures: cancelled, subagent-not-resumable
 // "subagent cannot be resumed", subagent-unauthorized "subagent does not
-// belong to this parent", subagent-delivery-unavailable "subagent follow-up
-// is temporarily unavailable" (draining, activation closing, continuation or
-// persistence unavailable), internal "subagent prompt failed".
+// belong to this parent", subagent-not-delivered "message was not delivered"
+// {childSessionId} (draining, activation closing), internal "subagent prompt
+// failed" (anything else, continuation or persistence unavailable included).
 //
 // content is a non-empty array of {"type":"text","text":string} blocks.
 //
@@ -136,8 +136,9 @@
 // query.Query.ReadSession (a live snapshot or one non-mutating
 // Store.Inspect) and the subagent service (ListChildren, Followup). It maps
 // subagent codes: NOT_RESUMABLE → subagent-not-resumable, UNAUTHORIZED →
-// subagent-unauthorized, DRAINING, ACTIVATION_CLOSING,
-// CONTINUATION_UNAVAILABLE and PERSISTENCE_UNAVAILABLE →
-// subagent-delivery-unavailable, CANCELLED → cancelled;
-// SESSION_QUERY_SESSION_NOT_FOUND → session-not-found.
+// subagent-unauthorized, DRAINING and ACTIVATION_CLOSING →
+// subagent-not-delivered, CANCELLED → cancelled;
+// SESSION_QUERY_SESSION_NOT_FOUND → session-not-found; anything else
+// (CONTINUATION_UNAVAILABLE and PERSISTENCE_UNAVAILABLE included) is
+// unclassified and answered as internal.
 package host

@@ -5,17 +5,17 @@ import "fmt"
 // The wire error codes (web-host §1.2). Business errors travel with HTTP 200
 // in a server-response whose result is {ok:false, error:{code, message, details}}.
 const (
-	CodeBadRequest                  = "bad-request"
-	CodeCancelled                   = "cancelled"
-	CodeInternal                    = "internal"
-	CodeAgentBusy                   = "agent-busy"
-	CodeSessionNotFound             = "session-not-found"
-	CodeSubagentParentUnavailable   = "subagent-parent-unavailable"
-	CodeSubagentNotFound            = "subagent-not-found"
-	CodeSubagentCatalogDiagnostic   = "subagent-catalog-diagnostic"
-	CodeSubagentNotResumable        = "subagent-not-resumable"
-	CodeSubagentUnauthorized        = "subagent-unauthorized"
-	CodeSubagentDeliveryUnavailable = "subagent-delivery-unavailable"
+	CodeBadRequest                = "bad-request"
+	CodeCancelled                 = "cancelled"
+	CodeInternal                  = "internal"
+	CodeAgentBusy                 = "agent-busy"
+	CodeSessionNotFound           = "session-not-found"
+	CodeSubagentParentUnavailable = "subagent-parent-unavailable"
+	CodeSubagentNotFound          = "subagent-not-found"
+	CodeSubagentCatalogDiagnostic = "subagent-catalog-diagnostic"
+	CodeSubagentNotResumable      = "subagent-not-resumable"
+	CodeSubagentUnauthorized      = "subagent-unauthorized"
+	CodeSubagentNotDelivered      = "subagent-not-delivered"
 )
 
 // Error is the host layer's one error type: a typed RPC error with the exact
@@ -30,17 +30,17 @@ type Error struct {
 
 // Sentinels for errors.Is, matched by Code alone.
 var (
-	ErrBadRequest                  = &Error{Code: CodeBadRequest}
-	ErrCancelled                   = &Error{Code: CodeCancelled}
-	ErrInternal                    = &Error{Code: CodeInternal}
-	ErrAgentBusy                   = &Error{Code: CodeAgentBusy}
-	ErrSessionNotFound             = &Error{Code: CodeSessionNotFound}
-	ErrSubagentParentUnavailable   = &Error{Code: CodeSubagentParentUnavailable}
-	ErrSubagentNotFound            = &Error{Code: CodeSubagentNotFound}
-	ErrSubagentCatalogDiagnostic   = &Error{Code: CodeSubagentCatalogDiagnostic}
-	ErrSubagentNotResumable        = &Error{Code: CodeSubagentNotResumable}
-	ErrSubagentUnauthorized        = &Error{Code: CodeSubagentUnauthorized}
-	ErrSubagentDeliveryUnavailable = &Error{Code: CodeSubagentDeliveryUnavailable}
+	ErrBadRequest                = &Error{Code: CodeBadRequest}
+	ErrCancelled                 = &Error{Code: CodeCancelled}
+	ErrInternal                  = &Error{Code: CodeInternal}
+	ErrAgentBusy                 = &Error{Code: CodeAgentBusy}
+	ErrSessionNotFound           = &Error{Code: CodeSessionNotFound}
+	ErrSubagentParentUnavailable = &Error{Code: CodeSubagentParentUnavailable}
+	ErrSubagentNotFound          = &Error{Code: CodeSubagentNotFound}
+	ErrSubagentCatalogDiagnostic = &Error{Code: CodeSubagentCatalogDiagnostic}
+	ErrSubagentNotResumable      = &Error{Code: CodeSubagentNotResumable}
+	ErrSubagentUnauthorized      = &Error{Code: CodeSubagentUnauthorized}
+	ErrSubagentNotDelivered      = &Error{Code: CodeSubagentNotDelivered}
 )
 
 // Error returns "host: <message>" followed by the cause, if any.

@@ -26,9 +26,8 @@ func classify(ctx context.Context, err error) error {
 		return Wrap(CodeSubagentNotResumable, err)
 	case errors.Is(err, subagent.ErrUnauthorized):
 		return Wrap(CodeSubagentUnauthorized, err)
-	case isAny(err, subagent.ErrDraining, subagent.ErrActivationClosing,
-		subagent.ErrContinuationUnavailable, subagent.ErrPersistenceUnavailable):
-		return Wrap(CodeSubagentDeliveryUnavailable, err)
+	case isAny(err, subagent.ErrDraining, subagent.ErrActivationClosing):
+		return Wrap(CodeSubagentNotDelivered, err)
 	default:
 		return err
 	}

@@ -108,8 +108,8 @@ func (h *Handler) followupError(ctx context.Context, child string, err error) *E
 		return newError(CodeSubagentNotResumable, "subagent cannot be resumed", childOnly)
 	case errors.Is(err, ErrSubagentUnauthorized):
 		return newError(CodeSubagentUnauthorized, "subagent does not belong to this parent", childOnly)
-	case errors.Is(err, ErrSubagentDeliveryUnavailable):
-		return newError(CodeSubagentDeliveryUnavailable, "subagent follow-up is temporarily unavailable", childOnly)
+	case errors.Is(err, ErrSubagentNotDelivered):
+		return newError(CodeSubagentNotDelivered, "message was not delivered", childOnly)
 	default:
 		h.logFailure("subagent.prompt", err)
 		return newError(CodeInternal, "subagent prompt failed", nil)

@@ -257,8 +257,10 @@ func TestSubagentPromptErrorMapping(t *testing.T) {
 			CodeSubagentNotResumable, "subagent cannot be resumed", childOnly},
 		{"unauthorized", "worker", Wrap(CodeSubagentUnauthorized, errors.New("UNAUTHORIZED")),
 			CodeSubagentUnauthorized, "subagent does not belong to this parent", childOnly},
-		{"draining", "worker", Wrap(CodeSubagentDeliveryUnavailable, errors.New("DRAINING")),
-			CodeSubagentDeliveryUnavailable, "subagent follow-up is temporarily unavailable", childOnly},
+		{"draining", "worker", Wrap(CodeSubagentNotDelivered, errors.New("DRAINING")),
+			CodeSubagentNotDelivered, "message was not delivered", childOnly},
+		{"activation closing", "worker", Wrap(CodeSubagentNotDelivered, errors.New("ACTIVATION_CLOSING")),
+			CodeSubagentNotDelivered, "message was not delivered", childOnly},
 		{"cancelled", "worker", Wrap(CodeCancelled, context.Canceled), CodeCancelled, "subagent prompt was cancelled", nil},
 		{"unexpected", "worker", fmt.Errorf("persona %q leaked", "secret"), CodeInternal, "subagent prompt failed", nil},
 	}
@@ -277,7 +279,7 @@ func TestSubagentPromptErrorMapping(t *testing.T) {
 func TestSubagentPromptAbortedRequestWinsOverTheDeliveryFailure(t *testing.T) {
 	b := catalogFixture()
 	b.live["p1"] = true
-	b.followupErr = Wrap(CodeSubagentDeliveryUnavailable, errors.New("DRAINING"))
+	b.followupErr = Wrap(CodeSubagentNotDelivered, errors.New("DRAINING"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	b.onFollowup = cancel

@@ -1,0 +1,42 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/dsh-actors/dsh-actors/subagent"
+	"github.com/stretchr/testify/require"
+)
+
+// TestClassifyMapsSubagentDeliveryFailuresAsSeed004 pins seed-era §2.8:
+// ACTIVATION_CLOSING and DRAINING are "not delivered"; every other
+// continuation failure the host does not name stays unclassified (internal).
+func TestClassifyMapsSubagentDeliveryFailuresAsSeed004(t *testing.T) {
+	cases := []struct {
+		err  error
+		want error // nil: not classified, reported as internal
+	}{
+		{subagent.ErrNotResumable, ErrSubagentNotResumable},
+		{subagent.ErrUnauthorized, ErrSubagentUnauthorized},
+		{subagent.ErrDraining, ErrSubagentNotDelivered},
+		{subagent.ErrActivationClosing, ErrSubagentNotDelivered},
+		{subagent.ErrCancelled, ErrCancelled},
+		{subagent.ErrContinuationUnavailable, nil},
+		{subagent.ErrPersistenceUnavailable, nil},
+		{subagent.ErrDurabilityFailed, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.err.Error(), func(t *testing.T) {
+			got := classify(context.Background(), fmt.Errorf("followup: %w", tc.err))
+			require.ErrorIs(t, got, tc.err, "the cause is kept")
+			var hostErr *Error
+			if tc.want == nil {
+				require.False(t, errors.As(got, &hostErr), "classified as %v", got)
+				return
+			}
+			require.ErrorIs(t, got, tc.want)
+		})
+	}
+}
