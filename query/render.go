@@ -1,8 +1,9 @@
 package query
 
 import (
-	"encoding/json"
 	"strings"
+
+	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // RenderListAgents renders entries as the list_agents tool does, one line
@@ -30,16 +31,18 @@ func (e Entry) String() string {
 }
 
 // MarshalJSON writes {kind:"child", id, label, status} or
-// {kind:"diagnostic", id, reason}, in that key order.
+// {kind:"diagnostic", id, reason}, in that key order, as JSON.stringify
+// writes them: <, >, & and U+2028/U+2029 are not escaped (an encoder
+// around it must not escape HTML either: json.Marshal would).
 func (e Entry) MarshalJSON() ([]byte, error) {
 	if e.Kind == KindDiagnostic {
-		return json.Marshal(struct {
+		return session.EncodeData(struct {
 			Kind   string `json:"kind"`
 			ID     string `json:"id"`
 			Reason string `json:"reason"`
 		}{e.Kind, e.ID, e.Reason})
 	}
-	return json.Marshal(struct {
+	return session.EncodeData(struct {
 		Kind   string `json:"kind"`
 		ID     string `json:"id"`
 		Label  string `json:"label"`

@@ -111,7 +111,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if len(report.Lines) > 0 || runErr == nil {
 		write := report.WriteTable
 		if *asJSON {
-			write = report.WriteJSON
+			write = func(w io.Writer) error { return writeJSON(w, report, "  ") }
 		}
 		if err := write(stdout); err != nil && runErr == nil {
 			runErr = err

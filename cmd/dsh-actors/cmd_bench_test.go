@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -82,4 +83,21 @@ func TestBenchBadFlags(t *testing.T) {
 		require.Contains(t, stderr, c.msg, c.args)
 		require.Contains(t, stderr, "usage: dsh-actors bench", c.args)
 	}
+}
+
+// bench --json writes the report as JSON.stringify(report, null, 2) would:
+// its targets' "<=" and ">=" and any <, >, & or U+2028 in a name are not
+// escaped, and otherwise the bytes are the indented encoding/json ones.
+func TestBenchJSONIsNotHTMLEscaped(t *testing.T) {
+	rep := bench.Report{Lines: []bench.Line{
+		{ID: "1a", Name: "a & b <c>\u2028", Target: &bench.Target{Op: bench.AtMost, Value: 3}},
+		{ID: "1b", Target: &bench.Target{Op: bench.AtLeast, Value: 4}},
+	}}
+	var ours, escaped bytes.Buffer
+	require.NoError(t, writeJSON(&ours, rep, "  "))
+	require.NoError(t, rep.WriteJSON(&escaped))
+	want := strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&", `\u2028`, "\u2028").Replace(escaped.String())
+	require.Equal(t, want, ours.String())
+	require.Contains(t, ours.String(), `"op": "<="`)
+	require.Contains(t, ours.String(), `"name": "a & b <c>`+"\u2028"+`"`)
 }

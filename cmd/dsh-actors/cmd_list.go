@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -60,11 +61,30 @@ func openQuery(root string) (*query.Query, func(), error) {
 }
 
 func printJSON(stdout, stderr io.Writer, v any) int {
-	if err := json.NewEncoder(stdout).Encode(v); err != nil {
+	if err := writeJSON(stdout, v, ""); err != nil {
 		fmt.Fprintf(stderr, "dsh-actors: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// writeJSON writes v and a newline as JSON.stringify(v, null, indent)
+// writes it: no HTML escaping, U+2028 and U+2029 raw, compact when indent
+// is "". Every JSON the CLI prints goes through it.
+func writeJSON(w io.Writer, v any, indent string) error {
+	out, err := session.EncodeData(v)
+	if err != nil {
+		return err
+	}
+	if indent != "" {
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, out, "", indent); err != nil {
+			return err
+		}
+		out = buf.Bytes()
+	}
+	_, err = w.Write(append(out, '\n'))
+	return err
 }
 
 // parseInterspersed parses flags that may come before or after the

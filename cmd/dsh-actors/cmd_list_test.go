@@ -128,3 +128,21 @@ func TestWrongArgumentCountsAreNamed(t *testing.T) {
 		require.Contains(t, stderr, tc.want)
 	}
 }
+
+// list --json writes what JSON.stringify writes: <, >, & and U+2028/U+2029
+// raw (session-store.md §7.17), byte for byte.
+func TestListJSONIsWhatJSONStringifyWrites(t *testing.T) {
+	root := t.TempDir()
+	store, err := session.OpenJSONL(root)
+	require.NoError(t, err)
+	ctx := context.Background()
+	require.NoError(t, store.Create(ctx, session.Header{ID: "parent", CreatedAt: 1, Cwd: "/work"}, nil))
+	require.NoError(t, store.Create(ctx,
+		session.Header{ID: "c-html", ParentSession: "parent", CreatedAt: 2, Cwd: "/work", DelegationDepth: 1},
+		childLog(`{"version":1,"provider":"spawn","label":"a<b & c>\u2028 \"q\" 中文"}`)))
+	require.NoError(t, store.Close())
+
+	code, stdout, stderr := run(t, "list", "--json", "--store", root, "parent")
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, `[{"kind":"child","id":"c-html","label":"a<b & c>`+"\u2028"+` \"q\" 中文","status":"complete"}]`+"\n", stdout)
+}
