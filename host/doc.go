@@ -58,10 +58,10 @@
 // delivery for this child session"}; an unknown id is session-not-found.
 //
 // subagent.list {parentSessionId} → {entries, parentAvailable}: the complete
-// direct catalog in service order. Healthy rows are {kind:"child", id,
-// mode:"continuable", label, activity:"running"|"inactive"} (running: the
-// child session is live), diagnostics {kind:"diagnostic", id,
-// reason:"corrupt"|"unsupported"|"unavailable"}. parentAvailable says whether
+// direct catalog in service order. Healthy rows are exactly {kind:"child",
+// id, label, activity:"running"|"inactive"} (seed 004: no mode; label always
+// present, possibly ""; running: the child session is live), diagnostics
+// {kind:"diagnostic", id, reason:"corrupt"|"unsupported"|"unavailable"}. parentAvailable says whether
 // the exact parent agent is live now (a hint; subagent.prompt decides).
 // Errors: cancelled "subagent catalog read was cancelled", internal
 // "subagent catalog read failed" (an unknown parent too). Catalog reads

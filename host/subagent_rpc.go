@@ -24,7 +24,7 @@ func (h *Handler) subagentList(ctx context.Context, c call) (any, *Error) {
 		h.logFailure("subagent.list", err)
 		return nil, newError(CodeInternal, "subagent catalog read failed", nil)
 	}
-	rows := make([]wireEntry, len(entries))
+	rows := make([]any, len(entries))
 	for i, e := range entries {
 		rows[i] = toWireEntry(e)
 	}

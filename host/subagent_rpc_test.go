@@ -34,8 +34,8 @@ func TestSubagentListReturnsTheCompleteCatalogAndParentAvailability(t *testing.T
 	r := callRPC(t, h, "subagent.list", map[string]any{"parentSessionId": "p1"})
 	require.Equal(t, "r-subagent.list", r.RPCID)
 	require.JSONEq(t, `{"entries":[
-		{"kind":"child","id":"worker","mode":"continuable","label":"scan files","activity":"running"},
-		{"kind":"child","id":"reviewer","mode":"continuable","label":"review","activity":"inactive"},
+		{"kind":"child","id":"worker","label":"scan files","activity":"running"},
+		{"kind":"child","id":"reviewer","label":"review","activity":"inactive"},
 		{"kind":"diagnostic","id":"broken","reason":"corrupt"},
 		{"kind":"diagnostic","id":"future","reason":"unsupported"}],
 		"parentAvailable":false}`, string(r.Result.Value))
@@ -44,6 +44,23 @@ func TestSubagentListReturnsTheCompleteCatalogAndParentAvailability(t *testing.T
 	r = callRPC(t, h, "subagent.list", map[string]any{"parentSessionId": "p1"})
 	require.Contains(t, string(r.Result.Value), `"parentAvailable":true`)
 	require.Equal(t, []string{"ListChildren p1", "LiveAgent p1", "ListChildren p1", "LiveAgent p1"}, b.callLog())
+}
+
+// TestSubagentListRowsAreTheSeedEraProjection pins the exact bytes of the
+// seed-004 rows: {kind, id, label, activity} with no mode and a label even
+// when it is empty; diagnostics {kind, id, reason}.
+func TestSubagentListRowsAreTheSeedEraProjection(t *testing.T) {
+	b := newFakeBackend()
+	b.catalogs["p1"] = []CatalogEntry{
+		{Kind: KindChild, ID: "a-child", Label: ""},
+		{Kind: KindChild, ID: "b-child", Label: "scan", Running: true},
+		{Kind: KindDiagnostic, ID: "c-child", Reason: "corrupt"},
+	}
+	r := callRPC(t, newTestHandler(t, b), "subagent.list", map[string]any{"parentSessionId": "p1"})
+	require.Equal(t, `{"entries":[`+
+		`{"kind":"child","id":"a-child","label":"","activity":"inactive"},`+
+		`{"kind":"child","id":"b-child","label":"scan","activity":"running"},`+
+		`{"kind":"diagnostic","id":"c-child","reason":"corrupt"}],"parentAvailable":false}`, string(r.Result.Value))
 }
 
 func TestSubagentListErrorsHideBackendDetails(t *testing.T) {

@@ -47,32 +47,38 @@ func toHistoryValue(p page) historyValue {
 	return historyValue{Events: entries, HasMore: p.hasMore}
 }
 
-// wireEntry is one subagent.list row. Healthy rows carry mode "continuable"
-// (so clients of the mode-bearing revision parse them) and the seed-era
-// activity; diagnostic rows carry only id and reason.
-type wireEntry struct {
+// wireChild is a healthy subagent.list row as seed 004 projects it
+// (seed-era §2.8): exactly {kind:"child", id, label, activity}, no mode, and
+// label always present (a durable label may be empty).
+type wireChild struct {
 	Kind     CatalogKind `json:"kind"`
 	ID       string      `json:"id"`
-	Mode     string      `json:"mode,omitempty"`
-	Label    string      `json:"label,omitempty"`
-	Activity string      `json:"activity,omitempty"`
-	Reason   string      `json:"reason,omitempty"`
+	Label    string      `json:"label"`
+	Activity string      `json:"activity"`
 }
 
-func toWireEntry(e CatalogEntry) wireEntry {
+// wireDiagnostic is a diagnostic subagent.list row {kind:"diagnostic", id, reason}.
+type wireDiagnostic struct {
+	Kind   CatalogKind `json:"kind"`
+	ID     string      `json:"id"`
+	Reason string      `json:"reason"`
+}
+
+// toWireEntry is a wireChild or a wireDiagnostic.
+func toWireEntry(e CatalogEntry) any {
 	if e.Kind == KindDiagnostic {
-		return wireEntry{Kind: KindDiagnostic, ID: e.ID, Reason: e.Reason}
+		return wireDiagnostic{Kind: KindDiagnostic, ID: e.ID, Reason: e.Reason}
 	}
 	activity := "inactive"
 	if e.Running {
 		activity = "running"
 	}
-	return wireEntry{Kind: KindChild, ID: e.ID, Mode: modeContinuable, Label: e.Label, Activity: activity}
+	return wireChild{Kind: KindChild, ID: e.ID, Label: e.Label, Activity: activity}
 }
 
 type catalogValue struct {
-	Entries         []wireEntry `json:"entries"`
-	ParentAvailable bool        `json:"parentAvailable"`
+	Entries         []any `json:"entries"`
+	ParentAvailable bool  `json:"parentAvailable"`
 }
 
 // wireSummary is one session.list row.
