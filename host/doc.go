@@ -74,8 +74,13 @@
 // maxMessages?} → {events: [{event}], hasMore}. mode is optional: absent or
 // "continuable"; "one-shot" is accepted but this runtime catalogs no one-shot
 // children, so it answers subagent-not-found. The address is verified in the
-// parent's catalog first (subagent-not-found, subagent-catalog-diagnostic),
-// then the child's transcript is read from memory or storage without
+// parent's catalog first: a parent the catalog does not know is
+// subagent-not-found `parent session "<p>" is unavailable` {parentSessionId,
+// childSessionId}; a child that is no direct entry is subagent-not-found
+// `session "<c>" is not a continuable direct child of "<p>"`
+// {parentSessionId, childSessionId}; a diagnostic entry is
+// subagent-catalog-diagnostic `subagent "<c>" is <reason>` {parentSessionId,
+// childSessionId, reason}. Then the child's transcript is read from memory or storage without
 // acquiring, publishing or resuming any agent; a transcript naming another
 // parent is subagent-unauthorized "subagent parent changed during history
 // read". Pages are message-aligned: the counting unit is a user, assistant

@@ -144,7 +144,7 @@ func (h *Handler) catalogVerifyError(ctx context.Context, parent, child string, 
 	case isCancelled(ctx, err):
 		return newError(CodeCancelled, "subagent catalog read was cancelled", nil)
 	case errors.Is(err, ErrSessionNotFound):
-		return newError(CodeSubagentNotFound, fmt.Sprintf("parent session %q was not found", parent),
+		return newError(CodeSubagentNotFound, fmt.Sprintf("parent session %q is unavailable", parent),
 			map[string]any{"parentSessionId": parent, "childSessionId": child})
 	default:
 		h.logFailure("subagent catalog", err)

@@ -138,7 +138,7 @@ func TestSubagentHistoryAddressErrors(t *testing.T) {
 			calls:   []string{"ListChildren p1"}},
 		{name: "unknown parent",
 			payload: map[string]any{"parentSessionId": "ghost", "childSessionId": "worker"},
-			code:    CodeSubagentNotFound, msg: `parent session "ghost" was not found`,
+			code:    CodeSubagentNotFound, msg: `parent session "ghost" is unavailable`,
 			details: map[string]any{"parentSessionId": "ghost", "childSessionId": "worker"},
 			calls:   []string{"ListChildren ghost"}},
 		{name: "catalog failure",
@@ -291,6 +291,16 @@ func TestSubagentPromptErrorMapping(t *testing.T) {
 			requireError(t, r, tc.code, tc.msg, tc.details)
 		})
 	}
+}
+
+func TestSubagentPromptToALiveParentTheCatalogDoesNotKnow(t *testing.T) {
+	b := catalogFixture()
+	b.live["p2"] = true
+	r := callRPC(t, newTestHandler(t, b), "subagent.prompt", map[string]any{"parentSessionId": "p2", "childSessionId": "worker",
+		"content": []any{map[string]any{"type": "text", "text": "hi"}}})
+	requireError(t, r, CodeSubagentNotFound, `parent session "p2" is unavailable`,
+		map[string]any{"parentSessionId": "p2", "childSessionId": "worker"})
+	require.Equal(t, []string{"LiveAgent p2", "ListChildren p2"}, b.callLog(), "no follow-up")
 }
 
 func TestSubagentPromptAbortedRequestWinsOverTheDeliveryFailure(t *testing.T) {
