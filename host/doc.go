@@ -29,7 +29,8 @@
 // details.issues: the envelope ("invalid client-request message", rpcId
 // "invalid-request" when the body's rpcId is not a string; `method "<m>"
 // does not match path "<p>"`), then the payload ("invalid payload for
-// <method>"). Unknown payload keys are ignored.
+// <method>"). Unknown payload keys are ignored. Keys inside details keep
+// the original's order: sessionId, parentSessionId, childSessionId, reason.
 //
 // The browser-trust fence guards /api: the Host header must be loopback
 // (localhost, [::1], 127.x.y.z) or one of Options.TrustedHosts;

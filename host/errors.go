@@ -24,7 +24,10 @@ const (
 type Error struct {
 	Code    string
 	Message string
-	Details map[string]any
+	// Details is the JSON object sent as error.details; nil is sent as {}.
+	// The host uses ordered structs (Details, IssueDetails) so that keys
+	// keep the original's order.
+	Details any
 	Err     error
 }
 
@@ -72,11 +75,26 @@ func Wrap(code string, cause error) error {
 }
 
 // newError builds a wire error; details nil becomes {} on the wire.
-func newError(code, message string, details map[string]any) *Error {
+func newError(code, message string, details any) *Error {
 	if details == nil {
-		details = map[string]any{}
+		details = struct{}{}
 	}
 	return &Error{Code: code, Message: message, Details: details}
+}
+
+// Details are the ids and reason a business error names, in the original's
+// key order: sessionId, parentSessionId, childSessionId, reason. Empty
+// fields are left out (ids are never empty once the payload is valid).
+type Details struct {
+	SessionID       string `json:"sessionId,omitempty"`
+	ParentSessionID string `json:"parentSessionId,omitempty"`
+	ChildSessionID  string `json:"childSessionId,omitempty"`
+	Reason          string `json:"reason,omitempty"`
+}
+
+// IssueDetails are a bad-request's details: {issues}.
+type IssueDetails struct {
+	Issues []Issue `json:"issues"`
 }
 
 // Issue is one schema validation problem in a bad-request's details.
@@ -90,5 +108,5 @@ func badRequest(message string, issues []Issue) *Error {
 	if issues == nil {
 		issues = []Issue{}
 	}
-	return newError(CodeBadRequest, message, map[string]any{"issues": issues})
+	return newError(CodeBadRequest, message, IssueDetails{Issues: issues})
 }

@@ -40,9 +40,9 @@ type responseResult struct {
 }
 
 type wireError struct {
-	Code    string         `json:"code"`
-	Message string         `json:"message"`
-	Details map[string]any `json:"details"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Details any    `json:"details"`
 }
 
 // serveRPC answers POST /api/<name>: carrier checks first (HTTP status),
@@ -152,7 +152,7 @@ func writeResponse(w http.ResponseWriter, rpcID string, value any, failure *Erro
 	if failure != nil {
 		details := failure.Details
 		if details == nil {
-			details = map[string]any{}
+			details = struct{}{}
 		}
 		resp.Result.Error = &wireError{Code: failure.Code, Message: failure.Message, Details: details}
 	}

@@ -304,7 +304,8 @@ func FuzzDecodeEnvelope(f *testing.F) {
 			return
 		}
 		require.Equal(t, CodeBadRequest, bad.Code)
-		require.Contains(t, bad.Details, "issues")
+		require.IsType(t, IssueDetails{}, bad.Details)
+		require.NotNil(t, bad.Details.(IssueDetails).Issues)
 	})
 }
 

@@ -89,7 +89,7 @@ func (h *Handler) sessionPrompt(ctx context.Context, c call) (any, *Error) {
 		return nil, sessionNotFound(id)
 	case errors.Is(err, ErrAgentBusy):
 		return nil, newError(CodeAgentBusy, fmt.Sprintf("session %q is owned by subagent routing", id),
-			map[string]any{"reason": "use subagent delivery for this child session"})
+			Details{Reason: "use subagent delivery for this child session"})
 	default:
 		h.logFailure("session.prompt", err)
 		return nil, newError(CodeInternal, "session prompt failed", nil)
@@ -97,5 +97,5 @@ func (h *Handler) sessionPrompt(ctx context.Context, c call) (any, *Error) {
 }
 
 func sessionNotFound(id string) *Error {
-	return newError(CodeSessionNotFound, fmt.Sprintf("session %q was not found", id), map[string]any{"sessionId": id})
+	return newError(CodeSessionNotFound, fmt.Sprintf("session %q was not found", id), Details{SessionID: id})
 }

@@ -53,7 +53,7 @@ func (h *Handler) subagentHistory(ctx context.Context, c call) (any, *Error) {
 	}
 	if transcript.ParentSessionID != parent {
 		return nil, newError(CodeSubagentUnauthorized, "subagent parent changed during history read",
-			map[string]any{"childSessionId": child})
+			Details{ChildSessionID: child})
 	}
 	return toHistoryValue(paginate(transcript.Events, beforeSeq, pageSize(maxMessages))), nil
 }
@@ -64,7 +64,7 @@ func (h *Handler) historyReadError(ctx context.Context, parent, child string, er
 		return newError(CodeCancelled, "subagent history read was cancelled", nil)
 	case errors.Is(err, ErrSessionNotFound):
 		return newError(CodeSubagentNotFound, "subagent disappeared during history read",
-			map[string]any{"parentSessionId": parent, "childSessionId": child})
+			Details{ParentSessionID: parent, ChildSessionID: child})
 	default:
 		h.logFailure("subagent.history", err)
 		return newError(CodeInternal, "subagent history read failed", nil)
@@ -85,7 +85,7 @@ func (h *Handler) subagentPrompt(ctx context.Context, c call) (any, *Error) {
 	parentAgent, live := h.backend.LiveAgent(parent)
 	if !live {
 		return nil, newError(CodeSubagentParentUnavailable, fmt.Sprintf("parent session %q is not live", parent),
-			map[string]any{"parentSessionId": parent})
+			Details{ParentSessionID: parent})
 	}
 	if bad := h.verifyAddress(ctx, parent, child, modeContinuable); bad != nil {
 		return nil, bad
@@ -100,7 +100,7 @@ func (h *Handler) subagentPrompt(ctx context.Context, c call) (any, *Error) {
 
 // followupError maps a continuation failure; an aborted request wins first.
 func (h *Handler) followupError(ctx context.Context, child string, err error) *Error {
-	childOnly := map[string]any{"childSessionId": child}
+	childOnly := Details{ChildSessionID: child}
 	switch {
 	case isCancelled(ctx, err):
 		return newError(CodeCancelled, "subagent prompt was cancelled", nil)
@@ -129,14 +129,14 @@ func (h *Handler) verifyAddress(ctx context.Context, parent, child, mode string)
 		}
 		if e.Kind == KindDiagnostic {
 			return newError(CodeSubagentCatalogDiagnostic, fmt.Sprintf("subagent %q is %s", child, e.Reason),
-				map[string]any{"parentSessionId": parent, "childSessionId": child, "reason": e.Reason})
+				Details{ParentSessionID: parent, ChildSessionID: child, Reason: e.Reason})
 		}
 		if mode == modeContinuable {
 			return nil
 		}
 	}
 	return newError(CodeSubagentNotFound, fmt.Sprintf("session %q is not a %s direct child of %q", child, mode, parent),
-		map[string]any{"parentSessionId": parent, "childSessionId": child})
+		Details{ParentSessionID: parent, ChildSessionID: child})
 }
 
 func (h *Handler) catalogVerifyError(ctx context.Context, parent, child string, err error) *Error {
@@ -145,7 +145,7 @@ func (h *Handler) catalogVerifyError(ctx context.Context, parent, child string, 
 		return newError(CodeCancelled, "subagent catalog read was cancelled", nil)
 	case errors.Is(err, ErrSessionNotFound):
 		return newError(CodeSubagentNotFound, fmt.Sprintf("parent session %q is unavailable", parent),
-			map[string]any{"parentSessionId": parent, "childSessionId": child})
+			Details{ParentSessionID: parent, ChildSessionID: child})
 	default:
 		h.logFailure("subagent catalog", err)
 		return newError(CodeInternal, "subagent catalog read failed", nil)

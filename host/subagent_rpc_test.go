@@ -293,6 +293,24 @@ func TestSubagentPromptErrorMapping(t *testing.T) {
 	}
 }
 
+// TestSubagentErrorDetailsKeepTheOriginalKeyOrder pins the bytes of details:
+// parentSessionId, childSessionId, then reason, as the original writes them.
+func TestSubagentErrorDetailsKeepTheOriginalKeyOrder(t *testing.T) {
+	h := newTestHandler(t, catalogFixture())
+	cases := []struct{ child, details string }{
+		{"future", `"details":{"parentSessionId":"p1","childSessionId":"future","reason":"unsupported"}`},
+		{"stranger", `"details":{"parentSessionId":"p1","childSessionId":"stranger"}`},
+	}
+	for _, tc := range cases {
+		rec := post(h, "subagent.history", "application/json", `{"type":"client-request","rpcId":"r","method":"subagent.history",`+
+			`"payload":{"childSessionId":"`+tc.child+`","parentSessionId":"p1"}}`)
+		require.Contains(t, rec.Body.String(), tc.details)
+	}
+	rec := post(h, "subagent.history", "application/json", `{"type":"client-request","rpcId":"r","method":"subagent.history",`+
+		`"payload":{"childSessionId":"worker","parentSessionId":"ghost"}}`)
+	require.Contains(t, rec.Body.String(), `"details":{"parentSessionId":"ghost","childSessionId":"worker"}`)
+}
+
 func TestSubagentPromptToALiveParentTheCatalogDoesNotKnow(t *testing.T) {
 	b := catalogFixture()
 	b.live["p2"] = true
