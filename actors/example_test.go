@@ -47,10 +47,10 @@ func Example() {
 		}
 	}
 	// Output:
-	// turn/start {"turn":1,"trigger":{"kind":"message"}}
+	// turn/start {"turn":1,"trigger":{"kind":"message","source":{"kind":"user"}}}
 	// assistant/message hello
 	// turn/end {"turn":1,"reason":{"kind":"completed"}}
-	// turn/start {"turn":2,"trigger":{"kind":"message"}}
+	// turn/start {"turn":2,"trigger":{"kind":"message","source":{"kind":"user"}}}
 	// assistant/message again
 	// turn/end {"turn":2,"reason":{"kind":"refusal"}}
 }

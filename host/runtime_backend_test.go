@@ -164,7 +164,7 @@ func TestRuntimeBackendNoticesFollowTheAgentLifecycle(t *testing.T) {
 	log.mu.Lock()
 	defer log.mu.Unlock()
 	require.Equal(t, []string{
-		"added", "user/message", "turn/start", "step/start", "assistant/message", "step/end", "turn/end", "removed",
+		"added", "turn/start", "user/message", "step/start", "assistant/message", "step/end", "turn/end", "removed",
 	}, log.notices)
 	require.Equal(t, []string{"running", "idle"}, log.statuses)
 }

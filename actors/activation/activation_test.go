@@ -107,8 +107,8 @@ func TestTurnLogsTheOriginalEventShapes(t *testing.T) {
 		id := followup(t, a, "reply hello")
 		require.NoError(t, a.WhenIdle(bg))
 		require.Equal(t, []string{
+			`turn/start {"turn":1,"trigger":{"kind":"message","source":{"kind":"user"}}}`,
 			`user/message {"content":[{"type":"text","text":"reply hello"}],"source":{"kind":"user"},"role":"user","id":"` + id + `"}`,
-			`turn/start {"turn":1,"trigger":{"kind":"message"}}`,
 			`step/start {"turn":1,"step":1}`,
 			`assistant/message {"turn":1,"step":1,"message":{"role":"assistant","content":[{"type":"text","text":"hello"}],"source":{"kind":"model","provider":"test","model":"m1"}}}`,
 			`step/end {"turn":1,"step":1}`,
@@ -142,8 +142,8 @@ func TestFollowupDuringTurnBecomesTheNextTurn(t *testing.T) {
 		require.NoError(t, a.WhenIdle(bg))
 		require.Equal(t, []string{"first", "second"}, seen)
 		require.Equal(t, []string{
-			"user/message", "turn/start", "step/start", "assistant/message", "step/end", "turn/end",
-			"user/message", "turn/start", "step/start", "assistant/message", "step/end", "turn/end",
+			"turn/start", "user/message", "step/start", "assistant/message", "step/end", "turn/end",
+			"turn/start", "user/message", "step/start", "assistant/message", "step/end", "turn/end",
 		}, typesOf(a))
 		require.Equal(t, inbox.Idle, a.Status())
 	})
@@ -182,7 +182,7 @@ func TestCancelWithoutKeepInboxDiscardsTheQueue(t *testing.T) {
 		require.NoError(t, a.WhenIdle(bg))
 		require.Equal(t, []string{second, third}, discarded)
 		require.Equal(t, []string{`{"turn":1,"reason":{"kind":"aborted"}}`}, turnEnds(a))
-		require.Equal(t, []string{"user/message", "turn/start", "turn/end"}, typesOf(a), "discarded messages never reach the log")
+		require.Equal(t, []string{"turn/start", "user/message", "turn/end"}, typesOf(a), "discarded messages never reach the log")
 		followup(t, a, "reply later")
 		require.NoError(t, a.WhenIdle(bg))
 		require.Len(t, turnEnds(a), 2, "the agent keeps serving")
@@ -456,4 +456,33 @@ func TestTurnEndJSONHandWritten(t *testing.T) {
 			require.Equal(t, string(want), string(got))
 		}
 	}
+}
+
+// TestTurnStartJSONHandWritten: the hand-written turn/start payloads are
+// what encoding/json writes for the same trigger source.
+func TestTurnStartJSONHandWritten(t *testing.T) {
+	for _, source := range []agent.Source{
+		{Kind: "user"}, {Kind: "coordinator", SenderSessionID: "p1"}, {Kind: "user", RPCID: "r1"}, {Kind: ""}, {Kind: "Odd\"kind"},
+	} {
+		want, err := json.Marshal(turnStart{Turn: 3, Trigger: &trigger{Kind: "message", Source: source}})
+		require.NoError(t, err)
+		got, err := session.EncodeData(turnStartJSON(3, source))
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got))
+	}
+}
+
+// TestTurnStartNamesItsMessagesSource: as the original's, a turn/start
+// comes before the user/message that opened the turn, and its trigger
+// repeats that message's source.
+func TestTurnStartNamesItsMessagesSource(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := start(t, agent.Scripted(agent.Options{}))
+		_, err := a.Followup(bg, agent.Message{Content: agent.Text("reply hi"), Source: agent.Source{Kind: "coordinator", SenderSessionID: "p1"}})
+		require.NoError(t, err)
+		require.NoError(t, a.WhenIdle(bg))
+		log := logOf(a)
+		require.Equal(t, `turn/start {"turn":1,"trigger":{"kind":"message","source":{"kind":"coordinator","senderSessionId":"p1"}}}`, log[0])
+		require.True(t, strings.HasPrefix(log[1], `user/message {"content":[{"type":"text","text":"reply hi"}],"source":{"kind":"coordinator","senderSessionId":"p1"}`), log[1])
+	})
 }

@@ -8,8 +8,8 @@
 // messages (Stop, supervision) are still processed. The turn goroutine logs,
 // through the session's write-behind Live.Append:
 //
+//	turn/start     {turn, trigger:{kind:"message", source}}, source the message's
 //	user/message   the claimed message {content, source, role:"user", id}, surfaceOp "append"
-//	turn/start     {turn, trigger:{kind:"message"}}
 //	step/start     {turn, step}                      \
 //	assistant/message {turn, step, message:{role:"assistant",  > once per Host.Say
 //	               content, source:{kind:"model", provider,   |
@@ -17,7 +17,9 @@
 //	step/end       {turn, step}                      /
 //	turn/end       {turn, reason}
 //
-// and then releases the inbox for the next message. The turn/end reason is
+// and then releases the inbox for the next message. As in the original's
+// agent loop, the turn exists in the log before the message it consumes.
+// The turn/end reason is
 // {kind:"completed"}, {kind:"max-tokens"}, {kind:"refusal"},
 // {kind:"aborted", reason:{kind:"user"|"parent"|"disposed"|"hook"[, reason]}}
 // or {kind:"error", error:{message, code}}. The code of an error reason is

@@ -16,7 +16,12 @@ import (
 // Payloads of the events a turn logs, with the original's key order.
 type (
 	turnStart struct {
-		Turn int `json:"turn"`
+		Turn    int      `json:"turn"`
+		Trigger *trigger `json:"trigger,omitempty"`
+	}
+	trigger struct {
+		Kind   string       `json:"kind"`
+		Source agent.Source `json:"source"`
 	}
 	turnEnd struct {
 		Turn   int       `json:"turn"`
@@ -48,13 +53,19 @@ type (
 	}
 )
 
-// turnStartJSON is turn/start {turn, trigger:{kind:"message"}}: every turn
-// here is opened by an inbox message. The fixed-shape payloads of every
-// turn are written directly rather than through encoding/json's
-// reflection: they are most of the events a turn logs.
-func turnStartJSON(turn int) json.RawMessage {
-	b := appendTurn(make([]byte, 0, 64), turn)
-	return append(b, `,"trigger":{"kind":"message"}}`...)
+// turnStartJSON is turn/start {turn, trigger:{kind:"message", source}}:
+// every turn here is opened by an inbox message, whose source the trigger
+// repeats, as the original's does. The fixed-shape payloads of every turn
+// are written directly rather than through encoding/json's reflection:
+// they are most of the events a turn logs. A source with more than a
+// plain kind is left to encoding/json.
+func turnStartJSON(turn int, source agent.Source) any {
+	if source.SenderSessionID != "" || source.RPCID != "" || !plainKind(source.Kind) {
+		return turnStart{Turn: turn, Trigger: &trigger{Kind: "message", Source: source}}
+	}
+	b := appendTurn(make([]byte, 0, 80+len(source.Kind)), turn)
+	b = append(append(b, `,"trigger":{"kind":"message","source":{"kind":"`...), source.Kind...)
+	return json.RawMessage(append(b, `"}}}`...))
 }
 
 // appendTurn appends {"turn":N to b; callers size b for the whole payload
@@ -128,8 +139,8 @@ func (a *Activation) runTurn(claim *inbox.Claim) {
 	defer a.inbox.EndTurn()
 	a.lastTurn++
 	t := &turn{a: a, number: a.lastTurn}
+	a.append("turn/start", turnStartJSON(t.number, claim.Message.Source))
 	a.append("user/message", claim.Message, session.Surface())
-	a.append("turn/start", turnStartJSON(t.number))
 	reason := t.run(claim.Context(), claim.Message)
 	t.finish()
 	end := turnEndJSON(t.number, reason)

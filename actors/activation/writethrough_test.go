@@ -52,11 +52,16 @@ func (s *stored) onDisk(t *testing.T) []string {
 	return lines
 }
 
+// sleepMessage is the logged user/message of followup's "sleep 1h" with id.
+func sleepMessage(id string) string {
+	return `user/message {"content":[{"type":"text","text":"sleep 1h"}],"source":{"kind":"user"},"role":"user","id":"` + id + `"}`
+}
+
 func TestCancelledTurnEndIsDurableBeforeTheInboxIsReleased(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a := startStored(t, agent.Scripted(agent.Options{}))
-		followup(t, a.Activation, "sleep 1h")
-		synctest.Wait() // the turn sleeps; user/message and turn/start were written behind
+		id := followup(t, a.Activation, "sleep 1h")
+		synctest.Wait() // the turn sleeps; turn/start and user/message were written behind
 
 		a.gates.HoldSyncs()
 		a.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
@@ -66,9 +71,10 @@ func TestCancelledTurnEndIsDurableBeforeTheInboxIsReleased(t *testing.T) {
 		a.gates.ReleaseSyncs()
 		require.NoError(t, a.WhenIdle(bg))
 		require.Equal(t, []string{
-			`turn/start {"turn":1,"trigger":{"kind":"message"}}`,
+			`turn/start {"turn":1,"trigger":{"kind":"message","source":{"kind":"user"}}}`,
+			sleepMessage(id),
 			`turn/end {"turn":1,"reason":{"kind":"aborted"}}`,
-		}, a.onDisk(t)[1:], "the turn/end is on disk once idle, without a Flush")
+		}, a.onDisk(t), "the turn/end is on disk once idle, without a Flush")
 	})
 }
 
@@ -89,7 +95,7 @@ func TestCompletedTurnEndIsWrittenBehind(t *testing.T) {
 func TestDisposeReturnsWithTheTurnEndDurable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a := startStored(t, agent.Scripted(agent.Options{}))
-		followup(t, a.Activation, "sleep 1h")
+		id := followup(t, a.Activation, "sleep 1h")
 		followup(t, a.Activation, "reply queued")
 		synctest.Wait()
 
@@ -105,9 +111,10 @@ func TestDisposeReturnsWithTheTurnEndDurable(t *testing.T) {
 		a.gates.ReleaseSyncs()
 		require.NoError(t, <-disposed)
 		require.Equal(t, []string{
-			`turn/start {"turn":1,"trigger":{"kind":"message"}}`,
+			`turn/start {"turn":1,"trigger":{"kind":"message","source":{"kind":"user"}}}`,
+			sleepMessage(id),
 			`turn/end {"turn":1,"reason":{"kind":"disposed"}}`,
-		}, a.onDisk(t)[1:])
+		}, a.onDisk(t))
 	})
 }
 

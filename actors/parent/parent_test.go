@@ -370,7 +370,7 @@ func TestResumeAfterACrashTruncatedLog(t *testing.T) {
 			got = append(got, e.Type+" "+string(e.Data))
 		}
 		require.Len(t, got, 12)
-		require.True(t, strings.HasPrefix(got[6], "user/message "))
+		require.True(t, strings.HasPrefix(got[7], "user/message "))
 		require.True(t, strings.HasPrefix(got[9], "assistant/message "))
 		require.Equal(t, []string{
 			`user/message {"content":[],"source":{"kind":"user"},"role":"user","id":"m1"}`,
@@ -379,8 +379,8 @@ func TestResumeAfterACrashTruncatedLog(t *testing.T) {
 			`step/end {"turn":1,"step":1}`,
 			`turn/end {"turn":1,"reason":{"kind":"interrupted"}}`,
 			`session/end-seed {}`,
-			got[6],
-			`turn/start {"turn":2,"trigger":{"kind":"message"}}`,
+			`turn/start {"turn":2,"trigger":{"kind":"message","source":{"kind":"user"}}}`,
+			got[7],
 			`step/start {"turn":2,"step":1}`,
 			got[9],
 			`step/end {"turn":2,"step":1}`,

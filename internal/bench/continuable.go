@@ -209,8 +209,8 @@ func SyntheticChild(id string, n int) session.Log {
 		reply := fmt.Sprintf(`{"turn":%d,"step":1,"message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"source":{"kind":"model","provider":"scripted","model":"scripted"},"id":"a%d"}}`, turn, turn)
 		mark := json.RawMessage(fmt.Sprintf(`{"turn":%d,"step":1}`, turn))
 		events = append(events,
+			session.Event{Type: "turn/start", Data: json.RawMessage(fmt.Sprintf(`{"turn":%d,"trigger":{"kind":"message","source":{"kind":"user"}}}`, turn))},
 			session.Event{Type: "user/message", Data: user, SurfaceOp: json.RawMessage(`"append"`)},
-			session.Event{Type: "turn/start", Data: json.RawMessage(fmt.Sprintf(`{"turn":%d,"trigger":{"kind":"message"}}`, turn))},
 			session.Event{Type: "step/start", Data: mark},
 			session.Event{Type: "assistant/message", Data: json.RawMessage(reply), SurfaceOp: json.RawMessage(`"append"`)},
 			session.Event{Type: "step/end", Data: mark},
