@@ -71,10 +71,10 @@
 // already running, so answers are never older than the request while a
 // thousand-child catalog is read once for all concurrent callers.
 //
-// subagent.history {parentSessionId, childSessionId, mode?, beforeSeq?,
-// maxMessages?} → {events: [{event}], hasMore}. mode is optional: absent or
-// "continuable"; "one-shot" is accepted but this runtime catalogs no one-shot
-// children, so it answers subagent-not-found. The address is verified in the
+// subagent.history {parentSessionId, childSessionId, beforeSeq?,
+// maxMessages?} → {events: [{event}], hasMore}. The address is seed 004's
+// {parentSessionId, childSessionId}: it has no mode, and a "mode" key is
+// ignored like any unknown key. The address is verified in the
 // parent's catalog first: a parent the catalog does not know is
 // subagent-not-found `parent session "<p>" is unavailable` {parentSessionId,
 // childSessionId}; a child that is no direct entry is subagent-not-found
@@ -90,8 +90,8 @@
 // (events before beforeSeq), default 50, maxMessages 0 is a bad-request;
 // hasMore says the page does not start at seq 0.
 //
-// subagent.prompt {parentSessionId, childSessionId, mode?, content} →
-// {messageId}. mode may only be "continuable". The exact parent must be live
+// subagent.prompt {parentSessionId, childSessionId, content} → {messageId}
+// ("mode" ignored as for history). The exact parent must be live
 // (subagent-parent-unavailable `parent session "<p>" is not live`, checked
 // before any catalog read, never resuming the parent); the address is
 // verified as for history; then the continuation service delivers content

@@ -84,30 +84,6 @@ func (p *payload) optionalInt(name string, min int64) *int64 {
 	return &n
 }
 
-// mode reads the optional address mode. Absent or "continuable" is the only
-// healthy mode this runtime catalogs; "one-shot" is accepted only where
-// oneShotAllowed (history then answers subagent-not-found).
-func (p *payload) mode(oneShotAllowed bool) string {
-	v := p.raw("mode")
-	if v == nil {
-		return modeContinuable
-	}
-	var s string
-	if json.Unmarshal(v, &s) != nil {
-		p.fail([]any{"mode"}, "invalid_type", "expected string")
-		return ""
-	}
-	if s == modeContinuable || (s == modeOneShot && oneShotAllowed) {
-		return s
-	}
-	expected := `expected "continuable"`
-	if oneShotAllowed {
-		expected = `expected "one-shot" | "continuable"`
-	}
-	p.fail([]any{"mode"}, "invalid_value", expected)
-	return ""
-}
-
 // content reads a non-empty array of text blocks.
 func (p *payload) content(name string) []agent.Block {
 	if p.fields == nil {
@@ -151,9 +127,3 @@ func (p *payload) textBlock(path []any, item json.RawMessage) (agent.Block, bool
 	}
 	return agent.Block{Type: "text", Text: *block.Text}, true
 }
-
-// The address modes of web-host §1.3.
-const (
-	modeContinuable = "continuable"
-	modeOneShot     = "one-shot"
-)

@@ -190,9 +190,8 @@ func TestPayloadValidation(t *testing.T) {
 		{"subagent.history", map[string]any{"parentSessionId": "p", "childSessionId": "c", "maxMessages": 0}, []string{"maxMessages"}},
 		{"subagent.history", map[string]any{"parentSessionId": "p", "childSessionId": "c", "beforeSeq": -1}, []string{"beforeSeq"}},
 		{"subagent.history", map[string]any{"parentSessionId": "p", "childSessionId": "c", "beforeSeq": 1.5}, []string{"beforeSeq"}},
-		{"subagent.history", map[string]any{"parentSessionId": "p", "childSessionId": "c", "mode": "fork"}, []string{"mode"}},
 		{"subagent.history", map[string]any{"parentSessionId": "p"}, []string{"childSessionId"}},
-		{"subagent.prompt", map[string]any{"parentSessionId": "p", "childSessionId": "c", "mode": "one-shot", "content": text}, []string{"mode"}},
+		{"subagent.prompt", map[string]any{"parentSessionId": "p", "childSessionId": "c", "mode": "bogus"}, []string{"content"}},
 		{"subagent.prompt", map[string]any{"parentSessionId": "p", "childSessionId": "c"}, []string{"content"}},
 		{"subagent.prompt", map[string]any{"parentSessionId": "p", "childSessionId": "c", "content": []any{}}, []string{"content"}},
 		{"subagent.prompt", map[string]any{"parentSessionId": "p", "childSessionId": "c", "content": []any{map[string]any{"text": "x"}}}, []string{"content.0"}},
@@ -318,7 +317,6 @@ func FuzzPromptPayload(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string) {
 		p := readPayload(json.RawMessage(raw))
 		parent, child := p.sessionID("parentSessionId"), p.sessionID("childSessionId")
-		p.mode(false)
 		content := p.content("content")
 		if len(p.issues) == 0 {
 			require.NotEmpty(t, parent)

@@ -38,13 +38,12 @@ func (h *Handler) subagentList(ctx context.Context, c call) (any, *Error) {
 func (h *Handler) subagentHistory(ctx context.Context, c call) (any, *Error) {
 	p := readPayload(c.payload)
 	parent, child := p.sessionID("parentSessionId"), p.sessionID("childSessionId")
-	mode := p.mode(true)
 	beforeSeq := p.optionalInt("beforeSeq", 0)
 	maxMessages := p.optionalInt("maxMessages", 1)
 	if bad := invalidPayload(c, p); bad != nil {
 		return nil, bad
 	}
-	if bad := h.verifyAddress(ctx, parent, child, mode); bad != nil {
+	if bad := h.verifyAddress(ctx, parent, child); bad != nil {
 		return nil, bad
 	}
 	transcript, err := h.backend.ReadSession(ctx, child)
@@ -77,7 +76,6 @@ func (h *Handler) historyReadError(ctx context.Context, parent, child string, er
 func (h *Handler) subagentPrompt(ctx context.Context, c call) (any, *Error) {
 	p := readPayload(c.payload)
 	parent, child := p.sessionID("parentSessionId"), p.sessionID("childSessionId")
-	p.mode(false)
 	content := p.content("content")
 	if bad := invalidPayload(c, p); bad != nil {
 		return nil, bad
@@ -87,7 +85,7 @@ func (h *Handler) subagentPrompt(ctx context.Context, c call) (any, *Error) {
 		return nil, newError(CodeSubagentParentUnavailable, fmt.Sprintf("parent session %q is not live", parent),
 			Details{ParentSessionID: parent})
 	}
-	if bad := h.verifyAddress(ctx, parent, child, modeContinuable); bad != nil {
+	if bad := h.verifyAddress(ctx, parent, child); bad != nil {
 		return nil, bad
 	}
 	source := agent.Source{Kind: "user", RPCID: c.rpcID}
@@ -117,8 +115,9 @@ func (h *Handler) followupError(ctx context.Context, child string, err error) *E
 }
 
 // verifyAddress re-reads the parent's complete direct catalog and requires
-// child to be a healthy entry of the requested mode (web-host §1.5).
-func (h *Handler) verifyAddress(ctx context.Context, parent, child, mode string) *Error {
+// child to be a healthy entry. Seed 004's address is {parentSessionId,
+// childSessionId}: there is no mode, every catalog row is continuable.
+func (h *Handler) verifyAddress(ctx context.Context, parent, child string) *Error {
 	entries, err := h.catalog.read(ctx, parent)
 	if err != nil {
 		return h.catalogVerifyError(ctx, parent, child, err)
@@ -131,11 +130,9 @@ func (h *Handler) verifyAddress(ctx context.Context, parent, child, mode string)
 			return newError(CodeSubagentCatalogDiagnostic, fmt.Sprintf("subagent %q is %s", child, e.Reason),
 				Details{ParentSessionID: parent, ChildSessionID: child, Reason: e.Reason})
 		}
-		if mode == modeContinuable {
-			return nil
-		}
+		return nil
 	}
-	return newError(CodeSubagentNotFound, fmt.Sprintf("session %q is not a %s direct child of %q", child, mode, parent),
+	return newError(CodeSubagentNotFound, fmt.Sprintf("session %q is not a continuable direct child of %q", child, parent),
 		Details{ParentSessionID: parent, ChildSessionID: child})
 }
 
