@@ -87,8 +87,9 @@
 // read". Pages are message-aligned: the counting unit is a user, assistant
 // or steering message with surfaceOp "append"; the page starts at the group
 // (sourceEventSeqs) of the maxMessages-th message from the end of the window
-// (events before beforeSeq), default 50, maxMessages 0 is a bad-request;
-// hasMore says the page does not start at seq 0.
+// (events before beforeSeq), default 50; maxMessages 0 and a null
+// maxMessages or beforeSeq are bad-requests (an optional number is absent
+// only when its key is); hasMore says the page does not start at seq 0.
 //
 // subagent.prompt {parentSessionId, childSessionId, content} → {messageId}
 // ("mode" ignored as for history). The exact parent must be live

@@ -61,10 +61,16 @@ func (p *payload) sessionID(name string) string {
 	return s
 }
 
-// optionalInt reads an absent field as nil, else an integer >= min.
+// optionalInt reads an absent field as nil, else an integer >= min. JSON
+// null is not absent: like the original's z.number().optional(), it is an
+// invalid type.
 func (p *payload) optionalInt(name string, min int64) *int64 {
-	v := p.raw(name)
-	if v == nil {
+	v, ok := p.fields[name]
+	if !ok {
+		return nil
+	}
+	if bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
+		p.fail([]any{name}, "invalid_type", "expected number, received null")
 		return nil
 	}
 	var f float64
