@@ -21,13 +21,14 @@
 // agent loop, the turn exists in the log before the message it consumes.
 // The turn/end reason is
 // {kind:"completed"}, {kind:"max-tokens"}, {kind:"refusal"},
-// {kind:"aborted", reason:{kind:"user"|"parent"|"disposed"|"hook"[, reason]}}
-// or {kind:"error", error:{message, code}}. The code of an error reason is
+// {kind:"disposed"} (cancelled by the agent's disposal), {kind:"aborted"}
+// (any other cancel; the seed-era shape, with no inner cause) or
+// {kind:"error", error:{message, code}}. The code of an error reason is
 // the error's ErrorCode() when it has such a method, "PANIC" for a panic
 // inside the turn, and "UNKNOWN" otherwise. A panic inside a turn is a
 // failed turn: it is recovered, logged as turn/end error, and the agent
 // goes on with its next message. A turn whose context was cancelled ends
-// aborted (with the cancel cause) unless the agent still reports
+// aborted (or disposed) unless the agent still reports
 // completed; an agent returning Aborted without a cancellation counts as a
 // user abort. Turn numbers continue from the highest turn/start already in
 // the session (a resumed agent counts on).
