@@ -102,8 +102,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 	tmp, err := os.MkdirTemp(*dir, "dsh-bench-*")
 	if err != nil {
-		fmt.Fprintf(stderr, "dsh-actors bench: %v\n", err)
-		return 1
+		return failure(stderr, "bench", err)
 	}
 	cfg.Dir, cfg.Progress = tmp, stderr
 	report, runErr := bench.Run(ctx, cfg)
@@ -118,8 +117,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 	if runErr != nil {
-		fmt.Fprintf(stderr, "dsh-actors bench: %v\n", runErr)
-		return 1
+		return failure(stderr, "bench", runErr)
 	}
 	return 0
 }

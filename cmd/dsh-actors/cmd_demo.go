@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -47,8 +46,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	set, err := openRuntime(*store, warnLogger(stderr))
 	if err != nil {
-		fmt.Fprintf(stderr, "dsh-actors demo: %v\n", err)
-		return 1
+		return failure(stderr, "demo", err)
 	}
 	d := newDemo(set, newScreen(stdout))
 	runErr := d.run(ctx)
@@ -56,13 +54,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		runErr = err
 	}
 	if runErr != nil {
-		var typed *subagent.Error
-		if errors.As(runErr, &typed) {
-			fmt.Fprintf(stderr, "dsh-actors demo: %s: %v\n", typed.Code, runErr)
-		} else {
-			fmt.Fprintf(stderr, "dsh-actors demo: %v\n", runErr)
-		}
-		return 1
+		return failure(stderr, "demo", runErr)
 	}
 	fmt.Fprintf(stdout, "sessions are in %s; try: dsh-actors list --store %s %s\n", *store, *store, d.root.ID())
 	return 0

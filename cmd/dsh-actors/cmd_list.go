@@ -55,15 +55,14 @@ func listChildren(ctx context.Context, root, parentID string) ([]query.Entry, er
 func openQuery(root string) (*query.Query, func(), error) {
 	store, err := session.OpenJSONL(root)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, persistenceFailed("session persistence listing failed", err)
 	}
 	return query.New(session.NewSessions(store)), func() { _ = store.Close() }, nil
 }
 
 func printJSON(stdout, stderr io.Writer, v any) int {
 	if err := writeJSON(stdout, v, ""); err != nil {
-		fmt.Fprintf(stderr, "dsh-actors: %v\n", err)
-		return 1
+		return failure(stderr, "list", err)
 	}
 	return 0
 }
@@ -127,16 +126,4 @@ func usageError(stderr io.Writer, usage string, flags *flag.FlagSet, err error) 
 	flags.SetOutput(stderr)
 	flags.PrintDefaults()
 	return 2
-}
-
-// failure prints a failed call on stderr, naming its code when it has one,
-// and returns exit status 1.
-func failure(stderr io.Writer, name string, err error) int {
-	var qerr *query.Error
-	if errors.As(err, &qerr) {
-		fmt.Fprintf(stderr, "dsh-actors %s: %s: %v\n", name, qerr.Code, err)
-	} else {
-		fmt.Fprintf(stderr, "dsh-actors %s: %v\n", name, err)
-	}
-	return 1
 }

@@ -39,16 +39,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	listener, err := net.Listen("tcp", addr)
 	if err != nil {
-		fmt.Fprintf(stderr, "dsh-actors serve: cannot listen on %s: %v\n", addr, err)
-		return 1
+		return failure(stderr, "serve", fmt.Errorf("cannot listen on %s: %w", addr, err))
 	}
 	logger := warnLogger(stderr)
 	pageURL, trusted := pageAuthority(listener.Addr().(*net.TCPAddr))
 	stack, err := openServeStack(store, logger, trusted)
 	if err != nil {
 		listener.Close()
-		fmt.Fprintf(stderr, "dsh-actors serve: %v\n", err)
-		return 1
+		return failure(stderr, "serve", err)
 	}
 	fmt.Fprintf(stdout, "dsh-actors: serving %s (store %s)\n", pageURL, store)
 	served := serveHTTP(stack.handler, listener)
@@ -131,8 +129,7 @@ func (s *serveStack) stop(server *http.Server, stdout, stderr io.Writer) int {
 	defer exitOnSecondSignal(stderr)()
 	fmt.Fprintln(stdout, "dsh-actors: shutting down (press Ctrl-C again to force)")
 	if err := s.shutdown(server); err != nil {
-		fmt.Fprintf(stderr, "dsh-actors serve: shutdown: %v\n", err)
-		return 1
+		return failure(stderr, "serve", fmt.Errorf("shutdown: %w", err))
 	}
 	fmt.Fprintln(stdout, "dsh-actors: stopped")
 	return 0

@@ -39,11 +39,15 @@ func runStress(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err := parseStressFlags(flags, args, &cfg); err != nil {
 		return usageError(stderr, stressUsage, flags, err)
 	}
+	if cfg.Root != "" {
+		if err := checkStoreRoot(cfg.Root); err != nil {
+			return failure(stderr, "stress", err)
+		}
+	}
 	baseline := runtime.NumGoroutine()
 	report, err := stress.Run(ctx, cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "dsh-actors stress: %v\n", err)
-		return 1
+		return failure(stderr, "stress", err)
 	}
 	leaked := stress.Goroutines(baseline)
 	printStressReport(stdout, report, leaked)

@@ -29,6 +29,9 @@ type runtimeSet struct {
 // service. On an error nothing stays open; otherwise the caller closes
 // rt, which also drains the service.
 func openRuntime(root string, logger *slog.Logger) (*runtimeSet, error) {
+	if err := checkStoreRoot(root); err != nil {
+		return nil, err
+	}
 	rt, err := actors.New(actors.Options{Root: root, Logger: logger})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/dsh-actors/dsh-actors/actors/activation"
+	"github.com/dsh-actors/dsh-actors/query"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/dsh-actors/dsh-actors/subagent"
+)
+
+// failure prints a failed command on stderr as "dsh-actors NAME: CODE:
+// message" (just "dsh-actors NAME: message" when the error carries no
+// code) and returns exit status 1. Every exit-1 failure of the CLI goes
+// through it.
+func failure(stderr io.Writer, name string, err error) int {
+	if code := codeOf(err); code != "" {
+		fmt.Fprintf(stderr, "dsh-actors %s: %s: %v\n", name, code, err)
+	} else {
+		fmt.Fprintf(stderr, "dsh-actors %s: %v\n", name, err)
+	}
+	return 1
+}
+
+// codeOf is the code of the outermost coded error in err's tree (walked
+// depth-first, in order): a session query, subagent or actors error. An
+// error without one that is a cancellation gets CANCELLED, the subagent
+// layer's code for an operation its context cancelled; otherwise "".
+func codeOf(err error) string {
+	if code := carriedCode(err); code != "" {
+		return code
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return subagent.ErrCancelled.Code
+	}
+	return ""
+}
+
+func carriedCode(err error) string {
+	switch e := err.(type) {
+	case nil:
+		return ""
+	case *query.Error:
+		return e.Code
+	case *subagent.Error:
+		return e.Code
+	case *activation.Error:
+		return e.Code
+	case interface{ Unwrap() error }:
+		return carriedCode(e.Unwrap())
+	case interface{ Unwrap() []error }:
+		for _, inner := range e.Unwrap() {
+			if code := carriedCode(inner); code != "" {
+				return code
+			}
+		}
+	}
+	return ""
+}
+
+// persistenceFailed gives a store error that carries no code the query
+// layer's SESSION_QUERY_PERSISTENCE_FAILED, with what as the message's
+// head ("session persistence listing failed", the query's own words for a
+// store it cannot list).
+func persistenceFailed(what string, err error) error {
+	return &query.Error{Code: query.CodePersistenceFailed, Message: what + ": " + err.Error(), Err: err}
+}
+
+// checkStoreRoot fails, as a persistence failure, when root cannot be a
+// session store (it exists and is not a folder); the commands that run the
+// runtime check it before opening anything. A missing root is fine.
+func checkStoreRoot(root string) error {
+	store, err := session.OpenJSONL(root)
+	if err != nil {
+		return persistenceFailed("session persistence failed", err)
+	}
+	return store.Close()
+}
