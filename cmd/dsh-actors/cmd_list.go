@@ -88,7 +88,7 @@ func writeJSON(w io.Writer, v any, indent string) error {
 
 // parseInterspersed parses flags that may come before or after the
 // positional arguments (the flag package alone stops at the first
-// non-flag); "--" ends the flags.
+// non-flag); "--" ends the flags. An empty --store is an error.
 func parseInterspersed(flags *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
 	for {
@@ -97,10 +97,10 @@ func parseInterspersed(flags *flag.FlagSet, args []string) ([]string, error) {
 		}
 		rest := flags.Args()
 		if len(rest) == 0 {
-			return positional, nil
+			return positional, checkStoreFlag(flags)
 		}
 		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
-			return append(positional, rest...), nil
+			return append(positional, rest...), checkStoreFlag(flags)
 		}
 		positional = append(positional, rest[0])
 		args = rest[1:]

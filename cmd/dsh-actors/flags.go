@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 )
@@ -14,7 +15,19 @@ func parseFlagsOnly(flags *flag.FlagSet, args []string) error {
 	if flags.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", flags.Arg(0))
 	}
-	return nil
+	return checkStoreFlag(flags)
+}
+
+// checkStoreFlag refuses a --store given as "" (which would make the
+// current folder the store root); both flag parsers call it.
+func checkStoreFlag(flags *flag.FlagSet) error {
+	var err error
+	flags.Visit(func(f *flag.Flag) {
+		if f.Name == "store" && f.Value.String() == "" {
+			err = errors.New(`--store must name a folder, got ""`)
+		}
+	})
+	return err
 }
 
 // descendants is the number of nodes below one root of a tree with fanout

@@ -68,3 +68,22 @@ func TestServeRefusesMalformedAddr(t *testing.T) {
 		require.Contains(t, stderr, "usage: dsh-actors serve", addr)
 	}
 }
+
+// An empty --store is a usage error naming the flag, not the current
+// folder taken as the store root.
+func TestAnEmptyStoreIsAUsageError(t *testing.T) {
+	for _, args := range [][]string{
+		{"list", "--store", "", "parent"},
+		{"list", "--store=", "parent"},
+		{"show", "--store", "", "id"},
+		{"demo", "--store", ""},
+		{"serve", "--store", "", "--addr", "127.0.0.1:0"},
+		{"stress", "--store", ""},
+	} {
+		code, stdout, stderr := runCancelled(t, args...)
+		require.Equal(t, 2, code, args)
+		require.Empty(t, stdout, args)
+		require.Contains(t, stderr, "dsh-actors "+args[0]+`: --store must name a folder, got ""`, args)
+		require.Contains(t, stderr, "usage: dsh-actors "+args[0], args)
+	}
+}
