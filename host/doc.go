@@ -102,7 +102,12 @@
 // {childSessionId} (draining, activation closing), internal "subagent prompt
 // failed" (anything else, continuation or persistence unavailable included).
 //
-// content is a non-empty array of {"type":"text","text":string} blocks.
+// content (session.prompt and subagent.prompt) is seed 004's ContentBlock[]:
+// an array, possibly empty, of objects each with a string "type"; other keys
+// are allowed. The runtime's agent.Block carries a block's type and its
+// "text" when that is a string, nothing else: a non-text block is logged in
+// the user/message as {"type":<type>,"text":""}, and its other keys are
+// dropped. An empty array is logged as "content":[].
 //
 // # Frames
 //

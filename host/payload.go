@@ -90,7 +90,11 @@ func (p *payload) optionalInt(name string, min int64) *int64 {
 	return &n
 }
 
-// content reads a non-empty array of text blocks.
+// content reads seed 004's ContentBlock[]: z.array(z.looseObject({type:
+// z.string()})), an array (possibly empty) of objects each with a string
+// type; other keys are allowed. agent.Block carries only a block's type and
+// a string text, so other keys (and a text that is not a string) do not
+// reach the runtime. The result is never nil when there is no issue.
 func (p *payload) content(name string) []agent.Block {
 	if p.fields == nil {
 		return nil
@@ -101,35 +105,46 @@ func (p *payload) content(name string) []agent.Block {
 		return nil
 	}
 	var items []json.RawMessage
-	if json.Unmarshal(v, &items) != nil {
+	if !isJSONArray(v) || json.Unmarshal(v, &items) != nil {
 		p.fail([]any{name}, "invalid_type", "expected array")
-		return nil
-	}
-	if len(items) == 0 {
-		p.fail([]any{name}, "too_small", "expected at least one content block")
 		return nil
 	}
 	blocks := make([]agent.Block, 0, len(items))
 	for i, item := range items {
-		if b, ok := p.textBlock([]any{name, i}, item); ok {
+		if b, ok := p.block([]any{name, i}, item); ok {
 			blocks = append(blocks, b)
 		}
 	}
 	return blocks
 }
 
-func (p *payload) textBlock(path []any, item json.RawMessage) (agent.Block, bool) {
-	var block struct {
-		Type *string `json:"type"`
-		Text *string `json:"text"`
-	}
-	if json.Unmarshal(item, &block) != nil || block.Type == nil {
-		p.fail(path, "invalid_type", "expected a content block with a string type")
+// block reads one loose {type: string} object.
+func (p *payload) block(path []any, item json.RawMessage) (agent.Block, bool) {
+	var fields map[string]json.RawMessage
+	if !isJSONObject(item) || json.Unmarshal(item, &fields) != nil {
+		p.fail(path, "invalid_type", "expected object")
 		return agent.Block{}, false
 	}
-	if *block.Type != "text" || block.Text == nil {
-		p.fail(path, "invalid_value", `expected {"type":"text","text":string}`)
+	var typ string
+	if raw, ok := fields["type"]; !ok || !isJSONString(raw) || json.Unmarshal(raw, &typ) != nil {
+		p.fail(append(path, "type"), "invalid_type", "expected string")
 		return agent.Block{}, false
 	}
-	return agent.Block{Type: "text", Text: *block.Text}, true
+	b := agent.Block{Type: typ}
+	if raw, ok := fields["text"]; ok && isJSONString(raw) {
+		_ = json.Unmarshal(raw, &b.Text)
+	}
+	return b, true
+}
+
+func isJSONArray(v json.RawMessage) bool  { return firstByte(v) == '[' }
+func isJSONObject(v json.RawMessage) bool { return firstByte(v) == '{' }
+func isJSONString(v json.RawMessage) bool { return firstByte(v) == '"' }
+
+func firstByte(v json.RawMessage) byte {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return 0
+	}
+	return v[0]
 }

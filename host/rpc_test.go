@@ -196,9 +196,10 @@ func TestPayloadValidation(t *testing.T) {
 		{"subagent.history", map[string]any{"parentSessionId": "p"}, []string{"childSessionId"}},
 		{"subagent.prompt", map[string]any{"parentSessionId": "p", "childSessionId": "c", "mode": "bogus"}, []string{"content"}},
 		{"subagent.prompt", map[string]any{"parentSessionId": "p", "childSessionId": "c"}, []string{"content"}},
-		{"subagent.prompt", map[string]any{"parentSessionId": "p", "childSessionId": "c", "content": []any{}}, []string{"content"}},
-		{"subagent.prompt", map[string]any{"parentSessionId": "p", "childSessionId": "c", "content": []any{map[string]any{"text": "x"}}}, []string{"content.0"}},
-		{"subagent.prompt", map[string]any{"parentSessionId": "p", "childSessionId": "c", "content": []any{map[string]any{"type": "image"}}}, []string{"content.0"}},
+		{"subagent.prompt", map[string]any{"parentSessionId": "p", "childSessionId": "c", "content": map[string]any{"type": "text"}}, []string{"content"}},
+		{"subagent.prompt", map[string]any{"parentSessionId": "p", "childSessionId": "c", "content": []any{map[string]any{"text": "x"}}}, []string{"content.0.type"}},
+		{"subagent.prompt", map[string]any{"parentSessionId": "p", "childSessionId": "c", "content": []any{map[string]any{"type": 5}}}, []string{"content.0.type"}},
+		{"subagent.prompt", map[string]any{"parentSessionId": "p", "childSessionId": "c", "content": []any{"hi", nil}}, []string{"content.0", "content.1"}},
 		{"session.history", map[string]any{"sessionId": "s", "maxMessages": "5"}, []string{"maxMessages"}},
 		{"session.prompt", map[string]any{"content": text}, []string{"sessionId"}},
 		{"session.list", nil, []string{""}},
@@ -312,7 +313,8 @@ func FuzzDecodeEnvelope(f *testing.F) {
 }
 
 // FuzzPromptPayload: the payload reader never panics and either yields a
-// complete address with text content or names at least one issue.
+// complete address with content (possibly empty, never nil) or names at
+// least one issue.
 func FuzzPromptPayload(f *testing.F) {
 	f.Add(`{"parentSessionId":"p","childSessionId":"c","content":[{"type":"text","text":"hi"}]}`)
 	f.Add(`{"parentSessionId":"","mode":"one-shot","content":[{"type":1}]}`)
@@ -324,10 +326,7 @@ func FuzzPromptPayload(f *testing.F) {
 		if len(p.issues) == 0 {
 			require.NotEmpty(t, parent)
 			require.NotEmpty(t, child)
-			require.NotEmpty(t, content)
-			for _, b := range content {
-				require.Equal(t, "text", b.Type)
-			}
+			require.NotNil(t, content)
 		}
 	})
 }

@@ -332,3 +332,63 @@ func TestSubagentPromptAbortedRequestWinsOverTheDeliveryFailure(t *testing.T) {
 		"content": []any{map[string]any{"type": "text", "text": "hi"}}})
 	requireError(t, r, CodeCancelled, "subagent prompt was cancelled", nil)
 }
+
+// TestSubagentPromptContentIsAnyArrayOfTypedBlocks: seed 004's content is
+// z.array(z.looseObject({type: z.string()})): an empty array and blocks of
+// any type pass and reach the continuation service; agent.Block carries a
+// block's type and a string text, nothing else.
+func TestSubagentPromptContentIsAnyArrayOfTypedBlocks(t *testing.T) {
+	b := catalogFixture()
+	b.live["p1"] = true
+	h := newTestHandler(t, b)
+	for _, content := range []string{
+		`[]`,
+		`[{"type":"image","data":"x","mimeType":"image/png"},{"type":"text"},{"type":"text","text":"hi","extra":1},{"type":"text","text":5}]`,
+	} {
+		rec := post(h, "subagent.prompt", "application/json", `{"type":"client-request","rpcId":"r","method":"subagent.prompt",`+
+			`"payload":{"parentSessionId":"p1","childSessionId":"reviewer","content":`+content+`}}`)
+		r := decodeResponse(t, rec)
+		require.True(t, r.Result.OK, rec.Body.String())
+	}
+	require.Len(t, b.followups, 2)
+	require.Equal(t, []agent.Block{}, b.followups[0].Content)
+	require.Equal(t, []agent.Block{{Type: "image"}, {Type: "text"}, {Type: "text", Text: "hi"}, {Type: "text"}},
+		b.followups[1].Content)
+}
+
+// TestSubagentPromptWithEmptyOrNonTextContentRunsATurnOnTheRuntime: the
+// real runtime logs such a prompt as a valid user/message and the scripted
+// child's turn completes without a panic.
+func TestSubagentPromptWithEmptyOrNonTextContentRunsATurnOnTheRuntime(t *testing.T) {
+	s := newRuntimeStack(t)
+	p, child := startParentWithChild(t, s)
+	for _, content := range []any{
+		[]any{},
+		[]any{map[string]any{"type": "image", "data": "x"}, map[string]any{"type": "text"}},
+	} {
+		r := callRPC(t, s.recorder, "subagent.prompt", map[string]any{"parentSessionId": p.ID(), "childSessionId": child, "content": content})
+		require.True(t, r.Result.OK, string(r.Result.Value))
+		s.settled(t, p.ID(), 1)
+	}
+	transcript, err := s.backend.ReadSession(context.Background(), child)
+	require.NoError(t, err)
+	var users, ends []string
+	for _, e := range transcript.Events {
+		var data struct {
+			Content json.RawMessage `json:"content"`
+			Reason  struct {
+				Kind string `json:"kind"`
+			} `json:"reason"`
+		}
+		require.NoError(t, json.Unmarshal(e.Data, &data))
+		switch e.Type {
+		case "user/message":
+			users = append(users, string(data.Content))
+		case "turn/end":
+			ends = append(ends, data.Reason.Kind)
+		}
+	}
+	require.Equal(t, []string{`[{"type":"text","text":"reply working"}]`, `[]`,
+		`[{"type":"image","text":""},{"type":"text","text":""}]`}, users)
+	require.Equal(t, []string{"completed", "completed", "completed"}, ends)
+}
