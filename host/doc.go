@@ -25,7 +25,10 @@
 // a non-POST other than GET /api/events), 415 "content type must be
 // application/json", 400 "body is not JSON", 413 "request body too large",
 // 500 "handler failure: <text>" (a panic), 403 "forbidden" (the trust
-// fence). Validation has two levels, both answered as bad-request with
+// fence). Behind the fence they are checked in the original's order: a
+// non-POST or a path outside /api/ is 404, then the media type (415), then
+// the body (413, 400), and only then an unknown method name (404).
+// Validation has two levels, both answered as bad-request with
 // details.issues: the envelope ("invalid client-request message", rpcId
 // "invalid-request" when the body's rpcId is not a string; `method "<m>"
 // does not match path "<p>"`), then the payload ("invalid payload for

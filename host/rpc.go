@@ -45,11 +45,12 @@ type wireError struct {
 	Details any    `json:"details"`
 }
 
-// serveRPC answers POST /api/<name>: carrier checks first (HTTP status),
-// then the two-level parse and the method itself (always HTTP 200).
+// serveRPC answers POST /api/<name>: carrier checks first (HTTP status) in
+// the original's order — a non-POST or a path outside /api/ is 404, then
+// the media type 415, then the body 400, and only then an unknown method
+// 404 — then the two-level parse and the method itself (always HTTP 200).
 func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, name string) {
-	m, ok := h.methods[name]
-	if !ok || r.Method != http.MethodPost {
+	if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, "/api/") {
 		carrierError(w, http.StatusNotFound, "not found")
 		return
 	}
@@ -60,6 +61,11 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, name string) 
 	body, status, text := readBody(w, r)
 	if status != 0 {
 		carrierError(w, status, text)
+		return
+	}
+	m, ok := h.methods[name]
+	if !ok {
+		carrierError(w, http.StatusNotFound, "not found")
 		return
 	}
 	c, bad := decodeEnvelope(body, name)

@@ -103,6 +103,13 @@ func TestCarrierStatuses(t *testing.T) {
 		{"empty body", http.MethodPost, "session.list", "application/json", "", 400, "body is not JSON"},
 		{"too large", http.MethodPost, "session.list", "application/json", `"` + strings.Repeat("x", maxBodyBytes) + `"`, 413, "request body too large"},
 		{"media type params", http.MethodPost, "session.list", " Application/JSON ; charset=utf-8", valid, 200, ""},
+		// The original's order: non-POST or outside /api/ → 404, then the
+		// media type → 415, then the body → 400, only then the method → 404.
+		{"unknown method, text/plain", http.MethodPost, "nope", "text/plain", "{}", 415, "content type must be application/json"},
+		{"unknown method, no media type", http.MethodPost, "nope", "", "{}", 415, "content type must be application/json"},
+		{"unknown method, not JSON", http.MethodPost, "nope", "application/json", "{bad", 400, "body is not JSON"},
+		{"unknown method, empty name", http.MethodPost, "", "application/json", valid, 404, "not found"},
+		{"GET on an unknown method", http.MethodGet, "nope", "text/plain", "{bad", 404, "not found"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -118,6 +125,16 @@ func TestCarrierStatuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestCarrierPathOutsideAPIIsA404BeforeTheMediaType(t *testing.T) {
+	h := newTestHandler(t, newFakeBackend())
+	req := httptest.NewRequest(http.MethodPost, "http://localhost/api", strings.NewReader("{bad"))
+	req.Header.Set("Content-Type", "text/plain")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusNotFound, rec.Code)
+	require.Equal(t, "not found", rec.Body.String())
 }
 
 func TestHandlerPanicIsA500(t *testing.T) {
