@@ -10,6 +10,46 @@ import (
 	"github.com/google/uuid"
 )
 
+// streamKind is which frames an event stream carries.
+type streamKind uint8
+
+// The event streams (web-host §1.1, §3.1).
+const (
+	// streamAll is GET /api/events: every host/* and session/event frame in
+	// one order (the page's stream).
+	streamAll streamKind = iota
+	// streamHost is GET /api/events.host: the host/* frames only.
+	streamHost
+	// streamMux is GET /api/events.mux: the session/* frames only.
+	streamMux
+)
+
+// frameClass is the family of a frame, which decides the streams it goes to.
+type frameClass uint8
+
+const (
+	classHost    frameClass = iota // host/session-added, -status, -removed
+	classSession                   // session/event
+)
+
+// carries reports whether a stream of kind k carries frames of class c.
+func (k streamKind) carries(c frameClass) bool {
+	switch k {
+	case streamHost:
+		return c == classHost
+	case streamMux:
+		return c == classSession
+	}
+	return true
+}
+
+// streamPaths maps the stream paths under /api/ to their kinds.
+var streamPaths = map[string]streamKind{
+	"events":      streamAll,
+	"events.host": streamHost,
+	"events.mux":  streamMux,
+}
+
 // hub fans every Notice out to the connected event streams in one global
 // order. Publishing never blocks: each stream has its own queue, and a
 // stream whose queue overflows is ended (with one stream/error frame) so its
@@ -22,8 +62,10 @@ type hub struct {
 	maxQueue int
 }
 
-// stream is one connected GET /api/events; its fields are guarded by hub.mu.
+// stream is one connected event stream; its fields other than kind are
+// guarded by hub.mu.
 type stream struct {
+	kind       streamKind
 	frames     [][]byte
 	overflowed bool
 	wake       chan struct{}
@@ -33,14 +75,15 @@ func newHub(maxQueue int) *hub {
 	return &hub{streams: map[*stream]struct{}{}, closing: make(chan struct{}), maxQueue: maxQueue}
 }
 
-// join registers a new stream; it returns nil once the hub is closed.
-func (h *hub) join() *stream {
+// join registers a new stream of kind; it returns nil once the hub is
+// closed.
+func (h *hub) join(kind streamKind) *stream {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return nil
 	}
-	s := &stream{wake: make(chan struct{}, 1)}
+	s := &stream{kind: kind, wake: make(chan struct{}, 1)}
 	h.streams[s] = struct{}{}
 	return s
 }
@@ -61,28 +104,36 @@ func (h *hub) close() {
 	}
 }
 
-// publish queues n's frame on every stream.
+// publish queues n's frame on every stream that carries it.
 func (h *hub) publish(n Notice) {
-	frame, ok := encodeFrame(n)
+	frame, class, ok := encodeFrame(n)
 	if !ok {
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.streams {
-		if s.overflowed {
-			continue
+		if s.kind.carries(class) {
+			h.queue(s, frame)
 		}
-		if len(s.frames) >= h.maxQueue {
-			s.overflowed = true
-			s.frames = append(s.frames, overflowFrame())
-		} else {
-			s.frames = append(s.frames, frame)
-		}
-		select {
-		case s.wake <- struct{}{}:
-		default:
-		}
+	}
+}
+
+// queue appends frame to s, or ends s with one stream/error frame when its
+// queue is full; h.mu is held.
+func (h *hub) queue(s *stream, frame []byte) {
+	if s.overflowed {
+		return
+	}
+	if len(s.frames) >= h.maxQueue {
+		s.overflowed = true
+		s.frames = append(s.frames, overflowFrame())
+	} else {
+		s.frames = append(s.frames, frame)
+	}
+	select {
+	case s.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -95,11 +146,11 @@ func (h *hub) take(s *stream) ([][]byte, bool) {
 	return frames, s.overflowed
 }
 
-// serveEvents streams frames as Server-Sent Events until the client goes
-// away, the handler closes, or the stream overflows.
-func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
+// serveEvents streams the frames of kind as Server-Sent Events until the
+// client goes away, the handler closes, or the stream overflows.
+func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request, kind streamKind) {
 	flusher, ok := w.(http.Flusher)
-	s := h.hub.join()
+	s := h.hub.join(kind)
 	if !ok || s == nil {
 		carrierError(w, http.StatusServiceUnavailable, "event stream unavailable")
 		return
@@ -194,32 +245,35 @@ const (
 	frameStreamError    = "stream/error"
 )
 
-// frameOf builds the frame payload for n, or false for an unknown kind.
-func frameOf(n Notice) (string, any, bool) {
+// frameOf builds the frame payload for n and its class, or false for an
+// unknown kind.
+func frameOf(n Notice) (string, any, frameClass, bool) {
 	switch n.Kind {
 	case SessionAdded:
 		return frameSessionAdded, sessionAddedFrame{Type: frameSessionAdded, SessionID: n.SessionID, Blank: n.Blank,
-			ParentSessionID: n.ParentSessionID, Origin: n.Origin, Cwd: n.Cwd}, true
+			ParentSessionID: n.ParentSessionID, Origin: n.Origin, Cwd: n.Cwd}, classHost, true
 	case SessionStatus:
-		return frameSessionStatus, sessionStatusFrame{Type: frameSessionStatus, SessionID: n.SessionID, Running: n.Running}, true
+		return frameSessionStatus, sessionStatusFrame{Type: frameSessionStatus, SessionID: n.SessionID, Running: n.Running},
+			classHost, true
 	case SessionRemoved:
-		return frameSessionRemoved, sessionRemovedFrame{Type: frameSessionRemoved, SessionID: n.SessionID}, true
+		return frameSessionRemoved, sessionRemovedFrame{Type: frameSessionRemoved, SessionID: n.SessionID}, classHost, true
 	case SessionEvent:
-		return frameSessionEvent, sessionEventFrame{Type: frameSessionEvent, SessionID: n.SessionID, Event: toWireEvent(n.Event)}, true
+		return frameSessionEvent, sessionEventFrame{Type: frameSessionEvent, SessionID: n.SessionID, Event: toWireEvent(n.Event)},
+			classSession, true
 	}
-	return "", nil, false
+	return "", nil, 0, false
 }
 
 // encodeFrame renders n, or false for an unknown kind or an event whose
 // data is not valid JSON (the frame is then skipped; a client repairs the
 // resulting seq gap by re-pulling history).
-func encodeFrame(n Notice) ([]byte, bool) {
-	method, payload, ok := frameOf(n)
+func encodeFrame(n Notice) ([]byte, frameClass, bool) {
+	method, payload, class, ok := frameOf(n)
 	if !ok {
-		return nil, false
+		return nil, 0, false
 	}
 	frame, err := sseData(method, payload)
-	return frame, err == nil
+	return frame, class, err == nil
 }
 
 func overflowFrame() []byte {

@@ -29,8 +29,16 @@ type frame struct {
 // the ": connected" comment.
 func openStream(t *testing.T, baseURL string) (*bufio.Reader, func()) {
 	t.Helper()
+	return openStreamAt(t, baseURL, "/api/events")
+}
+
+// openStreamAt connects to the event stream at path (/api/events,
+// /api/events.host or /api/events.mux) and returns a reader positioned
+// after the ": connected" comment.
+func openStreamAt(t *testing.T, baseURL, path string) (*bufio.Reader, func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/api/events", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+path, nil)
 	require.NoError(t, err)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
@@ -138,7 +146,7 @@ func TestCloseEndsOpenStreams(t *testing.T) {
 
 func TestSlowStreamOverflowsWithOneStreamErrorFrame(t *testing.T) {
 	hb := newHub(2)
-	s := hb.join()
+	s := hb.join(streamAll)
 	for seq := range int64(5) {
 		hb.publish(Notice{Kind: SessionEvent, SessionID: "s", Event: plain(seq, "turn/start")})
 	}
@@ -170,10 +178,67 @@ func TestHeartbeatKeepsAnIdleStreamAlive(t *testing.T) {
 
 func TestUndecodableEventIsSkipped(t *testing.T) {
 	hb := newHub(8)
-	s := hb.join()
+	s := hb.join(streamAll)
 	hb.publish(Notice{Kind: SessionEvent, SessionID: "s", Event: session.Event{Type: "x", Data: json.RawMessage(`{bad`)}})
 	hb.publish(Notice{Kind: NoticeKind(99), SessionID: "s"})
 	frames, end := hb.take(s)
 	require.Empty(t, frames)
 	require.False(t, end)
+}
+
+func TestContractStreamsSplitHostAndSessionFrames(t *testing.T) {
+	b := newFakeBackend()
+	h := newTestHandler(t, b)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	hostStream, stopHost := openStreamAt(t, srv.URL, "/api/events.host")
+	defer stopHost()
+	mux, stopMux := openStreamAt(t, srv.URL, "/api/events.mux")
+	defer stopMux()
+	all, stopAll := openStream(t, srv.URL)
+	defer stopAll()
+
+	b.emit(
+		Notice{Kind: SessionAdded, SessionID: "c1", ParentSessionID: "p1", Origin: "subagent", Blank: true},
+		Notice{Kind: SessionStatus, SessionID: "c1", Running: true},
+		Notice{Kind: SessionEvent, SessionID: "c1", Event: plain(0, "turn/start")},
+		Notice{Kind: SessionStatus, SessionID: "c1", Running: false},
+		Notice{Kind: SessionEvent, SessionID: "c1", Event: plain(1, "turn/end")},
+		Notice{Kind: SessionRemoved, SessionID: "c1"},
+		Notice{Kind: SessionEvent, SessionID: "c2", Event: plain(7, "turn/start")},
+		Notice{Kind: SessionStatus, SessionID: "c2", Running: true},
+	)
+	methods := func(r *bufio.Reader, n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			f := readFrame(t, r)
+			require.Equal(t, "server-request", f.Type)
+			out[i] = f.Method
+		}
+		return out
+	}
+	require.Equal(t, []string{"host/session-added", "host/session-status", "host/session-status",
+		"host/session-removed", "host/session-status"}, methods(hostStream, 5))
+	require.Equal(t, []string{"session/event", "session/event", "session/event"}, methods(mux, 3))
+	require.Equal(t, []string{"host/session-added", "host/session-status", "session/event", "host/session-status",
+		"session/event", "host/session-removed", "session/event", "host/session-status"}, methods(all, 8))
+}
+
+func TestContractStreamsSitBehindTheTrustFence(t *testing.T) {
+	h := newTestHandler(t, newFakeBackend())
+	for _, path := range []string{"/api/events.host", "/api/events.mux"} {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.Host = "evil.example:7410"
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusForbidden, rec.Code, path)
+		require.Equal(t, "forbidden", rec.Body.String())
+
+		req = httptest.NewRequest(http.MethodGet, path, nil)
+		req.Host = "127.0.0.1:7410"
+		req.Header.Set("Sec-Fetch-Site", "cross-site")
+		rec = httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusForbidden, rec.Code, path)
+	}
 }

@@ -28,7 +28,7 @@ type Options struct {
 	MaxQueuedFrames int
 }
 
-// Handler serves the RPC methods under /api, the event stream and the
+// Handler serves the RPC methods under /api, the event streams and the
 // embedded page. Create it with New and release it with Close.
 type Handler struct {
 	backend     Backend
@@ -81,8 +81,9 @@ func (h *Handler) Close() {
 	})
 }
 
-// ServeHTTP routes /api/events (GET, SSE), /api/<method> (POST) behind the
-// browser-trust fence, and everything else to the embedded page.
+// ServeHTTP routes the event streams (GET /api/events, /api/events.host and
+// /api/events.mux, SSE) and /api/<method> (POST) behind the browser-trust
+// fence, and everything else to the embedded page.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name, isAPI := strings.CutPrefix(r.URL.Path, "/api/")
 	if !isAPI && r.URL.Path != "/api" {
@@ -93,8 +94,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		carrierError(w, http.StatusForbidden, "forbidden")
 		return
 	}
-	if name == "events" && r.Method == http.MethodGet {
-		h.serveEvents(w, r)
+	if kind, ok := streamPaths[name]; ok && r.Method == http.MethodGet {
+		h.serveEvents(w, r, kind)
 		return
 	}
 	h.serveRPC(w, r, name)
