@@ -32,8 +32,15 @@
 // details.issues: the envelope ("invalid client-request message", rpcId
 // "invalid-request" when the body's rpcId is not a string; `method "<m>"
 // does not match path "<p>"`), then the payload ("invalid payload for
-// <method>"). Unknown payload keys are ignored. Keys inside details keep
-// the original's order: sessionId, parentSessionId, childSessionId, reason.
+// <method>"). Unknown payload keys are ignored. details.issues are the
+// issues zod 4 reports for the original's schemas, keys in zod's order
+// (Issue), e.g. {"expected":"string","code":"invalid_type",
+// "path":["parentSessionId"],"message":"Invalid input: expected string,
+// received undefined"}; ids are z.string().min(1), beforeSeq
+// z.number().int().nonnegative(), maxMessages z.number().int().positive().
+// Keys inside details keep the original's order: sessionId,
+// parentSessionId, childSessionId, reason. JSON is written without HTML
+// escaping, as JSON.stringify writes it.
 //
 // The browser-trust fence guards /api: the Host header must be loopback
 // (localhost, [::1], 127.x.y.z) or one of Options.TrustedHosts;

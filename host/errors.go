@@ -1,6 +1,10 @@
 package host
 
-import "fmt"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
 
 // The wire error codes (web-host §1.2). Business errors travel with HTTP 200
 // in a server-response whose result is {ok:false, error:{code, message, details}}.
@@ -97,11 +101,106 @@ type IssueDetails struct {
 	Issues []Issue `json:"issues"`
 }
 
-// Issue is one schema validation problem in a bad-request's details.
+// Issue is one schema validation problem in a bad-request's details,
+// shaped and ordered as zod 4 (the original's validator) reports it:
+//
+//	invalid_type  {expected, format?, code, path, message}
+//	              ({code, expected:"nonoptional", path, message} for a missing envelope payload)
+//	invalid_value {code, values, path, message}
+//	too_small     {origin, code, minimum, inclusive, path, message}
+//	too_small / too_big outside the safe integer range
+//	              {code, minimum|maximum, note, origin, inclusive, path, message}
 type Issue struct {
-	Code    string `json:"code"`
-	Path    []any  `json:"path"`
-	Message string `json:"message"`
+	Code      string
+	Path      []any
+	Message   string
+	Expected  string // invalid_type
+	Format    string // invalid_type of a non-integer: "safeint"
+	Values    []any  // invalid_value
+	Origin    string // too_small, too_big: "string", "number" or "int"
+	Limit     int64  // too_small: minimum; too_big: maximum
+	Inclusive bool   // too_small, too_big
+	Note      string // too_small, too_big outside the safe integer range
+}
+
+// MarshalJSON writes the issue's keys in zod 4's order for its kind.
+func (i Issue) MarshalJSON() ([]byte, error) {
+	var o orderedObject
+	limitKey := "minimum"
+	if i.Code == "too_big" {
+		limitKey = "maximum"
+	}
+	switch {
+	case i.Code == "invalid_type" && i.Expected == "nonoptional":
+		o.add("code", i.Code).add("expected", i.Expected)
+	case i.Code == "invalid_type":
+		o.add("expected", i.Expected)
+		if i.Format != "" {
+			o.add("format", i.Format)
+		}
+		o.add("code", i.Code)
+	case i.Code == "invalid_value":
+		o.add("code", i.Code).add("values", i.Values)
+	case (i.Code == "too_small" || i.Code == "too_big") && i.Note != "":
+		o.add("code", i.Code).add(limitKey, i.Limit).add("note", i.Note).add("origin", i.Origin).add("inclusive", i.Inclusive)
+	case i.Code == "too_small" || i.Code == "too_big":
+		o.add("origin", i.Origin).add("code", i.Code).add(limitKey, i.Limit).add("inclusive", i.Inclusive)
+	default:
+		o.add("code", i.Code)
+	}
+	path := i.Path
+	if path == nil {
+		path = []any{}
+	}
+	o.add("path", path).add("message", i.Message)
+	return o.bytes()
+}
+
+// orderedObject builds a JSON object whose keys keep their insertion order.
+type orderedObject struct {
+	buf []byte
+	err error
+}
+
+func (o *orderedObject) add(key string, value any) *orderedObject {
+	if o.err != nil {
+		return o
+	}
+	k, _ := marshalNoEscape(key)
+	v, err := marshalNoEscape(value)
+	if err != nil {
+		o.err = err
+		return o
+	}
+	if len(o.buf) == 0 {
+		o.buf = append(o.buf, '{')
+	} else {
+		o.buf = append(o.buf, ',')
+	}
+	o.buf = append(append(append(o.buf, k...), ':'), v...)
+	return o
+}
+
+// marshalNoEscape is json.Marshal without HTML escaping: "<" stays "<" as
+// in the original's JSON.stringify.
+func marshalNoEscape(value any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(value); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+func (o *orderedObject) bytes() ([]byte, error) {
+	if o.err != nil {
+		return nil, o.err
+	}
+	if len(o.buf) == 0 {
+		return []byte("{}"), nil
+	}
+	return append(o.buf, '}'), nil
 }
 
 func badRequest(message string, issues []Issue) *Error {

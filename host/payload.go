@@ -10,7 +10,8 @@ import (
 )
 
 // payload validates one method's request object field by field, collecting
-// every issue instead of stopping at the first. Unknown keys are ignored.
+// every issue instead of stopping at the first, with the issues zod 4 gives
+// for the original's schemas (Issue). Unknown keys are ignored.
 type payload struct {
 	fields map[string]json.RawMessage
 	issues []Issue
@@ -18,76 +19,109 @@ type payload struct {
 
 func readPayload(raw json.RawMessage) *payload {
 	p := &payload{}
-	if err := json.Unmarshal(raw, &p.fields); err != nil || p.fields == nil {
-		p.fail(nil, "invalid_type", "expected object")
+	if !isJSONObject(raw) || json.Unmarshal(raw, &p.fields) != nil || p.fields == nil {
+		p.fields = nil
+		p.issues = append(p.issues, invalidType(nil, "object", raw, true))
 	}
 	return p
 }
 
-func (p *payload) fail(path []any, code, message string) {
-	if path == nil {
-		path = []any{}
-	}
-	p.issues = append(p.issues, Issue{Code: code, Path: path, Message: message})
-}
+// maxSafeInt is JavaScript's Number.MAX_SAFE_INTEGER, zod's int() bound.
+const maxSafeInt = 1<<53 - 1
 
-// raw returns the field's JSON, or nil when it is absent or null.
-func (p *payload) raw(name string) json.RawMessage {
-	v, ok := p.fields[name]
-	if !ok || bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
-		return nil
-	}
-	return v
-}
-
-// sessionID reads a required non-empty string.
+// sessionID reads a required non-empty string (z.string().min(1)).
 func (p *payload) sessionID(name string) string {
 	if p.fields == nil {
 		return ""
 	}
-	v := p.raw(name)
-	if v == nil {
-		p.fail([]any{name}, "invalid_type", "required")
-		return ""
-	}
+	path := []any{name}
+	v, present := p.fields[name]
 	var s string
-	if json.Unmarshal(v, &s) != nil {
-		p.fail([]any{name}, "invalid_type", "expected string")
+	if !present || !isJSONString(v) || json.Unmarshal(v, &s) != nil {
+		p.issues = append(p.issues, invalidType(path, "string", v, present))
 		return ""
 	}
 	if s == "" {
-		p.fail([]any{name}, "too_small", "expected a non-empty string")
+		p.issues = append(p.issues, Issue{Code: "too_small", Origin: "string", Limit: 1, Inclusive: true, Path: path,
+			Message: "Too small: expected string to have >=1 characters"})
 	}
 	return s
 }
 
-// optionalInt reads an absent field as nil, else an integer >= min. JSON
-// null is not absent: like the original's z.number().optional(), it is an
-// invalid type.
-func (p *payload) optionalInt(name string, min int64) *int64 {
-	v, ok := p.fields[name]
-	if !ok {
+// optionalInt reads z.number().int().positive().optional() (positive) or
+// z.number().int().nonnegative().optional(): an absent field is nil. JSON
+// null is not absent: zod's optional() rejects it as an invalid type.
+func (p *payload) optionalInt(name string, positive bool) *int64 {
+	v, present := p.fields[name]
+	if !present {
 		return nil
 	}
-	if bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
-		p.fail([]any{name}, "invalid_type", "expected number, received null")
-		return nil
-	}
+	path := []any{name}
 	var f float64
-	if json.Unmarshal(v, &f) != nil {
-		p.fail([]any{name}, "invalid_type", "expected number")
+	if jsonTypeName(v) != "number" || json.Unmarshal(v, &f) != nil {
+		p.issues = append(p.issues, invalidType(path, "number", v, true))
 		return nil
 	}
-	if f != math.Trunc(f) || math.Abs(f) > 1<<53 {
-		p.fail([]any{name}, "invalid_type", "expected integer")
+	if f != math.Trunc(f) {
+		p.issues = append(p.issues, Issue{Code: "invalid_type", Expected: "int", Format: "safeint", Path: path,
+			Message: "Invalid input: expected int, received number"})
 		return nil
 	}
-	if int64(f) < min {
-		p.fail([]any{name}, "too_small", fmt.Sprintf("expected a number >= %d", min))
+	before := len(p.issues)
+	const note = "Integers must be within the safe integer range."
+	if f > maxSafeInt {
+		p.issues = append(p.issues, Issue{Code: "too_big", Limit: maxSafeInt, Note: note, Origin: "int", Inclusive: true,
+			Path: path, Message: fmt.Sprintf("Too big: expected int to be <=%d", maxSafeInt)})
+	} else if f < -maxSafeInt {
+		p.issues = append(p.issues, Issue{Code: "too_small", Limit: -maxSafeInt, Note: note, Origin: "int", Inclusive: true,
+			Path: path, Message: fmt.Sprintf("Too small: expected int to be >=%d", -maxSafeInt)})
+	}
+	if positive && f <= 0 {
+		p.issues = append(p.issues, Issue{Code: "too_small", Origin: "number", Limit: 0, Inclusive: false, Path: path,
+			Message: "Too small: expected number to be >0"})
+	} else if !positive && f < 0 {
+		p.issues = append(p.issues, Issue{Code: "too_small", Origin: "number", Limit: 0, Inclusive: true, Path: path,
+			Message: "Too small: expected number to be >=0"})
+	}
+	if len(p.issues) > before {
 		return nil
 	}
 	n := int64(f)
 	return &n
+}
+
+// invalidType is zod's invalid_type issue for a value that is absent
+// (present false: "received undefined") or of another JSON type.
+func invalidType(path []any, expected string, v json.RawMessage, present bool) Issue {
+	received := "undefined"
+	if present {
+		received = jsonTypeName(v)
+	}
+	if path == nil {
+		path = []any{}
+	}
+	return Issue{Code: "invalid_type", Expected: expected, Path: path,
+		Message: "Invalid input: expected " + expected + ", received " + received}
+}
+
+// jsonTypeName names a JSON value's type as zod reports it.
+func jsonTypeName(v json.RawMessage) string {
+	switch firstByte(v) {
+	case 0:
+		return "undefined"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "boolean"
+	case '"':
+		return "string"
+	case '[':
+		return "array"
+	case '{':
+		return "object"
+	default:
+		return "number"
+	}
 }
 
 // content reads seed 004's ContentBlock[]: z.array(z.looseObject({type:
@@ -99,14 +133,10 @@ func (p *payload) content(name string) []agent.Block {
 	if p.fields == nil {
 		return nil
 	}
-	v := p.raw(name)
-	if v == nil {
-		p.fail([]any{name}, "invalid_type", "required")
-		return nil
-	}
+	v, present := p.fields[name]
 	var items []json.RawMessage
-	if !isJSONArray(v) || json.Unmarshal(v, &items) != nil {
-		p.fail([]any{name}, "invalid_type", "expected array")
+	if !present || !isJSONArray(v) || json.Unmarshal(v, &items) != nil {
+		p.issues = append(p.issues, invalidType([]any{name}, "array", v, present))
 		return nil
 	}
 	blocks := make([]agent.Block, 0, len(items))
@@ -122,12 +152,13 @@ func (p *payload) content(name string) []agent.Block {
 func (p *payload) block(path []any, item json.RawMessage) (agent.Block, bool) {
 	var fields map[string]json.RawMessage
 	if !isJSONObject(item) || json.Unmarshal(item, &fields) != nil {
-		p.fail(path, "invalid_type", "expected object")
+		p.issues = append(p.issues, invalidType(path, "object", item, true))
 		return agent.Block{}, false
 	}
 	var typ string
-	if raw, ok := fields["type"]; !ok || !isJSONString(raw) || json.Unmarshal(raw, &typ) != nil {
-		p.fail(append(path, "type"), "invalid_type", "expected string")
+	raw, present := fields["type"]
+	if !present || !isJSONString(raw) || json.Unmarshal(raw, &typ) != nil {
+		p.issues = append(p.issues, invalidType(append(path, "type"), "string", raw, present))
 		return agent.Block{}, false
 	}
 	b := agent.Block{Type: typ}

@@ -112,29 +112,32 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, string) {
 }
 
 // decodeEnvelope applies the first level of validation: the client-request
-// shape, then method == path. The returned call always carries the rpcId to
-// echo.
+// shape (z.object({type: z.literal("client-request"), rpcId: z.string(),
+// method: z.string(), payload: z.unknown()}), issues in that key order),
+// then method == path. The returned call always carries the rpcId to echo.
 func decodeEnvelope(body []byte, path string) (call, *Error) {
 	var fields map[string]json.RawMessage
-	if json.Unmarshal(body, &fields) != nil || fields == nil {
+	if !isJSONObject(body) || json.Unmarshal(body, &fields) != nil || fields == nil {
 		return call{rpcID: invalidRequestID}, badRequest("invalid client-request message",
-			[]Issue{{Code: "invalid_type", Path: []any{}, Message: "expected object"}})
+			[]Issue{invalidType(nil, "object", body, true)})
 	}
 	c := call{rpcID: invalidRequestID, payload: fields["payload"]}
 	var issues []Issue
-	if json.Unmarshal(fields["rpcId"], &c.rpcID) != nil {
-		c.rpcID = invalidRequestID
-		issues = append(issues, Issue{Code: "invalid_type", Path: []any{"rpcId"}, Message: "expected string"})
-	}
 	var typ string
-	if json.Unmarshal(fields["type"], &typ) != nil || typ != "client-request" {
-		issues = append(issues, Issue{Code: "invalid_literal", Path: []any{"type"}, Message: `expected "client-request"`})
+	if raw, ok := fields["type"]; !ok || !isJSONString(raw) || json.Unmarshal(raw, &typ) != nil || typ != "client-request" {
+		issues = append(issues, Issue{Code: "invalid_value", Values: []any{"client-request"}, Path: []any{"type"},
+			Message: `Invalid input: expected "client-request"`})
 	}
-	if json.Unmarshal(fields["method"], &c.method) != nil {
-		issues = append(issues, Issue{Code: "invalid_type", Path: []any{"method"}, Message: "expected string"})
+	if raw, ok := fields["rpcId"]; !ok || !isJSONString(raw) || json.Unmarshal(raw, &c.rpcID) != nil {
+		c.rpcID = invalidRequestID
+		issues = append(issues, invalidType([]any{"rpcId"}, "string", raw, ok))
+	}
+	if raw, ok := fields["method"]; !ok || !isJSONString(raw) || json.Unmarshal(raw, &c.method) != nil {
+		issues = append(issues, invalidType([]any{"method"}, "string", raw, ok))
 	}
 	if _, ok := fields["payload"]; !ok {
-		issues = append(issues, Issue{Code: "invalid_type", Path: []any{"payload"}, Message: "required"})
+		issues = append(issues, Issue{Code: "invalid_type", Expected: "nonoptional", Path: []any{"payload"},
+			Message: "Invalid input: expected nonoptional, received undefined"})
 	}
 	if len(issues) > 0 {
 		return c, badRequest("invalid client-request message", issues)
@@ -164,7 +167,9 @@ func writeResponse(w http.ResponseWriter, rpcID string, value any, failure *Erro
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	_ = json.NewEncoder(w).Encode(resp)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // the original's JSON.stringify does not escape <, >, &
+	_ = enc.Encode(resp)
 }
 
 // carrierError answers a transport-level failure as plain text.

@@ -51,8 +51,8 @@ func (h *Handler) sessionCreate(ctx context.Context, c call) (any, *Error) {
 func (h *Handler) sessionHistory(ctx context.Context, c call) (any, *Error) {
 	p := readPayload(c.payload)
 	id := p.sessionID("sessionId")
-	beforeSeq := p.optionalInt("beforeSeq", 0)
-	maxMessages := p.optionalInt("maxMessages", 1)
+	beforeSeq := p.optionalInt("beforeSeq", false)
+	maxMessages := p.optionalInt("maxMessages", true)
 	if bad := invalidPayload(c, p); bad != nil {
 		return nil, bad
 	}

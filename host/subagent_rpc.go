@@ -38,8 +38,8 @@ func (h *Handler) subagentList(ctx context.Context, c call) (any, *Error) {
 func (h *Handler) subagentHistory(ctx context.Context, c call) (any, *Error) {
 	p := readPayload(c.payload)
 	parent, child := p.sessionID("parentSessionId"), p.sessionID("childSessionId")
-	beforeSeq := p.optionalInt("beforeSeq", 0)
-	maxMessages := p.optionalInt("maxMessages", 1)
+	beforeSeq := p.optionalInt("beforeSeq", false)
+	maxMessages := p.optionalInt("maxMessages", true)
 	if bad := invalidPayload(c, p); bad != nil {
 		return nil, bad
 	}
