@@ -33,6 +33,19 @@ func classify(ctx context.Context, err error) error {
 	}
 }
 
+// sessionBlank is the original's sessionBlank: no turn has run yet, that is,
+// the events hold no turn/start. A new continuable child already holds its
+// descriptor (and a resumed session its end-seed) and is still blank, so
+// host/session-added for it carries blank:true.
+func sessionBlank(events []session.Event) bool {
+	for _, e := range events {
+		if e.Type == "turn/start" {
+			return false
+		}
+	}
+	return true
+}
+
 func isAny(err error, targets ...error) bool {
 	for _, target := range targets {
 		if errors.Is(err, target) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
 	"github.com/stretchr/testify/require"
 )
@@ -39,4 +40,12 @@ func TestClassifyMapsSubagentDeliveryFailuresAsSeed004(t *testing.T) {
 			require.ErrorIs(t, got, tc.want)
 		})
 	}
+}
+
+func TestSessionBlankMeansNoTurnStartYet(t *testing.T) {
+	event := func(typ string) session.Event { return session.Event{Type: typ} }
+	require.True(t, sessionBlank(nil))
+	require.True(t, sessionBlank([]session.Event{event("subagent/descriptor"), event("session/end-seed")}),
+		"a new child holds its descriptor but has run no turn")
+	require.False(t, sessionBlank([]session.Event{event("subagent/descriptor"), event("turn/start"), event("user/message")}))
 }
