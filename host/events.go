@@ -60,6 +60,10 @@ type hub struct {
 	closed   bool
 	closing  chan struct{}
 	maxQueue int
+
+	source      AttachmentSource            // nil: no session/subscribed frames
+	attached    map[string]*attachedSession // the attached sessions, for the mux baseline (stream.go)
+	attachOrder uint64
 }
 
 // stream is one connected event stream; its fields other than kind are
@@ -71,11 +75,13 @@ type stream struct {
 	wake       chan struct{}
 }
 
-func newHub(maxQueue int) *hub {
-	return &hub{streams: map[*stream]struct{}{}, closing: make(chan struct{}), maxQueue: maxQueue}
+func newHub(maxQueue int, source AttachmentSource) *hub {
+	return &hub{streams: map[*stream]struct{}{}, closing: make(chan struct{}), maxQueue: maxQueue,
+		source: source, attached: map[string]*attachedSession{}}
 }
 
-// join registers a new stream of kind; it returns nil once the hub is
+// join registers a new stream of kind, a mux stream with its
+// session/subscribed baseline queued; it returns nil once the hub is
 // closed.
 func (h *hub) join(kind streamKind) *stream {
 	h.mu.Lock()
@@ -85,6 +91,9 @@ func (h *hub) join(kind streamKind) *stream {
 	}
 	s := &stream{kind: kind, wake: make(chan struct{}, 1)}
 	h.streams[s] = struct{}{}
+	if kind == streamMux {
+		h.openMux(s)
+	}
 	return s
 }
 
@@ -104,14 +113,17 @@ func (h *hub) close() {
 	}
 }
 
-// publish queues n's frame on every stream that carries it.
+// publish queues n's frame on every stream that carries it, after the
+// session/subscribed frame of a session n attaches (mux streams only).
 func (h *hub) publish(n Notice) {
+	a, attached := h.attachmentOf(n)
 	frame, class, ok := encodeFrame(n)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.track(n, a, attached)
 	if !ok {
 		return
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	for s := range h.streams {
 		if s.kind.carries(class) {
 			h.queue(s, frame)

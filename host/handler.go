@@ -41,7 +41,9 @@ type Handler struct {
 	static      http.Handler
 }
 
-// New subscribes to backend's notices and returns the handler.
+// New subscribes to backend's notices and returns the handler. When backend
+// is also an AttachmentSource, the sessions live at that moment form the
+// first mux baseline (see AttachmentSource).
 func New(backend Backend, opts Options) *Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -56,7 +58,8 @@ func New(backend Backend, opts Options) *Handler {
 	if err != nil {
 		panic("host: embedded page missing: " + err.Error())
 	}
-	h := &Handler{backend: backend, opts: opts, hub: newHub(opts.MaxQueuedFrames),
+	source, _ := backend.(AttachmentSource)
+	h := &Handler{backend: backend, opts: opts, hub: newHub(opts.MaxQueuedFrames, source),
 		catalog: newCatalogReads(backend.ListChildren), static: http.FileServerFS(page)}
 	h.methods = map[string]method{
 		"session.list":     h.sessionList,
@@ -68,6 +71,7 @@ func New(backend Backend, opts Options) *Handler {
 		"subagent.prompt":  h.subagentPrompt,
 	}
 	h.unsubscribe = backend.Subscribe(h.hub.publish)
+	h.hub.seedAttached()
 	return h
 }
 

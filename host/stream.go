@@ -1,0 +1,183 @@
+package host
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// The mux stream's subscription baseline (web-host §3.1; the original's
+// subscribeSession): GET /api/events.mux opens with one
+//
+//	session/subscribed {sessionId, lastSeq}
+//
+// per attached (live) session, in the order the sessions became attached,
+// where lastSeq is the seq of the session's last event (next seq − 1, so
+// -1 for an empty log); afterwards one more whenever a session becomes
+// attached (created, a published subagent child, a cold child resumed by a
+// follow-up), queued before any session/event of that session. A client
+// merging session/event frames by seq compares lastSeq with the tail it
+// installed from history and re-pulls the tail page once when lastSeq is
+// beyond it. The frame is sent on the mux stream only, never on
+// /api/events or /api/events.host.
+//
+// The hub learns what a session holds from the backend's optional
+// AttachmentSource: once when the handler is created (sessions already
+// live) and at each SessionAdded notice; afterwards it follows lastSeq from
+// the session/event notices and forgets a session at SessionRemoved. A
+// Backend that is not an AttachmentSource gets no session/subscribed
+// frames.
+
+// Attachment is what an attached (live) session holds at one moment.
+type Attachment struct {
+	SessionID string
+	// LastSeq is the seq of the session's last event, -1 when it has none.
+	LastSeq int64
+}
+
+// AttachmentSource is an optional extension of Backend that the event
+// streams use for the mux stream's session/subscribed frames.
+// RuntimeBackend implements it.
+type AttachmentSource interface {
+	// Attachment describes the live session id now, or false when id is not
+	// live. The handler calls it from inside the Subscribe callback of id's
+	// SessionAdded notice, so it must not block, and it must describe the
+	// session as of that notice (no event of id may be notified between
+	// the SessionAdded notice and this answer).
+	Attachment(id string) (Attachment, bool)
+	// Attachments describes every live session in the order they became
+	// live. The handler calls it once, right after subscribing.
+	Attachments() []Attachment
+}
+
+// attachedSession is the hub's record of one attached session.
+type attachedSession struct {
+	lastSeq int64
+	order   uint64 // attachment order, for the frames a new mux stream opens with
+}
+
+type sessionSubscribedFrame struct {
+	Type      string `json:"type"`
+	SessionID string `json:"sessionId"`
+	LastSeq   int64  `json:"lastSeq"`
+}
+
+const frameSessionSubscribed = "session/subscribed"
+
+// subscribedFrame renders session/subscribed for id.
+func subscribedFrame(id string, lastSeq int64) ([]byte, bool) {
+	frame, err := sseData(frameSessionSubscribed, sessionSubscribedFrame{Type: frameSessionSubscribed,
+		SessionID: id, LastSeq: lastSeq})
+	return frame, err == nil
+}
+
+// seedAttached records the sessions live when the handler subscribed. It
+// runs under h.mu after the subscription, so a notice already applied is
+// never undone (a removed session has left the registry before its notice,
+// a live one's seq only grows) and a notice still to come finds the
+// record.
+func (h *hub) seedAttached() {
+	if h.source == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, a := range h.source.Attachments() {
+		h.recordAttached(a)
+	}
+}
+
+// recordAttached enters a into the attached set (keeping the higher lastSeq
+// and the first order when a is already there) and returns its lastSeq;
+// h.mu is held.
+func (h *hub) recordAttached(a Attachment) int64 {
+	if rec, ok := h.attached[a.SessionID]; ok {
+		rec.lastSeq = max(rec.lastSeq, a.LastSeq)
+		return rec.lastSeq
+	}
+	h.attachOrder++
+	h.attached[a.SessionID] = &attachedSession{lastSeq: a.LastSeq, order: h.attachOrder}
+	return a.LastSeq
+}
+
+// attachmentOf asks the source about the session of a SessionAdded notice,
+// before h.mu is taken.
+func (h *hub) attachmentOf(n Notice) (Attachment, bool) {
+	if n.Kind != SessionAdded || h.source == nil {
+		return Attachment{}, false
+	}
+	a, ok := h.source.Attachment(n.SessionID)
+	return a, ok && a.SessionID == n.SessionID
+}
+
+// track applies n to the attached set and queues session/subscribed on the
+// mux streams when n attaches a session (a is its Attachment); h.mu is
+// held. An event only advances a session already attached: a late event of
+// a removed session does not bring it back.
+func (h *hub) track(n Notice, a Attachment, attached bool) {
+	switch n.Kind {
+	case SessionAdded:
+		if !attached {
+			return
+		}
+		frame, ok := subscribedFrame(a.SessionID, h.recordAttached(a))
+		if !ok {
+			return
+		}
+		for s := range h.streams {
+			if s.kind == streamMux {
+				h.queue(s, frame)
+			}
+		}
+	case SessionEvent:
+		if rec, ok := h.attached[n.SessionID]; ok {
+			rec.lastSeq = max(rec.lastSeq, n.Event.Seq)
+		}
+	case SessionRemoved:
+		delete(h.attached, n.SessionID)
+	}
+}
+
+// openMux queues the baseline of a new mux stream: one session/subscribed
+// per attached session in attachment order; h.mu is held.
+func (h *hub) openMux(s *stream) {
+	ids := make([]string, 0, len(h.attached))
+	for id := range h.attached {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b string) int { return cmp.Compare(h.attached[a].order, h.attached[b].order) })
+	for _, id := range ids {
+		if frame, ok := subscribedFrame(id, h.attached[id].lastSeq); ok {
+			s.frames = append(s.frames, frame)
+		}
+	}
+	if len(s.frames) > 0 {
+		s.wake <- struct{}{}
+	}
+}
+
+// Attachment describes the live session id (RuntimeBackend is an
+// AttachmentSource). Inside the registry's Added notification the session
+// cannot be appended to, so the answer is exact for that notice.
+func (b *RuntimeBackend) Attachment(id string) (Attachment, bool) {
+	live := b.rt.Sessions().Get(id)
+	if live == nil {
+		return Attachment{}, false
+	}
+	return attachmentOf(live), true
+}
+
+// Attachments describes every live session in creation order.
+func (b *RuntimeBackend) Attachments() []Attachment {
+	lives := b.rt.Sessions().List()
+	out := make([]Attachment, len(lives))
+	for i, l := range lives {
+		out[i] = attachmentOf(l)
+	}
+	return out
+}
+
+func attachmentOf(l *session.Live) Attachment {
+	return Attachment{SessionID: l.ID(), LastSeq: int64(l.Len()) - 1}
+}

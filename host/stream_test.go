@@ -1,0 +1,225 @@
+package host
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/stretchr/testify/require"
+)
+
+// attachingBackend is the fake backend with the AttachmentSource extension:
+// attach records what a session holds when it becomes live, detach forgets
+// it, as a runtime's live registry would.
+type attachingBackend struct {
+	*fakeBackend
+	mu       sync.Mutex
+	attached []Attachment
+}
+
+func newAttachingBackend() *attachingBackend {
+	return &attachingBackend{fakeBackend: newFakeBackend()}
+}
+
+func (b *attachingBackend) attach(a Attachment) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.attached = append(b.attached, a)
+}
+
+func (b *attachingBackend) detach(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.attached = slices.DeleteFunc(b.attached, func(a Attachment) bool { return a.SessionID == id })
+}
+
+func (b *attachingBackend) Attachment(id string) (Attachment, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	i := slices.IndexFunc(b.attached, func(a Attachment) bool { return a.SessionID == id })
+	if i < 0 {
+		return Attachment{}, false
+	}
+	return b.attached[i], true
+}
+
+func (b *attachingBackend) Attachments() []Attachment {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.attached)
+}
+
+// requireSubscribed reads the next frame and requires it to be exactly
+// session/subscribed {sessionId: id, lastSeq}, key order included.
+func requireSubscribed(t *testing.T, r *bufio.Reader, id string, lastSeq int64) {
+	t.Helper()
+	f := readFrame(t, r)
+	require.Equal(t, "server-request", f.Type)
+	require.Equal(t, "session/subscribed", f.Method)
+	want, err := json.Marshal(map[string]any{"type": "session/subscribed", "sessionId": id, "lastSeq": lastSeq})
+	require.NoError(t, err)
+	require.JSONEq(t, string(want), string(f.Payload))
+	require.Equal(t, `{"type":"session/subscribed","sessionId":"`+id+`","lastSeq":`+jsonInt(lastSeq)+`}`, string(f.Payload))
+}
+
+func jsonInt(n int64) string {
+	data, _ := json.Marshal(n)
+	return string(data)
+}
+
+// streamPayload is the part of a mux frame's payload the tests look at.
+type streamPayload struct {
+	SessionID string    `json:"sessionId"`
+	LastSeq   int64     `json:"lastSeq"`
+	Event     wireEvent `json:"event"`
+}
+
+// nextFrameWhere reads frames until one satisfies match and returns it
+// with every frame read before it; the stream is cut after 30 s.
+func nextFrameWhere(t *testing.T, r *bufio.Reader, stop func(), match func(frame, streamPayload) bool) (frame, streamPayload, []frame) {
+	t.Helper()
+	timer := time.AfterFunc(30*time.Second, stop)
+	defer timer.Stop()
+	var before []frame
+	for {
+		f := readFrame(t, r)
+		var p streamPayload
+		require.NoError(t, json.Unmarshal(f.Payload, &p))
+		if match(f, p) {
+			return f, p, before
+		}
+		before = append(before, f)
+	}
+}
+
+func TestMuxOpensWithOneSubscribedFramePerAttachedSession(t *testing.T) {
+	b := newAttachingBackend()
+	b.attach(Attachment{SessionID: "before-handler", LastSeq: 4})
+	h := newTestHandler(t, b)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	b.attach(Attachment{SessionID: "p1", LastSeq: -1})
+	b.emit(Notice{Kind: SessionAdded, SessionID: "p1"})
+	b.attach(Attachment{SessionID: "c1", LastSeq: 1})
+	b.emit(Notice{Kind: SessionAdded, SessionID: "c1", ParentSessionID: "p1", Origin: "subagent"},
+		Notice{Kind: SessionEvent, SessionID: "c1", Event: plain(2, "turn/start")},
+		Notice{Kind: SessionEvent, SessionID: "p1", Event: plain(0, "turn/start")})
+
+	mux, stopMux := openStreamAt(t, srv.URL, "/api/events.mux")
+	defer stopMux()
+	requireSubscribed(t, mux, "before-handler", 4)
+	requireSubscribed(t, mux, "p1", 0)
+	requireSubscribed(t, mux, "c1", 2)
+
+	// A session that becomes attached later is subscribed on the open
+	// stream before any of its events; a released one is not subscribed
+	// by a later stream.
+	b.attach(Attachment{SessionID: "c2", LastSeq: 3})
+	b.emit(Notice{Kind: SessionAdded, SessionID: "c2", ParentSessionID: "p1", Origin: "subagent"},
+		Notice{Kind: SessionEvent, SessionID: "c2", Event: plain(4, "turn/start")})
+	requireSubscribed(t, mux, "c2", 3)
+	f := readFrame(t, mux)
+	require.Equal(t, "session/event", f.Method)
+
+	b.detach("c1")
+	b.emit(Notice{Kind: SessionRemoved, SessionID: "c1"},
+		Notice{Kind: SessionEvent, SessionID: "c1", Event: plain(3, "turn/end")})
+	later, stopLater := openStreamAt(t, srv.URL, "/api/events.mux")
+	defer stopLater()
+	requireSubscribed(t, later, "before-handler", 4)
+	requireSubscribed(t, later, "p1", 0)
+	requireSubscribed(t, later, "c2", 4)
+	b.emit(Notice{Kind: SessionEvent, SessionID: "p1", Event: plain(1, "turn/end")})
+	require.Equal(t, "session/event", readFrame(t, later).Method)
+}
+
+func TestSubscribedFramesStayOffTheHostAndPageStreams(t *testing.T) {
+	b := newAttachingBackend()
+	b.attach(Attachment{SessionID: "p1", LastSeq: 2})
+	h := newTestHandler(t, b)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	hostStream, stopHost := openStreamAt(t, srv.URL, "/api/events.host")
+	defer stopHost()
+	page, stopPage := openStream(t, srv.URL)
+	defer stopPage()
+
+	b.attach(Attachment{SessionID: "c1", LastSeq: 0})
+	b.emit(Notice{Kind: SessionAdded, SessionID: "c1", ParentSessionID: "p1", Origin: "subagent"},
+		Notice{Kind: SessionEvent, SessionID: "c1", Event: plain(1, "turn/start")})
+	require.Equal(t, "host/session-added", readFrame(t, hostStream).Method)
+	require.Equal(t, "host/session-added", readFrame(t, page).Method)
+	require.Equal(t, "session/event", readFrame(t, page).Method)
+}
+
+func TestMuxSubscribesLiveRuntimeSessionsCreatedSpawnedAndColdResumed(t *testing.T) {
+	s := newRuntimeStack(t)
+	ctx := context.Background()
+	p, err := s.rt.StartAgent(ctx, parent.CreateSpec{})
+	require.NoError(t, err)
+	mux, stopMux := openStreamAt(t, s.url, "/api/events.mux")
+	defer stopMux()
+	requireSubscribed(t, mux, p.ID(), int64(s.rt.Sessions().Get(p.ID()).Len())-1)
+
+	// A spawned child is subscribed when it is published, before any of
+	// its events, and its first event follows lastSeq.
+	converse(t, p, "spawn worker: reply working")
+	children := s.settled(t, p.ID(), 1)
+	child := children[0].ID
+	_, sub, before := nextFrameWhere(t, mux, stopMux, func(f frame, pl streamPayload) bool {
+		return f.Method == "session/subscribed" && pl.SessionID == child
+	})
+	for _, f := range before {
+		var pl streamPayload
+		require.NoError(t, json.Unmarshal(f.Payload, &pl))
+		require.NotEqual(t, child, pl.SessionID, "no child frame before its subscription")
+	}
+	require.GreaterOrEqual(t, sub.LastSeq, int64(0))
+	_, first, _ := nextFrameWhere(t, mux, stopMux, func(f frame, pl streamPayload) bool {
+		return f.Method == "session/event" && pl.SessionID == child
+	})
+	require.Equal(t, sub.LastSeq+1, first.Event.Seq)
+
+	// A cold child re-materialised by a follow-up is subscribed again,
+	// with its stored log (and the resume's end-seed) as the baseline.
+	stored, err := s.backend.ReadSession(ctx, child)
+	require.NoError(t, err)
+	resumed := callRPC(t, s.recorder, "subagent.prompt", map[string]any{"parentSessionId": p.ID(), "childSessionId": child,
+		"content": []any{map[string]any{"type": "text", "text": "reply again"}}})
+	require.True(t, resumed.Result.OK, string(resumed.Result.Value))
+	_, again, _ := nextFrameWhere(t, mux, stopMux, func(f frame, pl streamPayload) bool {
+		return f.Method == "session/subscribed" && pl.SessionID == child
+	})
+	require.GreaterOrEqual(t, again.LastSeq, stored.Events[len(stored.Events)-1].Seq)
+	_, next, _ := nextFrameWhere(t, mux, stopMux, func(f frame, pl streamPayload) bool {
+		return f.Method == "session/event" && pl.SessionID == child
+	})
+	require.Equal(t, again.LastSeq+1, next.Event.Seq)
+	s.settled(t, p.ID(), 1)
+}
+
+func TestMuxSubscribesSessionsLiveBeforeTheHandler(t *testing.T) {
+	s := newRuntimeStack(t)
+	p, err := s.rt.StartAgent(context.Background(), parent.CreateSpec{})
+	require.NoError(t, err)
+	converse(t, p, "reply hello")
+	h := New(s.backend, Options{})
+	defer h.Close()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	mux, stopMux := openStreamAt(t, srv.URL, "/api/events.mux")
+	defer stopMux()
+	requireSubscribed(t, mux, p.ID(), int64(s.rt.Sessions().Get(p.ID()).Len())-1)
+	_, err = p.Followup(context.Background(), agent.Text("reply more"), userSource)
+	require.NoError(t, err)
+	f := readFrame(t, mux)
+	require.Equal(t, "session/event", f.Method)
+}
