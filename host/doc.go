@@ -72,8 +72,9 @@
 // direct catalog in service order. Healthy rows are exactly {kind:"child",
 // id, label, activity:"running"|"inactive"} (seed 004: no mode; label always
 // present, possibly ""; running: the child session is live), diagnostics
-// {kind:"diagnostic", id, reason:"corrupt"|"unsupported"|"unavailable"}. parentAvailable says whether
-// the exact parent agent is live now (a hint; subagent.prompt decides).
+// {kind:"diagnostic", id, reason:"corrupt"|"unsupported"|"unavailable"}.
+// parentAvailable says whether the exact parent agent is live now (a hint;
+// subagent.prompt decides).
 // Errors: cancelled "subagent catalog read was cancelled", internal
 // "subagent catalog read failed" (an unknown parent too). Catalog reads
 // (here and in the address checks below) are coalesced per parent: a
@@ -84,14 +85,14 @@
 // subagent.history {parentSessionId, childSessionId, beforeSeq?,
 // maxMessages?} → {events: [{event}], hasMore}. The address is seed 004's
 // {parentSessionId, childSessionId}: it has no mode, and a "mode" key is
-// ignored like any unknown key. The address is verified in the
-// parent's catalog first: a parent the catalog does not know is
-// subagent-not-found `parent session "<p>" is unavailable` {parentSessionId,
-// childSessionId}; a child that is no direct entry is subagent-not-found
-// `session "<c>" is not a continuable direct child of "<p>"`
-// {parentSessionId, childSessionId}; a diagnostic entry is
-// subagent-catalog-diagnostic `subagent "<c>" is <reason>` {parentSessionId,
-// childSessionId, reason}. Then the child's transcript is read from memory or storage without
+// ignored like any unknown key. The address is verified in the parent's
+// catalog first: a parent the catalog does not know is subagent-not-found
+// `parent session "<p>" is unavailable` {parentSessionId, childSessionId};
+// a child that is no direct entry is subagent-not-found `session "<c>" is
+// not a continuable direct child of "<p>"` {parentSessionId,
+// childSessionId}; a diagnostic entry is subagent-catalog-diagnostic
+// `subagent "<c>" is <reason>` {parentSessionId, childSessionId, reason}.
+// Then the child's transcript is read from memory or storage without
 // acquiring, publishing or resuming any agent; a transcript naming another
 // parent is subagent-unauthorized "subagent parent changed during history
 // read". Pages are message-aligned: the counting unit is a user, assistant
