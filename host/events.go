@@ -117,6 +117,9 @@ func (h *hub) close() {
 // session/subscribed frame of a session n attaches (mux streams only).
 func (h *hub) publish(n Notice) {
 	a, attached := h.attachmentOf(n)
+	if attached {
+		n.Blank = a.Blank
+	}
 	frame, class, ok := encodeFrame(n)
 	h.mu.Lock()
 	defer h.mu.Unlock()

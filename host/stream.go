@@ -22,6 +22,12 @@ import (
 // beyond it. The frame is sent on the mux stream only, never on
 // /api/events or /api/events.host.
 //
+// host/session-added's blank is the Attachment's Blank when the backend is
+// an AttachmentSource that knows the session: true while the session holds
+// no turn/start event, as the original's sessionBlank, so a new subagent
+// child (descriptor and end-seed, no turn yet) is blank and a cold child
+// resumed with its earlier turns is not. Otherwise it is Notice.Blank.
+//
 // The hub learns what a session holds from the backend's optional
 // AttachmentSource: once when the handler is created (sessions already
 // live) and at each SessionAdded notice; afterwards it follows lastSeq from
@@ -34,6 +40,10 @@ type Attachment struct {
 	SessionID string
 	// LastSeq is the seq of the session's last event, -1 when it has none.
 	LastSeq int64
+	// Blank says no turn has started in the session (it holds no
+	// turn/start event; the original's sessionBlank). It is the blank of
+	// the host/session-added frame.
+	Blank bool
 }
 
 // AttachmentSource is an optional extension of Backend that the event
@@ -179,5 +189,10 @@ func (b *RuntimeBackend) Attachments() []Attachment {
 }
 
 func attachmentOf(l *session.Live) Attachment {
-	return Attachment{SessionID: l.ID(), LastSeq: int64(l.Len()) - 1}
+	events := l.Events()
+	blank := !slices.ContainsFunc(events, func(e session.Event) bool { return e.Type == turnStartType })
+	return Attachment{SessionID: l.ID(), LastSeq: int64(len(events)) - 1, Blank: blank}
 }
+
+// turnStartType opens a turn; a session without one is blank.
+const turnStartType = "turn/start"

@@ -106,9 +106,9 @@ func TestMuxOpensWithOneSubscribedFramePerAttachedSession(t *testing.T) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 
-	b.attach(Attachment{SessionID: "p1", LastSeq: -1})
+	b.attach(Attachment{SessionID: "p1", LastSeq: -1, Blank: true})
 	b.emit(Notice{Kind: SessionAdded, SessionID: "p1"})
-	b.attach(Attachment{SessionID: "c1", LastSeq: 1})
+	b.attach(Attachment{SessionID: "c1", LastSeq: 1, Blank: true})
 	b.emit(Notice{Kind: SessionAdded, SessionID: "c1", ParentSessionID: "p1", Origin: "subagent"},
 		Notice{Kind: SessionEvent, SessionID: "c1", Event: plain(2, "turn/start")},
 		Notice{Kind: SessionEvent, SessionID: "p1", Event: plain(0, "turn/start")})
@@ -222,4 +222,62 @@ func TestMuxSubscribesSessionsLiveBeforeTheHandler(t *testing.T) {
 	require.NoError(t, err)
 	f := readFrame(t, mux)
 	require.Equal(t, "session/event", f.Method)
+}
+
+func TestSessionAddedBlankMeansNoTurnHasStarted(t *testing.T) {
+	s := newRuntimeStack(t)
+	ctx := context.Background()
+	hostStream, stopHost := openStreamAt(t, s.url, "/api/events.host")
+	defer stopHost()
+	page, stopPage := openStream(t, s.url)
+	defer stopPage()
+	added := func(r *bufio.Reader, stop func(), id string) string {
+		t.Helper()
+		f, _, _ := nextFrameWhere(t, r, stop, func(f frame, pl streamPayload) bool {
+			return f.Method == "host/session-added" && (id == "" || pl.SessionID == id)
+		})
+		return string(f.Payload)
+	}
+
+	p, err := s.rt.StartAgent(ctx, parent.CreateSpec{})
+	require.NoError(t, err)
+	for _, r := range []struct {
+		r    *bufio.Reader
+		stop func()
+	}{{hostStream, stopHost}, {page, stopPage}} {
+		require.JSONEq(t, `{"type":"host/session-added","sessionId":"`+p.ID()+`","blank":true}`, added(r.r, r.stop, p.ID()))
+	}
+
+	// A new subagent child already holds its descriptor and end-seed when
+	// it is published, but no turn has started: blank.
+	converse(t, p, "spawn worker: reply working")
+	child := s.settled(t, p.ID(), 1)[0].ID
+	want := `{"type":"host/session-added","sessionId":"` + child + `","blank":true,"parentSessionId":"` + p.ID() + `","origin":"subagent"}`
+	require.JSONEq(t, want, added(hostStream, stopHost, child))
+	require.JSONEq(t, want, added(page, stopPage, child))
+
+	// A cold child resumed by a follow-up holds its earlier turns: not blank.
+	resumed := callRPC(t, s.recorder, "subagent.prompt", map[string]any{"parentSessionId": p.ID(), "childSessionId": child,
+		"content": []any{map[string]any{"type": "text", "text": "reply again"}}})
+	require.True(t, resumed.Result.OK, string(resumed.Result.Value))
+	require.JSONEq(t, `{"type":"host/session-added","sessionId":"`+child+`","blank":false,"parentSessionId":"`+p.ID()+
+		`","origin":"subagent"}`, added(hostStream, stopHost, child))
+	s.settled(t, p.ID(), 1)
+}
+
+func TestSessionAddedBlankComesFromTheAttachment(t *testing.T) {
+	b := newAttachingBackend()
+	h := newTestHandler(t, b)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	hostStream, stopHost := openStreamAt(t, srv.URL, "/api/events.host")
+	defer stopHost()
+
+	b.attach(Attachment{SessionID: "c1", LastSeq: 1, Blank: true})
+	b.attach(Attachment{SessionID: "c2", LastSeq: 9, Blank: false})
+	b.emit(Notice{Kind: SessionAdded, SessionID: "c1", Blank: false}, Notice{Kind: SessionAdded, SessionID: "c2", Blank: true},
+		Notice{Kind: SessionAdded, SessionID: "unknown", Blank: true})
+	require.JSONEq(t, `{"type":"host/session-added","sessionId":"c1","blank":true}`, string(readFrame(t, hostStream).Payload))
+	require.JSONEq(t, `{"type":"host/session-added","sessionId":"c2","blank":false}`, string(readFrame(t, hostStream).Payload))
+	require.JSONEq(t, `{"type":"host/session-added","sessionId":"unknown","blank":true}`, string(readFrame(t, hostStream).Payload))
 }
