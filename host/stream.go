@@ -190,9 +190,5 @@ func (b *RuntimeBackend) Attachments() []Attachment {
 
 func attachmentOf(l *session.Live) Attachment {
 	events := l.Events()
-	blank := !slices.ContainsFunc(events, func(e session.Event) bool { return e.Type == turnStartType })
-	return Attachment{SessionID: l.ID(), LastSeq: int64(len(events)) - 1, Blank: blank}
+	return Attachment{SessionID: l.ID(), LastSeq: int64(len(events)) - 1, Blank: sessionBlank(events)}
 }
-
-// turnStartType opens a turn; a session without one is blank.
-const turnStartType = "turn/start"
