@@ -122,15 +122,20 @@
 //
 // # Frames
 //
-// GET /api/events is an SSE stream: ": connected", then one
-// "data: <server-request>" block per frame, where the envelope is
-// {"type":"server-request","rpcId":"<fresh uuid>","method":<frame type>,
-// "payload":<frame>}. Frames, in the runtime's order:
+// GET /api/events.host (host/* frames), GET /api/events.mux (session/*
+// frames) and GET /api/events (both, the page's stream) are SSE streams:
+// ": connected", then one "data: <server-request>" block per frame, where
+// the envelope is {"type":"server-request","rpcId":"<fresh uuid>",
+// "method":<frame type>,"payload":<frame>}. Frames, in the runtime's order:
 //
 //	host/session-added   {sessionId, blank, parentSessionId?, origin?, cwd?}
 //	host/session-status  {sessionId, running}
 //	host/session-removed {sessionId}
+//	session/subscribed   {sessionId, lastSeq}  mux only: one per attached session on open, then one per newly attached session
 //	session/event        {sessionId, event}  every event appended to a live session
+//
+// blank is true while the session has no turn/start event (the original's
+// sessionBlank), so a newly published subagent child is blank.
 //
 // A ": ping" comment keeps idle streams open. A stream whose client cannot
 // keep up receives one stream/error frame and ends; clients reconnect and
