@@ -36,7 +36,7 @@ type Backend interface {
 	// on behalf of the exact live parent, cold-resuming the child when it
 	// has no Activation, and returns the message id its inbox accepted.
 	// Failures: ErrSubagentNotResumable, ErrSubagentUnauthorized,
-	// ErrSubagentDeliveryUnavailable, ErrCancelled.
+	// ErrSubagentNotDelivered, ErrCancelled.
 	Followup(ctx context.Context, parent LiveAgent, childID string, content []agent.Block, source agent.Source) (string, error)
 	// Subscribe calls fn for every Notice, in the order the runtime produced
 	// them, until cancel is called. fn must not block.

@@ -317,7 +317,7 @@ func reconnectAndLoadOlder(t *testing.T, s *runtimeStack, p *browserPage, parent
 func failASendAndRestoreTheDraft(t *testing.T, s *runtimeStack, p *browserPage, parentID string) {
 	require.NoError(t, s.service.DrainContinuableDescendants(context.Background(), []*parent.Handle{s.rt.Agent(parentID)}))
 	p.send("reply lost")
-	p.until(`document.querySelector('#composer-alert').textContent === 'subagent follow-up is temporarily unavailable (subagent-delivery-unavailable)'`)
+	p.until(`document.querySelector('#composer-alert').textContent === 'message was not delivered (subagent-not-delivered)'`)
 	require.Equal(t, "reply lost", eval[string](p, `document.querySelector('#composer-input').value`))
 	p.shot("failed-send")
 }

@@ -22,7 +22,8 @@
 //	{"type":"server-response","rpcId":"…","result":{"ok":false,"error":{"code":"…","message":"…","details":{...}}}}
 //
 // HTTP statuses describe only the carrier: 404 "not found" (unknown path, or
-// a non-POST other than GET /api/events), 415 "content type must be
+// a non-POST other than the three stream GETs: /api/events, /api/events.host
+// and /api/events.mux), 415 "content type must be
 // application/json", 400 "body is not JSON", 413 "request body too large",
 // 500 "handler failure: <text>" (a panic), 403 "forbidden" (the trust
 // fence). Behind the fence they are checked in the original's order: a
@@ -136,6 +137,16 @@
 //
 // blank is true while the session has no turn/start event (the original's
 // sessionBlank), so a newly published subagent child is blank.
+//
+// session/subscribed comes from the backend's optional AttachmentSource
+// (RuntimeBackend implements it): the handler asks it once when created and
+// at each host/session-added, then follows lastSeq (the seq of the
+// session's last event, -1 for none) from the session/event notices, so a
+// new mux stream opens with the attached sessions in the order they became
+// attached, and a session attached later is subscribed before any of its
+// events. A cold child resumed by a follow-up is subscribed again with its
+// stored log and end-seed as the baseline. A Backend that is not an
+// AttachmentSource gets no session/subscribed frames.
 //
 // A ": ping" comment keeps idle streams open. A stream whose client cannot
 // keep up receives one stream/error frame and ends; clients reconnect and

@@ -52,7 +52,7 @@ func TestReadingNeverActivatesChildOrParent(t *testing.T) {
 	address := map[string]any{"parentSessionId": p.ID(), "childSessionId": child}
 
 	list := callRPC(t, s.recorder, "subagent.list", map[string]any{"parentSessionId": p.ID()})
-	require.JSONEq(t, `{"entries":[{"kind":"child","id":"`+child+`","mode":"continuable","label":"worker","activity":"inactive"}],
+	require.JSONEq(t, `{"entries":[{"kind":"child","id":"`+child+`","label":"worker","activity":"inactive"}],
 		"parentAvailable":false}`, string(list.Result.Value))
 	history := callRPC(t, s.recorder, "subagent.history", address)
 	require.True(t, history.Result.OK)
