@@ -32,6 +32,14 @@ func openStream(t *testing.T, baseURL string) (*bufio.Reader, func()) {
 	return openStreamAt(t, baseURL, "/api/events")
 }
 
+// serveTestHandler serves a test handler over b until the test ends.
+func serveTestHandler(t *testing.T, b Backend) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(newTestHandler(t, b))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // openStreamAt connects to the event stream at path (/api/events,
 // /api/events.host or /api/events.mux) and returns a reader positioned
 // after the ": connected" comment.
@@ -70,9 +78,7 @@ func readFrame(t *testing.T, r *bufio.Reader) frame {
 
 func TestEventStreamDeliversFramesInOrder(t *testing.T) {
 	b := newFakeBackend()
-	h := newTestHandler(t, b)
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := serveTestHandler(t, b)
 	r, stop := openStream(t, srv.URL)
 	defer stop()
 
@@ -107,9 +113,7 @@ func TestEventStreamDeliversFramesInOrder(t *testing.T) {
 
 func TestEventStreamFansOutToEveryClient(t *testing.T) {
 	b := newFakeBackend()
-	h := newTestHandler(t, b)
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := serveTestHandler(t, b)
 	first, stopFirst := openStream(t, srv.URL)
 	defer stopFirst()
 	second, stopSecond := openStream(t, srv.URL)
@@ -188,9 +192,7 @@ func TestUndecodableEventIsSkipped(t *testing.T) {
 
 func TestContractStreamsSplitHostAndSessionFrames(t *testing.T) {
 	b := newFakeBackend()
-	h := newTestHandler(t, b)
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := serveTestHandler(t, b)
 	hostStream, stopHost := openStreamAt(t, srv.URL, "/api/events.host")
 	defer stopHost()
 	mux, stopMux := openStreamAt(t, srv.URL, "/api/events.mux")

@@ -102,9 +102,7 @@ func nextFrameWhere(t *testing.T, r *bufio.Reader, stop func(), match func(frame
 func TestMuxOpensWithOneSubscribedFramePerAttachedSession(t *testing.T) {
 	b := newAttachingBackend()
 	b.attach(Attachment{SessionID: "before-handler", LastSeq: 4})
-	h := newTestHandler(t, b)
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := serveTestHandler(t, b)
 
 	b.attach(Attachment{SessionID: "p1", LastSeq: -1, Blank: true})
 	b.emit(Notice{Kind: SessionAdded, SessionID: "p1"})
@@ -144,9 +142,7 @@ func TestMuxOpensWithOneSubscribedFramePerAttachedSession(t *testing.T) {
 func TestSubscribedFramesStayOffTheHostAndPageStreams(t *testing.T) {
 	b := newAttachingBackend()
 	b.attach(Attachment{SessionID: "p1", LastSeq: 2})
-	h := newTestHandler(t, b)
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := serveTestHandler(t, b)
 	hostStream, stopHost := openStreamAt(t, srv.URL, "/api/events.host")
 	defer stopHost()
 	page, stopPage := openStream(t, srv.URL)
@@ -267,9 +263,7 @@ func TestSessionAddedBlankMeansNoTurnHasStarted(t *testing.T) {
 
 func TestSessionAddedBlankComesFromTheAttachment(t *testing.T) {
 	b := newAttachingBackend()
-	h := newTestHandler(t, b)
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := serveTestHandler(t, b)
 	hostStream, stopHost := openStreamAt(t, srv.URL, "/api/events.host")
 	defer stopHost()
 
