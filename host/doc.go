@@ -60,7 +60,7 @@
 //
 // session.history {sessionId, beforeSeq?, maxMessages?} → {events, hasMore}
 // like subagent.history, for any session, never activating it. Errors:
-// session-not-found `session "<id>" was not found` {sessionId}, cancelled,
+// session-not-found `session "<id>" not found` {sessionId}, cancelled,
 // internal.
 //
 // session.prompt {sessionId, content} → {messageId}: delivers to a top-level

@@ -96,6 +96,8 @@ func (h *Handler) sessionPrompt(ctx context.Context, c call) (any, *Error) {
 	}
 }
 
+// sessionNotFound is the original's `session "${sessionId}" not found`: the
+// id is written as it is, not quoted Go-style.
 func sessionNotFound(id string) *Error {
-	return newError(CodeSessionNotFound, fmt.Sprintf("session %q was not found", id), Details{SessionID: id})
+	return newError(CodeSessionNotFound, `session "`+id+`" not found`, Details{SessionID: id})
 }

@@ -36,11 +36,13 @@ func TestSessionHistoryPagesATopLevelTranscript(t *testing.T) {
 	r := callRPC(t, h, "session.history", map[string]any{"sessionId": "p1", "maxMessages": 2})
 	require.Contains(t, string(r.Result.Value), `"hasMore":true`)
 	r = callRPC(t, h, "session.history", map[string]any{"sessionId": "ghost"})
-	requireError(t, r, CodeSessionNotFound, `session "ghost" was not found`, map[string]any{"sessionId": "ghost"})
+	requireError(t, r, CodeSessionNotFound, `session "ghost" not found`, map[string]any{"sessionId": "ghost"})
+	r = callRPC(t, h, "session.history", map[string]any{"sessionId": `g"ü`})
+	requireError(t, r, CodeSessionNotFound, `session "g"ü" not found`, map[string]any{"sessionId": `g"ü`})
 	b.readErr = errors.New("EIO")
 	r = callRPC(t, h, "session.history", map[string]any{"sessionId": "p1"})
 	requireError(t, r, CodeInternal, "session history read failed", nil)
-	require.Equal(t, []string{"ReadSession p1", "ReadSession ghost", "ReadSession p1"}, b.callLog())
+	require.Equal(t, []string{"ReadSession p1", "ReadSession ghost", `ReadSession g"ü`, "ReadSession p1"}, b.callLog())
 }
 
 func TestSessionPrompt(t *testing.T) {
@@ -51,7 +53,7 @@ func TestSessionPrompt(t *testing.T) {
 		code, msg string
 		details   map[string]any
 	}{
-		{"unknown", Wrap(CodeSessionNotFound, errors.New("nope")), CodeSessionNotFound, `session "s1" was not found`,
+		{"unknown", Wrap(CodeSessionNotFound, errors.New("nope")), CodeSessionNotFound, `session "s1" not found`,
 			map[string]any{"sessionId": "s1"}},
 		{"a continuable child", Wrap(CodeAgentBusy, errors.New("child")), CodeAgentBusy, `session "s1" is owned by subagent routing`,
 			map[string]any{"reason": "use subagent delivery for this child session"}},
