@@ -160,7 +160,7 @@ func createTopLevelSession(t *testing.T, s *runtimeStack, p *browserPage) string
 func spawnChildren(t *testing.T, s *runtimeStack, p *browserPage, parentID string) (researcher, reviewer string) {
 	p.send("spawn researcher: spawn editor: reply edited\nspawn reviewer: reply reviewed\nreply spawned two")
 	p.until(`document.querySelector('.trigger')?.textContent === '2 个子代理'`)
-	require.Equal(t, 1, s.recorder.count("session.prompt", map[string]any{"sessionId": parentID}))
+	require.Equal(t, 1, s.recorder.count("session.prompt", map[string]any{"sessionId": parentID, "mode": "queue"}))
 	p.until(`[...document.querySelectorAll('.message.assistant')].some((m) => m.textContent.includes('spawned two'))`)
 	p.shot("spawned")
 	children := s.settled(t, parentID, 2)

@@ -63,11 +63,16 @@
 // session-not-found `session "<id>" not found` {sessionId}, cancelled,
 // internal.
 //
-// session.prompt {sessionId, content} → {messageId}: delivers to a top-level
-// agent (resuming it from storage when it is not live) with source
-// {kind:"user", rpcId}. A continuable child is refused with agent-busy
-// `session "<id>" is owned by subagent routing` {reason: "use subagent
-// delivery for this child session"}; an unknown id is session-not-found.
+// session.prompt {sessionId, mode: "queue"|"steer", content} → {accepted:
+// true}: delivers to a top-level agent (resuming it from storage when it is
+// not live) with source {kind:"user", rpcId}, answering once its inbox
+// accepted the message. mode is required (anything else, null or absent, is
+// zod's invalid_union issue with one invalid_value per literal). This
+// runtime never steers a running turn: "steer" is delivered exactly like
+// "queue", as a follow-up that runs as its own FIFO turn after the current
+// one. A continuable child is refused with agent-busy `session "<id>" is
+// owned by subagent routing` {reason: "use subagent delivery for this child
+// session"}; an unknown id is session-not-found.
 //
 // subagent.list {parentSessionId} → {entries, parentAvailable}: the complete
 // direct catalog in service order. Healthy rows are exactly {kind:"child",

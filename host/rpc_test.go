@@ -218,7 +218,7 @@ func TestPayloadValidation(t *testing.T) {
 		{"subagent.prompt", map[string]any{"parentSessionId": "p", "childSessionId": "c", "content": []any{map[string]any{"type": 5}}}, []string{"content.0.type"}},
 		{"subagent.prompt", map[string]any{"parentSessionId": "p", "childSessionId": "c", "content": []any{"hi", nil}}, []string{"content.0", "content.1"}},
 		{"session.history", map[string]any{"sessionId": "s", "maxMessages": "5"}, []string{"maxMessages"}},
-		{"session.prompt", map[string]any{"content": text}, []string{"sessionId"}},
+		{"session.prompt", map[string]any{"content": text}, []string{"sessionId", "mode"}},
 		{"session.list", nil, []string{""}},
 	}
 	for _, tc := range cases {

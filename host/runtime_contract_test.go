@@ -83,7 +83,7 @@ func TestPromptRequiresTheExactLiveParentAndNeverResumesIt(t *testing.T) {
 	require.Zero(t, watched.created.Load())
 
 	// The ordinary route may bring the parent back; then its child accepts input.
-	require.True(t, callRPC(t, s.recorder, "session.prompt", map[string]any{"sessionId": p.ID(),
+	require.True(t, callRPC(t, s.recorder, "session.prompt", map[string]any{"sessionId": p.ID(), "mode": "queue",
 		"content": []any{map[string]any{"type": "text", "text": "reply back"}}}).Result.OK)
 	require.NotNil(t, s.rt.Agent(p.ID()))
 	r = callRPC(t, s.recorder, "subagent.prompt", prompt)

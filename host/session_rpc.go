@@ -70,19 +70,36 @@ func (h *Handler) sessionHistory(ctx context.Context, c call) (any, *Error) {
 	}
 }
 
-// sessionPrompt answers session.prompt {sessionId, content} for top-level
-// sessions; continuable children are refused with agent-busy.
+// sessionPrompt answers session.prompt {sessionId, mode, content} with
+// {accepted: true} once the agent's inbox accepted the message. mode is
+// 'queue' or 'steer'; this runtime cannot steer a running turn, so both
+// deliver content as a follow-up: a FIFO turn of its own after the current
+// one. Continuable children are refused with agent-busy.
 func (h *Handler) sessionPrompt(ctx context.Context, c call) (any, *Error) {
 	p := readPayload(c.payload)
-	id := p.sessionID("sessionId")
-	content := p.content("content")
-	if bad := invalidPayload(c, p); bad != nil {
-		return nil, bad
+	if p.fields == nil {
+		return nil, invalidPayload(c, p)
 	}
-	messageID, err := h.backend.PromptSession(ctx, id, content, agent.Source{Kind: "user", RPCID: c.rpcID})
+	id := p.sessionID("sessionId")
+	issues := make([]any, 0, len(p.issues)+2)
+	for _, issue := range p.issues {
+		issues = append(issues, issue)
+	}
+	if _, bad := p.literalUnion("mode", "queue", "steer"); bad != nil {
+		issues = append(issues, bad)
+	}
+	before := len(p.issues)
+	content := p.content("content")
+	for _, issue := range p.issues[before:] {
+		issues = append(issues, issue)
+	}
+	if len(issues) > 0 {
+		return nil, newError(CodeBadRequest, "invalid payload for "+c.method, payloadIssues{Issues: issues})
+	}
+	_, err := h.backend.PromptSession(ctx, id, content, agent.Source{Kind: "user", RPCID: c.rpcID})
 	switch {
 	case err == nil:
-		return messageIDValue{MessageID: messageID}, nil
+		return acceptedValue{Accepted: true}, nil
 	case isCancelled(ctx, err):
 		return nil, newError(CodeCancelled, "session prompt was cancelled", nil)
 	case errors.Is(err, ErrSessionNotFound):
@@ -100,4 +117,9 @@ func (h *Handler) sessionPrompt(ctx context.Context, c call) (any, *Error) {
 // id is written as it is, not quoted Go-style.
 func sessionNotFound(id string) *Error {
 	return newError(CodeSessionNotFound, `session "`+id+`" not found`, Details{SessionID: id})
+}
+
+// acceptedValue is {accepted: true}.
+type acceptedValue struct {
+	Accepted bool `json:"accepted"`
 }

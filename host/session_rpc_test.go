@@ -2,6 +2,8 @@ package host
 
 import (
 	"errors"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/session"
@@ -63,13 +65,54 @@ func TestSessionPrompt(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newFakeBackend()
 			b.promptErr = tc.err
-			r := callRPC(t, newTestHandler(t, b), "session.prompt", map[string]any{"sessionId": "s1", "content": text})
+			r := callRPC(t, newTestHandler(t, b), "session.prompt", map[string]any{"sessionId": "s1", "mode": "queue", "content": text})
 			requireError(t, r, tc.code, tc.msg, tc.details)
 		})
 	}
 
 	b := newFakeBackend()
-	r := callRPC(t, newTestHandler(t, b), "session.prompt", map[string]any{"sessionId": "s1", "content": text})
-	require.JSONEq(t, `{"messageId":"message-s1"}`, string(r.Result.Value))
+	r := callRPC(t, newTestHandler(t, b), "session.prompt", map[string]any{"sessionId": "s1", "mode": "queue", "content": text})
+	require.JSONEq(t, `{"accepted":true}`, string(r.Result.Value))
 	require.Equal(t, []string{"PromptSession s1 user/r-session.prompt"}, b.callLog())
+}
+
+// rawCall posts payload (JSON text) to method and returns the response body
+// as written, for byte comparisons with the original's JSON.stringify.
+func rawCall(t *testing.T, h http.Handler, method, payload string) string {
+	t.Helper()
+	rec := post(h, method, "application/json",
+		`{"type":"client-request","rpcId":"r","method":"`+method+`","payload":`+payload+`}`)
+	require.Equal(t, http.StatusOK, rec.Code)
+	return strings.TrimSuffix(rec.Body.String(), "\n")
+}
+
+func TestSessionPromptModes(t *testing.T) {
+	text := `[{"type":"text","text":"reply hi","extra":1}]`
+	for _, mode := range []string{"queue", "steer"} {
+		b := newFakeBackend()
+		got := rawCall(t, newTestHandler(t, b), "session.prompt", `{"sessionId":"s1","mode":"`+mode+`","content":`+text+`}`)
+		require.Equal(t, `{"type":"server-response","rpcId":"r","result":{"ok":true,"value":{"accepted":true}}}`, got)
+		require.Equal(t, []string{"PromptSession s1 user/r"}, b.callLog(), "steer is delivered as a queued follow-up")
+	}
+
+	// zod 4's issues for z.union([z.literal('queue'), z.literal('steer')]),
+	// as the original reports them (checked with zod 4.4.3).
+	union := `{"code":"invalid_union","errors":[[{"code":"invalid_value","values":["queue"],"path":[],"message":"Invalid input: expected \"queue\""}],` +
+		`[{"code":"invalid_value","values":["steer"],"path":[],"message":"Invalid input: expected \"steer\""}]],"path":["mode"],"message":"Invalid input"}`
+	bad := func(issues string) string {
+		return `{"type":"server-response","rpcId":"r","result":{"ok":false,"error":{"code":"bad-request",` +
+			`"message":"invalid payload for session.prompt","details":{"issues":[` + issues + `]}}}}`
+	}
+	b := newFakeBackend()
+	h := newTestHandler(t, b)
+	for _, mode := range []string{``, `"mode":"x",`, `"mode":null,`, `"mode":"Queue",`} {
+		require.Equal(t, bad(union), rawCall(t, h, "session.prompt", `{"sessionId":"s",`+mode+`"content":[]}`), mode)
+	}
+	require.Equal(t, bad(`{"origin":"string","code":"too_small","minimum":1,"inclusive":true,"path":["sessionId"],`+
+		`"message":"Too small: expected string to have >=1 characters"},`+union+`,`+
+		`{"expected":"array","code":"invalid_type","path":["content"],"message":"Invalid input: expected array, received undefined"}`),
+		rawCall(t, h, "session.prompt", `{"sessionId":"","mode":"x"}`))
+	require.Equal(t, bad(`{"expected":"object","code":"invalid_type","path":[],"message":"Invalid input: expected object, received array"}`),
+		rawCall(t, h, "session.prompt", `[]`))
+	require.Empty(t, b.callLog())
 }

@@ -153,7 +153,7 @@ function send(text) {
   const { sessionId, address } = state.current;
   return address
     ? rpc('subagent.prompt', { ...address, content })
-    : rpc('session.prompt', { sessionId, content });
+    : rpc('session.prompt', { sessionId, mode: 'queue', content });
 }
 
 // --- live frames -------------------------------------------------------------
