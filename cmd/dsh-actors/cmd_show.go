@@ -103,17 +103,44 @@ func descriptorSummary(raw json.RawMessage) string {
 	return truncate(fmt.Sprintf("provider=%s label=%q", d.Provider, d.Label))
 }
 
+// failureText is the message and code of a failed turn.
+type failureText struct {
+	Message string `json:"message"`
+	Code    string `json:"code"`
+}
+
+// turnSummary is "turn N KIND", and for a failed turn ": MESSAGE (CODE)",
+// read from any of the shapes an error reason takes: the seed-era loop's
+// {kind:"error", step, message, code?} or {kind:"error", step, failure},
+// and the later {kind:"error", error:{message, code}} (which this runtime
+// wrote before it wrote the seed-era shape).
 func turnSummary(raw json.RawMessage) string {
 	var turn struct {
 		Turn   int `json:"turn"`
 		Reason struct {
 			Kind string `json:"kind"`
+			failureText
+			Failure *failureText `json:"failure"`
+			Error   *failureText `json:"error"`
 		} `json:"reason"`
 	}
 	if json.Unmarshal(raw, &turn) != nil {
 		return truncate(string(raw))
 	}
-	return strings.TrimSpace(fmt.Sprintf("turn %d %s", turn.Turn, turn.Reason.Kind))
+	summary := strings.TrimSpace(fmt.Sprintf("turn %d %s", turn.Turn, turn.Reason.Kind))
+	failure := turn.Reason.failureText
+	for _, nested := range []*failureText{turn.Reason.Failure, turn.Reason.Error} {
+		if failure.Message == "" && nested != nil {
+			failure = *nested
+		}
+	}
+	if failure.Message != "" {
+		summary += ": " + failure.Message
+	}
+	if failure.Code != "" {
+		summary += " (" + failure.Code + ")"
+	}
+	return truncate(summary)
 }
 
 // messageText joins the text blocks of a user message ({content}) or of a

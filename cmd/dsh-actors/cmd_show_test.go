@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"testing"
 
@@ -17,6 +18,32 @@ func TestShowPrintsTheHeaderThenOneLinePerEvent(t *testing.T) {
 		"    1  user/message          \"summarize the doc\"\n"+
 		"    2  subagent/descriptor   provider=spawn label=\"write the summary\"\n"+
 		"    3  turn/end              turn 1 completed\n", stdout)
+}
+
+// TestShowGivesAFailedTurnsMessage: an error turn/end shows its message
+// and code in every shape a store holds: the seed-era loop's
+// {step, message, code?} and {step, failure}, and the later
+// {error:{message, code}} this runtime used to write.
+func TestShowGivesAFailedTurnsMessage(t *testing.T) {
+	root := t.TempDir()
+	store, err := session.OpenJSONL(root)
+	require.NoError(t, err)
+	require.NoError(t, store.Create(context.Background(), session.Header{ID: "failing", CreatedAt: 1}, []session.Event{
+		event(0, "turn/end", `{"turn":3,"reason":{"kind":"error","step":1,"message":"snapshot disk full"}}`),
+		event(1, "turn/end", `{"turn":4,"reason":{"kind":"error","step":2,"message":"slow down","code":"RATE_LIMIT"}}`),
+		event(2, "turn/end", `{"turn":5,"reason":{"kind":"error","step":1,"failure":{"message":"simulated provider error (HTTP 401)","code":"AUTH"}}}`),
+		event(3, "turn/end", `{"turn":6,"reason":{"kind":"error","error":{"message":"disk full","code":"UNKNOWN"}}}`),
+		event(4, "turn/end", `{"turn":7,"reason":{"kind":"aborted"}}`),
+	}))
+	require.NoError(t, store.Close())
+	code, stdout, stderr := run(t, "show", "--store", root, "failing")
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, "session failing createdAt=1970-01-01T00:00:00.001Z depth=0\n"+
+		"    0  turn/end              turn 3 error: snapshot disk full\n"+
+		"    1  turn/end              turn 4 error: slow down (RATE_LIMIT)\n"+
+		"    2  turn/end              turn 5 error: simulated provider error (HTTP 401) (AUTH)\n"+
+		"    3  turn/end              turn 6 error: disk full (UNKNOWN)\n"+
+		"    4  turn/end              turn 7 aborted\n", stdout)
 }
 
 func TestShowNamesAMalformedDescriptor(t *testing.T) {
