@@ -140,9 +140,13 @@ function renderEvent(event) {
     case 'assistant/message':
       return bubble('assistant', t('transcript.agent'), textOf(data.message?.content ?? data.content), event.seq);
     case 'turn/end': {
+      // An error reason is the seed-era loop's {step, message, code?} or
+      // {step, failure}, or the later {error:{message, code}} (which this
+      // runtime wrote before); an aborted one may carry {reason:{kind}}.
       const kind = data.reason?.kind;
       if (!kind || kind === 'completed') return null;
-      const detail = data.reason.error?.message ?? data.reason.reason?.kind ?? '';
+      const failure = typeof data.reason.message === 'string' ? data.reason : data.reason.failure ?? data.reason.error;
+      const detail = failure?.message ?? data.reason.reason?.kind ?? '';
       return el('li', { class: 'message note', 'data-seq': String(event.seq) },
         t('transcript.turnEnded', { kind: detail ? `${kind} — ${detail}` : kind }));
     }
