@@ -34,6 +34,10 @@ var epochScanSeeds = []string{
 	`{"turn":1234567890123456789,"trigger":{"kind":"message"}}`,
 	`{"turn":4,"reason":{"kind":"max-tokens"}}}`,
 	`{"turn":4,"reason":{"kind":"Aborted"}}`,
+	`{"turn":3,"reason":{"kind":"error","step":1,"message":"snapshot disk full"}}`,
+	`{"turn":4,"reason":{"kind":"error","step":2,"message":"slow down","code":"RATE_LIMIT"}}`,
+	`{"turn":5,"reason":{"kind":"error","step":1,"failure":{"message":"denied","code":"AUTH"}}}`,
+	`{"turn":6,"reason":{"kind":"error","error":{"message":"disk full","code":"UNKNOWN"}}}`,
 }
 
 // FuzzEpochScan: the byte-level reads agree with json.Unmarshal.
