@@ -196,7 +196,7 @@ func TestPanicInATurnIsAFailedTurn(t *testing.T) {
 		followup(t, a, "reply after")
 		require.NoError(t, a.WhenIdle(bg))
 		require.Equal(t, []string{
-			`{"turn":1,"reason":{"kind":"error","error":{"message":"panic: scripted: panic command","code":"PANIC"}}}`,
+			`{"turn":1,"reason":{"kind":"error","step":2,"message":"panic: scripted: panic command"}}`,
 			`{"turn":2,"reason":{"kind":"completed"}}`,
 		}, turnEnds(a))
 	})
@@ -226,13 +226,13 @@ func TestStopReasonsBecomeTurnEndReasons(t *testing.T) {
 		}
 		require.NoError(t, a.WhenIdle(bg))
 		require.Equal(t, []string{
-			`{"turn":1,"reason":{"kind":"error","error":{"message":"disk full","code":"UNKNOWN"}}}`,
-			`{"turn":2,"reason":{"kind":"error","error":{"message":"wrapped: rate limited","code":"RATE_LIMIT"}}}`,
-			`{"turn":3,"reason":{"kind":"error","error":{"message":"turn ended with stop reason \"error\"","code":"UNKNOWN"}}}`,
+			`{"turn":1,"reason":{"kind":"error","step":1,"message":"disk full"}}`,
+			`{"turn":2,"reason":{"kind":"error","step":1,"message":"wrapped: rate limited","code":"RATE_LIMIT"}}`,
+			`{"turn":3,"reason":{"kind":"error","step":1,"message":"turn ended with stop reason \"error\""}}`,
 			`{"turn":4,"reason":{"kind":"refusal"}}`,
 			`{"turn":5,"reason":{"kind":"max-tokens"}}`,
 			`{"turn":6,"reason":{"kind":"aborted"}}`,
-			`{"turn":7,"reason":{"kind":"error","error":{"message":"scripted: unknown command \"frob\"","code":"UNKNOWN"}}}`,
+			`{"turn":7,"reason":{"kind":"error","step":1,"message":"scripted: unknown command \"frob\""}}`,
 		}, turnEnds(a))
 	})
 }
@@ -447,15 +447,54 @@ func TestMessagesAreLoggedInShapesTheOriginalReads(t *testing.T) {
 // encoding/json writes for the same reason.
 func TestTurnEndJSONHandWritten(t *testing.T) {
 	for _, kind := range []string{"completed", "aborted", "disposed", "max-tokens", "refusal", "interrupted", "", "Odd\"kind"} {
-		for _, reason := range []endReason{{Kind: kind}, {Kind: kind, Error: &failure{Message: "m", Code: "C"}}} {
-			want, err := json.Marshal(turnEnd{Turn: 12, Reason: reason})
-			require.NoError(t, err)
-			got, err := session.EncodeData(turnEndJSON(12, reason))
-			require.NoError(t, err)
-			require.JSONEq(t, string(want), string(got))
-			require.Equal(t, string(want), string(got))
-		}
+		want, err := json.Marshal(turnEnd{Turn: 12, Reason: kindOnly{Kind: kind}})
+		require.NoError(t, err)
+		got, err := session.EncodeData(turnEndJSON(12, endReason{Kind: kind}))
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got))
 	}
+	for _, f := range []failure{{Step: 1, Message: "m", Code: "C"}, {Step: 3, Message: "<a> & \u2028"}, {}} {
+		want, err := json.Marshal(turnEnd{Turn: 12, Reason: errorEnd{Kind: "error", Step: f.Step, Message: f.Message, Code: f.Code}})
+		require.NoError(t, err)
+		got, err := session.EncodeData(turnEndJSON(12, endReason{Kind: "error", Error: &f}))
+		require.NoError(t, err)
+		require.JSONEq(t, string(want), string(got))
+	}
+}
+
+// TestErrorTurnEndIsTheSeedErasShape: an error turn/end is the seed-era
+// agent loop's {kind:"error", step, message, code?}: step is the step the
+// failure happened on (the step after the last one the turn logged, none
+// of whose events exist), message the error's text, and code present only
+// for an error with an ErrorCode (the original's HarnessError). The first
+// case is byte for byte the original's subagent-continuable fixture,
+// examples/acp-agent/tests/snapshots/subagent-continuable/session.1.jsonl.
+func TestErrorTurnEndIsTheSeedErasShape(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		seed := []session.Event{
+			{Type: "turn/start", Seq: 0, Data: []byte(`{"turn":2}`)},
+			{Type: "turn/end", Seq: 1, Data: []byte(`{"turn":2,"reason":{"kind":"completed"}}`)},
+		}
+		a := startSeeded(t, agent.Func(func(ctx context.Context, host agent.Host, msg agent.Message) (agent.StopReason, error) {
+			if msg.Content[0].Text == "coded panic" {
+				panic(codedError{})
+			}
+			return agent.Scripted(agent.Options{}).RunTurn(ctx, host, msg)
+		}), seed)
+		for _, text := range []string{"fail snapshot disk full", "reply a\nreply b\nfail late", "coded panic"} {
+			followup(t, a, text)
+		}
+		require.NoError(t, a.WhenIdle(bg))
+		log := logOf(a)
+		require.Equal(t, []string{"turn/start", "user/message", "turn/end"}, typesOf(a)[3:6], "no step events")
+		require.Equal(t, `turn/end {"turn":3,"reason":{"kind":"error","step":1,"message":"snapshot disk full"}}`, log[5])
+		require.Equal(t, []string{
+			`{"turn":2,"reason":{"kind":"completed"}}`,
+			`{"turn":3,"reason":{"kind":"error","step":1,"message":"snapshot disk full"}}`,
+			`{"turn":4,"reason":{"kind":"error","step":3,"message":"late"}}`,
+			`{"turn":5,"reason":{"kind":"error","step":1,"message":"panic: rate limited","code":"RATE_LIMIT"}}`,
+		}, turnEnds(a))
+	})
 }
 
 // TestTurnStartJSONHandWritten: the hand-written turn/start payloads are

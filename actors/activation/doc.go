@@ -19,16 +19,22 @@
 //
 // and then releases the inbox for the next message. As in the original's
 // agent loop, the turn exists in the log before the message it consumes.
-// The turn/end reason is
-// {kind:"completed"}, {kind:"max-tokens"}, {kind:"refusal"},
-// {kind:"disposed"} (cancelled by the agent's disposal), {kind:"aborted"}
-// (any other cancel; the seed-era shape, with no inner cause) or
-// {kind:"error", error:{message, code}}. The code of an error reason is
-// the error's ErrorCode() when it has such a method, "PANIC" for a panic
-// inside the turn, and "UNKNOWN" otherwise. A panic inside a turn is a
-// failed turn: it is recovered, logged as turn/end error, and the agent
-// goes on with its next message. A turn whose context was cancelled ends
-// aborted (or disposed) unless the agent still reports
+// The turn/end reason is {kind:"completed"}, {kind:"max-tokens"},
+// {kind:"refusal"}, {kind:"disposed"} (cancelled by the agent's disposal),
+// {kind:"aborted"} (any other cancel; the seed-era shape, with no inner
+// cause) or the seed-era agent loop's {kind:"error", step, message, code?}:
+// step is the step the failure happened on, counted as the original's loop
+// counts a step before running it (the step after the last one the turn
+// logged, so 1 for a turn that failed before saying anything), message is
+// the error's text ("panic: VALUE" for a panic), and code is present only
+// when the error (or the panic's value) has an ErrorCode() method, as the
+// original writes a code only for a HarnessError. Later versions of the
+// original read that shape as {kind:"error", error:{message, code}}, code
+// defaulting to "UNKNOWN", the shape this runtime wrote before; its readers
+// (the epoch capture, dsh-actors show, the web page) read both. A panic
+// inside a turn is a failed turn: it is recovered, logged as turn/end
+// error, and the agent goes on with its next message. A turn whose context
+// was cancelled ends aborted (or disposed) unless the agent still reports
 // completed; an agent returning Aborted without a cancellation counts as a
 // user abort. Turn numbers continue from the highest turn/start already in
 // the session (a resumed agent counts on).

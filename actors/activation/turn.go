@@ -24,16 +24,19 @@ type (
 		Source agent.Source `json:"source"`
 	}
 	turnEnd struct {
-		Turn   int       `json:"turn"`
-		Reason endReason `json:"reason"`
+		Turn   int `json:"turn"`
+		Reason any `json:"reason"` // kindOnly or errorEnd
 	}
-	endReason struct {
-		Kind  string   `json:"kind"`
-		Error *failure `json:"error,omitempty"`
+	kindOnly struct {
+		Kind string `json:"kind"`
 	}
-	failure struct {
+	// errorEnd is the seed-era agent loop's error reason (agent.ts settle:
+	// {kind:'error', step, message: errorChain(error), ...code}).
+	errorEnd struct {
+		Kind    string `json:"kind"`
+		Step    int    `json:"step"`
 		Message string `json:"message"`
-		Code    string `json:"code"`
+		Code    string `json:"code,omitempty"`
 	}
 	assistantEvent struct {
 		Turn    int              `json:"turn"`
@@ -81,12 +84,31 @@ func stepJSON(turn, step int) json.RawMessage {
 	return append(b, '}')
 }
 
-// turnEndJSON is turn/end {turn, reason}; a reason without an error and
-// with a plain kind (lower-case letters and dashes, as every kind the
-// runtime assigns) is hand-written, byte for byte what encoding/json writes.
+// endReason is why a turn ended: its kind and, for an error, the failure.
+type endReason struct {
+	Kind  string
+	Error *failure
+}
+
+// failure is an error reason's detail: the step the failure happened on,
+// the error's text, and its code ("" when the error has none).
+type failure struct {
+	Step    int
+	Message string
+	Code    string
+}
+
+// turnEndJSON is turn/end {turn, reason}. An error reason is the seed-era
+// {kind:"error", step, message, code?}, written by encoding/json; any other
+// reason is {kind}, hand-written when the kind is plain (lower-case letters
+// and dashes, as every kind the runtime assigns), byte for byte what
+// encoding/json writes.
 func turnEndJSON(turn int, reason endReason) any {
-	if reason.Error != nil || !plainKind(reason.Kind) {
-		return turnEnd{Turn: turn, Reason: reason}
+	if f := reason.Error; f != nil {
+		return turnEnd{Turn: turn, Reason: errorEnd{Kind: reason.Kind, Step: f.Step, Message: f.Message, Code: f.Code}}
+	}
+	if !plainKind(reason.Kind) {
+		return turnEnd{Turn: turn, Reason: kindOnly{Kind: reason.Kind}}
 	}
 	b := appendTurn(make([]byte, 0, 56+len(reason.Kind)), turn)
 	b = append(append(b, `,"reason":{"kind":"`...), reason.Kind...)
@@ -111,12 +133,6 @@ func newModelSource(provider, model string) modelSource {
 	}
 	return modelSource{Kind: "model", Provider: provider, Model: model}
 }
-
-// Error codes of turn/end error reasons that the runtime assigns.
-const (
-	CodePanic   = "PANIC"
-	CodeUnknown = "UNKNOWN"
-)
 
 // errTurnOver is returned by Host.Say after its turn has ended.
 var errTurnOver = errors.New("actors: the turn is over")
@@ -143,6 +159,11 @@ func (a *Activation) runTurn(claim *inbox.Claim) {
 	a.append("user/message", claim.Message, session.Surface())
 	reason := t.run(claim.Context(), claim.Message)
 	t.finish()
+	if reason.Error != nil {
+		// As the original's loop, which counts a step before running it: the
+		// failure belongs to the step after the last one the turn logged.
+		reason.Error.Step = t.step + 1
+	}
 	end := turnEndJSON(t.number, reason)
 	if claim.Context().Err() != nil {
 		a.appendThrough("turn/end", end)
@@ -156,7 +177,7 @@ func (t *turn) run(ctx context.Context, msg agent.Message) (reason endReason) {
 	defer func() {
 		if r := recover(); r != nil {
 			t.a.logger.Error("actors: turn panicked", "agent", t.a.id, "turn", t.number, "panic", r)
-			reason = errorReason(fmt.Sprintf("panic: %v", r), CodePanic)
+			reason = errorReason(fmt.Sprintf("panic: %v", r), panicCode(r))
 		}
 	}()
 	stop, err := t.a.agent.RunTurn(ctx, t, msg)
@@ -178,7 +199,7 @@ func reasonOf(ctx context.Context, stop agent.StopReason, err error) endReason {
 	case stop == agent.Refusal:
 		return endReason{Kind: "refusal"}
 	default: // agent.Error without an error, or an unknown reason
-		return errorReason(fmt.Sprintf("turn ended with stop reason %q", stop), CodeUnknown)
+		return errorReason(fmt.Sprintf("turn ended with stop reason %q", stop), "")
 	}
 }
 
@@ -201,17 +222,27 @@ func nonNilContent(content []agent.Block) []agent.Block {
 	return content
 }
 
+// errorReason is an error reason; its step is set when the turn ends.
 func errorReason(message, code string) endReason {
 	return endReason{Kind: "error", Error: &failure{Message: message, Code: code}}
 }
 
-// codeOf is err's ErrorCode() when some error in its chain has one.
+// codeOf is err's ErrorCode() when some error in its chain has one, else
+// "": the seed-era loop writes a code only for a HarnessError.
 func codeOf(err error) string {
 	var coded interface{ ErrorCode() string }
 	if errors.As(err, &coded) {
 		return coded.ErrorCode()
 	}
-	return CodeUnknown
+	return ""
+}
+
+// panicCode is the code of a panic's value when it is an error with one.
+func panicCode(r any) string {
+	if err, ok := r.(error); ok {
+		return codeOf(err)
+	}
+	return ""
 }
 
 // finish marks the turn over: later Host calls fail.
