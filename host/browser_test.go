@@ -300,6 +300,9 @@ func reconnectAndLoadOlder(t *testing.T, s *runtimeStack, p *browserPage, parent
 
 	p.do(chromedp.Reload())
 	p.until(`document.querySelector('#conversation-title').textContent === 'researcher' && !document.querySelector('#load-older').hidden`)
+	// The sidebar is rebuilt from session.list's items alone: top-level rows
+	// only, titled from projections.values.title.
+	p.until(`[...document.querySelectorAll('#session-list .session-title')].map((e) => e.textContent).join('|') === 'spawn researcher: spawn editor: reply edited'`)
 	require.Equal(t, 50, eval[int](p, `document.querySelectorAll('.message.user, .message.assistant').length`), "the tail page holds 50 messages")
 	first := eval[int](p, `Number(document.querySelector('#messages .message').dataset.seq)`)
 	p.shot("tail-page")

@@ -50,11 +50,20 @@
 //
 // # Methods
 //
-// session.list {} → {sessions: [Summary]} where Summary is
-// {sessionId, createdAt, updatedAt, running, live, parentSessionId?, origin?,
-// cwd?, title?} (times in Unix ms; updatedAt is the last event's time;
-// title is the first line of the first user message; origin "subagent"
-// marks continuable children). Every session, live or stored.
+// session.list {cursor?} → {items: [Summary]}, the original's
+// SessionSummary rows in its key order: {sessionId, updatedAt, running,
+// blank, parentSessionId?, cwd?, projections?}, newest activity first
+// (updatedAt descending, Unix ms of the last event). Every session, live or
+// stored; cursor (a string when present) is the original's reserved seat and
+// is ignored. An attached (live) session is blank while it has no
+// turn/start and carries projections {asOfSeq, values: {title}}: asOfSeq is
+// its last event's seq (-1 for none) and title, this runtime's only
+// projection, is the first line of its first user message (the runtime
+// writes no session/title events), or null before one. A stored session
+// that is not live is never blank and has no projections, as the
+// original's cold rows without a projection-cache row. Whether a row is a
+// continuable child is not in the row (the original's has no origin):
+// parentSessionId is, and host/session-added frames carry origin.
 //
 // session.create {} → Summary of a new live top-level agent session.
 //

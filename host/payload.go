@@ -48,6 +48,28 @@ func (p *payload) sessionID(name string) string {
 	return s
 }
 
+// optionalString reads z.string().optional() or, nonEmpty, z.string().min(1).optional()
+// (session.list's cursor, session.create's workspaceId, cwd and sessionId):
+// an absent field is ("", false); null is an invalid type, as for optionalInt.
+func (p *payload) optionalString(name string, nonEmpty bool) (string, bool) {
+	v, present := p.fields[name]
+	if !present {
+		return "", false
+	}
+	path := []any{name}
+	var s string
+	if !isJSONString(v) || json.Unmarshal(v, &s) != nil {
+		p.issues = append(p.issues, invalidType(path, "string", v, true))
+		return "", false
+	}
+	if nonEmpty && s == "" {
+		p.issues = append(p.issues, Issue{Code: "too_small", Origin: "string", Limit: 1, Inclusive: true, Path: path,
+			Message: "Too small: expected string to have >=1 characters"})
+		return "", false
+	}
+	return s, true
+}
+
 // optionalInt reads z.number().int().positive().optional() (positive) or
 // z.number().int().nonnegative().optional(): an absent field is nil. JSON
 // null is not absent: zod's optional() rejects it as an invalid type.

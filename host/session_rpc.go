@@ -1,16 +1,23 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/dsh-actors/dsh-actors/agent"
 )
 
-// sessionList answers session.list {} with every session's summary.
+// sessionList answers session.list {cursor?} with {items}: every session,
+// live or stored, newest activity first (updatedAt descending, ties in the
+// backend's order), each as the original's SessionSummary. cursor is the
+// original's reserved, unimplemented seat: validated, then ignored.
 func (h *Handler) sessionList(ctx context.Context, c call) (any, *Error) {
-	if bad := invalidPayload(c, readPayload(c.payload)); bad != nil {
+	p := readPayload(c.payload)
+	p.optionalString("cursor", false)
+	if bad := invalidPayload(c, p); bad != nil {
 		return nil, bad
 	}
 	summaries, err := h.backend.ListSessions(ctx)
@@ -21,11 +28,59 @@ func (h *Handler) sessionList(ctx context.Context, c call) (any, *Error) {
 		h.logFailure("session.list", err)
 		return nil, newError(CodeInternal, "session list failed", nil)
 	}
-	rows := make([]wireSummary, len(summaries))
+	items := make([]sessionItem, len(summaries))
 	for i, s := range summaries {
-		rows[i] = toWireSummary(s)
+		items[i] = h.sessionItem(s)
 	}
-	return sessionListValue{Sessions: rows}, nil
+	slices.SortStableFunc(items, func(a, b sessionItem) int { return cmp.Compare(b.UpdatedAt, a.UpdatedAt) })
+	return sessionItems{Items: items}, nil
+}
+
+// sessionItem is one session.list row in the original's key order:
+// {sessionId, updatedAt, running, blank, parentSessionId?, cwd?,
+// projections?}. An attached (live) session's blank is its Attachment's (no
+// turn/start yet) and it carries projections {asOfSeq: its last seq,
+// values: {title}}, title being this runtime's session title (the first
+// line of its first user message) or null; a stored session is never blank
+// and has no projections, as the original's cold rows without a projection
+// cache row.
+func (h *Handler) sessionItem(s SessionSummary) sessionItem {
+	item := sessionItem{SessionID: s.ID, UpdatedAt: s.UpdatedAt, Running: s.Running,
+		ParentSessionID: s.ParentSessionID, Cwd: s.Cwd}
+	if h.hub.source == nil {
+		return item
+	}
+	if a, ok := h.hub.source.Attachment(s.ID); ok && a.SessionID == s.ID {
+		item.Blank = a.Blank
+		item.Projections = &sessionProjections{AsOfSeq: a.LastSeq}
+		if s.Title != "" {
+			item.Projections.Values.Title = &s.Title
+		}
+	}
+	return item
+}
+
+type sessionItem struct {
+	SessionID       string              `json:"sessionId"`
+	UpdatedAt       int64               `json:"updatedAt"`
+	Running         bool                `json:"running"`
+	Blank           bool                `json:"blank"`
+	ParentSessionID string              `json:"parentSessionId,omitempty"`
+	Cwd             string              `json:"cwd,omitempty"`
+	Projections     *sessionProjections `json:"projections,omitempty"`
+}
+
+// sessionProjections is the original's SessionProjectionsBlock with the one
+// projection this runtime has, title.
+type sessionProjections struct {
+	AsOfSeq int64 `json:"asOfSeq"`
+	Values  struct {
+		Title *string `json:"title"`
+	} `json:"values"`
+}
+
+type sessionItems struct {
+	Items []sessionItem `json:"items"`
 }
 
 // sessionCreate answers session.create {} by starting a new live top-level

@@ -10,22 +10,42 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestSessionListAndCreate(t *testing.T) {
-	b := newFakeBackend()
+func TestSessionListIsTheOriginalsItems(t *testing.T) {
+	b := newAttachingBackend()
 	b.summaries = []SessionSummary{
 		{ID: "p1", CreatedAt: 1, UpdatedAt: 7, Live: true, Running: true, Cwd: "/w", Title: "spawn a tree"},
-		{ID: "c1", CreatedAt: 2, UpdatedAt: 3, ParentSessionID: "p1", Origin: "subagent"},
+		{ID: "c1", CreatedAt: 2, UpdatedAt: 3, ParentSessionID: "p1", Origin: "subagent", Live: true},
+		{ID: "cold", CreatedAt: 3, UpdatedAt: 9, Title: "old work", Cwd: "/w"},
+		{ID: "same", CreatedAt: 4, UpdatedAt: 7},
 	}
+	b.attach(Attachment{SessionID: "p1", LastSeq: 12})
+	b.attach(Attachment{SessionID: "c1", LastSeq: 1, Blank: true})
 	h := newTestHandler(t, b)
 
-	r := callRPC(t, h, "session.list", map[string]any{})
-	require.JSONEq(t, `{"sessions":[
-		{"sessionId":"p1","createdAt":1,"updatedAt":7,"running":true,"live":true,"cwd":"/w","title":"spawn a tree"},
-		{"sessionId":"c1","createdAt":2,"updatedAt":3,"running":false,"live":false,"parentSessionId":"p1","origin":"subagent"}]}`,
-		string(r.Result.Value))
+	// updatedAt descending, ties in the backend's order; attached rows carry
+	// blank from the attachment and the title baseline as of its last seq.
+	want := `{"type":"server-response","rpcId":"r","result":{"ok":true,"value":{"items":[` +
+		`{"sessionId":"cold","updatedAt":9,"running":false,"blank":false,"cwd":"/w"},` +
+		`{"sessionId":"p1","updatedAt":7,"running":true,"blank":false,"cwd":"/w","projections":{"asOfSeq":12,"values":{"title":"spawn a tree"}}},` +
+		`{"sessionId":"same","updatedAt":7,"running":false,"blank":false},` +
+		`{"sessionId":"c1","updatedAt":3,"running":false,"blank":true,"parentSessionId":"p1","projections":{"asOfSeq":1,"values":{"title":null}}}]}}}`
+	require.Equal(t, want, rawCall(t, h, "session.list", `{}`))
+	require.Equal(t, want, rawCall(t, h, "session.list", `{"cursor":"c","extra":1}`), "cursor is a reserved seat")
 
-	r = callRPC(t, h, "session.create", map[string]any{})
-	require.JSONEq(t, `{"sessionId":"top-3","createdAt":1000,"updatedAt":1000,"running":false,"live":true}`, string(r.Result.Value))
+	bad := `{"type":"server-response","rpcId":"r","result":{"ok":false,"error":{"code":"bad-request","message":"invalid payload for session.list",` +
+		`"details":{"issues":[{"expected":"string","code":"invalid_type","path":["cursor"],"message":"Invalid input: expected string, received `
+	require.Equal(t, bad+`null"}]}}}}`, rawCall(t, h, "session.list", `{"cursor":null}`))
+	require.Equal(t, bad+`number"}]}}}}`, rawCall(t, h, "session.list", `{"cursor":1}`))
+
+	empty := newTestHandler(t, newFakeBackend())
+	require.Equal(t, `{"type":"server-response","rpcId":"r","result":{"ok":true,"value":{"items":[]}}}`, rawCall(t, empty, "session.list", `{}`))
+}
+
+func TestSessionCreate(t *testing.T) {
+	b := newFakeBackend()
+	h := newTestHandler(t, b)
+	r := callRPC(t, h, "session.create", map[string]any{})
+	require.JSONEq(t, `{"sessionId":"top-1","createdAt":1000,"updatedAt":1000,"running":false,"live":true}`, string(r.Result.Value))
 }
 
 func TestSessionHistoryPagesATopLevelTranscript(t *testing.T) {

@@ -14,7 +14,10 @@ import { ConversationView } from './conversation.js';
 const STORAGE_KEY = 'dsh.sessions.current';
 
 const state = {
-  sessions: new Map(), // sessionId → session.list row
+  // sessionId → session.list item {sessionId, updatedAt, running, blank,
+  // parentSessionId?, cwd?, projections?} plus the page's own title (from
+  // projections.values.title or the first user message seen in a frame).
+  sessions: new Map(),
   current: null, // {sessionId, address: {parentSessionId, childSessionId} | null}
   transcript: null,
 };
@@ -56,10 +59,12 @@ function titleOf(summary) {
   return summary?.title || t('app.untitled');
 }
 
+// renderSidebar lists top-level sessions, newest activity first; a session
+// with a parent (a continuable child) is reached through the tree only.
 function renderSidebar() {
   const rows = [...state.sessions.values()]
-    .filter((s) => s.origin !== 'subagent')
-    .sort((a, b) => b.createdAt - a.createdAt || (a.sessionId < b.sessionId ? -1 : 1));
+    .filter((s) => !s.parentSessionId)
+    .sort((a, b) => b.updatedAt - a.updatedAt || (a.sessionId < b.sessionId ? -1 : 1));
   $('#session-list').replaceChildren(...rows.map(sessionRow));
   $('#sessions-empty').hidden = rows.length > 0;
 }
@@ -78,7 +83,10 @@ function sessionRow(summary) {
 async function reloadSessions() {
   const result = await rpc('session.list', {});
   if (!result.ok) return;
-  state.sessions = new Map(result.value.sessions.map((s) => [s.sessionId, s]));
+  const previous = state.sessions;
+  state.sessions = new Map(result.value.items.map((item) => [item.sessionId, {
+    ...item, title: item.projections?.values?.title || previous.get(item.sessionId)?.title || '',
+  }]));
   renderSidebar();
   action.render();
   renderChrome();
@@ -90,9 +98,12 @@ async function createSession() {
     view.showAlert(`${result.error.message} (${result.error.code})`);
     return;
   }
-  state.sessions.set(result.value.sessionId, result.value);
+  const { sessionId } = result.value;
+  if (!state.sessions.has(sessionId)) {
+    state.sessions.set(sessionId, { sessionId, updatedAt: Date.now(), running: false, blank: true, title: '' });
+  }
   renderSidebar();
-  openConversation(result.value.sessionId, null);
+  openConversation(sessionId, null);
   $('#composer-input').focus();
 }
 
@@ -174,9 +185,9 @@ function onSessionAdded(frame) {
   const now = Date.now();
   const previous = state.sessions.get(frame.sessionId);
   state.sessions.set(frame.sessionId, {
-    ...previous, sessionId: frame.sessionId, createdAt: previous?.createdAt ?? now, updatedAt: now,
-    running: previous?.running ?? false, live: true,
-    parentSessionId: frame.parentSessionId, origin: frame.origin, cwd: frame.cwd,
+    ...previous, sessionId: frame.sessionId, updatedAt: previous?.updatedAt ?? now,
+    running: previous?.running ?? false, blank: frame.blank, title: previous?.title ?? '',
+    parentSessionId: frame.parentSessionId, cwd: frame.cwd,
   });
   const parent = frame.parentSessionId;
   if (parent && (parent === state.current?.sessionId || action.observes(parent))) catalogs.scheduleRefresh(parent);
@@ -197,7 +208,7 @@ function onSessionStatus(frame) {
 
 function onSessionRemoved(frame) {
   const summary = state.sessions.get(frame.sessionId);
-  if (summary) Object.assign(summary, { live: false, running: false });
+  if (summary) summary.running = false;
   if (catalogs.flipActivity(frame.sessionId, false)) action.render();
   catalogs.markParentOffline(frame.sessionId);
   if (frame.sessionId === state.current?.sessionId) renderChrome();
