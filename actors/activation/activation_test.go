@@ -237,6 +237,45 @@ func TestStopReasonsBecomeTurnEndReasons(t *testing.T) {
 	})
 }
 
+// TestInterruptionBeatsTheAgentsOwnEnd: as the seed-era loop's settle
+// funnel ("interruption beats error") and its abort check before turn/end,
+// a turn cancelled while it ran ends aborted (disposed under disposal)
+// whatever the agent then reports: completed, max-tokens, refusal, an
+// error or a panic.
+func TestInterruptionBeatsTheAgentsOwnEnd(t *testing.T) {
+	ends := map[string]func() (agent.StopReason, error){
+		"completed":  func() (agent.StopReason, error) { return agent.Completed, nil },
+		"max-tokens": func() (agent.StopReason, error) { return agent.MaxTokens, nil },
+		"refusal":    func() (agent.StopReason, error) { return agent.Refusal, nil },
+		"error":      func() (agent.StopReason, error) { return agent.Error, errors.New("late failure") },
+		"bare error": func() (agent.StopReason, error) { return agent.Error, nil },
+		"panic":      func() (agent.StopReason, error) { panic("late panic") },
+	}
+	for name, end := range ends {
+		for _, dispose := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s dispose=%v", name, dispose), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					a := start(t, agent.Func(func(ctx context.Context, _ agent.Host, _ agent.Message) (agent.StopReason, error) {
+						<-ctx.Done()
+						return end()
+					}))
+					followup(t, a, "x")
+					synctest.Wait()
+					want := `{"turn":1,"reason":{"kind":"aborted"}}`
+					if dispose {
+						require.NoError(t, a.Dispose(bg))
+						want = `{"turn":1,"reason":{"kind":"disposed"}}`
+					} else {
+						a.Cancel(agent.CancelCause{Kind: agent.CauseUser}, true)
+						require.NoError(t, a.WhenIdle(bg))
+					}
+					require.Equal(t, []string{want}, turnEnds(a))
+				})
+			})
+		}
+	}
+}
+
 func TestDisposeDuringATurn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a := start(t, agent.Scripted(agent.Options{}))
@@ -271,7 +310,7 @@ func TestDisposeIsBoundedByItsContext(t *testing.T) {
 		require.ErrorIs(t, a.Dispose(ctx), context.DeadlineExceeded)
 		close(release)
 		require.NoError(t, a.Dispose(bg), "a later Dispose continues")
-		require.Equal(t, []string{`{"turn":1,"reason":{"kind":"completed"}}`}, turnEnds(a))
+		require.Equal(t, []string{`{"turn":1,"reason":{"kind":"disposed"}}`}, turnEnds(a))
 	})
 }
 

@@ -34,9 +34,11 @@
 // (the epoch capture, dsh-actors show, the web page) read both. A panic
 // inside a turn is a failed turn: it is recovered, logged as turn/end
 // error, and the agent goes on with its next message. A turn whose context
-// was cancelled ends aborted (or disposed) unless the agent still reports
-// completed; an agent returning Aborted without a cancellation counts as a
-// user abort. Turn numbers continue from the highest turn/start already in
+// was cancelled ends aborted (or disposed) whatever the agent then reports,
+// completed, max-tokens, refusal, an error or a panic, as the seed-era
+// loop's settle funnel lets interruption beat error and checks its abort
+// signal once more before turn/end; an agent returning Aborted without a
+// cancellation counts as a user abort. Turn numbers continue from the highest turn/start already in
 // the session (a resumed agent counts on).
 //
 // The actor is spawned under a guardian with StopStrategy: a panic in the

@@ -172,26 +172,32 @@ func (a *Activation) runTurn(claim *inbox.Claim) {
 	}
 }
 
-// run calls the agent, turning a panic into an error reason.
+// run calls the agent, turning a panic into an error reason (or, in a
+// cancelled turn, the aborted one).
 func (t *turn) run(ctx context.Context, msg agent.Message) (reason endReason) {
 	defer func() {
 		if r := recover(); r != nil {
 			t.a.logger.Error("actors: turn panicked", "agent", t.a.id, "turn", t.number, "panic", r)
 			reason = errorReason(fmt.Sprintf("panic: %v", r), panicCode(r))
+			if ctx.Err() != nil {
+				reason = abortedReason(context.Cause(ctx))
+			}
 		}
 	}()
 	stop, err := t.a.agent.RunTurn(ctx, t, msg)
 	return reasonOf(ctx, stop, err)
 }
 
-// reasonOf maps what the agent returned to the turn/end reason.
+// reasonOf maps what the agent returned to the turn/end reason. As in the
+// seed-era loop, whose settle funnel lets interruption beat error and which
+// checks its abort signal once more before turn/end, a cancelled turn ends
+// aborted (or disposed) whatever the agent reports.
 func reasonOf(ctx context.Context, stop agent.StopReason, err error) endReason {
-	cancelled := ctx.Err() != nil
 	switch {
+	case ctx.Err() != nil || stop == agent.Aborted:
+		return abortedReason(context.Cause(ctx))
 	case stop == agent.Completed && err == nil:
 		return endReason{Kind: "completed"}
-	case stop == agent.Aborted || (cancelled && err != nil):
-		return abortedReason(context.Cause(ctx))
 	case err != nil:
 		return errorReason(err.Error(), codeOf(err))
 	case stop == agent.MaxTokens:
