@@ -19,6 +19,11 @@
 //
 // and then releases the inbox for the next message. As in the original's
 // agent loop, the turn exists in the log before the message it consumes.
+// These payloads are the seed-era loop's byte for byte (keys in its order);
+// what differs is only what needs a model behind each step: a turn here logs
+// no assistant/chunk, request/header or request/context events, its
+// assistant/message carries no usage and no sourceEventSeqs, and a turn that
+// says nothing has no step events (the original's always steps at least once).
 // The turn/end reason is {kind:"completed"}, {kind:"max-tokens"},
 // {kind:"refusal"}, {kind:"disposed"} (cancelled by the agent's disposal),
 // {kind:"aborted"} (any other cancel; the seed-era shape, with no inner
@@ -33,7 +38,19 @@
 // defaulting to "UNKNOWN", the shape this runtime wrote before; its readers
 // (the epoch capture, dsh-actors show, the web page) read both. A panic
 // inside a turn is a failed turn: it is recovered, logged as turn/end
-// error, and the agent goes on with its next message. A turn whose context
+// error, and the agent goes on with its next message.
+//
+// {kind:"refusal"} (agent.Refusal) is the one reason the seed-era agent
+// loop never writes: its TurnEndReasonMap is merge-extensible and leaves
+// out the ACP-named refusal variant until a producer emits it, as this
+// runtime's agents can. The original loads such a turn/end unchanged (its
+// load checks only aborted reasons; later versions pass unknown kinds
+// through their legacy conversion) and its epoch capture reports it as
+// error; this runtime's (manager.MapTurnEnd) reports refusal, a
+// SubagentStopReason of the seed era, settled as failed like error and
+// max-tokens.
+//
+// A turn whose context
 // was cancelled ends aborted (or disposed) whatever the agent then reports,
 // completed, max-tokens, refusal, an error or a panic, as the seed-era
 // loop's settle funnel lets interruption beat error and checks its abort
