@@ -65,7 +65,15 @@
 // continuable child is not in the row (the original's has no origin):
 // parentSessionId is, and host/session-added frames carry origin.
 //
-// session.create {} → Summary of a new live top-level agent session.
+// session.create {workspaceId?, cwd?, sessionId?} → {sessionId} of a new
+// live top-level agent session. The payload is the original's (ids
+// non-empty strings, cwd a string; workspaceId and cwd together are zod's
+// custom issue "session.create accepts workspaceId or cwd, not both").
+// This runtime has no workspaces: a workspaceId is workspace-not-found
+// `workspace "<id>" not found` {workspaceId}. It names sessions itself: a
+// requested sessionId is internal `failed to create session "<id>": this
+// runtime cannot create a session under a requested id`. cwd is accepted but
+// not used: the session is created in the runtime's own folder.
 //
 // session.history {sessionId, beforeSeq?, maxMessages?} → {events, hasMore}
 // like subagent.history, for any session, never activating it. Errors:

@@ -83,11 +83,33 @@ type sessionItems struct {
 	Items []sessionItem `json:"items"`
 }
 
-// sessionCreate answers session.create {} by starting a new live top-level
-// agent; the value is its summary.
+// sessionCreate answers session.create {workspaceId?, cwd?, sessionId?}
+// with {sessionId} of a new live top-level agent. The payload is the
+// original's: ids z.string().min(1), cwd z.string(), all optional, and not
+// both workspaceId and cwd (zod's custom issue, reported only when no key has
+// an invalid type). This runtime has no workspaces, so any workspaceId is
+// workspace-not-found; it creates sessions under ids of its own, so a
+// requested sessionId is internal; cwd is accepted and not used (the
+// Backend creates in the runtime's folder).
 func (h *Handler) sessionCreate(ctx context.Context, c call) (any, *Error) {
-	if bad := invalidPayload(c, readPayload(c.payload)); bad != nil {
+	p := readPayload(c.payload)
+	workspaceID, hasWorkspace := p.optionalString("workspaceId", true)
+	p.optionalString("cwd", false)
+	requestedID, hasID := p.optionalString("sessionId", true)
+	if p.fields != nil && !hasInvalidType(p.issues) && isJSONString(p.fields["workspaceId"]) && isJSONString(p.fields["cwd"]) {
+		p.issues = append(p.issues, Issue{Code: "custom", Path: []any{},
+			Message: "session.create accepts workspaceId or cwd, not both"})
+	}
+	if bad := invalidPayload(c, p); bad != nil {
 		return nil, bad
+	}
+	if hasWorkspace {
+		return nil, newError(codeWorkspaceNotFound, `workspace "`+workspaceID+`" not found`,
+			workspaceDetails{WorkspaceID: workspaceID})
+	}
+	if hasID {
+		return nil, newError(CodeInternal,
+			`failed to create session "`+requestedID+`": this runtime cannot create a session under a requested id`, nil)
 	}
 	summary, err := h.backend.CreateSession(ctx)
 	if err != nil {
@@ -97,7 +119,31 @@ func (h *Handler) sessionCreate(ctx context.Context, c call) (any, *Error) {
 		h.logFailure("session.create", err)
 		return nil, newError(CodeInternal, "session create failed", nil)
 	}
-	return toWireSummary(summary), nil
+	return createdValue{SessionID: summary.ID}, nil
+}
+
+// codeWorkspaceNotFound is the original's workspace-not-found, details
+// {workspaceId}.
+const codeWorkspaceNotFound = "workspace-not-found"
+
+type workspaceDetails struct {
+	WorkspaceID string `json:"workspaceId"`
+}
+
+// createdValue is session.create's {sessionId}.
+type createdValue struct {
+	SessionID string `json:"sessionId"`
+}
+
+// hasInvalidType reports an invalid_type issue: zod aborts the object on
+// one, so its refinements do not run.
+func hasInvalidType(issues []Issue) bool {
+	for _, issue := range issues {
+		if issue.Code == "invalid_type" {
+			return true
+		}
+	}
+	return false
 }
 
 // sessionHistory answers session.history {sessionId, beforeSeq?,

@@ -2,6 +2,7 @@ package host
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -44,8 +45,36 @@ func TestSessionListIsTheOriginalsItems(t *testing.T) {
 func TestSessionCreate(t *testing.T) {
 	b := newFakeBackend()
 	h := newTestHandler(t, b)
-	r := callRPC(t, h, "session.create", map[string]any{})
-	require.JSONEq(t, `{"sessionId":"top-1","createdAt":1000,"updatedAt":1000,"running":false,"live":true}`, string(r.Result.Value))
+	ok := `{"type":"server-response","rpcId":"r","result":{"ok":true,"value":{"sessionId":"top-1"}}}`
+	require.Equal(t, ok, rawCall(t, h, "session.create", `{}`))
+	require.Equal(t, strings.Replace(ok, "top-1", "top-2", 1), rawCall(t, h, "session.create", `{"cwd":"/elsewhere","extra":1}`),
+		"cwd is accepted; the runtime creates in its own folder")
+	require.Equal(t, []string{"CreateSession", "CreateSession"}, b.callLog())
+
+	result := func(ok bool, body string) string {
+		return `{"type":"server-response","rpcId":"r","result":{"ok":` + fmt.Sprint(ok) + `,` + body + `}}`
+	}
+	bad := func(issues string) string {
+		return result(false, `"error":{"code":"bad-request","message":"invalid payload for session.create","details":{"issues":[`+issues+`]}}`)
+	}
+	both := `{"code":"custom","path":[],"message":"session.create accepts workspaceId or cwd, not both"}`
+	short := func(key string) string {
+		return `{"origin":"string","code":"too_small","minimum":1,"inclusive":true,"path":["` + key +
+			`"],"message":"Too small: expected string to have >=1 characters"}`
+	}
+	for _, tc := range []struct{ payload, want string }{
+		{`{"workspaceId":"w","cwd":"/x"}`, bad(both)},
+		{`{"workspaceId":"","cwd":"/x"}`, bad(short("workspaceId") + `,` + both)},
+		{`{"sessionId":"","cwd":"/x","workspaceId":"w"}`, bad(short("sessionId") + `,` + both)},
+		{`{"workspaceId":"w","cwd":3}`, bad(`{"expected":"string","code":"invalid_type","path":["cwd"],"message":"Invalid input: expected string, received number"}`)},
+		{`{"cwd":null}`, bad(`{"expected":"string","code":"invalid_type","path":["cwd"],"message":"Invalid input: expected string, received null"}`)},
+		{`[]`, bad(`{"expected":"object","code":"invalid_type","path":[],"message":"Invalid input: expected object, received array"}`)},
+		{`{"workspaceId":"w1"}`, result(false, `"error":{"code":"workspace-not-found","message":"workspace \"w1\" not found","details":{"workspaceId":"w1"}}`)},
+		{`{"sessionId":"mine"}`, result(false, `"error":{"code":"internal","message":"failed to create session \"mine\": this runtime cannot create a session under a requested id","details":{}}`)},
+	} {
+		require.Equal(t, tc.want, rawCall(t, h, "session.create", tc.payload), tc.payload)
+	}
+	require.Len(t, b.callLog(), 2, "only valid requests this runtime can serve reach the backend")
 }
 
 func TestSessionHistoryPagesATopLevelTranscript(t *testing.T) {
