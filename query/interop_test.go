@@ -87,3 +87,33 @@ func TestAChildWithAMalformedMessageIsUnavailable(t *testing.T) {
 	require.ErrorIs(t, err, ErrPersistenceFailed)
 	require.ErrorIs(t, err, session.ErrCorrupt)
 }
+
+// The original's snapshot logs carry the placeholder "{{cwd}}", a relative
+// cwd. The seed-era original lists and inspects such logs (it checks cwd
+// only when it builds a Session to resume one), so a child stored that way
+// lists as a complete child, not as unavailable, and its transcript reads.
+func TestALogWithARelativeCwdReads(t *testing.T) {
+	w := newWorld(t)
+	write := func(id, content string) {
+		path, err := session.LogPath(w.jsonl.Root(), "{{cwd}}", id)
+		require.NoError(t, err)
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+	}
+	write("p", `{"type":"session","version":0,"id":"p","createdAt":1,"cwd":"{{cwd}}","delegationDepth":0}`+"\n"+
+		`{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}`+"\n")
+	write("c", `{"type":"session","version":0,"id":"c","createdAt":2,"cwd":"{{cwd}}","parentSession":"p","delegationDepth":1}`+"\n"+
+		`{"type":"subagent/descriptor","seq":0,"time":2,"data":{"version":1,"provider":"spawn","label":"relative"}}`+"\n"+
+		`{"type":"session/end-seed","seq":1,"time":2,"data":{}}`+"\n"+
+		`{"type":"turn/start","seq":2,"time":3,"data":{"turn":1}}`+"\n"+
+		`{"type":"turn/end","seq":3,"time":4,"data":{"turn":1,"reason":{"kind":"completed"}}}`+"\n")
+
+	require.Equal(t, []Entry{child("c", "relative", StatusComplete)}, w.mustList("p"))
+	log, err := w.q.ReadSession(context.Background(), "c")
+	require.NoError(t, err)
+	require.Equal(t, "{{cwd}}", log.Header.Cwd)
+	require.Len(t, log.Events, 4)
+	records, err := w.q.ListEvents(context.Background(), "c")
+	require.NoError(t, err)
+	require.Len(t, records, 4)
+}

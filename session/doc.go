@@ -40,7 +40,9 @@
 // every lookup, checked once per store) a flat-layout log or a compressed
 // artifact anywhere under the root. Load is the repairing read
 // used to resume: it truncates a torn tail and durably appends the closers
-// of an interrupted final turn.
+// of an interrupted final turn. Like the seed-era original, only Load
+// refuses a header whose cwd is relative (the original's snapshot logs
+// carry "{{cwd}}"); List and Inspect read such a log.
 //
 // # Writes and durability
 //

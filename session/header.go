@@ -129,8 +129,10 @@ func (hl *headerLine) listingError(path string) error {
 
 // parseStoredHeader applies the load/inspect level to the first line of
 // the log at path: a foreign version is an *UnsupportedError (checked
-// before the shape), a damaged line a *CorruptError, and a relative cwd a
-// validation failure.
+// before the shape), a damaged line a *CorruptError. A relative cwd is not
+// refused here: the seed-era original inspects such a log (the snapshot
+// logs it commits carry "{{cwd}}") and refuses it only when it builds a
+// Session from it, which checkLoadable does for Load.
 func parseStoredHeader(line []byte, path string) (Header, error) {
 	hl, valid := parseHeaderLine(line)
 	version, numeric := jsonNumber(hl.version)
@@ -143,11 +145,19 @@ func parseStoredHeader(line []byte, path string) (Header, error) {
 		return Header{}, corruptf(path, 0, "corrupt session log: first line is not a session header")
 	case hl.listingError(path) != nil:
 		return Header{}, hl.listingError(path)
-	case hl.header.Cwd != "" && !filepath.IsAbs(hl.header.Cwd):
-		return Header{}, corruptf(path, 0, `stored session "%s" failed validation: header cwd "%s" is not an absolute path`,
-			hl.header.ID, hl.header.Cwd)
 	}
 	return hl.header, nil
+}
+
+// checkLoadable applies the check the original makes when it builds a
+// Session from a stored header (the repairing load, not inspection): the
+// cwd, when present, must be an absolute path.
+func checkLoadable(h Header, path string) error {
+	if h.Cwd != "" && !filepath.IsAbs(h.Cwd) {
+		return corruptf(path, 0, `stored session "%s" failed validation: header cwd "%s" is not an absolute path`,
+			h.ID, h.Cwd)
+	}
+	return nil
 }
 
 func foreignVersion(id string, f float64, path string) *UnsupportedError {

@@ -262,8 +262,6 @@ func TestHeaderRefusals(t *testing.T) {
 			"corrupt session log: first line is not a session header"},
 		{"fractional depth", `{"type":"session","version":0,"id":"hdr","createdAt":1,"delegationDepth":1.5}`, false,
 			"corrupt session log: first line is not a session header"},
-		{"relative cwd", `{"type":"session","version":0,"id":"hdr","createdAt":1,"cwd":"rel","delegationDepth":0}`, false,
-			`stored session "hdr" failed validation: header cwd "rel" is not an absolute path`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -279,6 +277,36 @@ func TestHeaderRefusals(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The original at the seed era checks a stored header's cwd only when it
+// builds a Session from the log (the repairing load of a cold resume), not
+// when it inspects the log: a relative cwd, such as the "{{cwd}}" the
+// original's snapshot logs carry, is read by Inspect and listed, while Load
+// refuses it before repairing anything.
+func TestARelativeCwdIsInspectedButNotLoaded(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	h := Header{ID: "rel", CreatedAt: 1, Cwd: "{{cwd}}"}
+	content := `{"type":"session","version":0,"id":"rel","createdAt":1,"cwd":"{{cwd}}","delegationDepth":0}` + "\n" +
+		lines(openTurnLines...)
+	path := writeRaw(t, s, h, content)
+
+	listed, err := s.List(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []Header{h}, listed)
+	log, err := s.Inspect(ctx, "rel")
+	require.NoError(t, err)
+	require.Equal(t, h, log.Header)
+	require.Len(t, log.Events, len(openTurnLines))
+
+	_, err = s.Load(ctx, "rel")
+	require.ErrorIs(t, err, ErrCorrupt)
+	require.EqualError(t, err, `stored session "rel" failed validation: header cwd "{{cwd}}" is not an absolute path`+
+		" (raw log: "+path+")")
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, content, string(after), "a refused load repairs nothing")
 }
 
 func TestLegacyVocabularyRefused(t *testing.T) {
