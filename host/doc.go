@@ -179,7 +179,8 @@
 // # Page
 //
 // GET / serves host/web (index.html, style.css and ES modules): the
-// sessions sidebar (top-level sessions; rows with origin "subagent" are
+// sessions sidebar (the session.list rows without a parentSessionId,
+// newest activity first, titled from projections.values.title; children are
 // reached through the tree only), the conversation (session.* for a
 // top-level session; subagent.* only, by {parentSessionId, childSessionId},
 // for a child opened from the tree), the header action "N subagents" with
