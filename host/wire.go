@@ -81,30 +81,6 @@ type catalogValue struct {
 	ParentAvailable bool  `json:"parentAvailable"`
 }
 
-// wireSummary is one session.list row.
-type wireSummary struct {
-	SessionID       string `json:"sessionId"`
-	CreatedAt       int64  `json:"createdAt"`
-	UpdatedAt       int64  `json:"updatedAt"`
-	Running         bool   `json:"running"`
-	Live            bool   `json:"live"`
-	ParentSessionID string `json:"parentSessionId,omitempty"`
-	Origin          string `json:"origin,omitempty"`
-	Cwd             string `json:"cwd,omitempty"`
-	Title           string `json:"title,omitempty"`
-}
-
-func toWireSummary(s SessionSummary) wireSummary {
-	return wireSummary{
-		SessionID: s.ID, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Running: s.Running, Live: s.Live,
-		ParentSessionID: s.ParentSessionID, Origin: s.Origin, Cwd: s.Cwd, Title: s.Title,
-	}
-}
-
-type sessionListValue struct {
-	Sessions []wireSummary `json:"sessions"`
-}
-
 type messageIDValue struct {
 	MessageID string `json:"messageId"`
 }

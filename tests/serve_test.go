@@ -212,7 +212,7 @@ func TestServeDrainsChildFirstAndFlushesOnSIGINT(t *testing.T) {
 
 	var top struct{ SessionID string }
 	mustCall(t, s.url, "session.create", map[string]any{}, &top)
-	mustCall(t, s.url, "session.prompt", map[string]any{"sessionId": top.SessionID,
+	mustCall(t, s.url, "session.prompt", map[string]any{"sessionId": top.SessionID, "mode": "queue",
 		"content": text("spawn sleeper: sleep 1h\nreply spawned")}, nil)
 	children := awaitCatalog(t, s.url, top.SessionID, func(c catalog) bool {
 		return len(c.Entries) == 1 && c.Entries[0].Activity == "running"
