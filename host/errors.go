@@ -1,9 +1,9 @@
 package host
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
+
+	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // The wire error codes (web-host §1.2). Business errors travel with HTTP 200
@@ -166,8 +166,8 @@ func (o *orderedObject) add(key string, value any) *orderedObject {
 	if o.err != nil {
 		return o
 	}
-	k, _ := marshalNoEscape(key)
-	v, err := marshalNoEscape(value)
+	k, _ := session.EncodeData(key)
+	v, err := session.EncodeData(value)
 	if err != nil {
 		o.err = err
 		return o
@@ -179,18 +179,6 @@ func (o *orderedObject) add(key string, value any) *orderedObject {
 	}
 	o.buf = append(append(append(o.buf, k...), ':'), v...)
 	return o
-}
-
-// marshalNoEscape is json.Marshal without HTML escaping: "<" stays "<" as
-// in the original's JSON.stringify.
-func marshalNoEscape(value any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(value); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 func (o *orderedObject) bytes() ([]byte, error) {

@@ -1,12 +1,12 @@
 package host
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/google/uuid"
 )
 
@@ -299,7 +299,7 @@ func overflowFrame() []byte {
 
 // sseData renders one "data: <server-request>\n\n" block with a fresh rpcId.
 func sseData(method string, payload any) ([]byte, error) {
-	body, err := json.Marshal(serverRequest{Type: "server-request", RPCID: uuid.NewString(), Method: method, Payload: payload})
+	body, err := session.EncodeData(serverRequest{Type: "server-request", RPCID: uuid.NewString(), Method: method, Payload: payload})
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // payload validates one method's request object field by field, collecting
@@ -227,7 +228,7 @@ func (p *payload) literalUnion(name string, values ...string) (string, *unionIss
 	}
 	issue := &unionIssue{Code: "invalid_union", Errors: make([][]Issue, len(values)), Path: []any{name}, Message: "Invalid input"}
 	for i, v := range values {
-		quoted, _ := marshalNoEscape(v)
+		quoted, _ := session.EncodeData(v)
 		issue.Errors[i] = []Issue{{Code: "invalid_value", Values: []any{v}, Path: []any{},
 			Message: "Invalid input: expected " + string(quoted)}}
 	}

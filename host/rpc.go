@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // invalidRequestID is the rpcId echoed when the body's own rpcId is not a string.
@@ -165,11 +167,14 @@ func writeResponse(w http.ResponseWriter, rpcID string, value any, failure *Erro
 		}
 		resp.Result.Error = &wireError{Code: failure.Code, Message: failure.Message, Details: details}
 	}
+	body, err := session.EncodeData(resp) // as Response.json: JSON.stringify's bytes, no newline
+	if err != nil {
+		carrierError(w, http.StatusInternalServerError, "handler failure: "+err.Error())
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false) // the original's JSON.stringify does not escape <, >, &
-	_ = enc.Encode(resp)
+	_, _ = w.Write(body)
 }
 
 // carrierError answers a transport-level failure as plain text.

@@ -426,3 +426,20 @@ func TestIssuesAreZod4Issues(t *testing.T) {
 		})
 	}
 }
+
+// TestWireJSONIsWhatJSONStringifyWrites: responses and frames carry <, >, &
+// and U+2028/U+2029 raw and a response has no trailing newline, as the
+// original's Response.json and JSON.stringify write them.
+func TestWireJSONIsWhatJSONStringifyWrites(t *testing.T) {
+	h := newTestHandler(t, newFakeBackend())
+	rec := post(h, "session.history", "application/json",
+		`{"type":"client-request","rpcId":"r","method":"session.history","payload":{"sessionId":"a<b>&c\u2028"}}`)
+	require.Equal(t, http.StatusOK, rec.Code)
+	body := rec.Body.String()
+	require.Contains(t, body, `"message":"session \"a<b>&c`+"\u2028"+`\" not found"`)
+	require.False(t, strings.HasSuffix(body, "\n"), "Response.json writes no newline")
+
+	frame, err := sseData("session/event", map[string]string{"text": "a<b>&c\u2029"})
+	require.NoError(t, err)
+	require.Contains(t, string(frame), `"payload":{"text":"a<b>&c`+"\u2029"+`"}`)
+}
