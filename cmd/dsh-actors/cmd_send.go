@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/subagent"
+)
+
+func init() {
+	register("send", "send more work to a stored continuable subagent and print its reply", runSend)
+}
+
+const sendUsage = "usage: dsh-actors send [--json] [--store DIR] PARENT_ID CHILD_ID TEXT"
+
+// sendReply is what `send` reports: the accepted follow-up and the epoch
+// it woke, with RunEndInfo's stopReason and lastAssistantMessage (the
+// blocks; absent when the epoch logged no assistant message, [] for an
+// empty one).
+type sendReply struct {
+	ChildID              string           `json:"childId"`
+	MessageID            string           `json:"messageId"`
+	StopReason           agent.StopReason `json:"stopReason"`
+	LastAssistantMessage *[]agent.Block   `json:"lastAssistantMessage,omitempty"`
+}
+
+// runSend sends TEXT to the continuable child CHILD_ID on behalf of
+// PARENT_ID, as the web composer's subagent.prompt does: the parent is
+// resumed from its log as a live agent, the subagent Service's Followup
+// delivers TEXT (one text block, source {kind:"user"}) and cold-resumes the
+// child, whose authority, residency and error codes are the Service's.
+// On acceptance it prints "sent MESSAGE_ID to CHILD_ID", waits for the
+// child's epoch to end (subagent/end) and prints its stop reason and last
+// assistant message, then closes the runtime (child-first drain, flush).
+// A child whose turn ends other than completed is still a reply (exit 0);
+// a cancellation while waiting drains, flushes and fails with CANCELLED.
+func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	flags := flag.NewFlagSet("send", flag.ContinueOnError)
+	flags.SetOutput(io.Discard)
+	asJSON := flags.Bool("json", false, "print the result as one JSON object")
+	store := flags.String("store", defaultStore(), "session store root")
+	positional, err := parseInterspersed(flags, args)
+	if err == nil {
+		err = checkSendArgs(positional)
+	}
+	if err != nil {
+		return usageError(stderr, sendUsage, flags, err)
+	}
+	parentID, childID, text := positional[0], positional[1], positional[2]
+	set, err := openRuntime(*store, warnLogger(stderr))
+	if err != nil {
+		return failure(stderr, "send", err)
+	}
+	accepted := func(messageID string) {
+		if !*asJSON {
+			fmt.Fprintf(stdout, "sent %s to %s\n", messageID, childID)
+		}
+	}
+	reply, runErr := sendFollowup(ctx, set, parentID, childID, text, accepted)
+	if err := set.rt.Close(context.WithoutCancel(ctx)); err != nil && runErr == nil {
+		runErr = err
+	}
+	if runErr != nil {
+		return failure(stderr, "send", runErr)
+	}
+	if *asJSON {
+		if err := writeJSON(stdout, reply, ""); err != nil {
+			return failure(stderr, "send", err)
+		}
+		return 0
+	}
+	line := fmt.Sprintf("%s %s", childID, reply.StopReason)
+	if reply.LastAssistantMessage != nil {
+		line += ": " + textOf(*reply.LastAssistantMessage)
+	}
+	fmt.Fprintln(stdout, line)
+	return 0
+}
+
+// checkSendArgs names what is wrong with the positional arguments.
+func checkSendArgs(positional []string) error {
+	names := []string{"PARENT_ID", "CHILD_ID", "TEXT"}
+	switch n := len(positional); {
+	case n < len(names):
+		missing := names[n:]
+		list := missing[0]
+		if len(missing) == 2 {
+			list = missing[0] + " and " + missing[1]
+		} else if len(missing) == 3 {
+			list = missing[0] + ", " + missing[1] + " and " + missing[2]
+		}
+		return fmt.Errorf("missing %s", list)
+	case n > len(names):
+		return fmt.Errorf("unexpected argument %q after TEXT (quote TEXT if it has spaces)", positional[len(names)])
+	}
+	for i, name := range names {
+		if positional[i] == "" {
+			return fmt.Errorf("%s must not be empty", name)
+		}
+	}
+	return nil
+}
+
+// sendFollowup makes parentID a live agent (resumed from its log), sends
+// text to childID through the Service's Followup, reports the accepted
+// MessageID to accepted and waits until the child's epoch ends. It leaves
+// the runtime open; the caller closes it.
+func sendFollowup(ctx context.Context, set *runtimeSet, parentID, childID, text string, accepted func(messageID string)) (sendReply, error) {
+	ended := make(chan subagent.RunEndInfo, 1)
+	cancel := set.service.Subscribe(func(ev subagent.Event) {
+		if end, ok := ev.(*subagent.EndEvent); ok && end.ID == childID {
+			select {
+			case ended <- end.RunEndInfo:
+			default: // only the first end of this child is the reply
+			}
+		}
+	})
+	defer cancel()
+	p, err := set.rt.ResumeAgent(ctx, parentID, parent.Spec{})
+	if err != nil {
+		return sendReply{}, err
+	}
+	messageID, err := set.service.Followup(ctx, p, childID, agent.Text(text), agent.Source{Kind: "user"})
+	if err != nil {
+		return sendReply{}, withCause(err)
+	}
+	accepted(messageID)
+	select {
+	case end := <-ended:
+		reply := sendReply{ChildID: childID, MessageID: messageID, StopReason: end.StopReason}
+		if end.LastAssistantMessage != nil {
+			reply.LastAssistantMessage = &end.LastAssistantMessage
+		}
+		return reply, nil
+	case <-ctx.Done():
+		return sendReply{}, fmt.Errorf("waiting for %s's reply to %s: %w", childID, messageID, ctx.Err())
+	}
+}
+
+// withCause appends the cause of a subagent error to its message: the
+// seed's message alone ("subagent X is unavailable") hides why, say which
+// line of the child's log is corrupt. The code stays the Service's.
+func withCause(err error) error {
+	var e *subagent.Error
+	if errors.As(err, &e) && e == err && e.Cause != nil {
+		return fmt.Errorf("%w: %v", err, e.Cause)
+	}
+	return err
+}
