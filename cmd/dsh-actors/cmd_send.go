@@ -62,6 +62,9 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	reply, runErr := sendFollowup(ctx, set, parentID, childID, text, accepted)
+	if ctx.Err() != nil { // interrupted: a second signal forces the exit during the drain
+		defer exitOnSecondSignal(stderr, "send")()
+	}
 	if err := set.rt.Close(context.WithoutCancel(ctx)); err != nil && runErr == nil {
 		runErr = err
 	}

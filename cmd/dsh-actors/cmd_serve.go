@@ -126,7 +126,7 @@ func openServeStack(root string, logger *slog.Logger, trustedHosts []string) (*s
 // stop announces the shutdown, arms the forced exit on a second signal and
 // shuts down; it returns the exit status.
 func (s *serveStack) stop(server *http.Server, stdout, stderr io.Writer) int {
-	defer exitOnSecondSignal(stderr)()
+	defer exitOnSecondSignal(stderr, "serve")()
 	fmt.Fprintln(stdout, "dsh-actors: shutting down (press Ctrl-C again to force)")
 	if err := s.shutdown(server); err != nil {
 		return failure(stderr, "serve", fmt.Errorf("shutdown: %w", err))
@@ -167,14 +167,14 @@ func serveHTTP(handler http.Handler, listener net.Listener) servedHTTP {
 
 // exitOnSecondSignal makes the next SIGINT/SIGTERM exit the process with
 // status 1 at once; the returned stop ends that watch.
-func exitOnSecondSignal(stderr io.Writer) (stop func()) {
+func exitOnSecondSignal(stderr io.Writer, name string) (stop func()) {
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() {
 		select {
 		case <-signals:
-			fmt.Fprintln(stderr, "dsh-actors serve: forced exit")
+			fmt.Fprintf(stderr, "dsh-actors %s: forced exit\n", name)
 			os.Exit(1)
 		case <-done:
 		}

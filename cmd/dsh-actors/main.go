@@ -1,5 +1,6 @@
 // Command dsh-actors is the CLI of the dsh-actors runtime: serve the web
-// page, run the demo, list and show stored sessions, stress and benchmark.
+// page, run the demo, list and show stored sessions, send more work to a
+// stored subagent, stress and benchmark.
 package main
 
 import (
