@@ -41,7 +41,9 @@
 // z.number().int().nonnegative(), maxMessages z.number().int().positive().
 // Keys inside details keep the original's order: sessionId,
 // parentSessionId, childSessionId, reason. JSON is written without HTML
-// escaping, as JSON.stringify writes it.
+// escaping, as JSON.stringify writes it. An id inside a message is put
+// between plain double quotes with nothing escaped, as the original's JS
+// templates write it (`parent session "a"b" is not live`).
 //
 // The browser-trust fence guards /api: the Host header must be loopback
 // (localhost, [::1], 127.x.y.z) or one of Options.TrustedHosts;

@@ -197,3 +197,7 @@ func badRequest(message string, issues []Issue) *Error {
 	}
 	return newError(CodeBadRequest, message, IssueDetails{Issues: issues})
 }
+
+// quote puts id between double quotes with nothing escaped, as the original's
+// JS templates (`session "${id}" …`) write it; Go's %q would escape.
+func quote(id string) string { return `"` + id + `"` }

@@ -145,7 +145,7 @@ func decodeEnvelope(body []byte, path string) (call, *Error) {
 		return c, badRequest("invalid client-request message", issues)
 	}
 	if c.method != path {
-		return c, badRequest(fmt.Sprintf("method %q does not match path %q", c.method, path), nil)
+		return c, badRequest("method "+quote(c.method)+" does not match path "+quote(path), nil)
 	}
 	return c, nil
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -206,7 +205,7 @@ func (h *Handler) sessionPrompt(ctx context.Context, c call) (any, *Error) {
 	case errors.Is(err, ErrSessionNotFound):
 		return nil, sessionNotFound(id)
 	case errors.Is(err, ErrAgentBusy):
-		return nil, newError(CodeAgentBusy, fmt.Sprintf("session %q is owned by subagent routing", id),
+		return nil, newError(CodeAgentBusy, "session "+quote(id)+" is owned by subagent routing",
 			Details{Reason: "use subagent delivery for this child session"})
 	default:
 		h.logFailure("session.prompt", err)

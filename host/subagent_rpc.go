@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/dsh-actors/dsh-actors/agent"
 )
@@ -82,7 +81,7 @@ func (h *Handler) subagentPrompt(ctx context.Context, c call) (any, *Error) {
 	}
 	parentAgent, live := h.backend.LiveAgent(parent)
 	if !live {
-		return nil, newError(CodeSubagentParentUnavailable, fmt.Sprintf("parent session %q is not live", parent),
+		return nil, newError(CodeSubagentParentUnavailable, "parent session "+quote(parent)+" is not live",
 			Details{ParentSessionID: parent})
 	}
 	if bad := h.verifyAddress(ctx, parent, child); bad != nil {
@@ -127,12 +126,12 @@ func (h *Handler) verifyAddress(ctx context.Context, parent, child string) *Erro
 			continue
 		}
 		if e.Kind == KindDiagnostic {
-			return newError(CodeSubagentCatalogDiagnostic, fmt.Sprintf("subagent %q is %s", child, e.Reason),
+			return newError(CodeSubagentCatalogDiagnostic, "subagent "+quote(child)+" is "+e.Reason,
 				Details{ParentSessionID: parent, ChildSessionID: child, Reason: e.Reason})
 		}
 		return nil
 	}
-	return newError(CodeSubagentNotFound, fmt.Sprintf("session %q is not a continuable direct child of %q", child, parent),
+	return newError(CodeSubagentNotFound, "session "+quote(child)+" is not a continuable direct child of "+quote(parent),
 		Details{ParentSessionID: parent, ChildSessionID: child})
 }
 
@@ -141,7 +140,7 @@ func (h *Handler) catalogVerifyError(ctx context.Context, parent, child string, 
 	case isCancelled(ctx, err):
 		return newError(CodeCancelled, "subagent catalog read was cancelled", nil)
 	case errors.Is(err, ErrSessionNotFound):
-		return newError(CodeSubagentNotFound, fmt.Sprintf("parent session %q is unavailable", parent),
+		return newError(CodeSubagentNotFound, "parent session "+quote(parent)+" is unavailable",
 			Details{ParentSessionID: parent, ChildSessionID: child})
 	default:
 		h.logFailure("subagent catalog", err)

@@ -392,3 +392,32 @@ func TestSubagentPromptWithEmptyOrNonTextContentRunsATurnOnTheRuntime(t *testing
 		`[{"type":"image","text":""},{"type":"text","text":""}]`}, users)
 	require.Equal(t, []string{"completed", "completed", "completed"}, ends)
 }
+
+// TestIDsInMessagesAreWrittenAsTheOriginalTemplate: the original builds its
+// messages with JS templates (`parent session "${id}" is not live`), so an id
+// is put between plain quotes with nothing escaped — not Go's %q.
+func TestIDsInMessagesAreWrittenAsTheOriginalTemplate(t *testing.T) {
+	odd := "a\"b\\c\u2028é\x01"
+	other := "p\"2"
+	text := []any{map[string]any{"type": "text", "text": "hi"}}
+
+	b := newFakeBackend()
+	b.catalogs[other] = []CatalogEntry{{Kind: KindDiagnostic, ID: odd, Reason: "corrupt"}}
+	h := newTestHandler(t, b)
+	r := callRPC(t, h, "subagent.prompt", map[string]any{"parentSessionId": odd, "childSessionId": "c", "content": text})
+	require.Equal(t, `parent session "`+odd+`" is not live`, r.Result.Error.Message)
+	r = callRPC(t, h, "subagent.history", map[string]any{"parentSessionId": odd, "childSessionId": "c"})
+	require.Equal(t, `parent session "`+odd+`" is unavailable`, r.Result.Error.Message)
+	r = callRPC(t, h, "subagent.history", map[string]any{"parentSessionId": other, "childSessionId": odd})
+	require.Equal(t, `subagent "`+odd+`" is corrupt`, r.Result.Error.Message)
+	r = callRPC(t, h, "subagent.history", map[string]any{"parentSessionId": other, "childSessionId": "x\"y"})
+	require.Equal(t, `session "x"y" is not a continuable direct child of "p"2"`, r.Result.Error.Message)
+
+	b.promptErr = Wrap(CodeAgentBusy, errors.New("child"))
+	r = callRPC(t, h, "session.prompt", map[string]any{"sessionId": odd, "mode": "queue", "content": text})
+	require.Equal(t, `session "`+odd+`" is owned by subagent routing`, r.Result.Error.Message)
+
+	rec := post(h, "session.list", "application/json",
+		`{"type":"client-request","rpcId":"r","method":"sub\"agent\u2028","payload":{}}`)
+	require.Equal(t, "method \"sub\"agent\u2028\" does not match path \"session.list\"", decodeResponse(t, rec).Result.Error.Message)
+}
