@@ -106,7 +106,6 @@ type Notice struct {
 	Kind            NoticeKind
 	SessionID       string
 	ParentSessionID string        // SessionAdded
-	Origin          string        // SessionAdded
 	Cwd             string        // SessionAdded
 	Blank           bool          // SessionAdded: no events yet
 	Running         bool          // SessionStatus

@@ -65,7 +65,9 @@
 // that is not live is never blank and has no projections, as the
 // original's cold rows without a projection-cache row. Whether a row is a
 // continuable child is not in the row (the original's has no origin):
-// parentSessionId is, and host/session-added frames carry origin.
+// parentSessionId is, and host/session-added frames are the original's
+// {type, sessionId, blank, parentSessionId?, cwd?}, without origin either;
+// the page tells a child by its parentSessionId.
 //
 // session.create {workspaceId?, cwd?, sessionId?} → {sessionId} of a new
 // live top-level agent session. The payload is the original's (ids
@@ -153,7 +155,7 @@
 // the envelope is {"type":"server-request","rpcId":"<fresh uuid>",
 // "method":<frame type>,"payload":<frame>}. Frames, in the runtime's order:
 //
-//	host/session-added   {sessionId, blank, parentSessionId?, origin?, cwd?}
+//	host/session-added   {sessionId, blank, parentSessionId?, cwd?}
 //	host/session-status  {sessionId, running}
 //	host/session-removed {sessionId}
 //	session/subscribed   {sessionId, lastSeq}  mux only: one per attached session on open, then one per newly attached session

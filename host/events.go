@@ -225,7 +225,6 @@ type sessionAddedFrame struct {
 	SessionID       string `json:"sessionId"`
 	Blank           bool   `json:"blank"`
 	ParentSessionID string `json:"parentSessionId,omitempty"`
-	Origin          string `json:"origin,omitempty"`
 	Cwd             string `json:"cwd,omitempty"`
 }
 
@@ -266,7 +265,7 @@ func frameOf(n Notice) (string, any, frameClass, bool) {
 	switch n.Kind {
 	case SessionAdded:
 		return frameSessionAdded, sessionAddedFrame{Type: frameSessionAdded, SessionID: n.SessionID, Blank: n.Blank,
-			ParentSessionID: n.ParentSessionID, Origin: n.Origin, Cwd: n.Cwd}, classHost, true
+			ParentSessionID: n.ParentSessionID, Cwd: n.Cwd}, classHost, true
 	case SessionStatus:
 		return frameSessionStatus, sessionStatusFrame{Type: frameSessionStatus, SessionID: n.SessionID, Running: n.Running},
 			classHost, true

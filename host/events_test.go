@@ -84,14 +84,14 @@ func TestEventStreamDeliversFramesInOrder(t *testing.T) {
 
 	event := message(3, "assistant/message", "done")
 	b.emit(
-		Notice{Kind: SessionAdded, SessionID: "c1", ParentSessionID: "p1", Origin: "subagent", Blank: true},
+		Notice{Kind: SessionAdded, SessionID: "c1", ParentSessionID: "p1", Blank: true},
 		Notice{Kind: SessionStatus, SessionID: "c1", Running: true},
 		Notice{Kind: SessionEvent, SessionID: "c1", Event: event},
 		Notice{Kind: SessionStatus, SessionID: "c1", Running: false},
 		Notice{Kind: SessionRemoved, SessionID: "c1"},
 	)
 	want := []struct{ method, payload string }{
-		{"host/session-added", `{"type":"host/session-added","sessionId":"c1","blank":true,"parentSessionId":"p1","origin":"subagent"}`},
+		{"host/session-added", `{"type":"host/session-added","sessionId":"c1","blank":true,"parentSessionId":"p1"}`},
 		{"host/session-status", `{"type":"host/session-status","sessionId":"c1","running":true}`},
 		{"session/event", `{"type":"session/event","sessionId":"c1","event":{"type":"assistant/message","seq":3,"time":1003,
 			"surfaceOp":"append","data":{"content":[{"type":"text","text":"done"}]}}}`},
@@ -201,7 +201,7 @@ func TestContractStreamsSplitHostAndSessionFrames(t *testing.T) {
 	defer stopAll()
 
 	b.emit(
-		Notice{Kind: SessionAdded, SessionID: "c1", ParentSessionID: "p1", Origin: "subagent", Blank: true},
+		Notice{Kind: SessionAdded, SessionID: "c1", ParentSessionID: "p1", Blank: true},
 		Notice{Kind: SessionStatus, SessionID: "c1", Running: true},
 		Notice{Kind: SessionEvent, SessionID: "c1", Event: plain(0, "turn/start")},
 		Notice{Kind: SessionStatus, SessionID: "c1", Running: false},

@@ -236,7 +236,7 @@ func noticeOfChange(sessions *session.Sessions, c session.Change) (Notice, bool)
 	case session.Added:
 		live := sessions.Get(id)
 		return Notice{Kind: SessionAdded, SessionID: id, ParentSessionID: c.Header.ParentSession,
-			Origin: c.Header.Origin, Cwd: c.Header.Cwd, Blank: live == nil || sessionBlank(live.Events())}, true
+			Cwd: c.Header.Cwd, Blank: live == nil || sessionBlank(live.Events())}, true
 	case session.Removed:
 		return Notice{Kind: SessionRemoved, SessionID: id}, true
 	case session.Appended:

@@ -107,7 +107,7 @@ func TestMuxOpensWithOneSubscribedFramePerAttachedSession(t *testing.T) {
 	b.attach(Attachment{SessionID: "p1", LastSeq: -1, Blank: true})
 	b.emit(Notice{Kind: SessionAdded, SessionID: "p1"})
 	b.attach(Attachment{SessionID: "c1", LastSeq: 1, Blank: true})
-	b.emit(Notice{Kind: SessionAdded, SessionID: "c1", ParentSessionID: "p1", Origin: "subagent"},
+	b.emit(Notice{Kind: SessionAdded, SessionID: "c1", ParentSessionID: "p1"},
 		Notice{Kind: SessionEvent, SessionID: "c1", Event: plain(2, "turn/start")},
 		Notice{Kind: SessionEvent, SessionID: "p1", Event: plain(0, "turn/start")})
 
@@ -121,7 +121,7 @@ func TestMuxOpensWithOneSubscribedFramePerAttachedSession(t *testing.T) {
 	// stream before any of its events; a released one is not subscribed
 	// by a later stream.
 	b.attach(Attachment{SessionID: "c2", LastSeq: 3})
-	b.emit(Notice{Kind: SessionAdded, SessionID: "c2", ParentSessionID: "p1", Origin: "subagent"},
+	b.emit(Notice{Kind: SessionAdded, SessionID: "c2", ParentSessionID: "p1"},
 		Notice{Kind: SessionEvent, SessionID: "c2", Event: plain(4, "turn/start")})
 	requireSubscribed(t, mux, "c2", 3)
 	f := readFrame(t, mux)
@@ -149,7 +149,7 @@ func TestSubscribedFramesStayOffTheHostAndPageStreams(t *testing.T) {
 	defer stopPage()
 
 	b.attach(Attachment{SessionID: "c1", LastSeq: 0})
-	b.emit(Notice{Kind: SessionAdded, SessionID: "c1", ParentSessionID: "p1", Origin: "subagent"},
+	b.emit(Notice{Kind: SessionAdded, SessionID: "c1", ParentSessionID: "p1"},
 		Notice{Kind: SessionEvent, SessionID: "c1", Event: plain(1, "turn/start")})
 	require.Equal(t, "host/session-added", readFrame(t, hostStream).Method)
 	require.Equal(t, "host/session-added", readFrame(t, page).Method)
@@ -248,7 +248,7 @@ func TestSessionAddedBlankMeansNoTurnHasStarted(t *testing.T) {
 	// it is published, but no turn has started: blank.
 	converse(t, p, "spawn worker: reply working")
 	child := s.settled(t, p.ID(), 1)[0].ID
-	want := `{"type":"host/session-added","sessionId":"` + child + `","blank":true,"parentSessionId":"` + p.ID() + `","origin":"subagent"}`
+	want := `{"type":"host/session-added","sessionId":"` + child + `","blank":true,"parentSessionId":"` + p.ID() + `"}`
 	require.JSONEq(t, want, added(hostStream, stopHost, child))
 	require.JSONEq(t, want, added(page, stopPage, child))
 
@@ -257,7 +257,7 @@ func TestSessionAddedBlankMeansNoTurnHasStarted(t *testing.T) {
 		"content": []any{map[string]any{"type": "text", "text": "reply again"}}})
 	require.True(t, resumed.Result.OK, string(resumed.Result.Value))
 	require.JSONEq(t, `{"type":"host/session-added","sessionId":"`+child+`","blank":false,"parentSessionId":"`+p.ID()+
-		`","origin":"subagent"}`, added(hostStream, stopHost, child))
+		`"}`, added(hostStream, stopHost, child))
 	s.settled(t, p.ID(), 1)
 }
 
