@@ -29,6 +29,10 @@
 // fence). Behind the fence they are checked in the original's order: a
 // non-POST or a path outside /api/ is 404, then the media type (415), then
 // the body (413, 400), and only then an unknown method name (404).
+// Headers are the original's: a 200 has only Content-Type application/json
+// (Response.json), a carrier failure only text/plain;charset=UTF-8
+// (new Response(text)), the 403 none (res.writeHead(403)), and a stream
+// text/event-stream with Cache-Control no-cache.
 // Validation has two levels, both answered as bad-request with
 // details.issues: the envelope ("invalid client-request message", rpcId
 // "invalid-request" when the body's rpcId is not a string; `method "<m>"

@@ -173,7 +173,6 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request, kind strea
 	defer h.hub.leave(s)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Accel-Buffering", "no")
 	if !writeFlush(w, flusher, []byte(": connected\n\n")) {
 		return
 	}

@@ -2,6 +2,7 @@ package host
 
 import (
 	"embed"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -95,7 +96,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !trusted(r, h.opts.TrustedHosts) {
-		carrierError(w, http.StatusForbidden, "forbidden")
+		// The original's fence is res.writeHead(403); res.end('forbidden'):
+		// no content type (a nil entry stops Go from sniffing one).
+		w.Header()["Content-Type"] = nil
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = io.WriteString(w, "forbidden")
 		return
 	}
 	if kind, ok := streamPaths[name]; ok && r.Method == http.MethodGet {

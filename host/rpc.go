@@ -172,15 +172,14 @@ func writeResponse(w http.ResponseWriter, rpcID string, value any, failure *Erro
 		carrierError(w, http.StatusInternalServerError, "handler failure: "+err.Error())
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Type", "application/json") // Response.json's one header
 	_, _ = w.Write(body)
 }
 
-// carrierError answers a transport-level failure as plain text.
+// carrierError answers a transport-level failure as plain text, with the
+// one header the original's new Response(text) has.
 func carrierError(w http.ResponseWriter, status int, text string) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Type", "text/plain;charset=UTF-8")
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, text)
 }

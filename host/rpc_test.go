@@ -443,3 +443,71 @@ func TestWireJSONIsWhatJSONStringifyWrites(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(frame), `"payload":{"text":"a<b>&c`+"\u2029"+`"}`)
 }
+
+// TestCarrierHeadersAreTheOriginals: a unary response is Response.json's
+// (content-type application/json, nothing else), a carrier failure is
+// new Response(text)'s (text/plain;charset=UTF-8), the fence's 403 is
+// res.writeHead(403) with no content type, and a stream is sseResponse's
+// (text/event-stream, no-cache). Transport headers (Date, lengths) aside.
+func TestCarrierHeadersAreTheOriginals(t *testing.T) {
+	srv := serveTestHandler(t, newFakeBackend())
+	headers := func(method, path, contentType, body string, host string) (int, map[string]string) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, method, srv.URL+path, strings.NewReader(body))
+		require.NoError(t, err)
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		got := map[string]string{}
+		for k, v := range resp.Header {
+			switch k {
+			case "Date", "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive":
+				continue
+			}
+			got[k] = strings.Join(v, ", ")
+		}
+		return resp.StatusCode, got
+	}
+	valid := `{"type":"client-request","rpcId":"r1","method":"session.list","payload":{}}`
+	text := map[string]string{"Content-Type": "text/plain;charset=UTF-8"}
+
+	status, h := headers(http.MethodPost, "/api/session.list", "application/json", valid, "")
+	require.Equal(t, 200, status)
+	require.Equal(t, map[string]string{"Content-Type": "application/json"}, h)
+	status, h = headers(http.MethodPost, "/api/session.list", "application/json", `{"type":1}`, "")
+	require.Equal(t, 200, status)
+	require.Equal(t, map[string]string{"Content-Type": "application/json"}, h)
+	for _, tc := range []struct {
+		method, path, contentType, body string
+		status                          int
+	}{
+		{http.MethodPost, "/api/nope", "application/json", valid, 404},
+		{http.MethodGet, "/api/session.list", "", "", 404},
+		{http.MethodPost, "/api/session.list", "text/plain", valid, 415},
+		{http.MethodPost, "/api/session.list", "application/json", "{bad", 400},
+	} {
+		status, h = headers(tc.method, tc.path, tc.contentType, tc.body, "")
+		require.Equal(t, tc.status, status, tc.path)
+		require.Equal(t, text, h, tc.path)
+	}
+	status, h = headers(http.MethodPost, "/api/session.list", "application/json", valid, "evil.example")
+	require.Equal(t, 403, status)
+	require.Equal(t, map[string]string{}, h)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/api/events.mux", nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	delete(resp.Header, "Date")
+	require.Equal(t, http.Header{"Content-Type": {"text/event-stream"}, "Cache-Control": {"no-cache"}}, resp.Header)
+}
