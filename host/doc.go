@@ -28,7 +28,9 @@
 // 500 "handler failure: <text>" (a panic), 403 "forbidden" (the trust
 // fence). Behind the fence they are checked in the original's order: a
 // non-POST or a path outside /api/ is 404, then the media type (415), then
-// the body (413, 400), and only then an unknown method name (404).
+// the body (413, 400), and only then an unknown method name (404). The body
+// is read as the original's req.json(): up to two leading UTF-8 BOMs are
+// dropped (undici strips one, its TextDecoder another) before JSON parsing.
 // Headers are the original's: a 200 has only Content-Type application/json
 // (Response.json), a carrier failure only text/plain;charset=UTF-8
 // (new Response(text)), the 403 none (res.writeHead(403)), and a stream

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -100,13 +101,17 @@ func isJSONMediaType(header string) bool {
 }
 
 // readBody returns the body, or a carrier status and text when it is too
-// large or not JSON.
+// large or not JSON. As the original's req.json() — undici's
+// utf8DecodeBytes drops a leading UTF-8 BOM and its default TextDecoder one
+// more, then JSON.parse — up to two leading BOMs are dropped.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, string) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
 		return nil, http.StatusRequestEntityTooLarge, "request body too large"
 	}
+	bom := []byte("\uFEFF")
+	body = bytes.TrimPrefix(bytes.TrimPrefix(body, bom), bom)
 	if err != nil || !json.Valid(body) {
 		return nil, http.StatusBadRequest, "body is not JSON"
 	}

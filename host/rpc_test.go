@@ -103,6 +103,13 @@ func TestCarrierStatuses(t *testing.T) {
 		{"empty body", http.MethodPost, "session.list", "application/json", "", 400, "body is not JSON"},
 		{"too large", http.MethodPost, "session.list", "application/json", `"` + strings.Repeat("x", maxBodyBytes) + `"`, 413, "request body too large"},
 		{"media type params", http.MethodPost, "session.list", " Application/JSON ; charset=utf-8", valid, 200, ""},
+		// req.json() is undici's utf8DecodeBytes (drops a leading BOM, then
+		// decodes with a default TextDecoder, which drops one more), then
+		// JSON.parse: up to two leading BOMs are dropped (checked in node).
+		{"a UTF-8 BOM", http.MethodPost, "session.list", "application/json", "\uFEFF" + valid, 200, ""},
+		{"two BOMs", http.MethodPost, "session.list", "application/json", "\uFEFF\uFEFF" + valid, 200, ""},
+		{"three BOMs", http.MethodPost, "session.list", "application/json", "\uFEFF\uFEFF\uFEFF" + valid, 400, "body is not JSON"},
+		{"a BOM after whitespace", http.MethodPost, "session.list", "application/json", " \uFEFF" + valid, 400, "body is not JSON"},
 		// The original's order: non-POST or outside /api/ → 404, then the
 		// media type → 415, then the body → 400, only then the method → 404.
 		{"unknown method, text/plain", http.MethodPost, "nope", "text/plain", "{}", 415, "content type must be application/json"},
