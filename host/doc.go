@@ -31,6 +31,8 @@
 // the body (413, 400), and only then an unknown method name (404). The body
 // is read as the original's req.json(): up to two leading UTF-8 BOMs are
 // dropped (undici strips one, its TextDecoder another) before JSON parsing.
+// Paths are compared as sent, as the original's WHATWG pathname keeps
+// percent-encodings: /api/subagent%2Elist and /api/events%2Emux are 404.
 // Headers are the original's: a 200 has only Content-Type application/json
 // (Response.json), a carrier failure only text/plain;charset=UTF-8
 // (new Response(text)), the 403 none (res.writeHead(403)), and a stream

@@ -89,9 +89,13 @@ func (h *Handler) Close() {
 // ServeHTTP routes the event streams (GET /api/events, /api/events.host and
 // /api/events.mux, SSE) and /api/<method> (POST) behind the browser-trust
 // fence, and everything else to the embedded page.
+//
+// Routing compares the path as sent (EscapedPath), as the original's WHATWG
+// pathname keeps percent-encodings: /api/subagent%2Elist names no method.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	name, isAPI := strings.CutPrefix(r.URL.Path, "/api/")
-	if !isAPI && r.URL.Path != "/api" {
+	path := r.URL.EscapedPath()
+	name, isAPI := strings.CutPrefix(path, "/api/")
+	if !isAPI && path != "/api" {
 		h.servePage(w, r)
 		return
 	}

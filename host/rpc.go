@@ -53,7 +53,7 @@ type wireError struct {
 // the media type 415, then the body 400, and only then an unknown method
 // 404 — then the two-level parse and the method itself (always HTTP 200).
 func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, name string) {
-	if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, "/api/") {
+	if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.EscapedPath(), "/api/") {
 		carrierError(w, http.StatusNotFound, "not found")
 		return
 	}

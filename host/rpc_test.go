@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -117,6 +118,10 @@ func TestCarrierStatuses(t *testing.T) {
 		{"unknown method, not JSON", http.MethodPost, "nope", "application/json", "{bad", 400, "body is not JSON"},
 		{"unknown method, empty name", http.MethodPost, "", "application/json", valid, 404, "not found"},
 		{"GET on an unknown method", http.MethodGet, "nope", "text/plain", "{bad", 404, "not found"},
+		// The original routes on the WHATWG pathname, which keeps %2E.
+		{"percent-encoded method", http.MethodPost, "subagent%2Elist", "application/json",
+			`{"type":"client-request","rpcId":"r1","method":"subagent.list","payload":{"parentSessionId":"p"}}`, 404, "not found"},
+		{"percent-encoded letter", http.MethodPost, "session%2elist", "application/json", valid, 404, "not found"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -131,6 +136,22 @@ func TestCarrierStatuses(t *testing.T) {
 				require.Equal(t, tc.text, rec.Body.String())
 			}
 		})
+	}
+}
+
+// TestCarrierPercentEncodedStreamPathIsA404: GET /api/events%2Emux is not
+// the stream in the original (its pathname keeps %2E); the deadline keeps a
+// wrongly opened stream from hanging the test.
+func TestCarrierPercentEncodedStreamPathIsA404(t *testing.T) {
+	h := newTestHandler(t, newFakeBackend())
+	for _, path := range []string{"/api/events%2Emux", "/api/events%2Ehost", "/api/%65vents"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		req := httptest.NewRequestWithContext(ctx, http.MethodGet, "http://localhost"+path, nil)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		cancel()
+		require.Equal(t, http.StatusNotFound, rec.Code, path)
+		require.Equal(t, "not found", rec.Body.String(), path)
 	}
 }
 
