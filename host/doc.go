@@ -166,11 +166,20 @@
 //	host/session-added   {sessionId, blank, parentSessionId?, cwd?}
 //	host/session-status  {sessionId, running}
 //	host/session-removed {sessionId}
+//	host/agent-error     {sessionId, message}  a turn ended in error
 //	session/subscribed   {sessionId, lastSeq}  mux only: one per attached session on open, then one per newly attached session
 //	session/event        {sessionId, event}  every event appended to a live session
 //
 // blank is true while the session has no turn/start event (the original's
 // sessionBlank), so a newly published subagent child is blank.
+//
+// host/agent-error is derived from a live session's turn/end whose reason is
+// {kind:"error", step, message, code?} (an error or a panic in the turn):
+// message is the reason's message, the error chain the original renders
+// with errorChain. It is queued just before that turn/end's session/event
+// and so before the idle host/session-status, as the original's loop emits
+// agent/error from settle() before appending turn/end. It goes to
+// /api/events.host and /api/events, not to the mux; the page ignores it.
 //
 // session/subscribed comes from the backend's optional AttachmentSource
 // (RuntimeBackend implements it): the handler asks it once when created and

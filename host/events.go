@@ -1,6 +1,7 @@
 package host
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"sync"
@@ -28,7 +29,7 @@ const (
 type frameClass uint8
 
 const (
-	classHost    frameClass = iota // host/session-added, -status, -removed
+	classHost    frameClass = iota // host/session-added, -status, -removed, host/agent-error
 	classSession                   // session/event
 )
 
@@ -121,17 +122,52 @@ func (h *hub) publish(n Notice) {
 		n.Blank = a.Blank
 	}
 	frame, class, ok := encodeFrame(n)
+	agentError, failed := agentErrorOf(n)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.track(n, a, attached)
-	if !ok {
-		return
-	}
 	for s := range h.streams {
-		if s.kind.carries(class) {
+		if failed && s.kind.carries(classHost) {
+			h.queue(s, agentError)
+		}
+		if ok && s.kind.carries(class) {
 			h.queue(s, frame)
 		}
 	}
+}
+
+// agentErrorOf renders host/agent-error {type, sessionId, message} for a
+// SessionEvent notice of a turn/end whose reason is an error, or false.
+// The original pushes it from the agent/error event its loop's settle()
+// emits before appending that turn/end (and before the idle status), with
+// message = errorChain(error), the text the turn/end reason holds: the
+// seed-era {kind:"error", step, message, code?}, or a later version's
+// {kind:"error", error:{message}} read the same way.
+func agentErrorOf(n Notice) ([]byte, bool) {
+	if n.Kind != SessionEvent || n.Event.Type != "turn/end" {
+		return nil, false
+	}
+	var end struct {
+		Reason struct {
+			Kind    string  `json:"kind"`
+			Message *string `json:"message"`
+			Error   struct {
+				Message *string `json:"message"`
+			} `json:"error"`
+		} `json:"reason"`
+	}
+	if json.Unmarshal(n.Event.Data, &end) != nil || end.Reason.Kind != "error" {
+		return nil, false
+	}
+	message := end.Reason.Message
+	if message == nil {
+		message = end.Reason.Error.Message
+	}
+	if message == nil {
+		return nil, false
+	}
+	frame, err := sseData(frameAgentError, agentErrorFrame{Type: frameAgentError, SessionID: n.SessionID, Message: *message})
+	return frame, err == nil
 }
 
 // queue appends frame to s, or ends s with one stream/error frame when its
@@ -227,6 +263,12 @@ type sessionAddedFrame struct {
 	Cwd             string `json:"cwd,omitempty"`
 }
 
+type agentErrorFrame struct {
+	Type      string `json:"type"`
+	SessionID string `json:"sessionId"`
+	Message   string `json:"message"`
+}
+
 type sessionStatusFrame struct {
 	Type      string `json:"type"`
 	SessionID string `json:"sessionId"`
@@ -254,6 +296,7 @@ const (
 	frameSessionAdded   = "host/session-added"
 	frameSessionStatus  = "host/session-status"
 	frameSessionRemoved = "host/session-removed"
+	frameAgentError     = "host/agent-error"
 	frameSessionEvent   = "session/event"
 	frameStreamError    = "stream/error"
 )

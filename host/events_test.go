@@ -244,3 +244,51 @@ func TestContractStreamsSitBehindTheTrustFence(t *testing.T) {
 		require.Equal(t, http.StatusForbidden, rec.Code, path)
 	}
 }
+
+// TestAgentErrorPrecedesTheFailedTurnEnd: a turn ending in error gives the
+// host stream host/agent-error {type, sessionId, message} (api-proxy.ts's
+// agent/error listener; message is the error chain the turn/end reason
+// holds). The original emits agent/error from settle(), before turn/end is
+// appended and before the idle status, so the frame comes right before the
+// failed turn/end's session/event. It is a host frame: not on the mux.
+func TestAgentErrorPrecedesTheFailedTurnEnd(t *testing.T) {
+	b := newFakeBackend()
+	srv := serveTestHandler(t, b)
+	all, stopAll := openStream(t, srv.URL)
+	defer stopAll()
+	hostStream, stopHost := openStreamAt(t, srv.URL, "/api/events.host")
+	defer stopHost()
+
+	failed := session.Event{Type: "turn/end", Seq: 3, Time: 1003,
+		Data: json.RawMessage(`{"turn":1,"reason":{"kind":"error","step":1,"message":"boom: \"x\" </b>","code":"E_X"}}`)}
+	completed := session.Event{Type: "turn/end", Seq: 6, Time: 1006, Data: json.RawMessage(`{"turn":2,"reason":{"kind":"completed"}}`)}
+	b.emit(
+		Notice{Kind: SessionStatus, SessionID: "s1", Running: true},
+		Notice{Kind: SessionEvent, SessionID: "s1", Event: failed},
+		Notice{Kind: SessionEvent, SessionID: "s1", Event: completed},
+		Notice{Kind: SessionStatus, SessionID: "s1", Running: false},
+	)
+	agentError := `{"type":"host/agent-error","sessionId":"s1","message":"boom: \"x\" </b>"}`
+	want := []struct{ method, payload string }{
+		{"host/session-status", `{"type":"host/session-status","sessionId":"s1","running":true}`},
+		{"host/agent-error", agentError},
+		{"session/event", ""},
+		{"session/event", ""},
+		{"host/session-status", `{"type":"host/session-status","sessionId":"s1","running":false}`},
+	}
+	for _, w := range want {
+		f := readFrame(t, all)
+		require.Equal(t, w.method, f.Method)
+		if w.payload != "" {
+			require.Equal(t, w.payload, string(f.Payload))
+		}
+	}
+	for _, w := range want {
+		if w.method == "session/event" {
+			continue
+		}
+		f := readFrame(t, hostStream)
+		require.Equal(t, w.method, f.Method)
+		require.Equal(t, w.payload, string(f.Payload))
+	}
+}

@@ -275,3 +275,29 @@ func TestSessionAddedBlankComesFromTheAttachment(t *testing.T) {
 	require.JSONEq(t, `{"type":"host/session-added","sessionId":"c2","blank":false}`, string(readFrame(t, hostStream).Payload))
 	require.JSONEq(t, `{"type":"host/session-added","sessionId":"unknown","blank":true}`, string(readFrame(t, hostStream).Payload))
 }
+
+// TestFailedTurnSendsAgentErrorOnTheHostStream: with the real runtime, a
+// turn that fails (an error or a panic) gives host/agent-error with the
+// turn/end reason's message between the running and the idle status.
+func TestFailedTurnSendsAgentErrorOnTheHostStream(t *testing.T) {
+	s := newRuntimeStack(t)
+	hostStream, stopHost := openStreamAt(t, s.url, "/api/events.host")
+	defer stopHost()
+	p, err := s.rt.StartAgent(context.Background(), parent.CreateSpec{})
+	require.NoError(t, err)
+	for _, tc := range []struct{ text, message string }{
+		{"fail boom", "boom"},
+		{"panic", "panic: scripted: panic command"},
+	} {
+		_, err = p.Followup(context.Background(), agent.Text(tc.text), userSource)
+		require.NoError(t, err)
+		_, _, _ = nextFrameWhere(t, hostStream, stopHost, func(f frame, pl streamPayload) bool {
+			return f.Method == "host/session-status" && pl.SessionID == p.ID() && string(f.Payload) ==
+				`{"type":"host/session-status","sessionId":"`+p.ID()+`","running":true}`
+		})
+		f := readFrame(t, hostStream)
+		require.Equal(t, `{"type":"host/agent-error","sessionId":"`+p.ID()+`","message":"`+tc.message+`"}`, string(f.Payload))
+		f = readFrame(t, hostStream)
+		require.Equal(t, `{"type":"host/session-status","sessionId":"`+p.ID()+`","running":false}`, string(f.Payload))
+	}
+}
