@@ -15,8 +15,12 @@ type Backend interface {
 	// ListSessions returns a summary of every session, live or stored, in
 	// creation order. It never activates anything.
 	ListSessions(ctx context.Context) ([]SessionSummary, error)
-	// CreateSession starts a new live top-level agent on a fresh session.
-	CreateSession(ctx context.Context) (SessionSummary, error)
+	// CreateSession is the original's ensureSession: the live agent req.ID
+	// when there is one; when req.Requested, a stored session req.ID
+	// resumed if its cwd is req.Cwd, else a *SessionConflict; otherwise a
+	// new live top-level agent on a new session req.ID with cwd req.Cwd
+	// (the directory made when missing).
+	CreateSession(ctx context.Context, req CreateRequest) (SessionSummary, error)
 	// ReadSession returns a session's transcript from memory when it is live,
 	// else from storage, without acquiring, publishing or resuming any agent.
 	// An unknown id is ErrSessionNotFound.
@@ -41,6 +45,41 @@ type Backend interface {
 	// Subscribe calls fn for every Notice, in the order the runtime produced
 	// them, until cancel is called. fn must not block.
 	Subscribe(fn func(Notice)) (cancel func())
+}
+
+// CreateRequest is one session.create as the handler resolved it.
+type CreateRequest struct {
+	ID        string // the requested sessionId, else session-<uuid>
+	Cwd       string // the requested cwd, else Options.Cwd
+	Requested bool   // ID was requested: a stored session under it is adopted
+}
+
+// SessionConflict is the original's SessionCwdConflict: a requested
+// sessionId is stored with another cwd (or none: HasExisting false).
+type SessionConflict struct {
+	SessionID    string
+	RequestedCwd string
+	ExistingCwd  string
+	HasExisting  bool
+}
+
+// Error is the original's message: `session "<id>" already exists with cwd
+// ${JSON.stringify(existingCwd)}; requested ${JSON.stringify(requestedCwd)}`.
+func (e *SessionConflict) Error() string {
+	existing := "undefined"
+	if e.HasExisting {
+		existing = jsonString(e.ExistingCwd)
+	}
+	return "session " + quote(e.SessionID) + " already exists with cwd " + existing + "; requested " + jsonString(e.RequestedCwd)
+}
+
+// jsonString is JSON.stringify of s.
+func jsonString(s string) string {
+	b, err := session.EncodeData(s)
+	if err != nil {
+		return quote(s)
+	}
+	return string(b)
 }
 
 // LiveAgent is one exact live agent (one incarnation) as the Backend found it.

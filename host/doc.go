@@ -82,10 +82,18 @@
 // non-empty strings, cwd a string; workspaceId and cwd together are zod's
 // custom issue "session.create accepts workspaceId or cwd, not both").
 // This runtime has no workspaces: a workspaceId is workspace-not-found
-// `workspace "<id>" not found` {workspaceId}. It names sessions itself: a
-// requested sessionId is internal `failed to create session "<id>": this
-// runtime cannot create a session under a requested id`. cwd is accepted but
-// not used: the session is created in the runtime's own folder.
+// `workspace "<id>" not found` {workspaceId}. As the original's
+// ensureSession, the id is the requested sessionId or a minted
+// session-<uuid>, and cwd the requested cwd or Options.Cwd (the serve
+// process's working directory, the original's defaults.cwd): a live session
+// under the id is returned as it is; a requested id that is stored is
+// resumed when its header's cwd is cwd, else session-conflict `session
+// "<id>" already exists with cwd <JSON.stringify(existing)>; requested
+// <JSON.stringify(cwd)>` {sessionId, requestedCwd, existingCwd?} (a stored
+// session without a cwd reads "undefined" and has no existingCwd);
+// otherwise cwd is made (mkdir -p) and a new session is created under the
+// id with that cwd in its header, so its session.list row and
+// host/session-added frame carry cwd.
 //
 // session.history {sessionId, beforeSeq?, maxMessages?} → {events, hasMore}
 // like subagent.history, for any session, never activating it. Errors:

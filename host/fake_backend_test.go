@@ -20,6 +20,7 @@ type fakeBackend struct {
 	catalogErr   error
 	readErr      error
 	promptErr    error
+	createErr    error
 	followupErr  error
 	onFollowup   func()
 	live         map[string]bool
@@ -71,9 +72,12 @@ func (f *fakeBackend) ListSessions(ctx context.Context) ([]SessionSummary, error
 	return slices.Clone(f.summaries), ctx.Err()
 }
 
-func (f *fakeBackend) CreateSession(ctx context.Context) (SessionSummary, error) {
-	f.record("CreateSession")
-	s := SessionSummary{ID: fmt.Sprintf("top-%d", len(f.summaries)+1), CreatedAt: 1000, UpdatedAt: 1000, Live: true}
+func (f *fakeBackend) CreateSession(ctx context.Context, req CreateRequest) (SessionSummary, error) {
+	f.record("CreateSession %s %s %v", req.ID, req.Cwd, req.Requested)
+	if f.createErr != nil {
+		return SessionSummary{}, f.createErr
+	}
+	s := SessionSummary{ID: req.ID, Cwd: req.Cwd, CreatedAt: 1000, UpdatedAt: 1000, Live: true}
 	f.mu.Lock()
 	f.summaries = append(f.summaries, s)
 	f.live[s.ID] = true

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +25,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Heartbeat is the interval of the SSE keep-alive comment (default 15s).
 	Heartbeat time.Duration
+	// Cwd is session.create's default cwd, the original's defaults.cwd
+	// (default: this process's working directory).
+	Cwd string
 	// MaxQueuedFrames bounds the frames waiting for one slow event stream
 	// before that stream is ended (default 65536).
 	MaxQueuedFrames int
@@ -54,6 +58,9 @@ func New(backend Backend, opts Options) *Handler {
 	}
 	if opts.MaxQueuedFrames <= 0 {
 		opts.MaxQueuedFrames = 1 << 16
+	}
+	if opts.Cwd == "" {
+		opts.Cwd, _ = os.Getwd()
 	}
 	page, err := fs.Sub(webFiles, "web")
 	if err != nil {

@@ -3,6 +3,8 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -112,9 +114,46 @@ func (b *RuntimeBackend) summary(ctx context.Context, h session.Header) (Session
 	}, nil
 }
 
-// CreateSession starts a new top-level agent (the runtime's default agent).
-func (b *RuntimeBackend) CreateSession(ctx context.Context) (SessionSummary, error) {
-	h, err := b.rt.StartAgent(ctx, parent.CreateSpec{})
+// CreateSession is the original's ensureSession over the runtime: the live
+// agent req.ID, else (req.Requested) the stored session resumed when its
+// cwd matches or a *SessionConflict, else a new top-level agent (the
+// runtime's default agent) under req.ID with cwd req.Cwd, its directory
+// made first.
+func (b *RuntimeBackend) CreateSession(ctx context.Context, req CreateRequest) (SessionSummary, error) {
+	if h := b.rt.Agent(req.ID); h != nil {
+		return b.summary(ctx, h.Header())
+	}
+	if req.Requested {
+		log, err := b.query.ReadSession(ctx, req.ID)
+		switch {
+		case err == nil:
+			if stored := log.Header.Cwd; stored != req.Cwd {
+				return SessionSummary{}, &SessionConflict{SessionID: req.ID, RequestedCwd: req.Cwd,
+					ExistingCwd: stored, HasExisting: stored != ""}
+			}
+			h, err := b.rt.ResumeAgent(ctx, req.ID, parent.Spec{})
+			if errors.Is(err, parent.ErrExists) {
+				if h = b.rt.Agent(req.ID); h != nil {
+					err = nil
+				}
+			}
+			if err != nil {
+				return SessionSummary{}, classify(ctx, err)
+			}
+			return b.summary(ctx, h.Header())
+		case !isAny(err, query.ErrSessionNotFound, session.ErrNotFound):
+			return SessionSummary{}, classify(ctx, err)
+		}
+	}
+	if err := os.MkdirAll(req.Cwd, 0o755); err != nil {
+		return SessionSummary{}, fmt.Errorf("failed to ensure project directory %q: %w", req.Cwd, err)
+	}
+	h, err := b.rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: req.ID, Cwd: req.Cwd}})
+	if errors.Is(err, parent.ErrExists) {
+		if live := b.rt.Agent(req.ID); live != nil {
+			return b.summary(ctx, live.Header())
+		}
+	}
 	if err != nil {
 		return SessionSummary{}, classify(ctx, err)
 	}

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -111,10 +112,50 @@ func TestRuntimeBackendPromptsTopLevelSessionsOnly(t *testing.T) {
 	_, err = b.PromptSession(ctx, "ghost", agent.Text("reply no"), userSource)
 	require.ErrorIs(t, err, ErrSessionNotFound)
 
-	created, err := b.CreateSession(ctx)
+	created, err := b.CreateSession(ctx, CreateRequest{ID: "made", Cwd: filepath.Join(root, "w")})
 	require.NoError(t, err)
 	require.True(t, created.Live)
 	require.NotNil(t, rt.Agent(created.ID))
+}
+
+// TestRuntimeBackendCreateSessionIsTheOriginalsEnsureSession: a session is
+// created under the given id with its cwd (the directory made when
+// missing); a requested id that is live is adopted whatever the cwd; one
+// that is stored is resumed when its cwd is the requested one, else a
+// SessionConflict.
+func TestRuntimeBackendCreateSessionIsTheOriginalsEnsureSession(t *testing.T) {
+	root := t.TempDir()
+	ctx := context.Background()
+	rt, _ := openRuntime(t, root)
+	a, b2 := filepath.Join(root, "a"), filepath.Join(root, "b", "deep")
+	_, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "stored", Cwd: a}})
+	require.NoError(t, err)
+	_, err = rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "no-cwd"}})
+	require.NoError(t, err)
+	require.NoError(t, rt.Close(ctx))
+
+	rt, b := openRuntime(t, root)
+	created, err := b.CreateSession(ctx, CreateRequest{ID: "fresh", Cwd: b2})
+	require.NoError(t, err)
+	require.Equal(t, "fresh", created.ID)
+	require.Equal(t, b2, created.Cwd)
+	require.Equal(t, b2, rt.Agent("fresh").Header().Cwd)
+	require.DirExists(t, b2)
+
+	adopted, err := b.CreateSession(ctx, CreateRequest{ID: "fresh", Cwd: a, Requested: true})
+	require.NoError(t, err, "a live id is adopted")
+	require.Equal(t, b2, adopted.Cwd)
+
+	_, err = b.CreateSession(ctx, CreateRequest{ID: "stored", Cwd: b2, Requested: true})
+	require.Equal(t, &SessionConflict{SessionID: "stored", RequestedCwd: b2, ExistingCwd: a, HasExisting: true}, err)
+	require.Nil(t, rt.Agent("stored"))
+	_, err = b.CreateSession(ctx, CreateRequest{ID: "no-cwd", Cwd: b2, Requested: true})
+	require.Equal(t, &SessionConflict{SessionID: "no-cwd", RequestedCwd: b2}, err)
+
+	resumed, err := b.CreateSession(ctx, CreateRequest{ID: "stored", Cwd: a, Requested: true})
+	require.NoError(t, err)
+	require.True(t, resumed.Live)
+	require.NotNil(t, rt.Agent("stored"), "a stored id with the same cwd is resumed")
 }
 
 // noticeLog records notices for one session: the session registry's

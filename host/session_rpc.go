@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"github.com/google/uuid"
 	"slices"
 
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -93,7 +94,7 @@ type sessionItems struct {
 func (h *Handler) sessionCreate(ctx context.Context, c call) (any, *Error) {
 	p := readPayload(c.payload)
 	workspaceID, hasWorkspace := p.optionalString("workspaceId", true)
-	p.optionalString("cwd", false)
+	cwd, hasCwd := p.optionalString("cwd", false)
 	requestedID, hasID := p.optionalString("sessionId", true)
 	if p.fields != nil && !hasInvalidType(p.issues) && isJSONString(p.fields["workspaceId"]) && isJSONString(p.fields["cwd"]) {
 		p.issues = append(p.issues, Issue{Code: "custom", Path: []any{},
@@ -106,19 +107,41 @@ func (h *Handler) sessionCreate(ctx context.Context, c call) (any, *Error) {
 		return nil, newError(codeWorkspaceNotFound, `workspace "`+workspaceID+`" not found`,
 			workspaceDetails{WorkspaceID: workspaceID})
 	}
-	if hasID {
-		return nil, newError(CodeInternal,
-			`failed to create session "`+requestedID+`": this runtime cannot create a session under a requested id`, nil)
+	req := CreateRequest{ID: requestedID, Cwd: cwd, Requested: hasID}
+	if !hasID {
+		req.ID = "session-" + uuid.NewString()
 	}
-	summary, err := h.backend.CreateSession(ctx)
+	if !hasCwd {
+		req.Cwd = h.opts.Cwd
+	}
+	summary, err := h.backend.CreateSession(ctx, req)
 	if err != nil {
 		if isCancelled(ctx, err) {
 			return nil, newError(CodeCancelled, "session create was cancelled", nil)
+		}
+		if conflict := (*SessionConflict)(nil); errors.As(err, &conflict) {
+			details := conflictDetails{SessionID: conflict.SessionID, RequestedCwd: conflict.RequestedCwd}
+			if conflict.HasExisting {
+				details.ExistingCwd = &conflict.ExistingCwd
+			}
+			return nil, newError(codeSessionConflict, conflict.Error(), details)
 		}
 		h.logFailure("session.create", err)
 		return nil, newError(CodeInternal, "session create failed", nil)
 	}
 	return createdValue{SessionID: summary.ID}, nil
+}
+
+// codeSessionConflict is the original's session-conflict: a requested
+// sessionId is stored with another cwd.
+const codeSessionConflict = "session-conflict"
+
+// conflictDetails are session-conflict's {sessionId, requestedCwd,
+// existingCwd?}; existingCwd is left out when the stored session has none.
+type conflictDetails struct {
+	SessionID    string  `json:"sessionId"`
+	RequestedCwd string  `json:"requestedCwd"`
+	ExistingCwd  *string `json:"existingCwd,omitempty"`
 }
 
 // codeWorkspaceNotFound is the original's workspace-not-found, details

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -44,12 +45,35 @@ func TestSessionListIsTheOriginalsItems(t *testing.T) {
 
 func TestSessionCreate(t *testing.T) {
 	b := newFakeBackend()
-	h := newTestHandler(t, b)
-	ok := `{"type":"server-response","rpcId":"r","result":{"ok":true,"value":{"sessionId":"top-1"}}}`
-	require.Equal(t, ok, rawCall(t, h, "session.create", `{}`))
-	require.Equal(t, strings.Replace(ok, "top-1", "top-2", 1), rawCall(t, h, "session.create", `{"cwd":"/elsewhere","extra":1}`),
-		"cwd is accepted; the runtime creates in its own folder")
-	require.Equal(t, []string{"CreateSession", "CreateSession"}, b.callLog())
+	h := New(b, Options{Cwd: "/home/serve"})
+	t.Cleanup(h.Close)
+	ok := func(id string) string {
+		return `{"type":"server-response","rpcId":"r","result":{"ok":true,"value":{"sessionId":"` + id + `"}}}`
+	}
+	// The original mints session-<uuid> and defaults cwd to the serve
+	// process's (defaults.cwd); a requested sessionId is created or adopted.
+	minted := rawCall(t, h, "session.create", `{}`)
+	require.Regexp(t, `"sessionId":"session-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"`, minted)
+	var created struct {
+		Result struct{ Value struct{ SessionID string } }
+	}
+	require.NoError(t, json.Unmarshal([]byte(minted), &created))
+	require.Equal(t, ok("my-s1"), rawCall(t, h, "session.create", `{"cwd":"/elsewhere","extra":1,"sessionId":"my-s1"}`))
+	require.Equal(t, []string{"CreateSession " + created.Result.Value.SessionID + " /home/serve false",
+		"CreateSession my-s1 /elsewhere true"}, b.callLog())
+
+	b.createErr = &SessionConflict{SessionID: "s\"1", RequestedCwd: "/b\"c", ExistingCwd: "/a", HasExisting: true}
+	require.Equal(t, `{"type":"server-response","rpcId":"r","result":{"ok":false,"error":{"code":"session-conflict",`+
+		`"message":"session \"s\"1\" already exists with cwd \"/a\"; requested \"/b\\\"c\"",`+
+		`"details":{"sessionId":"s\"1","requestedCwd":"/b\"c","existingCwd":"/a"}}}}`,
+		rawCall(t, h, "session.create", `{"sessionId":"s\"1","cwd":"/b\"c"}`))
+	b.createErr = &SessionConflict{SessionID: "s1", RequestedCwd: "/b"}
+	require.Equal(t, `{"type":"server-response","rpcId":"r","result":{"ok":false,"error":{"code":"session-conflict",`+
+		`"message":"session \"s1\" already exists with cwd undefined; requested \"/b\"",`+
+		`"details":{"sessionId":"s1","requestedCwd":"/b"}}}}`,
+		rawCall(t, h, "session.create", `{"sessionId":"s1","cwd":"/b"}`))
+	b.createErr = nil
+	b.calls = nil
 
 	result := func(ok bool, body string) string {
 		return `{"type":"server-response","rpcId":"r","result":{"ok":` + fmt.Sprint(ok) + `,` + body + `}}`
@@ -70,11 +94,10 @@ func TestSessionCreate(t *testing.T) {
 		{`{"cwd":null}`, bad(`{"expected":"string","code":"invalid_type","path":["cwd"],"message":"Invalid input: expected string, received null"}`)},
 		{`[]`, bad(`{"expected":"object","code":"invalid_type","path":[],"message":"Invalid input: expected object, received array"}`)},
 		{`{"workspaceId":"w1"}`, result(false, `"error":{"code":"workspace-not-found","message":"workspace \"w1\" not found","details":{"workspaceId":"w1"}}`)},
-		{`{"sessionId":"mine"}`, result(false, `"error":{"code":"internal","message":"failed to create session \"mine\": this runtime cannot create a session under a requested id","details":{}}`)},
 	} {
 		require.Equal(t, tc.want, rawCall(t, h, "session.create", tc.payload), tc.payload)
 	}
-	require.Len(t, b.callLog(), 2, "only valid requests this runtime can serve reach the backend")
+	require.Empty(t, b.callLog(), "only valid requests this runtime can serve reach the backend")
 }
 
 func TestSessionHistoryPagesATopLevelTranscript(t *testing.T) {
