@@ -70,8 +70,8 @@ func persistenceFailed(what string, err error) error {
 }
 
 // checkStoreRoot fails, as a persistence failure, when root cannot be a
-// session store (it exists and is not a folder); the commands that run the
-// runtime check it before opening anything. A missing root is fine.
+// session store (it exists and is not a folder); stress checks it before
+// its run opens the store. A missing root is fine.
 func checkStoreRoot(root string) error {
 	store, err := session.OpenJSONL(root)
 	if err != nil {

@@ -29,12 +29,9 @@ type runtimeSet struct {
 // service. On an error nothing stays open; otherwise the caller closes
 // rt, which also drains the service.
 func openRuntime(root string, logger *slog.Logger) (*runtimeSet, error) {
-	if err := checkStoreRoot(root); err != nil {
-		return nil, err
-	}
 	rt, err := actors.New(actors.Options{Root: root, Logger: logger})
-	if err != nil {
-		return nil, err
+	if err != nil { // opening the store is New's only failure
+		return nil, persistenceFailed("session persistence failed", err)
 	}
 	q := query.New(rt.Sessions())
 	service := subagent.New(rt, q, subagent.WithLogger(logger))
