@@ -33,8 +33,7 @@ const (
 // Temporary stores go in a fresh folder (under --dir when given) that is
 // removed afterwards.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	flags := flag.NewFlagSet("bench", flag.ContinueOnError)
-	flags.SetOutput(io.Discard)
+	flags := newFlags("bench")
 	quick := flags.Bool("quick", false, "small sizes (a few seconds; for tests)")
 	only := flags.String("only", "", "rows to run, e.g. 1,3-5 (default all 7)")
 	dir := flags.String("dir", "", "folder for the temporary stores (default the system temp folder); removed afterwards")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -38,9 +37,8 @@ const demoRefresh = 150 * time.Millisecond
 // the end the list of every parent. The sessions stay in the store for
 // `dsh-actors list` and `show`.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	flags := flag.NewFlagSet("demo", flag.ContinueOnError)
-	flags.SetOutput(io.Discard)
-	store := flags.String("store", defaultStore(), "session store root")
+	flags := newFlags("demo")
+	store := storeFlag(flags)
 	if err := parseFlagsOnly(flags, args); err != nil {
 		return usageError(stderr, demoUsage, flags, err)
 	}

@@ -23,10 +23,9 @@ const listUsage = "usage: dsh-actors list [--json] [--store DIR] PARENT_ID"
 // the store alone (no live sessions, nothing written): the list_agents
 // rendering, or a JSON array with --json.
 func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	flags := flag.NewFlagSet("list", flag.ContinueOnError)
-	flags.SetOutput(io.Discard)
+	flags := newFlags("list")
 	asJSON := flags.Bool("json", false, "print the entries as a JSON array")
-	store := flags.String("store", defaultStore(), "session store root")
+	store := storeFlag(flags)
 	positional, err := parseInterspersed(flags, args)
 	if err := exactlyOne(positional, err, "PARENT_ID"); err != nil {
 		return usageError(stderr, listUsage, flags, err)

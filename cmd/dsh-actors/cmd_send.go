@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -40,10 +39,9 @@ type sendReply struct {
 // A child whose turn ends other than completed is still a reply (exit 0);
 // a cancellation while waiting drains, flushes and fails with CANCELLED.
 func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	flags := flag.NewFlagSet("send", flag.ContinueOnError)
-	flags.SetOutput(io.Discard)
+	flags := newFlags("send")
 	asJSON := flags.Bool("json", false, "print the result as one JSON object")
-	store := flags.String("store", defaultStore(), "session store root")
+	store := storeFlag(flags)
 	positional, err := parseInterspersed(flags, args)
 	if err == nil {
 		err = checkSendArgs(positional)

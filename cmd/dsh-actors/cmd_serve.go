@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -61,8 +60,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // parseServeFlags reads --store and --addr; on a usage error (including a
 // malformed --addr) it prints the usage and reports false.
 func parseServeFlags(args []string, stderr io.Writer) (store, addr string, ok bool) {
-	flags := flag.NewFlagSet("serve", flag.ContinueOnError)
-	flags.SetOutput(io.Discard)
+	flags := newFlags("serve")
 	flags.StringVar(&store, "store", defaultStore(), "session store root")
 	flags.StringVar(&addr, "addr", "127.0.0.1:7410", "listen address (host:port)")
 	err := parseFlagsOnly(flags, args)

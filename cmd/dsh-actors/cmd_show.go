@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -26,9 +25,8 @@ const summaryWidth = 72
 // store (Inspect: the valid stored prefix, never repaired or written): a
 // header line, then one line per event with its seq, type and a summary.
 func runShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	flags := flag.NewFlagSet("show", flag.ContinueOnError)
-	flags.SetOutput(io.Discard)
-	store := flags.String("store", defaultStore(), "session store root")
+	flags := newFlags("show")
+	store := storeFlag(flags)
 	positional, err := parseInterspersed(flags, args)
 	if err := exactlyOne(positional, err, "ID"); err != nil {
 		return usageError(stderr, showUsage, flags, err)

@@ -26,8 +26,7 @@ const stressUsage = "usage: dsh-actors stress [--forests F] [--fanout K] [--dept
 // violation. The last line is the summary:
 // "stress: activations=… followups=accepted/rejected … violations=0 leaked_goroutines=0".
 func runStress(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	flags := flag.NewFlagSet("stress", flag.ContinueOnError)
-	flags.SetOutput(io.Discard)
+	flags := newFlags("stress")
 	var cfg stress.Config
 	flags.IntVar(&cfg.Forests, "forests", 3, "top-level agents")
 	flags.IntVar(&cfg.Fanout, "fanout", 3, "children per continuable node")

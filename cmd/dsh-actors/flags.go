@@ -4,7 +4,21 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 )
+
+// newFlags is the flag set of the subcommand name: parse errors are
+// returned, not printed (usageError prints them with the usage).
+func newFlags(name string) *flag.FlagSet {
+	flags := flag.NewFlagSet(name, flag.ContinueOnError)
+	flags.SetOutput(io.Discard)
+	return flags
+}
+
+// storeFlag adds --store, the session store root (defaultStore()).
+func storeFlag(flags *flag.FlagSet) *string {
+	return flags.String("store", defaultStore(), "session store root")
+}
 
 // parseFlagsOnly parses args with flags and refuses any positional
 // argument, for the subcommands that take flags only.
