@@ -146,7 +146,7 @@ type Notice struct {
 	SessionID       string
 	ParentSessionID string        // SessionAdded
 	Cwd             string        // SessionAdded
-	Blank           bool          // SessionAdded: no events yet
+	Blank           bool          // SessionAdded: no turn/start yet (the original's sessionBlank)
 	Running         bool          // SessionStatus
 	Event           session.Event // SessionEvent
 }
