@@ -67,11 +67,43 @@ type Claim struct {
 	// Message is the claimed message, with its MessageID.
 	Message agent.Message
 	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	cause   atomic.Pointer[agent.CancelCause] // the first cause the turn was cancelled with
 }
 
 // Context is the turn's context: cancelled with an agent.CancelCause by
 // Cancel or Close, and released by EndTurn.
 func (c *Claim) Context() context.Context { return c.ctx }
+
+// Cause is the CancelCause the turn was first cancelled with, and false
+// while it has not been cancelled (or was only released by EndTurn). It is
+// context.Cause(c.Context()) without the context's lock: a turn that wakes
+// on Done while its canceller is still inside the context's cancel (which
+// closes Done under that lock) reads its cause without queueing behind it.
+func (c *Claim) Cause() (agent.CancelCause, bool) {
+	if p := c.cause.Load(); p != nil {
+		return *p, true
+	}
+	return agent.CancelCause{}, false
+}
+
+// release frees the turn's context at its end unless a canceller has
+// claimed it already (the context, made from Background, holds nothing
+// else): releasing it too would queue on the context's lock behind that
+// canceller, which wakes this very turn while it holds the lock.
+func (c *Claim) release() {
+	if c.cause.Load() == nil {
+		c.cancel(nil)
+	}
+}
+
+// cancelWith records cause (unless one is recorded already), then cancels
+// the turn's context with it: a reader that sees the context done finds
+// the cause recorded.
+func (c *Claim) cancelWith(cause agent.CancelCause) {
+	c.cause.CompareAndSwap(nil, &cause)
+	c.cancel(cause)
+}
 
 // item is one entry of the turn lane: an agent message, or a raw protoactor
 // user message when raw is non-nil.
@@ -94,8 +126,8 @@ type Inbox struct {
 	system     []any
 	queue      []item // queue[head:] waits; the buffer is reused once empty
 	head       int
-	pending    int                     // agent messages in queue
-	turn       context.CancelCauseFunc // non-nil while a turn is claimed
+	pending    int    // agent messages in queue
+	turn       *Claim // non-nil while a turn is claimed
 	suspended  bool
 	closed     bool
 	idle       chan struct{} // closed on the next transition to Idle
@@ -186,8 +218,9 @@ func (b *Inbox) Post(msg agent.Message) (string, error) {
 // It returns the discarded ids.
 func (b *Inbox) Cancel(cause agent.CancelCause, keepInbox bool) []string {
 	b.mu.Lock()
-	discarded := b.cancelLocked(cause, keepInbox)
+	turn, discarded := b.turn, b.discardLocked(keepInbox)
 	b.mu.Unlock()
+	cancelTurn(turn, cause)
 	b.deliver()
 	b.startIdleReady()
 	return discarded
@@ -199,8 +232,9 @@ func (b *Inbox) Cancel(cause agent.CancelCause, keepInbox bool) []string {
 func (b *Inbox) Close(cause agent.CancelCause) []string {
 	b.mu.Lock()
 	b.closed = true
-	discarded := b.cancelLocked(cause, false)
+	turn, discarded := b.turn, b.discardLocked(false)
 	b.mu.Unlock()
+	cancelTurn(turn, cause)
 	b.deliver()
 	b.startIdleReady()
 	return discarded
@@ -221,7 +255,7 @@ func (b *Inbox) EndTurn() {
 		return
 	}
 	was := b.runningLocked()
-	b.turn(nil)
+	b.turn.release()
 	b.turn = nil
 	b.noteStatusLocked(was)
 	wake := b.claimableLocked() && b.invoker != nil
@@ -376,11 +410,20 @@ func (b *Inbox) WhenIdle(ctx context.Context) error {
 	}
 }
 
-// cancelLocked is Cancel with the lock held.
-func (b *Inbox) cancelLocked(cause agent.CancelCause, keepInbox bool) []string {
-	if b.turn != nil {
-		b.turn(cause)
+// cancelTurn cancels turn, the turn claimed when Cancel or Close took the
+// lock, if any. It runs after the lock is released: cancelling wakes the
+// turn's goroutine, which must not find the inbox still locked on its way
+// to EndTurn. Should that turn have ended in between, cancelling its
+// released context changes nothing, as if the cancel had come after it.
+func cancelTurn(turn *Claim, cause agent.CancelCause) {
+	if turn != nil {
+		turn.cancelWith(cause)
 	}
+}
+
+// discardLocked discards every queued agent message unless keepInbox (the
+// lock held) and returns their ids.
+func (b *Inbox) discardLocked(keepInbox bool) []string {
 	if keepInbox || b.pending == 0 {
 		return nil
 	}
@@ -672,7 +715,7 @@ func (b *Inbox) popLocked() any {
 	}
 	b.pending--
 	ctx, cancel := context.WithCancelCause(context.Background())
-	b.turn = cancel
+	b.turn = &Claim{Message: head.msg, ctx: ctx, cancel: cancel}
 	b.emitLocked(Event{Kind: Dequeue, MessageID: head.msg.ID})
-	return &Claim{Message: head.msg, ctx: ctx}
+	return b.turn
 }

@@ -370,3 +370,67 @@ func TestInitReadiesAnEmbeddedInbox(t *testing.T) {
 	custom.Init(Options{Throughput: 7})
 	require.Equal(t, 7, custom.throughput)
 }
+
+// TestClaimCauseIsTheFirstCancel: a claim's Cause is the cause its context
+// reports, the first one it was cancelled with; none before a cancel, nor
+// after a turn that simply ended.
+func TestClaimCauseIsTheFirstCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, r := newRecorded(false)
+		post(t, b, "a")
+		synctest.Wait()
+		claim := r.claims[0]
+		_, cancelled := claim.Cause()
+		require.False(t, cancelled)
+		b.Cancel(agent.CancelCause{Kind: agent.CauseUser}, true)
+		b.Close(agent.CancelCause{Kind: agent.CauseDisposed})
+		cause, cancelled := claim.Cause()
+		require.True(t, cancelled)
+		require.Equal(t, agent.CancelCause{Kind: agent.CauseUser}, cause)
+		require.Equal(t, cause, context.Cause(claim.Context()), "the context keeps the same first cause")
+		b.EndTurn()
+
+		b, r = newRecorded(false)
+		post(t, b, "b")
+		synctest.Wait()
+		b.EndTurn()
+		_, cancelled = r.claims[0].Cause()
+		require.False(t, cancelled, "a turn that ended by itself was not cancelled")
+		require.ErrorIs(t, r.claims[0].Context().Err(), context.Canceled, "its context is released")
+	})
+}
+
+// TestCancelRacingATurnsEnd: a Cancel racing the end of the running turn
+// (after which the next message is claimed) cancels at most one turn, the
+// one claimed when it took the lock: the ending turn (its cause recorded),
+// the next one, or none when it fell between the two claims.
+func TestCancelRacingATurnsEnd(t *testing.T) {
+	user := agent.CancelCause{Kind: agent.CauseUser}
+	for range 200 {
+		synctest.Test(t, func(t *testing.T) {
+			b, r := newRecorded(false)
+			post(t, b, "a")
+			post(t, b, "b")
+			synctest.Wait()
+			var wg sync.WaitGroup
+			wg.Go(func() { b.Cancel(user, true) })
+			wg.Go(b.EndTurn)
+			wg.Wait()
+			synctest.Wait()
+			require.Equal(t, []string{"a", "b"}, r.claimed())
+			first, firstCancelled := r.claims[0].Cause()
+			next, nextCancelled := r.claims[1].Cause()
+			require.False(t, firstCancelled && nextCancelled, "at most one turn is cancelled")
+			if nextCancelled {
+				require.Equal(t, user, next)
+				require.Equal(t, user, context.Cause(r.claims[1].Context()))
+			} else {
+				require.NoError(t, r.claims[1].Context().Err(), "the next turn runs on")
+			}
+			if firstCancelled {
+				require.Equal(t, user, first)
+			}
+			b.EndTurn()
+		})
+	}
+}

@@ -157,7 +157,7 @@ func (a *Activation) runTurn(claim *inbox.Claim) {
 	t := &turn{a: a, number: a.lastTurn}
 	a.append("turn/start", turnStartJSON(t.number, claim.Message.Source))
 	a.append("user/message", claim.Message, session.Surface())
-	reason := t.run(claim.Context(), claim.Message)
+	reason := t.run(claim)
 	t.finish()
 	if reason.Error != nil {
 		// As the original's loop, which counts a step before running it: the
@@ -172,30 +172,32 @@ func (a *Activation) runTurn(claim *inbox.Claim) {
 	}
 }
 
-// run calls the agent, turning a panic into an error reason (or, in a
-// cancelled turn, the aborted one).
-func (t *turn) run(ctx context.Context, msg agent.Message) (reason endReason) {
+// run calls the agent with the claimed message, turning a panic into an
+// error reason (or, in a cancelled turn, the aborted one).
+func (t *turn) run(claim *inbox.Claim) (reason endReason) {
 	defer func() {
 		if r := recover(); r != nil {
 			t.a.logger.Error("actors: turn panicked", "agent", t.a.id, "turn", t.number, "panic", r)
 			reason = errorReason(fmt.Sprintf("panic: %v", r), panicCode(r))
-			if ctx.Err() != nil {
-				reason = abortedReason(context.Cause(ctx))
+			if cause, cancelled := claim.Cause(); cancelled {
+				reason = abortedReason(cause)
 			}
 		}
 	}()
-	stop, err := t.a.agent.RunTurn(ctx, t, msg)
-	return reasonOf(ctx, stop, err)
+	stop, err := t.a.agent.RunTurn(claim.Context(), t, claim.Message)
+	return reasonOf(claim, stop, err)
 }
 
 // reasonOf maps what the agent returned to the turn/end reason. As in the
 // seed-era loop, whose settle funnel lets interruption beat error and which
 // checks its abort signal once more before turn/end, a cancelled turn ends
-// aborted (or disposed) whatever the agent reports.
-func reasonOf(ctx context.Context, stop agent.StopReason, err error) endReason {
+// aborted (or disposed) whatever the agent reports. The cause is the
+// claim's, read without the turn context's lock.
+func reasonOf(claim *inbox.Claim, stop agent.StopReason, err error) endReason {
+	cause, cancelled := claim.Cause()
 	switch {
-	case ctx.Err() != nil || stop == agent.Aborted:
-		return abortedReason(context.Cause(ctx))
+	case cancelled || stop == agent.Aborted:
+		return abortedReason(cause)
 	case stop == agent.Completed && err == nil:
 		return endReason{Kind: "completed"}
 	case err != nil:
@@ -211,10 +213,12 @@ func reasonOf(ctx context.Context, stop agent.StopReason, err error) endReason {
 
 // abortedReason is the seed-era turn/end reason of a cancelled turn:
 // {kind:"disposed"} when the agent is being disposed, else exactly
-// {kind:"aborted"}. The seed-era harness refuses to resume a log whose
-// aborted reason carries an inner cause; later versions read both shapes.
-func abortedReason(cause error) endReason {
-	if c, ok := agent.CauseOf(cause); ok && c.Kind == agent.CauseDisposed {
+// {kind:"aborted"} (also for a turn the agent reported aborted without
+// being cancelled, whose cause is the zero one). The seed-era harness
+// refuses to resume a log whose aborted reason carries an inner cause;
+// later versions read both shapes.
+func abortedReason(cause agent.CancelCause) endReason {
+	if cause.Kind == agent.CauseDisposed {
 		return endReason{Kind: "disposed"}
 	}
 	return endReason{Kind: "aborted"}
