@@ -20,9 +20,9 @@ import (
 // With valid, data is known to be valid JSON (a session's events always
 // are) and is not checked again.
 func decodeTurnEnd(data []byte, valid bool) (turnEnd, bool) {
-	if n, kind, ok := canonical(data, `,"reason":{"kind":"`); ok {
+	if n, kind, ok := canonical(data, `,"reason":{"kind":"`, `"}}`); ok {
 		var end turnEnd
-		end.Turn, end.Reason.Kind = n, kind
+		end.Turn, end.Reason.Kind = n, knownKind(kind)
 		return end, true
 	}
 	return scanTurnEnd(data, valid)
@@ -49,8 +49,11 @@ type startTrigger struct {
 // decodeTurnStart reads a turn/start payload; false when json.Unmarshal
 // fails. valid is as for decodeTurnEnd.
 func decodeTurnStart(data []byte, valid bool) (turn int64, trigger startTrigger, ok bool) {
-	if n, kind, ok := canonical(data, `,"trigger":{"kind":"`); ok {
-		return n, startTrigger{present: true, kind: kind}, true
+	if n, _, ok := canonical(data, `,"trigger":{"kind":"message","source":{"kind":"`, `"}}}`); ok {
+		return n, startTrigger{present: true, kind: "message"}, true
+	}
+	if n, kind, ok := canonical(data, `,"trigger":{"kind":"`, `"}}`); ok {
+		return n, startTrigger{present: true, kind: knownKind(kind)}, true
 	}
 	if valid || json.Valid(data) {
 		if turn, trigger, ok := fastTurnStart(data); ok {
@@ -68,14 +71,15 @@ func decodeTurnStart(data []byte, valid bool) (turn int64, trigger startTrigger,
 }
 
 // canonical reads the exact bytes the runtime itself writes for a turn's
-// start and end, {"turn":N<middle>K"}} (middle opens the member holding
-// {"kind":K}), with N a plain non-negative integer and K made of lower-case
-// letters and dashes: such bytes are valid JSON that json.Unmarshal reads
-// as turn N and kind K. Anything else is false, for the general path.
-func canonical(data []byte, middle string) (turn int64, kind string, ok bool) {
+// start and end, {"turn":N<middle>K<end> (middle opens the innermost
+// {"kind":K} and end closes every object), with N a plain non-negative
+// integer and K made of lower-case letters and dashes: such bytes are valid
+// JSON, and json.Unmarshal reads them as turn N and the kinds they spell.
+// Anything else is false, for the general path.
+func canonical(data []byte, middle, end string) (turn int64, kind []byte, ok bool) {
 	rest, ok := bytes.CutPrefix(data, []byte(`{"turn":`))
 	if !ok {
-		return 0, "", false
+		return 0, nil, false
 	}
 	digits := 0
 	for digits < len(rest) && digits < 18 && rest[digits] >= '0' && rest[digits] <= '9' {
@@ -83,22 +87,22 @@ func canonical(data []byte, middle string) (turn int64, kind string, ok bool) {
 		digits++
 	}
 	if digits == 0 || (digits > 1 && rest[0] == '0') {
-		return 0, "", false
+		return 0, nil, false
 	}
 	rest, ok = bytes.CutPrefix(rest[digits:], []byte(middle))
 	if !ok {
-		return 0, "", false
+		return 0, nil, false
 	}
-	k, ok := bytes.CutSuffix(rest, []byte(`"}}`))
+	k, ok := bytes.CutSuffix(rest, []byte(end))
 	if !ok || len(k) == 0 {
-		return 0, "", false
+		return 0, nil, false
 	}
 	for _, c := range k {
 		if (c < 'a' || c > 'z') && c != '-' {
-			return 0, "", false
+			return 0, nil, false
 		}
 	}
-	return turn, knownKind(k), true
+	return turn, k, true
 }
 
 // knownKind is string(k), without allocating for the kinds the runtime

@@ -10,6 +10,10 @@ import (
 var epochScanSeeds = []string{
 	`{"turn":1,"reason":{"kind":"completed"}}`,
 	`{"turn":2,"trigger":{"kind":"message"}}`,
+	`{"turn":2,"trigger":{"kind":"message","source":{"kind":"parent"}}}`,
+	`{"turn":2,"trigger":{"kind":"message","source":{"kind":"Parent"}}}`,
+	`{"turn":2,"trigger":{"kind":"message","source":{"kind":""}}}`,
+	`{"turn":2,"trigger":{"kind":"message","source":{"kind":"user"}}} `,
 	`{"turn":3}`,
 	` { "turn" : -4 , "reason" : { "kind" : "error" , "message" : "a \" b" , "code" : "X" } } `,
 	`{"reason":{"kind":"aborted","cause":{"kind":"parent"}},"turn":5}`,
@@ -82,33 +86,39 @@ func FuzzEpochScan(f *testing.F) {
 // turn's start and end are read without the general scanner; near misses
 // are left to it.
 func TestEpochScanCanonicalPath(t *testing.T) {
-	turn, kind, ok := canonical([]byte(`{"turn":12,"reason":{"kind":"max-tokens"}}`), `,"reason":{"kind":"`)
+	turn, kind, ok := canonical([]byte(`{"turn":12,"reason":{"kind":"max-tokens"}}`), `,"reason":{"kind":"`, `"}}`)
 	require.True(t, ok)
 	require.Equal(t, int64(12), turn)
-	require.Equal(t, "max-tokens", kind)
-	turn, kind, ok = canonical([]byte(`{"turn":3,"trigger":{"kind":"message"}}`), `,"trigger":{"kind":"`)
+	require.Equal(t, "max-tokens", string(kind))
+	turn, kind, ok = canonical([]byte(`{"turn":3,"trigger":{"kind":"message"}}`), `,"trigger":{"kind":"`, `"}}`)
 	require.True(t, ok)
 	require.Equal(t, int64(3), turn)
-	require.Equal(t, "message", kind)
+	require.Equal(t, "message", string(kind))
+	turn, kind, ok = canonical([]byte(`{"turn":4,"trigger":{"kind":"message","source":{"kind":"parent"}}}`), `,"trigger":{"kind":"message","source":{"kind":"`, `"}}}`)
+	require.True(t, ok)
+	require.Equal(t, int64(4), turn)
+	require.Equal(t, "parent", string(kind))
 	for _, miss := range []string{
 		`{"turn":01,"reason":{"kind":"aborted"}}`, `{"turn":,"reason":{"kind":"aborted"}}`,
 		`{"turn":1,"reason":{"kind":""}}`, `{"turn":1,"reason":{"kind":"Aborted"}}`,
 		`{"turn":1,"reason":{"kind":"aborted","cause":{}}}`, `{"turn":1234567890123456789,"reason":{"kind":"x"}}`,
 		`{"turn":1,"reason":{"kind":"aborted"}} `, `{"turn":1,"trigger":{"kind":"message"}}`,
 	} {
-		_, _, ok := canonical([]byte(miss), `,"reason":{"kind":"`)
+		_, _, ok := canonical([]byte(miss), `,"reason":{"kind":"`, `"}}`)
 		require.False(t, ok, miss)
 	}
 }
 
 // The canonical read of the runtime's own payloads allocates nothing.
 func TestEpochScanCanonicalReadDoesNotAllocate(t *testing.T) {
-	start := []byte(`{"turn":3,"trigger":{"kind":"message"}}`)
+	start := []byte(`{"turn":3,"trigger":{"kind":"message","source":{"kind":"parent"}}}`)
+	legacyStart := []byte(`{"turn":3,"trigger":{"kind":"message"}}`)
 	end := []byte(`{"turn":3,"reason":{"kind":"aborted"}}`)
 	allocs := testing.AllocsPerRun(100, func() {
 		_, trigger, _ := decodeTurnStart(start, true)
+		_, legacy, _ := decodeTurnStart(legacyStart, true)
 		got, _ := decodeTurnEnd(end, true)
-		if trigger.kind != "message" || got.Reason.Kind != "aborted" {
+		if trigger.kind != "message" || legacy.kind != "message" || got.Reason.Kind != "aborted" {
 			panic("misread")
 		}
 	})
@@ -127,4 +137,29 @@ func TestEpochScanFastPath(t *testing.T) {
 	require.False(t, trigger.present)
 	_, _, ok = fastTurnStart([]byte(`{"Turn":3}`))
 	require.False(t, ok, "a case-folded key falls back to json.Unmarshal")
+}
+
+// TestEpochScanReadsRuntimeLogsCanonically: every turn/start and turn/end
+// a settled child's log holds, as the runtime wrote them, is read by the
+// canonical path, not the general scanner.
+func TestEpochScanReadsRuntimeLogsCanonically(t *testing.T) {
+	f := newFixture(t)
+	p := f.startTopLevel("parent-canonical")
+	child := f.start(p, "hello")
+	f.settled(child, 1)
+	starts, ends := 0, 0
+	for _, e := range f.events(child) {
+		switch e.Type {
+		case "turn/start":
+			_, _, ok := canonical(e.Data, `,"trigger":{"kind":"message","source":{"kind":"`, `"}}}`)
+			require.True(t, ok, string(e.Data))
+			starts++
+		case "turn/end":
+			_, _, ok := canonical(e.Data, `,"reason":{"kind":"`, `"}}`)
+			require.True(t, ok, string(e.Data))
+			ends++
+		}
+	}
+	require.Equal(t, 1, starts)
+	require.Equal(t, 1, ends)
 }
