@@ -212,10 +212,12 @@ func (b *Inbox) Post(msg agent.Message) (string, error) {
 }
 
 // Cancel aborts the claimed turn, if any, by cancelling its context with
-// cause, and unless keepInbox discards every queued message (one
-// agent/inbox/discard each, in queue order). With nothing running and
-// nothing queued it does nothing and arms nothing against later messages.
-// It returns the discarded ids.
+// cause (once it has let go of the inbox's lock, see cancelTurn; the turn
+// reads the cause from its Claim), and unless keepInbox discards every
+// queued message (one agent/inbox/discard each, in queue order). With
+// nothing running and nothing queued it does nothing and arms nothing
+// against later messages. It returns the discarded ids once the turn's
+// context is cancelled.
 func (b *Inbox) Cancel(cause agent.CancelCause, keepInbox bool) []string {
 	b.mu.Lock()
 	turn, discarded := b.turn, b.discardLocked(keepInbox)
@@ -240,13 +242,14 @@ func (b *Inbox) Close(cause agent.CancelCause) []string {
 	return discarded
 }
 
-// EndTurn ends the claimed turn: it releases the turn's context, emits a
-// status change when nothing else waits, and lets the mailbox claim the
-// next message. The actor's turn goroutine calls it once, after its last
-// event is logged, and it runs the mailbox right there on that goroutine
-// (which is about to end anyway) rather than handing it to the dispatcher:
-// one goroutine switch less per turn. When the inbox is then idle, the
-// AfterIdle callbacks waiting for it run here too, in order. It returns
+// EndTurn ends the claimed turn: it releases the turn's context (unless
+// Cancel or Close cancelled it already), emits a status change when
+// nothing else waits, and lets the mailbox claim the next message. The
+// actor's turn goroutine calls it once, after its last event is logged,
+// and it runs the mailbox right there on that goroutine (which is about
+// to end anyway) rather than handing it to the dispatcher: one goroutine
+// switch less per turn. When the inbox is then idle, the AfterIdle
+// callbacks waiting for it run here too, in order. It returns
 // when all that is over.
 func (b *Inbox) EndTurn() {
 	b.mu.Lock()
