@@ -165,7 +165,7 @@ func (a *Activation) runTurn(claim *inbox.Claim) {
 		reason.Error.Step = t.step + 1
 	}
 	end := turnEndJSON(t.number, reason)
-	if claim.Context().Err() != nil {
+	if _, cancelled := claim.Cause(); cancelled { // as reasonOf decides
 		a.appendThrough("turn/end", end)
 	} else {
 		a.append("turn/end", end)
