@@ -110,6 +110,7 @@ type IssueDetails struct {
 //	too_small     {origin, code, minimum, inclusive, path, message}
 //	too_small / too_big outside the safe integer range
 //	              {code, minimum|maximum, note, origin, inclusive, path, message}
+//	invalid_union {code, errors, path, message}
 type Issue struct {
 	Code      string
 	Path      []any
@@ -121,6 +122,9 @@ type Issue struct {
 	Limit     int64  // too_small: minimum; too_big: maximum
 	Inclusive bool   // too_small, too_big
 	Note      string // too_small, too_big outside the safe integer range
+	// Errors is an invalid_union's issues per option, in order, each with
+	// a path relative to the union.
+	Errors [][]Issue
 }
 
 // MarshalJSON writes the issue's keys in zod 4's order for its kind.
@@ -141,6 +145,8 @@ func (i Issue) MarshalJSON() ([]byte, error) {
 		o.add("code", i.Code)
 	case i.Code == "invalid_value":
 		o.add("code", i.Code).add("values", i.Values)
+	case i.Code == "invalid_union":
+		o.add("code", i.Code).add("errors", i.Errors)
 	case (i.Code == "too_small" || i.Code == "too_big") && i.Note != "":
 		o.add("code", i.Code).add(limitKey, i.Limit).add("note", i.Note).add("origin", i.Origin).add("inclusive", i.Inclusive)
 	case i.Code == "too_small" || i.Code == "too_big":

@@ -7,7 +7,6 @@ import (
 	"math"
 
 	"github.com/dsh-actors/dsh-actors/agent"
-	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // payload validates one method's request object field by field, collecting
@@ -203,40 +202,24 @@ func firstByte(v json.RawMessage) byte {
 	return v[0]
 }
 
-// unionIssue is zod 4's invalid_union issue, {code, errors, path, message}:
-// errors holds, per option in order, the issues that option reported, each
-// with a path relative to the union.
-type unionIssue struct {
-	Code    string    `json:"code"`
-	Errors  [][]Issue `json:"errors"`
-	Path    []any     `json:"path"`
-	Message string    `json:"message"`
-}
-
 // literalUnion reads z.union([z.literal(v0), z.literal(v1), …]) (session.prompt's
-// mode) and returns the value, or the invalid_union issue zod reports for
-// any other value, an absent key and null included.
-func (p *payload) literalUnion(name string, values ...string) (string, *unionIssue) {
+// mode) and returns the value, or records the invalid_union issue zod
+// reports for any other value, an absent key and null included.
+func (p *payload) literalUnion(name string, values ...string) string {
 	raw, present := p.fields[name]
 	var s string
 	if present && isJSONString(raw) && json.Unmarshal(raw, &s) == nil {
 		for _, v := range values {
 			if s == v {
-				return s, nil
+				return s
 			}
 		}
 	}
-	issue := &unionIssue{Code: "invalid_union", Errors: make([][]Issue, len(values)), Path: []any{name}, Message: "Invalid input"}
+	issue := Issue{Code: "invalid_union", Errors: make([][]Issue, len(values)), Path: []any{name}, Message: "Invalid input"}
 	for i, v := range values {
-		quoted, _ := session.EncodeData(v)
 		issue.Errors[i] = []Issue{{Code: "invalid_value", Values: []any{v}, Path: []any{},
-			Message: "Invalid input: expected " + string(quoted)}}
+			Message: "Invalid input: expected " + jsonString(v)}}
 	}
-	return "", issue
-}
-
-// payloadIssues is a bad-request's details when the issues are not all
-// Issue values (an invalid_union among them): {issues}.
-type payloadIssues struct {
-	Issues []any `json:"issues"`
+	p.issues = append(p.issues, issue)
+	return ""
 }

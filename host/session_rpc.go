@@ -204,20 +204,10 @@ func (h *Handler) sessionPrompt(ctx context.Context, c call) (any, *Error) {
 		return nil, invalidPayload(c, p)
 	}
 	id := p.sessionID("sessionId")
-	issues := make([]any, 0, len(p.issues)+2)
-	for _, issue := range p.issues {
-		issues = append(issues, issue)
-	}
-	if _, bad := p.literalUnion("mode", "queue", "steer"); bad != nil {
-		issues = append(issues, bad)
-	}
-	before := len(p.issues)
+	p.literalUnion("mode", "queue", "steer")
 	content := p.content("content")
-	for _, issue := range p.issues[before:] {
-		issues = append(issues, issue)
-	}
-	if len(issues) > 0 {
-		return nil, newError(CodeBadRequest, "invalid payload for "+c.method, payloadIssues{Issues: issues})
+	if bad := invalidPayload(c, p); bad != nil {
+		return nil, bad
 	}
 	_, err := h.backend.PromptSession(ctx, id, content, agent.Source{Kind: "user", RPCID: c.rpcID})
 	switch {
