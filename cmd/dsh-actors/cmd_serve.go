@@ -61,7 +61,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // malformed --addr) it prints the usage and reports false.
 func parseServeFlags(args []string, stderr io.Writer) (store, addr string, ok bool) {
 	flags := newFlags("serve")
-	flags.StringVar(&store, "store", defaultStore(), "session store root")
+	storeRoot := storeFlag(flags)
 	flags.StringVar(&addr, "addr", "127.0.0.1:7410", "listen address (host:port)")
 	err := parseFlagsOnly(flags, args)
 	if err == nil {
@@ -71,7 +71,7 @@ func parseServeFlags(args []string, stderr io.Writer) (store, addr string, ok bo
 		usageError(stderr, serveUsage, flags, err)
 		return "", "", false
 	}
-	return store, addr, true
+	return *storeRoot, addr, true
 }
 
 // checkListenAddr refuses an --addr that is not host:port with a port
