@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -89,11 +89,9 @@ func checkSendArgs(positional []string) error {
 	switch n := len(positional); {
 	case n < len(names):
 		missing := names[n:]
-		list := missing[0]
-		if len(missing) == 2 {
-			list = missing[0] + " and " + missing[1]
-		} else if len(missing) == 3 {
-			list = missing[0] + ", " + missing[1] + " and " + missing[2]
+		list := missing[len(missing)-1]
+		if len(missing) > 1 {
+			list = strings.Join(missing[:len(missing)-1], ", ") + " and " + list
 		}
 		return fmt.Errorf("missing %s", list)
 	case n > len(names):
@@ -147,8 +145,7 @@ func sendFollowup(ctx context.Context, set *runtimeSet, parentID, childID, text 
 // seed's message alone ("subagent X is unavailable") hides why, say which
 // line of the child's log is corrupt. The code stays the Service's.
 func withCause(err error) error {
-	var e *subagent.Error
-	if errors.As(err, &e) && e == err && e.Cause != nil {
+	if e, ok := err.(*subagent.Error); ok && e.Cause != nil {
 		return fmt.Errorf("%w: %v", err, e.Cause)
 	}
 	return err
