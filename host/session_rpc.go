@@ -4,10 +4,10 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"github.com/google/uuid"
 	"slices"
 
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/google/uuid"
 )
 
 // sessionList answers session.list {cursor?} with {items}: every session,
@@ -88,9 +88,9 @@ type sessionItems struct {
 // original's: ids z.string().min(1), cwd z.string(), all optional, and not
 // both workspaceId and cwd (zod's custom issue, reported only when no key has
 // an invalid type). This runtime has no workspaces, so any workspaceId is
-// workspace-not-found; it creates sessions under ids of its own, so a
-// requested sessionId is internal; cwd is accepted and not used (the
-// Backend creates in the runtime's folder).
+// workspace-not-found. Otherwise it is the original's ensureSession
+// (Backend.CreateSession): the requested sessionId or a minted
+// session-<uuid>, the requested cwd or Options.Cwd.
 func (h *Handler) sessionCreate(ctx context.Context, c call) (any, *Error) {
 	p := readPayload(c.payload)
 	workspaceID, hasWorkspace := p.optionalString("workspaceId", true)
@@ -104,7 +104,7 @@ func (h *Handler) sessionCreate(ctx context.Context, c call) (any, *Error) {
 		return nil, bad
 	}
 	if hasWorkspace {
-		return nil, newError(codeWorkspaceNotFound, `workspace "`+workspaceID+`" not found`,
+		return nil, newError(codeWorkspaceNotFound, "workspace "+quote(workspaceID)+" not found",
 			workspaceDetails{WorkspaceID: workspaceID})
 	}
 	req := CreateRequest{ID: requestedID, Cwd: cwd, Requested: hasID}
@@ -226,10 +226,9 @@ func (h *Handler) sessionPrompt(ctx context.Context, c call) (any, *Error) {
 	}
 }
 
-// sessionNotFound is the original's `session "${sessionId}" not found`: the
-// id is written as it is, not quoted Go-style.
+// sessionNotFound is the original's `session "${sessionId}" not found`.
 func sessionNotFound(id string) *Error {
-	return newError(CodeSessionNotFound, `session "`+id+`" not found`, Details{SessionID: id})
+	return newError(CodeSessionNotFound, "session "+quote(id)+" not found", Details{SessionID: id})
 }
 
 // acceptedValue is {accepted: true}.
