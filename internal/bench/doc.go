@@ -32,7 +32,8 @@
 //
 // Run measures the rows selected in a Config (Full and Quick are the two
 // standard sizes) and returns a Report, which WriteTable prints as an
-// aligned table with footnotes and WriteJSON as JSON. Each Line carries
+// aligned table with footnotes (its JSON tags give the JSON form the CLI
+// prints, bench --json). Each Line carries
 // ours, its baseline, the ratio (Compare), the target when the issues set
 // one, and whether it was met; a missed target is information, not an
 // error. Every function blocks until its measurement is done (or ctx is

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -295,13 +294,6 @@ func (r Report) Count() (met, missed int) {
 		}
 	}
 	return met, missed
-}
-
-// WriteJSON writes the report as one indented JSON object.
-func (r Report) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
 }
 
 type errWriter struct {
