@@ -118,6 +118,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveEvents(w, r, kind)
 		return
 	}
+	if !isAPI { // the bare /api names no method
+		carrierError(w, http.StatusNotFound, "not found")
+		return
+	}
 	h.serveRPC(w, r, name)
 }
 

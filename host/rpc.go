@@ -49,11 +49,11 @@ type wireError struct {
 }
 
 // serveRPC answers POST /api/<name>: carrier checks first (HTTP status) in
-// the original's order — a non-POST or a path outside /api/ is 404, then
+// the original's order — a non-POST is 404, then
 // the media type 415, then the body 400, and only then an unknown method
 // 404 — then the two-level parse and the method itself (always HTTP 200).
 func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, name string) {
-	if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.EscapedPath(), "/api/") {
+	if r.Method != http.MethodPost {
 		carrierError(w, http.StatusNotFound, "not found")
 		return
 	}
