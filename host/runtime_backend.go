@@ -132,11 +132,7 @@ func (b *RuntimeBackend) CreateSession(ctx context.Context, req CreateRequest) (
 					ExistingCwd: stored, HasExisting: stored != ""}
 			}
 			h, err := b.rt.ResumeAgent(ctx, req.ID, parent.Spec{})
-			if errors.Is(err, parent.ErrExists) {
-				if h = b.rt.Agent(req.ID); h != nil {
-					err = nil
-				}
-			}
+			h, err = b.joinLive(req.ID, h, err)
 			if err != nil {
 				return SessionSummary{}, classify(ctx, err)
 			}
@@ -149,11 +145,7 @@ func (b *RuntimeBackend) CreateSession(ctx context.Context, req CreateRequest) (
 		return SessionSummary{}, fmt.Errorf("failed to ensure project directory %q: %w", req.Cwd, err)
 	}
 	h, err := b.rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: req.ID, Cwd: req.Cwd}})
-	if errors.Is(err, parent.ErrExists) {
-		if live := b.rt.Agent(req.ID); live != nil {
-			return b.summary(ctx, live.Header())
-		}
-	}
+	h, err = b.joinLive(req.ID, h, err)
 	if err != nil {
 		return SessionSummary{}, classify(ctx, err)
 	}
@@ -195,12 +187,20 @@ func (b *RuntimeBackend) topLevelAgent(ctx context.Context, id string) (*parent.
 		return nil, err
 	}
 	h, err := b.rt.ResumeAgent(ctx, id, parent.Spec{})
+	h, err = b.joinLive(id, h, err)
+	return h, classify(ctx, err)
+}
+
+// joinLive is the result of a start or resume of id (h, err), except that
+// parent.ErrExists, a concurrent one having won, yields the agent now live
+// under id.
+func (b *RuntimeBackend) joinLive(id string, h *parent.Handle, err error) (*parent.Handle, error) {
 	if errors.Is(err, parent.ErrExists) {
-		if h = b.rt.Agent(id); h != nil {
-			return h, nil
+		if live := b.rt.Agent(id); live != nil {
+			return live, nil
 		}
 	}
-	return h, classify(ctx, err)
+	return h, err
 }
 
 // refuseChild keeps ordinary prompts away from subagent sessions, which
