@@ -15,9 +15,11 @@ type Backend interface {
 	// ListSessions returns a summary of every session, live or stored, in
 	// creation order. It never activates anything.
 	ListSessions(ctx context.Context) ([]SessionSummary, error)
-	// CreateSession is the original's ensureSession: the live agent req.ID
-	// when there is one; when req.Requested, a stored session req.ID
-	// resumed if its cwd is req.Cwd, else a *SessionConflict; otherwise a
+	// CreateSession is the original's ensureSession: an error wrapping
+	// ErrAgentBusy when req.ID is a subagent session, live or stored
+	// (checked first); the live agent req.ID when there is one; when
+	// req.Requested, a stored session req.ID resumed if its cwd is
+	// req.Cwd, else a *SessionConflict; otherwise a
 	// new live top-level agent on a new session req.ID with cwd req.Cwd
 	// (the directory made when missing).
 	CreateSession(ctx context.Context, req CreateRequest) (SessionSummary, error)

@@ -85,9 +85,13 @@
 // `workspace "<id>" not found` {workspaceId}. As the original's
 // ensureSession, the id is the requested sessionId or a minted
 // session-<uuid>, and cwd the requested cwd or Options.Cwd (the serve
-// process's working directory, the original's defaults.cwd): a live session
-// under the id is returned as it is; a requested id that is stored is
-// resumed when its header's cwd is cwd, else session-conflict `session
+// process's working directory, the original's defaults.cwd). A subagent
+// session under the id (origin "subagent", a descriptor in its own suffix,
+// or a live child of a live parent), live or stored, is never adopted: it
+// is agent-busy `session "<id>" is owned by subagent routing` {reason: "use
+// subagent delivery for this child session"}, checked before the cwd. Else
+// a live session under the id is returned as it is; a requested id that is
+// stored is resumed when its header's cwd is cwd, else session-conflict `session
 // "<id>" already exists with cwd <JSON.stringify(existing)>; requested
 // <JSON.stringify(cwd)>` {sessionId, requestedCwd, existingCwd?} (a stored
 // session without a cwd reads "undefined" and has no existingCwd);
@@ -107,7 +111,7 @@
 // zod's invalid_union issue with one invalid_value per literal). This
 // runtime never steers a running turn: "steer" is delivered exactly like
 // "queue", as a follow-up that runs as its own FIFO turn after the current
-// one. A continuable child is refused with agent-busy `session "<id>" is
+// one. A subagent session (as for session.create) is refused with agent-busy `session "<id>" is
 // owned by subagent routing` {reason: "use subagent delivery for this child
 // session"}; an unknown id is session-not-found.
 //

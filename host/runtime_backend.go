@@ -10,8 +10,10 @@ import (
 	"sync"
 
 	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -114,19 +116,26 @@ func (b *RuntimeBackend) summary(ctx context.Context, h session.Header) (Session
 	}, nil
 }
 
-// CreateSession is the original's ensureSession over the runtime: the live
+// CreateSession is the original's ensureSession over the runtime, after
+// the ownership fence (refuseLiveChild, refuseChild): the live
 // agent req.ID, else (req.Requested) the stored session resumed when its
 // cwd matches or a *SessionConflict, else a new top-level agent (the
 // runtime's default agent) under req.ID with cwd req.Cwd, its directory
 // made first.
 func (b *RuntimeBackend) CreateSession(ctx context.Context, req CreateRequest) (SessionSummary, error) {
 	if h := b.rt.Agent(req.ID); h != nil {
+		if err := b.refuseLiveChild(h); err != nil {
+			return SessionSummary{}, err
+		}
 		return b.summary(ctx, h.Header())
 	}
 	if req.Requested {
 		log, err := b.query.ReadSession(ctx, req.ID)
 		switch {
 		case err == nil:
+			if err := refuseChild(log.Header, log.Events); err != nil {
+				return SessionSummary{}, err // ownership first, whatever the cwd
+			}
 			if stored := log.Header.Cwd; stored != req.Cwd {
 				return SessionSummary{}, &SessionConflict{SessionID: req.ID, RequestedCwd: req.Cwd,
 					ExistingCwd: stored, HasExisting: stored != ""}
@@ -177,13 +186,13 @@ func (b *RuntimeBackend) PromptSession(ctx context.Context, id string, content [
 // concurrent resume of the same id is joined.
 func (b *RuntimeBackend) topLevelAgent(ctx context.Context, id string) (*parent.Handle, error) {
 	if h := b.rt.Agent(id); h != nil {
-		return h, refuseChild(h.Header())
+		return h, b.refuseLiveChild(h)
 	}
 	log, err := b.query.ReadSession(ctx, id)
 	if err != nil {
 		return nil, classify(ctx, err)
 	}
-	if err := refuseChild(log.Header); err != nil {
+	if err := refuseChild(log.Header, log.Events); err != nil {
 		return nil, err
 	}
 	h, err := b.rt.ResumeAgent(ctx, id, parent.Spec{})
@@ -203,14 +212,41 @@ func (b *RuntimeBackend) joinLive(id string, h *parent.Handle, err error) (*pare
 	return h, err
 }
 
-// refuseChild keeps ordinary prompts away from subagent sessions, which
-// only their continuation owner may drive.
-func refuseChild(h session.Header) error {
-	if h.ParentSession != "" || h.Origin == "subagent" {
-		return Wrap(CodeAgentBusy, errors.New("session has a parent"))
+// refuseLiveChild is refuseChild for a live agent, which is also a
+// subagent session while its durable parent is live (the original's live
+// ownership: a one-shot child, say).
+func (b *RuntimeBackend) refuseLiveChild(h *parent.Handle) error {
+	header := h.Header()
+	if header.ParentSession != "" && b.rt.Agent(header.ParentSession) != nil {
+		return errSubagentSession
+	}
+	return refuseChild(header, h.Session().Events())
+}
+
+// refuseChild is the generic-route ownership fence (web-host.md §1.9):
+// a session whose header says origin "subagent", or whose own suffix
+// (past the fork seed) holds a subagent/descriptor, as a seed-era child's
+// does, belongs to its continuation owner. A fork merely inheriting an
+// ancestor's descriptor in its seed is an ordinary session.
+func refuseChild(h session.Header, events []session.Event) error {
+	if h.Origin == manager.Origin {
+		return errSubagentSession
+	}
+	own := events[min(seedLength(h), len(events)):]
+	if slices.ContainsFunc(own, func(e session.Event) bool { return e.Type == descriptor.EventType }) {
+		return errSubagentSession
 	}
 	return nil
 }
+
+func seedLength(h session.Header) int {
+	if h.SeedLength == nil {
+		return 0
+	}
+	return max(*h.SeedLength, 0)
+}
+
+var errSubagentSession = Wrap(CodeAgentBusy, errors.New("session is owned by subagent routing"))
 
 // ListChildren maps the continuation service's catalog.
 func (b *RuntimeBackend) ListChildren(ctx context.Context, parentID string) ([]CatalogEntry, error) {

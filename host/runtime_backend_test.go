@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -156,6 +158,50 @@ func TestRuntimeBackendCreateSessionIsTheOriginalsEnsureSession(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, resumed.Live)
 	require.NotNil(t, rt.Agent("stored"), "a stored id with the same cwd is resumed")
+}
+
+// TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes is
+// web-host.md §1.9: explicit-id session.create and session.prompt answer
+// agent-busy for a subagent session (origin "subagent", or a seed-era child
+// whose own suffix holds its descriptor), live or cold, before any cwd
+// conflict and without resuming it; a fork whose seed merely inherits an
+// ancestor's descriptor is an ordinary session.
+func TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes(t *testing.T) {
+	root := t.TempDir()
+	ctx := context.Background()
+	a, elsewhere := filepath.Join(root, "a"), filepath.Join(root, "elsewhere")
+	descriptorEvent := session.Event{Type: descriptor.EventType, Data: json.RawMessage(`{"version":1,"provider":"spawn","label":"x"}`)}
+	one := 1
+	rt, _ := openRuntime(t, root)
+	for _, spec := range []parent.CreateSpec{
+		{Header: session.Header{ID: "top", Cwd: a}},
+		{Header: session.Header{ID: "kid", Cwd: a, ParentSession: "top", Origin: "subagent"}},
+		{Header: session.Header{ID: "seed-era", Cwd: a, ParentSession: "top"}, Seed: []session.Event{descriptorEvent}},
+		{Header: session.Header{ID: "fork", Cwd: a, ParentSession: "top", SeedLength: &one}, Seed: []session.Event{descriptorEvent}},
+	} {
+		_, err := rt.StartAgent(ctx, spec)
+		require.NoError(t, err, spec.Header.ID)
+	}
+	require.NoError(t, rt.Close(ctx))
+
+	rt, b := openRuntime(t, root)
+	_, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "live-kid", Cwd: a, ParentSession: "top", Origin: "subagent"}})
+	require.NoError(t, err)
+	for _, id := range []string{"kid", "seed-era", "live-kid"} {
+		for _, cwd := range []string{a, elsewhere} {
+			_, err := b.CreateSession(ctx, CreateRequest{ID: id, Cwd: cwd, Requested: true})
+			require.ErrorIs(t, err, ErrAgentBusy, "create %s in %s", id, cwd)
+		}
+		_, err := b.PromptSession(ctx, id, agent.Text("reply no"), userSource)
+		require.ErrorIs(t, err, ErrAgentBusy, "prompt %s", id)
+	}
+	require.Nil(t, rt.Agent("kid"), "a fenced child is never resumed")
+	require.Nil(t, rt.Agent("seed-era"), "a fenced child is never resumed")
+
+	_, err = b.PromptSession(ctx, "fork", agent.Text("reply ordinary"), userSource)
+	require.NoError(t, err, "an inherited ancestor descriptor does not classify")
+	require.NotNil(t, rt.Agent("fork"))
+	require.NoError(t, rt.Agent("fork").WhenIdle(ctx))
 }
 
 // noticeLog records notices for one session: the session registry's

@@ -90,7 +90,8 @@ type sessionItems struct {
 // an invalid type). This runtime has no workspaces, so any workspaceId is
 // workspace-not-found. Otherwise it is the original's ensureSession
 // (Backend.CreateSession): the requested sessionId or a minted
-// session-<uuid>, the requested cwd or Options.Cwd.
+// session-<uuid>, the requested cwd or Options.Cwd; a subagent session is
+// never adopted (agent-busy).
 func (h *Handler) sessionCreate(ctx context.Context, c call) (any, *Error) {
 	p := readPayload(c.payload)
 	workspaceID, hasWorkspace := p.optionalString("workspaceId", true)
@@ -125,6 +126,9 @@ func (h *Handler) sessionCreate(ctx context.Context, c call) (any, *Error) {
 				details.ExistingCwd = &conflict.ExistingCwd
 			}
 			return nil, newError(codeSessionConflict, conflict.Error(), details)
+		}
+		if errors.Is(err, ErrAgentBusy) {
+			return nil, ownedBySubagentRouting(requestedID)
 		}
 		h.logFailure("session.create", err)
 		return nil, newError(CodeInternal, "session create failed", nil)
@@ -218,12 +222,18 @@ func (h *Handler) sessionPrompt(ctx context.Context, c call) (any, *Error) {
 	case errors.Is(err, ErrSessionNotFound):
 		return nil, sessionNotFound(id)
 	case errors.Is(err, ErrAgentBusy):
-		return nil, newError(CodeAgentBusy, "session "+quote(id)+" is owned by subagent routing",
-			Details{Reason: "use subagent delivery for this child session"})
+		return nil, ownedBySubagentRouting(id)
 	default:
 		h.logFailure("session.prompt", err)
 		return nil, newError(CodeInternal, "session prompt failed", nil)
 	}
+}
+
+// ownedBySubagentRouting is the generic-route ownership fence's agent-busy
+// (web-host.md §1.9).
+func ownedBySubagentRouting(id string) *Error {
+	return newError(CodeAgentBusy, "session "+quote(id)+" is owned by subagent routing",
+		Details{Reason: "use subagent delivery for this child session"})
 }
 
 // sessionNotFound is the original's `session "${sessionId}" not found`.

@@ -72,6 +72,11 @@ func TestSessionCreate(t *testing.T) {
 		`"message":"session \"s1\" already exists with cwd undefined; requested \"/b\"",`+
 		`"details":{"sessionId":"s1","requestedCwd":"/b"}}}}`,
 		rawCall(t, h, "session.create", `{"sessionId":"s1","cwd":"/b"}`))
+	b.createErr = Wrap(CodeAgentBusy, errors.New("child"))
+	require.Equal(t, `{"type":"server-response","rpcId":"r","result":{"ok":false,"error":{"code":"agent-busy",`+
+		`"message":"session \"kid\" is owned by subagent routing",`+
+		`"details":{"reason":"use subagent delivery for this child session"}}}}`,
+		rawCall(t, h, "session.create", `{"sessionId":"kid","cwd":"/b"}`), "explicit-id adoption of a child (web-host.md §1.9)")
 	b.createErr = nil
 	b.calls = nil
 
