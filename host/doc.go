@@ -99,8 +99,11 @@
 // id with that cwd in its header, so its session.list row and
 // host/session-added frame carry cwd.
 //
-// session.history {sessionId, beforeSeq?, maxMessages?} → {events, hasMore}
-// like subagent.history, for any session, never activating it. Errors:
+// session.history {sessionId, beforeSeq?, maxMessages?} → {events, hasMore,
+// projections?} like subagent.history, for any session, never activating
+// it; the tail page (no beforeSeq) also carries projections {asOfSeq: the
+// last event's seq (-1 for none), values: {title}}, as a session.list row
+// does. Errors:
 // session-not-found `session "<id>" not found` {sessionId}, cancelled,
 // internal.
 //

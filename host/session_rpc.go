@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/google/uuid"
 )
 
@@ -52,10 +53,7 @@ func (h *Handler) sessionItem(s SessionSummary) sessionItem {
 	}
 	if a, ok := h.hub.source.Attachment(s.ID); ok && a.SessionID == s.ID {
 		item.Blank = a.Blank
-		item.Projections = &sessionProjections{AsOfSeq: a.LastSeq}
-		if s.Title != "" {
-			item.Projections.Values.Title = &s.Title
-		}
+		item.Projections = newProjections(a.LastSeq, s.Title)
 	}
 	return item
 }
@@ -77,6 +75,35 @@ type sessionProjections struct {
 	Values  struct {
 		Title *string `json:"title"`
 	} `json:"values"`
+}
+
+// newProjections is the block cut at asOfSeq, title null when empty.
+func newProjections(asOfSeq int64, title string) *sessionProjections {
+	p := &sessionProjections{AsOfSeq: asOfSeq}
+	if title != "" {
+		p.Values.Title = &title
+	}
+	return p
+}
+
+// projectionsOf is the block of a whole transcript: cut at its last event
+// (-1 for none), titled from its first user message.
+func projectionsOf(events []session.Event) *sessionProjections {
+	asOfSeq, title := int64(-1), ""
+	for _, e := range events {
+		asOfSeq = e.Seq
+		if t, ok := titleOf(e); ok && title == "" {
+			title = t
+		}
+	}
+	return newProjections(asOfSeq, title)
+}
+
+// sessionHistoryValue is session.history's {events, hasMore, projections?}:
+// projections only on the tail page (no beforeSeq), as the original's.
+type sessionHistoryValue struct {
+	historyValue
+	Projections *sessionProjections `json:"projections,omitempty"`
 }
 
 type sessionItems struct {
@@ -173,8 +200,9 @@ func hasInvalidType(issues []Issue) bool {
 }
 
 // sessionHistory answers session.history {sessionId, beforeSeq?,
-// maxMessages?} with the same message-aligned pages as subagent.history. It
-// never activates anything.
+// maxMessages?} with the same message-aligned pages as subagent.history,
+// the tail page with the session's projections. It never activates
+// anything.
 func (h *Handler) sessionHistory(ctx context.Context, c call) (any, *Error) {
 	p := readPayload(c.payload)
 	id := p.sessionID("sessionId")
@@ -186,7 +214,11 @@ func (h *Handler) sessionHistory(ctx context.Context, c call) (any, *Error) {
 	transcript, err := h.backend.ReadSession(ctx, id)
 	switch {
 	case err == nil:
-		return toHistoryValue(paginate(transcript.Events, beforeSeq, pageSize(maxMessages))), nil
+		value := sessionHistoryValue{historyValue: toHistoryValue(paginate(transcript.Events, beforeSeq, pageSize(maxMessages)))}
+		if beforeSeq == nil {
+			value.Projections = projectionsOf(transcript.Events)
+		}
+		return value, nil
 	case isCancelled(ctx, err):
 		return nil, newError(CodeCancelled, "session history read was cancelled", nil)
 	case errors.Is(err, ErrSessionNotFound):

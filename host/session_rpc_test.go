@@ -114,6 +114,13 @@ func TestSessionHistoryPagesATopLevelTranscript(t *testing.T) {
 
 	r := callRPC(t, h, "session.history", map[string]any{"sessionId": "p1", "maxMessages": 2})
 	require.Contains(t, string(r.Result.Value), `"hasMore":true`)
+	require.True(t, strings.HasSuffix(string(r.Result.Value), `,"projections":{"asOfSeq":2,"values":{"title":"a"}}}`),
+		"the tail page carries the session's projections, cut at its last event (web-host.md §2)")
+	r = callRPC(t, h, "session.history", map[string]any{"sessionId": "p1", "beforeSeq": 2})
+	require.NotContains(t, string(r.Result.Value), "projections", "an older page has none")
+	b.transcripts["empty"] = Transcript{}
+	r = callRPC(t, h, "session.history", map[string]any{"sessionId": "empty"})
+	require.Equal(t, `{"events":[],"hasMore":false,"projections":{"asOfSeq":-1,"values":{"title":null}}}`, string(r.Result.Value))
 	r = callRPC(t, h, "session.history", map[string]any{"sessionId": "ghost"})
 	requireError(t, r, CodeSessionNotFound, `session "ghost" not found`, map[string]any{"sessionId": "ghost"})
 	r = callRPC(t, h, "session.history", map[string]any{"sessionId": `g"ü`})
@@ -121,7 +128,7 @@ func TestSessionHistoryPagesATopLevelTranscript(t *testing.T) {
 	b.readErr = errors.New("EIO")
 	r = callRPC(t, h, "session.history", map[string]any{"sessionId": "p1"})
 	requireError(t, r, CodeInternal, "session history read failed", nil)
-	require.Equal(t, []string{"ReadSession p1", "ReadSession ghost", `ReadSession g"ü`, "ReadSession p1"}, b.callLog())
+	require.Equal(t, []string{"ReadSession p1", "ReadSession p1", "ReadSession empty", "ReadSession ghost", `ReadSession g"ü`, "ReadSession p1"}, b.callLog())
 }
 
 func TestSessionPrompt(t *testing.T) {
