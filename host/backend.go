@@ -140,15 +140,22 @@ const (
 	SessionRemoved
 	// SessionEvent: an event was appended to a live session.
 	SessionEvent
+	// QueueEnqueued: a live agent's inbox accepted Message (id MessageID).
+	QueueEnqueued
+	// QueueLeft: the message MessageID left a live agent's inbox, claimed
+	// by a turn or discarded.
+	QueueLeft
 )
 
 // Notice is one change in the runtime that the host turns into a frame.
 type Notice struct {
 	Kind            NoticeKind
 	SessionID       string
-	ParentSessionID string        // SessionAdded
-	Cwd             string        // SessionAdded
-	Blank           bool          // SessionAdded: no turn/start yet (the original's sessionBlank)
-	Running         bool          // SessionStatus
-	Event           session.Event // SessionEvent
+	ParentSessionID string         // SessionAdded
+	Cwd             string         // SessionAdded
+	Blank           bool           // SessionAdded: no turn/start yet (the original's sessionBlank)
+	Running         bool           // SessionStatus
+	Event           session.Event  // SessionEvent
+	MessageID       string         // QueueEnqueued, QueueLeft
+	Message         *agent.Message // QueueEnqueued (not to be modified)
 }

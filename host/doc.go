@@ -184,6 +184,7 @@
 //	host/agent-error     {sessionId, message}  a turn ended in error
 //	session/subscribed   {sessionId, lastSeq}  mux only: one per attached session on open, then one per newly attached session
 //	session/event        {sessionId, event}  every event appended to a live session
+//	session/queue        {sessionId, items: [{id, message}]}  a live agent's queued messages, after each acceptance, claim or discard; mux: also one per non-empty queue on open (queue.go)
 //
 // blank is true while the session has no turn/start event (the original's
 // sessionBlank), so a newly published subagent child is blank.

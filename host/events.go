@@ -65,6 +65,8 @@ type hub struct {
 	source      AttachmentSource            // nil: no session/subscribed frames
 	attached    map[string]*attachedSession // the attached sessions, for the mux baseline (stream.go)
 	attachOrder uint64
+	queues      map[string]*sessionQueue // the non-empty inbox queues (queue.go)
+	queueOrder  uint64
 }
 
 // stream is one connected event stream; its fields other than kind are
@@ -78,7 +80,7 @@ type stream struct {
 
 func newHub(maxQueue int, source AttachmentSource) *hub {
 	return &hub{streams: map[*stream]struct{}{}, closing: make(chan struct{}), maxQueue: maxQueue,
-		source: source, attached: map[string]*attachedSession{}}
+		source: source, attached: map[string]*attachedSession{}, queues: map[string]*sessionQueue{}}
 }
 
 // join registers a new stream of kind, a mux stream with its
@@ -117,6 +119,10 @@ func (h *hub) close() {
 // publish queues n's frame on every stream that carries it, after the
 // session/subscribed frame of a session n attaches (mux streams only).
 func (h *hub) publish(n Notice) {
+	if n.Kind == QueueEnqueued || n.Kind == QueueLeft {
+		h.publishQueue(n)
+		return
+	}
 	a, attached := h.attachmentOf(n)
 	if attached {
 		n.Blank = a.Blank

@@ -287,8 +287,8 @@ func (b *RuntimeBackend) Followup(ctx context.Context, p LiveAgent, childID stri
 	return messageID, classify(ctx, err)
 }
 
-// Subscribe turns session registry changes and agent status edges into
-// Notices.
+// Subscribe turns session registry changes, agent status edges and inbox
+// acceptances, claims and discards into Notices.
 func (b *RuntimeBackend) Subscribe(fn func(Notice)) (cancel func()) {
 	sessions := b.rt.Sessions()
 	stopSessions := sessions.Subscribe(func(c session.Change) {
@@ -297,8 +297,13 @@ func (b *RuntimeBackend) Subscribe(fn func(Notice)) (cancel func()) {
 		}
 	})
 	stopAgents := b.rt.Subscribe(func(e parent.Event) {
-		if e.Type == parent.EventStatus {
+		switch e.Type {
+		case parent.EventStatus:
 			fn(Notice{Kind: SessionStatus, SessionID: e.AgentID, Running: e.Status == inbox.Running})
+		case parent.EventEnqueue:
+			fn(Notice{Kind: QueueEnqueued, SessionID: e.AgentID, MessageID: e.MessageID, Message: e.Message})
+		case parent.EventDequeue, parent.EventDiscard:
+			fn(Notice{Kind: QueueLeft, SessionID: e.AgentID, MessageID: e.MessageID})
 		}
 	})
 	var once sync.Once

@@ -150,7 +150,8 @@ func (h *hub) track(n Notice, a Attachment, attached bool) {
 }
 
 // openMux queues the baseline of a new mux stream: one session/subscribed
-// per attached session in attachment order; h.mu is held.
+// per attached session in attachment order, then the queue snapshots
+// (replayQueues); h.mu is held.
 func (h *hub) openMux(s *stream) {
 	ids := make([]string, 0, len(h.attached))
 	for id := range h.attached {
@@ -162,6 +163,7 @@ func (h *hub) openMux(s *stream) {
 			s.frames = append(s.frames, frame)
 		}
 	}
+	h.replayQueues(s)
 	if len(s.frames) > 0 {
 		s.wake <- struct{}{}
 	}

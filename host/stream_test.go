@@ -214,8 +214,10 @@ func TestMuxSubscribesSessionsLiveBeforeTheHandler(t *testing.T) {
 	mux, stopMux := openStreamAt(t, srv.URL, "/api/events.mux")
 	defer stopMux()
 	requireSubscribed(t, mux, p.ID(), int64(s.rt.Sessions().Get(p.ID()).Len())-1)
-	_, err = p.Followup(context.Background(), agent.Text("reply more"), userSource)
+	id, err := p.Followup(context.Background(), agent.Text("reply more"), userSource)
 	require.NoError(t, err)
+	require.Equal(t, wantQueue(p.ID(), wantItem(id, "reply more")), string(readFrame(t, mux).Payload))
+	require.Equal(t, wantQueue(p.ID()), string(readFrame(t, mux).Payload), "claimed before its turn logs anything")
 	f := readFrame(t, mux)
 	require.Equal(t, "session/event", f.Method)
 }

@@ -42,6 +42,9 @@ type Event struct {
 	Kind      EventKind
 	MessageID string
 	Status    Status
+	// Message is the accepted message of an Enqueue (shared with the
+	// queue: a listener must not modify it); nil for the other kinds.
+	Message *agent.Message
 }
 
 // ErrClosed is returned by Post after Close.
@@ -194,7 +197,10 @@ func (b *Inbox) Post(msg agent.Message) (string, error) {
 		return "", ErrClosed
 	}
 	was := b.runningLocked()
-	b.emitLocked(Event{Kind: Enqueue, MessageID: msg.ID})
+	if b.observer != nil {
+		accepted := msg
+		b.emitLocked(Event{Kind: Enqueue, MessageID: msg.ID, Message: &accepted})
+	}
 	it := item{msg: msg}
 	if b.observer != nil {
 		it.enq = b.queued

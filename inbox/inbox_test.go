@@ -151,6 +151,30 @@ func TestMessagePostedDuringTurnWaitsForEndTurn(t *testing.T) {
 	})
 }
 
+// The enqueue event carries the accepted message (id and role filled in);
+// no other event carries one.
+func TestEnqueueEventCarriesTheAcceptedMessage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, r := newRecorded(true)
+		id, err := b.Post(agent.Message{Content: agent.Text("hi"), Source: agent.Source{Kind: "user"}})
+		require.NoError(t, err)
+		synctest.Wait()
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		var carried []*agent.Message
+		for _, e := range r.events {
+			if e.Kind == Enqueue {
+				require.NotNil(t, e.Message)
+				require.Equal(t, agent.Message{ID: id, Role: "user", Content: agent.Text("hi"), Source: agent.Source{Kind: "user"}}, *e.Message)
+			}
+			if e.Message != nil {
+				carried = append(carried, e.Message)
+			}
+		}
+		require.Len(t, carried, 1, "only agent/inbox/enqueue carries the message")
+	})
+}
+
 func TestCancelKeepInboxAbortsOnlyTheTurn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, r := newRecorded(false)

@@ -86,6 +86,28 @@ func TestCreatePublishesTheExactAgent(t *testing.T) {
 	})
 }
 
+func TestEnqueueEventCarriesTheAcceptedMessage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := memory(t)
+		var mu sync.Mutex
+		carried := map[string][]*agent.Message{}
+		r.Subscribe(func(e Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			carried[e.Type] = append(carried[e.Type], e.Message)
+		})
+		h := create(t, r, "a", "")
+		id, err := h.Followup(bg, agent.Text("hi"), agent.Source{Kind: "user"})
+		require.NoError(t, err)
+		require.NoError(t, h.WhenIdle(bg))
+		mu.Lock()
+		defer mu.Unlock()
+		require.Len(t, carried[EventEnqueue], 1)
+		require.Equal(t, agent.Message{ID: id, Role: "user", Content: agent.Text("hi"), Source: agent.Source{Kind: "user"}}, *carried[EventEnqueue][0])
+		require.Equal(t, []*agent.Message{nil}, carried[EventDequeue], "only the enqueue carries it")
+	})
+}
+
 func TestCreatedIsDeliveredAfterPublicationBeforeCreateReturns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := memory(t)

@@ -1,0 +1,98 @@
+package host
+
+import (
+	"context"
+	"testing"
+
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/stretchr/testify/require"
+)
+
+// queued is the Notice of an accepted message id with text from the user.
+func queued(session, id, text string) Notice {
+	return Notice{Kind: QueueEnqueued, SessionID: session, MessageID: id,
+		Message: &agent.Message{ID: id, Role: "user", Content: agent.Text(text), Source: agent.Source{Kind: "user"}}}
+}
+
+// wantQueue is the exact session/queue payload of session holding items,
+// each {id, message} given as its already encoded JSON.
+func wantQueue(session string, items ...string) string {
+	body := `{"type":"session/queue","sessionId":"` + session + `","items":[`
+	for i, item := range items {
+		if i > 0 {
+			body += ","
+		}
+		body += item
+	}
+	return body + "]}"
+}
+
+func wantItem(id, text string) string {
+	return `{"id":"` + id + `","message":{"content":[{"type":"text","text":"` + text + `"}],"source":{"kind":"user"},"role":"user","id":"` + id + `"}}`
+}
+
+// TestMuxCarriesTheQueueMirror is the original's publishQueue: each queued
+// message's acceptance and each claim or discard sends the session's whole
+// queue {id, message} in FIFO order on the mux stream (never the host
+// stream), and a new mux stream opens with the queue of every session
+// holding one, in the order those queues began.
+func TestMuxCarriesTheQueueMirror(t *testing.T) {
+	b := newFakeBackend()
+	srv := serveTestHandler(t, b)
+	mux, stopMux := openStreamAt(t, srv.URL, "/api/events.mux")
+	defer stopMux()
+	hostStream, stopHost := openStreamAt(t, srv.URL, "/api/events.host")
+	defer stopHost()
+
+	b.emit(queued("p1", "m1", "a"))
+	require.Equal(t, wantQueue("p1", wantItem("m1", "a")), string(readFrame(t, mux).Payload))
+	b.emit(queued("p2", "n1", "x"), queued("p1", "m2", "b"))
+	require.Equal(t, wantQueue("p2", wantItem("n1", "x")), string(readFrame(t, mux).Payload))
+	require.Equal(t, wantQueue("p1", wantItem("m1", "a"), wantItem("m2", "b")), string(readFrame(t, mux).Payload))
+	b.emit(Notice{Kind: QueueLeft, SessionID: "p1", MessageID: "m1"})
+	require.Equal(t, wantQueue("p1", wantItem("m2", "b")), string(readFrame(t, mux).Payload))
+
+	later, stopLater := openStreamAt(t, srv.URL, "/api/events.mux")
+	defer stopLater()
+	require.Equal(t, wantQueue("p1", wantItem("m2", "b")), string(readFrame(t, later).Payload))
+	require.Equal(t, wantQueue("p2", wantItem("n1", "x")), string(readFrame(t, later).Payload))
+
+	b.emit(Notice{Kind: QueueLeft, SessionID: "p1", MessageID: "m2"}, Notice{Kind: QueueLeft, SessionID: "p1", MessageID: "ghost"})
+	require.Equal(t, wantQueue("p1"), string(readFrame(t, mux).Payload), "an emptied queue is sent once, empty")
+	require.Equal(t, wantQueue("p1"), string(readFrame(t, later).Payload))
+
+	b.emit(Notice{Kind: SessionStatus, SessionID: "p1", Running: true})
+	require.Equal(t, "host/session-status", readFrame(t, hostStream).Method, "no queue frame reached the host stream")
+	b.emit(Notice{Kind: QueueLeft, SessionID: "p2", MessageID: "n1"})
+	require.Equal(t, wantQueue("p2"), string(readFrame(t, mux).Payload))
+	last, stopLast := openStreamAt(t, srv.URL, "/api/events.mux")
+	defer stopLast()
+	b.emit(Notice{Kind: SessionEvent, SessionID: "p1", Event: plain(0, "turn/start")})
+	require.Equal(t, "session/event", readFrame(t, last).Method, "empty queues are not replayed")
+}
+
+// TestRuntimeQueueFramesFollowTheInbox: on the runtime backend each
+// follow-up is shown queued from its acceptance until a turn claims it.
+func TestRuntimeQueueFramesFollowTheInbox(t *testing.T) {
+	s := newRuntimeStack(t)
+	ctx := context.Background()
+	p, err := s.rt.StartAgent(ctx, parent.CreateSpec{})
+	require.NoError(t, err)
+	mux, stopMux := openStreamAt(t, s.url, "/api/events.mux")
+	defer stopMux()
+	nextQueue := func() string {
+		f, _, _ := nextFrameWhere(t, mux, stopMux, func(f frame, _ streamPayload) bool { return f.Method == "session/queue" })
+		return string(f.Payload)
+	}
+
+	first, err := p.Followup(ctx, agent.Text("sleep 50ms"), userSource)
+	require.NoError(t, err)
+	require.Equal(t, wantQueue(p.ID(), wantItem(first, "sleep 50ms")), nextQueue())
+	require.Equal(t, wantQueue(p.ID()), nextQueue(), "claimed by its turn")
+	second, err := p.Followup(ctx, agent.Text("reply second"), userSource)
+	require.NoError(t, err)
+	require.Equal(t, wantQueue(p.ID(), wantItem(second, "reply second")), nextQueue())
+	require.Equal(t, wantQueue(p.ID()), nextQueue())
+	require.NoError(t, p.WhenIdle(ctx))
+}
