@@ -94,8 +94,8 @@ func (h *Handler) Close() {
 }
 
 // ServeHTTP routes the event streams (GET /api/events, /api/events.host and
-// /api/events.mux, SSE) and /api/<method> (POST) behind the browser-trust
-// fence, and everything else to the embedded page.
+// /api/events.mux, SSE), /api/<method> and /api/respond (POST) behind the
+// browser-trust fence, and everything else to the embedded page.
 //
 // Routing compares the path as sent (EscapedPath), as the original's WHATWG
 // pathname keeps percent-encodings: /api/subagent%2Elist names no method.

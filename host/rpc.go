@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/dsh-actors/dsh-actors/session"
@@ -51,9 +53,10 @@ type wireError struct {
 }
 
 // serveRPC answers POST /api/<name>: carrier checks first (HTTP status) in
-// the original's order — a non-POST is 404, then
-// the media type 415, then the body 400, and only then an unknown method
-// 404 — then the two-level parse and the method itself (always HTTP 200).
+// the original's order — a non-POST is 404, then the media type 415, then
+// the body 413/400, then /api/respond's receipt, and only then an unknown
+// method 404 — then the two-level parse and the method itself (always
+// HTTP 200).
 func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, name string) {
 	if r.Method != http.MethodPost {
 		carrierError(w, http.StatusNotFound, "not found")
@@ -66,6 +69,10 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, name string) 
 	body, status, text := readBody(w, r)
 	if status != 0 {
 		carrierError(w, status, text)
+		return
+	}
+	if name == "respond" { // before the method lookup, as in the original
+		writeReceipt(w, body)
 		return
 	}
 	m, ok := h.methods[name]
@@ -181,6 +188,141 @@ func writeResponse(w http.ResponseWriter, rpcID string, value any, failure *Erro
 	}
 	w.Header().Set("Content-Type", "application/json") // Response.json's one header
 	_, _ = w.Write(body)
+}
+
+// writeReceipt answers POST /api/respond, the carrier of a client-response
+// to a server-initiated request (approvals, questions), with the
+// original's RpcReceipt. This runtime never issues server-initiated
+// requests, so nothing is ever pending: a valid client-response is
+// not-pending, anything else bad-response (both HTTP 200, as Response.json).
+func writeReceipt(w http.ResponseWriter, body []byte) {
+	reason := "bad-response"
+	if isClientResponse(body) {
+		reason = "not-pending"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, `{"accepted":false,"reason":"`+reason+`"}`)
+}
+
+// isClientResponse reports whether body passes the original's
+// clientResponseSchema: a (non-strict) object {type: "client-response",
+// rpcId: string, result: {ok: true, value: unknown (present)} |
+// {ok: false, error: RpcError}}.
+func isClientResponse(body []byte) bool {
+	fields, ok := jsonFields(body)
+	return ok && isLiteral(fields["type"], "client-response") && isJSONString(fields["rpcId"]) &&
+		isRPCResult(fields["result"])
+}
+
+func isRPCResult(raw json.RawMessage) bool {
+	fields, ok := jsonFields(raw)
+	if !ok {
+		return false
+	}
+	switch string(bytes.TrimSpace(fields["ok"])) {
+	case "true":
+		_, hasValue := fields["value"]
+		return hasValue
+	case "false":
+		return isRPCError(fields["error"])
+	}
+	return false
+}
+
+// rpcErrorShapes is the original's rpcErrorSchema (seed revision): the
+// details fields each code requires, by kind.
+var rpcErrorShapes = map[string]map[string]string{
+	"bad-request":                  {"issues": "array"},
+	"cancelled":                    {},
+	"session-not-found":            {"sessionId": "string"},
+	"model-unavailable":            {"provider": "string", "model": "string"},
+	"session-conflict":             {"sessionId": "string", "requestedCwd": "string", "existingCwd": "string?"},
+	"workspace-attach-failed":      {"sessionId": "string", "workspaceId": "string"},
+	"workspace-not-found":          {"workspaceId": "string"},
+	"workspace-invalid-path":       {"path": "string"},
+	"workspace-name-conflict":      {"name": "string"},
+	"workspace-move-invalid":       {"workspaceId": "string", "sessionId": "string", "beforeSessionId": "string?"},
+	"directory-unreadable":         {"path": "string"},
+	"directory-exists":             {"path": "string"},
+	"directory-create-failed":      {"path": "string"},
+	"directory-picker-unavailable": {"capability": "string"},
+	"agent-busy":                   {"reason": "string"},
+	"queue-item-not-found":         {"itemId": "string"},
+	"command-error":                {},
+	"unknown-command":              {},
+	"settings-rejected":            {"ns": "string"},
+	"settings-not-exposed":         {"ns": "string"},
+	"settings-conflict":            {"ns": "string", "expected": "number", "actual": "number"},
+	"credential-rejected":          {"ref": "string"},
+	"title-invalid":                {"sessionId": "string"},
+	"fork-unavailable":             {"sessionId": "string"},
+	"subagent-parent-unavailable":  {"parentSessionId": "string"},
+	"subagent-not-found":           {"parentSessionId": "string", "childSessionId": "string"},
+	"subagent-catalog-diagnostic":  {"parentSessionId": "string", "childSessionId": "string", "reason": "diagnostic"},
+	"subagent-not-resumable":       {"childSessionId": "string"},
+	"subagent-unauthorized":        {"childSessionId": "string"},
+	"subagent-not-delivered":       {"childSessionId": "string"},
+	"internal":                     {},
+}
+
+func isRPCError(raw json.RawMessage) bool {
+	fields, ok := jsonFields(raw)
+	if !ok {
+		return false
+	}
+	var code string
+	if !isJSONString(fields["code"]) || json.Unmarshal(fields["code"], &code) != nil {
+		return false
+	}
+	shape, known := rpcErrorShapes[code]
+	if !known || !isJSONString(fields["message"]) {
+		return false
+	}
+	details, ok := jsonFields(fields["details"])
+	if !ok {
+		return false
+	}
+	for name, kind := range shape {
+		v, present := details[name]
+		switch kind {
+		case "string?":
+			ok = !present || isJSONString(v)
+		case "string":
+			ok = isJSONString(v)
+		case "array":
+			ok = isJSONArray(v)
+		case "number": // z.number(): finite, so not a literal JSON.parse overflows
+			f, err := strconv.ParseFloat(string(bytes.TrimSpace(v)), 64)
+			ok = isJSONNumber(v) && (err == nil || !math.IsInf(f, 0))
+		case "diagnostic":
+			ok = isLiteral(v, "corrupt") || isLiteral(v, "unsupported") || isLiteral(v, "unavailable")
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonFields decodes a JSON object (duplicate keys: the last wins, as
+// JSON.parse); ok is false for any other JSON value.
+func jsonFields(raw json.RawMessage) (map[string]json.RawMessage, bool) {
+	var fields map[string]json.RawMessage
+	if !isJSONObject(raw) || json.Unmarshal(raw, &fields) != nil {
+		return nil, false
+	}
+	return fields, true
+}
+
+// isLiteral reports whether raw is the JSON string want.
+func isLiteral(raw json.RawMessage, want string) bool {
+	var got string
+	return isJSONString(raw) && json.Unmarshal(raw, &got) == nil && got == want
+}
+
+func isJSONNumber(v json.RawMessage) bool {
+	c := firstByte(v)
+	return c == '-' || (c >= '0' && c <= '9')
 }
 
 // carrierError answers a transport-level failure as plain text, with the

@@ -210,6 +210,112 @@ func TestCarrierPathOutsideAPIIsA404BeforeTheMediaType(t *testing.T) {
 	require.Equal(t, "not found", rec.Body.String())
 }
 
+// TestRespondIsAlwaysNotPending: POST /api/respond carries a client-response
+// to a server-initiated request. It is handled after the carrier checks
+// (404 non-POST, 415, 413/400 body) and before the method lookup, as in the
+// original's handler. This runtime never issues server-initiated requests,
+// so a valid client-response (clientResponseSchema: type "client-response",
+// string rpcId, result {ok:true, value} or {ok:false, error: RpcError}) is
+// {"accepted":false,"reason":"not-pending"} and anything else
+// {"accepted":false,"reason":"bad-response"}, both HTTP 200. The expected
+// reasons were computed with zod 4.4.3 on the seed's clientResponseSchema.
+func TestRespondIsAlwaysNotPending(t *testing.T) {
+	h := newTestHandler(t, newFakeBackend())
+	cases := []struct {
+		name, body, reason string
+	}{
+		{"ok value object", `{"type":"client-response","rpcId":"r1","result":{"ok":true,"value":{"a":1}}}`, "not-pending"},
+		{"ok value null", `{"type":"client-response","rpcId":"","result":{"ok":true,"value":null}}`, "not-pending"},
+		{"ok extra keys", `{"type":"client-response","rpcId":"r1","result":{"ok":true,"value":1,"error":"x"},"extra":1}`, "not-pending"},
+		{"cancelled", `{"type":"client-response","rpcId":"r1","result":{"ok":false,"error":{"code":"cancelled","message":"m","details":{}}}}`, "not-pending"},
+		{"bad-request any issues", `{"type":"client-response","rpcId":"r1","result":{"ok":false,"error":{"code":"bad-request","message":"m","details":{"issues":[1,"x",null,{}]}}}}`, "not-pending"},
+		{"session-conflict optional", `{"type":"client-response","rpcId":"r1","result":{"ok":false,"error":{"code":"session-conflict","message":"m","details":{"sessionId":"s","requestedCwd":"/a"}}}}`, "not-pending"},
+		{"session-conflict existing null", `{"type":"client-response","rpcId":"r1","result":{"ok":false,"error":{"code":"session-conflict","message":"m","details":{"sessionId":"s","requestedCwd":"/a","existingCwd":null}}}}`, "bad-response"},
+		{"settings-conflict numbers", `{"type":"client-response","rpcId":"r1","result":{"ok":false,"error":{"code":"settings-conflict","message":"m","details":{"ns":"n","expected":1.5,"actual":-2}}}}`, "not-pending"},
+		{"settings-conflict string number", `{"type":"client-response","rpcId":"r1","result":{"ok":false,"error":{"code":"settings-conflict","message":"m","details":{"ns":"n","expected":"1","actual":2}}}}`, "bad-response"},
+		{"catalog diagnostic", `{"type":"client-response","rpcId":"r1","result":{"ok":false,"error":{"code":"subagent-catalog-diagnostic","message":"m","details":{"parentSessionId":"p","childSessionId":"c","reason":"corrupt"}}}}`, "not-pending"},
+		{"catalog diagnostic bad reason", `{"type":"client-response","rpcId":"r1","result":{"ok":false,"error":{"code":"subagent-catalog-diagnostic","message":"m","details":{"parentSessionId":"p","childSessionId":"c","reason":"gone"}}}}`, "bad-response"},
+		{"not-delivered", `{"type":"client-response","rpcId":"r1","result":{"ok":false,"error":{"code":"subagent-not-delivered","message":"m","details":{"childSessionId":"c"}}}}`, "not-pending"},
+		{"delivery-unavailable", `{"type":"client-response","rpcId":"r1","result":{"ok":false,"error":{"code":"subagent-delivery-unavailable","message":"m","details":{"childSessionId":"c"}}}}`, "bad-response"},
+		{"agent-busy empty details", `{"type":"client-response","rpcId":"r1","result":{"ok":false,"error":{"code":"agent-busy","message":"m","details":{}}}}`, "bad-response"},
+		{"internal details array", `{"type":"client-response","rpcId":"r1","result":{"ok":false,"error":{"code":"internal","message":"m","details":[]}}}`, "bad-response"},
+		{"internal details null", `{"type":"client-response","rpcId":"r1","result":{"ok":false,"error":{"code":"internal","message":"m","details":null}}}`, "bad-response"},
+		{"internal no details", `{"type":"client-response","rpcId":"r1","result":{"ok":false,"error":{"code":"internal","message":"m"}}}`, "bad-response"},
+		{"internal message number", `{"type":"client-response","rpcId":"r1","result":{"ok":false,"error":{"code":"internal","message":1,"details":{}}}}`, "bad-response"},
+		{"unknown code", `{"type":"client-response","rpcId":"r1","result":{"ok":false,"error":{"code":"nope","message":"m","details":{}}}}`, "bad-response"},
+		{"error not object", `{"type":"client-response","rpcId":"r1","result":{"ok":false,"error":"x"}}`, "bad-response"},
+		{"ok false no error", `{"type":"client-response","rpcId":"r1","result":{"ok":false,"value":1}}`, "bad-response"},
+		{"ok true no value", `{"type":"client-response","rpcId":"r1","result":{"ok":true}}`, "bad-response"},
+		{"ok string", `{"type":"client-response","rpcId":"r1","result":{"ok":"true","value":1}}`, "bad-response"},
+		{"ok missing", `{"type":"client-response","rpcId":"r1","result":{"value":1}}`, "bad-response"},
+		{"result array", `{"type":"client-response","rpcId":"r1","result":[]}`, "bad-response"},
+		{"result missing", `{"type":"client-response","rpcId":"r1"}`, "bad-response"},
+		{"rpcId number", `{"type":"client-response","rpcId":1,"result":{"ok":true,"value":1}}`, "bad-response"},
+		{"rpcId missing", `{"type":"client-response","result":{"ok":true,"value":1}}`, "bad-response"},
+		{"type client-request", `{"type":"client-request","rpcId":"r1","result":{"ok":true,"value":1}}`, "bad-response"},
+		{"type missing", `{"rpcId":"r1","result":{"ok":true,"value":1}}`, "bad-response"},
+		{"a client-request", `{"type":"client-request","rpcId":"r1","method":"respond","payload":{}}`, "bad-response"},
+		{"array body", `[1]`, "bad-response"},
+		{"string body", `"x"`, "bad-response"},
+		{"null body", `null`, "bad-response"},
+		{"number body", `1`, "bad-response"},
+		{"expected overflows to Infinity", `{"type":"client-response","rpcId":"r","result":{"ok":false,"error":{"code":"settings-conflict","message":"m","details":{"ns":"n","expected":1e400,"actual":1}}}}`, "bad-response"},
+		{"expected underflows to 0", `{"type":"client-response","rpcId":"r","result":{"ok":false,"error":{"code":"settings-conflict","message":"m","details":{"ns":"n","expected":1e-400,"actual":1}}}}`, "not-pending"},
+		{"last duplicate key wins (bad)", `{"type":"client-response","type":"x","rpcId":"r","result":{"ok":true,"value":1}}`, "bad-response"},
+		{"last duplicate key wins (good)", `{"type":"x","type":"client-response","rpcId":"r","result":{"ok":true,"value":1}}`, "not-pending"},
+		{"spaces everywhere", ` { "type" : "client-response" , "rpcId" : "r" , "result" : { "ok" : false , "error" : { "code" : "settings-conflict" , "message" : "m" , "details" : { "ns" : "n" , "expected" : 1 , "actual" : 2 } } } } `, "not-pending"},
+		{"BOM and whitespace", "\uFEFF" + ` {"type":"client-response","rpcId":"r","result":{"ok":true,"value":1}} `, "not-pending"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := post(h, "respond", "application/json", tc.body)
+			require.Equal(t, http.StatusOK, rec.Code)
+			require.Equal(t, `{"accepted":false,"reason":"`+tc.reason+`"}`, rec.Body.String())
+			require.Equal(t, http.Header{"Content-Type": {"application/json"}}, rec.Header())
+		})
+	}
+}
+
+// TestRespondCarrierOrder: /api/respond goes through the same fence and
+// carrier checks as a method, in the original's order, and only the exact
+// pathname /api/respond is the route.
+func TestRespondCarrierOrder(t *testing.T) {
+	h := newTestHandler(t, newFakeBackend())
+	valid := `{"type":"client-response","rpcId":"r1","result":{"ok":true,"value":{}}}`
+	cases := []struct {
+		name, method, host, path, contentType, body string
+		status                                      int
+		text                                        string
+	}{
+		{"untrusted host first", http.MethodGet, "evil.example", "respond", "text/plain", "{bad", 403, "forbidden"},
+		{"GET", http.MethodGet, "", "respond", "application/json", valid, 404, "not found"},
+		{"PUT", http.MethodPut, "", "respond", "application/json", valid, 404, "not found"},
+		{"text/plain", http.MethodPost, "", "respond", "text/plain", valid, 415, "content type must be application/json"},
+		{"no media type", http.MethodPost, "", "respond", "", valid, 415, "content type must be application/json"},
+		{"not JSON", http.MethodPost, "", "respond", "application/json", "{bad", 400, "body is not JSON"},
+		{"empty body", http.MethodPost, "", "respond", "application/json", "", 400, "body is not JSON"},
+		{"percent-encoded", http.MethodPost, "", "%72espond", "application/json", valid, 404, "not found"},
+		{"trailing slash", http.MethodPost, "", "respond/", "application/json", valid, 404, "not found"},
+		{"media type params", http.MethodPost, "", "respond", "Application/Json; charset=utf-8", valid, 200,
+			`{"accepted":false,"reason":"not-pending"}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(tc.method, "http://127.0.0.1:7410/api/"+tc.path, strings.NewReader(tc.body))
+			if tc.host != "" {
+				req.Host = tc.host
+			}
+			if tc.contentType != "" {
+				req.Header.Set("Content-Type", tc.contentType)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			require.Equal(t, tc.status, rec.Code)
+			require.Equal(t, tc.text, rec.Body.String())
+		})
+	}
+}
+
 func TestHandlerPanicIsA500(t *testing.T) {
 	b := newFakeBackend()
 	b.panicMessage = "boom"
