@@ -3,8 +3,13 @@ package host
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
 
 	"github.com/dsh-actors/dsh-actors/agent"
 )
@@ -29,7 +34,8 @@ func readPayload(raw json.RawMessage) *payload {
 // maxSafeInt is JavaScript's Number.MAX_SAFE_INTEGER, zod's int() bound.
 const maxSafeInt = 1<<53 - 1
 
-// sessionID reads a required non-empty string (z.string().min(1)).
+// sessionID reads a required non-empty string (z.string().min(1)); a value
+// of another type can also fail the min check (minLengthAfterInvalidType).
 func (p *payload) sessionID(name string) string {
 	if p.fields == nil {
 		return ""
@@ -39,6 +45,7 @@ func (p *payload) sessionID(name string) string {
 	var s string
 	if !present || !isJSONString(v) || json.Unmarshal(v, &s) != nil {
 		p.issues = append(p.issues, invalidType(path, "string", v, present))
+		p.minLengthAfterInvalidType(path, v)
 		return ""
 	}
 	if s == "" {
@@ -60,6 +67,9 @@ func (p *payload) optionalString(name string, nonEmpty bool) (string, bool) {
 	var s string
 	if !isJSONString(v) || json.Unmarshal(v, &s) != nil {
 		p.issues = append(p.issues, invalidType(path, "string", v, true))
+		if nonEmpty {
+			p.minLengthAfterInvalidType(path, v)
+		}
 		return "", false
 	}
 	if nonEmpty && s == "" {
@@ -79,8 +89,15 @@ func (p *payload) optionalInt(name string, positive bool) *int64 {
 		return nil
 	}
 	path := []any{name}
-	var f float64
-	if jsonTypeName(v) != "number" || json.Unmarshal(v, &f) != nil {
+	if jsonTypeName(v) != "number" {
+		p.issues = append(p.issues, invalidType(path, "number", v, true))
+		return nil
+	}
+	f, ok := jsonNumber(v)
+	if !ok || math.IsInf(f, 0) {
+		// JSON.parse reads a number beyond float64's range as ±Infinity,
+		// which z.number() refuses. zod 4 adds received "Infinity" (for
+		// -Infinity too) after code, which Issue cannot carry yet.
 		p.issues = append(p.issues, invalidType(path, "number", v, true))
 		return nil
 	}
@@ -222,4 +239,123 @@ func (p *payload) literalUnion(name string, values ...string) string {
 	}
 	p.issues = append(p.issues, issue)
 	return ""
+}
+
+// jsonNumber is the float64 JSON.parse gives a JSON number token: beyond
+// float64's range it is ±Inf (strconv's ErrRange), below it ±0. ok is false
+// only for a token that is not a number.
+func jsonNumber(v json.RawMessage) (f float64, ok bool) {
+	f, err := strconv.ParseFloat(string(bytes.TrimSpace(v)), 64)
+	return f, err == nil || errors.Is(err, strconv.ErrRange)
+}
+
+// minLengthAfterInvalidType adds the issue of z.string().min(1)'s check to
+// an invalid_type: zod 4 runs a length check even on an aborted value when
+// its when holds, i.e. the value is neither null nor undefined and has a
+// length. In JSON that is an array (origin "array") or an object with an
+// own "length" key (origin "unknown"), never a number, boolean or null; the
+// check fails when JavaScript's length >= 1 is false.
+func (p *payload) minLengthAfterInvalidType(path []any, v json.RawMessage) {
+	switch firstByte(v) {
+	case '[':
+		var items []json.RawMessage
+		if json.Unmarshal(v, &items) == nil && len(items) == 0 {
+			p.issues = append(p.issues, Issue{Code: "too_small", Origin: "array", Limit: 1, Inclusive: true, Path: path,
+				Message: "Too small: expected array to have >=1 items"})
+		}
+	case '{':
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(v, &fields) != nil {
+			return
+		}
+		length, has := fields["length"]
+		if has && !(jsToNumber(length) >= 1) {
+			p.issues = append(p.issues, Issue{Code: "too_small", Origin: "unknown", Limit: 1, Inclusive: true, Path: path,
+				Message: "Too small: expected unknown to be >=1"})
+		}
+	}
+}
+
+// jsToNumber is the number JavaScript's relational comparison converts a
+// JSON value to (ToPrimitive with hint number, then ToNumber); NaN when
+// there is none.
+func jsToNumber(v json.RawMessage) float64 {
+	switch firstByte(v) {
+	case 'n', 'f':
+		return 0
+	case 't':
+		return 1
+	case '"':
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			return math.NaN()
+		}
+		return jsStringToNumber(s)
+	case '[':
+		// An array converts through its join(","): empty is "" (0), two or
+		// more elements hold a comma (NaN), a single element converts as
+		// its own String().
+		var items []json.RawMessage
+		if json.Unmarshal(v, &items) != nil || len(items) > 1 {
+			return math.NaN()
+		}
+		if len(items) == 0 {
+			return 0
+		}
+		switch firstByte(items[0]) {
+		case 'n':
+			return 0 // String(null) inside join is ""
+		case 't', 'f', '{':
+			return math.NaN() // "true", "false", "[object Object]"
+		}
+		return jsToNumber(items[0])
+	case '{':
+		return math.NaN() // "[object Object]"
+	default:
+		if f, ok := jsonNumber(v); ok {
+			return f
+		}
+		return math.NaN()
+	}
+}
+
+// jsDecimal is ECMAScript's StrDecimalLiteral (no numeric separators).
+var jsDecimal = regexp.MustCompile(`^[+-]?(?:Infinity|(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)$`)
+
+// jsNonDecimal is ECMAScript's NonDecimalIntegerLiteral (unsigned).
+var jsNonDecimal = regexp.MustCompile(`^0(?:[xX][0-9a-fA-F]+|[oO][0-7]+|[bB][01]+)$`)
+
+// jsStringToNumber is ECMAScript's StringToNumber: surrounding white space
+// and line terminators trimmed, "" is 0, then a decimal literal, ±Infinity
+// or an unsigned 0x/0o/0b integer; anything else is NaN.
+func jsStringToNumber(s string) float64 {
+	s = strings.TrimFunc(s, isJSWhiteSpace)
+	switch {
+	case s == "":
+		return 0
+	case jsNonDecimal.MatchString(s):
+		if strings.Trim(s[2:], "0") == "" {
+			return 0
+		}
+		// Only >= 1 matters to the caller: a non-zero integer is >= 1.
+		return math.Inf(1)
+	case !jsDecimal.MatchString(s):
+		return math.NaN()
+	case strings.HasSuffix(s, "Infinity"):
+		if s[0] == '-' {
+			return math.Inf(-1)
+		}
+		return math.Inf(1)
+	}
+	f, _ := strconv.ParseFloat(s, 64) // ±Inf on overflow, as JavaScript
+	return f
+}
+
+// isJSWhiteSpace is ECMAScript's WhiteSpace or LineTerminator.
+func isJSWhiteSpace(r rune) bool {
+	switch r {
+	case '\t', '\n', '\v', '\f', '\r', '\u00a0', '\u2028', '\u2029', '\ufeff':
+		return true
+	}
+	return unicode.Is(unicode.Zs, r)
 }
