@@ -104,7 +104,7 @@ type IssueDetails struct {
 // Issue is one schema validation problem in a bad-request's details,
 // shaped and ordered as zod 4 (the original's validator) reports it:
 //
-//	invalid_type  {expected, format?, code, path, message}
+//	invalid_type  {expected, format?, code, received?, path, message}
 //	              ({code, expected:"nonoptional", path, message} for a missing envelope payload)
 //	invalid_value {code, values, path, message}
 //	too_small     {origin, code, minimum, inclusive, path, message}
@@ -117,6 +117,7 @@ type Issue struct {
 	Message   string
 	Expected  string // invalid_type
 	Format    string // invalid_type of a non-integer: "safeint"
+	Received  string // invalid_type of a non-finite number: "Infinity"
 	Values    []any  // invalid_value
 	Origin    string // too_small, too_big: "string", "number" or "int"
 	Limit     int64  // too_small: minimum; too_big: maximum
@@ -143,6 +144,9 @@ func (i Issue) MarshalJSON() ([]byte, error) {
 			o.add("format", i.Format)
 		}
 		o.add("code", i.Code)
+		if i.Received != "" {
+			o.add("received", i.Received)
+		}
 	case i.Code == "invalid_value":
 		o.add("code", i.Code).add("values", i.Values)
 	case i.Code == "invalid_union":

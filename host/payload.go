@@ -96,9 +96,11 @@ func (p *payload) optionalInt(name string, positive bool) *int64 {
 	f, ok := jsonNumber(v)
 	if !ok || math.IsInf(f, 0) {
 		// JSON.parse reads a number beyond float64's range as ±Infinity,
-		// which z.number() refuses. zod 4 adds received "Infinity" (for
-		// -Infinity too) after code, which Issue cannot carry yet.
-		p.issues = append(p.issues, invalidType(path, "number", v, true))
+		// which z.number() refuses with received "Infinity" (for -Infinity
+		// too).
+		issue := invalidType(path, "number", v, true)
+		issue.Received = "Infinity"
+		p.issues = append(p.issues, issue)
 		return nil
 	}
 	if f != math.Trunc(f) {
