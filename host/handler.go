@@ -18,7 +18,10 @@ var webFiles embed.FS
 // Options configures a Handler. The zero value is usable.
 type Options struct {
 	// TrustedHosts are authorities ("host" or "host:port") accepted in the
-	// Host header besides loopback ones.
+	// Host header besides loopback ones. Both sides are compared after
+	// WHATWG URL normalization: an entry with a written port (even :80)
+	// matches that exact authority, a port-less one (or a dangling colon)
+	// the hostname on any port; an unparsable entry matches nothing.
 	TrustedHosts []string
 	// Logger receives internal failures the wire reports only as internal.
 	// Nil discards them.

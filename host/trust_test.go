@@ -1,0 +1,166 @@
+package host
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestTrustFence: the browser-trust fence is the original's
+// isTrustedApiRequest (client/connection/src/api-request-trust.ts). Every
+// expectation below is what that function, run in Node 20, answers for the
+// same headers.
+func TestTrustFence(t *testing.T) {
+	configured := []string{"dsh.example:8443", "lan-box", "Plain:80", "dangling:", "xn--bcher-kva.example", "[fe80::1]:7499", "10.0.0.7"}
+	cases := []struct {
+		name, host   string
+		origin, site []string // header values, nil when absent
+		trustedHosts []string
+		allowed      bool
+	}{
+		{"localhost", "localhost:7499", nil, nil, nil, true},
+		{"127.0.0.1", "127.0.0.1:7499", nil, nil, nil, true},
+		{"127.9.8.7 without port", "127.9.8.7", nil, nil, nil, true},
+		{"ipv6 loopback", "[::1]:7499", nil, nil, nil, true},
+		{"same-origin fetch", "127.0.0.1:7499", []string{"http://127.0.0.1:7499"}, []string{"same-origin"}, nil, true},
+		{"foreign host (DNS rebinding)", "evil.example:7499", nil, nil, nil, false},
+		{"128.0.0.1", "128.0.0.1:7499", nil, nil, nil, false},
+		{"localhost.evil", "localhost.evil.example", nil, nil, nil, false},
+		{"no Host", "", nil, nil, nil, false},
+		// The audit's four: WHATWG reads 127.1 as 127.0.0.1 and drops the
+		// default port; the cross-site match is case-sensitive; ::1 needs brackets.
+		{"127.1 is 127.0.0.1", "127.1:7499", nil, nil, nil, true},
+		{"localhost:80 equals origin http://localhost", "localhost:80", []string{"http://localhost"}, nil, nil, true},
+		{"Sec-Fetch-Site Cross-Site is not cross-site", "127.0.0.1:7499", nil, []string{"Cross-Site"}, nil, true},
+		{"unbracketed ::1", "::1", nil, nil, nil, false},
+		{"unbracketed ::1 with port", "::1:7499", nil, nil, nil, false},
+		// The Host is parsed as new URL("http://" + host) parses it.
+		{"uppercase LOCALHOST", "LOCALHOST:7499", nil, nil, nil, true},
+		{"hex 0x7f.1", "0x7f.1:7499", nil, nil, nil, true},
+		{"integer 2130706433", "2130706433", nil, nil, nil, true},
+		{"octal 0177.0.0.1", "0177.0.0.1", nil, nil, nil, true},
+		{"trailing dot 127.0.0.1.", "127.0.0.1.:7499", nil, nil, nil, true},
+		{"trailing dot localhost.", "localhost.:7499", nil, nil, nil, false},
+		{"percent-encoded localhost", "%6Cocalhost:7499", nil, nil, nil, true},
+		{"127.0.0.256", "127.0.0.256", nil, nil, nil, false},
+		{"127..1", "127..1", nil, nil, nil, false},
+		{"09 is not octal", "127.0.0.09", nil, nil, nil, false},
+		{"expanded ipv6 loopback", "[0:0:0:0:0:0:0:1]:7499", nil, nil, nil, true},
+		{"ipv4-mapped loopback", "[::ffff:127.0.0.1]:7499", nil, nil, nil, false},
+		{"ipv6 with zone", "[::1%25lo]:7499", nil, nil, nil, false},
+		{"port 65535", "localhost:65535", nil, nil, nil, true},
+		{"port 65536", "localhost:65536", nil, nil, nil, false},
+		{"zero-padded port", "localhost:007499", []string{"http://localhost:7499"}, nil, nil, true},
+		{"dangling colon", "localhost:", nil, nil, nil, true},
+		{"empty hostname with port", ":7499", nil, nil, nil, false},
+		{"non-digit port", "localhost:74a9", nil, nil, nil, false},
+		{"userinfo", "evil.example@localhost:7499", nil, nil, nil, true},
+		{"path after host", "localhost:7499/x", nil, nil, nil, true},
+		{"backslash after host", "localhost\\evil.example", nil, nil, nil, true},
+		{"query after host", "localhost?evil.example", nil, nil, nil, true},
+		{"space in host", "local host", nil, nil, nil, false},
+		{"tab removed", "local\thost:7499", nil, nil, nil, true},
+		{"leading slashes skipped", "//localhost:7499", nil, nil, nil, true},
+		{"forbidden code point", "local<host", nil, nil, nil, false},
+		{"percent-encoded slash", "localhost%2Fevil", nil, nil, nil, false},
+		// trustedHosts: an entry with a written port matches that authority,
+		// a port-less one the hostname at any port, both sides normalized.
+		{"configured authority", "dsh.example:8443", []string{"https://dsh.example:8443"}, nil, configured, true},
+		{"configured authority, other case", "DSH.example:8443", nil, nil, configured, true},
+		{"configured authority wrong port", "dsh.example:9999", nil, nil, configured, false},
+		{"configured authority without port", "dsh.example", nil, nil, configured, false},
+		{"configured host any port", "lan-box:1", nil, nil, configured, true},
+		{"configured host no port", "lan-box", nil, nil, configured, true},
+		{"configured host:80 matches port-less", "plain", nil, nil, configured, true},
+		{"configured host:80 matches :80", "plain:80", nil, nil, configured, true},
+		{"configured host:80 refuses other port", "plain:8080", nil, nil, configured, false},
+		{"dangling-colon entry is any-port", "dangling:9", nil, nil, configured, true},
+		{"punycode entry", "xn--bcher-kva.example:1", nil, nil, configured, true},
+		{"ipv6 entry", "[FE80:0::1]:7499", nil, nil, configured, true},
+		{"ipv6 entry other port", "[fe80::1]:7500", nil, nil, configured, false},
+		{"ip entry any port", "10.0.0.7:3", nil, nil, configured, true},
+		{"ip entry via integer", "167772167:3", nil, nil, configured, true},
+		{"entry matches trusted when Host has userinfo", "x@lan-box", nil, nil, configured, true},
+		// Sec-Fetch-Site is compared exactly; node joins repeated headers with ", ".
+		{"cross-site", "127.0.0.1:7499", nil, []string{"cross-site"}, nil, false},
+		{"same-site", "127.0.0.1:7499", nil, []string{"same-site"}, nil, true},
+		{"none", "127.0.0.1:7499", nil, []string{"none"}, nil, true},
+		{"two cross-site headers are joined", "127.0.0.1:7499", nil, []string{"cross-site", "cross-site"}, nil, true},
+		{"empty Sec-Fetch-Site", "127.0.0.1:7499", nil, []string{""}, nil, true},
+		// Origin: new URL(origin).host must equal the Host's host, whatever the scheme.
+		{"foreign origin", "127.0.0.1:7499", []string{"http://evil.example"}, nil, nil, false},
+		{"origin other port", "127.0.0.1:7499", []string{"http://127.0.0.1:9999"}, nil, nil, false},
+		{"null origin", "127.0.0.1:7499", []string{"null"}, nil, nil, false},
+		{"empty origin", "127.0.0.1:7499", []string{""}, nil, nil, false},
+		{"two origins are joined", "127.0.0.1:7499", []string{"http://127.0.0.1:7499", "http://127.0.0.1:7499"}, nil, nil, false},
+		{"origin scheme is ignored", "127.0.0.1:7499", []string{"https://127.0.0.1:7499"}, nil, nil, true},
+		{"https origin default port", "localhost", []string{"https://localhost:443"}, nil, nil, true},
+		{"https origin port 80", "localhost", []string{"https://localhost:80"}, nil, nil, false},
+		{"ws origin", "localhost:7499", []string{"ws://localhost:7499"}, nil, nil, true},
+		{"uppercase origin", "localhost:7499", []string{"HTTP://LOCALHOST:7499"}, nil, nil, true},
+		{"origin 127.1", "127.0.0.1:7499", []string{"http://127.1:7499"}, nil, nil, true},
+		{"host 127.1 origin 127.0.0.1", "127.1:7499", []string{"http://127.0.0.1:7499"}, nil, nil, true},
+		{"origin without slashes", "localhost:7499", []string{"http:localhost:7499"}, nil, nil, true},
+		{"origin with userinfo path query", "localhost:7499", []string{"http://u:p@localhost:7499/x?y#z"}, nil, nil, true},
+		{"origin ipv6", "[::1]:7499", []string{"http://[0::1]:7499"}, nil, nil, true},
+		{"origin non-special scheme", "localhost:7499", []string{"foo://localhost:7499"}, nil, nil, true},
+		{"origin non-special scheme keeps case", "localhost:7499", []string{"foo://LOCALHOST:7499"}, nil, nil, false},
+		{"origin non-special scheme keeps port 80", "localhost", []string{"foo://localhost:80"}, nil, nil, false},
+		{"origin file host", "127.0.0.1", []string{"file://127.0.0.1/x"}, nil, nil, true},
+		{"origin file localhost is empty", "localhost", []string{"file://localhost/x"}, nil, nil, false},
+		{"origin opaque path", "localhost", []string{"data:localhost"}, nil, nil, false},
+		{"origin relative", "localhost:7499", []string{"//localhost:7499"}, nil, nil, false},
+		{"origin bad port", "localhost:7499", []string{"http://localhost:99999"}, nil, nil, false},
+		{"origin tab removed", "localhost:7499", []string{"http://local\thost:7499"}, nil, nil, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := New(newFakeBackend(), Options{TrustedHosts: tc.trustedHosts})
+			t.Cleanup(h.Close)
+			for _, path := range []string{"/api/session.list", "/api/events"} {
+				method := http.MethodPost
+				if path == "/api/events" {
+					method = http.MethodHead // never a stream: allowed requests fall through to 404
+				}
+				rec := serveTrust(h, method, path, tc.host, tc.origin, tc.site)
+				if tc.allowed {
+					require.NotEqual(t, http.StatusForbidden, rec.Code, path)
+				} else {
+					require.Equal(t, http.StatusForbidden, rec.Code, path)
+					require.Equal(t, "forbidden", rec.Body.String())
+				}
+			}
+		})
+	}
+}
+
+// TestTrustFenceRefusesNonASCIIHosts: the original maps a non-ASCII host
+// through UTS 46 (full-width "ｌｏｃａｌｈｏｓｔ" becomes localhost); without
+// IDNA tables this port refuses a host that is not ASCII after
+// percent-decoding. Go's server already answers 400 to raw non-ASCII Host
+// bytes, so only percent-encoded ones reach the fence.
+func TestTrustFenceRefusesNonASCIIHosts(t *testing.T) {
+	h := newTestHandler(t, newFakeBackend())
+	for _, host := range []string{"ｌｏｃａｌｈｏｓｔ", "%EF%BD%8Cocalhost", "b%C3%BCcher.example"} {
+		rec := serveTrust(h, http.MethodPost, "/api/session.list", host, nil, nil)
+		require.Equal(t, http.StatusForbidden, rec.Code, host)
+	}
+}
+
+func serveTrust(h http.Handler, method, path, host string, origin, site []string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, path, strings.NewReader(`{"type":"client-request","rpcId":"r","method":"session.list","payload":{}}`))
+	req.Host = host
+	req.Header.Set("Content-Type", "application/json")
+	for _, v := range origin {
+		req.Header.Add("Origin", v)
+	}
+	for _, v := range site {
+		req.Header.Add("Sec-Fetch-Site", v)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
