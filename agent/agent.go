@@ -1,6 +1,9 @@
 package agent
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+)
 
 // StopReason is how a turn ended.
 type StopReason string
@@ -14,10 +17,16 @@ const (
 	Refusal   StopReason = "refusal"
 )
 
-// Block is one content block of a message. Only text blocks exist today.
+// Block is one content block of a message: its type and, when it has a
+// string one, its text. A block that is more than {"type":…,"text":"…"} (an
+// image, a text block with other keys) keeps all of itself in Raw, which is
+// what its JSON is (see block.go).
 type Block struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type string
+	Text string
+	// Raw is the whole block as JSON.stringify writes it, nil for a plain
+	// {"type":…,"text":"…"} block. Set by UnmarshalJSON and LooseBlock.
+	Raw json.RawMessage
 }
 
 // Text returns a single text block holding s.

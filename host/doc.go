@@ -165,10 +165,11 @@
 //
 // content (session.prompt and subagent.prompt) is seed 004's ContentBlock[]:
 // an array, possibly empty, of objects each with a string "type"; other keys
-// are allowed. The runtime's agent.Block carries a block's type and its
-// "text" when that is a string, nothing else: a non-text block is logged in
-// the user/message as {"type":<type>,"text":""}, and its other keys are
-// dropped. An empty array is logged as "content":[].
+// are allowed and kept. Each block is logged in the user/message as the
+// original's z.looseObject parse writes it: "type" first, then its other
+// keys in JavaScript's order (integer-like keys first), values as
+// JSON.stringify writes them ({"data":"x","type":"image"} is logged
+// {"type":"image","data":"x"}). An empty array is logged as "content":[].
 //
 // # Frames
 //

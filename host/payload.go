@@ -167,9 +167,9 @@ func jsonTypeName(v json.RawMessage) string {
 
 // content reads seed 004's ContentBlock[]: z.array(z.looseObject({type:
 // z.string()})), an array (possibly empty) of objects each with a string
-// type; other keys are allowed. agent.Block carries only a block's type and
-// a string text, so other keys (and a text that is not a string) do not
-// reach the runtime. The result is never nil when there is no issue.
+// type; other keys are allowed and kept as the original's parse keeps them
+// (agent.LooseBlock: type first, then the others). The result is never nil
+// when there is no issue.
 func (p *payload) content(name string) []agent.Block {
 	if p.fields == nil {
 		return nil
@@ -196,15 +196,14 @@ func (p *payload) block(path []any, item json.RawMessage) (agent.Block, bool) {
 		p.issues = append(p.issues, invalidType(path, "object", item, true))
 		return agent.Block{}, false
 	}
-	var typ string
-	raw, present := fields["type"]
-	if !present || !isJSONString(raw) || json.Unmarshal(raw, &typ) != nil {
+	if raw, present := fields["type"]; !present || !isJSONString(raw) {
 		p.issues = append(p.issues, invalidType(append(path, "type"), "string", raw, present))
 		return agent.Block{}, false
 	}
-	b := agent.Block{Type: typ}
-	if raw, ok := fields["text"]; ok && isJSONString(raw) {
-		_ = json.Unmarshal(raw, &b.Text)
+	b, err := agent.LooseBlock(item)
+	if err != nil { // json.Unmarshal accepted what JSON.parse refuses
+		p.issues = append(p.issues, invalidType(path, "object", item, true))
+		return agent.Block{}, false
 	}
 	return b, true
 }

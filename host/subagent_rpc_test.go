@@ -335,8 +335,8 @@ func TestSubagentPromptAbortedRequestWinsOverTheDeliveryFailure(t *testing.T) {
 
 // TestSubagentPromptContentIsAnyArrayOfTypedBlocks: seed 004's content is
 // z.array(z.looseObject({type: z.string()})): an empty array and blocks of
-// any type pass and reach the continuation service; agent.Block carries a
-// block's type and a string text, nothing else.
+// any type pass and reach the continuation service as the original's parse
+// keeps them: type first, every other key kept (agent.Block's Raw).
 func TestSubagentPromptContentIsAnyArrayOfTypedBlocks(t *testing.T) {
 	b := catalogFixture()
 	b.live["p1"] = true
@@ -352,19 +352,23 @@ func TestSubagentPromptContentIsAnyArrayOfTypedBlocks(t *testing.T) {
 	}
 	require.Len(t, b.followups, 2)
 	require.Equal(t, []agent.Block{}, b.followups[0].Content)
-	require.Equal(t, []agent.Block{{Type: "image"}, {Type: "text"}, {Type: "text", Text: "hi"}, {Type: "text"}},
-		b.followups[1].Content)
+	require.Equal(t, []agent.Block{
+		{Type: "image", Raw: json.RawMessage(`{"type":"image","data":"x","mimeType":"image/png"}`)},
+		{Type: "text", Raw: json.RawMessage(`{"type":"text"}`)},
+		{Type: "text", Text: "hi", Raw: json.RawMessage(`{"type":"text","text":"hi","extra":1}`)},
+		{Type: "text", Raw: json.RawMessage(`{"type":"text","text":5}`)},
+	}, b.followups[1].Content)
 }
 
 // TestSubagentPromptWithEmptyOrNonTextContentRunsATurnOnTheRuntime: the
-// real runtime logs such a prompt as a valid user/message and the scripted
-// child's turn completes without a panic.
+// real runtime logs such a prompt as a valid user/message holding the
+// blocks as sent (type first), and the scripted child's turn completes.
 func TestSubagentPromptWithEmptyOrNonTextContentRunsATurnOnTheRuntime(t *testing.T) {
 	s := newRuntimeStack(t)
 	p, child := startParentWithChild(t, s)
 	for _, content := range []any{
 		[]any{},
-		[]any{map[string]any{"type": "image", "data": "x"}, map[string]any{"type": "text"}},
+		[]any{map[string]any{"data": "x", "type": "image"}, map[string]any{"type": "text"}},
 	} {
 		r := callRPC(t, s.recorder, "subagent.prompt", map[string]any{"parentSessionId": p.ID(), "childSessionId": child, "content": content})
 		require.True(t, r.Result.OK, string(r.Result.Value))
@@ -389,7 +393,7 @@ func TestSubagentPromptWithEmptyOrNonTextContentRunsATurnOnTheRuntime(t *testing
 		}
 	}
 	require.Equal(t, []string{`[{"type":"text","text":"reply working"}]`, `[]`,
-		`[{"type":"image","text":""},{"type":"text","text":""}]`}, users)
+		`[{"type":"image","data":"x"},{"type":"text"}]`}, users)
 	require.Equal(t, []string{"completed", "completed", "completed"}, ends)
 }
 

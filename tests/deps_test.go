@@ -21,27 +21,30 @@ const module = "github.com/dsh-actors/dsh-actors"
 // own sub-packages.
 var allowedDeps = map[string][]string{
 	"descriptor": {},
-	"agent":      {},
+	"agent":      {"internal/jsjson"},
 	"session":    {"internal/listeners"},
 	"query":      {"session", "descriptor", "internal/listeners"},
-	"inbox":      {"agent"},
-	"actors":     {"descriptor", "agent", "session", "query", "inbox", "internal/listeners"},
-	"subagent":   {"descriptor", "agent", "session", "query", "inbox", "actors", "internal/listeners"},
-	"host":       {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/listeners"},
+	"inbox":      {"agent", "internal/jsjson"},
+	"actors":     {"descriptor", "agent", "session", "query", "inbox", "internal/listeners", "internal/jsjson"},
+	"subagent":   {"descriptor", "agent", "session", "query", "inbox", "actors", "internal/listeners", "internal/jsjson"},
+	"host":       {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/listeners", "internal/jsjson"},
 	// internal/listeners is the copy-on-write listener list every event
 	// fan-out uses: a leaf.
 	"internal/listeners": {},
+	// internal/jsjson reads and writes JSON as JSON.parse and
+	// JSON.stringify do (agent's content blocks): a leaf.
+	"internal/jsjson": {},
 	// internal/storegen writes synthetic stores for the measurements: it
 	// sits beside query, on session and descriptor only.
 	"internal/storegen": {"session", "descriptor", "internal/listeners"},
 	// internal/bench holds the CLI's measurement loops: it sits on the
 	// runtime and under cmd.
-	"internal/bench": {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/storegen", "internal/listeners"},
+	"internal/bench": {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/storegen", "internal/listeners", "internal/jsjson"},
 	// internal/testkit holds test helpers; only _test.go files import it.
 	"internal/testkit": {},
 	"cmd": {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "host",
-		"internal/bench", "internal/storegen", "internal/listeners"},
-	"tests": {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "host", "cmd", "internal/listeners"},
+		"internal/bench", "internal/storegen", "internal/listeners", "internal/jsjson"},
+	"tests": {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "host", "cmd", "internal/listeners", "internal/jsjson"},
 }
 
 // listingLayers must never reach the actor runtime or what sits on it.

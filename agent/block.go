@@ -1,0 +1,84 @@
+package agent
+
+import (
+	"errors"
+
+	"github.com/dsh-actors/dsh-actors/internal/jsjson"
+)
+
+// MarshalJSON writes b.Raw when set, else {"type":…,"text":…} as
+// JSON.stringify would.
+func (b Block) MarshalJSON() ([]byte, error) {
+	if b.Raw != nil {
+		return b.Raw, nil
+	}
+	buf := append([]byte(nil), `{"type":`...)
+	buf = jsjson.AppendString(buf, b.Type)
+	buf = append(buf, `,"text":`...)
+	buf = jsjson.AppendString(buf, b.Text)
+	return append(buf, '}'), nil
+}
+
+// UnmarshalJSON reads any JSON value as JSON.parse would: Type and Text
+// are its string "type" and "text" (empty otherwise), and Raw is the value
+// as JSON.stringify writes it unless it is exactly {"type":"…","text":"…"}
+// in that order, so that writing b back gives what the original would.
+func (b *Block) UnmarshalJSON(data []byte) error {
+	v, err := jsjson.Parse(data)
+	if err != nil {
+		return err
+	}
+	*b = blockOf(v)
+	return nil
+}
+
+// LooseBlock reads a content block as the original's request schema does,
+// z.looseObject({type: z.string()}): an object with a string type, whose
+// parse is a new object holding type first, then its other keys in
+// JavaScript's order (a "__proto__" key is not copied). It fails on
+// anything else.
+func LooseBlock(data []byte) (Block, error) {
+	v, err := jsjson.Parse(data)
+	if err != nil {
+		return Block{}, err
+	}
+	in := v.Object()
+	if in == nil {
+		return Block{}, errors.New("agent: a content block must be an object")
+	}
+	typ, ok := in.Get("type")
+	if !ok || typ.Kind() != jsjson.String {
+		return Block{}, errors.New("agent: a content block needs a string type")
+	}
+	out := jsjson.NewObj()
+	out.Set("type", typ)
+	for _, k := range in.Keys() {
+		if k != "type" && k != "__proto__" {
+			member, _ := in.Get(k)
+			out.Set(k, member)
+		}
+	}
+	return blockOf(jsjson.ObjectValue(out)), nil
+}
+
+// blockOf is the Block of a parsed value.
+func blockOf(v jsjson.Value) Block {
+	o := v.Object()
+	if o == nil {
+		return Block{Raw: v.Append(nil)}
+	}
+	var b Block
+	typ, hasType := o.Get("type")
+	text, hasText := o.Get("text")
+	if hasType && typ.Kind() == jsjson.String {
+		b.Type = typ.Str()
+	}
+	if hasText && text.Kind() == jsjson.String {
+		b.Text = text.Str()
+	}
+	if keys := o.Keys(); len(keys) != 2 || keys[0] != "type" || keys[1] != "text" ||
+		typ.Kind() != jsjson.String || text.Kind() != jsjson.String {
+		b.Raw = v.Append(nil)
+	}
+	return b
+}
