@@ -92,11 +92,14 @@ type LiveAgent interface {
 
 // SessionSummary is one row of session.list.
 type SessionSummary struct {
-	ID              string
-	CreatedAt       int64 // Unix ms
-	UpdatedAt       int64 // Unix ms of the last event, else CreatedAt
-	Running         bool  // the session's agent is running a turn now
-	Live            bool  // the session is live in the runtime
+	ID        string
+	CreatedAt int64 // Unix ms
+	// UpdatedAt is Unix ms: a live session's last activity (its last
+	// event other than a session/end-seed), a stored one's log file mtime
+	// (fractional, as Node's mtimeMs), else CreatedAt.
+	UpdatedAt       float64
+	Running         bool // the session's agent is running a turn now
+	Live            bool // the session is live in the runtime
 	ParentSessionID string
 	Origin          string // "subagent" for continuable children
 	Cwd             string

@@ -22,11 +22,13 @@
 //	{"type":"server-response","rpcId":"…","result":{"ok":false,"error":{"code":"…","message":"…","details":{...}}}}
 //
 // HTTP statuses describe only the carrier: 404 "not found" (unknown path, or
-// a non-POST other than the three stream GETs: /api/events, /api/events.host
-// and /api/events.mux), 415 "content type must be
-// application/json", 400 "body is not JSON", 413 "request body too large",
-// 500 "handler failure: <text>" (a panic), 403 "forbidden" (the trust
-// fence). Behind the fence they are checked in the original's order: a
+// a non-POST other than the two stream GETs: /api/events.host and
+// /api/events.mux), 415 "content type must be application/json", 400 "body
+// is not JSON", 413 "request body too large" (a body over 64 MiB; the
+// original reads bodies with no limit, so the cap only guards memory and
+// realistic payloads such as padded envelopes or base64 images are answered
+// normally), 500 "handler failure: <text>" (a panic), 403 "forbidden" (the
+// trust fence). Behind the fence they are checked in the original's order: a
 // non-POST or a path outside /api/ is 404, then the media type (415), then
 // the body (413, 400), and only then an unknown method name (404). The body
 // is read as the original's req.json(): up to two leading UTF-8 BOMs are
@@ -53,17 +55,53 @@
 // between plain double quotes with nothing escaped, as the original's JS
 // templates write it (`parent session "a"b" is not live`).
 //
-// The browser-trust fence guards /api: the Host header must be loopback
-// (localhost, [::1], 127.x.y.z) or one of Options.TrustedHosts;
-// Sec-Fetch-Site: cross-site is refused; an Origin, when present, must be
-// that same authority (the literal "null" is refused).
+// POST /api/respond carries a client-response to a server-initiated
+// request (the original's approvals and questions). Behind the fence it
+// goes through the same carrier checks as a method — a non-POST is 404,
+// then the media type 415, then the body 413/400 — and is answered before
+// the method lookup, always HTTP 200 with Content-Type application/json.
+// This runtime never issues server-initiated requests, so nothing is ever
+// pending: a body the original's clientResponseSchema accepts
+// ({type:"client-response", rpcId: string, result: {ok:true, value} with
+// value present (any JSON), or {ok:false, error:{code, message: string,
+// details}} with code one of the error codes and details of that code's
+// shape; unknown keys ignored) is {"accepted":false,"reason":"not-pending"},
+// anything else {"accepted":false,"reason":"bad-response"}. Only the exact
+// path /api/respond is the route (/api/%72espond and /api/respond/ are 404).
+//
+// The browser-trust fence guards /api and /events. It is the original's
+// isTrustedApiRequest, which reads authorities as a browser's URL parser
+// (WHATWG URL) does. The Host header, parsed as new URL("http://" + host),
+// must be loopback — hostname localhost, [::1] or 127.x.y.z after
+// normalization, so 127.1, 0x7f.1, 2130706433, LOCALHOST, 127.0.0.1. and
+// %6Cocalhost are loopback — or match an Options.TrustedHosts entry parsed
+// the same way: an entry with a written port (even :80) matches that exact
+// authority with the default port dropped on both sides ("plain:80"
+// matches Host "plain"), a port-less entry or one with a dangling colon
+// its hostname on any port, an unparsable entry nothing. A Host the parser
+// rejects (::1 without brackets, an empty host, a port over 65535 or with
+// a non-digit, a forbidden code point) is refused; userinfo, path, query
+// or fragment after the authority are ignored, as the parser ignores them.
+// Sec-Fetch-Site exactly "cross-site" is refused; the match is
+// case-sensitive ("Cross-Site" passes) and repeated headers are joined
+// with ", " as node joins them. An Origin header, when present (even
+// empty), must parse as an absolute URL whose host — hostname, plus the
+// port unless it is the scheme's default — equals the Host's, whatever the
+// scheme: http://localhost matches Host localhost:80 and
+// https://localhost:443 matches Host localhost; "null" and "" do not parse
+// and are refused. Unlike the original, which maps non-ASCII hosts through
+// UTS 46, a host that is not ASCII after percent-decoding is refused, and a
+// punycode (xn--) label is only checked to decode. A refusal is 403
+// "forbidden" with no Content-Type.
 //
 // # Methods
 //
 // session.list {cursor?} → {items: [Summary]}, the original's
 // SessionSummary rows in its key order: {sessionId, updatedAt, running,
 // blank, parentSessionId?, cwd?, projections?}, newest activity first
-// (updatedAt descending, Unix ms of the last event). Every session, live or
+// (updatedAt descending: Unix ms of a live session's last event other than
+// a session/end-seed, a stored session's log file mtime in fractional ms as
+// Node's mtimeMs, else createdAt). Every session, live or
 // stored; cursor (a string when present) is the original's reserved seat and
 // is ignored. An attached (live) session is blank while it has no
 // turn/start and carries projections {asOfSeq, values: {title}}: asOfSeq is
@@ -174,7 +212,8 @@
 // # Frames
 //
 // GET /api/events.host (host/* frames), GET /api/events.mux (session/*
-// frames) and GET /api/events (both, the page's stream) are SSE streams:
+// frames) and GET /events (both, in one order: the page's own stream,
+// outside the original's /api routes) are SSE streams:
 // ": connected", then one "data: <server-request>" block per frame, where
 // the envelope is {"type":"server-request","rpcId":"<fresh uuid>",
 // "method":<frame type>,"payload":<frame>}. Frames, in the runtime's order:
@@ -196,7 +235,7 @@
 // with errorChain. It is queued just before that turn/end's session/event
 // and so before the idle host/session-status, as the original's loop emits
 // agent/error from settle() before appending turn/end. It goes to
-// /api/events.host and /api/events, not to the mux; the page ignores it.
+// /api/events.host and /events, not to the mux; the page ignores it.
 //
 // session/subscribed comes from the backend's optional AttachmentSource
 // (RuntimeBackend implements it): the handler asks it once when created and

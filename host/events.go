@@ -16,8 +16,8 @@ type streamKind uint8
 
 // The event streams (web-host §1.1, §3.1).
 const (
-	// streamAll is GET /api/events: every host/* and session/event frame in
-	// one order (the page's stream).
+	// streamAll is GET /events (pageStreamPath): every host/* and
+	// session/* frame in one order, the page's own stream beside the API.
 	streamAll streamKind = iota
 	// streamHost is GET /api/events.host: the host/* frames only.
 	streamHost
@@ -44,12 +44,16 @@ func (k streamKind) carries(c frameClass) bool {
 	return true
 }
 
-// streamPaths maps the stream paths under /api/ to their kinds.
+// streamPaths maps the stream paths under /api/ to their kinds: the
+// original's two.
 var streamPaths = map[string]streamKind{
-	"events":      streamAll,
 	"events.host": streamHost,
 	"events.mux":  streamMux,
 }
+
+// pageStreamPath is the page's stream (streamAll). It sits outside /api,
+// whose routes are the original's, behind the same trust fence.
+const pageStreamPath = "/events"
 
 // hub fans every Notice out to the connected event streams in one global
 // order. Publishing never blocks: each stream has its own queue, and a

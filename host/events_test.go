@@ -25,11 +25,11 @@ type frame struct {
 	Payload json.RawMessage `json:"payload"`
 }
 
-// openStream connects to /api/events and returns a reader positioned after
+// openStream connects to /events (the page stream) and returns a reader positioned after
 // the ": connected" comment.
 func openStream(t *testing.T, baseURL string) (*bufio.Reader, func()) {
 	t.Helper()
-	return openStreamAt(t, baseURL, "/api/events")
+	return openStreamAt(t, baseURL, "/events")
 }
 
 // serveTestHandler serves a test handler over b until the test ends.
@@ -40,7 +40,7 @@ func serveTestHandler(t *testing.T, b Backend) *httptest.Server {
 	return srv
 }
 
-// openStreamAt connects to the event stream at path (/api/events,
+// openStreamAt connects to the event stream at path (/events,
 // /api/events.host or /api/events.mux) and returns a reader positioned
 // after the ": connected" comment.
 func openStreamAt(t *testing.T, baseURL, path string) (*bufio.Reader, func()) {
@@ -142,7 +142,7 @@ func TestCloseEndsOpenStreams(t *testing.T) {
 	require.ErrorIs(t, err, io.EOF)
 	h.Close()
 
-	resp, err := srv.Client().Get(srv.URL + "/api/events")
+	resp, err := srv.Client().Get(srv.URL + "/events")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
@@ -170,7 +170,7 @@ func TestHeartbeatKeepsAnIdleStreamAlive(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			h.ServeHTTP(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, "http://localhost/api/events", nil))
+			h.ServeHTTP(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, "http://localhost/events", nil))
 		}()
 		time.Sleep(31 * time.Second)
 		synctest.Wait()

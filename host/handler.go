@@ -96,16 +96,17 @@ func (h *Handler) Close() {
 	})
 }
 
-// ServeHTTP routes the event streams (GET /api/events, /api/events.host and
-// /api/events.mux, SSE), /api/<method> and /api/respond (POST) behind the
-// browser-trust fence, and everything else to the embedded page.
+// ServeHTTP routes the event streams (GET /api/events.host and
+// /api/events.mux, and the page's GET /events, SSE), /api/<method> and
+// /api/respond (POST) behind the browser-trust fence, and everything else to
+// the embedded page.
 //
 // Routing compares the path as sent (EscapedPath), as the original's WHATWG
 // pathname keeps percent-encodings: /api/subagent%2Elist names no method.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.EscapedPath()
 	name, isAPI := strings.CutPrefix(path, "/api/")
-	if !isAPI && path != "/api" {
+	if !isAPI && path != "/api" && path != pageStreamPath {
 		h.servePage(w, r)
 		return
 	}
@@ -117,11 +118,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "forbidden")
 		return
 	}
-	if kind, ok := streamPaths[name]; ok && r.Method == http.MethodGet {
+	if kind, ok := streamPaths[name]; ok && isAPI && r.Method == http.MethodGet {
 		h.serveEvents(w, r, kind)
 		return
 	}
-	if !isAPI { // the bare /api names no method
+	if path == pageStreamPath && r.Method == http.MethodGet {
+		h.serveEvents(w, r, streamAll)
+		return
+	}
+	if !isAPI { // the bare /api names no method, /events answers only GET
 		carrierError(w, http.StatusNotFound, "not found")
 		return
 	}

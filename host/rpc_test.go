@@ -185,11 +185,12 @@ func (b repeatByte) Read(p []byte) (int, error) {
 }
 
 // TestCarrierPercentEncodedStreamPathIsA404: GET /api/events%2Emux is not
-// the stream in the original (its pathname keeps %2E); the deadline keeps a
-// wrongly opened stream from hanging the test.
+// the stream in the original (its pathname keeps %2E), and /api has exactly
+// the original's two streams (the page's combined one is GET /events); the
+// deadline keeps a wrongly opened stream from hanging the test.
 func TestCarrierPercentEncodedStreamPathIsA404(t *testing.T) {
 	h := newTestHandler(t, newFakeBackend())
-	for _, path := range []string{"/api/events%2Emux", "/api/events%2Ehost", "/api/%65vents"} {
+	for _, path := range []string{"/api/events%2Emux", "/api/events%2Ehost", "/api/%65vents", "/api/events", "/api/events.all"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		req := httptest.NewRequestWithContext(ctx, http.MethodGet, "http://localhost"+path, nil)
 		rec := httptest.NewRecorder()

@@ -108,12 +108,51 @@ func (b *RuntimeBackend) summary(ctx context.Context, h session.Header) (Session
 	if err != nil {
 		return SessionSummary{}, classify(ctx, err)
 	}
-	handle := b.rt.Agent(h.ID)
+	handle, live := b.rt.Agent(h.ID), b.rt.Sessions().Get(h.ID)
 	return SessionSummary{
-		ID: h.ID, CreatedAt: h.CreatedAt, UpdatedAt: max(f.updatedAt, h.CreatedAt),
-		Running: handle != nil && handle.Status() == inbox.Running, Live: b.rt.Sessions().Get(h.ID) != nil,
+		ID: h.ID, CreatedAt: h.CreatedAt, UpdatedAt: b.updatedAt(h, live),
+		Running: handle != nil && handle.Status() == inbox.Running, Live: live != nil,
 		ParentSessionID: h.ParentSession, Origin: h.Origin, Cwd: h.Cwd, Title: f.title,
 	}, nil
+}
+
+// updatedAt is the original's: for a live session the time of its last
+// event other than a session/end-seed (picking a session up is not
+// activity), for a stored one its log file's mtime in fractional ms (Node's
+// mtimeMs), else the header's createdAt.
+func (b *RuntimeBackend) updatedAt(h session.Header, live *session.Live) float64 {
+	if live != nil {
+		events := live.Events()
+		for i := len(events) - 1; i >= 0; i-- {
+			if events[i].Type != "session/end-seed" {
+				return float64(events[i].Time)
+			}
+		}
+		return float64(h.CreatedAt)
+	}
+	if mtime, ok := b.logMTime(h); ok {
+		return mtime
+	}
+	return float64(h.CreatedAt)
+}
+
+// logMTime is the mtime of h's log file as Node's fs.Stats.mtimeMs, when
+// the store keeps logs in files under a root (the JSONL store).
+func (b *RuntimeBackend) logMTime(h session.Header) (float64, bool) {
+	store, ok := b.rt.Sessions().Store().(interface{ Root() string })
+	if !ok {
+		return 0, false
+	}
+	path, err := session.LogPath(store.Root(), h.Cwd, h.ID)
+	if err != nil {
+		return 0, false
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return 0, false // the log vanished since the listing: createdAt stands in
+	}
+	mtime := info.ModTime()
+	return float64(mtime.Unix())*1e3 + float64(mtime.Nanosecond())/1e6, true
 }
 
 // CreateSession is the original's ensureSession over the runtime, after

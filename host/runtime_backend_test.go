@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
@@ -62,6 +64,13 @@ func TestRuntimeBackendListsStoredAndLiveSessionsWithoutActivating(t *testing.T)
 	converse(t, stored, "reply first line\nreply second")
 	require.NoError(t, rt.Close(ctx))
 
+	// A cold session's updatedAt is its log file's mtimeMs, as Node's
+	// fs.stat computes it (sec·1e3 + nsec/1e6).
+	mtime := time.Unix(1764522000, 123456789)
+	logPath, err := session.LogPath(root, "", "stored")
+	require.NoError(t, err)
+	require.NoError(t, os.Chtimes(logPath, mtime, mtime))
+
 	rt, b := openRuntime(t, root)
 	live, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "live", CreatedAt: 2000, Cwd: "/w"}})
 	require.NoError(t, err)
@@ -72,7 +81,7 @@ func TestRuntimeBackendListsStoredAndLiveSessionsWithoutActivating(t *testing.T)
 	require.Equal(t, "stored", summaries[0].ID)
 	require.False(t, summaries[0].Live)
 	require.Equal(t, "reply first line", summaries[0].Title)
-	require.Greater(t, summaries[0].UpdatedAt, int64(1000))
+	require.Equal(t, 1764522000*1e3+123456789/1e6, summaries[0].UpdatedAt)
 	require.Equal(t, SessionSummary{ID: "live", CreatedAt: 2000, UpdatedAt: 2000, Live: true, Cwd: "/w"}, summaries[1])
 	require.Nil(t, rt.Agent("stored"), "listing never resumes a stored session")
 
@@ -80,7 +89,9 @@ func TestRuntimeBackendListsStoredAndLiveSessionsWithoutActivating(t *testing.T)
 	summaries, err = b.ListSessions(ctx)
 	require.NoError(t, err)
 	require.Equal(t, "reply hello", summaries[1].Title, "facts follow live appends")
-	require.Greater(t, summaries[1].UpdatedAt, int64(2000))
+	require.Greater(t, summaries[1].UpdatedAt, float64(2000))
+	events := rt.Sessions().Get("live").Events()
+	require.Equal(t, float64(events[len(events)-1].Time), summaries[1].UpdatedAt, "a live session's is its last event's time")
 
 	transcript, err := b.ReadSession(ctx, "stored")
 	require.NoError(t, err)
@@ -88,6 +99,16 @@ func TestRuntimeBackendListsStoredAndLiveSessionsWithoutActivating(t *testing.T)
 	require.Nil(t, rt.Agent("stored"), "reading never resumes a stored session")
 	_, err = b.ReadSession(ctx, "ghost")
 	require.ErrorIs(t, err, ErrSessionNotFound)
+
+	// Picking a session up is not activity: a resumed session's end-seed
+	// does not move its updatedAt (the original's lastActivityTime).
+	_, err = rt.ResumeAgent(ctx, "stored", parent.Spec{})
+	require.NoError(t, err)
+	events = rt.Sessions().Get("stored").Events()
+	require.Equal(t, "session/end-seed", events[len(events)-1].Type)
+	summaries, err = b.ListSessions(ctx)
+	require.NoError(t, err)
+	require.Equal(t, float64(events[len(events)-2].Time), summaries[0].UpdatedAt)
 }
 
 func TestRuntimeBackendPromptsTopLevelSessionsOnly(t *testing.T) {

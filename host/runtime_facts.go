@@ -60,7 +60,6 @@ const maxTitleRunes = 80
 
 // sessionFacts are the session.list facts derived from a log.
 type sessionFacts struct {
-	updatedAt    int64
 	title        string
 	complete     bool   // filled from a whole log
 	pendingTitle string // a first user message seen before the fill
@@ -86,7 +85,6 @@ func (c *factCache) observe(change session.Change) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	f := c.entry(change.Header.ID)
-	f.updatedAt = max(f.updatedAt, change.Event.Time)
 	if title, ok := titleOf(change.Event); ok {
 		if f.complete && f.title == "" {
 			f.title = title
@@ -132,9 +130,9 @@ func (c *factCache) fill(f *sessionFacts, events []session.Event) {
 	}
 	f.complete = true
 	for _, e := range events {
-		f.updatedAt = max(f.updatedAt, e.Time)
-		if title, ok := titleOf(e); ok && f.title == "" {
+		if title, ok := titleOf(e); ok {
 			f.title = title
+			break
 		}
 	}
 	if f.title == "" {

@@ -60,7 +60,7 @@ func (h *Handler) sessionItem(s SessionSummary) sessionItem {
 
 type sessionItem struct {
 	SessionID       string              `json:"sessionId"`
-	UpdatedAt       int64               `json:"updatedAt"`
+	UpdatedAt       float64             `json:"updatedAt"`
 	Running         bool                `json:"running"`
 	Blank           bool                `json:"blank"`
 	ParentSessionID string              `json:"parentSessionId,omitempty"`

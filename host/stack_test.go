@@ -125,7 +125,7 @@ func (r *apiRecorder) delay(method string, d time.Duration) {
 }
 
 func (r *apiRecorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	if req.URL.Path == "/api/events" {
+	if req.URL.Path == "/events" {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
 		r.mu.Lock()

@@ -20,7 +20,7 @@ import (
 // merging session/event frames by seq compares lastSeq with the tail it
 // installed from history and re-pulls the tail page once when lastSeq is
 // beyond it. The frame is sent on the mux stream only, never on
-// /api/events or /api/events.host.
+// /events or /api/events.host.
 //
 // host/session-added's blank is the Attachment's Blank when the backend is
 // an AttachmentSource that knows the session: true while the session holds

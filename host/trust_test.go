@@ -120,9 +120,9 @@ func TestTrustFence(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := New(newFakeBackend(), Options{TrustedHosts: tc.trustedHosts})
 			t.Cleanup(h.Close)
-			for _, path := range []string{"/api/session.list", "/api/events"} {
+			for _, path := range []string{"/api/session.list", "/events"} {
 				method := http.MethodPost
-				if path == "/api/events" {
+				if path == "/events" {
 					method = http.MethodHead // never a stream: allowed requests fall through to 404
 				}
 				rec := serveTrust(h, method, path, tc.host, tc.origin, tc.site)

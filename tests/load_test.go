@@ -30,7 +30,7 @@ const (
 
 // TestServeUnderLoad runs serve on loopback, gives one parent 1,000
 // continuable children, then for -load: 64 clients each stream
-// /api/events and call subagent.list in a loop while drivers send
+// /events and call subagent.list in a loop while drivers send
 // follow-ups to the children (cold resumes, turns, settlements). It reports
 // the list latency p50/p99 and requires zero errors and, for every client,
 // every event of every prompted child exactly once.
@@ -201,7 +201,7 @@ func announcedSeqs(t *testing.T, base, parentID string, children []string, touch
 	return expected
 }
 
-// frameRecorder reads one /api/events stream and keeps, per session, the
+// frameRecorder reads one /events stream and keeps, per session, the
 // seqs of its session/event frames in arrival order.
 type frameRecorder struct {
 	mu     sync.Mutex
@@ -211,7 +211,7 @@ type frameRecorder struct {
 
 func openFrameRecorder(t *testing.T, ctx context.Context, client *http.Client, base string) *frameRecorder {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/events", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/events", nil)
 	require.NoError(t, err)
 	resp, err := client.Do(req)
 	require.NoError(t, err)

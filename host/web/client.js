@@ -1,5 +1,6 @@
 // Transport: unary RPC over POST /api/<method> and the SSE frame stream of
-// GET /api/events, read with streaming fetch and reconnected with backoff.
+// GET /events (the page's stream of every frame), read with streaming fetch
+// and reconnected with backoff.
 
 const RPC_DEADLINE_MS = 30_000;
 
@@ -87,7 +88,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function streamEvents(onFrame, onState) {
   for (let attempt = 0; ; ) {
     try {
-      const response = await fetch('/api/events', { headers: { accept: 'text/event-stream' }, cache: 'no-store' });
+      const response = await fetch('/events', { headers: { accept: 'text/event-stream' }, cache: 'no-store' });
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
       attempt = 0;
       onState('connected');
