@@ -2,6 +2,7 @@ package host
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -82,16 +83,16 @@ func (h *hub) publishQueue(n Notice) {
 // replayQueues appends to a new mux stream the queue of every session
 // holding one, in the order the queues began; h.mu is held.
 func (h *hub) replayQueues(s *stream) {
-	ids := make([]string, 0, len(h.queues))
-	for id := range h.queues {
-		ids = append(ids, id)
-	}
-	slices.SortFunc(ids, func(a, b string) int { return cmp.Compare(h.queues[a].order, h.queues[b].order) })
-	for _, id := range ids {
+	for _, id := range keysInOrder(h.queues, func(q *sessionQueue) uint64 { return q.order }) {
 		if frame, ok := queueFrame(id, h.queues[id].items); ok {
 			s.frames = append(s.frames, frame)
 		}
 	}
+}
+
+// keysInOrder are m's keys sorted by the order of their values.
+func keysInOrder[V any](m map[string]V, order func(V) uint64) []string {
+	return slices.SortedFunc(maps.Keys(m), func(a, b string) int { return cmp.Compare(order(m[a]), order(m[b])) })
 }
 
 // queueFrame renders session/queue for id holding items.

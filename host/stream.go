@@ -1,11 +1,6 @@
 package host
 
-import (
-	"cmp"
-	"slices"
-
-	"github.com/dsh-actors/dsh-actors/session"
-)
+import "github.com/dsh-actors/dsh-actors/session"
 
 // The mux stream's subscription baseline (web-host §3.1; the original's
 // subscribeSession): GET /api/events.mux opens with one
@@ -153,12 +148,7 @@ func (h *hub) track(n Notice, a Attachment, attached bool) {
 // per attached session in attachment order, then the queue snapshots
 // (replayQueues); h.mu is held.
 func (h *hub) openMux(s *stream) {
-	ids := make([]string, 0, len(h.attached))
-	for id := range h.attached {
-		ids = append(ids, id)
-	}
-	slices.SortFunc(ids, func(a, b string) int { return cmp.Compare(h.attached[a].order, h.attached[b].order) })
-	for _, id := range ids {
+	for _, id := range keysInOrder(h.attached, func(a *attachedSession) uint64 { return a.order }) {
 		if frame, ok := subscribedFrame(id, h.attached[id].lastSeq); ok {
 			s.frames = append(s.frames, frame)
 		}
