@@ -252,11 +252,11 @@ func (b *RuntimeBackend) joinLive(id string, h *parent.Handle, err error) (*pare
 }
 
 // refuseLiveChild is refuseChild for a live agent, which is also a
-// subagent session while its durable parent is live (the original's live
-// ownership: a one-shot child, say).
+// subagent session while the exact agent that owns it is live under its
+// durable parent's id (the original's isOwnedBy: a one-shot child, say).
 func (b *RuntimeBackend) refuseLiveChild(h *parent.Handle) error {
 	header := h.Header()
-	if header.ParentSession != "" && b.rt.Agent(header.ParentSession) != nil {
+	if owner := h.Spec().Owner; owner != nil && owner.ID() == header.ParentSession && b.rt.Agent(owner.ID()) == owner {
 		return errSubagentSession
 	}
 	return refuseChild(header, h.Session().Events())

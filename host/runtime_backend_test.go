@@ -184,9 +184,11 @@ func TestRuntimeBackendCreateSessionIsTheOriginalsEnsureSession(t *testing.T) {
 // TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes is
 // web-host.md §1.9: explicit-id session.create and session.prompt answer
 // agent-busy for a subagent session (origin "subagent", or a seed-era child
-// whose own suffix holds its descriptor), live or cold, before any cwd
+// whose own suffix holds its descriptor), live or cold, and for a live
+// agent its exact live parent owns (a one-shot child), before any cwd
 // conflict and without resuming it; a fork whose seed merely inherits an
-// ancestor's descriptor is an ordinary session.
+// ancestor's descriptor is an ordinary session, and so is a child that was
+// resumed by an ordinary route (no parent owns it).
 func TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes(t *testing.T) {
 	root := t.TempDir()
 	ctx := context.Background()
@@ -208,7 +210,15 @@ func TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes(t *testing.T) {
 	rt, b := openRuntime(t, root)
 	_, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "live-kid", Cwd: a, ParentSession: "top", Origin: "subagent"}})
 	require.NoError(t, err)
-	for _, id := range []string{"kid", "seed-era", "live-kid"} {
+	_, err = rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "live-seed-era", Cwd: a, ParentSession: "top"},
+		Seed: []session.Event{descriptorEvent}})
+	require.NoError(t, err)
+	top, err := rt.ResumeAgent(ctx, "top", parent.Spec{})
+	require.NoError(t, err)
+	_, err = rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "one-shot", Cwd: a, ParentSession: "top"},
+		Spec: parent.Spec{Owner: top}})
+	require.NoError(t, err)
+	for _, id := range []string{"kid", "seed-era", "live-kid", "live-seed-era", "one-shot"} {
 		for _, cwd := range []string{a, elsewhere} {
 			_, err := b.CreateSession(ctx, CreateRequest{ID: id, Cwd: cwd, Requested: true})
 			require.ErrorIs(t, err, ErrAgentBusy, "create %s in %s", id, cwd)
@@ -219,10 +229,20 @@ func TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes(t *testing.T) {
 	require.Nil(t, rt.Agent("kid"), "a fenced child is never resumed")
 	require.Nil(t, rt.Agent("seed-era"), "a fenced child is never resumed")
 
-	_, err = b.PromptSession(ctx, "fork", agent.Text("reply ordinary"), userSource)
-	require.NoError(t, err, "an inherited ancestor descriptor does not classify")
-	require.NotNil(t, rt.Agent("fork"))
-	require.NoError(t, rt.Agent("fork").WhenIdle(ctx))
+	for range 2 { // cold, then live with its parent live
+		_, err = b.PromptSession(ctx, "fork", agent.Text("reply ordinary"), userSource)
+		require.NoError(t, err, "an inherited ancestor descriptor does not classify")
+		require.NotNil(t, rt.Agent("fork"))
+		require.NoError(t, rt.Agent("fork").WhenIdle(ctx))
+	}
+
+	// A live owned child is fenced only while that exact parent is live.
+	require.NoError(t, top.Dispose(ctx))
+	_, err = rt.ResumeAgent(ctx, "top", parent.Spec{})
+	require.NoError(t, err)
+	_, err = b.PromptSession(ctx, "one-shot", agent.Text("reply mine now"), userSource)
+	require.NoError(t, err, "the parent that owned it is gone; its successor does not own it")
+	require.NoError(t, rt.Agent("one-shot").WhenIdle(ctx))
 }
 
 // noticeLog records notices for one session: the session registry's

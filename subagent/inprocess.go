@@ -115,7 +115,8 @@ func (p *inProcess) createSpec(req StartRequest) (parent.CreateSpec, error) {
 	}
 	spec := parent.CreateSpec{
 		Header: session.Header{Cwd: req.Parent.Header().Cwd, ParentSession: req.Parent.ID(), DelegationDepth: depth},
-		Spec:   parent.Spec{Provider: parentSpec.Provider, Model: parentSpec.Model, MaxTokens: parentSpec.MaxTokens, SubagentDepth: depth},
+		Spec: parent.Spec{Provider: parentSpec.Provider, Model: parentSpec.Model, MaxTokens: parentSpec.MaxTokens,
+			SubagentDepth: depth, Owner: req.Parent},
 	}
 	if o := req.AgentOptions; o != nil {
 		spec.Spec.Provider = cmp.Or(o.Provider, spec.Spec.Provider)

@@ -97,6 +97,7 @@ func TestSpawnRunsAOneShotChild(t *testing.T) {
 	require.Equal(t, run.LocalAgent.ID(), run.ID)
 	require.Equal(t, "parent", run.LocalAgent.Header().ParentSession)
 	require.Equal(t, 1, run.LocalAgent.Header().DelegationDepth)
+	require.Same(t, w.parent, run.LocalAgent.Spec().Owner, "the run's child is its parent's")
 	res, err := run.Result(bg)
 	require.NoError(t, err)
 	require.Equal(t, Result{Output: agent.Text("hello"), StopReason: agent.Completed}, res)

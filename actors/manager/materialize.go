@@ -20,12 +20,17 @@ type materializeSpec struct {
 	resume   parent.Spec
 }
 
-// open creates or resumes the child's agent; it runs off the actor.
+// open creates or resumes the child's agent, owned by ms.parent; it runs
+// off the actor.
 func (m *Manager) open(ctx context.Context, ms materializeSpec) (*parent.Handle, error) {
 	if ms.create != nil {
-		return m.rt.StartAgent(ctx, *ms.create)
+		create := *ms.create
+		create.Spec.Owner = ms.parent
+		return m.rt.StartAgent(ctx, create)
 	}
-	return m.rt.ResumeAgent(ctx, ms.childID, ms.resume)
+	resume := ms.resume
+	resume.Owner = ms.parent
+	return m.rt.ResumeAgent(ctx, ms.childID, resume)
 }
 
 // materialize builds an epoch and publishes it (seed-era §2.6.3): the

@@ -197,6 +197,28 @@ func TestColdResumeUsesOnlyTheDescriptorRoute(t *testing.T) {
 	require.Equal(t, "child-model", routed.Model)
 }
 
+// Every epoch of a continuable child, created or cold-resumed, is owned by
+// the exact parent that started or resumed it (parent.Spec.Owner).
+func TestChildEpochsAreOwnedByTheirParent(t *testing.T) {
+	f := newFixture(t)
+	var mu sync.Mutex
+	var owners []*parent.Handle
+	f.rt.Subscribe(func(e parent.Event) {
+		if h := f.rt.Agent(e.AgentID); e.Type == parent.EventCreated && h != nil && h.Header().ParentSession != "" {
+			mu.Lock()
+			owners = append(owners, h.Spec().Owner)
+			mu.Unlock()
+		}
+	})
+	child := f.start(f.parent, "hi")
+	f.settled(child, 1)
+	f.followup(f.parent, child, "again")
+	f.settled(child, 2)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []*parent.Handle{f.parent, f.parent}, owners)
+}
+
 // §3.2 #13: a seeded (fork) child continues the inherited turn numbering.
 func TestSeededChildContinuesTurnNumbering(t *testing.T) {
 	f := newFixture(t, withPrepare(func(ctx context.Context, provider string, req PrepareRequest) ([]sessionEvent, error) {

@@ -47,6 +47,10 @@ type Spec struct {
 	ToolFilter    *agent.ToolFilter
 	// Agent, when non-nil, is used instead of calling the factory.
 	Agent agent.Agent
+	// Owner is the live agent whose subagent service started this one (a
+	// one-shot or continuable child), nil for an agent nobody owns. It is
+	// not durable: a child resumed by an ordinary route has none.
+	Owner *Handle
 }
 
 // options are the factory's agent.Options for header under this spec.
