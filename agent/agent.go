@@ -26,6 +26,8 @@ type Block struct {
 	Text string
 	// Raw is the whole block as JSON.stringify writes it, nil for a plain
 	// {"type":…,"text":"…"} block. Set by UnmarshalJSON and LooseBlock.
+	// When set it is the block's JSON, whatever Type and Text say: code
+	// that changes a block must clear it.
 	Raw json.RawMessage
 }
 

@@ -146,7 +146,8 @@ const (
 	// QueueEnqueued: a live agent's inbox accepted Message (id MessageID).
 	QueueEnqueued
 	// QueueLeft: the message MessageID left a live agent's inbox, claimed
-	// by a turn or discarded.
+	// by a turn or discarded (More: another discard of the same cancel
+	// follows).
 	QueueLeft
 )
 
@@ -161,4 +162,5 @@ type Notice struct {
 	Event           session.Event  // SessionEvent
 	MessageID       string         // QueueEnqueued, QueueLeft
 	Message         *agent.Message // QueueEnqueued (not to be modified)
+	More            bool           // QueueLeft
 }

@@ -17,7 +17,8 @@ type streamKind uint8
 // The event streams (web-host §1.1, §3.1).
 const (
 	// streamAll is GET /events (pageStreamPath): every host/* and
-	// session/* frame in one order, the page's own stream beside the API.
+	// session/event frame in one order, the page's own stream beside the
+	// API.
 	streamAll streamKind = iota
 	// streamHost is GET /api/events.host: the host/* frames only.
 	streamHost
@@ -66,11 +67,12 @@ type hub struct {
 	closing  chan struct{}
 	maxQueue int
 
-	source      AttachmentSource            // nil: no session/subscribed frames
-	attached    map[string]*attachedSession // the attached sessions, for the mux baseline (stream.go)
-	attachOrder uint64
-	queues      map[string]*sessionQueue // the non-empty inbox queues (queue.go)
-	queueOrder  uint64
+	source       AttachmentSource            // nil: no session/subscribed frames
+	attached     map[string]*attachedSession // the attached sessions, for the mux baseline (stream.go)
+	attachOrder  uint64
+	queues       map[string]*sessionQueue // the non-empty inbox queues (queue.go)
+	queueOrder   uint64
+	queueChanged map[string]bool // sessions whose queue changed since its last frame
 }
 
 // stream is one connected event stream; its fields other than kind are
@@ -84,7 +86,8 @@ type stream struct {
 
 func newHub(maxQueue int, source AttachmentSource) *hub {
 	return &hub{streams: map[*stream]struct{}{}, closing: make(chan struct{}), maxQueue: maxQueue,
-		source: source, attached: map[string]*attachedSession{}, queues: map[string]*sessionQueue{}}
+		source: source, attached: map[string]*attachedSession{},
+		queues: map[string]*sessionQueue{}, queueChanged: map[string]bool{}}
 }
 
 // join registers a new stream of kind, a mux stream with its

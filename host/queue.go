@@ -18,9 +18,12 @@ import (
 // with the session's whole queue in FIFO order, [] once it empties. A new
 // mux stream opens, after its session/subscribed frames, with one
 // session/queue per session whose queue is not empty, in the order those
-// queues began. Every follow-up is queued (this runtime never steers), so
-// each accepted message shows up once, from its acceptance until a turn
-// claims it or a cancel discards it.
+// queues began. Every follow-up is queued (this runtime never steers: a
+// session.prompt in mode "steer" is queued too, where the original's
+// steering placement stays out of the queue), so each accepted message
+// shows up from its acceptance until a turn claims it or a cancel discards
+// it; the discards of one cancel send one frame. A session that leaves
+// (SessionRemoved) takes its queue along without a frame.
 
 // sessionQueue is the hub's mirror of one session's queued messages.
 type sessionQueue struct {
@@ -43,41 +46,66 @@ type sessionQueueFrame struct {
 const frameSessionQueue = "session/queue"
 
 // publishQueue applies a QueueEnqueued or QueueLeft notice to the mirror
-// and sends the session's queue to every mux stream. A message unknown to
-// the mirror (accepted before the handler subscribed) changes nothing.
+// and, when the session's queue changed, sends it to every mux stream; the
+// discards of one cancel (More set on all but the last) send it once, after
+// the last. A message unknown to the mirror (accepted before the handler
+// subscribed) changes nothing.
 func (h *hub) publishQueue(n Notice) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	q := h.queues[n.SessionID]
-	switch {
-	case n.Kind == QueueEnqueued:
-		if q == nil {
-			h.queueOrder++
-			q = &sessionQueue{order: h.queueOrder}
-			h.queues[n.SessionID] = q
-		}
-		q.items = append(q.items, queueItem{ID: n.MessageID, Message: n.Message})
-	case q == nil:
-		return
-	default:
-		i := slices.IndexFunc(q.items, func(it queueItem) bool { return it.ID == n.MessageID })
-		if i < 0 {
-			return
-		}
-		q.items = slices.Delete(q.items, i, i+1)
-		if len(q.items) == 0 {
-			delete(h.queues, n.SessionID)
-		}
+	id := n.SessionID
+	if n.Kind == QueueEnqueued {
+		h.enqueue(id, queueItem{ID: n.MessageID, Message: n.Message})
+	} else if h.retire(id, n.MessageID) {
+		h.queueChanged[id] = true
 	}
-	frame, ok := queueFrame(n.SessionID, q.items)
+	if n.More || !h.queueChanged[id] {
+		return
+	}
+	delete(h.queueChanged, id)
+	var items []queueItem
+	if q := h.queues[id]; q != nil {
+		items = q.items
+	}
+	frame, ok := queueFrame(id, items)
 	if !ok {
 		return
 	}
 	for s := range h.streams {
-		if s.kind.carries(classSession) {
+		if s.kind == streamMux {
 			h.queue(s, frame)
 		}
 	}
+}
+
+// enqueue adds item to the back of session id's queue; h.mu is held.
+func (h *hub) enqueue(id string, item queueItem) {
+	q := h.queues[id]
+	if q == nil {
+		h.queueOrder++
+		q = &sessionQueue{order: h.queueOrder}
+		h.queues[id] = q
+	}
+	q.items = append(q.items, item)
+	h.queueChanged[id] = true
+}
+
+// retire removes messageID from session id's queue and reports whether it
+// was there; h.mu is held.
+func (h *hub) retire(id, messageID string) bool {
+	q := h.queues[id]
+	if q == nil {
+		return false
+	}
+	i := slices.IndexFunc(q.items, func(it queueItem) bool { return it.ID == messageID })
+	if i < 0 {
+		return false
+	}
+	q.items = slices.Delete(q.items, i, i+1)
+	if len(q.items) == 0 {
+		delete(h.queues, id)
+	}
+	return true
 }
 
 // replayQueues appends to a new mux stream the queue of every session
@@ -97,7 +125,9 @@ func keysInOrder[V any](m map[string]V, order func(V) uint64) []string {
 
 // queueFrame renders session/queue for id holding items.
 func queueFrame(id string, items []queueItem) ([]byte, bool) {
-	frame, err := sseData(frameSessionQueue, sessionQueueFrame{Type: frameSessionQueue, SessionID: id,
-		Items: append([]queueItem{}, items...)})
+	if items == nil {
+		items = []queueItem{} // "items":[]
+	}
+	frame, err := sseData(frameSessionQueue, sessionQueueFrame{Type: frameSessionQueue, SessionID: id, Items: items})
 	return frame, err == nil
 }

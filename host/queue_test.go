@@ -58,18 +58,28 @@ func TestMuxCarriesTheQueueMirror(t *testing.T) {
 	require.Equal(t, wantQueue("p1", wantItem("m2", "b")), string(readFrame(t, later).Payload))
 	require.Equal(t, wantQueue("p2", wantItem("n1", "x")), string(readFrame(t, later).Payload))
 
-	b.emit(Notice{Kind: QueueLeft, SessionID: "p1", MessageID: "m2"}, Notice{Kind: QueueLeft, SessionID: "p1", MessageID: "ghost"})
+	// One cancel's discards (More on all but the last) send one frame, even
+	// when the last of them is unknown to the mirror.
+	b.emit(queued("p1", "m3", "c"),
+		Notice{Kind: QueueLeft, SessionID: "p1", MessageID: "m2", More: true},
+		Notice{Kind: QueueLeft, SessionID: "p1", MessageID: "m3", More: true},
+		Notice{Kind: QueueLeft, SessionID: "p1", MessageID: "ghost"})
+	require.Equal(t, wantQueue("p1", wantItem("m2", "b"), wantItem("m3", "c")), string(readFrame(t, mux).Payload))
 	require.Equal(t, wantQueue("p1"), string(readFrame(t, mux).Payload), "an emptied queue is sent once, empty")
+	require.Equal(t, wantQueue("p1", wantItem("m2", "b"), wantItem("m3", "c")), string(readFrame(t, later).Payload))
 	require.Equal(t, wantQueue("p1"), string(readFrame(t, later).Payload))
 
 	b.emit(Notice{Kind: SessionStatus, SessionID: "p1", Running: true})
 	require.Equal(t, "host/session-status", readFrame(t, hostStream).Method, "no queue frame reached the host stream")
 	b.emit(Notice{Kind: QueueLeft, SessionID: "p2", MessageID: "n1"})
 	require.Equal(t, wantQueue("p2"), string(readFrame(t, mux).Payload))
+	b.emit(queued("p3", "q1", "z"))
+	require.Equal(t, wantQueue("p3", wantItem("q1", "z")), string(readFrame(t, mux).Payload))
+	b.emit(Notice{Kind: SessionRemoved, SessionID: "p3"}) // its queue goes with it, unannounced
 	last, stopLast := openStreamAt(t, srv.URL, "/api/events.mux")
 	defer stopLast()
 	b.emit(Notice{Kind: SessionEvent, SessionID: "p1", Event: plain(0, "turn/start")})
-	require.Equal(t, "session/event", readFrame(t, last).Method, "empty queues are not replayed")
+	require.Equal(t, "session/event", readFrame(t, last).Method, "empty and removed sessions' queues are not replayed")
 }
 
 // TestRuntimeQueueFramesFollowTheInbox: on the runtime backend each
@@ -93,6 +103,22 @@ func TestRuntimeQueueFramesFollowTheInbox(t *testing.T) {
 	second, err := p.Followup(ctx, agent.Text("reply second"), userSource)
 	require.NoError(t, err)
 	require.Equal(t, wantQueue(p.ID(), wantItem(second, "reply second")), nextQueue())
+	require.Equal(t, wantQueue(p.ID()), nextQueue())
+	require.NoError(t, p.WhenIdle(ctx))
+
+	// A cancel that discards several queued messages sends one frame.
+	_, err = p.Followup(ctx, agent.Text("sleep 1h"), userSource)
+	require.NoError(t, err)
+	nextQueue()
+	nextQueue() // claimed
+	var queuedItems []string
+	for _, text := range []string{"reply b", "reply c", "reply d"} {
+		id, err := p.Followup(ctx, agent.Text(text), userSource)
+		require.NoError(t, err)
+		queuedItems = append(queuedItems, wantItem(id, text))
+		require.Equal(t, wantQueue(p.ID(), queuedItems...), nextQueue())
+	}
+	p.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
 	require.Equal(t, wantQueue(p.ID()), nextQueue())
 	require.NoError(t, p.WhenIdle(ctx))
 }

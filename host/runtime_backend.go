@@ -342,7 +342,7 @@ func (b *RuntimeBackend) Subscribe(fn func(Notice)) (cancel func()) {
 		case parent.EventEnqueue:
 			fn(Notice{Kind: QueueEnqueued, SessionID: e.AgentID, MessageID: e.MessageID, Message: e.Message})
 		case parent.EventDequeue, parent.EventDiscard:
-			fn(Notice{Kind: QueueLeft, SessionID: e.AgentID, MessageID: e.MessageID})
+			fn(Notice{Kind: QueueLeft, SessionID: e.AgentID, MessageID: e.MessageID, More: e.More})
 		}
 	})
 	var once sync.Once

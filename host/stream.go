@@ -141,6 +141,8 @@ func (h *hub) track(n Notice, a Attachment, attached bool) {
 		}
 	case SessionRemoved:
 		delete(h.attached, n.SessionID)
+		delete(h.queues, n.SessionID) // as the original's session/disposed: no frame
+		delete(h.queueChanged, n.SessionID)
 	}
 }
 

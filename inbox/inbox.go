@@ -45,6 +45,9 @@ type Event struct {
 	// Message is the accepted message of an Enqueue (shared with the
 	// queue: a listener must not modify it); nil for the other kinds.
 	Message *agent.Message
+	// More is true on a Discard that another Discard of the same Cancel or
+	// Close follows, so that a listener can act once per batch.
+	More bool
 }
 
 // ErrClosed is returned by Post after Close.
@@ -197,12 +200,10 @@ func (b *Inbox) Post(msg agent.Message) (string, error) {
 		return "", ErrClosed
 	}
 	was := b.runningLocked()
+	it := item{msg: msg}
 	if b.observer != nil {
 		accepted := msg
 		b.emitLocked(Event{Kind: Enqueue, MessageID: msg.ID, Message: &accepted})
-	}
-	it := item{msg: msg}
-	if b.observer != nil {
 		it.enq = b.queued
 	}
 	b.pushLocked(it)
@@ -445,7 +446,9 @@ func (b *Inbox) discardLocked(keepInbox bool) []string {
 			continue
 		}
 		discarded = append(discarded, it.msg.ID)
-		b.emitLocked(Event{Kind: Discard, MessageID: it.msg.ID})
+	}
+	for i, id := range discarded {
+		b.emitLocked(Event{Kind: Discard, MessageID: id, More: i < len(discarded)-1})
 	}
 	clear(b.queue[len(kept):])
 	b.queue, b.head, b.pending = kept, 0, 0

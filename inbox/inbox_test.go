@@ -209,6 +209,15 @@ func TestCancelDiscardsQueuedMessages(t *testing.T) {
 			"inbox/enqueue a", "status running", "inbox/dequeue a", "inbox/enqueue b", "inbox/enqueue c",
 			"inbox/discard b", "inbox/discard c", "status idle",
 		}, r.eventLog())
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		var more []bool
+		for _, e := range r.events {
+			if e.Kind == Discard {
+				more = append(more, e.More)
+			}
+		}
+		require.Equal(t, []bool{true, false}, more, "one Cancel's discards end with the one whose More is false")
 	})
 }
 

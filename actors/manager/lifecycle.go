@@ -1,9 +1,8 @@
 package manager
 
 import (
-	"encoding/json"
-
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // RunInfo is the subagent/start payload {runId, provider, id, local}, plus
@@ -27,7 +26,7 @@ type RunEndInfo struct {
 }
 
 // MarshalJSON keeps an empty non-nil LastAssistantMessage as [] and omits a
-// nil one.
+// nil one; nothing is HTML-escaped (the blocks' bytes pass as they are).
 func (e RunEndInfo) MarshalJSON() ([]byte, error) {
 	type plain struct {
 		RunID                string           `json:"runId"`
@@ -41,7 +40,7 @@ func (e RunEndInfo) MarshalJSON() ([]byte, error) {
 	if e.LastAssistantMessage != nil {
 		p.LastAssistantMessage = &e.LastAssistantMessage
 	}
-	return json.Marshal(p)
+	return session.EncodeData(p)
 }
 
 // Observer receives the lifecycle edges of continuable epochs. Started is

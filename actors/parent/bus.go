@@ -25,6 +25,7 @@ type Event struct {
 	Incarnation uint64
 	MessageID   string         // enqueue, dequeue, discard
 	Message     *agent.Message // enqueue: the accepted message (not to be modified)
+	More        bool           // discard: another discard of the same cancel follows
 	Status      inbox.Status   // agent/status
 }
 

@@ -164,7 +164,7 @@ func (h *Handle) enterDispose(ctx context.Context) (entered bool, err error) {
 // disposed, which the registry emits through it) to the handle's own
 // observer, then to the bus.
 func (h *Handle) observe(e inbox.Event) {
-	ev := Event{Type: string(e.Kind), AgentID: h.id, Incarnation: h.incarnation, MessageID: e.MessageID, Message: e.Message, Status: e.Status}
+	ev := Event{Type: string(e.Kind), AgentID: h.id, Incarnation: h.incarnation, MessageID: e.MessageID, Message: e.Message, More: e.More, Status: e.Status}
 	if fn := h.own.Load(); fn != nil {
 		h.reg.bus.call(*fn, ev)
 	}
