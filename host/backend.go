@@ -18,10 +18,10 @@ type Backend interface {
 	// CreateSession is the original's ensureSession: an error wrapping
 	// ErrAgentBusy when req.ID is a subagent session, live or stored
 	// (checked first); the live agent req.ID when there is one; when
-	// req.Requested, a stored session req.ID resumed if its cwd is
-	// req.Cwd, else a *SessionConflict; otherwise a
-	// new live top-level agent on a new session req.ID with cwd req.Cwd
-	// (the directory made when missing).
+	// req.Requested, a stored session req.ID resumed; otherwise a new live
+	// top-level agent on a new session req.ID with cwd req.Cwd (the
+	// directory made when missing). A *SessionConflict when the session's
+	// cwd is not req.Cwd, live or stored.
 	CreateSession(ctx context.Context, req CreateRequest) (SessionSummary, error)
 	// ReadSession returns a session's transcript from memory when it is live,
 	// else from storage, without acquiring, publishing or resuming any agent.

@@ -128,7 +128,8 @@
 // or a live child of a live parent), live or stored, is never adopted: it
 // is agent-busy `session "<id>" is owned by subagent routing` {reason: "use
 // subagent delivery for this child session"}, checked before the cwd. Else
-// a live session under the id is returned as it is; a requested id that is
+// a live session under the id is returned when its cwd is cwd (the original
+// checks the cwd of whatever agent it ends up with); a requested id that is
 // stored is resumed when its header's cwd is cwd, else session-conflict `session
 // "<id>" already exists with cwd <JSON.stringify(existing)>; requested
 // <JSON.stringify(cwd)>` {sessionId, requestedCwd, existingCwd?} (a stored

@@ -155,49 +155,65 @@ func (b *RuntimeBackend) logMTime(h session.Header) (float64, bool) {
 	return float64(mtime.Unix())*1e3 + float64(mtime.Nanosecond())/1e6, true
 }
 
-// CreateSession is the original's ensureSession over the runtime, after
-// the ownership fence (refuseLiveChild, refuseChild): the live
-// agent req.ID, else (req.Requested) the stored session resumed when its
-// cwd matches or a *SessionConflict, else a new top-level agent (the
-// runtime's default agent) under req.ID with cwd req.Cwd, its directory
-// made first.
+// CreateSession is the original's ensureSession over the runtime: the
+// agent ensureAgent finds, resumes or starts, whose cwd must be req.Cwd
+// (else a *SessionConflict, for a live agent too).
 func (b *RuntimeBackend) CreateSession(ctx context.Context, req CreateRequest) (SessionSummary, error) {
+	h, err := b.ensureAgent(ctx, req)
+	if err != nil {
+		return SessionSummary{}, err
+	}
+	if cwd := h.Header().Cwd; cwd != req.Cwd {
+		return SessionSummary{}, cwdConflict(req, cwd)
+	}
+	return b.summary(ctx, h.Header())
+}
+
+// ensureAgent is, after the ownership fence (refuseLiveChild, refuseChild,
+// also on an agent a concurrent caller made live first): the live agent
+// req.ID, else (req.Requested) the stored session resumed when its cwd
+// matches or a *SessionConflict, else a new top-level agent (the runtime's
+// default agent) under req.ID with cwd req.Cwd, its directory made first.
+func (b *RuntimeBackend) ensureAgent(ctx context.Context, req CreateRequest) (*parent.Handle, error) {
 	if h := b.rt.Agent(req.ID); h != nil {
-		if err := b.refuseLiveChild(h); err != nil {
-			return SessionSummary{}, err
-		}
-		return b.summary(ctx, h.Header())
+		return h, b.refuseLiveChild(h)
 	}
 	if req.Requested {
 		log, err := b.query.ReadSession(ctx, req.ID)
 		switch {
 		case err == nil:
 			if err := refuseChild(log.Header, log.Events); err != nil {
-				return SessionSummary{}, err // ownership first, whatever the cwd
+				return nil, err // ownership first, whatever the cwd
 			}
 			if stored := log.Header.Cwd; stored != req.Cwd {
-				return SessionSummary{}, &SessionConflict{SessionID: req.ID, RequestedCwd: req.Cwd,
-					ExistingCwd: stored, HasExisting: stored != ""}
+				return nil, cwdConflict(req, stored)
 			}
 			h, err := b.rt.ResumeAgent(ctx, req.ID, parent.Spec{})
-			h, err = b.joinLive(req.ID, h, err)
-			if err != nil {
-				return SessionSummary{}, classify(ctx, err)
-			}
-			return b.summary(ctx, h.Header())
+			return b.joinedAgent(ctx, req.ID, h, err)
 		case !isAny(err, query.ErrSessionNotFound, session.ErrNotFound):
-			return SessionSummary{}, classify(ctx, err)
+			return nil, classify(ctx, err)
 		}
 	}
 	if err := os.MkdirAll(req.Cwd, 0o755); err != nil {
-		return SessionSummary{}, fmt.Errorf("failed to ensure project directory %q: %w", req.Cwd, err)
+		return nil, fmt.Errorf("failed to ensure project directory %q: %w", req.Cwd, err)
 	}
 	h, err := b.rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: req.ID, Cwd: req.Cwd}})
-	h, err = b.joinLive(req.ID, h, err)
+	return b.joinedAgent(ctx, req.ID, h, err)
+}
+
+// joinedAgent is joinLive's agent, classified and fenced.
+func (b *RuntimeBackend) joinedAgent(ctx context.Context, id string, h *parent.Handle, err error) (*parent.Handle, error) {
+	h, err = b.joinLive(id, h, err)
 	if err != nil {
-		return SessionSummary{}, classify(ctx, err)
+		return nil, classify(ctx, err)
 	}
-	return b.summary(ctx, h.Header())
+	return h, b.refuseLiveChild(h)
+}
+
+// cwdConflict is the original's SessionCwdConflict for req against a
+// session whose cwd is existing ("" for none).
+func cwdConflict(req CreateRequest, existing string) *SessionConflict {
+	return &SessionConflict{SessionID: req.ID, RequestedCwd: req.Cwd, ExistingCwd: existing, HasExisting: existing != ""}
 }
 
 // ReadSession reads id through the query: a live snapshot or one store

@@ -143,9 +143,8 @@ func TestRuntimeBackendPromptsTopLevelSessionsOnly(t *testing.T) {
 
 // TestRuntimeBackendCreateSessionIsTheOriginalsEnsureSession: a session is
 // created under the given id with its cwd (the directory made when
-// missing); a requested id that is live is adopted whatever the cwd; one
-// that is stored is resumed when its cwd is the requested one, else a
-// SessionConflict.
+// missing); a requested id that is live or stored is adopted (resumed) when
+// its cwd is the requested one, else a SessionConflict.
 func TestRuntimeBackendCreateSessionIsTheOriginalsEnsureSession(t *testing.T) {
 	root := t.TempDir()
 	ctx := context.Background()
@@ -165,9 +164,12 @@ func TestRuntimeBackendCreateSessionIsTheOriginalsEnsureSession(t *testing.T) {
 	require.Equal(t, b2, rt.Agent("fresh").Header().Cwd)
 	require.DirExists(t, b2)
 
-	adopted, err := b.CreateSession(ctx, CreateRequest{ID: "fresh", Cwd: a, Requested: true})
+	adopted, err := b.CreateSession(ctx, CreateRequest{ID: "fresh", Cwd: b2, Requested: true})
 	require.NoError(t, err, "a live id is adopted")
 	require.Equal(t, b2, adopted.Cwd)
+	_, err = b.CreateSession(ctx, CreateRequest{ID: "fresh", Cwd: a, Requested: true})
+	require.Equal(t, &SessionConflict{SessionID: "fresh", RequestedCwd: a, ExistingCwd: b2, HasExisting: true}, err,
+		"the original's ensureSession checks the cwd of the agent it returns, a live one too")
 
 	_, err = b.CreateSession(ctx, CreateRequest{ID: "stored", Cwd: b2, Requested: true})
 	require.Equal(t, &SessionConflict{SessionID: "stored", RequestedCwd: b2, ExistingCwd: a, HasExisting: true}, err)
