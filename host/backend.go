@@ -12,8 +12,10 @@ import (
 // the Err* sentinels (errors.Is); any other error is reported as internal,
 // and a cancelled ctx always wins as cancelled.
 type Backend interface {
-	// ListSessions returns a summary of every session, live or stored, in
-	// creation order. It never activates anything.
+	// ListSessions returns a summary of every session: the live ones in
+	// the order they became live, then the stored ones in the store's
+	// listing order (the order session.list keeps for equal updatedAt). It
+	// never activates anything.
 	ListSessions(ctx context.Context) ([]SessionSummary, error)
 	// CreateSession is the original's ensureSession: an error wrapping
 	// ErrAgentBusy when req.ID is a subagent session, live or stored

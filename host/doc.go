@@ -101,7 +101,9 @@
 // blank, parentSessionId?, cwd?, projections?}, newest activity first
 // (updatedAt descending: Unix ms of a live session's last event other than
 // a session/end-seed, a stored session's log file mtime in fractional ms as
-// Node's mtimeMs, else createdAt). Every session, live or
+// Node's mtimeMs, else createdAt; ties keep the original's order: live
+// sessions as they became live, then stored ones in folder order). Every
+// session, live or
 // stored; cursor (a string when present) is the original's reserved seat and
 // is ignored. An attached (live) session is blank while it has no
 // turn/start and carries projections {asOfSeq, values: {title}}: asOfSeq is

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/dsh-actors/dsh-actors/actors"
@@ -51,8 +50,10 @@ func NewRuntimeBackend(rt *actors.Runtime, cont Continuations, q *query.Query) *
 // Close stops observing the session registry.
 func (b *RuntimeBackend) Close() { b.facts.cancel() }
 
-// ListSessions merges stored headers with live sessions (live wins), in
-// creation order, each with its last-event time and title.
+// ListSessions lists the live sessions in the order they became live, then
+// the stored ones that are not live in the store's listing order (the
+// original's ctx.sessions.list() then persistence.list()), each with its
+// updatedAt and title.
 func (b *RuntimeBackend) ListSessions(ctx context.Context) ([]SessionSummary, error) {
 	headers, err := b.headers(ctx)
 	if err != nil {
@@ -66,33 +67,27 @@ func (b *RuntimeBackend) ListSessions(ctx context.Context) ([]SessionSummary, er
 		}
 		summaries = append(summaries, s)
 	}
-	slices.SortFunc(summaries, func(a, c SessionSummary) int {
-		if a.CreatedAt != c.CreatedAt {
-			return int(min(max(a.CreatedAt-c.CreatedAt, -1), 1))
-		}
-		return strings.Compare(a.ID, c.ID)
-	})
 	return summaries, nil
 }
 
-// headers is every stored header overlaid with the live ones.
+// headers are the live sessions' headers, then the stored ones not live.
 func (b *RuntimeBackend) headers(ctx context.Context) ([]session.Header, error) {
-	byID := map[string]session.Header{}
+	var out []session.Header
+	live := map[string]bool{}
+	for _, l := range b.rt.Sessions().List() {
+		out = append(out, l.Header())
+		live[l.ID()] = true
+	}
 	if store := b.rt.Sessions().Store(); store != nil {
 		stored, err := store.List(ctx)
 		if err != nil {
 			return nil, classify(ctx, err)
 		}
 		for _, h := range stored {
-			byID[h.ID] = h
+			if !live[h.ID] {
+				out = append(out, h)
+			}
 		}
-	}
-	for _, live := range b.rt.Sessions().List() {
-		byID[live.ID()] = live.Header()
-	}
-	out := make([]session.Header, 0, len(byID))
-	for _, h := range byID {
-		out = append(out, h)
 	}
 	return out, nil
 }

@@ -78,20 +78,20 @@ func TestRuntimeBackendListsStoredAndLiveSessionsWithoutActivating(t *testing.T)
 	summaries, err := b.ListSessions(ctx)
 	require.NoError(t, err)
 	require.Len(t, summaries, 2)
-	require.Equal(t, "stored", summaries[0].ID)
-	require.False(t, summaries[0].Live)
-	require.Equal(t, "reply first line", summaries[0].Title)
-	require.Equal(t, 1764522000*1e3+123456789/1e6, summaries[0].UpdatedAt)
-	require.Equal(t, SessionSummary{ID: "live", CreatedAt: 2000, UpdatedAt: 2000, Live: true, Cwd: "/w"}, summaries[1])
+	require.Equal(t, SessionSummary{ID: "live", CreatedAt: 2000, UpdatedAt: 2000, Live: true, Cwd: "/w"}, summaries[0])
+	require.Equal(t, "stored", summaries[1].ID)
+	require.False(t, summaries[1].Live)
+	require.Equal(t, "reply first line", summaries[1].Title)
+	require.Equal(t, 1764522000*1e3+123456789/1e6, summaries[1].UpdatedAt)
 	require.Nil(t, rt.Agent("stored"), "listing never resumes a stored session")
 
 	converse(t, live, "reply hello")
 	summaries, err = b.ListSessions(ctx)
 	require.NoError(t, err)
-	require.Equal(t, "reply hello", summaries[1].Title, "facts follow live appends")
-	require.Greater(t, summaries[1].UpdatedAt, float64(2000))
+	require.Equal(t, "reply hello", summaries[0].Title, "facts follow live appends")
+	require.Greater(t, summaries[0].UpdatedAt, float64(2000))
 	events := rt.Sessions().Get("live").Events()
-	require.Equal(t, float64(events[len(events)-1].Time), summaries[1].UpdatedAt, "a live session's is its last event's time")
+	require.Equal(t, float64(events[len(events)-1].Time), summaries[0].UpdatedAt, "a live session's is its last event's time")
 
 	transcript, err := b.ReadSession(ctx, "stored")
 	require.NoError(t, err)
@@ -108,7 +108,42 @@ func TestRuntimeBackendListsStoredAndLiveSessionsWithoutActivating(t *testing.T)
 	require.Equal(t, "session/end-seed", events[len(events)-1].Type)
 	summaries, err = b.ListSessions(ctx)
 	require.NoError(t, err)
-	require.Equal(t, float64(events[len(events)-2].Time), summaries[0].UpdatedAt)
+	require.Equal(t, "stored", summaries[1].ID, "live now, after live")
+	require.Equal(t, float64(events[len(events)-2].Time), summaries[1].UpdatedAt)
+}
+
+// TestRuntimeBackendListsInTheOriginalsOrder: live sessions in the order
+// they became live, then stored ones in the store's listing order (folder
+// names, byte order), which session.list's stable sort by updatedAt keeps
+// for ties — not creation order.
+func TestRuntimeBackendListsInTheOriginalsOrder(t *testing.T) {
+	root := t.TempDir()
+	ctx := context.Background()
+	rt, _ := openRuntime(t, root)
+	for i, id := range []string{"b", "a", "d", "c"} {
+		_, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: id, CreatedAt: int64(1000 + i)}})
+		require.NoError(t, err)
+	}
+	require.NoError(t, rt.Close(ctx))
+	same := time.Unix(1764522000, 0)
+	for _, id := range []string{"a", "b", "c", "d"} {
+		path, err := session.LogPath(root, "", id)
+		require.NoError(t, err)
+		require.NoError(t, os.Chtimes(path, same, same))
+	}
+
+	rt, b := openRuntime(t, root)
+	for _, id := range []string{"d", "c"} { // resumed out of creation order
+		_, err := rt.ResumeAgent(ctx, id, parent.Spec{})
+		require.NoError(t, err)
+	}
+	summaries, err := b.ListSessions(ctx)
+	require.NoError(t, err)
+	var ids []string
+	for _, s := range summaries {
+		ids = append(ids, s.ID)
+	}
+	require.Equal(t, []string{"d", "c", "a", "b"}, ids)
 }
 
 func TestRuntimeBackendPromptsTopLevelSessionsOnly(t *testing.T) {
