@@ -142,7 +142,9 @@
 //
 // session.history {sessionId, beforeSeq?, maxMessages?} → {events, hasMore,
 // projections?} like subagent.history, for any session, never activating
-// it; the tail page (no beforeSeq) also carries projections {asOfSeq: the
+// it (the seed-era original resumed a stored session to read it, appending
+// an end-seed and publishing it; its later versions read without waking,
+// as here, and a read should not write); the tail page (no beforeSeq) also carries projections {asOfSeq: the
 // last event's seq (-1 for none), values: {title}}, as a session.list row
 // does. Errors:
 // session-not-found `session "<id>" not found` {sessionId}, cancelled,
