@@ -27,10 +27,13 @@
 // is not JSON", 413 "request body too large" (a body over 64 MiB; the
 // original reads bodies with no limit, so the cap only guards memory and
 // realistic payloads such as padded envelopes or base64 images are answered
-// normally), 500 "handler failure: <text>" (a panic), 403 "forbidden" (the
-// trust fence). Behind the fence they are checked in the original's order: a
+// normally; also a body that does not fit beside the bodies in flight,
+// Options.MaxBodyBytesInFlight, with a text naming that budget), 408
+// "request body not read within <timeout>" (a body still arriving after
+// Options.BodyReadTimeout, 30s by default), 500 "handler failure: <text>"
+// (a panic), 403 "forbidden" (the trust fence). Behind the fence they are checked in the original's order: a
 // non-POST or a path outside /api/ is 404, then the media type (415), then
-// the body (413, 400), and only then an unknown method name (404). The body
+// the body (413, 408, 400), and only then an unknown method name (404). The body
 // is read as the original's req.json(): up to two leading UTF-8 BOMs are
 // dropped (undici strips one, its TextDecoder another) before JSON parsing.
 // Paths are compared as sent, as the original's WHATWG pathname keeps
@@ -58,7 +61,7 @@
 // POST /api/respond carries a client-response to a server-initiated
 // request (the original's approvals and questions). Behind the fence it
 // goes through the same carrier checks as a method — a non-POST is 404,
-// then the media type 415, then the body 413/400 — and is answered before
+// then the media type 415, then the body 413/408/400 — and is answered before
 // the method lookup, always HTTP 200 with Content-Type application/json.
 // This runtime never issues server-initiated requests, so nothing is ever
 // pending: a body the original's clientResponseSchema accepts

@@ -65,7 +65,7 @@ type hub struct {
 	streams  map[*stream]struct{}
 	closed   bool
 	closing  chan struct{}
-	maxQueue int
+	maxQueue queueLimit
 
 	source       AttachmentSource            // nil: no session/subscribed frames
 	attached     map[string]*attachedSession // the attached sessions, for the mux baseline (stream.go)
@@ -80,11 +80,23 @@ type hub struct {
 type stream struct {
 	kind       streamKind
 	frames     [][]byte
+	bytes      int // the length of frames together
 	overflowed bool
 	wake       chan struct{}
 }
 
-func newHub(maxQueue int, source AttachmentSource) *hub {
+// queueLimit bounds one stream's queue: at most frames frames holding at
+// most bytes bytes, though an empty queue takes any one frame.
+type queueLimit struct {
+	frames, bytes int
+}
+
+// fits reports whether a frame of size bytes may join s's queue.
+func (l queueLimit) fits(s *stream, size int) bool {
+	return len(s.frames) == 0 || (len(s.frames) < l.frames && s.bytes+size <= l.bytes)
+}
+
+func newHub(maxQueue queueLimit, source AttachmentSource) *hub {
 	return &hub{streams: map[*stream]struct{}{}, closing: make(chan struct{}), maxQueue: maxQueue,
 		source: source, attached: map[string]*attachedSession{},
 		queues: map[string]*sessionQueue{}, queueChanged: map[string]bool{}}
@@ -184,16 +196,16 @@ func agentErrorOf(n Notice) ([]byte, bool) {
 }
 
 // queue appends frame to s, or ends s with one stream/error frame when its
-// queue is full; h.mu is held.
+// queue cannot take it (maxQueue); h.mu is held.
 func (h *hub) queue(s *stream, frame []byte) {
 	if s.overflowed {
 		return
 	}
-	if len(s.frames) >= h.maxQueue {
+	if h.maxQueue.fits(s, len(frame)) {
+		s.push(frame)
+	} else {
 		s.overflowed = true
 		s.frames = append(s.frames, overflowFrame())
-	} else {
-		s.frames = append(s.frames, frame)
 	}
 	select {
 	case s.wake <- struct{}{}:
@@ -201,12 +213,18 @@ func (h *hub) queue(s *stream, frame []byte) {
 	}
 }
 
+// push appends frame to s's queue; hub.mu is held.
+func (s *stream) push(frame []byte) {
+	s.frames = append(s.frames, frame)
+	s.bytes += len(frame)
+}
+
 // take hands over s's queued frames and whether the stream must end.
 func (h *hub) take(s *stream) ([][]byte, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	frames := s.frames
-	s.frames = nil
+	s.frames, s.bytes = nil, 0
 	return frames, s.overflowed
 }
 

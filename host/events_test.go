@@ -149,7 +149,7 @@ func TestCloseEndsOpenStreams(t *testing.T) {
 }
 
 func TestSlowStreamOverflowsWithOneStreamErrorFrame(t *testing.T) {
-	hb := newHub(2, nil)
+	hb := newHub(queueLimit{frames: 2, bytes: 1 << 20}, nil)
 	s := hb.join(streamAll)
 	for seq := range int64(5) {
 		hb.publish(Notice{Kind: SessionEvent, SessionID: "s", Event: plain(seq, "turn/start")})
@@ -181,7 +181,7 @@ func TestHeartbeatKeepsAnIdleStreamAlive(t *testing.T) {
 }
 
 func TestUndecodableEventIsSkipped(t *testing.T) {
-	hb := newHub(8, nil)
+	hb := newHub(queueLimit{frames: 8, bytes: 1 << 20}, nil)
 	s := hb.join(streamAll)
 	hb.publish(Notice{Kind: SessionEvent, SessionID: "s", Event: session.Event{Type: "x", Data: json.RawMessage(`{bad`)}})
 	hb.publish(Notice{Kind: NoticeKind(99), SessionID: "s"})

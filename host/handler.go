@@ -34,6 +34,19 @@ type Options struct {
 	// MaxQueuedFrames bounds the frames waiting for one slow event stream
 	// before that stream is ended (default 65536).
 	MaxQueuedFrames int
+	// MaxQueuedBytes bounds the bytes of the frames waiting for one slow
+	// event stream before that stream is ended (default 32 MiB); a frame
+	// larger than the bound still goes to a stream whose queue is empty.
+	MaxQueuedBytes int
+	// BodyReadTimeout bounds the time from the start of a request body's
+	// read to its end; a body still arriving then is answered 408
+	// (default 30s).
+	BodyReadTimeout time.Duration
+	// MaxBodyBytesInFlight bounds the bytes that all request bodies being
+	// read or handled hold together (their buffers; decoding a body holds
+	// about two more copies); a body that would go beyond it is answered
+	// 413 (default 128 MiB, two bodies of the 64 MiB maximum).
+	MaxBodyBytesInFlight int64
 }
 
 // Handler serves the RPC methods under /api, the event streams and the
@@ -43,6 +56,7 @@ type Handler struct {
 	opts        Options
 	methods     map[string]method
 	hub         *hub
+	bodies      *bodyBudget
 	catalog     *catalogReads
 	unsubscribe func()
 	closeOnce   sync.Once
@@ -59,9 +73,7 @@ func New(backend Backend, opts Options) *Handler {
 	if opts.Heartbeat <= 0 {
 		opts.Heartbeat = 15 * time.Second
 	}
-	if opts.MaxQueuedFrames <= 0 {
-		opts.MaxQueuedFrames = 1 << 16
-	}
+	opts = withLimitDefaults(opts)
 	if opts.Cwd == "" {
 		opts.Cwd, _ = os.Getwd()
 	}
@@ -70,7 +82,8 @@ func New(backend Backend, opts Options) *Handler {
 		panic("host: embedded page missing: " + err.Error())
 	}
 	source, _ := backend.(AttachmentSource)
-	h := &Handler{backend: backend, opts: opts, hub: newHub(opts.MaxQueuedFrames, source),
+	h := &Handler{backend: backend, opts: opts, hub: newHub(queueLimit{opts.MaxQueuedFrames, opts.MaxQueuedBytes}, source),
+		bodies:  &bodyBudget{limit: opts.MaxBodyBytesInFlight},
 		catalog: newCatalogReads(backend.ListChildren), static: http.FileServerFS(page)}
 	h.methods = map[string]method{
 		"session.list":     h.sessionList,
@@ -84,6 +97,23 @@ func New(backend Backend, opts Options) *Handler {
 	h.unsubscribe = backend.Subscribe(h.hub.publish)
 	h.hub.seedAttached()
 	return h
+}
+
+// withLimitDefaults fills opts' unset (or negative) limits with their defaults.
+func withLimitDefaults(opts Options) Options {
+	if opts.MaxQueuedFrames <= 0 {
+		opts.MaxQueuedFrames = 1 << 16
+	}
+	if opts.MaxQueuedBytes <= 0 {
+		opts.MaxQueuedBytes = 32 << 20
+	}
+	if opts.BodyReadTimeout <= 0 {
+		opts.BodyReadTimeout = defaultBodyReadTimeout
+	}
+	if opts.MaxBodyBytesInFlight <= 0 {
+		opts.MaxBodyBytesInFlight = defaultBodyBytesInFlight
+	}
+	return opts
 }
 
 // Close unsubscribes from the backend and ends every open event stream; it

@@ -113,7 +113,7 @@ func (h *hub) retire(id, messageID string) bool {
 func (h *hub) replayQueues(s *stream) {
 	for _, id := range keysInOrder(h.queues, func(q *sessionQueue) uint64 { return q.order }) {
 		if frame, ok := queueFrame(id, h.queues[id].items); ok {
-			s.frames = append(s.frames, frame)
+			s.push(frame)
 		}
 	}
 }

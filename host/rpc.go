@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -17,11 +16,6 @@ import (
 
 // invalidRequestID is the rpcId echoed when the body's own rpcId is not a string.
 const invalidRequestID = "invalid-request"
-
-// maxBodyBytes bounds a request body; a larger body is a 413. The original
-// reads the whole body with no limit, so the bound is far above realistic
-// payloads (padded envelopes, base64 images) and only guards the memory.
-const maxBodyBytes = 64 << 20
 
 // call is one decoded client-request.
 type call struct {
@@ -54,7 +48,7 @@ type wireError struct {
 
 // serveRPC answers POST /api/<name>: carrier checks first (HTTP status) in
 // the original's order — a non-POST is 404, then the media type 415, then
-// the body 413/400, then /api/respond's receipt, and only then an unknown
+// the body 413/408/400, then /api/respond's receipt, and only then an unknown
 // method 404 — then the two-level parse and the method itself (always
 // HTTP 200).
 func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, name string) {
@@ -66,7 +60,8 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, name string) 
 		carrierError(w, http.StatusUnsupportedMediaType, "content type must be application/json")
 		return
 	}
-	body, status, text := readBody(w, r)
+	body, charged, status, text := h.readBody(w, r)
+	defer h.bodies.give(charged)
 	if status != 0 {
 		carrierError(w, status, text)
 		return
@@ -107,24 +102,6 @@ func invoke(ctx context.Context, m method, c call) (value any, failure *Error, p
 func isJSONMediaType(header string) bool {
 	mediaType, _, _ := strings.Cut(header, ";")
 	return strings.ToLower(strings.TrimSpace(mediaType)) == "application/json"
-}
-
-// readBody returns the body, or a carrier status and text when it is too
-// large or not JSON. As the original's req.json() — undici's
-// utf8DecodeBytes drops a leading UTF-8 BOM and its default TextDecoder one
-// more, then JSON.parse — up to two leading BOMs are dropped.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, string) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return nil, http.StatusRequestEntityTooLarge, "request body too large"
-	}
-	bom := []byte("\uFEFF")
-	body = bytes.TrimPrefix(bytes.TrimPrefix(body, bom), bom)
-	if err != nil || !json.Valid(body) {
-		return nil, http.StatusBadRequest, "body is not JSON"
-	}
-	return body, 0, ""
 }
 
 // decodeEnvelope applies the first level of validation: the client-request

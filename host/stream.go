@@ -152,7 +152,7 @@ func (h *hub) track(n Notice, a Attachment, attached bool) {
 func (h *hub) openMux(s *stream) {
 	for _, id := range keysInOrder(h.attached, func(a *attachedSession) uint64 { return a.order }) {
 		if frame, ok := subscribedFrame(id, h.attached[id].lastSeq); ok {
-			s.frames = append(s.frames, frame)
+			s.push(frame)
 		}
 	}
 	h.replayQueues(s)
