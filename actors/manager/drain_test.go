@@ -1,8 +1,10 @@
 package manager
 
 import (
+	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
@@ -277,4 +279,62 @@ func TestScopedDrainOverSeveralRoots(t *testing.T) {
 	_, err := f.m.StartContinuable(bg, f.spec(keptAgent, "x"))
 	require.ErrorIs(t, err, ErrDraining)
 	f.gates.open("k")
+}
+
+// A cold resume authorized by a continuable parent's epoch that settles
+// and is replaced by a new epoch of the same parent while the child is
+// being rebuilt: the child is never published, so no epoch of it runs
+// outside its parent's ownership, where the new parent epoch it does not
+// pin could end before it (child-first broken). The follow-up is
+// UNAUTHORIZED and never logged.
+func TestAChildRebuiltForAParentEpochThatEndedIsNeverPublished(t *testing.T) {
+	var f *fixture
+	var holdChild atomic.Value // the child id whose final checkpoint waits for gate "flush"
+	holdChild.Store("")
+	flushing := make(chan struct{}, 1)
+	f = newFixture(t, withCheckpoint(func(ctx context.Context, live *session.Live) (bool, error) {
+		if live.Header().ID == holdChild.Load() {
+			flushing <- struct{}{}
+			f.gates.wait(context.Background(), "flush")
+		}
+		return f.rt.Sessions().Flush(ctx, live)
+	}))
+	p := f.start(f.parent, "wait p")
+	f.gates.reached("p")
+	stale := f.rt.Agent(p)
+	child := f.start(stale, "first")
+	f.settled(child, 1)
+	holdChild.Store(child)
+	var replaced sync.Once
+	f.rt.Subscribe(func(e parent.Event) { // the child's agent exists, unpublished
+		if e.Type == parent.EventCreated && e.AgentID == child {
+			replaced.Do(func() {
+				f.gates.open("p")
+				f.settled(p, 1)
+				f.followup(f.parent, p, "wait q")
+				f.gates.reached("q")
+			})
+		}
+	})
+	result := make(chan error, 1)
+	go func() {
+		_, err := f.m.Followup(bg, stale, child, agent.Text("never logged"), agent.Source{Kind: "user"})
+		result <- err
+	}()
+	var err error
+	select {
+	case err = <-result:
+	case <-flushing: // the rebuilt child was published and is being torn down
+	}
+	f.gates.open("q")
+	f.settled(p, 2)
+	f.gates.open("flush")
+	if err == nil {
+		err = <-result
+	}
+	require.ErrorIs(t, err, ErrUnauthorized)
+	require.EqualError(t, err, `subagent "`+child+`" delivery requires the exact live parent agent`)
+	edges, _, _ := f.rec.snapshot()
+	require.Equal(t, []string{"start " + p, "start " + child, "end " + child, "end " + p, "start " + p, "end " + p}, edges)
+	require.Equal(t, []string{"first"}, f.userTexts(child))
 }

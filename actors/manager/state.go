@@ -159,9 +159,16 @@ func (m *Manager) admitWithContext(ctx context.Context, agent *parent.Handle) er
 }
 
 // acquireOwnership records childID in the parent's Activation (a top-level
-// parent has none and stays outside the waiting graph). A parent whose
-// disposal opened cannot take a new child: ACTIVATION_CLOSING.
+// parent has none and stays outside the waiting graph). Only the exact live
+// parent can own a child: a handle whose agent left the registry (an
+// ended epoch, perhaps replaced by a newer one) is UNAUTHORIZED, since its
+// child would run pinned by no epoch and could outlive the parent's next
+// one. A parent whose disposal opened cannot take a new child:
+// ACTIVATION_CLOSING.
 func (m *Manager) acquireOwnership(p *parent.Handle, child *activation) error {
+	if !m.registry.IsLive(p) {
+		return NotExactParent(child.childID)
+	}
 	owner := m.st.activations[p.ID()]
 	if owner == nil || owner.handle != p {
 		return nil
