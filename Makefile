@@ -23,11 +23,14 @@ lint:
 run: build
 	./bin/dsh-actors serve
 
-# Bigger stress loops than the default suite runs.
-stress:
+# Bigger stress loops than the default suite runs, then the child-first
+# stress loop with two CPU hogs beside it (10 runs, each bounded).
+stress: build
 	$(GO) test -race -count=1 -timeout 60m -short=false ./tests/... -args -stress.big
+	./tests/stress_under_load.sh bin/dsh-actors 10
 
-# 64 clients against `serve` on loopback for 10 s (skipped by the default suite).
+# 64 clients against `serve` on loopback for 10 s (the default suite runs a
+# short version).
 load:
 	$(GO) test -count=1 -run TestServeUnderLoad -v ./tests/ -args -load 10s
 
