@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/dsh-actors/dsh-actors/event"
 )
 
 // StopReason is how a turn ended.
@@ -17,51 +19,110 @@ const (
 	Refusal   StopReason = "refusal"
 )
 
-// Block is one content block of a message: its type and, when it has a
-// string one, its text. A block that is more than {"type":…,"text":"…"} (an
-// image, a text block with other keys) keeps all of itself in Raw, which is
-// what its JSON is (see block.go).
-type Block struct {
-	Type string
-	Text string
-	// Raw is the whole block as JSON.stringify writes it, nil for a plain
-	// {"type":…,"text":"…"} block. Set by UnmarshalJSON and LooseBlock.
-	// When set it is the block's JSON, whatever Type and Text say: code
-	// that changes a block must clear it.
-	Raw json.RawMessage
-}
+// Block is one content block of a message (the event vocabulary's).
+type Block = event.Block
 
 // Text returns a single text block holding s.
-func Text(s string) []Block { return []Block{{Type: "text", Text: s}} }
+func Text(s string) []Block { return event.Text(s) }
 
-// Source says where a message came from. It is attribution only: it grants
-// no authority. Kind is "user" (a person, or the initial continuable prompt)
-// or "coordinator" (a parent agent relaying work; SenderSessionID set).
-type Source struct {
-	Kind            string `json:"kind"`
-	SenderSessionID string `json:"senderSessionId,omitempty"`
-	RPCID           string `json:"rpcId,omitempty"`
-}
+// Source says where a message came from (the event vocabulary's): kind
+// "user", "coordinator" (SenderSessionID set) or "tool" (CallID set).
+type Source = event.Source
 
-// Message is a user message as the original logs it in a user/message event:
-// {content, source, role:"user", id} in that key order.
-type Message struct {
-	Content []Block `json:"content"`
-	Source  Source  `json:"source"`
-	Role    string  `json:"role"` // always "user"
-	ID      string  `json:"id"`
-}
+// Message is a user message as a user/message event logs it (the event
+// vocabulary's UserMessage).
+type Message = event.UserMessage
 
 // Host is what a running turn may do. It is bound to one agent's identity
-// and is valid only while the turn runs.
+// and is valid only while the turn runs; its methods are safe for
+// concurrent use within the turn. Every append fails once ctx is done, once
+// the turn is over, and when the session refuses it.
 type Host interface {
 	// SessionID is the id of the session (and agent) the turn runs on.
 	SessionID() string
-	// Say appends an assistant/message with the given content to the log.
+	// Say logs one whole step holding one assistant message with the given
+	// content: step/start, assistant/message, step/end. It fails while a
+	// step opened by Step is open.
 	Say(ctx context.Context, content []Block) error
 	// Subagents is the continuable-children capability bound to this agent,
 	// or nil when the runtime has no subagent service.
 	Subagents() Subagents
+	// Conversation is the agent's conversation as the model sees it now, in
+	// order: every message on the session's surface (a fork's inherited
+	// prefix, every earlier epoch, compaction replacements applied),
+	// including the message that opened this turn and what this turn has
+	// logged so far. It reads memory only; an error means the log's surface
+	// is malformed.
+	Conversation() ([]Entry, error)
+	// Step opens the turn's next step (logs step/start; steps count from 1
+	// in each turn) for one model call and what it leads to. It fails while
+	// another step is open. A step the agent leaves open when the turn
+	// ends is closed by the runtime (step/end before turn/end).
+	Step(ctx context.Context) (Step, error)
+}
+
+// Step is one open step of a turn: the request metadata, the streamed
+// chunks and the message of one model call, then the calls it made and
+// their results. Its methods log in the order they are called and fail
+// after End.
+type Step interface {
+	// Number is the step's number within its turn, from 1.
+	Number() int
+	// RequestHeader logs request/header {header, reason} (reason
+	// event.HeaderInitial, HeaderResume or HeaderChange).
+	RequestHeader(ctx context.Context, header event.Header, reason string) error
+	// RequestContext logs request/context.
+	RequestContext(ctx context.Context, rc event.RequestContext) error
+	// Chunk logs one assistant/chunk, as the model client produced it.
+	Chunk(ctx context.Context, chunk event.Chunk) error
+	// Message logs the step's assistant/message (content may hold
+	// tool-call blocks, see event.ToolCallBlock), citing in its
+	// sourceEventSeqs every chunk the step logged; usage may be nil. It
+	// returns the new message's id.
+	Message(ctx context.Context, content []Block, usage *event.Usage) (messageID string, err error)
+	// ToolCall logs tool/call as the call starts.
+	ToolCall(ctx context.Context, call event.ToolCallBlock) error
+	// ToolResult logs tool/result for a call this turn logged with
+	// ToolCall (its sourceEventSeqs name that tool/call) and returns the
+	// result message's id. A call id without a logged tool/call fails.
+	ToolResult(ctx context.Context, result ToolResult) (messageID string, err error)
+	// End logs step/end. Calling it again does nothing.
+	End(ctx context.Context) error
+}
+
+// ToolResult is the outcome of one tool call: the content the model reads
+// back, whether it is an error, and optionally the failure's {name, code}
+// and tool-specific metadata (JSON).
+type ToolResult struct {
+	CallID  string
+	Content []Block
+	IsError bool
+	Error   *event.ToolError
+	Meta    json.RawMessage
+}
+
+// The roles of conversation entries.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Entry is one message of the conversation. Role is RoleUser (Source
+// says who: kind "user", "coordinator" with SenderSessionID, …),
+// RoleAssistant (Model attributes it; Content holds text, reasoning and
+// tool-call blocks) or RoleTool (a tool result: ToolCallID, IsError and
+// the result's Content; Source is {kind:"tool", callId}). Seq is the log
+// seq of the event holding it.
+type Entry struct {
+	Seq        int64
+	Role       string
+	ID         string
+	Source     Source
+	Model      event.ModelSource
+	Content    []Block
+	ToolCallID string
+	IsError    bool
 }
 
 // Subagents starts continuable children of the calling agent and sends them

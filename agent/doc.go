@@ -13,6 +13,33 @@
 // the agent keeps serving its next message. context.Cause(ctx) of a
 // cancelled turn is a CancelCause naming who cancelled it.
 //
+// # A model agent
+//
+// An agent driven by a model reads, at the start of each step, what to send
+// it from Host.Conversation: the messages on its session's surface, in
+// order, as typed Entry values (RoleUser with its Source, RoleAssistant
+// with text, reasoning and tool-call blocks, RoleTool with the result of
+// a call), exactly as the session query folds them, including the
+// message that opened this turn and what the turn logged so far. A fork
+// child's inherited prefix, a cold-resumed child's earlier epochs and
+// compaction replacements are all in it; lifecycle and descriptor events
+// are not. It reads memory, not the store.
+//
+// Each model call is one step: Host.Step logs step/start and returns a
+// Step, through which the agent logs, in order, the request's
+// RequestHeader (on the first step, or when it changed) and
+// RequestContext, each streamed Chunk as the model client produced it
+// (event.Chunk), the step's Message (its content may hold tool-call blocks,
+// event.ToolCallBlock.Block; its sourceEventSeqs cite the chunks), then per
+// call ToolCall as the call starts and ToolResult when it ends (citing the
+// tool/call), and End. A step with tool calls leads to the next Step; a
+// step that answers in text ends the turn with Completed. A model failure
+// ends the turn by returning (Error, event.Failure{Message, Code, …}) with
+// the step left open: the runtime writes step/end and then turn/end
+// {kind:"error", step, failure}. Any other error ends it {kind:"error",
+// step, message, code?}. Host.Say is the one-call shortcut for an agent
+// without a model: one whole step holding one message.
+//
 // A Factory builds an Agent from Options; the runtime uses it for every
 // agent it starts or cold-resumes. The default factory is Scripted.
 //

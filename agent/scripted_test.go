@@ -16,8 +16,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // fakeHost records what a scripted turn does.
 type fakeHost struct {
-	said      []string
-	subagents Subagents
+	said         []string
+	subagents    Subagents
+	conversation []Entry
 }
 
 func (h *fakeHost) SessionID() string { return "self" }
@@ -30,6 +31,10 @@ func (h *fakeHost) Say(_ context.Context, content []Block) error {
 }
 
 func (h *fakeHost) Subagents() Subagents { return h.subagents }
+
+func (h *fakeHost) Conversation() ([]Entry, error) { return h.conversation, nil }
+
+func (h *fakeHost) Step(context.Context) (Step, error) { return nil, errors.New("fakeHost: no steps") }
 
 // fakeSubagents records spawns and sends.
 type fakeSubagents struct{ calls []string }

@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 )
 
 // payload validates one method's request object field by field, collecting
@@ -168,7 +169,7 @@ func jsonTypeName(v json.RawMessage) string {
 // content reads seed 004's ContentBlock[]: z.array(z.looseObject({type:
 // z.string()})), an array (possibly empty) of objects each with a string
 // type; other keys are allowed and kept as the original's parse keeps them
-// (agent.LooseBlock: type first, then the others). The result is never nil
+// (event.LooseBlock: type first, then the others). The result is never nil
 // when there is no issue.
 func (p *payload) content(name string) []agent.Block {
 	if p.fields == nil {
@@ -200,7 +201,7 @@ func (p *payload) block(path []any, item json.RawMessage) (agent.Block, bool) {
 		p.issues = append(p.issues, invalidType(append(path, "type"), "string", raw, present))
 		return agent.Block{}, false
 	}
-	b, err := agent.LooseBlock(item)
+	b, err := event.LooseBlock(item)
 	if err != nil { // json.Unmarshal accepted what JSON.parse refuses
 		p.issues = append(p.issues, invalidType(path, "object", item, true))
 		return agent.Block{}, false

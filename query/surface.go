@@ -28,26 +28,53 @@ var surfaceEligible = map[string]bool{
 // replaceOp is a positional replacement of the surface nodes start..end.
 type replaceOp struct{ start, end int64 }
 
-// foldSurface replays the surface operations of a contiguous log (the
-// original's foldSurface, session-store.md §1.5) and classifies every event.
-// The error message is the original's.
+// foldSurface replays the surface operations of a contiguous log and
+// classifies every event. The error message is the original's.
 func foldSurface(events []session.Event) ([]Surface, error) {
-	var nodes []int64
-	shadowed := map[int64]bool{}
-	for i, ev := range events {
-		if ev.Seq != int64(i) {
-			return nil, fmt.Errorf("session event seq %d is not contiguous; expected %d", ev.Seq, i)
+	var f SurfaceFolder
+	if err := f.Fold(events); err != nil {
+		return nil, err
+	}
+	return classify(events, f.nodes, f.shadowed), nil
+}
+
+// SurfaceFolder replays a log's surface operations incrementally: the
+// model-visible surface is the seqs of the messages appended and not
+// replaced since. The zero value has folded nothing. It is not safe for
+// concurrent use.
+type SurfaceFolder struct {
+	nodes    []int64
+	shadowed map[int64]bool
+	folded   int
+}
+
+// Fold folds the events of a contiguous log (seq i at index i) that it has
+// not folded yet: events must extend the log folded before. It stops at
+// the first event that breaks a surface rule, returning the original's
+// message for it; that event and the later ones stay unfolded.
+func (f *SurfaceFolder) Fold(events []session.Event) error {
+	if f.shadowed == nil {
+		f.shadowed = map[int64]bool{}
+	}
+	for ; f.folded < len(events); f.folded++ {
+		ev := events[f.folded]
+		if ev.Seq != int64(f.folded) {
+			return fmt.Errorf("session event seq %d is not contiguous; expected %d", ev.Seq, f.folded)
 		}
-		removed, err := applySurfaceEvent(&nodes, ev, events)
+		removed, err := applySurfaceEvent(&f.nodes, ev, events)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, seq := range removed {
-			shadowed[seq] = true
+			f.shadowed[seq] = true
 		}
 	}
-	return classify(events, nodes, shadowed), nil
+	return nil
 }
+
+// Current is the seqs of the surface's messages, in surface order. It is
+// shared with the folder: do not modify it; a later Fold may change it.
+func (f *SurfaceFolder) Current() []int64 { return f.nodes[:len(f.nodes):len(f.nodes)] }
 
 func classify(events []session.Event, nodes []int64, shadowed map[int64]bool) []Surface {
 	classes := make([]Surface, len(events))

@@ -20,14 +20,17 @@ const module = "github.com/dsh-actors/dsh-actors"
 // layer of its own) each layer may import. A layer may always import its
 // own sub-packages.
 var allowedDeps = map[string][]string{
-	"descriptor": {},
-	"agent":      {"internal/jsjson"},
-	"session":    {"internal/listeners"},
-	"query":      {"session", "descriptor", "internal/listeners"},
-	"inbox":      {"agent", "internal/jsjson"},
-	"actors":     {"descriptor", "agent", "session", "query", "inbox", "internal/listeners", "internal/jsjson"},
-	"subagent":   {"descriptor", "agent", "session", "query", "inbox", "actors", "internal/listeners", "internal/jsjson"},
-	"host":       {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/listeners", "internal/jsjson"},
+	"descriptor": {"event", "internal/jsjson"},
+	// event is the log vocabulary: every event type, its payload struct and
+	// the codec; a leaf but for internal/jsjson (content blocks).
+	"event":    {"internal/jsjson"},
+	"agent":    {"event", "internal/jsjson"},
+	"session":  {"event", "internal/listeners", "internal/jsjson"},
+	"query":    {"event", "session", "descriptor", "internal/listeners", "internal/jsjson"},
+	"inbox":    {"event", "agent", "internal/jsjson"},
+	"actors":   {"event", "descriptor", "agent", "session", "query", "inbox", "internal/listeners", "internal/jsjson"},
+	"subagent": {"event", "descriptor", "agent", "session", "query", "inbox", "actors", "internal/listeners", "internal/jsjson"},
+	"host":     {"event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/listeners", "internal/jsjson"},
 	// internal/listeners is the copy-on-write listener list every event
 	// fan-out uses: a leaf.
 	"internal/listeners": {},
@@ -36,15 +39,15 @@ var allowedDeps = map[string][]string{
 	"internal/jsjson": {},
 	// internal/storegen writes synthetic stores for the measurements: it
 	// sits beside query, on session and descriptor only.
-	"internal/storegen": {"session", "descriptor", "internal/listeners"},
+	"internal/storegen": {"event", "session", "descriptor", "internal/listeners", "internal/jsjson"},
 	// internal/bench holds the CLI's measurement loops: it sits on the
 	// runtime and under cmd.
-	"internal/bench": {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/storegen", "internal/listeners", "internal/jsjson"},
+	"internal/bench": {"event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/storegen", "internal/listeners", "internal/jsjson"},
 	// internal/testkit holds test helpers; only _test.go files import it.
 	"internal/testkit": {},
-	"cmd": {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "host",
+	"cmd": {"event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "host",
 		"internal/bench", "internal/storegen", "internal/listeners", "internal/jsjson"},
-	"tests": {"descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "host", "cmd", "internal/listeners", "internal/jsjson"},
+	"tests": {"event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "host", "cmd", "internal/listeners", "internal/jsjson"},
 }
 
 // listingLayers must never reach the actor runtime or what sits on it.

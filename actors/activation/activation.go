@@ -2,12 +2,12 @@ package activation
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"sync"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -46,7 +46,7 @@ type Activation struct {
 	id        string
 	agent     agent.Agent
 	live      *session.Live
-	source    modelSource
+	source    event.ModelSource
 	subagents func() agent.Subagents
 	logger    *slog.Logger
 	system    *actor.ActorSystem
@@ -55,6 +55,9 @@ type Activation struct {
 	stopped   chan struct{}
 	stopOnce  sync.Once
 	lastTurn  int // touched only by turn goroutines, which the inbox serializes
+
+	conversationMu sync.Mutex
+	conversation   conversation
 }
 
 // Start spawns the agent actor and returns it idle, ready for Followup.
@@ -201,11 +204,10 @@ func orDiscard(logger *slog.Logger) *slog.Logger {
 func lastTurn(events []session.Event) int {
 	last := 0
 	for _, e := range events {
-		if e.Type != "turn/start" {
+		if e.Type != event.TypeTurnStart {
 			continue
 		}
-		var start turnStart
-		if json.Unmarshal(e.Data, &start) == nil && start.Turn > last {
+		if start, err := event.DecodeAs[event.TurnStart](e.Type, e.Data); err == nil && start.Turn > last {
 			last = start.Turn
 		}
 	}

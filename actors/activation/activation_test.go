@@ -482,25 +482,6 @@ func TestMessagesAreLoggedInShapesTheOriginalReads(t *testing.T) {
 	})
 }
 
-// TestTurnEndJSONHandWritten: the hand-written turn/end payloads are what
-// encoding/json writes for the same reason.
-func TestTurnEndJSONHandWritten(t *testing.T) {
-	for _, kind := range []string{"completed", "aborted", "disposed", "max-tokens", "refusal", "interrupted", "", "Odd\"kind"} {
-		want, err := json.Marshal(turnEnd{Turn: 12, Reason: kindOnly{Kind: kind}})
-		require.NoError(t, err)
-		got, err := session.EncodeData(turnEndJSON(12, endReason{Kind: kind}))
-		require.NoError(t, err)
-		require.Equal(t, string(want), string(got))
-	}
-	for _, f := range []failure{{Step: 1, Message: "m", Code: "C"}, {Step: 3, Message: "<a> & \u2028"}, {}} {
-		want, err := json.Marshal(turnEnd{Turn: 12, Reason: errorEnd{Kind: "error", Step: f.Step, Message: f.Message, Code: f.Code}})
-		require.NoError(t, err)
-		got, err := session.EncodeData(turnEndJSON(12, endReason{Kind: "error", Error: &f}))
-		require.NoError(t, err)
-		require.JSONEq(t, string(want), string(got))
-	}
-}
-
 // TestErrorTurnEndIsTheSeedErasShape: an error turn/end is the seed-era
 // agent loop's {kind:"error", step, message, code?}: step is the step the
 // failure happened on (the step after the last one the turn logged, none
@@ -534,20 +515,6 @@ func TestErrorTurnEndIsTheSeedErasShape(t *testing.T) {
 			`{"turn":5,"reason":{"kind":"error","step":1,"message":"panic: rate limited","code":"RATE_LIMIT"}}`,
 		}, turnEnds(a))
 	})
-}
-
-// TestTurnStartJSONHandWritten: the hand-written turn/start payloads are
-// what encoding/json writes for the same trigger source.
-func TestTurnStartJSONHandWritten(t *testing.T) {
-	for _, source := range []agent.Source{
-		{Kind: "user"}, {Kind: "coordinator", SenderSessionID: "p1"}, {Kind: "user", RPCID: "r1"}, {Kind: ""}, {Kind: "Odd\"kind"},
-	} {
-		want, err := json.Marshal(turnStart{Turn: 3, Trigger: &trigger{Kind: "message", Source: source}})
-		require.NoError(t, err)
-		got, err := session.EncodeData(turnStartJSON(3, source))
-		require.NoError(t, err)
-		require.Equal(t, string(want), string(got))
-	}
 }
 
 // TestTurnStartNamesItsMessagesSource: as the original's, a turn/start

@@ -19,18 +19,24 @@
 //
 // and then releases the inbox for the next message. As in the original's
 // agent loop, the turn exists in the log before the message it consumes.
-// These payloads are the seed-era loop's byte for byte (keys in its order);
-// what differs is only what needs a model behind each step: a turn here logs
-// no assistant/chunk, request/header or request/context events, its
-// assistant/message carries no usage and no sourceEventSeqs, and a turn that
-// says nothing has no step events (the original's always steps at least once).
+// These payloads (package event's) are the seed-era loop's byte for byte.
+// A model agent logs its steps through Host.Step instead of Host.Say:
+// step/start, request/header, request/context, assistant/chunk…,
+// assistant/message (sourceEventSeqs: the step's chunks), tool/call and
+// tool/result (sourceEventSeqs: its tool/call), step/end. A step the agent
+// leaves open when its turn ends is closed with step/end before turn/end.
+// A turn that says nothing has no step events (the original's always
+// steps at least once).
 // The turn/end reason is {kind:"completed"}, {kind:"max-tokens"},
 // {kind:"refusal"}, {kind:"disposed"} (cancelled by the agent's disposal),
 // {kind:"aborted"} (any other cancel; the seed-era shape, with no inner
-// cause) or the seed-era agent loop's {kind:"error", step, message, code?}:
-// step is the step the failure happened on, counted as the original's loop
-// counts a step before running it (the step after the last one the turn
-// logged, so 1 for a turn that failed before saying anything), message is
+// cause), a model failure's {kind:"error", step, failure:{message, code,
+// …}} (the agent returned an event.Failure) or the seed-era agent loop's
+// {kind:"error", step, message, code?}: step is the step left open when
+// the turn failed, else the step the failure happened on counted as the
+// original's loop counts a step before running it (the step after the
+// last one the turn logged, so 1 for a turn that failed before saying
+// anything), message is
 // the error's text ("panic: VALUE" for a panic), and code is present only
 // when the error (or the panic's value) has an ErrorCode() method, as the
 // original writes a code only for a HarnessError. Later versions of the
@@ -39,6 +45,11 @@
 // (the epoch capture, dsh-actors show, the web page) read both. A panic
 // inside a turn is a failed turn: it is recovered, logged as turn/end
 // error, and the agent goes on with its next message.
+//
+// Activation.Conversation (and Host.Conversation) folds the session's
+// surface incrementally over the live events in memory, decoding each
+// message once, so a read at a turn's start copies entries rather than
+// re-parsing the log.
 //
 // {kind:"refusal"} (agent.Refusal) is the one reason the seed-era agent
 // loop never writes: its TurnEndReasonMap is merge-extensible and leaves

@@ -2,147 +2,39 @@ package activation
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-// Payloads of the events a turn logs, with the original's key order.
-type (
-	turnStart struct {
-		Turn    int      `json:"turn"`
-		Trigger *trigger `json:"trigger,omitempty"`
-	}
-	trigger struct {
-		Kind   string       `json:"kind"`
-		Source agent.Source `json:"source"`
-	}
-	turnEnd struct {
-		Turn   int `json:"turn"`
-		Reason any `json:"reason"` // kindOnly or errorEnd
-	}
-	kindOnly struct {
-		Kind string `json:"kind"`
-	}
-	// errorEnd is the seed-era agent loop's error reason (agent.ts settle:
-	// {kind:'error', step, message: errorChain(error), ...code}).
-	errorEnd struct {
-		Kind    string `json:"kind"`
-		Step    int    `json:"step"`
-		Message string `json:"message"`
-		Code    string `json:"code,omitempty"`
-	}
-	assistantEvent struct {
-		Turn    int              `json:"turn"`
-		Step    int              `json:"step"`
-		Message assistantMessage `json:"message"`
-	}
-	assistantMessage struct {
-		Role    string        `json:"role"`
-		Content []agent.Block `json:"content"`
-		Source  modelSource   `json:"source"`
-		ID      string        `json:"id"`
-	}
-	modelSource struct {
-		Kind     string `json:"kind"`
-		Provider string `json:"provider"`
-		Model    string `json:"model"`
-	}
-)
-
-// turnStartJSON is turn/start {turn, trigger:{kind:"message", source}}:
-// every turn here is opened by an inbox message, whose source the trigger
-// repeats, as the original's does. The fixed-shape payloads of every turn
-// are written directly rather than through encoding/json's reflection:
-// they are most of the events a turn logs. A source with more than a
-// plain kind is left to encoding/json.
-func turnStartJSON(turn int, source agent.Source) any {
-	if source.SenderSessionID != "" || source.RPCID != "" || !plainKind(source.Kind) {
-		return turnStart{Turn: turn, Trigger: &trigger{Kind: "message", Source: source}}
-	}
-	b := appendTurn(make([]byte, 0, 80+len(source.Kind)), turn)
-	b = append(append(b, `,"trigger":{"kind":"message","source":{"kind":"`...), source.Kind...)
-	return json.RawMessage(append(b, `"}}}`...))
-}
-
-// appendTurn appends {"turn":N to b; callers size b for the whole payload
-// so that it is built in one allocation.
-func appendTurn(b []byte, turn int) []byte {
-	return strconv.AppendInt(append(b, `{"turn":`...), int64(turn), 10)
-}
-
-// stepJSON is step/start and step/end {turn, step}.
-func stepJSON(turn, step int) json.RawMessage {
-	b := appendTurn(make([]byte, 0, 64), turn)
-	b = strconv.AppendInt(append(b, `,"step":`...), int64(step), 10)
-	return append(b, '}')
-}
-
-// endReason is why a turn ended: its kind and, for an error, the failure.
-type endReason struct {
-	Kind  string
-	Error *failure
-}
-
-// failure is an error reason's detail: the step the failure happened on,
-// the error's text, and its code ("" when the error has none).
-type failure struct {
-	Step    int
-	Message string
-	Code    string
-}
-
-// turnEndJSON is turn/end {turn, reason}. An error reason is the seed-era
-// {kind:"error", step, message, code?}, written by encoding/json; any other
-// reason is {kind}, hand-written when the kind is plain (lower-case letters
-// and dashes, as every kind the runtime assigns), byte for byte what
-// encoding/json writes.
-func turnEndJSON(turn int, reason endReason) any {
-	if f := reason.Error; f != nil {
-		return turnEnd{Turn: turn, Reason: errorEnd{Kind: reason.Kind, Step: f.Step, Message: f.Message, Code: f.Code}}
-	}
-	if !plainKind(reason.Kind) {
-		return turnEnd{Turn: turn, Reason: kindOnly{Kind: reason.Kind}}
-	}
-	b := appendTurn(make([]byte, 0, 56+len(reason.Kind)), turn)
-	b = append(append(b, `,"reason":{"kind":"`...), reason.Kind...)
-	return json.RawMessage(append(b, `"}}`...))
-}
-
-func plainKind(kind string) bool {
-	for i := 0; i < len(kind); i++ {
-		if c := kind[i]; (c < 'a' || c > 'z') && c != '-' {
-			return false
-		}
-	}
-	return true
-}
-
-func newModelSource(provider, model string) modelSource {
+// newModelSource attributes the agent's assistant messages, defaulting
+// an empty provider or model.
+func newModelSource(provider, model string) event.ModelSource {
 	if provider == "" {
 		provider = agent.DefaultProvider
 	}
 	if model == "" {
 		model = agent.DefaultModel
 	}
-	return modelSource{Kind: "model", Provider: provider, Model: model}
+	return event.ModelSource{Kind: event.SourceModel, Provider: provider, Model: model}
 }
 
-// errTurnOver is returned by Host.Say after its turn has ended.
+// errTurnOver is returned by the Host's appends after its turn has ended.
 var errTurnOver = errors.New("actors: the turn is over")
 
-// turn is the agent.Host of one running turn.
+// turn is the agent.Host of one running turn. mu orders its appends.
 type turn struct {
 	a      *Activation
 	number int
 	mu     sync.Mutex
-	step   int
+	step   int              // the number of the last step opened
+	open   *step            // the open step, nil between steps
+	calls  map[string]int64 // call id → seq of its tool/call in this turn
 	over   bool
 }
 
@@ -155,26 +47,38 @@ func (a *Activation) runTurn(claim *inbox.Claim) {
 	defer a.inbox.EndTurn()
 	a.lastTurn++
 	t := &turn{a: a, number: a.lastTurn}
-	a.append("turn/start", turnStartJSON(t.number, claim.Message.Source))
-	a.append("user/message", claim.Message, session.Surface())
+	source := claim.Message.Source
+	a.append(event.TurnStart{Turn: t.number, Trigger: &event.Trigger{Kind: event.TriggerMessage, Source: &source}})
+	a.append(claim.Message, session.Surface())
 	reason := t.run(claim)
-	t.finish()
-	if reason.Error != nil {
-		// As the original's loop, which counts a step before running it: the
-		// failure belongs to the step after the last one the turn logged.
-		reason.Error.Step = t.step + 1
+	open := t.finish()
+	if open != 0 {
+		a.append(event.Step{Turn: t.number, Step: open, Kind: event.TypeStepEnd})
 	}
-	end := turnEndJSON(t.number, reason)
+	if reason.Kind == event.ReasonError {
+		reason.Step = failedStep(open, t.step)
+	}
+	end := event.TurnEnd{Turn: t.number, Reason: reason}
 	if _, cancelled := claim.Cause(); cancelled { // as reasonOf decides
-		a.appendThrough("turn/end", end)
+		a.appendThrough(end)
 	} else {
-		a.append("turn/end", end)
+		a.append(end)
 	}
+}
+
+// failedStep is the step an error reason names: the step left open when
+// the turn failed, else, as the original's loop counts a step before
+// running it, the step after the last one the turn logged.
+func failedStep(open, last int) int {
+	if open != 0 {
+		return open
+	}
+	return last + 1
 }
 
 // run calls the agent with the claimed message, turning a panic into an
 // error reason (or, in a cancelled turn, the aborted one).
-func (t *turn) run(claim *inbox.Claim) (reason endReason) {
+func (t *turn) run(claim *inbox.Claim) (reason event.Reason) {
 	defer func() {
 		if r := recover(); r != nil {
 			t.a.logger.Error("actors: turn panicked", "agent", t.a.id, "turn", t.number, "panic", r)
@@ -193,22 +97,39 @@ func (t *turn) run(claim *inbox.Claim) (reason endReason) {
 // checks its abort signal once more before turn/end, a cancelled turn ends
 // aborted (or disposed) whatever the agent reports. The cause is the
 // claim's, read without the turn context's lock.
-func reasonOf(claim *inbox.Claim, stop agent.StopReason, err error) endReason {
+func reasonOf(claim *inbox.Claim, stop agent.StopReason, err error) event.Reason {
 	cause, cancelled := claim.Cause()
 	switch {
 	case cancelled || stop == agent.Aborted:
 		return abortedReason(cause)
 	case stop == agent.Completed && err == nil:
-		return endReason{Kind: "completed"}
+		return event.Reason{Kind: event.ReasonCompleted}
 	case err != nil:
+		if f, ok := failureOf(err); ok {
+			return event.Reason{Kind: event.ReasonError, Failure: &f}
+		}
 		return errorReason(err.Error(), codeOf(err))
 	case stop == agent.MaxTokens:
-		return endReason{Kind: "max-tokens"}
+		return event.Reason{Kind: event.ReasonMaxTokens}
 	case stop == agent.Refusal:
-		return endReason{Kind: "refusal"}
+		return event.Reason{Kind: event.ReasonRefusal}
 	default: // agent.Error without an error, or an unknown reason
 		return errorReason(fmt.Sprintf("turn ended with stop reason %q", stop), "")
 	}
+}
+
+// failureOf finds a model failure (event.Failure, as a value or a
+// pointer) in err's chain.
+func failureOf(err error) (event.Failure, bool) {
+	var f event.Failure
+	if errors.As(err, &f) {
+		return f, true
+	}
+	var p *event.Failure
+	if errors.As(err, &p) && p != nil {
+		return *p, true
+	}
+	return event.Failure{}, false
 }
 
 // abortedReason is the seed-era turn/end reason of a cancelled turn:
@@ -217,11 +138,11 @@ func reasonOf(claim *inbox.Claim, stop agent.StopReason, err error) endReason {
 // being cancelled, whose cause is the zero one). The seed-era harness
 // refuses to resume a log whose aborted reason carries an inner cause;
 // later versions read both shapes.
-func abortedReason(cause agent.CancelCause) endReason {
+func abortedReason(cause agent.CancelCause) event.Reason {
 	if cause.Kind == agent.CauseDisposed {
-		return endReason{Kind: "disposed"}
+		return event.Reason{Kind: event.ReasonDisposed}
 	}
-	return endReason{Kind: "aborted"}
+	return event.Reason{Kind: event.ReasonAborted}
 }
 
 // nonNilContent logs absent content as [], the array the original requires.
@@ -232,9 +153,10 @@ func nonNilContent(content []agent.Block) []agent.Block {
 	return content
 }
 
-// errorReason is an error reason; its step is set when the turn ends.
-func errorReason(message, code string) endReason {
-	return endReason{Kind: "error", Error: &failure{Message: message, Code: code}}
+// errorReason is a thrown error's reason; its step is set when the turn
+// ends.
+func errorReason(message, code string) event.Reason {
+	return event.Reason{Kind: event.ReasonError, Message: message, Code: code}
 }
 
 // codeOf is err's ErrorCode() when some error in its chain has one, else
@@ -255,11 +177,16 @@ func panicCode(r any) string {
 	return ""
 }
 
-// finish marks the turn over: later Host calls fail.
-func (t *turn) finish() {
+// finish marks the turn over (later Host calls fail) and returns the
+// number of the step left open, 0 when none is.
+func (t *turn) finish() int {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.over = true
-	t.mu.Unlock()
+	if t.open == nil {
+		return 0
+	}
+	return t.open.number
 }
 
 // SessionID is the agent's id.
@@ -273,38 +200,218 @@ func (t *turn) Subagents() agent.Subagents {
 	return t.a.subagents()
 }
 
-// Say logs one step holding one assistant message: step/start,
-// assistant/message, step/end. It fails once ctx is done or the turn is
-// over, and when the session refuses the append.
-func (t *turn) Say(ctx context.Context, content []agent.Block) error {
+// Conversation is the agent's conversation (see agent.Host).
+func (t *turn) Conversation() ([]agent.Entry, error) { return t.a.Conversation() }
+
+// lock takes the turn's lock for an append: it fails, unlocked, once ctx
+// is done or the turn is over.
+func (t *turn) lock(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.over {
+		t.mu.Unlock()
 		return errTurnOver
 	}
-	t.step++
-	mark := stepJSON(t.number, t.step)
-	message := assistantMessage{Role: "assistant", Content: nonNilContent(content), Source: t.a.source, ID: inbox.NewMessageID()}
-	return errors.Join(
-		t.a.append("step/start", mark),
-		t.a.append("assistant/message", assistantEvent{Turn: t.number, Step: t.step, Message: message}, session.Surface()),
-		t.a.append("step/end", mark),
-	)
+	return nil
 }
 
-// append logs one event; a refused append is logged and returned.
-func (a *Activation) append(typ string, data any, opts ...session.AppendOption) error {
-	_, err := a.live.Append(typ, data, opts...)
-	return a.logged(typ, err)
+// Say logs one step holding one assistant message: step/start,
+// assistant/message, step/end.
+func (t *turn) Say(ctx context.Context, content []agent.Block) error {
+	if err := t.lock(ctx); err != nil {
+		return err
+	}
+	defer t.mu.Unlock()
+	if t.open != nil {
+		return errStepOpen(t.open.number)
+	}
+	t.step++
+	mark := event.Step{Turn: t.number, Step: t.step, Kind: event.TypeStepStart}
+	end := mark
+	end.Kind = event.TypeStepEnd
+	_, err := t.a.append(mark)
+	_, errMessage := t.a.append(t.message(content, nil), session.Surface())
+	_, errEnd := t.a.append(end)
+	return errors.Join(err, errMessage, errEnd)
+}
+
+// message is the assistant/message of content in the current step.
+func (t *turn) message(content []agent.Block, usage *event.Usage) event.AssistantMessage {
+	return event.AssistantMessage{Turn: t.number, Step: t.step, Usage: usage, Message: event.Message{
+		Role: event.RoleAssistant, Content: nonNilContent(content), Source: t.a.source, ID: inbox.NewMessageID(),
+	}}
+}
+
+func errStepOpen(n int) error { return fmt.Errorf("actors: step %d is still open", n) }
+
+// Step opens the next step (see agent.Host).
+func (t *turn) Step(ctx context.Context) (agent.Step, error) {
+	if err := t.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer t.mu.Unlock()
+	if t.open != nil {
+		return nil, errStepOpen(t.open.number)
+	}
+	t.step++
+	if _, err := t.a.append(event.Step{Turn: t.number, Step: t.step, Kind: event.TypeStepStart}); err != nil {
+		t.step--
+		return nil, err
+	}
+	t.open = &step{t: t, number: t.step}
+	return t.open, nil
+}
+
+// step is one open step of a turn: an agent.Step. Its appends hold the
+// turn's lock.
+type step struct {
+	t      *turn
+	number int
+	chunks []int64 // seqs of the step's assistant/chunk events
+	ended  bool
+}
+
+// errStepEnded is returned by a step's appends after End.
+var errStepEnded = errors.New("actors: the step has ended")
+
+// lock takes the turn's lock for an append to this step.
+func (s *step) lock(ctx context.Context) error {
+	if err := s.t.lock(ctx); err != nil {
+		return err
+	}
+	if s.ended {
+		s.t.mu.Unlock()
+		return errStepEnded
+	}
+	return nil
+}
+
+// Number is the step's number within its turn.
+func (s *step) Number() int { return s.number }
+
+// RequestHeader logs request/header.
+func (s *step) RequestHeader(ctx context.Context, header event.Header, reason string) error {
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.t.mu.Unlock()
+	_, err := s.t.a.append(event.RequestHeader{Header: header, Reason: reason})
+	return err
+}
+
+// RequestContext logs request/context.
+func (s *step) RequestContext(ctx context.Context, rc event.RequestContext) error {
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.t.mu.Unlock()
+	_, err := s.t.a.append(rc)
+	return err
+}
+
+// Chunk logs one assistant/chunk and remembers its seq for Message.
+func (s *step) Chunk(ctx context.Context, chunk event.Chunk) error {
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.t.mu.Unlock()
+	seq, err := s.t.a.append(event.AssistantChunk{Turn: s.t.number, Step: s.number, Chunk: chunk})
+	if err == nil {
+		s.chunks = append(s.chunks, seq)
+	}
+	return err
+}
+
+// Message logs the step's assistant/message citing its chunks.
+func (s *step) Message(ctx context.Context, content []agent.Block, usage *event.Usage) (string, error) {
+	if err := s.lock(ctx); err != nil {
+		return "", err
+	}
+	defer s.t.mu.Unlock()
+	msg := s.t.message(content, usage)
+	_, err := s.t.a.append(msg, session.Sources(s.chunks...), session.Surface())
+	if err != nil {
+		return "", err
+	}
+	return msg.Message.ID, nil
+}
+
+// ToolCall logs tool/call and remembers its seq for ToolResult.
+func (s *step) ToolCall(ctx context.Context, call event.ToolCallBlock) error {
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.t.mu.Unlock()
+	seq, err := s.t.a.append(event.ToolCall{Turn: s.t.number, Step: s.number, CallID: call.ID, Name: call.Name, Arguments: call.Arguments})
+	if err != nil {
+		return err
+	}
+	if s.t.calls == nil {
+		s.t.calls = map[string]int64{}
+	}
+	s.t.calls[call.ID] = seq
+	return nil
+}
+
+// ToolResult logs tool/result citing the call's tool/call.
+func (s *step) ToolResult(ctx context.Context, r agent.ToolResult) (string, error) {
+	if err := s.lock(ctx); err != nil {
+		return "", err
+	}
+	defer s.t.mu.Unlock()
+	callSeq, ok := s.t.calls[r.CallID]
+	if !ok {
+		return "", fmt.Errorf("actors: no tool/call logged for call %q in this turn", r.CallID)
+	}
+	result := event.ToolResult{Turn: s.t.number, Step: s.number, Error: r.Error, Meta: r.Meta, Message: event.ToolResultMessage{
+		Source: event.Source{Kind: event.SourceTool, CallID: r.CallID},
+		Content: []event.ToolResultBlock{{
+			Type: event.BlockToolResult, ToolCallID: r.CallID, Content: nonNilContent(r.Content), IsError: r.IsError,
+		}},
+		Role: event.RoleUser,
+		ID:   inbox.NewMessageID(),
+	}}
+	if _, err := s.t.a.append(result, session.Sources(callSeq), session.Surface()); err != nil {
+		return "", err
+	}
+	return result.Message.ID, nil
+}
+
+// End logs step/end once.
+func (s *step) End(ctx context.Context) error {
+	if err := s.t.lock(ctx); err != nil {
+		return err
+	}
+	defer s.t.mu.Unlock()
+	if s.ended {
+		return nil
+	}
+	s.ended = true
+	s.t.open = nil
+	_, err := s.t.a.append(event.Step{Turn: s.t.number, Step: s.number, Kind: event.TypeStepEnd})
+	return err
+}
+
+// append logs one event and returns its seq; a refused append is logged
+// and returned.
+func (a *Activation) append(p event.Payload, opts ...session.AppendOption) (int64, error) {
+	data, err := event.Encode(p)
+	if err != nil {
+		return 0, a.logged(p.EventType(), err)
+	}
+	e, err := a.live.Append(p.EventType(), data, opts...)
+	return e.Seq, a.logged(p.EventType(), err)
 }
 
 // appendThrough logs one event and writes it through (Live.AppendThrough).
-func (a *Activation) appendThrough(typ string, data any) error {
-	_, err := a.live.AppendThrough(typ, data)
-	return a.logged(typ, err)
+func (a *Activation) appendThrough(p event.Payload) error {
+	data, err := event.Encode(p)
+	if err == nil {
+		_, err = a.live.AppendThrough(p.EventType(), data)
+	}
+	return a.logged(p.EventType(), err)
 }
 
 // logged logs a refused or failed append and returns err.

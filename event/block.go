@@ -1,10 +1,25 @@
-package agent
+package event
 
 import (
+	"encoding/json"
 	"errors"
 
 	"github.com/dsh-actors/dsh-actors/internal/jsjson"
 )
+
+// Block is one content block of a message: its type and, when it has a
+// string one, its text. A block that is more than {"type":…,"text":"…"} (an
+// image, a text block with other keys) keeps all of itself in Raw, which is
+// what its JSON is.
+type Block struct {
+	Type string
+	Text string
+	// Raw is the whole block as JSON.stringify writes it, nil for a plain
+	// {"type":…,"text":"…"} block. Set by UnmarshalJSON and LooseBlock.
+	// When set it is the block's JSON, whatever Type and Text say: code
+	// that changes a block must clear it.
+	Raw json.RawMessage
+}
 
 // MarshalJSON writes b.Raw when set, else {"type":…,"text":…} as
 // JSON.stringify would.
@@ -44,11 +59,11 @@ func LooseBlock(data []byte) (Block, error) {
 	}
 	in := v.Object()
 	if in == nil {
-		return Block{}, errors.New("agent: a content block must be an object")
+		return Block{}, errors.New("event: a content block must be an object")
 	}
 	typ, ok := in.Get("type")
 	if !ok || typ.Kind() != jsjson.String {
-		return Block{}, errors.New("agent: a content block needs a string type")
+		return Block{}, errors.New("event: a content block needs a string type")
 	}
 	out := jsjson.NewObj()
 	out.Set("type", typ)

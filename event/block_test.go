@@ -1,4 +1,4 @@
-package agent
+package event
 
 import (
 	"encoding/json"
@@ -45,7 +45,7 @@ func TestLooseBlockIsTheOriginalsParse(t *testing.T) {
 // nothing reordered, nothing dropped.
 func TestBlocksReadFromALogWriteBackTheSameBytes(t *testing.T) {
 	data := `{"content":[{"type":"text","text":"hi"},{"text":"a","type":"text"},{"type":"image","source":{"data":"zz"}},"odd",{"__proto__":1,"type":"x"}],"source":{"kind":"user"},"role":"user","id":"m1"}`
-	var m Message
+	var m UserMessage
 	require.NoError(t, json.Unmarshal([]byte(data), &m))
 	require.Equal(t, []string{"text", "text", "image", "", "x"}, []string{m.Content[0].Type, m.Content[1].Type, m.Content[2].Type, m.Content[3].Type, m.Content[4].Type})
 	require.Nil(t, m.Content[0].Raw)

@@ -1,0 +1,172 @@
+package event
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Chunk is one streamed piece of a model response, the chunk of an
+// assistant/chunk. Type decides which fields it has:
+//
+//	block-start      {type, index, blockType}
+//	text-delta       {type, index, text}
+//	reasoning-delta  {type, index, text}
+//	tool-call-delta  {type, index, id, name?, argumentsDelta}
+//	block-end        {type, index, block}
+//	usage            {type, usage}
+//	finish           {type, reason, replayState?}
+//
+// Index counts a response's blocks in the order they open. A chunk of
+// another type keeps all of itself in Raw and is written back unchanged.
+type Chunk struct {
+	Type           string
+	Index          int
+	BlockType      string          // block-start
+	Text           string          // text-delta, reasoning-delta
+	ID             string          // tool-call-delta: the call id, "" until known
+	Name           string          // tool-call-delta: the tool name once known, else ""
+	ArgumentsDelta string          // tool-call-delta
+	Block          *Block          // block-end: the finished block
+	Usage          *Usage          // usage
+	Finish         *FinishReason   // finish
+	ReplayState    json.RawMessage // finish, optional
+	// Raw is a chunk of a type not listed above, as read.
+	Raw json.RawMessage
+}
+
+// FinishReason is how a model response ended: {kind, failure?}; kind is
+// stop, tool-calls, max-tokens, error or aborted, the last two with a
+// failure.
+type FinishReason struct {
+	Kind    string   `json:"kind"`
+	Failure *Failure `json:"failure,omitempty"`
+}
+
+// The finish kinds.
+const (
+	FinishStop      = "stop"
+	FinishToolCalls = "tool-calls"
+	FinishMaxTokens = "max-tokens"
+	FinishError     = "error"
+	FinishAborted   = "aborted"
+)
+
+// The wire shapes of the chunk types, with their key order.
+type (
+	blockStartWire struct {
+		Type      string `json:"type"`
+		Index     int    `json:"index"`
+		BlockType string `json:"blockType"`
+	}
+	deltaWire struct {
+		Type  string `json:"type"`
+		Index int    `json:"index"`
+		Text  string `json:"text"`
+	}
+	toolDeltaWire struct {
+		Type           string  `json:"type"`
+		Index          int     `json:"index"`
+		ID             string  `json:"id"`
+		Name           *string `json:"name,omitempty"`
+		ArgumentsDelta string  `json:"argumentsDelta"`
+	}
+	blockEndWire struct {
+		Type  string `json:"type"`
+		Index int    `json:"index"`
+		Block *Block `json:"block"`
+	}
+	usageWire struct {
+		Type  string `json:"type"`
+		Usage *Usage `json:"usage"`
+	}
+	finishWire struct {
+		Type        string          `json:"type"`
+		Reason      *FinishReason   `json:"reason"`
+		ReplayState json.RawMessage `json:"replayState,omitempty"`
+	}
+)
+
+// MarshalJSON writes the chunk's shape. A block-end without a block, a
+// usage without usage or a finish without a reason is an error.
+func (c Chunk) MarshalJSON() ([]byte, error) {
+	switch c.Type {
+	case ChunkBlockStart:
+		return marshal(blockStartWire{c.Type, c.Index, c.BlockType})
+	case ChunkTextDelta, ChunkReasoningDelta:
+		return marshal(deltaWire{c.Type, c.Index, c.Text})
+	case ChunkToolCallDelta:
+		w := toolDeltaWire{Type: c.Type, Index: c.Index, ID: c.ID, ArgumentsDelta: c.ArgumentsDelta}
+		if c.Name != "" {
+			w.Name = &c.Name
+		}
+		return marshal(w)
+	case ChunkBlockEnd:
+		if c.Block == nil {
+			return nil, errors.New("event: a block-end chunk needs its block")
+		}
+		return marshal(blockEndWire{c.Type, c.Index, c.Block})
+	case ChunkUsage:
+		if c.Usage == nil {
+			return nil, errors.New("event: a usage chunk needs its usage")
+		}
+		return marshal(usageWire{c.Type, c.Usage})
+	case ChunkFinish:
+		if c.Finish == nil {
+			return nil, errors.New("event: a finish chunk needs its reason")
+		}
+		return marshal(finishWire{c.Type, c.Finish, c.ReplayState})
+	}
+	if c.Raw == nil {
+		return nil, fmt.Errorf("event: unknown chunk type %q", c.Type)
+	}
+	return c.Raw, nil
+}
+
+// chunkWire holds every member any chunk type has.
+type chunkWire struct {
+	Type           string          `json:"type"`
+	Index          int             `json:"index"`
+	BlockType      string          `json:"blockType"`
+	Text           string          `json:"text"`
+	ID             string          `json:"id"`
+	Name           string          `json:"name"`
+	ArgumentsDelta string          `json:"argumentsDelta"`
+	Block          *Block          `json:"block"`
+	Usage          *Usage          `json:"usage"`
+	Reason         *FinishReason   `json:"reason"`
+	ReplayState    json.RawMessage `json:"replayState"`
+}
+
+// UnmarshalJSON reads any chunk: a listed type into its fields (a
+// block-end without a block, a usage without usage or a finish without a
+// reason is an error), any other object into Raw.
+func (c *Chunk) UnmarshalJSON(data []byte) error {
+	var w chunkWire
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	*c = Chunk{Type: w.Type, Index: w.Index}
+	switch w.Type {
+	case ChunkBlockStart:
+		c.BlockType = w.BlockType
+	case ChunkTextDelta, ChunkReasoningDelta:
+		c.Text = w.Text
+	case ChunkToolCallDelta:
+		c.ID, c.Name, c.ArgumentsDelta = w.ID, w.Name, w.ArgumentsDelta
+	case ChunkBlockEnd:
+		c.Block = w.Block
+	case ChunkUsage:
+		c.Usage = w.Usage
+	case ChunkFinish:
+		c.Finish, c.ReplayState = w.Reason, w.ReplayState
+	default:
+		c.Raw = append(json.RawMessage(nil), data...)
+		return nil
+	}
+	if (w.Type == ChunkBlockEnd && c.Block == nil) || (w.Type == ChunkUsage && c.Usage == nil) ||
+		(w.Type == ChunkFinish && c.Finish == nil) {
+		return fmt.Errorf("event: a %s chunk lacks its payload", w.Type)
+	}
+	return nil
+}
