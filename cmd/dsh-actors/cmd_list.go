@@ -50,8 +50,12 @@ func listChildren(ctx context.Context, root, parentID string) ([]query.Entry, er
 	return query.ListChildren(ctx, q, parentID)
 }
 
-// openQuery opens the JSONL store at root under an empty live registry.
+// openQuery opens the JSONL store at root, which must exist, under an empty
+// live registry.
 func openQuery(root string) (*query.Query, func(), error) {
+	if err := requireStore(root); err != nil {
+		return nil, nil, err
+	}
 	store, err := session.OpenJSONL(root)
 	if err != nil {
 		return nil, nil, persistenceFailed("session persistence listing failed", err)
@@ -116,13 +120,18 @@ func exactlyOne(positional []string, err error, name string) error {
 }
 
 // usageError prints the problem (if any), the usage line and the flags,
-// and returns the usage exit status 2.
+// and returns the usage exit status 2, or 0 when err is the help flag's
+// flag.ErrHelp (help asked for; dispatch then passes stdout as stderr).
 func usageError(stderr io.Writer, usage string, flags *flag.FlagSet, err error) int {
-	if err != nil && !errors.Is(err, flag.ErrHelp) {
+	helped := errors.Is(err, flag.ErrHelp)
+	if err != nil && !helped {
 		fmt.Fprintf(stderr, "dsh-actors %s: %v\n", flags.Name(), err)
 	}
 	fmt.Fprintln(stderr, usage)
 	flags.SetOutput(stderr)
 	flags.PrintDefaults()
+	if helped {
+		return 0
+	}
 	return 2
 }

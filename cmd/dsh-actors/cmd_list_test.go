@@ -104,7 +104,6 @@ func TestListUsageErrors(t *testing.T) {
 		{"list", "a", "b"},
 		{"list", "--bogus", "parent"},
 		{"list", "--store"},
-		{"list", "-h"},
 	} {
 		code, stdout, stderr := run(t, args...)
 		require.Equal(t, 2, code, fmt.Sprint(args))

@@ -26,6 +26,9 @@ type sendReply struct {
 	MessageID            string           `json:"messageId"`
 	StopReason           agent.StopReason `json:"stopReason"`
 	LastAssistantMessage *[]agent.Block   `json:"lastAssistantMessage,omitempty"`
+	// Failure is why the epoch's last turn failed, read from its turn/end
+	// (stopReason error only).
+	Failure *failureText `json:"failure,omitempty"`
 }
 
 // runSend sends TEXT to the continuable child CHILD_ID on behalf of
@@ -50,6 +53,9 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, sendUsage, flags, err)
 	}
 	parentID, childID, text := positional[0], positional[1], positional[2]
+	if err := requireStore(*store); err != nil {
+		return failure(stderr, "send", err)
+	}
 	set, err := openRuntime(*store, warnLogger(stderr))
 	if err != nil {
 		return failure(stderr, "send", err)
@@ -75,12 +81,28 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	line := fmt.Sprintf("%s %s", childID, reply.StopReason)
+	fmt.Fprintln(stdout, replyLine(reply))
+	return 0
+}
+
+// replyLine is "CHILD STOP_REASON", then ": TEXT" of the last assistant
+// message, and for a failed turn " (failed: MESSAGE (CODE))".
+func replyLine(reply sendReply) string {
+	line := fmt.Sprintf("%s %s", reply.ChildID, reply.StopReason)
 	if reply.LastAssistantMessage != nil {
 		line += ": " + textOf(*reply.LastAssistantMessage)
 	}
-	fmt.Fprintln(stdout, line)
-	return 0
+	if f := reply.Failure; f != nil {
+		why := f.Message
+		if why == "" {
+			why = "no message"
+		}
+		if f.Code != "" {
+			why += " (" + f.Code + ")"
+		}
+		line += " (failed: " + why + ")"
+	}
+	return line
 }
 
 // checkSendArgs names what is wrong with the positional arguments.
@@ -135,6 +157,9 @@ func sendFollowup(ctx context.Context, set *runtimeSet, parentID, childID, text 
 		if end.LastAssistantMessage != nil {
 			reply.LastAssistantMessage = &end.LastAssistantMessage
 		}
+		if end.StopReason == agent.Error {
+			reply.Failure = lastTurnFailure(ctx, set, childID)
+		}
 		return reply, nil
 	case <-ctx.Done():
 		return sendReply{}, fmt.Errorf("waiting for %s's reply to %s: %w", childID, messageID, ctx.Err())
@@ -149,4 +174,23 @@ func withCause(err error) error {
 		return fmt.Errorf("%w: %v", err, e.Cause)
 	}
 	return err
+}
+
+// lastTurnFailure is the failure the last turn/end in childID's log holds,
+// or nil when the log cannot be read or names none.
+func lastTurnFailure(ctx context.Context, set *runtimeSet, childID string) *failureText {
+	log, err := set.query.ReadSession(ctx, childID)
+	if err != nil {
+		return nil
+	}
+	for i := len(log.Events) - 1; i >= 0; i-- {
+		if e := log.Events[i]; e.Type == "turn/end" {
+			if turn, ok := decodeTurnEnd(e.Data); ok && turn.Reason.Kind == string(agent.Error) {
+				f := turn.failure()
+				return &f
+			}
+			return nil
+		}
+	}
+	return nil
 }

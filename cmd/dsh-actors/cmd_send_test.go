@@ -152,7 +152,11 @@ func TestSendFromAChildToItsChildAndAFailedTurn(t *testing.T) {
 
 	code, stdout, stderr = run(t, "send", "--store", s.root, "beta", s.sister, "fail no reason")
 	require.Equal(t, 0, code, stderr)
-	require.True(t, strings.HasSuffix(stdout, "\n"+s.sister+" error\n"), stdout)
+	require.True(t, strings.HasSuffix(stdout, "\n"+s.sister+" error (failed: no reason)\n"), stdout)
+
+	code, stdout, stderr = run(t, "send", "--json", "--store", s.root, "beta", s.sister, "fail disk full")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, `"stopReason":"error","failure":{"message":"disk full"}}`)
 }
 
 func TestSendPrintsJSON(t *testing.T) {
@@ -293,7 +297,6 @@ func TestSendUsageErrors(t *testing.T) {
 		{[]string{"send", "--bogus", "p", "c", "t"}, "flag provided but not defined: -bogus"},
 		{[]string{"send", "--store", "", "p", "c", "t"}, `--store must name a folder, got ""`},
 		{[]string{"send", "p", "c", "t", "--store"}, "flag needs an argument: -store"},
-		{[]string{"send", "-h"}, ""},
 	} {
 		code, stdout, stderr := run(t, tc.args...)
 		require.Equal(t, 2, code, fmt.Sprint(tc.args))

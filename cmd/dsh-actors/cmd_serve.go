@@ -32,9 +32,9 @@ const httpShutdownGrace = 10 * time.Second
 // HTTP server, drains every agent child-first and flushes. A second signal
 // during that shutdown exits at once with status 1.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	store, addr, ok := parseServeFlags(args, stderr)
-	if !ok {
-		return 2
+	store, addr, status := parseServeFlags(args, stderr)
+	if status >= 0 {
+		return status
 	}
 	listener, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -58,8 +58,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 // parseServeFlags reads --store and --addr; on a usage error (including a
-// malformed --addr) it prints the usage and reports false.
-func parseServeFlags(args []string, stderr io.Writer) (store, addr string, ok bool) {
+// malformed --addr) or --help it prints the usage and returns the exit
+// status, else -1.
+func parseServeFlags(args []string, stderr io.Writer) (store, addr string, status int) {
 	flags := newFlags("serve")
 	storeRoot := storeFlag(flags)
 	flags.StringVar(&addr, "addr", "127.0.0.1:7410", "listen address (host:port)")
@@ -68,10 +69,9 @@ func parseServeFlags(args []string, stderr io.Writer) (store, addr string, ok bo
 		err = checkListenAddr(addr)
 	}
 	if err != nil {
-		usageError(stderr, serveUsage, flags, err)
-		return "", "", false
+		return "", "", usageError(stderr, serveUsage, flags, err)
 	}
-	return *storeRoot, addr, true
+	return *storeRoot, addr, -1
 }
 
 // checkListenAddr refuses an --addr that is not host:port with a port

@@ -16,16 +16,23 @@ func init() {
 	register("show", "print a stored session's transcript (read-only)", runShow)
 }
 
-const showUsage = "usage: dsh-actors show [--store DIR] ID"
+const showUsage = "usage: dsh-actors show [--full] [--store DIR] ID"
 
-// summaryWidth bounds the summary printed for one event, in runes.
+// summaryWidth bounds the summary printed for one event, in runes, unless
+// --full.
 const summaryWidth = 72
+
+// summaryColumn is where an event line's summary starts ("%5d  %-20s  ").
+const summaryColumn = 5 + 2 + 20 + 2
 
 // runShow prints one session read through the session query from the
 // store (Inspect: the valid stored prefix, never repaired or written): a
-// header line, then one line per event with its seq, type and a summary.
+// header line, then one line per event with its seq, type and a summary cut
+// to summaryWidth; with --full nothing is cut and a message's text is
+// printed as written, its later lines indented to the summary's column.
 func runShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags := newFlags("show")
+	full := flags.Bool("full", false, "print whole messages and payloads instead of one cut line each")
 	store := storeFlag(flags)
 	positional, err := parseInterspersed(flags, args)
 	if err := exactlyOne(positional, err, "ID"); err != nil {
@@ -37,7 +44,7 @@ func runShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, describeHeader(log.Header))
 	for _, e := range log.Events {
-		fmt.Fprintf(stdout, "%5d  %-20s  %s\n", e.Seq, e.Type, summarize(e))
+		fmt.Fprintf(stdout, "%5d  %-20s  %s\n", e.Seq, e.Type, summarize(e, *full))
 	}
 	return 0
 }
@@ -71,74 +78,97 @@ func describeHeader(h session.Header) string {
 	return strings.Join(parts, " ")
 }
 
-// summarize gives a short, one-line description of an event's payload.
-func summarize(e session.Event) string {
-	summary := payloadSummary(e)
+// summarize describes an event's payload: on one cut line, or whole.
+func summarize(e session.Event, full bool) string {
+	summary := payloadSummary(e, full)
+	if full {
+		summary = strings.ReplaceAll(summary, "\n", "\n"+strings.Repeat(" ", summaryColumn))
+	} else {
+		summary = truncate(summary)
+	}
 	if e.SurfaceOp != nil && string(e.SurfaceOp) != `"append"` {
 		summary += " [surface " + string(e.SurfaceOp) + "]"
 	}
 	return summary
 }
 
-func payloadSummary(e session.Event) string {
+// payloadSummary is the uncut description of e's payload; a message's text
+// is quoted unless full.
+func payloadSummary(e session.Event, full bool) string {
 	switch e.Type {
 	case descriptor.EventType:
 		return descriptorSummary(e.Data)
 	case "turn/start", "turn/end":
 		return turnSummary(e.Data)
 	}
-	if text, ok := messageText(e.Data); ok {
-		return truncate(fmt.Sprintf("%q", text))
+	if text, ok := messageText(e.Data); ok && full {
+		return text
+	} else if ok {
+		return fmt.Sprintf("%q", text)
 	}
-	return truncate(string(e.Data))
+	return string(e.Data)
 }
 
 func descriptorSummary(raw json.RawMessage) string {
 	d, err := descriptor.Parse(raw)
 	if err != nil {
-		return truncate(err.Error())
+		return err.Error()
 	}
-	return truncate(fmt.Sprintf("provider=%s label=%q", d.Provider, d.Label))
+	return fmt.Sprintf("provider=%s label=%q", d.Provider, d.Label)
 }
 
 // failureText is the message and code of a failed turn.
 type failureText struct {
 	Message string `json:"message"`
-	Code    string `json:"code"`
+	Code    string `json:"code,omitempty"`
 }
 
-// turnSummary is "turn N KIND", and for a failed turn ": MESSAGE (CODE)",
-// read from any of the shapes an error reason takes: the seed-era loop's
-// {kind:"error", step, message, code?} or {kind:"error", step, failure},
-// and the later {kind:"error", error:{message, code}} (which this runtime
-// wrote before it wrote the seed-era shape).
-func turnSummary(raw json.RawMessage) string {
-	var turn struct {
-		Turn   int `json:"turn"`
-		Reason struct {
-			Kind string `json:"kind"`
-			failureText
-			Failure *failureText `json:"failure"`
-			Error   *failureText `json:"error"`
-		} `json:"reason"`
-	}
-	if json.Unmarshal(raw, &turn) != nil {
-		return truncate(string(raw))
-	}
-	summary := strings.TrimSpace(fmt.Sprintf("turn %d %s", turn.Turn, turn.Reason.Kind))
-	failure := turn.Reason.failureText
-	for _, nested := range []*failureText{turn.Reason.Failure, turn.Reason.Error} {
+// turnEnd is a turn/end payload with an error reason in any of the shapes
+// it takes: the seed-era loop's {kind:"error", step, message, code?} or
+// {kind:"error", step, failure}, and the later {kind:"error",
+// error:{message, code}} (which this runtime wrote before it wrote the
+// seed-era shape).
+type turnEnd struct {
+	Turn   int `json:"turn"`
+	Reason struct {
+		Kind string `json:"kind"`
+		failureText
+		Failure *failureText `json:"failure"`
+		Error   *failureText `json:"error"`
+	} `json:"reason"`
+}
+
+func decodeTurnEnd(raw json.RawMessage) (turnEnd, bool) {
+	var turn turnEnd
+	return turn, json.Unmarshal(raw, &turn) == nil
+}
+
+// failure is the reason's message and code, whichever shape holds them.
+func (t turnEnd) failure() failureText {
+	failure := t.Reason.failureText
+	for _, nested := range []*failureText{t.Reason.Failure, t.Reason.Error} {
 		if failure.Message == "" && nested != nil {
 			failure = *nested
 		}
 	}
+	return failure
+}
+
+// turnSummary is "turn N KIND", and for a failed turn ": MESSAGE (CODE)".
+func turnSummary(raw json.RawMessage) string {
+	turn, ok := decodeTurnEnd(raw)
+	if !ok {
+		return string(raw)
+	}
+	summary := strings.TrimSpace(fmt.Sprintf("turn %d %s", turn.Turn, turn.Reason.Kind))
+	failure := turn.failure()
 	if failure.Message != "" {
 		summary += ": " + failure.Message
 	}
 	if failure.Code != "" {
 		summary += " (" + failure.Code + ")"
 	}
-	return truncate(summary)
+	return summary
 }
 
 // messageText joins the text blocks of a user message ({content}) or of a

@@ -16,7 +16,21 @@ func init() {
 	register("stress", "race follow-ups against settlements and scoped drains; check every invariant", runStress)
 }
 
-const stressUsage = "usage: dsh-actors stress [--forests F] [--fanout K] [--depth D] [--followups N] [--seed S] [--workers W] [--store DIR]"
+const stressUsage = `usage: dsh-actors stress [--forests F] [--fanout K] [--depth D] [--followups N] [--seed S] [--workers W] [--store DIR]
+
+The last line is the summary:
+  activations=N        continuable epochs started (subagent/start)
+  children=N           distinct continuable children
+  followups=A/R        follow-ups accepted by a child's inbox / rejected with a typed
+                       error (the "rejections:" line counts them by code)
+  logged=N             accepted follow-ups that reached their child's log
+  discarded=N          accepted follow-ups a teardown discarded (logged+discarded = A)
+  drains=N             scoped drains run
+  sessions=N           sessions in the store at the end
+  violations=N         broken invariants, each printed as "violation: …" (exit 1)
+  leaked_goroutines=N  goroutines left above the starting count (exit 1)
+
+flags:`
 
 // runStress runs one randomized stress run (package subagent/stress) and
 // checks its invariants: every follow-up accepted or rejected with a typed

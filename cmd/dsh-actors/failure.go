@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 
 	"github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/query"
@@ -78,4 +80,14 @@ func checkStoreRoot(root string) error {
 		return persistenceFailed("session persistence failed", err)
 	}
 	return store.Close()
+}
+
+// requireStore fails when root, the store a reading command (list, show,
+// send) opens, does not exist, naming it: a mistyped --store is otherwise
+// reported as the session not being found.
+func requireStore(root string) error {
+	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("store %q does not exist (--store names the folder serve or demo wrote; default %s)", root, defaultStore())
+	}
+	return nil
 }

@@ -39,11 +39,17 @@ func main() {
 }
 
 // dispatch runs the subcommand named by args[0]; a missing or unknown one is
-// a usage error (exit 2).
+// a usage error (exit 2). Asking for help (-h, --help or help alone, or
+// either flag among a command's arguments before "--") prints the usage on
+// stdout and exits 0.
 func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(stderr)
 		return 2
+	}
+	if isHelpFlag(args[0]) || args[0] == "help" {
+		usage(stdout)
+		return 0
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
@@ -51,7 +57,34 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		usage(stderr)
 		return 2
 	}
+	if asksForHelp(args[1:]) {
+		// The command's flag parsing stops at the help flag and prints its
+		// usage to what it takes as stderr (usageError), exiting 0.
+		stderr = stdout
+	}
 	return cmd.run(ctx, args[1:], stdout, stderr)
+}
+
+// asksForHelp reports whether a help flag comes before any "--" in args.
+func asksForHelp(args []string) bool {
+	for _, arg := range args {
+		if arg == "--" {
+			return false
+		}
+		if isHelpFlag(arg) {
+			return true
+		}
+	}
+	return false
+}
+
+// isHelpFlag is the flag package's help flag in any of its spellings.
+func isHelpFlag(arg string) bool {
+	switch arg {
+	case "-h", "--h", "-help", "--help":
+		return true
+	}
+	return false
 }
 
 func usage(w io.Writer) {
