@@ -20,20 +20,51 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// chromiumPath finds Debian's chromium. Without it the browser test is
-// skipped, except under CI=true where it fails.
-func chromiumPath(t *testing.T) string {
+// chromiumPath finds Debian's chromium with lookPath (exec.LookPath).
+// Without it the browser test is skipped, except under CI=true (which
+// .ci/run exports) where it fails.
+func chromiumPath(t testing.TB, lookPath func(string) (string, error)) string {
 	t.Helper()
 	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser"} {
-		if path, err := exec.LookPath(name); err == nil {
+		if path, err := lookPath(name); err == nil {
 			return path
 		}
 	}
 	if os.Getenv("CI") == "true" {
-		t.Fatal("chromium is required when CI=true (apt-get install chromium)")
+		t.Fatal("chromium is required when CI=true (apt-get install chromium fonts-noto-cjk)")
+		return ""
 	}
-	t.Skip("chromium is not installed; apt-get install chromium to run the browser test")
+	t.Skip("chromium is not installed; apt-get install chromium fonts-noto-cjk to run the browser test")
 	return ""
+}
+
+// outcomeTB records what chromiumPath would end the test with.
+type outcomeTB struct {
+	testing.TB
+	fatal, skip string
+}
+
+func (o *outcomeTB) Helper()           {}
+func (o *outcomeTB) Fatal(args ...any) { o.fatal = fmt.Sprint(args...) }
+func (o *outcomeTB) Skip(args ...any)  { o.skip = fmt.Sprint(args...) }
+
+// TestMissingChromiumFailsUnderCI: without chromium the browser test skips
+// on a developer's machine but fails under CI=true, so CI cannot pass
+// without having run it.
+func TestMissingChromiumFailsUnderCI(t *testing.T) {
+	nowhere := func(string) (string, error) { return "", exec.ErrNotFound }
+	for _, tc := range []struct {
+		ci          string
+		fails, skip bool
+	}{{"true", true, false}, {"", false, true}, {"false", false, true}} {
+		t.Setenv("CI", tc.ci)
+		var o outcomeTB
+		require.Empty(t, chromiumPath(&o, nowhere))
+		require.Equal(t, tc.fails, o.fatal != "", "CI=%q", tc.ci)
+		require.Equal(t, tc.skip, o.skip != "", "CI=%q", tc.ci)
+	}
+	found := func(name string) (string, error) { return "/opt/" + name, nil }
+	require.Equal(t, "/opt//usr/bin/chromium", chromiumPath(&outcomeTB{}, found))
 }
 
 // browserPage drives one chromium tab and saves a screenshot per step.
@@ -126,7 +157,7 @@ func rowSelector(id string) string { return fmt.Sprintf(`[role="treeitem"][data-
 // TestBrowserSubagentConversations drives the page in headless chromium
 // against the real handler, runtime and subagent service.
 func TestBrowserSubagentConversations(t *testing.T) {
-	chromium := chromiumPath(t)
+	chromium := chromiumPath(t, exec.LookPath)
 	s := newRuntimeStack(t)
 	p := openPage(t, chromium)
 
