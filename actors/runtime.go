@@ -52,11 +52,12 @@ type Runtime struct {
 	pool      *activation.Pool
 	registry  *parent.Registry
 
-	mu       sync.Mutex
-	hooks    []*hook
-	closing  bool
-	closeMu  sync.Mutex // serializes Close
-	finished bool       // Close completed
+	mu             sync.Mutex
+	hooks          []*hook
+	closing        bool
+	subagentsBound bool
+	closeMu        sync.Mutex // serializes Close
+	finished       bool       // Close completed
 }
 
 // hook is one BeforeClose registration.
@@ -130,11 +131,32 @@ func (rt *Runtime) Subscribe(listener func(parent.Event)) (cancel func()) {
 	return rt.registry.Subscribe(listener)
 }
 
+// ErrSubagentsInstalled rejects a second subagent capability on one
+// runtime: exactly one subagent service owns a runtime's children.
+var ErrSubagentsInstalled = errors.New("actors: a subagent service is already bound to this runtime")
+
 // InstallSubagents installs the agent.Subagents capability factory: every
-// Host.Subagents call of a turn gets fn(the calling agent's Handle). nil
-// uninstalls it (Host.Subagents then returns nil).
-func (rt *Runtime) InstallSubagents(fn func(self *parent.Handle) agent.Subagents) {
+// Host.Subagents call of a turn gets fn(the calling agent's Handle). It
+// returns uninstall (idempotent; Host.Subagents then returns nil), or
+// ErrSubagentsInstalled while another factory is installed. It does not
+// block.
+func (rt *Runtime) InstallSubagents(fn func(self *parent.Handle) agent.Subagents) (uninstall func(), err error) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.subagentsBound {
+		return nil, ErrSubagentsInstalled
+	}
+	rt.subagentsBound = true
 	rt.registry.SetSubagents(fn)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			rt.mu.Lock()
+			defer rt.mu.Unlock()
+			rt.subagentsBound = false
+			rt.registry.SetSubagents(nil)
+		})
+	}, nil
 }
 
 // BeforeClose registers hook to run at the start of Close, before any

@@ -253,9 +253,12 @@ func (s spawner) Send(ctx context.Context, childID, text string) (string, error)
 func TestInstalledSubagentsLetScriptedAgentsSpawnAndSend(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := open(t, Options{})
-		rt.InstallSubagents(func(self *parent.Handle) agent.Subagents { return spawner{rt, self} })
+		uninstall, err := rt.InstallSubagents(func(self *parent.Handle) agent.Subagents { return spawner{rt, self} })
+		require.NoError(t, err)
+		_, err = rt.InstallSubagents(func(self *parent.Handle) agent.Subagents { return spawner{rt, self} })
+		require.ErrorIs(t, err, ErrSubagentsInstalled, "a second subagent service is refused")
 		h := start(t, rt, "boss", "")
-		_, err := rt.Followup(bg, "boss", agent.Text("spawn worker: reply on it\nsend worker: reply again"), user)
+		_, err = rt.Followup(bg, "boss", agent.Text("spawn worker: reply on it\nsend worker: reply again"), user)
 		require.NoError(t, err)
 		require.NoError(t, h.WhenIdle(bg))
 		worker := rt.Agent("worker")
@@ -264,6 +267,9 @@ func TestInstalledSubagentsLetScriptedAgentsSpawnAndSend(t *testing.T) {
 		require.Equal(t, "boss", worker.Header().ParentSession)
 		require.Equal(t, []string{"reply on it", "reply again"}, userTexts(t, worker.Session().Events()))
 		require.Equal(t, []*parent.Handle{worker, h}, rt.Registry().LiveLineage(worker))
+		uninstall()
+		_, err = rt.InstallSubagents(func(self *parent.Handle) agent.Subagents { return spawner{rt, self} })
+		require.NoError(t, err, "after uninstall another service may bind")
 	})
 }
 

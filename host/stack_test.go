@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/descriptor"
-	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
 	"github.com/stretchr/testify/require"
@@ -34,13 +34,10 @@ type runtimeStack struct {
 
 func newRuntimeStack(t *testing.T) *runtimeStack {
 	t.Helper()
-	rt, err := actors.New(actors.Options{Root: t.TempDir()})
+	opened, err := dsh.Open(dsh.Options{Dir: t.TempDir()})
 	require.NoError(t, err)
-	q := query.New(rt.Sessions())
-	service := subagent.New(rt, q)
-	_, err = service.RegisterProvider(subagent.NewSpawn(rt))
-	require.NoError(t, err)
-	backend := NewRuntimeBackend(rt, service, q)
+	rt, service := opened.Actors(), opened.Subagents()
+	backend := NewRuntimeBackend(rt, service, opened.Query())
 	handler := New(backend, Options{})
 	recorder := &apiRecorder{next: handler}
 	server := httptest.NewServer(recorder)

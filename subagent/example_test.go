@@ -6,11 +6,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/dsh-actors/dsh-actors/actors"
-	"github.com/dsh-actors/dsh-actors/actors/parent"
+	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/agent"
-	"github.com/dsh-actors/dsh-actors/query"
-	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
@@ -21,17 +18,16 @@ func Example_continuable() {
 	ctx := context.Background()
 	root, _ := os.MkdirTemp("", "subagent-example-*")
 	defer os.RemoveAll(root)
-	rt, _ := actors.New(actors.Options{Root: root})
-	defer rt.Close(ctx)
-	svc := subagent.New(rt, query.New(rt.Sessions()))
-	_, _ = svc.RegisterProvider(subagent.NewSpawn(rt))
+	rt, _ := dsh.Open(dsh.Options{Dir: root})
+	defer rt.Close()
+	svc := rt.Subagents()
 	ends := make(chan *subagent.EndEvent, 4)
 	svc.Subscribe(func(ev subagent.Event) {
 		if end, ok := ev.(*subagent.EndEvent); ok {
 			ends <- end
 		}
 	})
-	p, _ := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "parent"}})
+	p, _ := rt.StartAgent(ctx, "parent")
 
 	started, err := svc.StartContinuable(ctx, subagent.ContinuableSpec{
 		Provider: subagent.SpawnName, Label: "summarize the doc",
@@ -59,13 +55,11 @@ func Example_continuable() {
 // A one-shot delegation: the caller owns the run and disposes it.
 func ExampleService_Start() {
 	ctx := context.Background()
-	rt, _ := actors.New(actors.Options{}) // memory-only sessions
-	defer rt.Close(ctx)
-	svc := subagent.New(rt, nil)
-	_, _ = svc.RegisterProvider(subagent.NewSpawn(rt))
-	p, _ := rt.StartAgent(ctx, parent.CreateSpec{})
+	rt, _ := dsh.Open(dsh.Options{}) // memory-only sessions
+	defer rt.Close()
+	p, _ := rt.StartAgent(ctx, "")
 
-	run, err := svc.Start(ctx, subagent.SpawnName, subagent.StartRequest{Prompt: agent.Text("reply done"), Parent: p})
+	run, err := rt.Subagents().Start(ctx, subagent.SpawnName, subagent.StartRequest{Prompt: agent.Text("reply done"), Parent: p})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -79,12 +73,10 @@ func ExampleService_Start() {
 // Continuable children need session persistence.
 func ExampleService_StartContinuable_persistence() {
 	ctx := context.Background()
-	rt, _ := actors.New(actors.Options{}) // memory-only sessions
-	defer rt.Close(ctx)
-	svc := subagent.New(rt, nil)
-	_, _ = svc.RegisterProvider(subagent.NewSpawn(rt))
-	p, _ := rt.StartAgent(ctx, parent.CreateSpec{})
-	_, err := svc.StartContinuable(ctx, subagent.ContinuableSpec{Provider: subagent.SpawnName, Label: "x",
+	rt, _ := dsh.Open(dsh.Options{}) // memory-only sessions
+	defer rt.Close()
+	p, _ := rt.StartAgent(ctx, "")
+	_, err := rt.Subagents().StartContinuable(ctx, subagent.ContinuableSpec{Provider: subagent.SpawnName, Label: "x",
 		Request: subagent.ContinuableRequest{Prompt: agent.Text("hi"), Parent: p}})
 	var typed *subagent.Error
 	fmt.Println(errors.As(err, &typed), typed.Code)

@@ -30,7 +30,8 @@ func newWorld(t *testing.T) *world {
 	rt, err := actors.New(actors.Options{Root: t.TempDir(), Workers: 2})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, rt.Close(bg)) })
-	s := New(rt, query.New(rt.Sessions()))
+	s, err := New(rt, query.New(rt.Sessions()))
+	require.NoError(t, err)
 	w := &world{t: t, rt: rt, s: s, events: record(s)}
 	for _, p := range []Provider{NewSpawn(rt), NewFork(rt)} {
 		_, err := s.RegisterProvider(p)

@@ -67,11 +67,14 @@ func WithCheckpoint(fn func(ctx context.Context, live *session.Live) (bool, erro
 // New returns the service. With a runtime it binds the continuation
 // manager (its manager-wide drain runs first when the runtime closes) and
 // installs the agent.Subagents capability of every agent, bound to the
-// calling agent (spawn uses the provider named "spawn"). rt may be nil:
-// continuable operations then fail with CONTINUATION_UNAVAILABLE and drains
-// are no-ops. q may be nil: ListChildren then fails with
-// SUBAGENT_CONTROL_SESSION_QUERY_UNAVAILABLE. New does not block.
-func New(rt *actors.Runtime, q query.Querier, opts ...Option) *Service {
+// calling agent (spawn uses the provider named "spawn"). A runtime has at
+// most one service: New fails with actors.ErrSubagentsInstalled when
+// another one is bound, and with the manager's error when it cannot start.
+// rt may be nil: continuable operations then fail with
+// CONTINUATION_UNAVAILABLE and drains are no-ops. q may be nil:
+// ListChildren then fails with SUBAGENT_CONTROL_SESSION_QUERY_UNAVAILABLE.
+// New does not block.
+func New(rt *actors.Runtime, q query.Querier, opts ...Option) (*Service, error) {
 	cfg := config{}
 	for _, o := range opts {
 		o(&cfg)
@@ -84,25 +87,31 @@ func New(rt *actors.Runtime, q query.Querier, opts ...Option) *Service {
 	}
 	s := &Service{rt: rt, q: q, logger: cfg.logger, events: newEmitter(cfg.logger)}
 	s.providers = newProviders(s.events)
-	if rt != nil {
-		s.bindManager(cfg)
+	if rt == nil {
+		return s, nil
 	}
-	return s
+	if err := s.bindManager(cfg); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
-// bindManager starts the continuation manager and installs the
-// capability. A manager that cannot start leaves the service without one.
-func (s *Service) bindManager(cfg config) {
+// bindManager starts the continuation manager, then claims the runtime's
+// subagent capability; when another service holds it, the new manager is
+// closed again (it owns nothing yet).
+func (s *Service) bindManager(cfg config) error {
 	m, err := manager.New(manager.Options{
 		Runtime: s.rt, Prepare: s.prepareContinuable, Observer: observer{s},
 		Checkpoint: cfg.checkpoint, Logger: cfg.logger,
 	})
 	if err != nil {
-		s.logger.Error("subagent: continuation manager did not start", "err", err)
-		return
+		return err
 	}
 	s.m = m
-	s.rt.InstallSubagents(func(self *parent.Handle) agent.Subagents { return capability{s, self} })
+	if _, err := s.rt.InstallSubagents(func(self *parent.Handle) agent.Subagents { return capability{s, self} }); err != nil {
+		return errors.Join(err, m.Close(context.Background()))
+	}
+	return nil
 }
 
 // RegisterProvider registers p under its name and emits

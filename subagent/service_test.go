@@ -99,7 +99,7 @@ func (e *events) waitFor(n int) []Event {
 }
 
 func TestRegistersListsLooksUpStartsAndRemovesProviders(t *testing.T) {
-	s := New(nil, nil)
+	s := detached(t)
 	rec := record(s)
 	alpha := &stubProvider{name: "alpha", result: Result{StopReason: agent.Completed}}
 	remove, err := s.RegisterProvider(alpha)
@@ -123,7 +123,7 @@ func TestRegistersListsLooksUpStartsAndRemovesProviders(t *testing.T) {
 }
 
 func TestRegistrationRollsBackWhenProviderAddedPanics(t *testing.T) {
-	s := New(nil, nil)
+	s := detached(t)
 	s.Subscribe(func(ev Event) {
 		if ev.Type() == EventProviderAdded {
 			panic("added boom")
@@ -136,7 +136,7 @@ func TestRegistrationRollsBackWhenProviderAddedPanics(t *testing.T) {
 }
 
 func TestDuplicateAndAbsentProvidersAreTypedErrors(t *testing.T) {
-	s := New(nil, nil)
+	s := detached(t)
 	_, err := s.RegisterProvider(&stubProvider{name: "alpha"})
 	require.NoError(t, err)
 	_, err = s.RegisterProvider(&stubProvider{name: "alpha"})
@@ -150,7 +150,7 @@ func TestDuplicateAndAbsentProvidersAreTypedErrors(t *testing.T) {
 // S1: start borrows the caller's request unchanged; there is no provider
 // continuation operation.
 func TestStartBorrowsTheRequestAndExposesNoContinuationOperations(t *testing.T) {
-	s := New(nil, nil)
+	s := detached(t)
 	p := &stubProvider{name: "one-shot", result: Result{StopReason: agent.Completed}}
 	_, err := s.RegisterProvider(p)
 	require.NoError(t, err)
@@ -177,7 +177,7 @@ func TestThePublicSurfaceHasNoExtraOperations(t *testing.T) {
 }
 
 func TestContinuableOperationsNeedARuntime(t *testing.T) {
-	s := New(nil, nil)
+	s := detached(t)
 	_, err := s.StartContinuable(bg, ContinuableSpec{Provider: "spawn", Label: "x"})
 	require.ErrorIs(t, err, ErrContinuationUnavailable)
 	require.EqualError(t, err, "continuable subagents require the agents service")
@@ -199,7 +199,7 @@ func TestStartChecksCapabilitiesInOrderBeforeTheProvider(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.capability, func(t *testing.T) {
-			s := New(nil, nil)
+			s := detached(t)
 			p := &stubProvider{name: "bare"}
 			_, err := s.RegisterProvider(p)
 			require.NoError(t, err)
@@ -212,7 +212,7 @@ func TestStartChecksCapabilitiesInOrderBeforeTheProvider(t *testing.T) {
 }
 
 func TestStartValidatesDepthAndSchemaBeforeTheProvider(t *testing.T) {
-	s := New(nil, nil)
+	s := detached(t)
 	p := &stubProvider{name: "full", caps: Capabilities{OutputSchema: true, DepthLimit: true, ToolFilter: true, Persona: true}}
 	_, err := s.RegisterProvider(p)
 	require.NoError(t, err)
@@ -227,7 +227,7 @@ func TestStartValidatesDepthAndSchemaBeforeTheProvider(t *testing.T) {
 }
 
 func TestOneShotLifecyclePairsByRunIDAndCarriesTheResult(t *testing.T) {
-	s := New(nil, nil)
+	s := detached(t)
 	rec := record(s)
 	p := &stubProvider{name: "alpha", result: Result{Output: agent.Text("the answer"), StopReason: agent.Completed}}
 	_, err := s.RegisterProvider(p)
@@ -279,7 +279,7 @@ func TestOneShotLifecyclePairsByRunIDAndCarriesTheResult(t *testing.T) {
 }
 
 func TestNoLifecycleWhenTheProviderRejects(t *testing.T) {
-	s := New(nil, nil)
+	s := detached(t)
 	_, err := s.RegisterProvider(&stubProvider{name: "alpha", fail: errors.New("no")})
 	require.NoError(t, err)
 	rec := record(s)
@@ -292,7 +292,7 @@ func TestLifecycleListenersAreContained(t *testing.T) {
 	var logs bytes.Buffer
 	var mu sync.Mutex
 	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
-	s := New(nil, nil, WithLogger(logger))
+	s := detached(t, WithLogger(logger))
 	remove, err := s.RegisterProvider(&stubProvider{name: "alpha"})
 	require.NoError(t, err)
 	heard := ""
@@ -330,9 +330,17 @@ func TestErrorsMatchByCode(t *testing.T) {
 }
 
 func TestListingWithoutAQueryFailsLoud(t *testing.T) {
-	s := New(nil, nil)
+	s := detached(t)
 	_, err := s.ListChildren(bg, "parent")
 	require.ErrorIs(t, err, ErrSessionQueryUnavailable)
 	require.ErrorIs(t, err, query.ErrSessionQueryUnavailable)
 	require.EqualError(t, err, "listing subagents requires session query (load a dsh-session-query backend)")
+}
+
+// detached is a service without a runtime or a query.
+func detached(t *testing.T, opts ...Option) *Service {
+	t.Helper()
+	s, err := New(nil, nil, opts...)
+	require.NoError(t, err)
+	return s
 }

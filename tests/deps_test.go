@@ -42,13 +42,19 @@ var allowedDeps = map[string][]string{
 	"internal/storegen": {"event", "session", "descriptor", "internal/listeners", "internal/jsjson"},
 	// internal/bench holds the CLI's measurement loops: it sits on the
 	// runtime and under cmd.
-	"internal/bench": {"event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/storegen", "internal/listeners", "internal/jsjson"},
+	"internal/bench": {rootLayer, "event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/storegen", "internal/listeners", "internal/jsjson"},
 	// internal/testkit holds test helpers; only _test.go files import it.
 	"internal/testkit": {},
-	"cmd": {"event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "host",
+	// the module's root package is the embedders' entry point: it opens
+	// the runtime and binds the subagent service, under host and cmd.
+	rootLayer: {"event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/listeners", "internal/jsjson"},
+	"cmd": {rootLayer, "event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "host",
 		"internal/bench", "internal/storegen", "internal/listeners", "internal/jsjson"},
-	"tests": {"event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "host", "cmd", "internal/listeners", "internal/jsjson"},
+	"tests": {rootLayer, "event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "host", "cmd", "internal/listeners", "internal/jsjson"},
 }
+
+// rootLayer is the layer name of the module's root package.
+const rootLayer = "(root)"
 
 // listingLayers must never reach the actor runtime or what sits on it.
 var (
@@ -77,6 +83,7 @@ func TestTheCheckersCatchViolations(t *testing.T) {
 		module + "/agent":             {module + "/session"},
 		module + "/subagent":          {module + "/actors/manager", module + "/query"},
 		module + "/elsewhere":         {module + "/host"},
+		module + "/host":              {module},
 		module + "/descriptor":        nil,
 		module + "/internal/storegen": {module + "/session", module + "/query"},
 		module + "/internal/bench":    {module + "/internal/storegen", module + "/internal/other"},
@@ -87,6 +94,7 @@ func TestTheCheckersCatchViolations(t *testing.T) {
 		module + "/agent (layer agent) depends on " + module + "/session (layer session)",
 		module + "/internal/storegen (layer internal/storegen) depends on " + module + "/query (layer query)",
 		module + "/internal/bench (layer internal/bench) depends on " + module + "/internal/other (layer internal/other)",
+		module + "/host (layer host) depends on " + module + " (layer (root))",
 	}, directionViolations(deps))
 }
 
@@ -141,19 +149,26 @@ func internalDeps(t *testing.T) map[string][]string {
 	lines.Buffer(nil, 1<<20)
 	for lines.Scan() {
 		fields := strings.Fields(lines.Text())
-		if len(fields) == 0 || !strings.HasPrefix(fields[0], module+"/") {
+		if len(fields) == 0 || !inModule(fields[0]) {
 			continue
 		}
-		deps[fields[0]] = slices.DeleteFunc(fields[1:], func(d string) bool { return !strings.HasPrefix(d, module+"/") })
+		deps[fields[0]] = slices.DeleteFunc(fields[1:], func(d string) bool { return !inModule(d) })
 	}
 	require.NoError(t, lines.Err())
 	require.Contains(t, deps, module+"/query", "go list found the module's packages")
 	return deps
 }
 
-// layerOf returns the top-level folder of a module package, or for a
-// package under internal/ its first two path segments (internal/bench).
+// inModule reports whether pkg is the module's root package or one below it.
+func inModule(pkg string) bool { return pkg == module || strings.HasPrefix(pkg, module+"/") }
+
+// layerOf returns the top-level folder of a module package, rootLayer for
+// the root package, or for a package under internal/ its first two path
+// segments (internal/bench).
 func layerOf(pkg string) string {
+	if pkg == module {
+		return rootLayer
+	}
 	rel := strings.TrimPrefix(pkg, module+"/")
 	layer, rest, _ := strings.Cut(rel, "/")
 	if layer == "internal" && rest != "" {

@@ -1,10 +1,10 @@
 package main
 
 import (
-	"context"
 	"io"
 	"log/slog"
 
+	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/subagent"
@@ -19,27 +19,22 @@ func warnLogger(w io.Writer) *slog.Logger {
 // runtime over a JSONL store, the query over its sessions and the subagent
 // service with the spawn and fork providers registered.
 type runtimeSet struct {
+	dsh     *dsh.Runtime
 	rt      *actors.Runtime
 	query   *query.Query
 	service *subagent.Service
 }
 
-// openRuntime opens the runtime on the JSONL store at root with logger
-// (which the subagent service logs to as well) and builds its query and
-// service. On an error nothing stays open; otherwise the caller closes
-// rt, which also drains the service.
+// openRuntime opens the runtime on the JSONL store at root with logger. On
+// an error nothing stays open; otherwise the caller closes rt, which also
+// drains the service.
 func openRuntime(root string, logger *slog.Logger) (*runtimeSet, error) {
-	rt, err := actors.New(actors.Options{Root: root, Logger: logger})
-	if err != nil { // opening the store is New's only failure
-		return nil, persistenceFailed("session persistence failed", err)
+	if err := checkStoreRoot(root); err != nil {
+		return nil, err
 	}
-	q := query.New(rt.Sessions())
-	service := subagent.New(rt, q, subagent.WithLogger(logger))
-	for _, provider := range []subagent.Provider{subagent.NewSpawn(rt), subagent.NewFork(rt)} {
-		if _, err := service.RegisterProvider(provider); err != nil {
-			_ = rt.Close(context.Background())
-			return nil, err
-		}
+	rt, err := dsh.Open(dsh.Options{Dir: root, Logger: logger})
+	if err != nil {
+		return nil, err
 	}
-	return &runtimeSet{rt: rt, query: q, service: service}, nil
+	return &runtimeSet{dsh: rt, rt: rt.Actors(), query: rt.Query(), service: rt.Subagents()}, nil
 }

@@ -14,17 +14,17 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/descriptor"
-	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
-// World is a runtime over a JSONL store with a subagent service (the spawn
-// provider registered) and a top-level agent "parent": the set-up of the
+// World is a runtime over a JSONL store with its subagent service (spawn
+// and fork registered) and a top-level agent "parent": the set-up of the
 // continuable measurements.
 type World struct {
 	Runtime *actors.Runtime
@@ -55,13 +55,13 @@ func OpenWorld(ctx context.Context, root string, fsync bool) (*World, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt, err := actors.New(actors.Options{Sessions: session.NewSessions(store), NewAgent: benchAgent})
+	opened, err := dsh.Open(dsh.Options{Store: store, NewAgent: benchAgent})
 	if err != nil {
 		return nil, errors.Join(err, store.Close())
 	}
-	w := &World{Runtime: rt, Root: root, pending: map[string]int{}}
+	rt := opened.Actors()
+	w := &World{Runtime: rt, Service: opened.Subagents(), Root: root, pending: map[string]int{}}
 	w.endSeen = sync.NewCond(&w.mu)
-	w.Service = subagent.New(rt, query.New(rt.Sessions()))
 	w.stop = w.Service.Subscribe(func(ev subagent.Event) {
 		if end, ok := ev.(*subagent.EndEvent); ok {
 			w.mu.Lock()
@@ -70,9 +70,6 @@ func OpenWorld(ctx context.Context, root string, fsync bool) (*World, error) {
 			w.endSeen.Broadcast()
 		}
 	})
-	if _, err := w.Service.RegisterProvider(subagent.NewSpawn(rt)); err != nil {
-		return nil, errors.Join(err, w.close(ctx, store))
-	}
 	if w.Parent, err = rt.ResumeAgent(ctx, "parent", parent.Spec{}); err != nil {
 		w.Parent, err = rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "parent"}})
 	}

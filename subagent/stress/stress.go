@@ -87,7 +87,10 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	s := newRun(cfg, rt)
+	s, err := newRun(cfg, rt)
+	if err != nil {
+		return Report{}, errors.Join(err, rt.Close(context.WithoutCancel(ctx)))
+	}
 	report, runErr := s.execute(ctx)
 	if err := rt.Close(context.WithoutCancel(ctx)); err != nil && runErr == nil {
 		runErr = err
@@ -175,14 +178,19 @@ type run struct {
 	mu   sync.Mutex // guards rand
 }
 
-func newRun(cfg Config, rt *actors.Runtime) *run {
-	svc := subagent.New(rt, query.New(rt.Sessions()), subagent.WithLogger(cfg.Logger))
-	_, _ = svc.RegisterProvider(subagent.NewSpawn(rt))
+func newRun(cfg Config, rt *actors.Runtime) (*run, error) {
+	svc, err := subagent.New(rt, query.New(rt.Sessions()), subagent.WithLogger(cfg.Logger))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := svc.RegisterProvider(subagent.NewSpawn(rt)); err != nil {
+		return nil, err
+	}
 	s := &run{cfg: cfg, rt: rt, svc: svc, rec: newRecorder(), rand: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))}
 	s.rec.registry = rt.Agent
 	svc.Subscribe(s.rec.lifecycle)
 	rt.Subscribe(s.rec.agentEvent)
-	return s
+	return s, nil
 }
 
 func (s *run) intn(n int) int {

@@ -1,0 +1,16 @@
+// Package dsh is where a program that embeds dsh-actors starts: Open
+// returns a Runtime with everything a continuable subagent needs already
+// wired — the session store (a JSONL folder, or memory), the actor
+// runtime with its agent factory (the keyless scripted agent unless
+// another is given), the session query and catalog, and the one subagent
+// service of that runtime with the "spawn" and "fork" providers
+// registered.
+//
+// A Runtime's methods cover the common flow: StartAgent publishes a
+// top-level agent, Spawn starts a continuable child of it, Send is a
+// follow-up to that child, Children lists the durable catalog. Subagents and Actors give the full
+// service and runtime for everything else.
+//
+// Shutdown(ctx) disposes every agent child-first and flushes the store,
+// within ctx; Close does the same without a deadline.
+package dsh

@@ -1,0 +1,124 @@
+package dsh
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/query"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/dsh-actors/dsh-actors/subagent"
+)
+
+// Options configure Open. The zero value is a memory-only runtime running
+// the scripted agent and logging nothing (memory-only sessions cannot hold
+// continuable children: Spawn then fails with PERSISTENCE_UNAVAILABLE).
+type Options struct {
+	// Dir is the JSONL session store folder (created when missing); ""
+	// keeps sessions in memory.
+	Dir string
+	// Store, when set, is used instead of Dir; the caller keeps it and
+	// closes it after the runtime.
+	Store session.Store
+	// NewAgent builds every agent started or resumed; nil means
+	// agent.Scripted.
+	NewAgent agent.Factory
+	// Logger receives the runtime's warnings; nil discards them.
+	Logger *slog.Logger
+	// Workers sizes the dispatcher pool; 0 means GOMAXPROCS.
+	Workers int
+}
+
+// Runtime is an opened dsh-actors runtime. Its methods are safe for
+// concurrent use.
+type Runtime struct {
+	actors    *actors.Runtime
+	query     *query.Query
+	subagents *subagent.Service
+}
+
+// Open opens the store, starts the actor runtime and binds its subagent
+// service with the spawn and fork providers. On an error nothing stays
+// open. It blocks only on opening the store.
+func Open(opts Options) (*Runtime, error) {
+	aopts := actors.Options{Root: opts.Dir, Logger: opts.Logger, NewAgent: opts.NewAgent, Workers: opts.Workers}
+	if opts.Store != nil {
+		aopts.Sessions = session.NewSessions(opts.Store)
+	}
+	rt, err := actors.New(aopts)
+	if err != nil {
+		return nil, err
+	}
+	r := &Runtime{actors: rt, query: query.New(rt.Sessions())}
+	if err := r.bindSubagents(opts.Logger); err != nil {
+		return nil, errors.Join(err, rt.Close(context.Background()))
+	}
+	return r, nil
+}
+
+func (r *Runtime) bindSubagents(logger *slog.Logger) error {
+	var opts []subagent.Option
+	if logger != nil {
+		opts = append(opts, subagent.WithLogger(logger))
+	}
+	svc, err := subagent.New(r.actors, r.query, opts...)
+	if err != nil {
+		return err
+	}
+	r.subagents = svc
+	for _, p := range []subagent.Provider{subagent.NewSpawn(r.actors), subagent.NewFork(r.actors)} {
+		if _, err := svc.RegisterProvider(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Actors is the actor runtime underneath (sessions, the live-agent
+// registry, resume).
+func (r *Runtime) Actors() *actors.Runtime { return r.actors }
+
+// Subagents is the runtime's one subagent service.
+func (r *Runtime) Subagents() *subagent.Service { return r.subagents }
+
+// Query is the session query over the runtime's sessions.
+func (r *Runtime) Query() *query.Query { return r.query }
+
+// StartAgent publishes a top-level agent over a new session named id (a
+// random uuid when empty), built by Options.NewAgent. It blocks until the
+// agent is published.
+func (r *Runtime) StartAgent(ctx context.Context, id string) (*parent.Handle, error) {
+	return r.actors.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: id}})
+}
+
+// Spawn starts a continuable child of the exact live agent p through the
+// "spawn" provider with a durable label and its first prompt; it returns
+// the child's id at inbox acceptance (the turn runs later).
+func (r *Runtime) Spawn(ctx context.Context, p *parent.Handle, label string, prompt []agent.Block) (childID string, err error) {
+	started, err := r.subagents.StartContinuable(ctx, subagent.ContinuableSpec{
+		Provider: subagent.SpawnName, Label: label,
+		Request: subagent.ContinuableRequest{Prompt: prompt, Parent: p},
+	})
+	return started.ChildID, err
+}
+
+// Send delivers content from p to its continuable child childID as the
+// child's next FIFO turn (cold-resuming it when it settled) and returns the
+// accepted MessageID. It blocks until acceptance.
+func (r *Runtime) Send(ctx context.Context, p *parent.Handle, childID string, content []agent.Block) (string, error) {
+	return r.subagents.Followup(ctx, p, childID, content, agent.Source{Kind: "user"})
+}
+
+// Children lists parentID's continuable children from the durable catalog.
+func (r *Runtime) Children(ctx context.Context, parentID string) ([]query.Entry, error) {
+	return r.subagents.ListChildren(ctx, parentID)
+}
+
+// Shutdown closes the runtime gracefully: see actors.Runtime.Close.
+func (r *Runtime) Shutdown(ctx context.Context) error { return r.actors.Close(ctx) }
+
+// Close closes the runtime at once.
+func (r *Runtime) Close() error { return r.actors.Close(context.Background()) }
