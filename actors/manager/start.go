@@ -109,10 +109,16 @@ func (m *Manager) planStart(spec StartSpec) (startPlan, error) {
 }
 
 // childSpec is the fresh child's agent options: the parent's provider,
-// model and max tokens, overridden by the request's route, plus the child's
-// depth and its composition (persona, tool filter).
+// model (as the parent runs them: empty means agent.DefaultProvider and
+// DefaultModel, so the descriptor always records the route) and max
+// tokens, overridden by the request's route, plus the child's depth and
+// its composition (persona, tool filter).
 func childSpec(parentSpec parent.Spec, req Request, depth int) parent.Spec {
-	spec := parent.Spec{Provider: parentSpec.Provider, Model: parentSpec.Model, MaxTokens: parentSpec.MaxTokens}
+	spec := parent.Spec{
+		Provider:  cmp.Or(parentSpec.Provider, agent.DefaultProvider),
+		Model:     cmp.Or(parentSpec.Model, agent.DefaultModel),
+		MaxTokens: parentSpec.MaxTokens,
+	}
 	if o := req.AgentOptions; o != nil {
 		spec.Provider = cmp.Or(o.Provider, spec.Provider)
 		spec.Model = cmp.Or(o.Model, spec.Model)

@@ -89,9 +89,14 @@ func TestStartSeedsThePreTurnDescriptor(t *testing.T) {
 	require.Equal(t, 1, h.DelegationDepth)
 	require.Nil(t, h.SeedLength)
 
-	routeless := f.start(f.parent, "hi")
-	f.settled(routeless, 1)
-	require.JSONEq(t, `{"version":1,"provider":"spawn","label":"child task"}`, string(f.events(routeless)[0].Data))
+	// A child of a parent running the default agent records the route it
+	// inherits, the default provider and model, so that the original can
+	// resume it (its follow-up fails "has no provider/model" otherwise).
+	require.Empty(t, f.parent.Spec().Provider, "the fixture's parent runs the default agent")
+	inherited := f.start(f.parent, "hi")
+	f.settled(inherited, 1)
+	require.JSONEq(t, `{"version":1,"provider":"spawn","label":"child task","agentProvider":"scripted","agentModel":"scripted"}`,
+		string(f.events(inherited)[0].Data))
 }
 
 // §3.2 #5: a context cancelled after publication, before acceptance.
@@ -190,8 +195,8 @@ func TestColdResumeUsesOnlyTheDescriptorRoute(t *testing.T) {
 	f.settled(s.ChildID, 2)
 	resumed := f.options.last(routeless)
 	require.True(t, resumed.Resumed)
-	require.Empty(t, resumed.Provider)
-	require.Empty(t, resumed.Model)
+	require.Equal(t, agent.DefaultProvider, resumed.Provider, "the route the descriptor recorded from the parent")
+	require.Equal(t, agent.DefaultModel, resumed.Model)
 	routed := f.options.last(s.ChildID)
 	require.True(t, routed.Resumed)
 	require.Equal(t, "child-model", routed.Model)
