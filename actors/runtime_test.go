@@ -246,6 +246,10 @@ func (s spawner) Spawn(ctx context.Context, label, prompt string) (string, strin
 	return child.ID(), id, err
 }
 
+func (s spawner) Fork(ctx context.Context, label, prompt string) (string, string, error) {
+	return s.Spawn(ctx, label, prompt)
+}
+
 func (s spawner) Send(ctx context.Context, childID, text string) (string, error) {
 	return s.rt.Followup(ctx, childID, agent.Text(text), agent.Source{Kind: "coordinator", SenderSessionID: s.self.ID()})
 }

@@ -126,12 +126,16 @@ type Entry struct {
 }
 
 // Subagents starts continuable children of the calling agent and sends them
-// follow-ups. Both calls return at inbox acceptance, not when the child's
+// follow-ups. Every call returns at inbox acceptance, not when the child's
 // turn runs.
 type Subagents interface {
 	// Spawn starts a fresh continuable child with a durable label and its
 	// first prompt, returning the child id and the accepted message id.
 	Spawn(ctx context.Context, label, prompt string) (childID, messageID string, err error)
+	// Fork is Spawn through the fork provider: the child's log starts with
+	// the calling agent's completed turns, so its conversation holds them
+	// (not the turn that forks it).
+	Fork(ctx context.Context, label, prompt string) (childID, messageID string, err error)
 	// Send delivers text to a child this agent is the direct parent of, as
 	// the child's next turn.
 	Send(ctx context.Context, childID, text string) (messageID string, err error)

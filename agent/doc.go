@@ -54,6 +54,14 @@
 //	                        turn ends at once with stop reason aborted
 //	spawn LABEL: PROMPT     start a continuable child with that label and
 //	                        first prompt; then reply "spawned LABEL CHILD_ID"
+//	fork LABEL: PROMPT      the same through the fork provider: the child's
+//	                        conversation starts with this agent's completed
+//	                        turns; then reply "forked LABEL CHILD_ID"
+//	history                 reply with the conversation the agent sees, one
+//	                        line per message, "ROLE: TEXT" (ROLE user,
+//	                        assistant or tool; TEXT the message's text with
+//	                        newlines as spaces, cut at 60 characters),
+//	                        including the message that opened this turn
 //	send CHILD_ID: TEXT     send TEXT to that child as its next turn; then
 //	                        reply "sent MESSAGE_ID to CHILD_ID"
 //	fail MESSAGE            end the turn with an error whose message is MESSAGE
@@ -67,6 +75,6 @@
 // error `scripted: unknown command "WORD"`. A message without any command
 // line is plain text and the agent replies with the text unchanged (echo).
 // The commands run in order; fail, panic, refuse and max-tokens end the turn
-// where they stand. spawn and send fail the turn when the runtime has no
+// where they stand. spawn, fork and send fail the turn when the runtime has no
 // subagent service.
 package agent

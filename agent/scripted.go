@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/dsh-actors/dsh-actors/event"
 )
 
 // Scripted returns the keyless scripted agent (see the package doc). It is
@@ -26,7 +28,7 @@ type command struct {
 
 // commandWords are the scripted agent's commands.
 var commandWords = map[string]bool{
-	"reply": true, "sleep": true, "spawn": true, "send": true,
+	"reply": true, "sleep": true, "spawn": true, "fork": true, "send": true, "history": true,
 	"fail": true, "panic": true, "refuse": true, "max-tokens": true,
 }
 
@@ -71,15 +73,7 @@ func splitWord(line string) (word, rest string) {
 }
 
 // messageText joins the text blocks of msg.
-func messageText(msg Message) string {
-	var b strings.Builder
-	for _, block := range msg.Content {
-		if block.Type == "text" {
-			b.WriteString(block.Text)
-		}
-	}
-	return b.String()
-}
+func messageText(msg Message) string { return event.TextOf(msg.Content) }
 
 // runScript is the scripted agent's turn.
 func runScript(ctx context.Context, host Host, msg Message) (StopReason, error) {
@@ -107,7 +101,11 @@ func run(ctx context.Context, host Host, c command) (StopReason, error) {
 	case "sleep":
 		return sleep(ctx, c.arg)
 	case "spawn":
-		return spawn(ctx, host, c.arg)
+		return start(ctx, host, "spawn", c.arg)
+	case "fork":
+		return start(ctx, host, "fork", c.arg)
+	case "history":
+		return history(ctx, host)
 	case "send":
 		return send(ctx, host, c.arg)
 	case "fail":
@@ -147,9 +145,10 @@ func splitTarget(command, arg string) (string, string, error) {
 	return name, strings.TrimSpace(text), nil
 }
 
-// spawn starts a continuable child and reports its id.
-func spawn(ctx context.Context, host Host, arg string) (StopReason, error) {
-	label, prompt, err := splitTarget("spawn", arg)
+// start starts a continuable child through spawn or fork and reports its
+// id: "spawned LABEL ID" or "forked LABEL ID".
+func start(ctx context.Context, host Host, how, arg string) (StopReason, error) {
+	label, prompt, err := splitTarget(how, arg)
 	if err != nil {
 		return Error, err
 	}
@@ -157,11 +156,44 @@ func spawn(ctx context.Context, host Host, arg string) (StopReason, error) {
 	if subagents == nil {
 		return Error, ErrNoSubagents
 	}
-	childID, _, err := subagents.Spawn(ctx, label, prompt)
+	begin, done := subagents.Spawn, "spawned "
+	if how == "fork" {
+		begin, done = subagents.Fork, "forked "
+	}
+	childID, _, err := begin(ctx, label, prompt)
 	if err != nil {
 		return Error, err
 	}
-	return Completed, host.Say(ctx, Text("spawned "+label+" "+childID))
+	return Completed, host.Say(ctx, Text(done+label+" "+childID))
+}
+
+// historyWidth is how many characters of a message's text a history line
+// shows.
+const historyWidth = 60
+
+// history replies with the conversation the agent sees, one line per
+// message: "ROLE: TEXT", the text with newlines as spaces, cut at
+// historyWidth characters.
+func history(ctx context.Context, host Host) (StopReason, error) {
+	entries, err := host.Conversation()
+	if err != nil {
+		return Error, err
+	}
+	lines := make([]string, len(entries))
+	for i, e := range entries {
+		lines[i] = e.Role + ": " + historyText(e.Content)
+	}
+	return Completed, host.Say(ctx, Text(strings.Join(lines, "\n")))
+}
+
+// historyText is the text of content on one line, cut at historyWidth
+// characters.
+func historyText(content []Block) string {
+	text := strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(event.TextOf(content))
+	if runes := []rune(text); len(runes) > historyWidth {
+		return string(runes[:historyWidth])
+	}
+	return text
 }
 
 // send delivers a follow-up to a child and reports the accepted message id.

@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
@@ -44,6 +45,11 @@ func (s *fakeSubagents) Spawn(_ context.Context, label, prompt string) (string, 
 	return "child-1", "m-1", nil
 }
 
+func (s *fakeSubagents) Fork(_ context.Context, label, prompt string) (string, string, error) {
+	s.calls = append(s.calls, "fork "+label+"|"+prompt)
+	return "child-2", "m-3", nil
+}
+
 func (s *fakeSubagents) Send(_ context.Context, childID, text string) (string, error) {
 	s.calls = append(s.calls, "send "+childID+"|"+text)
 	return "m-2", nil
@@ -70,6 +76,7 @@ func TestScriptedCommands(t *testing.T) {
 		{name: "max-tokens", text: "max-tokens", stop: MaxTokens},
 		{name: "unknown command fails before running", text: "reply a\nfrobnicate x", stop: Error, err: `scripted: unknown command "frobnicate"`},
 		{name: "spawn", text: "spawn scout: look around", stop: Completed, said: []string{"spawned scout child-1"}, called: []string{"spawn scout|look around"}},
+		{name: "fork", text: "fork twin: carry on", stop: Completed, said: []string{"forked twin child-2"}, called: []string{"fork twin|carry on"}},
 		{name: "send", text: "send child-1: again please", stop: Completed, said: []string{"sent m-2 to child-1"}, called: []string{"send child-1|again please"}},
 		{name: "send without target", text: "send nothing here", stop: Error, err: "send needs NAME: TEXT"},
 		{name: "bad duration", text: "sleep soon", stop: Error, err: "scripted: sleep"},
@@ -92,12 +99,31 @@ func TestScriptedCommands(t *testing.T) {
 	}
 }
 
+// history replies with one "ROLE: TEXT" line per message: newlines as
+// spaces, the text cut at 60 characters (not bytes), tool-call blocks
+// without text, tool results as tool.
+func TestScriptedHistory(t *testing.T) {
+	long := strings.Repeat("é", 59) + "xyz"
+	call := event.ToolCallBlock{ID: "c1", Name: "list_agents", Arguments: "{}"}.Block()
+	host := &fakeHost{conversation: []Entry{
+		{Role: RoleUser, Content: Text("first\nline")},
+		{Role: RoleAssistant, Content: []Block{{Type: "text", Text: "ok "}, call, {Type: "text", Text: "then"}}},
+		{Role: RoleAssistant, Content: []Block{call}},
+		{Role: RoleTool, Content: Text(long), ToolCallID: "c1"},
+		{Role: RoleUser, Content: Text("history")},
+	}}
+	stop, err := runText(t, host, "history")
+	require.NoError(t, err)
+	require.Equal(t, Completed, stop)
+	require.Equal(t, []string{"user: first line\nassistant: ok then\nassistant: \ntool: " + strings.Repeat("é", 59) + "x\nuser: history"}, host.said)
+}
+
 func TestScriptedPanics(t *testing.T) {
 	require.Panics(t, func() { _, _ = runText(t, &fakeHost{}, "reply a\npanic") })
 }
 
 func TestScriptedWithoutSubagentsFails(t *testing.T) {
-	for _, text := range []string{"spawn a: b", "send a: b"} {
+	for _, text := range []string{"spawn a: b", "fork a: b", "send a: b"} {
 		stop, err := runText(t, &fakeHost{}, text)
 		require.Equal(t, Error, stop)
 		require.ErrorIs(t, err, ErrNoSubagents)

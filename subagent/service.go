@@ -229,8 +229,19 @@ type capability struct {
 // Spawn starts a continuable child of the calling agent through the
 // "spawn" provider; it returns at the child's inbox acceptance.
 func (c capability) Spawn(ctx context.Context, label, prompt string) (string, string, error) {
+	return c.start(ctx, SpawnName, label, prompt)
+}
+
+// Fork starts a continuable child of the calling agent through the "fork"
+// provider (seeded with the agent's completed turns); it returns at the
+// child's inbox acceptance.
+func (c capability) Fork(ctx context.Context, label, prompt string) (string, string, error) {
+	return c.start(ctx, ForkName, label, prompt)
+}
+
+func (c capability) start(ctx context.Context, provider, label, prompt string) (string, string, error) {
 	started, err := c.s.StartContinuable(ctx, ContinuableSpec{
-		Provider: SpawnName, Label: label,
+		Provider: provider, Label: label,
 		Request: ContinuableRequest{Prompt: agent.Text(prompt), Parent: c.self},
 	})
 	return started.ChildID, started.MessageID, err

@@ -353,6 +353,9 @@ type stubSubagents struct{}
 func (stubSubagents) Spawn(context.Context, string, string) (string, string, error) {
 	return "", "", nil
 }
+func (stubSubagents) Fork(context.Context, string, string) (string, string, error) {
+	return "", "", nil
+}
 func (stubSubagents) Send(context.Context, string, string) (string, error) { return "", nil }
 
 func TestTurnNumbersContinueAfterTheLog(t *testing.T) {
