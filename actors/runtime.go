@@ -208,6 +208,16 @@ func (rt *Runtime) ResumeAgent(ctx context.Context, id string, spec parent.Spec)
 	return rt.registry.Resume(ctx, id, spec)
 }
 
+// ResumeAgentLoaded is ResumeAgent over a log the caller has just read
+// with the sessions' Store().Load, as parent.Registry.ResumeLoaded: the
+// cold resume that checks a log before rebuilding reads it once.
+func (rt *Runtime) ResumeAgentLoaded(ctx context.Context, log *session.Log, spec parent.Spec) (*parent.Handle, error) {
+	if err := rt.checkOpen(); err != nil {
+		return nil, err
+	}
+	return rt.registry.ResumeLoaded(ctx, log, spec)
+}
+
 // Agent returns the exact live agent for id, or nil.
 func (rt *Runtime) Agent(id string) *parent.Handle { return rt.registry.Get(id) }
 

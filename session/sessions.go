@@ -128,10 +128,29 @@ func (s *Sessions) Resume(ctx context.Context, id string) (*Live, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.publishLoaded(log), nil
+}
+
+// ResumeLoaded is Resume over a log the caller has just read with this
+// registry's Store().Load, so that a caller which had to read the log
+// first (to check it) reads it only once: the log is not read again and
+// not modified. It blocks only for the registry's lock; a live id is
+// ErrExists.
+func (s *Sessions) ResumeLoaded(log *Log) (*Live, error) {
+	if err := s.reserve(log.Header.ID); err != nil {
+		return nil, err
+	}
+	defer s.unreserve(log.Header.ID)
+	return s.publishLoaded(log), nil
+}
+
+// publishLoaded publishes the live session of a repaired, stored log,
+// marking its end of seed behind.
+func (s *Sessions) publishLoaded(log *Log) *Live {
 	stored := len(log.Events)
 	l := newLive(s, log.Header, withEndSeed(slices.Clone(log.Events)), stored)
 	s.publish(l)
-	return l, nil
+	return l
 }
 
 func (s *Sessions) reserve(id string) error {

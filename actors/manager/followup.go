@@ -95,7 +95,9 @@ var errLiveUnmanaged = errors.New("the session is live outside the continuation 
 // durable header, the descriptor folded from the own suffix (a malformed
 // one is returned unwrapped, matching descriptor.ErrCorrupt; none or another
 // version is NOT_RESUMABLE), then materialization with the descriptor's
-// route and the admission of the message (authorization #2).
+// route from that same loaded log (the log is read once: the agent's
+// conversation comes from it) and the admission of the message
+// (authorization #2).
 func (m *Manager) coldResume(ctx context.Context, req followupReq, done func(string, error)) {
 	store := m.sessions.Store()
 	if store == nil {
@@ -125,7 +127,7 @@ func (m *Manager) coldResume(ctx context.Context, req followupReq, done func(str
 		}
 		ms := materializeSpec{
 			childID: req.childID, provider: d.Provider, parent: req.parent,
-			resume: resumeSpec(d),
+			resume: resumeSpec(d), loaded: l.log,
 		}
 		m.materialize(ctx, ms, func(a *activation, err error) {
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/google/uuid"
 )
 
@@ -18,6 +19,7 @@ type materializeSpec struct {
 	parent   *parent.Handle
 	create   *parent.CreateSpec
 	resume   parent.Spec
+	loaded   *session.Log // the log a cold resume read and checked, rebuilt without a second read
 }
 
 // open creates or resumes the child's agent, owned by ms.parent; it runs
@@ -30,7 +32,7 @@ func (m *Manager) open(ctx context.Context, ms materializeSpec) (*parent.Handle,
 	}
 	resume := ms.resume
 	resume.Owner = ms.parent
-	return m.rt.ResumeAgent(ctx, ms.childID, resume)
+	return m.rt.ResumeAgentLoaded(ctx, ms.loaded, resume)
 }
 
 // materialize builds an epoch and publishes it (seed-era §2.6.3): the

@@ -235,6 +235,15 @@ func (r *Registry) Resume(ctx context.Context, id string, spec Spec) (*Handle, e
 	})
 }
 
+// ResumeLoaded is Resume over a log the caller has just read with the
+// sessions' Store().Load (Sessions.ResumeLoaded): the log is not read
+// again.
+func (r *Registry) ResumeLoaded(ctx context.Context, log *session.Log, spec Spec) (*Handle, error) {
+	return r.start(ctx, log.Header.ID, "resume", spec, true, func() (*session.Live, error) {
+		return r.sessions.ResumeLoaded(log)
+	})
+}
+
 // start reserves id, opens the session with open, spawns the agent and
 // publishes it, rolling back on failure.
 func (r *Registry) start(ctx context.Context, id, op string, spec Spec, resumed bool, open func() (*session.Live, error)) (*Handle, error) {
