@@ -51,7 +51,8 @@ func TestAColdResumedChildSeesEveryEpochWithoutASecondRead(t *testing.T) {
 	rt, err := actors.New(actors.Options{Sessions: sessions, Workers: 2})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, rt.Close(bg)) })
-	s := New(rt, query.New(sessions))
+	s, err := New(rt, query.New(sessions))
+	require.NoError(t, err)
 	w := &world{t: t, rt: rt, s: s, events: record(s)}
 	_, err = s.RegisterProvider(NewSpawn(rt))
 	require.NoError(t, err)
