@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
 
@@ -171,14 +172,19 @@ func TestBrowserSubagentConversations(t *testing.T) {
 	failASendAndRestoreTheDraft(t, s, p, parentID)
 	disposeTheParent(t, s, p, parentID)
 	checkEnglishAndDark(t, p)
+	showAnUnreadableSession(t, s, p)
 }
 
 func createTopLevelSession(t *testing.T, s *runtimeStack, p *browserPage) string {
 	p.do(chromedp.Navigate(s.url + "/?lang=zh"))
 	p.until(`document.querySelector('#connection').dataset.state === 'connected'`)
+	require.False(t, eval[bool](p, `document.querySelector('#start-hint').hidden`), "an empty page tells how to start")
+	require.Contains(t, eval[string](p, `document.querySelector('#start-hint').textContent`), "spawn researcher: reply hello")
+	require.Contains(t, eval[string](p, `document.querySelector('#start-hint').textContent`), "脚本智能体")
 	p.shot("empty")
 	p.do(chromedp.Click(chromedp.ID("new-session")))
 	p.until(`document.querySelector('.session[aria-current="page"]') !== null`)
+	p.until(`!document.querySelector('#start-hint').hidden && !document.querySelector('#composer-input').disabled`)
 	parentID := eval[string](p, `JSON.parse(localStorage.getItem('dsh.sessions.current')).sessionId`)
 	require.Equal(t, 1, s.recorder.count("session.create", nil))
 	require.NotNil(t, s.rt.Agent(parentID), "session.create starts a live top-level agent")
@@ -193,6 +199,7 @@ func spawnChildren(t *testing.T, s *runtimeStack, p *browserPage, parentID strin
 	p.until(`document.querySelector('.trigger')?.textContent === '2 个子代理'`)
 	require.Equal(t, 1, s.recorder.count("session.prompt", map[string]any{"sessionId": parentID, "mode": "queue"}))
 	p.until(`[...document.querySelectorAll('.message.assistant')].some((m) => m.textContent.includes('spawned two'))`)
+	require.True(t, eval[bool](p, `document.querySelector('#start-hint').hidden`), "the hint leaves once the session has messages")
 	p.shot("spawned")
 	children := s.settled(t, parentID, 2)
 	require.Equal(t, "researcher", children[0].Label)
@@ -244,7 +251,11 @@ func navigateWithTheKeyboard(t *testing.T, p *browserPage, researcher, editor, r
 	require.Equal(t, researcher, p.focusedID(), "ArrowDown wraps")
 	p.key(kb.ArrowDown)
 	require.Equal(t, editor, p.focusedID())
-	p.key(kb.ArrowUp)
+	require.Equal(t, []string{editor}, eval[[]string](p, `[...document.querySelectorAll('[role="tree"] [tabindex="0"]')].map((e) => e.dataset.id)`),
+		"one Tab stop for the tree: the focused row")
+	p.key(kb.ArrowLeft)
+	require.Equal(t, researcher, p.focusedID(), "ArrowLeft on a child row moves to its parent")
+	require.Equal(t, []string{researcher}, eval[[]string](p, `[...document.querySelectorAll('[role="tree"] [tabindex="0"]')].map((e) => e.dataset.id)`))
 	p.key(kb.ArrowLeft)
 	p.until(`document.querySelector('[role="group"]') === null`)
 	require.Equal(t, researcher, p.focusedID(), "collapsing keeps focus on the row")
@@ -294,7 +305,10 @@ func openChildAndFollowUp(t *testing.T, s *runtimeStack, p *browserPage, parentI
 	require.Equal(t, 1, s.recorder.count("subagent.history", map[string]any{"parentSessionId": parentID, "childSessionId": researcher, "maxMessages": 50}))
 	require.Zero(t, s.recorder.count("session.history", map[string]any{"sessionId": researcher}))
 	require.Nil(t, s.rt.Agent(researcher), "reading a child's history activates nothing")
+	require.Equal(t, "父代理", eval[string](p, `document.querySelector('.message.user .author').textContent`),
+		"the first prompt was written by the parent")
 	p.shot("child")
+	followThePathAndKeepDrafts(t, p, researcher)
 
 	p.send("reply followed up")
 	p.until(`[...document.querySelectorAll('.message.assistant')].some((m) => m.textContent.includes('followed up'))`)
@@ -304,6 +318,7 @@ func openChildAndFollowUp(t *testing.T, s *runtimeStack, p *browserPage, parentI
 	require.Equal(t, 1, eval[int](p, `[...document.querySelectorAll('.message.assistant')].filter((m) => m.textContent.includes('followed up')).length`),
 		"no duplicate event across the cold resume")
 	require.Equal(t, 1, eval[int](p, `[...document.querySelectorAll('.message.user')].filter((m) => m.textContent.includes('reply followed up')).length`))
+	require.Equal(t, "你", eval[string](p, `[...document.querySelectorAll('.message.user')].find((m) => m.textContent.includes('reply followed up')).querySelector('.author').textContent`))
 	require.False(t, eval[bool](p, `document.body.textContent.includes('停止生成') || document.body.textContent.includes('Stop generating')`), "no Stop in a child view")
 	p.shot("follow-up")
 	s.settled(t, parentID, 3)
@@ -316,7 +331,8 @@ func openChildAndFollowUp(t *testing.T, s *runtimeStack, p *browserPage, parentI
 func reconnectAndLoadOlder(t *testing.T, s *runtimeStack, p *browserPage, parentID, researcher string) {
 	lists := s.recorder.count("session.list", nil)
 	s.recorder.dropStreams()
-	p.until(`document.querySelector('#connection').dataset.state === 'reconnecting'`)
+	p.until(`document.querySelector('#connection').dataset.state === 'reconnecting' && document.querySelector('#composer-input').disabled && ` +
+		`document.querySelector('#composer-offline').textContent === '与服务器的连接已断开，恢复连接后才能发送消息。' && !document.querySelector('#composer-offline').hidden`)
 	p.until(`document.querySelector('#connection').dataset.state === 'connected'`)
 	require.Eventually(t, func() bool { return s.recorder.count("session.list", nil) > lists }, time.Minute, 10*time.Millisecond,
 		"a reconnect re-pulls the sessions")
@@ -351,7 +367,9 @@ func reconnectAndLoadOlder(t *testing.T, s *runtimeStack, p *browserPage, parent
 func failASendAndRestoreTheDraft(t *testing.T, s *runtimeStack, p *browserPage, parentID string) {
 	require.NoError(t, s.service.DrainContinuableDescendants(context.Background(), []*parent.Handle{s.rt.Agent(parentID)}))
 	p.send("reply lost")
-	p.until(`document.querySelector('#composer-alert').textContent === 'message was not delivered (subagent-not-delivered)'`)
+	p.until(`document.querySelector('#composer-alert .error-text')?.textContent === '消息没有送达子代理'`)
+	require.Equal(t, "subagent-not-delivered: message was not delivered", eval[string](p, `document.querySelector('#composer-alert .error-detail').textContent`),
+		"the code and the server's words stay as a detail")
 	require.Equal(t, "reply lost", eval[string](p, `document.querySelector('#composer-input').value`))
 	p.shot("failed-send")
 }
@@ -361,7 +379,7 @@ func failASendAndRestoreTheDraft(t *testing.T, s *runtimeStack, p *browserPage, 
 func disposeTheParent(t *testing.T, s *runtimeStack, p *browserPage, parentID string) {
 	require.NoError(t, s.rt.Agent(parentID).Dispose(context.Background()))
 	p.until(`!document.querySelector('#composer-readonly').hidden`)
-	require.Equal(t, "此子代理暂时只读父会话当前不在线，重新打开父会话后即可继续发送消息。",
+	require.Equal(t, "此子代理暂时只读只有父会话正在运行时才能给它的子代理发消息。让父会话重新运行（例如给它发一条消息）后即可在这里继续。打开父会话",
 		eval[string](p, `document.querySelector('#composer-readonly').textContent`))
 	require.Equal(t, "status", eval[string](p, `document.querySelector('#composer-readonly').getAttribute('role')`))
 	require.True(t, eval[bool](p, `document.querySelector('#composer-form').hidden`))
@@ -375,6 +393,7 @@ func checkEnglishAndDark(t *testing.T, p *browserPage) {
 	p.do(chromedp.Navigate(strings.Replace(eval[string](p, `location.href`), "lang=zh", "lang=en", 1)))
 	p.until(`document.querySelector('#composer-readonly').textContent.startsWith('This subagent is read-only for now')`)
 	p.until(`document.querySelector('.trigger')?.textContent === '1 subagent'`)
+	require.Equal(t, "Parent sessions", eval[string](p, `document.querySelector('#conversation-path').getAttribute('aria-label')`))
 	p.shot("english")
 	_, err := chromedp.Call(p.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
 		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})
@@ -383,4 +402,44 @@ func checkEnglishAndDark(t *testing.T, p *browserPage) {
 	p.do(chromedp.Click(chromedp.CSS(".trigger")))
 	p.until(`document.querySelectorAll('[role="treeitem"]').length > 0`)
 	p.shot("dark")
+}
+
+// followThePathAndKeepDrafts: a child shows its parent path; clicking the
+// parent opens it, and a draft stays with the conversation it was typed in.
+func followThePathAndKeepDrafts(t *testing.T, p *browserPage, researcher string) {
+	require.Equal(t, "spawn researcher: spawn editor: reply edited", eval[string](p, `document.querySelector('#conversation-path').textContent`))
+	p.do(chromedp.SetValue(chromedp.ID("composer-input"), "draft for the child"))
+	p.do(chromedp.Click(chromedp.CSS("#conversation-path button")))
+	p.until(`document.querySelector('#conversation-title').textContent === 'spawn researcher: spawn editor: reply edited'`)
+	require.True(t, eval[bool](p, `document.querySelector('#conversation-path').hidden`), "a top-level session has no parent path")
+	require.Equal(t, "", eval[string](p, `document.querySelector('#composer-input').value`), "the child's draft stays with the child")
+	p.do(chromedp.SetValue(chromedp.ID("composer-input"), "draft for the parent"))
+	p.do(chromedp.Click(chromedp.CSS(".trigger")))
+	p.until(fmt.Sprintf(`document.querySelector(%s) !== null`, js(rowSelector(researcher))))
+	p.do(chromedp.Click(chromedp.CSS(rowSelector(researcher) + " .label")))
+	p.until(`document.querySelector('#conversation-title').textContent === 'researcher'`)
+	require.Equal(t, "draft for the child", eval[string](p, `document.querySelector('#composer-input').value`))
+	p.do(chromedp.Click(chromedp.CSS("#conversation-path button")))
+	p.until(`document.querySelector('#composer-input').value === 'draft for the parent'`)
+	eval[string](p, `document.querySelector('#composer-input').value = ''`)
+	p.do(chromedp.Click(chromedp.CSS(".trigger")))
+	p.until(fmt.Sprintf(`document.querySelector(%s) !== null`, js(rowSelector(researcher))))
+	p.do(chromedp.Click(chromedp.CSS(rowSelector(researcher) + " .label")))
+	p.until(`document.querySelector('#conversation-title').textContent === 'researcher' && !document.querySelector('#composer-input').disabled`)
+	eval[string](p, `document.querySelector('#composer-input').value = ''`)
+}
+
+// showAnUnreadableSession plants a stored session folder whose header names
+// another session: the next session.list fails naming its file, and the
+// sidebar says so above the rows it already shows.
+func showAnUnreadableSession(t *testing.T, s *runtimeStack, p *browserPage) {
+	path := plantUnreadableLog(t, s.rt.Sessions().Store().(*session.JSONL).Root(), "broken-log")
+	rows := eval[int](p, `document.querySelectorAll('#session-list .session').length`)
+	s.recorder.dropStreams()
+	p.until(`!document.querySelector('#sessions-error').hidden`)
+	text := eval[string](p, `document.querySelector('#sessions-error').textContent`)
+	require.Contains(t, text, "Unable to load the sessions")
+	require.Contains(t, text, `session list failed: corrupt session log "`+path+`"`)
+	require.Equal(t, rows, eval[int](p, `document.querySelectorAll('#session-list .session').length`), "the rows shown stay")
+	p.shot("unreadable-session")
 }

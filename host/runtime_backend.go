@@ -62,13 +62,32 @@ func (b *RuntimeBackend) ListSessions(ctx context.Context) ([]SessionSummary, er
 	summaries := make([]SessionSummary, 0, len(headers))
 	for _, h := range headers {
 		s, err := b.summary(ctx, h)
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
+			return nil, &unreadableSession{id: h.ID, err: err}
+		} else if err != nil {
 			return nil, err
 		}
 		summaries = append(summaries, s)
 	}
 	return summaries, nil
 }
+
+// unreadableSession is a stored entry ListSessions could not read: the
+// session id whose log failed its summary, or (id "") whatever failed the
+// store's listing. session.list names it.
+type unreadableSession struct {
+	id  string
+	err error
+}
+
+func (e *unreadableSession) Error() string {
+	if e.id == "" {
+		return "host: the store cannot be listed: " + e.err.Error()
+	}
+	return "host: session " + quote(e.id) + " cannot be read: " + e.err.Error()
+}
+
+func (e *unreadableSession) Unwrap() error { return e.err }
 
 // headers are the live sessions' headers, then the stored ones not live.
 func (b *RuntimeBackend) headers(ctx context.Context) ([]session.Header, error) {
@@ -80,7 +99,9 @@ func (b *RuntimeBackend) headers(ctx context.Context) ([]session.Header, error) 
 	}
 	if store := b.rt.Sessions().Store(); store != nil {
 		stored, err := store.List(ctx)
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
+			return nil, &unreadableSession{err: err}
+		} else if err != nil {
 			return nil, classify(ctx, err)
 		}
 		for _, h := range stored {

@@ -27,6 +27,10 @@ func (h *Handler) sessionList(ctx context.Context, c call) (any, *Error) {
 			return nil, newError(CodeCancelled, "session list was cancelled", nil)
 		}
 		h.logFailure("session.list", err)
+		var unreadable *unreadableSession
+		if errors.As(err, &unreadable) { // say what failed
+			return nil, unreadableError(unreadable)
+		}
 		return nil, newError(CodeInternal, "session list failed", nil)
 	}
 	items := make([]sessionItem, len(summaries))
@@ -35,6 +39,17 @@ func (h *Handler) sessionList(ctx context.Context, c call) (any, *Error) {
 	}
 	slices.SortStableFunc(items, func(a, b sessionItem) int { return cmp.Compare(b.UpdatedAt, a.UpdatedAt) })
 	return sessionItems{Items: items}, nil
+}
+
+// unreadableError is session.list's internal error naming the stored
+// entry that cannot be read: the session (also in details.sessionId) and
+// the store's own words, which name the file.
+func unreadableError(u *unreadableSession) *Error {
+	if u.id == "" {
+		return newError(CodeInternal, "session list failed: "+u.err.Error(), nil)
+	}
+	return newError(CodeInternal, "session list failed: session "+quote(u.id)+" cannot be read: "+u.err.Error(),
+		Details{SessionID: u.id})
 }
 
 // sessionItem is one session.list row in the original's key order:

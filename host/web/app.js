@@ -4,8 +4,8 @@
 // the live frame stream that keeps them current.
 
 import { rpc, streamEvents } from './client.js';
-import { t, lang, relativeTime } from './i18n.js';
-import { el } from './dom.js';
+import { t, lang, relativeTime, describeError } from './i18n.js';
+import { el, errorContent } from './dom.js';
 import { Catalogs } from './catalogs.js';
 import { CatalogAction } from './tree.js';
 import { Transcript, PAGE_MESSAGES } from './transcript.js';
@@ -20,6 +20,8 @@ const state = {
   sessions: new Map(),
   current: null, // {sessionId, address: {parentSessionId, childSessionId} | null}
   transcript: null,
+  connection: 'connecting', // the event stream: 'connecting' | 'connected' | 'reconnecting'
+  parents: new Map(), // child session id → its direct parent's, as far as the page has seen
 };
 
 const $ = (selector) => document.querySelector(selector);
@@ -34,7 +36,29 @@ const action = new CatalogAction({
 const view = new ConversationView($('#conversation'), {
   onSend: send,
   onLoadOlder: () => state.transcript?.loadOlder(),
+  onOpenParent: () => openSession(state.current.address.parentSessionId),
 });
+
+// openSession opens id as a child of its known parent, else as a top-level
+// session.
+function openSession(id) {
+  const parentSessionId = state.parents.get(id);
+  openConversation(id, parentSessionId ? { parentSessionId, childSessionId: id } : null, { focus: true });
+}
+
+// ancestorsOf is the chain of known parents of id, root first.
+function ancestorsOf(id) {
+  const chain = [];
+  for (let x = state.parents.get(id); x && !chain.includes(x); x = state.parents.get(x)) chain.unshift(x);
+  return chain;
+}
+
+// labelOf names session id: its label in its parent's catalog, else its
+// title, else its id.
+function labelOf(id) {
+  const parent = state.parents.get(id);
+  return (parent && catalogs.entry(parent, id)?.label) || state.sessions.get(id)?.title || id;
+}
 
 function onCatalogChange(parentId) {
   action.render();
@@ -80,9 +104,18 @@ function sessionRow(summary) {
   return el('li', {}, button);
 }
 
+// reloadSessions re-pulls the sidebar; on failure the rows shown stay and
+// the error is shown above them.
 async function reloadSessions() {
   const result = await rpc('session.list', {});
-  if (!result.ok) return;
+  $('#sessions-error').hidden = result.ok;
+  if (!result.ok) {
+    $('#sessions-error').replaceChildren(el('strong', {}, t('sessions.error')), ' ', ...errorContent(describeError(result.error)));
+    return;
+  }
+  for (const item of result.value.items) {
+    if (item.parentSessionId) state.parents.set(item.sessionId, item.parentSessionId);
+  }
   const previous = state.sessions;
   state.sessions = new Map(result.value.items.map((item) => [item.sessionId, {
     ...item, title: item.projections?.values?.title || previous.get(item.sessionId)?.title || '',
@@ -95,7 +128,7 @@ async function reloadSessions() {
 async function createSession() {
   const result = await rpc('session.create', {});
   if (!result.ok) {
-    view.showAlert(`${result.error.message} (${result.error.code})`);
+    view.showAlert(result.error);
     return;
   }
   const { sessionId } = result.value;
@@ -121,11 +154,17 @@ function historyRoute(sessionId, address) {
 function openConversation(sessionId, address, { focus = false } = {}) {
   state.transcript?.close();
   state.current = { sessionId, address };
+  if (address) state.parents.set(sessionId, address.parentSessionId);
   localStorage.setItem(STORAGE_KEY, JSON.stringify({ sessionId, subagentAddress: address }));
   const transcript = new Transcript(historyRoute(sessionId, address), (prepended) => {
-    if (state.transcript === transcript) view.renderTranscript(transcript, prepended);
+    if (state.transcript === transcript) {
+      view.renderTranscript(transcript, prepended);
+      renderStartHint();
+    }
   });
+  transcript.isChild = !!address || state.parents.has(sessionId);
   state.transcript = transcript;
+  view.switchDraft(address ? `${address.parentSessionId}/${sessionId}` : sessionId);
   view.showAlert(null);
   action.setParent(sessionId);
   catalogs.refresh(sessionId);
@@ -137,20 +176,35 @@ function openConversation(sessionId, address, { focus = false } = {}) {
   if (focus) view.focusHeading();
 }
 
-// renderChrome draws the heading and picks the composer for the current
-// conversation.
+// renderStartHint shows how to start while nothing is selected or the open
+// top-level session is empty.
+function renderStartHint() {
+  const transcript = state.transcript;
+  view.showStartHint(!state.current ||
+    (!transcript.isChild && transcript.loaded && !transcript.error && transcript.events.length === 0));
+}
+
+// renderChrome draws the heading and the parent path and picks the
+// composer for the current conversation.
 function renderChrome() {
   const current = state.current;
+  renderStartHint();
   if (!current) {
     view.renderHeader(t('app.pick'), undefined);
+    view.renderPath([]);
     view.renderComposer('unavailable');
     return;
   }
+  view.renderPath(ancestorsOf(current.sessionId).map((id) => ({ label: labelOf(id), open: () => openSession(id) })));
   const summary = state.sessions.get(current.sessionId);
   const address = current.address;
   const entry = address && catalogs.entry(address.parentSessionId, address.childSessionId);
   const running = summary ? summary.running : entry?.activity === 'running';
   view.renderHeader(entry?.label || summary?.title || (address ? current.sessionId : t('app.untitled')), running);
+  if (state.connection !== 'connected') {
+    view.renderComposer('offline');
+    return;
+  }
   if (!address) {
     view.renderComposer('ordinary');
     return;
@@ -189,6 +243,7 @@ function onSessionAdded(frame) {
     running: previous?.running ?? false, blank: frame.blank, title: previous?.title ?? '',
     parentSessionId: frame.parentSessionId, cwd: frame.cwd,
   });
+  if (frame.parentSessionId) state.parents.set(frame.sessionId, frame.parentSessionId);
   const parent = frame.parentSessionId;
   if (parent && (parent === state.current?.sessionId || action.observes(parent))) catalogs.scheduleRefresh(parent);
   if (frame.sessionId === state.current?.address?.parentSessionId) catalogs.scheduleRefresh(frame.sessionId);
@@ -234,6 +289,8 @@ function firstLine(content) {
 function onConnection(connection) {
   $('#connection').textContent = t(`conn.${connection}`);
   $('#connection').dataset.state = connection;
+  state.connection = connection;
+  renderChrome();
   if (connection !== 'connected') return;
   reloadSessions();
   const current = state.current;

@@ -10,8 +10,10 @@ function newRpcId() {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
+// transportFailure is a failure to reach the server or read its answer:
+// code internal, marked details.transport for the page's wording.
 function transportFailure(error) {
-  return { ok: false, error: { code: 'internal', message: String(error?.message ?? error), details: {} } };
+  return { ok: false, error: { code: 'internal', message: String(error?.message ?? error), details: { transport: true } } };
 }
 
 // rpc calls method and resolves to its result {ok, value} | {ok:false, error};

@@ -2,13 +2,15 @@
 // has no Stop control; its composer is replaced by a read-only notice while
 // the exact parent is not live (web-host §4.4).
 
-import { t } from './i18n.js';
-import { el } from './dom.js';
+import { t, describeError } from './i18n.js';
+import { el, errorContent } from './dom.js';
 
 export class ConversationView {
   // root holds the region's elements (see index.html); onSend(text)
-  // resolves to an RPC result; onLoadOlder() pages back.
-  constructor(root, { onSend, onLoadOlder }) {
+  // resolves to an RPC result; onLoadOlder() pages back; onOpenParent()
+  // opens the parent of the child shown read-only.
+  constructor(root, { onSend, onLoadOlder, onOpenParent }) {
+    this.path = root.querySelector('#conversation-path');
     this.heading = root.querySelector('#conversation-title');
     this.status = root.querySelector('#conversation-status');
     this.scroller = root.querySelector('#transcript');
@@ -20,6 +22,11 @@ export class ConversationView {
     this.sendButton = root.querySelector('#composer-send');
     this.alert = root.querySelector('#composer-alert');
     this.readonly = root.querySelector('#composer-readonly');
+    this.offline = root.querySelector('#composer-offline');
+    this.startHint = root.querySelector('#start-hint');
+    this.drafts = new Map(); // conversation key → unsent text
+    this.draftKey = null;
+    this.onOpenParent = onOpenParent;
     this.announcer = root.querySelector('#announcer');
     this.announced = { transcript: null, seq: -1 };
     this.onSend = onSend;
@@ -32,7 +39,11 @@ export class ConversationView {
     this.textarea.placeholder = t('composer.placeholder');
     this.textarea.setAttribute('aria-label', t('composer.placeholder'));
     this.sendButton.textContent = t('composer.send');
-    this.readonly.replaceChildren(el('strong', {}, t('readonly.title')), el('p', {}, t('readonly.body')));
+    const openParent = el('button', { type: 'button', class: 'link open-parent' }, t('readonly.openParent'));
+    openParent.addEventListener('click', () => this.onOpenParent());
+    this.readonly.replaceChildren(el('strong', {}, t('readonly.title')), el('p', {}, t('readonly.body')), openParent);
+    this.offline.textContent = t('composer.offline');
+    this.startHint.replaceChildren(startHint());
     this.form.addEventListener('submit', (event) => {
       event.preventDefault();
       this.submit();
@@ -44,22 +55,60 @@ export class ConversationView {
     });
   }
 
+  // switchDraft keeps the unsent text of the conversation being left and
+  // brings back the one of the conversation key (a draft stays with the
+  // conversation it was typed in).
+  switchDraft(key) {
+    if (key === this.draftKey) return;
+    if (this.draftKey !== null) this.drafts.set(this.draftKey, this.textarea.value);
+    this.draftKey = key;
+    this.textarea.value = this.drafts.get(key) ?? '';
+    this.drafts.delete(key);
+  }
+
   // submit clears the draft optimistically and restores it (if the box is
-  // still empty) when the send fails, showing "message (code)".
+  // still empty) when the send fails, showing the error; a failure that
+  // arrives after the user moved to another conversation restores the draft
+  // there, unseen until they come back.
   async submit() {
     const text = this.textarea.value;
     if (!text.trim() || this.textarea.disabled) return;
+    const key = this.draftKey;
     this.textarea.value = '';
     this.showAlert(null);
     const result = await this.onSend(text);
     if (result.ok) return;
+    if (key !== this.draftKey) {
+      if (!this.drafts.get(key)) this.drafts.set(key, text);
+      return;
+    }
     if (this.textarea.value === '') this.textarea.value = text;
-    this.showAlert(`${result.error.message} (${result.error.code})`);
+    this.showAlert(result.error);
   }
 
-  showAlert(text) {
-    this.alert.hidden = !text;
-    this.alert.textContent = text ?? '';
+  // showAlert shows an RPC error (its text in the page's language, the
+  // server's code and message as a detail), or hides the alert for null.
+  showAlert(error) {
+    this.alert.hidden = !error;
+    this.alert.replaceChildren(...(error ? errorContent(describeError(error)) : []));
+  }
+
+  // renderPath shows the chain of parents above a child's heading, root
+  // first, each a button that opens it; [] hides it.
+  renderPath(ancestors) {
+    this.path.hidden = ancestors.length === 0;
+    this.path.setAttribute('aria-label', t('path.label'));
+    const items = ancestors.flatMap(({ label, open }, i) => {
+      const button = el('button', { type: 'button', class: 'link' }, label);
+      button.addEventListener('click', open);
+      return i === 0 ? [button] : [el('span', { class: 'sep', 'aria-hidden': 'true' }, '/'), button];
+    });
+    this.path.replaceChildren(...items);
+  }
+
+  // showStartHint shows or hides how to start (an empty page).
+  showStartHint(shown) {
+    this.startHint.hidden = !shown;
   }
 
   // renderHeader shows the conversation's title and running state.
@@ -72,16 +121,18 @@ export class ConversationView {
     );
   }
 
-  // renderComposer: 'ordinary' (textarea + Send), 'readonly' (notice) or
-  // 'unavailable' (disabled, nothing selected).
+  // renderComposer: 'ordinary' (textarea + Send), 'readonly' (notice),
+  // 'offline' (disabled while the server is unreachable, saying so; the
+  // draft stays) or 'unavailable' (disabled, nothing selected).
   renderComposer(mode) {
     this.form.hidden = mode === 'readonly';
     this.readonly.hidden = mode !== 'readonly';
+    this.offline.hidden = mode !== 'offline';
     const disabled = mode !== 'ordinary';
     this.textarea.disabled = disabled;
     this.sendButton.disabled = disabled;
-    this.textarea.placeholder = t(disabled ? 'composer.unavailable' : 'composer.placeholder');
-    if (mode !== 'ordinary') this.showAlert(null);
+    this.textarea.placeholder = t(disabled && mode !== 'offline' ? 'composer.unavailable' : 'composer.placeholder');
+    if (mode === 'readonly' || mode === 'unavailable') this.showAlert(null);
   }
 
   // renderTranscript redraws the messages, keeping the view pinned to the
@@ -90,11 +141,12 @@ export class ConversationView {
   renderTranscript(transcript, prepended = false) {
     const fromBottom = this.scroller.scrollHeight - this.scroller.scrollTop;
     const pinned = fromBottom - this.scroller.clientHeight < 40;
-    const items = transcript ? transcript.events.map(renderEvent).filter(Boolean) : [];
+    const byParent = parentWrittenSeq(transcript);
+    const items = transcript ? transcript.events.map((e) => renderEvent(e, byParent)).filter(Boolean) : [];
     this.list.replaceChildren(...items);
     this.older.hidden = !transcript?.hasMore;
     this.empty.hidden = !transcript?.loaded || items.length > 0;
-    this.empty.textContent = transcript?.error ? `${transcript.error.message} (${transcript.error.code})` : t('transcript.empty');
+    this.empty.replaceChildren(...(transcript?.error ? errorContent(describeError(transcript.error)) : [t('transcript.empty')]));
     if (prepended) this.scroller.scrollTop = this.scroller.scrollHeight - fromBottom;
     else if (pinned) this.scroller.scrollTop = this.scroller.scrollHeight;
     this.announceReply(transcript);
@@ -123,6 +175,25 @@ function textOf(content) {
     .join('\n');
 }
 
+// parentWrittenSeq is the seq of a child's first prompt, which its parent
+// wrote (its source is {kind:"user"} all the same), when the transcript
+// holds the child's whole log; otherwise -1.
+function parentWrittenSeq(transcript) {
+  if (!transcript?.isChild || transcript.hasMore) return -1;
+  return transcript.events.find((e) => e.type === 'user/message')?.seq ?? -1;
+}
+
+// startHint tells how to start: the scripted agent's commands, or plain
+// language when a model is configured.
+function startHint() {
+  const example = (command, what) => el('li', {}, el('code', {}, command), ' — ', what);
+  return el('div', {},
+    el('strong', {}, t('start.title')),
+    el('p', {}, t('start.body')),
+    el('ul', {}, example('spawn researcher: reply hello', t('start.spawn')), example('reply hi', t('start.reply'))),
+    el('p', {}, t('start.model')));
+}
+
 function bubble(kind, author, text, seq) {
   return el('li', { class: `message ${kind}`, 'data-seq': String(seq) },
     el('span', { class: 'author' }, author), el('div', { class: 'body' }, text));
@@ -130,11 +201,12 @@ function bubble(kind, author, text, seq) {
 
 // renderEvent folds one raw event into a transcript item, or null for
 // events the transcript does not show.
-function renderEvent(event) {
+function renderEvent(event, parentWritten) {
   const data = event.data ?? {};
   switch (event.type) {
     case 'user/message': {
-      const author = data.source?.kind === 'coordinator' ? t('transcript.parent') : t('transcript.you');
+      const byParent = data.source?.kind === 'coordinator' || event.seq === parentWritten;
+      const author = byParent ? t('transcript.parent') : t('transcript.you');
       return bubble('user', author, textOf(data.content), event.seq);
     }
     case 'assistant/message':

@@ -5,3 +5,10 @@ export function el(tag, attributes = {}, ...children) {
   node.append(...children);
   return node;
 }
+
+// errorContent is an error's text in the page's language followed by the
+// server's code and message as a smaller detail ({text, detail} from
+// describeError).
+export function errorContent({ text, detail }) {
+  return [el('span', { class: 'error-text' }, text), ' ', el('small', { class: 'error-detail' }, detail)];
+}

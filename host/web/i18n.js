@@ -26,7 +26,31 @@ const strings = {
     'count.other': '{count} 个子代理',
     'tree.aria': '子代理会话',
     'readonly.title': '此子代理暂时只读',
-    'readonly.body': '父会话当前不在线，重新打开父会话后即可继续发送消息。',
+    'readonly.body': '只有父会话正在运行时才能给它的子代理发消息。让父会话重新运行（例如给它发一条消息）后即可在这里继续。',
+    'readonly.openParent': '打开父会话',
+    'composer.offline': '与服务器的连接已断开，恢复连接后才能发送消息。',
+    'path.label': '父会话路径',
+    'sessions.error': '无法加载会话列表',
+    'start.title': '如何开始',
+    'start.body': '点击“新建会话”，然后给智能体发消息。未配置模型时这里运行的是脚本智能体，它逐行执行命令：',
+    'start.spawn': '创建一个名为 researcher 的子代理，并让它回复',
+    'start.reply': '直接回复一段文字',
+    'start.model': '如果服务器配置了模型，直接用自然语言写即可。',
+    'error.transport': '无法连接服务器',
+    'error.unknown': '出现错误',
+    'error.bad-request': '请求无效',
+    'error.cancelled': '操作已取消',
+    'error.session-not-found': '找不到该会话',
+    'error.session-conflict': '该会话已在另一个工作目录中打开',
+    'error.model-unavailable': '模型不可用',
+    'error.agent-busy': '智能体正忙',
+    'error.subagent-parent-unavailable': '父会话当前没有在运行',
+    'error.subagent-not-found': '找不到该子代理',
+    'error.subagent-catalog-diagnostic': '子代理记录无法读取',
+    'error.subagent-not-resumable': '该子代理无法继续',
+    'error.subagent-unauthorized': '无权给该子代理发消息',
+    'error.subagent-not-delivered': '消息没有送达子代理',
+    'error.internal': '服务器内部错误',
     'composer.placeholder': '给智能体发消息',
     'composer.unavailable': '会话不可用',
     'composer.send': '发送消息',
@@ -67,7 +91,31 @@ const strings = {
     'count.other': '{count} subagents',
     'tree.aria': 'Subagent sessions',
     'readonly.title': 'This subagent is read-only for now',
-    'readonly.body': 'The parent session is offline; reopen it to continue sending messages.',
+    'readonly.body': 'A subagent takes messages only while its parent session is running. Get the parent running again (for example, send it a message), then continue here.',
+    'readonly.openParent': 'Open the parent session',
+    'composer.offline': 'Not connected to the server; you can send again once the connection is back.',
+    'path.label': 'Parent sessions',
+    'sessions.error': 'Unable to load the sessions',
+    'start.title': 'How to start',
+    'start.body': 'Click “New session”, then message the agent. Without a configured model it is the scripted agent, which runs one command per line:',
+    'start.spawn': 'starts a subagent named researcher and has it reply',
+    'start.reply': 'replies with the text',
+    'start.model': 'When the server has a model configured, just write in plain language.',
+    'error.transport': 'Cannot reach the server',
+    'error.unknown': 'Something went wrong',
+    'error.bad-request': 'The request was invalid',
+    'error.cancelled': 'The operation was cancelled',
+    'error.session-not-found': 'Session not found',
+    'error.session-conflict': 'The session is open in another working directory',
+    'error.model-unavailable': 'The model is unavailable',
+    'error.agent-busy': 'The agent is busy',
+    'error.subagent-parent-unavailable': 'The parent session is not running',
+    'error.subagent-not-found': 'Subagent not found',
+    'error.subagent-catalog-diagnostic': 'The subagent record cannot be read',
+    'error.subagent-not-resumable': 'This subagent cannot continue',
+    'error.subagent-unauthorized': 'Not allowed to message this subagent',
+    'error.subagent-not-delivered': 'The message was not delivered to the subagent',
+    'error.internal': 'Internal server error',
     'composer.placeholder': 'Message the agent',
     'composer.unavailable': 'Session unavailable',
     'composer.send': 'Send message',
@@ -98,6 +146,17 @@ export const lang = pickLanguage();
 export function t(key, vars = {}) {
   const template = strings[lang][key] ?? strings.en[key] ?? key;
   return template.replace(/\{(\w+)\}/g, (_, name) => String(vars[name] ?? ''));
+}
+
+// describeError splits an RPC error {code, message, details} into the
+// page-language text for its code and the server's own words, "code:
+// message", kept as a detail. A transport failure (details.transport) has
+// its own text.
+export function describeError(error) {
+  const code = error?.code ?? 'internal';
+  const key = error?.details?.transport ? 'error.transport' : `error.${code}`;
+  const known = strings.en[key] !== undefined;
+  return { text: t(known ? key : 'error.unknown'), detail: error?.message ? `${code}: ${error.message}` : code };
 }
 
 // countLabel is the header action text: "{count} 个子代理" / "{count} subagents".

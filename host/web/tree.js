@@ -2,8 +2,8 @@
 // current session's direct catalog, each branch loaded lazily when expanded
 // (web-host §4.2–4.3).
 
-import { t, countLabel, relativeTime } from './i18n.js';
-import { el } from './dom.js';
+import { t, countLabel, relativeTime, describeError } from './i18n.js';
+import { el, errorContent } from './dom.js';
 
 export class CatalogAction {
   // root is the header element to render into; summaryOf(id) returns a
@@ -17,6 +17,7 @@ export class CatalogAction {
     this.open = false;
     this.expanded = new Map(); // expanded child id → its direct parent id
     this.pendingFocus = null; // 'first' | 'last' once the rows exist
+    this.activeId = null; // the row holding the tree's one Tab stop (roving tabindex)
     this.trigger = el('button', { type: 'button', class: 'trigger', 'aria-haspopup': 'tree', 'aria-expanded': 'false' });
     this.menu = el('div', { class: 'menu', hidden: '' });
     root.append(this.trigger, this.menu);
@@ -99,9 +100,23 @@ export class CatalogAction {
       ? document.activeElement.closest('[role="treeitem"]')?.dataset.id
       : null;
     const tree = el('div', { role: 'tree', 'aria-label': t('tree.aria') });
+    tree.addEventListener('focusin', (event) => {
+      const item = event.target.closest('[role="treeitem"]');
+      if (item) this.rove(item.dataset.id);
+    });
     this.renderLevel(tree, this.parentId, 1);
     this.menu.replaceChildren(tree);
+    this.rove(this.activeId);
     this.restoreFocus(focusedId);
+  }
+
+  // rove gives the tree its one Tab stop: row id when it is shown, else the
+  // first row; every other row is reached with the arrow keys.
+  rove(id) {
+    const items = this.items();
+    const active = items.find((item) => item.dataset.id === id) ?? items[0];
+    for (const item of items) item.tabIndex = item === active ? 0 : -1;
+    this.activeId = active?.dataset.id ?? null;
   }
 
   restoreFocus(focusedId) {
@@ -147,7 +162,7 @@ export class CatalogAction {
     const secondary = [summary?.title, t('mode.continuable'), t(`activity.${entry.activity}`)].filter(Boolean).join(' · ');
     const time = summary?.updatedAt ? relativeTime(summary.updatedAt) : '';
     const row = el('div', {
-      role: 'treeitem', tabindex: '0', class: 'row', 'aria-level': String(level),
+      role: 'treeitem', tabindex: '-1', class: 'row', 'aria-level': String(level),
       'aria-label': [label, secondary, time].filter(Boolean).join(' '), 'data-id': entry.id, 'data-parent': parentId,
     });
     const expanded = this.expanded.has(entry.id);
@@ -179,7 +194,8 @@ export class CatalogAction {
   errorNotice(error, parentId) {
     const retry = el('button', { type: 'button', class: 'retry' }, t('retry'));
     retry.addEventListener('click', () => this.catalogs.refresh(parentId));
-    return el('div', { class: 'notice error' }, el('span', {}, error?.message || t('load.error')), retry);
+    return el('div', { class: 'notice error' },
+      el('span', {}, el('strong', {}, t('load.error')), ' ', ...errorContent(describeError(error))), retry);
   }
 
   // activate opens the child a row stands for, addressed through the row's
@@ -234,6 +250,7 @@ export class CatalogAction {
         return true;
       case 'ArrowLeft':
         if (row?.getAttribute('aria-expanded') === 'true') this.collapse(row.dataset.id);
+        else if (row) items.find((item) => item.dataset.id === row.dataset.parent)?.focus();
         return true;
       case 'Enter':
       case ' ':
