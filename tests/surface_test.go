@@ -1,0 +1,321 @@
+package tests
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// protoactorPath is the import path prefix of the actor library; an
+// exported declaration that mentions one of its packages leaks it to
+// embedders.
+const protoactorPath = "github.com/asynkron/protoactor-go"
+
+// surfaceTarget is the most exported identifiers the public surface may
+// have. It is reported, not asserted, until the count reaches it.
+const surfaceTarget = 425
+
+// surface is what one package exports.
+type surface struct {
+	dir string
+	// identifiers counts exported top-level names, exported methods
+	// (interface methods included) and exported struct fields of exported
+	// types.
+	identifiers int
+	// protoactor names the exported declarations whose signature or type
+	// mentions a protoactor package.
+	protoactor []string
+	// errorStructs names the exported struct types whose name ends in Error.
+	errorStructs []string
+}
+
+// TestExportedSurface counts, per package outside internal/, cmd/ and
+// tests/, what an embedder can name (non-test files only), and logs the
+// figures. It asserts that no exported declaration mentions a protoactor
+// type once that holds, and the size target once it is reached.
+func TestExportedSurface(t *testing.T) {
+	surfaces := exportedSurface(t, "..")
+	total, protoactor, errorStructs := 0, 0, 0
+	for _, s := range surfaces {
+		total += s.identifiers
+		protoactor += len(s.protoactor)
+		errorStructs += len(s.errorStructs)
+		t.Logf("%-22s %4d exported, %d naming protoactor %v, %d error structs %v",
+			s.dir, s.identifiers, len(s.protoactor), s.protoactor, len(s.errorStructs), s.errorStructs)
+	}
+	t.Logf("total: %d exported identifiers in %d packages (target %d), %d naming a protoactor type, %d exported …Error struct types",
+		total, len(surfaces), surfaceTarget, protoactor, errorStructs)
+	if protoactor > 0 {
+		t.Logf("not yet asserted: %d exported declarations name a protoactor type", protoactor)
+	} else {
+		require.Zero(t, protoactor)
+	}
+	if total > surfaceTarget {
+		t.Logf("not yet asserted: %d exported identifiers, target %d", total, surfaceTarget)
+	} else {
+		require.LessOrEqual(t, total, surfaceTarget)
+	}
+}
+
+// TestExportedSurfaceCounter checks the counter on a package written for
+// it, so that a change to the counting rules is seen.
+func TestExportedSurfaceCounter(t *testing.T) {
+	root := t.TempDir()
+	src := `package sample
+
+import (
+	"fmt"
+	pa "github.com/asynkron/protoactor-go/actor"
+)
+
+const A, b = 1, 2
+
+var V = 3
+
+type T struct {
+	F, G int
+	h    int
+	PID  *pa.PID
+	fmt.Stringer
+}
+
+func (T) M()   {}
+func (T) m()   {}
+func (*T) N()  {}
+func (u) X()   {}
+
+type u struct{ Z int }
+
+type I interface {
+	Do() int
+	hidden()
+}
+
+type BadError struct{ Msg string }
+
+type NotAnError = error
+
+func Spawn(ctx *pa.RootContext) {}
+
+func helper() {}
+`
+	dir := filepath.Join(root, "sample")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sample.go"), []byte(src), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sample_test.go"), []byte("package sample\n\nfunc Exported() {}\n"), 0o644))
+	surfaces := exportedSurface(t, root)
+	require.Len(t, surfaces, 1)
+	s := surfaces[0]
+	// A V T F G PID Stringer M N I Do BadError Msg NotAnError Spawn
+	require.Equal(t, 15, s.identifiers)
+	require.Equal(t, []string{"Spawn", "T.PID"}, s.protoactor)
+	require.Equal(t, []string{"BadError"}, s.errorStructs)
+}
+
+// exportedSurface parses every non-test Go file under root outside
+// internal/, cmd/, tests/ and testdata/ and counts each package's exports,
+// in directory order.
+func exportedSurface(t *testing.T, root string) []surface {
+	t.Helper()
+	byDir := map[string]*surface{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			if skippedDir(rel, d.Name()) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		file, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		dir := filepath.ToSlash(filepath.Dir(rel))
+		s := byDir[dir]
+		if s == nil {
+			s = &surface{dir: dir}
+			byDir[dir] = s
+		}
+		s.add(file)
+		return nil
+	})
+	require.NoError(t, err)
+	surfaces := make([]surface, 0, len(byDir))
+	for _, s := range byDir {
+		slices.Sort(s.protoactor)
+		slices.Sort(s.errorStructs)
+		surfaces = append(surfaces, *s)
+	}
+	slices.SortFunc(surfaces, func(a, b surface) int { return strings.Compare(a.dir, b.dir) })
+	return surfaces
+}
+
+func skippedDir(rel, name string) bool {
+	switch rel {
+	case ".":
+		return false
+	case "internal", "cmd", "tests":
+		return true
+	}
+	return name == "testdata" || strings.HasPrefix(name, ".")
+}
+
+// add counts one file's exported declarations.
+func (s *surface) add(file *ast.File) {
+	actorNames := protoactorImports(file)
+	for _, decl := range file.Decls {
+		switch decl := decl.(type) {
+		case *ast.FuncDecl:
+			s.addFunc(decl, actorNames)
+		case *ast.GenDecl:
+			for _, spec := range decl.Specs {
+				s.addSpec(spec, actorNames)
+			}
+		}
+	}
+}
+
+func (s *surface) addFunc(decl *ast.FuncDecl, actorNames map[string]bool) {
+	if !decl.Name.IsExported() {
+		return
+	}
+	name := decl.Name.Name
+	if decl.Recv != nil {
+		recv := receiverName(decl.Recv.List[0].Type)
+		if !ast.IsExported(recv) {
+			return
+		}
+		name = recv + "." + name
+	}
+	s.identifiers++
+	if mentions(decl.Type, actorNames) {
+		s.protoactor = append(s.protoactor, name)
+	}
+}
+
+func (s *surface) addSpec(spec ast.Spec, actorNames map[string]bool) {
+	switch spec := spec.(type) {
+	case *ast.ValueSpec:
+		for _, n := range spec.Names {
+			if n.IsExported() {
+				s.identifiers++
+				if spec.Type != nil && mentions(spec.Type, actorNames) {
+					s.protoactor = append(s.protoactor, n.Name)
+				}
+			}
+		}
+	case *ast.TypeSpec:
+		if !spec.Name.IsExported() {
+			return
+		}
+		s.identifiers++
+		s.addMembers(spec.Name.Name, spec.Type, actorNames)
+		if _, isStruct := spec.Type.(*ast.StructType); isStruct && spec.Assign == 0 && strings.HasSuffix(spec.Name.Name, "Error") {
+			s.errorStructs = append(s.errorStructs, spec.Name.Name)
+		}
+		if _, composite := spec.Type.(*ast.StructType); !composite && !isInterface(spec.Type) && mentions(spec.Type, actorNames) {
+			s.protoactor = append(s.protoactor, spec.Name.Name)
+		}
+	}
+}
+
+// addMembers counts the exported fields of a struct type and the exported
+// methods of an interface type.
+func (s *surface) addMembers(typeName string, expr ast.Expr, actorNames map[string]bool) {
+	var fields *ast.FieldList
+	switch expr := expr.(type) {
+	case *ast.StructType:
+		fields = expr.Fields
+	case *ast.InterfaceType:
+		fields = expr.Methods
+	default:
+		return
+	}
+	for _, field := range fields.List {
+		names := field.Names
+		if len(names) == 0 { // embedded: named by its type
+			names = []*ast.Ident{ast.NewIdent(receiverName(field.Type))}
+		}
+		for _, n := range names {
+			if n.IsExported() {
+				s.identifiers++
+				if mentions(field.Type, actorNames) {
+					s.protoactor = append(s.protoactor, typeName+"."+n.Name)
+				}
+			}
+		}
+	}
+}
+
+func isInterface(expr ast.Expr) bool {
+	_, ok := expr.(*ast.InterfaceType)
+	return ok
+}
+
+// protoactorImports is the set of local names under which file imports a
+// protoactor package.
+func protoactorImports(file *ast.File) map[string]bool {
+	names := map[string]bool{}
+	for _, imp := range file.Imports {
+		path, _ := strconv.Unquote(imp.Path.Value)
+		if !strings.HasPrefix(path, protoactorPath) {
+			continue
+		}
+		name := path[strings.LastIndexByte(path, '/')+1:]
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		names[name] = true
+	}
+	return names
+}
+
+// mentions reports whether expr names a type from one of the packages in
+// actorNames.
+func mentions(expr ast.Node, actorNames map[string]bool) bool {
+	found := false
+	ast.Inspect(expr, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if pkg, ok := sel.X.(*ast.Ident); ok && actorNames[pkg.Name] {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// receiverName is the type name of a receiver or embedded field: T, *T,
+// T[P], pkg.T.
+func receiverName(expr ast.Expr) string {
+	switch expr := expr.(type) {
+	case *ast.StarExpr:
+		return receiverName(expr.X)
+	case *ast.IndexExpr:
+		return receiverName(expr.X)
+	case *ast.IndexListExpr:
+		return receiverName(expr.X)
+	case *ast.SelectorExpr:
+		return expr.Sel.Name
+	case *ast.Ident:
+		return expr.Name
+	}
+	return fmt.Sprintf("%T", expr)
+}
