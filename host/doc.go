@@ -72,30 +72,14 @@
 // anything else {"accepted":false,"reason":"bad-response"}. Only the exact
 // path /api/respond is the route (/api/%72espond and /api/respond/ are 404).
 //
-// The browser-trust fence guards /api and /events. It is the original's
-// isTrustedApiRequest, which reads authorities as a browser's URL parser
-// (WHATWG URL) does. The Host header, parsed as new URL("http://" + host),
-// must be loopback — hostname localhost, [::1] or 127.x.y.z after
-// normalization, so 127.1, 0x7f.1, 2130706433, LOCALHOST, 127.0.0.1. and
-// %6Cocalhost are loopback — or match an Options.TrustedHosts entry parsed
-// the same way: an entry with a written port (even :80) matches that exact
-// authority with the default port dropped on both sides ("plain:80"
-// matches Host "plain"), a port-less entry or one with a dangling colon
-// its hostname on any port, an unparsable entry nothing. A Host the parser
-// rejects (::1 without brackets, an empty host, a port over 65535 or with
-// a non-digit, a forbidden code point) is refused; userinfo, path, query
-// or fragment after the authority are ignored, as the parser ignores them.
-// Sec-Fetch-Site exactly "cross-site" is refused; the match is
-// case-sensitive ("Cross-Site" passes) and repeated headers are joined
-// with ", " as node joins them. An Origin header, when present (even
-// empty), must parse as an absolute URL whose host — hostname, plus the
-// port unless it is the scheme's default — equals the Host's, whatever the
-// scheme: http://localhost matches Host localhost:80 and
-// https://localhost:443 matches Host localhost; "null" and "" do not parse
-// and are refused. Unlike the original, which maps non-ASCII hosts through
-// UTS 46, a host that is not ASCII after percent-decoding is refused, and a
-// punycode (xn--) label is only checked to decode. A refusal is 403
-// "forbidden" with no Content-Type.
+// The browser-trust fence guards /api and /events. The Host header must be
+// exactly an authority (no userinfo, path or escapes) whose host is
+// loopback (localhost, 127.0.0.0/8, [::1]) or matches an
+// Options.TrustedHosts entry; Sec-Fetch-Site "cross-site" is refused; an
+// Origin header, when present, must be one http(s)/ws(s) origin whose host
+// and port equal the Host's (a scheme's default port counts as absent;
+// "null" and "" are refused). A refusal is 403 "forbidden" with no
+// Content-Type.
 //
 // # Methods
 //

@@ -18,10 +18,11 @@ var webFiles embed.FS
 // Options configures a Handler. The zero value is usable.
 type Options struct {
 	// TrustedHosts are authorities ("host" or "host:port") accepted in the
-	// Host header besides loopback ones. Both sides are compared after
-	// WHATWG URL normalization: an entry with a written port (even :80)
-	// matches that exact authority, a port-less one (or a dangling colon)
-	// the hostname on any port; an unparsable entry matches nothing.
+	// Host header besides loopback ones. Names compare case-insensitively,
+	// IP addresses canonically and ports as numbers, :80 counting as no
+	// port: an entry with a port (even :80) matches that exact authority, a
+	// port-less one (or one ending in a bare colon) the host on any port; an
+	// unreadable entry matches nothing.
 	TrustedHosts []string
 	// Logger receives internal failures the wire reports only as internal.
 	// Nil discards them.

@@ -9,10 +9,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestTrustFence: the browser-trust fence is the original's
-// isTrustedApiRequest (client/connection/src/api-request-trust.ts). Every
-// expectation below is what that function, run in Node 20, answers for the
-// same headers.
+// TestTrustFence: loopback or configured Host, no cross-site fetch, an
+// Origin equal to the Host. Rows marked "refused: written form" were
+// allowed while the fence imitated a browser's URL parser (which rewrites
+// 127.1, 0x7f.1, %6Cocalhost, userinfo and paths before comparing); a
+// browser never sends such a Host or Origin header, so the fence now
+// refuses them.
 func TestTrustFence(t *testing.T) {
 	configured := []string{"dsh.example:8443", "lan-box", "Plain:80", "dangling:", "xn--bcher-kva.example", "[fe80::1]:7499", "10.0.0.7"}
 	cases := []struct {
@@ -30,24 +32,27 @@ func TestTrustFence(t *testing.T) {
 		{"128.0.0.1", "128.0.0.1:7499", nil, nil, nil, false},
 		{"localhost.evil", "localhost.evil.example", nil, nil, nil, false},
 		{"no Host", "", nil, nil, nil, false},
-		// The audit's four: WHATWG reads 127.1 as 127.0.0.1 and drops the
-		// default port; the cross-site match is case-sensitive; ::1 needs brackets.
-		{"127.1 is 127.0.0.1", "127.1:7499", nil, nil, nil, true},
+		// A default port counts as absent; the cross-site match is
+		// case-sensitive; ::1 needs brackets.
+		{"127.1 refused: written form", "127.1:7499", nil, nil, nil, false},
 		{"localhost:80 equals origin http://localhost", "localhost:80", []string{"http://localhost"}, nil, nil, true},
 		{"Sec-Fetch-Site Cross-Site is not cross-site", "127.0.0.1:7499", nil, []string{"Cross-Site"}, nil, true},
 		{"unbracketed ::1", "::1", nil, nil, nil, false},
 		{"unbracketed ::1 with port", "::1:7499", nil, nil, nil, false},
-		// The Host is parsed as new URL("http://" + host) parses it.
+		// Names compare case-insensitively, addresses canonically, ports
+		// without leading zeros; any other written form is refused.
 		{"uppercase LOCALHOST", "LOCALHOST:7499", nil, nil, nil, true},
-		{"hex 0x7f.1", "0x7f.1:7499", nil, nil, nil, true},
-		{"integer 2130706433", "2130706433", nil, nil, nil, true},
-		{"octal 0177.0.0.1", "0177.0.0.1", nil, nil, nil, true},
-		{"trailing dot 127.0.0.1.", "127.0.0.1.:7499", nil, nil, nil, true},
+		{"hex 0x7f.1 refused: written form", "0x7f.1:7499", nil, nil, nil, false},
+		{"integer 2130706433 refused: written form", "2130706433", nil, nil, nil, false},
+		{"octal 0177.0.0.1 refused: written form", "0177.0.0.1", nil, nil, nil, false},
+		{"trailing dot 127.0.0.1. refused: written form", "127.0.0.1.:7499", nil, nil, nil, false},
 		{"trailing dot localhost.", "localhost.:7499", nil, nil, nil, false},
-		{"percent-encoded localhost", "%6Cocalhost:7499", nil, nil, nil, true},
+		{"percent-encoded localhost refused: written form", "%6Cocalhost:7499", nil, nil, nil, false},
 		{"127.0.0.256", "127.0.0.256", nil, nil, nil, false},
 		{"127..1", "127..1", nil, nil, nil, false},
 		{"09 is not octal", "127.0.0.09", nil, nil, nil, false},
+		{"bracketed ipv4", "[127.0.0.1]:7499", nil, nil, nil, false},
+		{"bracketed name", "[localhost]:7499", nil, nil, nil, false},
 		{"expanded ipv6 loopback", "[0:0:0:0:0:0:0:1]:7499", nil, nil, nil, true},
 		{"ipv4-mapped loopback", "[::ffff:127.0.0.1]:7499", nil, nil, nil, false},
 		{"ipv6 with zone", "[::1%25lo]:7499", nil, nil, nil, false},
@@ -57,13 +62,13 @@ func TestTrustFence(t *testing.T) {
 		{"dangling colon", "localhost:", nil, nil, nil, true},
 		{"empty hostname with port", ":7499", nil, nil, nil, false},
 		{"non-digit port", "localhost:74a9", nil, nil, nil, false},
-		{"userinfo", "evil.example@localhost:7499", nil, nil, nil, true},
-		{"path after host", "localhost:7499/x", nil, nil, nil, true},
-		{"backslash after host", "localhost\\evil.example", nil, nil, nil, true},
-		{"query after host", "localhost?evil.example", nil, nil, nil, true},
+		{"userinfo refused: written form", "evil.example@localhost:7499", nil, nil, nil, false},
+		{"path after host refused: written form", "localhost:7499/x", nil, nil, nil, false},
+		{"backslash after host refused: written form", "localhost\\evil.example", nil, nil, nil, false},
+		{"query after host refused: written form", "localhost?evil.example", nil, nil, nil, false},
 		{"space in host", "local host", nil, nil, nil, false},
-		{"tab removed", "local\thost:7499", nil, nil, nil, true},
-		{"leading slashes skipped", "//localhost:7499", nil, nil, nil, true},
+		{"tab refused: written form", "local\thost:7499", nil, nil, nil, false},
+		{"leading slashes refused: written form", "//localhost:7499", nil, nil, nil, false},
 		{"forbidden code point", "local<host", nil, nil, nil, false},
 		{"percent-encoded slash", "localhost%2Fevil", nil, nil, nil, false},
 		// trustedHosts: an entry with a written port matches that authority,
@@ -82,15 +87,16 @@ func TestTrustFence(t *testing.T) {
 		{"ipv6 entry", "[FE80:0::1]:7499", nil, nil, configured, true},
 		{"ipv6 entry other port", "[fe80::1]:7500", nil, nil, configured, false},
 		{"ip entry any port", "10.0.0.7:3", nil, nil, configured, true},
-		{"ip entry via integer", "167772167:3", nil, nil, configured, true},
-		{"entry matches trusted when Host has userinfo", "x@lan-box", nil, nil, configured, true},
-		// Sec-Fetch-Site is compared exactly; node joins repeated headers with ", ".
+		{"ip entry via integer refused: written form", "167772167:3", nil, nil, configured, false},
+		{"trusted Host with userinfo refused: written form", "x@lan-box", nil, nil, configured, false},
+		// Sec-Fetch-Site is compared exactly, each value on its own.
 		{"cross-site", "127.0.0.1:7499", nil, []string{"cross-site"}, nil, false},
 		{"same-site", "127.0.0.1:7499", nil, []string{"same-site"}, nil, true},
 		{"none", "127.0.0.1:7499", nil, []string{"none"}, nil, true},
-		{"two cross-site headers are joined", "127.0.0.1:7499", nil, []string{"cross-site", "cross-site"}, nil, true},
+		{"any cross-site value refuses", "127.0.0.1:7499", nil, []string{"same-origin", "cross-site"}, nil, false},
 		{"empty Sec-Fetch-Site", "127.0.0.1:7499", nil, []string{""}, nil, true},
-		// Origin: new URL(origin).host must equal the Host's host, whatever the scheme.
+		// Origin: an http(s)/ws(s) origin whose host and port equal the
+		// Host's, whatever the scheme.
 		{"foreign origin", "127.0.0.1:7499", []string{"http://evil.example"}, nil, nil, false},
 		{"origin other port", "127.0.0.1:7499", []string{"http://127.0.0.1:9999"}, nil, nil, false},
 		{"null origin", "127.0.0.1:7499", []string{"null"}, nil, nil, false},
@@ -101,20 +107,20 @@ func TestTrustFence(t *testing.T) {
 		{"https origin port 80", "localhost", []string{"https://localhost:80"}, nil, nil, false},
 		{"ws origin", "localhost:7499", []string{"ws://localhost:7499"}, nil, nil, true},
 		{"uppercase origin", "localhost:7499", []string{"HTTP://LOCALHOST:7499"}, nil, nil, true},
-		{"origin 127.1", "127.0.0.1:7499", []string{"http://127.1:7499"}, nil, nil, true},
-		{"host 127.1 origin 127.0.0.1", "127.1:7499", []string{"http://127.0.0.1:7499"}, nil, nil, true},
-		{"origin without slashes", "localhost:7499", []string{"http:localhost:7499"}, nil, nil, true},
-		{"origin with userinfo path query", "localhost:7499", []string{"http://u:p@localhost:7499/x?y#z"}, nil, nil, true},
+		{"origin 127.1 refused: written form", "127.0.0.1:7499", []string{"http://127.1:7499"}, nil, nil, false},
+		{"host 127.1 origin 127.0.0.1 refused: written form", "127.1:7499", []string{"http://127.0.0.1:7499"}, nil, nil, false},
+		{"origin without slashes refused: written form", "localhost:7499", []string{"http:localhost:7499"}, nil, nil, false},
+		{"origin with userinfo path query refused: written form", "localhost:7499", []string{"http://u:p@localhost:7499/x?y#z"}, nil, nil, false},
 		{"origin ipv6", "[::1]:7499", []string{"http://[0::1]:7499"}, nil, nil, true},
-		{"origin non-special scheme", "localhost:7499", []string{"foo://localhost:7499"}, nil, nil, true},
-		{"origin non-special scheme keeps case", "localhost:7499", []string{"foo://LOCALHOST:7499"}, nil, nil, false},
-		{"origin non-special scheme keeps port 80", "localhost", []string{"foo://localhost:80"}, nil, nil, false},
-		{"origin file host", "127.0.0.1", []string{"file://127.0.0.1/x"}, nil, nil, true},
+		{"origin other scheme refused: written form", "localhost:7499", []string{"foo://localhost:7499"}, nil, nil, false},
+		{"origin other scheme, other case", "localhost:7499", []string{"foo://LOCALHOST:7499"}, nil, nil, false},
+		{"origin other scheme, port 80", "localhost", []string{"foo://localhost:80"}, nil, nil, false},
+		{"origin file host refused: written form", "127.0.0.1", []string{"file://127.0.0.1/x"}, nil, nil, false},
 		{"origin file localhost is empty", "localhost", []string{"file://localhost/x"}, nil, nil, false},
 		{"origin opaque path", "localhost", []string{"data:localhost"}, nil, nil, false},
 		{"origin relative", "localhost:7499", []string{"//localhost:7499"}, nil, nil, false},
 		{"origin bad port", "localhost:7499", []string{"http://localhost:99999"}, nil, nil, false},
-		{"origin tab removed", "localhost:7499", []string{"http://local\thost:7499"}, nil, nil, true},
+		{"origin tab refused: written form", "localhost:7499", []string{"http://local\thost:7499"}, nil, nil, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -137,11 +143,9 @@ func TestTrustFence(t *testing.T) {
 	}
 }
 
-// TestTrustFenceRefusesNonASCIIHosts: the original maps a non-ASCII host
-// through UTS 46 (full-width "ｌｏｃａｌｈｏｓｔ" becomes localhost); without
-// IDNA tables this port refuses a host that is not ASCII after
-// percent-decoding. Go's server already answers 400 to raw non-ASCII Host
-// bytes, so only percent-encoded ones reach the fence.
+// TestTrustFenceRefusesNonASCIIHosts: a host name is ASCII letters,
+// digits, '-', '_' and '.'; full-width or percent-encoded letters are not
+// localhost. Go's server already answers 400 to raw non-ASCII Host bytes.
 func TestTrustFenceRefusesNonASCIIHosts(t *testing.T) {
 	h := newTestHandler(t, newFakeBackend())
 	for _, host := range []string{"ｌｏｃａｌｈｏｓｔ", "%EF%BD%8Cocalhost", "b%C3%BCcher.example"} {
@@ -163,4 +167,29 @@ func serveTrust(h http.Handler, method, path, host string, origin, site []string
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	return rec
+}
+
+// FuzzParseAuthority: reading a Host never panics, and what it accepts is
+// canonical: reading its own rendering gives the same authority.
+func FuzzParseAuthority(f *testing.F) {
+	for _, seed := range []string{"localhost:7499", "[::1]:80", "127.0.0.1", "LAN-box:", "[0:0::1]:007499", "::1", "a@b", "%6C"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, hostport string) {
+		a, ok := parseAuthority("http", hostport)
+		if !ok {
+			return
+		}
+		rendered := a.hostname
+		if a.addr.Is6() {
+			rendered = "[" + rendered + "]"
+		}
+		if a.port != "" {
+			rendered += ":" + a.port
+		}
+		again, ok := parseAuthority("http", rendered)
+		require.True(t, ok, rendered)
+		require.Equal(t, a.hostname, again.hostname)
+		require.Equal(t, a.port, again.port)
+	})
 }
