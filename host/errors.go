@@ -1,10 +1,6 @@
 package host
 
-import (
-	"fmt"
-
-	"github.com/dsh-actors/dsh-actors/session"
-)
+import "fmt"
 
 // The wire error codes (web-host §1.2). Business errors travel with HTTP 200
 // in a server-response whose result is {ok:false, error:{code, message, details}}.
@@ -29,8 +25,8 @@ type Error struct {
 	Code    string
 	Message string
 	// Details is the JSON object sent as error.details; nil is sent as {}.
-	// The host uses ordered structs (Details, IssueDetails) so that keys
-	// keep the original's order.
+	// The host uses structs (Details, IssueDetails) so that keys keep a
+	// fixed order.
 	Details any
 	Err     error
 }
@@ -101,104 +97,13 @@ type IssueDetails struct {
 	Issues []Issue `json:"issues"`
 }
 
-// Issue is one schema validation problem in a bad-request's details,
-// shaped and ordered as zod 4 (the original's validator) reports it:
-//
-//	invalid_type  {expected, format?, code, received?, path, message}
-//	              ({code, expected:"nonoptional", path, message} for a missing envelope payload)
-//	invalid_value {code, values, path, message}
-//	too_small     {origin, code, minimum, inclusive, path, message}
-//	too_small / too_big outside the safe integer range
-//	              {code, minimum|maximum, note, origin, inclusive, path, message}
-//	invalid_union {code, errors, path, message}
+// Issue is one validation problem in a bad-request's details: its code
+// (the issue* constants), the keys and array indexes from the payload down
+// to the value ([] for the whole payload), and a short English message.
 type Issue struct {
-	Code      string
-	Path      []any
-	Message   string
-	Expected  string // invalid_type
-	Format    string // invalid_type of a non-integer: "safeint"
-	Received  string // invalid_type of a non-finite number: "Infinity"
-	Values    []any  // invalid_value
-	Origin    string // too_small, too_big: "string", "number" or "int"
-	Limit     int64  // too_small: minimum; too_big: maximum
-	Inclusive bool   // too_small, too_big
-	Note      string // too_small, too_big outside the safe integer range
-	// Errors is an invalid_union's issues per option, in order, each with
-	// a path relative to the union.
-	Errors [][]Issue
-}
-
-// MarshalJSON writes the issue's keys in zod 4's order for its kind.
-func (i Issue) MarshalJSON() ([]byte, error) {
-	var o orderedObject
-	limitKey := "minimum"
-	if i.Code == "too_big" {
-		limitKey = "maximum"
-	}
-	switch {
-	case i.Code == "invalid_type" && i.Expected == "nonoptional":
-		o.add("code", i.Code).add("expected", i.Expected)
-	case i.Code == "invalid_type":
-		o.add("expected", i.Expected)
-		if i.Format != "" {
-			o.add("format", i.Format)
-		}
-		o.add("code", i.Code)
-		if i.Received != "" {
-			o.add("received", i.Received)
-		}
-	case i.Code == "invalid_value":
-		o.add("code", i.Code).add("values", i.Values)
-	case i.Code == "invalid_union":
-		o.add("code", i.Code).add("errors", i.Errors)
-	case (i.Code == "too_small" || i.Code == "too_big") && i.Note != "":
-		o.add("code", i.Code).add(limitKey, i.Limit).add("note", i.Note).add("origin", i.Origin).add("inclusive", i.Inclusive)
-	case i.Code == "too_small" || i.Code == "too_big":
-		o.add("origin", i.Origin).add("code", i.Code).add(limitKey, i.Limit).add("inclusive", i.Inclusive)
-	default:
-		o.add("code", i.Code)
-	}
-	path := i.Path
-	if path == nil {
-		path = []any{}
-	}
-	o.add("path", path).add("message", i.Message)
-	return o.bytes()
-}
-
-// orderedObject builds a JSON object whose keys keep their insertion order.
-type orderedObject struct {
-	buf []byte
-	err error
-}
-
-func (o *orderedObject) add(key string, value any) *orderedObject {
-	if o.err != nil {
-		return o
-	}
-	k, _ := session.EncodeData(key)
-	v, err := session.EncodeData(value)
-	if err != nil {
-		o.err = err
-		return o
-	}
-	if len(o.buf) == 0 {
-		o.buf = append(o.buf, '{')
-	} else {
-		o.buf = append(o.buf, ',')
-	}
-	o.buf = append(append(append(o.buf, k...), ':'), v...)
-	return o
-}
-
-func (o *orderedObject) bytes() ([]byte, error) {
-	if o.err != nil {
-		return nil, o.err
-	}
-	if len(o.buf) == 0 {
-		return []byte("{}"), nil
-	}
-	return append(o.buf, '}'), nil
+	Code    string `json:"code"`
+	Path    []any  `json:"path"`
+	Message string `json:"message"`
 }
 
 func badRequest(message string, issues []Issue) *Error {

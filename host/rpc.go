@@ -105,32 +105,29 @@ func isJSONMediaType(header string) bool {
 }
 
 // decodeEnvelope applies the first level of validation: the client-request
-// shape (z.object({type: z.literal("client-request"), rpcId: z.string(),
-// method: z.string(), payload: z.unknown()}), issues in that key order),
-// then method == path. The returned call always carries the rpcId to echo.
+// shape ({type: "client-request", rpcId: string, method: string, payload:
+// any value}, issues in that key order), then method == path. The returned call always carries the rpcId to echo.
 func decodeEnvelope(body []byte, path string) (call, *Error) {
 	var fields map[string]json.RawMessage
 	if !isJSONObject(body) || json.Unmarshal(body, &fields) != nil || fields == nil {
 		return call{rpcID: invalidRequestID}, badRequest("invalid client-request message",
-			[]Issue{invalidType(nil, "object", body, true)})
+			[]Issue{wrongType(nil, "object", body, true)})
 	}
 	c := call{rpcID: invalidRequestID, payload: fields["payload"]}
 	var issues []Issue
 	var typ string
 	if raw, ok := fields["type"]; !ok || !isJSONString(raw) || json.Unmarshal(raw, &typ) != nil || typ != "client-request" {
-		issues = append(issues, Issue{Code: "invalid_value", Values: []any{"client-request"}, Path: []any{"type"},
-			Message: `Invalid input: expected "client-request"`})
+		issues = append(issues, Issue{Code: issueInvalidValue, Path: []any{"type"}, Message: `expected "client-request"`})
 	}
 	if raw, ok := fields["rpcId"]; !ok || !isJSONString(raw) || json.Unmarshal(raw, &c.rpcID) != nil {
 		c.rpcID = invalidRequestID
-		issues = append(issues, invalidType([]any{"rpcId"}, "string", raw, ok))
+		issues = append(issues, wrongType([]any{"rpcId"}, "string", raw, ok))
 	}
 	if raw, ok := fields["method"]; !ok || !isJSONString(raw) || json.Unmarshal(raw, &c.method) != nil {
-		issues = append(issues, invalidType([]any{"method"}, "string", raw, ok))
+		issues = append(issues, wrongType([]any{"method"}, "string", raw, ok))
 	}
 	if _, ok := fields["payload"]; !ok {
-		issues = append(issues, Issue{Code: "invalid_type", Expected: "nonoptional", Path: []any{"payload"},
-			Message: "Invalid input: expected nonoptional, received undefined"})
+		issues = append(issues, Issue{Code: issueInvalidType, Path: []any{"payload"}, Message: "required value is missing"})
 	}
 	if len(issues) > 0 {
 		return c, badRequest("invalid client-request message", issues)

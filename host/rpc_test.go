@@ -476,72 +476,30 @@ func FuzzPromptPayload(f *testing.F) {
 	})
 }
 
-// TestIssuesAreZod4Issues pins details.issues byte for byte to what zod 4.4.3
-// (the version the seed-004 original uses) reports for the same schemas:
-// the envelope z.object({type: z.literal("client-request"), rpcId:
-// z.string(), method: z.string(), payload: z.unknown()}), ids
-// z.string().min(1), beforeSeq z.number().int().nonnegative().optional(),
-// maxMessages z.number().int().positive().optional(), content
-// z.array(z.looseObject({type: z.string()})).
-func TestIssuesAreZod4Issues(t *testing.T) {
-	undef := func(path, expected string) string {
-		return `{"expected":"` + expected + `","code":"invalid_type","path":` + path +
-			`,"message":"Invalid input: expected ` + expected + `, received undefined"}`
-	}
-	received := func(path, expected, got string) string {
-		return `{"expected":"` + expected + `","code":"invalid_type","path":` + path +
-			`,"message":"Invalid input: expected ` + expected + `, received ` + got + `"}`
-	}
-	envelope := func(method, payload string) string {
-		return `{"type":"client-request","rpcId":"r","method":"` + method + `","payload":` + payload + `}`
-	}
-	hist := func(extra string) string {
-		return envelope("subagent.history", `{"parentSessionId":"p","childSessionId":"c",`+extra+`}`)
-	}
-	prompt := func(content string) string {
-		return envelope("subagent.prompt", `{"parentSessionId":"p","childSessionId":"c","content":`+content+`}`)
-	}
-	cases := []struct{ name, method, body, issues string }{
-		{"envelope not an object", "subagent.list", `5`, `[` + received(`[]`, "object", "number") + `]`},
-		{"envelope all wrong", "subagent.list", `{"type":1,"rpcId":2,"method":3}`, `[` +
-			`{"code":"invalid_value","values":["client-request"],"path":["type"],"message":"Invalid input: expected \"client-request\""},` +
-			received(`["rpcId"]`, "string", "number") + `,` + received(`["method"]`, "string", "number") + `,` +
-			`{"code":"invalid_type","expected":"nonoptional","path":["payload"],"message":"Invalid input: expected nonoptional, received undefined"}]`},
-		{"payload null", "subagent.list", envelope("subagent.list", `null`), `[` + received(`[]`, "object", "null") + `]`},
-		{"id missing", "subagent.list", envelope("subagent.list", `{}`), `[` + undef(`["parentSessionId"]`, "string") + `]`},
-		{"id null", "subagent.list", envelope("subagent.list", `{"parentSessionId":null}`), `[` + received(`["parentSessionId"]`, "string", "null") + `]`},
-		{"id empty", "subagent.list", envelope("subagent.list", `{"parentSessionId":""}`),
-			`[{"origin":"string","code":"too_small","minimum":1,"inclusive":true,"path":["parentSessionId"],"message":"Too small: expected string to have >=1 characters"}]`},
-		{"maxMessages 0", "subagent.history", hist(`"maxMessages":0`),
-			`[{"origin":"number","code":"too_small","minimum":0,"inclusive":false,"path":["maxMessages"],"message":"Too small: expected number to be >0"}]`},
-		{"beforeSeq -1", "subagent.history", hist(`"beforeSeq":-1`),
-			`[{"origin":"number","code":"too_small","minimum":0,"inclusive":true,"path":["beforeSeq"],"message":"Too small: expected number to be >=0"}]`},
-		{"maxMessages 1.5", "subagent.history", hist(`"maxMessages":1.5`),
-			`[{"expected":"int","format":"safeint","code":"invalid_type","path":["maxMessages"],"message":"Invalid input: expected int, received number"}]`},
-		{"maxMessages string", "subagent.history", hist(`"maxMessages":"5"`), `[` + received(`["maxMessages"]`, "number", "string") + `]`},
-		{"maxMessages null", "subagent.history", hist(`"maxMessages":null`), `[` + received(`["maxMessages"]`, "number", "null") + `]`},
-		{"maxMessages 1e20", "subagent.history", hist(`"maxMessages":1e20`),
-			`[{"code":"too_big","maximum":9007199254740991,"note":"Integers must be within the safe integer range.","origin":"int","inclusive":true,"path":["maxMessages"],"message":"Too big: expected int to be <=9007199254740991"}]`},
-		{"maxMessages -1e20", "subagent.history", hist(`"maxMessages":-1e20`),
-			`[{"code":"too_small","minimum":-9007199254740991,"note":"Integers must be within the safe integer range.","origin":"int","inclusive":true,"path":["maxMessages"],"message":"Too small: expected int to be >=-9007199254740991"},` +
-				`{"origin":"number","code":"too_small","minimum":0,"inclusive":false,"path":["maxMessages"],"message":"Too small: expected number to be >0"}]`},
-		{"prompt empty", "subagent.prompt", envelope("subagent.prompt", `{}`), `[` + undef(`["parentSessionId"]`, "string") + `,` +
-			undef(`["childSessionId"]`, "string") + `,` + undef(`["content"]`, "array") + `]`},
-		{"content null", "subagent.prompt", prompt(`null`), `[` + received(`["content"]`, "array", "null") + `]`},
-		{"content blocks not objects", "subagent.prompt", prompt(`[5,null,[]]`), `[` + received(`["content",0]`, "object", "number") + `,` +
-			received(`["content",1]`, "object", "null") + `,` + received(`["content",2]`, "object", "array") + `]`},
-		{"content type missing", "subagent.prompt", prompt(`[{"text":"x"}]`), `[` + undef(`["content",0,"type"]`, "string") + `]`},
-		{"content type number", "subagent.prompt", prompt(`[{"type":5}]`), `[` + received(`["content",0,"type"]`, "string", "number") + `]`},
+// TestEnvelopeIssues pins the envelope's issues byte for byte: type must
+// be "client-request", rpcId and method strings, payload present, each
+// reported in that order.
+func TestEnvelopeIssues(t *testing.T) {
+	cases := []struct{ name, body, issues string }{
+		{"not an object", `5`, `[{"code":"invalid_type","path":[],"message":"expected object, got number"}]`},
+		{"all wrong", `{"type":1,"rpcId":2,"method":3}`, `[` +
+			`{"code":"invalid_value","path":["type"],"message":"expected \"client-request\""},` +
+			`{"code":"invalid_type","path":["rpcId"],"message":"expected string, got number"},` +
+			`{"code":"invalid_type","path":["method"],"message":"expected string, got number"},` +
+			`{"code":"invalid_type","path":["payload"],"message":"required value is missing"}]`},
+		{"rpcId missing", `{"type":"client-request","method":"subagent.list","payload":{}}`,
+			`[{"code":"invalid_type","path":["rpcId"],"message":"required string is missing"}]`},
 	}
 	h := newTestHandler(t, newFakeBackend())
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := post(h, tc.method, "application/json", tc.body)
+			rec := post(h, "subagent.list", "application/json", tc.body)
 			require.Equal(t, http.StatusOK, rec.Code)
 			var r struct {
 				Result struct {
 					Error struct {
 						Code    string `json:"code"`
+						Message string `json:"message"`
 						Details struct {
 							Issues json.RawMessage `json:"issues"`
 						} `json:"details"`
@@ -550,6 +508,7 @@ func TestIssuesAreZod4Issues(t *testing.T) {
 			}
 			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &r))
 			require.Equal(t, CodeBadRequest, r.Result.Error.Code)
+			require.Equal(t, "invalid client-request message", r.Result.Error.Message)
 			require.Equal(t, tc.issues, string(r.Result.Error.Details.Issues))
 		})
 	}

@@ -126,22 +126,27 @@ type sessionItems struct {
 }
 
 // sessionCreate answers session.create {workspaceId?, cwd?, sessionId?}
-// with {sessionId} of a new live top-level agent. The payload is the
-// original's: ids z.string().min(1), cwd z.string(), all optional, and not
-// both workspaceId and cwd (zod's custom issue, reported only when no key has
-// an invalid type). This runtime has no workspaces, so any workspaceId is
-// workspace-not-found. Otherwise it is the original's ensureSession
-// (Backend.CreateSession): the requested sessionId or a minted
-// session-<uuid>, the requested cwd or Options.Cwd; a subagent session is
-// never adopted (agent-busy).
+// with {sessionId} of a new live top-level agent. All three are optional;
+// the ids are non-empty, sessionId short enough to name a session folder,
+// cwd a non-empty path without NUL; workspaceId and cwd exclude each other
+// (checked only when both are strings). This runtime has no workspaces, so
+// any workspaceId is workspace-not-found. Otherwise Backend.CreateSession
+// opens the requested sessionId or a minted session-<uuid>, in the
+// requested cwd or Options.Cwd; a subagent session is never adopted
+// (agent-busy).
 func (h *Handler) sessionCreate(ctx context.Context, c call) (any, *Error) {
 	p := readPayload(c.payload)
 	workspaceID, hasWorkspace := p.optionalString("workspaceId", true)
-	cwd, hasCwd := p.optionalString("cwd", false)
+	cwd, hasCwd := p.optionalString("cwd", true)
+	if hasCwd {
+		p.path("cwd", cwd)
+	}
 	requestedID, hasID := p.optionalString("sessionId", true)
-	if p.fields != nil && !hasInvalidType(p.issues) && isJSONString(p.fields["workspaceId"]) && isJSONString(p.fields["cwd"]) {
-		p.issues = append(p.issues, Issue{Code: "custom", Path: []any{},
-			Message: "session.create accepts workspaceId or cwd, not both"})
+	if hasID {
+		p.storableID("sessionId", requestedID)
+	}
+	if p.fields != nil && isJSONString(p.fields["workspaceId"]) && isJSONString(p.fields["cwd"]) {
+		p.add(issueConflict, nil, "session.create accepts workspaceId or cwd, not both")
 	}
 	if bad := invalidPayload(c, p); bad != nil {
 		return nil, bad
@@ -203,17 +208,6 @@ type createdValue struct {
 	SessionID string `json:"sessionId"`
 }
 
-// hasInvalidType reports an invalid_type issue: zod aborts the object on
-// one, so its refinements do not run.
-func hasInvalidType(issues []Issue) bool {
-	for _, issue := range issues {
-		if issue.Code == "invalid_type" {
-			return true
-		}
-	}
-	return false
-}
-
 // sessionHistory answers session.history {sessionId, beforeSeq?,
 // maxMessages?} with the same message-aligned pages as subagent.history,
 // the tail page with the session's projections. It never activates
@@ -255,7 +249,7 @@ func (h *Handler) sessionPrompt(ctx context.Context, c call) (any, *Error) {
 		return nil, invalidPayload(c, p)
 	}
 	id := p.sessionID("sessionId")
-	p.literalUnion("mode", "queue", "steer")
+	p.oneOf("mode", "queue", "steer")
 	content := p.content("content")
 	if bad := invalidPayload(c, p); bad != nil {
 		return nil, bad

@@ -35,7 +35,7 @@ func TestSessionListIsTheOriginalsItems(t *testing.T) {
 	require.Equal(t, want, rawCall(t, h, "session.list", `{"cursor":"c","extra":1}`), "cursor is a reserved seat")
 
 	bad := `{"type":"server-response","rpcId":"r","result":{"ok":false,"error":{"code":"bad-request","message":"invalid payload for session.list",` +
-		`"details":{"issues":[{"expected":"string","code":"invalid_type","path":["cursor"],"message":"Invalid input: expected string, received `
+		`"details":{"issues":[{"code":"invalid_type","path":["cursor"],"message":"expected string, got `
 	require.Equal(t, bad+`null"}]}}}}`, rawCall(t, h, "session.list", `{"cursor":null}`))
 	require.Equal(t, bad+`number"}]}}}}`, rawCall(t, h, "session.list", `{"cursor":1}`))
 
@@ -86,18 +86,17 @@ func TestSessionCreate(t *testing.T) {
 	bad := func(issues string) string {
 		return result(false, `"error":{"code":"bad-request","message":"invalid payload for session.create","details":{"issues":[`+issues+`]}}`)
 	}
-	both := `{"code":"custom","path":[],"message":"session.create accepts workspaceId or cwd, not both"}`
+	both := `{"code":"conflict","path":[],"message":"session.create accepts workspaceId or cwd, not both"}`
 	short := func(key string) string {
-		return `{"origin":"string","code":"too_small","minimum":1,"inclusive":true,"path":["` + key +
-			`"],"message":"Too small: expected string to have >=1 characters"}`
+		return `{"code":"too_small","path":["` + key + `"],"message":"must not be empty"}`
 	}
 	for _, tc := range []struct{ payload, want string }{
 		{`{"workspaceId":"w","cwd":"/x"}`, bad(both)},
 		{`{"workspaceId":"","cwd":"/x"}`, bad(short("workspaceId") + `,` + both)},
 		{`{"sessionId":"","cwd":"/x","workspaceId":"w"}`, bad(short("sessionId") + `,` + both)},
-		{`{"workspaceId":"w","cwd":3}`, bad(`{"expected":"string","code":"invalid_type","path":["cwd"],"message":"Invalid input: expected string, received number"}`)},
-		{`{"cwd":null}`, bad(`{"expected":"string","code":"invalid_type","path":["cwd"],"message":"Invalid input: expected string, received null"}`)},
-		{`[]`, bad(`{"expected":"object","code":"invalid_type","path":[],"message":"Invalid input: expected object, received array"}`)},
+		{`{"workspaceId":"w","cwd":3}`, bad(`{"code":"invalid_type","path":["cwd"],"message":"expected string, got number"}`)},
+		{`{"cwd":null}`, bad(`{"code":"invalid_type","path":["cwd"],"message":"expected string, got null"}`)},
+		{`[]`, bad(`{"code":"invalid_type","path":[],"message":"expected object, got array"}`)},
 		{`{"workspaceId":"w1"}`, result(false, `"error":{"code":"workspace-not-found","message":"workspace \"w1\" not found","details":{"workspaceId":"w1"}}`)},
 	} {
 		require.Equal(t, tc.want, rawCall(t, h, "session.create", tc.payload), tc.payload)
@@ -179,24 +178,20 @@ func TestSessionPromptModes(t *testing.T) {
 		require.Equal(t, []string{"PromptSession s1 user/r"}, b.callLog(), "steer is delivered as a queued follow-up")
 	}
 
-	// zod 4's issues for z.union([z.literal('queue'), z.literal('steer')]),
-	// as the original reports them (checked with zod 4.4.3).
-	union := `{"code":"invalid_union","errors":[[{"code":"invalid_value","values":["queue"],"path":[],"message":"Invalid input: expected \"queue\""}],` +
-		`[{"code":"invalid_value","values":["steer"],"path":[],"message":"Invalid input: expected \"steer\""}]],"path":["mode"],"message":"Invalid input"}`
+	mode := `{"code":"invalid_value","path":["mode"],"message":"expected one of \"queue\", \"steer\""}`
 	bad := func(issues string) string {
 		return `{"type":"server-response","rpcId":"r","result":{"ok":false,"error":{"code":"bad-request",` +
 			`"message":"invalid payload for session.prompt","details":{"issues":[` + issues + `]}}}}`
 	}
 	b := newFakeBackend()
 	h := newTestHandler(t, b)
-	for _, mode := range []string{``, `"mode":"x",`, `"mode":null,`, `"mode":"Queue",`} {
-		require.Equal(t, bad(union), rawCall(t, h, "session.prompt", `{"sessionId":"s",`+mode+`"content":[]}`), mode)
+	for _, value := range []string{``, `"mode":"x",`, `"mode":null,`, `"mode":"Queue",`} {
+		require.Equal(t, bad(mode), rawCall(t, h, "session.prompt", `{"sessionId":"s",`+value+`"content":[]}`), value)
 	}
-	require.Equal(t, bad(`{"origin":"string","code":"too_small","minimum":1,"inclusive":true,"path":["sessionId"],`+
-		`"message":"Too small: expected string to have >=1 characters"},`+union+`,`+
-		`{"expected":"array","code":"invalid_type","path":["content"],"message":"Invalid input: expected array, received undefined"}`),
+	require.Equal(t, bad(`{"code":"too_small","path":["sessionId"],"message":"must not be empty"},`+mode+`,`+
+		`{"code":"invalid_type","path":["content"],"message":"required array is missing"}`),
 		rawCall(t, h, "session.prompt", `{"sessionId":"","mode":"x"}`))
-	require.Equal(t, bad(`{"expected":"object","code":"invalid_type","path":[],"message":"Invalid input: expected object, received array"}`),
+	require.Equal(t, bad(`{"code":"invalid_type","path":[],"message":"expected object, got array"}`),
 		rawCall(t, h, "session.prompt", `[]`))
 	require.Empty(t, b.callLog())
 }
