@@ -45,7 +45,7 @@ type Entry struct {
 }
 
 // ListChildren lists the direct continuable children of parentID from the
-// session query alone (seed 000): it never creates an agent, never touches
+// session query alone: it never creates an agent, never touches
 // an activation and never writes storage.
 //
 // In order: a nil q is SUBAGENT_CONTROL_SESSION_QUERY_UNAVAILABLE (before

@@ -1,5 +1,5 @@
-// Package query is the seed-era session query and the stateless catalog
-// reader built on it.
+// Package query is the session query (trace, list and read the events of
+// live and stored sessions) and the stateless catalog reader built on it.
 //
 // # Session query
 //
@@ -29,14 +29,14 @@
 // store's ErrNotFound gives SESSION_QUERY_SESSION_NOT_FOUND, as a missing
 // listing entry did, and the store is listed only after a failed read, so
 // that an unlistable log is not found and a failing listing is reported as
-// such), which turns the seed's O(D×C + ΣL) listing cost into O(C + ΣL),
+// such), which turns a relist-per-read O(D×C + ΣL) listing cost into O(C + ΣL),
 // but lets a readable log be read even when another log of the root would
 // make the listing fail; ListEvents takes a context although the
 // original's took no signal.
 //
 // # Catalog
 //
-// ListChildren (seed 000) lists a parent's direct continuable children
+// ListChildren lists a parent's direct continuable children
 // through any Querier: it traces the parent, reads each direct child's
 // events, and validates its single own-suffix subagent/descriptor with an
 // exact re-read. Children become Entry values (status running when live,

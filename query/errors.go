@@ -5,7 +5,7 @@ import (
 	"errors"
 )
 
-// The closed set of seed-era session query codes (15).
+// The closed set of session query codes (15).
 const (
 	CodeAborted           = "SESSION_QUERY_ABORTED"
 	CodeEventNotFound     = "SESSION_QUERY_EVENT_NOT_FOUND"

@@ -47,7 +47,8 @@ func TestListEventsRejectsAnInvalidSurface(t *testing.T) {
 		`invalid session surface: session event "user/message" is surface-eligible and requires a surfaceOp marker`)
 }
 
-// Each row breaks one surface rule of session-store.md §1.5.
+// Each row breaks one surface rule: which types carry surfaceOp and
+// sourceEventSeqs, and what those may hold.
 func TestSurfaceFoldRules(t *testing.T) {
 	user := userMessage("u")
 	toolResult := func(callID, text string) session.Event {

@@ -12,7 +12,7 @@ import (
 )
 
 // These tests pin behaviour found by running the original harness's query
-// and listing (seed era, 751fa4c8b6) and this package over the same logs.
+// and listing (commit 751fa4c8b6) and this package over the same logs.
 
 func steeringMessage(text string) session.Event {
 	return appended(ev("steering/message", map[string]any{"turn": 1, "message": map[string]any{
@@ -21,7 +21,7 @@ func steeringMessage(text string) session.Event {
 	}}))
 }
 
-// steering/message (the seed era's mid-turn user message) is a surface
+// steering/message (an older mid-turn user message) is a surface
 // event: it must carry a surfaceOp and joins the surface like user/message.
 func TestSteeringMessagesAreSurfaceEvents(t *testing.T) {
 	w := parentWorld(t)
@@ -89,7 +89,7 @@ func TestAChildWithAMalformedMessageIsUnavailable(t *testing.T) {
 }
 
 // The original's snapshot logs carry the placeholder "{{cwd}}", a relative
-// cwd. The seed-era original lists and inspects such logs (it checks cwd
+// cwd. The original lists and inspects such logs (it checks cwd
 // only when it builds a Session to resume one), so a child stored that way
 // lists as a complete child, not as unavailable, and its transcript reads.
 func TestALogWithARelativeCwdReads(t *testing.T) {

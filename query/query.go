@@ -21,7 +21,7 @@ type Record struct {
 	Persisted bool
 }
 
-// Query is the seed-era session query over the live-first merge of the
+// Query is the session query over the live-first merge of the
 // live registry and the persistence store (nil store: live sessions only).
 // It is safe for concurrent use and never writes: persisted logs are read
 // with Store.Inspect, never Load.

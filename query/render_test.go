@@ -29,8 +29,8 @@ func TestEntriesMarshalToTheToolSchema(t *testing.T) {
 		`{"kind":"diagnostic","id":"d","reason":"unavailable"}]`, string(b))
 }
 
-// JSON.stringify writes <, >, & and U+2028/U+2029 as they are
-// (session-store.md §7.17); encoding/json would escape all five.
+// JSON.stringify writes <, >, & and U+2028/U+2029 as they are;
+// encoding/json would escape all five.
 func TestEntriesMarshalAsJSONStringifyDoes(t *testing.T) {
 	label := "a<b & c>\u2028\u2029 \"q\" 中文"
 	b, err := child("c<&>", label, StatusComplete).MarshalJSON()

@@ -18,9 +18,8 @@ const maxSafeInteger = 1<<53 - 1
 
 // surfaceEligible are the message-producing event types; they must carry a
 // surfaceOp, every other type must carry neither surfaceOp nor
-// sourceEventSeqs. steering/message is the seed era's mid-turn user message
-// (the original later reads it as user/message); logs of that era carry it
-// on the surface.
+// sourceEventSeqs. steering/message is an older mid-turn user message
+// (read as a user message); older logs carry it on the surface.
 var surfaceEligible = map[string]bool{
 	"user/message": true, "assistant/message": true, "tool/result": true, "steering/message": true,
 }

@@ -15,7 +15,7 @@ import (
 
 const module = "github.com/dsh-actors/dsh-actors"
 
-// allowedDeps is the dependency direction of PLAN.md and DESIGN.md: the
+// allowedDeps is the dependency direction of the layers: the
 // internal layers (top-level folders; under internal/, each package is a
 // layer of its own) each layer may import. A layer may always import its
 // own sub-packages.
