@@ -3,7 +3,7 @@
 // that proves it is a continuable subagent and holds what a provider-free
 // cold resume needs to rebuild it.
 //
-// This is profile S1 of the seed era: version 1, one shape,
+// There is one version, 1, with one shape:
 //
 //	{version:1, provider, label, agentProvider?, agentModel?, persona?,
 //	 toolFilter?:{allow?, deny?}}

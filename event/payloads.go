@@ -29,8 +29,8 @@ type UserMessage struct {
 	ID      string  `json:"id"`
 }
 
-// SteeringMessage is the seed era's steering/message {message}, a user
-// message that arrived during a turn.
+// SteeringMessage is steering/message {message}, a user message that
+// arrived during a turn (older logs only).
 type SteeringMessage struct {
 	Message UserMessage `json:"message"`
 }

@@ -9,7 +9,7 @@ import (
 // Reason is a turn/end reason. Its shapes, by kind:
 //
 //	{kind}                                   completed, max-tokens, refusal, disposed,
-//	                                         interrupted, blocked, and aborted as the seed era writes it
+//	                                         interrupted, blocked, and aborted without a cause
 //	{kind:"aborted", reason:{kind, reason?}} aborted with its cause (later versions)
 //	{kind:"error", step, message, code?}     a turn failed by a thrown error
 //	{kind:"error", step, failure}            a turn failed by the model (Failure set)

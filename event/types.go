@@ -17,8 +17,8 @@ const (
 	TypeLLMRetry           = "llm/retry"
 	TypeSessionEndSeed     = "session/end-seed"
 	TypeSubagentDescriptor = "subagent/descriptor"
-	// TypeSteeringMessage is the seed era's mid-turn user message, read
-	// from old logs and never written.
+	// TypeSteeringMessage is a user message that arrived during a turn,
+	// read from old logs and never written.
 	TypeSteeringMessage = "steering/message"
 )
 

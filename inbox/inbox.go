@@ -25,7 +25,8 @@ const (
 	Running Status = "running"
 )
 
-// EventKind names an inbox event; the values are the seed-era event names.
+// EventKind names an inbox event; the values are the event type names
+// written to the session log and the lifecycle stream.
 type EventKind string
 
 // The inbox events.

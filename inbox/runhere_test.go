@@ -198,7 +198,7 @@ func TestAfterIdleElsewhereRunsOnANewGoroutine(t *testing.T) {
 
 // A message is never claimed before its agent/inbox/enqueue event has
 // reached the observer, even by a mailbox run already going: a listener
-// that cancels on enqueue (the seed's admission window) always finds the
+// that cancels on enqueue (a message accepted but not yet claimed) always finds the
 // message still queued.
 func TestNoClaimBeforeTheEnqueueEventIsDelivered(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

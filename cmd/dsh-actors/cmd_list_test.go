@@ -129,7 +129,7 @@ func TestWrongArgumentCountsAreNamed(t *testing.T) {
 }
 
 // list --json writes what JSON.stringify writes: <, >, & and U+2028/U+2029
-// raw (session-store.md §7.17), byte for byte.
+// raw, byte for byte.
 func TestListJSONIsWhatJSONStringifyWrites(t *testing.T) {
 	root := t.TempDir()
 	store, err := session.OpenJSONL(root)

@@ -124,10 +124,9 @@ type failureText struct {
 }
 
 // turnEnd is a turn/end payload with an error reason in any of the shapes
-// it takes: the seed-era loop's {kind:"error", step, message, code?} or
-// {kind:"error", step, failure}, and the later {kind:"error",
-// error:{message, code}} (which this runtime wrote before it wrote the
-// seed-era shape).
+// it takes: {kind:"error", step, message, code?} and {kind:"error", step,
+// failure}, which this runtime writes, and {kind:"error", error:{message,
+// code}}, which older stores hold.
 type turnEnd struct {
 	Turn   int `json:"turn"`
 	Reason struct {

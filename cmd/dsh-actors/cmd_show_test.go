@@ -21,9 +21,8 @@ func TestShowPrintsTheHeaderThenOneLinePerEvent(t *testing.T) {
 }
 
 // TestShowGivesAFailedTurnsMessage: an error turn/end shows its message
-// and code in every shape a store holds: the seed-era loop's
-// {step, message, code?} and {step, failure}, and the later
-// {error:{message, code}} this runtime used to write.
+// and code in every shape a store holds: {step, message, code?} and {step,
+// failure}, and {error:{message, code}}, which this runtime used to write.
 func TestShowGivesAFailedTurnsMessage(t *testing.T) {
 	root := t.TempDir()
 	store, err := session.OpenJSONL(root)

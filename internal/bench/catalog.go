@@ -94,7 +94,7 @@ func firstLine(path string) ([]byte, error) {
 
 // catalogRow is row 7: ListChildren of D children among C generated
 // sessions, against the raw read of the same bytes and (when cfg.SeedCost)
-// against the seed's relisting algorithm on the same store.
+// against a catalog that relists the whole store per read (RelistingStore).
 func catalogRow(ctx context.Context, cfg Config) ([]Line, error) {
 	dir, err := os.MkdirTemp(cfg.Dir, "catalog-*")
 	if err != nil {

@@ -27,7 +27,7 @@
 //     (DrainFloor), so the share of the ratio the runtime's own bookkeeping
 //     takes can be read off. The three run interleaved, round by round.
 //  7. query.ListChildren over a generated store vs the raw read of the same
-//     files and vs the seed's O(D×C) relisting algorithm (GenerateStore,
+//     files and vs an O(D×C) relist-per-read catalog (GenerateStore,
 //     ListChildren, RawCatalogRead; the store comes from internal/storegen).
 //
 // Run measures the rows selected in a Config (Full and Quick are the two

@@ -170,7 +170,7 @@ func repeat(lines [][]byte, n int) [][]byte {
 // turnsRow is row 2: one agent, then many in parallel, each against two
 // raw group-commit rates of the same lines measured right after it: one
 // file fed by 64 writers that each wait until their line is durable (the
-// group-commit rate DESIGN.md quotes, which the target is taken against),
+// group-commit rate, which the target is taken against),
 // and one file per agent fed by a producer that never waits (the stricter,
 // like-for-like ceiling of write-behind logging, informational).
 func turnsRow(ctx context.Context, cfg Config) ([]Line, error) {

@@ -5,8 +5,8 @@
 // `dsh-actors bench` (row 7, internal/bench) and the query package's
 // listing benchmarks and reference store.
 //
-// RelistingStore wraps a session.Store in the seed's listing cost model
-// (every read lists the whole store first), the baseline those
+// RelistingStore wraps a session.Store so that every read lists the whole
+// store first (a naive catalog's cost), the baseline those
 // measurements compare against.
 //
 // The package depends on session and descriptor only. Generate blocks

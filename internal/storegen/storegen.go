@@ -165,9 +165,9 @@ func writeLog(root string, h session.Header, body []byte) (int64, error) {
 	return int64(len(data)), os.WriteFile(path, data, 0o600)
 }
 
-// RelistingStore reproduces the seed's per-read cost: before every Inspect
-// it lists the whole store and reports an id missing from that listing as
-// not found (session-store.md §4.2 load, steps 4-5), which makes listing D
+// RelistingStore is a store whose every read costs a listing: before every
+// Inspect it lists the whole store and reports an id missing from that
+// listing as not found, which makes listing D
 // children among C sessions cost O(D×C). Inspect blocks on the List, then
 // on the wrapped Inspect; every other method is the wrapped store's.
 type RelistingStore struct{ session.Store }
