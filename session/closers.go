@@ -112,7 +112,7 @@ func (o *openTurn) remove(id string) {
 }
 
 // interruptedTurnClosers returns the synthetic events that close an open
-// final turn (session-store.md §1.9): a tool/result per pending call, then
+// final turn: a tool/result per pending call, then
 // step/end if a step is open, then turn/end {kind:"interrupted"}; seqs
 // continue the log and every time is the last event's time. A balanced log
 // gets none.

@@ -17,7 +17,7 @@ type badSeq struct{ Type, Got string }
 func (b *badSeq) Error() string { return "seq is not an integer: " + b.Got }
 
 // decodeRecord appends the events stored on one log line to dst: one event,
-// or the members of a packed chunk row (session-store.md §1.6).
+// or the members of a packed chunk row (see packed.go).
 // Event type names are interned through names (nil: no interning).
 func decodeRecord(line []byte, dst []Event, names typeNames) ([]Event, error) {
 	var env envelope
@@ -171,7 +171,7 @@ func jsString(raw []byte) string {
 
 // UnmarshalJSON parses a header line as List does: any numeric version is
 // accepted, unknown keys are ignored, anything that fails the listing guard
-// of session-store.md §1.4 is an error matching ErrCorrupt, and so is a
+// (parseHeaderLine's listable) is an error matching ErrCorrupt, and so is a
 // header List refuses (a retired sandboxMode/approvalPolicy key, an empty
 // cwd).
 func (h *Header) UnmarshalJSON(b []byte) error {

@@ -27,8 +27,8 @@
 // Inspect returns the valid stored prefix exactly as stored and never
 // writes: a torn tail (an unterminated or unparsable last line, or garbage
 // after the last committed turn/end) is tolerated; damage followed by a
-// committed turn/end is a *CorruptError naming file and line. As at the
-// seed era, Inspect accepts unknown event types and refuses only the three
+// committed turn/end is a *CorruptError naming file and line. Inspect
+// accepts unknown event types and refuses only the three
 // retired vocabularies (request/header-delta, mode/set, request/header
 // with reason "fallback"), which appends refuse too, and message events
 // of the wrong shape (user/message, assistant/message, tool/result,
@@ -40,9 +40,9 @@
 // every lookup, checked once per store) a flat-layout log or a compressed
 // artifact anywhere under the root. Load is the repairing read
 // used to resume: it truncates a torn tail and durably appends the closers
-// of an interrupted final turn. Like the seed-era original, only Load
-// refuses a header whose cwd is relative (the original's snapshot logs
-// carry "{{cwd}}"); List and Inspect read such a log.
+// of an interrupted final turn. Only Load refuses a header whose cwd is
+// relative (test snapshot logs carry "{{cwd}}"); List and Inspect read such
+// a log. The format is specified in docs/store-format.md.
 //
 // # Writes and durability
 //

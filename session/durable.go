@@ -58,7 +58,7 @@ func truncateDurably(f File, size int64) error {
 	return f.Sync()
 }
 
-// materialize publishes a new log atomically (session-store.md §1.10):
+// materialize publishes a new log atomically:
 // folders made with mode 0700 and their parents fsynced, the content
 // written to <path>.<12 hex>.tmp (O_EXCL, 0600) and fsynced, hard-linked to
 // path (EEXIST is ErrExists, never an overwrite), the folder fsynced, the

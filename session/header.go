@@ -8,7 +8,7 @@ import (
 )
 
 // headerLine is a first line parsed leniently, before any strictness level
-// is applied (session-store.md §1.4).
+// (listing, reading, resuming) is applied.
 type headerLine struct {
 	header     Header
 	object     bool   // the line is one JSON object
@@ -130,7 +130,7 @@ func (hl *headerLine) listingError(path string) error {
 // parseStoredHeader applies the load/inspect level to the first line of
 // the log at path: a foreign version is an *UnsupportedError (checked
 // before the shape), a damaged line a *CorruptError. A relative cwd is not
-// refused here: the seed-era original inspects such a log (the snapshot
+// refused here: the original harness inspects such a log (the snapshot
 // logs it commits carry "{{cwd}}") and refuses it only when it builds a
 // Session from it, which checkLoadable does for Load.
 func parseStoredHeader(line []byte, path string) (Header, error) {

@@ -12,7 +12,7 @@ import (
 )
 
 // These tests pin behaviour found by running the original harness's
-// reader (seed era, 751fa4c8b6) and this package over the same logs.
+// reader (commit 751fa4c8b6) and this package over the same logs.
 
 // Pre-identity message events are upgraded in memory exactly as the
 // original's migrateLegacyMessageEvent does (key order included), and the

@@ -14,7 +14,7 @@ import (
 )
 
 // JSONL is the Store over one root folder of uncompressed JSONL logs in the
-// original harness's layout (session-store.md §1). It serializes the writes
+// layout of docs/store-format.md. It serializes the writes
 // of each log in this process; another process must not write the same
 // root concurrently.
 type JSONL struct {

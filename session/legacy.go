@@ -6,7 +6,7 @@ import (
 )
 
 // legacyEvent finds the first event of the three retired vocabularies that
-// the seed-era store refuses on every read and append (request/header-delta,
+// the store refuses on every read and append (request/header-delta,
 // mode/set, and a request/header with reason "fallback") and describes it
 // as the original does.
 func legacyEvent(id string, events []Event) (string, bool) {

@@ -6,7 +6,7 @@ import (
 )
 
 // Message events (user/message, assistant/message, tool/result and the
-// seed era's steering/message) are checked on every read, as the original
+// older steering/message) are checked on every read, as the original
 // store's inspect and load do (snapshotStoredEvents): pre-identity shapes
 // are first upgraded in memory (never written back), then each message
 // must have a non-empty string id, the right role, a source with a

@@ -2,7 +2,7 @@ package session
 
 import "encoding/json"
 
-// Packed chunk rows (session-store.md §1.6): the original writer may store a
+// Packed chunk rows: the original harness's writer may store a
 // run of assistant/chunk delta events as one text-chunks, reasoning-chunks
 // or tool-call-chunks row. Reading expands them back to the exact events;
 // this package never writes them (reading is layout-blind).

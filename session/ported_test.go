@@ -11,7 +11,7 @@ import (
 )
 
 // Cases ported from the original's session-persistence-jsonl tests
-// (jsonl.spec.ts, seed era) that the other tests of this package do not
+// (commit 751fa4c8b6) that the other tests of this package do not
 // already cover.
 
 // "rejects a session header with a %s createdAt / %s delegationDepth".

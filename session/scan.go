@@ -5,7 +5,7 @@ import (
 	"strconv"
 )
 
-// scanned is the valid stored prefix of a raw log (session-store.md §1.9).
+// scanned is the valid stored prefix of a raw log: the torn tail left out.
 type scanned struct {
 	header    Header
 	events    []Event

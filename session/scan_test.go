@@ -279,7 +279,7 @@ func TestHeaderRefusals(t *testing.T) {
 	}
 }
 
-// The original at the seed era checks a stored header's cwd only when it
+// The original harness checks a stored header's cwd only when it
 // builds a Session from the log (the repairing load of a cold resume), not
 // when it inspects the log: a relative cwd, such as the "{{cwd}}" the
 // original's snapshot logs carry, is read by Inspect and listed, while Load

@@ -11,7 +11,8 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/listeners"
 )
 
-// EndSeedType marks the end of an inherited seed (session-store.md §3.1).
+// EndSeedType marks the end of an inherited seed: the events before it were
+// copied from the parent, or from the stored log a resume rebuilt.
 const EndSeedType = "session/end-seed"
 
 // ChangeKind says what a Change reports.
