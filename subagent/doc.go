@@ -1,5 +1,4 @@
-// Package subagent is the public subagent seam (seed 003, the seeds'
-// ctx.subagents): an agent delegates work to child agents through named
+// Package subagent is the public subagent seam: an agent delegates work to child agents through named
 // providers, either as a one-shot run or as a durable continuable child it
 // can talk to again later, list, and have torn down child-first.
 //
@@ -45,12 +44,12 @@
 // panic is logged and peers still run; only a provider-added panic rolls
 // the registration back and is returned by RegisterProvider. A
 // continuable epoch's end reports its own stop reason and last assistant
-// message (seed-era rules, see manager.CaptureEpoch), or stop reason error
+// message (see manager.CaptureEpoch), or stop reason error
 // without a message when its teardown failed (DURABILITY_FAILED included).
 //
 // # Errors and depth
 //
-// Every seed-era code has a sentinel (ErrDraining, ErrUnauthorized, …)
+// Every error code has a sentinel (ErrDraining, ErrUnauthorized, …)
 // matched by code with errors.Is; Error is the shared error type.
 // Delegation depth: maxDepth must be a non-negative safe integer
 // (ErrInvalidMaxDepth); a child deeper than maxDepth is a *DepthError; a

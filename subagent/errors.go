@@ -2,17 +2,17 @@ package subagent
 
 import "github.com/dsh-actors/dsh-actors/actors/manager"
 
-// Error is the subagent layer's error: Code is the seed-era code, Message the
-// seed's exact message, Cause the wrapped error. errors.Is matches any *Error
+// Error is the subagent layer's error: Code is the error code, Message the
+// exact message, Cause the wrapped error. errors.Is matches any *Error
 // with the same Code (compare against the Err* sentinels). It is the same
 // type the continuation manager returns.
 type Error = manager.Error
 
-// DepthError is the seeds' SubagentDepthError: "subagent depth <n> exceeds
+// DepthError is a child that would be too deep: "subagent depth <n> exceeds
 // maxDepth <m>".
 type DepthError = manager.DepthError
 
-// Sentinels for errors.Is, one per seed-era code (seed-era.md §2.6.9).
+// Sentinels for errors.Is, one per error code.
 var (
 	ErrDuplicateProvider        = manager.ErrDuplicateProvider
 	ErrNoProvider               = manager.ErrNoProvider
@@ -30,5 +30,5 @@ var (
 )
 
 // ErrInvalidMaxDepth is returned for a maxDepth that is not a non-negative
-// safe integer (the seeds' TypeError).
+// safe integer.
 var ErrInvalidMaxDepth = manager.ErrInvalidMaxDepth

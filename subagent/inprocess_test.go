@@ -150,7 +150,8 @@ func TestForkSeedsTheCompletedTurnPrefix(t *testing.T) {
 	require.False(t, NewSpawn(w.rt).InheritsParentContext())
 }
 
-// §3.2 #13 through the fork provider.
+// A fork child continues the parent's turn numbering through the fork
+// provider.
 func TestForkContinuableChildContinuesTurnNumbering(t *testing.T) {
 	w := newWorld(t)
 	w.turn("reply first answer")
@@ -178,7 +179,7 @@ func TestForkContinuableChildContinuesTurnNumbering(t *testing.T) {
 
 type oneShotOnly struct{ stubProvider }
 
-// §3.2 #2: a provider without PrepareContinuable is refused before
+// A provider without PrepareContinuable is refused before
 // anything is created.
 func TestStartContinuableNeedsThePrepareCapability(t *testing.T) {
 	w := newWorld(t)
@@ -196,7 +197,7 @@ func TestStartContinuableNeedsThePrepareCapability(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoProvider)
 }
 
-// §3.1 #1 and #3: the catalog lists a live child as running and a settled
+// The catalog lists a live child as running and a settled
 // one as complete with its durable label, without an Activation.
 func TestListChildrenThroughTheCatalog(t *testing.T) {
 	w := newWorld(t)

@@ -33,7 +33,7 @@ type ContinuableRequest = manager.Request
 // ContinuableStart is StartContinuable's result, at inbox acceptance.
 type ContinuableStart = manager.Started
 
-// Service is the subagent seam (the seeds' ctx.subagents): the provider
+// Service is the subagent seam: the provider
 // registry, one-shot and continuable delegation, follow-ups, scoped drains,
 // the durable catalog and lifecycle events. Its methods are safe for
 // concurrent use.

@@ -163,7 +163,7 @@ func TestStartBorrowsTheRequestAndExposesNoContinuationOperations(t *testing.T) 
 	require.False(t, resumes)
 }
 
-// §3.2 #54 and #55: no host authority, residency query, cancellation,
+// No host authority, residency query, cancellation,
 // steering or report operation; runs cannot steer.
 func TestThePublicSurfaceHasNoExtraOperations(t *testing.T) {
 	service := reflect.TypeOf(&Service{})
