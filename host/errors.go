@@ -2,7 +2,7 @@ package host
 
 import "fmt"
 
-// The wire error codes (web-host §1.2). Business errors travel with HTTP 200
+// The wire error codes (docs/wire-protocol.md). Business errors travel with HTTP 200
 // in a server-response whose result is {ok:false, error:{code, message, details}}.
 const (
 	CodeBadRequest                = "bad-request"

@@ -14,7 +14,7 @@ import (
 // streamKind is which frames an event stream carries.
 type streamKind uint8
 
-// The event streams (web-host §1.1, §3.1).
+// The event streams.
 const (
 	// streamAll is GET /events (pageStreamPath): every host/* and
 	// session/event frame in one order, the page's own stream beside the
@@ -166,8 +166,8 @@ func (h *hub) publish(n Notice) {
 // The original pushes it from the agent/error event its loop's settle()
 // emits before appending that turn/end (and before the idle status), with
 // message = errorChain(error), the text the turn/end reason holds: the
-// seed-era {kind:"error", step, message, code?}, or a later version's
-// {kind:"error", error:{message}} read the same way.
+// {kind:"error", step, message, code?} this runtime writes, or the
+// {kind:"error", error:{message}} of other writers, read the same way.
 func agentErrorOf(n Notice) ([]byte, bool) {
 	if n.Kind != SessionEvent || n.Event.Type != "turn/end" {
 		return nil, false
@@ -278,7 +278,7 @@ func writeFlush(w io.Writer, flusher http.Flusher, b []byte) bool {
 	return writeFrames(w, flusher, [][]byte{b})
 }
 
-// serverRequest is the envelope of a pushed frame (web-host §3.1).
+// serverRequest is the envelope of a pushed frame.
 type serverRequest struct {
 	Type    string `json:"type"`
 	RPCID   string `json:"rpcId"`

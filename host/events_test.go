@@ -246,8 +246,7 @@ func TestContractStreamsSitBehindTheTrustFence(t *testing.T) {
 }
 
 // TestAgentErrorPrecedesTheFailedTurnEnd: a turn ending in error gives the
-// host stream host/agent-error {type, sessionId, message} (api-proxy.ts's
-// agent/error listener; message is the error chain the turn/end reason
+// host stream host/agent-error {type, sessionId, message} (message is the error chain the turn/end reason
 // holds). The original emits agent/error from settle(), before turn/end is
 // appended and before the idle status, so the frame comes right before the
 // failed turn/end's session/event. It is a host frame: not on the mux.

@@ -9,7 +9,7 @@ import (
 // defaultMaxMessages is the page size when a history request omits maxMessages.
 const defaultMaxMessages = 50
 
-// page is one message-aligned slice of a transcript (web-host §2).
+// page is one message-aligned slice of a transcript.
 type page struct {
 	events  []session.Event
 	hasMore bool

@@ -219,7 +219,7 @@ func TestCarrierPathOutsideAPIIsA404BeforeTheMediaType(t *testing.T) {
 // string rpcId, result {ok:true, value} or {ok:false, error: RpcError}) is
 // {"accepted":false,"reason":"not-pending"} and anything else
 // {"accepted":false,"reason":"bad-response"}, both HTTP 200. The expected
-// reasons were computed with zod 4.4.3 on the seed's clientResponseSchema.
+// reasons were computed with zod 4.4.3 on the original's clientResponseSchema.
 func TestRespondIsAlwaysNotPending(t *testing.T) {
 	h := newTestHandler(t, newFakeBackend())
 	cases := []struct {

@@ -294,10 +294,9 @@ func (b *RuntimeBackend) refuseLiveChild(h *parent.Handle) error {
 	return refuseChild(header, h.Session().Events())
 }
 
-// refuseChild is the generic-route ownership fence (web-host.md §1.9):
+// refuseChild is the generic-route ownership fence:
 // a session whose header says origin "subagent", or whose own suffix
-// (past the fork seed) holds a subagent/descriptor, as a seed-era child's
-// does, belongs to its continuation owner. A fork merely inheriting an
+// (past the fork seed) holds a subagent/descriptor belongs to its continuation owner. A fork merely inheriting an
 // ancestor's descriptor in its seed is an ordinary session.
 func refuseChild(h session.Header, events []session.Event) error {
 	if h.Origin == manager.Origin {

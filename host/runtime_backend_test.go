@@ -218,9 +218,8 @@ func TestRuntimeBackendCreateSessionIsTheOriginalsEnsureSession(t *testing.T) {
 	require.NotNil(t, rt.Agent("stored"), "a stored id with the same cwd is resumed")
 }
 
-// TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes is
-// web-host.md §1.9: explicit-id session.create and session.prompt answer
-// agent-busy for a subagent session (origin "subagent", or a seed-era child
+// TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes: explicit-id session.create and session.prompt answer
+// agent-busy for a subagent session (origin "subagent", or a child
 // whose own suffix holds its descriptor), live or cold, and for a live
 // agent its exact live parent owns (a one-shot child), before any cwd
 // conflict and without resuming it; a fork whose seed merely inherits an

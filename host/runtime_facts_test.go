@@ -11,10 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestClassifyMapsSubagentDeliveryFailuresAsSeed004 pins seed-era §2.8:
-// ACTIVATION_CLOSING and DRAINING are "not delivered"; every other
+// TestClassifyMapsSubagentDeliveryFailures: ACTIVATION_CLOSING and DRAINING are "not delivered"; every other
 // continuation failure the host does not name stays unclassified (internal).
-func TestClassifyMapsSubagentDeliveryFailuresAsSeed004(t *testing.T) {
+func TestClassifyMapsSubagentDeliveryFailures(t *testing.T) {
 	cases := []struct {
 		err  error
 		want error // nil: not classified, reported as internal

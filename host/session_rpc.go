@@ -270,8 +270,8 @@ func (h *Handler) sessionPrompt(ctx context.Context, c call) (any, *Error) {
 	}
 }
 
-// ownedBySubagentRouting is the generic-route ownership fence's agent-busy
-// (web-host.md §1.9).
+// ownedBySubagentRouting is the generic-route ownership fence's agent-busy:
+// a continuable child is reached through subagent.* only.
 func ownedBySubagentRouting(id string) *Error {
 	return newError(CodeAgentBusy, "session "+quote(id)+" is owned by subagent routing",
 		Details{Reason: "use subagent delivery for this child session"})

@@ -2,8 +2,7 @@ package host
 
 import "github.com/dsh-actors/dsh-actors/session"
 
-// The mux stream's subscription baseline (web-host §3.1; the original's
-// subscribeSession): GET /api/events.mux opens with one
+// The mux stream's subscription baseline: GET /api/events.mux opens with one
 //
 //	session/subscribed {sessionId, lastSeq}
 //

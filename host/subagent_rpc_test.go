@@ -46,10 +46,10 @@ func TestSubagentListReturnsTheCompleteCatalogAndParentAvailability(t *testing.T
 	require.Equal(t, []string{"ListChildren p1", "LiveAgent p1", "ListChildren p1", "LiveAgent p1"}, b.callLog())
 }
 
-// TestSubagentListRowsAreTheSeedEraProjection pins the exact bytes of the
-// seed-004 rows: {kind, id, label, activity} with no mode and a label even
+// TestSubagentListRowsAreTheCatalogProjection pins the exact bytes of the
+// rows: {kind, id, label, activity} with no mode and a label even
 // when it is empty; diagnostics {kind, id, reason}.
-func TestSubagentListRowsAreTheSeedEraProjection(t *testing.T) {
+func TestSubagentListRowsAreTheCatalogProjection(t *testing.T) {
 	b := newFakeBackend()
 	b.catalogs["p1"] = []CatalogEntry{
 		{Kind: KindChild, ID: "a-child", Label: ""},
@@ -89,7 +89,7 @@ func TestSubagentHistoryReadsWithoutTouchingAnyAgent(t *testing.T) {
 	b := catalogFixture()
 	h := newTestHandler(t, b)
 
-	modes := []any{nil, "continuable", "one-shot", "bogus", 7} // seed 004's address has no mode: ignored like any unknown key
+	modes := []any{nil, "continuable", "one-shot", "bogus", 7} // the address has no mode: ignored like any unknown key
 	for _, mode := range modes {
 		payload := map[string]any{"parentSessionId": "p1", "childSessionId": "worker"}
 		if mode != nil {
@@ -333,8 +333,8 @@ func TestSubagentPromptAbortedRequestWinsOverTheDeliveryFailure(t *testing.T) {
 	requireError(t, r, CodeCancelled, "subagent prompt was cancelled", nil)
 }
 
-// TestSubagentPromptContentIsAnyArrayOfTypedBlocks: seed 004's content is
-// z.array(z.looseObject({type: z.string()})): an empty array and blocks of
+// TestSubagentPromptContentIsAnyArrayOfTypedBlocks: content is an array of
+// objects with a string type: an empty array and blocks of
 // any type pass and reach the continuation service as the original's parse
 // keeps them: type first, every other key kept (agent.Block's Raw).
 func TestSubagentPromptContentIsAnyArrayOfTypedBlocks(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-// wireEvent is a raw session event as the wire carries it (web-host §2).
+// wireEvent is a raw session event as the wire carries it.
 type wireEvent struct {
 	Type            string          `json:"type"`
 	Seq             int64           `json:"seq"`
@@ -47,8 +47,7 @@ func toHistoryValue(p page) historyValue {
 	return historyValue{Events: entries, HasMore: p.hasMore}
 }
 
-// wireChild is a healthy subagent.list row as seed 004 projects it
-// (seed-era §2.8): exactly {kind:"child", id, label, activity}, no mode, and
+// wireChild is a healthy subagent.list row: exactly {kind:"child", id, label, activity}, no mode, and
 // label always present (a durable label may be empty).
 type wireChild struct {
 	Kind     CatalogKind `json:"kind"`
