@@ -104,7 +104,7 @@ func BenchmarkFollowupAdmission(b *testing.B) {
 // In the same run it measures two raw ceilings with lines of the same
 // sizes: the group-commit append rate (64 writers, each waiting until its
 // line is durable; one write and one fdatasync per batch — the rate
-// DESIGN.md quotes) and a pipelined appender (one producer that never
+// the design measured) and a pipelined appender (one producer that never
 // waits, one file per agent). It reports events/s of each and our
 // percentage of both.
 func BenchmarkTurnThroughput(b *testing.B) {

@@ -33,8 +33,7 @@
 //     inbox.Inbox.Emit.
 //   - inbox.NewMessageID draws from math/rand/v2 (ChaCha8), not crypto/rand.
 //   - inbox.Inbox.EndTurn runs the mailbox on the calling (turn) goroutine.
-//   - turn/start is {turn, trigger:{kind:"message", source}} (the seed-era
-//     shape), logged before the user/message that opened the turn, as the
+//   - turn/start is {turn, trigger:{kind:"message", source}}, logged before the user/message that opened the turn, as the
 //     original's agent loop logs them.
 //   - Added agent.Options fields MaxTokens, SubagentDepth, Persona,
 //     ToolFilter (agent.ToolFilter), the same fields in parent.Spec, and

@@ -237,8 +237,8 @@ func TestStopReasonsBecomeTurnEndReasons(t *testing.T) {
 	})
 }
 
-// TestInterruptionBeatsTheAgentsOwnEnd: as the seed-era loop's settle
-// funnel ("interruption beats error") and its abort check before turn/end,
+// TestInterruptionBeatsTheAgentsOwnEnd: interruption beats error, and the
+// abort signal is checked once more before turn/end:
 // a turn cancelled while it ran ends aborted (disposed under disposal)
 // whatever the agent then reports: completed, max-tokens, refusal, an
 // error or a panic.
@@ -485,14 +485,14 @@ func TestMessagesAreLoggedInShapesTheOriginalReads(t *testing.T) {
 	})
 }
 
-// TestErrorTurnEndIsTheSeedErasShape: an error turn/end is the seed-era
-// agent loop's {kind:"error", step, message, code?}: step is the step the
+// TestErrorTurnEndShape: an error turn/end is
+// {kind:"error", step, message, code?}: step is the step the
 // failure happened on (the step after the last one the turn logged, none
 // of whose events exist), message the error's text, and code present only
 // for an error with an ErrorCode (the original's HarnessError). The first
 // case is byte for byte the original's subagent-continuable fixture,
 // examples/acp-agent/tests/snapshots/subagent-continuable/session.1.jsonl.
-func TestErrorTurnEndIsTheSeedErasShape(t *testing.T) {
+func TestErrorTurnEndShape(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		seed := []session.Event{
 			{Type: "turn/start", Seq: 0, Data: []byte(`{"turn":2}`)},

@@ -19,7 +19,7 @@
 //
 // and then releases the inbox for the next message. As in the original's
 // agent loop, the turn exists in the log before the message it consumes.
-// These payloads (package event's) are the seed-era loop's byte for byte.
+// These payloads are package event's, byte for byte.
 // A model agent logs its steps through Host.Step instead of Host.Say:
 // step/start, request/header, request/context, assistant/chunk…,
 // assistant/message (sourceEventSeqs: the step's chunks), tool/call and
@@ -29,9 +29,8 @@
 // steps at least once).
 // The turn/end reason is {kind:"completed"}, {kind:"max-tokens"},
 // {kind:"refusal"}, {kind:"disposed"} (cancelled by the agent's disposal),
-// {kind:"aborted"} (any other cancel; the seed-era shape, with no inner
-// cause), a model failure's {kind:"error", step, failure:{message, code,
-// …}} (the agent returned an event.Failure) or the seed-era agent loop's
+// {kind:"aborted"} (any other cancel, with no inner cause), a model failure's {kind:"error", step, failure:{message, code,
+// …}} (the agent returned an event.Failure) or
 // {kind:"error", step, message, code?}: step is the step left open when
 // the turn failed, else the step the failure happened on counted as the
 // original's loop counts a step before running it (the step after the
@@ -51,21 +50,20 @@
 // message once, so a read at a turn's start copies entries rather than
 // re-parsing the log.
 //
-// {kind:"refusal"} (agent.Refusal) is the one reason the seed-era agent
+// {kind:"refusal"} (agent.Refusal) is the one reason the original's agent
 // loop never writes: its TurnEndReasonMap is merge-extensible and leaves
 // out the ACP-named refusal variant until a producer emits it, as this
 // runtime's agents can. The original loads such a turn/end unchanged (its
 // load checks only aborted reasons; later versions pass unknown kinds
 // through their legacy conversion) and its epoch capture reports it as
 // error; this runtime's (manager.MapTurnEnd) reports refusal, a
-// SubagentStopReason of the seed era, settled as failed like error and
+// subagent stop reason, settled as failed like error and
 // max-tokens.
 //
 // A turn whose context
 // was cancelled ends aborted (or disposed) whatever the agent then reports,
-// completed, max-tokens, refusal, an error or a panic, as the seed-era
-// loop's settle funnel lets interruption beat error and checks its abort
-// signal once more before turn/end; an agent returning Aborted without a
+// completed, max-tokens, refusal, an error or a panic: interruption beats
+// error, and the abort signal is checked once more before turn/end; an agent returning Aborted without a
 // cancellation counts as a user abort. Turn numbers continue from the highest turn/start already in
 // the session (a resumed agent counts on).
 //

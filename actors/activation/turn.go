@@ -92,9 +92,9 @@ func (t *turn) run(claim *inbox.Claim) (reason event.Reason) {
 	return reasonOf(claim, stop, err)
 }
 
-// reasonOf maps what the agent returned to the turn/end reason. As in the
-// seed-era loop, whose settle funnel lets interruption beat error and which
-// checks its abort signal once more before turn/end, a cancelled turn ends
+// reasonOf maps what the agent returned to the turn/end reason.
+// Interruption beats error, and the abort signal is checked once more
+// before turn/end: a cancelled turn ends
 // aborted (or disposed) whatever the agent reports. The cause is the
 // claim's, read without the turn context's lock.
 func reasonOf(claim *inbox.Claim, stop agent.StopReason, err error) event.Reason {
@@ -132,12 +132,11 @@ func failureOf(err error) (event.Failure, bool) {
 	return event.Failure{}, false
 }
 
-// abortedReason is the seed-era turn/end reason of a cancelled turn:
+// abortedReason is the turn/end reason of a cancelled turn:
 // {kind:"disposed"} when the agent is being disposed, else exactly
 // {kind:"aborted"} (also for a turn the agent reported aborted without
-// being cancelled, whose cause is the zero one). The seed-era harness
-// refuses to resume a log whose aborted reason carries an inner cause;
-// later versions read both shapes.
+// being cancelled, whose cause is the zero one). It carries no inner cause,
+// because older readers refuse to resume a log whose aborted reason has one.
 func abortedReason(cause agent.CancelCause) event.Reason {
 	if cause.Kind == agent.CauseDisposed {
 		return event.Reason{Kind: event.ReasonDisposed}
@@ -160,7 +159,7 @@ func errorReason(message, code string) event.Reason {
 }
 
 // codeOf is err's ErrorCode() when some error in its chain has one, else
-// "": the seed-era loop writes a code only for a HarnessError.
+// "": only errors that carry a code get one in the log.
 func codeOf(err error) string {
 	var coded interface{ ErrorCode() string }
 	if errors.As(err, &coded) {

@@ -1,4 +1,4 @@
-// Package parent is the live-agent registry (the seeds' ctx.agents): it
+// Package parent is the live-agent registry: it
 // creates and resumes agents over live sessions, publishes them, answers
 // "which exact agent is live under this id", walks live lineage, disposes
 // agents (one, or all of them child-first), and carries the agent event bus.
