@@ -5,23 +5,23 @@ import (
 	"fmt"
 )
 
-// maxSafeInteger is JavaScript's Number.MAX_SAFE_INTEGER, the seeds' bound
+// maxSafeInteger is JavaScript's Number.MAX_SAFE_INTEGER, the bound
 // for depths.
 const maxSafeInteger = 1<<53 - 1
 
-// ErrInvalidMaxDepth is the seeds' TypeError for a maxDepth that is not a
+// ErrInvalidMaxDepth is returned for a maxDepth that is not a
 // non-negative safe integer.
 var ErrInvalidMaxDepth = errors.New("subagent maxDepth must be a non-negative safe integer")
 
-// ErrInvalidSubagentDepth is the seeds' TypeError for an agent whose runtime
+// ErrInvalidSubagentDepth is returned for an agent whose runtime
 // subagent depth is not a non-negative safe integer.
 var ErrInvalidSubagentDepth = errors.New("agent subagentDepth must be a non-negative safe integer")
 
-// ErrDepthOutOfRange is the seeds' RangeError for a child depth beyond the
+// ErrDepthOutOfRange is returned for a child depth beyond the
 // safe-integer range.
 var ErrDepthOutOfRange = errors.New("subagent child depth exceeds the safe-integer range")
 
-// DepthError is the seeds' SubagentDepthError: a child would be deeper than
+// DepthError says a child would be deeper than
 // the caller's absolute maxDepth cap.
 type DepthError struct {
 	AttemptedDepth int

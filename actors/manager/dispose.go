@@ -117,7 +117,7 @@ func (m *Manager) ownedActivations(a *activation) []*activation {
 	return owned
 }
 
-// finishTeardown is the waiting part of a disposal, in the seed's order:
+// finishTeardown is the waiting part of a disposal, in this order:
 // owned children released (child-first), quiescence, the durability
 // checkpoint, the epoch captured while the child is still registered, the
 // handle disposed; the first failure wins. The Activation and its

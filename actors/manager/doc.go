@@ -9,8 +9,8 @@
 //
 // # Operations
 //
-// StartContinuable follows the seed's order (seed-era.md §2.6.2) and
-// returns {ChildID, MessageID} at inbox acceptance. Followup routes by
+// StartContinuable checks, materializes and prompts in a fixed order (see
+// Manager.StartContinuable) and returns {ChildID, MessageID} at inbox acceptance. Followup routes by
 // residency only: running queues behind the open turn, waiting wakes the
 // same agent, absent cold-resumes a new epoch from the log through the
 // store's repairing Load. Authority is the exact live direct parent
@@ -22,7 +22,7 @@
 // checkpoint (a queued wait for a child's serialization is abandoned at
 // once).
 //
-// DrainContinuableDescendants is the scoped drain (seed-era.md §2.6.8);
+// DrainContinuableDescendants is the scoped drain;
 // Close is the manager-wide drain, registered with Runtime.BeforeClose so
 // it runs first when the runtime closes.
 //
@@ -38,7 +38,7 @@
 //
 // # The disposal transaction
 //
-// Exactly seed-era.md §2.6.7: the admission cut-off is set and the whole
+// The admission cut-off is set and the whole
 // subtree is cancelled top-down in one step; then, off the actor, owned
 // children are awaited (handles released child-first: an owner's
 // teardown starts when the last of its children has settled), quiescence, the
@@ -69,10 +69,10 @@
 // # Deliberate choices where the seeds leave room
 //
 // A scoped drain's cut-off covers the root, the targets and their live
-// lineage below the root, never agents above the root (seed-era keeps
-// those too, subagent-runtime.md §9.11). A malformed descriptor on cold
+// lineage below the root, never agents above the root (the original keeps
+// those too). A malformed descriptor on cold
 // resume is returned unwrapped (matching descriptor.ErrCorrupt), as the
-// seed does. A turn ending with refusal maps to the refusal stop reason.
+// original does. A turn ending with refusal maps to the refusal stop reason.
 // An id that is live but has no Activation is NOT_RESUMABLE without
 // touching its log.
 package manager

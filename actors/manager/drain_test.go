@@ -28,7 +28,7 @@ func (f *fixture) lastTurnEnd(id string) string {
 	return ""
 }
 
-// §3.2 #28 / race table "unrelated forests unaffected by a scoped drain".
+// Unrelated forests are unaffected by a scoped drain.
 func TestScopedDrainLeavesASiblingForestRunning(t *testing.T) {
 	f := newFixture(t)
 	sibling := f.startTopLevel("sibling")
@@ -75,7 +75,7 @@ func TestScopedCutOffEndsWhenTheRootIsDisposed(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// §3.2 #29: a continuable root keeps running; only its descendants go.
+// A continuable root keeps running; only its descendants go.
 func TestScopedDrainRetainsAContinuableRoot(t *testing.T) {
 	f := newFixture(t)
 	child := f.start(f.parent, "wait c")
@@ -90,7 +90,7 @@ func TestScopedDrainRetainsAContinuableRoot(t *testing.T) {
 	f.gates.open("c")
 }
 
-// §3.2 #30: descendants are found by the ancestry captured at
+// Descendants are found by the ancestry captured at
 // materialization, after an intermediate agent left the registry.
 func TestScopedDrainFindsDescendantsBelowADepartedIntermediate(t *testing.T) {
 	f := newFixture(t)
@@ -104,7 +104,7 @@ func TestScopedDrainFindsDescendantsBelowADepartedIntermediate(t *testing.T) {
 	require.Contains(t, f.lastTurnEnd(descendant), `"kind":"aborted"`)
 }
 
-// §3.2 #31 and #36 / race table "drain during materialization": the drain
+// Drain during materialization: the drain
 // waits for the admitted materialization, which rolls back with DRAINING.
 func TestScopedDrainAwaitsAnAdmittedMaterialization(t *testing.T) {
 	f := newFixture(t)
@@ -143,7 +143,7 @@ func TestScopedDrainAwaitsAnAdmittedMaterialization(t *testing.T) {
 	require.False(t, f.live(child))
 }
 
-// §3.2 #32: a stale root is ignored and does not close its id's live agent.
+// A stale root is ignored and does not close its id's live agent.
 func TestScopedDrainIgnoresAStaleRoot(t *testing.T) {
 	f := newFixture(t)
 	stale := f.startTopLevel("twin")
@@ -155,7 +155,7 @@ func TestScopedDrainIgnoresAStaleRoot(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// §3.2 #35 / race table "drain after materialization, before the prompt":
+// Drain after materialization, before the prompt:
 // the start rejects DRAINING, nothing reaches the inbox, no child is left.
 func TestDrainInsideSubagentStartRejectsTheInitialPrompt(t *testing.T) {
 	f := newFixture(t)
@@ -182,7 +182,7 @@ func TestDrainInsideSubagentStartRejectsTheInitialPrompt(t *testing.T) {
 	require.Len(t, edges, 2, "start and its paired end")
 }
 
-// §3.2 #37, #38, #48 / race table "follow-up admitted then drain": the
+// Follow-up admitted then drain: the
 // follow-up resolves, is discarded by the teardown cancel, never logged,
 // never replayed.
 func TestAFollowupAdmittedBeforeADrainIsDiscardedNotReplayed(t *testing.T) {
@@ -212,7 +212,7 @@ func TestAFollowupAdmittedBeforeADrainIsDiscardedNotReplayed(t *testing.T) {
 	require.Equal(t, []string{"wait g", "later"}, f.userTexts(child), "no replay")
 }
 
-// §3.2 #39 / race table "parent replaced during cold resume": the final
+// Parent replaced during cold resume: the final
 // admission rechecks exact liveness; the message is never logged.
 func TestColdResumeRechecksTheExactParent(t *testing.T) {
 	f := newFixture(t)
@@ -235,7 +235,7 @@ func TestColdResumeRechecksTheExactParent(t *testing.T) {
 	require.Equal(t, []string{"child task"}, f.userTexts(child))
 }
 
-// Race table "top-level parent disposed while a fresh child materializes".
+// A top-level parent disposed while a fresh child materializes.
 func TestAParentDisposedDuringMaterializationIsUnauthorized(t *testing.T) {
 	f := newFixture(t)
 	f.rt.Subscribe(func(e parent.Event) {

@@ -22,7 +22,7 @@ type Epoch struct {
 
 // CaptureEpoch folds an epoch's own events (the log suffix from the epoch
 // boundary taken at subagent/start) into its stop reason and output, with
-// the seed-era rules: output is the content of the last assistant/message
+// these rules: output is the content of the last assistant/message
 // even if empty; the stop reason is that of the last closed turn whose
 // turn/start trigger kind was "message" (a turn/start without a trigger
 // counts as message-triggered, since every turn here is opened by an inbox
@@ -92,8 +92,8 @@ func messageTriggered(events []session.Event, n int64, valid bool) bool {
 // MapTurnEnd maps a turn/end reason kind onto a subagent stop reason:
 // max-tokens, error, completed and refusal map to themselves; aborted,
 // interrupted and disposed map to aborted; anything else is error.
-// (The seed era had no refusal turn end; this runtime's agents can end a
-// turn with refusal, so it is kept rather than reported as error.)
+// (Refusal is kept rather than reported as error: this runtime's agents
+// can end a turn with refusal.)
 func MapTurnEnd(kind string) agent.StopReason {
 	switch kind {
 	case "completed":

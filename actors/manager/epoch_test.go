@@ -26,7 +26,7 @@ func say(text string) session.Event {
 	return ev("assistant/message", `{"turn":1,"step":1,"message":{"role":"assistant","content":[{"type":"text","text":"`+text+`"}]}}`)
 }
 
-// seed-era §2.7 "Continuable capture".
+// CaptureEpoch's output and stop reason over one epoch's own events.
 func TestCaptureEpoch(t *testing.T) {
 	empty := ev("assistant/message", `{"turn":1,"step":1,"message":{"role":"assistant","content":[]}}`)
 	cases := []struct {

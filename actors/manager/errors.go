@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// Error is the subagent layer's error: Code is exactly the seed-era
-// SubagentError code, Message the seed's message (lower-case, naming the ids
+// Error is the subagent layer's error: Code is one of the codes below,
+// Message a fixed text (lower-case, naming the ids
 // involved) and Cause the wrapped error, if any. errors.Is matches any
 // *Error with the same Code, so callers compare against the sentinels below.
 // The subagent package re-exports this type as subagent.Error.
@@ -17,7 +17,7 @@ type Error struct {
 }
 
 // Error returns the message; the cause's chain is already part of it where
-// the seed's message quotes it.
+// the message quotes it.
 func (e *Error) Error() string { return e.Message }
 
 // Unwrap returns the cause.
@@ -29,7 +29,7 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Code == e.Code
 }
 
-// The seed-era codes (seed-era.md §2.6.9), each with a sentinel to match with
+// The error codes, each with a sentinel to match with
 // errors.Is.
 const (
 	CodeDuplicateProvider        = "DUPLICATE_PROVIDER"
@@ -216,7 +216,7 @@ func Cancelled(cause error) *Error {
 	return newError(CodeCancelled, cause, "subagent listing was cancelled")
 }
 
-// chain renders an error with its causes, as the seed's errorChain does; a
+// chain renders an error with its causes, as the original's errorChain does; a
 // Go error's text already carries its wrapped causes.
 func chain(err error) string {
 	if err == nil {

@@ -89,7 +89,7 @@ func (m *Manager) retryAfterDisposal(ctx context.Context, req followupReq, d *di
 // but has no Activation: its log belongs to a running session.
 var errLiveUnmanaged = errors.New("the session is live outside the continuation manager")
 
-// coldResume rebuilds an absent child from its log (seed-era §2.6.5): the
+// coldResume rebuilds an absent child from its log: the
 // repairing load off the actor (a failure is NOT_RESUMABLE "unavailable"),
 // the caller's context and the DRAINING gate, authorization #1 against the
 // durable header, the descriptor folded from the own suffix (a malformed

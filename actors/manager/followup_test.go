@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// §3.2 #15: follow-ups to a running child queue in its one FIFO inbox.
+// Follow-ups to a running child queue in its one FIFO inbox.
 func TestFollowupQueuesBehindTheOpenTurn(t *testing.T) {
 	f := newFixture(t)
 	child := f.start(f.parent, "wait g")
@@ -30,7 +30,7 @@ func TestFollowupQueuesBehindTheOpenTurn(t *testing.T) {
 	require.Equal(t, []string{"wait g", "first follow-up", "second follow-up"}, f.userTexts(child))
 }
 
-// §3.2 #16: a settled child cold-resumes into a new Activation; #24: its
+// A settled child cold-resumes into a new Activation; its
 // top-level parent is not pinned by it.
 func TestFollowupColdResumesASettledChild(t *testing.T) {
 	f := newFixture(t)
@@ -44,7 +44,7 @@ func TestFollowupColdResumesASettledChild(t *testing.T) {
 	require.True(t, f.live("parent"), "§3.2 #24: a top-level parent is outside the waiting graph")
 }
 
-// §3.2 #17 and #53: both epochs report the descriptor's provider even
+// Both epochs report the descriptor's provider even
 // after it can no longer be prepared; starts and ends pair by run id.
 func TestColdResumeDoesNotNeedTheProvider(t *testing.T) {
 	retired := false
@@ -75,8 +75,8 @@ func TestColdResumeDoesNotNeedTheProvider(t *testing.T) {
 	require.Equal(t, []string{"child task", "after retirement"}, f.userTexts(s.ChildID))
 }
 
-// §3.2 #18: a waiting child (idle, owning a live grandchild) is woken, not
-// rebuilt. §3.2 #23: it stays until its grandchild was disposed.
+// A waiting child (idle, owning a live grandchild) is woken, not
+// rebuilt; it stays until its grandchild was disposed.
 func TestFollowupWakesAWaitingActivation(t *testing.T) {
 	f := newFixture(t)
 	child := f.start(f.parent, "wait c")
@@ -98,7 +98,7 @@ func TestFollowupWakesAWaitingActivation(t *testing.T) {
 	require.Equal(t, []string{"wait c", "while waiting"}, f.userTexts(child))
 }
 
-// §3.2 #19 and #59: authority is the exact live direct parent.
+// Authority is the exact live direct parent.
 func TestFollowupRequiresTheExactDirectParent(t *testing.T) {
 	f := newFixture(t)
 	child := f.start(f.parent, "wait g")
@@ -120,7 +120,7 @@ func TestFollowupRequiresTheExactDirectParent(t *testing.T) {
 	require.ErrorContains(t, err, "belongs to another parent session", "checked before rebuilding")
 }
 
-// §3.2 #20: a log without a continuation descriptor cannot be resumed.
+// A log without a continuation descriptor cannot be resumed.
 func TestFollowupRejectsAChildWithoutADescriptor(t *testing.T) {
 	f := newFixture(t)
 	oneShot, err := f.rt.StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: "one-shot", ParentSession: "parent"}})
@@ -131,7 +131,7 @@ func TestFollowupRejectsAChildWithoutADescriptor(t *testing.T) {
 	require.ErrorContains(t, err, "no supported continuation state")
 }
 
-// §3.2 #21
+// A follow-up to an id no log holds is NOT_RESUMABLE.
 func TestFollowupToAnUnknownIDIsNotResumable(t *testing.T) {
 	f := newFixture(t)
 	_, err := f.m.Followup(bg, f.parent, "nobody", agent.Text("x"), agent.Source{Kind: "user"})
@@ -140,7 +140,7 @@ func TestFollowupToAnUnknownIDIsNotResumable(t *testing.T) {
 	require.ErrorIs(t, err, session.ErrNotFound)
 }
 
-// §3.2 #22 / race table "follow-up vs final settlement": a follow-up sent
+// Follow-up vs final settlement: a follow-up sent
 // the moment the child goes idle is always delivered and logged, whether it
 // joined the closing epoch or cold-resumed a new one.
 func TestFollowupRacingFinalSettlementIsDelivered(t *testing.T) {
@@ -185,7 +185,7 @@ func TestFollowupRacingFinalSettlementIsDelivered(t *testing.T) {
 	require.Equal(t, []string{"child task", "raced"}, f.userTexts(s.ChildID))
 }
 
-// §3.2 #42 and #56: a context done before admission delivers nothing.
+// A context done before admission delivers nothing.
 func TestFollowupWithADoneContextDeliversNothing(t *testing.T) {
 	f := newFixture(t)
 	child := f.start(f.parent, "wait g")
@@ -200,7 +200,7 @@ func TestFollowupWithADoneContextDeliversNothing(t *testing.T) {
 	require.Equal(t, []string{"wait g"}, f.userTexts(child))
 }
 
-// §3.2 #57: cancelling after acceptance neither cancels the turn nor
+// Cancelling after acceptance neither cancels the turn nor
 // disposes the child.
 func TestFollowupContextEndingAfterAcceptanceChangesNothing(t *testing.T) {
 	f := newFixture(t)
@@ -215,7 +215,7 @@ func TestFollowupContextEndingAfterAcceptanceChangesNothing(t *testing.T) {
 	require.Equal(t, []string{"child task", "survives"}, f.userTexts(child))
 }
 
-// §3.2 #58: a live agent without an Activation is the registry's: the
+// A live agent without an Activation is the registry's: the
 // follow-up fails typed and the agent stays.
 func TestFollowupAtTheRegistryCollisionBoundary(t *testing.T) {
 	f := newFixture(t)
@@ -237,7 +237,7 @@ func TestFollowupAtTheRegistryCollisionBoundary(t *testing.T) {
 	require.NoError(t, agentBefore.Dispose(bg))
 }
 
-// §3.2 #40: a follow-up the inbox refuses leaves no accepted id. (The
+// A follow-up the inbox refuses leaves no accepted id. (The
 // child's inbox is closed from inside the manager's actor, so nothing else
 // interleaves; the child's actor then stops and the manager tears the
 // epoch down as failed.)

@@ -35,7 +35,7 @@ func (m *Manager) open(ctx context.Context, ms materializeSpec) (*parent.Handle,
 	return m.rt.ResumeAgentLoaded(ctx, ms.loaded, resume)
 }
 
-// materialize builds an epoch and publishes it (seed-era §2.6.3): the
+// materialize builds an epoch and publishes it: the
 // DRAINING gate, the parent's live lineage tracked as a materialization
 // (drains wait for it), the create or resume off the actor, the Activation
 // installed at once, then — with no wait in between — the caller's context,

@@ -17,7 +17,7 @@ import (
 const Origin = "subagent"
 
 // StartContinuable establishes a durable continuable child of
-// spec.Request.Parent and delivers its first prompt, in the seed's order:
+// spec.Request.Parent and delivers its first prompt, in this order:
 // the DRAINING gate, session persistence present, maxDepth valid, a fresh
 // uuid, the child's depth, the descriptor snapshot (model route resolved
 // from the parent), provider preparation (NO_PROVIDER,

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// §3.2 #1: ids at inbox acceptance, before the turn or the log.
+// Ids at inbox acceptance, before the turn or the log.
 func TestStartReturnsBothIdsAtInboxAcceptance(t *testing.T) {
 	f := newFixture(t)
 	type enqueued struct {
@@ -47,7 +47,7 @@ func TestStartReturnsBothIdsAtInboxAcceptance(t *testing.T) {
 	require.Equal(t, []string{"wait g"}, f.userTexts(s.ChildID))
 }
 
-// §3.2 #2 (manager side): a failed preparation leaves nothing behind.
+// A failed preparation leaves nothing behind.
 func TestStartRejectsWithoutIdsWhenPreparationFails(t *testing.T) {
 	f := newFixture(t, withPrepare(func(context.Context, string, PrepareRequest) ([]sessionEvent, error) {
 		return nil, UnsupportedContinuable("oneshot")
@@ -58,7 +58,7 @@ func TestStartRejectsWithoutIdsWhenPreparationFails(t *testing.T) {
 	require.Equal(t, 1, f.rt.Registry().Len())
 }
 
-// §3.2 #3
+// A start without session persistence is refused.
 func TestStartRequiresPersistence(t *testing.T) {
 	f := newFixture(t, memoryOnly())
 	_, err := f.m.StartContinuable(bg, f.spec(f.parent, "hi"))
@@ -66,7 +66,7 @@ func TestStartRequiresPersistence(t *testing.T) {
 	require.ErrorContains(t, err, "require session persistence")
 }
 
-// §3.2 #4 and #10: the descriptor is seeded before the first turn, with no
+// The descriptor is seeded before the first turn, with no
 // surfaceOp and only declared fields; the header names the parent.
 func TestStartSeedsThePreTurnDescriptor(t *testing.T) {
 	f := newFixture(t)
@@ -99,7 +99,7 @@ func TestStartSeedsThePreTurnDescriptor(t *testing.T) {
 		string(f.events(inherited)[0].Data))
 }
 
-// §3.2 #5: a context cancelled after publication, before acceptance.
+// A context cancelled after publication, before acceptance.
 func TestStartRollsBackWhenTheContextEndsBeforeAcceptance(t *testing.T) {
 	f := newFixture(t)
 	ctx, cancel := context.WithCancel(bg)
@@ -117,7 +117,7 @@ func TestStartRollsBackWhenTheContextEndsBeforeAcceptance(t *testing.T) {
 	require.Empty(t, edges)
 }
 
-// §3.2 #6: cancelled inside subagent/start: the full disposal pairs the
+// Cancelled inside subagent/start: the full disposal pairs the
 // start with an end, and no child stays resident.
 func TestStartRollsBackWhenTheContextEndsAfterPublication(t *testing.T) {
 	f := newFixture(t)
@@ -132,7 +132,7 @@ func TestStartRollsBackWhenTheContextEndsAfterPublication(t *testing.T) {
 	require.Equal(t, agent.Completed, ends[0].StopReason)
 }
 
-// §3.2 #7: a failing start publication rolls back with no end edge.
+// A failing start publication rolls back with no end edge.
 func TestStartRollsBackWhenLifecyclePublicationFails(t *testing.T) {
 	f := newFixture(t)
 	boom := errors.New("start publication failed")
@@ -145,7 +145,7 @@ func TestStartRollsBackWhenLifecyclePublicationFails(t *testing.T) {
 	require.NoError(t, f.m.Close(bg))
 }
 
-// §3.2 #8 and #9: depth checks before anything is created.
+// Depth checks before anything is created.
 func TestStartChecksTheDepthCap(t *testing.T) {
 	f := newFixture(t)
 	zero, negative := 0, -1
@@ -161,7 +161,7 @@ func TestStartChecksTheDepthCap(t *testing.T) {
 	require.Equal(t, 1, f.rt.Registry().Len())
 }
 
-// §3.2 #11 and #14: composition is recorded and the child cold-resumes.
+// Composition is recorded and the child cold-resumes.
 func TestStartRecordsCompositionInTheDescriptor(t *testing.T) {
 	f := newFixture(t)
 	spec := f.spec(f.parent, "hi")
@@ -179,7 +179,7 @@ func TestStartRecordsCompositionInTheDescriptor(t *testing.T) {
 	require.Equal(t, []string{"hi", "again"}, f.userTexts(s.ChildID))
 }
 
-// §3.2 #12 and #63: cold resume takes exactly the descriptor's route.
+// Cold resume takes exactly the descriptor's route.
 func TestColdResumeUsesOnlyTheDescriptorRoute(t *testing.T) {
 	f := newFixture(t)
 	routeless := f.start(f.parent, "hi")
@@ -224,7 +224,7 @@ func TestChildEpochsAreOwnedByTheirParent(t *testing.T) {
 	require.Equal(t, []*parent.Handle{f.parent, f.parent}, owners)
 }
 
-// §3.2 #13: a seeded (fork) child continues the inherited turn numbering.
+// A seeded (fork) child continues the inherited turn numbering.
 func TestSeededChildContinuesTurnNumbering(t *testing.T) {
 	f := newFixture(t, withPrepare(func(ctx context.Context, provider string, req PrepareRequest) ([]sessionEvent, error) {
 		return completedPrefix(req.Parent), nil
@@ -252,7 +252,7 @@ func TestSeededChildContinuesTurnNumbering(t *testing.T) {
 	require.Equal(t, []int{2}, turns)
 }
 
-// §2.6.2 steps 5–6: a child inherits its parent's route (recorded in the
+// A child inherits its parent's route (recorded in the
 // descriptor), runs one level deeper, and gets its composition on create
 // and on cold resume.
 func TestChildInheritsTheParentRouteAndComposition(t *testing.T) {

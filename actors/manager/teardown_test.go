@@ -22,7 +22,7 @@ func childCheckpoint(fn CheckpointFunc, sessions func() *session.Sessions) Check
 	}
 }
 
-// §3.2 #25 / race table "flush false": DURABILITY_FAILED, ownership still
+// Flush false: DURABILITY_FAILED, ownership still
 // released, the end edge says error with no message, and a warning is
 // logged.
 func TestUnconfirmedDurabilityStillReleasesTheActivation(t *testing.T) {
@@ -43,7 +43,7 @@ func TestUnconfirmedDurabilityStillReleasesTheActivation(t *testing.T) {
 	require.Contains(t, f.logs.String(), "activation teardown failed")
 }
 
-// §3.2 #26 / race table "flush error": a failing store makes the final
+// Flush error: a failing store makes the final
 // checkpoint fail with DURABILITY_FAILED; the child is still released.
 func TestFailedDurabilityCheckpointStillReleasesTheActivation(t *testing.T) {
 	f := newFixture(t)
@@ -58,7 +58,7 @@ func TestFailedDurabilityCheckpointStillReleasesTheActivation(t *testing.T) {
 	require.Contains(t, f.logs.String(), "disk full")
 }
 
-// §3.2 #47: the running turn is cancelled before the final checkpoint.
+// The running turn is cancelled before the final checkpoint.
 func TestCancelPrecedesTheFinalCheckpoint(t *testing.T) {
 	var f *fixture
 	var mu sync.Mutex
@@ -78,7 +78,7 @@ func TestCancelPrecedesTheFinalCheckpoint(t *testing.T) {
 	require.Equal(t, []bool{true}, underLock(&mu, func() []bool { return slices.Clone(turnClosedAtFlush) }))
 }
 
-// §3.2 #27 and #64: unloading the manager disposes every forest
+// Unloading the manager disposes every forest
 // child-first; the sessions stay loadable.
 func TestCloseDisposesEveryForestChildFirst(t *testing.T) {
 	f := newFixture(t)
@@ -97,7 +97,7 @@ func TestCloseDisposesEveryForestChildFirst(t *testing.T) {
 	require.Equal(t, child, log.Header.ID)
 }
 
-// §3.2 #34 and #60: after the manager-wide drain began nothing is admitted.
+// After the manager-wide drain began nothing is admitted.
 func TestNothingIsAdmittedOnceTheManagerDrains(t *testing.T) {
 	f := newFixture(t)
 	child := f.start(f.parent, "wait c")
@@ -113,7 +113,7 @@ func TestNothingIsAdmittedOnceTheManagerDrains(t *testing.T) {
 	require.ErrorIs(t, err, ErrDraining)
 }
 
-// §3.2 #45 and #33: a handle-disposal failure fails the drain, is reported
+// A handle-disposal failure fails the drain, is reported
 // on the terminal edge, and the branch is still released.
 func TestHandleDisposalFailureIsReportedAndReleased(t *testing.T) {
 	f := newFixture(t, withCheckpoint(func(context.Context, *session.Live) (bool, error) { return true, nil }))
@@ -128,7 +128,7 @@ func TestHandleDisposalFailureIsReportedAndReleased(t *testing.T) {
 	require.Equal(t, agent.Error, f.settled(child, 1).StopReason)
 }
 
-// §3.2 #61: a failing grandchild fails the drain after every branch
+// A failing grandchild fails the drain after every branch
 // settled, without pinning its parent.
 func TestAFailingBranchDoesNotPinTheRest(t *testing.T) {
 	f := newFixture(t, withCheckpoint(func(context.Context, *session.Live) (bool, error) { return true, nil }))
@@ -145,8 +145,8 @@ func TestAFailingBranchDoesNotPinTheRest(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// §3.2 #62 / race table "parent Activation closing while its child
-// materializes": ACTIVATION_CLOSING after the handle transfer, rolled back.
+// A parent Activation closing while its child materializes:
+// ACTIVATION_CLOSING after the handle transfer, rolled back.
 func TestAClosingParentCannotTakeAChild(t *testing.T) {
 	f := newFixture(t)
 	child := f.start(f.parent, "wait c")
@@ -165,7 +165,7 @@ func TestAClosingParentCannotTakeAChild(t *testing.T) {
 	f.settled(child, 1)
 }
 
-// §3.2 #41 and #43: each epoch reports its own stop reason and output.
+// Each epoch reports its own stop reason and output.
 func TestEachEpochReportsItsOwnReasonAndOutput(t *testing.T) {
 	f := newFixture(t)
 	child := f.start(f.parent, "first")
@@ -182,7 +182,7 @@ func TestEachEpochReportsItsOwnReasonAndOutput(t *testing.T) {
 	require.Nil(t, third.LastAssistantMessage, "no message of its own, none of an earlier epoch")
 }
 
-// §3.2 #44, #49, #51: a delivery discarded inside its own admission window
+// A delivery discarded inside its own admission window
 // opens no turn; the epoch settles by itself and reports completed.
 func TestADeliveryDiscardedInItsAdmissionWindowSettles(t *testing.T) {
 	f := newFixture(t)
@@ -201,7 +201,7 @@ func TestADeliveryDiscardedInItsAdmissionWindowSettles(t *testing.T) {
 	require.Empty(t, f.userTexts(s.ChildID))
 }
 
-// §3.2 #50: older accepted ids discarded during a later admission window
+// Older accepted ids discarded during a later admission window
 // are released too.
 func TestOlderIDsDiscardedInALaterAdmissionWindowAreReleased(t *testing.T) {
 	f := newFixture(t)
@@ -227,7 +227,7 @@ func TestOlderIDsDiscardedInALaterAdmissionWindowAreReleased(t *testing.T) {
 	require.Equal(t, []string{"wait g"}, f.userTexts(child))
 }
 
-// §3.2 #52: an accepted message still in the inbox keeps the Activation.
+// An accepted message still in the inbox keeps the Activation.
 func TestAnAcceptedQueuedMessageKeepsTheActivation(t *testing.T) {
 	f := newFixture(t)
 	var mu sync.Mutex
@@ -255,7 +255,7 @@ func (r *recorder) countStarts(id string) int {
 	return len(slices.DeleteFunc(starts, func(s RunInfo) bool { return s.ID != id }))
 }
 
-// §3.2 #64: closing the runtime drains the manager first; a teardown
+// Closing the runtime drains the manager first; a teardown
 // failure there is logged and the runtime still closes.
 func TestRuntimeCloseDrainsTheManagerFirst(t *testing.T) {
 	f := newFixture(t, withCheckpoint(func(context.Context, *session.Live) (bool, error) { return false, nil }))
