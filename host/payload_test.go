@@ -3,6 +3,7 @@ package host
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -26,26 +27,37 @@ func requireIssues(t *testing.T, cases []issueCase) {
 			body := `{"type":"client-request","rpcId":"z","method":"` + tc.method + `","payload":` + tc.payload + `}`
 			rec := post(h, tc.method, "application/json", body)
 			require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-			var r struct {
-				Result struct {
-					Error *struct {
-						Code    string `json:"code"`
-						Message string `json:"message"`
-						Details struct {
-							Issues json.RawMessage `json:"issues"`
-						} `json:"details"`
-					} `json:"error"`
-				} `json:"result"`
-			}
-			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &r), rec.Body.String())
-			got := "[]"
-			if e := r.Result.Error; e != nil && e.Code == CodeBadRequest {
-				require.Equal(t, "invalid payload for "+tc.method, e.Message)
-				got = string(e.Details.Issues)
+			code, message, got := errorIssues(t, rec)
+			if code != CodeBadRequest {
+				got = "[]"
+			} else {
+				require.Equal(t, "invalid payload for "+tc.method, message)
 			}
 			require.Equal(t, tc.want, got, tc.payload)
 		})
 	}
+}
+
+// errorIssues decodes an answer's error code and message and its
+// details.issues as sent ("" codes for a success).
+func errorIssues(t *testing.T, rec *httptest.ResponseRecorder) (code, message, issues string) {
+	t.Helper()
+	var r struct {
+		Result struct {
+			Error *struct {
+				Code    string `json:"code"`
+				Message string `json:"message"`
+				Details struct {
+					Issues json.RawMessage `json:"issues"`
+				} `json:"details"`
+			} `json:"error"`
+		} `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &r), rec.Body.String())
+	if e := r.Result.Error; e != nil {
+		return e.Code, e.Message, string(e.Details.Issues)
+	}
+	return "", "", ""
 }
 
 func issue(code, path, message string) string {

@@ -495,21 +495,10 @@ func TestEnvelopeIssues(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := post(h, "subagent.list", "application/json", tc.body)
 			require.Equal(t, http.StatusOK, rec.Code)
-			var r struct {
-				Result struct {
-					Error struct {
-						Code    string `json:"code"`
-						Message string `json:"message"`
-						Details struct {
-							Issues json.RawMessage `json:"issues"`
-						} `json:"details"`
-					} `json:"error"`
-				} `json:"result"`
-			}
-			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &r))
-			require.Equal(t, CodeBadRequest, r.Result.Error.Code)
-			require.Equal(t, "invalid client-request message", r.Result.Error.Message)
-			require.Equal(t, tc.issues, string(r.Result.Error.Details.Issues))
+			code, message, issues := errorIssues(t, rec)
+			require.Equal(t, CodeBadRequest, code)
+			require.Equal(t, "invalid client-request message", message)
+			require.Equal(t, tc.issues, issues)
 		})
 	}
 }
