@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -318,4 +319,96 @@ func receiverName(expr ast.Expr) string {
 		return expr.Name
 	}
 	return fmt.Sprintf("%T", expr)
+}
+
+// maxCitingLines is the most comment lines that may cite documents outside
+// this repository.
+const maxCitingLines = 20
+
+// citation matches what a comment uses to cite a document outside this
+// repository: a Markdown file, a numbered section, a TypeScript file, the
+// reference documents by name, the seeds and the design notes.
+var citation = regexp.MustCompile(`(reference/|[A-Za-z0-9_-]+\.md\b|\.tsx?\b|web-host|session-store|subagent-runtime|model-tools|seed[- ]era|seed-?[0-9]{3}|seeds? [0-9]{3}|the seeds?'s?|§|DESIGN|PLAN\b)`)
+
+// TestCommentsExplainTheCode: comments explain the code instead of citing
+// documents outside the repository; Markdown files of this repository
+// (docs/, README.md) may be named.
+func TestCommentsExplainTheCode(t *testing.T) {
+	lines := citingLines(t, "..")
+	for _, l := range lines {
+		t.Log(l)
+	}
+	t.Logf("%d comment lines cite documents outside the repository (at most %d)", len(lines), maxCitingLines)
+	require.LessOrEqual(t, len(lines), maxCitingLines)
+}
+
+// TestCitingLinesAreFound checks the citation finder on a file written for
+// it.
+func TestCitingLinesAreFound(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "docs"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "docs", "wire.md"), nil, 0o644))
+	c := "/" + "/" // so that this file's own lines do not match
+	src := "package p\n\n" + c + " as seed-era.md \u00a72 says\n" + c + " see docs/wire.md\n" + c + " the original's handler.ts\n" +
+		"var x = \"web-host\" " + c + " web-host\n" + c + " a fork seed\n"
+	require.NoError(t, os.WriteFile(filepath.Join(root, "p.go"), []byte(src), 0o644))
+	require.Equal(t, []string{"p.go:3", "p.go:5", "p.go:6"}, citingLines(t, root))
+}
+
+// citingLines lists file:line of every comment line in a Go file under root
+// that cites a document outside the repository.
+func citingLines(t *testing.T, root string) []string {
+	t.Helper()
+	var found []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		for i, line := range strings.Split(string(data), "\n") {
+			_, comment, ok := strings.Cut(line, "//")
+			if ok && citesOutside(root, comment) {
+				found = append(found, fmt.Sprintf("%s:%d", filepath.ToSlash(rel), i+1))
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return found
+}
+
+// citesOutside reports whether comment cites something outside the
+// repository: a citation that is not the name of one of its own Markdown
+// files.
+func citesOutside(root, comment string) bool {
+	for _, m := range citation.FindAllString(comment, -1) {
+		if !strings.HasSuffix(m, ".md") || !repositoryMarkdown(root, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// repositoryMarkdown reports whether the Markdown file name is a file of
+// the repository (at the root or under docs/).
+func repositoryMarkdown(root, name string) bool {
+	for _, candidate := range []string{name, filepath.Join("docs", name)} {
+		if _, err := os.Stat(filepath.Join(root, candidate)); err == nil {
+			return true
+		}
+	}
+	return false
 }
