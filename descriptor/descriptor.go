@@ -5,9 +5,6 @@ import (
 	"unicode/utf8"
 )
 
-// EventType is the session event type that carries a descriptor payload.
-const EventType = "subagent/descriptor"
-
 // Version is the only descriptor version this build reads and writes.
 const Version = 1
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/stretchr/testify/require"
 )
 
@@ -150,9 +151,9 @@ func TestParseRejectsInvalidJSONAsCorrupt(t *testing.T) {
 }
 
 func TestFoldTakesTheFirstDescriptorOfTheOwnSuffix(t *testing.T) {
-	ancestor := Event{Type: EventType, Data: json.RawMessage(`{"version":1,"provider":"spawn","label":"ancestor"}`)}
-	own := Event{Type: EventType, Data: json.RawMessage(`{"version":1,"provider":"spawn","label":"own"}`)}
-	later := Event{Type: EventType, Data: json.RawMessage(`{"version":1,"provider":"spawn","label":"later"}`)}
+	ancestor := Event{Type: event.TypeSubagentDescriptor, Data: json.RawMessage(`{"version":1,"provider":"spawn","label":"ancestor"}`)}
+	own := Event{Type: event.TypeSubagentDescriptor, Data: json.RawMessage(`{"version":1,"provider":"spawn","label":"own"}`)}
+	later := Event{Type: event.TypeSubagentDescriptor, Data: json.RawMessage(`{"version":1,"provider":"spawn","label":"later"}`)}
 	other := Event{Type: "turn/start", Data: json.RawMessage(`{"turn":1}`)}
 
 	_, ok, err := Fold(nil, 0)
@@ -178,9 +179,9 @@ func TestFoldTakesTheFirstDescriptorOfTheOwnSuffix(t *testing.T) {
 }
 
 func TestFoldReportsTheFirstDescriptorsParseFailure(t *testing.T) {
-	v2 := Event{Type: EventType, Data: json.RawMessage(`{"version":2}`)}
-	bad := Event{Type: EventType, Data: json.RawMessage(`{"version":1,"provider":7}`)}
-	good := Event{Type: EventType, Data: json.RawMessage(`{"version":1,"provider":"spawn","label":"l"}`)}
+	v2 := Event{Type: event.TypeSubagentDescriptor, Data: json.RawMessage(`{"version":2}`)}
+	bad := Event{Type: event.TypeSubagentDescriptor, Data: json.RawMessage(`{"version":1,"provider":7}`)}
+	good := Event{Type: event.TypeSubagentDescriptor, Data: json.RawMessage(`{"version":1,"provider":"spawn","label":"l"}`)}
 
 	_, ok, err := Fold([]Event{v2, good}, 0)
 	require.True(t, ok)

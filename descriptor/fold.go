@@ -1,6 +1,10 @@
 package descriptor
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/dsh-actors/dsh-actors/event"
+)
 
 // Event is the part of a session event Fold needs: its type and raw payload.
 type Event struct {
@@ -16,7 +20,7 @@ type Event struct {
 // Later descriptors are not looked at: the first one wins.
 func Fold(events []Event, seedLength int) (d Data, ok bool, err error) {
 	for _, ev := range events[min(max(seedLength, 0), len(events)):] {
-		if ev.Type == EventType {
+		if ev.Type == event.TypeSubagentDescriptor {
 			d, err = Parse(ev.Data)
 			return d, true, err
 		}

@@ -1,12 +1,12 @@
 package host
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/google/uuid"
 )
@@ -166,32 +166,19 @@ func (h *hub) publish(n Notice) {
 // The original pushes it from the agent/error event its loop's settle()
 // emits before appending that turn/end (and before the idle status), with
 // message = errorChain(error), the text the turn/end reason holds: the
-// {kind:"error", step, message, code?} this runtime writes, or the
-// {kind:"error", error:{message}} of other writers, read the same way.
+// {kind:"error", step, message, code?} or {kind:"error", step,
+// failure:{message, code}} this runtime writes, or the {kind:"error",
+// error:{message}} of other writers, all read by event.Reason.Text.
 func agentErrorOf(n Notice) ([]byte, bool) {
-	if n.Kind != SessionEvent || n.Event.Type != "turn/end" {
+	if n.Kind != SessionEvent || n.Event.Type != event.TypeTurnEnd {
 		return nil, false
 	}
-	var end struct {
-		Reason struct {
-			Kind    string  `json:"kind"`
-			Message *string `json:"message"`
-			Error   struct {
-				Message *string `json:"message"`
-			} `json:"error"`
-		} `json:"reason"`
-	}
-	if json.Unmarshal(n.Event.Data, &end) != nil || end.Reason.Kind != "error" {
+	end, err := event.DecodeAs[event.TurnEnd](n.Event.Type, n.Event.Data)
+	if err != nil || end.Reason.Kind != event.ReasonError {
 		return nil, false
 	}
-	message := end.Reason.Message
-	if message == nil {
-		message = end.Reason.Error.Message
-	}
-	if message == nil {
-		return nil, false
-	}
-	frame, err := sseData(frameAgentError, agentErrorFrame{Type: frameAgentError, SessionID: n.SessionID, Message: *message})
+	message := end.Reason.Text()
+	frame, err := sseData(frameAgentError, agentErrorFrame{Type: frameAgentError, SessionID: n.SessionID, Message: message})
 	return frame, err == nil
 }
 

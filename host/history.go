@@ -3,6 +3,7 @@ package host
 import (
 	"encoding/json"
 
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -72,7 +73,7 @@ func groupStart(e session.Event) int64 {
 // or steering message whose surfaceOp is "append".
 func isPageMessage(e session.Event) bool {
 	switch e.Type {
-	case "user/message", "assistant/message", "steering/message":
+	case event.TypeUserMessage, event.TypeAssistantMessage, event.TypeSteeringMessage:
 	default:
 		return false
 	}

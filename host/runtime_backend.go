@@ -12,7 +12,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
-	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -140,7 +140,7 @@ func (b *RuntimeBackend) updatedAt(h session.Header, live *session.Live) float64
 	if live != nil {
 		events := live.Events()
 		for i := len(events) - 1; i >= 0; i-- {
-			if events[i].Type != "session/end-seed" {
+			if events[i].Type != event.TypeSessionEndSeed {
 				return float64(events[i].Time)
 			}
 		}
@@ -303,7 +303,7 @@ func refuseChild(h session.Header, events []session.Event) error {
 		return errSubagentSession
 	}
 	own := events[min(seedLength(h), len(events)):]
-	if slices.ContainsFunc(own, func(e session.Event) bool { return e.Type == descriptor.EventType }) {
+	if slices.ContainsFunc(own, func(e session.Event) bool { return e.Type == event.TypeSubagentDescriptor }) {
 		return errSubagentSession
 	}
 	return nil

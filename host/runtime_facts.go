@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
@@ -39,7 +40,7 @@ func classify(ctx context.Context, err error) error {
 // host/session-added for it carries blank:true.
 func sessionBlank(events []session.Event) bool {
 	for _, e := range events {
-		if e.Type == "turn/start" {
+		if e.Type == event.TypeTurnStart {
 			return false
 		}
 	}
@@ -142,7 +143,7 @@ func (c *factCache) fill(f *sessionFacts, events []session.Event) {
 
 // titleOf is the first line of a user message's first text block.
 func titleOf(e session.Event) (string, bool) {
-	if e.Type != "user/message" {
+	if e.Type != event.TypeUserMessage {
 		return "", false
 	}
 	var msg struct {

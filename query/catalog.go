@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/event"
 )
 
 // Querier is the session query the catalog reader consumes. *Query
@@ -153,7 +154,7 @@ func readChildDescriptor(ctx context.Context, q Querier, parentID string, candid
 func ownDescriptorSeqs(records []EventRecord, seedLength int64) []int64 {
 	var seqs []int64
 	for _, r := range records {
-		if r.Type == descriptor.EventType && r.Seq >= seedLength {
+		if r.Type == event.TypeSubagentDescriptor && r.Seq >= seedLength {
 			seqs = append(seqs, r.Seq)
 		}
 	}
@@ -165,7 +166,7 @@ func ownDescriptorSeqs(records []EventRecord, seedLength int64) []int64 {
 func childEntry(parentID string, candidate Record, window *Window) *Entry {
 	id := candidate.Header.ID
 	if compatibleHeaders(window.Session, candidate.Header) != nil ||
-		window.Session.ParentSession != parentID || window.Target.Type != descriptor.EventType {
+		window.Session.ParentSession != parentID || window.Target.Type != event.TypeSubagentDescriptor {
 		return diagnostic(id, ReasonCorrupt)
 	}
 	d, err := descriptor.Parse(window.Target.Data)

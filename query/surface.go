@@ -10,19 +10,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // maxSafeInteger is JavaScript's Number.MAX_SAFE_INTEGER.
 const maxSafeInteger = 1<<53 - 1
-
-// surfaceEligible are the message-producing event types; they must carry a
-// surfaceOp, every other type must carry neither surfaceOp nor
-// sourceEventSeqs. steering/message is an older mid-turn user message
-// (read as a user message); older logs carry it on the surface.
-var surfaceEligible = map[string]bool{
-	"user/message": true, "assistant/message": true, "tool/result": true, "steering/message": true,
-}
 
 // replaceOp is a positional replacement of the surface nodes start..end.
 type replaceOp struct{ start, end int64 }
@@ -121,7 +114,12 @@ func applySurfaceEvent(nodes *[]int64, ev session.Event, events []session.Event)
 // surfaceOpOf checks the event-local rules and returns its operation:
 // a replacement, an append, or neither (a non-surface event).
 func surfaceOpOf(ev session.Event) (op *replaceOp, isAppend bool, err error) {
-	if !surfaceEligible[ev.Type] {
+	// The message-producing types (event.OnSurface) must carry a surfaceOp;
+	// every other type must carry neither surfaceOp nor sourceEventSeqs.
+	// steering/message is the seed era's mid-turn user message (the original
+	// later reads it as user/message); logs of that era carry it on the
+	// surface.
+	if !event.OnSurface(ev.Type) {
 		if ev.SurfaceOp != nil {
 			return nil, false, fmt.Errorf("session event %q is not surface-eligible and cannot carry surfaceOp", ev.Type)
 		}
@@ -198,7 +196,7 @@ func replacementRange(nodes []int64, op replaceOp) (startIdx, endIdx int, err er
 func checkProvenance(ev session.Event, shadowed []int64) error {
 	sources := map[int64]bool{}
 	if ev.SourceEventSeqs != nil {
-		if len(ev.SourceEventSeqs) == 0 && ev.Type != "assistant/message" {
+		if len(ev.SourceEventSeqs) == 0 && ev.Type != event.TypeAssistantMessage {
 			return fmt.Errorf("sourceEventSeqs must not be empty except on assistant/message")
 		}
 		nonEarlier := int64(-1)
@@ -234,14 +232,14 @@ func checkProvenance(ev session.Event, shadowed []int64) error {
 // checkToolResultRewrite restricts a tool/result replacement to rewriting
 // the inner content of exactly one current tool/result.
 func checkToolResultRewrite(ev session.Event, shadowed []int64, events []session.Event) error {
-	if ev.Type != "tool/result" {
+	if ev.Type != event.TypeToolResult {
 		return nil
 	}
 	if len(shadowed) != 1 {
 		return fmt.Errorf("tool/result surface replacement must rewrite exactly one current node")
 	}
 	original := events[shadowed[0]]
-	if original.Type != "tool/result" {
+	if original.Type != event.TypeToolResult {
 		return fmt.Errorf("tool/result surface replacement must target a current tool/result")
 	}
 	before, okBefore := withoutResultContent(original.Data)

@@ -3,6 +3,8 @@ package session
 import (
 	"encoding/json"
 	"strconv"
+
+	"github.com/dsh-actors/dsh-actors/event"
 )
 
 const (
@@ -47,30 +49,30 @@ type turnPayload struct {
 
 func (o *openTurn) observe(e Event) {
 	switch e.Type {
-	case "turn/start", "turn/end", "step/start", "step/end", "assistant/message", "tool/call", "tool/result":
+	case event.TypeTurnStart, event.TypeTurnEnd, event.TypeStepStart, event.TypeStepEnd, event.TypeAssistantMessage, event.TypeToolCall, event.TypeToolResult:
 	default:
 		return
 	}
 	var p turnPayload
 	_ = json.Unmarshal(e.Data, &p) // a payload of another shape leaves p zero, as a missing field would
 	switch e.Type {
-	case "turn/start":
+	case event.TypeTurnStart:
 		*o = openTurn{turn: nonNull(p.Turn)}
-	case "turn/end":
+	case event.TypeTurnEnd:
 		*o = openTurn{}
-	case "step/start":
+	case event.TypeStepStart:
 		o.step = nonNull(p.Step)
-	case "step/end":
+	case event.TypeStepEnd:
 		o.step, o.calls = nil, nil
-	case "assistant/message":
+	case event.TypeAssistantMessage:
 		for _, block := range p.Message.Content {
 			if block.Type == "tool-call" {
 				o.setPending(block.ID, p.Step)
 			}
 		}
-	case "tool/call":
+	case event.TypeToolCall:
 		o.recordCall(p.CallID, e.Seq)
-	case "tool/result":
+	case event.TypeToolResult:
 		o.remove(p.Message.Source.CallID)
 	}
 }
@@ -133,11 +135,11 @@ func interruptedTurnClosers(events []Event) []Event {
 	}
 	if o.step != nil {
 		data := `{"turn":` + string(o.turn) + `,"step":` + string(o.step) + `}`
-		closers = append(closers, Event{Type: "step/end", Seq: seq, Time: t, Data: json.RawMessage(data)})
+		closers = append(closers, Event{Type: event.TypeStepEnd, Seq: seq, Time: t, Data: json.RawMessage(data)})
 		seq++
 	}
 	data := `{"turn":` + string(o.turn) + `,"reason":{"kind":"interrupted"}}`
-	return append(closers, Event{Type: "turn/end", Seq: seq, Time: t, Data: json.RawMessage(data)})
+	return append(closers, Event{Type: event.TypeTurnEnd, Seq: seq, Time: t, Data: json.RawMessage(data)})
 }
 
 func toolResultCloser(turn json.RawMessage, c pendingCall, seq, t int64) Event {
@@ -163,7 +165,7 @@ func toolResultCloser(turn json.RawMessage, c pendingCall, seq, t int64) Event {
 	b = append(b, `,"isError":true,"content":[{"type":"text","text":`...)
 	b = appendJSONString(b, text)
 	b = append(b, `}]}]},"error":{"name":"`+errName+`","code":"`+errCode+`"}}`...)
-	e := Event{Type: "tool/result", Seq: seq, Time: t, Data: b, SurfaceOp: json.RawMessage(`"append"`)}
+	e := Event{Type: event.TypeToolResult, Seq: seq, Time: t, Data: b, SurfaceOp: json.RawMessage(`"append"`)}
 	if started {
 		e.SourceEventSeqs = []int64{c.callSeq}
 	}

@@ -3,6 +3,8 @@ package session
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/dsh-actors/dsh-actors/event"
 )
 
 // legacyEvent finds the first event of the three retired vocabularies that
@@ -12,9 +14,9 @@ import (
 func legacyEvent(id string, events []Event) (string, bool) {
 	for _, e := range events {
 		switch e.Type {
-		case "request/header-delta", "mode/set":
+		case event.TypeRequestHeaderDelta, event.TypeModeSet:
 			return fmt.Sprintf(`session "%s" contains unsupported legacy %s event at seq %d`, id, e.Type, e.Seq), true
-		case "request/header":
+		case event.TypeRequestHeader:
 			var data struct {
 				Reason string `json:"reason"`
 			}

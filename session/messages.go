@@ -3,6 +3,8 @@ package session
 import (
 	"bytes"
 	"strconv"
+
+	"github.com/dsh-actors/dsh-actors/event"
 )
 
 // Message events (user/message, assistant/message, tool/result and the
@@ -14,11 +16,6 @@ import (
 // source with provider and model, a tool result a tool source whose callId
 // matches its single tool-result block.
 
-// messageTypes are the event types that carry a message.
-var messageTypes = map[string]bool{
-	"user/message": true, "assistant/message": true, "tool/result": true, "steering/message": true,
-}
-
 // checkMessages upgrades the legacy message events of a stored log in
 // place and validates every message event, returning the first failure as
 // the original words it.
@@ -26,7 +23,7 @@ func checkMessages(id string, events []Event, path string) error {
 	ids := map[int64]string{} // seq → message id of the validated events so far
 	for i := range events {
 		e := &events[i]
-		if !messageTypes[e.Type] {
+		if !event.OnSurface(e.Type) { // the event types that carry a message
 			continue
 		}
 		if upgraded, ok := upgradeLegacyMessage(id, *e, ids); ok {
@@ -137,13 +134,13 @@ func upgradeLegacyMessage(sessionID string, e Event, ids map[int64]string) (data
 	get := func(key string) []byte { v, _ := member(fields, key); return v }
 	legacyID := legacyMessageID(sessionID, e.Seq)
 	switch e.Type {
-	case "user/message":
+	case event.TypeUserMessage:
 		if has("id") || has("role") || has("message") || !has("content") || !has("source") {
 			return nil, false
 		}
 		b := &objectBuilder{}
 		return b.members(fields).str("id", legacyID).str("role", "user").done(), true
-	case "assistant/message":
+	case event.TypeAssistantMessage:
 		if has("message") || !has("content") || !has("provenance") {
 			return nil, false
 		}
@@ -163,7 +160,7 @@ func upgradeLegacyMessage(sessionID string, e Event, ids map[int64]string) (data
 		message := (&objectBuilder{}).str("id", legacyID).str("role", "assistant").
 			raw("content", get("content")).raw("source", source.done()).done()
 		return (&objectBuilder{}).members(without(fields, "content", "provenance")).raw("message", message).done(), true
-	case "tool/result":
+	case event.TypeToolResult:
 		if has("message") || !has("callId") || !has("content") || !has("isError") {
 			return nil, false
 		}
@@ -179,7 +176,7 @@ func upgradeLegacyMessage(sessionID string, e Event, ids map[int64]string) (data
 		message.str("role", "user").raw("content", append(append([]byte{'['}, block...), ']')).
 			raw("source", (&objectBuilder{}).str("kind", "tool").raw("callId", callID).done())
 		return (&objectBuilder{}).members(without(fields, "callId", "content", "isError")).raw("message", message.done()).done(), true
-	case "steering/message":
+	case event.TypeSteeringMessage:
 		if has("message") || !has("content") || !has("source") {
 			return nil, false
 		}
@@ -218,13 +215,13 @@ func isLegacyMessage(typ string, data []byte) bool {
 		return false
 	}
 	switch typ {
-	case "user/message":
+	case event.TypeUserMessage:
 		return !seen.id && !seen.role && seen.source
-	case "assistant/message":
+	case event.TypeAssistantMessage:
 		return seen.provenance
-	case "tool/result":
+	case event.TypeToolResult:
 		return seen.callID && seen.isError
-	case "steering/message":
+	case event.TypeSteeringMessage:
 		return seen.source
 	}
 	return false
@@ -254,7 +251,7 @@ func replacementStart(surfaceOp []byte) (int64, bool) {
 // It walks the raw bytes once per object, without allocating.
 func checkMessageShape(typ string, data []byte) (id string, problem string) {
 	msgRaw := data
-	if typ != "user/message" {
+	if typ != event.TypeUserMessage {
 		m, object, valid := pickMembers(data, [4]string{"message"})
 		if msgRaw = m[0]; !object || !valid {
 			return "", "lacks an identified message"
@@ -267,7 +264,7 @@ func checkMessageShape(typ string, data []byte) (id string, problem string) {
 		return "", "lacks an identified message"
 	}
 	role := "user"
-	if typ == "assistant/message" {
+	if typ == event.TypeAssistantMessage {
 		role = "assistant"
 	}
 	if r, ok := decodeString(roleRaw); !ok || r != role {
@@ -283,13 +280,13 @@ func checkMessageShape(typ string, data []byte) (id string, problem string) {
 		return "", "message has invalid content"
 	}
 	switch typ {
-	case "assistant/message":
+	case event.TypeAssistantMessage:
 		provider, _ := decodeString(providerRaw)
 		model, _ := decodeString(modelRaw)
 		if kind != "model" || provider == "" || model == "" {
 			return "", "message must have model source"
 		}
-	case "tool/result":
+	case event.TypeToolResult:
 		callID, _ := decodeString(callIDRaw)
 		return id, checkToolResultBlock(kind, callID, contentRaw)
 	}

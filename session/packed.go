@@ -1,6 +1,10 @@
 package session
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/dsh-actors/dsh-actors/event"
+)
 
 // Packed chunk rows: the original harness's writer may store a
 // run of assistant/chunk delta events as one text-chunks, reasoning-chunks
@@ -89,7 +93,7 @@ func decodeRow(env *envelope, dst []Event) ([]Event, error) {
 			}
 		}
 		dst = append(dst, Event{
-			Type: "assistant/chunk",
+			Type: event.TypeAssistantChunk,
 			Seq:  seq0 + int64(k),
 			Time: t,
 			Data: chunkData(env.typ, &d, member),

@@ -3,6 +3,8 @@ package session
 import (
 	"bytes"
 	"strconv"
+
+	"github.com/dsh-actors/dsh-actors/event"
 )
 
 // scanned is the valid stored prefix of a raw log: the torn tail left out.
@@ -80,7 +82,7 @@ func (s *scanner) consume(line []byte, end int) error {
 	}
 	if isGap {
 		s.issue = s.gapError(len(s.out.events), gap.Got)
-		if gap.Type == "turn/end" {
+		if gap.Type == event.TypeTurnEnd {
 			return s.issue
 		}
 		return nil
@@ -113,7 +115,7 @@ func (s *scanner) gapError(expected int, got string) error {
 
 func hasTurnEnd(events []Event) bool {
 	for _, e := range events {
-		if e.Type == "turn/end" {
+		if e.Type == event.TypeTurnEnd {
 			return true
 		}
 	}

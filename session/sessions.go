@@ -8,12 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/listeners"
 )
-
-// EndSeedType marks the end of an inherited seed: the events before it were
-// copied from the parent, or from the stored log a resume rebuilt.
-const EndSeedType = "session/end-seed"
 
 // ChangeKind says what a Change reports.
 type ChangeKind int
@@ -104,11 +101,11 @@ func seedEvents(id string, seed []Event) ([]Event, error) {
 
 // withEndSeed appends session/end-seed unless events already end with it.
 func withEndSeed(events []Event) []Event {
-	if n := len(events); n > 0 && events[n-1].Type == EndSeedType {
+	if n := len(events); n > 0 && events[n-1].Type == event.TypeSessionEndSeed {
 		return events
 	}
 	return append(events, Event{
-		Type: EndSeedType, Seq: int64(len(events)), Time: time.Now().UnixMilli(), Data: json.RawMessage("{}"),
+		Type: event.TypeSessionEndSeed, Seq: int64(len(events)), Time: time.Now().UnixMilli(), Data: json.RawMessage("{}"),
 	})
 }
 

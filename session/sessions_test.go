@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/stretchr/testify/require"
 )
 
@@ -54,7 +55,7 @@ func TestCreatePublishesAndRefusesDuplicates(t *testing.T) {
 
 	_, err = reg.Create(ctx, header("a"), nil)
 	require.ErrorIs(t, err, ErrExists)
-	require.Equal(t, []string{"subagent/descriptor", EndSeedType}, types(b.Events()), "a seed is closed by session/end-seed")
+	require.Equal(t, []string{"subagent/descriptor", event.TypeSessionEndSeed}, types(b.Events()), "a seed is closed by session/end-seed")
 	require.Equal(t, 0, a.Len(), "no seed, no marker")
 
 	_, err = a.Append("turn/start", map[string]int{"turn": 1})
@@ -160,7 +161,7 @@ func TestResumeAfterCrashTruncatedLog(t *testing.T) {
 	l, err := reg.Resume(ctx, "crashed")
 	require.NoError(t, err)
 	require.Equal(t, 11, l.Len(), "6 stored, 4 closers, the end-seed marker")
-	require.Equal(t, EndSeedType, l.Events()[10].Type)
+	require.Equal(t, event.TypeSessionEndSeed, l.Events()[10].Type)
 
 	_, err = reg.Resume(ctx, "crashed")
 	require.ErrorIs(t, err, ErrExists, "a live session cannot be resumed again")
@@ -176,7 +177,7 @@ func TestResumeAfterCrashTruncatedLog(t *testing.T) {
 	require.Equal(t, 2, strings.Count(string(raw[len(repaired):]), "\n"), "then the marker and the new event")
 	log, err := s.Inspect(ctx, "crashed")
 	require.NoError(t, err)
-	require.Equal(t, []string{EndSeedType, "turn/start"}, types(log.Events[10:]))
+	require.Equal(t, []string{event.TypeSessionEndSeed, "turn/start"}, types(log.Events[10:]))
 
 	again, err := reg.Resume(ctx, "crashed")
 	require.NoError(t, err)

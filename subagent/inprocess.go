@@ -8,6 +8,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -56,7 +57,7 @@ func (p *inProcess) PrepareContinuable(_ context.Context, req ContinuableCreateR
 // turn completed.
 func CompletedPrefix(events []session.Event) []session.Event {
 	for i := len(events) - 1; i >= 0; i-- {
-		if events[i].Type == "turn/end" {
+		if events[i].Type == event.TypeTurnEnd {
 			return events[:i+1]
 		}
 	}

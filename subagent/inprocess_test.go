@@ -9,7 +9,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
-	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -143,7 +143,7 @@ func TestForkSeedsTheCompletedTurnPrefix(t *testing.T) {
 	require.NotNil(t, h.SeedLength)
 	events := w.log(run.ID)
 	require.Equal(t, "first answer", lastReply(events[:*h.SeedLength]))
-	require.Equal(t, session.EndSeedType, events[*h.SeedLength].Type)
+	require.Equal(t, event.TypeSessionEndSeed, events[*h.SeedLength].Type)
 	require.Equal(t, "forked", lastReply(events))
 	require.NoError(t, run.Dispose(bg))
 	require.True(t, NewFork(w.rt).InheritsParentContext())
@@ -164,9 +164,9 @@ func TestForkContinuableChildContinuesTurnNumbering(t *testing.T) {
 	seed := *log.Header.SeedLength
 	require.Positive(t, seed)
 	own := log.Events[seed:]
-	require.Equal(t, session.EndSeedType, own[0].Type)
-	require.Equal(t, descriptor.EventType, own[1].Type)
-	require.Equal(t, session.EndSeedType, own[2].Type)
+	require.Equal(t, event.TypeSessionEndSeed, own[0].Type)
+	require.Equal(t, event.TypeSubagentDescriptor, own[1].Type)
+	require.Equal(t, event.TypeSessionEndSeed, own[2].Type)
 	for _, e := range own {
 		if e.Type == "turn/start" {
 			var start struct{ Turn int }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -46,7 +47,7 @@ func captureEpoch(own []session.Event, valid bool) Epoch {
 // lastOutput is the content of the last assistant/message, or nil.
 func lastOutput(events []session.Event) []agent.Block {
 	for i := len(events) - 1; i >= 0; i-- {
-		if events[i].Type != "assistant/message" {
+		if events[i].Type != event.TypeAssistantMessage {
 			continue
 		}
 		var msg assistantMessage
@@ -61,7 +62,7 @@ func lastOutput(events []session.Event) []agent.Block {
 // turn/start (within events) was message-triggered.
 func lastMessageTurnEnd(events []session.Event, valid bool) (string, bool) {
 	for i := len(events) - 1; i >= 0; i-- {
-		if events[i].Type != "turn/end" {
+		if events[i].Type != event.TypeTurnEnd {
 			continue
 		}
 		end, ok := decodeTurnEnd(events[i].Data, valid)
@@ -79,7 +80,7 @@ func lastMessageTurnEnd(events []session.Event, valid bool) (string, bool) {
 // events was opened by a message.
 func messageTriggered(events []session.Event, n int64, valid bool) bool {
 	for i := len(events) - 1; i >= 0; i-- {
-		if events[i].Type != "turn/start" {
+		if events[i].Type != event.TypeTurnStart {
 			continue
 		}
 		if turn, trigger, ok := decodeTurnStart(events[i].Data, valid); ok && turn == n {

@@ -9,7 +9,7 @@ import (
 	agentactor "github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
-	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -40,7 +40,7 @@ func TestFollowupColdResumesASettledChild(t *testing.T) {
 	f.followup(f.parent, child, "continue please")
 	f.settled(child, 2)
 	require.Equal(t, []string{"child task", "continue please"}, f.userTexts(child))
-	require.Equal(t, 1, f.count(child, descriptor.EventType))
+	require.Equal(t, 1, f.count(child, event.TypeSubagentDescriptor))
 	require.True(t, f.live("parent"), "§3.2 #24: a top-level parent is outside the waiting graph")
 }
 

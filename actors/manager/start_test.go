@@ -11,6 +11,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -76,7 +77,7 @@ func TestStartSeedsThePreTurnDescriptor(t *testing.T) {
 	require.NoError(t, err)
 	f.settled(s.ChildID, 1)
 	events := f.events(s.ChildID)
-	require.Equal(t, descriptor.EventType, events[0].Type)
+	require.Equal(t, event.TypeSubagentDescriptor, events[0].Type)
 	require.Nil(t, events[0].SurfaceOp)
 	require.JSONEq(t, `{"version":1,"provider":"spawn","label":"child task","agentProvider":"mock","agentModel":"mock"}`, string(events[0].Data))
 	require.Equal(t, "session/end-seed", events[1].Type)
@@ -240,7 +241,7 @@ func TestSeededChildContinuesTurnNumbering(t *testing.T) {
 	require.Positive(t, *h.SeedLength)
 	own := f.events(s.ChildID)[*h.SeedLength:]
 	require.Equal(t, "session/end-seed", own[0].Type)
-	require.Equal(t, descriptor.EventType, own[1].Type)
+	require.Equal(t, event.TypeSubagentDescriptor, own[1].Type)
 	var turns []int
 	for _, e := range own {
 		if e.Type == "turn/start" {

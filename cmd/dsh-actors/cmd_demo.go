@@ -14,6 +14,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
@@ -151,7 +152,7 @@ func (d *demo) pause(ctx context.Context, wait time.Duration) error {
 func replies(events []session.Event) []string {
 	var texts []string
 	for _, e := range events {
-		if e.Type != "assistant/message" {
+		if e.Type != event.TypeAssistantMessage {
 			continue
 		}
 		var m struct {
@@ -191,7 +192,7 @@ func (d *demo) label(id string) string {
 		return ""
 	}
 	for _, e := range live.Events() {
-		if e.Type == descriptor.EventType {
+		if e.Type == event.TypeSubagentDescriptor {
 			if data, err := descriptor.Parse(e.Data); err == nil {
 				d.labels.Store(id, data.Label)
 				return "(" + data.Label + ")"

@@ -7,9 +7,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
 )
 
 // run dispatches args and returns the exit status, stdout and stderr.
@@ -20,20 +19,20 @@ func run(t *testing.T, args ...string) (int, string, string) {
 	return code, stdout.String(), stderr.String()
 }
 
-func event(seq int64, typ, data string) session.Event {
+func logEvent(seq int64, typ, data string) session.Event {
 	return session.Event{Type: typ, Seq: seq, Time: 1_783_352_137_161, Data: json.RawMessage(data)}
 }
 
 // childLog is the log the original's authorChild writes.
 func childLog(descriptorData string) []session.Event {
-	user := event(1, "user/message",
+	user := logEvent(1, "user/message",
 		`{"content":[{"type":"text","text":"summarize the doc"}],"source":{"kind":"user"},"role":"user","id":"m1"}`)
 	user.SurfaceOp = json.RawMessage(`"append"`)
 	return []session.Event{
-		event(0, "turn/start", `{"turn":1}`),
+		logEvent(0, "turn/start", `{"turn":1}`),
 		user,
-		event(2, "subagent/descriptor", descriptorData),
-		event(3, "turn/end", `{"turn":1,"reason":{"kind":"completed"}}`),
+		logEvent(2, "subagent/descriptor", descriptorData),
+		logEvent(3, "turn/end", `{"turn":1,"reason":{"kind":"completed"}}`),
 	}
 }
 

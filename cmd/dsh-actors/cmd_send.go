@@ -8,6 +8,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
@@ -184,9 +185,9 @@ func lastTurnFailure(ctx context.Context, set *runtimeSet, childID string) *fail
 		return nil
 	}
 	for i := len(log.Events) - 1; i >= 0; i-- {
-		if e := log.Events[i]; e.Type == "turn/end" {
-			if turn, ok := decodeTurnEnd(e.Data); ok && turn.Reason.Kind == string(agent.Error) {
-				f := turn.failure()
+		if e := log.Events[i]; e.Type == event.TypeTurnEnd {
+			if end, err := event.DecodeAs[event.TurnEnd](e.Type, e.Data); err == nil && end.Reason.Kind == event.ReasonError {
+				f := failureOf(end.Reason)
 				return &f
 			}
 			return nil

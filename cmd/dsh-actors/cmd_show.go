@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -96,10 +97,10 @@ func summarize(e session.Event, full bool) string {
 // is quoted unless full.
 func payloadSummary(e session.Event, full bool) string {
 	switch e.Type {
-	case descriptor.EventType:
+	case event.TypeSubagentDescriptor:
 		return descriptorSummary(e.Data)
-	case "turn/start", "turn/end":
-		return turnSummary(e.Data)
+	case event.TypeTurnStart, event.TypeTurnEnd:
+		return turnSummary(e)
 	}
 	if text, ok := messageText(e.Data); ok && full {
 		return text
@@ -123,44 +124,25 @@ type failureText struct {
 	Code    string `json:"code,omitempty"`
 }
 
-// turnEnd is a turn/end payload with an error reason in any of the shapes
-// it takes: {kind:"error", step, message, code?} and {kind:"error", step,
-// failure}, which this runtime writes, and {kind:"error", error:{message,
-// code}}, which older stores hold.
-type turnEnd struct {
-	Turn   int `json:"turn"`
-	Reason struct {
-		Kind string `json:"kind"`
-		failureText
-		Failure *failureText `json:"failure"`
-		Error   *failureText `json:"error"`
-	} `json:"reason"`
+// failureOf is a failed turn's message and code, whichever reason shape
+// holds them.
+func failureOf(r event.Reason) failureText {
+	return failureText{Message: r.Text(), Code: r.ErrorCode()}
 }
 
-func decodeTurnEnd(raw json.RawMessage) (turnEnd, bool) {
-	var turn turnEnd
-	return turn, json.Unmarshal(raw, &turn) == nil
-}
-
-// failure is the reason's message and code, whichever shape holds them.
-func (t turnEnd) failure() failureText {
-	failure := t.Reason.failureText
-	for _, nested := range []*failureText{t.Reason.Failure, t.Reason.Error} {
-		if failure.Message == "" && nested != nil {
-			failure = *nested
-		}
+// turnSummary is "turn N" for a turn/start, "turn N KIND" for a turn/end,
+// and for a failed turn ": MESSAGE (CODE)".
+func turnSummary(e session.Event) string {
+	p, err := event.Decode(e.Type, e.Data)
+	if err != nil {
+		return string(e.Data)
 	}
-	return failure
-}
-
-// turnSummary is "turn N KIND", and for a failed turn ": MESSAGE (CODE)".
-func turnSummary(raw json.RawMessage) string {
-	turn, ok := decodeTurnEnd(raw)
-	if !ok {
-		return string(raw)
+	end, isEnd := p.(event.TurnEnd)
+	if !isEnd {
+		return fmt.Sprintf("turn %d", p.(event.TurnStart).Turn)
 	}
-	summary := strings.TrimSpace(fmt.Sprintf("turn %d %s", turn.Turn, turn.Reason.Kind))
-	failure := turn.failure()
+	summary := fmt.Sprintf("turn %d %s", end.Turn, end.Reason.Kind)
+	failure := failureOf(end.Reason)
 	if failure.Message != "" {
 		summary += ": " + failure.Message
 	}

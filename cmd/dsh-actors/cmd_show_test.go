@@ -5,9 +5,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
 )
 
 func TestShowPrintsTheHeaderThenOneLinePerEvent(t *testing.T) {
@@ -28,11 +27,11 @@ func TestShowGivesAFailedTurnsMessage(t *testing.T) {
 	store, err := session.OpenJSONL(root)
 	require.NoError(t, err)
 	require.NoError(t, store.Create(context.Background(), session.Header{ID: "failing", CreatedAt: 1}, []session.Event{
-		event(0, "turn/end", `{"turn":3,"reason":{"kind":"error","step":1,"message":"snapshot disk full"}}`),
-		event(1, "turn/end", `{"turn":4,"reason":{"kind":"error","step":2,"message":"slow down","code":"RATE_LIMIT"}}`),
-		event(2, "turn/end", `{"turn":5,"reason":{"kind":"error","step":1,"failure":{"message":"simulated provider error (HTTP 401)","code":"AUTH"}}}`),
-		event(3, "turn/end", `{"turn":6,"reason":{"kind":"error","error":{"message":"disk full","code":"UNKNOWN"}}}`),
-		event(4, "turn/end", `{"turn":7,"reason":{"kind":"aborted"}}`),
+		logEvent(0, "turn/end", `{"turn":3,"reason":{"kind":"error","step":1,"message":"snapshot disk full"}}`),
+		logEvent(1, "turn/end", `{"turn":4,"reason":{"kind":"error","step":2,"message":"slow down","code":"RATE_LIMIT"}}`),
+		logEvent(2, "turn/end", `{"turn":5,"reason":{"kind":"error","step":1,"failure":{"message":"simulated provider error (HTTP 401)","code":"AUTH"}}}`),
+		logEvent(3, "turn/end", `{"turn":6,"reason":{"kind":"error","error":{"message":"disk full","code":"UNKNOWN"}}}`),
+		logEvent(4, "turn/end", `{"turn":7,"reason":{"kind":"aborted"}}`),
 	}))
 	require.NoError(t, store.Close())
 	code, stdout, stderr := run(t, "show", "--store", root, "failing")

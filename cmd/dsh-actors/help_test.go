@@ -8,9 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
 )
 
 // TestHelpExitsZero: asking for help, of the CLI or of one command, prints
@@ -75,7 +74,7 @@ func TestMissingStoreIsNamed(t *testing.T) {
 // --full prints it whole, its later lines indented to the summary column.
 func TestShowFullPrintsWholeMessages(t *testing.T) {
 	long := strings.Repeat("word ", 30) + "end"
-	root := storeWith(t, "long", event(0, "user/message",
+	root := storeWith(t, "long", logEvent(0, "user/message",
 		`{"content":[{"type":"text","text":"`+long+`\nsecond line"}],"source":{"kind":"user"},"role":"user","id":"m1"}`))
 	code, stdout, stderr := run(t, "show", "--store", root, "long")
 	require.Equal(t, 0, code, stderr)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -51,7 +52,7 @@ func AppendRate(ctx context.Context, dir string, fsys session.FS, writers, each 
 	for w := range writers {
 		wg.Go(func() {
 			for range each {
-				if _, err := live.Append("assistant/chunk", appendData); err != nil {
+				if _, err := live.Append(event.TypeAssistantChunk, appendData); err != nil {
 					errs[w] = err
 					return
 				}

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
-
-	"github.com/dsh-actors/dsh-actors/descriptor"
-	"github.com/dsh-actors/dsh-actors/session"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -40,7 +40,7 @@ func TestGenerate(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Parent, child.Header.ParentSession)
 	require.Len(t, child.Events, 12, "descriptor, end-seed, one turn of ten")
-	require.Equal(t, descriptor.EventType, child.Events[0].Type)
+	require.Equal(t, event.TypeSubagentDescriptor, child.Events[0].Type)
 	d, err := descriptor.Parse(child.Events[0].Data)
 	require.NoError(t, err)
 	require.Equal(t, "child task 3", d.Label)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
@@ -273,7 +274,7 @@ func messageIDs(store session.Store, id string) (map[string]bool, error) {
 	}
 	ids := map[string]bool{}
 	for _, e := range log.Events {
-		if e.Type == "user/message" {
+		if e.Type == event.TypeUserMessage {
 			var msg agent.Message
 			if json.Unmarshal(e.Data, &msg) == nil {
 				ids[msg.ID] = true
