@@ -57,7 +57,10 @@
 // full instead of alternating between two halves. A
 // failed write or sync rolls the file back to its previous size and fails
 // the log: every later Append and Flush of it returns an error matching
-// ErrLogFailed; an fsync is never retried.
+// ErrLogFailed; an fsync is never retried. A later Load (a resume)
+// re-establishes the log: it cuts the file back to its last acknowledged
+// size again, syncs it and reads it, so a log failed by a full disk
+// takes appends again once there is room, without reopening the store.
 //
 // # Open files
 //
@@ -90,7 +93,8 @@
 //
 // # Testing
 //
-// WithFS replaces the file system; FaultFS fails the Nth sync or makes a
-// write short and then fail with ENOSPC. WriteSynthetic builds large
+// WithFS replaces the file system; FaultFS fails the Nth sync, makes a
+// write short and then fail with ENOSPC, or fails every write as a full
+// disk does. WriteSynthetic builds large
 // stores quickly for benchmarks.
 package session

@@ -18,6 +18,7 @@ type FaultFS struct {
 	failSyncAt int           // fail the sync with this 1-based number (0: never)
 	syncErr    error         // error for that sync
 	shortWrite bool          // the next write writes half, then fails with ENOSPC
+	full       bool          // every write fails with ENOSPC, writing nothing
 	gate       chan struct{} // non-nil while syncs are held
 	held       chan struct{} // told of each sync that starts waiting at the gate
 }
@@ -47,6 +48,14 @@ func (f *FaultFS) ShortWriteThenENOSPC() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.shortWrite = true
+}
+
+// SetFull makes the file system full (every write to a file writes nothing
+// and fails with ENOSPC, as a full disk does) or gives it room again.
+func (f *FaultFS) SetFull(full bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.full = full
 }
 
 // HoldSyncs makes every data sync from now wait until ReleaseSyncs, and
@@ -110,7 +119,11 @@ type faultFile struct {
 }
 
 func (f *faultFile) Write(p []byte) (int, error) {
-	if !f.fs.takeShortWrite() {
+	full, short := f.fs.takeWriteFault()
+	switch {
+	case full:
+		return 0, &fs.PathError{Op: "write", Path: f.name, Err: syscall.ENOSPC}
+	case !short:
 		return f.File.Write(p)
 	}
 	n, err := f.File.Write(p[:len(p)/2])
@@ -128,12 +141,17 @@ func (f *faultFile) Sync() error {
 	return f.File.Sync()
 }
 
-func (f *FaultFS) takeShortWrite() bool {
+// takeWriteFault reports whether the disk is full, else whether this write
+// is the short one (which it consumes).
+func (f *FaultFS) takeWriteFault() (full, short bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	short := f.shortWrite
+	if f.full {
+		return true, false
+	}
+	short = f.shortWrite
 	f.shortWrite = false
-	return short
+	return false, short
 }
 
 // countSync counts a sync and returns the injected error for it, if any.

@@ -30,8 +30,6 @@ func requireFailedLog(t *testing.T, s *JSONL, cause error) {
 	ok, err := s.Flush(ctx, "f")
 	require.False(t, ok)
 	require.ErrorIs(t, err, ErrLogFailed)
-	_, err = s.Load(ctx, "f")
-	require.ErrorIs(t, err, ErrLogFailed)
 }
 
 func TestFsyncFailureIsNotAcknowledgedAndFailsTheLog(t *testing.T) {
@@ -116,4 +114,85 @@ func TestFaultFSCountsOnlyDataSyncs(t *testing.T) {
 	n := faults.Syncs()
 	require.NoError(t, s.Append(context.Background(), "f", turnEvents(2, 1)))
 	require.Equal(t, n+1, faults.Syncs())
+}
+
+// A log failed by a full disk is loaded again once the disk has room, in
+// the same process: Load cuts the file back to what was acknowledged and
+// later appends go to the end of that. While the disk is still full, the
+// next append fails the log again.
+func TestALogFailedByAFullDiskLoadsAgainOnceThereIsRoom(t *testing.T) {
+	ctx := context.Background()
+	s, faults, path := failedStoreFixture(t)
+	before := statFile(t, path)
+	faults.SetFull(true)
+	err := s.Append(ctx, "f", turnEvents(2, 3))
+	require.ErrorIs(t, err, ErrLogFailed)
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	requireFailedLog(t, s, syscall.ENOSPC)
+	require.Equal(t, before.content, statFile(t, path).content)
+
+	log, err := s.Load(ctx, "f")
+	require.NoError(t, err, "loading needs no room")
+	require.Equal(t, turnEvents(0, 2), log.Events)
+	require.ErrorIs(t, s.Append(ctx, "f", turnEvents(2, 1)), syscall.ENOSPC, "still full")
+
+	faults.SetFull(false)
+	log, err = s.Load(ctx, "f")
+	require.NoError(t, err)
+	require.Equal(t, turnEvents(0, 2), log.Events)
+	require.NoError(t, s.Append(ctx, "f", turnEvents(2, 1)))
+	log, err = s.Inspect(ctx, "f")
+	require.NoError(t, err)
+	require.Equal(t, turnEvents(0, 3), log.Events)
+}
+
+// A live session whose write-behind failed on a full disk is released
+// with the failure, then resumed once the disk has room, without
+// reopening the store.
+func TestALiveSessionFailedByAFullDiskResumesOnceThereIsRoom(t *testing.T) {
+	ctx := context.Background()
+	faults := NewFaultFS(nil)
+	s := openStore(t, WithFS(faults))
+	reg := NewSessions(s)
+	l, err := reg.Create(ctx, header("live-full"), nil)
+	require.NoError(t, err)
+	_, err = l.Append("note", map[string]int{"a": 1})
+	require.NoError(t, err)
+	_, err = reg.Flush(ctx, l)
+	require.NoError(t, err)
+
+	faults.SetFull(true)
+	_, err = l.Append("note", map[string]int{"a": 2})
+	require.NoError(t, err)
+	_, err = reg.Flush(ctx, l)
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	require.ErrorIs(t, reg.Release(ctx, l), ErrLogFailed)
+	faults.SetFull(false)
+
+	resumed, err := reg.Resume(ctx, "live-full")
+	require.NoError(t, err)
+	var notes []string
+	for _, e := range resumed.Events() {
+		if e.Type == "note" {
+			notes = append(notes, string(e.Data))
+		}
+	}
+	require.Equal(t, []string{`{"a":1}`}, notes, "only the durable event")
+	_, err = resumed.Append("note", map[string]int{"a": 3})
+	require.NoError(t, err)
+	ok, err := reg.Flush(ctx, resumed)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, reg.Release(ctx, resumed))
+}
+
+// The full file system fails every write, including a Create's.
+func TestFaultFSFullFailsEveryWrite(t *testing.T) {
+	faults := NewFaultFS(nil)
+	s := openStore(t, WithFS(faults))
+	faults.SetFull(true)
+	err := s.Create(context.Background(), header("c"), turnEvents(0, 1))
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	faults.SetFull(false)
+	require.NoError(t, s.Create(context.Background(), header("c"), turnEvents(0, 1)))
 }

@@ -416,7 +416,9 @@ func (s *JSONL) Inspect(ctx context.Context, id string) (*Log, error) {
 // reads the log, truncates a torn tail (and fsyncs), then durably appends
 // the closers of an open final turn (tool/result per pending call, step/end,
 // turn/end {kind:"interrupted"}) and returns the balanced log. Later
-// appends must continue at len(Events).
+// appends must continue at len(Events). A failed log is re-established
+// first (cut back to its last acknowledged size and synced); only when
+// that fails does Load return ErrLogFailed.
 func (s *JSONL) Load(ctx context.Context, id string) (*Log, error) {
 	st, err := s.state(id)
 	if err != nil {
@@ -431,6 +433,9 @@ func (s *JSONL) Load(ctx context.Context, id string) (*Log, error) {
 // log kept from before is closed first: the path may name another file by
 // now (a restored copy), and the next write opens the one that was read.
 func (s *JSONL) loadLocked(ctx context.Context, st *logState) (*Log, error) {
+	if err := s.reestablish(st); err != nil {
+		return nil, err
+	}
 	if err := st.quiesce(); err != nil {
 		return nil, err
 	}

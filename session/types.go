@@ -57,7 +57,8 @@ type Store interface {
 	// *CorruptError naming file and line. A missing id is ErrNotFound.
 	Inspect(ctx context.Context, id string) (*Log, error)
 	// Load is the repairing read used by resume: it truncates a torn tail and
-	// durably appends closers for an open final turn before returning.
+	// durably appends closers for an open final turn before returning. It
+	// re-establishes a failed log.
 	Load(ctx context.Context, id string) (*Log, error)
 	// Create materializes a new log holding the header and the seed events,
 	// fsyncing the file and its directory before it returns.
@@ -65,8 +66,9 @@ type Store interface {
 	Create(ctx context.Context, h Header, seed []Event) error
 	// Append adds events to the end of a log. It returns only once the batch
 	// the events joined is durable (group commit: one writer per log, one
-	// fdatasync per batch). After a failed sync the log is failed and every
-	// later Append returns an error wrapping ErrLogFailed.
+	// fdatasync per batch). After a failed write or sync the log is failed
+	// and every later Append returns an error wrapping ErrLogFailed, until
+	// a Load re-establishes it (e.g. once a full disk has room again).
 	Append(ctx context.Context, id string, events []Event) error
 	// Flush waits until everything appended to id so far is durable and
 	// reports true; false means there was nothing to confirm durability with.

@@ -25,7 +25,8 @@ type logState struct {
 	size    int64 // durable file size
 	queue   []*batch
 	writing bool
-	failed  error // the first write or sync failure
+	retired chan struct{} // made by a waiter while writing; closed when the writer retires
+	failed  error         // the first write or sync failure, until a Load re-establishes the log
 
 	file     File // kept open between writer rounds while slot is held
 	slot     bool // holds one of the store's kept-file slots
@@ -91,6 +92,57 @@ func (st *logState) fail(err error) error {
 		st.failed = err
 	}
 	return logFailed(st.id, err)
+}
+
+// awaitRetired waits until no writer runs for this log (the caller holds
+// op, and the log failed, so none can start).
+func (st *logState) awaitRetired() {
+	st.mu.Lock()
+	for st.writing {
+		if st.retired == nil {
+			st.retired = make(chan struct{})
+		}
+		retired := st.retired
+		st.mu.Unlock()
+		<-retired
+		st.mu.Lock()
+	}
+	st.mu.Unlock()
+}
+
+// reestablish clears the failure of a failed log (the caller holds op)
+// once its writer has retired: the file is cut back to its last
+// acknowledged size and synced, as the failed batch's rollback did (and
+// perhaps failed to), so the read that follows sees only what was
+// acknowledged. Nothing needs room on the disk. When that fails the log
+// stays failed.
+func (s *JSONL) reestablish(st *logState) error {
+	st.mu.Lock()
+	failed, loaded, path, size := st.failed, st.loaded, st.path, st.size
+	st.mu.Unlock()
+	if failed == nil {
+		return nil
+	}
+	st.awaitRetired()
+	if loaded {
+		if err := s.truncateTo(path, size); err != nil {
+			return logFailed(st.id, errors.Join(failed, err))
+		}
+	}
+	st.mu.Lock()
+	st.failed = nil
+	st.mu.Unlock()
+	return nil
+}
+
+// truncateTo cuts the file at path to size and syncs it.
+func (s *JSONL) truncateTo(path string, size int64) error {
+	f, err := s.fs.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return truncateDurably(f, size)
 }
 
 // quiesce waits until no batch of this log is queued or being written (the
@@ -247,6 +299,10 @@ func (w *groupWriter) idle() bool {
 // round or closed.
 func (w *groupWriter) retireLocked() {
 	w.st.writing = false
+	if w.st.retired != nil {
+		close(w.st.retired)
+		w.st.retired = nil
+	}
 	f := w.s.keepLocked(w.st, w.file)
 	w.file = nil
 	w.st.mu.Unlock()
