@@ -236,6 +236,18 @@ func (b *Inbox) Cancel(cause agent.CancelCause, keepInbox bool) []string {
 	return discarded
 }
 
+// Discard drops every queued message unrun (one agent/inbox/discard each,
+// in queue order) and leaves the claimed turn, if any, running. It
+// returns the discarded ids.
+func (b *Inbox) Discard() []string {
+	b.mu.Lock()
+	discarded := b.discardLocked(false)
+	b.mu.Unlock()
+	b.deliver()
+	b.startIdleReady()
+	return discarded
+}
+
 // Close cancels like Cancel(cause, false) and refuses every later Post with
 // ErrClosed. It is idempotent; the running turn, if any, still ends with
 // EndTurn.

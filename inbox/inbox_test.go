@@ -221,6 +221,27 @@ func TestCancelDiscardsQueuedMessages(t *testing.T) {
 	})
 }
 
+func TestDiscardDropsTheQueueAndKeepsTheTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, r := newRecorded(false)
+		post(t, b, "a")
+		synctest.Wait()
+		post(t, b, "b")
+		post(t, b, "c")
+		require.Equal(t, []string{"b", "c"}, b.Discard())
+		require.NoError(t, r.claims[0].Context().Err(), "the claimed turn runs on")
+		require.Equal(t, Running, b.Status())
+		b.EndTurn()
+		synctest.Wait()
+		require.Equal(t, []string{"a"}, r.claimed())
+		require.Equal(t, []string{
+			"inbox/enqueue a", "status running", "inbox/dequeue a", "inbox/enqueue b", "inbox/enqueue c",
+			"inbox/discard b", "inbox/discard c", "status idle",
+		}, r.eventLog())
+		require.Empty(t, b.Discard(), "nothing queued")
+	})
+}
+
 func TestCancelWhileIdleArmsNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, r := newRecorded(false)

@@ -196,3 +196,43 @@ func TestFaultFSFullFailsEveryWrite(t *testing.T) {
 	faults.SetFull(false)
 	require.NoError(t, s.Create(context.Background(), header("c"), turnEvents(0, 1)))
 }
+
+// OnWriteFailure hears of a failed write-behind once, with the events that
+// will never be durable; registered after the failure, it hears at once.
+func TestOnWriteFailureGetsTheUnwrittenEvents(t *testing.T) {
+	ctx := context.Background()
+	faults := NewFaultFS(nil)
+	s := openStore(t, WithFS(faults))
+	reg := NewSessions(s)
+	l, err := reg.Create(ctx, header("hooked"), nil)
+	require.NoError(t, err)
+	_, err = reg.Flush(ctx, l)
+	require.NoError(t, err)
+	type failure struct {
+		types []string
+		err   error
+	}
+	heard := make(chan failure, 2)
+	hook := func(unwritten []Event, err error) {
+		var types []string
+		for _, e := range unwritten {
+			types = append(types, e.Type)
+		}
+		heard <- failure{types, err}
+	}
+	l.OnWriteFailure(hook)
+	faults.SetFull(true)
+	_, err = l.Append("note/a", nil)
+	require.NoError(t, err)
+	_, err = reg.Flush(ctx, l)
+	require.ErrorIs(t, err, ErrLogFailed)
+	got := <-heard
+	require.Equal(t, []string{"note/a"}, got.types)
+	require.ErrorIs(t, got.err, ErrLogFailed)
+	require.ErrorIs(t, got.err, syscall.ENOSPC)
+
+	l.OnWriteFailure(hook)
+	require.Equal(t, []string{"note/a"}, (<-heard).types)
+	require.Empty(t, heard, "once per registration")
+	require.ErrorIs(t, reg.Release(ctx, l), ErrLogFailed)
+}

@@ -26,6 +26,7 @@ type Live struct {
 	progress  chan struct{} // made by a flush waiter; closed (and dropped) when persisted, flushing or writeErr change
 	writeErr  error
 	released  bool
+	onFailure func(unwritten []Event, err error) // see OnWriteFailure
 }
 
 func newLive(s *Sessions, h Header, events []Event, persisted int) *Live {
@@ -271,11 +272,13 @@ func (l *Live) pending() ([]Event, bool) {
 // in the same step that makes the events durable for flush waiters.
 func (l *Live) written(n int, err error) (done bool) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
+	var report func([]Event, error)
+	var unwritten []Event
 	if err != nil {
 		l.writeErr = asLogFailed(l.header.ID, err)
 		l.flushing = false
 		done = true
+		report, unwritten = l.onFailure, l.unwrittenLocked()
 	} else {
 		l.persisted += n
 		if n == 1 && l.persisted == len(l.events) {
@@ -284,7 +287,34 @@ func (l *Live) written(n int, err error) (done bool) {
 		}
 	}
 	l.signal()
+	failure := l.writeErr
+	l.mu.Unlock()
+	if report != nil {
+		report(unwritten, failure)
+	}
 	return done
+}
+
+// unwrittenLocked is the events that are not durable (l.mu held).
+func (l *Live) unwrittenLocked() []Event {
+	n := len(l.events)
+	return l.events[l.persisted:n:n]
+}
+
+// OnWriteFailure registers fn (replacing any earlier one) to learn of the
+// write-behind's failure: it is called once, on the goroutine that saw
+// the failure, after flush waiters were told, with the events that will
+// never be durable (appended but not written; later appends are refused)
+// and the ErrLogFailed error. When the log has failed already, fn is
+// called at once. fn must not block on the session.
+func (l *Live) OnWriteFailure(fn func(unwritten []Event, err error)) {
+	l.mu.Lock()
+	l.onFailure = fn
+	failure, unwritten := l.writeErr, l.unwrittenLocked()
+	l.mu.Unlock()
+	if failure != nil {
+		fn(unwritten, failure)
+	}
 }
 
 // signal wakes every flush waiter (l.mu held); with none, it costs nothing.

@@ -76,6 +76,7 @@ func Start(cfg Config) (*Activation, error) {
 		lastTurn:  lastTurn(cfg.Session.Events()),
 	}
 	a.inbox.Init(inbox.Options{Observer: cfg.Observer})
+	cfg.Session.OnWriteFailure(a.logFailed)
 	pid, err := cfg.System.Root.SpawnNamed(a.props(cfg), "agent/"+cfg.ID+"/"+cfg.System.ProcessRegistry.NextId())
 	if err != nil {
 		return nil, err

@@ -39,7 +39,8 @@ type turn struct {
 }
 
 // runTurn runs one claimed message start to end on its own goroutine and
-// then releases the inbox for the next message. The end of a cancelled
+// then releases the inbox for the next message. A message the session
+// refuses to log (its log failed) is not run: it is reported lost. The end of a cancelled
 // turn is written through to the store on this goroutine before the
 // inbox is released: whoever cancelled it (a teardown, an interrupt)
 // waits for it to be durable, and the next turn, if any, waits behind it.
@@ -48,8 +49,14 @@ func (a *Activation) runTurn(claim *inbox.Claim) {
 	a.lastTurn++
 	t := &turn{a: a, number: a.lastTurn}
 	source := claim.Message.Source
-	a.append(event.TurnStart{Turn: t.number, Trigger: &event.Trigger{Kind: event.TriggerMessage, Source: &source}})
-	a.append(claim.Message, session.Surface())
+	_, err := a.append(event.TurnStart{Turn: t.number, Trigger: &event.Trigger{Kind: event.TriggerMessage, Source: &source}})
+	if err == nil {
+		_, err = a.append(claim.Message, session.Surface())
+	}
+	if err != nil { // the log failed: the message can never be logged
+		a.refused(claim.Message.ID, err)
+		return
+	}
 	reason := t.run(claim)
 	open := t.finish()
 	if open != 0 {

@@ -45,6 +45,7 @@ type fixtureConfig struct {
 	root       string
 	checkpoint CheckpointFunc
 	prepare    PrepareFunc
+	fs         session.FS
 }
 
 type option func(*fixtureConfig)
@@ -55,6 +56,9 @@ func withCheckpoint(fn CheckpointFunc) option { return func(c *fixtureConfig) { 
 
 func withPrepare(fn PrepareFunc) option { return func(c *fixtureConfig) { c.prepare = fn } }
 
+// withFS puts the store on fsys (e.g. a *session.FaultFS).
+func withFS(fsys session.FS) option { return func(c *fixtureConfig) { c.fs = fsys } }
+
 func newFixture(t *testing.T, opts ...option) *fixture {
 	t.Helper()
 	cfg := fixtureConfig{root: t.TempDir()}
@@ -64,7 +68,11 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 	f := &fixture{t: t, root: cfg.root, rec: newRecorder(), gates: newGates(), logs: &syncBuffer{}, options: &optionsLog{}}
 	sessions := session.NewSessions(nil)
 	if !cfg.memoryOnly {
-		jsonl, err := session.OpenJSONL(cfg.root)
+		var storeOpts []session.Option
+		if cfg.fs != nil {
+			storeOpts = append(storeOpts, session.WithFS(cfg.fs))
+		}
+		jsonl, err := session.OpenJSONL(cfg.root, storeOpts...)
 		require.NoError(t, err)
 		f.store = &failingStore{Store: jsonl}
 		sessions = session.NewSessions(f.store)

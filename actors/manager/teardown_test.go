@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	agentactor "github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -289,4 +290,28 @@ func TestACloseCutShortByItsContextIsContinued(t *testing.T) {
 	default:
 		t.Fatal("the manager's actor still runs")
 	}
+}
+
+// A child whose log fails on a full disk reports the follow-up it lost
+// (an error line naming it), fails its epoch (DURABILITY_FAILED, end edge
+// error) and, once the disk has room, is cold-resumed by the next
+// follow-up in the same process.
+func TestAChildWhoseLogFailedOnAFullDiskResumesOnceThereIsRoom(t *testing.T) {
+	faults := session.NewFaultFS(nil)
+	f := newFixture(t, withFS(faults))
+	child := f.start(f.parent, "first")
+	f.settled(child, 1)
+
+	faults.SetFull(true)
+	lost := f.followup(f.parent, child, "lost")
+	end := f.settled(child, 2)
+	require.Equal(t, agent.Error, end.StopReason)
+	require.Contains(t, f.logs.String(), agentactor.LostMessage)
+	require.Contains(t, f.logs.String(), "messageId="+lost)
+	require.Contains(t, f.logs.String(), "durability checkpoint failed")
+
+	faults.SetFull(false)
+	f.followup(f.parent, child, "again")
+	require.Equal(t, agent.Completed, f.settled(child, 3).StopReason)
+	require.Equal(t, []string{"first", "again"}, f.userTexts(child))
 }

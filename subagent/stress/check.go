@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 
+	"github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
@@ -38,13 +40,15 @@ type recorder struct {
 	registry  func(string) *parent.Handle
 	accepted  map[string]string // message id → child id
 	discarded map[string]bool
-	disorder  []string // lifecycle violations seen while recording
+	lost      map[string]bool // reported lost to a failed log
+	disorder  []string        // lifecycle violations seen while recording
 }
 
 func newRecorder() *recorder {
 	return &recorder{
 		more: make(chan struct{}), runs: map[string]*epoch{}, parentOf: map[string]string{},
 		handles: map[string]*parent.Handle{}, accepted: map[string]string{}, discarded: map[string]bool{},
+		lost: map[string]bool{},
 	}
 }
 
@@ -206,7 +210,12 @@ func (s *run) check(report *Report, root string) {
 	defer store.Close()
 	logged := s.checkDelivery(store, add)
 	report.Logged = len(logged)
-	report.Discarded = len(r.accepted) - len(logged)
+	for id := range r.accepted {
+		if r.lost[id] && !logged[id] {
+			report.Lost++
+		}
+	}
+	report.Discarded = len(r.accepted) - len(logged) - report.Lost
 	s.checkStore(store, report, add)
 }
 
@@ -237,9 +246,9 @@ func (r *recorder) ownerEpoch(ep *epoch) *epoch {
 	return nil
 }
 
-// checkDelivery: every accepted follow-up reached its child's log or was
-// discarded by a teardown, never both, never neither. It returns the ids
-// found logged.
+// checkDelivery: every accepted follow-up reached its child's log, or was
+// discarded, or was reported lost to a failed log; never logged as well,
+// never none of them. It returns the ids found logged.
 func (s *run) checkDelivery(store session.Store, add func(string, ...any)) map[string]bool {
 	r := s.rec
 	logged := map[string]bool{}
@@ -257,10 +266,14 @@ func (s *run) checkDelivery(store session.Store, add func(string, ...any)) map[s
 			switch {
 			case inLog[id] && r.discarded[id]:
 				add("follow-up %s to %s was both logged and discarded", id, child)
+			case inLog[id] && r.lost[id]:
+				add("follow-up %s to %s was both logged and reported lost", id, child)
 			case inLog[id]:
 				logged[id] = true
-			case !r.discarded[id]:
-				add("follow-up %s to %s was accepted but neither logged nor discarded", id, child)
+			case r.discarded[id] && r.lost[id]:
+				add("follow-up %s to %s was both discarded and reported lost", id, child)
+			case !r.discarded[id] && !r.lost[id]:
+				add("follow-up %s to %s was accepted but neither logged, discarded nor reported lost", id, child)
 			}
 		}
 	}
@@ -316,4 +329,50 @@ func (s *run) checkStore(store session.Store, report *Report, add func(string, .
 	if missing := len(s.rec.children) + s.cfg.Forests - len(headers); missing > 0 {
 		add("%d sessions missing from the store", missing)
 	}
+}
+
+// lostRecorder is the runtime's log handler: it passes every record on
+// and notes the message id of each "accepted message lost" error line.
+type lostRecorder struct {
+	slog.Handler
+	rec *recorder
+}
+
+// Enabled is true for the lost-message lines whatever the wrapped handler
+// wants, so that they are always counted.
+func (h lostRecorder) Enabled(ctx context.Context, level slog.Level) bool {
+	return level >= slog.LevelError || h.Handler.Enabled(ctx, level)
+}
+
+// Handle notes a lost message, then hands r to the wrapped handler if it
+// wants its level.
+func (h lostRecorder) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == activation.LostMessage {
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "messageId" {
+				h.rec.noteLost(a.Value.String())
+			}
+			return true
+		})
+	}
+	if !h.Handler.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+// WithAttrs keeps the recorder around the derived handler.
+func (h lostRecorder) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return lostRecorder{Handler: h.Handler.WithAttrs(attrs), rec: h.rec}
+}
+
+// WithGroup keeps the recorder around the derived handler.
+func (h lostRecorder) WithGroup(name string) slog.Handler {
+	return lostRecorder{Handler: h.Handler.WithGroup(name), rec: h.rec}
+}
+
+func (r *recorder) noteLost(messageID string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lost[messageID] = true
 }

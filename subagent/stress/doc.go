@@ -14,8 +14,9 @@
 // The invariants: every follow-up is accepted or rejected with a typed
 // error (DRAINING, UNAUTHORIZED, ACTIVATION_CLOSING, NOT_RESUMABLE), and
 // accepted + rejected = sent; every accepted follow-up reached its child's
-// log or was discarded by a teardown (agent/inbox/discard), never both and
-// never neither; every subagent/start ended, and every child's epoch ended
+// log, or was discarded (agent/inbox/discard), or was reported lost to a
+// failed log (an "accepted message lost" error line naming it): exactly
+// one of them; every subagent/start ended, and every child's epoch ended
 // before the epoch of its parent that was resident when the child started
 // (child-first); after the final drain only the top-level agents are left,
 // after close none; every session is stored and every child is listed by

@@ -60,7 +60,8 @@ type Report struct {
 	Accepted    int            // follow-ups accepted
 	Rejected    int            // follow-ups rejected with a typed error
 	Logged      int            // accepted follow-ups that reached their child's log
-	Discarded   int            // accepted follow-ups discarded by a teardown
+	Discarded   int            // accepted follow-ups discarded (agent/inbox/discard)
+	Lost        int            // accepted follow-ups reported lost to a failed log (an error line each)
 	Drains      int            // scoped drains run
 	ByCode      map[string]int // rejections by error code
 	Sessions    int            // sessions in the store at the end
@@ -69,8 +70,8 @@ type Report struct {
 
 // String is the summary line (without the goroutine count).
 func (r Report) String() string {
-	return fmt.Sprintf("activations=%d children=%d followups=%d/%d logged=%d discarded=%d drains=%d sessions=%d violations=%d",
-		r.Activations, r.Children, r.Accepted, r.Rejected, r.Logged, r.Discarded, r.Drains, r.Sessions, len(r.Violations))
+	return fmt.Sprintf("activations=%d children=%d followups=%d/%d logged=%d discarded=%d lost=%d drains=%d sessions=%d violations=%d",
+		r.Activations, r.Children, r.Accepted, r.Rejected, r.Logged, r.Discarded, r.Lost, r.Drains, r.Sessions, len(r.Violations))
 }
 
 // Run executes one stress run and checks its invariants. It returns an
@@ -83,11 +84,13 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		return Report{}, err
 	}
 	defer cleanup()
-	rt, err := actors.New(actors.Options{Root: root, Logger: cfg.Logger, NewAgent: Agent})
+	rec := newRecorder()
+	logger := slog.New(lostRecorder{Handler: cfg.Logger.Handler(), rec: rec})
+	rt, err := actors.New(actors.Options{Root: root, Logger: logger, NewAgent: Agent})
 	if err != nil {
 		return Report{}, err
 	}
-	s, err := newRun(cfg, rt)
+	s, err := newRun(cfg, rt, rec)
 	if err != nil {
 		return Report{}, errors.Join(err, rt.Close(context.WithoutCancel(ctx)))
 	}
@@ -178,7 +181,7 @@ type run struct {
 	mu   sync.Mutex // guards rand
 }
 
-func newRun(cfg Config, rt *actors.Runtime) (*run, error) {
+func newRun(cfg Config, rt *actors.Runtime, rec *recorder) (*run, error) {
 	svc, err := subagent.New(rt, query.New(rt.Sessions()), subagent.WithLogger(cfg.Logger))
 	if err != nil {
 		return nil, err
@@ -186,7 +189,7 @@ func newRun(cfg Config, rt *actors.Runtime) (*run, error) {
 	if _, err := svc.RegisterProvider(subagent.NewSpawn(rt)); err != nil {
 		return nil, err
 	}
-	s := &run{cfg: cfg, rt: rt, svc: svc, rec: newRecorder(), rand: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))}
+	s := &run{cfg: cfg, rt: rt, svc: svc, rec: rec, rand: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))}
 	s.rec.registry = rt.Agent
 	svc.Subscribe(s.rec.lifecycle)
 	rt.Subscribe(s.rec.agentEvent)

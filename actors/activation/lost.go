@@ -1,0 +1,42 @@
+package activation
+
+import (
+	"encoding/json"
+
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// LostMessage is the message of the error line logged for each accepted
+// message that will never reach the session log because the log failed
+// (a full disk, say), with attributes agent, messageId and err. A message
+// still queued then is discarded instead (agent/inbox/discard).
+const LostMessage = "actors: accepted message lost: its session log failed"
+
+// logFailed is the session's write-failure hook: every user message among
+// the events that will never be durable is reported lost, then every
+// queued message is discarded, as it could not be logged either.
+func (a *Activation) logFailed(unwritten []session.Event, err error) {
+	for _, e := range unwritten {
+		if e.Type != event.TypeUserMessage {
+			continue
+		}
+		var msg struct {
+			ID string `json:"id"`
+		}
+		_ = json.Unmarshal(e.Data, &msg) // the activation wrote it from an agent.Message
+		a.reportLost(msg.ID, err)
+	}
+	a.inbox.Discard()
+}
+
+// refused handles a claimed message the session refused to log: it is
+// reported lost and the queue behind it is discarded.
+func (a *Activation) refused(messageID string, err error) {
+	a.reportLost(messageID, err)
+	a.inbox.Discard()
+}
+
+func (a *Activation) reportLost(messageID string, err error) {
+	a.logger.Error(LostMessage, "agent", a.id, "messageId", messageID, "err", err)
+}
