@@ -19,6 +19,7 @@ type FaultFS struct {
 	syncErr    error         // error for that sync
 	shortWrite bool          // the next write writes half, then fails with ENOSPC
 	full       bool          // every write fails with ENOSPC, writing nothing
+	fillIn     int           // writes left before the disk is full (0: not filling)
 	gate       chan struct{} // non-nil while syncs are held
 	held       chan struct{} // told of each sync that starts waiting at the gate
 }
@@ -55,7 +56,16 @@ func (f *FaultFS) ShortWriteThenENOSPC() {
 func (f *FaultFS) SetFull(full bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.full = full
+	f.full, f.fillIn = full, 0
+}
+
+// FillAfter lets the next n writes through and makes the file system full
+// after them (see SetFull), as a disk filling up does.
+func (f *FaultFS) FillAfter(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fillIn = n
+	f.full = n <= 0
 }
 
 // HoldSyncs makes every data sync from now wait until ReleaseSyncs, and
@@ -146,6 +156,11 @@ func (f *faultFile) Sync() error {
 func (f *FaultFS) takeWriteFault() (full, short bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.fillIn > 0 {
+		f.fillIn--
+		f.full = f.fillIn == 0
+		return false, false
+	}
 	if f.full {
 		return true, false
 	}

@@ -23,14 +23,18 @@ import (
 
 // Config sizes a run. Zero sizes take the defaults (small enough for CI).
 type Config struct {
-	Forests   int    // top-level agents (default 3)
-	Fanout    int    // children per continuable node (default 3)
-	Depth     int    // continuable levels below each top-level agent (default 3)
-	Followups int    // follow-ups sent (default 200)
-	Seed      uint64 // random seed
-	Workers   int    // concurrent senders (default 8)
-	Root      string // store folder; empty means a temporary one, removed after
-	Logger    *slog.Logger
+	Forests   int        // top-level agents (default 3)
+	Fanout    int        // children per continuable node (default 3)
+	Depth     int        // continuable levels below each top-level agent (default 3)
+	Followups int        // follow-ups sent (default 200)
+	Seed      uint64     // random seed
+	Workers   int        // concurrent senders (default 8)
+	Root      string     // store folder; empty means a temporary one, removed after
+	FS        session.FS // the store's file system; nil is the real one (a *session.FaultFS injects faults)
+	// AfterGrown, when set, is called once every forest has grown and
+	// settled, before the follow-ups race (e.g. to fill the FS's disk).
+	AfterGrown func()
+	Logger     *slog.Logger
 }
 
 func (c *Config) defaults() {
@@ -86,17 +90,26 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	defer cleanup()
 	rec := newRecorder()
 	logger := slog.New(lostRecorder{Handler: cfg.Logger.Handler(), rec: rec})
-	rt, err := actors.New(actors.Options{Root: root, Logger: logger, NewAgent: Agent})
+	fsys := cfg.FS
+	if fsys == nil {
+		fsys = session.OSFS{}
+	}
+	store, err := session.OpenJSONL(root, session.WithFS(fsys))
 	if err != nil {
 		return Report{}, err
 	}
+	rt, err := actors.New(actors.Options{Sessions: session.NewSessions(store), Logger: logger, NewAgent: Agent})
+	if err != nil {
+		return Report{}, errors.Join(err, store.Close())
+	}
 	s, err := newRun(cfg, rt, rec)
 	if err != nil {
-		return Report{}, errors.Join(err, rt.Close(context.WithoutCancel(ctx)))
+		return Report{}, errors.Join(err, rt.Close(context.WithoutCancel(ctx)), store.Close())
 	}
 	report, runErr := s.execute(ctx)
-	if err := rt.Close(context.WithoutCancel(ctx)); err != nil && runErr == nil {
-		runErr = err
+	closeErr := errors.Join(rt.Close(context.WithoutCancel(ctx)), store.Close())
+	if runErr == nil {
+		runErr = closeErr
 	}
 	s.check(&report, root)
 	return report, runErr
@@ -212,6 +225,9 @@ func (s *run) execute(ctx context.Context) (Report, error) {
 	}
 	if err := s.grown(ctx, roots); err != nil {
 		return report, err
+	}
+	if s.cfg.AfterGrown != nil {
+		s.cfg.AfterGrown()
 	}
 	s.race(ctx, &report)
 	for _, root := range roots {
