@@ -40,10 +40,11 @@ type turn struct {
 
 // runTurn runs one claimed message start to end on its own goroutine and
 // then releases the inbox for the next message. A message the session
-// refuses to log (its log failed) is not run: it is reported lost. The end of a cancelled
-// turn is written through to the store on this goroutine before the
-// inbox is released: whoever cancelled it (a teardown, an interrupt)
-// waits for it to be durable, and the next turn, if any, waits behind it.
+// refuses to log (its log failed) is not run: it is reported lost. The
+// end of a cancelled turn is written through to the store on this
+// goroutine before the inbox is released: whoever cancelled it (a
+// teardown, an interrupt) waits for it to be durable, and the next turn,
+// if any, waits behind it.
 func (a *Activation) runTurn(claim *inbox.Claim) {
 	defer a.inbox.EndTurn()
 	a.lastTurn++
