@@ -27,6 +27,7 @@ type Live struct {
 	writeErr  error
 	released  bool
 	onFailure func(unwritten []Event, err error) // see OnWriteFailure
+	reporting bool                               // onFailure runs: flush waiters wait for it
 }
 
 func newLive(s *Sessions, h Header, events []Event, persisted int) *Live {
@@ -279,6 +280,7 @@ func (l *Live) written(n int, err error) (done bool) {
 		l.flushing = false
 		done = true
 		report, unwritten = l.onFailure, l.unwrittenLocked()
+		l.reporting = report != nil
 	} else {
 		l.persisted += n
 		if n == 1 && l.persisted == len(l.events) {
@@ -286,12 +288,15 @@ func (l *Live) written(n int, err error) (done bool) {
 			done = true
 		}
 	}
-	l.signal()
 	failure := l.writeErr
-	l.mu.Unlock()
 	if report != nil {
+		l.mu.Unlock()
 		report(unwritten, failure)
+		l.mu.Lock()
+		l.reporting = false
 	}
+	l.signal()
+	l.mu.Unlock()
 	return done
 }
 
@@ -303,10 +308,10 @@ func (l *Live) unwrittenLocked() []Event {
 
 // OnWriteFailure registers fn (replacing any earlier one) to learn of the
 // write-behind's failure: it is called once, on the goroutine that saw
-// the failure, after flush waiters were told, with the events that will
-// never be durable (appended but not written; later appends are refused)
-// and the ErrLogFailed error. When the log has failed already, fn is
-// called at once. fn must not block on the session.
+// the failure, with the events that will never be durable (appended but
+// not written; later appends are refused) and the ErrLogFailed error,
+// before any flush reports the failure. When the log has failed already,
+// fn is called at once. fn must not wait for a flush of the session.
 func (l *Live) OnWriteFailure(fn func(unwritten []Event, err error)) {
 	l.mu.Lock()
 	l.onFailure = fn
@@ -331,7 +336,7 @@ func (l *Live) flush(ctx context.Context, untilIdle bool) (bool, error) {
 	l.mu.Lock()
 	target := len(l.events)
 	for {
-		if l.writeErr != nil {
+		if l.writeErr != nil && !l.reporting {
 			err := l.writeErr
 			l.mu.Unlock()
 			return false, err
