@@ -24,7 +24,9 @@ The last line is the summary:
   followups=A/R        follow-ups accepted by a child's inbox / rejected with a typed
                        error (the "rejections:" line counts them by code)
   logged=N             accepted follow-ups that reached their child's log
-  discarded=N          accepted follow-ups a teardown discarded (logged+discarded = A)
+  discarded=N          accepted follow-ups discarded unrun (agent/inbox/discard)
+  lost=N               accepted follow-ups lost to a failed log (a full disk), each
+                       named by an error line (logged+discarded+lost = A)
   drains=N             scoped drains run
   sessions=N           sessions in the store at the end
   violations=N         broken invariants, each printed as "violation: …" (exit 1)
@@ -34,7 +36,7 @@ flags:`
 
 // runStress runs one randomized stress run (package subagent/stress) and
 // checks its invariants: every follow-up accepted or rejected with a typed
-// error, every accepted message logged or discarded by a teardown,
+// error, every accepted message logged, discarded or reported lost,
 // child-first order of every disposal, no agent left, goroutines back to
 // baseline, every session stored and listed. It exits 1 naming the first
 // violation. The last line is the summary:

@@ -46,7 +46,7 @@ func TestStressHelpExplainsTheSummary(t *testing.T) {
 	code, stdout, _ := run(t, "stress", "--help")
 	require.Equal(t, 0, code)
 	for _, field := range []string{"activations=", "children=", "followups=A/R", "accepted", "rejected", "logged=",
-		"discarded=", "drains=", "sessions=", "violations=", "leaked_goroutines="} {
+		"discarded=", "lost=", "drains=", "sessions=", "violations=", "leaked_goroutines="} {
 		require.Contains(t, stdout, field)
 	}
 }
