@@ -53,11 +53,13 @@ function ancestorsOf(id) {
   return chain;
 }
 
-// labelOf names session id: its label in its parent's catalog, else its
-// title, else its id.
+// labelOf names session id as the sidebar or the tree does: a child by its
+// label in its parent's catalog, else its title, else its id; a top-level
+// session by its title (titleOf).
 function labelOf(id) {
   const parent = state.parents.get(id);
-  return (parent && catalogs.entry(parent, id)?.label) || state.sessions.get(id)?.title || id;
+  if (!parent) return titleOf(state.sessions.get(id));
+  return catalogs.entry(parent, id)?.label || state.sessions.get(id)?.title || id;
 }
 
 function onCatalogChange(parentId) {
