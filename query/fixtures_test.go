@@ -65,6 +65,7 @@ type world struct {
 	store    *countingStore
 	sessions *session.Sessions
 	q        *Query
+	indexed  Catalog // the warm derived index, opened by the first listing
 }
 
 func newWorld(t *testing.T) *world {

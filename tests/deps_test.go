@@ -23,14 +23,17 @@ var allowedDeps = map[string][]string{
 	"descriptor": {"event", "internal/jsjson"},
 	// event is the log vocabulary: every event type, its payload struct and
 	// the codec; a leaf but for internal/jsjson (content blocks).
-	"event":    {"internal/jsjson"},
-	"agent":    {"event", "internal/jsjson"},
-	"session":  {"event", "internal/listeners", "internal/jsjson"},
-	"query":    {"event", "session", "descriptor", "internal/listeners", "internal/jsjson"},
-	"inbox":    {"event", "agent", "internal/jsjson"},
+	"event":   {"internal/jsjson"},
+	"agent":   {"event", "internal/jsjson"},
+	"session": {"event", "internal/listeners", "internal/jsjson"},
+	"query":   {"event", "session", "descriptor", "internal/listeners", "internal/jsjson"},
+	"inbox":   {"event", "agent", "internal/jsjson"},
+	// index is the derived SQLite index beside the store: it answers as
+	// the query's catalog reader does, so it sits on query.
+	"index":    {"event", "session", "query", "descriptor", "internal/listeners", "internal/jsjson"},
 	"actors":   {"event", "descriptor", "agent", "session", "query", "inbox", "internal/listeners", "internal/jsjson"},
 	"subagent": {"event", "descriptor", "agent", "session", "query", "inbox", "actors", "internal/listeners", "internal/jsjson"},
-	"host":     {"event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/listeners", "internal/jsjson"},
+	"host":     {"event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/listeners", "internal/jsjson"},
 	// internal/listeners is the copy-on-write listener list every event
 	// fan-out uses: a leaf.
 	"internal/listeners": {},
@@ -42,15 +45,15 @@ var allowedDeps = map[string][]string{
 	"internal/storegen": {"event", "session", "descriptor", "internal/listeners", "internal/jsjson"},
 	// internal/bench holds the CLI's measurement loops: it sits on the
 	// runtime and under cmd.
-	"internal/bench": {rootLayer, "event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/storegen", "internal/listeners", "internal/jsjson"},
+	"internal/bench": {rootLayer, "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/storegen", "internal/listeners", "internal/jsjson"},
 	// internal/testkit holds test helpers; only _test.go files import it.
 	"internal/testkit": {},
 	// the module's root package is the embedders' entry point: it opens
 	// the runtime and binds the subagent service, under host and cmd.
-	rootLayer: {"event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/listeners", "internal/jsjson"},
-	"cmd": {rootLayer, "event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "host",
+	rootLayer: {"event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/listeners", "internal/jsjson"},
+	"cmd": {rootLayer, "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host",
 		"internal/bench", "internal/storegen", "internal/listeners", "internal/jsjson"},
-	"tests": {rootLayer, "event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "host", "cmd", "internal/listeners", "internal/jsjson"},
+	"tests": {rootLayer, "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "cmd", "internal/listeners", "internal/jsjson"},
 }
 
 // rootLayer is the layer name of the module's root package.
@@ -58,7 +61,7 @@ const rootLayer = "(root)"
 
 // listingLayers must never reach the actor runtime or what sits on it.
 var (
-	listingLayers = []string{"query", "descriptor", "session"}
+	listingLayers = []string{"query", "index", "descriptor", "session"}
 	runtimeLayers = []string{"actors", "inbox", "subagent", "host"}
 )
 

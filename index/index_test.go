@@ -1,0 +1,282 @@
+package index
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dsh-actors/dsh-actors/internal/storegen"
+	"github.com/dsh-actors/dsh-actors/query"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// inspectCounter counts the store's full-log reads.
+type inspectCounter struct {
+	session.Store
+	mu       sync.Mutex
+	inspects int
+}
+
+func (c *inspectCounter) Inspect(ctx context.Context, id string) (*session.Log, error) {
+	c.mu.Lock()
+	c.inspects++
+	c.mu.Unlock()
+	return c.Store.Inspect(ctx, id)
+}
+
+func (c *inspectCounter) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.inspects
+}
+
+type fixture struct {
+	t        *testing.T
+	root     string
+	store    *inspectCounter
+	sessions *session.Sessions
+}
+
+// newFixture generates a store of 40 sessions, 8 of them children of
+// storegen.Parent, with every file's mtime an hour old (past the racy
+// window, so revisions are trusted).
+func newFixture(t *testing.T) *fixture {
+	root := t.TempDir()
+	_, err := storegen.Generate(root, storegen.Shape{Sessions: 40, Children: 8, Turns: 1})
+	require.NoError(t, err)
+	age(t, root)
+	jsonl, err := session.OpenJSONL(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, jsonl.Close()) })
+	store := &inspectCounter{Store: jsonl}
+	return &fixture{t: t, root: root, store: store, sessions: session.NewSessions(store)}
+}
+
+// age sets every log's mtime an hour back.
+func age(t *testing.T, root string) {
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, filepath.Walk(root, func(path string, info os.FileInfo, err error) error {
+		if err == nil && filepath.Base(path) == session.LogFileName {
+			err = os.Chtimes(path, old, old)
+		}
+		return err
+	}))
+}
+
+func (f *fixture) open() *DB {
+	f.t.Helper()
+	db, err := Open(context.Background(), f.root, f.sessions)
+	require.NoError(f.t, err)
+	f.t.Cleanup(func() { require.NoError(f.t, db.Close()) })
+	return db
+}
+
+// requireSame lists parent through db and the unindexed reader and
+// requires the same answer.
+func (f *fixture) requireSame(db *DB, parent string) []query.Entry {
+	f.t.Helper()
+	want, wantErr := query.ListChildren(context.Background(), query.New(f.sessions), parent)
+	got, err := db.ListChildren(context.Background(), parent)
+	require.Equal(f.t, want, got)
+	if wantErr != nil {
+		require.EqualError(f.t, err, wantErr.Error())
+	} else {
+		require.NoError(f.t, err)
+	}
+	return got
+}
+
+func (f *fixture) childLog(i int) string {
+	path, err := session.LogPath(f.root, "/work/alpha", storegen.ChildID(i))
+	require.NoError(f.t, err)
+	if _, err := os.Stat(path); err != nil {
+		matches, _ := filepath.Glob(filepath.Join(f.root, "*", storegen.ChildID(i), session.LogFileName))
+		require.Len(f.t, matches, 1)
+		path = matches[0]
+	}
+	return path
+}
+
+func TestAWarmListingReadsNoLog(t *testing.T) {
+	f := newFixture(t)
+	db := f.open()
+	require.Len(t, f.requireSame(db, storegen.Parent), 8)
+	before := f.store.count()
+	_, err := db.ListChildren(context.Background(), storegen.Parent)
+	require.NoError(t, err)
+	require.Equal(t, before, f.store.count(), "an unchanged store is answered from the index")
+
+	reopened := f.open()
+	_, err = reopened.ListChildren(context.Background(), storegen.Parent)
+	require.NoError(t, err)
+	require.Equal(t, before, f.store.count(), "an unchanged reopen reads no log either")
+}
+
+func TestReconcilesLogsChangedBehindItsBack(t *testing.T) {
+	f := newFixture(t)
+	db := f.open()
+	f.requireSame(db, storegen.Parent)
+
+	// A child's log rewritten in place with another label and its mtime
+	// set back: the ctime still moves.
+	path := f.childLog(3)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	stat, err := os.Stat(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, []byte(replaceOnce(string(data), "child task 3", "child task X")), 0o600))
+	require.NoError(t, os.Chtimes(path, stat.ModTime(), stat.ModTime()))
+	entries := f.requireSame(db, storegen.Parent)
+	require.Contains(t, entries, query.Entry{Kind: query.KindChild, ID: storegen.ChildID(3), Label: "child task X", Status: query.StatusComplete})
+
+	// A torn tail appended: listed from the valid prefix.
+	appendTo(t, f.childLog(4), `{"type":"turn/start","seq":99,"ti`)
+	f.requireSame(db, storegen.Parent)
+
+	// A child removed, then a damaged one: the index follows.
+	require.NoError(t, os.RemoveAll(filepath.Dir(f.childLog(5))))
+	require.Len(t, f.requireSame(db, storegen.Parent), 7)
+	appendTo(t, f.childLog(6), "{garbage\n")
+	f.requireSame(db, storegen.Parent)
+
+	// A log whose header now names another parent leaves the listing.
+	h0 := f.childLog(0)
+	data, err = os.ReadFile(h0)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(h0, []byte(replaceOnce(string(data), `"parentSession":"parent"`, `"parentSession":"other!"`)), 0o600))
+	require.Len(t, f.requireSame(db, storegen.Parent), 6)
+
+	// A store whose listing fails fails the whole call, as unindexed.
+	require.NoError(t, os.WriteFile(filepath.Join(f.root, filepath.Base(filepath.Dir(filepath.Dir(h0))), "flat.jsonl"), []byte("{}\n"), 0o600))
+	_, err = db.ListChildren(context.Background(), storegen.Parent)
+	require.ErrorIs(t, err, query.ErrPersistenceFailed)
+	f.requireSame(db, storegen.Parent)
+}
+
+func replaceOnce(s, old, new string) string {
+	for i := 0; i+len(old) <= len(s); i++ {
+		if s[i:i+len(old)] == old {
+			return s[:i] + new + s[i+len(old):]
+		}
+	}
+	panic("not found: " + old)
+}
+
+func appendTo(t *testing.T, path, text string) {
+	file, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = file.WriteString(text)
+	require.NoError(t, err)
+	require.NoError(t, file.Close())
+}
+
+func TestUnknownParentsAndLiveChildrenAnswerAsUnindexed(t *testing.T) {
+	f := newFixture(t)
+	db := f.open()
+	f.requireSame(db, "no-such-parent")
+	live, err := f.sessions.Resume(context.Background(), storegen.ChildID(2))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, f.sessions.Release(context.Background(), live)) })
+	entries := f.requireSame(db, storegen.Parent)
+	require.Equal(t, query.StatusRunning, entries[2].Status)
+}
+
+// sqliteFile writes a SQLite file at path with the given statements.
+func sqliteFile(t *testing.T, path string, stmts ...string) {
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer db.Close()
+	for _, s := range stmts {
+		_, err := db.Exec(s)
+		require.NoError(t, err)
+	}
+}
+
+func TestRebuildsOrRefusesADamagedIndex(t *testing.T) {
+	rebuilt := map[string]func(t *testing.T, path string){
+		"deleted":   func(t *testing.T, path string) { require.NoError(t, os.Remove(path)) },
+		"truncated": func(t *testing.T, path string) { require.NoError(t, os.Truncate(path, 0)) },
+		"cut short": func(t *testing.T, path string) {
+			info, err := os.Stat(path)
+			require.NoError(t, err)
+			require.NoError(t, os.Truncate(path, info.Size()/2))
+		},
+		"garbage": func(t *testing.T, path string) {
+			require.NoError(t, os.WriteFile(path, []byte("this is not a database, not at all, not even close........"), 0o600))
+		},
+		"an older schema": func(t *testing.T, path string) {
+			sqliteFile(t, path, `PRAGMA user_version = 0`)
+		},
+	}
+	for name, damage := range rebuilt {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			db := f.open()
+			f.requireSame(db, storegen.Parent)
+			require.NoError(t, db.Close())
+			for _, suffix := range []string{"-wal", "-shm"} {
+				_ = os.Remove(db.Path() + suffix)
+			}
+			damage(t, db.Path())
+			f.requireSame(f.open(), storegen.Parent)
+		})
+	}
+	refused := map[string][]string{
+		"another application's file": {`PRAGMA application_id = 1234`, `CREATE TABLE t(x)`},
+		"tables without an id":       {`CREATE TABLE t(x)`},
+		"a newer schema":             {`PRAGMA application_id = 1146308673`, `PRAGMA user_version = 2`},
+	}
+	for name, stmts := range refused {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			path := filepath.Join(f.root, FileName)
+			sqliteFile(t, path, stmts...)
+			before := fileDigest(t, path)
+			_, err := Open(context.Background(), f.root, f.sessions)
+			var refusedErr *RefusedError
+			require.ErrorAs(t, err, &refusedErr)
+			require.Contains(t, err.Error(), path)
+			require.Equal(t, before, fileDigest(t, path), "a refused file is left alone")
+		})
+	}
+}
+
+func TestTwoHandlesOnOneStoreKeepItConsistent(t *testing.T) {
+	f := newFixture(t)
+	a, b := f.open(), f.open()
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for i := range 40 {
+		db := a
+		if i%2 == 1 {
+			db = b
+		}
+		wg.Go(func() {
+			_, err := db.ListChildren(context.Background(), storegen.Parent)
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	var check string
+	require.NoError(t, a.sql.QueryRow(`PRAGMA integrity_check`).Scan(&check))
+	require.Equal(t, "ok", check)
+	f.requireSame(b, storegen.Parent)
+}
+
+func fileDigest(t *testing.T, path string) string {
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return fmt.Sprintf("%x", sha256.Sum256(data))
+}

@@ -1,0 +1,265 @@
+package index
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// errListing means the store's own listing failed (or the root could not
+// be walked): the index cannot vouch for anything, and the caller hands
+// the request to the unindexed reader, which reports the failure.
+var errListing = errors.New("index: the store's listing failed")
+
+// reconcile brings the index up to date with the store root. It walks the
+// root, compares every log's revision with the indexed one and, when the
+// folder structure or a log's first line changed, takes the store's
+// listing again; then it writes, in one transaction, the new revisions,
+// the new listing and the invalidation of what was derived from changed
+// logs. A failing walk or listing is errListing and writes nothing.
+func (d *DB) reconcile(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	obs, err := walk(ctx, d.root)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return errListing
+	}
+	tx, err := d.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	r := reconciler{d: d, tx: tx, obs: obs}
+	if err := r.run(ctx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+type reconciler struct {
+	d   *DB
+	tx  *sql.Tx
+	obs *observation
+}
+
+func (r *reconciler) run(ctx context.Context) error {
+	var structure string
+	if err := r.tx.QueryRowContext(ctx, `SELECT structure FROM state`).Scan(&structure); err != nil {
+		return err
+	}
+	stored, err := r.storedRevisions(ctx)
+	if err != nil {
+		return err
+	}
+	changed := changedDirs(stored, r.obs.logs)
+	if structure == r.obs.structure && len(changed) == 0 {
+		return nil
+	}
+	relist := structure != r.obs.structure
+	if !relist {
+		if relist, err = r.firstLinesChanged(ctx, changed); err != nil {
+			return err
+		}
+	}
+	if relist {
+		if err := r.relist(ctx); err != nil {
+			return err
+		}
+	}
+	if err := r.writeRevisions(ctx, changed); err != nil {
+		return err
+	}
+	_, err = r.tx.ExecContext(ctx, `UPDATE state SET structure = ?`, r.obs.structure)
+	return err
+}
+
+func (r *reconciler) storedRevisions(ctx context.Context) (map[string]string, error) {
+	rows, err := r.tx.QueryContext(ctx, `SELECT dir, revision FROM logs`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var dir, rev string
+		if err := rows.Scan(&dir, &rev); err != nil {
+			return nil, err
+		}
+		out[dir] = rev
+	}
+	return out, rows.Err()
+}
+
+// changedDirs lists the session folders that are new, gone, or whose log
+// revision differs (a racy revision always differs).
+func changedDirs(stored, observed map[string]string) []string {
+	var out []string
+	for dir, rev := range observed {
+		if old, ok := stored[dir]; !ok || old != rev || rev == racy {
+			out = append(out, dir)
+		}
+	}
+	for dir := range stored {
+		if _, ok := observed[dir]; !ok {
+			out = append(out, dir)
+		}
+	}
+	return out
+}
+
+// firstLinesChanged reports whether any changed log's first line is not
+// the header the index holds for its folder (or the folder has none): the
+// listing would then differ. Appends leave the first line alone.
+func (r *reconciler) firstLinesChanged(ctx context.Context, dirs []string) (bool, error) {
+	for _, dir := range dirs {
+		h, ok, err := r.headerOfDir(ctx, dir)
+		if err != nil {
+			return false, err
+		}
+		_, exists := r.obs.logs[dir]
+		if !ok || !exists {
+			return true, nil
+		}
+		want, err := h.MarshalJSON()
+		if err != nil {
+			return false, err
+		}
+		line, err := firstLine(filepath.Join(r.d.root, dir, session.LogFileName))
+		if err != nil || !bytes.Equal(line, want) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func firstLine(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 4096).ReadSlice('\n')
+	if err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(line, []byte("\n")), nil
+}
+
+func (r *reconciler) headerOfDir(ctx context.Context, dir string) (session.Header, bool, error) {
+	row := r.tx.QueryRowContext(ctx, `SELECT `+headerColumns+` FROM sessions WHERE dir = ?`, dir)
+	h, err := scanHeader(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return session.Header{}, false, nil
+	}
+	return h, err == nil, err
+}
+
+// relist replaces the indexed listing with the store's: sessions no longer
+// listed are deleted with everything derived from them, new ones are
+// inserted, and a session whose header changed is replaced.
+func (r *reconciler) relist(ctx context.Context) error {
+	headers, err := r.d.sessions.Store().List(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return errListing
+	}
+	listed := map[string]session.Header{}
+	for _, h := range headers {
+		listed[h.ID] = h
+	}
+	indexed, err := r.indexedHeaders(ctx)
+	if err != nil {
+		return err
+	}
+	for id, h := range indexed {
+		if l, ok := listed[id]; !ok || !sameHeader(l, h) {
+			if err := r.deleteSession(ctx, id); err != nil {
+				return err
+			}
+		}
+	}
+	for id, h := range listed {
+		if old, ok := indexed[id]; ok && sameHeader(old, h) {
+			continue
+		}
+		if err := r.insertSession(ctx, h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *reconciler) indexedHeaders(ctx context.Context) (map[string]session.Header, error) {
+	rows, err := r.tx.QueryContext(ctx, `SELECT `+headerColumns+` FROM sessions`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]session.Header{}
+	for rows.Next() {
+		h, err := scanHeader(rows)
+		if err != nil {
+			return nil, err
+		}
+		out[h.ID] = h
+	}
+	return out, rows.Err()
+}
+
+func (r *reconciler) deleteSession(ctx context.Context, id string) error {
+	if _, err := r.tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id); err != nil {
+		return err
+	}
+	_, err := r.tx.ExecContext(ctx, `DELETE FROM docs WHERE session_id = ?`, id)
+	return err
+}
+
+func (r *reconciler) insertSession(ctx context.Context, h session.Header) error {
+	path, err := session.LogPath(r.d.root, h.Cwd, h.ID)
+	if err != nil {
+		return err
+	}
+	dir, err := filepath.Rel(r.d.root, filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	_, err = r.tx.ExecContext(ctx, `INSERT INTO sessions(id, dir, version, created_at, cwd, parent_session,
+		seed_length, origin, delegation_depth, agent_preset) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		h.ID, dir, h.Version, h.CreatedAt, h.Cwd, h.ParentSession, seedColumn(h.SeedLength), h.Origin,
+		h.DelegationDepth, h.AgentPreset)
+	return err
+}
+
+// writeRevisions records the observed revisions of the changed folders
+// and drops the search documents of their sessions (derived outcomes are
+// checked against the revision when they are read).
+func (r *reconciler) writeRevisions(ctx context.Context, dirs []string) error {
+	for _, dir := range dirs {
+		rev, ok := r.obs.logs[dir]
+		var err error
+		if ok {
+			_, err = r.tx.ExecContext(ctx, `INSERT INTO logs(dir, revision) VALUES (?, ?)
+				ON CONFLICT(dir) DO UPDATE SET revision = excluded.revision`, dir, rev)
+		} else {
+			_, err = r.tx.ExecContext(ctx, `DELETE FROM logs WHERE dir = ?`, dir)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := r.tx.ExecContext(ctx, `DELETE FROM docs WHERE session_id IN (SELECT id FROM sessions WHERE dir = ?)`, dir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
