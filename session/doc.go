@@ -4,10 +4,11 @@
 //
 // # On-disk format
 //
-// The JSONL store reads and writes the original deepseek-harness raw
-// (uncompressed) layout, byte for byte:
+// The JSONL store reads and writes the original deepseek-harness layout,
+// byte for byte, in either of its encodings:
 //
 //	<root>/<ProjectKey(cwd) | _no-cwd>/<EncodeSegment(id)>/session.jsonl
+//	<root>/<ProjectKey(cwd) | _no-cwd>/<EncodeSegment(id)>/session.jsonl.zstd
 //
 // The first line is the header ({"type":"session","version":0,...} with the
 // original key order, delegationDepth always written, absent optionals
@@ -16,10 +17,20 @@
 // contiguous from 0. JSON is written as JavaScript's JSON.stringify writes
 // it (no HTML escaping, U+2028/U+2029 raw). Packed chunk rows
 // (text-chunks, reasoning-chunks, tool-call-chunks) written by the original
-// are expanded on read; this package never writes them. Compressed
-// session.jsonl.zstd artifacts and the legacy flat layout are refused with
-// an *UnsupportedError. Ids with lone UTF-16 surrogates cannot round-trip
-// through Go strings (they decode to U+FFFD).
+// are expanded on read; this package never writes them. The legacy flat
+// layout is refused with an *UnsupportedError. Ids with lone UTF-16
+// surrogates cannot round-trip through Go strings (they decode to U+FFFD).
+//
+// A Zstandard log (CompressionZstd, the original's default) is a
+// concatenation of independent checksummed frames whose plaintext is the
+// uncompressed file: the header line alone in the first frame, then one
+// frame per durable batch (Create's seed, each group-commit write, a
+// repair's closers). A root holds one encoding: WithCompression fixes it,
+// otherwise the root's first log decides (an empty root is plain), and a
+// log of the other encoding anywhere is refused with an *UnsupportedError.
+// Inside complete frames any defect is fatal (a *CorruptError whose
+// FrameAt names the frame); only a torn final frame is repaired, keeping
+// the lines of its complete blocks.
 //
 // # Reads
 //
@@ -37,10 +48,12 @@
 // block matching the tool source's callId); pre-identity messages are first
 // upgraded in memory, never on disk. A header with an empty cwd or a
 // retired sandboxMode/approvalPolicy key makes List fail, as does (for
-// every lookup, checked once per store) a flat-layout log or a compressed
-// artifact anywhere under the root. Load is the repairing read
-// used to resume: it truncates a torn tail and durably appends the closers
-// of an interrupted final turn. Only Load refuses a header whose cwd is
+// every lookup, checked once per store) a flat-layout log or a log of the
+// other encoding anywhere under the root. Load is the repairing read
+// used to resume: it truncates a torn tail (first appending the bytes it
+// cuts to <log>.broken beside the log, fsynced, and logging a warning
+// naming the file and the byte count) and durably appends the closers of
+// an interrupted final turn. Only Load refuses a header whose cwd is
 // relative (test snapshot logs carry "{{cwd}}"); List and Inspect read such
 // a log. The format is specified in docs/store-format.md.
 //

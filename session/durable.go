@@ -130,3 +130,31 @@ func (s *JSONL) mkdirDurably(dir string) error {
 	}
 	return s.fs.SyncDir(parent)
 }
+
+// keepBroken appends the bytes a repair is about to cut from the log at
+// path to <path>.broken (created with mode 0600; earlier cuts stay before
+// them), makes them durable with the folder entry, and logs a warning
+// naming the log and the byte count.
+func (s *JSONL) keepBroken(path string, removed []byte) error {
+	broken := path + ".broken"
+	f, err := s.fs.OpenFile(broken, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(removed)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = s.fs.SyncDir(filepath.Dir(path))
+	}
+	if err != nil {
+		return fmt.Errorf("keeping the %d bytes cut from %s in %s: %w", len(removed), path, broken, err)
+	}
+	s.logger.Warn("session log repaired: damaged or torn bytes cut from its end and kept beside it",
+		"file", path, "bytes", len(removed), "kept", broken)
+	return nil
+}

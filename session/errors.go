@@ -32,11 +32,15 @@ var (
 // CorruptError reports damage in a stored log: a bad header, damage in the
 // committed region, a log stored at a path its header does not identify,
 // or one id stored twice. Line counts event lines after the header from 1,
-// as the original's scanner does (0 when no line is involved).
+// as the original's scanner does (0 when no line is involved); in a
+// Zstandard log the lines run on across frames, and FrameAt is the byte
+// offset in the file of the frame the damage is in (-1 when no frame is
+// involved, as in every uncompressed log).
 type CorruptError struct {
-	Path string
-	Line int
-	Msg  string // the full message, naming Path
+	Path    string
+	Line    int
+	FrameAt int64
+	Msg     string // the full message, naming Path
 }
 
 // Error returns the message, which names the file.
@@ -52,7 +56,7 @@ func corruptf(path string, line int, format string, args ...any) *CorruptError {
 	if path != "" {
 		msg += " (raw log: " + path + ")"
 	}
-	return &CorruptError{Path: path, Line: line, Msg: msg}
+	return &CorruptError{Path: path, Line: line, FrameAt: -1, Msg: msg}
 }
 
 // UnsupportedError reports a log this build refuses to interpret: a foreign
@@ -105,7 +109,7 @@ func logFailed(id string, cause error) error {
 
 // corruptNamed builds a *CorruptError whose message already names path.
 func corruptNamed(path string, format string, args ...any) *CorruptError {
-	return &CorruptError{Path: path, Msg: fmt.Sprintf(format, args...)}
+	return &CorruptError{Path: path, FrameAt: -1, Msg: fmt.Sprintf(format, args...)}
 }
 
 // asLogFailed returns err if it already matches ErrLogFailed, else wraps it.

@@ -7,14 +7,15 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 )
 
-// JSONL is the Store over one root folder of uncompressed JSONL logs in the
-// layout of docs/store-format.md. It serializes the writes
+// JSONL is the Store over one root folder of JSONL logs, plain or
+// Zstandard-compressed, in the layout of docs/store-format.md. It serializes the writes
 // of each log in this process; another process must not write the same
 // root concurrently.
 type JSONL struct {
@@ -28,6 +29,11 @@ type JSONL struct {
 
 	rootOnce sync.Once
 	rootErr  error // the cached verdict of checkRoot
+
+	compression      Compression // decided by checkRoot unless fixedCompression
+	fixedCompression bool        // set by WithCompression
+
+	logger *slog.Logger // warns of repairs
 }
 
 var _ Store = (*JSONL)(nil)
@@ -38,6 +44,10 @@ type Option func(*JSONL)
 // WithFS replaces the real file system (OSFS), e.g. with a *FaultFS.
 func WithFS(fsys FS) Option { return func(s *JSONL) { s.fs = fsys } }
 
+// WithLogger sets where the store warns of a repair that cut bytes from a
+// log (the default is slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(s *JSONL) { s.logger = l } }
+
 // OpenJSONL opens the store rooted at root (made absolute now; created with
 // mode 0700 on the first Create). An existing root must be a directory. It
 // does no other I/O and starts no goroutine.
@@ -46,7 +56,7 @@ func OpenJSONL(root string, opts ...Option) (*JSONL, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &JSONL{root: abs, fs: OSFS{}, writers: newGate()}
+	s := &JSONL{root: abs, fs: OSFS{}, writers: newGate(), logger: slog.Default()}
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -124,6 +134,7 @@ func (s *JSONL) projectDirs(ctx context.Context) ([]string, error) {
 type lister struct {
 	s        *JSONL
 	buf      []byte
+	plain    []byte // the decoded first frame (Zstandard)
 	out      []Header
 	seen     map[string]string // id → path
 	projects map[string]string // cwd → project folder
@@ -162,10 +173,10 @@ func isLogArtifact(name string) bool {
 // session reads the header of one session folder; a folder without a log
 // or whose first line is not a valid header is skipped.
 func (l *lister) session(dir string) error {
-	path := filepath.Join(dir, LogFileName)
+	path := filepath.Join(dir, l.s.logName())
 	line, err := l.firstLine(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return l.s.checkCompressed(dir)
+		return l.s.checkOpposite(dir)
 	}
 	if err != nil || line == nil {
 		return err
@@ -198,29 +209,34 @@ func (l *lister) checkIdentity(h Header, path string) error {
 		project, err = ProjectDir(l.s.root, h.Cwd)
 		l.projects[h.Cwd] = project
 	}
-	if err == nil && filepath.Join(project, seg, LogFileName) == path {
+	if err == nil && filepath.Join(project, seg, l.s.logName()) == path {
 		return nil
 	}
 	return l.s.checkIdentity(h, "", path)
 }
 
 // firstLine returns the first line of a file without its LF (aliasing the
-// lister's buffer until the next call), or nil when the file has no
-// complete first line.
+// lister's buffers until the next call), or nil when the file has no
+// complete first line (Zstandard: no complete first frame).
 func (l *lister) firstLine(path string) ([]byte, error) {
 	f, err := l.s.fs.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	found := l.lineFound
+	if l.s.compression == CompressionZstd {
+		found = l.frameFound(path)
+	}
 	n := 0
 	for {
 		if n == len(l.buf) {
 			l.buf = append(l.buf, make([]byte, len(l.buf))...)
 		}
 		m, err := f.Read(l.buf[n:])
-		if i := bytes.IndexByte(l.buf[n:n+m], '\n'); i >= 0 {
-			return l.buf[:n+i], nil
+		line, ok, ferr := found(n, n+m)
+		if ok || ferr != nil {
+			return line, ferr
 		}
 		n += m
 		if err == io.EOF {
@@ -232,14 +248,33 @@ func (l *lister) firstLine(path string) ([]byte, error) {
 	}
 }
 
-// checkCompressed refuses a session folder that holds only the Zstandard
-// artifact: this store never reads or writes compressed logs.
-func (s *JSONL) checkCompressed(dir string) error {
-	path := filepath.Join(dir, LogFileName+".zstd")
-	if _, err := s.fs.Stat(path); err == nil {
-		return compressedArtifact(path)
+// lineFound looks for the first LF in the bytes read so far, of which
+// buf[from:to] are new.
+func (l *lister) lineFound(from, to int) ([]byte, bool, error) {
+	if i := bytes.IndexByte(l.buf[from:to], '\n'); i >= 0 {
+		return l.buf[:from+i], true, nil
 	}
-	return nil
+	return nil, false, nil
+}
+
+// frameFound looks for a complete first frame in the bytes read so far
+// and returns its single header line: a frame that fails its checksum or
+// holds more than one line is an error.
+func (l *lister) frameFound(path string) func(from, to int) ([]byte, bool, error) {
+	return func(_, to int) ([]byte, bool, error) {
+		scan, err := scanFrames(l.buf[:to], 1, path)
+		if err != nil || len(scan.frames) == 0 {
+			return nil, false, err
+		}
+		l.plain, err = zstdDecoder().DecodeAll(l.buf[:scan.frames[0].end], l.plain[:0])
+		if err != nil {
+			return nil, false, zstdCorrupt(path, 0, "corrupt Zstandard session log: header frame failed validation")
+		}
+		if err := checkHeaderFrame(l.plain, path); err != nil {
+			return nil, false, err
+		}
+		return l.plain[:len(l.plain)-1], true, nil
+	}
 }
 
 // checkIdentity binds a header to its file: a targeted read requires the
@@ -250,7 +285,7 @@ func (s *JSONL) checkIdentity(h Header, requested, path string) error {
 		return corruptNamed(path, `corrupt session log "%s": requested id "%s" does not match header id "%s"`,
 			path, requested, h.ID)
 	}
-	expected, err := LogPath(s.root, h.Cwd, h.ID)
+	expected, err := s.logPath(h.Cwd, h.ID)
 	if err != nil {
 		return corruptNamed(path, `corrupt session log "%s": header id cannot name a storage path`, path)
 	}
@@ -289,35 +324,18 @@ func flatLayout(path string) error {
 		`a log must live at <project>/<encoded id>/%s`, path, LogFileName)}
 }
 
-func compressedArtifact(path string) error {
-	return &UnsupportedError{Path: path, Msg: fmt.Sprintf(`session artifact "%s" is a Zstandard-compressed log; `+
-		`this store reads and writes only uncompressed %s: use a separate root or decompress the log`, path, LogFileName)}
-}
-
-// checkRoot refuses a root holding a flat-layout log or a compressed
-// artifact anywhere, as the original's once-per-backend root encoding
-// check does before any lookup: the first call scans every project and
-// session folder, and its verdict (a refusal included) is kept for the
-// life of the store, so later strays are caught only by List.
+// checkRoot refuses a root holding a flat-layout log or logs of both
+// encodings, as the original's once-per-backend root encoding check does
+// before any lookup: the first call scans every project and session folder
+// (deciding the store's encoding, see scanRoot), and its verdict (a
+// refusal included) is kept for the life of the store, so later strays are
+// caught only by List.
 func (s *JSONL) checkRoot(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	s.rootOnce.Do(func() { s.rootErr = s.scanRoot() })
 	return s.rootErr
-}
-
-func (s *JSONL) scanRoot() error {
-	projects, err := s.projectDirs(context.Background())
-	if err != nil {
-		return err
-	}
-	for _, project := range projects {
-		if err := s.sessionDirs(project, s.checkCompressed); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // find locates the log of id across every project folder. It refuses the
@@ -361,7 +379,7 @@ func (s *JSONL) findIn(project, seg string) (string, error) {
 			return "", flatLayout(filepath.Join(project, flat))
 		}
 	}
-	path := filepath.Join(project, seg, LogFileName)
+	path := filepath.Join(project, seg, s.logName())
 	_, err := s.fs.Stat(path)
 	switch {
 	case err == nil:
@@ -369,7 +387,7 @@ func (s *JSONL) findIn(project, seg string) (string, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return "", err
 	}
-	return "", s.checkCompressed(filepath.Join(project, seg))
+	return "", s.checkOpposite(filepath.Join(project, seg))
 }
 
 // read locates, reads and scans the log of id without writing anything.
@@ -385,7 +403,7 @@ func (s *JSONL) read(ctx context.Context, id string) (string, []byte, scanned, e
 	if err != nil {
 		return "", nil, scanned{}, err
 	}
-	sc, err := scanLog(buf, path)
+	sc, err := s.scan(buf, path)
 	if err == nil {
 		err = s.checkIdentity(sc.header, id, path)
 	}
@@ -396,6 +414,14 @@ func (s *JSONL) read(ctx context.Context, id string) (string, []byte, scanned, e
 		err = checkMessages(id, sc.events, path)
 	}
 	return path, buf, sc, err
+}
+
+// scan reads a whole log in the store's encoding.
+func (s *JSONL) scan(buf []byte, path string) (scanned, error) {
+	if s.compression == CompressionZstd {
+		return scanZstdLog(buf, path)
+	}
+	return scanLog(buf, path)
 }
 
 // Inspect returns the valid stored prefix of id exactly as stored: no torn
@@ -448,9 +474,9 @@ func (s *JSONL) loadLocked(ctx context.Context, st *logState) (*Log, error) {
 		return nil, err
 	}
 	closers := interruptedTurnClosers(sc.events)
-	size := int64(sc.committed)
-	if sc.committed < len(buf) || len(closers) > 0 {
-		if size, err = s.repair(st, path, size, closers); err != nil {
+	size := int64(len(buf))
+	if sc.cut < len(buf) || len(closers) > 0 {
+		if size, err = s.repair(st, path, buf, sc, closers); err != nil {
 			return nil, err
 		}
 	}
@@ -459,29 +485,47 @@ func (s *JSONL) loadLocked(ctx context.Context, st *logState) (*Log, error) {
 	return &Log{Header: sc.header, Events: events}, nil
 }
 
-// repair truncates the file to its committed size (then fsyncs) and
-// appends the closers as one durable batch. A failure puts the log in the
-// failed state.
-func (s *JSONL) repair(st *logState, path string, committed int64, closers []Event) (int64, error) {
+// repair cuts the file read as buf to sc.cut, keeping the bytes it
+// removes in <log>.broken first (see keepBroken), then appends the lines a
+// torn frame still held and the closers as one durable batch (one frame
+// in a Zstandard log). It returns the new file size; a failure puts the
+// log in the failed state.
+func (s *JSONL) repair(st *logState, path string, buf []byte, sc scanned, closers []Event) (int64, error) {
 	f, err := s.fs.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
-	if err := truncateDurably(f, committed); err != nil {
-		return 0, st.fail(err)
+	size := int64(sc.cut)
+	if sc.cut < len(buf) {
+		if err := s.keepBroken(path, buf[sc.cut:]); err != nil {
+			return 0, st.fail(err)
+		}
+		if err := truncateDurably(f, size); err != nil {
+			return 0, st.fail(err)
+		}
 	}
-	if len(closers) == 0 {
-		return committed, nil
-	}
-	var data []byte
+	data := append([]byte(nil), sc.recovered...)
 	for _, e := range closers {
 		data = append(appendEvent(data, e, true), '\n')
 	}
-	if err := appendDurably(f, committed, data); err != nil {
+	if len(data) == 0 {
+		return size, nil
+	}
+	data = s.frame(nil, data)
+	if err := appendDurably(f, size, data); err != nil {
 		return 0, st.fail(err)
 	}
-	return committed + int64(len(data)), nil
+	return size + int64(len(data)), nil
+}
+
+// frame returns lines as the store writes one durable batch: as they
+// are, or as one Zstandard frame appended to dst.
+func (s *JSONL) frame(dst, lines []byte) []byte {
+	if s.compression == CompressionZstd {
+		return appendFrame(dst, lines)
+	}
+	return lines
 }
 
 // Create materializes a new log: header plus seed, written to a temporary
@@ -505,10 +549,11 @@ func (s *JSONL) Create(ctx context.Context, h Header, seed []Event) error {
 	if err := s.refuseExisting(ctx, st); err != nil {
 		return err
 	}
-	path, err := LogPath(s.root, h.Cwd, h.ID)
+	path, err := s.logPath(h.Cwd, h.ID)
 	if err != nil {
 		return err
 	}
+	data = s.firstFrames(data)
 	f, err := s.materialize(path, data)
 	if err != nil {
 		return err
@@ -516,6 +561,21 @@ func (s *JSONL) Create(ctx context.Context, h Header, seed []Event) error {
 	st.ready(path, int64(len(seed)), int64(len(data)))
 	s.keep(st, f)
 	return nil
+}
+
+// firstFrames is a new log's content (the header line, then the seed's
+// lines) as the store writes it: as it is, or as a header frame followed,
+// when there is a seed, by one frame of the seed's lines.
+func (s *JSONL) firstFrames(data []byte) []byte {
+	if s.compression != CompressionZstd {
+		return data
+	}
+	headerEnd := bytes.IndexByte(data, '\n') + 1
+	out := appendFrame(nil, data[:headerEnd])
+	if headerEnd < len(data) {
+		out = appendFrame(out, data[headerEnd:])
+	}
+	return out
 }
 
 func (s *JSONL) refuseExisting(ctx context.Context, st *logState) error {

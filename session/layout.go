@@ -7,7 +7,7 @@ import (
 )
 
 // LogFileName is the transcript file inside a session's folder
-// (uncompressed; this package never reads or writes session.jsonl.zstd).
+// of a CompressionNone store (ZstdLogFileName is the other encoding's).
 const LogFileName = "session.jsonl"
 
 // NoCwdDir is the project folder of sessions whose header has no cwd.

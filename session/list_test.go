@@ -70,13 +70,14 @@ func TestListAndLookupRefusals(t *testing.T) {
 			return path
 		}, "flat", ErrUnsupported, `session artifact "%s" uses the unsupported flat-file layout; ` +
 			`a log must live at <project>/<encoded id>/session.jsonl`},
-		{"compressed artifact", func(t *testing.T, s *JSONL) string {
+		{"root mixing encodings", func(t *testing.T, s *JSONL) string {
+			require.NoError(t, s.Create(ctx, header("plain"), nil))
 			path := filepath.Join(s.Root(), "--work-project--", "z", "session.jsonl.zstd")
 			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
 			require.NoError(t, os.WriteFile(path, []byte{0x28, 0xb5, 0x2f, 0xfd}, 0o600))
 			return path
-		}, "z", ErrUnsupported, `session artifact "%s" is a Zstandard-compressed log; ` +
-			`this store reads and writes only uncompressed session.jsonl: use a separate root or decompress the log`},
+		}, "z", ErrUnsupported, `session artifact "%s" uses .jsonl.zstd, but this backend is configured for ` +
+			`compression "none"; use a separate root or select the matching compression mode`},
 		{"duplicate id", func(t *testing.T, s *JSONL) string {
 			require.NoError(t, s.Create(ctx, header("twice"), nil))
 			other := Header{ID: "twice", CreatedAt: 1, Cwd: "/other"}

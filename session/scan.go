@@ -7,11 +7,17 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 )
 
-// scanned is the valid stored prefix of a raw log: the torn tail left out.
+// scanned is the valid stored prefix of a log: the torn tail left out.
 type scanned struct {
-	header    Header
-	events    []Event
-	committed int // bytes up to and including the last kept line's LF
+	header Header
+	events []Event
+	// cut is the file size a repair truncates to: the end of the last kept
+	// line (raw), or the start of a torn final frame (Zstandard); the file
+	// length when nothing is torn.
+	cut int
+	// recovered holds the complete lines a torn final frame still yielded
+	// (Zstandard only): a repair appends them again as a fresh frame.
+	recovered []byte
 }
 
 // scanLog reads a whole log file: the header line at load level, then the
@@ -28,24 +34,75 @@ func scanLog(buf []byte, path string) (scanned, error) {
 	if err != nil {
 		return scanned{}, err
 	}
-	s := scanner{path: path, out: scanned{header: h, committed: headerEnd + 1}, names: typeNames{}}
-	s.out.events = make([]Event, 0, estimateEvents(len(buf)))
+	s := newScanner(path, h, headerEnd+1, len(buf))
 	if err := s.lines(buf, headerEnd+1); err != nil {
 		return scanned{}, err
 	}
+	s.out.cut = s.committed
 	return s.out, nil
+}
+
+func newScanner(path string, h Header, committed, size int) *scanner {
+	s := &scanner{path: path, out: scanned{header: h}, committed: committed, names: typeNames{}}
+	s.out.events = make([]Event, 0, estimateEvents(size))
+	return s
+}
+
+// scanZstdLog reads a whole Zstandard log: every complete frame must hold
+// whole valid lines (any defect there is fatal); the complete lines of a
+// torn final frame are kept, to be written again by a repair.
+func scanZstdLog(buf []byte, path string) (scanned, error) {
+	z, err := decodeZstdLog(buf, path)
+	if err != nil {
+		return scanned{}, err
+	}
+	h, err := parseStoredHeader(z.plain[:z.header-1], path)
+	if err != nil {
+		return scanned{}, err
+	}
+	s := newScanner(path, h, z.header, len(z.plain))
+	err = s.lines(z.plain[:z.complete], z.header)
+	if err == nil && s.committed != z.complete {
+		line := s.line + 1 // an unterminated fragment ends the frame
+		if ce, ok := s.issue.(*CorruptError); ok {
+			line = ce.Line
+		}
+		err = corruptf(path, line, "corrupt Zstandard session log: complete frame contains a torn JSONL record")
+	}
+	if err != nil {
+		return scanned{}, framed(err, z.frameOf(s.damageAt()))
+	}
+	s.out.cut = len(buf)
+	if z.torn < 0 {
+		return s.out, nil
+	}
+	if err := s.lines(z.plain, z.complete); err != nil {
+		return scanned{}, framed(err, z.torn)
+	}
+	s.out.cut, s.out.recovered = z.torn, z.plain[z.complete:s.committed]
+	return s.out, nil
+}
+
+// framed records in a *CorruptError the frame the damage is in.
+func framed(err error, frame int) error {
+	if ce, ok := err.(*CorruptError); ok && ce.FrameAt < 0 {
+		ce.FrameAt = int64(frame)
+	}
+	return err
 }
 
 // estimateEvents guesses an event count from a file size to size the slice.
 func estimateEvents(size int) int { return size/160 + 1 }
 
 type scanner struct {
-	path  string
-	out   scanned
-	line  int   // event line number, from 1
-	issue error // the first defect, fatal if a committed turn/end follows
-	row   []Event
-	names typeNames
+	path      string
+	out       scanned
+	committed int   // end of the last kept line's LF
+	line      int   // event line number, from 1
+	issue     error // the first defect, fatal if a committed turn/end follows
+	issueAt   int   // plaintext offset of the line the issue is about
+	row       []Event
+	names     typeNames
 }
 
 func (s *scanner) lines(buf []byte, start int) error {
@@ -65,6 +122,9 @@ func (s *scanner) lines(buf []byte, start int) error {
 
 func (s *scanner) consume(line []byte, end int) error {
 	s.line++
+	if s.issue == nil {
+		s.issueAt = end - len(line) - 1
+	}
 	var err error
 	s.row, err = decodeRecord(line, s.row[:0], s.names)
 	gap, isGap := err.(*badSeq)
@@ -104,8 +164,17 @@ func (s *scanner) keep(end int) error {
 		}
 	}
 	s.out.events = append(s.out.events, s.row...)
-	s.out.committed = end
+	s.committed = end
 	return nil
+}
+
+// damageAt is the plaintext offset of the first defect: the issue's line,
+// or else the unterminated fragment after the last kept line.
+func (s *scanner) damageAt() int {
+	if s.issue != nil {
+		return s.issueAt
+	}
+	return s.committed
 }
 
 func (s *scanner) gapError(expected int, got string) error {

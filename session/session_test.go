@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // the end of the test.
 func openStore(t *testing.T, opts ...Option) *JSONL {
 	t.Helper()
-	s, err := OpenJSONL(t.TempDir(), opts...)
+	s, err := OpenJSONL(t.TempDir(), append([]Option{WithLogger(slog.New(slog.DiscardHandler))}, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	return s

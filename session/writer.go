@@ -366,10 +366,11 @@ func (w *groupWriter) queued() int {
 }
 
 type groupWriter struct {
-	s    *JSONL
-	st   *logState
-	file File
-	buf  []byte
+	s     *JSONL
+	st    *logState
+	file  File
+	buf   []byte // the lines of one round's batches
+	frame []byte // the same as one Zstandard frame
 }
 
 // take removes every queued batch; false (and the writer retired) when
@@ -411,6 +412,10 @@ func (w *groupWriter) commitData(data []byte) error {
 	}
 	if err := w.open(path); err != nil {
 		return st.fail(err)
+	}
+	if w.s.compression == CompressionZstd {
+		w.frame = appendFrame(w.frame[:0], data)
+		data = w.frame
 	}
 	if err := appendDurably(w.file, size, data); err != nil {
 		return st.fail(err)

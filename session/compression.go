@@ -1,0 +1,136 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+)
+
+// Compression is the physical encoding of a store's logs. A root holds
+// logs of one encoding only.
+type Compression int
+
+const (
+	// CompressionNone stores each log as plain JSONL in session.jsonl.
+	CompressionNone Compression = iota
+	// CompressionZstd stores each log as session.jsonl.zstd: concatenated
+	// checksummed Zstandard frames, the header alone in the first, then
+	// one frame per durable append batch (the original's default).
+	CompressionZstd
+)
+
+// ZstdLogFileName is the transcript file of a Zstandard store.
+const ZstdLogFileName = LogFileName + ".zstd"
+
+// String returns "none" or "zstd", the original's config values.
+func (c Compression) String() string {
+	if c == CompressionZstd {
+		return "zstd"
+	}
+	return "none"
+}
+
+// ParseCompression reads "none" or "zstd".
+func ParseCompression(s string) (Compression, error) {
+	switch s {
+	case "none":
+		return CompressionNone, nil
+	case "zstd":
+		return CompressionZstd, nil
+	}
+	return CompressionNone, fmt.Errorf(`compression must be "zstd" or "none", got %q`, s)
+}
+
+// FileName is the transcript file name of the encoding.
+func (c Compression) FileName() string {
+	if c == CompressionZstd {
+		return ZstdLogFileName
+	}
+	return LogFileName
+}
+
+func (c Compression) other() Compression { return 1 - c }
+
+// suffix is the file-name suffix the original's messages use.
+func (c Compression) suffix() string {
+	if c == CompressionZstd {
+		return ".jsonl.zstd"
+	}
+	return ".jsonl"
+}
+
+// WithCompression fixes the store's encoding, as the original's
+// compression setting does: a root holding a log of the other encoding is
+// refused. Without it a store takes the encoding of the logs its root
+// already holds, and a root holding none gets CompressionNone.
+func WithCompression(c Compression) Option {
+	return func(s *JSONL) { s.compression, s.fixedCompression = c, true }
+}
+
+// Compression returns the store's encoding, deciding it from the root's
+// logs first when no WithCompression fixed it (see checkRoot).
+func (s *JSONL) Compression() (Compression, error) {
+	if err := s.checkOpen(); err != nil {
+		return CompressionNone, err
+	}
+	s.rootOnce.Do(func() { s.rootErr = s.scanRoot() })
+	return s.compression, s.rootErr
+}
+
+func (s *JSONL) logName() string { return s.compression.FileName() }
+
+// logPath is LogPath with the store's file name.
+func (s *JSONL) logPath(cwd, id string) (string, error) {
+	path, err := LogPath(s.root, cwd, id)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(path), s.logName()), nil
+}
+
+// encodingMismatch is the original's refusal of an artifact of the other
+// encoding.
+func (s *JSONL) encodingMismatch(path string) error {
+	msg := fmt.Sprintf(`session artifact %s uses %s, but this backend is configured for compression "%s"; `+
+		`use a separate root or select the matching compression mode`,
+		appendJSONString(nil, path), s.compression.other().suffix(), s.compression)
+	return &UnsupportedError{Path: path, Msg: msg}
+}
+
+// checkOpposite refuses a session folder holding the other encoding's log.
+func (s *JSONL) checkOpposite(dir string) error {
+	path := filepath.Join(dir, s.compression.other().FileName())
+	if _, err := s.fs.Stat(path); err == nil {
+		return s.encodingMismatch(path)
+	}
+	return nil
+}
+
+// scanRoot is the once-per-store root check: every session folder is
+// visited (refusing the flat layout), the encoding is decided from the
+// first log found unless WithCompression fixed it, and a log of the other
+// encoding anywhere is refused.
+func (s *JSONL) scanRoot() error {
+	projects, err := s.projectDirs(context.Background())
+	if err != nil {
+		return err
+	}
+	decided := s.fixedCompression
+	visit := func(dir string) error {
+		if !decided {
+			for _, c := range []Compression{CompressionNone, CompressionZstd} {
+				if _, err := s.fs.Stat(filepath.Join(dir, c.FileName())); err == nil {
+					s.compression, decided = c, true
+					break
+				}
+			}
+		}
+		return s.checkOpposite(dir)
+	}
+	for _, project := range projects {
+		if err := s.sessionDirs(project, visit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
