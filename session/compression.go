@@ -90,10 +90,12 @@ func (s *JSONL) logPath(cwd, id string) (string, error) {
 
 // encodingMismatch is the original's refusal of an artifact of the other
 // encoding.
-func (s *JSONL) encodingMismatch(path string) error {
+func (s *JSONL) encodingMismatch(path string) error { return encodingMismatch(path, s.compression) }
+
+func encodingMismatch(path string, configured Compression) error {
 	msg := fmt.Sprintf(`session artifact %s uses %s, but this backend is configured for compression "%s"; `+
 		`use a separate root or select the matching compression mode`,
-		appendJSONString(nil, path), s.compression.other().suffix(), s.compression)
+		appendJSONString(nil, path), configured.other().suffix(), configured)
 	return &UnsupportedError{Path: path, Msg: msg}
 }
 

@@ -285,10 +285,11 @@ func (s *JSONL) checkIdentity(h Header, requested, path string) error {
 		return corruptNamed(path, `corrupt session log "%s": requested id "%s" does not match header id "%s"`,
 			path, requested, h.ID)
 	}
-	expected, err := s.logPath(h.Cwd, h.ID)
+	expected, err := LogPath(s.root, h.Cwd, h.ID)
 	if err != nil {
 		return corruptNamed(path, `corrupt session log "%s": header id cannot name a storage path`, path)
 	}
+	expected = filepath.Join(filepath.Dir(expected), filepath.Base(path)) // the file name is the encoding's
 	if expected == path {
 		return nil
 	}
@@ -418,7 +419,12 @@ func (s *JSONL) read(ctx context.Context, id string) (string, []byte, scanned, e
 
 // scan reads a whole log in the store's encoding.
 func (s *JSONL) scan(buf []byte, path string) (scanned, error) {
-	if s.compression == CompressionZstd {
+	return scanAs(s.compression, buf, path)
+}
+
+// scanAs reads a whole log in the encoding enc.
+func scanAs(enc Compression, buf []byte, path string) (scanned, error) {
+	if enc == CompressionZstd {
 		return scanZstdLog(buf, path)
 	}
 	return scanLog(buf, path)

@@ -18,6 +18,9 @@ type scanned struct {
 	// recovered holds the complete lines a torn final frame still yielded
 	// (Zstandard only): a repair appends them again as a fresh frame.
 	recovered []byte
+	// firstDropped is the line number (from 1, after the header) of the
+	// first line not kept: where a cut begins.
+	firstDropped int
 }
 
 // scanLog reads a whole log file: the header line at load level, then the
@@ -39,6 +42,7 @@ func scanLog(buf []byte, path string) (scanned, error) {
 		return scanned{}, err
 	}
 	s.out.cut = s.committed
+	s.out.firstDropped = s.kept + 1
 	return s.out, nil
 }
 
@@ -80,6 +84,7 @@ func scanZstdLog(buf []byte, path string) (scanned, error) {
 		return scanned{}, framed(err, z.torn)
 	}
 	s.out.cut, s.out.recovered = z.torn, z.plain[z.complete:s.committed]
+	s.out.firstDropped = s.kept + 1
 	return s.out, nil
 }
 
@@ -99,6 +104,7 @@ type scanner struct {
 	out       scanned
 	committed int   // end of the last kept line's LF
 	line      int   // event line number, from 1
+	kept      int   // the number of the last kept line
 	issue     error // the first defect, fatal if a committed turn/end follows
 	issueAt   int   // plaintext offset of the line the issue is about
 	row       []Event
@@ -164,7 +170,7 @@ func (s *scanner) keep(end int) error {
 		}
 	}
 	s.out.events = append(s.out.events, s.row...)
-	s.committed = end
+	s.committed, s.kept = end, s.line
 	return nil
 }
 

@@ -1,0 +1,205 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Kinds of Damage.
+const (
+	// DamageLog: a log a read refuses (damage in its committed region, in a
+	// complete Zstandard frame, a log stored at a path its header does not
+	// identify, an id stored twice), or one whose repairing load would cut
+	// bytes (a torn tail, damage in an unfinished last turn).
+	DamageLog = "damaged-log"
+	// DamageHeader: a log whose first line (first frame) is not a header
+	// the listing accepts, so List skips or refuses the session.
+	DamageHeader = "unreadable-header"
+	// DamageTemp: a leftover *.tmp file of an interrupted Create.
+	DamageTemp = "temp-file"
+	// DamageEmptyFolder: a session folder holding nothing.
+	DamageEmptyFolder = "empty-folder"
+	// DamageLayout: a flat-layout log, or a log of the other encoding.
+	DamageLayout = "bad-layout"
+)
+
+// Damage is one problem Check found.
+type Damage struct {
+	Kind string // one of the Damage* kinds
+	Path string // the file or folder
+	// Line is the event line (from 1, after the header) the damage starts
+	// at, 0 when no line is involved.
+	Line int
+	// FrameAt is the byte offset of the damaged Zstandard frame, -1 when
+	// none is involved.
+	FrameAt int64
+	Msg     string // what is wrong, naming Path
+}
+
+// Check walks every project and session folder of the root without
+// writing anything and returns every problem it finds, in folder order:
+// each damaged log with its line or frame, each header that cannot be
+// read, leftover temporary files, empty session folders, flat-layout logs
+// and logs of the other encoding. It fails only when a folder or file
+// cannot be read at all.
+func (s *JSONL) Check(ctx context.Context) ([]Damage, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	projects, err := s.projectDirs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c := checker{s: s, ids: map[string]string{}, enc: s.compression, decided: s.fixedCompression}
+	for _, project := range projects {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := c.project(project); err != nil {
+			return nil, err
+		}
+	}
+	return c.out, nil
+}
+
+// checker is one Check call.
+type checker struct {
+	s       *JSONL
+	out     []Damage
+	ids     map[string]string // header id → path of its first log
+	enc     Compression       // the root's encoding, once decided
+	decided bool              // enc is known: fixed, or the first log's
+}
+
+func (c *checker) add(kind, path string, line int, frameAt int64, format string, args ...any) {
+	c.out = append(c.out, Damage{Kind: kind, Path: path, Line: line, FrameAt: frameAt, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (c *checker) project(project string) error {
+	entries, err := c.s.fs.ReadDir(project)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		path := filepath.Join(project, e.Name())
+		switch {
+		case e.IsDir():
+			if err := c.folder(path); err != nil {
+				return err
+			}
+		case strings.HasSuffix(e.Name(), ".tmp"):
+			c.add(DamageTemp, path, 0, -1, "leftover temporary file %s", path)
+		case e.Type().IsRegular() && isLogArtifact(e.Name()):
+			c.add(DamageLayout, path, 0, -1, "%s", flatLayout(path))
+		}
+	}
+	return nil
+}
+
+// folder checks one session folder.
+func (c *checker) folder(dir string) error {
+	entries, err := c.s.fs.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	if len(entries) == 0 {
+		c.add(DamageEmptyFolder, dir, 0, -1, "empty session folder %s", dir)
+		return nil
+	}
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		switch {
+		case strings.HasSuffix(e.Name(), ".tmp"):
+			c.add(DamageTemp, path, 0, -1, "leftover temporary file %s", path)
+		case e.Name() == LogFileName:
+			err = c.log(path, CompressionNone)
+		case e.Name() == ZstdLogFileName:
+			err = c.log(path, CompressionZstd)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// log checks one log file read in the encoding its name says.
+func (c *checker) log(path string, enc Compression) error {
+	if !c.decided {
+		c.enc, c.decided = enc, true
+	}
+	if enc != c.enc {
+		c.add(DamageLayout, path, 0, -1, "%s", encodingMismatch(path, c.enc))
+	}
+	buf, err := c.s.fs.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	sc, err := scanAs(enc, buf, path)
+	if err == nil {
+		err = c.s.checkIdentity(sc.header, "", path)
+	}
+	if err == nil {
+		err = checkMessages(sc.header.ID, sc.events, path)
+	}
+	switch {
+	case err != nil:
+		c.readFailure(path, err)
+	case sc.cut < len(buf):
+		c.cut(path, enc, len(buf), sc)
+	default:
+		c.duplicate(sc.header.ID, path)
+	}
+	return nil
+}
+
+// readFailure records why a log cannot be read: its header, or its body.
+func (c *checker) readFailure(path string, err error) {
+	var ce *CorruptError
+	var ue *UnsupportedError
+	switch {
+	case errors.As(err, &ce) && isHeaderDamage(ce):
+		c.add(DamageHeader, path, 0, ce.FrameAt, "%s", ce.Msg)
+	case errors.As(err, &ce):
+		c.add(DamageLog, path, ce.Line, ce.FrameAt, "%s", ce.Msg)
+	case errors.As(err, &ue):
+		c.add(DamageHeader, path, 0, -1, "%s", ue.Msg)
+	default:
+		c.add(DamageLog, path, 0, -1, "%s: %v", path, err)
+	}
+}
+
+// isHeaderDamage reports whether a read refused the log for its first
+// line or first frame.
+func isHeaderDamage(ce *CorruptError) bool {
+	for _, m := range []string{"header line", "first line", "first frame", "header frame", "header-less",
+		"header id cannot name", "retired policy"} {
+		if strings.Contains(ce.Msg, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// cut records the bytes a repairing load would cut from a readable log.
+func (c *checker) cut(path string, enc Compression, size int, sc scanned) {
+	frameAt := int64(-1)
+	if enc == CompressionZstd {
+		frameAt = int64(sc.cut) // the torn final frame
+	}
+	c.add(DamageLog, path, sc.firstDropped, frameAt,
+		"%s: %d bytes from byte %d on are torn or damaged (a resume cuts them, keeping them in %s.broken)",
+		path, size-sc.cut, sc.cut, path)
+	c.duplicate(sc.header.ID, path)
+}
+
+func (c *checker) duplicate(id, path string) {
+	if first, dup := c.ids[id]; dup {
+		c.add(DamageLog, path, 0, -1, "%s (also %s)", duplicateID(id, first), path)
+		return
+	}
+	c.ids[id] = path
+}
