@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -56,8 +53,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 // checkStore runs session.JSONL.Check over root, which must exist.
 func checkStore(ctx context.Context, root string) ([]damage, error) {
-	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("store %s does not exist", root)
+	if err := requireStore(root); err != nil {
+		return nil, err
 	}
 	store, err := session.OpenJSONL(root)
 	if err != nil {

@@ -57,7 +57,7 @@ func TestCheckCommandRefusesAMissingStore(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nowhere")
 	code, _, stderr := run(t, "check", "--store", missing)
 	require.Equal(t, 1, code)
-	require.Contains(t, stderr, "store "+missing+" does not exist")
+	require.Contains(t, stderr, `store "`+missing+`" does not exist`)
 	_, err := os.Stat(missing)
 	require.ErrorIs(t, err, os.ErrNotExist, "check creates nothing")
 }
