@@ -34,6 +34,11 @@ var allowedDeps = map[string][]string{
 	"actors":   {"event", "descriptor", "agent", "session", "query", "inbox", "internal/listeners", "internal/jsjson"},
 	"subagent": {"event", "descriptor", "agent", "session", "query", "inbox", "actors", "internal/listeners", "internal/jsjson"},
 	"host":     {"event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/listeners", "internal/jsjson"},
+	// llm is the model client: a leaf on the event vocabulary.
+	"llm": {"event", "internal/jsjson"},
+	// modelagent is the model loop and its tools: an agent on the subagent
+	// service and the model client.
+	"modelagent": {"event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "llm", "internal/listeners", "internal/jsjson"},
 	// internal/listeners is the copy-on-write listener list every event
 	// fan-out uses: a leaf.
 	"internal/listeners": {},
@@ -51,9 +56,9 @@ var allowedDeps = map[string][]string{
 	// the module's root package is the embedders' entry point: it opens
 	// the runtime and binds the subagent service, under host and cmd.
 	rootLayer: {"event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/listeners", "internal/jsjson"},
-	"cmd": {rootLayer, "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host",
+	"cmd": {rootLayer, "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "llm", "modelagent",
 		"internal/bench", "internal/storegen", "internal/listeners", "internal/jsjson"},
-	"tests": {rootLayer, "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "cmd", "internal/listeners", "internal/jsjson"},
+	"tests": {rootLayer, "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "cmd", "llm", "modelagent", "internal/listeners", "internal/jsjson"},
 }
 
 // rootLayer is the layer name of the module's root package.

@@ -1,0 +1,127 @@
+package llmtest
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"slices"
+	"sync"
+
+	"github.com/dsh-actors/dsh-actors/llm"
+)
+
+// Step is one scripted model call: given the call's context and request,
+// the stream it answers with.
+type Step func(ctx context.Context, req llm.Request) iter.Seq2[llm.Chunk, error]
+
+// Reply answers with r's stream.
+func Reply(r Response) Step { return Chunks(r.Chunks()...) }
+
+// Chunks answers with exactly these chunks.
+func Chunks(chunks ...llm.Chunk) Step {
+	return func(context.Context, llm.Request) iter.Seq2[llm.Chunk, error] {
+		return func(yield func(llm.Chunk, error) bool) {
+			for _, c := range chunks {
+				if !yield(c, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Fail answers with the chunks and then err.
+func Fail(err error, chunks ...llm.Chunk) Step {
+	return func(ctx context.Context, req llm.Request) iter.Seq2[llm.Chunk, error] {
+		return func(yield func(llm.Chunk, error) bool) {
+			for c, e := range Chunks(chunks...)(ctx, req) {
+				if !yield(c, e) {
+					return
+				}
+			}
+			yield(llm.Chunk{}, err)
+		}
+	}
+}
+
+// Hang starts a text block with the delta "partial" and then waits until
+// the call is cancelled, ending with an ABORTED error.
+func Hang() Step {
+	return func(ctx context.Context, _ llm.Request) iter.Seq2[llm.Chunk, error] {
+		return func(yield func(llm.Chunk, error) bool) {
+			if !yield(llm.Chunk{Type: llm.ChunkBlockStart, BlockType: llm.BlockText}, nil) ||
+				!yield(llm.Chunk{Type: llm.ChunkTextDelta, Text: "partial"}, nil) {
+				return
+			}
+			<-ctx.Done()
+			yield(llm.Chunk{}, &llm.Error{Failure: llm.Failure{Message: "request aborted by caller", Code: llm.CodeAborted}, Cause: ctx.Err()})
+		}
+	}
+}
+
+// ErrExhausted is the error of a call after the script ran out.
+var ErrExhausted = errors.New("llmtest: script exhausted")
+
+// Client is a scripted llm.Client: each call takes the next Step and
+// records its request. It is safe for concurrent use; concurrent callers
+// take steps in the order their calls arrive.
+type Client struct {
+	mu       sync.Mutex
+	steps    []Step
+	requests []llm.Request
+	defaults *llm.Defaults
+}
+
+// NewClient returns a client that answers with steps, in order.
+func NewClient(steps ...Step) *Client { return &Client{steps: steps} }
+
+// WithDefaults makes the client report d as its llm.Defaults.
+func (c *Client) WithDefaults(d llm.Defaults) *Client {
+	c.defaults = &d
+	return c
+}
+
+// Push appends steps to the script.
+func (c *Client) Push(steps ...Step) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.steps = append(c.steps, steps...)
+}
+
+// Stream records req and answers with the next step; once the script is
+// exhausted it fails with ErrExhausted.
+func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Chunk, error] {
+	c.mu.Lock()
+	c.requests = append(c.requests, req)
+	var step Step
+	if len(c.steps) > 0 {
+		step, c.steps = c.steps[0], c.steps[1:]
+	}
+	c.mu.Unlock()
+	if step == nil {
+		return Fail(ErrExhausted)(ctx, req)
+	}
+	return step(ctx, req)
+}
+
+// Requests returns the requests received so far, in order.
+func (c *Client) Requests() []llm.Request {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.requests)
+}
+
+// Remaining is the number of steps not yet used.
+func (c *Client) Remaining() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.steps)
+}
+
+// Defaults are the defaults set by WithDefaults (none by default).
+func (c *Client) Defaults() llm.Defaults {
+	if c.defaults == nil {
+		return llm.Defaults{}
+	}
+	return *c.defaults
+}

@@ -1,0 +1,183 @@
+package llmtest
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/dsh-actors/dsh-actors/llm"
+)
+
+// Behavior answers one chat-completions request.
+type Behavior func(w http.ResponseWriter, r *http.Request)
+
+// Stream answers 200 with r's stream.
+func Stream(r Response) Behavior { return Events(r.Events()...) }
+
+// Events answers 200 with these data payloads, each flushed as its own
+// event.
+func Events(payloads ...string) Behavior {
+	return func(w http.ResponseWriter, r *http.Request) {
+		startSSE(w)
+		for _, p := range payloads {
+			if !send(w, p) {
+				return
+			}
+		}
+	}
+}
+
+// Raw answers 200 with this text/event-stream body, as it is.
+func Raw(body []byte) Behavior {
+	return func(w http.ResponseWriter, r *http.Request) {
+		startSSE(w)
+		_, _ = w.Write(body)
+	}
+}
+
+// Status answers with the status, the headers and body (JSON text) as the
+// error body, e.g. {"error":{"message":"..."}}.
+func Status(status int, body string, headers ...string) Behavior {
+	return func(w http.ResponseWriter, r *http.Request) {
+		for i := 0; i+1 < len(headers); i += 2 {
+			w.Header().Set(headers[i], headers[i+1])
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	}
+}
+
+// RateLimited answers 429 with a Retry-After of seconds.
+func RateLimited(seconds int) Behavior {
+	return Status(http.StatusTooManyRequests, `{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}`,
+		"Retry-After", strconv.Itoa(seconds), "X-Request-Id", "req-429")
+}
+
+// Truncate sends the first n events of r's stream and ends the response
+// cleanly, without [DONE].
+func Truncate(r Response, n int) Behavior { return Events(r.Events()[:n]...) }
+
+// Disconnect sends the first n events of r's stream and then drops the
+// connection mid-response.
+func Disconnect(r Response, n int) Behavior {
+	return func(w http.ResponseWriter, req *http.Request) {
+		Events(r.Events()[:n]...)(w, req)
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// Stall sends the first n events of r's stream and then sends nothing
+// until the client goes away.
+func Stall(r Response, n int) Behavior {
+	return func(w http.ResponseWriter, req *http.Request) {
+		Events(r.Events()[:n]...)(w, req)
+		<-req.Context().Done()
+	}
+}
+
+// Malformed sends one event whose payload is not JSON.
+func Malformed(payload string) Behavior { return Events(payload) }
+
+func startSSE(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+}
+
+// send writes one event and flushes it; false when the write failed.
+func send(w http.ResponseWriter, payload string) bool {
+	if _, err := w.Write(SSE(payload)); err != nil {
+		return false
+	}
+	http.NewResponseController(w).Flush()
+	return true
+}
+
+// Received is one request the server got.
+type Received struct {
+	Path   string
+	Header http.Header
+	Body   []byte
+	// Elapsed is how long the server took to answer, from reading the
+	// request to the end of its behavior.
+	Elapsed time.Duration
+}
+
+// Decode unmarshals the request body into v.
+func (r Received) Decode(v any) error { return json.Unmarshal(r.Body, v) }
+
+// Server is an OpenAI-compatible chat-completions server on loopback: each
+// POST to /chat/completions or /v1/chat/completions takes the next
+// Behavior and is recorded; once the script is exhausted it answers 500.
+// Close it when done.
+type Server struct {
+	*httptest.Server
+	mu        sync.Mutex
+	behaviors []Behavior
+	received  []Received
+}
+
+// NewServer starts a server answering with behaviors, in order.
+func NewServer(behaviors ...Behavior) *Server {
+	s := &Server{behaviors: behaviors}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /chat/completions", s.serve)
+	mux.HandleFunc("POST /v1/chat/completions", s.serve)
+	s.Server = httptest.NewServer(mux)
+	return s
+}
+
+// Push appends behaviors to the script.
+func (s *Server) Push(behaviors ...Behavior) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.behaviors = append(s.behaviors, behaviors...)
+}
+
+// Received returns the requests so far, in arrival order.
+func (s *Server) Received() []Received {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.received)
+}
+
+// Client returns a DeepSeek client for this server with the key
+// "test-key" and the given idle timeout (0: the default).
+func (s *Server) Client(idle time.Duration) *llm.DeepSeek {
+	c, err := llm.NewDeepSeek(llm.Config{BaseURL: s.URL, APIKey: "test-key", IdleTimeout: idle})
+	if err != nil {
+		panic(err) // a key is set: cannot fail
+	}
+	return c
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	body, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	index := len(s.received)
+	s.received = append(s.received, Received{Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+	var b Behavior
+	if len(s.behaviors) > 0 {
+		b, s.behaviors = s.behaviors[0], s.behaviors[1:]
+	}
+	s.mu.Unlock()
+	defer s.recordElapsed(index, start)
+	if b == nil {
+		Status(http.StatusInternalServerError, `{"error":{"message":"llmtest: script exhausted"}}`)(w, r)
+		return
+	}
+	b(w, r)
+}
+
+func (s *Server) recordElapsed(index int, start time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.received[index].Elapsed = time.Since(start)
+}

@@ -1,0 +1,96 @@
+package llm
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+)
+
+// The modes of a RetryPolicy.
+const (
+	RetryNormal = "normal"
+	RetryAlways = "always"
+)
+
+// RetryPolicy decides whether a failed model call is tried again. Normal
+// mode retries the RetryableCodes up to MaxRetries times; always mode
+// retries every failure without a bound. Delays grow from InitialDelayMs,
+// doubling per retry up to MaxDelayMs, with a symmetric random jitter of
+// JitterRatio; a server's Retry-After within MaxDelayMs is used as it is.
+type RetryPolicy struct {
+	Mode           string
+	MaxRetries     int
+	RetryableCodes []string
+	InitialDelayMs float64
+	MaxDelayMs     float64
+	JitterRatio    float64
+}
+
+// DefaultRetryPolicy is the normal policy: two retries of EMPTY_RESPONSE,
+// RATE_LIMIT, SERVER, TIMEOUT and TRANSPORT, from 500 ms up to 10 s, with
+// 10% jitter.
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{
+		Mode:           RetryNormal,
+		MaxRetries:     2,
+		RetryableCodes: []string{CodeEmptyResponse, CodeRateLimit, CodeServer, CodeTimeout, CodeTransport},
+		InitialDelayMs: 500,
+		MaxDelayMs:     10000,
+		JitterRatio:    0.1,
+	}
+}
+
+// Key identifies the policy in llm/retry events, so that a retry chain is
+// counted against the policy that scheduled it: the JSON array
+// ["normal", maxRetries, sortedCodes, initial, max, jitter], or
+// ["always", initial, max, jitter].
+func (p RetryPolicy) Key() string {
+	var parts []any
+	if p.Mode == RetryAlways {
+		parts = []any{p.Mode, p.InitialDelayMs, p.MaxDelayMs, p.JitterRatio}
+	} else {
+		codes := slices.Clone(p.RetryableCodes)
+		slices.Sort(codes)
+		if codes == nil {
+			codes = []string{}
+		}
+		parts = []any{p.Mode, p.MaxRetries, codes, p.InitialDelayMs, p.MaxDelayMs, p.JitterRatio}
+	}
+	key, _ := json.Marshal(parts) // strings and numbers: cannot fail
+	return string(key)
+}
+
+// Retry is one scheduled retry: its number in the chain (from 1) and how
+// long to wait before it.
+type Retry struct {
+	Number  int
+	DelayMs float64
+}
+
+// Next decides the retry after failure f, given the number of the last
+// retry of this chain (0 for none) and a random sample in [0, 1] for the
+// jitter. It reports false when the failure is not retried: a code the
+// policy does not retry, MaxRetries reached, or (in normal mode) a
+// Retry-After longer than MaxDelayMs.
+func (p RetryPolicy) Next(f Failure, previous int, random float64) (Retry, bool) {
+	if p.Mode != RetryAlways && (!slices.Contains(p.RetryableCodes, f.Code) || previous >= p.MaxRetries) {
+		return Retry{}, false
+	}
+	r := Retry{Number: previous + 1}
+	switch after := f.ProviderRetryAfterMs; {
+	case after > 0 && after <= p.MaxDelayMs:
+		r.DelayMs = after
+	case after > p.MaxDelayMs && p.Mode != RetryAlways:
+		return Retry{}, false
+	default:
+		r.DelayMs = p.backoff(r.Number, random)
+	}
+	return r, true
+}
+
+// backoff is the local delay of retry n.
+func (p RetryPolicy) backoff(n int, random float64) float64 {
+	exponential := math.Min(p.InitialDelayMs*math.Pow(2, float64(min(n-1, 1024))), p.MaxDelayMs)
+	jitter := 1 - p.JitterRatio + 2*p.JitterRatio*random
+	return math.Min(exponential*jitter, p.MaxDelayMs)
+}

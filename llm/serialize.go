@@ -1,0 +1,165 @@
+package llm
+
+import "strings"
+
+// Wire shapes of the chat-completions request, keys in the order the
+// original sends them; optional fields are left out, never null.
+type (
+	wireRequest struct {
+		Model           string            `json:"model"`
+		Messages        []wireMessage     `json:"messages"`
+		Stream          bool              `json:"stream"`
+		StreamOptions   wireStreamOptions `json:"stream_options"`
+		Thinking        *wireThinking     `json:"thinking,omitempty"`
+		ReasoningEffort string            `json:"reasoning_effort,omitempty"`
+		Tools           []wireTool        `json:"tools,omitempty"`
+		Temperature     *float64          `json:"temperature,omitempty"`
+		MaxTokens       int               `json:"max_tokens,omitempty"`
+		Stop            []string          `json:"stop,omitempty"`
+	}
+	wireStreamOptions struct {
+		IncludeUsage bool `json:"include_usage"`
+	}
+	wireThinking struct {
+		Type string `json:"type"`
+	}
+	wireTool struct {
+		Type     string `json:"type"`
+		Function Tool   `json:"function"`
+	}
+	// wireMessage is one message: system and user {role, content}, tool
+	// {role, tool_call_id, content}, assistant {role, content,
+	// reasoning_content?, tool_calls?}.
+	wireMessage struct {
+		Role             string         `json:"role"`
+		ToolCallID       string         `json:"tool_call_id,omitempty"`
+		Content          string         `json:"content"`
+		ReasoningContent string         `json:"reasoning_content,omitempty"`
+		ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
+	}
+	wireToolCall struct {
+		ID       string           `json:"id"`
+		Type     string           `json:"type"`
+		Function wireFunctionCall `json:"function"`
+	}
+	wireFunctionCall struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+)
+
+// thinking resolves a request's reasoning effort against the client's
+// default: off disables thinking, high and max enable it with that effort,
+// and no effort at all sends neither field.
+func thinking(effort string) (*wireThinking, string, error) {
+	switch effort {
+	case "":
+		return nil, "", nil
+	case EffortOff:
+		return &wireThinking{Type: "disabled"}, "", nil
+	case EffortHigh, EffortMax:
+		return &wireThinking{Type: "enabled"}, effort, nil
+	}
+	return nil, "", newError(`DeepSeek does not support reasoning effort "`+effort+`"`, CodeUnsupportedEffort, nil)
+}
+
+// MarshalRequest returns the chat-completions body for req: always
+// streaming with usage reported, the system prompt first, tool results as
+// role "tool" messages after their assistant's tool_calls.
+func MarshalRequest(req Request) ([]byte, error) {
+	think, effort, err := thinking(req.ReasoningEffort)
+	if err != nil {
+		return nil, err
+	}
+	body := wireRequest{
+		Model:           req.Model,
+		Messages:        wireMessages(req.System, req.Messages),
+		Stream:          true,
+		StreamOptions:   wireStreamOptions{IncludeUsage: true},
+		Thinking:        think,
+		ReasoningEffort: effort,
+		Temperature:     req.Temperature,
+		MaxTokens:       req.MaxTokens,
+		Stop:            req.Stop,
+	}
+	for _, t := range req.Tools {
+		body.Tools = append(body.Tools, wireTool{Type: "function", Function: t})
+	}
+	return marshal(body)
+}
+
+// wireMessages serializes the conversation after the system prompt.
+func wireMessages(system string, messages []Message) []wireMessage {
+	wire := make([]wireMessage, 0, len(messages)+1)
+	if system != "" {
+		wire = append(wire, wireMessage{Role: "system", Content: system})
+	}
+	for _, m := range messages {
+		switch m.Role {
+		case "system":
+			wire = append(wire, wireMessage{Role: "system", Content: joinText(m.Content)})
+		case "assistant":
+			wire = append(wire, wireAssistant(m.Content))
+		default:
+			wire = appendUser(wire, m.Content)
+		}
+	}
+	return wire
+}
+
+// appendUser appends a user message's text (when it has any, or when it
+// has no tool result) and then one tool message per tool result.
+func appendUser(wire []wireMessage, content []Block) []wireMessage {
+	text, results := joinText(content), 0
+	for _, b := range content {
+		if b.Type == BlockToolResult {
+			results++
+		}
+	}
+	if text != "" || results == 0 {
+		wire = append(wire, wireMessage{Role: "user", Content: text})
+	}
+	for _, b := range content {
+		if b.Type != BlockToolResult {
+			continue
+		}
+		output := joinText(b.Content)
+		if output == "" {
+			output = "(no output)"
+		}
+		wire = append(wire, wireMessage{Role: "tool", ToolCallID: b.ToolCallID, Content: output})
+	}
+	return wire
+}
+
+// wireAssistant serializes an assistant message: its text ("" rather than
+// null), its tool calls, and its reasoning only beside tool calls (thinking
+// mode requires it back there, and nowhere else).
+func wireAssistant(content []Block) wireMessage {
+	m := wireMessage{Role: "assistant", Content: joinText(content)}
+	var reasoning strings.Builder
+	for _, b := range content {
+		switch b.Type {
+		case BlockReasoning:
+			reasoning.WriteString(b.Text)
+		case BlockToolCall:
+			m.ToolCalls = append(m.ToolCalls, wireToolCall{ID: b.ID, Type: "function",
+				Function: wireFunctionCall{Name: b.Name, Arguments: b.Arguments}})
+		}
+	}
+	if len(m.ToolCalls) > 0 {
+		m.ReasoningContent = reasoning.String()
+	}
+	return m
+}
+
+// joinText joins the text blocks of content.
+func joinText(content []Block) string {
+	var b strings.Builder
+	for _, block := range content {
+		if block.Type == BlockText {
+			b.WriteString(block.Text)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,243 @@
+package llm
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Wire shapes of one streamed chat.completion.chunk. Fields the harness
+// does not read are not declared; a string field of another JSON type is
+// ignored, as the original's typeof checks ignore it.
+type (
+	wireChunk struct {
+		Choices []wireChoice `json:"choices"`
+		Usage   *wireUsage   `json:"usage"`
+	}
+	wireChoice struct {
+		Delta        *wireDelta `json:"delta"`
+		FinishReason looseText  `json:"finish_reason"`
+	}
+	wireDelta struct {
+		Content          looseText          `json:"content"`
+		ReasoningContent looseText          `json:"reasoning_content"`
+		ToolCalls        []wireToolCallPart `json:"tool_calls"`
+	}
+	wireToolCallPart struct {
+		Index    *float64  `json:"index"`
+		ID       looseText `json:"id"`
+		Function *struct {
+			Name      looseText `json:"name"`
+			Arguments looseText `json:"arguments"`
+		} `json:"function"`
+	}
+	wireUsage struct {
+		PromptTokens         int64  `json:"prompt_tokens"`
+		CompletionTokens     int64  `json:"completion_tokens"`
+		PromptCacheHitTokens *int64 `json:"prompt_cache_hit_tokens"`
+		PromptTokensDetails  *struct {
+			CachedTokens *int64 `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+		CompletionTokensDetails *struct {
+			ReasoningTokens *int64 `json:"reasoning_tokens"`
+		} `json:"completion_tokens_details"`
+	}
+)
+
+// looseText is a JSON value read as text when it is a string; Set says so.
+// Any other value (null, a number) leaves it unset.
+type looseText struct {
+	Text string
+	Set  bool
+}
+
+// UnmarshalJSON keeps a string and ignores every other value.
+func (t *looseText) UnmarshalJSON(data []byte) error {
+	if len(data) == 0 || data[0] != '"' {
+		*t = looseText{}
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return err
+	}
+	*t = looseText{Text: s, Set: true}
+	return nil
+}
+
+// openBlock is one content block being streamed.
+type openBlock struct {
+	index   int
+	kind    string
+	text    bytes.Buffer
+	callID  string
+	name    string
+	hasName bool
+}
+
+// translator turns the data payloads of one response into Chunks: one
+// block per content, per reasoning and per tool-call index, opened in the
+// order they first appear; the finish reason and the latest usage are held
+// until [DONE], which closes every block in opening order.
+type translator struct {
+	blocks    []*openBlock
+	text      *openBlock
+	reasoning *openBlock
+	tools     map[float64]*openBlock
+	finish    *FinishReason
+	usage     *Usage
+	out       []Chunk
+}
+
+// push translates one payload. It returns the chunks it produced (valid
+// until the next call) and whether the payload was [DONE]. A payload that
+// is not a JSON chunk fails with MALFORMED_RESPONSE.
+func (t *translator) push(payload string) ([]Chunk, bool, error) {
+	t.out = t.out[:0]
+	if payload == doneSentinel {
+		t.done()
+		return t.out, true, nil
+	}
+	var chunk wireChunk
+	if err := json.Unmarshal([]byte(payload), &chunk); err != nil {
+		return nil, false, newError("malformed SSE payload: "+prefix(payload, 120), CodeMalformedResponse, err)
+	}
+	for i := range chunk.Choices {
+		t.choice(&chunk.Choices[i])
+	}
+	if chunk.Usage != nil {
+		u := chunk.Usage.usage()
+		t.usage = &u
+	}
+	return t.out, false, nil
+}
+
+// choice translates one choice: reasoning first, then text, then each
+// tool-call part.
+func (t *translator) choice(c *wireChoice) {
+	if d := c.Delta; d != nil {
+		if r := d.ReasoningContent; r.Set && r.Text != "" {
+			t.reasoning = t.delta(t.reasoning, BlockReasoning, ChunkReasoningDelta, r.Text)
+		}
+		if s := d.Content; s.Set && s.Text != "" {
+			t.text = t.delta(t.text, BlockText, ChunkTextDelta, s.Text)
+		}
+		for i := range d.ToolCalls {
+			t.toolCall(&d.ToolCalls[i])
+		}
+	}
+	if c.FinishReason.Set {
+		f := finishReason(c.FinishReason.Text)
+		t.finish = &f
+	}
+}
+
+// delta appends a text or reasoning delta, opening its block first.
+func (t *translator) delta(b *openBlock, blockType, chunkType, text string) *openBlock {
+	if b == nil {
+		b = t.open(blockType)
+	}
+	b.text.WriteString(text)
+	t.out = append(t.out, Chunk{Type: chunkType, Index: b.index, Text: text})
+	return b
+}
+
+// toolCall extends (or opens) the block of one tool-call index.
+func (t *translator) toolCall(part *wireToolCallPart) {
+	key := -1.0 // a part without an index: one block of its own
+	if part.Index != nil {
+		key = *part.Index
+	}
+	b := t.tools[key]
+	if b == nil {
+		if t.tools == nil {
+			t.tools = map[float64]*openBlock{}
+		}
+		b = t.open(BlockToolCall)
+		t.tools[key] = b
+	}
+	if part.ID.Set {
+		b.callID = part.ID.Text
+	}
+	fragment := ""
+	if f := part.Function; f != nil {
+		if f.Name.Set {
+			b.name, b.hasName = f.Name.Text, true
+		}
+		fragment = f.Arguments.Text
+	}
+	b.text.WriteString(fragment)
+	t.out = append(t.out, Chunk{Type: ChunkToolCallDelta, Index: b.index, ID: b.callID,
+		Name: b.name, HasName: b.hasName, ArgumentsDelta: fragment})
+}
+
+// open starts a block with the next index.
+func (t *translator) open(kind string) *openBlock {
+	b := &openBlock{index: len(t.blocks), kind: kind}
+	t.blocks = append(t.blocks, b)
+	t.out = append(t.out, Chunk{Type: ChunkBlockStart, Index: b.index, BlockType: kind})
+	return b
+}
+
+// done closes every block, then emits the usage (if any) and the finish:
+// a stop (or absent) finish with no block is EMPTY_RESPONSE.
+func (t *translator) done() {
+	for _, b := range t.blocks {
+		t.out = append(t.out, Chunk{Type: ChunkBlockEnd, Index: b.index, Block: b.block()})
+	}
+	if t.usage != nil {
+		t.out = append(t.out, Chunk{Type: ChunkUsage, Usage: *t.usage})
+	}
+	reason := FinishReason{Kind: FinishStop}
+	if t.finish != nil {
+		reason = *t.finish
+	}
+	if reason.Kind == FinishStop && len(t.blocks) == 0 {
+		reason = FinishReason{Kind: FinishError, Failure: &Failure{
+			Message: "model returned a completed response with no content", Code: CodeEmptyResponse,
+		}}
+	}
+	t.out = append(t.out, Chunk{Type: ChunkFinish, Reason: reason})
+}
+
+// block is the finished content block.
+func (b *openBlock) block() Block {
+	if b.kind == BlockToolCall {
+		return ToolCall(b.callID, b.name, b.text.String())
+	}
+	return Block{Type: b.kind, Text: b.text.String()}
+}
+
+// usage maps wire usage to disjoint counts: cached input (OpenAI's
+// prompt_tokens_details.cached_tokens, else DeepSeek's
+// prompt_cache_hit_tokens) is taken out of the input count.
+func (u *wireUsage) usage() Usage {
+	cacheRead := u.PromptCacheHitTokens
+	if d := u.PromptTokensDetails; d != nil && d.CachedTokens != nil {
+		cacheRead = d.CachedTokens
+	}
+	out := Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, CacheReadTokens: cacheRead}
+	if cacheRead != nil {
+		out.InputTokens -= *cacheRead
+	}
+	if d := u.CompletionTokensDetails; d != nil {
+		out.ReasoningTokens = d.ReasoningTokens
+	}
+	return out
+}
+
+// prefix is at most n characters (UTF-16 code units, as JavaScript's
+// slice counts them) of s.
+func prefix(s string, n int) string {
+	units := 0
+	for i, r := range s {
+		w := 1
+		if r > 0xFFFF {
+			w = 2
+		}
+		if units+w > n {
+			return s[:i]
+		}
+		units += w
+	}
+	return s
+}
