@@ -3,6 +3,8 @@ package llm
 import (
 	"strconv"
 	"strings"
+
+	"github.com/dsh-actors/dsh-actors/event"
 )
 
 // Assembler folds a chunk stream into the assistant's content blocks, its
@@ -12,8 +14,8 @@ import (
 type Assembler struct {
 	partials map[int]*partial
 	order    []int
-	usage    *Usage
-	finish   *FinishReason
+	usage    *event.Usage
+	finish   *event.FinishReason
 }
 
 // partial is one block under assembly.
@@ -21,44 +23,44 @@ type partial struct {
 	blockType string
 	text      strings.Builder
 	id        string
-	hasID     bool
 	name      string
 	args      strings.Builder
-	closed    *Block
+	closed    *event.Block
 }
 
 // Push folds one chunk in.
-func (a *Assembler) Push(c Chunk) {
+func (a *Assembler) Push(c event.Chunk) {
 	switch c.Type {
-	case ChunkBlockStart:
+	case event.ChunkBlockStart:
 		a.ensure(c.Index, c.BlockType)
-	case ChunkTextDelta, ChunkReasoningDelta:
-		blockType := BlockText
-		if c.Type == ChunkReasoningDelta {
-			blockType = BlockReasoning
+	case event.ChunkTextDelta, event.ChunkReasoningDelta:
+		blockType := event.BlockText
+		if c.Type == event.ChunkReasoningDelta {
+			blockType = event.BlockReasoning
 		}
 		if p := a.ensure(c.Index, blockType); p.closed == nil {
 			p.text.WriteString(c.Text)
 		}
-	case ChunkToolCallDelta:
-		if p := a.ensure(c.Index, BlockToolCall); p.closed == nil {
-			p.id, p.hasID = c.ID, true
-			if c.HasName && c.Name != "" {
+	case event.ChunkToolCallDelta:
+		if p := a.ensure(c.Index, event.BlockToolCall); p.closed == nil {
+			p.id = c.ID
+			if c.Name != "" {
 				p.name = c.Name
 			}
 			p.args.WriteString(c.ArgumentsDelta)
 		}
-	case ChunkBlockEnd:
+	case event.ChunkBlockEnd:
+		if c.Block == nil {
+			return
+		}
 		if p := a.ensure(c.Index, c.Block.Type); p.closed == nil {
-			block := c.Block
+			block := *c.Block
 			p.closed = &block
 		}
-	case ChunkUsage:
-		u := c.Usage
-		a.usage = &u
-	case ChunkFinish:
-		r := c.Reason
-		a.finish = &r
+	case event.ChunkUsage:
+		a.usage = c.Usage
+	case event.ChunkFinish:
+		a.finish = c.Finish
 	}
 }
 
@@ -77,45 +79,45 @@ func (a *Assembler) ensure(index int, blockType string) *partial {
 
 // Blocks returns every block seen, in the order their indexes first
 // appeared; an open block is assembled from its deltas. A tool call whose
-// id is still unknown or empty gets "call-<index>", so that its result can
-// name it.
-func (a *Assembler) Blocks() []Block {
-	blocks := make([]Block, 0, len(a.order))
+// id is unknown or empty gets "call-<index>", so that its result can name
+// it (a log needs a non-empty call id).
+func (a *Assembler) Blocks() []event.Block {
+	blocks := make([]event.Block, 0, len(a.order))
 	for _, index := range a.order {
-		p := a.partials[index]
-		b := p.assemble()
-		if b.Type == BlockToolCall && b.ID == "" {
-			b.ID = "call-" + strconv.Itoa(index)
+		b := a.partials[index].assemble()
+		if call, ok := b.ToolCall(); ok && call.ID == "" {
+			call.ID = "call-" + strconv.Itoa(index)
+			b = call.Block()
 		}
 		blocks = append(blocks, b)
 	}
 	return blocks
 }
 
-func (p *partial) assemble() Block {
+func (p *partial) assemble() event.Block {
 	if p.closed != nil {
 		return *p.closed
 	}
 	switch p.blockType {
-	case BlockToolCall:
-		return ToolCall(p.id, p.name, p.args.String())
-	case BlockText, BlockReasoning:
-		return Block{Type: p.blockType, Text: p.text.String()}
+	case event.BlockToolCall:
+		return event.ToolCallBlock{ID: p.id, Name: p.name, Arguments: p.args.String()}.Block()
+	case event.BlockText, event.BlockReasoning:
+		return event.Block{Type: p.blockType, Text: p.text.String()}
 	}
 	raw, _ := marshal(struct { // a string field: cannot fail
 		Type string `json:"type"`
 	}{p.blockType})
-	return Block{Type: p.blockType, Raw: raw}
+	return event.Block{Type: p.blockType, Raw: raw}
 }
 
 // Usage is the usage chunk's, or nil before one arrived.
-func (a *Assembler) Usage() *Usage { return a.usage }
+func (a *Assembler) Usage() *event.Usage { return a.usage }
 
 // Finish is the finish chunk's reason, or {kind:"stop"} when the stream
 // had none.
-func (a *Assembler) Finish() FinishReason {
+func (a *Assembler) Finish() event.FinishReason {
 	if a.finish == nil {
-		return FinishReason{Kind: FinishStop}
+		return event.FinishReason{Kind: event.FinishStop}
 	}
 	return *a.finish
 }

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dsh-actors/dsh-actors/event"
 	"io"
 	"iter"
+	"math"
 	"net/http"
 	"os"
 	"regexp"
@@ -22,7 +24,7 @@ type Client interface {
 	// finish chunk, or with one error (an *Error) after any chunks already
 	// yielded. Stopping the range early cancels the call. ctx cancels the
 	// call too (the error's code is then ABORTED). Stream never retries.
-	Stream(ctx context.Context, req Request) iter.Seq2[Chunk, error]
+	Stream(ctx context.Context, req Request) iter.Seq2[event.Chunk, error]
 }
 
 // Defaults are what a client fills in when a request leaves a field unset;
@@ -124,13 +126,13 @@ var errIdle = errors.New("llm: stream idle")
 // Stream sends req to {BaseURL}/chat/completions and yields the translated
 // chunks (see Client). The idle timeout runs while Stream waits for the
 // server, not while the caller handles a chunk.
-func (c *DeepSeek) Stream(ctx context.Context, req Request) iter.Seq2[Chunk, error] {
-	return func(yield func(Chunk, error) bool) {
+func (c *DeepSeek) Stream(ctx context.Context, req Request) iter.Seq2[event.Chunk, error] {
+	return func(yield func(event.Chunk, error) bool) {
 		callCtx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
 		idle := time.AfterFunc(c.cfg.IdleTimeout, func() { cancel(errIdle) })
 		defer idle.Stop()
-		err := c.stream(callCtx, c.withDefaults(req), func(chunk Chunk) bool {
+		err := c.stream(callCtx, c.withDefaults(req), func(chunk event.Chunk) bool {
 			idle.Stop()
 			if !yield(chunk, nil) {
 				return false
@@ -139,7 +141,7 @@ func (c *DeepSeek) Stream(ctx context.Context, req Request) iter.Seq2[Chunk, err
 			return true
 		})
 		if err != nil {
-			yield(Chunk{}, c.classify(ctx, callCtx, err))
+			yield(event.Chunk{}, c.classify(ctx, callCtx, err))
 		}
 	}
 }
@@ -156,7 +158,7 @@ func (c *DeepSeek) withDefaults(req Request) Request {
 }
 
 // stream runs one call, handing each chunk to emit until it returns false.
-func (c *DeepSeek) stream(ctx context.Context, req Request, emit func(Chunk) bool) error {
+func (c *DeepSeek) stream(ctx context.Context, req Request, emit func(event.Chunk) bool) error {
 	body, err := MarshalRequest(req)
 	if err != nil {
 		return err
@@ -285,13 +287,13 @@ var allDigits = regexp.MustCompile(`^\d+$`)
 
 // retryAfterMs reads a Retry-After header: whole seconds, or an HTTP date
 // after now; 0 when absent, unreadable or not in the future.
-func retryAfterMs(value string, now time.Time) float64 {
+func retryAfterMs(value string, now time.Time) int {
 	if value == "" {
 		return 0
 	}
 	if allDigits.MatchString(value) {
-		seconds, err := strconv.ParseFloat(value, 64)
-		if err != nil || seconds <= 0 {
+		seconds, err := strconv.Atoi(value)
+		if err != nil || seconds <= 0 || seconds > math.MaxInt32 {
 			return 0
 		}
 		return seconds * 1000
@@ -300,7 +302,7 @@ func retryAfterMs(value string, now time.Time) float64 {
 	if err != nil {
 		return 0
 	}
-	return float64(max(at.Sub(now).Milliseconds(), 0))
+	return int(max(at.Sub(now).Milliseconds(), 0))
 }
 
 // requestID is the server's request id header, if any.
@@ -316,17 +318,17 @@ func requestID(h http.Header) string {
 // chunk, or with one error: STREAM_CLOSED when the body ends before
 // [DONE], MALFORMED_RESPONSE for a payload that is not a JSON chunk, or the
 // body's read error. Stopping the range early stops reading.
-func ReadStream(body io.Reader) iter.Seq2[Chunk, error] {
-	return func(yield func(Chunk, error) bool) {
-		if err := readStream(body, func(c Chunk) bool { return yield(c, nil) }); err != nil {
-			yield(Chunk{}, err)
+func ReadStream(body io.Reader) iter.Seq2[event.Chunk, error] {
+	return func(yield func(event.Chunk, error) bool) {
+		if err := readStream(body, func(c event.Chunk) bool { return yield(c, nil) }); err != nil {
+			yield(event.Chunk{}, err)
 		}
 	}
 }
 
 // readStream translates body's events, handing each chunk to emit until
 // it returns false or the stream ends.
-func readStream(body io.Reader, emit func(Chunk) bool) error {
+func readStream(body io.Reader, emit func(event.Chunk) bool) error {
 	sse, tr := newSSEReader(body), &translator{}
 	for {
 		payload, err := sse.next()

@@ -8,13 +8,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/llm"
 	"github.com/dsh-actors/dsh-actors/llm/llmtest"
 )
 
 // collect runs one call and returns its chunks and error.
-func collect(ctx context.Context, c llm.Client, req llm.Request) ([]llm.Chunk, error) {
-	var chunks []llm.Chunk
+func collect(ctx context.Context, c llm.Client, req llm.Request) ([]event.Chunk, error) {
+	var chunks []event.Chunk
 	for chunk, err := range c.Stream(ctx, req) {
 		if err != nil {
 			return chunks, err
@@ -25,7 +26,7 @@ func collect(ctx context.Context, c llm.Client, req llm.Request) ([]llm.Chunk, e
 }
 
 var hello = llm.Request{Model: "deepseek-v4-flash", SessionID: "s-1",
-	Messages: []llm.Message{{Role: "user", Content: []llm.Block{llm.TextBlock("hi")}}}}
+	Messages: []llm.Message{{Role: "user", Content: []event.Block{event.Text("hi")[0]}}}}
 
 func TestClientStreamsAndSendsTheOriginalRequest(t *testing.T) {
 	srv := llmtest.NewServer(llmtest.Stream(llmtest.Say("Hi", " there")))
@@ -39,7 +40,7 @@ func TestClientStreamsAndSendsTheOriginalRequest(t *testing.T) {
 	for _, chunk := range chunks {
 		a.Push(chunk)
 	}
-	require.Equal(t, []llm.Block{llm.TextBlock("Hi there")}, a.Blocks())
+	require.Equal(t, []event.Block{event.Text("Hi there")[0]}, a.Blocks())
 
 	got := srv.Received()
 	require.Len(t, got, 1)
@@ -59,30 +60,30 @@ func TestClientFailures(t *testing.T) {
 		name     string
 		behavior llmtest.Behavior
 		idle     time.Duration
-		want     llm.Failure
+		want     event.Failure
 		chunks   int
 	}{
 		{"401", llmtest.Status(401, `{"error":{"message":"Authentication Fails (no such user)","type":"authentication_error"}}`),
-			0, llm.Failure{Message: "Authentication Fails (no such user)", Code: "AUTH", Status: 401}, 0},
+			0, event.Failure{Message: "Authentication Fails (no such user)", Code: "AUTH", Status: 401}, 0},
 		{"429 with Retry-After and a request id", llmtest.RateLimited(3), 0,
-			llm.Failure{Message: "Rate limit reached", Code: "RATE_LIMIT", Status: 429, ProviderRetryAfterMs: 3000, RequestID: "req-429"}, 0},
+			event.Failure{Message: "Rate limit reached", Code: "RATE_LIMIT", Status: 429, ProviderRetryAfterMs: 3000, RequestID: "req-429"}, 0},
 		{"429 out of quota", llmtest.Status(429, `{"error":{"message":"Insufficient Balance"}}`), 0,
-			llm.Failure{Message: "Insufficient Balance", Code: "QUOTA", Status: 429}, 0},
+			event.Failure{Message: "Insufficient Balance", Code: "QUOTA", Status: 429}, 0},
 		{"400 context overflow", llmtest.Status(400, `{"error":{"message":"This model's maximum context length is 131072 tokens","code":"invalid_request_error"}}`), 0,
-			llm.Failure{Message: "This model's maximum context length is 131072 tokens", Code: "CONTEXT_WINDOW_EXCEEDED", Status: 400}, 0},
+			event.Failure{Message: "This model's maximum context length is 131072 tokens", Code: "CONTEXT_WINDOW_EXCEEDED", Status: 400}, 0},
 		{"400 otherwise", llmtest.Status(400, `not json`), 0,
-			llm.Failure{Message: "DeepSeek API error (HTTP 400)", Code: "INVALID_REQUEST", Status: 400}, 0},
-		{"503", llmtest.Status(503, `{}`), 0, llm.Failure{Message: "DeepSeek API error (HTTP 503)", Code: "SERVER", Status: 503}, 0},
-		{"418", llmtest.Status(418, `{}`), 0, llm.Failure{Message: "DeepSeek API error (HTTP 418)", Code: "HTTP_418", Status: 418}, 0},
+			event.Failure{Message: "DeepSeek API error (HTTP 400)", Code: "INVALID_REQUEST", Status: 400}, 0},
+		{"503", llmtest.Status(503, `{}`), 0, event.Failure{Message: "DeepSeek API error (HTTP 503)", Code: "SERVER", Status: 503}, 0},
+		{"418", llmtest.Status(418, `{}`), 0, event.Failure{Message: "DeepSeek API error (HTTP 418)", Code: "HTTP_418", Status: 418}, 0},
 		{"end of stream before [DONE]", llmtest.Truncate(long, 3), 0,
-			llm.Failure{Message: "SSE stream ended without [DONE]", Code: "STREAM_CLOSED"}, 3},
+			event.Failure{Message: "SSE stream ended without [DONE]", Code: "STREAM_CLOSED"}, 3},
 		{"disconnect mid-stream", llmtest.Disconnect(long, 3), 0,
-			llm.Failure{Message: "DeepSeek API stream from <base> failed", Code: "TRANSPORT"}, 3},
+			event.Failure{Message: "DeepSeek API stream from <base> failed", Code: "TRANSPORT"}, 3},
 		{"stall", llmtest.Stall(long, 2), 20 * time.Millisecond,
-			llm.Failure{Message: "DeepSeek stream idle timeout after 20ms", Code: "TIMEOUT"}, 2},
+			event.Failure{Message: "DeepSeek stream idle timeout after 20ms", Code: "TIMEOUT"}, 2},
 		{"malformed JSON", llmtest.Malformed(`{"choices":[`), 0,
-			llm.Failure{Message: `malformed SSE payload: {"choices":[`, Code: "MALFORMED_RESPONSE"}, 0},
-		{"204", llmtest.Status(204, ``), 0, llm.Failure{Message: "DeepSeek API returned no response body", Code: "EMPTY_RESPONSE"}, 0},
+			event.Failure{Message: `malformed SSE payload: {"choices":[`, Code: "MALFORMED_RESPONSE"}, 0},
+		{"204", llmtest.Status(204, ``), 0, event.Failure{Message: "DeepSeek API returned no response body", Code: "EMPTY_RESPONSE"}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -109,7 +110,7 @@ func TestClientRetriesNothingItself(t *testing.T) {
 	require.Len(t, srv.Received(), 1)
 	chunks, err := collect(context.Background(), c, hello)
 	require.NoError(t, err)
-	require.Equal(t, llm.ChunkFinish, chunks[len(chunks)-1].Type)
+	require.Equal(t, event.ChunkFinish, chunks[len(chunks)-1].Type)
 	require.Len(t, srv.Received(), 2)
 }
 
@@ -155,7 +156,7 @@ func TestNewDeepSeekNeedsAKey(t *testing.T) {
 }
 
 func TestScriptedClientRecordsRequests(t *testing.T) {
-	c := llmtest.NewClient(llmtest.Reply(llmtest.Say("one")), llmtest.Fail(&llm.Error{Failure: llm.Failure{Message: "boom", Code: "SERVER"}}))
+	c := llmtest.NewClient(llmtest.Reply(llmtest.Say("one")), llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "boom", Code: "SERVER"}}))
 	chunks, err := collect(context.Background(), c, hello)
 	require.NoError(t, err)
 	require.Len(t, chunks, 5)
@@ -169,7 +170,7 @@ func TestScriptedClientRecordsRequests(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c.Push(llmtest.Hang())
-	var got []llm.Chunk
+	var got []event.Chunk
 	for chunk, err := range c.Stream(ctx, hello) {
 		if err != nil {
 			require.Equal(t, "ABORTED", codeOf(err))
@@ -186,12 +187,13 @@ func TestScriptedClientRecordsRequests(t *testing.T) {
 func TestChunkJSONMatchesTheOriginalFixture(t *testing.T) {
 	// Lines 8-11 of the original's subagent-list-agents parent log.
 	args := `{"description": "Reply with CHILD_OK", "prompt": "Reply with exactly the word CHILD_OK and nothing else.", "run_in_background": true}`
-	chunks := []llm.Chunk{
-		{Type: llm.ChunkBlockStart, BlockType: llm.BlockToolCall},
-		{Type: llm.ChunkToolCallDelta, ID: "call_bg_start", Name: "subagent", HasName: true, ArgumentsDelta: args},
-		{Type: llm.ChunkBlockEnd, Block: llm.ToolCall("call_bg_start", "subagent", args)},
-		{Type: llm.ChunkUsage, Usage: llm.Usage{InputTokens: 10, OutputTokens: 5}},
-		{Type: llm.ChunkFinish, Reason: llm.FinishReason{Kind: llm.FinishToolCalls}},
+	call := event.ToolCallBlock{ID: "call_bg_start", Name: "subagent", Arguments: args}.Block()
+	chunks := []event.Chunk{
+		{Type: event.ChunkBlockStart, BlockType: event.BlockToolCall},
+		{Type: event.ChunkToolCallDelta, ID: "call_bg_start", Name: "subagent", ArgumentsDelta: args},
+		{Type: event.ChunkBlockEnd, Block: &call},
+		{Type: event.ChunkUsage, Usage: &event.Usage{InputTokens: 10, OutputTokens: 5}},
+		{Type: event.ChunkFinish, Finish: &event.FinishReason{Kind: event.FinishToolCalls}},
 	}
 	want := []string{
 		`{"type":"block-start","index":0,"blockType":"tool-call"}`,

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/dsh-actors/dsh-actors/event"
 )
 
 // The failure codes the client reports. A server's finish reason it does
@@ -27,10 +29,12 @@ const (
 	CodeUnsupportedEffort     = "UNSUPPORTED_REASONING_EFFORT"
 )
 
-// Error is a failed model call: the Failure facts and the error that caused
-// it. errors.Is matches another *Error with the same Code.
+// Error is a failed model call: the failure facts and the error that
+// caused it. errors.Is matches another *Error with the same Code;
+// errors.As finds an event.Failure in it (Logged), so that an agent turn
+// failing with it ends {kind:"error", step, failure}.
 type Error struct {
-	Failure
+	event.Failure
 	Cause error
 }
 
@@ -61,15 +65,24 @@ func (e *Error) Is(target error) bool {
 
 // Logged is the failure as turn/end records it: the facts, with the
 // message replaced by the whole cause chain.
-func (e *Error) Logged() Failure {
+func (e *Error) Logged() event.Failure {
 	f := e.Failure
 	f.Message = e.Error()
 	return f
 }
 
+// As fills an *event.Failure target with Logged.
+func (e *Error) As(target any) bool {
+	if f, ok := target.(*event.Failure); ok {
+		*f = e.Logged()
+		return true
+	}
+	return false
+}
+
 // newError returns an *Error with just a message, code and cause.
 func newError(message, code string, cause error) *Error {
-	return &Error{Failure: Failure{Message: message, Code: code}, Cause: cause}
+	return &Error{Failure: event.Failure{Message: message, Code: code}, Cause: cause}
 }
 
 // FailureOf returns the failure facts err carries (an *Error anywhere in
@@ -129,16 +142,16 @@ func httpErrorCode(status int, detail string) string {
 }
 
 // finishReason maps a wire finish_reason to a FinishReason.
-func finishReason(reason string) FinishReason {
+func finishReason(reason string) event.FinishReason {
 	switch reason {
 	case "stop":
-		return FinishReason{Kind: FinishStop}
+		return event.FinishReason{Kind: event.FinishStop}
 	case "tool_calls":
-		return FinishReason{Kind: FinishToolCalls}
+		return event.FinishReason{Kind: event.FinishToolCalls}
 	case "length":
-		return FinishReason{Kind: FinishMaxTokens}
+		return event.FinishReason{Kind: event.FinishMaxTokens}
 	}
-	return FinishReason{Kind: FinishError, Failure: &Failure{
+	return event.FinishReason{Kind: event.FinishError, Failure: &event.Failure{
 		Message: "model stopped: " + reason,
 		Code:    strings.ToUpper(reason),
 	}}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/llm"
 	"github.com/dsh-actors/dsh-actors/llm/llmtest"
 )
@@ -28,7 +29,7 @@ func FuzzReadStream(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var chunks []llm.Chunk
+		var chunks []event.Chunk
 		for c, err := range llm.ReadStream(bytes.NewReader(body)) {
 			if err != nil {
 				_, ok := llm.FailureOf(err)
@@ -41,22 +42,22 @@ func FuzzReadStream(f *testing.F) {
 	})
 }
 
-func checkWellFormed(t *testing.T, chunks []llm.Chunk) {
+func checkWellFormed(t *testing.T, chunks []event.Chunk) {
 	require.NotEmpty(t, chunks)
-	require.Equal(t, llm.ChunkFinish, chunks[len(chunks)-1].Type)
+	require.Equal(t, event.ChunkFinish, chunks[len(chunks)-1].Type)
 	opened, closed := 0, 0
 	for _, c := range chunks[:len(chunks)-1] {
 		switch c.Type {
-		case llm.ChunkBlockStart:
+		case event.ChunkBlockStart:
 			require.Equal(t, opened, c.Index)
 			require.Zero(t, closed, "a block opened after the first block-end")
 			opened++
-		case llm.ChunkBlockEnd:
+		case event.ChunkBlockEnd:
 			require.Equal(t, closed, c.Index)
 			closed++
-		case llm.ChunkFinish:
+		case event.ChunkFinish:
 			t.Fatal("finish before the end")
-		case llm.ChunkUsage:
+		case event.ChunkUsage:
 		default:
 			require.Less(t, c.Index, opened)
 			require.Zero(t, closed, "a delta after a block-end")

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"encoding/json"
+	"github.com/dsh-actors/dsh-actors/event"
 	"math"
 	"slices"
 )
@@ -72,12 +73,12 @@ type Retry struct {
 // jitter. It reports false when the failure is not retried: a code the
 // policy does not retry, MaxRetries reached, or (in normal mode) a
 // Retry-After longer than MaxDelayMs.
-func (p RetryPolicy) Next(f Failure, previous int, random float64) (Retry, bool) {
+func (p RetryPolicy) Next(f event.Failure, previous int, random float64) (Retry, bool) {
 	if p.Mode != RetryAlways && (!slices.Contains(p.RetryableCodes, f.Code) || previous >= p.MaxRetries) {
 		return Retry{}, false
 	}
 	r := Retry{Number: previous + 1}
-	switch after := f.ProviderRetryAfterMs; {
+	switch after := float64(f.ProviderRetryAfterMs); {
 	case after > 0 && after <= p.MaxDelayMs:
 		r.DelayMs = after
 	case after > p.MaxDelayMs && p.Mode != RetryAlways:

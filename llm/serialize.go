@@ -1,6 +1,10 @@
 package llm
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/dsh-actors/dsh-actors/event"
+)
 
 // Wire shapes of the chat-completions request, keys in the order the
 // original sends them; optional fields are left out, never null.
@@ -24,8 +28,8 @@ type (
 		Type string `json:"type"`
 	}
 	wireTool struct {
-		Type     string `json:"type"`
-		Function Tool   `json:"function"`
+		Type     string         `json:"type"`
+		Function event.ToolSpec `json:"function"`
 	}
 	// wireMessage is one message: system and user {role, content}, tool
 	// {role, tool_call_id, content}, assistant {role, content,
@@ -88,46 +92,26 @@ func MarshalRequest(req Request) ([]byte, error) {
 	return marshal(body)
 }
 
-// wireMessages serializes the conversation after the system prompt.
+// wireMessages serializes the conversation after the system prompt: a
+// tool message's content is its text, "(no output)" when it has none.
 func wireMessages(system string, messages []Message) []wireMessage {
 	wire := make([]wireMessage, 0, len(messages)+1)
 	if system != "" {
-		wire = append(wire, wireMessage{Role: "system", Content: system})
+		wire = append(wire, wireMessage{Role: RoleSystem, Content: system})
 	}
 	for _, m := range messages {
 		switch m.Role {
-		case "system":
-			wire = append(wire, wireMessage{Role: "system", Content: joinText(m.Content)})
-		case "assistant":
+		case RoleAssistant:
 			wire = append(wire, wireAssistant(m.Content))
-		default:
-			wire = appendUser(wire, m.Content)
+		case RoleTool:
+			output := event.TextOf(m.Content)
+			if output == "" {
+				output = "(no output)"
+			}
+			wire = append(wire, wireMessage{Role: RoleTool, ToolCallID: m.ToolCallID, Content: output})
+		default: // user and system messages: their joined text
+			wire = append(wire, wireMessage{Role: m.Role, Content: event.TextOf(m.Content)})
 		}
-	}
-	return wire
-}
-
-// appendUser appends a user message's text (when it has any, or when it
-// has no tool result) and then one tool message per tool result.
-func appendUser(wire []wireMessage, content []Block) []wireMessage {
-	text, results := joinText(content), 0
-	for _, b := range content {
-		if b.Type == BlockToolResult {
-			results++
-		}
-	}
-	if text != "" || results == 0 {
-		wire = append(wire, wireMessage{Role: "user", Content: text})
-	}
-	for _, b := range content {
-		if b.Type != BlockToolResult {
-			continue
-		}
-		output := joinText(b.Content)
-		if output == "" {
-			output = "(no output)"
-		}
-		wire = append(wire, wireMessage{Role: "tool", ToolCallID: b.ToolCallID, Content: output})
 	}
 	return wire
 }
@@ -135,31 +119,20 @@ func appendUser(wire []wireMessage, content []Block) []wireMessage {
 // wireAssistant serializes an assistant message: its text ("" rather than
 // null), its tool calls, and its reasoning only beside tool calls (thinking
 // mode requires it back there, and nowhere else).
-func wireAssistant(content []Block) wireMessage {
-	m := wireMessage{Role: "assistant", Content: joinText(content)}
+func wireAssistant(content []event.Block) wireMessage {
+	m := wireMessage{Role: RoleAssistant, Content: event.TextOf(content)}
 	var reasoning strings.Builder
 	for _, b := range content {
-		switch b.Type {
-		case BlockReasoning:
+		if b.Type == event.BlockReasoning {
 			reasoning.WriteString(b.Text)
-		case BlockToolCall:
-			m.ToolCalls = append(m.ToolCalls, wireToolCall{ID: b.ID, Type: "function",
-				Function: wireFunctionCall{Name: b.Name, Arguments: b.Arguments}})
+		}
+		if call, ok := b.ToolCall(); ok {
+			m.ToolCalls = append(m.ToolCalls, wireToolCall{ID: call.ID, Type: "function",
+				Function: wireFunctionCall{Name: call.Name, Arguments: call.Arguments}})
 		}
 	}
 	if len(m.ToolCalls) > 0 {
 		m.ReasoningContent = reasoning.String()
 	}
 	return m
-}
-
-// joinText joins the text blocks of content.
-func joinText(content []Block) string {
-	var b strings.Builder
-	for _, block := range content {
-		if block.Type == BlockText {
-			b.WriteString(block.Text)
-		}
-	}
-	return b.String()
 }

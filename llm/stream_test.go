@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/llm"
 	"github.com/dsh-actors/dsh-actors/llm/llmtest"
 )
@@ -194,17 +195,18 @@ func TestAssemblerBuildsTheMessageContent(t *testing.T) {
 	for _, c := range response.Chunks() {
 		a.Push(c)
 	}
-	require.Equal(t, []llm.Block{llm.TextBlock("ab"), llm.ToolCall("call-1", "list_agents", "{}")}, a.Blocks())
-	require.Equal(t, &llm.Usage{InputTokens: 3, OutputTokens: 4}, a.Usage())
-	require.Equal(t, llm.FinishReason{Kind: llm.FinishToolCalls}, a.Finish())
+	require.Equal(t, []event.Block{event.Text("ab")[0], event.ToolCallBlock{ID: "call-1", Name: "list_agents", Arguments: "{}"}.Block()}, a.Blocks())
+	require.Equal(t, &event.Usage{InputTokens: 3, OutputTokens: 4}, a.Usage())
+	require.Equal(t, event.FinishReason{Kind: event.FinishToolCalls}, a.Finish())
 
 	var open llm.Assembler // no block-end, no finish: assembled from deltas, finish stop
-	open.Push(llm.Chunk{Type: llm.ChunkTextDelta, Index: 4, Text: "x"})
-	open.Push(llm.Chunk{Type: llm.ChunkToolCallDelta, Index: 5, ID: "c", Name: "n", HasName: true, ArgumentsDelta: "{"})
-	open.Push(llm.Chunk{Type: llm.ChunkBlockEnd, Index: 4, Block: llm.TextBlock("final")})
-	open.Push(llm.Chunk{Type: llm.ChunkTextDelta, Index: 4, Text: "ignored"})
-	require.Equal(t, []llm.Block{llm.TextBlock("final"), llm.ToolCall("c", "n", "{")}, open.Blocks())
-	require.Equal(t, llm.FinishReason{Kind: llm.FinishStop}, open.Finish())
+	open.Push(event.Chunk{Type: event.ChunkTextDelta, Index: 4, Text: "x"})
+	final := event.Text("final")[0]
+	open.Push(event.Chunk{Type: event.ChunkToolCallDelta, Index: 5, ID: "c", Name: "n", ArgumentsDelta: "{"})
+	open.Push(event.Chunk{Type: event.ChunkBlockEnd, Index: 4, Block: &final})
+	open.Push(event.Chunk{Type: event.ChunkTextDelta, Index: 4, Text: "ignored"})
+	require.Equal(t, []event.Block{event.Text("final")[0], event.ToolCallBlock{ID: "c", Name: "n", Arguments: "{"}.Block()}, open.Blocks())
+	require.Equal(t, event.FinishReason{Kind: event.FinishStop}, open.Finish())
 	require.Nil(t, open.Usage())
 }
 
@@ -217,19 +219,19 @@ func TestRetryPolicy(t *testing.T) {
 	tests := []struct {
 		name     string
 		policy   llm.RetryPolicy
-		failure  llm.Failure
+		failure  event.Failure
 		previous int
 		random   float64
 		want     llm.Retry
 		ok       bool
 	}{
-		{"first retry, no jitter", p, llm.Failure{Code: "SERVER"}, 0, 0.5, llm.Retry{Number: 1, DelayMs: 500}, true},
-		{"second retry doubles, low jitter", p, llm.Failure{Code: "RATE_LIMIT"}, 1, 0, llm.Retry{Number: 2, DelayMs: 900}, true},
-		{"retries exhausted", p, llm.Failure{Code: "SERVER"}, 2, 0.5, llm.Retry{}, false},
-		{"a code not retried", p, llm.Failure{Code: "AUTH"}, 0, 0.5, llm.Retry{}, false},
-		{"Retry-After within the maximum", p, llm.Failure{Code: "RATE_LIMIT", ProviderRetryAfterMs: 3000}, 0, 0.5, llm.Retry{Number: 1, DelayMs: 3000}, true},
-		{"Retry-After beyond the maximum", p, llm.Failure{Code: "RATE_LIMIT", ProviderRetryAfterMs: 20000}, 0, 0.5, llm.Retry{}, false},
-		{"always retries anything, capped", always, llm.Failure{Code: "AUTH", ProviderRetryAfterMs: 20000}, 40, 1, llm.Retry{Number: 41, DelayMs: 10000}, true},
+		{"first retry, no jitter", p, event.Failure{Code: "SERVER"}, 0, 0.5, llm.Retry{Number: 1, DelayMs: 500}, true},
+		{"second retry doubles, low jitter", p, event.Failure{Code: "RATE_LIMIT"}, 1, 0, llm.Retry{Number: 2, DelayMs: 900}, true},
+		{"retries exhausted", p, event.Failure{Code: "SERVER"}, 2, 0.5, llm.Retry{}, false},
+		{"a code not retried", p, event.Failure{Code: "AUTH"}, 0, 0.5, llm.Retry{}, false},
+		{"Retry-After within the maximum", p, event.Failure{Code: "RATE_LIMIT", ProviderRetryAfterMs: 3000}, 0, 0.5, llm.Retry{Number: 1, DelayMs: 3000}, true},
+		{"Retry-After beyond the maximum", p, event.Failure{Code: "RATE_LIMIT", ProviderRetryAfterMs: 20000}, 0, 0.5, llm.Retry{}, false},
+		{"always retries anything, capped", always, event.Failure{Code: "AUTH", ProviderRetryAfterMs: 20000}, 40, 1, llm.Retry{Number: 41, DelayMs: 10000}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -246,13 +248,13 @@ func TestMarshalRequestWritesTheOriginalBody(t *testing.T) {
 		Model:  "deepseek-v4-flash",
 		System: "be brief",
 		Messages: []llm.Message{
-			{Role: "user", Content: []llm.Block{llm.TextBlock("a<b")}},
-			{Role: "assistant", Content: []llm.Block{{Type: llm.BlockReasoning, Text: "plan"}, llm.ToolCall("c1", "list_agents", "{}")}},
-			{Role: "user", Content: []llm.Block{{Type: llm.BlockToolResult, ToolCallID: "c1", Content: []llm.Block{llm.TextBlock("(none)")}}}},
-			{Role: "user", Content: []llm.Block{{Type: llm.BlockToolResult, ToolCallID: "c2"}}},
-			{Role: "assistant", Content: []llm.Block{{Type: llm.BlockReasoning, Text: "dropped"}, llm.TextBlock("done")}},
+			{Role: "user", Content: []event.Block{event.Text("a<b")[0]}},
+			{Role: "assistant", Content: []event.Block{{Type: event.BlockReasoning, Text: "plan"}, event.ToolCallBlock{ID: "c1", Name: "list_agents", Arguments: "{}"}.Block()}},
+			{Role: llm.RoleTool, ToolCallID: "c1", Content: event.Text("(none)")},
+			{Role: llm.RoleTool, ToolCallID: "c2"},
+			{Role: "assistant", Content: []event.Block{{Type: event.BlockReasoning, Text: "dropped"}, event.Text("done")[0]}},
 		},
-		Tools:           []llm.Tool{{Name: "list_agents", Description: "d", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}},
+		Tools:           []event.ToolSpec{{Name: "list_agents", Description: "d", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}},
 		MaxTokens:       100,
 		ReasoningEffort: llm.EffortHigh,
 		Temperature:     &temp,

@@ -3,6 +3,7 @@ package llm
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/dsh-actors/dsh-actors/event"
 )
 
 // Wire shapes of one streamed chat.completion.chunk. Fields the harness
@@ -31,14 +32,14 @@ type (
 		} `json:"function"`
 	}
 	wireUsage struct {
-		PromptTokens         int64  `json:"prompt_tokens"`
-		CompletionTokens     int64  `json:"completion_tokens"`
-		PromptCacheHitTokens *int64 `json:"prompt_cache_hit_tokens"`
+		PromptTokens         int  `json:"prompt_tokens"`
+		CompletionTokens     int  `json:"completion_tokens"`
+		PromptCacheHitTokens *int `json:"prompt_cache_hit_tokens"`
 		PromptTokensDetails  *struct {
-			CachedTokens *int64 `json:"cached_tokens"`
+			CachedTokens *int `json:"cached_tokens"`
 		} `json:"prompt_tokens_details"`
 		CompletionTokensDetails *struct {
-			ReasoningTokens *int64 `json:"reasoning_tokens"`
+			ReasoningTokens *int `json:"reasoning_tokens"`
 		} `json:"completion_tokens_details"`
 	}
 )
@@ -66,12 +67,11 @@ func (t *looseText) UnmarshalJSON(data []byte) error {
 
 // openBlock is one content block being streamed.
 type openBlock struct {
-	index   int
-	kind    string
-	text    bytes.Buffer
-	callID  string
-	name    string
-	hasName bool
+	index  int
+	kind   string
+	text   bytes.Buffer
+	callID string
+	name   string
 }
 
 // translator turns the data payloads of one response into Chunks: one
@@ -83,15 +83,15 @@ type translator struct {
 	text      *openBlock
 	reasoning *openBlock
 	tools     map[float64]*openBlock
-	finish    *FinishReason
-	usage     *Usage
-	out       []Chunk
+	finish    *event.FinishReason
+	usage     *event.Usage
+	out       []event.Chunk
 }
 
 // push translates one payload. It returns the chunks it produced (valid
 // until the next call) and whether the payload was [DONE]. A payload that
 // is not a JSON chunk fails with MALFORMED_RESPONSE.
-func (t *translator) push(payload string) ([]Chunk, bool, error) {
+func (t *translator) push(payload string) ([]event.Chunk, bool, error) {
 	t.out = t.out[:0]
 	if payload == doneSentinel {
 		t.done()
@@ -116,10 +116,10 @@ func (t *translator) push(payload string) ([]Chunk, bool, error) {
 func (t *translator) choice(c *wireChoice) {
 	if d := c.Delta; d != nil {
 		if r := d.ReasoningContent; r.Set && r.Text != "" {
-			t.reasoning = t.delta(t.reasoning, BlockReasoning, ChunkReasoningDelta, r.Text)
+			t.reasoning = t.delta(t.reasoning, event.BlockReasoning, event.ChunkReasoningDelta, r.Text)
 		}
 		if s := d.Content; s.Set && s.Text != "" {
-			t.text = t.delta(t.text, BlockText, ChunkTextDelta, s.Text)
+			t.text = t.delta(t.text, event.BlockText, event.ChunkTextDelta, s.Text)
 		}
 		for i := range d.ToolCalls {
 			t.toolCall(&d.ToolCalls[i])
@@ -137,7 +137,7 @@ func (t *translator) delta(b *openBlock, blockType, chunkType, text string) *ope
 		b = t.open(blockType)
 	}
 	b.text.WriteString(text)
-	t.out = append(t.out, Chunk{Type: chunkType, Index: b.index, Text: text})
+	t.out = append(t.out, event.Chunk{Type: chunkType, Index: b.index, Text: text})
 	return b
 }
 
@@ -152,7 +152,7 @@ func (t *translator) toolCall(part *wireToolCallPart) {
 		if t.tools == nil {
 			t.tools = map[float64]*openBlock{}
 		}
-		b = t.open(BlockToolCall)
+		b = t.open(event.BlockToolCall)
 		t.tools[key] = b
 	}
 	if part.ID.Set {
@@ -161,20 +161,20 @@ func (t *translator) toolCall(part *wireToolCallPart) {
 	fragment := ""
 	if f := part.Function; f != nil {
 		if f.Name.Set {
-			b.name, b.hasName = f.Name.Text, true
+			b.name = f.Name.Text
 		}
 		fragment = f.Arguments.Text
 	}
 	b.text.WriteString(fragment)
-	t.out = append(t.out, Chunk{Type: ChunkToolCallDelta, Index: b.index, ID: b.callID,
-		Name: b.name, HasName: b.hasName, ArgumentsDelta: fragment})
+	t.out = append(t.out, event.Chunk{Type: event.ChunkToolCallDelta, Index: b.index, ID: b.callID,
+		Name: b.name, ArgumentsDelta: fragment})
 }
 
 // open starts a block with the next index.
 func (t *translator) open(kind string) *openBlock {
 	b := &openBlock{index: len(t.blocks), kind: kind}
 	t.blocks = append(t.blocks, b)
-	t.out = append(t.out, Chunk{Type: ChunkBlockStart, Index: b.index, BlockType: kind})
+	t.out = append(t.out, event.Chunk{Type: event.ChunkBlockStart, Index: b.index, BlockType: kind})
 	return b
 }
 
@@ -182,40 +182,41 @@ func (t *translator) open(kind string) *openBlock {
 // a stop (or absent) finish with no block is EMPTY_RESPONSE.
 func (t *translator) done() {
 	for _, b := range t.blocks {
-		t.out = append(t.out, Chunk{Type: ChunkBlockEnd, Index: b.index, Block: b.block()})
+		block := b.block()
+		t.out = append(t.out, event.Chunk{Type: event.ChunkBlockEnd, Index: b.index, Block: &block})
 	}
 	if t.usage != nil {
-		t.out = append(t.out, Chunk{Type: ChunkUsage, Usage: *t.usage})
+		t.out = append(t.out, event.Chunk{Type: event.ChunkUsage, Usage: t.usage})
 	}
-	reason := FinishReason{Kind: FinishStop}
+	reason := event.FinishReason{Kind: event.FinishStop}
 	if t.finish != nil {
 		reason = *t.finish
 	}
-	if reason.Kind == FinishStop && len(t.blocks) == 0 {
-		reason = FinishReason{Kind: FinishError, Failure: &Failure{
+	if reason.Kind == event.FinishStop && len(t.blocks) == 0 {
+		reason = event.FinishReason{Kind: event.FinishError, Failure: &event.Failure{
 			Message: "model returned a completed response with no content", Code: CodeEmptyResponse,
 		}}
 	}
-	t.out = append(t.out, Chunk{Type: ChunkFinish, Reason: reason})
+	t.out = append(t.out, event.Chunk{Type: event.ChunkFinish, Finish: &reason})
 }
 
 // block is the finished content block.
-func (b *openBlock) block() Block {
-	if b.kind == BlockToolCall {
-		return ToolCall(b.callID, b.name, b.text.String())
+func (b *openBlock) block() event.Block {
+	if b.kind == event.BlockToolCall {
+		return event.ToolCallBlock{ID: b.callID, Name: b.name, Arguments: b.text.String()}.Block()
 	}
-	return Block{Type: b.kind, Text: b.text.String()}
+	return event.Block{Type: b.kind, Text: b.text.String()}
 }
 
 // usage maps wire usage to disjoint counts: cached input (OpenAI's
 // prompt_tokens_details.cached_tokens, else DeepSeek's
 // prompt_cache_hit_tokens) is taken out of the input count.
-func (u *wireUsage) usage() Usage {
+func (u *wireUsage) usage() event.Usage {
 	cacheRead := u.PromptCacheHitTokens
 	if d := u.PromptTokensDetails; d != nil && d.CachedTokens != nil {
 		cacheRead = d.CachedTokens
 	}
-	out := Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, CacheReadTokens: cacheRead}
+	out := event.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, CacheReadTokens: cacheRead}
 	if cacheRead != nil {
 		out.InputTokens -= *cacheRead
 	}

@@ -7,20 +7,21 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/llm"
 )
 
 // Step is one scripted model call: given the call's context and request,
 // the stream it answers with.
-type Step func(ctx context.Context, req llm.Request) iter.Seq2[llm.Chunk, error]
+type Step func(ctx context.Context, req llm.Request) iter.Seq2[event.Chunk, error]
 
 // Reply answers with r's stream.
 func Reply(r Response) Step { return Chunks(r.Chunks()...) }
 
 // Chunks answers with exactly these chunks.
-func Chunks(chunks ...llm.Chunk) Step {
-	return func(context.Context, llm.Request) iter.Seq2[llm.Chunk, error] {
-		return func(yield func(llm.Chunk, error) bool) {
+func Chunks(chunks ...event.Chunk) Step {
+	return func(context.Context, llm.Request) iter.Seq2[event.Chunk, error] {
+		return func(yield func(event.Chunk, error) bool) {
 			for _, c := range chunks {
 				if !yield(c, nil) {
 					return
@@ -31,15 +32,15 @@ func Chunks(chunks ...llm.Chunk) Step {
 }
 
 // Fail answers with the chunks and then err.
-func Fail(err error, chunks ...llm.Chunk) Step {
-	return func(ctx context.Context, req llm.Request) iter.Seq2[llm.Chunk, error] {
-		return func(yield func(llm.Chunk, error) bool) {
+func Fail(err error, chunks ...event.Chunk) Step {
+	return func(ctx context.Context, req llm.Request) iter.Seq2[event.Chunk, error] {
+		return func(yield func(event.Chunk, error) bool) {
 			for c, e := range Chunks(chunks...)(ctx, req) {
 				if !yield(c, e) {
 					return
 				}
 			}
-			yield(llm.Chunk{}, err)
+			yield(event.Chunk{}, err)
 		}
 	}
 }
@@ -47,14 +48,14 @@ func Fail(err error, chunks ...llm.Chunk) Step {
 // Hang starts a text block with the delta "partial" and then waits until
 // the call is cancelled, ending with an ABORTED error.
 func Hang() Step {
-	return func(ctx context.Context, _ llm.Request) iter.Seq2[llm.Chunk, error] {
-		return func(yield func(llm.Chunk, error) bool) {
-			if !yield(llm.Chunk{Type: llm.ChunkBlockStart, BlockType: llm.BlockText}, nil) ||
-				!yield(llm.Chunk{Type: llm.ChunkTextDelta, Text: "partial"}, nil) {
+	return func(ctx context.Context, _ llm.Request) iter.Seq2[event.Chunk, error] {
+		return func(yield func(event.Chunk, error) bool) {
+			if !yield(event.Chunk{Type: event.ChunkBlockStart, BlockType: event.BlockText}, nil) ||
+				!yield(event.Chunk{Type: event.ChunkTextDelta, Text: "partial"}, nil) {
 				return
 			}
 			<-ctx.Done()
-			yield(llm.Chunk{}, &llm.Error{Failure: llm.Failure{Message: "request aborted by caller", Code: llm.CodeAborted}, Cause: ctx.Err()})
+			yield(event.Chunk{}, &llm.Error{Failure: event.Failure{Message: "request aborted by caller", Code: llm.CodeAborted}, Cause: ctx.Err()})
 		}
 	}
 }
@@ -90,7 +91,7 @@ func (c *Client) Push(steps ...Step) {
 
 // Stream records req and answers with the next step; once the script is
 // exhausted it fails with ErrExhausted.
-func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Chunk, error] {
+func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[event.Chunk, error] {
 	c.mu.Lock()
 	c.requests = append(c.requests, req)
 	var step Step

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/llm"
 )
 
@@ -151,8 +152,8 @@ func encode(v any) string {
 }
 
 // Chunks returns the chunks the llm package reads from r's stream.
-func (r Response) Chunks() []llm.Chunk {
-	var chunks []llm.Chunk
+func (r Response) Chunks() []event.Chunk {
+	var chunks []event.Chunk
 	for c, err := range llm.ReadStream(bytes.NewReader(r.SSE())) {
 		if err != nil {
 			panic("llmtest: a scripted response does not read back: " + err.Error())
