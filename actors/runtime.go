@@ -36,6 +36,9 @@ type Options struct {
 	// NewAgent builds every agent started or resumed without an explicit
 	// Agent; nil means agent.Scripted.
 	NewAgent agent.Factory
+	// Provider and Model are the model route of the agents NewAgent builds
+	// when their spec names none (empty: the agent package defaults).
+	Provider, Model string
 	// Dispatcher runs the mailboxes; nil means a Pool of Workers goroutines.
 	Dispatcher actor.Dispatcher
 	// Workers sizes the default Pool; 0 means runtime.GOMAXPROCS(0).
@@ -88,7 +91,7 @@ func New(opts Options) (*Runtime, error) {
 	}
 	rt.registry = parent.New(parent.Config{
 		Sessions: rt.sessions, System: rt.system, Dispatcher: dispatcher,
-		NewAgent: opts.NewAgent, Logger: logger,
+		NewAgent: opts.NewAgent, Provider: opts.Provider, Model: opts.Model, Logger: logger,
 	})
 	return rt, nil
 }

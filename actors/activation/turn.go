@@ -401,6 +401,19 @@ func (s *step) End(ctx context.Context) error {
 	return err
 }
 
+// Retry logs llm/retry for this step, after its End: the model call the
+// step made failed and is about to be retried (its turn and step are the
+// step's own).
+func (s *step) Retry(ctx context.Context, r event.LLMRetry) error {
+	if err := s.t.lock(ctx); err != nil {
+		return err
+	}
+	defer s.t.mu.Unlock()
+	r.Turn, r.Step = s.t.number, s.number
+	_, err := s.t.a.append(r)
+	return err
+}
+
 // append logs one event and returns its seq; a refused append is logged
 // and returned.
 func (a *Activation) append(p event.Payload, opts ...session.AppendOption) (int64, error) {

@@ -29,6 +29,9 @@ type Config struct {
 	// NewAgent builds each agent unless its Spec names one; nil means
 	// agent.Scripted.
 	NewAgent agent.Factory
+	// Provider and Model are the route of a factory-built agent whose Spec
+	// names none (empty: the agent package defaults).
+	Provider, Model string
 	// Logger receives failures; nil discards.
 	Logger *slog.Logger
 }
@@ -80,6 +83,8 @@ type Registry struct {
 	system      *actor.ActorSystem
 	dispatcher  actor.Dispatcher
 	newAgent    agent.Factory
+	provider    string // the default route (Config.Provider, Config.Model)
+	model       string
 	logger      *slog.Logger
 	supervisor  actor.SupervisorStrategy
 	bus         *Bus
@@ -107,6 +112,8 @@ func New(cfg Config) *Registry {
 		system:     cfg.System,
 		dispatcher: cfg.Dispatcher,
 		newAgent:   newAgent,
+		provider:   cfg.Provider,
+		model:      cfg.Model,
 		logger:     logger,
 		supervisor: activation.StopStrategy(logger),
 		bus:        newBus(logger),
@@ -293,9 +300,13 @@ func (r *Registry) unreserve(id string, done chan struct{}) {
 	close(done)
 }
 
-// spawn builds the agent and its actor over live.
+// spawn builds the agent and its actor over live; a factory-built agent
+// without a route gets the registry's.
 func (r *Registry) spawn(live *session.Live, spec Spec, resumed bool) (*Handle, error) {
 	header := live.Header()
+	if spec.Agent == nil && spec.Provider == "" && spec.Model == "" {
+		spec.Provider, spec.Model = r.provider, r.model
+	}
 	h := &Handle{
 		reg: r, id: header.ID, incarnation: r.incarnation.Add(1), header: header, spec: spec,
 		disposing: make(chan struct{}, 1), disposed: make(chan struct{}),

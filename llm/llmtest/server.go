@@ -120,7 +120,24 @@ type Server struct {
 	*httptest.Server
 	mu        sync.Mutex
 	behaviors []Behavior
+	routes    []route
 	received  []Received
+}
+
+// route is a script for the requests match selects.
+type route struct {
+	match     func(Received) bool
+	behaviors []Behavior
+}
+
+// Route answers the requests match selects with behaviors, in order,
+// before the main script is consulted (routes are tried in the order they
+// were added; an exhausted route answers 500). Use it to script agents
+// whose calls interleave, e.g. by matching their prompts.
+func (s *Server) Route(match func(Received) bool, behaviors ...Behavior) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.routes = append(s.routes, route{match: match, behaviors: behaviors})
 }
 
 // NewServer starts a server answering with behaviors, in order.
@@ -162,11 +179,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
 	index := len(s.received)
-	s.received = append(s.received, Received{Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
-	var b Behavior
-	if len(s.behaviors) > 0 {
-		b, s.behaviors = s.behaviors[0], s.behaviors[1:]
-	}
+	got := Received{Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	s.received = append(s.received, got)
+	b := s.next(got)
 	s.mu.Unlock()
 	defer s.recordElapsed(index, start)
 	if b == nil {
@@ -174,6 +189,23 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b(w, r)
+}
+
+// next takes the behavior for got: its route's next, else the script's.
+func (s *Server) next(got Received) Behavior {
+	queue := &s.behaviors
+	for i := range s.routes {
+		if s.routes[i].match(got) {
+			queue = &s.routes[i].behaviors
+			break
+		}
+	}
+	if len(*queue) == 0 {
+		return nil
+	}
+	b := (*queue)[0]
+	*queue = (*queue)[1:]
+	return b
 }
 
 func (s *Server) recordElapsed(index int, start time.Time) {

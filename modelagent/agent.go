@@ -1,0 +1,423 @@
+package modelagent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/llm"
+	"github.com/dsh-actors/dsh-actors/subagent"
+)
+
+// DefaultSystem is the system prompt of a Config without one.
+const DefaultSystem = "You are an agent. You can hand work to subagents with the subagent and " +
+	"subagent_fork tools (in the background when it should run on its own), send your background " +
+	"subagents more work with send_message and list them with list_agents. Answer the user directly " +
+	"when no tool is needed."
+
+// DefaultMaxDepth is the delegation cap of a Config without one.
+const DefaultMaxDepth = 3
+
+// Config configures the model agents.
+type Config struct {
+	// Client streams the model's responses (required).
+	Client llm.Client
+	// Provider is the route name logged for requests and assistant
+	// messages (default llm.DefaultProvider).
+	Provider string
+	// Model is the wire model name (required); an agent whose options name
+	// another model uses that one.
+	Model string
+	// System is the system prompt (default DefaultSystem).
+	System string
+	// MaxDepth caps how deep delegation may go (default DefaultMaxDepth).
+	MaxDepth int
+	// Retry decides retries of failed model calls (default
+	// llm.DefaultRetryPolicy).
+	Retry *llm.RetryPolicy
+	// Random samples the retry jitter in [0, 1] (default math/rand/v2).
+	Random func() float64
+}
+
+// Agents builds model agents: each runs the tool loop over its own
+// conversation, with the four subagent tools bound to itself.
+type Agents struct {
+	cfg     Config
+	mu      sync.Mutex
+	rt      *actors.Runtime
+	service *subagent.Service
+}
+
+// New returns the model agents of cfg; it fails without a client or a
+// model. Bind the runtime and the subagent service before the first turn.
+func New(cfg Config) (*Agents, error) {
+	if cfg.Client == nil || cfg.Model == "" {
+		return nil, errors.New("modelagent: a Config needs a Client and a Model")
+	}
+	if cfg.Provider == "" {
+		cfg.Provider = llm.DefaultProvider
+	}
+	if cfg.System == "" {
+		cfg.System = DefaultSystem
+	}
+	if cfg.MaxDepth == 0 {
+		cfg.MaxDepth = DefaultMaxDepth
+	}
+	if cfg.Retry == nil {
+		p := llm.DefaultRetryPolicy()
+		cfg.Retry = &p
+	}
+	if cfg.Random == nil {
+		cfg.Random = rand.Float64
+	}
+	return &Agents{cfg: cfg}, nil
+}
+
+// Route is the provider and model the agents are attributed to (give them
+// to actors.Options so that the runtime logs the same).
+func (a *Agents) Route() (provider, model string) { return a.cfg.Provider, a.cfg.Model }
+
+// Bind gives the agents the runtime they run on (to find the calling agent)
+// and the subagent service their tools use. Either may be nil: the
+// subagent tools then fail with "requires a calling agent".
+func (a *Agents) Bind(rt *actors.Runtime, service *subagent.Service) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.rt, a.service = rt, service
+}
+
+func (a *Agents) bound() (*actors.Runtime, *subagent.Service) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.rt, a.service
+}
+
+// Factory builds the agent of one live agent; it has the agent.Factory
+// signature and does not block.
+func (a *Agents) Factory(opts agent.Options) agent.Agent {
+	l := &loop{a: a, opts: opts, provider: a.cfg.Provider, model: a.cfg.Model}
+	if opts.Model != "" && opts.Model != agent.DefaultModel {
+		l.provider, l.model = orDefault(opts.Provider, a.cfg.Provider), opts.Model
+	}
+	return l
+}
+
+func orDefault(s, fallback string) string {
+	if s == "" || s == agent.DefaultProvider {
+		return fallback
+	}
+	return s
+}
+
+// loop is one live agent's model loop. Its turns run one at a time.
+type loop struct {
+	a               *Agents
+	opts            agent.Options
+	provider, model string
+	// What the log holds of the request: the last header (its JSON, nil
+	// for none) and context logged, read from the log before this
+	// instance's first step; loggedHere once this instance logged one.
+	scanned    bool
+	header     []byte
+	loggedHere bool
+	context    *event.RequestContext
+}
+
+// RunTurn runs steps until the model stops calling tools: each step sends
+// the conversation to the model, logs the streamed chunks and the
+// assistant message, then runs the calls it made. A failed model call is
+// retried as the policy says (a later step of the same turn, after an
+// llm/retry event), else it ends the turn with its failure.
+func (l *loop) RunTurn(ctx context.Context, host agent.Host, _ agent.Message) (agent.StopReason, error) {
+	self, tools, err := l.tools(host)
+	if err != nil {
+		return agent.Error, err
+	}
+	retries := 0
+	for {
+		next, stop, err := l.step(ctx, host, self, tools, &retries)
+		if err != nil || !next {
+			return stop, err
+		}
+	}
+}
+
+// tools is the registry of the calling agent: the four subagent tools,
+// filtered by the agent's options.
+func (l *loop) tools(host agent.Host) (*parent.Handle, *Registry, error) {
+	rt, service := l.a.bound()
+	var self *parent.Handle
+	if rt != nil {
+		self = rt.Agent(host.SessionID())
+	}
+	c := caller{service: service, self: self, maxDepth: l.a.cfg.MaxDepth}
+	if service == nil {
+		c.self = nil
+	}
+	var kept []Tool
+	for _, t := range subagentTools(c) {
+		if allowed(l.opts.ToolFilter, t.Name) {
+			kept = append(kept, t)
+		}
+	}
+	reg, err := NewRegistry(kept...)
+	return self, reg, err
+}
+
+// allowed applies a tool filter: only Allow (when set), never Deny.
+func allowed(f *agent.ToolFilter, name string) bool {
+	if f == nil {
+		return true
+	}
+	if f.Allow != nil && !slices.Contains(f.Allow, name) {
+		return false
+	}
+	return !slices.Contains(f.Deny, name)
+}
+
+// step runs one step. next is true when the turn goes on with another
+// step; otherwise stop and err are how the turn ends. A model failure
+// leaves the step open (the runtime closes it before turn/end), so the
+// turn's error names it.
+func (l *loop) step(ctx context.Context, host agent.Host, self *parent.Handle, tools *Registry, retries *int) (next bool, stop agent.StopReason, err error) {
+	conversation, err := host.Conversation()
+	if err != nil {
+		return false, agent.Error, err
+	}
+	step, err := host.Step(ctx)
+	if err != nil {
+		return false, agent.Error, err
+	}
+	header, req := l.request(host.SessionID(), conversation, tools)
+	if err := l.logRequest(ctx, step, self, header); err != nil {
+		return false, agent.Error, err
+	}
+	var asm llm.Assembler
+	failure, err := l.stream(ctx, step, req, &asm)
+	switch {
+	case err != nil:
+		return false, agent.Error, err
+	case ctx.Err() != nil:
+		return false, agent.Aborted, step.End(context.WithoutCancel(ctx))
+	case failure != nil:
+		return l.failed(ctx, step, failure, retries)
+	}
+	*retries = 0
+	return l.respond(ctx, step, tools, &asm)
+}
+
+// stream sends req and logs each chunk as it arrives. It returns the
+// model's failure (thrown, or an error finish), or an error for anything
+// else; a cancelled ctx stops it quietly.
+func (l *loop) stream(ctx context.Context, step agent.Step, req llm.Request, asm *llm.Assembler) (*llm.Error, error) {
+	for chunk, err := range l.a.cfg.Client.Stream(ctx, req) {
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		if err != nil {
+			if f, ok := llm.FailureOf(err); ok {
+				return f, nil
+			}
+			return nil, err
+		}
+		if err := step.Chunk(ctx, chunk); err != nil {
+			return nil, err
+		}
+		asm.Push(chunk)
+	}
+	if ctx.Err() != nil {
+		return nil, nil
+	}
+	if finish := asm.Finish(); (finish.Kind == event.FinishError || finish.Kind == event.FinishAborted) && finish.Failure != nil {
+		return &llm.Error{Failure: *finish.Failure}, nil
+	}
+	return nil, nil
+}
+
+// respond logs the assistant message (without tool calls when the
+// response was cut at max-tokens), runs its tool calls and ends the step.
+func (l *loop) respond(ctx context.Context, step agent.Step, tools *Registry, asm *llm.Assembler) (bool, agent.StopReason, error) {
+	finish := asm.Finish()
+	content := asm.Blocks()
+	if finish.Kind == event.FinishMaxTokens {
+		content = slices.DeleteFunc(content, func(b event.Block) bool { return b.Type == event.BlockToolCall })
+	}
+	if _, err := step.Message(ctx, content, asm.Usage()); err != nil {
+		return false, agent.Error, err
+	}
+	var calls []event.ToolCallBlock
+	for _, b := range content {
+		if call, ok := b.ToolCall(); ok {
+			calls = append(calls, call)
+		}
+	}
+	if err := tools.run(ctx, calls, step); err != nil {
+		return false, agent.Error, err
+	}
+	if err := step.End(context.WithoutCancel(ctx)); err != nil {
+		return false, agent.Error, err
+	}
+	switch {
+	case ctx.Err() != nil:
+		return false, agent.Aborted, nil
+	case finish.Kind == event.FinishMaxTokens:
+		return false, agent.MaxTokens, nil
+	}
+	return len(calls) > 0, agent.Completed, nil
+}
+
+// retryLogger is a step that can log llm/retry (its turn and step are the
+// step's own).
+type retryLogger interface {
+	Retry(ctx context.Context, retry event.LLMRetry) error
+}
+
+// failed handles a model failure: retried (the step ends, llm/retry is
+// logged, the delay waited, and the turn goes on) when the policy allows
+// it, else the turn's error.
+func (l *loop) failed(ctx context.Context, step agent.Step, failure *llm.Error, retries *int) (bool, agent.StopReason, error) {
+	policy := *l.a.cfg.Retry
+	retry, ok := policy.Next(failure.Failure, *retries, l.a.cfg.Random())
+	if !ok {
+		return false, agent.Error, failure
+	}
+	if err := step.End(ctx); err != nil {
+		return false, agent.Error, err
+	}
+	delay := time.Duration(math.Round(retry.DelayMs)) * time.Millisecond
+	if logger, ok := step.(retryLogger); ok {
+		record := event.LLMRetry{Provider: l.provider, Mode: policy.Mode, PolicyKey: policy.Key(),
+			Retry: retry.Number, DelayMs: int(delay.Milliseconds()), Failure: failure.Failure}
+		if policy.Mode != llm.RetryAlways {
+			record.MaxRetries = &policy.MaxRetries
+		}
+		if err := logger.Retry(ctx, record); err != nil {
+			return false, agent.Error, err
+		}
+	}
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		*retries = retry.Number
+		return true, agent.Completed, nil
+	case <-ctx.Done():
+		return false, agent.Aborted, nil
+	}
+}
+
+// request builds the step's request header and model request from the
+// conversation. A config field the agent leaves unset and the client
+// has a default for is filled in and marked in adapterDefaults.
+func (l *loop) request(sessionID string, conversation []agent.Entry, tools *Registry) (event.Header, llm.Request) {
+	header := event.Header{
+		Config: event.Config{Provider: l.provider, Model: l.model, MaxTokens: l.opts.MaxTokens},
+		System: l.a.cfg.System,
+		Tools:  tools.Specs(),
+	}
+	if d, ok := l.a.cfg.Client.(llm.Defaulter); ok {
+		defaults := d.Defaults()
+		marks := event.AdapterDefaults{}
+		if header.Config.MaxTokens == 0 && defaults.MaxTokens > 0 {
+			header.Config.MaxTokens, marks.MaxTokens = defaults.MaxTokens, true
+		}
+		if defaults.ReasoningEffort != "" {
+			header.Config.ReasoningEffort, marks.ReasoningEffort = defaults.ReasoningEffort, true
+		}
+		if marks.MaxTokens || marks.ReasoningEffort {
+			header.AdapterDefaults = &marks
+		}
+	}
+	req := llm.Request{
+		Model: l.model, System: header.System, Messages: messages(conversation), Tools: header.Tools,
+		MaxTokens: header.Config.MaxTokens, ReasoningEffort: header.Config.ReasoningEffort, SessionID: sessionID,
+	}
+	return header, req
+}
+
+// messages is the conversation as the model is sent it.
+func messages(conversation []agent.Entry) []llm.Message {
+	out := make([]llm.Message, 0, len(conversation))
+	for _, e := range conversation {
+		m := llm.Message{Role: e.Role, Content: e.Content}
+		if e.Role == agent.RoleTool {
+			m.Role, m.ToolCallID = llm.RoleTool, e.ToolCallID
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// logRequest logs request/header (initial, or resume when the log already
+// has one, on this instance's first step; later only on a change) and
+// request/context when it changed.
+func (l *loop) logRequest(ctx context.Context, step agent.Step, self *parent.Handle, header event.Header) error {
+	if !l.scanned {
+		l.scan(self)
+	}
+	encoded, err := json.Marshal(header)
+	if err != nil {
+		return err
+	}
+	reason := ""
+	switch {
+	case !l.loggedHere && l.header != nil:
+		reason = event.HeaderResume
+	case !l.loggedHere:
+		reason = event.HeaderInitial
+	case !bytes.Equal(encoded, l.header):
+		reason = event.HeaderChange
+	}
+	if reason != "" {
+		if err := step.RequestHeader(ctx, header, reason); err != nil {
+			return err
+		}
+		l.header, l.loggedHere = encoded, true
+	}
+	rc := event.RequestContext{Provider: l.provider, Model: l.model}
+	if d, ok := l.a.cfg.Client.(llm.Defaulter); ok {
+		rc.ContextWindow = d.Defaults().ContextWindow
+	}
+	if l.context != nil && *l.context == rc {
+		return nil
+	}
+	if err := step.RequestContext(ctx, rc); err != nil {
+		return err
+	}
+	l.context = &rc
+	return nil
+}
+
+// scan reads the last request header and context of the agent's log (a
+// restarted agent's, or a fork's inherited ones). Events that do not
+// decode are passed over.
+func (l *loop) scan(self *parent.Handle) {
+	l.scanned = true
+	if self == nil {
+		return
+	}
+	for _, e := range self.Session().Events() {
+		switch e.Type {
+		case event.TypeRequestHeader:
+			if h, err := event.DecodeAs[event.RequestHeader](e.Type, e.Data); err == nil {
+				if encoded, err := json.Marshal(h.Header); err == nil {
+					l.header = encoded
+				}
+			}
+		case event.TypeRequestContext:
+			if rc, err := event.DecodeAs[event.RequestContext](e.Type, e.Data); err == nil {
+				l.context = &rc
+			}
+		}
+	}
+}

@@ -1,0 +1,172 @@
+package modelagent_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/llm"
+	"github.com/dsh-actors/dsh-actors/llm/llmtest"
+	"github.com/dsh-actors/dsh-actors/modelagent"
+)
+
+func TestASimpleTurnIsLoggedAsTheOriginalLogsIt(t *testing.T) {
+	client := llmtest.NewClient(llmtest.Reply(llmtest.Say("Hel", "lo")))
+	r := newRig(t, client)
+	h := r.turn(t, "solo", "hi")
+	log := events(t, h.Session())
+	require.Equal(t, []string{"turn/start", "user/message", "step/start", "request/header", "request/context",
+		"assistant/chunk", "assistant/chunk", "assistant/chunk", "assistant/chunk", "assistant/chunk", "assistant/chunk",
+		"assistant/message", "step/end", "turn/end"}, types(log))
+	require.Equal(t, `{"turn":1,"step":1}`, log[2].Raw)
+	header := log[3].Data["header"].(map[string]any)
+	require.Equal(t, "initial", log[3].Data["reason"])
+	require.Equal(t, map[string]any{"provider": "deepseek-official", "model": "deepseek-v4-flash"}, header["config"])
+	require.Equal(t, modelagent.DefaultSystem, header["system"])
+	require.Len(t, header["tools"], 4)
+	require.Equal(t, `{"provider":"deepseek-official","model":"deepseek-v4-flash"}`, log[4].Raw)
+	require.Equal(t, `{"turn":1,"step":1,"chunk":{"type":"block-start","index":0,"blockType":"text"}}`, log[5].Raw)
+	msg := log[11]
+	require.Equal(t, []int64{5, 6, 7, 8, 9, 10}, msg.SourceEventSeqs)
+	require.Equal(t, "append", msg.SurfaceOp)
+	require.Contains(t, msg.Raw, `"message":{"role":"assistant","content":[{"type":"text","text":"Hello"}],"source":{"kind":"model","provider":"deepseek-official","model":"deepseek-v4-flash"},"id":"`)
+	require.Contains(t, msg.Raw, `"usage":{"inputTokens":10,"outputTokens":2}}`)
+	require.Equal(t, `{"turn":1,"reason":{"kind":"completed"}}`, log[13].Raw)
+
+	reqs := client.Requests()
+	require.Len(t, reqs, 1)
+	require.Equal(t, []llm.Message{{Role: "user", Content: event.Text("hi")}}, reqs[0].Messages)
+	require.Equal(t, []string{"list_agents", "send_message", "subagent", "subagent_fork"}, toolNames(reqs[0].Tools))
+}
+
+func toolNames(tools []event.ToolSpec) []string {
+	var names []string
+	for _, t := range tools {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+func TestBadModelOutputGetsTheOriginalsErrorResults(t *testing.T) {
+	huge := strings.Repeat("x", 1<<20)
+	client := llmtest.NewClient(
+		llmtest.Reply(llmtest.CallTools(
+			llmtest.Call{ID: "c1", Name: "list_agents", Args: []string{`{not json`}},
+			llmtest.Call{Name: "list_agents", Args: []string{`{}`}},
+			llmtest.Call{ID: "c3", Name: "task_output", Args: []string{`{"task_id": "x"}`}},
+			llmtest.Call{ID: "c4", Name: "subagent", Args: []string{`{"description": 5}`}},
+		)),
+		llmtest.Reply(llmtest.Response{Text: []string{huge, huge[:10]}, Usage: &llmtest.Usage{Prompt: 1, Completion: 1}}),
+	)
+	r := newRig(t, client)
+	h := r.turn(t, "bad", "go")
+	log := events(t, h.Session())
+	results := ofType(log, "tool/result")
+	require.Len(t, results, 4)
+	want := []struct{ id, text, errorJSON string }{
+		{"c1", `Error: invalid arguments: \"arguments\" must be an object`, `"error":{"name":"ToolArgsError","code":"INVALID_ARGS"}`},
+		{"call-1", `(no subagents)`, ``},
+		{"c3", `Error: unknown tool \"task_output\"`, `"error":{"name":"ToolNotFoundError","code":"UNKNOWN_TOOL"}`},
+		{"c4", `Error: invalid arguments: missing required property \"prompt\"; \"description\" must be a string`, `"error":{"name":"ToolArgsError","code":"INVALID_ARGS"}`},
+	}
+	calls := ofType(log, "tool/call")
+	for i, w := range want {
+		res := results[i]
+		require.Contains(t, res.Raw, `"message":{"source":{"kind":"tool","callId":"`+w.id+`"},"content":[{"type":"tool-result","toolCallId":"`+w.id+`","content":[{"type":"text","text":"`+w.text+`"}],"isError":`+boolText(w.errorJSON != "")+`}],"role":"user","id":"`)
+		if w.errorJSON != "" {
+			require.True(t, strings.HasSuffix(res.Raw, `},`+w.errorJSON+`}`), res.Raw)
+		}
+		require.Equal(t, []int64{calls[i].Seq}, res.SourceEventSeqs)
+		require.Equal(t, calls[i].Seq+1, res.Seq, "exclusive calls alternate")
+		require.Equal(t, w.id, calls[i].Data["callId"])
+	}
+	msgs := ofType(log, "assistant/message")
+	require.Len(t, msgs, 2)
+	require.Contains(t, msgs[1].Raw, huge+huge[:10])
+	require.Equal(t, `{"turn":1,"reason":{"kind":"completed"}}`, log[len(log)-1].Raw)
+	require.Equal(t, []int64{1, 2}, stepNumbers(log))
+
+	second := client.Requests()[1].Messages
+	require.Equal(t, llm.RoleAssistant, second[1].Role)
+	for i, w := range want {
+		require.Equal(t, llm.RoleTool, second[2+i].Role)
+		require.Equal(t, w.id, second[2+i].ToolCallID)
+	}
+}
+
+func boolText(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+func stepNumbers(log []logged) []int64 {
+	var steps []int64
+	for _, e := range ofType(log, "step/start") {
+		steps = append(steps, int64(e.Data["step"].(float64)))
+	}
+	return steps
+}
+
+func TestModelFailuresEndTheTurn(t *testing.T) {
+	client := llmtest.NewClient(
+		llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "Authentication Fails", Code: "AUTH", Status: 401}}),
+		llmtest.Reply(llmtest.Response{Text: []string{"x"}, Finish: "content_filter"}),
+		llmtest.Reply(llmtest.Response{Text: []string{"cut"}, Calls: []llmtest.Call{{ID: "c", Name: "list_agents", Args: []string{"{}"}}}, Finish: "length"}),
+	)
+	r := newRig(t, client)
+	auth := events(t, r.turn(t, "auth", "hi").Session())
+	require.Equal(t, []string{"turn/start", "user/message", "step/start", "request/header", "request/context", "step/end", "turn/end"}, types(auth))
+	require.Equal(t, `{"turn":1,"reason":{"kind":"error","step":1,"failure":{"message":"Authentication Fails","code":"AUTH","status":401}}}`, auth[6].Raw)
+
+	filtered := events(t, r.turn(t, "filter", "hi").Session())
+	require.Equal(t, `{"turn":1,"reason":{"kind":"error","step":1,"failure":{"message":"model stopped: content_filter","code":"CONTENT_FILTER"}}}`, filtered[len(filtered)-1].Raw)
+	require.Empty(t, ofType(filtered, "assistant/message"), "an error finish logs no message; its chunks stay")
+	require.Len(t, ofType(filtered, "assistant/chunk"), 4)
+
+	cut := events(t, r.turn(t, "cut", "hi").Session())
+	require.Equal(t, `{"turn":1,"reason":{"kind":"max-tokens"}}`, cut[len(cut)-1].Raw)
+	msg := ofType(cut, "assistant/message")
+	require.Len(t, msg, 1)
+	require.NotContains(t, msg[0].Raw, "tool-call", "max-tokens drops the tool calls")
+	require.Empty(t, ofType(cut, "tool/call"))
+}
+
+func TestAFailedCallIsRetriedWithinTheTurn(t *testing.T) {
+	srv := llmtest.NewServer(llmtest.RateLimited(0), llmtest.Stream(llmtest.Say("ok")))
+	defer srv.Close()
+	r := newRig(t, srv.Client(0))
+	log := events(t, r.turn(t, "retry", "hi").Session())
+	require.Equal(t, []string{"turn/start", "user/message", "step/start", "request/header", "request/context", "step/end",
+		"llm/retry", "step/start", "assistant/chunk", "assistant/chunk", "assistant/chunk", "assistant/chunk", "assistant/chunk",
+		"assistant/message", "step/end", "turn/end"}, types(log))
+	require.Equal(t, `{"turn":1,"step":1,"provider":"deepseek-official","mode":"normal","policyKey":"[\"normal\",2,[\"RATE_LIMIT\",\"SERVER\"],1,1000,0]","retry":1,"maxRetries":2,"delayMs":1,"failure":{"message":"Rate limit reached","code":"RATE_LIMIT","status":429,"requestId":"req-429"}}`, log[6].Raw)
+	require.Equal(t, `{"turn":1,"reason":{"kind":"completed"}}`, log[len(log)-1].Raw)
+	require.Len(t, srv.Received(), 2)
+}
+
+func TestCancellingATurnEndsItAborted(t *testing.T) {
+	client := llmtest.NewClient(llmtest.Hang())
+	r := newRig(t, client)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	h, err := r.rt.StartAgent(ctx, parentSpec("hang"))
+	require.NoError(t, err)
+	_, err = h.Followup(ctx, agent.Text("hi"), agent.Source{Kind: event.SourceUser})
+	require.NoError(t, err)
+	for len(ofType(events(t, h.Session()), "assistant/chunk")) < 2 {
+		time.Sleep(time.Millisecond) // waiting for the stream to start, not timing it
+	}
+	h.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
+	require.NoError(t, h.WhenIdle(ctx))
+	log := events(t, h.Session())
+	require.Equal(t, []string{"turn/start", "user/message", "step/start", "request/header", "request/context",
+		"assistant/chunk", "assistant/chunk", "step/end", "turn/end"}, types(log))
+	require.Equal(t, `{"turn":1,"reason":{"kind":"aborted"}}`, log[len(log)-1].Raw)
+}

@@ -1,0 +1,112 @@
+package modelagent_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/llm"
+	"github.com/dsh-actors/dsh-actors/modelagent"
+	"github.com/dsh-actors/dsh-actors/query"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/dsh-actors/dsh-actors/subagent"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// rig is a runtime over a JSONL store whose agents are model agents.
+type rig struct {
+	root    string
+	rt      *actors.Runtime
+	service *subagent.Service
+}
+
+func newRig(t *testing.T, client llm.Client) *rig {
+	t.Helper()
+	agents, err := modelagent.New(modelagent.Config{Client: client, Model: "deepseek-v4-flash",
+		Random: func() float64 { return 0.5 },
+		Retry:  &llm.RetryPolicy{Mode: llm.RetryNormal, MaxRetries: 2, RetryableCodes: []string{"RATE_LIMIT", "SERVER"}, InitialDelayMs: 1, MaxDelayMs: 1000}})
+	require.NoError(t, err)
+	provider, model := agents.Route()
+	root := t.TempDir()
+	rt, err := actors.New(actors.Options{Root: root, NewAgent: agents.Factory, Provider: provider, Model: model})
+	require.NoError(t, err)
+	service := subagent.New(rt, query.New(rt.Sessions()))
+	for _, p := range []subagent.Provider{subagent.NewSpawn(rt), subagent.NewFork(rt)} {
+		_, err := service.RegisterProvider(p)
+		require.NoError(t, err)
+	}
+	agents.Bind(rt, service)
+	r := &rig{root: root, rt: rt, service: service}
+	t.Cleanup(func() { require.NoError(t, rt.Close(context.Background())) })
+	return r
+}
+
+// turn starts a top-level agent id, sends it prompt and waits until it is
+// idle; it returns the agent.
+func (r *rig) turn(t *testing.T, id, prompt string) *parent.Handle {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	h, err := r.rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: id, Cwd: "/work"}})
+	require.NoError(t, err)
+	_, err = h.Followup(ctx, agent.Text(prompt), agent.Source{Kind: event.SourceUser})
+	require.NoError(t, err)
+	require.NoError(t, h.WhenIdle(ctx))
+	return h
+}
+
+// logged is one event of a log, its data decoded loosely.
+type logged struct {
+	Seq             int64
+	Type            string
+	Data            map[string]any
+	Raw             string
+	SourceEventSeqs []int64
+	SurfaceOp       string
+}
+
+func events(t *testing.T, live *session.Live) []logged {
+	t.Helper()
+	var out []logged
+	for _, e := range live.Events() {
+		l := logged{Seq: e.Seq, Type: e.Type, Raw: string(e.Data), SourceEventSeqs: e.SourceEventSeqs}
+		if len(e.SurfaceOp) > 0 {
+			require.NoError(t, json.Unmarshal(e.SurfaceOp, &l.SurfaceOp))
+		}
+		_ = json.Unmarshal(e.Data, &l.Data)
+		out = append(out, l)
+	}
+	return out
+}
+
+func types(events []logged) []string {
+	out := make([]string, len(events))
+	for i, e := range events {
+		out[i] = e.Type
+	}
+	return out
+}
+
+// ofType returns the events of one type.
+func ofType(events []logged, typ string) []logged {
+	var out []logged
+	for _, e := range events {
+		if e.Type == typ {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func parentSpec(id string) parent.CreateSpec {
+	return parent.CreateSpec{Header: session.Header{ID: id, Cwd: "/work"}}
+}
