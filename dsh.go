@@ -26,6 +26,9 @@ type Options struct {
 	// NewAgent builds every agent started or resumed; nil means
 	// agent.Scripted.
 	NewAgent agent.Factory
+	// Provider and Model are the model route the agents NewAgent builds are
+	// attributed to (empty: the agent package's defaults).
+	Provider, Model string
 	// Logger receives the runtime's warnings; nil discards them.
 	Logger *slog.Logger
 	// Workers sizes the dispatcher pool; 0 means GOMAXPROCS.
@@ -44,7 +47,8 @@ type Runtime struct {
 // service with the spawn and fork providers. On an error nothing stays
 // open. It blocks only on opening the store.
 func Open(opts Options) (*Runtime, error) {
-	aopts := actors.Options{Root: opts.Dir, Logger: opts.Logger, NewAgent: opts.NewAgent, Workers: opts.Workers}
+	aopts := actors.Options{Root: opts.Dir, Logger: opts.Logger, NewAgent: opts.NewAgent, Workers: opts.Workers,
+		Provider: opts.Provider, Model: opts.Model}
 	if opts.Store != nil {
 		aopts.Sessions = session.NewSessions(opts.Store)
 	}

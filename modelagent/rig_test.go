@@ -54,13 +54,18 @@ func newRig(t *testing.T, client llm.Client) *rig {
 // idle; it returns the agent.
 func (r *rig) turn(t *testing.T, id, prompt string) *parent.Handle {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	h, err := r.rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: id, Cwd: "/work"}})
 	require.NoError(t, err)
 	_, err = h.Followup(ctx, agent.Text(prompt), agent.Source{Kind: event.SourceUser})
 	require.NoError(t, err)
-	require.NoError(t, h.WhenIdle(ctx))
+	if err := h.WhenIdle(ctx); err != nil {
+		for _, e := range h.Session().Events() {
+			t.Logf("%d %s %s", e.Seq, e.Type, e.Data)
+		}
+		t.Fatal(err)
+	}
 	return h
 }
 

@@ -43,7 +43,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := parseFlagsOnly(flags, args); err != nil {
 		return usageError(stderr, demoUsage, flags, err)
 	}
-	set, err := openRuntime(*store, warnLogger(stderr))
+	set, err := openRuntime(*store, warnLogger(stderr), nil)
 	if err != nil {
 		return failure(stderr, "demo", err)
 	}

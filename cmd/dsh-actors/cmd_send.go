@@ -57,7 +57,7 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := requireStore(*store); err != nil {
 		return failure(stderr, "send", err)
 	}
-	set, err := openRuntime(*store, warnLogger(stderr))
+	set, err := openRuntime(*store, warnLogger(stderr), nil)
 	if err != nil {
 		return failure(stderr, "send", err)
 	}

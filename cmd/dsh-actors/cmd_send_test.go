@@ -34,7 +34,7 @@ func newSentStore(t *testing.T) sentStore {
 	t.Helper()
 	ctx := context.Background()
 	s := sentStore{root: t.TempDir()}
-	set, err := openRuntime(s.root, warnLogger(io.Discard))
+	set, err := openRuntime(s.root, warnLogger(io.Discard), nil)
 	require.NoError(t, err)
 	var mu sync.Mutex
 	ended := map[string]subagent.RunEndInfo{}

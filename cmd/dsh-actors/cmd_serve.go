@@ -16,13 +16,14 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/host"
+	"github.com/dsh-actors/dsh-actors/modelagent"
 )
 
 func init() {
 	register("serve", "run the runtime and its web page until SIGINT/SIGTERM", runServe)
 }
 
-const serveUsage = "usage: dsh-actors serve [--store DIR] [--addr 127.0.0.1:7410]"
+const serveUsage = "usage: dsh-actors serve [--store DIR] [--addr 127.0.0.1:7410] [--model NAME]"
 
 // httpShutdownGrace bounds the wait for in-flight requests at shutdown.
 const httpShutdownGrace = 10 * time.Second
@@ -32,9 +33,13 @@ const httpShutdownGrace = 10 * time.Second
 // HTTP server, drains every agent child-first and flushes. A second signal
 // during that shutdown exits at once with status 1.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	store, addr, status := parseServeFlags(args, stderr)
+	store, addr, model, status := parseServeFlags(args, stderr)
 	if status >= 0 {
 		return status
+	}
+	agents, err := modelAgents(model)
+	if err != nil {
+		return failure(stderr, "serve", err)
 	}
 	listener, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -42,7 +47,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	logger := warnLogger(stderr)
 	pageURL, trusted := pageAuthority(listener.Addr().(*net.TCPAddr))
-	stack, err := openServeStack(store, logger, trusted)
+	stack, err := openServeStack(store, logger, trusted, agents)
 	if err != nil {
 		listener.Close()
 		return failure(stderr, "serve", err)
@@ -57,21 +62,22 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return stack.stop(served.server, stdout, stderr)
 }
 
-// parseServeFlags reads --store and --addr; on a usage error (including a
-// malformed --addr) or --help it prints the usage and returns the exit
-// status, else -1.
-func parseServeFlags(args []string, stderr io.Writer) (store, addr string, status int) {
+// parseServeFlags reads --store, --addr and --model; on a usage error
+// (including a malformed --addr) or --help it prints the usage and returns
+// the exit status, else -1.
+func parseServeFlags(args []string, stderr io.Writer) (store, addr, model string, status int) {
 	flags := newFlags("serve")
 	storeRoot := storeFlag(flags)
+	modelName := modelFlag(flags)
 	flags.StringVar(&addr, "addr", "127.0.0.1:7410", "listen address (host:port)")
 	err := parseFlagsOnly(flags, args)
 	if err == nil {
 		err = checkListenAddr(addr)
 	}
 	if err != nil {
-		return "", "", usageError(stderr, serveUsage, flags, err)
+		return "", "", "", usageError(stderr, serveUsage, flags, err)
 	}
-	return *storeRoot, addr, -1
+	return *storeRoot, addr, *modelName, -1
 }
 
 // checkListenAddr refuses an --addr that is not host:port with a port
@@ -111,8 +117,8 @@ func pageAuthority(bound *net.TCPAddr) (string, []string) {
 
 // openServeStack opens the runtime on the JSONL store at root with the
 // scripted agent, the subagent service and the host handler over them.
-func openServeStack(root string, logger *slog.Logger, trustedHosts []string) (*serveStack, error) {
-	set, err := openRuntime(root, logger)
+func openServeStack(root string, logger *slog.Logger, trustedHosts []string, agents *modelagent.Agents) (*serveStack, error) {
+	set, err := openRuntime(root, logger, agents)
 	if err != nil {
 		return nil, err
 	}

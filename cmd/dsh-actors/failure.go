@@ -51,6 +51,8 @@ func carriedCode(err error) string {
 		return e.Code
 	case *activation.Error:
 		return e.Code
+	case interface{ ErrorCode() string }: // the model client's failures
+		return e.ErrorCode()
 	case interface{ Unwrap() error }:
 		return carriedCode(e.Unwrap())
 	case interface{ Unwrap() []error }:

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"flag"
 	"io"
 	"log/slog"
 
 	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/llm"
+	"github.com/dsh-actors/dsh-actors/modelagent"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/subagent"
 )
@@ -25,16 +28,45 @@ type runtimeSet struct {
 	service *subagent.Service
 }
 
-// openRuntime opens the runtime on the JSONL store at root with logger. On
-// an error nothing stays open; otherwise the caller closes rt, which also
+// modelFlag adds --model, the model that drives new agents (none: the
+// keyless scripted agent).
+func modelFlag(flags *flag.FlagSet) *string {
+	return flags.String("model", "", "model name for DeepSeek's (or "+llm.EnvBaseURL+"'s) chat completions; needs "+llm.EnvAPIKey)
+}
+
+// modelAgents are the model agents of --model NAME over the DeepSeek
+// client configured from the environment, nil without a model. A model
+// without DEEPSEEK_API_KEY fails at once, naming the variable.
+func modelAgents(model string) (*modelagent.Agents, error) {
+	if model == "" {
+		return nil, nil
+	}
+	client, err := llm.NewDeepSeek(llm.ConfigFromEnv())
+	if err != nil {
+		return nil, err
+	}
+	return modelagent.New(modelagent.Config{Client: client, Model: model})
+}
+
+// openRuntime opens the runtime on the JSONL store at root with logger;
+// with model agents, every agent the runtime builds is one of them. On an
+// error nothing stays open; otherwise the caller closes rt, which also
 // drains the service.
-func openRuntime(root string, logger *slog.Logger) (*runtimeSet, error) {
+func openRuntime(root string, logger *slog.Logger, agents *modelagent.Agents) (*runtimeSet, error) {
 	if err := checkStoreRoot(root); err != nil {
 		return nil, err
 	}
-	rt, err := dsh.Open(dsh.Options{Dir: root, Logger: logger})
+	opts := dsh.Options{Dir: root, Logger: logger}
+	if agents != nil {
+		opts.NewAgent = agents.Factory
+		opts.Provider, opts.Model = agents.Route()
+	}
+	rt, err := dsh.Open(opts)
 	if err != nil {
 		return nil, err
+	}
+	if agents != nil {
+		agents.Bind(rt.Actors(), rt.Subagents())
 	}
 	return &runtimeSet{dsh: rt, rt: rt.Actors(), query: rt.Query(), service: rt.Subagents()}, nil
 }

@@ -1,6 +1,7 @@
 package llmtest
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -184,6 +185,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	b := s.next(got)
 	s.mu.Unlock()
 	defer s.recordElapsed(index, start)
+	r.Body = io.NopCloser(bytes.NewReader(body)) // the behavior may read it again
 	if b == nil {
 		Status(http.StatusInternalServerError, `{"error":{"message":"llmtest: script exhausted"}}`)(w, r)
 		return

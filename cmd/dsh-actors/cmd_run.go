@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+func init() {
+	register("run", "run one top-level turn in the terminal, printing the reply as it streams", runRun)
+}
+
+const runUsage = `usage: dsh-actors run [--model NAME] [--store DIR] "PROMPT"`
+
+// runRun runs PROMPT as one turn of a new top-level agent, printing the
+// reply as it arrives (tool calls and results as one line each), then
+// waits until the children it started have settled, drains child-first
+// and flushes. It exits 0 when the turn completed, 1 otherwise. The first
+// SIGINT/SIGTERM cancels the turn and stops waiting for children.
+func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	flags := newFlags("run")
+	store, model := storeFlag(flags), modelFlag(flags)
+	err := flags.Parse(args)
+	if err == nil && flags.NArg() != 1 {
+		err = errors.New("run takes exactly one PROMPT argument")
+	}
+	if err == nil {
+		err = checkStoreFlag(flags)
+	}
+	if err != nil {
+		usageError(stderr, runUsage, flags, err)
+		return 2
+	}
+	agents, err := modelAgents(*model)
+	if err != nil {
+		return failure(stderr, "run", err)
+	}
+	set, err := openRuntime(*store, warnLogger(stderr), agents)
+	if err != nil {
+		return failure(stderr, "run", err)
+	}
+	reason, err := runPrompt(ctx, set.rt, flags.Arg(0), stdout)
+	if closeErr := set.rt.Close(context.Background()); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		return failure(stderr, "run", err)
+	}
+	if reason.Kind != event.ReasonCompleted {
+		return failure(stderr, "run", turnFailed(reason))
+	}
+	return 0
+}
+
+// turnFailed describes a turn that did not complete.
+func turnFailed(r event.Reason) error {
+	text := "the turn ended " + r.Kind
+	if msg := r.Text(); msg != "" {
+		text += ": " + msg
+	}
+	if code := r.ErrorCode(); code != "" {
+		text += " (" + code + ")"
+	}
+	return errors.New(text)
+}
+
+// runPrompt starts the agent, sends prompt, prints the turn as it is
+// logged and returns how it ended once its children have settled.
+func runPrompt(ctx context.Context, rt *actors.Runtime, prompt string, stdout io.Writer) (event.Reason, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return event.Reason{}, err
+	}
+	id := uuid.NewString()
+	p := &printer{w: stdout}
+	stop := rt.Sessions().Subscribe(func(c session.Change) {
+		if c.Kind == session.Appended && c.Header.ID == id {
+			p.event(c.Event)
+		}
+	})
+	defer stop()
+	h, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: id, Cwd: cwd}})
+	if err != nil {
+		return event.Reason{}, err
+	}
+	if _, err := h.Followup(ctx, agent.Text(prompt), agent.Source{Kind: event.SourceUser}); err != nil {
+		return event.Reason{}, err
+	}
+	if err := h.WhenIdle(ctx); err != nil {
+		h.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
+		_ = h.WhenIdle(context.Background())
+	}
+	waitChildren(ctx, rt, id)
+	return p.end(), nil
+}
+
+// waitChildren waits until no agent but root is live: every child has
+// settled and been disposed. It stops early when ctx is done.
+func waitChildren(ctx context.Context, rt *actors.Runtime, root string) {
+	for {
+		var child *parent.Handle
+		for _, h := range rt.Registry().List() {
+			if h.ID() != root {
+				child = h
+				break
+			}
+		}
+		if child == nil {
+			return
+		}
+		select {
+		case <-child.Disposed():
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// printer writes a turn's events as they are logged: streamed text as it
+// arrives, a message that was not streamed whole, one line per tool call
+// and per result.
+type printer struct {
+	mu       sync.Mutex
+	w        io.Writer
+	streamed bool // this step printed text deltas
+	midLine  bool
+	reason   event.Reason
+}
+
+func (p *printer) event(e session.Event) {
+	payload, err := event.Decode(e.Type, e.Data)
+	if err != nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch v := payload.(type) {
+	case event.AssistantChunk:
+		if v.Chunk.Type == event.ChunkTextDelta {
+			p.write(v.Chunk.Text)
+			p.streamed = true
+		}
+	case event.AssistantMessage:
+		if !p.streamed {
+			p.write(event.TextOf(v.Message.Content))
+		}
+		p.streamed = false
+		p.newline()
+	case event.ToolCall:
+		p.line(fmt.Sprintf("[tool %s %s]", v.Name, oneLine(v.Arguments)))
+	case event.ToolResult:
+		for _, b := range v.Message.Content {
+			p.line("[result] " + oneLine(event.TextOf(b.Content)))
+		}
+	case event.TurnEnd:
+		p.reason = v.Reason
+		p.newline()
+	}
+}
+
+func (p *printer) write(s string) {
+	if s == "" {
+		return
+	}
+	fmt.Fprint(p.w, s)
+	p.midLine = !strings.HasSuffix(s, "\n")
+}
+
+func (p *printer) newline() {
+	if p.midLine {
+		fmt.Fprintln(p.w)
+		p.midLine = false
+	}
+}
+
+func (p *printer) line(s string) {
+	p.newline()
+	fmt.Fprintln(p.w, s)
+}
+
+// end is how the turn ended.
+func (p *printer) end() event.Reason {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.reason
+}
+
+// oneLine cuts s to its first line and 200 bytes, saying how much more
+// there was.
+func oneLine(s string) string {
+	first, _, more := strings.Cut(s, "\n")
+	if len(first) > 200 {
+		first, more = first[:200], true
+	}
+	if more {
+		return first + fmt.Sprintf(" … (%d more bytes)", len(s)-len(first))
+	}
+	return first
+}

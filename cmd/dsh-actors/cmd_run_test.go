@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dsh-actors/dsh-actors/llm"
+	"github.com/dsh-actors/dsh-actors/llm/llmtest"
+)
+
+func TestRunPrintsTheScriptedReply(t *testing.T) {
+	store := t.TempDir()
+	code, stdout, stderr := run(t, "run", "--store", store, "spawn kid: reply hi\nreply parent done")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `^spawned kid [0-9a-f-]{36}\nparent done\n$`, stdout)
+	code, _, stderr = run(t, "run", "--store", store, "fail boom")
+	require.Equal(t, 1, code)
+	require.Equal(t, "dsh-actors run: the turn ended error: boom\n", stderr)
+	code, _, stderr = run(t, "run", "--store", store)
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "run takes exactly one PROMPT argument")
+}
+
+func TestRunWithAModelNeedsItsKey(t *testing.T) {
+	t.Setenv(llm.EnvAPIKey, "")
+	code, _, stderr := run(t, "run", "--model", "deepseek-v4-flash", "--store", t.TempDir(), "hi")
+	require.Equal(t, 1, code)
+	require.Equal(t, "dsh-actors run: MISSING_CREDENTIAL: no DeepSeek API key: set DEEPSEEK_API_KEY\n", stderr)
+	code, _, stderr = run(t, "serve", "--model", "deepseek-v4-flash", "--store", t.TempDir(), "--addr", "127.0.0.1:0")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "DEEPSEEK_API_KEY")
+}
+
+func TestRunStreamsAModelTurnAndWaitsForItsChildren(t *testing.T) {
+	srv := llmtest.NewServer(
+		llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "c1", Name: "subagent",
+			Args: []string{`{"description": "kid", "prompt": "Say CHILD.", "run_in_background": true}`}})),
+		llmtest.Stream(llmtest.Say("DO", "NE")),
+	)
+	defer srv.Close()
+	srv.Route(func(r llmtest.Received) bool {
+		return bytes.Contains(r.Body, []byte(`{"role":"user","content":"Say CHILD."}`))
+	},
+		llmtest.Stream(llmtest.Say("CHILD")))
+	t.Setenv(llm.EnvAPIKey, "k")
+	t.Setenv(llm.EnvBaseURL, srv.URL)
+	store := t.TempDir()
+	code, stdout, stderr := run(t, "run", "--model", "deepseek-v4-flash", "--store", store, "delegate, then say DONE")
+	require.Equal(t, 0, code, stderr)
+	lines := strings.Split(stdout, "\n")
+	require.Equal(t, `[tool subagent {"description": "kid", "prompt": "Say CHILD.", "run_in_background": true}]`, lines[0])
+	require.Regexp(t, `^\[result\] started subagent [0-9a-f-]{36}$`, lines[1])
+	require.Equal(t, []string{"DONE", ""}, lines[2:])
+	require.Len(t, srv.Received(), 3, "the child's turn ran before run returned")
+	logs, err := filepath.Glob(filepath.Join(store, "*", "*", "session.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, logs, 2)
+	for _, path := range logs {
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.Contains(t, string(data), `"reason":{"kind":"completed"}`)
+	}
+
+	srv.Push(llmtest.Status(401, `{"error":{"message":"Authentication Fails"}}`))
+	code, _, stderr = run(t, "run", "--model", "deepseek-v4-flash", "--store", store, "hi")
+	require.Equal(t, 1, code)
+	require.Equal(t, "dsh-actors run: the turn ended error: Authentication Fails (AUTH)\n", stderr)
+}
