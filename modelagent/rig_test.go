@@ -39,7 +39,8 @@ func newRig(t *testing.T, client llm.Client) *rig {
 	root := t.TempDir()
 	rt, err := actors.New(actors.Options{Root: root, NewAgent: agents.Factory, Provider: provider, Model: model})
 	require.NoError(t, err)
-	service := subagent.New(rt, query.New(rt.Sessions()))
+	service, err := subagent.New(rt, query.New(rt.Sessions()))
+	require.NoError(t, err)
 	for _, p := range []subagent.Provider{subagent.NewSpawn(rt), subagent.NewFork(rt)} {
 		_, err := service.RegisterProvider(p)
 		require.NoError(t, err)

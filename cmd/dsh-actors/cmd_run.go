@@ -40,8 +40,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = checkStoreFlag(flags)
 	}
 	if err != nil {
-		usageError(stderr, runUsage, flags, err)
-		return 2
+		return usageError(stderr, runUsage, flags, err)
 	}
 	agents, err := modelAgents(*model)
 	if err != nil {
