@@ -3,6 +3,7 @@ package modelagent_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/llm"
 	"github.com/dsh-actors/dsh-actors/llm/llmtest"
 	"github.com/dsh-actors/dsh-actors/modelagent"
+	"github.com/dsh-actors/dsh-actors/session"
 )
 
 func TestASimpleTurnIsLoggedAsTheOriginalLogsIt(t *testing.T) {
@@ -156,13 +158,18 @@ func TestCancellingATurnEndsItAborted(t *testing.T) {
 	r := newRig(t, client)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	streaming := make(chan struct{})
+	var once sync.Once
+	defer r.rt.Sessions().Subscribe(func(c session.Change) {
+		if c.Kind == session.Appended && c.Header.ID == "hang" && strings.Contains(string(c.Event.Data), `"text-delta"`) {
+			once.Do(func() { close(streaming) })
+		}
+	})()
 	h, err := r.rt.StartAgent(ctx, parentSpec("hang"))
 	require.NoError(t, err)
 	_, err = h.Followup(ctx, agent.Text("hi"), agent.Source{Kind: event.SourceUser})
 	require.NoError(t, err)
-	for len(ofType(events(t, h.Session()), "assistant/chunk")) < 2 {
-		time.Sleep(time.Millisecond) // waiting for the stream to start, not timing it
-	}
+	<-streaming
 	h.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
 	require.NoError(t, h.WhenIdle(ctx))
 	log := events(t, h.Session())

@@ -29,7 +29,7 @@ type rig struct {
 	service *subagent.Service
 }
 
-func newRig(t *testing.T, client llm.Client) *rig {
+func newRig(t testing.TB, client llm.Client) *rig {
 	t.Helper()
 	agents, err := modelagent.New(modelagent.Config{Client: client, Model: "deepseek-v4-flash",
 		Random: func() float64 { return 0.5 },

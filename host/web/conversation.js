@@ -141,8 +141,7 @@ export class ConversationView {
   renderTranscript(transcript, prepended = false) {
     const fromBottom = this.scroller.scrollHeight - this.scroller.scrollTop;
     const pinned = fromBottom - this.scroller.clientHeight < 40;
-    const byParent = parentWrittenSeq(transcript);
-    const items = transcript ? transcript.events.map((e) => renderEvent(e, byParent)).filter(Boolean) : [];
+    const items = transcript ? renderEvents(transcript.events, parentWrittenSeq(transcript)) : [];
     this.list.replaceChildren(...items);
     this.older.hidden = !transcript?.hasMore;
     this.empty.hidden = !transcript?.loaded || items.length > 0;
@@ -197,6 +196,79 @@ function startHint() {
 function bubble(kind, author, text, seq) {
   return el('li', { class: `message ${kind}`, 'data-seq': String(seq) },
     el('span', { class: 'author' }, author), el('div', { class: 'body' }, text));
+}
+
+// renderEvents folds the raw events into transcript items: a model step's
+// streamed text shows as it arrives until its assistant message replaces
+// it, and each tool call is one folded item that its result completes.
+function renderEvents(events, parentWritten) {
+  const items = [];
+  const streaming = new Map(); // "turn/step" -> {item, text}
+  const calls = new Map(); // callId -> the call's item
+  for (const event of events) {
+    const data = event.data ?? {};
+    const step = `${data.turn}/${data.step}`;
+    switch (event.type) {
+      case 'assistant/chunk': {
+        if (data.chunk?.type !== 'text-delta') break;
+        let open = streaming.get(step);
+        if (!open) {
+          open = { item: bubble('assistant streaming', t('transcript.agent'), '', event.seq), text: '' };
+          streaming.set(step, open);
+          items.push(open.item);
+        }
+        open.text += data.chunk.text ?? '';
+        open.item.querySelector('.body').textContent = open.text;
+        break;
+      }
+      case 'assistant/message': {
+        const open = streaming.get(step);
+        const item = renderEvent(event, parentWritten);
+        if (open) {
+          streaming.delete(step);
+          if (textOf(data.message?.content) === '') items.splice(items.indexOf(open.item), 1);
+          else items[items.indexOf(open.item)] = item;
+        } else if (textOf(data.message?.content) !== '') {
+          items.push(item);
+        }
+        break;
+      }
+      case 'tool/call': {
+        const item = toolItem(data);
+        calls.set(data.callId, item);
+        items.push(item);
+        break;
+      }
+      case 'tool/result': {
+        const block = data.message?.content?.[0];
+        const item = calls.get(block?.toolCallId);
+        if (item) completeTool(item, block);
+        break;
+      }
+      default: {
+        const item = renderEvent(event, parentWritten);
+        if (item) items.push(item);
+      }
+    }
+  }
+  return items;
+}
+
+// toolItem is a folded tool call: its name, expandable to its arguments
+// and (once logged) its result.
+function toolItem(call) {
+  const status = el('span', { class: 'tool-status' }, t('transcript.toolRunning'));
+  const summary = el('summary', {}, t('transcript.tool', { name: call.name ?? '' }), ' ', status);
+  return el('li', { class: 'message tool', 'data-call': call.callId ?? '' },
+    el('details', {}, summary, el('pre', { class: 'tool-args' }, call.arguments ?? '')));
+}
+
+// completeTool adds a result to its call's item.
+function completeTool(item, block) {
+  const failed = block.isError === true;
+  item.classList.toggle('failed', failed);
+  item.querySelector('.tool-status').textContent = t(failed ? 'transcript.toolFailed' : 'transcript.toolDone');
+  item.querySelector('details').append(el('pre', { class: 'tool-result' }, textOf(block.content)));
 }
 
 // renderEvent folds one raw event into a transcript item, or null for

@@ -1,0 +1,77 @@
+package host
+
+import (
+	"os/exec"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// TestBrowserShowsModelSteps feeds a model turn's events into an open
+// conversation: streamed text shows as it arrives, a tool call is one
+// folded item its result completes, the assistant message replaces the
+// streamed text, and a failed turn shows its reason.
+func TestBrowserShowsModelSteps(t *testing.T) {
+	chromium := chromiumPath(t, exec.LookPath)
+	s := newRuntimeStack(t)
+	p := openPage(t, chromium)
+	p.do(chromedp.Navigate(s.url + "/?lang=en"))
+	p.until(`document.querySelector('#connection').dataset.state === 'connected'`)
+	p.do(chromedp.Click(chromedp.ID("new-session")))
+	p.until(`document.querySelector('.session[aria-current="page"]') !== null`)
+	id := eval[string](p, `JSON.parse(localStorage.getItem('dsh.sessions.current')).sessionId`)
+	live := s.rt.Agent(id).Session()
+	appendAll := func(payloads ...event.Payload) {
+		for _, pl := range payloads {
+			data, err := event.Encode(pl)
+			require.NoError(t, err)
+			var opts []session.AppendOption
+			if event.OnSurface(pl.EventType()) {
+				opts = append(opts, session.Surface())
+			}
+			_, err = live.Append(pl.EventType(), data, opts...)
+			require.NoError(t, err)
+		}
+	}
+	delta := func(text string) event.Payload {
+		return event.AssistantChunk{Turn: 1, Step: 1, Chunk: event.Chunk{Type: event.ChunkTextDelta, Text: text}}
+	}
+	call := event.ToolCallBlock{ID: "call_1", Name: "list_agents", Arguments: "{}"}
+	appendAll(
+		event.TurnStart{Turn: 1},
+		event.UserMessage{Content: event.Text("list them"), Source: event.Source{Kind: event.SourceUser}, Role: event.RoleUser, ID: "m1"},
+		event.Step{Turn: 1, Step: 1},
+		delta("Let me "), delta("look"),
+	)
+	p.until(`document.querySelector('.message.assistant.streaming .body')?.textContent === 'Let me look'`)
+	p.shot("model-streaming")
+
+	appendAll(
+		event.AssistantMessage{Turn: 1, Step: 1, Message: event.Message{Role: event.RoleAssistant,
+			Content: []event.Block{event.Text("Let me look")[0], call.Block()},
+			Source:  event.ModelSource{Kind: event.SourceModel, Provider: "p", Model: "m"}, ID: "a1"}},
+		event.ToolCall{Turn: 1, Step: 1, CallID: call.ID, Name: call.Name, Arguments: call.Arguments},
+	)
+	p.until(`document.querySelector('.message.tool[data-call="call_1"] .tool-status')?.textContent === 'running'`)
+	require.Zero(t, eval[int](p, `document.querySelectorAll('.message.streaming').length`), "the message replaced the streamed text")
+	appendAll(
+		event.ToolResult{Turn: 1, Step: 1, Message: event.ToolResultMessage{
+			Source: event.Source{Kind: event.SourceTool, CallID: call.ID}, Role: event.RoleUser, ID: "r1",
+			Content: []event.ToolResultBlock{{Type: event.BlockToolResult, ToolCallID: call.ID, Content: event.Text("(no subagents)")}},
+		}},
+		event.Step{Turn: 1, Step: 1, Kind: event.TypeStepEnd},
+		event.TurnEnd{Turn: 1, Reason: event.Reason{Kind: event.ReasonError, Step: 2,
+			Failure: &event.Failure{Message: "Authentication Fails", Code: "AUTH"}}},
+	)
+	p.until(`document.querySelector('.message.tool[data-call="call_1"] .tool-status')?.textContent === 'done'`)
+	require.Equal(t, "(no subagents)", eval[string](p, `document.querySelector('.message.tool .tool-result').textContent`))
+	require.False(t, eval[bool](p, `document.querySelector('.message.tool details').open`), "folded until expanded")
+	eval[bool](p, `(document.querySelector('.message.tool summary').click(), true)`)
+	p.until(`document.querySelector('.message.tool details').open`)
+	p.until(`[...document.querySelectorAll('.message.note')].some((n) => n.textContent.includes('Authentication Fails'))`)
+	p.shot("model-tool-and-failure")
+}

@@ -1,0 +1,110 @@
+package modelagent_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/llm/llmtest"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// deltas is a response of n text deltas.
+func deltas(n int) llmtest.Response {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = "word "
+	}
+	return llmtest.Say(parts...)
+}
+
+// BenchmarkStepOverhead measures one model step (a turn of one step
+// answering with 100 deltas over the loopback server) against the raw
+// exchange with the same server (POST, read the whole stream), in the same
+// run; it reports both per step and the loop's own overhead.
+func BenchmarkStepOverhead(b *testing.B) {
+	response := deltas(100)
+	srv := llmtest.NewServer()
+	defer srv.Close()
+	r := newRig(b, srv.Client(0))
+	ctx := context.Background()
+	h, err := r.rt.StartAgent(ctx, parentSpec("bench"))
+	require.NoError(b, err)
+	var raw, loop time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		srv.Push(llmtest.Stream(response))
+		start := time.Now()
+		resp, err := http.Post(srv.URL+"/chat/completions", "application/json", strings.NewReader(`{}`))
+		require.NoError(b, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		raw += time.Since(start)
+
+		srv.Push(llmtest.Stream(response))
+		start = time.Now()
+		_, err = h.Followup(ctx, agent.Text(fmt.Sprint("turn ", i)), agent.Source{Kind: event.SourceUser})
+		require.NoError(b, err)
+		require.NoError(b, h.WhenIdle(ctx))
+		loop += time.Since(start)
+	}
+	b.StopTimer()
+	n := float64(b.N)
+	b.ReportMetric(float64(raw.Nanoseconds())/n, "raw-ns/step")
+	b.ReportMetric(float64(loop.Nanoseconds())/n, "loop-ns/step")
+	b.ReportMetric(float64((loop-raw).Nanoseconds())/n, "overhead-ns/step")
+	b.ReportMetric(float64(loop)/float64(raw), "loop/raw")
+}
+
+// BenchmarkChunkLogging measures logging a 1,000-delta response through
+// the loop (scripted client, no network) in events per second, against
+// appending the same assistant/chunk events to a session directly, in the
+// same run and store.
+func BenchmarkChunkLogging(b *testing.B) {
+	response := deltas(1000)
+	chunks := response.Chunks()
+	client := llmtest.NewClient()
+	r := newRig(b, client)
+	ctx := context.Background()
+	h, err := r.rt.StartAgent(ctx, parentSpec("chunks"))
+	require.NoError(b, err)
+	raw, err := r.rt.Sessions().Create(ctx, session.Header{ID: "raw", Cwd: "/work"}, nil)
+	require.NoError(b, err)
+	var loopTime, rawTime time.Duration
+	var loopEvents, rawEvents int
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		client.Push(llmtest.Reply(response))
+		before := h.Session().Len()
+		start := time.Now()
+		_, err := h.Followup(ctx, agent.Text("go"), agent.Source{Kind: event.SourceUser})
+		require.NoError(b, err)
+		require.NoError(b, h.WhenIdle(ctx))
+		loopTime += time.Since(start)
+		loopEvents += h.Session().Len() - before
+
+		start = time.Now()
+		for _, c := range chunks {
+			data, err := event.Encode(event.AssistantChunk{Turn: i + 1, Step: 1, Chunk: c})
+			require.NoError(b, err)
+			_, err = raw.Append(event.TypeAssistantChunk, data)
+			require.NoError(b, err)
+		}
+		rawTime += time.Since(start)
+		rawEvents += len(chunks)
+	}
+	b.StopTimer()
+	loopRate := float64(loopEvents) / loopTime.Seconds()
+	rawRate := float64(rawEvents) / rawTime.Seconds()
+	b.ReportMetric(loopRate, "loop-events/s")
+	b.ReportMetric(rawRate, "append-events/s")
+	b.ReportMetric(loopRate/rawRate, "loop/append")
+}
