@@ -28,7 +28,9 @@ func TestForkAndForegroundChildren(t *testing.T) {
 	defer srv.Close()
 	forkPrompt := []byte(`{"role":"user","content":"Review it."}`)
 	spawnPrompt := []byte(`{"role":"user","content":"Count to two."}`)
-	srv.Route(func(r llmtest.Received) bool { return bytes.HasSuffix(r.Body[:bytes.Index(r.Body, []byte(`],"stream"`))], forkPrompt) },
+	srv.Route(func(r llmtest.Received) bool {
+		return bytes.HasSuffix(r.Body[:bytes.Index(r.Body, []byte(`],"stream"`))], forkPrompt)
+	},
 		llmtest.Stream(llmtest.Say("reviewed")))
 	srv.Route(func(r llmtest.Received) bool { return bytes.Contains(r.Body, spawnPrompt) },
 		llmtest.Stream(llmtest.Say("one two")))
