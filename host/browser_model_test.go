@@ -74,4 +74,8 @@ func TestBrowserShowsModelSteps(t *testing.T) {
 	p.until(`document.querySelector('.message.tool details').open`)
 	p.until(`[...document.querySelectorAll('.message.note')].some((n) => n.textContent.includes('Authentication Fails'))`)
 	p.shot("model-tool-and-failure")
+	appendAll(event.TurnStart{Turn: 2},
+		event.UserMessage{Content: event.Text("again"), Source: event.Source{Kind: event.SourceUser}, Role: event.RoleUser, ID: "m2"})
+	p.until(`[...document.querySelectorAll('.message.user .body')].some((b) => b.textContent === 'again')`)
+	require.True(t, eval[bool](p, `document.querySelector('.message.tool details').open`), "a redraw keeps it unfolded")
 }

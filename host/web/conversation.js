@@ -142,6 +142,12 @@ export class ConversationView {
     const fromBottom = this.scroller.scrollHeight - this.scroller.scrollTop;
     const pinned = fromBottom - this.scroller.clientHeight < 40;
     const items = transcript ? renderEvents(transcript.events, parentWrittenSeq(transcript)) : [];
+    // A tool call the reader unfolded stays unfolded across redraws.
+    const unfolded = new Set([...this.list.querySelectorAll('.message.tool details[open]')]
+      .map((details) => details.parentElement.dataset.call));
+    for (const item of items) {
+      if (item.classList.contains('tool') && unfolded.has(item.dataset.call)) item.querySelector('details').open = true;
+    }
     this.list.replaceChildren(...items);
     this.older.hidden = !transcript?.hasMore;
     this.empty.hidden = !transcript?.loaded || items.length > 0;
