@@ -214,3 +214,48 @@ func TestTheConversationIsTheSurface(t *testing.T) {
 		require.Equal(t, agent.Source{Kind: "user"}, seen[1].Source)
 	})
 }
+
+// TestACrashBetweenToolCallAndResultRepairsToTheOriginalsCloser: a log cut
+// after a model turn's tool/call (the process died while the tool ran)
+// loads with the original's closers: a tool/result whose outcome is
+// unknown citing that tool/call, step/end, turn/end interrupted.
+func TestACrashBetweenToolCallAndResultRepairsToTheOriginalsCloser(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		called, release := make(chan struct{}), make(chan struct{})
+		a := start(t, agent.Func(func(ctx context.Context, host agent.Host, _ agent.Message) (agent.StopReason, error) {
+			call := event.ToolCallBlock{ID: "call_1", Name: "write", Arguments: `{"path":"x"}`}
+			s, err := host.Step(ctx)
+			require.NoError(t, err)
+			_, err = s.Message(ctx, []agent.Block{call.Block()}, nil)
+			require.NoError(t, err)
+			require.NoError(t, s.ToolCall(ctx, call))
+			close(called)
+			<-release
+			return agent.Aborted, nil
+		}))
+		followup(t, a, "write it")
+		<-called
+		crashed := a.Session().Events() // what was durable when the process died
+		close(release)
+
+		store, err := session.OpenJSONL(t.TempDir())
+		require.NoError(t, err)
+		defer func() { require.NoError(t, store.Close()) }()
+		require.NoError(t, store.Create(bg, session.Header{ID: "crashed"}, crashed))
+		log, err := store.Load(bg, "crashed")
+		require.NoError(t, err)
+		require.Equal(t, event.TypeToolCall, crashed[4].Type)
+		closers := log.Events[len(crashed):]
+		require.Len(t, closers, 3)
+		require.Equal(t, `tool/result {"turn":1,"step":1,"message":{"id":"interrupted-tool-result-call_1-5",`+
+			`"role":"user","source":{"kind":"tool","callId":"call_1"},"content":[{"type":"tool-result","toolCallId":"call_1",`+
+			`"isError":true,"content":[{"type":"text","text":"The tool call was interrupted after it was recorded, but no result was durably recorded. `+
+			`Its outcome is unknown. Decide whether to retry from the tool semantics: retry only if the operation is read-only or idempotent; `+
+			`if it may have side effects, first verify external state or ask the user. Do not retry blindly."}]}]},`+
+			`"error":{"name":"ToolOutcomeUnknownError","code":"TOOL_OUTCOME_UNKNOWN"}} sources=[4] surface="append"`,
+			envelopeOf(closers[0]))
+		require.Equal(t, crashed[4].Time, closers[0].Time, "a closer has the last event's time")
+		require.Equal(t, []string{`step/end {"turn":1,"step":1}`, `turn/end {"turn":1,"reason":{"kind":"interrupted"}}`},
+			envelopes(closers[1:]))
+	})
+}
