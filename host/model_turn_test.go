@@ -1,0 +1,108 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	dsh "github.com/dsh-actors/dsh-actors"
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/query"
+	"github.com/stretchr/testify/require"
+)
+
+// modelLike logs a turn as a model agent does when its message is "model"
+// (a step calling a tool, then a step answering) and is the scripted
+// agent otherwise.
+func modelLike(opts agent.Options) agent.Agent {
+	scripted := agent.Scripted(opts)
+	return agent.Func(func(ctx context.Context, host agent.Host, msg agent.Message) (agent.StopReason, error) {
+		if event.TextOf(msg.Content) != "model" {
+			return scripted.RunTurn(ctx, host, msg)
+		}
+		call := event.ToolCallBlock{ID: "call_1", Name: "list_agents", Arguments: "{}"}
+		s, err := host.Step(ctx)
+		if err != nil {
+			return agent.Error, err
+		}
+		block := call.Block()
+		errs := []error{
+			s.RequestHeader(ctx, event.Header{Config: event.Config{Provider: "p", Model: "m"}}, event.HeaderInitial),
+			s.Chunk(ctx, event.Chunk{Type: event.ChunkBlockEnd, Block: &block}),
+			s.Chunk(ctx, event.Chunk{Type: event.ChunkFinish, Finish: &event.FinishReason{Kind: event.FinishToolCalls}}),
+		}
+		_, err = s.Message(ctx, []agent.Block{block}, &event.Usage{InputTokens: 3, OutputTokens: 1})
+		errs = append(errs, err, s.ToolCall(ctx, call))
+		_, err = s.ToolResult(ctx, agent.ToolResult{CallID: "call_1", Content: agent.Text("none")})
+		errs = append(errs, err, s.End(ctx))
+		for _, err := range errs {
+			if err != nil {
+				return agent.Error, err
+			}
+		}
+		return agent.Completed, host.Say(ctx, agent.Text("DONE"))
+	})
+}
+
+// TestAModelTurnRoundTripsThroughTheReaders: what a model turn logs reaches
+// the session query, ListChildren and subagent.history unchanged (the same
+// bytes the store holds).
+func TestAModelTurnRoundTripsThroughTheReaders(t *testing.T) {
+	ctx := context.Background()
+	opened, err := dsh.Open(dsh.Options{Dir: t.TempDir(), NewAgent: modelLike})
+	require.NoError(t, err)
+	rt := opened.Actors()
+	backend := NewRuntimeBackend(rt, opened.Subagents(), opened.Query())
+	handler := New(backend, Options{})
+	t.Cleanup(func() {
+		handler.Close()
+		backend.Close()
+		require.NoError(t, rt.Close(ctx))
+	})
+	p, err := rt.StartAgent(ctx, parent.CreateSpec{})
+	require.NoError(t, err)
+	converse(t, p, "spawn worker: model")
+	s := &runtimeStack{rt: rt, backend: backend}
+	children := s.settled(t, p.ID(), 1)
+	child := children[0].ID
+
+	stored, err := rt.Sessions().Store().Inspect(ctx, child)
+	require.NoError(t, err)
+	var types []string
+	for _, e := range stored.Events {
+		types = append(types, e.Type)
+	}
+	require.Subset(t, types, []string{event.TypeRequestHeader, event.TypeAssistantChunk, event.TypeToolCall, event.TypeToolResult})
+
+	records, err := opened.Query().ListEvents(ctx, child)
+	require.NoError(t, err, "the surface rules hold for the model turn")
+	require.Len(t, records, len(stored.Events))
+	for i, r := range records {
+		require.Equal(t, stored.Events[i].Type, r.Type, "query seq %d", i)
+		if event.OnSurface(r.Type) {
+			require.Equal(t, query.SurfaceCurrent, r.Surface, "every message of the turn is on the surface")
+		}
+	}
+	read, err := opened.Query().ReadSession(ctx, child)
+	require.NoError(t, err)
+	require.Equal(t, stored.Events, read.Events, "the query reads the bytes the store holds")
+
+	r := callRPC(t, handler, "subagent.history", map[string]any{"parentSessionId": p.ID(), "childSessionId": child})
+	require.True(t, r.Result.OK, string(r.Result.Value))
+	var page struct {
+		Events []struct {
+			Event json.RawMessage `json:"event"`
+		} `json:"events"`
+	}
+	require.NoError(t, json.Unmarshal(r.Result.Value, &page))
+	require.Len(t, page.Events, len(stored.Events), "the page holds the whole short log")
+	for i, e := range page.Events {
+		want, err := json.Marshal(stored.Events[i])
+		require.NoError(t, err)
+		require.JSONEq(t, string(want), string(e.Event), "history seq %d", i)
+	}
+	require.Equal(t, KindChild, children[0].Kind, "ListChildren reads the model turn's child as healthy")
+	require.Equal(t, "worker", children[0].Label)
+}
