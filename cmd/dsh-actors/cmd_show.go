@@ -101,6 +101,16 @@ func payloadSummary(e session.Event, full bool) string {
 		return descriptorSummary(e.Data)
 	case event.TypeTurnStart, event.TypeTurnEnd:
 		return turnSummary(e)
+	case event.TypeToolCall:
+		if call, err := event.DecodeAs[event.ToolCall](e.Type, e.Data); err == nil {
+			return call.Name + " " + call.Arguments
+		}
+	case event.TypeToolResult:
+		if text, ok := toolResultText(e); ok && full {
+			return text
+		} else if ok {
+			return fmt.Sprintf("%q", text)
+		}
 	}
 	if text, ok := messageText(e.Data); ok && full {
 		return text
@@ -152,12 +162,30 @@ func turnSummary(e session.Event) string {
 	return summary
 }
 
-// messageText joins the text blocks of a user message ({content}) or of a
-// wrapped message ({message:{content}}).
+// toolResultText is the text of a tool result's content, marked when the
+// result is an error.
+func toolResultText(e session.Event) (string, bool) {
+	r, err := event.DecodeAs[event.ToolResult](e.Type, e.Data)
+	if err != nil || len(r.Message.Content) != 1 {
+		return "", false
+	}
+	block := r.Message.Content[0]
+	text := event.TextOf(block.Content)
+	if block.IsError {
+		text = "error: " + text
+	}
+	return text, true
+}
+
+// messageText joins the text blocks (and a tool call as "[tool-call NAME
+// ARGUMENTS]") of a user message ({content}) or of a wrapped message
+// ({message:{content}}).
 func messageText(raw json.RawMessage) (string, bool) {
 	type block struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+		Type      string `json:"type"`
+		Text      string `json:"text"`
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
 	}
 	var payload struct {
 		Content []block `json:"content"`
@@ -170,8 +198,11 @@ func messageText(raw json.RawMessage) (string, bool) {
 	}
 	var texts []string
 	for _, b := range append(payload.Content, payload.Message.Content...) {
-		if b.Type == "text" {
+		switch b.Type {
+		case event.BlockText:
 			texts = append(texts, b.Text)
+		case event.BlockToolCall:
+			texts = append(texts, "[tool-call "+b.Name+" "+b.Arguments+"]")
 		}
 	}
 	return strings.Join(texts, " "), len(texts) > 0

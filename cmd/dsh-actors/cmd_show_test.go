@@ -44,6 +44,37 @@ func TestShowGivesAFailedTurnsMessage(t *testing.T) {
 		"    4  turn/end              turn 7 aborted\n", stdout)
 }
 
+// TestShowPrintsAModelTurn: tool calls (in the assistant message and as
+// tool/call) and tool results show what they hold.
+func TestShowPrintsAModelTurn(t *testing.T) {
+	root := t.TempDir()
+	store, err := session.OpenJSONL(root)
+	require.NoError(t, err)
+	call := `{"type":"tool-call","id":"c1","name":"list_agents","arguments":"{}"}`
+	message := logEvent(2, "assistant/message", `{"turn":1,"step":1,"message":{"role":"assistant","content":[`+call+`],`+
+		`"source":{"kind":"model","provider":"p","model":"m"},"id":"a1"}}`)
+	message.SurfaceOp, message.SourceEventSeqs = []byte(`"append"`), []int64{1}
+	result := logEvent(4, "tool/result", `{"turn":1,"step":1,"message":{"source":{"kind":"tool","callId":"c1"},`+
+		`"content":[{"type":"tool-result","toolCallId":"c1","content":[{"type":"text","text":"no children"}],"isError":false}],"role":"user","id":"r1"}}`)
+	result.SurfaceOp, result.SourceEventSeqs = []byte(`"append"`), []int64{3}
+	require.NoError(t, store.Create(context.Background(), session.Header{ID: "model", CreatedAt: 1}, []session.Event{
+		logEvent(0, "step/start", `{"turn":1,"step":1}`),
+		logEvent(1, "assistant/chunk", `{"turn":1,"step":1,"chunk":{"type":"block-end","index":0,"block":`+call+`}}`),
+		message,
+		logEvent(3, "tool/call", `{"turn":1,"step":1,"callId":"c1","name":"list_agents","arguments":"{}"}`),
+		result,
+	}))
+	require.NoError(t, store.Close())
+	code, stdout, stderr := run(t, "show", "--store", root, "model")
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, "session model createdAt=1970-01-01T00:00:00.001Z depth=0\n"+
+		"    0  step/start            {\"turn\":1,\"step\":1}\n"+
+		"    1  assistant/chunk       {\"turn\":1,\"step\":1,\"chunk\":{\"type\":\"block-end\",\"index\":0,\"block\":{\"type…\n"+
+		"    2  assistant/message     \"[tool-call list_agents {}]\"\n"+
+		"    3  tool/call             list_agents {}\n"+
+		"    4  tool/result           \"no children\"\n", stdout)
+}
+
 func TestShowNamesAMalformedDescriptor(t *testing.T) {
 	code, stdout, _ := run(t, "show", "--store", testStore(t), "child-a")
 	require.Equal(t, 0, code)
