@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/dsh-actors/dsh-actors/index"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -17,7 +18,7 @@ func init() {
 	register("list", "list a session's direct continuable subagents (read-only)", runList)
 }
 
-const listUsage = "usage: dsh-actors list [--json] [--store DIR] PARENT_ID"
+const listUsage = "usage: dsh-actors list [--json] [--no-index] [--store DIR] PARENT_ID"
 
 // runList prints ListChildren's entries for one parent session, read from
 // the store alone (no live sessions, nothing written): the list_agents
@@ -26,11 +27,12 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags := newFlags("list")
 	asJSON := flags.Bool("json", false, "print the entries as a JSON array")
 	store := storeFlag(flags)
+	noIndex := noIndexFlag(flags)
 	positional, err := parseInterspersed(flags, args)
 	if err := exactlyOne(positional, err, "PARENT_ID"); err != nil {
 		return usageError(stderr, listUsage, flags, err)
 	}
-	entries, err := listChildren(ctx, *store, positional[0])
+	entries, err := listChildren(ctx, *store, positional[0], !*noIndex)
 	if err != nil {
 		return failure(stderr, "list", err)
 	}
@@ -41,18 +43,28 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func listChildren(ctx context.Context, root, parentID string) ([]query.Entry, error) {
-	q, closeStore, err := openQuery(root)
+// listChildren lists through the derived index (indexed) or the
+// unindexed catalog reader; both answer alike.
+func listChildren(ctx context.Context, root, parentID string, indexed bool) ([]query.Entry, error) {
+	sessions, closeStore, err := openSessions(root)
 	if err != nil {
 		return nil, err
 	}
 	defer closeStore()
-	return query.ListChildren(ctx, q, parentID)
+	if !indexed {
+		return query.ListChildren(ctx, query.New(sessions), parentID)
+	}
+	db, err := index.Open(ctx, root, sessions)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return db.ListChildren(ctx, parentID)
 }
 
-// openQuery opens the JSONL store at root, which must exist, under an empty
-// live registry.
-func openQuery(root string) (*query.Query, func(), error) {
+// openSessions opens the JSONL store at root, which must exist, under an
+// empty live registry.
+func openSessions(root string) (*session.Sessions, func(), error) {
 	if err := requireStore(root); err != nil {
 		return nil, nil, err
 	}
@@ -60,7 +72,17 @@ func openQuery(root string) (*query.Query, func(), error) {
 	if err != nil {
 		return nil, nil, persistenceFailed("session persistence listing failed", err)
 	}
-	return query.New(session.NewSessions(store)), func() { _ = store.Close() }, nil
+	return session.NewSessions(store), func() { _ = store.Close() }, nil
+}
+
+// openQuery opens the JSONL store at root, which must exist, under an empty
+// live registry.
+func openQuery(root string) (*query.Query, func(), error) {
+	sessions, closeStore, err := openSessions(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	return query.New(sessions), closeStore, nil
 }
 
 func printJSON(stdout, stderr io.Writer, v any) int {

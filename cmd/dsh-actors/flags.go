@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/dsh-actors/dsh-actors/index"
 	"io"
 )
 
@@ -67,4 +68,10 @@ func atMost(name string, value, limit int) error {
 		return fmt.Errorf("--%s must be at most %d, got %d", name, limit, value)
 	}
 	return nil
+}
+
+// noIndexFlag is --no-index: read with the unindexed reader instead of
+// the derived index in the store root.
+func noIndexFlag(flags *flag.FlagSet) *bool {
+	return flags.Bool("no-index", false, "read the logs directly, without the derived index ("+index.FileName+")")
 }

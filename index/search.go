@@ -1,0 +1,287 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/dsh-actors/dsh-actors/query"
+)
+
+// Search limits and the snippet bound, in code points.
+const (
+	DefaultLimit = 20
+	MaxLimit     = 100
+	SnippetRunes = 240
+)
+
+// The highlight markers FTS5 puts around matches (noncharacters, removed
+// from indexed text by sanitize).
+const (
+	markOpen  = '\uFDD0'
+	markClose = '\uFDD1'
+)
+
+// Hit is one matching event.
+type Hit struct {
+	SessionID string `json:"sessionId"`
+	Seq       int64  `json:"seq"`
+	Type      string `json:"type"`
+	Snippet   string `json:"snippet"`
+}
+
+// Page is one page of hits; More is true when later pages exist.
+type Page struct {
+	Hits []Hit
+	More bool
+}
+
+// SearchRequest asks for the events whose text holds Phrase as a literal
+// phrase of unicode61 tokens (FTS syntax in it is text), Limit hits (1 to
+// MaxLimit, 0 for DefaultLimit) after skipping Offset.
+type SearchRequest struct {
+	Phrase string
+	Limit  int
+	Offset int
+}
+
+// NormalizePhrase trims the phrase and collapses its whitespace runs to
+// single spaces. A phrase that is blank or holds NUL is
+// SESSION_QUERY_INVALID_QUERY.
+func NormalizePhrase(phrase string) (string, error) {
+	if strings.ContainsRune(phrase, 0) || !utf8.ValidString(phrase) {
+		return "", invalidQuery()
+	}
+	normalized := strings.Join(strings.Fields(phrase), " ")
+	if normalized == "" {
+		return "", invalidQuery()
+	}
+	return normalized, nil
+}
+
+func invalidQuery() error {
+	return &query.Error{Code: query.CodeInvalidQuery, Message: "search query must be non-blank text without NUL"}
+}
+
+// ftsPhrase quotes a normalized phrase as one FTS5 string: every `"`
+// doubled, so that operators, column filters and wildcards are text.
+func ftsPhrase(normalized string) string {
+	return `"` + strings.ReplaceAll(sanitize(normalized), `"`, `""`) + `"`
+}
+
+func (r SearchRequest) limit() (int, error) {
+	switch {
+	case r.Limit == 0:
+		return DefaultLimit, nil
+	case r.Limit < 1 || r.Limit > MaxLimit || r.Offset < 0:
+		return 0, &query.Error{Code: query.CodeInvalidLimit, Message: "limit must be an integer between 1 and 100"}
+	}
+	return r.Limit, nil
+}
+
+// Search reconciles the index, brings the searchable text of every changed
+// log up to date (one Store.Inspect each), and returns one page of the
+// matching events of stored sessions: most matches first, then the
+// shorter text, the later event, the session id, the later seq.
+func (d *DB) Search(ctx context.Context, req SearchRequest) (Page, error) {
+	phrase, err := NormalizePhrase(req.Phrase)
+	if err != nil {
+		return Page{}, err
+	}
+	limit, err := req.limit()
+	if err != nil {
+		return Page{}, err
+	}
+	if err := d.refresh(ctx); err != nil {
+		return Page{}, err
+	}
+	rows, err := d.sql.QueryContext(ctx, `SELECT session_id, seq, type, h FROM (
+		SELECT session_id, seq, type, time, length, highlight(docs, 0, char(64976), char(64977)) AS h FROM docs WHERE docs MATCH ?)
+		ORDER BY length(h) - length(replace(h, char(64976), '')) DESC, length ASC, time DESC, session_id ASC, seq DESC
+		LIMIT ? OFFSET ?`, ftsPhrase(phrase), limit+1, req.Offset)
+	if err != nil {
+		return Page{}, d.searchFailure(ctx, err)
+	}
+	defer rows.Close()
+	var page Page
+	for rows.Next() {
+		var hit Hit
+		var highlighted string
+		if err := rows.Scan(&hit.SessionID, &hit.Seq, &hit.Type, &highlighted); err != nil {
+			return Page{}, d.searchFailure(ctx, err)
+		}
+		hit.Snippet = snippet(highlighted)
+		page.Hits = append(page.Hits, hit)
+	}
+	if err := rows.Err(); err != nil {
+		return Page{}, d.searchFailure(ctx, err)
+	}
+	if len(page.Hits) > limit {
+		page.Hits, page.More = page.Hits[:limit], true
+	}
+	return page, nil
+}
+
+func (d *DB) searchFailure(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return &query.Error{Code: query.CodeAborted, Message: "session search was aborted", Err: context.Cause(ctx)}
+	}
+	return &query.Error{Code: query.CodeIndexFailed, Message: "session search failed: " + err.Error(), Err: err}
+}
+
+// refresh reconciles and re-derives the title and documents of every
+// session whose log changed since they were derived.
+func (d *DB) refresh(ctx context.Context) error {
+	err := d.reconcile(ctx)
+	if errors.Is(err, errListing) {
+		_, listErr := d.sessions.Store().List(ctx)
+		if listErr == nil {
+			listErr = err
+		}
+		return &query.Error{Code: query.CodePersistenceFailed, Message: "session persistence listing failed: " + listErr.Error(), Err: listErr}
+	}
+	if err != nil {
+		return d.searchFailure(ctx, err)
+	}
+	stale, err := d.staleFacts(ctx)
+	if err != nil {
+		return d.searchFailure(ctx, err)
+	}
+	for _, s := range stale {
+		if err := d.deriveFacts(ctx, s); err != nil {
+			return d.searchFailure(ctx, err)
+		}
+	}
+	return nil
+}
+
+type staleSession struct{ id, revision string }
+
+func (d *DB) staleFacts(ctx context.Context) ([]staleSession, error) {
+	rows, err := d.sql.QueryContext(ctx, `SELECT s.id, coalesce(l.revision, '') FROM sessions s LEFT JOIN logs l ON l.dir = s.dir
+		WHERE s.facts_revision IS NOT l.revision OR l.revision = 'racy' ORDER BY s.id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []staleSession
+	for rows.Next() {
+		var s staleSession
+		if err := rows.Scan(&s.id, &s.revision); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// deriveFacts reads one stored log (Inspect: its valid prefix, never a
+// repair) and replaces its title and documents. An unreadable log gets
+// none, and is read again on the next use.
+func (d *DB) deriveFacts(ctx context.Context, s staleSession) error {
+	log, readErr := d.sessions.Store().Inspect(ctx, s.id)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	tx, err := d.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM docs WHERE session_id = ?`, s.id); err != nil {
+		return err
+	}
+	title, recorded := "", sql.NullString{String: s.revision, Valid: readErr == nil && s.revision != racy}
+	if readErr == nil {
+		for _, e := range log.Events {
+			if t, ok := titleOf(e); ok && title == "" {
+				title = t
+			}
+			text := searchText(e)
+			if text == "" {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO docs(text, session_id, seq, type, time, length) VALUES (?, ?, ?, ?, ?, ?)`,
+				text, s.id, e.Seq, e.Type, e.Time, utf8.RuneCountInString(text)); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET facts_revision = ?, title = ? WHERE id = ?`, recorded, title, s.id); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Titles returns the title of every stored session that has one (the
+// first line of its first user message), after bringing them up to date.
+func (d *DB) Titles(ctx context.Context) (map[string]string, error) {
+	if err := d.refresh(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := d.sql.QueryContext(ctx, `SELECT id, title FROM sessions WHERE title != ''`)
+	if err != nil {
+		return nil, d.searchFailure(ctx, err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var id, title string
+		if err := rows.Scan(&id, &title); err != nil {
+			return nil, err
+		}
+		out[id] = title
+	}
+	return out, rows.Err()
+}
+
+// snippet turns highlighted text into at most SnippetRunes code points
+// around its first match: markers removed, whitespace runs made single
+// spaces, an ellipsis where text was cut.
+func snippet(highlighted string) string {
+	runes := []rune(strings.Join(strings.Fields(highlighted), " "))
+	first := 0
+	for i, r := range runes {
+		if r == markOpen {
+			first = i
+			break
+		}
+	}
+	var plain []rune
+	start := -1
+	for i, r := range runes {
+		if r == markOpen || r == markClose {
+			continue
+		}
+		if start < 0 && i >= first-SnippetRunes/3 {
+			start = len(plain)
+		}
+		plain = append(plain, r)
+	}
+	if start < 0 {
+		start = 0
+	}
+	cutStart, cutEnd := start > 0, start+SnippetRunes < len(plain)
+	budget := SnippetRunes
+	if cutStart {
+		budget--
+	}
+	if cutEnd || start+budget < len(plain) {
+		budget--
+		cutEnd = true
+	}
+	end := min(len(plain), start+budget)
+	out := strings.TrimFunc(string(plain[start:end]), unicode.IsSpace)
+	if cutStart {
+		out = "…" + out
+	}
+	if cutEnd {
+		out += "…"
+	}
+	return out
+}
