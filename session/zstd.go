@@ -2,7 +2,6 @@ package session
 
 import (
 	"encoding/binary"
-	"sync"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -140,30 +139,40 @@ func zstdCorrupt(path string, frame int, format string, args ...any) *CorruptErr
 	return e
 }
 
+// The encoder and decoder are shared by every store and made when the
+// package is initialized: each hands out its pooled state through a
+// channel, and a channel first used inside a testing/synctest bubble
+// would belong to that bubble and could not be used outside it.
 var (
-	zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
-		enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderCRC(true))
-		if err != nil {
-			panic(err) // only invalid options fail
-		}
-		return enc
-	})
-	zstdDecoder = sync.OnceValue(func() *zstd.Decoder {
-		dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(1<<30))
-		if err != nil {
-			panic(err) // only invalid options fail
-		}
-		return dec
-	})
+	sharedEncoder = newEncoder()
+	sharedDecoder = newDecoder()
 )
 
+func newEncoder() *zstd.Encoder {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderCRC(true),
+		zstd.WithEncoderConcurrency(2), zstd.WithLowerEncoderMem(true))
+	if err != nil {
+		panic(err) // only invalid options fail
+	}
+	enc.EncodeAll(nil, nil) // makes the pool now, outside any bubble
+	return enc
+}
+
+func newDecoder() *zstd.Decoder {
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(2), zstd.WithDecoderMaxMemory(1<<30))
+	if err != nil {
+		panic(err) // only invalid options fail
+	}
+	return dec
+}
+
 // appendFrame appends plaintext compressed as one checksummed frame.
-func appendFrame(dst, plaintext []byte) []byte { return zstdEncoder().EncodeAll(plaintext, dst) }
+func appendFrame(dst, plaintext []byte) []byte { return sharedEncoder.EncodeAll(plaintext, dst) }
 
 // decodeFrame appends the plaintext of the complete frame buf[r.start:r.end]
 // to dst after verifying its checksum.
 func decodeFrame(dst, buf []byte, r frameRange, path string) ([]byte, error) {
-	out, err := zstdDecoder().DecodeAll(buf[r.start:r.end], dst)
+	out, err := sharedDecoder.DecodeAll(buf[r.start:r.end], dst)
 	if err != nil {
 		return dst, zstdCorrupt(path, r.start, "corrupt Zstandard session log: frame at byte %d failed validation", r.start)
 	}
@@ -194,7 +203,7 @@ func appendTornPrefix(dst, buf []byte, start int) []byte {
 		return dst
 	}
 	frame := closedFrame(buf, start, shape)
-	out, err := zstdDecoder().DecodeAll(frame, dst)
+	out, err := sharedDecoder.DecodeAll(frame, dst)
 	if err != nil {
 		return dst
 	}

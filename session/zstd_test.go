@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
@@ -132,7 +133,7 @@ func TestZstdWriterFrameDiscipline(t *testing.T) {
 	for _, f := range frames {
 		require.NotZero(t, compressed[f.start+4]&0x04, "every frame carries the content checksum")
 	}
-	first, err := zstdDecoder().DecodeAll(compressed[frames[0].start:frames[0].end], nil)
+	first, err := sharedDecoder.DecodeAll(compressed[frames[0].start:frames[0].end], nil)
 	require.NoError(t, err)
 	require.Equal(t, headerLineOf(t, h), string(first))
 
@@ -420,4 +421,26 @@ func TestParseCompression(t *testing.T) {
 	}
 	_, err := ParseCompression("gzip")
 	require.EqualError(t, err, `compression must be "zstd" or "none", got "gzip"`)
+}
+
+// A Zstandard store used first inside a testing/synctest bubble still
+// works outside it (the shared codec's pools belong to no bubble).
+func TestZstdCodecOutlivesASynctestBubble(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	synctest.Test(t, func(t *testing.T) {
+		s, err := OpenJSONL(root, WithCompression(CompressionZstd))
+		require.NoError(t, err)
+		require.NoError(t, s.Create(ctx, header("bubble"), turnEvents(0, 2)))
+		_, err = s.Inspect(ctx, "bubble")
+		require.NoError(t, err)
+		require.NoError(t, s.Close())
+	})
+	s, err := OpenJSONL(root)
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.Append(ctx, "bubble", turnEvents(2, 1)))
+	log, err := s.Inspect(ctx, "bubble")
+	require.NoError(t, err)
+	require.Len(t, log.Events, 3)
 }
