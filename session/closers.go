@@ -120,7 +120,7 @@ func (o *openTurn) remove(id string) {
 // gets none.
 func interruptedTurnClosers(events []Event) []Event {
 	var o openTurn
-	for _, e := range events {
+	for _, e := range events[lastTurnBoundary(events):] {
 		o.observe(e)
 	}
 	if o.turn == nil || len(events) == 0 {
@@ -140,6 +140,18 @@ func interruptedTurnClosers(events []Event) []Event {
 	}
 	data := `{"turn":` + string(o.turn) + `,"reason":{"kind":"interrupted"}}`
 	return append(closers, Event{Type: event.TypeTurnEnd, Seq: seq, Time: t, Data: json.RawMessage(data)})
+}
+
+// lastTurnBoundary is the index of the last turn/start or turn/end (0 when
+// there is none): both reset the tracker, so the events before it cannot
+// change the closers, and only the final turn's payloads are decoded.
+func lastTurnBoundary(events []Event) int {
+	for i := len(events) - 1; i >= 0; i-- {
+		if t := events[i].Type; t == event.TypeTurnStart || t == event.TypeTurnEnd {
+			return i
+		}
+	}
+	return 0
 }
 
 func toolResultCloser(turn json.RawMessage, c pendingCall, seq, t int64) Event {

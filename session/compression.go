@@ -119,6 +119,7 @@ func (s *JSONL) scanRoot() error {
 	}
 	decided := s.fixedCompression
 	visit := func(dir string) error {
+		s.addFolder(filepath.Base(dir))
 		if !decided {
 			for _, c := range []Compression{CompressionNone, CompressionZstd} {
 				if _, err := s.fs.Stat(filepath.Join(dir, c.FileName())); err == nil {
@@ -135,4 +136,19 @@ func (s *JSONL) scanRoot() error {
 		}
 	}
 	return nil
+}
+
+func (s *JSONL) addFolder(name string) {
+	s.foldersMu.Lock()
+	defer s.foldersMu.Unlock()
+	if s.folders == nil {
+		s.folders = map[string]bool{}
+	}
+	s.folders[name] = true
+}
+
+func (s *JSONL) hasFolder(name string) bool {
+	s.foldersMu.Lock()
+	defer s.foldersMu.Unlock()
+	return s.folders[name]
 }

@@ -34,6 +34,12 @@ type JSONL struct {
 	fixedCompression bool        // set by WithCompression
 
 	logger *slog.Logger // warns of repairs
+
+	foldersMu sync.Mutex
+	// folders holds the name of every session folder the root scan saw
+	// or Create made: an id whose folder is not among them is stored
+	// nowhere, so Create refuses it without looking (see refuseExisting).
+	folders map[string]bool
 }
 
 var _ Store = (*JSONL)(nil)
@@ -266,7 +272,7 @@ func (l *lister) frameFound(path string) func(from, to int) ([]byte, bool, error
 		if err != nil || len(scan.frames) == 0 {
 			return nil, false, err
 		}
-		l.plain, err = zstdDecoder().DecodeAll(l.buf[:scan.frames[0].end], l.plain[:0])
+		l.plain, err = sharedDecoder.DecodeAll(l.buf[:scan.frames[0].end], l.plain[:0])
 		if err != nil {
 			return nil, false, zstdCorrupt(path, 0, "corrupt Zstandard session log: header frame failed validation")
 		}
@@ -564,6 +570,7 @@ func (s *JSONL) Create(ctx context.Context, h Header, seed []Event) error {
 	if err != nil {
 		return err
 	}
+	s.addFolder(filepath.Base(filepath.Dir(path)))
 	st.ready(path, int64(len(seed)), int64(len(data)))
 	s.keep(st, f)
 	return nil
@@ -584,9 +591,21 @@ func (s *JSONL) firstFrames(data []byte) []byte {
 	return out
 }
 
+// refuseExisting refuses an id that is live here or stored anywhere under
+// the root. Only an id whose folder name the root scan saw (or Create
+// made) is looked for on disk, so creating a new id costs no directory
+// scan; a folder another process makes after the scan is found only by
+// the link that publishes the log (another process must not write the
+// same root concurrently).
 func (s *JSONL) refuseExisting(ctx context.Context, st *logState) error {
 	if st.isReady() {
 		return existsf(`session "%s" already exists in this backend`, st.id)
+	}
+	if err := s.checkRoot(ctx); err != nil {
+		return err
+	}
+	if seg, err := EncodeSegment(st.id); err == nil && !s.hasFolder(seg) {
+		return nil
 	}
 	_, err := s.find(ctx, st.id)
 	switch {
