@@ -11,6 +11,9 @@
 // follow-up to that child, Children lists the durable catalog. Subagents and Actors give the full
 // service and runtime for everything else.
 //
-// Shutdown(ctx) disposes every agent child-first and flushes the store,
-// within ctx; Close does the same without a deadline.
+// Shutdown(ctx) stops admission at once, lets running turns finish
+// within ctx, then disposes every agent child-first and flushes the store;
+// Close does the same at once, cancelling running turns. Once either
+// began, every layer answers every call with an error matching
+// fault.Closed.
 package dsh

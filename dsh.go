@@ -121,8 +121,16 @@ func (r *Runtime) Children(ctx context.Context, parentID string) ([]query.Entry,
 	return r.subagents.ListChildren(ctx, parentID)
 }
 
-// Shutdown closes the runtime gracefully: see actors.Runtime.Close.
-func (r *Runtime) Shutdown(ctx context.Context) error { return r.actors.Close(ctx) }
+// Shutdown closes the runtime gracefully, as net/http's Server.Shutdown
+// does: admission stops at once (every later call fails with an error
+// matching fault.Closed), the turns running and the messages already
+// accepted run to their end within ctx, then every agent is disposed
+// child-first and every session flushed. When ctx ends first it returns
+// ctx's error with the turns still running; Close then ends them.
+func (r *Runtime) Shutdown(ctx context.Context) error { return r.actors.Shutdown(ctx) }
 
-// Close closes the runtime at once.
+// Close closes the runtime at once: admission stops, running turns are
+// cancelled, accepted messages not yet run are discarded, every agent is
+// disposed child-first and every session flushed. It blocks until then;
+// a second Close returns nil.
 func (r *Runtime) Close() error { return r.actors.Close(context.Background()) }

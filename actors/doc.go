@@ -12,7 +12,7 @@
 // then every remaining live session flushed, the store closed (when the
 // runtime opened it), and only then the actor system shut down and the
 // dispatcher's goroutines stopped. After Close every call fails with
-// ErrClosed; a second Close is a no-op.
+// fault.Closed; a second Close is a no-op.
 //
 // The subagent layer installs two things: the per-agent agent.Subagents
 // capability (InstallSubagents, bound to the calling agent's exact Handle)
@@ -22,8 +22,8 @@
 // Packages: agent (the turn contract and the scripted agent), inbox (the
 // FIFO turn queue that is each actor's mailbox), actors/activation (the
 // agent actor), actors/parent (the registry and the bus). Errors of the
-// whole layer are *activation.Error values with a Code; the sentinels of
-// these packages work with errors.Is.
+// whole layer are *fault.Error values; match them with errors.Is against
+// their fault.Code (fault.Closed, fault.InboxClosed, fault.AgentNotFound, …).
 //
 // API changes after the first commit (a6e3949):
 //   - parent.Bus delivers on the publishing goroutine, in order per agent

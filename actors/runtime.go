@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"errors"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"log/slog"
 	"runtime"
 	"sync"
@@ -15,11 +16,8 @@ import (
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-// CodeClosed is the code of ErrClosed.
-const CodeClosed = "RUNTIME_CLOSED"
-
-// ErrClosed matches every call made after Close began.
-var ErrClosed = &activation.Error{Code: CodeClosed, Message: "actors: runtime is closed"}
+// errClosed is every call's answer once shutdown began (fault.Closed).
+var errClosed = fault.New(fault.Closed, "actors: runtime is closed", nil)
 
 // Options configure New. The zero value is a memory-only runtime running
 // scripted agents, logging nothing.
@@ -183,14 +181,62 @@ func (rt *Runtime) BeforeClose(run func(ctx context.Context) error) (remove func
 	}
 }
 
-// checkOpen returns ErrClosed once Close began.
-func (rt *Runtime) checkOpen() error {
+// checkOpen returns the closed error once shutdown began.
+func (rt *Runtime) checkOpen() error { return rt.Err() }
+
+// Err is nil while the runtime admits work and, once Shutdown or Close
+// began, the closed error (matching fault.Closed) every layer answers
+// with from then on. It does not block.
+func (rt *Runtime) Err() error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.closing {
-		return ErrClosed
+		return errClosed
 	}
 	return nil
+}
+
+// stopAdmission begins shutdown: from now on the runtime, its registry
+// and every agent's inbox refuse new work with the closed error.
+func (rt *Runtime) stopAdmission() {
+	rt.mu.Lock()
+	rt.closing = true
+	rt.mu.Unlock()
+	rt.registry.Refuse(errClosed)
+}
+
+// Shutdown closes the runtime gracefully, as net/http's Server.Shutdown
+// does: admission stops at once (every later call, follow-up and start
+// fails with the closed error), then it waits until every live agent is
+// idle (the turns running and the messages already accepted run to their
+// end), then it is Close. It blocks until done or ctx is done; when ctx
+// ends while turns still run it returns ctx's error and leaves them
+// running: call Close to cancel them.
+func (rt *Runtime) Shutdown(ctx context.Context) error {
+	rt.stopAdmission()
+	if err := rt.waitIdle(ctx); err != nil {
+		return err
+	}
+	return rt.Close(ctx)
+}
+
+// waitIdle waits until a pass over the live agents finds every one idle.
+func (rt *Runtime) waitIdle(ctx context.Context) error {
+	for {
+		busy := false
+		for _, h := range rt.registry.List() {
+			if h.Status() == inbox.Idle {
+				continue
+			}
+			busy = true
+			if err := h.WhenIdle(ctx); err != nil {
+				return err
+			}
+		}
+		if !busy {
+			return ctx.Err()
+		}
+	}
 }
 
 // StartAgent creates a top-level (or any) agent over a new session, as
@@ -226,9 +272,9 @@ func (rt *Runtime) Agent(id string) *parent.Handle { return rt.registry.Get(id) 
 
 // Followup delivers a user message with content and source to the live
 // agent id and returns its MessageID as soon as the agent's inbox accepted
-// it; the message becomes its own later FIFO turn. It fails with ErrClosed
-// after Close began, parent.ErrNotFound when id is not live, and
-// activation.ErrInboxClosed while the agent is being disposed.
+// it; the message becomes its own later FIFO turn. It fails with fault.Closed
+// after Close began, fault.AgentNotFound when id is not live, and
+// fault.InboxClosed while the agent is being disposed.
 func (rt *Runtime) Followup(ctx context.Context, id string, content []agent.Block, source agent.Source) (string, error) {
 	if err := rt.checkOpen(); err != nil {
 		return "", err
@@ -240,7 +286,8 @@ func (rt *Runtime) Followup(ctx context.Context, id string, content []agent.Bloc
 	return h.Followup(ctx, content, source)
 }
 
-// Close shuts the runtime down: BeforeClose hooks, then every agent
+// Close shuts the runtime down at once: admission stops (as in
+// Shutdown), then the BeforeClose hooks, then every agent
 // disposed child-first (parent.Registry.Close), then every live session
 // flushed, the owned store closed, and last the actor system shut down and
 // the pool stopped. It blocks until done or ctx is done; then it returns
@@ -248,16 +295,15 @@ func (rt *Runtime) Followup(ctx context.Context, id string, content []agent.Bloc
 // completed Close it returns nil at once. A failed dispose or flush (an
 // agent's final flush, say) does not stop it: every agent is still
 // disposed and the actor system shut down, and the failures are returned
-// joined. Other calls fail with ErrClosed as soon as Close begins.
+// joined. Running turns are cancelled, accepted messages not yet run are
+// discarded.
 func (rt *Runtime) Close(ctx context.Context) error {
 	rt.closeMu.Lock()
 	defer rt.closeMu.Unlock()
 	if rt.finished {
 		return nil
 	}
-	rt.mu.Lock()
-	rt.closing = true
-	rt.mu.Unlock()
+	rt.stopAdmission()
 	if err := rt.runHooks(ctx); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,7 +13,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -177,11 +177,11 @@ func TestCallsAfterCloseFail(t *testing.T) {
 		start(t, rt, "a", "")
 		require.NoError(t, rt.Close(bg))
 		_, err = rt.StartAgent(bg, parent.CreateSpec{})
-		require.ErrorIs(t, err, ErrClosed)
+		require.ErrorIs(t, err, fault.Closed)
 		_, err = rt.ResumeAgent(bg, "a", parent.Spec{})
-		require.ErrorIs(t, err, ErrClosed)
+		require.ErrorIs(t, err, fault.Closed)
 		_, err = rt.Followup(bg, "a", agent.Text("reply x"), user)
-		require.ErrorIs(t, err, ErrClosed)
+		require.ErrorIs(t, err, fault.Closed)
 		require.ErrorContains(t, err, "actors: runtime is closed")
 		require.NoError(t, rt.Close(bg))
 	})
@@ -191,7 +191,7 @@ func TestFollowupToAnUnknownAgent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := open(t, Options{})
 		_, err := rt.Followup(bg, "ghost", agent.Text("reply x"), user)
-		require.ErrorIs(t, err, parent.ErrNotFound)
+		require.ErrorIs(t, err, fault.AgentNotFound)
 		require.ErrorContains(t, err, `actors: agent "ghost" is not live`)
 	})
 }
@@ -222,7 +222,7 @@ func TestBeforeCloseHooksRunFirstInOrder(t *testing.T) {
 
 		require.ErrorIs(t, rt.Close(bg), drainFailed)
 		_, err = rt.Followup(bg, "a", agent.Text("reply x"), user)
-		require.ErrorIs(t, err, ErrClosed, "closing already began")
+		require.ErrorIs(t, err, fault.Closed, "closing already began")
 		require.NotNil(t, rt.Agent("a"), "no agent is disposed before the hooks succeed")
 		require.NoError(t, rt.Close(bg))
 		require.Equal(t, []string{"first live=1", "second", "second"}, ran, "a succeeded hook is not rerun")
@@ -299,12 +299,6 @@ func TestResumeUsesTheAgentFactory(t *testing.T) {
 	})
 }
 
-func TestErrorsMatchByCode(t *testing.T) {
-	err := fmt.Errorf("wrapped: %w", &activation.Error{Code: CodeClosed, Message: "actors: runtime is closed"})
-	require.ErrorIs(t, err, ErrClosed)
-	require.NotErrorIs(t, err, parent.ErrNotFound)
-}
-
 func TestCloseIsBoundedByItsContextAndResumable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
@@ -323,7 +317,7 @@ func TestCloseIsBoundedByItsContextAndResumable(t *testing.T) {
 		defer cancel()
 		require.ErrorIs(t, rt.Close(ctx), context.DeadlineExceeded)
 		_, err = rt.StartAgent(bg, parent.CreateSpec{})
-		require.ErrorIs(t, err, ErrClosed)
+		require.ErrorIs(t, err, fault.Closed)
 		close(release)
 		require.NoError(t, rt.Close(bg))
 		require.Zero(t, rt.Registry().Len())

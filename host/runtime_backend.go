@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"os"
 	"slices"
 	"sync"
@@ -272,10 +273,10 @@ func (b *RuntimeBackend) topLevelAgent(ctx context.Context, id string) (*parent.
 }
 
 // joinLive is the result of a start or resume of id (h, err), except that
-// parent.ErrExists, a concurrent one having won, yields the agent now live
+// fault.AgentExists, a concurrent one having won, yields the agent now live
 // under id.
 func (b *RuntimeBackend) joinLive(id string, h *parent.Handle, err error) (*parent.Handle, error) {
-	if errors.Is(err, parent.ErrExists) {
+	if errors.Is(err, fault.AgentExists) {
 		if live := b.rt.Agent(id); live != nil {
 			return live, nil
 		}

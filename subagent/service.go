@@ -181,6 +181,11 @@ func (s *Service) DrainContinuableDescendants(ctx context.Context, parents []*pa
 // cancelled ctx with CANCELLED; a service without a query with
 // SUBAGENT_CONTROL_SESSION_QUERY_UNAVAILABLE. It blocks on the reads.
 func (s *Service) ListChildren(ctx context.Context, parentID string) ([]query.Entry, error) {
+	if s.rt != nil {
+		if err := s.rt.Err(); err != nil {
+			return nil, err
+		}
+	}
 	entries, err := query.ListChildren(ctx, s.q, parentID)
 	switch {
 	case errors.Is(err, query.ErrCancelled):

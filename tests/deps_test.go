@@ -20,45 +20,47 @@ const module = "github.com/dsh-actors/dsh-actors"
 // layer of its own) each layer may import. A layer may always import its
 // own sub-packages.
 var allowedDeps = map[string][]string{
-	"descriptor": {"event", "internal/jsjson"},
+	"descriptor": {"fault", "event", "internal/jsjson"},
 	// event is the log vocabulary: every event type, its payload struct and
 	// the codec; a leaf but for internal/jsjson (content blocks).
 	"event":   {"internal/jsjson"},
-	"agent":   {"event", "internal/jsjson"},
-	"session": {"event", "internal/listeners", "internal/jsjson"},
-	"query":   {"event", "session", "descriptor", "internal/listeners", "internal/jsjson"},
-	"inbox":   {"event", "agent", "internal/jsjson"},
+	"agent":   {"fault", "event", "internal/jsjson"},
+	"session": {"fault", "event", "internal/listeners", "internal/jsjson"},
+	"query":   {"fault", "event", "session", "descriptor", "internal/listeners", "internal/jsjson"},
+	"inbox":   {"fault", "event", "agent", "internal/jsjson"},
 	// index is the derived SQLite index beside the store: it answers as
 	// the query's catalog reader does, so it sits on query.
-	"index":    {"event", "session", "query", "descriptor", "internal/listeners", "internal/jsjson"},
-	"actors":   {"event", "descriptor", "agent", "session", "query", "inbox", "internal/listeners", "internal/jsjson"},
-	"subagent": {"event", "descriptor", "agent", "session", "query", "inbox", "actors", "internal/listeners", "internal/jsjson"},
-	"host":     {"event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/listeners", "internal/jsjson"},
+	"index":    {"fault", "event", "session", "query", "descriptor", "internal/listeners", "internal/jsjson"},
+	"actors":   {"fault", "event", "descriptor", "agent", "session", "query", "inbox", "internal/listeners", "internal/jsjson"},
+	"subagent": {"fault", "event", "descriptor", "agent", "session", "query", "inbox", "actors", "internal/listeners", "internal/jsjson"},
+	"host":     {"fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/listeners", "internal/jsjson"},
 	// llm is the model client: a leaf on the event vocabulary.
-	"llm": {"event", "internal/jsjson"},
+	"llm": {"fault", "event", "internal/jsjson"},
 	// modelagent is the model loop and its tools: an agent on the subagent
 	// service and the model client.
-	"modelagent": {"event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "llm", "internal/listeners", "internal/jsjson"},
+	"modelagent": {"fault", "event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "llm", "internal/listeners", "internal/jsjson"},
 	// internal/listeners is the copy-on-write listener list every event
 	// fan-out uses: a leaf.
 	"internal/listeners": {},
 	// internal/jsjson reads and writes JSON as JSON.parse and
 	// JSON.stringify do (agent's content blocks): a leaf.
 	"internal/jsjson": {},
+	// fault is the one error taxonomy (Code, Error): a leaf every layer uses.
+	"fault": {},
 	// internal/storegen writes synthetic stores for the measurements: it
 	// sits beside query, on session and descriptor only.
-	"internal/storegen": {"event", "session", "descriptor", "internal/listeners", "internal/jsjson"},
+	"internal/storegen": {"fault", "event", "session", "descriptor", "internal/listeners", "internal/jsjson"},
 	// internal/bench holds the CLI's measurement loops: it sits on the
 	// runtime and under cmd.
-	"internal/bench": {rootLayer, "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/storegen", "internal/listeners", "internal/jsjson"},
+	"internal/bench": {rootLayer, "fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/storegen", "internal/listeners", "internal/jsjson"},
 	// internal/testkit holds test helpers; only _test.go files import it.
 	"internal/testkit": {},
 	// the module's root package is the embedders' entry point: it opens
 	// the runtime and binds the subagent service, under host and cmd.
-	rootLayer: {"event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/listeners", "internal/jsjson"},
-	"cmd": {rootLayer, "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "llm", "modelagent",
+	rootLayer: {"fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/listeners", "internal/jsjson"},
+	"cmd": {rootLayer, "fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "llm", "modelagent",
 		"internal/bench", "internal/storegen", "internal/listeners", "internal/jsjson"},
-	"tests": {rootLayer, "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "cmd", "llm", "modelagent", "internal/listeners", "internal/jsjson"},
+	"tests": {rootLayer, "fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "cmd", "llm", "modelagent", "internal/listeners", "internal/jsjson"},
 }
 
 // rootLayer is the layer name of the module's root package.

@@ -114,7 +114,7 @@ func (a *Activation) Session() *session.Live { return a.live }
 // Followup accepts msg as a later turn of this agent and returns its
 // MessageID once the inbox has accepted it (msg.ID when set, else a new
 // uuid). It does not wait for the turn. It fails with ctx's error when ctx
-// is already done, and with ErrInboxClosed once Dispose has begun.
+// is already done, and with fault.InboxClosed once Dispose has begun.
 func (a *Activation) Followup(ctx context.Context, msg agent.Message) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -156,7 +156,7 @@ func (a *Activation) Emit(e inbox.Event) { a.inbox.Emit(e) }
 func (a *Activation) Done() <-chan struct{} { return a.stopped }
 
 // Dispose tears the agent down, in order: close the inbox (later follow-ups
-// fail with ErrInboxClosed, queued messages are discarded, the running turn
+// fail with fault.InboxClosed, queued messages are discarded, the running turn
 // is cancelled with cause disposed), wait until the turn has logged its
 // turn/end, stop the actor (its mailbox processes the stop on the calling
 // goroutine unless a run of it is going elsewhere) and wait until it has

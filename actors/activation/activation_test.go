@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -290,7 +291,7 @@ func TestDisposeDuringATurn(t *testing.T) {
 			t.Fatal("the actor has not stopped")
 		}
 		_, err := a.Followup(bg, agent.Message{Content: agent.Text("reply late"), Source: agent.Source{Kind: "user"}})
-		require.ErrorIs(t, err, ErrInboxClosed)
+		require.ErrorIs(t, err, fault.InboxClosed)
 		require.ErrorContains(t, err, `actors: agent "agent-1" inbox is closed`)
 		require.NoError(t, a.Dispose(bg), "idempotent")
 	})
@@ -461,7 +462,7 @@ func TestMessagesAreLoggedInShapesTheOriginalReads(t *testing.T) {
 		})
 		a := start(t, silent)
 		_, err := a.Followup(bg, agent.Message{Content: agent.Text("no source")})
-		require.ErrorIs(t, err, ErrInvalidMessage)
+		require.ErrorIs(t, err, fault.InvalidMessage)
 		_, err = a.Followup(bg, agent.Message{Source: agent.Source{Kind: "user"}})
 		require.NoError(t, err)
 		require.NoError(t, a.WhenIdle(bg))

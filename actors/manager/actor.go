@@ -77,6 +77,9 @@ func async[T any](m *Manager, work func() T, then func(T)) {
 // when ctx ends: ctx cancellation reaches the op at its next checkpoint.
 func call[T any](m *Manager, ctx context.Context, op func(ctx context.Context, reply func(T, error))) (T, error) {
 	var zero T
+	if err := m.rt.Err(); err != nil {
+		return zero, err
+	}
 	if !m.ops.enter() {
 		return zero, Draining()
 	}

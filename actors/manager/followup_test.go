@@ -2,11 +2,11 @@ package manager
 
 import (
 	"context"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"sync"
 	"sync/atomic"
 	"testing"
 
-	agentactor "github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
@@ -255,7 +255,7 @@ func TestRefusedDeliveryClearsTheAcceptedReservation(t *testing.T) {
 		after = len(a.accepted)
 	})
 	require.NoError(t, disposeErr)
-	require.ErrorIs(t, err, agentactor.ErrInboxClosed)
+	require.ErrorIs(t, err, fault.InboxClosed)
 	require.Equal(t, before, after)
 	require.Equal(t, agent.Error, f.settled(child, 1).StopReason)
 	require.Contains(t, f.logs.String(), "agent actor stopped unexpectedly")

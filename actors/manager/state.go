@@ -148,7 +148,12 @@ func (m *Manager) closingTeardown(agent *parent.Handle) error {
 }
 
 // admit is the DRAINING gate (assertAdmitting).
-func (m *Manager) admit(agent *parent.Handle) error { return m.closingTeardown(agent) }
+func (m *Manager) admit(agent *parent.Handle) error {
+	if err := m.rt.Err(); err != nil {
+		return err
+	}
+	return m.closingTeardown(agent)
+}
 
 // admitWithContext checks the caller's context, then the DRAINING gate.
 func (m *Manager) admitWithContext(ctx context.Context, agent *parent.Handle) error {

@@ -6,10 +6,10 @@
 // A Handle is one published agent. Every publication gets a new
 // incarnation number, so a Handle kept from before a dispose-and-recreate of
 // the same id is detectably stale: Get returns the new Handle, Exact with
-// the old incarnation returns ErrStale, and the old Handle's follow-ups fail
-// with activation.ErrInboxClosed.
+// the old incarnation returns fault.StaleHandle, and the old Handle's follow-ups fail
+// with fault.InboxClosed.
 //
-// Create and Resume reserve the id (a live or reserved id is ErrExists),
+// Create and Resume reserve the id (a live or reserved id is fault.AgentExists),
 // open the live session (Sessions.Create, or the repairing Sessions.Resume),
 // build the agent with the factory, spawn its actor, and only then publish
 // it and emit agent/created. A failure at any step rolls every earlier step

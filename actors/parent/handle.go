@@ -12,7 +12,7 @@ import (
 
 // Handle is one published agent: its activation, its live session and its
 // registry entry. A Handle stays valid after disposal (its follow-ups then
-// fail with activation.ErrInboxClosed); compare it with Registry.Get or
+// fail with fault.InboxClosed); compare it with Registry.Get or
 // IsLive to know whether it is still the live agent for its id.
 type Handle struct {
 	reg         *Registry
@@ -52,14 +52,18 @@ func (h *Handle) IsLive() bool { return h.reg.IsLive(h) }
 
 // Post accepts msg (its ID may be preset, see inbox.NewMessageID) as a later
 // turn and returns its MessageID at inbox acceptance, without waiting for
-// the turn. It fails with activation.ErrInboxClosed once Dispose began.
+// the turn. It fails with fault.InboxClosed once Dispose began, and with
+// the registry's refusal once Registry.Refuse was called.
 func (h *Handle) Post(ctx context.Context, msg agent.Message) (string, error) {
+	if err := h.reg.refused(); err != nil {
+		return "", err
+	}
 	return h.act.Followup(ctx, msg)
 }
 
 // Followup is Post of a new message with content and source.
 func (h *Handle) Followup(ctx context.Context, content []agent.Block, source agent.Source) (string, error) {
-	return h.act.Followup(ctx, agent.Message{Content: content, Source: source, Role: "user"})
+	return h.Post(ctx, agent.Message{Content: content, Source: source, Role: "user"})
 }
 
 // Cancel is Activation().Cancel: abort the running turn and, unless

@@ -3,6 +3,7 @@ package parent
 import (
 	"bytes"
 	"context"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"log/slog"
 	"os"
 	"strings"
@@ -127,7 +128,7 @@ func TestIDCollisionIsAnError(t *testing.T) {
 		r := memory(t)
 		h := create(t, r, "a", "")
 		_, err := r.Create(bg, CreateSpec{Header: session.Header{ID: "a"}})
-		require.ErrorIs(t, err, ErrExists)
+		require.ErrorIs(t, err, fault.AgentExists)
 		require.ErrorContains(t, err, `actors: agent "a" already exists`)
 		require.Same(t, h, r.Get("a"), "the live agent is untouched")
 	})
@@ -146,16 +147,16 @@ func TestStaleHandleAfterReRegistration(t *testing.T) {
 		require.False(t, old.IsLive())
 		require.True(t, fresh.IsLive())
 		_, err := r.Exact("a", old.Incarnation())
-		require.ErrorIs(t, err, ErrStale)
+		require.ErrorIs(t, err, fault.StaleHandle)
 		got, err := r.Exact("a", fresh.Incarnation())
 		require.NoError(t, err)
 		require.Same(t, fresh, got)
 		_, err = old.Followup(bg, agent.Text("reply x"), agent.Source{Kind: "user"})
-		require.ErrorIs(t, err, activation.ErrInboxClosed, "a stale handle cannot deliver to the new agent")
+		require.ErrorIs(t, err, fault.InboxClosed, "a stale handle cannot deliver to the new agent")
 		require.NoError(t, old.Dispose(bg), "disposing the stale handle again is a no-op")
 		require.Same(t, fresh, r.Get("a"), "and leaves the new agent alone")
 		_, err = r.Exact("b", 1)
-		require.ErrorIs(t, err, ErrNotFound)
+		require.ErrorIs(t, err, fault.AgentNotFound)
 	})
 }
 
@@ -165,7 +166,7 @@ func TestCreateFailureRollsBack(t *testing.T) {
 		r := newRegistry(t, sessions)
 		seen := record(r)
 		_, err := r.Create(bg, CreateSpec{Header: session.Header{ID: "a", Cwd: "relative"}})
-		require.ErrorIs(t, err, ErrStartFailed)
+		require.ErrorIs(t, err, fault.AgentStartFailed)
 		require.Nil(t, r.Get("a"))
 		require.Nil(t, sessions.Get("a"))
 		require.Empty(t, seen())
@@ -187,7 +188,7 @@ func TestPublicationFailureRollsBackTheSpawnedAgent(t *testing.T) {
 		})
 		seen := record(r)
 		_, err := r.Create(bg, CreateSpec{Header: session.Header{ID: "a"}})
-		require.ErrorIs(t, err, ErrClosed)
+		require.ErrorIs(t, err, fault.RegistryClosed)
 		require.Nil(t, r.Get("a"))
 		require.Nil(t, sessions.Get("a"), "the session left the live set")
 		require.Empty(t, seen())
@@ -232,7 +233,7 @@ func TestCloseDisposesChildFirst(t *testing.T) {
 		require.Less(t, indexOf(disposed, "child"), indexOf(disposed, "root"))
 		require.Zero(t, r.Len())
 		_, err := r.Create(bg, CreateSpec{Header: session.Header{ID: "late"}})
-		require.ErrorIs(t, err, ErrClosed)
+		require.ErrorIs(t, err, fault.RegistryClosed)
 	})
 }
 
@@ -415,7 +416,7 @@ func TestResumeOfAMissingSessionFails(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := memory(t)
 		_, err := r.Resume(bg, "nowhere", Spec{})
-		require.ErrorIs(t, err, ErrStartFailed)
+		require.ErrorIs(t, err, fault.AgentStartFailed)
 		require.ErrorIs(t, err, session.ErrNotFound)
 		require.Nil(t, r.Get("nowhere"))
 	})

@@ -95,6 +95,7 @@ type Registry struct {
 	agents   map[string]*Handle
 	reserved map[string]chan struct{} // closed when the create/resume settles
 	closed   bool
+	refusal  atomic.Pointer[error] // set once by Refuse
 }
 
 // New returns an empty registry.
@@ -141,6 +142,19 @@ func (r *Registry) SetSubagents(fn func(self *Handle) agent.Subagents) {
 	r.subagents.Store(&fn)
 }
 
+// Refuse stops admission at once: every later Create, Resume and
+// follow-up (Handle.Post, Handle.Followup) fails with err. The first call
+// wins; it does not block and disposes nothing.
+func (r *Registry) Refuse(err error) { r.refusal.CompareAndSwap(nil, &err) }
+
+// refused returns Refuse's error, or nil while admission is open.
+func (r *Registry) refused() error {
+	if err := r.refusal.Load(); err != nil {
+		return *err
+	}
+	return nil
+}
+
 // Get returns the exact live Handle for id, or nil.
 func (r *Registry) Get(id string) *Handle {
 	r.mu.RLock()
@@ -148,7 +162,7 @@ func (r *Registry) Get(id string) *Handle {
 	return r.agents[id]
 }
 
-// Lookup returns the exact live Handle for id, or ErrNotFound.
+// Lookup returns the exact live Handle for id, or fault.AgentNotFound.
 func (r *Registry) Lookup(id string) (*Handle, error) {
 	if h := r.Get(id); h != nil {
 		return h, nil
@@ -157,7 +171,7 @@ func (r *Registry) Lookup(id string) (*Handle, error) {
 }
 
 // Exact returns the live Handle for id when its incarnation matches:
-// ErrNotFound when id is not live, ErrStale when it is live under another
+// fault.AgentNotFound when id is not live, fault.StaleHandle when it is live under another
 // incarnation.
 func (r *Registry) Exact(id string, incarnation uint64) (*Handle, error) {
 	h := r.Get(id)
@@ -216,8 +230,8 @@ func (r *Registry) LiveLineage(h *Handle) []*Handle {
 // Create opens a new session (Sessions.Create with the header and seed),
 // starts its agent, publishes it and emits agent/created, in that order,
 // and returns its Handle. It blocks while the store creates the log. A live
-// or reserved id is ErrExists; after Close it is ErrClosed; any other
-// failure is ErrStartFailed wrapping the cause, after a full rollback.
+// or reserved id is fault.AgentExists; after Close it is fault.RegistryClosed; any other
+// failure is fault.AgentStartFailed wrapping the cause, after a full rollback.
 func (r *Registry) Create(ctx context.Context, spec CreateSpec) (*Handle, error) {
 	h := spec.Header
 	if h.ID == "" {
@@ -283,6 +297,8 @@ func (r *Registry) reserve(id string) (chan struct{}, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
+	case r.refusal.Load() != nil:
+		return nil, *r.refusal.Load()
 	case r.closed:
 		return nil, closedFor(id)
 	case r.agents[id] != nil || r.reserved[id] != nil:
@@ -375,7 +391,7 @@ func (r *Registry) unpublish(h *Handle) {
 }
 
 // Close stops creating and resuming agents (later calls fail with
-// ErrClosed), waits for the creates and resumes under way to publish or
+// fault.RegistryClosed), waits for the creates and resumes under way to publish or
 // roll back, then disposes every live agent child-first: all agents of the
 // deepest live lineage level together, then the next level up, so no agent
 // is disposed before its live descendants. It blocks until then or ctx is

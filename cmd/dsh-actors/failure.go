@@ -8,7 +8,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/dsh-actors/dsh-actors/actors/activation"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
@@ -49,10 +49,10 @@ func carriedCode(err error) string {
 		return e.Code
 	case *subagent.Error:
 		return e.Code
-	case *activation.Error:
-		return e.Code
 	case interface{ ErrorCode() string }: // the model client's failures
 		return e.ErrorCode()
+	case *fault.Error:
+		return string(e.Code)
 	case interface{ Unwrap() error }:
 		return carriedCode(e.Unwrap())
 	case interface{ Unwrap() []error }:

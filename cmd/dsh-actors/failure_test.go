@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dsh-actors/dsh-actors/actors/activation"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
@@ -91,7 +91,7 @@ func TestFailureNamesTheOutermostCode(t *testing.T) {
 		{fmt.Errorf("wrapped: %w", queryErr), `x: SESSION_QUERY_SESSION_NOT_FOUND: wrapped: session "p" not found`},
 		{subagent.ErrDraining, "x: DRAINING: "},
 		{&subagent.Error{Code: "NOT_RESUMABLE", Message: "not resumable", Cause: queryErr}, "x: NOT_RESUMABLE: not resumable"},
-		{errors.Join(errors.New("plain"), activation.ErrInboxClosed), "x: INBOX_CLOSED: plain\nactors: inbox is closed"},
+		{errors.Join(errors.New("plain"), fault.New(fault.InboxClosed, "actors: inbox is closed", nil)), "x: INBOX_CLOSED: plain\nactors: inbox is closed"},
 		{fmt.Errorf("turn: %w", context.Canceled), "x: CANCELLED: turn: context canceled"},
 		{errors.New("no code"), "x: no code"},
 	} {

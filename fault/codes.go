@@ -1,0 +1,40 @@
+package fault
+
+// The runtime's codes: the actor runtime, its agents and their inboxes.
+const (
+	// Closed: the runtime's shutdown began; nothing is admitted any more.
+	Closed Code = "RUNTIME_CLOSED"
+	// InboxClosed: the agent is being disposed or has been disposed.
+	InboxClosed Code = "INBOX_CLOSED"
+	// InvalidMessage: a message the log could not read back (no source kind).
+	InvalidMessage Code = "INVALID_MESSAGE"
+	// AgentNotFound: no agent is live under the id.
+	AgentNotFound Code = "AGENT_NOT_FOUND"
+	// AgentExists: the id is live, or being created or resumed, already.
+	AgentExists Code = "AGENT_EXISTS"
+	// StaleHandle: the id is live under another incarnation.
+	StaleHandle Code = "STALE_HANDLE"
+	// RegistryClosed: the live-agent registry no longer starts agents.
+	RegistryClosed Code = "REGISTRY_CLOSED"
+	// AgentStartFailed: creating or resuming an agent failed and was rolled
+	// back; the cause is wrapped.
+	AgentStartFailed Code = "AGENT_START_FAILED"
+)
+
+// The subagent layer's codes.
+const (
+	DuplicateProvider        Code = "DUPLICATE_PROVIDER"
+	NoProvider               Code = "NO_PROVIDER"
+	UnsupportedCapability    Code = "UNSUPPORTED_CAPABILITY"
+	ContinuationUnavailable  Code = "CONTINUATION_UNAVAILABLE"
+	PersistenceUnavailable   Code = "PERSISTENCE_UNAVAILABLE"
+	Draining                 Code = "DRAINING"
+	Unauthorized             Code = "UNAUTHORIZED"
+	ActivationClosing        Code = "ACTIVATION_CLOSING"
+	NotResumable             Code = "NOT_RESUMABLE"
+	ActivationTeardownFailed Code = "ACTIVATION_TEARDOWN_FAILED"
+	DurabilityFailed         Code = "DURABILITY_FAILED"
+	SessionQueryUnavailable  Code = "SUBAGENT_CONTROL_SESSION_QUERY_UNAVAILABLE"
+	// Cancelled: the caller's context was cancelled (any layer).
+	Cancelled Code = "CANCELLED"
+)
