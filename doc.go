@@ -8,7 +8,8 @@
 //
 // A Runtime's methods cover the common flow: StartAgent publishes a
 // top-level agent, Spawn starts a continuable child of it, Send is a
-// follow-up to that child, Children lists the durable catalog. Subagents and Actors give the full
+// follow-up to that child, WaitChild blocks until the child's epoch ends
+// (no polling), Children lists the durable catalog. Subagents and Actors give the full
 // service and runtime for everything else.
 //
 // Shutdown(ctx) stops admission at once, lets running turns finish

@@ -116,6 +116,14 @@ func (r *Runtime) Send(ctx context.Context, p *parent.Handle, childID string, co
 	return r.subagents.Followup(ctx, p, childID, content, agent.Source{Kind: "user"})
 }
 
+// WaitChild blocks until the resident epoch of childID ends and returns
+// its subagent/end (stop reason, last assistant message, discarded
+// follow-ups) with ok true; with ok false at once when no epoch of
+// childID is resident. See subagent.Service.WaitChild.
+func (r *Runtime) WaitChild(ctx context.Context, childID string) (end subagent.RunEndInfo, ok bool, err error) {
+	return r.subagents.WaitChild(ctx, childID)
+}
+
 // Children lists parentID's continuable children from the durable catalog.
 func (r *Runtime) Children(ctx context.Context, parentID string) ([]query.Entry, error) {
 	return r.subagents.ListChildren(ctx, parentID)

@@ -5,8 +5,11 @@ import (
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/subagent"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
@@ -50,7 +53,7 @@ func TestMemoryRuntimeRefusesContinuableChildren(t *testing.T) {
 	p, err := rt.StartAgent(bg, "")
 	require.NoError(t, err)
 	_, err = rt.Spawn(bg, p, "x", agent.Text("hi"))
-	require.ErrorIs(t, err, subagent.ErrPersistenceUnavailable)
+	require.ErrorIs(t, err, fault.PersistenceUnavailable)
 }
 
 // Two runtimes in one process share nothing: each has its own service,
@@ -76,4 +79,99 @@ func TestTwoRuntimesDoNotInterfere(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, entries, 1)
 	require.Equal(t, childB, entries[0].ID)
+}
+
+func TestWaitChildReturnsTheEpochsEndWithoutPolling(t *testing.T) {
+	rt := open(t, Options{Dir: t.TempDir()})
+	p, err := rt.StartAgent(bg, "parent")
+	require.NoError(t, err)
+	child, err := rt.Spawn(bg, p, "worker", agent.Text("reply first"))
+	require.NoError(t, err)
+	end, ok, err := rt.WaitChild(bg, child)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, child, end.ID)
+	require.Equal(t, "first", end.LastAssistantMessage[0].Text)
+
+	end, ok, err = rt.WaitChild(bg, child)
+	require.NoError(t, err)
+	require.False(t, ok, "no epoch is resident: it returns at once")
+	require.Zero(t, end)
+
+	_, err = rt.Send(bg, p, child, agent.Text("reply second"))
+	require.NoError(t, err)
+	end, ok, err = rt.WaitChild(bg, child)
+	require.NoError(t, err)
+	require.True(t, ok, "the cold-resumed epoch")
+	require.Equal(t, "second", end.LastAssistantMessage[0].Text)
+	require.Zero(t, end.DiscardedFollowups)
+}
+
+func TestWaitChildCancelledIsCancelled(t *testing.T) {
+	rt := open(t, Options{Dir: t.TempDir()})
+	p, err := rt.StartAgent(bg, "parent")
+	require.NoError(t, err)
+	child, err := rt.Spawn(bg, p, "forever", agent.Text("sleep 1h"))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	_, _, err = rt.WaitChild(ctx, child)
+	require.ErrorIs(t, err, fault.Cancelled)
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+// The end of an epoch says how many accepted follow-ups its teardown
+// discarded unrun (they were never logged).
+func TestEndCountsFollowupsATeardownDiscarded(t *testing.T) {
+	rt := open(t, Options{Dir: t.TempDir()})
+	p, err := rt.StartAgent(bg, "parent")
+	require.NoError(t, err)
+	child, err := rt.Spawn(bg, p, "busy", agent.Text("sleep 1h"))
+	require.NoError(t, err)
+	for _, text := range []string{"reply lost one", "reply lost two"} {
+		_, err = rt.Send(bg, p, child, agent.Text(text))
+		require.NoError(t, err)
+	}
+	waited := make(chan subagent.RunEndInfo, 1)
+	go func() {
+		end, _, _ := rt.WaitChild(bg, child)
+		waited <- end
+	}()
+	require.NoError(t, rt.Subagents().DrainContinuableDescendants(bg, []*parent.Handle{p}))
+	end := <-waited
+	require.Equal(t, child, end.ID)
+	require.Equal(t, 2, end.DiscardedFollowups)
+}
+
+// Every caller-side cancellation is CANCELLED, whichever layer saw it
+// (a cancelled StartContinuable returned a bare context.Canceled).
+func TestCallerCancellationIsCancelledInEveryLayer(t *testing.T) {
+	rt := open(t, Options{Dir: t.TempDir()})
+	p, err := rt.StartAgent(bg, "parent")
+	require.NoError(t, err)
+	live, err := rt.Spawn(bg, p, "forever", agent.Text("sleep 1h"))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	calls := map[string]func() error{
+		"spawn": func() error { _, err := rt.Spawn(ctx, p, "x", agent.Text("reply hi")); return err },
+		"start continuable": func() error {
+			_, err := rt.Subagents().StartContinuable(ctx, subagent.ContinuableSpec{Provider: subagent.SpawnName, Label: "x",
+				Request: subagent.ContinuableRequest{Prompt: agent.Text("reply hi"), Parent: p}})
+			return err
+		},
+		"send":          func() error { _, err := rt.Send(ctx, p, live, agent.Text("reply hi")); return err },
+		"wait child":    func() error { _, _, err := rt.WaitChild(ctx, live); return err },
+		"children":      func() error { _, err := rt.Children(ctx, "parent"); return err },
+		"start agent":   func() error { _, err := rt.StartAgent(ctx, ""); return err },
+		"runtime send":  func() error { _, err := rt.Actors().Followup(ctx, "parent", agent.Text("reply hi"), user); return err },
+		"handle send":   func() error { _, err := p.Followup(ctx, agent.Text("reply hi"), user); return err },
+		"resume agent":  func() error { _, err := rt.Actors().ResumeAgent(ctx, "nobody", parent.Spec{}); return err },
+		"drain descend": func() error { return rt.Subagents().DrainContinuableDescendants(ctx, []*parent.Handle{p}) },
+	}
+	for what, call := range calls {
+		err := call()
+		assert.ErrorIs(t, err, fault.Cancelled, what)
+		assert.ErrorIs(t, err, context.Canceled, what)
+	}
 }

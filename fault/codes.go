@@ -35,6 +35,9 @@ const (
 	ActivationTeardownFailed Code = "ACTIVATION_TEARDOWN_FAILED"
 	DurabilityFailed         Code = "DURABILITY_FAILED"
 	SessionQueryUnavailable  Code = "SUBAGENT_CONTROL_SESSION_QUERY_UNAVAILABLE"
+	// DepthExceeded: a child would be deeper than the caller's maxDepth
+	// cap ("subagent depth <n> exceeds maxDepth <m>").
+	DepthExceeded Code = "SUBAGENT_DEPTH_EXCEEDED"
 	// Cancelled: the caller's context was cancelled (any layer).
 	Cancelled Code = "CANCELLED"
 )

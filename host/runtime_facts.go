@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"strings"
 	"sync"
 
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
-	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
 // classify maps runtime errors onto the host's classes (Wrap); an aborted
@@ -19,15 +19,15 @@ func classify(ctx context.Context, err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case ctx.Err() != nil || isAny(err, context.Canceled, query.ErrCancelled, subagent.ErrCancelled):
+	case ctx.Err() != nil || isAny(err, context.Canceled, query.ErrCancelled, fault.Cancelled):
 		return Wrap(CodeCancelled, err)
 	case isAny(err, query.ErrSessionNotFound, session.ErrNotFound):
 		return Wrap(CodeSessionNotFound, err)
-	case errors.Is(err, subagent.ErrNotResumable):
+	case errors.Is(err, fault.NotResumable):
 		return Wrap(CodeSubagentNotResumable, err)
-	case errors.Is(err, subagent.ErrUnauthorized):
+	case errors.Is(err, fault.Unauthorized):
 		return Wrap(CodeSubagentUnauthorized, err)
-	case isAny(err, subagent.ErrDraining, subagent.ErrActivationClosing):
+	case isAny(err, fault.Draining, fault.ActivationClosing):
 		return Wrap(CodeSubagentNotDelivered, err)
 	default:
 		return err

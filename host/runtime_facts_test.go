@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/session"
-	"github.com/dsh-actors/dsh-actors/subagent"
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,14 +18,14 @@ func TestClassifyMapsSubagentDeliveryFailures(t *testing.T) {
 		err  error
 		want error // nil: not classified, reported as internal
 	}{
-		{subagent.ErrNotResumable, ErrSubagentNotResumable},
-		{subagent.ErrUnauthorized, ErrSubagentUnauthorized},
-		{subagent.ErrDraining, ErrSubagentNotDelivered},
-		{subagent.ErrActivationClosing, ErrSubagentNotDelivered},
-		{subagent.ErrCancelled, ErrCancelled},
-		{subagent.ErrContinuationUnavailable, nil},
-		{subagent.ErrPersistenceUnavailable, nil},
-		{subagent.ErrDurabilityFailed, nil},
+		{fault.NotResumable, ErrSubagentNotResumable},
+		{fault.Unauthorized, ErrSubagentUnauthorized},
+		{fault.Draining, ErrSubagentNotDelivered},
+		{fault.ActivationClosing, ErrSubagentNotDelivered},
+		{fault.Cancelled, ErrCancelled},
+		{fault.ContinuationUnavailable, nil},
+		{fault.PersistenceUnavailable, nil},
+		{fault.DurabilityFailed, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.err.Error(), func(t *testing.T) {

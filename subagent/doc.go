@@ -49,10 +49,12 @@
 //
 // # Errors and depth
 //
-// Every error code has a sentinel (ErrDraining, ErrUnauthorized, …)
-// matched by code with errors.Is; Error is the shared error type.
+// Every error the service returns on purpose is a *fault.Error; match it
+// with errors.Is against its code (fault.Draining, fault.Unauthorized, …),
+// whichever layer returned it. A caller whose ctx ends is fault.Cancelled.
 // Delegation depth: maxDepth must be a non-negative safe integer
-// (ErrInvalidMaxDepth); a child deeper than maxDepth is a *DepthError; a
+// (ErrInvalidMaxDepth); a child deeper than maxDepth is
+// fault.DepthExceeded; a
 // child's header delegationDepth is its parent's plus one and is the
 // monotone floor on resume.
 //

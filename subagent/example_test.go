@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"os"
 
 	dsh "github.com/dsh-actors/dsh-actors"
@@ -78,7 +79,7 @@ func ExampleService_StartContinuable_persistence() {
 	p, _ := rt.StartAgent(ctx, "")
 	_, err := rt.Subagents().StartContinuable(ctx, subagent.ContinuableSpec{Provider: subagent.SpawnName, Label: "x",
 		Request: subagent.ContinuableRequest{Prompt: agent.Text("hi"), Parent: p}})
-	var typed *subagent.Error
+	var typed *fault.Error
 	fmt.Println(errors.As(err, &typed), typed.Code)
 	// Output: true PERSISTENCE_UNAVAILABLE
 }

@@ -3,6 +3,7 @@ package subagent
 import (
 	"context"
 	"encoding/json"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"strings"
 	"testing"
 
@@ -188,13 +189,13 @@ func TestStartContinuableNeedsThePrepareCapability(t *testing.T) {
 	require.NoError(t, err)
 	_, err = w.s.StartContinuable(bg, ContinuableSpec{Provider: "oneshot", Label: "x",
 		Request: ContinuableRequest{Prompt: agent.Text("hi"), Parent: w.parent}})
-	require.ErrorIs(t, err, ErrUnsupportedCapability)
+	require.ErrorIs(t, err, fault.UnsupportedCapability)
 	require.EqualError(t, err, `subagent provider "oneshot" does not support continuable children (no prepareContinuable capability)`)
 	require.Zero(t, p.count())
 	require.Equal(t, 1, w.rt.Registry().Len())
 	_, err = w.s.StartContinuable(bg, ContinuableSpec{Provider: "nobody", Label: "x",
 		Request: ContinuableRequest{Prompt: agent.Text("hi"), Parent: w.parent}})
-	require.ErrorIs(t, err, ErrNoProvider)
+	require.ErrorIs(t, err, fault.NoProvider)
 }
 
 // The catalog lists a live child as running and a settled
@@ -216,7 +217,7 @@ func TestListChildrenThroughTheCatalog(t *testing.T) {
 	ctx, cancel := context.WithCancel(bg)
 	cancel()
 	_, err = w.s.ListChildren(ctx, "parent")
-	require.ErrorIs(t, err, ErrCancelled)
+	require.ErrorIs(t, err, fault.Cancelled)
 	_, err = w.s.ListChildren(bg, "nobody")
 	require.ErrorIs(t, err, query.ErrSessionNotFound)
 }

@@ -163,6 +163,19 @@ func (s *Service) Followup(ctx context.Context, p *parent.Handle, childID string
 	return s.m.Followup(ctx, p, childID, content, source)
 }
 
+// WaitChild blocks until the resident epoch of continuable child childID
+// ends (its subagent/end was delivered) and returns that end with ok true;
+// when no epoch of childID is resident it returns at once with ok false.
+// Subscribe before acting to see every epoch; WaitChild needs no
+// listener and never polls. A cancelled ctx is CANCELLED. It fails with
+// CONTINUATION_UNAVAILABLE when the service has no runtime.
+func (s *Service) WaitChild(ctx context.Context, childID string) (end RunEndInfo, ok bool, err error) {
+	if s.m == nil {
+		return end, false, manager.ContinuationUnavailable()
+	}
+	return s.m.WaitEpoch(ctx, childID)
+}
+
 // DrainContinuableDescendants closes admission below the exact live
 // parents and disposes their continuable descendants child-first; see
 // manager.Manager.DrainContinuableDescendants. It blocks until the selected

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"log/slog"
 	"reflect"
 	"sync"
@@ -140,10 +141,10 @@ func TestDuplicateAndAbsentProvidersAreTypedErrors(t *testing.T) {
 	_, err := s.RegisterProvider(&stubProvider{name: "alpha"})
 	require.NoError(t, err)
 	_, err = s.RegisterProvider(&stubProvider{name: "alpha"})
-	require.ErrorIs(t, err, ErrDuplicateProvider)
+	require.ErrorIs(t, err, fault.DuplicateProvider)
 	require.EqualError(t, err, `a subagent provider named "alpha" is already registered`)
 	_, err = s.Start(bg, "missing", StartRequest{})
-	require.ErrorIs(t, err, ErrNoProvider)
+	require.ErrorIs(t, err, fault.NoProvider)
 	require.EqualError(t, err, `no subagent provider registered for "missing"`)
 }
 
@@ -179,10 +180,10 @@ func TestThePublicSurfaceHasNoExtraOperations(t *testing.T) {
 func TestContinuableOperationsNeedARuntime(t *testing.T) {
 	s := detached(t)
 	_, err := s.StartContinuable(bg, ContinuableSpec{Provider: "spawn", Label: "x"})
-	require.ErrorIs(t, err, ErrContinuationUnavailable)
+	require.ErrorIs(t, err, fault.ContinuationUnavailable)
 	require.EqualError(t, err, "continuable subagents require the agents service")
 	_, err = s.Followup(bg, nil, "child", agent.Text("x"), agent.Source{Kind: "user"})
-	require.ErrorIs(t, err, ErrContinuationUnavailable)
+	require.ErrorIs(t, err, fault.ContinuationUnavailable)
 	require.NoError(t, s.DrainContinuableDescendants(bg, nil), "a no-op without a manager")
 }
 
@@ -204,7 +205,7 @@ func TestStartChecksCapabilitiesInOrderBeforeTheProvider(t *testing.T) {
 			_, err := s.RegisterProvider(p)
 			require.NoError(t, err)
 			_, err = s.Start(bg, "bare", c.req)
-			require.ErrorIs(t, err, ErrUnsupportedCapability)
+			require.ErrorIs(t, err, fault.UnsupportedCapability)
 			require.EqualError(t, err, `subagent provider "bare" does not support the "`+c.capability+`" capability`)
 			require.Zero(t, p.count())
 		})
@@ -321,18 +322,18 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func TestErrorsMatchByCode(t *testing.T) {
 	err := manager.Unavailable("c1", errors.New("gone"))
 	wrapped := errors.Join(errors.New("context"), err)
-	require.ErrorIs(t, wrapped, ErrNotResumable)
-	require.NotErrorIs(t, wrapped, ErrUnauthorized)
-	var typed *Error
+	require.ErrorIs(t, wrapped, fault.NotResumable)
+	require.NotErrorIs(t, wrapped, fault.Unauthorized)
+	var typed *fault.Error
 	require.ErrorAs(t, wrapped, &typed)
-	require.Equal(t, "NOT_RESUMABLE", typed.Code)
+	require.Equal(t, fault.NotResumable, typed.Code)
 	require.EqualError(t, typed.Cause, "gone")
 }
 
 func TestListingWithoutAQueryFailsLoud(t *testing.T) {
 	s := detached(t)
 	_, err := s.ListChildren(bg, "parent")
-	require.ErrorIs(t, err, ErrSessionQueryUnavailable)
+	require.ErrorIs(t, err, fault.SessionQueryUnavailable)
 	require.ErrorIs(t, err, query.ErrSessionQueryUnavailable)
 	require.EqualError(t, err, "listing subagents requires session query (load a dsh-session-query backend)")
 }

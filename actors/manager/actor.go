@@ -3,6 +3,7 @@ package manager
 import (
 	"context"
 	"fmt"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"sync"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -101,7 +102,7 @@ func call[T any](m *Manager, ctx context.Context, op func(ctx context.Context, r
 		op(ctx, reply)
 	})
 	r := <-done
-	return r.v, r.err
+	return r.v, fault.Cancellation(ctx, r.err)
 }
 
 // onChildEvent forwards the events of a's agent the actor acts on:
@@ -110,8 +111,10 @@ func call[T any](m *Manager, ctx context.Context, op func(ctx context.Context, r
 // goroutine with no lookup.
 func (m *Manager) onChildEvent(a *activation, e parent.Event) {
 	switch e.Type {
-	case parent.EventDequeue, parent.EventDiscard:
+	case parent.EventDequeue:
 		m.post(func() { m.messageLeft(a, e.MessageID) })
+	case parent.EventDiscard:
+		m.post(func() { m.messageDiscarded(a, e.MessageID) })
 	case parent.EventStatus:
 		if e.Status == inbox.Idle && !a.disposing.Load() {
 			m.post(func() { m.statusIdle(a) })

@@ -3,6 +3,7 @@ package manager
 import (
 	"errors"
 	"fmt"
+	"github.com/dsh-actors/dsh-actors/fault"
 )
 
 // maxSafeInteger is JavaScript's Number.MAX_SAFE_INTEGER, the bound
@@ -21,16 +22,9 @@ var ErrInvalidSubagentDepth = errors.New("agent subagentDepth must be a non-nega
 // safe-integer range.
 var ErrDepthOutOfRange = errors.New("subagent child depth exceeds the safe-integer range")
 
-// DepthError says a child would be deeper than
-// the caller's absolute maxDepth cap.
-type DepthError struct {
-	AttemptedDepth int
-	MaxDepth       int
-}
-
-// Error returns "subagent depth <n> exceeds maxDepth <m>".
-func (e *DepthError) Error() string {
-	return fmt.Sprintf("subagent depth %d exceeds maxDepth %d", e.AttemptedDepth, e.MaxDepth)
+// depthExceeded is fault.DepthExceeded: a child would be deeper than the caller's absolute maxDepth cap.
+func depthExceeded(attempted, maxDepth int) error {
+	return fault.New(fault.DepthExceeded, fmt.Sprintf("subagent depth %d exceeds maxDepth %d", attempted, maxDepth), nil)
 }
 
 // AssertMaxDepth accepts nil (no cap) or a non-negative safe integer and
@@ -53,7 +47,7 @@ func DelegationDepth(headerDepth, runtimeDepth int) (int, error) {
 }
 
 // ChildDepth is the depth of a child of a parent at parentDepth under an
-// optional absolute cap: parentDepth+1, a *DepthError when that exceeds
+// optional absolute cap: parentDepth+1, fault.DepthExceeded when that exceeds
 // maxDepth, or ErrDepthOutOfRange past the safe-integer range.
 func ChildDepth(parentDepth int, maxDepth *int) (int, error) {
 	if parentDepth >= maxSafeInteger {
@@ -61,7 +55,7 @@ func ChildDepth(parentDepth int, maxDepth *int) (int, error) {
 	}
 	child := parentDepth + 1
 	if maxDepth != nil && child > *maxDepth {
-		return 0, &DepthError{AttemptedDepth: child, MaxDepth: *maxDepth}
+		return 0, depthExceeded(child, *maxDepth)
 	}
 	return child, nil
 }

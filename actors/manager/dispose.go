@@ -34,6 +34,16 @@ func (m *Manager) messageLeft(a *activation, messageID string) {
 	m.checkSettled(a)
 }
 
+// messageDiscarded is messageLeft for a message removed unrun; an
+// accepted one discarded once the teardown opened counts towards the
+// epoch end's discardedFollowups.
+func (m *Manager) messageDiscarded(a *activation, messageID string) {
+	if !a.gone && a.accepted[messageID] && a.disposal != nil {
+		a.discarded++
+	}
+	m.messageLeft(a, messageID)
+}
+
 // statusIdle lets a child that went idle settle.
 func (m *Manager) statusIdle(a *activation) {
 	if !a.gone {
@@ -185,16 +195,20 @@ func (m *Manager) release(a *activation, out teardownOutcome) {
 	if failure != nil && a.settling {
 		m.logger.Warn(fmt.Sprintf("subagent %q activation teardown failed: %s", a.childID, chain(failure)))
 	}
-	end := RunEndInfo{RunInfo: a.run, StopReason: epoch.StopReason, LastAssistantMessage: epoch.Output}
+	end := RunEndInfo{RunInfo: a.run, StopReason: epoch.StopReason, LastAssistantMessage: epoch.Output,
+		DiscardedFollowups: a.discarded}
 	if failure != nil {
 		end.StopReason, end.LastAssistantMessage = agent.Error, nil
 	}
-	e := a.edge
+	e, waiters := a.edge, a.waiters
 	m.edges.run(func() {
 		if e.startOK {
 			m.ended(end)
 		}
 		d.settle()
+		for _, w := range waiters {
+			w <- end
+		}
 	})
 }
 
@@ -239,6 +253,9 @@ func (m *Manager) rollbackUnpublished(a *activation, then func()) {
 		m.forget(a)
 		m.releaseOwnership(a)
 		d.settle()
+		for _, w := range a.waiters {
+			close(w) // no end edge: the epoch never started
+		}
 		then()
 	})
 }

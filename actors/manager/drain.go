@@ -3,6 +3,7 @@ package manager
 import (
 	"cmp"
 	"context"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"slices"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
@@ -24,7 +25,7 @@ func (m *Manager) DrainContinuableDescendants(ctx context.Context, parents []*pa
 		return nil
 	}
 	defer m.ops.leave()
-	return wait(ctx, m.beginScopedDrain(parents))
+	return fault.Cancellation(ctx, wait(ctx, m.beginScopedDrain(parents)))
 }
 
 // beginScopedDrain posts the scoped drain; its cut-off applies to every

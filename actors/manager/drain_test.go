@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -54,10 +55,10 @@ func TestScopedDrainLeavesASiblingForestRunning(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = f.m.StartContinuable(bg, f.spec(f.parent, "x"))
-	require.ErrorIs(t, err, ErrDraining)
+	require.ErrorIs(t, err, fault.Draining)
 	require.EqualError(t, err, `continuable subagents below parent "parent" are draining; the operation was not admitted`)
 	_, err = f.m.Followup(bg, f.parent, target, agent.Text("x"), agent.Source{Kind: "user"})
-	require.ErrorIs(t, err, ErrDraining, "the cut-off outlives the drain")
+	require.ErrorIs(t, err, fault.Draining, "the cut-off outlives the drain")
 	f.gates.open("s")
 }
 
@@ -66,7 +67,7 @@ func TestScopedCutOffEndsWhenTheRootIsDisposed(t *testing.T) {
 	f := newFixture(t)
 	require.NoError(t, f.drain(f.parent))
 	_, err := f.m.StartContinuable(bg, f.spec(f.parent, "x"))
-	require.ErrorIs(t, err, ErrDraining)
+	require.ErrorIs(t, err, fault.Draining)
 	require.NoError(t, f.parent.Dispose(bg))
 	revived, err := f.rt.ResumeAgent(bg, "parent", parent.Spec{})
 	require.NoError(t, err)
@@ -86,7 +87,7 @@ func TestScopedDrainRetainsAContinuableRoot(t *testing.T) {
 	require.False(t, f.live(grandchild))
 	require.Same(t, childAgent, f.rt.Agent(child))
 	_, err := f.m.StartContinuable(bg, f.spec(childAgent, "x"))
-	require.ErrorIs(t, err, ErrDraining)
+	require.ErrorIs(t, err, fault.Draining)
 	f.gates.open("c")
 }
 
@@ -138,7 +139,7 @@ func TestScopedDrainAwaitsAnAdmittedMaterialization(t *testing.T) {
 	close(hold)
 	require.NoError(t, <-drained)
 	note("drain")
-	require.ErrorIs(t, <-started, ErrDraining)
+	require.ErrorIs(t, <-started, fault.Draining)
 	require.Equal(t, []string{"disposed", "drain"}, underLock(&mu, func() []string { return slices.Clone(order) }))
 	require.False(t, f.live(child))
 }
@@ -174,7 +175,7 @@ func TestDrainInsideSubagentStartRejectsTheInitialPrompt(t *testing.T) {
 		return nil
 	})
 	_, err := f.m.StartContinuable(bg, f.spec(f.parent, "x"))
-	require.ErrorIs(t, err, ErrDraining)
+	require.ErrorIs(t, err, fault.Draining)
 	require.NoError(t, <-drained)
 	require.Equal(t, []*parent.Handle{f.parent}, f.rt.Registry().List())
 	require.Zero(t, underLock(&mu, func() int { return enqueued }))
@@ -229,7 +230,7 @@ func TestColdResumeRechecksTheExactParent(t *testing.T) {
 		}
 	})
 	_, err := f.m.Followup(bg, f.parent, child, agent.Text("never logged"), agent.Source{Kind: "user"})
-	require.ErrorIs(t, err, ErrUnauthorized)
+	require.ErrorIs(t, err, fault.Unauthorized)
 	require.EqualError(t, err, `subagent "`+child+`" delivery requires the exact live parent agent`)
 	require.False(t, f.live(child))
 	require.Equal(t, []string{"child task"}, f.userTexts(child))
@@ -244,7 +245,7 @@ func TestAParentDisposedDuringMaterializationIsUnauthorized(t *testing.T) {
 		}
 	})
 	_, err := f.m.StartContinuable(bg, f.spec(f.parent, "x"))
-	require.ErrorIs(t, err, ErrUnauthorized)
+	require.ErrorIs(t, err, fault.Unauthorized)
 	require.Zero(t, f.rt.Registry().Len())
 }
 
@@ -277,7 +278,7 @@ func TestScopedDrainOverSeveralRoots(t *testing.T) {
 	require.Less(t, slices.Index(edges, "end "+otherGrandchild), slices.Index(edges, "end "+otherChild))
 	require.NotContains(t, edges, "end "+kept)
 	_, err := f.m.StartContinuable(bg, f.spec(keptAgent, "x"))
-	require.ErrorIs(t, err, ErrDraining)
+	require.ErrorIs(t, err, fault.Draining)
 	f.gates.open("k")
 }
 
@@ -332,7 +333,7 @@ func TestAChildRebuiltForAParentEpochThatEndedIsNeverPublished(t *testing.T) {
 	if err == nil {
 		err = <-result
 	}
-	require.ErrorIs(t, err, ErrUnauthorized)
+	require.ErrorIs(t, err, fault.Unauthorized)
 	require.EqualError(t, err, `subagent "`+child+`" delivery requires the exact live parent agent`)
 	edges, _, _ := f.rec.snapshot()
 	require.Equal(t, []string{"start " + p, "start " + child, "end " + child, "end " + p, "start " + p, "end " + p}, edges)

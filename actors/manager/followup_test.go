@@ -104,7 +104,7 @@ func TestFollowupRequiresTheExactDirectParent(t *testing.T) {
 	child := f.start(f.parent, "wait g")
 	stranger := f.startTopLevel("stranger")
 	_, err := f.m.Followup(bg, stranger, child, agent.Text("x"), agent.Source{Kind: "user"})
-	require.ErrorIs(t, err, ErrUnauthorized)
+	require.ErrorIs(t, err, fault.Unauthorized)
 	require.EqualError(t, err, `subagent "`+child+`" belongs to another parent session`)
 
 	stale := f.startTopLevel("twin")
@@ -112,7 +112,7 @@ func TestFollowupRequiresTheExactDirectParent(t *testing.T) {
 	_, err = f.rt.ResumeAgent(bg, "twin", parent.Spec{})
 	require.NoError(t, err)
 	_, err = f.m.Followup(bg, stale, child, agent.Text("x"), agent.Source{Kind: "user"})
-	require.ErrorIs(t, err, ErrUnauthorized)
+	require.ErrorIs(t, err, fault.Unauthorized)
 	require.EqualError(t, err, `subagent "`+child+`" delivery requires the exact live parent agent`)
 	f.gates.open("g")
 	f.settled(child, 1)
@@ -127,7 +127,7 @@ func TestFollowupRejectsAChildWithoutADescriptor(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, oneShot.Dispose(bg))
 	_, err = f.m.Followup(bg, f.parent, "one-shot", agent.Text("x"), agent.Source{Kind: "user"})
-	require.ErrorIs(t, err, ErrNotResumable)
+	require.ErrorIs(t, err, fault.NotResumable)
 	require.ErrorContains(t, err, "no supported continuation state")
 }
 
@@ -135,7 +135,7 @@ func TestFollowupRejectsAChildWithoutADescriptor(t *testing.T) {
 func TestFollowupToAnUnknownIDIsNotResumable(t *testing.T) {
 	f := newFixture(t)
 	_, err := f.m.Followup(bg, f.parent, "nobody", agent.Text("x"), agent.Source{Kind: "user"})
-	require.ErrorIs(t, err, ErrNotResumable)
+	require.ErrorIs(t, err, fault.NotResumable)
 	require.EqualError(t, err, `subagent "nobody" is unavailable`)
 	require.ErrorIs(t, err, session.ErrNotFound)
 }
@@ -231,7 +231,7 @@ func TestFollowupAtTheRegistryCollisionBoundary(t *testing.T) {
 		f.m.forget(a)
 	})
 	_, err := f.m.Followup(bg, f.parent, child, agent.Text("x"), agent.Source{Kind: "user"})
-	require.ErrorIs(t, err, ErrNotResumable)
+	require.ErrorIs(t, err, fault.NotResumable)
 	require.Same(t, agentBefore, f.rt.Agent(child))
 	f.gates.open("g")
 	require.NoError(t, agentBefore.Dispose(bg))
@@ -265,7 +265,7 @@ func TestRefusedDeliveryClearsTheAcceptedReservation(t *testing.T) {
 func TestRequestsWithoutAParentAreRejected(t *testing.T) {
 	f := newFixture(t)
 	_, err := f.m.Followup(bg, nil, "child", agent.Text("x"), agent.Source{Kind: "user"})
-	require.ErrorIs(t, err, ErrUnauthorized)
+	require.ErrorIs(t, err, fault.Unauthorized)
 	_, err = f.m.StartContinuable(bg, StartSpec{Provider: "spawn", Label: "x"})
 	require.ErrorIs(t, err, ErrNoParent)
 }

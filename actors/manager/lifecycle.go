@@ -23,6 +23,11 @@ type RunEndInfo struct {
 	RunInfo
 	StopReason           agent.StopReason `json:"stopReason"`
 	LastAssistantMessage []agent.Block    `json:"lastAssistantMessage,omitempty"`
+	// DiscardedFollowups counts the messages the child's inbox had
+	// accepted (a follow-up, or the first prompt) that the epoch's teardown
+	// discarded before they ran: they were never logged and are lost. The
+	// key discardedFollowups is absent when it is zero.
+	DiscardedFollowups int `json:"discardedFollowups,omitempty"`
 }
 
 // MarshalJSON keeps an empty non-nil LastAssistantMessage as [] and omits a
@@ -35,8 +40,10 @@ func (e RunEndInfo) MarshalJSON() ([]byte, error) {
 		Local                bool             `json:"local"`
 		StopReason           agent.StopReason `json:"stopReason"`
 		LastAssistantMessage *[]agent.Block   `json:"lastAssistantMessage,omitempty"`
+		DiscardedFollowups   int              `json:"discardedFollowups,omitempty"`
 	}
-	p := plain{RunID: e.RunID, Provider: e.Provider, ID: e.ID, Local: e.Local, StopReason: e.StopReason}
+	p := plain{RunID: e.RunID, Provider: e.Provider, ID: e.ID, Local: e.Local, StopReason: e.StopReason,
+		DiscardedFollowups: e.DiscardedFollowups}
 	if e.LastAssistantMessage != nil {
 		p.LastAssistantMessage = &e.LastAssistantMessage
 	}

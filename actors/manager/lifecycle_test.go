@@ -28,4 +28,9 @@ func TestRunEndInfoIsWrittenAsJSONStringify(t *testing.T) {
 	data, err = session.EncodeData(end)
 	require.NoError(t, err)
 	require.NotContains(t, string(data), "lastAssistantMessage")
+	require.NotContains(t, string(data), "discardedFollowups", "absent when nothing was discarded")
+	end.DiscardedFollowups = 2
+	data, err = session.EncodeData(end)
+	require.NoError(t, err)
+	require.Equal(t, `{"runId":"r","provider":"spawn","id":"c","local":true,"stopReason":"completed","discardedFollowups":2}`, string(data))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"slices"
 	"sync"
 	"testing"
@@ -54,7 +55,7 @@ func TestStartRejectsWithoutIdsWhenPreparationFails(t *testing.T) {
 		return nil, UnsupportedContinuable("oneshot")
 	}))
 	_, err := f.m.StartContinuable(bg, f.spec(f.parent, "hi"))
-	require.ErrorIs(t, err, ErrUnsupportedCapability)
+	require.ErrorIs(t, err, fault.UnsupportedCapability)
 	require.ErrorContains(t, err, "does not support continuable children")
 	require.Equal(t, 1, f.rt.Registry().Len())
 }
@@ -63,7 +64,7 @@ func TestStartRejectsWithoutIdsWhenPreparationFails(t *testing.T) {
 func TestStartRequiresPersistence(t *testing.T) {
 	f := newFixture(t, memoryOnly())
 	_, err := f.m.StartContinuable(bg, f.spec(f.parent, "hi"))
-	require.ErrorIs(t, err, ErrPersistenceUnavailable)
+	require.ErrorIs(t, err, fault.PersistenceUnavailable)
 	require.ErrorContains(t, err, "require session persistence")
 }
 
@@ -153,8 +154,7 @@ func TestStartChecksTheDepthCap(t *testing.T) {
 	spec := f.spec(f.parent, "hi")
 	spec.Request.MaxDepth = &zero
 	_, err := f.m.StartContinuable(bg, spec)
-	var depthErr *DepthError
-	require.ErrorAs(t, err, &depthErr)
+	require.ErrorIs(t, err, fault.DepthExceeded)
 	require.EqualError(t, err, "subagent depth 1 exceeds maxDepth 0")
 	spec.Request.MaxDepth = &negative
 	_, err = f.m.StartContinuable(bg, spec)

@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"slices"
 	"sync"
 	"testing"
@@ -105,13 +106,13 @@ func TestNothingIsAdmittedOnceTheManagerDrains(t *testing.T) {
 	childAgent := f.rt.Agent(child)
 	f.inActor(func() { f.m.st.draining = true })
 	_, err := f.m.StartContinuable(bg, f.spec(childAgent, "grandchild"))
-	require.ErrorIs(t, err, ErrDraining)
+	require.ErrorIs(t, err, fault.Draining)
 	require.EqualError(t, err, "continuable subagents are draining; the operation was not admitted")
 	_, err = f.m.Followup(bg, f.parent, child, agent.Text("x"), agent.Source{Kind: "user"})
-	require.ErrorIs(t, err, ErrDraining)
+	require.ErrorIs(t, err, fault.Draining)
 	require.NoError(t, f.m.Close(bg))
 	_, err = f.m.StartContinuable(bg, f.spec(f.parent, "after close"))
-	require.ErrorIs(t, err, ErrDraining)
+	require.ErrorIs(t, err, fault.Draining)
 }
 
 // A handle-disposal failure fails the drain, is reported
@@ -122,7 +123,7 @@ func TestHandleDisposalFailureIsReportedAndReleased(t *testing.T) {
 	f.gates.reached("g")
 	f.store.fail(child)
 	err := f.m.DrainContinuableDescendants(bg, []*parent.Handle{f.parent})
-	require.ErrorIs(t, err, ErrActivationTeardownFailed)
+	require.ErrorIs(t, err, fault.ActivationTeardownFailed)
 	require.ErrorContains(t, err, "continuable subagent teardown failed for 1 scoped activation(s)")
 	require.ErrorContains(t, err, "activation handle disposal failed")
 	require.False(t, f.live(child))
@@ -138,7 +139,7 @@ func TestAFailingBranchDoesNotPinTheRest(t *testing.T) {
 	f.gates.reached("g")
 	f.store.fail(grandchild)
 	err := f.m.Close(bg)
-	require.ErrorIs(t, err, ErrActivationTeardownFailed)
+	require.ErrorIs(t, err, fault.ActivationTeardownFailed)
 	require.ErrorContains(t, err, `subagent "`+child+`" child teardown failed`)
 	require.False(t, f.live(child))
 	require.False(t, f.live(grandchild))
@@ -156,7 +157,7 @@ func TestAClosingParentCannotTakeAChild(t *testing.T) {
 		f.m.st.activations[child].disposal = &disposal{done: make(chan struct{})}
 	})
 	_, err := f.m.StartContinuable(bg, f.spec(childAgent, "grandchild"))
-	require.ErrorIs(t, err, ErrActivationClosing)
+	require.ErrorIs(t, err, fault.ActivationClosing)
 	require.EqualError(t, err, `subagent parent "`+child+`" is being disposed; the child was not established`)
 	require.Equal(t, 2, f.rt.Registry().Len())
 	edges, _, _ := f.rec.snapshot()

@@ -2,6 +2,7 @@ package parent
 
 import (
 	"context"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"sync/atomic"
 
 	"github.com/dsh-actors/dsh-actors/actors/activation"
@@ -58,7 +59,8 @@ func (h *Handle) Post(ctx context.Context, msg agent.Message) (string, error) {
 	if err := h.reg.refused(); err != nil {
 		return "", err
 	}
-	return h.act.Followup(ctx, msg)
+	id, err := h.act.Followup(ctx, msg)
+	return id, fault.Cancellation(ctx, err)
 }
 
 // Followup is Post of a new message with content and source.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"log/slog"
 	"slices"
 	"sync"
@@ -268,6 +269,12 @@ func (r *Registry) ResumeLoaded(ctx context.Context, log *session.Log, spec Spec
 // start reserves id, opens the session with open, spawns the agent and
 // publishes it, rolling back on failure.
 func (r *Registry) start(ctx context.Context, id, op string, spec Spec, resumed bool, open func() (*session.Live, error)) (*Handle, error) {
+	h, err := r.startOnce(ctx, id, op, spec, resumed, open)
+	return h, fault.Cancellation(ctx, err)
+}
+
+// startOnce is start without the re-coding of the caller's cancellation.
+func (r *Registry) startOnce(ctx context.Context, id, op string, spec Spec, resumed bool, open func() (*session.Live, error)) (*Handle, error) {
 	done, err := r.reserve(id)
 	if err != nil {
 		return nil, err

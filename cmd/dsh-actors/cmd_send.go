@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"io"
 	"strings"
 
@@ -171,7 +172,7 @@ func sendFollowup(ctx context.Context, set *runtimeSet, parentID, childID, text 
 // seed's message alone ("subagent X is unavailable") hides why, say which
 // line of the child's log is corrupt. The code stays the Service's.
 func withCause(err error) error {
-	if e, ok := err.(*subagent.Error); ok && e.Cause != nil {
+	if e, ok := err.(*fault.Error); ok && e.Cause != nil {
 		return fmt.Errorf("%w: %v", err, e.Cause)
 	}
 	return err

@@ -11,7 +11,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
-	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
 // failure prints a failed command on stderr as "dsh-actors NAME: CODE:
@@ -36,7 +35,7 @@ func codeOf(err error) string {
 		return code
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return subagent.ErrCancelled.Code
+		return string(fault.Cancelled)
 	}
 	return ""
 }
@@ -46,8 +45,6 @@ func carriedCode(err error) string {
 	case nil:
 		return ""
 	case *query.Error:
-		return e.Code
-	case *subagent.Error:
 		return e.Code
 	case interface{ ErrorCode() string }: // the model client's failures
 		return e.ErrorCode()

@@ -15,7 +15,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
-	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
 // A store root that is a regular file cannot be listed: every command
@@ -89,8 +88,8 @@ func TestFailureNamesTheOutermostCode(t *testing.T) {
 	}{
 		{queryErr, `x: SESSION_QUERY_SESSION_NOT_FOUND: session "p" not found`},
 		{fmt.Errorf("wrapped: %w", queryErr), `x: SESSION_QUERY_SESSION_NOT_FOUND: wrapped: session "p" not found`},
-		{subagent.ErrDraining, "x: DRAINING: "},
-		{&subagent.Error{Code: "NOT_RESUMABLE", Message: "not resumable", Cause: queryErr}, "x: NOT_RESUMABLE: not resumable"},
+		{fault.New(fault.Draining, "draining", nil), "x: DRAINING: draining"},
+		{&fault.Error{Code: "NOT_RESUMABLE", Message: "not resumable", Cause: queryErr}, "x: NOT_RESUMABLE: not resumable"},
 		{errors.Join(errors.New("plain"), fault.New(fault.InboxClosed, "actors: inbox is closed", nil)), "x: INBOX_CLOSED: plain\nactors: inbox is closed"},
 		{fmt.Errorf("turn: %w", context.Canceled), "x: CANCELLED: turn: context canceled"},
 		{errors.New("no code"), "x: no code"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -349,9 +350,9 @@ func (s *run) step(ctx context.Context, i int) outcome {
 	id, err := s.svc.Followup(ctx, p, child, agent.Text(text), agent.Source{Kind: "user"})
 	if err != nil {
 		o.rejected = true
-		var typedErr *subagent.Error
+		var typedErr *fault.Error
 		if errors.As(err, &typedErr) {
-			o.code = typedErr.Code
+			o.code = string(typedErr.Code)
 		}
 		if !typed(err) && o.violation == "" {
 			o.violation = fmt.Sprintf("follow-up %d to %s: untyped error: %v", i, child, err)
@@ -366,7 +367,7 @@ func (s *run) step(ctx context.Context, i int) outcome {
 // typed reports whether err is one of the typed rejections a follow-up may
 // meet under drains and settlements.
 func typed(err error) bool {
-	for _, code := range []error{subagent.ErrDraining, subagent.ErrUnauthorized, subagent.ErrActivationClosing, subagent.ErrNotResumable} {
+	for _, code := range []error{fault.Draining, fault.Unauthorized, fault.ActivationClosing, fault.NotResumable} {
 		if errorsIs(err, code) {
 			return true
 		}
