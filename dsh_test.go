@@ -160,18 +160,22 @@ func TestCallerCancellationIsCancelledInEveryLayer(t *testing.T) {
 				Request: subagent.ContinuableRequest{Prompt: agent.Text("reply hi"), Parent: p}})
 			return err
 		},
-		"send":          func() error { _, err := rt.Send(ctx, p, live, agent.Text("reply hi")); return err },
-		"wait child":    func() error { _, _, err := rt.WaitChild(ctx, live); return err },
-		"children":      func() error { _, err := rt.Children(ctx, "parent"); return err },
-		"start agent":   func() error { _, err := rt.StartAgent(ctx, ""); return err },
-		"runtime send":  func() error { _, err := rt.Actors().Followup(ctx, "parent", agent.Text("reply hi"), user); return err },
-		"handle send":   func() error { _, err := p.Followup(ctx, agent.Text("reply hi"), user); return err },
-		"resume agent":  func() error { _, err := rt.Actors().ResumeAgent(ctx, "nobody", parent.Spec{}); return err },
-		"drain descend": func() error { return rt.Subagents().DrainContinuableDescendants(ctx, []*parent.Handle{p}) },
+		"send":         func() error { _, err := rt.Send(ctx, p, live, agent.Text("reply hi")); return err },
+		"wait child":   func() error { _, _, err := rt.WaitChild(ctx, live); return err },
+		"children":     func() error { _, err := rt.Children(ctx, "parent"); return err },
+		"start agent":  func() error { _, err := rt.StartAgent(ctx, ""); return err },
+		"runtime send": func() error { _, err := rt.Actors().Followup(ctx, "parent", agent.Text("reply hi"), user); return err },
+		"handle send":  func() error { _, err := p.Followup(ctx, agent.Text("reply hi"), user); return err },
+		"resume agent": func() error { _, err := rt.Actors().ResumeAgent(ctx, "nobody", parent.Spec{}); return err },
 	}
-	for what, call := range calls {
-		err := call()
+	check := func(what string, err error) {
 		assert.ErrorIs(t, err, fault.Cancelled, what)
 		assert.ErrorIs(t, err, context.Canceled, what)
 	}
+	for what, call := range calls {
+		check(what, call())
+	}
+	check("drain descendants", rt.Subagents().DrainContinuableDescendants(ctx, []*parent.Handle{p}))
+	_, err = rt.Send(bg, p, live, agent.Text("reply still open"))
+	require.NoError(t, err, "a cancelled drain closed no admission")
 }

@@ -207,7 +207,7 @@ func (b *RuntimeBackend) ensureAgent(ctx context.Context, req CreateRequest) (*p
 			}
 			h, err := b.rt.ResumeAgent(ctx, req.ID, parent.Spec{})
 			return b.joinedAgent(ctx, req.ID, h, err)
-		case !isAny(err, query.ErrSessionNotFound, session.ErrNotFound):
+		case !isAny(err, fault.QuerySessionNotFound, session.ErrNotFound):
 			return nil, classify(ctx, err)
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/dsh-actors/dsh-actors/event"
-	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -19,9 +18,9 @@ func classify(ctx context.Context, err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case ctx.Err() != nil || isAny(err, context.Canceled, query.ErrCancelled, fault.Cancelled):
+	case ctx.Err() != nil || isAny(err, context.Canceled, fault.Cancelled, fault.Cancelled):
 		return Wrap(CodeCancelled, err)
-	case isAny(err, query.ErrSessionNotFound, session.ErrNotFound):
+	case isAny(err, fault.QuerySessionNotFound, session.ErrNotFound):
 		return Wrap(CodeSessionNotFound, err)
 	case errors.Is(err, fault.NotResumable):
 		return Wrap(CodeSubagentNotResumable, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"slices"
 
 	"github.com/dsh-actors/dsh-actors/query"
@@ -56,7 +57,7 @@ func (d *DB) failure(ctx context.Context, err error) error {
 	if cpErr := query.ListingCheckpoint(ctx); cpErr != nil {
 		return cpErr
 	}
-	return &query.Error{Code: query.CodeIndexFailed, Message: "session index failed: " + err.Error(), Err: err}
+	return fault.New(fault.QueryIndexFailed, "session index failed: "+err.Error(), err)
 }
 
 // candidate is one direct child in trace order, with its indexed outcome.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"fmt"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"os"
 	"path/filepath"
 	"sync"
@@ -157,7 +158,7 @@ func TestReconcilesLogsChangedBehindItsBack(t *testing.T) {
 	// A store whose listing fails fails the whole call, as unindexed.
 	require.NoError(t, os.WriteFile(filepath.Join(f.root, filepath.Base(filepath.Dir(filepath.Dir(h0))), "flat.jsonl"), []byte("{}\n"), 0o600))
 	_, err = db.ListChildren(context.Background(), storegen.Parent)
-	require.ErrorIs(t, err, query.ErrPersistenceFailed)
+	require.ErrorIs(t, err, fault.QueryPersistenceFailed)
 	f.requireSame(db, storegen.Parent)
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dsh-actors/dsh-actors/fault"
+	"slices"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -175,18 +177,25 @@ func (c caller) listAgents(ctx context.Context, _ Args) (string, error) {
 
 // namedSubagentError is a subagent service failure as the original's
 // SubagentError is logged: {name:"SubagentError", code}.
-type namedSubagentError struct{ err *subagent.Error }
+type namedSubagentError struct{ err *fault.Error }
 
 func (e namedSubagentError) Error() string     { return e.err.Error() }
 func (e namedSubagentError) Unwrap() error     { return e.err }
 func (e namedSubagentError) ErrorName() string { return "SubagentError" }
-func (e namedSubagentError) ErrorCode() string { return e.err.Code }
+func (e namedSubagentError) ErrorCode() string { return string(e.err.Code) }
+
+// subagentCodes are the codes a SubagentError carries.
+var subagentCodes = []fault.Code{
+	fault.DuplicateProvider, fault.NoProvider, fault.UnsupportedCapability, fault.ContinuationUnavailable,
+	fault.PersistenceUnavailable, fault.Draining, fault.Unauthorized, fault.ActivationClosing, fault.NotResumable,
+	fault.ActivationTeardownFailed, fault.DurabilityFailed, fault.SessionQueryUnavailable, fault.Cancelled,
+}
 
 // subagentError names a subagent service failure; any other error (the
 // depth cap's among them) stays as it is, logged without a name and code.
 func subagentError(err error) error {
-	var se *subagent.Error
-	if errors.As(err, &se) {
+	var se *fault.Error
+	if errors.As(err, &se) && slices.Contains(subagentCodes, se.Code) {
 		return namedSubagentError{se}
 	}
 	return err

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"errors"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,7 +11,7 @@ import (
 
 func requireCancelled(t *testing.T, err error) {
 	t.Helper()
-	require.ErrorIs(t, err, ErrCancelled)
+	require.ErrorIs(t, err, fault.Cancelled)
 	require.ErrorIs(t, err, context.Canceled)
 	require.EqualError(t, err, "subagent listing was cancelled")
 }
@@ -88,7 +89,7 @@ func TestAMappableFailureDuringCancellationIsNotASuccess(t *testing.T) {
 	defer cancel()
 	fq := &faultQuerier{inner: w.q, onListEvents: func(context.Context, string, func() ([]EventRecord, error)) ([]EventRecord, error) {
 		cancel()
-		return nil, newError(CodePersistenceFailed, "failed", nil)
+		return nil, newError(fault.QueryPersistenceFailed, "failed", nil)
 	}}
 	_, err := ListChildren(ctx, fq, "parent")
 	requireCancelled(t, err)

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"errors"
+	"github.com/dsh-actors/dsh-actors/fault"
 
 	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/event"
@@ -62,7 +63,7 @@ type Entry struct {
 // never with a partial list.
 func ListChildren(ctx context.Context, q Querier, parentID string) ([]Entry, error) {
 	if isNilQuerier(q) {
-		return nil, newError(CodeSessionQueryUnavailable,
+		return nil, newError(fault.SessionQueryUnavailable,
 			"listing subagents requires session query (load a dsh-session-query backend)", nil)
 	}
 	trace, err := runListingQuery(ctx, func() (*Trace, error) { return q.TraceSession(ctx, parentID) })
@@ -98,7 +99,7 @@ func checkpoint(ctx context.Context) error {
 	if ctx.Err() == nil {
 		return nil
 	}
-	return newError(CodeCancelled, "subagent listing was cancelled", context.Cause(ctx))
+	return newError(fault.Cancelled, "subagent listing was cancelled", context.Cause(ctx))
 }
 
 // runListingQuery runs one query call between two checkpoints. A failure
@@ -187,14 +188,14 @@ func childEntry(parentID string, candidate Record, window *Window) *Entry {
 // diagnostics; every other error (CANCELLED, INVALID_WINDOW, a non-query
 // error, ...) fails the whole call.
 func diagnosticReason(err error) (string, bool) {
-	var qerr *Error
+	var qerr *fault.Error
 	if !errors.As(err, &qerr) {
 		return "", false
 	}
 	switch qerr.Code {
-	case CodeSessionNotFound, CodeEventNotFound, CodePersistenceFailed:
+	case fault.QuerySessionNotFound, fault.QueryEventNotFound, fault.QueryPersistenceFailed:
 		return ReasonUnavailable, true
-	case CodeInvalidSurface, CodeSourceConflict:
+	case fault.QueryInvalidSurface, fault.QuerySourceConflict:
 		return ReasonCorrupt, true
 	}
 	return "", false

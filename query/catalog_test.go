@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"errors"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -49,10 +50,10 @@ func TestFailsLoudBeforeAnyWorkWhenSessionQueryIsMissing(t *testing.T) {
 	cancel() // missing service is reported before the cancellation check
 	for _, q := range []Querier{nil, (*Query)(nil)} {
 		_, err := ListChildren(ctx, q, "parent")
-		var qerr *Error
+		var qerr *fault.Error
 		require.ErrorAs(t, err, &qerr)
-		require.Equal(t, CodeSessionQueryUnavailable, qerr.Code)
-		require.ErrorIs(t, err, ErrSessionQueryUnavailable)
+		require.Equal(t, fault.SessionQueryUnavailable, qerr.Code)
+		require.ErrorIs(t, err, fault.SessionQueryUnavailable)
 		require.EqualError(t, err, "listing subagents requires session query (load a dsh-session-query backend)")
 	}
 }
@@ -165,9 +166,9 @@ func TestDoesNotFilterByProviderAvailability(t *testing.T) {
 }
 
 func TestMapsPerChildReadFailuresToUnavailable(t *testing.T) {
-	failures := map[string]*Error{
-		"persistence failed": newError(CodePersistenceFailed, "failed", nil),
-		"vanished":           newError(CodeSessionNotFound, "gone", nil),
+	failures := map[string]*fault.Error{
+		"persistence failed": newError(fault.QueryPersistenceFailed, "failed", nil),
+		"vanished":           newError(fault.QuerySessionNotFound, "gone", nil),
 	}
 	for name, failure := range failures {
 		t.Run("listEvents "+name, func(t *testing.T) {
@@ -185,8 +186,8 @@ func TestMapsPerChildReadFailuresToUnavailable(t *testing.T) {
 			require.Equal(t, []Entry{diag("flaky", ReasonUnavailable), child("fine", "ok", StatusComplete)}, entries)
 		})
 	}
-	for _, code := range []string{CodeEventNotFound, CodePersistenceFailed, CodeSessionNotFound} {
-		t.Run("readEvent "+code, func(t *testing.T) {
+	for _, code := range []fault.Code{fault.QueryEventNotFound, fault.QueryPersistenceFailed, fault.QuerySessionNotFound} {
+		t.Run("readEvent "+string(code), func(t *testing.T) {
 			w := parentWorld(t)
 			w.authorChild("flaky", "parent", 2, "l")
 			fq := &faultQuerier{inner: w.q, onReadEvent: func(context.Context, ReadRequest, func() (*Window, error)) (*Window, error) {
@@ -279,22 +280,22 @@ func TestFailsTheWholeCallWhenTheTraceFails(t *testing.T) {
 	w.authorChild("kid", "parent", 2, "l")
 	w.store.listErr = errors.New("scan failed")
 	_, err := w.list("parent")
-	require.ErrorIs(t, err, ErrPersistenceFailed)
+	require.ErrorIs(t, err, fault.QueryPersistenceFailed)
 
 	w.store.listErr = nil
 	_, err = w.list("unknown-parent")
-	require.ErrorIs(t, err, ErrSessionNotFound)
+	require.ErrorIs(t, err, fault.QuerySessionNotFound)
 
 	foreign := memoryOnly(t)
 	goLive(t, foreign, header("parent", "", 1), nil)
 	goLive(t, foreign, session.Header{ID: "kid", ParentSession: "parent", CreatedAt: 2, Cwd: "/moved"}, nil)
 	_, err = ListChildren(context.Background(), w.foreignQuery(foreign), "parent")
-	require.ErrorIs(t, err, ErrSourceConflict, "a corpus-level conflict is not a per-child diagnostic")
+	require.ErrorIs(t, err, fault.QuerySourceConflict, "a corpus-level conflict is not a per-child diagnostic")
 }
 
 func TestPropagatesUnrecognizedPerChildFailures(t *testing.T) {
 	plain := errors.New("not a query failure")
-	window := newError(CodeInvalidWindow, "before must be an integer between 0 and 50", nil)
+	window := newError(fault.QueryInvalidWindow, "before must be an integer between 0 and 50", nil)
 	for name, failure := range map[string]error{"plain error": plain, "window error": window} {
 		t.Run(name, func(t *testing.T) {
 			w := parentWorld(t)

@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"strconv"
 
 	"github.com/dsh-actors/dsh-actors/session"
@@ -63,7 +64,7 @@ func (q *Query) ListEvents(ctx context.Context, id string) ([]EventRecord, error
 	}
 	classes, err := foldSurface(log.Events)
 	if err != nil {
-		return nil, newError(CodeInvalidSurface, "invalid session surface: "+err.Error(), err)
+		return nil, newError(fault.QueryInvalidSurface, "invalid session surface: "+err.Error(), err)
 	}
 	records := make([]EventRecord, len(log.Events))
 	for i, ev := range log.Events {
@@ -90,7 +91,7 @@ func (q *Query) ReadEvent(ctx context.Context, req ReadRequest) (*Window, error)
 	}
 	n := int64(len(log.Events))
 	if req.Seq < 0 || req.Seq >= n || log.Events[req.Seq].Seq != req.Seq {
-		return nil, newError(CodeEventNotFound,
+		return nil, newError(fault.QueryEventNotFound,
 			`session "`+req.SessionID+`" has no event at seq `+strconv.FormatInt(req.Seq, 10), nil)
 	}
 	start, end := max(0, req.Seq-int64(req.Before)), min(n-1, req.Seq+int64(req.After))
@@ -113,7 +114,7 @@ func validateWindow(req ReadRequest) error {
 		value int
 	}{{"before", req.Before}, {"after", req.After}} {
 		if side.value < 0 || side.value > ReadWindowMax {
-			return newError(CodeInvalidWindow,
+			return newError(fault.QueryInvalidWindow,
 				side.name+" must be an integer between 0 and "+strconv.Itoa(ReadWindowMax), nil)
 		}
 	}

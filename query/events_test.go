@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"os"
 	"path/filepath"
 	"testing"
@@ -42,7 +43,7 @@ func TestListEventsRejectsAnInvalidSurface(t *testing.T) {
 	w := newWorld(t)
 	w.persist(header("s", "", 1), logOf(withoutSurface(userMessage("bare"))))
 	_, err := w.q.ListEvents(context.Background(), "s")
-	require.ErrorIs(t, err, ErrInvalidSurface)
+	require.ErrorIs(t, err, fault.QueryInvalidSurface)
 	require.EqualError(t, err,
 		`invalid session surface: session event "user/message" is surface-eligible and requires a surfaceOp marker`)
 }
@@ -142,7 +143,7 @@ func TestReadEventReturnsABoundedWindow(t *testing.T) {
 
 	for _, seq := range []int64{5, -1} {
 		_, err = w.q.ReadEvent(context.Background(), ReadRequest{SessionID: "s", Seq: seq})
-		require.ErrorIs(t, err, ErrEventNotFound)
+		require.ErrorIs(t, err, fault.QueryEventNotFound)
 	}
 	require.EqualError(t, err, `session "s" has no event at seq -1`)
 }
@@ -155,7 +156,7 @@ func TestReadEventValidatesTheWindowBeforeAnyIO(t *testing.T) {
 		{SessionID: "nobody", After: 51},
 	} {
 		_, err := w.q.ReadEvent(context.Background(), req)
-		require.ErrorIs(t, err, ErrInvalidWindow)
+		require.ErrorIs(t, err, fault.QueryInvalidWindow)
 	}
 	_, err := w.q.ReadEvent(context.Background(), ReadRequest{SessionID: "nobody", Before: 51})
 	require.EqualError(t, err, "before must be an integer between 0 and 50")
@@ -190,24 +191,24 @@ func TestLiveReadsNeverTouchPersistence(t *testing.T) {
 	// A failed read lists the store, as the original's list-first read did;
 	// the listing failure is what it reports.
 	_, err = w.q.ListEvents(context.Background(), "stored")
-	require.ErrorIs(t, err, ErrPersistenceFailed)
+	require.ErrorIs(t, err, fault.QueryPersistenceFailed)
 	require.EqualError(t, err, `session persistence listing failed: list broken`)
 }
 
 func TestLoadReportsAbsentAndUnreadableSessions(t *testing.T) {
 	w := newWorld(t)
 	_, err := w.q.ListEvents(context.Background(), "nobody")
-	require.ErrorIs(t, err, ErrSessionNotFound)
+	require.ErrorIs(t, err, fault.QuerySessionNotFound)
 	require.EqualError(t, err, `session "nobody" not found`)
 
 	liveOnly := New(memoryOnly(t))
 	_, err = liveOnly.ReadEvent(context.Background(), ReadRequest{SessionID: "nobody"})
-	require.ErrorIs(t, err, ErrSessionNotFound)
+	require.ErrorIs(t, err, fault.QuerySessionNotFound)
 
 	w.persist(header("damaged", "", 1), childEvents(descriptorPayload("l")))
 	damageCommittedRegion(t, w.jsonl.Root(), "damaged")
 	_, err = w.q.ListEvents(context.Background(), "damaged")
-	require.ErrorIs(t, err, ErrPersistenceFailed)
+	require.ErrorIs(t, err, fault.QueryPersistenceFailed)
 	require.ErrorIs(t, err, session.ErrCorrupt)
 	require.Contains(t, err.Error(), `failed to inspect session "damaged": `)
 }
@@ -282,5 +283,5 @@ func TestReadSessionReturnsADetachedLogWithoutSurfaceValidation(t *testing.T) {
 	require.Equal(t, byte('{'), l.Events()[0].Data[0], "the live log is not shared")
 
 	_, err = w.q.ReadSession(context.Background(), "nobody")
-	require.ErrorIs(t, err, ErrSessionNotFound)
+	require.ErrorIs(t, err, fault.QuerySessionNotFound)
 }

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"errors"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -27,7 +28,7 @@ func requireSameListing(t *testing.T, entries []Entry, err error, got []Entry, g
 		return
 	}
 	require.EqualError(t, gotErr, err.Error(), which)
-	var want, have *Error
+	var want, have *fault.Error
 	if errors.As(err, &want) {
 		require.True(t, errors.As(gotErr, &have), which)
 		require.Equal(t, want.Code, have.Code, which)

@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"os"
 	"path/filepath"
 	"testing"
@@ -39,7 +40,7 @@ func TestSteeringMessagesAreSurfaceEvents(t *testing.T) {
 
 	w.persist(header("bare", "", 2), logOf(withoutSurface(steeringMessage("x"))))
 	_, err = w.q.ListEvents(context.Background(), "bare")
-	require.ErrorIs(t, err, ErrInvalidSurface)
+	require.ErrorIs(t, err, fault.QueryInvalidSurface)
 	require.EqualError(t, err,
 		`invalid session surface: session event "steering/message" is surface-eligible and requires a surfaceOp marker`)
 
@@ -61,12 +62,12 @@ func TestAnUnlistableLogIsNotFound(t *testing.T) {
 		[]byte(`{"type":"session","version":0,"id":"old","createdAt":1}`+"\n"), 0o600)) // no delegationDepth
 
 	_, err := w.q.ListEvents(context.Background(), "old")
-	require.ErrorIs(t, err, ErrSessionNotFound)
+	require.ErrorIs(t, err, fault.QuerySessionNotFound)
 	require.EqualError(t, err, `session "old" not found`)
 	_, err = w.q.ReadEvent(context.Background(), ReadRequest{SessionID: "old"})
-	require.ErrorIs(t, err, ErrSessionNotFound)
+	require.ErrorIs(t, err, fault.QuerySessionNotFound)
 	_, err = w.q.ReadSession(context.Background(), "old")
-	require.ErrorIs(t, err, ErrSessionNotFound)
+	require.ErrorIs(t, err, fault.QuerySessionNotFound)
 }
 
 // A listed child whose log holds a malformed message cannot be inspected:
@@ -84,7 +85,7 @@ func TestAChildWithAMalformedMessageIsUnavailable(t *testing.T) {
 		diag("broken", ReasonUnavailable),
 	}, w.mustList("parent"))
 	_, err := w.q.ListEvents(context.Background(), "broken")
-	require.ErrorIs(t, err, ErrPersistenceFailed)
+	require.ErrorIs(t, err, fault.QueryPersistenceFailed)
 	require.ErrorIs(t, err, session.ErrCorrupt)
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"slices"
 
 	"github.com/dsh-actors/dsh-actors/session"
@@ -107,12 +108,12 @@ func (q *Query) inspectFailure(ctx context.Context, id string, err error) error 
 		return ctxErr
 	}
 	if listErr != nil {
-		return newError(CodePersistenceFailed, "session persistence listing failed: "+listErr.Error(), listErr)
+		return newError(fault.QueryPersistenceFailed, "session persistence listing failed: "+listErr.Error(), listErr)
 	}
 	if !slices.ContainsFunc(headers, func(h session.Header) bool { return h.ID == id }) {
 		return sessionNotFound(id)
 	}
-	return newError(CodePersistenceFailed, `failed to inspect session "`+id+`": `+err.Error(), err)
+	return newError(fault.QueryPersistenceFailed, `failed to inspect session "`+id+`": `+err.Error(), err)
 }
 
 // cloneEvent returns an event that shares no memory with e.

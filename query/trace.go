@@ -3,6 +3,7 @@ package query
 import (
 	"cmp"
 	"context"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"slices"
 	"strings"
 )
@@ -69,7 +70,7 @@ func (q *Query) listSessions(ctx context.Context) (map[string]Record, error) {
 			if ctxErr := cancelled(ctx); ctxErr != nil {
 				return nil, ctxErr
 			}
-			return nil, newError(CodePersistenceFailed, "session persistence listing failed: "+err.Error(), err)
+			return nil, newError(fault.QueryPersistenceFailed, "session persistence listing failed: "+err.Error(), err)
 		}
 		for _, h := range headers {
 			corpus[h.ID] = Record{Header: cloneHeader(h), Persisted: true}
@@ -96,7 +97,7 @@ func (t *Trace) followAncestors(corpus map[string]Record) error {
 	for current.Header.ParentSession != "" {
 		parentID := current.Header.ParentSession
 		if seen[parentID] {
-			return newError(CodeInvalidLineage, `session lineage contains a cycle at "`+parentID+`"`, nil)
+			return newError(fault.QueryInvalidLineage, `session lineage contains a cycle at "`+parentID+`"`, nil)
 		}
 		parent, ok := corpus[parentID]
 		if !ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -85,11 +86,11 @@ func TestTraceRejectsCyclesAndMissingTargets(t *testing.T) {
 	w.persist(header("y", "x", 1), nil)
 
 	_, err := w.q.TraceSession(context.Background(), "x")
-	require.ErrorIs(t, err, ErrInvalidLineage)
+	require.ErrorIs(t, err, fault.QueryInvalidLineage)
 	require.EqualError(t, err, `session lineage contains a cycle at "x"`)
 
 	_, err = w.q.TraceSession(context.Background(), "nobody")
-	require.ErrorIs(t, err, ErrSessionNotFound)
+	require.ErrorIs(t, err, fault.QuerySessionNotFound)
 	require.EqualError(t, err, `session "nobody" not found`)
 }
 
@@ -115,7 +116,7 @@ func TestTraceFailsWholeOnPersistenceListingFailure(t *testing.T) {
 	boom := errors.New("disk on fire")
 	w.store.listErr = boom
 	_, err := w.q.TraceSession(context.Background(), "parent")
-	require.ErrorIs(t, err, ErrPersistenceFailed)
+	require.ErrorIs(t, err, fault.QueryPersistenceFailed)
 	require.ErrorIs(t, err, boom)
 	require.EqualError(t, err, "session persistence listing failed: disk on fire")
 }
@@ -148,7 +149,7 @@ func TestTraceMergesLiveFirstAndDetectsConflicts(t *testing.T) {
 			foreign := memoryOnly(t)
 			goLive(t, foreign, h, nil)
 			_, err := w.foreignQuery(foreign).TraceSession(context.Background(), "fresh")
-			require.ErrorIs(t, err, ErrSourceConflict)
+			require.ErrorIs(t, err, fault.QuerySourceConflict)
 			require.EqualError(t, err, `session source headers conflict for session "durable"`)
 		})
 	}

@@ -219,7 +219,7 @@ func TestListChildrenThroughTheCatalog(t *testing.T) {
 	_, err = w.s.ListChildren(ctx, "parent")
 	require.ErrorIs(t, err, fault.Cancelled)
 	_, err = w.s.ListChildren(bg, "nobody")
-	require.ErrorIs(t, err, query.ErrSessionNotFound)
+	require.ErrorIs(t, err, fault.QuerySessionNotFound)
 }
 
 // The scripted agent's spawn and send go through the capability bound to

@@ -199,16 +199,7 @@ func (s *Service) ListChildren(ctx context.Context, parentID string) ([]query.En
 			return nil, err
 		}
 	}
-	entries, err := query.ListChildren(ctx, s.q, parentID)
-	switch {
-	case errors.Is(err, query.ErrCancelled):
-		return nil, manager.Cancelled(err)
-	case errors.Is(err, query.ErrSessionQueryUnavailable):
-		unavailable := manager.SessionQueryUnavailable()
-		unavailable.Cause = err
-		return nil, unavailable
-	}
-	return entries, err
+	return query.ListChildren(ctx, s.q, parentID)
 }
 
 // prepareContinuable resolves a provider's continuable capability for the

@@ -13,7 +13,6 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/agent"
-	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
@@ -334,7 +333,7 @@ func TestListingWithoutAQueryFailsLoud(t *testing.T) {
 	s := detached(t)
 	_, err := s.ListChildren(bg, "parent")
 	require.ErrorIs(t, err, fault.SessionQueryUnavailable)
-	require.ErrorIs(t, err, query.ErrSessionQueryUnavailable)
+	require.ErrorIs(t, err, fault.SessionQueryUnavailable)
 	require.EqualError(t, err, "listing subagents requires session query (load a dsh-session-query backend)")
 }
 

@@ -78,7 +78,7 @@ func async[T any](m *Manager, work func() T, then func(T)) {
 // when ctx ends: ctx cancellation reaches the op at its next checkpoint.
 func call[T any](m *Manager, ctx context.Context, op func(ctx context.Context, reply func(T, error))) (T, error) {
 	var zero T
-	if err := m.rt.Err(); err != nil {
+	if err := m.refusal(ctx); err != nil {
 		return zero, err
 	}
 	if !m.ops.enter() {
@@ -103,6 +103,16 @@ func call[T any](m *Manager, ctx context.Context, op func(ctx context.Context, r
 	})
 	r := <-done
 	return r.v, fault.Cancellation(ctx, r.err)
+}
+
+// refusal is the answer to a call before it reaches the actor: the
+// closed error once the runtime's shutdown began, CANCELLED when the
+// caller's ctx is done already.
+func (m *Manager) refusal(ctx context.Context) error {
+	if err := m.rt.Err(); err != nil {
+		return err
+	}
+	return fault.Cancellation(ctx, ctx.Err())
 }
 
 // onChildEvent forwards the events of a's agent the actor acts on:

@@ -21,6 +21,9 @@ import (
 // running. A failed branch is still released; the failures are aggregated
 // as ACTIVATION_TEARDOWN_FAILED. It blocks until done or ctx is done.
 func (m *Manager) DrainContinuableDescendants(ctx context.Context, parents []*parent.Handle) error {
+	if err := fault.Cancellation(ctx, ctx.Err()); err != nil {
+		return err
+	}
 	if !m.ops.enter() {
 		return nil
 	}

@@ -148,18 +148,6 @@ func DurabilityCheckpointFailed(childID string, cause error) *fault.Error {
 		childID, chain(cause))
 }
 
-// SessionQueryUnavailable is SUBAGENT_CONTROL_SESSION_QUERY_UNAVAILABLE:
-// listing was asked of a service built without a session query.
-func SessionQueryUnavailable() *fault.Error {
-	return newError(fault.SessionQueryUnavailable, nil,
-		"listing subagents requires session query (load a dsh-session-query backend)")
-}
-
-// Cancelled is CANCELLED: a listing observed its context cancelled.
-func Cancelled(cause error) *fault.Error {
-	return newError(fault.Cancelled, cause, "subagent listing was cancelled")
-}
-
 // chain renders an error with its causes, as the original's errorChain does; a
 // Go error's text already carries its wrapped causes.
 func chain(err error) string {

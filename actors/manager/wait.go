@@ -14,7 +14,7 @@ import (
 // ends first gets CANCELLED wrapping ctx's error; after the runtime's
 // shutdown began, the closed error. It never polls.
 func (m *Manager) WaitEpoch(ctx context.Context, childID string) (end RunEndInfo, ok bool, err error) {
-	if err := m.rt.Err(); err != nil {
+	if err := m.refusal(ctx); err != nil {
 		return end, false, err
 	}
 	if !m.ops.enter() {

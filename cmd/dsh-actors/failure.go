@@ -9,7 +9,6 @@ import (
 	"os"
 
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -44,8 +43,6 @@ func carriedCode(err error) string {
 	switch e := err.(type) {
 	case nil:
 		return ""
-	case *query.Error:
-		return e.Code
 	case interface{ ErrorCode() string }: // the model client's failures
 		return e.ErrorCode()
 	case *fault.Error:
@@ -67,7 +64,7 @@ func carriedCode(err error) string {
 // head ("session persistence listing failed", the query's own words for a
 // store it cannot list).
 func persistenceFailed(what string, err error) error {
-	return &query.Error{Code: query.CodePersistenceFailed, Message: what + ": " + err.Error(), Err: err}
+	return &fault.Error{Code: fault.QueryPersistenceFailed, Message: what + ": " + err.Error(), Cause: err}
 }
 
 // checkStoreRoot fails, as a persistence failure, when root cannot be a

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -81,7 +80,7 @@ func TestDemoNamesTheCodeOfAListingFailure(t *testing.T) {
 // it comes from; a cancellation is CANCELLED; an error without a code is
 // printed as it is.
 func TestFailureNamesTheOutermostCode(t *testing.T) {
-	queryErr := &query.Error{Code: query.CodeSessionNotFound, Message: `session "p" not found`}
+	queryErr := &fault.Error{Code: fault.QuerySessionNotFound, Message: `session "p" not found`}
 	for _, tc := range []struct {
 		err  error
 		want string
