@@ -3,12 +3,12 @@ package index
 import (
 	"cmp"
 	"context"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -29,7 +29,7 @@ func ScanSearch(ctx context.Context, store session.Store, req SearchRequest) (Pa
 	needle := tokens(sanitize(phrase))
 	headers, err := store.List(ctx)
 	if err != nil {
-		return Page{}, &query.Error{Code: query.CodePersistenceFailed, Message: "session persistence listing failed: " + err.Error(), Err: err}
+		return Page{}, &fault.Error{Code: fault.QueryPersistenceFailed, Message: "session persistence listing failed: " + err.Error(), Cause: err}
 	}
 	var found []scanHit
 	for _, h := range headers {

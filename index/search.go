@@ -4,11 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/dsh-actors/dsh-actors/query"
 )
 
 // Search limits and the snippet bound, in code points.
@@ -63,7 +62,7 @@ func NormalizePhrase(phrase string) (string, error) {
 }
 
 func invalidQuery() error {
-	return &query.Error{Code: query.CodeInvalidQuery, Message: "search query must be non-blank text without NUL"}
+	return &fault.Error{Code: fault.QueryInvalidQuery, Message: "search query must be non-blank text without NUL"}
 }
 
 // ftsPhrase quotes a normalized phrase as one FTS5 string: every `"`
@@ -77,7 +76,7 @@ func (r SearchRequest) limit() (int, error) {
 	case r.Limit == 0:
 		return DefaultLimit, nil
 	case r.Limit < 1 || r.Limit > MaxLimit || r.Offset < 0:
-		return 0, &query.Error{Code: query.CodeInvalidLimit, Message: "limit must be an integer between 1 and 100"}
+		return 0, &fault.Error{Code: fault.QueryInvalidLimit, Message: "limit must be an integer between 1 and 100"}
 	}
 	return r.Limit, nil
 }
@@ -127,9 +126,9 @@ func (d *DB) Search(ctx context.Context, req SearchRequest) (Page, error) {
 
 func (d *DB) searchFailure(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
-		return &query.Error{Code: query.CodeAborted, Message: "session search was aborted", Err: context.Cause(ctx)}
+		return &fault.Error{Code: fault.QueryAborted, Message: "session search was aborted", Cause: context.Cause(ctx)}
 	}
-	return &query.Error{Code: query.CodeIndexFailed, Message: "session search failed: " + err.Error(), Err: err}
+	return &fault.Error{Code: fault.QueryIndexFailed, Message: "session search failed: " + err.Error(), Cause: err}
 }
 
 // refresh reconciles and re-derives the title and documents of every
@@ -141,7 +140,7 @@ func (d *DB) refresh(ctx context.Context) error {
 		if listErr == nil {
 			listErr = err
 		}
-		return &query.Error{Code: query.CodePersistenceFailed, Message: "session persistence listing failed: " + listErr.Error(), Err: listErr}
+		return &fault.Error{Code: fault.QueryPersistenceFailed, Message: "session persistence listing failed: " + listErr.Error(), Cause: listErr}
 	}
 	if err != nil {
 		return d.searchFailure(ctx, err)

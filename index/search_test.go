@@ -3,11 +3,11 @@ package index
 import (
 	"context"
 	"encoding/json"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -79,10 +79,10 @@ func TestSearchMatchesLiteralPhrasesAndRanks(t *testing.T) {
 
 	for _, bad := range []string{"", "   ", "a\x00b"} {
 		_, err := db.Search(ctx, SearchRequest{Phrase: bad})
-		require.ErrorIs(t, err, &query.Error{Code: query.CodeInvalidQuery})
+		require.ErrorIs(t, err, fault.QueryInvalidQuery)
 	}
 	_, err = db.Search(ctx, SearchRequest{Phrase: "x", Limit: 101})
-	require.ErrorIs(t, err, &query.Error{Code: query.CodeInvalidLimit})
+	require.ErrorIs(t, err, fault.QueryInvalidLimit)
 }
 
 func TestSearchAndTitlesFollowChangedLogs(t *testing.T) {
@@ -123,7 +123,7 @@ func FuzzSearchPhrase(f *testing.F) {
 	f.Fuzz(func(t *testing.T, phrase string) {
 		normalized, err := NormalizePhrase(phrase)
 		if err != nil {
-			require.ErrorIs(t, err, &query.Error{Code: query.CodeInvalidQuery})
+			require.ErrorIs(t, err, fault.QueryInvalidQuery)
 			return
 		}
 		require.Equal(t, normalized, NormalizeAgain(normalized))
