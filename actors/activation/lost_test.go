@@ -11,6 +11,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -40,7 +41,7 @@ func lostLines(t *testing.T, logs string) []string {
 // naming it; none reaches the log, and none is reported twice.
 func TestMessagesLostToAFullDiskAreReportedOneByOne(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var logs syncBuffer
+		var logs testkit.SyncBuffer
 		var mu sync.Mutex
 		var discarded []string
 		faults := session.NewFaultFS(nil)
@@ -90,22 +91,4 @@ func TestMessagesLostToAFullDiskAreReportedOneByOne(t *testing.T) {
 			}
 		}
 	})
-}
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -1,7 +1,6 @@
 package manager
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -15,6 +14,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -35,7 +35,7 @@ type fixture struct {
 	m       *Manager
 	rec     *recorder
 	gates   *gates
-	logs    *syncBuffer
+	logs    *testkit.SyncBuffer
 	parent  *parent.Handle
 	options *optionsLog
 }
@@ -65,7 +65,7 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	f := &fixture{t: t, root: cfg.root, rec: newRecorder(), gates: newGates(), logs: &syncBuffer{}, options: &optionsLog{}}
+	f := &fixture{t: t, root: cfg.root, rec: newRecorder(), gates: newGates(), logs: &testkit.SyncBuffer{}, options: &optionsLog{}}
 	sessions := session.NewSessions(nil)
 	if !cfg.memoryOnly {
 		var storeOpts []session.Option
@@ -412,24 +412,6 @@ func (s *failingStore) Append(ctx context.Context, id string, events []session.E
 		return errDiskFull
 	}
 	return s.Store.Append(ctx, id, events)
-}
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 type sessionEvent = session.Event

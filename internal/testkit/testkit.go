@@ -3,9 +3,11 @@
 package testkit
 
 import (
+	"bytes"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // GoroutineID is the calling goroutine's id, read from its stack header
@@ -47,4 +49,25 @@ func Closed(c <-chan struct{}) bool {
 	default:
 		return false
 	}
+}
+
+// SyncBuffer is a goroutine-safe log sink (an io.Writer whose String is
+// everything written so far). Its zero value is ready to use.
+type SyncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write appends p.
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns everything written so far.
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
