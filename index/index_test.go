@@ -40,7 +40,7 @@ func (c *inspectCounter) count() int {
 }
 
 type fixture struct {
-	t        *testing.T
+	t        testing.TB
 	root     string
 	store    *inspectCounter
 	sessions *session.Sessions
@@ -50,8 +50,12 @@ type fixture struct {
 // storegen.Parent, with every file's mtime an hour old (past the racy
 // window, so revisions are trusted).
 func newFixture(t *testing.T) *fixture {
+	return newFixtureTB(t, storegen.Shape{Sessions: 40, Children: 8, Turns: 1})
+}
+
+func newFixtureTB(t testing.TB, shape storegen.Shape) *fixture {
 	root := t.TempDir()
-	_, err := storegen.Generate(root, storegen.Shape{Sessions: 40, Children: 8, Turns: 1})
+	_, err := storegen.Generate(root, shape)
 	require.NoError(t, err)
 	age(t, root)
 	jsonl, err := session.OpenJSONL(root)
@@ -62,7 +66,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // age sets every log's mtime an hour back.
-func age(t *testing.T, root string) {
+func age(t testing.TB, root string) {
 	old := time.Now().Add(-time.Hour)
 	require.NoError(t, filepath.Walk(root, func(path string, info os.FileInfo, err error) error {
 		if err == nil && filepath.Base(path) == session.LogFileName {

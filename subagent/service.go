@@ -194,10 +194,20 @@ func (s *Service) DrainContinuableDescendants(ctx context.Context, parents []*pa
 // cancelled ctx with CANCELLED; a service without a query with
 // SUBAGENT_CONTROL_SESSION_QUERY_UNAVAILABLE. It blocks on the reads.
 func (s *Service) ListChildren(ctx context.Context, parentID string) ([]query.Entry, error) {
+	return s.ListChildrenFrom(ctx, nil, parentID)
+}
+
+// ListChildrenFrom is ListChildren answered by catalog (a derived index
+// that answers as the unindexed reader does), with the same errors; a nil
+// catalog is the service's own query.
+func (s *Service) ListChildrenFrom(ctx context.Context, catalog query.Catalog, parentID string) ([]query.Entry, error) {
 	if s.rt != nil {
 		if err := s.rt.Err(); err != nil {
 			return nil, err
 		}
+	}
+	if catalog != nil {
+		return catalog.ListChildren(ctx, parentID)
 	}
 	return query.ListChildren(ctx, s.q, parentID)
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dsh-actors/dsh-actors/index"
+	"github.com/dsh-actors/dsh-actors/query"
+	"github.com/dsh-actors/dsh-actors/subagent"
 	"io"
 	"log/slog"
 	"net"
@@ -23,7 +26,7 @@ func init() {
 	register("serve", "run the runtime and its web page until SIGINT/SIGTERM", runServe)
 }
 
-const serveUsage = "usage: dsh-actors serve [--store DIR] [--addr 127.0.0.1:7410] [--model NAME]"
+const serveUsage = "usage: dsh-actors serve [--store DIR] [--addr 127.0.0.1:7410] [--model NAME] [--no-index]"
 
 // httpShutdownGrace bounds the wait for in-flight requests at shutdown.
 const httpShutdownGrace = 10 * time.Second
@@ -33,7 +36,7 @@ const httpShutdownGrace = 10 * time.Second
 // HTTP server, drains every agent child-first and flushes. A second signal
 // during that shutdown exits at once with status 1.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	store, addr, model, status := parseServeFlags(args, stderr)
+	store, addr, model, indexed, status := parseServeFlags(args, stderr)
 	if status >= 0 {
 		return status
 	}
@@ -47,7 +50,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	logger := warnLogger(stderr)
 	pageURL, trusted := pageAuthority(listener.Addr().(*net.TCPAddr))
-	stack, err := openServeStack(store, logger, trusted, agents)
+	stack, err := openServeStack(store, logger, trusted, agents, indexed)
 	if err != nil {
 		listener.Close()
 		return failure(stderr, "serve", err)
@@ -62,22 +65,23 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return stack.stop(served.server, stdout, stderr)
 }
 
-// parseServeFlags reads --store, --addr and --model; on a usage error
-// (including a malformed --addr) or --help it prints the usage and returns
-// the exit status, else -1.
-func parseServeFlags(args []string, stderr io.Writer) (store, addr, model string, status int) {
+// parseServeFlags reads --store, --addr, --model and --no-index; on a usage
+// error (including a malformed --addr) or --help it prints the usage and
+// returns the exit status, else -1.
+func parseServeFlags(args []string, stderr io.Writer) (store, addr, model string, indexed bool, status int) {
 	flags := newFlags("serve")
 	storeRoot := storeFlag(flags)
 	modelName := modelFlag(flags)
+	noIndex := noIndexFlag(flags)
 	flags.StringVar(&addr, "addr", "127.0.0.1:7410", "listen address (host:port)")
 	err := parseFlagsOnly(flags, args)
 	if err == nil {
 		err = checkListenAddr(addr)
 	}
 	if err != nil {
-		return "", "", "", usageError(stderr, serveUsage, flags, err)
+		return "", "", "", false, usageError(stderr, serveUsage, flags, err)
 	}
-	return *storeRoot, addr, *modelName, -1
+	return *storeRoot, addr, *modelName, !*noIndex, -1
 }
 
 // checkListenAddr refuses an --addr that is not host:port with a port
@@ -98,6 +102,7 @@ type serveStack struct {
 	rt      *actors.Runtime
 	backend *host.RuntimeBackend
 	handler *host.Handler
+	index   *index.DB // nil with --no-index
 }
 
 // pageAuthority is the URL to print for the bound address and the Host
@@ -116,15 +121,37 @@ func pageAuthority(bound *net.TCPAddr) (string, []string) {
 }
 
 // openServeStack opens the runtime on the JSONL store at root with the
-// scripted agent, the subagent service and the host handler over them.
-func openServeStack(root string, logger *slog.Logger, trustedHosts []string, agents *modelagent.Agents) (*serveStack, error) {
+// scripted agent (or the model agents), the subagent service and the host
+// handler over them; indexed, subagent.list is answered by the derived index
+// in the root.
+func openServeStack(root string, logger *slog.Logger, trustedHosts []string, agents *modelagent.Agents, indexed bool) (*serveStack, error) {
 	set, err := openRuntime(root, logger, agents)
 	if err != nil {
 		return nil, err
 	}
-	backend := host.NewRuntimeBackend(set.rt, set.service, set.query)
+	var cont host.Continuations = set.service
+	var db *index.DB
+	if indexed {
+		if db, err = index.Open(context.Background(), root, set.rt.Sessions()); err != nil {
+			_ = set.dsh.Close()
+			return nil, err
+		}
+		cont = indexedContinuations{Service: set.service, db: db}
+	}
+	backend := host.NewRuntimeBackend(set.rt, cont, set.query)
 	handler := host.New(backend, host.Options{Logger: logger, TrustedHosts: trustedHosts})
-	return &serveStack{rt: set.rt, backend: backend, handler: handler}, nil
+	return &serveStack{rt: set.rt, backend: backend, handler: handler, index: db}, nil
+}
+
+// indexedContinuations is the subagent service with its catalog answered
+// by the derived index.
+type indexedContinuations struct {
+	*subagent.Service
+	db *index.DB
+}
+
+func (c indexedContinuations) ListChildren(ctx context.Context, parentID string) ([]query.Entry, error) {
+	return c.ListChildrenFrom(ctx, c.db, parentID)
 }
 
 // stop announces the shutdown, arms the forced exit on a second signal and
@@ -150,7 +177,11 @@ func (s *serveStack) shutdown(server *http.Server) error {
 		_ = server.Close()
 	}
 	s.backend.Close()
-	return s.rt.Close(context.Background())
+	err := s.rt.Close(context.Background())
+	if s.index != nil {
+		err = errors.Join(err, s.index.Close())
+	}
+	return err
 }
 
 // servedHTTP is a running http.Server and its unexpected failure.

@@ -12,7 +12,7 @@ import (
 )
 
 // Rows is the number of rows Run knows (1 to Rows).
-const Rows = 7
+const Rows = 8
 
 // RowNames describe the rows, by number.
 var RowNames = [Rows + 1]string{
@@ -23,6 +23,7 @@ var RowNames = [Rows + 1]string{
 	5: "continuable children: start → settled, resident vs cold follow-up",
 	6: "child-first scoped drain of a forest",
 	7: "ListChildren over a generated store",
+	8: "derived index: indexed ListChildren, concurrent listing",
 }
 
 // Config sizes one Run. Full and Quick give the two standard sizes; the
@@ -56,6 +57,11 @@ type Config struct {
 	CatalogChildren int // row 7: D
 	CatalogRounds   int // row 7: timed listings
 	SeedCost        bool
+	IndexSessions   int // row 8: C
+	IndexChildren   int // row 8: D
+	IndexRounds     int // row 8: timed listings of each reader
+	IndexClients    int // row 8: concurrent callers
+	IndexRequests   int // row 8: listings per caller
 }
 
 // Full is the default size of `dsh-actors bench` (a minute or two).
@@ -68,6 +74,7 @@ func Full() Config {
 		SettleRounds: 200, ResidentRounds: 2_000, ResumeEvents: []int{10, 1_000, 10_000}, ResumeRounds: 50,
 		Fanout: 10, Depth: 4, DrainRuns: 5,
 		CatalogSessions: 2_000, CatalogChildren: 200, CatalogRounds: 5, SeedCost: true,
+		IndexSessions: 10_000, IndexChildren: 1_000, IndexRounds: 5, IndexClients: 64, IndexRequests: 4,
 	}
 }
 
@@ -82,6 +89,7 @@ func Quick() Config {
 		SettleRounds: 5, ResidentRounds: 30, ResumeEvents: []int{10, 200}, ResumeRounds: 3,
 		Fanout: 3, Depth: 2, DrainRuns: 1,
 		CatalogSessions: 60, CatalogChildren: 6, CatalogRounds: 2, SeedCost: true,
+		IndexSessions: 60, IndexChildren: 6, IndexRounds: 2, IndexClients: 4, IndexRequests: 2,
 	}
 }
 
@@ -162,7 +170,7 @@ func (c Config) Validate() error {
 }
 
 var rowFuncs = [Rows + 1]func(context.Context, Config) ([]Line, error){
-	1: admissionRow, 2: turnsRow, 3: agentsRow, 4: appendRow, 5: continuableRow, 6: drainRow, 7: catalogRow,
+	1: admissionRow, 2: turnsRow, 3: agentsRow, 4: appendRow, 5: continuableRow, 6: drainRow, 7: catalogRow, 8: indexRow,
 }
 
 // Run measures the selected rows one after another (each row's baselines
