@@ -35,7 +35,7 @@ const (
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags := newFlags("bench")
 	quick := flags.Bool("quick", false, "small sizes (a few seconds; for tests)")
-	only := flags.String("only", "", "rows to run, e.g. 1,3-5 (default all 7)")
+	only := flags.String("only", "", "rows to run, e.g. 1,3-5 (default all 8)")
 	dir := flags.String("dir", "", "folder for the temporary stores (default the system temp folder); removed afterwards")
 	asJSON := flags.Bool("json", false, "print the report as JSON")
 	agents := flags.Int("agents", 0, "row 3: idle live agents to measure (default 10000; quick 300); raise to 100000 for the issue's figure")
