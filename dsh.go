@@ -20,6 +20,9 @@ type Options struct {
 	// Dir is the JSONL session store folder (created when missing); ""
 	// keeps sessions in memory.
 	Dir string
+	// StoreOptions configure the store opened at Dir, e.g.
+	// session.WithCompression.
+	StoreOptions []session.Option
 	// Store, when set, is used instead of Dir; the caller keeps it and
 	// closes it after the runtime.
 	Store session.Store
@@ -47,8 +50,8 @@ type Runtime struct {
 // service with the spawn and fork providers. On an error nothing stays
 // open. It blocks only on opening the store.
 func Open(opts Options) (*Runtime, error) {
-	aopts := actors.Options{Root: opts.Dir, Logger: opts.Logger, NewAgent: opts.NewAgent, Workers: opts.Workers,
-		Provider: opts.Provider, Model: opts.Model}
+	aopts := actors.Options{Root: opts.Dir, StoreOptions: opts.StoreOptions, Logger: opts.Logger,
+		NewAgent: opts.NewAgent, Workers: opts.Workers, Provider: opts.Provider, Model: opts.Model}
 	if opts.Store != nil {
 		aopts.Sessions = session.NewSessions(opts.Store)
 	}

@@ -28,6 +28,9 @@ type Options struct {
 	Sessions *session.Sessions
 	// Root is the store folder used when Sessions is nil.
 	Root string
+	// StoreOptions configure the store opened at Root (after the
+	// runtime's Logger, which it warns of repairs to).
+	StoreOptions []session.Option
 	// Logger receives the runtime's and protoactor's logs (protoactor's
 	// Info demoted to Debug); nil discards everything.
 	Logger *slog.Logger
@@ -77,7 +80,7 @@ func New(opts Options) (*Runtime, error) {
 	}
 	rt := &Runtime{logger: logger, sessions: opts.Sessions}
 	if rt.sessions == nil {
-		if err := rt.openSessions(opts.Root); err != nil {
+		if err := rt.openSessions(opts.Root, opts.StoreOptions); err != nil {
 			return nil, err
 		}
 	}
@@ -102,12 +105,12 @@ func orDefault(v, fallback int) int {
 }
 
 // openSessions makes the runtime's own session registry.
-func (rt *Runtime) openSessions(root string) error {
+func (rt *Runtime) openSessions(root string, opts []session.Option) error {
 	if root == "" {
 		rt.sessions = session.NewSessions(nil)
 		return nil
 	}
-	store, err := session.OpenJSONL(root)
+	store, err := session.OpenJSONL(root, append([]session.Option{session.WithLogger(rt.logger)}, opts...)...)
 	if err != nil {
 		return err
 	}

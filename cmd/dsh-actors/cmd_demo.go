@@ -25,7 +25,7 @@ func init() {
 	register("demo", "a scripted agent grows, talks to and drains a small subagent tree", runDemo)
 }
 
-const demoUsage = "usage: dsh-actors demo [--store DIR]"
+const demoUsage = "usage: dsh-actors demo [--store DIR] [--compression zstd|none]"
 
 // demoRefresh is how often the live catalog tree is redrawn.
 const demoRefresh = 150 * time.Millisecond
@@ -40,10 +40,16 @@ const demoRefresh = 150 * time.Millisecond
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags := newFlags("demo")
 	store := storeFlag(flags)
-	if err := parseFlagsOnly(flags, args); err != nil {
+	compression := compressionFlag(flags)
+	err := parseFlagsOnly(flags, args)
+	var storeOpts []session.Option
+	if err == nil {
+		storeOpts, err = storeOptions(*compression)
+	}
+	if err != nil {
 		return usageError(stderr, demoUsage, flags, err)
 	}
-	set, err := openRuntime(*store, warnLogger(stderr), nil)
+	set, err := openRuntime(*store, warnLogger(stderr), nil, storeOpts...)
 	if err != nil {
 		return failure(stderr, "demo", err)
 	}

@@ -20,13 +20,14 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/host"
 	"github.com/dsh-actors/dsh-actors/modelagent"
+	"github.com/dsh-actors/dsh-actors/session"
 )
 
 func init() {
 	register("serve", "run the runtime and its web page until SIGINT/SIGTERM", runServe)
 }
 
-const serveUsage = "usage: dsh-actors serve [--store DIR] [--addr 127.0.0.1:7410] [--model NAME] [--no-index]"
+const serveUsage = "usage: dsh-actors serve [--store DIR] [--compression zstd|none] [--addr 127.0.0.1:7410] [--model NAME] [--no-index]"
 
 // httpShutdownGrace bounds the wait for in-flight requests at shutdown.
 const httpShutdownGrace = 10 * time.Second
@@ -36,26 +37,26 @@ const httpShutdownGrace = 10 * time.Second
 // HTTP server, drains every agent child-first and flushes. A second signal
 // during that shutdown exits at once with status 1.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	store, addr, model, indexed, status := parseServeFlags(args, stderr)
+	flags, status := parseServeFlags(args, stderr)
 	if status >= 0 {
 		return status
 	}
-	agents, err := modelAgents(model)
+	agents, err := modelAgents(flags.model)
 	if err != nil {
 		return failure(stderr, "serve", err)
 	}
-	listener, err := net.Listen("tcp", addr)
+	listener, err := net.Listen("tcp", flags.addr)
 	if err != nil {
-		return failure(stderr, "serve", fmt.Errorf("cannot listen on %s: %w", addr, err))
+		return failure(stderr, "serve", fmt.Errorf("cannot listen on %s: %w", flags.addr, err))
 	}
 	logger := warnLogger(stderr)
 	pageURL, trusted := pageAuthority(listener.Addr().(*net.TCPAddr))
-	stack, err := openServeStack(store, logger, trusted, agents, indexed)
+	stack, err := openServeStack(flags, logger, trusted, agents)
 	if err != nil {
 		listener.Close()
 		return failure(stderr, "serve", err)
 	}
-	fmt.Fprintf(stdout, "dsh-actors: serving %s (store %s)\n", pageURL, store)
+	fmt.Fprintf(stdout, "dsh-actors: serving %s (store %s)\n", pageURL, flags.store)
 	served := serveHTTP(stack.handler, listener)
 	select {
 	case <-ctx.Done():
@@ -65,23 +66,35 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return stack.stop(served.server, stdout, stderr)
 }
 
-// parseServeFlags reads --store, --addr, --model and --no-index; on a usage
-// error (including a malformed --addr) or --help it prints the usage and
-// returns the exit status, else -1.
-func parseServeFlags(args []string, stderr io.Writer) (store, addr, model string, indexed bool, status int) {
+// serveFlags are serve's parsed flags.
+type serveFlags struct {
+	store, addr, model string
+	indexed            bool // false with --no-index
+	storeOpts          []session.Option
+}
+
+// parseServeFlags reads --store, --compression, --addr, --model and
+// --no-index; on a usage error (including a malformed --addr) or --help it
+// prints the usage and returns the exit status, else -1.
+func parseServeFlags(args []string, stderr io.Writer) (parsed serveFlags, status int) {
 	flags := newFlags("serve")
 	storeRoot := storeFlag(flags)
+	compression := compressionFlag(flags)
 	modelName := modelFlag(flags)
 	noIndex := noIndexFlag(flags)
-	flags.StringVar(&addr, "addr", "127.0.0.1:7410", "listen address (host:port)")
+	flags.StringVar(&parsed.addr, "addr", "127.0.0.1:7410", "listen address (host:port)")
 	err := parseFlagsOnly(flags, args)
 	if err == nil {
-		err = checkListenAddr(addr)
+		err = checkListenAddr(parsed.addr)
+	}
+	if err == nil {
+		parsed.storeOpts, err = storeOptions(*compression)
 	}
 	if err != nil {
-		return "", "", "", false, usageError(stderr, serveUsage, flags, err)
+		return serveFlags{}, usageError(stderr, serveUsage, flags, err)
 	}
-	return *storeRoot, addr, *modelName, !*noIndex, -1
+	parsed.store, parsed.model, parsed.indexed = *storeRoot, *modelName, !*noIndex
+	return parsed, -1
 }
 
 // checkListenAddr refuses an --addr that is not host:port with a port
@@ -124,15 +137,15 @@ func pageAuthority(bound *net.TCPAddr) (string, []string) {
 // scripted agent (or the model agents), the subagent service and the host
 // handler over them; indexed, subagent.list is answered by the derived index
 // in the root.
-func openServeStack(root string, logger *slog.Logger, trustedHosts []string, agents *modelagent.Agents, indexed bool) (*serveStack, error) {
-	set, err := openRuntime(root, logger, agents)
+func openServeStack(flags serveFlags, logger *slog.Logger, trustedHosts []string, agents *modelagent.Agents) (*serveStack, error) {
+	set, err := openRuntime(flags.store, logger, agents, flags.storeOpts...)
 	if err != nil {
 		return nil, err
 	}
 	var cont host.Continuations = set.service
 	var db *index.DB
-	if indexed {
-		if db, err = index.Open(context.Background(), root, set.rt.Sessions()); err != nil {
+	if flags.indexed {
+		if db, err = index.Open(context.Background(), flags.store, set.rt.Sessions()); err != nil {
 			_ = set.dsh.Close()
 			return nil, err
 		}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"github.com/dsh-actors/dsh-actors/index"
 	"io"
+
+	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // newFlags is the flag set of the subcommand name: parse errors are
@@ -19,6 +21,25 @@ func newFlags(name string) *flag.FlagSet {
 // storeFlag adds --store, the session store root (defaultStore()).
 func storeFlag(flags *flag.FlagSet) *string {
 	return flags.String("store", defaultStore(), "session store root")
+}
+
+// compressionFlag adds --compression, the encoding of a new store's logs.
+func compressionFlag(flags *flag.FlagSet) *string {
+	return flags.String("compression", "", `log encoding of a new store: "zstd" (the original's default) or "none" `+
+		"(plain JSONL, the default here); an existing store keeps its own, and naming the other one is refused")
+}
+
+// storeOptions turns a --compression value into store options: none when
+// it was not given (the store takes its root's encoding, plain when new).
+func storeOptions(compression string) ([]session.Option, error) {
+	if compression == "" {
+		return nil, nil
+	}
+	c, err := session.ParseCompression(compression)
+	if err != nil {
+		return nil, fmt.Errorf("--compression: %w", err)
+	}
+	return []session.Option{session.WithCompression(c)}, nil
 }
 
 // parseFlagsOnly parses args with flags and refuses any positional

@@ -10,6 +10,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/llm"
 	"github.com/dsh-actors/dsh-actors/modelagent"
 	"github.com/dsh-actors/dsh-actors/query"
+	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
@@ -51,12 +52,12 @@ func modelAgents(model string) (*modelagent.Agents, error) {
 // openRuntime opens the runtime on the JSONL store at root with logger;
 // with model agents, every agent the runtime builds is one of them. On an
 // error nothing stays open; otherwise the caller closes rt, which also
-// drains the service.
-func openRuntime(root string, logger *slog.Logger, agents *modelagent.Agents) (*runtimeSet, error) {
+// drains the service. storeOpts apply to the JSONL store (--compression).
+func openRuntime(root string, logger *slog.Logger, agents *modelagent.Agents, storeOpts ...session.Option) (*runtimeSet, error) {
 	if err := checkStoreRoot(root); err != nil {
 		return nil, err
 	}
-	opts := dsh.Options{Dir: root, Logger: logger}
+	opts := dsh.Options{Dir: root, Logger: logger, StoreOptions: storeOpts}
 	if agents != nil {
 		opts.NewAgent = agents.Factory
 		opts.Provider, opts.Model = agents.Route()
