@@ -58,7 +58,7 @@ func mustStart(b *testing.B, rt *actors.Runtime, spec parent.CreateSpec) *parent
 func BenchmarkFollowupAdmission(b *testing.B) {
 	ctx := context.Background()
 	pooled := mustOpen(b, actors.Options{Workers: 2})
-	plain := mustOpen(b, actors.Options{Dispatcher: actor.NewDefaultDispatcher(300)})
+	plain := mustOpen(b, actors.WithDispatcher(actors.Options{}, actor.NewDefaultDispatcher(300)))
 	hp := mustStart(b, pooled, parent.CreateSpec{Spec: parent.Spec{Agent: noop}})
 	hd := mustStart(b, plain, parent.CreateSpec{Spec: parent.Spec{Agent: noop}})
 	requests, replies := make(chan int), make(chan int)

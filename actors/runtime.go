@@ -3,16 +3,16 @@ package actors
 import (
 	"context"
 	"errors"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"log/slog"
 	"runtime"
 	"sync"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -40,10 +40,11 @@ type Options struct {
 	// Provider and Model are the model route of the agents NewAgent builds
 	// when their spec names none (empty: the agent package defaults).
 	Provider, Model string
-	// Dispatcher runs the mailboxes; nil means a Pool of Workers goroutines.
-	Dispatcher actor.Dispatcher
-	// Workers sizes the default Pool; 0 means runtime.GOMAXPROCS(0).
+	// Workers sizes the pool of goroutines that runs the agents'
+	// mailboxes; 0 means runtime.GOMAXPROCS(0).
 	Workers int
+
+	dispatcher actor.Dispatcher // replaces the pool (benchmarks set it)
 }
 
 // Runtime owns the agents of one process. All methods are safe for
@@ -53,7 +54,7 @@ type Runtime struct {
 	sessions  *session.Sessions
 	ownsStore bool
 	system    *actor.ActorSystem
-	pool      *activation.Pool
+	pool      *actorkit.Pool
 	registry  *parent.Registry
 
 	mu             sync.Mutex
@@ -84,14 +85,14 @@ func New(opts Options) (*Runtime, error) {
 			return nil, err
 		}
 	}
-	rt.system = actor.NewActorSystem(actor.WithLoggerFactory(activation.LoggerFactory(opts.Logger)))
-	dispatcher := opts.Dispatcher
+	rt.system = actorkit.NewSystem(opts.Logger)
+	dispatcher := opts.dispatcher
 	if dispatcher == nil {
-		rt.pool = activation.NewPool(orDefault(opts.Workers, runtime.GOMAXPROCS(0)), inbox.DefaultThroughput)
+		rt.pool = actorkit.NewPool(orDefault(opts.Workers, runtime.GOMAXPROCS(0)), inbox.DefaultThroughput)
 		dispatcher = rt.pool
 	}
 	rt.registry = parent.New(parent.Config{
-		Sessions: rt.sessions, System: rt.system, Dispatcher: dispatcher,
+		Sessions: rt.sessions, Actors: actorkit.Host{System: rt.system, Dispatcher: dispatcher},
 		NewAgent: opts.NewAgent, Provider: opts.Provider, Model: opts.Model, Logger: logger,
 	})
 	return rt, nil
@@ -124,8 +125,9 @@ func (rt *Runtime) Sessions() *session.Sessions { return rt.sessions }
 // Registry is the live-agent registry.
 func (rt *Runtime) Registry() *parent.Registry { return rt.registry }
 
-// System is the protoactor actor system.
-func (rt *Runtime) System() *actor.ActorSystem { return rt.system }
+func init() {
+	actorkit.RuntimeSystem = func(rt any) *actor.ActorSystem { return rt.(*Runtime).system }
+}
 
 // Logger is the runtime's logger (never nil).
 func (rt *Runtime) Logger() *slog.Logger { return rt.logger }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/google/uuid"
 )
 
@@ -120,7 +121,7 @@ type item struct {
 	enq uint64 // the message's Enqueue event is the enq-th queued (0: none to wait for)
 }
 
-// Inbox is the FIFO turn queue and the actor.Mailbox of one agent actor.
+// Inbox is the FIFO turn queue of one agent actor, and its mailbox.
 // Its zero value is not usable; call New.
 type Inbox struct {
 	observer   func(Event)
@@ -147,8 +148,6 @@ type Inbox struct {
 	delivered  uint64        // events the observer has returned from, ever
 	progress   chan struct{} // made by an Emit waiting for delivery; closed when delivered grows
 }
-
-var _ actor.Mailbox = (*Inbox)(nil)
 
 // New returns an empty, open, idle inbox.
 func New(opts Options) *Inbox {
@@ -586,10 +585,23 @@ func (b *Inbox) claimableLocked() bool {
 // actor.Mailbox
 //
 
+// mailbox is an Inbox as the protoactor mailbox of its actor; the methods
+// protoactor calls stay off the Inbox's own surface.
+type mailbox Inbox
+
+var _ actor.Mailbox = (*mailbox)(nil)
+
+func init() {
+	actorkit.InboxMailbox = func(b any) actor.Mailbox { return b.(*Inbox).mailbox() }
+}
+
+func (b *Inbox) mailbox() *mailbox { return (*mailbox)(b) }
+
 // PostUserMessage queues a protoactor user message (one sent to the
 // actor's PID) in the turn lane, behind the messages accepted before it.
 // After Close it is dropped: the actor is going away.
-func (b *Inbox) PostUserMessage(message any) {
+func (m *mailbox) PostUserMessage(message any) {
+	b := (*Inbox)(m)
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -605,7 +617,8 @@ func (b *Inbox) PostUserMessage(message any) {
 
 // PostSystemMessage queues a protoactor system message; system messages are
 // processed before any user message, also while a turn runs.
-func (b *Inbox) PostSystemMessage(message any) {
+func (m *mailbox) PostSystemMessage(message any) {
+	b := (*Inbox)(m)
 	b.mu.Lock()
 	b.system = append(b.system, message)
 	b.mu.Unlock()
@@ -613,20 +626,20 @@ func (b *Inbox) PostSystemMessage(message any) {
 }
 
 // RegisterHandlers is called once by protoactor's spawner.
-func (b *Inbox) RegisterHandlers(invoker actor.MessageInvoker, dispatcher actor.Dispatcher) {
-	b.mu.Lock()
-	b.invoker, b.dispatcher = invoker, dispatcher
-	b.mu.Unlock()
+func (m *mailbox) RegisterHandlers(invoker actor.MessageInvoker, dispatcher actor.Dispatcher) {
+	m.mu.Lock()
+	m.invoker, m.dispatcher = invoker, dispatcher
+	m.mu.Unlock()
 }
 
 // Start is called by protoactor's spawner after RegisterHandlers.
-func (b *Inbox) Start() {}
+func (m *mailbox) Start() {}
 
 // UserMessageCount is the number of queued turn-lane entries.
-func (b *Inbox) UserMessageCount() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.queue) - b.head
+func (m *mailbox) UserMessageCount() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.queue) - m.head
 }
 
 // schedule starts a mailbox run on the dispatcher unless one is going.

@@ -84,7 +84,7 @@ func (r *recorder) eventLog() []string {
 func newRecorded(autoEnd bool) (*Inbox, *recorder) {
 	r := &recorder{autoEnd: autoEnd}
 	r.box = New(Options{Observer: r.observe})
-	r.box.RegisterHandlers(r, actor.NewDefaultDispatcher(DefaultThroughput))
+	r.box.mailbox().RegisterHandlers(r, actor.NewDefaultDispatcher(DefaultThroughput))
 	return r.box, r
 }
 
@@ -277,14 +277,14 @@ func TestSystemMessagesRunDuringATurn(t *testing.T) {
 		post(t, b, "a")
 		post(t, b, "b")
 		synctest.Wait()
-		b.PostSystemMessage(&actor.Stop{})
+		b.mailbox().PostSystemMessage(&actor.Stop{})
 		synctest.Wait()
 		require.Equal(t, []any{&actor.Stop{}}, r.system, "a system message gets through while a turn runs")
-		b.PostSystemMessage(&actor.SuspendMailbox{})
+		b.mailbox().PostSystemMessage(&actor.SuspendMailbox{})
 		b.EndTurn()
 		synctest.Wait()
 		require.Equal(t, []string{"a"}, r.claimed(), "a suspended mailbox claims nothing")
-		b.PostSystemMessage(&actor.ResumeMailbox{})
+		b.mailbox().PostSystemMessage(&actor.ResumeMailbox{})
 		synctest.Wait()
 		require.Equal(t, []string{"a", "b"}, r.claimed())
 		b.EndTurn()
@@ -295,13 +295,13 @@ func TestRawUserMessagesKeepTheirPlace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, r := newRecorded(true)
 		poison := &actor.PoisonPill{}
-		b.RegisterHandlers(r, nil) // not yet dispatching
+		b.mailbox().RegisterHandlers(r, nil) // not yet dispatching
 		post(t, b, "a")
-		b.PostUserMessage(poison)
+		b.mailbox().PostUserMessage(poison)
 		post(t, b, "b")
-		require.Equal(t, 3, b.UserMessageCount())
-		b.RegisterHandlers(r, actor.NewDefaultDispatcher(DefaultThroughput))
-		b.PostSystemMessage(&actor.Started{})
+		require.Equal(t, 3, b.mailbox().UserMessageCount())
+		b.mailbox().RegisterHandlers(r, actor.NewDefaultDispatcher(DefaultThroughput))
+		b.mailbox().PostSystemMessage(&actor.Started{})
 		synctest.Wait()
 		require.Equal(t, []string{"a", "b"}, r.claimed())
 		require.Equal(t, []any{poison}, r.user)
@@ -414,7 +414,7 @@ func TestInitReadiesAnEmbeddedInbox(t *testing.T) {
 	owner.box.Init(Options{Observer: r.observe})
 	require.Equal(t, DefaultThroughput, owner.box.throughput)
 	r.box = &owner.box
-	owner.box.RegisterHandlers(r, actor.NewDefaultDispatcher(DefaultThroughput))
+	owner.box.mailbox().RegisterHandlers(r, actor.NewDefaultDispatcher(DefaultThroughput))
 	post(t, &owner.box, "m1")
 	require.NoError(t, owner.box.WhenIdle(context.Background()))
 	require.Equal(t, []string{"m1"}, r.claimed())

@@ -27,18 +27,21 @@ var allowedDeps = map[string][]string{
 	"agent":   {"fault", "event", "internal/jsjson"},
 	"session": {"fault", "event", "internal/listeners", "internal/jsjson"},
 	"query":   {"fault", "event", "session", "descriptor", "internal/listeners", "internal/jsjson"},
-	"inbox":   {"fault", "event", "agent", "internal/jsjson"},
+	"inbox":   {"fault", "event", "agent", "internal/actorkit", "internal/jsjson"},
 	// index is the derived SQLite index beside the store: it answers as
 	// the query's catalog reader does, so it sits on query.
 	"index":    {"fault", "event", "session", "query", "descriptor", "internal/listeners", "internal/jsjson"},
-	"actors":   {"fault", "event", "descriptor", "agent", "session", "query", "inbox", "internal/listeners", "internal/jsjson"},
-	"subagent": {"fault", "event", "descriptor", "agent", "session", "query", "inbox", "actors", "internal/listeners", "internal/jsjson"},
-	"host":     {"fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/listeners", "internal/jsjson"},
+	"actors":   {"fault", "event", "descriptor", "agent", "session", "query", "inbox", "internal/actorkit", "internal/listeners", "internal/jsjson"},
+	"subagent": {"fault", "event", "descriptor", "agent", "session", "query", "inbox", "actors", "internal/actorkit", "internal/listeners", "internal/jsjson"},
+	"host":     {"fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/actorkit", "internal/listeners", "internal/jsjson"},
 	// llm is the model client: a leaf on the event vocabulary.
 	"llm": {"fault", "event", "internal/jsjson"},
 	// modelagent is the model loop and its tools: an agent on the subagent
 	// service and the model client.
-	"modelagent": {"fault", "event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "llm", "internal/listeners", "internal/jsjson"},
+	"modelagent": {"fault", "event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "llm", "internal/actorkit", "internal/listeners", "internal/jsjson"},
+	// internal/actorkit is the protoactor plumbing the actor layers share
+	// (dispatcher pool, supervisor, logging, accessors): a leaf.
+	"internal/actorkit": {},
 	// internal/listeners is the copy-on-write listener list every event
 	// fan-out uses: a leaf.
 	"internal/listeners": {},
@@ -52,15 +55,15 @@ var allowedDeps = map[string][]string{
 	"internal/storegen": {"fault", "event", "session", "descriptor", "internal/listeners", "internal/jsjson"},
 	// internal/bench holds the CLI's measurement loops: it sits on the
 	// runtime and under cmd.
-	"internal/bench": {rootLayer, "fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/storegen", "internal/listeners", "internal/jsjson"},
+	"internal/bench": {rootLayer, "fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/storegen", "internal/actorkit", "internal/listeners", "internal/jsjson"},
 	// internal/testkit holds test helpers; only _test.go files import it.
 	"internal/testkit": {},
 	// the module's root package is the embedders' entry point: it opens
 	// the runtime and binds the subagent service, under host and cmd.
-	rootLayer: {"fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/listeners", "internal/jsjson"},
+	rootLayer: {"fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/actorkit", "internal/listeners", "internal/jsjson"},
 	"cmd": {rootLayer, "fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "llm", "modelagent",
-		"internal/bench", "internal/storegen", "internal/listeners", "internal/jsjson"},
-	"tests": {rootLayer, "fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "cmd", "llm", "modelagent", "internal/listeners", "internal/jsjson"},
+		"internal/bench", "internal/storegen", "internal/actorkit", "internal/listeners", "internal/jsjson"},
+	"tests": {rootLayer, "fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "cmd", "llm", "modelagent", "internal/actorkit", "internal/listeners", "internal/jsjson"},
 }
 
 // rootLayer is the layer name of the module's root package.

@@ -9,6 +9,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -24,12 +25,8 @@ type Config struct {
 	// agent.DefaultProvider / agent.DefaultModel.
 	Provider string
 	Model    string
-	// System is the actor system to spawn the actor in.
-	System *actor.ActorSystem
-	// Dispatcher runs the mailbox; nil means protoactor's default.
-	Dispatcher actor.Dispatcher
-	// Supervisor is the guardian strategy; nil means StopStrategy(Logger).
-	Supervisor actor.SupervisorStrategy
+	// Actors is where the actor is spawned (its System is required).
+	Actors actorkit.Host
 	// Subagents returns the continuable-children capability bound to this
 	// agent, or nil; it is called by Host.Subagents during a turn. nil
 	// means no capability.
@@ -71,13 +68,14 @@ func Start(cfg Config) (*Activation, error) {
 		source:    newModelSource(cfg.Provider, cfg.Model),
 		subagents: cfg.Subagents,
 		logger:    orDiscard(cfg.Logger),
-		system:    cfg.System,
+		system:    cfg.Actors.System,
 		stopped:   make(chan struct{}),
 		lastTurn:  lastTurn(cfg.Session.Events()),
 	}
 	a.inbox.Init(inbox.Options{Observer: cfg.Observer})
 	cfg.Session.OnWriteFailure(a.logFailed)
-	pid, err := cfg.System.Root.SpawnNamed(a.props(cfg), "agent/"+cfg.ID+"/"+cfg.System.ProcessRegistry.NextId())
+	system := cfg.Actors.System
+	pid, err := system.Root.SpawnNamed(a.props(cfg.Actors), "agent/"+cfg.ID+"/"+system.ProcessRegistry.NextId())
 	if err != nil {
 		return nil, err
 	}
@@ -87,17 +85,17 @@ func Start(cfg Config) (*Activation, error) {
 
 // props configures the actor: our inbox as its mailbox, the dispatcher and
 // the stop-and-report guardian.
-func (a *Activation) props(cfg Config) *actor.Props {
-	supervisor := cfg.Supervisor
+func (a *Activation) props(host actorkit.Host) *actor.Props {
+	supervisor := host.Supervisor
 	if supervisor == nil {
-		supervisor = StopStrategy(a.logger)
+		supervisor = actorkit.StopStrategy(a.logger)
 	}
 	opts := []actor.PropsOption{
-		actor.WithMailbox(func() actor.Mailbox { return &a.inbox }),
+		actor.WithMailbox(func() actor.Mailbox { return actorkit.InboxMailbox(&a.inbox) }),
 		actor.WithGuardian(supervisor),
 	}
-	if cfg.Dispatcher != nil {
-		opts = append(opts, actor.WithDispatcher(cfg.Dispatcher))
+	if host.Dispatcher != nil {
+		opts = append(opts, actor.WithDispatcher(host.Dispatcher))
 	}
 	return actor.PropsFromProducer(func() actor.Actor { return (*receiver)(a) }, opts...)
 }
@@ -105,8 +103,9 @@ func (a *Activation) props(cfg Config) *actor.Props {
 // ID is the agent's (and session's) id.
 func (a *Activation) ID() string { return a.id }
 
-// PID is the actor's protoactor address.
-func (a *Activation) PID() *actor.PID { return a.pid }
+func init() {
+	actorkit.ActivationPID = func(a any) *actor.PID { return a.(*Activation).pid }
+}
 
 // Session is the live session the agent logs to.
 func (a *Activation) Session() *session.Live { return a.live }

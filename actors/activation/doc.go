@@ -67,13 +67,7 @@
 // cancellation counts as a user abort. Turn numbers continue from the highest turn/start already in
 // the session (a resumed agent counts on).
 //
-// The actor is spawned under a guardian with StopStrategy: a panic in the
+// The actor is spawned under a guardian that stops it: a panic in the
 // actor's own Receive stops the actor and is logged as an error; it is
 // never restarted with empty state.
-//
-// Pool is a protoactor Dispatcher backed by long-lived goroutines; it
-// replaces the default dispatcher's goroutine per mailbox run.
-//
-// LoggerFactory routes protoactor's logging into a slog.Logger, demoting its
-// Info chatter to Debug.
 package activation

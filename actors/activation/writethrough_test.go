@@ -134,7 +134,7 @@ func TestDisposeStopsTheActorOnTheCallingGoroutine(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				d := &countingDispatcher{}
-				a := start(t, agent.Scripted(agent.Options{}), func(c *Config) { c.Dispatcher = d })
+				a := start(t, agent.Scripted(agent.Options{}), func(c *Config) { c.Actors.Dispatcher = d })
 				followup(t, a, tc.text)
 				synctest.Wait()
 				runs := d.runs.Load()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 )
 
 // checkSettled opens the disposal of a settled Activation (idle, owning no
@@ -217,7 +218,7 @@ func (m *Manager) forget(a *activation) {
 	if m.st.activations[a.childID] == a {
 		delete(m.st.activations, a.childID)
 	}
-	delete(m.st.byPID, a.handle.Activation().PID())
+	delete(m.st.byPID, actorkit.ActivationPID(a.handle.Activation()))
 	a.handle.Observe(nil) // its agent/disposed is out: nothing more comes
 	a.gone = true
 }
@@ -244,7 +245,7 @@ func (m *Manager) rollbackUnpublished(a *activation, then func()) {
 	}
 	d := m.openDisposal(a)
 	if !a.terminated { // its Terminated must not outlive the manager
-		m.self.Unwatch(a.handle.Activation().PID())
+		m.self.Unwatch(actorkit.ActivationPID(a.handle.Activation()))
 	}
 	async(m, func() error { return a.handle.Dispose(context.Background()) }, func(err error) {
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -89,7 +90,7 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 	require.NoError(t, err)
 	m := f.m
 	var deadLetters atomic.Int32 // to the manager: a post after it stopped
-	rt.System().EventStream.Subscribe(func(evt any) {
+	actorkit.RuntimeSystem(rt).EventStream.Subscribe(func(evt any) {
 		if dl, ok := evt.(*actor.DeadLetterEvent); ok && dl.PID.Equal(m.pid) {
 			deadLetters.Add(1)
 		}

@@ -2,7 +2,6 @@ package manager
 
 import (
 	"context"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,7 +9,9 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -227,7 +228,7 @@ func TestFollowupAtTheRegistryCollisionBoundary(t *testing.T) {
 		// cut-off is set and the manager stops watching the child's actor,
 		// so its later stop cannot reach a manager that has already halted.
 		a.disposal = &disposal{done: make(chan struct{})}
-		f.m.self.Unwatch(a.handle.Activation().PID())
+		f.m.self.Unwatch(actorkit.ActivationPID(a.handle.Activation()))
 		f.m.forget(a)
 	})
 	_, err := f.m.Followup(bg, f.parent, child, agent.Text("x"), agent.Source{Kind: "user"})

@@ -8,10 +8,10 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors"
-	agentactor "github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -106,8 +106,8 @@ type Manager struct {
 	logger     *slog.Logger
 	system     *actor.ActorSystem
 	pid        *actor.PID
-	dispatcher *agentactor.Pool // one long-lived goroutine runs the actor
-	self       actor.Context    // the actor's context, valid inside Receive only
+	dispatcher *actorkit.Pool // one long-lived goroutine runs the actor
+	self       actor.Context  // the actor's context, valid inside Receive only
 	haltMu     sync.RWMutex
 	halted     bool
 	stopped    chan struct{}
@@ -140,7 +140,7 @@ func New(opts Options) (*Manager, error) {
 		observer:   opts.Observer,
 		checkpoint: opts.Checkpoint,
 		logger:     logger,
-		system:     opts.Runtime.System(),
+		system:     actorkit.RuntimeSystem(opts.Runtime),
 		stopped:    make(chan struct{}),
 		closing:    make(chan struct{}, 1),
 		st:         newState(),
@@ -151,7 +151,7 @@ func New(opts Options) (*Manager, error) {
 	if m.observer == nil {
 		m.observer = nopObserver{}
 	}
-	m.dispatcher = agentactor.NewPool(1, dispatchThroughput)
+	m.dispatcher = actorkit.NewPool(1, dispatchThroughput)
 	props := actor.PropsFromProducer(func() actor.Actor { return (*receiver)(m) }, actor.WithDispatcher(m.dispatcher))
 	pid, err := m.system.Root.SpawnNamed(props, "subagent-manager/"+m.system.ProcessRegistry.NextId())
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/google/uuid"
 )
@@ -89,9 +90,9 @@ func (m *Manager) install(ms materializeSpec, h *parent.Handle, lineage []*paren
 		edge:     &edge{},
 	}
 	m.st.activations[ms.childID] = a
-	m.st.byPID[h.Activation().PID()] = a
+	m.st.byPID[actorkit.ActivationPID(h.Activation())] = a
 	h.Observe(func(e parent.Event) { m.onChildEvent(a, e) })
-	m.self.Watch(h.Activation().PID()) // an unexpected stop reaches onTerminated
+	m.self.Watch(actorkit.ActivationPID(h.Activation())) // an unexpected stop reaches onTerminated
 	return a
 }
 

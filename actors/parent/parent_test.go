@@ -3,7 +3,6 @@ package parent
 import (
 	"bytes"
 	"context"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"log/slog"
 	"os"
 	"strings"
@@ -12,10 +11,10 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
-	"github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -30,8 +29,8 @@ var bg = context.Background()
 // disposed) and its actor system shut down when the test ends.
 func newRegistry(t *testing.T, sessions *session.Sessions, options ...func(*Config)) *Registry {
 	t.Helper()
-	system := actor.NewActorSystem(actor.WithLoggerFactory(activation.LoggerFactory(nil)))
-	cfg := Config{Sessions: sessions, System: system}
+	system := actorkit.NewSystem(nil)
+	cfg := Config{Sessions: sessions, Actors: actorkit.Host{System: system}}
 	for _, option := range options {
 		option(&cfg)
 	}
@@ -531,7 +530,7 @@ func (d *heldDispatcher) release() {
 func TestAListenerDisposeInsideTheOuterDisposesOwnDeliveryReturns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := &heldDispatcher{}
-		r := newRegistry(t, session.NewSessions(nil), func(c *Config) { c.Dispatcher = d })
+		r := newRegistry(t, session.NewSessions(nil), func(c *Config) { c.Actors.Dispatcher = d })
 		h := create(t, r, "a", "")
 		synctest.Wait() // the actor has started
 		listenerCalled := make(chan struct{})

@@ -4,17 +4,17 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/google/uuid"
 )
@@ -23,10 +23,9 @@ import (
 type Config struct {
 	// Sessions is the live session registry agents run over (required).
 	Sessions *session.Sessions
-	// System is the actor system agents are spawned in (required).
-	System *actor.ActorSystem
-	// Dispatcher runs the agents' mailboxes; nil means protoactor's default.
-	Dispatcher actor.Dispatcher
+	// Actors is where agents are spawned (its System is required; a nil
+	// Supervisor stops a failing agent actor and logs it to Logger).
+	Actors actorkit.Host
 	// NewAgent builds each agent unless its Spec names one; nil means
 	// agent.Scripted.
 	NewAgent agent.Factory
@@ -81,13 +80,11 @@ type CreateSpec struct {
 // use.
 type Registry struct {
 	sessions    *session.Sessions
-	system      *actor.ActorSystem
-	dispatcher  actor.Dispatcher
+	actors      actorkit.Host
 	newAgent    agent.Factory
 	provider    string // the default route (Config.Provider, Config.Model)
 	model       string
 	logger      *slog.Logger
-	supervisor  actor.SupervisorStrategy
 	bus         *Bus
 	subagents   atomic.Pointer[func(*Handle) agent.Subagents]
 	incarnation atomic.Uint64
@@ -109,18 +106,20 @@ func New(cfg Config) *Registry {
 	if newAgent == nil {
 		newAgent = agent.Scripted
 	}
+	actors := cfg.Actors
+	if actors.Supervisor == nil {
+		actors.Supervisor = actorkit.StopStrategy(logger)
+	}
 	return &Registry{
-		sessions:   cfg.Sessions,
-		system:     cfg.System,
-		dispatcher: cfg.Dispatcher,
-		newAgent:   newAgent,
-		provider:   cfg.Provider,
-		model:      cfg.Model,
-		logger:     logger,
-		supervisor: activation.StopStrategy(logger),
-		bus:        newBus(logger),
-		agents:     map[string]*Handle{},
-		reserved:   map[string]chan struct{}{},
+		sessions: cfg.Sessions,
+		actors:   actors,
+		newAgent: newAgent,
+		provider: cfg.Provider,
+		model:    cfg.Model,
+		logger:   logger,
+		bus:      newBus(logger),
+		agents:   map[string]*Handle{},
+		reserved: map[string]chan struct{}{},
 	}
 }
 
@@ -340,7 +339,7 @@ func (r *Registry) spawn(live *session.Live, spec Spec, resumed bool) (*Handle, 
 	}
 	act, err := activation.Start(activation.Config{
 		ID: header.ID, Agent: impl, Session: live, Provider: spec.Provider, Model: spec.Model,
-		System: r.system, Dispatcher: r.dispatcher, Supervisor: r.supervisor,
+		Actors:    r.actors,
 		Subagents: func() agent.Subagents { return r.subagentsFor(h) },
 		Observer:  h.observe,
 		Logger:    r.logger,

@@ -12,9 +12,8 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-
-	"github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 )
 
 // floorLine is the size of a cancelled turn's turn/end line in a log.
@@ -90,7 +89,7 @@ func (m *floorManager) Receive(c actor.Context) {
 func DrainFloor(ctx context.Context, dir string, fanout, depth, n int) (res Samples, agents int, err error) {
 	system := QuietSystem()
 	defer system.Shutdown()
-	nodes, manager := activation.NewPool(runtime.GOMAXPROCS(0), inbox.DefaultThroughput), activation.NewPool(1, inbox.DefaultThroughput)
+	nodes, manager := actorkit.NewPool(runtime.GOMAXPROCS(0), inbox.DefaultThroughput), actorkit.NewPool(1, inbox.DefaultThroughput)
 	defer nodes.Close()
 	defer manager.Close()
 	f := floor{system: system, nodes: nodes, manager: manager}

@@ -10,9 +10,8 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-
 	"github.com/dsh-actors/dsh-actors/actors"
-	"github.com/dsh-actors/dsh-actors/actors/activation"
+	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -88,7 +87,7 @@ func (c *Channel) Close() {
 // QuietSystem is a bare protoactor actor system (default dispatcher) that
 // logs nothing: the baseline every "bare protoactor" figure uses.
 func QuietSystem() *actor.ActorSystem {
-	return actor.NewActorSystem(actor.WithLoggerFactory(activation.LoggerFactory(nil)))
+	return actorkit.NewSystem(nil)
 }
 
 // echo is a bare protoactor actor answering every string.

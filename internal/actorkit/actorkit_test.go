@@ -1,0 +1,82 @@
+package actorkit
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// panicky fails in its own Receive on every user message.
+type panicky struct{ started *atomic.Int32 }
+
+func (p panicky) Receive(c actor.Context) {
+	switch c.Message().(type) {
+	case *actor.Started:
+		p.started.Add(1)
+	case string:
+		panic("receive bug")
+	}
+}
+
+func TestStopStrategyStopsAndReportsInsteadOfRestarting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs bytes.Buffer
+		logger := slog.New(slog.NewTextHandler(&logs, nil))
+		system := actor.NewActorSystem(actor.WithLoggerFactory(LoggerFactory(nil)))
+		defer system.Shutdown()
+		var started atomic.Int32
+		props := actor.PropsFromProducer(func() actor.Actor { return panicky{&started} }, actor.WithGuardian(StopStrategy(logger)))
+		pid := system.Root.Spawn(props)
+		system.Root.Send(pid, "boom")
+		synctest.Wait()
+		_, alive := system.ProcessRegistry.Get(pid)
+		require.False(t, alive, "the failed actor was stopped")
+		require.Equal(t, int32(1), started.Load(), "never restarted")
+		require.Contains(t, logs.String(), "agent actor failed; stopping it")
+		require.Contains(t, logs.String(), "receive bug")
+	})
+}
+
+func TestLoggerFactoryDemotesProtoactorInfo(t *testing.T) {
+	for _, tc := range []struct {
+		level slog.Level
+		want  bool
+	}{{slog.LevelInfo, false}, {slog.LevelDebug, true}} {
+		var logs bytes.Buffer
+		logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: tc.level}))
+		system := actor.NewActorSystem(actor.WithLoggerFactory(LoggerFactory(logger)))
+		system.Shutdown()
+		require.Equal(t, tc.want, strings.Contains(logs.String(), "actor system started"), logs.String())
+		if tc.want {
+			require.Contains(t, logs.String(), "level=DEBUG")
+			require.Contains(t, logs.String(), "lib=protoactor")
+		}
+	}
+}
+
+func TestPoolRunsWorkAndStops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pool := NewPool(2, 7)
+		require.Equal(t, 7, pool.Throughput())
+		var ran atomic.Int32
+		for range 10 {
+			pool.Schedule(func() { ran.Add(1) })
+		}
+		synctest.Wait()
+		require.Equal(t, int32(10), ran.Load())
+		pool.Close()
+		pool.Close()
+		pool.Schedule(func() { ran.Add(1) })
+		synctest.Wait()
+		require.Equal(t, int32(11), ran.Load(), "work scheduled after Close still runs")
+	})
+}
