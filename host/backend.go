@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/index"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -34,6 +35,12 @@ type Backend interface {
 	// A continuable child is refused with ErrAgentBusy; an unknown id is
 	// ErrSessionNotFound.
 	PromptSession(ctx context.Context, id string, content []agent.Block, source agent.Source) (string, error)
+	// SearchSessions returns one page of the events of stored sessions
+	// whose text holds req.Phrase as a literal phrase, best first (the
+	// derived index's ranking and snippets, or the unindexed scan's, which
+	// answers alike). A phrase or limit out of range is the index's
+	// SESSION_QUERY_INVALID_QUERY or SESSION_QUERY_INVALID_LIMIT.
+	SearchSessions(ctx context.Context, req index.SearchRequest) (index.Page, error)
 	// ListChildren reads the complete direct catalog of parentID (healthy
 	// continuable children and diagnostics, in the catalog's order) without
 	// touching any agent. An unknown parent is ErrSessionNotFound.
@@ -106,6 +113,10 @@ type SessionSummary struct {
 	Origin          string // "subagent" for continuable children
 	Cwd             string
 	Title           string // first line of the first user message, if any
+	// TitleAsOfSeq is, for a session that is not live, the seq of the
+	// last stored event Title was derived with (-1 for an empty log); nil
+	// when its log was not read.
+	TitleAsOfSeq *int64
 }
 
 // Transcript is a session's header facts and raw events in seq order.

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/index"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -22,6 +23,8 @@ type fakeBackend struct {
 	promptErr    error
 	createErr    error
 	followupErr  error
+	searchErr    error
+	searchPage   index.Page
 	onFollowup   func()
 	live         map[string]bool
 	panicMessage string
@@ -182,4 +185,15 @@ func message(seq int64, typ, text string, sources ...int64) session.Event {
 // plain builds an uncounted event (turn/start, chunk, …).
 func plain(seq int64, typ string) session.Event {
 	return session.Event{Type: typ, Seq: seq, Time: 1000 + seq, Data: json.RawMessage(`{}`)}
+}
+
+func (f *fakeBackend) SearchSessions(ctx context.Context, req index.SearchRequest) (index.Page, error) {
+	f.record("SearchSessions %q %d %d", req.Phrase, req.Limit, req.Offset)
+	if err := ctx.Err(); err != nil {
+		return index.Page{}, Wrap(CodeCancelled, err)
+	}
+	if f.searchErr != nil {
+		return index.Page{}, f.searchErr
+	}
+	return f.searchPage, nil
 }

@@ -91,6 +91,7 @@ func New(backend Backend, opts Options) *Handler {
 		"session.create":   h.sessionCreate,
 		"session.history":  h.sessionHistory,
 		"session.prompt":   h.sessionPrompt,
+		"session.search":   h.sessionSearch,
 		"subagent.list":    h.subagentList,
 		"subagent.history": h.subagentHistory,
 		"subagent.prompt":  h.subagentPrompt,

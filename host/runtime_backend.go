@@ -15,6 +15,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/index"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -36,14 +37,29 @@ type RuntimeBackend struct {
 	rt    *actors.Runtime
 	cont  Continuations
 	query *query.Query
+	index *index.DB // nil: stored titles and search read the logs
 	facts *factCache
+}
+
+// BackendOption configures a RuntimeBackend.
+type BackendOption func(*RuntimeBackend)
+
+// WithIndex makes the derived index of rt's store answer session search
+// and the titles of stored sessions in session.list. Without it search
+// scans every stored log (index.ScanSearch) and a stored session's title
+// is read from its log once per process.
+func WithIndex(db *index.DB) BackendOption {
+	return func(b *RuntimeBackend) { b.index = db }
 }
 
 // NewRuntimeBackend adapts rt, its continuation service and a query over
 // rt.Sessions(). It starts observing appends at once (for session.list's
-// updatedAt and title); Close stops that.
-func NewRuntimeBackend(rt *actors.Runtime, cont Continuations, q *query.Query) *RuntimeBackend {
+// updatedAt and title); Close stops that. It never closes the index.
+func NewRuntimeBackend(rt *actors.Runtime, cont Continuations, q *query.Query, opts ...BackendOption) *RuntimeBackend {
 	b := &RuntimeBackend{rt: rt, cont: cont, query: q, facts: newFactCache()}
+	for _, opt := range opts {
+		opt(b)
+	}
 	b.facts.cancel = rt.Sessions().Subscribe(b.facts.observe)
 	return b
 }
@@ -54,15 +70,20 @@ func (b *RuntimeBackend) Close() { b.facts.cancel() }
 // ListSessions lists the live sessions in the order they became live, then
 // the stored ones that are not live in the store's listing order (the
 // original's ctx.sessions.list() then persistence.list()), each with its
-// updatedAt and title.
+// updatedAt and title: a live session's from its events, a stored one's
+// from the index when there is one (and it answers), else from its log.
 func (b *RuntimeBackend) ListSessions(ctx context.Context) ([]SessionSummary, error) {
 	headers, err := b.headers(ctx)
 	if err != nil {
 		return nil, err
 	}
+	titles, err := b.storedTitles(ctx)
+	if err != nil {
+		return nil, err
+	}
 	summaries := make([]SessionSummary, 0, len(headers))
 	for _, h := range headers {
-		s, err := b.summary(ctx, h)
+		s, err := b.listedSummary(ctx, h, titles)
 		if err != nil && ctx.Err() == nil {
 			return nil, &unreadableSession{id: h.ID, err: err}
 		} else if err != nil {
@@ -90,6 +111,42 @@ func (e *unreadableSession) Error() string {
 
 func (e *unreadableSession) Unwrap() error { return e.err }
 
+// storedTitles are the index's titles of stored sessions; nil without an
+// index, or when the index fails (the logs answer instead, alike). Only a
+// cancellation fails.
+func (b *RuntimeBackend) storedTitles(ctx context.Context) (map[string]index.Title, error) {
+	if b.index == nil {
+		return nil, nil
+	}
+	titles, err := b.index.Titles(ctx)
+	if err != nil && ctx.Err() != nil {
+		return nil, classify(ctx, err)
+	}
+	return titles, nil
+}
+
+// listedSummary is h's summary in session.list: a session that is not
+// live carries the title it had as of a seq, from titles when they hold
+// it, else from its log.
+func (b *RuntimeBackend) listedSummary(ctx context.Context, h session.Header, titles map[string]index.Title) (SessionSummary, error) {
+	if b.rt.Sessions().Get(h.ID) == nil {
+		if title, ok := titles[h.ID]; ok {
+			s := b.describe(h, sessionFacts{title: title.Text})
+			s.TitleAsOfSeq = &title.AsOfSeq
+			return s, nil
+		}
+	}
+	f, err := b.factsOf(ctx, h)
+	if err != nil {
+		return SessionSummary{}, err
+	}
+	s := b.describe(h, f)
+	if !s.Live && !f.unread {
+		s.TitleAsOfSeq = &f.lastSeq
+	}
+	return s, nil
+}
+
 // headers are the live sessions' headers, then the stored ones not live.
 func (b *RuntimeBackend) headers(ctx context.Context) ([]session.Header, error) {
 	var out []session.Header
@@ -115,6 +172,15 @@ func (b *RuntimeBackend) headers(ctx context.Context) ([]session.Header, error) 
 }
 
 func (b *RuntimeBackend) summary(ctx context.Context, h session.Header) (SessionSummary, error) {
+	f, err := b.factsOf(ctx, h)
+	if err != nil {
+		return SessionSummary{}, err
+	}
+	return b.describe(h, f), nil
+}
+
+// factsOf are h's facts, its events read once per process.
+func (b *RuntimeBackend) factsOf(ctx context.Context, h session.Header) (sessionFacts, error) {
 	f, err := b.facts.get(h.ID, func() ([]session.Event, error) {
 		log, err := b.query.ReadSession(ctx, h.ID)
 		if err != nil {
@@ -122,15 +188,17 @@ func (b *RuntimeBackend) summary(ctx context.Context, h session.Header) (Session
 		}
 		return log.Events, nil
 	})
-	if err != nil {
-		return SessionSummary{}, classify(ctx, err)
-	}
+	return f, classify(ctx, err)
+}
+
+// describe is h's summary now, titled from f.
+func (b *RuntimeBackend) describe(h session.Header, f sessionFacts) SessionSummary {
 	handle, live := b.rt.Agent(h.ID), b.rt.Sessions().Get(h.ID)
 	return SessionSummary{
 		ID: h.ID, CreatedAt: h.CreatedAt, UpdatedAt: b.updatedAt(h, live),
 		Running: handle != nil && handle.Status() == inbox.Running, Live: live != nil,
 		ParentSessionID: h.ParentSession, Origin: h.Origin, Cwd: h.Cwd, Title: f.title,
-	}, nil
+	}
 }
 
 // updatedAt is the original's: for a live session the time of its last
@@ -318,6 +386,23 @@ func seedLength(h session.Header) int {
 }
 
 var errSubagentSession = Wrap(CodeAgentBusy, errors.New("session is owned by subagent routing"))
+
+// SearchSessions searches the stored logs: through the index when there
+// is one, else by reading every log (index.ScanSearch); a runtime without
+// a store has nothing to find.
+func (b *RuntimeBackend) SearchSessions(ctx context.Context, req index.SearchRequest) (index.Page, error) {
+	var page index.Page
+	var err error
+	switch store := b.rt.Sessions().Store(); {
+	case b.index != nil:
+		page, err = b.index.Search(ctx, req)
+	case store != nil:
+		page, err = index.ScanSearch(ctx, store, req)
+	default:
+		_, err = index.NormalizePhrase(req.Phrase)
+	}
+	return page, classify(ctx, err)
+}
 
 // ListChildren maps the continuation service's catalog.
 func (b *RuntimeBackend) ListChildren(ctx context.Context, parentID string) ([]CatalogEntry, error) {

@@ -2,13 +2,12 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"github.com/dsh-actors/dsh-actors/fault"
-	"strings"
 	"sync"
 
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/index"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -55,13 +54,12 @@ func isAny(err error, targets ...error) bool {
 	return false
 }
 
-// maxTitleRunes bounds a session title taken from its first user message.
-const maxTitleRunes = 80
-
 // sessionFacts are the session.list facts derived from a log.
 type sessionFacts struct {
 	title        string
+	lastSeq      int64  // the seq of the last event seen, -1 for none
 	complete     bool   // filled from a whole log
+	unread       bool   // complete, but the log could not be read
 	pendingTitle string // a first user message seen before the fill
 }
 
@@ -85,7 +83,10 @@ func (c *factCache) observe(change session.Change) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	f := c.entry(change.Header.ID)
-	if title, ok := titleOf(change.Event); ok {
+	if f.complete {
+		f.lastSeq = max(f.lastSeq, change.Event.Seq)
+	}
+	if title, ok := index.TitleOf(change.Event); ok {
 		if f.complete && f.title == "" {
 			f.title = title
 		} else if !f.complete && f.pendingTitle == "" {
@@ -120,46 +121,22 @@ func (c *factCache) get(id string, read func() ([]session.Event, error)) (sessio
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	f = c.entry(id)
-	c.fill(f, events)
+	c.fill(f, events, err)
 	return *f, nil
 }
 
-func (c *factCache) fill(f *sessionFacts, events []session.Event) {
+func (c *factCache) fill(f *sessionFacts, events []session.Event, readErr error) {
 	if f.complete {
 		return
 	}
-	f.complete = true
+	f.complete, f.unread, f.lastSeq = true, readErr != nil, -1
 	for _, e := range events {
-		if title, ok := titleOf(e); ok {
+		f.lastSeq = e.Seq
+		if title, ok := index.TitleOf(e); ok && f.title == "" {
 			f.title = title
-			break
 		}
 	}
 	if f.title == "" {
 		f.title = f.pendingTitle
 	}
-}
-
-// titleOf is the first line of a user message's first text block.
-func titleOf(e session.Event) (string, bool) {
-	if e.Type != event.TypeUserMessage {
-		return "", false
-	}
-	var msg struct {
-		Content []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
-	}
-	if json.Unmarshal(e.Data, &msg) != nil {
-		return "", false
-	}
-	for _, block := range msg.Content {
-		if block.Type == "text" && strings.TrimSpace(block.Text) != "" {
-			line, _, _ := strings.Cut(strings.TrimSpace(block.Text), "\n")
-			runes := []rune(line)
-			return string(runes[:min(len(runes), maxTitleRunes)]), true
-		}
-	}
-	return "", false
 }

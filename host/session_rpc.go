@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/index"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/google/uuid"
 )
@@ -57,18 +58,22 @@ func unreadableError(u *unreadableSession) *Error {
 // projections?}. An attached (live) session's blank is its Attachment's (no
 // turn/start yet) and it carries projections {asOfSeq: its last seq,
 // values: {title}}, title being this runtime's session title (the first
-// line of its first user message) or null; a stored session is never blank
-// and has no projections, as the original's cold rows without a projection
-// cache row.
+// line of its first user message) or null. A stored session is never
+// blank; it carries projections as the original's cold rows with a
+// projection cache row do, cut at the stored event its title was derived
+// with (TitleAsOfSeq), and none when its log could not be read.
 func (h *Handler) sessionItem(s SessionSummary) sessionItem {
 	item := sessionItem{SessionID: s.ID, UpdatedAt: s.UpdatedAt, Running: s.Running,
 		ParentSessionID: s.ParentSessionID, Cwd: s.Cwd}
-	if h.hub.source == nil {
-		return item
+	if h.hub.source != nil {
+		if a, ok := h.hub.source.Attachment(s.ID); ok && a.SessionID == s.ID {
+			item.Blank = a.Blank
+			item.Projections = newProjections(a.LastSeq, s.Title)
+			return item
+		}
 	}
-	if a, ok := h.hub.source.Attachment(s.ID); ok && a.SessionID == s.ID {
-		item.Blank = a.Blank
-		item.Projections = newProjections(a.LastSeq, s.Title)
+	if s.TitleAsOfSeq != nil {
+		item.Projections = newProjections(*s.TitleAsOfSeq, s.Title)
 	}
 	return item
 }
@@ -107,7 +112,7 @@ func projectionsOf(events []session.Event) *sessionProjections {
 	asOfSeq, title := int64(-1), ""
 	for _, e := range events {
 		asOfSeq = e.Seq
-		if t, ok := titleOf(e); ok && title == "" {
+		if t, ok := index.TitleOf(e); ok && title == "" {
 			title = t
 		}
 	}

@@ -17,7 +17,7 @@ func TestSessionListIsTheOriginalsItems(t *testing.T) {
 	b.summaries = []SessionSummary{
 		{ID: "p1", CreatedAt: 1, UpdatedAt: 7, Live: true, Running: true, Cwd: "/w", Title: "spawn a tree"},
 		{ID: "c1", CreatedAt: 2, UpdatedAt: 3, ParentSessionID: "p1", Origin: "subagent", Live: true},
-		{ID: "cold", CreatedAt: 3, UpdatedAt: 9, Title: "old work", Cwd: "/w"},
+		{ID: "cold", CreatedAt: 3, UpdatedAt: 9, Title: "old work", Cwd: "/w", TitleAsOfSeq: new(int64(5))},
 		{ID: "same", CreatedAt: 4, UpdatedAt: 7},
 	}
 	b.attach(Attachment{SessionID: "p1", LastSeq: 12})
@@ -25,9 +25,11 @@ func TestSessionListIsTheOriginalsItems(t *testing.T) {
 	h := newTestHandler(t, b)
 
 	// updatedAt descending, ties in the backend's order; attached rows carry
-	// blank from the attachment and the title baseline as of its last seq.
+	// blank from the attachment and the title baseline as of its last seq;
+	// a stored row its title as of the stored event it was derived with,
+	// and none when its log was not read.
 	want := `{"type":"server-response","rpcId":"r","result":{"ok":true,"value":{"items":[` +
-		`{"sessionId":"cold","updatedAt":9,"running":false,"blank":false,"cwd":"/w"},` +
+		`{"sessionId":"cold","updatedAt":9,"running":false,"blank":false,"cwd":"/w","projections":{"asOfSeq":5,"values":{"title":"old work"}}},` +
 		`{"sessionId":"p1","updatedAt":7,"running":true,"blank":false,"cwd":"/w","projections":{"asOfSeq":12,"values":{"title":"spawn a tree"}}},` +
 		`{"sessionId":"same","updatedAt":7,"running":false,"blank":false},` +
 		`{"sessionId":"c1","updatedAt":3,"running":false,"blank":true,"parentSessionId":"p1","projections":{"asOfSeq":1,"values":{"title":null}}}]}}}`

@@ -25,7 +25,7 @@ const applicationID = 0x44534841
 
 // schemaVersion is PRAGMA user_version of the schema below. An index of an
 // older version is rebuilt; one of a newer version is refused.
-const schemaVersion = 1
+const schemaVersion = 2
 
 var schema = []string{
 	`CREATE TABLE state(singleton INTEGER PRIMARY KEY CHECK (singleton = 1), structure TEXT NOT NULL) STRICT`,
@@ -38,7 +38,7 @@ var schema = []string{
 		cwd TEXT NOT NULL, parent_session TEXT NOT NULL, seed_length INTEGER, origin TEXT NOT NULL,
 		delegation_depth INTEGER NOT NULL, agent_preset TEXT NOT NULL,
 		child_revision TEXT, child_state INTEGER, label TEXT,
-		facts_revision TEXT, title TEXT) STRICT`,
+		facts_revision TEXT, title TEXT, last_seq INTEGER) STRICT`,
 	`CREATE INDEX sessions_by_parent ON sessions(parent_session, created_at, id)`,
 	`CREATE INDEX sessions_by_dir ON sessions(dir)`,
 	`CREATE VIRTUAL TABLE docs USING fts5(text, session_id UNINDEXED, seq UNINDEXED, type UNINDEXED,

@@ -237,7 +237,7 @@ func TestRebuildsOrRefusesADamagedIndex(t *testing.T) {
 	refused := map[string][]string{
 		"another application's file": {`PRAGMA application_id = 1234`, `CREATE TABLE t(x)`},
 		"tables without an id":       {`CREATE TABLE t(x)`},
-		"a newer schema":             {`PRAGMA application_id = 1146308673`, `PRAGMA user_version = 2`},
+		"a newer schema":             {`PRAGMA application_id = 1146308673`, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion+1)},
 	}
 	for name, stmts := range refused {
 		t.Run(name, func(t *testing.T) {

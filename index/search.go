@@ -178,8 +178,8 @@ func (d *DB) staleFacts(ctx context.Context) ([]staleSession, error) {
 }
 
 // deriveFacts reads one stored log (Inspect: its valid prefix, never a
-// repair) and replaces its title and documents. An unreadable log gets
-// none, and is read again on the next use.
+// repair) and replaces its title, last seq and documents. An unreadable
+// log gets none, and is read again on the next use.
 func (d *DB) deriveFacts(ctx context.Context, s staleSession) error {
 	log, readErr := d.sessions.Store().Inspect(ctx, s.id)
 	if ctx.Err() != nil {
@@ -196,9 +196,11 @@ func (d *DB) deriveFacts(ctx context.Context, s staleSession) error {
 		return err
 	}
 	title, recorded := "", sql.NullString{String: s.revision, Valid: readErr == nil && s.revision != racy}
+	lastSeq := sql.NullInt64{Int64: -1, Valid: readErr == nil}
 	if readErr == nil {
 		for _, e := range log.Events {
-			if t, ok := titleOf(e); ok && title == "" {
+			lastSeq.Int64 = e.Seq
+			if t, ok := TitleOf(e); ok && title == "" {
 				title = t
 			}
 			text := searchText(e)
@@ -211,32 +213,45 @@ func (d *DB) deriveFacts(ctx context.Context, s staleSession) error {
 			}
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET facts_revision = ?, title = ? WHERE id = ?`, recorded, title, s.id); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET facts_revision = ?, title = ?, last_seq = ? WHERE id = ?`,
+		recorded, title, lastSeq, s.id); err != nil {
 		return err
 	}
 	return tx.Commit()
 }
 
-// Titles returns the title of every stored session that has one (the
-// first line of its first user message), after bringing them up to date.
-func (d *DB) Titles(ctx context.Context) (map[string]string, error) {
+// Title is a stored session's title (the first line of its first user
+// message, "" when it has none) as of the seq of its log's last event
+// (-1 for a log without events).
+type Title struct {
+	Text    string
+	AsOfSeq int64
+}
+
+// Titles brings the index up to date and returns the title of every
+// stored session whose log it could read; an unreadable log has none.
+func (d *DB) Titles(ctx context.Context) (map[string]Title, error) {
 	if err := d.refresh(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := d.sql.QueryContext(ctx, `SELECT id, title FROM sessions WHERE title != ''`)
+	rows, err := d.sql.QueryContext(ctx, `SELECT id, title, last_seq FROM sessions WHERE last_seq IS NOT NULL`)
 	if err != nil {
 		return nil, d.searchFailure(ctx, err)
 	}
 	defer rows.Close()
-	out := map[string]string{}
+	out := map[string]Title{}
 	for rows.Next() {
-		var id, title string
-		if err := rows.Scan(&id, &title); err != nil {
-			return nil, err
+		var id string
+		var title Title
+		if err := rows.Scan(&id, &title.Text, &title.AsOfSeq); err != nil {
+			return nil, d.searchFailure(ctx, err)
 		}
 		out[id] = title
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, d.searchFailure(ctx, err)
+	}
+	return out, nil
 }
 
 // snippet turns highlighted text into at most SnippetRunes code points

@@ -90,7 +90,7 @@ func TestSearchAndTitlesFollowChangedLogs(t *testing.T) {
 	ctx := context.Background()
 	titles, err := db.Titles(ctx)
 	require.NoError(t, err)
-	require.Equal(t, map[string]string{"a": "first words"}, titles)
+	require.Equal(t, map[string]Title{"a": {Text: "first words", AsOfSeq: 0}}, titles)
 	live, err := db.sessions.Resume(ctx, "a")
 	require.NoError(t, err)
 	_, err = live.Append("user/message", json.RawMessage(`{"content":[{"type":"text","text":"later zebra"}],"source":{"kind":"user"},"role":"user","id":"z"}`), session.Surface())
@@ -102,6 +102,9 @@ func TestSearchAndTitlesFollowChangedLogs(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, page.Hits, 1)
 	require.Equal(t, "later zebra", page.Hits[0].Snippet)
+	titles, err = db.Titles(ctx)
+	require.NoError(t, err)
+	require.Equal(t, map[string]Title{"a": {Text: "first words", AsOfSeq: 2}}, titles, "the first user message still titles it, as of the new message (after the resume's end-seed)")
 }
 
 func TestSnippetsAreBoundedInCodePoints(t *testing.T) {

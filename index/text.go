@@ -135,9 +135,11 @@ func sanitize(s string) string {
 	}, s)
 }
 
-// titleOf is the first line of a user message's first non-blank text
-// block, at most maxTitleRunes long.
-func titleOf(e session.Event) (string, bool) {
+// TitleOf is the title a user message gives the session it opens: the
+// first line of its first non-blank text block, at most maxTitleRunes
+// runes. ok is false for other events and for messages without text. A
+// session's title is that of its first user message that has one.
+func TitleOf(e session.Event) (string, bool) {
 	if e.Type != event.TypeUserMessage {
 		return "", false
 	}

@@ -135,8 +135,9 @@ func pageAuthority(bound *net.TCPAddr) (string, []string) {
 
 // openServeStack opens the runtime on the JSONL store at root with the
 // scripted agent (or the model agents), the subagent service and the host
-// handler over them; indexed, subagent.list is answered by the derived index
-// in the root.
+// handler over them; indexed, subagent.list, session.search and the titles
+// of stored sessions in session.list are answered by the derived index in
+// the root.
 func openServeStack(flags serveFlags, logger *slog.Logger, trustedHosts []string, agents *modelagent.Agents) (*serveStack, error) {
 	set, err := openRuntime(flags.store, logger, agents, flags.storeOpts...)
 	if err != nil {
@@ -144,14 +145,16 @@ func openServeStack(flags serveFlags, logger *slog.Logger, trustedHosts []string
 	}
 	var cont host.Continuations = set.service
 	var db *index.DB
+	var opts []host.BackendOption
 	if flags.indexed {
 		if db, err = index.Open(context.Background(), flags.store, set.rt.Sessions()); err != nil {
 			_ = set.dsh.Close()
 			return nil, err
 		}
 		cont = indexedContinuations{Service: set.service, db: db}
+		opts = append(opts, host.WithIndex(db))
 	}
-	backend := host.NewRuntimeBackend(set.rt, cont, set.query)
+	backend := host.NewRuntimeBackend(set.rt, cont, set.query, opts...)
 	handler := host.New(backend, host.Options{Logger: logger, TrustedHosts: trustedHosts})
 	return &serveStack{rt: set.rt, backend: backend, handler: handler, index: db}, nil
 }

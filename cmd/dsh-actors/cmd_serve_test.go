@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dsh-actors/dsh-actors/index"
+)
+
+// serveRPC posts one client-request to the stack's handler and returns
+// its result's value (failing the test on an error result).
+func serveRPC(t *testing.T, stack *serveStack, method, payload string) json.RawMessage {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/api/"+method,
+		strings.NewReader(`{"type":"client-request","rpcId":"r","method":"`+method+`","payload":`+payload+`}`))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	stack.handler.ServeHTTP(rec, req)
+	var resp struct {
+		Result struct {
+			OK    bool            `json:"ok"`
+			Value json.RawMessage `json:"value"`
+			Error json.RawMessage `json:"error"`
+		} `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &resp), rec.Body.String())
+	require.True(t, resp.Result.OK, "%s: %s", method, resp.Result.Error)
+	return resp.Result.Value
+}
+
+func openTestStack(t *testing.T, root string, indexed bool) *serveStack {
+	t.Helper()
+	stack, err := openServeStack(serveFlags{store: root, indexed: indexed}, warnLogger(io.Discard), nil, nil)
+	require.NoError(t, err)
+	return stack
+}
+
+// TestServeTitlesStoredSessionsAfterARestart: a serve stack restarted
+// over a store with conversations lists them with their titles (indexed,
+// and with --no-index, which keeps no index file) and finds their words
+// through session.search alike.
+func TestServeTitlesStoredSessionsAfterARestart(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "store")
+	stack := openTestStack(t, root, true)
+	for _, text := range []string{"reply 你好 from the first", "reply the second one\nreply more"} {
+		var created struct{ SessionID string }
+		require.NoError(t, json.Unmarshal(serveRPC(t, stack, "session.create", `{}`), &created))
+		serveRPC(t, stack, "session.prompt", `{"sessionId":"`+created.SessionID+`","mode":"queue","content":[{"type":"text","text":`+jsonText(text)+`}]}`)
+		h := stack.rt.Agent(created.SessionID)
+		require.NotNil(t, h)
+		require.NoError(t, h.WhenIdle(context.Background()))
+	}
+	require.NoError(t, stack.shutdown(&http.Server{}))
+
+	var answers []string
+	for _, indexed := range []bool{true, false} {
+		require.NoError(t, os.RemoveAll(filepath.Join(root, index.FileName)))
+		stack := openTestStack(t, root, indexed)
+		var list struct {
+			Items []struct {
+				Projections struct {
+					Values struct{ Title string }
+				}
+			}
+		}
+		require.NoError(t, json.Unmarshal(serveRPC(t, stack, "session.list", `{}`), &list))
+		var titles []string
+		for _, item := range list.Items {
+			titles = append(titles, item.Projections.Values.Title)
+		}
+		require.ElementsMatch(t, []string{"reply 你好 from the first", "reply the second one"}, titles, "indexed %v", indexed)
+		hits := serveRPC(t, stack, "session.search", `{"query":"SECOND one"}`)
+		require.Contains(t, string(hits), `"snippet":"reply the second one reply more"`)
+		answers = append(answers, string(hits))
+		_, err := os.Stat(filepath.Join(root, index.FileName))
+		require.Equal(t, indexed, err == nil, "only the indexed stack keeps %s (indexed %v)", index.FileName, indexed)
+		require.NoError(t, stack.shutdown(&http.Server{}))
+	}
+	require.Equal(t, answers[0], answers[1])
+}
+
+func jsonText(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
