@@ -121,25 +121,35 @@ func TestWaitChildCancelledIsCancelled(t *testing.T) {
 }
 
 // The end of an epoch says how many accepted follow-ups its teardown
-// discarded unrun (they were never logged).
+// discarded unrun (they were never logged). The child's first turn is
+// running (it waits for its cancellation) when both follow-ups are sent,
+// and the end is read from a listener subscribed before the drain.
 func TestEndCountsFollowupsATeardownDiscarded(t *testing.T) {
-	rt := open(t, Options{Dir: t.TempDir()})
+	turns := make(chan struct{}, 1)
+	waitForCancel := agent.Func(func(ctx context.Context, _ agent.Host, _ agent.Message) (agent.StopReason, error) {
+		turns <- struct{}{}
+		<-ctx.Done()
+		return agent.Aborted, nil
+	})
+	rt := open(t, Options{Dir: t.TempDir(), NewAgent: func(agent.Options) agent.Agent { return waitForCancel }})
 	p, err := rt.StartAgent(bg, "parent")
 	require.NoError(t, err)
-	child, err := rt.Spawn(bg, p, "busy", agent.Text("sleep 1h"))
+	child, err := rt.Spawn(bg, p, "busy", agent.Text("first"))
 	require.NoError(t, err)
-	for _, text := range []string{"reply lost one", "reply lost two"} {
+	<-turns
+	for _, text := range []string{"lost one", "lost two"} {
 		_, err = rt.Send(bg, p, child, agent.Text(text))
 		require.NoError(t, err)
 	}
-	waited := make(chan subagent.RunEndInfo, 1)
-	go func() {
-		end, _, _ := rt.WaitChild(bg, child)
-		waited <- end
-	}()
+	ends := make(chan subagent.RunEndInfo, 1)
+	cancel := rt.Subagents().Subscribe(func(e subagent.Event) {
+		if end, ok := e.(*subagent.EndEvent); ok && end.ID == child {
+			ends <- end.RunEndInfo
+		}
+	})
+	defer cancel()
 	require.NoError(t, rt.Subagents().DrainContinuableDescendants(bg, []*parent.Handle{p}))
-	end := <-waited
-	require.Equal(t, child, end.ID)
+	end := <-ends
 	require.Equal(t, 2, end.DiscardedFollowups)
 }
 

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/dsh-actors/dsh-actors/actors/manager"
+	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -49,7 +50,12 @@ type ContinuablePreparer interface {
 
 // ContinuableCreateRequest is what a provider's continuable preparation
 // gets: the new child's id and the parent.
-type ContinuableCreateRequest = manager.PrepareRequest
+type ContinuableCreateRequest struct {
+	// SessionID is the id the manager reserved for the child.
+	SessionID string
+	// Parent is the exact live parent starting the child.
+	Parent *parent.Handle
+}
 
 // ContinuableCreateSpec is detached data, never a capability: the inherited
 // event prefix a continuable child starts from (nil for a fresh child).

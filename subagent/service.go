@@ -16,22 +16,59 @@ import (
 
 // AgentOptions choose a child's model route; empty fields inherit the
 // parent's.
-type AgentOptions = manager.AgentOptions
+type AgentOptions struct {
+	Provider string
+	Model    string
+}
 
 // ToolFilter restricts a child's tools (allow and/or deny lists).
 type ToolFilter = descriptor.ToolFilter
 
 // ContinuableSpec names the provider that prepares a continuable child,
 // the child's durable label and its request.
-type ContinuableSpec = manager.StartSpec
+type ContinuableSpec struct {
+	// Provider names the registered provider that prepares the child.
+	Provider string
+	// Label is the child's durable label (its descriptor's label).
+	Label   string
+	Request ContinuableRequest
+}
 
-// ContinuableRequest is what a continuable child is started with: its
-// first prompt, the exact live parent, and optional route, depth cap, tool
-// filter and persona (recorded in the descriptor).
-type ContinuableRequest = manager.Request
+// ContinuableRequest is what a continuable child is started with.
+type ContinuableRequest struct {
+	// Prompt is the child's first message (source {kind:"user"}).
+	Prompt []agent.Block
+	// Parent is the calling agent; it must be the registry's exact live
+	// entry for its id.
+	Parent *parent.Handle
+	// AgentOptions override the parent's model route (optional).
+	AgentOptions *AgentOptions
+	// MaxDepth is an absolute cap on the child's delegation depth (optional).
+	MaxDepth *int
+	// ToolFilter and Persona are the child's composition (optional); they
+	// are recorded in the descriptor and reapplied on cold resume.
+	ToolFilter *ToolFilter
+	Persona    string
+}
 
-// ContinuableStart is StartContinuable's result, at inbox acceptance.
-type ContinuableStart = manager.Started
+// ContinuableStart is StartContinuable's result, at inbox acceptance: the
+// new child's id and the MessageID of its first prompt.
+type ContinuableStart struct {
+	ChildID   string
+	MessageID string
+}
+
+// managerSpec is spec as the continuation manager takes it.
+func (spec ContinuableSpec) managerSpec() manager.StartSpec {
+	r := spec.Request
+	out := manager.StartSpec{Provider: spec.Provider, Label: spec.Label, Request: manager.Request{
+		Prompt: r.Prompt, Parent: r.Parent, MaxDepth: r.MaxDepth, ToolFilter: r.ToolFilter, Persona: r.Persona,
+	}}
+	if o := r.AgentOptions; o != nil {
+		out.Request.AgentOptions = &manager.AgentOptions{Provider: o.Provider, Model: o.Model}
+	}
+	return out
+}
 
 // Service is the subagent seam: the provider
 // registry, one-shot and continuable delegation, follow-ups, scoped drains,
@@ -148,7 +185,8 @@ func (s *Service) StartContinuable(ctx context.Context, spec ContinuableSpec) (C
 	if s.m == nil {
 		return ContinuableStart{}, manager.ContinuationUnavailable()
 	}
-	return s.m.StartContinuable(ctx, spec)
+	started, err := s.m.StartContinuable(ctx, spec.managerSpec())
+	return ContinuableStart{ChildID: started.ChildID, MessageID: started.MessageID}, err
 }
 
 // Followup delivers content from the exact live direct parent p to its
@@ -173,7 +211,8 @@ func (s *Service) WaitChild(ctx context.Context, childID string) (end RunEndInfo
 	if s.m == nil {
 		return end, false, manager.ContinuationUnavailable()
 	}
-	return s.m.WaitEpoch(ctx, childID)
+	info, ok, err := s.m.WaitEpoch(ctx, childID)
+	return runEndInfo(info), ok, err
 }
 
 // DrainContinuableDescendants closes admission below the exact live
@@ -223,7 +262,7 @@ func (s *Service) prepareContinuable(ctx context.Context, name string, req manag
 	if !ok {
 		return nil, manager.UnsupportedContinuable(name)
 	}
-	spec, err := preparer.PrepareContinuable(ctx, req)
+	spec, err := preparer.PrepareContinuable(ctx, ContinuableCreateRequest(req))
 	return spec.Seed, err
 }
 
@@ -231,13 +270,15 @@ func (s *Service) prepareContinuable(ctx context.Context, name string, req manag
 type observer struct{ s *Service }
 
 // Started emits subagent/start to the service's listeners (contained).
-func (o observer) Started(info RunInfo) error {
-	o.s.events.emitContained(&StartEvent{RunInfo: info})
+func (o observer) Started(info manager.RunInfo) error {
+	o.s.events.emitContained(&StartEvent{RunInfo: RunInfo(info)})
 	return nil
 }
 
 // Ended emits subagent/end to the service's listeners (contained).
-func (o observer) Ended(info RunEndInfo) { o.s.events.emitContained(&EndEvent{RunEndInfo: info}) }
+func (o observer) Ended(info manager.RunEndInfo) {
+	o.s.events.emitContained(&EndEvent{RunEndInfo: runEndInfo(info)})
+}
 
 // capability is agent.Subagents bound to one calling agent.
 type capability struct {

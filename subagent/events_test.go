@@ -1,4 +1,4 @@
-package manager
+package subagent
 
 import (
 	"encoding/json"
