@@ -17,6 +17,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/index"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
 	"github.com/stretchr/testify/require"
@@ -31,24 +32,46 @@ type runtimeStack struct {
 	backend  *RuntimeBackend
 	recorder *apiRecorder
 	url      string
+	stop     func() // closes the stack (also at the test's end)
 }
 
 func newRuntimeStack(t *testing.T) *runtimeStack {
 	t.Helper()
-	opened, err := dsh.Open(dsh.Options{Dir: t.TempDir()})
+	return newRuntimeStackOn(t, t.TempDir(), false)
+}
+
+// newRuntimeStackOn is the stack over the store at root; indexed, the
+// derived index in root answers search and stored titles.
+func newRuntimeStackOn(t *testing.T, root string, indexed bool) *runtimeStack {
+	t.Helper()
+	opened, err := dsh.Open(dsh.Options{Dir: root})
 	require.NoError(t, err)
 	rt, service := opened.Actors(), opened.Subagents()
-	backend := NewRuntimeBackend(rt, service, opened.Query())
+	var opts []BackendOption
+	var db *index.DB
+	if indexed {
+		db, err = index.Open(context.Background(), root, rt.Sessions())
+		require.NoError(t, err)
+		opts = append(opts, WithIndex(db))
+	}
+	backend := NewRuntimeBackend(rt, service, opened.Query(), opts...)
 	handler := New(backend, Options{})
 	recorder := &apiRecorder{next: handler}
 	server := httptest.NewServer(recorder)
-	t.Cleanup(func() {
-		handler.Close()
-		server.Close()
-		backend.Close()
-		require.NoError(t, rt.Close(context.Background()))
-	})
-	return &runtimeStack{rt: rt, service: service, backend: backend, recorder: recorder, url: server.URL}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			handler.Close()
+			server.Close()
+			backend.Close()
+			require.NoError(t, rt.Close(context.Background()))
+			if db != nil {
+				require.NoError(t, db.Close())
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return &runtimeStack{rt: rt, service: service, backend: backend, recorder: recorder, url: server.URL, stop: stop}
 }
 
 // settled waits until every healthy entry of parentID's catalog is inactive

@@ -10,6 +10,7 @@ import { Catalogs } from './catalogs.js';
 import { CatalogAction } from './tree.js';
 import { Transcript, PAGE_MESSAGES } from './transcript.js';
 import { ConversationView } from './conversation.js';
+import { SessionSearch } from './search.js';
 
 const STORAGE_KEY = 'dsh.sessions.current';
 
@@ -39,11 +40,21 @@ const view = new ConversationView($('#conversation'), {
   onOpenParent: () => openSession(state.current.address.parentSessionId),
 });
 
+const search = new SessionSearch(document, {
+  rpc,
+  labelOf: (id) => (state.parents.has(id) ? labelOf(id) : titleOf(state.sessions.get(id))),
+  onOpen: (id, seq) => openSession(id, seq),
+  onToggle: (searching) => {
+    $('#session-list').hidden = searching;
+    renderSidebar();
+  },
+});
+
 // openSession opens id as a child of its known parent, else as a top-level
-// session.
-function openSession(id) {
+// session; with seq, at that event (a search hit).
+function openSession(id, seq) {
   const parentSessionId = state.parents.get(id);
-  openConversation(id, parentSessionId ? { parentSessionId, childSessionId: id } : null, { focus: true });
+  openConversation(id, parentSessionId ? { parentSessionId, childSessionId: id } : null, { focus: true, seq });
 }
 
 // ancestorsOf is the chain of known parents of id, root first.
@@ -92,7 +103,8 @@ function renderSidebar() {
     .filter((s) => !s.parentSessionId)
     .sort((a, b) => b.updatedAt - a.updatedAt || (a.sessionId < b.sessionId ? -1 : 1));
   $('#session-list').replaceChildren(...rows.map(sessionRow));
-  $('#sessions-empty').hidden = rows.length > 0;
+  $('#sessions-empty').hidden = rows.length > 0 || !$('#search-panel').hidden;
+  search.relabel();
 }
 
 function sessionRow(summary) {
@@ -152,8 +164,9 @@ function historyRoute(sessionId, address) {
 }
 
 // openConversation shows sessionId; a catalog-discovered child carries its
-// address, and its transcript and prompts then use subagent.* only.
-function openConversation(sessionId, address, { focus = false } = {}) {
+// address, and its transcript and prompts then use subagent.* only. With
+// seq (a search hit) it pages back until that event is held and marks it.
+function openConversation(sessionId, address, { focus = false, seq } = {}) {
   state.transcript?.close();
   state.current = { sessionId, address };
   if (address) state.parents.set(sessionId, address.parentSessionId);
@@ -167,6 +180,7 @@ function openConversation(sessionId, address, { focus = false } = {}) {
   transcript.isChild = !!address || state.parents.has(sessionId);
   state.transcript = transcript;
   view.switchDraft(address ? `${address.parentSessionId}/${sessionId}` : sessionId);
+  view.showFound(null);
   view.showAlert(null);
   action.setParent(sessionId);
   catalogs.refresh(sessionId);
@@ -174,8 +188,21 @@ function openConversation(sessionId, address, { focus = false } = {}) {
   renderChrome();
   renderSidebar();
   view.renderTranscript(transcript);
-  transcript.pullTail();
+  const pulled = transcript.pullTail();
   if (focus) view.focusHeading();
+  if (seq !== undefined) revealSeq(transcript, pulled, seq);
+}
+
+// revealSeq waits for the tail page, loads older pages until the event seq
+// is held (or nothing older is left), then marks it in view.
+async function revealSeq(transcript, pulled, seq) {
+  await pulled;
+  while (state.transcript === transcript && transcript.hasMore && transcript.events[0]?.seq > seq) {
+    const before = transcript.events[0].seq;
+    await transcript.loadOlder();
+    if (transcript.events[0]?.seq === before) break;
+  }
+  if (state.transcript === transcript) view.showFound(seq);
 }
 
 // renderStartHint shows how to start while nothing is selected or the open

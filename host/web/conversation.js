@@ -29,6 +29,7 @@ export class ConversationView {
     this.onOpenParent = onOpenParent;
     this.announcer = root.querySelector('#announcer');
     this.announced = { transcript: null, seq: -1 };
+    this.foundSeq = null; // the seq a search hit opened the conversation at
     this.onSend = onSend;
     this.older.textContent = t('transcript.loadOlder');
     this.older.addEventListener('click', onLoadOlder);
@@ -149,6 +150,7 @@ export class ConversationView {
       if (item.classList.contains('tool') && unfolded.has(item.dataset.call)) item.querySelector('details').open = true;
     }
     this.list.replaceChildren(...items);
+    this.markFound();
     this.older.hidden = !transcript?.hasMore;
     this.empty.hidden = !transcript?.loaded || items.length > 0;
     this.empty.replaceChildren(...(transcript?.error ? errorContent(describeError(transcript.error)) : [t('transcript.empty')]));
@@ -166,6 +168,26 @@ export class ConversationView {
       if (reply) this.announcer.textContent = textOf(reply.data?.message?.content ?? reply.data?.content);
     }
     this.announced = { transcript, seq: transcript.events.at(-1)?.seq ?? -1 };
+  }
+
+  // showFound marks the transcript item holding event seq (a search hit;
+  // null for none) and scrolls it into view; the mark survives redraws.
+  showFound(seq) {
+    this.foundSeq = seq;
+    this.markFound()?.scrollIntoView({ block: 'center' });
+  }
+
+  // markFound marks the item of foundSeq: the one that holds that event,
+  // else the last one before it. It returns the item, if any.
+  markFound() {
+    const items = [...this.list.children];
+    for (const item of items) item.classList.remove('found');
+    if (this.foundSeq === null) return null;
+    const seq = String(this.foundSeq);
+    const item = items.find((i) => i.dataset.seq === seq || i.dataset.resultSeq === seq) ??
+      items.findLast((i) => Number(i.dataset.seq) <= this.foundSeq);
+    item?.classList.add('found');
+    return item ?? null;
   }
 
   focusHeading() {
@@ -240,7 +262,7 @@ function renderEvents(events, parentWritten) {
         break;
       }
       case 'tool/call': {
-        const item = toolItem(data);
+        const item = toolItem(data, event.seq);
         calls.set(data.callId, item);
         items.push(item);
         break;
@@ -248,7 +270,7 @@ function renderEvents(events, parentWritten) {
       case 'tool/result': {
         const block = data.message?.content?.[0];
         const item = calls.get(block?.toolCallId);
-        if (item) completeTool(item, block);
+        if (item) completeTool(item, block, event.seq);
         break;
       }
       default: {
@@ -262,16 +284,17 @@ function renderEvents(events, parentWritten) {
 
 // toolItem is a folded tool call: its name, expandable to its arguments
 // and (once logged) its result.
-function toolItem(call) {
+function toolItem(call, seq) {
   const status = el('span', { class: 'tool-status' }, t('transcript.toolRunning'));
   const summary = el('summary', {}, t('transcript.tool', { name: call.name ?? '' }), ' ', status);
-  return el('li', { class: 'message tool', 'data-call': call.callId ?? '' },
+  return el('li', { class: 'message tool', 'data-call': call.callId ?? '', 'data-seq': String(seq) },
     el('details', {}, summary, el('pre', { class: 'tool-args' }, call.arguments ?? '')));
 }
 
-// completeTool adds a result to its call's item.
-function completeTool(item, block) {
+// completeTool adds a result (event seq) to its call's item.
+function completeTool(item, block, seq) {
   const failed = block.isError === true;
+  item.dataset.resultSeq = String(seq);
   item.classList.toggle('failed', failed);
   item.querySelector('.tool-status').textContent = t(failed ? 'transcript.toolFailed' : 'transcript.toolDone');
   item.querySelector('details').append(el('pre', { class: 'tool-result' }, textOf(block.content)));
