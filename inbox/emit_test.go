@@ -60,8 +60,8 @@ func TestEmitFromTheObserverDoesNotWaitForItself(t *testing.T) {
 
 func TestInsideDeliveryKnowsTheObserverCall(t *testing.T) {
 	var inside []bool
-	b := New(Options{Observer: func(Event) { inside = append(inside, InsideDelivery()) }})
+	b := New(Options{Observer: func(Event) { inside = append(inside, insideDelivery()) }})
 	b.Emit(Event{Kind: "agent/created"})
 	require.Equal(t, []bool{true}, inside)
-	require.False(t, InsideDelivery())
+	require.False(t, insideDelivery())
 }

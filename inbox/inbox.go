@@ -373,7 +373,7 @@ func (b *Inbox) awaitDelivered(n uint64) {
 		return
 	}
 	b.mu.Unlock()
-	if InsideDelivery() {
+	if insideDelivery() {
 		return
 	}
 	b.mu.Lock()
@@ -511,11 +511,11 @@ func (b *Inbox) emitLocked(e Event) {
 // deliverFrame names deliver as runtime frames report it.
 var deliverFrame = runtime.FuncForPC(reflect.ValueOf((*Inbox).deliver).Pointer()).Name()
 
-// InsideDelivery reports whether the calling goroutine is inside an
+// insideDelivery reports whether the calling goroutine is inside an
 // Observer call (of any inbox). A caller about to wait for work that may be
 // the very delivery it runs inside asks it first. Go gives a goroutine no
 // cheaper identity, so it walks the stack: ask only when about to wait.
-func InsideDelivery() bool {
+func insideDelivery() bool {
 	pcs := make([]uintptr, 64)
 	for {
 		n := runtime.Callers(2, pcs)
@@ -593,6 +593,7 @@ var _ actor.Mailbox = (*mailbox)(nil)
 
 func init() {
 	actorkit.InboxMailbox = func(b any) actor.Mailbox { return b.(*Inbox).mailbox() }
+	actorkit.InsideDelivery = insideDelivery
 }
 
 func (b *Inbox) mailbox() *mailbox { return (*mailbox)(b) }

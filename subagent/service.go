@@ -88,18 +88,11 @@ type Option func(*config)
 
 type config struct {
 	logger     *slog.Logger
-	checkpoint manager.CheckpointFunc
 }
 
 // WithLogger sets the logger for contained listener failures and teardown
 // warnings (default: the runtime's logger).
 func WithLogger(logger *slog.Logger) Option { return func(c *config) { c.logger = logger } }
-
-// WithCheckpoint replaces the final durability checkpoint of continuable
-// children (default Sessions.Flush); a fault-injection seam for tests.
-func WithCheckpoint(fn func(ctx context.Context, live *session.Live) (bool, error)) Option {
-	return func(c *config) { c.checkpoint = fn }
-}
 
 // New returns the service. With a runtime it binds the continuation
 // manager (its manager-wide drain runs first when the runtime closes) and
@@ -139,7 +132,7 @@ func New(rt *actors.Runtime, q query.Querier, opts ...Option) (*Service, error) 
 func (s *Service) bindManager(cfg config) error {
 	m, err := manager.New(manager.Options{
 		Runtime: s.rt, Prepare: s.prepareContinuable, Observer: observer{s},
-		Checkpoint: cfg.checkpoint, Logger: cfg.logger,
+		Logger: cfg.logger,
 	})
 	if err != nil {
 		return err

@@ -56,14 +56,17 @@ var allowedDeps = map[string][]string{
 	// internal/bench holds the CLI's measurement loops: it sits on the
 	// runtime and under cmd.
 	"internal/bench": {rootLayer, "fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/storegen", "internal/actorkit", "internal/listeners", "internal/jsjson"},
+	// internal/stress is the randomized stress harness of the CLI and the
+	// stress tests: it sits on the subagent service.
+	"internal/stress": {"fault", "event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/actorkit", "internal/listeners", "internal/jsjson"},
 	// internal/testkit holds test helpers; only _test.go files import it.
 	"internal/testkit": {},
 	// the module's root package is the embedders' entry point: it opens
 	// the runtime and binds the subagent service, under host and cmd.
 	rootLayer: {"fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/actorkit", "internal/listeners", "internal/jsjson"},
 	"cmd": {rootLayer, "fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "llm", "modelagent",
-		"internal/bench", "internal/storegen", "internal/actorkit", "internal/listeners", "internal/jsjson"},
-	"tests": {rootLayer, "fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "cmd", "llm", "modelagent", "internal/actorkit", "internal/listeners", "internal/jsjson"},
+		"internal/bench", "internal/storegen", "internal/stress", "internal/actorkit", "internal/listeners", "internal/jsjson"},
+	"tests": {rootLayer, "fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "cmd", "llm", "modelagent", "internal/stress", "internal/actorkit", "internal/listeners", "internal/jsjson"},
 }
 
 // rootLayer is the layer name of the module's root package.

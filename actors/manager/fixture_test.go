@@ -44,7 +44,7 @@ type fixture struct {
 type fixtureConfig struct {
 	memoryOnly bool
 	root       string
-	checkpoint CheckpointFunc
+	checkpoint checkpointFunc
 	prepare    PrepareFunc
 	fs         session.FS
 }
@@ -53,7 +53,7 @@ type option func(*fixtureConfig)
 
 func memoryOnly() option { return func(c *fixtureConfig) { c.memoryOnly = true } }
 
-func withCheckpoint(fn CheckpointFunc) option { return func(c *fixtureConfig) { c.checkpoint = fn } }
+func withCheckpoint(fn checkpointFunc) option { return func(c *fixtureConfig) { c.checkpoint = fn } }
 
 func withPrepare(fn PrepareFunc) option { return func(c *fixtureConfig) { c.prepare = fn } }
 
@@ -86,7 +86,7 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 	if prepare == nil {
 		prepare = spawnOnly
 	}
-	f.m, err = New(Options{Runtime: rt, Prepare: prepare, Observer: f.rec, Checkpoint: cfg.checkpoint})
+	f.m, err = New(Options{Runtime: rt, Prepare: prepare, Observer: f.rec, checkpoint: cfg.checkpoint})
 	require.NoError(t, err)
 	m := f.m
 	var deadLetters atomic.Int32 // to the manager: a post after it stopped

@@ -66,9 +66,9 @@ type PrepareRequest struct {
 // exists. It runs off the manager's actor and may block.
 type PrepareFunc func(ctx context.Context, provider string, req PrepareRequest) ([]session.Event, error)
 
-// CheckpointFunc is the final durability checkpoint of a disposal: true
+// checkpointFunc is the final durability checkpoint of a disposal: true
 // only when everything the child appended is durable.
-type CheckpointFunc func(ctx context.Context, live *session.Live) (bool, error)
+type checkpointFunc func(ctx context.Context, live *session.Live) (bool, error)
 
 // Options configure New.
 type Options struct {
@@ -79,11 +79,12 @@ type Options struct {
 	// Observer receives subagent/start and subagent/end of every epoch
 	// (optional).
 	Observer Observer
-	// Checkpoint replaces Sessions.Flush as the final durability checkpoint
-	// (a seam for fault-injection tests; nil means Sessions.Flush).
-	Checkpoint CheckpointFunc
 	// Logger receives teardown warnings; nil means the runtime's logger.
 	Logger *slog.Logger
+
+	// checkpoint replaces Sessions.Flush as the final durability checkpoint
+	// (the fault-injection tests set it; nil means Sessions.Flush).
+	checkpoint checkpointFunc
 }
 
 // dispatchThroughput is how many decisions the actor takes per mailbox run
@@ -102,7 +103,7 @@ type Manager struct {
 	sessions   *session.Sessions
 	prepare    PrepareFunc
 	observer   Observer
-	checkpoint CheckpointFunc
+	checkpoint checkpointFunc
 	logger     *slog.Logger
 	system     *actor.ActorSystem
 	pid        *actor.PID
@@ -138,7 +139,7 @@ func New(opts Options) (*Manager, error) {
 		sessions:   opts.Runtime.Sessions(),
 		prepare:    opts.Prepare,
 		observer:   opts.Observer,
-		checkpoint: opts.Checkpoint,
+		checkpoint: opts.checkpoint,
 		logger:     logger,
 		system:     actorkit.RuntimeSystem(opts.Runtime),
 		stopped:    make(chan struct{}),

@@ -15,7 +15,7 @@ import (
 )
 
 // childCheckpoint applies fn to every session but the top-level ones'.
-func childCheckpoint(fn CheckpointFunc, sessions func() *session.Sessions) CheckpointFunc {
+func childCheckpoint(fn checkpointFunc, sessions func() *session.Sessions) checkpointFunc {
 	return func(ctx context.Context, live *session.Live) (bool, error) {
 		if live.Header().ParentSession == "" {
 			return sessions().Flush(ctx, live)

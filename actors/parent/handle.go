@@ -2,12 +2,13 @@ package parent
 
 import (
 	"context"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"sync/atomic"
 
 	"github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -153,7 +154,7 @@ func (h *Handle) enterDispose(ctx context.Context) (entered bool, err error) {
 		return false, h.disposeErr
 	default:
 	}
-	if inbox.InsideDelivery() {
+	if actorkit.InsideDelivery() {
 		return false, nil
 	}
 	select {

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/dsh-actors/dsh-actors/subagent/stress"
+	"github.com/dsh-actors/dsh-actors/internal/stress"
 )
 
 func init() {
@@ -34,7 +34,7 @@ The last line is the summary:
 
 flags:`
 
-// runStress runs one randomized stress run (package subagent/stress) and
+// runStress runs one randomized stress run (package internal/stress) and
 // checks its invariants: every follow-up accepted or rejected with a typed
 // error, every accepted message logged, discarded or reported lost,
 // child-first order of every disposal, no agent left, goroutines back to

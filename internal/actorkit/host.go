@@ -31,4 +31,7 @@ var (
 	ActivationPID func(activation any) *actor.PID
 	// InboxMailbox returns an *inbox.Inbox as its actor's mailbox.
 	InboxMailbox func(inbox any) actor.Mailbox
+	// InsideDelivery reports whether the calling goroutine is inside an
+	// inbox's Observer call (of any inbox).
+	InsideDelivery func() bool
 )
