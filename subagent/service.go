@@ -87,7 +87,7 @@ type Service struct {
 type Option func(*config)
 
 type config struct {
-	logger     *slog.Logger
+	logger *slog.Logger
 }
 
 // WithLogger sets the logger for contained listener failures and teardown
