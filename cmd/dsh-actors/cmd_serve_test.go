@@ -92,3 +92,11 @@ func jsonText(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+func TestServeTakesNoIndex(t *testing.T) {
+	for args, indexed := range map[string]bool{"": true, "--no-index": false} {
+		parsed, status := parseServeFlags(strings.Fields("--store /tmp/x "+args), io.Discard)
+		require.Equal(t, -1, status, args)
+		require.Equal(t, indexed, parsed.indexed, args)
+	}
+}

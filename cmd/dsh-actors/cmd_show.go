@@ -17,7 +17,7 @@ func init() {
 	register("show", "print a stored session's transcript (read-only)", runShow)
 }
 
-const showUsage = "usage: dsh-actors show [--full] [--store DIR] ID"
+const showUsage = "usage: dsh-actors show [--full] [--no-index] [--store DIR] ID"
 
 // summaryWidth bounds the summary printed for one event, in runes, unless
 // --full.
@@ -35,6 +35,10 @@ func runShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags := newFlags("show")
 	full := flags.Bool("full", false, "print whole messages and payloads instead of one cut line each")
 	store := storeFlag(flags)
+	// show locates its one log as the store does (a look in each project
+	// folder); the index would only add a walk of every log, so it is never
+	// opened and --no-index, taken by every reading command, changes nothing.
+	flags.Bool("no-index", false, "accepted as by list and search; show reads its one log directly and never opens the derived index")
 	positional, err := parseInterspersed(flags, args)
 	if err := exactlyOne(positional, err, "ID"); err != nil {
 		return usageError(stderr, showUsage, flags, err)

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/dsh-actors/dsh-actors/index"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -113,4 +115,24 @@ func TestShowUsageErrors(t *testing.T) {
 		require.Equal(t, 2, code)
 		require.Contains(t, stderr, showUsage)
 	}
+}
+
+// TestShowAcceptsNoIndex: show prints the same with and without --no-index
+// and never opens the derived index, so a file the index would refuse (or
+// none) in the root changes nothing.
+func TestShowAcceptsNoIndex(t *testing.T) {
+	root := testStore(t)
+	code, want, stderr := run(t, "show", "--store", root, "child-b")
+	require.Zero(t, code, stderr)
+	foreign := filepath.Join(root, index.FileName)
+	require.NoFileExists(t, foreign, "show opens no index")
+	require.NoError(t, os.WriteFile(foreign, []byte("SQLite format 3\x00not an index"), 0o600))
+	for _, args := range [][]string{{"--no-index"}, nil} {
+		code, got, stderr := run(t, append([]string{"show", "--store", root, "child-b"}, args...)...)
+		require.Zero(t, code, stderr)
+		require.Equal(t, want, got, "%v", args)
+	}
+	code, _, stderr = run(t, "show", "--no-index", "--store", root, "ghost")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "SESSION_QUERY_SESSION_NOT_FOUND")
 }
