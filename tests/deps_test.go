@@ -61,6 +61,9 @@ var allowedDeps = map[string][]string{
 	"internal/stress": {"fault", "event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/actorkit", "internal/listeners", "internal/jsjson"},
 	// internal/testkit holds test helpers; only _test.go files import it.
 	"internal/testkit": {},
+	// internal/pgtest runs a private PostgreSQL server for a test binary;
+	// only _test.go files import it.
+	"internal/pgtest": {},
 	// the module's root package is the embedders' entry point: it opens
 	// the runtime and binds the subagent service, under host and cmd.
 	rootLayer: {"fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/actorkit", "internal/listeners", "internal/jsjson"},
