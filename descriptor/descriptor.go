@@ -42,7 +42,7 @@ type Input struct {
 // Snapshot validates in and returns a detached version-1 payload that
 // shares no memory with it. A missing provider or label, a tool filter that
 // declares neither list, or a string that is not valid UTF-8 (which JSON
-// cannot carry losslessly) is an error matching ErrInvalid.
+// cannot carry losslessly) is an error matching fault.DescriptorInvalid.
 func Snapshot(in Input) (Data, error) {
 	if in.Provider == "" {
 		return Data{}, invalid("subagent descriptor provider is required")

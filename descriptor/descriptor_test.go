@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/stretchr/testify/require"
 )
 
@@ -70,7 +71,7 @@ func TestSnapshotRejectsInvalidInput(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			_, err := Snapshot(tc.in)
-			require.ErrorIs(t, err, ErrInvalid)
+			require.ErrorIs(t, err, fault.DescriptorInvalid)
 			require.EqualError(t, err, tc.msg)
 		})
 	}
@@ -79,8 +80,8 @@ func TestSnapshotRejectsInvalidInput(t *testing.T) {
 func TestParseReportsOtherVersionsAsUnsupported(t *testing.T) {
 	for _, version := range []string{"2", "0", "999", "-1", "1.5", "1e400"} {
 		_, err := Parse(json.RawMessage(`{"version":` + version + `,"provider":"spawn","label":"l","mode":"x"}`))
-		require.ErrorIs(t, err, ErrUnsupported, version)
-		require.NotErrorIs(t, err, ErrCorrupt, version)
+		require.ErrorIs(t, err, fault.DescriptorUnsupported, version)
+		require.NotErrorIs(t, err, fault.DescriptorCorrupt, version)
 		require.EqualError(t, err, "persisted subagent descriptor version "+version+" is not supported")
 	}
 }
@@ -122,8 +123,8 @@ func TestParseRejectsMalformedPersistedDescriptor(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse(json.RawMessage(tc.payload))
-			require.ErrorIs(t, err, ErrCorrupt)
-			require.NotErrorIs(t, err, ErrUnsupported)
+			require.ErrorIs(t, err, fault.DescriptorCorrupt)
+			require.NotErrorIs(t, err, fault.DescriptorUnsupported)
 			require.EqualError(t, err, "persisted subagent descriptor "+tc.message)
 		})
 	}
@@ -146,7 +147,7 @@ func TestParseNamesTheFirstUnknownKeyInJavaScriptOrder(t *testing.T) {
 func TestParseRejectsInvalidJSONAsCorrupt(t *testing.T) {
 	for _, raw := range []string{``, `{`, `{"version":1,}`, `{"version":1} x`} {
 		_, err := Parse(json.RawMessage(raw))
-		require.ErrorIs(t, err, ErrCorrupt, raw)
+		require.ErrorIs(t, err, fault.DescriptorCorrupt, raw)
 	}
 }
 
@@ -185,9 +186,9 @@ func TestFoldReportsTheFirstDescriptorsParseFailure(t *testing.T) {
 
 	_, ok, err := Fold([]Event{v2, good}, 0)
 	require.True(t, ok)
-	require.ErrorIs(t, err, ErrUnsupported)
+	require.ErrorIs(t, err, fault.DescriptorUnsupported)
 
 	_, ok, err = Fold([]Event{bad, good}, 0)
 	require.True(t, ok)
-	require.ErrorIs(t, err, ErrCorrupt)
+	require.ErrorIs(t, err, fault.DescriptorCorrupt)
 }

@@ -10,8 +10,8 @@
 //
 // Snapshot builds a payload from Go values (validating and detaching them);
 // Parse checks a persisted payload rule by rule in the reference's order and
-// reports a malformed current-version payload as ErrCorrupt and any other
-// version as ErrUnsupported; Fold finds the first descriptor of a session's
+// reports a malformed current-version payload as fault.DescriptorCorrupt and any other
+// version as fault.DescriptorUnsupported; Fold finds the first descriptor of a session's
 // own suffix (at or after its seedLength), so an ancestor's descriptor
 // replayed by a fork seed is ignored.
 //

@@ -16,7 +16,7 @@ type Event struct {
 // events at index seedLength and later (a fork seed's replayed ancestor
 // descriptor is ignored; a negative seedLength counts as 0). ok is false
 // when the suffix holds no descriptor. Otherwise the result is Parse's:
-// a malformed payload is ErrCorrupt, another version ErrUnsupported.
+// a malformed payload is fault.DescriptorCorrupt, another version fault.DescriptorUnsupported.
 // Later descriptors are not looked at: the first one wins.
 func Fold(events []Event, seedLength int) (d Data, ok bool, err error) {
 	for _, ev := range events[min(max(seedLength, 0), len(events)):] {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/dsh-actors/dsh-actors/fault"
 )
 
 // FuzzParse checks that Parse never panics, that every failure is exactly
@@ -39,7 +41,7 @@ func FuzzParse(f *testing.F) {
 }
 
 func checkParseError(t *testing.T, err error) {
-	corrupt, unsupported := errors.Is(err, ErrCorrupt), errors.Is(err, ErrUnsupported)
+	corrupt, unsupported := errors.Is(err, fault.DescriptorCorrupt), errors.Is(err, fault.DescriptorUnsupported)
 	if corrupt == unsupported {
 		t.Fatalf("error %v is not exactly one kind", err)
 	}

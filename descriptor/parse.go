@@ -21,14 +21,14 @@ var optionalStrings = []string{"agentProvider", "agentModel", "persona"}
 //
 //  1. not an object → "payload must be an object";
 //  2. version not a number → "version must be a number";
-//  3. version not 1 → an ErrUnsupported error (not corrupt);
+//  3. version not 1 → a fault.DescriptorUnsupported error (not corrupt);
 //  4. a key outside the version-1 set → `payload has unknown field "<key>"`;
 //  5. provider, then label, not a string → "<key> must be a string";
 //  6. agentProvider, agentModel, persona present but not a string;
 //  7. toolFilter present: not an object, an unknown key, allow or deny not
 //     an array of strings, or neither declared.
 //
-// Every ErrCorrupt message is prefixed "persisted subagent descriptor ".
+// Every fault.DescriptorCorrupt message is prefixed "persisted subagent descriptor ".
 // Parse never panics, whatever the input.
 func Parse(raw json.RawMessage) (Data, error) {
 	keys, fields, ok := decodeObject(raw)

@@ -60,3 +60,16 @@ const (
 	QueryStaleCursor       Code = "SESSION_QUERY_STALE_CURSOR"
 	QuerySourceConflict    Code = "SESSION_QUERY_SOURCE_CONFLICT"
 )
+
+// The subagent descriptor's codes (a persisted descriptor, or the input of
+// a new one).
+const (
+	// DescriptorCorrupt: a persisted payload of the current version breaks
+	// a rule; the catalog lists the child as "corrupt".
+	DescriptorCorrupt Code = "SUBAGENT_DESCRIPTOR_CORRUPT"
+	// DescriptorUnsupported: a persisted payload of another version; the
+	// catalog lists the child as "unsupported".
+	DescriptorUnsupported Code = "SUBAGENT_DESCRIPTOR_UNSUPPORTED"
+	// DescriptorInvalid: a Snapshot input that cannot become a payload.
+	DescriptorInvalid Code = "SUBAGENT_DESCRIPTOR_INVALID"
+)

@@ -3,10 +3,10 @@ package query
 import (
 	"context"
 	"errors"
-	"github.com/dsh-actors/dsh-actors/fault"
 
 	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
 )
 
 // Querier is the session query the catalog reader consumes. *Query
@@ -172,7 +172,7 @@ func childEntry(parentID string, candidate Record, window *Window) *Entry {
 	}
 	d, err := descriptor.Parse(window.Target.Data)
 	switch {
-	case errors.Is(err, descriptor.ErrUnsupported):
+	case errors.Is(err, fault.DescriptorUnsupported):
 		return diagnostic(id, ReasonUnsupported)
 	case err != nil:
 		return diagnostic(id, ReasonCorrupt)

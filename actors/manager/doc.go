@@ -71,7 +71,7 @@
 // A scoped drain's cut-off covers the root, the targets and their live
 // lineage below the root, never agents above the root (the original keeps
 // those too). A malformed descriptor on cold
-// resume is returned unwrapped (matching descriptor.ErrCorrupt), as the
+// resume is returned unwrapped (matching fault.DescriptorCorrupt), as the
 // original does. A turn ending with refusal maps to the refusal stop reason.
 // An id that is live but has no Activation is NOT_RESUMABLE without
 // touching its log.

@@ -7,6 +7,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -93,7 +94,7 @@ var errLiveUnmanaged = errors.New("the session is live outside the continuation 
 // repairing load off the actor (a failure is NOT_RESUMABLE "unavailable"),
 // the caller's context and the DRAINING gate, authorization #1 against the
 // durable header, the descriptor folded from the own suffix (a malformed
-// one is returned unwrapped, matching descriptor.ErrCorrupt; none or another
+// one is returned unwrapped, matching fault.DescriptorCorrupt; none or another
 // version is NOT_RESUMABLE), then materialization with the descriptor's
 // route from that same loaded log (the log is read once: the agent's
 // conversation comes from it) and the admission of the message
@@ -170,7 +171,7 @@ func continuationState(childID string, log *session.Log) (descriptor.Data, error
 	}
 	d, ok, err := descriptor.Fold(events, seedLength)
 	switch {
-	case errors.Is(err, descriptor.ErrUnsupported), err == nil && !ok:
+	case errors.Is(err, fault.DescriptorUnsupported), err == nil && !ok:
 		return descriptor.Data{}, NoContinuationState(childID)
 	case err != nil:
 		return descriptor.Data{}, err
