@@ -158,8 +158,8 @@ func (c *checker) log(path string, enc Compression) error {
 
 // readFailure records why a log cannot be read: its header, or its body.
 func (c *checker) readFailure(path string, err error) {
-	var ce *CorruptError
-	var ue *UnsupportedError
+	var ce *corruptError
+	var ue *unsupportedError
 	switch {
 	case errors.As(err, &ce) && isHeaderDamage(ce):
 		c.add(DamageHeader, path, 0, ce.FrameAt, "%s", ce.Msg)
@@ -174,7 +174,7 @@ func (c *checker) readFailure(path string, err error) {
 
 // isHeaderDamage reports whether a read refused the log for its first
 // line or first frame.
-func isHeaderDamage(ce *CorruptError) bool {
+func isHeaderDamage(ce *corruptError) bool {
 	for _, m := range []string{"header line", "first line", "first frame", "header frame", "header-less",
 		"header id cannot name", "retired policy"} {
 		if strings.Contains(ce.Msg, m) {

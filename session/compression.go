@@ -96,7 +96,7 @@ func encodingMismatch(path string, configured Compression) error {
 	msg := fmt.Sprintf(`session artifact %s uses %s, but this backend is configured for compression "%s"; `+
 		`use a separate root or select the matching compression mode`,
 		appendJSONString(nil, path), configured.other().suffix(), configured)
-	return &UnsupportedError{Path: path, Msg: msg}
+	return &unsupportedError{Path: path, Msg: msg}
 }
 
 // checkOpposite refuses a session folder holding the other encoding's log.

@@ -177,7 +177,7 @@ func jsString(raw []byte) string {
 func (h *Header) UnmarshalJSON(b []byte) error {
 	hl, _ := parseHeaderLine(b)
 	if !hl.listable {
-		return &CorruptError{FrameAt: -1, Msg: "corrupt session log: first line is not a session header"}
+		return &corruptError{FrameAt: -1, Msg: "corrupt session log: first line is not a session header"}
 	}
 	if err := hl.listingError(""); err != nil {
 		return err
@@ -193,11 +193,11 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	object, valid := forEachMember(b, env.member)
 	env.typ, env.typeIsText = typeNames(nil).get(env.typeRaw)
 	if !valid || !object || rowTags[env.typ] {
-		return &CorruptError{FrameAt: -1, Msg: "corrupt session log: not a session event"}
+		return &corruptError{FrameAt: -1, Msg: "corrupt session log: not a session event"}
 	}
 	parsed, err := env.event()
 	if err != nil {
-		return &CorruptError{FrameAt: -1, Msg: "corrupt session log: invalid session event: " + err.Error()}
+		return &corruptError{FrameAt: -1, Msg: "corrupt session log: invalid session event: " + err.Error()}
 	}
 	parsed.Data = append(json.RawMessage(nil), parsed.Data...)
 	parsed.SurfaceOp = append(json.RawMessage(nil), parsed.SurfaceOp...)

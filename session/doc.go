@@ -18,7 +18,7 @@
 // it (no HTML escaping, U+2028/U+2029 raw). Packed chunk rows
 // (text-chunks, reasoning-chunks, tool-call-chunks) written by the original
 // are expanded on read; this package never writes them. The legacy flat
-// layout is refused with an *UnsupportedError. Ids with lone UTF-16
+// layout is refused with an error matching ErrUnsupported. Ids with lone UTF-16
 // surrogates cannot round-trip through Go strings (they decode to U+FFFD).
 //
 // A Zstandard log (CompressionZstd, the original's default) is a
@@ -27,9 +27,9 @@
 // frame per durable batch (Create's seed, each group-commit write, a
 // repair's closers). A root holds one encoding: WithCompression fixes it,
 // otherwise the root's first log decides (an empty root is plain), and a
-// log of the other encoding anywhere is refused with an *UnsupportedError.
-// Inside complete frames any defect is fatal (a *CorruptError whose
-// FrameAt names the frame); only a torn final frame is repaired, keeping
+// log of the other encoding anywhere is refused with an error matching ErrUnsupported.
+// Inside complete frames any defect is fatal (an error matching ErrCorrupt;
+// Check's Damage.FrameAt names the frame); only a torn final frame is repaired, keeping
 // the lines of its complete blocks.
 //
 // # Reads
@@ -38,7 +38,7 @@
 // Inspect returns the valid stored prefix exactly as stored and never
 // writes: a torn tail (an unterminated or unparsable last line, or garbage
 // after the last committed turn/end) is tolerated; damage followed by a
-// committed turn/end is a *CorruptError naming file and line. Inspect
+// committed turn/end is an error matching ErrCorrupt, naming file and line. Inspect
 // accepts unknown event types and refuses only the three
 // retired vocabularies (request/header-delta, mode/set, request/header
 // with reason "fallback"), which appends refuse too, and message events

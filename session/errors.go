@@ -17,9 +17,9 @@ var (
 	ErrLogFailed = errors.New("session log failed")
 	// ErrSeqMismatch: appended events do not continue the log's seq.
 	ErrSeqMismatch = errors.New("append seq mismatch")
-	// ErrCorrupt matches every *CorruptError.
+	// ErrCorrupt matches every *corruptError.
 	ErrCorrupt = errors.New("corrupt session log")
-	// ErrUnsupported matches every *UnsupportedError.
+	// ErrUnsupported matches every *unsupportedError.
 	ErrUnsupported = errors.New("unsupported session log")
 	// ErrInvalid: a header or event given to Create or Append is malformed.
 	ErrInvalid = errors.New("invalid session input")
@@ -29,14 +29,14 @@ var (
 	ErrNotLive = errors.New("session is not live")
 )
 
-// CorruptError reports damage in a stored log: a bad header, damage in the
+// corruptError reports damage in a stored log: a bad header, damage in the
 // committed region, a log stored at a path its header does not identify,
 // or one id stored twice. Line counts event lines after the header from 1,
 // as the original's scanner does (0 when no line is involved); in a
 // Zstandard log the lines run on across frames, and FrameAt is the byte
 // offset in the file of the frame the damage is in (-1 when no frame is
 // involved, as in every uncompressed log).
-type CorruptError struct {
+type corruptError struct {
 	Path    string
 	Line    int
 	FrameAt int64
@@ -44,35 +44,35 @@ type CorruptError struct {
 }
 
 // Error returns the message, which names the file.
-func (e *CorruptError) Error() string { return e.Msg }
+func (e *corruptError) Error() string { return e.Msg }
 
 // Is makes errors.Is(err, ErrCorrupt) true.
-func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+func (e *corruptError) Is(target error) bool { return target == ErrCorrupt }
 
-// corruptf builds a *CorruptError; a message that does not already name
+// corruptf builds a *corruptError; a message that does not already name
 // the path gets the original's " (raw log: <path>)" suffix.
-func corruptf(path string, line int, format string, args ...any) *CorruptError {
+func corruptf(path string, line int, format string, args ...any) *corruptError {
 	msg := fmt.Sprintf(format, args...)
 	if path != "" {
 		msg += " (raw log: " + path + ")"
 	}
-	return &CorruptError{Path: path, Line: line, FrameAt: -1, Msg: msg}
+	return &corruptError{Path: path, Line: line, FrameAt: -1, Msg: msg}
 }
 
-// UnsupportedError reports a log this build refuses to interpret: a foreign
+// unsupportedError reports a log this build refuses to interpret: a foreign
 // format version, a compressed (.jsonl.zstd) artifact, or the legacy
 // flat-file layout.
-type UnsupportedError struct {
+type unsupportedError struct {
 	ID   string
 	Path string
 	Msg  string // the full message, naming Path
 }
 
 // Error returns the message, which names the file.
-func (e *UnsupportedError) Error() string { return e.Msg }
+func (e *unsupportedError) Error() string { return e.Msg }
 
 // Is makes errors.Is(err, ErrUnsupported) true.
-func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupported }
+func (e *unsupportedError) Is(target error) bool { return target == ErrUnsupported }
 
 // kindError is a message matched by one sentinel and wrapping a cause.
 type kindError struct {
@@ -107,9 +107,9 @@ func logFailed(id string, cause error) error {
 	return &kindError{kind: ErrLogFailed, msg: `session "` + id + `" log failed`, cause: cause}
 }
 
-// corruptNamed builds a *CorruptError whose message already names path.
-func corruptNamed(path string, format string, args ...any) *CorruptError {
-	return &CorruptError{Path: path, FrameAt: -1, Msg: fmt.Sprintf(format, args...)}
+// corruptNamed builds a *corruptError whose message already names path.
+func corruptNamed(path string, format string, args ...any) *corruptError {
+	return &corruptError{Path: path, FrameAt: -1, Msg: fmt.Sprintf(format, args...)}
 }
 
 // asLogFailed returns err if it already matches ErrLogFailed, else wraps it.

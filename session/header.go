@@ -128,8 +128,8 @@ func (hl *headerLine) listingError(path string) error {
 }
 
 // parseStoredHeader applies the load/inspect level to the first line of
-// the log at path: a foreign version is an *UnsupportedError (checked
-// before the shape), a damaged line a *CorruptError. A relative cwd is not
+// the log at path: a foreign version is an *unsupportedError (checked
+// before the shape), a damaged line a *corruptError. A relative cwd is not
 // refused here: the original harness inspects such a log (the snapshot
 // logs it commits carry "{{cwd}}") and refuses it only when it builds a
 // Session from it, which checkLoadable does for Load.
@@ -160,7 +160,7 @@ func checkLoadable(h Header, path string) error {
 	return nil
 }
 
-func foreignVersion(id string, f float64, path string) *UnsupportedError {
+func foreignVersion(id string, f float64, path string) *unsupportedError {
 	v := strconv.FormatFloat(f, 'f', -1, 64)
 	msg := fmt.Sprintf(`session "%s" uses log format v%s, but this harness reads only v0: `+
 		"the log was written by a newer harness — upgrade the harness to open it", id, v)
@@ -168,7 +168,7 @@ func foreignVersion(id string, f float64, path string) *UnsupportedError {
 		msg = fmt.Sprintf(`session "%s" uses log format v%s, older than the supported v0, `+
 			"and this build ships no upgrade path for it", id, v)
 	}
-	return &UnsupportedError{ID: id, Path: path, Msg: msg + " (raw log: " + path + ")"}
+	return &unsupportedError{ID: id, Path: path, Msg: msg + " (raw log: " + path + ")"}
 }
 
 // validateNewHeader checks a header before Create writes it.

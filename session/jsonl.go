@@ -327,7 +327,7 @@ func duplicateID(id, path string) error {
 }
 
 func flatLayout(path string) error {
-	return &UnsupportedError{Path: path, Msg: fmt.Sprintf(`session artifact "%s" uses the unsupported flat-file layout; `+
+	return &unsupportedError{Path: path, Msg: fmt.Sprintf(`session artifact "%s" uses the unsupported flat-file layout; `+
 		`a log must live at <project>/<encoded id>/%s`, path, LogFileName)}
 }
 

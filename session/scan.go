@@ -68,7 +68,7 @@ func scanZstdLog(buf []byte, path string) (scanned, error) {
 	err = s.lines(z.plain[:z.complete], z.header)
 	if err == nil && s.committed != z.complete {
 		line := s.line + 1 // an unterminated fragment ends the frame
-		if ce, ok := s.issue.(*CorruptError); ok {
+		if ce, ok := s.issue.(*corruptError); ok {
 			line = ce.Line
 		}
 		err = corruptf(path, line, "corrupt Zstandard session log: complete frame contains a torn JSONL record")
@@ -88,9 +88,9 @@ func scanZstdLog(buf []byte, path string) (scanned, error) {
 	return s.out, nil
 }
 
-// framed records in a *CorruptError the frame the damage is in.
+// framed records in a *corruptError the frame the damage is in.
 func framed(err error, frame int) error {
-	if ce, ok := err.(*CorruptError); ok && ce.FrameAt < 0 {
+	if ce, ok := err.(*corruptError); ok && ce.FrameAt < 0 {
 		ce.FrameAt = int64(frame)
 	}
 	return err

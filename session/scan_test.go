@@ -189,7 +189,7 @@ func TestCommittedRegionDamage(t *testing.T) {
 			before := statFile(t, path)
 			for _, read := range []func(context.Context, string) (*Log, error){s.Inspect, s.Load} {
 				_, err := read(context.Background(), "dmg")
-				var corrupt *CorruptError
+				var corrupt *corruptError
 				require.True(t, errors.As(err, &corrupt), "%v", err)
 				require.ErrorIs(t, err, ErrCorrupt)
 				require.Equal(t, path, corrupt.Path)

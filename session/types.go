@@ -54,7 +54,7 @@ type Store interface {
 	List(ctx context.Context) ([]Header, error)
 	// Inspect returns the valid stored prefix of a log and never writes.
 	// A torn tail is tolerated; damage in the committed region is a
-	// *CorruptError naming file and line. A missing id is ErrNotFound.
+	// error matching ErrCorrupt, naming file and line. A missing id is ErrNotFound.
 	Inspect(ctx context.Context, id string) (*Log, error)
 	// Load is the repairing read used by resume: it truncates a torn tail and
 	// durably appends closers for an open final turn before returning. It

@@ -133,7 +133,7 @@ func frameHeaderRest(descriptor byte) int {
 	return window + dictBytes + fcsBytes
 }
 
-func zstdCorrupt(path string, frame int, format string, args ...any) *CorruptError {
+func zstdCorrupt(path string, frame int, format string, args ...any) *corruptError {
 	e := corruptf(path, 0, format, args...)
 	e.FrameAt = int64(frame)
 	return e

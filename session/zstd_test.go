@@ -311,7 +311,7 @@ func TestZstdCompleteFrameDamage(t *testing.T) {
 			path := writeZstd(t, s, h, file)
 			for _, read := range []func(context.Context, string) (*Log, error){s.Inspect, s.Load} {
 				_, err := read(ctx, h.ID)
-				var ce *CorruptError
+				var ce *corruptError
 				require.ErrorAs(t, err, &ce)
 				require.Contains(t, ce.Msg, c.msg)
 				require.Contains(t, ce.Msg, path, "the error names the file")
