@@ -73,3 +73,8 @@ const (
 	// DescriptorInvalid: a Snapshot input that cannot become a payload.
 	DescriptorInvalid Code = "SUBAGENT_DESCRIPTOR_INVALID"
 )
+
+// IndexRefused: the derived index file is another application's SQLite
+// file or of a newer schema; it is left alone (move it away, or read the
+// store without the index).
+const IndexRefused Code = "INDEX_REFUSED"

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"sync"
 
-	"modernc.org/sqlite"
-
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
+	"modernc.org/sqlite"
 )
 
 // FileName is the index file inside the store root.
@@ -51,16 +51,12 @@ var knownTables = map[string]bool{
 	"docs_idx": true, "docs_content": true, "docs_docsize": true, "docs_config": true,
 }
 
-// RefusedError is an index file this package will not use or replace:
-// another application's SQLite file, or an index of a newer schema. Move
-// the file away, or read the store without the index.
-type RefusedError struct {
-	Path   string
-	Reason string
-}
-
-func (e *RefusedError) Error() string {
-	return fmt.Sprintf("index: refusing %q: %s (move it away, or read without the index: --no-index)", e.Path, e.Reason)
+// refused is fault.IndexRefused: an index file this package will not use
+// or replace (another application's SQLite file, or an index of a newer
+// schema); the message names the file and says what to do.
+func refused(path, reason string) error {
+	return fault.New(fault.IndexRefused,
+		fmt.Sprintf("index: refusing %q: %s (move it away, or read without the index: --no-index)", path, reason), nil)
 }
 
 // DB is the derived index of one store root, over the live registry whose
@@ -119,8 +115,7 @@ func (d *DB) open(ctx context.Context) error {
 		}
 	}
 	if err != nil {
-		var refused *RefusedError
-		if errors.As(err, &refused) {
+		if errors.Is(err, fault.IndexRefused) {
 			return err
 		}
 		return fmt.Errorf("index: opening %q: %w", d.path, err)
@@ -174,20 +169,20 @@ func (d *DB) prepare(ctx context.Context, db *sql.DB) error {
 	case appID == applicationID && version == schemaVersion:
 		for _, t := range tables {
 			if !knownTables[t] {
-				return &RefusedError{Path: d.path, Reason: fmt.Sprintf("it holds a table %q this index does not know", t)}
+				return refused(d.path, fmt.Sprintf("it holds a table %q this index does not know", t))
 			}
 		}
 		return tx.Commit()
 	case appID == applicationID && version > schemaVersion:
-		return &RefusedError{Path: d.path, Reason: fmt.Sprintf("it is an index of schema %d, newer than this build's %d", version, schemaVersion)}
+		return refused(d.path, fmt.Sprintf("it is an index of schema %d, newer than this build's %d", version, schemaVersion))
 	case appID == applicationID:
 		if err := dropAll(ctx, tx, tables); err != nil {
 			return err
 		}
 	case appID != 0:
-		return &RefusedError{Path: d.path, Reason: fmt.Sprintf("it is another application's SQLite file (application_id %#x)", appID)}
+		return refused(d.path, fmt.Sprintf("it is another application's SQLite file (application_id %#x)", appID))
 	case len(tables) > 0:
-		return &RefusedError{Path: d.path, Reason: "it is a SQLite file with tables but no application id, not an empty or recognized index"}
+		return refused(d.path, "it is a SQLite file with tables but no application id, not an empty or recognized index")
 	}
 	for _, stmt := range append(schema,
 		fmt.Sprintf(`PRAGMA application_id = %d`, applicationID),
