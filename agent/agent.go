@@ -97,7 +97,7 @@ type ToolResult struct {
 	CallID  string
 	Content []Block
 	IsError bool
-	Error   *event.ToolError
+	Error   *event.ToolFailure
 	Meta    json.RawMessage
 }
 

@@ -72,7 +72,7 @@ func TestPayloadsRoundTrip(t *testing.T) {
 			`{"turn":1,"step":1,"message":{"source":{"kind":"tool","callId":"call_1"},"content":[{"type":"tool-result","toolCallId":"call_1","content":[{"type":"text","text":"started"}],"isError":false}],"role":"user","id":"r1"}}`},
 		{ToolResult{Turn: 1, Step: 2, Message: ToolResultMessage{Source: Source{Kind: SourceTool, CallID: "c"},
 			Content: []ToolResultBlock{{Type: BlockToolResult, ToolCallID: "c", Content: Text("x"), IsError: true}}, Role: RoleUser, ID: "r2"},
-			Error: &ToolError{Name: "ToolNotStartedError", Code: "TOOL_NOT_STARTED"}, Meta: json.RawMessage(`{"a":1}`)},
+			Error: &ToolFailure{Name: "ToolNotStartedError", Code: "TOOL_NOT_STARTED"}, Meta: json.RawMessage(`{"a":1}`)},
 			`{"turn":1,"step":2,"message":{"source":{"kind":"tool","callId":"c"},"content":[{"type":"tool-result","toolCallId":"c","content":[{"type":"text","text":"x"}],"isError":true}],"role":"user","id":"r2"},"error":{"name":"ToolNotStartedError","code":"TOOL_NOT_STARTED"},"meta":{"a":1}}`},
 		{RequestHeader{Header: Header{Config: Config{Provider: "deepseek-official", Model: "deepseek-v4-flash", ReasoningEffort: "high", MaxTokens: 256000},
 			AdapterDefaults: &AdapterDefaults{ReasoningEffort: true, MaxTokens: true}, System: "sys",

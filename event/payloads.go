@@ -123,7 +123,7 @@ type ToolResult struct {
 	Turn    int               `json:"turn"`
 	Step    int               `json:"step"`
 	Message ToolResultMessage `json:"message"`
-	Error   *ToolError        `json:"error,omitempty"`
+	Error   *ToolFailure        `json:"error,omitempty"`
 	Meta    json.RawMessage   `json:"meta,omitempty"`
 }
 
@@ -145,8 +145,8 @@ type ToolResultBlock struct {
 	IsError    bool    `json:"isError"`
 }
 
-// ToolError names a tool failure: {name, code}.
-type ToolError struct {
+// ToolFailure names a tool failure: {name, code}.
+type ToolFailure struct {
 	Name string `json:"name"`
 	Code string `json:"code"`
 }

@@ -139,7 +139,7 @@ func errorResult(callID string, err error) agent.ToolResult {
 		ErrorCode() string
 	}
 	if errors.As(err, &typed) {
-		result.Error = &event.ToolError{Name: typed.ErrorName(), Code: typed.ErrorCode()}
+		result.Error = &event.ToolFailure{Name: typed.ErrorName(), Code: typed.ErrorCode()}
 	}
 	return result
 }

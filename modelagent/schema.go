@@ -96,25 +96,25 @@ func parseArguments(raw string) any {
 	return v
 }
 
-// ArgsError is the original's ToolArgsError: the arguments violate the
+// argsError is the original's ToolArgsError: the arguments violate the
 // tool's parameters. Its message lists every violation.
-type ArgsError struct{ Violations []string }
+type argsError struct{ Violations []string }
 
 // Error is "invalid arguments: <v1>; <v2>".
-func (e *ArgsError) Error() string { return "invalid arguments: " + strings.Join(e.Violations, "; ") }
+func (e *argsError) Error() string { return "invalid arguments: " + strings.Join(e.Violations, "; ") }
 
 // ErrorName is the original's class name.
-func (e *ArgsError) ErrorName() string { return "ToolArgsError" }
+func (e *argsError) ErrorName() string { return "ToolArgsError" }
 
 // ErrorCode is INVALID_ARGS.
-func (e *ArgsError) ErrorCode() string { return "INVALID_ARGS" }
+func (e *argsError) ErrorCode() string { return "INVALID_ARGS" }
 
 // validate checks parsed arguments against params: an object, the
 // required properties present, each declared property of its type.
 func validate(params []Param, v any) (Args, error) {
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, &ArgsError{[]string{`"arguments" must be an object`}}
+		return nil, &argsError{[]string{`"arguments" must be an object`}}
 	}
 	var violations []string
 	for _, p := range params {
@@ -129,7 +129,7 @@ func validate(params []Param, v any) (Args, error) {
 		}
 	}
 	if len(violations) > 0 {
-		return nil, &ArgsError{violations}
+		return nil, &argsError{violations}
 	}
 	return Args(obj), nil
 }
