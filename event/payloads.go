@@ -123,7 +123,7 @@ type ToolResult struct {
 	Turn    int               `json:"turn"`
 	Step    int               `json:"step"`
 	Message ToolResultMessage `json:"message"`
-	Error   *ToolFailure        `json:"error,omitempty"`
+	Error   *ToolFailure      `json:"error,omitempty"`
 	Meta    json.RawMessage   `json:"meta,omitempty"`
 }
 
