@@ -1,85 +1,56 @@
 package host
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/dsh-actors/dsh-actors/fault"
+)
 
 // The wire error codes (docs/wire-protocol.md). Business errors travel with HTTP 200
 // in a server-response whose result is {ok:false, error:{code, message, details}}.
+// A Backend classifies a failure under one of them with Wrap; match it with
+// errors.Is(err, host.CodeX).
 const (
-	CodeBadRequest                = "bad-request"
-	CodeCancelled                 = "cancelled"
-	CodeInternal                  = "internal"
-	CodeAgentBusy                 = "agent-busy"
-	CodeSessionNotFound           = "session-not-found"
-	CodeSubagentParentUnavailable = "subagent-parent-unavailable"
-	CodeSubagentNotFound          = "subagent-not-found"
-	CodeSubagentCatalogDiagnostic = "subagent-catalog-diagnostic"
-	CodeSubagentNotResumable      = "subagent-not-resumable"
-	CodeSubagentUnauthorized      = "subagent-unauthorized"
-	CodeSubagentNotDelivered      = "subagent-not-delivered"
+	CodeBadRequest                fault.Code = "bad-request"
+	CodeCancelled                 fault.Code = "cancelled"
+	CodeInternal                  fault.Code = "internal"
+	CodeAgentBusy                 fault.Code = "agent-busy"
+	CodeSessionNotFound           fault.Code = "session-not-found"
+	CodeSubagentParentUnavailable fault.Code = "subagent-parent-unavailable"
+	CodeSubagentNotFound          fault.Code = "subagent-not-found"
+	CodeSubagentCatalogDiagnostic fault.Code = "subagent-catalog-diagnostic"
+	CodeSubagentNotResumable      fault.Code = "subagent-not-resumable"
+	CodeSubagentUnauthorized      fault.Code = "subagent-unauthorized"
+	CodeSubagentNotDelivered      fault.Code = "subagent-not-delivered"
 )
 
-// Error is the host layer's one error type: a typed RPC error with the exact
-// wire code, message and details. A Backend also uses it (through the
-// sentinels below and Wrap) to classify its failures for the host.
-type Error struct {
-	Code    string
+// rpcError is a wire error: the exact wire code, message and details.
+type rpcError struct {
+	Code    fault.Code
 	Message string
 	// Details is the JSON object sent as error.details; nil is sent as {}.
 	// The host uses structs (Details, IssueDetails) so that keys keep a
 	// fixed order.
 	Details any
-	Err     error
 }
 
-// Sentinels for errors.Is, matched by Code alone.
-var (
-	ErrBadRequest                = &Error{Code: CodeBadRequest}
-	ErrCancelled                 = &Error{Code: CodeCancelled}
-	ErrInternal                  = &Error{Code: CodeInternal}
-	ErrAgentBusy                 = &Error{Code: CodeAgentBusy}
-	ErrSessionNotFound           = &Error{Code: CodeSessionNotFound}
-	ErrSubagentParentUnavailable = &Error{Code: CodeSubagentParentUnavailable}
-	ErrSubagentNotFound          = &Error{Code: CodeSubagentNotFound}
-	ErrSubagentCatalogDiagnostic = &Error{Code: CodeSubagentCatalogDiagnostic}
-	ErrSubagentNotResumable      = &Error{Code: CodeSubagentNotResumable}
-	ErrSubagentUnauthorized      = &Error{Code: CodeSubagentUnauthorized}
-	ErrSubagentNotDelivered      = &Error{Code: CodeSubagentNotDelivered}
-)
+// Error returns "host: <message>".
+func (e *rpcError) Error() string { return "host: " + e.Message }
 
-// Error returns "host: <message>" followed by the cause, if any.
-func (e *Error) Error() string {
-	msg := e.Message
-	if msg == "" {
-		msg = e.Code
-	}
-	if e.Err != nil {
-		return fmt.Sprintf("host: %s: %v", msg, e.Err)
-	}
-	return "host: " + msg
-}
-
-// Unwrap returns the cause.
-func (e *Error) Unwrap() error { return e.Err }
-
-// Is reports whether target is an *Error with the same Code.
-func (e *Error) Is(target error) bool {
-	t, ok := target.(*Error)
-	return ok && t.Code == e.Code
-}
-
-// Wrap classifies cause under a wire code. A Backend returns it so that
-// errors.Is(err, ErrX) selects the host's mapping; the wire message and
-// details are always the host's own, never the cause's text.
-func Wrap(code string, cause error) error {
-	return &Error{Code: code, Message: code, Err: cause}
+// Wrap classifies cause under a wire code: a *fault.Error with that code,
+// the text "host: <code>: <cause>" and cause wrapped. A Backend returns it
+// so that errors.Is(err, CodeX) selects the host's mapping; the wire
+// message and details are always the host's own, never the cause's text.
+func Wrap(code fault.Code, cause error) error {
+	return fault.New(code, fmt.Sprintf("host: %s: %v", code, cause), cause)
 }
 
 // newError builds a wire error; details nil becomes {} on the wire.
-func newError(code, message string, details any) *Error {
+func newError(code fault.Code, message string, details any) *rpcError {
 	if details == nil {
 		details = struct{}{}
 	}
-	return &Error{Code: code, Message: message, Details: details}
+	return &rpcError{Code: code, Message: message, Details: details}
 }
 
 // Details are the ids and reason a business error names, in the original's
@@ -106,7 +77,7 @@ type Issue struct {
 	Message string `json:"message"`
 }
 
-func badRequest(message string, issues []Issue) *Error {
+func badRequest(message string, issues []Issue) *rpcError {
 	if issues == nil {
 		issues = []Issue{}
 	}

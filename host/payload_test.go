@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/stretchr/testify/require"
 )
 
@@ -40,13 +41,13 @@ func requireIssues(t *testing.T, cases []issueCase) {
 
 // errorIssues decodes an answer's error code and message and its
 // details.issues as sent ("" codes for a success).
-func errorIssues(t *testing.T, rec *httptest.ResponseRecorder) (code, message, issues string) {
+func errorIssues(t *testing.T, rec *httptest.ResponseRecorder) (code fault.Code, message, issues string) {
 	t.Helper()
 	var r struct {
 		Result struct {
 			Error *struct {
-				Code    string `json:"code"`
-				Message string `json:"message"`
+				Code    fault.Code `json:"code"`
+				Message string     `json:"message"`
 				Details struct {
 					Issues json.RawMessage `json:"issues"`
 				} `json:"details"`

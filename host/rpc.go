@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -26,7 +27,7 @@ type call struct {
 
 // method implements one RPC: it validates the payload and returns the ok
 // value or a typed business error.
-type method func(ctx context.Context, c call) (any, *Error)
+type method func(ctx context.Context, c call) (any, *rpcError)
 
 type serverResponse struct {
 	Type   string         `json:"type"`
@@ -41,9 +42,9 @@ type responseResult struct {
 }
 
 type wireError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Details any    `json:"details"`
+	Code    fault.Code `json:"code"`
+	Message string     `json:"message"`
+	Details any        `json:"details"`
 }
 
 // serveRPC answers POST /api/<name>: carrier checks first (HTTP status) in
@@ -89,7 +90,7 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, name string) 
 }
 
 // invoke runs m, turning a panic into the text of a 500.
-func invoke(ctx context.Context, m method, c call) (value any, failure *Error, panicked string) {
+func invoke(ctx context.Context, m method, c call) (value any, failure *rpcError, panicked string) {
 	defer func() {
 		if p := recover(); p != nil {
 			panicked = fmt.Sprint(p)
@@ -107,7 +108,7 @@ func isJSONMediaType(header string) bool {
 // decodeEnvelope applies the first level of validation: the client-request
 // shape ({type: "client-request", rpcId: string, method: string, payload:
 // any value}, issues in that key order), then method == path. The returned call always carries the rpcId to echo.
-func decodeEnvelope(body []byte, path string) (call, *Error) {
+func decodeEnvelope(body []byte, path string) (call, *rpcError) {
 	var fields map[string]json.RawMessage
 	if !isJSONObject(body) || json.Unmarshal(body, &fields) != nil || fields == nil {
 		return call{rpcID: invalidRequestID}, badRequest("invalid client-request message",
@@ -139,14 +140,14 @@ func decodeEnvelope(body []byte, path string) (call, *Error) {
 }
 
 // invalidPayload is the second-level validation failure, or nil.
-func invalidPayload(c call, p *payload) *Error {
+func invalidPayload(c call, p *payload) *rpcError {
 	if len(p.issues) == 0 {
 		return nil
 	}
 	return badRequest("invalid payload for "+c.method, p.issues)
 }
 
-func writeResponse(w http.ResponseWriter, rpcID string, value any, failure *Error) {
+func writeResponse(w http.ResponseWriter, rpcID string, value any, failure *rpcError) {
 	resp := serverResponse{Type: "server-response", RPCID: rpcID, Result: responseResult{OK: failure == nil, Value: value}}
 	if failure != nil {
 		details := failure.Details

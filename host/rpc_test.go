@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
@@ -24,7 +25,7 @@ type response struct {
 		OK    bool            `json:"ok"`
 		Value json.RawMessage `json:"value"`
 		Error *struct {
-			Code    string         `json:"code"`
+			Code    fault.Code     `json:"code"`
 			Message string         `json:"message"`
 			Details map[string]any `json:"details"`
 		} `json:"error"`
@@ -74,7 +75,7 @@ func decodeResponse(t *testing.T, rec *httptest.ResponseRecorder) response {
 }
 
 // requireError asserts a business error with its exact code, message and details.
-func requireError(t *testing.T, r response, code, message string, details map[string]any) {
+func requireError(t *testing.T, r response, code fault.Code, message string, details map[string]any) {
 	t.Helper()
 	require.False(t, r.Result.OK, "expected an error, got %s", r.Result.Value)
 	require.NotNil(t, r.Result.Error)

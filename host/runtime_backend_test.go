@@ -98,7 +98,7 @@ func TestRuntimeBackendListsStoredAndLiveSessionsWithoutActivating(t *testing.T)
 	require.NotEmpty(t, transcript.Events)
 	require.Nil(t, rt.Agent("stored"), "reading never resumes a stored session")
 	_, err = b.ReadSession(ctx, "ghost")
-	require.ErrorIs(t, err, ErrSessionNotFound)
+	require.ErrorIs(t, err, CodeSessionNotFound)
 
 	// Picking a session up is not activity: a resumed session's end-seed
 	// does not move its updatedAt (the original's lastActivityTime).
@@ -165,10 +165,10 @@ func TestRuntimeBackendPromptsTopLevelSessionsOnly(t *testing.T) {
 	require.NoError(t, h.WhenIdle(ctx))
 
 	_, err = b.PromptSession(ctx, "kid", agent.Text("reply no"), userSource)
-	require.ErrorIs(t, err, ErrAgentBusy)
+	require.ErrorIs(t, err, CodeAgentBusy)
 	require.Nil(t, rt.Agent("kid"), "a child is never resumed by the ordinary route")
 	_, err = b.PromptSession(ctx, "ghost", agent.Text("reply no"), userSource)
-	require.ErrorIs(t, err, ErrSessionNotFound)
+	require.ErrorIs(t, err, CodeSessionNotFound)
 
 	created, err := b.CreateSession(ctx, CreateRequest{ID: "made", Cwd: filepath.Join(root, "w")})
 	require.NoError(t, err)
@@ -257,10 +257,10 @@ func TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes(t *testing.T) {
 	for _, id := range []string{"kid", "seed-era", "live-kid", "live-seed-era", "one-shot"} {
 		for _, cwd := range []string{a, elsewhere} {
 			_, err := b.CreateSession(ctx, CreateRequest{ID: id, Cwd: cwd, Requested: true})
-			require.ErrorIs(t, err, ErrAgentBusy, "create %s in %s", id, cwd)
+			require.ErrorIs(t, err, CodeAgentBusy, "create %s in %s", id, cwd)
 		}
 		_, err := b.PromptSession(ctx, id, agent.Text("reply no"), userSource)
-		require.ErrorIs(t, err, ErrAgentBusy, "prompt %s", id)
+		require.ErrorIs(t, err, CodeAgentBusy, "prompt %s", id)
 	}
 	require.Nil(t, rt.Agent("kid"), "a fenced child is never resumed")
 	require.Nil(t, rt.Agent("seed-era"), "a fenced child is never resumed")

@@ -2,11 +2,10 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"testing"
 
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -16,26 +15,26 @@ import (
 func TestClassifyMapsSubagentDeliveryFailures(t *testing.T) {
 	cases := []struct {
 		err  error
-		want error // nil: not classified, reported as internal
+		want fault.Code // "": not classified, reported as internal
 	}{
-		{fault.NotResumable, ErrSubagentNotResumable},
-		{fault.Unauthorized, ErrSubagentUnauthorized},
-		{fault.Draining, ErrSubagentNotDelivered},
-		{fault.ActivationClosing, ErrSubagentNotDelivered},
-		{fault.Cancelled, ErrCancelled},
-		{fault.ContinuationUnavailable, nil},
-		{fault.PersistenceUnavailable, nil},
-		{fault.DurabilityFailed, nil},
+		{fault.NotResumable, CodeSubagentNotResumable},
+		{fault.Unauthorized, CodeSubagentUnauthorized},
+		{fault.Draining, CodeSubagentNotDelivered},
+		{fault.ActivationClosing, CodeSubagentNotDelivered},
+		{fault.Cancelled, CodeCancelled},
+		{fault.ContinuationUnavailable, ""},
+		{fault.PersistenceUnavailable, ""},
+		{fault.DurabilityFailed, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.err.Error(), func(t *testing.T) {
 			got := classify(context.Background(), fmt.Errorf("followup: %w", tc.err))
 			require.ErrorIs(t, got, tc.err, "the cause is kept")
-			var hostErr *Error
-			if tc.want == nil {
-				require.False(t, errors.As(got, &hostErr), "classified as %v", got)
+			if tc.want == "" {
+				require.Empty(t, fault.CodeOf(got), "classified as %v", got)
 				return
 			}
+			require.Equal(t, tc.want, fault.CodeOf(got))
 			require.ErrorIs(t, got, tc.want)
 		})
 	}

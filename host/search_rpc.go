@@ -16,7 +16,7 @@ import (
 // matches first, each {sessionId, seq, type, snippet}. query must hold
 // something besides whitespace and no NUL; limit is 1 to 100 (default 20),
 // offset at least 0 (default 0).
-func (h *Handler) sessionSearch(ctx context.Context, c call) (any, *Error) {
+func (h *Handler) sessionSearch(ctx context.Context, c call) (any, *rpcError) {
 	p := readPayload(c.payload)
 	if p.fields == nil {
 		return nil, invalidPayload(c, p)

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/index"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/google/uuid"
@@ -16,7 +17,7 @@ import (
 // live or stored, newest activity first (updatedAt descending, ties in the
 // backend's order), each as the original's SessionSummary. cursor is the
 // original's reserved, unimplemented seat: validated, then ignored.
-func (h *Handler) sessionList(ctx context.Context, c call) (any, *Error) {
+func (h *Handler) sessionList(ctx context.Context, c call) (any, *rpcError) {
 	p := readPayload(c.payload)
 	p.optionalString("cursor", false)
 	if bad := invalidPayload(c, p); bad != nil {
@@ -45,7 +46,7 @@ func (h *Handler) sessionList(ctx context.Context, c call) (any, *Error) {
 // unreadableError is session.list's internal error naming the stored
 // entry that cannot be read: the session (also in details.sessionId) and
 // the store's own words, which name the file.
-func unreadableError(u *unreadableSession) *Error {
+func unreadableError(u *unreadableSession) *rpcError {
 	if u.id == "" {
 		return newError(CodeInternal, "session list failed: "+u.err.Error(), nil)
 	}
@@ -139,7 +140,7 @@ type sessionItems struct {
 // opens the requested sessionId or a minted session-<uuid>, in the
 // requested cwd or Options.Cwd; a subagent session is never adopted
 // (agent-busy).
-func (h *Handler) sessionCreate(ctx context.Context, c call) (any, *Error) {
+func (h *Handler) sessionCreate(ctx context.Context, c call) (any, *rpcError) {
 	p := readPayload(c.payload)
 	workspaceID, hasWorkspace := p.optionalString("workspaceId", true)
 	cwd, hasCwd := p.optionalString("cwd", true)
@@ -179,7 +180,7 @@ func (h *Handler) sessionCreate(ctx context.Context, c call) (any, *Error) {
 			}
 			return nil, newError(codeSessionConflict, conflict.Error(), details)
 		}
-		if errors.Is(err, ErrAgentBusy) {
+		if errors.Is(err, CodeAgentBusy) {
 			return nil, ownedBySubagentRouting(requestedID)
 		}
 		h.logFailure("session.create", err)
@@ -190,7 +191,7 @@ func (h *Handler) sessionCreate(ctx context.Context, c call) (any, *Error) {
 
 // codeSessionConflict is the original's session-conflict: a requested
 // sessionId is stored with another cwd.
-const codeSessionConflict = "session-conflict"
+const codeSessionConflict fault.Code = "session-conflict"
 
 // conflictDetails are session-conflict's {sessionId, requestedCwd,
 // existingCwd?}; existingCwd is left out when the stored session has none.
@@ -202,7 +203,7 @@ type conflictDetails struct {
 
 // codeWorkspaceNotFound is the original's workspace-not-found, details
 // {workspaceId}.
-const codeWorkspaceNotFound = "workspace-not-found"
+const codeWorkspaceNotFound fault.Code = "workspace-not-found"
 
 type workspaceDetails struct {
 	WorkspaceID string `json:"workspaceId"`
@@ -217,7 +218,7 @@ type createdValue struct {
 // maxMessages?} with the same message-aligned pages as subagent.history,
 // the tail page with the session's projections. It never activates
 // anything.
-func (h *Handler) sessionHistory(ctx context.Context, c call) (any, *Error) {
+func (h *Handler) sessionHistory(ctx context.Context, c call) (any, *rpcError) {
 	p := readPayload(c.payload)
 	id := p.sessionID("sessionId")
 	beforeSeq := p.optionalInt("beforeSeq", false)
@@ -235,7 +236,7 @@ func (h *Handler) sessionHistory(ctx context.Context, c call) (any, *Error) {
 		return value, nil
 	case isCancelled(ctx, err):
 		return nil, newError(CodeCancelled, "session history read was cancelled", nil)
-	case errors.Is(err, ErrSessionNotFound):
+	case errors.Is(err, CodeSessionNotFound):
 		return nil, sessionNotFound(id)
 	default:
 		h.logFailure("session.history", err)
@@ -248,7 +249,7 @@ func (h *Handler) sessionHistory(ctx context.Context, c call) (any, *Error) {
 // 'queue' or 'steer'; this runtime cannot steer a running turn, so both
 // deliver content as a follow-up: a FIFO turn of its own after the current
 // one. Continuable children are refused with agent-busy.
-func (h *Handler) sessionPrompt(ctx context.Context, c call) (any, *Error) {
+func (h *Handler) sessionPrompt(ctx context.Context, c call) (any, *rpcError) {
 	p := readPayload(c.payload)
 	if p.fields == nil {
 		return nil, invalidPayload(c, p)
@@ -265,9 +266,9 @@ func (h *Handler) sessionPrompt(ctx context.Context, c call) (any, *Error) {
 		return acceptedValue{Accepted: true}, nil
 	case isCancelled(ctx, err):
 		return nil, newError(CodeCancelled, "session prompt was cancelled", nil)
-	case errors.Is(err, ErrSessionNotFound):
+	case errors.Is(err, CodeSessionNotFound):
 		return nil, sessionNotFound(id)
-	case errors.Is(err, ErrAgentBusy):
+	case errors.Is(err, CodeAgentBusy):
 		return nil, ownedBySubagentRouting(id)
 	default:
 		h.logFailure("session.prompt", err)
@@ -277,13 +278,13 @@ func (h *Handler) sessionPrompt(ctx context.Context, c call) (any, *Error) {
 
 // ownedBySubagentRouting is the generic-route ownership fence's agent-busy:
 // a continuable child is reached through subagent.* only.
-func ownedBySubagentRouting(id string) *Error {
+func ownedBySubagentRouting(id string) *rpcError {
 	return newError(CodeAgentBusy, "session "+quote(id)+" is owned by subagent routing",
 		Details{Reason: "use subagent delivery for this child session"})
 }
 
 // sessionNotFound is the original's `session "${sessionId}" not found`.
-func sessionNotFound(id string) *Error {
+func sessionNotFound(id string) *rpcError {
 	return newError(CodeSessionNotFound, "session "+quote(id)+" not found", Details{SessionID: id})
 }
 

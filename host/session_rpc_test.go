@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -135,10 +136,11 @@ func TestSessionHistoryPagesATopLevelTranscript(t *testing.T) {
 func TestSessionPrompt(t *testing.T) {
 	text := []any{map[string]any{"type": "text", "text": "spawn a: b"}}
 	cases := []struct {
-		name      string
-		err       error
-		code, msg string
-		details   map[string]any
+		name    string
+		err     error
+		code    fault.Code
+		msg     string
+		details map[string]any
 	}{
 		{"unknown", Wrap(CodeSessionNotFound, errors.New("nope")), CodeSessionNotFound, `session "s1" not found`,
 			map[string]any{"sessionId": "s1"}},

@@ -9,7 +9,7 @@ import (
 
 // subagentList answers subagent.list {parentSessionId} with the complete
 // direct catalog and whether the exact parent is live (a hint only).
-func (h *Handler) subagentList(ctx context.Context, c call) (any, *Error) {
+func (h *Handler) subagentList(ctx context.Context, c call) (any, *rpcError) {
 	p := readPayload(c.payload)
 	parent := p.sessionID("parentSessionId")
 	if bad := invalidPayload(c, p); bad != nil {
@@ -34,7 +34,7 @@ func (h *Handler) subagentList(ctx context.Context, c call) (any, *Error) {
 // subagentHistory answers subagent.history: verify the address in the
 // parent's catalog, read the child's transcript without activating anything,
 // check the child still names that parent, then cut one page.
-func (h *Handler) subagentHistory(ctx context.Context, c call) (any, *Error) {
+func (h *Handler) subagentHistory(ctx context.Context, c call) (any, *rpcError) {
 	p := readPayload(c.payload)
 	parent, child := p.sessionID("parentSessionId"), p.sessionID("childSessionId")
 	beforeSeq := p.optionalInt("beforeSeq", false)
@@ -56,11 +56,11 @@ func (h *Handler) subagentHistory(ctx context.Context, c call) (any, *Error) {
 	return toHistoryValue(paginate(transcript.Events, beforeSeq, pageSize(maxMessages))), nil
 }
 
-func (h *Handler) historyReadError(ctx context.Context, parent, child string, err error) *Error {
+func (h *Handler) historyReadError(ctx context.Context, parent, child string, err error) *rpcError {
 	switch {
 	case isCancelled(ctx, err):
 		return newError(CodeCancelled, "subagent history read was cancelled", nil)
-	case errors.Is(err, ErrSessionNotFound):
+	case errors.Is(err, CodeSessionNotFound):
 		return newError(CodeSubagentNotFound, "subagent disappeared during history read",
 			Details{ParentSessionID: parent, ChildSessionID: child})
 	default:
@@ -72,7 +72,7 @@ func (h *Handler) historyReadError(ctx context.Context, parent, child string, er
 // subagentPrompt answers subagent.prompt: the exact parent must be live
 // (checked before any catalog read), the address must be a healthy
 // continuable child, then the continuation service delivers the content.
-func (h *Handler) subagentPrompt(ctx context.Context, c call) (any, *Error) {
+func (h *Handler) subagentPrompt(ctx context.Context, c call) (any, *rpcError) {
 	p := readPayload(c.payload)
 	parent, child := p.sessionID("parentSessionId"), p.sessionID("childSessionId")
 	content := p.content("content")
@@ -96,16 +96,16 @@ func (h *Handler) subagentPrompt(ctx context.Context, c call) (any, *Error) {
 }
 
 // followupError maps a continuation failure; an aborted request wins first.
-func (h *Handler) followupError(ctx context.Context, child string, err error) *Error {
+func (h *Handler) followupError(ctx context.Context, child string, err error) *rpcError {
 	childOnly := Details{ChildSessionID: child}
 	switch {
 	case isCancelled(ctx, err):
 		return newError(CodeCancelled, "subagent prompt was cancelled", nil)
-	case errors.Is(err, ErrSubagentNotResumable):
+	case errors.Is(err, CodeSubagentNotResumable):
 		return newError(CodeSubagentNotResumable, "subagent cannot be resumed", childOnly)
-	case errors.Is(err, ErrSubagentUnauthorized):
+	case errors.Is(err, CodeSubagentUnauthorized):
 		return newError(CodeSubagentUnauthorized, "subagent does not belong to this parent", childOnly)
-	case errors.Is(err, ErrSubagentNotDelivered):
+	case errors.Is(err, CodeSubagentNotDelivered):
 		return newError(CodeSubagentNotDelivered, "message was not delivered", childOnly)
 	default:
 		h.logFailure("subagent.prompt", err)
@@ -116,7 +116,7 @@ func (h *Handler) followupError(ctx context.Context, child string, err error) *E
 // verifyAddress re-reads the parent's complete direct catalog and requires
 // child to be a healthy entry. Seed 004's address is {parentSessionId,
 // childSessionId}: there is no mode, every catalog row is continuable.
-func (h *Handler) verifyAddress(ctx context.Context, parent, child string) *Error {
+func (h *Handler) verifyAddress(ctx context.Context, parent, child string) *rpcError {
 	entries, err := h.catalog.read(ctx, parent)
 	if err != nil {
 		return h.catalogVerifyError(ctx, parent, child, err)
@@ -135,11 +135,11 @@ func (h *Handler) verifyAddress(ctx context.Context, parent, child string) *Erro
 		Details{ParentSessionID: parent, ChildSessionID: child})
 }
 
-func (h *Handler) catalogVerifyError(ctx context.Context, parent, child string, err error) *Error {
+func (h *Handler) catalogVerifyError(ctx context.Context, parent, child string, err error) *rpcError {
 	switch {
 	case isCancelled(ctx, err):
 		return newError(CodeCancelled, "subagent catalog read was cancelled", nil)
-	case errors.Is(err, ErrSessionNotFound):
+	case errors.Is(err, CodeSessionNotFound):
 		return newError(CodeSubagentNotFound, "parent session "+quote(parent)+" is unavailable",
 			Details{ParentSessionID: parent, ChildSessionID: child})
 	default:
@@ -151,7 +151,7 @@ func (h *Handler) catalogVerifyError(ctx context.Context, parent, child string, 
 // isCancelled reports whether the request was aborted or the backend
 // reported a cancellation.
 func isCancelled(ctx context.Context, err error) bool {
-	return ctx.Err() != nil || errors.Is(err, ErrCancelled) || errors.Is(err, context.Canceled)
+	return ctx.Err() != nil || errors.Is(err, CodeCancelled) || errors.Is(err, context.Canceled)
 }
 
 // pageSize is maxMessages or the default page of 50.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -119,12 +120,13 @@ func TestSubagentHistoryReadsWithoutTouchingAnyAgent(t *testing.T) {
 
 func TestSubagentHistoryAddressErrors(t *testing.T) {
 	cases := []struct {
-		name      string
-		payload   map[string]any
-		setup     func(*fakeBackend)
-		code, msg string
-		details   map[string]any
-		calls     []string
+		name    string
+		payload map[string]any
+		setup   func(*fakeBackend)
+		code    fault.Code
+		msg     string
+		details map[string]any
+		calls   []string
 	}{
 		{name: "not a child",
 			payload: map[string]any{"parentSessionId": "p1", "childSessionId": "stranger"},
@@ -260,11 +262,12 @@ func TestSubagentPromptRequiresTheLiveParentBeforeAnyCatalogRead(t *testing.T) {
 func TestSubagentPromptErrorMapping(t *testing.T) {
 	childOnly := map[string]any{"childSessionId": "worker"}
 	cases := []struct {
-		name      string
-		child     string
-		err       error
-		code, msg string
-		details   map[string]any
+		name    string
+		child   string
+		err     error
+		code    fault.Code
+		msg     string
+		details map[string]any
 	}{
 		{"diagnostic", "broken", nil, CodeSubagentCatalogDiagnostic, `subagent "broken" is corrupt`,
 			map[string]any{"parentSessionId": "p1", "childSessionId": "broken", "reason": "corrupt"}},
