@@ -252,32 +252,6 @@ func TestRebuildsOrRefusesADamagedIndex(t *testing.T) {
 	}
 }
 
-func TestTwoHandlesOnOneStoreKeepItConsistent(t *testing.T) {
-	f := newFixture(t)
-	a, b := f.open(), f.open()
-	var wg sync.WaitGroup
-	errs := make(chan error, 40)
-	for i := range 40 {
-		db := a
-		if i%2 == 1 {
-			db = b
-		}
-		wg.Go(func() {
-			_, err := db.ListChildren(context.Background(), storegen.Parent)
-			errs <- err
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
-	var check string
-	require.NoError(t, a.sql.QueryRow(`PRAGMA integrity_check`).Scan(&check))
-	require.Equal(t, "ok", check)
-	f.requireSame(b, storegen.Parent)
-}
-
 func fileDigest(t *testing.T, path string) string {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)

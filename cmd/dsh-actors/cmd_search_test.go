@@ -1,13 +1,18 @@
 package main
 
 import (
+	"context"
+	"database/sql"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	_ "modernc.org/sqlite"
 
 	"github.com/dsh-actors/dsh-actors/index"
+	"github.com/dsh-actors/dsh-actors/session"
 )
 
 func TestListAnswersAlikeWithAndWithoutTheIndex(t *testing.T) {
@@ -21,7 +26,7 @@ func TestListAnswersAlikeWithAndWithoutTheIndex(t *testing.T) {
 	require.Equal(t, unindexed, indexed)
 }
 
-func TestListRefusesAForeignIndexFileClearly(t *testing.T) {
+func TestListRebuildsAGarbageIndex(t *testing.T) {
 	root := testStore(t)
 	require.NoError(t, os.WriteFile(filepath.Join(root, index.FileName), []byte("SQLite format 3\x00garbage that is not ours"), 0o600))
 	code, out, stderr := run(t, "list", "--store", root, "parent")
@@ -46,5 +51,63 @@ func TestSearchPrintsHitsIndexedAndUnindexed(t *testing.T) {
 		code, _, stderr = run(t, append(args, "   ")...)
 		require.Equal(t, 1, code)
 		require.Contains(t, stderr, "SESSION_QUERY_INVALID_QUERY")
+	}
+}
+
+// TestAForeignIndexFileIsRefusedNamingIt: another application's SQLite
+// file where the index lives fails list, search and serve with an error
+// naming it and --no-index, leaves it as it was, and --no-index reads
+// the store all the same.
+func TestAForeignIndexFileIsRefusedNamingIt(t *testing.T) {
+	root := testStore(t)
+	path := filepath.Join(root, index.FileName)
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	for _, stmt := range []string{`PRAGMA application_id = 1146308689`, `CREATE TABLE persisted_sessions(id TEXT)`} {
+		_, err := db.Exec(stmt)
+		require.NoError(t, err)
+	}
+	require.NoError(t, db.Close())
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+	for _, args := range [][]string{{"list", "parent"}, {"search", "summarize"}} {
+		code, _, stderr := run(t, append([]string{args[0], "--store", root}, args[1:]...)...)
+		require.Equal(t, 1, code, args)
+		require.Contains(t, stderr, `index: refusing "`+path+`": it is another application's SQLite file (application_id 0x44534851)`, args)
+		require.Contains(t, stderr, "--no-index", args)
+		code, out, stderr := run(t, append([]string{args[0], "--no-index", "--store", root}, args[1:]...)...)
+		require.Zero(t, code, stderr)
+		require.Contains(t, out, "summar", args)
+	}
+	_, err = openServeStack(serveFlags{store: root, indexed: true}, warnLogger(io.Discard), nil, nil)
+	require.ErrorContains(t, err, `index: refusing "`+path+`"`)
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, before, after, "the refused file is left alone")
+}
+
+// TestAMixedEncodingRootFailsAlikeWithAndWithoutTheIndex: a root holding
+// a plain and a Zstandard log is refused by list and search, indexed or
+// not, with the original's message naming the stray log.
+func TestAMixedEncodingRootFailsAlikeWithAndWithoutTheIndex(t *testing.T) {
+	root := testStore(t)
+	other := t.TempDir()
+	zstd, err := session.OpenJSONL(other, session.WithCompression(session.CompressionZstd))
+	require.NoError(t, err)
+	require.NoError(t, zstd.Create(context.Background(), session.Header{ID: "packed", CreatedAt: 9, Cwd: "/work"}, nil))
+	require.NoError(t, zstd.Close())
+	from, err := session.LogPath(other, "/work", "packed")
+	require.NoError(t, err)
+	to, err := session.LogPath(root, "/work", "packed")
+	require.NoError(t, err)
+	require.NoError(t, os.Rename(filepath.Dir(from), filepath.Dir(to)))
+	want := `session artifact "` + to + `.zstd" uses .jsonl.zstd, but this backend is configured for compression "none"; ` +
+		`use a separate root or select the matching compression mode`
+	for _, args := range [][]string{{"list", "parent"}, {"search", "summarize"}} {
+		for _, extra := range [][]string{nil, {"--no-index"}} {
+			code, _, stderr := run(t, append(append([]string{args[0], "--store", root}, extra...), args[1:]...)...)
+			require.Equal(t, 1, code, "%v %v", args, extra)
+			require.Contains(t, stderr, want, "%v %v", args, extra)
+		}
 	}
 }

@@ -1,0 +1,308 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/storegen"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// searchPhrases are searched by requireSameSearch: words of every
+// generated log, of the tool calls, and none.
+var searchPhrases = []string{"dolor sit amet", "README", "no such words"}
+
+// requireSameSearch requires db's search pages and titles to be the
+// unindexed reader's: ScanSearch over the store, and the title rule over
+// every listed log read with Inspect.
+func (f *fixture) requireSameSearch(db *DB) {
+	f.t.Helper()
+	ctx := context.Background()
+	for _, phrase := range searchPhrases {
+		for _, req := range []SearchRequest{{Phrase: phrase, Limit: MaxLimit}, {Phrase: phrase, Limit: 3, Offset: 5}} {
+			want, wantErr := ScanSearch(ctx, f.store, req)
+			got, err := db.Search(ctx, req)
+			require.Equal(f.t, want, got, "%+v", req)
+			if wantErr != nil {
+				require.EqualError(f.t, err, wantErr.Error())
+			} else {
+				require.NoError(f.t, err)
+			}
+		}
+	}
+	want, wantErr := unindexedTitles(ctx, f.store)
+	got, err := db.Titles(ctx)
+	if wantErr != nil {
+		require.Error(f.t, err)
+		return
+	}
+	require.NoError(f.t, err)
+	require.Equal(f.t, want, got)
+}
+
+// unindexedTitles is the title rule applied to every readable listed log.
+func unindexedTitles(ctx context.Context, store session.Store) (map[string]Title, error) {
+	headers, err := store.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]Title{}
+	for _, h := range headers {
+		log, err := store.Inspect(ctx, h.ID)
+		if err != nil {
+			continue
+		}
+		title := Title{AsOfSeq: -1}
+		for _, e := range log.Events {
+			title.AsOfSeq = e.Seq
+			if text, ok := TitleOf(e); ok && title.Text == "" {
+				title.Text = text
+			}
+		}
+		out[h.ID] = title
+	}
+	return out, nil
+}
+
+// TestSearchFollowsLogsChangedBehindItsBack: search and titles answer as
+// the unindexed reader after each change another writer makes to the
+// store without the index's knowledge.
+func TestSearchFollowsLogsChangedBehindItsBack(t *testing.T) {
+	f := newFixture(t)
+	db := f.open()
+	f.requireSameSearch(db)
+
+	path := f.childLog(3)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	stat, err := os.Stat(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, []byte(strings.ReplaceAll(string(data), "README", "CHANGED")), 0o600))
+	require.NoError(t, os.Chtimes(path, stat.ModTime(), stat.ModTime()))
+	f.requireSameSearch(db)
+
+	appendTo(t, f.childLog(4), `{"type":"user/message","seq":99,"ti`)
+	f.requireSameSearch(db)
+	require.NoError(t, os.RemoveAll(filepath.Dir(f.childLog(5))))
+	f.requireSameSearch(db)
+	appendTo(t, f.childLog(6), "{garbage\n")
+	f.requireSameSearch(db)
+	before, err := db.Search(context.Background(), SearchRequest{Phrase: "README", Limit: MaxLimit})
+	require.NoError(t, err)
+	require.NoError(t, os.RemoveAll(filepath.Dir(f.childLog(7))))
+	after, err := db.Search(context.Background(), SearchRequest{Phrase: "README", Limit: MaxLimit})
+	require.NoError(t, err)
+	require.Less(t, len(after.Hits), len(before.Hits), "a removed log's hits are gone")
+	for _, hit := range after.Hits {
+		require.NotEqual(t, storegen.ChildID(7), hit.SessionID)
+	}
+}
+
+// TestADamagedIndexSearchesAlike: search and titles from an index that was
+// deleted, emptied, cut short, overwritten or of an older schema (all
+// rebuilt) answer as before the damage.
+func TestADamagedIndexSearchesAlike(t *testing.T) {
+	for name, damage := range map[string]func(path string) error{
+		"deleted":   os.Remove,
+		"truncated": func(path string) error { return os.Truncate(path, 0) },
+		"cut short": func(path string) error {
+			info, err := os.Stat(path)
+			if err != nil {
+				return err
+			}
+			return os.Truncate(path, info.Size()/3)
+		},
+		"garbage": func(path string) error { return os.WriteFile(path, []byte(strings.Repeat("not sqlite ", 100)), 0o600) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			db := f.open()
+			want, err := db.Search(context.Background(), SearchRequest{Phrase: "dolor", Limit: MaxLimit})
+			require.NoError(t, err)
+			require.NoError(t, db.Close())
+			for _, suffix := range []string{"-wal", "-shm"} {
+				_ = os.Remove(db.Path() + suffix)
+			}
+			require.NoError(t, damage(db.Path()))
+			rebuilt := f.open()
+			got, err := rebuilt.Search(context.Background(), SearchRequest{Phrase: "dolor", Limit: MaxLimit})
+			require.NoError(t, err)
+			require.Equal(t, want, got)
+			f.requireSameSearch(rebuilt)
+		})
+	}
+}
+
+// TestTheIndexAnswersAlikeOverAZstdStore: over a store of Zstandard logs
+// the index lists, searches and titles as the unindexed reader, also while
+// a child's final frame is torn at every byte offset.
+func TestTheIndexAnswersAlikeOverAZstdStore(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	writer, err := session.OpenJSONL(root, session.WithCompression(session.CompressionZstd))
+	require.NoError(t, err)
+	require.NoError(t, writer.Create(ctx, session.Header{ID: "parent", CreatedAt: 1, Cwd: "/w"}, []session.Event{userText(0, "plan the zebra trip")}))
+	for i, label := range []string{"first zebra", "second"} {
+		d, err := descriptor.Snapshot(descriptor.Input{Provider: "spawn", Label: label})
+		require.NoError(t, err)
+		data, err := session.EncodeData(d)
+		require.NoError(t, err)
+		id := fmt.Sprintf("child-%d", i)
+		require.NoError(t, writer.Create(ctx, session.Header{ID: id, CreatedAt: int64(2 + i), Cwd: "/w", ParentSession: "parent",
+			Origin: "subagent", DelegationDepth: 1}, []session.Event{{Type: event.TypeSubagentDescriptor, Seq: 0, Time: 5, Data: data}}))
+		require.NoError(t, writer.Append(ctx, id, []session.Event{userText(1, "look for a zebra, "+label)}))
+	}
+	require.NoError(t, writer.Close())
+	path, err := session.LogPath(root, "/w", "child-1")
+	require.NoError(t, err)
+	path += ".zstd"
+	whole, err := os.ReadFile(path)
+	require.NoError(t, err)
+
+	store, err := session.OpenJSONL(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, store.Close()) })
+	c, err := store.Compression()
+	require.NoError(t, err)
+	require.Equal(t, session.CompressionZstd, c, "the store detects the root's encoding")
+	f := &fixture{t: t, root: root, store: &inspectCounter{Store: store}}
+	f.sessions = session.NewSessions(f.store)
+	db := f.open()
+	check := func(what string) {
+		t.Helper()
+		f.requireSame(db, "parent")
+		for _, phrase := range []string{"zebra", "ZEBRA second", "look for"} {
+			want, err := ScanSearch(ctx, f.store, SearchRequest{Phrase: phrase})
+			require.NoError(t, err)
+			got, err := db.Search(ctx, SearchRequest{Phrase: phrase})
+			require.NoError(t, err)
+			require.Equal(t, want, got, "%s: %q", what, phrase)
+		}
+	}
+	check("whole")
+	f.requireSameSearch(db)
+	page, err := db.Search(ctx, SearchRequest{Phrase: "zebra second"})
+	require.NoError(t, err)
+	require.Equal(t, []Hit{{SessionID: "child-1", Seq: 1, Type: event.TypeUserMessage, Snippet: "look for a zebra, second"}}, page.Hits)
+	frames := zstdFrameStarts(whole)
+	require.Len(t, frames, 3, "header frame, seed frame, the appended batch")
+	for cut := frames[2] + 1; cut < len(whole); cut++ {
+		require.NoError(t, os.WriteFile(path, whole[:cut], 0o600))
+		check(fmt.Sprintf("cut %d", cut))
+	}
+	require.NoError(t, os.WriteFile(path, whole, 0o600))
+	check("restored")
+	f.requireSameSearch(db)
+}
+
+// zstdFrameStarts finds the byte offsets of the Zstandard frame magics in
+// a log the store wrote (every frame starts with 28 B5 2F FD).
+func zstdFrameStarts(file []byte) []int {
+	var out []int
+	for i := 0; i+4 <= len(file); i++ {
+		if file[i] == 0x28 && file[i+1] == 0xB5 && file[i+2] == 0x2F && file[i+3] == 0xFD {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// peerEnv names the store root a re-executed test binary works on as the
+// second process.
+const peerEnv = "DSH_INDEX_TEST_PEER_ROOT"
+
+// peerRounds is how many listings and searches each process makes.
+const peerRounds = 15
+
+// runPeer is the second process: it opens the store and its index and
+// lists and searches peerRounds times; its exit status says whether every
+// call succeeded.
+func runPeer(root string) int {
+	ctx := context.Background()
+	store, err := session.OpenJSONL(root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer store.Close()
+	db, err := Open(ctx, root, session.NewSessions(store))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer db.Close()
+	for range peerRounds {
+		if err := useIndex(ctx, db); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	return 0
+}
+
+func useIndex(ctx context.Context, db *DB) error {
+	_, listErr := db.ListChildren(ctx, storegen.Parent)
+	_, searchErr := db.Search(ctx, SearchRequest{Phrase: "dolor sit", Limit: MaxLimit})
+	_, titlesErr := db.Titles(ctx)
+	return errors.Join(listErr, searchErr, titlesErr)
+}
+
+// TestTwoProcessesOnOneStoreKeepItConsistent: two other processes (this
+// test binary re-executed) and two handles in this one use one store's
+// index at once, while its logs keep changing revision: every call
+// succeeds, the file passes SQLite's integrity check, and the answers are
+// the unindexed reader's.
+func TestTwoProcessesOnOneStoreKeepItConsistent(t *testing.T) {
+	f := newFixture(t)
+	var peers []*exec.Cmd
+	outputs := make([]*strings.Builder, 2)
+	for i := range outputs {
+		outputs[i] = &strings.Builder{}
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), peerEnv+"="+f.root)
+		cmd.Stdout, cmd.Stderr = outputs[i], outputs[i]
+		require.NoError(t, cmd.Start())
+		peers = append(peers, cmd)
+	}
+	a, b := f.open(), f.open()
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*peerRounds)
+	for _, db := range []*DB{a, b} {
+		wg.Go(func() {
+			for range peerRounds {
+				errs <- useIndex(context.Background(), db)
+			}
+		})
+	}
+	for i := range peerRounds {
+		// New revisions (ctime moves) make every process write again.
+		old := time.Now().Add(-time.Duration(i+2) * time.Hour)
+		require.NoError(t, os.Chtimes(f.childLog(i%8), old, old))
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	for i, cmd := range peers {
+		require.NoError(t, cmd.Wait(), "peer %d: %s", i, outputs[i])
+	}
+	var check string
+	require.NoError(t, a.sql.QueryRow(`PRAGMA integrity_check`).Scan(&check))
+	require.Equal(t, "ok", check)
+	f.requireSame(b, storegen.Parent)
+	f.requireSameSearch(a)
+	f.requireSameSearch(f.open())
+}
