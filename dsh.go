@@ -101,6 +101,14 @@ func (r *Runtime) StartAgent(ctx context.Context, id string) (*parent.Handle, er
 	return r.actors.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: id}})
 }
 
+// ResumeAgent publishes the stored top-level agent id again, built by
+// Options.NewAgent over its log (after a restart, say); its continuable
+// children cold-resume on their next Send. It blocks until the agent is
+// published and fails with fault.AgentExists when id is live already.
+func (r *Runtime) ResumeAgent(ctx context.Context, id string) (*parent.Handle, error) {
+	return r.actors.ResumeAgent(ctx, id, parent.Spec{})
+}
+
 // Spawn starts a continuable child of the exact live agent p through the
 // "spawn" provider with a durable label and its first prompt; it returns
 // the child's id at inbox acceptance (the turn runs later).
@@ -125,6 +133,15 @@ func (r *Runtime) Send(ctx context.Context, p *parent.Handle, childID string, co
 // childID is resident. See subagent.Service.WaitChild.
 func (r *Runtime) WaitChild(ctx context.Context, childID string) (end subagent.RunEndInfo, ok bool, err error) {
 	return r.subagents.WaitChild(ctx, childID)
+}
+
+// Drain closes admission below the exact live parents and disposes their
+// continuable descendants child-first; agents outside those subtrees keep
+// running. Until a parent leaves the runtime, a Spawn or Send below it
+// fails with fault.Draining. It blocks until the descendants are
+// disposed.
+func (r *Runtime) Drain(ctx context.Context, parents ...*parent.Handle) error {
+	return r.subagents.DrainContinuableDescendants(ctx, parents)
 }
 
 // Children lists parentID's continuable children from the durable catalog.

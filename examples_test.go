@@ -1,0 +1,118 @@
+package dsh_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	dsh "github.com/dsh-actors/dsh-actors"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/subagent"
+)
+
+// endsOf returns the subagent/end edges of rt's children as they arrive.
+func endsOf(rt *dsh.Runtime) <-chan subagent.RunEndInfo {
+	ends := make(chan subagent.RunEndInfo, 8)
+	rt.Subagents().Subscribe(func(ev subagent.Event) {
+		if end, ok := ev.(*subagent.EndEvent); ok {
+			ends <- end.RunEndInfo
+		}
+	})
+	return ends
+}
+
+// A continuable child outlives its runtime: Shutdown lets its first turn
+// finish, a new runtime over the same folder resumes the parent, and a
+// Send cold-resumes the child from its log for its next turn. The scripted
+// agent answers "reply X" with X.
+func ExampleRuntime_Send_restart() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "dsh-restart-*")
+	defer os.RemoveAll(dir)
+
+	rt, _ := dsh.Open(dsh.Options{Dir: dir})
+	p, _ := rt.StartAgent(ctx, "parent")
+	child, _ := rt.Spawn(ctx, p, "researcher", agent.Text("reply three sources found"))
+	_ = rt.Shutdown(ctx) // the accepted first turn runs to its end, then all is flushed
+
+	rt, _ = dsh.Open(dsh.Options{Dir: dir}) // the restart
+	defer rt.Close()
+	ends := endsOf(rt)
+	p, _ = rt.ResumeAgent(ctx, "parent")
+	if _, err := rt.Send(ctx, p, child, agent.Text("reply summary written")); err != nil {
+		fmt.Println(err)
+		return
+	}
+	end := <-ends // the cold-resumed epoch settled
+	fmt.Println(end.StopReason, end.LastAssistantMessage[0].Text)
+	children, _ := rt.Children(ctx, "parent")
+	fmt.Println(children[0].Label, children[0].Status)
+	// Output:
+	// completed summary written
+	// researcher complete
+}
+
+// A scoped drain stops one parent's children child-first and closes
+// admission below it; another parent's child keeps running.
+func ExampleRuntime_Drain() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "dsh-drain-*")
+	defer os.RemoveAll(dir)
+	rt, _ := dsh.Open(dsh.Options{Dir: dir})
+	defer rt.Close()
+
+	a, _ := rt.StartAgent(ctx, "a")
+	b, _ := rt.StartAgent(ctx, "b")
+	stopped, _ := rt.Spawn(ctx, a, "long job", agent.Text("sleep 1h"))
+	running, _ := rt.Spawn(ctx, b, "other job", agent.Text("sleep 1h"))
+
+	if err := rt.Drain(ctx, a); err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err := rt.Send(ctx, a, stopped, agent.Text("reply again"))
+	fmt.Println("below a:", fault.CodeOf(err))
+	_, err = rt.Send(ctx, b, running, agent.Text("reply later"))
+	fmt.Println("below b:", err)
+	// Output:
+	// below a: DRAINING
+	// below b: <nil>
+}
+
+// Every error a layer returns on purpose carries a fault.Code: match it
+// with errors.Is whichever layer returned it, or read it with
+// fault.CodeOf.
+func Example_errorCodes() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "dsh-errors-*")
+	defer os.RemoveAll(dir)
+	rt, _ := dsh.Open(dsh.Options{Dir: dir})
+
+	a, _ := rt.StartAgent(ctx, "a")
+	stranger, _ := rt.StartAgent(ctx, "stranger")
+	child, _ := rt.Spawn(ctx, a, "worker", agent.Text("sleep 1h"))
+
+	// Only the child's exact live direct parent may send to it.
+	_, err := rt.Send(ctx, stranger, child, agent.Text("reply hi"))
+	fmt.Println(errors.Is(err, fault.Unauthorized), fault.CodeOf(err))
+
+	// A cancelled caller is CANCELLED, and still a context.Canceled.
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = rt.Send(cancelled, a, child, agent.Text("reply hi"))
+	fmt.Println(errors.Is(err, fault.Cancelled), errors.Is(err, context.Canceled))
+
+	// Once shutdown began, every layer answers RUNTIME_CLOSED.
+	_ = rt.Close()
+	_, err = rt.StartAgent(ctx, "late")
+	fmt.Println(fault.CodeOf(err))
+	_, err = rt.Send(ctx, a, child, agent.Text("reply hi"))
+	fmt.Println(errors.Is(err, fault.Closed))
+	// Output:
+	// true UNAUTHORIZED
+	// true true
+	// RUNTIME_CLOSED
+	// true
+}

@@ -1,0 +1,70 @@
+package modelagent_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	dsh "github.com/dsh-actors/dsh-actors"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/llm/llmtest"
+	"github.com/dsh-actors/dsh-actors/modelagent"
+)
+
+// A model agent over a scripted model: the model calls list_agents, reads
+// its result and answers. llmtest's Client replays the two responses
+// without a key or a network.
+func ExampleNew() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "modelagent-example-*")
+	defer os.RemoveAll(dir)
+
+	model := llmtest.NewClient(
+		llmtest.Reply(llmtest.CallTools(llmtest.Call{ID: "call-1", Name: modelagent.ToolListAgents, Args: []string{"{}"}})),
+		llmtest.Reply(llmtest.Say("You have no subagents yet.")),
+	)
+	agents, err := modelagent.New(modelagent.Config{Client: model, Model: "scripted-model"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	provider, name := agents.Route()
+	rt, _ := dsh.Open(dsh.Options{Dir: dir, NewAgent: agents.Factory, Provider: provider, Model: name})
+	defer rt.Close()
+	agents.Bind(rt.Actors(), rt.Subagents())
+
+	a, _ := rt.StartAgent(ctx, "assistant")
+	_, _ = a.Followup(ctx, agent.Text("what are my subagents doing?"), agent.Source{Kind: "user"})
+	_ = a.WhenIdle(ctx)
+	for _, e := range a.Session().Events() {
+		if strings.HasSuffix(e.Type, "/chunk") {
+			continue // the streamed deltas the messages cite
+		}
+		fmt.Println(e.Type)
+	}
+	events := a.Session().Events()
+	var answer struct {
+		Message struct {
+			Content []struct{ Text string } `json:"content"`
+		} `json:"message"`
+	}
+	_ = json.Unmarshal(events[len(events)-3].Data, &answer) // the last assistant/message
+	fmt.Println(answer.Message.Content[0].Text)
+	// Output:
+	// turn/start
+	// user/message
+	// step/start
+	// request/header
+	// request/context
+	// assistant/message
+	// tool/call
+	// tool/result
+	// step/end
+	// step/start
+	// assistant/message
+	// step/end
+	// turn/end
+	// You have no subagents yet.
+}
