@@ -388,8 +388,8 @@ func seedLength(h session.Header) int {
 var errSubagentSession = Wrap(CodeAgentBusy, errors.New("session is owned by subagent routing"))
 
 // SearchSessions searches the stored logs: through the index when there
-// is one, else by reading every log (index.ScanSearch); a runtime without
-// a store has nothing to find.
+// is one, else by reading every log (index.ScanSearch); a memory-only
+// runtime has no stored session to find.
 func (b *RuntimeBackend) SearchSessions(ctx context.Context, req index.SearchRequest) (index.Page, error) {
 	var page index.Page
 	var err error
@@ -398,8 +398,6 @@ func (b *RuntimeBackend) SearchSessions(ctx context.Context, req index.SearchReq
 		page, err = b.index.Search(ctx, req)
 	case store != nil:
 		page, err = index.ScanSearch(ctx, store, req)
-	default:
-		_, err = index.NormalizePhrase(req.Phrase)
 	}
 	return page, classify(ctx, err)
 }

@@ -48,11 +48,22 @@ func (h *Handler) sessionSearch(ctx context.Context, c call) (any, *rpcError) {
 	case isCancelled(ctx, err):
 		return nil, newError(CodeCancelled, "session search was cancelled", nil)
 	case errors.Is(err, fault.QueryInvalidQuery), errors.Is(err, fault.QueryInvalidLimit):
-		return nil, badRequest("invalid payload for "+c.method, []Issue{{Code: issueInvalidValue, Path: []any{searchField(err)}, Message: "the index refused it"}})
+		return nil, badRequest("invalid payload for "+c.method, []Issue{{Code: issueInvalidValue, Path: []any{searchField(err)}, Message: refusal(err)}})
 	default:
 		h.logFailure("session.search", err)
 		return nil, newError(CodeInternal, "session search failed", nil)
 	}
+}
+
+// refusal is the words of the index's refusal of a search request: the
+// message of the error in err's chain that carries the query code.
+func refusal(err error) string {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if f, ok := e.(*fault.Error); ok && (f.Code == fault.QueryInvalidQuery || f.Code == fault.QueryInvalidLimit) {
+			return f.Message
+		}
+	}
+	return err.Error()
 }
 
 // searchField names the payload field an index refusal is about.
