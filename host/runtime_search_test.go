@@ -3,47 +3,17 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"testing"
 
-	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/index"
-	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
 
-// servedStore is a handler over a runtime opened on a store root, with the
-// derived index (indexed) or without it.
-func servedStore(t *testing.T, root string, indexed bool) (*actors.Runtime, *Handler) {
-	t.Helper()
-	ctx := context.Background()
-	rt, err := actors.New(actors.Options{Root: root})
-	require.NoError(t, err)
-	q := query.New(rt.Sessions())
-	var opts []BackendOption
-	var db *index.DB
-	if indexed {
-		db, err = index.Open(ctx, root, rt.Sessions())
-		require.NoError(t, err)
-		opts = append(opts, WithIndex(db))
-	}
-	b := NewRuntimeBackend(rt, catalogOnly{q}, q, opts...)
-	h := New(b, Options{})
-	t.Cleanup(func() {
-		h.Close()
-		b.Close()
-		require.NoError(t, rt.Close(ctx))
-		if db != nil {
-			require.NoError(t, db.Close())
-		}
-	})
-	return rt, h
-}
-
 // listedTitles are session.list's rows as sessionId → projections (nil
 // for a row without).
-func listedTitles(t *testing.T, h *Handler) map[string]*sessionProjections {
+func listedTitles(t *testing.T, h http.Handler) map[string]*sessionProjections {
 	t.Helper()
 	r := callRPC(t, h, "session.list", map[string]any{})
 	require.True(t, r.Result.OK, "%+v", r.Result.Error)
@@ -56,7 +26,7 @@ func listedTitles(t *testing.T, h *Handler) map[string]*sessionProjections {
 	return out
 }
 
-func searched(t *testing.T, h *Handler, payload map[string]any) searchValue {
+func searched(t *testing.T, h http.Handler, payload map[string]any) searchValue {
 	t.Helper()
 	r := callRPC(t, h, "session.search", payload)
 	require.True(t, r.Result.OK, "%+v", r.Result.Error)
@@ -72,7 +42,8 @@ func searched(t *testing.T, h *Handler, payload map[string]any) searchValue {
 func TestStoredSessionsKeepTheirTitlesAfterARestart(t *testing.T) {
 	root := t.TempDir()
 	ctx := context.Background()
-	rt, _ := servedStore(t, root, true)
+	first := newRuntimeStackOn(t, root, true)
+	rt := first.rt
 	for id, script := range map[string]string{
 		"alpha": "reply the zebra crossed\nreply again a zebra, a zebra",
 		"beta":  "reply 第一行 zebra\nsecond line",
@@ -83,7 +54,7 @@ func TestStoredSessionsKeepTheirTitlesAfterARestart(t *testing.T) {
 	}
 	_, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "empty", CreatedAt: 1000}})
 	require.NoError(t, err)
-	require.NoError(t, rt.Close(ctx))
+	first.stop()
 	store, err := session.OpenJSONL(root)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, store.Close()) })
@@ -98,7 +69,8 @@ func TestStoredSessionsKeepTheirTitlesAfterARestart(t *testing.T) {
 
 	var answers []any
 	for _, indexed := range []bool{true, false, true} {
-		_, h := servedStore(t, root, indexed)
+		s := newRuntimeStackOn(t, root, indexed)
+		h := s.recorder
 		titles := listedTitles(t, h)
 		require.Len(t, titles, 3)
 		for id, want := range map[string]string{"alpha": "reply the zebra crossed", "beta": "reply 第一行 zebra"} {
@@ -114,6 +86,7 @@ func TestStoredSessionsKeepTheirTitlesAfterARestart(t *testing.T) {
 		require.Equal(t, hits.Hits[:1], first.Hits)
 		require.True(t, first.HasMore)
 		answers = append(answers, titles, hits)
+		s.stop()
 	}
 	require.Equal(t, answers[0:2], answers[2:4], "indexed and unindexed answer alike")
 	require.Equal(t, answers[0:2], answers[4:6], "a warm index answers alike")
