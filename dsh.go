@@ -8,6 +8,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
@@ -112,7 +113,7 @@ func (r *Runtime) ResumeAgent(ctx context.Context, id string) (*parent.Handle, e
 // Spawn starts a continuable child of the exact live agent p through the
 // "spawn" provider with a durable label and its first prompt; it returns
 // the child's id at inbox acceptance (the turn runs later).
-func (r *Runtime) Spawn(ctx context.Context, p *parent.Handle, label string, prompt []agent.Block) (childID string, err error) {
+func (r *Runtime) Spawn(ctx context.Context, p *parent.Handle, label string, prompt []event.Block) (childID string, err error) {
 	started, err := r.subagents.StartContinuable(ctx, subagent.ContinuableSpec{
 		Provider: subagent.SpawnName, Label: label,
 		Request: subagent.ContinuableRequest{Prompt: prompt, Parent: p},
@@ -123,8 +124,8 @@ func (r *Runtime) Spawn(ctx context.Context, p *parent.Handle, label string, pro
 // Send delivers content from p to its continuable child childID as the
 // child's next FIFO turn (cold-resuming it when it settled) and returns the
 // accepted MessageID. It blocks until acceptance.
-func (r *Runtime) Send(ctx context.Context, p *parent.Handle, childID string, content []agent.Block) (string, error) {
-	return r.subagents.Followup(ctx, p, childID, content, agent.Source{Kind: "user"})
+func (r *Runtime) Send(ctx context.Context, p *parent.Handle, childID string, content []event.Block) (string, error) {
+	return r.subagents.Followup(ctx, p, childID, content, event.Source{Kind: "user"})
 }
 
 // WaitChild blocks until the resident epoch of childID ends and returns

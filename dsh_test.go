@@ -7,6 +7,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/subagent"
 	"github.com/stretchr/testify/assert"
@@ -37,9 +38,9 @@ func TestSpawnSendAndListWithTheDefaults(t *testing.T) {
 	rt := open(t, Options{Dir: t.TempDir()})
 	p, err := rt.StartAgent(bg, "parent")
 	require.NoError(t, err)
-	childID, err := rt.Spawn(bg, p, "worker", agent.Text("reply hello"))
+	childID, err := rt.Spawn(bg, p, "worker", event.Text("reply hello"))
 	require.NoError(t, err)
-	_, err = rt.Send(bg, p, childID, agent.Text("reply again"))
+	_, err = rt.Send(bg, p, childID, event.Text("reply again"))
 	require.NoError(t, err)
 	entries, err := rt.Children(bg, "parent")
 	require.NoError(t, err)
@@ -52,7 +53,7 @@ func TestMemoryRuntimeRefusesContinuableChildren(t *testing.T) {
 	rt := open(t, Options{})
 	p, err := rt.StartAgent(bg, "")
 	require.NoError(t, err)
-	_, err = rt.Spawn(bg, p, "x", agent.Text("hi"))
+	_, err = rt.Spawn(bg, p, "x", event.Text("hi"))
 	require.ErrorIs(t, err, fault.PersistenceUnavailable)
 }
 
@@ -64,16 +65,16 @@ func TestTwoRuntimesDoNotInterfere(t *testing.T) {
 	require.NoError(t, err)
 	pb, err := b.StartAgent(bg, "parent")
 	require.NoError(t, err, "the same id is free in the other runtime")
-	childA, err := a.Spawn(bg, pa, "in a", agent.Text("reply a"))
+	childA, err := a.Spawn(bg, pa, "in a", event.Text("reply a"))
 	require.NoError(t, err)
-	_, err = b.Send(bg, pb, childA, agent.Text("reply cross"))
+	_, err = b.Send(bg, pb, childA, event.Text("reply cross"))
 	require.Error(t, err, "a child of runtime a is unknown to runtime b")
 	require.Nil(t, b.Actors().Agent(childA))
 
 	require.NoError(t, a.Close())
 	_, err = a.StartAgent(bg, "")
 	require.Error(t, err)
-	childB, err := b.Spawn(bg, pb, "in b", agent.Text("reply b"))
+	childB, err := b.Spawn(bg, pb, "in b", event.Text("reply b"))
 	require.NoError(t, err, "closing a leaves b running")
 	entries, err := b.Children(bg, "parent")
 	require.NoError(t, err)
@@ -85,7 +86,7 @@ func TestWaitChildReturnsTheEpochsEndWithoutPolling(t *testing.T) {
 	rt := open(t, Options{Dir: t.TempDir()})
 	p, err := rt.StartAgent(bg, "parent")
 	require.NoError(t, err)
-	child, err := rt.Spawn(bg, p, "worker", agent.Text("reply first"))
+	child, err := rt.Spawn(bg, p, "worker", event.Text("reply first"))
 	require.NoError(t, err)
 	end, ok, err := rt.WaitChild(bg, child)
 	require.NoError(t, err)
@@ -98,7 +99,7 @@ func TestWaitChildReturnsTheEpochsEndWithoutPolling(t *testing.T) {
 	require.False(t, ok, "no epoch is resident: it returns at once")
 	require.Zero(t, end)
 
-	_, err = rt.Send(bg, p, child, agent.Text("reply second"))
+	_, err = rt.Send(bg, p, child, event.Text("reply second"))
 	require.NoError(t, err)
 	end, ok, err = rt.WaitChild(bg, child)
 	require.NoError(t, err)
@@ -111,7 +112,7 @@ func TestWaitChildCancelledIsCancelled(t *testing.T) {
 	rt := open(t, Options{Dir: t.TempDir()})
 	p, err := rt.StartAgent(bg, "parent")
 	require.NoError(t, err)
-	child, err := rt.Spawn(bg, p, "forever", agent.Text("sleep 1h"))
+	child, err := rt.Spawn(bg, p, "forever", event.Text("sleep 1h"))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(bg)
 	cancel()
@@ -126,7 +127,7 @@ func TestWaitChildCancelledIsCancelled(t *testing.T) {
 // and the end is read from a listener subscribed before the drain.
 func TestEndCountsFollowupsATeardownDiscarded(t *testing.T) {
 	turns := make(chan struct{}, 1)
-	waitForCancel := agent.Func(func(ctx context.Context, _ agent.Host, _ agent.Message) (agent.StopReason, error) {
+	waitForCancel := agent.Func(func(ctx context.Context, _ agent.Host, _ event.UserMessage) (agent.StopReason, error) {
 		turns <- struct{}{}
 		<-ctx.Done()
 		return agent.Aborted, nil
@@ -134,11 +135,11 @@ func TestEndCountsFollowupsATeardownDiscarded(t *testing.T) {
 	rt := open(t, Options{Dir: t.TempDir(), NewAgent: func(agent.Options) agent.Agent { return waitForCancel }})
 	p, err := rt.StartAgent(bg, "parent")
 	require.NoError(t, err)
-	child, err := rt.Spawn(bg, p, "busy", agent.Text("first"))
+	child, err := rt.Spawn(bg, p, "busy", event.Text("first"))
 	require.NoError(t, err)
 	<-turns
 	for _, text := range []string{"lost one", "lost two"} {
-		_, err = rt.Send(bg, p, child, agent.Text(text))
+		_, err = rt.Send(bg, p, child, event.Text(text))
 		require.NoError(t, err)
 	}
 	ends := make(chan subagent.RunEndInfo, 1)
@@ -159,23 +160,23 @@ func TestCallerCancellationIsCancelledInEveryLayer(t *testing.T) {
 	rt := open(t, Options{Dir: t.TempDir()})
 	p, err := rt.StartAgent(bg, "parent")
 	require.NoError(t, err)
-	live, err := rt.Spawn(bg, p, "forever", agent.Text("sleep 1h"))
+	live, err := rt.Spawn(bg, p, "forever", event.Text("sleep 1h"))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(bg)
 	cancel()
 	calls := map[string]func() error{
-		"spawn": func() error { _, err := rt.Spawn(ctx, p, "x", agent.Text("reply hi")); return err },
+		"spawn": func() error { _, err := rt.Spawn(ctx, p, "x", event.Text("reply hi")); return err },
 		"start continuable": func() error {
 			_, err := rt.Subagents().StartContinuable(ctx, subagent.ContinuableSpec{Provider: subagent.SpawnName, Label: "x",
-				Request: subagent.ContinuableRequest{Prompt: agent.Text("reply hi"), Parent: p}})
+				Request: subagent.ContinuableRequest{Prompt: event.Text("reply hi"), Parent: p}})
 			return err
 		},
-		"send":         func() error { _, err := rt.Send(ctx, p, live, agent.Text("reply hi")); return err },
+		"send":         func() error { _, err := rt.Send(ctx, p, live, event.Text("reply hi")); return err },
 		"wait child":   func() error { _, _, err := rt.WaitChild(ctx, live); return err },
 		"children":     func() error { _, err := rt.Children(ctx, "parent"); return err },
 		"start agent":  func() error { _, err := rt.StartAgent(ctx, ""); return err },
-		"runtime send": func() error { _, err := rt.Actors().Followup(ctx, "parent", agent.Text("reply hi"), user); return err },
-		"handle send":  func() error { _, err := p.Followup(ctx, agent.Text("reply hi"), user); return err },
+		"runtime send": func() error { _, err := rt.Actors().Followup(ctx, "parent", event.Text("reply hi"), user); return err },
+		"handle send":  func() error { _, err := p.Followup(ctx, event.Text("reply hi"), user); return err },
 		"resume agent": func() error { _, err := rt.Actors().ResumeAgent(ctx, "nobody", parent.Spec{}); return err },
 	}
 	check := func(what string, err error) {
@@ -186,6 +187,6 @@ func TestCallerCancellationIsCancelledInEveryLayer(t *testing.T) {
 		check(what, call())
 	}
 	check("drain descendants", rt.Subagents().DrainContinuableDescendants(ctx, []*parent.Handle{p}))
-	_, err = rt.Send(bg, p, live, agent.Text("reply still open"))
+	_, err = rt.Send(bg, p, live, event.Text("reply still open"))
 	require.NoError(t, err, "a cancelled drain closed no admission")
 }

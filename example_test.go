@@ -8,13 +8,14 @@ import (
 
 	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 )
 
 // shout is a custom agent: every turn answers the opening message in
 // capitals.
 func shout(agent.Options) agent.Agent {
-	return agent.Func(func(ctx context.Context, host agent.Host, msg agent.Message) (agent.StopReason, error) {
-		return agent.Completed, host.Say(ctx, agent.Text(strings.ToUpper(msg.Content[0].Text)))
+	return agent.Func(func(ctx context.Context, host agent.Host, msg event.UserMessage) (agent.StopReason, error) {
+		return agent.Completed, host.Say(ctx, event.Text(strings.ToUpper(msg.Content[0].Text)))
 	})
 }
 
@@ -33,7 +34,7 @@ func Example() {
 	defer rt.Close()
 
 	a, _ := rt.StartAgent(ctx, "hello")
-	_, _ = a.Followup(ctx, agent.Text("hello, world"), agent.Source{Kind: "user"})
+	_, _ = a.Followup(ctx, event.Text("hello, world"), event.Source{Kind: "user"})
 	_ = a.WhenIdle(ctx)
 	for _, ev := range a.Session().Events() {
 		fmt.Println(ev.Type)

@@ -7,6 +7,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -15,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var user = agent.Source{Kind: "user"}
+var user = event.Source{Kind: "user"}
 
 // Once shutdown began, nothing is admitted by any layer, and every layer
 // answers the same closed error: a hook that runs first in Close (before
@@ -31,13 +32,13 @@ func TestNothingIsAcceptedOnceShutdownBegins(t *testing.T) {
 	)
 	rt.BeforeClose(func(ctx context.Context) error {
 		tries = map[string]error{}
-		_, tries["subagent follow-up to a running child"] = svc.Followup(ctx, p, child, agent.Text("reply late"), user)
-		_, tries["follow-up on the child's handle"] = rt.Agent(child).Followup(ctx, agent.Text("reply late"), user)
-		_, tries["follow-up on the parent's handle"] = p.Followup(ctx, agent.Text("reply late"), user)
-		_, tries["runtime follow-up"] = rt.Followup(ctx, p.ID(), agent.Text("reply late"), user)
+		_, tries["subagent follow-up to a running child"] = svc.Followup(ctx, p, child, event.Text("reply late"), user)
+		_, tries["follow-up on the child's handle"] = rt.Agent(child).Followup(ctx, event.Text("reply late"), user)
+		_, tries["follow-up on the parent's handle"] = p.Followup(ctx, event.Text("reply late"), user)
+		_, tries["runtime follow-up"] = rt.Followup(ctx, p.ID(), event.Text("reply late"), user)
 		_, tries["start agent"] = rt.StartAgent(ctx, parent.CreateSpec{})
 		_, tries["start continuable"] = svc.StartContinuable(ctx, subagent.ContinuableSpec{Provider: subagent.SpawnName, Label: "late",
-			Request: subagent.ContinuableRequest{Prompt: agent.Text("reply late"), Parent: p}})
+			Request: subagent.ContinuableRequest{Prompt: event.Text("reply late"), Parent: p}})
 		_, tries["list children"] = svc.ListChildren(ctx, p.ID())
 		return nil
 	})
@@ -48,7 +49,7 @@ func TestNothingIsAcceptedOnceShutdownBegins(t *testing.T) {
 	p, err = rt.StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: "parent"}})
 	require.NoError(t, err)
 	started, err := svc.StartContinuable(bg, subagent.ContinuableSpec{Provider: subagent.SpawnName, Label: "busy",
-		Request: subagent.ContinuableRequest{Prompt: agent.Text("sleep 1h"), Parent: p}})
+		Request: subagent.ContinuableRequest{Prompt: event.Text("sleep 1h"), Parent: p}})
 	require.NoError(t, err)
 	child = started.ChildID
 
@@ -75,7 +76,7 @@ func TestShutdownLetsRunningTurnsFinishThenDisposes(t *testing.T) {
 	ended := ends(rt)
 	p, err := rt.StartAgent(bg, "parent")
 	require.NoError(t, err)
-	child, err := rt.Spawn(bg, p, "slow", agent.Text("sleep 20ms\nreply finished"))
+	child, err := rt.Spawn(bg, p, "slow", event.Text("sleep 20ms\nreply finished"))
 	require.NoError(t, err)
 
 	require.NoError(t, rt.Shutdown(bg))
@@ -93,13 +94,13 @@ func TestShutdownCutShortLeavesTurnsRunningUntilClose(t *testing.T) {
 	ended := ends(rt)
 	p, err := rt.StartAgent(bg, "parent")
 	require.NoError(t, err)
-	child, err := rt.Spawn(bg, p, "forever", agent.Text("sleep 1h"))
+	child, err := rt.Spawn(bg, p, "forever", event.Text("sleep 1h"))
 	require.NoError(t, err)
 	cut, cancel := context.WithCancel(bg)
 	cancel()
 
 	require.ErrorIs(t, rt.Shutdown(cut), context.Canceled)
-	_, err = rt.Send(bg, p, child, agent.Text("reply late"))
+	_, err = rt.Send(bg, p, child, event.Text("reply late"))
 	require.ErrorIs(t, err, fault.Closed, "admission stopped even though Shutdown was cut short")
 	require.NotNil(t, rt.Actors().Agent(child), "the running turn was left running")
 

@@ -12,6 +12,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/bench"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -22,7 +23,7 @@ import (
 var idleAgents = flag.Int("bench.idle-agents", 100_000, "live agents BenchmarkIdleAgentBytes creates")
 
 // noop is an agent whose turns do nothing.
-var noop = agent.Func(func(context.Context, agent.Host, agent.Message) (agent.StopReason, error) {
+var noop = agent.Func(func(context.Context, agent.Host, event.UserMessage) (agent.StopReason, error) {
 	return agent.Completed, nil
 })
 
@@ -74,8 +75,8 @@ func BenchmarkFollowupAdmission(b *testing.B) {
 	defer system.Root.Stop(pid)
 
 	var admitPool, admitDefault, channel, future, turnPool, turnDefault bench.Samples
-	content := agent.Text("x")
-	src := agent.Source{Kind: "user"}
+	content := event.Text("x")
+	src := event.Source{Kind: "user"}
 	b.ResetTimer()
 	for range b.N {
 		admitPool.Time(func() { _, _ = pooled.Followup(ctx, hp.ID(), content, src) })

@@ -7,7 +7,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -25,10 +25,10 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	if _, err := rt.Followup(ctx, "demo", agent.Text("reply hello"), agent.Source{Kind: "user"}); err != nil {
+	if _, err := rt.Followup(ctx, "demo", event.Text("reply hello"), event.Source{Kind: "user"}); err != nil {
 		panic(err)
 	}
-	if _, err := rt.Followup(ctx, "demo", agent.Text("reply again\nrefuse"), agent.Source{Kind: "user"}); err != nil {
+	if _, err := rt.Followup(ctx, "demo", event.Text("reply again\nrefuse"), event.Source{Kind: "user"}); err != nil {
 		panic(err)
 	}
 	if err := h.WhenIdle(ctx); err != nil {
@@ -38,7 +38,7 @@ func Example() {
 		switch e.Type {
 		case "assistant/message":
 			var m struct {
-				Message struct{ Content []agent.Block } `json:"message"`
+				Message struct{ Content []event.Block } `json:"message"`
 			}
 			_ = json.Unmarshal(e.Data, &m)
 			fmt.Println(e.Type, m.Message.Content[0].Text)

@@ -10,6 +10,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
@@ -280,7 +281,7 @@ func (rt *Runtime) Agent(id string) *parent.Handle { return rt.registry.Get(id) 
 // it; the message becomes its own later FIFO turn. It fails with fault.Closed
 // after Close began, fault.AgentNotFound when id is not live, and
 // fault.InboxClosed while the agent is being disposed.
-func (rt *Runtime) Followup(ctx context.Context, id string, content []agent.Block, source agent.Source) (string, error) {
+func (rt *Runtime) Followup(ctx context.Context, id string, content []event.Block, source event.Source) (string, error) {
 	if err := rt.checkOpen(); err != nil {
 		return "", err
 	}

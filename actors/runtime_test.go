@@ -5,13 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -24,7 +26,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var (
 	bg   = context.Background()
-	user = agent.Source{Kind: "user"}
+	user = event.Source{Kind: "user"}
 )
 
 func open(t *testing.T, opts Options) *Runtime {
@@ -50,7 +52,7 @@ func userTexts(t *testing.T, events []session.Event) []string {
 		if e.Type != "user/message" {
 			continue
 		}
-		var msg agent.Message
+		var msg event.UserMessage
 		require.NoError(t, json.Unmarshal(e.Data, &msg))
 		texts = append(texts, msg.Content[0].Text)
 	}
@@ -77,7 +79,7 @@ func TestFIFOUnder32ConcurrentSenders(t *testing.T) {
 			wg.Go(func() {
 				for i := range each {
 					text := fmt.Sprintf("reply %d-%d", s, i)
-					id, err := rt.Followup(bg, "a", agent.Text(text), user)
+					id, err := rt.Followup(bg, "a", event.Text(text), user)
 					require.NoError(t, err)
 					mu.Lock()
 					ids[id] = text
@@ -129,7 +131,7 @@ func TestCloseWithAThousandLiveAgents(t *testing.T) {
 				if c == 0 {
 					text = "sleep 1h" // still running at Close
 				}
-				_, err := rt.Followup(bg, childID, agent.Text(text), user)
+				_, err := rt.Followup(bg, childID, event.Text(text), user)
 				require.NoError(t, err)
 			}
 		}
@@ -180,7 +182,7 @@ func TestCallsAfterCloseFail(t *testing.T) {
 		require.ErrorIs(t, err, fault.Closed)
 		_, err = rt.ResumeAgent(bg, "a", parent.Spec{})
 		require.ErrorIs(t, err, fault.Closed)
-		_, err = rt.Followup(bg, "a", agent.Text("reply x"), user)
+		_, err = rt.Followup(bg, "a", event.Text("reply x"), user)
 		require.ErrorIs(t, err, fault.Closed)
 		require.ErrorContains(t, err, "actors: runtime is closed")
 		require.NoError(t, rt.Close(bg))
@@ -190,7 +192,7 @@ func TestCallsAfterCloseFail(t *testing.T) {
 func TestFollowupToAnUnknownAgent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := open(t, Options{})
-		_, err := rt.Followup(bg, "ghost", agent.Text("reply x"), user)
+		_, err := rt.Followup(bg, "ghost", event.Text("reply x"), user)
 		require.ErrorIs(t, err, fault.AgentNotFound)
 		require.ErrorContains(t, err, `actors: agent "ghost" is not live`)
 	})
@@ -221,7 +223,7 @@ func TestBeforeCloseHooksRunFirstInOrder(t *testing.T) {
 		remove()
 
 		require.ErrorIs(t, rt.Close(bg), drainFailed)
-		_, err = rt.Followup(bg, "a", agent.Text("reply x"), user)
+		_, err = rt.Followup(bg, "a", event.Text("reply x"), user)
 		require.ErrorIs(t, err, fault.Closed, "closing already began")
 		require.NotNil(t, rt.Agent("a"), "no agent is disposed before the hooks succeed")
 		require.NoError(t, rt.Close(bg))
@@ -242,7 +244,7 @@ func (s spawner) Spawn(ctx context.Context, label, prompt string) (string, strin
 	if err != nil {
 		return "", "", err
 	}
-	id, err := child.Followup(ctx, agent.Text(prompt), agent.Source{Kind: "user"})
+	id, err := child.Followup(ctx, event.Text(prompt), event.Source{Kind: "user"})
 	return child.ID(), id, err
 }
 
@@ -251,7 +253,7 @@ func (s spawner) Fork(ctx context.Context, label, prompt string) (string, string
 }
 
 func (s spawner) Send(ctx context.Context, childID, text string) (string, error) {
-	return s.rt.Followup(ctx, childID, agent.Text(text), agent.Source{Kind: "coordinator", SenderSessionID: s.self.ID()})
+	return s.rt.Followup(ctx, childID, event.Text(text), event.Source{Kind: "coordinator", SenderSessionID: s.self.ID()})
 }
 
 func TestInstalledSubagentsLetScriptedAgentsSpawnAndSend(t *testing.T) {
@@ -262,7 +264,7 @@ func TestInstalledSubagentsLetScriptedAgentsSpawnAndSend(t *testing.T) {
 		_, err = rt.InstallSubagents(func(self *parent.Handle) agent.Subagents { return spawner{rt, self} })
 		require.ErrorIs(t, err, ErrSubagentsInstalled, "a second subagent service is refused")
 		h := start(t, rt, "boss", "")
-		_, err = rt.Followup(bg, "boss", agent.Text("spawn worker: reply on it\nsend worker: reply again"), user)
+		_, err = rt.Followup(bg, "boss", event.Text("spawn worker: reply on it\nsend worker: reply again"), user)
 		require.NoError(t, err)
 		require.NoError(t, h.WhenIdle(bg))
 		worker := rt.Agent("worker")
@@ -303,14 +305,14 @@ func TestCloseIsBoundedByItsContextAndResumable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
 		rt, err := New(Options{NewAgent: func(agent.Options) agent.Agent {
-			return agent.Func(func(context.Context, agent.Host, agent.Message) (agent.StopReason, error) {
+			return agent.Func(func(context.Context, agent.Host, event.UserMessage) (agent.StopReason, error) {
 				<-release // ignores cancellation
 				return agent.Completed, nil
 			})
 		}})
 		require.NoError(t, err)
 		start(t, rt, "stuck", "")
-		_, err = rt.Followup(bg, "stuck", agent.Text("x"), user)
+		_, err = rt.Followup(bg, "stuck", event.Text("x"), user)
 		require.NoError(t, err)
 		synctest.Wait()
 		ctx, cancel := context.WithTimeout(bg, time.Minute)
@@ -351,7 +353,7 @@ func TestCloseDisposesEveryLevelWhenALeafFailsItsFlush(t *testing.T) {
 		require.NoError(t, err)
 		root := start(t, rt, "root", "")
 		start(t, rt, "leaf", "root")
-		_, err = rt.Followup(bg, "leaf", agent.Text("reply done"), user)
+		_, err = rt.Followup(bg, "leaf", event.Text("reply done"), user)
 		require.NoError(t, err)
 		synctest.Wait()
 		require.ErrorIs(t, rt.Close(bg), errAppendFailed)

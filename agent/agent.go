@@ -19,20 +19,6 @@ const (
 	Refusal   StopReason = "refusal"
 )
 
-// Block is one content block of a message (the event vocabulary's).
-type Block = event.Block
-
-// Text returns a single text block holding s.
-func Text(s string) []Block { return event.Text(s) }
-
-// Source says where a message came from (the event vocabulary's): kind
-// "user", "coordinator" (SenderSessionID set) or "tool" (CallID set).
-type Source = event.Source
-
-// Message is a user message as a user/message event logs it (the event
-// vocabulary's UserMessage).
-type Message = event.UserMessage
-
 // Host is what a running turn may do. It is bound to one agent's identity
 // and is valid only while the turn runs; its methods are safe for
 // concurrent use within the turn. Every append fails once ctx is done, once
@@ -43,7 +29,7 @@ type Host interface {
 	// Say logs one whole step holding one assistant message with the given
 	// content: step/start, assistant/message, step/end. It fails while a
 	// step opened by Step is open.
-	Say(ctx context.Context, content []Block) error
+	Say(ctx context.Context, content []event.Block) error
 	// Subagents is the continuable-children capability bound to this agent,
 	// or nil when the runtime has no subagent service.
 	Subagents() Subagents
@@ -79,7 +65,7 @@ type Step interface {
 	// tool-call blocks, see event.ToolCallBlock), citing in its
 	// sourceEventSeqs every chunk the step logged; usage may be nil. It
 	// returns the new message's id.
-	Message(ctx context.Context, content []Block, usage *event.Usage) (messageID string, err error)
+	Message(ctx context.Context, content []event.Block, usage *event.Usage) (messageID string, err error)
 	// ToolCall logs tool/call as the call starts.
 	ToolCall(ctx context.Context, call event.ToolCallBlock) error
 	// ToolResult logs tool/result for a call this turn logged with
@@ -95,7 +81,7 @@ type Step interface {
 // and tool-specific metadata (JSON).
 type ToolResult struct {
 	CallID  string
-	Content []Block
+	Content []event.Block
 	IsError bool
 	Error   *event.ToolFailure
 	Meta    json.RawMessage
@@ -118,9 +104,9 @@ type Entry struct {
 	Seq        int64
 	Role       string
 	ID         string
-	Source     Source
+	Source     event.Source
 	Model      event.ModelSource
-	Content    []Block
+	Content    []event.Block
 	ToolCallID string
 	IsError    bool
 }
@@ -146,13 +132,13 @@ type Subagents interface {
 // host, honours ctx cancellation (returning Aborted), and reports how the
 // turn ended. A non-nil error or a panic is a failed turn (reason Error).
 type Agent interface {
-	RunTurn(ctx context.Context, host Host, msg Message) (StopReason, error)
+	RunTurn(ctx context.Context, host Host, msg event.UserMessage) (StopReason, error)
 }
 
 // Func adapts a function to Agent.
-type Func func(ctx context.Context, host Host, msg Message) (StopReason, error)
+type Func func(ctx context.Context, host Host, msg event.UserMessage) (StopReason, error)
 
 // RunTurn calls f.
-func (f Func) RunTurn(ctx context.Context, host Host, msg Message) (StopReason, error) {
+func (f Func) RunTurn(ctx context.Context, host Host, msg event.UserMessage) (StopReason, error) {
 	return f(ctx, host, msg)
 }

@@ -73,14 +73,14 @@ func splitWord(line string) (word, rest string) {
 }
 
 // messageText joins the text blocks of msg.
-func messageText(msg Message) string { return event.TextOf(msg.Content) }
+func messageText(msg event.UserMessage) string { return event.TextOf(msg.Content) }
 
 // runScript is the scripted agent's turn.
-func runScript(ctx context.Context, host Host, msg Message) (StopReason, error) {
+func runScript(ctx context.Context, host Host, msg event.UserMessage) (StopReason, error) {
 	text := messageText(msg)
 	script, err := parseScript(text)
 	if errors.Is(err, errPlainText) {
-		return Completed, host.Say(ctx, Text(text))
+		return Completed, host.Say(ctx, event.Text(text))
 	}
 	if err != nil {
 		return Error, err
@@ -97,7 +97,7 @@ func runScript(ctx context.Context, host Host, msg Message) (StopReason, error) 
 func run(ctx context.Context, host Host, c command) (StopReason, error) {
 	switch c.name {
 	case "reply":
-		return Completed, host.Say(ctx, Text(c.arg))
+		return Completed, host.Say(ctx, event.Text(c.arg))
 	case "sleep":
 		return sleep(ctx, c.arg)
 	case "spawn":
@@ -164,7 +164,7 @@ func start(ctx context.Context, host Host, how, arg string) (StopReason, error) 
 	if err != nil {
 		return Error, err
 	}
-	return Completed, host.Say(ctx, Text(done+label+" "+childID))
+	return Completed, host.Say(ctx, event.Text(done+label+" "+childID))
 }
 
 // historyWidth is how many characters of a message's text a history line
@@ -183,12 +183,12 @@ func history(ctx context.Context, host Host) (StopReason, error) {
 	for i, e := range entries {
 		lines[i] = e.Role + ": " + historyText(e.Content)
 	}
-	return Completed, host.Say(ctx, Text(strings.Join(lines, "\n")))
+	return Completed, host.Say(ctx, event.Text(strings.Join(lines, "\n")))
 }
 
 // historyText is the text of content on one line, cut at historyWidth
 // characters.
-func historyText(content []Block) string {
+func historyText(content []event.Block) string {
 	text := strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(event.TextOf(content))
 	if runes := []rune(text); len(runes) > historyWidth {
 		return string(runes[:historyWidth])
@@ -210,5 +210,5 @@ func send(ctx context.Context, host Host, arg string) (StopReason, error) {
 	if err != nil {
 		return Error, err
 	}
-	return Completed, host.Say(ctx, Text("sent "+messageID+" to "+childID))
+	return Completed, host.Say(ctx, event.Text("sent "+messageID+" to "+childID))
 }

@@ -24,7 +24,7 @@ type fakeHost struct {
 
 func (h *fakeHost) SessionID() string { return "self" }
 
-func (h *fakeHost) Say(_ context.Context, content []Block) error {
+func (h *fakeHost) Say(_ context.Context, content []event.Block) error {
 	for _, b := range content {
 		h.said = append(h.said, b.Text)
 	}
@@ -57,7 +57,7 @@ func (s *fakeSubagents) Send(_ context.Context, childID, text string) (string, e
 
 func runText(t *testing.T, host Host, text string) (StopReason, error) {
 	t.Helper()
-	return Scripted(Options{}).RunTurn(context.Background(), host, Message{Content: Text(text)})
+	return Scripted(Options{}).RunTurn(context.Background(), host, event.UserMessage{Content: event.Text(text)})
 }
 
 func TestScriptedCommands(t *testing.T) {
@@ -106,11 +106,11 @@ func TestScriptedHistory(t *testing.T) {
 	long := strings.Repeat("é", 59) + "xyz"
 	call := event.ToolCallBlock{ID: "c1", Name: "list_agents", Arguments: "{}"}.Block()
 	host := &fakeHost{conversation: []Entry{
-		{Role: RoleUser, Content: Text("first\nline")},
-		{Role: RoleAssistant, Content: []Block{{Type: "text", Text: "ok "}, call, {Type: "text", Text: "then"}}},
-		{Role: RoleAssistant, Content: []Block{call}},
-		{Role: RoleTool, Content: Text(long), ToolCallID: "c1"},
-		{Role: RoleUser, Content: Text("history")},
+		{Role: RoleUser, Content: event.Text("first\nline")},
+		{Role: RoleAssistant, Content: []event.Block{{Type: "text", Text: "ok "}, call, {Type: "text", Text: "then"}}},
+		{Role: RoleAssistant, Content: []event.Block{call}},
+		{Role: RoleTool, Content: event.Text(long), ToolCallID: "c1"},
+		{Role: RoleUser, Content: event.Text("history")},
 	}}
 	stop, err := runText(t, host, "history")
 	require.NoError(t, err)
@@ -136,7 +136,7 @@ func TestScriptedSleepHonoursCancellation(t *testing.T) {
 		host := &fakeHost{}
 		done := make(chan StopReason)
 		go func() {
-			stop, _ := Scripted(Options{}).RunTurn(ctx, host, Message{Content: Text("sleep 1h\nreply late")})
+			stop, _ := Scripted(Options{}).RunTurn(ctx, host, event.UserMessage{Content: event.Text("sleep 1h\nreply late")})
 			done <- stop
 		}()
 		time.Sleep(time.Minute)

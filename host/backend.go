@@ -3,7 +3,7 @@ package host
 import (
 	"context"
 
-	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/index"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -34,7 +34,7 @@ type Backend interface {
 	// from storage when it is not live, and returns the accepted message id.
 	// A continuable child is refused with ErrAgentBusy; an unknown id is
 	// ErrSessionNotFound.
-	PromptSession(ctx context.Context, id string, content []agent.Block, source agent.Source) (string, error)
+	PromptSession(ctx context.Context, id string, content []event.Block, source event.Source) (string, error)
 	// SearchSessions returns one page of the events of stored sessions
 	// whose text holds req.Phrase as a literal phrase, best first (the
 	// derived index's ranking and snippets, or the unindexed scan's, which
@@ -52,7 +52,7 @@ type Backend interface {
 	// has no Activation, and returns the message id its inbox accepted.
 	// Failures: ErrSubagentNotResumable, ErrSubagentUnauthorized,
 	// ErrSubagentNotDelivered, ErrCancelled.
-	Followup(ctx context.Context, parent LiveAgent, childID string, content []agent.Block, source agent.Source) (string, error)
+	Followup(ctx context.Context, parent LiveAgent, childID string, content []event.Block, source event.Source) (string, error)
 	// Subscribe calls fn for every Notice, in the order the runtime produced
 	// them, until cancel is called. fn must not block.
 	Subscribe(fn func(Notice)) (cancel func())
@@ -168,12 +168,12 @@ const (
 type Notice struct {
 	Kind            NoticeKind
 	SessionID       string
-	ParentSessionID string         // SessionAdded
-	Cwd             string         // SessionAdded
-	Blank           bool           // SessionAdded: no turn/start yet (the original's sessionBlank)
-	Running         bool           // SessionStatus
-	Event           session.Event  // SessionEvent
-	MessageID       string         // QueueEnqueued, QueueLeft
-	Message         *agent.Message // QueueEnqueued (not to be modified)
-	More            bool           // QueueLeft
+	ParentSessionID string             // SessionAdded
+	Cwd             string             // SessionAdded
+	Blank           bool               // SessionAdded: no turn/start yet (the original's sessionBlank)
+	Running         bool               // SessionStatus
+	Event           session.Event      // SessionEvent
+	MessageID       string             // QueueEnqueued, QueueLeft
+	Message         *event.UserMessage // QueueEnqueued (not to be modified)
+	More            bool               // QueueLeft
 }

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/index"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -37,8 +37,8 @@ type fakeBackend struct {
 type followupCall struct {
 	Parent  string
 	Child   string
-	Content []agent.Block
-	Source  agent.Source
+	Content []event.Block
+	Source  event.Source
 }
 
 type fakeAgent string
@@ -103,7 +103,7 @@ func (f *fakeBackend) ReadSession(ctx context.Context, id string) (Transcript, e
 	return t, nil
 }
 
-func (f *fakeBackend) PromptSession(ctx context.Context, id string, content []agent.Block, source agent.Source) (string, error) {
+func (f *fakeBackend) PromptSession(ctx context.Context, id string, content []event.Block, source event.Source) (string, error) {
 	f.record("PromptSession %s %s/%s", id, source.Kind, source.RPCID)
 	if f.promptErr != nil {
 		return "", f.promptErr
@@ -133,7 +133,7 @@ func (f *fakeBackend) LiveAgent(id string) (LiveAgent, bool) {
 	return fakeAgent(id), f.live[id]
 }
 
-func (f *fakeBackend) Followup(ctx context.Context, parent LiveAgent, childID string, content []agent.Block, source agent.Source) (string, error) {
+func (f *fakeBackend) Followup(ctx context.Context, parent LiveAgent, childID string, content []event.Block, source event.Source) (string, error) {
 	f.record("Followup %s %s", parent.SessionID(), childID)
 	f.mu.Lock()
 	f.followups = append(f.followups, followupCall{parent.SessionID(), childID, content, source})
@@ -177,7 +177,7 @@ func (f *fakeBackend) emit(notices ...Notice) {
 
 // message builds a counted user/message or assistant/message event.
 func message(seq int64, typ, text string, sources ...int64) session.Event {
-	data, _ := json.Marshal(map[string]any{"content": agent.Text(text)})
+	data, _ := json.Marshal(map[string]any{"content": event.Text(text)})
 	return session.Event{Type: typ, Seq: seq, Time: 1000 + seq, Data: data,
 		SurfaceOp: json.RawMessage(`"append"`), SourceEventSeqs: sources}
 }

@@ -18,7 +18,7 @@ import (
 // agent otherwise.
 func modelLike(opts agent.Options) agent.Agent {
 	scripted := agent.Scripted(opts)
-	return agent.Func(func(ctx context.Context, host agent.Host, msg agent.Message) (agent.StopReason, error) {
+	return agent.Func(func(ctx context.Context, host agent.Host, msg event.UserMessage) (agent.StopReason, error) {
 		if event.TextOf(msg.Content) != "model" {
 			return scripted.RunTurn(ctx, host, msg)
 		}
@@ -33,16 +33,16 @@ func modelLike(opts agent.Options) agent.Agent {
 			s.Chunk(ctx, event.Chunk{Type: event.ChunkBlockEnd, Block: &block}),
 			s.Chunk(ctx, event.Chunk{Type: event.ChunkFinish, Finish: &event.FinishReason{Kind: event.FinishToolCalls}}),
 		}
-		_, err = s.Message(ctx, []agent.Block{block}, &event.Usage{InputTokens: 3, OutputTokens: 1})
+		_, err = s.Message(ctx, []event.Block{block}, &event.Usage{InputTokens: 3, OutputTokens: 1})
 		errs = append(errs, err, s.ToolCall(ctx, call))
-		_, err = s.ToolResult(ctx, agent.ToolResult{CallID: "call_1", Content: agent.Text("none")})
+		_, err = s.ToolResult(ctx, agent.ToolResult{CallID: "call_1", Content: event.Text("none")})
 		errs = append(errs, err, s.End(ctx))
 		for _, err := range errs {
 			if err != nil {
 				return agent.Error, err
 			}
 		}
-		return agent.Completed, host.Say(ctx, agent.Text("DONE"))
+		return agent.Completed, host.Say(ctx, event.Text("DONE"))
 	})
 }
 

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -181,7 +180,7 @@ func jsonTypeName(v json.RawMessage) string {
 // content reads a content array: possibly empty, of objects each with a
 // string "type"; other keys are allowed and kept (event.LooseBlock: type
 // first, then the others). The result is never nil when there is no issue.
-func (p *payload) content(name string) []agent.Block {
+func (p *payload) content(name string) []event.Block {
 	if p.fields == nil {
 		return nil
 	}
@@ -191,7 +190,7 @@ func (p *payload) content(name string) []agent.Block {
 		p.issues = append(p.issues, wrongType([]any{name}, "array", v, present))
 		return nil
 	}
-	blocks := make([]agent.Block, 0, len(items))
+	blocks := make([]event.Block, 0, len(items))
 	for i, item := range items {
 		if b, ok := p.block([]any{name, i}, item); ok {
 			blocks = append(blocks, b)
@@ -201,20 +200,20 @@ func (p *payload) content(name string) []agent.Block {
 }
 
 // block reads one {type: string, …} object.
-func (p *payload) block(path []any, item json.RawMessage) (agent.Block, bool) {
+func (p *payload) block(path []any, item json.RawMessage) (event.Block, bool) {
 	var fields map[string]json.RawMessage
 	if !isJSONObject(item) || json.Unmarshal(item, &fields) != nil {
 		p.issues = append(p.issues, wrongType(path, "object", item, true))
-		return agent.Block{}, false
+		return event.Block{}, false
 	}
 	if raw, present := fields["type"]; !present || !isJSONString(raw) {
 		p.issues = append(p.issues, wrongType(append(path, "type"), "string", raw, present))
-		return agent.Block{}, false
+		return event.Block{}, false
 	}
 	b, err := event.LooseBlock(item)
 	if err != nil {
 		p.issues = append(p.issues, wrongType(path, "object", item, true))
-		return agent.Block{}, false
+		return event.Block{}, false
 	}
 	return b, true
 }

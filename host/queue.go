@@ -5,7 +5,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 )
 
 // The mux stream's queue mirror (the original's publishQueue): the hub
@@ -33,8 +33,8 @@ type sessionQueue struct {
 
 // queueItem is one queued message {id, message} as the frame carries it.
 type queueItem struct {
-	ID      string         `json:"id"`
-	Message *agent.Message `json:"message"`
+	ID      string             `json:"id"`
+	Message *event.UserMessage `json:"message"`
 }
 
 type sessionQueueFrame struct {

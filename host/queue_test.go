@@ -6,13 +6,14 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/stretchr/testify/require"
 )
 
 // queued is the Notice of an accepted message id with text from the user.
 func queued(session, id, text string) Notice {
 	return Notice{Kind: QueueEnqueued, SessionID: session, MessageID: id,
-		Message: &agent.Message{ID: id, Role: "user", Content: agent.Text(text), Source: agent.Source{Kind: "user"}}}
+		Message: &event.UserMessage{ID: id, Role: "user", Content: event.Text(text), Source: event.Source{Kind: "user"}}}
 }
 
 // wantQueue is the exact session/queue payload of session holding items,
@@ -96,24 +97,24 @@ func TestRuntimeQueueFramesFollowTheInbox(t *testing.T) {
 		return string(f.Payload)
 	}
 
-	first, err := p.Followup(ctx, agent.Text("sleep 50ms"), userSource)
+	first, err := p.Followup(ctx, event.Text("sleep 50ms"), userSource)
 	require.NoError(t, err)
 	require.Equal(t, wantQueue(p.ID(), wantItem(first, "sleep 50ms")), nextQueue())
 	require.Equal(t, wantQueue(p.ID()), nextQueue(), "claimed by its turn")
-	second, err := p.Followup(ctx, agent.Text("reply second"), userSource)
+	second, err := p.Followup(ctx, event.Text("reply second"), userSource)
 	require.NoError(t, err)
 	require.Equal(t, wantQueue(p.ID(), wantItem(second, "reply second")), nextQueue())
 	require.Equal(t, wantQueue(p.ID()), nextQueue())
 	require.NoError(t, p.WhenIdle(ctx))
 
 	// A cancel that discards several queued messages sends one frame.
-	_, err = p.Followup(ctx, agent.Text("sleep 1h"), userSource)
+	_, err = p.Followup(ctx, event.Text("sleep 1h"), userSource)
 	require.NoError(t, err)
 	nextQueue()
 	nextQueue() // claimed
 	var queuedItems []string
 	for _, text := range []string{"reply b", "reply c", "reply d"} {
-		id, err := p.Followup(ctx, agent.Text(text), userSource)
+		id, err := p.Followup(ctx, event.Text(text), userSource)
 		require.NoError(t, err)
 		queuedItems = append(queuedItems, wantItem(id, text))
 		require.Equal(t, wantQueue(p.ID(), queuedItems...), nextQueue())

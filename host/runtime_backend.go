@@ -4,15 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"os"
 	"slices"
 	"sync"
 
+	"github.com/dsh-actors/dsh-actors/fault"
+
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/index"
@@ -27,7 +27,7 @@ type Continuations interface {
 	ListChildren(ctx context.Context, parentID string) ([]query.Entry, error)
 	// Followup delivers content to childID on behalf of the exact live
 	// parent and returns the accepted message id.
-	Followup(ctx context.Context, parent *parent.Handle, childID string, content []agent.Block, source agent.Source) (string, error)
+	Followup(ctx context.Context, parent *parent.Handle, childID string, content []event.Block, source event.Source) (string, error)
 }
 
 // RuntimeBackend is the Backend over a running actors.Runtime, its session
@@ -313,7 +313,7 @@ func (b *RuntimeBackend) ReadSession(ctx context.Context, id string) (Transcript
 
 // PromptSession delivers to the top-level agent id, resuming it from its
 // stored log when it is not live. Sessions with a parent are refused.
-func (b *RuntimeBackend) PromptSession(ctx context.Context, id string, content []agent.Block, source agent.Source) (string, error) {
+func (b *RuntimeBackend) PromptSession(ctx context.Context, id string, content []event.Block, source event.Source) (string, error) {
 	h, err := b.topLevelAgent(ctx, id)
 	if err != nil {
 		return "", err
@@ -432,7 +432,7 @@ func (b *RuntimeBackend) LiveAgent(id string) (LiveAgent, bool) {
 
 // Followup hands the delivery to the continuation service with the exact
 // parent handle found by LiveAgent.
-func (b *RuntimeBackend) Followup(ctx context.Context, p LiveAgent, childID string, content []agent.Block, source agent.Source) (string, error) {
+func (b *RuntimeBackend) Followup(ctx context.Context, p LiveAgent, childID string, content []event.Block, source event.Source) (string, error) {
 	ra, ok := p.(runtimeAgent)
 	if !ok {
 		return "", errors.New("host: foreign LiveAgent")

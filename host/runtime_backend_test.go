@@ -12,14 +12,13 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
 
-var userSource = agent.Source{Kind: "user"}
+var userSource = event.Source{Kind: "user"}
 
 // catalogOnly is a Continuations that lists through the query and refuses
 // deliveries.
@@ -29,7 +28,7 @@ func (c catalogOnly) ListChildren(ctx context.Context, parentID string) ([]query
 	return query.ListChildren(ctx, c.q, parentID)
 }
 
-func (catalogOnly) Followup(context.Context, *parent.Handle, string, []agent.Block, agent.Source) (string, error) {
+func (catalogOnly) Followup(context.Context, *parent.Handle, string, []event.Block, event.Source) (string, error) {
 	return "", errors.New("no continuations in this test")
 }
 
@@ -50,7 +49,7 @@ func openRuntime(t *testing.T, root string) (*actors.Runtime, *RuntimeBackend) {
 // converse prompts a live agent and waits for its turn to end.
 func converse(t *testing.T, h *parent.Handle, text string) {
 	t.Helper()
-	_, err := h.Followup(context.Background(), agent.Text(text), userSource)
+	_, err := h.Followup(context.Background(), event.Text(text), userSource)
 	require.NoError(t, err)
 	require.NoError(t, h.WhenIdle(context.Background()))
 }
@@ -157,17 +156,17 @@ func TestRuntimeBackendPromptsTopLevelSessionsOnly(t *testing.T) {
 	require.NoError(t, rt.Close(ctx))
 
 	rt, b := openRuntime(t, root)
-	id, err := b.PromptSession(ctx, "top", agent.Text("reply resumed"), agent.Source{Kind: "user", RPCID: "r1"})
+	id, err := b.PromptSession(ctx, "top", event.Text("reply resumed"), event.Source{Kind: "user", RPCID: "r1"})
 	require.NoError(t, err)
 	require.NotEmpty(t, id)
 	h := rt.Agent("top")
 	require.NotNil(t, h, "an ordinary prompt resumes a stored top-level session")
 	require.NoError(t, h.WhenIdle(ctx))
 
-	_, err = b.PromptSession(ctx, "kid", agent.Text("reply no"), userSource)
+	_, err = b.PromptSession(ctx, "kid", event.Text("reply no"), userSource)
 	require.ErrorIs(t, err, CodeAgentBusy)
 	require.Nil(t, rt.Agent("kid"), "a child is never resumed by the ordinary route")
-	_, err = b.PromptSession(ctx, "ghost", agent.Text("reply no"), userSource)
+	_, err = b.PromptSession(ctx, "ghost", event.Text("reply no"), userSource)
 	require.ErrorIs(t, err, CodeSessionNotFound)
 
 	created, err := b.CreateSession(ctx, CreateRequest{ID: "made", Cwd: filepath.Join(root, "w")})
@@ -259,14 +258,14 @@ func TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes(t *testing.T) {
 			_, err := b.CreateSession(ctx, CreateRequest{ID: id, Cwd: cwd, Requested: true})
 			require.ErrorIs(t, err, CodeAgentBusy, "create %s in %s", id, cwd)
 		}
-		_, err := b.PromptSession(ctx, id, agent.Text("reply no"), userSource)
+		_, err := b.PromptSession(ctx, id, event.Text("reply no"), userSource)
 		require.ErrorIs(t, err, CodeAgentBusy, "prompt %s", id)
 	}
 	require.Nil(t, rt.Agent("kid"), "a fenced child is never resumed")
 	require.Nil(t, rt.Agent("seed-era"), "a fenced child is never resumed")
 
 	for range 2 { // cold, then live with its parent live
-		_, err = b.PromptSession(ctx, "fork", agent.Text("reply ordinary"), userSource)
+		_, err = b.PromptSession(ctx, "fork", event.Text("reply ordinary"), userSource)
 		require.NoError(t, err, "an inherited ancestor descriptor does not classify")
 		require.NotNil(t, rt.Agent("fork"))
 		require.NoError(t, rt.Agent("fork").WhenIdle(ctx))
@@ -276,7 +275,7 @@ func TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes(t *testing.T) {
 	require.NoError(t, top.Dispose(ctx))
 	_, err = rt.ResumeAgent(ctx, "top", parent.Spec{})
 	require.NoError(t, err)
-	_, err = b.PromptSession(ctx, "one-shot", agent.Text("reply mine now"), userSource)
+	_, err = b.PromptSession(ctx, "one-shot", event.Text("reply mine now"), userSource)
 	require.NoError(t, err, "the parent that owned it is gone; its successor does not own it")
 	require.NoError(t, rt.Agent("one-shot").WhenIdle(ctx))
 }

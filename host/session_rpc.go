@@ -6,7 +6,7 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/index"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -260,7 +260,7 @@ func (h *Handler) sessionPrompt(ctx context.Context, c call) (any, *rpcError) {
 	if bad := invalidPayload(c, p); bad != nil {
 		return nil, bad
 	}
-	_, err := h.backend.PromptSession(ctx, id, content, agent.Source{Kind: "user", RPCID: c.rpcID})
+	_, err := h.backend.PromptSession(ctx, id, content, event.Source{Kind: "user", RPCID: c.rpcID})
 	switch {
 	case err == nil:
 		return acceptedValue{Accepted: true}, nil

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/stretchr/testify/require"
 )
 
@@ -214,7 +214,7 @@ func TestMuxSubscribesSessionsLiveBeforeTheHandler(t *testing.T) {
 	mux, stopMux := openStreamAt(t, srv.URL, "/api/events.mux")
 	defer stopMux()
 	requireSubscribed(t, mux, p.ID(), int64(s.rt.Sessions().Get(p.ID()).Len())-1)
-	id, err := p.Followup(context.Background(), agent.Text("reply more"), userSource)
+	id, err := p.Followup(context.Background(), event.Text("reply more"), userSource)
 	require.NoError(t, err)
 	require.Equal(t, wantQueue(p.ID(), wantItem(id, "reply more")), string(readFrame(t, mux).Payload))
 	require.Equal(t, wantQueue(p.ID()), string(readFrame(t, mux).Payload), "claimed before its turn logs anything")
@@ -291,7 +291,7 @@ func TestFailedTurnSendsAgentErrorOnTheHostStream(t *testing.T) {
 		{"fail boom", "boom"},
 		{"panic", "panic: scripted: panic command"},
 	} {
-		_, err = p.Followup(context.Background(), agent.Text(tc.text), userSource)
+		_, err = p.Followup(context.Background(), event.Text(tc.text), userSource)
 		require.NoError(t, err)
 		_, _, _ = nextFrameWhere(t, hostStream, stopHost, func(f frame, pl streamPayload) bool {
 			return f.Method == "host/session-status" && pl.SessionID == p.ID() && string(f.Payload) ==

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 )
 
 // subagentList answers subagent.list {parentSessionId} with the complete
@@ -87,7 +87,7 @@ func (h *Handler) subagentPrompt(ctx context.Context, c call) (any, *rpcError) {
 	if bad := h.verifyAddress(ctx, parent, child); bad != nil {
 		return nil, bad
 	}
-	source := agent.Source{Kind: "user", RPCID: c.rpcID}
+	source := event.Source{Kind: "user", RPCID: c.rpcID}
 	messageID, err := h.backend.Followup(ctx, parentAgent, child, content, source)
 	if err != nil {
 		return nil, h.followupError(ctx, child, err)

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -246,8 +246,8 @@ func TestSubagentPromptRoutesThroughTheExactLiveParent(t *testing.T) {
 		"content": []any{map[string]any{"type": "text", "text": "look again"}}})
 	require.True(t, r.Result.OK)
 	require.JSONEq(t, `{"messageId":"message-1"}`, string(r.Result.Value))
-	require.Equal(t, []followupCall{{Parent: "p1", Child: "reviewer", Content: agent.Text("look again"),
-		Source: agent.Source{Kind: "user", RPCID: "r-subagent.prompt"}}}, b.followups)
+	require.Equal(t, []followupCall{{Parent: "p1", Child: "reviewer", Content: event.Text("look again"),
+		Source: event.Source{Kind: "user", RPCID: "r-subagent.prompt"}}}, b.followups)
 	require.Equal(t, []string{"LiveAgent p1", "ListChildren p1", "Followup p1 reviewer"}, b.callLog())
 }
 
@@ -339,7 +339,7 @@ func TestSubagentPromptAbortedRequestWinsOverTheDeliveryFailure(t *testing.T) {
 // TestSubagentPromptContentIsAnyArrayOfTypedBlocks: content is an array of
 // objects with a string type: an empty array and blocks of
 // any type pass and reach the continuation service as the original's parse
-// keeps them: type first, every other key kept (agent.Block's Raw).
+// keeps them: type first, every other key kept (event.Block's Raw).
 func TestSubagentPromptContentIsAnyArrayOfTypedBlocks(t *testing.T) {
 	b := catalogFixture()
 	b.live["p1"] = true
@@ -354,8 +354,8 @@ func TestSubagentPromptContentIsAnyArrayOfTypedBlocks(t *testing.T) {
 		require.True(t, r.Result.OK, rec.Body.String())
 	}
 	require.Len(t, b.followups, 2)
-	require.Equal(t, []agent.Block{}, b.followups[0].Content)
-	require.Equal(t, []agent.Block{
+	require.Equal(t, []event.Block{}, b.followups[0].Content)
+	require.Equal(t, []event.Block{
 		{Type: "image", Raw: json.RawMessage(`{"type":"image","data":"x","mimeType":"image/png"}`)},
 		{Type: "text", Raw: json.RawMessage(`{"type":"text"}`)},
 		{Type: "text", Text: "hi", Raw: json.RawMessage(`{"type":"text","text":"hi","extra":1}`)},

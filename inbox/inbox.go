@@ -12,6 +12,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/google/uuid"
 )
@@ -46,7 +47,7 @@ type Event struct {
 	Status    Status
 	// Message is the accepted message of an Enqueue (shared with the
 	// queue: a listener must not modify it); nil for the other kinds.
-	Message *agent.Message
+	Message *event.UserMessage
 	// More is true on a Discard that another Discard of the same Cancel or
 	// Close follows, so that a listener can act once per batch.
 	More bool
@@ -73,7 +74,7 @@ type Options struct {
 // claims the head of the queue.
 type Claim struct {
 	// Message is the claimed message, with its MessageID.
-	Message agent.Message
+	Message event.UserMessage
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
 	cause   atomic.Pointer[agent.CancelCause] // the first cause the turn was cancelled with
@@ -116,7 +117,7 @@ func (c *Claim) cancelWith(cause agent.CancelCause) {
 // item is one entry of the turn lane: an agent message, or a raw protoactor
 // user message when raw is non-nil.
 type item struct {
-	msg agent.Message
+	msg event.UserMessage
 	raw any
 	enq uint64 // the message's Enqueue event is the enq-th queued (0: none to wait for)
 }
@@ -189,7 +190,7 @@ func NewMessageID() string {
 // the original, where listeners run synchronously inside the post): a
 // listener that cancels on enqueue always finds it still queued. After
 // Close it returns ErrClosed and accepts nothing.
-func (b *Inbox) Post(msg agent.Message) (string, error) {
+func (b *Inbox) Post(msg event.UserMessage) (string, error) {
 	if msg.ID == "" {
 		msg.ID = NewMessageID()
 	}

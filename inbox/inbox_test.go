@@ -11,6 +11,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -90,7 +91,7 @@ func newRecorded(autoEnd bool) (*Inbox, *recorder) {
 
 func post(t *testing.T, b *Inbox, id string) {
 	t.Helper()
-	got, err := b.Post(agent.Message{ID: id, Content: agent.Text(id)})
+	got, err := b.Post(event.UserMessage{ID: id, Content: event.Text(id)})
 	require.NoError(t, err)
 	require.Equal(t, id, got)
 }
@@ -103,7 +104,7 @@ func TestFIFOAcrossConcurrentSenders(t *testing.T) {
 		for s := range senders {
 			wg.Go(func() {
 				for i := range each {
-					_, err := b.Post(agent.Message{ID: fmt.Sprintf("%d-%d", s, i)})
+					_, err := b.Post(event.UserMessage{ID: fmt.Sprintf("%d-%d", s, i)})
 					require.NoError(t, err)
 				}
 			})
@@ -156,16 +157,16 @@ func TestMessagePostedDuringTurnWaitsForEndTurn(t *testing.T) {
 func TestEnqueueEventCarriesTheAcceptedMessage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, r := newRecorded(true)
-		id, err := b.Post(agent.Message{Content: agent.Text("hi"), Source: agent.Source{Kind: "user"}})
+		id, err := b.Post(event.UserMessage{Content: event.Text("hi"), Source: event.Source{Kind: "user"}})
 		require.NoError(t, err)
 		synctest.Wait()
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		var carried []*agent.Message
+		var carried []*event.UserMessage
 		for _, e := range r.events {
 			if e.Kind == Enqueue {
 				require.NotNil(t, e.Message)
-				require.Equal(t, agent.Message{ID: id, Role: "user", Content: agent.Text("hi"), Source: agent.Source{Kind: "user"}}, *e.Message)
+				require.Equal(t, event.UserMessage{ID: id, Role: "user", Content: event.Text("hi"), Source: event.Source{Kind: "user"}}, *e.Message)
 			}
 			if e.Message != nil {
 				carried = append(carried, e.Message)
@@ -262,7 +263,7 @@ func TestCloseRefusesLaterPosts(t *testing.T) {
 		synctest.Wait()
 		require.Equal(t, []string{"b"}, b.Close(agent.CancelCause{Kind: agent.CauseDisposed}))
 		require.True(t, b.Closed())
-		_, err := b.Post(agent.Message{ID: "c"})
+		_, err := b.Post(event.UserMessage{ID: "c"})
 		require.ErrorIs(t, err, ErrClosed)
 		require.Equal(t, agent.CancelCause{Kind: agent.CauseDisposed}, context.Cause(r.claims[0].Context()))
 		require.Empty(t, b.Close(agent.CancelCause{Kind: agent.CauseDisposed}), "idempotent")
@@ -319,7 +320,7 @@ func TestObserverMayCallBackIntoTheInbox(t *testing.T) {
 				b.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
 			}
 		}})
-		id, err := b.Post(agent.Message{})
+		id, err := b.Post(event.UserMessage{})
 		require.NoError(t, err)
 		require.Len(t, id, 36, "a uuid was assigned")
 		require.Equal(t, []string{
@@ -378,7 +379,7 @@ func TestNewMessageIDIsAVersion4UUID(t *testing.T) {
 func BenchmarkPost(b *testing.B) {
 	box := New(Options{Observer: func(Event) {}})
 	for range b.N {
-		_, _ = box.Post(agent.Message{})
+		_, _ = box.Post(event.UserMessage{})
 		box.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
 	}
 }

@@ -138,7 +138,7 @@ type loop struct {
 // assistant message, then runs the calls it made. A failed model call is
 // retried as the policy says (a later step of the same turn, after an
 // llm/retry event), else it ends the turn with its failure.
-func (l *loop) RunTurn(ctx context.Context, host agent.Host, _ agent.Message) (agent.StopReason, error) {
+func (l *loop) RunTurn(ctx context.Context, host agent.Host, _ event.UserMessage) (agent.StopReason, error) {
 	self, tools, err := l.tools(host)
 	if err != nil {
 		return agent.Error, err

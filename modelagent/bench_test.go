@@ -11,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/llm/llmtest"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -51,7 +50,7 @@ func BenchmarkStepOverhead(b *testing.B) {
 
 		srv.Push(llmtest.Stream(response))
 		start = time.Now()
-		_, err = h.Followup(ctx, agent.Text(fmt.Sprint("turn ", i)), agent.Source{Kind: event.SourceUser})
+		_, err = h.Followup(ctx, event.Text(fmt.Sprint("turn ", i)), event.Source{Kind: event.SourceUser})
 		require.NoError(b, err)
 		require.NoError(b, h.WhenIdle(ctx))
 		loop += time.Since(start)
@@ -85,7 +84,7 @@ func BenchmarkChunkLogging(b *testing.B) {
 		client.Push(llmtest.Reply(response))
 		before := h.Session().Len()
 		start := time.Now()
-		_, err := h.Followup(ctx, agent.Text("go"), agent.Source{Kind: event.SourceUser})
+		_, err := h.Followup(ctx, event.Text("go"), event.Source{Kind: event.SourceUser})
 		require.NoError(b, err)
 		require.NoError(b, h.WhenIdle(ctx))
 		loopTime += time.Since(start)

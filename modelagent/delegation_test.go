@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/llm/llmtest"
 )
@@ -39,7 +38,7 @@ func TestForkAndForegroundChildren(t *testing.T) {
 	h := r.turn(t, "forker", "turn one")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, err := h.Followup(ctx, agent.Text("turn two"), agent.Source{Kind: event.SourceUser})
+	_, err := h.Followup(ctx, event.Text("turn two"), event.Source{Kind: event.SourceUser})
 	require.NoError(t, err)
 	require.NoError(t, h.WhenIdle(ctx))
 

@@ -167,7 +167,7 @@ func TestCancellingATurnEndsItAborted(t *testing.T) {
 	})()
 	h, err := r.rt.StartAgent(ctx, parentSpec("hang"))
 	require.NoError(t, err)
-	_, err = h.Followup(ctx, agent.Text("hi"), agent.Source{Kind: event.SourceUser})
+	_, err = h.Followup(ctx, event.Text("hi"), event.Source{Kind: event.SourceUser})
 	require.NoError(t, err)
 	<-streaming
 	h.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)

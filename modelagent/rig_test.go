@@ -11,7 +11,6 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/llm"
 	"github.com/dsh-actors/dsh-actors/modelagent"
@@ -59,7 +58,7 @@ func (r *rig) turn(t *testing.T, id, prompt string) *parent.Handle {
 	defer cancel()
 	h, err := r.rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: id, Cwd: "/work"}})
 	require.NoError(t, err)
-	_, err = h.Followup(ctx, agent.Text(prompt), agent.Source{Kind: event.SourceUser})
+	_, err = h.Followup(ctx, event.Text(prompt), event.Source{Kind: event.SourceUser})
 	require.NoError(t, err)
 	if err := h.WhenIdle(ctx); err != nil {
 		for _, e := range h.Session().Events() {

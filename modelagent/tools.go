@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"slices"
+
+	"github.com/dsh-actors/dsh-actors/fault"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -96,7 +97,7 @@ func (c caller) delegate(ctx context.Context, provider string, args Args) (strin
 		return "", errNoCaller("subagent tool")
 	}
 	maxDepth := c.maxDepth
-	prompt := agent.Text(args.String("prompt"))
+	prompt := event.Text(args.String("prompt"))
 	if args.Bool("run_in_background") {
 		started, err := c.service.StartContinuable(ctx, subagent.ContinuableSpec{
 			Provider: provider, Label: args.String("description"),
@@ -156,8 +157,8 @@ func (c caller) sendMessage(ctx context.Context, args Args) (string, error) {
 		return "", errNoCaller(ToolSendMessage)
 	}
 	id := args.String("subagent_id")
-	source := agent.Source{Kind: event.SourceCoordinator, SenderSessionID: c.self.ID()}
-	if _, err := c.service.Followup(ctx, c.self, id, agent.Text(args.String("message")), source); err != nil {
+	source := event.Source{Kind: event.SourceCoordinator, SenderSessionID: c.self.ID()}
+	if _, err := c.service.Followup(ctx, c.self, id, event.Text(args.String("message")), source); err != nil {
 		return "", subagentError(err)
 	}
 	return "message queued as the next turn for subagent " + id, nil

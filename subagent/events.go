@@ -6,6 +6,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/listeners"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -27,7 +28,7 @@ type RunInfo struct {
 type RunEndInfo struct {
 	RunInfo
 	StopReason           agent.StopReason `json:"stopReason"`
-	LastAssistantMessage []agent.Block    `json:"lastAssistantMessage,omitempty"`
+	LastAssistantMessage []event.Block    `json:"lastAssistantMessage,omitempty"`
 	// DiscardedFollowups counts the messages the child's inbox had
 	// accepted (a follow-up, or the first prompt) that the epoch's teardown
 	// discarded before they ran: they were never logged and are lost. The
@@ -44,7 +45,7 @@ func (e RunEndInfo) MarshalJSON() ([]byte, error) {
 		ID                   string           `json:"id"`
 		Local                bool             `json:"local"`
 		StopReason           agent.StopReason `json:"stopReason"`
-		LastAssistantMessage *[]agent.Block   `json:"lastAssistantMessage,omitempty"`
+		LastAssistantMessage *[]event.Block   `json:"lastAssistantMessage,omitempty"`
 		DiscardedFollowups   int              `json:"discardedFollowups,omitempty"`
 	}
 	p := plain{RunID: e.RunID, Provider: e.Provider, ID: e.ID, Local: e.Local, StopReason: e.StopReason,

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -12,15 +13,15 @@ import (
 // subagent/end is written as JSON.stringify writes it: nothing HTML-escaped
 // (inside the blocks either), [] kept, a nil message left out.
 func TestRunEndInfoIsWrittenAsJSONStringify(t *testing.T) {
-	image := agent.Block{Type: "image", Raw: json.RawMessage(`{"type":"image","alt":"<b>&"}`)}
+	image := event.Block{Type: "image", Raw: json.RawMessage(`{"type":"image","alt":"<b>&"}`)}
 	end := RunEndInfo{RunInfo: RunInfo{RunID: "r", Provider: "spawn", ID: "c", Local: true}, StopReason: agent.Completed,
-		LastAssistantMessage: []agent.Block{{Type: "text", Text: "<b>&\u2028"}, image}}
+		LastAssistantMessage: []event.Block{{Type: "text", Text: "<b>&\u2028"}, image}}
 	data, err := session.EncodeData(end)
 	require.NoError(t, err)
 	require.Equal(t, `{"runId":"r","provider":"spawn","id":"c","local":true,"stopReason":"completed",`+
 		"\"lastAssistantMessage\":[{\"type\":\"text\",\"text\":\"<b>&\u2028\"},{\"type\":\"image\",\"alt\":\"<b>&\"}]}", string(data))
 
-	end.LastAssistantMessage = []agent.Block{}
+	end.LastAssistantMessage = []event.Block{}
 	data, err = session.EncodeData(end)
 	require.NoError(t, err)
 	require.Contains(t, string(data), `"lastAssistantMessage":[]`)

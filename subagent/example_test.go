@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"os"
 
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
+
 	dsh "github.com/dsh-actors/dsh-actors"
-	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
@@ -32,7 +33,7 @@ func Example_continuable() {
 
 	started, err := svc.StartContinuable(ctx, subagent.ContinuableSpec{
 		Provider: subagent.SpawnName, Label: "summarize the doc",
-		Request: subagent.ContinuableRequest{Prompt: agent.Text("reply three sources found"), Parent: p},
+		Request: subagent.ContinuableRequest{Prompt: event.Text("reply three sources found"), Parent: p},
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -41,7 +42,7 @@ func Example_continuable() {
 	end := <-ends // the child settled: its epoch ended and it was disposed
 	fmt.Println(end.StopReason, end.LastAssistantMessage[0].Text)
 
-	_, _ = svc.Followup(ctx, p, started.ChildID, agent.Text("reply summary written"), agent.Source{Kind: "user"})
+	_, _ = svc.Followup(ctx, p, started.ChildID, event.Text("reply summary written"), event.Source{Kind: "user"})
 	end = <-ends // a second epoch, cold-resumed from the log
 	fmt.Println(end.StopReason, end.LastAssistantMessage[0].Text)
 
@@ -60,7 +61,7 @@ func ExampleService_Start() {
 	defer rt.Close()
 	p, _ := rt.StartAgent(ctx, "")
 
-	run, err := rt.Subagents().Start(ctx, subagent.SpawnName, subagent.StartRequest{Prompt: agent.Text("reply done"), Parent: p})
+	run, err := rt.Subagents().Start(ctx, subagent.SpawnName, subagent.StartRequest{Prompt: event.Text("reply done"), Parent: p})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -78,7 +79,7 @@ func ExampleService_StartContinuable_persistence() {
 	defer rt.Close()
 	p, _ := rt.StartAgent(ctx, "")
 	_, err := rt.Subagents().StartContinuable(ctx, subagent.ContinuableSpec{Provider: subagent.SpawnName, Label: "x",
-		Request: subagent.ContinuableRequest{Prompt: agent.Text("hi"), Parent: p}})
+		Request: subagent.ContinuableRequest{Prompt: event.Text("hi"), Parent: p}})
 	var typed *fault.Error
 	fmt.Println(errors.As(err, &typed), typed.Code)
 	// Output: true PERSISTENCE_UNAVAILABLE

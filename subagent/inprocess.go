@@ -82,7 +82,7 @@ func (p *inProcess) Start(ctx context.Context, req StartRequest) (*Run, error) {
 	run, settle := NewRun(h.ID(), h, h.Dispose)
 	stop := context.AfterFunc(ctx, func() { h.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false) })
 	if ctx.Err() == nil {
-		if _, err := h.Followup(context.Background(), req.Prompt, agent.Source{Kind: "user"}); err != nil {
+		if _, err := h.Followup(context.Background(), req.Prompt, event.Source{Kind: "user"}); err != nil {
 			stop()
 			_ = h.Dispose(context.Background())
 			return nil, err

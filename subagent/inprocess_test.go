@@ -3,9 +3,10 @@ package subagent
 import (
 	"context"
 	"encoding/json"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"strings"
 	"testing"
+
+	"github.com/dsh-actors/dsh-actors/fault"
 
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
@@ -46,7 +47,7 @@ func newWorld(t *testing.T) *world {
 // turn runs one parent turn to its end.
 func (w *world) turn(text string) {
 	w.t.Helper()
-	_, err := w.rt.Followup(bg, w.parent.ID(), agent.Text(text), agent.Source{Kind: "user"})
+	_, err := w.rt.Followup(bg, w.parent.ID(), event.Text(text), event.Source{Kind: "user"})
 	require.NoError(w.t, err)
 	require.NoError(w.t, w.parent.WhenIdle(bg))
 }
@@ -81,7 +82,7 @@ func lastReply(events []session.Event) string {
 	for i := len(events) - 1; i >= 0; i-- {
 		if events[i].Type == "assistant/message" {
 			var m struct {
-				Message struct{ Content []agent.Block }
+				Message struct{ Content []event.Block }
 			}
 			if json.Unmarshal(events[i].Data, &m) == nil && len(m.Message.Content) > 0 {
 				return m.Message.Content[0].Text
@@ -93,7 +94,7 @@ func lastReply(events []session.Event) string {
 
 func TestSpawnRunsAOneShotChild(t *testing.T) {
 	w := newWorld(t)
-	run, err := w.s.Start(bg, SpawnName, StartRequest{Prompt: agent.Text("reply hello"), Parent: w.parent})
+	run, err := w.s.Start(bg, SpawnName, StartRequest{Prompt: event.Text("reply hello"), Parent: w.parent})
 	require.NoError(t, err)
 	require.NotNil(t, run.LocalAgent)
 	require.Equal(t, run.LocalAgent.ID(), run.ID)
@@ -102,7 +103,7 @@ func TestSpawnRunsAOneShotChild(t *testing.T) {
 	require.Same(t, w.parent, run.LocalAgent.Spec().Owner, "the run's child is its parent's")
 	res, err := run.Result(bg)
 	require.NoError(t, err)
-	require.Equal(t, Result{Output: agent.Text("hello"), StopReason: agent.Completed}, res)
+	require.Equal(t, Result{Output: event.Text("hello"), StopReason: agent.Completed}, res)
 	require.NoError(t, run.Dispose(bg))
 	require.Nil(t, w.rt.Agent(run.ID))
 	end := w.ended(run.ID, 1)
@@ -113,7 +114,7 @@ func TestSpawnRunsAOneShotChild(t *testing.T) {
 
 func TestOneShotChildLevelFailureResolvesTheResult(t *testing.T) {
 	w := newWorld(t)
-	run, err := w.s.Start(bg, SpawnName, StartRequest{Prompt: agent.Text("fail no luck"), Parent: w.parent})
+	run, err := w.s.Start(bg, SpawnName, StartRequest{Prompt: event.Text("fail no luck"), Parent: w.parent})
 	require.NoError(t, err)
 	res, err := run.Result(bg)
 	require.NoError(t, err)
@@ -124,7 +125,7 @@ func TestOneShotChildLevelFailureResolvesTheResult(t *testing.T) {
 func TestOneShotContextEndingAfterPublicationCancelsTheRun(t *testing.T) {
 	w := newWorld(t)
 	ctx, cancel := context.WithCancel(bg)
-	run, err := w.s.Start(ctx, SpawnName, StartRequest{Prompt: agent.Text("sleep 1h"), Parent: w.parent})
+	run, err := w.s.Start(ctx, SpawnName, StartRequest{Prompt: event.Text("sleep 1h"), Parent: w.parent})
 	require.NoError(t, err)
 	cancel()
 	res, err := run.Result(bg)
@@ -136,7 +137,7 @@ func TestOneShotContextEndingAfterPublicationCancelsTheRun(t *testing.T) {
 func TestForkSeedsTheCompletedTurnPrefix(t *testing.T) {
 	w := newWorld(t)
 	w.turn("reply first answer")
-	run, err := w.s.Start(bg, ForkName, StartRequest{Prompt: agent.Text("reply forked"), Parent: w.parent})
+	run, err := w.s.Start(bg, ForkName, StartRequest{Prompt: event.Text("reply forked"), Parent: w.parent})
 	require.NoError(t, err)
 	_, err = run.Result(bg)
 	require.NoError(t, err)
@@ -157,7 +158,7 @@ func TestForkContinuableChildContinuesTurnNumbering(t *testing.T) {
 	w := newWorld(t)
 	w.turn("reply first answer")
 	started, err := w.s.StartContinuable(bg, ContinuableSpec{Provider: ForkName, Label: "child task",
-		Request: ContinuableRequest{Prompt: agent.Text("reply forked"), Parent: w.parent}})
+		Request: ContinuableRequest{Prompt: event.Text("reply forked"), Parent: w.parent}})
 	require.NoError(t, err)
 	w.ended(started.ChildID, 1)
 	log, err := w.rt.Sessions().Store().Inspect(bg, started.ChildID)
@@ -188,13 +189,13 @@ func TestStartContinuableNeedsThePrepareCapability(t *testing.T) {
 	_, err := w.s.RegisterProvider(p)
 	require.NoError(t, err)
 	_, err = w.s.StartContinuable(bg, ContinuableSpec{Provider: "oneshot", Label: "x",
-		Request: ContinuableRequest{Prompt: agent.Text("hi"), Parent: w.parent}})
+		Request: ContinuableRequest{Prompt: event.Text("hi"), Parent: w.parent}})
 	require.ErrorIs(t, err, fault.UnsupportedCapability)
 	require.EqualError(t, err, `subagent provider "oneshot" does not support continuable children (no prepareContinuable capability)`)
 	require.Zero(t, p.count())
 	require.Equal(t, 1, w.rt.Registry().Len())
 	_, err = w.s.StartContinuable(bg, ContinuableSpec{Provider: "nobody", Label: "x",
-		Request: ContinuableRequest{Prompt: agent.Text("hi"), Parent: w.parent}})
+		Request: ContinuableRequest{Prompt: event.Text("hi"), Parent: w.parent}})
 	require.ErrorIs(t, err, fault.NoProvider)
 }
 
@@ -203,7 +204,7 @@ func TestStartContinuableNeedsThePrepareCapability(t *testing.T) {
 func TestListChildrenThroughTheCatalog(t *testing.T) {
 	w := newWorld(t)
 	started, err := w.s.StartContinuable(bg, ContinuableSpec{Provider: SpawnName, Label: "summarize the doc",
-		Request: ContinuableRequest{Prompt: agent.Text("sleep 1h"), Parent: w.parent}})
+		Request: ContinuableRequest{Prompt: event.Text("sleep 1h"), Parent: w.parent}})
 	require.NoError(t, err)
 	entries, err := w.s.ListChildren(bg, "parent")
 	require.NoError(t, err)
@@ -234,14 +235,14 @@ func TestScriptedAgentsSpawnAndSendThroughTheCapability(t *testing.T) {
 	w.turn("send " + childID + ": reply again")
 	require.True(t, strings.HasPrefix(lastReply(w.log("parent")), "sent "))
 	w.ended(childID, 2)
-	var sources []agent.Source
+	var sources []event.Source
 	for _, e := range w.log(childID) {
 		if e.Type == "user/message" {
-			var m agent.Message
+			var m event.UserMessage
 			require.NoError(t, json.Unmarshal(e.Data, &m))
 			sources = append(sources, m.Source)
 		}
 	}
-	require.Equal(t, []agent.Source{{Kind: "user"}, {Kind: "coordinator", SenderSessionID: "parent"}}, sources)
+	require.Equal(t, []event.Source{{Kind: "user"}, {Kind: "coordinator", SenderSessionID: "parent"}}, sources)
 	require.Equal(t, "again", lastReply(w.log(childID)))
 }

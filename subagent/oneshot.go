@@ -7,6 +7,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/google/uuid"
 )
 
@@ -90,7 +91,7 @@ func (s *Service) observeRun(provider string, req StartRequest, run *Run) {
 		end := RunEndInfo{RunInfo: info, StopReason: agent.Error}
 		if run.err == nil {
 			end.StopReason = run.result.StopReason
-			end.LastAssistantMessage = append([]agent.Block{}, run.result.Output...)
+			end.LastAssistantMessage = append([]event.Block{}, run.result.Output...)
 		}
 		s.events.emitContained(&EndEvent{RunEndInfo: end})
 	}()

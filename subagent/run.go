@@ -7,12 +7,13 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 )
 
 // StartRequest is a one-shot delegation.
 type StartRequest struct {
 	// Prompt is the child's only message.
-	Prompt []agent.Block
+	Prompt []event.Block
 	// Parent is the delegating agent.
 	Parent *parent.Handle
 	// AgentOptions choose the child's model route (optional).
@@ -31,7 +32,7 @@ type StartRequest struct {
 // Result is what a one-shot run produced. A child-level failure is a
 // result with a non-completed StopReason, not an error.
 type Result struct {
-	Output     []agent.Block
+	Output     []event.Block
 	Structured json.RawMessage
 	StopReason agent.StopReason
 }

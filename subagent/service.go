@@ -10,6 +10,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -37,7 +38,7 @@ type ContinuableSpec struct {
 // ContinuableRequest is what a continuable child is started with.
 type ContinuableRequest struct {
 	// Prompt is the child's first message (source {kind:"user"}).
-	Prompt []agent.Block
+	Prompt []event.Block
 	// Parent is the calling agent; it must be the registry's exact live
 	// entry for its id.
 	Parent *parent.Handle
@@ -187,7 +188,7 @@ func (s *Service) StartContinuable(ctx context.Context, spec ContinuableSpec) (C
 // MessageID (the child is woken or cold-resumed as needed); see
 // manager.Manager.Followup. It blocks the caller until acceptance. It fails
 // with CONTINUATION_UNAVAILABLE when the service has no runtime.
-func (s *Service) Followup(ctx context.Context, p *parent.Handle, childID string, content []agent.Block, source agent.Source) (string, error) {
+func (s *Service) Followup(ctx context.Context, p *parent.Handle, childID string, content []event.Block, source event.Source) (string, error) {
 	if s.m == nil {
 		return "", manager.ContinuationUnavailable()
 	}
@@ -295,7 +296,7 @@ func (c capability) Fork(ctx context.Context, label, prompt string) (string, str
 func (c capability) start(ctx context.Context, provider, label, prompt string) (string, string, error) {
 	started, err := c.s.StartContinuable(ctx, ContinuableSpec{
 		Provider: provider, Label: label,
-		Request: ContinuableRequest{Prompt: agent.Text(prompt), Parent: c.self},
+		Request: ContinuableRequest{Prompt: event.Text(prompt), Parent: c.self},
 	})
 	return started.ChildID, started.MessageID, err
 }
@@ -303,6 +304,6 @@ func (c capability) start(ctx context.Context, provider, label, prompt string) (
 // Send delivers text to a child of the calling agent, attributed
 // {kind:"coordinator", senderSessionId}; it returns at inbox acceptance.
 func (c capability) Send(ctx context.Context, childID, text string) (string, error) {
-	source := agent.Source{Kind: "coordinator", SenderSessionID: c.self.ID()}
-	return c.s.Followup(ctx, c.self, childID, agent.Text(text), source)
+	source := event.Source{Kind: "coordinator", SenderSessionID: c.self.ID()}
+	return c.s.Followup(ctx, c.self, childID, event.Text(text), source)
 }

@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"log/slog"
 	"reflect"
 	"sync"
 	"testing"
+
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
 
 	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -106,7 +108,7 @@ func TestRegistersListsLooksUpStartsAndRemovesProviders(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"alpha"}, s.List())
 	require.Same(t, alpha, s.GetProvider("alpha"))
-	run, err := s.Start(bg, "alpha", StartRequest{Prompt: agent.Text("hi")})
+	run, err := s.Start(bg, "alpha", StartRequest{Prompt: event.Text("hi")})
 	require.NoError(t, err)
 	res, err := run.Result(bg)
 	require.NoError(t, err)
@@ -154,7 +156,7 @@ func TestStartBorrowsTheRequestAndExposesNoContinuationOperations(t *testing.T) 
 	p := &stubProvider{name: "one-shot", result: Result{StopReason: agent.Completed}}
 	_, err := s.RegisterProvider(p)
 	require.NoError(t, err)
-	req := StartRequest{Prompt: agent.Text("hi")}
+	req := StartRequest{Prompt: event.Text("hi")}
 	run, err := s.Start(bg, "one-shot", req)
 	require.NoError(t, err)
 	require.NoError(t, run.Dispose(bg))
@@ -181,7 +183,7 @@ func TestContinuableOperationsNeedARuntime(t *testing.T) {
 	_, err := s.StartContinuable(bg, ContinuableSpec{Provider: "spawn", Label: "x"})
 	require.ErrorIs(t, err, fault.ContinuationUnavailable)
 	require.EqualError(t, err, "continuable subagents require the agents service")
-	_, err = s.Followup(bg, nil, "child", agent.Text("x"), agent.Source{Kind: "user"})
+	_, err = s.Followup(bg, nil, "child", event.Text("x"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, fault.ContinuationUnavailable)
 	require.NoError(t, s.DrainContinuableDescendants(bg, nil), "a no-op without a manager")
 }
@@ -229,7 +231,7 @@ func TestStartValidatesDepthAndSchemaBeforeTheProvider(t *testing.T) {
 func TestOneShotLifecyclePairsByRunIDAndCarriesTheResult(t *testing.T) {
 	s := detached(t)
 	rec := record(s)
-	p := &stubProvider{name: "alpha", result: Result{Output: agent.Text("the answer"), StopReason: agent.Completed}}
+	p := &stubProvider{name: "alpha", result: Result{Output: event.Text("the answer"), StopReason: agent.Completed}}
 	_, err := s.RegisterProvider(p)
 	require.NoError(t, err)
 	for range 2 {
@@ -253,7 +255,7 @@ func TestOneShotLifecyclePairsByRunIDAndCarriesTheResult(t *testing.T) {
 	for _, end := range ends {
 		require.Equal(t, "alpha", end.Provider)
 		require.Equal(t, agent.Completed, end.StopReason)
-		require.Equal(t, agent.Text("the answer"), end.LastAssistantMessage)
+		require.Equal(t, event.Text("the answer"), end.LastAssistantMessage)
 	}
 
 	p.result = Result{StopReason: agent.Completed}

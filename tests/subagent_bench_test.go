@@ -11,7 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/bench"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -206,7 +206,7 @@ func (w benchWorld) growAgents(b *testing.B, p *parent.Handle, fanout, depth int
 			for range fanout {
 				h, err := w.Runtime.StartAgent(bg, parent.CreateSpec{Header: session.Header{ParentSession: owner.ID()}})
 				require.NoError(b, err)
-				_, err = h.Followup(bg, agent.Text("sleep 1h"), agent.Source{Kind: "user"})
+				_, err = h.Followup(bg, event.Text("sleep 1h"), event.Source{Kind: "user"})
 				require.NoError(b, err)
 				next = append(next, h)
 			}

@@ -114,7 +114,7 @@ func (a *Activation) Session() *session.Live { return a.live }
 // MessageID once the inbox has accepted it (msg.ID when set, else a new
 // uuid). It does not wait for the turn. It fails with ctx's error when ctx
 // is already done, and with fault.InboxClosed once Dispose has begun.
-func (a *Activation) Followup(ctx context.Context, msg agent.Message) (string, error) {
+func (a *Activation) Followup(ctx context.Context, msg event.UserMessage) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}

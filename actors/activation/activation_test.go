@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
@@ -62,7 +63,7 @@ func startOn(t *testing.T, live *session.Live, impl agent.Agent, cleanup func(),
 
 func followup(t *testing.T, a *Activation, text string) string {
 	t.Helper()
-	id, err := a.Followup(bg, agent.Message{Content: agent.Text(text), Source: agent.Source{Kind: "user"}})
+	id, err := a.Followup(bg, event.UserMessage{Content: event.Text(text), Source: event.Source{Kind: "user"}})
 	require.NoError(t, err)
 	return id
 }
@@ -124,12 +125,12 @@ func TestFollowupDuringTurnBecomesTheNextTurn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
 		var seen []string
-		a := start(t, agent.Func(func(ctx context.Context, host agent.Host, msg agent.Message) (agent.StopReason, error) {
+		a := start(t, agent.Func(func(ctx context.Context, host agent.Host, msg event.UserMessage) (agent.StopReason, error) {
 			seen = append(seen, msg.Content[0].Text)
 			if msg.Content[0].Text == "first" {
 				<-release
 			}
-			return agent.Completed, host.Say(ctx, agent.Text("done "+msg.Content[0].Text))
+			return agent.Completed, host.Say(ctx, event.Text("done "+msg.Content[0].Text))
 		}))
 		followup(t, a, "first")
 		synctest.Wait()
@@ -209,7 +210,7 @@ func (codedError) ErrorCode() string { return "RATE_LIMIT" }
 
 func TestStopReasonsBecomeTurnEndReasons(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		a := start(t, agent.Func(func(ctx context.Context, host agent.Host, msg agent.Message) (agent.StopReason, error) {
+		a := start(t, agent.Func(func(ctx context.Context, host agent.Host, msg event.UserMessage) (agent.StopReason, error) {
 			switch msg.Content[0].Text {
 			case "coded":
 				return agent.Error, fmt.Errorf("wrapped: %w", codedError{})
@@ -254,7 +255,7 @@ func TestInterruptionBeatsTheAgentsOwnEnd(t *testing.T) {
 		for _, dispose := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s dispose=%v", name, dispose), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
-					a := start(t, agent.Func(func(ctx context.Context, _ agent.Host, _ agent.Message) (agent.StopReason, error) {
+					a := start(t, agent.Func(func(ctx context.Context, _ agent.Host, _ event.UserMessage) (agent.StopReason, error) {
 						<-ctx.Done()
 						return end()
 					}))
@@ -288,7 +289,7 @@ func TestDisposeDuringATurn(t *testing.T) {
 		default:
 			t.Fatal("the actor has not stopped")
 		}
-		_, err := a.Followup(bg, agent.Message{Content: agent.Text("reply late"), Source: agent.Source{Kind: "user"}})
+		_, err := a.Followup(bg, event.UserMessage{Content: event.Text("reply late"), Source: event.Source{Kind: "user"}})
 		require.ErrorIs(t, err, fault.InboxClosed)
 		require.ErrorContains(t, err, `actors: agent "agent-1" inbox is closed`)
 		require.NoError(t, a.Dispose(bg), "idempotent")
@@ -298,7 +299,7 @@ func TestDisposeDuringATurn(t *testing.T) {
 func TestDisposeIsBoundedByItsContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
-		a := start(t, agent.Func(func(context.Context, agent.Host, agent.Message) (agent.StopReason, error) {
+		a := start(t, agent.Func(func(context.Context, agent.Host, event.UserMessage) (agent.StopReason, error) {
 			<-release // ignores cancellation
 			return agent.Completed, nil
 		}))
@@ -316,7 +317,7 @@ func TestDisposeIsBoundedByItsContext(t *testing.T) {
 func TestSayAfterTheTurnFails(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		kept := make(chan agent.Host, 1)
-		a := start(t, agent.Func(func(_ context.Context, host agent.Host, _ agent.Message) (agent.StopReason, error) {
+		a := start(t, agent.Func(func(_ context.Context, host agent.Host, _ event.UserMessage) (agent.StopReason, error) {
 			kept <- host
 			return agent.Completed, nil
 		}))
@@ -325,14 +326,14 @@ func TestSayAfterTheTurnFails(t *testing.T) {
 		host := <-kept
 		require.Equal(t, "agent-1", host.SessionID())
 		require.Nil(t, host.Subagents())
-		require.ErrorIs(t, host.Say(bg, agent.Text("late")), errTurnOver)
+		require.ErrorIs(t, host.Say(bg, event.Text("late")), errTurnOver)
 	})
 }
 
 func TestSubagentsCapabilityIsBoundPerAgent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var calls atomic.Int32
-		a := start(t, agent.Func(func(_ context.Context, host agent.Host, _ agent.Message) (agent.StopReason, error) {
+		a := start(t, agent.Func(func(_ context.Context, host agent.Host, _ event.UserMessage) (agent.StopReason, error) {
 			if host.Subagents() == nil {
 				return agent.Error, errors.New("no capability")
 			}
@@ -378,7 +379,7 @@ func TestFollowupHonoursADoneContext(t *testing.T) {
 		a := start(t, agent.Scripted(agent.Options{}))
 		ctx, cancel := context.WithCancel(bg)
 		cancel()
-		_, err := a.Followup(ctx, agent.Message{Content: agent.Text("reply x")})
+		_, err := a.Followup(ctx, event.UserMessage{Content: event.Text("reply x")})
 		require.ErrorIs(t, err, context.Canceled)
 		require.Equal(t, inbox.Idle, a.Status())
 	})
@@ -389,13 +390,13 @@ func TestFollowupHonoursADoneContext(t *testing.T) {
 // message needs a source kind, and absent content is logged as [].
 func TestMessagesAreLoggedInShapesTheOriginalReads(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		silent := agent.Func(func(ctx context.Context, host agent.Host, _ agent.Message) (agent.StopReason, error) {
+		silent := agent.Func(func(ctx context.Context, host agent.Host, _ event.UserMessage) (agent.StopReason, error) {
 			return agent.Completed, host.Say(ctx, nil)
 		})
 		a := start(t, silent)
-		_, err := a.Followup(bg, agent.Message{Content: agent.Text("no source")})
+		_, err := a.Followup(bg, event.UserMessage{Content: event.Text("no source")})
 		require.ErrorIs(t, err, fault.InvalidMessage)
-		_, err = a.Followup(bg, agent.Message{Source: agent.Source{Kind: "user"}})
+		_, err = a.Followup(bg, event.UserMessage{Source: event.Source{Kind: "user"}})
 		require.NoError(t, err)
 		require.NoError(t, a.WhenIdle(bg))
 		var contents []string
@@ -431,7 +432,7 @@ func TestErrorTurnEndShape(t *testing.T) {
 			{Type: "turn/start", Seq: 0, Data: []byte(`{"turn":2}`)},
 			{Type: "turn/end", Seq: 1, Data: []byte(`{"turn":2,"reason":{"kind":"completed"}}`)},
 		}
-		a := startSeeded(t, agent.Func(func(ctx context.Context, host agent.Host, msg agent.Message) (agent.StopReason, error) {
+		a := startSeeded(t, agent.Func(func(ctx context.Context, host agent.Host, msg event.UserMessage) (agent.StopReason, error) {
 			if msg.Content[0].Text == "coded panic" {
 				panic(codedError{})
 			}
@@ -459,7 +460,7 @@ func TestErrorTurnEndShape(t *testing.T) {
 func TestTurnStartNamesItsMessagesSource(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a := start(t, agent.Scripted(agent.Options{}))
-		_, err := a.Followup(bg, agent.Message{Content: agent.Text("reply hi"), Source: agent.Source{Kind: "coordinator", SenderSessionID: "p1"}})
+		_, err := a.Followup(bg, event.UserMessage{Content: event.Text("reply hi"), Source: event.Source{Kind: "coordinator", SenderSessionID: "p1"}})
 		require.NoError(t, err)
 		require.NoError(t, a.WhenIdle(bg))
 		log := logOf(a)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -30,9 +29,9 @@ func conversationLog(b *testing.B, n int) []session.Event {
 	for turn := 1; len(events) == 0 || turn <= n/2; turn++ {
 		text := fmt.Sprintf("message %d: a sentence of ordinary length to stand for what people type", turn)
 		add(event.TurnStart{Turn: turn, Trigger: &event.Trigger{Kind: event.TriggerMessage, Source: &event.Source{Kind: "user"}}}, false)
-		add(event.UserMessage{Content: agent.Text(text), Source: event.Source{Kind: "user"}, Role: event.RoleUser, ID: fmt.Sprint("u", turn)}, true)
+		add(event.UserMessage{Content: event.Text(text), Source: event.Source{Kind: "user"}, Role: event.RoleUser, ID: fmt.Sprint("u", turn)}, true)
 		add(event.Step{Turn: turn, Step: 1, Kind: event.TypeStepStart}, false)
-		add(event.AssistantMessage{Turn: turn, Step: 1, Message: event.Message{Role: event.RoleAssistant, Content: agent.Text("reply to " + text),
+		add(event.AssistantMessage{Turn: turn, Step: 1, Message: event.Message{Role: event.RoleAssistant, Content: event.Text("reply to " + text),
 			Source: source, ID: fmt.Sprint("a", turn)}}, true)
 		add(event.Step{Turn: turn, Step: 1, Kind: event.TypeStepEnd}, false)
 		add(event.TurnEnd{Turn: turn, Reason: event.Reason{Kind: event.ReasonCompleted}}, false)

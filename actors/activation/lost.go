@@ -24,7 +24,7 @@ func (a *Activation) logFailed(unwritten []session.Event, err error) {
 		var msg struct {
 			ID string `json:"id"`
 		}
-		_ = json.Unmarshal(e.Data, &msg) // the activation wrote it from an agent.Message
+		_ = json.Unmarshal(e.Data, &msg) // the activation wrote it from an event.UserMessage
 		a.reportLost(msg.ID, err)
 	}
 	a.inbox.Discard()

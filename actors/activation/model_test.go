@@ -40,7 +40,7 @@ func envelopes(events []session.Event) []string {
 
 // modelTurn is a turn as a model agent logs it: a step calling a tool,
 // then a step answering in text.
-func modelTurn(ctx context.Context, host agent.Host, _ agent.Message) (agent.StopReason, error) {
+func modelTurn(ctx context.Context, host agent.Host, _ event.UserMessage) (agent.StopReason, error) {
 	call := event.ToolCallBlock{ID: "call_1", Name: "list_agents", Arguments: "{}"}
 	s, err := host.Step(ctx)
 	if err != nil {
@@ -65,13 +65,13 @@ func modelTurn(ctx context.Context, host agent.Host, _ agent.Message) (agent.Sto
 			return agent.Error, err
 		}
 	}
-	if _, err := s.Message(ctx, []agent.Block{block}, &event.Usage{InputTokens: 10, OutputTokens: 5}); err != nil {
+	if _, err := s.Message(ctx, []event.Block{block}, &event.Usage{InputTokens: 10, OutputTokens: 5}); err != nil {
 		return agent.Error, err
 	}
 	if err := s.ToolCall(ctx, call); err != nil {
 		return agent.Error, err
 	}
-	if _, err := s.ToolResult(ctx, agent.ToolResult{CallID: "call_1", Content: agent.Text("no children")}); err != nil {
+	if _, err := s.ToolResult(ctx, agent.ToolResult{CallID: "call_1", Content: event.Text("no children")}); err != nil {
 		return agent.Error, err
 	}
 	if err := s.End(ctx); err != nil {
@@ -84,7 +84,7 @@ func modelTurn(ctx context.Context, host agent.Host, _ agent.Message) (agent.Sto
 	if err := s.Chunk(ctx, event.Chunk{Type: event.ChunkTextDelta, Text: "DONE"}); err != nil {
 		return agent.Error, err
 	}
-	if _, err := s.Message(ctx, agent.Text("DONE"), nil); err != nil {
+	if _, err := s.Message(ctx, event.Text("DONE"), nil); err != nil {
 		return agent.Error, err
 	}
 	return agent.Completed, s.End(ctx)
@@ -154,14 +154,14 @@ func summaries(entries []agent.Entry) []string {
 // failure {message, code}; a result for a call never logged is refused.
 func TestAFailedModelStepEndsTheTurnWithItsFailure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		a := start(t, agent.Func(func(ctx context.Context, host agent.Host, _ agent.Message) (agent.StopReason, error) {
-			require.NoError(t, host.Say(ctx, agent.Text("first")))
+		a := start(t, agent.Func(func(ctx context.Context, host agent.Host, _ event.UserMessage) (agent.StopReason, error) {
+			require.NoError(t, host.Say(ctx, event.Text("first")))
 			s, err := host.Step(ctx)
 			require.NoError(t, err)
 			require.Equal(t, 2, s.Number())
 			_, err = host.Step(ctx)
 			require.ErrorContains(t, err, "step 2 is still open")
-			require.ErrorContains(t, host.Say(ctx, agent.Text("x")), "step 2 is still open")
+			require.ErrorContains(t, host.Say(ctx, event.Text("x")), "step 2 is still open")
 			_, err = s.ToolResult(ctx, agent.ToolResult{CallID: "nope"})
 			require.ErrorContains(t, err, `no tool/call logged for call "nope"`)
 			require.NoError(t, s.Chunk(ctx, event.Chunk{Type: event.ChunkFinish, Finish: &event.FinishReason{Kind: event.FinishError,
@@ -187,7 +187,7 @@ func TestAFailedModelStepEndsTheTurnWithItsFailure(t *testing.T) {
 func TestTheConversationIsTheSurface(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		msg := func(seq int64, id, text string) session.Event {
-			data, _ := event.Encode(event.UserMessage{Content: agent.Text(text), Source: agent.Source{Kind: "user"}, Role: "user", ID: id})
+			data, _ := event.Encode(event.UserMessage{Content: event.Text(text), Source: event.Source{Kind: "user"}, Role: "user", ID: id})
 			return session.Event{Type: event.TypeUserMessage, Seq: seq, Data: data, SurfaceOp: json.RawMessage(`"append"`)}
 		}
 		summary := msg(5, "s", "summary of a and b")
@@ -202,7 +202,7 @@ func TestTheConversationIsTheSurface(t *testing.T) {
 			summary,
 		}
 		var seen []agent.Entry
-		a := startSeeded(t, agent.Func(func(ctx context.Context, host agent.Host, _ agent.Message) (agent.StopReason, error) {
+		a := startSeeded(t, agent.Func(func(ctx context.Context, host agent.Host, _ event.UserMessage) (agent.StopReason, error) {
 			var err error
 			seen, err = host.Conversation()
 			return agent.Completed, err
@@ -211,7 +211,7 @@ func TestTheConversationIsTheSurface(t *testing.T) {
 		require.NoError(t, a.WhenIdle(bg))
 		require.Equal(t, []string{"user summary of a and b", "user third"}, summaries(seen))
 		require.Equal(t, int64(5), seen[0].Seq)
-		require.Equal(t, agent.Source{Kind: "user"}, seen[1].Source)
+		require.Equal(t, event.Source{Kind: "user"}, seen[1].Source)
 	})
 }
 
@@ -222,11 +222,11 @@ func TestTheConversationIsTheSurface(t *testing.T) {
 func TestACrashBetweenToolCallAndResultRepairsToTheOriginalsCloser(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		called, release := make(chan struct{}), make(chan struct{})
-		a := start(t, agent.Func(func(ctx context.Context, host agent.Host, _ agent.Message) (agent.StopReason, error) {
+		a := start(t, agent.Func(func(ctx context.Context, host agent.Host, _ event.UserMessage) (agent.StopReason, error) {
 			call := event.ToolCallBlock{ID: "call_1", Name: "write", Arguments: `{"path":"x"}`}
 			s, err := host.Step(ctx)
 			require.NoError(t, err)
-			_, err = s.Message(ctx, []agent.Block{call.Block()}, nil)
+			_, err = s.Message(ctx, []event.Block{call.Block()}, nil)
 			require.NoError(t, err)
 			require.NoError(t, s.ToolCall(ctx, call))
 			close(called)

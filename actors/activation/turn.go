@@ -153,9 +153,9 @@ func abortedReason(cause agent.CancelCause) event.Reason {
 }
 
 // nonNilContent logs absent content as [], the array the original requires.
-func nonNilContent(content []agent.Block) []agent.Block {
+func nonNilContent(content []event.Block) []event.Block {
 	if content == nil {
-		return []agent.Block{}
+		return []event.Block{}
 	}
 	return content
 }
@@ -226,7 +226,7 @@ func (t *turn) lock(ctx context.Context) error {
 
 // Say logs one step holding one assistant message: step/start,
 // assistant/message, step/end.
-func (t *turn) Say(ctx context.Context, content []agent.Block) error {
+func (t *turn) Say(ctx context.Context, content []event.Block) error {
 	if err := t.lock(ctx); err != nil {
 		return err
 	}
@@ -245,7 +245,7 @@ func (t *turn) Say(ctx context.Context, content []agent.Block) error {
 }
 
 // message is the assistant/message of content in the current step.
-func (t *turn) message(content []agent.Block, usage *event.Usage) event.AssistantMessage {
+func (t *turn) message(content []event.Block, usage *event.Usage) event.AssistantMessage {
 	return event.AssistantMessage{Turn: t.number, Step: t.step, Usage: usage, Message: event.Message{
 		Role: event.RoleAssistant, Content: nonNilContent(content), Source: t.a.source, ID: inbox.NewMessageID(),
 	}}
@@ -332,7 +332,7 @@ func (s *step) Chunk(ctx context.Context, chunk event.Chunk) error {
 }
 
 // Message logs the step's assistant/message citing its chunks.
-func (s *step) Message(ctx context.Context, content []agent.Block, usage *event.Usage) (string, error) {
+func (s *step) Message(ctx context.Context, content []event.Block, usage *event.Usage) (string, error) {
 	if err := s.lock(ctx); err != nil {
 		return "", err
 	}

@@ -2,14 +2,15 @@ package manager
 
 import (
 	"context"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
+
 	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -57,7 +58,7 @@ func TestScopedDrainLeavesASiblingForestRunning(t *testing.T) {
 	_, err = f.m.StartContinuable(bg, f.spec(f.parent, "x"))
 	require.ErrorIs(t, err, fault.Draining)
 	require.EqualError(t, err, `continuable subagents below parent "parent" are draining; the operation was not admitted`)
-	_, err = f.m.Followup(bg, f.parent, target, agent.Text("x"), agent.Source{Kind: "user"})
+	_, err = f.m.Followup(bg, f.parent, target, event.Text("x"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, fault.Draining, "the cut-off outlives the drain")
 	f.gates.open("s")
 }
@@ -229,7 +230,7 @@ func TestColdResumeRechecksTheExactParent(t *testing.T) {
 			})
 		}
 	})
-	_, err := f.m.Followup(bg, f.parent, child, agent.Text("never logged"), agent.Source{Kind: "user"})
+	_, err := f.m.Followup(bg, f.parent, child, event.Text("never logged"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, fault.Unauthorized)
 	require.EqualError(t, err, `subagent "`+child+`" delivery requires the exact live parent agent`)
 	require.False(t, f.live(child))
@@ -319,7 +320,7 @@ func TestAChildRebuiltForAParentEpochThatEndedIsNeverPublished(t *testing.T) {
 	})
 	result := make(chan error, 1)
 	go func() {
-		_, err := f.m.Followup(bg, stale, child, agent.Text("never logged"), agent.Source{Kind: "user"})
+		_, err := f.m.Followup(bg, stale, child, event.Text("never logged"), event.Source{Kind: "user"})
 		result <- err
 	}()
 	var err error

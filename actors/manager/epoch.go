@@ -16,7 +16,7 @@ type Epoch struct {
 	StopReason agent.StopReason
 	// Output is the content of the epoch's last assistant/message, even when
 	// empty (non-nil); nil when the epoch logged no assistant message.
-	Output []agent.Block
+	Output []event.Block
 	// Closed reports whether a message-triggered turn closed in the epoch.
 	Closed bool
 }
@@ -45,14 +45,14 @@ func captureEpoch(own []session.Event, valid bool) Epoch {
 }
 
 // lastOutput is the content of the last assistant/message, or nil.
-func lastOutput(events []session.Event) []agent.Block {
+func lastOutput(events []session.Event) []event.Block {
 	for i := len(events) - 1; i >= 0; i-- {
 		if events[i].Type != event.TypeAssistantMessage {
 			continue
 		}
 		var msg assistantMessage
 		if json.Unmarshal(events[i].Data, &msg) == nil {
-			return append([]agent.Block{}, msg.Message.Content...)
+			return append([]event.Block{}, msg.Message.Content...)
 		}
 	}
 	return nil
@@ -126,6 +126,6 @@ type turnEnd struct {
 
 type assistantMessage struct {
 	Message struct {
-		Content []agent.Block `json:"content"`
+		Content []event.Block `json:"content"`
 	} `json:"message"`
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -33,10 +34,10 @@ func TestCaptureEpoch(t *testing.T) {
 		name   string
 		own    []session.Event
 		reason agent.StopReason
-		output []agent.Block
+		output []event.Block
 	}{
 		{"no events: completed, no output", nil, agent.Completed, nil},
-		{"a completed turn", []session.Event{start("1", "message"), say("hi"), end("1", "completed")}, agent.Completed, agent.Text("hi")},
+		{"a completed turn", []session.Event{start("1", "message"), say("hi"), end("1", "completed")}, agent.Completed, event.Text("hi")},
 		{"a turn/start without a trigger is message-triggered", []session.Event{start("1", ""), end("1", "max-tokens")}, agent.MaxTokens, nil},
 		{"disposed maps to aborted", []session.Event{start("1", "message"), end("1", "disposed")}, agent.Aborted, nil},
 		{"interrupted maps to aborted", []session.Event{start("1", "message"), end("1", "interrupted")}, agent.Aborted, nil},
@@ -55,9 +56,9 @@ func TestCaptureEpoch(t *testing.T) {
 			[]session.Event{start("1", "message"), end("1", "max-tokens"), start("2", "maintenance"), end("2", "error")}, agent.MaxTokens, nil},
 		{"an open turn does not count", []session.Event{start("1", "message"), end("1", "completed"), start("2", "message")}, agent.Completed, nil},
 		{"a turn started before the boundary does not count", []session.Event{end("1", "error")}, agent.Completed, nil},
-		{"the last assistant message, even empty", []session.Event{start("1", "message"), say("first"), empty, end("1", "completed")}, agent.Completed, []agent.Block{}},
+		{"the last assistant message, even empty", []session.Event{start("1", "message"), say("first"), empty, end("1", "completed")}, agent.Completed, []event.Block{}},
 		{"an earlier turn's message when the last turn said nothing",
-			[]session.Event{start("1", "message"), say("first"), end("1", "completed"), start("2", "message"), end("2", "aborted")}, agent.Aborted, agent.Text("first")},
+			[]session.Event{start("1", "message"), say("first"), end("1", "completed"), start("2", "message"), end("2", "aborted")}, agent.Aborted, event.Text("first")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -124,7 +125,7 @@ func (f *fixture) startTopLevel(id string) *parent.Handle {
 }
 
 func (f *fixture) spec(p *parent.Handle, prompt string) StartSpec {
-	return StartSpec{Provider: "spawn", Label: "child task", Request: Request{Prompt: agent.Text(prompt), Parent: p}}
+	return StartSpec{Provider: "spawn", Label: "child task", Request: Request{Prompt: event.Text(prompt), Parent: p}}
 }
 
 // start starts a continuable child of p with prompt and returns its id.
@@ -137,7 +138,7 @@ func (f *fixture) start(p *parent.Handle, prompt string) string {
 
 func (f *fixture) followup(p *parent.Handle, childID, text string) string {
 	f.t.Helper()
-	id, err := f.m.Followup(bg, p, childID, agent.Text(text), agent.Source{Kind: "user"})
+	id, err := f.m.Followup(bg, p, childID, event.Text(text), event.Source{Kind: "user"})
 	require.NoError(f.t, err)
 	return id
 }
@@ -174,7 +175,7 @@ func (f *fixture) userTexts(id string) []string {
 		if e.Type != "user/message" {
 			continue
 		}
-		var msg agent.Message
+		var msg event.UserMessage
 		require.NoError(f.t, json.Unmarshal(e.Data, &msg))
 		texts = append(texts, msg.Content[0].Text)
 	}
@@ -222,7 +223,7 @@ func (f *fixture) newAgent(opts agent.Options) agent.Agent {
 //	max-tokens   say "partial", end with max-tokens
 //	silent       end completed without saying anything
 //	anything     say "answer: <text>"
-func (f *fixture) turn(ctx context.Context, host agent.Host, msg agent.Message) (agent.StopReason, error) {
+func (f *fixture) turn(ctx context.Context, host agent.Host, msg event.UserMessage) (agent.StopReason, error) {
 	text := msg.Content[0].Text
 	switch {
 	case strings.HasPrefix(text, "wait "):
@@ -233,11 +234,11 @@ func (f *fixture) turn(ctx context.Context, host agent.Host, msg agent.Message) 
 		f.gates.wait(context.Background(), strings.TrimPrefix(text, "stuck "))
 		return agent.Aborted, nil
 	case text == "max-tokens":
-		return agent.MaxTokens, host.Say(ctx, agent.Text("partial"))
+		return agent.MaxTokens, host.Say(ctx, event.Text("partial"))
 	case text == "silent":
 		return agent.Completed, nil
 	}
-	return agent.Completed, host.Say(ctx, agent.Text("answer: "+text))
+	return agent.Completed, host.Say(ctx, event.Text("answer: "+text))
 }
 
 // gates are named one-shot barriers test turns block on.

@@ -5,8 +5,8 @@ import (
 	"errors"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -23,7 +23,7 @@ import (
 // and admission; cancelling it after acceptance neither cancels the turn
 // nor disposes the child. A nil parent is UNAUTHORIZED. It blocks the
 // caller until the verdict.
-func (m *Manager) Followup(ctx context.Context, p *parent.Handle, childID string, content []agent.Block, source agent.Source) (string, error) {
+func (m *Manager) Followup(ctx context.Context, p *parent.Handle, childID string, content []event.Block, source event.Source) (string, error) {
 	if p == nil {
 		return "", NotExactParent(childID)
 	}
@@ -35,8 +35,8 @@ func (m *Manager) Followup(ctx context.Context, p *parent.Handle, childID string
 type followupReq struct {
 	parent  *parent.Handle
 	childID string
-	content []agent.Block
-	source  agent.Source
+	content []event.Block
+	source  event.Source
 }
 
 // followup routes one follow-up inside the actor.

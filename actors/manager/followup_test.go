@@ -104,7 +104,7 @@ func TestFollowupRequiresTheExactDirectParent(t *testing.T) {
 	f := newFixture(t)
 	child := f.start(f.parent, "wait g")
 	stranger := f.startTopLevel("stranger")
-	_, err := f.m.Followup(bg, stranger, child, agent.Text("x"), agent.Source{Kind: "user"})
+	_, err := f.m.Followup(bg, stranger, child, event.Text("x"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, fault.Unauthorized)
 	require.EqualError(t, err, `subagent "`+child+`" belongs to another parent session`)
 
@@ -112,12 +112,12 @@ func TestFollowupRequiresTheExactDirectParent(t *testing.T) {
 	require.NoError(t, stale.Dispose(bg))
 	_, err = f.rt.ResumeAgent(bg, "twin", parent.Spec{})
 	require.NoError(t, err)
-	_, err = f.m.Followup(bg, stale, child, agent.Text("x"), agent.Source{Kind: "user"})
+	_, err = f.m.Followup(bg, stale, child, event.Text("x"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, fault.Unauthorized)
 	require.EqualError(t, err, `subagent "`+child+`" delivery requires the exact live parent agent`)
 	f.gates.open("g")
 	f.settled(child, 1)
-	_, err = f.m.Followup(bg, stranger, child, agent.Text("x"), agent.Source{Kind: "user"})
+	_, err = f.m.Followup(bg, stranger, child, event.Text("x"), event.Source{Kind: "user"})
 	require.ErrorContains(t, err, "belongs to another parent session", "checked before rebuilding")
 }
 
@@ -127,7 +127,7 @@ func TestFollowupRejectsAChildWithoutADescriptor(t *testing.T) {
 	oneShot, err := f.rt.StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: "one-shot", ParentSession: "parent"}})
 	require.NoError(t, err)
 	require.NoError(t, oneShot.Dispose(bg))
-	_, err = f.m.Followup(bg, f.parent, "one-shot", agent.Text("x"), agent.Source{Kind: "user"})
+	_, err = f.m.Followup(bg, f.parent, "one-shot", event.Text("x"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, fault.NotResumable)
 	require.ErrorContains(t, err, "no supported continuation state")
 }
@@ -135,7 +135,7 @@ func TestFollowupRejectsAChildWithoutADescriptor(t *testing.T) {
 // A follow-up to an id no log holds is NOT_RESUMABLE.
 func TestFollowupToAnUnknownIDIsNotResumable(t *testing.T) {
 	f := newFixture(t)
-	_, err := f.m.Followup(bg, f.parent, "nobody", agent.Text("x"), agent.Source{Kind: "user"})
+	_, err := f.m.Followup(bg, f.parent, "nobody", event.Text("x"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, fault.NotResumable)
 	require.EqualError(t, err, `subagent "nobody" is unavailable`)
 	require.ErrorIs(t, err, session.ErrNotFound)
@@ -167,7 +167,7 @@ func TestFollowupRacingFinalSettlementIsDelivered(t *testing.T) {
 		case e.Type == parent.EventStatus && e.Status == inbox.Idle:
 			once.Do(func() {
 				go func() {
-					id, err := f.m.Followup(bg, f.parent, e.AgentID, agent.Text("raced"), agent.Source{Kind: "user"})
+					id, err := f.m.Followup(bg, f.parent, e.AgentID, event.Text("raced"), event.Source{Kind: "user"})
 					results <- result{id, err}
 				}()
 			})
@@ -192,11 +192,11 @@ func TestFollowupWithADoneContextDeliversNothing(t *testing.T) {
 	child := f.start(f.parent, "wait g")
 	ctx, cancel := context.WithCancel(bg)
 	cancel()
-	_, err := f.m.Followup(ctx, f.parent, child, agent.Text("cancelled"), agent.Source{Kind: "user"})
+	_, err := f.m.Followup(ctx, f.parent, child, event.Text("cancelled"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, context.Canceled)
 	f.gates.open("g")
 	f.settled(child, 1)
-	_, err = f.m.Followup(ctx, f.parent, child, agent.Text("cancelled"), agent.Source{Kind: "user"})
+	_, err = f.m.Followup(ctx, f.parent, child, event.Text("cancelled"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, context.Canceled)
 	require.Equal(t, []string{"wait g"}, f.userTexts(child))
 }
@@ -208,7 +208,7 @@ func TestFollowupContextEndingAfterAcceptanceChangesNothing(t *testing.T) {
 	child := f.start(f.parent, "child task")
 	f.settled(child, 1)
 	ctx, cancel := context.WithCancel(bg)
-	_, err := f.m.Followup(ctx, f.parent, child, agent.Text("survives"), agent.Source{Kind: "user"})
+	_, err := f.m.Followup(ctx, f.parent, child, event.Text("survives"), event.Source{Kind: "user"})
 	require.NoError(t, err)
 	cancel()
 	end := f.settled(child, 2)
@@ -231,7 +231,7 @@ func TestFollowupAtTheRegistryCollisionBoundary(t *testing.T) {
 		f.m.self.Unwatch(actorkit.ActivationPID(a.handle.Activation()))
 		f.m.forget(a)
 	})
-	_, err := f.m.Followup(bg, f.parent, child, agent.Text("x"), agent.Source{Kind: "user"})
+	_, err := f.m.Followup(bg, f.parent, child, event.Text("x"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, fault.NotResumable)
 	require.Same(t, agentBefore, f.rt.Agent(child))
 	f.gates.open("g")
@@ -252,7 +252,7 @@ func TestRefusedDeliveryClearsTheAcceptedReservation(t *testing.T) {
 		a.owned = map[*activation]struct{}{{gone: true}: {}} // only the actor's termination may end this epoch
 		disposeErr = a.handle.Activation().Dispose(bg)
 		before = len(a.accepted)
-		_, err = f.m.submitAdmitted(bg, a, agent.Text("x"), agent.Source{Kind: "user"}, f.parent)
+		_, err = f.m.submitAdmitted(bg, a, event.Text("x"), event.Source{Kind: "user"}, f.parent)
 		after = len(a.accepted)
 	})
 	require.NoError(t, disposeErr)
@@ -265,7 +265,7 @@ func TestRefusedDeliveryClearsTheAcceptedReservation(t *testing.T) {
 // A request without a parent never reaches the actor.
 func TestRequestsWithoutAParentAreRejected(t *testing.T) {
 	f := newFixture(t)
-	_, err := f.m.Followup(bg, nil, "child", agent.Text("x"), agent.Source{Kind: "user"})
+	_, err := f.m.Followup(bg, nil, "child", event.Text("x"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, fault.Unauthorized)
 	_, err = f.m.StartContinuable(bg, StartSpec{Provider: "spawn", Label: "x"})
 	require.ErrorIs(t, err, ErrNoParent)

@@ -2,6 +2,7 @@ package manager
 
 import (
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 )
 
 // RunInfo is a continuable epoch's subagent/start: {runId, provider, id,
@@ -21,7 +22,7 @@ type RunInfo struct {
 type RunEndInfo struct {
 	RunInfo
 	StopReason           agent.StopReason
-	LastAssistantMessage []agent.Block
+	LastAssistantMessage []event.Block
 	DiscardedFollowups   int
 }
 

@@ -9,8 +9,8 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -25,7 +25,7 @@ type AgentOptions struct {
 // Request is what a continuable child is started with.
 type Request struct {
 	// Prompt is the child's first message (source {kind:"user"}).
-	Prompt []agent.Block
+	Prompt []event.Block
 	// Parent is the calling agent; it must be the registry's exact live
 	// entry for its id.
 	Parent *parent.Handle

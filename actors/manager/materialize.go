@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -144,7 +144,7 @@ func (m *Manager) started(info RunInfo) (err error) {
 // exact-live-direct-parent check against the live child's header, parent
 // ownership, then the message id recorded as accepted before the inbox
 // accepts the message. It returns the MessageID.
-func (m *Manager) submitAdmitted(ctx context.Context, a *activation, content []agent.Block, source agent.Source, p *parent.Handle) (string, error) {
+func (m *Manager) submitAdmitted(ctx context.Context, a *activation, content []event.Block, source event.Source, p *parent.Handle) (string, error) {
 	if err := m.admitWithContext(ctx, p); err != nil {
 		return "", err
 	}
@@ -159,7 +159,7 @@ func (m *Manager) submitAdmitted(ctx context.Context, a *activation, content []a
 	}
 	id := inbox.NewMessageID()
 	a.accepted[id] = true
-	msg := agent.Message{Content: content, Source: source, Role: "user", ID: id}
+	msg := event.UserMessage{Content: content, Source: source, Role: "user", ID: id}
 	if _, err := a.handle.Post(context.Background(), msg); err != nil {
 		delete(a.accepted, id)
 		return "", err
@@ -170,7 +170,7 @@ func (m *Manager) submitAdmitted(ctx context.Context, a *activation, content []a
 // submitMaterialized submits to a freshly materialized Activation; on any
 // failure it runs the full disposal (its own error swallowed) before
 // reporting the original error. done runs in the actor.
-func (m *Manager) submitMaterialized(ctx context.Context, a *activation, content []agent.Block, source agent.Source, p *parent.Handle, done func(string, error)) {
+func (m *Manager) submitMaterialized(ctx context.Context, a *activation, content []event.Block, source event.Source, p *parent.Handle, done func(string, error)) {
 	id, err := m.submitAdmitted(ctx, a, content, source, p)
 	if err == nil {
 		done(id, nil)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -116,7 +117,7 @@ func TestAReleaseWaitsForATerminatedThatArrivesAfterTheTeardown(t *testing.T) {
 		end := f.settled(child, 1)
 		require.Equal(t, int32(2), a.arrived.Load(), "released by the Terminated, the second to arrive")
 		require.Equal(t, agent.Completed, end.StopReason, "with the outcome the teardown stored")
-		require.Equal(t, agent.Text("answer: hello"), end.LastAssistantMessage)
+		require.Equal(t, event.Text("answer: hello"), end.LastAssistantMessage)
 		f.requireNoActivation()
 		synctest.Wait()
 		require.Equal(t, []string{"start " + child, "end " + child}, f.edges(), "one end edge")
@@ -202,7 +203,7 @@ func TestAnOwnersTeardownWaitsForAChildsRollback(t *testing.T) {
 		f.rec.setOnStart(func(info RunInfo) error {
 			// Before refusing, give the child a turn that ignores
 			// cancellation, so the rollback's handle disposal waits for it.
-			msg := agent.Message{Content: agent.Text("stuck r"), Source: agent.Source{Kind: "user"}, Role: "user"}
+			msg := event.UserMessage{Content: event.Text("stuck r"), Source: event.Source{Kind: "user"}, Role: "user"}
 			if _, err := f.rt.Agent(info.ID).Post(bg, msg); err != nil {
 				return err
 			}

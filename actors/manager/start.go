@@ -186,7 +186,7 @@ func (m *Manager) materializeAndSubmit(ctx context.Context, spec StartSpec, crea
 			done(Started{}, err)
 			return
 		}
-		m.submitMaterialized(ctx, a, spec.Request.Prompt, agent.Source{Kind: "user"}, p, func(id string, err error) {
+		m.submitMaterialized(ctx, a, spec.Request.Prompt, event.Source{Kind: "user"}, p, func(id string, err error) {
 			if err != nil {
 				done(Started{}, err)
 				return

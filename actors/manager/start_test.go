@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/dsh-actors/dsh-actors/fault"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -230,7 +231,7 @@ func TestSeededChildContinuesTurnNumbering(t *testing.T) {
 	f := newFixture(t, withPrepare(func(ctx context.Context, provider string, req PrepareRequest) ([]sessionEvent, error) {
 		return completedPrefix(req.Parent), nil
 	}))
-	_, err := f.rt.Followup(bg, "parent", agent.Text("first"), agent.Source{Kind: "user"})
+	_, err := f.rt.Followup(bg, "parent", event.Text("first"), event.Source{Kind: "user"})
 	require.NoError(t, err)
 	require.NoError(t, f.parent.WhenIdle(bg))
 	s, err := f.m.StartContinuable(bg, f.spec(f.parent, "hi"))

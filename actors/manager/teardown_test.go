@@ -2,10 +2,12 @@ package manager
 
 import (
 	"context"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
 
 	agentactor "github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
@@ -108,7 +110,7 @@ func TestNothingIsAdmittedOnceTheManagerDrains(t *testing.T) {
 	_, err := f.m.StartContinuable(bg, f.spec(childAgent, "grandchild"))
 	require.ErrorIs(t, err, fault.Draining)
 	require.EqualError(t, err, "continuable subagents are draining; the operation was not admitted")
-	_, err = f.m.Followup(bg, f.parent, child, agent.Text("x"), agent.Source{Kind: "user"})
+	_, err = f.m.Followup(bg, f.parent, child, event.Text("x"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, fault.Draining)
 	require.NoError(t, f.m.Close(bg))
 	_, err = f.m.StartContinuable(bg, f.spec(f.parent, "after close"))
@@ -173,11 +175,11 @@ func TestEachEpochReportsItsOwnReasonAndOutput(t *testing.T) {
 	child := f.start(f.parent, "first")
 	first := f.settled(child, 1)
 	require.Equal(t, agent.Completed, first.StopReason)
-	require.Equal(t, agent.Text("answer: first"), first.LastAssistantMessage)
+	require.Equal(t, event.Text("answer: first"), first.LastAssistantMessage)
 	f.followup(f.parent, child, "max-tokens")
 	second := f.settled(child, 2)
 	require.Equal(t, agent.MaxTokens, second.StopReason)
-	require.Equal(t, agent.Text("partial"), second.LastAssistantMessage)
+	require.Equal(t, event.Text("partial"), second.LastAssistantMessage)
 	f.followup(f.parent, child, "silent")
 	third := f.settled(child, 3)
 	require.Equal(t, agent.Completed, third.StopReason)

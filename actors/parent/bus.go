@@ -3,7 +3,7 @@ package parent
 import (
 	"log/slog"
 
-	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/listeners"
 )
@@ -23,10 +23,10 @@ type Event struct {
 	Type        string
 	AgentID     string
 	Incarnation uint64
-	MessageID   string         // enqueue, dequeue, discard
-	Message     *agent.Message // enqueue: the accepted message (not to be modified)
-	More        bool           // discard: another discard of the same cancel follows
-	Status      inbox.Status   // agent/status
+	MessageID   string             // enqueue, dequeue, discard
+	Message     *event.UserMessage // enqueue: the accepted message (not to be modified)
+	More        bool               // discard: another discard of the same cancel follows
+	Status      inbox.Status       // agent/status
 }
 
 // Bus fans Events out to listeners. Its zero value is not usable; the

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
@@ -56,7 +57,7 @@ func (h *Handle) IsLive() bool { return h.reg.IsLive(h) }
 // turn and returns its MessageID at inbox acceptance, without waiting for
 // the turn. It fails with fault.InboxClosed once Dispose began, and with
 // the registry's refusal once Registry.Refuse was called.
-func (h *Handle) Post(ctx context.Context, msg agent.Message) (string, error) {
+func (h *Handle) Post(ctx context.Context, msg event.UserMessage) (string, error) {
 	if err := h.reg.refused(); err != nil {
 		return "", err
 	}
@@ -65,8 +66,8 @@ func (h *Handle) Post(ctx context.Context, msg agent.Message) (string, error) {
 }
 
 // Followup is Post of a new message with content and source.
-func (h *Handle) Followup(ctx context.Context, content []agent.Block, source agent.Source) (string, error) {
-	return h.Post(ctx, agent.Message{Content: content, Source: source, Role: "user"})
+func (h *Handle) Followup(ctx context.Context, content []event.Block, source event.Source) (string, error) {
+	return h.Post(ctx, event.UserMessage{Content: content, Source: source, Role: "user"})
 }
 
 // Cancel is Activation().Cancel: abort the running turn and, unless

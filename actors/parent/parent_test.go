@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
@@ -90,21 +91,21 @@ func TestEnqueueEventCarriesTheAcceptedMessage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := memory(t)
 		var mu sync.Mutex
-		carried := map[string][]*agent.Message{}
+		carried := map[string][]*event.UserMessage{}
 		r.Subscribe(func(e Event) {
 			mu.Lock()
 			defer mu.Unlock()
 			carried[e.Type] = append(carried[e.Type], e.Message)
 		})
 		h := create(t, r, "a", "")
-		id, err := h.Followup(bg, agent.Text("hi"), agent.Source{Kind: "user"})
+		id, err := h.Followup(bg, event.Text("hi"), event.Source{Kind: "user"})
 		require.NoError(t, err)
 		require.NoError(t, h.WhenIdle(bg))
 		mu.Lock()
 		defer mu.Unlock()
 		require.Len(t, carried[EventEnqueue], 1)
-		require.Equal(t, agent.Message{ID: id, Role: "user", Content: agent.Text("hi"), Source: agent.Source{Kind: "user"}}, *carried[EventEnqueue][0])
-		require.Equal(t, []*agent.Message{nil}, carried[EventDequeue], "only the enqueue carries it")
+		require.Equal(t, event.UserMessage{ID: id, Role: "user", Content: event.Text("hi"), Source: event.Source{Kind: "user"}}, *carried[EventEnqueue][0])
+		require.Equal(t, []*event.UserMessage{nil}, carried[EventDequeue], "only the enqueue carries it")
 	})
 }
 
@@ -150,7 +151,7 @@ func TestStaleHandleAfterReRegistration(t *testing.T) {
 		got, err := r.Exact("a", fresh.Incarnation())
 		require.NoError(t, err)
 		require.Same(t, fresh, got)
-		_, err = old.Followup(bg, agent.Text("reply x"), agent.Source{Kind: "user"})
+		_, err = old.Followup(bg, event.Text("reply x"), event.Source{Kind: "user"})
 		require.ErrorIs(t, err, fault.InboxClosed, "a stale handle cannot deliver to the new agent")
 		require.NoError(t, old.Dispose(bg), "disposing the stale handle again is a no-op")
 		require.Same(t, fresh, r.Get("a"), "and leaves the new agent alone")
@@ -250,7 +251,7 @@ func TestBusCarriesInboxAndStatusEvents(t *testing.T) {
 		r := memory(t)
 		h := create(t, r, "a", "")
 		seen := record(r)
-		id, err := h.Followup(bg, agent.Text("reply hi"), agent.Source{Kind: "user"})
+		id, err := h.Followup(bg, event.Text("reply hi"), event.Source{Kind: "user"})
 		require.NoError(t, err)
 		require.NoError(t, h.WhenIdle(bg))
 		require.NoError(t, h.Dispose(bg)) // every event is out when it returns (inbox.Emit)
@@ -279,7 +280,7 @@ func TestAHandlesOwnObserverSeesOnlyItsAgentBeforeTheBus(t *testing.T) {
 		a.Observe(func(e Event) { note("own " + e.Type + " " + e.AgentID) })
 		b.Observe(func(Event) { panic("observer bug") })
 
-		_, err := a.Followup(bg, agent.Text("reply hi"), agent.Source{Kind: "user"})
+		_, err := a.Followup(bg, event.Text("reply hi"), event.Source{Kind: "user"})
 		require.NoError(t, err)
 		require.NoError(t, a.WhenIdle(bg))
 		synctest.Wait() // the idle status is delivered (WhenIdle may return first)
@@ -344,7 +345,7 @@ func TestSubagentsCapabilityIsBoundToTheCallingAgent(t *testing.T) {
 			return nil
 		})
 		h := create(t, r, "a", "")
-		_, err := h.Followup(bg, agent.Text("spawn x: y"), agent.Source{Kind: "user"})
+		_, err := h.Followup(bg, event.Text("spawn x: y"), event.Source{Kind: "user"})
 		require.NoError(t, err)
 		require.NoError(t, h.WhenIdle(bg))
 		require.Same(t, h, <-bound)
@@ -379,7 +380,7 @@ func TestResumeAfterACrashTruncatedLog(t *testing.T) {
 		r := newRegistry(t, session.NewSessions(store))
 		h, err := r.Resume(bg, "crashed", Spec{})
 		require.NoError(t, err)
-		_, err = h.Followup(bg, agent.Text("reply back"), agent.Source{Kind: "user"})
+		_, err = h.Followup(bg, event.Text("reply back"), event.Source{Kind: "user"})
 		require.NoError(t, err)
 		require.NoError(t, h.WhenIdle(bg))
 		require.NoError(t, h.Dispose(bg))
@@ -451,7 +452,7 @@ func TestAListenerDisposeRacingAnotherDisposeCompletes(t *testing.T) {
 				inner <- h.Dispose(bg)
 			}
 		})
-		_, err := h.Followup(bg, agent.Text("sleep 1h"), agent.Source{Kind: "user"})
+		_, err := h.Followup(bg, event.Text("sleep 1h"), event.Source{Kind: "user"})
 		require.NoError(t, err)
 		synctest.Wait() // the turn sleeps
 		require.Empty(t, inner, "not idle before the outer Dispose")
@@ -465,14 +466,14 @@ func TestAListenerDisposeRacingAnotherDisposeCompletes(t *testing.T) {
 func TestHandleDisposeIsBoundedByItsContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
-		stuck := agent.Func(func(context.Context, agent.Host, agent.Message) (agent.StopReason, error) {
+		stuck := agent.Func(func(context.Context, agent.Host, event.UserMessage) (agent.StopReason, error) {
 			<-release // ignores cancellation
 			return agent.Completed, nil
 		})
 		r := memory(t)
 		h, err := r.Create(bg, CreateSpec{Header: session.Header{ID: "a"}, Spec: Spec{Agent: stuck}})
 		require.NoError(t, err)
-		_, err = h.Followup(bg, agent.Text("x"), agent.Source{Kind: "user"})
+		_, err = h.Followup(bg, event.Text("x"), event.Source{Kind: "user"})
 		require.NoError(t, err)
 		synctest.Wait() // the turn has started
 		ctx, cancel := context.WithTimeout(bg, time.Minute)
@@ -542,7 +543,7 @@ func TestAListenerDisposeInsideTheOuterDisposesOwnDeliveryReturns(t *testing.T) 
 			}
 		})
 		d.setHold() // the message below stays unclaimed
-		_, err := h.Followup(bg, agent.Text("sleep 1h"), agent.Source{Kind: "user"})
+		_, err := h.Followup(bg, event.Text("sleep 1h"), event.Source{Kind: "user"})
 		require.NoError(t, err)
 
 		outer := make(chan error, 1)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/query"
@@ -128,7 +127,7 @@ func (d *demo) run(ctx context.Context) error {
 func (d *demo) turn(ctx context.Context, script string) (map[string]string, error) {
 	d.screen.line("> " + strings.ReplaceAll(script, "\n", " | "))
 	before := d.root.Session().Len()
-	if _, err := d.root.Followup(ctx, agent.Text(script), agent.Source{Kind: "user"}); err != nil {
+	if _, err := d.root.Followup(ctx, event.Text(script), event.Source{Kind: "user"}); err != nil {
 		return nil, err
 	}
 	if err := d.root.WhenIdle(ctx); err != nil {
@@ -162,7 +161,7 @@ func replies(events []session.Event) []string {
 			continue
 		}
 		var m struct {
-			Message struct{ Content []agent.Block }
+			Message struct{ Content []event.Block }
 		}
 		if json.Unmarshal(e.Data, &m) == nil {
 			for _, b := range m.Message.Content {
@@ -208,7 +207,7 @@ func (d *demo) label(id string) string {
 	return ""
 }
 
-func textOf(blocks []agent.Block) string {
+func textOf(blocks []event.Block) string {
 	var parts []string
 	for _, b := range blocks {
 		parts = append(parts, b.Text)

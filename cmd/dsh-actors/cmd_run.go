@@ -94,7 +94,7 @@ func runPrompt(ctx context.Context, rt *actors.Runtime, prompt string, stdout io
 	if err != nil {
 		return event.Reason{}, err
 	}
-	if _, err := h.Followup(ctx, agent.Text(prompt), agent.Source{Kind: event.SourceUser}); err != nil {
+	if _, err := h.Followup(ctx, event.Text(prompt), event.Source{Kind: event.SourceUser}); err != nil {
 		return event.Reason{}, err
 	}
 	if err := h.WhenIdle(ctx); err != nil {

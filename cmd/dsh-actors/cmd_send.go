@@ -3,9 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"io"
 	"strings"
+
+	"github.com/dsh-actors/dsh-actors/fault"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -27,7 +28,7 @@ type sendReply struct {
 	ChildID              string           `json:"childId"`
 	MessageID            string           `json:"messageId"`
 	StopReason           agent.StopReason `json:"stopReason"`
-	LastAssistantMessage *[]agent.Block   `json:"lastAssistantMessage,omitempty"`
+	LastAssistantMessage *[]event.Block   `json:"lastAssistantMessage,omitempty"`
 	// Failure is why the epoch's last turn failed, read from its turn/end
 	// (stopReason error only).
 	Failure *failureText `json:"failure,omitempty"`
@@ -148,7 +149,7 @@ func sendFollowup(ctx context.Context, set *runtimeSet, parentID, childID, text 
 	if err != nil {
 		return sendReply{}, err
 	}
-	messageID, err := set.service.Followup(ctx, p, childID, agent.Text(text), agent.Source{Kind: "user"})
+	messageID, err := set.service.Followup(ctx, p, childID, event.Text(text), event.Source{Kind: "user"})
 	if err != nil {
 		return sendReply{}, withCause(err)
 	}

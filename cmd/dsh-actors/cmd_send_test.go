@@ -18,6 +18,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
 )
@@ -56,7 +57,7 @@ func newSentStore(t *testing.T) sentStore {
 	alpha, beta := start("alpha"), start("beta")
 	startChild := func(p *parent.Handle, label, prompt string) string {
 		started, err := set.service.StartContinuable(ctx, subagent.ContinuableSpec{Provider: subagent.SpawnName,
-			Label: label, Request: subagent.ContinuableRequest{Prompt: agent.Text(prompt), Parent: p}})
+			Label: label, Request: subagent.ContinuableRequest{Prompt: event.Text(prompt), Parent: p}})
 		require.NoError(t, err)
 		return started.ChildID
 	}
@@ -92,12 +93,12 @@ func userMessage(t *testing.T, events []session.Event, id string) (string, int) 
 		}
 		var m struct {
 			ID      string        `json:"id"`
-			Content []agent.Block `json:"content"`
-			Source  agent.Source  `json:"source"`
+			Content []event.Block `json:"content"`
+			Source  event.Source  `json:"source"`
 		}
 		require.NoError(t, json.Unmarshal(e.Data, &m))
 		if m.ID == id {
-			require.Equal(t, agent.Source{Kind: "user"}, m.Source)
+			require.Equal(t, event.Source{Kind: "user"}, m.Source)
 			return textOf(m.Content), i
 		}
 	}

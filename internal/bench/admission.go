@@ -8,10 +8,11 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 )
 
 // noop is an agent whose turns do nothing.
-var noop = agent.Func(func(context.Context, agent.Host, agent.Message) (agent.StopReason, error) {
+var noop = agent.Func(func(context.Context, agent.Host, event.UserMessage) (agent.StopReason, error) {
 	return agent.Completed, nil
 })
 
@@ -50,7 +51,7 @@ func Admission(ctx context.Context, n int) (res AdmissionResult, err error) {
 	pid := system.Root.Spawn(EchoProps())
 	defer func() { _ = system.Root.StopFuture(pid).Wait() }()
 
-	content, src := agent.Text("x"), agent.Source{Kind: "user"}
+	content, src := event.Text("x"), event.Source{Kind: "user"}
 	var ferr error
 	round := func(r *AdmissionResult) error {
 		r.Followup.Time(func() { _, ferr = rt.Followup(ctx, h.ID(), content, src) })

@@ -88,7 +88,7 @@ const WaitPrompt = "wait until cancelled"
 // timers.
 func benchAgent(opts agent.Options) agent.Agent {
 	scripted := agent.Scripted(opts)
-	return agent.Func(func(ctx context.Context, host agent.Host, msg agent.Message) (agent.StopReason, error) {
+	return agent.Func(func(ctx context.Context, host agent.Host, msg event.UserMessage) (agent.StopReason, error) {
 		if len(msg.Content) == 1 && msg.Content[0].Text == WaitPrompt {
 			<-ctx.Done()
 			return agent.Aborted, nil
@@ -127,13 +127,13 @@ func (w *World) WaitEnd(ctx context.Context, id string) error {
 // inbox acceptance.
 func (w *World) Start(ctx context.Context, p *parent.Handle, prompt string) (string, error) {
 	s, err := w.Service.StartContinuable(ctx, subagent.ContinuableSpec{Provider: subagent.SpawnName, Label: "bench",
-		Request: subagent.ContinuableRequest{Prompt: agent.Text(prompt), Parent: p}})
+		Request: subagent.ContinuableRequest{Prompt: event.Text(prompt), Parent: p}})
 	return s.ChildID, err
 }
 
 // Followup sends text to child id of w.Parent and returns at acceptance.
 func (w *World) Followup(ctx context.Context, id, text string) error {
-	_, err := w.Service.Followup(ctx, w.Parent, id, agent.Text(text), agent.Source{Kind: "user"})
+	_, err := w.Service.Followup(ctx, w.Parent, id, event.Text(text), event.Source{Kind: "user"})
 	return err
 }
 
@@ -202,7 +202,7 @@ func SyntheticChild(id string, n int) session.Log {
 		{Type: event.TypeSessionEndSeed, Data: json.RawMessage(`{}`)},
 	}
 	for turn := 1; len(events) < n; turn++ {
-		user, _ := json.Marshal(agent.Message{Content: agent.Text("work"), Source: agent.Source{Kind: "user"}, Role: "user", ID: fmt.Sprintf("m%d", turn)})
+		user, _ := json.Marshal(event.UserMessage{Content: event.Text("work"), Source: event.Source{Kind: "user"}, Role: "user", ID: fmt.Sprintf("m%d", turn)})
 		reply := fmt.Sprintf(`{"turn":%d,"step":1,"message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"source":{"kind":"model","provider":"scripted","model":"scripted"},"id":"a%d"}}`, turn, turn)
 		mark := json.RawMessage(fmt.Sprintf(`{"turn":%d,"step":1}`, turn))
 		events = append(events,

@@ -12,7 +12,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 )
 
 // TurnsResult is what Turns measured.
@@ -50,14 +50,14 @@ func Turns(ctx context.Context, dir string, agents, turns int) (res TurnsResult,
 	for _, h := range handles {
 		before += h.Session().Len()
 	}
-	content := agent.Text("reply the quick brown fox jumps over the lazy dog")
+	content := event.Text("reply the quick brown fox jumps over the lazy dog")
 	var wg sync.WaitGroup
 	errs := make([]error, agents)
 	start := time.Now()
 	for i, h := range handles {
 		wg.Go(func() {
 			for range turns {
-				if _, err := h.Followup(ctx, content, agent.Source{Kind: "user"}); err != nil {
+				if _, err := h.Followup(ctx, content, event.Source{Kind: "user"}); err != nil {
 					errs[i] = err
 					return
 				}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -288,7 +287,7 @@ func messageIDs(store session.Store, id string) (map[string]bool, error) {
 	ids := map[string]bool{}
 	for _, e := range log.Events {
 		if e.Type == event.TypeUserMessage {
-			var msg agent.Message
+			var msg event.UserMessage
 			if json.Unmarshal(e.Data, &msg) == nil {
 				ids[msg.ID] = true
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -13,6 +12,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
 
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
@@ -145,7 +147,7 @@ func Goroutines(baseline int) int {
 // that long (or until cancelled); any other text is replied to.
 func Agent(agent.Options) agent.Agent { return agent.Func(turn) }
 
-func turn(ctx context.Context, host agent.Host, msg agent.Message) (agent.StopReason, error) {
+func turn(ctx context.Context, host agent.Host, msg event.UserMessage) (agent.StopReason, error) {
 	text := msg.Content[0].Text
 	if d, ok := strings.CutPrefix(text, "hold "); ok {
 		if !hold(ctx, d) {
@@ -159,7 +161,7 @@ func turn(ctx context.Context, host agent.Host, msg agent.Message) (agent.StopRe
 			}
 		}
 	}
-	return agent.Completed, host.Say(ctx, agent.Text("ok: "+text))
+	return agent.Completed, host.Say(ctx, event.Text("ok: "+text))
 }
 
 // hold waits for the duration; false when ctx ended first.
@@ -258,7 +260,7 @@ func (s *run) growForests(ctx context.Context) ([]*parent.Handle, error) {
 		roots[i] = h
 		s.rec.handle(h)
 		tree := fmt.Sprintf("tree %d %d", s.cfg.Depth, s.cfg.Fanout)
-		if _, err := h.Followup(ctx, agent.Text(tree), agent.Source{Kind: "user"}); err != nil {
+		if _, err := h.Followup(ctx, event.Text(tree), event.Source{Kind: "user"}); err != nil {
 			return nil, err
 		}
 	}
@@ -347,7 +349,7 @@ func (s *run) step(ctx context.Context, i int) outcome {
 	if child != target {
 		text = "hold 5ms"
 	}
-	id, err := s.svc.Followup(ctx, p, child, agent.Text(text), agent.Source{Kind: "user"})
+	id, err := s.svc.Followup(ctx, p, child, event.Text(text), event.Source{Kind: "user"})
 	if err != nil {
 		o.rejected = true
 		var typedErr *fault.Error
