@@ -7,7 +7,7 @@ import (
 	"os"
 
 	dsh "github.com/dsh-actors/dsh-actors"
-	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/subagent"
 )
@@ -34,14 +34,14 @@ func ExampleRuntime_Send_restart() {
 
 	rt, _ := dsh.Open(dsh.Options{Dir: dir})
 	p, _ := rt.StartAgent(ctx, "parent")
-	child, _ := rt.Spawn(ctx, p, "researcher", agent.Text("reply three sources found"))
+	child, _ := rt.Spawn(ctx, p, "researcher", event.Text("reply three sources found"))
 	_ = rt.Shutdown(ctx) // the accepted first turn runs to its end, then all is flushed
 
 	rt, _ = dsh.Open(dsh.Options{Dir: dir}) // the restart
 	defer rt.Close()
 	ends := endsOf(rt)
 	p, _ = rt.ResumeAgent(ctx, "parent")
-	if _, err := rt.Send(ctx, p, child, agent.Text("reply summary written")); err != nil {
+	if _, err := rt.Send(ctx, p, child, event.Text("reply summary written")); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -65,16 +65,16 @@ func ExampleRuntime_Drain() {
 
 	a, _ := rt.StartAgent(ctx, "a")
 	b, _ := rt.StartAgent(ctx, "b")
-	stopped, _ := rt.Spawn(ctx, a, "long job", agent.Text("sleep 1h"))
-	running, _ := rt.Spawn(ctx, b, "other job", agent.Text("sleep 1h"))
+	stopped, _ := rt.Spawn(ctx, a, "long job", event.Text("sleep 1h"))
+	running, _ := rt.Spawn(ctx, b, "other job", event.Text("sleep 1h"))
 
 	if err := rt.Drain(ctx, a); err != nil {
 		fmt.Println(err)
 		return
 	}
-	_, err := rt.Send(ctx, a, stopped, agent.Text("reply again"))
+	_, err := rt.Send(ctx, a, stopped, event.Text("reply again"))
 	fmt.Println("below a:", fault.CodeOf(err))
-	_, err = rt.Send(ctx, b, running, agent.Text("reply later"))
+	_, err = rt.Send(ctx, b, running, event.Text("reply later"))
 	fmt.Println("below b:", err)
 	// Output:
 	// below a: DRAINING
@@ -92,23 +92,23 @@ func Example_errorCodes() {
 
 	a, _ := rt.StartAgent(ctx, "a")
 	stranger, _ := rt.StartAgent(ctx, "stranger")
-	child, _ := rt.Spawn(ctx, a, "worker", agent.Text("sleep 1h"))
+	child, _ := rt.Spawn(ctx, a, "worker", event.Text("sleep 1h"))
 
 	// Only the child's exact live direct parent may send to it.
-	_, err := rt.Send(ctx, stranger, child, agent.Text("reply hi"))
+	_, err := rt.Send(ctx, stranger, child, event.Text("reply hi"))
 	fmt.Println(errors.Is(err, fault.Unauthorized), fault.CodeOf(err))
 
 	// A cancelled caller is CANCELLED, and still a context.Canceled.
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	_, err = rt.Send(cancelled, a, child, agent.Text("reply hi"))
+	_, err = rt.Send(cancelled, a, child, event.Text("reply hi"))
 	fmt.Println(errors.Is(err, fault.Cancelled), errors.Is(err, context.Canceled))
 
 	// Once shutdown began, every layer answers RUNTIME_CLOSED.
 	_ = rt.Close()
 	_, err = rt.StartAgent(ctx, "late")
 	fmt.Println(fault.CodeOf(err))
-	_, err = rt.Send(ctx, a, child, agent.Text("reply hi"))
+	_, err = rt.Send(ctx, a, child, event.Text("reply hi"))
 	fmt.Println(errors.Is(err, fault.Closed))
 	// Output:
 	// true UNAUTHORIZED

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	dsh "github.com/dsh-actors/dsh-actors"
-	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/llm/llmtest"
 	"github.com/dsh-actors/dsh-actors/modelagent"
 )
@@ -36,7 +36,7 @@ func ExampleNew() {
 	agents.Bind(rt.Actors(), rt.Subagents())
 
 	a, _ := rt.StartAgent(ctx, "assistant")
-	_, _ = a.Followup(ctx, agent.Text("what are my subagents doing?"), agent.Source{Kind: "user"})
+	_, _ = a.Followup(ctx, event.Text("what are my subagents doing?"), event.Source{Kind: "user"})
 	_ = a.WhenIdle(ctx)
 	for _, e := range a.Session().Events() {
 		if strings.HasSuffix(e.Type, "/chunk") {
