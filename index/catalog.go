@@ -2,10 +2,11 @@ package index
 
 import (
 	"context"
-	"database/sql"
 	"errors"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"slices"
+	"time"
+
+	"github.com/dsh-actors/dsh-actors/fault"
 
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -24,29 +25,24 @@ const (
 
 // ListChildren returns exactly what query.ListChildren over the unindexed
 // query of the same sessions returns. In order: the cancellation check;
-// reconciliation; the live-first checks of the trace (every live header
-// against its stored one, the parent's existence, its ancestry), any of
-// whose failures hands the whole call to the unindexed reader; then the
-// direct children in trace order, a live one read live, a stored one from
-// its indexed outcome when that was derived from its current revision,
-// else read (through the unindexed reader's per-child step) and recorded.
+// bringing the index up to date (the cheap check of the view, a full
+// reconciliation when the listing may have changed); the live-first checks
+// of the trace (every live header against its stored one, the parent's
+// existence, its ancestry), any of whose failures hands the whole call to
+// the unindexed reader; then the direct children in trace order, a live
+// one read live, a stored one from its indexed outcome when that was
+// derived from its current revision, else read (through the unindexed
+// reader's per-child step) and recorded.
 func (d *DB) ListChildren(ctx context.Context, parentID string) ([]query.Entry, error) {
 	if err := query.ListingCheckpoint(ctx); err != nil {
 		return nil, err
 	}
-	err := d.reconcile(ctx)
-	if errors.Is(err, errListing) {
+	children, ok, err := d.candidates(ctx, parentID)
+	if errors.Is(err, errListing) || (err == nil && !ok) {
 		return query.ListChildren(ctx, d.oracle, parentID)
 	}
 	if err != nil {
 		return nil, d.failure(ctx, err)
-	}
-	children, ok, err := d.directChildren(ctx, parentID)
-	if err != nil {
-		return nil, d.failure(ctx, err)
-	}
-	if !ok {
-		return query.ListChildren(ctx, d.oracle, parentID)
 	}
 	return d.entries(ctx, parentID, children)
 }
@@ -69,34 +65,84 @@ type candidate struct {
 	revision string
 }
 
-// directChildren is the trace's part ListChildren needs: the direct
-// children of parentID in sibling order. ok is false when the trace would
-// fail (a source conflict, an unknown parent, a cycle): the caller then
-// asks the unindexed reader, which reports that failure exactly.
-func (d *DB) directChildren(ctx context.Context, parentID string) ([]candidate, bool, error) {
-	lives := map[string]session.Header{}
-	for _, l := range d.sessions.List() {
-		h := l.Header()
-		stored, found, err := d.storedHeader(ctx, h.ID)
-		if err != nil {
+// candidates brings the view up to date and reads parentID's direct
+// children from it (see view.directChildren). A log whose header changed
+// under the view makes it reconcile fully once more; a second change hands
+// the call to the unindexed reader (ok false).
+func (d *DB) candidates(ctx context.Context, parentID string) ([]candidate, bool, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.view != nil {
+		overflow := d.watch.drain(func(id string) { d.view.changed(id, false) })
+		if overflow {
+			d.view.changed("", true)
+		}
+	}
+	for range 2 {
+		if err := d.current(ctx); err != nil {
 			return nil, false, err
 		}
-		if found && query.CompatibleHeaders(h, stored) != nil {
-			return nil, false, nil
+		children, ok, headersHeld := d.view.directChildren(d.root, parentID, d.sessions.List())
+		if headersHeld {
+			return children, ok, nil
+		}
+		d.view = nil
+	}
+	return nil, false, nil
+}
+
+// current keeps the view when the listing cannot have changed since it was
+// taken, else reconciles the index fully and takes a new view. d.mu is held.
+func (d *DB) current(ctx context.Context) error {
+	if d.view != nil && d.view.unchanged(d.root) {
+		return nil
+	}
+	d.view = nil
+	obs, err := d.reconcileLocked(ctx)
+	if err != nil {
+		return err
+	}
+	v, err := d.load(ctx, obs)
+	if err != nil {
+		return err
+	}
+	d.view = v
+	return nil
+}
+
+// directChildren is the trace's part ListChildren needs: the direct
+// children of parentID in sibling order, each stored one with the current
+// revision of its log. ok is false when the trace would fail (a source
+// conflict, an unknown parent, a cycle): the caller then asks the
+// unindexed reader, which reports that failure exactly. headersHeld is
+// false when a log read on the way (the parent's lineage, a child) no
+// longer starts with its indexed header.
+func (v *view) directChildren(root, parentID string, live []*session.Live) (children []candidate, ok, headersHeld bool) {
+	lives := map[string]session.Header{}
+	for _, l := range live {
+		h := l.Header()
+		if s, found := v.sessions[h.ID]; found && query.CompatibleHeaders(h, s.header) != nil {
+			return nil, false, true
 		}
 		lives[h.ID] = h
 	}
-	if ok, err := d.hasAcyclicLineage(ctx, parentID, lives); !ok || err != nil {
-		return nil, false, err
+	t := now()
+	if ok, held := v.hasAcyclicLineage(root, parentID, lives, t); !ok || !held {
+		return nil, false, held
 	}
-	children, err := d.storedChildren(ctx, parentID)
-	if err != nil {
-		return nil, false, err
-	}
-	for i := range children {
-		if h, live := lives[children[i].record.Header.ID]; live {
-			children[i].record = query.Record{Header: h, Live: true, Persisted: true}
+	children = make([]candidate, 0, len(v.children[parentID]))
+	for _, s := range v.children[parentID] {
+		rev, held := v.revisionOf(root, s, t)
+		if !held {
+			return nil, false, false
 		}
+		c := candidate{record: query.Record{Header: s.header, Persisted: true}, revision: rev,
+			state: s.outcome.state, label: s.outcome.label}
+		c.fresh = s.outcome.revision != "" && s.outcome.revision == rev && rev != racy
+		if h, isLive := lives[s.header.ID]; isLive {
+			c.record = query.Record{Header: h, Live: true, Persisted: true}
+		}
+		children = append(children, c)
 	}
 	for id, h := range lives {
 		if h.ParentSession == parentID && !slices.ContainsFunc(children, func(c candidate) bool { return c.record.Header.ID == id }) {
@@ -104,70 +150,38 @@ func (d *DB) directChildren(ctx context.Context, parentID string) ([]candidate, 
 		}
 	}
 	slices.SortFunc(children, func(a, b candidate) int { return query.SiblingOrder(a.record, b.record) })
-	return children, true, nil
+	return children, true, true
 }
 
 // hasAcyclicLineage reports whether id is in the corpus and its ancestry
-// never returns to a session already seen.
-func (d *DB) hasAcyclicLineage(ctx context.Context, id string, lives map[string]session.Header) (bool, error) {
+// never returns to a session already seen; held is false when a stored
+// ancestor's log no longer starts with its indexed header.
+func (v *view) hasAcyclicLineage(root, id string, lives map[string]session.Header, t time.Time) (ok, held bool) {
 	seen := map[string]bool{}
 	for current := id; current != ""; {
 		if seen[current] {
-			return false, nil
+			return false, true
 		}
 		seen[current] = true
 		h, found := lives[current]
 		if !found {
-			var err error
-			if h, found, err = d.storedHeader(ctx, current); err != nil {
-				return false, err
+			s, stored := v.sessions[current]
+			if !stored {
+				return current != id, true // an unresolved parent ends the ancestry
 			}
-		}
-		if !found {
-			return current != id, nil // an unresolved parent ends the ancestry
+			if _, held := v.revisionOf(root, s, t); !held {
+				return false, false
+			}
+			h = s.header
 		}
 		current = h.ParentSession
 	}
-	return true, nil
-}
-
-func (d *DB) storedHeader(ctx context.Context, id string) (session.Header, bool, error) {
-	h, err := scanHeader(d.sql.QueryRowContext(ctx, `SELECT `+headerColumns+` FROM sessions WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return session.Header{}, false, nil
-	}
-	return h, err == nil, err
-}
-
-func (d *DB) storedChildren(ctx context.Context, parentID string) ([]candidate, error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT `+prefixed("s.", headerColumns)+`,
-		s.child_state, s.label, coalesce(l.revision, ''), coalesce(s.child_revision = l.revision, 0)
-		FROM sessions s LEFT JOIN logs l ON l.dir = s.dir
-		WHERE s.parent_session = ? ORDER BY s.created_at, s.id`, parentID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []candidate
-	for rows.Next() {
-		var c candidate
-		var state sql.NullInt64
-		var label sql.NullString
-		h, err := scanHeader(rows, &state, &label, &c.revision, &c.fresh)
-		if err != nil {
-			return nil, err
-		}
-		c.record = query.Record{Header: h, Persisted: true}
-		c.state, c.label = int(state.Int64), label.String
-		c.fresh = c.fresh && state.Valid && c.revision != racy
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return true, true
 }
 
 // entries reads the candidates in order, recording the outcomes it derived.
 func (d *DB) entries(ctx context.Context, parentID string, children []candidate) ([]query.Entry, error) {
-	out := []query.Entry{}
+	out := make([]query.Entry, 0, len(children))
 	var derived []candidate
 	for _, c := range children {
 		entry, err := d.entry(ctx, parentID, &c)
@@ -229,6 +243,13 @@ func stateOf(e *query.Entry, c *candidate) bool {
 func (d *DB) record(ctx context.Context, derived []candidate) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.view != nil {
+		for _, c := range derived {
+			if s, ok := d.view.sessions[c.record.Header.ID]; ok {
+				s.outcome = outcome{revision: c.revision, state: c.state, label: c.label}
+			}
+		}
+	}
 	tx, err := d.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return

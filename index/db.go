@@ -68,8 +68,10 @@ type DB struct {
 	sessions *session.Sessions
 	oracle   *query.Query
 
-	mu  sync.Mutex // serializes reconciliation and derivation writes
-	sql *sql.DB
+	mu    sync.Mutex // serializes reconciliation, derivation writes and the view
+	sql   *sql.DB
+	view  *view    // this process's view of the store since its last full reconciliation; nil: none
+	watch *watcher // nil when inotify is unavailable
 }
 
 // Open opens (creating, or rebuilding when it is corrupt or of an older
@@ -88,6 +90,7 @@ func Open(ctx context.Context, root string, sessions *session.Sessions) (*DB, er
 	if err := d.open(ctx); err != nil {
 		return nil, err
 	}
+	d.watch = newWatcher()
 	return d, nil
 }
 
@@ -103,6 +106,8 @@ func (d *DB) Close() error {
 	}
 	err := d.sql.Close()
 	d.sql = nil
+	d.watch.close()
+	d.watch, d.view = nil, nil
 	return err
 }
 

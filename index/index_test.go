@@ -46,8 +46,8 @@ type fixture struct {
 }
 
 // newFixture generates a store of 40 sessions, 8 of them children of
-// storegen.Parent, with every file's mtime an hour old (past the racy
-// window, so revisions are trusted).
+// storegen.Parent, with every log's and folder's mtime an hour old (past
+// the racy window, so revisions and folder stamps are trusted).
 func newFixture(t *testing.T) *fixture {
 	return newFixtureTB(t, storegen.Shape{Sessions: 40, Children: 8, Turns: 1})
 }
@@ -64,15 +64,22 @@ func newFixtureTB(t testing.TB, shape storegen.Shape) *fixture {
 	return &fixture{t: t, root: root, store: store, sessions: session.NewSessions(store)}
 }
 
-// age sets every log's mtime an hour back.
+// age sets every log's and folder's mtime an hour back.
 func age(t testing.TB, root string) {
 	old := time.Now().Add(-time.Hour)
+	var dirs []string
 	require.NoError(t, filepath.Walk(root, func(path string, info os.FileInfo, err error) error {
 		if err == nil && filepath.Base(path) == session.LogFileName {
 			err = os.Chtimes(path, old, old)
 		}
+		if err == nil && info.IsDir() {
+			dirs = append(dirs, path)
+		}
 		return err
 	}))
+	for _, dir := range dirs {
+		require.NoError(t, os.Chtimes(dir, old, old))
+	}
 }
 
 func (f *fixture) open() *DB {

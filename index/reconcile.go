@@ -26,23 +26,30 @@ var errListing = errors.New("index: the store's listing failed")
 func (d *DB) reconcile(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	_, err := d.reconcileLocked(ctx)
+	return err
+}
+
+// reconcileLocked is reconcile with d.mu held; it returns the walk it
+// reconciled.
+func (d *DB) reconcileLocked(ctx context.Context) (*observation, error) {
 	obs, err := walk(ctx, d.root)
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
-		return errListing
+		return nil, errListing
 	}
 	tx, err := d.sql.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() { _ = tx.Rollback() }()
 	r := reconciler{d: d, tx: tx, obs: obs}
 	if err := r.run(ctx); err != nil {
-		return err
+		return nil, err
 	}
-	return tx.Commit()
+	return obs, tx.Commit()
 }
 
 type reconciler struct {

@@ -1,0 +1,31 @@
+package bench
+
+import (
+	"context"
+	"testing"
+)
+
+// BenchmarkSettle is one round of row 5's settle line: StartContinuable
+// of a `reply` child until its subagent/end, without fsync (profile it
+// with -cpuprofile).
+func BenchmarkSettle(b *testing.B) {
+	ctx := context.Background()
+	w, err := OpenWorld(ctx, b.TempDir(), false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := w.Close(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}()
+	for b.Loop() {
+		id, err := w.Start(ctx, w.Parent, "reply done")
+		if err == nil {
+			err = w.WaitEnd(ctx, id)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
