@@ -78,3 +78,14 @@ const (
 // file or of a newer schema; it is left alone (move it away, or read the
 // store without the index).
 const IndexRefused Code = "INDEX_REFUSED"
+
+// The store's lease codes: a session is written by one holder at a time.
+const (
+	// Fenced: an append or release named an epoch that is no longer the
+	// session's current lease (another holder took it over, or it was
+	// released); nothing of it was written.
+	Fenced Code = "FENCED"
+	// LeaseHeld: another holder's lease on the session is live, so it
+	// cannot be acquired now.
+	LeaseHeld Code = "LEASE_HELD"
+)

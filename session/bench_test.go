@@ -238,6 +238,6 @@ func enqueue(s *JSONL, id string, events []Event, data []byte) (*batch, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, _, err := s.enqueueWith(context.Background(), st, events, data, false)
+	b, _, err := s.enqueueWith(context.Background(), st, events, data, false, 0)
 	return b, err
 }

@@ -14,9 +14,10 @@ type logBinder interface {
 
 // boundLog is one log's handle held by its live session.
 type boundLog interface {
-	// append is Store.Append (uncancellable) of events whose payloads
-	// were checked by Live.Append.
-	append(events []Event) error
+	// append is Store.Append (uncancellable; Fenced.AppendFenced when
+	// epoch is not 0) of events whose payloads were checked by
+	// Live.Append.
+	append(epoch Epoch, events []Event) error
 	// release is Store.ReleaseLog.
 	release()
 }
@@ -32,8 +33,9 @@ func (s *JSONL) bindLog(id string) boundLog {
 	return st
 }
 
-// append encodes events and appends them to the log (uncancellable).
-func (st *logState) append(events []Event) error {
+// append encodes events and appends them to the log (uncancellable)
+// under epoch (0: unfenced).
+func (st *logState) append(epoch Epoch, events []Event) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -45,7 +47,7 @@ func (st *logState) append(events []Event) error {
 	for _, e := range events {
 		data = append(appendEvent(data, e, false), '\n')
 	}
-	return s.appendEncoded(context.Background(), st, events, data)
+	return s.appendEncoded(context.Background(), st, events, data, epoch)
 }
 
 // release is JSONL.ReleaseLog of this log.

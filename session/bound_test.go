@@ -153,7 +153,7 @@ func TestBoundAppendAfterCloseIsRefused(t *testing.T) {
 	require.NoError(t, err)
 
 	require.NoError(t, s.Close())
-	err = l.log.append([]Event{ev(1, "note", "{}")})
+	err = l.log.append(l.epoch, []Event{ev(1, "note", "{}")})
 	require.ErrorIs(t, err, ErrClosed, "the bound log itself")
 	_, err = l.AppendThrough("late", nil)
 	require.ErrorIs(t, err, ErrClosed, "the session's write through it")
@@ -191,7 +191,7 @@ func TestBoundAppendRacingCloseIsRefused(t *testing.T) {
 		require.Empty(t, closed, "Close waits for the running writer")
 
 		appended := make(chan error, 1)
-		go func() { appended <- l.log.append([]Event{ev(1, "late", "{}")}) }()
+		go func() { appended <- l.log.append(l.epoch, []Event{ev(1, "late", "{}")}) }()
 		synctest.Wait()
 		select {
 		case err := <-appended:

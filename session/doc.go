@@ -91,6 +91,20 @@
 // store's back is noticed only when it is loaded again (Load closes the
 // kept file and the next write opens the file it read).
 //
+// # Leases
+//
+// A Fenced store leases each session to one holder at a time: Acquire
+// returns an epoch, AppendFenced writes only under the current epoch (a
+// stale one is fault.Fenced, nothing written), Release gives it up. The
+// JSONL store's lease is a lock on one byte of <root>/.session-leases
+// (LeaseFileName), held by the process for as long as the session is
+// live and dropped by the kernel when the process dies: a second process
+// (or a second store over the root) is refused the session with
+// fault.LeaseHeld, and its Load refuses to repair a log whose lease is
+// held elsewhere. Reads (List, Inspect) need no lease. The registry
+// acquires a session's lease when it creates or resumes it live, writes
+// its events under it and releases it with the session.
+//
 // # Live sessions
 //
 // Sessions is the registry of live sessions (the original's ctx.sessions).

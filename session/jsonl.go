@@ -35,6 +35,8 @@ type JSONL struct {
 
 	logger *slog.Logger // warns of repairs
 
+	leases *leaseTable // the sessions' leases (see Acquire)
+
 	foldersMu sync.Mutex
 	// folders holds the name of every session folder the root scan saw
 	// or Create made: an id whose folder is not among them is stored
@@ -42,7 +44,7 @@ type JSONL struct {
 	folders map[string]bool
 }
 
-var _ Store = (*JSONL)(nil)
+var _ Fenced = (*JSONL)(nil)
 
 // Option configures OpenJSONL.
 type Option func(*JSONL)
@@ -62,7 +64,7 @@ func OpenJSONL(root string, opts ...Option) (*JSONL, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &JSONL{root: abs, fs: OSFS{}, writers: newGate(), logger: slog.Default()}
+	s := &JSONL{root: abs, fs: OSFS{}, writers: newGate(), logger: slog.Default(), leases: &leaseTable{root: abs}}
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -470,7 +472,14 @@ func (s *JSONL) Load(ctx context.Context, id string) (*Log, error) {
 // loadLocked reads (and repairs) the log as it is on disk now. A file the
 // log kept from before is closed first: the path may name another file by
 // now (a restored copy), and the next write opens the one that was read.
+// A log whose lease another process holds is refused (fault.LeaseHeld):
+// its writer may be mid-batch, and a repair would cut its bytes.
 func (s *JSONL) loadLocked(ctx context.Context, st *logState) (*Log, error) {
+	done, err := s.holdForRepair(st)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	if err := s.reestablish(st); err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 type Live struct {
 	s       *Sessions
 	log     boundLog // the store's handle on this log, or nil (see logBinder)
+	epoch   Epoch    // the lease it writes under (0: the store is not Fenced)
 	header  Header
 	created uint64 // publication order in s, for Sessions.List
 
@@ -30,8 +31,8 @@ type Live struct {
 	reporting bool                               // onFailure runs: flush waiters wait for it
 }
 
-func newLive(s *Sessions, h Header, events []Event, persisted int) *Live {
-	l := &Live{s: s, header: h, events: events, persisted: persisted}
+func newLive(s *Sessions, h Header, events []Event, persisted int, epoch Epoch) *Live {
+	l := &Live{s: s, header: h, events: events, persisted: persisted, epoch: epoch}
 	if b, ok := s.store.(logBinder); ok {
 		l.log = b.bindLog(h.ID)
 	}
@@ -230,10 +231,14 @@ func (l *Live) flushLoop() {
 	}
 }
 
-// write hands batch to the store: through the bound log when there is one.
+// write hands batch to the store: through the bound log when there is
+// one, under the session's lease when the store is Fenced.
 func (l *Live) write(batch []Event) error {
 	if l.log != nil {
-		return l.log.append(batch)
+		return l.log.append(l.epoch, batch)
+	}
+	if f, ok := l.s.store.(Fenced); ok {
+		return f.AppendFenced(context.Background(), l.header.ID, l.epoch, batch)
 	}
 	return l.s.store.Append(context.Background(), l.header.ID, batch)
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -59,9 +60,10 @@ func (s *Sessions) Store() Store { return s.store }
 // non-nil seed (even empty) holds inherited events (Seq == index) and is
 // followed by a session/end-seed marker unless it already ends with one,
 // as the original's Session constructor does. With a store, the header and
-// seed are durably created first (Store.Create); then the session is
-// published and listeners get Added. A zero CreatedAt becomes now. An id
-// that is live or stored is ErrExists.
+// seed are durably created first (Store.Create), and with a Fenced store
+// the session's lease is acquired; then the session is published and
+// listeners get Added. A zero CreatedAt becomes now. An id that is live or
+// stored is ErrExists.
 func (s *Sessions) Create(ctx context.Context, h Header, seed []Event) (*Live, error) {
 	if h.CreatedAt == 0 {
 		h.CreatedAt = time.Now().UnixMilli()
@@ -77,14 +79,34 @@ func (s *Sessions) Create(ctx context.Context, h Header, seed []Event) (*Live, e
 		return nil, err
 	}
 	defer s.unreserve(h.ID)
+	var epoch Epoch
 	if s.store != nil {
 		if err := s.store.Create(ctx, h, events); err != nil {
 			return nil, err
 		}
+		if epoch, err = s.acquire(ctx, h.ID); err != nil {
+			return nil, err
+		}
 	}
-	l := newLive(s, h, events, len(events))
+	l := newLive(s, h, events, len(events), epoch)
 	s.publish(l)
 	return l, nil
+}
+
+// acquire takes id's lease when the store is Fenced (epoch 0 otherwise).
+func (s *Sessions) acquire(ctx context.Context, id string) (Epoch, error) {
+	if f, ok := s.store.(Fenced); ok {
+		return f.Acquire(ctx, id)
+	}
+	return 0, nil
+}
+
+// releaseLease gives id's lease up when the store is Fenced.
+func (s *Sessions) releaseLease(ctx context.Context, id string, epoch Epoch) error {
+	if f, ok := s.store.(Fenced); ok && epoch != 0 {
+		return f.Release(ctx, id, epoch)
+	}
+	return nil
 }
 
 // seedEvents copies a seed, checks its seqs and adds the end-seed marker.
@@ -109,8 +131,10 @@ func withEndSeed(events []Event) []Event {
 	})
 }
 
-// Resume makes a stored session live again: a repairing Store.Load (torn
-// tail truncated, an interrupted turn closed), then a session/end-seed
+// Resume makes a stored session live again: with a Fenced store its lease
+// is acquired first (fault.LeaseHeld while another holder has it), then a
+// repairing Store.Load (torn tail truncated, an interrupted turn closed),
+// then a session/end-seed
 // marker unless the log already ends with one (written behind), then
 // publication and Added. Without a store it is ErrNotFound; a live id is
 // ErrExists.
@@ -122,31 +146,40 @@ func (s *Sessions) Resume(ctx context.Context, id string) (*Live, error) {
 		return nil, err
 	}
 	defer s.unreserve(id)
-	log, err := s.store.Load(ctx, id)
+	epoch, err := s.acquire(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return s.publishLoaded(log), nil
+	log, err := s.store.Load(ctx, id)
+	if err != nil {
+		return nil, errors.Join(err, s.releaseLease(context.Background(), id, epoch))
+	}
+	return s.publishLoaded(log, epoch), nil
 }
 
 // ResumeLoaded is Resume over a log the caller has just read with this
 // registry's Store().Load, so that a caller which had to read the log
 // first (to check it) reads it only once: the log is not read again and
-// not modified. It blocks only for the registry's lock; a live id is
-// ErrExists.
+// not modified. With a Fenced store the session's lease is acquired
+// (fault.LeaseHeld while another holder has it); otherwise it blocks only
+// for the registry's lock. A live id is ErrExists.
 func (s *Sessions) ResumeLoaded(log *Log) (*Live, error) {
 	if err := s.reserve(log.Header.ID); err != nil {
 		return nil, err
 	}
 	defer s.unreserve(log.Header.ID)
-	return s.publishLoaded(log), nil
+	epoch, err := s.acquire(context.Background(), log.Header.ID)
+	if err != nil {
+		return nil, err
+	}
+	return s.publishLoaded(log, epoch), nil
 }
 
 // publishLoaded publishes the live session of a repaired, stored log,
 // marking its end of seed behind.
-func (s *Sessions) publishLoaded(log *Log) *Live {
+func (s *Sessions) publishLoaded(log *Log, epoch Epoch) *Live {
 	stored := len(log.Events)
-	l := newLive(s, log.Header, withEndSeed(slices.Clone(log.Events)), stored)
+	l := newLive(s, log.Header, withEndSeed(slices.Clone(log.Events)), stored, epoch)
 	s.publish(l)
 	return l
 }
@@ -230,10 +263,11 @@ func notLive(l *Live) error {
 }
 
 // Release refuses further appends to l, waits for its pending writes
-// (Flush), lets the store free what it holds for the log (JSONL closes a
-// kept file), then drops it from the registry and announces Removed. The
-// session is dropped even when the flush fails or ctx ends; that error is
-// returned. Releasing a session that is not live is a no-op.
+// (Flush), gives its lease up (a Fenced store), lets the store free what
+// it holds for the log (JSONL closes a kept file), then drops it from the
+// registry and announces Removed. The session is dropped even when the
+// flush fails or ctx ends; that error is returned. Releasing a session
+// that is not live is a no-op.
 func (s *Sessions) Release(ctx context.Context, l *Live) error {
 	if l == nil || l.s != s || !l.markReleased() {
 		return nil
@@ -241,6 +275,7 @@ func (s *Sessions) Release(ctx context.Context, l *Live) error {
 	var err error
 	if s.store != nil {
 		_, err = l.flush(ctx, true)
+		s.releaseLeaseAfterWrites(ctx, l, err)
 		if l.log != nil {
 			l.log.release()
 		} else if r, ok := s.store.(logReleaser); ok {
@@ -252,6 +287,23 @@ func (s *Sessions) Release(ctx context.Context, l *Live) error {
 	s.mu.Unlock()
 	s.notify(Removed, l, Event{})
 	return err
+}
+
+// releaseLeaseAfterWrites gives l's lease up once its write-behind is
+// over: at once unless ctx ended the flush first, else behind, when the
+// pending writes are done (they are made under the lease).
+func (s *Sessions) releaseLeaseAfterWrites(ctx context.Context, l *Live, flushErr error) {
+	if l.epoch == 0 {
+		return
+	}
+	if flushErr == nil || ctx.Err() == nil {
+		_ = s.releaseLease(context.Background(), l.header.ID, l.epoch)
+		return
+	}
+	go func() {
+		_, _ = l.flush(context.Background(), true)
+		_ = s.releaseLease(context.Background(), l.header.ID, l.epoch)
+	}()
 }
 
 // logReleaser is a Store that holds per-log resources (JSONL's kept

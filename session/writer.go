@@ -28,6 +28,9 @@ type logState struct {
 	retired chan struct{} // made by a waiter while writing; closed when the writer retires
 	failed  error         // the first write or sync failure, until a Load re-establishes the log
 
+	epoch  Epoch // the last lease Acquire gave out (op held)
+	leased bool  // epoch is held (op held)
+
 	file     File // kept open between writer rounds while slot is held
 	slot     bool // holds one of the store's kept-file slots
 	released bool // ReleaseLog since the last Create or Load
@@ -193,16 +196,17 @@ func (s *JSONL) Append(ctx context.Context, id string, events []Event) error {
 	if err != nil {
 		return err
 	}
-	return s.appendEncoded(ctx, st, events, data)
+	return s.appendEncoded(ctx, st, events, data, 0)
 }
 
-// appendEncoded is Append of events encoded as data to the log st.
-func (s *JSONL) appendEncoded(ctx context.Context, st *logState, events []Event, data []byte) error {
+// appendEncoded is Append of events encoded as data to the log st, under
+// epoch (0: unfenced).
+func (s *JSONL) appendEncoded(ctx context.Context, st *logState, events []Event, data []byte, epoch Epoch) error {
 	// An append that cannot be cancelled waits for its batch anyway, so
 	// when no writer is running it writes its batch itself instead of
 	// starting a writer goroutine and waiting for it.
 	inline := ctx.Done() == nil
-	b, own, err := s.enqueueWith(ctx, st, events, data, inline)
+	b, own, err := s.enqueueWith(ctx, st, events, data, inline, epoch)
 	if err != nil {
 		return err
 	}
@@ -221,10 +225,13 @@ func (s *JSONL) appendEncoded(ctx context.Context, st *logState, events []Event,
 // or, with inline, makes the caller the writer: own is then the log,
 // marked writing, nothing is queued (b is nil) and the caller must write
 // data with writeInline(own, data).
-func (s *JSONL) enqueueWith(ctx context.Context, st *logState, events []Event, data []byte, inline bool) (b *batch, own *logState, err error) {
+func (s *JSONL) enqueueWith(ctx context.Context, st *logState, events []Event, data []byte, inline bool, epoch Epoch) (b *batch, own *logState, err error) {
 	id := st.id
 	st.op.Lock()
 	defer st.op.Unlock()
+	if err := st.checkLease(epoch); err != nil {
+		return nil, nil, err
+	}
 	if !st.isReady() {
 		if _, err := s.loadLocked(ctx, st); err != nil {
 			return nil, nil, err
@@ -480,5 +487,5 @@ func (s *JSONL) Flush(ctx context.Context, id string) (bool, error) {
 func (s *JSONL) Close() error {
 	s.writers.close()
 	s.closeKept()
-	return nil
+	return s.leases.close()
 }

@@ -64,6 +64,12 @@ var allowedDeps = map[string][]string{
 	// internal/pgtest runs a private PostgreSQL server for a test binary;
 	// only _test.go files import it.
 	"internal/pgtest": {},
+	// internal/storetest is the store conformance suite; only _test.go
+	// files import it.
+	"internal/storetest": {"fault", "event", "session", "internal/listeners", "internal/jsjson"},
+	// pgstore is the PostgreSQL store: a second session.Fenced beside the
+	// JSONL store, on session only.
+	"pgstore": {"fault", "event", "session", "internal/listeners", "internal/jsjson"},
 	// the module's root package is the embedders' entry point: it opens
 	// the runtime and binds the subagent service, under host and cmd.
 	rootLayer: {"fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/actorkit", "internal/listeners", "internal/jsjson"},
