@@ -1,0 +1,43 @@
+package pgstore
+
+import (
+	"testing"
+	"time"
+
+	"github.com/dsh-actors/dsh-actors/internal/storetest"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
+)
+
+// BenchmarkFencedAppendAgainstPlainInsert measures, in one run and
+// alternating, a fenced one-event AppendFenced (the seq and the lease
+// checked inside the statement that inserts) against a plain one-row
+// INSERT of the same line into a table without checks, and reports both
+// and their ratio.
+func BenchmarkFencedAppendAgainstPlainInsert(b *testing.B) {
+	dsn := cluster.Database(b)
+	s := openStore(b, dsn)
+	require.NoError(b, s.Create(ctx, storetest.Header("bench", ""), nil))
+	epoch, err := s.Acquire(ctx, "bench")
+	require.NoError(b, err)
+	_, err = s.pool.Exec(ctx, `CREATE TABLE plain (session_id text, seq bigint, line text, PRIMARY KEY (session_id, seq))`)
+	require.NoError(b, err)
+	var fenced, plain time.Duration
+	n := int64(0)
+	for b.Loop() {
+		e := storetest.Note(n, "benchmark line")
+		lines, err := session.EventLines("bench", n, []session.Event{e})
+		require.NoError(b, err)
+		start := time.Now()
+		require.NoError(b, s.AppendFenced(ctx, "bench", epoch, []session.Event{e}))
+		fenced += time.Since(start)
+		start = time.Now()
+		_, err = s.pool.Exec(ctx, `INSERT INTO plain (session_id, seq, line) VALUES ($1, $2, $3)`, "bench", n, string(lines[0]))
+		require.NoError(b, err)
+		plain += time.Since(start)
+		n++
+	}
+	b.ReportMetric(float64(fenced.Nanoseconds())/float64(n), "fenced-ns/append")
+	b.ReportMetric(float64(plain.Nanoseconds())/float64(n), "plain-ns/insert")
+	b.ReportMetric(float64(fenced)/float64(plain), "fenced/plain")
+}

@@ -1,0 +1,17 @@
+// Package pgstore is the PostgreSQL session store: a session.Fenced store
+// over one database, so that several processes (and machines) share one
+// store of record safely.
+//
+// Sessions keep their header line verbatim, events their log line
+// verbatim (the bytes the JSONL store writes), so a log exported to the
+// JSONL layout is byte-identical to the one imported. Every append is
+// one statement: the update of the session row checks that the batch
+// continues the log (next_seq) and, when fenced, that its epoch and
+// owner still hold the lease, and feeds the insert of the events, so a
+// stale writer's batch writes no row at all. Leases use the database's
+// clock (now()), so clocks of the processes need not agree; a store
+// renews all of its leases in one statement every third of the TTL.
+//
+// The inbox and drains tables are created for the durable inbox; this
+// package does not use them yet.
+package pgstore

@@ -1,0 +1,247 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/jackc/pgx/v5"
+)
+
+// Acquire takes id's lease: one statement bumps the epoch and names this
+// store the owner, only while no other owner's lease is live (the
+// database's clock decides). A live lease, this store's own included, is
+// fault.LeaseHeld.
+func (s *Store) Acquire(ctx context.Context, id string) (session.Epoch, error) {
+	var epoch session.Epoch
+	err := s.pool.QueryRow(ctx, `UPDATE sessions SET epoch = epoch + 1, owner = $2, lease_until = now() + $3::interval
+		WHERE id = $1 AND state = 'active' AND (owner IS NULL OR lease_until < now())
+		RETURNING epoch`, id, s.owner, interval(s.ttl)).Scan(&epoch)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, s.whyNotAcquired(ctx, id)
+	}
+	if err != nil {
+		return 0, fmt.Errorf(`pgstore: acquire session "%s": %w`, id, err)
+	}
+	s.mu.Lock()
+	s.held[id] = epoch
+	s.mu.Unlock()
+	return epoch, nil
+}
+
+func interval(d time.Duration) string { return fmt.Sprintf("%d microseconds", d.Microseconds()) }
+
+// whyNotAcquired classifies a refused Acquire with one read.
+func (s *Store) whyNotAcquired(ctx context.Context, id string) error {
+	var owner *string
+	var state string
+	err := s.pool.QueryRow(ctx, `SELECT owner, state FROM sessions WHERE id = $1`, id).Scan(&owner, &state)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return notFound(id)
+	case err != nil:
+		return fmt.Errorf(`pgstore: acquire session "%s": %w`, id, err)
+	case state != "active":
+		return fmt.Errorf(`pgstore: session "%s" is %s: %w`, id, state, session.ErrNotFound)
+	case owner != nil && *owner == s.owner:
+		return session.LeaseHeldError(id, "this store")
+	case owner != nil:
+		return session.LeaseHeldError(id, fmt.Sprintf("owner %q", *owner))
+	}
+	return session.LeaseHeldError(id, "another owner")
+}
+
+// AppendFenced appends under epoch in one statement that checks, in the
+// row it locks, that epoch and this owner still hold the lease (and
+// extends it): a stale epoch is fault.Fenced and no row is written.
+func (s *Store) AppendFenced(ctx context.Context, id string, epoch session.Epoch, events []session.Event) error {
+	if epoch == 0 {
+		return session.FencedError(id, epoch)
+	}
+	return s.appendUnder(ctx, id, epoch, events)
+}
+
+// appendUnder writes events (their lines as the JSONL store writes them)
+// under epoch, or unfenced when epoch is 0.
+func (s *Store) appendUnder(ctx context.Context, id string, epoch session.Epoch, events []session.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	first := events[0].Seq
+	lines, err := session.EventLines(id, first, events)
+	if err != nil {
+		return err
+	}
+	return s.insertLines(ctx, id, epoch, newBatch(events, lines))
+}
+
+// The fenced and unfenced appends: the session row's update (the seq
+// check, and for the fenced one the lease check) feeds the insert, so
+// nothing is inserted when it matches no row.
+const (
+	appendFencedSQL = `WITH s AS (
+		UPDATE sessions SET next_seq = next_seq + $3, lease_until = now() + $9::interval
+		WHERE id = $1 AND next_seq = $2 AND epoch = $7 AND owner = $8
+		RETURNING epoch)
+	INSERT INTO events (session_id, seq, epoch, type, time, line)
+	SELECT $1, e.seq, s.epoch, e.type, e.time, e.line FROM s, unnest($4::bigint[], $5::text[], $6::bigint[], $10::text[]) AS e(seq, type, time, line)`
+	appendSQL = `WITH s AS (
+		UPDATE sessions SET next_seq = next_seq + $3
+		WHERE id = $1 AND next_seq = $2
+		RETURNING epoch)
+	INSERT INTO events (session_id, seq, epoch, type, time, line)
+	SELECT $1, e.seq, s.epoch, e.type, e.time, e.line FROM s, unnest($4::bigint[], $5::text[], $6::bigint[], $7::text[]) AS e(seq, type, time, line)`
+)
+
+func (s *Store) insertLines(ctx context.Context, id string, epoch session.Epoch, b batch) error {
+	first, n := b.seqs[0], len(b.seqs)
+	var err error
+	var inserted int64
+	if epoch != 0 {
+		tag, e := s.pool.Exec(ctx, appendFencedSQL, id, first, n, b.seqs, b.types, b.times, epoch, s.owner, interval(s.ttl), b.lines)
+		inserted, err = tag.RowsAffected(), e
+	} else {
+		tag, e := s.pool.Exec(ctx, appendSQL, id, first, n, b.seqs, b.types, b.times, b.lines)
+		inserted, err = tag.RowsAffected(), e
+	}
+	if err != nil {
+		return fmt.Errorf(`pgstore: append to session "%s": %w`, id, err)
+	}
+	if inserted == int64(n) {
+		return nil
+	}
+	return s.whyNotAppended(ctx, id, epoch, first)
+}
+
+// whyNotAppended classifies an append that wrote nothing with one read:
+// not stored, fenced, or not continuing the log.
+func (s *Store) whyNotAppended(ctx context.Context, id string, epoch session.Epoch, first int64) error {
+	var current session.Epoch
+	var owner *string
+	var next int64
+	err := s.pool.QueryRow(ctx, `SELECT epoch, owner, next_seq FROM sessions WHERE id = $1`, id).Scan(&current, &owner, &next)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return notFound(id)
+	case err != nil:
+		return fmt.Errorf(`pgstore: append to session "%s": %w`, id, err)
+	case epoch != 0 && (current != epoch || owner == nil || *owner != s.owner):
+		return session.FencedError(id, epoch)
+	}
+	return fmt.Errorf(`pgstore: append seq mismatch for "%s": expected %d, got %d: %w`, id, next, first, session.ErrSeqMismatch)
+}
+
+// Release gives up the lease of epoch (a no-op when it is not current).
+// Every acknowledged append is committed already, so there is nothing to
+// wait for.
+func (s *Store) Release(ctx context.Context, id string, epoch session.Epoch) error {
+	s.mu.Lock()
+	if s.held[id] == epoch {
+		delete(s.held, id)
+	}
+	s.mu.Unlock()
+	_, err := s.pool.Exec(ctx, `UPDATE sessions SET owner = NULL, lease_until = NULL WHERE id = $1 AND epoch = $2 AND owner = $3`,
+		id, epoch, s.owner)
+	if err != nil {
+		return fmt.Errorf(`pgstore: release session "%s": %w`, id, err)
+	}
+	return nil
+}
+
+// Renew extends every lease this store holds in one statement and returns
+// the ids whose lease it no longer holds (another owner took over after
+// it expired); those are forgotten.
+func (s *Store) Renew(ctx context.Context) ([]string, error) {
+	s.mu.Lock()
+	ids := make([]string, 0, len(s.held))
+	epochs := make([]int64, 0, len(s.held))
+	for id, e := range s.held {
+		ids, epochs = append(ids, id), append(epochs, int64(e))
+	}
+	s.mu.Unlock()
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, `UPDATE sessions AS s SET lease_until = now() + $4::interval
+		FROM unnest($1::text[], $2::bigint[]) AS h(id, epoch)
+		WHERE s.id = h.id AND s.epoch = h.epoch AND s.owner = $3
+		RETURNING s.id`, ids, epochs, s.owner, interval(s.ttl))
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: renew leases: %w", err)
+	}
+	renewed, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: renew leases: %w", err)
+	}
+	return s.forgetLost(ids, epochs, renewed), nil
+}
+
+// forgetLost drops from held every lease asked for but not renewed (unless
+// it was re-acquired meanwhile) and returns their ids.
+func (s *Store) forgetLost(ids []string, epochs []int64, renewed []string) []string {
+	kept := make(map[string]bool, len(renewed))
+	for _, id := range renewed {
+		kept[id] = true
+	}
+	var lost []string
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, id := range ids {
+		if kept[id] {
+			continue
+		}
+		lost = append(lost, id)
+		if s.held[id] == session.Epoch(epochs[i]) {
+			delete(s.held, id)
+		}
+	}
+	return lost
+}
+
+// Load is the repairing read: it reads the log and, when its final turn
+// is open (its writer died mid-turn), appends the closers Load of the
+// JSONL store appends, under this store's lease when it holds one, else
+// only while no other owner's lease is live (fault.LeaseHeld otherwise).
+func (s *Store) Load(ctx context.Context, id string) (*session.Log, error) {
+	log, err := s.Inspect(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	closers, lines := session.InterruptedTurn(log.Events)
+	if len(closers) == 0 {
+		return log, nil
+	}
+	if err := s.appendClosers(ctx, id, newBatch(closers, lines)); err != nil {
+		return nil, err
+	}
+	log.Events = append(log.Events, closers...)
+	return log, nil
+}
+
+func (s *Store) appendClosers(ctx context.Context, id string, b batch) error {
+	s.mu.Lock()
+	epoch, held := s.held[id]
+	s.mu.Unlock()
+	if held {
+		return s.insertLines(ctx, id, epoch, b)
+	}
+	tag, err := s.pool.Exec(ctx, `WITH s AS (
+		UPDATE sessions SET next_seq = next_seq + $3
+		WHERE id = $1 AND next_seq = $2 AND (owner IS NULL OR lease_until < now())
+		RETURNING epoch)
+	INSERT INTO events (session_id, seq, epoch, type, time, line)
+	SELECT $1, e.seq, s.epoch, e.type, e.time, e.line FROM s, unnest($4::bigint[], $5::text[], $6::bigint[], $7::text[]) AS e(seq, type, time, line)`,
+		id, b.seqs[0], len(b.seqs), b.seqs, b.types, b.times, b.lines)
+	if err != nil {
+		return fmt.Errorf(`pgstore: repair session "%s": %w`, id, err)
+	}
+	if tag.RowsAffected() == int64(len(b.seqs)) {
+		return nil
+	}
+	if err := s.whyNotAcquired(ctx, id); errors.Is(err, session.ErrNotFound) {
+		return err
+	}
+	return session.LeaseHeldError(id, "another owner; it is not repaired here")
+}

@@ -1,0 +1,133 @@
+package pgstore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/storetest"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+)
+
+var ctx = context.Background()
+
+func connect(t *testing.T, dsn string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close(ctx) })
+	return conn
+}
+
+// expire ends id's lease in the database as a holder paused past its TTL
+// would see it.
+func expire(t *testing.T, conn *pgx.Conn, id string) {
+	t.Helper()
+	_, err := conn.Exec(ctx, `UPDATE sessions SET lease_until = now() - interval '1 second' WHERE id = $1`, id)
+	require.NoError(t, err)
+}
+
+// A paused holder whose lease expired is taken over; its next append is
+// fenced without a row written, and its renewal reports the lease lost.
+func TestAnExpiredLeaseIsTakenOverAndTheOldHolderFenced(t *testing.T) {
+	dsn := cluster.Database(t)
+	paused, other := openStore(t, dsn, WithOwner("paused")), openStore(t, dsn, WithOwner("other"))
+	conn := connect(t, dsn)
+	require.NoError(t, paused.Create(ctx, storetest.Header("s", ""), nil))
+	old, err := paused.Acquire(ctx, "s")
+	require.NoError(t, err)
+	require.NoError(t, paused.AppendFenced(ctx, "s", old, []session.Event{storetest.Note(0, "before")}))
+
+	_, err = other.Acquire(ctx, "s")
+	require.ErrorIs(t, err, fault.LeaseHeld)
+	require.Contains(t, err.Error(), `owner "paused"`)
+	expire(t, conn, "s")
+	taken, err := other.Acquire(ctx, "s")
+	require.NoError(t, err)
+	require.Equal(t, old+1, taken)
+
+	err = paused.AppendFenced(ctx, "s", old, []session.Event{storetest.Note(1, "stale")})
+	require.ErrorIs(t, err, fault.Fenced)
+	lost, err := paused.Renew(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"s"}, lost)
+	require.NoError(t, other.AppendFenced(ctx, "s", taken, []session.Event{storetest.Note(1, "after")}))
+
+	var rows, stale int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE line LIKE '%stale%') FROM events WHERE session_id = 's'`).Scan(&rows, &stale))
+	require.Equal(t, 2, rows)
+	require.Zero(t, stale, "no stale row reached the store")
+	var epochs []int64
+	r, err := conn.Query(ctx, `SELECT epoch FROM events WHERE session_id = 's' ORDER BY seq`)
+	require.NoError(t, err)
+	epochs, err = pgx.CollectRows(r, pgx.RowTo[int64])
+	require.NoError(t, err)
+	require.Equal(t, []int64{int64(old), int64(taken)}, epochs, "each event carries the epoch it was written under")
+}
+
+// Renew extends every held lease in one statement; Close gives them up.
+func TestRenewExtendsEveryHeldLease(t *testing.T) {
+	dsn := cluster.Database(t)
+	s := openStore(t, dsn, WithTTL(time.Hour))
+	conn := connect(t, dsn)
+	ids := []string{"a", "b", "c"}
+	for _, id := range ids {
+		require.NoError(t, s.Create(ctx, storetest.Header(id, ""), nil))
+		_, err := s.Acquire(ctx, id)
+		require.NoError(t, err)
+		_, err = conn.Exec(ctx, `UPDATE sessions SET lease_until = now() + interval '1 minute' WHERE id = $1`, id)
+		require.NoError(t, err)
+	}
+	lost, err := s.Renew(ctx)
+	require.NoError(t, err)
+	require.Empty(t, lost)
+	var extended int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM sessions WHERE lease_until > now() + interval '50 minutes' AND owner = $1`, s.Owner()).Scan(&extended))
+	require.Equal(t, 3, extended)
+
+	require.NoError(t, s.Close())
+	var owned int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM sessions WHERE owner IS NOT NULL`).Scan(&owned))
+	require.Zero(t, owned, "Close gives every lease up")
+}
+
+// Events are stored as the JSONL store's lines, verbatim; the header too.
+func TestRowsHoldTheJSONLLinesVerbatim(t *testing.T) {
+	dsn := cluster.Database(t)
+	s := openStore(t, dsn)
+	h := storetest.Header("v", "p")
+	events := []session.Event{storetest.Note(0, "a\u2028b <&>"), storetest.Note(1, "two")}
+	events[1].SurfaceOp = []byte(`"append"`)
+	events[1].SourceEventSeqs = []int64{0}
+	require.NoError(t, s.Create(ctx, h, events[:1]))
+	require.NoError(t, s.Append(ctx, "v", events[1:]))
+	conn := connect(t, dsn)
+	var header string
+	require.NoError(t, conn.QueryRow(ctx, `SELECT header_line FROM sessions WHERE id = 'v'`).Scan(&header))
+	want, err := session.HeaderLine(h)
+	require.NoError(t, err)
+	require.Equal(t, string(want), header)
+	r, err := conn.Query(ctx, `SELECT line FROM events WHERE session_id = 'v' ORDER BY seq`)
+	require.NoError(t, err)
+	lines, err := pgx.CollectRows(r, pgx.RowTo[string])
+	require.NoError(t, err)
+	wantLines, err := session.EventLines("v", 0, events)
+	require.NoError(t, err)
+	require.Equal(t, []string{string(wantLines[0]), string(wantLines[1])}, lines)
+}
+
+// A row that does not parse matches session.ErrCorrupt and names the
+// session and the line, as a damaged JSONL log does.
+func TestADamagedRowIsCorrupt(t *testing.T) {
+	dsn := cluster.Database(t)
+	s := openStore(t, dsn)
+	require.NoError(t, s.Create(ctx, storetest.Header("d", ""), []session.Event{storetest.Note(0, "ok")}))
+	_, err := connect(t, dsn).Exec(ctx, `UPDATE events SET line = '{"type":' WHERE session_id = 'd'`)
+	require.NoError(t, err)
+	_, err = s.Inspect(ctx, "d")
+	require.ErrorIs(t, err, session.ErrCorrupt)
+	require.Contains(t, err.Error(), `"postgres:sessions/d" at line 1`)
+}

@@ -1,0 +1,56 @@
+package pgstore
+
+// schema creates the store's tables when they are missing. Ids compare in
+// byte order (COLLATE "C"), as the JSONL catalog orders them.
+//
+//   - sessions: one row per session, its header line verbatim beside the
+//     header fields the queries use, the lease (epoch, owner,
+//     lease_until), its state and the next seq.
+//   - events: one row per event, its log line verbatim beside its type
+//     and time, and the epoch it was written under.
+//   - inbox and drains: the durable inbox and the drain cut-offs.
+const schema = `
+CREATE TABLE IF NOT EXISTS sessions (
+	id               text COLLATE "C" PRIMARY KEY,
+	header_line      text NOT NULL,
+	parent_id        text COLLATE "C",
+	created_at       bigint NOT NULL,
+	origin           text,
+	delegation_depth int NOT NULL,
+	epoch            bigint NOT NULL DEFAULT 0,
+	owner            text,
+	lease_until      timestamptz,
+	state            text NOT NULL DEFAULT 'active',
+	drain_id         uuid,
+	next_seq         bigint NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS sessions_by_parent ON sessions (parent_id, created_at, id) WHERE state <> 'disposed';
+CREATE INDEX IF NOT EXISTS sessions_by_owner ON sessions (owner) WHERE owner IS NOT NULL;
+CREATE TABLE IF NOT EXISTS events (
+	session_id text COLLATE "C" NOT NULL REFERENCES sessions (id),
+	seq        bigint NOT NULL,
+	epoch      bigint NOT NULL,
+	type       text NOT NULL,
+	time       bigint NOT NULL,
+	line       text NOT NULL,
+	PRIMARY KEY (session_id, seq)
+);
+CREATE TABLE IF NOT EXISTS inbox (
+	session_id    text COLLATE "C" NOT NULL REFERENCES sessions (id),
+	msg_id        uuid NOT NULL,
+	inbox_seq     bigserial,
+	from_session  text COLLATE "C",
+	from_epoch    bigint,
+	body          jsonb NOT NULL,
+	accepted_at   timestamptz NOT NULL DEFAULT now(),
+	claimed_epoch bigint,
+	claimed_seq   bigint,
+	PRIMARY KEY (session_id, msg_id)
+);
+CREATE TABLE IF NOT EXISTS drains (
+	drain_id     uuid PRIMARY KEY,
+	parent_id    text COLLATE "C" NOT NULL,
+	parent_epoch bigint NOT NULL,
+	opened_at    timestamptz NOT NULL DEFAULT now()
+);
+`

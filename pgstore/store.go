@@ -1,0 +1,298 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// DefaultTTL is how long a lease lasts without renewal.
+const DefaultTTL = 10 * time.Second
+
+// Store is the session.Fenced store over one PostgreSQL database. All
+// methods are safe for concurrent use.
+type Store struct {
+	pool  *pgxpool.Pool
+	owner string
+	ttl   time.Duration
+
+	mu   sync.Mutex
+	held map[string]session.Epoch // the leases this store holds
+
+	stop    chan struct{}
+	renewer sync.WaitGroup
+	closed  sync.Once
+}
+
+var _ session.Fenced = (*Store)(nil)
+
+// Option configures Open.
+type Option func(*Store)
+
+// WithTTL sets the lease TTL (DefaultTTL when d <= 0). The store renews
+// its leases every third of it.
+func WithTTL(d time.Duration) Option {
+	return func(s *Store) {
+		if d > 0 {
+			s.ttl = d
+		}
+	}
+}
+
+// WithOwner names this store's leases (default: host:pid:random), as
+// other processes see them in sessions.owner.
+func WithOwner(name string) Option { return func(s *Store) { s.owner = name } }
+
+// Open connects to the database named by dsn (a postgres:// URL or a
+// key=value string), creates the tables when they are missing and
+// starts the goroutine that renews this store's leases. It blocks until
+// the schema is in place.
+func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
+	s := &Store{ttl: DefaultTTL, held: map[string]session.Epoch{}, stop: make(chan struct{})}
+	for _, opt := range opts {
+		opt(s)
+	}
+	if s.owner == "" {
+		s.owner = defaultOwner()
+	}
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: open: %w", err)
+	}
+	if err := migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s.pool = pool
+	s.renewer.Add(1)
+	go s.renewLoop()
+	return s, nil
+}
+
+// migrate creates the schema under a transaction-scoped advisory lock, so
+// that processes opening one database at once do not race.
+func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(4242001)`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, schema)
+		return err
+	})
+}
+
+func defaultOwner() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// Owner is the name this store's leases carry.
+func (s *Store) Owner() string { return s.owner }
+
+// Close stops renewing, gives up every lease this store holds and closes
+// the connections. It is idempotent.
+func (s *Store) Close() error {
+	var err error
+	s.closed.Do(func() {
+		close(s.stop)
+		s.renewer.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, err = s.pool.Exec(ctx, `UPDATE sessions SET owner = NULL, lease_until = NULL WHERE owner = $1`, s.owner)
+		s.pool.Close()
+	})
+	return err
+}
+
+// renewLoop renews the held leases every third of the TTL until Close.
+func (s *Store) renewLoop() {
+	defer s.renewer.Done()
+	tick := time.NewTicker(s.ttl / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-tick.C:
+			ctx, cancel := context.WithTimeout(context.Background(), s.ttl/3)
+			_, _ = s.Renew(ctx)
+			cancel()
+		}
+	}
+}
+
+func notFound(id string) error {
+	return fmt.Errorf(`pgstore: session "%s": %w`, id, session.ErrNotFound)
+}
+
+// List returns the header of every session, oldest first.
+func (s *Store) List(ctx context.Context) ([]session.Header, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, header_line FROM sessions ORDER BY created_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: list: %w", err)
+	}
+	defer rows.Close()
+	var out []session.Header
+	for rows.Next() {
+		var id, line string
+		if err := rows.Scan(&id, &line); err != nil {
+			return nil, err
+		}
+		h, err := parseHeader(id, line)
+		if err != nil {
+			continue // as the JSONL List skips a folder without a valid header
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+func parseHeader(id, line string) (session.Header, error) {
+	var h session.Header
+	if err := h.UnmarshalJSON([]byte(line)); err != nil {
+		return h, corrupt(id, 0, "header: "+err.Error())
+	}
+	return h, nil
+}
+
+// corruptRow is a stored row that does not parse: it matches
+// session.ErrCorrupt, as a damaged JSONL log does.
+type corruptRow struct{ msg string }
+
+func (e *corruptRow) Error() string        { return e.msg }
+func (e *corruptRow) Is(target error) bool { return target == session.ErrCorrupt }
+
+// corrupt names the session and the row; line counts events from 1 (0:
+// the header).
+func corrupt(id string, line int, msg string) error {
+	return &corruptRow{msg: fmt.Sprintf(`corrupt session log "postgres:sessions/%s" at line %d: %s`, id, line, msg)}
+}
+
+// Inspect returns the stored log of id; it never writes.
+func (s *Store) Inspect(ctx context.Context, id string) (*session.Log, error) {
+	header, lines, err := s.readLines(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return parseLog(id, header, lines)
+}
+
+// readLines reads the header line and the event lines of id in seq order,
+// in one snapshot.
+func (s *Store) readLines(ctx context.Context, id string) (header string, lines []string, err error) {
+	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT header_line FROM sessions WHERE id = $1`, id).Scan(&header); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return notFound(id)
+			}
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT line FROM events WHERE session_id = $1 ORDER BY seq`, id)
+		if err != nil {
+			return err
+		}
+		lines, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	if err != nil && !errors.Is(err, session.ErrNotFound) {
+		err = fmt.Errorf(`pgstore: read session "%s": %w`, id, err)
+	}
+	return header, lines, err
+}
+
+func parseLog(id, header string, lines []string) (*session.Log, error) {
+	h, err := parseHeader(id, header)
+	if err != nil {
+		return nil, err
+	}
+	log := &session.Log{Header: h, Events: make([]session.Event, len(lines))}
+	for i, line := range lines {
+		if err := log.Events[i].UnmarshalJSON([]byte(line)); err != nil {
+			return nil, corrupt(id, i+1, err.Error())
+		}
+		if log.Events[i].Seq != int64(i) {
+			return nil, corrupt(id, i+1, fmt.Sprintf("event seq %d is not %d", log.Events[i].Seq, i))
+		}
+	}
+	return log, nil
+}
+
+// Create inserts the session and its seed in one transaction; an id that
+// is stored already is session.ErrExists.
+func (s *Store) Create(ctx context.Context, h session.Header, seed []session.Event) error {
+	headerLine, err := session.HeaderLine(h)
+	if err != nil {
+		return err
+	}
+	lines, err := session.EventLines(h.ID, 0, seed)
+	if err != nil {
+		return err
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `INSERT INTO sessions (id, header_line, parent_id, created_at, origin, delegation_depth, next_seq)
+			VALUES ($1, $2, NULLIF($3, ''), $4, NULLIF($5, ''), $6, $7) ON CONFLICT (id) DO NOTHING`,
+			h.ID, string(headerLine), h.ParentSession, h.CreatedAt, h.Origin, h.DelegationDepth, len(seed))
+		if err != nil {
+			return fmt.Errorf(`pgstore: create session "%s": %w`, h.ID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf(`pgstore: session "%s" already exists: %w`, h.ID, session.ErrExists)
+		}
+		if len(seed) == 0 {
+			return nil
+		}
+		b := newBatch(seed, lines)
+		_, err = tx.Exec(ctx, `INSERT INTO events (session_id, seq, epoch, type, time, line)
+			SELECT $1, e.seq, 0, e.type, e.time, e.line FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::text[]) AS e(seq, type, time, line)`,
+			h.ID, b.seqs, b.types, b.times, b.lines)
+		return err
+	})
+}
+
+// batch is events as the columns of one multi-row insert.
+type batch struct {
+	seqs  []int64
+	types []string
+	times []int64
+	lines []string
+}
+
+func newBatch(events []session.Event, lines [][]byte) batch {
+	b := batch{make([]int64, len(events)), make([]string, len(events)), make([]int64, len(events)), make([]string, len(events))}
+	for i, e := range events {
+		b.seqs[i], b.types[i], b.times[i], b.lines[i] = e.Seq, e.Type, e.Time, string(lines[i])
+	}
+	return b
+}
+
+// Append adds events at the end of id's log whoever holds its lease (the
+// unfenced write; the registry writes through AppendFenced). It returns
+// once the batch is committed.
+func (s *Store) Append(ctx context.Context, id string, events []session.Event) error {
+	return s.appendUnder(ctx, id, 0, events)
+}
+
+// Flush reports true once id exists: every acknowledged Append is
+// committed already.
+func (s *Store) Flush(ctx context.Context, id string) (bool, error) {
+	var one int
+	err := s.pool.QueryRow(ctx, `SELECT 1 FROM sessions WHERE id = $1`, id).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, notFound(id)
+	}
+	if err != nil {
+		return false, fmt.Errorf(`pgstore: flush session "%s": %w`, id, err)
+	}
+	return true, nil
+}
