@@ -82,7 +82,7 @@ func call[T any](m *Manager, ctx context.Context, op func(ctx context.Context, r
 		return zero, err
 	}
 	if !m.ops.enter() {
-		return zero, Draining()
+		return zero, draining()
 	}
 	defer m.ops.leave()
 	type result struct {

@@ -138,21 +138,21 @@ func (m *Manager) ownedActivations(a *activation) []*activation {
 func (m *Manager) finishTeardown(a *activation, children []*disposal) {
 	failure := a.failure
 	if failure != nil {
-		failure = TeardownStepFailed(a.childID, failure)
+		failure = teardownStepFailed(a.childID, failure)
 	}
 	if errs := waitAll(children); len(errs) > 0 && failure == nil {
-		failure = ChildTeardownFailed(a.childID, errs)
+		failure = childTeardownFailed(a.childID, errs)
 	}
 	ctx := context.Background()
 	if err := a.handle.WhenIdle(ctx); err != nil && failure == nil {
-		failure = TeardownStepFailed(a.childID, err)
+		failure = teardownStepFailed(a.childID, err)
 	}
 	if err := m.durability(ctx, a); err != nil && failure == nil {
 		failure = err
 	}
 	epoch := captureLiveEpoch(a.handle.Session().Events()[a.boundary:])
 	if err := a.handle.Dispose(ctx); err != nil && failure == nil {
-		failure = HandleDisposalFailed(a.childID, err)
+		failure = handleDisposalFailed(a.childID, err)
 	}
 	out := teardownOutcome{failure: failure, epoch: epoch}
 	if isClosed(a.handle.Activation().Done()) { // its Terminated is due too
@@ -178,9 +178,9 @@ func (m *Manager) durability(ctx context.Context, a *activation) error {
 	ok, err := m.checkpoint(ctx, a.handle.Session())
 	switch {
 	case err != nil:
-		return DurabilityCheckpointFailed(a.childID, err)
+		return durabilityCheckpointFailed(a.childID, err)
 	case !ok:
-		return DurabilityUnconfirmed(a.childID)
+		return durabilityUnconfirmed(a.childID)
 	}
 	return nil
 }

@@ -185,7 +185,7 @@ func aggregate(scope string, failures []error) error {
 	if len(failures) == 0 {
 		return nil
 	}
-	return TeardownFailed(scope, failures)
+	return teardownFailed(scope, failures)
 }
 
 // rootDisposed ends the cut-off of a scoped-drain root that left the

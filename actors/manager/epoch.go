@@ -39,7 +39,7 @@ func captureLiveEpoch(own []session.Event) Epoch { return captureEpoch(own, true
 func captureEpoch(own []session.Event, valid bool) Epoch {
 	epoch := Epoch{StopReason: agent.Completed, Output: lastOutput(own)}
 	if reason, ok := lastMessageTurnEnd(own, valid); ok {
-		epoch.StopReason, epoch.Closed = MapTurnEnd(reason), true
+		epoch.StopReason, epoch.Closed = mapTurnEnd(reason), true
 	}
 	return epoch
 }
@@ -90,12 +90,12 @@ func messageTriggered(events []session.Event, n int64, valid bool) bool {
 	return false
 }
 
-// MapTurnEnd maps a turn/end reason kind onto a subagent stop reason:
+// mapTurnEnd maps a turn/end reason kind onto a subagent stop reason:
 // max-tokens, error, completed and refusal map to themselves; aborted,
 // interrupted and disposed map to aborted; anything else is error.
 // (Refusal is kept rather than reported as error: this runtime's agents
 // can end a turn with refusal.)
-func MapTurnEnd(kind string) agent.StopReason {
+func mapTurnEnd(kind string) agent.StopReason {
 	switch kind {
 	case "completed":
 		return agent.Completed

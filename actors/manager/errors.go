@@ -42,47 +42,47 @@ func ContinuationUnavailable() *fault.Error {
 	return newError(fault.ContinuationUnavailable, nil, "continuable subagents require the agents service")
 }
 
-// PersistenceUnavailable is PERSISTENCE_UNAVAILABLE: the runtime has no
+// persistenceUnavailable is PERSISTENCE_UNAVAILABLE: the runtime has no
 // session store.
-func PersistenceUnavailable() *fault.Error {
+func persistenceUnavailable() *fault.Error {
 	return newError(fault.PersistenceUnavailable, nil,
 		"continuable subagents require session persistence (load a dsh-session-persistence backend)")
 }
 
-// Draining is the manager-wide DRAINING form.
-func Draining() *fault.Error {
+// draining is the manager-wide DRAINING form.
+func draining() *fault.Error {
 	return newError(fault.Draining, nil, "continuable subagents are draining; the operation was not admitted")
 }
 
-// ScopedDraining is the DRAINING form for a caller inside a scoped drain
+// scopedDraining is the DRAINING form for a caller inside a scoped drain
 // rooted at rootID.
-func ScopedDraining(rootID string) *fault.Error {
+func scopedDraining(rootID string) *fault.Error {
 	return newError(fault.Draining, nil,
 		"continuable subagents below parent \"%s\" are draining; the operation was not admitted", rootID)
 }
 
-// NotExactParent is UNAUTHORIZED when the caller is not the registry's exact
+// notExactParent is UNAUTHORIZED when the caller is not the registry's exact
 // live entry for its id.
-func NotExactParent(childID string) *fault.Error {
+func notExactParent(childID string) *fault.Error {
 	return newError(fault.Unauthorized, nil, "subagent \"%s\" delivery requires the exact live parent agent", childID)
 }
 
-// ForeignParent is UNAUTHORIZED when the child's durable header names
+// foreignParent is UNAUTHORIZED when the child's durable header names
 // another parent session.
-func ForeignParent(childID string) *fault.Error {
+func foreignParent(childID string) *fault.Error {
 	return newError(fault.Unauthorized, nil, "subagent \"%s\" belongs to another parent session", childID)
 }
 
-// ParentClosing is ACTIVATION_CLOSING when the parent's Activation is being
+// parentClosing is ACTIVATION_CLOSING when the parent's Activation is being
 // disposed while a child is being established under it.
-func ParentClosing(parentID string) *fault.Error {
+func parentClosing(parentID string) *fault.Error {
 	return newError(fault.ActivationClosing, nil,
 		"subagent parent \"%s\" is being disposed; the child was not established", parentID)
 }
 
-// ActivationClosing is ACTIVATION_CLOSING when the target Activation's
+// activationClosing is ACTIVATION_CLOSING when the target Activation's
 // disposal opened before a message could be admitted.
-func ActivationClosing(childID string) *fault.Error {
+func activationClosing(childID string) *fault.Error {
 	return newError(fault.ActivationClosing, nil,
 		"subagent \"%s\" activation is being disposed; the message was not accepted", childID)
 }
@@ -92,38 +92,38 @@ func Unavailable(childID string, cause error) *fault.Error {
 	return newError(fault.NotResumable, cause, "subagent \"%s\" is unavailable", childID)
 }
 
-// NoContinuationState is NOT_RESUMABLE when the child's own log suffix has no
+// noContinuationState is NOT_RESUMABLE when the child's own log suffix has no
 // supported descriptor.
-func NoContinuationState(childID string) *fault.Error {
+func noContinuationState(childID string) *fault.Error {
 	return newError(fault.NotResumable, nil,
 		"subagent \"%s\" has no supported continuation state and cannot be resumed; do not retry send_message with this id",
 		childID)
 }
 
-// ChildTeardownFailed is ACTIVATION_TEARDOWN_FAILED when owned children
+// childTeardownFailed is ACTIVATION_TEARDOWN_FAILED when owned children
 // failed their disposal; the first failure is the cause.
-func ChildTeardownFailed(childID string, failures []error) *fault.Error {
+func childTeardownFailed(childID string, failures []error) *fault.Error {
 	return newError(fault.ActivationTeardownFailed, first(failures),
 		"subagent \"%s\" child teardown failed: %s", childID, chains(failures))
 }
 
-// TeardownStepFailed is ACTIVATION_TEARDOWN_FAILED when waiting for
+// teardownStepFailed is ACTIVATION_TEARDOWN_FAILED when waiting for
 // quiescence or capturing the epoch failed.
-func TeardownStepFailed(childID string, cause error) *fault.Error {
+func teardownStepFailed(childID string, cause error) *fault.Error {
 	return newError(fault.ActivationTeardownFailed, cause,
 		"subagent \"%s\" activation teardown failed: %s", childID, chain(cause))
 }
 
-// HandleDisposalFailed is ACTIVATION_TEARDOWN_FAILED when disposing the
+// handleDisposalFailed is ACTIVATION_TEARDOWN_FAILED when disposing the
 // child's agent handle failed.
-func HandleDisposalFailed(childID string, cause error) *fault.Error {
+func handleDisposalFailed(childID string, cause error) *fault.Error {
 	return newError(fault.ActivationTeardownFailed, cause,
 		"subagent \"%s\" activation handle disposal failed: %s", childID, chain(cause))
 }
 
-// TeardownFailed is the aggregate ACTIVATION_TEARDOWN_FAILED of a drain;
+// teardownFailed is the aggregate ACTIVATION_TEARDOWN_FAILED of a drain;
 // scope is "" for the manager-wide drain and "scoped" for a scoped one.
-func TeardownFailed(scope string, failures []error) *fault.Error {
+func teardownFailed(scope string, failures []error) *fault.Error {
 	what := "activation(s)"
 	if scope != "" {
 		what = scope + " " + what
@@ -132,17 +132,17 @@ func TeardownFailed(scope string, failures []error) *fault.Error {
 		"continuable subagent teardown failed for %d %s: %s", len(failures), what, chains(failures))
 }
 
-// DurabilityUnconfirmed is DURABILITY_FAILED when the final flush reported
+// durabilityUnconfirmed is DURABILITY_FAILED when the final flush reported
 // false: nothing confirmed the child's state durable.
-func DurabilityUnconfirmed(childID string) *fault.Error {
+func durabilityUnconfirmed(childID string) *fault.Error {
 	return newError(fault.DurabilityFailed, nil,
 		"subagent \"%s\" required durability checkpoint has no registered listener; the latest child state was not confirmed persisted and may be unavailable or stale on resume",
 		childID)
 }
 
-// DurabilityCheckpointFailed is DURABILITY_FAILED when the final flush
+// durabilityCheckpointFailed is DURABILITY_FAILED when the final flush
 // returned an error.
-func DurabilityCheckpointFailed(childID string, cause error) *fault.Error {
+func durabilityCheckpointFailed(childID string, cause error) *fault.Error {
 	return newError(fault.DurabilityFailed, cause,
 		"subagent \"%s\" durability checkpoint failed; the latest child state was not confirmed persisted and may be unavailable or stale on resume: %s",
 		childID, chain(cause))

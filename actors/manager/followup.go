@@ -25,7 +25,7 @@ import (
 // caller until the verdict.
 func (m *Manager) Followup(ctx context.Context, p *parent.Handle, childID string, content []event.Block, source event.Source) (string, error) {
 	if p == nil {
-		return "", NotExactParent(childID)
+		return "", notExactParent(childID)
 	}
 	return call(m, ctx, func(ctx context.Context, reply func(string, error)) {
 		m.followup(ctx, followupReq{p, childID, content, source}, reply)
@@ -102,7 +102,7 @@ var errLiveUnmanaged = errors.New("the session is live outside the continuation 
 func (m *Manager) coldResume(ctx context.Context, req followupReq, done func(string, error)) {
 	store := m.sessions.Store()
 	if store == nil {
-		done("", PersistenceUnavailable())
+		done("", persistenceUnavailable())
 		return
 	}
 	if m.sessions.Get(req.childID) != nil || m.registry.Get(req.childID) != nil {
@@ -172,7 +172,7 @@ func continuationState(childID string, log *session.Log) (descriptor.Data, error
 	d, ok, err := descriptor.Fold(events, seedLength)
 	switch {
 	case errors.Is(err, fault.DescriptorUnsupported), err == nil && !ok:
-		return descriptor.Data{}, NoContinuationState(childID)
+		return descriptor.Data{}, noContinuationState(childID)
 	case err != nil:
 		return descriptor.Data{}, err
 	}

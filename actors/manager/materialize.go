@@ -149,7 +149,7 @@ func (m *Manager) submitAdmitted(ctx context.Context, a *activation, content []e
 		return "", err
 	}
 	if a.disposal != nil {
-		return "", ActivationClosing(a.childID)
+		return "", activationClosing(a.childID)
 	}
 	if err := m.authorize(p, a.childID, a.handle.Header().ParentSession); err != nil {
 		return "", err

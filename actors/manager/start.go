@@ -86,7 +86,7 @@ func (m *Manager) planStart(spec StartSpec) (startPlan, error) {
 		return startPlan{}, err
 	}
 	if m.sessions.Store() == nil {
-		return startPlan{}, PersistenceUnavailable()
+		return startPlan{}, persistenceUnavailable()
 	}
 	if err := AssertMaxDepth(req.MaxDepth); err != nil {
 		return startPlan{}, err

@@ -137,7 +137,7 @@ func (a *activation) residency() residency {
 // cut-off root is in agent's live lineage.
 func (m *Manager) closingTeardown(agent *parent.Handle) error {
 	if m.st.draining {
-		return Draining()
+		return draining()
 	}
 	if len(m.st.scopes) == 0 {
 		return nil
@@ -145,7 +145,7 @@ func (m *Manager) closingTeardown(agent *parent.Handle) error {
 	lineage := m.registry.LiveLineage(agent)
 	for root, sc := range m.st.scopes {
 		if sc.members[agent] || slices.Contains(lineage, root) {
-			return ScopedDraining(root.ID())
+			return scopedDraining(root.ID())
 		}
 	}
 	return nil
@@ -176,14 +176,14 @@ func (m *Manager) admitWithContext(ctx context.Context, agent *parent.Handle) er
 // ACTIVATION_CLOSING.
 func (m *Manager) acquireOwnership(p *parent.Handle, child *activation) error {
 	if !m.registry.IsLive(p) {
-		return NotExactParent(child.childID)
+		return notExactParent(child.childID)
 	}
 	owner := m.st.activations[p.ID()]
 	if owner == nil || owner.handle != p {
 		return nil
 	}
 	if owner.disposal != nil {
-		return ParentClosing(p.ID())
+		return parentClosing(p.ID())
 	}
 	if owner.owned == nil {
 		owner.owned = map[*activation]struct{}{}
@@ -208,10 +208,10 @@ func (m *Manager) releaseOwnership(child *activation) {
 // exact entry and the child's durable header must name p's id.
 func (m *Manager) authorize(p *parent.Handle, childID, headerParent string) error {
 	if !m.registry.IsLive(p) {
-		return NotExactParent(childID)
+		return notExactParent(childID)
 	}
 	if headerParent != p.ID() {
-		return ForeignParent(childID)
+		return foreignParent(childID)
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ func (m *Manager) WaitEpoch(ctx context.Context, childID string) (end RunEndInfo
 		return end, false, err
 	}
 	if !m.ops.enter() {
-		return end, false, Draining()
+		return end, false, draining()
 	}
 	defer m.ops.leave()
 	registered := make(chan chan RunEndInfo, 1)
