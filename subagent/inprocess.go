@@ -49,13 +49,13 @@ func (p *inProcess) PrepareContinuable(_ context.Context, req ContinuableCreateR
 	if !p.fork {
 		return ContinuableCreateSpec{}, nil
 	}
-	return ContinuableCreateSpec{Seed: CompletedPrefix(req.Parent.Session().Events())}, nil
+	return ContinuableCreateSpec{Seed: completedPrefix(req.Parent.Session().Events())}, nil
 }
 
-// CompletedPrefix is events up to and including the last turn/end: the
+// completedPrefix is events up to and including the last turn/end: the
 // parent's completed turns, without a turn still open. It is nil when no
 // turn completed.
-func CompletedPrefix(events []session.Event) []session.Event {
+func completedPrefix(events []session.Event) []session.Event {
 	for i := len(events) - 1; i >= 0; i-- {
 		if events[i].Type == event.TypeTurnEnd {
 			return events[:i+1]
@@ -124,7 +124,7 @@ func (p *inProcess) createSpec(req StartRequest) (parent.CreateSpec, error) {
 		spec.Spec.Model = cmp.Or(o.Model, spec.Spec.Model)
 	}
 	if p.fork {
-		if prefix := CompletedPrefix(req.Parent.Session().Events()); len(prefix) > 0 {
+		if prefix := completedPrefix(req.Parent.Session().Events()); len(prefix) > 0 {
 			n := len(prefix)
 			spec.Header.SeedLength, spec.Seed = &n, prefix
 		}

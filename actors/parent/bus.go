@@ -53,9 +53,9 @@ func newBus(logger *slog.Logger) *Bus { return &Bus{logger: logger} }
 // listener.
 func (b *Bus) Subscribe(fn func(Event)) (cancel func()) { return b.listeners.Add(fn) }
 
-// Publish calls every listener with e on the calling goroutine. A
+// publish calls every listener with e on the calling goroutine. A
 // panicking listener is logged; the others still run.
-func (b *Bus) Publish(e Event) {
+func (b *Bus) publish(e Event) {
 	for _, fn := range b.listeners.Funcs() {
 		b.call(fn, e)
 	}

@@ -176,5 +176,5 @@ func (h *Handle) observe(e inbox.Event) {
 	if fn := h.own.Load(); fn != nil {
 		h.reg.bus.call(*fn, ev)
 	}
-	h.reg.bus.Publish(ev)
+	h.reg.bus.publish(ev)
 }
