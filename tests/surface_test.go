@@ -22,9 +22,19 @@ import (
 // embedders.
 const protoactorPath = "github.com/asynkron/protoactor-go"
 
-// surfaceTarget is the most exported identifiers the public surface may
-// have. It is reported, not asserted, until the count reaches it.
+// surfaceTarget is the most exported identifiers the public surface
+// should have.
 const surfaceTarget = 425
+
+// surfaceRatchet is the most exported identifiers the public surface may
+// have today: the figure the last reduction reached. Lower it when the
+// count falls; an addition that pushes the count above it must take
+// something else off the surface.
+const surfaceRatchet = 1321
+
+// maxErrorStructs is the most exported …Error struct types: fault.Error
+// (the one error shape) and llm.Error (a failed model call's facts).
+const maxErrorStructs = 2
 
 // surface is what one package exports.
 type surface struct {
@@ -43,7 +53,8 @@ type surface struct {
 // TestExportedSurface counts, per package outside internal/, cmd/ and
 // tests/, what an embedder can name (non-test files only), and logs the
 // figures. It asserts that no exported declaration mentions a protoactor
-// type, and the size target once it is reached.
+// type, that at most two …Error structs are exported, and that the count
+// stays at or below the ratchet.
 func TestExportedSurface(t *testing.T) {
 	surfaces := exportedSurface(t, "..")
 	total, protoactor, errorStructs := 0, 0, 0
@@ -57,10 +68,10 @@ func TestExportedSurface(t *testing.T) {
 	t.Logf("total: %d exported identifiers in %d packages (target %d), %d naming a protoactor type, %d exported …Error struct types",
 		total, len(surfaces), surfaceTarget, protoactor, errorStructs)
 	require.Zero(t, protoactor, "exported declarations naming a protoactor type")
+	require.LessOrEqual(t, errorStructs, maxErrorStructs, "exported …Error struct types")
+	require.LessOrEqual(t, total, surfaceRatchet, "exported identifiers (the ratchet; the target is %d)", surfaceTarget)
 	if total > surfaceTarget {
-		t.Logf("not yet asserted: %d exported identifiers, target %d", total, surfaceTarget)
-	} else {
-		require.LessOrEqual(t, total, surfaceTarget)
+		t.Logf("not yet reached: %d exported identifiers, target %d", total, surfaceTarget)
 	}
 }
 
