@@ -9,9 +9,10 @@ import (
 )
 
 // Backend is everything the host needs from the runtime. The host calls it
-// from request goroutines concurrently. Failures are classified with Wrap or
-// the Err* sentinels (errors.Is); any other error is reported as internal,
-// and a cancelled ctx always wins as cancelled.
+// from request goroutines concurrently. Failures are classified with Wrap
+// under one of the Code* wire codes (matched with errors.Is); any other
+// error is reported as internal, and a cancelled ctx always wins as
+// cancelled.
 type Backend interface {
 	// ListSessions returns a summary of every session: the live ones in
 	// the order they became live, then the stored ones in the store's
@@ -19,7 +20,7 @@ type Backend interface {
 	// never activates anything.
 	ListSessions(ctx context.Context) ([]SessionSummary, error)
 	// CreateSession is the original's ensureSession: an error wrapping
-	// ErrAgentBusy when req.ID is a subagent session, live or stored
+	// CodeAgentBusy when req.ID is a subagent session, live or stored
 	// (checked first); the live agent req.ID when there is one; when
 	// req.Requested, a stored session req.ID resumed; otherwise a new live
 	// top-level agent on a new session req.ID with cwd req.Cwd (the
@@ -28,12 +29,12 @@ type Backend interface {
 	CreateSession(ctx context.Context, req CreateRequest) (SessionSummary, error)
 	// ReadSession returns a session's transcript from memory when it is live,
 	// else from storage, without acquiring, publishing or resuming any agent.
-	// An unknown id is ErrSessionNotFound.
+	// An unknown id is CodeSessionNotFound.
 	ReadSession(ctx context.Context, id string) (Transcript, error)
 	// PromptSession delivers content to the top-level agent id, resuming it
 	// from storage when it is not live, and returns the accepted message id.
-	// A continuable child is refused with ErrAgentBusy; an unknown id is
-	// ErrSessionNotFound.
+	// A continuable child is refused with CodeAgentBusy; an unknown id is
+	// CodeSessionNotFound.
 	PromptSession(ctx context.Context, id string, content []event.Block, source event.Source) (string, error)
 	// SearchSessions returns one page of the events of stored sessions
 	// whose text holds req.Phrase as a literal phrase, best first (the
@@ -43,15 +44,15 @@ type Backend interface {
 	SearchSessions(ctx context.Context, req index.SearchRequest) (index.Page, error)
 	// ListChildren reads the complete direct catalog of parentID (healthy
 	// continuable children and diagnostics, in the catalog's order) without
-	// touching any agent. An unknown parent is ErrSessionNotFound.
+	// touching any agent. An unknown parent is CodeSessionNotFound.
 	ListChildren(ctx context.Context, parentID string) ([]CatalogEntry, error)
 	// LiveAgent returns the exact live agent registered under id right now.
 	LiveAgent(id string) (LiveAgent, bool)
 	// Followup asks the continuation service to deliver content to childID
 	// on behalf of the exact live parent, cold-resuming the child when it
 	// has no Activation, and returns the message id its inbox accepted.
-	// Failures: ErrSubagentNotResumable, ErrSubagentUnauthorized,
-	// ErrSubagentNotDelivered, ErrCancelled.
+	// Failures: CodeSubagentNotResumable, CodeSubagentUnauthorized,
+	// CodeSubagentNotDelivered, CodeCancelled.
 	Followup(ctx context.Context, parent LiveAgent, childID string, content []event.Block, source event.Source) (string, error)
 	// Subscribe calls fn for every Notice, in the order the runtime produced
 	// them, until cancel is called. fn must not block.
