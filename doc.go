@@ -9,7 +9,10 @@
 // A Runtime's methods cover the common flow: StartAgent publishes a
 // top-level agent, Spawn starts a continuable child of it, Send is a
 // follow-up to that child, WaitChild blocks until the child's epoch ends
-// (no polling), Children lists the durable catalog. Subagents and Actors give the full
+// (no polling), Children lists the durable catalog, Drain stops one
+// parent's children child-first (a scoped drain) and ResumeAgent publishes a
+// stored top-level agent again after a restart, so that its children
+// cold-resume on their next Send. Subagents and Actors give the full
 // service and runtime for everything else.
 //
 // Shutdown(ctx) stops admission at once, lets running turns finish
