@@ -42,7 +42,7 @@ func TestBrowserSearchOpensAHit(t *testing.T) {
 	p.shot("stored-titles")
 
 	p.do(chromedp.SendKeys(chromedp.ID("search-input"), "NEEDLE  is"))
-	p.until(`document.querySelector('#search-status').textContent === '找到 2 条结果'`)
+	p.until(`document.querySelector('#search-form').dataset.state === 'idle' && document.querySelector('#search-status').textContent === '找到 2 条结果'`)
 	require.True(t, eval[bool](p, `document.querySelector('#session-list').hidden`), "hits replace the session list")
 	require.Equal(t, []string{"the needle is here", "reply the needle is here"},
 		eval[[]string](p, `[...document.querySelectorAll('.hit-snippet')].map((e) => e.textContent)`), "the shorter text ranks first")
@@ -77,7 +77,7 @@ func TestBrowserSearchOpensAHit(t *testing.T) {
 	require.Equal(t, "", eval[string](p, `document.querySelector('#search-input').value`))
 
 	p.do(chromedp.SendKeys(chromedp.ID("search-input"), `"needle" OR`+kb.Enter))
-	p.until(`document.querySelector('#search-status').textContent === '没有找到“"needle" OR”'`)
+	p.until(`document.querySelector('#search-form').dataset.state === 'idle' && document.querySelector('#search-status').textContent === '没有找到“"needle" OR”'`)
 	require.Zero(t, eval[int](p, `document.querySelectorAll('.hit').length`), "FTS syntax is literal text")
 	p.shot("no-hits")
 }

@@ -31,6 +31,7 @@ export class SessionSearch {
   }
 
   setup() {
+    this.setState('idle');
     this.input.placeholder = t('search.placeholder');
     this.input.setAttribute('aria-label', t('search.label'));
     this.form.setAttribute('aria-label', t('search.label'));
@@ -42,6 +43,7 @@ export class SessionSearch {
     });
     this.input.addEventListener('input', () => {
       clearTimeout(this.timer);
+      this.setState('pending');
       this.timer = setTimeout(() => this.searchNow(), DEBOUNCE_MS);
     });
     this.input.addEventListener('keydown', (event) => {
@@ -61,6 +63,7 @@ export class SessionSearch {
   // ends the search.
   searchNow() {
     clearTimeout(this.timer);
+    this.timer = null;
     const query = this.input.value.trim().split(/\s+/).join(' ');
     if (query === '') {
       this.end();
@@ -75,14 +78,24 @@ export class SessionSearch {
     this.fetch(this.hits.length);
   }
 
+  // setState records on the form whether a search is 'pending' (typed,
+  // not sent yet), 'searching' (sent) or 'idle' (answered or ended), and
+  // marks the hits busy meanwhile.
+  setState(state) {
+    this.form.dataset.state = state;
+    this.results.setAttribute('aria-busy', String(state !== 'idle'));
+  }
+
   async fetch(offset) {
     const generation = ++this.generation;
     this.panel.hidden = false;
     this.onToggle(true);
+    this.setState('searching');
     this.status.textContent = t('search.searching');
     this.more.hidden = true;
     const result = await this.rpc('session.search', { query: this.query, limit: PAGE_HITS, offset });
     if (generation !== this.generation) return;
+    this.setState(this.timer === null ? 'idle' : 'pending'); // more typed meanwhile
     if (!result.ok) {
       this.status.replaceChildren(el('strong', {}, t('search.error')), ' ', ...errorContent(describeError(result.error)));
       return;
@@ -136,7 +149,10 @@ export class SessionSearch {
   }
 
   end() {
+    clearTimeout(this.timer);
+    this.timer = null;
     this.generation++;
+    this.setState('idle');
     this.query = '';
     this.hits = [];
     this.results.replaceChildren();
