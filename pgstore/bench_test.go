@@ -1,10 +1,13 @@
 package pgstore
 
 import (
+	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/internal/storetest"
+	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -40,4 +43,38 @@ func BenchmarkFencedAppendAgainstPlainInsert(b *testing.B) {
 	b.ReportMetric(float64(fenced.Nanoseconds())/float64(n), "fenced-ns/append")
 	b.ReportMetric(float64(plain.Nanoseconds())/float64(n), "plain-ns/insert")
 	b.ReportMetric(float64(fenced)/float64(plain), "fenced/plain")
+}
+
+// BenchmarkListChildrenAgainstJSONL lists the children of one parent
+// through the catalog reader over the Postgres store and over the JSONL
+// store it was imported from, alternating in one run, and reports both
+// and their ratio (200 sessions, 50 of them the parent's children).
+func BenchmarkListChildrenAgainstJSONL(b *testing.B) {
+	root := b.TempDir()
+	_, err := storegen.Generate(root, storegen.Shape{Sessions: 200, Children: 50, Turns: 2})
+	require.NoError(b, err)
+	jsonl, err := session.OpenJSONL(root, session.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = jsonl.Close() })
+	s := openStore(b, cluster.Database(b))
+	_, err = s.Import(ctx, jsonl)
+	require.NoError(b, err)
+	overJSONL, overPostgres := query.New(session.NewSessions(jsonl)), query.New(session.NewSessions(s))
+	var pg, js time.Duration
+	n := 0
+	for b.Loop() {
+		start := time.Now()
+		got, err := query.ListChildren(ctx, overPostgres, storegen.Parent)
+		require.NoError(b, err)
+		pg += time.Since(start)
+		start = time.Now()
+		want, err := query.ListChildren(ctx, overJSONL, storegen.Parent)
+		require.NoError(b, err)
+		js += time.Since(start)
+		require.Len(b, got, len(want))
+		n++
+	}
+	b.ReportMetric(float64(pg.Microseconds())/float64(n), "postgres-µs/list")
+	b.ReportMetric(float64(js.Microseconds())/float64(n), "jsonl-µs/list")
+	b.ReportMetric(float64(pg)/float64(js), "postgres/jsonl")
 }

@@ -73,9 +73,9 @@ var allowedDeps = map[string][]string{
 	// the module's root package is the embedders' entry point: it opens
 	// the runtime and binds the subagent service, under host and cmd.
 	rootLayer: {"fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/actorkit", "internal/listeners", "internal/jsjson"},
-	"cmd": {rootLayer, "fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "llm", "modelagent",
+	"cmd": {rootLayer, "fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "llm", "modelagent", "pgstore",
 		"internal/bench", "internal/storegen", "internal/stress", "internal/actorkit", "internal/listeners", "internal/jsjson"},
-	"tests": {rootLayer, "fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "cmd", "llm", "modelagent", "internal/stress", "internal/actorkit", "internal/listeners", "internal/jsjson"},
+	"tests": {rootLayer, "fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "cmd", "llm", "modelagent", "pgstore", "internal/stress", "internal/actorkit", "internal/listeners", "internal/jsjson"},
 }
 
 // rootLayer is the layer name of the module's root package.

@@ -10,6 +10,7 @@ import (
 	"io"
 
 	"github.com/dsh-actors/dsh-actors/index"
+	"github.com/dsh-actors/dsh-actors/pgstore"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -51,7 +52,7 @@ func listChildren(ctx context.Context, root, parentID string, indexed bool) ([]q
 		return nil, err
 	}
 	defer closeStore()
-	if !indexed {
+	if !indexed || isPostgres(root) { // the derived index lives beside a JSONL root
 		return query.ListChildren(ctx, query.New(sessions), parentID)
 	}
 	db, err := index.Open(ctx, root, sessions)
@@ -62,9 +63,17 @@ func listChildren(ctx context.Context, root, parentID string, indexed bool) ([]q
 	return db.ListChildren(ctx, parentID)
 }
 
-// openSessions opens the JSONL store at root, which must exist, under an
-// empty live registry.
+// openSessions opens the store --store names under an empty live
+// registry: a Postgres store for a postgres:// URL, else the JSONL store
+// at root, which must exist.
 func openSessions(root string) (*session.Sessions, func(), error) {
+	if isPostgres(root) {
+		store, err := pgstore.Open(context.Background(), root)
+		if err != nil {
+			return nil, nil, persistenceFailed("session persistence listing failed", err)
+		}
+		return session.NewSessions(store), func() { _ = store.Close() }, nil
+	}
 	if err := requireStore(root); err != nil {
 		return nil, nil, err
 	}

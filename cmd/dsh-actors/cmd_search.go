@@ -53,7 +53,7 @@ func search(ctx context.Context, root string, req index.SearchRequest, indexed b
 		return index.Page{}, err
 	}
 	defer closeStore()
-	if !indexed {
+	if !indexed || isPostgres(root) { // the derived index lives beside a JSONL root
 		return index.ScanSearch(ctx, sessions.Store(), req)
 	}
 	db, err := index.Open(ctx, root, sessions)

@@ -3,7 +3,11 @@ package main
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/dsh-actors/dsh-actors/internal/pgtest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// cluster is the private Postgres server of export, import and
+// --store postgres://; pgtest.Main also checks for leaked goroutines.
+var cluster *pgtest.Cluster
+
+func TestMain(m *testing.M) { pgtest.Main(m, &cluster) }

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/dsh-actors/dsh-actors/pgstore"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+func init() {
+	register("export", "copy every session of a Postgres store into the JSONL layout", runExport)
+	register("import", "copy every log of a JSONL store into a Postgres store", runImport)
+}
+
+const (
+	exportUsage = "usage: dsh-actors export --store postgres://... --to DIR"
+	importUsage = "usage: dsh-actors import --from DIR --store postgres://..."
+)
+
+// isPostgres reports whether a --store value names a Postgres database
+// rather than a folder.
+func isPostgres(store string) bool {
+	return strings.HasPrefix(store, "postgres://") || strings.HasPrefix(store, "postgresql://")
+}
+
+// runExport writes every session of the Postgres store into the JSONL
+// layout under --to (header and event lines verbatim, so an import of
+// the result and an export give the same bytes); a log that exists
+// already under --to is refused.
+func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	flags := newFlags("export")
+	store := flags.String("store", "", "the Postgres store (postgres://...)")
+	to := flags.String("to", "", "the JSONL store folder to write (created when missing)")
+	if err := parseCopyFlags(flags, args, store, to, "--to"); err != nil {
+		return usageError(stderr, exportUsage, flags, err)
+	}
+	pg, err := pgstore.Open(ctx, *store)
+	if err != nil {
+		return failure(stderr, "export", err)
+	}
+	defer pg.Close()
+	n, err := pg.Export(ctx, *to)
+	if err != nil {
+		return failure(stderr, "export", fmt.Errorf("after %d sessions: %w", n, err))
+	}
+	fmt.Fprintf(stdout, "exported %d sessions to %s\n", n, *to)
+	return 0
+}
+
+// runImport copies every log of the JSONL store at --from into the
+// Postgres store; a session stored there already is refused.
+func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	flags := newFlags("import")
+	store := flags.String("store", "", "the Postgres store (postgres://...)")
+	from := flags.String("from", "", "the JSONL store folder to read")
+	if err := parseCopyFlags(flags, args, store, from, "--from"); err != nil {
+		return usageError(stderr, importUsage, flags, err)
+	}
+	if err := requireStore(*from); err != nil {
+		return failure(stderr, "import", err)
+	}
+	src, err := session.OpenJSONL(*from)
+	if err != nil {
+		return failure(stderr, "import", err)
+	}
+	defer src.Close()
+	pg, err := pgstore.Open(ctx, *store)
+	if err != nil {
+		return failure(stderr, "import", err)
+	}
+	defer pg.Close()
+	n, err := pg.Import(ctx, src)
+	if err != nil {
+		return failure(stderr, "import", fmt.Errorf("after %d sessions: %w", n, err))
+	}
+	fmt.Fprintf(stdout, "imported %d sessions from %s\n", n, *from)
+	return 0
+}
+
+// parseCopyFlags parses export's or import's flags (no positional
+// argument) and refuses a missing folder flag or a --store that is not a
+// Postgres URL.
+func parseCopyFlags(flags *flag.FlagSet, args []string, store, folder *string, folderFlag string) error {
+	if err := parseFlagsOnly(flags, args); err != nil {
+		return err
+	}
+	switch {
+	case !isPostgres(*store):
+		return errors.New("--store must name a Postgres store (postgres://...)")
+	case *folder == "":
+		return fmt.Errorf("%s names the JSONL store folder and is required", folderFlag)
+	}
+	return nil
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dsh-actors/dsh-actors/internal/storegen"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
+)
+
+// treeOf maps every file under root (but the lease file) to its bytes.
+func treeOf(t *testing.T, root string) map[string]string {
+	out := map[string]string{}
+	require.NoError(t, filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == session.LeaseFileName {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		rel, _ := filepath.Rel(root, path)
+		out[rel] = string(data)
+		return err
+	}))
+	return out
+}
+
+// import, then list from the Postgres store as from the folder, then
+// export: the exported folder holds the imported files byte for byte.
+func TestImportListExportThroughTheCLI(t *testing.T) {
+	src := t.TempDir()
+	_, err := storegen.Generate(src, storegen.Shape{Sessions: 12, Children: 3, Turns: 1})
+	require.NoError(t, err)
+	dsn := cluster.Database(t)
+
+	code, out, errOut := run(t, "import", "--from", src, "--store", dsn)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "imported 12 sessions from "+src+"\n", out)
+
+	code, fromFolder, errOut := run(t, "list", "--json", "--no-index", "--store", src, storegen.Parent)
+	require.Equal(t, 0, code, errOut)
+	code, fromPostgres, errOut := run(t, "list", "--json", "--store", dsn, storegen.Parent)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, fromFolder, fromPostgres)
+	require.Contains(t, fromPostgres, storegen.ChildID(2))
+
+	dst := filepath.Join(t.TempDir(), "out")
+	code, out, errOut = run(t, "export", "--store", dsn, "--to", dst)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "exported 12 sessions to "+dst+"\n", out)
+	require.Equal(t, treeOf(t, src), treeOf(t, dst))
+
+	code, _, errOut = run(t, "import", "--from", src, "--store", dsn)
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "after 0 sessions")
+	require.Contains(t, errOut, "stored already")
+}
+
+func TestExportAndImportNameWhatIsMissing(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"export", "--to", "x"}, "--store must name a Postgres store"},
+		{[]string{"export", "--store", "/some/folder", "--to", "x"}, "--store must name a Postgres store"},
+		{[]string{"export", "--store", "postgres://h/db"}, "--to names the JSONL store folder and is required"},
+		{[]string{"import", "--store", "postgres://h/db"}, "--from names the JSONL store folder and is required"},
+		{[]string{"import", "--store", "postgres://h/db", "--from", "x", "extra"}, `unexpected argument "extra"`},
+	} {
+		code, _, errOut := run(t, c.args...)
+		require.Equal(t, 2, code, strings.Join(c.args, " "))
+		require.Contains(t, errOut, c.want, strings.Join(c.args, " "))
+	}
+}
