@@ -85,7 +85,7 @@ func TestRenewExtendsEveryHeldLease(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, lost)
 	var extended int
-	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM sessions WHERE lease_until > now() + interval '50 minutes' AND owner = $1`, s.Owner()).Scan(&extended))
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM sessions WHERE lease_until > now() + interval '50 minutes' AND owner = $1`, s.owner).Scan(&extended))
 	require.Equal(t, 3, extended)
 
 	require.NoError(t, s.Close())

@@ -15,8 +15,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// DefaultTTL is how long a lease lasts without renewal.
-const DefaultTTL = 10 * time.Second
+// defaultTTL is how long a lease lasts without renewal.
+const defaultTTL = 10 * time.Second
 
 // Store is the session.Fenced store over one PostgreSQL database. All
 // methods are safe for concurrent use.
@@ -38,7 +38,7 @@ var _ session.Fenced = (*Store)(nil)
 // Option configures Open.
 type Option func(*Store)
 
-// WithTTL sets the lease TTL (DefaultTTL when d <= 0). The store renews
+// WithTTL sets the lease TTL (10 s by default, and when d <= 0). The store renews
 // its leases every third of it.
 func WithTTL(d time.Duration) Option {
 	return func(s *Store) {
@@ -57,7 +57,7 @@ func WithOwner(name string) Option { return func(s *Store) { s.owner = name } }
 // starts the goroutine that renews this store's leases. It blocks until
 // the schema is in place.
 func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
-	s := &Store{ttl: DefaultTTL, held: map[string]session.Epoch{}, stop: make(chan struct{})}
+	s := &Store{ttl: defaultTTL, held: map[string]session.Epoch{}, stop: make(chan struct{})}
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -96,9 +96,6 @@ func defaultOwner() string {
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
-
-// Owner is the name this store's leases carry.
-func (s *Store) Owner() string { return s.owner }
 
 // Close stops renewing, gives up every lease this store holds and closes
 // the connections. It is idempotent.
