@@ -22,6 +22,15 @@ const (
 	TypeSteeringMessage = "steering/message"
 )
 
+// The lifecycle events the subagent service publishes to its listeners
+// and the host relays as frames; they are never logged.
+const (
+	TypeSubagentStart           = "subagent/start"
+	TypeSubagentEnd             = "subagent/end"
+	TypeSubagentProviderAdded   = "subagent/provider-added"
+	TypeSubagentProviderRemoved = "subagent/provider-removed"
+)
+
 // Retired types: logs holding them are refused on append and on load.
 const (
 	TypeRequestHeaderDelta = "request/header-delta"

@@ -64,10 +64,10 @@ func runEndInfo(e manager.RunEndInfo) RunEndInfo {
 
 // The lifecycle event types.
 const (
-	EventStart           = "subagent/start"
-	EventEnd             = "subagent/end"
-	EventProviderAdded   = "subagent/provider-added"
-	EventProviderRemoved = "subagent/provider-removed"
+	EventStart           = event.TypeSubagentStart
+	EventEnd             = event.TypeSubagentEnd
+	EventProviderAdded   = event.TypeSubagentProviderAdded
+	EventProviderRemoved = event.TypeSubagentProviderRemoved
 )
 
 // Event is one lifecycle event: *StartEvent, *EndEvent, *ProviderAdded or

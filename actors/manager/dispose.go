@@ -150,7 +150,7 @@ func (m *Manager) finishTeardown(a *activation, children []*disposal) {
 	if err := m.durability(ctx, a); err != nil && failure == nil {
 		failure = err
 	}
-	epoch := captureLiveEpoch(a.handle.Session().Events()[a.boundary:])
+	epoch := CaptureEpoch(a.handle.Session().Events()[a.boundary:])
 	if err := a.handle.Dispose(ctx); err != nil && failure == nil {
 		failure = handleDisposalFailed(a.childID, err)
 	}

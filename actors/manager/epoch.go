@@ -1,8 +1,6 @@
 package manager
 
 import (
-	"encoding/json"
-
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -30,15 +28,9 @@ type Epoch struct {
 // message), mapped by MapTurnEnd; no such turn means completed. It scans
 // backwards and decodes only the events it needs, so its cost does not
 // grow with the epoch.
-func CaptureEpoch(own []session.Event) Epoch { return captureEpoch(own, false) }
-
-// captureLiveEpoch is CaptureEpoch over a live session's events, whose
-// payloads the session has already checked to be valid JSON.
-func captureLiveEpoch(own []session.Event) Epoch { return captureEpoch(own, true) }
-
-func captureEpoch(own []session.Event, valid bool) Epoch {
+func CaptureEpoch(own []session.Event) Epoch {
 	epoch := Epoch{StopReason: agent.Completed, Output: lastOutput(own)}
-	if reason, ok := lastMessageTurnEnd(own, valid); ok {
+	if reason, ok := lastMessageTurnEnd(own); ok {
 		epoch.StopReason, epoch.Closed = mapTurnEnd(reason), true
 	}
 	return epoch
@@ -50,8 +42,7 @@ func lastOutput(events []session.Event) []event.Block {
 		if events[i].Type != event.TypeAssistantMessage {
 			continue
 		}
-		var msg assistantMessage
-		if json.Unmarshal(events[i].Data, &msg) == nil {
+		if msg, err := event.DecodeAs[event.AssistantMessage](event.TypeAssistantMessage, events[i].Data); err == nil {
 			return append([]event.Block{}, msg.Message.Content...)
 		}
 	}
@@ -60,16 +51,16 @@ func lastOutput(events []session.Event) []event.Block {
 
 // lastMessageTurnEnd returns the reason kind of the last turn/end whose
 // turn/start (within events) was message-triggered.
-func lastMessageTurnEnd(events []session.Event, valid bool) (string, bool) {
+func lastMessageTurnEnd(events []session.Event) (string, bool) {
 	for i := len(events) - 1; i >= 0; i-- {
 		if events[i].Type != event.TypeTurnEnd {
 			continue
 		}
-		end, ok := decodeTurnEnd(events[i].Data, valid)
-		if !ok {
+		end, err := event.DecodeAs[event.TurnEnd](event.TypeTurnEnd, events[i].Data)
+		if err != nil {
 			continue
 		}
-		if messageTriggered(events[:i], end.Turn, valid) {
+		if messageTriggered(events[:i], end.Turn) {
 			return end.Reason.Kind, true
 		}
 	}
@@ -78,13 +69,13 @@ func lastMessageTurnEnd(events []session.Event, valid bool) (string, bool) {
 
 // messageTriggered reports whether the last turn/start of turn number n in
 // events was opened by a message.
-func messageTriggered(events []session.Event, n int64, valid bool) bool {
+func messageTriggered(events []session.Event, n int) bool {
 	for i := len(events) - 1; i >= 0; i-- {
 		if events[i].Type != event.TypeTurnStart {
 			continue
 		}
-		if turn, trigger, ok := decodeTurnStart(events[i].Data, valid); ok && turn == n {
-			return !trigger.present || trigger.kind == "message"
+		if start, err := event.DecodeAs[event.TurnStart](event.TypeTurnStart, events[i].Data); err == nil && start.Turn == n {
+			return start.Trigger == nil || start.Trigger.Kind == event.TriggerMessage
 		}
 	}
 	return false
@@ -97,35 +88,15 @@ func messageTriggered(events []session.Event, n int64, valid bool) bool {
 // can end a turn with refusal.)
 func mapTurnEnd(kind string) agent.StopReason {
 	switch kind {
-	case "completed":
+	case event.ReasonCompleted:
 		return agent.Completed
-	case "max-tokens":
+	case event.ReasonMaxTokens:
 		return agent.MaxTokens
-	case "refusal":
+	case event.ReasonRefusal:
 		return agent.Refusal
-	case "aborted", "interrupted", "disposed":
+	case event.ReasonAborted, event.ReasonInterrupted, event.ReasonDisposed:
 		return agent.Aborted
 	default:
 		return agent.Error
 	}
-}
-
-type turnStart struct {
-	Turn    int64 `json:"turn"`
-	Trigger *struct {
-		Kind string `json:"kind"`
-	} `json:"trigger"`
-}
-
-type turnEnd struct {
-	Turn   int64 `json:"turn"`
-	Reason struct {
-		Kind string `json:"kind"`
-	} `json:"reason"`
-}
-
-type assistantMessage struct {
-	Message struct {
-		Content []event.Block `json:"content"`
-	} `json:"message"`
 }

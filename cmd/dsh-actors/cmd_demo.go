@@ -176,13 +176,13 @@ func replies(events []session.Event) []string {
 func (d *demo) printEdge(ev subagent.Event) {
 	switch e := ev.(type) {
 	case *subagent.StartEvent:
-		d.screen.line(fmt.Sprintf("subagent/start %s %s provider=%s parent=%s", e.ID, d.label(e.ID), e.Provider, e.ParentID))
+		d.screen.line(fmt.Sprintf("%-14s %s %s provider=%s parent=%s", event.TypeSubagentStart, e.ID, d.label(e.ID), e.Provider, e.ParentID))
 	case *subagent.EndEvent:
 		msg := ""
 		if e.LastAssistantMessage != nil {
 			msg = fmt.Sprintf(" lastAssistantMessage=%q", textOf(e.LastAssistantMessage))
 		}
-		d.screen.line(fmt.Sprintf("subagent/end   %s %s stopReason=%s%s", e.ID, d.label(e.ID), e.StopReason, msg))
+		d.screen.line(fmt.Sprintf("%-14s %s %s stopReason=%s%s", event.TypeSubagentEnd, e.ID, d.label(e.ID), e.StopReason, msg))
 	}
 }
 

@@ -69,7 +69,7 @@ func (r *recorder) lifecycle(ev subagent.Event) {
 	case *subagent.EndEvent:
 		ep := r.runs[e.RunID]
 		if ep == nil || ep.end >= 0 {
-			r.disorder = append(r.disorder, fmt.Sprintf("subagent/end of run %s without an open start", e.RunID))
+			r.disorder = append(r.disorder, fmt.Sprintf("%s of run %s without an open start", event.TypeSubagentEnd, e.RunID))
 			return
 		}
 		ep.end = r.seq
@@ -224,7 +224,7 @@ func (s *run) checkLifecycle(add func(string, ...any)) {
 	r := s.rec
 	for _, ep := range r.order {
 		if ep.end < 0 {
-			add("subagent/start of %s (run %s) never ended", ep.info.ID, ep.info.RunID)
+			add("%s of %s (run %s) never ended", event.TypeSubagentStart, ep.info.ID, ep.info.RunID)
 			continue
 		}
 		owner := r.ownerEpoch(ep)
