@@ -37,14 +37,21 @@ func (d *DB) ListChildren(ctx context.Context, parentID string) ([]query.Entry, 
 	if err := query.ListingCheckpoint(ctx); err != nil {
 		return nil, err
 	}
-	children, ok, err := d.candidates(ctx, parentID)
-	if errors.Is(err, errListing) || (err == nil && !ok) {
+	r, err := d.candidates(ctx, parentID)
+	if errors.Is(err, errListing) || (err == nil && !r.ok) {
 		return query.ListChildren(ctx, d.oracle, parentID)
 	}
 	if err != nil {
 		return nil, d.failure(ctx, err)
 	}
-	return d.entries(ctx, parentID, children)
+	if r.cached != nil {
+		return slices.Clone(r.cached), nil // copied outside the lock
+	}
+	entries, err := d.entries(ctx, parentID, r.children)
+	if err == nil && r.cacheable {
+		d.remember(r, parentID, entries)
+	}
+	return entries, err
 }
 
 // failure maps an index failure: CANCELLED once ctx is done, else the
@@ -65,11 +72,27 @@ type candidate struct {
 	revision string
 }
 
+// children is what candidates found for one parent: its direct children,
+// or a copy of a listing remembered while nothing it depends on changed.
+type children struct {
+	children []candidate
+	cached   []query.Entry // the remembered listing itself: copy it before returning
+	ok       bool // false: the trace would fail; the unindexed reader answers
+
+	// cacheable: every child and ancestor was watched and unchanged, every
+	// child's outcome fresh and none live, so the entries may be remembered
+	// for the view and generation below.
+	cacheable  bool
+	lineage    []string
+	view       *view
+	generation uint64
+}
+
 // candidates brings the view up to date and reads parentID's direct
 // children from it (see view.directChildren). A log whose header changed
 // under the view makes it reconcile fully once more; a second change hands
 // the call to the unindexed reader (ok false).
-func (d *DB) candidates(ctx context.Context, parentID string) ([]candidate, bool, error) {
+func (d *DB) candidates(ctx context.Context, parentID string) (children, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.view != nil {
@@ -80,15 +103,25 @@ func (d *DB) candidates(ctx context.Context, parentID string) ([]candidate, bool
 	}
 	for range 2 {
 		if err := d.current(ctx); err != nil {
-			return nil, false, err
+			return children{}, err
 		}
-		children, ok, headersHeld := d.view.directChildren(d.root, parentID, d.sessions.List())
+		r, headersHeld := d.view.directChildren(d.root, parentID, d.sessions.List())
 		if headersHeld {
-			return children, ok, nil
+			return r, nil
 		}
 		d.view = nil
 	}
-	return nil, false, nil
+	return children{}, nil
+}
+
+// remember keeps entries as parentID's listing while the view and its
+// generation are those r was read at.
+func (d *DB) remember(r children, parentID string, entries []query.Entry) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.view == r.view && d.view.generation == r.generation {
+		d.view.listed[parentID] = &listing{generation: r.generation, entries: slices.Clone(entries), lineage: r.lineage}
+	}
 }
 
 // current keeps the view when the listing cannot have changed since it was
@@ -112,29 +145,36 @@ func (d *DB) current(ctx context.Context) error {
 
 // directChildren is the trace's part ListChildren needs: the direct
 // children of parentID in sibling order, each stored one with the current
-// revision of its log. ok is false when the trace would fail (a source
-// conflict, an unknown parent, a cycle): the caller then asks the
-// unindexed reader, which reports that failure exactly. headersHeld is
-// false when a log read on the way (the parent's lineage, a child) no
-// longer starts with its indexed header.
-func (v *view) directChildren(root, parentID string, live []*session.Live) (children []candidate, ok, headersHeld bool) {
+// revision of its log, or the remembered listing when nothing it depends
+// on changed. ok is false when the trace would fail (a source conflict,
+// an unknown parent, a cycle): the caller then asks the unindexed reader,
+// which reports that failure exactly. headersHeld is false when a log read
+// on the way (the parent's lineage, a child) no longer starts with its
+// indexed header.
+func (v *view) directChildren(root, parentID string, live []*session.Live) (r children, headersHeld bool) {
 	lives := map[string]session.Header{}
 	for _, l := range live {
 		h := l.Header()
 		if s, found := v.sessions[h.ID]; found && query.CompatibleHeaders(h, s.header) != nil {
-			return nil, false, true
+			return r, true
 		}
 		lives[h.ID] = h
 	}
-	t := now()
-	if ok, held := v.hasAcyclicLineage(root, parentID, lives, t); !ok || !held {
-		return nil, false, held
+	if l := v.listed[parentID]; l != nil && l.generation == v.generation && !l.touchedBy(parentID, lives) {
+		return children{cached: l.entries, ok: true}, true
 	}
-	children = make([]candidate, 0, len(v.children[parentID]))
-	for _, s := range v.children[parentID] {
+	t := now()
+	r = children{view: v, generation: v.generation, cacheable: true}
+	ok, held := v.hasAcyclicLineage(root, parentID, lives, t, &r)
+	if !ok || !held {
+		return children{}, held
+	}
+	stored := v.children[parentID]
+	r.children = make([]candidate, 0, len(stored))
+	for _, s := range stored {
 		rev, held := v.revisionOf(root, s, t)
 		if !held {
-			return nil, false, false
+			return children{}, false
 		}
 		c := candidate{record: query.Record{Header: s.header, Persisted: true}, revision: rev,
 			state: s.outcome.state, label: s.outcome.label}
@@ -142,28 +182,33 @@ func (v *view) directChildren(root, parentID string, live []*session.Live) (chil
 		if h, isLive := lives[s.header.ID]; isLive {
 			c.record = query.Record{Header: h, Live: true, Persisted: true}
 		}
-		children = append(children, c)
+		r.cacheable = r.cacheable && s.clean && c.fresh && !c.record.Live
+		r.children = append(r.children, c)
 	}
 	for id, h := range lives {
-		if h.ParentSession == parentID && !slices.ContainsFunc(children, func(c candidate) bool { return c.record.Header.ID == id }) {
-			children = append(children, candidate{record: query.Record{Header: h, Live: true}})
+		if h.ParentSession == parentID && !slices.ContainsFunc(r.children, func(c candidate) bool { return c.record.Header.ID == id }) {
+			r.children = append(r.children, candidate{record: query.Record{Header: h, Live: true}})
+			r.cacheable = false
 		}
 	}
-	slices.SortFunc(children, func(a, b candidate) int { return query.SiblingOrder(a.record, b.record) })
-	return children, true, true
+	slices.SortFunc(r.children, func(a, b candidate) int { return query.SiblingOrder(a.record, b.record) })
+	r.ok = true
+	return r, true
 }
 
 // hasAcyclicLineage reports whether id is in the corpus and its ancestry
 // never returns to a session already seen; held is false when a stored
 // ancestor's log no longer starts with its indexed header.
-func (v *view) hasAcyclicLineage(root, id string, lives map[string]session.Header, t time.Time) (ok, held bool) {
+func (v *view) hasAcyclicLineage(root, id string, lives map[string]session.Header, t time.Time, r *children) (ok, held bool) {
 	seen := map[string]bool{}
 	for current := id; current != ""; {
 		if seen[current] {
 			return false, true
 		}
 		seen[current] = true
+		r.lineage = append(r.lineage, current)
 		h, found := lives[current]
+		r.cacheable = r.cacheable && !found
 		if !found {
 			s, stored := v.sessions[current]
 			if !stored {
@@ -172,6 +217,7 @@ func (v *view) hasAcyclicLineage(root, id string, lives map[string]session.Heade
 			if _, held := v.revisionOf(root, s, t); !held {
 				return false, false
 			}
+			r.cacheable = r.cacheable && s.clean
 			h = s.header
 		}
 		current = h.ParentSession
@@ -249,6 +295,7 @@ func (d *DB) record(ctx context.Context, derived []candidate) {
 				s.outcome = outcome{revision: c.revision, state: c.state, label: c.label}
 			}
 		}
+		d.view.generation++
 	}
 	tx, err := d.sql.BeginTx(ctx, nil)
 	if err != nil {

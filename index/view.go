@@ -40,6 +40,32 @@ type view struct {
 	sessions map[string]*indexedSession
 	children map[string][]*indexedSession // parent id → children in sibling order
 	watch    *watcher                     // nil: every use stats what it depends on
+
+	// generation moves whenever a session may have changed (a folder event
+	// or an overflow) or an outcome was recorded; listed holds each asked
+	// parent's listing remembered at a generation.
+	generation uint64
+	listed     map[string]*listing
+}
+
+// listing is one parent's remembered entries, valid while the view's
+// generation is the one they were read at and no live session is the
+// parent's child or in its lineage.
+type listing struct {
+	generation uint64
+	entries    []query.Entry
+	lineage    []string
+}
+
+// touchedBy reports whether a live session is a child of parentID or in
+// its lineage (those are read live, never remembered).
+func (l *listing) touchedBy(parentID string, lives map[string]session.Header) bool {
+	for id, h := range lives {
+		if h.ParentSession == parentID || slices.Contains(l.lineage, id) {
+			return true
+		}
+	}
+	return false
 }
 
 // indexedSession is one listed session as the view holds it.
@@ -103,7 +129,8 @@ func (d *DB) load(ctx context.Context, obs *observation) (*view, error) {
 	}
 	defer rows.Close()
 	v := &view{root: obs.root, projects: obs.projects, pieces: obs.pieces, pending: map[string]string{},
-		sessions: map[string]*indexedSession{}, children: map[string][]*indexedSession{}}
+		sessions: map[string]*indexedSession{}, children: map[string][]*indexedSession{},
+		listed: map[string]*listing{}}
 	for rows.Next() {
 		s := &indexedSession{}
 		if s.header, err = scanHeader(rows, &s.dir, &s.outcome.revision, &s.outcome.state, &s.outcome.label); err != nil {
@@ -167,6 +194,7 @@ func (v *view) revisionOf(root string, s *indexedSession, t time.Time) (string, 
 // changed forgets what the view knew of a session's log since its last
 // stat (its folder changed); all of them on an overflow.
 func (v *view) changed(id string, overflow bool) {
+	v.generation++
 	if overflow {
 		for _, s := range v.sessions {
 			s.clean = false

@@ -48,11 +48,16 @@ func TestAWarmViewFollowsTheStore(t *testing.T) {
 }
 
 func followsTheStore(t *testing.T, f *fixture, db *DB) {
-	require.Len(t, f.requireSame(db, storegen.Parent), 8)
+	// Each listing twice: the second may be the remembered one.
+	list := func() []query.Entry {
+		f.requireSame(db, storegen.Parent)
+		return f.requireSame(db, storegen.Parent)
+	}
+	require.Len(t, list(), 8)
 
 	// A new child appears.
 	added := f.writeChild("new-child", "a new child", 1_783_000_000_500)
-	require.Len(t, f.requireSame(db, storegen.Parent), 9)
+	require.Len(t, list(), 9)
 
 	// It is replaced behind the index (a new file renamed over it) with
 	// another label, then appended to, then torn.
@@ -61,34 +66,34 @@ func followsTheStore(t *testing.T, f *fixture, db *DB) {
 	tmp := filepath.Join(t.TempDir(), "log")
 	require.NoError(t, os.WriteFile(tmp, []byte(replaceOnce(string(data), "a new child", "relabelled")), 0o600))
 	require.NoError(t, os.Rename(tmp, added))
-	require.Contains(t, f.requireSame(db, storegen.Parent),
+	require.Contains(t, list(),
 		query.Entry{Kind: query.KindChild, ID: "new-child", Label: "relabelled", Status: query.StatusComplete})
 	appendTo(t, added, `{"type":"turn/start","seq":1,"time":1783000000600}`+"\n")
-	f.requireSame(db, storegen.Parent)
+	list()
 	appendTo(t, added, `{"type":"turn/end","seq":2,"ti`)
-	f.requireSame(db, storegen.Parent)
+	list()
 
 	// Its log is removed but its folder stays; then the folder goes too.
 	require.NoError(t, os.Rename(added, tmp))
-	require.Len(t, f.requireSame(db, storegen.Parent), 8)
+	require.Len(t, list(), 8)
 	// The log comes back into the folder (no folder entry list changed
 	// but the session folder's): the folder without a listed session is
 	// watched.
 	require.NoError(t, os.Rename(tmp, added))
-	require.Len(t, f.requireSame(db, storegen.Parent), 9)
+	require.Len(t, list(), 9)
 	require.NoError(t, os.RemoveAll(filepath.Dir(added)))
-	require.Len(t, f.requireSame(db, storegen.Parent), 8)
+	require.Len(t, list(), 8)
 
 	// A session that is not a child is removed: the parent's listing is
 	// unchanged, and a parent whose log is gone is unknown.
 	require.NoError(t, os.Remove(f.childLog(7)))
-	require.Len(t, f.requireSame(db, storegen.Parent), 7)
+	require.Len(t, list(), 7)
 	parentLog, err := session.LogPath(f.root, "/work/alpha", storegen.Parent)
 	require.NoError(t, err)
 	require.NoError(t, os.Remove(parentLog))
 	_, err = db.ListChildren(t.Context(), storegen.Parent)
 	require.Error(t, err)
-	f.requireSame(db, storegen.Parent)
+	list()
 }
 
 // coarseInfo is a folder's stat on a file system whose timestamps tick
