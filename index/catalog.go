@@ -77,7 +77,7 @@ type candidate struct {
 type children struct {
 	children []candidate
 	cached   []query.Entry // the remembered listing itself: copy it before returning
-	ok       bool // false: the trace would fail; the unindexed reader answers
+	ok       bool          // false: the trace would fail; the unindexed reader answers
 
 	// cacheable: every child and ancestor was watched and unchanged, every
 	// child's outcome fresh and none live, so the entries may be remembered
