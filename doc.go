@@ -6,8 +6,10 @@
 // service of that runtime with the "spawn" and "fork" providers
 // registered.
 //
-// A Runtime's methods cover the common flow: StartAgent publishes a
-// top-level agent, Spawn starts a continuable child of it, Send is a
+// An agent is an agent.Agent built by Options.NewAgent; TextAgent makes one
+// from a function from prompt text to answer text. A Runtime's methods cover
+// the common flow: StartAgent publishes a top-level agent, Prompt gives it a
+// user message, Spawn starts a continuable child of it, Send is a
 // follow-up to that child, WaitChild blocks until the child's epoch ends
 // (no polling), Children lists the durable catalog, Drain stops one
 // parent's children child-first (a scoped drain) and ResumeAgent publishes a

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	dsh "github.com/dsh-actors/dsh-actors"
+	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/subagent"
@@ -115,4 +117,32 @@ func Example_errorCodes() {
 	// true true
 	// RUNTIME_CLOSED
 	// true
+}
+
+// An agent with the full contract: agent.Func gets the turn's Host, so it
+// can log steps, read its conversation and start continuable children.
+// This one answers in capitals.
+func Example_agentFunc() {
+	ctx := context.Background()
+	shout := func(agent.Options) agent.Agent {
+		return agent.Func(func(ctx context.Context, host agent.Host, msg event.UserMessage) (agent.StopReason, error) {
+			return agent.Completed, host.Say(ctx, event.Text(strings.ToUpper(event.TextOf(msg.Content))))
+		})
+	}
+	rt, _ := dsh.Open(dsh.Options{NewAgent: shout}) // memory-only sessions
+	defer rt.Close()
+
+	a, _ := rt.StartAgent(ctx, "hello")
+	_, _ = a.Followup(ctx, event.Text("hello, world"), event.Source{Kind: event.SourceUser})
+	_ = a.WhenIdle(ctx)
+	for _, ev := range a.Session().Events() {
+		fmt.Println(ev.Type)
+	}
+	// Output:
+	// turn/start
+	// user/message
+	// step/start
+	// assistant/message
+	// step/end
+	// turn/end
 }

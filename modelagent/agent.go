@@ -323,7 +323,7 @@ func (l *loop) request(sessionID string, conversation []agent.Entry, tools *Regi
 	header := event.Header{
 		Config: event.Config{Provider: l.provider, Model: l.model, MaxTokens: l.opts.MaxTokens},
 		System: l.a.cfg.System,
-		Tools:  tools.Specs(),
+		Tools:  tools.specs(),
 	}
 	if d, ok := l.a.cfg.Client.(llm.Defaulter); ok {
 		defaults := d.Defaults()

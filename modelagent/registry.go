@@ -52,8 +52,8 @@ func NewRegistry(tools ...Tool) (*Registry, error) {
 	return &Registry{tools: slices.Clone(tools)}, nil
 }
 
-// Specs are the tools as the request header and the model see them.
-func (r *Registry) Specs() []event.ToolSpec {
+// specs are the tools as the request header and the model see them.
+func (r *Registry) specs() []event.ToolSpec {
 	specs := make([]event.ToolSpec, len(r.tools))
 	for i, t := range r.tools {
 		specs[i] = event.ToolSpec{Name: t.Name, Description: t.Description, Parameters: parametersJSON(t.Params)}

@@ -70,17 +70,10 @@ type Client struct {
 	mu       sync.Mutex
 	steps    []Step
 	requests []llm.Request
-	defaults *llm.Defaults
 }
 
 // NewClient returns a client that answers with steps, in order.
 func NewClient(steps ...Step) *Client { return &Client{steps: steps} }
-
-// WithDefaults makes the client report d as its llm.Defaults.
-func (c *Client) WithDefaults(d llm.Defaults) *Client {
-	c.defaults = &d
-	return c
-}
 
 // Push appends steps to the script.
 func (c *Client) Push(steps ...Step) {
@@ -119,10 +112,5 @@ func (c *Client) Remaining() int {
 	return len(c.steps)
 }
 
-// Defaults are the defaults set by WithDefaults (none by default).
-func (c *Client) Defaults() llm.Defaults {
-	if c.defaults == nil {
-		return llm.Defaults{}
-	}
-	return *c.defaults
-}
+// Defaults are none: a scripted model has no defaults of its own.
+func (c *Client) Defaults() llm.Defaults { return llm.Defaults{} }
