@@ -305,6 +305,15 @@ func (l *Live) written(n int, err error) (done bool) {
 	return done
 }
 
+// WriteFailure is the error (wrapping ErrLogFailed) that ended the
+// write-behind of l's log, or nil while its writes succeed. Once set it
+// stays: every later append is refused with it.
+func (l *Live) WriteFailure() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.writeErr
+}
+
 // unwrittenLocked is the events that are not durable (l.mu held).
 func (l *Live) unwrittenLocked() []Event {
 	n := len(l.events)

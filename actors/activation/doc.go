@@ -56,7 +56,7 @@
 // runtime's agents can. The original loads such a turn/end unchanged (its
 // load checks only aborted reasons; later versions pass unknown kinds
 // through their legacy conversion) and its epoch capture reports it as
-// error; this runtime's (manager.MapTurnEnd) reports refusal, a
+// error; this runtime's (the manager's mapTurnEnd) reports refusal, a
 // subagent stop reason, settled as failed like error and
 // max-tokens.
 //

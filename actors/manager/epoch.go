@@ -25,7 +25,7 @@ type Epoch struct {
 // even if empty; the stop reason is that of the last closed turn whose
 // turn/start trigger kind was "message" (a turn/start without a trigger
 // counts as message-triggered, since every turn here is opened by an inbox
-// message), mapped by MapTurnEnd; no such turn means completed. It scans
+// message), mapped by mapTurnEnd; no such turn means completed. It scans
 // backwards and decodes only the events it needs, so its cost does not
 // grow with the epoch.
 func CaptureEpoch(own []session.Event) Epoch {

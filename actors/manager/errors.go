@@ -140,6 +140,15 @@ func durabilityUnconfirmed(childID string) *fault.Error {
 		childID)
 }
 
+// logFailed is DURABILITY_FAILED for a follow-up refused at admission
+// because the resident child's session log failed: a message accepted now
+// could never be logged.
+func logFailed(childID string, cause error) *fault.Error {
+	return newError(fault.DurabilityFailed, cause,
+		"subagent \"%s\" cannot accept messages: its session log failed (%s); the message was not accepted, send it again once the child has settled",
+		childID, chain(cause))
+}
+
 // durabilityCheckpointFailed is DURABILITY_FAILED when the final flush
 // returned an error.
 func durabilityCheckpointFailed(childID string, cause error) *fault.Error {

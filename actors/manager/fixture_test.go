@@ -220,6 +220,8 @@ func (f *fixture) newAgent(opts agent.Options) agent.Agent {
 //
 //	wait NAME    block until gate NAME opens (or the turn is cancelled)
 //	stuck NAME   block until gate NAME opens, ignoring cancellation
+//	hold NAME    block until gate NAME opens, say "held" (its error
+//	             ignored), then block until gate "NAME after" opens
 //	max-tokens   say "partial", end with max-tokens
 //	silent       end completed without saying anything
 //	anything     say "answer: <text>"
@@ -233,6 +235,16 @@ func (f *fixture) turn(ctx context.Context, host agent.Host, msg event.UserMessa
 	case strings.HasPrefix(text, "stuck "):
 		f.gates.wait(context.Background(), strings.TrimPrefix(text, "stuck "))
 		return agent.Aborted, nil
+	case strings.HasPrefix(text, "hold "):
+		name := strings.TrimPrefix(text, "hold ")
+		if !f.gates.wait(ctx, name) {
+			return agent.Aborted, nil
+		}
+		_ = host.Say(ctx, event.Text("held"))
+		if !f.gates.wait(ctx, name+" after") {
+			return agent.Aborted, nil
+		}
+		return agent.Completed, nil
 	case text == "max-tokens":
 		return agent.MaxTokens, host.Say(ctx, event.Text("partial"))
 	case text == "silent":

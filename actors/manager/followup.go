@@ -19,7 +19,9 @@ import (
 // follow-up that meets a disposal in progress waits for it and then
 // cold-resumes. Authority is the exact live direct parent recorded in the
 // child's durable header: checked before rebuilding and again in the final
-// admission step. source is attribution only. ctx governs lookup, rebuild
+// admission step. A resident child whose session log has failed refuses
+// the message (DURABILITY_FAILED) rather than accept what it could never
+// log. source is attribution only. ctx governs lookup, rebuild
 // and admission; cancelling it after acceptance neither cancels the turn
 // nor disposes the child. A nil parent is UNAUTHORIZED. It blocks the
 // caller until the verdict.

@@ -154,6 +154,9 @@ func (m *Manager) submitAdmitted(ctx context.Context, a *activation, content []e
 	if err := m.authorize(p, a.childID, a.handle.Header().ParentSession); err != nil {
 		return "", err
 	}
+	if err := a.handle.Session().WriteFailure(); err != nil {
+		return "", logFailed(a.childID, err)
+	}
 	if err := m.acquireOwnership(p, a); err != nil {
 		return "", err
 	}

@@ -306,15 +306,60 @@ func TestAChildWhoseLogFailedOnAFullDiskResumesOnceThereIsRoom(t *testing.T) {
 	f.settled(child, 1)
 
 	faults.SetFull(true)
-	lost := f.followup(f.parent, child, "lost")
+	// The cold resume appends its epoch boundary. When the full disk has
+	// refused that before admission, the message is refused (nothing was
+	// accepted); else it is accepted, then reported lost (claimed by a
+	// turn: activation's lost tests) or discarded unrun (still queued)
+	// when the failure comes. Either way it never reaches the log.
+	_, err := f.m.Followup(bg, f.parent, child, event.Text("lost"), event.Source{Kind: "user"})
 	end := f.settled(child, 2)
 	require.Equal(t, agent.Error, end.StopReason)
-	require.Contains(t, f.logs.String(), agentactor.LostMessage)
-	require.Contains(t, f.logs.String(), "messageId="+lost)
-	require.Contains(t, f.logs.String(), "durability checkpoint failed")
+	if err != nil {
+		require.ErrorIs(t, err, fault.DurabilityFailed)
+		require.NotContains(t, f.logs.String(), agentactor.LostMessage)
+	} else {
+		require.Contains(t, f.logs.String(), "durability checkpoint failed")
+	}
+	require.Equal(t, []string{"first"}, f.userTexts(child))
 
 	faults.SetFull(false)
 	f.followup(f.parent, child, "again")
 	require.Equal(t, agent.Completed, f.settled(child, 3).StopReason)
 	require.Equal(t, []string{"first", "again"}, f.userTexts(child))
+}
+
+// A follow-up to a resident child whose log has already failed is refused
+// at admission (DURABILITY_FAILED, naming the child), not accepted and
+// then reported lost; once the child has settled and the disk has room,
+// the next follow-up cold-resumes it.
+func TestAFollowupToAChildWhoseLogFailedIsRefused(t *testing.T) {
+	faults := session.NewFaultFS(nil)
+	f := newFixture(t, withFS(faults))
+	child := f.start(f.parent, "first")
+	f.settled(child, 1)
+
+	f.followup(f.parent, child, "hold g")
+	f.gates.reached("g")
+	live := f.rt.Sessions().Get(child)
+	require.NotNil(t, live)
+	_, err := f.rt.Sessions().Flush(bg, live)
+	require.NoError(t, err)
+	faults.SetFull(true)
+	f.gates.open("g") // the turn says "held", which the full disk refuses
+	f.gates.reached("g after")
+	_, err = f.rt.Sessions().Flush(bg, live)
+	require.ErrorIs(t, err, session.ErrLogFailed)
+
+	_, err = f.m.Followup(bg, f.parent, child, event.Text("refused"), event.Source{Kind: "user"})
+	require.ErrorIs(t, err, fault.DurabilityFailed)
+	require.ErrorIs(t, err, session.ErrLogFailed)
+	require.Contains(t, err.Error(), `subagent "`+child+`" cannot accept messages: its session log failed`)
+	require.NotContains(t, f.logs.String(), agentactor.LostMessage, "no accepted message was lost: the refused one was never accepted")
+
+	f.gates.open("g after")
+	f.settled(child, 2)
+	faults.SetFull(false)
+	f.followup(f.parent, child, "again")
+	require.Equal(t, agent.Completed, f.settled(child, 3).StopReason)
+	require.Equal(t, []string{"first", "hold g", "again"}, f.userTexts(child))
 }
