@@ -54,7 +54,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	d := newDemo(set, newScreen(stdout))
 	runErr := d.run(ctx)
-	if err := set.rt.Close(context.WithoutCancel(ctx)); err != nil && runErr == nil {
+	if err := set.close(context.WithoutCancel(ctx)); err != nil && runErr == nil {
 		runErr = err
 	}
 	if runErr != nil {

@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -73,4 +74,22 @@ func TestExportAndImportNameWhatIsMissing(t *testing.T) {
 		require.Equal(t, 2, code, strings.Join(c.args, " "))
 		require.Contains(t, errOut, c.want, strings.Join(c.args, " "))
 	}
+}
+
+// demo runs on a Postgres store (its sessions leased, fenced and written
+// there), and list reads the children back from it.
+func TestDemoRunsOnAPostgresStore(t *testing.T) {
+	dsn := cluster.Database(t)
+	code, stdout, stderr := run(t, "demo", "--store", dsn)
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, 5, strings.Count(stdout, "subagent/end "))
+	root := regexp.MustCompile(`top-level agent (demo-[0-9a-f]+)`).FindStringSubmatch(stdout)
+	require.Len(t, root, 2)
+
+	code, listed, stderr := run(t, "list", "--store", dsn, root[1])
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, 3, strings.Count(listed, "[complete]"))
+	code, _, stderr = run(t, "demo", "--store", dsn, "--compression", "zstd")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "--compression applies to a JSONL store folder")
 }

@@ -56,8 +56,10 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, sendUsage, flags, err)
 	}
 	parentID, childID, text := positional[0], positional[1], positional[2]
-	if err := requireStore(*store); err != nil {
-		return failure(stderr, "send", err)
+	if !isPostgres(*store) {
+		if err := requireStore(*store); err != nil {
+			return failure(stderr, "send", err)
+		}
 	}
 	set, err := openRuntime(*store, warnLogger(stderr), nil)
 	if err != nil {
@@ -72,7 +74,7 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if ctx.Err() != nil { // interrupted: a second signal forces the exit during the drain
 		defer exitOnSecondSignal(stderr, "send")()
 	}
-	if err := set.rt.Close(context.WithoutCancel(ctx)); err != nil && runErr == nil {
+	if err := set.close(context.WithoutCancel(ctx)); err != nil && runErr == nil {
 		runErr = err
 	}
 	if runErr != nil {

@@ -112,6 +112,7 @@ func checkListenAddr(addr string) error {
 
 // serveStack is the runtime, its subagent service and the web handler.
 type serveStack struct {
+	set     *runtimeSet
 	rt      *actors.Runtime
 	backend *host.RuntimeBackend
 	handler *host.Handler
@@ -146,9 +147,9 @@ func openServeStack(flags serveFlags, logger *slog.Logger, trustedHosts []string
 	var cont host.Continuations = set.service
 	var db *index.DB
 	var opts []host.BackendOption
-	if flags.indexed {
+	if flags.indexed && !isPostgres(flags.store) { // the derived index lives beside a JSONL root
 		if db, err = index.Open(context.Background(), flags.store, set.rt.Sessions()); err != nil {
-			_ = set.dsh.Close()
+			_ = set.close(context.Background())
 			return nil, err
 		}
 		cont = indexedContinuations{Service: set.service, db: db}
@@ -156,7 +157,7 @@ func openServeStack(flags serveFlags, logger *slog.Logger, trustedHosts []string
 	}
 	backend := host.NewRuntimeBackend(set.rt, cont, set.query, opts...)
 	handler := host.New(backend, host.Options{Logger: logger, TrustedHosts: trustedHosts})
-	return &serveStack{rt: set.rt, backend: backend, handler: handler, index: db}, nil
+	return &serveStack{set: set, rt: set.rt, backend: backend, handler: handler, index: db}, nil
 }
 
 // indexedContinuations is the subagent service with its catalog answered
@@ -193,7 +194,7 @@ func (s *serveStack) shutdown(server *http.Server) error {
 		_ = server.Close()
 	}
 	s.backend.Close()
-	err := s.rt.Close(context.Background())
+	err := s.set.close(context.Background())
 	if s.index != nil {
 		err = errors.Join(err, s.index.Close())
 	}

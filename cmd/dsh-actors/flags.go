@@ -20,7 +20,7 @@ func newFlags(name string) *flag.FlagSet {
 
 // storeFlag adds --store, the session store root (defaultStore()).
 func storeFlag(flags *flag.FlagSet) *string {
-	return flags.String("store", defaultStore(), "session store root (list, show and search also read a Postgres store: postgres://...)")
+	return flags.String("store", defaultStore(), "session store root, or a Postgres store (postgres://...)")
 }
 
 // compressionFlag adds --compression, the encoding of a new store's logs.

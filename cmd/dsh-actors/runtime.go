@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"io"
 	"log/slog"
@@ -9,6 +11,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/llm"
 	"github.com/dsh-actors/dsh-actors/modelagent"
+	"github.com/dsh-actors/dsh-actors/pgstore"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
@@ -27,6 +30,17 @@ type runtimeSet struct {
 	rt      *actors.Runtime
 	query   *query.Query
 	service *subagent.Service
+	store   io.Closer // a store the runtime does not own (Postgres), or nil
+}
+
+// close closes the runtime (the drain, the child-first disposal, the
+// flush), then the store it runs on when the runtime does not own it.
+func (s *runtimeSet) close(ctx context.Context) error {
+	err := s.rt.Close(ctx)
+	if s.store != nil {
+		err = errors.Join(err, s.store.Close())
+	}
+	return err
 }
 
 // modelFlag adds --model, the model that drives new agents (none: the
@@ -49,25 +63,44 @@ func modelAgents(model string) (*modelagent.Agents, error) {
 	return modelagent.New(modelagent.Config{Client: client, Model: model})
 }
 
-// openRuntime opens the runtime on the JSONL store at root with logger;
-// with model agents, every agent the runtime builds is one of them. On an
-// error nothing stays open; otherwise the caller closes rt, which also
-// drains the service. storeOpts apply to the JSONL store (--compression).
+// openRuntime opens the runtime with logger on the store root names: the
+// JSONL store at root, or the Postgres store of a postgres:// URL; with
+// model agents, every agent the runtime builds is one of them. On an
+// error nothing stays open; otherwise the caller closes the set, which
+// also drains the service. storeOpts apply to a JSONL store
+// (--compression).
 func openRuntime(root string, logger *slog.Logger, agents *modelagent.Agents, storeOpts ...session.Option) (*runtimeSet, error) {
-	if err := checkStoreRoot(root); err != nil {
+	opts := dsh.Options{Dir: root, Logger: logger, StoreOptions: storeOpts}
+	var pg *pgstore.Store
+	if isPostgres(root) {
+		if len(storeOpts) > 0 {
+			return nil, errors.New("--compression applies to a JSONL store folder, not to a Postgres store")
+		}
+		var err error
+		if pg, err = pgstore.Open(context.Background(), root); err != nil {
+			return nil, persistenceFailed("session persistence failed", err)
+		}
+		opts.Dir, opts.Store = "", pg
+	} else if err := checkStoreRoot(root); err != nil {
 		return nil, err
 	}
-	opts := dsh.Options{Dir: root, Logger: logger, StoreOptions: storeOpts}
 	if agents != nil {
 		opts.NewAgent = agents.Factory
 		opts.Provider, opts.Model = agents.Route()
 	}
 	rt, err := dsh.Open(opts)
 	if err != nil {
+		if pg != nil {
+			err = errors.Join(err, pg.Close())
+		}
 		return nil, err
 	}
 	if agents != nil {
 		agents.Bind(rt.Actors(), rt.Subagents())
 	}
-	return &runtimeSet{dsh: rt, rt: rt.Actors(), query: rt.Query(), service: rt.Subagents()}, nil
+	set := &runtimeSet{dsh: rt, rt: rt.Actors(), query: rt.Query(), service: rt.Subagents()}
+	if pg != nil {
+		set.store = pg
+	}
+	return set, nil
 }
