@@ -80,6 +80,17 @@ func TestBrowserSearchOpensAHit(t *testing.T) {
 	p.until(`document.querySelector('#search-form').dataset.state === 'idle' && document.querySelector('#search-status').textContent === '没有找到“"needle" OR”'`)
 	require.Zero(t, eval[int](p, `document.querySelectorAll('.hit').length`), "FTS syntax is literal text")
 	p.shot("no-hits")
+
+	p.do(chromedp.Navigate(s.url + "/?lang=en"))
+	p.until(`document.querySelector('#connection').dataset.state === 'connected'`)
+	require.Equal(t, "Search sessions", eval[string](p, `document.querySelector('#search-input').getAttribute('aria-label')`))
+	p.do(chromedp.SendKeys(chromedp.ID("search-input"), "haystack"+kb.Enter))
+	p.until(`document.querySelector('#search-form').dataset.state === 'idle' && document.querySelector('#search-status').textContent === '2 results'`)
+	require.Equal(t, []string{"Agent", "You"}, eval[[]string](p, `[...document.querySelectorAll('.hit-meta')].map((e) => e.textContent)`))
+	p.key(kb.Escape)
+	p.do(chromedp.SendKeys(chromedp.ID("search-input"), "另一个会话 HAYSTACK"+kb.Enter))
+	p.until(`document.querySelector('#search-form').dataset.state === 'idle' && document.querySelector('#search-status').textContent === '2 results'`)
+	require.Equal(t, "另一个会话 haystack", eval[string](p, `document.querySelector('.hit mark').textContent`), "marked case-insensitively")
 }
 
 // talk starts the top-level agent id on the stack's runtime and waits for

@@ -109,7 +109,7 @@ export class SessionSearch {
   render(hasMore) {
     this.status.textContent = this.hits.length === 0
       ? t('search.none', { query: this.query })
-      : t(hasMore ? 'search.some' : 'search.count', { count: this.hits.length });
+      : t(hasMore ? 'search.some' : `search.count.${this.hits.length === 1 ? 'one' : 'other'}`, { count: this.hits.length });
     this.results.replaceChildren(...this.hits.map((hit) => this.hitRow(hit)));
     this.more.hidden = !hasMore;
   }
