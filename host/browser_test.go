@@ -155,6 +155,17 @@ func js(s string) string {
 
 func rowSelector(id string) string { return fmt.Sprintf(`[role="treeitem"][data-id=%s]`, js(id)) }
 
+// clickRow clicks the part (".label", ".disclosure") of the tree row id once
+// the tree is not refreshing, finding and clicking it in one script: the
+// tree redraws whole on every catalog change, so a node looked up in one
+// step may be gone by the next (a mouse click by node id then fails).
+func clickRow(p *browserPage, id, part string) {
+	p.t.Helper()
+	target := js(rowSelector(id) + " ." + part)
+	p.until(fmt.Sprintf(`document.querySelector(%s) !== null && document.querySelector('[role="tree"][aria-busy="true"], [role="tree"] [aria-busy="true"]') === null`, target))
+	require.True(p.t, eval[bool](p, fmt.Sprintf(`(() => { const e = document.querySelector(%s); e?.click(); return !!e; })()`, target)))
+}
+
 // TestBrowserSubagentConversations drives the page in headless chromium
 // against the real handler, runtime and subagent service.
 func TestBrowserSubagentConversations(t *testing.T) {
@@ -225,12 +236,12 @@ func expandLazily(t *testing.T, s *runtimeStack, p *browserPage, parentID, resea
 	require.Zero(t, s.recorder.count("subagent.list", map[string]any{"parentSessionId": researcher}), "no recursive prefetch")
 	p.shot("tree")
 
-	p.do(chromedp.Click(chromedp.CSS(rowSelector(researcher) + " .disclosure")))
+	clickRow(p, researcher, "disclosure")
 	p.until(`document.querySelector('[role="group"] [role="treeitem"][aria-level="2"]') !== null`)
 	require.Equal(t, 1, s.recorder.count("subagent.list", map[string]any{"parentSessionId": researcher}))
 	editor := eval[string](p, `document.querySelector('[role="group"] [role="treeitem"][aria-level="2"]').dataset.id`)
 	require.Zero(t, s.recorder.count("subagent.list", map[string]any{"parentSessionId": editor}))
-	p.do(chromedp.Click(chromedp.CSS(rowSelector(editor) + " .disclosure")))
+	clickRow(p, editor, "disclosure")
 	p.until(fmt.Sprintf(`!document.querySelector(%s).hasAttribute('aria-expanded')`, js(rowSelector(editor))))
 	require.Equal(t, 1, s.recorder.count("subagent.list", map[string]any{"parentSessionId": editor}), "the grandchild's own catalog, once")
 	p.shot("expanded")
@@ -297,7 +308,7 @@ func watchARowFlipWithoutRefetch(t *testing.T, s *runtimeStack, p *browserPage, 
 // openChildAndFollowUp opens a settled child from the tree (history only,
 // nothing activated), then sends a follow-up and sees its turn arrive live.
 func openChildAndFollowUp(t *testing.T, s *runtimeStack, p *browserPage, parentID, researcher string) {
-	p.do(chromedp.Click(chromedp.CSS(rowSelector(researcher) + " .label")))
+	clickRow(p, researcher, "label")
 	p.until(`document.querySelector('#conversation-title').textContent === 'researcher'`)
 	p.until(`document.querySelector('#messages').textContent.includes('spawn editor: reply edited')`)
 	p.until(`!document.querySelector('#composer-input').disabled`)
@@ -416,7 +427,7 @@ func followThePathAndKeepDrafts(t *testing.T, p *browserPage, researcher string)
 	p.do(chromedp.SetValue(chromedp.ID("composer-input"), "draft for the parent"))
 	p.do(chromedp.Click(chromedp.CSS(".trigger")))
 	p.until(fmt.Sprintf(`document.querySelector(%s) !== null`, js(rowSelector(researcher))))
-	p.do(chromedp.Click(chromedp.CSS(rowSelector(researcher) + " .label")))
+	clickRow(p, researcher, "label")
 	p.until(`document.querySelector('#conversation-title').textContent === 'researcher'`)
 	require.Equal(t, "draft for the child", eval[string](p, `document.querySelector('#composer-input').value`))
 	p.do(chromedp.Click(chromedp.CSS("#conversation-path button")))
@@ -424,7 +435,7 @@ func followThePathAndKeepDrafts(t *testing.T, p *browserPage, researcher string)
 	eval[string](p, `document.querySelector('#composer-input').value = ''`)
 	p.do(chromedp.Click(chromedp.CSS(".trigger")))
 	p.until(fmt.Sprintf(`document.querySelector(%s) !== null`, js(rowSelector(researcher))))
-	p.do(chromedp.Click(chromedp.CSS(rowSelector(researcher) + " .label")))
+	clickRow(p, researcher, "label")
 	p.until(`document.querySelector('#conversation-title').textContent === 'researcher' && !document.querySelector('#composer-input').disabled`)
 	eval[string](p, `document.querySelector('#composer-input').value = ''`)
 }
