@@ -53,13 +53,19 @@ type Activation struct {
 	stopOnce  sync.Once
 	lastTurn  int // touched only by turn goroutines, which the inbox serializes
 
+	// resumed holds the session's events as Start found them until the
+	// first turn counts their turn/starts (off the admission path); nil
+	// once counted. Touched only by turn goroutines.
+	resumed []session.Event
+
 	conversationMu sync.Mutex
 	conversation   conversation
 }
 
 // Start spawns the agent actor and returns it idle, ready for Followup.
 // It blocks only while protoactor registers the actor. The turn counter
-// starts after the highest turn/start in cfg.Session.
+// starts after the highest turn/start among the events cfg.Session held
+// at Start (counted when the first turn begins).
 func Start(cfg Config) (*Activation, error) {
 	a := &Activation{
 		id:        cfg.ID,
@@ -70,7 +76,7 @@ func Start(cfg Config) (*Activation, error) {
 		logger:    orDiscard(cfg.Logger),
 		system:    cfg.Actors.System,
 		stopped:   make(chan struct{}),
-		lastTurn:  lastTurn(cfg.Session.Events()),
+		resumed:   cfg.Session.Events(),
 	}
 	a.inbox.Init(inbox.Options{Observer: cfg.Observer})
 	cfg.Session.OnWriteFailure(a.logFailed)

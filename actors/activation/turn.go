@@ -47,6 +47,9 @@ type turn struct {
 // if any, waits behind it.
 func (a *Activation) runTurn(claim *inbox.Claim) {
 	defer a.inbox.EndTurn()
+	if a.resumed != nil {
+		a.lastTurn, a.resumed = lastTurn(a.resumed), nil
+	}
 	a.lastTurn++
 	t := &turn{a: a, number: a.lastTurn}
 	source := claim.Message.Source
