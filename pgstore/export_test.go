@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
+	"github.com/dsh-actors/dsh-actors/internal/storetest"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -39,21 +39,6 @@ func world(t *testing.T) string {
 	return root
 }
 
-// files maps every file under root (but the lease file) to its bytes.
-func files(t *testing.T, root string) map[string]string {
-	out := map[string]string{}
-	require.NoError(t, filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() == session.LeaseFileName {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		rel, _ := filepath.Rel(root, path)
-		out[rel] = string(data)
-		return err
-	}))
-	return out
-}
-
 func openJSONL(t *testing.T, root string) *session.JSONL {
 	s, err := session.OpenJSONL(root, session.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
@@ -67,14 +52,14 @@ func TestImportThenExportIsByteIdentical(t *testing.T) {
 	s := openStore(t, cluster.Database(t))
 	n, err := s.Import(ctx, openJSONL(t, src))
 	require.NoError(t, err)
-	want := files(t, src)
+	want := storetest.Files(t, src)
 	require.Equal(t, len(want), n)
 
 	dst := filepath.Join(t.TempDir(), "exported")
 	n, err = s.Export(ctx, dst)
 	require.NoError(t, err)
 	require.Equal(t, len(want), n)
-	require.Equal(t, want, files(t, dst))
+	require.Equal(t, want, storetest.Files(t, dst))
 
 	_, err = s.Import(ctx, openJSONL(t, src))
 	require.ErrorIs(t, err, session.ErrExists, "a second import names the session stored already")

@@ -130,21 +130,10 @@ func (s *JSONL) Acquire(ctx context.Context, id string) (Epoch, error) {
 // is queued, and Release waits for every batch queued under its epoch, so
 // nothing is written once the lease is gone.
 func (s *JSONL) AppendFenced(ctx context.Context, id string, epoch Epoch, events []Event) error {
-	if len(events) == 0 {
-		return nil
+	if epoch == 0 {
+		return FencedError(id, epoch)
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	data, err := encodeBatch(id, events[0].Seq, events, nil)
-	if err != nil {
-		return err
-	}
-	st, err := s.state(id)
-	if err != nil {
-		return err
-	}
-	return s.appendEncoded(ctx, st, events, data, epoch)
+	return s.appendUnder(ctx, id, epoch, events)
 }
 
 // Release waits for the writes queued under epoch, then unlocks the

@@ -182,6 +182,11 @@ func (st *logState) barrier() (*batch, error) {
 // Append returns ctx.Err() but the events stay queued and will be written.
 // An empty batch is a no-op.
 func (s *JSONL) Append(ctx context.Context, id string, events []Event) error {
+	return s.appendUnder(ctx, id, 0, events)
+}
+
+// appendUnder is Append under epoch (0: unfenced).
+func (s *JSONL) appendUnder(ctx context.Context, id string, epoch Epoch, events []Event) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -196,7 +201,7 @@ func (s *JSONL) Append(ctx context.Context, id string, events []Event) error {
 	if err != nil {
 		return err
 	}
-	return s.appendEncoded(ctx, st, events, data, 0)
+	return s.appendEncoded(ctx, st, events, data, epoch)
 }
 
 // appendEncoded is Append of events encoded as data to the log st, under

@@ -1,32 +1,15 @@
 package main
 
 import (
-	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
-	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/dsh-actors/dsh-actors/internal/storetest"
 	"github.com/stretchr/testify/require"
 )
-
-// treeOf maps every file under root (but the lease file) to its bytes.
-func treeOf(t *testing.T, root string) map[string]string {
-	out := map[string]string{}
-	require.NoError(t, filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() == session.LeaseFileName {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		rel, _ := filepath.Rel(root, path)
-		out[rel] = string(data)
-		return err
-	}))
-	return out
-}
 
 // import, then list from the Postgres store as from the folder, then
 // export: the exported folder holds the imported files byte for byte.
@@ -51,7 +34,7 @@ func TestImportListExportThroughTheCLI(t *testing.T) {
 	code, out, errOut = run(t, "export", "--store", dsn, "--to", dst)
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, "exported 12 sessions to "+dst+"\n", out)
-	require.Equal(t, treeOf(t, src), treeOf(t, dst))
+	require.Equal(t, storetest.Files(t, src), storetest.Files(t, dst))
 
 	code, _, errOut = run(t, "import", "--from", src, "--store", dsn)
 	require.Equal(t, 1, code)

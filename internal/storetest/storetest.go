@@ -7,6 +7,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -38,6 +41,23 @@ func Run(t *testing.T, newWorld World) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, newWorld(t)) })
 	}
+}
+
+// Files maps every file under a JSONL root, but the lease file, to its
+// bytes, keyed by its path relative to root.
+func Files(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	require.NoError(t, filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == session.LeaseFileName {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		rel, _ := filepath.Rel(root, path)
+		out[rel] = string(data)
+		return err
+	}))
+	return out
 }
 
 // Header is a valid header for id (a child of parent when parent is set).
