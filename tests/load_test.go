@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/stretchr/testify/require"
 )
 
@@ -69,7 +70,11 @@ func TestServeUnderLoad(t *testing.T) {
 
 	awaitCatalogSettled(t, s.url, parentID)
 	expected := announcedSeqs(t, s.url, parentID, children[0], touched)
-	lost := awaitFrames(streams, expected, 30*time.Second)
+	awaitSentinel(t, s.url, streams)
+	lost := 0
+	for _, r := range streams {
+		lost += r.faults(expected)
+	}
 	cancel()
 	report(t, shape, latencies, listErrors, promptErrors, len(touched), streams, lost)
 	require.Zero(t, listErrors, "subagent.list errors")
@@ -204,7 +209,7 @@ func announcedSeqs(t *testing.T, base, parentID, baseline string, touched map[st
 	expected := map[string][]int64{}
 	for child := range touched {
 		for _, e := range historyEvents(t, base, parentID, child) {
-			if e.Seq >= before && e.Type != "session/end-seed" {
+			if e.Seq >= before && e.Type != event.TypeSessionEndSeed {
 				expected[child] = append(expected[child], e.Seq)
 			}
 		}
@@ -218,6 +223,18 @@ type frameRecorder struct {
 	mu     sync.Mutex
 	seqs   map[string][]int64
 	frames int
+	ended  map[string]bool // sessions whose turn/end came
+	closed bool            // the stream ended
+	change *sync.Cond      // on mu: a turn/end came or the stream ended
+}
+
+// awaitEnd blocks until a turn/end of session id came or the stream ended.
+func (r *frameRecorder) awaitEnd(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for !r.ended[id] && !r.closed {
+		r.change.Wait()
+	}
 }
 
 func openFrameRecorder(t *testing.T, ctx context.Context, client *http.Client, base string) *frameRecorder {
@@ -227,7 +244,8 @@ func openFrameRecorder(t *testing.T, ctx context.Context, client *http.Client, b
 	resp, err := client.Do(req)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	r := &frameRecorder{seqs: map[string][]int64{}}
+	r := &frameRecorder{seqs: map[string][]int64{}, ended: map[string]bool{}}
+	r.change = sync.NewCond(&r.mu)
 	lines := bufio.NewScanner(resp.Body)
 	lines.Buffer(make([]byte, 64<<10), 16<<20)
 	require.True(t, lines.Scan())
@@ -237,6 +255,10 @@ func openFrameRecorder(t *testing.T, ctx context.Context, client *http.Client, b
 		for lines.Scan() {
 			r.record(lines.Text())
 		}
+		r.mu.Lock()
+		r.closed = true
+		r.change.Broadcast()
+		r.mu.Unlock()
 	}()
 	return r
 }
@@ -249,8 +271,11 @@ func (r *frameRecorder) record(line string) {
 	var frame struct {
 		Method  string `json:"method"`
 		Payload struct {
-			SessionID string              `json:"sessionId"`
-			Event     struct{ Seq int64 } `json:"event"`
+			SessionID string `json:"sessionId"`
+			Event     struct {
+				Seq  int64
+				Type string
+			} `json:"event"`
 		} `json:"payload"`
 	}
 	if json.Unmarshal([]byte(data), &frame) != nil || frame.Method != "session/event" {
@@ -260,6 +285,10 @@ func (r *frameRecorder) record(line string) {
 	defer r.mu.Unlock()
 	r.frames++
 	r.seqs[frame.Payload.SessionID] = append(r.seqs[frame.Payload.SessionID], frame.Payload.Event.Seq)
+	if frame.Payload.Event.Type == event.TypeTurnEnd {
+		r.ended[frame.Payload.SessionID] = true
+		r.change.Broadcast()
+	}
 }
 
 // faults counts the children whose received seqs differ from the expected
@@ -276,19 +305,18 @@ func (r *frameRecorder) faults(expected map[string][]int64) int {
 	return faults
 }
 
-// awaitFrames waits until every recorder has every expected seq (or the
-// timeout) and returns the total number of faults.
-func awaitFrames(streams []*frameRecorder, expected map[string][]int64, within time.Duration) int {
-	deadline := time.Now().Add(within)
-	for {
-		lost := 0
-		for _, r := range streams {
-			lost += r.faults(expected)
-		}
-		if lost == 0 || time.Now().After(deadline) {
-			return lost
-		}
-		time.Sleep(50 * time.Millisecond)
+// awaitSentinel prompts a fresh session once the load is over and waits
+// until every stream has carried its turn/end or ended. A stream delivers
+// its frames in the order they were emitted, so by then it carries every
+// frame of the load, however slowly the machine runs: no deadline decides
+// what counts as lost.
+func awaitSentinel(t *testing.T, base string, streams []*frameRecorder) {
+	t.Helper()
+	var sentinel struct{ SessionID string }
+	mustCall(t, base, "session.create", map[string]any{}, &sentinel)
+	mustCall(t, base, "session.prompt", map[string]any{"sessionId": sentinel.SessionID, "mode": "queue", "content": text("reply done")}, nil)
+	for _, r := range streams {
+		r.awaitEnd(sentinel.SessionID)
 	}
 }
 
