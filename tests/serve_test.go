@@ -175,6 +175,20 @@ func awaitCatalog(t *testing.T, base, parentID string, done func(catalog) bool) 
 	return c
 }
 
+// awaitTurnStart polls subagent.history until the child's log holds a
+// turn/start.
+func awaitTurnStart(t *testing.T, base, parentID, child string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		for _, e := range historyEvents(t, base, parentID, child) {
+			if e.Type == "turn/start" {
+				return true
+			}
+		}
+		return false
+	}, 60*time.Second, 20*time.Millisecond)
+}
+
 func TestServeRejectsBadFlagsWithUsage(t *testing.T) {
 	bin := buildServe(t)
 	for _, args := range [][]string{{"serve", "--nope"}, {"serve", "extra"}, {"serve", "--addr"}} {
@@ -217,6 +231,10 @@ func TestServeDrainsChildFirstAndFlushesOnSIGINT(t *testing.T) {
 	children := awaitCatalog(t, s.url, top.SessionID, func(c catalog) bool {
 		return len(c.Entries) == 1 && c.Entries[0].Activity == "running"
 	})
+	// "running" can be reported before the child claimed its prompt, and a
+	// drain discards a prompt no turn has claimed yet; the sleeping turn
+	// must have started for its cancellation to be what is flushed.
+	awaitTurnStart(t, s.url, top.SessionID, children.Entries[0].ID)
 
 	require.NoError(t, s.cmd.Process.Signal(syscall.SIGINT))
 	require.Contains(t, s.nextLine(t), "shutting down")
