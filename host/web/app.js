@@ -11,6 +11,7 @@ import { CatalogAction } from './tree.js';
 import { Transcript, PAGE_MESSAGES } from './transcript.js';
 import { ConversationView } from './conversation.js';
 import { SessionSearch } from './search.js';
+import { BlockType, EventType, Frame } from './vocabulary.js';
 
 const STORAGE_KEY = 'dsh.sessions.current';
 
@@ -243,7 +244,7 @@ function renderChrome() {
 }
 
 function send(text) {
-  const content = [{ type: 'text', text }];
+  const content = [{ type: BlockType.text, text }];
   const { sessionId, address } = state.current;
   return address
     ? rpc('subagent.prompt', { ...address, content })
@@ -254,10 +255,10 @@ function send(text) {
 
 function onFrame(frame) {
   switch (frame.type) {
-    case 'host/session-added': return onSessionAdded(frame);
-    case 'host/session-status': return onSessionStatus(frame);
-    case 'host/session-removed': return onSessionRemoved(frame);
-    case 'session/event': return onSessionEvent(frame);
+    case Frame.sessionAdded: return onSessionAdded(frame);
+    case Frame.sessionStatus: return onSessionStatus(frame);
+    case Frame.sessionRemoved: return onSessionRemoved(frame);
+    case Frame.sessionEvent: return onSessionEvent(frame);
     default: return undefined;
   }
 }
@@ -303,14 +304,14 @@ function onSessionEvent(frame) {
   const summary = state.sessions.get(frame.sessionId);
   if (summary) {
     summary.updatedAt = Math.max(summary.updatedAt ?? 0, frame.event.time);
-    if (!summary.title && frame.event.type === 'user/message') summary.title = firstLine(frame.event.data?.content);
+    if (!summary.title && frame.event.type === EventType.userMessage) summary.title = firstLine(frame.event.data?.content);
     renderSidebarSoon();
   }
   if (frame.sessionId === state.current?.sessionId) state.transcript.accept(frame.event);
 }
 
 function firstLine(content) {
-  const text = (Array.isArray(content) ? content : []).find((b) => b?.type === 'text')?.text ?? '';
+  const text = (Array.isArray(content) ? content : []).find((b) => b?.type === BlockType.text)?.text ?? '';
   return text.split('\n')[0].slice(0, 80);
 }
 

@@ -1,6 +1,7 @@
 // Transport: unary RPC over POST /api/<method> and the SSE frame stream of
 // GET /events (the page's stream of every frame), read with streaming fetch
 // and reconnected with backoff.
+import { Frame } from './vocabulary.js';
 
 const RPC_DEADLINE_MS = 30_000;
 
@@ -76,7 +77,7 @@ async function readFrames(body, onFrame) {
     while ((cut = buffer.indexOf('\n\n')) >= 0) {
       const frame = parseBlock(buffer.slice(0, cut));
       buffer = buffer.slice(cut + 2);
-      if (frame?.type === 'stream/error') throw new Error(frame.error?.message ?? 'stream error');
+      if (frame?.type === Frame.streamError) throw new Error(frame.error?.message ?? 'stream error');
       if (frame) onFrame(frame);
     }
   }

@@ -4,6 +4,7 @@
 
 import { t, describeError } from './i18n.js';
 import { el, errorContent } from './dom.js';
+import { BlockType, ChunkType, EventType, ReasonKind, SourceKind } from './vocabulary.js';
 
 export class ConversationView {
   // root holds the region's elements (see index.html); onSend(text)
@@ -164,7 +165,7 @@ export class ConversationView {
   announceReply(transcript) {
     if (!transcript?.loaded) return;
     if (this.announced.transcript === transcript) {
-      const reply = transcript.events.findLast((e) => e.seq > this.announced.seq && e.type === 'assistant/message');
+      const reply = transcript.events.findLast((e) => e.seq > this.announced.seq && e.type === EventType.assistantMessage);
       if (reply) this.announcer.textContent = textOf(reply.data?.message?.content ?? reply.data?.content);
     }
     this.announced = { transcript, seq: transcript.events.at(-1)?.seq ?? -1 };
@@ -197,7 +198,7 @@ export class ConversationView {
 
 function textOf(content) {
   return (Array.isArray(content) ? content : [])
-    .filter((block) => block?.type === 'text')
+    .filter((block) => block?.type === BlockType.text)
     .map((block) => block.text)
     .join('\n');
 }
@@ -207,7 +208,7 @@ function textOf(content) {
 // holds the child's whole log; otherwise -1.
 function parentWrittenSeq(transcript) {
   if (!transcript?.isChild || transcript.hasMore) return -1;
-  return transcript.events.find((e) => e.type === 'user/message')?.seq ?? -1;
+  return transcript.events.find((e) => e.type === EventType.userMessage)?.seq ?? -1;
 }
 
 // startHint tells how to start: the scripted agent's commands, or plain
@@ -237,8 +238,8 @@ function renderEvents(events, parentWritten) {
     const data = event.data ?? {};
     const step = `${data.turn}/${data.step}`;
     switch (event.type) {
-      case 'assistant/chunk': {
-        if (data.chunk?.type !== 'text-delta') break;
+      case EventType.assistantChunk: {
+        if (data.chunk?.type !== ChunkType.textDelta) break;
         let open = streaming.get(step);
         if (!open) {
           open = { item: bubble('assistant streaming', t('transcript.agent'), '', event.seq), text: '' };
@@ -249,7 +250,7 @@ function renderEvents(events, parentWritten) {
         open.item.querySelector('.body').textContent = open.text;
         break;
       }
-      case 'assistant/message': {
+      case EventType.assistantMessage: {
         const open = streaming.get(step);
         const item = renderEvent(event, parentWritten);
         if (open) {
@@ -261,13 +262,13 @@ function renderEvents(events, parentWritten) {
         }
         break;
       }
-      case 'tool/call': {
+      case EventType.toolCall: {
         const item = toolItem(data, event.seq);
         calls.set(data.callId, item);
         items.push(item);
         break;
       }
-      case 'tool/result': {
+      case EventType.toolResult: {
         const block = data.message?.content?.[0];
         const item = calls.get(block?.toolCallId);
         if (item) completeTool(item, block, event.seq);
@@ -305,19 +306,19 @@ function completeTool(item, block, seq) {
 function renderEvent(event, parentWritten) {
   const data = event.data ?? {};
   switch (event.type) {
-    case 'user/message': {
-      const byParent = data.source?.kind === 'coordinator' || event.seq === parentWritten;
+    case EventType.userMessage: {
+      const byParent = data.source?.kind === SourceKind.coordinator || event.seq === parentWritten;
       const author = byParent ? t('transcript.parent') : t('transcript.you');
       return bubble('user', author, textOf(data.content), event.seq);
     }
-    case 'assistant/message':
+    case EventType.assistantMessage:
       return bubble('assistant', t('transcript.agent'), textOf(data.message?.content ?? data.content), event.seq);
-    case 'turn/end': {
+    case EventType.turnEnd: {
       // An error reason is the seed-era loop's {step, message, code?} or
       // {step, failure}, or the later {error:{message, code}} (which this
       // runtime wrote before); an aborted one may carry {reason:{kind}}.
       const kind = data.reason?.kind;
-      if (!kind || kind === 'completed') return null;
+      if (!kind || kind === ReasonKind.completed) return null;
       const failure = typeof data.reason.message === 'string' ? data.reason : data.reason.failure ?? data.reason.error;
       const detail = failure?.message ?? data.reason.reason?.kind ?? '';
       return el('li', { class: 'message note', 'data-seq': String(event.seq) },

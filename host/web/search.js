@@ -6,6 +6,7 @@
 
 import { t, describeError } from './i18n.js';
 import { el, errorContent } from './dom.js';
+import { EventType } from './vocabulary.js';
 
 const DEBOUNCE_MS = 250;
 const PAGE_HITS = 20;
@@ -171,11 +172,11 @@ export class SessionSearch {
 // kindOf names who wrote the event a hit is in.
 function kindOf(type) {
   switch (type) {
-    case 'user/message':
-    case 'steering/message': return t('transcript.you');
-    case 'assistant/message': return t('transcript.agent');
-    case 'tool/call':
-    case 'tool/result': return t('search.tool');
+    case EventType.userMessage:
+    case EventType.steeringMessage: return t('transcript.you');
+    case EventType.assistantMessage: return t('transcript.agent');
+    case EventType.toolCall:
+    case EventType.toolResult: return t('search.tool');
     default: return t('search.turn');
   }
 }
