@@ -8,6 +8,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// openNewSession loads the page in lang, creates a session from it and
+// returns the session's id once the page shows it as the current one.
+func openNewSession(p *browserPage, s *runtimeStack, lang string) string {
+	p.do(chromedp.Navigate(s.url + "/?lang=" + lang))
+	p.until(`document.querySelector('#connection').dataset.state === 'connected'`)
+	p.do(chromedp.Click(chromedp.ID("new-session")))
+	p.until(`document.querySelector('.session[aria-current="page"]') !== null`)
+	return eval[string](p, `JSON.parse(localStorage.getItem('dsh.sessions.current')).sessionId`)
+}
+
 // TestBrowserForkChildShowsItsInheritedTurns: a fork child opened from the
 // tree shows the parent's completed turns it inherited, then its own turn,
 // whose scripted history reply lists them too; a spawn child shows only
@@ -16,11 +26,8 @@ func TestBrowserForkChildShowsItsInheritedTurns(t *testing.T) {
 	chromium := chromiumPath(t, exec.LookPath)
 	s := newRuntimeStack(t)
 	p := openPage(t, chromium)
-	p.do(chromedp.Navigate(s.url + "/?lang=en"))
-	p.until(`document.querySelector('#connection').dataset.state === 'connected'`)
-	p.do(chromedp.Click(chromedp.ID("new-session")))
+	parentID := openNewSession(p, s, "en")
 	p.until(`!document.querySelector('#composer-input').disabled`)
-	parentID := eval[string](p, `JSON.parse(localStorage.getItem('dsh.sessions.current')).sessionId`)
 
 	p.send("reply the parent's first answer")
 	p.until(`[...document.querySelectorAll('.message.assistant')].some((m) => m.textContent.includes("the parent's first answer"))`)

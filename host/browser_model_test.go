@@ -4,7 +4,6 @@ import (
 	"os/exec"
 	"testing"
 
-	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/event"
@@ -19,11 +18,7 @@ func TestBrowserShowsModelSteps(t *testing.T) {
 	chromium := chromiumPath(t, exec.LookPath)
 	s := newRuntimeStack(t)
 	p := openPage(t, chromium)
-	p.do(chromedp.Navigate(s.url + "/?lang=en"))
-	p.until(`document.querySelector('#connection').dataset.state === 'connected'`)
-	p.do(chromedp.Click(chromedp.ID("new-session")))
-	p.until(`document.querySelector('.session[aria-current="page"]') !== null`)
-	id := eval[string](p, `JSON.parse(localStorage.getItem('dsh.sessions.current')).sessionId`)
+	id := openNewSession(p, s, "en")
 	live := s.rt.Agent(id).Session()
 	appendAll := func(payloads ...event.Payload) {
 		for _, pl := range payloads {
