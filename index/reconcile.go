@@ -40,6 +40,9 @@ func (d *DB) reconcileLocked(ctx context.Context) (*observation, error) {
 		}
 		return nil, errListing
 	}
+	if afterWalk != nil {
+		afterWalk(d)
+	}
 	tx, err := d.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -51,6 +54,10 @@ func (d *DB) reconcileLocked(ctx context.Context) (*observation, error) {
 	}
 	return obs, tx.Commit()
 }
+
+// afterWalk, when set, is called by reconcileLocked between its walk and
+// its write transaction (a test interleaves another handle there).
+var afterWalk func(*DB)
 
 type reconciler struct {
 	d   *DB
@@ -67,6 +74,7 @@ func (r *reconciler) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	r.restatChanged(stored)
 	changed := changedDirs(stored, r.obs.logs)
 	if structure == r.obs.structure && len(changed) == 0 {
 		return nil
@@ -104,6 +112,20 @@ func (r *reconciler) storedRevisions(ctx context.Context) (map[string]string, er
 		out[dir] = rev
 	}
 	return out, rows.Err()
+}
+
+// restatChanged stats again, inside the write transaction, every log
+// whose walked revision differs from the stored one. The walk ran before
+// the transaction began, so another process may have recorded a newer
+// revision since; writing the walked one would take the index back to an
+// older version of the log.
+func (r *reconciler) restatChanged(stored map[string]string) {
+	start := now()
+	for dir, rev := range r.obs.logs {
+		if old, ok := stored[dir]; !ok || old != rev || rev == racy {
+			r.obs.logs[dir] = logRevision(filepath.Join(r.d.root, dir), start)
+		}
+	}
 }
 
 // changedDirs lists the session folders that are new, gone, or whose log
@@ -249,7 +271,8 @@ func (r *reconciler) insertSession(ctx context.Context, h session.Header) error 
 }
 
 // writeRevisions records the observed revisions of the changed folders
-// and drops the search documents of their sessions (derived outcomes are
+// and drops the search documents of their sessions, marking their facts
+// underived so that the next use derives them again (derived outcomes are
 // checked against the revision when they are read).
 func (r *reconciler) writeRevisions(ctx context.Context, dirs []string) error {
 	for _, dir := range dirs {
@@ -265,6 +288,9 @@ func (r *reconciler) writeRevisions(ctx context.Context, dirs []string) error {
 			return err
 		}
 		if _, err := r.tx.ExecContext(ctx, `DELETE FROM docs WHERE session_id IN (SELECT id FROM sessions WHERE dir = ?)`, dir); err != nil {
+			return err
+		}
+		if _, err := r.tx.ExecContext(ctx, `UPDATE sessions SET facts_revision = NULL WHERE dir = ?`, dir); err != nil {
 			return err
 		}
 	}

@@ -306,3 +306,59 @@ func TestTwoProcessesOnOneStoreKeepItConsistent(t *testing.T) {
 	f.requireSameSearch(a)
 	f.requireSameSearch(f.open())
 }
+
+// TestAnOlderWalkLosesNoSearchDocuments: handle a walks the store; before
+// a's write transaction begins, a log changes and handle b (another
+// process, as far as the file is concerned) reconciles and derives it; then
+// a writes what it walked. b's next search must still find that log's
+// events, and so must a's.
+func TestAnOlderWalkLosesNoSearchDocuments(t *testing.T) {
+	f := newFixture(t)
+	a, b := f.open(), f.open()
+	f.requireSameSearch(b)
+	var once sync.Once
+	afterWalk = func(d *DB) {
+		if d != a {
+			return
+		}
+		once.Do(func() {
+			old := time.Now().Add(-3 * time.Hour)
+			require.NoError(t, os.Chtimes(f.childLog(0), old, old))
+			f.requireSameSearch(b)
+		})
+	}
+	t.Cleanup(func() { afterWalk = nil })
+	_, err := a.ListChildren(context.Background(), storegen.Parent)
+	require.NoError(t, err)
+	f.requireSameSearch(b)
+	f.requireSameSearch(a)
+	f.requireSame(a, storegen.Parent)
+}
+
+// TestADerivationOfARemovedSessionWritesNothing: handle a reads a changed
+// log to derive its documents; before a's write transaction begins, the
+// session is removed from the store and handle b drops it from the index.
+// a must not write documents of a session no longer indexed (nothing would
+// ever drop them).
+func TestADerivationOfARemovedSessionWritesNothing(t *testing.T) {
+	f := newFixture(t)
+	a, b := f.open(), f.open()
+	f.requireSameSearch(b)
+	old := time.Now().Add(-3 * time.Hour)
+	require.NoError(t, os.Chtimes(f.childLog(0), old, old))
+	var once sync.Once
+	afterInspect = func(d *DB) {
+		if d != a {
+			return
+		}
+		once.Do(func() {
+			require.NoError(t, os.RemoveAll(filepath.Dir(f.childLog(0))))
+			f.requireSameSearch(b)
+		})
+	}
+	t.Cleanup(func() { afterInspect = nil })
+	_, err := a.Search(context.Background(), SearchRequest{Phrase: "dolor sit amet"})
+	require.NoError(t, err)
+	f.requireSameSearch(b)
+	f.requireSameSearch(a)
+}

@@ -177,6 +177,11 @@ func (d *DB) staleFacts(ctx context.Context) ([]staleSession, error) {
 	return out, rows.Err()
 }
 
+// afterInspect, when set, is called by deriveFacts between its read of
+// the log and its write transaction (a test interleaves another handle
+// there).
+var afterInspect func(*DB)
+
 // deriveFacts reads one stored log (Inspect: its valid prefix, never a
 // repair) and replaces its title, last seq and documents. An unreadable
 // log gets none, and is read again on the next use.
@@ -185,6 +190,9 @@ func (d *DB) deriveFacts(ctx context.Context, s staleSession) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	if afterInspect != nil {
+		afterInspect(d)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	tx, err := d.sql.BeginTx(ctx, nil)
@@ -192,6 +200,9 @@ func (d *DB) deriveFacts(ctx context.Context, s staleSession) error {
 		return err
 	}
 	defer func() { _ = tx.Rollback() }()
+	if current, err := stillStale(ctx, tx, s); err != nil || !current {
+		return err
+	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM docs WHERE session_id = ?`, s.id); err != nil {
 		return err
 	}
@@ -218,6 +229,21 @@ func (d *DB) deriveFacts(ctx context.Context, s staleSession) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// stillStale reports, inside deriveFacts's write transaction, whether the
+// session is still indexed with the log revision staleFacts read (outside
+// it). When another process has since removed the session or recorded
+// another revision, what was read is not written: documents of a session
+// no longer listed would never be dropped, and the next use derives again.
+func stillStale(ctx context.Context, tx *sql.Tx, s staleSession) (bool, error) {
+	var revision string
+	err := tx.QueryRowContext(ctx, `SELECT coalesce(l.revision, '') FROM sessions s LEFT JOIN logs l ON l.dir = s.dir
+		WHERE s.id = ?`, s.id).Scan(&revision)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil && revision == s.revision, err
 }
 
 // Title is a stored session's title (the first line of its first user
