@@ -27,7 +27,7 @@ func init() {
 	register("serve", "run the runtime and its web page until SIGINT/SIGTERM", runServe)
 }
 
-const serveUsage = "usage: dsh-actors serve [--store DIR] [--compression zstd|none] [--addr 127.0.0.1:7410] [--model NAME] [--no-index]"
+const serveUsage = "usage: dsh-actors serve [--store DIR|postgres://...] [--compression zstd|none] [--addr 127.0.0.1:7410] [--model NAME] [--no-index] [--node NAME] [--lease-ttl 10s] [--leak-check]"
 
 // httpShutdownGrace bounds the wait for in-flight requests at shutdown.
 const httpShutdownGrace = 10 * time.Second
@@ -35,12 +35,21 @@ const httpShutdownGrace = 10 * time.Second
 // runServe serves the web page and its RPC over the runtime on the JSONL
 // store until ctx is cancelled (the first SIGINT/SIGTERM), then stops the
 // HTTP server, drains every agent child-first and flushes. A second signal
-// during that shutdown exits at once with status 1.
+// during that shutdown exits at once with status 1. With --leak-check it
+// then waits for every goroutine it started to end, and reports one that
+// does not on stderr with status 1.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags, status := parseServeFlags(args, stderr)
 	if status >= 0 {
 		return status
 	}
+	leaks := armLeakCheck(flags.leakCheck)
+	return leaks.verify(serve(ctx, flags, stdout, stderr), stderr, "serve")
+}
+
+// serve runs the stack of flags until ctx is cancelled, then shuts it
+// down; it returns the exit status.
+func serve(ctx context.Context, flags serveFlags, stdout, stderr io.Writer) int {
 	agents, err := modelAgents(flags.model)
 	if err != nil {
 		return failure(stderr, "serve", err)
@@ -70,11 +79,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 type serveFlags struct {
 	store, addr, model string
 	indexed            bool // false with --no-index
+	leakCheck          bool // --leak-check
+	node               nodeFlags
 	storeOpts          []session.Option
 }
 
-// parseServeFlags reads --store, --compression, --addr, --model and
-// --no-index; on a usage error (including a malformed --addr) or --help it
+// parseServeFlags reads --store, --compression, --addr, --model,
+// --no-index, --node, --lease-ttl and --leak-check; on a usage error (including a malformed --addr) or --help it
 // prints the usage and returns the exit status, else -1.
 func parseServeFlags(args []string, stderr io.Writer) (parsed serveFlags, status int) {
 	flags := newFlags("serve")
@@ -83,9 +94,14 @@ func parseServeFlags(args []string, stderr io.Writer) (parsed serveFlags, status
 	modelName := modelFlag(flags)
 	noIndex := noIndexFlag(flags)
 	flags.StringVar(&parsed.addr, "addr", "127.0.0.1:7410", "listen address (host:port)")
+	flags.BoolVar(&parsed.leakCheck, "leak-check", false, "at exit, wait for every goroutine serve started to end; report one that does not (exit status 1)")
+	addNodeFlags(flags, &parsed.node)
 	err := parseFlagsOnly(flags, args)
 	if err == nil {
 		err = checkListenAddr(parsed.addr)
+	}
+	if err == nil {
+		err = parsed.node.check(*storeRoot)
 	}
 	if err == nil {
 		parsed.storeOpts, err = storeOptions(*compression)
@@ -140,7 +156,7 @@ func pageAuthority(bound *net.TCPAddr) (string, []string) {
 // of stored sessions in session.list are answered by the derived index in
 // the root.
 func openServeStack(flags serveFlags, logger *slog.Logger, trustedHosts []string, agents *modelagent.Agents) (*serveStack, error) {
-	set, err := openRuntime(flags.store, logger, agents, flags.storeOpts...)
+	set, err := openNodeRuntime(flags.store, logger, agents, flags.node, flags.storeOpts...)
 	if err != nil {
 		return nil, err
 	}

@@ -70,6 +70,12 @@ func modelAgents(model string) (*modelagent.Agents, error) {
 // also drains the service. storeOpts apply to a JSONL store
 // (--compression).
 func openRuntime(root string, logger *slog.Logger, agents *modelagent.Agents, storeOpts ...session.Option) (*runtimeSet, error) {
+	return openNodeRuntime(root, logger, agents, nodeFlags{}, storeOpts...)
+}
+
+// openNodeRuntime is openRuntime whose Postgres store's leases carry
+// node's name and TTL (serve's --node and --lease-ttl).
+func openNodeRuntime(root string, logger *slog.Logger, agents *modelagent.Agents, node nodeFlags, storeOpts ...session.Option) (*runtimeSet, error) {
 	opts := dsh.Options{Dir: root, Logger: logger, StoreOptions: storeOpts}
 	var pg *pgstore.Store
 	if isPostgres(root) {
@@ -77,7 +83,7 @@ func openRuntime(root string, logger *slog.Logger, agents *modelagent.Agents, st
 			return nil, errors.New("--compression applies to a JSONL store folder, not to a Postgres store")
 		}
 		var err error
-		if pg, err = pgstore.Open(context.Background(), root); err != nil {
+		if pg, err = pgstore.Open(context.Background(), root, node.storeOptions()...); err != nil {
 			return nil, persistenceFailed("session persistence failed", err)
 		}
 		opts.Dir, opts.Store = "", pg
