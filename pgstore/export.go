@@ -98,7 +98,7 @@ func (s *Store) insertLog(ctx context.Context, log *session.Log, header string, 
 		if len(lines) == 0 {
 			return nil
 		}
-		b := batch{make([]int64, len(lines)), make([]string, len(lines)), make([]int64, len(lines)), lines}
+		b := batch{seqs: make([]int64, len(lines)), types: make([]string, len(lines)), times: make([]int64, len(lines)), lines: lines}
 		for i, e := range log.Events {
 			b.seqs[i], b.types[i], b.times[i] = e.Seq, e.Type, e.Time
 		}

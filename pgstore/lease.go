@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/jackc/pgx/v5"
 )
@@ -46,11 +47,11 @@ func (s *Store) whyNotAcquired(ctx context.Context, id string) error {
 	case state != "active":
 		return fmt.Errorf(`pgstore: session "%s" is %s: %w`, id, state, session.ErrNotFound)
 	case owner != nil && *owner == s.owner:
-		return session.LeaseHeldError(id, "this store")
+		return durable.LeaseHeld(id, "this store")
 	case owner != nil:
-		return session.LeaseHeldError(id, fmt.Sprintf("owner %q", *owner))
+		return durable.LeaseHeld(id, fmt.Sprintf("owner %q", *owner))
 	}
-	return session.LeaseHeldError(id, "another owner")
+	return durable.LeaseHeld(id, "another owner")
 }
 
 // AppendFenced appends under epoch in one statement that checks, in the
@@ -79,33 +80,48 @@ func (s *Store) appendUnder(ctx context.Context, id string, epoch session.Epoch,
 
 // The fenced and unfenced appends: the session row's update (the seq
 // check, and for the fenced one the lease check) feeds the insert, so
-// nothing is inserted when it matches no row.
+// nothing is inserted when it matches no row. $1 id, $2 first seq, $3
+// count, $4–$7 the event columns; the fenced head adds $8 TTL, $9 epoch,
+// $10 owner.
 const (
-	appendFencedSQL = `WITH s AS (
-		UPDATE sessions SET next_seq = next_seq + $3, lease_until = now() + $9::interval
-		WHERE id = $1 AND next_seq = $2 AND epoch = $7 AND owner = $8
-		RETURNING epoch)
-	INSERT INTO events (session_id, seq, epoch, type, time, line)
-	SELECT $1, e.seq, s.epoch, e.type, e.time, e.line FROM s, unnest($4::bigint[], $5::text[], $6::bigint[], $10::text[]) AS e(seq, type, time, line)`
-	appendSQL = `WITH s AS (
+	fencedHead = `WITH s AS (
+		UPDATE sessions SET next_seq = next_seq + $3, lease_until = now() + $8::interval
+		WHERE id = $1 AND next_seq = $2 AND epoch = $9 AND owner = $10
+		RETURNING epoch)`
+	plainHead = `WITH s AS (
 		UPDATE sessions SET next_seq = next_seq + $3
 		WHERE id = $1 AND next_seq = $2
-		RETURNING epoch)
-	INSERT INTO events (session_id, seq, epoch, type, time, line)
+		RETURNING epoch)`
+	insertEvents = `INSERT INTO events (session_id, seq, epoch, type, time, line)
 	SELECT $1, e.seq, s.epoch, e.type, e.time, e.line FROM s, unnest($4::bigint[], $5::text[], $6::bigint[], $7::text[]) AS e(seq, type, time, line)`
 )
 
+var (
+	appendFencedSQL = fencedHead + "\n" + insertEvents
+	appendSQL       = plainHead + "\n" + insertEvents
+	// The claiming appends also claim, in the same statement, the inbox
+	// rows of the batch's user/message events ($n message ids, $n+1 their
+	// seqs), under the epoch the row update returned.
+	appendFencedClaimSQL = claiming(fencedHead, 11)
+	appendClaimSQL       = claiming(plainHead, 8)
+)
+
+func claiming(head string, n int) string {
+	return fmt.Sprintf(`%s, ins AS (%s RETURNING 1),
+	claim AS (UPDATE inbox i SET claimed_epoch = s.epoch, claimed_seq = m.seq
+		FROM s, unnest($%d::text[], $%d::bigint[]) AS m(id, seq)
+		WHERE i.session_id = $1 AND i.msg_id = m.id AND i.claimed_seq IS NULL)
+	SELECT count(*) FROM ins`, head, insertEvents, n, n+1)
+}
+
 func (s *Store) insertLines(ctx context.Context, id string, epoch session.Epoch, b batch) error {
 	first, n := b.seqs[0], len(b.seqs)
-	var err error
-	var inserted int64
+	args := []any{id, first, n, b.seqs, b.types, b.times, b.lines}
+	sql := appendSQL
 	if epoch != 0 {
-		tag, e := s.pool.Exec(ctx, appendFencedSQL, id, first, n, b.seqs, b.types, b.times, epoch, s.owner, interval(s.ttl), b.lines)
-		inserted, err = tag.RowsAffected(), e
-	} else {
-		tag, e := s.pool.Exec(ctx, appendSQL, id, first, n, b.seqs, b.types, b.times, b.lines)
-		inserted, err = tag.RowsAffected(), e
+		args, sql = append(args, interval(s.ttl), epoch, s.owner), appendFencedSQL
 	}
+	inserted, err := s.exec(ctx, sql, args, b)
 	if err != nil {
 		return fmt.Errorf(`pgstore: append to session "%s": %w`, id, err)
 	}
@@ -113,6 +129,22 @@ func (s *Store) insertLines(ctx context.Context, id string, epoch session.Epoch,
 		return nil
 	}
 	return s.whyNotAppended(ctx, id, epoch, first)
+}
+
+// exec runs an append and returns the number of events it inserted; a
+// batch that claims inbox messages runs the claiming form of sql.
+func (s *Store) exec(ctx context.Context, sql string, args []any, b batch) (int64, error) {
+	if len(b.claimIDs) == 0 {
+		tag, err := s.pool.Exec(ctx, sql, args...)
+		return tag.RowsAffected(), err
+	}
+	claimSQL := appendClaimSQL
+	if sql == appendFencedSQL {
+		claimSQL = appendFencedClaimSQL
+	}
+	var inserted int64
+	err := s.pool.QueryRow(ctx, claimSQL, append(args, b.claimIDs, b.claimSeqs)...).Scan(&inserted)
+	return inserted, err
 }
 
 // whyNotAppended classifies an append that wrote nothing with one read:
@@ -243,5 +275,5 @@ func (s *Store) appendClosers(ctx context.Context, id string, b batch) error {
 	if err := s.whyNotAcquired(ctx, id); errors.Is(err, session.ErrNotFound) {
 		return err
 	}
-	return session.LeaseHeldError(id, "another owner; it is not repaired here")
+	return durable.LeaseHeld(id, "another owner; it is not repaired here")
 }

@@ -263,13 +263,17 @@ type batch struct {
 	types []string
 	times []int64
 	lines []string
+	// the inbox messages the batch claims (its user/message events)
+	claimIDs  []string
+	claimSeqs []int64
 }
 
 func newBatch(events []session.Event, lines [][]byte) batch {
-	b := batch{make([]int64, len(events)), make([]string, len(events)), make([]int64, len(events)), make([]string, len(events))}
+	b := batch{seqs: make([]int64, len(events)), types: make([]string, len(events)), times: make([]int64, len(events)), lines: make([]string, len(events))}
 	for i, e := range events {
 		b.seqs[i], b.types[i], b.times[i], b.lines[i] = e.Seq, e.Type, e.Time, string(lines[i])
 	}
+	b.claimIDs, b.claimSeqs = claims(events)
 	return b
 }
 

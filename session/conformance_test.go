@@ -15,7 +15,7 @@ func TestJSONLConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) func() session.Fenced {
 		root := t.TempDir()
 		return func() session.Fenced {
-			s, err := session.OpenJSONL(root, session.WithLogger(slog.New(slog.DiscardHandler)))
+			s, err := session.OpenJSONL(root, session.WithLogger(slog.New(slog.DiscardHandler)), session.WithDurableAdmission())
 			require.NoError(t, err)
 			t.Cleanup(func() { require.NoError(t, s.Close()) })
 			return s

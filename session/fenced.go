@@ -42,9 +42,3 @@ type Fenced interface {
 func FencedError(id string, epoch Epoch) error {
 	return fault.New(fault.Fenced, fmt.Sprintf(`session "%s": epoch %d is no longer the current lease; nothing was written`, id, epoch), nil)
 }
-
-// LeaseHeldError returns the fault.LeaseHeld error of an Acquire of id
-// refused because holder (a description) holds its lease.
-func LeaseHeldError(id, holder string) error {
-	return fault.New(fault.LeaseHeld, fmt.Sprintf(`session "%s": lease is held by %s`, id, holder), nil)
-}

@@ -37,6 +37,8 @@ type JSONL struct {
 
 	leases *leaseTable // the sessions' leases (see Acquire)
 
+	inbox *jsonlInbox // the durable inbox, nil unless WithDurableAdmission
+
 	foldersMu sync.Mutex
 	// folders holds the name of every session folder the root scan saw
 	// or Create made: an id whose folder is not among them is stored

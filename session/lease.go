@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+
+	"github.com/dsh-actors/dsh-actors/internal/durable"
 )
 
 // LeaseFileName is the file in a JSONL root whose byte-range locks are
@@ -112,14 +114,14 @@ func (s *JSONL) Acquire(ctx context.Context, id string) (Epoch, error) {
 		}
 	}
 	if st.leased {
-		return 0, LeaseHeldError(id, "this store")
+		return 0, durable.LeaseHeld(id, "this store")
 	}
 	ok, err := s.leases.lock(id)
 	if err != nil {
 		return 0, err
 	}
 	if !ok {
-		return 0, LeaseHeldError(id, "another process (or another store over this root)")
+		return 0, durable.LeaseHeld(id, "another process (or another store over this root)")
 	}
 	st.epoch++
 	st.leased = true
@@ -180,7 +182,7 @@ func (s *JSONL) holdForRepair(st *logState) (done func(), err error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, LeaseHeldError(st.id, "another process (or another store over this root); it is not repaired here")
+		return nil, durable.LeaseHeld(st.id, "another process (or another store over this root); it is not repaired here")
 	}
 	return func() { _ = s.leases.unlock(st.id) }, nil
 }

@@ -24,7 +24,8 @@ import (
 // own leases), closed when the test ends.
 type World func(t *testing.T) (open func() session.Fenced)
 
-// Run runs every case against the stores newWorld makes.
+// Run runs every case against the stores newWorld makes; the stores must
+// have a durable inbox (durable.Of).
 func Run(t *testing.T, newWorld World) {
 	cases := []struct {
 		name string
@@ -37,6 +38,9 @@ func Run(t *testing.T, newWorld World) {
 		{"ContiguousSeqUnderConcurrentWriters", concurrentWriters},
 		{"LoadClosesAnInterruptedTurn", interruptedTurn},
 		{"RegistryHoldsTheLeaseWhileLive", registryLease},
+		{"InboxAdmitIsIdempotentFIFOAndClaimedByTheMessageEvent", inboxAdmitAndClaim},
+		{"InboxAdmitsOnlyTheExactLiveParent", inboxAuthority},
+		{"InboxDrainCutOffRefusesOrAdmitsNeverBoth", inboxDrainCutOff},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, newWorld(t)) })

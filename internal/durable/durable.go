@@ -1,0 +1,101 @@
+// Package durable is the seam of the durable inbox: a store that commits
+// each accepted follow-up before its caller hears of the acceptance, and
+// replays what no turn claimed after a crash. The session stores (the
+// JSONL store in its durable admission mode, the Postgres store) register
+// their implementation here at init, so the seam adds nothing to the
+// public surface; the manager finds it with Of.
+//
+// A message is claimed by the append that writes the user/message event
+// carrying its id (the turn's message, logged right after turn/start):
+// the claim is part of that write, so a crash leaves it either claimed
+// and logged or pending, never both and never neither.
+package durable
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/dsh-actors/dsh-actors/fault"
+)
+
+// Admission is one message offered to a session's inbox.
+type Admission struct {
+	// MessageID names the message; admitting an id twice is idempotent.
+	MessageID string
+	// From is the sender: the session that must be the header's parent,
+	// and FromEpoch the epoch of its lease that must be current and live.
+	From      string
+	FromEpoch int64
+	// Body is the message as its user/message event's data.
+	Body json.RawMessage
+}
+
+// Inbox is a store's durable inbox. Every method blocks until the store
+// answered (a commit, an fsync) or ctx is done.
+type Inbox interface {
+	// Admit commits m to id's inbox in one step that also checks that
+	// m.From is the parent named in id's header, that m.FromEpoch is
+	// From's current, live lease, and that no drain cut-off closed
+	// admission below From (no window between check and write). fresh is
+	// false when m.MessageID was admitted already (nothing is written).
+	// Refusals: fault.Unauthorized, fault.Draining, session.ErrNotFound.
+	Admit(ctx context.Context, id string, m Admission) (fresh bool, err error)
+	// Pending returns id's admitted messages no append has claimed and
+	// none was discarded, oldest first.
+	Pending(ctx context.Context, id string) ([]Admission, error)
+	// Discard marks messages of id as settled without a turn (a drain
+	// discarded them), under id's lease epoch; they are not replayed.
+	Discard(ctx context.Context, id string, epoch int64, messageIDs []string) error
+	// CloseAdmission records a drain cut-off below parent at epoch: until
+	// that lease ends, Admit from parent or from any session below it is
+	// fault.Draining.
+	CloseAdmission(ctx context.Context, parent string, epoch int64) error
+}
+
+var (
+	mu      sync.RWMutex
+	finders []func(store any) (Inbox, bool)
+)
+
+// Register adds a finder that recognizes a store with a durable inbox;
+// the stores call it at init.
+func Register(find func(store any) (Inbox, bool)) {
+	mu.Lock()
+	defer mu.Unlock()
+	finders = append(finders, find)
+}
+
+// Of returns the durable inbox of store, false when it has none (or,
+// for the JSONL store, when its durable admission mode is off).
+func Of(store any) (Inbox, bool) {
+	mu.RLock()
+	defer mu.RUnlock()
+	for _, find := range finders {
+		if in, ok := find(store); ok {
+			return in, true
+		}
+	}
+	return nil, false
+}
+
+// MessageID is the id in a user/message event's data ("" when it has
+// none or does not parse).
+func MessageID(data json.RawMessage) string {
+	var m struct {
+		ID string `json:"id"`
+	}
+	_ = json.Unmarshal(data, &m)
+	return m.ID
+}
+
+// LiveEpoch returns the lease epoch a *session.Live writes under (0 when
+// its store is not fenced); the session package sets it at init.
+var LiveEpoch func(live any) int64
+
+// LeaseHeld is the fault.LeaseHeld error of an Acquire of id refused
+// because holder (a description) holds its lease; both stores return it.
+func LeaseHeld(id, holder string) error {
+	return fault.New(fault.LeaseHeld, fmt.Sprintf(`session "%s": lease is held by %s`, id, holder), nil)
+}

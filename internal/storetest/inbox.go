@@ -1,0 +1,161 @@
+package storetest
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/durable"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
+)
+
+// inboxOf is the durable inbox of s; the suite's stores all have one.
+func inboxOf(t *testing.T, s session.Fenced) durable.Inbox {
+	t.Helper()
+	in, ok := durable.Of(s)
+	require.True(t, ok, "the store has a durable inbox")
+	return in
+}
+
+// Message is a user message with id as an admission from parent at epoch.
+func Message(id, from string, epoch session.Epoch) durable.Admission {
+	body, err := event.Encode(event.UserMessage{Role: event.RoleUser, ID: id, Content: []event.Block{}, Source: event.Source{Kind: event.SourceUser}})
+	if err != nil {
+		panic(err)
+	}
+	return durable.Admission{MessageID: id, From: from, FromEpoch: int64(epoch), Body: body}
+}
+
+// claimEvent is the user/message event at seq that claims the message id.
+func claimEvent(seq int64, id string) session.Event {
+	body := Message(id, "", 0).Body
+	return session.Event{Type: event.TypeUserMessage, Seq: seq, Time: 1785544945198 + seq, Data: body, SurfaceOp: json.RawMessage(`"append"`)}
+}
+
+func pendingIDs(t *testing.T, in durable.Inbox, id string) []string {
+	t.Helper()
+	pending, err := in.Pending(ctx, id)
+	require.NoError(t, err)
+	ids := []string{}
+	for _, p := range pending {
+		ids = append(ids, p.MessageID)
+	}
+	return ids
+}
+
+// family creates parent p and its child c, and leases p.
+func family(t *testing.T, s session.Fenced) session.Epoch {
+	t.Helper()
+	require.NoError(t, s.Create(ctx, Header("p", ""), nil))
+	require.NoError(t, s.Create(ctx, Header("c", "p"), nil))
+	epoch, err := s.Acquire(ctx, "p")
+	require.NoError(t, err)
+	return epoch
+}
+
+// inboxAdmitAndClaim: admissions are pending in admission order across
+// handles, a duplicate id writes nothing, the append of a message's
+// user/message event claims it, a discard settles it, and what is left
+// is pending for another handle (a restarted process).
+func inboxAdmitAndClaim(t *testing.T, open func() session.Fenced) {
+	s := open()
+	in := inboxOf(t, s)
+	pe := family(t, s)
+	for _, id := range []string{"m1", "m2", "m3", "m4"} {
+		fresh, err := in.Admit(ctx, "c", Message(id, "p", pe))
+		require.NoError(t, err)
+		require.True(t, fresh)
+	}
+	fresh, err := in.Admit(ctx, "c", Message("m2", "p", pe))
+	require.NoError(t, err)
+	require.False(t, fresh, "a duplicate delivery is acknowledged and writes nothing")
+	require.Equal(t, []string{"m1", "m2", "m3", "m4"}, pendingIDs(t, in, "c"))
+
+	ce, err := s.Acquire(ctx, "c")
+	require.NoError(t, err)
+	require.NoError(t, s.AppendFenced(ctx, "c", ce, []session.Event{Note(0, "turn"), claimEvent(1, "m1")}))
+	require.NoError(t, inboxOf(t, s).Discard(ctx, "c", int64(ce), []string{"m3"}))
+	require.Equal(t, []string{"m2", "m4"}, pendingIDs(t, in, "c"))
+	require.ErrorIs(t, in.Discard(ctx, "c", int64(ce)+7, []string{"m2"}), fault.Fenced, "a discard under a stale epoch")
+	require.NoError(t, s.Release(ctx, "c", ce))
+	require.Equal(t, []string{"m2", "m4"}, pendingIDs(t, inboxOf(t, open()), "c"), "another process sees the same inbox")
+}
+
+// inboxAuthority: only the exact live parent at its current epoch is
+// admitted; every refusal is typed and writes nothing.
+func inboxAuthority(t *testing.T, open func() session.Fenced) {
+	s := open()
+	in := inboxOf(t, s)
+	pe := family(t, s)
+	require.NoError(t, s.Create(ctx, Header("stranger", ""), nil))
+	se, err := s.Acquire(ctx, "stranger")
+	require.NoError(t, err)
+	_, err = in.Admit(ctx, "c", Message("x1", "p", pe+5))
+	require.ErrorIs(t, err, fault.Unauthorized, "another epoch of the parent")
+	_, err = in.Admit(ctx, "c", Message("x2", "stranger", se))
+	require.ErrorIs(t, err, fault.Unauthorized, "a live session that is not the parent")
+	_, err = in.Admit(ctx, "missing", Message("x3", "p", pe))
+	require.ErrorIs(t, err, session.ErrNotFound)
+	require.NoError(t, s.Release(ctx, "p", pe))
+	_, err = in.Admit(ctx, "c", Message("x4", "p", pe))
+	require.ErrorIs(t, err, fault.Unauthorized, "the parent's lease ended")
+	require.Equal(t, []string{}, pendingIDs(t, in, "c"))
+	require.NoError(t, s.Release(ctx, "stranger", se))
+}
+
+// inboxDrainCutOff: a drain below the parent refuses admission to its
+// children and grandchildren until the parent's lease ends; admissions
+// racing the cut-off are each admitted (and pending) or refused with
+// DRAINING, never both and never lost.
+func inboxDrainCutOff(t *testing.T, open func() session.Fenced) {
+	s := open()
+	in := inboxOf(t, s)
+	pe := family(t, s)
+	require.NoError(t, s.Create(ctx, Header("g", "c"), nil))
+	ce, err := s.Acquire(ctx, "c")
+	require.NoError(t, err)
+
+	const n = 24
+	admitted := make(chan string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := fmt.Sprintf("r%02d", i)
+			_, err := in.Admit(ctx, "c", Message(id, "p", pe))
+			if err == nil {
+				admitted <- id
+				return
+			}
+			require.ErrorIs(t, err, fault.Draining)
+		}()
+		if i == n/2 {
+			require.NoError(t, in.CloseAdmission(ctx, "p", int64(pe)))
+		}
+	}
+	wg.Wait()
+	close(admitted)
+	var ok []string
+	for id := range admitted {
+		ok = append(ok, id)
+	}
+	require.ElementsMatch(t, ok, pendingIDs(t, in, "c"), "every admitted message is pending, no refused one is")
+
+	_, err = in.Admit(ctx, "c", Message("late", "p", pe))
+	require.ErrorIs(t, err, fault.Draining)
+	_, err = in.Admit(ctx, "g", Message("grandchild", "c", ce))
+	require.ErrorIs(t, err, fault.Draining, "the cut-off covers every session below the parent")
+
+	require.NoError(t, s.Release(ctx, "p", pe))
+	again, err := s.Acquire(ctx, "p")
+	require.NoError(t, err)
+	_, err = in.Admit(ctx, "c", Message("after", "p", again))
+	require.NoError(t, err, "the cut-off ended with the parent's lease")
+	require.NoError(t, s.Release(ctx, "p", again))
+	require.NoError(t, s.Release(ctx, "c", ce))
+}

@@ -1,0 +1,165 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/durable"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/jackc/pgx/v5"
+)
+
+func init() {
+	durable.Register(func(store any) (durable.Inbox, bool) {
+		s, ok := store.(*Store)
+		return inbox{s}, ok
+	})
+}
+
+// inbox is the Store's durable inbox (durable.Inbox).
+type inbox struct{ s *Store }
+
+// admitSQL accepts a message in one statement: the child row is locked
+// (FOR SHARE) while its parent, state and drain are checked, so a drain
+// cut-off committed first refuses the message and one committed after it
+// waits for the row and then sees it.
+const admitSQL = `INSERT INTO inbox (session_id, msg_id, from_session, from_epoch, body)
+	SELECT $1, $2, $3, $4, $5
+	WHERE EXISTS (SELECT 1 FROM sessions c WHERE c.id = $1 AND c.parent_id = $3 AND c.state = 'active'
+			AND (c.drain_id IS NULL OR NOT EXISTS (SELECT 1 FROM sessions d
+				WHERE d.id = c.drain_parent AND d.epoch = c.drain_epoch AND d.owner IS NOT NULL))
+			FOR SHARE)
+		AND EXISTS (SELECT 1 FROM sessions p WHERE p.id = $3 AND p.epoch = $4
+			AND p.owner IS NOT NULL AND p.lease_until > now())
+	ON CONFLICT (session_id, msg_id) DO NOTHING
+	RETURNING inbox_seq`
+
+// Admit commits m to id's inbox (see durable.Inbox.Admit): one statement
+// checks the exact live parent, its epoch and the drain cut-off and
+// inserts the row; when it inserts nothing, one read tells why.
+func (in inbox) Admit(ctx context.Context, id string, m durable.Admission) (bool, error) {
+	var seq int64
+	err := in.s.pool.QueryRow(ctx, admitSQL, id, m.MessageID, m.From, m.FromEpoch, []byte(m.Body)).Scan(&seq)
+	if err == nil {
+		return true, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return false, fmt.Errorf(`pgstore: admit to session "%s": %w`, id, err)
+	}
+	return false, in.whyNotAdmitted(ctx, id, m)
+}
+
+// whyNotAdmitted classifies an Admit that inserted nothing: already
+// admitted (no error), not stored, disposed, another parent, draining, or
+// a parent epoch that is not the live lease.
+func (in inbox) whyNotAdmitted(ctx context.Context, id string, m durable.Admission) error {
+	var admitted, parentLive, drained bool
+	var parent *string
+	var state string
+	err := in.s.pool.QueryRow(ctx, `SELECT c.parent_id, c.state,
+			EXISTS (SELECT 1 FROM inbox i WHERE i.session_id = c.id AND i.msg_id = $2),
+			EXISTS (SELECT 1 FROM sessions p WHERE p.id = $3 AND p.epoch = $4 AND p.owner IS NOT NULL AND p.lease_until > now()),
+			c.drain_id IS NOT NULL AND EXISTS (SELECT 1 FROM sessions d WHERE d.id = c.drain_parent AND d.epoch = c.drain_epoch AND d.owner IS NOT NULL)
+		FROM sessions c WHERE c.id = $1`, id, m.MessageID, m.From, m.FromEpoch).Scan(&parent, &state, &admitted, &parentLive, &drained)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return notFound(id)
+	case err != nil:
+		return fmt.Errorf(`pgstore: admit to session "%s": %w`, id, err)
+	case admitted:
+		return nil
+	case state != "active":
+		return fmt.Errorf(`pgstore: session "%s" is %s: %w`, id, state, session.ErrNotFound)
+	case parent == nil || *parent != m.From:
+		return fault.New(fault.Unauthorized, fmt.Sprintf(`pgstore: session "%s" is not a child of "%s"`, id, m.From), nil)
+	case drained:
+		return fault.New(fault.Draining, fmt.Sprintf(`pgstore: admission to session "%s" is closed by a drain`, id), nil)
+	case !parentLive:
+		return fault.New(fault.Unauthorized, fmt.Sprintf(`pgstore: parent "%s" epoch %d is not the live lease`, m.From, m.FromEpoch), nil)
+	}
+	return fmt.Errorf(`pgstore: admit to session "%s": refused`, id)
+}
+
+// Pending returns id's unclaimed messages in admission order.
+func (in inbox) Pending(ctx context.Context, id string) ([]durable.Admission, error) {
+	rows, err := in.s.pool.Query(ctx, `SELECT msg_id, from_session, from_epoch, body FROM inbox
+		WHERE session_id = $1 AND claimed_seq IS NULL ORDER BY inbox_seq`, id)
+	if err != nil {
+		return nil, fmt.Errorf(`pgstore: pending of session "%s": %w`, id, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (durable.Admission, error) {
+		var a durable.Admission
+		var from *string
+		var epoch *int64
+		var body []byte
+		err := row.Scan(&a.MessageID, &from, &epoch, &body)
+		if from != nil {
+			a.From = *from
+		}
+		if epoch != nil {
+			a.FromEpoch = *epoch
+		}
+		a.Body = json.RawMessage(body)
+		return a, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf(`pgstore: pending of session "%s": %w`, id, err)
+	}
+	return out, nil
+}
+
+// Discard settles messages of id without a turn (claimed_seq -1), only
+// while epoch and this store hold id's lease.
+func (in inbox) Discard(ctx context.Context, id string, epoch int64, messageIDs []string) error {
+	if len(messageIDs) == 0 {
+		return nil
+	}
+	tag, err := in.s.pool.Exec(ctx, `UPDATE inbox SET claimed_epoch = $2, claimed_seq = -1
+		WHERE session_id = $1 AND msg_id = ANY($4::text[]) AND claimed_seq IS NULL
+		AND EXISTS (SELECT 1 FROM sessions s WHERE s.id = $1 AND s.epoch = $2 AND s.owner = $3)`,
+		id, epoch, in.s.owner, messageIDs)
+	if err != nil {
+		return fmt.Errorf(`pgstore: discard in session "%s": %w`, id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		if err := in.s.whyNotAppended(ctx, id, session.Epoch(epoch), -1); errors.Is(err, fault.Fenced) || errors.Is(err, session.ErrNotFound) {
+			return err
+		}
+	}
+	return nil
+}
+
+// closeAdmissionSQL opens a drain below $1 at epoch $2 and marks every
+// session below it that is not disposed, in one statement.
+const closeAdmissionSQL = `WITH RECURSIVE below(id) AS (
+		SELECT id FROM sessions WHERE parent_id = $1 AND state <> 'disposed'
+		UNION SELECT s.id FROM sessions s JOIN below b ON s.parent_id = b.id WHERE s.state <> 'disposed'),
+	d AS (INSERT INTO drains (drain_id, parent_id, parent_epoch) VALUES (gen_random_uuid(), $1, $2) RETURNING drain_id)
+	UPDATE sessions SET drain_id = d.drain_id, drain_parent = $1, drain_epoch = $2
+	FROM d WHERE sessions.id IN (SELECT id FROM below)`
+
+// CloseAdmission records a drain cut-off below parent at epoch.
+func (in inbox) CloseAdmission(ctx context.Context, parent string, epoch int64) error {
+	if _, err := in.s.pool.Exec(ctx, closeAdmissionSQL, parent, epoch); err != nil {
+		return fmt.Errorf(`pgstore: close admission below "%s": %w`, parent, err)
+	}
+	return nil
+}
+
+// claims is the message ids and seqs of a batch's user/message events:
+// the messages its append claims.
+func claims(events []session.Event) (ids []string, seqs []int64) {
+	for _, e := range events {
+		if e.Type != event.TypeUserMessage {
+			continue
+		}
+		if id := durable.MessageID(e.Data); id != "" {
+			ids, seqs = append(ids, id), append(seqs, e.Seq)
+		}
+	}
+	return ids, seqs
+}
