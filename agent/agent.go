@@ -17,6 +17,13 @@ const (
 	Error     StopReason = "error"
 	MaxTokens StopReason = "max-tokens"
 	Refusal   StopReason = "refusal"
+	// Retry, returned with the failure as RunTurn's error, ends the turn
+	// in error (its step the last step the turn opened) and asks for the
+	// same message to be run again as a new turn, opened with trigger
+	// {kind:"retry"} and no new user/message. The runtime opens it unless
+	// the turn was cancelled; a retry chain is one message's work. Without
+	// an error it is a plain failed turn.
+	Retry StopReason = "retry"
 )
 
 // Host is what a running turn may do. It is bound to one agent's identity
@@ -131,6 +138,8 @@ type Subagents interface {
 // receives the message that opened the turn, appends its output through
 // host, honours ctx cancellation (returning Aborted), and reports how the
 // turn ended. A non-nil error or a panic is a failed turn (reason Error).
+// A turn that returns Retry with its failure is followed by a retry turn:
+// RunTurn is called again with the same message.
 type Agent interface {
 	RunTurn(ctx context.Context, host Host, msg event.UserMessage) (StopReason, error)
 }

@@ -25,8 +25,8 @@ const DefaultSystem = "You are an agent. You can hand work to subagents with the
 	"subagents more work with send_message and list them with list_agents. Answer the user directly " +
 	"when no tool is needed."
 
-// DefaultMaxDepth is the delegation cap of a Config without one.
-const DefaultMaxDepth = 3
+// defaultMaxDepth is the delegation cap of a Config without one.
+const defaultMaxDepth = 3
 
 // Config configures the model agents.
 type Config struct {
@@ -40,7 +40,7 @@ type Config struct {
 	Model string
 	// System is the system prompt (default DefaultSystem).
 	System string
-	// MaxDepth caps how deep delegation may go (default DefaultMaxDepth).
+	// MaxDepth caps how deep delegation may go (default 3).
 	MaxDepth int
 	// Retry decides retries of failed model calls (default
 	// llm.DefaultRetryPolicy).
@@ -71,7 +71,7 @@ func New(cfg Config) (*Agents, error) {
 		cfg.System = DefaultSystem
 	}
 	if cfg.MaxDepth == 0 {
-		cfg.MaxDepth = DefaultMaxDepth
+		cfg.MaxDepth = defaultMaxDepth
 	}
 	if cfg.Retry == nil {
 		p := llm.DefaultRetryPolicy()
@@ -131,21 +131,33 @@ type loop struct {
 	header     []byte
 	loggedHere bool
 	context    *event.RequestContext
+	// The retry chain: retries is the last llm/retry's number since the
+	// last successful model call, and retrying the id of the message whose
+	// turn asked for a retry turn ("" when none did).
+	retries  int
+	retrying string
 }
 
 // RunTurn runs steps until the model stops calling tools: each step sends
 // the conversation to the model, logs the streamed chunks and the
-// assistant message, then runs the calls it made. A failed model call is
-// retried as the policy says (a later step of the same turn, after an
-// llm/retry event), else it ends the turn with its failure.
-func (l *loop) RunTurn(ctx context.Context, host agent.Host, _ event.UserMessage) (agent.StopReason, error) {
+// assistant message, then runs the calls it made. A failed model call the
+// policy retries ends the step, logs llm/retry, waits the delay and ends
+// the turn with agent.Retry and the failure (the runtime then runs the
+// same message as a retry turn); any other failure ends the turn with it.
+func (l *loop) RunTurn(ctx context.Context, host agent.Host, msg event.UserMessage) (agent.StopReason, error) {
+	if msg.ID != l.retrying { // not a retry turn: a new chain
+		l.retries = 0
+	}
+	l.retrying = ""
 	self, tools, err := l.tools(host)
 	if err != nil {
 		return agent.Error, err
 	}
-	retries := 0
 	for {
-		next, stop, err := l.step(ctx, host, self, tools, &retries)
+		next, stop, err := l.step(ctx, host, self, tools)
+		if stop == agent.Retry {
+			l.retrying = msg.ID
+		}
 		if err != nil || !next {
 			return stop, err
 		}
@@ -189,7 +201,7 @@ func allowed(f *agent.ToolFilter, name string) bool {
 // step; otherwise stop and err are how the turn ends. A model failure
 // leaves the step open (the runtime closes it before turn/end), so the
 // turn's error names it.
-func (l *loop) step(ctx context.Context, host agent.Host, self *parent.Handle, tools *Registry, retries *int) (next bool, stop agent.StopReason, err error) {
+func (l *loop) step(ctx context.Context, host agent.Host, self *parent.Handle, tools *Registry) (next bool, stop agent.StopReason, err error) {
 	conversation, err := host.Conversation()
 	if err != nil {
 		return false, agent.Error, err
@@ -210,9 +222,9 @@ func (l *loop) step(ctx context.Context, host agent.Host, self *parent.Handle, t
 	case ctx.Err() != nil:
 		return false, agent.Aborted, step.End(context.WithoutCancel(ctx))
 	case failure != nil:
-		return l.failed(ctx, step, failure, retries)
+		return l.failed(ctx, step, failure)
 	}
-	*retries = 0
+	l.retries = 0
 	return l.respond(ctx, step, tools, &asm)
 }
 
@@ -282,12 +294,13 @@ type retryLogger interface {
 	Retry(ctx context.Context, retry event.LLMRetry) error
 }
 
-// failed handles a model failure: retried (the step ends, llm/retry is
-// logged, the delay waited, and the turn goes on) when the policy allows
-// it, else the turn's error.
-func (l *loop) failed(ctx context.Context, step agent.Step, failure *llm.Error, retries *int) (bool, agent.StopReason, error) {
+// failed handles a model failure: when the policy retries it, the step
+// ends, llm/retry is logged, the delay waited and the turn ends with
+// agent.Retry and the failure (aborted when cancelled during the wait: no
+// retry, but llm/retry stays); otherwise the failure ends the turn.
+func (l *loop) failed(ctx context.Context, step agent.Step, failure *llm.Error) (bool, agent.StopReason, error) {
 	policy := *l.a.cfg.Retry
-	retry, ok := policy.Next(failure.Failure, *retries, l.a.cfg.Random())
+	retry, ok := policy.Next(failure.Failure, l.retries, l.a.cfg.Random())
 	if !ok {
 		return false, agent.Error, failure
 	}
@@ -309,8 +322,8 @@ func (l *loop) failed(ctx context.Context, step agent.Step, failure *llm.Error, 
 	defer timer.Stop()
 	select {
 	case <-timer.C:
-		*retries = retry.Number
-		return true, agent.Completed, nil
+		l.retries = retry.Number
+		return false, agent.Retry, failure
 	case <-ctx.Done():
 		return false, agent.Aborted, nil
 	}

@@ -15,9 +15,14 @@
 // stops (completed), is cut at its token limit (max-tokens, its tool calls
 // dropped), or is cancelled (aborted, or disposed under disposal; a call
 // not yet started gets the "aborted before dispatch" result). A failed
-// model call is retried within the turn when the retry policy allows it
-// (the step ends, llm/retry is logged, the delay waited); otherwise the
-// turn ends with {kind:"error", step, failure}.
+// model call the retry policy retries ends its step, logs llm/retry, waits
+// the delay (a cancel then ends the turn aborted, llm/retry kept) and ends
+// the turn with {kind:"error", step, failure}; the runtime then opens a
+// retry turn (trigger {kind:"retry"}, no new message, no repeated request
+// header) that calls the model again from step 1. The retry number counts
+// on through the chain and restarts after a call that succeeds; once the
+// policy's MaxRetries is reached, or for a failure it does not retry, the
+// turn ends with the failure and no retry turn follows.
 //
 // # Tools
 //

@@ -140,19 +140,6 @@ func TestModelFailuresEndTheTurn(t *testing.T) {
 	require.Empty(t, ofType(cut, "tool/call"))
 }
 
-func TestAFailedCallIsRetriedWithinTheTurn(t *testing.T) {
-	srv := llmtest.NewServer(llmtest.RateLimited(0), llmtest.Stream(llmtest.Say("ok")))
-	defer srv.Close()
-	r := newRig(t, srv.Client(0))
-	log := events(t, r.turn(t, "retry", "hi").Session())
-	require.Equal(t, []string{"turn/start", "user/message", "step/start", "request/header", "request/context", "step/end",
-		"llm/retry", "step/start", "assistant/chunk", "assistant/chunk", "assistant/chunk", "assistant/chunk", "assistant/chunk",
-		"assistant/message", "step/end", "turn/end"}, types(log))
-	require.Equal(t, `{"turn":1,"step":1,"provider":"deepseek-official","mode":"normal","policyKey":"[\"normal\",2,[\"RATE_LIMIT\",\"SERVER\"],1,1000,0]","retry":1,"maxRetries":2,"delayMs":1,"failure":{"message":"Rate limit reached","code":"RATE_LIMIT","status":429,"requestId":"req-429"}}`, log[6].Raw)
-	require.Equal(t, `{"turn":1,"reason":{"kind":"completed"}}`, log[len(log)-1].Raw)
-	require.Len(t, srv.Received(), 2)
-}
-
 func TestCancellingATurnEndsItAborted(t *testing.T) {
 	client := llmtest.NewClient(llmtest.Hang())
 	r := newRig(t, client)

@@ -27,6 +27,12 @@
 // leaves open when its turn ends is closed with step/end before turn/end.
 // A turn that says nothing has no step events (the original's always
 // steps at least once).
+// A turn the agent ends with agent.Retry and a failure ends in error, its
+// step the last step it opened, and is followed at once by a retry turn
+// over the same claimed message: turn/start {turn, trigger:{kind:"retry"}}
+// with no user/message, steps from 1 again. Only then is the inbox
+// released, so a retry chain is one FIFO turn; a cancel before the agent
+// returns ends the turn aborted (or disposed) and no retry turn opens.
 // The turn/end reason is {kind:"completed"}, {kind:"max-tokens"},
 // {kind:"refusal"}, {kind:"disposed"} (cancelled by the agent's disposal),
 // {kind:"aborted"} (any other cancel, with no inner cause), a model failure's {kind:"error", step, failure:{message, code,

@@ -44,16 +44,16 @@ type turn struct {
 // end of a cancelled turn is written through to the store on this
 // goroutine before the inbox is released: whoever cancelled it (a
 // teardown, an interrupt) waits for it to be durable, and the next turn,
-// if any, waits behind it.
+// if any, waits behind it. A turn the agent ends with agent.Retry is
+// followed, unless it was cancelled, by a retry turn over the same
+// message, before the inbox is released: a retry chain is one claim.
 func (a *Activation) runTurn(claim *inbox.Claim) {
 	defer a.inbox.EndTurn()
 	if a.resumed != nil {
 		a.lastTurn, a.resumed = lastTurn(a.resumed), nil
 	}
-	a.lastTurn++
-	t := &turn{a: a, number: a.lastTurn}
 	source := claim.Message.Source
-	_, err := a.append(event.TurnStart{Turn: t.number, Trigger: &event.Trigger{Kind: event.TriggerMessage, Source: &source}})
+	t, err := a.openTurn(event.Trigger{Kind: event.TriggerMessage, Source: &source})
 	if err == nil {
 		_, err = a.append(claim.Message, session.Surface())
 	}
@@ -61,46 +61,74 @@ func (a *Activation) runTurn(claim *inbox.Claim) {
 		a.refused(claim.Message.ID, err)
 		return
 	}
-	reason := t.run(claim)
-	open := t.finish()
-	if open != 0 {
-		a.append(event.Step{Turn: t.number, Step: open, Kind: event.TypeStepEnd})
-	}
-	if reason.Kind == event.ReasonError {
-		reason.Step = failedStep(open, t.step)
-	}
-	end := event.TurnEnd{Turn: t.number, Reason: reason}
-	if _, cancelled := claim.Cause(); cancelled { // as reasonOf decides
-		a.appendThrough(end)
-	} else {
-		a.append(end)
+	for t.runAndEnd(claim) {
+		if t, err = a.openTurn(event.Trigger{Kind: event.TriggerRetry}); err != nil {
+			a.inbox.Discard() // the log failed; its failure hook reports what was lost
+			return
+		}
 	}
 }
 
-// failedStep is the step an error reason names: the step left open when
-// the turn failed, else, as the original's loop counts a step before
-// running it, the step after the last one the turn logged.
-func failedStep(open, last int) int {
+// openTurn counts and logs the next turn/start.
+func (a *Activation) openTurn(trigger event.Trigger) (*turn, error) {
+	a.lastTurn++
+	t := &turn{a: a, number: a.lastTurn}
+	_, err := a.append(event.TurnStart{Turn: t.number, Trigger: &trigger})
+	return t, err
+}
+
+// runAndEnd calls the agent, then closes the step it left open and logs
+// turn/end. It reports whether a retry turn follows: the agent asked for
+// one and the turn was not cancelled.
+func (t *turn) runAndEnd(claim *inbox.Claim) (retry bool) {
+	reason, retry := t.run(claim)
+	open := t.finish()
 	if open != 0 {
+		t.a.append(event.Step{Turn: t.number, Step: open, Kind: event.TypeStepEnd})
+	}
+	if reason.Kind == event.ReasonError {
+		reason.Step = failedStep(open, t.step, retry)
+	}
+	end := event.TurnEnd{Turn: t.number, Reason: reason}
+	if _, cancelled := claim.Cause(); cancelled { // as reasonOf decides
+		t.a.appendThrough(end)
+		return false
+	}
+	t.a.append(end)
+	return retry
+}
+
+// failedStep is the step an error reason names: the step left open when
+// the turn failed; for a retried turn the last step it opened, which the
+// agent ended before asking for the retry; else, as the original's loop
+// counts a step before running it, the step after the last one the turn
+// logged.
+func failedStep(open, last int, retried bool) int {
+	switch {
+	case open != 0:
 		return open
+	case retried:
+		return last
 	}
 	return last + 1
 }
 
 // run calls the agent with the claimed message, turning a panic into an
-// error reason (or, in a cancelled turn, the aborted one).
-func (t *turn) run(claim *inbox.Claim) (reason event.Reason) {
+// error reason (or, in a cancelled turn, the aborted one). retry is true
+// when the agent asked for a retry turn and the turn was not cancelled.
+func (t *turn) run(claim *inbox.Claim) (reason event.Reason, retry bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			t.a.logger.Error("actors: turn panicked", "agent", t.a.id, "turn", t.number, "panic", r)
-			reason = errorReason(fmt.Sprintf("panic: %v", r), panicCode(r))
+			reason, retry = errorReason(fmt.Sprintf("panic: %v", r), panicCode(r)), false
 			if cause, cancelled := claim.Cause(); cancelled {
 				reason = abortedReason(cause)
 			}
 		}
 	}()
 	stop, err := t.a.agent.RunTurn(claim.Context(), t, claim.Message)
-	return reasonOf(claim, stop, err)
+	reason = reasonOf(claim, stop, err)
+	return reason, stop == agent.Retry && err != nil && reason.Kind == event.ReasonError
 }
 
 // reasonOf maps what the agent returned to the turn/end reason.
@@ -115,7 +143,7 @@ func reasonOf(claim *inbox.Claim, stop agent.StopReason, err error) event.Reason
 		return abortedReason(cause)
 	case stop == agent.Completed && err == nil:
 		return event.Reason{Kind: event.ReasonCompleted}
-	case err != nil:
+	case err != nil: // Retry's failure included
 		if f, ok := failureOf(err); ok {
 			return event.Reason{Kind: event.ReasonError, Failure: &f}
 		}

@@ -1,0 +1,176 @@
+package modelagent_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/llm"
+	"github.com/dsh-actors/dsh-actors/llm/llmtest"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// empty is a response with no content and a zero usage: the client reports
+// it as an error finish with code EMPTY_RESPONSE.
+func empty() llmtest.Behavior { return llmtest.Stream(llmtest.Response{Usage: &llmtest.Usage{}}) }
+
+const (
+	emptyFailure = `{"message":"model returned a completed response with no content","code":"EMPTY_RESPONSE"}`
+	rigPolicyKey = `"policyKey":"[\"normal\",2,[\"EMPTY_RESPONSE\",\"RATE_LIMIT\",\"SERVER\"],1,1000,0]"`
+)
+
+// retryRecord is the llm/retry of the rig's provider and policy.
+func retryRecord(turn, retry int, delayMs string, failure string) string {
+	return `{"turn":` + itoa(turn) + `,"step":1,"provider":"deepseek-official","mode":"normal",` + rigPolicyKey +
+		`,"retry":` + itoa(retry) + `,"maxRetries":2,"delayMs":` + delayMs + `,"failure":` + failure + `}`
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// raws is the data of each event, in order.
+func raws(events []logged) []string {
+	out := make([]string, len(events))
+	for i, e := range events {
+		out[i] = e.Type + " " + e.Raw
+	}
+	return out
+}
+
+// TestAFailedCallIsRetriedAsANewTurn checks the original's retry shape
+// (its fixture empty-response-retry): the failed step ends, llm/retry is
+// logged, the turn ends in error naming that step, and a retry turn with
+// no new message and no repeated request header runs the call again from
+// step 1.
+func TestAFailedCallIsRetriedAsANewTurn(t *testing.T) {
+	srv := llmtest.NewServer(empty(), llmtest.Stream(llmtest.Say("ok")))
+	defer srv.Close()
+	r := newRig(t, srv.Client(0))
+	log := events(t, r.turn(t, "retry", "hi").Session())
+	got := raws(log)
+	require.Len(t, got, 20, "%s", strings.Join(got, "\n"))
+	require.Equal(t, `turn/start {"turn":1,"trigger":{"kind":"message","source":{"kind":"user"}}}`, got[0])
+	require.Equal(t, "user/message", log[1].Type)
+	require.Equal(t, `step/start {"turn":1,"step":1}`, got[2])
+	require.True(t, strings.HasPrefix(got[3], `request/header {"header":{"config":{"provider":"deepseek-official","model":"deepseek-v4-flash"`), got[3])
+	require.Contains(t, got[3], `"reason":"initial"}`)
+	require.Equal(t, "request/context", log[4].Type)
+	require.Equal(t, []string{
+		`assistant/chunk {"turn":1,"step":1,"chunk":{"type":"usage","usage":{"inputTokens":0,"outputTokens":0}}}`,
+		`assistant/chunk {"turn":1,"step":1,"chunk":{"type":"finish","reason":{"kind":"error","failure":` + emptyFailure + `}}}`,
+		`step/end {"turn":1,"step":1}`,
+		`llm/retry ` + retryRecord(1, 1, "1", emptyFailure),
+		`turn/end {"turn":1,"reason":{"kind":"error","step":1,"failure":` + emptyFailure + `}}`,
+		`turn/start {"turn":2,"trigger":{"kind":"retry"}}`,
+		`step/start {"turn":2,"step":1}`,
+	}, got[5:12], "seqs 5-11 (the original's 7-12 and the retry turn's first step)")
+	require.Equal(t, []string{"assistant/chunk", "assistant/chunk", "assistant/chunk", "assistant/chunk", "assistant/chunk",
+		"assistant/message", "step/end", "turn/end"}, types(log[12:]))
+	require.Equal(t, `{"turn":2,"step":1}`, log[18].Raw)
+	require.Equal(t, `{"turn":2,"reason":{"kind":"completed"}}`, log[19].Raw)
+	require.Len(t, ofType(log, "request/header"), 1, "no repeated header")
+	require.Len(t, ofType(log, "user/message"), 1, "no new message")
+
+	received := srv.Received()
+	require.Len(t, received, 2)
+	require.Equal(t, string(received[0].Body), string(received[1].Body), "the retry sends the same request")
+}
+
+// TestARetryChainEndsWhenMaxRetriesIsReached: each retry turn's llm/retry
+// counts on from the last one of the chain; the failure after the last
+// retry ends its turn in error with no llm/retry and no further turn.
+func TestARetryChainEndsWhenMaxRetriesIsReached(t *testing.T) {
+	srv := llmtest.NewServer(llmtest.RateLimited(0), empty(), llmtest.Status(503, `{"error":{"message":"busy"}}`))
+	defer srv.Close()
+	r := newRig(t, srv.Client(0))
+	log := events(t, r.turn(t, "exhausted", "hi").Session())
+	var starts, retries, ends []string
+	for _, e := range log {
+		switch e.Type {
+		case "turn/start":
+			starts = append(starts, e.Raw)
+		case "llm/retry":
+			retries = append(retries, e.Raw)
+		case "turn/end":
+			ends = append(ends, e.Raw)
+		}
+	}
+	require.Equal(t, []string{
+		`{"turn":1,"trigger":{"kind":"message","source":{"kind":"user"}}}`,
+		`{"turn":2,"trigger":{"kind":"retry"}}`,
+		`{"turn":3,"trigger":{"kind":"retry"}}`,
+	}, starts)
+	rateLimited := `{"message":"Rate limit reached","code":"RATE_LIMIT","status":429,"requestId":"req-429"}`
+	require.Equal(t, []string{retryRecord(1, 1, "1", rateLimited), retryRecord(2, 2, "2", emptyFailure)}, retries)
+	require.Equal(t, `{"turn":3,"reason":{"kind":"error","step":1,"failure":{"message":"busy","code":"SERVER","status":503}}}`, ends[2])
+	require.Equal(t, "turn/end", log[len(log)-1].Type)
+	require.Len(t, srv.Received(), 3)
+}
+
+// TestASuccessfulCallResetsTheRetryCount: a retry turn whose first call
+// succeeds (a tool call) starts a new count for a later failure.
+func TestASuccessfulCallResetsTheRetryCount(t *testing.T) {
+	client := llmtest.NewClient(
+		llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "down", Code: "SERVER", Status: 500}}),
+		llmtest.Reply(llmtest.CallTools(llmtest.Call{ID: "c1", Name: "list_agents", Args: []string{"{}"}})),
+		llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "down", Code: "SERVER", Status: 500}}),
+		llmtest.Reply(llmtest.Say("done")),
+	)
+	r := newRig(t, client)
+	log := events(t, r.turn(t, "reset", "hi").Session())
+	down := `{"message":"down","code":"SERVER","status":500}`
+	retries := ofType(log, "llm/retry")
+	require.Len(t, retries, 2)
+	require.Equal(t, retryRecord(1, 1, "1", down), retries[0].Raw)
+	require.Equal(t, strings.Replace(retryRecord(2, 1, "1", down), `"step":1`, `"step":2`, 1), retries[1].Raw)
+	require.Equal(t, `{"turn":3,"reason":{"kind":"completed"}}`, log[len(log)-1].Raw)
+	require.Zero(t, client.Remaining())
+}
+
+// TestCancellingDuringTheRetryWait: a cancel while the retry waits means
+// no retry turn; llm/retry stays and the turn ends aborted. The next
+// message starts a new chain (its retry counts from 1).
+func TestCancellingDuringTheRetryWait(t *testing.T) {
+	client := llmtest.NewClient(
+		llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "down", Code: "SERVER", Status: 500}}),
+		llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "down", Code: "SERVER", Status: 500}}),
+		llmtest.Reply(llmtest.Say("ok")),
+	)
+	slow := rigRetry()
+	slow.InitialDelayMs, slow.MaxDelayMs = 3_600_000, 3_600_000 // only a cancel ends the wait
+	r := newRigRetrying(t, client, slow)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	waiting := make(chan struct{}, 2)
+	defer r.rt.Sessions().Subscribe(func(c session.Change) {
+		if c.Kind == session.Appended && c.Header.ID == "wait" && c.Event.Type == event.TypeLLMRetry {
+			waiting <- struct{}{}
+		}
+	})()
+	h, err := r.rt.StartAgent(ctx, parentSpec("wait"))
+	require.NoError(t, err)
+	_, err = h.Followup(ctx, event.Text("hi"), event.Source{Kind: event.SourceUser})
+	require.NoError(t, err)
+	<-waiting
+	h.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
+	require.NoError(t, h.WhenIdle(ctx))
+	log := events(t, h.Session())
+	require.Equal(t, []string{"turn/start", "user/message", "step/start", "request/header", "request/context",
+		"step/end", "llm/retry", "turn/end"}, types(log))
+	require.Equal(t, `{"turn":1,"reason":{"kind":"aborted"}}`, log[7].Raw)
+
+	_, err = h.Followup(ctx, event.Text("again"), event.Source{Kind: event.SourceUser})
+	require.NoError(t, err)
+	<-waiting
+	h.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
+	require.NoError(t, h.WhenIdle(ctx))
+	retries := ofType(events(t, h.Session()), "llm/retry")
+	require.Len(t, retries, 2)
+	require.Contains(t, retries[1].Raw, `{"turn":2,"step":1,`)
+	require.Contains(t, retries[1].Raw, `"retry":1,`, "a new message starts a new chain")
+}
