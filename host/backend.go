@@ -8,33 +8,33 @@ import (
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-// Backend is everything the host needs from the runtime. The host calls it
+// rpcBackend is everything the host needs from the runtime. The host calls it
 // from request goroutines concurrently. Failures are classified with Wrap
-// under one of the Code* wire codes (matched with errors.Is); any other
+// under one of the code* wire codes (matched with errors.Is); any other
 // error is reported as internal, and a cancelled ctx always wins as
 // cancelled.
-type Backend interface {
+type rpcBackend interface {
 	// ListSessions returns a summary of every session: the live ones in
 	// the order they became live, then the stored ones in the store's
 	// listing order (the order session.list keeps for equal updatedAt). It
 	// never activates anything.
-	ListSessions(ctx context.Context) ([]SessionSummary, error)
+	ListSessions(ctx context.Context) ([]sessionSummary, error)
 	// CreateSession is the original's ensureSession: an error wrapping
-	// CodeAgentBusy when req.ID is a subagent session, live or stored
+	// codeAgentBusy when req.ID is a subagent session, live or stored
 	// (checked first); the live agent req.ID when there is one; when
 	// req.Requested, a stored session req.ID resumed; otherwise a new live
 	// top-level agent on a new session req.ID with cwd req.Cwd (the
-	// directory made when missing). A *SessionConflict when the session's
+	// directory made when missing). A *sessionConflict when the session's
 	// cwd is not req.Cwd, live or stored.
-	CreateSession(ctx context.Context, req CreateRequest) (SessionSummary, error)
+	CreateSession(ctx context.Context, req createRequest) (sessionSummary, error)
 	// ReadSession returns a session's transcript from memory when it is live,
 	// else from storage, without acquiring, publishing or resuming any agent.
-	// An unknown id is CodeSessionNotFound.
-	ReadSession(ctx context.Context, id string) (Transcript, error)
+	// An unknown id is codeSessionNotFound.
+	ReadSession(ctx context.Context, id string) (transcript, error)
 	// PromptSession delivers content to the top-level agent id, resuming it
 	// from storage when it is not live, and returns the accepted message id.
-	// A continuable child is refused with CodeAgentBusy; an unknown id is
-	// CodeSessionNotFound.
+	// A continuable child is refused with codeAgentBusy; an unknown id is
+	// codeSessionNotFound.
 	PromptSession(ctx context.Context, id string, content []event.Block, source event.Source) (string, error)
 	// SearchSessions returns one page of the events of stored sessions
 	// whose text holds req.Phrase as a literal phrase, best first (the
@@ -44,31 +44,31 @@ type Backend interface {
 	SearchSessions(ctx context.Context, req index.SearchRequest) (index.Page, error)
 	// ListChildren reads the complete direct catalog of parentID (healthy
 	// continuable children and diagnostics, in the catalog's order) without
-	// touching any agent. An unknown parent is CodeSessionNotFound.
-	ListChildren(ctx context.Context, parentID string) ([]CatalogEntry, error)
-	// LiveAgent returns the exact live agent registered under id right now.
-	LiveAgent(id string) (LiveAgent, bool)
+	// touching any agent. An unknown parent is codeSessionNotFound.
+	ListChildren(ctx context.Context, parentID string) ([]catalogEntry, error)
+	// liveAgent returns the exact live agent registered under id right now.
+	LiveAgent(id string) (liveAgent, bool)
 	// Followup asks the continuation service to deliver content to childID
 	// on behalf of the exact live parent, cold-resuming the child when it
 	// has no Activation, and returns the message id its inbox accepted.
-	// Failures: CodeSubagentNotResumable, CodeSubagentUnauthorized,
-	// CodeSubagentNotDelivered, CodeCancelled.
-	Followup(ctx context.Context, parent LiveAgent, childID string, content []event.Block, source event.Source) (string, error)
+	// Failures: codeSubagentNotResumable, codeSubagentUnauthorized,
+	// codeSubagentNotDelivered, codeCancelled.
+	Followup(ctx context.Context, parent liveAgent, childID string, content []event.Block, source event.Source) (string, error)
 	// Subscribe calls fn for every Notice, in the order the runtime produced
 	// them, until cancel is called. fn must not block.
-	Subscribe(fn func(Notice)) (cancel func())
+	Subscribe(fn func(notice)) (cancel func())
 }
 
-// CreateRequest is one session.create as the handler resolved it.
-type CreateRequest struct {
+// createRequest is one session.create as the handler resolved it.
+type createRequest struct {
 	ID        string // the requested sessionId, else session-<uuid>
 	Cwd       string // the requested cwd, else Options.Cwd
 	Requested bool   // ID was requested: a stored session under it is adopted
 }
 
-// SessionConflict is the original's SessionCwdConflict: a requested
+// sessionConflict is the original's SessionCwdConflict: a requested
 // sessionId is stored with another cwd (or none: HasExisting false).
-type SessionConflict struct {
+type sessionConflict struct {
 	SessionID    string
 	RequestedCwd string
 	ExistingCwd  string
@@ -77,7 +77,7 @@ type SessionConflict struct {
 
 // Error is the original's message: `session "<id>" already exists with cwd
 // ${JSON.stringify(existingCwd)}; requested ${JSON.stringify(requestedCwd)}`.
-func (e *SessionConflict) Error() string {
+func (e *sessionConflict) Error() string {
 	existing := "undefined"
 	if e.HasExisting {
 		existing = jsonString(e.ExistingCwd)
@@ -94,14 +94,14 @@ func jsonString(s string) string {
 	return string(b)
 }
 
-// LiveAgent is one exact live agent (one incarnation) as the Backend found it.
-type LiveAgent interface {
+// liveAgent is one exact live agent (one incarnation) as the rpcBackend found it.
+type liveAgent interface {
 	// SessionID is the id of the agent's session.
 	SessionID() string
 }
 
-// SessionSummary is one row of session.list.
-type SessionSummary struct {
+// sessionSummary is one row of session.list.
+type sessionSummary struct {
 	ID        string
 	CreatedAt int64 // Unix ms
 	// UpdatedAt is Unix ms: a live session's last activity (its last
@@ -120,61 +120,61 @@ type SessionSummary struct {
 	TitleAsOfSeq *int64
 }
 
-// Transcript is a session's header facts and raw events in seq order.
-type Transcript struct {
+// transcript is a session's header facts and raw events in seq order.
+type transcript struct {
 	ParentSessionID string
 	Events          []session.Event
 }
 
-// CatalogKind tells a healthy catalog row from a diagnostic one.
-type CatalogKind string
+// catalogKind tells a healthy catalog row from a diagnostic one.
+type catalogKind string
 
 // The catalog row kinds.
 const (
-	KindChild      CatalogKind = "child"
-	KindDiagnostic CatalogKind = "diagnostic"
+	kindChild      catalogKind = "child"
+	kindDiagnostic catalogKind = "diagnostic"
 )
 
-// CatalogEntry is one row of a parent's direct continuable catalog.
-type CatalogEntry struct {
-	Kind    CatalogKind
+// catalogEntry is one row of a parent's direct continuable catalog.
+type catalogEntry struct {
+	Kind    catalogKind
 	ID      string
 	Label   string // healthy rows
 	Running bool   // healthy rows: the child session is live now
 	Reason  string // diagnostic rows: corrupt | unsupported | unavailable
 }
 
-// NoticeKind names a Notice.
-type NoticeKind int
+// noticeKind names a Notice.
+type noticeKind int
 
-// The notices a Backend publishes.
+// The notices an rpcBackend publishes.
 const (
-	// SessionAdded: a session became live (created or resumed).
-	SessionAdded NoticeKind = iota + 1
-	// SessionStatus: a live agent's running status changed.
-	SessionStatus
-	// SessionRemoved: a live session was released (not deleted).
-	SessionRemoved
-	// SessionEvent: an event was appended to a live session.
-	SessionEvent
-	// QueueEnqueued: a live agent's inbox accepted Message (id MessageID).
-	QueueEnqueued
-	// QueueLeft: the message MessageID left a live agent's inbox, claimed
+	// sessionAdded: a session became live (created or resumed).
+	sessionAdded noticeKind = iota + 1
+	// sessionStatus: a live agent's running status changed.
+	sessionStatus
+	// sessionRemoved: a live session was released (not deleted).
+	sessionRemoved
+	// sessionEvent: an event was appended to a live session.
+	sessionEvent
+	// queueEnqueued: a live agent's inbox accepted Message (id MessageID).
+	queueEnqueued
+	// queueLeft: the message MessageID left a live agent's inbox, claimed
 	// by a turn or discarded (More: another discard of the same cancel
 	// follows).
-	QueueLeft
+	queueLeft
 )
 
-// Notice is one change in the runtime that the host turns into a frame.
-type Notice struct {
-	Kind            NoticeKind
+// notice is one change in the runtime that the host turns into a frame.
+type notice struct {
+	Kind            noticeKind
 	SessionID       string
-	ParentSessionID string             // SessionAdded
-	Cwd             string             // SessionAdded
-	Blank           bool               // SessionAdded: no turn/start yet (the original's sessionBlank)
-	Running         bool               // SessionStatus
-	Event           session.Event      // SessionEvent
-	MessageID       string             // QueueEnqueued, QueueLeft
-	Message         *event.UserMessage // QueueEnqueued (not to be modified)
-	More            bool               // QueueLeft
+	ParentSessionID string             // sessionAdded
+	Cwd             string             // sessionAdded
+	Blank           bool               // sessionAdded: no turn/start yet (the original's sessionBlank)
+	Running         bool               // sessionStatus
+	Event           session.Event      // sessionEvent
+	MessageID       string             // queueEnqueued, queueLeft
+	Message         *event.UserMessage // queueEnqueued (not to be modified)
+	More            bool               // queueLeft
 }

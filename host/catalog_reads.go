@@ -11,7 +11,7 @@ import (
 // per parent at most one read runs and one more gathers callers. A read
 // whose callers all went away is cancelled (or never started).
 type catalogReads struct {
-	list    func(ctx context.Context, parentID string) ([]CatalogEntry, error)
+	list    func(ctx context.Context, parentID string) ([]catalogEntry, error)
 	mu      sync.Mutex
 	pending map[string]*catalogRead // gathering callers, not started
 	running map[string]bool
@@ -21,20 +21,20 @@ type catalogReads struct {
 // read-only.
 type catalogRead struct {
 	done    chan struct{}
-	entries []CatalogEntry
+	entries []catalogEntry
 	err     error
 	waiters int
 	started bool
 	cancel  context.CancelFunc
 }
 
-func newCatalogReads(list func(ctx context.Context, parentID string) ([]CatalogEntry, error)) *catalogReads {
+func newCatalogReads(list func(ctx context.Context, parentID string) ([]catalogEntry, error)) *catalogReads {
 	return &catalogReads{list: list, pending: map[string]*catalogRead{}, running: map[string]bool{}}
 }
 
 // read returns parentID's catalog from a read that started after this call,
 // or ctx's error once ctx is done (a done ctx wins over a result).
-func (c *catalogReads) read(ctx context.Context, parentID string) ([]CatalogEntry, error) {
+func (c *catalogReads) read(ctx context.Context, parentID string) ([]catalogEntry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -18,11 +18,11 @@ type gatedLister struct {
 	canceled atomic.Int64
 }
 
-func (g *gatedLister) list(ctx context.Context, parentID string) ([]CatalogEntry, error) {
+func (g *gatedLister) list(ctx context.Context, parentID string) ([]catalogEntry, error) {
 	n := g.calls.Add(1)
 	select {
 	case <-g.release:
-		return []CatalogEntry{{Kind: KindChild, ID: parentID, Label: string(rune('0' + n))}}, nil
+		return []catalogEntry{{Kind: kindChild, ID: parentID, Label: string(rune('0' + n))}}, nil
 	case <-ctx.Done():
 		g.canceled.Add(1)
 		return nil, ctx.Err()

@@ -10,10 +10,9 @@
 // envelopes, validation issues, error codes, methods and frames — is
 // specified byte for byte in docs/wire-protocol.md in this repository.
 //
-// New returns a Handler over a Backend, the interface through which the
-// handler reaches the runtime; NewRuntimeBackend implements it over
-// actors.Runtime, the subagent service and query.Query, and maps the
-// runtime's error codes to the wire's (for instance NOT_RESUMABLE to
+// New returns a Handler over an actors.Runtime, its subagent service
+// (Continuations) and a query.Query (Options.Index, when set, answers
+// search and stored titles); it maps the runtime's error codes to the wire's (for instance NOT_RESUMABLE to
 // subagent-not-resumable, DRAINING to subagent-not-delivered; anything
 // unclassified is internal, its cause logged, never sent).
 //

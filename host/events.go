@@ -67,7 +67,7 @@ type hub struct {
 	closing  chan struct{}
 	maxQueue queueLimit
 
-	source       AttachmentSource            // nil: no session/subscribed frames
+	source       attachmentSource            // nil: no session/subscribed frames
 	attached     map[string]*attachedSession // the attached sessions, for the mux baseline (stream.go)
 	attachOrder  uint64
 	queues       map[string]*sessionQueue // the non-empty inbox queues (queue.go)
@@ -96,7 +96,7 @@ func (l queueLimit) fits(s *stream, size int) bool {
 	return len(s.frames) == 0 || (len(s.frames) < l.frames && s.bytes+size <= l.bytes)
 }
 
-func newHub(maxQueue queueLimit, source AttachmentSource) *hub {
+func newHub(maxQueue queueLimit, source attachmentSource) *hub {
 	return &hub{streams: map[*stream]struct{}{}, closing: make(chan struct{}), maxQueue: maxQueue,
 		source: source, attached: map[string]*attachedSession{},
 		queues: map[string]*sessionQueue{}, queueChanged: map[string]bool{}}
@@ -137,8 +137,8 @@ func (h *hub) close() {
 
 // publish queues n's frame on every stream that carries it, after the
 // session/subscribed frame of a session n attaches (mux streams only).
-func (h *hub) publish(n Notice) {
-	if n.Kind == QueueEnqueued || n.Kind == QueueLeft {
+func (h *hub) publish(n notice) {
+	if n.Kind == queueEnqueued || n.Kind == queueLeft {
 		h.publishQueue(n)
 		return
 	}
@@ -162,15 +162,15 @@ func (h *hub) publish(n Notice) {
 }
 
 // agentErrorOf renders host/agent-error {type, sessionId, message} for a
-// SessionEvent notice of a turn/end whose reason is an error, or false.
+// sessionEvent notice of a turn/end whose reason is an error, or false.
 // The original pushes it from the agent/error event its loop's settle()
 // emits before appending that turn/end (and before the idle status), with
 // message = errorChain(error), the text the turn/end reason holds: the
 // {kind:"error", step, message, code?} or {kind:"error", step,
 // failure:{message, code}} this runtime writes, or the {kind:"error",
 // error:{message}} of other writers, all read by event.Reason.Text.
-func agentErrorOf(n Notice) ([]byte, bool) {
-	if n.Kind != SessionEvent || n.Event.Type != event.TypeTurnEnd {
+func agentErrorOf(n notice) ([]byte, bool) {
+	if n.Kind != sessionEvent || n.Event.Type != event.TypeTurnEnd {
 		return nil, false
 	}
 	end, err := event.DecodeAs[event.TurnEnd](n.Event.Type, n.Event.Data)
@@ -321,17 +321,17 @@ const (
 
 // frameOf builds the frame payload for n and its class, or false for an
 // unknown kind.
-func frameOf(n Notice) (string, any, frameClass, bool) {
+func frameOf(n notice) (string, any, frameClass, bool) {
 	switch n.Kind {
-	case SessionAdded:
+	case sessionAdded:
 		return frameSessionAdded, sessionAddedFrame{Type: frameSessionAdded, SessionID: n.SessionID, Blank: n.Blank,
 			ParentSessionID: n.ParentSessionID, Cwd: n.Cwd}, classHost, true
-	case SessionStatus:
+	case sessionStatus:
 		return frameSessionStatus, sessionStatusFrame{Type: frameSessionStatus, SessionID: n.SessionID, Running: n.Running},
 			classHost, true
-	case SessionRemoved:
+	case sessionRemoved:
 		return frameSessionRemoved, sessionRemovedFrame{Type: frameSessionRemoved, SessionID: n.SessionID}, classHost, true
-	case SessionEvent:
+	case sessionEvent:
 		return frameSessionEvent, sessionEventFrame{Type: frameSessionEvent, SessionID: n.SessionID, Event: toWireEvent(n.Event)},
 			classSession, true
 	}
@@ -341,7 +341,7 @@ func frameOf(n Notice) (string, any, frameClass, bool) {
 // encodeFrame renders n, or false for an unknown kind or an event whose
 // data is not valid JSON (the frame is then skipped; a client repairs the
 // resulting seq gap by re-pulling history).
-func encodeFrame(n Notice) ([]byte, frameClass, bool) {
+func encodeFrame(n notice) ([]byte, frameClass, bool) {
 	method, payload, class, ok := frameOf(n)
 	if !ok {
 		return nil, 0, false
@@ -352,7 +352,7 @@ func encodeFrame(n Notice) ([]byte, frameClass, bool) {
 
 func overflowFrame() []byte {
 	frame, _ := sseData(frameStreamError, streamErrorFrame{Type: frameStreamError,
-		Error: wireError{Code: CodeInternal, Message: "event stream fell behind; reconnect", Details: map[string]any{}}})
+		Error: wireError{Code: codeInternal, Message: "event stream fell behind; reconnect", Details: map[string]any{}}})
 	return frame
 }
 

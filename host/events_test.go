@@ -33,7 +33,7 @@ func openStream(t *testing.T, baseURL string) (*bufio.Reader, func()) {
 }
 
 // serveTestHandler serves a test handler over b until the test ends.
-func serveTestHandler(t *testing.T, b Backend) *httptest.Server {
+func serveTestHandler(t *testing.T, b rpcBackend) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(newTestHandler(t, b))
 	t.Cleanup(srv.Close)
@@ -84,11 +84,11 @@ func TestEventStreamDeliversFramesInOrder(t *testing.T) {
 
 	event := message(3, "assistant/message", "done")
 	b.emit(
-		Notice{Kind: SessionAdded, SessionID: "c1", ParentSessionID: "p1", Blank: true},
-		Notice{Kind: SessionStatus, SessionID: "c1", Running: true},
-		Notice{Kind: SessionEvent, SessionID: "c1", Event: event},
-		Notice{Kind: SessionStatus, SessionID: "c1", Running: false},
-		Notice{Kind: SessionRemoved, SessionID: "c1"},
+		notice{Kind: sessionAdded, SessionID: "c1", ParentSessionID: "p1", Blank: true},
+		notice{Kind: sessionStatus, SessionID: "c1", Running: true},
+		notice{Kind: sessionEvent, SessionID: "c1", Event: event},
+		notice{Kind: sessionStatus, SessionID: "c1", Running: false},
+		notice{Kind: sessionRemoved, SessionID: "c1"},
 	)
 	want := []struct{ method, payload string }{
 		{"host/session-added", `{"type":"host/session-added","sessionId":"c1","blank":true,"parentSessionId":"p1"}`},
@@ -120,7 +120,7 @@ func TestEventStreamFansOutToEveryClient(t *testing.T) {
 	defer stopSecond()
 
 	for seq := range int64(20) {
-		b.emit(Notice{Kind: SessionEvent, SessionID: "s", Event: plain(seq, "turn/start")})
+		b.emit(notice{Kind: sessionEvent, SessionID: "s", Event: plain(seq, "turn/start")})
 	}
 	for _, r := range []*bufio.Reader{first, second} {
 		for seq := range int64(20) {
@@ -132,7 +132,7 @@ func TestEventStreamFansOutToEveryClient(t *testing.T) {
 }
 
 func TestCloseEndsOpenStreams(t *testing.T) {
-	h := New(newFakeBackend(), Options{})
+	h := newHandler(newFakeBackend(), Options{})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	r, stop := openStream(t, srv.URL)
@@ -152,7 +152,7 @@ func TestSlowStreamOverflowsWithOneStreamErrorFrame(t *testing.T) {
 	hb := newHub(queueLimit{frames: 2, bytes: 1 << 20}, nil)
 	s := hb.join(streamAll)
 	for seq := range int64(5) {
-		hb.publish(Notice{Kind: SessionEvent, SessionID: "s", Event: plain(seq, "turn/start")})
+		hb.publish(notice{Kind: sessionEvent, SessionID: "s", Event: plain(seq, "turn/start")})
 	}
 	frames, end := hb.take(s)
 	require.True(t, end)
@@ -163,7 +163,7 @@ func TestSlowStreamOverflowsWithOneStreamErrorFrame(t *testing.T) {
 
 func TestHeartbeatKeepsAnIdleStreamAlive(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := New(newFakeBackend(), Options{Heartbeat: 15 * time.Second})
+		h := newHandler(newFakeBackend(), Options{Heartbeat: 15 * time.Second})
 		defer h.Close()
 		ctx, cancel := context.WithCancel(context.Background())
 		rec := httptest.NewRecorder()
@@ -183,8 +183,8 @@ func TestHeartbeatKeepsAnIdleStreamAlive(t *testing.T) {
 func TestUndecodableEventIsSkipped(t *testing.T) {
 	hb := newHub(queueLimit{frames: 8, bytes: 1 << 20}, nil)
 	s := hb.join(streamAll)
-	hb.publish(Notice{Kind: SessionEvent, SessionID: "s", Event: session.Event{Type: "x", Data: json.RawMessage(`{bad`)}})
-	hb.publish(Notice{Kind: NoticeKind(99), SessionID: "s"})
+	hb.publish(notice{Kind: sessionEvent, SessionID: "s", Event: session.Event{Type: "x", Data: json.RawMessage(`{bad`)}})
+	hb.publish(notice{Kind: noticeKind(99), SessionID: "s"})
 	frames, end := hb.take(s)
 	require.Empty(t, frames)
 	require.False(t, end)
@@ -201,14 +201,14 @@ func TestContractStreamsSplitHostAndSessionFrames(t *testing.T) {
 	defer stopAll()
 
 	b.emit(
-		Notice{Kind: SessionAdded, SessionID: "c1", ParentSessionID: "p1", Blank: true},
-		Notice{Kind: SessionStatus, SessionID: "c1", Running: true},
-		Notice{Kind: SessionEvent, SessionID: "c1", Event: plain(0, "turn/start")},
-		Notice{Kind: SessionStatus, SessionID: "c1", Running: false},
-		Notice{Kind: SessionEvent, SessionID: "c1", Event: plain(1, "turn/end")},
-		Notice{Kind: SessionRemoved, SessionID: "c1"},
-		Notice{Kind: SessionEvent, SessionID: "c2", Event: plain(7, "turn/start")},
-		Notice{Kind: SessionStatus, SessionID: "c2", Running: true},
+		notice{Kind: sessionAdded, SessionID: "c1", ParentSessionID: "p1", Blank: true},
+		notice{Kind: sessionStatus, SessionID: "c1", Running: true},
+		notice{Kind: sessionEvent, SessionID: "c1", Event: plain(0, "turn/start")},
+		notice{Kind: sessionStatus, SessionID: "c1", Running: false},
+		notice{Kind: sessionEvent, SessionID: "c1", Event: plain(1, "turn/end")},
+		notice{Kind: sessionRemoved, SessionID: "c1"},
+		notice{Kind: sessionEvent, SessionID: "c2", Event: plain(7, "turn/start")},
+		notice{Kind: sessionStatus, SessionID: "c2", Running: true},
 	)
 	methods := func(r *bufio.Reader, n int) []string {
 		out := make([]string, n)
@@ -262,10 +262,10 @@ func TestAgentErrorPrecedesTheFailedTurnEnd(t *testing.T) {
 		Data: json.RawMessage(`{"turn":1,"reason":{"kind":"error","step":1,"message":"boom: \"x\" </b>","code":"E_X"}}`)}
 	completed := session.Event{Type: "turn/end", Seq: 6, Time: 1006, Data: json.RawMessage(`{"turn":2,"reason":{"kind":"completed"}}`)}
 	b.emit(
-		Notice{Kind: SessionStatus, SessionID: "s1", Running: true},
-		Notice{Kind: SessionEvent, SessionID: "s1", Event: failed},
-		Notice{Kind: SessionEvent, SessionID: "s1", Event: completed},
-		Notice{Kind: SessionStatus, SessionID: "s1", Running: false},
+		notice{Kind: sessionStatus, SessionID: "s1", Running: true},
+		notice{Kind: sessionEvent, SessionID: "s1", Event: failed},
+		notice{Kind: sessionEvent, SessionID: "s1", Event: completed},
+		notice{Kind: sessionStatus, SessionID: "s1", Running: false},
 	)
 	agentError := `{"type":"host/agent-error","sessionId":"s1","message":"boom: \"x\" </b>"}`
 	want := []struct{ method, payload string }{

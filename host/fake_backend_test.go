@@ -15,9 +15,9 @@ import (
 // fakeBackend is a scriptable in-memory Backend that records every call.
 type fakeBackend struct {
 	mu           sync.Mutex
-	summaries    []SessionSummary
-	transcripts  map[string]Transcript
-	catalogs     map[string][]CatalogEntry
+	summaries    []sessionSummary
+	transcripts  map[string]transcript
+	catalogs     map[string][]catalogEntry
 	catalogErr   error
 	readErr      error
 	promptErr    error
@@ -30,7 +30,7 @@ type fakeBackend struct {
 	panicMessage string
 	calls        []string
 	followups    []followupCall
-	subscribers  map[int]func(Notice)
+	subscribers  map[int]func(notice)
 	nextSub      int
 }
 
@@ -47,10 +47,10 @@ func (a fakeAgent) SessionID() string { return string(a) }
 
 func newFakeBackend() *fakeBackend {
 	return &fakeBackend{
-		transcripts: map[string]Transcript{},
-		catalogs:    map[string][]CatalogEntry{},
+		transcripts: map[string]transcript{},
+		catalogs:    map[string][]catalogEntry{},
 		live:        map[string]bool{},
-		subscribers: map[int]func(Notice){},
+		subscribers: map[int]func(notice){},
 	}
 }
 
@@ -70,17 +70,17 @@ func (f *fakeBackend) callLog() []string {
 	return slices.Clone(f.calls)
 }
 
-func (f *fakeBackend) ListSessions(ctx context.Context) ([]SessionSummary, error) {
+func (f *fakeBackend) ListSessions(ctx context.Context) ([]sessionSummary, error) {
 	f.record("ListSessions")
 	return slices.Clone(f.summaries), ctx.Err()
 }
 
-func (f *fakeBackend) CreateSession(ctx context.Context, req CreateRequest) (SessionSummary, error) {
+func (f *fakeBackend) CreateSession(ctx context.Context, req createRequest) (sessionSummary, error) {
 	f.record("CreateSession %s %s %v", req.ID, req.Cwd, req.Requested)
 	if f.createErr != nil {
-		return SessionSummary{}, f.createErr
+		return sessionSummary{}, f.createErr
 	}
-	s := SessionSummary{ID: req.ID, Cwd: req.Cwd, CreatedAt: 1000, UpdatedAt: 1000, Live: true}
+	s := sessionSummary{ID: req.ID, Cwd: req.Cwd, CreatedAt: 1000, UpdatedAt: 1000, Live: true}
 	f.mu.Lock()
 	f.summaries = append(f.summaries, s)
 	f.live[s.ID] = true
@@ -88,17 +88,17 @@ func (f *fakeBackend) CreateSession(ctx context.Context, req CreateRequest) (Ses
 	return s, nil
 }
 
-func (f *fakeBackend) ReadSession(ctx context.Context, id string) (Transcript, error) {
+func (f *fakeBackend) ReadSession(ctx context.Context, id string) (transcript, error) {
 	f.record("ReadSession %s", id)
 	if err := ctx.Err(); err != nil {
-		return Transcript{}, Wrap(CodeCancelled, err)
+		return transcript{}, wrap(codeCancelled, err)
 	}
 	if f.readErr != nil {
-		return Transcript{}, f.readErr
+		return transcript{}, f.readErr
 	}
 	t, ok := f.transcripts[id]
 	if !ok {
-		return Transcript{}, Wrap(CodeSessionNotFound, fmt.Errorf("session %q not found", id))
+		return transcript{}, wrap(codeSessionNotFound, fmt.Errorf("session %q not found", id))
 	}
 	return t, nil
 }
@@ -111,7 +111,7 @@ func (f *fakeBackend) PromptSession(ctx context.Context, id string, content []ev
 	return "message-" + id, nil
 }
 
-func (f *fakeBackend) ListChildren(ctx context.Context, parentID string) ([]CatalogEntry, error) {
+func (f *fakeBackend) ListChildren(ctx context.Context, parentID string) ([]catalogEntry, error) {
 	f.record("ListChildren %s", parentID)
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -121,19 +121,19 @@ func (f *fakeBackend) ListChildren(ctx context.Context, parentID string) ([]Cata
 	}
 	entries, ok := f.catalogs[parentID]
 	if !ok {
-		return nil, Wrap(CodeSessionNotFound, fmt.Errorf("session %q not found", parentID))
+		return nil, wrap(codeSessionNotFound, fmt.Errorf("session %q not found", parentID))
 	}
 	return entries, nil
 }
 
-func (f *fakeBackend) LiveAgent(id string) (LiveAgent, bool) {
+func (f *fakeBackend) LiveAgent(id string) (liveAgent, bool) {
 	f.record("LiveAgent %s", id)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return fakeAgent(id), f.live[id]
 }
 
-func (f *fakeBackend) Followup(ctx context.Context, parent LiveAgent, childID string, content []event.Block, source event.Source) (string, error) {
+func (f *fakeBackend) Followup(ctx context.Context, parent liveAgent, childID string, content []event.Block, source event.Source) (string, error) {
 	f.record("Followup %s %s", parent.SessionID(), childID)
 	f.mu.Lock()
 	f.followups = append(f.followups, followupCall{parent.SessionID(), childID, content, source})
@@ -147,7 +147,7 @@ func (f *fakeBackend) Followup(ctx context.Context, parent LiveAgent, childID st
 	return "message-1", nil
 }
 
-func (f *fakeBackend) Subscribe(fn func(Notice)) func() {
+func (f *fakeBackend) Subscribe(fn func(notice)) func() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	id := f.nextSub
@@ -161,9 +161,9 @@ func (f *fakeBackend) Subscribe(fn func(Notice)) func() {
 }
 
 // emit delivers notices to every subscriber, in order.
-func (f *fakeBackend) emit(notices ...Notice) {
+func (f *fakeBackend) emit(notices ...notice) {
 	f.mu.Lock()
-	subs := make([]func(Notice), 0, len(f.subscribers))
+	subs := make([]func(notice), 0, len(f.subscribers))
 	for _, fn := range f.subscribers {
 		subs = append(subs, fn)
 	}
@@ -190,7 +190,7 @@ func plain(seq int64, typ string) session.Event {
 func (f *fakeBackend) SearchSessions(ctx context.Context, req index.SearchRequest) (index.Page, error) {
 	f.record("SearchSessions %q %d %d", req.Phrase, req.Limit, req.Offset)
 	if err := ctx.Err(); err != nil {
-		return index.Page{}, Wrap(CodeCancelled, err)
+		return index.Page{}, wrap(codeCancelled, err)
 	}
 	if f.searchErr != nil {
 		return index.Page{}, f.searchErr

@@ -10,6 +10,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/index"
+	"github.com/dsh-actors/dsh-actors/query"
 )
 
 //go:embed web
@@ -48,26 +52,44 @@ type Options struct {
 	// about two more copies); a body that would go beyond it is answered
 	// 413 (default 128 MiB, two bodies of the 64 MiB maximum).
 	MaxBodyBytesInFlight int64
+	// Index is the derived index of the runtime's store: when set it
+	// answers session search and the titles of stored sessions in
+	// session.list; without it search scans every stored log and a stored
+	// session's title is read from its log once per process.
+	Index *index.DB
 }
 
 // Handler serves the RPC methods under /api, the event streams and the
 // embedded page. Create it with New and release it with Close.
 type Handler struct {
-	backend     Backend
+	backend     rpcBackend
 	opts        Options
 	methods     map[string]method
 	hub         *hub
 	bodies      *bodyBudget
 	catalog     *catalogReads
 	unsubscribe func()
-	closeOnce   sync.Once
-	static      http.Handler
+	// closeBackend releases a backend the handler opened itself (New's).
+	closeBackend func()
+	closeOnce    sync.Once
+	static       http.Handler
 }
 
-// New subscribes to backend's notices and returns the handler. When backend
-// is also an AttachmentSource, the sessions live at that moment form the
-// first mux baseline (see AttachmentSource).
-func New(backend Backend, opts Options) *Handler {
+// New returns the handler over rt, its continuation service cont and a
+// query over rt.Sessions(); it starts observing rt's appends at once (for
+// session.list's updatedAt and title) until Close. It never closes
+// opts.Index.
+func New(rt *actors.Runtime, cont Continuations, q *query.Query, opts Options) *Handler {
+	backend := newRuntimeBackend(rt, cont, q, opts.Index)
+	h := newHandler(backend, opts)
+	h.closeBackend = backend.close
+	return h
+}
+
+// newHandler subscribes to backend's notices and returns the handler. When backend
+// is also an attachmentSource, the sessions live at that moment form the
+// first mux baseline (see attachmentSource).
+func newHandler(backend rpcBackend, opts Options) *Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -82,7 +104,7 @@ func New(backend Backend, opts Options) *Handler {
 	if err != nil {
 		panic("host: embedded page missing: " + err.Error())
 	}
-	source, _ := backend.(AttachmentSource)
+	source, _ := backend.(attachmentSource)
 	h := &Handler{backend: backend, opts: opts, hub: newHub(queueLimit{opts.MaxQueuedFrames, opts.MaxQueuedBytes}, source),
 		bodies:  &bodyBudget{limit: opts.MaxBodyBytesInFlight},
 		catalog: newCatalogReads(backend.ListChildren), static: http.FileServerFS(page)}
@@ -125,6 +147,9 @@ func (h *Handler) Close() {
 	h.closeOnce.Do(func() {
 		h.hub.close()
 		h.unsubscribe()
+		if h.closeBackend != nil {
+			h.closeBackend()
+		}
 	})
 }
 

@@ -28,7 +28,7 @@ func TestLimitDefaults(t *testing.T) {
 // the connection's). Without the timeout the read below would wait for its
 // own safety deadline and fail the test.
 func TestTricklingBodyIsCutOff(t *testing.T) {
-	h := New(newFakeBackend(), Options{BodyReadTimeout: 50 * time.Millisecond})
+	h := newHandler(newFakeBackend(), Options{BodyReadTimeout: 50 * time.Millisecond})
 	defer h.Close()
 	srv := httptest.NewServer(h)
 	defer srv.Close()
@@ -53,7 +53,7 @@ func TestTricklingBodyIsCutOff(t *testing.T) {
 // naming the budget, and the budget comes back once a request is answered.
 func TestBodiesInFlightShareOneByteBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := New(newFakeBackend(), Options{MaxBodyBytesInFlight: 1000})
+		h := newHandler(newFakeBackend(), Options{MaxBodyBytesInFlight: 1000})
 		defer h.Close()
 		envelope := `{"type":"client-request","rpcId":"r","method":"session.list","payload":{"pad":"`
 		padded := func(size int) string { return envelope + strings.Repeat("x", size-len(envelope)-3) + `"}}` }
@@ -101,8 +101,8 @@ func TestBodiesInFlightShareOneByteBudget(t *testing.T) {
 // well as frames; a frame larger than the bound still reaches a stream
 // whose queue is empty.
 func TestSlowStreamOverflowsOnBytes(t *testing.T) {
-	big := func(seq int64) Notice {
-		return Notice{Kind: SessionEvent, SessionID: "s", Event: plain(seq, "turn/"+strings.Repeat("x", 400))}
+	big := func(seq int64) notice {
+		return notice{Kind: sessionEvent, SessionID: "s", Event: plain(seq, "turn/"+strings.Repeat("x", 400))}
 	}
 	hb := newHub(queueLimit{frames: 100, bytes: 1300}, nil)
 	s := hb.join(streamAll)

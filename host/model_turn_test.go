@@ -54,11 +54,11 @@ func TestAModelTurnRoundTripsThroughTheReaders(t *testing.T) {
 	opened, err := dsh.Open(dsh.Options{Dir: t.TempDir(), NewAgent: modelLike})
 	require.NoError(t, err)
 	rt := opened.Actors()
-	backend := NewRuntimeBackend(rt, opened.Subagents(), opened.Query())
-	handler := New(backend, Options{})
+	backend := newRuntimeBackend(rt, opened.Subagents(), opened.Query(), nil)
+	handler := newHandler(backend, Options{})
 	t.Cleanup(func() {
 		handler.Close()
-		backend.Close()
+		backend.close()
 		require.NoError(t, rt.Close(ctx))
 	})
 	p, err := rt.StartAgent(ctx, parent.CreateSpec{})
@@ -103,6 +103,6 @@ func TestAModelTurnRoundTripsThroughTheReaders(t *testing.T) {
 		require.NoError(t, err)
 		require.JSONEq(t, string(want), string(e.Event), "history seq %d", i)
 	}
-	require.Equal(t, KindChild, children[0].Kind, "ListChildren reads the model turn's child as healthy")
+	require.Equal(t, kindChild, children[0].Kind, "ListChildren reads the model turn's child as healthy")
 	require.Equal(t, "worker", children[0].Label)
 }

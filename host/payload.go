@@ -26,7 +26,7 @@ const (
 // every issue instead of stopping at the first. Unknown keys are ignored.
 type payload struct {
 	fields map[string]json.RawMessage
-	issues []Issue
+	issues []payloadIssue
 }
 
 func readPayload(raw json.RawMessage) *payload {
@@ -50,7 +50,7 @@ func (p *payload) add(code string, path []any, message string) {
 	if path == nil {
 		path = []any{}
 	}
-	p.issues = append(p.issues, Issue{Code: code, Path: path, Message: message})
+	p.issues = append(p.issues, payloadIssue{Code: code, Path: path, Message: message})
 }
 
 // sessionID reads a required non-empty string.
@@ -147,14 +147,14 @@ func (p *payload) optionalInt(name string, positive bool) *int64 {
 
 // wrongType is the invalid_type issue of a value that is absent (present
 // false) or of another JSON type than expected.
-func wrongType(path []any, expected string, v json.RawMessage, present bool) Issue {
+func wrongType(path []any, expected string, v json.RawMessage, present bool) payloadIssue {
 	if path == nil {
 		path = []any{}
 	}
 	if !present {
-		return Issue{Code: issueInvalidType, Path: path, Message: "required " + expected + " is missing"}
+		return payloadIssue{Code: issueInvalidType, Path: path, Message: "required " + expected + " is missing"}
 	}
-	return Issue{Code: issueInvalidType, Path: path, Message: "expected " + expected + ", got " + jsonTypeName(v)}
+	return payloadIssue{Code: issueInvalidType, Path: path, Message: "expected " + expected + ", got " + jsonTypeName(v)}
 }
 
 // jsonTypeName names a JSON value's type.

@@ -29,7 +29,7 @@ func requireIssues(t *testing.T, cases []issueCase) {
 			rec := post(h, tc.method, "application/json", body)
 			require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 			code, message, got := errorIssues(t, rec)
-			if code != CodeBadRequest {
+			if code != codeBadRequest {
 				got = "[]"
 			} else {
 				require.Equal(t, "invalid payload for "+tc.method, message)

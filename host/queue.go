@@ -10,7 +10,7 @@ import (
 
 // The mux stream's queue mirror (the original's publishQueue): the hub
 // keeps, per session, the messages its agent's inbox accepted and no turn
-// has claimed yet (QueueEnqueued adds one, QueueLeft removes it), and
+// has claimed yet (queueEnqueued adds one, queueLeft removes it), and
 // after each change sends
 //
 //	session/queue {sessionId, items: [{id, message}]}
@@ -23,7 +23,7 @@ import (
 // steering placement stays out of the queue), so each accepted message
 // shows up from its acceptance until a turn claims it or a cancel discards
 // it; the discards of one cancel send one frame. A session that leaves
-// (SessionRemoved) takes its queue along without a frame.
+// (sessionRemoved) takes its queue along without a frame.
 
 // sessionQueue is the hub's mirror of one session's queued messages.
 type sessionQueue struct {
@@ -45,16 +45,16 @@ type sessionQueueFrame struct {
 
 const frameSessionQueue = "session/queue"
 
-// publishQueue applies a QueueEnqueued or QueueLeft notice to the mirror
+// publishQueue applies a queueEnqueued or queueLeft notice to the mirror
 // and, when the session's queue changed, sends it to every mux stream; the
 // discards of one cancel (More set on all but the last) send it once, after
 // the last. A message unknown to the mirror (accepted before the handler
 // subscribed) changes nothing.
-func (h *hub) publishQueue(n Notice) {
+func (h *hub) publishQueue(n notice) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	id := n.SessionID
-	if n.Kind == QueueEnqueued {
+	if n.Kind == queueEnqueued {
 		h.enqueue(id, queueItem{ID: n.MessageID, Message: n.Message})
 	} else if h.retire(id, n.MessageID) {
 		h.queueChanged[id] = true

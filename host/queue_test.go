@@ -11,8 +11,8 @@ import (
 )
 
 // queued is the Notice of an accepted message id with text from the user.
-func queued(session, id, text string) Notice {
-	return Notice{Kind: QueueEnqueued, SessionID: session, MessageID: id,
+func queued(session, id, text string) notice {
+	return notice{Kind: queueEnqueued, SessionID: session, MessageID: id,
 		Message: &event.UserMessage{ID: id, Role: "user", Content: event.Text(text), Source: event.Source{Kind: "user"}}}
 }
 
@@ -51,7 +51,7 @@ func TestMuxCarriesTheQueueMirror(t *testing.T) {
 	b.emit(queued("p2", "n1", "x"), queued("p1", "m2", "b"))
 	require.Equal(t, wantQueue("p2", wantItem("n1", "x")), string(readFrame(t, mux).Payload))
 	require.Equal(t, wantQueue("p1", wantItem("m1", "a"), wantItem("m2", "b")), string(readFrame(t, mux).Payload))
-	b.emit(Notice{Kind: QueueLeft, SessionID: "p1", MessageID: "m1"})
+	b.emit(notice{Kind: queueLeft, SessionID: "p1", MessageID: "m1"})
 	require.Equal(t, wantQueue("p1", wantItem("m2", "b")), string(readFrame(t, mux).Payload))
 
 	later, stopLater := openStreamAt(t, srv.URL, "/api/events.mux")
@@ -62,24 +62,24 @@ func TestMuxCarriesTheQueueMirror(t *testing.T) {
 	// One cancel's discards (More on all but the last) send one frame, even
 	// when the last of them is unknown to the mirror.
 	b.emit(queued("p1", "m3", "c"),
-		Notice{Kind: QueueLeft, SessionID: "p1", MessageID: "m2", More: true},
-		Notice{Kind: QueueLeft, SessionID: "p1", MessageID: "m3", More: true},
-		Notice{Kind: QueueLeft, SessionID: "p1", MessageID: "ghost"})
+		notice{Kind: queueLeft, SessionID: "p1", MessageID: "m2", More: true},
+		notice{Kind: queueLeft, SessionID: "p1", MessageID: "m3", More: true},
+		notice{Kind: queueLeft, SessionID: "p1", MessageID: "ghost"})
 	require.Equal(t, wantQueue("p1", wantItem("m2", "b"), wantItem("m3", "c")), string(readFrame(t, mux).Payload))
 	require.Equal(t, wantQueue("p1"), string(readFrame(t, mux).Payload), "an emptied queue is sent once, empty")
 	require.Equal(t, wantQueue("p1", wantItem("m2", "b"), wantItem("m3", "c")), string(readFrame(t, later).Payload))
 	require.Equal(t, wantQueue("p1"), string(readFrame(t, later).Payload))
 
-	b.emit(Notice{Kind: SessionStatus, SessionID: "p1", Running: true})
+	b.emit(notice{Kind: sessionStatus, SessionID: "p1", Running: true})
 	require.Equal(t, "host/session-status", readFrame(t, hostStream).Method, "no queue frame reached the host stream")
-	b.emit(Notice{Kind: QueueLeft, SessionID: "p2", MessageID: "n1"})
+	b.emit(notice{Kind: queueLeft, SessionID: "p2", MessageID: "n1"})
 	require.Equal(t, wantQueue("p2"), string(readFrame(t, mux).Payload))
 	b.emit(queued("p3", "q1", "z"))
 	require.Equal(t, wantQueue("p3", wantItem("q1", "z")), string(readFrame(t, mux).Payload))
-	b.emit(Notice{Kind: SessionRemoved, SessionID: "p3"}) // its queue goes with it, unannounced
+	b.emit(notice{Kind: sessionRemoved, SessionID: "p3"}) // its queue goes with it, unannounced
 	last, stopLast := openStreamAt(t, srv.URL, "/api/events.mux")
 	defer stopLast()
-	b.emit(Notice{Kind: SessionEvent, SessionID: "p1", Event: plain(0, "turn/start")})
+	b.emit(notice{Kind: sessionEvent, SessionID: "p1", Event: plain(0, "turn/start")})
 	require.Equal(t, "session/event", readFrame(t, last).Method, "empty and removed sessions' queues are not replayed")
 }
 

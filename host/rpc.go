@@ -112,13 +112,13 @@ func decodeEnvelope(body []byte, path string) (call, *rpcError) {
 	var fields map[string]json.RawMessage
 	if !isJSONObject(body) || json.Unmarshal(body, &fields) != nil || fields == nil {
 		return call{rpcID: invalidRequestID}, badRequest("invalid client-request message",
-			[]Issue{wrongType(nil, "object", body, true)})
+			[]payloadIssue{wrongType(nil, "object", body, true)})
 	}
 	c := call{rpcID: invalidRequestID, payload: fields["payload"]}
-	var issues []Issue
+	var issues []payloadIssue
 	var typ string
 	if raw, ok := fields["type"]; !ok || !isJSONString(raw) || json.Unmarshal(raw, &typ) != nil || typ != "client-request" {
-		issues = append(issues, Issue{Code: issueInvalidValue, Path: []any{"type"}, Message: `expected "client-request"`})
+		issues = append(issues, payloadIssue{Code: issueInvalidValue, Path: []any{"type"}, Message: `expected "client-request"`})
 	}
 	if raw, ok := fields["rpcId"]; !ok || !isJSONString(raw) || json.Unmarshal(raw, &c.rpcID) != nil {
 		c.rpcID = invalidRequestID
@@ -128,7 +128,7 @@ func decodeEnvelope(body []byte, path string) (call, *rpcError) {
 		issues = append(issues, wrongType([]any{"method"}, "string", raw, ok))
 	}
 	if _, ok := fields["payload"]; !ok {
-		issues = append(issues, Issue{Code: issueInvalidType, Path: []any{"payload"}, Message: "required value is missing"})
+		issues = append(issues, payloadIssue{Code: issueInvalidType, Path: []any{"payload"}, Message: "required value is missing"})
 	}
 	if len(issues) > 0 {
 		return c, badRequest("invalid client-request message", issues)

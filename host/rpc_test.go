@@ -32,9 +32,9 @@ type response struct {
 	} `json:"result"`
 }
 
-func newTestHandler(t *testing.T, b Backend) *Handler {
+func newTestHandler(t *testing.T, b rpcBackend) *Handler {
 	t.Helper()
-	h := New(b, Options{})
+	h := newHandler(b, Options{})
 	t.Cleanup(h.Close)
 	return h
 }
@@ -349,7 +349,7 @@ func TestEnvelopeValidation(t *testing.T) {
 			require.Equal(t, http.StatusOK, rec.Code)
 			r := decodeResponse(t, rec)
 			require.Equal(t, tc.rpcID, r.RPCID)
-			require.Equal(t, CodeBadRequest, r.Result.Error.Code)
+			require.Equal(t, codeBadRequest, r.Result.Error.Code)
 			require.Equal(t, tc.message, r.Result.Error.Message)
 			require.Equal(t, tc.issuePaths, issuePaths(r))
 		})
@@ -406,7 +406,7 @@ func TestPayloadValidation(t *testing.T) {
 		t.Run(tc.method, func(t *testing.T) {
 			r := callRPC(t, h, tc.method, tc.payload)
 			require.Equal(t, "r-"+tc.method, r.RPCID)
-			require.Equal(t, CodeBadRequest, r.Result.Error.Code)
+			require.Equal(t, codeBadRequest, r.Result.Error.Code)
 			require.Equal(t, "invalid payload for "+tc.method, r.Result.Error.Message)
 			require.Equal(t, tc.issuePaths, issuePaths(r))
 		})
@@ -416,7 +416,7 @@ func TestPayloadValidation(t *testing.T) {
 
 func TestSuccessEchoesRPCIDAndDropsUnknownKeys(t *testing.T) {
 	b := newFakeBackend()
-	b.summaries = []SessionSummary{{ID: "s1", CreatedAt: 5, UpdatedAt: 9, Running: true, Live: true}}
+	b.summaries = []sessionSummary{{ID: "s1", CreatedAt: 5, UpdatedAt: 9, Running: true, Live: true}}
 	h := newTestHandler(t, b)
 	rec := post(h, "session.list", "application/json",
 		`{"type":"client-request","rpcId":"","method":"session.list","payload":{"extra":1},"more":true}`)
@@ -452,9 +452,9 @@ func FuzzDecodeEnvelope(f *testing.F) {
 			require.Equal(t, "subagent.list", c.method)
 			return
 		}
-		require.Equal(t, CodeBadRequest, bad.Code)
-		require.IsType(t, IssueDetails{}, bad.Details)
-		require.NotNil(t, bad.Details.(IssueDetails).Issues)
+		require.Equal(t, codeBadRequest, bad.Code)
+		require.IsType(t, issueDetails{}, bad.Details)
+		require.NotNil(t, bad.Details.(issueDetails).Issues)
 	})
 }
 
@@ -497,7 +497,7 @@ func TestEnvelopeIssues(t *testing.T) {
 			rec := post(h, "subagent.list", "application/json", tc.body)
 			require.Equal(t, http.StatusOK, rec.Code)
 			code, message, issues := errorIssues(t, rec)
-			require.Equal(t, CodeBadRequest, code)
+			require.Equal(t, codeBadRequest, code)
 			require.Equal(t, "invalid client-request message", message)
 			require.Equal(t, tc.issues, issues)
 		})

@@ -30,10 +30,10 @@ type Continuations interface {
 	Followup(ctx context.Context, parent *parent.Handle, childID string, content []event.Block, source event.Source) (string, error)
 }
 
-// RuntimeBackend is the Backend over a running actors.Runtime, its session
+// runtimeBackend is the rpcBackend over a running actors.Runtime, its session
 // query and the continuation service. Reads go through the query (live
 // snapshot or non-mutating store inspection) and never activate an agent.
-type RuntimeBackend struct {
+type runtimeBackend struct {
 	rt    *actors.Runtime
 	cont  Continuations
 	query *query.Query
@@ -41,38 +41,25 @@ type RuntimeBackend struct {
 	facts *factCache
 }
 
-// BackendOption configures a RuntimeBackend.
-type BackendOption func(*RuntimeBackend)
-
-// WithIndex makes the derived index of rt's store answer session search
-// and the titles of stored sessions in session.list. Without it search
-// scans every stored log (index.ScanSearch) and a stored session's title
-// is read from its log once per process.
-func WithIndex(db *index.DB) BackendOption {
-	return func(b *RuntimeBackend) { b.index = db }
-}
-
-// NewRuntimeBackend adapts rt, its continuation service and a query over
-// rt.Sessions(). It starts observing appends at once (for session.list's
-// updatedAt and title); Close stops that. It never closes the index.
-func NewRuntimeBackend(rt *actors.Runtime, cont Continuations, q *query.Query, opts ...BackendOption) *RuntimeBackend {
-	b := &RuntimeBackend{rt: rt, cont: cont, query: q, facts: newFactCache()}
-	for _, opt := range opts {
-		opt(b)
-	}
+// newRuntimeBackend adapts rt, its continuation service and a query over
+// rt.Sessions(); db, when not nil, answers search and stored titles. It
+// starts observing appends at once (for session.list's updatedAt and
+// title); close stops that. It never closes the index.
+func newRuntimeBackend(rt *actors.Runtime, cont Continuations, q *query.Query, db *index.DB) *runtimeBackend {
+	b := &runtimeBackend{rt: rt, cont: cont, query: q, index: db, facts: newFactCache()}
 	b.facts.cancel = rt.Sessions().Subscribe(b.facts.observe)
 	return b
 }
 
-// Close stops observing the session registry.
-func (b *RuntimeBackend) Close() { b.facts.cancel() }
+// close stops observing the session registry.
+func (b *runtimeBackend) close() { b.facts.cancel() }
 
 // ListSessions lists the live sessions in the order they became live, then
 // the stored ones that are not live in the store's listing order (the
 // original's ctx.sessions.list() then persistence.list()), each with its
 // updatedAt and title: a live session's from its events, a stored one's
 // from the index when there is one (and it answers), else from its log.
-func (b *RuntimeBackend) ListSessions(ctx context.Context) ([]SessionSummary, error) {
+func (b *runtimeBackend) ListSessions(ctx context.Context) ([]sessionSummary, error) {
 	headers, err := b.headers(ctx)
 	if err != nil {
 		return nil, err
@@ -81,7 +68,7 @@ func (b *RuntimeBackend) ListSessions(ctx context.Context) ([]SessionSummary, er
 	if err != nil {
 		return nil, err
 	}
-	summaries := make([]SessionSummary, 0, len(headers))
+	summaries := make([]sessionSummary, 0, len(headers))
 	for _, h := range headers {
 		s, err := b.listedSummary(ctx, h, titles)
 		if err != nil && ctx.Err() == nil {
@@ -114,7 +101,7 @@ func (e *unreadableSession) Unwrap() error { return e.err }
 // storedTitles are the index's titles of stored sessions; nil without an
 // index, or when the index fails (the logs answer instead, alike). Only a
 // cancellation fails.
-func (b *RuntimeBackend) storedTitles(ctx context.Context) (map[string]index.Title, error) {
+func (b *runtimeBackend) storedTitles(ctx context.Context) (map[string]index.Title, error) {
 	if b.index == nil {
 		return nil, nil
 	}
@@ -128,7 +115,7 @@ func (b *RuntimeBackend) storedTitles(ctx context.Context) (map[string]index.Tit
 // listedSummary is h's summary in session.list: a session that is not
 // live carries the title it had as of a seq, from titles when they hold
 // it, else from its log.
-func (b *RuntimeBackend) listedSummary(ctx context.Context, h session.Header, titles map[string]index.Title) (SessionSummary, error) {
+func (b *runtimeBackend) listedSummary(ctx context.Context, h session.Header, titles map[string]index.Title) (sessionSummary, error) {
 	if b.rt.Sessions().Get(h.ID) == nil {
 		if title, ok := titles[h.ID]; ok {
 			s := b.describe(h, sessionFacts{title: title.Text})
@@ -138,7 +125,7 @@ func (b *RuntimeBackend) listedSummary(ctx context.Context, h session.Header, ti
 	}
 	f, err := b.factsOf(ctx, h)
 	if err != nil {
-		return SessionSummary{}, err
+		return sessionSummary{}, err
 	}
 	s := b.describe(h, f)
 	if !s.Live && !f.unread {
@@ -148,7 +135,7 @@ func (b *RuntimeBackend) listedSummary(ctx context.Context, h session.Header, ti
 }
 
 // headers are the live sessions' headers, then the stored ones not live.
-func (b *RuntimeBackend) headers(ctx context.Context) ([]session.Header, error) {
+func (b *runtimeBackend) headers(ctx context.Context) ([]session.Header, error) {
 	var out []session.Header
 	live := map[string]bool{}
 	for _, l := range b.rt.Sessions().List() {
@@ -171,16 +158,16 @@ func (b *RuntimeBackend) headers(ctx context.Context) ([]session.Header, error) 
 	return out, nil
 }
 
-func (b *RuntimeBackend) summary(ctx context.Context, h session.Header) (SessionSummary, error) {
+func (b *runtimeBackend) summary(ctx context.Context, h session.Header) (sessionSummary, error) {
 	f, err := b.factsOf(ctx, h)
 	if err != nil {
-		return SessionSummary{}, err
+		return sessionSummary{}, err
 	}
 	return b.describe(h, f), nil
 }
 
 // factsOf are h's facts, its events read once per process.
-func (b *RuntimeBackend) factsOf(ctx context.Context, h session.Header) (sessionFacts, error) {
+func (b *runtimeBackend) factsOf(ctx context.Context, h session.Header) (sessionFacts, error) {
 	f, err := b.facts.get(h.ID, func() ([]session.Event, error) {
 		log, err := b.query.ReadSession(ctx, h.ID)
 		if err != nil {
@@ -192,9 +179,9 @@ func (b *RuntimeBackend) factsOf(ctx context.Context, h session.Header) (session
 }
 
 // describe is h's summary now, titled from f.
-func (b *RuntimeBackend) describe(h session.Header, f sessionFacts) SessionSummary {
+func (b *runtimeBackend) describe(h session.Header, f sessionFacts) sessionSummary {
 	handle, live := b.rt.Agent(h.ID), b.rt.Sessions().Get(h.ID)
-	return SessionSummary{
+	return sessionSummary{
 		ID: h.ID, CreatedAt: h.CreatedAt, UpdatedAt: b.updatedAt(h, live),
 		Running: handle != nil && handle.Status() == inbox.Running, Live: live != nil,
 		ParentSessionID: h.ParentSession, Origin: h.Origin, Cwd: h.Cwd, Title: f.title,
@@ -205,7 +192,7 @@ func (b *RuntimeBackend) describe(h session.Header, f sessionFacts) SessionSumma
 // event other than a session/end-seed (picking a session up is not
 // activity), for a stored one its log file's mtime in fractional ms (Node's
 // mtimeMs), else the header's createdAt.
-func (b *RuntimeBackend) updatedAt(h session.Header, live *session.Live) float64 {
+func (b *runtimeBackend) updatedAt(h session.Header, live *session.Live) float64 {
 	if live != nil {
 		events := live.Events()
 		for i := len(events) - 1; i >= 0; i-- {
@@ -223,7 +210,7 @@ func (b *RuntimeBackend) updatedAt(h session.Header, live *session.Live) float64
 
 // logMTime is the mtime of h's log file as Node's fs.Stats.mtimeMs, when
 // the store keeps logs in files under a root (the JSONL store).
-func (b *RuntimeBackend) logMTime(h session.Header) (float64, bool) {
+func (b *runtimeBackend) logMTime(h session.Header) (float64, bool) {
 	store, ok := b.rt.Sessions().Store().(interface{ Root() string })
 	if !ok {
 		return 0, false
@@ -242,14 +229,14 @@ func (b *RuntimeBackend) logMTime(h session.Header) (float64, bool) {
 
 // CreateSession is the original's ensureSession over the runtime: the
 // agent ensureAgent finds, resumes or starts, whose cwd must be req.Cwd
-// (else a *SessionConflict, for a live agent too).
-func (b *RuntimeBackend) CreateSession(ctx context.Context, req CreateRequest) (SessionSummary, error) {
+// (else a *sessionConflict, for a live agent too).
+func (b *runtimeBackend) CreateSession(ctx context.Context, req createRequest) (sessionSummary, error) {
 	h, err := b.ensureAgent(ctx, req)
 	if err != nil {
-		return SessionSummary{}, err
+		return sessionSummary{}, err
 	}
 	if cwd := h.Header().Cwd; cwd != req.Cwd {
-		return SessionSummary{}, cwdConflict(req, cwd)
+		return sessionSummary{}, cwdConflict(req, cwd)
 	}
 	return b.summary(ctx, h.Header())
 }
@@ -257,9 +244,9 @@ func (b *RuntimeBackend) CreateSession(ctx context.Context, req CreateRequest) (
 // ensureAgent is, after the ownership fence (refuseLiveChild, refuseChild,
 // also on an agent a concurrent caller made live first): the live agent
 // req.ID, else (req.Requested) the stored session resumed when its cwd
-// matches or a *SessionConflict, else a new top-level agent (the runtime's
+// matches or a *sessionConflict, else a new top-level agent (the runtime's
 // default agent) under req.ID with cwd req.Cwd, its directory made first.
-func (b *RuntimeBackend) ensureAgent(ctx context.Context, req CreateRequest) (*parent.Handle, error) {
+func (b *runtimeBackend) ensureAgent(ctx context.Context, req createRequest) (*parent.Handle, error) {
 	if h := b.rt.Agent(req.ID); h != nil {
 		return h, b.refuseLiveChild(h)
 	}
@@ -287,7 +274,7 @@ func (b *RuntimeBackend) ensureAgent(ctx context.Context, req CreateRequest) (*p
 }
 
 // joinedAgent is joinLive's agent, classified and fenced.
-func (b *RuntimeBackend) joinedAgent(ctx context.Context, id string, h *parent.Handle, err error) (*parent.Handle, error) {
+func (b *runtimeBackend) joinedAgent(ctx context.Context, id string, h *parent.Handle, err error) (*parent.Handle, error) {
 	h, err = b.joinLive(id, h, err)
 	if err != nil {
 		return nil, classify(ctx, err)
@@ -297,23 +284,23 @@ func (b *RuntimeBackend) joinedAgent(ctx context.Context, id string, h *parent.H
 
 // cwdConflict is the original's SessionCwdConflict for req against a
 // session whose cwd is existing ("" for none).
-func cwdConflict(req CreateRequest, existing string) *SessionConflict {
-	return &SessionConflict{SessionID: req.ID, RequestedCwd: req.Cwd, ExistingCwd: existing, HasExisting: existing != ""}
+func cwdConflict(req createRequest, existing string) *sessionConflict {
+	return &sessionConflict{SessionID: req.ID, RequestedCwd: req.Cwd, ExistingCwd: existing, HasExisting: existing != ""}
 }
 
 // ReadSession reads id through the query: a live snapshot or one store
 // inspection, never a resume.
-func (b *RuntimeBackend) ReadSession(ctx context.Context, id string) (Transcript, error) {
+func (b *runtimeBackend) ReadSession(ctx context.Context, id string) (transcript, error) {
 	log, err := b.query.ReadSession(ctx, id)
 	if err != nil {
-		return Transcript{}, classify(ctx, err)
+		return transcript{}, classify(ctx, err)
 	}
-	return Transcript{ParentSessionID: log.Header.ParentSession, Events: log.Events}, nil
+	return transcript{ParentSessionID: log.Header.ParentSession, Events: log.Events}, nil
 }
 
 // PromptSession delivers to the top-level agent id, resuming it from its
 // stored log when it is not live. Sessions with a parent are refused.
-func (b *RuntimeBackend) PromptSession(ctx context.Context, id string, content []event.Block, source event.Source) (string, error) {
+func (b *runtimeBackend) PromptSession(ctx context.Context, id string, content []event.Block, source event.Source) (string, error) {
 	h, err := b.topLevelAgent(ctx, id)
 	if err != nil {
 		return "", err
@@ -324,7 +311,7 @@ func (b *RuntimeBackend) PromptSession(ctx context.Context, id string, content [
 
 // topLevelAgent returns the live agent id, resuming it when needed; a
 // concurrent resume of the same id is joined.
-func (b *RuntimeBackend) topLevelAgent(ctx context.Context, id string) (*parent.Handle, error) {
+func (b *runtimeBackend) topLevelAgent(ctx context.Context, id string) (*parent.Handle, error) {
 	if h := b.rt.Agent(id); h != nil {
 		return h, b.refuseLiveChild(h)
 	}
@@ -343,7 +330,7 @@ func (b *RuntimeBackend) topLevelAgent(ctx context.Context, id string) (*parent.
 // joinLive is the result of a start or resume of id (h, err), except that
 // fault.AgentExists, a concurrent one having won, yields the agent now live
 // under id.
-func (b *RuntimeBackend) joinLive(id string, h *parent.Handle, err error) (*parent.Handle, error) {
+func (b *runtimeBackend) joinLive(id string, h *parent.Handle, err error) (*parent.Handle, error) {
 	if errors.Is(err, fault.AgentExists) {
 		if live := b.rt.Agent(id); live != nil {
 			return live, nil
@@ -355,7 +342,7 @@ func (b *RuntimeBackend) joinLive(id string, h *parent.Handle, err error) (*pare
 // refuseLiveChild is refuseChild for a live agent, which is also a
 // subagent session while the exact agent that owns it is live under its
 // durable parent's id (the original's isOwnedBy: a one-shot child, say).
-func (b *RuntimeBackend) refuseLiveChild(h *parent.Handle) error {
+func (b *runtimeBackend) refuseLiveChild(h *parent.Handle) error {
 	header := h.Header()
 	if owner := h.Spec().Owner; owner != nil && owner.ID() == header.ParentSession && b.rt.Agent(owner.ID()) == owner {
 		return errSubagentSession
@@ -385,12 +372,12 @@ func seedLength(h session.Header) int {
 	return max(*h.SeedLength, 0)
 }
 
-var errSubagentSession = Wrap(CodeAgentBusy, errors.New("session is owned by subagent routing"))
+var errSubagentSession = wrap(codeAgentBusy, errors.New("session is owned by subagent routing"))
 
 // SearchSessions searches the stored logs: through the index when there
 // is one, else by reading every log (index.ScanSearch); a memory-only
 // runtime has no stored session to find.
-func (b *RuntimeBackend) SearchSessions(ctx context.Context, req index.SearchRequest) (index.Page, error) {
+func (b *runtimeBackend) SearchSessions(ctx context.Context, req index.SearchRequest) (index.Page, error) {
 	var page index.Page
 	var err error
 	switch store := b.rt.Sessions().Store(); {
@@ -403,26 +390,26 @@ func (b *RuntimeBackend) SearchSessions(ctx context.Context, req index.SearchReq
 }
 
 // ListChildren maps the continuation service's catalog.
-func (b *RuntimeBackend) ListChildren(ctx context.Context, parentID string) ([]CatalogEntry, error) {
+func (b *runtimeBackend) ListChildren(ctx context.Context, parentID string) ([]catalogEntry, error) {
 	entries, err := b.cont.ListChildren(ctx, parentID)
 	if err != nil {
 		return nil, classify(ctx, err)
 	}
-	out := make([]CatalogEntry, len(entries))
+	out := make([]catalogEntry, len(entries))
 	for i, e := range entries {
-		out[i] = CatalogEntry{Kind: CatalogKind(e.Kind), ID: e.ID, Label: e.Label,
+		out[i] = catalogEntry{Kind: catalogKind(e.Kind), ID: e.ID, Label: e.Label,
 			Running: e.Status == query.StatusRunning, Reason: e.Reason}
 	}
 	return out, nil
 }
 
-// runtimeAgent is a live parent.Handle seen through LiveAgent.
+// runtimeAgent is a live parent.Handle seen through liveAgent.
 type runtimeAgent struct{ handle *parent.Handle }
 
 func (a runtimeAgent) SessionID() string { return a.handle.ID() }
 
-// LiveAgent is the registry's exact live agent for id.
-func (b *RuntimeBackend) LiveAgent(id string) (LiveAgent, bool) {
+// liveAgent is the registry's exact live agent for id.
+func (b *runtimeBackend) LiveAgent(id string) (liveAgent, bool) {
 	h := b.rt.Agent(id)
 	if h == nil {
 		return nil, false
@@ -431,8 +418,8 @@ func (b *RuntimeBackend) LiveAgent(id string) (LiveAgent, bool) {
 }
 
 // Followup hands the delivery to the continuation service with the exact
-// parent handle found by LiveAgent.
-func (b *RuntimeBackend) Followup(ctx context.Context, p LiveAgent, childID string, content []event.Block, source event.Source) (string, error) {
+// parent handle found by liveAgent.
+func (b *runtimeBackend) Followup(ctx context.Context, p liveAgent, childID string, content []event.Block, source event.Source) (string, error) {
 	ra, ok := p.(runtimeAgent)
 	if !ok {
 		return "", errors.New("host: foreign LiveAgent")
@@ -443,7 +430,7 @@ func (b *RuntimeBackend) Followup(ctx context.Context, p LiveAgent, childID stri
 
 // Subscribe turns session registry changes, agent status edges and inbox
 // acceptances, claims and discards into Notices.
-func (b *RuntimeBackend) Subscribe(fn func(Notice)) (cancel func()) {
+func (b *runtimeBackend) Subscribe(fn func(notice)) (cancel func()) {
 	sessions := b.rt.Sessions()
 	stopSessions := sessions.Subscribe(func(c session.Change) {
 		if n, ok := noticeOfChange(sessions, c); ok {
@@ -453,28 +440,28 @@ func (b *RuntimeBackend) Subscribe(fn func(Notice)) (cancel func()) {
 	stopAgents := b.rt.Subscribe(func(e parent.Event) {
 		switch e.Type {
 		case parent.EventStatus:
-			fn(Notice{Kind: SessionStatus, SessionID: e.AgentID, Running: e.Status == inbox.Running})
+			fn(notice{Kind: sessionStatus, SessionID: e.AgentID, Running: e.Status == inbox.Running})
 		case parent.EventEnqueue:
-			fn(Notice{Kind: QueueEnqueued, SessionID: e.AgentID, MessageID: e.MessageID, Message: e.Message})
+			fn(notice{Kind: queueEnqueued, SessionID: e.AgentID, MessageID: e.MessageID, Message: e.Message})
 		case parent.EventDequeue, parent.EventDiscard:
-			fn(Notice{Kind: QueueLeft, SessionID: e.AgentID, MessageID: e.MessageID, More: e.More})
+			fn(notice{Kind: queueLeft, SessionID: e.AgentID, MessageID: e.MessageID, More: e.More})
 		}
 	})
 	var once sync.Once
 	return func() { once.Do(func() { stopSessions(); stopAgents() }) }
 }
 
-func noticeOfChange(sessions *session.Sessions, c session.Change) (Notice, bool) {
+func noticeOfChange(sessions *session.Sessions, c session.Change) (notice, bool) {
 	id := c.Header.ID
 	switch c.Kind {
 	case session.Added:
 		live := sessions.Get(id)
-		return Notice{Kind: SessionAdded, SessionID: id, ParentSessionID: c.Header.ParentSession,
+		return notice{Kind: sessionAdded, SessionID: id, ParentSessionID: c.Header.ParentSession,
 			Cwd: c.Header.Cwd, Blank: live == nil || sessionBlank(live.Events())}, true
 	case session.Removed:
-		return Notice{Kind: SessionRemoved, SessionID: id}, true
+		return notice{Kind: sessionRemoved, SessionID: id}, true
 	case session.Appended:
-		return Notice{Kind: SessionEvent, SessionID: id, Event: c.Event}, true
+		return notice{Kind: sessionEvent, SessionID: id, Event: c.Event}, true
 	}
-	return Notice{}, false
+	return notice{}, false
 }

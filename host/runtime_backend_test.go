@@ -33,14 +33,14 @@ func (catalogOnly) Followup(context.Context, *parent.Handle, string, []event.Blo
 }
 
 // openRuntime opens a runtime over a JSONL store at root and its backend.
-func openRuntime(t *testing.T, root string) (*actors.Runtime, *RuntimeBackend) {
+func openRuntime(t *testing.T, root string) (*actors.Runtime, *runtimeBackend) {
 	t.Helper()
 	rt, err := actors.New(actors.Options{Root: root})
 	require.NoError(t, err)
 	q := query.New(rt.Sessions())
-	b := NewRuntimeBackend(rt, catalogOnly{q}, q)
+	b := newRuntimeBackend(rt, catalogOnly{q}, q, nil)
 	t.Cleanup(func() {
-		b.Close()
+		b.close()
 		require.NoError(t, rt.Close(context.Background()))
 	})
 	return rt, b
@@ -77,7 +77,7 @@ func TestRuntimeBackendListsStoredAndLiveSessionsWithoutActivating(t *testing.T)
 	summaries, err := b.ListSessions(ctx)
 	require.NoError(t, err)
 	require.Len(t, summaries, 2)
-	require.Equal(t, SessionSummary{ID: "live", CreatedAt: 2000, UpdatedAt: 2000, Live: true, Cwd: "/w"}, summaries[0])
+	require.Equal(t, sessionSummary{ID: "live", CreatedAt: 2000, UpdatedAt: 2000, Live: true, Cwd: "/w"}, summaries[0])
 	require.Equal(t, "stored", summaries[1].ID)
 	require.False(t, summaries[1].Live)
 	require.Equal(t, "reply first line", summaries[1].Title)
@@ -97,7 +97,7 @@ func TestRuntimeBackendListsStoredAndLiveSessionsWithoutActivating(t *testing.T)
 	require.NotEmpty(t, transcript.Events)
 	require.Nil(t, rt.Agent("stored"), "reading never resumes a stored session")
 	_, err = b.ReadSession(ctx, "ghost")
-	require.ErrorIs(t, err, CodeSessionNotFound)
+	require.ErrorIs(t, err, codeSessionNotFound)
 
 	// Picking a session up is not activity: a resumed session's end-seed
 	// does not move its updatedAt (the original's lastActivityTime).
@@ -164,12 +164,12 @@ func TestRuntimeBackendPromptsTopLevelSessionsOnly(t *testing.T) {
 	require.NoError(t, h.WhenIdle(ctx))
 
 	_, err = b.PromptSession(ctx, "kid", event.Text("reply no"), userSource)
-	require.ErrorIs(t, err, CodeAgentBusy)
+	require.ErrorIs(t, err, codeAgentBusy)
 	require.Nil(t, rt.Agent("kid"), "a child is never resumed by the ordinary route")
 	_, err = b.PromptSession(ctx, "ghost", event.Text("reply no"), userSource)
-	require.ErrorIs(t, err, CodeSessionNotFound)
+	require.ErrorIs(t, err, codeSessionNotFound)
 
-	created, err := b.CreateSession(ctx, CreateRequest{ID: "made", Cwd: filepath.Join(root, "w")})
+	created, err := b.CreateSession(ctx, createRequest{ID: "made", Cwd: filepath.Join(root, "w")})
 	require.NoError(t, err)
 	require.True(t, created.Live)
 	require.NotNil(t, rt.Agent(created.ID))
@@ -178,7 +178,7 @@ func TestRuntimeBackendPromptsTopLevelSessionsOnly(t *testing.T) {
 // TestRuntimeBackendCreateSessionIsTheOriginalsEnsureSession: a session is
 // created under the given id with its cwd (the directory made when
 // missing); a requested id that is live or stored is adopted (resumed) when
-// its cwd is the requested one, else a SessionConflict.
+// its cwd is the requested one, else a sessionConflict.
 func TestRuntimeBackendCreateSessionIsTheOriginalsEnsureSession(t *testing.T) {
 	root := t.TempDir()
 	ctx := context.Background()
@@ -191,27 +191,27 @@ func TestRuntimeBackendCreateSessionIsTheOriginalsEnsureSession(t *testing.T) {
 	require.NoError(t, rt.Close(ctx))
 
 	rt, b := openRuntime(t, root)
-	created, err := b.CreateSession(ctx, CreateRequest{ID: "fresh", Cwd: b2})
+	created, err := b.CreateSession(ctx, createRequest{ID: "fresh", Cwd: b2})
 	require.NoError(t, err)
 	require.Equal(t, "fresh", created.ID)
 	require.Equal(t, b2, created.Cwd)
 	require.Equal(t, b2, rt.Agent("fresh").Header().Cwd)
 	require.DirExists(t, b2)
 
-	adopted, err := b.CreateSession(ctx, CreateRequest{ID: "fresh", Cwd: b2, Requested: true})
+	adopted, err := b.CreateSession(ctx, createRequest{ID: "fresh", Cwd: b2, Requested: true})
 	require.NoError(t, err, "a live id is adopted")
 	require.Equal(t, b2, adopted.Cwd)
-	_, err = b.CreateSession(ctx, CreateRequest{ID: "fresh", Cwd: a, Requested: true})
-	require.Equal(t, &SessionConflict{SessionID: "fresh", RequestedCwd: a, ExistingCwd: b2, HasExisting: true}, err,
+	_, err = b.CreateSession(ctx, createRequest{ID: "fresh", Cwd: a, Requested: true})
+	require.Equal(t, &sessionConflict{SessionID: "fresh", RequestedCwd: a, ExistingCwd: b2, HasExisting: true}, err,
 		"the original's ensureSession checks the cwd of the agent it returns, a live one too")
 
-	_, err = b.CreateSession(ctx, CreateRequest{ID: "stored", Cwd: b2, Requested: true})
-	require.Equal(t, &SessionConflict{SessionID: "stored", RequestedCwd: b2, ExistingCwd: a, HasExisting: true}, err)
+	_, err = b.CreateSession(ctx, createRequest{ID: "stored", Cwd: b2, Requested: true})
+	require.Equal(t, &sessionConflict{SessionID: "stored", RequestedCwd: b2, ExistingCwd: a, HasExisting: true}, err)
 	require.Nil(t, rt.Agent("stored"))
-	_, err = b.CreateSession(ctx, CreateRequest{ID: "no-cwd", Cwd: b2, Requested: true})
-	require.Equal(t, &SessionConflict{SessionID: "no-cwd", RequestedCwd: b2}, err)
+	_, err = b.CreateSession(ctx, createRequest{ID: "no-cwd", Cwd: b2, Requested: true})
+	require.Equal(t, &sessionConflict{SessionID: "no-cwd", RequestedCwd: b2}, err)
 
-	resumed, err := b.CreateSession(ctx, CreateRequest{ID: "stored", Cwd: a, Requested: true})
+	resumed, err := b.CreateSession(ctx, createRequest{ID: "stored", Cwd: a, Requested: true})
 	require.NoError(t, err)
 	require.True(t, resumed.Live)
 	require.NotNil(t, rt.Agent("stored"), "a stored id with the same cwd is resumed")
@@ -255,11 +255,11 @@ func TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes(t *testing.T) {
 	require.NoError(t, err)
 	for _, id := range []string{"kid", "seed-era", "live-kid", "live-seed-era", "one-shot"} {
 		for _, cwd := range []string{a, elsewhere} {
-			_, err := b.CreateSession(ctx, CreateRequest{ID: id, Cwd: cwd, Requested: true})
-			require.ErrorIs(t, err, CodeAgentBusy, "create %s in %s", id, cwd)
+			_, err := b.CreateSession(ctx, createRequest{ID: id, Cwd: cwd, Requested: true})
+			require.ErrorIs(t, err, codeAgentBusy, "create %s in %s", id, cwd)
 		}
 		_, err := b.PromptSession(ctx, id, event.Text("reply no"), userSource)
-		require.ErrorIs(t, err, CodeAgentBusy, "prompt %s", id)
+		require.ErrorIs(t, err, codeAgentBusy, "prompt %s", id)
 	}
 	require.Nil(t, rt.Agent("kid"), "a fenced child is never resumed")
 	require.Nil(t, rt.Agent("seed-era"), "a fenced child is never resumed")
@@ -290,24 +290,24 @@ type noticeLog struct {
 	statuses []string
 }
 
-func (l *noticeLog) observe(n Notice) {
+func (l *noticeLog) observe(n notice) {
 	if n.SessionID != l.id {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch n.Kind {
-	case SessionAdded:
+	case sessionAdded:
 		l.notices = append(l.notices, "added")
-	case SessionStatus:
+	case sessionStatus:
 		if n.Running {
 			l.statuses = append(l.statuses, "running")
 		} else {
 			l.statuses = append(l.statuses, "idle")
 		}
-	case SessionEvent:
+	case sessionEvent:
 		l.notices = append(l.notices, n.Event.Type)
-	case SessionRemoved:
+	case sessionRemoved:
 		l.notices = append(l.notices, "removed")
 	}
 }

@@ -77,7 +77,7 @@ func TestPromptRequiresTheExactLiveParentAndNeverResumesIt(t *testing.T) {
 		"content": []any{map[string]any{"type": "text", "text": "reply again"}}}
 
 	r := callRPC(t, s.recorder, "subagent.prompt", prompt)
-	requireError(t, r, CodeSubagentParentUnavailable, `parent session "`+p.ID()+`" is not live`,
+	requireError(t, r, codeSubagentParentUnavailable, `parent session "`+p.ID()+`" is not live`,
 		map[string]any{"parentSessionId": p.ID()})
 	require.Nil(t, s.rt.Agent(p.ID()), "a missing parent is never resumed for a child prompt")
 	require.Zero(t, watched.created.Load())
@@ -100,7 +100,7 @@ func TestPromptToAChildOfAnotherParentIsNotFound(t *testing.T) {
 	require.NoError(t, err)
 	r := callRPC(t, s.recorder, "subagent.prompt", map[string]any{"parentSessionId": stranger.ID(), "childSessionId": child,
 		"content": []any{map[string]any{"type": "text", "text": "reply mine"}}})
-	requireError(t, r, CodeSubagentNotFound, `session "`+child+`" is not a continuable direct child of "`+stranger.ID()+`"`,
+	requireError(t, r, codeSubagentNotFound, `session "`+child+`" is not a continuable direct child of "`+stranger.ID()+`"`,
 		map[string]any{"parentSessionId": stranger.ID(), "childSessionId": child})
 }
 

@@ -18,15 +18,15 @@ func classify(ctx context.Context, err error) error {
 	case err == nil:
 		return nil
 	case ctx.Err() != nil || isAny(err, context.Canceled, fault.Cancelled, fault.Cancelled):
-		return Wrap(CodeCancelled, err)
+		return wrap(codeCancelled, err)
 	case isAny(err, fault.QuerySessionNotFound, session.ErrNotFound):
-		return Wrap(CodeSessionNotFound, err)
+		return wrap(codeSessionNotFound, err)
 	case errors.Is(err, fault.NotResumable):
-		return Wrap(CodeSubagentNotResumable, err)
+		return wrap(codeSubagentNotResumable, err)
 	case errors.Is(err, fault.Unauthorized):
-		return Wrap(CodeSubagentUnauthorized, err)
+		return wrap(codeSubagentUnauthorized, err)
 	case isAny(err, fault.Draining, fault.ActivationClosing):
-		return Wrap(CodeSubagentNotDelivered, err)
+		return wrap(codeSubagentNotDelivered, err)
 	default:
 		return err
 	}

@@ -17,11 +17,11 @@ func TestClassifyMapsSubagentDeliveryFailures(t *testing.T) {
 		err  error
 		want fault.Code // "": not classified, reported as internal
 	}{
-		{fault.NotResumable, CodeSubagentNotResumable},
-		{fault.Unauthorized, CodeSubagentUnauthorized},
-		{fault.Draining, CodeSubagentNotDelivered},
-		{fault.ActivationClosing, CodeSubagentNotDelivered},
-		{fault.Cancelled, CodeCancelled},
+		{fault.NotResumable, codeSubagentNotResumable},
+		{fault.Unauthorized, codeSubagentUnauthorized},
+		{fault.Draining, codeSubagentNotDelivered},
+		{fault.ActivationClosing, codeSubagentNotDelivered},
+		{fault.Cancelled, codeCancelled},
 		{fault.ContinuationUnavailable, ""},
 		{fault.PersistenceUnavailable, ""},
 		{fault.DurabilityFailed, ""},

@@ -46,12 +46,12 @@ func (h *Handler) sessionSearch(ctx context.Context, c call) (any, *rpcError) {
 		}
 		return searchValue{Hits: hits, HasMore: page.More}, nil
 	case isCancelled(ctx, err):
-		return nil, newError(CodeCancelled, "session search was cancelled", nil)
+		return nil, newError(codeCancelled, "session search was cancelled", nil)
 	case errors.Is(err, fault.QueryInvalidQuery), errors.Is(err, fault.QueryInvalidLimit):
-		return nil, badRequest("invalid payload for "+c.method, []Issue{{Code: issueInvalidValue, Path: []any{searchField(err)}, Message: refusal(err)}})
+		return nil, badRequest("invalid payload for "+c.method, []payloadIssue{{Code: issueInvalidValue, Path: []any{searchField(err)}, Message: refusal(err)}})
 	default:
 		h.logFailure("session.search", err)
-		return nil, newError(CodeInternal, "session search failed", nil)
+		return nil, newError(codeInternal, "session search failed", nil)
 	}
 }
 

@@ -63,8 +63,8 @@ func TestSessionSearchFailures(t *testing.T) {
 		want string
 	}{
 		{&fault.Error{Code: fault.QueryInvalidQuery, Message: "bad words"}, `"code":"bad-request","message":"invalid payload for session.search","details":{"issues":[{"code":"invalid_value","path":["query"],"message":"bad words"}]}`},
-		{Wrap(CodeInternal, &fault.Error{Code: fault.QueryInvalidLimit, Message: "bad limit"}), `"code":"bad-request","message":"invalid payload for session.search","details":{"issues":[{"code":"invalid_value","path":["limit"],"message":"bad limit"}]}`},
-		{Wrap(CodeCancelled, context.Canceled), `"code":"cancelled","message":"session search was cancelled","details":{}`},
+		{wrap(codeInternal, &fault.Error{Code: fault.QueryInvalidLimit, Message: "bad limit"}), `"code":"bad-request","message":"invalid payload for session.search","details":{"issues":[{"code":"invalid_value","path":["limit"],"message":"bad limit"}]}`},
+		{wrap(codeCancelled, context.Canceled), `"code":"cancelled","message":"session search was cancelled","details":{}`},
 		{&fault.Error{Code: fault.QueryIndexFailed, Message: "disk full"}, `"code":"internal","message":"session search failed","details":{}`},
 		{errors.New("boom"), `"code":"internal","message":"session search failed","details":{}`},
 	} {

@@ -14,7 +14,7 @@ import (
 // before anything reaches the runtime.
 func TestSessionCreateRefusesIDsAndCwdsNoStoreCanHold(t *testing.T) {
 	_, b := openRuntime(t, t.TempDir())
-	h := New(b, Options{Cwd: t.TempDir()})
+	h := newHandler(b, Options{Cwd: t.TempDir()})
 	t.Cleanup(h.Close)
 	cwd := t.TempDir()
 	for _, tc := range []struct {
@@ -28,7 +28,7 @@ func TestSessionCreateRefusesIDsAndCwdsNoStoreCanHold(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := callRPC(t, h, "session.create", json.RawMessage(tc.payload))
 			require.NotNil(t, r.Result.Error, "accepted")
-			require.Equal(t, CodeBadRequest, r.Result.Error.Code, r.Result.Error.Message)
+			require.Equal(t, codeBadRequest, r.Result.Error.Code, r.Result.Error.Message)
 			require.Equal(t, "invalid payload for session.create", r.Result.Error.Message)
 			require.Equal(t, []string{tc.path}, issuePaths(r))
 		})

@@ -32,6 +32,6 @@ func TestSessionListNamesAnUnreadableSession(t *testing.T) {
 	h := newTestHandler(t, b)
 	r := callRPC(t, h, "session.list", map[string]any{})
 	require.False(t, r.Result.OK, string(r.Result.Value))
-	require.Equal(t, CodeInternal, r.Result.Error.Code)
+	require.Equal(t, codeInternal, r.Result.Error.Code)
 	require.Contains(t, r.Result.Error.Message, `session list failed: corrupt session log "`+path+`": header id "someone-else"`)
 }

@@ -15,7 +15,7 @@ import (
 
 // sessionList answers session.list {cursor?} with {items}: every session,
 // live or stored, newest activity first (updatedAt descending, ties in the
-// backend's order), each as the original's SessionSummary. cursor is the
+// backend's order), each as the original's sessionSummary. cursor is the
 // original's reserved, unimplemented seat: validated, then ignored.
 func (h *Handler) sessionList(ctx context.Context, c call) (any, *rpcError) {
 	p := readPayload(c.payload)
@@ -26,14 +26,14 @@ func (h *Handler) sessionList(ctx context.Context, c call) (any, *rpcError) {
 	summaries, err := h.backend.ListSessions(ctx)
 	if err != nil {
 		if isCancelled(ctx, err) {
-			return nil, newError(CodeCancelled, "session list was cancelled", nil)
+			return nil, newError(codeCancelled, "session list was cancelled", nil)
 		}
 		h.logFailure("session.list", err)
 		var unreadable *unreadableSession
 		if errors.As(err, &unreadable) { // say what failed
 			return nil, unreadableError(unreadable)
 		}
-		return nil, newError(CodeInternal, "session list failed", nil)
+		return nil, newError(codeInternal, "session list failed", nil)
 	}
 	items := make([]sessionItem, len(summaries))
 	for i, s := range summaries {
@@ -48,10 +48,10 @@ func (h *Handler) sessionList(ctx context.Context, c call) (any, *rpcError) {
 // the store's own words, which name the file.
 func unreadableError(u *unreadableSession) *rpcError {
 	if u.id == "" {
-		return newError(CodeInternal, "session list failed: "+u.err.Error(), nil)
+		return newError(codeInternal, "session list failed: "+u.err.Error(), nil)
 	}
-	return newError(CodeInternal, "session list failed: session "+quote(u.id)+" cannot be read: "+u.err.Error(),
-		Details{SessionID: u.id})
+	return newError(codeInternal, "session list failed: session "+quote(u.id)+" cannot be read: "+u.err.Error(),
+		details{SessionID: u.id})
 }
 
 // sessionItem is one session.list row in the original's key order:
@@ -63,7 +63,7 @@ func unreadableError(u *unreadableSession) *rpcError {
 // blank; it carries projections as the original's cold rows with a
 // projection cache row do, cut at the stored event its title was derived
 // with (TitleAsOfSeq), and none when its log could not be read.
-func (h *Handler) sessionItem(s SessionSummary) sessionItem {
+func (h *Handler) sessionItem(s sessionSummary) sessionItem {
 	item := sessionItem{SessionID: s.ID, UpdatedAt: s.UpdatedAt, Running: s.Running,
 		ParentSessionID: s.ParentSessionID, Cwd: s.Cwd}
 	if h.hub.source != nil {
@@ -161,7 +161,7 @@ func (h *Handler) sessionCreate(ctx context.Context, c call) (any, *rpcError) {
 		return nil, newError(codeWorkspaceNotFound, "workspace "+quote(workspaceID)+" not found",
 			workspaceDetails{WorkspaceID: workspaceID})
 	}
-	req := CreateRequest{ID: requestedID, Cwd: cwd, Requested: hasID}
+	req := createRequest{ID: requestedID, Cwd: cwd, Requested: hasID}
 	if !hasID {
 		req.ID = "session-" + uuid.NewString()
 	}
@@ -171,20 +171,20 @@ func (h *Handler) sessionCreate(ctx context.Context, c call) (any, *rpcError) {
 	summary, err := h.backend.CreateSession(ctx, req)
 	if err != nil {
 		if isCancelled(ctx, err) {
-			return nil, newError(CodeCancelled, "session create was cancelled", nil)
+			return nil, newError(codeCancelled, "session create was cancelled", nil)
 		}
-		if conflict := (*SessionConflict)(nil); errors.As(err, &conflict) {
+		if conflict := (*sessionConflict)(nil); errors.As(err, &conflict) {
 			details := conflictDetails{SessionID: conflict.SessionID, RequestedCwd: conflict.RequestedCwd}
 			if conflict.HasExisting {
 				details.ExistingCwd = &conflict.ExistingCwd
 			}
 			return nil, newError(codeSessionConflict, conflict.Error(), details)
 		}
-		if errors.Is(err, CodeAgentBusy) {
+		if errors.Is(err, codeAgentBusy) {
 			return nil, ownedBySubagentRouting(requestedID)
 		}
 		h.logFailure("session.create", err)
-		return nil, newError(CodeInternal, "session create failed", nil)
+		return nil, newError(codeInternal, "session create failed", nil)
 	}
 	return createdValue{SessionID: summary.ID}, nil
 }
@@ -235,12 +235,12 @@ func (h *Handler) sessionHistory(ctx context.Context, c call) (any, *rpcError) {
 		}
 		return value, nil
 	case isCancelled(ctx, err):
-		return nil, newError(CodeCancelled, "session history read was cancelled", nil)
-	case errors.Is(err, CodeSessionNotFound):
+		return nil, newError(codeCancelled, "session history read was cancelled", nil)
+	case errors.Is(err, codeSessionNotFound):
 		return nil, sessionNotFound(id)
 	default:
 		h.logFailure("session.history", err)
-		return nil, newError(CodeInternal, "session history read failed", nil)
+		return nil, newError(codeInternal, "session history read failed", nil)
 	}
 }
 
@@ -265,27 +265,27 @@ func (h *Handler) sessionPrompt(ctx context.Context, c call) (any, *rpcError) {
 	case err == nil:
 		return acceptedValue{Accepted: true}, nil
 	case isCancelled(ctx, err):
-		return nil, newError(CodeCancelled, "session prompt was cancelled", nil)
-	case errors.Is(err, CodeSessionNotFound):
+		return nil, newError(codeCancelled, "session prompt was cancelled", nil)
+	case errors.Is(err, codeSessionNotFound):
 		return nil, sessionNotFound(id)
-	case errors.Is(err, CodeAgentBusy):
+	case errors.Is(err, codeAgentBusy):
 		return nil, ownedBySubagentRouting(id)
 	default:
 		h.logFailure("session.prompt", err)
-		return nil, newError(CodeInternal, "session prompt failed", nil)
+		return nil, newError(codeInternal, "session prompt failed", nil)
 	}
 }
 
 // ownedBySubagentRouting is the generic-route ownership fence's agent-busy:
 // a continuable child is reached through subagent.* only.
 func ownedBySubagentRouting(id string) *rpcError {
-	return newError(CodeAgentBusy, "session "+quote(id)+" is owned by subagent routing",
-		Details{Reason: "use subagent delivery for this child session"})
+	return newError(codeAgentBusy, "session "+quote(id)+" is owned by subagent routing",
+		details{Reason: "use subagent delivery for this child session"})
 }
 
 // sessionNotFound is the original's `session "${sessionId}" not found`.
 func sessionNotFound(id string) *rpcError {
-	return newError(CodeSessionNotFound, "session "+quote(id)+" not found", Details{SessionID: id})
+	return newError(codeSessionNotFound, "session "+quote(id)+" not found", details{SessionID: id})
 }
 
 // acceptedValue is {accepted: true}.

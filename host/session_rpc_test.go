@@ -15,14 +15,14 @@ import (
 
 func TestSessionListIsTheOriginalsItems(t *testing.T) {
 	b := newAttachingBackend()
-	b.summaries = []SessionSummary{
+	b.summaries = []sessionSummary{
 		{ID: "p1", CreatedAt: 1, UpdatedAt: 7, Live: true, Running: true, Cwd: "/w", Title: "spawn a tree"},
 		{ID: "c1", CreatedAt: 2, UpdatedAt: 3, ParentSessionID: "p1", Origin: "subagent", Live: true},
 		{ID: "cold", CreatedAt: 3, UpdatedAt: 9, Title: "old work", Cwd: "/w", TitleAsOfSeq: new(int64(5))},
 		{ID: "same", CreatedAt: 4, UpdatedAt: 7},
 	}
-	b.attach(Attachment{SessionID: "p1", LastSeq: 12})
-	b.attach(Attachment{SessionID: "c1", LastSeq: 1, Blank: true})
+	b.attach(attachment{SessionID: "p1", LastSeq: 12})
+	b.attach(attachment{SessionID: "c1", LastSeq: 1, Blank: true})
 	h := newTestHandler(t, b)
 
 	// updatedAt descending, ties in the backend's order; attached rows carry
@@ -48,7 +48,7 @@ func TestSessionListIsTheOriginalsItems(t *testing.T) {
 
 func TestSessionCreate(t *testing.T) {
 	b := newFakeBackend()
-	h := New(b, Options{Cwd: "/home/serve"})
+	h := newHandler(b, Options{Cwd: "/home/serve"})
 	t.Cleanup(h.Close)
 	ok := func(id string) string {
 		return `{"type":"server-response","rpcId":"r","result":{"ok":true,"value":{"sessionId":"` + id + `"}}}`
@@ -65,17 +65,17 @@ func TestSessionCreate(t *testing.T) {
 	require.Equal(t, []string{"CreateSession " + created.Result.Value.SessionID + " /home/serve false",
 		"CreateSession my-s1 /elsewhere true"}, b.callLog())
 
-	b.createErr = &SessionConflict{SessionID: "s\"1", RequestedCwd: "/b\"c", ExistingCwd: "/a", HasExisting: true}
+	b.createErr = &sessionConflict{SessionID: "s\"1", RequestedCwd: "/b\"c", ExistingCwd: "/a", HasExisting: true}
 	require.Equal(t, `{"type":"server-response","rpcId":"r","result":{"ok":false,"error":{"code":"session-conflict",`+
 		`"message":"session \"s\"1\" already exists with cwd \"/a\"; requested \"/b\\\"c\"",`+
 		`"details":{"sessionId":"s\"1","requestedCwd":"/b\"c","existingCwd":"/a"}}}}`,
 		rawCall(t, h, "session.create", `{"sessionId":"s\"1","cwd":"/b\"c"}`))
-	b.createErr = &SessionConflict{SessionID: "s1", RequestedCwd: "/b"}
+	b.createErr = &sessionConflict{SessionID: "s1", RequestedCwd: "/b"}
 	require.Equal(t, `{"type":"server-response","rpcId":"r","result":{"ok":false,"error":{"code":"session-conflict",`+
 		`"message":"session \"s1\" already exists with cwd undefined; requested \"/b\"",`+
 		`"details":{"sessionId":"s1","requestedCwd":"/b"}}}}`,
 		rawCall(t, h, "session.create", `{"sessionId":"s1","cwd":"/b"}`))
-	b.createErr = Wrap(CodeAgentBusy, errors.New("child"))
+	b.createErr = wrap(codeAgentBusy, errors.New("child"))
 	require.Equal(t, `{"type":"server-response","rpcId":"r","result":{"ok":false,"error":{"code":"agent-busy",`+
 		`"message":"session \"kid\" is owned by subagent routing",`+
 		`"details":{"reason":"use subagent delivery for this child session"}}}}`,
@@ -109,7 +109,7 @@ func TestSessionCreate(t *testing.T) {
 
 func TestSessionHistoryPagesATopLevelTranscript(t *testing.T) {
 	b := newFakeBackend()
-	b.transcripts["p1"] = Transcript{Events: []session.Event{
+	b.transcripts["p1"] = transcript{Events: []session.Event{
 		message(0, "user/message", "a"), message(1, "assistant/message", "b"), message(2, "user/message", "c"),
 	}}
 	h := newTestHandler(t, b)
@@ -120,16 +120,16 @@ func TestSessionHistoryPagesATopLevelTranscript(t *testing.T) {
 		"the tail page carries the session's projections, cut at its last event (web-host.md §2)")
 	r = callRPC(t, h, "session.history", map[string]any{"sessionId": "p1", "beforeSeq": 2})
 	require.NotContains(t, string(r.Result.Value), "projections", "an older page has none")
-	b.transcripts["empty"] = Transcript{}
+	b.transcripts["empty"] = transcript{}
 	r = callRPC(t, h, "session.history", map[string]any{"sessionId": "empty"})
 	require.Equal(t, `{"events":[],"hasMore":false,"projections":{"asOfSeq":-1,"values":{"title":null}}}`, string(r.Result.Value))
 	r = callRPC(t, h, "session.history", map[string]any{"sessionId": "ghost"})
-	requireError(t, r, CodeSessionNotFound, `session "ghost" not found`, map[string]any{"sessionId": "ghost"})
+	requireError(t, r, codeSessionNotFound, `session "ghost" not found`, map[string]any{"sessionId": "ghost"})
 	r = callRPC(t, h, "session.history", map[string]any{"sessionId": `g"ü`})
-	requireError(t, r, CodeSessionNotFound, `session "g"ü" not found`, map[string]any{"sessionId": `g"ü`})
+	requireError(t, r, codeSessionNotFound, `session "g"ü" not found`, map[string]any{"sessionId": `g"ü`})
 	b.readErr = errors.New("EIO")
 	r = callRPC(t, h, "session.history", map[string]any{"sessionId": "p1"})
-	requireError(t, r, CodeInternal, "session history read failed", nil)
+	requireError(t, r, codeInternal, "session history read failed", nil)
 	require.Equal(t, []string{"ReadSession p1", "ReadSession p1", "ReadSession empty", "ReadSession ghost", `ReadSession g"ü`, "ReadSession p1"}, b.callLog())
 }
 
@@ -142,11 +142,11 @@ func TestSessionPrompt(t *testing.T) {
 		msg     string
 		details map[string]any
 	}{
-		{"unknown", Wrap(CodeSessionNotFound, errors.New("nope")), CodeSessionNotFound, `session "s1" not found`,
+		{"unknown", wrap(codeSessionNotFound, errors.New("nope")), codeSessionNotFound, `session "s1" not found`,
 			map[string]any{"sessionId": "s1"}},
-		{"a continuable child", Wrap(CodeAgentBusy, errors.New("child")), CodeAgentBusy, `session "s1" is owned by subagent routing`,
+		{"a continuable child", wrap(codeAgentBusy, errors.New("child")), codeAgentBusy, `session "s1" is owned by subagent routing`,
 			map[string]any{"reason": "use subagent delivery for this child session"}},
-		{"failure", errors.New("EIO"), CodeInternal, "session prompt failed", nil},
+		{"failure", errors.New("EIO"), codeInternal, "session prompt failed", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -29,7 +29,7 @@ import (
 type runtimeStack struct {
 	rt       *actors.Runtime
 	service  *subagent.Service
-	backend  *RuntimeBackend
+	backend  *runtimeBackend
 	recorder *apiRecorder
 	url      string
 	stop     func() // closes the stack (also at the test's end)
@@ -47,15 +47,13 @@ func newRuntimeStackOn(t *testing.T, root string, indexed bool) *runtimeStack {
 	opened, err := dsh.Open(dsh.Options{Dir: root})
 	require.NoError(t, err)
 	rt, service := opened.Actors(), opened.Subagents()
-	var opts []BackendOption
 	var db *index.DB
 	if indexed {
 		db, err = index.Open(context.Background(), root, rt.Sessions())
 		require.NoError(t, err)
-		opts = append(opts, WithIndex(db))
 	}
-	backend := NewRuntimeBackend(rt, service, opened.Query(), opts...)
-	handler := New(backend, Options{})
+	backend := newRuntimeBackend(rt, service, opened.Query(), db)
+	handler := newHandler(backend, Options{})
 	recorder := &apiRecorder{next: handler}
 	server := httptest.NewServer(recorder)
 	var once sync.Once
@@ -63,7 +61,7 @@ func newRuntimeStackOn(t *testing.T, root string, indexed bool) *runtimeStack {
 		once.Do(func() {
 			handler.Close()
 			server.Close()
-			backend.Close()
+			backend.close()
 			require.NoError(t, rt.Close(context.Background()))
 			if db != nil {
 				require.NoError(t, db.Close())
@@ -76,15 +74,15 @@ func newRuntimeStackOn(t *testing.T, root string, indexed bool) *runtimeStack {
 
 // settled waits until every healthy entry of parentID's catalog is inactive
 // (its child's session is no longer live).
-func (s *runtimeStack) settled(t *testing.T, parentID string, children int) []CatalogEntry {
+func (s *runtimeStack) settled(t *testing.T, parentID string, children int) []catalogEntry {
 	t.Helper()
-	var entries []CatalogEntry
+	var entries []catalogEntry
 	require.Eventually(t, func() bool {
 		all, err := s.backend.ListChildren(context.Background(), parentID)
 		require.NoError(t, err)
 		entries = entries[:0]
 		for _, e := range all {
-			if e.Kind == KindChild {
+			if e.Kind == kindChild {
 				if e.Running {
 					return false
 				}

@@ -17,20 +17,20 @@ import "github.com/dsh-actors/dsh-actors/session"
 // /events or /api/events.host.
 //
 // host/session-added's blank is the Attachment's Blank when the backend is
-// an AttachmentSource that knows the session: true while the session holds
+// an attachmentSource that knows the session: true while the session holds
 // no turn/start event, as the original's sessionBlank, so a new subagent
 // child (descriptor and end-seed, no turn yet) is blank and a cold child
 // resumed with its earlier turns is not. Otherwise it is Notice.Blank.
 //
 // The hub learns what a session holds from the backend's optional
-// AttachmentSource: once when the handler is created (sessions already
-// live) and at each SessionAdded notice; afterwards it follows lastSeq from
-// the session/event notices and forgets a session at SessionRemoved. A
-// Backend that is not an AttachmentSource gets no session/subscribed
+// attachmentSource: once when the handler is created (sessions already
+// live) and at each sessionAdded notice; afterwards it follows lastSeq from
+// the session/event notices and forgets a session at sessionRemoved. A
+// Backend that is not an attachmentSource gets no session/subscribed
 // frames.
 
-// Attachment is what an attached (live) session holds at one moment.
-type Attachment struct {
+// attachment is what an attached (live) session holds at one moment.
+type attachment struct {
 	SessionID string
 	// LastSeq is the seq of the session's last event, -1 when it has none.
 	LastSeq int64
@@ -40,19 +40,19 @@ type Attachment struct {
 	Blank bool
 }
 
-// AttachmentSource is an optional extension of Backend that the event
+// attachmentSource is an optional extension of Backend that the event
 // streams use for the mux stream's session/subscribed frames.
-// RuntimeBackend implements it.
-type AttachmentSource interface {
+// runtimeBackend implements it.
+type attachmentSource interface {
 	// Attachment describes the live session id now, or false when id is not
 	// live. The handler calls it from inside the Subscribe callback of id's
-	// SessionAdded notice, so it must not block, and it must describe the
+	// sessionAdded notice, so it must not block, and it must describe the
 	// session as of that notice (no event of id may be notified between
-	// the SessionAdded notice and this answer).
-	Attachment(id string) (Attachment, bool)
+	// the sessionAdded notice and this answer).
+	Attachment(id string) (attachment, bool)
 	// Attachments describes every live session in the order they became
 	// live. The handler calls it once, right after subscribing.
-	Attachments() []Attachment
+	Attachments() []attachment
 }
 
 // attachedSession is the hub's record of one attached session.
@@ -95,7 +95,7 @@ func (h *hub) seedAttached() {
 // recordAttached enters a into the attached set (keeping the higher lastSeq
 // and the first order when a is already there) and returns its lastSeq;
 // h.mu is held.
-func (h *hub) recordAttached(a Attachment) int64 {
+func (h *hub) recordAttached(a attachment) int64 {
 	if rec, ok := h.attached[a.SessionID]; ok {
 		rec.lastSeq = max(rec.lastSeq, a.LastSeq)
 		return rec.lastSeq
@@ -105,11 +105,11 @@ func (h *hub) recordAttached(a Attachment) int64 {
 	return a.LastSeq
 }
 
-// attachmentOf asks the source about the session of a SessionAdded notice,
+// attachmentOf asks the source about the session of a sessionAdded notice,
 // before h.mu is taken.
-func (h *hub) attachmentOf(n Notice) (Attachment, bool) {
-	if n.Kind != SessionAdded || h.source == nil {
-		return Attachment{}, false
+func (h *hub) attachmentOf(n notice) (attachment, bool) {
+	if n.Kind != sessionAdded || h.source == nil {
+		return attachment{}, false
 	}
 	a, ok := h.source.Attachment(n.SessionID)
 	return a, ok && a.SessionID == n.SessionID
@@ -119,9 +119,9 @@ func (h *hub) attachmentOf(n Notice) (Attachment, bool) {
 // mux streams when n attaches a session (a is its Attachment); h.mu is
 // held. An event only advances a session already attached: a late event of
 // a removed session does not bring it back.
-func (h *hub) track(n Notice, a Attachment, attached bool) {
+func (h *hub) track(n notice, a attachment, attached bool) {
 	switch n.Kind {
-	case SessionAdded:
+	case sessionAdded:
 		if !attached {
 			return
 		}
@@ -134,11 +134,11 @@ func (h *hub) track(n Notice, a Attachment, attached bool) {
 				h.queue(s, frame)
 			}
 		}
-	case SessionEvent:
+	case sessionEvent:
 		if rec, ok := h.attached[n.SessionID]; ok {
 			rec.lastSeq = max(rec.lastSeq, n.Event.Seq)
 		}
-	case SessionRemoved:
+	case sessionRemoved:
 		delete(h.attached, n.SessionID)
 		delete(h.queues, n.SessionID) // as the original's session/disposed: no frame
 		delete(h.queueChanged, n.SessionID)
@@ -160,28 +160,28 @@ func (h *hub) openMux(s *stream) {
 	}
 }
 
-// Attachment describes the live session id (RuntimeBackend is an
-// AttachmentSource). Inside the registry's Added notification the session
+// Attachment describes the live session id (runtimeBackend is an
+// attachmentSource). Inside the registry's Added notification the session
 // cannot be appended to, so the answer is exact for that notice.
-func (b *RuntimeBackend) Attachment(id string) (Attachment, bool) {
+func (b *runtimeBackend) Attachment(id string) (attachment, bool) {
 	live := b.rt.Sessions().Get(id)
 	if live == nil {
-		return Attachment{}, false
+		return attachment{}, false
 	}
 	return attachmentOf(live), true
 }
 
 // Attachments describes every live session in creation order.
-func (b *RuntimeBackend) Attachments() []Attachment {
+func (b *runtimeBackend) Attachments() []attachment {
 	lives := b.rt.Sessions().List()
-	out := make([]Attachment, len(lives))
+	out := make([]attachment, len(lives))
 	for i, l := range lives {
 		out[i] = attachmentOf(l)
 	}
 	return out
 }
 
-func attachmentOf(l *session.Live) Attachment {
+func attachmentOf(l *session.Live) attachment {
 	events := l.Events()
-	return Attachment{SessionID: l.ID(), LastSeq: int64(len(events)) - 1, Blank: sessionBlank(events)}
+	return attachment{SessionID: l.ID(), LastSeq: int64(len(events)) - 1, Blank: sessionBlank(events)}
 }

@@ -15,20 +15,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// attachingBackend is the fake backend with the AttachmentSource extension:
+// attachingBackend is the fake backend with the attachmentSource extension:
 // attach records what a session holds when it becomes live, detach forgets
 // it, as a runtime's live registry would.
 type attachingBackend struct {
 	*fakeBackend
 	mu       sync.Mutex
-	attached []Attachment
+	attached []attachment
 }
 
 func newAttachingBackend() *attachingBackend {
 	return &attachingBackend{fakeBackend: newFakeBackend()}
 }
 
-func (b *attachingBackend) attach(a Attachment) {
+func (b *attachingBackend) attach(a attachment) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.attached = append(b.attached, a)
@@ -37,20 +37,20 @@ func (b *attachingBackend) attach(a Attachment) {
 func (b *attachingBackend) detach(id string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.attached = slices.DeleteFunc(b.attached, func(a Attachment) bool { return a.SessionID == id })
+	b.attached = slices.DeleteFunc(b.attached, func(a attachment) bool { return a.SessionID == id })
 }
 
-func (b *attachingBackend) Attachment(id string) (Attachment, bool) {
+func (b *attachingBackend) Attachment(id string) (attachment, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	i := slices.IndexFunc(b.attached, func(a Attachment) bool { return a.SessionID == id })
+	i := slices.IndexFunc(b.attached, func(a attachment) bool { return a.SessionID == id })
 	if i < 0 {
-		return Attachment{}, false
+		return attachment{}, false
 	}
 	return b.attached[i], true
 }
 
-func (b *attachingBackend) Attachments() []Attachment {
+func (b *attachingBackend) Attachments() []attachment {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return slices.Clone(b.attached)
@@ -101,15 +101,15 @@ func nextFrameWhere(t *testing.T, r *bufio.Reader, stop func(), match func(frame
 
 func TestMuxOpensWithOneSubscribedFramePerAttachedSession(t *testing.T) {
 	b := newAttachingBackend()
-	b.attach(Attachment{SessionID: "before-handler", LastSeq: 4})
+	b.attach(attachment{SessionID: "before-handler", LastSeq: 4})
 	srv := serveTestHandler(t, b)
 
-	b.attach(Attachment{SessionID: "p1", LastSeq: -1, Blank: true})
-	b.emit(Notice{Kind: SessionAdded, SessionID: "p1"})
-	b.attach(Attachment{SessionID: "c1", LastSeq: 1, Blank: true})
-	b.emit(Notice{Kind: SessionAdded, SessionID: "c1", ParentSessionID: "p1"},
-		Notice{Kind: SessionEvent, SessionID: "c1", Event: plain(2, "turn/start")},
-		Notice{Kind: SessionEvent, SessionID: "p1", Event: plain(0, "turn/start")})
+	b.attach(attachment{SessionID: "p1", LastSeq: -1, Blank: true})
+	b.emit(notice{Kind: sessionAdded, SessionID: "p1"})
+	b.attach(attachment{SessionID: "c1", LastSeq: 1, Blank: true})
+	b.emit(notice{Kind: sessionAdded, SessionID: "c1", ParentSessionID: "p1"},
+		notice{Kind: sessionEvent, SessionID: "c1", Event: plain(2, "turn/start")},
+		notice{Kind: sessionEvent, SessionID: "p1", Event: plain(0, "turn/start")})
 
 	mux, stopMux := openStreamAt(t, srv.URL, "/api/events.mux")
 	defer stopMux()
@@ -120,37 +120,37 @@ func TestMuxOpensWithOneSubscribedFramePerAttachedSession(t *testing.T) {
 	// A session that becomes attached later is subscribed on the open
 	// stream before any of its events; a released one is not subscribed
 	// by a later stream.
-	b.attach(Attachment{SessionID: "c2", LastSeq: 3})
-	b.emit(Notice{Kind: SessionAdded, SessionID: "c2", ParentSessionID: "p1"},
-		Notice{Kind: SessionEvent, SessionID: "c2", Event: plain(4, "turn/start")})
+	b.attach(attachment{SessionID: "c2", LastSeq: 3})
+	b.emit(notice{Kind: sessionAdded, SessionID: "c2", ParentSessionID: "p1"},
+		notice{Kind: sessionEvent, SessionID: "c2", Event: plain(4, "turn/start")})
 	requireSubscribed(t, mux, "c2", 3)
 	f := readFrame(t, mux)
 	require.Equal(t, "session/event", f.Method)
 
 	b.detach("c1")
-	b.emit(Notice{Kind: SessionRemoved, SessionID: "c1"},
-		Notice{Kind: SessionEvent, SessionID: "c1", Event: plain(3, "turn/end")})
+	b.emit(notice{Kind: sessionRemoved, SessionID: "c1"},
+		notice{Kind: sessionEvent, SessionID: "c1", Event: plain(3, "turn/end")})
 	later, stopLater := openStreamAt(t, srv.URL, "/api/events.mux")
 	defer stopLater()
 	requireSubscribed(t, later, "before-handler", 4)
 	requireSubscribed(t, later, "p1", 0)
 	requireSubscribed(t, later, "c2", 4)
-	b.emit(Notice{Kind: SessionEvent, SessionID: "p1", Event: plain(1, "turn/end")})
+	b.emit(notice{Kind: sessionEvent, SessionID: "p1", Event: plain(1, "turn/end")})
 	require.Equal(t, "session/event", readFrame(t, later).Method)
 }
 
 func TestSubscribedFramesStayOffTheHostAndPageStreams(t *testing.T) {
 	b := newAttachingBackend()
-	b.attach(Attachment{SessionID: "p1", LastSeq: 2})
+	b.attach(attachment{SessionID: "p1", LastSeq: 2})
 	srv := serveTestHandler(t, b)
 	hostStream, stopHost := openStreamAt(t, srv.URL, "/api/events.host")
 	defer stopHost()
 	page, stopPage := openStream(t, srv.URL)
 	defer stopPage()
 
-	b.attach(Attachment{SessionID: "c1", LastSeq: 0})
-	b.emit(Notice{Kind: SessionAdded, SessionID: "c1", ParentSessionID: "p1"},
-		Notice{Kind: SessionEvent, SessionID: "c1", Event: plain(1, "turn/start")})
+	b.attach(attachment{SessionID: "c1", LastSeq: 0})
+	b.emit(notice{Kind: sessionAdded, SessionID: "c1", ParentSessionID: "p1"},
+		notice{Kind: sessionEvent, SessionID: "c1", Event: plain(1, "turn/start")})
 	require.Equal(t, "host/session-added", readFrame(t, hostStream).Method)
 	require.Equal(t, "host/session-added", readFrame(t, page).Method)
 	require.Equal(t, "session/event", readFrame(t, page).Method)
@@ -207,7 +207,7 @@ func TestMuxSubscribesSessionsLiveBeforeTheHandler(t *testing.T) {
 	p, err := s.rt.StartAgent(context.Background(), parent.CreateSpec{})
 	require.NoError(t, err)
 	converse(t, p, "reply hello")
-	h := New(s.backend, Options{})
+	h := newHandler(s.backend, Options{})
 	defer h.Close()
 	srv := httptest.NewServer(h)
 	defer srv.Close()
@@ -269,10 +269,10 @@ func TestSessionAddedBlankComesFromTheAttachment(t *testing.T) {
 	hostStream, stopHost := openStreamAt(t, srv.URL, "/api/events.host")
 	defer stopHost()
 
-	b.attach(Attachment{SessionID: "c1", LastSeq: 1, Blank: true})
-	b.attach(Attachment{SessionID: "c2", LastSeq: 9, Blank: false})
-	b.emit(Notice{Kind: SessionAdded, SessionID: "c1", Blank: false}, Notice{Kind: SessionAdded, SessionID: "c2", Blank: true},
-		Notice{Kind: SessionAdded, SessionID: "unknown", Blank: true})
+	b.attach(attachment{SessionID: "c1", LastSeq: 1, Blank: true})
+	b.attach(attachment{SessionID: "c2", LastSeq: 9, Blank: false})
+	b.emit(notice{Kind: sessionAdded, SessionID: "c1", Blank: false}, notice{Kind: sessionAdded, SessionID: "c2", Blank: true},
+		notice{Kind: sessionAdded, SessionID: "unknown", Blank: true})
 	require.JSONEq(t, `{"type":"host/session-added","sessionId":"c1","blank":true}`, string(readFrame(t, hostStream).Payload))
 	require.JSONEq(t, `{"type":"host/session-added","sessionId":"c2","blank":false}`, string(readFrame(t, hostStream).Payload))
 	require.JSONEq(t, `{"type":"host/session-added","sessionId":"unknown","blank":true}`, string(readFrame(t, hostStream).Payload))

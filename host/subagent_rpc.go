@@ -18,10 +18,10 @@ func (h *Handler) subagentList(ctx context.Context, c call) (any, *rpcError) {
 	entries, err := h.catalog.read(ctx, parent)
 	if err != nil {
 		if isCancelled(ctx, err) {
-			return nil, newError(CodeCancelled, "subagent catalog read was cancelled", nil)
+			return nil, newError(codeCancelled, "subagent catalog read was cancelled", nil)
 		}
 		h.logFailure("subagent.list", err)
-		return nil, newError(CodeInternal, "subagent catalog read failed", nil)
+		return nil, newError(codeInternal, "subagent catalog read failed", nil)
 	}
 	rows := make([]any, len(entries))
 	for i, e := range entries {
@@ -50,8 +50,8 @@ func (h *Handler) subagentHistory(ctx context.Context, c call) (any, *rpcError) 
 		return nil, h.historyReadError(ctx, parent, child, err)
 	}
 	if transcript.ParentSessionID != parent {
-		return nil, newError(CodeSubagentUnauthorized, "subagent parent changed during history read",
-			Details{ChildSessionID: child})
+		return nil, newError(codeSubagentUnauthorized, "subagent parent changed during history read",
+			details{ChildSessionID: child})
 	}
 	return toHistoryValue(paginate(transcript.Events, beforeSeq, pageSize(maxMessages))), nil
 }
@@ -59,13 +59,13 @@ func (h *Handler) subagentHistory(ctx context.Context, c call) (any, *rpcError) 
 func (h *Handler) historyReadError(ctx context.Context, parent, child string, err error) *rpcError {
 	switch {
 	case isCancelled(ctx, err):
-		return newError(CodeCancelled, "subagent history read was cancelled", nil)
-	case errors.Is(err, CodeSessionNotFound):
-		return newError(CodeSubagentNotFound, "subagent disappeared during history read",
-			Details{ParentSessionID: parent, ChildSessionID: child})
+		return newError(codeCancelled, "subagent history read was cancelled", nil)
+	case errors.Is(err, codeSessionNotFound):
+		return newError(codeSubagentNotFound, "subagent disappeared during history read",
+			details{ParentSessionID: parent, ChildSessionID: child})
 	default:
 		h.logFailure("subagent.history", err)
-		return newError(CodeInternal, "subagent history read failed", nil)
+		return newError(codeInternal, "subagent history read failed", nil)
 	}
 }
 
@@ -81,8 +81,8 @@ func (h *Handler) subagentPrompt(ctx context.Context, c call) (any, *rpcError) {
 	}
 	parentAgent, live := h.backend.LiveAgent(parent)
 	if !live {
-		return nil, newError(CodeSubagentParentUnavailable, "parent session "+quote(parent)+" is not live",
-			Details{ParentSessionID: parent})
+		return nil, newError(codeSubagentParentUnavailable, "parent session "+quote(parent)+" is not live",
+			details{ParentSessionID: parent})
 	}
 	if bad := h.verifyAddress(ctx, parent, child); bad != nil {
 		return nil, bad
@@ -97,19 +97,19 @@ func (h *Handler) subagentPrompt(ctx context.Context, c call) (any, *rpcError) {
 
 // followupError maps a continuation failure; an aborted request wins first.
 func (h *Handler) followupError(ctx context.Context, child string, err error) *rpcError {
-	childOnly := Details{ChildSessionID: child}
+	childOnly := details{ChildSessionID: child}
 	switch {
 	case isCancelled(ctx, err):
-		return newError(CodeCancelled, "subagent prompt was cancelled", nil)
-	case errors.Is(err, CodeSubagentNotResumable):
-		return newError(CodeSubagentNotResumable, "subagent cannot be resumed", childOnly)
-	case errors.Is(err, CodeSubagentUnauthorized):
-		return newError(CodeSubagentUnauthorized, "subagent does not belong to this parent", childOnly)
-	case errors.Is(err, CodeSubagentNotDelivered):
-		return newError(CodeSubagentNotDelivered, "message was not delivered", childOnly)
+		return newError(codeCancelled, "subagent prompt was cancelled", nil)
+	case errors.Is(err, codeSubagentNotResumable):
+		return newError(codeSubagentNotResumable, "subagent cannot be resumed", childOnly)
+	case errors.Is(err, codeSubagentUnauthorized):
+		return newError(codeSubagentUnauthorized, "subagent does not belong to this parent", childOnly)
+	case errors.Is(err, codeSubagentNotDelivered):
+		return newError(codeSubagentNotDelivered, "message was not delivered", childOnly)
 	default:
 		h.logFailure("subagent.prompt", err)
-		return newError(CodeInternal, "subagent prompt failed", nil)
+		return newError(codeInternal, "subagent prompt failed", nil)
 	}
 }
 
@@ -125,33 +125,33 @@ func (h *Handler) verifyAddress(ctx context.Context, parent, child string) *rpcE
 		if e.ID != child {
 			continue
 		}
-		if e.Kind == KindDiagnostic {
-			return newError(CodeSubagentCatalogDiagnostic, "subagent "+quote(child)+" is "+e.Reason,
-				Details{ParentSessionID: parent, ChildSessionID: child, Reason: e.Reason})
+		if e.Kind == kindDiagnostic {
+			return newError(codeSubagentCatalogDiagnostic, "subagent "+quote(child)+" is "+e.Reason,
+				details{ParentSessionID: parent, ChildSessionID: child, Reason: e.Reason})
 		}
 		return nil
 	}
-	return newError(CodeSubagentNotFound, "session "+quote(child)+" is not a continuable direct child of "+quote(parent),
-		Details{ParentSessionID: parent, ChildSessionID: child})
+	return newError(codeSubagentNotFound, "session "+quote(child)+" is not a continuable direct child of "+quote(parent),
+		details{ParentSessionID: parent, ChildSessionID: child})
 }
 
 func (h *Handler) catalogVerifyError(ctx context.Context, parent, child string, err error) *rpcError {
 	switch {
 	case isCancelled(ctx, err):
-		return newError(CodeCancelled, "subagent catalog read was cancelled", nil)
-	case errors.Is(err, CodeSessionNotFound):
-		return newError(CodeSubagentNotFound, "parent session "+quote(parent)+" is unavailable",
-			Details{ParentSessionID: parent, ChildSessionID: child})
+		return newError(codeCancelled, "subagent catalog read was cancelled", nil)
+	case errors.Is(err, codeSessionNotFound):
+		return newError(codeSubagentNotFound, "parent session "+quote(parent)+" is unavailable",
+			details{ParentSessionID: parent, ChildSessionID: child})
 	default:
 		h.logFailure("subagent catalog", err)
-		return newError(CodeInternal, "subagent catalog read failed", nil)
+		return newError(codeInternal, "subagent catalog read failed", nil)
 	}
 }
 
 // isCancelled reports whether the request was aborted or the backend
 // reported a cancellation.
 func isCancelled(ctx context.Context, err error) bool {
-	return ctx.Err() != nil || errors.Is(err, CodeCancelled) || errors.Is(err, context.Canceled)
+	return ctx.Err() != nil || errors.Is(err, codeCancelled) || errors.Is(err, context.Canceled)
 }
 
 // pageSize is maxMessages or the default page of 50.

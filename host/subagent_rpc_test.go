@@ -17,14 +17,14 @@ import (
 // a corrupt candidate; worker's transcript holds one user message.
 func catalogFixture() *fakeBackend {
 	b := newFakeBackend()
-	b.catalogs["p1"] = []CatalogEntry{
-		{Kind: KindChild, ID: "worker", Label: "scan files", Running: true},
-		{Kind: KindChild, ID: "reviewer", Label: "review"},
-		{Kind: KindDiagnostic, ID: "broken", Reason: "corrupt"},
-		{Kind: KindDiagnostic, ID: "future", Reason: "unsupported"},
+	b.catalogs["p1"] = []catalogEntry{
+		{Kind: kindChild, ID: "worker", Label: "scan files", Running: true},
+		{Kind: kindChild, ID: "reviewer", Label: "review"},
+		{Kind: kindDiagnostic, ID: "broken", Reason: "corrupt"},
+		{Kind: kindDiagnostic, ID: "future", Reason: "unsupported"},
 	}
-	b.transcripts["worker"] = Transcript{ParentSessionID: "p1", Events: []session.Event{message(0, "user/message", "scan the project")}}
-	b.transcripts["reviewer"] = Transcript{ParentSessionID: "p1"}
+	b.transcripts["worker"] = transcript{ParentSessionID: "p1", Events: []session.Event{message(0, "user/message", "scan the project")}}
+	b.transcripts["reviewer"] = transcript{ParentSessionID: "p1"}
 	return b
 }
 
@@ -52,10 +52,10 @@ func TestSubagentListReturnsTheCompleteCatalogAndParentAvailability(t *testing.T
 // when it is empty; diagnostics {kind, id, reason}.
 func TestSubagentListRowsAreTheCatalogProjection(t *testing.T) {
 	b := newFakeBackend()
-	b.catalogs["p1"] = []CatalogEntry{
-		{Kind: KindChild, ID: "a-child", Label: ""},
-		{Kind: KindChild, ID: "b-child", Label: "scan", Running: true},
-		{Kind: KindDiagnostic, ID: "c-child", Reason: "corrupt"},
+	b.catalogs["p1"] = []catalogEntry{
+		{Kind: kindChild, ID: "a-child", Label: ""},
+		{Kind: kindChild, ID: "b-child", Label: "scan", Running: true},
+		{Kind: kindDiagnostic, ID: "c-child", Reason: "corrupt"},
 	}
 	r := callRPC(t, newTestHandler(t, b), "subagent.list", map[string]any{"parentSessionId": "p1"})
 	require.Equal(t, `{"entries":[`+
@@ -69,21 +69,21 @@ func TestSubagentListErrorsHideBackendDetails(t *testing.T) {
 	h := newTestHandler(t, b)
 
 	r := callRPC(t, h, "subagent.list", map[string]any{"parentSessionId": "nobody"})
-	requireError(t, r, CodeInternal, "subagent catalog read failed", nil)
+	requireError(t, r, codeInternal, "subagent catalog read failed", nil)
 
 	b.catalogErr = errors.New("SESSION_QUERY_PERSISTENCE_FAILED: disk on fire at /secret/path")
 	r = callRPC(t, h, "subagent.list", map[string]any{"parentSessionId": "p1"})
-	requireError(t, r, CodeInternal, "subagent catalog read failed", nil)
+	requireError(t, r, codeInternal, "subagent catalog read failed", nil)
 
-	b.catalogErr = Wrap(CodeCancelled, errors.New("CANCELLED"))
+	b.catalogErr = wrap(codeCancelled, errors.New("CANCELLED"))
 	r = callRPC(t, h, "subagent.list", map[string]any{"parentSessionId": "p1"})
-	requireError(t, r, CodeCancelled, "subagent catalog read was cancelled", nil)
+	requireError(t, r, codeCancelled, "subagent catalog read was cancelled", nil)
 
 	b.catalogErr = nil
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	r = callRPCContext(t, ctx, h, "subagent.list", map[string]any{"parentSessionId": "p1"})
-	requireError(t, r, CodeCancelled, "subagent catalog read was cancelled", nil)
+	requireError(t, r, codeCancelled, "subagent catalog read was cancelled", nil)
 }
 
 func TestSubagentHistoryReadsWithoutTouchingAnyAgent(t *testing.T) {
@@ -130,50 +130,50 @@ func TestSubagentHistoryAddressErrors(t *testing.T) {
 	}{
 		{name: "not a child",
 			payload: map[string]any{"parentSessionId": "p1", "childSessionId": "stranger"},
-			code:    CodeSubagentNotFound, msg: `session "stranger" is not a continuable direct child of "p1"`,
+			code:    codeSubagentNotFound, msg: `session "stranger" is not a continuable direct child of "p1"`,
 			details: map[string]any{"parentSessionId": "p1", "childSessionId": "stranger"},
 			calls:   []string{"ListChildren p1"}},
 		{name: "diagnostic fails before any transcript read",
 			payload: map[string]any{"parentSessionId": "p1", "childSessionId": "future"},
-			code:    CodeSubagentCatalogDiagnostic, msg: `subagent "future" is unsupported`,
+			code:    codeSubagentCatalogDiagnostic, msg: `subagent "future" is unsupported`,
 			details: map[string]any{"parentSessionId": "p1", "childSessionId": "future", "reason": "unsupported"},
 			calls:   []string{"ListChildren p1"}},
 		{name: "unknown parent",
 			payload: map[string]any{"parentSessionId": "ghost", "childSessionId": "worker"},
-			code:    CodeSubagentNotFound, msg: `parent session "ghost" is unavailable`,
+			code:    codeSubagentNotFound, msg: `parent session "ghost" is unavailable`,
 			details: map[string]any{"parentSessionId": "ghost", "childSessionId": "worker"},
 			calls:   []string{"ListChildren ghost"}},
 		{name: "catalog failure",
 			payload: map[string]any{"parentSessionId": "p1", "childSessionId": "worker"},
 			setup:   func(b *fakeBackend) { b.catalogErr = errors.New("descriptor secrets") },
-			code:    CodeInternal, msg: "subagent catalog read failed",
+			code:    codeInternal, msg: "subagent catalog read failed",
 			calls: []string{"ListChildren p1"}},
 		{name: "catalog cancelled",
 			payload: map[string]any{"parentSessionId": "p1", "childSessionId": "worker"},
-			setup:   func(b *fakeBackend) { b.catalogErr = Wrap(CodeCancelled, errors.New("CANCELLED")) },
-			code:    CodeCancelled, msg: "subagent catalog read was cancelled",
+			setup:   func(b *fakeBackend) { b.catalogErr = wrap(codeCancelled, errors.New("CANCELLED")) },
+			code:    codeCancelled, msg: "subagent catalog read was cancelled",
 			calls: []string{"ListChildren p1"}},
 		{name: "child vanished",
 			payload: map[string]any{"parentSessionId": "p1", "childSessionId": "worker"},
 			setup:   func(b *fakeBackend) { delete(b.transcripts, "worker") },
-			code:    CodeSubagentNotFound, msg: "subagent disappeared during history read",
+			code:    codeSubagentNotFound, msg: "subagent disappeared during history read",
 			details: map[string]any{"parentSessionId": "p1", "childSessionId": "worker"},
 			calls:   []string{"ListChildren p1", "ReadSession worker"}},
 		{name: "parent changed",
 			payload: map[string]any{"parentSessionId": "p1", "childSessionId": "worker"},
-			setup:   func(b *fakeBackend) { b.transcripts["worker"] = Transcript{ParentSessionID: "p2"} },
-			code:    CodeSubagentUnauthorized, msg: "subagent parent changed during history read",
+			setup:   func(b *fakeBackend) { b.transcripts["worker"] = transcript{ParentSessionID: "p2"} },
+			code:    codeSubagentUnauthorized, msg: "subagent parent changed during history read",
 			details: map[string]any{"childSessionId": "worker"},
 			calls:   []string{"ListChildren p1", "ReadSession worker"}},
 		{name: "read failure",
 			payload: map[string]any{"parentSessionId": "p1", "childSessionId": "worker"},
 			setup:   func(b *fakeBackend) { b.readErr = errors.New("EIO /secret") },
-			code:    CodeInternal, msg: "subagent history read failed",
+			code:    codeInternal, msg: "subagent history read failed",
 			calls: []string{"ListChildren p1", "ReadSession worker"}},
 		{name: "read cancelled",
 			payload: map[string]any{"parentSessionId": "p1", "childSessionId": "worker"},
-			setup:   func(b *fakeBackend) { b.readErr = Wrap(CodeCancelled, context.Canceled) },
-			code:    CodeCancelled, msg: "subagent history read was cancelled",
+			setup:   func(b *fakeBackend) { b.readErr = wrap(codeCancelled, context.Canceled) },
+			code:    codeCancelled, msg: "subagent history read was cancelled",
 			calls: []string{"ListChildren p1", "ReadSession worker"}},
 	}
 	for _, tc := range cases {
@@ -196,7 +196,7 @@ func TestSubagentHistoryPagesWithBeforeSeq(t *testing.T) {
 		plain(3, "turn/end"), plain(4, "turn/start"), message(5, "user/message", "three"),
 		plain(6, "assistant/chunk"), message(7, "assistant/message", "four", 6), plain(8, "turn/end"),
 	}
-	b.transcripts["worker"] = Transcript{ParentSessionID: "p1", Events: events}
+	b.transcripts["worker"] = transcript{ParentSessionID: "p1", Events: events}
 	h := newTestHandler(t, b)
 
 	seqs := func(r response) ([]int64, bool) {
@@ -255,7 +255,7 @@ func TestSubagentPromptRequiresTheLiveParentBeforeAnyCatalogRead(t *testing.T) {
 	b := catalogFixture()
 	r := callRPC(t, newTestHandler(t, b), "subagent.prompt", map[string]any{"parentSessionId": "p1", "childSessionId": "worker",
 		"content": []any{map[string]any{"type": "text", "text": "hi"}}})
-	requireError(t, r, CodeSubagentParentUnavailable, `parent session "p1" is not live`, map[string]any{"parentSessionId": "p1"})
+	requireError(t, r, codeSubagentParentUnavailable, `parent session "p1" is not live`, map[string]any{"parentSessionId": "p1"})
 	require.Equal(t, []string{"LiveAgent p1"}, b.callLog(), "no catalog read, no follow-up, no resume")
 }
 
@@ -269,20 +269,20 @@ func TestSubagentPromptErrorMapping(t *testing.T) {
 		msg     string
 		details map[string]any
 	}{
-		{"diagnostic", "broken", nil, CodeSubagentCatalogDiagnostic, `subagent "broken" is corrupt`,
+		{"diagnostic", "broken", nil, codeSubagentCatalogDiagnostic, `subagent "broken" is corrupt`,
 			map[string]any{"parentSessionId": "p1", "childSessionId": "broken", "reason": "corrupt"}},
-		{"not a child", "stranger", nil, CodeSubagentNotFound, `session "stranger" is not a continuable direct child of "p1"`,
+		{"not a child", "stranger", nil, codeSubagentNotFound, `session "stranger" is not a continuable direct child of "p1"`,
 			map[string]any{"parentSessionId": "p1", "childSessionId": "stranger"}},
-		{"not resumable", "worker", Wrap(CodeSubagentNotResumable, errors.New("NOT_RESUMABLE")),
-			CodeSubagentNotResumable, "subagent cannot be resumed", childOnly},
-		{"unauthorized", "worker", Wrap(CodeSubagentUnauthorized, errors.New("UNAUTHORIZED")),
-			CodeSubagentUnauthorized, "subagent does not belong to this parent", childOnly},
-		{"draining", "worker", Wrap(CodeSubagentNotDelivered, errors.New("DRAINING")),
-			CodeSubagentNotDelivered, "message was not delivered", childOnly},
-		{"activation closing", "worker", Wrap(CodeSubagentNotDelivered, errors.New("ACTIVATION_CLOSING")),
-			CodeSubagentNotDelivered, "message was not delivered", childOnly},
-		{"cancelled", "worker", Wrap(CodeCancelled, context.Canceled), CodeCancelled, "subagent prompt was cancelled", nil},
-		{"unexpected", "worker", fmt.Errorf("persona %q leaked", "secret"), CodeInternal, "subagent prompt failed", nil},
+		{"not resumable", "worker", wrap(codeSubagentNotResumable, errors.New("NOT_RESUMABLE")),
+			codeSubagentNotResumable, "subagent cannot be resumed", childOnly},
+		{"unauthorized", "worker", wrap(codeSubagentUnauthorized, errors.New("UNAUTHORIZED")),
+			codeSubagentUnauthorized, "subagent does not belong to this parent", childOnly},
+		{"draining", "worker", wrap(codeSubagentNotDelivered, errors.New("DRAINING")),
+			codeSubagentNotDelivered, "message was not delivered", childOnly},
+		{"activation closing", "worker", wrap(codeSubagentNotDelivered, errors.New("ACTIVATION_CLOSING")),
+			codeSubagentNotDelivered, "message was not delivered", childOnly},
+		{"cancelled", "worker", wrap(codeCancelled, context.Canceled), codeCancelled, "subagent prompt was cancelled", nil},
+		{"unexpected", "worker", fmt.Errorf("persona %q leaked", "secret"), codeInternal, "subagent prompt failed", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -319,7 +319,7 @@ func TestSubagentPromptToALiveParentTheCatalogDoesNotKnow(t *testing.T) {
 	b.live["p2"] = true
 	r := callRPC(t, newTestHandler(t, b), "subagent.prompt", map[string]any{"parentSessionId": "p2", "childSessionId": "worker",
 		"content": []any{map[string]any{"type": "text", "text": "hi"}}})
-	requireError(t, r, CodeSubagentNotFound, `parent session "p2" is unavailable`,
+	requireError(t, r, codeSubagentNotFound, `parent session "p2" is unavailable`,
 		map[string]any{"parentSessionId": "p2", "childSessionId": "worker"})
 	require.Equal(t, []string{"LiveAgent p2", "ListChildren p2"}, b.callLog(), "no follow-up")
 }
@@ -327,13 +327,13 @@ func TestSubagentPromptToALiveParentTheCatalogDoesNotKnow(t *testing.T) {
 func TestSubagentPromptAbortedRequestWinsOverTheDeliveryFailure(t *testing.T) {
 	b := catalogFixture()
 	b.live["p1"] = true
-	b.followupErr = Wrap(CodeSubagentNotDelivered, errors.New("DRAINING"))
+	b.followupErr = wrap(codeSubagentNotDelivered, errors.New("DRAINING"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	b.onFollowup = cancel
 	r := callRPCContext(t, ctx, newTestHandler(t, b), "subagent.prompt", map[string]any{"parentSessionId": "p1", "childSessionId": "worker",
 		"content": []any{map[string]any{"type": "text", "text": "hi"}}})
-	requireError(t, r, CodeCancelled, "subagent prompt was cancelled", nil)
+	requireError(t, r, codeCancelled, "subagent prompt was cancelled", nil)
 }
 
 // TestSubagentPromptContentIsAnyArrayOfTypedBlocks: content is an array of
@@ -409,7 +409,7 @@ func TestIDsInMessagesAreWrittenAsTheOriginalTemplate(t *testing.T) {
 	text := []any{map[string]any{"type": "text", "text": "hi"}}
 
 	b := newFakeBackend()
-	b.catalogs[other] = []CatalogEntry{{Kind: KindDiagnostic, ID: odd, Reason: "corrupt"}}
+	b.catalogs[other] = []catalogEntry{{Kind: kindDiagnostic, ID: odd, Reason: "corrupt"}}
 	h := newTestHandler(t, b)
 	r := callRPC(t, h, "subagent.prompt", map[string]any{"parentSessionId": odd, "childSessionId": "c", "content": text})
 	require.Equal(t, `parent session "`+odd+`" is not live`, r.Result.Error.Message)
@@ -420,7 +420,7 @@ func TestIDsInMessagesAreWrittenAsTheOriginalTemplate(t *testing.T) {
 	r = callRPC(t, h, "subagent.history", map[string]any{"parentSessionId": other, "childSessionId": "x\"y"})
 	require.Equal(t, `session "x"y" is not a continuable direct child of "p"2"`, r.Result.Error.Message)
 
-	b.promptErr = Wrap(CodeAgentBusy, errors.New("child"))
+	b.promptErr = wrap(codeAgentBusy, errors.New("child"))
 	r = callRPC(t, h, "session.prompt", map[string]any{"sessionId": odd, "mode": "queue", "content": text})
 	require.Equal(t, `session "`+odd+`" is owned by subagent routing`, r.Result.Error.Message)
 

@@ -41,12 +41,12 @@ func BenchmarkListSessionsAfterARestart(b *testing.B) {
 	_, err = db.Titles(ctx) // the earlier process that built the index
 	require.NoError(b, err)
 	q := query.New(rt.Sessions())
-	for name, opts := range map[string][]BackendOption{"unindexed": nil, "indexed": {WithIndex(db)}} {
+	for name, withIndex := range map[string]*index.DB{"unindexed": nil, "indexed": db} {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				backend := NewRuntimeBackend(rt, catalogOnly{q}, q, opts...)
+				backend := newRuntimeBackend(rt, catalogOnly{q}, q, withIndex)
 				summaries, err := backend.ListSessions(ctx)
-				backend.Close()
+				backend.close()
 				require.NoError(b, err)
 				require.Len(b, summaries, 500)
 				require.Equal(b, "lorem ipsum dolor sit amet lorem ipsum dolor sit amet lorem ipsum dolor sit amet", summaries[0].Title)

@@ -124,7 +124,7 @@ func TestTrustFence(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			h := New(newFakeBackend(), Options{TrustedHosts: tc.trustedHosts})
+			h := newHandler(newFakeBackend(), Options{TrustedHosts: tc.trustedHosts})
 			t.Cleanup(h.Close)
 			for _, path := range []string{"/api/session.list", "/events"} {
 				method := http.MethodPost

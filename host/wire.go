@@ -50,7 +50,7 @@ func toHistoryValue(p page) historyValue {
 // wireChild is a healthy subagent.list row: exactly {kind:"child", id, label, activity}, no mode, and
 // label always present (a durable label may be empty).
 type wireChild struct {
-	Kind     CatalogKind `json:"kind"`
+	Kind     catalogKind `json:"kind"`
 	ID       string      `json:"id"`
 	Label    string      `json:"label"`
 	Activity string      `json:"activity"`
@@ -58,21 +58,21 @@ type wireChild struct {
 
 // wireDiagnostic is a diagnostic subagent.list row {kind:"diagnostic", id, reason}.
 type wireDiagnostic struct {
-	Kind   CatalogKind `json:"kind"`
+	Kind   catalogKind `json:"kind"`
 	ID     string      `json:"id"`
 	Reason string      `json:"reason"`
 }
 
 // toWireEntry is a wireChild or a wireDiagnostic.
-func toWireEntry(e CatalogEntry) any {
-	if e.Kind == KindDiagnostic {
-		return wireDiagnostic{Kind: KindDiagnostic, ID: e.ID, Reason: e.Reason}
+func toWireEntry(e catalogEntry) any {
+	if e.Kind == kindDiagnostic {
+		return wireDiagnostic{Kind: kindDiagnostic, ID: e.ID, Reason: e.Reason}
 	}
 	activity := "inactive"
 	if e.Running {
 		activity = "running"
 	}
-	return wireChild{Kind: KindChild, ID: e.ID, Label: e.Label, Activity: activity}
+	return wireChild{Kind: kindChild, ID: e.ID, Label: e.Label, Activity: activity}
 }
 
 type catalogValue struct {

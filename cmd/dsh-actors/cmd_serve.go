@@ -130,7 +130,6 @@ func checkListenAddr(addr string) error {
 type serveStack struct {
 	set     *runtimeSet
 	rt      *actors.Runtime
-	backend *host.RuntimeBackend
 	handler *host.Handler
 	index   *index.DB // nil with --no-index
 }
@@ -162,18 +161,15 @@ func openServeStack(flags serveFlags, logger *slog.Logger, trustedHosts []string
 	}
 	var cont host.Continuations = set.service
 	var db *index.DB
-	var opts []host.BackendOption
 	if flags.indexed && !isPostgres(flags.store) { // the derived index lives beside a JSONL root
 		if db, err = index.Open(context.Background(), flags.store, set.rt.Sessions()); err != nil {
 			_ = set.close(context.Background())
 			return nil, err
 		}
 		cont = indexedContinuations{Service: set.service, db: db}
-		opts = append(opts, host.WithIndex(db))
 	}
-	backend := host.NewRuntimeBackend(set.rt, cont, set.query, opts...)
-	handler := host.New(backend, host.Options{Logger: logger, TrustedHosts: trustedHosts})
-	return &serveStack{set: set, rt: set.rt, backend: backend, handler: handler, index: db}, nil
+	handler := host.New(set.rt, cont, set.query, host.Options{Logger: logger, TrustedHosts: trustedHosts, Index: db})
+	return &serveStack{set: set, rt: set.rt, handler: handler, index: db}, nil
 }
 
 // indexedContinuations is the subagent service with its catalog answered
@@ -209,7 +205,6 @@ func (s *serveStack) shutdown(server *http.Server) error {
 	if err := server.Shutdown(graceful); err != nil {
 		_ = server.Close()
 	}
-	s.backend.Close()
 	err := s.set.close(context.Background())
 	if s.index != nil {
 		err = errors.Join(err, s.index.Close())
