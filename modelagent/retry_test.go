@@ -1,6 +1,7 @@
 package modelagent_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -9,11 +10,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/llm"
 	"github.com/dsh-actors/dsh-actors/llm/llmtest"
+	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
 // empty is a response with no content and a zero usage: the client reports
@@ -173,4 +177,140 @@ func TestCancellingDuringTheRetryWait(t *testing.T) {
 	require.Len(t, retries, 2)
 	require.Contains(t, retries[1].Raw, `{"turn":2,"step":1,`)
 	require.Contains(t, retries[1].Raw, `"retry":1,`, "a new message starts a new chain")
+}
+
+// TestAChildsRetryChainSettlesWithItsLastTurn: a foreground child whose
+// first call failed and was retried returns the retry turn's answer; a
+// background child's epoch ends completed after its retry chain, its log
+// holds both turns, and list_agents lists it complete.
+func TestAChildsRetryChainSettlesWithItsLastTurn(t *testing.T) {
+	srv := llmtest.NewServer(
+		llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "call_fg", Name: "subagent",
+			Args: []string{`{"description": "count", "prompt": "Count to two."}`}})),
+		llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "call_bg", Name: "subagent",
+			Args: []string{`{"description": "greet", "prompt": "Say HI.", "run_in_background": true}`}})),
+		llmtest.Stream(llmtest.Say("started")),
+		llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "call_list", Name: "list_agents", Args: []string{"{}"}})),
+		llmtest.Stream(llmtest.Say("listed")),
+	)
+	defer srv.Close()
+	srv.Route(func(r llmtest.Received) bool {
+		return bytes.Contains(r.Body, []byte(`{"role":"user","content":"Count to two."}`))
+	},
+		empty(), llmtest.Stream(llmtest.Say("one two")))
+	srv.Route(func(r llmtest.Received) bool {
+		return bytes.Contains(r.Body, []byte(`{"role":"user","content":"Say HI."}`))
+	},
+		empty(), llmtest.Stream(llmtest.Say("HI")))
+	r := newRig(t, srv.Client(0))
+	ends := make(chan subagent.RunEndInfo, 4)
+	defer r.service.Subscribe(func(e subagent.Event) {
+		if end, ok := e.(*subagent.EndEvent); ok {
+			ends <- end.RunEndInfo
+		}
+	})()
+
+	h := r.turn(t, "retry-parent", "delegate")
+	results := ofType(events(t, h.Session()), "tool/result")
+	require.Len(t, results, 2)
+	require.Contains(t, results[0].Raw, `"content":[{"type":"text","text":"one two"}],"isError":false`)
+	childID := startedID.FindStringSubmatch(results[1].Raw)[1]
+
+	var bg subagent.RunEndInfo
+	for end := range ends {
+		if end.ID == childID {
+			bg = end
+			break
+		}
+	}
+	require.Equal(t, agent.Completed, bg.StopReason)
+	require.Equal(t, event.Text("HI"), bg.LastAssistantMessage)
+	waitDisposed(t, r, childID)
+	child, err := query.New(r.rt.Sessions()).ReadSession(context.Background(), childID)
+	require.NoError(t, err)
+	var turns []string
+	for _, e := range child.Events {
+		if e.Type == event.TypeTurnStart || e.Type == event.TypeTurnEnd {
+			turns = append(turns, e.Type+" "+string(e.Data))
+		}
+	}
+	require.Equal(t, []string{
+		`turn/start {"turn":1,"trigger":{"kind":"message","source":{"kind":"user"}}}`,
+		`turn/end {"turn":1,"reason":{"kind":"error","step":1,"failure":` + emptyFailure + `}}`,
+		`turn/start {"turn":2,"trigger":{"kind":"retry"}}`,
+		`turn/end {"turn":2,"reason":{"kind":"completed"}}`,
+	}, turns)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = h.Followup(ctx, event.Text("list them"), event.Source{Kind: event.SourceUser})
+	require.NoError(t, err)
+	require.NoError(t, h.WhenIdle(ctx))
+	results = ofType(events(t, h.Session()), "tool/result")
+	require.Contains(t, results[2].Raw, `"text":"`+childID+` [complete] — greet"`)
+}
+
+// waitDisposed waits until the live agent id has been disposed.
+func waitDisposed(t *testing.T, r *rig, id string) {
+	t.Helper()
+	if h := r.rt.Agent(id); h != nil {
+		select {
+		case <-h.Disposed():
+		case <-time.After(time.Minute):
+			t.Fatalf("%s was not disposed", id)
+		}
+	}
+}
+
+// TestAColdResumeAfterACrashMidChain: a log that ended inside a retry
+// turn loads with that turn interrupted; the next message is a new
+// message turn whose retries count from 1 again, and the retry turn
+// after it continues the turn numbers.
+func TestAColdResumeAfterACrashMidChain(t *testing.T) {
+	srv := llmtest.NewServer(empty(), llmtest.Stream(llmtest.Say("ok")))
+	defer srv.Close()
+	r := newRig(t, srv.Client(0))
+	lines := []struct{ typ, data string }{
+		{"turn/start", `{"turn":1,"trigger":{"kind":"message","source":{"kind":"user"}}}`},
+		{"user/message", `{"content":[{"type":"text","text":"hi"}],"source":{"kind":"user"},"role":"user","id":"0b0e3c2e-7f43-4d59-9d4c-6d1c5e0a9f10"}`},
+		{"step/start", `{"turn":1,"step":1}`},
+		{"request/header", `{"header":{"config":{"provider":"deepseek-official","model":"deepseek-v4-flash"}},"reason":"initial"}`},
+		{"step/end", `{"turn":1,"step":1}`},
+		{"llm/retry", retryRecord(1, 1, "1", emptyFailure)},
+		{"turn/end", `{"turn":1,"reason":{"kind":"error","step":1,"failure":` + emptyFailure + `}}`},
+		{"turn/start", `{"turn":2,"trigger":{"kind":"retry"}}`},
+		{"step/start", `{"turn":2,"step":1}`},
+	}
+	var crashed []session.Event
+	for i, l := range lines {
+		e := session.Event{Type: l.typ, Seq: int64(i), Time: 1764522000000, Data: []byte(l.data)}
+		if l.typ == "user/message" {
+			e.SurfaceOp = []byte(`"append"`)
+		}
+		crashed = append(crashed, e)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, r.rt.Sessions().Store().Create(ctx, session.Header{ID: "crashed", Cwd: "/work"}, crashed))
+	h, err := r.rt.ResumeAgent(ctx, "crashed", parent.Spec{})
+	require.NoError(t, err)
+	_, err = h.Followup(ctx, event.Text("again"), event.Source{Kind: event.SourceUser})
+	require.NoError(t, err)
+	require.NoError(t, h.WhenIdle(ctx))
+	got := raws(events(t, h.Session()))
+	require.Equal(t, []string{`step/end {"turn":2,"step":1}`, `turn/end {"turn":2,"reason":{"kind":"interrupted"}}`},
+		got[len(lines):len(lines)+2], "the repair closes the retry turn")
+	var retries, starts []string
+	for _, line := range got[len(lines):] {
+		switch {
+		case strings.HasPrefix(line, "llm/retry "):
+			retries = append(retries, strings.TrimPrefix(line, "llm/retry "))
+		case strings.HasPrefix(line, "turn/start "):
+			starts = append(starts, strings.TrimPrefix(line, "turn/start "))
+		}
+	}
+	require.Equal(t, []string{retryRecord(3, 1, "1", emptyFailure)}, retries, "a new chain counts from 1")
+	require.Equal(t, []string{`{"turn":3,"trigger":{"kind":"message","source":{"kind":"user"}}}`, `{"turn":4,"trigger":{"kind":"retry"}}`},
+		starts, "no retry turn resumes: the message opens turn 3")
+	require.Equal(t, `turn/end {"turn":4,"reason":{"kind":"completed"}}`, got[len(got)-1])
 }

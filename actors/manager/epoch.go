@@ -10,7 +10,8 @@ import (
 // subagent/end edge, taken from the events it appended itself.
 type Epoch struct {
 	// StopReason is the mapped reason of the last closed message-triggered
-	// turn of the epoch, or completed when no such turn closed.
+	// turn of the epoch (a retry chain's last closed turn), or completed
+	// when no such turn closed.
 	StopReason agent.StopReason
 	// Output is the content of the epoch's last assistant/message, even when
 	// empty (non-nil); nil when the epoch logged no assistant message.
@@ -25,7 +26,9 @@ type Epoch struct {
 // even if empty; the stop reason is that of the last closed turn whose
 // turn/start trigger kind was "message" (a turn/start without a trigger
 // counts as message-triggered, since every turn here is opened by an inbox
-// message), mapped by mapTurnEnd; no such turn means completed. It scans
+// message), or "retry" in a chain a message opened, so that a message's
+// outcome is its retry chain's last, as the agent settles it; mapped by
+// mapTurnEnd; no such turn means completed. It scans
 // backwards and decodes only the events it needs, so its cost does not
 // grow with the epoch.
 func CaptureEpoch(own []session.Event) Epoch {
@@ -68,14 +71,24 @@ func lastMessageTurnEnd(events []session.Event) (string, bool) {
 }
 
 // messageTriggered reports whether the last turn/start of turn number n in
-// events was opened by a message.
+// events was opened by a message, or is a retry turn of a chain a message
+// opened (a retry turn retries the turn started before it).
 func messageTriggered(events []session.Event, n int) bool {
+	found := false
 	for i := len(events) - 1; i >= 0; i-- {
 		if events[i].Type != event.TypeTurnStart {
 			continue
 		}
-		if start, err := event.DecodeAs[event.TurnStart](event.TypeTurnStart, events[i].Data); err == nil && start.Turn == n {
-			return start.Trigger == nil || start.Trigger.Kind == event.TriggerMessage
+		start, err := event.DecodeAs[event.TurnStart](event.TypeTurnStart, events[i].Data)
+		if err != nil || !found && start.Turn != n {
+			continue
+		}
+		found = true
+		switch {
+		case start.Trigger == nil || start.Trigger.Kind == event.TriggerMessage:
+			return true
+		case start.Trigger.Kind != event.TriggerRetry:
+			return false
 		}
 	}
 	return false

@@ -27,7 +27,8 @@ const runUsage = `usage: dsh-actors run [--model NAME] [--store DIR] "PROMPT"`
 // runRun runs PROMPT as one turn of a new top-level agent, printing the
 // reply as it arrives (tool calls and results as one line each), then
 // waits until the children it started have settled, drains child-first
-// and flushes. It exits 0 when the turn completed, 1 otherwise. The first
+// and flushes. It exits 0 when the turn completed (for a retried model
+// call, the last turn of its retry chain), 1 otherwise. The first
 // SIGINT/SIGTERM cancels the turn and stops waiting for children.
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags := newFlags("run")
@@ -128,8 +129,9 @@ func waitChildren(ctx context.Context, rt *actors.Runtime, root string) {
 }
 
 // printer writes a turn's events as they are logged: streamed text as it
-// arrives, a message that was not streamed whole, one line per tool call
-// and per result.
+// arrives, a message that was not streamed whole, one line per tool call,
+// per result and per retried model call. Its reason is the last turn's: a
+// retry chain's outcome is its last turn's.
 type printer struct {
 	mu       sync.Mutex
 	w        io.Writer
@@ -163,10 +165,26 @@ func (p *printer) event(e session.Event) {
 		for _, b := range v.Message.Content {
 			p.line("[result] " + oneLine(event.TextOf(b.Content)))
 		}
+	case event.LLMRetry:
+		p.line(retryLine(v))
 	case event.TurnEnd:
 		p.reason = v.Reason
 		p.newline()
 	}
+}
+
+// retryLine is the line of a retried model call: which retry, after what
+// delay, and the failure that caused it.
+func retryLine(r event.LLMRetry) string {
+	which := fmt.Sprintf("retry %d", r.Retry)
+	if r.MaxRetries != nil {
+		which += fmt.Sprintf(" of %d", *r.MaxRetries)
+	}
+	why := r.Failure.Message
+	if r.Failure.Code != "" {
+		why += " (" + r.Failure.Code + ")"
+	}
+	return fmt.Sprintf("[%s in %d ms: %s]", which, r.DelayMs, oneLine(why))
 }
 
 func (p *printer) write(s string) {

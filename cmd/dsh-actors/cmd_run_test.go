@@ -71,3 +71,17 @@ func TestRunStreamsAModelTurnAndWaitsForItsChildren(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Equal(t, "dsh-actors run: the turn ended error: Authentication Fails (AUTH)\n", stderr)
 }
+
+// TestRunExitsZeroWhenARetryChainSucceeds: a failed call the policy
+// retries prints one retry line, and the retry turn's answer decides the
+// exit code.
+func TestRunExitsZeroWhenARetryChainSucceeds(t *testing.T) {
+	srv := llmtest.NewServer(llmtest.Stream(llmtest.Response{Usage: &llmtest.Usage{}}), llmtest.Stream(llmtest.Say("ok")))
+	defer srv.Close()
+	t.Setenv(llm.EnvAPIKey, "k")
+	t.Setenv(llm.EnvBaseURL, srv.URL)
+	code, stdout, stderr := run(t, "run", "--model", "deepseek-v4-flash", "--store", t.TempDir(), "hi")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `^\[retry 1 of 2 in [0-9]+ ms: model returned a completed response with no content \(EMPTY_RESPONSE\)\]\nok\n$`, stdout)
+	require.Len(t, srv.Received(), 2)
+}
