@@ -23,10 +23,13 @@ lint:
 run: build
 	./bin/dsh-actors serve
 
-# Bigger stress loops than the default suite runs, then the child-first
-# stress loop with two CPU hogs beside it (10 runs, each bounded).
+# Bigger stress loops than the default suite runs, then the multi-process
+# scenarios (kill -9, SIGSTOP, rolling restart) with 20 s of load around
+# each fault, then the child-first stress loop with two CPU hogs beside it
+# (10 runs, each bounded).
 stress: build
 	$(GO) test -race -count=1 -timeout 60m -short=false ./tests/... -args -stress.big
+	$(GO) test -race -count=1 -timeout 30m -run TestNodes -v ./internal/multiproc/ -args -multiproc.load 20s
 	./tests/stress_under_load.sh bin/dsh-actors 10
 
 # 64 clients against `serve` on loopback for 10 s (the default suite runs a

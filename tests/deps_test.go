@@ -67,6 +67,10 @@ var allowedDeps = map[string][]string{
 	// internal/pgtest runs a private PostgreSQL server for a test binary;
 	// only _test.go files import it.
 	"internal/pgtest": {},
+	// internal/multiproc drives several serve processes on one Postgres
+	// store and checks the store's invariants; it talks to them over HTTP
+	// and SQL only.
+	"internal/multiproc": {},
 	// internal/storetest is the store conformance suite; only _test.go
 	// files import it.
 	"internal/storetest": {"fault", "event", "session", "internal/durable", "internal/listeners", "internal/jsjson"},

@@ -1,0 +1,295 @@
+package multiproc
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dsh-actors/dsh-actors/internal/pgtest"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+)
+
+// cluster is the private Postgres server every node of a test shares
+// (one fresh database per test); pgtest.Main also checks for leaked
+// goroutines in this test binary.
+var cluster *pgtest.Cluster
+
+func TestMain(m *testing.M) { pgtest.Main(m, &cluster) }
+
+// loadFor is how long each scenario drives follow-ups around its fault;
+// `make stress` runs it longer.
+var loadFor = flag.Duration("multiproc.load", 300*time.Millisecond, "how long each multi-process scenario drives load around its fault")
+
+// ttl is the nodes' lease TTL: short, so a takeover waits little.
+const ttl = time.Second
+
+// bound is the most any wait on the nodes or the store may take before
+// the test fails naming what it waited for.
+const bound = time.Minute
+
+// world is one test's store and the binary its nodes run.
+type world struct {
+	t   *testing.T
+	bin string
+	dsn string
+	ctx context.Context
+}
+
+func newWorld(t *testing.T, bin string) *world {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*bound)
+	t.Cleanup(cancel)
+	return &world{t: t, bin: bin, dsn: cluster.Database(t), ctx: ctx}
+}
+
+// start runs node name; the first node's store gets the lease history.
+// A node still running when the test ends is killed.
+func (w *world) start(name string) *Node {
+	w.t.Helper()
+	n, err := Start(w.bin, w.dsn, name, ttl)
+	require.NoError(w.t, err)
+	w.t.Cleanup(func() {
+		if !n.Exited() {
+			_ = n.Resume()
+			n.Kill()
+		}
+	})
+	require.NoError(w.t, InstallHistory(w.ctx, w.dsn))
+	return n
+}
+
+// stop shuts n down gracefully and requires a clean exit with its leak
+// check passed.
+func (w *world) stop(n *Node) {
+	w.t.Helper()
+	code, err := n.Stop(bound)
+	require.NoError(w.t, err)
+	require.Zero(w.t, code, "node %s exit status; stderr:\n%s", n.Name, n.Stderr())
+	require.Contains(w.t, n.Stderr(), "leak check: no goroutine left", "node %s", n.Name)
+}
+
+// family creates a parent with children children on n and gives it to d.
+func (w *world) family(d *Driver, n *Node, children int) (string, []string) {
+	w.t.Helper()
+	parent, ids, err := n.CreateParent(w.ctx, children)
+	require.NoError(w.t, err)
+	d.Add(n, parent, ids)
+	return parent, ids
+}
+
+// awaitLogged waits (bounded) until msgID is logged in child.
+func (w *world) awaitLogged(child, msgID string) {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(w.ctx, bound)
+	defer cancel()
+	require.NoError(w.t, AwaitLogged(ctx, w.dsn, []Acked{{Child: child, MessageID: msgID}}))
+}
+
+// finish stops the driver, requires every send acknowledged and logged,
+// stops the nodes and runs the checker; it returns the report.
+func (w *world) finish(d *Driver, extra []Acked, nodes ...*Node) Report {
+	w.t.Helper()
+	acked, failed, errs := d.Wait()
+	require.Zero(w.t, failed, "follow-ups refused: %v", errs)
+	acked = append(acked, extra...)
+	ctx, cancel := context.WithTimeout(w.ctx, bound)
+	defer cancel()
+	require.NoError(w.t, AwaitLogged(ctx, w.dsn, acked))
+	for _, n := range nodes {
+		w.stop(n)
+	}
+	r, err := Check(w.ctx, w.dsn, acked)
+	require.NoError(w.t, err)
+	require.Empty(w.t, r.Violations)
+	require.NotZero(w.t, r.Acked)
+	w.t.Logf("checked %d sessions, %d events, %d acquisitions, %d acknowledged follow-ups", r.Sessions, r.Events, r.Acquisitions, r.Acked)
+	return r
+}
+
+// sleepFor drives load for the scenario's window.
+func sleepFor(d time.Duration) { <-time.After(d) }
+
+func buildOnce(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(root, "go.mod"))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	bin, err := Build(ctx, root, t.TempDir())
+	require.NoError(t, err)
+	return bin
+}
+
+// TestNodes runs the multi-process scenarios on one binary, each on a
+// fresh store, each ending with the invariant checker.
+func TestNodes(t *testing.T) {
+	bin := buildOnce(t)
+	t.Run("KillMidTurn", func(t *testing.T) { killMidTurn(t, newWorld(t, bin)) })
+	t.Run("PausePastTTL", func(t *testing.T) { pausePastTTL(t, newWorld(t, bin)) })
+	t.Run("RollingRestart", func(t *testing.T) { rollingRestart(t, newWorld(t, bin)) })
+}
+
+// killMidTurn: node a is killed (kill -9) while its child runs a long
+// turn, with load on node b all along; after a's leases expired node c
+// takes the parent over, the child's interrupted turn is closed and the
+// next follow-up runs under a new epoch; nothing acknowledged is lost.
+func killMidTurn(t *testing.T, w *world) {
+	a, b, c := w.start("a"), w.start("b"), w.start("c")
+	d := NewDriver()
+	parent, children := w.family(d, a, 2)
+	w.family(d, b, 3)
+	d.Quiet(a) // a's children get only the long turn: a follow-up queued behind it dies with a (no durable inbox yet)
+	d.Run(2)
+	long, err := a.Followup(w.ctx, parent, children[0], "sleep 10m")
+	require.NoError(t, err)
+	w.awaitLogged(children[0], long)
+	sleepFor(*loadFor)
+	a.Kill()
+
+	attempts, err := c.TakeOver(w.ctx, parent, ttl/10)
+	require.NoError(t, err)
+	require.Greater(t, attempts, 1, "the dead node's lease was still live at first")
+	d.Rehome(parent, c)
+	after := followup(t, w, c, parent, children[0], "reply after the takeover")
+	sleepFor(*loadFor)
+	w.finish(d, []Acked{{Node: "a", Child: children[0], MessageID: long}, {Node: "c", Child: children[0], MessageID: after}}, b, c)
+
+	turns := turnsOf(t, w, children[0])
+	require.GreaterOrEqual(t, len(turns.reasons), 3)
+	require.Equal(t, []string{"completed", "interrupted", "completed"}, turns.reasons[:3], "the killed turn is closed, the next one completes")
+	require.Less(t, turns.epochs[1], turns.epochs[2], "the turn after the takeover runs under a new epoch")
+}
+
+// pausePastTTL: node a is paused (SIGSTOP) mid-turn for longer than its
+// lease TTL; node b takes the parent and the child over and runs the next
+// follow-up; when a continues (SIGCONT) its turn's next append is fenced
+// and nothing of it reaches the store.
+func pausePastTTL(t *testing.T, w *world) {
+	a, b := w.start("a"), w.start("b")
+	d := NewDriver()
+	parent, children := w.family(d, a, 1)
+	w.family(d, b, 2)
+	d.Quiet(a)
+	d.Run(2)
+	slow, err := a.Followup(w.ctx, parent, children[0], "sleep 2s\nreply too late")
+	require.NoError(t, err)
+	w.awaitLogged(children[0], slow)
+	require.NoError(t, a.Pause())
+
+	_, err = b.TakeOver(w.ctx, parent, ttl/10)
+	require.NoError(t, err)
+	d.Rehome(parent, b)
+	after := followup(t, w, b, parent, children[0], "reply after the takeover")
+	w.awaitLogged(children[0], after)
+	require.NoError(t, a.Resume())
+	awaitStderr(t, w, a, "is no longer the current lease; nothing was written") // its next append, refused
+	sleepFor(*loadFor)
+	w.finish(d, []Acked{{Node: "a", Child: children[0], MessageID: slow}, {Node: "b", Child: children[0], MessageID: after}}, a, b)
+
+	turns := turnsOf(t, w, children[0])
+	require.GreaterOrEqual(t, len(turns.reasons), 3)
+	require.Equal(t, []string{"completed", "interrupted", "completed"}, turns.reasons[:3])
+	require.NotContains(t, turns.texts, "too late", "the paused turn's output never reached the store")
+}
+
+// rollingRestart: each node in turn is quieted, stopped (SIGTERM) and
+// started again while the others carry load; its parents are taken over
+// by the next node at once (the stopped node released its leases).
+func rollingRestart(t *testing.T, w *world) {
+	nodes := []*Node{w.start("a"), w.start("b"), w.start("c")}
+	d := NewDriver()
+	for _, n := range nodes {
+		w.family(d, n, 2)
+	}
+	d.Run(3)
+	var extra []Acked
+	for i, n := range nodes {
+		sleepFor(*loadFor)
+		d.Quiet(n)
+		w.stop(n)
+		next := nodes[(i+1)%len(nodes)]
+		for _, p := range d.Parents(n) {
+			attempts, err := next.TakeOver(w.ctx, p, ttl/10)
+			require.NoError(t, err)
+			require.Equal(t, 1, attempts, "a released lease is taken over without waiting for its TTL")
+			d.Rehome(p, next)
+		}
+		nodes[i] = w.start(n.Name)
+	}
+	sleepFor(*loadFor)
+	w.finish(d, extra, nodes...)
+}
+
+// awaitStderr waits (bounded) until n's stderr contains want.
+func awaitStderr(t *testing.T, w *world, n *Node, want string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(w.ctx, bound)
+	defer cancel()
+	for !strings.Contains(n.Stderr(), want) {
+		require.NoError(t, pause(ctx, 20*time.Millisecond), "node %s never logged %q; stderr:\n%s", n.Name, want, n.Stderr())
+	}
+}
+
+// turns is what a child's log says of its turns: each turn/end's reason,
+// the epoch it was written under, and the assistant text of the log.
+type turns struct {
+	reasons []string
+	epochs  []int64
+	texts   string
+}
+
+func turnsOf(t *testing.T, w *world, id string) turns {
+	t.Helper()
+	var out turns
+	require.NoError(t, withConn(w.ctx, w.dsn, func(conn *pgx.Conn) error {
+		rows, err := conn.Query(w.ctx, `SELECT type, epoch, line FROM events WHERE session_id = $1 ORDER BY seq`, id)
+		if err != nil {
+			return err
+		}
+		var typ, line string
+		var epoch int64
+		_, err = pgx.ForEachRow(rows, []any{&typ, &epoch, &line}, func() error {
+			var e struct {
+				Data struct {
+					Reason  struct{ Kind string } `json:"reason"`
+					Message json.RawMessage       `json:"message"`
+				} `json:"data"`
+			}
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				return err
+			}
+			switch typ {
+			case "turn/end":
+				out.reasons = append(out.reasons, e.Data.Reason.Kind)
+				out.epochs = append(out.epochs, epoch)
+			case "assistant/message":
+				out.texts += string(e.Data.Message)
+			}
+			return nil
+		})
+		return err
+	}))
+	return out
+}
+
+// followup sends content to child through n, retrying (bounded) while
+// the child's lease, held by a node that died or paused, is not expired.
+func followup(t *testing.T, w *world, n *Node, parent, child, content string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(w.ctx, bound)
+	defer cancel()
+	for {
+		id, err := n.Followup(ctx, parent, child, content)
+		if err == nil {
+			return id
+		}
+		require.NoError(t, pause(ctx, ttl/10), "follow-up to %s on node %s: %v", child, n.Name, err)
+	}
+}
