@@ -14,13 +14,13 @@ const maxSafeInteger = 1<<53 - 1
 // non-negative safe integer.
 var ErrInvalidMaxDepth = errors.New("subagent maxDepth must be a non-negative safe integer")
 
-// ErrInvalidSubagentDepth is returned for an agent whose runtime
+// errInvalidSubagentDepth is returned for an agent whose runtime
 // subagent depth is not a non-negative safe integer.
-var ErrInvalidSubagentDepth = errors.New("agent subagentDepth must be a non-negative safe integer")
+var errInvalidSubagentDepth = errors.New("agent subagentDepth must be a non-negative safe integer")
 
-// ErrDepthOutOfRange is returned for a child depth beyond the
+// errDepthOutOfRange is returned for a child depth beyond the
 // safe-integer range.
-var ErrDepthOutOfRange = errors.New("subagent child depth exceeds the safe-integer range")
+var errDepthOutOfRange = errors.New("subagent child depth exceeds the safe-integer range")
 
 // depthExceeded is fault.DepthExceeded: a child would be deeper than the caller's absolute maxDepth cap.
 func depthExceeded(attempted, maxDepth int) error {
@@ -41,17 +41,17 @@ func AssertMaxDepth(maxDepth *int) error {
 // subagentDepth, so a resumed child never counts as top-level again.
 func DelegationDepth(headerDepth, runtimeDepth int) (int, error) {
 	if !safeNonNegative(runtimeDepth) {
-		return 0, ErrInvalidSubagentDepth
+		return 0, errInvalidSubagentDepth
 	}
 	return max(headerDepth, runtimeDepth), nil
 }
 
 // ChildDepth is the depth of a child of a parent at parentDepth under an
 // optional absolute cap: parentDepth+1, fault.DepthExceeded when that exceeds
-// maxDepth, or ErrDepthOutOfRange past the safe-integer range.
+// maxDepth, or errDepthOutOfRange past the safe-integer range.
 func ChildDepth(parentDepth int, maxDepth *int) (int, error) {
 	if parentDepth >= maxSafeInteger {
-		return 0, ErrDepthOutOfRange
+		return 0, errDepthOutOfRange
 	}
 	child := parentDepth + 1
 	if maxDepth != nil && child > *maxDepth {
