@@ -29,7 +29,7 @@ type Event struct {
 	Status      inbox.Status       // agent/status
 }
 
-// Bus fans Events out to listeners. Its zero value is not usable; the
+// bus fans Events out to listeners. Its zero value is not usable; the
 // Registry makes one.
 //
 // Listeners run on the goroutine that made the change, in subscription
@@ -41,28 +41,28 @@ type Event struct {
 // delays its agent's later events, and Create and Dispose, which return
 // once their agent/created or agent/disposed has been delivered (one made
 // by a listener of that same agent follows once the listener returns).
-type Bus struct {
+type bus struct {
 	logger    *slog.Logger
 	listeners listeners.List[Event]
 }
 
-func newBus(logger *slog.Logger) *Bus { return &Bus{logger: logger} }
+func newBus(logger *slog.Logger) *bus { return &bus{logger: logger} }
 
 // Subscribe adds a listener and returns its idempotent cancel. An event
 // being delivered while Subscribe runs may or may not reach the new
 // listener.
-func (b *Bus) Subscribe(fn func(Event)) (cancel func()) { return b.listeners.Add(fn) }
+func (b *bus) Subscribe(fn func(Event)) (cancel func()) { return b.listeners.Add(fn) }
 
 // publish calls every listener with e on the calling goroutine. A
 // panicking listener is logged; the others still run.
-func (b *Bus) publish(e Event) {
+func (b *bus) publish(e Event) {
 	for _, fn := range b.listeners.Funcs() {
 		b.call(fn, e)
 	}
 }
 
 // call runs one listener, containing its panic.
-func (b *Bus) call(listener func(Event), e Event) {
+func (b *bus) call(listener func(Event), e Event) {
 	defer func() {
 		if r := recover(); r != nil {
 			b.logger.Error("actors: event listener panicked", "event", e.Type, "agent", e.AgentID, "panic", r)

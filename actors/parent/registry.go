@@ -85,7 +85,7 @@ type Registry struct {
 	provider    string // the default route (Config.Provider, Config.Model)
 	model       string
 	logger      *slog.Logger
-	bus         *Bus
+	bus         *bus
 	subagents   atomic.Pointer[func(*Handle) agent.Subagents]
 	incarnation atomic.Uint64
 
@@ -124,7 +124,7 @@ func New(cfg Config) *Registry {
 }
 
 // Bus is the registry's event bus.
-func (r *Registry) Bus() *Bus { return r.bus }
+func (r *Registry) Bus() *bus { return r.bus }
 
 // Subscribe is Bus().Subscribe.
 func (r *Registry) Subscribe(listener func(Event)) (cancel func()) {
@@ -170,10 +170,10 @@ func (r *Registry) Lookup(id string) (*Handle, error) {
 	return nil, notFound(id)
 }
 
-// Exact returns the live Handle for id when its incarnation matches:
+// exact returns the live Handle for id when its incarnation matches:
 // fault.AgentNotFound when id is not live, fault.StaleHandle when it is live under another
 // incarnation.
-func (r *Registry) Exact(id string, incarnation uint64) (*Handle, error) {
+func (r *Registry) exact(id string, incarnation uint64) (*Handle, error) {
 	h := r.Get(id)
 	switch {
 	case h == nil:
