@@ -21,7 +21,7 @@
 // Cancel aborts the claimed turn (its context is cancelled with the given
 // agent.CancelCause) and, unless keepInbox, discards every queued message,
 // emitting agent/inbox/discard for each id. Close does the same and refuses
-// every later Post with ErrClosed; nothing accepted is dropped without a
+// every later Post with errClosed; nothing accepted is dropped without a
 // discard event.
 //
 // Events (enqueue, dequeue, discard and idle↔running status changes) go to

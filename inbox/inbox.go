@@ -53,8 +53,8 @@ type Event struct {
 	More bool
 }
 
-// ErrClosed is returned by Post after Close.
-var ErrClosed = errors.New("inbox: closed")
+// errClosed is returned by Post after Close.
+var errClosed = errors.New("inbox: closed")
 
 // DefaultThroughput is how many messages a mailbox run handles before it
 // yields its goroutine.
@@ -189,7 +189,7 @@ func NewMessageID() string {
 // claimed before the Observer has returned from its enqueue event (as in
 // the original, where listeners run synchronously inside the post): a
 // listener that cancels on enqueue always finds it still queued. After
-// Close it returns ErrClosed and accepts nothing.
+// Close it returns errClosed and accepts nothing.
 func (b *Inbox) Post(msg event.UserMessage) (string, error) {
 	if msg.ID == "" {
 		msg.ID = NewMessageID()
@@ -198,7 +198,7 @@ func (b *Inbox) Post(msg event.UserMessage) (string, error) {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
-		return "", ErrClosed
+		return "", errClosed
 	}
 	was := b.runningLocked()
 	it := item{msg: msg}
@@ -249,7 +249,7 @@ func (b *Inbox) Discard() []string {
 }
 
 // Close cancels like Cancel(cause, false) and refuses every later Post with
-// ErrClosed. It is idempotent; the running turn, if any, still ends with
+// errClosed. It is idempotent; the running turn, if any, still ends with
 // EndTurn.
 func (b *Inbox) Close(cause agent.CancelCause) []string {
 	b.mu.Lock()

@@ -264,7 +264,7 @@ func TestCloseRefusesLaterPosts(t *testing.T) {
 		require.Equal(t, []string{"b"}, b.Close(agent.CancelCause{Kind: agent.CauseDisposed}))
 		require.True(t, b.Closed())
 		_, err := b.Post(event.UserMessage{ID: "c"})
-		require.ErrorIs(t, err, ErrClosed)
+		require.ErrorIs(t, err, errClosed)
 		require.Equal(t, agent.CancelCause{Kind: agent.CauseDisposed}, context.Cause(r.claims[0].Context()))
 		require.Empty(t, b.Close(agent.CancelCause{Kind: agent.CauseDisposed}), "idempotent")
 		b.EndTurn()
