@@ -18,7 +18,7 @@ import (
 // compared case-folded; FTS5's unicode61 also folds diacritics, which this
 // reader does not.
 func ScanSearch(ctx context.Context, store session.Store, req SearchRequest) (Page, error) {
-	phrase, err := NormalizePhrase(req.Phrase)
+	phrase, err := normalizePhrase(req.Phrase)
 	if err != nil {
 		return Page{}, err
 	}

@@ -14,7 +14,7 @@ import (
 const (
 	DefaultLimit = 20
 	MaxLimit     = 100
-	SnippetRunes = 240
+	snippetRunes = 240
 )
 
 // The highlight markers FTS5 puts around matches (noncharacters, removed
@@ -47,10 +47,10 @@ type SearchRequest struct {
 	Offset int
 }
 
-// NormalizePhrase trims the phrase and collapses its whitespace runs to
+// normalizePhrase trims the phrase and collapses its whitespace runs to
 // single spaces. A phrase that is blank or holds NUL is
 // SESSION_QUERY_INVALID_QUERY.
-func NormalizePhrase(phrase string) (string, error) {
+func normalizePhrase(phrase string) (string, error) {
 	if strings.ContainsRune(phrase, 0) || !utf8.ValidString(phrase) {
 		return "", invalidQuery()
 	}
@@ -86,7 +86,7 @@ func (r SearchRequest) limit() (int, error) {
 // matching events of stored sessions: most matches first, then the
 // shorter text, the later event, the session id, the later seq.
 func (d *DB) Search(ctx context.Context, req SearchRequest) (Page, error) {
-	phrase, err := NormalizePhrase(req.Phrase)
+	phrase, err := normalizePhrase(req.Phrase)
 	if err != nil {
 		return Page{}, err
 	}
@@ -280,7 +280,7 @@ func (d *DB) Titles(ctx context.Context) (map[string]Title, error) {
 	return out, nil
 }
 
-// snippet turns highlighted text into at most SnippetRunes code points
+// snippet turns highlighted text into at most snippetRunes code points
 // around its first match: markers removed, whitespace runs made single
 // spaces, an ellipsis where text was cut.
 func snippet(highlighted string) string {
@@ -298,7 +298,7 @@ func snippet(highlighted string) string {
 		if r == markOpen || r == markClose {
 			continue
 		}
-		if start < 0 && i >= first-SnippetRunes/3 {
+		if start < 0 && i >= first-snippetRunes/3 {
 			start = len(plain)
 		}
 		plain = append(plain, r)
@@ -306,8 +306,8 @@ func snippet(highlighted string) string {
 	if start < 0 {
 		start = 0
 	}
-	cutStart, cutEnd := start > 0, start+SnippetRunes < len(plain)
-	budget := SnippetRunes
+	cutStart, cutEnd := start > 0, start+snippetRunes < len(plain)
+	budget := snippetRunes
 	if cutStart {
 		budget--
 	}

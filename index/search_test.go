@@ -113,7 +113,7 @@ func TestSnippetsAreBoundedInCodePoints(t *testing.T) {
 		long += "éé "
 	}
 	s := snippet(long + string(markOpen) + "hit" + string(markClose) + " " + long)
-	require.LessOrEqual(t, len([]rune(s)), SnippetRunes)
+	require.LessOrEqual(t, len([]rune(s)), snippetRunes)
 	require.Contains(t, s, "hit")
 	require.Equal(t, "short", snippet("short"))
 }
@@ -124,7 +124,7 @@ func FuzzSearchPhrase(f *testing.F) {
 	}
 	db := searchWorld(f, session.Log{Header: session.Header{ID: "a", CreatedAt: 1}, Events: []session.Event{userText(0, `x "b" NOT col:y`)}})
 	f.Fuzz(func(t *testing.T, phrase string) {
-		normalized, err := NormalizePhrase(phrase)
+		normalized, err := normalizePhrase(phrase)
 		if err != nil {
 			require.ErrorIs(t, err, fault.QueryInvalidQuery)
 			return
@@ -135,9 +135,9 @@ func FuzzSearchPhrase(f *testing.F) {
 	})
 }
 
-// NormalizeAgain is NormalizePhrase on an already normalized phrase.
+// NormalizeAgain is normalizePhrase on an already normalized phrase.
 func NormalizeAgain(p string) string {
-	n, _ := NormalizePhrase(p)
+	n, _ := normalizePhrase(p)
 	return n
 }
 
