@@ -166,7 +166,7 @@ func (l *loop) RunTurn(ctx context.Context, host agent.Host, msg event.UserMessa
 
 // tools is the registry of the calling agent: the four subagent tools,
 // filtered by the agent's options.
-func (l *loop) tools(host agent.Host) (*parent.Handle, *Registry, error) {
+func (l *loop) tools(host agent.Host) (*parent.Handle, *registry, error) {
 	rt, service := l.a.bound()
 	var self *parent.Handle
 	if rt != nil {
@@ -176,13 +176,13 @@ func (l *loop) tools(host agent.Host) (*parent.Handle, *Registry, error) {
 	if service == nil {
 		c.self = nil
 	}
-	var kept []Tool
+	var kept []tool
 	for _, t := range subagentTools(c) {
 		if allowed(l.opts.ToolFilter, t.Name) {
 			kept = append(kept, t)
 		}
 	}
-	reg, err := NewRegistry(kept...)
+	reg, err := newRegistry(kept...)
 	return self, reg, err
 }
 
@@ -201,7 +201,7 @@ func allowed(f *agent.ToolFilter, name string) bool {
 // step; otherwise stop and err are how the turn ends. A model failure
 // leaves the step open (the runtime closes it before turn/end), so the
 // turn's error names it.
-func (l *loop) step(ctx context.Context, host agent.Host, self *parent.Handle, tools *Registry) (next bool, stop agent.StopReason, err error) {
+func (l *loop) step(ctx context.Context, host agent.Host, self *parent.Handle, tools *registry) (next bool, stop agent.StopReason, err error) {
 	conversation, err := host.Conversation()
 	if err != nil {
 		return false, agent.Error, err
@@ -258,7 +258,7 @@ func (l *loop) stream(ctx context.Context, step agent.Step, req llm.Request, asm
 
 // respond logs the assistant message (without tool calls when the
 // response was cut at max-tokens), runs its tool calls and ends the step.
-func (l *loop) respond(ctx context.Context, step agent.Step, tools *Registry, asm *llm.Assembler) (bool, agent.StopReason, error) {
+func (l *loop) respond(ctx context.Context, step agent.Step, tools *registry, asm *llm.Assembler) (bool, agent.StopReason, error) {
 	finish := asm.Finish()
 	content := asm.Blocks()
 	if finish.Kind == event.FinishMaxTokens {
@@ -332,7 +332,7 @@ func (l *loop) failed(ctx context.Context, step agent.Step, failure *llm.Error) 
 // request builds the step's request header and model request from the
 // conversation. A config field the agent leaves unset and the client
 // has a default for is filled in and marked in adapterDefaults.
-func (l *loop) request(sessionID string, conversation []agent.Entry, tools *Registry) (event.Header, llm.Request) {
+func (l *loop) request(sessionID string, conversation []agent.Entry, tools *registry) (event.Header, llm.Request) {
 	header := event.Header{
 		Config: event.Config{Provider: l.provider, Model: l.model, MaxTokens: l.opts.MaxTokens},
 		System: l.a.cfg.System,

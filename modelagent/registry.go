@@ -11,32 +11,32 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 )
 
-// Tool is one model-facing tool.
-type Tool struct {
+// tool is one model-facing tool.
+type tool struct {
 	Name        string
 	Description string
-	Params      []Param
+	Params      []param
 	// ConcurrencySafe lets consecutive calls of such tools run at once (up
 	// to maxParallel); any other call is a barrier that runs alone.
 	ConcurrencySafe bool
 	// Run executes one call with validated arguments and returns the text
 	// the model reads back. An error becomes the result "Error: <message>"
 	// (isError), logged with {name, code} when it is a typed error.
-	Run func(ctx context.Context, args Args) (string, error)
+	Run func(ctx context.Context, args args) (string, error)
 }
 
 // maxParallel bounds the concurrency-safe calls running at once.
 const maxParallel = 10
 
-// Registry is a set of tools by name, offered to the model in the order
+// registry is a set of tools by name, offered to the model in the order
 // they were given.
-type Registry struct {
-	tools []Tool
+type registry struct {
+	tools []tool
 }
 
-// NewRegistry returns a registry of tools; a duplicate name or a parameter
+// newRegistry returns a registry of tools; a duplicate name or a parameter
 // of an unknown type is an error.
-func NewRegistry(tools ...Tool) (*Registry, error) {
+func newRegistry(tools ...tool) (*registry, error) {
 	seen := map[string]bool{}
 	for _, t := range tools {
 		if seen[t.Name] {
@@ -44,16 +44,16 @@ func NewRegistry(tools ...Tool) (*Registry, error) {
 		}
 		seen[t.Name] = true
 		for _, p := range t.Params {
-			if p.Type != TypeString && p.Type != TypeBoolean {
+			if p.Type != typeString && p.Type != typeBoolean {
 				return nil, errUnknownType
 			}
 		}
 	}
-	return &Registry{tools: slices.Clone(tools)}, nil
+	return &registry{tools: slices.Clone(tools)}, nil
 }
 
 // specs are the tools as the request header and the model see them.
-func (r *Registry) specs() []event.ToolSpec {
+func (r *registry) specs() []event.ToolSpec {
 	specs := make([]event.ToolSpec, len(r.tools))
 	for i, t := range r.tools {
 		specs[i] = event.ToolSpec{Name: t.Name, Description: t.Description, Parameters: parametersJSON(t.Params)}
@@ -61,13 +61,13 @@ func (r *Registry) specs() []event.ToolSpec {
 	return specs
 }
 
-func (r *Registry) get(name string) (Tool, bool) {
+func (r *registry) get(name string) (tool, bool) {
 	for _, t := range r.tools {
 		if t.Name == name {
 			return t, true
 		}
 	}
-	return Tool{}, false
+	return tool{}, false
 }
 
 // The registry's own typed failures.
@@ -98,7 +98,7 @@ type callLog interface {
 // done, else the lookup, the argument validation and the tool body. A
 // cancellation the body did not fail on replaces its success with
 // "tool call aborted".
-func (r *Registry) execute(ctx context.Context, call event.ToolCallBlock) agent.ToolResult {
+func (r *registry) execute(ctx context.Context, call event.ToolCallBlock) agent.ToolResult {
 	if ctx.Err() != nil {
 		return errorResult(call.ID, errAbortedBeforeDispatch)
 	}
@@ -121,7 +121,7 @@ func (r *Registry) execute(ctx context.Context, call event.ToolCallBlock) agent.
 }
 
 // runBody calls the tool, turning a panic into an error.
-func runBody(ctx context.Context, tool Tool, args Args) (text string, err error) {
+func runBody(ctx context.Context, tool tool, args args) (text string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("tool %q panicked: %v", tool.Name, p)
@@ -151,7 +151,7 @@ func errorResult(callID string, err error) agent.ToolResult {
 // is logged with the "aborted before dispatch" result. Logging uses ctx
 // without its cancellation, so that a cancelled step still records what
 // happened; a logging failure stops the run and is returned.
-func (r *Registry) run(ctx context.Context, calls []event.ToolCallBlock, log callLog) error {
+func (r *registry) run(ctx context.Context, calls []event.ToolCallBlock, log callLog) error {
 	logCtx := context.WithoutCancel(ctx)
 	for next := 0; next < len(calls); {
 		if ctx.Err() != nil {
@@ -168,7 +168,7 @@ func (r *Registry) run(ctx context.Context, calls []event.ToolCallBlock, log cal
 
 // group is the calls that run together from the front of calls: one
 // barrier call, or every consecutive concurrency-safe one.
-func (r *Registry) group(calls []event.ToolCallBlock) []event.ToolCallBlock {
+func (r *registry) group(calls []event.ToolCallBlock) []event.ToolCallBlock {
 	n := 0
 	for _, c := range calls {
 		if tool, ok := r.get(c.Name); !ok || !tool.ConcurrencySafe {
@@ -182,7 +182,7 @@ func (r *Registry) group(calls []event.ToolCallBlock) []event.ToolCallBlock {
 // runGroup runs up to maxParallel calls of group at once, logging each
 // call as it starts and the results in model order; once ctx is done the
 // calls not yet started are skipped.
-func (r *Registry) runGroup(ctx, logCtx context.Context, group []event.ToolCallBlock, log callLog) error {
+func (r *registry) runGroup(ctx, logCtx context.Context, group []event.ToolCallBlock, log callLog) error {
 	results := make([]chan agent.ToolResult, len(group))
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -220,7 +220,7 @@ func (r *Registry) runGroup(ctx, logCtx context.Context, group []event.ToolCallB
 }
 
 // skip logs each call with the "aborted before dispatch" result.
-func (r *Registry) skip(logCtx context.Context, calls []event.ToolCallBlock, log callLog) error {
+func (r *registry) skip(logCtx context.Context, calls []event.ToolCallBlock, log callLog) error {
 	for _, call := range calls {
 		if err := log.ToolCall(logCtx, call); err != nil {
 			return err

@@ -9,14 +9,14 @@ import (
 
 // The parameter types a tool may declare.
 const (
-	TypeString  = "string"
-	TypeBoolean = "boolean"
+	typeString  = "string"
+	typeBoolean = "boolean"
 )
 
-// Param is one parameter of a tool: a property of its arguments object.
-type Param struct {
+// param is one parameter of a tool: a property of its arguments object.
+type param struct {
 	Name        string
-	Type        string // TypeString or TypeBoolean
+	Type        string // typeString or typeBoolean
 	Description string
 	Required    bool
 }
@@ -24,7 +24,7 @@ type Param struct {
 // parametersJSON is the JSON Schema the model is sent for params:
 // {"type":"object","properties":{name:{type, description}},"required":[…]}
 // with properties in declaration order and required absent when empty.
-func parametersJSON(params []Param) json.RawMessage {
+func parametersJSON(params []param) json.RawMessage {
 	var b bytes.Buffer
 	b.WriteString(`{"type":"object","properties":{`)
 	var required []string
@@ -68,17 +68,17 @@ func jsonString(s string) []byte {
 	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
 }
 
-// Args are a call's validated arguments: the parsed JSON object.
-type Args map[string]any
+// args are a call's validated arguments: the parsed JSON object.
+type args map[string]any
 
 // String is the string argument name ("" when absent).
-func (a Args) String(name string) string {
+func (a args) String(name string) string {
 	s, _ := a[name].(string)
 	return s
 }
 
 // Bool is the boolean argument name (false when absent).
-func (a Args) Bool(name string) bool {
+func (a args) Bool(name string) bool {
 	b, _ := a[name].(bool)
 	return b
 }
@@ -111,7 +111,7 @@ func (e *argsError) ErrorCode() string { return "INVALID_ARGS" }
 
 // validate checks parsed arguments against params: an object, the
 // required properties present, each declared property of its type.
-func validate(params []Param, v any) (Args, error) {
+func validate(params []param, v any) (args, error) {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return nil, &argsError{[]string{`"arguments" must be an object`}}
@@ -131,15 +131,15 @@ func validate(params []Param, v any) (Args, error) {
 	if len(violations) > 0 {
 		return nil, &argsError{violations}
 	}
-	return Args(obj), nil
+	return args(obj), nil
 }
 
 func hasType(v any, typ string) bool {
 	switch typ {
-	case TypeString:
+	case typeString:
 		_, ok := v.(string)
 		return ok
-	case TypeBoolean:
+	case typeBoolean:
 		_, ok := v.(bool)
 		return ok
 	}

@@ -17,9 +17,9 @@ import (
 
 // The model-facing names of the subagent tools.
 const (
-	ToolSubagent     = "subagent"
-	ToolSubagentFork = "subagent_fork"
-	ToolSendMessage  = "send_message"
+	toolSubagent     = "subagent"
+	toolSubagentFork = "subagent_fork"
+	toolSendMessage  = "send_message"
 	ToolListAgents   = "list_agents"
 )
 
@@ -45,16 +45,16 @@ const (
 )
 
 // delegationParams are the parameters of subagent and subagent_fork.
-func delegationParams(fork bool) []Param {
+func delegationParams(fork bool) []param {
 	prompt := "The whole task, self-contained: the subagent sees nothing of this conversation."
 	if fork {
 		prompt = "Only what is new: the subagent already sees this conversation's finished turns."
 	}
-	return []Param{
-		{Name: "description", Type: TypeString, Required: true,
+	return []param{
+		{Name: "description", Type: typeString, Required: true,
 			Description: "A 3-5 word label for the task, shown to users."},
-		{Name: "prompt", Type: TypeString, Required: true, Description: prompt},
-		{Name: "run_in_background", Type: TypeBoolean,
+		{Name: "prompt", Type: typeString, Required: true, Description: prompt},
+		{Name: "run_in_background", Type: typeBoolean,
 			Description: "Start a long-lived background subagent and return its subagent id; it reports " +
 				"nothing back, send it more work with send_message."},
 	}
@@ -69,18 +69,18 @@ type caller struct {
 }
 
 // subagentTools are the four tools bound to the calling agent.
-func subagentTools(c caller) []Tool {
-	return []Tool{
+func subagentTools(c caller) []tool {
+	return []tool{
 		{Name: ToolListAgents, Description: listDescription, Run: c.listAgents},
-		{Name: ToolSendMessage, Description: sendDescription, Params: []Param{
-			{Name: "subagent_id", Type: TypeString, Required: true,
+		{Name: toolSendMessage, Description: sendDescription, Params: []param{
+			{Name: "subagent_id", Type: typeString, Required: true,
 				Description: "The subagent id you got when you started the background subagent."},
-			{Name: "message", Type: TypeString, Required: true, Description: "The text to deliver."},
+			{Name: "message", Type: typeString, Required: true, Description: "The text to deliver."},
 		}, Run: c.sendMessage},
-		{Name: ToolSubagent, Description: spawnDescription + backgroundSentence, Params: delegationParams(false),
-			Run: func(ctx context.Context, args Args) (string, error) { return c.delegate(ctx, subagent.SpawnName, args) }},
-		{Name: ToolSubagentFork, Description: forkDescription + backgroundSentence, Params: delegationParams(true),
-			Run: func(ctx context.Context, args Args) (string, error) { return c.delegate(ctx, subagent.ForkName, args) }},
+		{Name: toolSubagent, Description: spawnDescription + backgroundSentence, Params: delegationParams(false),
+			Run: func(ctx context.Context, args args) (string, error) { return c.delegate(ctx, subagent.SpawnName, args) }},
+		{Name: toolSubagentFork, Description: forkDescription + backgroundSentence, Params: delegationParams(true),
+			Run: func(ctx context.Context, args args) (string, error) { return c.delegate(ctx, subagent.ForkName, args) }},
 	}
 }
 
@@ -92,7 +92,7 @@ func errNoCaller(tool string) error {
 // delegate runs subagent or subagent_fork: a continuable background child
 // ("started subagent <id>"), or a one-shot foreground run whose output it
 // returns.
-func (c caller) delegate(ctx context.Context, provider string, args Args) (string, error) {
+func (c caller) delegate(ctx context.Context, provider string, args args) (string, error) {
 	if c.self == nil {
 		return "", errNoCaller("subagent tool")
 	}
@@ -152,9 +152,9 @@ func stopReasonError(stop agent.StopReason) string {
 }
 
 // sendMessage queues the message as the child's next turn.
-func (c caller) sendMessage(ctx context.Context, args Args) (string, error) {
+func (c caller) sendMessage(ctx context.Context, args args) (string, error) {
 	if c.self == nil {
-		return "", errNoCaller(ToolSendMessage)
+		return "", errNoCaller(toolSendMessage)
 	}
 	id := args.String("subagent_id")
 	source := event.Source{Kind: event.SourceCoordinator, SenderSessionID: c.self.ID()}
@@ -165,7 +165,7 @@ func (c caller) sendMessage(ctx context.Context, args Args) (string, error) {
 }
 
 // listAgents renders the caller's children as the catalog lists them.
-func (c caller) listAgents(ctx context.Context, _ Args) (string, error) {
+func (c caller) listAgents(ctx context.Context, _ args) (string, error) {
 	if c.self == nil {
 		return "", errNoCaller(ToolListAgents)
 	}
