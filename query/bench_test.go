@@ -104,7 +104,7 @@ func TestDirectLookupMatchesTheSeedAlgorithm(t *testing.T) {
 	direct, seed := list(false), list(true)
 	require.Equal(t, seed, direct)
 	require.Len(t, direct, 30)
-	require.Contains(t, direct, diag(storegen.ChildID(3), ReasonUnavailable))
-	require.Contains(t, direct, diag(storegen.ChildID(7), ReasonUnavailable))
+	require.Contains(t, direct, diag(storegen.ChildID(3), reasonUnavailable))
+	require.Contains(t, direct, diag(storegen.ChildID(7), reasonUnavailable))
 	require.Contains(t, direct, child(storegen.ChildID(8), "child task 8", StatusComplete))
 }

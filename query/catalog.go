@@ -33,7 +33,7 @@ const (
 
 	ReasonCorrupt     = "corrupt"
 	ReasonUnsupported = "unsupported"
-	ReasonUnavailable = "unavailable"
+	reasonUnavailable = "unavailable"
 )
 
 // Entry is one row of a listing: a child (ID, Label, Status) or a
@@ -194,7 +194,7 @@ func diagnosticReason(err error) (string, bool) {
 	}
 	switch qerr.Code {
 	case fault.QuerySessionNotFound, fault.QueryEventNotFound, fault.QueryPersistenceFailed:
-		return ReasonUnavailable, true
+		return reasonUnavailable, true
 	case fault.QueryInvalidSurface, fault.QuerySourceConflict:
 		return ReasonCorrupt, true
 	}

@@ -183,7 +183,7 @@ func TestMapsPerChildReadFailuresToUnavailable(t *testing.T) {
 			}}
 			entries, err := ListChildren(context.Background(), fq, "parent")
 			require.NoError(t, err)
-			require.Equal(t, []Entry{diag("flaky", ReasonUnavailable), child("fine", "ok", StatusComplete)}, entries)
+			require.Equal(t, []Entry{diag("flaky", reasonUnavailable), child("fine", "ok", StatusComplete)}, entries)
 		})
 	}
 	for _, code := range []fault.Code{fault.QueryEventNotFound, fault.QueryPersistenceFailed, fault.QuerySessionNotFound} {
@@ -195,7 +195,7 @@ func TestMapsPerChildReadFailuresToUnavailable(t *testing.T) {
 			}}
 			entries, err := ListChildren(context.Background(), fq, "parent")
 			require.NoError(t, err)
-			require.Equal(t, []Entry{diag("flaky", ReasonUnavailable)}, entries)
+			require.Equal(t, []Entry{diag("flaky", reasonUnavailable)}, entries)
 		})
 	}
 }
@@ -211,14 +211,14 @@ func TestMapsAChildThatVanishedAfterTheTraceToUnavailable(t *testing.T) {
 	}}
 	entries, err := ListChildren(context.Background(), fq, "parent")
 	require.NoError(t, err)
-	require.Equal(t, []Entry{diag("gone", ReasonUnavailable), child("stays", "ok", StatusComplete)}, entries)
+	require.Equal(t, []Entry{diag("gone", reasonUnavailable), child("stays", "ok", StatusComplete)}, entries)
 }
 
 func TestMapsAStoredChildWithCommittedDamageToUnavailable(t *testing.T) {
 	w := parentWorld(t)
 	w.authorChild("damaged", "parent", 2, "l")
 	damageCommittedRegion(t, w.jsonl.Root(), "damaged")
-	require.Equal(t, []Entry{diag("damaged", ReasonUnavailable)}, w.mustList("parent"))
+	require.Equal(t, []Entry{diag("damaged", reasonUnavailable)}, w.mustList("parent"))
 }
 
 func TestListsATornChildFromItsValidPrefixWithoutRepairingIt(t *testing.T) {
@@ -318,7 +318,7 @@ func TestListsCompactedAndUncompactedChildrenIdentically(t *testing.T) {
 
 	records, err := w.q.ListEvents(context.Background(), "compacted")
 	require.NoError(t, err)
-	require.Equal(t, SurfaceShadowed, records[1].Surface)
+	require.Equal(t, surfaceShadowed, records[1].Surface)
 	require.Equal(t, []Entry{child("plain", "twin", StatusComplete), child("compacted", "twin", StatusComplete)},
 		w.mustList("parent"))
 }

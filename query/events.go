@@ -15,11 +15,11 @@ type Surface string
 const (
 	// SurfaceCurrent: a node of the final folded surface.
 	SurfaceCurrent Surface = "current"
-	// SurfaceShadowed: a node a later replacement removed.
-	SurfaceShadowed Surface = "shadowed"
-	// SurfaceLogOnly: never a surface node (turn boundaries, chunks, the
+	// surfaceShadowed: a node a later replacement removed.
+	surfaceShadowed Surface = "shadowed"
+	// surfaceLogOnly: never a surface node (turn boundaries, chunks, the
 	// subagent descriptor, ...).
-	SurfaceLogOnly Surface = "log-only"
+	surfaceLogOnly Surface = "log-only"
 )
 
 // EventRecord is one raw event of a session with its surface class.
@@ -113,9 +113,9 @@ func validateWindow(req ReadRequest) error {
 		name  string
 		value int
 	}{{"before", req.Before}, {"after", req.After}} {
-		if side.value < 0 || side.value > ReadWindowMax {
+		if side.value < 0 || side.value > readWindowMax {
 			return newError(fault.QueryInvalidWindow,
-				side.name+" must be an integer between 0 and "+strconv.Itoa(ReadWindowMax), nil)
+				side.name+" must be an integer between 0 and "+strconv.Itoa(readWindowMax), nil)
 		}
 	}
 	return nil

@@ -33,10 +33,10 @@ func TestListEventsClassifiesCurrentShadowedAndLogOnly(t *testing.T) {
 	))
 	records, err := w.q.ListEvents(context.Background(), "s")
 	require.NoError(t, err)
-	require.Equal(t, []Surface{SurfaceLogOnly, SurfaceShadowed, SurfaceShadowed, SurfaceCurrent, SurfaceLogOnly},
+	require.Equal(t, []Surface{surfaceLogOnly, surfaceShadowed, surfaceShadowed, SurfaceCurrent, surfaceLogOnly},
 		surfaces(records))
 	require.Equal(t, EventRecord{SessionID: "s", Seq: 4, Type: "subagent/descriptor",
-		Time: 1_700_000_000_000, Surface: SurfaceLogOnly}, records[4])
+		Time: 1_700_000_000_000, Surface: surfaceLogOnly}, records[4])
 }
 
 func TestListEventsRejectsAnInvalidSurface(t *testing.T) {
@@ -120,7 +120,7 @@ func TestSurfaceFoldAcceptsAToolResultContentRewrite(t *testing.T) {
 	}
 	classes, err := foldSurface(logOf(result("long"), withSources(replacing(result("short"), 0, 0), 0)))
 	require.NoError(t, err)
-	require.Equal(t, []Surface{SurfaceShadowed, SurfaceCurrent}, classes)
+	require.Equal(t, []Surface{surfaceShadowed, SurfaceCurrent}, classes)
 }
 
 func TestReadEventReturnsABoundedWindow(t *testing.T) {

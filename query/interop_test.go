@@ -35,7 +35,7 @@ func TestSteeringMessagesAreSurfaceEvents(t *testing.T) {
 	))
 	records, err := w.q.ListEvents(context.Background(), "steered")
 	require.NoError(t, err)
-	require.Equal(t, []Surface{SurfaceLogOnly, SurfaceCurrent, SurfaceCurrent, SurfaceCurrent, SurfaceLogOnly},
+	require.Equal(t, []Surface{surfaceLogOnly, SurfaceCurrent, SurfaceCurrent, SurfaceCurrent, surfaceLogOnly},
 		surfaces(records))
 
 	w.persist(header("bare", "", 2), logOf(withoutSurface(steeringMessage("x"))))
@@ -82,7 +82,7 @@ func TestAChildWithAMalformedMessageIsUnavailable(t *testing.T) {
 	))
 	require.Equal(t, []Entry{
 		child("healthy", "fine", StatusComplete),
-		diag("broken", ReasonUnavailable),
+		diag("broken", reasonUnavailable),
 	}, w.mustList("parent"))
 	_, err := w.q.ListEvents(context.Background(), "broken")
 	require.ErrorIs(t, err, fault.QueryPersistenceFailed)

@@ -10,8 +10,8 @@ import (
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-// ReadWindowMax is the largest Before or After a ReadRequest may ask for.
-const ReadWindowMax = 50
+// readWindowMax is the largest Before or After a ReadRequest may ask for.
+const readWindowMax = 50
 
 // Record is one logical session of the corpus: its header (the live one
 // wins), whether it is live in the registry now, and whether the store

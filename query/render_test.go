@@ -23,7 +23,7 @@ func TestRendersChildrenAndDiagnosticsInOrder(t *testing.T) {
 }
 
 func TestEntriesMarshalToTheToolSchema(t *testing.T) {
-	b, err := json.Marshal([]Entry{child("c", "", StatusComplete), diag("d", ReasonUnavailable)})
+	b, err := json.Marshal([]Entry{child("c", "", StatusComplete), diag("d", reasonUnavailable)})
 	require.NoError(t, err)
 	require.Equal(t, `[{"kind":"child","id":"c","label":"","status":"complete"},`+
 		`{"kind":"diagnostic","id":"d","reason":"unavailable"}]`, string(b))

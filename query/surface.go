@@ -71,9 +71,9 @@ func (f *SurfaceFolder) Current() []int64 { return f.nodes[:len(f.nodes):len(f.n
 func classify(events []session.Event, nodes []int64, shadowed map[int64]bool) []Surface {
 	classes := make([]Surface, len(events))
 	for i := range classes {
-		classes[i] = SurfaceLogOnly
+		classes[i] = surfaceLogOnly
 		if shadowed[int64(i)] {
-			classes[i] = SurfaceShadowed
+			classes[i] = surfaceShadowed
 		}
 	}
 	for _, seq := range nodes {
