@@ -62,7 +62,7 @@ func appendEveryShape(t *testing.T, reg *Sessions, l *Live) {
 	require.NoError(t, err)
 	_, err = l.Append("note/derived", json.RawMessage(`{ "b": 1, "a": [1, 2] }`), Sources(0), Surface())
 	require.NoError(t, err)
-	_, err = l.Append("note", nil, Ignorable(), Sources())
+	_, err = l.Append("note", nil, ignorable(), Sources())
 	require.NoError(t, err)
 	ok, err := reg.Flush(context.Background(), l)
 	require.NoError(t, err)
@@ -137,7 +137,7 @@ func TestLiveOverAnotherStoreWritesThroughStoreAppend(t *testing.T) {
 	plain.mu.Unlock()
 }
 
-// After the store closed, the bound log refuses with ErrClosed and writes
+// After the store closed, the bound log refuses with errClosed and writes
 // nothing; the session reports it as its failed write.
 func TestBoundAppendAfterCloseIsRefused(t *testing.T) {
 	ctx := context.Background()
@@ -154,9 +154,9 @@ func TestBoundAppendAfterCloseIsRefused(t *testing.T) {
 
 	require.NoError(t, s.Close())
 	err = l.log.append(l.epoch, []Event{ev(1, "note", "{}")})
-	require.ErrorIs(t, err, ErrClosed, "the bound log itself")
+	require.ErrorIs(t, err, errClosed, "the bound log itself")
 	_, err = l.AppendThrough("late", nil)
-	require.ErrorIs(t, err, ErrClosed, "the session's write through it")
+	require.ErrorIs(t, err, errClosed, "the session's write through it")
 	require.ErrorIs(t, err, ErrLogFailed)
 	_, err = l.Append("later", nil)
 	require.ErrorIs(t, err, ErrLogFailed, "the session refuses later appends")
@@ -164,7 +164,7 @@ func TestBoundAppendAfterCloseIsRefused(t *testing.T) {
 	after, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.Equal(t, string(before), string(after), "nothing was written")
-	require.ErrorIs(t, reg.Release(ctx, l), ErrClosed)
+	require.ErrorIs(t, reg.Release(ctx, l), errClosed)
 }
 
 // A bound append made while Close waits for a running writer is refused
@@ -195,7 +195,7 @@ func TestBoundAppendRacingCloseIsRefused(t *testing.T) {
 		synctest.Wait()
 		select {
 		case err := <-appended:
-			require.ErrorIs(t, err, ErrClosed)
+			require.ErrorIs(t, err, errClosed)
 		default:
 			t.Fatal("the bound append was queued behind the running writer instead of refused")
 		}
@@ -216,7 +216,7 @@ func TestBoundAppendRacingCloseIsRefused(t *testing.T) {
 // slot takes it.
 func TestReleasingABoundLiveReleasesItsLog(t *testing.T) {
 	ctx := context.Background()
-	s, counts := keptStore(t, WithKeptFiles(1))
+	s, counts := keptStore(t, withKeptFiles(1))
 	reg := NewSessions(s)
 	l, err := reg.Create(ctx, header("one"), nil)
 	require.NoError(t, err)
@@ -320,7 +320,7 @@ func TestInlineAppendHandsQueuedBatchesToAWriter(t *testing.T) {
 
 // Flush and Release only act on a Live of their own registry that is
 // still live: a released Live, a stale one whose id is live again, a Live
-// of another registry (even with the same id) and nil are ErrNotLive to
+// of another registry (even with the same id) and nil are errNotLive to
 // Flush and no-ops to Release.
 func TestFlushAndReleaseOfALiveThatIsNotLiveHere(t *testing.T) {
 	ctx := context.Background()
@@ -335,7 +335,7 @@ func TestFlushAndReleaseOfALiveThatIsNotLiveHere(t *testing.T) {
 
 	for _, foreign := range []*Live{twin, theirs} {
 		ok, err := reg.Flush(ctx, foreign)
-		require.ErrorIs(t, err, ErrNotLive)
+		require.ErrorIs(t, err, errNotLive)
 		require.EqualError(t, err, `session "`+foreign.ID()+`" is not live in this store`)
 		require.False(t, ok)
 		require.NoError(t, reg.Release(ctx, foreign), "no-op")
@@ -346,19 +346,19 @@ func TestFlushAndReleaseOfALiveThatIsNotLiveHere(t *testing.T) {
 	require.Same(t, mine, reg.Get("mine"), "releasing the twin did not drop this registry's session")
 
 	_, err = reg.Flush(ctx, nil)
-	require.ErrorIs(t, err, ErrNotLive)
+	require.ErrorIs(t, err, errNotLive)
 	require.EqualError(t, err, `session "<nil>" is not live in this store`)
 	require.NoError(t, reg.Release(ctx, nil))
 
 	require.NoError(t, reg.Release(ctx, mine))
 	ok, err := reg.Flush(ctx, mine)
-	require.ErrorIs(t, err, ErrNotLive, "released")
+	require.ErrorIs(t, err, errNotLive, "released")
 	require.False(t, ok)
 
 	successor, err := reg.Resume(ctx, "mine")
 	require.NoError(t, err)
 	_, err = reg.Flush(ctx, mine)
-	require.ErrorIs(t, err, ErrNotLive, "stale, although its id is live again")
+	require.ErrorIs(t, err, errNotLive, "stale, although its id is live again")
 	require.NoError(t, reg.Release(ctx, mine), "no-op")
 	require.Same(t, successor, reg.Get("mine"), "releasing the stale Live left its successor live")
 	ok, err = reg.Flush(ctx, successor)

@@ -10,20 +10,20 @@ import (
 
 // Kinds of Damage.
 const (
-	// DamageLog: a log a read refuses (damage in its committed region, in a
+	// damageLog: a log a read refuses (damage in its committed region, in a
 	// complete Zstandard frame, a log stored at a path its header does not
 	// identify, an id stored twice), or one whose repairing load would cut
 	// bytes (a torn tail, damage in an unfinished last turn).
-	DamageLog = "damaged-log"
-	// DamageHeader: a log whose first line (first frame) is not a header
+	damageLog = "damaged-log"
+	// damageHeader: a log whose first line (first frame) is not a header
 	// the listing accepts, so List skips or refuses the session.
-	DamageHeader = "unreadable-header"
-	// DamageTemp: a leftover *.tmp file of an interrupted Create.
-	DamageTemp = "temp-file"
-	// DamageEmptyFolder: a session folder holding nothing.
-	DamageEmptyFolder = "empty-folder"
-	// DamageLayout: a flat-layout log, or a log of the other encoding.
-	DamageLayout = "bad-layout"
+	damageHeader = "unreadable-header"
+	// damageTemp: a leftover *.tmp file of an interrupted Create.
+	damageTemp = "temp-file"
+	// damageEmptyFolder: a session folder holding nothing.
+	damageEmptyFolder = "empty-folder"
+	// damageLayout: a flat-layout log, or a log of the other encoding.
+	damageLayout = "bad-layout"
 )
 
 // Damage is one problem Check found.
@@ -91,9 +91,9 @@ func (c *checker) project(project string) error {
 				return err
 			}
 		case strings.HasSuffix(e.Name(), ".tmp"):
-			c.add(DamageTemp, path, 0, -1, "leftover temporary file %s", path)
+			c.add(damageTemp, path, 0, -1, "leftover temporary file %s", path)
 		case e.Type().IsRegular() && isLogArtifact(e.Name()):
-			c.add(DamageLayout, path, 0, -1, "%s", flatLayout(path))
+			c.add(damageLayout, path, 0, -1, "%s", flatLayout(path))
 		}
 	}
 	return nil
@@ -106,17 +106,17 @@ func (c *checker) folder(dir string) error {
 		return err
 	}
 	if len(entries) == 0 {
-		c.add(DamageEmptyFolder, dir, 0, -1, "empty session folder %s", dir)
+		c.add(damageEmptyFolder, dir, 0, -1, "empty session folder %s", dir)
 		return nil
 	}
 	for _, e := range entries {
 		path := filepath.Join(dir, e.Name())
 		switch {
 		case strings.HasSuffix(e.Name(), ".tmp"):
-			c.add(DamageTemp, path, 0, -1, "leftover temporary file %s", path)
+			c.add(damageTemp, path, 0, -1, "leftover temporary file %s", path)
 		case e.Name() == LogFileName:
 			err = c.log(path, CompressionNone)
-		case e.Name() == ZstdLogFileName:
+		case e.Name() == zstdLogFileName:
 			err = c.log(path, CompressionZstd)
 		}
 		if err != nil {
@@ -132,7 +132,7 @@ func (c *checker) log(path string, enc Compression) error {
 		c.enc, c.decided = enc, true
 	}
 	if enc != c.enc {
-		c.add(DamageLayout, path, 0, -1, "%s", encodingMismatch(path, c.enc))
+		c.add(damageLayout, path, 0, -1, "%s", encodingMismatch(path, c.enc))
 	}
 	buf, err := c.s.fs.ReadFile(path)
 	if err != nil {
@@ -162,13 +162,13 @@ func (c *checker) readFailure(path string, err error) {
 	var ue *unsupportedError
 	switch {
 	case errors.As(err, &ce) && isHeaderDamage(ce):
-		c.add(DamageHeader, path, 0, ce.FrameAt, "%s", ce.Msg)
+		c.add(damageHeader, path, 0, ce.FrameAt, "%s", ce.Msg)
 	case errors.As(err, &ce):
-		c.add(DamageLog, path, ce.Line, ce.FrameAt, "%s", ce.Msg)
+		c.add(damageLog, path, ce.Line, ce.FrameAt, "%s", ce.Msg)
 	case errors.As(err, &ue):
-		c.add(DamageHeader, path, 0, -1, "%s", ue.Msg)
+		c.add(damageHeader, path, 0, -1, "%s", ue.Msg)
 	default:
-		c.add(DamageLog, path, 0, -1, "%s: %v", path, err)
+		c.add(damageLog, path, 0, -1, "%s: %v", path, err)
 	}
 }
 
@@ -190,7 +190,7 @@ func (c *checker) cut(path string, enc Compression, size int, sc scanned) {
 	if enc == CompressionZstd {
 		frameAt = int64(sc.cut) // the torn final frame
 	}
-	c.add(DamageLog, path, sc.firstDropped, frameAt,
+	c.add(damageLog, path, sc.firstDropped, frameAt,
 		"%s: %d bytes from byte %d on are torn or damaged (a resume cuts them, keeping them in %s.broken)",
 		path, size-sc.cut, sc.cut, path)
 	c.duplicate(sc.header.ID, path)
@@ -198,7 +198,7 @@ func (c *checker) cut(path string, enc Compression, size int, sc scanned) {
 
 func (c *checker) duplicate(id, path string) {
 	if first, dup := c.ids[id]; dup {
-		c.add(DamageLog, path, 0, -1, "%s (also %s)", duplicateID(id, first), path)
+		c.add(damageLog, path, 0, -1, "%s (also %s)", duplicateID(id, first), path)
 		return
 	}
 	c.ids[id] = path

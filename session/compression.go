@@ -19,8 +19,8 @@ const (
 	CompressionZstd
 )
 
-// ZstdLogFileName is the transcript file of a Zstandard store.
-const ZstdLogFileName = LogFileName + ".zstd"
+// zstdLogFileName is the transcript file of a Zstandard store.
+const zstdLogFileName = LogFileName + ".zstd"
 
 // String returns "none" or "zstd", the original's config values.
 func (c Compression) String() string {
@@ -41,10 +41,10 @@ func ParseCompression(s string) (Compression, error) {
 	return CompressionNone, fmt.Errorf(`compression must be "zstd" or "none", got %q`, s)
 }
 
-// FileName is the transcript file name of the encoding.
-func (c Compression) FileName() string {
+// fileName is the transcript file name of the encoding.
+func (c Compression) fileName() string {
 	if c == CompressionZstd {
-		return ZstdLogFileName
+		return zstdLogFileName
 	}
 	return LogFileName
 }
@@ -77,7 +77,7 @@ func (s *JSONL) Compression() (Compression, error) {
 	return s.compression, s.rootErr
 }
 
-func (s *JSONL) logName() string { return s.compression.FileName() }
+func (s *JSONL) logName() string { return s.compression.fileName() }
 
 // logPath is LogPath with the store's file name.
 func (s *JSONL) logPath(cwd, id string) (string, error) {
@@ -101,7 +101,7 @@ func encodingMismatch(path string, configured Compression) error {
 
 // checkOpposite refuses a session folder holding the other encoding's log.
 func (s *JSONL) checkOpposite(dir string) error {
-	path := filepath.Join(dir, s.compression.other().FileName())
+	path := filepath.Join(dir, s.compression.other().fileName())
 	if _, err := s.fs.Stat(path); err == nil {
 		return s.encodingMismatch(path)
 	}
@@ -122,7 +122,7 @@ func (s *JSONL) scanRoot() error {
 		s.addFolder(filepath.Base(dir))
 		if !decided {
 			for _, c := range []Compression{CompressionNone, CompressionZstd} {
-				if _, err := s.fs.Stat(filepath.Join(dir, c.FileName())); err == nil {
+				if _, err := s.fs.Stat(filepath.Join(dir, c.fileName())); err == nil {
 					s.compression, decided = c, true
 					break
 				}

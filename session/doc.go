@@ -18,7 +18,7 @@
 // it (no HTML escaping, U+2028/U+2029 raw). Packed chunk rows
 // (text-chunks, reasoning-chunks, tool-call-chunks) written by the original
 // are expanded on read; this package never writes them. The legacy flat
-// layout is refused with an error matching ErrUnsupported. Ids with lone UTF-16
+// layout is refused with an error matching errUnsupported. Ids with lone UTF-16
 // surrogates cannot round-trip through Go strings (they decode to U+FFFD).
 //
 // A Zstandard log (CompressionZstd, the original's default) is a
@@ -27,7 +27,7 @@
 // frame per durable batch (Create's seed, each group-commit write, a
 // repair's closers). A root holds one encoding: WithCompression fixes it,
 // otherwise the root's first log decides (an empty root is plain), and a
-// log of the other encoding anywhere is refused with an error matching ErrUnsupported.
+// log of the other encoding anywhere is refused with an error matching errUnsupported.
 // Inside complete frames any defect is fatal (an error matching ErrCorrupt;
 // Check's Damage.FrameAt names the frame); only a torn final frame is repaired, keeping
 // the lines of its complete blocks.
@@ -82,7 +82,7 @@
 // an open and a close as well. The number of logs keeping a file is
 // bounded: by default one budget for the whole process, the open-file
 // limit less a quarter of it (at least 1,024 descriptors stay for the rest
-// of the process); WithKeptFiles gives a store its own. A released log
+// of the process); withKeptFiles gives a store its own. A released log
 // (ReleaseLog, which Sessions.Release calls) keeps its file until another
 // log needs its slot or the store closes. When an open still runs out of
 // descriptors, the store closes its idle kept files, cuts the budget to

@@ -19,14 +19,14 @@ var (
 	ErrSeqMismatch = errors.New("append seq mismatch")
 	// ErrCorrupt matches every *corruptError.
 	ErrCorrupt = errors.New("corrupt session log")
-	// ErrUnsupported matches every *unsupportedError.
-	ErrUnsupported = errors.New("unsupported session log")
+	// errUnsupported matches every *unsupportedError.
+	errUnsupported = errors.New("unsupported session log")
 	// ErrInvalid: a header or event given to Create or Append is malformed.
 	ErrInvalid = errors.New("invalid session input")
-	// ErrClosed: the store was closed.
-	ErrClosed = errors.New("session store closed")
-	// ErrNotLive: the *Live was released or belongs to another registry.
-	ErrNotLive = errors.New("session is not live")
+	// errClosed: the store was closed.
+	errClosed = errors.New("session store closed")
+	// errNotLive: the *Live was released or belongs to another registry.
+	errNotLive = errors.New("session is not live")
 )
 
 // corruptError reports damage in a stored log: a bad header, damage in the
@@ -71,8 +71,8 @@ type unsupportedError struct {
 // Error returns the message, which names the file.
 func (e *unsupportedError) Error() string { return e.Msg }
 
-// Is makes errors.Is(err, ErrUnsupported) true.
-func (e *unsupportedError) Is(target error) bool { return target == ErrUnsupported }
+// Is makes errors.Is(err, errUnsupported) true.
+func (e *unsupportedError) Is(target error) bool { return target == errUnsupported }
 
 // kindError is a message matched by one sentinel and wrapping a cause.
 type kindError struct {

@@ -123,7 +123,7 @@ func TestHeaderVersionIsAnyNumber(t *testing.T) {
 	require.ElementsMatch(t, []string{"frac", "float-zero", "neg-zero"}, ids)
 
 	_, err = s.Inspect(ctx, "frac")
-	require.ErrorIs(t, err, ErrUnsupported)
+	require.ErrorIs(t, err, errUnsupported)
 	require.ErrorContains(t, err, `session "frac" uses log format v1.5, but this harness reads only v0`)
 	for _, id := range []string{"float-zero", "neg-zero"} {
 		_, err = s.Inspect(ctx, id)
@@ -196,12 +196,12 @@ func TestStrayArtifactsAnywhereRefuseLookups(t *testing.T) {
 			defer s.Close()
 			for _, read := range []func(context.Context, string) (*Log, error){s.Inspect, s.Load} {
 				_, err = read(ctx, "fine")
-				require.ErrorIs(t, err, ErrUnsupported)
+				require.ErrorIs(t, err, errUnsupported)
 				require.ErrorContains(t, err, stray)
 			}
 			require.NoError(t, os.Remove(stray))
 			_, err = s.Inspect(ctx, "fine")
-			require.ErrorIs(t, err, ErrUnsupported, "the refusal is kept for the life of the store")
+			require.ErrorIs(t, err, errUnsupported, "the refusal is kept for the life of the store")
 		})
 	}
 }

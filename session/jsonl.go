@@ -216,7 +216,7 @@ func (l *lister) checkIdentity(h Header, path string) error {
 	project, ok := l.projects[h.Cwd]
 	seg, err := EncodeSegment(h.ID)
 	if !ok && err == nil {
-		project, err = ProjectDir(l.s.root, h.Cwd)
+		project, err = projectDir(l.s.root, h.Cwd)
 		l.projects[h.Cwd] = project
 	}
 	if err == nil && filepath.Join(project, seg, l.s.logName()) == path {

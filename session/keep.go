@@ -7,7 +7,7 @@ import (
 	"syscall"
 )
 
-// WithKeptFiles sets how many logs may keep their file open between
+// withKeptFiles sets how many logs may keep their file open between
 // writes: an appending log takes one of n slots the first time it writes
 // (or when it is created) and keeps its file, so later batches skip
 // open(2) and close(2), until a write failure or Close. A released log
@@ -17,7 +17,7 @@ import (
 // one budget shared by every store of the process that sets none: the
 // open-file limit less a reserve of a quarter of it (at least 1,024) for
 // the rest of the process.
-func WithKeptFiles(n int) Option { return func(s *JSONL) { s.kept = &fileSlots{max: max(n, 0)} } }
+func withKeptFiles(n int) Option { return func(s *JSONL) { s.kept = &fileSlots{max: max(n, 0)} } }
 
 // processSlots is the kept-file budget of the stores without their own.
 var processSlots = sync.OnceValue(func() *fileSlots { return &fileSlots{max: defaultKeptFiles()} })

@@ -223,7 +223,7 @@ func readStore(t *testing.T, root string) *JSONL {
 }
 
 func TestNoKeptFilesReopensEveryBatch(t *testing.T) {
-	s, counts := keptStore(t, WithKeptFiles(0))
+	s, counts := keptStore(t, withKeptFiles(0))
 	path := createLog(t, s, "z")
 	require.Empty(t, counts.openNow(), "Create closes its descriptor when no file may be kept")
 	require.Equal(t, 1, counts.closed(path))
@@ -236,7 +236,7 @@ func TestNoKeptFilesReopensEveryBatch(t *testing.T) {
 }
 
 func TestKeptFilesAreBoundedBySlots(t *testing.T) {
-	s, counts := keptStore(t, WithKeptFiles(1))
+	s, counts := keptStore(t, withKeptFiles(1))
 	a := createLog(t, s, "a")
 	b := createLog(t, s, "b")
 	require.Equal(t, []string{a}, counts.openNow(), "only the first log got the slot")
@@ -293,7 +293,7 @@ func TestReleaseLogKeepsTheFileUntilItsSlotIsNeeded(t *testing.T) {
 // A log loaded again after its release is no longer evictable: a log that
 // needs a slot finds none.
 func TestAResumedLogKeepsItsSlot(t *testing.T) {
-	s, counts := keptStore(t, WithKeptFiles(1))
+	s, counts := keptStore(t, withKeptFiles(1))
 	a := createLog(t, s, "a")
 	s.ReleaseLog("a")
 	_, err := s.Load(context.Background(), "a")
@@ -320,7 +320,7 @@ func TestCloseClosesEveryKeptFile(t *testing.T) {
 	require.NoError(t, s.Close(), "idempotent")
 	require.Zero(t, counts.doubleCloses())
 	err = s.Append(context.Background(), "c1", turnEvents(2, 1))
-	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, err, errClosed)
 }
 
 func TestFailedSyncClosesTheKeptFile(t *testing.T) {
@@ -351,7 +351,7 @@ func TestFailedSyncClosesTheKeptFile(t *testing.T) {
 }
 
 func TestOutOfDescriptorsShedsKeptFilesAndRetries(t *testing.T) {
-	s, counts := keptStore(t, WithKeptFiles(3))
+	s, counts := keptStore(t, withKeptFiles(3))
 	kept := []string{createLog(t, s, "k1"), createLog(t, s, "k2"), createLog(t, s, "k3")}
 	d := createLog(t, s, "d") // no slot left: d reopens per batch
 	require.ElementsMatch(t, kept, counts.openNow())
@@ -378,7 +378,7 @@ func TestOutOfDescriptorsShedsKeptFilesAndRetries(t *testing.T) {
 }
 
 func TestOutOfDescriptorsTwiceFailsTheAppend(t *testing.T) {
-	s, counts := keptStore(t, WithKeptFiles(0))
+	s, counts := keptStore(t, withKeptFiles(0))
 	createLog(t, s, "e")
 	path := logPathOf(t, s, header("e"))
 	counts.failOpens(path, 2)
@@ -422,7 +422,7 @@ func TestSessionsReleaseClosesTheKeptFile(t *testing.T) {
 // the next log that needs one.
 func TestSessionsReleaseGivesUpTheSlot(t *testing.T) {
 	ctx := context.Background()
-	s, counts := keptStore(t, WithKeptFiles(1))
+	s, counts := keptStore(t, withKeptFiles(1))
 	reg := NewSessions(s)
 	l, err := reg.Create(ctx, header("one"), nil)
 	require.NoError(t, err)
@@ -441,7 +441,7 @@ func TestReleaseDuringAWriteFreesTheSlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		counts := newCountFS(nil)
 		gates := NewFaultFS(counts)
-		s, err := OpenJSONL(t.TempDir(), WithFS(gates), WithKeptFiles(1))
+		s, err := OpenJSONL(t.TempDir(), WithFS(gates), withKeptFiles(1))
 		require.NoError(t, err)
 		defer s.Close()
 		defer gates.ReleaseSyncs() // before Close, should the test fail with the gate shut
@@ -493,7 +493,7 @@ func TestCreateRacingCloseKeepsNoFile(t *testing.T) {
 // no append and leave nothing open after Close.
 func TestKeptFilesUnderConcurrentReleases(t *testing.T) {
 	const logs, rounds, slots = 16, 6, 4
-	s, counts := keptStore(t, WithKeptFiles(slots))
+	s, counts := keptStore(t, withKeptFiles(slots))
 	var wg sync.WaitGroup
 	for i := range logs {
 		id := fmt.Sprintf("log-%02d", i)
@@ -543,7 +543,7 @@ func TestAppendAfterLoadWritesTheFileLoadRead(t *testing.T) {
 func TestAFailedLogGivesUpItsKeptFile(t *testing.T) {
 	counts := newCountFS(nil)
 	faults := NewFaultFS(counts)
-	s, err := OpenJSONL(t.TempDir(), WithFS(faults), WithKeptFiles(1))
+	s, err := OpenJSONL(t.TempDir(), WithFS(faults), withKeptFiles(1))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	a := createLog(t, s, "a")
@@ -565,7 +565,7 @@ func TestAFailedLogGivesUpItsKeptFile(t *testing.T) {
 // A released log that keeps appending is queued for eviction once, not
 // once per writer round (the queue once grew by an entry per append).
 func TestAppendsToAReleasedLogDoNotGrowTheEvictionQueue(t *testing.T) {
-	s, _ := keptStore(t, WithKeptFiles(2))
+	s, _ := keptStore(t, withKeptFiles(2))
 	createLog(t, s, "r")
 	s.ReleaseLog("r")
 	appendN(t, s, "r", 2, 500)

@@ -7,7 +7,7 @@ import (
 )
 
 // LogFileName is the transcript file inside a session's folder
-// of a CompressionNone store (ZstdLogFileName is the other encoding's).
+// of a CompressionNone store (zstdLogFileName is the other encoding's).
 const LogFileName = "session.jsonl"
 
 // NoCwdDir is the project folder of sessions whose header has no cwd.
@@ -91,9 +91,9 @@ func trimLeadingDashes(b []byte) []byte {
 	return b
 }
 
-// ProjectDir is the project folder for cwd under root (NoCwdDir when cwd is
+// projectDir is the project folder for cwd under root (NoCwdDir when cwd is
 // empty).
-func ProjectDir(root, cwd string) (string, error) {
+func projectDir(root, cwd string) (string, error) {
 	if cwd == "" {
 		return filepath.Join(root, NoCwdDir), nil
 	}
@@ -107,7 +107,7 @@ func ProjectDir(root, cwd string) (string, error) {
 // LogPath is the transcript path of session id with cwd under root:
 // <root>/<ProjectKey(cwd)|_no-cwd>/<EncodeSegment(id)>/session.jsonl.
 func LogPath(root, cwd, id string) (string, error) {
-	dir, err := ProjectDir(root, cwd)
+	dir, err := projectDir(root, cwd)
 	if err != nil {
 		return "", err
 	}

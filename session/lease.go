@@ -64,7 +64,7 @@ func (t *leaseTable) open() (*os.File, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
-		return nil, ErrClosed
+		return nil, errClosed
 	}
 	if t.file != nil {
 		return t.file, nil

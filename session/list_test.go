@@ -32,7 +32,7 @@ func TestListAcrossProjectsSkippingNonHeaders(t *testing.T) {
 	require.ElementsMatch(t, []Header{a, b, withExtra, foreign}, headers)
 
 	_, err = s.Inspect(ctx, "v7")
-	require.ErrorIs(t, err, ErrUnsupported, "listing is lenient, inspect is strict")
+	require.ErrorIs(t, err, errUnsupported, "listing is lenient, inspect is strict")
 }
 
 func TestListOfMissingRootIsEmpty(t *testing.T) {
@@ -68,7 +68,7 @@ func TestListAndLookupRefusals(t *testing.T) {
 			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
 			require.NoError(t, os.WriteFile(path, []byte("{}\n"), 0o600))
 			return path
-		}, "flat", ErrUnsupported, `session artifact "%s" uses the unsupported flat-file layout; ` +
+		}, "flat", errUnsupported, `session artifact "%s" uses the unsupported flat-file layout; ` +
 			`a log must live at <project>/<encoded id>/session.jsonl`},
 		{"root mixing encodings", func(t *testing.T, s *JSONL) string {
 			require.NoError(t, s.Create(ctx, header("plain"), nil))
@@ -76,7 +76,7 @@ func TestListAndLookupRefusals(t *testing.T) {
 			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
 			require.NoError(t, os.WriteFile(path, []byte{0x28, 0xb5, 0x2f, 0xfd}, 0o600))
 			return path
-		}, "z", ErrUnsupported, `session artifact "%s" uses .jsonl.zstd, but this backend is configured for ` +
+		}, "z", errUnsupported, `session artifact "%s" uses .jsonl.zstd, but this backend is configured for ` +
 			`compression "none"; use a separate root or select the matching compression mode`},
 		{"duplicate id", func(t *testing.T, s *JSONL) string {
 			require.NoError(t, s.Create(ctx, header("twice"), nil))

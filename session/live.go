@@ -83,8 +83,8 @@ func Sources(seqs ...int64) AppendOption {
 	return func(e *Event) { e.SourceEventSeqs = append([]int64{}, seqs...) }
 }
 
-// Ignorable marks an event type older readers may skip (ignorable:true).
-func Ignorable() AppendOption {
+// ignorable marks an event type older readers may skip (ignorable:true).
+func ignorable() AppendOption {
 	return func(e *Event) { e.Ignorable = true }
 }
 
@@ -92,7 +92,7 @@ func Ignorable() AppendOption {
 // visible in memory at once, then Subscribe listeners get Appended (on
 // this goroutine), then Append returns; the write to the store happens
 // behind (see Sessions.Flush). data is encoded with EncodeData. Append is
-// refused after Release (ErrNotLive), after a failed write-behind
+// refused after Release (errNotLive), after a failed write-behind
 // (ErrLogFailed), for a retired event vocabulary and for invalid JSON an
 // AppendOption put in the event (ErrInvalid).
 func (l *Live) Append(typ string, data any, opts ...AppendOption) (Event, error) {

@@ -166,7 +166,7 @@ func TestAppendThroughWithoutAStoreIsAppend(t *testing.T) {
 
 	require.NoError(t, reg.Release(ctx, l))
 	_, err = l.AppendThrough("x", nil)
-	require.ErrorIs(t, err, ErrNotLive)
+	require.ErrorIs(t, err, errNotLive)
 }
 
 // TestAppendRefusesAnOptionThatBreaksTheEnvelope: an AppendOption may set

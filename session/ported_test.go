@@ -108,9 +108,9 @@ func TestAProjectFolderSymlinkIdentifiesTheSameLog(t *testing.T) {
 	s := openStore(t)
 	stored := Header{ID: "physical-alias", CreatedAt: 1, Cwd: "/stored"}
 	require.NoError(t, s.Create(ctx, stored, turnEvents(0, 2)))
-	realDir, err := ProjectDir(s.Root(), "/stored")
+	realDir, err := projectDir(s.Root(), "/stored")
 	require.NoError(t, err)
-	aliasDir, err := ProjectDir(s.Root(), "/alias")
+	aliasDir, err := projectDir(s.Root(), "/alias")
 	require.NoError(t, err)
 	require.NoError(t, os.Symlink(realDir, aliasDir))
 	aliased := stored

@@ -271,7 +271,7 @@ func TestHeaderRefusals(t *testing.T) {
 			require.Error(t, err)
 			require.Equal(t, c.msg+" (raw log: "+path+")", err.Error())
 			if c.unsupported {
-				require.ErrorIs(t, err, ErrUnsupported)
+				require.ErrorIs(t, err, errUnsupported)
 			} else {
 				require.ErrorIs(t, err, ErrCorrupt)
 			}

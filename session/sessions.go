@@ -236,7 +236,7 @@ func (s *Sessions) List() []*Live {
 // Flush blocks until every event appended to l so far is durable and
 // reports true; it reports (false, nil) when there is no store, and an
 // error wrapping ErrLogFailed when a write-behind failed. A released or
-// foreign session is ErrNotLive. ctx bounds the wait only.
+// foreign session is errNotLive. ctx bounds the wait only.
 func (s *Sessions) Flush(ctx context.Context, l *Live) (bool, error) {
 	if !s.owns(l) {
 		return false, notLive(l)
@@ -259,7 +259,7 @@ func notLive(l *Live) error {
 	if l != nil {
 		id = l.header.ID
 	}
-	return &kindError{kind: ErrNotLive, msg: `session "` + id + `" is not live in this store`}
+	return &kindError{kind: errNotLive, msg: `session "` + id + `" is not live in this store`}
 }
 
 // Release refuses further appends to l, waits for its pending writes

@@ -63,9 +63,9 @@ func TestCreatePublishesAndRefusesDuplicates(t *testing.T) {
 	require.NoError(t, reg.Release(ctx, a))
 	require.NoError(t, reg.Release(ctx, a), "release is idempotent")
 	_, err = a.Append("x", nil)
-	require.ErrorIs(t, err, ErrNotLive)
+	require.ErrorIs(t, err, errNotLive)
 	_, err = reg.Flush(ctx, a)
-	require.ErrorIs(t, err, ErrNotLive)
+	require.ErrorIs(t, err, errNotLive)
 	require.Equal(t, []*Live{b}, reg.List())
 	require.NoError(t, reg.Release(ctx, b))
 

@@ -49,7 +49,7 @@ func (s *JSONL) isClosed() bool { return s.writers.isClosed() }
 
 func (s *JSONL) checkOpen() error {
 	if s.isClosed() {
-		return ErrClosed
+		return errClosed
 	}
 	return nil
 }
@@ -57,7 +57,7 @@ func (s *JSONL) checkOpen() error {
 // state returns the state of id, creating an empty one.
 func (s *JSONL) state(id string) (*logState, error) {
 	if s.isClosed() {
-		return nil, ErrClosed
+		return nil, errClosed
 	}
 	if st := s.existingState(id); st != nil {
 		return st, nil
@@ -270,7 +270,7 @@ func (s *JSONL) enqueueWith(ctx context.Context, st *logState, events []Event, d
 // goroutine; without, the caller is the writer (st.mu held).
 func (s *JSONL) startWriter(st *logState, spawn bool) error {
 	if !s.writers.enter() {
-		return ErrClosed
+		return errClosed
 	}
 	st.writing = true
 	if spawn {

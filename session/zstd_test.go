@@ -34,7 +34,7 @@ func zstdFile(plaintexts ...string) []byte {
 // writeZstd stores content as the Zstandard log of h.
 func writeZstd(t *testing.T, s *JSONL, h Header, content []byte) string {
 	t.Helper()
-	path := filepath.Join(filepath.Dir(logPathOf(t, s, h)), ZstdLogFileName)
+	path := filepath.Join(filepath.Dir(logPathOf(t, s, h)), zstdLogFileName)
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
 	require.NoError(t, os.WriteFile(path, content, 0o600))
 	return path
@@ -119,7 +119,7 @@ func TestZstdWriterFrameDiscipline(t *testing.T) {
 		require.NoError(t, s.Append(ctx, h.ID, turnEvents(2, 1)))
 		require.NoError(t, s.Append(ctx, h.ID, turnEvents(3, 4)))
 	}
-	zpath := filepath.Join(filepath.Dir(logPathOf(t, z, h)), ZstdLogFileName)
+	zpath := filepath.Join(filepath.Dir(logPathOf(t, z, h)), zstdLogFileName)
 	compressed, err := os.ReadFile(zpath)
 	require.NoError(t, err)
 	_, err = os.Stat(logPathOf(t, z, h))
@@ -376,9 +376,9 @@ func TestRootMixingEncodingsIsRefused(t *testing.T) {
 	}{
 		{"zstd store over a plain root", CompressionNone, []Option{WithCompression(CompressionZstd)}, LogFileName,
 			`uses .jsonl, but this backend is configured for compression "zstd"`},
-		{"plain store over a zstd root", CompressionZstd, []Option{WithCompression(CompressionNone)}, ZstdLogFileName,
+		{"plain store over a zstd root", CompressionZstd, []Option{WithCompression(CompressionNone)}, zstdLogFileName,
 			`uses .jsonl.zstd, but this backend is configured for compression "none"`},
-		{"unfixed store over both", CompressionNone, nil, ZstdLogFileName,
+		{"unfixed store over both", CompressionNone, nil, zstdLogFileName,
 			`uses .jsonl.zstd, but this backend is configured for compression "none"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -399,7 +399,7 @@ func TestRootMixingEncodingsIsRefused(t *testing.T) {
 			}
 			want := `session artifact "` + stray + `" ` + c.want + `; use a separate root or select the matching compression mode`
 			_, err = s.List(ctx)
-			require.ErrorIs(t, err, ErrUnsupported)
+			require.ErrorIs(t, err, errUnsupported)
 			require.EqualError(t, err, want)
 			_, err = s.Inspect(ctx, "a")
 			require.EqualError(t, err, want)
