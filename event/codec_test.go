@@ -85,6 +85,9 @@ func TestPayloadsRoundTrip(t *testing.T) {
 		{LLMRetry{Turn: 1, Step: 1, Provider: "p", Mode: "normal", PolicyKey: "k", Retry: 1, MaxRetries: ptr(2), DelayMs: 1,
 			Failure: Failure{Message: "m", Code: "EMPTY_RESPONSE"}},
 			`{"turn":1,"step":1,"provider":"p","mode":"normal","policyKey":"k","retry":1,"maxRetries":2,"delayMs":1,"failure":{"message":"m","code":"EMPTY_RESPONSE"}}`},
+		{LLMRetry{Turn: 2, Step: 1, Provider: "p", Mode: "always", PolicyKey: "k", Retry: 3, DelayMs: 1843.9077316461016,
+			Failure: Failure{Message: "m", Code: "SERVER", Status: 503}},
+			`{"turn":2,"step":1,"provider":"p","mode":"always","policyKey":"k","retry":3,"delayMs":1843.9077316461016,"failure":{"message":"m","code":"SERVER","status":503}}`},
 		{SessionEndSeed{}, `{}`},
 	} {
 		raw, err := Encode(tc.p)

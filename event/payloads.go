@@ -201,6 +201,8 @@ type RequestContext struct {
 
 // LLMRetry is llm/retry {turn, step, provider, mode, policyKey, retry,
 // maxRetries?, delayMs, failure}: a failed step about to be retried.
+// DelayMs is the policy's delay as computed, jitter and all, so it may have
+// a fraction.
 type LLMRetry struct {
 	Turn       int     `json:"turn"`
 	Step       int     `json:"step"`
@@ -209,7 +211,7 @@ type LLMRetry struct {
 	PolicyKey  string  `json:"policyKey"`
 	Retry      int     `json:"retry"`
 	MaxRetries *int    `json:"maxRetries,omitempty"`
-	DelayMs    int     `json:"delayMs"`
+	DelayMs    float64 `json:"delayMs"`
 	Failure    Failure `json:"failure"`
 }
 

@@ -310,7 +310,7 @@ func (l *loop) failed(ctx context.Context, step agent.Step, failure *llm.Error) 
 	delay := time.Duration(math.Round(retry.DelayMs)) * time.Millisecond
 	if logger, ok := step.(retryLogger); ok {
 		record := event.LLMRetry{Provider: l.provider, Mode: policy.Mode, PolicyKey: policy.Key(),
-			Retry: retry.Number, DelayMs: int(delay.Milliseconds()), Failure: failure.Failure}
+			Retry: retry.Number, DelayMs: retry.DelayMs, Failure: failure.Failure}
 		if policy.Mode != llm.RetryAlways {
 			record.MaxRetries = &policy.MaxRetries
 		}

@@ -314,3 +314,19 @@ func TestAColdResumeAfterACrashMidChain(t *testing.T) {
 		starts, "no retry turn resumes: the message opens turn 3")
 	require.Equal(t, `turn/end {"turn":4,"reason":{"kind":"completed"}}`, got[len(got)-1])
 }
+
+// TestTheRetryDelayIsLoggedAsComputed: delayMs is the policy's delay with
+// its fraction, as the original logs it; the wait rounds it to the
+// millisecond.
+func TestTheRetryDelayIsLoggedAsComputed(t *testing.T) {
+	client := llmtest.NewClient(
+		llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "down", Code: "SERVER", Status: 500}}),
+		llmtest.Reply(llmtest.Say("ok")),
+	)
+	fractional := rigRetry()
+	fractional.InitialDelayMs = 2.5
+	r := newRigRetrying(t, client, fractional)
+	retries := ofType(events(t, r.turn(t, "fraction", "hi").Session()), "llm/retry")
+	require.Len(t, retries, 1)
+	require.Contains(t, retries[0].Raw, `"retry":1,"maxRetries":2,"delayMs":2.5,"failure":`)
+}

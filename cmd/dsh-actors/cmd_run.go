@@ -184,7 +184,7 @@ func retryLine(r event.LLMRetry) string {
 	if r.Failure.Code != "" {
 		why += " (" + r.Failure.Code + ")"
 	}
-	return fmt.Sprintf("[%s in %d ms: %s]", which, r.DelayMs, oneLine(why))
+	return fmt.Sprintf("[%s in %.0f ms: %s]", which, r.DelayMs, oneLine(why))
 }
 
 func (p *printer) write(s string) {
