@@ -58,7 +58,7 @@ var allowedDeps = map[string][]string{
 	"internal/storegen": {"fault", "event", "session", "descriptor", "internal/durable", "internal/listeners", "internal/jsjson"},
 	// internal/bench holds the CLI's measurement loops: it sits on the
 	// runtime and under cmd.
-	"internal/bench": {rootLayer, "fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/storegen", "internal/actorkit", "internal/durable", "internal/listeners", "internal/jsjson"},
+	"internal/bench": {rootLayer, "fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "internal/storegen", "internal/actorkit", "internal/durable", "internal/listeners", "internal/jsjson"},
 	// internal/stress is the randomized stress harness of the CLI and the
 	// stress tests: it sits on the subagent service.
 	"internal/stress": {"fault", "event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/listeners", "internal/jsjson"},
