@@ -147,7 +147,17 @@ func invalidPayload(c call, p *payload) *rpcError {
 	return badRequest("invalid payload for "+c.method, p.issues)
 }
 
+// preEncoded is an ok value that is, piece after piece, its own JSON text,
+// exactly as session.EncodeData would encode the value it stands for.
+type preEncoded interface {
+	appendPieces(dst [][]byte) [][]byte
+}
+
 func writeResponse(w http.ResponseWriter, rpcID string, value any, failure *rpcError) {
+	if v, ok := value.(preEncoded); ok && failure == nil {
+		writeEncoded(w, rpcID, v)
+		return
+	}
 	resp := serverResponse{Type: "server-response", RPCID: rpcID, Result: responseResult{OK: failure == nil, Value: value}}
 	if failure != nil {
 		details := failure.Details
@@ -163,6 +173,25 @@ func writeResponse(w http.ResponseWriter, rpcID string, value any, failure *rpcE
 	}
 	w.Header().Set("Content-Type", "application/json") // Response.json's one header
 	_, _ = w.Write(body)
+}
+
+// writeEncoded writes the ok server-response of value in serverResponse's
+// key order: the envelope's bytes around value's own, which are written as
+// they are (never copied).
+func writeEncoded(w http.ResponseWriter, rpcID string, value preEncoded) {
+	id, err := session.EncodeData(rpcID)
+	if err != nil {
+		carrierError(w, http.StatusInternalServerError, "handler failure: "+err.Error())
+		return
+	}
+	head := append(append([]byte(`{"type":"server-response","rpcId":`), id...), `,"result":{"ok":true,"value":`...)
+	w.Header().Set("Content-Type", "application/json")
+	for _, piece := range value.appendPieces([][]byte{head}) {
+		if _, err := w.Write(piece); err != nil {
+			return
+		}
+	}
+	_, _ = io.WriteString(w, "}}")
 }
 
 // writeReceipt answers POST /api/respond, the carrier of a client-response

@@ -15,7 +15,14 @@ func (h *Handler) subagentList(ctx context.Context, c call) (any, *rpcError) {
 	if bad := invalidPayload(c, p); bad != nil {
 		return nil, bad
 	}
-	entries, err := h.catalog.read(ctx, parent)
+	r, err := h.catalog.share(ctx, parent)
+	if err == nil {
+		err = r.err
+	}
+	var rows []byte
+	if err == nil {
+		rows, err = h.catalog.wireRows(parent, r)
+	}
 	if err != nil {
 		if isCancelled(ctx, err) {
 			return nil, newError(codeCancelled, "subagent catalog read was cancelled", nil)
@@ -23,12 +30,8 @@ func (h *Handler) subagentList(ctx context.Context, c call) (any, *rpcError) {
 		h.logFailure("subagent.list", err)
 		return nil, newError(codeInternal, "subagent catalog read failed", nil)
 	}
-	rows := make([]any, len(entries))
-	for i, e := range entries {
-		rows[i] = toWireEntry(e)
-	}
 	_, live := h.backend.LiveAgent(parent)
-	return catalogValue{Entries: rows, ParentAvailable: live}, nil
+	return encodedCatalog{rows: rows, parentAvailable: live}, nil
 }
 
 // subagentHistory answers subagent.history: verify the address in the

@@ -75,9 +75,24 @@ func toWireEntry(e catalogEntry) any {
 	return wireChild{Kind: kindChild, ID: e.ID, Label: e.Label, Activity: activity}
 }
 
-type catalogValue struct {
-	Entries         []any `json:"entries"`
-	ParentAvailable bool  `json:"parentAvailable"`
+// encodedCatalog is subagent.list's value {entries, parentAvailable} with
+// its entries already encoded (rows, shared read-only by the callers of
+// one catalog read): writeResponse splices it in, so no caller re-encodes
+// or re-validates a large catalog.
+type encodedCatalog struct {
+	rows            []byte
+	parentAvailable bool
+}
+
+// appendPieces appends the bytes session.EncodeData writes for the struct
+// {Entries []any `json:"entries"`; ParentAvailable bool
+// `json:"parentAvailable"`} holding the same rows; rows itself is one piece.
+func (v encodedCatalog) appendPieces(dst [][]byte) [][]byte {
+	tail := `,"parentAvailable":false}`
+	if v.parentAvailable {
+		tail = `,"parentAvailable":true}`
+	}
+	return append(dst, []byte(`{"entries":`), v.rows, []byte(tail))
 }
 
 type messageIDValue struct {
