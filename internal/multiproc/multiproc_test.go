@@ -114,7 +114,7 @@ func (w *world) finish(d *Driver, extra []Acked, nodes ...*Node) Report {
 // sleepFor drives load for the scenario's window.
 func sleepFor(d time.Duration) { <-time.After(d) }
 
-func buildOnce(t *testing.T) string {
+func buildOnce(t testing.TB) string {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
@@ -209,7 +209,6 @@ func rollingRestart(t *testing.T, w *world) {
 		w.family(d, n, 2)
 	}
 	d.Run(3)
-	var extra []Acked
 	for i, n := range nodes {
 		sleepFor(*loadFor)
 		d.Quiet(n)
@@ -224,7 +223,7 @@ func rollingRestart(t *testing.T, w *world) {
 		nodes[i] = w.start(n.Name)
 	}
 	sleepFor(*loadFor)
-	w.finish(d, extra, nodes...)
+	w.finish(d, nil, nodes...)
 }
 
 // awaitStderr waits (bounded) until n's stderr contains want.
