@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -159,6 +160,7 @@ func killMidTurn(t *testing.T, w *world) {
 	d.Rehome(parent, c)
 	after := followup(t, w, c, parent, children[0], "reply after the takeover")
 	sleepFor(*loadFor)
+	requireOneCatalog(t, w, parent, children, b, c)
 	w.finish(d, []Acked{{Node: "a", Child: children[0], MessageID: long}, {Node: "c", Child: children[0], MessageID: after}}, b, c)
 
 	turns := turnsOf(t, w, children[0])
@@ -224,6 +226,27 @@ func rollingRestart(t *testing.T, w *world) {
 	}
 	sleepFor(*loadFor)
 	w.finish(d, nil, nodes...)
+}
+
+// requireOneCatalog: the children of parent, as `dsh-actors list` (a
+// process that runs no agent) and every node list them, are children in
+// that order, with the same labels.
+func requireOneCatalog(t *testing.T, w *world, parent string, children []string, nodes ...*Node) {
+	t.Helper()
+	out, err := exec.CommandContext(w.ctx, w.bin, "list", "--json", "--store", w.dsn, parent).Output()
+	require.NoError(t, err)
+	var listed []struct{ ID, Label string }
+	require.NoError(t, json.Unmarshal(out, &listed), "%s", out)
+	ids := make([]string, len(listed))
+	for i, e := range listed {
+		ids[i] = e.ID
+	}
+	require.Equal(t, children, ids, "dsh-actors list")
+	for _, n := range nodes {
+		var c struct{ Entries []struct{ ID, Label string } }
+		require.NoError(t, n.Call(w.ctx, "subagent.list", map[string]any{"parentSessionId": parent}, &c))
+		require.Equal(t, listed, c.Entries, "subagent.list on node %s", n.Name)
+	}
 }
 
 // awaitStderr waits (bounded) until n's stderr contains want.
