@@ -176,7 +176,7 @@ func (l *loop) tools(host agent.Host) (*parent.Handle, *registry, error) {
 	if service == nil {
 		c.self = nil
 	}
-	var kept []tool
+	var kept []toolDef
 	for _, t := range subagentTools(c) {
 		if allowed(l.opts.ToolFilter, t.Name) {
 			kept = append(kept, t)

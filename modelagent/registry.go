@@ -11,8 +11,8 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 )
 
-// tool is one model-facing tool.
-type tool struct {
+// toolDef is one model-facing tool.
+type toolDef struct {
 	Name        string
 	Description string
 	Params      []param
@@ -22,7 +22,7 @@ type tool struct {
 	// Run executes one call with validated arguments and returns the text
 	// the model reads back. An error becomes the result "Error: <message>"
 	// (isError), logged with {name, code} when it is a typed error.
-	Run func(ctx context.Context, args args) (string, error)
+	Run func(ctx context.Context, args toolArgs) (string, error)
 }
 
 // maxParallel bounds the concurrency-safe calls running at once.
@@ -31,12 +31,12 @@ const maxParallel = 10
 // registry is a set of tools by name, offered to the model in the order
 // they were given.
 type registry struct {
-	tools []tool
+	tools []toolDef
 }
 
 // newRegistry returns a registry of tools; a duplicate name or a parameter
 // of an unknown type is an error.
-func newRegistry(tools ...tool) (*registry, error) {
+func newRegistry(tools ...toolDef) (*registry, error) {
 	seen := map[string]bool{}
 	for _, t := range tools {
 		if seen[t.Name] {
@@ -61,13 +61,13 @@ func (r *registry) specs() []event.ToolSpec {
 	return specs
 }
 
-func (r *registry) get(name string) (tool, bool) {
+func (r *registry) get(name string) (toolDef, bool) {
 	for _, t := range r.tools {
 		if t.Name == name {
 			return t, true
 		}
 	}
-	return tool{}, false
+	return toolDef{}, false
 }
 
 // The registry's own typed failures.
@@ -121,7 +121,7 @@ func (r *registry) execute(ctx context.Context, call event.ToolCallBlock) agent.
 }
 
 // runBody calls the tool, turning a panic into an error.
-func runBody(ctx context.Context, tool tool, args args) (text string, err error) {
+func runBody(ctx context.Context, tool toolDef, args toolArgs) (text string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("tool %q panicked: %v", tool.Name, p)

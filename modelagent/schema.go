@@ -68,17 +68,17 @@ func jsonString(s string) []byte {
 	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
 }
 
-// args are a call's validated arguments: the parsed JSON object.
-type args map[string]any
+// toolArgs are a call's validated arguments: the parsed JSON object.
+type toolArgs map[string]any
 
 // String is the string argument name ("" when absent).
-func (a args) String(name string) string {
+func (a toolArgs) String(name string) string {
 	s, _ := a[name].(string)
 	return s
 }
 
 // Bool is the boolean argument name (false when absent).
-func (a args) Bool(name string) bool {
+func (a toolArgs) Bool(name string) bool {
 	b, _ := a[name].(bool)
 	return b
 }
@@ -111,7 +111,7 @@ func (e *argsError) ErrorCode() string { return "INVALID_ARGS" }
 
 // validate checks parsed arguments against params: an object, the
 // required properties present, each declared property of its type.
-func validate(params []param, v any) (args, error) {
+func validate(params []param, v any) (toolArgs, error) {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return nil, &argsError{[]string{`"arguments" must be an object`}}
@@ -131,7 +131,7 @@ func validate(params []param, v any) (args, error) {
 	if len(violations) > 0 {
 		return nil, &argsError{violations}
 	}
-	return args(obj), nil
+	return toolArgs(obj), nil
 }
 
 func hasType(v any, typ string) bool {

@@ -69,8 +69,8 @@ type caller struct {
 }
 
 // subagentTools are the four tools bound to the calling agent.
-func subagentTools(c caller) []tool {
-	return []tool{
+func subagentTools(c caller) []toolDef {
+	return []toolDef{
 		{Name: ToolListAgents, Description: listDescription, Run: c.listAgents},
 		{Name: toolSendMessage, Description: sendDescription, Params: []param{
 			{Name: "subagent_id", Type: typeString, Required: true,
@@ -78,9 +78,13 @@ func subagentTools(c caller) []tool {
 			{Name: "message", Type: typeString, Required: true, Description: "The text to deliver."},
 		}, Run: c.sendMessage},
 		{Name: toolSubagent, Description: spawnDescription + backgroundSentence, Params: delegationParams(false),
-			Run: func(ctx context.Context, args args) (string, error) { return c.delegate(ctx, subagent.SpawnName, args) }},
+			Run: func(ctx context.Context, args toolArgs) (string, error) {
+				return c.delegate(ctx, subagent.SpawnName, args)
+			}},
 		{Name: toolSubagentFork, Description: forkDescription + backgroundSentence, Params: delegationParams(true),
-			Run: func(ctx context.Context, args args) (string, error) { return c.delegate(ctx, subagent.ForkName, args) }},
+			Run: func(ctx context.Context, args toolArgs) (string, error) {
+				return c.delegate(ctx, subagent.ForkName, args)
+			}},
 	}
 }
 
@@ -92,7 +96,7 @@ func errNoCaller(tool string) error {
 // delegate runs subagent or subagent_fork: a continuable background child
 // ("started subagent <id>"), or a one-shot foreground run whose output it
 // returns.
-func (c caller) delegate(ctx context.Context, provider string, args args) (string, error) {
+func (c caller) delegate(ctx context.Context, provider string, args toolArgs) (string, error) {
 	if c.self == nil {
 		return "", errNoCaller("subagent tool")
 	}
@@ -152,7 +156,7 @@ func stopReasonError(stop agent.StopReason) string {
 }
 
 // sendMessage queues the message as the child's next turn.
-func (c caller) sendMessage(ctx context.Context, args args) (string, error) {
+func (c caller) sendMessage(ctx context.Context, args toolArgs) (string, error) {
 	if c.self == nil {
 		return "", errNoCaller(toolSendMessage)
 	}
@@ -165,7 +169,7 @@ func (c caller) sendMessage(ctx context.Context, args args) (string, error) {
 }
 
 // listAgents renders the caller's children as the catalog lists them.
-func (c caller) listAgents(ctx context.Context, _ args) (string, error) {
+func (c caller) listAgents(ctx context.Context, _ toolArgs) (string, error) {
 	if c.self == nil {
 		return "", errNoCaller(ToolListAgents)
 	}
