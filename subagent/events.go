@@ -30,9 +30,10 @@ type RunEndInfo struct {
 	StopReason           agent.StopReason `json:"stopReason"`
 	LastAssistantMessage []event.Block    `json:"lastAssistantMessage,omitempty"`
 	// DiscardedFollowups counts the messages the child's inbox had
-	// accepted (a follow-up, or the first prompt) that the epoch's teardown
-	// discarded before they ran: they were never logged and are lost. The
-	// key discardedFollowups is absent when it is zero.
+	// accepted (a follow-up, or the first prompt) that the epoch discarded
+	// before they ran, by its teardown, a cancel, or because its session
+	// log failed: they were never logged and are lost. The key
+	// discardedFollowups is absent when it is zero.
 	DiscardedFollowups int `json:"discardedFollowups,omitempty"`
 }
 

@@ -36,10 +36,11 @@ func (m *Manager) messageLeft(a *activation, messageID string) {
 }
 
 // messageDiscarded is messageLeft for a message removed unrun; an
-// accepted one discarded once the teardown opened counts towards the
-// epoch end's discardedFollowups.
+// accepted one counts towards the epoch end's discardedFollowups, whether
+// the teardown discarded it or the log's failure hook did before any
+// teardown opened.
 func (m *Manager) messageDiscarded(a *activation, messageID string) {
-	if !a.gone && a.accepted[messageID] && a.disposal != nil {
+	if !a.gone && a.accepted[messageID] {
 		a.discarded++
 	}
 	m.messageLeft(a, messageID)

@@ -18,7 +18,8 @@ type RunInfo struct {
 
 // RunEndInfo is the epoch's subagent/end: the start's fields plus the stop
 // reason, the last assistant message (nil: none) and the count of accepted
-// messages the teardown discarded unrun.
+// messages the epoch discarded unrun (by its teardown, a cancel, or its
+// log's failure).
 type RunEndInfo struct {
 	RunInfo
 	StopReason           agent.StopReason

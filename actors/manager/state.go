@@ -60,7 +60,7 @@ type activation struct {
 	// runs off the actor: an idle status can no longer settle a.
 	disposing atomic.Bool
 	gone      bool // released: no longer in the manager's tables (actor only)
-	// discarded counts accepted messages a teardown discarded unrun.
+	// discarded counts accepted messages the epoch discarded unrun.
 	discarded int
 	// waiters get the epoch's end once it was emitted (WaitEpoch).
 	waiters []chan RunEndInfo

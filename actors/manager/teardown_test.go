@@ -363,3 +363,35 @@ func TestAFollowupToAChildWhoseLogFailedIsRefused(t *testing.T) {
 	require.Equal(t, agent.Completed, f.settled(child, 3).StopReason)
 	require.Equal(t, []string{"first", "hold g", "again"}, f.userTexts(child))
 }
+
+// Follow-ups accepted and queued behind a turn whose log then fails are
+// discarded unrun by the log's failure hook, before any teardown opens:
+// the epoch's end still counts them, so that the embedder knows they are
+// lost.
+func TestFollowupsDiscardedByALogFailureAreCounted(t *testing.T) {
+	faults := session.NewFaultFS(nil)
+	f := newFixture(t, withFS(faults))
+	child := f.start(f.parent, "first")
+	f.settled(child, 1)
+
+	f.followup(f.parent, child, "hold g")
+	f.gates.reached("g")
+	f.followup(f.parent, child, "queued one")
+	f.followup(f.parent, child, "queued two")
+	live := f.rt.Sessions().Get(child)
+	require.NotNil(t, live)
+	_, err := f.rt.Sessions().Flush(bg, live)
+	require.NoError(t, err)
+	faults.SetFull(true)
+	f.gates.open("g") // the turn says "held", which the full disk refuses
+	f.gates.reached("g after")
+	_, err = f.rt.Sessions().Flush(bg, live)
+	require.ErrorIs(t, err, session.ErrLogFailed)
+	f.gates.open("g after")
+
+	end := f.settled(child, 2)
+	require.Equal(t, agent.Error, end.StopReason)
+	require.Equal(t, 2, end.DiscardedFollowups)
+	faults.SetFull(false)
+	require.Equal(t, []string{"first", "hold g"}, f.userTexts(child))
+}
