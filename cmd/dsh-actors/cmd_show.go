@@ -144,7 +144,8 @@ func failureOf(r event.Reason) failureText {
 	return failureText{Message: r.Text(), Code: r.ErrorCode()}
 }
 
-// turnSummary is "turn N" for a turn/start, "turn N KIND" for a turn/end,
+// turnSummary is "turn N" for a turn/start ("turn N (retry)" for a retry
+// turn's), "turn N KIND" for a turn/end,
 // and for a failed turn ": MESSAGE (CODE)".
 func turnSummary(e session.Event) string {
 	p, err := event.Decode(e.Type, e.Data)
@@ -153,7 +154,11 @@ func turnSummary(e session.Event) string {
 	}
 	end, isEnd := p.(event.TurnEnd)
 	if !isEnd {
-		return fmt.Sprintf("turn %d", p.(event.TurnStart).Turn)
+		start := p.(event.TurnStart)
+		if start.Trigger != nil && start.Trigger.Kind == event.TriggerRetry {
+			return fmt.Sprintf("turn %d (retry)", start.Turn)
+		}
+		return fmt.Sprintf("turn %d", start.Turn)
 	}
 	summary := fmt.Sprintf("turn %d %s", end.Turn, end.Reason.Kind)
 	failure := failureOf(end.Reason)
