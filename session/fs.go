@@ -41,9 +41,10 @@ type File interface {
 // OSFS is the real file system.
 type OSFS struct{}
 
-// OpenFile opens name with os.OpenFile.
+// OpenFile opens name as os.OpenFile does (on unix without registering
+// the file with the runtime poller, see openFile).
 func (OSFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
-	f, err := os.OpenFile(name, flag, perm)
+	f, err := openFile(name, flag, perm)
 	if err != nil {
 		return nil, err
 	}

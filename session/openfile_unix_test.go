@@ -1,0 +1,62 @@
+//go:build unix
+
+package session
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// TestOSFSOpenFileIsOSOpenFile: the poller-free open fails as os.OpenFile
+// does (the same *fs.PathError, errors.Is with fs.ErrExist and
+// fs.ErrNotExist), creates with the permission bits asked for, appends,
+// and leaves the descriptor blocking and close-on-exec.
+func TestOSFSOpenFileIsOSOpenFile(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "log")
+	f, err := OSFS{}.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+	require.NoError(t, err)
+	_, err = f.Write([]byte("one\n"))
+	require.NoError(t, err)
+	fd := int(f.(osFile).File.Fd())
+	flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	require.NoError(t, err)
+	require.Zero(t, flags&unix.O_NONBLOCK, "the descriptor is blocking")
+	fdFlags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+	require.NoError(t, err)
+	require.NotZero(t, fdFlags&unix.FD_CLOEXEC, "the descriptor is close-on-exec")
+	require.NoError(t, f.Close())
+	info, err := os.Stat(name)
+	require.NoError(t, err)
+	require.Equal(t, fs.FileMode(0o600), info.Mode().Perm())
+
+	again, err := OSFS{}.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = again.Write([]byte("two\n"))
+	require.NoError(t, err)
+	require.NoError(t, again.Close())
+	data, err := os.ReadFile(name)
+	require.NoError(t, err)
+	require.Equal(t, "one\ntwo\n", string(data))
+
+	_, err = OSFS{}.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	_, want := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	require.ErrorIs(t, err, fs.ErrExist)
+	require.Equal(t, want, err)
+	var pathErr *fs.PathError
+	require.True(t, errors.As(err, &pathErr))
+	require.Equal(t, syscall.EEXIST, pathErr.Err)
+
+	missing := filepath.Join(dir, "absent", "log")
+	_, err = OSFS{}.OpenFile(missing, os.O_RDONLY, 0)
+	_, want = os.OpenFile(missing, os.O_RDONLY, 0)
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	require.Equal(t, want, err)
+}
