@@ -36,8 +36,12 @@
 // step that answers in text ends the turn with Completed. A model failure
 // ends the turn by returning (Error, event.Failure{Message, Code, …}) with
 // the step left open: the runtime writes step/end and then turn/end
-// {kind:"error", step, failure}. Any other error ends it {kind:"error",
-// step, message, code?}. Host.Say is the one-call shortcut for an agent
+// {kind:"error", step, failure}. A failure the agent retries ends the
+// step (and any llm/retry record and wait are the agent's), then returns
+// (Retry, the failure): the turn ends the same way, naming that step, and
+// the runtime runs the same message again as a retry turn (trigger
+// {kind:"retry"}, no new user/message) unless the turn was cancelled.
+// Any other error ends it {kind:"error", step, message, code?}. Host.Say is the one-call shortcut for an agent
 // without a model: one whole step holding one message.
 //
 // A Factory builds an Agent from Options; the runtime uses it for every
