@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/llm"
 	"github.com/dsh-actors/dsh-actors/llm/llmtest"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -106,4 +107,39 @@ func BenchmarkChunkLogging(b *testing.B) {
 	b.ReportMetric(loopRate, "loop-events/s")
 	b.ReportMetric(rawRate, "append-events/s")
 	b.ReportMetric(loopRate/rawRate, "loop/append")
+}
+
+// BenchmarkRetryTurn measures a message whose first model call fails and
+// is retried at once (zero delay: a failed turn, llm/retry, a retry turn)
+// against a message answered by its first call, in the same run, over the
+// scripted client; retried/plain is what a retry costs the runtime beyond
+// the model's own time.
+func BenchmarkRetryTurn(b *testing.B) {
+	client := llmtest.NewClient()
+	immediate := rigRetry()
+	immediate.InitialDelayMs = 0
+	r := newRigRetrying(b, client, immediate)
+	ctx := context.Background()
+	h, err := r.rt.StartAgent(ctx, parentSpec("bench"))
+	require.NoError(b, err)
+	message := func(i int, steps ...llmtest.Step) time.Duration {
+		client.Push(steps...)
+		start := time.Now()
+		_, err := h.Followup(ctx, event.Text(fmt.Sprint("turn ", i)), event.Source{Kind: event.SourceUser})
+		require.NoError(b, err)
+		require.NoError(b, h.WhenIdle(ctx))
+		return time.Since(start)
+	}
+	failure := &llm.Error{Failure: event.Failure{Message: "down", Code: "SERVER", Status: 500}}
+	var plain, retried time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		plain += message(i, llmtest.Reply(llmtest.Say("ok")))
+		retried += message(i, llmtest.Fail(failure), llmtest.Reply(llmtest.Say("ok")))
+	}
+	b.StopTimer()
+	n := float64(b.N)
+	b.ReportMetric(float64(plain.Nanoseconds())/n, "plain-ns/msg")
+	b.ReportMetric(float64(retried.Nanoseconds())/n, "retried-ns/msg")
+	b.ReportMetric(float64(retried)/float64(plain), "retried/plain")
 }
