@@ -2,8 +2,11 @@ package activation
 
 import (
 	"encoding/json"
+	"errors"
 
+	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -13,10 +16,21 @@ import (
 // still queued then is discarded instead (agent/inbox/discard).
 const LostMessage = "actors: accepted message lost: its session log failed"
 
+// fencedTurn is the message of the error line logged for a turn whose
+// session lease was taken over (fault.Fenced): the turn failed and
+// nothing of it is written under the old epoch, not even its turn/end;
+// attributes agent, turn, code and err.
+const fencedTurn = "actors: turn failed: the session's lease was fenced"
+
 // logFailed is the session's write-failure hook: every user message among
 // the events that will never be durable is reported lost, then every
-// queued message is discarded, as it could not be logged either.
+// queued message is discarded, as it could not be logged either. A fenced
+// log also cancels the running turn at once: its work could never be
+// written.
 func (a *Activation) logFailed(unwritten []session.Event, err error) {
+	if errors.Is(err, fault.Fenced) {
+		defer a.inbox.Cancel(agent.CancelCause{Kind: agent.CauseDisposed}, false)
+	}
 	for _, e := range unwritten {
 		if e.Type != event.TypeUserMessage {
 			continue
@@ -39,4 +53,15 @@ func (a *Activation) refused(messageID string, err error) {
 
 func (a *Activation) reportLost(messageID string, err error) {
 	a.logger.Error(LostMessage, "agent", a.id, "messageId", messageID, "err", err)
+}
+
+// reportFenced logs turn as failed when the session's lease was fenced,
+// and reports whether it was.
+func (a *Activation) reportFenced(turn int) bool {
+	err := a.live.WriteFailure()
+	if !errors.Is(err, fault.Fenced) {
+		return false
+	}
+	a.logger.Error(fencedTurn, "agent", a.id, "turn", turn, "code", string(fault.Fenced), "err", err)
+	return true
 }

@@ -40,7 +40,9 @@ type turn struct {
 
 // runTurn runs one claimed message start to end on its own goroutine and
 // then releases the inbox for the next message. A message the session
-// refuses to log (its log failed) is not run: it is reported lost. The
+// refuses to log (its log failed) is not run: it is reported lost. A turn
+// whose log was fenced meanwhile is reported failed and writes nothing
+// more. The
 // end of a cancelled turn is written through to the store on this
 // goroutine before the inbox is released: whoever cancelled it (a
 // teardown, an interrupt) waits for it to be durable, and the next turn,
@@ -79,10 +81,13 @@ func (a *Activation) openTurn(trigger event.Trigger) (*turn, error) {
 
 // runAndEnd calls the agent, then closes the step it left open and logs
 // turn/end. It reports whether a retry turn follows: the agent asked for
-// one and the turn was not cancelled.
+// one, the turn was not cancelled and its log was not fenced.
 func (t *turn) runAndEnd(claim *inbox.Claim) (retry bool) {
 	reason, retry := t.run(claim)
 	open := t.finish()
+	if t.a.reportFenced(t.number) { // nothing more under the old epoch, no retry
+		return false
+	}
 	if open != 0 {
 		t.a.append(event.Step{Turn: t.number, Step: open, Kind: event.TypeStepEnd})
 	}

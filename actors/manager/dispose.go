@@ -3,12 +3,14 @@ package manager
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 )
 
@@ -17,12 +19,22 @@ import (
 // critical section of the child holds its lock (the lock's release checks
 // again). A failure of that disposal is logged (before its end edge), never
 // returned.
+//
+// An Activation whose session lease was fenced is disposed as soon as it
+// is checked, whatever it owns: it can write nothing more, and a later
+// follow-up cold-resumes the child under a new lease.
 func (m *Manager) checkSettled(a *activation) {
-	if a.disposal != nil || m.locked(a.childID) || a.residency() != settled {
+	if a.disposal != nil || m.locked(a.childID) || (a.residency() != settled && !fenced(a)) {
 		return
 	}
 	m.dispose(a)
 	a.settling = true
+}
+
+// fenced reports whether a's session log was fenced: another holder
+// took its lease over.
+func fenced(a *activation) bool {
+	return errors.Is(a.handle.Session().WriteFailure(), fault.Fenced)
 }
 
 // messageLeft clears an accepted id once its message was dequeued into a

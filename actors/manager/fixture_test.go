@@ -16,13 +16,17 @@ import (
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
+	"github.com/dsh-actors/dsh-actors/internal/pgtest"
 	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// cluster is the private PostgreSQL server of the tests that run on both
+// stores; pgtest.Main checks for leaked goroutines too.
+var cluster *pgtest.Cluster
+
+func TestMain(m *testing.M) { pgtest.Main(m, &cluster) }
 
 var bg = context.Background()
 
@@ -48,6 +52,7 @@ type fixtureConfig struct {
 	checkpoint checkpointFunc
 	prepare    PrepareFunc
 	fs         session.FS
+	store      session.Store
 }
 
 type option func(*fixtureConfig)
@@ -57,6 +62,10 @@ func memoryOnly() option { return func(c *fixtureConfig) { c.memoryOnly = true }
 func withCheckpoint(fn checkpointFunc) option { return func(c *fixtureConfig) { c.checkpoint = fn } }
 
 func withPrepare(fn PrepareFunc) option { return func(c *fixtureConfig) { c.prepare = fn } }
+
+// withStore runs the fixture on store (closed by its opener) instead of
+// a JSONL store of its own.
+func withStore(store session.Store) option { return func(c *fixtureConfig) { c.store = store } }
 
 // withFS puts the store on fsys (e.g. a *session.FaultFS).
 func withFS(fsys session.FS) option { return func(c *fixtureConfig) { c.fs = fsys } }
@@ -68,8 +77,8 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 		o(&cfg)
 	}
 	f := &fixture{t: t, root: cfg.root, rec: newRecorder(), gates: newGates(), logs: &testkit.SyncBuffer{}, options: &optionsLog{}}
-	sessions := session.NewSessions(nil)
-	if !cfg.memoryOnly {
+	sessions := session.NewSessions(cfg.store)
+	if !cfg.memoryOnly && cfg.store == nil {
 		var storeOpts []session.Option
 		if cfg.fs != nil {
 			storeOpts = append(storeOpts, session.WithFS(cfg.fs))
@@ -155,7 +164,7 @@ func (f *fixture) events(id string) []session.Event {
 	if live := f.rt.Sessions().Get(id); live != nil {
 		return live.Events()
 	}
-	log, err := f.store.Inspect(bg, id)
+	log, err := f.rt.Sessions().Store().Inspect(bg, id)
 	require.NoError(f.t, err)
 	return log.Events
 }

@@ -17,7 +17,8 @@ import (
 // behind the open turn, a waiting child is woken, an absent child is
 // cold-resumed into a new epoch from its log (the repairing load). A
 // follow-up that meets a disposal in progress waits for it and then
-// cold-resumes. Authority is the exact live direct parent recorded in the
+// cold-resumes; so does one to a child whose session lease was fenced
+// (taken over by another holder), once it is disposed. Authority is the exact live direct parent recorded in the
 // child's durable header: checked before rebuilding and again in the final
 // admission step. A resident child whose session log has failed refuses
 // the message (DURABILITY_FAILED) rather than accept what it could never
@@ -58,6 +59,11 @@ func (m *Manager) followup(ctx context.Context, req followupReq, reply func(stri
 		case a.disposal != nil:
 			release()
 			m.retryAfterDisposal(ctx, req, a.disposal, reply)
+		case fenced(a): // its lease moved on: dispose it, then cold-resume under a new one
+			d := m.dispose(a)
+			a.settling = true
+			release()
+			m.retryAfterDisposal(ctx, req, d, reply)
 		default:
 			id, err := m.submitAdmitted(ctx, a, req.content, req.source, req.parent)
 			release()

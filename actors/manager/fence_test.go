@@ -1,0 +1,99 @@
+package manager
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/durable"
+	"github.com/dsh-actors/dsh-actors/pgstore"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
+)
+
+// onBothStores runs test on a JSONL store and on a Postgres store; open
+// returns another handle on the same store each time (another
+// process's view, with its own leases), closed when the test ends.
+func onBothStores(t *testing.T, test func(t *testing.T, open func() session.Fenced, opts ...session.Option)) {
+	t.Run("jsonl", func(t *testing.T) {
+		root := t.TempDir()
+		var extra []session.Option
+		test(t, func() session.Fenced {
+			s, err := session.OpenJSONL(root, append([]session.Option{session.WithLogger(slog.New(slog.DiscardHandler))}, extra...)...)
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, s.Close()) })
+			return s
+		})
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dsn := cluster.Database(t)
+		test(t, func() session.Fenced {
+			s, err := pgstore.Open(bg, dsn, pgstore.WithTTL(time.Minute))
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, s.Close()) })
+			return s
+		})
+	})
+}
+
+// takeOver moves id's lease from the live session to another handle, as
+// another process does once the lease expired: the live session's epoch
+// is released behind its back and the other handle acquires a new one.
+func takeOver(t *testing.T, store session.Fenced, live *session.Live, other session.Fenced) session.Epoch {
+	t.Helper()
+	require.NoError(t, store.Release(bg, live.ID(), session.Epoch(durable.LiveEpoch(live))))
+	epoch, err := other.Acquire(bg, live.ID())
+	require.NoError(t, err)
+	return epoch
+}
+
+// A child whose lease another holder took over mid-turn is stopped at
+// once: its turn is reported failed naming FENCED, nothing more is
+// written under the old epoch (not even its turn/end), its epoch ends as
+// an error, and the manager forgets it; a follow-up is refused while the
+// other holder has the lease and cold-resumes the child under a fresh
+// lease once it is free.
+func TestAFencedChildStopsAndAFollowupResumesItUnderANewLease(t *testing.T) {
+	onBothStores(t, func(t *testing.T, open func() session.Fenced, _ ...session.Option) {
+		store := open()
+		f := newFixture(t, withStore(store))
+		child := f.start(f.parent, "hold fence")
+		f.gates.reached("fence")
+		live := f.rt.Sessions().Get(child)
+		_, err := f.rt.Sessions().Flush(bg, live)
+		require.NoError(t, err)
+		before := f.events(child)
+
+		other := open()
+		epoch := takeOver(t, store, live, other)
+		f.gates.open("fence") // the turn says "held": its write is fenced
+		end := f.settled(child, 1)
+		require.Equal(t, agent.Error, end.StopReason)
+		require.Nil(t, f.activation(child), "the manager forgot the fenced activation")
+		require.Contains(t, f.logs.String(), "actors: turn failed: the session's lease was fenced")
+		require.Contains(t, f.logs.String(), "code=FENCED")
+
+		log, err := other.Inspect(bg, child)
+		require.NoError(t, err)
+		require.Equal(t, len(before), len(log.Events), "nothing of the fenced turn reached the store")
+		for _, e := range log.Events {
+			require.NotContains(t, string(e.Data), "held")
+		}
+
+		_, err = f.m.Followup(bg, f.parent, child, event.Text("while held"), event.Source{Kind: "user"})
+		require.ErrorIs(t, err, fault.LeaseHeld, "the other holder still has the lease")
+		require.NoError(t, other.Release(bg, child, epoch))
+
+		f.followup(f.parent, child, "again")
+		require.Equal(t, agent.Completed, f.settled(child, 2).StopReason)
+		texts := strings.Join(f.userTexts(child), "|")
+		require.Contains(t, texts, "again")
+		log, err = store.Inspect(bg, child)
+		require.NoError(t, err)
+		require.Contains(t, string(log.Events[len(log.Events)-5].Data)+string(log.Events[len(log.Events)-4].Data)+string(log.Events[len(log.Events)-3].Data), "answer: again")
+	})
+}
