@@ -48,6 +48,9 @@ var allowedDeps = map[string][]string{
 	// internal/durable is the durable inbox seam the stores register
 	// with and the manager finds them through.
 	"internal/durable": {"fault"},
+	// internal/sweep is the seam through which a serve node asks its
+	// store to take over sessions other nodes left: a leaf.
+	"internal/sweep": {},
 	// internal/jsjson reads and writes JSON as JSON.parse and
 	// JSON.stringify do (agent's content blocks): a leaf.
 	"internal/jsjson": {},
@@ -76,12 +79,12 @@ var allowedDeps = map[string][]string{
 	"internal/storetest": {"fault", "event", "session", "internal/durable", "internal/listeners", "internal/jsjson"},
 	// pgstore is the PostgreSQL store: a second session.Fenced beside the
 	// JSONL store, on session only.
-	"pgstore": {"fault", "event", "session", "internal/durable", "internal/listeners", "internal/jsjson"},
+	"pgstore": {"fault", "event", "session", "internal/durable", "internal/sweep", "internal/listeners", "internal/jsjson"},
 	// the module's root package is the embedders' entry point: it opens
 	// the runtime and binds the subagent service, under host and cmd.
 	rootLayer: {"fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/listeners", "internal/jsjson"},
 	"cmd": {rootLayer, "fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "llm", "modelagent", "pgstore",
-		"internal/bench", "internal/storegen", "internal/stress", "internal/actorkit", "internal/durable", "internal/listeners", "internal/jsjson"},
+		"internal/sweep", "internal/bench", "internal/storegen", "internal/stress", "internal/actorkit", "internal/durable", "internal/listeners", "internal/jsjson"},
 	"tests": {rootLayer, "fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "cmd", "llm", "modelagent", "pgstore", "internal/stress", "internal/actorkit", "internal/durable", "internal/listeners", "internal/jsjson"},
 }
 

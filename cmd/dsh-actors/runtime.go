@@ -31,11 +31,14 @@ type runtimeSet struct {
 	query   *query.Query
 	service *subagent.Service
 	store   io.Closer // a store the runtime does not own (Postgres), or nil
+	sweeper *sweeper  // a node's sweeps of its store, or nil
 }
 
-// close closes the runtime (the drain, the child-first disposal, the
-// flush), then the store it runs on when the runtime does not own it.
+// close stops the sweeps, closes the runtime (the drain, the child-first
+// disposal, the flush), then the store it runs on when the runtime does
+// not own it.
 func (s *runtimeSet) close(ctx context.Context) error {
+	s.sweeper.stop()
 	err := s.rt.Close(ctx)
 	if s.store != nil {
 		err = errors.Join(err, s.store.Close())
@@ -74,7 +77,9 @@ func openRuntime(root string, logger *slog.Logger, agents *modelagent.Agents, st
 }
 
 // openNodeRuntime is openRuntime whose Postgres store's leases carry
-// node's name and TTL (serve's --node and --lease-ttl).
+// node's name and TTL (serve's --node and --lease-ttl); a named node also
+// sweeps the store every TTL, taking over the sessions other nodes left
+// with an expired lease.
 func openNodeRuntime(root string, logger *slog.Logger, agents *modelagent.Agents, node nodeFlags, storeOpts ...session.Option) (*runtimeSet, error) {
 	opts := dsh.Options{Dir: root, Logger: logger, StoreOptions: storeOpts}
 	var pg *pgstore.Store
@@ -107,6 +112,9 @@ func openNodeRuntime(root string, logger *slog.Logger, agents *modelagent.Agents
 	set := &runtimeSet{dsh: rt, rt: rt.Actors(), query: rt.Query(), service: rt.Subagents()}
 	if pg != nil {
 		set.store = pg
+		if node.name != "" {
+			set.sweeper = startSweeper(pg, node.sweepEvery(), logger)
+		}
 	}
 	return set, nil
 }

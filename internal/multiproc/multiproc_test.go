@@ -137,10 +137,13 @@ func TestNodes(t *testing.T) {
 	t.Run("RollingRestart", func(t *testing.T) { rollingRestart(t, newWorld(t, bin)) })
 }
 
-// killMidTurn: node a is killed (kill -9) while its child runs a long
+// killMidTurn: node a is killed (kill -9) while two children run a long
 // turn, with load on node b all along; after a's leases expired node c
-// takes the parent over, the child's interrupted turn is closed and the
-// next follow-up runs under a new epoch; nothing acknowledged is lost.
+// takes one parent over, that child's interrupted turn is closed and the
+// next follow-up runs under a new epoch; the other child, which nobody
+// prompts, is taken over by a survivor's sweep, which closes its turn;
+// every node and the CLI list the children alike; nothing acknowledged is
+// lost.
 func killMidTurn(t *testing.T, w *world) {
 	a, b, c := w.start("a"), w.start("b"), w.start("c")
 	d := NewDriver()
@@ -151,6 +154,11 @@ func killMidTurn(t *testing.T, w *world) {
 	long, err := a.Followup(w.ctx, parent, children[0], "sleep 10m")
 	require.NoError(t, err)
 	w.awaitLogged(children[0], long)
+	orphanParent, orphans, err := a.CreateParent(w.ctx, 1) // nobody prompts them after the kill
+	require.NoError(t, err)
+	orphaned, err := a.Followup(w.ctx, orphanParent, orphans[0], "sleep 10m")
+	require.NoError(t, err)
+	w.awaitLogged(orphans[0], orphaned)
 	sleepFor(*loadFor)
 	a.Kill()
 
@@ -161,7 +169,10 @@ func killMidTurn(t *testing.T, w *world) {
 	after := followup(t, w, c, parent, children[0], "reply after the takeover")
 	sleepFor(*loadFor)
 	requireOneCatalog(t, w, parent, children, b, c)
-	w.finish(d, []Acked{{Node: "a", Child: children[0], MessageID: long}, {Node: "c", Child: children[0], MessageID: after}}, b, c)
+	awaitSwept(t, w, orphans[0])
+	w.finish(d, []Acked{{Node: "a", Child: children[0], MessageID: long}, {Node: "c", Child: children[0], MessageID: after},
+		{Node: "a", Child: orphans[0], MessageID: orphaned}}, b, c)
+	require.Equal(t, []string{"completed", "interrupted"}, turnsOf(t, w, orphans[0]).reasons, "a survivor's sweep closed the dead node's open turn")
 
 	turns := turnsOf(t, w, children[0])
 	require.GreaterOrEqual(t, len(turns.reasons), 3)
@@ -246,6 +257,25 @@ func requireOneCatalog(t *testing.T, w *world, parent string, children []string,
 		var c struct{ Entries []struct{ ID, Label string } }
 		require.NoError(t, n.Call(w.ctx, "subagent.list", map[string]any{"parentSessionId": parent}, &c))
 		require.Equal(t, listed, c.Entries, "subagent.list on node %s", n.Name)
+	}
+}
+
+// awaitSwept waits (bounded) until a survivor's sweep took session id
+// over from the dead node that held it and released it.
+func awaitSwept(t *testing.T, w *world, id string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(w.ctx, bound)
+	defer cancel()
+	for {
+		var owner *string
+		var epoch int64
+		require.NoError(t, withConn(ctx, w.dsn, func(conn *pgx.Conn) error {
+			return conn.QueryRow(ctx, `SELECT owner, epoch FROM sessions WHERE id = $1`, id).Scan(&owner, &epoch)
+		}))
+		if owner == nil {
+			return
+		}
+		require.NoError(t, pause(ctx, ttl/10), "session %s still held by %s (epoch %d)", id, *owner, epoch)
 	}
 }
 

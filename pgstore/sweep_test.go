@@ -1,0 +1,68 @@
+package pgstore
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/storetest"
+	"github.com/dsh-actors/dsh-actors/internal/sweep"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
+)
+
+// A sweep takes over exactly the sessions whose holder let the lease
+// expire without releasing it: it closes the turn the holder left open
+// under a new epoch and releases the session; the old holder's next
+// append is fenced. Live leases, released sessions and the sweeper's own
+// leases are left alone.
+func TestSweepTakesOverWhatADeadHolderLeft(t *testing.T) {
+	dsn := cluster.Database(t)
+	dead, live, sweeper := openStore(t, dsn, WithOwner("dead")), openStore(t, dsn, WithOwner("live")), openStore(t, dsn, WithOwner("sweeper"))
+	conn := connect(t, dsn)
+	openTurn := []session.Event{
+		{Type: event.TypeTurnStart, Seq: 0, Time: 100, Data: json.RawMessage(`{"turn":1}`)},
+		{Type: event.TypeStepStart, Seq: 1, Time: 101, Data: json.RawMessage(`{"turn":1,"step":1}`)},
+	}
+	epochs := map[string]session.Epoch{}
+	for id, holder := range map[string]*Store{"abandoned": dead, "busy": live, "own": sweeper, "released": dead} {
+		require.NoError(t, holder.Create(ctx, storetest.Header(id, ""), nil))
+		epoch, err := holder.Acquire(ctx, id)
+		require.NoError(t, err)
+		require.NoError(t, holder.AppendFenced(ctx, id, epoch, openTurn))
+		epochs[id] = epoch
+	}
+	require.NoError(t, dead.Release(ctx, "released", epochs["released"]))
+	expire(t, conn, "abandoned")
+	expire(t, conn, "own")
+
+	fn, ok := sweep.Of(sweeper)
+	require.True(t, ok)
+	swept, err := fn(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"abandoned"}, swept)
+
+	log, err := sweeper.Inspect(ctx, "abandoned")
+	require.NoError(t, err)
+	require.Len(t, log.Events, 4)
+	require.Equal(t, event.TypeTurnEnd, log.Events[3].Type)
+	var owner *string
+	var epoch session.Epoch
+	require.NoError(t, conn.QueryRow(ctx, `SELECT owner, epoch FROM sessions WHERE id = 'abandoned'`).Scan(&owner, &epoch))
+	require.Nil(t, owner, "released after the repair")
+	require.Equal(t, epochs["abandoned"]+1, epoch)
+	err = dead.AppendFenced(ctx, "abandoned", epochs["abandoned"], []session.Event{storetest.Note(4, "too late")})
+	require.ErrorIs(t, err, fault.Fenced)
+
+	for _, id := range []string{"busy", "own", "released"} {
+		log, err := sweeper.Inspect(ctx, id)
+		require.NoError(t, err)
+		require.Len(t, log.Events, 2, "%s is not swept", id)
+	}
+	swept, err = fn(ctx)
+	require.NoError(t, err)
+	require.Empty(t, swept, "nothing is left to sweep")
+	_, ok = sweep.Of(&session.JSONL{})
+	require.False(t, ok, "a store without leases that expire does not sweep")
+}
