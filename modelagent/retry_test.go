@@ -80,6 +80,10 @@ func TestAFailedCallIsRetriedAsANewTurn(t *testing.T) {
 	require.Len(t, ofType(log, "request/header"), 1, "no repeated header")
 	require.Len(t, ofType(log, "user/message"), 1, "no new message")
 
+	records, err := query.New(r.rt.Sessions()).ListEvents(context.Background(), "retry")
+	require.NoError(t, err, "the session query's reader rules accept the chain")
+	require.Len(t, records, len(log))
+
 	received := srv.Received()
 	require.Len(t, received, 2)
 	require.Equal(t, string(received[0].Body), string(received[1].Body), "the retry sends the same request")
@@ -329,4 +333,30 @@ func TestTheRetryDelayIsLoggedAsComputed(t *testing.T) {
 	retries := ofType(events(t, r.turn(t, "fraction", "hi").Session()), "llm/retry")
 	require.Len(t, retries, 1)
 	require.Contains(t, retries[0].Raw, `"retry":1,"maxRetries":2,"delayMs":2.5,"failure":`)
+}
+
+// TestDisposingDuringTheRetryWait: the agent's disposal during the wait
+// ends the turn disposed, llm/retry kept, and opens no retry turn.
+func TestDisposingDuringTheRetryWait(t *testing.T) {
+	client := llmtest.NewClient(llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "down", Code: "SERVER", Status: 500}}))
+	slow := rigRetry()
+	slow.InitialDelayMs, slow.MaxDelayMs = 3_600_000, 3_600_000 // only the disposal ends the wait
+	r := newRigRetrying(t, client, slow)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	waiting := make(chan struct{}, 1)
+	defer r.rt.Sessions().Subscribe(func(c session.Change) {
+		if c.Kind == session.Appended && c.Header.ID == "disposed" && c.Event.Type == event.TypeLLMRetry {
+			waiting <- struct{}{}
+		}
+	})()
+	h, err := r.rt.StartAgent(ctx, parentSpec("disposed"))
+	require.NoError(t, err)
+	_, err = h.Followup(ctx, event.Text("hi"), event.Source{Kind: event.SourceUser})
+	require.NoError(t, err)
+	<-waiting
+	require.NoError(t, h.Dispose(ctx))
+	log := events(t, h.Session())
+	require.Equal(t, []string{"llm/retry", "turn/end"}, types(log[len(log)-2:]))
+	require.Equal(t, `{"turn":1,"reason":{"kind":"disposed"}}`, log[len(log)-1].Raw)
 }
