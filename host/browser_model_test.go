@@ -13,7 +13,8 @@ import (
 // TestBrowserShowsModelSteps feeds a model turn's events into an open
 // conversation: streamed text shows as it arrives, a tool call is one
 // folded item its result completes, the assistant message replaces the
-// streamed text, and a failed turn shows its reason.
+// streamed text, a failed turn shows its reason, and a retried call the
+// retry it waits for.
 func TestBrowserShowsModelSteps(t *testing.T) {
 	chromium := chromiumPath(t, exec.LookPath)
 	s := newRuntimeStack(t)
@@ -73,4 +74,13 @@ func TestBrowserShowsModelSteps(t *testing.T) {
 		event.UserMessage{Content: event.Text("again"), Source: event.Source{Kind: event.SourceUser}, Role: event.RoleUser, ID: "m2"})
 	p.until(`[...document.querySelectorAll('.message.user .body')].some((b) => b.textContent === 'again')`)
 	require.True(t, eval[bool](p, `document.querySelector('.message.tool details').open`), "a redraw keeps it unfolded")
+
+	empty := event.Failure{Message: "model returned a completed response with no content", Code: "EMPTY_RESPONSE"}
+	two := 2
+	appendAll(event.Step{Turn: 2, Step: 1}, event.Step{Turn: 2, Step: 1, Kind: event.TypeStepEnd},
+		event.LLMRetry{Turn: 2, Step: 1, Provider: "p", Mode: "normal", PolicyKey: "k", Retry: 1, MaxRetries: &two, DelayMs: 487.6, Failure: empty},
+		event.TurnEnd{Turn: 2, Reason: event.Reason{Kind: event.ReasonError, Step: 1, Failure: &empty}},
+		event.TurnStart{Turn: 3, Trigger: &event.Trigger{Kind: event.TriggerRetry}})
+	p.until(`document.querySelector('.message.note.retry')?.textContent === 'Retry 1 of 2 in 488 ms: model returned a completed response with no content'`)
+	p.shot("model-retry")
 }

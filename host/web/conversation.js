@@ -324,6 +324,12 @@ function renderEvent(event, parentWritten) {
       return el('li', { class: 'message note', 'data-seq': String(event.seq) },
         t('transcript.turnEnded', { kind: detail ? `${kind} — ${detail}` : kind }));
     }
+    case EventType.llmRetry: {
+      // A failed model call about to be retried as a new turn.
+      const vars = { n: data.retry, max: data.maxRetries, ms: Math.round(data.delayMs ?? 0), why: data.failure?.message ?? '' };
+      const key = typeof data.maxRetries === 'number' ? 'transcript.retrying' : 'transcript.retryingUnbounded';
+      return el('li', { class: 'message note retry', 'data-seq': String(event.seq) }, t(key, vars));
+    }
     default:
       return null;
   }
