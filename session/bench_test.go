@@ -1,6 +1,8 @@
 package session
 
 import (
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,17 +20,17 @@ var benchData = json.RawMessage(`{"turn":1,"step":1,"chunk":{"type":"text-delta"
 
 // noSyncFS is the real file system with Sync made a no-op: the "no fsync"
 // baseline.
-type noSyncFS struct{ OSFS }
+type noSyncFS struct{ sessionfs.OSFS }
 
-func (noSyncFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
-	f, err := OSFS{}.OpenFile(name, flag, perm)
+func (noSyncFS) OpenFile(name string, flag int, perm fs.FileMode) (sessionfs.File, error) {
+	f, err := sessionfs.OSFS{}.OpenFile(name, flag, perm)
 	if err != nil {
 		return nil, err
 	}
 	return noSyncFile{f}, nil
 }
 
-type noSyncFile struct{ File }
+type noSyncFile struct{ sessionfs.File }
 
 func (noSyncFile) Sync() error { return nil }
 
@@ -74,7 +76,7 @@ func appendConcurrently(tb testing.TB, s *JSONL, id string, first int64, writers
 
 // appendWorkload runs appendConcurrently on a fresh log over fsys and
 // returns the events acknowledged per second.
-func appendWorkload(b *testing.B, fsys FS, writers, each int) float64 {
+func appendWorkload(b *testing.B, fsys sessionfs.FS, writers, each int) float64 {
 	s, err := OpenJSONL(b.TempDir(), WithFS(fsys))
 	require.NoError(b, err)
 	defer s.Close()
@@ -92,8 +94,8 @@ func appendWorkload(b *testing.B, fsys FS, writers, each int) float64 {
 func BenchmarkAppendDurability(b *testing.B) {
 	var group, perEvent, noSync float64
 	for range b.N {
-		group += appendWorkload(b, OSFS{}, 64, 200)
-		perEvent += appendWorkload(b, OSFS{}, 1, 500)
+		group += appendWorkload(b, sessionfs.OSFS{}, 64, 200)
+		perEvent += appendWorkload(b, sessionfs.OSFS{}, 1, 500)
 		noSync += appendWorkload(b, noSyncFS{}, 64, 200)
 	}
 	n := float64(b.N)
@@ -155,7 +157,7 @@ func BenchmarkInspect(b *testing.B) {
 	defer s.Close()
 	path, err := LogPath(root, log.Header.Cwd, log.Header.ID)
 	require.NoError(b, err)
-	info, err := OSFS{}.Stat(path)
+	info, err := sessionfs.OSFS{}.Stat(path)
 	require.NoError(b, err)
 	b.SetBytes(info.Size())
 	b.ReportMetric(float64(info.Size())/1e6, "log-MB")

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+
 	"context"
 	"encoding/json"
 	"maps"
@@ -173,7 +175,7 @@ func TestBoundAppendAfterCloseIsRefused(t *testing.T) {
 func TestBoundAppendRacingCloseIsRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		gates := NewFaultFS(nil)
+		gates := sessionfs.NewFaultFS(nil)
 		s := openStore(t, WithFS(gates))
 		t.Cleanup(gates.ReleaseSyncs) // before Close, should the test fail with the gate shut
 		reg := NewSessions(s)
@@ -256,7 +258,7 @@ const runWriterFn = "session.(*JSONL).runWriter"
 func TestInlineAppendHandsQueuedBatchesToAWriter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		counts := newCountFS(nil)
-		gates := NewFaultFS(counts)
+		gates := sessionfs.NewFaultFS(counts)
 		s, err := OpenJSONL(t.TempDir(), WithFS(gates))
 		require.NoError(t, err)
 		t.Cleanup(func() {

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+
 	"context"
 	"io/fs"
 	"sync/atomic"
@@ -11,7 +13,7 @@ import (
 
 // lookupFS counts the directory reads and stats of the store.
 type lookupFS struct {
-	FS
+	sessionfs.FS
 	readDirs, stats atomic.Int64
 }
 
@@ -31,7 +33,7 @@ func (c *lookupFS) Stat(name string) (fs.FileInfo, error) {
 // whose folder exists anywhere is still looked up, and refused.
 func TestCreateDoesNotRescanTheRoot(t *testing.T) {
 	ctx := context.Background()
-	fsys := &lookupFS{FS: OSFS{}}
+	fsys := &lookupFS{FS: sessionfs.OSFS{}}
 	s := openStore(t, WithFS(fsys))
 	for i, cwd := range []string{"/a", "/b", "/c"} {
 		require.NoError(t, s.Create(ctx, Header{ID: "seed-" + cwd[1:], CreatedAt: int64(i), Cwd: cwd}, nil))

@@ -120,8 +120,9 @@
 //
 // # Testing
 //
-// WithFS replaces the file system; FaultFS fails the Nth sync, makes a
-// write short and then fail with ENOSPC, or fails every write as a full
-// disk does. WriteSynthetic builds large
+// WithFS replaces the file system with one of this module's internal
+// sessionfs package (its FaultFS fails the Nth sync, makes a write short
+// and then fail with ENOSPC, or fails every write as a full disk does).
+// WriteSynthetic builds large
 // stores quickly for benchmarks.
 package session

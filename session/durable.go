@@ -1,6 +1,8 @@
 package session
 
 import (
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+
 	"errors"
 	"fmt"
 	"io/fs"
@@ -36,7 +38,7 @@ func encodeBatch(id string, next int64, events []Event, buf []byte) ([]byte, err
 // long) and syncs it. On a write or sync error it truncates f back to size
 // and syncs again, so no partial batch survives; the returned error joins
 // a rollback failure if there is one.
-func appendDurably(f File, size int64, data []byte) error {
+func appendDurably(f sessionfs.File, size int64, data []byte) error {
 	_, err := f.Write(data)
 	if err == nil {
 		err = f.Sync()
@@ -50,7 +52,7 @@ func appendDurably(f File, size int64, data []byte) error {
 	return err
 }
 
-func truncateDurably(f File, size int64) error {
+func truncateDurably(f sessionfs.File, size int64) error {
 	if err := f.Truncate(size); err != nil {
 		return err
 	}
@@ -63,7 +65,7 @@ func truncateDurably(f File, size int64) error {
 // path (EEXIST is ErrExists, never an overwrite), the folder fsynced, the
 // temporary name removed. It returns the file still open for appending
 // (the link shares its inode); the caller keeps or closes it.
-func (s *JSONL) materialize(path string, data []byte) (File, error) {
+func (s *JSONL) materialize(path string, data []byte) (sessionfs.File, error) {
 	dir := filepath.Dir(path)
 	if err := s.mkdirDurably(dir); err != nil {
 		return nil, err
@@ -89,7 +91,7 @@ func (s *JSONL) materialize(path string, data []byte) (File, error) {
 
 // writeTemp writes data to a fresh temporary file next to path, syncs it
 // and returns its name and the file, open for appending.
-func (s *JSONL) writeTemp(path string, data []byte) (string, File, error) {
+func (s *JSONL) writeTemp(path string, data []byte) (string, sessionfs.File, error) {
 	// The name need only be unlikely to collide (O_EXCL refuses one that
 	// does): a per-process generator, no getrandom(2) per log.
 	tmp := fmt.Sprintf("%s.%012x.tmp", path, rand.Uint64()&(1<<48-1))

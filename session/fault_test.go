@@ -1,6 +1,8 @@
 package session
 
 import (
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+
 	"context"
 	"os"
 	"syscall"
@@ -11,9 +13,9 @@ import (
 
 // failedStoreFixture returns a store whose log "f" holds two durable events, the
 // fault FS behind it and the log's path.
-func failedStoreFixture(t *testing.T) (*JSONL, *FaultFS, string) {
+func failedStoreFixture(t *testing.T) (*JSONL, *sessionfs.FaultFS, string) {
 	t.Helper()
-	faults := NewFaultFS(nil)
+	faults := sessionfs.NewFaultFS(nil)
 	s := openStore(t, WithFS(faults))
 	h := header("f")
 	require.NoError(t, s.Create(context.Background(), h, turnEvents(0, 2)))
@@ -68,7 +70,7 @@ func TestShortWriteThenENOSPCRollsBack(t *testing.T) {
 
 func TestLiveWriteFailureRefusesLaterAppends(t *testing.T) {
 	ctx := context.Background()
-	faults := NewFaultFS(nil)
+	faults := sessionfs.NewFaultFS(nil)
 	s := openStore(t, WithFS(faults))
 	reg := NewSessions(s)
 	l, err := reg.Create(ctx, header("live-f"), nil)
@@ -96,7 +98,7 @@ func TestLiveWriteFailureRefusesLaterAppends(t *testing.T) {
 }
 
 func TestCreateFailureLeavesNoLog(t *testing.T) {
-	faults := NewFaultFS(nil)
+	faults := sessionfs.NewFaultFS(nil)
 	s := openStore(t, WithFS(faults))
 	faults.FailSync(1, syscall.EIO)
 	err := s.Create(context.Background(), header("c"), turnEvents(0, 1))
@@ -151,7 +153,7 @@ func TestALogFailedByAFullDiskLoadsAgainOnceThereIsRoom(t *testing.T) {
 // reopening the store.
 func TestALiveSessionFailedByAFullDiskResumesOnceThereIsRoom(t *testing.T) {
 	ctx := context.Background()
-	faults := NewFaultFS(nil)
+	faults := sessionfs.NewFaultFS(nil)
 	s := openStore(t, WithFS(faults))
 	reg := NewSessions(s)
 	l, err := reg.Create(ctx, header("live-full"), nil)
@@ -188,7 +190,7 @@ func TestALiveSessionFailedByAFullDiskResumesOnceThereIsRoom(t *testing.T) {
 
 // The full file system fails every write, including a Create's.
 func TestFaultFSFullFailsEveryWrite(t *testing.T) {
-	faults := NewFaultFS(nil)
+	faults := sessionfs.NewFaultFS(nil)
 	s := openStore(t, WithFS(faults))
 	faults.SetFull(true)
 	err := s.Create(context.Background(), header("c"), turnEvents(0, 1))
@@ -201,7 +203,7 @@ func TestFaultFSFullFailsEveryWrite(t *testing.T) {
 // will never be durable; registered after the failure, it hears at once.
 func TestOnWriteFailureGetsTheUnwrittenEvents(t *testing.T) {
 	ctx := context.Background()
-	faults := NewFaultFS(nil)
+	faults := sessionfs.NewFaultFS(nil)
 	s := openStore(t, WithFS(faults))
 	reg := NewSessions(s)
 	l, err := reg.Create(ctx, header("hooked"), nil)

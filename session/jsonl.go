@@ -1,6 +1,8 @@
 package session
 
 import (
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+
 	"bytes"
 	"context"
 	"errors"
@@ -20,7 +22,7 @@ import (
 // root concurrently.
 type JSONL struct {
 	root string
-	fs   FS
+	fs   sessionfs.FS
 
 	logs    sync.Map // id → *logState, never removed: a log's state is stable
 	writers *gate    // admits writer rounds until Close, which waits for them
@@ -51,8 +53,9 @@ var _ Fenced = (*JSONL)(nil)
 // Option configures OpenJSONL.
 type Option func(*JSONL)
 
-// WithFS replaces the real file system (OSFS), e.g. with a *FaultFS.
-func WithFS(fsys FS) Option { return func(s *JSONL) { s.fs = fsys } }
+// WithFS replaces the real file system (sessionfs.OSFS), e.g. with a
+// *sessionfs.FaultFS; only this module's tests and benchmarks can name one.
+func WithFS(fsys sessionfs.FS) Option { return func(s *JSONL) { s.fs = fsys } }
 
 // WithLogger sets where the store warns of a repair that cut bytes from a
 // log (the default is slog.Default()).
@@ -66,7 +69,7 @@ func OpenJSONL(root string, opts ...Option) (*JSONL, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &JSONL{root: abs, fs: OSFS{}, writers: newGate(), logger: slog.Default(), leases: &leaseTable{root: abs}}
+	s := &JSONL{root: abs, fs: sessionfs.OSFS{}, writers: newGate(), logger: slog.Default(), leases: &leaseTable{root: abs}}
 	for _, opt := range opts {
 		opt(s)
 	}

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+
 	"errors"
 	"slices"
 	"sync"
@@ -33,7 +35,7 @@ type fileSlots struct {
 // acquire takes a slot for a log: a free one, else the slot of the oldest
 // released log whose file is idle, whose file it returns to be closed.
 // The caller holds its own log's mu; a victim that is locked is skipped.
-func (b *fileSlots) acquire() (ok bool, evicted File) {
+func (b *fileSlots) acquire() (ok bool, evicted sessionfs.File) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.used < b.max {
@@ -62,7 +64,7 @@ func (b *fileSlots) acquire() (ok bool, evicted File) {
 
 // evictLocked gives up a released log's idle kept file and its slot (which
 // passes to the evicting log); nil when it has none to give (v.mu held).
-func (v *logState) evictLocked() File {
+func (v *logState) evictLocked() sessionfs.File {
 	v.evictable.Store(false)
 	if !v.released || !v.slot || v.file == nil || v.writing {
 		return nil
@@ -105,7 +107,7 @@ func (b *fileSlots) shrink() {
 // holds or can take a slot and the log is not failed (a released log only
 // keeps a slot it holds, and its file becomes evictable); otherwise it
 // frees st's slot and returns f for the caller to close (st.mu held).
-func (s *JSONL) keepLocked(st *logState, f File) (toClose File) {
+func (s *JSONL) keepLocked(st *logState, f sessionfs.File) (toClose sessionfs.File) {
 	if f == nil {
 		return nil
 	}
@@ -134,7 +136,7 @@ func (s *JSONL) keepLocked(st *logState, f File) (toClose File) {
 // st.mu; f is closed instead when it is not kept or the store has closed
 // (Close waits for writers, whose kept files it then closes, but not for
 // a Create). A retiring writer needs no such check: Close waits for it.
-func (s *JSONL) keep(st *logState, f File) {
+func (s *JSONL) keep(st *logState, f sessionfs.File) {
 	st.mu.Lock()
 	toClose := f
 	if !s.isClosed() { // under st.mu: a Close that follows finds the file kept
@@ -146,7 +148,7 @@ func (s *JSONL) keep(st *logState, f File) {
 
 // takeFile hands st's kept file, if any, to its writer; the slot stays
 // held until the file is dropped.
-func (st *logState) takeFile() File {
+func (st *logState) takeFile() sessionfs.File {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	f := st.file
@@ -165,7 +167,7 @@ func (s *JSONL) dropFile(st *logState) {
 
 // dropFileLocked detaches st's kept file and frees its slot when no writer
 // holds the file; the caller closes the result (st.mu held).
-func (s *JSONL) dropFileLocked(st *logState) File {
+func (s *JSONL) dropFileLocked(st *logState) sessionfs.File {
 	if st.writing || !st.slot {
 		return nil
 	}
@@ -223,7 +225,7 @@ func outOfFiles(err error) bool {
 	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
 }
 
-func closeQuietly(f File) {
+func closeQuietly(f sessionfs.File) {
 	if f != nil {
 		f.Close() //nolint:errcheck // every write was synced; nothing is lost on close
 	}

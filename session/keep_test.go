@@ -1,6 +1,8 @@
 package session
 
 import (
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+
 	"context"
 	"fmt"
 	"io/fs"
@@ -20,7 +22,7 @@ import (
 // fail the next opens of a name with EMFILE, as a process out of
 // descriptors does.
 type countFS struct {
-	FS
+	sessionfs.FS
 
 	mu      sync.Mutex
 	opens   map[string]int // successful OpenFile calls per name
@@ -31,9 +33,9 @@ type countFS struct {
 	double  int            // Close calls on an already closed file
 }
 
-func newCountFS(base FS) *countFS {
+func newCountFS(base sessionfs.FS) *countFS {
 	if base == nil {
-		base = OSFS{}
+		base = sessionfs.OSFS{}
 	}
 	return &countFS{
 		FS: base, opens: map[string]int{}, closes: map[string]int{}, live: map[*countFile]bool{},
@@ -41,7 +43,7 @@ func newCountFS(base FS) *countFS {
 	}
 }
 
-func (c *countFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
+func (c *countFS) OpenFile(name string, flag int, perm fs.FileMode) (sessionfs.File, error) {
 	c.mu.Lock()
 	if c.emfile[name] > 0 {
 		c.emfile[name]--
@@ -119,7 +121,7 @@ func (c *countFS) doubleCloses() int {
 }
 
 type countFile struct {
-	File
+	sessionfs.File
 	fs  *countFS
 	log string
 }
@@ -325,7 +327,7 @@ func TestCloseClosesEveryKeptFile(t *testing.T) {
 
 func TestFailedSyncClosesTheKeptFile(t *testing.T) {
 	counts := newCountFS(nil)
-	faults := NewFaultFS(counts)
+	faults := sessionfs.NewFaultFS(counts)
 	s, err := OpenJSONL(t.TempDir(), WithFS(faults))
 	require.NoError(t, err)
 	defer s.Close()
@@ -440,7 +442,7 @@ func TestSessionsReleaseGivesUpTheSlot(t *testing.T) {
 func TestReleaseDuringAWriteFreesTheSlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		counts := newCountFS(nil)
-		gates := NewFaultFS(counts)
+		gates := sessionfs.NewFaultFS(counts)
 		s, err := OpenJSONL(t.TempDir(), WithFS(gates), withKeptFiles(1))
 		require.NoError(t, err)
 		defer s.Close()
@@ -473,7 +475,7 @@ func TestReleaseDuringAWriteFreesTheSlot(t *testing.T) {
 // is open (it once leaked the descriptor until a second Close).
 func TestCreateRacingCloseKeepsNoFile(t *testing.T) {
 	counts := newCountFS(nil)
-	gates := NewFaultFS(counts)
+	gates := sessionfs.NewFaultFS(counts)
 	s, err := OpenJSONL(t.TempDir(), WithFS(gates))
 	require.NoError(t, err)
 	defer s.Close()
@@ -542,7 +544,7 @@ func TestAppendAfterLoadWritesTheFileLoadRead(t *testing.T) {
 // a budget of one no other log could keep a file any more.
 func TestAFailedLogGivesUpItsKeptFile(t *testing.T) {
 	counts := newCountFS(nil)
-	faults := NewFaultFS(counts)
+	faults := sessionfs.NewFaultFS(counts)
 	s, err := OpenJSONL(t.TempDir(), WithFS(faults), withKeptFiles(1))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+
 	"context"
 	"io/fs"
 	"sync"
@@ -14,12 +16,12 @@ import (
 
 // syncerFS records the goroutine of every data sync made through it.
 type syncerFS struct {
-	FS
+	sessionfs.FS
 	mu      sync.Mutex
 	syncers []uint64
 }
 
-func (s *syncerFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
+func (s *syncerFS) OpenFile(name string, flag int, perm fs.FileMode) (sessionfs.File, error) {
 	f, err := s.FS.OpenFile(name, flag, perm)
 	if err != nil {
 		return nil, err
@@ -41,7 +43,7 @@ func (s *syncerFS) count() int {
 }
 
 type syncerFile struct {
-	File
+	sessionfs.File
 	fs *syncerFS
 }
 
@@ -63,7 +65,7 @@ func storedTypes(t *testing.T, s *JSONL, id string) []string {
 
 func TestAppendThroughIsDurableOnReturn(t *testing.T) {
 	ctx := context.Background()
-	syncers := &syncerFS{FS: OSFS{}}
+	syncers := &syncerFS{FS: sessionfs.OSFS{}}
 	s := openStore(t, WithFS(syncers))
 	reg := NewSessions(s)
 	l, err := reg.Create(ctx, header("thru"), nil)
@@ -87,7 +89,7 @@ func TestAppendThroughIsDurableOnReturn(t *testing.T) {
 
 func TestAppendThroughWaitsForARunningFlusher(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		gates := NewFaultFS(nil)
+		gates := sessionfs.NewFaultFS(nil)
 		s := openStore(t, WithFS(gates))
 		t.Cleanup(gates.ReleaseSyncs) // before Close, should the test fail with the gate shut
 		reg := NewSessions(s)
@@ -122,7 +124,7 @@ func TestAppendThroughWaitsForARunningFlusher(t *testing.T) {
 
 func TestAppendThroughReportsAFailedWrite(t *testing.T) {
 	ctx := context.Background()
-	faults := NewFaultFS(nil)
+	faults := sessionfs.NewFaultFS(nil)
 	s := openStore(t, WithFS(faults))
 	reg := NewSessions(s)
 	l, err := reg.Create(ctx, header("thru-f"), nil)

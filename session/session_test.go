@@ -1,6 +1,8 @@
 package session
 
 import (
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -251,7 +253,7 @@ func TestAppendSeqMismatch(t *testing.T) {
 
 func TestGroupCommitManyAppenders(t *testing.T) {
 	ctx := context.Background()
-	faults := NewFaultFS(nil)
+	faults := sessionfs.NewFaultFS(nil)
 	s := openStore(t, WithFS(faults))
 	require.NoError(t, s.Create(ctx, header("g"), nil))
 	reg := NewSessions(s)
@@ -312,7 +314,7 @@ func TestUnmarshalRoundTrip(t *testing.T) {
 
 func TestStoreGroupCommitConcurrentAppenders(t *testing.T) {
 	ctx := context.Background()
-	faults := NewFaultFS(nil)
+	faults := sessionfs.NewFaultFS(nil)
 	s := openStore(t, WithFS(faults))
 	require.NoError(t, s.Create(ctx, header("gc"), turnEvents(0, 1)))
 	syncs := faults.Syncs()

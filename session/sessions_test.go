@@ -1,6 +1,8 @@
 package session
 
 import (
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+
 	"context"
 	"encoding/json"
 	"os"
@@ -111,7 +113,7 @@ func TestSessionsFlushConfirmsDurability(t *testing.T) {
 }
 
 func TestFlushHonoursCancelledContext(t *testing.T) {
-	gates := NewFaultFS(nil)
+	gates := sessionfs.NewFaultFS(nil)
 	reg := NewSessions(openStore(t, WithFS(gates)))
 	l, err := reg.Create(context.Background(), header("cx"), nil)
 	require.NoError(t, err)
@@ -133,7 +135,7 @@ func TestFlushHonoursCancelledContext(t *testing.T) {
 }
 
 func TestCancelledAppendStillWrites(t *testing.T) {
-	gates := NewFaultFS(nil)
+	gates := sessionfs.NewFaultFS(nil)
 	s := openStore(t, WithFS(gates))
 	require.NoError(t, s.Create(context.Background(), header("late"), nil))
 	held := gates.HoldSyncs()

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+
 	"context"
 	"errors"
 	"io/fs"
@@ -31,9 +33,9 @@ type logState struct {
 	epoch  Epoch // the last lease Acquire gave out (op held)
 	leased bool  // epoch is held (op held)
 
-	file     File // kept open between writer rounds while slot is held
-	slot     bool // holds one of the store's kept-file slots
-	released bool // ReleaseLog since the last Create or Load
+	file     sessionfs.File // kept open between writer rounds while slot is held
+	slot     bool           // holds one of the store's kept-file slots
+	released bool           // ReleaseLog since the last Create or Load
 	// evictable: released with its file kept, queued in the slots'
 	// released list (read there without mu).
 	evictable atomic.Bool
@@ -380,7 +382,7 @@ func (w *groupWriter) queued() int {
 type groupWriter struct {
 	s     *JSONL
 	st    *logState
-	file  File
+	file  sessionfs.File
 	buf   []byte // the lines of one round's batches
 	frame []byte // the same as one Zstandard frame
 }

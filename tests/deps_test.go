@@ -25,20 +25,20 @@ var allowedDeps = map[string][]string{
 	// the codec; a leaf but for internal/jsjson (content blocks).
 	"event":   {"internal/jsjson"},
 	"agent":   {"fault", "event", "internal/jsjson"},
-	"session": {"fault", "event", "internal/durable", "internal/listeners", "internal/jsjson"},
-	"query":   {"fault", "event", "session", "descriptor", "internal/durable", "internal/listeners", "internal/jsjson"},
+	"session": {"fault", "event", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
+	"query":   {"fault", "event", "session", "descriptor", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
 	"inbox":   {"fault", "event", "agent", "internal/actorkit", "internal/jsjson"},
 	// index is the derived SQLite index beside the store: it answers as
 	// the query's catalog reader does, so it sits on query.
-	"index":    {"fault", "event", "session", "query", "descriptor", "internal/durable", "internal/listeners", "internal/jsjson"},
-	"actors":   {"fault", "event", "descriptor", "agent", "session", "query", "inbox", "internal/actorkit", "internal/durable", "internal/listeners", "internal/jsjson"},
-	"subagent": {"fault", "event", "descriptor", "agent", "session", "query", "inbox", "actors", "internal/actorkit", "internal/durable", "internal/listeners", "internal/jsjson"},
-	"host":     {"fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/listeners", "internal/jsjson"},
+	"index":    {"fault", "event", "session", "query", "descriptor", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
+	"actors":   {"fault", "event", "descriptor", "agent", "session", "query", "inbox", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
+	"subagent": {"fault", "event", "descriptor", "agent", "session", "query", "inbox", "actors", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
+	"host":     {"fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
 	// llm is the model client: a leaf on the event vocabulary.
 	"llm": {"fault", "event", "internal/jsjson"},
 	// modelagent is the model loop and its tools: an agent on the subagent
 	// service and the model client.
-	"modelagent": {"fault", "event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "llm", "internal/actorkit", "internal/durable", "internal/listeners", "internal/jsjson"},
+	"modelagent": {"fault", "event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "llm", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
 	// internal/actorkit is the protoactor plumbing the actor layers share
 	// (dispatcher pool, supervisor, logging, accessors): a leaf.
 	"internal/actorkit": {},
@@ -51,6 +51,9 @@ var allowedDeps = map[string][]string{
 	// internal/sweep is the seam through which a serve node asks its
 	// store to take over sessions other nodes left: a leaf.
 	"internal/sweep": {},
+	// internal/sessionfs is the JSONL store's file-system seam (FS, OSFS,
+	// FaultFS): a leaf, kept off session's exported surface.
+	"internal/sessionfs": {},
 	// internal/jsjson reads and writes JSON as JSON.parse and
 	// JSON.stringify do (agent's content blocks): a leaf.
 	"internal/jsjson": {},
@@ -58,13 +61,13 @@ var allowedDeps = map[string][]string{
 	"fault": {},
 	// internal/storegen writes synthetic stores for the measurements: it
 	// sits beside query, on session and descriptor only.
-	"internal/storegen": {"fault", "event", "session", "descriptor", "internal/durable", "internal/listeners", "internal/jsjson"},
+	"internal/storegen": {"fault", "event", "session", "descriptor", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
 	// internal/bench holds the CLI's measurement loops: it sits on the
 	// runtime and under cmd.
-	"internal/bench": {rootLayer, "fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "internal/storegen", "internal/actorkit", "internal/durable", "internal/listeners", "internal/jsjson"},
+	"internal/bench": {rootLayer, "fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "internal/storegen", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
 	// internal/stress is the randomized stress harness of the CLI and the
 	// stress tests: it sits on the subagent service.
-	"internal/stress": {"fault", "event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/listeners", "internal/jsjson"},
+	"internal/stress": {"fault", "event", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
 	// internal/testkit holds test helpers; only _test.go files import it.
 	"internal/testkit": {},
 	// internal/pgtest runs a private PostgreSQL server for a test binary;
@@ -76,16 +79,16 @@ var allowedDeps = map[string][]string{
 	"internal/multiproc": {},
 	// internal/storetest is the store conformance suite; only _test.go
 	// files import it.
-	"internal/storetest": {"fault", "event", "session", "internal/durable", "internal/listeners", "internal/jsjson"},
+	"internal/storetest": {"fault", "event", "session", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
 	// pgstore is the PostgreSQL store: a second session.Fenced beside the
 	// JSONL store, on session only.
-	"pgstore": {"fault", "event", "session", "internal/durable", "internal/sweep", "internal/listeners", "internal/jsjson"},
+	"pgstore": {"fault", "event", "session", "internal/durable", "internal/sessionfs", "internal/sweep", "internal/listeners", "internal/jsjson"},
 	// the module's root package is the embedders' entry point: it opens
 	// the runtime and binds the subagent service, under host and cmd.
-	rootLayer: {"fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/listeners", "internal/jsjson"},
+	rootLayer: {"fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
 	"cmd": {rootLayer, "fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "llm", "modelagent", "pgstore",
-		"internal/sweep", "internal/bench", "internal/storegen", "internal/stress", "internal/actorkit", "internal/durable", "internal/listeners", "internal/jsjson"},
-	"tests": {rootLayer, "fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "cmd", "llm", "modelagent", "pgstore", "internal/stress", "internal/actorkit", "internal/durable", "internal/listeners", "internal/jsjson"},
+		"internal/sweep", "internal/bench", "internal/storegen", "internal/stress", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
+	"tests": {rootLayer, "fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "cmd", "llm", "modelagent", "pgstore", "internal/stress", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
 }
 
 // rootLayer is the layer name of the module's root package.

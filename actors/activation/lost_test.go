@@ -1,6 +1,8 @@
 package activation
 
 import (
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+
 	"bufio"
 	"encoding/json"
 	"log/slog"
@@ -44,7 +46,7 @@ func TestMessagesLostToAFullDiskAreReportedOneByOne(t *testing.T) {
 		var logs testkit.SyncBuffer
 		var mu sync.Mutex
 		var discarded []string
-		faults := session.NewFaultFS(nil)
+		faults := sessionfs.NewFaultFS(nil)
 		store, err := session.OpenJSONL(t.TempDir(), session.WithFS(faults))
 		require.NoError(t, err)
 		reg := session.NewSessions(store)

@@ -1,6 +1,8 @@
 package activation
 
 import (
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -17,7 +19,7 @@ type stored struct {
 	*Activation
 	store *session.JSONL
 	reg   *session.Sessions
-	gates *session.FaultFS
+	gates *sessionfs.FaultFS
 }
 
 // startStored is start with the session kept in a JSONL store. The
@@ -25,7 +27,7 @@ type stored struct {
 // the test ends.
 func startStored(t *testing.T, impl agent.Agent, options ...func(*Config)) *stored {
 	t.Helper()
-	gates := session.NewFaultFS(nil)
+	gates := sessionfs.NewFaultFS(nil)
 	store, err := session.OpenJSONL(t.TempDir(), session.WithFS(gates))
 	require.NoError(t, err)
 	reg := session.NewSessions(store)

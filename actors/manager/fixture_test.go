@@ -1,6 +1,8 @@
 package manager
 
 import (
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -51,7 +53,7 @@ type fixtureConfig struct {
 	root       string
 	checkpoint checkpointFunc
 	prepare    PrepareFunc
-	fs         session.FS
+	fs         sessionfs.FS
 	store      session.Store
 }
 
@@ -67,8 +69,8 @@ func withPrepare(fn PrepareFunc) option { return func(c *fixtureConfig) { c.prep
 // a JSONL store of its own.
 func withStore(store session.Store) option { return func(c *fixtureConfig) { c.store = store } }
 
-// withFS puts the store on fsys (e.g. a *session.FaultFS).
-func withFS(fsys session.FS) option { return func(c *fixtureConfig) { c.fs = fsys } }
+// withFS puts the store on fsys (e.g. a *sessionfs.FaultFS).
+func withFS(fsys sessionfs.FS) option { return func(c *fixtureConfig) { c.fs = fsys } }
 
 func newFixture(t *testing.T, opts ...option) *fixture {
 	t.Helper()

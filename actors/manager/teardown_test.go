@@ -1,6 +1,8 @@
 package manager
 
 import (
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+
 	"context"
 	"slices"
 	"sync"
@@ -300,7 +302,7 @@ func TestACloseCutShortByItsContextIsContinued(t *testing.T) {
 // error) and, once the disk has room, is cold-resumed by the next
 // follow-up in the same process.
 func TestAChildWhoseLogFailedOnAFullDiskResumesOnceThereIsRoom(t *testing.T) {
-	faults := session.NewFaultFS(nil)
+	faults := sessionfs.NewFaultFS(nil)
 	f := newFixture(t, withFS(faults))
 	child := f.start(f.parent, "first")
 	f.settled(child, 1)
@@ -333,7 +335,7 @@ func TestAChildWhoseLogFailedOnAFullDiskResumesOnceThereIsRoom(t *testing.T) {
 // then reported lost; once the child has settled and the disk has room,
 // the next follow-up cold-resumes it.
 func TestAFollowupToAChildWhoseLogFailedIsRefused(t *testing.T) {
-	faults := session.NewFaultFS(nil)
+	faults := sessionfs.NewFaultFS(nil)
 	f := newFixture(t, withFS(faults))
 	child := f.start(f.parent, "first")
 	f.settled(child, 1)
@@ -369,7 +371,7 @@ func TestAFollowupToAChildWhoseLogFailedIsRefused(t *testing.T) {
 // the epoch's end still counts them, so that the embedder knows they are
 // lost.
 func TestFollowupsDiscardedByALogFailureAreCounted(t *testing.T) {
-	faults := session.NewFaultFS(nil)
+	faults := sessionfs.NewFaultFS(nil)
 	f := newFixture(t, withFS(faults))
 	child := f.start(f.parent, "first")
 	f.settled(child, 1)

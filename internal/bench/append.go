@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,7 +24,7 @@ var appendData = json.RawMessage(`{"turn":1,"step":1,"chunk":{"type":"text-delta
 // every writer appends one event and then waits until it is durable
 // (Sessions.Flush), so concurrent writers share batches (group commit) and
 // one writer pays one fdatasync per event. It returns events per second.
-func AppendRate(ctx context.Context, dir string, fsys session.FS, writers, each int) (rate float64, err error) {
+func AppendRate(ctx context.Context, dir string, fsys sessionfs.FS, writers, each int) (rate float64, err error) {
 	var opts []session.Option
 	if fsys != nil {
 		opts = append(opts, session.WithFS(fsys))
@@ -78,7 +80,7 @@ func AppendRate(ctx context.Context, dir string, fsys session.FS, writers, each 
 // appendRow is row 4: group commit (64 writers) against one fdatasync per
 // event (one writer) and against no fsync at all (64 writers), in one run.
 func appendRow(ctx context.Context, cfg Config) ([]Line, error) {
-	run := func(name string, fsys session.FS, writers, each int) (float64, error) {
+	run := func(name string, fsys sessionfs.FS, writers, each int) (float64, error) {
 		dir, err := os.MkdirTemp(cfg.Dir, "append-"+name+"-*")
 		if err != nil {
 			return 0, err

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+
 	"context"
 	"io/fs"
 	"os"
@@ -12,7 +14,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
-	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // Samples are the durations of repeated timed operations.
@@ -124,11 +125,11 @@ func perCount(before, after uint64, n int) float64 {
 // NoSyncFS is the real file system with every file and directory sync a
 // no-op: the "no fsync" baseline, and "clean" sessions whose durability
 // costs nothing so the runtime's own overhead shows.
-type NoSyncFS struct{ session.OSFS }
+type NoSyncFS struct{ sessionfs.OSFS }
 
 // OpenFile opens the file with os.OpenFile semantics; its Sync does
 // nothing.
-func (n NoSyncFS) OpenFile(name string, flag int, perm fs.FileMode) (session.File, error) {
+func (n NoSyncFS) OpenFile(name string, flag int, perm fs.FileMode) (sessionfs.File, error) {
 	f, err := n.OSFS.OpenFile(name, flag, perm)
 	if err != nil {
 		return nil, err
@@ -139,7 +140,7 @@ func (n NoSyncFS) OpenFile(name string, flag int, perm fs.FileMode) (session.Fil
 // SyncDir does nothing.
 func (NoSyncFS) SyncDir(string) error { return nil }
 
-type noSyncFile struct{ session.File }
+type noSyncFile struct{ sessionfs.File }
 
 func (noSyncFile) Sync() error { return nil }
 

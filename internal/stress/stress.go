@@ -1,6 +1,8 @@
 package stress
 
 import (
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+
 	"context"
 	"errors"
 	"fmt"
@@ -26,14 +28,14 @@ import (
 
 // Config sizes a run. Zero sizes take the defaults (small enough for CI).
 type Config struct {
-	Forests   int        // top-level agents (default 3)
-	Fanout    int        // children per continuable node (default 3)
-	Depth     int        // continuable levels below each top-level agent (default 3)
-	Followups int        // follow-ups sent (default 200)
-	Seed      uint64     // random seed
-	Workers   int        // concurrent senders (default 8)
-	Root      string     // store folder; empty means a temporary one, removed after
-	FS        session.FS // the store's file system; nil is the real one (a *session.FaultFS injects faults)
+	Forests   int          // top-level agents (default 3)
+	Fanout    int          // children per continuable node (default 3)
+	Depth     int          // continuable levels below each top-level agent (default 3)
+	Followups int          // follow-ups sent (default 200)
+	Seed      uint64       // random seed
+	Workers   int          // concurrent senders (default 8)
+	Root      string       // store folder; empty means a temporary one, removed after
+	FS        sessionfs.FS // the store's file system; nil is the real one (a *sessionfs.FaultFS injects faults)
 	// AfterGrown, when set, is called once every forest has grown and
 	// settled, before the follow-ups race (e.g. to fill the FS's disk).
 	AfterGrown func()
@@ -95,7 +97,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	logger := slog.New(lostRecorder{Handler: cfg.Logger.Handler(), rec: rec})
 	fsys := cfg.FS
 	if fsys == nil {
-		fsys = session.OSFS{}
+		fsys = sessionfs.OSFS{}
 	}
 	store, err := session.OpenJSONL(root, session.WithFS(fsys))
 	if err != nil {

@@ -1,4 +1,10 @@
-package session
+// Package sessionfs is the file-system seam of session's JSONL store: the
+// FS and File interfaces it writes through, OSFS (the real file system,
+// syncing data with fdatasync where the platform has it) and FaultFS, which
+// tests and benchmarks of this module install with session.WithFS to
+// inject write and sync failures or to hold syncs. It is internal so that
+// the seam stays off session's exported surface.
+package sessionfs
 
 import (
 	"io/fs"
