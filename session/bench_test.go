@@ -1,8 +1,6 @@
 package session
 
 import (
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 )
 
 // benchData is a ~200-byte event line once enveloped.

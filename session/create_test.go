@@ -1,14 +1,14 @@
 package session
 
 import (
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
-
 	"context"
 	"io/fs"
 	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 )
 
 // lookupFS counts the directory reads and stats of the store.

@@ -1,14 +1,14 @@
 package session
 
 import (
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
-
 	"errors"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 )
 
 // encodeBatch appends the JSONL lines of events to buf after checking that

@@ -1,14 +1,14 @@
 package session
 
 import (
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
-
 	"context"
 	"os"
 	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 )
 
 // failedStoreFixture returns a store whose log "f" holds two durable events, the

@@ -1,8 +1,6 @@
 package session
 
 import (
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
-
 	"bytes"
 	"context"
 	"errors"
@@ -14,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 )
 
 // JSONL is the Store over one root folder of JSONL logs, plain or

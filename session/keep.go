@@ -1,12 +1,12 @@
 package session
 
 import (
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
-
 	"errors"
 	"slices"
 	"sync"
 	"syscall"
+
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 )
 
 // withKeptFiles sets how many logs may keep their file open between

@@ -1,8 +1,6 @@
 package session
 
 import (
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
-
 	"context"
 	"fmt"
 	"io/fs"
@@ -14,6 +12,8 @@ import (
 	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 )
 
 // countFS counts the files opened through it, per name, and the closes of

@@ -1,8 +1,6 @@
 package session
 
 import (
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
-
 	"context"
 	"io/fs"
 	"sync"
@@ -10,6 +8,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/stretchr/testify/require"
 )

@@ -1,8 +1,6 @@
 package session
 
 import (
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

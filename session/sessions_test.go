@@ -1,8 +1,6 @@
 package session
 
 import (
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
-
 	"context"
 	"encoding/json"
 	"os"
@@ -11,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 	"github.com/stretchr/testify/require"
 )
 

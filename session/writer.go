@@ -1,8 +1,6 @@
 package session
 
 import (
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
-
 	"context"
 	"errors"
 	"io/fs"
@@ -10,6 +8,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 )
 
 // logState is the in-process state of one log: where it is, how long it

@@ -1,13 +1,12 @@
 package tests
 
 import (
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
-
 	"context"
 	"flag"
 	"testing"
 	"testing/synctest"
 
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 	"github.com/dsh-actors/dsh-actors/internal/stress"
 	"github.com/stretchr/testify/require"
 )

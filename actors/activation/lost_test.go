@@ -1,8 +1,6 @@
 package activation
 
 import (
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
-
 	"bufio"
 	"encoding/json"
 	"log/slog"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"

@@ -1,14 +1,13 @@
 package activation
 
 import (
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
-
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )

@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 

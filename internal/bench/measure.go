@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
-
 	"context"
 	"io/fs"
 	"os"
@@ -14,6 +12,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 )
 
 // Samples are the durations of repeated timed operations.
