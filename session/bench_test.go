@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -18,9 +20,11 @@ import (
 var benchData = json.RawMessage(`{"turn":1,"step":1,"chunk":{"type":"text-delta","index":0,` +
 	`"text":"lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore"}}`)
 
-// noSyncFS is the real file system with Sync made a no-op: the "no fsync"
-// baseline.
+// noSyncFS is the real file system with Sync and SyncDir made no-ops: the
+// "no fsync" baseline.
 type noSyncFS struct{ sessionfs.OSFS }
+
+func (noSyncFS) SyncDir(string) error { return nil }
 
 func (noSyncFS) OpenFile(name string, flag int, perm fs.FileMode) (sessionfs.File, error) {
 	f, err := sessionfs.OSFS{}.OpenFile(name, flag, perm)
@@ -242,4 +246,46 @@ func enqueue(s *JSONL, id string, events []Event, data []byte) (*batch, error) {
 	}
 	b, _, err := s.enqueueWith(context.Background(), st, events, data, false, 0)
 	return b, err
+}
+
+// BenchmarkCreateFloor measures, interleaved in one run, JSONL.Create of a
+// new session without fsync and the floor under it: the same system calls
+// made directly (mkdir of the session folder, an O_EXCL create of the
+// temporary file, one write, link, unlink) with no store code around
+// them. It reports both per create and their ratio; a ratio near 1 means
+// the file system, not the store, is the cost.
+func BenchmarkCreateFloor(b *testing.B) {
+	store, err := OpenJSONL(b.TempDir(), WithFS(noSyncFS{}))
+	require.NoError(b, err)
+	defer store.Close()
+	raw := filepath.Join(b.TempDir(), "_no-cwd")
+	require.NoError(b, os.Mkdir(raw, 0o700))
+	line := append(appendHeader(nil, Header{ID: "x", CreatedAt: 1}), '\n')
+	var create, floor time.Duration
+	i := 0
+	for b.Loop() {
+		id := fmt.Sprintf("create-%07d", i)
+		start := time.Now()
+		require.NoError(b, store.Create(context.Background(), Header{ID: id, CreatedAt: 1}, nil))
+		create += time.Since(start)
+		start = time.Now()
+		rawCreate(b, filepath.Join(raw, id), line)
+		floor += time.Since(start)
+		i++
+	}
+	b.ReportMetric(float64(create.Nanoseconds())/float64(i), "create-ns/op")
+	b.ReportMetric(float64(floor.Nanoseconds())/float64(i), "floor-ns/op")
+	b.ReportMetric(float64(create)/float64(floor), "create/floor")
+}
+
+func rawCreate(b *testing.B, dir string, data []byte) {
+	require.NoError(b, os.Mkdir(dir, 0o700))
+	tmp, final := filepath.Join(dir, LogFileName+".tmp"), filepath.Join(dir, LogFileName)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+	require.NoError(b, err)
+	_, err = f.Write(data)
+	require.NoError(b, err)
+	require.NoError(b, os.Link(tmp, final))
+	require.NoError(b, os.Remove(tmp))
+	require.NoError(b, f.Close())
 }
