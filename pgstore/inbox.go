@@ -113,24 +113,33 @@ func (in inbox) Pending(ctx context.Context, id string) ([]durable.Admission, er
 }
 
 // Discard settles messages of id without a turn (claimed_seq -1), only
-// while epoch and this store hold id's lease.
+// while epoch is id's latest lease (held, or released with no takeover
+// since: a teardown discards before and after it gives the lease up).
 func (in inbox) Discard(ctx context.Context, id string, epoch int64, messageIDs []string) error {
 	if len(messageIDs) == 0 {
 		return nil
 	}
 	tag, err := in.s.pool.Exec(ctx, `UPDATE inbox SET claimed_epoch = $2, claimed_seq = -1
-		WHERE session_id = $1 AND msg_id = ANY($4::text[]) AND claimed_seq IS NULL
-		AND EXISTS (SELECT 1 FROM sessions s WHERE s.id = $1 AND s.epoch = $2 AND s.owner = $3)`,
-		id, epoch, in.s.owner, messageIDs)
+		WHERE session_id = $1 AND msg_id = ANY($3::text[]) AND claimed_seq IS NULL
+		AND EXISTS (SELECT 1 FROM sessions s WHERE s.id = $1 AND s.epoch = $2)`,
+		id, epoch, messageIDs)
 	if err != nil {
 		return fmt.Errorf(`pgstore: discard in session "%s": %w`, id, err)
 	}
-	if tag.RowsAffected() == 0 {
-		if err := in.s.whyNotAppended(ctx, id, session.Epoch(epoch), -1); errors.Is(err, fault.Fenced) || errors.Is(err, session.ErrNotFound) {
-			return err
-		}
+	if tag.RowsAffected() > 0 {
+		return nil
 	}
-	return nil
+	var current int64
+	err = in.s.pool.QueryRow(ctx, `SELECT epoch FROM sessions WHERE id = $1`, id).Scan(&current)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return notFound(id)
+	case err != nil:
+		return fmt.Errorf(`pgstore: discard in session "%s": %w`, id, err)
+	case current != epoch:
+		return session.FencedError(id, session.Epoch(epoch))
+	}
+	return nil // settled already
 }
 
 // closeAdmissionSQL opens a drain below $1 at epoch $2 and marks every

@@ -281,7 +281,8 @@ func (in *jsonlInbox) Pending(ctx context.Context, id string) ([]durable.Admissi
 	return out, nil
 }
 
-// Discard records messageIDs of id as settled, while epoch is id's lease.
+// Discard records messageIDs of id as settled, while epoch is the latest
+// lease this store gave out for id (held or just released).
 func (in *jsonlInbox) Discard(ctx context.Context, id string, epoch int64, messageIDs []string) error {
 	if len(messageIDs) == 0 {
 		return nil
@@ -297,8 +298,8 @@ func (in *jsonlInbox) Discard(ctx context.Context, id string, epoch int64, messa
 	if epoch == 0 {
 		return FencedError(id, 0)
 	}
-	if err := st.checkLease(Epoch(epoch)); err != nil {
-		return err
+	if st.epoch != Epoch(epoch) {
+		return FencedError(id, Epoch(epoch))
 	}
 	return in.write(ctx, id, inboxLine{Discard: messageIDs})
 }

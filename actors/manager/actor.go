@@ -124,6 +124,7 @@ func (m *Manager) onChildEvent(a *activation, e parent.Event) {
 	case parent.EventDequeue:
 		m.post(func() { m.messageLeft(a, e.MessageID) })
 	case parent.EventDiscard:
+		m.settleDiscarded(a, e.MessageID)
 		m.post(func() { m.messageDiscarded(a, e.MessageID) })
 	case parent.EventStatus:
 		if e.Status == inbox.Idle && !a.disposing.Load() {

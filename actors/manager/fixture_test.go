@@ -54,6 +54,7 @@ type fixtureConfig struct {
 	prepare    PrepareFunc
 	fs         sessionfs.FS
 	store      session.Store
+	resume     bool
 }
 
 type option func(*fixtureConfig)
@@ -67,6 +68,10 @@ func withPrepare(fn PrepareFunc) option { return func(c *fixtureConfig) { c.prep
 // withStore runs the fixture on store (closed by its opener) instead of
 // a JSONL store of its own.
 func withStore(store session.Store) option { return func(c *fixtureConfig) { c.store = store } }
+
+// resumingParent resumes the stored top-level "parent" instead of
+// creating it (a restarted process over the same store).
+func resumingParent() option { return func(c *fixtureConfig) { c.resume = true } }
 
 // withFS puts the store on fsys (e.g. a *sessionfs.FaultFS).
 func withFS(fsys sessionfs.FS) option { return func(c *fixtureConfig) { c.fs = fsys } }
@@ -106,7 +111,12 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 			deadLetters.Add(1)
 		}
 	})
-	f.parent = f.startTopLevel("parent")
+	if cfg.resume {
+		f.parent, err = rt.ResumeAgent(bg, "parent", parent.Spec{})
+		require.NoError(t, err)
+	} else {
+		f.parent = f.startTopLevel("parent")
+	}
 	t.Cleanup(func() {
 		require.NoError(t, rt.Close(bg))
 		require.Zero(t, deadLetters.Load(), "messages dead-lettered to the manager")

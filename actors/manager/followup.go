@@ -65,9 +65,10 @@ func (m *Manager) followup(ctx context.Context, req followupReq, reply func(stri
 			release()
 			m.retryAfterDisposal(ctx, req, d, reply)
 		default:
-			id, err := m.submitAdmitted(ctx, a, req.content, req.source, req.parent)
-			release()
-			reply(id, err)
+			m.submit(ctx, a, req.content, req.source, req.parent, func(id string, err error) {
+				release()
+				reply(id, err)
+			})
 		}
 	}, func(err error) { reply("", err) })
 }
@@ -143,7 +144,13 @@ func (m *Manager) coldResume(ctx context.Context, req followupReq, done func(str
 				done("", err)
 				return
 			}
-			m.submitMaterialized(ctx, a, req.content, req.source, req.parent, done)
+			m.replayPending(ctx, a, func(err error) {
+				if err != nil {
+					m.submitFailed(a, Unavailable(req.childID, err), done)
+					return
+				}
+				m.submitMaterialized(ctx, a, req.content, req.source, req.parent, done)
+			})
 		})
 	})
 }

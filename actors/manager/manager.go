@@ -12,6 +12,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
+	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -117,7 +118,8 @@ type Manager struct {
 	drainErr   error         // its outcome
 	finished   bool          // Close completed (guarded by closing)
 	ops        gate
-	edges      serial // lifecycle emission, in order, off the actor
+	inbox      durable.Inbox // the store's durable inbox, nil when it has none
+	edges      serial        // lifecycle emission, in order, off the actor
 	roots      rootHints
 	st         *state // owned by the actor
 	unsubscribe,
@@ -148,6 +150,9 @@ func New(opts Options) (*Manager, error) {
 	}
 	if m.checkpoint == nil {
 		m.checkpoint = m.sessions.Flush
+	}
+	if in, ok := durable.Of(m.sessions.Store()); ok {
+		m.inbox = in
 	}
 	if m.observer == nil {
 		m.observer = nopObserver{}

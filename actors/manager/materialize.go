@@ -145,40 +145,60 @@ func (m *Manager) started(info RunInfo) (err error) {
 // ownership, then the message id recorded as accepted before the inbox
 // accepts the message. It returns the MessageID.
 func (m *Manager) submitAdmitted(ctx context.Context, a *activation, content []event.Block, source event.Source, p *parent.Handle) (string, error) {
-	if err := m.admitWithContext(ctx, p); err != nil {
+	msg, err := m.accept(ctx, a, content, source, p)
+	if err != nil {
 		return "", err
 	}
-	if a.disposal != nil {
-		return "", activationClosing(a.childID)
-	}
-	if err := m.authorize(p, a.childID, a.handle.Header().ParentSession); err != nil {
-		return "", err
+	return m.enqueue(a, msg)
+}
+
+// accept runs the admission checks of submitAdmitted and returns the
+// message under a new id, recorded as accepted.
+func (m *Manager) accept(ctx context.Context, a *activation, content []event.Block, source event.Source, p *parent.Handle) (event.UserMessage, error) {
+	if err := m.recheck(ctx, a, p); err != nil {
+		return event.UserMessage{}, err
 	}
 	if err := a.handle.Session().WriteFailure(); err != nil {
-		return "", logFailed(a.childID, err)
+		return event.UserMessage{}, logFailed(a.childID, err)
 	}
 	if err := m.acquireOwnership(p, a); err != nil {
-		return "", err
+		return event.UserMessage{}, err
 	}
 	id := inbox.NewMessageID()
 	a.accepted[id] = true
-	msg := event.UserMessage{Content: content, Source: source, Role: "user", ID: id}
+	return event.UserMessage{Content: content, Source: source, Role: "user", ID: id}, nil
+}
+
+// recheck is the part of the admission checks that a wait can change:
+// the caller's context, the DRAINING gate, the disposal and the parent.
+func (m *Manager) recheck(ctx context.Context, a *activation, p *parent.Handle) error {
+	if err := m.admitWithContext(ctx, p); err != nil {
+		return err
+	}
+	if a.disposal != nil {
+		return activationClosing(a.childID)
+	}
+	return m.authorize(p, a.childID, a.handle.Header().ParentSession)
+}
+
+// enqueue hands an accepted message to the child's inbox.
+func (m *Manager) enqueue(a *activation, msg event.UserMessage) (string, error) {
 	if _, err := a.handle.Post(context.Background(), msg); err != nil {
-		delete(a.accepted, id)
+		delete(a.accepted, msg.ID)
 		return "", err
 	}
-	return id, nil
+	return msg.ID, nil
 }
 
 // submitMaterialized submits to a freshly materialized Activation; on any
 // failure it runs the full disposal (its own error swallowed) before
 // reporting the original error. done runs in the actor.
 func (m *Manager) submitMaterialized(ctx context.Context, a *activation, content []event.Block, source event.Source, p *parent.Handle, done func(string, error)) {
-	id, err := m.submitAdmitted(ctx, a, content, source, p)
-	if err == nil {
-		done(id, nil)
-		return
-	}
-	d := m.dispose(a)
-	async(m, func() struct{} { <-d.done; return struct{}{} }, func(struct{}) { done("", err) })
+	m.submit(ctx, a, content, source, p, func(id string, err error) {
+		if err == nil {
+			done(id, nil)
+			return
+		}
+		m.submitFailed(a, err, done)
+	})
 }

@@ -1,0 +1,130 @@
+package manager
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/durable"
+	"github.com/dsh-actors/dsh-actors/pgstore"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
+)
+
+// onDurableStores runs test on the JSONL store in its durable admission
+// mode and on the Postgres store; open returns another handle on the
+// same store each time (another process's view).
+func onDurableStores(t *testing.T, test func(t *testing.T, open func() session.Fenced)) {
+	t.Run("jsonl", func(t *testing.T) {
+		root := t.TempDir()
+		test(t, func() session.Fenced {
+			s, err := session.OpenJSONL(root, session.WithLogger(slog.New(slog.DiscardHandler)), session.WithDurableAdmission())
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, s.Close()) })
+			return s
+		})
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dsn := cluster.Database(t)
+		test(t, func() session.Fenced {
+			s, err := pgstore.Open(bg, dsn, pgstore.WithTTL(time.Minute))
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, s.Close()) })
+			return s
+		})
+	})
+}
+
+// abandon ends the leases of the live sessions ids behind the runtime
+// that holds them, as a process killed or paused past its lease leaves
+// them: nothing is drained and nothing more is written.
+func abandon(t *testing.T, f *fixture, store session.Fenced, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
+		live := f.rt.Sessions().Get(id)
+		require.NotNil(t, live, id)
+		require.NoError(t, store.Release(bg, id, session.Epoch(durable.LiveEpoch(live))))
+	}
+}
+
+// Follow-ups acknowledged by a process that then dies before their turns
+// claim them are run after the restart, once each, in the order they were
+// accepted and before a newer follow-up; the dead process's turn, if it
+// ever wakes, is fenced.
+func TestAcceptedFollowupsSurviveACrashAndRunOnceInOrder(t *testing.T) {
+	onDurableStores(t, func(t *testing.T, open func() session.Fenced) {
+		first := open()
+		crashed := newFixture(t, withStore(first))
+		child := crashed.start(crashed.parent, "wait crash")
+		crashed.gates.reached("crash")
+		_, err := crashed.rt.Sessions().Flush(bg, crashed.rt.Sessions().Get(child))
+		require.NoError(t, err, "the prompt's turn is claimed in the log: the process dies mid-turn")
+		one := crashed.followup(crashed.parent, child, "one")
+		two := crashed.followup(crashed.parent, child, "two")
+		require.NotEqual(t, one, two)
+		abandon(t, crashed, first, child, "parent")
+
+		restarted := newFixture(t, withStore(open()), resumingParent())
+		restarted.followup(restarted.parent, child, "three")
+		require.Equal(t, agent.Completed, restarted.settled(child, 1).StopReason)
+		require.Equal(t, []string{"wait crash", "one", "two", "three"}, restarted.userTexts(child),
+			"the claimed prompt once, then the accepted follow-ups in order, then the new one")
+		pending, err := restarted.m.inbox.Pending(bg, child)
+		require.NoError(t, err)
+		require.Empty(t, pending)
+
+		crashed.gates.open("crash") // the old process wakes: its next write is fenced
+		require.Equal(t, agent.Error, crashed.settled(child, 1).StopReason)
+		require.Equal(t, []string{"wait crash", "one", "two", "three"}, restarted.userTexts(child), "it wrote nothing")
+	})
+}
+
+// Follow-ups racing a drain of their parent are each acknowledged or
+// refused with DRAINING: an acknowledged one is run or counted discarded
+// by the drain, and none is left for a later epoch to replay.
+func TestFollowupsRacingADrainAreRefusedOrSettledNeverBoth(t *testing.T) {
+	onDurableStores(t, func(t *testing.T, open func() session.Fenced) {
+		f := newFixture(t, withStore(open()))
+		child := f.start(f.parent, "wait drain")
+		f.gates.reached("drain")
+		const n = 16
+		var wg sync.WaitGroup
+		acked := make(chan string, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				id, err := f.m.Followup(bg, f.parent, child, event.Text(fmt.Sprint("racer ", i)), event.Source{Kind: "user"})
+				if err == nil {
+					acked <- id
+					return
+				}
+				require.True(t, fault.CodeOf(err) == fault.Draining || fault.CodeOf(err) == fault.ActivationClosing, "refused: %v", err)
+			}()
+			if i == n/2 {
+				require.NoError(t, f.m.DrainContinuableDescendants(bg, []*parent.Handle{f.parent}))
+			}
+		}
+		wg.Wait()
+		close(acked)
+		ran := map[string]bool{}
+		for _, text := range f.userTexts(child) {
+			ran[text] = true
+		}
+		end := f.settled(child, 1)
+		count := 0
+		for range acked {
+			count++
+		}
+		require.LessOrEqual(t, end.DiscardedFollowups, count)
+		pending, err := f.m.inbox.Pending(bg, child)
+		require.NoError(t, err)
+		require.Empty(t, pending, "nothing acknowledged is left to replay, nothing refused is pending")
+	})
+}
