@@ -27,7 +27,7 @@ func init() {
 	register("serve", "run the runtime and its web page until SIGINT/SIGTERM", runServe)
 }
 
-const serveUsage = "usage: dsh-actors serve [--store DIR|postgres://...] [--compression zstd|none] [--addr 127.0.0.1:7410] [--model NAME] [--no-index] [--node NAME] [--lease-ttl 10s] [--leak-check]"
+const serveUsage = "usage: dsh-actors serve [--store DIR|postgres://...] [--compression zstd|none] [--addr 127.0.0.1:7410] [--model NAME] [--no-index] [--node NAME] [--lease-ttl 10s] [--durable-admission] [--leak-check]"
 
 // httpShutdownGrace bounds the wait for in-flight requests at shutdown.
 const httpShutdownGrace = 10 * time.Second
@@ -85,7 +85,7 @@ type serveFlags struct {
 }
 
 // parseServeFlags reads --store, --compression, --addr, --model,
-// --no-index, --node, --lease-ttl and --leak-check; on a usage error (including a malformed --addr) or --help it
+// --no-index, --node, --lease-ttl, --durable-admission and --leak-check; on a usage error (including a malformed --addr) or --help it
 // prints the usage and returns the exit status, else -1.
 func parseServeFlags(args []string, stderr io.Writer) (parsed serveFlags, status int) {
 	flags := newFlags("serve")
@@ -96,6 +96,8 @@ func parseServeFlags(args []string, stderr io.Writer) (parsed serveFlags, status
 	flags.StringVar(&parsed.addr, "addr", "127.0.0.1:7410", "listen address (host:port)")
 	flags.BoolVar(&parsed.leakCheck, "leak-check", false, "at exit, wait for every goroutine serve started to end; report one that does not (exit status 1)")
 	addNodeFlags(flags, &parsed.node)
+	durableAdmission := flags.Bool("durable-admission", false, "acknowledge a follow-up only once it is fsynced to the child's inbox file, "+
+		"and run what a crash left unrun when the child resumes (a JSONL store; a Postgres store always admits durably)")
 	err := parseFlagsOnly(flags, args)
 	if err == nil {
 		err = checkListenAddr(parsed.addr)
@@ -105,6 +107,9 @@ func parseServeFlags(args []string, stderr io.Writer) (parsed serveFlags, status
 	}
 	if err == nil {
 		parsed.storeOpts, err = storeOptions(*compression)
+	}
+	if err == nil && *durableAdmission && !isPostgres(*storeRoot) {
+		parsed.storeOpts = append(parsed.storeOpts, session.WithDurableAdmission())
 	}
 	if err != nil {
 		return serveFlags{}, usageError(stderr, serveUsage, flags, err)

@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/index"
+	"github.com/dsh-actors/dsh-actors/internal/durable"
+	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // serveRPC posts one client-request to the stack's handler and returns
@@ -99,4 +101,22 @@ func TestServeTakesNoIndex(t *testing.T) {
 		require.Equal(t, -1, status, args)
 		require.Equal(t, indexed, parsed.indexed, args)
 	}
+}
+
+// --durable-admission opens a JSONL store in its durable admission mode;
+// without it the store admits in memory, and a Postgres store, which
+// always admits durably, takes no store option from it.
+func TestServeDurableAdmissionOpensTheJSONLInbox(t *testing.T) {
+	for args, durableMode := range map[string]bool{"": false, "--durable-admission": true} {
+		parsed, status := parseServeFlags(strings.Fields("--store "+t.TempDir()+" "+args), io.Discard)
+		require.Equal(t, -1, status, args)
+		store, err := session.OpenJSONL(parsed.store, parsed.storeOpts...)
+		require.NoError(t, err)
+		_, ok := durable.Of(store)
+		require.Equal(t, durableMode, ok, args)
+		require.NoError(t, store.Close())
+	}
+	parsed, status := parseServeFlags(strings.Fields("--store postgres://h/db --durable-admission"), io.Discard)
+	require.Equal(t, -1, status)
+	require.Empty(t, parsed.storeOpts)
 }
