@@ -17,7 +17,7 @@ func TestEmitWaitsForTheDeliveryUnderWay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		hold := make(chan struct{})
 		var seen []string
-		b := New(Options{Observer: func(e Event) {
+		b := newInbox(Options{Observer: func(e Event) {
 			if e.Kind == "agent/first" {
 				<-hold
 			}
@@ -46,7 +46,7 @@ func TestEmitFromTheObserverDoesNotWaitForItself(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b *Inbox
 		var seen []string
-		b = New(Options{Observer: func(e Event) {
+		b = newInbox(Options{Observer: func(e Event) {
 			seen = append(seen, string(e.Kind))
 			if e.Kind == "agent/created" {
 				b.Emit(Event{Kind: "agent/disposed"})
@@ -60,7 +60,7 @@ func TestEmitFromTheObserverDoesNotWaitForItself(t *testing.T) {
 
 func TestInsideDeliveryKnowsTheObserverCall(t *testing.T) {
 	var inside []bool
-	b := New(Options{Observer: func(Event) { inside = append(inside, insideDelivery()) }})
+	b := newInbox(Options{Observer: func(Event) { inside = append(inside, insideDelivery()) }})
 	b.Emit(Event{Kind: "agent/created"})
 	require.Equal(t, []bool{true}, inside)
 	require.False(t, insideDelivery())

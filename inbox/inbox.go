@@ -150,8 +150,8 @@ type Inbox struct {
 	progress   chan struct{} // made by an Emit waiting for delivery; closed when delivered grows
 }
 
-// New returns an empty, open, idle inbox.
-func New(opts Options) *Inbox {
+// newInbox returns an empty, open, idle inbox.
+func newInbox(opts Options) *Inbox {
 	b := new(Inbox)
 	b.Init(opts)
 	return b
@@ -397,15 +397,15 @@ func (b *Inbox) Status() Status {
 	return statusOf(b.runningLocked())
 }
 
-// Closed reports whether Close was called.
-func (b *Inbox) Closed() bool {
+// isClosed reports whether Close was called.
+func (b *Inbox) isClosed() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.closed
 }
 
-// Len is the number of queued messages not yet claimed.
-func (b *Inbox) Len() int {
+// queueLen is the number of queued messages not yet claimed.
+func (b *Inbox) queueLen() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.pending

@@ -84,7 +84,7 @@ func (r *recorder) eventLog() []string {
 // protoactor's default (goroutine per run) dispatcher.
 func newRecorded(autoEnd bool) (*Inbox, *recorder) {
 	r := &recorder{autoEnd: autoEnd}
-	r.box = New(Options{Observer: r.observe})
+	r.box = newInbox(Options{Observer: r.observe})
 	r.box.mailbox().RegisterHandlers(r, actor.NewDefaultDispatcher(DefaultThroughput))
 	return r.box, r
 }
@@ -140,7 +140,7 @@ func TestMessagePostedDuringTurnWaitsForEndTurn(t *testing.T) {
 		post(t, b, "b")
 		synctest.Wait()
 		require.Equal(t, []string{"a"}, r.claimed(), "b waits while a's turn runs")
-		require.Equal(t, 1, b.Len())
+		require.Equal(t, 1, b.queueLen())
 		b.EndTurn()
 		synctest.Wait()
 		require.Equal(t, []string{"a", "b"}, r.claimed())
@@ -262,7 +262,7 @@ func TestCloseRefusesLaterPosts(t *testing.T) {
 		post(t, b, "b")
 		synctest.Wait()
 		require.Equal(t, []string{"b"}, b.Close(agent.CancelCause{Kind: agent.CauseDisposed}))
-		require.True(t, b.Closed())
+		require.True(t, b.isClosed())
 		_, err := b.Post(event.UserMessage{ID: "c"})
 		require.ErrorIs(t, err, errClosed)
 		require.Equal(t, agent.CancelCause{Kind: agent.CauseDisposed}, context.Cause(r.claims[0].Context()))
@@ -314,7 +314,7 @@ func TestObserverMayCallBackIntoTheInbox(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b *Inbox
 		var seen []string
-		b = New(Options{Observer: func(e Event) {
+		b = newInbox(Options{Observer: func(e Event) {
 			seen = append(seen, string(e.Kind)+" "+e.MessageID)
 			if e.Kind == Enqueue {
 				b.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
@@ -333,7 +333,7 @@ func TestObserverMayCallBackIntoTheInbox(t *testing.T) {
 func TestEmitJoinsTheOrderedEventStream(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := &recorder{}
-		b := New(Options{Observer: r.observe}) // no dispatcher: nothing is claimed
+		b := newInbox(Options{Observer: r.observe}) // no dispatcher: nothing is claimed
 		b.Emit(Event{Kind: "agent/created"})
 		post(t, b, "a")
 		b.Emit(Event{Kind: "agent/custom"})
@@ -377,7 +377,7 @@ func TestNewMessageIDIsAVersion4UUID(t *testing.T) {
 }
 
 func BenchmarkPost(b *testing.B) {
-	box := New(Options{Observer: func(Event) {}})
+	box := newInbox(Options{Observer: func(Event) {}})
 	for range b.N {
 		_, _ = box.Post(event.UserMessage{})
 		box.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
@@ -396,7 +396,7 @@ func TestASteadyStreamReusesTheQueueBuffer(t *testing.T) {
 			synctest.Wait()
 		}
 		require.Len(t, r.claimed(), 1001)
-		require.Equal(t, 1, b.Len())
+		require.Equal(t, 1, b.queueLen())
 		b.mu.Lock()
 		require.LessOrEqual(t, cap(b.queue), 4, "the spent front is reused, the buffer does not grow")
 		b.mu.Unlock()

@@ -71,7 +71,7 @@ func (g *goidRecorder) invokedOn() []uint64 {
 // newHeld returns an inbox whose mailbox runs are held by a heldDispatcher.
 func newHeld() (*Inbox, *goidRecorder, *heldDispatcher) {
 	r := &goidRecorder{recorder: &recorder{}}
-	r.box = New(Options{Observer: r.observe})
+	r.box = newInbox(Options{Observer: r.observe})
 	d := &heldDispatcher{}
 	r.box.mailbox().RegisterHandlers(r, d)
 	return r.box, r, d
@@ -206,7 +206,7 @@ func TestNoClaimBeforeTheEnqueueEventIsDelivered(t *testing.T) {
 		inEnqueue, release := make(chan struct{}), make(chan struct{})
 		var b *Inbox
 		var discarded []string
-		b = New(Options{Observer: func(e Event) {
+		b = newInbox(Options{Observer: func(e Event) {
 			if e.Kind == Enqueue {
 				close(inEnqueue)
 				<-release
@@ -234,7 +234,7 @@ func TestTheDelivererWakesTheMailbox(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := &heldDispatcher{}
 		inEnqueue, release := make(chan struct{}), make(chan struct{})
-		b := New(Options{Observer: func(e Event) {
+		b := newInbox(Options{Observer: func(e Event) {
 			if e.Kind == Enqueue {
 				close(inEnqueue)
 				<-release
