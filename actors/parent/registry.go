@@ -123,9 +123,6 @@ func New(cfg Config) *Registry {
 	}
 }
 
-// Bus is the registry's event bus.
-func (r *Registry) Bus() *bus { return r.bus }
-
 // Subscribe is Bus().Subscribe.
 func (r *Registry) Subscribe(listener func(Event)) (cancel func()) {
 	return r.bus.Subscribe(listener)
