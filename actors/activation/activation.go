@@ -106,9 +106,6 @@ func (a *Activation) props(host actorkit.Host) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor { return (*receiver)(a) }, opts...)
 }
 
-// ID is the agent's (and session's) id.
-func (a *Activation) ID() string { return a.id }
-
 func init() {
 	actorkit.ActivationPID = func(a any) *actor.PID { return a.(*Activation).pid }
 }

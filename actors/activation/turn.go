@@ -244,7 +244,7 @@ func (t *turn) Subagents() agent.Subagents {
 }
 
 // Conversation is the agent's conversation (see agent.Host).
-func (t *turn) Conversation() ([]agent.Entry, error) { return t.a.Conversation() }
+func (t *turn) Conversation() ([]agent.Entry, error) { return t.a.readConversation() }
 
 // lock takes the turn's lock for an append: it fails, unlocked, once ctx
 // is done or the turn is over.
