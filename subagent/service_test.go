@@ -321,7 +321,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 func TestErrorsMatchByCode(t *testing.T) {
-	err := manager.Unavailable("c1", errors.New("gone"))
+	err := fault.New(fault.NotResumable, `subagent "c1" is unavailable`, errors.New("gone"))
 	wrapped := errors.Join(errors.New("context"), err)
 	require.ErrorIs(t, wrapped, fault.NotResumable)
 	require.NotErrorIs(t, wrapped, fault.Unauthorized)

@@ -68,7 +68,7 @@ func notAdmitted(childID string, err error) error {
 	case errors.Is(err, fault.Unauthorized), errors.Is(err, fault.Draining):
 		return err
 	case errors.Is(err, session.ErrNotFound):
-		return Unavailable(childID, err)
+		return unavailable(childID, err)
 	}
 	return newError(fault.DurabilityFailed, err, "subagent %q: the follow-up was not admitted to the durable inbox: %s", childID, err)
 }

@@ -87,8 +87,8 @@ func activationClosing(childID string) *fault.Error {
 		"subagent \"%s\" activation is being disposed; the message was not accepted", childID)
 }
 
-// Unavailable is NOT_RESUMABLE when the child's log could not be loaded.
-func Unavailable(childID string, cause error) *fault.Error {
+// unavailable is NOT_RESUMABLE when the child's log could not be loaded.
+func unavailable(childID string, cause error) *fault.Error {
 	return newError(fault.NotResumable, cause, "subagent \"%s\" is unavailable", childID)
 }
 

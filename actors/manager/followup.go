@@ -115,7 +115,7 @@ func (m *Manager) coldResume(ctx context.Context, req followupReq, done func(str
 		return
 	}
 	if m.sessions.Get(req.childID) != nil || m.registry.Get(req.childID) != nil {
-		done("", Unavailable(req.childID, errLiveUnmanaged))
+		done("", unavailable(req.childID, errLiveUnmanaged))
 		return
 	}
 	type loaded struct {
@@ -127,7 +127,7 @@ func (m *Manager) coldResume(ctx context.Context, req followupReq, done func(str
 		return loaded{log, err}
 	}, func(l loaded) {
 		if l.err != nil {
-			done("", Unavailable(req.childID, l.err))
+			done("", unavailable(req.childID, l.err))
 			return
 		}
 		d, err := m.admitResume(ctx, req, l.log)
@@ -146,7 +146,7 @@ func (m *Manager) coldResume(ctx context.Context, req followupReq, done func(str
 			}
 			m.replayPending(ctx, a, func(err error) {
 				if err != nil {
-					m.submitFailed(a, Unavailable(req.childID, err), done)
+					m.submitFailed(a, unavailable(req.childID, err), done)
 					return
 				}
 				m.submitMaterialized(ctx, a, req.content, req.source, req.parent, done)
