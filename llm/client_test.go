@@ -75,13 +75,13 @@ func TestClientFailures(t *testing.T) {
 			event.Failure{Message: "DeepSeek API error (HTTP 400)", Code: "INVALID_REQUEST", Status: 400}, 0},
 		{"503", llmtest.Status(503, `{}`), 0, event.Failure{Message: "DeepSeek API error (HTTP 503)", Code: "SERVER", Status: 503}, 0},
 		{"418", llmtest.Status(418, `{}`), 0, event.Failure{Message: "DeepSeek API error (HTTP 418)", Code: "HTTP_418", Status: 418}, 0},
-		{"end of stream before [DONE]", llmtest.Truncate(long, 3), 0,
+		{"end of stream before [DONE]", truncate(long, 3), 0,
 			event.Failure{Message: "SSE stream ended without [DONE]", Code: "STREAM_CLOSED"}, 3},
-		{"disconnect mid-stream", llmtest.Disconnect(long, 3), 0,
+		{"disconnect mid-stream", disconnect(long, 3), 0,
 			event.Failure{Message: "DeepSeek API stream from <base> failed", Code: "TRANSPORT"}, 3},
-		{"stall", llmtest.Stall(long, 2), 20 * time.Millisecond,
+		{"stall", stall(long, 2), 20 * time.Millisecond,
 			event.Failure{Message: "DeepSeek stream idle timeout after 20ms", Code: "TIMEOUT"}, 2},
-		{"malformed JSON", llmtest.Malformed(`{"choices":[`), 0,
+		{"malformed JSON", malformed(`{"choices":[`), 0,
 			event.Failure{Message: `malformed SSE payload: {"choices":[`, Code: "MALFORMED_RESPONSE"}, 0},
 		{"204", llmtest.Status(204, ``), 0, event.Failure{Message: "DeepSeek API returned no response body", Code: "EMPTY_RESPONSE"}, 0},
 	}
@@ -130,7 +130,7 @@ func TestClientTransportAndCallerFailures(t *testing.T) {
 	require.Equal(t, "DeepSeek API request to "+url+" failed", e.Message)
 	require.Contains(t, e.Error(), "DeepSeek API request to "+url+" failed: Post ")
 
-	stall := llmtest.NewServer(llmtest.Stall(llmtest.Say("x"), 2))
+	stall := llmtest.NewServer(stall(llmtest.Say("x"), 2))
 	defer stall.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

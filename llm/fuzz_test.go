@@ -17,9 +17,9 @@ import (
 // closed once after every delta, and finish comes last.
 func FuzzReadStream(f *testing.F) {
 	seeds := [][]byte{
-		llmtest.Say("Hel", "lo").SSE(),
-		llmtest.Response{Reasoning: []string{"r"}, Calls: []llmtest.Call{{ID: "c", Name: "n", Args: []string{"{", "}"}}}}.SSE(),
-		llmtest.Response{Finish: "content_filter"}.SSE(),
+		streamBody(llmtest.Say("Hel", "lo")),
+		streamBody(llmtest.Response{Reasoning: []string{"r"}, Calls: []llmtest.Call{{ID: "c", Name: "n", Args: []string{"{", "}"}}}}),
+		streamBody(llmtest.Response{Finish: "content_filter"}),
 		[]byte("\uFEFFdata: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\r\n\r\ndata: [DONE]\r\r"),
 		[]byte("data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"function\":{\"arguments\":1}}]}}]}\n\ndata: [DONE]\n\n"),
 		[]byte(": c\nevent: x\ndata\ndata:\n\n"),

@@ -49,7 +49,7 @@ func TestReadStreamTranslatesAsTheOriginal(t *testing.T) {
 		want []string
 	}{{
 		name: "text in deltas, usage, stop",
-		body: llmtest.Say("Hel", "lo").SSE(),
+		body: streamBody(llmtest.Say("Hel", "lo")),
 		want: []string{
 			`{"type":"block-start","index":0,"blockType":"text"}`,
 			`{"type":"text-delta","index":0,"text":"Hel"}`,
@@ -60,7 +60,7 @@ func TestReadStreamTranslatesAsTheOriginal(t *testing.T) {
 		},
 	}, {
 		name: "reasoning opens before text; tool-call arguments split across deltas",
-		body: llmtest.Response{
+		body: streamBody(llmtest.Response{
 			Reasoning: []string{"think"},
 			Text:      []string{"ok"},
 			Calls: []llmtest.Call{
@@ -68,7 +68,7 @@ func TestReadStreamTranslatesAsTheOriginal(t *testing.T) {
 				{ID: "call_b", Name: "list_agents", Args: []string{`{}`}},
 			},
 			Usage: &llmtest.Usage{Prompt: 30, Completion: 7, CacheHit: 20, Reasoning: 3},
-		}.SSE(),
+		}),
 		want: []string{
 			`{"type":"block-start","index":0,"blockType":"reasoning"}`,
 			`{"type":"reasoning-delta","index":0,"text":"think"}`,
@@ -88,7 +88,7 @@ func TestReadStreamTranslatesAsTheOriginal(t *testing.T) {
 		},
 	}, {
 		name: "a tool call without id streams id \"\" and no name until known",
-		body: llmtest.SSE(
+		body: sse(
 			`{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{"}}]}}]}`,
 			`{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"list_agents","arguments":"}"}}]},"finish_reason":"tool_calls"}]}`,
 			"[DONE]"),
@@ -101,7 +101,7 @@ func TestReadStreamTranslatesAsTheOriginal(t *testing.T) {
 		},
 	}, {
 		name: "an empty first reasoning delta opens nothing; length is max-tokens; cached_tokens wins",
-		body: llmtest.SSE(
+		body: sse(
 			`{"choices":[{"delta":{"reasoning_content":"","content":null}}]}`,
 			`{"choices":[{"delta":{"content":"cut"},"finish_reason":"length"}],"usage":{"prompt_tokens":9,"completion_tokens":1,"prompt_cache_hit_tokens":1,"prompt_tokens_details":{"cached_tokens":4}}}`,
 			"[DONE]"),
@@ -114,7 +114,7 @@ func TestReadStreamTranslatesAsTheOriginal(t *testing.T) {
 		},
 	}, {
 		name: "an unknown finish reason is an error finish with its upper-cased code",
-		body: llmtest.Response{Text: []string{"x"}, Finish: "content_filter"}.SSE(),
+		body: streamBody(llmtest.Response{Text: []string{"x"}, Finish: "content_filter"}),
 		want: []string{
 			`{"type":"block-start","index":0,"blockType":"text"}`,
 			`{"type":"text-delta","index":0,"text":"x"}`,
@@ -123,7 +123,7 @@ func TestReadStreamTranslatesAsTheOriginal(t *testing.T) {
 		},
 	}, {
 		name: "a completed response without content is EMPTY_RESPONSE",
-		body: llmtest.Response{Usage: &llmtest.Usage{}}.SSE(),
+		body: streamBody(llmtest.Response{Usage: &llmtest.Usage{}}),
 		want: []string{
 			`{"type":"usage","usage":{"inputTokens":0,"outputTokens":0}}`,
 			`{"type":"finish","reason":{"kind":"error","failure":{"message":"model returned a completed response with no content","code":"EMPTY_RESPONSE"}}}`,
@@ -155,10 +155,10 @@ func TestReadStreamFailures(t *testing.T) {
 		name, body, code, message string
 		chunks                    int
 	}{
-		{"EOF before [DONE]", string(llmtest.SSE(`{"choices":[{"delta":{"content":"a"}}]}`)), "STREAM_CLOSED", "SSE stream ended without [DONE]", 2},
+		{"EOF before [DONE]", string(sse(`{"choices":[{"delta":{"content":"a"}}]}`)), "STREAM_CLOSED", "SSE stream ended without [DONE]", 2},
 		{"an unterminated [DONE] is truncation", "data: [DONE]", "STREAM_CLOSED", "SSE stream ended without [DONE]", 0},
 		{"an empty body", "", "STREAM_CLOSED", "SSE stream ended without [DONE]", 0},
-		{"bad JSON", string(llmtest.SSE(`{"choices":[` + strings.Repeat("x", 200))), "MALFORMED_RESPONSE",
+		{"bad JSON", string(sse(`{"choices":[` + strings.Repeat("x", 200))), "MALFORMED_RESPONSE",
 			`malformed SSE payload: {"choices":[` + strings.Repeat("x", 108), 0},
 		{"an empty data line", "data:\n\n", "MALFORMED_RESPONSE", "malformed SSE payload: ", 0},
 	}

@@ -16,13 +16,13 @@ import (
 type Step func(ctx context.Context, req llm.Request) iter.Seq2[event.Chunk, error]
 
 // Reply answers with r's stream.
-func Reply(r Response) Step { return Chunks(r.Chunks()...) }
+func Reply(r Response) Step { return chunks(r.Chunks()...) }
 
-// Chunks answers with exactly these chunks.
-func Chunks(chunks ...event.Chunk) Step {
+// chunks answers with exactly these chunks.
+func chunks(script ...event.Chunk) Step {
 	return func(context.Context, llm.Request) iter.Seq2[event.Chunk, error] {
 		return func(yield func(event.Chunk, error) bool) {
-			for _, c := range chunks {
+			for _, c := range script {
 				if !yield(c, nil) {
 					return
 				}
@@ -32,10 +32,10 @@ func Chunks(chunks ...event.Chunk) Step {
 }
 
 // Fail answers with the chunks and then err.
-func Fail(err error, chunks ...event.Chunk) Step {
+func Fail(err error, before ...event.Chunk) Step {
 	return func(ctx context.Context, req llm.Request) iter.Seq2[event.Chunk, error] {
 		return func(yield func(event.Chunk, error) bool) {
-			for c, e := range Chunks(chunks...)(ctx, req) {
+			for c, e := range chunks(before...)(ctx, req) {
 				if !yield(c, e) {
 					return
 				}
@@ -111,6 +111,3 @@ func (c *Client) Remaining() int {
 	defer c.mu.Unlock()
 	return len(c.steps)
 }
-
-// Defaults are none: a scripted model has no defaults of its own.
-func (c *Client) Defaults() llm.Defaults { return llm.Defaults{} }

@@ -81,11 +81,8 @@ func (r Response) finish() string {
 	return "stop"
 }
 
-// SSE returns the whole stream as a text/event-stream body.
-func (r Response) SSE() []byte { return SSE(r.Events()...) }
-
-// SSE frames data payloads as server-sent events.
-func SSE(payloads ...string) []byte {
+// sse frames data payloads as server-sent events.
+func sse(payloads ...string) []byte {
 	var b bytes.Buffer
 	for _, p := range payloads {
 		b.WriteString("data: ")
@@ -154,7 +151,7 @@ func encode(v any) string {
 // Chunks returns the chunks the llm package reads from r's stream.
 func (r Response) Chunks() []event.Chunk {
 	var chunks []event.Chunk
-	for c, err := range llm.ReadStream(bytes.NewReader(r.SSE())) {
+	for c, err := range llm.ReadStream(bytes.NewReader(sse(r.Events()...))) {
 		if err != nil {
 			panic("llmtest: a scripted response does not read back: " + err.Error())
 		}

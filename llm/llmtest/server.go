@@ -18,11 +18,11 @@ import (
 type Behavior func(w http.ResponseWriter, r *http.Request)
 
 // Stream answers 200 with r's stream.
-func Stream(r Response) Behavior { return Events(r.Events()...) }
+func Stream(r Response) Behavior { return events(r.Events()...) }
 
-// Events answers 200 with these data payloads, each flushed as its own
+// events answers 200 with these data payloads, each flushed as its own
 // event.
-func Events(payloads ...string) Behavior {
+func events(payloads ...string) Behavior {
 	return func(w http.ResponseWriter, r *http.Request) {
 		startSSE(w)
 		for _, p := range payloads {
@@ -30,14 +30,6 @@ func Events(payloads ...string) Behavior {
 				return
 			}
 		}
-	}
-}
-
-// Raw answers 200 with this text/event-stream body, as it is.
-func Raw(body []byte) Behavior {
-	return func(w http.ResponseWriter, r *http.Request) {
-		startSSE(w)
-		_, _ = w.Write(body)
 	}
 }
 
@@ -60,31 +52,6 @@ func RateLimited(seconds int) Behavior {
 		"Retry-After", strconv.Itoa(seconds), "X-Request-Id", "req-429")
 }
 
-// Truncate sends the first n events of r's stream and ends the response
-// cleanly, without [DONE].
-func Truncate(r Response, n int) Behavior { return Events(r.Events()[:n]...) }
-
-// Disconnect sends the first n events of r's stream and then drops the
-// connection mid-response.
-func Disconnect(r Response, n int) Behavior {
-	return func(w http.ResponseWriter, req *http.Request) {
-		Events(r.Events()[:n]...)(w, req)
-		panic(http.ErrAbortHandler)
-	}
-}
-
-// Stall sends the first n events of r's stream and then sends nothing
-// until the client goes away.
-func Stall(r Response, n int) Behavior {
-	return func(w http.ResponseWriter, req *http.Request) {
-		Events(r.Events()[:n]...)(w, req)
-		<-req.Context().Done()
-	}
-}
-
-// Malformed sends one event whose payload is not JSON.
-func Malformed(payload string) Behavior { return Events(payload) }
-
 func startSSE(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -93,7 +60,7 @@ func startSSE(w http.ResponseWriter) {
 
 // send writes one event and flushes it; false when the write failed.
 func send(w http.ResponseWriter, payload string) bool {
-	if _, err := w.Write(SSE(payload)); err != nil {
+	if _, err := w.Write(sse(payload)); err != nil {
 		return false
 	}
 	http.NewResponseController(w).Flush()
@@ -105,9 +72,6 @@ type Received struct {
 	Path   string
 	Header http.Header
 	Body   []byte
-	// Elapsed is how long the server took to answer, from reading the
-	// request to the end of its behavior.
-	Elapsed time.Duration
 }
 
 // Decode unmarshals the request body into v.
@@ -176,15 +140,12 @@ func (s *Server) Client(idle time.Duration) *llm.DeepSeek {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
-	index := len(s.received)
 	got := Received{Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
 	s.received = append(s.received, got)
 	b := s.next(got)
 	s.mu.Unlock()
-	defer s.recordElapsed(index, start)
 	r.Body = io.NopCloser(bytes.NewReader(body)) // the behavior may read it again
 	if b == nil {
 		Status(http.StatusInternalServerError, `{"error":{"message":"llmtest: script exhausted"}}`)(w, r)
@@ -208,10 +169,4 @@ func (s *Server) next(got Received) Behavior {
 	b := (*queue)[0]
 	*queue = (*queue)[1:]
 	return b
-}
-
-func (s *Server) recordElapsed(index int, start time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.received[index].Elapsed = time.Since(start)
 }
