@@ -179,6 +179,7 @@ func TestBrowserSubagentConversations(t *testing.T) {
 	navigateWithTheKeyboard(t, p, researcher, editor, reviewer)
 	watchARowFlipWithoutRefetch(t, s, p, parentID)
 	openChildAndFollowUp(t, s, p, parentID, researcher)
+	announceAReplyThatCameWhileAway(t, s, p, parentID, researcher)
 	reconnectAndLoadOlder(t, s, p, parentID, researcher)
 	failASendAndRestoreTheDraft(t, s, p, parentID)
 	disposeTheParent(t, s, p, parentID)
@@ -337,6 +338,26 @@ func openChildAndFollowUp(t *testing.T, s *runtimeStack, p *browserPage, parentI
 	s.settled(t, parentID, 3)
 }
 
+// announceAReplyThatCameWhileAway leaves the child for its parent, has
+// another client follow the child up, and reopens the child once its turn
+// has settled: the reply arrives in the reopened conversation's first page,
+// and is announced all the same, since this page had not shown it.
+func announceAReplyThatCameWhileAway(t *testing.T, s *runtimeStack, p *browserPage, parentID, researcher string) {
+	p.do(chromedp.Click(chromedp.CSS("#conversation-path button")))
+	p.until(`document.querySelector('#conversation-title').textContent === 'spawn researcher: spawn editor: reply edited'`)
+	prompt := fmt.Sprintf(`fetch('/api/subagent.prompt', {method: 'POST', headers: {'content-type': 'application/json'}, body: JSON.stringify(`+
+		`{type: 'client-request', rpcId: 'away', method: 'subagent.prompt', payload: {parentSessionId: %s, childSessionId: %s, content: [{type: 'text', text: 'reply while away'}]}})}).then((r) => r.status)`,
+		js(parentID), js(researcher))
+	status, err := chromedp.Run(p.ctx, chromedp.Evaluate[int](prompt, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	require.Equal(t, 200, status)
+	s.settled(t, parentID, 3)
+	p.do(chromedp.Click(chromedp.CSS(".trigger")))
+	clickRow(p, researcher, "label")
+	p.until(`document.querySelector('#conversation-title').textContent === 'researcher'`)
+	p.until(`document.querySelector('#announcer').textContent === 'while away'`)
+}
+
 // reconnectAndLoadOlder cuts the event stream (the page reconnects with
 // backoff and re-pulls what it shows), sends a long script whose turn arrives
 // live over the new stream, then reloads: the child reopens on its tail page
@@ -368,7 +389,7 @@ func reconnectAndLoadOlder(t *testing.T, s *runtimeStack, p *browserPage, parent
 	p.shot("tail-page")
 	p.do(chromedp.Click(chromedp.ID("load-older")))
 	p.until(`document.querySelector('#load-older').hidden`)
-	require.Equal(t, 65, eval[int](p, `document.querySelectorAll('.message.user, .message.assistant').length`))
+	require.Equal(t, 67, eval[int](p, `document.querySelectorAll('.message.user, .message.assistant').length`))
 	require.Equal(t, 1, s.recorder.count("subagent.history",
 		map[string]any{"parentSessionId": parentID, "childSessionId": researcher, "maxMessages": 50, "beforeSeq": first}))
 	p.shot("load-older")

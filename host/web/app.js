@@ -164,6 +164,12 @@ function historyRoute(sessionId, address) {
   };
 }
 
+// conversationKey names a conversation as the page keeps its draft and
+// what it has shown: a child by its address, a top-level session by its id.
+function conversationKey(sessionId, address) {
+  return address ? `${address.parentSessionId}/${sessionId}` : sessionId;
+}
+
 // openConversation shows sessionId; a catalog-discovered child carries its
 // address, and its transcript and prompts then use subagent.* only. With
 // seq (a search hit) it pages back until that event is held and marks it.
@@ -178,9 +184,10 @@ function openConversation(sessionId, address, { focus = false, seq } = {}) {
       renderStartHint();
     }
   });
+  transcript.key = conversationKey(sessionId, address);
   transcript.isChild = !!address || state.parents.has(sessionId);
   state.transcript = transcript;
-  view.switchDraft(address ? `${address.parentSessionId}/${sessionId}` : sessionId);
+  view.switchDraft(transcript.key);
   view.showFound(null);
   view.showAlert(null);
   action.setParent(sessionId);

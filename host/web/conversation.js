@@ -29,7 +29,8 @@ export class ConversationView {
     this.draftKey = null;
     this.onOpenParent = onOpenParent;
     this.announcer = root.querySelector('#announcer');
-    this.announced = { transcript: null, seq: -1 };
+    // seenSeq: per conversation key, the last event seq this page showed.
+    this.seenSeq = new Map();
     this.foundSeq = null; // the seq a search hit opened the conversation at
     this.onSend = onSend;
     this.older.textContent = t('transcript.loadOlder');
@@ -160,15 +161,19 @@ export class ConversationView {
     this.announceReply(transcript);
   }
 
-  // announceReply reads out an assistant message that arrived live (not
-  // the ones a history page brought) through the polite live region.
+  // announceReply reads out, through the polite live region, the newest
+  // assistant message this page had not yet shown for the conversation: one
+  // that arrived live, or while the conversation was closed or reloading
+  // (a reply can come in the first page of a reopened conversation). The
+  // first page of a conversation never opened before announces nothing.
   announceReply(transcript) {
     if (!transcript?.loaded) return;
-    if (this.announced.transcript === transcript) {
-      const reply = transcript.events.findLast((e) => e.seq > this.announced.seq && e.type === EventType.assistantMessage);
+    const seen = this.seenSeq.get(transcript.key);
+    if (seen !== undefined) {
+      const reply = transcript.events.findLast((e) => e.seq > seen && e.type === EventType.assistantMessage);
       if (reply) this.announcer.textContent = textOf(reply.data?.message?.content ?? reply.data?.content);
     }
-    this.announced = { transcript, seq: transcript.events.at(-1)?.seq ?? -1 };
+    this.seenSeq.set(transcript.key, Math.max(seen ?? -1, transcript.events.at(-1)?.seq ?? -1));
   }
 
   // showFound marks the transcript item holding event seq (a search hit;
