@@ -415,3 +415,23 @@ func TestListsWhileLiveChildrenKeepAppending(t *testing.T) {
 	close(stop)
 	<-done
 }
+
+// The original breaks createdAt ties with JavaScript's localeCompare (ICU
+// root collation), not byte order: letters before their capitals, case
+// and accents only after the letters themselves, punctuation before digits
+// before letters. The expected order is what node prints for these ids.
+func TestOrdersTiedSiblingsAsTheOriginalsLocaleCompare(t *testing.T) {
+	w := parentWorld(t)
+	ids := []string{"Z-child", "z-child", "Y-child", "child-B", "child-b", "child-a", "a_b", "a-b", "ab", "aB",
+		"10", "9", "é", "f", "~x", "_x"}
+	for _, id := range ids {
+		w.persist(header(id, "parent", 5), childEvents(descriptorPayload("tie "+id)))
+	}
+	want := []string{"_x", "~x", "10", "9", "a_b", "a-b", "ab", "aB", "child-a", "child-b", "child-B", "é", "f",
+		"Y-child", "z-child", "Z-child"}
+	var got []string
+	for _, e := range w.mustList("parent") {
+		got = append(got, e.ID)
+	}
+	require.Equal(t, want, got)
+}

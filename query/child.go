@@ -41,5 +41,5 @@ func ListingCheckpoint(ctx context.Context) error { return checkpoint(ctx) }
 func CompatibleHeaders(a, b session.Header) error { return compatibleHeaders(a, b) }
 
 // SiblingOrder is the trace's order of siblings: createdAt ascending, then
-// id in byte order.
+// id as the original's localeCompare orders ids.
 func SiblingOrder(a, b Record) int { return siblingOrder(a, b) }

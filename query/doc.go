@@ -23,9 +23,9 @@
 // reason.
 //
 // Differences from the original, all invisible to ListChildren's results:
-// sibling ties are broken by byte order instead of localeCompare (they
-// agree for the UUIDs the runtime mints); a per-session read does one
-// direct Store.Inspect instead of re-listing the whole store first (the
+// siblings whose ids collate equal (canonically equivalent forms) are
+// ordered by bytes where the original kept the store's listing order; a
+// per-session read does one direct Store.Inspect instead of re-listing the whole store first (the
 // store's ErrNotFound gives SESSION_QUERY_SESSION_NOT_FOUND, as a missing
 // listing entry did, and the store is listed only after a failed read, so
 // that an unlistable log is not found and a failing listing is reported as

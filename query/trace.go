@@ -3,9 +3,14 @@ package query
 import (
 	"cmp"
 	"context"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"slices"
 	"strings"
+	"sync"
+
+	"golang.org/x/text/collate"
+	"golang.org/x/text/language"
+
+	"github.com/dsh-actors/dsh-actors/fault"
 )
 
 // Node is one session of a lineage tree with its own direct children.
@@ -30,9 +35,8 @@ type Trace struct {
 
 // TraceSession observes the whole corpus once (one Store.List, no Inspect)
 // and returns the lineage of id. Siblings are ordered by createdAt
-// ascending, then by id in byte order (the original used JavaScript's
-// localeCompare; the two agree for lowercase UUIDs and ASCII letters and
-// digits of one case).
+// ascending, then by id as the original's localeCompare orders them
+// (localeCompare).
 //
 // Errors: a listing failure is SESSION_QUERY_PERSISTENCE_FAILED; a
 // live/persisted header conflict anywhere in the corpus is
@@ -148,5 +152,23 @@ func siblingOrder(a, b Record) int {
 	if c := cmp.Compare(a.Header.CreatedAt, b.Header.CreatedAt); c != 0 {
 		return c
 	}
-	return strings.Compare(a.Header.ID, b.Header.ID)
+	return localeCompare(a.Header.ID, b.Header.ID)
+}
+
+// collators holds root-locale collators for localeCompare; a Collator
+// keeps scratch buffers and is not safe for concurrent use.
+var collators = sync.Pool{New: func() any { return collate.New(language.Und) }}
+
+// localeCompare orders ids as JavaScript's a.localeCompare(b) does in the
+// original (ICU's root collation): "a" < "A" < "b", "a_b" < "a-b" < "ab",
+// "é" < "f". Ids that collate equal (canonically equivalent forms,
+// ignorable characters) fall back to byte order, so the order stays total
+// where the original kept the store's listing order.
+func localeCompare(a, b string) int {
+	c := collators.Get().(*collate.Collator)
+	defer collators.Put(c)
+	if r := c.CompareString(a, b); r != 0 {
+		return r
+	}
+	return strings.Compare(a, b)
 }
