@@ -140,9 +140,10 @@ func withLimitDefaults(opts Options) Options {
 	return opts
 }
 
-// Close unsubscribes from the backend and ends every open event stream; it
-// does not wait for their handlers to return (http.Server.Shutdown does).
-// Close is idempotent.
+// Close unsubscribes from the backend, ends every open event stream and,
+// for a handler from New, stops observing the runtime's appends; it does
+// not wait for the streams' handlers to return (http.Server.Shutdown does)
+// and closes neither the runtime nor Options.Index. Close is idempotent.
 func (h *Handler) Close() {
 	h.closeOnce.Do(func() {
 		h.hub.close()
