@@ -53,7 +53,7 @@ const (
 const (
 	DefaultBaseURL     = "https://api.deepseek.com"
 	DefaultProvider    = "deepseek-official"
-	DefaultIdleTimeout = 300 * time.Second
+	defaultIdleTimeout = 300 * time.Second
 )
 
 // DefaultDeepSeek are the DeepSeek endpoint's defaults: a 256,000-token
@@ -70,7 +70,7 @@ type Config struct {
 	// streams are bounded by IdleTimeout instead).
 	HTTPClient *http.Client
 	// IdleTimeout fails a call (TIMEOUT) when the server sends no chunk for
-	// this long (default DefaultIdleTimeout).
+	// this long (default 300 seconds).
 	IdleTimeout time.Duration
 	// Defaults fill requests that leave them unset.
 	Defaults Defaults
@@ -109,7 +109,7 @@ func NewDeepSeek(cfg Config) (*DeepSeek, error) {
 		cfg.HTTPClient = &http.Client{}
 	}
 	if cfg.IdleTimeout <= 0 {
-		cfg.IdleTimeout = DefaultIdleTimeout
+		cfg.IdleTimeout = defaultIdleTimeout
 	}
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "dsh-actors (+https://github.com/dsh-actors/dsh-actors)"
@@ -159,7 +159,7 @@ func (c *DeepSeek) withDefaults(req Request) Request {
 
 // stream runs one call, handing each chunk to emit until it returns false.
 func (c *DeepSeek) stream(ctx context.Context, req Request, emit func(event.Chunk) bool) error {
-	body, err := MarshalRequest(req)
+	body, err := marshalRequest(req)
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,8 @@ const (
 
 // Error is a failed model call: the failure facts and the error that
 // caused it. errors.Is matches another *Error with the same Code;
-// errors.As finds an event.Failure in it (Logged), so that an agent turn
+// errors.As finds an event.Failure in it (the facts, with the message
+// replaced by the whole cause chain), so that an agent turn
 // failing with it ends {kind:"error", step, failure}.
 type Error struct {
 	event.Failure
@@ -63,18 +64,19 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Code == e.Code
 }
 
-// Logged is the failure as turn/end records it: the facts, with the
+// logged is the failure as turn/end records it: the facts, with the
 // message replaced by the whole cause chain.
-func (e *Error) Logged() event.Failure {
+func (e *Error) logged() event.Failure {
 	f := e.Failure
 	f.Message = e.Error()
 	return f
 }
 
-// As fills an *event.Failure target with Logged.
+// As fills an *event.Failure target with the failure as turn/end records
+// it: the facts, with the message replaced by the whole cause chain.
 func (e *Error) As(target any) bool {
 	if f, ok := target.(*event.Failure); ok {
-		*f = e.Logged()
+		*f = e.logged()
 		return true
 	}
 	return false

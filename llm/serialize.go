@@ -67,10 +67,10 @@ func thinking(effort string) (*wireThinking, string, error) {
 	return nil, "", newError(`DeepSeek does not support reasoning effort "`+effort+`"`, CodeUnsupportedEffort, nil)
 }
 
-// MarshalRequest returns the chat-completions body for req: always
+// marshalRequest returns the chat-completions body for req: always
 // streaming with usage reported, the system prompt first, tool results as
 // role "tool" messages after their assistant's tool_calls.
-func MarshalRequest(req Request) ([]byte, error) {
+func marshalRequest(req Request) ([]byte, error) {
 	think, effort, err := thinking(req.ReasoningEffort)
 	if err != nil {
 		return nil, err

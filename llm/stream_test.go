@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -242,9 +243,24 @@ func TestRetryPolicy(t *testing.T) {
 	}
 }
 
-func TestMarshalRequestWritesTheOriginalBody(t *testing.T) {
+// sentBody is the chat-completions body a client without defaults sends
+// for req, or the error the call fails with before anything is sent.
+func sentBody(t *testing.T, req llm.Request) ([]byte, error) {
+	t.Helper()
+	srv := llmtest.NewServer(llmtest.Stream(llmtest.Say("x")))
+	defer srv.Close()
+	if _, err := collect(context.Background(), srv.Client(0), req); err != nil {
+		require.Empty(t, srv.Received(), "a call that fails before sending sends nothing")
+		return nil, err
+	}
+	got := srv.Received()
+	require.Len(t, got, 1)
+	return got[0].Body, nil
+}
+
+func TestClientWritesTheOriginalBody(t *testing.T) {
 	temp := 0.5
-	body, err := llm.MarshalRequest(llm.Request{
+	body, err := sentBody(t, llm.Request{
 		Model:  "deepseek-v4-flash",
 		System: "be brief",
 		Messages: []llm.Message{
@@ -272,10 +288,10 @@ func TestMarshalRequestWritesTheOriginalBody(t *testing.T) {
 		`"tools":[{"type":"function","function":{"name":"list_agents","description":"d","parameters":{"type":"object","properties":{}}}}],`+
 		`"temperature":0.5,"max_tokens":100,"stop":["END"]}`, string(body))
 
-	off, err := llm.MarshalRequest(llm.Request{Model: "m", ReasoningEffort: llm.EffortOff})
+	off, err := sentBody(t, llm.Request{Model: "m", ReasoningEffort: llm.EffortOff})
 	require.NoError(t, err)
 	require.Equal(t, `{"model":"m","messages":[],"stream":true,"stream_options":{"include_usage":true},"thinking":{"type":"disabled"}}`, string(off))
 
-	_, err = llm.MarshalRequest(llm.Request{Model: "m", ReasoningEffort: "low"})
+	_, err = sentBody(t, llm.Request{Model: "m", ReasoningEffort: "low"})
 	require.Equal(t, "UNSUPPORTED_REASONING_EFFORT", codeOf(err))
 }
