@@ -10,6 +10,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // failingStep opens a step, ends it and returns agent.Retry with an empty
@@ -137,4 +138,36 @@ func TestARetryChainIsOneFIFOTurn(t *testing.T) {
 		`turn/start {"turn":2,"trigger":{"kind":"retry"}}`,
 		`turn/start {"turn":3,"trigger":{"kind":"message","source":{"kind":"user"}}}`,
 	}, starts)
+}
+
+// TestADisposalAfterTheFailedTurnEndedOpensNoRetryTurn: a disposal that
+// begins once the retried turn has logged its turn/end, before the retry
+// turn opens, stops the chain there: no retry turn is opened only to end
+// disposed, and the agent is not called again.
+func TestADisposalAfterTheFailedTurnEndedOpensNoRetryTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sessions := session.NewSessions(nil)
+		live, err := sessions.Create(bg, session.Header{ID: "agent-1"}, nil)
+		require.NoError(t, err)
+		calls := 0
+		a := startOn(t, live, agent.Func(func(ctx context.Context, host agent.Host, _ event.UserMessage) (agent.StopReason, error) {
+			calls++
+			if calls > 1 {
+				return agent.Completed, host.Say(ctx, event.Text("retried"))
+			}
+			return failingStep(ctx, host)
+		}), nil)
+		var once sync.Once
+		stop := sessions.Subscribe(func(c session.Change) {
+			if c.Kind == session.Appended && c.Event.Type == event.TypeTurnEnd {
+				once.Do(func() { a.inbox.Close(agent.CancelCause{Kind: agent.CauseDisposed}) }) // Dispose's first step, as the failed turn ends
+			}
+		})
+		defer stop()
+		followup(t, a, "go")
+		require.NoError(t, a.WhenIdle(bg))
+		require.Equal(t, 1, calls, "the agent runs no retry turn")
+		require.NotContains(t, logOf(a), `turn/start {"turn":2,"trigger":{"kind":"retry"}}`)
+		require.Equal(t, []string{`{"turn":1,"reason":{"kind":"error","step":1,"failure":{"message":"model returned a completed response with no content","code":"EMPTY_RESPONSE"}}}`}, turnEnds(a))
+	})
 }

@@ -81,7 +81,10 @@ func (a *Activation) openTurn(trigger event.Trigger) (*turn, error) {
 
 // runAndEnd calls the agent, then closes the step it left open and logs
 // turn/end. It reports whether a retry turn follows: the agent asked for
-// one, the turn was not cancelled and its log was not fenced.
+// one, its log was not fenced and the turn was not cancelled by the time
+// its turn/end was written through (a retried turn's end is, so that a
+// cancel arriving before the retry turn opens stops the chain with
+// nothing left unwritten).
 func (t *turn) runAndEnd(claim *inbox.Claim) (retry bool) {
 	reason, retry := t.run(claim)
 	open := t.finish()
@@ -95,12 +98,13 @@ func (t *turn) runAndEnd(claim *inbox.Claim) (retry bool) {
 		reason.Step = failedStep(open, t.step, retry)
 	}
 	end := event.TurnEnd{Turn: t.number, Reason: reason}
-	if _, cancelled := claim.Cause(); cancelled { // as reasonOf decides
+	if _, cancelled := claim.Cause(); cancelled || retry { // as reasonOf decides
 		t.a.appendThrough(end)
-		return false
+		_, cancelled = claim.Cause()
+		return retry && !cancelled
 	}
 	t.a.append(end)
-	return retry
+	return false
 }
 
 // failedStep is the step an error reason names: the step left open when
