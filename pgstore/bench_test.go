@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/internal/storetest"
 	"github.com/dsh-actors/dsh-actors/query"
@@ -77,4 +80,57 @@ func BenchmarkListChildrenAgainstJSONL(b *testing.B) {
 	b.ReportMetric(float64(pg.Microseconds())/float64(n), "postgres-µs/list")
 	b.ReportMetric(float64(js.Microseconds())/float64(n), "jsonl-µs/list")
 	b.ReportMetric(float64(pg)/float64(js), "postgres/jsonl")
+}
+
+// BenchmarkDurableAdmissionAgainstInMemory admits one follow-up at a time,
+// alternating in one run, three ways: committed to the Postgres inbox
+// (the statement that checks the parent's live epoch and the drain
+// cut-off), fsynced to a JSONL store's inbox file (its durable admission
+// mode), and accepted by the in-memory inbox (the seed's default, which
+// a crash can lose), and reports each and the ratios to in-memory.
+func BenchmarkDurableAdmissionAgainstInMemory(b *testing.B) {
+	pg := openStore(b, cluster.Database(b))
+	jsonl, err := session.OpenJSONL(b.TempDir(), session.WithLogger(slog.New(slog.DiscardHandler)), session.WithDurableAdmission())
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = jsonl.Close() })
+	type target struct {
+		in    durable.Inbox
+		epoch session.Epoch
+	}
+	var targets []target
+	for _, s := range []session.Fenced{pg, jsonl} {
+		require.NoError(b, s.Create(ctx, storetest.Header("p", ""), nil))
+		require.NoError(b, s.Create(ctx, storetest.Header("c", "p"), nil))
+		epoch, err := s.Acquire(ctx, "p")
+		require.NoError(b, err)
+		in, ok := durable.Of(s)
+		require.True(b, ok)
+		targets = append(targets, target{in, epoch})
+	}
+	var memory inbox.Inbox
+	memory.Init(inbox.Options{})
+	var spent [3]time.Duration
+	n := 0
+	for b.Loop() {
+		id := inbox.NewMessageID()
+		for i, t := range targets {
+			m := storetest.Message(id, "p", t.epoch)
+			start := time.Now()
+			_, err := t.in.Admit(ctx, "c", m)
+			spent[i] += time.Since(start)
+			require.NoError(b, err)
+		}
+		msg := event.UserMessage{Role: event.RoleUser, ID: id, Content: []event.Block{}, Source: event.Source{Kind: event.SourceUser}}
+		start := time.Now()
+		_, err := memory.Post(msg)
+		spent[2] += time.Since(start)
+		require.NoError(b, err)
+		n++
+	}
+	perOp := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(n) }
+	b.ReportMetric(perOp(spent[0]), "postgres-ns/admit")
+	b.ReportMetric(perOp(spent[1]), "jsonl-fsync-ns/admit")
+	b.ReportMetric(perOp(spent[2]), "memory-ns/admit")
+	b.ReportMetric(float64(spent[0])/float64(spent[2]), "postgres/memory")
+	b.ReportMetric(float64(spent[1])/float64(spent[2]), "jsonl/memory")
 }

@@ -16,12 +16,12 @@ import (
 func init() {
 	durable.Register(func(store any) (durable.Inbox, bool) {
 		s, ok := store.(*Store)
-		return inbox{s}, ok
+		return durableInbox{s}, ok
 	})
 }
 
-// inbox is the Store's durable inbox (durable.Inbox).
-type inbox struct{ s *Store }
+// durableInbox is the Store's durable inbox (durable.Inbox).
+type durableInbox struct{ s *Store }
 
 // admitSQL accepts a message in one statement: the child row is locked
 // (FOR SHARE) while its parent, state and drain are checked, so a drain
@@ -41,7 +41,7 @@ const admitSQL = `INSERT INTO inbox (session_id, msg_id, from_session, from_epoc
 // Admit commits m to id's inbox (see durable.Inbox.Admit): one statement
 // checks the exact live parent, its epoch and the drain cut-off and
 // inserts the row; when it inserts nothing, one read tells why.
-func (in inbox) Admit(ctx context.Context, id string, m durable.Admission) (bool, error) {
+func (in durableInbox) Admit(ctx context.Context, id string, m durable.Admission) (bool, error) {
 	var seq int64
 	err := in.s.pool.QueryRow(ctx, admitSQL, id, m.MessageID, m.From, m.FromEpoch, []byte(m.Body)).Scan(&seq)
 	if err == nil {
@@ -56,7 +56,7 @@ func (in inbox) Admit(ctx context.Context, id string, m durable.Admission) (bool
 // whyNotAdmitted classifies an Admit that inserted nothing: already
 // admitted (no error), not stored, disposed, another parent, draining, or
 // a parent epoch that is not the live lease.
-func (in inbox) whyNotAdmitted(ctx context.Context, id string, m durable.Admission) error {
+func (in durableInbox) whyNotAdmitted(ctx context.Context, id string, m durable.Admission) error {
 	var admitted, parentLive, drained bool
 	var parent *string
 	var state string
@@ -85,7 +85,7 @@ func (in inbox) whyNotAdmitted(ctx context.Context, id string, m durable.Admissi
 }
 
 // Pending returns id's unclaimed messages in admission order.
-func (in inbox) Pending(ctx context.Context, id string) ([]durable.Admission, error) {
+func (in durableInbox) Pending(ctx context.Context, id string) ([]durable.Admission, error) {
 	rows, err := in.s.pool.Query(ctx, `SELECT msg_id, from_session, from_epoch, body FROM inbox
 		WHERE session_id = $1 AND claimed_seq IS NULL ORDER BY inbox_seq`, id)
 	if err != nil {
@@ -115,7 +115,7 @@ func (in inbox) Pending(ctx context.Context, id string) ([]durable.Admission, er
 // Discard settles messages of id without a turn (claimed_seq -1), only
 // while epoch is id's latest lease (held, or released with no takeover
 // since: a teardown discards before and after it gives the lease up).
-func (in inbox) Discard(ctx context.Context, id string, epoch int64, messageIDs []string) error {
+func (in durableInbox) Discard(ctx context.Context, id string, epoch int64, messageIDs []string) error {
 	if len(messageIDs) == 0 {
 		return nil
 	}
@@ -152,7 +152,7 @@ const closeAdmissionSQL = `WITH RECURSIVE below(id) AS (
 	FROM d WHERE sessions.id IN (SELECT id FROM below)`
 
 // CloseAdmission records a drain cut-off below parent at epoch.
-func (in inbox) CloseAdmission(ctx context.Context, parent string, epoch int64) error {
+func (in durableInbox) CloseAdmission(ctx context.Context, parent string, epoch int64) error {
 	if _, err := in.s.pool.Exec(ctx, closeAdmissionSQL, parent, epoch); err != nil {
 		return fmt.Errorf(`pgstore: close admission below "%s": %w`, parent, err)
 	}
