@@ -137,7 +137,7 @@ func (in durableInbox) Discard(ctx context.Context, id string, epoch int64, mess
 	case err != nil:
 		return fmt.Errorf(`pgstore: discard in session "%s": %w`, id, err)
 	case current != epoch:
-		return session.FencedError(id, session.Epoch(epoch))
+		return durable.Fenced(id, epoch)
 	}
 	return nil // settled already
 }

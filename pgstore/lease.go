@@ -59,7 +59,7 @@ func (s *Store) whyNotAcquired(ctx context.Context, id string) error {
 // extends it): a stale epoch is fault.Fenced and no row is written.
 func (s *Store) AppendFenced(ctx context.Context, id string, epoch session.Epoch, events []session.Event) error {
 	if epoch == 0 {
-		return session.FencedError(id, epoch)
+		return durable.Fenced(id, int64(epoch))
 	}
 	return s.appendUnder(ctx, id, epoch, events)
 }
@@ -160,7 +160,7 @@ func (s *Store) whyNotAppended(ctx context.Context, id string, epoch session.Epo
 	case err != nil:
 		return fmt.Errorf(`pgstore: append to session "%s": %w`, id, err)
 	case epoch != 0 && (current != epoch || owner == nil || *owner != s.owner):
-		return session.FencedError(id, epoch)
+		return durable.Fenced(id, int64(epoch))
 	}
 	return fmt.Errorf(`pgstore: append seq mismatch for "%s": expected %d, got %d: %w`, id, next, first, session.ErrSeqMismatch)
 }

@@ -2,9 +2,8 @@ package session
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/durable"
 )
 
 // Epoch is one lease of a session: the fencing token its holder writes
@@ -37,8 +36,6 @@ type Fenced interface {
 	Renew(ctx context.Context) (lost []string, err error)
 }
 
-// FencedError returns the fault.Fenced error of an append to id under a
-// stale epoch (for Fenced implementations outside this package).
-func FencedError(id string, epoch Epoch) error {
-	return fault.New(fault.Fenced, fmt.Sprintf(`session "%s": epoch %d is no longer the current lease; nothing was written`, id, epoch), nil)
-}
+// fencedError is the fault.Fenced error of an append to id under a stale
+// epoch.
+func fencedError(id string, epoch Epoch) error { return durable.Fenced(id, int64(epoch)) }

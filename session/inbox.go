@@ -296,10 +296,10 @@ func (in *jsonlInbox) Discard(ctx context.Context, id string, epoch int64, messa
 	st.op.Lock()
 	defer st.op.Unlock()
 	if epoch == 0 {
-		return FencedError(id, 0)
+		return fencedError(id, 0)
 	}
 	if st.epoch != Epoch(epoch) {
-		return FencedError(id, Epoch(epoch))
+		return fencedError(id, Epoch(epoch))
 	}
 	return in.write(ctx, id, inboxLine{Discard: messageIDs})
 }

@@ -133,7 +133,7 @@ func (s *JSONL) Acquire(ctx context.Context, id string) (Epoch, error) {
 // nothing is written once the lease is gone.
 func (s *JSONL) AppendFenced(ctx context.Context, id string, epoch Epoch, events []Event) error {
 	if epoch == 0 {
-		return FencedError(id, epoch)
+		return fencedError(id, epoch)
 	}
 	return s.appendUnder(ctx, id, epoch, events)
 }
@@ -166,7 +166,7 @@ func (st *logState) checkLease(epoch Epoch) error {
 	if epoch == 0 || st.leased && st.epoch == epoch {
 		return nil
 	}
-	return FencedError(st.id, epoch)
+	return fencedError(st.id, epoch)
 }
 
 // holdForRepair makes sure no other process holds id's lease while a Load

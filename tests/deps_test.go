@@ -82,7 +82,7 @@ var allowedDeps = map[string][]string{
 	"internal/storetest": {"fault", "event", "session", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
 	// pgstore is the PostgreSQL store: a second session.Fenced beside the
 	// JSONL store, on session only.
-	"pgstore": {"fault", "event", "session", "internal/durable", "internal/sessionfs", "internal/sweep", "internal/listeners", "internal/jsjson"},
+	"pgstore": {"fault", "event", "descriptor", "session", "query", "internal/durable", "internal/sessionfs", "internal/sweep", "internal/listeners", "internal/jsjson"},
 	// the module's root package is the embedders' entry point: it opens
 	// the runtime and binds the subagent service, under host and cmd.
 	rootLayer: {"fault", "event", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},

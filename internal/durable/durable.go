@@ -99,3 +99,9 @@ var LiveEpoch func(live any) int64
 func LeaseHeld(id, holder string) error {
 	return fault.New(fault.LeaseHeld, fmt.Sprintf(`session "%s": lease is held by %s`, id, holder), nil)
 }
+
+// Fenced is the fault.Fenced error of an append to id under epoch, which
+// is no longer the current lease; both stores return it.
+func Fenced(id string, epoch int64) error {
+	return fault.New(fault.Fenced, fmt.Sprintf(`session "%s": epoch %d is no longer the current lease; nothing was written`, id, epoch), nil)
+}

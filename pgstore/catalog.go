@@ -1,0 +1,118 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/query"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+var _ query.Catalog = (*Store)(nil)
+
+// listChildrenSQL reads, in one statement, whether the parent is stored
+// and each direct child in catalog order (createdAt, then id in byte
+// order) with its header line, the lines of the descriptors in its own
+// suffix (seq at or after the header's seedLength) and whether a lease on
+// it is live.
+const listChildrenSQL = `SELECT p.id IS NOT NULL, c.header_line,
+		ARRAY(SELECT e.line FROM events e WHERE e.session_id = c.id AND e.type = $2
+			AND e.seq >= COALESCE((c.header_line::jsonb->>'seedLength')::bigint, 0) ORDER BY e.seq),
+		COALESCE(c.owner IS NOT NULL AND c.lease_until > now(), false)
+	FROM (SELECT 1) AS one
+	LEFT JOIN sessions p ON p.id = $1
+	LEFT JOIN sessions c ON c.parent_id = $1 AND p.id IS NOT NULL
+	ORDER BY c.created_at, c.id`
+
+// ListChildren lists parentID's direct continuable children with one
+// query and answers as query.ListChildren over this store does: a child
+// without an own descriptor is omitted, one with several or with a
+// descriptor that does not validate is a corrupt or unsupported
+// diagnostic, a child whose lease is live is running and the others
+// complete; an unknown parent is SESSION_QUERY_SESSION_NOT_FOUND, a
+// failing database SUBAGENT_CONTROL_SESSION_QUERY_UNAVAILABLE, and a
+// done ctx CANCELLED. It never writes and never touches an activation.
+func (s *Store) ListChildren(ctx context.Context, parentID string) ([]query.Entry, error) {
+	if err := query.ListingCheckpoint(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, listChildrenSQL, parentID, event.TypeSubagentDescriptor)
+	if err != nil {
+		return nil, s.listingFailed(ctx, parentID, err)
+	}
+	defer rows.Close()
+	entries := []query.Entry{}
+	parentFound := false
+	for rows.Next() {
+		var headerLine *string
+		var descriptors []string
+		var live bool
+		if err := rows.Scan(&parentFound, &headerLine, &descriptors, &live); err != nil {
+			return nil, s.listingFailed(ctx, parentID, err)
+		}
+		if headerLine == nil {
+			continue // the parent has no child
+		}
+		if entry, ok := childEntry(*headerLine, descriptors, live); ok {
+			entries = append(entries, entry)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.listingFailed(ctx, parentID, err)
+	}
+	if err := query.ListingCheckpoint(ctx); err != nil {
+		return nil, err
+	}
+	if !parentFound {
+		return nil, fault.New(fault.QuerySessionNotFound, `session "`+parentID+`" not found`, nil)
+	}
+	return entries, nil
+}
+
+// listingFailed is CANCELLED once ctx is done, else the database's
+// failure as SUBAGENT_CONTROL_SESSION_QUERY_UNAVAILABLE.
+func (s *Store) listingFailed(ctx context.Context, parentID string, err error) error {
+	if cancelled := query.ListingCheckpoint(ctx); cancelled != nil {
+		return cancelled
+	}
+	return fault.New(fault.SessionQueryUnavailable, fmt.Sprintf(`pgstore: list the children of "%s": %v`, parentID, err), err)
+}
+
+// childEntry is the catalog entry of one child row; false when the child
+// is omitted (no own descriptor, or a header the JSONL listing skips).
+func childEntry(headerLine string, descriptors []string, live bool) (query.Entry, bool) {
+	var h session.Header
+	if err := h.UnmarshalJSON([]byte(headerLine)); err != nil {
+		return query.Entry{}, false
+	}
+	diagnostic := func(reason string) (query.Entry, bool) {
+		return query.Entry{Kind: query.KindDiagnostic, ID: h.ID, Reason: reason}, true
+	}
+	switch len(descriptors) {
+	case 0:
+		return query.Entry{}, false
+	case 1:
+	default:
+		return diagnostic(query.ReasonCorrupt)
+	}
+	var e session.Event
+	if err := e.UnmarshalJSON([]byte(descriptors[0])); err != nil {
+		return diagnostic(query.ReasonCorrupt)
+	}
+	d, err := descriptor.Parse(e.Data)
+	switch {
+	case errors.Is(err, fault.DescriptorUnsupported):
+		return diagnostic(query.ReasonUnsupported)
+	case err != nil:
+		return diagnostic(query.ReasonCorrupt)
+	}
+	status := query.StatusComplete
+	if live {
+		status = query.StatusRunning
+	}
+	return query.Entry{Kind: query.KindChild, ID: h.ID, Label: d.Label, Status: status}, true
+}
