@@ -16,13 +16,11 @@ var _ query.Catalog = (*Store)(nil)
 
 // listChildrenSQL reads, in one statement, whether the parent is stored
 // and each direct child in catalog order (createdAt, then id in byte
-// order) with its header line, the lines of the descriptors in its own
-// suffix (seq at or after the header's seedLength) and whether a lease on
-// it is live.
+// order) with its header line and the lines of the descriptors in its
+// own suffix (seq at or after the header's seedLength).
 const listChildrenSQL = `SELECT p.id IS NOT NULL, c.header_line,
 		ARRAY(SELECT e.line FROM events e WHERE e.session_id = c.id AND e.type = $2
-			AND e.seq >= COALESCE((c.header_line::jsonb->>'seedLength')::bigint, 0) ORDER BY e.seq),
-		COALESCE(c.owner IS NOT NULL AND c.lease_until > now(), false)
+			AND e.seq >= COALESCE((c.header_line::jsonb->>'seedLength')::bigint, 0) ORDER BY e.seq)
 	FROM (SELECT 1) AS one
 	LEFT JOIN sessions p ON p.id = $1
 	LEFT JOIN sessions c ON c.parent_id = $1 AND p.id IS NOT NULL
@@ -32,8 +30,9 @@ const listChildrenSQL = `SELECT p.id IS NOT NULL, c.header_line,
 // query and answers as query.ListChildren over this store does: a child
 // without an own descriptor is omitted, one with several or with a
 // descriptor that does not validate is a corrupt or unsupported
-// diagnostic, a child whose lease is live is running and the others
-// complete; an unknown parent is SESSION_QUERY_SESSION_NOT_FOUND, a
+// diagnostic, a child live in this process (its lease held by this
+// store, as the registry over it holds every live session's) is running
+// and the others complete; an unknown parent is SESSION_QUERY_SESSION_NOT_FOUND, a
 // failing database SUBAGENT_CONTROL_SESSION_QUERY_UNAVAILABLE, and a
 // done ctx CANCELLED. It never writes and never touches an activation.
 func (s *Store) ListChildren(ctx context.Context, parentID string) ([]query.Entry, error) {
@@ -50,14 +49,13 @@ func (s *Store) ListChildren(ctx context.Context, parentID string) ([]query.Entr
 	for rows.Next() {
 		var headerLine *string
 		var descriptors []string
-		var live bool
-		if err := rows.Scan(&parentFound, &headerLine, &descriptors, &live); err != nil {
+		if err := rows.Scan(&parentFound, &headerLine, &descriptors); err != nil {
 			return nil, s.listingFailed(ctx, parentID, err)
 		}
 		if headerLine == nil {
 			continue // the parent has no child
 		}
-		if entry, ok := childEntry(*headerLine, descriptors, live); ok {
+		if entry, ok := childEntry(*headerLine, descriptors, s.holds); ok {
 			entries = append(entries, entry)
 		}
 	}
@@ -82,9 +80,17 @@ func (s *Store) listingFailed(ctx context.Context, parentID string, err error) e
 	return fault.New(fault.SessionQueryUnavailable, fmt.Sprintf(`pgstore: list the children of "%s": %v`, parentID, err), err)
 }
 
+// holds reports whether this store holds id's lease.
+func (s *Store) holds(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.held[id]
+	return ok
+}
+
 // childEntry is the catalog entry of one child row; false when the child
 // is omitted (no own descriptor, or a header the JSONL listing skips).
-func childEntry(headerLine string, descriptors []string, live bool) (query.Entry, bool) {
+func childEntry(headerLine string, descriptors []string, live func(id string) bool) (query.Entry, bool) {
 	var h session.Header
 	if err := h.UnmarshalJSON([]byte(headerLine)); err != nil {
 		return query.Entry{}, false
@@ -111,7 +117,7 @@ func childEntry(headerLine string, descriptors []string, live bool) (query.Entry
 		return diagnostic(query.ReasonCorrupt)
 	}
 	status := query.StatusComplete
-	if live {
+	if live(h.ID) {
 		status = query.StatusRunning
 	}
 	return query.Entry{Kind: query.KindChild, ID: h.ID, Label: d.Label, Status: status}, true

@@ -80,7 +80,7 @@ func TestListChildrenQueryAnswersAsTheJSONLCatalog(t *testing.T) {
 	require.NoError(t, err)
 	listed, err = s.ListChildren(ctx, "cat-parent")
 	require.NoError(t, err)
-	require.Equal(t, query.StatusRunning, listed[0].Status, "a child whose lease is live is running")
+	require.Equal(t, query.StatusRunning, listed[0].Status, "a child whose lease this store holds (live in this process) is running")
 	require.NoError(t, s.Release(ctx, "healthy", epoch))
 
 	done, cancel := context.WithCancel(ctx)

@@ -44,14 +44,18 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// listChildren lists through the derived index (indexed) or the
-// unindexed catalog reader; both answer alike.
+// listChildren lists through the derived index (indexed; on a Postgres
+// store, the store's own query) or the unindexed catalog reader; all
+// answer alike.
 func listChildren(ctx context.Context, root, parentID string, indexed bool) ([]query.Entry, error) {
 	sessions, closeStore, err := openSessions(root)
 	if err != nil {
 		return nil, err
 	}
 	defer closeStore()
+	if catalog, ok := sessions.Store().(query.Catalog); ok && indexed { // a Postgres store: one query
+		return catalog.ListChildren(ctx, parentID)
+	}
 	if !indexed || isPostgres(root) { // the derived index lives beside a JSONL root
 		return query.ListChildren(ctx, query.New(sessions), parentID)
 	}
