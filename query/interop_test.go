@@ -56,12 +56,13 @@ func TestSteeringMessagesAreSurfaceEvents(t *testing.T) {
 // original's list-first read, a session that does not exist.
 func TestAnUnlistableLogIsNotFound(t *testing.T) {
 	w := newWorld(t)
-	path := filepath.Join(w.jsonl.Root(), session.NoCwdDir, "old", session.LogFileName)
+	path, err := session.LogPath(w.jsonl.Root(), "", "old")
+	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
 	require.NoError(t, os.WriteFile(path,
 		[]byte(`{"type":"session","version":0,"id":"old","createdAt":1}`+"\n"), 0o600)) // no delegationDepth
 
-	_, err := w.q.ListEvents(context.Background(), "old")
+	_, err = w.q.ListEvents(context.Background(), "old")
 	require.ErrorIs(t, err, fault.QuerySessionNotFound)
 	require.EqualError(t, err, `session "old" not found`)
 	_, err = w.q.ReadEvent(context.Background(), ReadRequest{SessionID: "old"})

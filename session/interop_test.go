@@ -149,7 +149,7 @@ func TestHeadersTheListingRefuses(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := openStore(t)
-			path := filepath.Join(s.Root(), NoCwdDir, "h", LogFileName)
+			path := filepath.Join(s.Root(), noCwdDir, "h", LogFileName)
 			if strings.Contains(c.line, `"cwd":""`) {
 				path = filepath.Join(s.Root(), "--root--", "h", LogFileName)
 			}

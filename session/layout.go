@@ -10,8 +10,8 @@ import (
 // of a CompressionNone store (zstdLogFileName is the other encoding's).
 const LogFileName = "session.jsonl"
 
-// NoCwdDir is the project folder of sessions whose header has no cwd.
-const NoCwdDir = "_no-cwd"
+// noCwdDir is the project folder of sessions whose header has no cwd.
+const noCwdDir = "_no-cwd"
 
 const upperHex = "0123456789ABCDEF"
 
@@ -49,11 +49,11 @@ func EncodeSegment(id string) (string, error) {
 	return string(out), nil
 }
 
-// ProjectKey maps a cwd to its project folder name: runs of '/', '\' and
+// projectKey maps a cwd to its project folder name: runs of '/', '\' and
 // ':' become one '-', safe units stay, others become ~XXXX; leading '-' are
 // stripped (nothing left gives "root"), the slug is cut to 251 characters
 // and wrapped as --slug--. The mapping is lossy by design.
-func ProjectKey(cwd string) (string, error) {
+func projectKey(cwd string) (string, error) {
 	if cwd == "" {
 		return "", &kindError{kind: ErrInvalid, msg: "cannot encode an empty project path"}
 	}
@@ -91,13 +91,13 @@ func trimLeadingDashes(b []byte) []byte {
 	return b
 }
 
-// projectDir is the project folder for cwd under root (NoCwdDir when cwd is
+// projectDir is the project folder for cwd under root (noCwdDir when cwd is
 // empty).
 func projectDir(root, cwd string) (string, error) {
 	if cwd == "" {
-		return filepath.Join(root, NoCwdDir), nil
+		return filepath.Join(root, noCwdDir), nil
 	}
-	key, err := ProjectKey(cwd)
+	key, err := projectKey(cwd)
 	if err != nil {
 		return "", err
 	}
@@ -105,7 +105,7 @@ func projectDir(root, cwd string) (string, error) {
 }
 
 // LogPath is the transcript path of session id with cwd under root:
-// <root>/<ProjectKey(cwd)|_no-cwd>/<EncodeSegment(id)>/session.jsonl.
+// <root>/<projectKey(cwd)|_no-cwd>/<EncodeSegment(id)>/session.jsonl.
 func LogPath(root, cwd, id string) (string, error) {
 	dir, err := projectDir(root, cwd)
 	if err != nil {

@@ -92,7 +92,7 @@ func TestPreservedPrefixBoundaries(t *testing.T) {
 // "list rejects a session header whose id cannot name a storage path".
 func TestListRefusesAnEmptyHeaderID(t *testing.T) {
 	s := openStore(t)
-	path := filepath.Join(s.Root(), NoCwdDir, "invalid-id", LogFileName)
+	path := filepath.Join(s.Root(), noCwdDir, "invalid-id", LogFileName)
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
 	require.NoError(t, os.WriteFile(path, []byte(`{"type":"session","version":0,"id":"","createdAt":1,"delegationDepth":0}`+"\n"), 0o600))
 	_, err := s.List(context.Background())

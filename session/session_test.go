@@ -159,15 +159,15 @@ func TestEncodeSegmentAndProjectKey(t *testing.T) {
 		{"//a::\\b", "--a-b--"},
 	}
 	for _, c := range projects {
-		got, err := ProjectKey(c.in)
+		got, err := projectKey(c.in)
 		require.NoError(t, err, c.in)
 		require.Equal(t, c.want, got, c.in)
 	}
-	long, err := ProjectKey("/" + string(make([]byte, 0)) + repeat("x", 400))
+	long, err := projectKey("/" + string(make([]byte, 0)) + repeat("x", 400))
 	require.NoError(t, err)
 	require.Len(t, long, 255)
 	require.Equal(t, "--"+repeat("x", 251)+"--", long)
-	_, err = ProjectKey("")
+	_, err = projectKey("")
 	require.EqualError(t, err, "cannot encode an empty project path")
 }
 

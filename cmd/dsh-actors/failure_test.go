@@ -45,11 +45,9 @@ func TestAnUnreadableStoreRootNamesThePersistenceCode(t *testing.T) {
 // writeRaw writes one raw log line by line under root.
 func writeRaw(t *testing.T, root, cwd, id string, lines ...string) {
 	t.Helper()
-	project, err := session.ProjectKey(cwd)
+	path, err := session.LogPath(root, cwd, id)
 	require.NoError(t, err)
-	segment, err := session.EncodeSegment(id)
-	require.NoError(t, err)
-	dir := filepath.Join(root, project, segment)
+	dir := filepath.Dir(path)
 	require.NoError(t, os.MkdirAll(dir, 0o700))
 	var b bytes.Buffer
 	for _, line := range lines {
