@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/event"
@@ -15,8 +16,8 @@ import (
 var _ query.Catalog = (*Store)(nil)
 
 // listChildrenSQL reads, in one statement, whether the parent is stored
-// and each direct child in catalog order (createdAt, then id in byte
-// order) with its header line and the lines of the descriptors in its
+// and each direct child (by createdAt; ListChildren orders ties as the
+// catalog does) with its header line and the lines of the descriptors in its
 // own suffix (seq at or after the header's seedLength).
 const listChildrenSQL = `SELECT p.id IS NOT NULL, c.header_line,
 		ARRAY(SELECT e.line FROM events e WHERE e.session_id = c.id AND e.type = $2
@@ -24,7 +25,7 @@ const listChildrenSQL = `SELECT p.id IS NOT NULL, c.header_line,
 	FROM (SELECT 1) AS one
 	LEFT JOIN sessions p ON p.id = $1
 	LEFT JOIN sessions c ON c.parent_id = $1 AND p.id IS NOT NULL
-	ORDER BY c.created_at, c.id`
+	ORDER BY c.created_at`
 
 // ListChildren lists parentID's direct continuable children with one
 // query and answers as query.ListChildren over this store does: a child
@@ -32,34 +33,16 @@ const listChildrenSQL = `SELECT p.id IS NOT NULL, c.header_line,
 // descriptor that does not validate is a corrupt or unsupported
 // diagnostic, a child live in this process (its lease held by this
 // store, as the registry over it holds every live session's) is running
-// and the others complete; an unknown parent is SESSION_QUERY_SESSION_NOT_FOUND, a
-// failing database SUBAGENT_CONTROL_SESSION_QUERY_UNAVAILABLE, and a
-// done ctx CANCELLED. It never writes and never touches an activation.
+// and the others complete; siblings are in the catalog's order. An
+// unknown parent is SESSION_QUERY_SESSION_NOT_FOUND, a failing database
+// SUBAGENT_CONTROL_SESSION_QUERY_UNAVAILABLE and a done ctx CANCELLED.
+// It never writes and never touches an activation.
 func (s *Store) ListChildren(ctx context.Context, parentID string) ([]query.Entry, error) {
 	if err := query.ListingCheckpoint(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, listChildrenSQL, parentID, event.TypeSubagentDescriptor)
+	children, parentFound, err := s.readChildren(ctx, parentID)
 	if err != nil {
-		return nil, s.listingFailed(ctx, parentID, err)
-	}
-	defer rows.Close()
-	entries := []query.Entry{}
-	parentFound := false
-	for rows.Next() {
-		var headerLine *string
-		var descriptors []string
-		if err := rows.Scan(&parentFound, &headerLine, &descriptors); err != nil {
-			return nil, s.listingFailed(ctx, parentID, err)
-		}
-		if headerLine == nil {
-			continue // the parent has no child
-		}
-		if entry, ok := childEntry(*headerLine, descriptors, s.holds); ok {
-			entries = append(entries, entry)
-		}
-	}
-	if err := rows.Err(); err != nil {
 		return nil, s.listingFailed(ctx, parentID, err)
 	}
 	if err := query.ListingCheckpoint(ctx); err != nil {
@@ -68,7 +51,37 @@ func (s *Store) ListChildren(ctx context.Context, parentID string) ([]query.Entr
 	if !parentFound {
 		return nil, fault.New(fault.QuerySessionNotFound, `session "`+parentID+`" not found`, nil)
 	}
+	slices.SortStableFunc(children, func(a, b childRow) int { return query.SiblingOrder(a.record, b.record) })
+	entries := []query.Entry{}
+	for _, c := range children {
+		if entry, ok := childEntry(c); ok {
+			entries = append(entries, entry)
+		}
+	}
 	return entries, nil
+}
+
+// readChildren runs listChildrenSQL: the children whose header parses,
+// and whether the parent is stored.
+func (s *Store) readChildren(ctx context.Context, parentID string) (children []childRow, parentFound bool, err error) {
+	rows, err := s.pool.Query(ctx, listChildrenSQL, parentID, event.TypeSubagentDescriptor)
+	if err != nil {
+		return nil, false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var headerLine *string
+		var descriptors []string
+		if err := rows.Scan(&parentFound, &headerLine, &descriptors); err != nil {
+			return nil, false, err
+		}
+		var h session.Header
+		if headerLine == nil || h.UnmarshalJSON([]byte(*headerLine)) != nil {
+			continue // no child, or a header the JSONL listing skips
+		}
+		children = append(children, childRow{query.Record{Header: h, Live: s.holds(h.ID), Persisted: true}, descriptors})
+	}
+	return children, parentFound, rows.Err()
 }
 
 // listingFailed is CANCELLED once ctx is done, else the database's
@@ -88,15 +101,18 @@ func (s *Store) holds(id string) bool {
 	return ok
 }
 
+// childRow is one child as the query read it.
+type childRow struct {
+	record      query.Record
+	descriptors []string // the lines of its own-suffix descriptors
+}
+
 // childEntry is the catalog entry of one child row; false when the child
-// is omitted (no own descriptor, or a header the JSONL listing skips).
-func childEntry(headerLine string, descriptors []string, live func(id string) bool) (query.Entry, bool) {
-	var h session.Header
-	if err := h.UnmarshalJSON([]byte(headerLine)); err != nil {
-		return query.Entry{}, false
-	}
+// is omitted (no own descriptor).
+func childEntry(c childRow) (query.Entry, bool) {
+	id, descriptors := c.record.Header.ID, c.descriptors
 	diagnostic := func(reason string) (query.Entry, bool) {
-		return query.Entry{Kind: query.KindDiagnostic, ID: h.ID, Reason: reason}, true
+		return query.Entry{Kind: query.KindDiagnostic, ID: id, Reason: reason}, true
 	}
 	switch len(descriptors) {
 	case 0:
@@ -117,8 +133,8 @@ func childEntry(headerLine string, descriptors []string, live func(id string) bo
 		return diagnostic(query.ReasonCorrupt)
 	}
 	status := query.StatusComplete
-	if live(h.ID) {
+	if c.record.Live {
 		status = query.StatusRunning
 	}
-	return query.Entry{Kind: query.KindChild, ID: h.ID, Label: d.Label, Status: status}, true
+	return query.Entry{Kind: query.KindChild, ID: id, Label: d.Label, Status: status}, true
 }

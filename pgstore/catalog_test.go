@@ -16,7 +16,7 @@ import (
 // catalogWorld adds to a JSONL store the children the catalog suite
 // diagnoses: two own descriptors, a malformed one, an unlabelled one, a
 // future version, a descriptor only inside a fork seed, and siblings
-// whose order is decided by id in byte order.
+// tied on createdAt (ordered by id as the catalog does: b before B).
 func catalogWorld(t *testing.T, s *session.JSONL) {
 	descriptorEvent := func(seq int64, d map[string]any) session.Event {
 		data, err := json.Marshal(d)
@@ -72,9 +72,9 @@ func TestListChildrenQueryAnswersAsTheJSONLCatalog(t *testing.T) {
 		{Kind: query.KindDiagnostic, ID: "malformed", Reason: query.ReasonCorrupt},
 		{Kind: query.KindDiagnostic, ID: "unlabelled", Reason: query.ReasonCorrupt},
 		{Kind: query.KindDiagnostic, ID: "future", Reason: query.ReasonUnsupported},
-		{Kind: query.KindChild, ID: "B-upper", Label: "first", Status: query.StatusComplete},
 		{Kind: query.KindChild, ID: "b-lower", Label: "second", Status: query.StatusComplete},
-	}, listed, "the fork seed's ancestor descriptor does not count")
+		{Kind: query.KindChild, ID: "B-upper", Label: "first", Status: query.StatusComplete},
+	}, listed, "the fork seed's ancestor descriptor does not count; tied siblings in the catalog's id order")
 
 	epoch, err := s.Acquire(ctx, "healthy")
 	require.NoError(t, err)
