@@ -360,3 +360,24 @@ func TestDisposingDuringTheRetryWait(t *testing.T) {
 	require.Equal(t, []string{"llm/retry", "turn/end"}, types(log[len(log)-2:]))
 	require.Equal(t, `{"turn":1,"reason":{"kind":"disposed"}}`, log[len(log)-1].Raw)
 }
+
+// TestAnAlwaysPolicysRetryHasNoMaxRetries: in mode "always" llm/retry
+// carries no maxRetries (the key between retry and delayMs is absent) and
+// the always policy's key, and a code the normal policy would not retry
+// (AUTH) is retried.
+func TestAnAlwaysPolicysRetryHasNoMaxRetries(t *testing.T) {
+	client := llmtest.NewClient(
+		llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "bad key", Code: "AUTH", Status: 401}}),
+		llmtest.Reply(llmtest.Say("ok")),
+	)
+	always := llm.RetryPolicy{Mode: llm.RetryAlways, InitialDelayMs: 1, MaxDelayMs: 1000}
+	r := newRigRetrying(t, client, always)
+	log := events(t, r.turn(t, "always", "hi").Session())
+	retries := ofType(log, "llm/retry")
+	require.Len(t, retries, 1)
+	require.Equal(t, `{"turn":1,"step":1,"provider":"deepseek-official","mode":"always","policyKey":"[\"always\",1,1000,0]",`+
+		`"retry":1,"delayMs":1,"failure":{"message":"bad key","code":"AUTH","status":401}}`, retries[0].Raw)
+	ends := ofType(log, "turn/end")
+	require.Len(t, ends, 2)
+	require.Equal(t, `{"turn":2,"reason":{"kind":"completed"}}`, ends[1].Raw)
+}
