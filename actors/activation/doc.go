@@ -33,8 +33,8 @@
 // with no user/message, steps from 1 again. Only then is the inbox
 // released, so a retry chain is one FIFO turn; a cancel before the agent
 // returns ends the turn aborted (or disposed) and no retry turn opens, nor
-// does one after the failed turn's end (written through) before the retry
-// turn's start.
+// does one when the cancel comes after the failed turn's end, before the
+// retry turn's start.
 // The turn/end reason is {kind:"completed"}, {kind:"max-tokens"},
 // {kind:"refusal"}, {kind:"disposed"} (cancelled by the agent's disposal),
 // {kind:"aborted"} (any other cancel, with no inner cause), a model failure's {kind:"error", step, failure:{message, code,

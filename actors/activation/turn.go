@@ -82,9 +82,8 @@ func (a *Activation) openTurn(trigger event.Trigger) (*turn, error) {
 // runAndEnd calls the agent, then closes the step it left open and logs
 // turn/end. It reports whether a retry turn follows: the agent asked for
 // one, its log was not fenced and the turn was not cancelled by the time
-// its turn/end was written through (a retried turn's end is, so that a
-// cancel arriving before the retry turn opens stops the chain with
-// nothing left unwritten).
+// its turn/end was logged (a cancel after that stops the chain as it
+// would find a turn that had ended: no retry turn opens).
 func (t *turn) runAndEnd(claim *inbox.Claim) (retry bool) {
 	reason, retry := t.run(claim)
 	open := t.finish()
@@ -98,13 +97,13 @@ func (t *turn) runAndEnd(claim *inbox.Claim) (retry bool) {
 		reason.Step = failedStep(open, t.step, retry)
 	}
 	end := event.TurnEnd{Turn: t.number, Reason: reason}
-	if _, cancelled := claim.Cause(); cancelled || retry { // as reasonOf decides
+	if _, cancelled := claim.Cause(); cancelled { // as reasonOf decides
 		t.a.appendThrough(end)
-		_, cancelled = claim.Cause()
-		return retry && !cancelled
+		return false
 	}
 	t.a.append(end)
-	return false
+	_, cancelled := claim.Cause()
+	return retry && !cancelled
 }
 
 // failedStep is the step an error reason names: the step left open when
