@@ -7,8 +7,8 @@
 // The JSONL store reads and writes the original deepseek-harness layout,
 // byte for byte, in either of its encodings:
 //
-//	<root>/<projectKey(cwd) | _no-cwd>/<EncodeSegment(id)>/session.jsonl
-//	<root>/<projectKey(cwd) | _no-cwd>/<EncodeSegment(id)>/session.jsonl.zstd
+//	<root>/<project key of cwd | _no-cwd>/<EncodeSegment(id)>/session.jsonl
+//	<root>/<project key of cwd | _no-cwd>/<EncodeSegment(id)>/session.jsonl.zstd
 //
 // The first line is the header ({"type":"session","version":0,...} with the
 // original key order, delegationDepth always written, absent optionals

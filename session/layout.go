@@ -105,7 +105,7 @@ func projectDir(root, cwd string) (string, error) {
 }
 
 // LogPath is the transcript path of session id with cwd under root:
-// <root>/<projectKey(cwd)|_no-cwd>/<EncodeSegment(id)>/session.jsonl.
+// <root>/<project key of cwd|_no-cwd>/<EncodeSegment(id)>/session.jsonl.
 func LogPath(root, cwd, id string) (string, error) {
 	dir, err := projectDir(root, cwd)
 	if err != nil {
