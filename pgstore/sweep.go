@@ -24,9 +24,10 @@ func init() {
 // sweepBatch bounds the sessions one sweep takes over.
 const sweepBatch = 64
 
-// sweep takes over every session whose lease expired while its holder
-// still names itself the owner (it died, or stalls past the TTL), except
-// those this store holds: Acquire (a new epoch, so the old holder's next
+// sweep takes over every session whose lease expired more than a TTL
+// (this store's) ago while its holder still names itself the owner (it
+// died, or stalls past twice the TTL: a holder whose renewal is merely
+// late keeps its sessions), except those this store holds: Acquire (a new epoch, so the old holder's next
 // append is fenced), the repairing Load (the turn it left open closed
 // interrupted, under the new lease), Release. A session another store
 // takes over meanwhile is skipped. It returns the ids taken over; a
@@ -48,12 +49,12 @@ func (s *Store) sweep(ctx context.Context) ([]string, error) {
 	return swept, errors.Join(errs...)
 }
 
-// abandoned lists sessions with an expired lease not released, oldest
-// expiry first, less those this store holds.
+// abandoned lists sessions whose lease expired more than a TTL ago and
+// was not released, oldest expiry first, less those this store holds.
 func (s *Store) abandoned(ctx context.Context) ([]string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id FROM sessions
-		WHERE state = 'active' AND owner IS NOT NULL AND lease_until < now()
-		ORDER BY lease_until LIMIT $1`, sweepBatch)
+		WHERE state = 'active' AND owner IS NOT NULL AND lease_until < now() - $2::interval
+		ORDER BY lease_until LIMIT $1`, sweepBatch, interval(s.ttl))
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: sweep: %w", err)
 	}

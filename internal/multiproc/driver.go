@@ -2,6 +2,7 @@ package multiproc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -32,7 +33,8 @@ type Driver struct {
 
 	ackedMu sync.Mutex
 	acked   []Acked
-	failed  atomic.Int64
+	failed  atomic.Int64 // refused (an RPC error)
+	unknown atomic.Int64 // no answer (the node died): maybe accepted
 	errs    []error
 
 	stop context.CancelFunc
@@ -133,13 +135,24 @@ func (d *Driver) sendOne(ctx context.Context, i int64) bool {
 	d.mu.RUnlock()
 	defer wg.Done()
 	id, err := home.Followup(context.WithoutCancel(ctx), parent, child, fmt.Sprintf("reply pong %d", i))
+	if err != nil {
+		err = fmt.Errorf("%w (to child %s through node %s)", err, child, home.Name)
+	}
 	d.record(Acked{Node: home.Name, Child: child, MessageID: id}, err)
 	return true
 }
 
+// record files one send's outcome: acknowledged, refused, or without an
+// answer (the transport failed: a killed node's outcome is unknown, so it
+// is neither checked nor counted as refused).
 func (d *Driver) record(a Acked, err error) {
 	d.ackedMu.Lock()
 	defer d.ackedMu.Unlock()
+	var refused *RPCError
+	if err != nil && !errors.As(err, &refused) {
+		d.unknown.Add(1)
+		return
+	}
 	if err != nil {
 		d.failed.Add(1)
 		if len(d.errs) < 5 {
@@ -149,6 +162,10 @@ func (d *Driver) record(a Acked, err error) {
 	}
 	d.acked = append(d.acked, a)
 }
+
+// Unanswered is the number of sends that got no answer (their node
+// died).
+func (d *Driver) Unanswered() int { return int(d.unknown.Load()) }
 
 // Wait stops the workers and returns every acknowledged follow-up, the
 // number refused and the first few refusals.

@@ -28,8 +28,10 @@ func TestMain(m *testing.M) { pgtest.Main(m, &cluster) }
 // `make stress` runs it longer.
 var loadFor = flag.Duration("multiproc.load", 300*time.Millisecond, "how long each multi-process scenario drives load around its fault")
 
-// ttl is the nodes' lease TTL: short, so a takeover waits little.
-const ttl = time.Second
+// ttl is the nodes' lease TTL: short, so a takeover waits little, yet
+// long enough that a node of a loaded machine (the race detector, other
+// tests) renews in time.
+const ttl = 2 * time.Second
 
 // bound is the most any wait on the nodes or the store may take before
 // the test fails naming what it waited for.
@@ -37,10 +39,11 @@ const bound = time.Minute
 
 // world is one test's store and the binary its nodes run.
 type world struct {
-	t   *testing.T
-	bin string
-	dsn string
-	ctx context.Context
+	t     *testing.T
+	bin   string
+	dsn   string
+	ctx   context.Context
+	nodes []*Node // every node started, in order
 }
 
 func newWorld(t *testing.T, bin string) *world {
@@ -55,6 +58,7 @@ func (w *world) start(name string) *Node {
 	w.t.Helper()
 	n, err := Start(w.bin, w.dsn, name, ttl)
 	require.NoError(w.t, err)
+	w.nodes = append(w.nodes, n)
 	w.t.Cleanup(func() {
 		if !n.Exited() {
 			_ = n.Resume()
@@ -97,6 +101,11 @@ func (w *world) awaitLogged(child, msgID string) {
 func (w *world) finish(d *Driver, extra []Acked, nodes ...*Node) Report {
 	w.t.Helper()
 	acked, failed, errs := d.Wait()
+	if failed > 0 {
+		for _, n := range w.nodes {
+			w.t.Logf("node %s stderr:\n%s", n.Name, n.Stderr())
+		}
+	}
 	require.Zero(w.t, failed, "follow-ups refused: %v", errs)
 	acked = append(acked, extra...)
 	ctx, cancel := context.WithTimeout(w.ctx, bound)
@@ -150,10 +159,9 @@ func killMidTurn(t *testing.T, w *world) {
 	d := NewDriver()
 	parent, children := w.family(d, a, 2)
 	w.family(d, b, 3)
-	d.Quiet(a) // a's children get only the long turn: a follow-up queued behind it dies with a (no durable inbox yet)
-	d.Run(2)
-	long, err := a.Followup(w.ctx, parent, children[0], "sleep 10m")
+	long, err := a.Followup(w.ctx, parent, children[0], "sleep 10m") // the driver's follow-ups queue behind it
 	require.NoError(t, err)
+	d.Run(2)
 	w.awaitLogged(children[0], long)
 	orphanParent, orphans, err := a.CreateParent(w.ctx, 1) // nobody prompts them after the kill
 	require.NoError(t, err)
@@ -162,11 +170,13 @@ func killMidTurn(t *testing.T, w *world) {
 	w.awaitLogged(orphans[0], orphaned)
 	sleepFor(*loadFor)
 	a.Kill()
+	d.Quiet(a)
+	t.Logf("%d follow-ups sent to node a got no answer (killed)", d.Unanswered())
 
 	_, err = c.TakeOver(w.ctx, parent, ttl/10) // refused until a's lease expired (the checker reads when)
 	require.NoError(t, err)
-	d.Rehome(parent, c)
 	after := followup(t, w, c, parent, children[0], "reply after the takeover")
+	d.Rehome(parent, c) // once the child is taken over too: its lease may outlive its parent's
 	sleepFor(*loadFor)
 	requireOneCatalog(t, w, parent, children, b, c)
 	awaitSwept(t, w, orphans[0])
@@ -198,8 +208,8 @@ func pausePastTTL(t *testing.T, w *world) {
 
 	_, err = b.TakeOver(w.ctx, parent, ttl/10)
 	require.NoError(t, err)
-	d.Rehome(parent, b)
 	after := followup(t, w, b, parent, children[0], "reply after the takeover")
+	d.Rehome(parent, b)
 	w.awaitLogged(children[0], after)
 	require.NoError(t, a.Resume())
 	awaitStderr(t, w, a, "FENCED", "is no longer the current lease; nothing was written") // its next append, refused
