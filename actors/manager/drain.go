@@ -3,10 +3,11 @@ package manager
 import (
 	"cmp"
 	"context"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"slices"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/durable"
 )
 
 // DrainContinuableDescendants closes admission below each exact live parent
@@ -18,8 +19,11 @@ import (
 // DRAINING), and the call returns once every selected forest is released.
 // The cut-off lasts until that exact parent leaves the registry; a parent
 // that is itself a continuable child stays resident. Unrelated forests keep
-// running. A failed branch is still released; the failures are aggregated
-// as ACTIVATION_TEARDOWN_FAILED. It blocks until done or ctx is done.
+// running. With a durable inbox the cut-off is also recorded in the
+// store, before the wait, so other processes' admissions below the
+// parents are refused too. A failed branch is still released; the
+// failures are aggregated as ACTIVATION_TEARDOWN_FAILED. It blocks until
+// done or ctx is done.
 func (m *Manager) DrainContinuableDescendants(ctx context.Context, parents []*parent.Handle) error {
 	if err := fault.Cancellation(ctx, ctx.Err()); err != nil {
 		return err
@@ -65,11 +69,28 @@ func (m *Manager) drainScoped(parents []*parent.Handle, done func(error)) {
 		disposals[i] = m.dispose(t) // and, top-down, every target below it
 	}
 	go func() {
+		m.closeDurableAdmission(roots)
 		for _, mat := range mats {
 			<-mat.done
 		}
 		done(aggregate("scoped", waitAll(disposals)))
 	}()
+}
+
+// closeDurableAdmission records the cut-off below each root in the
+// store's durable inbox, so that an admission from another process is
+// refused with DRAINING as well (this process's are refused by the
+// actor's cut-off already). A store that fails to record it is logged.
+func (m *Manager) closeDurableAdmission(roots []*parent.Handle) {
+	if m.inbox == nil {
+		return
+	}
+	for _, root := range roots {
+		epoch := durable.LiveEpoch(root.Session())
+		if err := m.inbox.CloseAdmission(context.Background(), root.ID(), epoch); err != nil {
+			m.logger.Warn("subagent: the drain's cut-off was not recorded in the durable inbox", "parent", root.ID(), "err", err)
+		}
+	}
 }
 
 // exactRoots keeps the parents that are the registry's exact live entry.

@@ -128,3 +128,29 @@ func TestFollowupsRacingADrainAreRefusedOrSettledNeverBoth(t *testing.T) {
 		require.Empty(t, pending, "nothing acknowledged is left to replay, nothing refused is pending")
 	})
 }
+
+// A drain's cut-off is recorded in the durable inbox: an admission below
+// the drained parent from another process (straight to the store, at the
+// parent's live epoch) is refused with DRAINING until the parent leaves.
+func TestADrainClosesAdmissionInTheStoreForOtherProcesses(t *testing.T) {
+	onDurableStores(t, func(t *testing.T, open func() session.Fenced) {
+		store := open()
+		f := newFixture(t, withStore(store))
+		child := f.start(f.parent, "silent")
+		f.settled(child, 1)
+		epoch := durable.LiveEpoch(f.parent.Session())
+		in, ok := durable.Of(store)
+		require.True(t, ok)
+		_, err := in.Admit(bg, child, durableMessage(t, "before", f.parent.ID(), epoch))
+		require.NoError(t, err, "admission is open before the drain")
+		require.NoError(t, f.m.DrainContinuableDescendants(bg, []*parent.Handle{f.parent}))
+		_, err = in.Admit(bg, child, durableMessage(t, "after", f.parent.ID(), epoch))
+		require.ErrorIs(t, err, fault.Draining)
+	})
+}
+
+func durableMessage(t *testing.T, id, from string, epoch int64) durable.Admission {
+	body, err := event.Encode(event.UserMessage{Role: event.RoleUser, ID: id, Content: event.Text(id), Source: event.Source{Kind: event.SourceUser}})
+	require.NoError(t, err)
+	return durable.Admission{MessageID: id, From: from, FromEpoch: epoch, Body: body}
+}
