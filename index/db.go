@@ -23,9 +23,11 @@ const FileName = "session-query.db"
 // original harness's search index uses another id.
 const applicationID = 0x44534841
 
-// schemaVersion is PRAGMA user_version of the schema below. An index of an
-// older version is rebuilt; one of a newer version is refused.
-const schemaVersion = 2
+// schemaVersion is PRAGMA user_version of the schema below and of the
+// text searchText extracts (3: a turn's end, a failed tool's error and
+// todos as the original indexes them). An index of an older version is
+// rebuilt; one of a newer version is refused.
+const schemaVersion = 3
 
 var schema = []string{
 	`CREATE TABLE state(singleton INTEGER PRIMARY KEY CHECK (singleton = 1), structure TEXT NOT NULL) STRICT`,

@@ -280,48 +280,58 @@ func (d *DB) Titles(ctx context.Context) (map[string]Title, error) {
 	return out, nil
 }
 
-// snippet turns highlighted text into at most snippetRunes code points
-// around its first match: markers removed, whitespace runs made single
-// spaces, an ellipsis where text was cut.
+// snippet is the original's excerpt of highlighted text: markers removed,
+// white space runs made single spaces (plainText); a text of at most
+// snippetRunes code points is whole; a longer one is a window of
+// snippetRunes code points that opens snippetRunes/3 before the first match
+// ("…" where text was cut, counted in the window) and, when it reaches the
+// end, widens backwards instead of closing with "…". The cut keeps the
+// characters at its edges, spaces too.
 func snippet(highlighted string) string {
-	runes := []rune(strings.Join(strings.Fields(highlighted), " "))
-	first := 0
-	for i, r := range runes {
-		if r == markOpen {
-			first = i
-			break
+	text, match := plainText(highlighted)
+	if len(text) <= snippetRunes {
+		return string(text)
+	}
+	start := max(0, min(match, len(text)-1)-snippetRunes/3)
+	prefix := ""
+	if start > 0 {
+		prefix = "…"
+	}
+	width := snippetRunes - utf8.RuneCountInString(prefix)
+	if start+width-1 >= len(text) { // no room for a closing "…": end at the end
+		return prefix + string(text[len(text)-width:])
+	}
+	return prefix + string(text[start:start+width-1]) + "…"
+}
+
+// plainText is highlighted text without its markers, with each run of
+// white space (as JavaScript's \s has it) made one space and none at
+// either end, and the code-point offset of its first match (0 if none).
+func plainText(highlighted string) (text []rune, match int) {
+	match = -1
+	for _, r := range highlighted {
+		switch {
+		case r == markOpen:
+			if match < 0 {
+				match = len(text)
+			}
+		case r == markClose:
+		case jsSpace(r):
+			if len(text) > 0 && text[len(text)-1] != ' ' {
+				text = append(text, ' ')
+			}
+		default:
+			text = append(text, r)
 		}
 	}
-	var plain []rune
-	start := -1
-	for i, r := range runes {
-		if r == markOpen || r == markClose {
-			continue
-		}
-		if start < 0 && i >= first-snippetRunes/3 {
-			start = len(plain)
-		}
-		plain = append(plain, r)
+	if n := len(text); n > 0 && text[n-1] == ' ' {
+		text = text[:n-1]
 	}
-	if start < 0 {
-		start = 0
-	}
-	cutStart, cutEnd := start > 0, start+snippetRunes < len(plain)
-	budget := snippetRunes
-	if cutStart {
-		budget--
-	}
-	if cutEnd || start+budget < len(plain) {
-		budget--
-		cutEnd = true
-	}
-	end := min(len(plain), start+budget)
-	out := strings.TrimFunc(string(plain[start:end]), unicode.IsSpace)
-	if cutStart {
-		out = "…" + out
-	}
-	if cutEnd {
-		out += "…"
-	}
-	return out
+	return text, max(match, 0)
+}
+
+// jsSpace reports whether JavaScript's \s matches r: Unicode's white space
+// and U+FEFF, but not U+0085.
+func jsSpace(r rune) bool {
+	return r == '\uFEFF' || (unicode.IsSpace(r) && r != '\u0085')
 }

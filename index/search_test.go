@@ -3,11 +3,12 @@ package index
 import (
 	"context"
 	"encoding/json"
-	"github.com/dsh-actors/dsh-actors/fault"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -118,6 +119,23 @@ func TestSnippetsAreBoundedInCodePoints(t *testing.T) {
 	require.Equal(t, "short", snippet("short"))
 }
 
+// testdata/snippets.json holds highlighted texts (markers U+FDD0/U+FDD1
+// around each match) and the snippets the original's search makes of them
+// at 240 code points: a text that fits is whole, the window opens 80 code
+// points before the first match and widens backwards when it reaches the
+// end, the cut keeps the characters at its edges (spaces too), and white
+// space is JavaScript's (U+FEFF is, U+0085 is not).
+func TestSnippetsAreTheOriginals(t *testing.T) {
+	raw, err := os.ReadFile("testdata/snippets.json")
+	require.NoError(t, err)
+	var cases map[string]struct{ Highlighted, Want string }
+	require.NoError(t, json.Unmarshal(raw, &cases))
+	require.NotEmpty(t, cases)
+	for name, c := range cases {
+		require.Equal(t, c.Want, snippet(c.Highlighted), name)
+	}
+}
+
 func FuzzSearchPhrase(f *testing.F) {
 	for _, seed := range []string{`a "b" c`, `NOT x`, `x*`, `col:y`, `""""`, "\uFDD0x", " \t\n", "NEAR(a b, 2)", "\xff"} {
 		f.Add(seed)
@@ -159,5 +177,24 @@ func TestTheUnindexedSearchAnswersAlike(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, want, got, "%q limit %d", phrase, limit)
 		}
+	}
+}
+
+// testdata/search-text.json holds events and the text the original's
+// search indexes for each: a turn's failure as "error", its message and
+// code; the kind of an aborted, disposed, max-tokens or interrupted turn
+// (nothing for other kinds); a failed tool's error name and code after
+// its result; each todo's status and content.
+func TestSearchTextIsTheOriginals(t *testing.T) {
+	raw, err := os.ReadFile("testdata/search-text.json")
+	require.NoError(t, err)
+	var cases map[string]struct {
+		Event session.Event
+		Want  string
+	}
+	require.NoError(t, json.Unmarshal(raw, &cases))
+	require.NotEmpty(t, cases)
+	for name, c := range cases {
+		require.Equal(t, c.Want, searchText(c.Event), name)
 	}
 }

@@ -20,18 +20,20 @@ type looseMessage struct {
 	} `json:"message"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
-	Reason    *struct {
-		Kind    string `json:"kind"`
-		Message string `json:"message"`
-		Code    string `json:"code"`
-	} `json:"reason"`
-	Kind    string `json:"kind"`
-	Error   any    `json:"error"`
-	Failure *struct {
-		Message string `json:"message"`
-		Code    string `json:"code"`
-	} `json:"failure"`
+	Reason    json.RawMessage `json:"reason"` // turn/end
+	Error     *struct {       // tool/result: the failed tool's error
+		Name string `json:"name"`
+		Code string `json:"code"`
+	} `json:"error"`
+	Todos []struct { // todo/write
+		Content string `json:"content"`
+		Status  string `json:"status"`
+	} `json:"todos"`
 }
+
+// typeTodoWrite is the original's todo list event, which this runtime
+// reads but never writes.
+const typeTodoWrite = "todo/write"
 
 type looseBlock struct {
 	Type      string          `json:"type"`
@@ -41,10 +43,12 @@ type looseBlock struct {
 	Content   json.RawMessage `json:"content"`
 }
 
-// searchText is the text of one event that search matches: the visible
-// text of messages (text blocks, tool-call names and arguments, tool
-// results; never reasoning), a tool call's name and arguments, and a
-// turn's failure. Other events have none ("").
+// searchText is the text of one event that search matches, as the
+// original extracts it: the visible text of messages (text blocks,
+// tool-call names and arguments, tool results; never reasoning), then a
+// failed tool's error name and code; a tool call's name and arguments;
+// each todo's status and content; a turn's end (turnEndTexts). Other
+// events have none ("").
 func searchText(e session.Event) string {
 	var m looseMessage
 	if json.Unmarshal(e.Data, &m) != nil {
@@ -58,10 +62,17 @@ func searchText(e session.Event) string {
 			blocks = m.Message.Content
 		}
 		parts = blockTexts(parts, blocks)
+		if e.Type == event.TypeToolResult && m.Error != nil {
+			parts = append(parts, m.Error.Name, m.Error.Code)
+		}
 	case event.TypeToolCall:
 		parts = append(parts, m.Name, argumentsText(m.Arguments))
+	case typeTodoWrite:
+		for _, todo := range m.Todos {
+			parts = append(parts, todo.Status, todo.Content)
+		}
 	case event.TypeTurnEnd:
-		parts = turnEndTexts(parts, m)
+		parts = turnEndTexts(parts, m.Reason)
 	}
 	return joinParts(parts)
 }
@@ -86,21 +97,23 @@ func blockTexts(parts []string, blocks []looseBlock) []string {
 	return parts
 }
 
-func turnEndTexts(parts []string, m looseMessage) []string {
-	if m.Reason != nil {
-		parts = append(parts, m.Reason.Message, m.Reason.Code)
-		if m.Reason.Kind != "completed" {
-			parts = append(parts, m.Reason.Kind)
+// turnEndTexts is the text of a turn/end reason: "error" with the
+// failure's message and code (later versions' {error} shape: its message
+// only); the kind of an aborted, disposed, max-tokens or interrupted turn;
+// nothing for any other kind.
+func turnEndTexts(parts []string, raw json.RawMessage) []string {
+	var r event.Reason
+	if len(raw) == 0 || json.Unmarshal(raw, &r) != nil {
+		return parts
+	}
+	switch r.Kind {
+	case event.ReasonError:
+		if r.Error != nil {
+			return append(parts, "error", r.Error.Message)
 		}
-	}
-	if m.Kind != "" && m.Kind != "completed" {
-		parts = append(parts, m.Kind)
-	}
-	if m.Failure != nil {
-		parts = append(parts, m.Failure.Message, m.Failure.Code)
-	}
-	if s, ok := m.Error.(string); ok {
-		parts = append(parts, s)
+		return append(parts, "error", r.Text(), r.ErrorCode())
+	case event.ReasonAborted, event.ReasonDisposed, event.ReasonMaxTokens, event.ReasonInterrupted:
+		return append(parts, r.Kind)
 	}
 	return parts
 }
