@@ -16,9 +16,9 @@ import (
 // ignored. Its signature is a Factory.
 func Scripted(Options) Agent { return Func(runScript) }
 
-// ErrNoSubagents fails a scripted spawn or send when the runtime has no
+// errNoSubagents fails a scripted spawn or send when the runtime has no
 // subagent service.
-var ErrNoSubagents = errors.New("scripted: no subagent service")
+var errNoSubagents = errors.New("scripted: no subagent service")
 
 // command is one parsed script line: the command word and its argument.
 type command struct {
@@ -154,7 +154,7 @@ func start(ctx context.Context, host Host, how, arg string) (StopReason, error) 
 	}
 	subagents := host.Subagents()
 	if subagents == nil {
-		return Error, ErrNoSubagents
+		return Error, errNoSubagents
 	}
 	begin, done := subagents.Spawn, "spawned "
 	if how == "fork" {
@@ -204,7 +204,7 @@ func send(ctx context.Context, host Host, arg string) (StopReason, error) {
 	}
 	subagents := host.Subagents()
 	if subagents == nil {
-		return Error, ErrNoSubagents
+		return Error, errNoSubagents
 	}
 	messageID, err := subagents.Send(ctx, childID, text)
 	if err != nil {

@@ -126,7 +126,7 @@ func TestScriptedWithoutSubagentsFails(t *testing.T) {
 	for _, text := range []string{"spawn a: b", "fork a: b", "send a: b"} {
 		stop, err := runText(t, &fakeHost{}, text)
 		require.Equal(t, Error, stop)
-		require.ErrorIs(t, err, ErrNoSubagents)
+		require.ErrorIs(t, err, errNoSubagents)
 	}
 }
 
