@@ -1,6 +1,10 @@
 package agent
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/dsh-actors/dsh-actors/event"
+)
 
 // Default attribution of assistant messages when Options leave them empty.
 // The session format requires a non-empty provider and model on every
@@ -29,16 +33,9 @@ type Options struct {
 	// Persona replaces the deployment persona when set.
 	Persona string
 	// ToolFilter restricts the agent's tools when set.
-	ToolFilter *ToolFilter
+	ToolFilter *event.ToolFilter
 	// Resumed is true when the agent is rebuilt from a stored log.
 	Resumed bool
-}
-
-// ToolFilter restricts which tools an agent may use: only Allow (when
-// set), never Deny.
-type ToolFilter struct {
-	Allow []string `json:"allow,omitempty"`
-	Deny  []string `json:"deny,omitempty"`
 }
 
 // Factory builds the Agent for one live agent. It must not block.

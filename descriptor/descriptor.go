@@ -3,29 +3,24 @@ package descriptor
 import (
 	"slices"
 	"unicode/utf8"
+
+	"github.com/dsh-actors/dsh-actors/event"
 )
 
 // Version is the only descriptor version this build reads and writes.
 const Version = 1
 
-// ToolFilter restricts the tools a child may use. A nil list is absent and
-// omitted; a non-nil empty list is present and written as [].
-type ToolFilter struct {
-	Allow []string `json:"allow,omitzero"`
-	Deny  []string `json:"deny,omitzero"`
-}
-
 // Data is a valid version-1 payload. Marshalled with encoding/json it
 // writes the keys in the original's order (version, provider, label,
 // agentProvider, agentModel, persona, toolFilter) and omits absent optionals.
 type Data struct {
-	Version       int         `json:"version"`
-	Provider      string      `json:"provider"`
-	Label         string      `json:"label"`
-	AgentProvider string      `json:"agentProvider,omitempty"`
-	AgentModel    string      `json:"agentModel,omitempty"`
-	Persona       string      `json:"persona,omitempty"`
-	ToolFilter    *ToolFilter `json:"toolFilter,omitempty"`
+	Version       int               `json:"version"`
+	Provider      string            `json:"provider"`
+	Label         string            `json:"label"`
+	AgentProvider string            `json:"agentProvider,omitempty"`
+	AgentModel    string            `json:"agentModel,omitempty"`
+	Persona       string            `json:"persona,omitempty"`
+	ToolFilter    *event.ToolFilter `json:"toolFilter,omitempty"`
 }
 
 // Input is what a continuable start records: everything but the version.
@@ -36,7 +31,7 @@ type Input struct {
 	AgentProvider string
 	AgentModel    string
 	Persona       string
-	ToolFilter    *ToolFilter
+	ToolFilter    *event.ToolFilter
 }
 
 // Snapshot validates in and returns a detached version-1 payload that
@@ -83,9 +78,9 @@ func losslessJSON(in Input) bool {
 	return true
 }
 
-func cloneToolFilter(tf *ToolFilter) *ToolFilter {
+func cloneToolFilter(tf *event.ToolFilter) *event.ToolFilter {
 	if tf == nil {
 		return nil
 	}
-	return &ToolFilter{Allow: slices.Clone(tf.Allow), Deny: slices.Clone(tf.Deny)}
+	return &event.ToolFilter{Allow: slices.Clone(tf.Allow), Deny: slices.Clone(tf.Deny)}
 }

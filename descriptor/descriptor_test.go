@@ -26,7 +26,7 @@ func TestSnapshotOmitsAbsentFields(t *testing.T) {
 func TestSnapshotWritesKeysInTheOriginalOrderAndRoundTrips(t *testing.T) {
 	d, err := Snapshot(Input{
 		Provider: "spawn", Label: "l", AgentProvider: "ap", AgentModel: "am", Persona: "p",
-		ToolFilter: &ToolFilter{Allow: []string{"read"}, Deny: []string{}},
+		ToolFilter: &event.ToolFilter{Allow: []string{"read"}, Deny: []string{}},
 	})
 	require.NoError(t, err)
 	raw := marshal(t, d)
@@ -38,7 +38,7 @@ func TestSnapshotWritesKeysInTheOriginalOrderAndRoundTrips(t *testing.T) {
 }
 
 func TestSnapshotAcceptsAllowOnlyOrDenyOnly(t *testing.T) {
-	for _, tf := range []*ToolFilter{{Allow: []string{"a"}}, {Deny: []string{"d"}}} {
+	for _, tf := range []*event.ToolFilter{{Allow: []string{"a"}}, {Deny: []string{"d"}}} {
 		d, err := Snapshot(Input{Provider: "spawn", Label: "l", ToolFilter: tf})
 		require.NoError(t, err)
 		back, err := Parse(json.RawMessage(marshal(t, d)))
@@ -48,12 +48,12 @@ func TestSnapshotAcceptsAllowOnlyOrDenyOnly(t *testing.T) {
 }
 
 func TestSnapshotDetachesItsInput(t *testing.T) {
-	tf := &ToolFilter{Allow: []string{"read"}, Deny: []string{"write"}}
+	tf := &event.ToolFilter{Allow: []string{"read"}, Deny: []string{"write"}}
 	d, err := Snapshot(Input{Provider: "spawn", Label: "l", ToolFilter: tf})
 	require.NoError(t, err)
 	tf.Allow[0], tf.Deny[0] = "changed", "changed"
 	tf.Allow = append(tf.Allow, "more")
-	require.Equal(t, &ToolFilter{Allow: []string{"read"}, Deny: []string{"write"}}, d.ToolFilter)
+	require.Equal(t, &event.ToolFilter{Allow: []string{"read"}, Deny: []string{"write"}}, d.ToolFilter)
 }
 
 func TestSnapshotRejectsInvalidInput(t *testing.T) {
@@ -63,9 +63,9 @@ func TestSnapshotRejectsInvalidInput(t *testing.T) {
 	}{
 		"missing provider": {Input{Label: "l"}, "subagent descriptor provider is required"},
 		"missing label":    {Input{Provider: "spawn"}, "subagent descriptor label is required"},
-		"empty tool filter": {Input{Provider: "spawn", Label: "l", ToolFilter: &ToolFilter{}},
+		"empty tool filter": {Input{Provider: "spawn", Label: "l", ToolFilter: &event.ToolFilter{}},
 			"subagent descriptor toolFilter must declare allow and/or deny"},
-		"invalid utf-8": {Input{Provider: "spawn", Label: "l", ToolFilter: &ToolFilter{Deny: []string{"\xff"}}},
+		"invalid utf-8": {Input{Provider: "spawn", Label: "l", ToolFilter: &event.ToolFilter{Deny: []string{"\xff"}}},
 			"subagent descriptor is not losslessly JSON-serializable"},
 	}
 	for name, tc := range cases {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+
+	"github.com/dsh-actors/dsh-actors/event"
 )
 
 // allowedKeys is the version-1 key set.
@@ -85,7 +87,7 @@ func rebuild(fields map[string]json.RawMessage) (Data, error) {
 	return d, nil
 }
 
-func parseToolFilter(raw json.RawMessage) (*ToolFilter, error) {
+func parseToolFilter(raw json.RawMessage) (*event.ToolFilter, error) {
 	keys, fields, ok := decodeObject(raw)
 	if !ok {
 		return nil, corrupt("toolFilter must be an object")
@@ -93,7 +95,7 @@ func parseToolFilter(raw json.RawMessage) (*ToolFilter, error) {
 	if key, found := firstUnknown(keys, map[string]bool{"allow": true, "deny": true}); found {
 		return nil, corrupt(`toolFilter has unknown field "` + key + `"`)
 	}
-	tf := &ToolFilter{}
+	tf := &event.ToolFilter{}
 	lists := []*[]string{&tf.Allow, &tf.Deny}
 	for i, key := range []string{"allow", "deny"} {
 		raw, present := fields[key]

@@ -183,6 +183,14 @@ type AdapterDefaults struct {
 	MaxTokens       bool `json:"maxTokens,omitempty"`
 }
 
+// ToolFilter restricts which tools an agent may use: only Allow (when
+// set), never Deny. In a subagent descriptor a nil list is absent and
+// omitted; a non-nil empty list is present and written as [].
+type ToolFilter struct {
+	Allow []string `json:"allow,omitzero"`
+	Deny  []string `json:"deny,omitzero"`
+}
+
 // ToolSpec is one tool offered to the model: {name, description,
 // parameters (a JSON schema)}.
 type ToolSpec struct {

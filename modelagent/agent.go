@@ -187,7 +187,7 @@ func (l *loop) tools(host agent.Host) (*parent.Handle, *registry, error) {
 }
 
 // allowed applies a tool filter: only Allow (when set), never Deny.
-func allowed(f *agent.ToolFilter, name string) bool {
+func allowed(f *event.ToolFilter, name string) bool {
 	if f == nil {
 		return true
 	}

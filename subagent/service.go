@@ -9,7 +9,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
-	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -23,7 +22,7 @@ type AgentOptions struct {
 }
 
 // ToolFilter restricts a child's tools (allow and/or deny lists).
-type ToolFilter = descriptor.ToolFilter
+type ToolFilter = event.ToolFilter
 
 // ContinuableSpec names the provider that prepares a continuable child,
 // the child's durable label and its request.

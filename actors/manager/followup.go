@@ -159,7 +159,7 @@ func (m *Manager) coldResume(ctx context.Context, req followupReq, done func(str
 // composition it declared, nothing it did not (no max tokens; no runtime
 // depth: the header's delegationDepth is the floor).
 func resumeSpec(d descriptor.Data) parent.Spec {
-	return parent.Spec{Provider: d.AgentProvider, Model: d.AgentModel, Persona: d.Persona, ToolFilter: agentToolFilter(d.ToolFilter)}
+	return parent.Spec{Provider: d.AgentProvider, Model: d.AgentModel, Persona: d.Persona, ToolFilter: d.ToolFilter}
 }
 
 // admitResume checks a loaded log before anything is rebuilt and returns

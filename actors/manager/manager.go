@@ -9,7 +9,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/dsh-actors/dsh-actors/internal/durable"
@@ -36,7 +35,7 @@ type Request struct {
 	MaxDepth *int
 	// ToolFilter and Persona are the child's composition (optional); they
 	// are recorded in the descriptor and reapplied on cold resume.
-	ToolFilter *descriptor.ToolFilter
+	ToolFilter *event.ToolFilter
 	Persona    string
 }
 

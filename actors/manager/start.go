@@ -125,16 +125,8 @@ func childSpec(parentSpec parent.Spec, req Request, depth int) parent.Spec {
 		spec.Model = cmp.Or(o.Model, spec.Model)
 	}
 	spec.SubagentDepth = depth
-	spec.Persona, spec.ToolFilter = req.Persona, agentToolFilter(req.ToolFilter)
+	spec.Persona, spec.ToolFilter = req.Persona, req.ToolFilter
 	return spec
-}
-
-// agentToolFilter converts the descriptor's tool filter for the factory.
-func agentToolFilter(tf *descriptor.ToolFilter) *agent.ToolFilter {
-	if tf == nil {
-		return nil
-	}
-	return &agent.ToolFilter{Allow: tf.Allow, Deny: tf.Deny}
 }
 
 // prepareSeed runs the provider's continuable preparation (off the actor).

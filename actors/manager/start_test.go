@@ -167,7 +167,7 @@ func TestStartChecksTheDepthCap(t *testing.T) {
 func TestStartRecordsCompositionInTheDescriptor(t *testing.T) {
 	f := newFixture(t)
 	spec := f.spec(f.parent, "hi")
-	spec.Request.ToolFilter = &descriptor.ToolFilter{Deny: []string{"noop"}}
+	spec.Request.ToolFilter = &event.ToolFilter{Deny: []string{"noop"}}
 	spec.Request.Persona = "a careful reviewer"
 	s, err := f.m.StartContinuable(bg, spec)
 	require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
@@ -47,7 +48,7 @@ type Spec struct {
 	MaxTokens     int
 	SubagentDepth int
 	Persona       string
-	ToolFilter    *agent.ToolFilter
+	ToolFilter    *event.ToolFilter
 	// Agent, when non-nil, is used instead of calling the factory.
 	Agent agent.Agent
 	// Owner is the live agent whose subagent service started this one (a
