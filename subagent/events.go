@@ -63,14 +63,6 @@ func runEndInfo(e manager.RunEndInfo) RunEndInfo {
 		LastAssistantMessage: e.LastAssistantMessage, DiscardedFollowups: e.DiscardedFollowups}
 }
 
-// The lifecycle event types.
-const (
-	EventStart           = event.TypeSubagentStart
-	EventEnd             = event.TypeSubagentEnd
-	EventProviderAdded   = event.TypeSubagentProviderAdded
-	EventProviderRemoved = event.TypeSubagentProviderRemoved
-)
-
 // Event is one lifecycle event: *StartEvent, *EndEvent, *ProviderAdded or
 // *ProviderRemoved.
 type Event interface {
@@ -93,16 +85,16 @@ type ProviderAdded struct{ Provider Provider }
 type ProviderRemoved struct{ Name string }
 
 // Type returns "subagent/start".
-func (*StartEvent) Type() string { return EventStart }
+func (*StartEvent) Type() string { return event.TypeSubagentStart }
 
 // Type returns "subagent/end".
-func (*EndEvent) Type() string { return EventEnd }
+func (*EndEvent) Type() string { return event.TypeSubagentEnd }
 
 // Type returns "subagent/provider-added".
-func (*ProviderAdded) Type() string { return EventProviderAdded }
+func (*ProviderAdded) Type() string { return event.TypeSubagentProviderAdded }
 
 // Type returns "subagent/provider-removed".
-func (*ProviderRemoved) Type() string { return EventProviderRemoved }
+func (*ProviderRemoved) Type() string { return event.TypeSubagentProviderRemoved }
 
 // emitter fans events out to listeners in subscription order, each called
 // synchronously on the emitting goroutine.

@@ -121,13 +121,13 @@ func TestRegistersListsLooksUpStartsAndRemovesProviders(t *testing.T) {
 	remove()
 	require.Nil(t, s.GetProvider("alpha"))
 	require.Empty(t, s.List())
-	require.Equal(t, []string{EventProviderAdded, EventStart, EventEnd, EventProviderRemoved}, rec.types())
+	require.Equal(t, []string{event.TypeSubagentProviderAdded, event.TypeSubagentStart, event.TypeSubagentEnd, event.TypeSubagentProviderRemoved}, rec.types())
 }
 
 func TestRegistrationRollsBackWhenProviderAddedPanics(t *testing.T) {
 	s := detached(t)
 	s.Subscribe(func(ev Event) {
-		if ev.Type() == EventProviderAdded {
+		if ev.Type() == event.TypeSubagentProviderAdded {
 			panic("added boom")
 		}
 	})
