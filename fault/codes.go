@@ -47,9 +47,6 @@ const (
 	QueryAborted           Code = "SESSION_QUERY_ABORTED"
 	QueryEventNotFound     Code = "SESSION_QUERY_EVENT_NOT_FOUND"
 	QueryIndexFailed       Code = "SESSION_QUERY_INDEX_FAILED"
-	QueryInvalidConfig     Code = "SESSION_QUERY_INVALID_CONFIG"
-	QueryInvalidCursor     Code = "SESSION_QUERY_INVALID_CURSOR"
-	QueryInvalidFilter     Code = "SESSION_QUERY_INVALID_FILTER"
 	QueryInvalidLimit      Code = "SESSION_QUERY_INVALID_LIMIT"
 	QueryInvalidQuery      Code = "SESSION_QUERY_INVALID_QUERY"
 	QueryInvalidLineage    Code = "SESSION_QUERY_INVALID_LINEAGE"
@@ -57,7 +54,6 @@ const (
 	QueryInvalidWindow     Code = "SESSION_QUERY_INVALID_WINDOW"
 	QueryPersistenceFailed Code = "SESSION_QUERY_PERSISTENCE_FAILED"
 	QuerySessionNotFound   Code = "SESSION_QUERY_SESSION_NOT_FOUND"
-	QueryStaleCursor       Code = "SESSION_QUERY_STALE_CURSOR"
 	QuerySourceConflict    Code = "SESSION_QUERY_SOURCE_CONFLICT"
 )
 
