@@ -11,12 +11,9 @@
 // Snapshot builds a payload from Go values (validating and detaching them);
 // Parse checks a persisted payload rule by rule in the reference's order and
 // reports a malformed current-version payload as fault.DescriptorCorrupt and any other
-// version as fault.DescriptorUnsupported; Fold finds the first descriptor of a session's
-// own suffix (at or after its seedLength), so an ancestor's descriptor
-// replayed by a fork seed is ignored.
-//
-// The package depends on nothing internal: Fold takes a minimal Event
-// (type and raw payload), not session.Event.
+// version as fault.DescriptorUnsupported. The manager parses the first
+// descriptor of a session's own suffix (at or after its seedLength), so an
+// ancestor's descriptor replayed by a fork seed is ignored.
 //
 // Go has no "undefined": an optional string field that is empty is treated
 // as absent and omitted when the payload is written.

@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
@@ -174,22 +175,37 @@ func (m *Manager) admitResume(ctx context.Context, req followupReq, log *session
 	return continuationState(req.childID, log)
 }
 
-// continuationState folds the first descriptor of the log's own suffix.
+// continuationState parses the first descriptor of the log's own suffix,
+// the events from its seed length on (a fork seed's replayed ancestor
+// descriptor is ignored; later descriptors are not looked at). A log
+// without one, or with one of another version, has no continuation state
+// (NOT_RESUMABLE); a malformed one is fault.DescriptorCorrupt.
 func continuationState(childID string, log *session.Log) (descriptor.Data, error) {
-	seedLength := 0
-	if log.Header.SeedLength != nil {
-		seedLength = *log.Header.SeedLength
+	raw, ok := ownDescriptor(log)
+	if !ok {
+		return descriptor.Data{}, noContinuationState(childID)
 	}
-	events := make([]descriptor.Event, len(log.Events))
-	for i, e := range log.Events {
-		events[i] = descriptor.Event{Type: e.Type, Data: e.Data}
-	}
-	d, ok, err := descriptor.Fold(events, seedLength)
+	d, err := descriptor.Parse(raw)
 	switch {
-	case errors.Is(err, fault.DescriptorUnsupported), err == nil && !ok:
+	case errors.Is(err, fault.DescriptorUnsupported):
 		return descriptor.Data{}, noContinuationState(childID)
 	case err != nil:
 		return descriptor.Data{}, err
 	}
 	return d, nil
+}
+
+// ownDescriptor is the payload of the first descriptor event at or after
+// the log's seed length (a negative one counts as 0).
+func ownDescriptor(log *session.Log) (json.RawMessage, bool) {
+	seedLength := 0
+	if log.Header.SeedLength != nil {
+		seedLength = *log.Header.SeedLength
+	}
+	for _, e := range log.Events[min(max(seedLength, 0), len(log.Events)):] {
+		if e.Type == event.TypeSubagentDescriptor {
+			return e.Data, true
+		}
+	}
+	return nil, false
 }
