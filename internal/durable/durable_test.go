@@ -1,0 +1,46 @@
+package durable
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestMessageIDReadsTheUserMessageID(t *testing.T) {
+	for data, want := range map[string]string{
+		`{"role":"user","id":"m-1","content":[]}`: "m-1",
+		`{"role":"user","content":[]}`:            "",
+		`not json`:                                "",
+	} {
+		require.Equal(t, want, MessageID(json.RawMessage(data)), data)
+	}
+}
+
+type fakeStore struct{}
+
+type fakeInbox struct{ Inbox }
+
+func TestOfFindsOnlyARegisteredStore(t *testing.T) {
+	Register(func(store any) (Inbox, bool) {
+		_, ok := store.(fakeStore)
+		return fakeInbox{}, ok
+	})
+	in, ok := Of(fakeStore{})
+	require.True(t, ok)
+	require.Equal(t, fakeInbox{}, in)
+	_, ok = Of("another store")
+	require.False(t, ok)
+	_, ok = Of(nil)
+	require.False(t, ok)
+}
+
+func TestTheStoresErrorsCarryTheirCodes(t *testing.T) {
+	require.Equal(t, fault.Fenced, fault.CodeOf(Fenced("s", 3)))
+	require.EqualError(t, Fenced("s", 3), `session "s": epoch 3 is no longer the current lease; nothing was written`)
+	require.Equal(t, fault.LeaseHeld, fault.CodeOf(LeaseHeld("s", "this store")))
+}
