@@ -78,18 +78,6 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
-// migrate creates the schema under a transaction-scoped advisory lock, so
-// that processes opening one database at once do not race.
-func migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(4242001)`); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, schema)
-		return err
-	})
-}
-
 func defaultOwner() string {
 	host, _ := os.Hostname()
 	var b [4]byte
