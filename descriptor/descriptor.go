@@ -23,22 +23,13 @@ type Data struct {
 	ToolFilter    *event.ToolFilter `json:"toolFilter,omitempty"`
 }
 
-// Input is what a continuable start records: everything but the version.
-// Provider and Label are required; the other fields are optional.
-type Input struct {
-	Provider      string
-	Label         string
-	AgentProvider string
-	AgentModel    string
-	Persona       string
-	ToolFilter    *event.ToolFilter
-}
-
-// Snapshot validates in and returns a detached version-1 payload that
-// shares no memory with it. A missing provider or label, a tool filter that
-// declares neither list, or a string that is not valid UTF-8 (which JSON
-// cannot carry losslessly) is an error matching fault.DescriptorInvalid.
-func Snapshot(in Input) (Data, error) {
+// Snapshot validates what a continuable start records (in's Version is
+// ignored) and returns a detached version-1 payload that shares no memory
+// with it. Provider and Label are required; the other fields are optional.
+// A missing provider or label, a tool filter that declares neither list,
+// or a string that is not valid UTF-8 (which JSON cannot carry losslessly)
+// is an error matching fault.DescriptorInvalid.
+func Snapshot(in Data) (Data, error) {
 	if in.Provider == "" {
 		return Data{}, invalid("subagent descriptor provider is required")
 	}
@@ -64,7 +55,7 @@ func Snapshot(in Input) (Data, error) {
 
 // losslessJSON reports whether every string of in survives a JSON round
 // trip (encoding/json replaces invalid UTF-8 with U+FFFD).
-func losslessJSON(in Input) bool {
+func losslessJSON(in Data) bool {
 	strs := []string{in.Provider, in.Label, in.AgentProvider, in.AgentModel, in.Persona}
 	if in.ToolFilter != nil {
 		strs = append(strs, in.ToolFilter.Allow...)

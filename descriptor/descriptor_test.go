@@ -17,14 +17,14 @@ func marshal(t *testing.T, v any) string {
 }
 
 func TestSnapshotOmitsAbsentFields(t *testing.T) {
-	d, err := Snapshot(Input{Provider: "spawn", Label: "summarize the doc"})
+	d, err := Snapshot(Data{Provider: "spawn", Label: "summarize the doc"})
 	require.NoError(t, err)
 	require.JSONEq(t, `{"version":1,"provider":"spawn","label":"summarize the doc"}`, marshal(t, d))
 	require.Equal(t, `{"version":1,"provider":"spawn","label":"summarize the doc"}`, marshal(t, d))
 }
 
 func TestSnapshotWritesKeysInTheOriginalOrderAndRoundTrips(t *testing.T) {
-	d, err := Snapshot(Input{
+	d, err := Snapshot(Data{
 		Provider: "spawn", Label: "l", AgentProvider: "ap", AgentModel: "am", Persona: "p",
 		ToolFilter: &event.ToolFilter{Allow: []string{"read"}, Deny: []string{}},
 	})
@@ -37,9 +37,15 @@ func TestSnapshotWritesKeysInTheOriginalOrderAndRoundTrips(t *testing.T) {
 	require.Equal(t, d, back)
 }
 
+func TestSnapshotWritesTheCurrentVersionWhateverItIsGiven(t *testing.T) {
+	d, err := Snapshot(Data{Version: 7, Provider: "spawn", Label: "l"})
+	require.NoError(t, err)
+	require.Equal(t, Version, d.Version)
+}
+
 func TestSnapshotAcceptsAllowOnlyOrDenyOnly(t *testing.T) {
 	for _, tf := range []*event.ToolFilter{{Allow: []string{"a"}}, {Deny: []string{"d"}}} {
-		d, err := Snapshot(Input{Provider: "spawn", Label: "l", ToolFilter: tf})
+		d, err := Snapshot(Data{Provider: "spawn", Label: "l", ToolFilter: tf})
 		require.NoError(t, err)
 		back, err := Parse(json.RawMessage(marshal(t, d)))
 		require.NoError(t, err)
@@ -49,7 +55,7 @@ func TestSnapshotAcceptsAllowOnlyOrDenyOnly(t *testing.T) {
 
 func TestSnapshotDetachesItsInput(t *testing.T) {
 	tf := &event.ToolFilter{Allow: []string{"read"}, Deny: []string{"write"}}
-	d, err := Snapshot(Input{Provider: "spawn", Label: "l", ToolFilter: tf})
+	d, err := Snapshot(Data{Provider: "spawn", Label: "l", ToolFilter: tf})
 	require.NoError(t, err)
 	tf.Allow[0], tf.Deny[0] = "changed", "changed"
 	tf.Allow = append(tf.Allow, "more")
@@ -58,14 +64,14 @@ func TestSnapshotDetachesItsInput(t *testing.T) {
 
 func TestSnapshotRejectsInvalidInput(t *testing.T) {
 	cases := map[string]struct {
-		in  Input
+		in  Data
 		msg string
 	}{
-		"missing provider": {Input{Label: "l"}, "subagent descriptor provider is required"},
-		"missing label":    {Input{Provider: "spawn"}, "subagent descriptor label is required"},
-		"empty tool filter": {Input{Provider: "spawn", Label: "l", ToolFilter: &event.ToolFilter{}},
+		"missing provider": {Data{Label: "l"}, "subagent descriptor provider is required"},
+		"missing label":    {Data{Provider: "spawn"}, "subagent descriptor label is required"},
+		"empty tool filter": {Data{Provider: "spawn", Label: "l", ToolFilter: &event.ToolFilter{}},
 			"subagent descriptor toolFilter must declare allow and/or deny"},
-		"invalid utf-8": {Input{Provider: "spawn", Label: "l", ToolFilter: &event.ToolFilter{Deny: []string{"\xff"}}},
+		"invalid utf-8": {Data{Provider: "spawn", Label: "l", ToolFilter: &event.ToolFilter{Deny: []string{"\xff"}}},
 			"subagent descriptor is not losslessly JSON-serializable"},
 	}
 	for name, tc := range cases {

@@ -99,7 +99,7 @@ func (s *runtimeStack) settled(t *testing.T, parentID string, children int) []ca
 func (s *runtimeStack) plantCorruptChild(t *testing.T, parentID string) string {
 	t.Helper()
 	ctx := context.Background()
-	d, err := descriptor.Snapshot(descriptor.Input{Provider: "spawn", Label: "broken"})
+	d, err := descriptor.Snapshot(descriptor.Data{Provider: "spawn", Label: "broken"})
 	require.NoError(t, err)
 	data, err := json.Marshal(d)
 	require.NoError(t, err)

@@ -156,7 +156,7 @@ func TestTheIndexAnswersAlikeOverAZstdStore(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, writer.Create(ctx, session.Header{ID: "parent", CreatedAt: 1, Cwd: "/w"}, []session.Event{userText(0, "plan the zebra trip")}))
 	for i, label := range []string{"first zebra", "second"} {
-		d, err := descriptor.Snapshot(descriptor.Input{Provider: "spawn", Label: label})
+		d, err := descriptor.Snapshot(descriptor.Data{Provider: "spawn", Label: label})
 		require.NoError(t, err)
 		data, err := session.EncodeData(d)
 		require.NoError(t, err)

@@ -101,7 +101,7 @@ func (m *Manager) planStart(spec StartSpec) (startPlan, error) {
 		return startPlan{}, err
 	}
 	plan.route = childSpec(parentSpec, req, plan.depth)
-	plan.descriptor, err = descriptor.Snapshot(descriptor.Input{
+	plan.descriptor, err = descriptor.Snapshot(descriptor.Data{
 		Provider: spec.Provider, Label: spec.Label,
 		AgentProvider: plan.route.Provider, AgentModel: plan.route.Model,
 		Persona: req.Persona, ToolFilter: req.ToolFilter,
