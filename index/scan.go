@@ -9,14 +9,15 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // ScanSearch is the unindexed search: it lists the store and reads every
 // stored log (Inspect) to answer req as DB.Search does, with the same
 // ranking and snippets. Its tokens are runs of letters, digits and marks,
-// compared case-folded; FTS5's unicode61 also folds diacritics, which this
-// reader does not.
+// compared folded as FTS5's unicode61 folds them (fold).
 func ScanSearch(ctx context.Context, store session.Store, req SearchRequest) (Page, error) {
 	phrase, err := normalizePhrase(req.Phrase)
 	if err != nil {
@@ -79,15 +80,41 @@ func tokens(s string) []token {
 		case inToken && start < 0:
 			start = i
 		case !inToken && start >= 0:
-			out = append(out, token{strings.ToLower(s[start:i]), start, i})
+			out = append(out, token{fold(s[start:i]), start, i})
 			start = -1
 		}
 	}
 	if start >= 0 {
-		out = append(out, token{strings.ToLower(s[start:]), start, len(s)})
+		out = append(out, token{fold(s[start:]), start, len(s)})
 	}
 	return out
 }
+
+// fold is a token as unicode61 compares it: lower-cased, Latin letters
+// without their diacritics (é, Å, İ fold to e, a, i), and combining
+// diacritical marks (U+0300 to U+036F) dropped wherever they stand.
+func fold(tok string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(tok) {
+		if latin(r) {
+			for _, d := range norm.NFD.String(string(r)) {
+				if !combiningDiacritic(d) {
+					b.WriteRune(d)
+				}
+			}
+		} else if !combiningDiacritic(r) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// latin reports whether r is in the Latin blocks whose diacritics
+// unicode61 removes (Latin-1 to Latin Extended-B, Latin Extended
+// Additional).
+func latin(r rune) bool { return r < 0x250 || (r >= 0x1E00 && r <= 0x1EFF) }
+
+func combiningDiacritic(r rune) bool { return r >= 0x300 && r <= 0x36F }
 
 // matchEvent finds the phrase's instances in the event's text and
 // highlights them as FTS5's highlight() does.

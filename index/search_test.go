@@ -198,3 +198,20 @@ func TestSearchTextIsTheOriginals(t *testing.T) {
 		require.Equal(t, c.Want, searchText(c.Event), name)
 	}
 }
+
+// FTS5's unicode61 folds Latin diacritics (precomposed or combining) and
+// case; the unindexed scan must match the same events.
+func TestTheUnindexedSearchFoldsDiacriticsAsTheIndex(t *testing.T) {
+	db := searchWorld(t, session.Log{Header: session.Header{ID: "a", CreatedAt: 1}, Events: []session.Event{
+		userText(0, "Café crème brûlée, naïve résumé"), userText(1, "ÅNGSTRÖM and ångström"),
+		userText(2, "cafe\u0301 with a combining accent"), userText(3, "İstanbul, straße, Œuvre"),
+	}})
+	for _, phrase := range []string{"cafe", "CAFÉ", "creme brulee", "angstrom", "ÅNGSTRÖM", "istanbul", "strasse", "straße", "œuvre", "resume"} {
+		req := SearchRequest{Phrase: phrase}
+		want, err := db.Search(context.Background(), req)
+		require.NoError(t, err)
+		got, err := ScanSearch(context.Background(), db.sessions.Store(), req)
+		require.NoError(t, err)
+		require.Equal(t, want, got, "%q", phrase)
+	}
+}
