@@ -94,17 +94,10 @@ type ToolResult struct {
 	Meta    json.RawMessage
 }
 
-// The roles of conversation entries.
-const (
-	RoleUser      = "user"
-	RoleAssistant = "assistant"
-	RoleTool      = "tool"
-)
-
-// Entry is one message of the conversation. Role is RoleUser (Source
+// Entry is one message of the conversation. Role is event.RoleUser (Source
 // says who: kind "user", "coordinator" with SenderSessionID, …),
-// RoleAssistant (Model attributes it; Content holds text, reasoning and
-// tool-call blocks) or RoleTool (a tool result: ToolCallID, IsError and
+// event.RoleAssistant (Model attributes it; Content holds text, reasoning
+// and tool-call blocks) or event.RoleTool (a tool result: ToolCallID, IsError and
 // the result's Content; Source is {kind:"tool", callId}). Seq is the log
 // seq of the event holding it.
 type Entry struct {

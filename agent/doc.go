@@ -17,8 +17,8 @@
 //
 // An agent driven by a model reads, at the start of each step, what to send
 // it from Host.Conversation: the messages on its session's surface, in
-// order, as typed Entry values (RoleUser with its Source, RoleAssistant
-// with text, reasoning and tool-call blocks, RoleTool with the result of
+// order, as typed Entry values (event.RoleUser with its Source, event.RoleAssistant
+// with text, reasoning and tool-call blocks, event.RoleTool with the result of
 // a call), exactly as the session query folds them, including the
 // message that opened this turn and what the turn logged so far. A fork
 // child's inherited prefix, a cold-resumed child's earlier epochs and

@@ -106,11 +106,11 @@ func TestScriptedHistory(t *testing.T) {
 	long := strings.Repeat("é", 59) + "xyz"
 	call := event.ToolCallBlock{ID: "c1", Name: "list_agents", Arguments: "{}"}.Block()
 	host := &fakeHost{conversation: []Entry{
-		{Role: RoleUser, Content: event.Text("first\nline")},
-		{Role: RoleAssistant, Content: []event.Block{{Type: "text", Text: "ok "}, call, {Type: "text", Text: "then"}}},
-		{Role: RoleAssistant, Content: []event.Block{call}},
-		{Role: RoleTool, Content: event.Text(long), ToolCallID: "c1"},
-		{Role: RoleUser, Content: event.Text("history")},
+		{Role: event.RoleUser, Content: event.Text("first\nline")},
+		{Role: event.RoleAssistant, Content: []event.Block{{Type: "text", Text: "ok "}, call, {Type: "text", Text: "then"}}},
+		{Role: event.RoleAssistant, Content: []event.Block{call}},
+		{Role: event.RoleTool, Content: event.Text(long), ToolCallID: "c1"},
+		{Role: event.RoleUser, Content: event.Text("history")},
 	}}
 	stop, err := runText(t, host, "history")
 	require.NoError(t, err)

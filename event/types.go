@@ -75,10 +75,13 @@ const (
 	BlockToolResult = "tool-result"
 )
 
-// The message roles and source kinds.
+// The message roles and source kinds. RoleTool is the role of a tool
+// result in a conversation as agents and models see it; the log records
+// that message with role RoleUser and source kind SourceTool.
 const (
 	RoleUser      = "user"
 	RoleAssistant = "assistant"
+	RoleTool      = "tool"
 
 	SourceUser        = "user"
 	SourceCoordinator = "coordinator"

@@ -101,14 +101,14 @@ func wireMessages(system string, messages []Message) []wireMessage {
 	}
 	for _, m := range messages {
 		switch m.Role {
-		case RoleAssistant:
+		case event.RoleAssistant:
 			wire = append(wire, wireAssistant(m.Content))
-		case RoleTool:
+		case event.RoleTool:
 			output := event.TextOf(m.Content)
 			if output == "" {
 				output = "(no output)"
 			}
-			wire = append(wire, wireMessage{Role: RoleTool, ToolCallID: m.ToolCallID, Content: output})
+			wire = append(wire, wireMessage{Role: event.RoleTool, ToolCallID: m.ToolCallID, Content: output})
 		default: // user and system messages: their joined text
 			wire = append(wire, wireMessage{Role: m.Role, Content: event.TextOf(m.Content)})
 		}
@@ -120,7 +120,7 @@ func wireMessages(system string, messages []Message) []wireMessage {
 // null), its tool calls, and its reasoning only beside tool calls (thinking
 // mode requires it back there, and nowhere else).
 func wireAssistant(content []event.Block) wireMessage {
-	m := wireMessage{Role: RoleAssistant, Content: event.TextOf(content)}
+	m := wireMessage{Role: event.RoleAssistant, Content: event.TextOf(content)}
 	var reasoning strings.Builder
 	for _, b := range content {
 		if b.Type == event.BlockReasoning {

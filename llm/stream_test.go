@@ -266,8 +266,8 @@ func TestClientWritesTheOriginalBody(t *testing.T) {
 		Messages: []llm.Message{
 			{Role: "user", Content: []event.Block{event.Text("a<b")[0]}},
 			{Role: "assistant", Content: []event.Block{{Type: event.BlockReasoning, Text: "plan"}, event.ToolCallBlock{ID: "c1", Name: "list_agents", Arguments: "{}"}.Block()}},
-			{Role: llm.RoleTool, ToolCallID: "c1", Content: event.Text("(none)")},
-			{Role: llm.RoleTool, ToolCallID: "c2"},
+			{Role: event.RoleTool, ToolCallID: "c1", Content: event.Text("(none)")},
+			{Role: event.RoleTool, ToolCallID: "c2"},
 			{Role: "assistant", Content: []event.Block{{Type: event.BlockReasoning, Text: "dropped"}, event.Text("done")[0]}},
 		},
 		Tools:           []event.ToolSpec{{Name: "list_agents", Description: "d", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}},

@@ -7,18 +7,15 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 )
 
-// The roles of a Message.
-const (
-	RoleSystem    = "system"
-	RoleUser      = event.RoleUser
-	RoleAssistant = event.RoleAssistant
-	RoleTool      = "tool"
-)
+// RoleSystem is the role of the system prompt, the first message of the
+// request's body (Request.System); a Message has one of the conversation
+// roles of the event package.
+const RoleSystem = "system"
 
 // Message is one message of the conversation sent to the model. Role is
-// RoleUser, RoleAssistant (its content may hold reasoning and tool-call
-// blocks), RoleTool (a tool result: ToolCallID names the call, Content is
-// what the model reads back) or RoleSystem.
+// event.RoleUser, event.RoleAssistant (its content may hold reasoning and
+// tool-call blocks), event.RoleTool (a tool result: ToolCallID names the
+// call, Content is what the model reads back) or RoleSystem.
 type Message struct {
 	Role       string
 	Content    []event.Block

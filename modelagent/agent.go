@@ -363,8 +363,8 @@ func messages(conversation []agent.Entry) []llm.Message {
 	out := make([]llm.Message, 0, len(conversation))
 	for _, e := range conversation {
 		m := llm.Message{Role: e.Role, Content: e.Content}
-		if e.Role == agent.RoleTool {
-			m.Role, m.ToolCallID = llm.RoleTool, e.ToolCallID
+		if e.Role == event.RoleTool {
+			m.ToolCallID = e.ToolCallID
 		}
 		out = append(out, m)
 	}

@@ -94,9 +94,9 @@ func TestBadModelOutputGetsTheOriginalsErrorResults(t *testing.T) {
 	require.Equal(t, []int64{1, 2}, stepNumbers(log))
 
 	second := client.Requests()[1].Messages
-	require.Equal(t, llm.RoleAssistant, second[1].Role)
+	require.Equal(t, event.RoleAssistant, second[1].Role)
 	for i, w := range want {
-		require.Equal(t, llm.RoleTool, second[2+i].Role)
+		require.Equal(t, event.RoleTool, second[2+i].Role)
 		require.Equal(t, w.id, second[2+i].ToolCallID)
 	}
 }

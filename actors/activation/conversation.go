@@ -78,7 +78,7 @@ func entryOf(e session.Event) (agent.Entry, error) {
 	case event.SteeringMessage:
 		return userEntry(e.Seq, m.Message), nil
 	case event.AssistantMessage:
-		return agent.Entry{Seq: e.Seq, Role: agent.RoleAssistant, ID: m.Message.ID, Model: m.Message.Source, Content: m.Message.Content}, nil
+		return agent.Entry{Seq: e.Seq, Role: event.RoleAssistant, ID: m.Message.ID, Model: m.Message.Source, Content: m.Message.Content}, nil
 	case event.ToolResult:
 		return toolEntry(e.Seq, m)
 	}
@@ -86,7 +86,7 @@ func entryOf(e session.Event) (agent.Entry, error) {
 }
 
 func userEntry(seq int64, m event.UserMessage) agent.Entry {
-	return agent.Entry{Seq: seq, Role: agent.RoleUser, ID: m.ID, Source: m.Source, Content: m.Content}
+	return agent.Entry{Seq: seq, Role: event.RoleUser, ID: m.ID, Source: m.Source, Content: m.Content}
 }
 
 // toolEntry is a tool result's entry: its one tool-result block's content.
@@ -96,7 +96,7 @@ func toolEntry(seq int64, r event.ToolResult) (agent.Entry, error) {
 	}
 	block := r.Message.Content[0]
 	return agent.Entry{
-		Seq: seq, Role: agent.RoleTool, ID: r.Message.ID, Source: r.Message.Source,
+		Seq: seq, Role: event.RoleTool, ID: r.Message.ID, Source: r.Message.Source,
 		Content: block.Content, ToolCallID: block.ToolCallID, IsError: block.IsError,
 	}, nil
 }
