@@ -53,6 +53,7 @@ export const BlockType = Object.freeze({
 export const Role = Object.freeze({
   user: 'user',
   assistant: 'assistant',
+  tool: 'tool',
 });
 
 export const SourceKind = Object.freeze({
