@@ -2,43 +2,22 @@ package manager
 
 import (
 	"fmt"
-	"log/slog"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/durable"
-	"github.com/dsh-actors/dsh-actors/pgstore"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
 
 // onDurableStores runs test on the JSONL store in its durable admission
-// mode and on the Postgres store; open returns another handle on the
-// same store each time (another process's view).
+// mode and on the Postgres store (see onBothStores).
 func onDurableStores(t *testing.T, test func(t *testing.T, open func() session.Fenced)) {
-	t.Run("jsonl", func(t *testing.T) {
-		root := t.TempDir()
-		test(t, func() session.Fenced {
-			s, err := session.OpenJSONL(root, session.WithLogger(slog.New(slog.DiscardHandler)), session.WithDurableAdmission())
-			require.NoError(t, err)
-			t.Cleanup(func() { require.NoError(t, s.Close()) })
-			return s
-		})
-	})
-	t.Run("postgres", func(t *testing.T) {
-		dsn := cluster.Database(t)
-		test(t, func() session.Fenced {
-			s, err := pgstore.Open(bg, dsn, pgstore.WithTTL(time.Minute))
-			require.NoError(t, err)
-			t.Cleanup(func() { require.NoError(t, s.Close()) })
-			return s
-		})
-	})
+	onBothStores(t, []session.Option{session.WithDurableAdmission()}, test)
 }
 
 // abandon ends the leases of the live sessions ids behind the runtime

@@ -15,15 +15,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// onBothStores runs test on a JSONL store and on a Postgres store; open
-// returns another handle on the same store each time (another
-// process's view, with its own leases), closed when the test ends.
-func onBothStores(t *testing.T, test func(t *testing.T, open func() session.Fenced, opts ...session.Option)) {
+// onBothStores runs test on a JSONL store opened with jsonlOptions and on
+// a Postgres store; open returns another handle on the same store each
+// time (another process's view, with its own leases), closed when the
+// test ends.
+func onBothStores(t *testing.T, jsonlOptions []session.Option, test func(t *testing.T, open func() session.Fenced)) {
 	t.Run("jsonl", func(t *testing.T) {
 		root := t.TempDir()
-		var extra []session.Option
+		options := append([]session.Option{session.WithLogger(slog.New(slog.DiscardHandler))}, jsonlOptions...)
 		test(t, func() session.Fenced {
-			s, err := session.OpenJSONL(root, append([]session.Option{session.WithLogger(slog.New(slog.DiscardHandler))}, extra...)...)
+			s, err := session.OpenJSONL(root, options...)
 			require.NoError(t, err)
 			t.Cleanup(func() { require.NoError(t, s.Close()) })
 			return s
@@ -58,7 +59,7 @@ func takeOver(t *testing.T, store session.Fenced, live *session.Live, other sess
 // other holder has the lease and cold-resumes the child under a fresh
 // lease once it is free.
 func TestAFencedChildStopsAndAFollowupResumesItUnderANewLease(t *testing.T) {
-	onBothStores(t, func(t *testing.T, open func() session.Fenced, _ ...session.Option) {
+	onBothStores(t, nil, func(t *testing.T, open func() session.Fenced) {
 		store := open()
 		f := newFixture(t, withStore(store))
 		child := f.start(f.parent, "hold fence")
