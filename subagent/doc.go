@@ -6,13 +6,13 @@
 //
 // New(runtime, query) returns the Service. RegisterProvider (scoped: it
 // returns its remove func; a duplicate name is DUPLICATE_PROVIDER),
-// GetProvider and List (insertion order) manage providers and emit
+// and List (insertion order) manage providers and emit
 // subagent/provider-added and subagent/provider-removed.
 //
 // Start runs a one-shot child: it checks the provider, then the
 // capabilities the request needs in the order outputSchema, depthLimit,
 // toolFilter, persona (UNSUPPORTED_CAPABILITY), maxDepth and the schema,
-// before the provider is called; the returned Run (ID, LocalAgent, Result,
+// before the provider is called; the returned Run (Result,
 // Dispose) is the caller's to dispose. Its result resolves on a child-level
 // failure (a non-completed stop reason) and rejects only on an
 // infrastructure fault.
@@ -26,8 +26,8 @@
 //
 // # Providers
 //
-// A Provider implements one-shot Start; implementing ContinuablePreparer
-// (PrepareContinuable) is the continuable capability, and the method only
+// A Provider implements one-shot Start; implementing a PrepareContinuable
+// method is the continuable capability, and the method only
 // returns data (the seed). NewSpawn and NewFork are the two in-process
 // providers: spawn starts a fresh child, fork seeds it with the parent's
 // completed-turn prefix (CompletedPrefix; header seedLength set). New
@@ -40,7 +40,7 @@
 //
 // Subscribe receives *StartEvent and *EndEvent (one pair per one-shot run
 // and per continuable epoch, start before end, a run id shared by the
-// pair), *ProviderAdded and *ProviderRemoved. Listeners are isolated: a
+// pair), the provider-added and provider-removed events. Listeners are isolated: a
 // panic is logged and peers still run; only a provider-added panic rolls
 // the registration back and is returned by RegisterProvider. A
 // continuable epoch's end reports its own stop reason and last assistant
@@ -53,7 +53,7 @@
 // with errors.Is against its code (fault.Draining, fault.Unauthorized, …),
 // whichever layer returned it. A caller whose ctx ends is fault.Cancelled.
 // Delegation depth: maxDepth must be a non-negative safe integer
-// (ErrInvalidMaxDepth); a child deeper than maxDepth is
+// (manager.ErrInvalidMaxDepth); a child deeper than maxDepth is
 // fault.DepthExceeded; a
 // child's header delegationDepth is its parent's plus one and is the
 // monotone floor on resume.

@@ -63,8 +63,8 @@ func runEndInfo(e manager.RunEndInfo) RunEndInfo {
 		LastAssistantMessage: e.LastAssistantMessage, DiscardedFollowups: e.DiscardedFollowups}
 }
 
-// Event is one lifecycle event: *StartEvent, *EndEvent, *ProviderAdded or
-// *ProviderRemoved.
+// Event is one lifecycle event: *StartEvent, *EndEvent, *providerAdded or
+// *providerRemoved.
 type Event interface {
 	// Type is the event's name, e.g. "subagent/start".
 	Type() string
@@ -78,11 +78,11 @@ type StartEvent struct{ RunInfo }
 // disposal finished (after ownership was released).
 type EndEvent struct{ RunEndInfo }
 
-// ProviderAdded is subagent/provider-added.
-type ProviderAdded struct{ Provider Provider }
+// providerAdded is subagent/provider-added.
+type providerAdded struct{ Provider Provider }
 
-// ProviderRemoved is subagent/provider-removed.
-type ProviderRemoved struct{ Name string }
+// providerRemoved is subagent/provider-removed.
+type providerRemoved struct{ Name string }
 
 // Type returns "subagent/start".
 func (*StartEvent) Type() string { return event.TypeSubagentStart }
@@ -91,10 +91,10 @@ func (*StartEvent) Type() string { return event.TypeSubagentStart }
 func (*EndEvent) Type() string { return event.TypeSubagentEnd }
 
 // Type returns "subagent/provider-added".
-func (*ProviderAdded) Type() string { return event.TypeSubagentProviderAdded }
+func (*providerAdded) Type() string { return event.TypeSubagentProviderAdded }
 
 // Type returns "subagent/provider-removed".
-func (*ProviderRemoved) Type() string { return event.TypeSubagentProviderRemoved }
+func (*providerRemoved) Type() string { return event.TypeSubagentProviderRemoved }
 
 // emitter fans events out to listeners in subscription order, each called
 // synchronously on the emitting goroutine.

@@ -45,11 +45,11 @@ func (p *inProcess) InheritsParentContext() bool { return p.fork }
 
 // PrepareContinuable seeds a fork child with the parent's completed-turn
 // prefix and a spawn child with nothing. It does not block.
-func (p *inProcess) PrepareContinuable(_ context.Context, req ContinuableCreateRequest) (ContinuableCreateSpec, error) {
+func (p *inProcess) PrepareContinuable(_ context.Context, req continuableCreateRequest) (continuableCreateSpec, error) {
 	if !p.fork {
-		return ContinuableCreateSpec{}, nil
+		return continuableCreateSpec{}, nil
 	}
-	return ContinuableCreateSpec{Seed: completedPrefix(req.Parent.Session().Events())}, nil
+	return continuableCreateSpec{Seed: completedPrefix(req.Parent.Session().Events())}, nil
 }
 
 // completedPrefix is events up to and including the last turn/end: the
@@ -79,7 +79,7 @@ func (p *inProcess) Start(ctx context.Context, req StartRequest) (*Run, error) {
 		return nil, err
 	}
 	boundary := h.Session().Len()
-	run, settle := NewRun(h.ID(), h, h.Dispose)
+	run, settle := newRun(h.ID(), h, h.Dispose)
 	stop := context.AfterFunc(ctx, func() { h.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false) })
 	if ctx.Err() == nil {
 		if _, err := h.Followup(context.Background(), req.Prompt, event.Source{Kind: "user"}); err != nil {

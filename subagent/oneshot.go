@@ -11,9 +11,9 @@ import (
 	"github.com/google/uuid"
 )
 
-// ErrInvalidOutputSchema rejects a one-shot outputSchema that is not a JSON
+// errInvalidOutputSchema rejects a one-shot outputSchema that is not a JSON
 // object schema ({"type":"object", ...}).
-var ErrInvalidOutputSchema = errors.New("subagent outputSchema must be a JSON object schema")
+var errInvalidOutputSchema = errors.New("subagent outputSchema must be a JSON object schema")
 
 // Start runs a one-shot child through the named provider. In order, and
 // before the provider is called: the provider lookup (NO_PROVIDER), the
@@ -36,7 +36,7 @@ func (s *Service) Start(ctx context.Context, name string, req StartRequest) (*Ru
 		return nil, err
 	}
 	if req.OutputSchema != nil && !objectSchema(req.OutputSchema) {
-		return nil, ErrInvalidOutputSchema
+		return nil, errInvalidOutputSchema
 	}
 	run, err := p.Start(ctx, req)
 	if err != nil {
@@ -81,7 +81,7 @@ func objectSchema(raw json.RawMessage) bool {
 // its result settles (with lastAssistantMessage always present on a
 // resolved result; stop reason error and no message on a rejected one).
 func (s *Service) observeRun(provider string, req StartRequest, run *Run) {
-	info := RunInfo{RunID: uuid.NewString(), Provider: provider, ID: run.ID, Local: run.LocalAgent != nil}
+	info := RunInfo{RunID: uuid.NewString(), Provider: provider, ID: run.id, Local: run.localAgent != nil}
 	if req.Parent != nil {
 		info.ParentID = req.Parent.ID()
 	}

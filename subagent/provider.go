@@ -39,27 +39,27 @@ type Provider interface {
 	Start(ctx context.Context, req StartRequest) (*Run, error)
 }
 
-// ContinuablePreparer is the optional continuable capability: a provider
+// continuablePreparer is the optional continuable capability: a provider
 // implementing it can seed continuable children. Whether a provider
 // implements it is the capability check.
-type ContinuablePreparer interface {
+type continuablePreparer interface {
 	// PrepareContinuable returns the data a new continuable child is seeded
 	// with; the manager owns identity, creation, delivery and disposal.
-	PrepareContinuable(ctx context.Context, req ContinuableCreateRequest) (ContinuableCreateSpec, error)
+	PrepareContinuable(ctx context.Context, req continuableCreateRequest) (continuableCreateSpec, error)
 }
 
-// ContinuableCreateRequest is what a provider's continuable preparation
+// continuableCreateRequest is what a provider's continuable preparation
 // gets: the new child's id and the parent.
-type ContinuableCreateRequest struct {
+type continuableCreateRequest struct {
 	// SessionID is the id the manager reserved for the child.
 	SessionID string
 	// Parent is the exact live parent starting the child.
 	Parent *parent.Handle
 }
 
-// ContinuableCreateSpec is detached data, never a capability: the inherited
+// continuableCreateSpec is detached data, never a capability: the inherited
 // event prefix a continuable child starts from (nil for a fresh child).
-type ContinuableCreateSpec struct {
+type continuableCreateSpec struct {
 	Seed []session.Event
 }
 
@@ -83,7 +83,7 @@ func (r *providers) register(p Provider) (remove func(), err error) {
 	}
 	var once sync.Once
 	remove = func() { once.Do(func() { r.remove(p.Name()) }) }
-	if err := r.events.emitUncontained(&ProviderAdded{Provider: p}); err != nil {
+	if err := r.events.emitUncontained(&providerAdded{Provider: p}); err != nil {
 		remove()
 		return nil, err
 	}
@@ -107,7 +107,7 @@ func (r *providers) remove(name string) {
 	delete(r.byName, name)
 	r.order = slices.DeleteFunc(r.order, func(n string) bool { return n == name })
 	r.mu.Unlock()
-	r.events.emitContained(&ProviderRemoved{Name: name})
+	r.events.emitContained(&providerRemoved{Name: name})
 }
 
 func (r *providers) get(name string) Provider {

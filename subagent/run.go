@@ -33,18 +33,17 @@ type StartRequest struct {
 // result with a non-completed StopReason, not an error.
 type Result struct {
 	Output     []event.Block
-	Structured json.RawMessage
 	StopReason agent.StopReason
 }
 
 // Run is one disposable one-shot delegation: the caller owns it from the
 // moment Start returns and must Dispose it on every path.
 type Run struct {
-	// ID is the run's id: the child's session id for a local run.
-	ID string
-	// LocalAgent is the exact child agent of a local run, nil for a remote
+	// id is the run's id: the child's session id for a local run.
+	id string
+	// localAgent is the exact child agent of a local run, nil for a remote
 	// one.
-	LocalAgent *parent.Handle
+	localAgent *parent.Handle
 
 	done     chan struct{}
 	result   Result
@@ -56,12 +55,12 @@ type Run struct {
 	closeErr error
 }
 
-// NewRun returns a run and the function that settles its result (only the
+// newRun returns a run and the function that settles its result (only the
 // first call counts). dispose cancels whatever remains and waits until the
 // child's resources are released; Run.Dispose calls it at most once to
 // success.
-func NewRun(id string, local *parent.Handle, dispose func(ctx context.Context) error) (*Run, func(Result, error)) {
-	r := &Run{ID: id, LocalAgent: local, done: make(chan struct{}), dispose: dispose}
+func newRun(id string, local *parent.Handle, dispose func(ctx context.Context) error) (*Run, func(Result, error)) {
+	r := &Run{id: id, localAgent: local, done: make(chan struct{}), dispose: dispose}
 	return r, r.finish
 }
 

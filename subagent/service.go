@@ -155,8 +155,8 @@ func (s *Service) RegisterProvider(p Provider) (remove func(), err error) {
 	return s.providers.register(p)
 }
 
-// GetProvider returns the provider registered under name, or nil.
-func (s *Service) GetProvider(name string) Provider { return s.providers.get(name) }
+// lookupProvider returns the provider registered under name, or nil.
+func (s *Service) lookupProvider(name string) Provider { return s.providers.get(name) }
 
 // List returns the registered provider names in insertion order.
 func (s *Service) List() []string { return s.providers.list() }
@@ -251,11 +251,11 @@ func (s *Service) prepareContinuable(ctx context.Context, name string, req manag
 	if p == nil {
 		return nil, manager.NoProvider(name)
 	}
-	preparer, ok := p.(ContinuablePreparer)
+	preparer, ok := p.(continuablePreparer)
 	if !ok {
 		return nil, manager.UnsupportedContinuable(name)
 	}
-	spec, err := preparer.PrepareContinuable(ctx, ContinuableCreateRequest(req))
+	spec, err := preparer.PrepareContinuable(ctx, continuableCreateRequest(req))
 	return spec.Seed, err
 }
 

@@ -47,7 +47,7 @@ func (p *stubProvider) Start(_ context.Context, req StartRequest) (*Run, error) 
 	if p.fail != nil {
 		return nil, p.fail
 	}
-	run, settle := NewRun("remote-1", nil, func(context.Context) error { return nil })
+	run, settle := newRun("remote-1", nil, func(context.Context) error { return nil })
 	settle(p.result, p.reject)
 	return run, nil
 }
@@ -107,7 +107,7 @@ func TestRegistersListsLooksUpStartsAndRemovesProviders(t *testing.T) {
 	remove, err := s.RegisterProvider(alpha)
 	require.NoError(t, err)
 	require.Equal(t, []string{"alpha"}, s.List())
-	require.Same(t, alpha, s.GetProvider("alpha"))
+	require.Same(t, alpha, s.lookupProvider("alpha"))
 	run, err := s.Start(bg, "alpha", StartRequest{Prompt: event.Text("hi")})
 	require.NoError(t, err)
 	res, err := run.Result(bg)
@@ -119,7 +119,7 @@ func TestRegistersListsLooksUpStartsAndRemovesProviders(t *testing.T) {
 	rec.waitFor(3)
 	remove()
 	remove()
-	require.Nil(t, s.GetProvider("alpha"))
+	require.Nil(t, s.lookupProvider("alpha"))
 	require.Empty(t, s.List())
 	require.Equal(t, []string{event.TypeSubagentProviderAdded, event.TypeSubagentStart, event.TypeSubagentEnd, event.TypeSubagentProviderRemoved}, rec.types())
 }
@@ -133,7 +133,7 @@ func TestRegistrationRollsBackWhenProviderAddedPanics(t *testing.T) {
 	})
 	_, err := s.RegisterProvider(&stubProvider{name: "alpha"})
 	require.ErrorContains(t, err, "added boom")
-	require.Nil(t, s.GetProvider("alpha"))
+	require.Nil(t, s.lookupProvider("alpha"))
 	require.Empty(t, s.List())
 }
 
@@ -220,10 +220,10 @@ func TestStartValidatesDepthAndSchemaBeforeTheProvider(t *testing.T) {
 	require.NoError(t, err)
 	negative := -1
 	_, err = s.Start(bg, "full", StartRequest{MaxDepth: &negative})
-	require.ErrorIs(t, err, ErrInvalidMaxDepth)
+	require.ErrorIs(t, err, manager.ErrInvalidMaxDepth)
 	require.EqualError(t, err, "subagent maxDepth must be a non-negative safe integer")
 	_, err = s.Start(bg, "full", StartRequest{OutputSchema: json.RawMessage(`{"type":"string"}`)})
-	require.ErrorIs(t, err, ErrInvalidOutputSchema)
+	require.ErrorIs(t, err, errInvalidOutputSchema)
 	require.Zero(t, p.count())
 	require.NoError(t, manager.AssertMaxDepth(nil))
 }
@@ -300,7 +300,7 @@ func TestLifecycleListenersAreContained(t *testing.T) {
 	heard := ""
 	s.Subscribe(func(Event) { panic("sync boom") })
 	s.Subscribe(func(Event) { panic(struct{}{}) })
-	s.Subscribe(func(ev Event) { heard = ev.(*ProviderRemoved).Name })
+	s.Subscribe(func(ev Event) { heard = ev.(*providerRemoved).Name })
 	remove()
 	require.Equal(t, "alpha", heard)
 	mu.Lock()
