@@ -39,7 +39,7 @@ func generated(tb testing.TB, shape storegen.Shape) string {
 
 // BenchmarkListChildren lists D children among C stored sessions with
 // ~50-event logs (one trace, then per child a ListEvents and an exact
-// ReadEvent, each one direct Inspect). The page cache is warm.
+// readEvent, each one direct Inspect). The page cache is warm.
 //
 //	go test ./query -run '^$' -bench ListChildren -benchtime 5x
 func BenchmarkListChildren(b *testing.B) {
@@ -91,7 +91,7 @@ func TestDirectLookupMatchesTheSeedAlgorithm(t *testing.T) {
 	aside := filepath.Join(t.TempDir(), "aside")
 	list := func(seedCost bool) []Entry {
 		fq := &faultQuerier{inner: storeQuery(t, root, seedCost)}
-		fq.onTrace = func(_ context.Context, _ string, next func() (*Trace, error)) (*Trace, error) {
+		fq.onTrace = func(_ context.Context, _ string, next func() (*lineage, error)) (*lineage, error) {
 			trace, err := next()
 			require.NoError(t, os.Rename(vanishing, aside))
 			return trace, err

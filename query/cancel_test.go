@@ -43,7 +43,7 @@ func TestForwardsCancellationToTheTrace(t *testing.T) {
 	w := twoChildWorld(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	fq := &faultQuerier{inner: w.q, onTrace: func(got context.Context, _ string, _ func() (*Trace, error)) (*Trace, error) {
+	fq := &faultQuerier{inner: w.q, onTrace: func(got context.Context, _ string, _ func() (*lineage, error)) (*lineage, error) {
 		cancel()
 		<-got.Done() // the caller's cancellation reaches the trace
 		return nil, errors.New("query trace aborted")
@@ -56,7 +56,7 @@ func TestForwardsCancellationToTheExactDescriptorRead(t *testing.T) {
 	w := twoChildWorld(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	fq := &faultQuerier{inner: w.q, onReadEvent: func(got context.Context, _ ReadRequest, _ func() (*Window, error)) (*Window, error) {
+	fq := &faultQuerier{inner: w.q, onReadEvent: func(got context.Context, _ readRequest, _ func() (*eventWindow, error)) (*eventWindow, error) {
 		cancel()
 		<-got.Done()
 		return nil, errors.New("read aborted")
@@ -71,7 +71,7 @@ func TestStopsAfterASuccessfulExactReadWhenCancelledDuringIt(t *testing.T) {
 	w := twoChildWorld(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	fq := &faultQuerier{inner: w.q, onReadEvent: func(_ context.Context, _ ReadRequest, next func() (*Window, error)) (*Window, error) {
+	fq := &faultQuerier{inner: w.q, onReadEvent: func(_ context.Context, _ readRequest, next func() (*eventWindow, error)) (*eventWindow, error) {
 		win, err := next()
 		cancel()
 		return win, err
@@ -118,7 +118,7 @@ func TestCancellationWithTheRealQueryNeverReturnsAPartialList(t *testing.T) {
 		}
 		fq := &faultQuerier{
 			inner: w.q,
-			onTrace: func(_ context.Context, _ string, next func() (*Trace, error)) (*Trace, error) {
+			onTrace: func(_ context.Context, _ string, next func() (*lineage, error)) (*lineage, error) {
 				tick()
 				return next()
 			},
@@ -126,7 +126,7 @@ func TestCancellationWithTheRealQueryNeverReturnsAPartialList(t *testing.T) {
 				tick()
 				return next()
 			},
-			onReadEvent: func(_ context.Context, _ ReadRequest, next func() (*Window, error)) (*Window, error) {
+			onReadEvent: func(_ context.Context, _ readRequest, next func() (*eventWindow, error)) (*eventWindow, error) {
 				tick()
 				return next()
 			},

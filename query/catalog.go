@@ -12,12 +12,12 @@ import (
 // Querier is the session query the catalog reader consumes. *Query
 // implements it; tests wrap it to inject failures.
 type Querier interface {
-	// TraceSession returns the lineage of id over the whole corpus.
-	TraceSession(ctx context.Context, id string) (*Trace, error)
+	// traceSession returns the lineage of id over the whole corpus.
+	traceSession(ctx context.Context, id string) (*lineage, error)
 	// ListEvents returns every raw event of id with its surface class.
 	ListEvents(ctx context.Context, id string) ([]EventRecord, error)
-	// ReadEvent returns one event of a session with the session's header.
-	ReadEvent(ctx context.Context, req ReadRequest) (*Window, error)
+	// readEvent returns one event of a session with the session's header.
+	readEvent(ctx context.Context, req readRequest) (*eventWindow, error)
 }
 
 // Entry kinds, child statuses and diagnostic reasons.
@@ -51,11 +51,11 @@ type Entry struct {
 // an activation and never writes storage.
 //
 // In order: a nil q is SUBAGENT_CONTROL_SESSION_QUERY_UNAVAILABLE (before
-// any other check); a TraceSession of the parent, whose failure fails the
+// any other check); a traceSession of the parent, whose failure fails the
 // whole call with the query's error unchanged (an unknown parent included);
 // then, for each direct child in trace order (createdAt, then id), a
 // ListEvents and, when the child's own suffix (seq >= seedLength) holds
-// exactly one descriptor, an exact ReadEvent of it. A child without a
+// exactly one descriptor, an exact readEvent of it. A child without a
 // descriptor is omitted; one that cannot be read or validated becomes a
 // diagnostic; any other failure fails the whole call. The context is
 // checked before and after every query call and after every child: once it
@@ -66,7 +66,7 @@ func ListChildren(ctx context.Context, q Querier, parentID string) ([]Entry, err
 		return nil, newError(fault.SessionQueryUnavailable,
 			"listing subagents requires session query (load a dsh-session-query backend)", nil)
 	}
-	trace, err := runListingQuery(ctx, func() (*Trace, error) { return q.TraceSession(ctx, parentID) })
+	trace, err := runListingQuery(ctx, func() (*lineage, error) { return q.traceSession(ctx, parentID) })
 	if err != nil {
 		return nil, err
 	}
@@ -141,8 +141,8 @@ func readChildDescriptor(ctx context.Context, q Querier, parentID string, candid
 	case len(seqs) > 1:
 		return diagnostic(id, ReasonCorrupt), nil
 	}
-	window, err := runListingQuery(ctx, func() (*Window, error) {
-		return q.ReadEvent(ctx, ReadRequest{SessionID: id, Seq: seqs[0]})
+	window, err := runListingQuery(ctx, func() (*eventWindow, error) {
+		return q.readEvent(ctx, readRequest{SessionID: id, Seq: seqs[0]})
 	})
 	if err != nil {
 		return nil, err
@@ -164,7 +164,7 @@ func ownDescriptorSeqs(records []EventRecord, seedLength int64) []int64 {
 
 // childEntry checks the exact read against the trace and parses the
 // descriptor. The status comes from the trace record, not the read.
-func childEntry(parentID string, candidate Record, window *Window) *Entry {
+func childEntry(parentID string, candidate Record, window *eventWindow) *Entry {
 	id := candidate.Header.ID
 	if compatibleHeaders(window.Session, candidate.Header) != nil ||
 		window.Session.ParentSession != parentID || window.Target.Type != event.TypeSubagentDescriptor {

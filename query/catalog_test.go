@@ -190,7 +190,7 @@ func TestMapsPerChildReadFailuresToUnavailable(t *testing.T) {
 		t.Run("readEvent "+string(code), func(t *testing.T) {
 			w := parentWorld(t)
 			w.authorChild("flaky", "parent", 2, "l")
-			fq := &faultQuerier{inner: w.q, onReadEvent: func(context.Context, ReadRequest, func() (*Window, error)) (*Window, error) {
+			fq := &faultQuerier{inner: w.q, onReadEvent: func(context.Context, readRequest, func() (*eventWindow, error)) (*eventWindow, error) {
 				return nil, newError(code, "read failed", nil)
 			}}
 			entries, err := ListChildren(context.Background(), fq, "parent")
@@ -204,7 +204,7 @@ func TestMapsAChildThatVanishedAfterTheTraceToUnavailable(t *testing.T) {
 	w := parentWorld(t)
 	w.authorChild("gone", "parent", 2, "l")
 	w.authorChild("stays", "parent", 3, "ok")
-	fq := &faultQuerier{inner: w.q, onTrace: func(_ context.Context, _ string, next func() (*Trace, error)) (*Trace, error) {
+	fq := &faultQuerier{inner: w.q, onTrace: func(_ context.Context, _ string, next func() (*lineage, error)) (*lineage, error) {
 		trace, err := next()
 		require.NoError(t, os.RemoveAll(filepath.Dir(logPath(t, w.jsonl.Root(), "gone"))))
 		return trace, err
@@ -240,17 +240,17 @@ func TestListsATornChildFromItsValidPrefixWithoutRepairingIt(t *testing.T) {
 }
 
 func TestDiagnosesExactReadMismatchesAsCorrupt(t *testing.T) {
-	cases := map[string]func(win *Window){
-		"header no longer names this parent": func(win *Window) { win.Session.ParentSession = "someone-else" },
-		"incompatible header":                func(win *Window) { win.Session.CreatedAt = 99 },
-		"target is no longer the descriptor": func(win *Window) { win.Target.Type = "turn/start" },
+	cases := map[string]func(win *eventWindow){
+		"header no longer names this parent": func(win *eventWindow) { win.Session.ParentSession = "someone-else" },
+		"incompatible header":                func(win *eventWindow) { win.Session.CreatedAt = 99 },
+		"target is no longer the descriptor": func(win *eventWindow) { win.Target.Type = "turn/start" },
 	}
 	for name, change := range cases {
 		t.Run(name, func(t *testing.T) {
 			w := parentWorld(t)
 			w.authorChild("shifty", "parent", 2, "l")
 			w.authorChild("fine", "parent", 3, "ok")
-			fq := &faultQuerier{inner: w.q, onReadEvent: func(_ context.Context, req ReadRequest, next func() (*Window, error)) (*Window, error) {
+			fq := &faultQuerier{inner: w.q, onReadEvent: func(_ context.Context, req readRequest, next func() (*eventWindow, error)) (*eventWindow, error) {
 				win, err := next()
 				if req.SessionID == "shifty" {
 					change(win)

@@ -6,14 +6,15 @@
 // A *Query (New) reads the live-first merge of the live registry
 // (session.Sessions) and its persistence store:
 //
-//   - TraceSession: one observation of the whole corpus (Store.List, no
-//     Inspect) giving a session's ancestors and descendant tree, siblings
-//     ordered by createdAt then id;
 //   - ListEvents: one session's raw events, each classified current,
 //     shadowed or log-only by the surface fold;
-//   - ReadEvent: one event with a bounded window and the session header;
 //   - ReadSession: a whole detached log, without surface validation (for
 //     display).
+//
+// Inside the package, the catalog reader traces a session's lineage with
+// one observation of the whole corpus (Store.List, no Inspect; siblings
+// ordered by createdAt then id) and reads one event with a bounded window
+// and the session header.
 //
 // A live session is read from memory and never from the store. A stored one
 // is read with the non-mutating Store.Inspect, never the repairing Load, so

@@ -31,18 +31,18 @@ type EventRecord struct {
 	Surface   Surface `json:"surface"`
 }
 
-// ReadRequest asks for the event at Seq of SessionID with up to Before
+// readRequest asks for the event at Seq of SessionID with up to Before
 // events before it and After events after it (each 0..ReadWindowMax).
-type ReadRequest struct {
+type readRequest struct {
 	SessionID string
 	Seq       int64
 	Before    int
 	After     int
 }
 
-// Window is the result of ReadEvent: the session's header, the target
+// eventWindow is the result of readEvent: the session's header, the target
 // event and the events of [StartSeq, EndSeq] (the target among them).
-type Window struct {
+type eventWindow struct {
 	Session  session.Header
 	Target   session.Event
 	Events   []session.Event
@@ -73,12 +73,12 @@ func (q *Query) ListEvents(ctx context.Context, id string) ([]EventRecord, error
 	return records, nil
 }
 
-// ReadEvent validates the window (SESSION_QUERY_INVALID_WINDOW, before any
+// readEvent validates the window (SESSION_QUERY_INVALID_WINDOW, before any
 // I/O), reads the log of req.SessionID like ListEvents but without surface
 // validation, and returns the header with the window around req.Seq. A seq
 // with no event is SESSION_QUERY_EVENT_NOT_FOUND. A done ctx returns
 // context.Cause(ctx).
-func (q *Query) ReadEvent(ctx context.Context, req ReadRequest) (*Window, error) {
+func (q *Query) readEvent(ctx context.Context, req readRequest) (*eventWindow, error) {
 	if err := validateWindow(req); err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func (q *Query) ReadEvent(ctx context.Context, req ReadRequest) (*Window, error)
 	for _, e := range log.Events[start : end+1] {
 		events = append(events, cloneEvent(e))
 	}
-	return &Window{
+	return &eventWindow{
 		Session:  cloneHeader(log.Header),
 		Target:   events[req.Seq-start],
 		Events:   events,
@@ -108,7 +108,7 @@ func (q *Query) ReadEvent(ctx context.Context, req ReadRequest) (*Window, error)
 	}, nil
 }
 
-func validateWindow(req ReadRequest) error {
+func validateWindow(req readRequest) error {
 	for _, side := range []struct {
 		name  string
 		value int

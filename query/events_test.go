@@ -128,7 +128,7 @@ func TestReadEventReturnsABoundedWindow(t *testing.T) {
 	events := logOf(ev("a", 0), ev("b", 1), ev("c", 2), ev("d", 3), ev("e", 4))
 	w.persist(header("s", "", 7), events)
 
-	win, err := w.q.ReadEvent(context.Background(), ReadRequest{SessionID: "s", Seq: 2, Before: 1, After: 1})
+	win, err := w.q.readEvent(context.Background(), readRequest{SessionID: "s", Seq: 2, Before: 1, After: 1})
 	require.NoError(t, err)
 	require.Equal(t, header("s", "", 7), win.Session)
 	require.Equal(t, "c", win.Target.Type)
@@ -136,13 +136,13 @@ func TestReadEventReturnsABoundedWindow(t *testing.T) {
 	require.Equal(t, int64(3), win.EndSeq)
 	require.Len(t, win.Events, 3)
 
-	win, err = w.q.ReadEvent(context.Background(), ReadRequest{SessionID: "s", Seq: 4, Before: 50, After: 50})
+	win, err = w.q.readEvent(context.Background(), readRequest{SessionID: "s", Seq: 4, Before: 50, After: 50})
 	require.NoError(t, err)
 	require.Equal(t, int64(0), win.StartSeq)
 	require.Equal(t, int64(4), win.EndSeq)
 
 	for _, seq := range []int64{5, -1} {
-		_, err = w.q.ReadEvent(context.Background(), ReadRequest{SessionID: "s", Seq: seq})
+		_, err = w.q.readEvent(context.Background(), readRequest{SessionID: "s", Seq: seq})
 		require.ErrorIs(t, err, fault.QueryEventNotFound)
 	}
 	require.EqualError(t, err, `session "s" has no event at seq -1`)
@@ -150,17 +150,17 @@ func TestReadEventReturnsABoundedWindow(t *testing.T) {
 
 func TestReadEventValidatesTheWindowBeforeAnyIO(t *testing.T) {
 	w := newWorld(t)
-	for _, req := range []ReadRequest{
+	for _, req := range []readRequest{
 		{SessionID: "nobody", Before: -1},
 		{SessionID: "nobody", Before: 51},
 		{SessionID: "nobody", After: 51},
 	} {
-		_, err := w.q.ReadEvent(context.Background(), req)
+		_, err := w.q.readEvent(context.Background(), req)
 		require.ErrorIs(t, err, fault.QueryInvalidWindow)
 	}
-	_, err := w.q.ReadEvent(context.Background(), ReadRequest{SessionID: "nobody", Before: 51})
+	_, err := w.q.readEvent(context.Background(), readRequest{SessionID: "nobody", Before: 51})
 	require.EqualError(t, err, "before must be an integer between 0 and 50")
-	_, err = w.q.ReadEvent(context.Background(), ReadRequest{SessionID: "nobody", After: -3})
+	_, err = w.q.readEvent(context.Background(), readRequest{SessionID: "nobody", After: -3})
 	require.EqualError(t, err, "after must be an integer between 0 and 50")
 	lists, inspects := w.store.counts()
 	require.Zero(t, lists+inspects)
@@ -169,7 +169,7 @@ func TestReadEventValidatesTheWindowBeforeAnyIO(t *testing.T) {
 func TestReadEventDoesNotValidateTheSurface(t *testing.T) {
 	w := newWorld(t)
 	w.persist(header("s", "", 1), logOf(withoutSurface(userMessage("bare"))))
-	win, err := w.q.ReadEvent(context.Background(), ReadRequest{SessionID: "s"})
+	win, err := w.q.readEvent(context.Background(), readRequest{SessionID: "s"})
 	require.NoError(t, err)
 	require.Equal(t, "user/message", win.Target.Type)
 }
@@ -183,7 +183,7 @@ func TestLiveReadsNeverTouchPersistence(t *testing.T) {
 
 	_, err := w.q.ListEvents(context.Background(), "live")
 	require.NoError(t, err)
-	_, err = w.q.ReadEvent(context.Background(), ReadRequest{SessionID: "live", Seq: 2})
+	_, err = w.q.readEvent(context.Background(), readRequest{SessionID: "live", Seq: 2})
 	require.NoError(t, err)
 	lists, inspects := w.store.counts()
 	require.Zero(t, lists+inspects)
@@ -202,7 +202,7 @@ func TestLoadReportsAbsentAndUnreadableSessions(t *testing.T) {
 	require.EqualError(t, err, `session "nobody" not found`)
 
 	liveOnly := New(memoryOnly(t))
-	_, err = liveOnly.ReadEvent(context.Background(), ReadRequest{SessionID: "nobody"})
+	_, err = liveOnly.readEvent(context.Background(), readRequest{SessionID: "nobody"})
 	require.ErrorIs(t, err, fault.QuerySessionNotFound)
 
 	w.persist(header("damaged", "", 1), childEvents(descriptorPayload("l")))
@@ -261,7 +261,7 @@ func TestReadEventPreservesTheCancellationCause(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cause := errors.New("stop")
 	cancel(cause)
-	_, err := w.q.ReadEvent(ctx, ReadRequest{SessionID: "s"})
+	_, err := w.q.readEvent(ctx, readRequest{SessionID: "s"})
 	require.Same(t, cause, err)
 	_, inspects := w.store.counts()
 	require.Zero(t, inspects)

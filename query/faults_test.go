@@ -10,9 +10,9 @@ import (
 type faultQuerier struct {
 	inner Querier
 
-	onTrace      func(ctx context.Context, id string, next func() (*Trace, error)) (*Trace, error)
+	onTrace      func(ctx context.Context, id string, next func() (*lineage, error)) (*lineage, error)
 	onListEvents func(ctx context.Context, id string, next func() ([]EventRecord, error)) ([]EventRecord, error)
-	onReadEvent  func(ctx context.Context, req ReadRequest, next func() (*Window, error)) (*Window, error)
+	onReadEvent  func(ctx context.Context, req readRequest, next func() (*eventWindow, error)) (*eventWindow, error)
 
 	mu                        sync.Mutex
 	traces, listEvents, reads int
@@ -30,9 +30,9 @@ func (f *faultQuerier) calls() (traces, listEvents, reads int) {
 	return f.traces, f.listEvents, f.reads
 }
 
-func (f *faultQuerier) TraceSession(ctx context.Context, id string) (*Trace, error) {
+func (f *faultQuerier) traceSession(ctx context.Context, id string) (*lineage, error) {
 	f.count(&f.traces)
-	next := func() (*Trace, error) { return f.inner.TraceSession(ctx, id) }
+	next := func() (*lineage, error) { return f.inner.traceSession(ctx, id) }
 	if f.onTrace != nil {
 		return f.onTrace(ctx, id, next)
 	}
@@ -48,9 +48,9 @@ func (f *faultQuerier) ListEvents(ctx context.Context, id string) ([]EventRecord
 	return next()
 }
 
-func (f *faultQuerier) ReadEvent(ctx context.Context, req ReadRequest) (*Window, error) {
+func (f *faultQuerier) readEvent(ctx context.Context, req readRequest) (*eventWindow, error) {
 	f.count(&f.reads)
-	next := func() (*Window, error) { return f.inner.ReadEvent(ctx, req) }
+	next := func() (*eventWindow, error) { return f.inner.readEvent(ctx, req) }
 	if f.onReadEvent != nil {
 		return f.onReadEvent(ctx, req, next)
 	}

@@ -65,7 +65,7 @@ func TestAnUnlistableLogIsNotFound(t *testing.T) {
 	_, err = w.q.ListEvents(context.Background(), "old")
 	require.ErrorIs(t, err, fault.QuerySessionNotFound)
 	require.EqualError(t, err, `session "old" not found`)
-	_, err = w.q.ReadEvent(context.Background(), ReadRequest{SessionID: "old"})
+	_, err = w.q.readEvent(context.Background(), readRequest{SessionID: "old"})
 	require.ErrorIs(t, err, fault.QuerySessionNotFound)
 	_, err = w.q.ReadSession(context.Background(), "old")
 	require.ErrorIs(t, err, fault.QuerySessionNotFound)

@@ -10,7 +10,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-// readWindowMax is the largest Before or After a ReadRequest may ask for.
+// readWindowMax is the largest Before or After a readRequest may ask for.
 const readWindowMax = 50
 
 // Record is one logical session of the corpus: its header (the live one

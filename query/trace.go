@@ -13,27 +13,27 @@ import (
 	"github.com/dsh-actors/dsh-actors/fault"
 )
 
-// Node is one session of a lineage tree with its own direct children.
-type Node struct {
+// lineageNode is one session of a lineage tree with its own direct children.
+type lineageNode struct {
 	Session     Record
-	Descendants []Node
+	Descendants []lineageNode
 }
 
-// Trace is a session's lineage: the target, its ancestors (immediate
+// lineage is a session's lineage: the target, its ancestors (immediate
 // parent first), and its descendants (the direct children, each with its
 // subtree). Complete is true when the ancestry reaches a root (Root, the
 // outermost ancestor or the target itself); otherwise UnresolvedParentID is
 // the first parent id missing from the corpus.
-type Trace struct {
+type lineage struct {
 	Target             Record
 	Ancestors          []Record
-	Descendants        []Node
+	Descendants        []lineageNode
 	Complete           bool
 	Root               *Record
 	UnresolvedParentID string
 }
 
-// TraceSession observes the whole corpus once (one Store.List, no Inspect)
+// traceSession observes the whole corpus once (one Store.List, no Inspect)
 // and returns the lineage of id. Siblings are ordered by createdAt
 // ascending, then by id as the original's localeCompare orders them
 // (localeCompare).
@@ -43,7 +43,7 @@ type Trace struct {
 // SESSION_QUERY_SOURCE_CONFLICT; an unknown id is
 // SESSION_QUERY_SESSION_NOT_FOUND; a cycle in the ancestry is
 // SESSION_QUERY_INVALID_LINEAGE. A done ctx returns context.Cause(ctx).
-func (q *Query) TraceSession(ctx context.Context, id string) (*Trace, error) {
+func (q *Query) traceSession(ctx context.Context, id string) (*lineage, error) {
 	corpus, err := q.listSessions(ctx)
 	if err != nil {
 		return nil, err
@@ -52,7 +52,7 @@ func (q *Query) TraceSession(ctx context.Context, id string) (*Trace, error) {
 	if !ok {
 		return nil, sessionNotFound(id)
 	}
-	trace := &Trace{Target: target}
+	trace := &lineage{Target: target}
 	if err := trace.followAncestors(corpus); err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func (q *Query) listSessions(ctx context.Context) (map[string]Record, error) {
 	return corpus, nil
 }
 
-func (t *Trace) followAncestors(corpus map[string]Record) error {
+func (t *lineage) followAncestors(corpus map[string]Record) error {
 	seen := map[string]bool{t.Target.Header.ID: true}
 	current := t.Target
 	for current.Header.ParentSession != "" {
@@ -120,7 +120,7 @@ func (t *Trace) followAncestors(corpus map[string]Record) error {
 // descendantsOf builds the subtree below id without recursion (lineages
 // can be thousands deep). The ancestry check has already ruled out cycles
 // through id, so the walk terminates.
-func descendantsOf(id string, corpus map[string]Record) []Node {
+func descendantsOf(id string, corpus map[string]Record) []lineageNode {
 	children := map[string][]Record{}
 	for _, rec := range corpus {
 		if p := rec.Header.ParentSession; p != "" {
@@ -135,12 +135,12 @@ func descendantsOf(id string, corpus map[string]Record) []Node {
 			order = append(order, rec.Header.ID)
 		}
 	}
-	built := map[string][]Node{}
+	built := map[string][]lineageNode{}
 	for i := len(order) - 1; i >= 0; i-- { // children before their parents
 		parent := order[i]
-		nodes := make([]Node, 0, len(children[parent]))
+		nodes := make([]lineageNode, 0, len(children[parent]))
 		for _, rec := range children[parent] {
-			nodes = append(nodes, Node{Session: rec, Descendants: built[rec.Header.ID]})
+			nodes = append(nodes, lineageNode{Session: rec, Descendants: built[rec.Header.ID]})
 			delete(built, rec.Header.ID)
 		}
 		built[parent] = nodes

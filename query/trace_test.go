@@ -12,7 +12,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-func ids(nodes []Node) []string {
+func ids(nodes []lineageNode) []string {
 	out := make([]string, len(nodes))
 	for i, n := range nodes {
 		out[i] = n.Session.Header.ID
@@ -33,7 +33,7 @@ func TestTraceUsesOneListingAndNoInspect(t *testing.T) {
 	w.persist(header("parent", "", 1), nil)
 	w.authorChild("child", "parent", 2, "c")
 
-	trace, err := w.q.TraceSession(context.Background(), "parent")
+	trace, err := w.q.traceSession(context.Background(), "parent")
 	require.NoError(t, err)
 	lists, inspects := w.store.counts()
 	require.Equal(t, 1, lists)
@@ -52,7 +52,7 @@ func TestTraceReturnsAncestryAndOrderedDescendantTrees(t *testing.T) {
 	w.persist(header("older", "target", 3), nil)
 	w.persist(header("grandchild", "a", 5), nil)
 
-	trace, err := w.q.TraceSession(context.Background(), "target")
+	trace, err := w.q.traceSession(context.Background(), "target")
 	require.NoError(t, err)
 	require.Equal(t, []string{"parent", "root"}, recordIDs(trace.Ancestors))
 	require.True(t, trace.Complete)
@@ -67,13 +67,13 @@ func TestTraceRepresentsRootAndUnresolvedParent(t *testing.T) {
 	w.persist(header("root", "", 1), nil)
 	w.persist(header("orphan", "outside", 1), nil)
 
-	root, err := w.q.TraceSession(context.Background(), "root")
+	root, err := w.q.traceSession(context.Background(), "root")
 	require.NoError(t, err)
 	require.True(t, root.Complete)
 	require.Equal(t, "root", root.Root.Header.ID)
 	require.Empty(t, root.Ancestors)
 
-	orphan, err := w.q.TraceSession(context.Background(), "orphan")
+	orphan, err := w.q.traceSession(context.Background(), "orphan")
 	require.NoError(t, err)
 	require.False(t, orphan.Complete)
 	require.Nil(t, orphan.Root)
@@ -85,11 +85,11 @@ func TestTraceRejectsCyclesAndMissingTargets(t *testing.T) {
 	w.persist(header("x", "y", 1), nil)
 	w.persist(header("y", "x", 1), nil)
 
-	_, err := w.q.TraceSession(context.Background(), "x")
+	_, err := w.q.traceSession(context.Background(), "x")
 	require.ErrorIs(t, err, fault.QueryInvalidLineage)
 	require.EqualError(t, err, `session lineage contains a cycle at "x"`)
 
-	_, err = w.q.TraceSession(context.Background(), "nobody")
+	_, err = w.q.traceSession(context.Background(), "nobody")
 	require.ErrorIs(t, err, fault.QuerySessionNotFound)
 	require.EqualError(t, err, `session "nobody" not found`)
 }
@@ -102,7 +102,7 @@ func TestTraceBuildsDeepLineagesWithoutRecursion(t *testing.T) {
 		goLive(t, live, header(fmt.Sprintf("n%d", i), fmt.Sprintf("n%d", i-1), int64(i)), nil)
 	}
 	q := New(live)
-	trace, err := q.TraceSession(context.Background(), "n0")
+	trace, err := q.traceSession(context.Background(), "n0")
 	require.NoError(t, err)
 	levels := 0
 	for nodes := trace.Descendants; len(nodes) > 0; nodes = nodes[0].Descendants {
@@ -115,7 +115,7 @@ func TestTraceFailsWholeOnPersistenceListingFailure(t *testing.T) {
 	w := newWorld(t)
 	boom := errors.New("disk on fire")
 	w.store.listErr = boom
-	_, err := w.q.TraceSession(context.Background(), "parent")
+	_, err := w.q.traceSession(context.Background(), "parent")
 	require.ErrorIs(t, err, fault.QueryPersistenceFailed)
 	require.ErrorIs(t, err, boom)
 	require.EqualError(t, err, "session persistence listing failed: disk on fire")
@@ -129,7 +129,7 @@ func TestTraceMergesLiveFirstAndDetectsConflicts(t *testing.T) {
 	require.NoError(t, err)
 	w.goLive(header("fresh", "shared", 3), nil)
 
-	trace, err := w.q.TraceSession(context.Background(), "shared")
+	trace, err := w.q.traceSession(context.Background(), "shared")
 	require.NoError(t, err)
 	require.Equal(t, Record{Header: header("shared", "", 1), Live: true, Persisted: true}, trace.Target)
 	require.Equal(t, []Record{
@@ -148,7 +148,7 @@ func TestTraceMergesLiveFirstAndDetectsConflicts(t *testing.T) {
 			change(&h)
 			foreign := memoryOnly(t)
 			goLive(t, foreign, h, nil)
-			_, err := w.foreignQuery(foreign).TraceSession(context.Background(), "fresh")
+			_, err := w.foreignQuery(foreign).traceSession(context.Background(), "fresh")
 			require.ErrorIs(t, err, fault.QuerySourceConflict)
 			require.EqualError(t, err, `session source headers conflict for session "durable"`)
 		})
@@ -162,7 +162,7 @@ func TestTraceIgnoresOriginAndAgentPresetInConflicts(t *testing.T) {
 	h.Origin, h.AgentPreset = "subagent", "preset"
 	foreign := memoryOnly(t)
 	goLive(t, foreign, h, nil)
-	trace, err := w.foreignQuery(foreign).TraceSession(context.Background(), "s")
+	trace, err := w.foreignQuery(foreign).traceSession(context.Background(), "s")
 	require.NoError(t, err)
 	require.Equal(t, "preset", trace.Target.Header.AgentPreset, "the live header wins")
 }
@@ -171,10 +171,10 @@ func TestTraceReturnsDetachedRecords(t *testing.T) {
 	live := memoryOnly(t)
 	goLive(t, live, session.Header{ID: "s", CreatedAt: 1, SeedLength: intPtr(2)}, nil)
 	q := New(live)
-	trace, err := q.TraceSession(context.Background(), "s")
+	trace, err := q.traceSession(context.Background(), "s")
 	require.NoError(t, err)
 	*trace.Target.Header.SeedLength = 99
-	again, err := q.TraceSession(context.Background(), "s")
+	again, err := q.traceSession(context.Background(), "s")
 	require.NoError(t, err)
 	require.Equal(t, 2, *again.Target.Header.SeedLength)
 }
@@ -184,7 +184,7 @@ func TestTracePreservesTheExactCancellationCause(t *testing.T) {
 	cause := errors.New("caller gave up")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(cause)
-	_, err := w.q.TraceSession(ctx, "parent")
+	_, err := w.q.traceSession(ctx, "parent")
 	require.Same(t, cause, err)
 	lists, _ := w.store.counts()
 	require.Zero(t, lists, "persistence is never entered after a pre-abort")
