@@ -42,9 +42,8 @@ type turn struct {
 // then releases the inbox for the next message. A message the session
 // refuses to log (its log failed) is not run: it is reported lost. A turn
 // whose log was fenced meanwhile is reported failed and writes nothing
-// more. The
-// end of a cancelled turn is written through to the store on this
-// goroutine before the inbox is released: whoever cancelled it (a
+// more. The end of a cancelled turn is written through to the store on
+// this goroutine before the inbox is released: whoever cancelled it (a
 // teardown, an interrupt) waits for it to be durable, and the next turn,
 // if any, waits behind it. A turn the agent ends with agent.Retry is
 // followed, unless it was cancelled, by a retry turn over the same

@@ -341,17 +341,9 @@ func TestAFollowupToAChildWhoseLogFailedIsRefused(t *testing.T) {
 
 	f.followup(f.parent, child, "hold g")
 	f.gates.reached("g")
-	live := f.rt.Sessions().Get(child)
-	require.NotNil(t, live)
-	_, err := f.rt.Sessions().Flush(bg, live)
-	require.NoError(t, err)
-	faults.SetFull(true)
-	f.gates.open("g") // the turn says "held", which the full disk refuses
-	f.gates.reached("g after")
-	_, err = f.rt.Sessions().Flush(bg, live)
-	require.ErrorIs(t, err, session.ErrLogFailed)
+	failTheHeldTurnsLog(t, f, faults, child)
 
-	_, err = f.m.Followup(bg, f.parent, child, event.Text("refused"), event.Source{Kind: "user"})
+	_, err := f.m.Followup(bg, f.parent, child, event.Text("refused"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, fault.DurabilityFailed)
 	require.ErrorIs(t, err, session.ErrLogFailed)
 	require.Contains(t, err.Error(), `subagent "`+child+`" cannot accept messages: its session log failed`)
@@ -363,6 +355,22 @@ func TestAFollowupToAChildWhoseLogFailedIsRefused(t *testing.T) {
 	f.followup(f.parent, child, "again")
 	require.Equal(t, agent.Completed, f.settled(child, 3).StopReason)
 	require.Equal(t, []string{"first", "hold g", "again"}, f.userTexts(child))
+}
+
+// failTheHeldTurnsLog flushes child's log while its turn is held at gate
+// "g", fills the disk, lets the turn write on to gate "g after" and sees
+// the log fail.
+func failTheHeldTurnsLog(t *testing.T, f *fixture, faults *sessionfs.FaultFS, child string) {
+	t.Helper()
+	live := f.rt.Sessions().Get(child)
+	require.NotNil(t, live)
+	_, err := f.rt.Sessions().Flush(bg, live)
+	require.NoError(t, err)
+	faults.SetFull(true)
+	f.gates.open("g") // the turn says "held", which the full disk refuses
+	f.gates.reached("g after")
+	_, err = f.rt.Sessions().Flush(bg, live)
+	require.ErrorIs(t, err, session.ErrLogFailed)
 }
 
 // Follow-ups accepted and queued behind a turn whose log then fails are
@@ -379,15 +387,7 @@ func TestFollowupsDiscardedByALogFailureAreCounted(t *testing.T) {
 	f.gates.reached("g")
 	f.followup(f.parent, child, "queued one")
 	f.followup(f.parent, child, "queued two")
-	live := f.rt.Sessions().Get(child)
-	require.NotNil(t, live)
-	_, err := f.rt.Sessions().Flush(bg, live)
-	require.NoError(t, err)
-	faults.SetFull(true)
-	f.gates.open("g") // the turn says "held", which the full disk refuses
-	f.gates.reached("g after")
-	_, err = f.rt.Sessions().Flush(bg, live)
-	require.ErrorIs(t, err, session.ErrLogFailed)
+	failTheHeldTurnsLog(t, f, faults, child)
 	f.gates.open("g after")
 
 	end := f.settled(child, 2)
