@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
@@ -114,9 +115,9 @@ func (r *Runtime) ResumeAgent(ctx context.Context, id string) (*parent.Handle, e
 // "spawn" provider with a durable label and its first prompt; it returns
 // the child's id at inbox acceptance (the turn runs later).
 func (r *Runtime) Spawn(ctx context.Context, p *parent.Handle, label string, prompt []event.Block) (childID string, err error) {
-	started, err := r.subagents.StartContinuable(ctx, subagent.ContinuableSpec{
+	started, err := r.subagents.StartContinuable(ctx, manager.StartSpec{
 		Provider: subagent.SpawnName, Label: label,
-		Request: subagent.ContinuableRequest{Prompt: prompt, Parent: p},
+		Request: manager.Request{Prompt: prompt, Parent: p},
 	})
 	return started.ChildID, err
 }
@@ -132,7 +133,7 @@ func (r *Runtime) Send(ctx context.Context, p *parent.Handle, childID string, co
 // its subagent/end (stop reason, last assistant message, discarded
 // follow-ups) with ok true; with ok false at once when no epoch of
 // childID is resident. See subagent.Service.WaitChild.
-func (r *Runtime) WaitChild(ctx context.Context, childID string) (end subagent.RunEndInfo, ok bool, err error) {
+func (r *Runtime) WaitChild(ctx context.Context, childID string) (end manager.RunEndInfo, ok bool, err error) {
 	return r.subagents.WaitChild(ctx, childID)
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
@@ -142,7 +143,7 @@ func TestEndCountsFollowupsATeardownDiscarded(t *testing.T) {
 		_, err = rt.Send(bg, p, child, event.Text(text))
 		require.NoError(t, err)
 	}
-	ends := make(chan subagent.RunEndInfo, 1)
+	ends := make(chan manager.RunEndInfo, 1)
 	cancel := rt.Subagents().Subscribe(func(e subagent.Event) {
 		if end, ok := e.(*subagent.EndEvent); ok && end.ID == child {
 			ends <- end.RunEndInfo
@@ -167,8 +168,8 @@ func TestCallerCancellationIsCancelledInEveryLayer(t *testing.T) {
 	calls := map[string]func() error{
 		"spawn": func() error { _, err := rt.Spawn(ctx, p, "x", event.Text("reply hi")); return err },
 		"start continuable": func() error {
-			_, err := rt.Subagents().StartContinuable(ctx, subagent.ContinuableSpec{Provider: subagent.SpawnName, Label: "x",
-				Request: subagent.ContinuableRequest{Prompt: event.Text("reply hi"), Parent: p}})
+			_, err := rt.Subagents().StartContinuable(ctx, manager.StartSpec{Provider: subagent.SpawnName, Label: "x",
+				Request: manager.Request{Prompt: event.Text("reply hi"), Parent: p}})
 			return err
 		},
 		"send":         func() error { _, err := rt.Send(ctx, p, live, event.Text("reply hi")); return err },

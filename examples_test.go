@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	dsh "github.com/dsh-actors/dsh-actors"
+	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
@@ -15,8 +16,8 @@ import (
 )
 
 // endsOf returns the subagent/end edges of rt's children as they arrive.
-func endsOf(rt *dsh.Runtime) <-chan subagent.RunEndInfo {
-	ends := make(chan subagent.RunEndInfo, 8)
+func endsOf(rt *dsh.Runtime) <-chan manager.RunEndInfo {
+	ends := make(chan manager.RunEndInfo, 8)
 	rt.Subagents().Subscribe(func(ev subagent.Event) {
 		if end, ok := ev.(*subagent.EndEvent); ok {
 			ends <- end.RunEndInfo

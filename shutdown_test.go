@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
@@ -37,8 +38,8 @@ func TestNothingIsAcceptedOnceShutdownBegins(t *testing.T) {
 		_, tries["follow-up on the parent's handle"] = p.Followup(ctx, event.Text("reply late"), user)
 		_, tries["runtime follow-up"] = rt.Followup(ctx, p.ID(), event.Text("reply late"), user)
 		_, tries["start agent"] = rt.StartAgent(ctx, parent.CreateSpec{})
-		_, tries["start continuable"] = svc.StartContinuable(ctx, subagent.ContinuableSpec{Provider: subagent.SpawnName, Label: "late",
-			Request: subagent.ContinuableRequest{Prompt: event.Text("reply late"), Parent: p}})
+		_, tries["start continuable"] = svc.StartContinuable(ctx, manager.StartSpec{Provider: subagent.SpawnName, Label: "late",
+			Request: manager.Request{Prompt: event.Text("reply late"), Parent: p}})
 		_, tries["list children"] = svc.ListChildren(ctx, p.ID())
 		return nil
 	})
@@ -48,8 +49,8 @@ func TestNothingIsAcceptedOnceShutdownBegins(t *testing.T) {
 	require.NoError(t, err)
 	p, err = rt.StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: "parent"}})
 	require.NoError(t, err)
-	started, err := svc.StartContinuable(bg, subagent.ContinuableSpec{Provider: subagent.SpawnName, Label: "busy",
-		Request: subagent.ContinuableRequest{Prompt: event.Text("sleep 1h"), Parent: p}})
+	started, err := svc.StartContinuable(bg, manager.StartSpec{Provider: subagent.SpawnName, Label: "busy",
+		Request: manager.Request{Prompt: event.Text("sleep 1h"), Parent: p}})
 	require.NoError(t, err)
 	child = started.ChildID
 

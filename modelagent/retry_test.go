@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
@@ -207,7 +208,7 @@ func TestAChildsRetryChainSettlesWithItsLastTurn(t *testing.T) {
 	},
 		empty(), llmtest.Stream(llmtest.Say("HI")))
 	r := newRig(t, srv.Client(0))
-	ends := make(chan subagent.RunEndInfo, 4)
+	ends := make(chan manager.RunEndInfo, 4)
 	defer r.service.Subscribe(func(e subagent.Event) {
 		if end, ok := e.(*subagent.EndEvent); ok {
 			ends <- end.RunEndInfo
@@ -220,7 +221,7 @@ func TestAChildsRetryChainSettlesWithItsLastTurn(t *testing.T) {
 	require.Contains(t, results[0].Raw, `"content":[{"type":"text","text":"one two"}],"isError":false`)
 	childID := startedID.FindStringSubmatch(results[1].Raw)[1]
 
-	var bg subagent.RunEndInfo
+	var bg manager.RunEndInfo
 	for end := range ends {
 		if end.ID == childID {
 			bg = end

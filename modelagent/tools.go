@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/fault"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
@@ -103,9 +104,9 @@ func (c caller) delegate(ctx context.Context, provider string, args toolArgs) (s
 	maxDepth := c.maxDepth
 	prompt := event.Text(args.String("prompt"))
 	if args.Bool("run_in_background") {
-		started, err := c.service.StartContinuable(ctx, subagent.ContinuableSpec{
+		started, err := c.service.StartContinuable(ctx, manager.StartSpec{
 			Provider: provider, Label: args.String("description"),
-			Request: subagent.ContinuableRequest{Prompt: prompt, Parent: c.self, MaxDepth: &maxDepth},
+			Request: manager.Request{Prompt: prompt, Parent: c.self, MaxDepth: &maxDepth},
 		})
 		if err != nil {
 			return "", subagentError(err)

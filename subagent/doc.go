@@ -19,7 +19,9 @@
 //
 // StartContinuable, Followup and DrainContinuableDescendants are served by
 // the continuation manager (package actors/manager), bound when the
-// Service has a runtime; see that package for the order of checks, the
+// Service has a runtime; the types they and the lifecycle events carry
+// (manager.StartSpec, manager.Request, manager.Started, manager.RunInfo,
+// manager.RunEndInfo) are defined there once and used here as they are; see that package for the order of checks, the
 // residency routing, the authority rules and the disposal transaction.
 // ListChildren is the durable catalog (package query): it needs no manager
 // and never touches an Activation.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 
@@ -31,9 +32,9 @@ func Example_continuable() {
 	})
 	p, _ := rt.StartAgent(ctx, "parent")
 
-	started, err := svc.StartContinuable(ctx, subagent.ContinuableSpec{
+	started, err := svc.StartContinuable(ctx, manager.StartSpec{
 		Provider: subagent.SpawnName, Label: "summarize the doc",
-		Request: subagent.ContinuableRequest{Prompt: event.Text("reply three sources found"), Parent: p},
+		Request: manager.Request{Prompt: event.Text("reply three sources found"), Parent: p},
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -78,8 +79,8 @@ func ExampleService_StartContinuable_persistence() {
 	rt, _ := dsh.Open(dsh.Options{}) // memory-only sessions
 	defer rt.Close()
 	p, _ := rt.StartAgent(ctx, "")
-	_, err := rt.Subagents().StartContinuable(ctx, subagent.ContinuableSpec{Provider: subagent.SpawnName, Label: "x",
-		Request: subagent.ContinuableRequest{Prompt: event.Text("hi"), Parent: p}})
+	_, err := rt.Subagents().StartContinuable(ctx, manager.StartSpec{Provider: subagent.SpawnName, Label: "x",
+		Request: manager.Request{Prompt: event.Text("hi"), Parent: p}})
 	var typed *fault.Error
 	fmt.Println(errors.As(err, &typed), typed.Code)
 	// Output: true PERSISTENCE_UNAVAILABLE

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/fault"
 
 	"github.com/dsh-actors/dsh-actors/actors"
@@ -157,8 +158,8 @@ func TestForkSeedsTheCompletedTurnPrefix(t *testing.T) {
 func TestForkContinuableChildContinuesTurnNumbering(t *testing.T) {
 	w := newWorld(t)
 	w.turn("reply first answer")
-	started, err := w.s.StartContinuable(bg, ContinuableSpec{Provider: ForkName, Label: "child task",
-		Request: ContinuableRequest{Prompt: event.Text("reply forked"), Parent: w.parent}})
+	started, err := w.s.StartContinuable(bg, manager.StartSpec{Provider: ForkName, Label: "child task",
+		Request: manager.Request{Prompt: event.Text("reply forked"), Parent: w.parent}})
 	require.NoError(t, err)
 	w.ended(started.ChildID, 1)
 	log, err := w.rt.Sessions().Store().Inspect(bg, started.ChildID)
@@ -188,14 +189,14 @@ func TestStartContinuableNeedsThePrepareCapability(t *testing.T) {
 	p := &oneShotOnly{stubProvider{name: "oneshot"}}
 	_, err := w.s.RegisterProvider(p)
 	require.NoError(t, err)
-	_, err = w.s.StartContinuable(bg, ContinuableSpec{Provider: "oneshot", Label: "x",
-		Request: ContinuableRequest{Prompt: event.Text("hi"), Parent: w.parent}})
+	_, err = w.s.StartContinuable(bg, manager.StartSpec{Provider: "oneshot", Label: "x",
+		Request: manager.Request{Prompt: event.Text("hi"), Parent: w.parent}})
 	require.ErrorIs(t, err, fault.UnsupportedCapability)
 	require.EqualError(t, err, `subagent provider "oneshot" does not support continuable children (no prepareContinuable capability)`)
 	require.Zero(t, p.count())
 	require.Equal(t, 1, w.rt.Registry().Len())
-	_, err = w.s.StartContinuable(bg, ContinuableSpec{Provider: "nobody", Label: "x",
-		Request: ContinuableRequest{Prompt: event.Text("hi"), Parent: w.parent}})
+	_, err = w.s.StartContinuable(bg, manager.StartSpec{Provider: "nobody", Label: "x",
+		Request: manager.Request{Prompt: event.Text("hi"), Parent: w.parent}})
 	require.ErrorIs(t, err, fault.NoProvider)
 }
 
@@ -203,8 +204,8 @@ func TestStartContinuableNeedsThePrepareCapability(t *testing.T) {
 // one as complete with its durable label, without an Activation.
 func TestListChildrenThroughTheCatalog(t *testing.T) {
 	w := newWorld(t)
-	started, err := w.s.StartContinuable(bg, ContinuableSpec{Provider: SpawnName, Label: "summarize the doc",
-		Request: ContinuableRequest{Prompt: event.Text("sleep 1h"), Parent: w.parent}})
+	started, err := w.s.StartContinuable(bg, manager.StartSpec{Provider: SpawnName, Label: "summarize the doc",
+		Request: manager.Request{Prompt: event.Text("sleep 1h"), Parent: w.parent}})
 	require.NoError(t, err)
 	entries, err := w.s.ListChildren(bg, "parent")
 	require.NoError(t, err)

@@ -81,14 +81,14 @@ func objectSchema(raw json.RawMessage) bool {
 // its result settles (with lastAssistantMessage always present on a
 // resolved result; stop reason error and no message on a rejected one).
 func (s *Service) observeRun(provider string, req StartRequest, run *Run) {
-	info := RunInfo{RunID: uuid.NewString(), Provider: provider, ID: run.id, Local: run.localAgent != nil}
+	info := manager.RunInfo{RunID: uuid.NewString(), Provider: provider, ID: run.id, Local: run.localAgent != nil}
 	if req.Parent != nil {
 		info.ParentID = req.Parent.ID()
 	}
 	s.events.emitContained(&StartEvent{RunInfo: info})
 	go func() {
 		<-run.Done()
-		end := RunEndInfo{RunInfo: info, StopReason: agent.Error}
+		end := manager.RunEndInfo{RunInfo: info, StopReason: agent.Error}
 		if run.err == nil {
 			end.StopReason = run.result.StopReason
 			end.LastAssistantMessage = append([]event.Block{}, run.result.Output...)

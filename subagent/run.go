@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 
+	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
@@ -17,14 +18,14 @@ type StartRequest struct {
 	// Parent is the delegating agent.
 	Parent *parent.Handle
 	// AgentOptions choose the child's model route (optional).
-	AgentOptions *AgentOptions
+	AgentOptions *manager.AgentOptions
 	// OutputSchema asks for a structured result (a JSON object schema;
 	// needs the outputSchema capability).
 	OutputSchema json.RawMessage
 	// MaxDepth caps the child's delegation depth (needs depthLimit).
 	MaxDepth *int
 	// ToolFilter restricts the child's tools (needs toolFilter).
-	ToolFilter *ToolFilter
+	ToolFilter *event.ToolFilter
 	// Persona is the child's persona (needs persona).
 	Persona string
 }

@@ -14,62 +14,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-// AgentOptions choose a child's model route; empty fields inherit the
-// parent's.
-type AgentOptions struct {
-	Provider string
-	Model    string
-}
-
-// ToolFilter restricts a child's tools (allow and/or deny lists).
-type ToolFilter = event.ToolFilter
-
-// ContinuableSpec names the provider that prepares a continuable child,
-// the child's durable label and its request.
-type ContinuableSpec struct {
-	// Provider names the registered provider that prepares the child.
-	Provider string
-	// Label is the child's durable label (its descriptor's label).
-	Label   string
-	Request ContinuableRequest
-}
-
-// ContinuableRequest is what a continuable child is started with.
-type ContinuableRequest struct {
-	// Prompt is the child's first message (source {kind:"user"}).
-	Prompt []event.Block
-	// Parent is the calling agent; it must be the registry's exact live
-	// entry for its id.
-	Parent *parent.Handle
-	// AgentOptions override the parent's model route (optional).
-	AgentOptions *AgentOptions
-	// MaxDepth is an absolute cap on the child's delegation depth (optional).
-	MaxDepth *int
-	// ToolFilter and Persona are the child's composition (optional); they
-	// are recorded in the descriptor and reapplied on cold resume.
-	ToolFilter *ToolFilter
-	Persona    string
-}
-
-// ContinuableStart is StartContinuable's result, at inbox acceptance: the
-// new child's id and the MessageID of its first prompt.
-type ContinuableStart struct {
-	ChildID   string
-	MessageID string
-}
-
-// managerSpec is spec as the continuation manager takes it.
-func (spec ContinuableSpec) managerSpec() manager.StartSpec {
-	r := spec.Request
-	out := manager.StartSpec{Provider: spec.Provider, Label: spec.Label, Request: manager.Request{
-		Prompt: r.Prompt, Parent: r.Parent, MaxDepth: r.MaxDepth, ToolFilter: r.ToolFilter, Persona: r.Persona,
-	}}
-	if o := r.AgentOptions; o != nil {
-		out.Request.AgentOptions = &manager.AgentOptions{Provider: o.Provider, Model: o.Model}
-	}
-	return out
-}
-
 // Service is the subagent seam: the provider
 // registry, one-shot and continuable delegation, follow-ups, scoped drains,
 // the durable catalog and lifecycle events. Its methods are safe for
@@ -174,12 +118,11 @@ func (s *Service) Subscribe(fn func(Event)) (cancel func()) { return s.events.su
 // checks. It returns {ChildID, MessageID} at inbox acceptance and blocks
 // the caller until then. It fails with CONTINUATION_UNAVAILABLE when the
 // service has no runtime.
-func (s *Service) StartContinuable(ctx context.Context, spec ContinuableSpec) (ContinuableStart, error) {
+func (s *Service) StartContinuable(ctx context.Context, spec manager.StartSpec) (manager.Started, error) {
 	if s.m == nil {
-		return ContinuableStart{}, manager.ContinuationUnavailable()
+		return manager.Started{}, manager.ContinuationUnavailable()
 	}
-	started, err := s.m.StartContinuable(ctx, spec.managerSpec())
-	return ContinuableStart{ChildID: started.ChildID, MessageID: started.MessageID}, err
+	return s.m.StartContinuable(ctx, spec)
 }
 
 // Followup delivers content from the exact live direct parent p to its
@@ -200,12 +143,11 @@ func (s *Service) Followup(ctx context.Context, p *parent.Handle, childID string
 // Subscribe before acting to see every epoch; WaitChild needs no
 // listener and never polls. A cancelled ctx is CANCELLED. It fails with
 // CONTINUATION_UNAVAILABLE when the service has no runtime.
-func (s *Service) WaitChild(ctx context.Context, childID string) (end RunEndInfo, ok bool, err error) {
+func (s *Service) WaitChild(ctx context.Context, childID string) (end manager.RunEndInfo, ok bool, err error) {
 	if s.m == nil {
 		return end, false, manager.ContinuationUnavailable()
 	}
-	info, ok, err := s.m.WaitEpoch(ctx, childID)
-	return runEndInfo(info), ok, err
+	return s.m.WaitEpoch(ctx, childID)
 }
 
 // DrainContinuableDescendants closes admission below the exact live
@@ -264,13 +206,13 @@ type observer struct{ s *Service }
 
 // Started emits subagent/start to the service's listeners (contained).
 func (o observer) Started(info manager.RunInfo) error {
-	o.s.events.emitContained(&StartEvent{RunInfo: RunInfo(info)})
+	o.s.events.emitContained(&StartEvent{RunInfo: info})
 	return nil
 }
 
 // Ended emits subagent/end to the service's listeners (contained).
 func (o observer) Ended(info manager.RunEndInfo) {
-	o.s.events.emitContained(&EndEvent{RunEndInfo: runEndInfo(info)})
+	o.s.events.emitContained(&EndEvent{RunEndInfo: info})
 }
 
 // capability is agent.Subagents bound to one calling agent.
@@ -293,9 +235,9 @@ func (c capability) Fork(ctx context.Context, label, prompt string) (string, str
 }
 
 func (c capability) start(ctx context.Context, provider, label, prompt string) (string, string, error) {
-	started, err := c.s.StartContinuable(ctx, ContinuableSpec{
+	started, err := c.s.StartContinuable(ctx, manager.StartSpec{
 		Provider: provider, Label: label,
-		Request: ContinuableRequest{Prompt: event.Text(prompt), Parent: c.self},
+		Request: manager.Request{Prompt: event.Text(prompt), Parent: c.self},
 	})
 	return started.ChildID, started.MessageID, err
 }

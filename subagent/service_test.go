@@ -10,10 +10,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 
-	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -180,7 +180,7 @@ func TestThePublicSurfaceHasNoExtraOperations(t *testing.T) {
 
 func TestContinuableOperationsNeedARuntime(t *testing.T) {
 	s := detached(t)
-	_, err := s.StartContinuable(bg, ContinuableSpec{Provider: "spawn", Label: "x"})
+	_, err := s.StartContinuable(bg, manager.StartSpec{Provider: "spawn", Label: "x"})
 	require.ErrorIs(t, err, fault.ContinuationUnavailable)
 	require.EqualError(t, err, "continuable subagents require the agents service")
 	_, err = s.Followup(bg, nil, "child", event.Text("x"), event.Source{Kind: "user"})
@@ -196,7 +196,7 @@ func TestStartChecksCapabilitiesInOrderBeforeTheProvider(t *testing.T) {
 	}{
 		{"outputSchema", StartRequest{OutputSchema: json.RawMessage(`{"type":"object"}`), MaxDepth: &one}},
 		{"depthLimit", StartRequest{MaxDepth: &one, Persona: "p"}},
-		{"toolFilter", StartRequest{ToolFilter: &ToolFilter{Deny: []string{"x"}}, Persona: "p"}},
+		{"toolFilter", StartRequest{ToolFilter: &event.ToolFilter{Deny: []string{"x"}}, Persona: "p"}},
 		{"persona", StartRequest{Persona: "p"}},
 	}
 	for _, c := range cases {
@@ -240,7 +240,7 @@ func TestOneShotLifecyclePairsByRunIDAndCarriesTheResult(t *testing.T) {
 		require.NoError(t, run.Dispose(bg))
 	}
 	all := rec.waitFor(5)[1:]
-	starts, ends := map[string]bool{}, map[string]RunEndInfo{}
+	starts, ends := map[string]bool{}, map[string]manager.RunEndInfo{}
 	for _, ev := range all {
 		switch e := ev.(type) {
 		case *StartEvent:

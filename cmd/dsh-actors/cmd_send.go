@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/fault"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
@@ -137,7 +138,7 @@ func checkSendArgs(positional []string) error {
 // MessageID to accepted and waits until the child's epoch ends. It leaves
 // the runtime open; the caller closes it.
 func sendFollowup(ctx context.Context, set *runtimeSet, parentID, childID, text string, accepted func(messageID string)) (sendReply, error) {
-	ended := make(chan subagent.RunEndInfo, 1)
+	ended := make(chan manager.RunEndInfo, 1)
 	cancel := set.service.Subscribe(func(ev subagent.Event) {
 		if end, ok := ev.(*subagent.EndEvent); ok && end.ID == childID {
 			select {

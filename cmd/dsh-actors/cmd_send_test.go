@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
@@ -38,7 +39,7 @@ func newSentStore(t *testing.T) sentStore {
 	set, err := openRuntime(s.root, warnLogger(io.Discard), nil)
 	require.NoError(t, err)
 	var mu sync.Mutex
-	ended := map[string]subagent.RunEndInfo{}
+	ended := map[string]manager.RunEndInfo{}
 	allEnded := make(chan struct{})
 	set.service.Subscribe(func(ev subagent.Event) {
 		if end, ok := ev.(*subagent.EndEvent); ok {
@@ -56,8 +57,8 @@ func newSentStore(t *testing.T) sentStore {
 	}
 	alpha, beta := start("alpha"), start("beta")
 	startChild := func(p *parent.Handle, label, prompt string) string {
-		started, err := set.service.StartContinuable(ctx, subagent.ContinuableSpec{Provider: subagent.SpawnName,
-			Label: label, Request: subagent.ContinuableRequest{Prompt: event.Text(prompt), Parent: p}})
+		started, err := set.service.StartContinuable(ctx, manager.StartSpec{Provider: subagent.SpawnName,
+			Label: label, Request: manager.Request{Prompt: event.Text(prompt), Parent: p}})
 		require.NoError(t, err)
 		return started.ChildID
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/descriptor"
@@ -126,8 +127,8 @@ func (w *World) WaitEnd(ctx context.Context, id string) error {
 // Start starts a continuable child of p with prompt and returns its id at
 // inbox acceptance.
 func (w *World) Start(ctx context.Context, p *parent.Handle, prompt string) (string, error) {
-	s, err := w.Service.StartContinuable(ctx, subagent.ContinuableSpec{Provider: subagent.SpawnName, Label: "bench",
-		Request: subagent.ContinuableRequest{Prompt: event.Text(prompt), Parent: p}})
+	s, err := w.Service.StartContinuable(ctx, manager.StartSpec{Provider: subagent.SpawnName, Label: "bench",
+		Request: manager.Request{Prompt: event.Text(prompt), Parent: p}})
 	return s.ChildID, err
 }
 

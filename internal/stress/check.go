@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/dsh-actors/dsh-actors/actors/activation"
+	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/query"
@@ -20,7 +21,7 @@ var errorsIs = errors.Is
 
 // epoch is one recorded start/end pair.
 type epoch struct {
-	info       subagent.RunInfo
+	info       manager.RunInfo
 	start, end int // positions in the lifecycle order; end -1 until ended
 }
 

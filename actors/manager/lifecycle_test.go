@@ -1,4 +1,4 @@
-package subagent
+package manager
 
 import (
 	"encoding/json"
