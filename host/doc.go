@@ -13,7 +13,7 @@
 // New returns a Handler over an actors.Runtime, its subagent service
 // (Continuations) and a query.Query (Options.Index, when set, answers
 // search and stored titles); it maps the runtime's error codes to the wire's (for instance NOT_RESUMABLE to
-// subagent-not-resumable, DRAINING to subagent-not-delivered; anything
+// subagent-not-resumable, DRAINING and LEASE_HELD to subagent-not-delivered; anything
 // unclassified is internal, its cause logged, never sent).
 //
 // What blocks: a unary call blocks its HTTP request until the backend

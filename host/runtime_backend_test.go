@@ -175,6 +175,35 @@ func TestRuntimeBackendPromptsTopLevelSessionsOnly(t *testing.T) {
 	require.NotNil(t, rt.Agent(created.ID))
 }
 
+// A top-level session whose lease another process holds (it runs there)
+// is not resumed here: session.prompt answers agent-busy naming why, not
+// internal, and nothing is logged to the session.
+func TestSessionPromptOfASessionLeasedElsewhereIsAgentBusy(t *testing.T) {
+	root := t.TempDir()
+	ctx := context.Background()
+	rt, _ := openRuntime(t, root)
+	_, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "top"}})
+	require.NoError(t, err)
+	require.NoError(t, rt.Close(ctx))
+	elsewhere, err := session.OpenJSONL(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, elsewhere.Close()) })
+	_, err = elsewhere.Acquire(ctx, "top")
+	require.NoError(t, err)
+	before, err := elsewhere.Inspect(ctx, "top")
+	require.NoError(t, err)
+
+	rt, b := openRuntime(t, root)
+	got := rawCall(t, newTestHandler(t, b), "session.prompt", `{"sessionId":"top","mode":"queue","content":[]}`)
+	require.Equal(t, `{"type":"server-response","rpcId":"r","result":{"ok":false,"error":{"code":"agent-busy",`+
+		`"message":"session \"top\" is running in another process",`+
+		`"details":{"reason":"its lease is held by another process; retry once that process releases it or the lease expires"}}}}`, got)
+	require.Nil(t, rt.Agent("top"))
+	after, err := elsewhere.Inspect(ctx, "top")
+	require.NoError(t, err)
+	require.Equal(t, before.Events, after.Events)
+}
+
 // TestRuntimeBackendCreateSessionIsTheOriginalsEnsureSession: a session is
 // created under the given id with its cwd (the directory made when
 // missing); a requested id that is live or stored is adopted (resumed) when

@@ -12,7 +12,10 @@ import (
 )
 
 // classify maps runtime errors onto the host's classes (Wrap); an aborted
-// ctx wins, unknown errors pass through and end up internal.
+// ctx wins, unknown errors pass through and end up internal. LEASE_HELD
+// (the session runs in another process, which holds its lease) is a
+// delivery refused for now, as a drain's is; session.prompt tells it
+// apart (leasedElsewhere).
 func classify(ctx context.Context, err error) error {
 	switch {
 	case err == nil:
@@ -25,7 +28,7 @@ func classify(ctx context.Context, err error) error {
 		return wrap(codeSubagentNotResumable, err)
 	case errors.Is(err, fault.Unauthorized):
 		return wrap(codeSubagentUnauthorized, err)
-	case isAny(err, fault.Draining, fault.ActivationClosing):
+	case isAny(err, fault.Draining, fault.ActivationClosing, fault.LeaseHeld):
 		return wrap(codeSubagentNotDelivered, err)
 	default:
 		return err

@@ -268,6 +268,8 @@ func (h *Handler) sessionPrompt(ctx context.Context, c call) (any, *rpcError) {
 		return nil, newError(codeCancelled, "session prompt was cancelled", nil)
 	case errors.Is(err, codeSessionNotFound):
 		return nil, sessionNotFound(id)
+	case errors.Is(err, fault.LeaseHeld):
+		return nil, leasedElsewhere(id)
 	case errors.Is(err, codeAgentBusy):
 		return nil, ownedBySubagentRouting(id)
 	default:
@@ -281,6 +283,14 @@ func (h *Handler) sessionPrompt(ctx context.Context, c call) (any, *rpcError) {
 func ownedBySubagentRouting(id string) *rpcError {
 	return newError(codeAgentBusy, "session "+quote(id)+" is owned by subagent routing",
 		details{Reason: "use subagent delivery for this child session"})
+}
+
+// leasedElsewhere is session.prompt's agent-busy for a session another
+// process runs: it holds the session's lease, so this one may not resume
+// it until that lease is released or expires.
+func leasedElsewhere(id string) *rpcError {
+	return newError(codeAgentBusy, "session "+quote(id)+" is running in another process",
+		details{Reason: "its lease is held by another process; retry once that process releases it or the lease expires"})
 }
 
 // sessionNotFound is the original's `session "${sessionId}" not found`.

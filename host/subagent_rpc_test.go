@@ -9,6 +9,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -280,6 +281,8 @@ func TestSubagentPromptErrorMapping(t *testing.T) {
 		{"draining", "worker", wrap(codeSubagentNotDelivered, errors.New("DRAINING")),
 			codeSubagentNotDelivered, "message was not delivered", childOnly},
 		{"activation closing", "worker", wrap(codeSubagentNotDelivered, errors.New("ACTIVATION_CLOSING")),
+			codeSubagentNotDelivered, "message was not delivered", childOnly},
+		{"lease held by another process", "worker", classify(context.Background(), durable.LeaseHeld("worker", `owner "node-b"`)),
 			codeSubagentNotDelivered, "message was not delivered", childOnly},
 		{"cancelled", "worker", wrap(codeCancelled, context.Canceled), codeCancelled, "subagent prompt was cancelled", nil},
 		{"unexpected", "worker", fmt.Errorf("persona %q leaked", "secret"), codeInternal, "subagent prompt failed", nil},
