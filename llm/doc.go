@@ -1,7 +1,6 @@
 // Package llm is the model client: OpenAI-compatible streaming chat
 // completions (DeepSeek's API by default) translated into the harness's
-// provider-neutral chunk stream, with typed failures and the retry policy
-// the agent loop applies between turns.
+// provider-neutral chunk stream, with typed failures.
 //
 // # The stream
 //
@@ -20,9 +19,9 @@
 //
 // # Retries
 //
-// The client never retries. RetryPolicy says whether a failed model call is
-// retried, as which retry and after what delay; the agent loop logs each
-// decision as an llm/retry event before it waits.
+// The client never retries: the model agent's retry policy says whether a
+// failed model call is retried, as which retry and after what delay, and
+// the agent loop logs each decision as an llm/retry event before it waits.
 //
 // # Choice of transport
 //

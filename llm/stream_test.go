@@ -211,38 +211,6 @@ func TestAssemblerBuildsTheMessageContent(t *testing.T) {
 	require.Nil(t, open.Usage())
 }
 
-func TestRetryPolicy(t *testing.T) {
-	p := llm.DefaultRetryPolicy()
-	require.Equal(t, `["normal",2,["EMPTY_RESPONSE","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT"],500,10000,0.1]`, p.Key())
-	always := llm.RetryPolicy{Mode: llm.RetryAlways, InitialDelayMs: 500, MaxDelayMs: 10000, JitterRatio: 0.1}
-	require.Equal(t, `["always",500,10000,0.1]`, always.Key())
-
-	tests := []struct {
-		name     string
-		policy   llm.RetryPolicy
-		failure  event.Failure
-		previous int
-		random   float64
-		want     llm.Retry
-		ok       bool
-	}{
-		{"first retry, no jitter", p, event.Failure{Code: "SERVER"}, 0, 0.5, llm.Retry{Number: 1, DelayMs: 500}, true},
-		{"second retry doubles, low jitter", p, event.Failure{Code: "RATE_LIMIT"}, 1, 0, llm.Retry{Number: 2, DelayMs: 900}, true},
-		{"retries exhausted", p, event.Failure{Code: "SERVER"}, 2, 0.5, llm.Retry{}, false},
-		{"a code not retried", p, event.Failure{Code: "AUTH"}, 0, 0.5, llm.Retry{}, false},
-		{"Retry-After within the maximum", p, event.Failure{Code: "RATE_LIMIT", ProviderRetryAfterMs: 3000}, 0, 0.5, llm.Retry{Number: 1, DelayMs: 3000}, true},
-		{"Retry-After beyond the maximum", p, event.Failure{Code: "RATE_LIMIT", ProviderRetryAfterMs: 20000}, 0, 0.5, llm.Retry{}, false},
-		{"always retries anything, capped", always, event.Failure{Code: "AUTH", ProviderRetryAfterMs: 20000}, 40, 1, llm.Retry{Number: 41, DelayMs: 10000}, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, ok := tt.policy.Next(tt.failure, tt.previous, tt.random)
-			require.Equal(t, tt.ok, ok)
-			require.Equal(t, tt.want, got)
-		})
-	}
-}
-
 // sentBody is the chat-completions body a client without defaults sends
 // for req, or the error the call fails with before anything is sent.
 func sentBody(t *testing.T, req llm.Request) ([]byte, error) {

@@ -28,12 +28,20 @@ const DefaultSystem = "You are an agent. You can hand work to subagents with the
 // defaultMaxDepth is the delegation cap of a Config without one.
 const defaultMaxDepth = 3
 
-// Config configures the model agents.
+// Config configures the model agents and the OpenAI-compatible
+// chat-completions endpoint they stream from (DeepSeek's by default).
 type Config struct {
-	// Client streams the model's responses (required).
-	Client llm.Client
+	// BaseURL is the endpoint; "/chat/completions" is appended (default:
+	// $DEEPSEEK_BASE_URL, else https://api.deepseek.com).
+	BaseURL string
+	// APIKey is sent as a bearer token (default: $DEEPSEEK_API_KEY; one
+	// of the two is required).
+	APIKey string
+	// IdleTimeout fails a model call with TIMEOUT when the server sends
+	// nothing for this long (default 300 seconds).
+	IdleTimeout time.Duration
 	// Provider is the route name logged for requests and assistant
-	// messages (default llm.DefaultProvider).
+	// messages (default "deepseek-official").
 	Provider string
 	// Model is the wire model name (required); an agent whose options name
 	// another model uses that one.
@@ -43,27 +51,50 @@ type Config struct {
 	// MaxDepth caps how deep delegation may go (default 3).
 	MaxDepth int
 	// Retry decides retries of failed model calls (default
-	// llm.DefaultRetryPolicy).
-	Retry *llm.RetryPolicy
-	// Random samples the retry jitter in [0, 1] (default math/rand/v2).
-	Random func() float64
+	// DefaultRetryPolicy).
+	Retry *RetryPolicy
 }
 
 // Agents builds model agents: each runs the tool loop over its own
 // conversation, with the four subagent tools bound to itself.
 type Agents struct {
-	cfg     Config
+	cfg    Config
+	client llm.Client
+	// random samples the retry jitter in [0, 1].
+	random  func() float64
 	mu      sync.Mutex
 	rt      *actors.Runtime
 	service *subagent.Service
 }
 
-// New returns the model agents of cfg; it fails without a client or a
-// model. Bind the runtime and the subagent service before the first turn.
+// New returns the model agents of cfg over a client of cfg's endpoint
+// (its unset BaseURL and APIKey read from the environment), with
+// DeepSeek's request defaults: a 256,000-token response cap, high
+// reasoning effort, a 1,000,000-token context. It fails without a model,
+// or with MISSING_CREDENTIAL without an API key; it does not block. Bind
+// the runtime and the subagent service before the first turn.
 func New(cfg Config) (*Agents, error) {
-	if cfg.Client == nil || cfg.Model == "" {
-		return nil, errors.New("modelagent: a Config needs a Client and a Model")
+	if cfg.Model == "" {
+		return nil, errors.New("modelagent: a Config needs a Model")
 	}
+	endpoint := llm.ConfigFromEnv()
+	if cfg.BaseURL != "" {
+		endpoint.BaseURL = cfg.BaseURL
+	}
+	if cfg.APIKey != "" {
+		endpoint.APIKey = cfg.APIKey
+	}
+	endpoint.IdleTimeout = cfg.IdleTimeout
+	client, err := llm.NewDeepSeek(endpoint)
+	if err != nil {
+		return nil, err
+	}
+	return newAgents(cfg, client, rand.Float64), nil
+}
+
+// newAgents returns the model agents of cfg over client, sampling the
+// retry jitter with random; cfg's endpoint fields are not used.
+func newAgents(cfg Config, client llm.Client, random func() float64) *Agents {
 	if cfg.Provider == "" {
 		cfg.Provider = llm.DefaultProvider
 	}
@@ -74,13 +105,10 @@ func New(cfg Config) (*Agents, error) {
 		cfg.MaxDepth = defaultMaxDepth
 	}
 	if cfg.Retry == nil {
-		p := llm.DefaultRetryPolicy()
+		p := DefaultRetryPolicy()
 		cfg.Retry = &p
 	}
-	if cfg.Random == nil {
-		cfg.Random = rand.Float64
-	}
-	return &Agents{cfg: cfg}, nil
+	return &Agents{cfg: cfg, client: client, random: random}
 }
 
 // Route is the provider and model the agents are attributed to (give them
@@ -232,7 +260,7 @@ func (l *loop) step(ctx context.Context, host agent.Host, self *parent.Handle, t
 // model's failure (thrown, or an error finish), or an error for anything
 // else; a cancelled ctx stops it quietly.
 func (l *loop) stream(ctx context.Context, step agent.Step, req llm.Request, asm *llm.Assembler) (*llm.Error, error) {
-	for chunk, err := range l.a.cfg.Client.Stream(ctx, req) {
+	for chunk, err := range l.a.client.Stream(ctx, req) {
 		if ctx.Err() != nil {
 			return nil, nil
 		}
@@ -300,7 +328,7 @@ type retryLogger interface {
 // retry, but llm/retry stays); otherwise the failure ends the turn.
 func (l *loop) failed(ctx context.Context, step agent.Step, failure *llm.Error) (bool, agent.StopReason, error) {
 	policy := *l.a.cfg.Retry
-	retry, ok := policy.Next(failure.Failure, l.retries, l.a.cfg.Random())
+	retry, ok := policy.next(failure.Failure, l.retries, l.a.random())
 	if !ok {
 		return false, agent.Error, failure
 	}
@@ -309,9 +337,9 @@ func (l *loop) failed(ctx context.Context, step agent.Step, failure *llm.Error) 
 	}
 	delay := time.Duration(math.Round(retry.DelayMs)) * time.Millisecond
 	if logger, ok := step.(retryLogger); ok {
-		record := event.LLMRetry{Provider: l.provider, Mode: policy.Mode, PolicyKey: policy.Key(),
+		record := event.LLMRetry{Provider: l.provider, Mode: policy.Mode, PolicyKey: policy.key(),
 			Retry: retry.Number, DelayMs: retry.DelayMs, Failure: failure.Failure}
-		if policy.Mode != llm.RetryAlways {
+		if policy.Mode != RetryAlways {
 			record.MaxRetries = &policy.MaxRetries
 		}
 		if err := logger.Retry(ctx, record); err != nil {
@@ -338,7 +366,7 @@ func (l *loop) request(sessionID string, conversation []agent.Entry, tools *regi
 		System: l.a.cfg.System,
 		Tools:  tools.specs(),
 	}
-	if d, ok := l.a.cfg.Client.(llm.Defaulter); ok {
+	if d, ok := l.a.client.(llm.Defaulter); ok {
 		defaults := d.Defaults()
 		marks := event.AdapterDefaults{}
 		if header.Config.MaxTokens == 0 && defaults.MaxTokens > 0 {
@@ -398,7 +426,7 @@ func (l *loop) logRequest(ctx context.Context, step agent.Step, self *parent.Han
 		l.header, l.loggedHere = encoded, true
 	}
 	rc := event.RequestContext{Provider: l.provider, Model: l.model}
-	if d, ok := l.a.cfg.Client.(llm.Defaulter); ok {
+	if d, ok := l.a.client.(llm.Defaulter); ok {
 		rc.ContextWindow = d.Defaults().ContextWindow
 	}
 	if l.context != nil && *l.context == rc {

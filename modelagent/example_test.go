@@ -13,19 +13,21 @@ import (
 	"github.com/dsh-actors/dsh-actors/modelagent"
 )
 
-// A model agent over a scripted model: the model calls list_agents, reads
-// its result and answers. llmtest's Client replays the two responses
-// without a key or a network.
+// A model agent over a mock model: the model calls list_agents, reads its
+// result and answers. The mock is an OpenAI-compatible chat-completions
+// server on loopback that streams the two scripted responses, so the
+// example needs no key and no network.
 func ExampleNew() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "modelagent-example-*")
 	defer os.RemoveAll(dir)
 
-	model := llmtest.NewClient(
-		llmtest.Reply(llmtest.CallTools(llmtest.Call{ID: "call-1", Name: modelagent.ToolListAgents, Args: []string{"{}"}})),
-		llmtest.Reply(llmtest.Say("You have no subagents yet.")),
+	model := llmtest.NewServer(
+		llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "call-1", Name: modelagent.ToolListAgents, Args: []string{"{}"}})),
+		llmtest.Stream(llmtest.Say("You have no subagents yet.")),
 	)
-	agents, err := modelagent.New(modelagent.Config{Client: model, Model: "scripted-model"})
+	defer model.Close()
+	agents, err := modelagent.New(modelagent.Config{BaseURL: model.URL, APIKey: "test-key", Model: "scripted-model"})
 	if err != nil {
 		fmt.Println(err)
 		return

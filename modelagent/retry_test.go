@@ -16,6 +16,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/llm"
 	"github.com/dsh-actors/dsh-actors/llm/llmtest"
+	"github.com/dsh-actors/dsh-actors/modelagent"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
@@ -371,7 +372,7 @@ func TestAnAlwaysPolicysRetryHasNoMaxRetries(t *testing.T) {
 		llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "bad key", Code: "AUTH", Status: 401}}),
 		llmtest.Reply(llmtest.Say("ok")),
 	)
-	always := llm.RetryPolicy{Mode: llm.RetryAlways, InitialDelayMs: 1, MaxDelayMs: 1000}
+	always := modelagent.RetryPolicy{Mode: modelagent.RetryAlways, InitialDelayMs: 1, MaxDelayMs: 1000}
 	r := newRigRetrying(t, client, always)
 	log := events(t, r.turn(t, "always", "hi").Session())
 	retries := ofType(log, "llm/retry")

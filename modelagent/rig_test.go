@@ -29,18 +29,17 @@ type rig struct {
 }
 
 // rigRetry is the rig's retry policy: the default codes, a 1 ms delay.
-func rigRetry() llm.RetryPolicy {
-	return llm.RetryPolicy{Mode: llm.RetryNormal, MaxRetries: 2, RetryableCodes: []string{"EMPTY_RESPONSE", "RATE_LIMIT", "SERVER"}, InitialDelayMs: 1, MaxDelayMs: 1000}
+func rigRetry() modelagent.RetryPolicy {
+	return modelagent.RetryPolicy{Mode: modelagent.RetryNormal, MaxRetries: 2, RetryableCodes: []string{"EMPTY_RESPONSE", "RATE_LIMIT", "SERVER"}, InitialDelayMs: 1, MaxDelayMs: 1000}
 }
 
 func newRig(t testing.TB, client llm.Client) *rig { return newRigRetrying(t, client, rigRetry()) }
 
 // newRigRetrying is newRig with another retry policy.
-func newRigRetrying(t testing.TB, client llm.Client, retry llm.RetryPolicy) *rig {
+func newRigRetrying(t testing.TB, client llm.Client, retry modelagent.RetryPolicy) *rig {
 	t.Helper()
-	agents, err := modelagent.New(modelagent.Config{Client: client, Model: "deepseek-v4-flash",
-		Random: func() float64 { return 0.5 }, Retry: &retry})
-	require.NoError(t, err)
+	agents := modelagent.NewOver(modelagent.Config{Model: "deepseek-v4-flash", Retry: &retry}, client,
+		func() float64 { return 0.5 })
 	provider, model := agents.Route()
 	root := t.TempDir()
 	rt, err := actors.New(actors.Options{Root: root, NewAgent: agents.Factory, Provider: provider, Model: model})

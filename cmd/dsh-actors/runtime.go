@@ -53,17 +53,13 @@ func modelFlag(flags *flag.FlagSet) *string {
 }
 
 // modelAgents are the model agents of --model NAME over the DeepSeek
-// client configured from the environment, nil without a model. A model
+// endpoint the environment configures, nil without a model. A model
 // without DEEPSEEK_API_KEY fails at once, naming the variable.
 func modelAgents(model string) (*modelagent.Agents, error) {
 	if model == "" {
 		return nil, nil
 	}
-	client, err := llm.NewDeepSeek(llm.ConfigFromEnv())
-	if err != nil {
-		return nil, err
-	}
-	return modelagent.New(modelagent.Config{Client: client, Model: model})
+	return modelagent.New(modelagent.Config{Model: model})
 }
 
 // openRuntime opens the runtime with logger on the store root names: the

@@ -1,10 +1,12 @@
-package llm
+package modelagent
 
 import (
 	"encoding/json"
-	"github.com/dsh-actors/dsh-actors/event"
 	"math"
 	"slices"
+
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/llm"
 )
 
 // The modes of a RetryPolicy.
@@ -14,10 +16,13 @@ const (
 )
 
 // RetryPolicy decides whether a failed model call is tried again. Normal
-// mode retries the RetryableCodes up to MaxRetries times; always mode
-// retries every failure without a bound. Delays grow from InitialDelayMs,
-// doubling per retry up to MaxDelayMs, with a symmetric random jitter of
-// JitterRatio; a server's Retry-After within MaxDelayMs is used as it is.
+// mode (RetryNormal) retries the RetryableCodes (failure codes such as
+// RATE_LIMIT, SERVER, TIMEOUT) up to MaxRetries times; always mode
+// (RetryAlways) retries every failure without a bound. Delays grow from
+// InitialDelayMs, doubling per retry up to MaxDelayMs, with a symmetric
+// random jitter of JitterRatio; a server's Retry-After within MaxDelayMs is
+// used as it is. The loop logs each retry it schedules as an llm/retry
+// event before it waits.
 type RetryPolicy struct {
 	Mode           string
 	MaxRetries     int
@@ -34,18 +39,18 @@ func DefaultRetryPolicy() RetryPolicy {
 	return RetryPolicy{
 		Mode:           RetryNormal,
 		MaxRetries:     2,
-		RetryableCodes: []string{CodeEmptyResponse, CodeRateLimit, CodeServer, CodeTimeout, CodeTransport},
+		RetryableCodes: []string{llm.CodeEmptyResponse, llm.CodeRateLimit, llm.CodeServer, llm.CodeTimeout, llm.CodeTransport},
 		InitialDelayMs: 500,
 		MaxDelayMs:     10000,
 		JitterRatio:    0.1,
 	}
 }
 
-// Key identifies the policy in llm/retry events, so that a retry chain is
+// key identifies the policy in llm/retry events, so that a retry chain is
 // counted against the policy that scheduled it: the JSON array
 // ["normal", maxRetries, sortedCodes, initial, max, jitter], or
 // ["always", initial, max, jitter].
-func (p RetryPolicy) Key() string {
+func (p RetryPolicy) key() string {
 	var parts []any
 	if p.Mode == RetryAlways {
 		parts = []any{p.Mode, p.InitialDelayMs, p.MaxDelayMs, p.JitterRatio}
@@ -61,28 +66,28 @@ func (p RetryPolicy) Key() string {
 	return string(key)
 }
 
-// Retry is one scheduled retry: its number in the chain (from 1) and how
+// scheduledRetry is one retry: its number in the chain (from 1) and how
 // long to wait before it.
-type Retry struct {
+type scheduledRetry struct {
 	Number  int
 	DelayMs float64
 }
 
-// Next decides the retry after failure f, given the number of the last
+// next decides the retry after failure f, given the number of the last
 // retry of this chain (0 for none) and a random sample in [0, 1] for the
 // jitter. It reports false when the failure is not retried: a code the
 // policy does not retry, MaxRetries reached, or (in normal mode) a
 // Retry-After longer than MaxDelayMs.
-func (p RetryPolicy) Next(f event.Failure, previous int, random float64) (Retry, bool) {
+func (p RetryPolicy) next(f event.Failure, previous int, random float64) (scheduledRetry, bool) {
 	if p.Mode != RetryAlways && (!slices.Contains(p.RetryableCodes, f.Code) || previous >= p.MaxRetries) {
-		return Retry{}, false
+		return scheduledRetry{}, false
 	}
-	r := Retry{Number: previous + 1}
+	r := scheduledRetry{Number: previous + 1}
 	switch after := float64(f.ProviderRetryAfterMs); {
 	case after > 0 && after <= p.MaxDelayMs:
 		r.DelayMs = after
 	case after > p.MaxDelayMs && p.Mode != RetryAlways:
-		return Retry{}, false
+		return scheduledRetry{}, false
 	default:
 		r.DelayMs = p.backoff(r.Number, random)
 	}
