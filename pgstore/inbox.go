@@ -26,8 +26,10 @@ type durableInbox struct{ s *Store }
 // admitSQL accepts a message in one statement: the child row is locked
 // (FOR SHARE) while its parent, state and drain are checked, so a drain
 // cut-off committed first refuses the message and one committed after it
-// waits for the row and then sees it.
-const admitSQL = `INSERT INTO inbox (session_id, msg_id, from_session, from_epoch, body)
+// waits for the row and then sees it. A row inserted wakes the session
+// (NOTIFY on the wake channel, delivered at the commit); a duplicate
+// wakes nothing.
+const admitSQL = `WITH ins AS (INSERT INTO inbox (session_id, msg_id, from_session, from_epoch, body)
 	SELECT $1, $2, $3, $4, $5
 	WHERE EXISTS (SELECT 1 FROM sessions c WHERE c.id = $1 AND c.parent_id = $3 AND c.state = 'active'
 			AND (c.drain_id IS NULL OR NOT EXISTS (SELECT 1 FROM sessions d
@@ -36,14 +38,16 @@ const admitSQL = `INSERT INTO inbox (session_id, msg_id, from_session, from_epoc
 		AND EXISTS (SELECT 1 FROM sessions p WHERE p.id = $3 AND p.epoch = $4
 			AND p.owner IS NOT NULL AND p.lease_until > now())
 	ON CONFLICT (session_id, msg_id) DO NOTHING
-	RETURNING inbox_seq`
+	RETURNING inbox_seq, session_id)
+	SELECT ins.inbox_seq, pg_notify('` + wakeChannel + `', ins.session_id)::text FROM ins`
 
 // Admit commits m to id's inbox (see durable.Inbox.Admit): one statement
-// checks the exact live parent, its epoch and the drain cut-off and
-// inserts the row; when it inserts nothing, one read tells why.
+// checks the exact live parent, its epoch and the drain cut-off, inserts
+// the row and wakes id; when it inserts nothing, one read tells why.
 func (in durableInbox) Admit(ctx context.Context, id string, m durable.Admission) (bool, error) {
 	var seq int64
-	err := in.s.pool.QueryRow(ctx, admitSQL, id, m.MessageID, m.From, m.FromEpoch, []byte(m.Body)).Scan(&seq)
+	var notified string
+	err := in.s.pool.QueryRow(ctx, admitSQL, id, m.MessageID, m.From, m.FromEpoch, []byte(m.Body)).Scan(&seq, &notified)
 	if err == nil {
 		return true, nil
 	}

@@ -165,16 +165,18 @@ func (s *Store) whyNotAppended(ctx context.Context, id string, epoch session.Epo
 	return fmt.Errorf(`pgstore: append seq mismatch for "%s": expected %d, got %d: %w`, id, next, first, session.ErrSeqMismatch)
 }
 
-// Release gives up the lease of epoch (a no-op when it is not current).
-// Every acknowledged append is committed already, so there is nothing to
-// wait for.
+// Release gives up the lease of epoch (a no-op when it is not current)
+// and, when id has pending messages (admitted while its holder was
+// leaving), wakes it so another holder runs them. Every acknowledged
+// append is committed already, so there is nothing to wait for.
 func (s *Store) Release(ctx context.Context, id string, epoch session.Epoch) error {
 	s.mu.Lock()
 	if s.held[id] == epoch {
 		delete(s.held, id)
 	}
 	s.mu.Unlock()
-	_, err := s.pool.Exec(ctx, `UPDATE sessions SET owner = NULL, lease_until = NULL WHERE id = $1 AND epoch = $2 AND owner = $3`,
+	_, err := s.pool.Exec(ctx, `WITH r AS (UPDATE sessions SET owner = NULL, lease_until = NULL
+		WHERE id = $1 AND epoch = $2 AND owner = $3 RETURNING id) `+notifyPending,
 		id, epoch, s.owner)
 	if err != nil {
 		return fmt.Errorf(`pgstore: release session "%s": %w`, id, err)

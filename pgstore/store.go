@@ -85,7 +85,8 @@ func defaultOwner() string {
 	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
-// Close stops renewing, gives up every lease this store holds and closes
+// Close stops renewing, gives up every lease this store holds (waking
+// those with pending messages, for another process to run) and closes
 // the connections. It is idempotent.
 func (s *Store) Close() error {
 	var err error
@@ -94,7 +95,8 @@ func (s *Store) Close() error {
 		s.renewer.Wait()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_, err = s.pool.Exec(ctx, `UPDATE sessions SET owner = NULL, lease_until = NULL WHERE owner = $1`, s.owner)
+		_, err = s.pool.Exec(ctx, `WITH r AS (UPDATE sessions SET owner = NULL, lease_until = NULL
+			WHERE owner = $1 RETURNING id) `+notifyPending, s.owner)
 		s.pool.Close()
 	})
 	return err

@@ -30,7 +30,9 @@ const sweepBatch = 64
 // late keeps its sessions), except those this store holds: Acquire (a new epoch, so the old holder's next
 // append is fenced), the repairing Load (the turn it left open closed
 // interrupted, under the new lease), Release. A session another store
-// takes over meanwhile is skipped. It returns the ids taken over; a
+// takes over meanwhile is skipped. Last it wakes every session with
+// pending messages that no one holds live (the lost wakes: a listener
+// that takes it over runs them). It returns the ids taken over; a
 // failure on one session does not stop the others.
 func (s *Store) sweep(ctx context.Context) ([]string, error) {
 	ids, err := s.abandoned(ctx)
@@ -46,7 +48,8 @@ func (s *Store) sweep(ctx context.Context) ([]string, error) {
 		}
 		errs = append(errs, err)
 	}
-	return swept, errors.Join(errs...)
+	_, err = s.wakeOrphans(ctx)
+	return swept, errors.Join(append(errs, err)...)
 }
 
 // abandoned lists sessions whose lease expired more than a TTL ago and

@@ -54,6 +54,21 @@ type Inbox interface {
 	CloseAdmission(ctx context.Context, parent string, epoch int64) error
 }
 
+// Waker is a durable inbox that can tell every process on the store which
+// session should run its pending messages: the one that admitted them
+// (woken at the admission's commit) and the one whose holder let its
+// lease go, or lost it, with messages pending (woken by the release and
+// by the store's sweep). The Postgres store's inbox is one.
+type Waker interface {
+	// Listen calls listening each time it is listening (once connected,
+	// again after each reconnection) and wake with the id of each session
+	// woken, on its own goroutine, in the order the wakes arrive, until
+	// ctx is done; it reconnects after a failure with backoff. A wake may
+	// be repeated or lost (a sweep repeats it); it names a session, it
+	// proves nothing. It blocks until ctx is done and returns its error.
+	Listen(ctx context.Context, listening func(), wake func(id string)) error
+}
+
 var (
 	mu      sync.RWMutex
 	finders []func(store any) (Inbox, bool)

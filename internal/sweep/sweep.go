@@ -11,7 +11,9 @@ import (
 
 // Func takes over, once, every session whose lease expired without being
 // released (its holder died or stalls), closes the turn it left open and
-// releases it; it returns the ids it took over. It blocks on the store.
+// releases it, then wakes every session with pending inbox messages that
+// no one holds live (for a listening process to take over and run); it
+// returns the ids it took over. It blocks on the store.
 type Func func(ctx context.Context) (swept []string, err error)
 
 var (

@@ -1,0 +1,113 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/dsh-actors/dsh-actors/internal/durable"
+	"github.com/jackc/pgx/v5"
+)
+
+// wakeChannel is the one NOTIFY channel of the store's wakes: every
+// listener hears every wake, and the payload is the session id. One
+// channel (not one per session) lets a process hear wakes for sessions
+// it has never seen, which is what a takeover needs.
+const wakeChannel = "dsh_actors_wake"
+
+// notifyPending is the tail of a statement whose CTE r returns session
+// ids: it wakes those of them that have pending messages, at the commit.
+const notifyPending = `SELECT pg_notify('` + wakeChannel + `', r.id) FROM r
+	WHERE EXISTS (SELECT 1 FROM inbox i WHERE i.session_id = r.id AND i.claimed_seq IS NULL)`
+
+// orphansSQL wakes every active session with pending messages whose lease
+// no one holds live (released, or expired: its holder died or stalls).
+const orphansSQL = `WITH r AS (SELECT s.id FROM sessions s
+		WHERE s.id IN (SELECT session_id FROM inbox WHERE claimed_seq IS NULL)
+		AND s.state = 'active' AND (s.owner IS NULL OR s.lease_until < now()))
+	SELECT r.id, pg_notify('` + wakeChannel + `', r.id)::text FROM r`
+
+// wakeOrphans wakes (NOTIFY) every session with pending messages and no
+// live holder, and returns their ids: the wakes that were lost (no
+// listener heard them, or the holder went away before it ran them).
+func (s *Store) wakeOrphans(ctx context.Context) ([]string, error) {
+	rows, err := s.pool.Query(ctx, orphansSQL)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: wake sessions with pending messages: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (string, error) {
+		var id, notified string
+		err := row.Scan(&id, &notified)
+		return id, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: wake sessions with pending messages: %w", err)
+	}
+	return ids, nil
+}
+
+var _ durable.Waker = durableInbox{}
+
+// The backoff between two connection attempts of a listener.
+const (
+	listenBackoffMin = 50 * time.Millisecond
+	listenBackoffMax = 5 * time.Second
+)
+
+// Listen listens on the wake channel on a connection of its own (see
+// durable.Waker.Listen). After a reconnection it wakes the sessions whose
+// wakes it may have missed meanwhile (wakeOrphans), as a sweep would.
+func (in durableInbox) Listen(ctx context.Context, listening func(), wake func(id string)) error {
+	backoff := listenBackoffMin
+	for attempt := 0; ; attempt++ {
+		connected := func() {
+			backoff = listenBackoffMin
+			listening()
+			if attempt > 0 {
+				_, _ = in.s.wakeOrphans(ctx)
+			}
+		}
+		_ = in.listenOnce(ctx, connected, wake)
+		if err := waitOrDone(ctx, backoff); err != nil {
+			return err
+		}
+		backoff = min(2*backoff, listenBackoffMax)
+	}
+}
+
+// listenOnce connects, LISTENs, calls connected and delivers wakes until
+// the connection fails or ctx is done; the connection is closed.
+func (in durableInbox) listenOnce(ctx context.Context, connected func(), wake func(id string)) error {
+	conn, err := pgx.ConnectConfig(ctx, in.s.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return err
+	}
+	defer func() {
+		closing, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		_ = conn.Close(closing)
+	}()
+	if _, err := conn.Exec(ctx, "LISTEN "+wakeChannel); err != nil {
+		return err
+	}
+	connected()
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		wake(n.Payload)
+	}
+}
+
+// waitOrDone waits d, or returns ctx's error once it is done.
+func waitOrDone(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,153 @@
+package pgstore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/dsh-actors/dsh-actors/internal/durable"
+	"github.com/dsh-actors/dsh-actors/internal/storetest"
+	"github.com/dsh-actors/dsh-actors/internal/sweep"
+	"github.com/stretchr/testify/require"
+)
+
+// wakeBound is the most a test waits for a wake before it fails.
+const wakeBound = time.Minute
+
+// listener is a Listen running on a store until the test ends: its
+// listening calls and its wakes, in order.
+type listener struct {
+	t         *testing.T
+	listening chan struct{}
+	wakes     chan string
+}
+
+// listen starts s's Listen and waits until it listens.
+func listen(t *testing.T, s *Store) *listener {
+	t.Helper()
+	in, ok := durable.Of(s)
+	require.True(t, ok)
+	w, ok := in.(durable.Waker)
+	require.True(t, ok, "the Postgres inbox wakes")
+	l := &listener{t: t, listening: make(chan struct{}, 16), wakes: make(chan string, 64)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- w.Listen(ctx, func() { l.listening <- struct{}{} }, func(id string) { l.wakes <- id }) }()
+	t.Cleanup(func() {
+		cancel()
+		require.ErrorIs(t, <-done, context.Canceled, "Listen returns once its context is done")
+	})
+	l.awaitListening()
+	return l
+}
+
+func (l *listener) awaitListening() {
+	l.t.Helper()
+	select {
+	case <-l.listening:
+	case <-time.After(wakeBound):
+		l.t.Fatal("the listener never listened")
+	}
+}
+
+// next is the next wake.
+func (l *listener) next() string {
+	l.t.Helper()
+	select {
+	case id := <-l.wakes:
+		return id
+	case <-time.After(wakeBound):
+		l.t.Fatal("no wake came")
+		return ""
+	}
+}
+
+// An admission on one store wakes the listener of another store on the
+// same database, at its commit, with the session's id; a duplicate
+// admission wakes nothing (the next wake is the next admission's).
+func TestAnAdmissionWakesTheListenersOfOtherStores(t *testing.T) {
+	dsn := cluster.Database(t)
+	sender, other := openStore(t, dsn, WithOwner("sender")), openStore(t, dsn, WithOwner("other"))
+	l := listen(t, other)
+	in, _ := durable.Of(sender)
+	require.NoError(t, sender.Create(ctx, storetest.Header("p", ""), nil))
+	for _, c := range []string{"c1", "c2"} {
+		require.NoError(t, sender.Create(ctx, storetest.Header(c, "p"), nil))
+	}
+	epoch, err := sender.Acquire(ctx, "p")
+	require.NoError(t, err)
+
+	_, err = in.Admit(ctx, "c1", storetest.Message("m1", "p", epoch))
+	require.NoError(t, err)
+	require.Equal(t, "c1", l.next())
+	fresh, err := in.Admit(ctx, "c1", storetest.Message("m1", "p", epoch))
+	require.NoError(t, err)
+	require.False(t, fresh)
+	_, err = in.Admit(ctx, "c2", storetest.Message("m2", "p", epoch+1))
+	require.Error(t, err, "a refused admission")
+	_, err = in.Admit(ctx, "c2", storetest.Message("m3", "p", epoch))
+	require.NoError(t, err)
+	require.Equal(t, "c2", l.next(), "neither the duplicate nor the refusal woke anyone")
+}
+
+// A holder that releases a session with pending messages (admitted while
+// it was leaving) wakes it; a release with none pending wakes nothing.
+func TestAReleaseWithPendingMessagesWakesTheSession(t *testing.T) {
+	dsn := cluster.Database(t)
+	holder, other := openStore(t, dsn, WithOwner("holder")), openStore(t, dsn, WithOwner("other"))
+	in, _ := durable.Of(holder)
+	require.NoError(t, holder.Create(ctx, storetest.Header("p", ""), nil))
+	for _, c := range []string{"idle", "busy"} {
+		require.NoError(t, holder.Create(ctx, storetest.Header(c, "p"), nil))
+	}
+	pe, err := holder.Acquire(ctx, "p")
+	require.NoError(t, err)
+	idle, err := holder.Acquire(ctx, "idle")
+	require.NoError(t, err)
+	busy, err := holder.Acquire(ctx, "busy")
+	require.NoError(t, err)
+	_, err = in.Admit(ctx, "busy", storetest.Message("m1", "p", pe))
+	require.NoError(t, err)
+
+	l := listen(t, other)
+	require.NoError(t, holder.Release(ctx, "idle", idle))
+	require.NoError(t, holder.Release(ctx, "busy", busy))
+	require.Equal(t, "busy", l.next(), "only the session with a pending message is woken")
+}
+
+// A wake nobody heard (no listener at the admission) is repeated by the
+// sweep for a session no one holds live, not for one whose holder is
+// live (that holder runs its messages); the listener that comes back
+// after its connection died wakes them too, without a sweep.
+func TestLostWakesAreRepeatedByTheSweepAndAfterAReconnection(t *testing.T) {
+	dsn := cluster.Database(t)
+	sender, sweeper := openStore(t, dsn, WithOwner("sender")), openStore(t, dsn, WithOwner("sweeper"))
+	in, _ := durable.Of(sender)
+	require.NoError(t, sender.Create(ctx, storetest.Header("p", ""), nil))
+	for _, c := range []string{"held", "orphan"} {
+		require.NoError(t, sender.Create(ctx, storetest.Header(c, "p"), nil))
+	}
+	pe, err := sender.Acquire(ctx, "p")
+	require.NoError(t, err)
+	_, err = sender.Acquire(ctx, "held")
+	require.NoError(t, err)
+	for _, c := range []string{"held", "orphan"} {
+		_, err = in.Admit(ctx, c, storetest.Message(c+"-m", "p", pe))
+		require.NoError(t, err)
+	}
+
+	l := listen(t, sweeper)
+	fn, ok := sweep.Of(sweeper)
+	require.True(t, ok)
+	_, err = fn(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "orphan", l.next())
+
+	conn := connect(t, dsn)
+	var killed int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE query = 'LISTEN `+wakeChannel+`') k`).Scan(&killed))
+	require.Equal(t, 1, killed, "the listener's connection")
+	l.awaitListening()
+	require.Equal(t, "orphan", l.next(), "the reconnected listener wakes what it may have missed")
+}
