@@ -54,3 +54,24 @@ func TestBlocksReadFromALogWriteBackTheSameBytes(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, data, string(out))
 }
+
+// A tool-call block is written in the original's key order and read back;
+// other blocks are not calls.
+func TestToolCallBlock(t *testing.T) {
+	b := ToolCallBlock{ID: "c", Name: "n", Arguments: `{"a":"<b>"}`}.Block()
+	require.Equal(t, `{"type":"tool-call","id":"c","name":"n","arguments":"{\"a\":\"<b>\"}"}`, string(b.Raw))
+	call, ok := b.ToolCall()
+	require.True(t, ok)
+	require.Equal(t, ToolCallBlock{ID: "c", Name: "n", Arguments: `{"a":"<b>"}`}, call)
+	var read Block
+	require.NoError(t, json.Unmarshal(b.Raw, &read))
+	call, ok = read.ToolCall()
+	require.True(t, ok)
+	require.Equal(t, "c", call.ID)
+	_, ok = Text("x")[0].ToolCall()
+	require.False(t, ok)
+	require.NoError(t, json.Unmarshal([]byte(`{"type":"tool-call","id":"c","name":"n","arguments":{}}`), &read))
+	_, ok = read.ToolCall()
+	require.False(t, ok, "arguments must be a string")
+	require.Equal(t, "ab", TextOf([]Block{{Type: BlockText, Text: "a"}, b, {Type: BlockText, Text: "b"}}))
+}

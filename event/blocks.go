@@ -1,6 +1,10 @@
 package event
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/dsh-actors/dsh-actors/internal/jsjson"
+)
 
 // Text returns a single text block holding s.
 func Text(s string) []Block { return []Block{{Type: BlockText, Text: s}} }
@@ -24,7 +28,7 @@ type toolCallWire struct {
 
 // Block returns the content block of the call.
 func (c ToolCallBlock) Block() Block {
-	raw, _ := marshal(toolCallWire{BlockToolCall, c.ID, c.Name, c.Arguments}) // strings only: cannot fail
+	raw, _ := jsjson.Marshal(toolCallWire{BlockToolCall, c.ID, c.Name, c.Arguments}) // strings only: cannot fail
 	return Block{Type: BlockToolCall, Raw: raw}
 }
 

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/dsh-actors/dsh-actors/internal/jsjson"
 )
 
 // Chunk is one streamed piece of a model response, the chunk of an
@@ -92,30 +94,30 @@ type (
 func (c Chunk) MarshalJSON() ([]byte, error) {
 	switch c.Type {
 	case ChunkBlockStart:
-		return marshal(blockStartWire{c.Type, c.Index, c.BlockType})
+		return jsjson.Marshal(blockStartWire{c.Type, c.Index, c.BlockType})
 	case ChunkTextDelta, ChunkReasoningDelta:
-		return marshal(deltaWire{c.Type, c.Index, c.Text})
+		return jsjson.Marshal(deltaWire{c.Type, c.Index, c.Text})
 	case ChunkToolCallDelta:
 		w := toolDeltaWire{Type: c.Type, Index: c.Index, ID: c.ID, ArgumentsDelta: c.ArgumentsDelta}
 		if c.Name != "" {
 			w.Name = &c.Name
 		}
-		return marshal(w)
+		return jsjson.Marshal(w)
 	case ChunkBlockEnd:
 		if c.Block == nil {
 			return nil, errors.New("event: a block-end chunk needs its block")
 		}
-		return marshal(blockEndWire{c.Type, c.Index, c.Block})
+		return jsjson.Marshal(blockEndWire{c.Type, c.Index, c.Block})
 	case ChunkUsage:
 		if c.Usage == nil {
 			return nil, errors.New("event: a usage chunk needs its usage")
 		}
-		return marshal(usageWire{c.Type, c.Usage})
+		return jsjson.Marshal(usageWire{c.Type, c.Usage})
 	case ChunkFinish:
 		if c.Finish == nil {
 			return nil, errors.New("event: a finish chunk needs its reason")
 		}
-		return marshal(finishWire{c.Type, c.Finish, c.ReplayState})
+		return jsjson.Marshal(finishWire{c.Type, c.Finish, c.ReplayState})
 	}
 	if c.Raw == nil {
 		return nil, fmt.Errorf("event: unknown chunk type %q", c.Type)

@@ -1,36 +1,12 @@
-// Package event is the session log's vocabulary: the name of every event
-// type the runtime writes or reads (the Type… constants), a payload struct
-// per type with the original harness's key order, and the one codec
-// between them and an event's data.
+// Package event is what an agent and a model exchange with the runtime:
+// a message's content (Block, Text, TextOf, ToolCallBlock, LooseBlock), the
+// user message a turn opens with (UserMessage and its Source), the model's
+// side (ModelSource, Usage, Failure, the streamed Chunk and its
+// FinishReason, the request Header and RequestContext), and the tool
+// descriptions and filters (ToolSpec, ToolFilter, ToolFailure). Each type
+// is written in the original harness's JSON shape and key order, so that a
+// value an agent produces is what the session log holds.
 //
-// Encode writes a Payload as compact JSON the way JSON.stringify would (no
-// HTML escaping), to be appended under p.EventType(). Decode reads an
-// event's data by its type into the payload struct (a value: UserMessage,
-// TurnEnd, Step, AssistantMessage, …); DecodeAs asks for one payload type.
-// A type without a payload here is ErrUnknownType (subagent/descriptor's
-// payload is package descriptor's).
-//
-// The payloads of a model turn, in the order a step logs them:
-//
-//	turn/start        TurnStart{Turn, Trigger}
-//	user/message      UserMessage{Content, Source, Role, ID}        (surface)
-//	step/start        Step{Turn, Step}                               steps count from 1 per turn
-//	request/header    RequestHeader{Header{Config, AdapterDefaults, System, Tools}, Reason}
-//	request/context   RequestContext{Provider, Model, ContextWindow}
-//	assistant/chunk   AssistantChunk{Turn, Step, Chunk}              Chunk: block-start, text-delta,
-//	                                                                 reasoning-delta, tool-call-delta,
-//	                                                                 block-end, usage, finish
-//	assistant/message AssistantMessage{Turn, Step, Message, Usage}  (surface; cites the chunks)
-//	tool/call         ToolCall{Turn, Step, CallID, Name, Arguments}
-//	tool/result       ToolResult{Turn, Step, Message, Error, Meta}   (surface; cites its tool/call)
-//	step/end          Step{Turn, Step}
-//	turn/end          TurnEnd{Turn, Reason}
-//
-// Reason reads every turn/end reason shape the original writes (see its
-// doc) and Text and ErrorCode find a failure's message and code in any of
-// them. Block is a message's content block; a tool call in an assistant's
-// content is a ToolCallBlock's Block, read back with Block.ToolCall.
-//
-// The envelope (seq, time, sourceEventSeqs, surfaceOp) is package
-// session's; OnSurface names the types that carry a surfaceOp.
+// Nothing here blocks. The log's own vocabulary (the event type names, the
+// turn and step payloads, the codec) is internal to the runtime.
 package event

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/google/uuid"
 )
@@ -168,13 +168,13 @@ func (h *hub) publish(n notice) {
 // message = errorChain(error), the text the turn/end reason holds: the
 // {kind:"error", step, message, code?} or {kind:"error", step,
 // failure:{message, code}} this runtime writes, or the {kind:"error",
-// error:{message}} of other writers, all read by event.Reason.Text.
+// error:{message}} of other writers, all read by vocab.Reason.Text.
 func agentErrorOf(n notice) ([]byte, bool) {
-	if n.Kind != sessionEvent || n.Event.Type != event.TypeTurnEnd {
+	if n.Kind != sessionEvent || n.Event.Type != vocab.TypeTurnEnd {
 		return nil, false
 	}
-	end, err := event.DecodeAs[event.TurnEnd](n.Event.Type, n.Event.Data)
-	if err != nil || end.Reason.Kind != event.ReasonError {
+	end, err := vocab.DecodeAs[vocab.TurnEnd](n.Event.Type, n.Event.Data)
+	if err != nil || end.Reason.Kind != vocab.ReasonError {
 		return nil, false
 	}
 	message := end.Reason.Text()

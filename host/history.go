@@ -3,7 +3,7 @@ package host
 import (
 	"encoding/json"
 
-	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -73,7 +73,7 @@ func groupStart(e session.Event) int64 {
 // or steering message whose surfaceOp is "append".
 func isPageMessage(e session.Event) bool {
 	switch e.Type {
-	case event.TypeUserMessage, event.TypeAssistantMessage, event.TypeSteeringMessage:
+	case vocab.TypeUserMessage, vocab.TypeAssistantMessage, vocab.TypeSteeringMessage:
 	default:
 		return false
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/stretchr/testify/require"
 )
@@ -74,14 +75,14 @@ func TestAModelTurnRoundTripsThroughTheReaders(t *testing.T) {
 	for _, e := range stored.Events {
 		types = append(types, e.Type)
 	}
-	require.Subset(t, types, []string{event.TypeRequestHeader, event.TypeAssistantChunk, event.TypeToolCall, event.TypeToolResult})
+	require.Subset(t, types, []string{vocab.TypeRequestHeader, vocab.TypeAssistantChunk, vocab.TypeToolCall, vocab.TypeToolResult})
 
 	records, err := opened.Query().ListEvents(ctx, child)
 	require.NoError(t, err, "the surface rules hold for the model turn")
 	require.Len(t, records, len(stored.Events))
 	for i, r := range records {
 		require.Equal(t, stored.Events[i].Type, r.Type, "query seq %d", i)
-		if event.OnSurface(r.Type) {
+		if vocab.OnSurface(r.Type) {
 			require.Equal(t, query.SurfaceCurrent, r.Surface, "every message of the turn is on the surface")
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/manager"
@@ -196,7 +197,7 @@ func (b *runtimeBackend) updatedAt(h session.Header, live *session.Live) float64
 	if live != nil {
 		events := live.Events()
 		for i := len(events) - 1; i >= 0; i-- {
-			if events[i].Type != event.TypeSessionEndSeed {
+			if events[i].Type != vocab.TypeSessionEndSeed {
 				return float64(events[i].Time)
 			}
 		}
@@ -359,7 +360,7 @@ func refuseChild(h session.Header, events []session.Event) error {
 		return errSubagentSession
 	}
 	own := events[min(seedLength(h), len(events)):]
-	if slices.ContainsFunc(own, func(e session.Event) bool { return e.Type == event.TypeSubagentDescriptor }) {
+	if slices.ContainsFunc(own, func(e session.Event) bool { return e.Type == vocab.TypeSubagentDescriptor }) {
 		return errSubagentSession
 	}
 	return nil

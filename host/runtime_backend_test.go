@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -257,7 +258,7 @@ func TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes(t *testing.T) {
 	root := t.TempDir()
 	ctx := context.Background()
 	a, elsewhere := filepath.Join(root, "a"), filepath.Join(root, "elsewhere")
-	descriptorEvent := session.Event{Type: event.TypeSubagentDescriptor, Data: json.RawMessage(`{"version":1,"provider":"spawn","label":"x"}`)}
+	descriptorEvent := session.Event{Type: vocab.TypeSubagentDescriptor, Data: json.RawMessage(`{"version":1,"provider":"spawn","label":"x"}`)}
 	one := 1
 	rt, _ := openRuntime(t, root)
 	for _, spec := range []parent.CreateSpec{

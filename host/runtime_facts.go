@@ -3,10 +3,11 @@ package host
 import (
 	"context"
 	"errors"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"sync"
 
-	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
+
 	"github.com/dsh-actors/dsh-actors/index"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -41,7 +42,7 @@ func classify(ctx context.Context, err error) error {
 // host/session-added for it carries blank:true.
 func sessionBlank(events []session.Event) bool {
 	for _, e := range events {
-		if e.Type == event.TypeTurnStart {
+		if e.Type == vocab.TypeTurnStart {
 			return false
 		}
 	}

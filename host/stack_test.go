@@ -16,8 +16,8 @@ import (
 	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/descriptor"
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/index"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
 	"github.com/stretchr/testify/require"
@@ -109,8 +109,8 @@ func (s *runtimeStack) plantCorruptChild(t *testing.T, parentID string) string {
 		Origin: "subagent", DelegationDepth: 1}, nil))
 	now := time.Now().UnixMilli()
 	require.NoError(t, store.Append(ctx, id, []session.Event{
-		{Type: event.TypeSubagentDescriptor, Seq: 0, Time: now, Data: data},
-		{Type: event.TypeSubagentDescriptor, Seq: 1, Time: now, Data: data},
+		{Type: vocab.TypeSubagentDescriptor, Seq: 0, Time: now, Data: data},
+		{Type: vocab.TypeSubagentDescriptor, Seq: 1, Time: now, Data: data},
 	}))
 	return id
 }

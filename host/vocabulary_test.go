@@ -18,23 +18,32 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var updateVocabulary = flag.Bool("update-vocabulary", false, "rewrite web/vocabulary.js from package event and the host's frame names")
+var updateVocabulary = flag.Bool("update-vocabulary", false, "rewrite web/vocabulary.js from the log vocabulary's constants and the host's frame names")
+
+// The files the page's constants are read from: the log vocabulary's
+// event types and kinds, and the content and message kinds of package
+// event.
+var (
+	vocabTypes = filepath.Join("..", "internal", "vocab", "types.go")
+	eventTypes = filepath.Join("..", "event", "types.go")
+)
 
 // vocabularyGroups names the JavaScript object each constant prefix of
-// package event goes into.
-var vocabularyGroups = []struct{ prefix, object string }{
-	{"Type", "EventType"},
-	{"Reason", "ReasonKind"},
-	{"Trigger", "TriggerKind"},
-	{"Block", "BlockType"},
-	{"Role", "Role"},
-	{"Source", "SourceKind"},
-	{"Chunk", "ChunkType"},
+// the file goes into.
+var vocabularyGroups = []struct{ file, prefix, object string }{
+	{vocabTypes, "Type", "EventType"},
+	{vocabTypes, "Reason", "ReasonKind"},
+	{vocabTypes, "Trigger", "TriggerKind"},
+	{eventTypes, "Block", "BlockType"},
+	{eventTypes, "Role", "Role"},
+	{eventTypes, "Source", "SourceKind"},
+	{eventTypes, "Chunk", "ChunkType"},
 }
 
 // TestPageVocabularyIsPackageEvents: web/vocabulary.js, the constants the
-// page names events, kinds and frames by, is exactly what package event's
-// constants and the host's frame names generate (go test ./host -run
+// page names events, kinds and frames by, is exactly what the log
+// vocabulary's and package event's constants and the host's frame names
+// generate (go test ./host -run
 // TestPageVocabulary -update-vocabulary rewrites it).
 func TestPageVocabularyIsPackageEvents(t *testing.T) {
 	want := pageVocabulary(t)
@@ -50,7 +59,7 @@ func TestPageVocabularyIsPackageEvents(t *testing.T) {
 // type or a frame name as a string: they come from vocabulary.js.
 func TestPageSpellsNoEventTypeItself(t *testing.T) {
 	names := map[string]bool{}
-	for _, c := range append(stringConsts(t, filepath.Join("..", "event", "types.go"), "Type"), frameNames(t)...) {
+	for _, c := range append(stringConsts(t, vocabTypes, "Type"), frameNames(t)...) {
 		names[c.value] = true
 	}
 	quoted := regexp.MustCompile(`['"` + "`" + `]([a-z]+/[a-z/-]+)['"` + "`" + `]`)
@@ -75,10 +84,11 @@ type stringConst struct{ name, value string }
 func pageVocabulary(t *testing.T) string {
 	var b strings.Builder
 	b.WriteString("// The names the page reads events, kinds and frames by. Generated from\n")
-	b.WriteString("// package event's constants and the host's frame names by\n")
+	b.WriteString("// internal/vocab's and package event's constants and the host's frame\n")
+	b.WriteString("// names by\n")
 	b.WriteString("// TestPageVocabularyIsPackageEvents (-update-vocabulary); do not edit.\n")
 	for _, g := range vocabularyGroups {
-		writeObject(&b, g.object, stringConsts(t, filepath.Join("..", "event", "types.go"), g.prefix), g.prefix)
+		writeObject(&b, g.object, stringConsts(t, g.file, g.prefix), g.prefix)
 	}
 	writeObject(&b, "Frame", frameNames(t), "frame")
 	return b.String()

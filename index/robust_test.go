@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/descriptor"
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -162,7 +162,7 @@ func TestTheIndexAnswersAlikeOverAZstdStore(t *testing.T) {
 		require.NoError(t, err)
 		id := fmt.Sprintf("child-%d", i)
 		require.NoError(t, writer.Create(ctx, session.Header{ID: id, CreatedAt: int64(2 + i), Cwd: "/w", ParentSession: "parent",
-			Origin: "subagent", DelegationDepth: 1}, []session.Event{{Type: event.TypeSubagentDescriptor, Seq: 0, Time: 5, Data: data}}))
+			Origin: "subagent", DelegationDepth: 1}, []session.Event{{Type: vocab.TypeSubagentDescriptor, Seq: 0, Time: 5, Data: data}}))
 		require.NoError(t, writer.Append(ctx, id, []session.Event{userText(1, "look for a zebra, "+label)}))
 	}
 	require.NoError(t, writer.Close())
@@ -196,7 +196,7 @@ func TestTheIndexAnswersAlikeOverAZstdStore(t *testing.T) {
 	f.requireSameSearch(db)
 	page, err := db.Search(ctx, SearchRequest{Phrase: "zebra second"})
 	require.NoError(t, err)
-	require.Equal(t, []Hit{{SessionID: "child-1", Seq: 1, Type: event.TypeUserMessage, Snippet: "look for a zebra, second"}}, page.Hits)
+	require.Equal(t, []Hit{{SessionID: "child-1", Seq: 1, Type: vocab.TypeUserMessage, Snippet: "look for a zebra, second"}}, page.Hits)
 	frames := zstdFrameStarts(whole)
 	require.Len(t, frames, 3, "header frame, seed frame, the appended batch")
 	for cut := frames[2] + 1; cut < len(whole); cut++ {

@@ -6,6 +6,7 @@ import (
 	"unicode"
 
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -56,22 +57,22 @@ func searchText(e session.Event) string {
 	}
 	var parts []string
 	switch e.Type {
-	case event.TypeUserMessage, event.TypeAssistantMessage, event.TypeSteeringMessage, event.TypeToolResult:
+	case vocab.TypeUserMessage, vocab.TypeAssistantMessage, vocab.TypeSteeringMessage, vocab.TypeToolResult:
 		blocks := m.Content
 		if m.Message != nil {
 			blocks = m.Message.Content
 		}
 		parts = blockTexts(parts, blocks)
-		if e.Type == event.TypeToolResult && m.Error != nil {
+		if e.Type == vocab.TypeToolResult && m.Error != nil {
 			parts = append(parts, m.Error.Name, m.Error.Code)
 		}
-	case event.TypeToolCall:
+	case vocab.TypeToolCall:
 		parts = append(parts, m.Name, argumentsText(m.Arguments))
 	case typeTodoWrite:
 		for _, todo := range m.Todos {
 			parts = append(parts, todo.Status, todo.Content)
 		}
-	case event.TypeTurnEnd:
+	case vocab.TypeTurnEnd:
 		parts = turnEndTexts(parts, m.Reason)
 	}
 	return joinParts(parts)
@@ -102,17 +103,17 @@ func blockTexts(parts []string, blocks []looseBlock) []string {
 // only); the kind of an aborted, disposed, max-tokens or interrupted turn;
 // nothing for any other kind.
 func turnEndTexts(parts []string, raw json.RawMessage) []string {
-	var r event.Reason
+	var r vocab.Reason
 	if len(raw) == 0 || json.Unmarshal(raw, &r) != nil {
 		return parts
 	}
 	switch r.Kind {
-	case event.ReasonError:
+	case vocab.ReasonError:
 		if r.Error != nil {
 			return append(parts, "error", r.Error.Message)
 		}
 		return append(parts, "error", r.Text(), r.ErrorCode())
-	case event.ReasonAborted, event.ReasonDisposed, event.ReasonMaxTokens, event.ReasonInterrupted:
+	case vocab.ReasonAborted, vocab.ReasonDisposed, vocab.ReasonMaxTokens, vocab.ReasonInterrupted:
 		return append(parts, r.Kind)
 	}
 	return parts
@@ -153,7 +154,7 @@ func sanitize(s string) string {
 // runes. ok is false for other events and for messages without text. A
 // session's title is that of its first user message that has one.
 func TitleOf(e session.Event) (string, bool) {
-	if e.Type != event.TypeUserMessage {
+	if e.Type != vocab.TypeUserMessage {
 		return "", false
 	}
 	var m looseMessage

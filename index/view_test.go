@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -25,7 +25,7 @@ func (f *fixture) writeChild(id, label string, createdAt int64) string {
 	h := session.Header{ID: id, ParentSession: storegen.Parent, CreatedAt: createdAt, Cwd: "/work/alpha",
 		Origin: "subagent", DelegationDepth: 1}
 	require.NoError(f.t, session.WriteSynthetic(f.root, session.Log{Header: h,
-		Events: []session.Event{{Type: event.TypeSubagentDescriptor, Seq: 0, Time: createdAt, Data: data}}}))
+		Events: []session.Event{{Type: vocab.TypeSubagentDescriptor, Seq: 0, Time: createdAt, Data: data}}}))
 	path, err := session.LogPath(f.root, h.Cwd, id)
 	require.NoError(f.t, err)
 	return path

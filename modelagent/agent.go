@@ -15,6 +15,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/llm"
 	"github.com/dsh-actors/dsh-actors/subagent"
 )
@@ -319,7 +320,7 @@ func (l *loop) respond(ctx context.Context, step agent.Step, tools *registry, as
 // retryLogger is a step that can log llm/retry (its turn and step are the
 // step's own).
 type retryLogger interface {
-	Retry(ctx context.Context, retry event.LLMRetry) error
+	Retry(ctx context.Context, retry vocab.LLMRetry) error
 }
 
 // failed handles a model failure: when the policy retries it, the step
@@ -337,7 +338,7 @@ func (l *loop) failed(ctx context.Context, step agent.Step, failure *llm.Error) 
 	}
 	delay := time.Duration(math.Round(retry.DelayMs)) * time.Millisecond
 	if logger, ok := step.(retryLogger); ok {
-		record := event.LLMRetry{Provider: l.provider, Mode: policy.Mode, PolicyKey: policy.key(),
+		record := vocab.LLMRetry{Provider: l.provider, Mode: policy.Mode, PolicyKey: policy.key(),
 			Retry: retry.Number, DelayMs: retry.DelayMs, Failure: failure.Failure}
 		if policy.Mode != RetryAlways {
 			record.MaxRetries = &policy.MaxRetries
@@ -449,14 +450,14 @@ func (l *loop) scan(self *parent.Handle) {
 	}
 	for _, e := range self.Session().Events() {
 		switch e.Type {
-		case event.TypeRequestHeader:
-			if h, err := event.DecodeAs[event.RequestHeader](e.Type, e.Data); err == nil {
+		case vocab.TypeRequestHeader:
+			if h, err := vocab.DecodeAs[vocab.RequestHeader](e.Type, e.Data); err == nil {
 				if encoded, err := json.Marshal(h.Header); err == nil {
 					l.header = encoded
 				}
 			}
-		case event.TypeRequestContext:
-			if rc, err := event.DecodeAs[event.RequestContext](e.Type, e.Data); err == nil {
+		case vocab.TypeRequestContext:
+			if rc, err := vocab.DecodeAs[event.RequestContext](e.Type, e.Data); err == nil {
 				l.context = &rc
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/llm"
 	"github.com/dsh-actors/dsh-actors/llm/llmtest"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -93,9 +94,9 @@ func BenchmarkChunkLogging(b *testing.B) {
 
 		start = time.Now()
 		for _, c := range chunks {
-			data, err := event.Encode(event.AssistantChunk{Turn: i + 1, Step: 1, Chunk: c})
+			data, err := vocab.Encode(vocab.AssistantChunk{Turn: i + 1, Step: 1, Chunk: c})
 			require.NoError(b, err)
-			_, err = raw.Append(event.TypeAssistantChunk, data)
+			_, err = raw.Append(vocab.TypeAssistantChunk, data)
 			require.NoError(b, err)
 		}
 		rawTime += time.Since(start)

@@ -14,6 +14,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/llm"
 	"github.com/dsh-actors/dsh-actors/llm/llmtest"
 	"github.com/dsh-actors/dsh-actors/modelagent"
@@ -158,7 +159,7 @@ func TestCancellingDuringTheRetryWait(t *testing.T) {
 	defer cancel()
 	waiting := make(chan struct{}, 2)
 	defer r.rt.Sessions().Subscribe(func(c session.Change) {
-		if c.Kind == session.Appended && c.Header.ID == "wait" && c.Event.Type == event.TypeLLMRetry {
+		if c.Kind == session.Appended && c.Header.ID == "wait" && c.Event.Type == vocab.TypeLLMRetry {
 			waiting <- struct{}{}
 		}
 	})()
@@ -236,7 +237,7 @@ func TestAChildsRetryChainSettlesWithItsLastTurn(t *testing.T) {
 	require.NoError(t, err)
 	var turns []string
 	for _, e := range child.Events {
-		if e.Type == event.TypeTurnStart || e.Type == event.TypeTurnEnd {
+		if e.Type == vocab.TypeTurnStart || e.Type == vocab.TypeTurnEnd {
 			turns = append(turns, e.Type+" "+string(e.Data))
 		}
 	}
@@ -348,7 +349,7 @@ func TestDisposingDuringTheRetryWait(t *testing.T) {
 	defer cancel()
 	waiting := make(chan struct{}, 1)
 	defer r.rt.Sessions().Subscribe(func(c session.Change) {
-		if c.Kind == session.Appended && c.Header.ID == "disposed" && c.Event.Type == event.TypeLLMRetry {
+		if c.Kind == session.Appended && c.Header.ID == "disposed" && c.Event.Type == vocab.TypeLLMRetry {
 			waiting <- struct{}{}
 		}
 	})()

@@ -7,8 +7,8 @@ import (
 	"slices"
 
 	"github.com/dsh-actors/dsh-actors/descriptor"
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -64,7 +64,7 @@ func (s *Store) ListChildren(ctx context.Context, parentID string) ([]query.Entr
 // readChildren runs listChildrenSQL: the children whose header parses,
 // and whether the parent is stored.
 func (s *Store) readChildren(ctx context.Context, parentID string) (children []childRow, parentFound bool, err error) {
-	rows, err := s.pool.Query(ctx, listChildrenSQL, parentID, event.TypeSubagentDescriptor)
+	rows, err := s.pool.Query(ctx, listChildrenSQL, parentID, vocab.TypeSubagentDescriptor)
 	if err != nil {
 		return nil, false, err
 	}

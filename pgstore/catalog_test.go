@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -21,7 +21,7 @@ func catalogWorld(t *testing.T, s *session.JSONL) {
 	descriptorEvent := func(seq int64, d map[string]any) session.Event {
 		data, err := json.Marshal(d)
 		require.NoError(t, err)
-		return session.Event{Type: event.TypeSubagentDescriptor, Seq: seq, Time: 1_783_000_000_000 + seq, Data: data}
+		return session.Event{Type: vocab.TypeSubagentDescriptor, Seq: seq, Time: 1_783_000_000_000 + seq, Data: data}
 	}
 	label := func(l string) map[string]any { return map[string]any{"version": 1, "provider": "spawn", "label": l} }
 	child := func(id string, createdAt int64, seed ...session.Event) session.Header {
@@ -37,7 +37,7 @@ func catalogWorld(t *testing.T, s *session.JSONL) {
 	child("future", 1_783_000_000_005, descriptorEvent(0, map[string]any{"version": 2, "provider": "spawn", "label": "x"}))
 	seedLength := 2
 	forked := session.Header{ID: "forked", CreatedAt: 1_783_000_000_006, Cwd: "/work/catalog", ParentSession: "cat-parent", SeedLength: &seedLength, DelegationDepth: 1}
-	require.NoError(t, s.Create(ctx, forked, []session.Event{descriptorEvent(0, label("ancestor")), {Type: event.TypeSessionEndSeed, Seq: 1, Time: 1, Data: json.RawMessage(`{}`)}}))
+	require.NoError(t, s.Create(ctx, forked, []session.Event{descriptorEvent(0, label("ancestor")), {Type: vocab.TypeSessionEndSeed, Seq: 1, Time: 1, Data: json.RawMessage(`{}`)}}))
 	child("b-lower", 1_783_000_000_007, descriptorEvent(0, label("second")))
 	child("B-upper", 1_783_000_000_007, descriptorEvent(0, label("first")))
 }

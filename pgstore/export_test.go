@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/internal/storetest"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -29,8 +29,8 @@ func world(t *testing.T) string {
 	defer func() { require.NoError(t, s.Close()) }()
 	require.NoError(t, s.Create(ctx, session.Header{ID: "interrupted", CreatedAt: 1783000000500, Cwd: "/work/alpha"}, nil))
 	require.NoError(t, s.Append(ctx, "interrupted", []session.Event{
-		{Type: event.TypeTurnStart, Seq: 0, Time: 100, Data: json.RawMessage(`{"turn":1}`)},
-		{Type: event.TypeStepStart, Seq: 1, Time: 101, Data: json.RawMessage(`{"turn":1,"step":1}`)},
+		{Type: vocab.TypeTurnStart, Seq: 0, Time: 100, Data: json.RawMessage(`{"turn":1}`)},
+		{Type: vocab.TypeStepStart, Seq: 1, Time: 101, Data: json.RawMessage(`{"turn":1,"step":1}`)},
 	}))
 	_, err = s.Load(ctx, "interrupted")
 	require.NoError(t, err)

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/durable"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/jackc/pgx/v5"
 )
@@ -167,7 +167,7 @@ func (in durableInbox) CloseAdmission(ctx context.Context, parent string, epoch 
 // the messages its append claims.
 func claims(events []session.Event) (ids []string, seqs []int64) {
 	for _, e := range events {
-		if e.Type != event.TypeUserMessage {
+		if e.Type != vocab.TypeUserMessage {
 			continue
 		}
 		if id := durable.MessageID(e.Data); id != "" {

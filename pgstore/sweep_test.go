@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/storetest"
 	"github.com/dsh-actors/dsh-actors/internal/sweep"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -25,8 +25,8 @@ func TestSweepTakesOverWhatADeadHolderLeft(t *testing.T) {
 	dead, live, sweeper := openStore(t, dsn, WithOwner("dead")), openStore(t, dsn, WithOwner("live")), openStore(t, dsn, WithOwner("sweeper"), WithTTL(time.Minute))
 	conn := connect(t, dsn)
 	openTurn := []session.Event{
-		{Type: event.TypeTurnStart, Seq: 0, Time: 100, Data: json.RawMessage(`{"turn":1}`)},
-		{Type: event.TypeStepStart, Seq: 1, Time: 101, Data: json.RawMessage(`{"turn":1,"step":1}`)},
+		{Type: vocab.TypeTurnStart, Seq: 0, Time: 100, Data: json.RawMessage(`{"turn":1}`)},
+		{Type: vocab.TypeStepStart, Seq: 1, Time: 101, Data: json.RawMessage(`{"turn":1,"step":1}`)},
 	}
 	epochs := map[string]session.Epoch{}
 	for id, holder := range map[string]*Store{"abandoned": dead, "late": dead, "busy": live, "own": sweeper, "released": dead} {
@@ -50,7 +50,7 @@ func TestSweepTakesOverWhatADeadHolderLeft(t *testing.T) {
 	log, err := sweeper.Inspect(ctx, "abandoned")
 	require.NoError(t, err)
 	require.Len(t, log.Events, 4)
-	require.Equal(t, event.TypeTurnEnd, log.Events[3].Type)
+	require.Equal(t, vocab.TypeTurnEnd, log.Events[3].Type)
 	var owner *string
 	var epoch session.Epoch
 	require.NoError(t, conn.QueryRow(ctx, `SELECT owner, epoch FROM sessions WHERE id = 'abandoned'`).Scan(&owner, &epoch))

@@ -5,8 +5,8 @@ import (
 	"errors"
 
 	"github.com/dsh-actors/dsh-actors/descriptor"
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 // Querier is the session query the catalog reader consumes. *Query
@@ -155,7 +155,7 @@ func readChildDescriptor(ctx context.Context, q Querier, parentID string, candid
 func ownDescriptorSeqs(records []EventRecord, seedLength int64) []int64 {
 	var seqs []int64
 	for _, r := range records {
-		if r.Type == event.TypeSubagentDescriptor && r.Seq >= seedLength {
+		if r.Type == vocab.TypeSubagentDescriptor && r.Seq >= seedLength {
 			seqs = append(seqs, r.Seq)
 		}
 	}
@@ -167,7 +167,7 @@ func ownDescriptorSeqs(records []EventRecord, seedLength int64) []int64 {
 func childEntry(parentID string, candidate Record, window *eventWindow) *Entry {
 	id := candidate.Header.ID
 	if compatibleHeaders(window.Session, candidate.Header) != nil ||
-		window.Session.ParentSession != parentID || window.Target.Type != event.TypeSubagentDescriptor {
+		window.Session.ParentSession != parentID || window.Target.Type != vocab.TypeSubagentDescriptor {
 		return diagnostic(id, ReasonCorrupt)
 	}
 	d, err := descriptor.Parse(window.Target.Data)

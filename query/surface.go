@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -114,12 +114,12 @@ func applySurfaceEvent(nodes *[]int64, ev session.Event, events []session.Event)
 // surfaceOpOf checks the event-local rules and returns its operation:
 // a replacement, an append, or neither (a non-surface event).
 func surfaceOpOf(ev session.Event) (op *replaceOp, isAppend bool, err error) {
-	// The message-producing types (event.OnSurface) must carry a surfaceOp;
+	// The message-producing types (vocab.OnSurface) must carry a surfaceOp;
 	// every other type must carry neither surfaceOp nor sourceEventSeqs.
 	// steering/message is the seed era's mid-turn user message (the original
 	// later reads it as user/message); logs of that era carry it on the
 	// surface.
-	if !event.OnSurface(ev.Type) {
+	if !vocab.OnSurface(ev.Type) {
 		if ev.SurfaceOp != nil {
 			return nil, false, fmt.Errorf("session event %q is not surface-eligible and cannot carry surfaceOp", ev.Type)
 		}
@@ -196,7 +196,7 @@ func replacementRange(nodes []int64, op replaceOp) (startIdx, endIdx int, err er
 func checkProvenance(ev session.Event, shadowed []int64) error {
 	sources := map[int64]bool{}
 	if ev.SourceEventSeqs != nil {
-		if len(ev.SourceEventSeqs) == 0 && ev.Type != event.TypeAssistantMessage {
+		if len(ev.SourceEventSeqs) == 0 && ev.Type != vocab.TypeAssistantMessage {
 			return fmt.Errorf("sourceEventSeqs must not be empty except on assistant/message")
 		}
 		nonEarlier := int64(-1)
@@ -232,14 +232,14 @@ func checkProvenance(ev session.Event, shadowed []int64) error {
 // checkToolResultRewrite restricts a tool/result replacement to rewriting
 // the inner content of exactly one current tool/result.
 func checkToolResultRewrite(ev session.Event, shadowed []int64, events []session.Event) error {
-	if ev.Type != event.TypeToolResult {
+	if ev.Type != vocab.TypeToolResult {
 		return nil
 	}
 	if len(shadowed) != 1 {
 		return fmt.Errorf("tool/result surface replacement must rewrite exactly one current node")
 	}
 	original := events[shadowed[0]]
-	if original.Type != event.TypeToolResult {
+	if original.Type != vocab.TypeToolResult {
 		return fmt.Errorf("tool/result surface replacement must target a current tool/result")
 	}
 	before, okBefore := withoutResultContent(original.Data)

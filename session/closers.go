@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 const (
@@ -49,30 +49,30 @@ type turnPayload struct {
 
 func (o *openTurn) observe(e Event) {
 	switch e.Type {
-	case event.TypeTurnStart, event.TypeTurnEnd, event.TypeStepStart, event.TypeStepEnd, event.TypeAssistantMessage, event.TypeToolCall, event.TypeToolResult:
+	case vocab.TypeTurnStart, vocab.TypeTurnEnd, vocab.TypeStepStart, vocab.TypeStepEnd, vocab.TypeAssistantMessage, vocab.TypeToolCall, vocab.TypeToolResult:
 	default:
 		return
 	}
 	var p turnPayload
 	_ = json.Unmarshal(e.Data, &p) // a payload of another shape leaves p zero, as a missing field would
 	switch e.Type {
-	case event.TypeTurnStart:
+	case vocab.TypeTurnStart:
 		*o = openTurn{turn: nonNull(p.Turn)}
-	case event.TypeTurnEnd:
+	case vocab.TypeTurnEnd:
 		*o = openTurn{}
-	case event.TypeStepStart:
+	case vocab.TypeStepStart:
 		o.step = nonNull(p.Step)
-	case event.TypeStepEnd:
+	case vocab.TypeStepEnd:
 		o.step, o.calls = nil, nil
-	case event.TypeAssistantMessage:
+	case vocab.TypeAssistantMessage:
 		for _, block := range p.Message.Content {
 			if block.Type == "tool-call" {
 				o.setPending(block.ID, p.Step)
 			}
 		}
-	case event.TypeToolCall:
+	case vocab.TypeToolCall:
 		o.recordCall(p.CallID, e.Seq)
-	case event.TypeToolResult:
+	case vocab.TypeToolResult:
 		o.remove(p.Message.Source.CallID)
 	}
 }
@@ -135,11 +135,11 @@ func interruptedTurnClosers(events []Event) []Event {
 	}
 	if o.step != nil {
 		data := `{"turn":` + string(o.turn) + `,"step":` + string(o.step) + `}`
-		closers = append(closers, Event{Type: event.TypeStepEnd, Seq: seq, Time: t, Data: json.RawMessage(data)})
+		closers = append(closers, Event{Type: vocab.TypeStepEnd, Seq: seq, Time: t, Data: json.RawMessage(data)})
 		seq++
 	}
 	data := `{"turn":` + string(o.turn) + `,"reason":{"kind":"interrupted"}}`
-	return append(closers, Event{Type: event.TypeTurnEnd, Seq: seq, Time: t, Data: json.RawMessage(data)})
+	return append(closers, Event{Type: vocab.TypeTurnEnd, Seq: seq, Time: t, Data: json.RawMessage(data)})
 }
 
 // lastTurnBoundary is the index of the last turn/start or turn/end (0 when
@@ -147,7 +147,7 @@ func interruptedTurnClosers(events []Event) []Event {
 // change the closers, and only the final turn's payloads are decoded.
 func lastTurnBoundary(events []Event) int {
 	for i := len(events) - 1; i >= 0; i-- {
-		if t := events[i].Type; t == event.TypeTurnStart || t == event.TypeTurnEnd {
+		if t := events[i].Type; t == vocab.TypeTurnStart || t == vocab.TypeTurnEnd {
 			return i
 		}
 	}
@@ -177,7 +177,7 @@ func toolResultCloser(turn json.RawMessage, c pendingCall, seq, t int64) Event {
 	b = append(b, `,"isError":true,"content":[{"type":"text","text":`...)
 	b = appendJSONString(b, text)
 	b = append(b, `}]}]},"error":{"name":"`+errName+`","code":"`+errCode+`"}}`...)
-	e := Event{Type: event.TypeToolResult, Seq: seq, Time: t, Data: b, SurfaceOp: json.RawMessage(`"append"`)}
+	e := Event{Type: vocab.TypeToolResult, Seq: seq, Time: t, Data: b, SurfaceOp: json.RawMessage(`"append"`)}
 	if started {
 		e.SourceEventSeqs = []int64{c.callSeq}
 	}

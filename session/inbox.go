@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/durable"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 // inboxFileName is the file beside a session's log that holds its
@@ -262,7 +262,7 @@ func (in *jsonlInbox) Pending(ctx context.Context, id string) ([]durable.Admissi
 	}
 	settled := map[string]bool{}
 	for _, e := range log.Events {
-		if e.Type == event.TypeUserMessage {
+		if e.Type == vocab.TypeUserMessage {
 			settled[durable.MessageID(e.Data)] = true
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 // legacyEvent finds the first event of the three retired vocabularies that
@@ -14,9 +14,9 @@ import (
 func legacyEvent(id string, events []Event) (string, bool) {
 	for _, e := range events {
 		switch e.Type {
-		case event.TypeRequestHeaderDelta, event.TypeModeSet:
+		case vocab.TypeRequestHeaderDelta, vocab.TypeModeSet:
 			return fmt.Sprintf(`session "%s" contains unsupported legacy %s event at seq %d`, id, e.Type, e.Seq), true
-		case event.TypeRequestHeader:
+		case vocab.TypeRequestHeader:
 			var data struct {
 				Reason string `json:"reason"`
 			}

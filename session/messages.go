@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"strconv"
 
-	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 // Message events (user/message, assistant/message, tool/result and the
@@ -23,7 +23,7 @@ func checkMessages(id string, events []Event, path string) error {
 	ids := map[int64]string{} // seq → message id of the validated events so far
 	for i := range events {
 		e := &events[i]
-		if !event.OnSurface(e.Type) { // the event types that carry a message
+		if !vocab.OnSurface(e.Type) { // the event types that carry a message
 			continue
 		}
 		if upgraded, ok := upgradeLegacyMessage(id, *e, ids); ok {
@@ -134,13 +134,13 @@ func upgradeLegacyMessage(sessionID string, e Event, ids map[int64]string) (data
 	get := func(key string) []byte { v, _ := member(fields, key); return v }
 	legacyID := legacyMessageID(sessionID, e.Seq)
 	switch e.Type {
-	case event.TypeUserMessage:
+	case vocab.TypeUserMessage:
 		if has("id") || has("role") || has("message") || !has("content") || !has("source") {
 			return nil, false
 		}
 		b := &objectBuilder{}
 		return b.members(fields).str("id", legacyID).str("role", "user").done(), true
-	case event.TypeAssistantMessage:
+	case vocab.TypeAssistantMessage:
 		if has("message") || !has("content") || !has("provenance") {
 			return nil, false
 		}
@@ -160,7 +160,7 @@ func upgradeLegacyMessage(sessionID string, e Event, ids map[int64]string) (data
 		message := (&objectBuilder{}).str("id", legacyID).str("role", "assistant").
 			raw("content", get("content")).raw("source", source.done()).done()
 		return (&objectBuilder{}).members(without(fields, "content", "provenance")).raw("message", message).done(), true
-	case event.TypeToolResult:
+	case vocab.TypeToolResult:
 		if has("message") || !has("callId") || !has("content") || !has("isError") {
 			return nil, false
 		}
@@ -176,7 +176,7 @@ func upgradeLegacyMessage(sessionID string, e Event, ids map[int64]string) (data
 		message.str("role", "user").raw("content", append(append([]byte{'['}, block...), ']')).
 			raw("source", (&objectBuilder{}).str("kind", "tool").raw("callId", callID).done())
 		return (&objectBuilder{}).members(without(fields, "callId", "content", "isError")).raw("message", message.done()).done(), true
-	case event.TypeSteeringMessage:
+	case vocab.TypeSteeringMessage:
 		if has("message") || !has("content") || !has("source") {
 			return nil, false
 		}
@@ -215,13 +215,13 @@ func isLegacyMessage(typ string, data []byte) bool {
 		return false
 	}
 	switch typ {
-	case event.TypeUserMessage:
+	case vocab.TypeUserMessage:
 		return !seen.id && !seen.role && seen.source
-	case event.TypeAssistantMessage:
+	case vocab.TypeAssistantMessage:
 		return seen.provenance
-	case event.TypeToolResult:
+	case vocab.TypeToolResult:
 		return seen.callID && seen.isError
-	case event.TypeSteeringMessage:
+	case vocab.TypeSteeringMessage:
 		return seen.source
 	}
 	return false
@@ -251,7 +251,7 @@ func replacementStart(surfaceOp []byte) (int64, bool) {
 // It walks the raw bytes once per object, without allocating.
 func checkMessageShape(typ string, data []byte) (id string, problem string) {
 	msgRaw := data
-	if typ != event.TypeUserMessage {
+	if typ != vocab.TypeUserMessage {
 		m, object, valid := pickMembers(data, [4]string{"message"})
 		if msgRaw = m[0]; !object || !valid {
 			return "", "lacks an identified message"
@@ -264,7 +264,7 @@ func checkMessageShape(typ string, data []byte) (id string, problem string) {
 		return "", "lacks an identified message"
 	}
 	role := "user"
-	if typ == event.TypeAssistantMessage {
+	if typ == vocab.TypeAssistantMessage {
 		role = "assistant"
 	}
 	if r, ok := decodeString(roleRaw); !ok || r != role {
@@ -280,13 +280,13 @@ func checkMessageShape(typ string, data []byte) (id string, problem string) {
 		return "", "message has invalid content"
 	}
 	switch typ {
-	case event.TypeAssistantMessage:
+	case vocab.TypeAssistantMessage:
 		provider, _ := decodeString(providerRaw)
 		model, _ := decodeString(modelRaw)
 		if kind != "model" || provider == "" || model == "" {
 			return "", "message must have model source"
 		}
-	case event.TypeToolResult:
+	case vocab.TypeToolResult:
 		callID, _ := decodeString(callIDRaw)
 		return id, checkToolResultBlock(kind, callID, contentRaw)
 	}

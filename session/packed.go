@@ -3,7 +3,7 @@ package session
 import (
 	"encoding/json"
 
-	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 // Packed chunk rows: the original harness's writer may store a
@@ -93,7 +93,7 @@ func decodeRow(env *envelope, dst []Event) ([]Event, error) {
 			}
 		}
 		dst = append(dst, Event{
-			Type: event.TypeAssistantChunk,
+			Type: vocab.TypeAssistantChunk,
 			Seq:  seq0 + int64(k),
 			Time: t,
 			Data: chunkData(env.typ, &d, member),

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"strconv"
 
-	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 // scanned is the valid stored prefix of a log: the torn tail left out.
@@ -148,7 +148,7 @@ func (s *scanner) consume(line []byte, end int) error {
 	}
 	if isGap {
 		s.issue = s.gapError(len(s.out.events), gap.Got)
-		if gap.Type == event.TypeTurnEnd {
+		if gap.Type == vocab.TypeTurnEnd {
 			return s.issue
 		}
 		return nil
@@ -190,7 +190,7 @@ func (s *scanner) gapError(expected int, got string) error {
 
 func hasTurnEnd(events []Event) bool {
 	for _, e := range events {
-		if e.Type == event.TypeTurnEnd {
+		if e.Type == vocab.TypeTurnEnd {
 			return true
 		}
 	}

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/listeners"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 // ChangeKind says what a Change reports.
@@ -123,11 +123,11 @@ func seedEvents(id string, seed []Event) ([]Event, error) {
 
 // withEndSeed appends session/end-seed unless events already end with it.
 func withEndSeed(events []Event) []Event {
-	if n := len(events); n > 0 && events[n-1].Type == event.TypeSessionEndSeed {
+	if n := len(events); n > 0 && events[n-1].Type == vocab.TypeSessionEndSeed {
 		return events
 	}
 	return append(events, Event{
-		Type: event.TypeSessionEndSeed, Seq: int64(len(events)), Time: time.Now().UnixMilli(), Data: json.RawMessage("{}"),
+		Type: vocab.TypeSessionEndSeed, Seq: int64(len(events)), Time: time.Now().UnixMilli(), Data: json.RawMessage("{}"),
 	})
 }
 

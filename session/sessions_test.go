@@ -8,8 +8,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/stretchr/testify/require"
 )
 
@@ -56,7 +56,7 @@ func TestCreatePublishesAndRefusesDuplicates(t *testing.T) {
 
 	_, err = reg.Create(ctx, header("a"), nil)
 	require.ErrorIs(t, err, ErrExists)
-	require.Equal(t, []string{"subagent/descriptor", event.TypeSessionEndSeed}, types(b.Events()), "a seed is closed by session/end-seed")
+	require.Equal(t, []string{"subagent/descriptor", vocab.TypeSessionEndSeed}, types(b.Events()), "a seed is closed by session/end-seed")
 	require.Equal(t, 0, a.Len(), "no seed, no marker")
 
 	_, err = a.Append("turn/start", map[string]int{"turn": 1})
@@ -162,7 +162,7 @@ func TestResumeAfterCrashTruncatedLog(t *testing.T) {
 	l, err := reg.Resume(ctx, "crashed")
 	require.NoError(t, err)
 	require.Equal(t, 11, l.Len(), "6 stored, 4 closers, the end-seed marker")
-	require.Equal(t, event.TypeSessionEndSeed, l.Events()[10].Type)
+	require.Equal(t, vocab.TypeSessionEndSeed, l.Events()[10].Type)
 
 	_, err = reg.Resume(ctx, "crashed")
 	require.ErrorIs(t, err, ErrExists, "a live session cannot be resumed again")
@@ -178,7 +178,7 @@ func TestResumeAfterCrashTruncatedLog(t *testing.T) {
 	require.Equal(t, 2, strings.Count(string(raw[len(repaired):]), "\n"), "then the marker and the new event")
 	log, err := s.Inspect(ctx, "crashed")
 	require.NoError(t, err)
-	require.Equal(t, []string{event.TypeSessionEndSeed, "turn/start"}, types(log.Events[10:]))
+	require.Equal(t, []string{vocab.TypeSessionEndSeed, "turn/start"}, types(log.Events[10:]))
 
 	again, err := reg.Resume(ctx, "crashed")
 	require.NoError(t, err)

@@ -5,8 +5,8 @@ import (
 	"log/slog"
 
 	"github.com/dsh-actors/dsh-actors/actors/manager"
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/listeners"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 // Event is one lifecycle event: *StartEvent, *EndEvent, *providerAdded or
@@ -31,16 +31,16 @@ type providerAdded struct{ Provider Provider }
 type providerRemoved struct{ Name string }
 
 // Type returns "subagent/start".
-func (*StartEvent) Type() string { return event.TypeSubagentStart }
+func (*StartEvent) Type() string { return vocab.TypeSubagentStart }
 
 // Type returns "subagent/end".
-func (*EndEvent) Type() string { return event.TypeSubagentEnd }
+func (*EndEvent) Type() string { return vocab.TypeSubagentEnd }
 
 // Type returns "subagent/provider-added".
-func (*providerAdded) Type() string { return event.TypeSubagentProviderAdded }
+func (*providerAdded) Type() string { return vocab.TypeSubagentProviderAdded }
 
 // Type returns "subagent/provider-removed".
-func (*providerRemoved) Type() string { return event.TypeSubagentProviderRemoved }
+func (*providerRemoved) Type() string { return vocab.TypeSubagentProviderRemoved }
 
 // emitter fans events out to listeners in subscription order, each called
 // synchronously on the emitting goroutine.

@@ -9,6 +9,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -57,7 +58,7 @@ func (p *inProcess) PrepareContinuable(_ context.Context, req continuableCreateR
 // turn completed.
 func completedPrefix(events []session.Event) []session.Event {
 	for i := len(events) - 1; i >= 0; i-- {
-		if events[i].Type == event.TypeTurnEnd {
+		if events[i].Type == vocab.TypeTurnEnd {
 			return events[:i+1]
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
@@ -146,7 +147,7 @@ func TestForkSeedsTheCompletedTurnPrefix(t *testing.T) {
 	require.NotNil(t, h.SeedLength)
 	events := w.log(run.id)
 	require.Equal(t, "first answer", lastReply(events[:*h.SeedLength]))
-	require.Equal(t, event.TypeSessionEndSeed, events[*h.SeedLength].Type)
+	require.Equal(t, vocab.TypeSessionEndSeed, events[*h.SeedLength].Type)
 	require.Equal(t, "forked", lastReply(events))
 	require.NoError(t, run.Dispose(bg))
 	require.True(t, NewFork(w.rt).InheritsParentContext())
@@ -167,9 +168,9 @@ func TestForkContinuableChildContinuesTurnNumbering(t *testing.T) {
 	seed := *log.Header.SeedLength
 	require.Positive(t, seed)
 	own := log.Events[seed:]
-	require.Equal(t, event.TypeSessionEndSeed, own[0].Type)
-	require.Equal(t, event.TypeSubagentDescriptor, own[1].Type)
-	require.Equal(t, event.TypeSessionEndSeed, own[2].Type)
+	require.Equal(t, vocab.TypeSessionEndSeed, own[0].Type)
+	require.Equal(t, vocab.TypeSubagentDescriptor, own[1].Type)
+	require.Equal(t, vocab.TypeSessionEndSeed, own[2].Type)
 	for _, e := range own {
 		if e.Type == "turn/start" {
 			var start struct{ Turn int }

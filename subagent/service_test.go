@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/stretchr/testify/require"
@@ -121,13 +122,13 @@ func TestRegistersListsLooksUpStartsAndRemovesProviders(t *testing.T) {
 	remove()
 	require.Nil(t, s.lookupProvider("alpha"))
 	require.Empty(t, s.List())
-	require.Equal(t, []string{event.TypeSubagentProviderAdded, event.TypeSubagentStart, event.TypeSubagentEnd, event.TypeSubagentProviderRemoved}, rec.types())
+	require.Equal(t, []string{vocab.TypeSubagentProviderAdded, vocab.TypeSubagentStart, vocab.TypeSubagentEnd, vocab.TypeSubagentProviderRemoved}, rec.types())
 }
 
 func TestRegistrationRollsBackWhenProviderAddedPanics(t *testing.T) {
 	s := detached(t)
 	s.Subscribe(func(ev Event) {
-		if ev.Type() == event.TypeSubagentProviderAdded {
+		if ev.Type() == vocab.TypeSubagentProviderAdded {
 			panic("added boom")
 		}
 	})

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/stretchr/testify/require"
 )
 
@@ -209,7 +209,7 @@ func announcedSeqs(t *testing.T, base, parentID, baseline string, touched map[st
 	expected := map[string][]int64{}
 	for child := range touched {
 		for _, e := range historyEvents(t, base, parentID, child) {
-			if e.Seq >= before && e.Type != event.TypeSessionEndSeed {
+			if e.Seq >= before && e.Type != vocab.TypeSessionEndSeed {
 				expected[child] = append(expected[child], e.Seq)
 			}
 		}
@@ -285,7 +285,7 @@ func (r *frameRecorder) record(line string) {
 	defer r.mu.Unlock()
 	r.frames++
 	r.seqs[frame.Payload.SessionID] = append(r.seqs[frame.Payload.SessionID], frame.Payload.Event.Seq)
-	if frame.Payload.Event.Type == event.TypeTurnEnd {
+	if frame.Payload.Event.Type == vocab.TypeTurnEnd {
 		r.ended[frame.Payload.SessionID] = true
 		r.change.Broadcast()
 	}

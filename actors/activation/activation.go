@@ -10,6 +10,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -207,10 +208,10 @@ func orDiscard(logger *slog.Logger) *slog.Logger {
 func lastTurn(events []session.Event) int {
 	last := 0
 	for _, e := range events {
-		if e.Type != event.TypeTurnStart {
+		if e.Type != vocab.TypeTurnStart {
 			continue
 		}
-		if start, err := event.DecodeAs[event.TurnStart](e.Type, e.Data); err == nil && start.Turn > last {
+		if start, err := vocab.DecodeAs[vocab.TurnStart](e.Type, e.Data); err == nil && start.Turn > last {
 			last = start.Turn
 		}
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -68,18 +69,18 @@ func (c *conversation) prune(nodes []int64) {
 
 // entryOf decodes the message a surface event carries.
 func entryOf(e session.Event) (agent.Entry, error) {
-	p, err := event.Decode(e.Type, e.Data)
+	p, err := vocab.Decode(e.Type, e.Data)
 	if err != nil {
 		return agent.Entry{}, fmt.Errorf("event at seq %d: %w", e.Seq, err)
 	}
 	switch m := p.(type) {
 	case event.UserMessage:
 		return userEntry(e.Seq, m), nil
-	case event.SteeringMessage:
+	case vocab.SteeringMessage:
 		return userEntry(e.Seq, m.Message), nil
-	case event.AssistantMessage:
+	case vocab.AssistantMessage:
 		return agent.Entry{Seq: e.Seq, Role: event.RoleAssistant, ID: m.Message.ID, Model: m.Message.Source, Content: m.Message.Content}, nil
-	case event.ToolResult:
+	case vocab.ToolResult:
 		return toolEntry(e.Seq, m)
 	}
 	return agent.Entry{}, fmt.Errorf("event at seq %d: %s carries no message", e.Seq, e.Type)
@@ -90,7 +91,7 @@ func userEntry(seq int64, m event.UserMessage) agent.Entry {
 }
 
 // toolEntry is a tool result's entry: its one tool-result block's content.
-func toolEntry(seq int64, r event.ToolResult) (agent.Entry, error) {
+func toolEntry(seq int64, r vocab.ToolResult) (agent.Entry, error) {
 	if len(r.Message.Content) != 1 {
 		return agent.Entry{}, fmt.Errorf("event at seq %d: a tool result must hold one tool-result block", seq)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -14,8 +15,8 @@ import (
 func conversationLog(b *testing.B, n int) []session.Event {
 	b.Helper()
 	var events []session.Event
-	add := func(p event.Payload, surface bool) {
-		data, err := event.Encode(p)
+	add := func(p vocab.Payload, surface bool) {
+		data, err := vocab.Encode(p)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -28,13 +29,13 @@ func conversationLog(b *testing.B, n int) []session.Event {
 	source := event.ModelSource{Kind: event.SourceModel, Provider: "p", Model: "m"}
 	for turn := 1; len(events) == 0 || turn <= n/2; turn++ {
 		text := fmt.Sprintf("message %d: a sentence of ordinary length to stand for what people type", turn)
-		add(event.TurnStart{Turn: turn, Trigger: &event.Trigger{Kind: event.TriggerMessage, Source: &event.Source{Kind: "user"}}}, false)
+		add(vocab.TurnStart{Turn: turn, Trigger: &vocab.Trigger{Kind: vocab.TriggerMessage, Source: &event.Source{Kind: "user"}}}, false)
 		add(event.UserMessage{Content: event.Text(text), Source: event.Source{Kind: "user"}, Role: event.RoleUser, ID: fmt.Sprint("u", turn)}, true)
-		add(event.Step{Turn: turn, Step: 1, Kind: event.TypeStepStart}, false)
-		add(event.AssistantMessage{Turn: turn, Step: 1, Message: event.Message{Role: event.RoleAssistant, Content: event.Text("reply to " + text),
+		add(vocab.Step{Turn: turn, Step: 1, Kind: vocab.TypeStepStart}, false)
+		add(vocab.AssistantMessage{Turn: turn, Step: 1, Message: vocab.Message{Role: event.RoleAssistant, Content: event.Text("reply to " + text),
 			Source: source, ID: fmt.Sprint("a", turn)}}, true)
-		add(event.Step{Turn: turn, Step: 1, Kind: event.TypeStepEnd}, false)
-		add(event.TurnEnd{Turn: turn, Reason: event.Reason{Kind: event.ReasonCompleted}}, false)
+		add(vocab.Step{Turn: turn, Step: 1, Kind: vocab.TypeStepEnd}, false)
+		add(vocab.TurnEnd{Turn: turn, Reason: vocab.Reason{Kind: vocab.ReasonCompleted}}, false)
 	}
 	return events
 }
@@ -66,7 +67,7 @@ func BenchmarkConversation(b *testing.B) {
 		for b.Loop() {
 			n := 0
 			for _, e := range events {
-				if !event.OnSurface(e.Type) {
+				if !vocab.OnSurface(e.Type) {
 					continue
 				}
 				if _, err := entryOf(e); err != nil {

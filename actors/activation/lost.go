@@ -5,8 +5,8 @@ import (
 	"errors"
 
 	"github.com/dsh-actors/dsh-actors/agent"
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -32,7 +32,7 @@ func (a *Activation) logFailed(unwritten []session.Event, err error) {
 		defer a.inbox.Cancel(agent.CancelCause{Kind: agent.CauseDisposed}, false)
 	}
 	for _, e := range unwritten {
-		if e.Type != event.TypeUserMessage {
+		if e.Type != vocab.TypeUserMessage {
 			continue
 		}
 		var msg struct {

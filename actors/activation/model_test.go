@@ -9,6 +9,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -187,18 +188,18 @@ func TestAFailedModelStepEndsTheTurnWithItsFailure(t *testing.T) {
 func TestTheConversationIsTheSurface(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		msg := func(seq int64, id, text string) session.Event {
-			data, _ := event.Encode(event.UserMessage{Content: event.Text(text), Source: event.Source{Kind: "user"}, Role: "user", ID: id})
-			return session.Event{Type: event.TypeUserMessage, Seq: seq, Data: data, SurfaceOp: json.RawMessage(`"append"`)}
+			data, _ := vocab.Encode(event.UserMessage{Content: event.Text(text), Source: event.Source{Kind: "user"}, Role: "user", ID: id})
+			return session.Event{Type: vocab.TypeUserMessage, Seq: seq, Data: data, SurfaceOp: json.RawMessage(`"append"`)}
 		}
 		summary := msg(5, "s", "summary of a and b")
 		summary.SurfaceOp = json.RawMessage(`{"op":"replace","start":1,"end":3}`)
 		summary.SourceEventSeqs = []int64{1, 3}
 		seed := []session.Event{
-			{Type: event.TypeTurnStart, Seq: 0, Data: []byte(`{"turn":1}`)},
+			{Type: vocab.TypeTurnStart, Seq: 0, Data: []byte(`{"turn":1}`)},
 			msg(1, "a", "first"),
-			{Type: event.TypeStepStart, Seq: 2, Data: []byte(`{"turn":1,"step":1}`)},
+			{Type: vocab.TypeStepStart, Seq: 2, Data: []byte(`{"turn":1,"step":1}`)},
 			msg(3, "b", "second"),
-			{Type: event.TypeTurnEnd, Seq: 4, Data: []byte(`{"turn":1,"reason":{"kind":"completed"}}`)},
+			{Type: vocab.TypeTurnEnd, Seq: 4, Data: []byte(`{"turn":1,"reason":{"kind":"completed"}}`)},
 			summary,
 		}
 		var seen []agent.Entry
@@ -244,7 +245,7 @@ func TestACrashBetweenToolCallAndResultRepairsToTheOriginalsCloser(t *testing.T)
 		require.NoError(t, store.Create(bg, session.Header{ID: "crashed"}, crashed))
 		log, err := store.Load(bg, "crashed")
 		require.NoError(t, err)
-		require.Equal(t, event.TypeToolCall, crashed[4].Type)
+		require.Equal(t, vocab.TypeToolCall, crashed[4].Type)
 		closers := log.Events[len(crashed):]
 		require.Len(t, closers, 3)
 		require.Equal(t, `tool/result {"turn":1,"step":1,"message":{"id":"interrupted-tool-result-call_1-5",`+

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -159,7 +160,7 @@ func TestADisposalAfterTheFailedTurnEndedOpensNoRetryTurn(t *testing.T) {
 		}), nil)
 		var once sync.Once
 		stop := sessions.Subscribe(func(c session.Change) {
-			if c.Kind == session.Appended && c.Event.Type == event.TypeTurnEnd {
+			if c.Kind == session.Appended && c.Event.Type == vocab.TypeTurnEnd {
 				once.Do(func() { a.inbox.Close(agent.CancelCause{Kind: agent.CauseDisposed}) }) // Dispose's first step, as the failed turn ends
 			}
 		})

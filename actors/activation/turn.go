@@ -9,6 +9,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -54,7 +55,7 @@ func (a *Activation) runTurn(claim *inbox.Claim) {
 		a.lastTurn, a.resumed = lastTurn(a.resumed), nil
 	}
 	source := claim.Message.Source
-	t, err := a.openTurn(event.Trigger{Kind: event.TriggerMessage, Source: &source})
+	t, err := a.openTurn(vocab.Trigger{Kind: vocab.TriggerMessage, Source: &source})
 	if err == nil {
 		_, err = a.append(claim.Message, session.Surface())
 	}
@@ -63,7 +64,7 @@ func (a *Activation) runTurn(claim *inbox.Claim) {
 		return
 	}
 	for t.runAndEnd(claim) {
-		if t, err = a.openTurn(event.Trigger{Kind: event.TriggerRetry}); err != nil {
+		if t, err = a.openTurn(vocab.Trigger{Kind: vocab.TriggerRetry}); err != nil {
 			a.inbox.Discard() // the log failed; its failure hook reports what was lost
 			return
 		}
@@ -71,10 +72,10 @@ func (a *Activation) runTurn(claim *inbox.Claim) {
 }
 
 // openTurn counts and logs the next turn/start.
-func (a *Activation) openTurn(trigger event.Trigger) (*turn, error) {
+func (a *Activation) openTurn(trigger vocab.Trigger) (*turn, error) {
 	a.lastTurn++
 	t := &turn{a: a, number: a.lastTurn}
-	_, err := a.append(event.TurnStart{Turn: t.number, Trigger: &trigger})
+	_, err := a.append(vocab.TurnStart{Turn: t.number, Trigger: &trigger})
 	return t, err
 }
 
@@ -90,12 +91,12 @@ func (t *turn) runAndEnd(claim *inbox.Claim) (retry bool) {
 		return false
 	}
 	if open != 0 {
-		t.a.append(event.Step{Turn: t.number, Step: open, Kind: event.TypeStepEnd})
+		t.a.append(vocab.Step{Turn: t.number, Step: open, Kind: vocab.TypeStepEnd})
 	}
-	if reason.Kind == event.ReasonError {
+	if reason.Kind == vocab.ReasonError {
 		reason.Step = failedStep(open, t.step, retry)
 	}
-	end := event.TurnEnd{Turn: t.number, Reason: reason}
+	end := vocab.TurnEnd{Turn: t.number, Reason: reason}
 	if _, cancelled := claim.Cause(); cancelled { // as reasonOf decides
 		t.a.appendThrough(end)
 		return false
@@ -123,7 +124,7 @@ func failedStep(open, last int, retried bool) int {
 // run calls the agent with the claimed message, turning a panic into an
 // error reason (or, in a cancelled turn, the aborted one). retry is true
 // when the agent asked for a retry turn and the turn was not cancelled.
-func (t *turn) run(claim *inbox.Claim) (reason event.Reason, retry bool) {
+func (t *turn) run(claim *inbox.Claim) (reason vocab.Reason, retry bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			t.a.logger.Error("actors: turn panicked", "agent", t.a.id, "turn", t.number, "panic", r)
@@ -135,7 +136,7 @@ func (t *turn) run(claim *inbox.Claim) (reason event.Reason, retry bool) {
 	}()
 	stop, err := t.a.agent.RunTurn(claim.Context(), t, claim.Message)
 	reason = reasonOf(claim, stop, err)
-	return reason, stop == agent.Retry && err != nil && reason.Kind == event.ReasonError
+	return reason, stop == agent.Retry && err != nil && reason.Kind == vocab.ReasonError
 }
 
 // reasonOf maps what the agent returned to the turn/end reason.
@@ -143,22 +144,22 @@ func (t *turn) run(claim *inbox.Claim) (reason event.Reason, retry bool) {
 // before turn/end: a cancelled turn ends
 // aborted (or disposed) whatever the agent reports. The cause is the
 // claim's, read without the turn context's lock.
-func reasonOf(claim *inbox.Claim, stop agent.StopReason, err error) event.Reason {
+func reasonOf(claim *inbox.Claim, stop agent.StopReason, err error) vocab.Reason {
 	cause, cancelled := claim.Cause()
 	switch {
 	case cancelled || stop == agent.Aborted:
 		return abortedReason(cause)
 	case stop == agent.Completed && err == nil:
-		return event.Reason{Kind: event.ReasonCompleted}
+		return vocab.Reason{Kind: vocab.ReasonCompleted}
 	case err != nil: // Retry's failure included
 		if f, ok := failureOf(err); ok {
-			return event.Reason{Kind: event.ReasonError, Failure: &f}
+			return vocab.Reason{Kind: vocab.ReasonError, Failure: &f}
 		}
 		return errorReason(err.Error(), codeOf(err))
 	case stop == agent.MaxTokens:
-		return event.Reason{Kind: event.ReasonMaxTokens}
+		return vocab.Reason{Kind: vocab.ReasonMaxTokens}
 	case stop == agent.Refusal:
-		return event.Reason{Kind: event.ReasonRefusal}
+		return vocab.Reason{Kind: vocab.ReasonRefusal}
 	default: // agent.Error without an error, or an unknown reason
 		return errorReason(fmt.Sprintf("turn ended with stop reason %q", stop), "")
 	}
@@ -183,11 +184,11 @@ func failureOf(err error) (event.Failure, bool) {
 // {kind:"aborted"} (also for a turn the agent reported aborted without
 // being cancelled, whose cause is the zero one). It carries no inner cause,
 // because older readers refuse to resume a log whose aborted reason has one.
-func abortedReason(cause agent.CancelCause) event.Reason {
+func abortedReason(cause agent.CancelCause) vocab.Reason {
 	if cause.Kind == agent.CauseDisposed {
-		return event.Reason{Kind: event.ReasonDisposed}
+		return vocab.Reason{Kind: vocab.ReasonDisposed}
 	}
-	return event.Reason{Kind: event.ReasonAborted}
+	return vocab.Reason{Kind: vocab.ReasonAborted}
 }
 
 // nonNilContent logs absent content as [], the array the original requires.
@@ -200,8 +201,8 @@ func nonNilContent(content []event.Block) []event.Block {
 
 // errorReason is a thrown error's reason; its step is set when the turn
 // ends.
-func errorReason(message, code string) event.Reason {
-	return event.Reason{Kind: event.ReasonError, Message: message, Code: code}
+func errorReason(message, code string) vocab.Reason {
+	return vocab.Reason{Kind: vocab.ReasonError, Message: message, Code: code}
 }
 
 // codeOf is err's ErrorCode() when some error in its chain has one, else
@@ -273,9 +274,9 @@ func (t *turn) Say(ctx context.Context, content []event.Block) error {
 		return errStepOpen(t.open.number)
 	}
 	t.step++
-	mark := event.Step{Turn: t.number, Step: t.step, Kind: event.TypeStepStart}
+	mark := vocab.Step{Turn: t.number, Step: t.step, Kind: vocab.TypeStepStart}
 	end := mark
-	end.Kind = event.TypeStepEnd
+	end.Kind = vocab.TypeStepEnd
 	_, err := t.a.append(mark)
 	_, errMessage := t.a.append(t.message(content, nil), session.Surface())
 	_, errEnd := t.a.append(end)
@@ -283,8 +284,8 @@ func (t *turn) Say(ctx context.Context, content []event.Block) error {
 }
 
 // message is the assistant/message of content in the current step.
-func (t *turn) message(content []event.Block, usage *event.Usage) event.AssistantMessage {
-	return event.AssistantMessage{Turn: t.number, Step: t.step, Usage: usage, Message: event.Message{
+func (t *turn) message(content []event.Block, usage *event.Usage) vocab.AssistantMessage {
+	return vocab.AssistantMessage{Turn: t.number, Step: t.step, Usage: usage, Message: vocab.Message{
 		Role: event.RoleAssistant, Content: nonNilContent(content), Source: t.a.source, ID: inbox.NewMessageID(),
 	}}
 }
@@ -301,7 +302,7 @@ func (t *turn) Step(ctx context.Context) (agent.Step, error) {
 		return nil, errStepOpen(t.open.number)
 	}
 	t.step++
-	if _, err := t.a.append(event.Step{Turn: t.number, Step: t.step, Kind: event.TypeStepStart}); err != nil {
+	if _, err := t.a.append(vocab.Step{Turn: t.number, Step: t.step, Kind: vocab.TypeStepStart}); err != nil {
 		t.step--
 		return nil, err
 	}
@@ -342,7 +343,7 @@ func (s *step) RequestHeader(ctx context.Context, header event.Header, reason st
 		return err
 	}
 	defer s.t.mu.Unlock()
-	_, err := s.t.a.append(event.RequestHeader{Header: header, Reason: reason})
+	_, err := s.t.a.append(vocab.RequestHeader{Header: header, Reason: reason})
 	return err
 }
 
@@ -362,7 +363,7 @@ func (s *step) Chunk(ctx context.Context, chunk event.Chunk) error {
 		return err
 	}
 	defer s.t.mu.Unlock()
-	seq, err := s.t.a.append(event.AssistantChunk{Turn: s.t.number, Step: s.number, Chunk: chunk})
+	seq, err := s.t.a.append(vocab.AssistantChunk{Turn: s.t.number, Step: s.number, Chunk: chunk})
 	if err == nil {
 		s.chunks = append(s.chunks, seq)
 	}
@@ -389,7 +390,7 @@ func (s *step) ToolCall(ctx context.Context, call event.ToolCallBlock) error {
 		return err
 	}
 	defer s.t.mu.Unlock()
-	seq, err := s.t.a.append(event.ToolCall{Turn: s.t.number, Step: s.number, CallID: call.ID, Name: call.Name, Arguments: call.Arguments})
+	seq, err := s.t.a.append(vocab.ToolCall{Turn: s.t.number, Step: s.number, CallID: call.ID, Name: call.Name, Arguments: call.Arguments})
 	if err != nil {
 		return err
 	}
@@ -410,9 +411,9 @@ func (s *step) ToolResult(ctx context.Context, r agent.ToolResult) (string, erro
 	if !ok {
 		return "", fmt.Errorf("actors: no tool/call logged for call %q in this turn", r.CallID)
 	}
-	result := event.ToolResult{Turn: s.t.number, Step: s.number, Error: r.Error, Meta: r.Meta, Message: event.ToolResultMessage{
+	result := vocab.ToolResult{Turn: s.t.number, Step: s.number, Error: r.Error, Meta: r.Meta, Message: vocab.ToolResultMessage{
 		Source: event.Source{Kind: event.SourceTool, CallID: r.CallID},
-		Content: []event.ToolResultBlock{{
+		Content: []vocab.ToolResultBlock{{
 			Type: event.BlockToolResult, ToolCallID: r.CallID, Content: nonNilContent(r.Content), IsError: r.IsError,
 		}},
 		Role: event.RoleUser,
@@ -435,14 +436,14 @@ func (s *step) End(ctx context.Context) error {
 	}
 	s.ended = true
 	s.t.open = nil
-	_, err := s.t.a.append(event.Step{Turn: s.t.number, Step: s.number, Kind: event.TypeStepEnd})
+	_, err := s.t.a.append(vocab.Step{Turn: s.t.number, Step: s.number, Kind: vocab.TypeStepEnd})
 	return err
 }
 
 // Retry logs llm/retry for this step, after its End: the model call the
 // step made failed and is about to be retried (its turn and step are the
 // step's own).
-func (s *step) Retry(ctx context.Context, r event.LLMRetry) error {
+func (s *step) Retry(ctx context.Context, r vocab.LLMRetry) error {
 	if err := s.t.lock(ctx); err != nil {
 		return err
 	}
@@ -454,8 +455,8 @@ func (s *step) Retry(ctx context.Context, r event.LLMRetry) error {
 
 // append logs one event and returns its seq; a refused append is logged
 // and returned.
-func (a *Activation) append(p event.Payload, opts ...session.AppendOption) (int64, error) {
-	data, err := event.Encode(p)
+func (a *Activation) append(p vocab.Payload, opts ...session.AppendOption) (int64, error) {
+	data, err := vocab.Encode(p)
 	if err != nil {
 		return 0, a.logged(p.EventType(), err)
 	}
@@ -464,8 +465,8 @@ func (a *Activation) append(p event.Payload, opts ...session.AppendOption) (int6
 }
 
 // appendThrough logs one event and writes it through (Live.AppendThrough).
-func (a *Activation) appendThrough(p event.Payload) error {
-	data, err := event.Encode(p)
+func (a *Activation) appendThrough(p vocab.Payload) error {
+	data, err := vocab.Encode(p)
 	if err == nil {
 		_, err = a.live.AppendThrough(p.EventType(), data)
 	}

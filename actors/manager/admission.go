@@ -8,6 +8,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/durable"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -30,7 +31,7 @@ func (m *Manager) submit(ctx context.Context, a *activation, content []event.Blo
 		done("", err)
 		return
 	}
-	body, err := event.Encode(msg)
+	body, err := vocab.Encode(msg)
 	if err != nil {
 		delete(a.accepted, msg.ID)
 		done("", err)
@@ -109,7 +110,7 @@ func (m *Manager) replayPending(ctx context.Context, a *activation, then func(er
 			return
 		}
 		for _, p := range r.pending {
-			msg, err := event.DecodeAs[event.UserMessage](event.TypeUserMessage, p.Body)
+			msg, err := vocab.DecodeAs[event.UserMessage](vocab.TypeUserMessage, p.Body)
 			if err != nil {
 				then(err)
 				return

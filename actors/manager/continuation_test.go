@@ -4,14 +4,14 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
 
 func descriptorEvent(payload string) session.Event {
-	return session.Event{Type: event.TypeSubagentDescriptor, Data: json.RawMessage(payload)}
+	return session.Event{Type: vocab.TypeSubagentDescriptor, Data: json.RawMessage(payload)}
 }
 
 // logAfterSeed is a log of events whose first seedLength are its seed.

@@ -10,6 +10,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/durable"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -129,7 +130,7 @@ func TestADrainClosesAdmissionInTheStoreForOtherProcesses(t *testing.T) {
 }
 
 func durableMessage(t *testing.T, id, from string, epoch int64) durable.Admission {
-	body, err := event.Encode(event.UserMessage{Role: event.RoleUser, ID: id, Content: event.Text(id), Source: event.Source{Kind: event.SourceUser}})
+	body, err := vocab.Encode(event.UserMessage{Role: event.RoleUser, ID: id, Content: event.Text(id), Source: event.Source{Kind: event.SourceUser}})
 	require.NoError(t, err)
 	return durable.Admission{MessageID: id, From: from, FromEpoch: epoch, Body: body}
 }

@@ -3,6 +3,7 @@ package manager
 import (
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -42,10 +43,10 @@ func CaptureEpoch(own []session.Event) Epoch {
 // lastOutput is the content of the last assistant/message, or nil.
 func lastOutput(events []session.Event) []event.Block {
 	for i := len(events) - 1; i >= 0; i-- {
-		if events[i].Type != event.TypeAssistantMessage {
+		if events[i].Type != vocab.TypeAssistantMessage {
 			continue
 		}
-		if msg, err := event.DecodeAs[event.AssistantMessage](event.TypeAssistantMessage, events[i].Data); err == nil {
+		if msg, err := vocab.DecodeAs[vocab.AssistantMessage](vocab.TypeAssistantMessage, events[i].Data); err == nil {
 			return append([]event.Block{}, msg.Message.Content...)
 		}
 	}
@@ -56,10 +57,10 @@ func lastOutput(events []session.Event) []event.Block {
 // turn/start (within events) was message-triggered.
 func lastMessageTurnEnd(events []session.Event) (string, bool) {
 	for i := len(events) - 1; i >= 0; i-- {
-		if events[i].Type != event.TypeTurnEnd {
+		if events[i].Type != vocab.TypeTurnEnd {
 			continue
 		}
-		end, err := event.DecodeAs[event.TurnEnd](event.TypeTurnEnd, events[i].Data)
+		end, err := vocab.DecodeAs[vocab.TurnEnd](vocab.TypeTurnEnd, events[i].Data)
 		if err != nil {
 			continue
 		}
@@ -76,18 +77,18 @@ func lastMessageTurnEnd(events []session.Event) (string, bool) {
 func messageTriggered(events []session.Event, n int) bool {
 	found := false
 	for i := len(events) - 1; i >= 0; i-- {
-		if events[i].Type != event.TypeTurnStart {
+		if events[i].Type != vocab.TypeTurnStart {
 			continue
 		}
-		start, err := event.DecodeAs[event.TurnStart](event.TypeTurnStart, events[i].Data)
+		start, err := vocab.DecodeAs[vocab.TurnStart](vocab.TypeTurnStart, events[i].Data)
 		if err != nil || !found && start.Turn != n {
 			continue
 		}
 		found = true
 		switch {
-		case start.Trigger == nil || start.Trigger.Kind == event.TriggerMessage:
+		case start.Trigger == nil || start.Trigger.Kind == vocab.TriggerMessage:
 			return true
-		case start.Trigger.Kind != event.TriggerRetry:
+		case start.Trigger.Kind != vocab.TriggerRetry:
 			return false
 		}
 	}
@@ -101,13 +102,13 @@ func messageTriggered(events []session.Event, n int) bool {
 // can end a turn with refusal.)
 func mapTurnEnd(kind string) agent.StopReason {
 	switch kind {
-	case event.ReasonCompleted:
+	case vocab.ReasonCompleted:
 		return agent.Completed
-	case event.ReasonMaxTokens:
+	case vocab.ReasonMaxTokens:
 		return agent.MaxTokens
-	case event.ReasonRefusal:
+	case vocab.ReasonRefusal:
 		return agent.Refusal
-	case event.ReasonAborted, event.ReasonInterrupted, event.ReasonDisposed:
+	case vocab.ReasonAborted, vocab.ReasonInterrupted, vocab.ReasonDisposed:
 		return agent.Aborted
 	default:
 		return agent.Error

@@ -9,6 +9,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -203,7 +204,7 @@ func ownDescriptor(log *session.Log) (json.RawMessage, bool) {
 		seedLength = *log.Header.SeedLength
 	}
 	for _, e := range log.Events[min(max(seedLength, 0), len(log.Events)):] {
-		if e.Type == event.TypeSubagentDescriptor {
+		if e.Type == vocab.TypeSubagentDescriptor {
 			return e.Data, true
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -41,7 +42,7 @@ func TestFollowupColdResumesASettledChild(t *testing.T) {
 	f.followup(f.parent, child, "continue please")
 	f.settled(child, 2)
 	require.Equal(t, []string{"child task", "continue please"}, f.userTexts(child))
-	require.Equal(t, 1, f.count(child, event.TypeSubagentDescriptor))
+	require.Equal(t, 1, f.count(child, vocab.TypeSubagentDescriptor))
 	require.True(t, f.live("parent"), "§3.2 #24: a top-level parent is outside the waiting graph")
 }
 

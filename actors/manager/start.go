@@ -10,6 +10,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/google/uuid"
 )
@@ -147,16 +148,16 @@ func (plan startPlan) createSpec(p *parent.Handle, inherited []session.Event) *p
 	}
 	seed := []session.Event{}
 	n := len(inherited)
-	if n > 0 && inherited[n-1].Type == event.TypeSessionEndSeed {
+	if n > 0 && inherited[n-1].Type == vocab.TypeSessionEndSeed {
 		n--
 	}
 	if n > 0 {
 		header.SeedLength = &n
 		seed = append(seed, inherited[:n]...)
-		seed = append(seed, marker(event.TypeSessionEndSeed, n, json.RawMessage("{}")))
+		seed = append(seed, marker(vocab.TypeSessionEndSeed, n, json.RawMessage("{}")))
 	}
 	data, _ := json.Marshal(plan.descriptor) // a Snapshot always marshals
-	seed = append(seed, marker(event.TypeSubagentDescriptor, len(seed), data))
+	seed = append(seed, marker(vocab.TypeSubagentDescriptor, len(seed), data))
 	return &parent.CreateSpec{Header: header, Seed: seed, Spec: plan.route}
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -79,7 +80,7 @@ func TestStartSeedsThePreTurnDescriptor(t *testing.T) {
 	require.NoError(t, err)
 	f.settled(s.ChildID, 1)
 	events := f.events(s.ChildID)
-	require.Equal(t, event.TypeSubagentDescriptor, events[0].Type)
+	require.Equal(t, vocab.TypeSubagentDescriptor, events[0].Type)
 	require.Nil(t, events[0].SurfaceOp)
 	require.JSONEq(t, `{"version":1,"provider":"spawn","label":"child task","agentProvider":"mock","agentModel":"mock"}`, string(events[0].Data))
 	require.Equal(t, "session/end-seed", events[1].Type)
@@ -242,7 +243,7 @@ func TestSeededChildContinuesTurnNumbering(t *testing.T) {
 	require.Positive(t, *h.SeedLength)
 	own := f.events(s.ChildID)[*h.SeedLength:]
 	require.Equal(t, "session/end-seed", own[0].Type)
-	require.Equal(t, event.TypeSubagentDescriptor, own[1].Type)
+	require.Equal(t, vocab.TypeSubagentDescriptor, own[1].Type)
 	var turns []int
 	for _, e := range own {
 		if e.Type == "turn/start" {

@@ -14,6 +14,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
@@ -157,7 +158,7 @@ func (d *demo) pause(ctx context.Context, wait time.Duration) error {
 func replies(events []session.Event) []string {
 	var texts []string
 	for _, e := range events {
-		if e.Type != event.TypeAssistantMessage {
+		if e.Type != vocab.TypeAssistantMessage {
 			continue
 		}
 		var m struct {
@@ -176,13 +177,13 @@ func replies(events []session.Event) []string {
 func (d *demo) printEdge(ev subagent.Event) {
 	switch e := ev.(type) {
 	case *subagent.StartEvent:
-		d.screen.line(fmt.Sprintf("%-14s %s %s provider=%s parent=%s", event.TypeSubagentStart, e.ID, d.label(e.ID), e.Provider, e.ParentID))
+		d.screen.line(fmt.Sprintf("%-14s %s %s provider=%s parent=%s", vocab.TypeSubagentStart, e.ID, d.label(e.ID), e.Provider, e.ParentID))
 	case *subagent.EndEvent:
 		msg := ""
 		if e.LastAssistantMessage != nil {
 			msg = fmt.Sprintf(" lastAssistantMessage=%q", textOf(e.LastAssistantMessage))
 		}
-		d.screen.line(fmt.Sprintf("%-14s %s %s stopReason=%s%s", event.TypeSubagentEnd, e.ID, d.label(e.ID), e.StopReason, msg))
+		d.screen.line(fmt.Sprintf("%-14s %s %s stopReason=%s%s", vocab.TypeSubagentEnd, e.ID, d.label(e.ID), e.StopReason, msg))
 	}
 }
 
@@ -197,7 +198,7 @@ func (d *demo) label(id string) string {
 		return ""
 	}
 	for _, e := range live.Events() {
-		if e.Type == event.TypeSubagentDescriptor {
+		if e.Type == vocab.TypeSubagentDescriptor {
 			if data, err := descriptor.Parse(e.Data); err == nil {
 				d.labels.Store(id, data.Label)
 				return "(" + data.Label + ")"

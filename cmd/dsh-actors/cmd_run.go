@@ -15,6 +15,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -58,14 +59,14 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failure(stderr, "run", err)
 	}
-	if reason.Kind != event.ReasonCompleted {
+	if reason.Kind != vocab.ReasonCompleted {
 		return failure(stderr, "run", turnFailed(reason))
 	}
 	return 0
 }
 
 // turnFailed describes a turn that did not complete.
-func turnFailed(r event.Reason) error {
+func turnFailed(r vocab.Reason) error {
 	text := "the turn ended " + r.Kind
 	if msg := r.Text(); msg != "" {
 		text += ": " + msg
@@ -78,10 +79,10 @@ func turnFailed(r event.Reason) error {
 
 // runPrompt starts the agent, sends prompt, prints the turn as it is
 // logged and returns how it ended once its children have settled.
-func runPrompt(ctx context.Context, rt *actors.Runtime, prompt string, stdout io.Writer) (event.Reason, error) {
+func runPrompt(ctx context.Context, rt *actors.Runtime, prompt string, stdout io.Writer) (vocab.Reason, error) {
 	cwd, err := os.Getwd()
 	if err != nil {
-		return event.Reason{}, err
+		return vocab.Reason{}, err
 	}
 	id := uuid.NewString()
 	p := &printer{w: stdout}
@@ -93,10 +94,10 @@ func runPrompt(ctx context.Context, rt *actors.Runtime, prompt string, stdout io
 	defer stop()
 	h, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: id, Cwd: cwd}})
 	if err != nil {
-		return event.Reason{}, err
+		return vocab.Reason{}, err
 	}
 	if _, err := h.Followup(ctx, event.Text(prompt), event.Source{Kind: event.SourceUser}); err != nil {
-		return event.Reason{}, err
+		return vocab.Reason{}, err
 	}
 	if err := h.WhenIdle(ctx); err != nil {
 		h.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
@@ -137,37 +138,37 @@ type printer struct {
 	w        io.Writer
 	streamed bool // this step printed text deltas
 	midLine  bool
-	reason   event.Reason
+	reason   vocab.Reason
 }
 
 func (p *printer) event(e session.Event) {
-	payload, err := event.Decode(e.Type, e.Data)
+	payload, err := vocab.Decode(e.Type, e.Data)
 	if err != nil {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch v := payload.(type) {
-	case event.AssistantChunk:
+	case vocab.AssistantChunk:
 		if v.Chunk.Type == event.ChunkTextDelta {
 			p.write(v.Chunk.Text)
 			p.streamed = true
 		}
-	case event.AssistantMessage:
+	case vocab.AssistantMessage:
 		if !p.streamed {
 			p.write(event.TextOf(v.Message.Content))
 		}
 		p.streamed = false
 		p.newline()
-	case event.ToolCall:
+	case vocab.ToolCall:
 		p.line(fmt.Sprintf("[tool %s %s]", v.Name, oneLine(v.Arguments)))
-	case event.ToolResult:
+	case vocab.ToolResult:
 		for _, b := range v.Message.Content {
 			p.line("[result] " + oneLine(event.TextOf(b.Content)))
 		}
-	case event.LLMRetry:
+	case vocab.LLMRetry:
 		p.line(retryLine(v))
-	case event.TurnEnd:
+	case vocab.TurnEnd:
 		p.reason = v.Reason
 		p.newline()
 	}
@@ -175,7 +176,7 @@ func (p *printer) event(e session.Event) {
 
 // retryLine is the line of a retried model call: which retry, after what
 // delay, and the failure that caused it.
-func retryLine(r event.LLMRetry) string {
+func retryLine(r vocab.LLMRetry) string {
 	which := fmt.Sprintf("retry %d", r.Retry)
 	if r.MaxRetries != nil {
 		which += fmt.Sprintf(" of %d", *r.MaxRetries)
@@ -208,7 +209,7 @@ func (p *printer) line(s string) {
 }
 
 // end is how the turn ended.
-func (p *printer) end() event.Reason {
+func (p *printer) end() vocab.Reason {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.reason

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -190,8 +191,8 @@ func lastTurnFailure(ctx context.Context, set *runtimeSet, childID string) *fail
 		return nil
 	}
 	for i := len(log.Events) - 1; i >= 0; i-- {
-		if e := log.Events[i]; e.Type == event.TypeTurnEnd {
-			if end, err := event.DecodeAs[event.TurnEnd](e.Type, e.Data); err == nil && end.Reason.Kind == event.ReasonError {
+		if e := log.Events[i]; e.Type == vocab.TypeTurnEnd {
+			if end, err := vocab.DecodeAs[vocab.TurnEnd](e.Type, e.Data); err == nil && end.Reason.Kind == vocab.ReasonError {
 				f := failureOf(end.Reason)
 				return &f
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -101,15 +102,15 @@ func summarize(e session.Event, full bool) string {
 // is quoted unless full.
 func payloadSummary(e session.Event, full bool) string {
 	switch e.Type {
-	case event.TypeSubagentDescriptor:
+	case vocab.TypeSubagentDescriptor:
 		return descriptorSummary(e.Data)
-	case event.TypeTurnStart, event.TypeTurnEnd:
+	case vocab.TypeTurnStart, vocab.TypeTurnEnd:
 		return turnSummary(e)
-	case event.TypeToolCall:
-		if call, err := event.DecodeAs[event.ToolCall](e.Type, e.Data); err == nil {
+	case vocab.TypeToolCall:
+		if call, err := vocab.DecodeAs[vocab.ToolCall](e.Type, e.Data); err == nil {
 			return call.Name + " " + call.Arguments
 		}
-	case event.TypeToolResult:
+	case vocab.TypeToolResult:
 		if text, ok := toolResultText(e); ok && full {
 			return text
 		} else if ok {
@@ -140,7 +141,7 @@ type failureText struct {
 
 // failureOf is a failed turn's message and code, whichever reason shape
 // holds them.
-func failureOf(r event.Reason) failureText {
+func failureOf(r vocab.Reason) failureText {
 	return failureText{Message: r.Text(), Code: r.ErrorCode()}
 }
 
@@ -148,14 +149,14 @@ func failureOf(r event.Reason) failureText {
 // turn's), "turn N KIND" for a turn/end,
 // and for a failed turn ": MESSAGE (CODE)".
 func turnSummary(e session.Event) string {
-	p, err := event.Decode(e.Type, e.Data)
+	p, err := vocab.Decode(e.Type, e.Data)
 	if err != nil {
 		return string(e.Data)
 	}
-	end, isEnd := p.(event.TurnEnd)
+	end, isEnd := p.(vocab.TurnEnd)
 	if !isEnd {
-		start := p.(event.TurnStart)
-		if start.Trigger != nil && start.Trigger.Kind == event.TriggerRetry {
+		start := p.(vocab.TurnStart)
+		if start.Trigger != nil && start.Trigger.Kind == vocab.TriggerRetry {
 			return fmt.Sprintf("turn %d (retry)", start.Turn)
 		}
 		return fmt.Sprintf("turn %d", start.Turn)
@@ -174,7 +175,7 @@ func turnSummary(e session.Event) string {
 // toolResultText is the text of a tool result's content, marked when the
 // result is an error.
 func toolResultText(e session.Event) (string, bool) {
-	r, err := event.DecodeAs[event.ToolResult](e.Type, e.Data)
+	r, err := vocab.DecodeAs[vocab.ToolResult](e.Type, e.Data)
 	if err != nil || len(r.Message.Content) != 1 {
 		return "", false
 	}

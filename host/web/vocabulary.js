@@ -1,5 +1,6 @@
 // The names the page reads events, kinds and frames by. Generated from
-// package event's constants and the host's frame names by
+// internal/vocab's and package event's constants and the host's frame
+// names by
 // TestPageVocabularyIsPackageEvents (-update-vocabulary); do not edit.
 
 export const EventType = Object.freeze({

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -53,7 +53,7 @@ func AppendRate(ctx context.Context, dir string, fsys sessionfs.FS, writers, eac
 	for w := range writers {
 		wg.Go(func() {
 			for range each {
-				if _, err := live.Append(event.TypeAssistantChunk, appendData); err != nil {
+				if _, err := live.Append(vocab.TypeAssistantChunk, appendData); err != nil {
 					errs[w] = err
 					return
 				}

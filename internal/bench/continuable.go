@@ -20,6 +20,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
 )
@@ -199,20 +200,20 @@ func Settle(ctx context.Context, root string, sync bool, n int) (res SettleResul
 func SyntheticChild(id string, n int) session.Log {
 	data, _ := json.Marshal(descriptor.Data{Version: descriptor.Version, Provider: subagent.SpawnName, Label: "bench"})
 	events := []session.Event{
-		{Type: event.TypeSubagentDescriptor, Data: data},
-		{Type: event.TypeSessionEndSeed, Data: json.RawMessage(`{}`)},
+		{Type: vocab.TypeSubagentDescriptor, Data: data},
+		{Type: vocab.TypeSessionEndSeed, Data: json.RawMessage(`{}`)},
 	}
 	for turn := 1; len(events) < n; turn++ {
 		user, _ := json.Marshal(event.UserMessage{Content: event.Text("work"), Source: event.Source{Kind: "user"}, Role: "user", ID: fmt.Sprintf("m%d", turn)})
 		reply := fmt.Sprintf(`{"turn":%d,"step":1,"message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"source":{"kind":"model","provider":"scripted","model":"scripted"},"id":"a%d"}}`, turn, turn)
 		mark := json.RawMessage(fmt.Sprintf(`{"turn":%d,"step":1}`, turn))
 		events = append(events,
-			session.Event{Type: event.TypeTurnStart, Data: json.RawMessage(fmt.Sprintf(`{"turn":%d,"trigger":{"kind":"message","source":{"kind":"user"}}}`, turn))},
-			session.Event{Type: event.TypeUserMessage, Data: user, SurfaceOp: json.RawMessage(`"append"`)},
-			session.Event{Type: event.TypeStepStart, Data: mark},
-			session.Event{Type: event.TypeAssistantMessage, Data: json.RawMessage(reply), SurfaceOp: json.RawMessage(`"append"`)},
-			session.Event{Type: event.TypeStepEnd, Data: mark},
-			session.Event{Type: event.TypeTurnEnd, Data: json.RawMessage(fmt.Sprintf(`{"turn":%d,"reason":{"kind":"completed"}}`, turn))},
+			session.Event{Type: vocab.TypeTurnStart, Data: json.RawMessage(fmt.Sprintf(`{"turn":%d,"trigger":{"kind":"message","source":{"kind":"user"}}}`, turn))},
+			session.Event{Type: vocab.TypeUserMessage, Data: user, SurfaceOp: json.RawMessage(`"append"`)},
+			session.Event{Type: vocab.TypeStepStart, Data: mark},
+			session.Event{Type: vocab.TypeAssistantMessage, Data: json.RawMessage(reply), SurfaceOp: json.RawMessage(`"append"`)},
+			session.Event{Type: vocab.TypeStepEnd, Data: mark},
+			session.Event{Type: vocab.TypeTurnEnd, Data: json.RawMessage(fmt.Sprintf(`{"turn":%d,"reason":{"kind":"completed"}}`, turn))},
 		)
 	}
 	for i := range events {

@@ -12,14 +12,14 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 // floorLine is the size of a cancelled turn's turn/end line in a log.
-var floorLine = []byte(`{"seq":3,"time":1764522000000,"type":"` + event.TypeTurnEnd + `","data":{"turn":1,"reason":{"kind":"` +
-	event.ReasonAborted + `"}}}` + "\n")
+var floorLine = []byte(`{"seq":3,"time":1764522000000,"type":"` + vocab.TypeTurnEnd + `","data":{"turn":1,"reason":{"kind":"` +
+	vocab.ReasonAborted + `"}}}` + "\n")
 
 // floorNode is one agent of the floor forest: a bare actor, a goroutine
 // standing for its running turn, and a log file of its own.

@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/index"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -183,7 +183,7 @@ func addSingleChild(root string) error {
 	return session.WriteSynthetic(root, session.Log{
 		Header: session.Header{ID: indexSingleChild, ParentSession: singleChildParent, CreatedAt: 1_783_000_100_000,
 			Cwd: "/work/alpha", DelegationDepth: 2},
-		Events: []session.Event{{Type: event.TypeSubagentDescriptor, Seq: 0, Time: 1_783_000_100_000, Data: data}},
+		Events: []session.Event{{Type: vocab.TypeSubagentDescriptor, Seq: 0, Time: 1_783_000_100_000, Data: data}},
 	})
 }
 

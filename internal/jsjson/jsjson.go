@@ -304,3 +304,17 @@ func appendControl(buf []byte, c byte) []byte {
 	const hex = "0123456789abcdef"
 	return append(buf, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 }
+
+// Marshal is json.Marshal without HTML escaping and without the encoder's
+// trailing newline: a Go struct of strings, integers, booleans and nested
+// such structs is written as JSON.stringify writes the object it stands
+// for, keys in the struct's field order.
+func Marshal(v any) ([]byte, error) {
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(out.Bytes(), []byte{'\n'}), nil
+}

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -78,8 +78,8 @@ func genID(prefix string, i int) string {
 func childBody(label string, turns []byte) []byte {
 	d := map[string]any{"version": 1, "provider": "spawn", "label": label}
 	head := encodeEvents([]session.Event{
-		{Type: event.TypeSubagentDescriptor, Seq: 0, Time: 1_783_000_000_000, Data: rawJSON(d)},
-		{Type: event.TypeSessionEndSeed, Seq: 1, Time: 1_783_000_000_001, Data: json.RawMessage(`{}`)},
+		{Type: vocab.TypeSubagentDescriptor, Seq: 0, Time: 1_783_000_000_000, Data: rawJSON(d)},
+		{Type: vocab.TypeSessionEndSeed, Seq: 1, Time: 1_783_000_000_001, Data: json.RawMessage(`{}`)},
 	})
 	return append(head, turns...)
 }
@@ -111,25 +111,25 @@ func turnsLog(first, turns int) []session.Event {
 	}
 	for turn := 1; turn <= turns; turn++ {
 		text := func(s string) []map[string]string { return []map[string]string{{"type": "text", "text": s}} }
-		add(event.TypeTurnStart, map[string]int{"turn": turn}, false)
-		add(event.TypeUserMessage, map[string]any{"content": text(filler), "source": map[string]string{"kind": "user"},
+		add(vocab.TypeTurnStart, map[string]int{"turn": turn}, false)
+		add(vocab.TypeUserMessage, map[string]any{"content": text(filler), "source": map[string]string{"kind": "user"},
 			"role": "user", "id": fmt.Sprintf("u%d", turn)}, true)
-		add(event.TypeStepStart, map[string]int{"turn": turn, "step": 1}, false)
-		c1 := add(event.TypeAssistantChunk, map[string]any{"turn": turn, "step": 1,
+		add(vocab.TypeStepStart, map[string]int{"turn": turn, "step": 1}, false)
+		c1 := add(vocab.TypeAssistantChunk, map[string]any{"turn": turn, "step": 1,
 			"chunk": map[string]any{"type": "text-delta", "index": 0, "text": filler[:90]}}, false)
-		c2 := add(event.TypeAssistantChunk, map[string]any{"turn": turn, "step": 1,
+		c2 := add(vocab.TypeAssistantChunk, map[string]any{"turn": turn, "step": 1,
 			"chunk": map[string]any{"type": "text-delta", "index": 0, "text": filler[90:]}}, false)
-		add(event.TypeAssistantMessage, map[string]any{"turn": turn, "step": 1, "message": map[string]any{
+		add(vocab.TypeAssistantMessage, map[string]any{"turn": turn, "step": 1, "message": map[string]any{
 			"role": "assistant", "content": text(filler), "id": fmt.Sprintf("a%d", turn),
 			"source": map[string]string{"kind": "model", "provider": "mock", "model": "mock"}}}, true, c1, c2)
-		call := add(event.TypeToolCall, map[string]any{"turn": turn, "step": 1, "callId": fmt.Sprintf("call%d", turn),
+		call := add(vocab.TypeToolCall, map[string]any{"turn": turn, "step": 1, "callId": fmt.Sprintf("call%d", turn),
 			"name": "read", "arguments": `{"path":"README.md"}`}, false)
-		add(event.TypeToolResult, map[string]any{"turn": turn, "step": 1, "message": map[string]any{
+		add(vocab.TypeToolResult, map[string]any{"turn": turn, "step": 1, "message": map[string]any{
 			"source":  map[string]string{"kind": "tool", "callId": fmt.Sprintf("call%d", turn)},
 			"content": []map[string]any{{"type": "tool-result", "toolCallId": fmt.Sprintf("call%d", turn), "content": text(filler)}},
 			"role":    "user", "id": fmt.Sprintf("r%d", turn)}}, true, call)
-		add(event.TypeStepEnd, map[string]int{"turn": turn, "step": 1}, false)
-		add(event.TypeTurnEnd, map[string]any{"turn": turn, "reason": map[string]string{"kind": "completed"}}, false)
+		add(vocab.TypeStepEnd, map[string]int{"turn": turn, "step": 1}, false)
+		add(vocab.TypeTurnEnd, map[string]any{"turn": turn, "reason": map[string]string{"kind": "completed"}}, false)
 	}
 	return events
 }

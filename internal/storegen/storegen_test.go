@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/descriptor"
-	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -40,7 +40,7 @@ func TestGenerate(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Parent, child.Header.ParentSession)
 	require.Len(t, child.Events, 12, "descriptor, end-seed, one turn of ten")
-	require.Equal(t, event.TypeSubagentDescriptor, child.Events[0].Type)
+	require.Equal(t, vocab.TypeSubagentDescriptor, child.Events[0].Type)
 	d, err := descriptor.Parse(child.Events[0].Data)
 	require.NoError(t, err)
 	require.Equal(t, "child task 3", d.Label)

@@ -9,6 +9,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/durable"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -23,7 +24,7 @@ func inboxOf(t *testing.T, s session.Fenced) durable.Inbox {
 
 // Message is a user message with id as an admission from parent at epoch.
 func Message(id, from string, epoch session.Epoch) durable.Admission {
-	body, err := event.Encode(event.UserMessage{Role: event.RoleUser, ID: id, Content: []event.Block{}, Source: event.Source{Kind: event.SourceUser}})
+	body, err := vocab.Encode(event.UserMessage{Role: event.RoleUser, ID: id, Content: []event.Block{}, Source: event.Source{Kind: event.SourceUser}})
 	if err != nil {
 		panic(err)
 	}
@@ -33,7 +34,7 @@ func Message(id, from string, epoch session.Epoch) durable.Admission {
 // claimEvent is the user/message event at seq that claims the message id.
 func claimEvent(seq int64, id string) session.Event {
 	body := Message(id, "", 0).Body
-	return session.Event{Type: event.TypeUserMessage, Seq: seq, Time: 1785544945198 + seq, Data: body, SurfaceOp: json.RawMessage(`"append"`)}
+	return session.Event{Type: vocab.TypeUserMessage, Seq: seq, Time: 1785544945198 + seq, Data: body, SurfaceOp: json.RawMessage(`"append"`)}
 }
 
 func pendingIDs(t *testing.T, in durable.Inbox, id string) []string {

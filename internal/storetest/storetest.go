@@ -13,8 +13,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -212,15 +212,15 @@ func interruptedTurn(t *testing.T, open func() session.Fenced) {
 	s := open()
 	require.NoError(t, s.Create(ctx, Header("i", ""), nil))
 	require.NoError(t, s.Append(ctx, "i", []session.Event{
-		{Type: event.TypeTurnStart, Seq: 0, Time: 100, Data: json.RawMessage(`{"turn":1}`)},
-		{Type: event.TypeStepStart, Seq: 1, Time: 101, Data: json.RawMessage(`{"turn":1,"step":1}`)},
+		{Type: vocab.TypeTurnStart, Seq: 0, Time: 100, Data: json.RawMessage(`{"turn":1}`)},
+		{Type: vocab.TypeStepStart, Seq: 1, Time: 101, Data: json.RawMessage(`{"turn":1,"step":1}`)},
 	}))
 	log, err := open().Load(ctx, "i")
 	require.NoError(t, err)
 	require.Len(t, log.Events, 4)
 	require.Equal(t, []string{
-		event.TypeTurnStart + `:{"turn":1}`, event.TypeStepStart + `:{"turn":1,"step":1}`,
-		event.TypeStepEnd + `:{"turn":1,"step":1}`, event.TypeTurnEnd + `:{"turn":1,"reason":{"kind":"interrupted"}}`,
+		vocab.TypeTurnStart + `:{"turn":1}`, vocab.TypeStepStart + `:{"turn":1,"step":1}`,
+		vocab.TypeStepEnd + `:{"turn":1,"step":1}`, vocab.TypeTurnEnd + `:{"turn":1,"reason":{"kind":"interrupted"}}`,
 	}, types(t, s, "i"))
 	again, err := s.Load(ctx, "i")
 	require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
@@ -70,7 +71,7 @@ func (r *recorder) lifecycle(ev subagent.Event) {
 	case *subagent.EndEvent:
 		ep := r.runs[e.RunID]
 		if ep == nil || ep.end >= 0 {
-			r.disorder = append(r.disorder, fmt.Sprintf("%s of run %s without an open start", event.TypeSubagentEnd, e.RunID))
+			r.disorder = append(r.disorder, fmt.Sprintf("%s of run %s without an open start", vocab.TypeSubagentEnd, e.RunID))
 			return
 		}
 		ep.end = r.seq
@@ -225,7 +226,7 @@ func (s *run) checkLifecycle(add func(string, ...any)) {
 	r := s.rec
 	for _, ep := range r.order {
 		if ep.end < 0 {
-			add("%s of %s (run %s) never ended", event.TypeSubagentStart, ep.info.ID, ep.info.RunID)
+			add("%s of %s (run %s) never ended", vocab.TypeSubagentStart, ep.info.ID, ep.info.RunID)
 			continue
 		}
 		owner := r.ownerEpoch(ep)
@@ -287,7 +288,7 @@ func messageIDs(store session.Store, id string) (map[string]bool, error) {
 	}
 	ids := map[string]bool{}
 	for _, e := range log.Events {
-		if e.Type == event.TypeUserMessage {
+		if e.Type == vocab.TypeUserMessage {
 			var msg event.UserMessage
 			if json.Unmarshal(e.Data, &msg) == nil {
 				ids[msg.ID] = true

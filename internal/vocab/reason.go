@@ -1,9 +1,12 @@
-package event
+package vocab
 
 import (
 	"encoding/json"
 	"errors"
 	"strconv"
+
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/jsjson"
 )
 
 // Reason is a turn/end reason. Its shapes, by kind:
@@ -27,8 +30,8 @@ type Reason struct {
 	Message string
 	Code    string
 	// Failure is a model failure; Error is later versions' failure.
-	Failure *Failure
-	Error   *Failure
+	Failure *event.Failure
+	Error   *event.Failure
 }
 
 // Cause says who cancelled an aborted turn: {kind, reason?}.
@@ -64,13 +67,13 @@ func (r Reason) ErrorCode() string {
 // reasonWire is a reason with every member any shape has, in the order
 // they are written.
 type reasonWire struct {
-	Kind    string   `json:"kind"`
-	Cause   *Cause   `json:"reason,omitempty"`
-	Step    *int     `json:"step,omitempty"`
-	Message *string  `json:"message,omitempty"`
-	Code    string   `json:"code,omitempty"`
-	Failure *Failure `json:"failure,omitempty"`
-	Error   *Failure `json:"error,omitempty"`
+	Kind    string         `json:"kind"`
+	Cause   *Cause         `json:"reason,omitempty"`
+	Step    *int           `json:"step,omitempty"`
+	Message *string        `json:"message,omitempty"`
+	Code    string         `json:"code,omitempty"`
+	Failure *event.Failure `json:"failure,omitempty"`
+	Error   *event.Failure `json:"error,omitempty"`
 }
 
 // MarshalJSON writes the reason's shape with the original's key order; a
@@ -96,7 +99,7 @@ func (r Reason) MarshalJSON() ([]byte, error) {
 	} else {
 		w.Error = r.Error
 	}
-	return marshal(w)
+	return jsjson.Marshal(w)
 }
 
 // UnmarshalJSON reads any reason shape; a reason that is not an object
@@ -156,10 +159,10 @@ func (s Step) MarshalJSON() ([]byte, error) {
 // is a message from a source with a plain kind alone.
 func (s TurnStart) MarshalJSON() ([]byte, error) {
 	t := s.Trigger
-	if t == nil || t.Kind != TriggerMessage || t.Source == nil || *t.Source != (Source{Kind: t.Source.Kind}) ||
+	if t == nil || t.Kind != TriggerMessage || t.Source == nil || *t.Source != (event.Source{Kind: t.Source.Kind}) ||
 		!plainKind(t.Source.Kind) {
 		type plain TurnStart
-		return marshal(plain(s))
+		return jsjson.Marshal(plain(s))
 	}
 	b := appendTurn(make([]byte, 0, 80+len(t.Source.Kind)), s.Turn)
 	b = append(append(b, `,"trigger":{"kind":"message","source":{"kind":"`...), t.Source.Kind...)

@@ -1,9 +1,11 @@
-package event
+package vocab
 
 import (
 	"encoding/json"
 	"testing"
 
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/jsjson"
 	"github.com/stretchr/testify/require"
 )
 
@@ -13,14 +15,14 @@ func ptr[T any](v T) *T { return &v }
 // equal; the byte strings are the shapes the original's logs hold.
 func TestPayloadsRoundTrip(t *testing.T) {
 	args := `{"description": "Reply with CHILD_OK"}`
-	call := ToolCallBlock{ID: "call_1", Name: "subagent", Arguments: args}
+	call := event.ToolCallBlock{ID: "call_1", Name: "subagent", Arguments: args}
 	for _, tc := range []struct {
 		p    Payload
 		want string
 	}{
-		{TurnStart{Turn: 1, Trigger: &Trigger{Kind: TriggerMessage, Source: &Source{Kind: "user"}}},
+		{TurnStart{Turn: 1, Trigger: &Trigger{Kind: TriggerMessage, Source: &event.Source{Kind: "user"}}},
 			`{"turn":1,"trigger":{"kind":"message","source":{"kind":"user"}}}`},
-		{TurnStart{Turn: 2, Trigger: &Trigger{Kind: TriggerMessage, Source: &Source{Kind: "coordinator", SenderSessionID: "p1"}}},
+		{TurnStart{Turn: 2, Trigger: &Trigger{Kind: TriggerMessage, Source: &event.Source{Kind: "coordinator", SenderSessionID: "p1"}}},
 			`{"turn":2,"trigger":{"kind":"message","source":{"kind":"coordinator","senderSessionId":"p1"}}}`},
 		{TurnStart{Turn: 2, Trigger: &Trigger{Kind: TriggerRetry}}, `{"turn":2,"trigger":{"kind":"retry"}}`},
 		{TurnStart{Turn: 3}, `{"turn":3}`},
@@ -33,60 +35,60 @@ func TestPayloadsRoundTrip(t *testing.T) {
 			`{"turn":1,"reason":{"kind":"error","step":1,"message":"snapshot disk full"}}`},
 		{TurnEnd{Turn: 1, Reason: Reason{Kind: ReasonError, Step: 3, Message: "<a> & b", Code: "RATE_LIMIT"}},
 			`{"turn":1,"reason":{"kind":"error","step":3,"message":"<a> & b","code":"RATE_LIMIT"}}`},
-		{TurnEnd{Turn: 1, Reason: Reason{Kind: ReasonError, Step: 1, Failure: &Failure{Message: "model returned a completed response with no content", Code: "EMPTY_RESPONSE"}}},
+		{TurnEnd{Turn: 1, Reason: Reason{Kind: ReasonError, Step: 1, Failure: &event.Failure{Message: "model returned a completed response with no content", Code: "EMPTY_RESPONSE"}}},
 			`{"turn":1,"reason":{"kind":"error","step":1,"failure":{"message":"model returned a completed response with no content","code":"EMPTY_RESPONSE"}}}`},
-		{TurnEnd{Turn: 1, Reason: Reason{Kind: ReasonError, Error: &Failure{Message: "snapshot disk full", Code: "UNKNOWN"}}},
+		{TurnEnd{Turn: 1, Reason: Reason{Kind: ReasonError, Error: &event.Failure{Message: "snapshot disk full", Code: "UNKNOWN"}}},
 			`{"turn":1,"reason":{"kind":"error","error":{"message":"snapshot disk full","code":"UNKNOWN"}}}`},
-		{UserMessage{Content: Text("hi"), Source: Source{Kind: "user"}, Role: RoleUser, ID: "m1"},
+		{event.UserMessage{Content: event.Text("hi"), Source: event.Source{Kind: "user"}, Role: event.RoleUser, ID: "m1"},
 			`{"content":[{"type":"text","text":"hi"}],"source":{"kind":"user"},"role":"user","id":"m1"}`},
-		{SteeringMessage{Message: UserMessage{Content: Text("hi"), Source: Source{Kind: "user"}, Role: RoleUser, ID: "m1"}},
+		{SteeringMessage{Message: event.UserMessage{Content: event.Text("hi"), Source: event.Source{Kind: "user"}, Role: event.RoleUser, ID: "m1"}},
 			`{"message":{"content":[{"type":"text","text":"hi"}],"source":{"kind":"user"},"role":"user","id":"m1"}}`},
-		{AssistantMessage{Turn: 1, Step: 1, Message: Message{Role: RoleAssistant, Content: []Block{call.Block()},
-			Source: ModelSource{Kind: SourceModel, Provider: "deepseek-official", Model: "deepseek-v4-flash"}, ID: "a1"},
-			Usage: &Usage{InputTokens: 10, OutputTokens: 5}},
+		{AssistantMessage{Turn: 1, Step: 1, Message: Message{Role: event.RoleAssistant, Content: []event.Block{call.Block()},
+			Source: event.ModelSource{Kind: event.SourceModel, Provider: "deepseek-official", Model: "deepseek-v4-flash"}, ID: "a1"},
+			Usage: &event.Usage{InputTokens: 10, OutputTokens: 5}},
 			`{"turn":1,"step":1,"message":{"role":"assistant","content":[{"type":"tool-call","id":"call_1","name":"subagent","arguments":"{\"description\": \"Reply with CHILD_OK\"}"}],"source":{"kind":"model","provider":"deepseek-official","model":"deepseek-v4-flash"},"id":"a1"},"usage":{"inputTokens":10,"outputTokens":5}}`},
-		{AssistantChunk{Turn: 1, Step: 1, Chunk: Chunk{Type: ChunkBlockStart, Index: 0, BlockType: BlockToolCall}},
+		{AssistantChunk{Turn: 1, Step: 1, Chunk: event.Chunk{Type: event.ChunkBlockStart, Index: 0, BlockType: event.BlockToolCall}},
 			`{"turn":1,"step":1,"chunk":{"type":"block-start","index":0,"blockType":"tool-call"}}`},
-		{AssistantChunk{Turn: 1, Step: 1, Chunk: Chunk{Type: ChunkToolCallDelta, ID: "call_1", Name: "subagent", ArgumentsDelta: "{}"}},
+		{AssistantChunk{Turn: 1, Step: 1, Chunk: event.Chunk{Type: event.ChunkToolCallDelta, ID: "call_1", Name: "subagent", ArgumentsDelta: "{}"}},
 			`{"turn":1,"step":1,"chunk":{"type":"tool-call-delta","index":0,"id":"call_1","name":"subagent","argumentsDelta":"{}"}}`},
-		{AssistantChunk{Turn: 1, Step: 1, Chunk: Chunk{Type: ChunkToolCallDelta, Index: 1, ArgumentsDelta: ""}},
+		{AssistantChunk{Turn: 1, Step: 1, Chunk: event.Chunk{Type: event.ChunkToolCallDelta, Index: 1, ArgumentsDelta: ""}},
 			`{"turn":1,"step":1,"chunk":{"type":"tool-call-delta","index":1,"id":"","argumentsDelta":""}}`},
-		{AssistantChunk{Turn: 1, Step: 4, Chunk: Chunk{Type: ChunkTextDelta, Index: 0, Text: "DONE"}},
+		{AssistantChunk{Turn: 1, Step: 4, Chunk: event.Chunk{Type: event.ChunkTextDelta, Index: 0, Text: "DONE"}},
 			`{"turn":1,"step":4,"chunk":{"type":"text-delta","index":0,"text":"DONE"}}`},
-		{AssistantChunk{Turn: 1, Step: 4, Chunk: Chunk{Type: ChunkReasoningDelta, Index: 0, Text: "hm"}},
+		{AssistantChunk{Turn: 1, Step: 4, Chunk: event.Chunk{Type: event.ChunkReasoningDelta, Index: 0, Text: "hm"}},
 			`{"turn":1,"step":4,"chunk":{"type":"reasoning-delta","index":0,"text":"hm"}}`},
-		{AssistantChunk{Turn: 1, Step: 1, Chunk: Chunk{Type: ChunkBlockEnd, Index: 0, Block: ptr(call.Block())}},
+		{AssistantChunk{Turn: 1, Step: 1, Chunk: event.Chunk{Type: event.ChunkBlockEnd, Index: 0, Block: ptr(call.Block())}},
 			`{"turn":1,"step":1,"chunk":{"type":"block-end","index":0,"block":{"type":"tool-call","id":"call_1","name":"subagent","arguments":"{\"description\": \"Reply with CHILD_OK\"}"}}}`},
-		{AssistantChunk{Turn: 1, Step: 1, Chunk: Chunk{Type: ChunkUsage, Usage: &Usage{InputTokens: 10, OutputTokens: 5, CacheReadTokens: ptr(0)}}},
+		{AssistantChunk{Turn: 1, Step: 1, Chunk: event.Chunk{Type: event.ChunkUsage, Usage: &event.Usage{InputTokens: 10, OutputTokens: 5, CacheReadTokens: ptr(0)}}},
 			`{"turn":1,"step":1,"chunk":{"type":"usage","usage":{"inputTokens":10,"outputTokens":5,"cacheReadTokens":0}}}`},
-		{AssistantChunk{Turn: 1, Step: 1, Chunk: Chunk{Type: ChunkFinish, Finish: &FinishReason{Kind: FinishToolCalls}}},
+		{AssistantChunk{Turn: 1, Step: 1, Chunk: event.Chunk{Type: event.ChunkFinish, Finish: &event.FinishReason{Kind: event.FinishToolCalls}}},
 			`{"turn":1,"step":1,"chunk":{"type":"finish","reason":{"kind":"tool-calls"}}}`},
-		{AssistantChunk{Turn: 1, Step: 1, Chunk: Chunk{Type: ChunkFinish, Finish: &FinishReason{Kind: FinishError, Failure: &Failure{Message: "m", Code: "EMPTY_RESPONSE"}}}},
+		{AssistantChunk{Turn: 1, Step: 1, Chunk: event.Chunk{Type: event.ChunkFinish, Finish: &event.FinishReason{Kind: event.FinishError, Failure: &event.Failure{Message: "m", Code: "EMPTY_RESPONSE"}}}},
 			`{"turn":1,"step":1,"chunk":{"type":"finish","reason":{"kind":"error","failure":{"message":"m","code":"EMPTY_RESPONSE"}}}}`},
-		{AssistantChunk{Turn: 1, Step: 1, Chunk: Chunk{Type: "future", Raw: json.RawMessage(`{"type":"future","x":1}`)}},
+		{AssistantChunk{Turn: 1, Step: 1, Chunk: event.Chunk{Type: "future", Raw: json.RawMessage(`{"type":"future","x":1}`)}},
 			`{"turn":1,"step":1,"chunk":{"type":"future","x":1}}`},
 		{ToolCall{Turn: 1, Step: 1, CallID: "call_1", Name: "subagent", Arguments: args},
 			`{"turn":1,"step":1,"callId":"call_1","name":"subagent","arguments":"{\"description\": \"Reply with CHILD_OK\"}"}`},
-		{ToolResult{Turn: 1, Step: 1, Message: ToolResultMessage{Source: Source{Kind: SourceTool, CallID: "call_1"},
-			Content: []ToolResultBlock{{Type: BlockToolResult, ToolCallID: "call_1", Content: Text("started"), IsError: false}}, Role: RoleUser, ID: "r1"}},
+		{ToolResult{Turn: 1, Step: 1, Message: ToolResultMessage{Source: event.Source{Kind: event.SourceTool, CallID: "call_1"},
+			Content: []ToolResultBlock{{Type: event.BlockToolResult, ToolCallID: "call_1", Content: event.Text("started"), IsError: false}}, Role: event.RoleUser, ID: "r1"}},
 			`{"turn":1,"step":1,"message":{"source":{"kind":"tool","callId":"call_1"},"content":[{"type":"tool-result","toolCallId":"call_1","content":[{"type":"text","text":"started"}],"isError":false}],"role":"user","id":"r1"}}`},
-		{ToolResult{Turn: 1, Step: 2, Message: ToolResultMessage{Source: Source{Kind: SourceTool, CallID: "c"},
-			Content: []ToolResultBlock{{Type: BlockToolResult, ToolCallID: "c", Content: Text("x"), IsError: true}}, Role: RoleUser, ID: "r2"},
-			Error: &ToolFailure{Name: "ToolNotStartedError", Code: "TOOL_NOT_STARTED"}, Meta: json.RawMessage(`{"a":1}`)},
+		{ToolResult{Turn: 1, Step: 2, Message: ToolResultMessage{Source: event.Source{Kind: event.SourceTool, CallID: "c"},
+			Content: []ToolResultBlock{{Type: event.BlockToolResult, ToolCallID: "c", Content: event.Text("x"), IsError: true}}, Role: event.RoleUser, ID: "r2"},
+			Error: &event.ToolFailure{Name: "ToolNotStartedError", Code: "TOOL_NOT_STARTED"}, Meta: json.RawMessage(`{"a":1}`)},
 			`{"turn":1,"step":2,"message":{"source":{"kind":"tool","callId":"c"},"content":[{"type":"tool-result","toolCallId":"c","content":[{"type":"text","text":"x"}],"isError":true}],"role":"user","id":"r2"},"error":{"name":"ToolNotStartedError","code":"TOOL_NOT_STARTED"},"meta":{"a":1}}`},
-		{RequestHeader{Header: Header{Config: Config{Provider: "deepseek-official", Model: "deepseek-v4-flash", ReasoningEffort: "high", MaxTokens: 256000},
-			AdapterDefaults: &AdapterDefaults{ReasoningEffort: true, MaxTokens: true}, System: "sys",
-			Tools: []ToolSpec{{Name: "list_agents", Description: "d", Parameters: json.RawMessage(`{"type":"object"}`)}}}, Reason: HeaderInitial},
+		{RequestHeader{Header: event.Header{Config: event.Config{Provider: "deepseek-official", Model: "deepseek-v4-flash", ReasoningEffort: "high", MaxTokens: 256000},
+			AdapterDefaults: &event.AdapterDefaults{ReasoningEffort: true, MaxTokens: true}, System: "sys",
+			Tools: []event.ToolSpec{{Name: "list_agents", Description: "d", Parameters: json.RawMessage(`{"type":"object"}`)}}}, Reason: event.HeaderInitial},
 			`{"header":{"config":{"provider":"deepseek-official","model":"deepseek-v4-flash","reasoningEffort":"high","maxTokens":256000},"adapterDefaults":{"reasoningEffort":true,"maxTokens":true},"system":"sys","tools":[{"name":"list_agents","description":"d","parameters":{"type":"object"}}]},"reason":"initial"}`},
-		{RequestHeader{Header: Header{Config: Config{Provider: "p", Model: "m"}}, Reason: HeaderResume},
+		{RequestHeader{Header: event.Header{Config: event.Config{Provider: "p", Model: "m"}}, Reason: event.HeaderResume},
 			`{"header":{"config":{"provider":"p","model":"m"}},"reason":"resume"}`},
-		{RequestContext{Provider: "deepseek-official", Model: "deepseek-v4-flash", ContextWindow: 1000000},
+		{event.RequestContext{Provider: "deepseek-official", Model: "deepseek-v4-flash", ContextWindow: 1000000},
 			`{"provider":"deepseek-official","model":"deepseek-v4-flash","contextWindow":1000000}`},
 		{LLMRetry{Turn: 1, Step: 1, Provider: "p", Mode: "normal", PolicyKey: "k", Retry: 1, MaxRetries: ptr(2), DelayMs: 1,
-			Failure: Failure{Message: "m", Code: "EMPTY_RESPONSE"}},
+			Failure: event.Failure{Message: "m", Code: "EMPTY_RESPONSE"}},
 			`{"turn":1,"step":1,"provider":"p","mode":"normal","policyKey":"k","retry":1,"maxRetries":2,"delayMs":1,"failure":{"message":"m","code":"EMPTY_RESPONSE"}}`},
 		{LLMRetry{Turn: 2, Step: 1, Provider: "p", Mode: "always", PolicyKey: "k", Retry: 3, DelayMs: 1843.9077316461016,
-			Failure: Failure{Message: "m", Code: "SERVER", Status: 503}},
+			Failure: event.Failure{Message: "m", Code: "SERVER", Status: 503}},
 			`{"turn":2,"step":1,"provider":"p","mode":"always","policyKey":"k","retry":3,"delayMs":1843.9077316461016,"failure":{"message":"m","code":"SERVER","status":503}}`},
 		{SessionEndSeed{}, `{}`},
 	} {
@@ -106,19 +108,19 @@ func TestPayloadsRoundTrip(t *testing.T) {
 func TestHandWrittenIsEncodingJSON(t *testing.T) {
 	type plainStart TurnStart
 	for _, s := range []TurnStart{
-		{Turn: 3, Trigger: &Trigger{Kind: TriggerMessage, Source: &Source{Kind: "user"}}},
-		{Turn: 3, Trigger: &Trigger{Kind: TriggerMessage, Source: &Source{Kind: "Odd\"kind"}}},
-		{Turn: 3, Trigger: &Trigger{Kind: TriggerMessage, Source: &Source{Kind: ""}}},
-		{Turn: 3, Trigger: &Trigger{Kind: TriggerMessage, Source: &Source{Kind: "user", RPCID: "r"}}},
+		{Turn: 3, Trigger: &Trigger{Kind: TriggerMessage, Source: &event.Source{Kind: "user"}}},
+		{Turn: 3, Trigger: &Trigger{Kind: TriggerMessage, Source: &event.Source{Kind: "Odd\"kind"}}},
+		{Turn: 3, Trigger: &Trigger{Kind: TriggerMessage, Source: &event.Source{Kind: ""}}},
+		{Turn: 3, Trigger: &Trigger{Kind: TriggerMessage, Source: &event.Source{Kind: "user", RPCID: "r"}}},
 	} {
-		want, err := marshal(plainStart(s))
+		want, err := jsjson.Marshal(plainStart(s))
 		require.NoError(t, err)
 		got, err := Encode(s)
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(got))
 	}
 	for _, kind := range []string{"completed", "aborted", "disposed", "max-tokens", "refusal", "interrupted", "Odd\"kind"} {
-		want, err := marshal(map[string]any{"turn": 12, "reason": map[string]string{"kind": kind}})
+		want, err := jsjson.Marshal(map[string]any{"turn": 12, "reason": map[string]string{"kind": kind}})
 		require.NoError(t, err)
 		got, err := Encode(TurnEnd{Turn: 12, Reason: Reason{Kind: kind}})
 		require.NoError(t, err)
@@ -171,27 +173,6 @@ func TestReasonTextAndCode(t *testing.T) {
 	}
 }
 
-// A tool-call block is written in the original's key order and read back;
-// other blocks are not calls.
-func TestToolCallBlock(t *testing.T) {
-	b := ToolCallBlock{ID: "c", Name: "n", Arguments: `{"a":"<b>"}`}.Block()
-	require.Equal(t, `{"type":"tool-call","id":"c","name":"n","arguments":"{\"a\":\"<b>\"}"}`, string(b.Raw))
-	call, ok := b.ToolCall()
-	require.True(t, ok)
-	require.Equal(t, ToolCallBlock{ID: "c", Name: "n", Arguments: `{"a":"<b>"}`}, call)
-	var read Block
-	require.NoError(t, json.Unmarshal(b.Raw, &read))
-	call, ok = read.ToolCall()
-	require.True(t, ok)
-	require.Equal(t, "c", call.ID)
-	_, ok = Text("x")[0].ToolCall()
-	require.False(t, ok)
-	require.NoError(t, json.Unmarshal([]byte(`{"type":"tool-call","id":"c","name":"n","arguments":{}}`), &read))
-	_, ok = read.ToolCall()
-	require.False(t, ok, "arguments must be a string")
-	require.Equal(t, "ab", TextOf([]Block{{Type: BlockText, Text: "a"}, b, {Type: BlockText, Text: "b"}}))
-}
-
 // OnSurface names exactly the message-carrying types.
 func TestOnSurface(t *testing.T) {
 	for _, typ := range []string{TypeUserMessage, TypeAssistantMessage, TypeToolResult, TypeSteeringMessage} {
@@ -200,4 +181,10 @@ func TestOnSurface(t *testing.T) {
 	for _, typ := range []string{TypeTurnStart, TypeTurnEnd, TypeToolCall, TypeAssistantChunk, TypeSubagentDescriptor, "x"} {
 		require.False(t, OnSurface(typ), typ)
 	}
+}
+
+// The payloads defined in package event name the event types spelled here.
+func TestEventsPayloadsNameTheseTypes(t *testing.T) {
+	require.Equal(t, TypeUserMessage, event.UserMessage{}.EventType())
+	require.Equal(t, TypeRequestContext, event.RequestContext{}.EventType())
 }

@@ -1,10 +1,13 @@
-package event
+package vocab
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/jsjson"
 )
 
 // ErrUnknownType is returned by Decode for an event type this package has
@@ -22,7 +25,7 @@ func Encode(p Payload) (json.RawMessage, error) {
 	if m, ok := p.(json.Marshaler); ok { // hand-written: compact and unescaped already
 		raw, err = m.MarshalJSON()
 	} else {
-		raw, err = marshal(p)
+		raw, err = jsjson.Marshal(p)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("event: encode %s: %w", p.EventType(), err)
@@ -45,7 +48,7 @@ func Decode(typ string, data []byte) (Payload, error) {
 func decode(typ string, data []byte) (Payload, error) {
 	switch typ {
 	case TypeUserMessage:
-		return into[UserMessage](data)
+		return into[event.UserMessage](data)
 	case TypeSteeringMessage:
 		return into[SteeringMessage](data)
 	case TypeTurnStart:
@@ -67,7 +70,7 @@ func decode(typ string, data []byte) (Payload, error) {
 	case TypeRequestHeader:
 		return into[RequestHeader](data)
 	case TypeRequestContext:
-		return into[RequestContext](data)
+		return into[event.RequestContext](data)
 	case TypeLLMRetry:
 		return into[LLMRetry](data)
 	case TypeSessionEndSeed:
@@ -100,16 +103,4 @@ func into[T any](data []byte) (T, error) {
 	}
 	err := json.Unmarshal(data, &v)
 	return v, err
-}
-
-// marshal is encoding/json without HTML escaping and without the
-// encoder's trailing newline.
-func marshal(v any) ([]byte, error) {
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(out.Bytes(), []byte{'\n'}), nil
 }
