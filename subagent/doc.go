@@ -28,11 +28,11 @@
 //
 // # Providers
 //
-// A Provider implements one-shot Start; implementing a PrepareContinuable
-// method is the continuable capability, and the method only
-// returns data (the seed). NewSpawn and NewFork are the two in-process
-// providers: spawn starts a fresh child, fork seeds it with the parent's
-// completed-turn prefix (CompletedPrefix; header seedLength set). New
+// Provider is sealed: NewSpawn and NewFork return the two in-process
+// providers there are, both able to start one-shot and continuable
+// children (a continuable child's preparation only returns data, the
+// seed). The spawn provider starts a fresh child, the fork provider seeds
+// it with the parent's completed-turn prefix (header seedLength set). New
 // installs the agent.Subagents capability of every agent, bound to the
 // calling agent: Spawn starts a continuable child through the provider
 // named "spawn", Send is a follow-up attributed {kind:"coordinator",

@@ -34,15 +34,15 @@ type inProcess struct {
 	fork bool
 }
 
-// Name is "spawn" or "fork".
-func (p *inProcess) Name() string { return p.name }
+// providerName is "spawn" or "fork".
+func (p *inProcess) providerName() string { return p.name }
 
-// Capabilities: the in-process providers enforce maxDepth; the runtime's
+// features: the in-process providers enforce maxDepth; the runtime's
 // agents have no tools, personas or structured output to apply.
-func (p *inProcess) Capabilities() Capabilities { return Capabilities{DepthLimit: true} }
+func (p *inProcess) features() capabilities { return capabilities{depthLimit: true} }
 
-// InheritsParentContext is true for fork.
-func (p *inProcess) InheritsParentContext() bool { return p.fork }
+// inheritsParentContext is true for fork.
+func (p *inProcess) inheritsParentContext() bool { return p.fork }
 
 // PrepareContinuable seeds a fork child with the parent's completed-turn
 // prefix and a spawn child with nothing. It does not block.
@@ -65,12 +65,12 @@ func completedPrefix(events []session.Event) []session.Event {
 	return nil
 }
 
-// Start publishes a one-shot child of req.Parent (parentSession set,
+// startRun publishes a one-shot child of req.Parent (parentSession set,
 // delegationDepth one deeper, fork: seeded) and delivers the prompt. It
 // blocks until the child is published. ctx done before publication fails
 // Start; done after it cancels the child's turn. The result settles when
 // the child is idle again, from the events the child appended itself.
-func (p *inProcess) Start(ctx context.Context, req StartRequest) (*Run, error) {
+func (p *inProcess) startRun(ctx context.Context, req StartRequest) (*Run, error) {
 	spec, err := p.createSpec(req)
 	if err != nil {
 		return nil, err

@@ -23,13 +23,14 @@ var errInvalidOutputSchema = errors.New("subagent outputSchema must be a JSON ob
 // child; then subagent/start is emitted and the run returned, and
 // subagent/end follows when its result settles. A provider failure emits
 // nothing and leaves nothing to dispose. ctx is the run's cancellation
-// channel (see Provider.Start).
+// channel: done before the child is published, Start fails; done after,
+// the run's remaining work is cancelled.
 func (s *Service) Start(ctx context.Context, name string, req StartRequest) (*Run, error) {
 	p := s.providers.get(name)
 	if p == nil {
 		return nil, manager.NoProvider(name)
 	}
-	if err := checkCapabilities(name, p.Capabilities(), req); err != nil {
+	if err := checkCapabilities(name, p.features(), req); err != nil {
 		return nil, err
 	}
 	if err := manager.AssertMaxDepth(req.MaxDepth); err != nil {
@@ -38,7 +39,7 @@ func (s *Service) Start(ctx context.Context, name string, req StartRequest) (*Ru
 	if req.OutputSchema != nil && !objectSchema(req.OutputSchema) {
 		return nil, errInvalidOutputSchema
 	}
-	run, err := p.Start(ctx, req)
+	run, err := p.startRun(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -48,20 +49,20 @@ func (s *Service) Start(ctx context.Context, name string, req StartRequest) (*Ru
 
 // checkCapabilities returns UNSUPPORTED_CAPABILITY for the first
 // capability req needs that caps lacks.
-func checkCapabilities(provider string, caps Capabilities, req StartRequest) error {
+func checkCapabilities(provider string, caps capabilities, req StartRequest) error {
 	needs := []struct {
 		name      string
 		needed    bool
 		supported bool
 	}{
-		{"outputSchema", req.OutputSchema != nil, caps.OutputSchema},
-		{"depthLimit", req.MaxDepth != nil, caps.DepthLimit},
-		{"toolFilter", req.ToolFilter != nil, caps.ToolFilter},
-		{"persona", req.Persona != "", caps.Persona},
+		{"outputSchema", req.OutputSchema != nil, caps.outputSchema},
+		{"depthLimit", req.MaxDepth != nil, caps.depthLimit},
+		{"toolFilter", req.ToolFilter != nil, caps.toolFilter},
+		{"persona", req.Persona != "", caps.persona},
 	}
 	for _, n := range needs {
 		if n.needed && !n.supported {
-			return manager.UnsupportedCapability(provider, n.name)
+			return unsupportedCapability(provider, n.name)
 		}
 	}
 	return nil
@@ -87,7 +88,7 @@ func (s *Service) observeRun(provider string, req StartRequest, run *Run) {
 	}
 	s.events.emitContained(&StartEvent{RunInfo: info})
 	go func() {
-		<-run.Done()
+		<-run.done
 		end := manager.RunEndInfo{RunInfo: info, StopReason: agent.Error}
 		if run.err == nil {
 			end.StopReason = run.result.StopReason

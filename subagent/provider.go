@@ -5,38 +5,38 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-// Capabilities are the one-shot request features a provider enforces. Start
+// capabilities are the one-shot request features a provider enforces. Start
 // rejects a request needing an undeclared one before calling the provider,
-// checking them in this order: OutputSchema, DepthLimit (maxDepth),
-// ToolFilter, Persona.
-type Capabilities struct {
-	OutputSchema bool
-	DepthLimit   bool
-	ToolFilter   bool
-	Persona      bool
+// checking them in this order: outputSchema, depthLimit (maxDepth),
+// toolFilter, persona.
+type capabilities struct {
+	outputSchema bool
+	depthLimit   bool
+	toolFilter   bool
+	persona      bool
 }
 
-// Provider runs children of a parent agent. A provider is trusted,
-// in-process code registered by name.
+// Provider runs children of a parent agent: trusted, in-process code
+// registered by name. It is sealed: NewSpawn and NewFork return the two
+// there are, and only this package implements it.
 type Provider interface {
-	// Name is the provider's unique registry key.
-	Name() string
-	// Capabilities declares which one-shot request features it enforces.
-	Capabilities() Capabilities
-	// InheritsParentContext is descriptive only: whether the child sees the
+	// providerName is the provider's unique registry key.
+	providerName() string
+	// features declares which one-shot request features it enforces.
+	features() capabilities
+	// inheritsParentContext is descriptive only: whether the child sees the
 	// parent's completed conversation (fork does, spawn does not).
-	InheritsParentContext() bool
-	// Start runs a one-shot child and returns once the child is published.
-	// On error the provider has rolled every local resource back. The
-	// caller owns the returned run and must Dispose it on every path. ctx is
-	// the run's cancellation channel: done before publication, Start fails;
-	// done after, the run's remaining work is cancelled.
-	Start(ctx context.Context, req StartRequest) (*Run, error)
+	inheritsParentContext() bool
+	// startRun runs a one-shot child and returns once the child is
+	// published. On error the provider has rolled every local resource
+	// back. The caller owns the returned run and must Dispose it on every
+	// path. ctx is the run's cancellation channel: done before publication,
+	// startRun fails; done after, the run's remaining work is cancelled.
+	startRun(ctx context.Context, req StartRequest) (*Run, error)
 }
 
 // continuablePreparer is the optional continuable capability: a provider
@@ -82,7 +82,7 @@ func (r *providers) register(p Provider) (remove func(), err error) {
 		return nil, err
 	}
 	var once sync.Once
-	remove = func() { once.Do(func() { r.remove(p.Name()) }) }
+	remove = func() { once.Do(func() { r.remove(p.providerName()) }) }
 	if err := r.events.emitUncontained(&providerAdded{Provider: p}); err != nil {
 		remove()
 		return nil, err
@@ -93,11 +93,11 @@ func (r *providers) register(p Provider) (remove func(), err error) {
 func (r *providers) insert(p Provider) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, dup := r.byName[p.Name()]; dup {
-		return manager.DuplicateProvider(p.Name())
+	if _, dup := r.byName[p.providerName()]; dup {
+		return duplicateProvider(p.providerName())
 	}
-	r.byName[p.Name()] = p
-	r.order = append(r.order, p.Name())
+	r.byName[p.providerName()] = p
+	r.order = append(r.order, p.providerName())
 	return nil
 }
 

@@ -72,9 +72,6 @@ func (r *Run) finish(res Result, err error) {
 	})
 }
 
-// Done is closed once the result settled.
-func (r *Run) Done() <-chan struct{} { return r.done }
-
 // Result blocks until the run's result settled or ctx is done. It returns
 // an error only for an infrastructure fault (or ctx's error); a failed child
 // is a Result with its stop reason.

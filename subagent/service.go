@@ -120,7 +120,7 @@ func (s *Service) Subscribe(fn func(Event)) (cancel func()) { return s.events.su
 // service has no runtime.
 func (s *Service) StartContinuable(ctx context.Context, spec manager.StartSpec) (manager.Started, error) {
 	if s.m == nil {
-		return manager.Started{}, manager.ContinuationUnavailable()
+		return manager.Started{}, continuationUnavailable()
 	}
 	return s.m.StartContinuable(ctx, spec)
 }
@@ -132,7 +132,7 @@ func (s *Service) StartContinuable(ctx context.Context, spec manager.StartSpec) 
 // with CONTINUATION_UNAVAILABLE when the service has no runtime.
 func (s *Service) Followup(ctx context.Context, p *parent.Handle, childID string, content []event.Block, source event.Source) (string, error) {
 	if s.m == nil {
-		return "", manager.ContinuationUnavailable()
+		return "", continuationUnavailable()
 	}
 	return s.m.Followup(ctx, p, childID, content, source)
 }
@@ -145,7 +145,7 @@ func (s *Service) Followup(ctx context.Context, p *parent.Handle, childID string
 // CONTINUATION_UNAVAILABLE when the service has no runtime.
 func (s *Service) WaitChild(ctx context.Context, childID string) (end manager.RunEndInfo, ok bool, err error) {
 	if s.m == nil {
-		return end, false, manager.ContinuationUnavailable()
+		return end, false, continuationUnavailable()
 	}
 	return s.m.WaitEpoch(ctx, childID)
 }
@@ -195,7 +195,7 @@ func (s *Service) prepareContinuable(ctx context.Context, name string, req manag
 	}
 	preparer, ok := p.(continuablePreparer)
 	if !ok {
-		return nil, manager.UnsupportedContinuable(name)
+		return nil, unsupportedContinuable(name)
 	}
 	spec, err := preparer.PrepareContinuable(ctx, continuableCreateRequest(req))
 	return spec.Seed, err

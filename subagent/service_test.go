@@ -27,7 +27,7 @@ var bg = context.Background()
 // stubProvider returns runs with no local agent whose result is given.
 type stubProvider struct {
 	name   string
-	caps   Capabilities
+	caps   capabilities
 	mu     sync.Mutex
 	starts int
 	seen   []StartRequest
@@ -36,11 +36,11 @@ type stubProvider struct {
 	reject error
 }
 
-func (p *stubProvider) Name() string                { return p.name }
-func (p *stubProvider) Capabilities() Capabilities  { return p.caps }
-func (p *stubProvider) InheritsParentContext() bool { return false }
+func (p *stubProvider) providerName() string        { return p.name }
+func (p *stubProvider) features() capabilities      { return p.caps }
+func (p *stubProvider) inheritsParentContext() bool { return false }
 
-func (p *stubProvider) Start(_ context.Context, req StartRequest) (*Run, error) {
+func (p *stubProvider) startRun(_ context.Context, req StartRequest) (*Run, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.starts++
@@ -216,7 +216,7 @@ func TestStartChecksCapabilitiesInOrderBeforeTheProvider(t *testing.T) {
 
 func TestStartValidatesDepthAndSchemaBeforeTheProvider(t *testing.T) {
 	s := detached(t)
-	p := &stubProvider{name: "full", caps: Capabilities{OutputSchema: true, DepthLimit: true, ToolFilter: true, Persona: true}}
+	p := &stubProvider{name: "full", caps: capabilities{outputSchema: true, depthLimit: true, toolFilter: true, persona: true}}
 	_, err := s.RegisterProvider(p)
 	require.NoError(t, err)
 	negative := -1

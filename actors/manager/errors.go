@@ -12,34 +12,9 @@ func newError(code fault.Code, cause error, format string, args ...any) *fault.E
 	return fault.New(code, fmt.Sprintf(format, args...), cause)
 }
 
-// DuplicateProvider is DUPLICATE_PROVIDER for a name already registered.
-func DuplicateProvider(name string) *fault.Error {
-	return newError(fault.DuplicateProvider, nil, "a subagent provider named \"%s\" is already registered", name)
-}
-
 // NoProvider is NO_PROVIDER for a name nobody registered.
 func NoProvider(name string) *fault.Error {
 	return newError(fault.NoProvider, nil, "no subagent provider registered for \"%s\"", name)
-}
-
-// UnsupportedCapability is UNSUPPORTED_CAPABILITY for a one-shot request that
-// needs a capability (outputSchema, depthLimit, toolFilter, persona) the
-// provider does not declare.
-func UnsupportedCapability(provider, capability string) *fault.Error {
-	return newError(fault.UnsupportedCapability, nil,
-		"subagent provider \"%s\" does not support the \"%s\" capability", provider, capability)
-}
-
-// UnsupportedContinuable is UNSUPPORTED_CAPABILITY for a continuable start
-// through a provider without the PrepareContinuable capability.
-func UnsupportedContinuable(provider string) *fault.Error {
-	return newError(fault.UnsupportedCapability, nil,
-		"subagent provider \"%s\" does not support continuable children (no prepareContinuable capability)", provider)
-}
-
-// ContinuationUnavailable is CONTINUATION_UNAVAILABLE: no manager is bound.
-func ContinuationUnavailable() *fault.Error {
-	return newError(fault.ContinuationUnavailable, nil, "continuable subagents require the agents service")
 }
 
 // persistenceUnavailable is PERSISTENCE_UNAVAILABLE: the runtime has no

@@ -54,7 +54,7 @@ func TestStartReturnsBothIdsAtInboxAcceptance(t *testing.T) {
 // A failed preparation leaves nothing behind.
 func TestStartRejectsWithoutIdsWhenPreparationFails(t *testing.T) {
 	f := newFixture(t, withPrepare(func(context.Context, string, PrepareRequest) ([]sessionEvent, error) {
-		return nil, UnsupportedContinuable("oneshot")
+		return nil, fault.New(fault.UnsupportedCapability, `subagent provider "oneshot" does not support continuable children`, nil)
 	}))
 	_, err := f.m.StartContinuable(bg, f.spec(f.parent, "hi"))
 	require.ErrorIs(t, err, fault.UnsupportedCapability)
