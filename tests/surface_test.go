@@ -22,6 +22,11 @@ import (
 // embedders.
 const protoactorPath = "github.com/asynkron/protoactor-go"
 
+// internalPath is the import path prefix of the module's internal
+// packages; an exported declaration that mentions one of them names a type
+// an embedder cannot name.
+const internalPath = module + "/internal/"
+
 // surfaceTarget is the most exported identifiers the public surface
 // should have.
 const surfaceTarget = 425
@@ -36,6 +41,11 @@ const surfaceRatchet = 892
 // (the one error shape) and llm.Error (a failed model call's facts).
 const maxErrorStructs = 2
 
+// internalRatchet is the most exported declarations of public packages
+// that may name a type of an internal package today. Lower it as they are
+// fixed.
+const internalRatchet = 3
+
 // surface is what one package exports.
 type surface struct {
 	dir string
@@ -46,6 +56,9 @@ type surface struct {
 	// protoactor names the exported declarations whose signature or type
 	// mentions a protoactor package.
 	protoactor []string
+	// internal names the exported declarations whose signature or type
+	// mentions a package under internal/.
+	internal []string
 	// errorStructs names the exported struct types whose name ends in Error.
 	errorStructs []string
 }
@@ -54,20 +67,23 @@ type surface struct {
 // tests/, what an embedder can name (non-test files only), and logs the
 // figures. It asserts that no exported declaration mentions a protoactor
 // type, that at most two …Error structs are exported, and that the count
-// stays at or below the ratchet.
+// and the declarations naming an internal package stay at or below their
+// ratchets.
 func TestExportedSurface(t *testing.T) {
 	surfaces := exportedSurface(t, "..")
-	total, protoactor, errorStructs := 0, 0, 0
+	total, protoactor, internal, errorStructs := 0, 0, 0, 0
 	for _, s := range surfaces {
 		total += s.identifiers
 		protoactor += len(s.protoactor)
+		internal += len(s.internal)
 		errorStructs += len(s.errorStructs)
-		t.Logf("%-22s %4d exported, %d naming protoactor %v, %d error structs %v",
-			s.dir, s.identifiers, len(s.protoactor), s.protoactor, len(s.errorStructs), s.errorStructs)
+		t.Logf("%-22s %4d exported, %d naming protoactor %v, %d naming internal/ %v, %d error structs %v",
+			s.dir, s.identifiers, len(s.protoactor), s.protoactor, len(s.internal), s.internal, len(s.errorStructs), s.errorStructs)
 	}
-	t.Logf("total: %d exported identifiers in %d packages (target %d), %d naming a protoactor type, %d exported …Error struct types",
-		total, len(surfaces), surfaceTarget, protoactor, errorStructs)
+	t.Logf("total: %d exported identifiers in %d packages (target %d), %d naming a protoactor type, %d naming an internal package, %d exported …Error struct types",
+		total, len(surfaces), surfaceTarget, protoactor, internal, errorStructs)
 	require.Zero(t, protoactor, "exported declarations naming a protoactor type")
+	require.LessOrEqual(t, internal, internalRatchet, "exported declarations naming an internal package (the ratchet)")
 	require.LessOrEqual(t, errorStructs, maxErrorStructs, "exported …Error struct types")
 	require.LessOrEqual(t, total, surfaceRatchet, "exported identifiers (the ratchet; the target is %d)", surfaceTarget)
 	if total > surfaceTarget {
@@ -84,6 +100,7 @@ func TestExportedSurfaceCounter(t *testing.T) {
 import (
 	"fmt"
 	pa "github.com/asynkron/protoactor-go/actor"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 const A, b = 1, 2
@@ -94,6 +111,7 @@ type T struct {
 	F, G int
 	h    int
 	PID  *pa.PID
+	End  []vocab.TurnEnd
 	fmt.Stringer
 }
 
@@ -115,6 +133,12 @@ type NotAnError = error
 
 func Spawn(ctx *pa.RootContext) {}
 
+func Encode(p vocab.Payload) error { return nil }
+
+type Payload = vocab.Payload
+
+var Last vocab.TurnEnd
+
 func helper() {}
 `
 	dir := filepath.Join(root, "sample")
@@ -124,9 +148,11 @@ func helper() {}
 	surfaces := exportedSurface(t, root)
 	require.Len(t, surfaces, 1)
 	s := surfaces[0]
-	// A V T F G PID Stringer M N I Do BadError Msg NotAnError Spawn
-	require.Equal(t, 15, s.identifiers)
+	// A V T F G PID End Stringer M N I Do BadError Msg NotAnError Spawn
+	// Encode Payload Last
+	require.Equal(t, 19, s.identifiers)
 	require.Equal(t, []string{"Spawn", "T.PID"}, s.protoactor)
+	require.Equal(t, []string{"Encode", "Last", "Payload", "T.End"}, s.internal)
 	require.Equal(t, []string{"BadError"}, s.errorStructs)
 }
 
@@ -168,6 +194,7 @@ func exportedSurface(t *testing.T, root string) []surface {
 	surfaces := make([]surface, 0, len(byDir))
 	for _, s := range byDir {
 		slices.Sort(s.protoactor)
+		slices.Sort(s.internal)
 		slices.Sort(s.errorStructs)
 		surfaces = append(surfaces, *s)
 	}
@@ -185,22 +212,39 @@ func skippedDir(rel, name string) bool {
 	return name == "testdata" || strings.HasPrefix(name, ".")
 }
 
+// imported holds the local names under which a file imports the packages
+// an exported declaration must not mention.
+type imported struct {
+	protoactor, internal map[string]bool
+}
+
 // add counts one file's exported declarations.
 func (s *surface) add(file *ast.File) {
-	actorNames := protoactorImports(file)
+	imp := imported{protoactor: importNames(file, protoactorPath), internal: importNames(file, internalPath)}
 	for _, decl := range file.Decls {
 		switch decl := decl.(type) {
 		case *ast.FuncDecl:
-			s.addFunc(decl, actorNames)
+			s.addFunc(decl, imp)
 		case *ast.GenDecl:
 			for _, spec := range decl.Specs {
-				s.addSpec(spec, actorNames)
+				s.addSpec(spec, imp)
 			}
 		}
 	}
 }
 
-func (s *surface) addFunc(decl *ast.FuncDecl, actorNames map[string]bool) {
+// check records the exported declaration name when expr mentions a
+// protoactor or an internal package.
+func (s *surface) check(name string, expr ast.Node, imp imported) {
+	if mentions(expr, imp.protoactor) {
+		s.protoactor = append(s.protoactor, name)
+	}
+	if mentions(expr, imp.internal) {
+		s.internal = append(s.internal, name)
+	}
+}
+
+func (s *surface) addFunc(decl *ast.FuncDecl, imp imported) {
 	if !decl.Name.IsExported() {
 		return
 	}
@@ -213,19 +257,17 @@ func (s *surface) addFunc(decl *ast.FuncDecl, actorNames map[string]bool) {
 		name = recv + "." + name
 	}
 	s.identifiers++
-	if mentions(decl.Type, actorNames) {
-		s.protoactor = append(s.protoactor, name)
-	}
+	s.check(name, decl.Type, imp)
 }
 
-func (s *surface) addSpec(spec ast.Spec, actorNames map[string]bool) {
+func (s *surface) addSpec(spec ast.Spec, imp imported) {
 	switch spec := spec.(type) {
 	case *ast.ValueSpec:
 		for _, n := range spec.Names {
 			if n.IsExported() {
 				s.identifiers++
-				if spec.Type != nil && mentions(spec.Type, actorNames) {
-					s.protoactor = append(s.protoactor, n.Name)
+				if spec.Type != nil {
+					s.check(n.Name, spec.Type, imp)
 				}
 			}
 		}
@@ -234,19 +276,19 @@ func (s *surface) addSpec(spec ast.Spec, actorNames map[string]bool) {
 			return
 		}
 		s.identifiers++
-		s.addMembers(spec.Name.Name, spec.Type, actorNames)
+		s.addMembers(spec.Name.Name, spec.Type, imp)
 		if _, isStruct := spec.Type.(*ast.StructType); isStruct && spec.Assign == 0 && strings.HasSuffix(spec.Name.Name, "Error") {
 			s.errorStructs = append(s.errorStructs, spec.Name.Name)
 		}
-		if _, composite := spec.Type.(*ast.StructType); !composite && !isInterface(spec.Type) && mentions(spec.Type, actorNames) {
-			s.protoactor = append(s.protoactor, spec.Name.Name)
+		if _, composite := spec.Type.(*ast.StructType); !composite && !isInterface(spec.Type) {
+			s.check(spec.Name.Name, spec.Type, imp)
 		}
 	}
 }
 
 // addMembers counts the exported fields of a struct type and the exported
 // methods of an interface type.
-func (s *surface) addMembers(typeName string, expr ast.Expr, actorNames map[string]bool) {
+func (s *surface) addMembers(typeName string, expr ast.Expr, imp imported) {
 	var fields *ast.FieldList
 	switch expr := expr.(type) {
 	case *ast.StructType:
@@ -264,9 +306,7 @@ func (s *surface) addMembers(typeName string, expr ast.Expr, actorNames map[stri
 		for _, n := range names {
 			if n.IsExported() {
 				s.identifiers++
-				if mentions(field.Type, actorNames) {
-					s.protoactor = append(s.protoactor, typeName+"."+n.Name)
-				}
+				s.check(typeName+"."+n.Name, field.Type, imp)
 			}
 		}
 	}
@@ -277,13 +317,13 @@ func isInterface(expr ast.Expr) bool {
 	return ok
 }
 
-// protoactorImports is the set of local names under which file imports a
-// protoactor package.
-func protoactorImports(file *ast.File) map[string]bool {
+// importNames is the set of local names under which file imports a
+// package whose path starts with prefix.
+func importNames(file *ast.File, prefix string) map[string]bool {
 	names := map[string]bool{}
 	for _, imp := range file.Imports {
 		path, _ := strconv.Unquote(imp.Path.Value)
-		if !strings.HasPrefix(path, protoactorPath) {
+		if !strings.HasPrefix(path, prefix) {
 			continue
 		}
 		name := path[strings.LastIndexByte(path, '/')+1:]
@@ -296,12 +336,12 @@ func protoactorImports(file *ast.File) map[string]bool {
 }
 
 // mentions reports whether expr names a type from one of the packages in
-// actorNames.
-func mentions(expr ast.Node, actorNames map[string]bool) bool {
+// pkgNames.
+func mentions(expr ast.Node, pkgNames map[string]bool) bool {
 	found := false
 	ast.Inspect(expr, func(n ast.Node) bool {
 		if sel, ok := n.(*ast.SelectorExpr); ok {
-			if pkg, ok := sel.X.(*ast.Ident); ok && actorNames[pkg.Name] {
+			if pkg, ok := sel.X.(*ast.Ident); ok && pkgNames[pkg.Name] {
 				found = true
 			}
 		}
