@@ -12,19 +12,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/llm"
+	"github.com/dsh-actors/dsh-actors/internal/llmtest"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
-	"github.com/dsh-actors/dsh-actors/llm"
-	"github.com/dsh-actors/dsh-actors/llm/llmtest"
+	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // deltas is a response of n text deltas.
-func deltas(n int) llmtest.Response {
+func deltas(n int) modelagenttest.Response {
 	parts := make([]string, n)
 	for i := range parts {
 		parts[i] = "word "
 	}
-	return llmtest.Say(parts...)
+	return modelagenttest.Say(parts...)
 }
 
 // BenchmarkStepOverhead measures one model step (a turn of one step
@@ -33,16 +34,16 @@ func deltas(n int) llmtest.Response {
 // run; it reports both per step and the loop's own overhead.
 func BenchmarkStepOverhead(b *testing.B) {
 	response := deltas(100)
-	srv := llmtest.NewServer()
+	srv := modelagenttest.NewServer()
 	defer srv.Close()
-	r := newRig(b, srv.Client(0))
+	r := newRig(b, llmtest.DeepSeekOn(srv, 0))
 	ctx := context.Background()
 	h, err := r.rt.StartAgent(ctx, parentSpec("bench"))
 	require.NoError(b, err)
 	var raw, loop time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		srv.Push(llmtest.Stream(response))
+		srv.Push(modelagenttest.Stream(response))
 		start := time.Now()
 		resp, err := http.Post(srv.URL+"/chat/completions", "application/json", strings.NewReader(`{}`))
 		require.NoError(b, err)
@@ -50,7 +51,7 @@ func BenchmarkStepOverhead(b *testing.B) {
 		resp.Body.Close()
 		raw += time.Since(start)
 
-		srv.Push(llmtest.Stream(response))
+		srv.Push(modelagenttest.Stream(response))
 		start = time.Now()
 		_, err = h.Followup(ctx, event.Text(fmt.Sprint("turn ", i)), event.Source{Kind: event.SourceUser})
 		require.NoError(b, err)
@@ -71,7 +72,7 @@ func BenchmarkStepOverhead(b *testing.B) {
 // same run and store.
 func BenchmarkChunkLogging(b *testing.B) {
 	response := deltas(1000)
-	chunks := response.Chunks()
+	chunks := llmtest.Chunks(response)
 	client := llmtest.NewClient()
 	r := newRig(b, client)
 	ctx := context.Background()
@@ -135,8 +136,8 @@ func BenchmarkRetryTurn(b *testing.B) {
 	var plain, retried time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		plain += message(i, llmtest.Reply(llmtest.Say("ok")))
-		retried += message(i, llmtest.Fail(failure), llmtest.Reply(llmtest.Say("ok")))
+		plain += message(i, llmtest.Reply(modelagenttest.Say("ok")))
+		retried += message(i, llmtest.Fail(failure), llmtest.Reply(modelagenttest.Say("ok")))
 	}
 	b.StopTimer()
 	n := float64(b.N)

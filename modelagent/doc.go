@@ -3,6 +3,17 @@
 // conversation, and the tool registry with the four model-facing subagent
 // tools (subagent, subagent_fork, send_message, list_agents).
 //
+// # The model
+//
+// New builds the model client from Config: OpenAI-compatible streaming
+// chat completions at BaseURL (DeepSeek's by default), the key sent as a
+// bearer token. A failed call carries a failure code, which the retry
+// policy matches and the log records: AUTH, QUOTA, RATE_LIMIT, SERVER,
+// TIMEOUT, TRANSPORT, EMPTY_RESPONSE, CONTEXT_WINDOW_EXCEEDED, … (an
+// unexpected HTTP status is HTTP_<status>, a finish reason the client does
+// not know that reason upper-cased). For tests and examples, package
+// modelagenttest serves scripted responses on loopback.
+//
 // # The loop
 //
 // A turn is a sequence of steps, one model call each: the step sends the

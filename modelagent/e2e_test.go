@@ -12,7 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dsh-actors/dsh-actors/llm/llmtest"
+	"github.com/dsh-actors/dsh-actors/internal/llmtest"
+	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
 	"github.com/dsh-actors/dsh-actors/query"
 )
 
@@ -45,34 +46,34 @@ func sendToChild(w http.ResponseWriter, r *http.Request) {
 	var body bytes.Buffer
 	_, _ = body.ReadFrom(r.Body)
 	id := startedID.FindStringSubmatch(body.String())[1]
-	llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "call_send", Name: "send_message",
+	modelagenttest.Stream(modelagenttest.CallTools(modelagenttest.Call{ID: "call_send", Name: "send_message",
 		Args: []string{`{"subagent_id": "` + id + `", `, `"message": "Also say BYE"}`}}))(w, r)
 }
 
 // gated answers with r once release is closed.
-func gated(release <-chan struct{}, r llmtest.Response) llmtest.Behavior {
+func gated(release <-chan struct{}, r modelagenttest.Response) modelagenttest.Behavior {
 	return func(w http.ResponseWriter, req *http.Request) {
 		select {
 		case <-release:
 		case <-req.Context().Done():
 			return
 		}
-		llmtest.Stream(r)(w, req)
+		modelagenttest.Stream(r)(w, req)
 	}
 }
 
 func TestAParentDelegatesListsSendsAndAnswers(t *testing.T) {
 	release := make(chan struct{})
-	srv := llmtest.NewServer(
-		llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "call_bg_start", Name: "subagent",
+	srv := modelagenttest.NewServer(
+		modelagenttest.Stream(modelagenttest.CallTools(modelagenttest.Call{ID: "call_bg_start", Name: "subagent",
 			Args: []string{`{"description": "Reply with CHILD_OK", `, `"prompt": "Reply with exactly CHILD_OK.", "run_in_background": true}`}})),
-		llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "call_list", Name: "list_agents", Args: []string{`{}`}})),
+		modelagenttest.Stream(modelagenttest.CallTools(modelagenttest.Call{ID: "call_list", Name: "list_agents", Args: []string{`{}`}})),
 		sendToChild,
-		llmtest.Stream(llmtest.CallTools(
-			llmtest.Call{ID: "call_unknown", Name: "task_output", Args: []string{`{"task_id": "subagent-1"}`}},
-			llmtest.Call{ID: "call_bad", Name: "subagent", Args: []string{`{"description": "x", "run_in_background": "yes"}`}},
+		modelagenttest.Stream(modelagenttest.CallTools(
+			modelagenttest.Call{ID: "call_unknown", Name: "task_output", Args: []string{`{"task_id": "subagent-1"}`}},
+			modelagenttest.Call{ID: "call_bad", Name: "subagent", Args: []string{`{"description": "x", "run_in_background": "yes"}`}},
 		)),
-		llmtest.Stream(llmtest.Say("DONE")),
+		modelagenttest.Stream(modelagenttest.Say("DONE")),
 	)
 	defer srv.Close()
 	defer func() { // on failure, before Close waits for the gated request
@@ -82,10 +83,10 @@ func TestAParentDelegatesListsSendsAndAnswers(t *testing.T) {
 			close(release)
 		}
 	}()
-	srv.Route(func(r llmtest.Received) bool { return isChild(r.Body) },
-		gated(release, llmtest.Say("CHILD_OK")), llmtest.Stream(llmtest.Say("BYE")))
+	srv.Route(func(r modelagenttest.Received) bool { return isChild(r.Body) },
+		gated(release, modelagenttest.Say("CHILD_OK")), modelagenttest.Stream(modelagenttest.Say("BYE")))
 
-	r := newRig(t, srv.Client(0))
+	r := newRig(t, llmtest.DeepSeekOn(srv, 0))
 	h := r.turn(t, "11111111-1111-4111-8111-111111111111", "Start a background subagent, list it, message it, then say DONE.")
 	log := events(t, h.Session())
 

@@ -9,8 +9,8 @@ import (
 
 	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/event"
-	"github.com/dsh-actors/dsh-actors/llm/llmtest"
 	"github.com/dsh-actors/dsh-actors/modelagent"
+	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
 )
 
 // A model agent over a mock model: the model calls list_agents, reads its
@@ -22,9 +22,10 @@ func ExampleNew() {
 	dir, _ := os.MkdirTemp("", "modelagent-example-*")
 	defer os.RemoveAll(dir)
 
-	model := llmtest.NewServer(
-		llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "call-1", Name: modelagent.ToolListAgents, Args: []string{"{}"}})),
-		llmtest.Stream(llmtest.Say("You have no subagents yet.")),
+	listAgents := modelagenttest.Call{ID: "call-1", Name: modelagent.ToolListAgents, Args: []string{"{}"}}
+	model := modelagenttest.NewServer(
+		modelagenttest.Stream(modelagenttest.CallTools(listAgents)),
+		modelagenttest.Stream(modelagenttest.Say("You have no subagents yet.")),
 	)
 	defer model.Close()
 	agents, err := modelagent.New(modelagent.Config{BaseURL: model.URL, APIKey: "test-key", Model: "scripted-model"})

@@ -1,6 +1,6 @@
 package modelagent
 
-import "github.com/dsh-actors/dsh-actors/llm"
+import "github.com/dsh-actors/dsh-actors/internal/llm"
 
 // NewOver is the tests' seam: the model agents of cfg over client instead
 // of a client of cfg's endpoint, sampling the retry jitter with random.

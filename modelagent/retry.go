@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/dsh-actors/dsh-actors/event"
-	"github.com/dsh-actors/dsh-actors/llm"
+	"github.com/dsh-actors/dsh-actors/internal/llm"
 )
 
 // The modes of a RetryPolicy.

@@ -14,10 +14,11 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/llm"
+	"github.com/dsh-actors/dsh-actors/internal/llmtest"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
-	"github.com/dsh-actors/dsh-actors/llm"
-	"github.com/dsh-actors/dsh-actors/llm/llmtest"
 	"github.com/dsh-actors/dsh-actors/modelagent"
+	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
@@ -25,7 +26,9 @@ import (
 
 // empty is a response with no content and a zero usage: the client reports
 // it as an error finish with code EMPTY_RESPONSE.
-func empty() llmtest.Behavior { return llmtest.Stream(llmtest.Response{Usage: &llmtest.Usage{}}) }
+func empty() modelagenttest.Behavior {
+	return modelagenttest.Stream(modelagenttest.Response{Usage: &modelagenttest.Usage{}})
+}
 
 const (
 	emptyFailure = `{"message":"model returned a completed response with no content","code":"EMPTY_RESPONSE"}`
@@ -55,9 +58,9 @@ func raws(events []logged) []string {
 // no new message and no repeated request header runs the call again from
 // step 1.
 func TestAFailedCallIsRetriedAsANewTurn(t *testing.T) {
-	srv := llmtest.NewServer(empty(), llmtest.Stream(llmtest.Say("ok")))
+	srv := modelagenttest.NewServer(empty(), modelagenttest.Stream(modelagenttest.Say("ok")))
 	defer srv.Close()
-	r := newRig(t, srv.Client(0))
+	r := newRig(t, llmtest.DeepSeekOn(srv, 0))
 	log := events(t, r.turn(t, "retry", "hi").Session())
 	got := raws(log)
 	require.Len(t, got, 20, "%s", strings.Join(got, "\n"))
@@ -96,9 +99,9 @@ func TestAFailedCallIsRetriedAsANewTurn(t *testing.T) {
 // counts on from the last one of the chain; the failure after the last
 // retry ends its turn in error with no llm/retry and no further turn.
 func TestARetryChainEndsWhenMaxRetriesIsReached(t *testing.T) {
-	srv := llmtest.NewServer(llmtest.RateLimited(0), empty(), llmtest.Status(503, `{"error":{"message":"busy"}}`))
+	srv := modelagenttest.NewServer(modelagenttest.RateLimited(0), empty(), modelagenttest.Status(503, `{"error":{"message":"busy"}}`))
 	defer srv.Close()
-	r := newRig(t, srv.Client(0))
+	r := newRig(t, llmtest.DeepSeekOn(srv, 0))
 	log := events(t, r.turn(t, "exhausted", "hi").Session())
 	var starts, retries, ends []string
 	for _, e := range log {
@@ -128,9 +131,9 @@ func TestARetryChainEndsWhenMaxRetriesIsReached(t *testing.T) {
 func TestASuccessfulCallResetsTheRetryCount(t *testing.T) {
 	client := llmtest.NewClient(
 		llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "down", Code: "SERVER", Status: 500}}),
-		llmtest.Reply(llmtest.CallTools(llmtest.Call{ID: "c1", Name: "list_agents", Args: []string{"{}"}})),
+		llmtest.Reply(modelagenttest.CallTools(modelagenttest.Call{ID: "c1", Name: "list_agents", Args: []string{"{}"}})),
 		llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "down", Code: "SERVER", Status: 500}}),
-		llmtest.Reply(llmtest.Say("done")),
+		llmtest.Reply(modelagenttest.Say("done")),
 	)
 	r := newRig(t, client)
 	log := events(t, r.turn(t, "reset", "hi").Session())
@@ -150,7 +153,7 @@ func TestCancellingDuringTheRetryWait(t *testing.T) {
 	client := llmtest.NewClient(
 		llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "down", Code: "SERVER", Status: 500}}),
 		llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "down", Code: "SERVER", Status: 500}}),
-		llmtest.Reply(llmtest.Say("ok")),
+		llmtest.Reply(modelagenttest.Say("ok")),
 	)
 	slow := rigRetry()
 	slow.InitialDelayMs, slow.MaxDelayMs = 3_600_000, 3_600_000 // only a cancel ends the wait
@@ -191,25 +194,25 @@ func TestCancellingDuringTheRetryWait(t *testing.T) {
 // background child's epoch ends completed after its retry chain, its log
 // holds both turns, and list_agents lists it complete.
 func TestAChildsRetryChainSettlesWithItsLastTurn(t *testing.T) {
-	srv := llmtest.NewServer(
-		llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "call_fg", Name: "subagent",
+	srv := modelagenttest.NewServer(
+		modelagenttest.Stream(modelagenttest.CallTools(modelagenttest.Call{ID: "call_fg", Name: "subagent",
 			Args: []string{`{"description": "count", "prompt": "Count to two."}`}})),
-		llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "call_bg", Name: "subagent",
+		modelagenttest.Stream(modelagenttest.CallTools(modelagenttest.Call{ID: "call_bg", Name: "subagent",
 			Args: []string{`{"description": "greet", "prompt": "Say HI.", "run_in_background": true}`}})),
-		llmtest.Stream(llmtest.Say("started")),
-		llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "call_list", Name: "list_agents", Args: []string{"{}"}})),
-		llmtest.Stream(llmtest.Say("listed")),
+		modelagenttest.Stream(modelagenttest.Say("started")),
+		modelagenttest.Stream(modelagenttest.CallTools(modelagenttest.Call{ID: "call_list", Name: "list_agents", Args: []string{"{}"}})),
+		modelagenttest.Stream(modelagenttest.Say("listed")),
 	)
 	defer srv.Close()
-	srv.Route(func(r llmtest.Received) bool {
+	srv.Route(func(r modelagenttest.Received) bool {
 		return bytes.Contains(r.Body, []byte(`{"role":"user","content":"Count to two."}`))
 	},
-		empty(), llmtest.Stream(llmtest.Say("one two")))
-	srv.Route(func(r llmtest.Received) bool {
+		empty(), modelagenttest.Stream(modelagenttest.Say("one two")))
+	srv.Route(func(r modelagenttest.Received) bool {
 		return bytes.Contains(r.Body, []byte(`{"role":"user","content":"Say HI."}`))
 	},
-		empty(), llmtest.Stream(llmtest.Say("HI")))
-	r := newRig(t, srv.Client(0))
+		empty(), modelagenttest.Stream(modelagenttest.Say("HI")))
+	r := newRig(t, llmtest.DeepSeekOn(srv, 0))
 	ends := make(chan manager.RunEndInfo, 4)
 	defer r.service.Subscribe(func(e subagent.Event) {
 		if end, ok := e.(*subagent.EndEvent); ok {
@@ -274,9 +277,9 @@ func waitDisposed(t *testing.T, r *rig, id string) {
 // message turn whose retries count from 1 again, and the retry turn
 // after it continues the turn numbers.
 func TestAColdResumeAfterACrashMidChain(t *testing.T) {
-	srv := llmtest.NewServer(empty(), llmtest.Stream(llmtest.Say("ok")))
+	srv := modelagenttest.NewServer(empty(), modelagenttest.Stream(modelagenttest.Say("ok")))
 	defer srv.Close()
-	r := newRig(t, srv.Client(0))
+	r := newRig(t, llmtest.DeepSeekOn(srv, 0))
 	lines := []struct{ typ, data string }{
 		{"turn/start", `{"turn":1,"trigger":{"kind":"message","source":{"kind":"user"}}}`},
 		{"user/message", `{"content":[{"type":"text","text":"hi"}],"source":{"kind":"user"},"role":"user","id":"0b0e3c2e-7f43-4d59-9d4c-6d1c5e0a9f10"}`},
@@ -328,7 +331,7 @@ func TestAColdResumeAfterACrashMidChain(t *testing.T) {
 func TestTheRetryDelayIsLoggedAsComputed(t *testing.T) {
 	client := llmtest.NewClient(
 		llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "down", Code: "SERVER", Status: 500}}),
-		llmtest.Reply(llmtest.Say("ok")),
+		llmtest.Reply(modelagenttest.Say("ok")),
 	)
 	fractional := rigRetry()
 	fractional.InitialDelayMs = 2.5
@@ -371,7 +374,7 @@ func TestDisposingDuringTheRetryWait(t *testing.T) {
 func TestAnAlwaysPolicysRetryHasNoMaxRetries(t *testing.T) {
 	client := llmtest.NewClient(
 		llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "bad key", Code: "AUTH", Status: 401}}),
-		llmtest.Reply(llmtest.Say("ok")),
+		llmtest.Reply(modelagenttest.Say("ok")),
 	)
 	always := modelagent.RetryPolicy{Mode: modelagent.RetryAlways, InitialDelayMs: 1, MaxDelayMs: 1000}
 	r := newRigRetrying(t, client, always)

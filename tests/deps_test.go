@@ -34,11 +34,15 @@ var allowedDeps = map[string][]string{
 	"actors":   {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "inbox", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
 	"subagent": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "inbox", "actors", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
 	"host":     {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
-	// llm is the model client: a leaf on the event vocabulary.
-	"llm": {"fault", "event", "internal/jsjson"},
+	// internal/llm is the model client: a leaf on the event vocabulary.
+	"internal/llm": {"fault", "event", "internal/vocab", "internal/jsjson"},
+	// internal/llmtest is the scripted model client; only _test.go files
+	// import it. It scripts with modelagent/modelagenttest's responses.
+	"internal/llmtest": {"fault", "event", "internal/vocab", "internal/llm", "modelagent", "internal/jsjson"},
 	// modelagent is the model loop and its tools: an agent on the subagent
-	// service and the model client.
-	"modelagent": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "llm", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
+	// service and the model client (modelagent/modelagenttest, its mock
+	// model, imports no layer).
+	"modelagent": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/llm", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
 	// internal/actorkit is the protoactor plumbing the actor layers share
 	// (dispatcher pool, supervisor, logging, accessors): a leaf.
 	"internal/actorkit": {},
@@ -89,9 +93,9 @@ var allowedDeps = map[string][]string{
 	// the module's root package is the embedders' entry point: it opens
 	// the runtime and binds the subagent service, under host and cmd.
 	rootLayer: {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
-	"cmd": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "llm", "modelagent", "pgstore",
+	"cmd": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "internal/llm", "modelagent", "pgstore",
 		"internal/sweep", "internal/bench", "internal/storegen", "internal/stress", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
-	"tests": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "cmd", "llm", "modelagent", "pgstore", "internal/stress", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
+	"tests": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "cmd", "internal/llm", "modelagent", "pgstore", "internal/stress", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
 }
 
 // rootLayer is the layer name of the module's root package.

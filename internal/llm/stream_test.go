@@ -13,8 +13,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dsh-actors/dsh-actors/event"
-	"github.com/dsh-actors/dsh-actors/llm"
-	"github.com/dsh-actors/dsh-actors/llm/llmtest"
+	"github.com/dsh-actors/dsh-actors/internal/llm"
+	"github.com/dsh-actors/dsh-actors/internal/llmtest"
+	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -50,7 +51,7 @@ func TestReadStreamTranslatesAsTheOriginal(t *testing.T) {
 		want []string
 	}{{
 		name: "text in deltas, usage, stop",
-		body: streamBody(llmtest.Say("Hel", "lo")),
+		body: streamBody(modelagenttest.Say("Hel", "lo")),
 		want: []string{
 			`{"type":"block-start","index":0,"blockType":"text"}`,
 			`{"type":"text-delta","index":0,"text":"Hel"}`,
@@ -61,14 +62,14 @@ func TestReadStreamTranslatesAsTheOriginal(t *testing.T) {
 		},
 	}, {
 		name: "reasoning opens before text; tool-call arguments split across deltas",
-		body: streamBody(llmtest.Response{
+		body: streamBody(modelagenttest.Response{
 			Reasoning: []string{"think"},
 			Text:      []string{"ok"},
-			Calls: []llmtest.Call{
+			Calls: []modelagenttest.Call{
 				{ID: "call_a", Name: "subagent", Args: []string{`{"description":`, ` "x"}`}},
 				{ID: "call_b", Name: "list_agents", Args: []string{`{}`}},
 			},
-			Usage: &llmtest.Usage{Prompt: 30, Completion: 7, CacheHit: 20, Reasoning: 3},
+			Usage: &modelagenttest.Usage{Prompt: 30, Completion: 7, CacheHit: 20, Reasoning: 3},
 		}),
 		want: []string{
 			`{"type":"block-start","index":0,"blockType":"reasoning"}`,
@@ -115,7 +116,7 @@ func TestReadStreamTranslatesAsTheOriginal(t *testing.T) {
 		},
 	}, {
 		name: "an unknown finish reason is an error finish with its upper-cased code",
-		body: streamBody(llmtest.Response{Text: []string{"x"}, Finish: "content_filter"}),
+		body: streamBody(modelagenttest.Response{Text: []string{"x"}, Finish: "content_filter"}),
 		want: []string{
 			`{"type":"block-start","index":0,"blockType":"text"}`,
 			`{"type":"text-delta","index":0,"text":"x"}`,
@@ -124,7 +125,7 @@ func TestReadStreamTranslatesAsTheOriginal(t *testing.T) {
 		},
 	}, {
 		name: "a completed response without content is EMPTY_RESPONSE",
-		body: streamBody(llmtest.Response{Usage: &llmtest.Usage{}}),
+		body: streamBody(modelagenttest.Response{Usage: &modelagenttest.Usage{}}),
 		want: []string{
 			`{"type":"usage","usage":{"inputTokens":0,"outputTokens":0}}`,
 			`{"type":"finish","reason":{"kind":"error","failure":{"message":"model returned a completed response with no content","code":"EMPTY_RESPONSE"}}}`,
@@ -190,10 +191,10 @@ func (r failingReader) Read([]byte) (int, error) { return 0, r.err }
 
 func TestAssemblerBuildsTheMessageContent(t *testing.T) {
 	var a llm.Assembler
-	response := llmtest.Response{Text: []string{"a", "b"}, Calls: []llmtest.Call{
+	response := modelagenttest.Response{Text: []string{"a", "b"}, Calls: []modelagenttest.Call{
 		{Name: "list_agents", Args: []string{"{", "}"}},
-	}, Usage: &llmtest.Usage{Prompt: 3, Completion: 4}}
-	for _, c := range response.Chunks() {
+	}, Usage: &modelagenttest.Usage{Prompt: 3, Completion: 4}}
+	for _, c := range llmtest.Chunks(response) {
 		a.Push(c)
 	}
 	require.Equal(t, []event.Block{event.Text("ab")[0], event.ToolCallBlock{ID: "call-1", Name: "list_agents", Arguments: "{}"}.Block()}, a.Blocks())
@@ -215,9 +216,9 @@ func TestAssemblerBuildsTheMessageContent(t *testing.T) {
 // for req, or the error the call fails with before anything is sent.
 func sentBody(t *testing.T, req llm.Request) ([]byte, error) {
 	t.Helper()
-	srv := llmtest.NewServer(llmtest.Stream(llmtest.Say("x")))
+	srv := modelagenttest.NewServer(modelagenttest.Stream(modelagenttest.Say("x")))
 	defer srv.Close()
-	if _, err := collect(context.Background(), srv.Client(0), req); err != nil {
+	if _, err := collect(context.Background(), llmtest.DeepSeekOn(srv, 0), req); err != nil {
 		require.Empty(t, srv.Received(), "a call that fails before sending sends nothing")
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package llmtest_test
+package modelagenttest_test
 
 import (
 	"testing"
@@ -6,14 +6,14 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/dsh-actors/dsh-actors/llm/llmtest"
+	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestResponseEventsAreAChatCompletionsStream(t *testing.T) {
-	events := llmtest.Response{Text: []string{"a"}, Calls: []llmtest.Call{{ID: "c", Name: "n", Args: []string{"{", "}"}}},
-		Usage: &llmtest.Usage{Prompt: 2, Completion: 1}}.Events()
+	events := modelagenttest.Response{Text: []string{"a"}, Calls: []modelagenttest.Call{{ID: "c", Name: "n", Args: []string{"{", "}"}}},
+		Usage: &modelagenttest.Usage{Prompt: 2, Completion: 1}}.Events()
 	require.Equal(t, []string{
 		`{"choices":[{"delta":{"content":"","role":"assistant"},"index":0}],"id":"chatcmpl-test","model":"test","object":"chat.completion.chunk"}`,
 		`{"choices":[{"delta":{"content":"a"},"index":0}],"id":"chatcmpl-test","model":"test","object":"chat.completion.chunk"}`,
@@ -23,5 +23,4 @@ func TestResponseEventsAreAChatCompletionsStream(t *testing.T) {
 		`{"choices":[],"id":"chatcmpl-test","object":"chat.completion.chunk","usage":{"completion_tokens":1,"prompt_tokens":2,"total_tokens":3}}`,
 		`[DONE]`,
 	}, events)
-	require.Len(t, llmtest.Say("x").Chunks(), 5)
 }

@@ -1,22 +1,56 @@
+// Package llmtest is the module's in-process double of the model client:
+// a scripted llm.Client whose Steps answer with the chunks a
+// modelagenttest.Response streams (or a failure, or a hang), the chunks
+// themselves, and a client of a modelagenttest.Server without request
+// defaults. Only tests import it.
 package llmtest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"iter"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/dsh-actors/dsh-actors/event"
-	"github.com/dsh-actors/dsh-actors/llm"
+	"github.com/dsh-actors/dsh-actors/internal/llm"
+	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
 )
+
+// Chunks returns the chunks the model client reads from r's stream.
+func Chunks(r modelagenttest.Response) []event.Chunk {
+	var body bytes.Buffer
+	for _, payload := range r.Events() {
+		body.WriteString("data: " + payload + "\n\n")
+	}
+	var chunks []event.Chunk
+	for c, err := range llm.ReadStream(&body) {
+		if err != nil {
+			panic("llmtest: a scripted response does not read back: " + err.Error())
+		}
+		chunks = append(chunks, c)
+	}
+	return chunks
+}
+
+// DeepSeekOn returns a DeepSeek client of srv with the key "test-key", no
+// request defaults and the given idle timeout (0: the default).
+func DeepSeekOn(srv *modelagenttest.Server, idle time.Duration) *llm.DeepSeek {
+	c, err := llm.NewDeepSeek(llm.Config{BaseURL: srv.URL, APIKey: "test-key", IdleTimeout: idle})
+	if err != nil {
+		panic(err) // a key is set: cannot fail
+	}
+	return c
+}
 
 // Step is one scripted model call: given the call's context and request,
 // the stream it answers with.
 type Step func(ctx context.Context, req llm.Request) iter.Seq2[event.Chunk, error]
 
 // Reply answers with r's stream.
-func Reply(r Response) Step { return chunks(r.Chunks()...) }
+func Reply(r modelagenttest.Response) Step { return chunks(Chunks(r)...) }
 
 // chunks answers with exactly these chunks.
 func chunks(script ...event.Chunk) Step {

@@ -1,15 +1,8 @@
-// Package llmtest holds keyless test doubles for the llm package: a
-// scripted Client and an OpenAI-compatible SSE server on loopback, both
-// driven by the same Response descriptions, so a test can script a model
-// without a key or a network.
-package llmtest
+package modelagenttest
 
 import (
 	"bytes"
 	"encoding/json"
-
-	"github.com/dsh-actors/dsh-actors/event"
-	"github.com/dsh-actors/dsh-actors/llm"
 )
 
 // Call is one tool call a scripted model makes; Args are the fragments its
@@ -146,16 +139,4 @@ func encode(v any) string {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v) // maps of strings and numbers: cannot fail
 	return string(bytes.TrimSuffix(b.Bytes(), []byte{'\n'}))
-}
-
-// Chunks returns the chunks the llm package reads from r's stream.
-func (r Response) Chunks() []event.Chunk {
-	var chunks []event.Chunk
-	for c, err := range llm.ReadStream(bytes.NewReader(sse(r.Events()...))) {
-		if err != nil {
-			panic("llmtest: a scripted response does not read back: " + err.Error())
-		}
-		chunks = append(chunks, c)
-	}
-	return chunks
 }

@@ -1,4 +1,4 @@
-package llmtest
+package modelagenttest
 
 import (
 	"bytes"
@@ -9,9 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"time"
-
-	"github.com/dsh-actors/dsh-actors/llm"
 )
 
 // Behavior answers one chat-completions request.
@@ -129,16 +126,6 @@ func (s *Server) Received() []Received {
 	return slices.Clone(s.received)
 }
 
-// Client returns a DeepSeek client for this server with the key
-// "test-key" and the given idle timeout (0: the default).
-func (s *Server) Client(idle time.Duration) *llm.DeepSeek {
-	c, err := llm.NewDeepSeek(llm.Config{BaseURL: s.URL, APIKey: "test-key", IdleTimeout: idle})
-	if err != nil {
-		panic(err) // a key is set: cannot fail
-	}
-	return c
-}
-
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
@@ -148,7 +135,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	r.Body = io.NopCloser(bytes.NewReader(body)) // the behavior may read it again
 	if b == nil {
-		Status(http.StatusInternalServerError, `{"error":{"message":"llmtest: script exhausted"}}`)(w, r)
+		Status(http.StatusInternalServerError, `{"error":{"message":"modelagenttest: script exhausted"}}`)(w, r)
 		return
 	}
 	b(w, r)

@@ -9,8 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/event"
-	"github.com/dsh-actors/dsh-actors/llm"
-	"github.com/dsh-actors/dsh-actors/llm/llmtest"
+	"github.com/dsh-actors/dsh-actors/internal/llm"
+	"github.com/dsh-actors/dsh-actors/internal/llmtest"
+	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
 )
 
 // collect runs one call and returns its chunks and error.
@@ -29,7 +30,7 @@ var hello = llm.Request{Model: "deepseek-v4-flash", SessionID: "s-1",
 	Messages: []llm.Message{{Role: "user", Content: []event.Block{event.Text("hi")[0]}}}}
 
 func TestClientStreamsAndSendsTheOriginalRequest(t *testing.T) {
-	srv := llmtest.NewServer(llmtest.Stream(llmtest.Say("Hi", " there")))
+	srv := modelagenttest.NewServer(modelagenttest.Stream(modelagenttest.Say("Hi", " there")))
 	defer srv.Close()
 	c, err := llm.NewDeepSeek(llm.Config{BaseURL: srv.URL + "/v1/", APIKey: "k", Defaults: llm.DefaultDeepSeek})
 	require.NoError(t, err)
@@ -55,26 +56,26 @@ func TestClientStreamsAndSendsTheOriginalRequest(t *testing.T) {
 }
 
 func TestClientFailures(t *testing.T) {
-	long := llmtest.Say("a", "b", "c")
+	long := modelagenttest.Say("a", "b", "c")
 	tests := []struct {
 		name     string
-		behavior llmtest.Behavior
+		behavior modelagenttest.Behavior
 		idle     time.Duration
 		want     event.Failure
 		chunks   int
 	}{
-		{"401", llmtest.Status(401, `{"error":{"message":"Authentication Fails (no such user)","type":"authentication_error"}}`),
+		{"401", modelagenttest.Status(401, `{"error":{"message":"Authentication Fails (no such user)","type":"authentication_error"}}`),
 			0, event.Failure{Message: "Authentication Fails (no such user)", Code: "AUTH", Status: 401}, 0},
-		{"429 with Retry-After and a request id", llmtest.RateLimited(3), 0,
+		{"429 with Retry-After and a request id", modelagenttest.RateLimited(3), 0,
 			event.Failure{Message: "Rate limit reached", Code: "RATE_LIMIT", Status: 429, ProviderRetryAfterMs: 3000, RequestID: "req-429"}, 0},
-		{"429 out of quota", llmtest.Status(429, `{"error":{"message":"Insufficient Balance"}}`), 0,
+		{"429 out of quota", modelagenttest.Status(429, `{"error":{"message":"Insufficient Balance"}}`), 0,
 			event.Failure{Message: "Insufficient Balance", Code: "QUOTA", Status: 429}, 0},
-		{"400 context overflow", llmtest.Status(400, `{"error":{"message":"This model's maximum context length is 131072 tokens","code":"invalid_request_error"}}`), 0,
+		{"400 context overflow", modelagenttest.Status(400, `{"error":{"message":"This model's maximum context length is 131072 tokens","code":"invalid_request_error"}}`), 0,
 			event.Failure{Message: "This model's maximum context length is 131072 tokens", Code: "CONTEXT_WINDOW_EXCEEDED", Status: 400}, 0},
-		{"400 otherwise", llmtest.Status(400, `not json`), 0,
+		{"400 otherwise", modelagenttest.Status(400, `not json`), 0,
 			event.Failure{Message: "DeepSeek API error (HTTP 400)", Code: "INVALID_REQUEST", Status: 400}, 0},
-		{"503", llmtest.Status(503, `{}`), 0, event.Failure{Message: "DeepSeek API error (HTTP 503)", Code: "SERVER", Status: 503}, 0},
-		{"418", llmtest.Status(418, `{}`), 0, event.Failure{Message: "DeepSeek API error (HTTP 418)", Code: "HTTP_418", Status: 418}, 0},
+		{"503", modelagenttest.Status(503, `{}`), 0, event.Failure{Message: "DeepSeek API error (HTTP 503)", Code: "SERVER", Status: 503}, 0},
+		{"418", modelagenttest.Status(418, `{}`), 0, event.Failure{Message: "DeepSeek API error (HTTP 418)", Code: "HTTP_418", Status: 418}, 0},
 		{"end of stream before [DONE]", truncate(long, 3), 0,
 			event.Failure{Message: "SSE stream ended without [DONE]", Code: "STREAM_CLOSED"}, 3},
 		{"disconnect mid-stream", disconnect(long, 3), 0,
@@ -83,13 +84,13 @@ func TestClientFailures(t *testing.T) {
 			event.Failure{Message: "DeepSeek stream idle timeout after 20ms", Code: "TIMEOUT"}, 2},
 		{"malformed JSON", malformed(`{"choices":[`), 0,
 			event.Failure{Message: `malformed SSE payload: {"choices":[`, Code: "MALFORMED_RESPONSE"}, 0},
-		{"204", llmtest.Status(204, ``), 0, event.Failure{Message: "DeepSeek API returned no response body", Code: "EMPTY_RESPONSE"}, 0},
+		{"204", modelagenttest.Status(204, ``), 0, event.Failure{Message: "DeepSeek API returned no response body", Code: "EMPTY_RESPONSE"}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := llmtest.NewServer(tt.behavior)
+			srv := modelagenttest.NewServer(tt.behavior)
 			defer srv.Close()
-			chunks, err := collect(context.Background(), srv.Client(tt.idle), hello)
+			chunks, err := collect(context.Background(), llmtest.DeepSeekOn(srv, tt.idle), hello)
 			if tt.idle > 0 { // a loaded machine may time out before the first events arrive
 				require.LessOrEqual(t, len(chunks), tt.chunks)
 			} else {
@@ -106,9 +107,9 @@ func TestClientFailures(t *testing.T) {
 }
 
 func TestClientRetriesNothingItself(t *testing.T) {
-	srv := llmtest.NewServer(llmtest.RateLimited(1), llmtest.Stream(llmtest.Say("ok")))
+	srv := modelagenttest.NewServer(modelagenttest.RateLimited(1), modelagenttest.Stream(modelagenttest.Say("ok")))
 	defer srv.Close()
-	c := srv.Client(0)
+	c := llmtest.DeepSeekOn(srv, 0)
 	_, err := collect(context.Background(), c, hello)
 	require.Equal(t, "RATE_LIMIT", codeOf(err))
 	require.Len(t, srv.Received(), 1)
@@ -119,7 +120,7 @@ func TestClientRetriesNothingItself(t *testing.T) {
 }
 
 func TestClientTransportAndCallerFailures(t *testing.T) {
-	srv := llmtest.NewServer()
+	srv := modelagenttest.NewServer()
 	url := srv.URL
 	srv.Close()
 	c, err := llm.NewDeepSeek(llm.Config{BaseURL: url, APIKey: "k"})
@@ -130,12 +131,12 @@ func TestClientTransportAndCallerFailures(t *testing.T) {
 	require.Equal(t, "DeepSeek API request to "+url+" failed", e.Message)
 	require.Contains(t, e.Error(), "DeepSeek API request to "+url+" failed: Post ")
 
-	stall := llmtest.NewServer(stall(llmtest.Say("x"), 2))
+	stall := modelagenttest.NewServer(stall(modelagenttest.Say("x"), 2))
 	defer stall.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var chunks int
-	for _, err = range stall.Client(0).Stream(ctx, hello) {
+	for _, err = range llmtest.DeepSeekOn(stall, 0).Stream(ctx, hello) {
 		if err == nil {
 			chunks++
 			cancel()
@@ -160,7 +161,7 @@ func TestNewDeepSeekNeedsAKey(t *testing.T) {
 }
 
 func TestScriptedClientRecordsRequests(t *testing.T) {
-	c := llmtest.NewClient(llmtest.Reply(llmtest.Say("one")), llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "boom", Code: "SERVER"}}))
+	c := llmtest.NewClient(llmtest.Reply(modelagenttest.Say("one")), llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "boom", Code: "SERVER"}}))
 	chunks, err := collect(context.Background(), c, hello)
 	require.NoError(t, err)
 	require.Len(t, chunks, 5)
