@@ -46,7 +46,7 @@
 // panic is logged and peers still run; only a provider-added panic rolls
 // the registration back and is returned by RegisterProvider. A
 // continuable epoch's end reports its own stop reason and last assistant
-// message (see manager.CaptureEpoch), or stop reason error
+// message (as manager.RunOutcome captures a run's), or stop reason error
 // without a message when its teardown failed (DURABILITY_FAILED included).
 //
 // # Errors and depth

@@ -92,11 +92,8 @@ func (p *inProcess) startRun(ctx context.Context, req StartRequest) (*Run, error
 	go func() {
 		defer stop()
 		_ = h.WhenIdle(context.Background())
-		epoch := manager.CaptureEpoch(h.Session().Events()[boundary:])
-		if !epoch.Closed && ctx.Err() != nil {
-			epoch.StopReason = agent.Aborted // cancelled before its turn opened
-		}
-		settle(Result{Output: epoch.Output, StopReason: epoch.StopReason}, nil)
+		output, reason := manager.RunOutcome(h.Session().Events()[boundary:], ctx.Err() != nil)
+		settle(Result{Output: output, StopReason: reason}, nil)
 	}()
 	return run, nil
 }

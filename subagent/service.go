@@ -75,7 +75,7 @@ func New(rt *actors.Runtime, q query.Querier, opts ...Option) (*Service, error) 
 // closed again (it owns nothing yet).
 func (s *Service) bindManager(cfg config) error {
 	m, err := manager.New(manager.Options{
-		Runtime: s.rt, Prepare: s.prepareContinuable, Observer: observer{s},
+		Runtime: s.rt, Prepare: s.prepareContinuable, Started: s.epochStarted, Ended: s.epochEnded,
 		Logger: cfg.logger,
 	})
 	if err != nil {
@@ -188,31 +188,30 @@ func (s *Service) ListChildrenFrom(ctx context.Context, catalog query.Catalog, p
 
 // prepareContinuable resolves a provider's continuable capability for the
 // manager: NO_PROVIDER, UNSUPPORTED_CAPABILITY, or the provider's seed.
-func (s *Service) prepareContinuable(ctx context.Context, name string, req manager.PrepareRequest) ([]session.Event, error) {
-	p := s.providers.get(name)
-	if p == nil {
+func (s *Service) prepareContinuable(ctx context.Context, name, childID string, p *parent.Handle) ([]session.Event, error) {
+	provider := s.providers.get(name)
+	if provider == nil {
 		return nil, manager.NoProvider(name)
 	}
-	preparer, ok := p.(continuablePreparer)
+	preparer, ok := provider.(continuablePreparer)
 	if !ok {
 		return nil, unsupportedContinuable(name)
 	}
-	spec, err := preparer.PrepareContinuable(ctx, continuableCreateRequest(req))
+	spec, err := preparer.PrepareContinuable(ctx, continuableCreateRequest{SessionID: childID, Parent: p})
 	return spec.Seed, err
 }
 
-// observer publishes the manager's epoch edges as lifecycle events.
-type observer struct{ s *Service }
-
-// Started emits subagent/start to the service's listeners (contained).
-func (o observer) Started(info manager.RunInfo) error {
-	o.s.events.emitContained(&StartEvent{RunInfo: info})
+// epochStarted emits a continuable epoch's subagent/start to the service's
+// listeners (contained).
+func (s *Service) epochStarted(info manager.RunInfo) error {
+	s.events.emitContained(&StartEvent{RunInfo: info})
 	return nil
 }
 
-// Ended emits subagent/end to the service's listeners (contained).
-func (o observer) Ended(info manager.RunEndInfo) {
-	o.s.events.emitContained(&EndEvent{RunEndInfo: info})
+// epochEnded emits a continuable epoch's subagent/end to the service's
+// listeners (contained).
+func (s *Service) epochEnded(info manager.RunEndInfo) {
+	s.events.emitContained(&EndEvent{RunEndInfo: info})
 }
 
 // capability is agent.Subagents bound to one calling agent.

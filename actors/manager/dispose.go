@@ -163,7 +163,7 @@ func (m *Manager) finishTeardown(a *activation, children []*disposal) {
 	if err := m.durability(ctx, a); err != nil && failure == nil {
 		failure = err
 	}
-	epoch := CaptureEpoch(a.handle.Session().Events()[a.boundary:])
+	epoch := captureEpoch(a.handle.Session().Events()[a.boundary:])
 	if err := a.handle.Dispose(ctx); err != nil && failure == nil {
 		failure = handleDisposalFailed(a.childID, err)
 	}
@@ -236,14 +236,14 @@ func (m *Manager) forget(a *activation) {
 	a.gone = true
 }
 
-// ended calls the observer, containing its panic.
+// ended calls Options.Ended, containing its panic.
 func (m *Manager) ended(info RunEndInfo) {
 	defer func() {
 		if r := recover(); r != nil {
 			m.logger.Warn(fmt.Sprintf("subagent: subagent/end listener threw: %v", r))
 		}
 	}()
-	m.observer.Ended(info)
+	m.onEnded(info)
 }
 
 // rollbackUnpublished undoes an Activation that failed before it was

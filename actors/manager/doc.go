@@ -61,9 +61,9 @@
 //
 // # Lifecycle edges
 //
-// Observer.Started and Observer.Ended run on one lifecycle goroutine, in
+// Options.Started and Options.Ended run on one lifecycle goroutine, in
 // order, off the actor: a start always precedes its end, and a child's end
-// precedes its parent's. Observers and agent-bus listeners must not block
+// precedes its parent's. They and agent-bus listeners must not block
 // on the manager (start a goroutine to call it).
 //
 // # Deliberate choices where the seeds leave room

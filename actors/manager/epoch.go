@@ -7,9 +7,9 @@ import (
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-// Epoch is what one resident period of a continuable child reports on its
-// subagent/end edge, taken from the events it appended itself.
-type Epoch struct {
+// epochReport is what one resident period of a continuable child reports
+// on its subagent/end edge, taken from the events it appended itself.
+type epochReport struct {
 	// StopReason is the mapped reason of the last closed message-triggered
 	// turn of the epoch (a retry chain's last closed turn), or completed
 	// when no such turn closed.
@@ -21,7 +21,7 @@ type Epoch struct {
 	Closed bool
 }
 
-// CaptureEpoch folds an epoch's own events (the log suffix from the epoch
+// captureEpoch folds an epoch's own events (the log suffix from the epoch
 // boundary taken at subagent/start) into its stop reason and output, with
 // these rules: output is the content of the last assistant/message
 // even if empty; the stop reason is that of the last closed turn whose
@@ -32,12 +32,25 @@ type Epoch struct {
 // mapTurnEnd; no such turn means completed. It scans
 // backwards and decodes only the events it needs, so its cost does not
 // grow with the epoch.
-func CaptureEpoch(own []session.Event) Epoch {
-	epoch := Epoch{StopReason: agent.Completed, Output: lastOutput(own)}
+func captureEpoch(own []session.Event) epochReport {
+	epoch := epochReport{StopReason: agent.Completed, Output: lastOutput(own)}
 	if reason, ok := lastMessageTurnEnd(own); ok {
 		epoch.StopReason, epoch.Closed = mapTurnEnd(reason), true
 	}
 	return epoch
+}
+
+// RunOutcome is what a one-shot run reports from the events its child
+// appended after the run's prompt: the output and stop reason as an
+// epoch's are captured (the last assistant message, and the mapped reason
+// of the last message-triggered turn that closed), except that a run
+// cancelled before any such turn closed is aborted. It does not block.
+func RunOutcome(own []session.Event, cancelled bool) (output []event.Block, reason agent.StopReason) {
+	epoch := captureEpoch(own)
+	if !epoch.Closed && cancelled {
+		return epoch.Output, agent.Aborted
+	}
+	return epoch.Output, epoch.StopReason
 }
 
 // lastOutput is the content of the last assistant/message, or nil.

@@ -27,7 +27,7 @@ func say(text string) session.Event {
 	return ev("assistant/message", `{"turn":1,"step":1,"message":{"role":"assistant","content":[{"type":"text","text":"`+text+`"}]}}`)
 }
 
-// CaptureEpoch's output and stop reason over one epoch's own events.
+// captureEpoch's output and stop reason over one epoch's own events.
 func TestCaptureEpoch(t *testing.T) {
 	empty := ev("assistant/message", `{"turn":1,"step":1,"message":{"role":"assistant","content":[]}}`)
 	cases := []struct {
@@ -70,7 +70,7 @@ func TestCaptureEpoch(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			epoch := CaptureEpoch(c.own)
+			epoch := captureEpoch(c.own)
 			require.Equal(t, c.reason, epoch.StopReason)
 			require.Equal(t, c.output, epoch.Output)
 		})
@@ -83,6 +83,6 @@ func BenchmarkCaptureEpochOfALongEpoch(b *testing.B) {
 		own = append(own, start("1", "message"), say("x"), end("1", "completed"))
 	}
 	for b.Loop() {
-		CaptureEpoch(own)
+		captureEpoch(own)
 	}
 }

@@ -51,7 +51,7 @@ type fixtureConfig struct {
 	memoryOnly bool
 	root       string
 	checkpoint checkpointFunc
-	prepare    PrepareFunc
+	prepare    prepareFunc
 	fs         sessionfs.FS
 	store      session.Store
 	resume     bool
@@ -63,7 +63,7 @@ func memoryOnly() option { return func(c *fixtureConfig) { c.memoryOnly = true }
 
 func withCheckpoint(fn checkpointFunc) option { return func(c *fixtureConfig) { c.checkpoint = fn } }
 
-func withPrepare(fn PrepareFunc) option { return func(c *fixtureConfig) { c.prepare = fn } }
+func withPrepare(fn prepareFunc) option { return func(c *fixtureConfig) { c.prepare = fn } }
 
 // withStore runs the fixture on store (closed by its opener) instead of
 // a JSONL store of its own.
@@ -102,7 +102,7 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 	if prepare == nil {
 		prepare = spawnOnly
 	}
-	f.m, err = New(Options{Runtime: rt, Prepare: prepare, Observer: f.rec, checkpoint: cfg.checkpoint})
+	f.m, err = New(Options{Runtime: rt, Prepare: prepare, Started: f.rec.Started, Ended: f.rec.Ended, checkpoint: cfg.checkpoint})
 	require.NoError(t, err)
 	m := f.m
 	var deadLetters atomic.Int32 // to the manager: a post after it stopped
@@ -129,7 +129,7 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 
 // spawnOnly prepares "spawn" (no seed) and "retired"; anything else has no
 // provider.
-func spawnOnly(_ context.Context, provider string, _ PrepareRequest) ([]session.Event, error) {
+func spawnOnly(_ context.Context, provider, _ string, _ *parent.Handle) ([]session.Event, error) {
 	switch provider {
 	case "spawn", "retired":
 		return nil, nil
@@ -316,7 +316,7 @@ func (g *gates) reached(name string) { <-g.get(g.at, name) }
 
 func (g *gates) open(name string) { close(g.get(g.ch, name)) }
 
-// recorder is an Observer that keeps every edge in order.
+// recorder is the Started and Ended pair that keeps every edge in order.
 type recorder struct {
 	mu      sync.Mutex
 	changed chan struct{}

@@ -50,7 +50,7 @@ func TestFollowupColdResumesASettledChild(t *testing.T) {
 // after it can no longer be prepared; starts and ends pair by run id.
 func TestColdResumeDoesNotNeedTheProvider(t *testing.T) {
 	retired := false
-	f := newFixture(t, withPrepare(func(ctx context.Context, provider string, req PrepareRequest) ([]session.Event, error) {
+	f := newFixture(t, withPrepare(func(ctx context.Context, provider, _ string, p *parent.Handle) ([]session.Event, error) {
 		if retired {
 			return nil, NoProvider(provider)
 		}

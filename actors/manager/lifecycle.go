@@ -52,14 +52,3 @@ func (e RunEndInfo) MarshalJSON() ([]byte, error) {
 	}
 	return session.EncodeData(p)
 }
-
-// Observer receives the lifecycle edges of continuable epochs. Started is
-// called once the epoch is resident, before its prompt is submitted; an error
-// from it is a publication failure and rolls the unpublished Activation back
-// with no end edge. Ended is called after the epoch's disposal settled and
-// ownership was released. Both are called from the manager's goroutines and
-// must not block on the manager.
-type Observer interface {
-	Started(RunInfo) error
-	Ended(RunEndInfo)
-}

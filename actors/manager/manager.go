@@ -53,18 +53,8 @@ type Started struct {
 	MessageID string
 }
 
-// PrepareRequest is what a provider's continuable preparation gets: the new
-// child's id and the parent.
-type PrepareRequest struct {
-	SessionID string
-	Parent    *parent.Handle
-}
-
-// PrepareFunc runs the named provider's continuable preparation and returns
-// the seed (inherited events, Seq == index; nil for a fresh child). It fails
-// with NO_PROVIDER or UNSUPPORTED_CAPABILITY before any child resource
-// exists. It runs off the manager's actor and may block.
-type PrepareFunc func(ctx context.Context, provider string, req PrepareRequest) ([]session.Event, error)
+// prepareFunc is Options.Prepare.
+type prepareFunc = func(ctx context.Context, provider, childID string, p *parent.Handle) ([]session.Event, error)
 
 // checkpointFunc is the final durability checkpoint of a disposal: true
 // only when everything the child appended is durable.
@@ -74,11 +64,22 @@ type checkpointFunc func(ctx context.Context, live *session.Live) (bool, error)
 type Options struct {
 	// Runtime is the actor runtime children run on (required).
 	Runtime *actors.Runtime
-	// Prepare resolves providers (required for StartContinuable).
-	Prepare PrepareFunc
-	// Observer receives subagent/start and subagent/end of every epoch
-	// (optional).
-	Observer Observer
+	// Prepare runs the named provider's continuable preparation for the
+	// child the manager reserved childID for, below the exact live parent p, and returns the
+	// seed (inherited events, Seq == index; nil for a fresh child). It
+	// fails with NO_PROVIDER or UNSUPPORTED_CAPABILITY before any child
+	// resource exists. It runs off the manager's actor and may block
+	// (required for StartContinuable).
+	Prepare func(ctx context.Context, provider, childID string, p *parent.Handle) ([]session.Event, error)
+	// Started and Ended receive subagent/start and subagent/end of every
+	// epoch (optional; see their order under "Lifecycle edges" in the
+	// package doc). Started is called once the epoch is resident, before
+	// its prompt is submitted; an error from it is a publication failure
+	// and rolls the unpublished Activation back with no end edge. Ended is
+	// called after the epoch's disposal settled and ownership was
+	// released. Both must not block on the manager.
+	Started func(RunInfo) error
+	Ended   func(RunEndInfo)
 	// Logger receives teardown warnings; nil means the runtime's logger.
 	Logger *slog.Logger
 
@@ -101,8 +102,9 @@ type Manager struct {
 	rt         *actors.Runtime
 	registry   *parent.Registry
 	sessions   *session.Sessions
-	prepare    PrepareFunc
-	observer   Observer
+	prepare    prepareFunc
+	onStarted  func(RunInfo) error
+	onEnded    func(RunEndInfo)
 	checkpoint checkpointFunc
 	logger     *slog.Logger
 	system     *actor.ActorSystem
@@ -139,7 +141,8 @@ func New(opts Options) (*Manager, error) {
 		registry:   opts.Runtime.Registry(),
 		sessions:   opts.Runtime.Sessions(),
 		prepare:    opts.Prepare,
-		observer:   opts.Observer,
+		onStarted:  opts.Started,
+		onEnded:    opts.Ended,
 		checkpoint: opts.checkpoint,
 		logger:     logger,
 		system:     actorkit.RuntimeSystem(opts.Runtime),
@@ -153,8 +156,11 @@ func New(opts Options) (*Manager, error) {
 	if in, ok := durable.Of(m.sessions.Store()); ok {
 		m.inbox = in
 	}
-	if m.observer == nil {
-		m.observer = nopObserver{}
+	if m.onStarted == nil {
+		m.onStarted = func(RunInfo) error { return nil }
+	}
+	if m.onEnded == nil {
+		m.onEnded = func(RunEndInfo) {}
 	}
 	m.dispatcher = actorkit.NewPool(1, dispatchThroughput)
 	props := actor.PropsFromProducer(func() actor.Actor { return (*receiver)(m) }, actor.WithDispatcher(m.dispatcher))
@@ -225,11 +231,6 @@ func (m *Manager) closeForRuntime(ctx context.Context) error {
 	}
 	return err
 }
-
-type nopObserver struct{}
-
-func (nopObserver) Started(RunInfo) error { return nil }
-func (nopObserver) Ended(RunEndInfo)      {}
 
 // gate counts the calls in flight so Close can wait for them, and refuses
 // new ones once closed.

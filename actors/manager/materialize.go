@@ -118,7 +118,7 @@ func (m *Manager) publish(ctx context.Context, ms materializeSpec, a *activation
 	})
 }
 
-// emitStart calls Observer.Started on the lifecycle goroutine and posts
+// emitStart calls Options.Started on the lifecycle goroutine and posts
 // its outcome back to the actor.
 func (m *Manager) emitStart(a *activation, then func(error)) {
 	info, e := a.run, a.edge
@@ -129,14 +129,14 @@ func (m *Manager) emitStart(a *activation, then func(error)) {
 	})
 }
 
-// started calls the observer, turning its panic into a publication failure.
+// started calls Options.Started, turning its panic into a publication failure.
 func (m *Manager) started(info RunInfo) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("subagent: subagent/start publication failed: %v", r)
 		}
 	}()
-	return m.observer.Started(info)
+	return m.onStarted(info)
 }
 
 // submitAdmitted is the final admission span, with no wait in it: the

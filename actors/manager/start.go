@@ -60,7 +60,7 @@ func (m *Manager) start(ctx context.Context, spec StartSpec, reply func(Started,
 		err  error
 	}
 	async(m, func() prepared {
-		seed, err := m.prepareSeed(ctx, spec.Provider, PrepareRequest{SessionID: plan.childID, Parent: p})
+		seed, err := m.prepareSeed(ctx, spec.Provider, plan.childID, p)
 		return prepared{seed, err}
 	}, func(r prepared) {
 		if r.err == nil {
@@ -131,11 +131,11 @@ func childSpec(parentSpec parent.Spec, req Request, depth int) parent.Spec {
 }
 
 // prepareSeed runs the provider's continuable preparation (off the actor).
-func (m *Manager) prepareSeed(ctx context.Context, provider string, req PrepareRequest) ([]session.Event, error) {
+func (m *Manager) prepareSeed(ctx context.Context, provider, childID string, p *parent.Handle) ([]session.Event, error) {
 	if m.prepare == nil {
 		return nil, NoProvider(provider)
 	}
-	return m.prepare(ctx, provider, req)
+	return m.prepare(ctx, provider, childID, p)
 }
 
 // createSpec builds the child's creation: its header and its seed, the

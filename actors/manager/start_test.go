@@ -53,7 +53,7 @@ func TestStartReturnsBothIdsAtInboxAcceptance(t *testing.T) {
 
 // A failed preparation leaves nothing behind.
 func TestStartRejectsWithoutIdsWhenPreparationFails(t *testing.T) {
-	f := newFixture(t, withPrepare(func(context.Context, string, PrepareRequest) ([]sessionEvent, error) {
+	f := newFixture(t, withPrepare(func(context.Context, string, string, *parent.Handle) ([]sessionEvent, error) {
 		return nil, fault.New(fault.UnsupportedCapability, `subagent provider "oneshot" does not support continuable children`, nil)
 	}))
 	_, err := f.m.StartContinuable(bg, f.spec(f.parent, "hi"))
@@ -229,8 +229,8 @@ func TestChildEpochsAreOwnedByTheirParent(t *testing.T) {
 
 // A seeded (fork) child continues the inherited turn numbering.
 func TestSeededChildContinuesTurnNumbering(t *testing.T) {
-	f := newFixture(t, withPrepare(func(ctx context.Context, provider string, req PrepareRequest) ([]sessionEvent, error) {
-		return completedPrefix(req.Parent), nil
+	f := newFixture(t, withPrepare(func(ctx context.Context, provider, _ string, p *parent.Handle) ([]sessionEvent, error) {
+		return completedPrefix(p), nil
 	}))
 	_, err := f.rt.Followup(bg, "parent", event.Text("first"), event.Source{Kind: "user"})
 	require.NoError(t, err)

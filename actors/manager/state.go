@@ -75,7 +75,7 @@ type edge struct {
 // teardownOutcome is what a finished teardown hands to the release.
 type teardownOutcome struct {
 	failure error
-	epoch   Epoch
+	epoch   epochReport
 }
 
 // arrive counts one of the two parties a stopped actor's release waits
