@@ -19,7 +19,7 @@
 //
 // and then releases the inbox for the next message. As in the original's
 // agent loop, the turn exists in the log before the message it consumes.
-// These payloads are package event's, byte for byte.
+// These payloads are internal/vocab's, byte for byte.
 // A model agent logs its steps through Host.Step instead of Host.Say:
 // step/start, request/header, request/context, assistant/chunk…,
 // assistant/message (sourceEventSeqs: the step's chunks), tool/call and
