@@ -306,9 +306,10 @@ func appendControl(buf []byte, c byte) []byte {
 }
 
 // Marshal is json.Marshal without HTML escaping and without the encoder's
-// trailing newline: a Go struct of strings, integers, booleans and nested
-// such structs is written as JSON.stringify writes the object it stands
-// for, keys in the struct's field order.
+// trailing newline: a struct's keys in field order, '<', '>' and '&' raw,
+// as JSON.stringify writes them. Unlike JSON.stringify it escapes U+2028
+// and U+2029 (encoding/json always does); a value that must be the
+// original's bytes whatever it holds goes through Value.Append instead.
 func Marshal(v any) ([]byte, error) {
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)

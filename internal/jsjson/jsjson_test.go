@@ -73,3 +73,16 @@ func FuzzStringify(f *testing.F) {
 		require.Equal(t, string(out), string(again.Append(nil)))
 	})
 }
+
+// Marshal writes a struct's keys in field order, no HTML escaping and no
+// trailing newline; U+2028 is escaped (JSON.stringify would not).
+func TestMarshalIsStringifyOfAStruct(t *testing.T) {
+	got, err := Marshal(struct {
+		B string `json:"b"`
+		A int    `json:"a"`
+	}{B: "<a> & \u2028", A: 1})
+	require.NoError(t, err)
+	require.Equal(t, `{"b":"<a> & \u2028","a":1}`, string(got))
+	_, err = Marshal(func() {})
+	require.Error(t, err)
+}
