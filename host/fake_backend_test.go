@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/dsh-actors/dsh-actors/event"
-	"github.com/dsh-actors/dsh-actors/index"
+	"github.com/dsh-actors/dsh-actors/internal/index"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 

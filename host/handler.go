@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/dsh-actors/dsh-actors/actors"
-	"github.com/dsh-actors/dsh-actors/index"
 	"github.com/dsh-actors/dsh-actors/query"
 )
 
@@ -52,11 +51,13 @@ type Options struct {
 	// about two more copies); a body that would go beyond it is answered
 	// 413 (default 128 MiB, two bodies of the 64 MiB maximum).
 	MaxBodyBytesInFlight int64
-	// Index is the derived index of the runtime's store: when set it
-	// answers session search and the titles of stored sessions in
-	// session.list; without it search scans every stored log and a stored
-	// session's title is read from its log once per process.
-	Index *index.DB
+	// Index is the derived index of the runtime's store, which only this
+	// module's CLI and benchmarks open (its type is internal; embedders
+	// leave it nil): when set it answers session search and the titles of
+	// stored sessions in session.list; without it search scans every
+	// stored log and a stored session's title is read from its log once
+	// per process.
+	Index derivedIndex
 }
 
 // Handler serves the RPC methods under /api, the event streams and the

@@ -16,7 +16,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/inbox"
-	"github.com/dsh-actors/dsh-actors/index"
+	"github.com/dsh-actors/dsh-actors/internal/index"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -38,15 +38,24 @@ type runtimeBackend struct {
 	rt    *actors.Runtime
 	cont  Continuations
 	query *query.Query
-	index *index.DB // nil: stored titles and search read the logs
+	index derivedIndex // nil: stored titles and search read the logs
 	facts *factCache
+}
+
+// derivedIndex is what the handler reads from the derived index of the
+// runtime's store (an *index.DB).
+type derivedIndex interface {
+	// Search returns one page of the stored events holding req.Phrase.
+	Search(ctx context.Context, req index.SearchRequest) (index.Page, error)
+	// Titles returns the title of every stored session that has one.
+	Titles(ctx context.Context) (map[string]index.Title, error)
 }
 
 // newRuntimeBackend adapts rt, its continuation service and a query over
 // rt.Sessions(); db, when not nil, answers search and stored titles. It
 // starts observing appends at once (for session.list's updatedAt and
 // title); close stops that. It never closes the index.
-func newRuntimeBackend(rt *actors.Runtime, cont Continuations, q *query.Query, db *index.DB) *runtimeBackend {
+func newRuntimeBackend(rt *actors.Runtime, cont Continuations, q *query.Query, db derivedIndex) *runtimeBackend {
 	b := &runtimeBackend{rt: rt, cont: cont, query: q, index: db, facts: newFactCache()}
 	b.facts.cancel = rt.Sessions().Subscribe(b.facts.observe)
 	return b

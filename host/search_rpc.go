@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/index"
+	"github.com/dsh-actors/dsh-actors/internal/index"
 )
 
 // sessionSearch answers session.search {query, limit?, offset?} with

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/index"
+	"github.com/dsh-actors/dsh-actors/internal/index"
 	"github.com/stretchr/testify/require"
 )
 

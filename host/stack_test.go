@@ -16,7 +16,7 @@ import (
 	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/descriptor"
-	"github.com/dsh-actors/dsh-actors/index"
+	"github.com/dsh-actors/dsh-actors/internal/index"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
@@ -52,7 +52,7 @@ func newRuntimeStackOn(t *testing.T, root string, indexed bool) *runtimeStack {
 		db, err = index.Open(context.Background(), root, rt.Sessions())
 		require.NoError(t, err)
 	}
-	backend := newRuntimeBackend(rt, service, opened.Query(), db)
+	backend := newRuntimeBackend(rt, service, opened.Query(), indexOrNone(db))
 	handler := newHandler(backend, Options{})
 	recorder := &apiRecorder{next: handler}
 	server := httptest.NewServer(recorder)
@@ -70,6 +70,15 @@ func newRuntimeStackOn(t *testing.T, root string, indexed bool) *runtimeStack {
 	}
 	t.Cleanup(stop)
 	return &runtimeStack{rt: rt, service: service, backend: backend, recorder: recorder, url: server.URL, stop: stop}
+}
+
+// indexOrNone is db as the backend's index, or no index when db is nil
+// (a nil *index.DB in the interface would be an index).
+func indexOrNone(db *index.DB) derivedIndex {
+	if db == nil {
+		return nil
+	}
+	return db
 }
 
 // settled waits until every healthy entry of parentID's catalog is inactive

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/dsh-actors/dsh-actors/actors"
-	"github.com/dsh-actors/dsh-actors/index"
+	"github.com/dsh-actors/dsh-actors/internal/index"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -44,7 +44,7 @@ func BenchmarkListSessionsAfterARestart(b *testing.B) {
 	for name, withIndex := range map[string]*index.DB{"unindexed": nil, "indexed": db} {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				backend := newRuntimeBackend(rt, catalogOnly{q}, q, withIndex)
+				backend := newRuntimeBackend(rt, catalogOnly{q}, q, indexOrNone(withIndex))
 				summaries, err := backend.ListSessions(ctx)
 				backend.close()
 				require.NoError(b, err)

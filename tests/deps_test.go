@@ -23,17 +23,14 @@ var allowedDeps = map[string][]string{
 	"descriptor": {"fault", "event", "internal/jsjson"},
 	// event is what agents and models exchange with the runtime (content
 	// blocks, messages, chunks): a leaf but for internal/jsjson.
-	"event":   {"internal/jsjson"},
-	"agent":   {"fault", "event", "internal/jsjson"},
-	"session": {"fault", "event", "internal/vocab", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
-	"query":   {"fault", "event", "internal/vocab", "session", "descriptor", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
-	"inbox":   {"fault", "event", "agent", "internal/actorkit", "internal/jsjson"},
-	// index is the derived SQLite index beside the store: it answers as
-	// the query's catalog reader does, so it sits on query.
-	"index":    {"fault", "event", "internal/vocab", "session", "query", "descriptor", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
+	"event":    {"internal/jsjson"},
+	"agent":    {"fault", "event", "internal/jsjson"},
+	"session":  {"fault", "event", "internal/vocab", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
+	"query":    {"fault", "event", "internal/vocab", "session", "descriptor", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
+	"inbox":    {"fault", "event", "agent", "internal/actorkit", "internal/jsjson"},
 	"actors":   {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "inbox", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
 	"subagent": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "inbox", "actors", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
-	"host":     {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
+	"host":     {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/index", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
 	// internal/llm is the model client: a leaf on the event vocabulary.
 	"internal/llm": {"fault", "event", "internal/vocab", "internal/jsjson"},
 	// internal/llmtest is the scripted model client; only _test.go files
@@ -69,9 +66,12 @@ var allowedDeps = map[string][]string{
 	// internal/storegen writes synthetic stores for the measurements: it
 	// sits beside query, on session and descriptor only.
 	"internal/storegen": {"fault", "event", "internal/vocab", "session", "descriptor", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
+	// internal/index is the derived SQLite index beside the store: it
+	// answers as the query's catalog reader does, so it sits on query.
+	"internal/index": {"fault", "event", "internal/vocab", "session", "query", "descriptor", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
 	// internal/bench holds the CLI's measurement loops: it sits on the
 	// runtime and under cmd.
-	"internal/bench": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "internal/storegen", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
+	"internal/bench": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/index", "inbox", "actors", "subagent", "host", "internal/storegen", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
 	// internal/stress is the randomized stress harness of the CLI and the
 	// stress tests: it sits on the subagent service.
 	"internal/stress": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
@@ -92,10 +92,10 @@ var allowedDeps = map[string][]string{
 	"pgstore": {"fault", "event", "internal/vocab", "descriptor", "session", "query", "internal/durable", "internal/sessionfs", "internal/sweep", "internal/listeners", "internal/jsjson"},
 	// the module's root package is the embedders' entry point: it opens
 	// the runtime and binds the subagent service, under host and cmd.
-	rootLayer: {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
-	"cmd": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "internal/llm", "modelagent", "pgstore",
+	rootLayer: {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/index", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
+	"cmd": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/index", "inbox", "actors", "subagent", "host", "internal/llm", "modelagent", "pgstore",
 		"internal/sweep", "internal/bench", "internal/storegen", "internal/stress", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
-	"tests": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "index", "inbox", "actors", "subagent", "host", "cmd", "internal/llm", "modelagent", "pgstore", "internal/stress", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
+	"tests": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/index", "inbox", "actors", "subagent", "host", "cmd", "internal/llm", "modelagent", "pgstore", "internal/stress", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
 }
 
 // rootLayer is the layer name of the module's root package.
@@ -103,7 +103,7 @@ const rootLayer = "(root)"
 
 // listingLayers must never reach the actor runtime or what sits on it.
 var (
-	listingLayers = []string{"query", "index", "descriptor", "session"}
+	listingLayers = []string{"query", "internal/index", "descriptor", "session"}
 	runtimeLayers = []string{"actors", "inbox", "subagent", "host"}
 )
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/dsh-actors/dsh-actors/index"
+	"github.com/dsh-actors/dsh-actors/internal/index"
 )
 
 func init() {

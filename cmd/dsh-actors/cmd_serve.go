@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dsh-actors/dsh-actors/index"
+	"github.com/dsh-actors/dsh-actors/internal/index"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/subagent"
 	"io"
@@ -166,14 +166,16 @@ func openServeStack(flags serveFlags, logger *slog.Logger, trustedHosts []string
 	}
 	var cont host.Continuations = set.service
 	var db *index.DB
+	opts := host.Options{Logger: logger, TrustedHosts: trustedHosts}
 	if flags.indexed && !isPostgres(flags.store) { // the derived index lives beside a JSONL root
 		if db, err = index.Open(context.Background(), flags.store, set.rt.Sessions()); err != nil {
 			_ = set.close(context.Background())
 			return nil, err
 		}
 		cont = indexedContinuations{Service: set.service, db: db}
+		opts.Index = db // only when open: a nil *index.DB would be a non-nil Index
 	}
-	handler := host.New(set.rt, cont, set.query, host.Options{Logger: logger, TrustedHosts: trustedHosts, Index: db})
+	handler := host.New(set.rt, cont, set.query, opts)
 	return &serveStack{set: set, rt: set.rt, handler: handler, index: db}, nil
 }
 

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dsh-actors/dsh-actors/index"
+	"github.com/dsh-actors/dsh-actors/internal/index"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/query"
