@@ -10,8 +10,11 @@
 // owner still hold the lease, and feeds the insert of the events, so a
 // stale writer's batch writes no row at all. Leases use the database's
 // clock (now()), so clocks of the processes need not agree; a store
-// renews all of its leases in one statement every third of the TTL.
+// renews all of its leases in one statement every third of the TTL. A
+// lease that renewal finds lost (another holder took it over after it
+// expired) is forgotten and told to the live-session registry, which
+// fences that session at once.
 //
-// The inbox and drains tables are created for the durable inbox; this
-// package does not use them yet.
+// The inbox and drains tables hold the durable inbox and the drain
+// cut-offs.
 package pgstore

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/dsh-actors/dsh-actors/internal/durable"
@@ -184,9 +185,22 @@ func (s *Store) Release(ctx context.Context, id string, epoch session.Epoch) err
 	return nil
 }
 
+func init() {
+	durable.RegisterLeaseWatch(func(store any, lost func(id string, epoch int64)) bool {
+		s, ok := store.(*Store)
+		if ok {
+			s.mu.Lock()
+			s.watchers = append(s.watchers, lost)
+			s.mu.Unlock()
+		}
+		return ok
+	})
+}
+
 // Renew extends every lease this store holds in one statement and returns
 // the ids whose lease it no longer holds (another owner took over after
-// it expired); those are forgotten.
+// it expired); those are forgotten, and each is told, with the epoch that
+// lost it, to the watchers (durable.WatchLeases) before Renew returns.
 func (s *Store) Renew(ctx context.Context) ([]string, error) {
 	s.mu.Lock()
 	ids := make([]string, 0, len(s.held))
@@ -209,29 +223,45 @@ func (s *Store) Renew(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: renew leases: %w", err)
 	}
-	return s.forgetLost(ids, epochs, renewed), nil
+	lost, watchers := s.forgetLost(ids, epochs, renewed)
+	for _, l := range lost {
+		for _, watch := range watchers {
+			watch(l.id, l.epoch)
+		}
+	}
+	ids = make([]string, len(lost))
+	for i, l := range lost {
+		ids[i] = l.id
+	}
+	return ids, nil
 }
 
-// forgetLost drops from held every lease asked for but not renewed (unless
-// it was re-acquired meanwhile) and returns their ids.
-func (s *Store) forgetLost(ids []string, epochs []int64, renewed []string) []string {
+// lostLease is a lease Renew found lost: its session and epoch.
+type lostLease struct {
+	id    string
+	epoch int64
+}
+
+// forgetLost drops from held every lease asked for but not renewed and
+// returns them with the watchers to tell. A lease released meanwhile
+// (gone from held) was given up, not lost, and one re-acquired meanwhile
+// (another epoch held) is not the one asked for: neither is returned.
+func (s *Store) forgetLost(ids []string, epochs []int64, renewed []string) ([]lostLease, []func(string, int64)) {
 	kept := make(map[string]bool, len(renewed))
 	for _, id := range renewed {
 		kept[id] = true
 	}
-	var lost []string
+	var lost []lostLease
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, id := range ids {
-		if kept[id] {
+		if kept[id] || s.held[id] != session.Epoch(epochs[i]) {
 			continue
 		}
-		lost = append(lost, id)
-		if s.held[id] == session.Epoch(epochs[i]) {
-			delete(s.held, id)
-		}
+		delete(s.held, id)
+		lost = append(lost, lostLease{id, epochs[i]})
 	}
-	return lost
+	return lost, slices.Clone(s.watchers)
 }
 
 // Load is the repairing read: it reads the log and, when its final turn

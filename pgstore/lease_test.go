@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/storetest"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/jackc/pgx/v5"
@@ -66,6 +67,41 @@ func TestAnExpiredLeaseIsTakenOverAndTheOldHolderFenced(t *testing.T) {
 	epochs, err = pgx.CollectRows(r, pgx.RowTo[int64])
 	require.NoError(t, err)
 	require.Equal(t, []int64{int64(old), int64(taken)}, epochs, "each event carries the epoch it was written under")
+}
+
+// A lease a renewal finds lost is reported to the store's watchers with
+// the epoch that lost it, once; a lease released meanwhile is not.
+func TestRenewTellsTheWatchersOfEachLostLease(t *testing.T) {
+	dsn := cluster.Database(t)
+	paused, other := openStore(t, dsn, WithOwner("paused"), WithTTL(time.Hour)), openStore(t, dsn, WithOwner("other"))
+	conn := connect(t, dsn)
+	type loss struct {
+		id    string
+		epoch int64
+	}
+	var losses []loss
+	require.True(t, durable.WatchLeases(paused, func(id string, epoch int64) { losses = append(losses, loss{id, epoch}) }))
+	epochs := map[string]session.Epoch{}
+	for _, id := range []string{"kept", "lost", "released"} {
+		require.NoError(t, paused.Create(ctx, storetest.Header(id, ""), nil))
+		e, err := paused.Acquire(ctx, id)
+		require.NoError(t, err)
+		epochs[id] = e
+	}
+	expire(t, conn, "lost")
+	_, err := other.Acquire(ctx, "lost")
+	require.NoError(t, err)
+	require.NoError(t, paused.Release(ctx, "released", epochs["released"]))
+
+	lost, err := paused.Renew(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"lost"}, lost)
+	require.Equal(t, []loss{{"lost", int64(epochs["lost"])}}, losses)
+	lost, err = paused.Renew(ctx)
+	require.NoError(t, err)
+	require.Empty(t, lost)
+	require.Len(t, losses, 1, "a lost lease is forgotten: it is reported once")
+	require.False(t, durable.WatchLeases(struct{}{}, func(string, int64) {}), "a store with no lease watch")
 }
 
 // Renew extends every held lease in one statement; Close gives them up.

@@ -25,8 +25,9 @@ type Store struct {
 	owner string
 	ttl   time.Duration
 
-	mu   sync.Mutex
-	held map[string]session.Epoch // the leases this store holds
+	mu       sync.Mutex
+	held     map[string]session.Epoch       // the leases this store holds
+	watchers []func(id string, epoch int64) // told of each lease Renew finds lost
 
 	stop    chan struct{}
 	renewer sync.WaitGroup

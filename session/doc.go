@@ -103,7 +103,11 @@
 // fault.LeaseHeld, and its Load refuses to repair a log whose lease is
 // held elsewhere. Reads (List, Inspect) need no lease. The registry
 // acquires a session's lease when it creates or resumes it live, writes
-// its events under it and releases it with the session.
+// its events under it and releases it with the session. A lease the
+// store finds lost while held (a Postgres renewal sees another holder
+// took it over after it expired) fails that live session at once, as a
+// write refused with fault.Fenced would: its failure hook hears of it and
+// every later append is refused.
 //
 // # Live sessions
 //

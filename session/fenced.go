@@ -31,8 +31,9 @@ type Fenced interface {
 	// up. Releasing an epoch that is not current is a no-op.
 	Release(ctx context.Context, id string, epoch Epoch) error
 	// Renew extends every lease this store holds, in one round trip, and
-	// returns the ids whose lease was lost (taken over after it expired);
-	// their later appends fail with fault.Fenced.
+	// returns the ids whose lease was lost (taken over after it expired;
+	// a lease released meanwhile is not lost); their later appends fail
+	// with fault.Fenced.
 	Renew(ctx context.Context) (lost []string, err error)
 }
 

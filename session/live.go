@@ -263,7 +263,7 @@ func (l *Live) pendingCount() int {
 func (l *Live) pending() ([]Event, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.persisted == len(l.events) {
+	if l.persisted == len(l.events) || l.writeErr != nil { // a fence failed the log meanwhile
 		l.flushing = false
 		l.signal()
 		return nil, false
@@ -278,31 +278,52 @@ func (l *Live) pending() ([]Event, bool) {
 // in the same step that makes the events durable for flush waiters.
 func (l *Live) written(n int, err error) (done bool) {
 	l.mu.Lock()
-	var report func([]Event, error)
-	var unwritten []Event
+	defer l.mu.Unlock()
 	if err != nil {
-		l.writeErr = asLogFailed(l.header.ID, err)
+		l.flushing = false
+		l.failLocked(err)
+		return true
+	}
+	l.persisted += n
+	if n == 1 && l.persisted == len(l.events) {
 		l.flushing = false
 		done = true
-		report, unwritten = l.onFailure, l.unwrittenLocked()
-		l.reporting = report != nil
-	} else {
-		l.persisted += n
-		if n == 1 && l.persisted == len(l.events) {
-			l.flushing = false
-			done = true
-		}
 	}
-	failure := l.writeErr
-	if report != nil {
+	l.signal()
+	return done
+}
+
+// failLocked fails the log with err (l.mu held, released while the
+// failure hook runs) unless it failed already: later appends are refused,
+// the hook hears of the events that will never be durable, then flush
+// waiters are woken.
+func (l *Live) failLocked(err error) {
+	if l.writeErr != nil {
+		l.signal()
+		return
+	}
+	l.writeErr = asLogFailed(l.header.ID, err)
+	if report := l.onFailure; report != nil {
+		unwritten, failure := l.unwrittenLocked(), l.writeErr
+		l.reporting = true
 		l.mu.Unlock()
 		report(unwritten, failure)
 		l.mu.Lock()
 		l.reporting = false
 	}
 	l.signal()
-	l.mu.Unlock()
-	return done
+}
+
+// fence fails l's log as a write refused with fault.Fenced would, when
+// epoch is the lease it writes under and it is still live: its store
+// found that lease lost, so nothing more can be written under it.
+func (l *Live) fence(epoch Epoch) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.epoch != epoch || l.released {
+		return
+	}
+	l.failLocked(fencedError(l.header.ID, epoch))
 }
 
 // WriteFailure is the error (wrapping ErrLogFailed) that ended the

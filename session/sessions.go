@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/listeners"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
@@ -48,9 +49,24 @@ type Sessions struct {
 }
 
 // NewSessions returns an empty registry over store. A nil store keeps
-// sessions in memory only; Flush then reports false.
+// sessions in memory only; Flush then reports false. When store's leases
+// can be lost while held (Postgres: a renewal finds one taken over), the
+// live session of a lost lease is failed at once as if its next write
+// had been refused with fault.Fenced (see Live.OnWriteFailure).
 func NewSessions(store Store) *Sessions {
-	return &Sessions{store: store, live: map[string]*Live{}, reserved: map[string]bool{}}
+	s := &Sessions{store: store, live: map[string]*Live{}, reserved: map[string]bool{}}
+	if store != nil {
+		durable.WatchLeases(store, s.leaseLost)
+	}
+	return s
+}
+
+// leaseLost fences the live session that writes under the lost lease
+// (id, epoch), if any. It runs on the store's renewing goroutine.
+func (s *Sessions) leaseLost(id string, epoch int64) {
+	if l := s.Get(id); l != nil {
+		l.fence(Epoch(epoch))
+	}
 }
 
 // Store returns the persistence store, or nil.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -61,6 +62,8 @@ type Activation struct {
 
 	conversationMu sync.Mutex
 	conversation   conversation
+
+	onFenced atomic.Pointer[func()] // see actorkit.OnFenced
 }
 
 // Start spawns the agent actor and returns it idle, ready for Followup.
@@ -109,6 +112,7 @@ func (a *Activation) props(host actorkit.Host) *actor.Props {
 
 func init() {
 	actorkit.ActivationPID = func(a any) *actor.PID { return a.(*Activation).pid }
+	actorkit.OnFenced = func(a any, fn func()) { a.(*Activation).onFenced.Store(&fn) }
 }
 
 // Session is the live session the agent logs to.

@@ -25,10 +25,12 @@ const fencedTurn = "actors: turn failed: the session's lease was fenced"
 // logFailed is the session's write-failure hook: every user message among
 // the events that will never be durable is reported lost, then every
 // queued message is discarded, as it could not be logged either. A fenced
-// log also cancels the running turn at once: its work could never be
-// written.
+// log also cancels the running turn at once (its work could never be
+// written) and, once no turn runs, tells the agent's owner (see
+// actorkit.OnFenced), which stops it.
 func (a *Activation) logFailed(unwritten []session.Event, err error) {
 	if errors.Is(err, fault.Fenced) {
+		defer a.inbox.AfterIdle(a.fenced)
 		defer a.inbox.Cancel(agent.CancelCause{Kind: agent.CauseDisposed}, false)
 	}
 	for _, e := range unwritten {
@@ -42,6 +44,13 @@ func (a *Activation) logFailed(unwritten []session.Event, err error) {
 		a.reportLost(msg.ID, err)
 	}
 	a.inbox.Discard()
+}
+
+// fenced calls the owner's fence hook, if one is set.
+func (a *Activation) fenced() {
+	if fn := a.onFenced.Load(); fn != nil {
+		(*fn)()
+	}
 }
 
 // refused handles a claimed message the session refused to log: it is

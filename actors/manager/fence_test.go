@@ -6,12 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/pgstore"
 	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 )
 
@@ -97,4 +99,98 @@ func TestAFencedChildStopsAndAFollowupResumesItUnderANewLease(t *testing.T) {
 		require.NoError(t, err)
 		require.Contains(t, string(log.Events[len(log.Events)-5].Data)+string(log.Events[len(log.Events)-4].Data)+string(log.Events[len(log.Events)-3].Data), "answer: again")
 	})
+}
+
+// stealer takes leases over as another process does once a holder stalled
+// past its TTL: the lease is expired in the database and the other
+// process's store acquires it, behind the holder's back (its store still
+// believes it holds the lease until a renewal finds it lost).
+type stealer struct {
+	t     *testing.T
+	conn  *pgx.Conn
+	other session.Fenced
+}
+
+func newStealer(t *testing.T, dsn string) *stealer {
+	conn, err := pgx.Connect(bg, dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close(bg) })
+	other, err := pgstore.Open(bg, dsn, pgstore.WithOwner("other node"), pgstore.WithTTL(time.Minute))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, other.Close()) })
+	return &stealer{t: t, conn: conn, other: other}
+}
+
+func (s *stealer) steal(id string) session.Epoch {
+	s.t.Helper()
+	_, err := s.conn.Exec(bg, `UPDATE sessions SET lease_until = now() - interval '1 second' WHERE id = $1`, id)
+	require.NoError(s.t, err)
+	epoch, err := s.other.Acquire(bg, id)
+	require.NoError(s.t, err)
+	return epoch
+}
+
+// stalledStore is the Postgres store of a node whose leases are about to
+// be stolen; it renews only when the test calls Renew.
+func stalledStore(t *testing.T, dsn string) session.Fenced {
+	store, err := pgstore.Open(bg, dsn, pgstore.WithOwner("stalled node"), pgstore.WithTTL(time.Hour))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, store.Close()) })
+	return store
+}
+
+// A child whose lease a renewal finds lost stops at once, mid-turn and
+// with nothing left to append: its turn is cancelled and reported failed
+// naming FENCED (the turn waits at a gate nobody opens, so only the lost
+// lease ends it), nothing more is written under the old epoch, its epoch
+// ends as an error and the manager forgets it.
+func TestAChildWhoseLeaseARenewalFindsLostStopsAtOnce(t *testing.T) {
+	dsn := cluster.Database(t)
+	store, thief := stalledStore(t, dsn), newStealer(t, dsn)
+	f := newFixture(t, withStore(store))
+	child := f.start(f.parent, "wait renewal")
+	f.gates.reached("renewal")
+	live := f.rt.Sessions().Get(child)
+	_, err := f.rt.Sessions().Flush(bg, live)
+	require.NoError(t, err)
+	before := f.events(child)
+
+	thief.steal(child)
+	lost, err := store.Renew(bg)
+	require.NoError(t, err)
+	require.Equal(t, []string{child}, lost)
+	end := f.settled(child, 1)
+	require.Equal(t, agent.Error, end.StopReason)
+	require.Nil(t, f.activation(child), "the manager forgot the fenced activation")
+	require.Contains(t, f.logs.String(), "actors: turn failed: the session's lease was fenced")
+	require.Contains(t, f.logs.String(), "code=FENCED")
+	log, err := thief.other.Inspect(bg, child)
+	require.NoError(t, err)
+	require.Equal(t, before, log.Events, "nothing was written under the lost lease")
+}
+
+// A top-level agent whose lease a renewal finds lost (swept by another
+// node after a stall) leaves the registry at once, so a later prompt
+// resumes it under a fresh lease; its children then take follow-ups from
+// that new epoch instead of refusing them as from a parent that is not
+// the live one.
+func TestATopLevelAgentWhoseLeaseIsLostLeavesTheRegistryAndResumesFresh(t *testing.T) {
+	dsn := cluster.Database(t)
+	store, thief := stalledStore(t, dsn), newStealer(t, dsn)
+	f := newFixture(t, withStore(store))
+	child := f.start(f.parent, "first")
+	f.settled(child, 1)
+
+	epoch := thief.steal("parent")
+	_, err := store.Renew(bg)
+	require.NoError(t, err)
+	<-f.parent.Disposed()
+	require.False(t, f.live("parent"), "the fenced top-level agent left the registry")
+	require.NoError(t, thief.other.Release(bg, "parent", epoch)) // the sweeper gives it up
+
+	resumed, err := f.rt.ResumeAgent(bg, "parent", parent.Spec{})
+	require.NoError(t, err)
+	f.followup(resumed, child, "again")
+	require.Equal(t, agent.Completed, f.settled(child, 2).StopReason)
+	require.Contains(t, f.userTexts(child), "again")
 }

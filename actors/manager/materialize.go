@@ -92,6 +92,8 @@ func (m *Manager) install(ms materializeSpec, h *parent.Handle, lineage []*paren
 	m.st.activations[ms.childID] = a
 	m.st.byPID[actorkit.ActivationPID(h.Activation())] = a
 	h.Observe(func(e parent.Event) { m.onChildEvent(a, e) })
+	// a fenced child is disposed at once, idle or not (checkSettled)
+	actorkit.OnFenced(h.Activation(), func() { m.post(func() { m.statusIdle(a) }) })
 	m.self.Watch(actorkit.ActivationPID(h.Activation())) // an unexpected stop reaches onTerminated
 	return a
 }

@@ -346,7 +346,20 @@ func (r *Registry) spawn(live *session.Live, spec Spec, resumed bool) (*Handle, 
 		return nil, err
 	}
 	h.act = act
+	actorkit.OnFenced(act, func() { r.fenced(h) })
 	return h, nil
+}
+
+// fenced disposes h, whose session's lease was fenced, unless an owner
+// runs it (the subagent service disposes its own children): it can write
+// nothing more, and once it has left the registry a later prompt resumes
+// it under a fresh lease. The disposal runs on its own goroutine.
+func (r *Registry) fenced(h *Handle) {
+	if h.spec.Owner != nil {
+		return
+	}
+	r.logger.Warn("actors: agent stopped: its session's lease was fenced", "agent", h.id, "code", string(fault.Fenced))
+	go func() { _ = h.Dispose(context.Background()) }() // its release error is the fence, logged above
 }
 
 func (r *Registry) subagentsFor(h *Handle) agent.Subagents {

@@ -34,4 +34,10 @@ var (
 	// InsideDelivery reports whether the calling goroutine is inside an
 	// inbox's Observer call (of any inbox).
 	InsideDelivery func() bool
+	// OnFenced makes fn what an *activation.Activation calls once its
+	// session's lease was fenced (an append refused, or a renewal that
+	// found the lease lost) and its cancelled turn has ended (replacing
+	// any earlier fn): the owner of the agent then disposes it. fn runs
+	// on the goroutine that saw the agent idle and must not block.
+	OnFenced func(activation any, fn func())
 )

@@ -120,3 +120,35 @@ func LeaseHeld(id, holder string) error {
 func Fenced(id string, epoch int64) error {
 	return fault.New(fault.Fenced, fmt.Sprintf(`session "%s": epoch %d is no longer the current lease; nothing was written`, id, epoch), nil)
 }
+
+var (
+	watchMu  sync.RWMutex
+	watchers []func(store any, lost func(id string, epoch int64)) bool
+)
+
+// RegisterLeaseWatch adds a watcher for stores whose leases can be lost
+// while held (a renewal finds another holder took one over after it
+// expired): watch reports whether it recognizes store and, when it does,
+// has store call lost for every such lease from then on. The stores call
+// it at init.
+func RegisterLeaseWatch(watch func(store any, lost func(id string, epoch int64)) bool) {
+	watchMu.Lock()
+	defer watchMu.Unlock()
+	watchers = append(watchers, watch)
+}
+
+// WatchLeases has store call lost, on the goroutine that found it (the
+// store's renewal), with the id and epoch of every lease it held and
+// found lost; lost must not block. It reports false when store's leases
+// cannot be lost while held (the JSONL store's flock leases), and then
+// lost is never called.
+func WatchLeases(store any, lost func(id string, epoch int64)) bool {
+	watchMu.RLock()
+	defer watchMu.RUnlock()
+	for _, watch := range watchers {
+		if watch(store, lost) {
+			return true
+		}
+	}
+	return false
+}
