@@ -14,6 +14,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/inbox"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -67,7 +68,7 @@ func TestFIFOUnder32ConcurrentSenders(t *testing.T) {
 		var mu sync.Mutex
 		var accepted []string
 		rt.Subscribe(func(e parent.Event) {
-			if e.Type == parent.EventEnqueue {
+			if e.Type == inbox.Enqueue {
 				mu.Lock()
 				accepted = append(accepted, e.MessageID)
 				mu.Unlock()

@@ -449,11 +449,11 @@ func (b *runtimeBackend) Subscribe(fn func(notice)) (cancel func()) {
 	})
 	stopAgents := b.rt.Subscribe(func(e parent.Event) {
 		switch e.Type {
-		case parent.EventStatus:
+		case inbox.StatusChange:
 			fn(notice{Kind: sessionStatus, SessionID: e.AgentID, Running: e.Status == inbox.Running})
-		case parent.EventEnqueue:
+		case inbox.Enqueue:
 			fn(notice{Kind: queueEnqueued, SessionID: e.AgentID, MessageID: e.MessageID, Message: e.Message})
-		case parent.EventDequeue, parent.EventDiscard:
+		case inbox.Dequeue, inbox.Discard:
 			fn(notice{Kind: queueLeft, SessionID: e.AgentID, MessageID: e.MessageID, More: e.More})
 		}
 	})

@@ -18,16 +18,16 @@ func TestEmitWaitsForTheDeliveryUnderWay(t *testing.T) {
 		hold := make(chan struct{})
 		var seen []string
 		b := newInbox(Options{Observer: func(e Event) {
-			if e.Kind == "agent/first" {
+			if e.Type == "agent/first" {
 				<-hold
 			}
-			seen = append(seen, string(e.Kind))
+			seen = append(seen, string(e.Type))
 		}})
-		go b.Emit(Event{Kind: "agent/first"}) // this goroutine delivers, and blocks in the observer
+		go b.Emit(Event{Type: "agent/first"}) // this goroutine delivers, and blocks in the observer
 		synctest.Wait()
 		var returned atomic.Bool
 		go func() {
-			b.Emit(Event{Kind: "agent/second"})
+			b.Emit(Event{Type: "agent/second"})
 			returned.Store(true)
 		}()
 		synctest.Wait()
@@ -47,13 +47,13 @@ func TestEmitFromTheObserverDoesNotWaitForItself(t *testing.T) {
 		var b *Inbox
 		var seen []string
 		b = newInbox(Options{Observer: func(e Event) {
-			seen = append(seen, string(e.Kind))
-			if e.Kind == "agent/created" {
-				b.Emit(Event{Kind: "agent/disposed"})
+			seen = append(seen, string(e.Type))
+			if e.Type == "agent/created" {
+				b.Emit(Event{Type: "agent/disposed"})
 				seen = append(seen, "emitted")
 			}
 		}})
-		b.Emit(Event{Kind: "agent/created"})
+		b.Emit(Event{Type: "agent/created"})
 		require.Equal(t, []string{"agent/created", "emitted", "agent/disposed"}, seen)
 	})
 }
@@ -61,7 +61,7 @@ func TestEmitFromTheObserverDoesNotWaitForItself(t *testing.T) {
 func TestInsideDeliveryKnowsTheObserverCall(t *testing.T) {
 	var inside []bool
 	b := newInbox(Options{Observer: func(Event) { inside = append(inside, insideDelivery()) }})
-	b.Emit(Event{Kind: "agent/created"})
+	b.Emit(Event{Type: "agent/created"})
 	require.Equal(t, []bool{true}, inside)
 	require.False(t, insideDelivery())
 }

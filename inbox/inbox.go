@@ -42,7 +42,7 @@ const (
 // Event is one inbox change. MessageID is set for Enqueue, Dequeue and
 // Discard; Status for StatusChange.
 type Event struct {
-	Kind      EventKind
+	Type      EventKind
 	MessageID string
 	Status    Status
 	// Message is the accepted message of an Enqueue (shared with the
@@ -204,7 +204,7 @@ func (b *Inbox) Post(msg event.UserMessage) (string, error) {
 	it := item{msg: msg}
 	if b.observer != nil {
 		accepted := msg
-		b.emitLocked(Event{Kind: Enqueue, MessageID: msg.ID, Message: &accepted})
+		b.emitLocked(Event{Type: Enqueue, MessageID: msg.ID, Message: &accepted})
 		it.enq = b.queued
 	}
 	b.pushLocked(it)
@@ -461,7 +461,7 @@ func (b *Inbox) discardLocked(keepInbox bool) []string {
 		discarded = append(discarded, it.msg.ID)
 	}
 	for i, id := range discarded {
-		b.emitLocked(Event{Kind: Discard, MessageID: id, More: i < len(discarded)-1})
+		b.emitLocked(Event{Type: Discard, MessageID: id, More: i < len(discarded)-1})
 	}
 	clear(b.queue[len(kept):])
 	b.queue, b.head, b.pending = kept, 0, 0
@@ -486,7 +486,7 @@ func (b *Inbox) noteStatusLocked(was bool) {
 	if now == was {
 		return
 	}
-	b.emitLocked(Event{Kind: StatusChange, Status: statusOf(now)})
+	b.emitLocked(Event{Type: StatusChange, Status: statusOf(now)})
 	if now {
 		return
 	}
@@ -756,6 +756,6 @@ func (b *Inbox) popLocked() any {
 	b.pending--
 	ctx, cancel := context.WithCancelCause(context.Background())
 	b.turn = &Claim{Message: head.msg, ctx: ctx, cancel: cancel}
-	b.emitLocked(Event{Kind: Dequeue, MessageID: head.msg.ID})
+	b.emitLocked(Event{Type: Dequeue, MessageID: head.msg.ID})
 	return b.turn
 }

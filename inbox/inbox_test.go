@@ -75,7 +75,7 @@ func (r *recorder) eventLog() []string {
 	defer r.mu.Unlock()
 	log := make([]string, len(r.events))
 	for i, e := range r.events {
-		log[i] = strings.TrimPrefix(string(e.Kind), "agent/") + " " + e.MessageID + string(e.Status)
+		log[i] = strings.TrimPrefix(string(e.Type), "agent/") + " " + e.MessageID + string(e.Status)
 	}
 	return log
 }
@@ -164,7 +164,7 @@ func TestEnqueueEventCarriesTheAcceptedMessage(t *testing.T) {
 		defer r.mu.Unlock()
 		var carried []*event.UserMessage
 		for _, e := range r.events {
-			if e.Kind == Enqueue {
+			if e.Type == Enqueue {
 				require.NotNil(t, e.Message)
 				require.Equal(t, event.UserMessage{ID: id, Role: "user", Content: event.Text("hi"), Source: event.Source{Kind: "user"}}, *e.Message)
 			}
@@ -214,7 +214,7 @@ func TestCancelDiscardsQueuedMessages(t *testing.T) {
 		defer r.mu.Unlock()
 		var more []bool
 		for _, e := range r.events {
-			if e.Kind == Discard {
+			if e.Type == Discard {
 				more = append(more, e.More)
 			}
 		}
@@ -315,8 +315,8 @@ func TestObserverMayCallBackIntoTheInbox(t *testing.T) {
 		var b *Inbox
 		var seen []string
 		b = newInbox(Options{Observer: func(e Event) {
-			seen = append(seen, string(e.Kind)+" "+e.MessageID)
-			if e.Kind == Enqueue {
+			seen = append(seen, string(e.Type)+" "+e.MessageID)
+			if e.Type == Enqueue {
 				b.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
 			}
 		}})
@@ -334,9 +334,9 @@ func TestEmitJoinsTheOrderedEventStream(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := &recorder{}
 		b := newInbox(Options{Observer: r.observe}) // no dispatcher: nothing is claimed
-		b.Emit(Event{Kind: "agent/created"})
+		b.Emit(Event{Type: "agent/created"})
 		post(t, b, "a")
-		b.Emit(Event{Kind: "agent/custom"})
+		b.Emit(Event{Type: "agent/custom"})
 		require.Equal(t, []string{"created ", "inbox/enqueue a", "status running", "custom "}, r.eventLog())
 	})
 }

@@ -207,7 +207,7 @@ func TestNoClaimBeforeTheEnqueueEventIsDelivered(t *testing.T) {
 		var b *Inbox
 		var discarded []string
 		b = newInbox(Options{Observer: func(e Event) {
-			if e.Kind == Enqueue {
+			if e.Type == Enqueue {
 				close(inEnqueue)
 				<-release
 				discarded = b.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
@@ -235,7 +235,7 @@ func TestTheDelivererWakesTheMailbox(t *testing.T) {
 		d := &heldDispatcher{}
 		inEnqueue, release := make(chan struct{}), make(chan struct{})
 		b := newInbox(Options{Observer: func(e Event) {
-			if e.Kind == Enqueue {
+			if e.Type == Enqueue {
 				close(inEnqueue)
 				<-release
 			}

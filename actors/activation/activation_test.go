@@ -169,7 +169,7 @@ func TestCancelWithoutKeepInboxDiscardsTheQueue(t *testing.T) {
 		var discarded []string
 		a := start(t, agent.Scripted(agent.Options{}), func(c *Config) {
 			c.Observer = func(e inbox.Event) {
-				if e.Kind == inbox.Discard {
+				if e.Type == inbox.Discard {
 					discarded = append(discarded, e.MessageID)
 				}
 			}

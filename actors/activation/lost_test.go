@@ -58,7 +58,7 @@ func TestMessagesLostToAFullDiskAreReportedOneByOne(t *testing.T) {
 		a := startOn(t, live, agent.Scripted(agent.Options{}), nil, func(c *Config) {
 			c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 			c.Observer = func(e inbox.Event) {
-				if e.Kind == inbox.Discard {
+				if e.Type == inbox.Discard {
 					mu.Lock()
 					discarded = append(discarded, e.MessageID)
 					mu.Unlock()

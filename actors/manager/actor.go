@@ -121,12 +121,12 @@ func (m *Manager) refusal(ctx context.Context) error {
 // goroutine with no lookup.
 func (m *Manager) onChildEvent(a *activation, e parent.Event) {
 	switch e.Type {
-	case parent.EventDequeue:
+	case inbox.Dequeue:
 		m.post(func() { m.messageLeft(a, e.MessageID) })
-	case parent.EventDiscard:
+	case inbox.Discard:
 		m.settleDiscarded(a, e.MessageID)
 		m.post(func() { m.messageDiscarded(a, e.MessageID) })
-	case parent.EventStatus:
+	case inbox.StatusChange:
 		if e.Status == inbox.Idle && !a.disposing.Load() {
 			m.post(func() { m.statusIdle(a) })
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/inbox"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -164,7 +165,7 @@ func TestDrainInsideSubagentStartRejectsTheInitialPrompt(t *testing.T) {
 	var enqueued int
 	var mu sync.Mutex
 	f.rt.Subscribe(func(e parent.Event) {
-		if e.Type == parent.EventEnqueue {
+		if e.Type == inbox.Enqueue {
 			mu.Lock()
 			enqueued++
 			mu.Unlock()
@@ -194,15 +195,15 @@ func TestAFollowupAdmittedBeforeADrainIsDiscardedNotReplayed(t *testing.T) {
 	var mu sync.Mutex
 	var order []string
 	f.rt.Subscribe(func(e parent.Event) {
-		if e.AgentID == child && (e.Type == parent.EventEnqueue || e.Type == parent.EventDiscard) {
+		if e.AgentID == child && (e.Type == inbox.Enqueue || e.Type == inbox.Discard) {
 			mu.Lock()
-			order = append(order, e.Type+" "+e.MessageID)
+			order = append(order, string(e.Type)+" "+e.MessageID)
 			mu.Unlock()
 		}
 	})
 	id := f.followup(f.parent, child, "discarded")
 	require.NoError(t, f.drain(f.parent))
-	require.Equal(t, []string{parent.EventEnqueue + " " + id, parent.EventDiscard + " " + id}, underLock(&mu, func() []string { return slices.Clone(order) }))
+	require.Equal(t, []string{string(inbox.Enqueue) + " " + id, string(inbox.Discard) + " " + id}, underLock(&mu, func() []string { return slices.Clone(order) }))
 	require.False(t, f.live(child))
 	require.Equal(t, []string{"wait g"}, f.userTexts(child))
 	require.NoError(t, f.parent.Dispose(bg)) // end the cut-off

@@ -163,9 +163,9 @@ func TestFollowupRacingFinalSettlementIsDelivered(t *testing.T) {
 			return
 		}
 		switch {
-		case e.Type == parent.EventDequeue:
+		case e.Type == inbox.Dequeue:
 			dequeued <- e.MessageID
-		case e.Type == parent.EventStatus && e.Status == inbox.Idle:
+		case e.Type == inbox.StatusChange && e.Status == inbox.Idle:
 			once.Do(func() {
 				go func() {
 					id, err := f.m.Followup(bg, f.parent, e.AgentID, event.Text("raced"), event.Source{Kind: "user"})

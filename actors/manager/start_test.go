@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
@@ -29,7 +30,7 @@ func TestStartReturnsBothIdsAtInboxAcceptance(t *testing.T) {
 	var mu sync.Mutex
 	var seen []enqueued
 	f.rt.Subscribe(func(e parent.Event) {
-		if e.Type != parent.EventEnqueue {
+		if e.Type != inbox.Enqueue {
 			return
 		}
 		logged := false

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 
 	agentactor "github.com/dsh-actors/dsh-actors/actors/activation"
@@ -192,7 +193,7 @@ func TestEachEpochReportsItsOwnReasonAndOutput(t *testing.T) {
 func TestADeliveryDiscardedInItsAdmissionWindowSettles(t *testing.T) {
 	f := newFixture(t)
 	f.rt.Subscribe(func(e parent.Event) {
-		if e.Type == parent.EventEnqueue && e.AgentID != "parent" {
+		if e.Type == inbox.Enqueue && e.AgentID != "parent" {
 			if h := f.rt.Agent(e.AgentID); h != nil {
 				h.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
 			}
@@ -216,7 +217,7 @@ func TestOlderIDsDiscardedInALaterAdmissionWindowAreReleased(t *testing.T) {
 	require.Len(t, f.activation(child).accepted, 1)
 	cancelOn := make(chan string, 1)
 	f.rt.Subscribe(func(e parent.Event) {
-		if e.Type == parent.EventEnqueue && e.AgentID == child {
+		if e.Type == inbox.Enqueue && e.AgentID == child {
 			select {
 			case id := <-cancelOn:
 				if id == e.AgentID {
@@ -238,7 +239,7 @@ func TestAnAcceptedQueuedMessageKeepsTheActivation(t *testing.T) {
 	var mu sync.Mutex
 	var registeredAtEnqueue []bool
 	f.rt.Subscribe(func(e parent.Event) {
-		if e.Type == parent.EventEnqueue && e.AgentID != "parent" {
+		if e.Type == inbox.Enqueue && e.AgentID != "parent" {
 			mu.Lock()
 			registeredAtEnqueue = append(registeredAtEnqueue, f.live(e.AgentID))
 			mu.Unlock()

@@ -3,30 +3,24 @@ package parent
 import (
 	"log/slog"
 
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/listeners"
 )
 
-// Event types carried by the Bus.
+// The registry's own event types; the inbox's (inbox.Enqueue,
+// inbox.Dequeue, inbox.Discard, inbox.StatusChange) pass through as they
+// are.
 const (
-	EventCreated  = "agent/created"
-	EventDisposed = "agent/disposed"
-	EventEnqueue  = string(inbox.Enqueue)
-	EventDequeue  = string(inbox.Dequeue)
-	EventDiscard  = string(inbox.Discard)
-	EventStatus   = string(inbox.StatusChange)
+	EventCreated  inbox.EventKind = "agent/created"
+	EventDisposed inbox.EventKind = "agent/disposed"
 )
 
-// Event is one registry or inbox change of one agent.
+// Event is one registry or inbox change of one agent incarnation: the
+// inbox's event with the agent it happened to.
 type Event struct {
-	Type        string
+	inbox.Event
 	AgentID     string
 	Incarnation uint64
-	MessageID   string             // enqueue, dequeue, discard
-	Message     *event.UserMessage // enqueue: the accepted message (not to be modified)
-	More        bool               // discard: another discard of the same cancel follows
-	Status      inbox.Status       // agent/status
 }
 
 // bus fans Events out to listeners. Its zero value is not usable; the

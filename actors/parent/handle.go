@@ -118,7 +118,7 @@ func (h *Handle) Dispose(ctx context.Context) error {
 	h.disposeErr = err
 	h.reg.unpublish(h)
 	close(h.disposed) // complete before Emit, which may wait for listeners
-	h.act.Emit(inbox.Event{Kind: EventDisposed})
+	h.act.Emit(inbox.Event{Type: EventDisposed})
 	return err
 }
 
@@ -172,7 +172,7 @@ func (h *Handle) enterDispose(ctx context.Context) (entered bool, err error) {
 // disposed, which the registry emits through it) to the handle's own
 // observer, then to the bus.
 func (h *Handle) observe(e inbox.Event) {
-	ev := Event{Type: string(e.Kind), AgentID: h.id, Incarnation: h.incarnation, MessageID: e.MessageID, Message: e.Message, More: e.More, Status: e.Status}
+	ev := Event{Event: e, AgentID: h.id, Incarnation: h.incarnation}
 	if fn := h.own.Load(); fn != nil {
 		h.reg.bus.call(*fn, ev)
 	}

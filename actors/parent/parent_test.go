@@ -59,7 +59,7 @@ func record(r *Registry) func() []string {
 	r.Subscribe(func(e Event) {
 		mu.Lock()
 		defer mu.Unlock()
-		seen = append(seen, strings.TrimSpace(e.Type+" "+e.AgentID+" "+e.MessageID+string(e.Status)))
+		seen = append(seen, strings.TrimSpace(string(e.Type)+" "+e.AgentID+" "+e.MessageID+string(e.Status)))
 	})
 	return func() []string {
 		mu.Lock()
@@ -91,7 +91,7 @@ func TestEnqueueEventCarriesTheAcceptedMessage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := memory(t)
 		var mu sync.Mutex
-		carried := map[string][]*event.UserMessage{}
+		carried := map[inbox.EventKind][]*event.UserMessage{}
 		r.Subscribe(func(e Event) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -103,9 +103,9 @@ func TestEnqueueEventCarriesTheAcceptedMessage(t *testing.T) {
 		require.NoError(t, h.WhenIdle(bg))
 		mu.Lock()
 		defer mu.Unlock()
-		require.Len(t, carried[EventEnqueue], 1)
-		require.Equal(t, event.UserMessage{ID: id, Role: "user", Content: event.Text("hi"), Source: event.Source{Kind: "user"}}, *carried[EventEnqueue][0])
-		require.Equal(t, []*event.UserMessage{nil}, carried[EventDequeue], "only the enqueue carries it")
+		require.Len(t, carried[inbox.Enqueue], 1)
+		require.Equal(t, event.UserMessage{ID: id, Role: "user", Content: event.Text("hi"), Source: event.Source{Kind: "user"}}, *carried[inbox.Enqueue][0])
+		require.Equal(t, []*event.UserMessage{nil}, carried[inbox.Dequeue], "only the enqueue carries it")
 	})
 }
 
@@ -276,15 +276,15 @@ func TestAHandlesOwnObserverSeesOnlyItsAgentBeforeTheBus(t *testing.T) {
 			defer mu.Unlock()
 			order = append(order, s)
 		}
-		r.Subscribe(func(e Event) { note("bus " + e.Type + " " + e.AgentID) })
-		a.Observe(func(e Event) { note("own " + e.Type + " " + e.AgentID) })
+		r.Subscribe(func(e Event) { note("bus " + string(e.Type) + " " + e.AgentID) })
+		a.Observe(func(e Event) { note("own " + string(e.Type) + " " + e.AgentID) })
 		b.Observe(func(Event) { panic("observer bug") })
 
 		_, err := a.Followup(bg, event.Text("reply hi"), event.Source{Kind: "user"})
 		require.NoError(t, err)
 		require.NoError(t, a.WhenIdle(bg))
 		synctest.Wait() // the idle status is delivered (WhenIdle may return first)
-		a.Observe(func(e Event) { note("replaced " + e.Type + " " + e.AgentID) })
+		a.Observe(func(e Event) { note("replaced " + string(e.Type) + " " + e.AgentID) })
 		require.NoError(t, a.Dispose(bg))
 		b.Observe(nil)
 		require.NoError(t, b.Dispose(bg))
@@ -448,7 +448,7 @@ func TestAListenerDisposeRacingAnotherDisposeCompletes(t *testing.T) {
 		seen := record(r)
 		inner := make(chan error, 1)
 		r.Subscribe(func(e Event) {
-			if e.Type == EventStatus && e.Status == inbox.Idle {
+			if e.Type == inbox.StatusChange && e.Status == inbox.Idle {
 				inner <- h.Dispose(bg)
 			}
 		})
@@ -537,7 +537,7 @@ func TestAListenerDisposeInsideTheOuterDisposesOwnDeliveryReturns(t *testing.T) 
 		listenerCalled := make(chan struct{})
 		inner := make(chan error, 1)
 		r.Subscribe(func(e Event) {
-			if e.Type == EventStatus && e.Status == inbox.Idle {
+			if e.Type == inbox.StatusChange && e.Status == inbox.Idle {
 				close(listenerCalled)
 				inner <- h.Dispose(bg)
 			}

@@ -379,7 +379,7 @@ func (r *Registry) publish(h *Handle) error {
 	}
 	r.agents[h.id] = h
 	r.mu.Unlock()
-	h.act.Emit(inbox.Event{Kind: EventCreated})
+	h.act.Emit(inbox.Event{Type: EventCreated})
 	return nil
 }
 

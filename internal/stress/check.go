@@ -12,6 +12,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -111,7 +112,7 @@ func (r *recorder) agentEvent(e parent.Event) {
 		if h := lookup(e.AgentID); h != nil && h.Incarnation() == e.Incarnation {
 			r.handle(h)
 		}
-	case parent.EventDiscard:
+	case inbox.Discard:
 		r.mu.Lock()
 		r.discarded[e.MessageID] = true
 		r.mu.Unlock()
