@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/dsh-actors/dsh-actors/event"
-	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 )
 
 // The issue codes of a bad-request's details.issues.
@@ -98,7 +98,7 @@ func (p *payload) stringValue(name string, v json.RawMessage, present bool) (str
 // storableID checks that id, already read from field name, names a
 // session folder the file system can hold.
 func (p *payload) storableID(name, id string) {
-	segment, err := session.EncodeSegment(id)
+	segment, err := logpath.EncodeSegment(id)
 	if err == nil && len(segment) > maxSegmentBytes {
 		p.add(issueTooBig, []any{name}, fmt.Sprintf("must encode to a folder name of at most %d bytes, not %d",
 			maxSegmentBytes, len(segment)))

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 
 	"github.com/dsh-actors/dsh-actors/actors"
@@ -225,7 +226,7 @@ func (b *runtimeBackend) logMTime(h session.Header) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
-	path, err := session.LogPath(store.Root(), h.Cwd, h.ID)
+	path, err := logpath.Path(store.Root(), h.Cwd, h.ID)
 	if err != nil {
 		return 0, false
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -67,7 +68,7 @@ func TestRuntimeBackendListsStoredAndLiveSessionsWithoutActivating(t *testing.T)
 	// A cold session's updatedAt is its log file's mtimeMs, as Node's
 	// fs.stat computes it (sec·1e3 + nsec/1e6).
 	mtime := time.Unix(1764522000, 123456789)
-	logPath, err := session.LogPath(root, "", "stored")
+	logPath, err := logpath.Path(root, "", "stored")
 	require.NoError(t, err)
 	require.NoError(t, os.Chtimes(logPath, mtime, mtime))
 
@@ -127,7 +128,7 @@ func TestRuntimeBackendListsInTheOriginalsOrder(t *testing.T) {
 	require.NoError(t, rt.Close(ctx))
 	same := time.Unix(1764522000, 0)
 	for _, id := range []string{"a", "b", "c", "d"} {
-		path, err := session.LogPath(root, "", id)
+		path, err := logpath.Path(root, "", id)
 		require.NoError(t, err)
 		require.NoError(t, os.Chtimes(path, same, same))
 	}

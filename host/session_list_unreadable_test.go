@@ -5,16 +5,15 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/stretchr/testify/require"
-
-	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // plantUnreadableLog writes a stored session folder id whose log's header
 // names another session, which fails the store's listing.
 func plantUnreadableLog(t *testing.T, root, id string) string {
 	t.Helper()
-	path, err := session.LogPath(root, "", id)
+	path, err := logpath.Path(root, "", id)
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 	require.NoError(t, os.WriteFile(path, []byte(

@@ -9,9 +9,9 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/internal/index"
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/query"
-	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
 
@@ -26,7 +26,7 @@ func BenchmarkListSessionsAfterARestart(b *testing.B) {
 	require.NoError(b, err)
 	old := time.Now().Add(-time.Hour)
 	require.NoError(b, filepath.Walk(root, func(path string, info os.FileInfo, err error) error {
-		if err == nil && filepath.Base(path) == session.LogFileName {
+		if err == nil && filepath.Base(path) == logpath.FileName {
 			err = os.Chtimes(path, old, old)
 		}
 		return err

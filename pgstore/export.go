@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/jackc/pgx/v5"
 )
@@ -50,7 +51,7 @@ func (s *Store) Import(ctx context.Context, src *session.JSONL) (int, error) {
 // own when it holds exactly those lines, else encoded.
 func storedLines(root string, enc session.Compression, log *session.Log) (string, []string, error) {
 	if enc == session.CompressionNone {
-		path, err := session.LogPath(root, log.Header.Cwd, log.Header.ID)
+		path, err := logpath.Path(root, log.Header.Cwd, log.Header.ID)
 		if err != nil {
 			return "", nil, err
 		}
@@ -125,7 +126,7 @@ func (s *Store) Export(ctx context.Context, root string) (int, error) {
 		if err != nil {
 			return i, err
 		}
-		path, err := session.LogPath(root, h.Cwd, h.ID)
+		path, err := logpath.Path(root, h.Cwd, h.ID)
 		if err != nil {
 			return i, err
 		}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 
 	"github.com/stretchr/testify/require"
 
@@ -228,7 +230,7 @@ func damageCommittedRegion(t *testing.T, root, id string) {
 
 func logPath(t *testing.T, root, id string) string {
 	t.Helper()
-	matches, err := filepath.Glob(filepath.Join(root, "*", id, session.LogFileName))
+	matches, err := filepath.Glob(filepath.Join(root, "*", id, logpath.FileName))
 	require.NoError(t, err)
 	require.Len(t, matches, 1)
 	return matches[0]

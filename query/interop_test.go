@@ -2,10 +2,12 @@ package query
 
 import (
 	"context"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 
 	"github.com/stretchr/testify/require"
 
@@ -56,7 +58,7 @@ func TestSteeringMessagesAreSurfaceEvents(t *testing.T) {
 // original's list-first read, a session that does not exist.
 func TestAnUnlistableLogIsNotFound(t *testing.T) {
 	w := newWorld(t)
-	path, err := session.LogPath(w.jsonl.Root(), "", "old")
+	path, err := logpath.Path(w.jsonl.Root(), "", "old")
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
 	require.NoError(t, os.WriteFile(path,
@@ -97,7 +99,7 @@ func TestAChildWithAMalformedMessageIsUnavailable(t *testing.T) {
 func TestALogWithARelativeCwdReads(t *testing.T) {
 	w := newWorld(t)
 	write := func(id, content string) {
-		path, err := session.LogPath(w.jsonl.Root(), "{{cwd}}", id)
+		path, err := logpath.Path(w.jsonl.Root(), "{{cwd}}", id)
 		require.NoError(t, err)
 		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
 		require.NoError(t, os.WriteFile(path, []byte(content), 0o600))

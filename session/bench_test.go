@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 )
 
@@ -159,7 +160,7 @@ func BenchmarkInspect(b *testing.B) {
 	s, err := OpenJSONL(root)
 	require.NoError(b, err)
 	defer s.Close()
-	path, err := LogPath(root, log.Header.Cwd, log.Header.ID)
+	path, err := logpath.Path(root, log.Header.Cwd, log.Header.ID)
 	require.NoError(b, err)
 	info, err := sessionfs.OSFS{}.Stat(path)
 	require.NoError(b, err)
@@ -280,7 +281,7 @@ func BenchmarkCreateFloor(b *testing.B) {
 
 func rawCreate(b *testing.B, dir string, data []byte) {
 	require.NoError(b, os.Mkdir(dir, 0o700))
-	tmp, final := filepath.Join(dir, LogFileName+".tmp"), filepath.Join(dir, LogFileName)
+	tmp, final := filepath.Join(dir, logpath.FileName+".tmp"), filepath.Join(dir, logpath.FileName)
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
 	require.NoError(b, err)
 	_, err = f.Write(data)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 )
 
 // Kinds of Damage.
@@ -114,7 +116,7 @@ func (c *checker) folder(dir string) error {
 		switch {
 		case strings.HasSuffix(e.Name(), ".tmp"):
 			c.add(damageTemp, path, 0, -1, "leftover temporary file %s", path)
-		case e.Name() == LogFileName:
+		case e.Name() == logpath.FileName:
 			err = c.log(path, CompressionNone)
 		case e.Name() == zstdLogFileName:
 			err = c.log(path, CompressionZstd)

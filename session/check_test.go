@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/stretchr/testify/require"
 )
 
@@ -71,7 +72,7 @@ func TestCheckNamesEachDamage(t *testing.T) {
 			return path
 		}, damageLayout, 0, -1, "flat-file layout"},
 		{"misplaced log", CompressionNone, func(t *testing.T, s *JSONL) string {
-			path := filepath.Join(s.Root(), "--elsewhere--", "log", LogFileName)
+			path := filepath.Join(s.Root(), "--elsewhere--", "log", logpath.FileName)
 			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
 			require.NoError(t, os.WriteFile(path, []byte(headerLineOf(t, h)), 0o600))
 			return path

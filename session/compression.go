@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 )
 
 // Compression is the physical encoding of a store's logs. A root holds
@@ -20,7 +22,7 @@ const (
 )
 
 // zstdLogFileName is the transcript file of a Zstandard store.
-const zstdLogFileName = LogFileName + ".zstd"
+const zstdLogFileName = logpath.FileName + ".zstd"
 
 // String returns "none" or "zstd", the original's config values.
 func (c Compression) String() string {
@@ -46,7 +48,7 @@ func (c Compression) fileName() string {
 	if c == CompressionZstd {
 		return zstdLogFileName
 	}
-	return LogFileName
+	return logpath.FileName
 }
 
 func (c Compression) other() Compression { return 1 - c }
@@ -79,9 +81,9 @@ func (s *JSONL) Compression() (Compression, error) {
 
 func (s *JSONL) logName() string { return s.compression.fileName() }
 
-// logPath is LogPath with the store's file name.
+// logPath is logpath.Path with the store's file name.
 func (s *JSONL) logPath(cwd, id string) (string, error) {
-	path, err := LogPath(s.root, cwd, id)
+	path, err := logpath.Path(s.root, cwd, id)
 	if err != nil {
 		return "", err
 	}

@@ -7,9 +7,11 @@
 // The JSONL store reads and writes the original deepseek-harness layout,
 // byte for byte, in either of its encodings:
 //
-//	<root>/<project key of cwd | _no-cwd>/<EncodeSegment(id)>/session.jsonl
-//	<root>/<project key of cwd | _no-cwd>/<EncodeSegment(id)>/session.jsonl.zstd
+//	<root>/<project key of cwd | _no-cwd>/<encoded id>/session.jsonl
+//	<root>/<project key of cwd | _no-cwd>/<encoded id>/session.jsonl.zstd
 //
+// (the encoded id keeps [A-Za-z0-9._-] and writes every other UTF-16 unit
+// as ~XXXX).
 // The first line is the header ({"type":"session","version":0,...} with the
 // original key order, delegationDepth always written, absent optionals
 // omitted); every later line is one event
@@ -96,8 +98,8 @@
 // A Fenced store leases each session to one holder at a time: Acquire
 // returns an epoch, AppendFenced writes only under the current epoch (a
 // stale one is fault.Fenced, nothing written), Release gives it up. The
-// JSONL store's lease is a lock on one byte of <root>/.session-leases
-// (LeaseFileName), held by the process for as long as the session is
+// JSONL store's lease is a lock on one byte of <root>/.session-leases,
+// held by the process for as long as the session is
 // live and dropped by the kernel when the process dies: a second process
 // (or a second store over the root) is refused the session with
 // fault.LeaseHeld, and its Load refuses to repair a log whose lease is

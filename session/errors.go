@@ -3,6 +3,8 @@ package session
 import (
 	"errors"
 	"fmt"
+
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 )
 
 // Sentinels for errors.Is. Every error this package returns matches at most
@@ -21,8 +23,10 @@ var (
 	ErrCorrupt = errors.New("corrupt session log")
 	// errUnsupported matches every *unsupportedError.
 	errUnsupported = errors.New("unsupported session log")
-	// ErrInvalid: a header or event given to Create or Append is malformed.
-	ErrInvalid = errors.New("invalid session input")
+	// ErrInvalid: a header or event given to Create or Append is malformed
+	// (an id or cwd that cannot name a path included: it is the layout's
+	// own sentinel).
+	ErrInvalid = logpath.ErrInvalid
 	// errClosed: the store was closed.
 	errClosed = errors.New("session store closed")
 	// errNotLive: the *Live was released or belongs to another registry.

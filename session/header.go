@@ -5,6 +5,8 @@ import (
 	"math"
 	"path/filepath"
 	"strconv"
+
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 )
 
 // headerLine is a first line parsed leniently, before any strictness level
@@ -187,7 +189,7 @@ func validateNewHeader(h Header) error {
 	case h.Origin != "" && h.Origin != "subagent":
 		return invalidf(`session "%s": origin must be "subagent" when set`, h.ID)
 	}
-	_, err := EncodeSegment(h.ID)
+	_, err := logpath.EncodeSegment(h.ID)
 	return err
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/stretchr/testify/require"
 )
 
@@ -149,9 +150,9 @@ func TestHeadersTheListingRefuses(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := openStore(t)
-			path := filepath.Join(s.Root(), noCwdDir, "h", LogFileName)
+			path := filepath.Join(s.Root(), "_no-cwd", "h", logpath.FileName)
 			if strings.Contains(c.line, `"cwd":""`) {
-				path = filepath.Join(s.Root(), "--root--", "h", LogFileName)
+				path = filepath.Join(s.Root(), "--root--", "h", logpath.FileName)
 			}
 			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
 			require.NoError(t, os.WriteFile(path, []byte(c.line+"\n"), 0o600))

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 )
 
@@ -217,9 +218,9 @@ func (l *lister) session(dir string) error {
 // computed once per listing.
 func (l *lister) checkIdentity(h Header, path string) error {
 	project, ok := l.projects[h.Cwd]
-	seg, err := EncodeSegment(h.ID)
+	seg, err := logpath.EncodeSegment(h.ID)
 	if !ok && err == nil {
-		project, err = projectDir(l.s.root, h.Cwd)
+		project, err = logpath.ProjectDir(l.s.root, h.Cwd)
 		l.projects[h.Cwd] = project
 	}
 	if err == nil && filepath.Join(project, seg, l.s.logName()) == path {
@@ -298,7 +299,7 @@ func (s *JSONL) checkIdentity(h Header, requested, path string) error {
 		return corruptNamed(path, `corrupt session log "%s": requested id "%s" does not match header id "%s"`,
 			path, requested, h.ID)
 	}
-	expected, err := LogPath(s.root, h.Cwd, h.ID)
+	expected, err := logpath.Path(s.root, h.Cwd, h.ID)
 	if err != nil {
 		return corruptNamed(path, `corrupt session log "%s": header id cannot name a storage path`, path)
 	}
@@ -335,7 +336,7 @@ func duplicateID(id, path string) error {
 
 func flatLayout(path string) error {
 	return &unsupportedError{Path: path, Msg: fmt.Sprintf(`session artifact "%s" uses the unsupported flat-file layout; `+
-		`a log must live at <project>/<encoded id>/%s`, path, LogFileName)}
+		`a log must live at <project>/<encoded id>/%s`, path, logpath.FileName)}
 }
 
 // checkRoot refuses a root holding a flat-layout log or logs of both
@@ -356,7 +357,7 @@ func (s *JSONL) checkRoot(ctx context.Context) error {
 // flat layout and compressed artifacts for that id, and an id stored in
 // more than one project folder; a missing log is ErrNotFound.
 func (s *JSONL) find(ctx context.Context, id string) (string, error) {
-	seg, err := EncodeSegment(id)
+	seg, err := logpath.EncodeSegment(id)
 	if err != nil {
 		return "", notFound(id)
 	}
@@ -618,7 +619,7 @@ func (s *JSONL) refuseExisting(ctx context.Context, st *logState) error {
 	if err := s.checkRoot(ctx); err != nil {
 		return err
 	}
-	if seg, err := EncodeSegment(st.id); err == nil && !s.hasFolder(seg) {
+	if seg, err := logpath.EncodeSegment(st.id); err == nil && !s.hasFolder(seg) {
 		return nil
 	}
 	_, err := s.find(ctx, st.id)

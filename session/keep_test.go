@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 )
 
@@ -188,7 +189,7 @@ func TestCreatedLogAppendsThroughItsCreateDescriptor(t *testing.T) {
 	require.Zero(t, counts.opened(path), "no append opened the log: they all wrote through the kept descriptor")
 	require.Zero(t, counts.closed(path), "and none closed it")
 	requireStored(t, s, "k", 7)
-	entries, err := os.ReadDir(strings.TrimSuffix(path, "/"+LogFileName))
+	entries, err := os.ReadDir(strings.TrimSuffix(path, "/"+logpath.FileName))
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "the temporary name is gone; the kept descriptor writes the linked log")
 }

@@ -11,14 +11,8 @@ import (
 	"syscall"
 
 	"github.com/dsh-actors/dsh-actors/internal/durable"
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 )
-
-// LeaseFileName is the file in a JSONL root whose byte-range locks are
-// the sessions' leases (one byte per session, at an offset hashed from
-// its id): a process holds the lock of every session it has live, and
-// the kernel drops them when the process dies. Locks work between
-// processes of one machine on a local file system, not over NFS.
-const LeaseFileName = ".session-leases"
 
 // leaseTable is a JSONL store's handle on its root's lease file, opened
 // on first use.
@@ -69,7 +63,7 @@ func (t *leaseTable) open() (*os.File, error) {
 	if t.file != nil {
 		return t.file, nil
 	}
-	f, err := os.OpenFile(filepath.Join(t.root, LeaseFileName), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(filepath.Join(t.root, logpath.LeaseFileName), os.O_RDWR|os.O_CREATE, 0o600)
 	switch {
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
 		return nil, nil
@@ -94,7 +88,7 @@ func (t *leaseTable) close() error {
 }
 
 // Acquire takes the lease of the stored session id for this store: the
-// lock of its byte in the root's lease file (LeaseFileName), refused
+// lock of its byte in the root's lease file (logpath.LeaseFileName), refused
 // with fault.LeaseHeld while another process, another store over the
 // root or this store holds it. Epochs count up per session within this
 // store; across processes the lock is what excludes.

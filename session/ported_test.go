@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/stretchr/testify/require"
 )
 
@@ -92,7 +93,7 @@ func TestPreservedPrefixBoundaries(t *testing.T) {
 // "list rejects a session header whose id cannot name a storage path".
 func TestListRefusesAnEmptyHeaderID(t *testing.T) {
 	s := openStore(t)
-	path := filepath.Join(s.Root(), noCwdDir, "invalid-id", LogFileName)
+	path := filepath.Join(s.Root(), "_no-cwd", "invalid-id", logpath.FileName)
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
 	require.NoError(t, os.WriteFile(path, []byte(`{"type":"session","version":0,"id":"","createdAt":1,"delegationDepth":0}`+"\n"), 0o600))
 	_, err := s.List(context.Background())
@@ -108,9 +109,9 @@ func TestAProjectFolderSymlinkIdentifiesTheSameLog(t *testing.T) {
 	s := openStore(t)
 	stored := Header{ID: "physical-alias", CreatedAt: 1, Cwd: "/stored"}
 	require.NoError(t, s.Create(ctx, stored, turnEvents(0, 2)))
-	realDir, err := projectDir(s.Root(), "/stored")
+	realDir, err := logpath.ProjectDir(s.Root(), "/stored")
 	require.NoError(t, err)
-	aliasDir, err := projectDir(s.Root(), "/alias")
+	aliasDir, err := logpath.ProjectDir(s.Root(), "/alias")
 	require.NoError(t, err)
 	require.NoError(t, os.Symlink(realDir, aliasDir))
 	aliased := stored
@@ -180,7 +181,7 @@ func TestLossyProjectKeysAndTraversalIDs(t *testing.T) {
 func TestAMisplacedTornLogIsNeverRepaired(t *testing.T) {
 	s := openStore(t)
 	h := header("stray")
-	path := filepath.Join(s.Root(), "--somewhere-else--", "stray", LogFileName)
+	path := filepath.Join(s.Root(), "--somewhere-else--", "stray", logpath.FileName)
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
 	content := headerLineOf(t, h) + lines(`{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}`) + `{"type":"tu`
 	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))

@@ -3,6 +3,8 @@ package session
 import (
 	"os"
 	"path/filepath"
+
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 )
 
 // WriteSynthetic writes each log straight to its path under root, in the
@@ -14,7 +16,7 @@ import (
 func WriteSynthetic(root string, logs ...Log) error {
 	var buf []byte
 	for _, log := range logs {
-		path, err := LogPath(root, log.Header.Cwd, log.Header.ID)
+		path, err := logpath.Path(root, log.Header.Cwd, log.Header.ID)
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
 )
@@ -374,7 +375,7 @@ func TestRootMixingEncodingsIsRefused(t *testing.T) {
 		stray    string
 		want     string
 	}{
-		{"zstd store over a plain root", CompressionNone, []Option{WithCompression(CompressionZstd)}, LogFileName,
+		{"zstd store over a plain root", CompressionNone, []Option{WithCompression(CompressionZstd)}, logpath.FileName,
 			`uses .jsonl, but this backend is configured for compression "zstd"`},
 		{"plain store over a zstd root", CompressionZstd, []Option{WithCompression(CompressionNone)}, zstdLogFileName,
 			`uses .jsonl.zstd, but this backend is configured for compression "none"`},

@@ -25,12 +25,12 @@ var allowedDeps = map[string][]string{
 	// blocks, messages, chunks): a leaf but for internal/jsjson.
 	"event":    {"internal/jsjson"},
 	"agent":    {"fault", "event", "internal/jsjson"},
-	"session":  {"fault", "event", "internal/vocab", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
-	"query":    {"fault", "event", "internal/vocab", "session", "descriptor", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
+	"session":  {"fault", "event", "internal/vocab", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
+	"query":    {"fault", "event", "internal/vocab", "session", "descriptor", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	"inbox":    {"fault", "event", "agent", "internal/actorkit", "internal/jsjson"},
-	"actors":   {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "inbox", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
-	"subagent": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "inbox", "actors", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
-	"host":     {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/index", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
+	"actors":   {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "inbox", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
+	"subagent": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "inbox", "actors", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
+	"host":     {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/index", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	// internal/llm is the model client: a leaf on the event vocabulary.
 	"internal/llm": {"fault", "event", "internal/vocab", "internal/jsjson"},
 	// internal/llmtest is the scripted model client; only _test.go files
@@ -39,7 +39,7 @@ var allowedDeps = map[string][]string{
 	// modelagent is the model loop and its tools: an agent on the subagent
 	// service and the model client (modelagent/modelagenttest, its mock
 	// model, imports no layer).
-	"modelagent": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/llm", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
+	"modelagent": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/llm", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	// internal/actorkit is the protoactor plumbing the actor layers share
 	// (dispatcher pool, supervisor, logging, accessors): a leaf.
 	"internal/actorkit": {},
@@ -55,6 +55,10 @@ var allowedDeps = map[string][]string{
 	// internal/sessionfs is the JSONL store's file-system seam (FS, OSFS,
 	// FaultFS): a leaf, kept off session's exported surface.
 	"internal/sessionfs": {},
+	// internal/logpath is the layout of a JSONL root (where a session's
+	// log and the lease file live): a leaf, kept off session's exported
+	// surface.
+	"internal/logpath": {},
 	// internal/jsjson reads and writes JSON as JSON.parse and
 	// JSON.stringify do (agent's content blocks): a leaf.
 	"internal/jsjson": {},
@@ -65,16 +69,16 @@ var allowedDeps = map[string][]string{
 	"fault": {},
 	// internal/storegen writes synthetic stores for the measurements: it
 	// sits beside query, on session and descriptor only.
-	"internal/storegen": {"fault", "event", "internal/vocab", "session", "descriptor", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
+	"internal/storegen": {"fault", "event", "internal/vocab", "session", "descriptor", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	// internal/index is the derived SQLite index beside the store: it
 	// answers as the query's catalog reader does, so it sits on query.
-	"internal/index": {"fault", "event", "internal/vocab", "session", "query", "descriptor", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
+	"internal/index": {"fault", "event", "internal/vocab", "session", "query", "descriptor", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	// internal/bench holds the CLI's measurement loops: it sits on the
 	// runtime and under cmd.
-	"internal/bench": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/index", "inbox", "actors", "subagent", "host", "internal/storegen", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
+	"internal/bench": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/index", "inbox", "actors", "subagent", "host", "internal/storegen", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	// internal/stress is the randomized stress harness of the CLI and the
 	// stress tests: it sits on the subagent service.
-	"internal/stress": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
+	"internal/stress": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	// internal/testkit holds test helpers; only _test.go files import it.
 	"internal/testkit": {},
 	// internal/pgtest runs a private PostgreSQL server for a test binary;
@@ -86,16 +90,16 @@ var allowedDeps = map[string][]string{
 	"internal/multiproc": {},
 	// internal/storetest is the store conformance suite; only _test.go
 	// files import it.
-	"internal/storetest": {"fault", "event", "internal/vocab", "session", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
+	"internal/storetest": {"fault", "event", "internal/vocab", "session", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	// pgstore is the PostgreSQL store: a second session.Fenced beside the
 	// JSONL store, on session only.
-	"pgstore": {"fault", "event", "internal/vocab", "descriptor", "session", "query", "internal/durable", "internal/sessionfs", "internal/sweep", "internal/listeners", "internal/jsjson"},
+	"pgstore": {"fault", "event", "internal/vocab", "descriptor", "session", "query", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/sweep", "internal/listeners", "internal/jsjson"},
 	// the module's root package is the embedders' entry point: it opens
 	// the runtime and binds the subagent service, under host and cmd.
-	rootLayer: {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/index", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
+	rootLayer: {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/index", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	"cmd": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/index", "inbox", "actors", "subagent", "host", "internal/llm", "modelagent", "pgstore",
-		"internal/sweep", "internal/bench", "internal/storegen", "internal/stress", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
-	"tests": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/index", "inbox", "actors", "subagent", "host", "cmd", "internal/llm", "modelagent", "pgstore", "internal/stress", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/listeners", "internal/jsjson"},
+		"internal/sweep", "internal/bench", "internal/storegen", "internal/stress", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
+	"tests": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/index", "inbox", "actors", "subagent", "host", "cmd", "internal/llm", "modelagent", "pgstore", "internal/stress", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 }
 
 // rootLayer is the layer name of the module's root package.

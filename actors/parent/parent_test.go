@@ -16,6 +16,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -362,7 +363,7 @@ func crashedLog(t *testing.T, store *session.JSONL, root string) {
 		{Type: "turn/start", Seq: 1, Time: 1, Data: []byte(`{"turn":1}`)},
 		{Type: "step/start", Seq: 2, Time: 1, Data: []byte(`{"turn":1,"step":1}`)},
 	}))
-	path, err := session.LogPath(root, "", "crashed")
+	path, err := logpath.Path(root, "", "crashed")
 	require.NoError(t, err)
 	torn, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/dsh-actors/dsh-actors/internal/index"
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -96,9 +97,9 @@ func TestAMixedEncodingRootFailsAlikeWithAndWithoutTheIndex(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, zstd.Create(context.Background(), session.Header{ID: "packed", CreatedAt: 9, Cwd: "/work"}, nil))
 	require.NoError(t, zstd.Close())
-	from, err := session.LogPath(other, "/work", "packed")
+	from, err := logpath.Path(other, "/work", "packed")
 	require.NoError(t, err)
-	to, err := session.LogPath(root, "/work", "packed")
+	to, err := logpath.Path(root, "/work", "packed")
 	require.NoError(t, err)
 	require.NoError(t, os.Rename(filepath.Dir(from), filepath.Dir(to)))
 	want := `session artifact "` + to + `.zstd" uses .jsonl.zstd, but this backend is configured for compression "none"; ` +

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dsh-actors/dsh-actors/actors/manager"
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
@@ -253,7 +254,7 @@ func (w *cancelOnStart) Write(p []byte) (int, error) {
 // logPath is the file of one stored session.
 func logPath(t *testing.T, root, id string) string {
 	t.Helper()
-	segment, err := session.EncodeSegment(id)
+	segment, err := logpath.EncodeSegment(id)
 	require.NoError(t, err)
 	paths, err := filepath.Glob(filepath.Join(root, "*", segment, "session.jsonl"))
 	require.NoError(t, err)

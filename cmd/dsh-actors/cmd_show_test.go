@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/internal/index"
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -86,7 +87,7 @@ func TestShowNamesAMalformedDescriptor(t *testing.T) {
 
 func TestShowIsReadOnlyOnATornLog(t *testing.T) {
 	root := testStore(t)
-	path, err := session.LogPath(root, "/work", "child-b")
+	path, err := logpath.Path(root, "/work", "child-b")
 	require.NoError(t, err)
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	require.NoError(t, err)

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 )
 
 // A store root that is a regular file cannot be listed: every command
@@ -45,7 +45,7 @@ func TestAnUnreadableStoreRootNamesThePersistenceCode(t *testing.T) {
 // writeRaw writes one raw log line by line under root.
 func writeRaw(t *testing.T, root, cwd, id string, lines ...string) {
 	t.Helper()
-	path, err := session.LogPath(root, cwd, id)
+	path, err := logpath.Path(root, cwd, id)
 	require.NoError(t, err)
 	dir := filepath.Dir(path)
 	require.NoError(t, os.MkdirAll(dir, 0o700))

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -61,7 +62,7 @@ func RawCatalogRead(root string) (int, error) {
 			return 0, err
 		}
 		for _, s := range sessions {
-			path := filepath.Join(root, p.Name(), s.Name(), session.LogFileName)
+			path := filepath.Join(root, p.Name(), s.Name(), logpath.FileName)
 			first, err := firstLine(path)
 			if err != nil {
 				return 0, err

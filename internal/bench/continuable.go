@@ -20,6 +20,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
@@ -317,7 +318,7 @@ func InspectLog(ctx context.Context, root, id string, n int) (res Samples, size 
 			return nil, 0, ierr
 		}
 	}
-	path, err := session.LogPath(root, "", id)
+	path, err := logpath.Path(root, "", id)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dsh-actors/dsh-actors/internal/index"
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/query"
@@ -196,7 +197,7 @@ func age(root string) {
 	for _, p := range projects {
 		sessions, _ := os.ReadDir(root + "/" + p.Name())
 		for _, s := range sessions {
-			_ = os.Chtimes(root+"/"+p.Name()+"/"+s.Name()+"/"+session.LogFileName, old, old)
+			_ = os.Chtimes(root+"/"+p.Name()+"/"+s.Name()+"/"+logpath.FileName, old, old)
 		}
 		_ = os.Chtimes(root+"/"+p.Name(), old, old)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -69,7 +70,7 @@ func age(t testing.TB, root string) {
 	old := time.Now().Add(-time.Hour)
 	var dirs []string
 	require.NoError(t, filepath.Walk(root, func(path string, info os.FileInfo, err error) error {
-		if err == nil && filepath.Base(path) == session.LogFileName {
+		if err == nil && filepath.Base(path) == logpath.FileName {
 			err = os.Chtimes(path, old, old)
 		}
 		if err == nil && info.IsDir() {
@@ -106,10 +107,10 @@ func (f *fixture) requireSame(db *DB, parent string) []query.Entry {
 }
 
 func (f *fixture) childLog(i int) string {
-	path, err := session.LogPath(f.root, "/work/alpha", storegen.ChildID(i))
+	path, err := logpath.Path(f.root, "/work/alpha", storegen.ChildID(i))
 	require.NoError(f.t, err)
 	if _, err := os.Stat(path); err != nil {
-		matches, _ := filepath.Glob(filepath.Join(f.root, "*", storegen.ChildID(i), session.LogFileName))
+		matches, _ := filepath.Glob(filepath.Join(f.root, "*", storegen.ChildID(i), logpath.FileName))
 		require.Len(f.t, matches, 1)
 		path = matches[0]
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -162,7 +163,7 @@ func (r *reconciler) firstLinesChanged(ctx context.Context, dirs []string) (bool
 		if err != nil {
 			return false, err
 		}
-		line, err := firstLine(filepath.Join(r.d.root, dir, session.LogFileName))
+		line, err := firstLine(filepath.Join(r.d.root, dir, logpath.FileName))
 		if err != nil || !bytes.Equal(line, want) {
 			return true, nil
 		}
@@ -255,7 +256,7 @@ func (r *reconciler) deleteSession(ctx context.Context, id string) error {
 }
 
 func (r *reconciler) insertSession(ctx context.Context, h session.Header) error {
-	path, err := session.LogPath(r.d.root, h.Cwd, h.ID)
+	path, err := logpath.Path(r.d.root, h.Cwd, h.ID)
 	if err != nil {
 		return err
 	}

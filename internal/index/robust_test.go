@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -166,7 +167,7 @@ func TestTheIndexAnswersAlikeOverAZstdStore(t *testing.T) {
 		require.NoError(t, writer.Append(ctx, id, []session.Event{userText(1, "look for a zebra, "+label)}))
 	}
 	require.NoError(t, writer.Close())
-	path, err := session.LogPath(root, "/w", "child-1")
+	path, err := logpath.Path(root, "/w", "child-1")
 	require.NoError(t, err)
 	path += ".zstd"
 	whole, err := os.ReadFile(path)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -179,7 +180,7 @@ func (v *view) revisionOf(root string, s *indexedSession, t time.Time) (string, 
 		if err != nil {
 			return rev, false
 		}
-		line, err := firstLine(filepath.Join(dir, session.LogFileName))
+		line, err := firstLine(filepath.Join(dir, logpath.FileName))
 		if err != nil || !bytes.Equal(line, want) {
 			return rev, false
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/query"
@@ -26,7 +27,7 @@ func (f *fixture) writeChild(id, label string, createdAt int64) string {
 		Origin: "subagent", DelegationDepth: 1}
 	require.NoError(f.t, session.WriteSynthetic(f.root, session.Log{Header: h,
 		Events: []session.Event{{Type: vocab.TypeSubagentDescriptor, Seq: 0, Time: createdAt, Data: data}}}))
-	path, err := session.LogPath(f.root, h.Cwd, id)
+	path, err := logpath.Path(f.root, h.Cwd, id)
 	require.NoError(f.t, err)
 	return path
 }
@@ -88,7 +89,7 @@ func followsTheStore(t *testing.T, f *fixture, db *DB) {
 	// unchanged, and a parent whose log is gone is unknown.
 	require.NoError(t, os.Remove(f.childLog(7)))
 	require.Len(t, list(), 7)
-	parentLog, err := session.LogPath(f.root, "/work/alpha", storegen.Parent)
+	parentLog, err := logpath.Path(f.root, "/work/alpha", storegen.Parent)
 	require.NoError(t, err)
 	require.NoError(t, os.Remove(parentLog))
 	_, err = db.ListChildren(t.Context(), storegen.Parent)

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 )
 
 // racyWindow: a file or folder modified this recently may change again
@@ -136,7 +136,7 @@ func folderStamp(path string, now time.Time) string {
 // logRevision is the revision of the log in a session folder: the stat of
 // session.jsonl, else of a compressed log, else "".
 func logRevision(dir string, now time.Time) string {
-	for _, name := range []string{session.LogFileName, session.LogFileName + ".zstd"} {
+	for _, name := range []string{logpath.FileName, logpath.FileName + ".zstd"} {
 		info, err := os.Stat(filepath.Join(dir, name))
 		if err != nil {
 			continue

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -150,7 +151,7 @@ func encodeEvents(events []session.Event) []byte {
 // writeLog writes one log file (header line, then body) in the store
 // layout and returns its size.
 func writeLog(root string, h session.Header, body []byte) (int64, error) {
-	path, err := session.LogPath(root, h.Cwd, h.ID)
+	path, err := logpath.Path(root, h.Cwd, h.ID)
 	if err != nil {
 		return 0, err
 	}

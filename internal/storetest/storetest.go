@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -53,7 +54,7 @@ func Files(t *testing.T, root string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	require.NoError(t, filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() == session.LeaseFileName {
+		if err != nil || d.IsDir() || d.Name() == logpath.LeaseFileName {
 			return err
 		}
 		data, err := os.ReadFile(path)

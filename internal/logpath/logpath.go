@@ -1,4 +1,14 @@
-package session
+// Package logpath is the layout of a JSONL session root: where a
+// session's log lives,
+//
+//	<root>/<project key of cwd | _no-cwd>/<EncodeSegment(id)>/session.jsonl
+//
+// (session.jsonl.zstd in a compressed root), and the root's lease file.
+// It is the one definition the session store writes by and the readers
+// beside it (the derived index, the Postgres export, the generators of
+// the benchmarks) find logs by; it is internal so that the layout stays
+// off session's exported surface. Nothing here blocks or touches the disk.
+package logpath
 
 import (
 	"errors"
@@ -6,9 +16,26 @@ import (
 	"unicode/utf16"
 )
 
-// LogFileName is the transcript file inside a session's folder
-// of a CompressionNone store (zstdLogFileName is the other encoding's).
-const LogFileName = "session.jsonl"
+// FileName is the transcript file inside a session's folder of an
+// uncompressed store (FileName + ".zstd" in a compressed one).
+const FileName = "session.jsonl"
+
+// LeaseFileName is the file in a JSONL root whose byte-range locks are
+// the sessions' leases (one byte per session, at an offset hashed from
+// its id): a process holds the lock of every session it has live, and
+// the kernel drops them when the process dies. Locks work between
+// processes of one machine on a local file system, not over NFS.
+const LeaseFileName = ".session-leases"
+
+// ErrInvalid matches every error of this package: an id or cwd that
+// cannot name a path. Package session exports it as session.ErrInvalid.
+var ErrInvalid = errors.New("invalid session input")
+
+// invalid is an error matching ErrInvalid.
+type invalid string
+
+func (e invalid) Error() string        { return string(e) }
+func (e invalid) Is(target error) bool { return target == ErrInvalid }
 
 // noCwdDir is the project folder of sessions whose header has no cwd.
 const noCwdDir = "_no-cwd"
@@ -31,7 +58,7 @@ func appendUnitEscape(buf []byte, u uint16) []byte {
 func EncodeSegment(id string) (string, error) {
 	switch id {
 	case "":
-		return "", &kindError{kind: ErrInvalid, msg: "cannot encode an empty path segment"}
+		return "", invalid("cannot encode an empty path segment")
 	case ".":
 		return "~002E", nil
 	case "..":
@@ -55,7 +82,7 @@ func EncodeSegment(id string) (string, error) {
 // and wrapped as --slug--. The mapping is lossy by design.
 func projectKey(cwd string) (string, error) {
 	if cwd == "" {
-		return "", &kindError{kind: ErrInvalid, msg: "cannot encode an empty project path"}
+		return "", invalid("cannot encode an empty project path")
 	}
 	readable := make([]byte, 0, len(cwd))
 	separatorRun := false
@@ -91,9 +118,9 @@ func trimLeadingDashes(b []byte) []byte {
 	return b
 }
 
-// projectDir is the project folder for cwd under root (noCwdDir when cwd is
-// empty).
-func projectDir(root, cwd string) (string, error) {
+// ProjectDir is the project folder for cwd under root (_no-cwd when cwd
+// is empty).
+func ProjectDir(root, cwd string) (string, error) {
 	if cwd == "" {
 		return filepath.Join(root, noCwdDir), nil
 	}
@@ -104,10 +131,10 @@ func projectDir(root, cwd string) (string, error) {
 	return filepath.Join(root, key), nil
 }
 
-// LogPath is the transcript path of session id with cwd under root:
+// Path is the transcript path of session id with cwd under root:
 // <root>/<project key of cwd|_no-cwd>/<EncodeSegment(id)>/session.jsonl.
-func LogPath(root, cwd, id string) (string, error) {
-	dir, err := projectDir(root, cwd)
+func Path(root, cwd, id string) (string, error) {
+	dir, err := ProjectDir(root, cwd)
 	if err != nil {
 		return "", err
 	}
@@ -115,5 +142,5 @@ func LogPath(root, cwd, id string) (string, error) {
 	if err != nil {
 		return "", errors.Join(errors.New("header id cannot name a storage path"), err)
 	}
-	return filepath.Join(dir, seg, LogFileName), nil
+	return filepath.Join(dir, seg, FileName), nil
 }
