@@ -307,9 +307,9 @@ func appendControl(buf []byte, c byte) []byte {
 
 // Marshal is json.Marshal without HTML escaping and without the encoder's
 // trailing newline: a struct's keys in field order, '<', '>' and '&' raw,
-// as JSON.stringify writes them. Unlike JSON.stringify it escapes U+2028
-// and U+2029 (encoding/json always does); a value that must be the
-// original's bytes whatever it holds goes through Value.Append instead.
+// and U+2028 and U+2029 raw, as JSON.stringify writes them. Other values
+// that must be the original's bytes whatever they hold go through
+// Value.Append.
 func Marshal(v any) ([]byte, error) {
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)
@@ -317,5 +317,34 @@ func Marshal(v any) ([]byte, error) {
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(out.Bytes(), []byte{'\n'}), nil
+	return unescapeLineSeparators(bytes.TrimSuffix(out.Bytes(), []byte{'\n'})), nil
+}
+
+// unescapeLineSeparators rewrites encoding/json's \u2028 and \u2029
+// escapes in b as the raw characters, in place. It steps over every other
+// escape whole, so an escaped backslash followed by the text "u2028"
+// stays as it is.
+func unescapeLineSeparators(b []byte) []byte {
+	if !bytes.Contains(b, []byte(`\u202`)) {
+		return b
+	}
+	out := b[:0]
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 == len(b) {
+			out = append(out, b[i])
+			continue
+		}
+		switch string(b[i+1 : min(i+6, len(b))]) {
+		case "u2028":
+			out = append(out, "\u2028"...)
+		case "u2029":
+			out = append(out, "\u2029"...)
+		default:
+			out = append(out, b[i], b[i+1])
+			i++
+			continue
+		}
+		i += 5
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package jsjson
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -74,15 +75,40 @@ func FuzzStringify(f *testing.F) {
 	})
 }
 
-// Marshal writes a struct's keys in field order, no HTML escaping and no
-// trailing newline; U+2028 is escaped (JSON.stringify would not).
+// Marshal writes a struct's keys in field order, no HTML escaping, no
+// trailing newline, and U+2028/U+2029 raw, as JSON.stringify does; a
+// backslash before the text "u2028" stays an escaped backslash.
 func TestMarshalIsStringifyOfAStruct(t *testing.T) {
 	got, err := Marshal(struct {
-		B string `json:"b"`
-		A int    `json:"a"`
-	}{B: "<a> & \u2028", A: 1})
+		B string   `json:"b"`
+		A int      `json:"a"`
+		K []string `json:"k"`
+	}{B: "<a> & \u2028\u2029", A: 1, K: []string{`\u2028`, `\\u2029`, "\x01\\"}})
 	require.NoError(t, err)
-	require.Equal(t, `{"b":"<a> & \u2028","a":1}`, string(got))
+	require.Equal(t, "{\"b\":\"<a> & \u2028\u2029\",\"a\":1,\"k\":[\"\\\\u2028\",\"\\\\\\\\u2029\",\"\\u0001\\\\\"]}", string(got))
+	var back struct{ K []string }
+	require.NoError(t, json.Unmarshal(got, &back))
+	require.Equal(t, []string{`\u2028`, `\\u2029`, "\x01\\"}, back.K)
 	_, err = Marshal(func() {})
 	require.Error(t, err)
+}
+
+// FuzzMarshalLineSeparators checks that Marshal's rewrite of U+2028/U+2029
+// keeps every string: it reads back as written, and no escape of the two
+// characters is left.
+func FuzzMarshalLineSeparators(f *testing.F) {
+	for _, seed := range []string{"\u2028", `\u2028`, `\\u2029\`, "a\\\u2029\\u2028", `\`} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out, err := Marshal(s)
+		require.NoError(t, err)
+		var back string
+		require.NoError(t, json.Unmarshal(out, &back))
+		want, _ := json.Marshal(s) // encoding/json's own reading of s (invalid UTF-8 becomes U+FFFD)
+		var wantBack string
+		require.NoError(t, json.Unmarshal(want, &wantBack))
+		require.Equal(t, wantBack, back)
+		require.NotContains(t, strings.ReplaceAll(string(out), `\\`, ""), `\u202`)
+	})
 }
