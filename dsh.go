@@ -10,6 +10,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/modelagent"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
@@ -34,6 +35,11 @@ type Options struct {
 	// Provider and Model are the model route the agents NewAgent builds are
 	// attributed to (empty: the agent package's defaults).
 	Provider, Model string
+	// ModelAgents, when set, build every agent started or resumed instead
+	// of NewAgent (which must then be nil, as Provider and Model must be
+	// empty: the route is theirs); Open binds them to the runtime and its
+	// subagent service.
+	ModelAgents *modelagent.Agents
 	// Logger receives the runtime's warnings; nil discards them.
 	Logger *slog.Logger
 	// Workers sizes the dispatcher pool; 0 means GOMAXPROCS.
@@ -52,6 +58,9 @@ type Runtime struct {
 // service with the spawn and fork providers. On an error nothing stays
 // open. It blocks only on opening the store.
 func Open(opts Options) (*Runtime, error) {
+	if err := useModelAgents(&opts); err != nil {
+		return nil, err
+	}
 	aopts := actors.Options{Root: opts.Dir, StoreOptions: opts.StoreOptions, Logger: opts.Logger,
 		NewAgent: opts.NewAgent, Workers: opts.Workers, Provider: opts.Provider, Model: opts.Model}
 	if opts.Store != nil {
@@ -65,7 +74,24 @@ func Open(opts Options) (*Runtime, error) {
 	if err := r.bindSubagents(opts.Logger); err != nil {
 		return nil, errors.Join(err, rt.Close(context.Background()))
 	}
+	if opts.ModelAgents != nil {
+		opts.ModelAgents.Bind(r.actors, r.subagents)
+	}
 	return r, nil
+}
+
+// useModelAgents makes opts' model agents its agent factory and route; it
+// fails when opts also sets either.
+func useModelAgents(opts *Options) error {
+	if opts.ModelAgents == nil {
+		return nil
+	}
+	if opts.NewAgent != nil || opts.Provider != "" || opts.Model != "" {
+		return errors.New("dsh: Options.ModelAgents replaces NewAgent, Provider and Model: set none of them")
+	}
+	opts.NewAgent = opts.ModelAgents.Factory
+	opts.Provider, opts.Model = opts.ModelAgents.Route()
+	return nil
 }
 
 func (r *Runtime) bindSubagents(logger *slog.Logger) error {

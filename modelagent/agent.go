@@ -72,8 +72,9 @@ type Agents struct {
 // (its unset BaseURL and APIKey read from the environment), with
 // DeepSeek's request defaults: a 256,000-token response cap, high
 // reasoning effort, a 1,000,000-token context. It fails without a model,
-// or with MISSING_CREDENTIAL without an API key; it does not block. Bind
-// the runtime and the subagent service before the first turn.
+// or with MISSING_CREDENTIAL without an API key; it does not block. Give
+// the agents to dsh.Options.ModelAgents, which binds them; over an actor
+// runtime of your own, Bind them before the first turn.
 func New(cfg Config) (*Agents, error) {
 	if cfg.Model == "" {
 		return nil, errors.New("modelagent: a Config needs a Model")

@@ -3,6 +3,7 @@ package modelagent_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -54,7 +55,7 @@ func TestForkAndForegroundChildren(t *testing.T) {
 	var forkRequest wireRequest
 	for _, got := range srv.Received() {
 		if bytes.Contains(got.Body, forkPrompt) && !bytes.Contains(got.Body, []byte("turn two")) {
-			require.NoError(t, got.Decode(&forkRequest))
+			require.NoError(t, json.Unmarshal(got.Body, &forkRequest))
 		}
 	}
 	require.Equal(t, []string{"system", "user", "assistant", "user"}, roles(forkRequest), "the parent's finished turn, then the prompt")

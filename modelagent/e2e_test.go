@@ -126,7 +126,7 @@ func TestAParentDelegatesListsSendsAndAnswers(t *testing.T) {
 	// The requests: tools offered, results sent back as role "tool" after the assistant's tool_calls.
 	got := srv.Received()
 	var first, second wireRequest
-	require.NoError(t, got[0].Decode(&first))
+	require.NoError(t, json.Unmarshal(got[0].Body, &first))
 	require.Len(t, first.Tools, 4)
 	require.Equal(t, `{"type":"object","properties":{"description":{"type":"string","description":"A 3-5 word label for the task, shown to users."},"prompt":{"type":"string","description":"The whole task, self-contained: the subagent sees nothing of this conversation."},"run_in_background":{"type":"boolean","description":"Start a long-lived background subagent and return its subagent id; it reports nothing back, send it more work with send_message."}},"required":["description","prompt"]}`,
 		string(first.Tools[2].Function.Parameters))
@@ -135,7 +135,7 @@ func TestAParentDelegatesListsSendsAndAnswers(t *testing.T) {
 		if !isChild(g.Body) {
 			parentRequests++
 			if parentRequests == 2 {
-				require.NoError(t, g.Decode(&second))
+				require.NoError(t, json.Unmarshal(g.Body, &second))
 			}
 		}
 	}

@@ -8,66 +8,71 @@ import (
 	"strings"
 
 	dsh "github.com/dsh-actors/dsh-actors"
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/modelagent"
 	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
 )
 
-// A model agent over a mock model: the model calls list_agents, reads its
-// result and answers. The mock is an OpenAI-compatible chat-completions
-// server on loopback that streams the two scripted responses, so the
-// example needs no key and no network.
+// A model agent whose first model call is rate-limited: the retry policy
+// retries RATE_LIMIT once after 1 ms, so the failed turn logs llm/retry
+// and ends in error, and a retry turn calls the model again. The mock
+// model is an OpenAI-compatible server on loopback: no key, no network.
 func ExampleNew() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "modelagent-example-*")
 	defer os.RemoveAll(dir)
 
-	listAgents := modelagenttest.Call{ID: "call-1", Name: modelagent.ToolListAgents, Args: []string{"{}"}}
-	model := modelagenttest.NewServer(
-		modelagenttest.Stream(modelagenttest.CallTools(listAgents)),
-		modelagenttest.Stream(modelagenttest.Say("You have no subagents yet.")),
-	)
+	model := modelagenttest.NewServer(modelagenttest.RateLimited(0), modelagenttest.Stream(modelagenttest.Say("Hello!")))
 	defer model.Close()
-	agents, err := modelagent.New(modelagent.Config{BaseURL: model.URL, APIKey: "test-key", Model: "scripted-model"})
+	agents, err := modelagent.New(modelagent.Config{
+		BaseURL: model.URL, APIKey: "test-key", Model: "scripted-model",
+		Retry: &modelagent.RetryPolicy{Mode: modelagent.RetryNormal, MaxRetries: 1,
+			RetryableCodes: []string{"RATE_LIMIT"}, InitialDelayMs: 1, MaxDelayMs: 1000},
+	})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	provider, name := agents.Route()
-	rt, _ := dsh.Open(dsh.Options{Dir: dir, NewAgent: agents.Factory, Provider: provider, Model: name})
+	rt, _ := dsh.Open(dsh.Options{Dir: dir, ModelAgents: agents})
 	defer rt.Close()
-	agents.Bind(rt.Actors(), rt.Subagents())
 
 	a, _ := rt.StartAgent(ctx, "assistant")
-	_, _ = a.Followup(ctx, event.Text("what are my subagents doing?"), event.Source{Kind: "user"})
+	_, _ = rt.Prompt(ctx, "assistant", "hi")
 	_ = a.WhenIdle(ctx)
 	for _, e := range a.Session().Events() {
-		if strings.HasSuffix(e.Type, "/chunk") {
-			continue // the streamed deltas the messages cite
+		var logged struct {
+			Retry, MaxRetries int
+			DelayMs           float64
+			Failure           struct{ Code string }
+			Reason            struct {
+				Kind    string
+				Failure struct{ Code string }
+			}
 		}
-		fmt.Println(e.Type)
+		_ = json.Unmarshal(e.Data, &logged)
+		switch e.Type {
+		case "assistant/chunk": // the streamed deltas the message cites
+		case "llm/retry":
+			fmt.Printf("%s %d of %d in %v ms after %s\n", e.Type, logged.Retry, logged.MaxRetries, logged.DelayMs, logged.Failure.Code)
+		case "turn/end":
+			fmt.Println(strings.TrimSpace(e.Type + " " + logged.Reason.Kind + " " + logged.Reason.Failure.Code))
+		default:
+			fmt.Println(e.Type)
+		}
 	}
-	events := a.Session().Events()
-	var answer struct {
-		Message struct {
-			Content []struct{ Text string } `json:"content"`
-		} `json:"message"`
-	}
-	_ = json.Unmarshal(events[len(events)-3].Data, &answer) // the last assistant/message
-	fmt.Println(answer.Message.Content[0].Text)
+	fmt.Println(len(model.Received()), "model calls")
 	// Output:
 	// turn/start
 	// user/message
 	// step/start
 	// request/header
 	// request/context
-	// assistant/message
-	// tool/call
-	// tool/result
 	// step/end
+	// llm/retry 1 of 1 in 1 ms after RATE_LIMIT
+	// turn/end error RATE_LIMIT
+	// turn/start
 	// step/start
 	// assistant/message
 	// step/end
-	// turn/end
-	// You have no subagents yet.
+	// turn/end completed
+	// 2 model calls
 }

@@ -75,7 +75,7 @@ var allowedDeps = map[string][]string{
 	"internal/index": {"fault", "event", "internal/vocab", "session", "query", "descriptor", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	// internal/bench holds the CLI's measurement loops: it sits on the
 	// runtime and under cmd.
-	"internal/bench": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/index", "inbox", "actors", "subagent", "host", "internal/storegen", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
+	"internal/bench": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "host", "internal/storegen", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	// internal/stress is the randomized stress harness of the CLI and the
 	// stress tests: it sits on the subagent service.
 	"internal/stress": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
@@ -95,8 +95,9 @@ var allowedDeps = map[string][]string{
 	// JSONL store, on session only.
 	"pgstore": {"fault", "event", "internal/vocab", "descriptor", "session", "query", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/sweep", "internal/listeners", "internal/jsjson"},
 	// the module's root package is the embedders' entry point: it opens
-	// the runtime and binds the subagent service, under host and cmd.
-	rootLayer: {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/index", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
+	// the runtime and binds the subagent service and the model agents,
+	// under cmd and internal/bench.
+	rootLayer: {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	"cmd": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/index", "inbox", "actors", "subagent", "host", "internal/llm", "modelagent", "pgstore",
 		"internal/sweep", "internal/bench", "internal/storegen", "internal/stress", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	"tests": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/index", "inbox", "actors", "subagent", "host", "cmd", "internal/llm", "modelagent", "pgstore", "internal/stress", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},

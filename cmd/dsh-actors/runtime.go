@@ -91,19 +91,13 @@ func openNodeRuntime(root string, logger *slog.Logger, agents *modelagent.Agents
 	} else if err := checkStoreRoot(root); err != nil {
 		return nil, err
 	}
-	if agents != nil {
-		opts.NewAgent = agents.Factory
-		opts.Provider, opts.Model = agents.Route()
-	}
+	opts.ModelAgents = agents
 	rt, err := dsh.Open(opts)
 	if err != nil {
 		if pg != nil {
 			err = errors.Join(err, pg.Close())
 		}
 		return nil, err
-	}
-	if agents != nil {
-		agents.Bind(rt.Actors(), rt.Subagents())
 	}
 	set := &runtimeSet{dsh: rt, rt: rt.Actors(), query: rt.Query(), service: rt.Subagents()}
 	if pg != nil {

@@ -2,7 +2,6 @@ package modelagenttest
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -70,9 +69,6 @@ type Received struct {
 	Header http.Header
 	Body   []byte
 }
-
-// Decode unmarshals the request body into v.
-func (r Received) Decode(v any) error { return json.Unmarshal(r.Body, v) }
 
 // Server is an OpenAI-compatible chat-completions server on loopback: each
 // POST to /chat/completions or /v1/chat/completions takes the next
