@@ -136,7 +136,7 @@ func TestCloseWithAThousandLiveAgents(t *testing.T) {
 				require.NoError(t, err)
 			}
 		}
-		require.Equal(t, roots*(children+1), rt.Registry().Len())
+		require.Equal(t, roots*(children+1), len(rt.Registry().List()))
 		synctest.Wait()
 		require.NoError(t, rt.Close(bg))
 		require.NoError(t, rt.Close(bg), "a second Close is a no-op")
@@ -208,7 +208,7 @@ func TestBeforeCloseHooksRunFirstInOrder(t *testing.T) {
 		drainFailed := errors.New("drain failed")
 		failOnce := drainFailed
 		rt.BeforeClose(func(context.Context) error {
-			ran = append(ran, fmt.Sprintf("first live=%d", rt.Registry().Len()))
+			ran = append(ran, fmt.Sprintf("first live=%d", len(rt.Registry().List())))
 			return nil
 		})
 		rt.BeforeClose(func(context.Context) error {
@@ -323,7 +323,7 @@ func TestCloseIsBoundedByItsContextAndResumable(t *testing.T) {
 		require.ErrorIs(t, err, fault.Closed)
 		close(release)
 		require.NoError(t, rt.Close(bg))
-		require.Zero(t, rt.Registry().Len())
+		require.Zero(t, len(rt.Registry().List()))
 	})
 }
 
@@ -358,7 +358,7 @@ func TestCloseDisposesEveryLevelWhenALeafFailsItsFlush(t *testing.T) {
 		require.NoError(t, err)
 		synctest.Wait()
 		require.ErrorIs(t, rt.Close(bg), errAppendFailed)
-		require.Zero(t, rt.Registry().Len(), "the parent was disposed too")
+		require.Zero(t, len(rt.Registry().List()), "the parent was disposed too")
 		<-root.Disposed()
 		require.NoError(t, rt.Close(bg), "a completed Close is a no-op")
 	})

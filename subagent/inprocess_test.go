@@ -195,7 +195,7 @@ func TestStartContinuableNeedsThePrepareCapability(t *testing.T) {
 	require.ErrorIs(t, err, fault.UnsupportedCapability)
 	require.EqualError(t, err, `subagent provider "oneshot" does not support continuable children (no prepareContinuable capability)`)
 	require.Zero(t, p.count())
-	require.Equal(t, 1, w.rt.Registry().Len())
+	require.Equal(t, 1, len(w.rt.Registry().List()))
 	_, err = w.s.StartContinuable(bg, manager.StartSpec{Provider: "nobody", Label: "x",
 		Request: manager.Request{Prompt: event.Text("hi"), Parent: w.parent}})
 	require.ErrorIs(t, err, fault.NoProvider)

@@ -17,11 +17,10 @@ import (
 
 // Config describes one agent actor.
 type Config struct {
-	// ID is the agent's id, equal to its session's id.
-	ID string
 	// Agent runs the turns.
 	Agent agent.Agent
-	// Session is the live session the turns are logged to.
+	// Session is the live session the turns are logged to; its id is the
+	// agent's.
 	Session *session.Live
 	// Provider and Model attribute assistant messages; empty means
 	// agent.DefaultProvider / agent.DefaultModel.
@@ -72,7 +71,7 @@ type Activation struct {
 // at Start (counted when the first turn begins).
 func Start(cfg Config) (*Activation, error) {
 	a := &Activation{
-		id:        cfg.ID,
+		id:        cfg.Session.ID(),
 		agent:     cfg.Agent,
 		live:      cfg.Session,
 		source:    newModelSource(cfg.Provider, cfg.Model),
@@ -85,7 +84,7 @@ func Start(cfg Config) (*Activation, error) {
 	a.inbox.Init(inbox.Options{Observer: cfg.Observer})
 	cfg.Session.OnWriteFailure(a.logFailed)
 	system := cfg.Actors.System
-	pid, err := system.Root.SpawnNamed(a.props(cfg.Actors), "agent/"+cfg.ID+"/"+system.ProcessRegistry.NextId())
+	pid, err := system.Root.SpawnNamed(a.props(cfg.Actors), "agent/"+a.id+"/"+system.ProcessRegistry.NextId())
 	if err != nil {
 		return nil, err
 	}

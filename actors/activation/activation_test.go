@@ -45,7 +45,7 @@ func startSeeded(t *testing.T, impl agent.Agent, seed []session.Event, options .
 func startOn(t *testing.T, live *session.Live, impl agent.Agent, cleanup func(), options ...func(*Config)) *Activation {
 	t.Helper()
 	system := actorkit.NewSystem(nil)
-	cfg := Config{ID: "agent-1", Agent: impl, Session: live, Actors: actorkit.Host{System: system}, Provider: "test", Model: "m1"}
+	cfg := Config{Agent: impl, Session: live, Actors: actorkit.Host{System: system}, Provider: "test", Model: "m1"}
 	for _, option := range options {
 		option(&cfg)
 	}

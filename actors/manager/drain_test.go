@@ -248,7 +248,7 @@ func TestAParentDisposedDuringMaterializationIsUnauthorized(t *testing.T) {
 	})
 	_, err := f.m.StartContinuable(bg, f.spec(f.parent, "x"))
 	require.ErrorIs(t, err, fault.Unauthorized)
-	require.Zero(t, f.rt.Registry().Len())
+	require.Zero(t, len(f.rt.Registry().List()))
 }
 
 // One drain over several roots: two unrelated top-level roots lose their

@@ -60,7 +60,7 @@ func TestStartRejectsWithoutIdsWhenPreparationFails(t *testing.T) {
 	_, err := f.m.StartContinuable(bg, f.spec(f.parent, "hi"))
 	require.ErrorIs(t, err, fault.UnsupportedCapability)
 	require.ErrorContains(t, err, "does not support continuable children")
-	require.Equal(t, 1, f.rt.Registry().Len())
+	require.Equal(t, 1, len(f.rt.Registry().List()))
 }
 
 // A start without session persistence is refused.
@@ -144,7 +144,7 @@ func TestStartRollsBackWhenLifecyclePublicationFails(t *testing.T) {
 	f.rec.setOnStart(func(RunInfo) error { return boom })
 	_, err := f.m.StartContinuable(bg, f.spec(f.parent, "hi"))
 	require.ErrorIs(t, err, boom)
-	require.Equal(t, 1, f.rt.Registry().Len())
+	require.Equal(t, 1, len(f.rt.Registry().List()))
 	edges, _, _ := f.rec.snapshot()
 	require.Empty(t, edges)
 	require.NoError(t, f.m.Close(bg))
@@ -162,7 +162,7 @@ func TestStartChecksTheDepthCap(t *testing.T) {
 	spec.Request.MaxDepth = &negative
 	_, err = f.m.StartContinuable(bg, spec)
 	require.ErrorIs(t, err, ErrInvalidMaxDepth)
-	require.Equal(t, 1, f.rt.Registry().Len())
+	require.Equal(t, 1, len(f.rt.Registry().List()))
 }
 
 // Composition is recorded and the child cold-resumes.

@@ -163,7 +163,7 @@ func TestAClosingParentCannotTakeAChild(t *testing.T) {
 	_, err := f.m.StartContinuable(bg, f.spec(childAgent, "grandchild"))
 	require.ErrorIs(t, err, fault.ActivationClosing)
 	require.EqualError(t, err, `subagent parent "`+child+`" is being disposed; the child was not established`)
-	require.Equal(t, 2, f.rt.Registry().Len())
+	require.Equal(t, 2, len(f.rt.Registry().List()))
 	edges, _, _ := f.rec.snapshot()
 	require.Equal(t, []string{"start " + child}, edges)
 	f.inActor(func() { f.m.st.activations[child].disposal = nil })

@@ -50,9 +50,6 @@ func (h *Handle) Session() *session.Live { return h.act.Session() }
 // Activation is the agent actor.
 func (h *Handle) Activation() *activation.Activation { return h.act }
 
-// IsLive reports whether h is still the registry's live entry for its id.
-func (h *Handle) IsLive() bool { return h.reg.IsLive(h) }
-
 // Post accepts msg (its ID may be preset, see inbox.NewMessageID) as a later
 // turn and returns its MessageID at inbox acceptance, without waiting for
 // the turn. It fails with fault.InboxClosed once Dispose began, and with

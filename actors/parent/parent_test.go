@@ -75,7 +75,7 @@ func TestCreatePublishesTheExactAgent(t *testing.T) {
 		seen := record(r)
 		h := create(t, r, "a", "")
 		require.Same(t, h, r.Get("a"))
-		require.True(t, h.IsLive())
+		require.True(t, r.IsLive(h))
 		require.Equal(t, "a", h.Session().Header().ID)
 		require.Positive(t, h.Header().CreatedAt)
 		require.Equal(t, []*Handle{h}, r.List())
@@ -145,8 +145,8 @@ func TestStaleHandleAfterReRegistration(t *testing.T) {
 
 		require.NotSame(t, old, fresh)
 		require.Same(t, fresh, r.Get("a"))
-		require.False(t, old.IsLive())
-		require.True(t, fresh.IsLive())
+		require.False(t, r.IsLive(old))
+		require.True(t, r.IsLive(fresh))
 		_, err := r.exact("a", old.Incarnation())
 		require.ErrorIs(t, err, fault.StaleHandle)
 		got, err := r.exact("a", fresh.Incarnation())
@@ -193,7 +193,7 @@ func TestPublicationFailureRollsBackTheSpawnedAgent(t *testing.T) {
 		require.Nil(t, r.Get("a"))
 		require.Nil(t, sessions.Get("a"), "the session left the live set")
 		require.Empty(t, seen())
-		require.Zero(t, r.Len())
+		require.Zero(t, len(r.List()))
 	})
 }
 
@@ -232,7 +232,7 @@ func TestCloseDisposesChildFirst(t *testing.T) {
 		require.Len(t, disposed, 4)
 		require.Less(t, indexOf(disposed, "grandchild"), indexOf(disposed, "child"))
 		require.Less(t, indexOf(disposed, "child"), indexOf(disposed, "root"))
-		require.Zero(t, r.Len())
+		require.Zero(t, len(r.List()))
 		_, err := r.Create(bg, CreateSpec{Header: session.Header{ID: "late"}})
 		require.ErrorIs(t, err, fault.RegistryClosed)
 	})
@@ -433,7 +433,7 @@ func TestAListenerMayDisposeTheAgentItIsToldAbout(t *testing.T) {
 			}
 		})
 		h := create(t, r, "a", "")
-		require.False(t, h.IsLive())
+		require.False(t, r.IsLive(h))
 		require.Equal(t, []string{"agent/created a", "agent/disposed a"}, seen(), "disposed still comes after created")
 	})
 }
@@ -480,10 +480,10 @@ func TestHandleDisposeIsBoundedByItsContext(t *testing.T) {
 		ctx, cancel := context.WithTimeout(bg, time.Minute)
 		defer cancel()
 		require.ErrorIs(t, h.Dispose(ctx), context.DeadlineExceeded)
-		require.True(t, h.IsLive(), "still registered until the disposal completes")
+		require.True(t, r.IsLive(h), "still registered until the disposal completes")
 		close(release)
 		require.NoError(t, h.Dispose(bg))
-		require.False(t, h.IsLive())
+		require.False(t, r.IsLive(h))
 		<-h.Disposed()
 	})
 }

@@ -197,13 +197,6 @@ func (r *Registry) List() []*Handle {
 	return list
 }
 
-// Len is the number of live agents.
-func (r *Registry) Len() int {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return len(r.agents)
-}
-
 // LiveLineage returns [h, h's live parent, its live parent, …], following
 // each header's ParentSession through the live entries. It stops at the
 // first id that is not live or that repeats. The first element is always h,
@@ -336,7 +329,7 @@ func (r *Registry) spawn(live *session.Live, spec Spec, resumed bool) (*Handle, 
 		impl = r.newAgent(spec.options(header, resumed))
 	}
 	act, err := activation.Start(activation.Config{
-		ID: header.ID, Agent: impl, Session: live, Provider: spec.Provider, Model: spec.Model,
+		Agent: impl, Session: live, Provider: spec.Provider, Model: spec.Model,
 		Actors:    r.actors,
 		Subagents: func() agent.Subagents { return r.subagentsFor(h) },
 		Observer:  h.observe,

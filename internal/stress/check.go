@@ -161,7 +161,7 @@ func (r *recorder) reachable(child string) (string, *parent.Handle) {
 	for {
 		parentID := r.parentOf[node]
 		h := r.handles[parentID]
-		if _, isChild := r.parentOf[parentID]; !isChild || (h != nil && h.IsLive()) {
+		if _, isChild := r.parentOf[parentID]; !isChild || (h != nil && r.registry(h.ID()) == h) {
 			return node, h
 		}
 		node = parentID
@@ -174,7 +174,7 @@ func (r *recorder) randomResident(intn func(int) int) *parent.Handle {
 	defer r.mu.Unlock()
 	var live []*parent.Handle
 	for _, id := range r.children {
-		if h := r.handles[id]; h != nil && h.IsLive() {
+		if h := r.handles[id]; h != nil && r.registry(h.ID()) == h {
 			live = append(live, h)
 		}
 	}
@@ -197,7 +197,7 @@ func (s *run) check(report *Report, root string) {
 	if sent := report.Accepted + report.Rejected; sent != s.cfg.Followups {
 		add("accepted %d + rejected %d = %d, sent %d", report.Accepted, report.Rejected, sent, s.cfg.Followups)
 	}
-	if n := s.rt.Registry().Len(); n != 0 {
+	if n := len(s.rt.Registry().List()); n != 0 {
 		add("%d agents left after close", n)
 	}
 	for _, v := range r.disorder {

@@ -244,7 +244,7 @@ func (s *run) execute(ctx context.Context) (Report, error) {
 			return report, err
 		}
 	}
-	if n := s.rt.Registry().Len(); n != len(roots) {
+	if n := len(s.rt.Registry().List()); n != len(roots) {
 		report.Violations = append(report.Violations, fmt.Sprintf("%d agents left after the final drain (want the %d roots)", n, len(roots)))
 	}
 	return report, nil
