@@ -88,10 +88,11 @@ func (m *Manager) discardCommitted(a *activation, messageID string, then func())
 	})
 }
 
-// replayPending hands a freshly resumed child the messages its durable
-// inbox holds unclaimed (accepted by an earlier epoch that never ran
-// them: a crash, a fence), oldest first, before anything newer; then
-// runs in the actor with the store's error.
+// replayPending hands a child the messages its durable inbox holds
+// unclaimed that this epoch has not been handed yet (accepted by an
+// earlier epoch that never ran them: a crash, a fence; or by another
+// process, which woke this one), oldest first, before anything newer;
+// then runs in the actor with the store's error.
 func (m *Manager) replayPending(ctx context.Context, a *activation, then func(error)) {
 	if m.inbox == nil {
 		then(nil)
@@ -114,6 +115,9 @@ func (m *Manager) replayPending(ctx context.Context, a *activation, then func(er
 			if err != nil {
 				then(err)
 				return
+			}
+			if a.enqueued[msg.ID] {
+				continue // this epoch has it already (its claim is not committed yet)
 			}
 			a.accepted[msg.ID] = true
 			if _, err := m.enqueue(a, msg); err != nil {

@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -55,6 +56,7 @@ type fixtureConfig struct {
 	fs         sessionfs.FS
 	store      session.Store
 	resume     bool
+	topLevel   string // the top-level parent's id ("parent" when empty)
 }
 
 type option func(*fixtureConfig)
@@ -68,6 +70,10 @@ func withPrepare(fn prepareFunc) option { return func(c *fixtureConfig) { c.prep
 // withStore runs the fixture on store (closed by its opener) instead of
 // a JSONL store of its own.
 func withStore(store session.Store) option { return func(c *fixtureConfig) { c.store = store } }
+
+// withTopLevel names the top-level parent id instead of "parent" (a
+// second process on the same store).
+func withTopLevel(id string) option { return func(c *fixtureConfig) { c.topLevel = id } }
 
 // resumingParent resumes the stored top-level "parent" instead of
 // creating it (a restarted process over the same store).
@@ -115,7 +121,7 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 		f.parent, err = rt.ResumeAgent(bg, "parent", parent.Spec{})
 		require.NoError(t, err)
 	} else {
-		f.parent = f.startTopLevel("parent")
+		f.parent = f.startTopLevel(cmp.Or(cfg.topLevel, "parent"))
 	}
 	t.Cleanup(func() {
 		require.NoError(t, rt.Close(bg))

@@ -109,7 +109,8 @@ var errLiveUnmanaged = errors.New("the session is live outside the continuation 
 // version is NOT_RESUMABLE), then materialization with the descriptor's
 // route from that same loaded log (the log is read once: the agent's
 // conversation comes from it) and the admission of the message
-// (authorization #2).
+// (authorization #2). With a store that wakes, a child another process
+// holds gets the message through its durable inbox (admitElsewhere).
 func (m *Manager) coldResume(ctx context.Context, req followupReq, done func(string, error)) {
 	store := m.sessions.Store()
 	if store == nil {
@@ -128,6 +129,10 @@ func (m *Manager) coldResume(ctx context.Context, req followupReq, done func(str
 		log, err := store.Load(ctx, req.childID)
 		return loaded{log, err}
 	}, func(l loaded) {
+		if m.elsewhere(l.err) { // its open turn runs in another process
+			m.admitElsewhere(ctx, req, done)
+			return
+		}
 		if l.err != nil {
 			done("", unavailable(req.childID, l.err))
 			return
@@ -142,6 +147,10 @@ func (m *Manager) coldResume(ctx context.Context, req followupReq, done func(str
 			resume: resumeSpec(d), loaded: l.log,
 		}
 		m.materialize(ctx, ms, func(a *activation, err error) {
+			if m.elsewhere(err) { // another process holds it
+				m.admitElsewhere(ctx, req, done)
+				return
+			}
 			if err != nil {
 				done("", err)
 				return

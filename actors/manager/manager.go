@@ -120,6 +120,7 @@ type Manager struct {
 	finished   bool          // Close completed (guarded by closing)
 	ops        gate
 	inbox      durable.Inbox // the store's durable inbox, nil when it has none
+	wakes      wakes         // the store's wake listener
 	edges      serial        // lifecycle emission, in order, off the actor
 	roots      rootHints
 	st         *state // owned by the actor
@@ -127,10 +128,12 @@ type Manager struct {
 	removeHook func()
 }
 
-// New spawns the manager's actor, subscribes it to the agent event bus and
+// New spawns the manager's actor, subscribes it to the agent event bus,
 // registers Close as a Runtime.BeforeClose hook (a teardown failure there is
-// logged, not returned, so the runtime still shuts down). It does not
-// block.
+// logged, not returned, so the runtime still shuts down) and, when the
+// store's durable inbox wakes (Postgres), starts listening for the wakes
+// of children other processes admitted messages to (see wake.go). It
+// does not block.
 func New(opts Options) (*Manager, error) {
 	logger := opts.Logger
 	if logger == nil {
@@ -172,10 +175,12 @@ func New(opts Options) (*Manager, error) {
 	m.pid = pid
 	m.unsubscribe = m.registry.Subscribe(m.onAgentEvent)
 	m.removeHook = m.rt.BeforeClose(m.closeForRuntime)
+	m.startWakes()
 	return m, nil
 }
 
-// Close is the manager's unload: the manager-wide drain (every later
+// Close is the manager's unload: it stops listening for wakes (and waits
+// for the wakes in flight), then the manager-wide drain (every later
 // admission fails with DRAINING; in-flight materializations are awaited
 // and roll back; every Activation forest is disposed child-first), then it
 // waits for the calls still in flight to return, unsubscribes and stops the
@@ -194,6 +199,7 @@ func (m *Manager) Close(ctx context.Context) error {
 	if m.finished {
 		return nil
 	}
+	m.stopWakes()
 	if !m.drained {
 		err := m.drainAll(ctx)
 		if ctx.Err() != nil {

@@ -16,11 +16,13 @@ import (
 // or a cold resume (resume route).
 type materializeSpec struct {
 	childID  string
-	provider string // lifecycle provenance: spec.Provider or descriptor.Provider
-	parent   *parent.Handle
+	provider string         // lifecycle provenance: spec.Provider or descriptor.Provider
+	parent   *parent.Handle // nil: a woken child whose parent is not live here
 	create   *parent.CreateSpec
 	resume   parent.Spec
-	loaded   *session.Log // the log a cold resume read and checked, rebuilt without a second read
+	// loaded is the log a cold resume read and checked, rebuilt without a
+	// second read; nil: the resume acquires the lease, then loads the log.
+	loaded *session.Log
 }
 
 // open creates or resumes the child's agent, owned by ms.parent; it runs
@@ -33,6 +35,9 @@ func (m *Manager) open(ctx context.Context, ms materializeSpec) (*parent.Handle,
 	}
 	resume := ms.resume
 	resume.Owner = ms.parent
+	if ms.loaded == nil {
+		return m.rt.ResumeAgent(ctx, ms.childID, resume)
+	}
 	return m.rt.ResumeAgentLoaded(ctx, ms.loaded, resume)
 }
 
@@ -48,7 +53,11 @@ func (m *Manager) materialize(ctx context.Context, ms materializeSpec, done func
 		done(nil, err)
 		return
 	}
-	mat := &materialization{lineage: m.registry.LiveLineage(ms.parent), done: make(chan struct{})}
+	var lineage []*parent.Handle
+	if ms.parent != nil {
+		lineage = m.registry.LiveLineage(ms.parent)
+	}
+	mat := &materialization{lineage: lineage, done: make(chan struct{})}
 	m.st.materializations[mat] = struct{}{}
 	finish := func(a *activation, err error) {
 		delete(m.st.materializations, mat)
@@ -86,7 +95,8 @@ func (m *Manager) install(ms materializeSpec, h *parent.Handle, lineage []*paren
 		order:    m.st.epochs,
 		ancestry: append([]*parent.Handle{h}, lineage...),
 		accepted: map[string]bool{},
-		run:      RunInfo{RunID: uuid.NewString(), Provider: ms.provider, ID: ms.childID, Local: true, ParentID: ms.parent.ID()},
+		enqueued: map[string]bool{},
+		run:      RunInfo{RunID: uuid.NewString(), Provider: ms.provider, ID: ms.childID, Local: true, ParentID: h.Header().ParentSession},
 		edge:     &edge{},
 	}
 	m.st.activations[ms.childID] = a
@@ -106,7 +116,7 @@ func (m *Manager) publish(ctx context.Context, ms materializeSpec, a *activation
 		fail(err)
 		return
 	}
-	if err := m.acquireOwnership(ms.parent, a); err != nil {
+	if err := m.ownedBy(ms.parent, a); err != nil {
 		fail(err)
 		return
 	}
@@ -118,6 +128,15 @@ func (m *Manager) publish(ctx context.Context, ms materializeSpec, a *activation
 		}
 		finish(a, nil)
 	})
+}
+
+// ownedBy gives a freshly installed Activation to its parent; a woken
+// child whose parent is not live here (nil) has no owner here.
+func (m *Manager) ownedBy(p *parent.Handle, a *activation) error {
+	if p == nil {
+		return nil
+	}
+	return m.acquireOwnership(p, a)
 }
 
 // emitStart calls Options.Started on the lifecycle goroutine and posts
@@ -189,6 +208,7 @@ func (m *Manager) enqueue(a *activation, msg event.UserMessage) (string, error) 
 		delete(a.accepted, msg.ID)
 		return "", err
 	}
+	a.enqueued[msg.ID] = true
 	return msg.ID, nil
 }
 

@@ -41,7 +41,8 @@ type activation struct {
 	owner    *activation              // the parent's Activation that owns this child, if any
 	owned    map[*activation]struct{} // the live children it owns (nil until the first)
 	accepted map[string]bool
-	disposal *disposal // non-nil once teardown opened: the admission cut-off
+	enqueued map[string]bool // every message handed to the epoch's inbox
+	disposal *disposal       // non-nil once teardown opened: the admission cut-off
 	run      RunInfo
 	boundary int   // the epoch's first own event, taken at subagent/start
 	failure  error // set when the child's actor stopped on its own
@@ -134,12 +135,13 @@ func (a *activation) residency() residency {
 
 // closingTeardown returns the DRAINING error that applies to agent, or nil:
 // the manager is draining, or agent is a member of a scoped cut-off, or a
-// cut-off root is in agent's live lineage.
+// cut-off root is in agent's live lineage. A nil agent (a woken child's
+// parent that is not live here) is under the manager-wide drain only.
 func (m *Manager) closingTeardown(agent *parent.Handle) error {
 	if m.st.draining {
 		return draining()
 	}
-	if len(m.st.scopes) == 0 {
+	if agent == nil || len(m.st.scopes) == 0 {
 		return nil
 	}
 	lineage := m.registry.LiveLineage(agent)

@@ -1,0 +1,222 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/internal/durable"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// Wakes across processes. With a store whose durable inbox wakes
+// (durable.Waker: Postgres), a follow-up accepted by any process reaches
+// the child wherever it runs:
+//
+//   - The process where the exact live parent is (the only one whose
+//     admissions the store accepts) resumes an absent child itself, as
+//     without wakes. When another process holds the child's lease, it
+//     commits the message to the child's durable inbox instead (the store
+//     checks the parent's live epoch and the drain cut-off in that
+//     statement: authority stays in SQL) and answers with its MessageID;
+//     the commit wakes every process.
+//   - A process that hears a wake for a child resident here hands the
+//     activation the pending messages it has not seen, oldest first. For
+//     a child resident nowhere it tries the takeover (the lease decides
+//     the winner; a loser does nothing), cold-resumes it and runs them.
+//     If its exact live parent is live here, the resumed child is that
+//     parent's, as a follow-up would resume it; otherwise the child runs
+//     as the root of a forest of its own here: it owns what it starts,
+//     settles and is disposed child-first as any Activation, and the
+//     manager-wide drain covers it; scoped drains of this process reach it
+//     only through a live parent here. Its parent's process learns nothing
+//     of it: parent-side decisions about it are the store's.
+//
+// The holder that releases a session with messages pending, and the
+// store's sweep, wake it again, so a lost wake costs at most a sweep.
+
+// wakes is the manager's wake listener.
+type wakes struct {
+	stop      context.CancelFunc // nil when the store does not wake
+	done      sync.WaitGroup
+	listening chan struct{} // closed once it first listens (nil: it never will)
+}
+
+// startWakes listens for the store's wakes (when its inbox wakes) until
+// stopWakes; each wake is handled as a call of its own.
+func (m *Manager) startWakes() {
+	w, ok := m.inbox.(durable.Waker)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m.wakes.stop = cancel
+	m.wakes.listening = make(chan struct{})
+	var listening sync.Once
+	m.wakes.done.Go(func() {
+		_ = w.Listen(ctx, func() { listening.Do(func() { close(m.wakes.listening) }) }, func(id string) {
+			m.wakes.done.Go(func() {
+				_, err := call(m, ctx, func(ctx context.Context, reply func(struct{}, error)) { m.wake(ctx, id, reply) })
+				m.wakeFailed(id, err)
+			})
+		})
+	})
+}
+
+// stopWakes stops listening and waits for the wakes in flight to be
+// handled. It is idempotent.
+func (m *Manager) stopWakes() {
+	if m.wakes.stop != nil {
+		m.wakes.stop()
+		m.wakes.done.Wait()
+	}
+}
+
+// wakeFailed logs a wake that could not run the child's messages for a
+// reason other than another holder, a drain or the manager closing.
+func (m *Manager) wakeFailed(id string, err error) {
+	switch {
+	case err == nil, errors.Is(err, fault.LeaseHeld), errors.Is(err, context.Canceled),
+		fault.CodeOf(err) == fault.Draining, m.rt.Err() != nil:
+		return
+	}
+	m.logger.Warn("subagent: a woken child did not run its pending follow-ups", "child", id, "err", err)
+}
+
+// wake runs id's pending messages (see the comment at the top of this
+// file) under the child's lock, so they queue behind the admissions this
+// process has in flight for it.
+func (m *Manager) wake(ctx context.Context, id string, done func(struct{}, error)) {
+	finish := func(err error) { done(struct{}{}, err) }
+	if err := m.admit(nil); err != nil {
+		finish(err)
+		return
+	}
+	m.withChildLock(ctx, id, func(release func()) {
+		a := m.st.activations[id]
+		switch {
+		case a == nil:
+			m.wakeAbsent(ctx, id, func(err error) { release(); finish(err) })
+		case a.disposal != nil:
+			release()
+			m.wakeAfterDisposal(ctx, id, a.disposal, done)
+		case fenced(a):
+			d := m.dispose(a)
+			a.settling = true
+			release()
+			m.wakeAfterDisposal(ctx, id, d, done)
+		default:
+			m.replayPending(ctx, a, func(err error) { release(); finish(err) })
+		}
+	}, finish)
+}
+
+// wakeAfterDisposal waits for an open disposal, then handles the wake
+// again (the child is absent by then).
+func (m *Manager) wakeAfterDisposal(ctx context.Context, id string, d *disposal, done func(struct{}, error)) {
+	async(m, func() struct{} {
+		select {
+		case <-d.done:
+		case <-ctx.Done():
+		}
+		return struct{}{}
+	}, func(struct{}) { m.wake(ctx, id, done) })
+}
+
+// woken is what wakeAbsent reads before it takes a child over.
+type woken struct {
+	pending bool
+	log     *session.Log
+	err     error
+}
+
+// wakeAbsent takes over a child resident nowhere here that has pending
+// messages: its log read (not repaired) for the descriptor, then the
+// resume, which acquires the lease before its repairing load (another
+// holder's live lease: fault.LeaseHeld, and nothing is done), then the
+// pending messages replayed. A session live here outside the manager, or
+// with nothing pending, is left alone.
+func (m *Manager) wakeAbsent(ctx context.Context, id string, done func(error)) {
+	store := m.sessions.Store()
+	if store == nil || m.sessions.Get(id) != nil || m.registry.Get(id) != nil {
+		done(nil)
+		return
+	}
+	async(m, func() woken {
+		pending, err := m.inbox.Pending(ctx, id)
+		if err != nil || len(pending) == 0 {
+			return woken{err: err}
+		}
+		log, err := store.Inspect(ctx, id)
+		return woken{pending: true, log: log, err: err}
+	}, func(w woken) {
+		if w.err != nil || !w.pending {
+			done(w.err)
+			return
+		}
+		d, err := continuationState(id, w.log)
+		if err != nil {
+			done(err)
+			return
+		}
+		owner := m.registry.Get(w.log.Header.ParentSession) // nil: the parent is not live here
+		ms := materializeSpec{childID: id, provider: d.Provider, parent: owner, resume: resumeSpec(d)}
+		m.materialize(ctx, ms, func(a *activation, err error) {
+			if err != nil {
+				done(err)
+				return
+			}
+			m.replayPending(ctx, a, func(err error) {
+				if err != nil {
+					m.submitFailed(a, err, func(string, error) { done(err) })
+					return
+				}
+				m.checkSettled(a)
+				done(nil)
+			})
+		})
+	})
+}
+
+// elsewhere reports whether a cold resume's failure says another process
+// holds the child's lease while the store wakes that process.
+func (m *Manager) elsewhere(err error) bool {
+	_, wakes := m.inbox.(durable.Waker)
+	return wakes && errors.Is(err, fault.LeaseHeld)
+}
+
+// admitElsewhere accepts a follow-up for a child another process holds:
+// the DRAINING gate and the exact live parent here, then the message
+// committed to the child's durable inbox (the store checks the parent's
+// live epoch, the child's header and the drain cut-off in that step, and
+// the commit wakes the holder). done gets the MessageID once committed.
+func (m *Manager) admitElsewhere(ctx context.Context, req followupReq, done func(string, error)) {
+	if err := m.admitWithContext(ctx, req.parent); err != nil {
+		done("", err)
+		return
+	}
+	if !m.registry.IsLive(req.parent) {
+		done("", notExactParent(req.childID))
+		return
+	}
+	msg := event.UserMessage{Content: req.content, Source: req.source, Role: "user", ID: inbox.NewMessageID()}
+	body, err := event.Encode(msg)
+	if err != nil {
+		done("", err)
+		return
+	}
+	admission := durable.Admission{MessageID: msg.ID, From: req.parent.ID(), FromEpoch: durable.LiveEpoch(req.parent.Session()), Body: body}
+	async(m, func() error {
+		_, err := m.inbox.Admit(ctx, req.childID, admission)
+		return err
+	}, func(err error) {
+		if err != nil {
+			done("", notAdmitted(req.childID, err))
+			return
+		}
+		done(msg.ID, nil)
+	})
+}

@@ -1,0 +1,75 @@
+package manager
+
+import (
+	"testing"
+	"time"
+
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/internal/durable"
+	"github.com/dsh-actors/dsh-actors/pgstore"
+	"github.com/stretchr/testify/require"
+)
+
+// openPostgres opens a store on dsn as owner, closed when t ends.
+func openPostgres(t *testing.T, dsn, owner string) *pgstore.Store {
+	t.Helper()
+	s, err := pgstore.Open(bg, dsn, pgstore.WithOwner(owner), pgstore.WithTTL(time.Minute))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	return s
+}
+
+// awaitListening waits until f's manager listens for wakes.
+func (f *fixture) awaitListening() {
+	f.t.Helper()
+	require.NotNil(f.t, f.m.wakes.listening, "the store wakes")
+	select {
+	case <-f.m.wakes.listening:
+	case <-time.After(time.Minute):
+		f.t.Fatal("the manager never listened for wakes")
+	}
+}
+
+// Two processes on one Postgres store: a message committed to a child's
+// durable inbox wakes the process that hears it (here the only one
+// listening), which takes the child over although its parent lives in
+// the other process, and runs it; a follow-up the parent's process then
+// sends is committed to the inbox (the other holds the lease), wakes the
+// holder and runs there, after the running turn; the child settles there
+// as the root of its own forest, its epoch's edges naming its parent.
+func TestAFollowupReachesTheChildInTheProcessThatHoldsIt(t *testing.T) {
+	dsn := cluster.Database(t)
+	homeStore := openPostgres(t, dsn, "home")
+	home := newFixture(t, withStore(homeStore))
+	child := home.start(home.parent, "silent")
+	home.settled(child, 1)
+	home.m.stopWakes() // deaf from now on: the other process is the one that hears wakes
+
+	away := newFixture(t, withStore(openPostgres(t, dsn, "away")), withTopLevel("elsewhere"))
+	away.awaitListening()
+	in, _ := durable.Of(homeStore)
+	_, err := in.Admit(bg, child, durableMessage(t, "wait away", home.parent.ID(), durable.LiveEpoch(home.parent.Session())))
+	require.NoError(t, err)
+	away.gates.reached("away")
+	require.NotNil(t, away.activation(child), "the woken process holds the child")
+	require.Nil(t, home.activation(child))
+
+	enqueued := make(chan string, 8)
+	defer away.rt.Registry().Subscribe(func(e parent.Event) {
+		if e.Type == parent.EventEnqueue && e.AgentID == child {
+			enqueued <- e.MessageID
+		}
+	})()
+	id := home.followup(home.parent, child, "two")
+	require.Equal(t, id, <-enqueued, "the holder was woken and queued it behind the running turn")
+	away.gates.open("away")
+	end := away.settled(child, 1)
+	require.Equal(t, agent.Completed, end.StopReason)
+	require.Equal(t, home.parent.ID(), end.ParentID)
+	require.Equal(t, []string{"silent", "wait away", "two"}, away.userTexts(child), "run in order, once each")
+	pending, err := in.Pending(bg, child)
+	require.NoError(t, err)
+	require.Empty(t, pending)
+	require.Nil(t, home.activation(child), "the parent's process never resumed it")
+}
