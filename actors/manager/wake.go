@@ -9,6 +9,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/durable"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -203,7 +204,7 @@ func (m *Manager) admitElsewhere(ctx context.Context, req followupReq, done func
 		return
 	}
 	msg := event.UserMessage{Content: req.content, Source: req.source, Role: "user", ID: inbox.NewMessageID()}
-	body, err := event.Encode(msg)
+	body, err := vocab.Encode(msg)
 	if err != nil {
 		done("", err)
 		return
