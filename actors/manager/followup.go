@@ -108,7 +108,8 @@ var errLiveUnmanaged = errors.New("the session is live outside the continuation 
 // one is returned unwrapped, matching fault.DescriptorCorrupt; none or another
 // version is NOT_RESUMABLE), then materialization with the descriptor's
 // route from that same loaded log (the log is read once: the agent's
-// conversation comes from it) and the admission of the message
+// conversation comes from it; on a store other processes write, read
+// again once the lease is held) and the admission of the message
 // (authorization #2). With a store that wakes, a child another process
 // holds gets the message through its durable inbox (admitElsewhere).
 func (m *Manager) coldResume(ctx context.Context, req followupReq, done func(string, error)) {
@@ -144,7 +145,7 @@ func (m *Manager) coldResume(ctx context.Context, req followupReq, done func(str
 		}
 		ms := materializeSpec{
 			childID: req.childID, provider: d.Provider, parent: req.parent,
-			resume: resumeSpec(d), loaded: l.log,
+			resume: resumeSpec(d), loaded: m.reusable(l.log),
 		}
 		m.materialize(ctx, ms, func(a *activation, err error) {
 			if m.elsewhere(err) { // another process holds it

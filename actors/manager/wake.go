@@ -182,6 +182,17 @@ func (m *Manager) wakeAbsent(ctx context.Context, id string, done func(error)) {
 	})
 }
 
+// reusable is the log a cold resume read before it acquired the lease,
+// or nil when other processes write the store (one that wakes): one may
+// have appended between that read and the acquire, so the resume reads
+// the log again once it holds the lease.
+func (m *Manager) reusable(log *session.Log) *session.Log {
+	if _, wakes := m.inbox.(durable.Waker); wakes {
+		return nil
+	}
+	return log
+}
+
 // elsewhere reports whether a cold resume's failure says another process
 // holds the child's lease while the store wakes that process.
 func (m *Manager) elsewhere(err error) bool {

@@ -145,6 +145,7 @@ func TestNodes(t *testing.T) {
 	t.Run("KillMidTurn", func(t *testing.T) { killMidTurn(t, newWorld(t, bin)) })
 	t.Run("PausePastTTL", func(t *testing.T) { pausePastTTL(t, newWorld(t, bin)) })
 	t.Run("RollingRestart", func(t *testing.T) { rollingRestart(t, newWorld(t, bin)) })
+	t.Run("FollowupAcrossNodes", func(t *testing.T) { followupAcrossNodes(t, newWorld(t, bin)) })
 }
 
 // killMidTurn: node a is killed (kill -9) while two children run a long
