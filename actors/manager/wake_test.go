@@ -6,6 +6,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/pgstore"
 	"github.com/stretchr/testify/require"
@@ -57,7 +58,7 @@ func TestAFollowupReachesTheChildInTheProcessThatHoldsIt(t *testing.T) {
 
 	enqueued := make(chan string, 8)
 	defer away.rt.Registry().Subscribe(func(e parent.Event) {
-		if e.Type == parent.EventEnqueue && e.AgentID == child {
+		if e.Type == inbox.Enqueue && e.AgentID == child {
 			enqueued <- e.MessageID
 		}
 	})()
