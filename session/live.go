@@ -376,7 +376,7 @@ func (l *Live) flush(ctx context.Context, untilIdle bool) (bool, error) {
 			l.mu.Unlock()
 			return false, err
 		}
-		if l.persisted >= target && !(untilIdle && l.flushing) {
+		if l.persisted >= target && !(untilIdle && l.flushing) && l.writeErr == nil { // a failure being reported is awaited
 			l.mu.Unlock()
 			return true, nil
 		}
