@@ -24,21 +24,23 @@ func init() {
 type durableInbox struct{ s *Store }
 
 // admitSQL accepts a message in one statement: the child row is locked
-// (FOR SHARE) while its parent, state and drain are checked, so a drain
+// (FOR NO KEY UPDATE) while its parent and drain are checked, so a drain
 // cut-off committed first refuses the message and one committed after it
-// waits for the row and then sees it. A row inserted wakes the session
-// (NOTIFY on the wake channel, delivered at the commit); a duplicate
-// wakes nothing.
+// waits for the row and then sees it. A disposed child (released with
+// nothing pending) is made active again: a session with pending messages
+// is never disposed. A row inserted wakes the session (NOTIFY on the wake
+// channel, delivered at the commit); a duplicate wakes nothing.
 const admitSQL = `WITH ins AS (INSERT INTO inbox (session_id, msg_id, from_session, from_epoch, body)
 	SELECT $1, $2, $3, $4, $5
-	WHERE EXISTS (SELECT 1 FROM sessions c WHERE c.id = $1 AND c.parent_id = $3 AND c.state = 'active'
+	WHERE EXISTS (SELECT 1 FROM sessions c WHERE c.id = $1 AND c.parent_id = $3
 			AND (c.drain_id IS NULL OR NOT EXISTS (SELECT 1 FROM sessions d
 				WHERE d.id = c.drain_parent AND d.epoch = c.drain_epoch AND d.owner IS NOT NULL))
-			FOR SHARE)
+			FOR NO KEY UPDATE)
 		AND EXISTS (SELECT 1 FROM sessions p WHERE p.id = $3 AND p.epoch = $4
 			AND p.owner IS NOT NULL AND p.lease_until > now())
 	ON CONFLICT (session_id, msg_id) DO NOTHING
-	RETURNING inbox_seq, session_id)
+	RETURNING inbox_seq, session_id),
+	revived AS (UPDATE sessions SET state = 'active' WHERE id = $1 AND state = 'disposed' AND EXISTS (SELECT 1 FROM ins))
 	SELECT ins.inbox_seq, pg_notify('` + wakeChannel + `', ins.session_id)::text FROM ins`
 
 // Admit commits m to id's inbox (see durable.Inbox.Admit): one statement
@@ -58,17 +60,16 @@ func (in durableInbox) Admit(ctx context.Context, id string, m durable.Admission
 }
 
 // whyNotAdmitted classifies an Admit that inserted nothing: already
-// admitted (no error), not stored, disposed, another parent, draining, or
+// admitted (no error), not stored, another parent, draining, or
 // a parent epoch that is not the live lease.
 func (in durableInbox) whyNotAdmitted(ctx context.Context, id string, m durable.Admission) error {
 	var admitted, parentLive, drained bool
 	var parent *string
-	var state string
-	err := in.s.pool.QueryRow(ctx, `SELECT c.parent_id, c.state,
+	err := in.s.pool.QueryRow(ctx, `SELECT c.parent_id,
 			EXISTS (SELECT 1 FROM inbox i WHERE i.session_id = c.id AND i.msg_id = $2),
 			EXISTS (SELECT 1 FROM sessions p WHERE p.id = $3 AND p.epoch = $4 AND p.owner IS NOT NULL AND p.lease_until > now()),
 			c.drain_id IS NOT NULL AND EXISTS (SELECT 1 FROM sessions d WHERE d.id = c.drain_parent AND d.epoch = c.drain_epoch AND d.owner IS NOT NULL)
-		FROM sessions c WHERE c.id = $1`, id, m.MessageID, m.From, m.FromEpoch).Scan(&parent, &state, &admitted, &parentLive, &drained)
+		FROM sessions c WHERE c.id = $1`, id, m.MessageID, m.From, m.FromEpoch).Scan(&parent, &admitted, &parentLive, &drained)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return notFound(id)
@@ -76,8 +77,6 @@ func (in durableInbox) whyNotAdmitted(ctx context.Context, id string, m durable.
 		return fmt.Errorf(`pgstore: admit to session "%s": %w`, id, err)
 	case admitted:
 		return nil
-	case state != "active":
-		return fmt.Errorf(`pgstore: session "%s" is %s: %w`, id, state, session.ErrNotFound)
 	case parent == nil || *parent != m.From:
 		return fault.New(fault.Unauthorized, fmt.Sprintf(`pgstore: session "%s" is not a child of "%s"`, id, m.From), nil)
 	case drained:

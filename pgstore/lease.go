@@ -12,15 +12,27 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// acquireSQL takes a lease: the session becomes active again (a disposed
+// one is resumed) unless its parent is disposed. The parent's row is
+// locked (FOR KEY SHARE) while that is checked, so a release of the
+// parent, which locks it FOR UPDATE before it reads the children, either
+// commits first (and the child is refused) or sees this child active.
+const acquireSQL = `WITH parent AS (SELECT p.state FROM sessions c JOIN sessions p ON p.id = c.parent_id
+		WHERE c.id = $1 FOR KEY SHARE OF p)
+	UPDATE sessions SET epoch = epoch + 1, owner = $2, lease_until = now() + $3::interval, state = 'active'
+	WHERE id = $1 AND (owner IS NULL OR lease_until < now())
+		AND NOT EXISTS (SELECT 1 FROM parent WHERE state = 'disposed')
+	RETURNING epoch`
+
 // Acquire takes id's lease: one statement bumps the epoch and names this
 // store the owner, only while no other owner's lease is live (the
-// database's clock decides). A live lease, this store's own included, is
-// fault.LeaseHeld.
+// database's clock decides) and id's parent, if stored, is not disposed.
+// A live lease, this store's own included, is fault.LeaseHeld; a disposed
+// parent is session.ErrNotFound (only a live parent resumes its
+// children).
 func (s *Store) Acquire(ctx context.Context, id string) (session.Epoch, error) {
 	var epoch session.Epoch
-	err := s.pool.QueryRow(ctx, `UPDATE sessions SET epoch = epoch + 1, owner = $2, lease_until = now() + $3::interval
-		WHERE id = $1 AND state = 'active' AND (owner IS NULL OR lease_until < now())
-		RETURNING epoch`, id, s.owner, interval(s.ttl)).Scan(&epoch)
+	err := s.pool.QueryRow(ctx, acquireSQL, id, s.owner, interval(s.ttl)).Scan(&epoch)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, s.whyNotAcquired(ctx, id)
 	}
@@ -37,16 +49,17 @@ func interval(d time.Duration) string { return fmt.Sprintf("%d microseconds", d.
 
 // whyNotAcquired classifies a refused Acquire with one read.
 func (s *Store) whyNotAcquired(ctx context.Context, id string) error {
-	var owner *string
-	var state string
-	err := s.pool.QueryRow(ctx, `SELECT owner, state FROM sessions WHERE id = $1`, id).Scan(&owner, &state)
+	var owner, parent *string
+	var parentDisposed bool
+	err := s.pool.QueryRow(ctx, `SELECT c.owner, c.parent_id, coalesce(p.state = 'disposed', false)
+		FROM sessions c LEFT JOIN sessions p ON p.id = c.parent_id WHERE c.id = $1`, id).Scan(&owner, &parent, &parentDisposed)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return notFound(id)
 	case err != nil:
 		return fmt.Errorf(`pgstore: acquire session "%s": %w`, id, err)
-	case state != "active":
-		return fmt.Errorf(`pgstore: session "%s" is %s: %w`, id, state, session.ErrNotFound)
+	case parentDisposed:
+		return fmt.Errorf(`pgstore: session "%s": its parent "%s" is disposed: %w`, id, *parent, session.ErrNotFound)
 	case owner != nil && *owner == s.owner:
 		return durable.LeaseHeld(id, "this store")
 	case owner != nil:
@@ -166,24 +179,50 @@ func (s *Store) whyNotAppended(ctx context.Context, id string, epoch session.Epo
 	return fmt.Errorf(`pgstore: append seq mismatch for "%s": expected %d, got %d: %w`, id, next, first, session.ErrSeqMismatch)
 }
 
-// Release gives up the lease of epoch (a no-op when it is not current)
-// and, when id has pending messages (admitted while its holder was
-// leaving), wakes it so another holder runs them. Every acknowledged
-// append is committed already, so there is nothing to wait for.
+// Release gives up the lease of epoch (a no-op when it is not current),
+// disposes the session child-first and, when id has pending messages
+// (admitted while its holder was leaving), wakes it so another holder
+// runs them. It is marked disposed only when none of its children is
+// undisposed, whatever store released them, and no message of its inbox
+// is pending; otherwise it stays active, with no owner. Every
+// acknowledged append is committed already, so there is nothing to wait
+// for. It blocks for one transaction, which waits for a child's Acquire
+// or Create that is checking this session's state.
 func (s *Store) Release(ctx context.Context, id string, epoch session.Epoch) error {
 	s.mu.Lock()
 	if s.held[id] == epoch {
 		delete(s.held, id)
 	}
 	s.mu.Unlock()
-	_, err := s.pool.Exec(ctx, `WITH r AS (UPDATE sessions SET owner = NULL, lease_until = NULL
-		WHERE id = $1 AND epoch = $2 AND owner = $3 RETURNING id) `+notifyPending,
-		id, epoch, s.owner)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var one int
+		err := tx.QueryRow(ctx, `SELECT 1 FROM sessions WHERE id = $1 AND epoch = $2 AND owner = $3 FOR UPDATE`,
+			id, epoch, s.owner).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // not the current lease
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, disposeSQL, id)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf(`pgstore: release session "%s": %w`, id, err)
 	}
 	return nil
 }
+
+// disposeSQL ends the lease of a session whose row the transaction has
+// locked, marks it disposed unless a child of it is not disposed or a
+// message of its inbox is pending, and wakes it when one is. It is a
+// statement of its own, after the lock, so it sees every child that a
+// concurrent Acquire or Create made active and committed.
+const disposeSQL = `WITH r AS (UPDATE sessions AS s SET owner = NULL, lease_until = NULL,
+		state = CASE WHEN EXISTS (SELECT 1 FROM sessions k WHERE k.parent_id = s.id AND k.state <> 'disposed')
+				OR EXISTS (SELECT 1 FROM inbox i WHERE i.session_id = s.id AND i.claimed_seq IS NULL)
+			THEN s.state ELSE 'disposed' END
+	WHERE s.id = $1 RETURNING s.id) ` + notifyPending
 
 func init() {
 	durable.RegisterLeaseWatch(func(store any, lost func(id string, epoch int64)) bool {

@@ -228,6 +228,9 @@ func (s *Store) Create(ctx context.Context, h session.Header, seed []session.Eve
 		return err
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := refuseDisposedParent(ctx, tx, h); err != nil {
+			return err
+		}
 		tag, err := tx.Exec(ctx, `INSERT INTO sessions (id, header_line, parent_id, created_at, origin, delegation_depth, next_seq)
 			VALUES ($1, $2, NULLIF($3, ''), $4, NULLIF($5, ''), $6, $7) ON CONFLICT (id) DO NOTHING`,
 			h.ID, string(headerLine), h.ParentSession, h.CreatedAt, h.Origin, h.DelegationDepth, len(seed))
@@ -246,6 +249,27 @@ func (s *Store) Create(ctx context.Context, h session.Header, seed []session.Eve
 			h.ID, b.seqs, b.types, b.times, b.lines)
 		return err
 	})
+}
+
+// refuseDisposedParent refuses a child of a parent that is disposed. It
+// locks the parent's row (FOR KEY SHARE) until the creating transaction
+// ends, so a release of the parent that has not committed yet waits and
+// then sees the new child (the parent stays active).
+func refuseDisposedParent(ctx context.Context, tx pgx.Tx, h session.Header) error {
+	if h.ParentSession == "" {
+		return nil
+	}
+	var state string
+	err := tx.QueryRow(ctx, `SELECT state FROM sessions WHERE id = $1 FOR KEY SHARE`, h.ParentSession).Scan(&state)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil // a parent this store does not hold
+	case err != nil:
+		return fmt.Errorf(`pgstore: create session "%s": %w`, h.ID, err)
+	case state == "disposed":
+		return fmt.Errorf(`pgstore: create session "%s": its parent "%s" is disposed: %w`, h.ID, h.ParentSession, session.ErrNotFound)
+	}
+	return nil
 }
 
 // batch is events as the columns of one multi-row insert.

@@ -58,7 +58,10 @@ func withConn(ctx context.Context, dsn string, fn func(*pgx.Conn) error) error {
 // broken, one line each (none: the store is sound).
 type Report struct {
 	Sessions, Events, Acquisitions, Acked int
-	Violations                            []string
+	// DisposedParents counts the disposed sessions that have children:
+	// the ones the child-first check had something to check in.
+	DisposedParents int
+	Violations      []string
 }
 
 func (r *Report) violate(format string, args ...any) {
@@ -270,11 +273,18 @@ func checkClaim(s *storedSession, id, msg string, epoch *int64, seq int64, r *Re
 
 // checkDisposal: a disposed session has no child that is not disposed.
 func checkDisposal(sessions map[string]*storedSession, r *Report) {
+	parents := map[string]bool{}
 	for _, s := range sessions {
-		if p := sessions[s.parent]; p != nil && p.state == "disposed" && s.state != "disposed" {
+		p := sessions[s.parent]
+		if p == nil || p.state != "disposed" {
+			continue
+		}
+		parents[p.id] = true
+		if s.state != "disposed" {
 			r.violate("session %s is disposed before its child %s (%s)", p.id, s.id, s.state)
 		}
 	}
+	r.DisposedParents = len(parents)
 }
 
 // checkAcked: every acknowledged follow-up is logged in its child or

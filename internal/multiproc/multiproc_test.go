@@ -118,7 +118,8 @@ func (w *world) finish(d *Driver, extra []Acked, nodes ...*Node) Report {
 	require.NoError(w.t, err)
 	require.Empty(w.t, r.Violations)
 	require.NotZero(w.t, r.Acked)
-	w.t.Logf("checked %d sessions, %d events, %d acquisitions, %d acknowledged follow-ups", r.Sessions, r.Events, r.Acquisitions, r.Acked)
+	w.t.Logf("checked %d sessions, %d events, %d acquisitions, %d acknowledged follow-ups, %d disposed parents",
+		r.Sessions, r.Events, r.Acquisitions, r.Acked, r.DisposedParents)
 	return r
 }
 
@@ -247,7 +248,11 @@ func rollingRestart(t *testing.T, w *world) {
 		nodes[i] = w.start(n.Name)
 	}
 	sleepFor(*loadFor)
-	w.finish(d, nil, nodes...)
+	r := w.finish(d, nil, nodes...)
+	// Every node was stopped gracefully at least once, disposing its
+	// agents child-first, each child's lease released by the node that
+	// ran it: the child-first check has disposed parents to check.
+	require.NotZero(t, r.DisposedParents, "no parent was disposed: the child-first check was vacuous")
 }
 
 // requireOneCatalog: the children of parent, as `dsh-actors list` (a

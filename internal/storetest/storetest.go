@@ -39,6 +39,7 @@ func Run(t *testing.T, newWorld World) {
 		{"ContiguousSeqUnderConcurrentWriters", concurrentWriters},
 		{"LoadClosesAnInterruptedTurn", interruptedTurn},
 		{"RegistryHoldsTheLeaseWhileLive", registryLease},
+		{"ReleaseInAnyOrderThenResumeChildFirst", childFirstRelease},
 		{"InboxAdmitIsIdempotentFIFOAndClaimedByTheMessageEvent", inboxAdmitAndClaim},
 		{"InboxAdmitsOnlyTheExactLiveParent", inboxAuthority},
 		{"InboxDrainCutOffRefusesOrAdmitsNeverBoth", inboxDrainCutOff},
@@ -247,4 +248,38 @@ func registryLease(t *testing.T, open func() session.Fenced) {
 	require.NoError(t, err)
 	require.NoError(t, b.Release(ctx, resumed))
 	require.Len(t, types(t, b.Store(), "live"), 3)
+}
+
+// childFirstRelease: a family's leases are released in any order, by
+// whichever handle (process) holds each: a parent released before its
+// child (the Postgres store then keeps it from being marked disposed) and
+// both released child-first after. Neither release loses a written event
+// or keeps a session from being resumed: the parent first, then the
+// child under its live parent.
+func childFirstRelease(t *testing.T, open func() session.Fenced) {
+	a, b := open(), open()
+	require.NoError(t, a.Create(ctx, Header("fam", ""), nil))
+	require.NoError(t, a.Create(ctx, Header("kid", "fam"), nil))
+	acquire := func(s session.Fenced, id, text string) session.Epoch { // as the registry resumes: Acquire, then Load
+		t.Helper()
+		epoch, err := s.Acquire(ctx, id)
+		require.NoError(t, err)
+		log, err := s.Load(ctx, id)
+		require.NoError(t, err)
+		require.NoError(t, s.AppendFenced(ctx, id, epoch, []session.Event{Note(int64(len(log.Events)), text)}))
+		return epoch
+	}
+	parent, child := acquire(a, "fam", "p1"), acquire(b, "kid", "c1")
+	require.NoError(t, a.Release(ctx, "fam", parent), "a parent released before its child")
+	require.NoError(t, b.Release(ctx, "kid", child))
+
+	parent, child = acquire(b, "fam", "p2"), acquire(a, "kid", "c2")
+	require.NoError(t, a.Release(ctx, "kid", child), "child first")
+	require.NoError(t, b.Release(ctx, "fam", parent))
+
+	parent, child = acquire(a, "fam", "p3"), acquire(a, "kid", "c3")
+	require.NoError(t, a.Release(ctx, "kid", child))
+	require.NoError(t, a.Release(ctx, "fam", parent))
+	require.Equal(t, []string{`note:{"text":"p1"}`, `note:{"text":"p2"}`, `note:{"text":"p3"}`}, types(t, b, "fam"))
+	require.Equal(t, []string{`note:{"text":"c1"}`, `note:{"text":"c2"}`, `note:{"text":"c3"}`}, types(t, b, "kid"))
 }
