@@ -7,9 +7,10 @@ package pgstore
 //
 //   - sessions: one row per session, its header line verbatim beside the
 //     header fields the queries use, the lease (epoch, owner,
-//     lease_until), its state, the next seq, and the drain that closed
-//     admission to it (drain_id; in force while drain_parent holds the
-//     lease of drain_epoch).
+//     lease_until), its state (active, or disposed: released after every
+//     child of it was and with nothing pending), the next seq, and the
+//     drain that closed admission to it (drain_id; in force while
+//     drain_parent holds the lease of drain_epoch).
 //   - events: one row per event, its log line verbatim beside its type
 //     and time, and the epoch it was written under.
 //   - inbox and drains: the durable inbox (a row per accepted message,
