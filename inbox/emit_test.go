@@ -17,12 +17,12 @@ func TestEmitWaitsForTheDeliveryUnderWay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		hold := make(chan struct{})
 		var seen []string
-		b := newInbox(Options{Observer: func(e Event) {
+		b := newInbox(func(e Event) {
 			if e.Type == "agent/first" {
 				<-hold
 			}
 			seen = append(seen, string(e.Type))
-		}})
+		})
 		go b.Emit(Event{Type: "agent/first"}) // this goroutine delivers, and blocks in the observer
 		synctest.Wait()
 		var returned atomic.Bool
@@ -46,13 +46,13 @@ func TestEmitFromTheObserverDoesNotWaitForItself(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b *Inbox
 		var seen []string
-		b = newInbox(Options{Observer: func(e Event) {
+		b = newInbox(func(e Event) {
 			seen = append(seen, string(e.Type))
 			if e.Type == "agent/created" {
 				b.Emit(Event{Type: "agent/disposed"})
 				seen = append(seen, "emitted")
 			}
-		}})
+		})
 		b.Emit(Event{Type: "agent/created"})
 		require.Equal(t, []string{"agent/created", "emitted", "agent/disposed"}, seen)
 	})
@@ -60,7 +60,7 @@ func TestEmitFromTheObserverDoesNotWaitForItself(t *testing.T) {
 
 func TestInsideDeliveryKnowsTheObserverCall(t *testing.T) {
 	var inside []bool
-	b := newInbox(Options{Observer: func(Event) { inside = append(inside, insideDelivery()) }})
+	b := newInbox(func(Event) { inside = append(inside, insideDelivery()) })
 	b.Emit(Event{Type: "agent/created"})
 	require.Equal(t, []bool{true}, inside)
 	require.False(t, insideDelivery())

@@ -60,16 +60,6 @@ var errClosed = errors.New("inbox: closed")
 // yields its goroutine.
 const DefaultThroughput = 300
 
-// Options configure an Inbox.
-type Options struct {
-	// Observer receives every Event in order; nil means no events. It must
-	// not panic and should return quickly: it runs on the goroutine that
-	// made the change.
-	Observer func(Event)
-	// Throughput overrides DefaultThroughput when positive.
-	Throughput int
-}
-
 // Claim is the user message the mailbox hands to the actor when a turn
 // claims the head of the queue.
 type Claim struct {
@@ -123,11 +113,10 @@ type item struct {
 }
 
 // Inbox is the FIFO turn queue of one agent actor, and its mailbox.
-// Its zero value is not usable; call New.
+// Its zero value is ready to use (with no observer); Init sets one.
 type Inbox struct {
-	observer   func(Event)
-	throughput int
-	scheduled  atomic.Bool
+	observer  func(Event)
+	scheduled atomic.Bool
 
 	mu         sync.Mutex
 	invoker    actor.MessageInvoker
@@ -150,22 +139,19 @@ type Inbox struct {
 	progress   chan struct{} // made by an Emit waiting for delivery; closed when delivered grows
 }
 
-// newInbox returns an empty, open, idle inbox.
-func newInbox(opts Options) *Inbox {
+// newInbox returns an empty, open, idle inbox reporting to observer.
+func newInbox(observer func(Event)) *Inbox {
 	b := new(Inbox)
-	b.Init(opts)
+	b.Init(observer)
 	return b
 }
 
-// Init readies a zero Inbox in place, as New does, for an owner that holds
-// the Inbox inside its own struct (one allocation for both). Call it once,
-// before any other use.
-func (b *Inbox) Init(opts Options) {
-	b.observer, b.throughput = opts.Observer, opts.Throughput
-	if b.throughput <= 0 {
-		b.throughput = DefaultThroughput
-	}
-}
+// Init readies a zero Inbox in place for an owner that holds the Inbox
+// inside its own struct (one allocation for both). observer receives every
+// Event in order; nil means no events. It must not panic and should return
+// quickly: it runs on the goroutine that made the change. Call Init once,
+// before any other use; it does not block.
+func (b *Inbox) Init(observer func(Event)) { b.observer = observer }
 
 // NewMessageID returns a fresh MessageID: a version 4 uuid drawn from the
 // runtime's ChaCha8 generator (math/rand/v2), which is seeded from the
@@ -682,7 +668,7 @@ func (b *Inbox) run() {
 		}
 	}()
 	for i := 0; ; i++ {
-		if i == b.throughput {
+		if i == DefaultThroughput {
 			i = 0
 			runtime.Gosched()
 		}

@@ -84,7 +84,7 @@ func (r *recorder) eventLog() []string {
 // protoactor's default (goroutine per run) dispatcher.
 func newRecorded(autoEnd bool) (*Inbox, *recorder) {
 	r := &recorder{autoEnd: autoEnd}
-	r.box = newInbox(Options{Observer: r.observe})
+	r.box = newInbox(r.observe)
 	r.box.mailbox().RegisterHandlers(r, actor.NewDefaultDispatcher(DefaultThroughput))
 	return r.box, r
 }
@@ -314,12 +314,12 @@ func TestObserverMayCallBackIntoTheInbox(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b *Inbox
 		var seen []string
-		b = newInbox(Options{Observer: func(e Event) {
+		b = newInbox(func(e Event) {
 			seen = append(seen, string(e.Type)+" "+e.MessageID)
 			if e.Type == Enqueue {
 				b.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
 			}
-		}})
+		})
 		id, err := b.Post(event.UserMessage{})
 		require.NoError(t, err)
 		require.Len(t, id, 36, "a uuid was assigned")
@@ -333,7 +333,7 @@ func TestObserverMayCallBackIntoTheInbox(t *testing.T) {
 func TestEmitJoinsTheOrderedEventStream(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := &recorder{}
-		b := newInbox(Options{Observer: r.observe}) // no dispatcher: nothing is claimed
+		b := newInbox(r.observe) // no dispatcher: nothing is claimed
 		b.Emit(Event{Type: "agent/created"})
 		post(t, b, "a")
 		b.Emit(Event{Type: "agent/custom"})
@@ -377,7 +377,7 @@ func TestNewMessageIDIsAVersion4UUID(t *testing.T) {
 }
 
 func BenchmarkPost(b *testing.B) {
-	box := newInbox(Options{Observer: func(Event) {}})
+	box := newInbox(func(Event) {})
 	for range b.N {
 		_, _ = box.Post(event.UserMessage{})
 		box.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
@@ -404,16 +404,15 @@ func TestASteadyStreamReusesTheQueueBuffer(t *testing.T) {
 	})
 }
 
-// Init readies an Inbox held inside another struct as New does: the
-// default throughput when none is given, and it runs and reports turns.
+// Init readies an Inbox held inside another struct: it runs and reports
+// turns.
 func TestInitReadiesAnEmbeddedInbox(t *testing.T) {
 	var owner struct {
 		name string
 		box  Inbox
 	}
 	r := &recorder{autoEnd: true}
-	owner.box.Init(Options{Observer: r.observe})
-	require.Equal(t, DefaultThroughput, owner.box.throughput)
+	owner.box.Init(r.observe)
 	r.box = &owner.box
 	owner.box.mailbox().RegisterHandlers(r, actor.NewDefaultDispatcher(DefaultThroughput))
 	post(t, &owner.box, "m1")
@@ -421,9 +420,6 @@ func TestInitReadiesAnEmbeddedInbox(t *testing.T) {
 	require.Equal(t, []string{"m1"}, r.claimed())
 	require.Contains(t, r.eventLog(), "inbox/enqueue m1")
 
-	var custom Inbox
-	custom.Init(Options{Throughput: 7})
-	require.Equal(t, 7, custom.throughput)
 }
 
 // TestClaimCauseIsTheFirstCancel: a claim's Cause is the cause its context

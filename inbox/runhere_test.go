@@ -71,7 +71,7 @@ func (g *goidRecorder) invokedOn() []uint64 {
 // newHeld returns an inbox whose mailbox runs are held by a heldDispatcher.
 func newHeld() (*Inbox, *goidRecorder, *heldDispatcher) {
 	r := &goidRecorder{recorder: &recorder{}}
-	r.box = newInbox(Options{Observer: r.observe})
+	r.box = newInbox(r.observe)
 	d := &heldDispatcher{}
 	r.box.mailbox().RegisterHandlers(r, d)
 	return r.box, r, d
@@ -206,13 +206,13 @@ func TestNoClaimBeforeTheEnqueueEventIsDelivered(t *testing.T) {
 		inEnqueue, release := make(chan struct{}), make(chan struct{})
 		var b *Inbox
 		var discarded []string
-		b = newInbox(Options{Observer: func(e Event) {
+		b = newInbox(func(e Event) {
 			if e.Type == Enqueue {
 				close(inEnqueue)
 				<-release
 				discarded = b.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
 			}
-		}})
+		})
 		r := &recorder{box: b}
 		b.mailbox().RegisterHandlers(r, d)
 		b.mailbox().PostSystemMessage(&actor.Started{}) // a run is scheduled before the post
@@ -234,12 +234,12 @@ func TestTheDelivererWakesTheMailbox(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := &heldDispatcher{}
 		inEnqueue, release := make(chan struct{}), make(chan struct{})
-		b := newInbox(Options{Observer: func(e Event) {
+		b := newInbox(func(e Event) {
 			if e.Type == Enqueue {
 				close(inEnqueue)
 				<-release
 			}
-		}})
+		})
 		r := &recorder{box: b}
 		b.mailbox().RegisterHandlers(r, d)
 		go post(t, b, "m")

@@ -116,7 +116,7 @@ func BenchmarkDurableAdmissionAgainstInMemory(b *testing.B) {
 		targets = append(targets, target{in, epoch})
 	}
 	var memory inbox.Inbox
-	memory.Init(inbox.Options{})
+	memory.Init(nil)
 	var spent [3]time.Duration
 	n := 0
 	for b.Loop() {

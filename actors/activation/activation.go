@@ -32,7 +32,7 @@ type Config struct {
 	// agent, or nil; it is called by Host.Subagents during a turn. nil
 	// means no capability.
 	Subagents func() agent.Subagents
-	// Observer receives the inbox events (see inbox.Options.Observer).
+	// Observer receives the inbox events (see inbox.Inbox.Init).
 	Observer func(inbox.Event)
 	// Logger receives failures of logging and of the actor; nil discards.
 	Logger *slog.Logger
@@ -81,7 +81,7 @@ func Start(cfg Config) (*Activation, error) {
 		stopped:   make(chan struct{}),
 		resumed:   cfg.Session.Events(),
 	}
-	a.inbox.Init(inbox.Options{Observer: cfg.Observer})
+	a.inbox.Init(cfg.Observer)
 	cfg.Session.OnWriteFailure(a.logFailed)
 	system := cfg.Actors.System
 	pid, err := system.Root.SpawnNamed(a.props(cfg.Actors), "agent/"+a.id+"/"+system.ProcessRegistry.NextId())
