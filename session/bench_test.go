@@ -82,7 +82,7 @@ func appendConcurrently(tb testing.TB, s *JSONL, id string, first int64, writers
 // appendWorkload runs appendConcurrently on a fresh log over fsys and
 // returns the events acknowledged per second.
 func appendWorkload(b *testing.B, fsys sessionfs.FS, writers, each int) float64 {
-	s, err := OpenJSONL(b.TempDir(), WithFS(fsys))
+	s, err := OpenJSONL(b.TempDir(), withFS(fsys))
 	require.NoError(b, err)
 	defer s.Close()
 	require.NoError(b, s.Create(context.Background(), header("bench"), nil))
@@ -148,80 +148,6 @@ func BenchmarkLiveAppendFlush(b *testing.B) {
 	require.NoError(b, reg.Release(ctx, l))
 }
 
-// BenchmarkInspect reads a ~10 MB log; the MB/s column is the throughput.
-func BenchmarkInspect(b *testing.B) {
-	root := b.TempDir()
-	const events = 50_000
-	log := Log{Header: header("big"), Events: make([]Event, events)}
-	for i := range log.Events {
-		log.Events[i] = Event{Type: "assistant/chunk", Seq: int64(i), Time: 1785544945198 + int64(i), Data: benchData}
-	}
-	require.NoError(b, WriteSynthetic(root, log))
-	s, err := OpenJSONL(root)
-	require.NoError(b, err)
-	defer s.Close()
-	path, err := logpath.Path(root, log.Header.Cwd, log.Header.ID)
-	require.NoError(b, err)
-	info, err := sessionfs.OSFS{}.Stat(path)
-	require.NoError(b, err)
-	b.SetBytes(info.Size())
-	b.ReportMetric(float64(info.Size())/1e6, "log-MB")
-	b.ResetTimer()
-	for range b.N {
-		got, err := s.Inspect(context.Background(), "big")
-		if err != nil || len(got.Events) != events {
-			b.Fatal(err, fmt.Sprint(len(got.Events)))
-		}
-	}
-}
-
-// syntheticStore writes n sessions of 50 events each, spread over 4
-// project folders, and opens a store on them.
-func syntheticStore(b *testing.B, n int) *JSONL {
-	root := b.TempDir()
-	logs := make([]Log, n)
-	for i := range logs {
-		h := Header{ID: fmt.Sprintf("%08d-0000-4000-8000-000000000000", i), CreatedAt: int64(i),
-			Cwd: fmt.Sprintf("/work/project-%d", i%4), DelegationDepth: 1}
-		events := make([]Event, 50)
-		for j := range events {
-			events[j] = Event{Type: "assistant/chunk", Seq: int64(j), Time: int64(j), Data: benchData}
-		}
-		logs[i] = Log{Header: h, Events: events}
-	}
-	require.NoError(b, WriteSynthetic(root, logs...))
-	s, err := OpenJSONL(root)
-	require.NoError(b, err)
-	b.Cleanup(func() { s.Close() })
-	return s
-}
-
-// BenchmarkList lists a store of 2,000 sessions (~24 MB): one header read
-// per session.
-func BenchmarkList(b *testing.B) {
-	s := syntheticStore(b, 2000)
-	b.ResetTimer()
-	for range b.N {
-		headers, err := s.List(context.Background())
-		if err != nil || len(headers) != 2000 {
-			b.Fatal(err, len(headers))
-		}
-	}
-}
-
-// BenchmarkInspectByID looks up and reads one 50-event session in a store
-// of 2,000.
-func BenchmarkInspectByID(b *testing.B) {
-	s := syntheticStore(b, 2000)
-	b.ResetTimer()
-	for i := range b.N {
-		id := fmt.Sprintf("%08d-0000-4000-8000-000000000000", i%2000)
-		if _, err := s.Inspect(context.Background(), id); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // BenchmarkEncodeData encodes a small struct payload, the common case of
 // Live.Append.
 func BenchmarkEncodeData(b *testing.B) {
@@ -256,7 +182,7 @@ func enqueue(s *JSONL, id string, events []Event, data []byte) (*batch, error) {
 // them. It reports both per create and their ratio; a ratio near 1 means
 // the file system, not the store, is the cost.
 func BenchmarkCreateFloor(b *testing.B) {
-	store, err := OpenJSONL(b.TempDir(), WithFS(noSyncFS{}))
+	store, err := OpenJSONL(b.TempDir(), withFS(noSyncFS{}))
 	require.NoError(b, err)
 	defer store.Close()
 	raw := filepath.Join(b.TempDir(), "_no-cwd")

@@ -126,9 +126,10 @@
 //
 // # Testing
 //
-// WithFS replaces the file system with one of this module's internal
-// sessionfs package (its FaultFS fails the Nth sync, makes a write short
-// and then fail with ENOSPC, or fails every write as a full disk does).
-// WriteSynthetic builds large
-// stores quickly for benchmarks.
+// The test seams are off this package's surface, in this module's
+// internal sessiontest package: its WithFS replaces the file system with
+// one of the internal sessionfs package (whose FaultFS fails the Nth sync,
+// makes a write short and then fail with ENOSPC, or fails every write as
+// a full disk does), and its WriteSynthetic builds large stores quickly
+// for benchmarks.
 package session

@@ -54,9 +54,13 @@ var _ Fenced = (*JSONL)(nil)
 // Option configures OpenJSONL.
 type Option func(*JSONL)
 
-// WithFS replaces the real file system (sessionfs.OSFS), e.g. with a
-// *sessionfs.FaultFS; only this module's tests and benchmarks can name one.
-func WithFS(fsys sessionfs.FS) Option { return func(s *JSONL) { s.fs = fsys } }
+// withFS replaces the real file system (sessionfs.OSFS), e.g. with a
+// *sessionfs.FaultFS. This module's tests and benchmarks outside the
+// package reach it as internal/sessiontest.WithFS, through
+// sessionfs.JSONLOption, so that the seam stays off the exported surface.
+func withFS(fsys sessionfs.FS) Option { return func(s *JSONL) { s.fs = fsys } }
+
+func init() { sessionfs.JSONLOption = func(fsys sessionfs.FS) any { return withFS(fsys) } }
 
 // WithLogger sets where the store warns of a repair that cut bytes from a
 // log (the default is slog.Default()).

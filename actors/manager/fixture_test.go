@@ -19,6 +19,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/dsh-actors/dsh-actors/internal/pgtest"
 	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+	"github.com/dsh-actors/dsh-actors/internal/sessiontest"
 	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -93,7 +94,7 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 	if !cfg.memoryOnly && cfg.store == nil {
 		var storeOpts []session.Option
 		if cfg.fs != nil {
-			storeOpts = append(storeOpts, session.WithFS(cfg.fs))
+			storeOpts = append(storeOpts, sessiontest.WithFS(cfg.fs))
 		}
 		jsonl, err := session.OpenJSONL(cfg.root, storeOpts...)
 		require.NoError(t, err)

@@ -21,6 +21,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
+	"github.com/dsh-actors/dsh-actors/internal/sessiontest"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
@@ -52,7 +53,7 @@ type World struct {
 func OpenWorld(ctx context.Context, root string, fsync bool) (*World, error) {
 	var opts []session.Option
 	if !fsync {
-		opts = append(opts, session.WithFS(NoSyncFS{}))
+		opts = append(opts, sessiontest.WithFS(NoSyncFS{}))
 	}
 	store, err := session.OpenJSONL(root, opts...)
 	if err != nil {
@@ -278,7 +279,7 @@ func Resident(ctx context.Context, root string, n int) (res Samples, err error) 
 // untimed.
 func ColdResume(ctx context.Context, root string, events, n int) (res Samples, err error) {
 	log := SyntheticChild("cold-child", events)
-	if err := session.WriteSynthetic(root, log); err != nil {
+	if err := sessiontest.WriteSynthetic(root, log); err != nil {
 		return nil, err
 	}
 	w, err := OpenWorld(ctx, root, false)
@@ -295,7 +296,7 @@ func ColdResume(ctx context.Context, root string, events, n int) (res Samples, e
 		if err := w.WaitEnd(ctx, "cold-child"); err != nil {
 			return nil, err
 		}
-		if err := session.WriteSynthetic(root, log); err != nil {
+		if err := sessiontest.WriteSynthetic(root, log); err != nil {
 			return nil, err
 		}
 	}
@@ -306,7 +307,7 @@ func ColdResume(ctx context.Context, root string, events, n int) (res Samples, e
 // without fsync, opened once) and returns the samples and the log's size
 // in bytes: the reader's own throughput, the baseline of a cold resume.
 func InspectLog(ctx context.Context, root, id string, n int) (res Samples, size int64, err error) {
-	store, err := session.OpenJSONL(root, session.WithFS(NoSyncFS{}))
+	store, err := session.OpenJSONL(root, sessiontest.WithFS(NoSyncFS{}))
 	if err != nil {
 		return nil, 0, err
 	}

@@ -1,0 +1,68 @@
+// Package sessiontest holds package session's test seams, kept off its
+// exported surface as net/http/httptest keeps its test server off
+// net/http: WithFS makes a JSONL store write through a sessionfs.FS (a
+// FaultFS, a gate, a counter, a file system without fsync), and
+// WriteSynthetic writes whole logs quickly, and unsafely, for benchmarks
+// and tests that need large stores. Only this module's tests, benchmarks
+// and stress harness use it.
+package sessiontest
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// WithFS is the option that makes a JSONL store write through fsys
+// instead of the real file system. Package session hands it over through
+// sessionfs.JSONLOption when it loads.
+func WithFS(fsys sessionfs.FS) session.Option {
+	return sessionfs.JSONLOption(fsys).(session.Option)
+}
+
+// WriteSynthetic writes each log straight to its path under root, in the
+// exact bytes the JSONL store writes (the events checked as Append checks
+// them), for benchmarks and tests that need large stores quickly (e.g.
+// 10k sessions of 50 events). It skips the temporary file, the hard link
+// and every fsync, so it is fast and NOT crash-safe, and it overwrites an
+// existing log. Folders get mode 0700, files 0600. Events must have
+// Seq == index. It blocks until every file is written.
+func WriteSynthetic(root string, logs ...session.Log) error {
+	var buf []byte
+	for _, log := range logs {
+		path, err := logpath.Path(root, log.Header.Cwd, log.Header.ID)
+		if err != nil {
+			return err
+		}
+		if buf, err = appendLog(buf[:0], log); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, buf, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendLog appends log's lines, each ending in LF, to buf.
+func appendLog(buf []byte, log session.Log) ([]byte, error) {
+	header, err := log.Header.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	lines, err := session.EventLines(log.Header.ID, 0, log.Events)
+	if err != nil {
+		return nil, err
+	}
+	buf = append(append(buf, header...), '\n')
+	for _, line := range lines {
+		buf = append(append(buf, line...), '\n')
+	}
+	return buf, nil
+}
