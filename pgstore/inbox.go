@@ -146,10 +146,11 @@ func (in durableInbox) Discard(ctx context.Context, id string, epoch int64, mess
 }
 
 // closeAdmissionSQL opens a drain below $1 at epoch $2 and marks every
-// session below it that is not disposed, in one statement.
+// session below it, in one statement: disposed ones too, as an admission
+// makes a disposed session active again.
 const closeAdmissionSQL = `WITH RECURSIVE below(id) AS (
-		SELECT id FROM sessions WHERE parent_id = $1 AND state <> 'disposed'
-		UNION SELECT s.id FROM sessions s JOIN below b ON s.parent_id = b.id WHERE s.state <> 'disposed'),
+		SELECT id FROM sessions WHERE parent_id = $1
+		UNION SELECT s.id FROM sessions s JOIN below b ON s.parent_id = b.id),
 	d AS (INSERT INTO drains (drain_id, parent_id, parent_epoch) VALUES (gen_random_uuid(), $1, $2) RETURNING drain_id)
 	UPDATE sessions SET drain_id = d.drain_id, drain_parent = $1, drain_epoch = $2
 	FROM d WHERE sessions.id IN (SELECT id FROM below)`

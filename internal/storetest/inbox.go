@@ -160,3 +160,30 @@ func inboxDrainCutOff(t *testing.T, open func() session.Fenced) {
 	require.NoError(t, s.Release(ctx, "p", again))
 	require.NoError(t, s.Release(ctx, "c", ce))
 }
+
+// inboxDrainCoversReleasedChildren: a drain's cut-off covers the sessions
+// below the parent whatever their state: admissions to a child whose
+// lease another handle (another node) held and released, and to that
+// child's child, are DRAINING.
+func inboxDrainCoversReleasedChildren(t *testing.T, open func() session.Fenced) {
+	s, other := open(), open()
+	in := inboxOf(t, s)
+	pe := family(t, s)
+	require.NoError(t, s.Create(ctx, Header("g", "c"), nil))
+	for _, id := range []string{"g", "c"} {
+		epoch, err := other.Acquire(ctx, id)
+		require.NoError(t, err)
+		require.NoError(t, other.Release(ctx, id, epoch))
+	}
+	require.NoError(t, in.CloseAdmission(ctx, "p", int64(pe)))
+	_, err := in.Admit(ctx, "c", Message("to child", "p", pe))
+	require.ErrorIs(t, err, fault.Draining)
+	ce, err := s.Acquire(ctx, "c")
+	require.NoError(t, err)
+	_, err = in.Admit(ctx, "g", Message("to grandchild", "c", ce))
+	require.ErrorIs(t, err, fault.Draining)
+	require.Empty(t, pendingIDs(t, in, "c"))
+	require.Empty(t, pendingIDs(t, in, "g"))
+	require.NoError(t, s.Release(ctx, "c", ce))
+	require.NoError(t, s.Release(ctx, "p", pe))
+}

@@ -43,6 +43,7 @@ func Run(t *testing.T, newWorld World) {
 		{"InboxAdmitIsIdempotentFIFOAndClaimedByTheMessageEvent", inboxAdmitAndClaim},
 		{"InboxAdmitsOnlyTheExactLiveParent", inboxAuthority},
 		{"InboxDrainCutOffRefusesOrAdmitsNeverBoth", inboxDrainCutOff},
+		{"InboxDrainCutOffCoversReleasedChildren", inboxDrainCoversReleasedChildren},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, newWorld(t)) })
