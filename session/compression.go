@@ -32,17 +32,6 @@ func (c Compression) String() string {
 	return "none"
 }
 
-// ParseCompression reads "none" or "zstd".
-func ParseCompression(s string) (Compression, error) {
-	switch s {
-	case "none":
-		return CompressionNone, nil
-	case "zstd":
-		return CompressionZstd, nil
-	}
-	return CompressionNone, fmt.Errorf(`compression must be "zstd" or "none", got %q`, s)
-}
-
 // fileName is the transcript file name of the encoding.
 func (c Compression) fileName() string {
 	if c == CompressionZstd {

@@ -410,20 +410,6 @@ func TestRootMixingEncodingsIsRefused(t *testing.T) {
 	}
 }
 
-func TestParseCompression(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want Compression
-	}{{"zstd", CompressionZstd}, {"none", CompressionNone}} {
-		got, err := ParseCompression(c.in)
-		require.NoError(t, err)
-		require.Equal(t, c.want, got)
-		require.Equal(t, c.in, got.String())
-	}
-	_, err := ParseCompression("gzip")
-	require.EqualError(t, err, `compression must be "zstd" or "none", got "gzip"`)
-}
-
 // A Zstandard store used first inside a testing/synctest bubble still
 // works outside it (the shared codec's pools belong to no bubble).
 func TestZstdCodecOutlivesASynctestBubble(t *testing.T) {

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/dsh-actors/dsh-actors/internal/index"
 	"io"
+
+	"github.com/dsh-actors/dsh-actors/internal/index"
 
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -35,11 +36,22 @@ func storeOptions(compression string) ([]session.Option, error) {
 	if compression == "" {
 		return nil, nil
 	}
-	c, err := session.ParseCompression(compression)
+	c, err := parseCompression(compression)
 	if err != nil {
 		return nil, fmt.Errorf("--compression: %w", err)
 	}
 	return []session.Option{session.WithCompression(c)}, nil
+}
+
+// parseCompression reads "none" or "zstd", the original's config values.
+func parseCompression(s string) (session.Compression, error) {
+	switch s {
+	case "none":
+		return session.CompressionNone, nil
+	case "zstd":
+		return session.CompressionZstd, nil
+	}
+	return session.CompressionNone, fmt.Errorf(`compression must be "zstd" or "none", got %q`, s)
 }
 
 // parseFlagsOnly parses args with flags and refuses any positional
