@@ -8,6 +8,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/catalog"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -38,20 +39,20 @@ const listChildrenSQL = `SELECT p.id IS NOT NULL, c.header_line,
 // SUBAGENT_CONTROL_SESSION_QUERY_UNAVAILABLE and a done ctx CANCELLED.
 // It never writes and never touches an activation.
 func (s *Store) ListChildren(ctx context.Context, parentID string) ([]query.Entry, error) {
-	if err := query.ListingCheckpoint(ctx); err != nil {
+	if err := catalog.Checkpoint(ctx); err != nil {
 		return nil, err
 	}
 	children, parentFound, err := s.readChildren(ctx, parentID)
 	if err != nil {
 		return nil, s.listingFailed(ctx, parentID, err)
 	}
-	if err := query.ListingCheckpoint(ctx); err != nil {
+	if err := catalog.Checkpoint(ctx); err != nil {
 		return nil, err
 	}
 	if !parentFound {
 		return nil, fault.New(fault.QuerySessionNotFound, `session "`+parentID+`" not found`, nil)
 	}
-	slices.SortStableFunc(children, func(a, b childRow) int { return query.SiblingOrder(a.record, b.record) })
+	slices.SortStableFunc(children, func(a, b childRow) int { return catalog.SiblingOrder(a.record, b.record) })
 	entries := []query.Entry{}
 	for _, c := range children {
 		if entry, ok := childEntry(c); ok {
@@ -79,7 +80,7 @@ func (s *Store) readChildren(ctx context.Context, parentID string) (children []c
 		if headerLine == nil || h.UnmarshalJSON([]byte(*headerLine)) != nil {
 			continue // no child, or a header the JSONL listing skips
 		}
-		children = append(children, childRow{query.Record{Header: h, Live: s.holds(h.ID), Persisted: true}, descriptors})
+		children = append(children, childRow{catalog.Record{Header: h, Live: s.holds(h.ID), Persisted: true}, descriptors})
 	}
 	return children, parentFound, rows.Err()
 }
@@ -87,7 +88,7 @@ func (s *Store) readChildren(ctx context.Context, parentID string) (children []c
 // listingFailed is CANCELLED once ctx is done, else the database's
 // failure as SUBAGENT_CONTROL_SESSION_QUERY_UNAVAILABLE.
 func (s *Store) listingFailed(ctx context.Context, parentID string, err error) error {
-	if cancelled := query.ListingCheckpoint(ctx); cancelled != nil {
+	if cancelled := catalog.Checkpoint(ctx); cancelled != nil {
 		return cancelled
 	}
 	return fault.New(fault.SessionQueryUnavailable, fmt.Sprintf(`pgstore: list the children of "%s": %v`, parentID, err), err)
@@ -103,7 +104,7 @@ func (s *Store) holds(id string) bool {
 
 // childRow is one child as the query read it.
 type childRow struct {
-	record      query.Record
+	record      catalog.Record
 	descriptors []string // the lines of its own-suffix descriptors
 }
 

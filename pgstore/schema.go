@@ -3,7 +3,7 @@ package pgstore
 // schema creates the store's tables when they are missing. Ids compare in
 // byte order (COLLATE "C"), so keys and indexes do not depend on the
 // database's locale; ListChildren puts siblings in the catalog's order
-// (query.SiblingOrder) itself.
+// (catalog.SiblingOrder) itself.
 //
 //   - sessions: one row per session, its header line verbatim beside the
 //     header fields the queries use, the lease (epoch, owner,

@@ -6,7 +6,9 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/catalog"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
+	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // Querier is the session query the catalog reader consumes. *Query
@@ -76,7 +78,7 @@ func ListChildren(ctx context.Context, q Querier, parentID string) ([]Entry, err
 		if err != nil {
 			return nil, err
 		}
-		if err := checkpoint(ctx); err != nil {
+		if err := catalog.Checkpoint(ctx); err != nil {
 			return nil, err
 		}
 		if entry != nil {
@@ -94,30 +96,22 @@ func isNilQuerier(q Querier) bool {
 	return ok && concrete == nil
 }
 
-// checkpoint fails with CANCELLED, wrapping ctx's cause, once ctx is done.
-func checkpoint(ctx context.Context) error {
-	if ctx.Err() == nil {
-		return nil
-	}
-	return newError(fault.Cancelled, "subagent listing was cancelled", context.Cause(ctx))
-}
-
 // runListingQuery runs one query call between two checkpoints. A failure
 // seen after ctx is done becomes CANCELLED; otherwise it is returned as is.
 func runListingQuery[T any](ctx context.Context, call func() (T, error)) (T, error) {
 	var zero T
-	if err := checkpoint(ctx); err != nil {
+	if err := catalog.Checkpoint(ctx); err != nil {
 		return zero, err
 	}
 	result, err := call()
-	if cpErr := checkpoint(ctx); cpErr != nil {
+	if cpErr := catalog.Checkpoint(ctx); cpErr != nil {
 		return zero, cpErr
 	}
 	return result, err
 }
 
 // inspectChild reads one candidate; a nil entry means "omit".
-func inspectChild(ctx context.Context, q Querier, parentID string, candidate Record) (*Entry, error) {
+func inspectChild(ctx context.Context, q Querier, parentID string, candidate catalog.Record) (*Entry, error) {
 	entry, err := readChildDescriptor(ctx, q, parentID, candidate)
 	if err == nil {
 		return entry, nil
@@ -128,13 +122,13 @@ func inspectChild(ctx context.Context, q Querier, parentID string, candidate Rec
 	return nil, err
 }
 
-func readChildDescriptor(ctx context.Context, q Querier, parentID string, candidate Record) (*Entry, error) {
+func readChildDescriptor(ctx context.Context, q Querier, parentID string, candidate catalog.Record) (*Entry, error) {
 	id := candidate.Header.ID
 	records, err := runListingQuery(ctx, func() ([]EventRecord, error) { return q.ListEvents(ctx, id) })
 	if err != nil {
 		return nil, err
 	}
-	seqs := ownDescriptorSeqs(records, int64(candidate.Header.Seed()))
+	seqs := ownDescriptorSeqs(records, seedBoundary(candidate.Header))
 	switch {
 	case len(seqs) == 0:
 		return nil, nil
@@ -148,6 +142,14 @@ func readChildDescriptor(ctx context.Context, q Querier, parentID string, candid
 		return nil, err
 	}
 	return childEntry(parentID, candidate, window), nil
+}
+
+// seedBoundary is h's seed boundary: its SeedLength, or 0 when absent.
+func seedBoundary(h session.Header) int64 {
+	if h.SeedLength == nil {
+		return 0
+	}
+	return int64(*h.SeedLength)
 }
 
 // ownDescriptorSeqs lists the descriptor events at or after the seed
@@ -164,9 +166,9 @@ func ownDescriptorSeqs(records []EventRecord, seedLength int64) []int64 {
 
 // childEntry checks the exact read against the trace and parses the
 // descriptor. The status comes from the trace record, not the read.
-func childEntry(parentID string, candidate Record, window *eventWindow) *Entry {
+func childEntry(parentID string, candidate catalog.Record, window *eventWindow) *Entry {
 	id := candidate.Header.ID
-	if compatibleHeaders(window.Session, candidate.Header) != nil ||
+	if catalog.CompatibleHeaders(window.Session, candidate.Header) != nil ||
 		window.Session.ParentSession != parentID || window.Target.Type != vocab.TypeSubagentDescriptor {
 		return diagnostic(id, ReasonCorrupt)
 	}

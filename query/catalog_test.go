@@ -3,12 +3,13 @@ package query
 import (
 	"context"
 	"errors"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dsh-actors/dsh-actors/fault"
 
 	"github.com/stretchr/testify/require"
 
@@ -268,7 +269,7 @@ func TestMapsPerChildSourceConflictToCorrupt(t *testing.T) {
 	w := parentWorld(t)
 	w.authorChild("conflicted", "parent", 2, "l")
 	fq := &faultQuerier{inner: w.q, onListEvents: func(context.Context, string, func() ([]EventRecord, error)) ([]EventRecord, error) {
-		return nil, sourceConflict("conflicted")
+		return nil, fault.New(fault.QuerySourceConflict, `session source headers conflict for session "conflicted"`, nil)
 	}}
 	entries, err := ListChildren(context.Background(), fq, "parent")
 	require.NoError(t, err)

@@ -43,7 +43,10 @@
 // exact re-read. Children become Entry values (status running when live,
 // complete when stored only) and unreadable or invalid ones become
 // diagnostics (corrupt, unsupported, unavailable); RenderListAgents gives
-// the list_agents text. Listing never creates an agent, never touches an
-// activation and never writes storage; this package imports only session
-// and descriptor.
+// the list_agents text; InspectChild is its step for one child, for the
+// catalogs beside the store that answer as it does (their other shared
+// steps, the order of siblings and the cancellation checkpoint, are this
+// module's internal catalog package). Listing never creates an agent,
+// never touches an activation and never writes storage; this package
+// imports only session, descriptor and that internal package.
 package query

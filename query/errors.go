@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+
 	"github.com/dsh-actors/dsh-actors/fault"
 )
 
@@ -12,10 +13,6 @@ func newError(code fault.Code, message string, cause error) *fault.Error {
 
 func sessionNotFound(id string) error {
 	return newError(fault.QuerySessionNotFound, `session "`+id+`" not found`, nil)
-}
-
-func sourceConflict(id string) error {
-	return newError(fault.QuerySourceConflict, `session source headers conflict for session "`+id+`"`, nil)
 }
 
 // cancelled reports ctx's reason exactly when ctx is done (the original

@@ -4,23 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"slices"
+
+	"github.com/dsh-actors/dsh-actors/fault"
 
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // readWindowMax is the largest Before or After a readRequest may ask for.
 const readWindowMax = 50
-
-// Record is one logical session of the corpus: its header (the live one
-// wins), whether it is live in the registry now, and whether the store
-// listed it. No record has both flags false.
-type Record struct {
-	Header    session.Header
-	Live      bool
-	Persisted bool
-}
 
 // Query is the session query over the live-first merge of the
 // live registry and the persistence store (nil store: live sessions only).
@@ -131,22 +123,4 @@ func cloneHeader(h session.Header) session.Header {
 		h.SeedLength = &n
 	}
 	return h
-}
-
-// compatibleHeaders is the original's assertSessionHeadersCompatible: the
-// immutable fields must agree (origin and agentPreset are not compared).
-func compatibleHeaders(a, b session.Header) error {
-	if a.Version != b.Version || a.ID != b.ID || a.CreatedAt != b.CreatedAt ||
-		a.Cwd != b.Cwd || a.ParentSession != b.ParentSession ||
-		!sameSeedLength(a.SeedLength, b.SeedLength) || a.DelegationDepth != b.DelegationDepth {
-		return sourceConflict(a.ID)
-	}
-	return nil
-}
-
-func sameSeedLength(a, b *int) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	return *a == *b
 }

@@ -1,21 +1,16 @@
 package query
 
 import (
-	"cmp"
 	"context"
 	"slices"
-	"strings"
-	"sync"
-
-	"golang.org/x/text/collate"
-	"golang.org/x/text/language"
 
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/catalog"
 )
 
 // lineageNode is one session of a lineage tree with its own direct children.
 type lineageNode struct {
-	Session     Record
+	Session     catalog.Record
 	Descendants []lineageNode
 }
 
@@ -25,11 +20,11 @@ type lineageNode struct {
 // outermost ancestor or the target itself); otherwise UnresolvedParentID is
 // the first parent id missing from the corpus.
 type lineage struct {
-	Target             Record
-	Ancestors          []Record
+	Target             catalog.Record
+	Ancestors          []catalog.Record
 	Descendants        []lineageNode
 	Complete           bool
-	Root               *Record
+	Root               *catalog.Record
 	UnresolvedParentID string
 }
 
@@ -63,11 +58,11 @@ func (q *Query) traceSession(ctx context.Context, id string) (*lineage, error) {
 // listSessions is the live-first corpus: every persisted header, then
 // every live session over it (checked for compatibility, the live header
 // winning).
-func (q *Query) listSessions(ctx context.Context) (map[string]Record, error) {
+func (q *Query) listSessions(ctx context.Context) (map[string]catalog.Record, error) {
 	if err := cancelled(ctx); err != nil {
 		return nil, err
 	}
-	corpus := map[string]Record{}
+	corpus := map[string]catalog.Record{}
 	if q.store != nil {
 		headers, err := q.store.List(ctx)
 		if err != nil {
@@ -77,7 +72,7 @@ func (q *Query) listSessions(ctx context.Context) (map[string]Record, error) {
 			return nil, newError(fault.QueryPersistenceFailed, "session persistence listing failed: "+err.Error(), err)
 		}
 		for _, h := range headers {
-			corpus[h.ID] = Record{Header: cloneHeader(h), Persisted: true}
+			corpus[h.ID] = catalog.Record{Header: cloneHeader(h), Persisted: true}
 		}
 	}
 	if err := cancelled(ctx); err != nil {
@@ -86,16 +81,16 @@ func (q *Query) listSessions(ctx context.Context) (map[string]Record, error) {
 	for _, h := range q.liveHeaders() {
 		stored, persisted := corpus[h.ID]
 		if persisted {
-			if err := compatibleHeaders(h, stored.Header); err != nil {
+			if err := catalog.CompatibleHeaders(h, stored.Header); err != nil {
 				return nil, err
 			}
 		}
-		corpus[h.ID] = Record{Header: cloneHeader(h), Live: true, Persisted: persisted}
+		corpus[h.ID] = catalog.Record{Header: cloneHeader(h), Live: true, Persisted: persisted}
 	}
 	return corpus, nil
 }
 
-func (t *lineage) followAncestors(corpus map[string]Record) error {
+func (t *lineage) followAncestors(corpus map[string]catalog.Record) error {
 	seen := map[string]bool{t.Target.Header.ID: true}
 	current := t.Target
 	for current.Header.ParentSession != "" {
@@ -120,8 +115,8 @@ func (t *lineage) followAncestors(corpus map[string]Record) error {
 // descendantsOf builds the subtree below id without recursion (lineages
 // can be thousands deep). The ancestry check has already ruled out cycles
 // through id, so the walk terminates.
-func descendantsOf(id string, corpus map[string]Record) []lineageNode {
-	children := map[string][]Record{}
+func descendantsOf(id string, corpus map[string]catalog.Record) []lineageNode {
+	children := map[string][]catalog.Record{}
 	for _, rec := range corpus {
 		if p := rec.Header.ParentSession; p != "" {
 			children[p] = append(children[p], rec)
@@ -130,7 +125,7 @@ func descendantsOf(id string, corpus map[string]Record) []lineageNode {
 	order := []string{id} // breadth-first: every parent before its children
 	for i := 0; i < len(order); i++ {
 		group := children[order[i]]
-		slices.SortFunc(group, siblingOrder)
+		slices.SortFunc(group, catalog.SiblingOrder)
 		for _, rec := range group {
 			order = append(order, rec.Header.ID)
 		}
@@ -146,29 +141,4 @@ func descendantsOf(id string, corpus map[string]Record) []lineageNode {
 		built[parent] = nodes
 	}
 	return built[id]
-}
-
-func siblingOrder(a, b Record) int {
-	if c := cmp.Compare(a.Header.CreatedAt, b.Header.CreatedAt); c != 0 {
-		return c
-	}
-	return localeCompare(a.Header.ID, b.Header.ID)
-}
-
-// collators holds root-locale collators for localeCompare; a Collator
-// keeps scratch buffers and is not safe for concurrent use.
-var collators = sync.Pool{New: func() any { return collate.New(language.Und) }}
-
-// localeCompare orders ids as JavaScript's a.localeCompare(b) does in the
-// original (ICU's root collation): "a" < "A" < "b", "a_b" < "a-b" < "ab",
-// "é" < "f". Ids that collate equal (canonically equivalent forms,
-// ignorable characters) fall back to byte order, so the order stays total
-// where the original kept the store's listing order.
-func localeCompare(a, b string) int {
-	c := collators.Get().(*collate.Collator)
-	defer collators.Put(c)
-	if r := c.CompareString(a, b); r != 0 {
-		return r
-	}
-	return strings.Compare(a, b)
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"testing"
+
+	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/catalog"
 
 	"github.com/stretchr/testify/require"
 
@@ -20,7 +22,7 @@ func ids(nodes []lineageNode) []string {
 	return out
 }
 
-func recordIDs(recs []Record) []string {
+func recordIDs(recs []catalog.Record) []string {
 	out := make([]string, len(recs))
 	for i, r := range recs {
 		out[i] = r.Header.ID
@@ -38,7 +40,7 @@ func TestTraceUsesOneListingAndNoInspect(t *testing.T) {
 	lists, inspects := w.store.counts()
 	require.Equal(t, 1, lists)
 	require.Equal(t, 0, inspects)
-	require.Equal(t, Record{Header: header("parent", "", 1), Persisted: true}, trace.Target)
+	require.Equal(t, catalog.Record{Header: header("parent", "", 1), Persisted: true}, trace.Target)
 	require.Equal(t, []string{"child"}, ids(trace.Descendants))
 }
 
@@ -131,11 +133,11 @@ func TestTraceMergesLiveFirstAndDetectsConflicts(t *testing.T) {
 
 	trace, err := w.q.traceSession(context.Background(), "shared")
 	require.NoError(t, err)
-	require.Equal(t, Record{Header: header("shared", "", 1), Live: true, Persisted: true}, trace.Target)
-	require.Equal(t, []Record{
+	require.Equal(t, catalog.Record{Header: header("shared", "", 1), Live: true, Persisted: true}, trace.Target)
+	require.Equal(t, []catalog.Record{
 		{Header: header("durable", "shared", 2), Persisted: true},
 		{Header: header("fresh", "shared", 3), Live: true, Persisted: true},
-	}, []Record{trace.Descendants[0].Session, trace.Descendants[1].Session})
+	}, []catalog.Record{trace.Descendants[0].Session, trace.Descendants[1].Session})
 
 	conflicts := map[string]func(h *session.Header){
 		"cwd":             func(h *session.Header) { h.Cwd = "/elsewhere" },

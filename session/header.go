@@ -192,11 +192,3 @@ func validateNewHeader(h Header) error {
 	_, err := logpath.EncodeSegment(h.ID)
 	return err
 }
-
-// Seed returns the header's seed boundary: SeedLength, or 0 when absent.
-func (h Header) Seed() int {
-	if h.SeedLength == nil {
-		return 0
-	}
-	return *h.SeedLength
-}

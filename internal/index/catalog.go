@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/catalog"
 
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -34,7 +35,7 @@ const (
 // derived from its current revision, else read (through the unindexed
 // reader's per-child step) and recorded.
 func (d *DB) ListChildren(ctx context.Context, parentID string) ([]query.Entry, error) {
-	if err := query.ListingCheckpoint(ctx); err != nil {
+	if err := catalog.Checkpoint(ctx); err != nil {
 		return nil, err
 	}
 	r, err := d.candidates(ctx, parentID)
@@ -57,7 +58,7 @@ func (d *DB) ListChildren(ctx context.Context, parentID string) ([]query.Entry, 
 // failure maps an index failure: CANCELLED once ctx is done, else the
 // error wrapped as SESSION_QUERY_INDEX_FAILED.
 func (d *DB) failure(ctx context.Context, err error) error {
-	if cpErr := query.ListingCheckpoint(ctx); cpErr != nil {
+	if cpErr := catalog.Checkpoint(ctx); cpErr != nil {
 		return cpErr
 	}
 	return fault.New(fault.QueryIndexFailed, "session index failed: "+err.Error(), err)
@@ -65,7 +66,7 @@ func (d *DB) failure(ctx context.Context, err error) error {
 
 // candidate is one direct child in trace order, with its indexed outcome.
 type candidate struct {
-	record   query.Record
+	record   catalog.Record
 	fresh    bool // the outcome below was derived from the current log
 	state    int
 	label    string
@@ -155,7 +156,7 @@ func (v *view) directChildren(root, parentID string, live []*session.Live) (r ch
 	lives := map[string]session.Header{}
 	for _, l := range live {
 		h := l.Header()
-		if s, found := v.sessions[h.ID]; found && query.CompatibleHeaders(h, s.header) != nil {
+		if s, found := v.sessions[h.ID]; found && catalog.CompatibleHeaders(h, s.header) != nil {
 			return r, true
 		}
 		lives[h.ID] = h
@@ -176,22 +177,22 @@ func (v *view) directChildren(root, parentID string, live []*session.Live) (r ch
 		if !held {
 			return children{}, false
 		}
-		c := candidate{record: query.Record{Header: s.header, Persisted: true}, revision: rev,
+		c := candidate{record: catalog.Record{Header: s.header, Persisted: true}, revision: rev,
 			state: s.outcome.state, label: s.outcome.label}
 		c.fresh = s.outcome.revision != "" && s.outcome.revision == rev && rev != racy
 		if h, isLive := lives[s.header.ID]; isLive {
-			c.record = query.Record{Header: h, Live: true, Persisted: true}
+			c.record = catalog.Record{Header: h, Live: true, Persisted: true}
 		}
 		r.cacheable = r.cacheable && s.clean && c.fresh && !c.record.Live
 		r.children = append(r.children, c)
 	}
 	for id, h := range lives {
 		if h.ParentSession == parentID && !slices.ContainsFunc(r.children, func(c candidate) bool { return c.record.Header.ID == id }) {
-			r.children = append(r.children, candidate{record: query.Record{Header: h, Live: true}})
+			r.children = append(r.children, candidate{record: catalog.Record{Header: h, Live: true}})
 			r.cacheable = false
 		}
 	}
-	slices.SortFunc(r.children, func(a, b candidate) int { return query.SiblingOrder(a.record, b.record) })
+	slices.SortFunc(r.children, func(a, b candidate) int { return catalog.SiblingOrder(a.record, b.record) })
 	r.ok = true
 	return r, true
 }
@@ -241,7 +242,7 @@ func (d *DB) entries(ctx context.Context, parentID string, children []candidate)
 			out = append(out, *entry)
 		}
 	}
-	if err := query.ListingCheckpoint(ctx); err != nil {
+	if err := catalog.Checkpoint(ctx); err != nil {
 		return nil, err
 	}
 	if len(derived) > 0 {
@@ -252,7 +253,7 @@ func (d *DB) entries(ctx context.Context, parentID string, children []candidate)
 
 func (d *DB) entry(ctx context.Context, parentID string, c *candidate) (*query.Entry, error) {
 	if !c.fresh || c.record.Live {
-		return query.InspectChild(ctx, d.oracle, parentID, c.record)
+		return query.InspectChild(ctx, d.oracle, parentID, c.record.Header, c.record.Live)
 	}
 	id := c.record.Header.ID
 	switch c.state {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/dsh-actors/dsh-actors/internal/catalog"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -146,7 +147,7 @@ func (d *DB) load(ctx context.Context, obs *observation) (*view, error) {
 	}
 	for _, list := range v.children {
 		slices.SortFunc(list, func(a, b *indexedSession) int {
-			return query.SiblingOrder(query.Record{Header: a.header}, query.Record{Header: b.header})
+			return catalog.SiblingOrder(catalog.Record{Header: a.header}, catalog.Record{Header: b.header})
 		})
 	}
 	listed := map[string]bool{}
