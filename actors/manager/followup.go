@@ -53,6 +53,11 @@ func (m *Manager) followup(ctx context.Context, req followupReq, reply func(stri
 	m.withChildLock(ctx, req.childID, func(release func()) {
 		a := m.st.activations[req.childID]
 		switch {
+		case a == nil && m.st.elsewhere[req.childID]:
+			m.admitElsewhere(ctx, req, func(id string, err error) {
+				release()
+				reply(id, err)
+			})
 		case a == nil:
 			m.coldResume(ctx, req, func(id string, err error) {
 				release()
@@ -131,6 +136,7 @@ func (m *Manager) coldResume(ctx context.Context, req followupReq, done func(str
 		return loaded{log, err}
 	}, func(l loaded) {
 		if m.elsewhere(l.err) { // its open turn runs in another process
+			m.st.elsewhere[req.childID] = true
 			m.admitElsewhere(ctx, req, done)
 			return
 		}
@@ -149,6 +155,7 @@ func (m *Manager) coldResume(ctx context.Context, req followupReq, done func(str
 		}
 		m.materialize(ctx, ms, func(a *activation, err error) {
 			if m.elsewhere(err) { // another process holds it
+				m.st.elsewhere[req.childID] = true
 				m.admitElsewhere(ctx, req, done)
 				return
 			}

@@ -100,6 +100,7 @@ func (m *Manager) install(ms materializeSpec, h *parent.Handle, lineage []*paren
 		edge:     &edge{},
 	}
 	m.st.activations[ms.childID] = a
+	delete(m.st.elsewhere, ms.childID)
 	m.st.byPID[actorkit.ActivationPID(h.Activation())] = a
 	h.Observe(func(e parent.Event) { m.onChildEvent(a, e) })
 	// a fenced child is disposed at once, idle or not (checkSettled)

@@ -17,8 +17,12 @@ type state struct {
 	locks            map[string]*childLock
 	scopes           map[*parent.Handle]*scope
 	byPID            map[*actor.PID]*activation // by the child actor's PID (Terminated.Who is that same pointer)
-	draining         bool
-	epochs           uint64 // materialization counter: creation order
+	// elsewhere are the children last found held by another process: a
+	// follow-up goes straight to their durable inbox (a hint only: if no
+	// one holds the child any more, the admission's wake resumes it).
+	elsewhere map[string]bool
+	draining  bool
+	epochs    uint64 // materialization counter: creation order
 }
 
 func newState() *state {
@@ -28,6 +32,7 @@ func newState() *state {
 		locks:            map[string]*childLock{},
 		scopes:           map[*parent.Handle]*scope{},
 		byPID:            map[*actor.PID]*activation{},
+		elsewhere:        map[string]bool{},
 	}
 }
 

@@ -23,7 +23,9 @@ import (
 //     commits the message to the child's durable inbox instead (the store
 //     checks the parent's live epoch and the drain cut-off in that
 //     statement: authority stays in SQL) and answers with its MessageID;
-//     the commit wakes every process.
+//     the commit wakes every process. It remembers that child as held
+//     elsewhere, so the next follow-ups go to the inbox without a resume
+//     attempt, until it resumes the child itself.
 //   - A process that hears a wake for a child resident here hands the
 //     activation the pending messages it has not seen, oldest first. For
 //     a child resident nowhere it tries the takeover (the lease decides
