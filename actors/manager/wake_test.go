@@ -64,6 +64,9 @@ func TestAFollowupReachesTheChildInTheProcessThatHoldsIt(t *testing.T) {
 	})()
 	id := home.followup(home.parent, child, "two")
 	require.Equal(t, id, <-enqueued, "the holder was woken and queued it behind the running turn")
+	var hinted bool
+	home.inActor(func() { hinted = home.m.st.elsewhere[child] })
+	require.True(t, hinted, "the next follow-up goes to the inbox without a resume attempt")
 	away.gates.open("away")
 	end := away.settled(child, 1)
 	require.Equal(t, agent.Completed, end.StopReason)
