@@ -214,3 +214,33 @@ func TestATopLevelAgentWhoseLeaseIsLostLeavesTheRegistryAndResumesFresh(t *testi
 	require.Equal(t, agent.Completed, f.settled(child, 2).StopReason)
 	require.Contains(t, f.userTexts(child), "again")
 }
+
+// A waiting child (idle, owning a running grandchild) whose lease a
+// renewal finds lost is disposed at once, with nothing of its own left to
+// end: the fence reaches the manager without a turn ending, the
+// grandchild is torn down first, and the child's epoch ends as an error
+// (the grandchild's gate never opens, so only the fence ends them).
+func TestAnIdleWaitingChildWhoseLeaseIsLostIsDisposedAtOnce(t *testing.T) {
+	dsn := cluster.Database(t)
+	store, thief := stalledStore(t, dsn), newStealer(t, dsn)
+	f := newFixture(t, withStore(store))
+	child := f.start(f.parent, "wait c")
+	childAgent := f.rt.Agent(child)
+	grandchild := f.start(childAgent, "wait g")
+	f.gates.reached("g")
+	f.gates.open("c")
+	require.NoError(t, childAgent.WhenIdle(bg))
+	f.inActor(func() {})
+	require.Same(t, childAgent, f.rt.Agent(child), "the child waits for its grandchild")
+
+	thief.steal(child)
+	lost, err := store.Renew(bg)
+	require.NoError(t, err)
+	require.Equal(t, []string{child}, lost)
+	require.Equal(t, agent.Error, f.settled(child, 1).StopReason)
+	f.settled(grandchild, 1)
+	edges, _, _ := f.rec.snapshot()
+	require.Equal(t, []string{"start " + child, "start " + grandchild, "end " + grandchild, "end " + child}, edges)
+	require.Nil(t, f.activation(child))
+	require.Nil(t, f.activation(grandchild))
+}
