@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -141,4 +142,45 @@ func BenchmarkDurableAdmissionAgainstInMemory(b *testing.B) {
 	b.ReportMetric(perOp(spent[2]), "memory-ns/admit")
 	b.ReportMetric(float64(spent[0])/float64(spent[2]), "postgres/memory")
 	b.ReportMetric(float64(spent[1])/float64(spent[2]), "jsonl/memory")
+}
+
+// BenchmarkChildFirstReleaseAgainstPlainRelease measures, in one run and
+// alternating, Release (a transaction: the row locked, then the lease
+// ended and the session marked disposed unless a child of it is not) of
+// a parent with ten disposed children against the one-statement release
+// it replaced (owner and lease_until cleared), each after an Acquire
+// that is not timed, and reports both and their ratio.
+func BenchmarkChildFirstReleaseAgainstPlainRelease(b *testing.B) {
+	dsn := cluster.Database(b)
+	s := openStore(b, dsn)
+	for _, id := range []string{"first", "plain"} {
+		require.NoError(b, s.Create(ctx, storetest.Header(id, ""), nil))
+		for i := range 10 {
+			kid := fmt.Sprintf("%s-kid-%d", id, i)
+			require.NoError(b, s.Create(ctx, storetest.Header(kid, id), nil))
+			epoch, err := s.Acquire(ctx, kid)
+			require.NoError(b, err)
+			require.NoError(b, s.Release(ctx, kid, epoch))
+		}
+	}
+	var childFirst, plain time.Duration
+	n := 0
+	for b.Loop() {
+		epoch, err := s.Acquire(ctx, "first")
+		require.NoError(b, err)
+		start := time.Now()
+		require.NoError(b, s.Release(ctx, "first", epoch))
+		childFirst += time.Since(start)
+		epoch, err = s.Acquire(ctx, "plain")
+		require.NoError(b, err)
+		start = time.Now()
+		_, err = s.pool.Exec(ctx, `UPDATE sessions SET owner = NULL, lease_until = NULL WHERE id = $1 AND epoch = $2 AND owner = $3`,
+			"plain", epoch, s.owner)
+		require.NoError(b, err)
+		plain += time.Since(start)
+		n++
+	}
+	b.ReportMetric(float64(childFirst.Nanoseconds())/float64(n), "child-first-ns/release")
+	b.ReportMetric(float64(plain.Nanoseconds())/float64(n), "plain-ns/release")
+	b.ReportMetric(float64(childFirst)/float64(plain), "child-first/plain")
 }

@@ -186,43 +186,37 @@ func (s *Store) whyNotAppended(ctx context.Context, id string, epoch session.Epo
 // undisposed, whatever store released them, and no message of its inbox
 // is pending; otherwise it stays active, with no owner. Every
 // acknowledged append is committed already, so there is nothing to wait
-// for. It blocks for one transaction, which waits for a child's Acquire
-// or Create that is checking this session's state.
+// for. It blocks for one transaction (one round trip), which waits for a
+// child's Acquire or Create that is checking this session's state.
 func (s *Store) Release(ctx context.Context, id string, epoch session.Epoch) error {
 	s.mu.Lock()
 	if s.held[id] == epoch {
 		delete(s.held, id)
 	}
 	s.mu.Unlock()
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var one int
-		err := tx.QueryRow(ctx, `SELECT 1 FROM sessions WHERE id = $1 AND epoch = $2 AND owner = $3 FOR UPDATE`,
-			id, epoch, s.owner).Scan(&one)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil // not the current lease
-		}
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, disposeSQL, id)
-		return err
-	})
+	// One round trip: a batch runs as one implicit transaction, and each
+	// of its statements reads with a snapshot of its own.
+	batch := &pgx.Batch{}
+	batch.Queue(`SELECT 1 FROM sessions WHERE id = $1 AND epoch = $2 AND owner = $3 FOR UPDATE`, id, epoch, s.owner)
+	batch.Queue(disposeSQL, id, epoch, s.owner)
+	err := s.pool.SendBatch(ctx, batch).Close()
 	if err != nil {
 		return fmt.Errorf(`pgstore: release session "%s": %w`, id, err)
 	}
 	return nil
 }
 
-// disposeSQL ends the lease of a session whose row the transaction has
-// locked, marks it disposed unless a child of it is not disposed or a
-// message of its inbox is pending, and wakes it when one is. It is a
-// statement of its own, after the lock, so it sees every child that a
-// concurrent Acquire or Create made active and committed.
+// disposeSQL ends the lease of epoch of a session whose row the
+// transaction has locked (a no-op when epoch is not current), marks it
+// disposed unless a child of it is not disposed or a message of its inbox
+// is pending, and wakes it when one is. It is a statement of its own,
+// after the lock, so it sees every child that a concurrent Acquire or
+// Create made active and committed.
 const disposeSQL = `WITH r AS (UPDATE sessions AS s SET owner = NULL, lease_until = NULL,
 		state = CASE WHEN EXISTS (SELECT 1 FROM sessions k WHERE k.parent_id = s.id AND k.state <> 'disposed')
 				OR EXISTS (SELECT 1 FROM inbox i WHERE i.session_id = s.id AND i.claimed_seq IS NULL)
 			THEN s.state ELSE 'disposed' END
-	WHERE s.id = $1 RETURNING s.id) ` + notifyPending
+	WHERE s.id = $1 AND s.epoch = $2 AND s.owner = $3 RETURNING s.id) ` + notifyPending
 
 func init() {
 	durable.RegisterLeaseWatch(func(store any, lost func(id string, epoch int64)) bool {
