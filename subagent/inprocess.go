@@ -103,15 +103,11 @@ func (p *inProcess) createSpec(req StartRequest) (parent.CreateSpec, error) {
 	if req.Parent == nil {
 		return parent.CreateSpec{}, manager.ErrNoParent
 	}
+	depth, err := manager.ChildDepth(req.Parent, req.MaxDepth)
+	if err != nil {
+		return parent.CreateSpec{}, err
+	}
 	parentSpec := req.Parent.Spec()
-	parentDepth, err := manager.DelegationDepth(req.Parent.Header().DelegationDepth, parentSpec.SubagentDepth)
-	if err != nil {
-		return parent.CreateSpec{}, err
-	}
-	depth, err := manager.ChildDepth(parentDepth, req.MaxDepth)
-	if err != nil {
-		return parent.CreateSpec{}, err
-	}
 	spec := parent.CreateSpec{
 		Header: session.Header{Cwd: req.Parent.Header().Cwd, ParentSession: req.Parent.ID(), DelegationDepth: depth},
 		Spec: parent.Spec{Provider: parentSpec.Provider, Model: parentSpec.Model, MaxTokens: parentSpec.MaxTokens,

@@ -3,6 +3,8 @@ package manager
 import (
 	"errors"
 	"fmt"
+
+	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/fault"
 )
 
@@ -36,20 +38,32 @@ func AssertMaxDepth(maxDepth *int) error {
 	return nil
 }
 
-// DelegationDepth is an agent's delegation depth: the larger of its durable
+// ChildDepth is the delegation depth of a new child of the live agent p
+// under an optional absolute cap maxDepth: p's own depth (delegationDepth)
+// plus one, fault.DepthExceeded when that exceeds maxDepth. It never
+// blocks.
+func ChildDepth(p *parent.Handle, maxDepth *int) (int, error) {
+	parentDepth, err := delegationDepth(p.Header().DelegationDepth, p.Spec().SubagentDepth)
+	if err != nil {
+		return 0, err
+	}
+	return childDepth(parentDepth, maxDepth)
+}
+
+// delegationDepth is an agent's delegation depth: the larger of its durable
 // header's delegationDepth (the monotone floor) and its runtime
 // subagentDepth, so a resumed child never counts as top-level again.
-func DelegationDepth(headerDepth, runtimeDepth int) (int, error) {
+func delegationDepth(headerDepth, runtimeDepth int) (int, error) {
 	if !safeNonNegative(runtimeDepth) {
 		return 0, errInvalidSubagentDepth
 	}
 	return max(headerDepth, runtimeDepth), nil
 }
 
-// ChildDepth is the depth of a child of a parent at parentDepth under an
+// childDepth is the depth of a child of a parent at parentDepth under an
 // optional absolute cap: parentDepth+1, fault.DepthExceeded when that exceeds
 // maxDepth, or errDepthOutOfRange past the safe-integer range.
-func ChildDepth(parentDepth int, maxDepth *int) (int, error) {
+func childDepth(parentDepth int, maxDepth *int) (int, error) {
 	if parentDepth >= maxSafeInteger {
 		return 0, errDepthOutOfRange
 	}

@@ -92,16 +92,12 @@ func (m *Manager) planStart(spec StartSpec) (startPlan, error) {
 	if err := AssertMaxDepth(req.MaxDepth); err != nil {
 		return startPlan{}, err
 	}
-	parentSpec := req.Parent.Spec()
-	parentDepth, err := DelegationDepth(req.Parent.Header().DelegationDepth, parentSpec.SubagentDepth)
-	if err != nil {
-		return startPlan{}, err
-	}
 	plan := startPlan{childID: uuid.NewString()}
-	if plan.depth, err = ChildDepth(parentDepth, req.MaxDepth); err != nil {
+	var err error
+	if plan.depth, err = ChildDepth(req.Parent, req.MaxDepth); err != nil {
 		return startPlan{}, err
 	}
-	plan.route = childSpec(parentSpec, req, plan.depth)
+	plan.route = childSpec(req.Parent.Spec(), req, plan.depth)
 	plan.descriptor, err = descriptor.Snapshot(descriptor.Data{
 		Provider: spec.Provider, Label: spec.Label,
 		AgentProvider: plan.route.Provider, AgentModel: plan.route.Model,
