@@ -18,7 +18,7 @@ type boundLog interface {
 	// epoch is not 0) of events whose payloads were checked by
 	// Live.Append.
 	append(epoch Epoch, events []Event) error
-	// release is Store.ReleaseLog.
+	// release is Store.releaseLog.
 	release()
 }
 
@@ -50,5 +50,5 @@ func (st *logState) append(epoch Epoch, events []Event) error {
 	return s.appendEncoded(context.Background(), st, events, data, epoch)
 }
 
-// release is JSONL.ReleaseLog of this log.
+// release is JSONL.releaseLog of this log.
 func (st *logState) release() { st.store.releaseState(st) }

@@ -17,7 +17,7 @@ import (
 
 // plainStore is a Store that is not a JSONL (it embeds the Store
 // interface, so JSONL's bindLog is not promoted): a live session over it
-// writes through Store.Append and is released through ReleaseLog(id). It
+// writes through Store.Append and is released through releaseLog(id). It
 // records both.
 type plainStore struct {
 	Store
@@ -37,11 +37,11 @@ func (p *plainStore) Append(ctx context.Context, id string, events []Event) erro
 	return p.Store.Append(ctx, id, events)
 }
 
-func (p *plainStore) ReleaseLog(id string) {
+func (p *plainStore) releaseLog(id string) {
 	p.mu.Lock()
 	p.released = append(p.released, id)
 	p.mu.Unlock()
-	p.Store.(*JSONL).ReleaseLog(id)
+	p.Store.(*JSONL).releaseLog(id)
 }
 
 func (p *plainStore) appendedSeqs() []int64 {
@@ -116,7 +116,7 @@ func TestLiveOverJSONLWritesThroughItsBoundLog(t *testing.T) {
 }
 
 // A Live over a Store that is not a JSONL has no bound log: it writes
-// through Store.Append and is released through the store's ReleaseLog.
+// through Store.Append and is released through the store's releaseLog.
 func TestLiveOverAnotherStoreWritesThroughStoreAppend(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)

@@ -85,7 +85,7 @@
 // bounded: by default one budget for the whole process, the open-file
 // limit less a quarter of it (at least 1,024 descriptors stay for the rest
 // of the process); withKeptFiles gives a store its own. A released log
-// (ReleaseLog, which Sessions.Release calls) keeps its file until another
+// (one whose live session Sessions.Release ended) keeps its file until another
 // log needs its slot or the store closes. When an open still runs out of
 // descriptors, the store closes its idle kept files, cuts the budget to
 // half the slots in use and retries once. Close closes every kept file.

@@ -13,7 +13,7 @@ import (
 // writes: an appending log takes one of n slots the first time it writes
 // (or when it is created) and keeps its file, so later batches skip
 // open(2) and close(2), until a write failure or Close. A released log
-// (ReleaseLog) keeps its file too, but gives up its slot, closing the
+// (releaseLog) keeps its file too, but gives up its slot, closing the
 // file, when another log needs one and none is free. Logs that find no
 // slot reopen their file for every batch, as with n = 0. The default is
 // one budget shared by every store of the process that sets none: the
@@ -178,13 +178,13 @@ func (s *JSONL) dropFileLocked(st *logState) sessionfs.File {
 	return f
 }
 
-// ReleaseLog tells the store that id will not be appended to for a while
+// releaseLog tells the store that id will not be appended to for a while
 // (its live session ended). Its kept file stays open, so that a resumed
 // session appends without reopening it, but its slot goes to the next log
 // that finds none free (the file is closed then) or it is closed by
 // Close. A Create or Load of id makes it a log like any other again. An
 // unknown id is a no-op; it never blocks on I/O.
-func (s *JSONL) ReleaseLog(id string) {
+func (s *JSONL) releaseLog(id string) {
 	if st := s.existingState(id); st != nil {
 		s.releaseState(st)
 	}

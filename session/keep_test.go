@@ -251,8 +251,8 @@ func TestKeptFilesAreBoundedBySlots(t *testing.T) {
 	require.Equal(t, 3, counts.opened(b), "the other log reopens per batch")
 	require.Equal(t, 1+3, counts.closed(b))
 
-	s.ReleaseLog("a")
-	require.Zero(t, counts.closed(a), "ReleaseLog leaves the file open")
+	s.releaseLog("a")
+	require.Zero(t, counts.closed(a), "releaseLog leaves the file open")
 	require.Equal(t, []string{a}, counts.openNow())
 
 	appendN(t, s, "b", 5, 3)
@@ -274,9 +274,9 @@ func TestReleaseLogKeepsTheFileUntilItsSlotIsNeeded(t *testing.T) {
 	path := createLog(t, s, "r")
 	appendN(t, s, "r", 2, 2)
 
-	s.ReleaseLog("r")
-	s.ReleaseLog("r")
-	s.ReleaseLog("unknown")
+	s.releaseLog("r")
+	s.releaseLog("r")
+	s.releaseLog("unknown")
 	require.Zero(t, counts.closed(path), "a release closes nothing; a second one and an unknown id are no-ops")
 	require.Equal(t, []string{path}, counts.openNow())
 
@@ -298,7 +298,7 @@ func TestReleaseLogKeepsTheFileUntilItsSlotIsNeeded(t *testing.T) {
 func TestAResumedLogKeepsItsSlot(t *testing.T) {
 	s, counts := keptStore(t, withKeptFiles(1))
 	a := createLog(t, s, "a")
-	s.ReleaseLog("a")
+	s.releaseLog("a")
 	_, err := s.Load(context.Background(), "a")
 	require.NoError(t, err)
 	appendN(t, s, "a", 2, 1)
@@ -505,7 +505,7 @@ func TestKeptFilesUnderConcurrentReleases(t *testing.T) {
 			next := int64(2)
 			for range rounds {
 				next = appendN(t, s, id, next, 2)
-				s.ReleaseLog(id)
+				s.releaseLog(id)
 				_, err := s.Load(context.Background(), id)
 				require.NoError(t, err)
 			}
@@ -570,7 +570,7 @@ func TestAFailedLogGivesUpItsKeptFile(t *testing.T) {
 func TestAppendsToAReleasedLogDoNotGrowTheEvictionQueue(t *testing.T) {
 	s, _ := keptStore(t, withKeptFiles(2))
 	createLog(t, s, "r")
-	s.ReleaseLog("r")
+	s.releaseLog("r")
 	appendN(t, s, "r", 2, 500)
 
 	s.kept.mu.Lock()

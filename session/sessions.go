@@ -295,7 +295,7 @@ func (s *Sessions) Release(ctx context.Context, l *Live) error {
 		if l.log != nil {
 			l.log.release()
 		} else if r, ok := s.store.(logReleaser); ok {
-			r.ReleaseLog(l.header.ID)
+			r.releaseLog(l.header.ID)
 		}
 	}
 	s.mu.Lock()
@@ -324,7 +324,7 @@ func (s *Sessions) releaseLeaseAfterWrites(ctx context.Context, l *Live, flushEr
 
 // logReleaser is a Store that holds per-log resources (JSONL's kept
 // files) until told a log's live session ended.
-type logReleaser interface{ ReleaseLog(id string) }
+type logReleaser interface{ releaseLog(id string) }
 
 // Subscribe registers fn for every later Change and returns a function
 // that unregisters it. fn runs synchronously on the goroutine that made

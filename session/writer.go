@@ -35,7 +35,7 @@ type logState struct {
 
 	file     sessionfs.File // kept open between writer rounds while slot is held
 	slot     bool           // holds one of the store's kept-file slots
-	released bool           // ReleaseLog since the last Create or Load
+	released bool           // releaseLog since the last Create or Load
 	// evictable: released with its file kept, queued in the slots'
 	// released list (read there without mu).
 	evictable atomic.Bool
