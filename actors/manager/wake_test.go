@@ -8,6 +8,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/durable"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/pgstore"
 	"github.com/stretchr/testify/require"
 )
@@ -76,4 +77,45 @@ func TestAFollowupReachesTheChildInTheProcessThatHoldsIt(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, pending)
 	require.Nil(t, home.activation(child), "the parent's process never resumed it")
+}
+
+// A wake heard by two processes, neither holding the child, runs the
+// message once: the lease decides which takes the child over, the other
+// does nothing (or, if it acquires after the winner released, finds
+// nothing pending).
+func TestTwoListenersRaceForAWokenChildAndOneRunsIt(t *testing.T) {
+	dsn := cluster.Database(t)
+	homeStore := openPostgres(t, dsn, "home")
+	home := newFixture(t, withStore(homeStore))
+	child := home.start(home.parent, "silent")
+	home.settled(child, 1)
+	away := newFixture(t, withStore(openPostgres(t, dsn, "away")), withTopLevel("elsewhere"))
+	home.awaitListening()
+	away.awaitListening()
+
+	dequeued := make(chan *fixture, 2)
+	for _, f := range []*fixture{home, away} {
+		defer f.rt.Registry().Subscribe(func(e parent.Event) {
+			if e.Type == inbox.Dequeue && e.AgentID == child && e.MessageID == "raced" {
+				dequeued <- f
+			}
+		})()
+	}
+	in, _ := durable.Of(homeStore)
+	_, err := in.Admit(bg, child, durableMessage(t, "raced", home.parent.ID(), durable.LiveEpoch(home.parent.Session())))
+	require.NoError(t, err)
+	winner := <-dequeued
+	winner.settled(child, map[*fixture]int{home: 2, away: 1}[winner])
+	require.NoError(t, home.rt.Close(bg))
+	require.NoError(t, away.rt.Close(bg))
+	require.Empty(t, dequeued, "the loser ran nothing")
+	log, err := homeStore.Inspect(bg, child)
+	require.NoError(t, err)
+	runs := 0
+	for _, e := range log.Events {
+		if e.Type == vocab.TypeUserMessage && durable.MessageID(e.Data) == "raced" {
+			runs++
+		}
+	}
+	require.Equal(t, 1, runs)
 }
