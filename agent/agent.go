@@ -54,25 +54,16 @@ type Host interface {
 	Step(ctx context.Context) (Step, error)
 }
 
-// Step is one open step of a turn: the request metadata, the streamed
-// chunks and the message of one model call, then the calls it made and
-// their results. Its methods log in the order they are called and fail
-// after End.
+// Step is one open step of a turn: the message of one model call (or of
+// the agent's own reasoning), then the calls it made and their results.
+// Its methods log in the order they are called and fail after End.
 type Step interface {
 	// Number is the step's number within its turn, from 1.
 	Number() int
-	// RequestHeader logs request/header {header, reason} (reason
-	// event.HeaderInitial, HeaderResume or HeaderChange).
-	RequestHeader(ctx context.Context, header event.Header, reason string) error
-	// RequestContext logs request/context.
-	RequestContext(ctx context.Context, rc event.RequestContext) error
-	// Chunk logs one assistant/chunk, as the model client produced it.
-	Chunk(ctx context.Context, chunk event.Chunk) error
 	// Message logs the step's assistant/message (content may hold
-	// tool-call blocks, see event.ToolCallBlock), citing in its
-	// sourceEventSeqs every chunk the step logged; usage may be nil. It
-	// returns the new message's id.
-	Message(ctx context.Context, content []event.Block, usage *event.Usage) (messageID string, err error)
+	// tool-call blocks, see event.ToolCallBlock) and returns the new
+	// message's id.
+	Message(ctx context.Context, content []event.Block) (messageID string, err error)
 	// ToolCall logs tool/call as the call starts.
 	ToolCall(ctx context.Context, call event.ToolCallBlock) error
 	// ToolResult logs tool/result for a call this turn logged with

@@ -26,23 +26,24 @@
 // are not. It reads memory, not the store.
 //
 // Each model call is one step: Host.Step logs step/start and returns a
-// Step, through which the agent logs, in order, the request's
-// RequestHeader (on the first step, or when it changed) and
-// RequestContext, each streamed Chunk as the model client produced it
-// (event.Chunk), the step's Message (its content may hold tool-call blocks,
-// event.ToolCallBlock.Block; its sourceEventSeqs cite the chunks), then per
+// Step, through which the agent logs, in order, the step's Message (its
+// content may hold tool-call blocks, event.ToolCallBlock.Block), then per
 // call ToolCall as the call starts and ToolResult when it ends (citing the
 // tool/call), and End. A step with tool calls leads to the next Step; a
-// step that answers in text ends the turn with Completed. A model failure
-// ends the turn by returning (Error, event.Failure{Message, Code, …}) with
-// the step left open: the runtime writes step/end and then turn/end
-// {kind:"error", step, failure}. A failure the agent retries ends the
-// step (and any llm/retry record and wait are the agent's), then returns
-// (Retry, the failure): the turn ends the same way, naming that step, and
-// the runtime runs the same message again as a retry turn (trigger
-// {kind:"retry"}, no new user/message) unless the turn was cancelled.
-// Any other error ends it {kind:"error", step, message, code?}. Host.Say is the one-call shortcut for an agent
+// step that answers in text ends the turn with Completed. An error ends
+// the turn {kind:"error", step, message, code?} (code when the error has
+// an ErrorCode() method) with the step left open: the runtime writes
+// step/end and then turn/end. An agent that wants the same message run
+// again ends the step and returns (Retry, the failure): the turn ends the
+// same way, naming that step, and the runtime runs the same message again
+// as a retry turn (trigger {kind:"retry"}, no new user/message) unless the
+// turn was cancelled. Host.Say is the one-call shortcut for an agent
 // without a model: one whole step holding one message.
+//
+// The model's own transcript (the request header and context, the
+// streamed chunks, the response's usage, llm/retry records and the model
+// failure of turn/end {kind:"error", step, failure}) is the model agent's
+// (package modelagent), which logs it through the runtime's steps.
 //
 // A Factory builds an Agent from Options; the runtime uses it for every
 // agent it starts or cold-resumes. The default factory is Scripted.

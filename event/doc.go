@@ -1,12 +1,13 @@
-// Package event is what an agent and a model exchange with the runtime:
-// a message's content (Block, Text, TextOf, ToolCallBlock, LooseBlock), the
-// user message a turn opens with (UserMessage and its Source), the model's
-// side (ModelSource, Usage, Failure, the streamed Chunk and its
-// FinishReason, the request Header and RequestContext), and the tool
-// descriptions and filters (ToolSpec, ToolFilter, ToolFailure). Each type
-// is written in the original harness's JSON shape and key order, so that a
-// value an agent produces is what the session log holds.
+// Package event is what an agent exchanges with the runtime: a message's
+// content (Block, Text, TextOf, ToolCallBlock, LooseBlock), the user
+// message a turn opens with (UserMessage and its Source), the attribution
+// of assistant messages (ModelSource), a tool failure's {name, code}
+// (ToolFailure) and the tool filter of an agent's options (ToolFilter).
+// Each type is written in the original harness's JSON shape and key order,
+// so that a value an agent produces is what the session log holds.
 //
 // Nothing here blocks. The log's own vocabulary (the event type names, the
-// turn and step payloads, the codec) is internal to the runtime.
+// turn and step payloads, the codec) and the model's transcript (request
+// headers, streamed chunks, usage, model failures) are internal to the
+// runtime.
 package event

@@ -21,21 +21,3 @@ const (
 	SourceTool        = "tool"
 	SourceModel       = "model"
 )
-
-// The chunk types of assistant/chunk.
-const (
-	ChunkBlockStart     = "block-start"
-	ChunkTextDelta      = "text-delta"
-	ChunkReasoningDelta = "reasoning-delta"
-	ChunkToolCallDelta  = "tool-call-delta"
-	ChunkBlockEnd       = "block-end"
-	ChunkUsage          = "usage"
-	ChunkFinish         = "finish"
-)
-
-// The request/header reasons.
-const (
-	HeaderInitial = "initial"
-	HeaderResume  = "resume"
-	HeaderChange  = "change"
-)

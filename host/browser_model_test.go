@@ -35,7 +35,7 @@ func TestBrowserShowsModelSteps(t *testing.T) {
 		}
 	}
 	delta := func(text string) vocab.Payload {
-		return vocab.AssistantChunk{Turn: 1, Step: 1, Chunk: event.Chunk{Type: event.ChunkTextDelta, Text: text}}
+		return vocab.AssistantChunk{Turn: 1, Step: 1, Chunk: vocab.Chunk{Type: vocab.ChunkTextDelta, Text: text}}
 	}
 	call := event.ToolCallBlock{ID: "call_1", Name: "list_agents", Arguments: "{}"}
 	appendAll(
@@ -62,7 +62,7 @@ func TestBrowserShowsModelSteps(t *testing.T) {
 		}},
 		vocab.Step{Turn: 1, Step: 1, Kind: vocab.TypeStepEnd},
 		vocab.TurnEnd{Turn: 1, Reason: vocab.Reason{Kind: vocab.ReasonError, Step: 2,
-			Failure: &event.Failure{Message: "Authentication Fails", Code: "AUTH"}}},
+			Failure: &vocab.Failure{Message: "Authentication Fails", Code: "AUTH"}}},
 	)
 	p.until(`document.querySelector('.message.tool[data-call="call_1"] .tool-status')?.textContent === 'done'`)
 	require.Equal(t, "(no subagents)", eval[string](p, `document.querySelector('.message.tool .tool-result').textContent`))
@@ -76,7 +76,7 @@ func TestBrowserShowsModelSteps(t *testing.T) {
 	p.until(`[...document.querySelectorAll('.message.user .body')].some((b) => b.textContent === 'again')`)
 	require.True(t, eval[bool](p, `document.querySelector('.message.tool details').open`), "a redraw keeps it unfolded")
 
-	empty := event.Failure{Message: "model returned a completed response with no content", Code: "EMPTY_RESPONSE"}
+	empty := vocab.Failure{Message: "model returned a completed response with no content", Code: "EMPTY_RESPONSE"}
 	two := 2
 	appendAll(vocab.Step{Turn: 2, Step: 1}, vocab.Step{Turn: 2, Step: 1, Kind: vocab.TypeStepEnd},
 		vocab.LLMRetry{Turn: 2, Step: 1, Provider: "p", Mode: "normal", PolicyKey: "k", Retry: 1, MaxRetries: &two, DelayMs: 487.6, Failure: empty},

@@ -28,13 +28,14 @@ func modelLike(opts agent.Options) agent.Agent {
 		if err != nil {
 			return agent.Error, err
 		}
+		m := s.(vocab.Transcript)
 		block := call.Block()
 		errs := []error{
-			s.RequestHeader(ctx, event.Header{Config: event.Config{Provider: "p", Model: "m"}}, event.HeaderInitial),
-			s.Chunk(ctx, event.Chunk{Type: event.ChunkBlockEnd, Block: &block}),
-			s.Chunk(ctx, event.Chunk{Type: event.ChunkFinish, Finish: &event.FinishReason{Kind: event.FinishToolCalls}}),
+			m.RequestHeader(ctx, vocab.Header{Config: vocab.Config{Provider: "p", Model: "m"}}, vocab.HeaderInitial),
+			m.Chunk(ctx, vocab.Chunk{Type: vocab.ChunkBlockEnd, Block: &block}),
+			m.Chunk(ctx, vocab.Chunk{Type: vocab.ChunkFinish, Finish: &vocab.FinishReason{Kind: vocab.FinishToolCalls}}),
 		}
-		_, err = s.Message(ctx, []event.Block{block}, &event.Usage{InputTokens: 3, OutputTokens: 1})
+		_, err = m.MessageWithUsage(ctx, []event.Block{block}, &vocab.Usage{InputTokens: 3, OutputTokens: 1})
 		errs = append(errs, err, s.ToolCall(ctx, call))
 		_, err = s.ToolResult(ctx, agent.ToolResult{CallID: "call_1", Content: event.Text("none")})
 		errs = append(errs, err, s.End(ctx))

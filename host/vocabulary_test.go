@@ -21,11 +21,12 @@ import (
 var updateVocabulary = flag.Bool("update-vocabulary", false, "rewrite web/vocabulary.js from the log vocabulary's constants and the host's frame names")
 
 // The files the page's constants are read from: the log vocabulary's
-// event types and kinds, and the content and message kinds of package
-// event.
+// event types, kinds and chunk types, and the content and message kinds
+// of package event.
 var (
-	vocabTypes = filepath.Join("..", "internal", "vocab", "types.go")
-	eventTypes = filepath.Join("..", "event", "types.go")
+	vocabTypes  = filepath.Join("..", "internal", "vocab", "types.go")
+	vocabChunks = filepath.Join("..", "internal", "vocab", "chunk.go")
+	eventTypes  = filepath.Join("..", "event", "types.go")
 )
 
 // vocabularyGroups names the JavaScript object each constant prefix of
@@ -37,7 +38,7 @@ var vocabularyGroups = []struct{ file, prefix, object string }{
 	{eventTypes, "Block", "BlockType"},
 	{eventTypes, "Role", "Role"},
 	{eventTypes, "Source", "SourceKind"},
-	{eventTypes, "Chunk", "ChunkType"},
+	{vocabChunks, "Chunk", "ChunkType"},
 }
 
 // TestPageVocabularyIsPackageEvents: web/vocabulary.js, the constants the

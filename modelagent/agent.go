@@ -160,7 +160,7 @@ type loop struct {
 	scanned    bool
 	header     []byte
 	loggedHere bool
-	context    *event.RequestContext
+	context    *vocab.RequestContext
 	// The retry chain: retries is the last llm/retry's number since the
 	// last successful model call, and retrying the id of the message whose
 	// turn asked for a retry turn ("" when none did).
@@ -236,9 +236,13 @@ func (l *loop) step(ctx context.Context, host agent.Host, self *parent.Handle, t
 	if err != nil {
 		return false, agent.Error, err
 	}
-	step, err := host.Step(ctx)
+	opened, err := host.Step(ctx)
 	if err != nil {
 		return false, agent.Error, err
+	}
+	step, ok := opened.(modelStep)
+	if !ok {
+		return false, agent.Error, errNoTranscript
 	}
 	header, req := l.request(host.SessionID(), conversation, tools)
 	if err := l.logRequest(ctx, step, self, header); err != nil {
@@ -261,7 +265,7 @@ func (l *loop) step(ctx context.Context, host agent.Host, self *parent.Handle, t
 // stream sends req and logs each chunk as it arrives. It returns the
 // model's failure (thrown, or an error finish), or an error for anything
 // else; a cancelled ctx stops it quietly.
-func (l *loop) stream(ctx context.Context, step agent.Step, req llm.Request, asm *llm.Assembler) (*llm.Error, error) {
+func (l *loop) stream(ctx context.Context, step modelStep, req llm.Request, asm *llm.Assembler) (*llm.Error, error) {
 	for chunk, err := range l.a.client.Stream(ctx, req) {
 		if ctx.Err() != nil {
 			return nil, nil
@@ -280,7 +284,7 @@ func (l *loop) stream(ctx context.Context, step agent.Step, req llm.Request, asm
 	if ctx.Err() != nil {
 		return nil, nil
 	}
-	if finish := asm.Finish(); (finish.Kind == event.FinishError || finish.Kind == event.FinishAborted) && finish.Failure != nil {
+	if finish := asm.Finish(); (finish.Kind == vocab.FinishError || finish.Kind == vocab.FinishAborted) && finish.Failure != nil {
 		return &llm.Error{Failure: *finish.Failure}, nil
 	}
 	return nil, nil
@@ -288,13 +292,13 @@ func (l *loop) stream(ctx context.Context, step agent.Step, req llm.Request, asm
 
 // respond logs the assistant message (without tool calls when the
 // response was cut at max-tokens), runs its tool calls and ends the step.
-func (l *loop) respond(ctx context.Context, step agent.Step, tools *registry, asm *llm.Assembler) (bool, agent.StopReason, error) {
+func (l *loop) respond(ctx context.Context, step modelStep, tools *registry, asm *llm.Assembler) (bool, agent.StopReason, error) {
 	finish := asm.Finish()
 	content := asm.Blocks()
-	if finish.Kind == event.FinishMaxTokens {
+	if finish.Kind == vocab.FinishMaxTokens {
 		content = slices.DeleteFunc(content, func(b event.Block) bool { return b.Type == event.BlockToolCall })
 	}
-	if _, err := step.Message(ctx, content, asm.Usage()); err != nil {
+	if _, err := step.MessageWithUsage(ctx, content, asm.Usage()); err != nil {
 		return false, agent.Error, err
 	}
 	var calls []event.ToolCallBlock
@@ -312,23 +316,28 @@ func (l *loop) respond(ctx context.Context, step agent.Step, tools *registry, as
 	switch {
 	case ctx.Err() != nil:
 		return false, agent.Aborted, nil
-	case finish.Kind == event.FinishMaxTokens:
+	case finish.Kind == vocab.FinishMaxTokens:
 		return false, agent.MaxTokens, nil
 	}
 	return len(calls) > 0, agent.Completed, nil
 }
 
-// retryLogger is a step that can log llm/retry (its turn and step are the
-// step's own).
-type retryLogger interface {
-	Retry(ctx context.Context, retry vocab.LLMRetry) error
+// modelStep is a step of the runtime's own host: agent.Step with the
+// model's transcript (request header and context, chunks, usage, retries).
+type modelStep interface {
+	agent.Step
+	vocab.Transcript
 }
+
+// errNoTranscript fails a model turn on a host whose steps cannot log the
+// model's transcript (not the runtime's).
+var errNoTranscript = errors.New("modelagent: the host's step cannot log the model transcript (request header, chunks, usage)")
 
 // failed handles a model failure: when the policy retries it, the step
 // ends, llm/retry is logged, the delay waited and the turn ends with
 // agent.Retry and the failure (aborted when cancelled during the wait: no
 // retry, but llm/retry stays); otherwise the failure ends the turn.
-func (l *loop) failed(ctx context.Context, step agent.Step, failure *llm.Error) (bool, agent.StopReason, error) {
+func (l *loop) failed(ctx context.Context, step modelStep, failure *llm.Error) (bool, agent.StopReason, error) {
 	policy := *l.a.cfg.Retry
 	retry, ok := policy.next(failure.Failure, l.retries, l.a.random())
 	if !ok {
@@ -338,15 +347,13 @@ func (l *loop) failed(ctx context.Context, step agent.Step, failure *llm.Error) 
 		return false, agent.Error, err
 	}
 	delay := time.Duration(math.Round(retry.DelayMs)) * time.Millisecond
-	if logger, ok := step.(retryLogger); ok {
-		record := vocab.LLMRetry{Provider: l.provider, Mode: policy.Mode, PolicyKey: policy.key(),
-			Retry: retry.Number, DelayMs: retry.DelayMs, Failure: failure.Failure}
-		if policy.Mode != RetryAlways {
-			record.MaxRetries = &policy.MaxRetries
-		}
-		if err := logger.Retry(ctx, record); err != nil {
-			return false, agent.Error, err
-		}
+	record := vocab.LLMRetry{Provider: l.provider, Mode: policy.Mode, PolicyKey: policy.key(),
+		Retry: retry.Number, DelayMs: retry.DelayMs, Failure: failure.Failure}
+	if policy.Mode != RetryAlways {
+		record.MaxRetries = &policy.MaxRetries
+	}
+	if err := step.Retry(ctx, record); err != nil {
+		return false, agent.Error, err
 	}
 	timer := time.NewTimer(delay)
 	defer timer.Stop()
@@ -362,15 +369,15 @@ func (l *loop) failed(ctx context.Context, step agent.Step, failure *llm.Error) 
 // request builds the step's request header and model request from the
 // conversation. A config field the agent leaves unset and the client
 // has a default for is filled in and marked in adapterDefaults.
-func (l *loop) request(sessionID string, conversation []agent.Entry, tools *registry) (event.Header, llm.Request) {
-	header := event.Header{
-		Config: event.Config{Provider: l.provider, Model: l.model, MaxTokens: l.opts.MaxTokens},
+func (l *loop) request(sessionID string, conversation []agent.Entry, tools *registry) (vocab.Header, llm.Request) {
+	header := vocab.Header{
+		Config: vocab.Config{Provider: l.provider, Model: l.model, MaxTokens: l.opts.MaxTokens},
 		System: l.a.cfg.System,
 		Tools:  tools.specs(),
 	}
 	if d, ok := l.a.client.(llm.Defaulter); ok {
 		defaults := d.Defaults()
-		marks := event.AdapterDefaults{}
+		marks := vocab.AdapterDefaults{}
 		if header.Config.MaxTokens == 0 && defaults.MaxTokens > 0 {
 			header.Config.MaxTokens, marks.MaxTokens = defaults.MaxTokens, true
 		}
@@ -404,7 +411,7 @@ func messages(conversation []agent.Entry) []llm.Message {
 // logRequest logs request/header (initial, or resume when the log already
 // has one, on this instance's first step; later only on a change) and
 // request/context when it changed.
-func (l *loop) logRequest(ctx context.Context, step agent.Step, self *parent.Handle, header event.Header) error {
+func (l *loop) logRequest(ctx context.Context, step modelStep, self *parent.Handle, header vocab.Header) error {
 	if !l.scanned {
 		l.scan(self)
 	}
@@ -415,11 +422,11 @@ func (l *loop) logRequest(ctx context.Context, step agent.Step, self *parent.Han
 	reason := ""
 	switch {
 	case !l.loggedHere && l.header != nil:
-		reason = event.HeaderResume
+		reason = vocab.HeaderResume
 	case !l.loggedHere:
-		reason = event.HeaderInitial
+		reason = vocab.HeaderInitial
 	case !bytes.Equal(encoded, l.header):
-		reason = event.HeaderChange
+		reason = vocab.HeaderChange
 	}
 	if reason != "" {
 		if err := step.RequestHeader(ctx, header, reason); err != nil {
@@ -427,7 +434,7 @@ func (l *loop) logRequest(ctx context.Context, step agent.Step, self *parent.Han
 		}
 		l.header, l.loggedHere = encoded, true
 	}
-	rc := event.RequestContext{Provider: l.provider, Model: l.model}
+	rc := vocab.RequestContext{Provider: l.provider, Model: l.model}
 	if d, ok := l.a.client.(llm.Defaulter); ok {
 		rc.ContextWindow = d.Defaults().ContextWindow
 	}
@@ -458,7 +465,7 @@ func (l *loop) scan(self *parent.Handle) {
 				}
 			}
 		case vocab.TypeRequestContext:
-			if rc, err := vocab.DecodeAs[event.RequestContext](e.Type, e.Data); err == nil {
+			if rc, err := vocab.DecodeAs[vocab.RequestContext](e.Type, e.Data); err == nil {
 				l.context = &rc
 			}
 		}

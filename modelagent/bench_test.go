@@ -132,7 +132,7 @@ func BenchmarkRetryTurn(b *testing.B) {
 		require.NoError(b, h.WhenIdle(ctx))
 		return time.Since(start)
 	}
-	failure := &llm.Error{Failure: event.Failure{Message: "down", Code: "SERVER", Status: 500}}
+	failure := &llm.Error{Failure: vocab.Failure{Message: "down", Code: "SERVER", Status: 500}}
 	var plain, retried time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

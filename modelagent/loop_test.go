@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/llm"
 	"github.com/dsh-actors/dsh-actors/internal/llmtest"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/modelagent"
 	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -47,7 +48,7 @@ func TestASimpleTurnIsLoggedAsTheOriginalLogsIt(t *testing.T) {
 	require.Equal(t, []string{"list_agents", "send_message", "subagent", "subagent_fork"}, toolNames(reqs[0].Tools))
 }
 
-func toolNames(tools []event.ToolSpec) []string {
+func toolNames(tools []vocab.ToolSpec) []string {
 	var names []string
 	for _, t := range tools {
 		names = append(names, t.Name)
@@ -119,7 +120,7 @@ func stepNumbers(log []logged) []int64 {
 
 func TestModelFailuresEndTheTurn(t *testing.T) {
 	client := llmtest.NewClient(
-		llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "Authentication Fails", Code: "AUTH", Status: 401}}),
+		llmtest.Fail(&llm.Error{Failure: vocab.Failure{Message: "Authentication Fails", Code: "AUTH", Status: 401}}),
 		llmtest.Reply(modelagenttest.Response{Text: []string{"x"}, Finish: "content_filter"}),
 		llmtest.Reply(modelagenttest.Response{Text: []string{"cut"}, Calls: []modelagenttest.Call{{ID: "c", Name: "list_agents", Args: []string{"{}"}}}, Finish: "length"}),
 	)
@@ -164,4 +165,40 @@ func TestCancellingATurnEndsItAborted(t *testing.T) {
 	require.Equal(t, []string{"turn/start", "user/message", "step/start", "request/header", "request/context",
 		"assistant/chunk", "assistant/chunk", "step/end", "turn/end"}, types(log))
 	require.Equal(t, `{"turn":1,"reason":{"kind":"aborted"}}`, log[len(log)-1].Raw)
+}
+
+// plainHost is an agent.Host of someone else's: its steps are plain
+// agent.Steps, without the model's transcript.
+type plainHost struct{ steps int }
+
+func (*plainHost) SessionID() string                          { return "plain" }
+func (*plainHost) Say(context.Context, []event.Block) error   { return nil }
+func (*plainHost) Subagents() agent.Subagents                 { return nil }
+func (*plainHost) Conversation() ([]agent.Entry, error)       { return nil, nil }
+func (h *plainHost) Step(context.Context) (agent.Step, error) { h.steps++; return plainStep{}, nil }
+
+// plainStep is a step without the transcript.
+type plainStep struct{}
+
+func (plainStep) Number() int                                            { return 1 }
+func (plainStep) Message(context.Context, []event.Block) (string, error) { return "m", nil }
+func (plainStep) ToolCall(context.Context, event.ToolCallBlock) error    { return nil }
+func (plainStep) ToolResult(context.Context, agent.ToolResult) (string, error) {
+	return "r", nil
+}
+func (plainStep) End(context.Context) error { return nil }
+
+// TestAModelTurnOnAHostWithoutTheTranscriptFailsClearly: the model agent
+// logs its transcript only through the runtime's steps; on another host's
+// step it fails the turn saying so, before calling the model.
+func TestAModelTurnOnAHostWithoutTheTranscriptFailsClearly(t *testing.T) {
+	client := llmtest.NewClient(llmtest.Reply(modelagenttest.Say("never")))
+	agents := modelagent.NewOver(modelagent.Config{Model: "m"}, client, func() float64 { return 0.5 })
+	host := &plainHost{}
+	stop, err := agents.Factory(agent.Options{SessionID: "plain"}).RunTurn(context.Background(), host,
+		event.UserMessage{Content: event.Text("hi"), Source: event.Source{Kind: event.SourceUser}, Role: event.RoleUser, ID: "u1"})
+	require.Equal(t, agent.Error, stop)
+	require.ErrorContains(t, err, "modelagent: the host's step cannot log the model transcript")
+	require.Equal(t, 1, host.steps)
+	require.Empty(t, client.Requests())
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 // toolDef is one model-facing tool.
@@ -53,10 +54,10 @@ func newRegistry(tools ...toolDef) (*registry, error) {
 }
 
 // specs are the tools as the request header and the model see them.
-func (r *registry) specs() []event.ToolSpec {
-	specs := make([]event.ToolSpec, len(r.tools))
+func (r *registry) specs() []vocab.ToolSpec {
+	specs := make([]vocab.ToolSpec, len(r.tools))
 	for i, t := range r.tools {
-		specs[i] = event.ToolSpec{Name: t.Name, Description: t.Description, Parameters: parametersJSON(t.Params)}
+		specs[i] = vocab.ToolSpec{Name: t.Name, Description: t.Description, Parameters: parametersJSON(t.Params)}
 	}
 	return specs
 }

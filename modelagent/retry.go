@@ -5,8 +5,8 @@ import (
 	"math"
 	"slices"
 
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/llm"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 // The modes of a RetryPolicy.
@@ -78,7 +78,7 @@ type scheduledRetry struct {
 // jitter. It reports false when the failure is not retried: a code the
 // policy does not retry, MaxRetries reached, or (in normal mode) a
 // Retry-After longer than MaxDelayMs.
-func (p RetryPolicy) next(f event.Failure, previous int, random float64) (scheduledRetry, bool) {
+func (p RetryPolicy) next(f vocab.Failure, previous int, random float64) (scheduledRetry, bool) {
 	if p.Mode != RetryAlways && (!slices.Contains(p.RetryableCodes, f.Code) || previous >= p.MaxRetries) {
 		return scheduledRetry{}, false
 	}

@@ -130,9 +130,9 @@ func TestARetryChainEndsWhenMaxRetriesIsReached(t *testing.T) {
 // succeeds (a tool call) starts a new count for a later failure.
 func TestASuccessfulCallResetsTheRetryCount(t *testing.T) {
 	client := llmtest.NewClient(
-		llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "down", Code: "SERVER", Status: 500}}),
+		llmtest.Fail(&llm.Error{Failure: vocab.Failure{Message: "down", Code: "SERVER", Status: 500}}),
 		llmtest.Reply(modelagenttest.CallTools(modelagenttest.Call{ID: "c1", Name: "list_agents", Args: []string{"{}"}})),
-		llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "down", Code: "SERVER", Status: 500}}),
+		llmtest.Fail(&llm.Error{Failure: vocab.Failure{Message: "down", Code: "SERVER", Status: 500}}),
 		llmtest.Reply(modelagenttest.Say("done")),
 	)
 	r := newRig(t, client)
@@ -151,8 +151,8 @@ func TestASuccessfulCallResetsTheRetryCount(t *testing.T) {
 // message starts a new chain (its retry counts from 1).
 func TestCancellingDuringTheRetryWait(t *testing.T) {
 	client := llmtest.NewClient(
-		llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "down", Code: "SERVER", Status: 500}}),
-		llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "down", Code: "SERVER", Status: 500}}),
+		llmtest.Fail(&llm.Error{Failure: vocab.Failure{Message: "down", Code: "SERVER", Status: 500}}),
+		llmtest.Fail(&llm.Error{Failure: vocab.Failure{Message: "down", Code: "SERVER", Status: 500}}),
 		llmtest.Reply(modelagenttest.Say("ok")),
 	)
 	slow := rigRetry()
@@ -330,7 +330,7 @@ func TestAColdResumeAfterACrashMidChain(t *testing.T) {
 // millisecond.
 func TestTheRetryDelayIsLoggedAsComputed(t *testing.T) {
 	client := llmtest.NewClient(
-		llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "down", Code: "SERVER", Status: 500}}),
+		llmtest.Fail(&llm.Error{Failure: vocab.Failure{Message: "down", Code: "SERVER", Status: 500}}),
 		llmtest.Reply(modelagenttest.Say("ok")),
 	)
 	fractional := rigRetry()
@@ -344,7 +344,7 @@ func TestTheRetryDelayIsLoggedAsComputed(t *testing.T) {
 // TestDisposingDuringTheRetryWait: the agent's disposal during the wait
 // ends the turn disposed, llm/retry kept, and opens no retry turn.
 func TestDisposingDuringTheRetryWait(t *testing.T) {
-	client := llmtest.NewClient(llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "down", Code: "SERVER", Status: 500}}))
+	client := llmtest.NewClient(llmtest.Fail(&llm.Error{Failure: vocab.Failure{Message: "down", Code: "SERVER", Status: 500}}))
 	slow := rigRetry()
 	slow.InitialDelayMs, slow.MaxDelayMs = 3_600_000, 3_600_000 // only the disposal ends the wait
 	r := newRigRetrying(t, client, slow)
@@ -373,7 +373,7 @@ func TestDisposingDuringTheRetryWait(t *testing.T) {
 // (AUTH) is retried.
 func TestAnAlwaysPolicysRetryHasNoMaxRetries(t *testing.T) {
 	client := llmtest.NewClient(
-		llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "bad key", Code: "AUTH", Status: 401}}),
+		llmtest.Fail(&llm.Error{Failure: vocab.Failure{Message: "bad key", Code: "AUTH", Status: 401}}),
 		llmtest.Reply(modelagenttest.Say("ok")),
 	)
 	always := modelagent.RetryPolicy{Mode: modelagent.RetryAlways, InitialDelayMs: 1, MaxDelayMs: 1000}

@@ -38,7 +38,7 @@
 // The turn/end reason is {kind:"completed"}, {kind:"max-tokens"},
 // {kind:"refusal"}, {kind:"disposed"} (cancelled by the agent's disposal),
 // {kind:"aborted"} (any other cancel, with no inner cause), a model failure's {kind:"error", step, failure:{message, code,
-// …}} (the agent returned an event.Failure) or
+// …}} (the agent returned a vocab.Failure) or
 // {kind:"error", step, message, code?}: step is the step left open when
 // the turn failed, else the step the failure happened on counted as the
 // original's loop counts a step before running it (the step after the

@@ -47,26 +47,27 @@ func modelTurn(ctx context.Context, host agent.Host, _ event.UserMessage) (agent
 	if err != nil {
 		return agent.Error, err
 	}
-	header := event.Header{Config: event.Config{Provider: "deepseek-official", Model: "deepseek-v4-flash"}}
-	if err := s.RequestHeader(ctx, header, event.HeaderInitial); err != nil {
+	m := s.(vocab.Transcript)
+	header := vocab.Header{Config: vocab.Config{Provider: "deepseek-official", Model: "deepseek-v4-flash"}}
+	if err := m.RequestHeader(ctx, header, vocab.HeaderInitial); err != nil {
 		return agent.Error, err
 	}
-	if err := s.RequestContext(ctx, event.RequestContext{Provider: "deepseek-official", Model: "deepseek-v4-flash"}); err != nil {
+	if err := m.RequestContext(ctx, vocab.RequestContext{Provider: "deepseek-official", Model: "deepseek-v4-flash"}); err != nil {
 		return agent.Error, err
 	}
 	block := call.Block()
-	for _, c := range []event.Chunk{
-		{Type: event.ChunkBlockStart, BlockType: event.BlockToolCall},
-		{Type: event.ChunkToolCallDelta, ID: "call_1", Name: "list_agents", ArgumentsDelta: "{}"},
-		{Type: event.ChunkBlockEnd, Block: &block},
-		{Type: event.ChunkUsage, Usage: &event.Usage{InputTokens: 10, OutputTokens: 5}},
-		{Type: event.ChunkFinish, Finish: &event.FinishReason{Kind: event.FinishToolCalls}},
+	for _, c := range []vocab.Chunk{
+		{Type: vocab.ChunkBlockStart, BlockType: event.BlockToolCall},
+		{Type: vocab.ChunkToolCallDelta, ID: "call_1", Name: "list_agents", ArgumentsDelta: "{}"},
+		{Type: vocab.ChunkBlockEnd, Block: &block},
+		{Type: vocab.ChunkUsage, Usage: &vocab.Usage{InputTokens: 10, OutputTokens: 5}},
+		{Type: vocab.ChunkFinish, Finish: &vocab.FinishReason{Kind: vocab.FinishToolCalls}},
 	} {
-		if err := s.Chunk(ctx, c); err != nil {
+		if err := m.Chunk(ctx, c); err != nil {
 			return agent.Error, err
 		}
 	}
-	if _, err := s.Message(ctx, []event.Block{block}, &event.Usage{InputTokens: 10, OutputTokens: 5}); err != nil {
+	if _, err := m.MessageWithUsage(ctx, []event.Block{block}, &vocab.Usage{InputTokens: 10, OutputTokens: 5}); err != nil {
 		return agent.Error, err
 	}
 	if err := s.ToolCall(ctx, call); err != nil {
@@ -82,10 +83,10 @@ func modelTurn(ctx context.Context, host agent.Host, _ event.UserMessage) (agent
 	if err != nil {
 		return agent.Error, err
 	}
-	if err := s.Chunk(ctx, event.Chunk{Type: event.ChunkTextDelta, Text: "DONE"}); err != nil {
+	if err := s.(vocab.Transcript).Chunk(ctx, vocab.Chunk{Type: vocab.ChunkTextDelta, Text: "DONE"}); err != nil {
 		return agent.Error, err
 	}
-	if _, err := s.Message(ctx, event.Text("DONE"), nil); err != nil {
+	if _, err := s.Message(ctx, event.Text("DONE")); err != nil {
 		return agent.Error, err
 	}
 	return agent.Completed, s.End(ctx)
@@ -165,9 +166,9 @@ func TestAFailedModelStepEndsTheTurnWithItsFailure(t *testing.T) {
 			require.ErrorContains(t, host.Say(ctx, event.Text("x")), "step 2 is still open")
 			_, err = s.ToolResult(ctx, agent.ToolResult{CallID: "nope"})
 			require.ErrorContains(t, err, `no tool/call logged for call "nope"`)
-			require.NoError(t, s.Chunk(ctx, event.Chunk{Type: event.ChunkFinish, Finish: &event.FinishReason{Kind: event.FinishError,
-				Failure: &event.Failure{Message: "model returned a completed response with no content", Code: "EMPTY_RESPONSE"}}}))
-			return agent.Error, event.Failure{Message: "model returned a completed response with no content", Code: "EMPTY_RESPONSE"}
+			require.NoError(t, s.(vocab.Transcript).Chunk(ctx, vocab.Chunk{Type: vocab.ChunkFinish, Finish: &vocab.FinishReason{Kind: vocab.FinishError,
+				Failure: &vocab.Failure{Message: "model returned a completed response with no content", Code: "EMPTY_RESPONSE"}}}))
+			return agent.Error, vocab.Failure{Message: "model returned a completed response with no content", Code: "EMPTY_RESPONSE"}
 		}))
 		followup(t, a, "go")
 		require.NoError(t, a.WhenIdle(bg))
@@ -227,7 +228,7 @@ func TestACrashBetweenToolCallAndResultRepairsToTheOriginalsCloser(t *testing.T)
 			call := event.ToolCallBlock{ID: "call_1", Name: "write", Arguments: `{"path":"x"}`}
 			s, err := host.Step(ctx)
 			require.NoError(t, err)
-			_, err = s.Message(ctx, []event.Block{call.Block()}, nil)
+			_, err = s.Message(ctx, []event.Block{call.Block()})
 			require.NoError(t, err)
 			require.NoError(t, s.ToolCall(ctx, call))
 			close(called)

@@ -24,7 +24,7 @@ func failingStep(ctx context.Context, host agent.Host) (agent.StopReason, error)
 	if err := s.End(ctx); err != nil {
 		return agent.Error, err
 	}
-	return agent.Retry, event.Failure{Message: "model returned a completed response with no content", Code: "EMPTY_RESPONSE"}
+	return agent.Retry, vocab.Failure{Message: "model returned a completed response with no content", Code: "EMPTY_RESPONSE"}
 }
 
 // TestARetriedTurnIsFollowedByARetryTurn: the turn ends in error naming

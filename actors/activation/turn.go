@@ -165,18 +165,18 @@ func reasonOf(claim *inbox.Claim, stop agent.StopReason, err error) vocab.Reason
 	}
 }
 
-// failureOf finds a model failure (event.Failure, as a value or a
+// failureOf finds a model failure (vocab.Failure, as a value or a
 // pointer) in err's chain.
-func failureOf(err error) (event.Failure, bool) {
-	var f event.Failure
+func failureOf(err error) (vocab.Failure, bool) {
+	var f vocab.Failure
 	if errors.As(err, &f) {
 		return f, true
 	}
-	var p *event.Failure
+	var p *vocab.Failure
 	if errors.As(err, &p) && p != nil {
 		return *p, true
 	}
-	return event.Failure{}, false
+	return vocab.Failure{}, false
 }
 
 // abortedReason is the turn/end reason of a cancelled turn:
@@ -284,7 +284,7 @@ func (t *turn) Say(ctx context.Context, content []event.Block) error {
 }
 
 // message is the assistant/message of content in the current step.
-func (t *turn) message(content []event.Block, usage *event.Usage) vocab.AssistantMessage {
+func (t *turn) message(content []event.Block, usage *vocab.Usage) vocab.AssistantMessage {
 	return vocab.AssistantMessage{Turn: t.number, Step: t.step, Usage: usage, Message: vocab.Message{
 		Role: event.RoleAssistant, Content: nonNilContent(content), Source: t.a.source, ID: inbox.NewMessageID(),
 	}}
@@ -310,14 +310,19 @@ func (t *turn) Step(ctx context.Context) (agent.Step, error) {
 	return t.open, nil
 }
 
-// step is one open step of a turn: an agent.Step. Its appends hold the
-// turn's lock.
+// step is one open step of a turn: an agent.Step and the model's
+// vocab.Transcript. Its appends hold the turn's lock.
 type step struct {
 	t      *turn
 	number int
 	chunks []int64 // seqs of the step's assistant/chunk events
 	ended  bool
 }
+
+var (
+	_ agent.Step       = (*step)(nil)
+	_ vocab.Transcript = (*step)(nil)
+)
 
 // errStepEnded is returned by a step's appends after End.
 var errStepEnded = errors.New("actors: the step has ended")
@@ -338,7 +343,7 @@ func (s *step) lock(ctx context.Context) error {
 func (s *step) Number() int { return s.number }
 
 // RequestHeader logs request/header.
-func (s *step) RequestHeader(ctx context.Context, header event.Header, reason string) error {
+func (s *step) RequestHeader(ctx context.Context, header vocab.Header, reason string) error {
 	if err := s.lock(ctx); err != nil {
 		return err
 	}
@@ -348,7 +353,7 @@ func (s *step) RequestHeader(ctx context.Context, header event.Header, reason st
 }
 
 // RequestContext logs request/context.
-func (s *step) RequestContext(ctx context.Context, rc event.RequestContext) error {
+func (s *step) RequestContext(ctx context.Context, rc vocab.RequestContext) error {
 	if err := s.lock(ctx); err != nil {
 		return err
 	}
@@ -358,7 +363,7 @@ func (s *step) RequestContext(ctx context.Context, rc event.RequestContext) erro
 }
 
 // Chunk logs one assistant/chunk and remembers its seq for Message.
-func (s *step) Chunk(ctx context.Context, chunk event.Chunk) error {
+func (s *step) Chunk(ctx context.Context, chunk vocab.Chunk) error {
 	if err := s.lock(ctx); err != nil {
 		return err
 	}
@@ -371,7 +376,13 @@ func (s *step) Chunk(ctx context.Context, chunk event.Chunk) error {
 }
 
 // Message logs the step's assistant/message citing its chunks.
-func (s *step) Message(ctx context.Context, content []event.Block, usage *event.Usage) (string, error) {
+func (s *step) Message(ctx context.Context, content []event.Block) (string, error) {
+	return s.MessageWithUsage(ctx, content, nil)
+}
+
+// MessageWithUsage logs the step's assistant/message with usage, citing
+// its chunks.
+func (s *step) MessageWithUsage(ctx context.Context, content []event.Block, usage *vocab.Usage) (string, error) {
 	if err := s.lock(ctx); err != nil {
 		return "", err
 	}

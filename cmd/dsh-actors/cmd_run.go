@@ -150,7 +150,7 @@ func (p *printer) event(e session.Event) {
 	defer p.mu.Unlock()
 	switch v := payload.(type) {
 	case vocab.AssistantChunk:
-		if v.Chunk.Type == event.ChunkTextDelta {
+		if v.Chunk.Type == vocab.ChunkTextDelta {
 			p.write(v.Chunk.Text)
 			p.streamed = true
 		}

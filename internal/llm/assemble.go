@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 // Assembler folds a chunk stream into the assistant's content blocks, its
@@ -14,8 +15,8 @@ import (
 type Assembler struct {
 	partials map[int]*partial
 	order    []int
-	usage    *event.Usage
-	finish   *event.FinishReason
+	usage    *vocab.Usage
+	finish   *vocab.FinishReason
 }
 
 // partial is one block under assembly.
@@ -29,19 +30,19 @@ type partial struct {
 }
 
 // Push folds one chunk in.
-func (a *Assembler) Push(c event.Chunk) {
+func (a *Assembler) Push(c vocab.Chunk) {
 	switch c.Type {
-	case event.ChunkBlockStart:
+	case vocab.ChunkBlockStart:
 		a.ensure(c.Index, c.BlockType)
-	case event.ChunkTextDelta, event.ChunkReasoningDelta:
+	case vocab.ChunkTextDelta, vocab.ChunkReasoningDelta:
 		blockType := event.BlockText
-		if c.Type == event.ChunkReasoningDelta {
+		if c.Type == vocab.ChunkReasoningDelta {
 			blockType = event.BlockReasoning
 		}
 		if p := a.ensure(c.Index, blockType); p.closed == nil {
 			p.text.WriteString(c.Text)
 		}
-	case event.ChunkToolCallDelta:
+	case vocab.ChunkToolCallDelta:
 		if p := a.ensure(c.Index, event.BlockToolCall); p.closed == nil {
 			p.id = c.ID
 			if c.Name != "" {
@@ -49,7 +50,7 @@ func (a *Assembler) Push(c event.Chunk) {
 			}
 			p.args.WriteString(c.ArgumentsDelta)
 		}
-	case event.ChunkBlockEnd:
+	case vocab.ChunkBlockEnd:
 		if c.Block == nil {
 			return
 		}
@@ -57,9 +58,9 @@ func (a *Assembler) Push(c event.Chunk) {
 			block := *c.Block
 			p.closed = &block
 		}
-	case event.ChunkUsage:
+	case vocab.ChunkUsage:
 		a.usage = c.Usage
-	case event.ChunkFinish:
+	case vocab.ChunkFinish:
 		a.finish = c.Finish
 	}
 }
@@ -111,13 +112,13 @@ func (p *partial) assemble() event.Block {
 }
 
 // Usage is the usage chunk's, or nil before one arrived.
-func (a *Assembler) Usage() *event.Usage { return a.usage }
+func (a *Assembler) Usage() *vocab.Usage { return a.usage }
 
 // Finish is the finish chunk's reason, or {kind:"stop"} when the stream
 // had none.
-func (a *Assembler) Finish() event.FinishReason {
+func (a *Assembler) Finish() vocab.FinishReason {
 	if a.finish == nil {
-		return event.FinishReason{Kind: event.FinishStop}
+		return vocab.FinishReason{Kind: vocab.FinishStop}
 	}
 	return *a.finish
 }

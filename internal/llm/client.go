@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/dsh-actors/dsh-actors/event"
 	"io"
 	"iter"
 	"math"
@@ -16,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 // Client streams model responses.
@@ -24,7 +25,7 @@ type Client interface {
 	// finish chunk, or with one error (an *Error) after any chunks already
 	// yielded. Stopping the range early cancels the call. ctx cancels the
 	// call too (the error's code is then ABORTED). Stream never retries.
-	Stream(ctx context.Context, req Request) iter.Seq2[event.Chunk, error]
+	Stream(ctx context.Context, req Request) iter.Seq2[vocab.Chunk, error]
 }
 
 // Defaults are what a client fills in when a request leaves a field unset;
@@ -126,13 +127,13 @@ var errIdle = errors.New("llm: stream idle")
 // Stream sends req to {BaseURL}/chat/completions and yields the translated
 // chunks (see Client). The idle timeout runs while Stream waits for the
 // server, not while the caller handles a chunk.
-func (c *DeepSeek) Stream(ctx context.Context, req Request) iter.Seq2[event.Chunk, error] {
-	return func(yield func(event.Chunk, error) bool) {
+func (c *DeepSeek) Stream(ctx context.Context, req Request) iter.Seq2[vocab.Chunk, error] {
+	return func(yield func(vocab.Chunk, error) bool) {
 		callCtx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
 		idle := time.AfterFunc(c.cfg.IdleTimeout, func() { cancel(errIdle) })
 		defer idle.Stop()
-		err := c.stream(callCtx, c.withDefaults(req), func(chunk event.Chunk) bool {
+		err := c.stream(callCtx, c.withDefaults(req), func(chunk vocab.Chunk) bool {
 			idle.Stop()
 			if !yield(chunk, nil) {
 				return false
@@ -141,7 +142,7 @@ func (c *DeepSeek) Stream(ctx context.Context, req Request) iter.Seq2[event.Chun
 			return true
 		})
 		if err != nil {
-			yield(event.Chunk{}, c.classify(ctx, callCtx, err))
+			yield(vocab.Chunk{}, c.classify(ctx, callCtx, err))
 		}
 	}
 }
@@ -158,7 +159,7 @@ func (c *DeepSeek) withDefaults(req Request) Request {
 }
 
 // stream runs one call, handing each chunk to emit until it returns false.
-func (c *DeepSeek) stream(ctx context.Context, req Request, emit func(event.Chunk) bool) error {
+func (c *DeepSeek) stream(ctx context.Context, req Request, emit func(vocab.Chunk) bool) error {
 	body, err := marshalRequest(req)
 	if err != nil {
 		return err
@@ -318,17 +319,17 @@ func requestID(h http.Header) string {
 // chunk, or with one error: STREAM_CLOSED when the body ends before
 // [DONE], MALFORMED_RESPONSE for a payload that is not a JSON chunk, or the
 // body's read error. Stopping the range early stops reading.
-func ReadStream(body io.Reader) iter.Seq2[event.Chunk, error] {
-	return func(yield func(event.Chunk, error) bool) {
-		if err := readStream(body, func(c event.Chunk) bool { return yield(c, nil) }); err != nil {
-			yield(event.Chunk{}, err)
+func ReadStream(body io.Reader) iter.Seq2[vocab.Chunk, error] {
+	return func(yield func(vocab.Chunk, error) bool) {
+		if err := readStream(body, func(c vocab.Chunk) bool { return yield(c, nil) }); err != nil {
+			yield(vocab.Chunk{}, err)
 		}
 	}
 }
 
 // readStream translates body's events, handing each chunk to emit until
 // it returns false or the stream ends.
-func readStream(body io.Reader, emit func(event.Chunk) bool) error {
+func readStream(body io.Reader, emit func(vocab.Chunk) bool) error {
 	sse, tr := newSSEReader(body), &translator{}
 	for {
 		payload, err := sse.next()

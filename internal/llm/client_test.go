@@ -11,12 +11,13 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/llm"
 	"github.com/dsh-actors/dsh-actors/internal/llmtest"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
 )
 
 // collect runs one call and returns its chunks and error.
-func collect(ctx context.Context, c llm.Client, req llm.Request) ([]event.Chunk, error) {
-	var chunks []event.Chunk
+func collect(ctx context.Context, c llm.Client, req llm.Request) ([]vocab.Chunk, error) {
+	var chunks []vocab.Chunk
 	for chunk, err := range c.Stream(ctx, req) {
 		if err != nil {
 			return chunks, err
@@ -61,30 +62,30 @@ func TestClientFailures(t *testing.T) {
 		name     string
 		behavior modelagenttest.Behavior
 		idle     time.Duration
-		want     event.Failure
+		want     vocab.Failure
 		chunks   int
 	}{
 		{"401", modelagenttest.Status(401, `{"error":{"message":"Authentication Fails (no such user)","type":"authentication_error"}}`),
-			0, event.Failure{Message: "Authentication Fails (no such user)", Code: "AUTH", Status: 401}, 0},
+			0, vocab.Failure{Message: "Authentication Fails (no such user)", Code: "AUTH", Status: 401}, 0},
 		{"429 with Retry-After and a request id", modelagenttest.RateLimited(3), 0,
-			event.Failure{Message: "Rate limit reached", Code: "RATE_LIMIT", Status: 429, ProviderRetryAfterMs: 3000, RequestID: "req-429"}, 0},
+			vocab.Failure{Message: "Rate limit reached", Code: "RATE_LIMIT", Status: 429, ProviderRetryAfterMs: 3000, RequestID: "req-429"}, 0},
 		{"429 out of quota", modelagenttest.Status(429, `{"error":{"message":"Insufficient Balance"}}`), 0,
-			event.Failure{Message: "Insufficient Balance", Code: "QUOTA", Status: 429}, 0},
+			vocab.Failure{Message: "Insufficient Balance", Code: "QUOTA", Status: 429}, 0},
 		{"400 context overflow", modelagenttest.Status(400, `{"error":{"message":"This model's maximum context length is 131072 tokens","code":"invalid_request_error"}}`), 0,
-			event.Failure{Message: "This model's maximum context length is 131072 tokens", Code: "CONTEXT_WINDOW_EXCEEDED", Status: 400}, 0},
+			vocab.Failure{Message: "This model's maximum context length is 131072 tokens", Code: "CONTEXT_WINDOW_EXCEEDED", Status: 400}, 0},
 		{"400 otherwise", modelagenttest.Status(400, `not json`), 0,
-			event.Failure{Message: "DeepSeek API error (HTTP 400)", Code: "INVALID_REQUEST", Status: 400}, 0},
-		{"503", modelagenttest.Status(503, `{}`), 0, event.Failure{Message: "DeepSeek API error (HTTP 503)", Code: "SERVER", Status: 503}, 0},
-		{"418", modelagenttest.Status(418, `{}`), 0, event.Failure{Message: "DeepSeek API error (HTTP 418)", Code: "HTTP_418", Status: 418}, 0},
+			vocab.Failure{Message: "DeepSeek API error (HTTP 400)", Code: "INVALID_REQUEST", Status: 400}, 0},
+		{"503", modelagenttest.Status(503, `{}`), 0, vocab.Failure{Message: "DeepSeek API error (HTTP 503)", Code: "SERVER", Status: 503}, 0},
+		{"418", modelagenttest.Status(418, `{}`), 0, vocab.Failure{Message: "DeepSeek API error (HTTP 418)", Code: "HTTP_418", Status: 418}, 0},
 		{"end of stream before [DONE]", truncate(long, 3), 0,
-			event.Failure{Message: "SSE stream ended without [DONE]", Code: "STREAM_CLOSED"}, 3},
+			vocab.Failure{Message: "SSE stream ended without [DONE]", Code: "STREAM_CLOSED"}, 3},
 		{"disconnect mid-stream", disconnect(long, 3), 0,
-			event.Failure{Message: "DeepSeek API stream from <base> failed", Code: "TRANSPORT"}, 3},
+			vocab.Failure{Message: "DeepSeek API stream from <base> failed", Code: "TRANSPORT"}, 3},
 		{"stall", stall(long, 2), 20 * time.Millisecond,
-			event.Failure{Message: "DeepSeek stream idle timeout after 20ms", Code: "TIMEOUT"}, 2},
+			vocab.Failure{Message: "DeepSeek stream idle timeout after 20ms", Code: "TIMEOUT"}, 2},
 		{"malformed JSON", malformed(`{"choices":[`), 0,
-			event.Failure{Message: `malformed SSE payload: {"choices":[`, Code: "MALFORMED_RESPONSE"}, 0},
-		{"204", modelagenttest.Status(204, ``), 0, event.Failure{Message: "DeepSeek API returned no response body", Code: "EMPTY_RESPONSE"}, 0},
+			vocab.Failure{Message: `malformed SSE payload: {"choices":[`, Code: "MALFORMED_RESPONSE"}, 0},
+		{"204", modelagenttest.Status(204, ``), 0, vocab.Failure{Message: "DeepSeek API returned no response body", Code: "EMPTY_RESPONSE"}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,7 +116,7 @@ func TestClientRetriesNothingItself(t *testing.T) {
 	require.Len(t, srv.Received(), 1)
 	chunks, err := collect(context.Background(), c, hello)
 	require.NoError(t, err)
-	require.Equal(t, event.ChunkFinish, chunks[len(chunks)-1].Type)
+	require.Equal(t, vocab.ChunkFinish, chunks[len(chunks)-1].Type)
 	require.Len(t, srv.Received(), 2)
 }
 
@@ -161,7 +162,7 @@ func TestNewDeepSeekNeedsAKey(t *testing.T) {
 }
 
 func TestScriptedClientRecordsRequests(t *testing.T) {
-	c := llmtest.NewClient(llmtest.Reply(modelagenttest.Say("one")), llmtest.Fail(&llm.Error{Failure: event.Failure{Message: "boom", Code: "SERVER"}}))
+	c := llmtest.NewClient(llmtest.Reply(modelagenttest.Say("one")), llmtest.Fail(&llm.Error{Failure: vocab.Failure{Message: "boom", Code: "SERVER"}}))
 	chunks, err := collect(context.Background(), c, hello)
 	require.NoError(t, err)
 	require.Len(t, chunks, 5)
@@ -175,7 +176,7 @@ func TestScriptedClientRecordsRequests(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c.Push(llmtest.Hang())
-	var got []event.Chunk
+	var got []vocab.Chunk
 	for chunk, err := range c.Stream(ctx, hello) {
 		if err != nil {
 			require.Equal(t, "ABORTED", codeOf(err))
@@ -193,12 +194,12 @@ func TestChunkJSONMatchesTheOriginalFixture(t *testing.T) {
 	// Lines 8-11 of the original's subagent-list-agents parent log.
 	args := `{"description": "Reply with CHILD_OK", "prompt": "Reply with exactly the word CHILD_OK and nothing else.", "run_in_background": true}`
 	call := event.ToolCallBlock{ID: "call_bg_start", Name: "subagent", Arguments: args}.Block()
-	chunks := []event.Chunk{
-		{Type: event.ChunkBlockStart, BlockType: event.BlockToolCall},
-		{Type: event.ChunkToolCallDelta, ID: "call_bg_start", Name: "subagent", ArgumentsDelta: args},
-		{Type: event.ChunkBlockEnd, Block: &call},
-		{Type: event.ChunkUsage, Usage: &event.Usage{InputTokens: 10, OutputTokens: 5}},
-		{Type: event.ChunkFinish, Finish: &event.FinishReason{Kind: event.FinishToolCalls}},
+	chunks := []vocab.Chunk{
+		{Type: vocab.ChunkBlockStart, BlockType: event.BlockToolCall},
+		{Type: vocab.ChunkToolCallDelta, ID: "call_bg_start", Name: "subagent", ArgumentsDelta: args},
+		{Type: vocab.ChunkBlockEnd, Block: &call},
+		{Type: vocab.ChunkUsage, Usage: &vocab.Usage{InputTokens: 10, OutputTokens: 5}},
+		{Type: vocab.ChunkFinish, Finish: &vocab.FinishReason{Kind: vocab.FinishToolCalls}},
 	}
 	want := []string{
 		`{"type":"block-start","index":0,"blockType":"tool-call"}`,

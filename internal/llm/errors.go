@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 // The failure codes the client reports. A server's finish reason it does
@@ -31,11 +31,11 @@ const (
 
 // Error is a failed model call: the failure facts and the error that
 // caused it. errors.Is matches another *Error with the same Code;
-// errors.As finds an event.Failure in it (the facts, with the message
+// errors.As finds an vocab.Failure in it (the facts, with the message
 // replaced by the whole cause chain), so that an agent turn
 // failing with it ends {kind:"error", step, failure}.
 type Error struct {
-	event.Failure
+	vocab.Failure
 	Cause error
 }
 
@@ -66,16 +66,16 @@ func (e *Error) Is(target error) bool {
 
 // logged is the failure as turn/end records it: the facts, with the
 // message replaced by the whole cause chain.
-func (e *Error) logged() event.Failure {
+func (e *Error) logged() vocab.Failure {
 	f := e.Failure
 	f.Message = e.Error()
 	return f
 }
 
-// As fills an *event.Failure target with the failure as turn/end records
+// As fills an *vocab.Failure target with the failure as turn/end records
 // it: the facts, with the message replaced by the whole cause chain.
 func (e *Error) As(target any) bool {
-	if f, ok := target.(*event.Failure); ok {
+	if f, ok := target.(*vocab.Failure); ok {
 		*f = e.logged()
 		return true
 	}
@@ -84,7 +84,7 @@ func (e *Error) As(target any) bool {
 
 // newError returns an *Error with just a message, code and cause.
 func newError(message, code string, cause error) *Error {
-	return &Error{Failure: event.Failure{Message: message, Code: code}, Cause: cause}
+	return &Error{Failure: vocab.Failure{Message: message, Code: code}, Cause: cause}
 }
 
 // FailureOf returns the failure facts err carries (an *Error anywhere in
@@ -144,16 +144,16 @@ func httpErrorCode(status int, detail string) string {
 }
 
 // finishReason maps a wire finish_reason to a FinishReason.
-func finishReason(reason string) event.FinishReason {
+func finishReason(reason string) vocab.FinishReason {
 	switch reason {
 	case "stop":
-		return event.FinishReason{Kind: event.FinishStop}
+		return vocab.FinishReason{Kind: vocab.FinishStop}
 	case "tool_calls":
-		return event.FinishReason{Kind: event.FinishToolCalls}
+		return vocab.FinishReason{Kind: vocab.FinishToolCalls}
 	case "length":
-		return event.FinishReason{Kind: event.FinishMaxTokens}
+		return vocab.FinishReason{Kind: vocab.FinishMaxTokens}
 	}
-	return event.FinishReason{Kind: event.FinishError, Failure: &event.Failure{
+	return vocab.FinishReason{Kind: vocab.FinishError, Failure: &vocab.Failure{
 		Message: "model stopped: " + reason,
 		Code:    strings.ToUpper(reason),
 	}}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/llm"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
 )
 
@@ -29,7 +29,7 @@ func FuzzReadStream(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var chunks []event.Chunk
+		var chunks []vocab.Chunk
 		for c, err := range llm.ReadStream(bytes.NewReader(body)) {
 			if err != nil {
 				_, ok := llm.FailureOf(err)
@@ -42,22 +42,22 @@ func FuzzReadStream(f *testing.F) {
 	})
 }
 
-func checkWellFormed(t *testing.T, chunks []event.Chunk) {
+func checkWellFormed(t *testing.T, chunks []vocab.Chunk) {
 	require.NotEmpty(t, chunks)
-	require.Equal(t, event.ChunkFinish, chunks[len(chunks)-1].Type)
+	require.Equal(t, vocab.ChunkFinish, chunks[len(chunks)-1].Type)
 	opened, closed := 0, 0
 	for _, c := range chunks[:len(chunks)-1] {
 		switch c.Type {
-		case event.ChunkBlockStart:
+		case vocab.ChunkBlockStart:
 			require.Equal(t, opened, c.Index)
 			require.Zero(t, closed, "a block opened after the first block-end")
 			opened++
-		case event.ChunkBlockEnd:
+		case vocab.ChunkBlockEnd:
 			require.Equal(t, closed, c.Index)
 			closed++
-		case event.ChunkFinish:
+		case vocab.ChunkFinish:
 			t.Fatal("finish before the end")
-		case event.ChunkUsage:
+		case vocab.ChunkUsage:
 		default:
 			require.Less(t, c.Index, opened)
 			require.Zero(t, closed, "a delta after a block-end")

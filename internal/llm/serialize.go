@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 // Wire shapes of the chat-completions request, keys in the order the
@@ -29,7 +30,7 @@ type (
 	}
 	wireTool struct {
 		Type     string         `json:"type"`
-		Function event.ToolSpec `json:"function"`
+		Function vocab.ToolSpec `json:"function"`
 	}
 	// wireMessage is one message: system and user {role, content}, tool
 	// {role, tool_call_id, content}, assistant {role, content,

@@ -15,6 +15,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/llm"
 	"github.com/dsh-actors/dsh-actors/internal/llmtest"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
 )
 
@@ -198,17 +199,17 @@ func TestAssemblerBuildsTheMessageContent(t *testing.T) {
 		a.Push(c)
 	}
 	require.Equal(t, []event.Block{event.Text("ab")[0], event.ToolCallBlock{ID: "call-1", Name: "list_agents", Arguments: "{}"}.Block()}, a.Blocks())
-	require.Equal(t, &event.Usage{InputTokens: 3, OutputTokens: 4}, a.Usage())
-	require.Equal(t, event.FinishReason{Kind: event.FinishToolCalls}, a.Finish())
+	require.Equal(t, &vocab.Usage{InputTokens: 3, OutputTokens: 4}, a.Usage())
+	require.Equal(t, vocab.FinishReason{Kind: vocab.FinishToolCalls}, a.Finish())
 
 	var open llm.Assembler // no block-end, no finish: assembled from deltas, finish stop
-	open.Push(event.Chunk{Type: event.ChunkTextDelta, Index: 4, Text: "x"})
+	open.Push(vocab.Chunk{Type: vocab.ChunkTextDelta, Index: 4, Text: "x"})
 	final := event.Text("final")[0]
-	open.Push(event.Chunk{Type: event.ChunkToolCallDelta, Index: 5, ID: "c", Name: "n", ArgumentsDelta: "{"})
-	open.Push(event.Chunk{Type: event.ChunkBlockEnd, Index: 4, Block: &final})
-	open.Push(event.Chunk{Type: event.ChunkTextDelta, Index: 4, Text: "ignored"})
+	open.Push(vocab.Chunk{Type: vocab.ChunkToolCallDelta, Index: 5, ID: "c", Name: "n", ArgumentsDelta: "{"})
+	open.Push(vocab.Chunk{Type: vocab.ChunkBlockEnd, Index: 4, Block: &final})
+	open.Push(vocab.Chunk{Type: vocab.ChunkTextDelta, Index: 4, Text: "ignored"})
 	require.Equal(t, []event.Block{event.Text("final")[0], event.ToolCallBlock{ID: "c", Name: "n", Arguments: "{"}.Block()}, open.Blocks())
-	require.Equal(t, event.FinishReason{Kind: event.FinishStop}, open.Finish())
+	require.Equal(t, vocab.FinishReason{Kind: vocab.FinishStop}, open.Finish())
 	require.Nil(t, open.Usage())
 }
 
@@ -239,7 +240,7 @@ func TestClientWritesTheOriginalBody(t *testing.T) {
 			{Role: event.RoleTool, ToolCallID: "c2"},
 			{Role: "assistant", Content: []event.Block{{Type: event.BlockReasoning, Text: "dropped"}, event.Text("done")[0]}},
 		},
-		Tools:           []event.ToolSpec{{Name: "list_agents", Description: "d", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}},
+		Tools:           []vocab.ToolSpec{{Name: "list_agents", Description: "d", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}},
 		MaxTokens:       100,
 		ReasoningEffort: llm.EffortHigh,
 		Temperature:     &temp,

@@ -3,7 +3,9 @@ package llm
 import (
 	"bytes"
 	"encoding/json"
+
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 // Wire shapes of one streamed chat.completion.chunk. Fields the harness
@@ -83,15 +85,15 @@ type translator struct {
 	text      *openBlock
 	reasoning *openBlock
 	tools     map[float64]*openBlock
-	finish    *event.FinishReason
-	usage     *event.Usage
-	out       []event.Chunk
+	finish    *vocab.FinishReason
+	usage     *vocab.Usage
+	out       []vocab.Chunk
 }
 
 // push translates one payload. It returns the chunks it produced (valid
 // until the next call) and whether the payload was [DONE]. A payload that
 // is not a JSON chunk fails with MALFORMED_RESPONSE.
-func (t *translator) push(payload string) ([]event.Chunk, bool, error) {
+func (t *translator) push(payload string) ([]vocab.Chunk, bool, error) {
 	t.out = t.out[:0]
 	if payload == doneSentinel {
 		t.done()
@@ -116,10 +118,10 @@ func (t *translator) push(payload string) ([]event.Chunk, bool, error) {
 func (t *translator) choice(c *wireChoice) {
 	if d := c.Delta; d != nil {
 		if r := d.ReasoningContent; r.Set && r.Text != "" {
-			t.reasoning = t.delta(t.reasoning, event.BlockReasoning, event.ChunkReasoningDelta, r.Text)
+			t.reasoning = t.delta(t.reasoning, event.BlockReasoning, vocab.ChunkReasoningDelta, r.Text)
 		}
 		if s := d.Content; s.Set && s.Text != "" {
-			t.text = t.delta(t.text, event.BlockText, event.ChunkTextDelta, s.Text)
+			t.text = t.delta(t.text, event.BlockText, vocab.ChunkTextDelta, s.Text)
 		}
 		for i := range d.ToolCalls {
 			t.toolCall(&d.ToolCalls[i])
@@ -137,7 +139,7 @@ func (t *translator) delta(b *openBlock, blockType, chunkType, text string) *ope
 		b = t.open(blockType)
 	}
 	b.text.WriteString(text)
-	t.out = append(t.out, event.Chunk{Type: chunkType, Index: b.index, Text: text})
+	t.out = append(t.out, vocab.Chunk{Type: chunkType, Index: b.index, Text: text})
 	return b
 }
 
@@ -166,7 +168,7 @@ func (t *translator) toolCall(part *wireToolCallPart) {
 		fragment = f.Arguments.Text
 	}
 	b.text.WriteString(fragment)
-	t.out = append(t.out, event.Chunk{Type: event.ChunkToolCallDelta, Index: b.index, ID: b.callID,
+	t.out = append(t.out, vocab.Chunk{Type: vocab.ChunkToolCallDelta, Index: b.index, ID: b.callID,
 		Name: b.name, ArgumentsDelta: fragment})
 }
 
@@ -174,7 +176,7 @@ func (t *translator) toolCall(part *wireToolCallPart) {
 func (t *translator) open(kind string) *openBlock {
 	b := &openBlock{index: len(t.blocks), kind: kind}
 	t.blocks = append(t.blocks, b)
-	t.out = append(t.out, event.Chunk{Type: event.ChunkBlockStart, Index: b.index, BlockType: kind})
+	t.out = append(t.out, vocab.Chunk{Type: vocab.ChunkBlockStart, Index: b.index, BlockType: kind})
 	return b
 }
 
@@ -183,21 +185,21 @@ func (t *translator) open(kind string) *openBlock {
 func (t *translator) done() {
 	for _, b := range t.blocks {
 		block := b.block()
-		t.out = append(t.out, event.Chunk{Type: event.ChunkBlockEnd, Index: b.index, Block: &block})
+		t.out = append(t.out, vocab.Chunk{Type: vocab.ChunkBlockEnd, Index: b.index, Block: &block})
 	}
 	if t.usage != nil {
-		t.out = append(t.out, event.Chunk{Type: event.ChunkUsage, Usage: t.usage})
+		t.out = append(t.out, vocab.Chunk{Type: vocab.ChunkUsage, Usage: t.usage})
 	}
-	reason := event.FinishReason{Kind: event.FinishStop}
+	reason := vocab.FinishReason{Kind: vocab.FinishStop}
 	if t.finish != nil {
 		reason = *t.finish
 	}
-	if reason.Kind == event.FinishStop && len(t.blocks) == 0 {
-		reason = event.FinishReason{Kind: event.FinishError, Failure: &event.Failure{
+	if reason.Kind == vocab.FinishStop && len(t.blocks) == 0 {
+		reason = vocab.FinishReason{Kind: vocab.FinishError, Failure: &vocab.Failure{
 			Message: "model returned a completed response with no content", Code: CodeEmptyResponse,
 		}}
 	}
-	t.out = append(t.out, event.Chunk{Type: event.ChunkFinish, Finish: &reason})
+	t.out = append(t.out, vocab.Chunk{Type: vocab.ChunkFinish, Finish: &reason})
 }
 
 // block is the finished content block.
@@ -211,12 +213,12 @@ func (b *openBlock) block() event.Block {
 // usage maps wire usage to disjoint counts: cached input (OpenAI's
 // prompt_tokens_details.cached_tokens, else DeepSeek's
 // prompt_cache_hit_tokens) is taken out of the input count.
-func (u *wireUsage) usage() event.Usage {
+func (u *wireUsage) usage() vocab.Usage {
 	cacheRead := u.PromptCacheHitTokens
 	if d := u.PromptTokensDetails; d != nil && d.CachedTokens != nil {
 		cacheRead = d.CachedTokens
 	}
-	out := event.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, CacheReadTokens: cacheRead}
+	out := vocab.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, CacheReadTokens: cacheRead}
 	if cacheRead != nil {
 		out.InputTokens -= *cacheRead
 	}

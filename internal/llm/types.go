@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 // RoleSystem is the role of the system prompt, the first message of the
@@ -39,7 +40,7 @@ type Request struct {
 	// Messages is the conversation after the system prompt, in order.
 	Messages []Message
 	// Tools are offered to the model (none: the request has no tools).
-	Tools []event.ToolSpec
+	Tools []vocab.ToolSpec
 	// MaxTokens caps the response (0: the client's default).
 	MaxTokens int
 	// ReasoningEffort is EffortOff, EffortHigh, EffortMax or "" (the

@@ -16,16 +16,17 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/llm"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
 )
 
 // Chunks returns the chunks the model client reads from r's stream.
-func Chunks(r modelagenttest.Response) []event.Chunk {
+func Chunks(r modelagenttest.Response) []vocab.Chunk {
 	var body bytes.Buffer
 	for _, payload := range r.Events() {
 		body.WriteString("data: " + payload + "\n\n")
 	}
-	var chunks []event.Chunk
+	var chunks []vocab.Chunk
 	for c, err := range llm.ReadStream(&body) {
 		if err != nil {
 			panic("llmtest: a scripted response does not read back: " + err.Error())
@@ -47,15 +48,15 @@ func DeepSeekOn(srv *modelagenttest.Server, idle time.Duration) *llm.DeepSeek {
 
 // Step is one scripted model call: given the call's context and request,
 // the stream it answers with.
-type Step func(ctx context.Context, req llm.Request) iter.Seq2[event.Chunk, error]
+type Step func(ctx context.Context, req llm.Request) iter.Seq2[vocab.Chunk, error]
 
 // Reply answers with r's stream.
 func Reply(r modelagenttest.Response) Step { return chunks(Chunks(r)...) }
 
 // chunks answers with exactly these chunks.
-func chunks(script ...event.Chunk) Step {
-	return func(context.Context, llm.Request) iter.Seq2[event.Chunk, error] {
-		return func(yield func(event.Chunk, error) bool) {
+func chunks(script ...vocab.Chunk) Step {
+	return func(context.Context, llm.Request) iter.Seq2[vocab.Chunk, error] {
+		return func(yield func(vocab.Chunk, error) bool) {
 			for _, c := range script {
 				if !yield(c, nil) {
 					return
@@ -66,15 +67,15 @@ func chunks(script ...event.Chunk) Step {
 }
 
 // Fail answers with the chunks and then err.
-func Fail(err error, before ...event.Chunk) Step {
-	return func(ctx context.Context, req llm.Request) iter.Seq2[event.Chunk, error] {
-		return func(yield func(event.Chunk, error) bool) {
+func Fail(err error, before ...vocab.Chunk) Step {
+	return func(ctx context.Context, req llm.Request) iter.Seq2[vocab.Chunk, error] {
+		return func(yield func(vocab.Chunk, error) bool) {
 			for c, e := range chunks(before...)(ctx, req) {
 				if !yield(c, e) {
 					return
 				}
 			}
-			yield(event.Chunk{}, err)
+			yield(vocab.Chunk{}, err)
 		}
 	}
 }
@@ -82,14 +83,14 @@ func Fail(err error, before ...event.Chunk) Step {
 // Hang starts a text block with the delta "partial" and then waits until
 // the call is cancelled, ending with an ABORTED error.
 func Hang() Step {
-	return func(ctx context.Context, _ llm.Request) iter.Seq2[event.Chunk, error] {
-		return func(yield func(event.Chunk, error) bool) {
-			if !yield(event.Chunk{Type: event.ChunkBlockStart, BlockType: event.BlockText}, nil) ||
-				!yield(event.Chunk{Type: event.ChunkTextDelta, Text: "partial"}, nil) {
+	return func(ctx context.Context, _ llm.Request) iter.Seq2[vocab.Chunk, error] {
+		return func(yield func(vocab.Chunk, error) bool) {
+			if !yield(vocab.Chunk{Type: vocab.ChunkBlockStart, BlockType: event.BlockText}, nil) ||
+				!yield(vocab.Chunk{Type: vocab.ChunkTextDelta, Text: "partial"}, nil) {
 				return
 			}
 			<-ctx.Done()
-			yield(event.Chunk{}, &llm.Error{Failure: event.Failure{Message: "request aborted by caller", Code: llm.CodeAborted}, Cause: ctx.Err()})
+			yield(vocab.Chunk{}, &llm.Error{Failure: vocab.Failure{Message: "request aborted by caller", Code: llm.CodeAborted}, Cause: ctx.Err()})
 		}
 	}
 }
@@ -118,7 +119,7 @@ func (c *Client) Push(steps ...Step) {
 
 // Stream records req and answers with the next step; once the script is
 // exhausted it fails with ErrExhausted.
-func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[event.Chunk, error] {
+func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[vocab.Chunk, error] {
 	c.mu.Lock()
 	c.requests = append(c.requests, req)
 	var step Step

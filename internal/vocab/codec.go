@@ -70,7 +70,7 @@ func decode(typ string, data []byte) (Payload, error) {
 	case TypeRequestHeader:
 		return into[RequestHeader](data)
 	case TypeRequestContext:
-		return into[event.RequestContext](data)
+		return into[RequestContext](data)
 	case TypeLLMRetry:
 		return into[LLMRetry](data)
 	case TypeSessionEndSeed:

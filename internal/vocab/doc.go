@@ -2,8 +2,11 @@
 // type the runtime writes or reads (the Type… constants), a payload struct
 // per type with the original harness's key order, and the one codec
 // between them and an event's data. The content and message types a
-// payload holds (Block, UserMessage, Chunk, …) are package event's, which
-// embedders see.
+// payload holds (Block, UserMessage, ToolFailure, …) are package event's,
+// which embedders see; the model's transcript (the request Header and
+// RequestContext, the streamed Chunk and its FinishReason, Usage, Failure)
+// is defined here, and Transcript is the step interface the model agent
+// logs it through.
 //
 // Encode writes a Payload as compact JSON the way JSON.stringify would (no
 // HTML escaping), to be appended under p.EventType(). Decode reads an
@@ -18,9 +21,9 @@
 //	turn/start        TurnStart{Turn, Trigger}
 //	user/message      event.UserMessage{Content, Source, Role, ID}  (surface)
 //	step/start        Step{Turn, Step}                               steps count from 1 per turn
-//	request/header    RequestHeader{event.Header{Config, AdapterDefaults, System, Tools}, Reason}
-//	request/context   event.RequestContext{Provider, Model, ContextWindow}
-//	assistant/chunk   AssistantChunk{Turn, Step, event.Chunk}        Chunk: block-start, text-delta,
+//	request/header    RequestHeader{Header{Config, AdapterDefaults, System, Tools}, Reason}
+//	request/context   RequestContext{Provider, Model, ContextWindow}
+//	assistant/chunk   AssistantChunk{Turn, Step, Chunk}              Chunk: block-start, text-delta,
 //	                                                                 reasoning-delta, tool-call-delta,
 //	                                                                 block-end, usage, finish
 //	assistant/message AssistantMessage{Turn, Step, Message, Usage}  (surface; cites the chunks)

@@ -56,19 +56,19 @@ type Message struct {
 // AssistantMessage is assistant/message {turn, step, message, usage?,
 // interrupted?}. Its envelope's sourceEventSeqs name the step's chunks.
 type AssistantMessage struct {
-	Turn        int          `json:"turn"`
-	Step        int          `json:"step"`
-	Message     Message      `json:"message"`
-	Usage       *event.Usage `json:"usage,omitempty"`
-	Interrupted bool         `json:"interrupted,omitempty"`
+	Turn        int     `json:"turn"`
+	Step        int     `json:"step"`
+	Message     Message `json:"message"`
+	Usage       *Usage  `json:"usage,omitempty"`
+	Interrupted bool    `json:"interrupted,omitempty"`
 }
 
 // AssistantChunk is assistant/chunk {turn, step, chunk}: one streamed
 // piece of a model response, logged as the model client produced it.
 type AssistantChunk struct {
-	Turn  int         `json:"turn"`
-	Step  int         `json:"step"`
-	Chunk event.Chunk `json:"chunk"`
+	Turn  int   `json:"turn"`
+	Step  int   `json:"step"`
+	Chunk Chunk `json:"chunk"`
 }
 
 // ToolCall is tool/call {turn, step, callId, name, arguments}, logged when
@@ -113,8 +113,8 @@ type ToolResultBlock struct {
 // configuration, logged at a step's start when it is new (reason
 // "initial" or "resume") or changed ("change").
 type RequestHeader struct {
-	Header event.Header `json:"header"`
-	Reason string       `json:"reason"`
+	Header Header `json:"header"`
+	Reason string `json:"reason"`
 }
 
 // LLMRetry is llm/retry {turn, step, provider, mode, policyKey, retry,
@@ -122,15 +122,15 @@ type RequestHeader struct {
 // DelayMs is the policy's delay as computed, jitter and all, so it may have
 // a fraction.
 type LLMRetry struct {
-	Turn       int           `json:"turn"`
-	Step       int           `json:"step"`
-	Provider   string        `json:"provider"`
-	Mode       string        `json:"mode"`
-	PolicyKey  string        `json:"policyKey"`
-	Retry      int           `json:"retry"`
-	MaxRetries *int          `json:"maxRetries,omitempty"`
-	DelayMs    float64       `json:"delayMs"`
-	Failure    event.Failure `json:"failure"`
+	Turn       int     `json:"turn"`
+	Step       int     `json:"step"`
+	Provider   string  `json:"provider"`
+	Mode       string  `json:"mode"`
+	PolicyKey  string  `json:"policyKey"`
+	Retry      int     `json:"retry"`
+	MaxRetries *int    `json:"maxRetries,omitempty"`
+	DelayMs    float64 `json:"delayMs"`
+	Failure    Failure `json:"failure"`
 }
 
 // SessionEndSeed is session/end-seed {}: the end of a constructor seed.

@@ -30,8 +30,8 @@ type Reason struct {
 	Message string
 	Code    string
 	// Failure is a model failure; Error is later versions' failure.
-	Failure *event.Failure
-	Error   *event.Failure
+	Failure *Failure
+	Error   *Failure
 }
 
 // Cause says who cancelled an aborted turn: {kind, reason?}.
@@ -67,13 +67,13 @@ func (r Reason) ErrorCode() string {
 // reasonWire is a reason with every member any shape has, in the order
 // they are written.
 type reasonWire struct {
-	Kind    string         `json:"kind"`
-	Cause   *Cause         `json:"reason,omitempty"`
-	Step    *int           `json:"step,omitempty"`
-	Message *string        `json:"message,omitempty"`
-	Code    string         `json:"code,omitempty"`
-	Failure *event.Failure `json:"failure,omitempty"`
-	Error   *event.Failure `json:"error,omitempty"`
+	Kind    string   `json:"kind"`
+	Cause   *Cause   `json:"reason,omitempty"`
+	Step    *int     `json:"step,omitempty"`
+	Message *string  `json:"message,omitempty"`
+	Code    string   `json:"code,omitempty"`
+	Failure *Failure `json:"failure,omitempty"`
+	Error   *Failure `json:"error,omitempty"`
 }
 
 // MarshalJSON writes the reason's shape with the original's key order; a

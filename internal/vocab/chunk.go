@@ -1,10 +1,11 @@
-package event
+package vocab
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
 
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/jsjson"
 )
 
@@ -29,7 +30,7 @@ type Chunk struct {
 	ID             string          // tool-call-delta: the call id, "" until known
 	Name           string          // tool-call-delta: the tool name once known, else ""
 	ArgumentsDelta string          // tool-call-delta
-	Block          *Block          // block-end: the finished block
+	Block          *event.Block    // block-end: the finished block
 	Usage          *Usage          // usage
 	Finish         *FinishReason   // finish
 	ReplayState    json.RawMessage // finish, optional
@@ -44,6 +45,17 @@ type FinishReason struct {
 	Kind    string   `json:"kind"`
 	Failure *Failure `json:"failure,omitempty"`
 }
+
+// The chunk types of assistant/chunk.
+const (
+	ChunkBlockStart     = "block-start"
+	ChunkTextDelta      = "text-delta"
+	ChunkReasoningDelta = "reasoning-delta"
+	ChunkToolCallDelta  = "tool-call-delta"
+	ChunkBlockEnd       = "block-end"
+	ChunkUsage          = "usage"
+	ChunkFinish         = "finish"
+)
 
 // The finish kinds.
 const (
@@ -74,9 +86,9 @@ type (
 		ArgumentsDelta string  `json:"argumentsDelta"`
 	}
 	blockEndWire struct {
-		Type  string `json:"type"`
-		Index int    `json:"index"`
-		Block *Block `json:"block"`
+		Type  string       `json:"type"`
+		Index int          `json:"index"`
+		Block *event.Block `json:"block"`
 	}
 	usageWire struct {
 		Type  string `json:"type"`
@@ -105,22 +117,22 @@ func (c Chunk) MarshalJSON() ([]byte, error) {
 		return jsjson.Marshal(w)
 	case ChunkBlockEnd:
 		if c.Block == nil {
-			return nil, errors.New("event: a block-end chunk needs its block")
+			return nil, errors.New("vocab: a block-end chunk needs its block")
 		}
 		return jsjson.Marshal(blockEndWire{c.Type, c.Index, c.Block})
 	case ChunkUsage:
 		if c.Usage == nil {
-			return nil, errors.New("event: a usage chunk needs its usage")
+			return nil, errors.New("vocab: a usage chunk needs its usage")
 		}
 		return jsjson.Marshal(usageWire{c.Type, c.Usage})
 	case ChunkFinish:
 		if c.Finish == nil {
-			return nil, errors.New("event: a finish chunk needs its reason")
+			return nil, errors.New("vocab: a finish chunk needs its reason")
 		}
 		return jsjson.Marshal(finishWire{c.Type, c.Finish, c.ReplayState})
 	}
 	if c.Raw == nil {
-		return nil, fmt.Errorf("event: unknown chunk type %q", c.Type)
+		return nil, fmt.Errorf("vocab: unknown chunk type %q", c.Type)
 	}
 	return c.Raw, nil
 }
@@ -134,7 +146,7 @@ type chunkWire struct {
 	ID             string          `json:"id"`
 	Name           string          `json:"name"`
 	ArgumentsDelta string          `json:"argumentsDelta"`
-	Block          *Block          `json:"block"`
+	Block          *event.Block    `json:"block"`
 	Usage          *Usage          `json:"usage"`
 	Reason         *FinishReason   `json:"reason"`
 	ReplayState    json.RawMessage `json:"replayState"`
@@ -168,7 +180,7 @@ func (c *Chunk) UnmarshalJSON(data []byte) error {
 	}
 	if (w.Type == ChunkBlockEnd && c.Block == nil) || (w.Type == ChunkUsage && c.Usage == nil) ||
 		(w.Type == ChunkFinish && c.Finish == nil) {
-		return fmt.Errorf("event: a %s chunk lacks its payload", w.Type)
+		return fmt.Errorf("vocab: a %s chunk lacks its payload", w.Type)
 	}
 	return nil
 }
