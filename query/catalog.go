@@ -16,8 +16,9 @@ import (
 type Querier interface {
 	// traceSession returns the lineage of id over the whole corpus.
 	traceSession(ctx context.Context, id string) (*lineage, error)
-	// ListEvents returns every raw event of id with its surface class.
-	ListEvents(ctx context.Context, id string) ([]EventRecord, error)
+	// listEvents returns every raw event of id with its surface class
+	// (Query.ListEvents).
+	listEvents(ctx context.Context, id string) ([]EventRecord, error)
 	// readEvent returns one event of a session with the session's header.
 	readEvent(ctx context.Context, req readRequest) (*eventWindow, error)
 }
@@ -124,7 +125,7 @@ func inspectChild(ctx context.Context, q Querier, parentID string, candidate cat
 
 func readChildDescriptor(ctx context.Context, q Querier, parentID string, candidate catalog.Record) (*Entry, error) {
 	id := candidate.Header.ID
-	records, err := runListingQuery(ctx, func() ([]EventRecord, error) { return q.ListEvents(ctx, id) })
+	records, err := runListingQuery(ctx, func() ([]EventRecord, error) { return q.listEvents(ctx, id) })
 	if err != nil {
 		return nil, err
 	}

@@ -73,6 +73,11 @@ func (q *Query) ListEvents(ctx context.Context, id string) ([]EventRecord, error
 	return records, nil
 }
 
+// listEvents is ListEvents, the Querier's step.
+func (q *Query) listEvents(ctx context.Context, id string) ([]EventRecord, error) {
+	return q.ListEvents(ctx, id)
+}
+
 // readEvent validates the window (SESSION_QUERY_INVALID_WINDOW, before any
 // I/O), reads the log of req.SessionID like ListEvents but without surface
 // validation, and returns the header with the window around req.Seq. A seq

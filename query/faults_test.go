@@ -14,8 +14,8 @@ type faultQuerier struct {
 	onListEvents func(ctx context.Context, id string, next func() ([]EventRecord, error)) ([]EventRecord, error)
 	onReadEvent  func(ctx context.Context, req readRequest, next func() (*eventWindow, error)) (*eventWindow, error)
 
-	mu                        sync.Mutex
-	traces, listEvents, reads int
+	mu                   sync.Mutex
+	traces, lists, reads int
 }
 
 func (f *faultQuerier) count(n *int) {
@@ -27,7 +27,7 @@ func (f *faultQuerier) count(n *int) {
 func (f *faultQuerier) calls() (traces, listEvents, reads int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.traces, f.listEvents, f.reads
+	return f.traces, f.lists, f.reads
 }
 
 func (f *faultQuerier) traceSession(ctx context.Context, id string) (*lineage, error) {
@@ -39,9 +39,9 @@ func (f *faultQuerier) traceSession(ctx context.Context, id string) (*lineage, e
 	return next()
 }
 
-func (f *faultQuerier) ListEvents(ctx context.Context, id string) ([]EventRecord, error) {
-	f.count(&f.listEvents)
-	next := func() ([]EventRecord, error) { return f.inner.ListEvents(ctx, id) }
+func (f *faultQuerier) listEvents(ctx context.Context, id string) ([]EventRecord, error) {
+	f.count(&f.lists)
+	next := func() ([]EventRecord, error) { return f.inner.listEvents(ctx, id) }
 	if f.onListEvents != nil {
 		return f.onListEvents(ctx, id, next)
 	}
