@@ -5,11 +5,6 @@
 // values are stable: other programs read them.
 package fault
 
-import (
-	"context"
-	"errors"
-)
-
 // Code is a stable upper-case error code. A Code is an error so that it
 // can be the target of errors.Is.
 type Code string
@@ -74,19 +69,4 @@ func CodeOf(err error) Code {
 		}
 	}
 	return ""
-}
-
-// Cancellation returns err unchanged unless it is the end of the caller's
-// own ctx (ctx is done and err matches context.Canceled or
-// context.DeadlineExceeded) without being coded Cancelled yet; then it is
-// a Cancelled *Error with err's message, wrapping err (so errors.Is with
-// the context error still holds). nil stays nil.
-func Cancellation(ctx context.Context, err error) error {
-	if err == nil || ctx.Err() == nil || errors.Is(err, Cancelled) {
-		return err
-	}
-	if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return New(Cancelled, err.Error(), err)
 }

@@ -1,7 +1,6 @@
 package fault
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -30,21 +29,4 @@ func TestAnErrorMatchesItsCodeHoweverWrapped(t *testing.T) {
 	require.Equal(t, "DRAINING", New(Draining, "", nil).Error())
 	require.Equal(t, Code(""), CodeOf(cause))
 	require.Equal(t, Code(""), CodeOf(nil))
-}
-
-func TestCancellationCodesOnlyTheCallersOwnCancellation(t *testing.T) {
-	done, cancel := context.WithCancel(context.Background())
-	cancel()
-	wrapped := fmt.Errorf("actors: create agent \"a\" failed: %w", context.Canceled)
-	err := Cancellation(done, wrapped)
-	require.ErrorIs(t, err, Cancelled)
-	require.ErrorIs(t, err, context.Canceled)
-	require.Equal(t, wrapped.Error(), err.Error())
-
-	already := New(Cancelled, "subagent listing was cancelled", context.Canceled)
-	require.Same(t, already, Cancellation(done, already))
-	other := errors.New("disk gone")
-	require.Same(t, other, Cancellation(done, other))
-	require.Same(t, wrapped, Cancellation(context.Background(), wrapped), "a context error while the caller's ctx is live is not the caller's")
-	require.NoError(t, Cancellation(done, nil))
 }

@@ -41,8 +41,9 @@ var allowedDeps = map[string][]string{
 	// model, imports no layer).
 	"modelagent": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "inbox", "actors", "subagent", "internal/llm", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	// internal/actorkit is the protoactor plumbing the actor layers share
-	// (dispatcher pool, supervisor, logging, accessors): a leaf.
-	"internal/actorkit": {},
+	// (dispatcher pool, supervisor, logging, accessors, cancellation coding),
+	// on fault alone.
+	"internal/actorkit": {"fault"},
 	// internal/listeners is the copy-on-write listener list every event
 	// fan-out uses: a leaf.
 	"internal/listeners": {},

@@ -3,12 +3,12 @@ package manager
 import (
 	"context"
 	"fmt"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"sync"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 )
 
 // task is one decision run inside the manager's actor.
@@ -102,7 +102,7 @@ func call[T any](m *Manager, ctx context.Context, op func(ctx context.Context, r
 		op(ctx, reply)
 	})
 	r := <-done
-	return r.v, fault.Cancellation(ctx, r.err)
+	return r.v, actorkit.Cancellation(ctx, r.err)
 }
 
 // refusal is the answer to a call before it reaches the actor: the
@@ -112,7 +112,7 @@ func (m *Manager) refusal(ctx context.Context) error {
 	if err := m.rt.Err(); err != nil {
 		return err
 	}
-	return fault.Cancellation(ctx, ctx.Err())
+	return actorkit.Cancellation(ctx, ctx.Err())
 }
 
 // onChildEvent forwards the events of a's agent the actor acts on:

@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/dsh-actors/dsh-actors/internal/durable"
 )
 
@@ -25,14 +25,14 @@ import (
 // failures are aggregated as ACTIVATION_TEARDOWN_FAILED. It blocks until
 // done or ctx is done.
 func (m *Manager) DrainContinuableDescendants(ctx context.Context, parents []*parent.Handle) error {
-	if err := fault.Cancellation(ctx, ctx.Err()); err != nil {
+	if err := actorkit.Cancellation(ctx, ctx.Err()); err != nil {
 		return err
 	}
 	if !m.ops.enter() {
 		return nil
 	}
 	defer m.ops.leave()
-	return fault.Cancellation(ctx, wait(ctx, m.beginScopedDrain(parents)))
+	return actorkit.Cancellation(ctx, wait(ctx, m.beginScopedDrain(parents)))
 }
 
 // beginScopedDrain posts the scoped drain; its cut-off applies to every

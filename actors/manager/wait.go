@@ -3,7 +3,7 @@ package manager
 import (
 	"context"
 
-	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 )
 
 // WaitEpoch blocks until the resident epoch of continuable child childID
@@ -27,7 +27,7 @@ func (m *Manager) WaitEpoch(ctx context.Context, childID string) (end RunEndInfo
 	select {
 	case ended = <-registered:
 	case <-ctx.Done():
-		return end, false, fault.Cancellation(ctx, ctx.Err())
+		return end, false, actorkit.Cancellation(ctx, ctx.Err())
 	}
 	if ended == nil {
 		return end, false, nil
@@ -36,7 +36,7 @@ func (m *Manager) WaitEpoch(ctx context.Context, childID string) (end RunEndInfo
 	case end, ok = <-ended:
 		return end, ok, nil
 	case <-ctx.Done():
-		return end, false, fault.Cancellation(ctx, ctx.Err())
+		return end, false, actorkit.Cancellation(ctx, ctx.Err())
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -59,7 +58,7 @@ func (h *Handle) Post(ctx context.Context, msg event.UserMessage) (string, error
 		return "", err
 	}
 	id, err := h.act.Followup(ctx, msg)
-	return id, fault.Cancellation(ctx, err)
+	return id, actorkit.Cancellation(ctx, err)
 }
 
 // Followup is Post of a new message with content and source.

@@ -260,7 +260,7 @@ func (r *Registry) ResumeLoaded(ctx context.Context, log *session.Log, spec Spec
 // publishes it, rolling back on failure.
 func (r *Registry) start(ctx context.Context, id, op string, spec Spec, resumed bool, open func() (*session.Live, error)) (*Handle, error) {
 	h, err := r.startOnce(ctx, id, op, spec, resumed, open)
-	return h, fault.Cancellation(ctx, err)
+	return h, actorkit.Cancellation(ctx, err)
 }
 
 // startOnce is start without the re-coding of the caller's cancellation.
