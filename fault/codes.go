@@ -42,13 +42,9 @@ const (
 	Cancelled Code = "CANCELLED"
 )
 
-// The session query's codes.
+// The session query's codes (the derived index's own are internal/index's).
 const (
-	QueryAborted           Code = "SESSION_QUERY_ABORTED"
 	QueryEventNotFound     Code = "SESSION_QUERY_EVENT_NOT_FOUND"
-	QueryIndexFailed       Code = "SESSION_QUERY_INDEX_FAILED"
-	QueryInvalidLimit      Code = "SESSION_QUERY_INVALID_LIMIT"
-	QueryInvalidQuery      Code = "SESSION_QUERY_INVALID_QUERY"
 	QueryInvalidLineage    Code = "SESSION_QUERY_INVALID_LINEAGE"
 	QueryInvalidSurface    Code = "SESSION_QUERY_INVALID_SURFACE"
 	QueryInvalidWindow     Code = "SESSION_QUERY_INVALID_WINDOW"
@@ -69,11 +65,6 @@ const (
 	// DescriptorInvalid: a Snapshot input that cannot become a payload.
 	DescriptorInvalid Code = "SUBAGENT_DESCRIPTOR_INVALID"
 )
-
-// IndexRefused: the derived index file is another application's SQLite
-// file or of a newer schema; it is left alone (move it away, or read the
-// store without the index).
-const IndexRefused Code = "INDEX_REFUSED"
 
 // The store's lease codes: a session is written by one holder at a time.
 const (

@@ -3,11 +3,12 @@ package index
 import (
 	"cmp"
 	"context"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/dsh-actors/dsh-actors/fault"
 
 	"golang.org/x/text/unicode/norm"
 

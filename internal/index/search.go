@@ -4,10 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/dsh-actors/dsh-actors/fault"
 )
 
 // Search limits and the snippet bound, in code points.
@@ -62,7 +63,7 @@ func normalizePhrase(phrase string) (string, error) {
 }
 
 func invalidQuery() error {
-	return &fault.Error{Code: fault.QueryInvalidQuery, Message: "search query must be non-blank text without NUL"}
+	return &fault.Error{Code: QueryInvalidQuery, Message: "search query must be non-blank text without NUL"}
 }
 
 // ftsPhrase quotes a normalized phrase as one FTS5 string: every `"`
@@ -76,7 +77,7 @@ func (r SearchRequest) limit() (int, error) {
 	case r.Limit == 0:
 		return DefaultLimit, nil
 	case r.Limit < 1 || r.Limit > MaxLimit || r.Offset < 0:
-		return 0, &fault.Error{Code: fault.QueryInvalidLimit, Message: "limit must be an integer between 1 and 100"}
+		return 0, &fault.Error{Code: QueryInvalidLimit, Message: "limit must be an integer between 1 and 100"}
 	}
 	return r.Limit, nil
 }
@@ -126,9 +127,9 @@ func (d *DB) Search(ctx context.Context, req SearchRequest) (Page, error) {
 
 func (d *DB) searchFailure(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
-		return &fault.Error{Code: fault.QueryAborted, Message: "session search was aborted", Cause: context.Cause(ctx)}
+		return &fault.Error{Code: QueryAborted, Message: "session search was aborted", Cause: context.Cause(ctx)}
 	}
-	return &fault.Error{Code: fault.QueryIndexFailed, Message: "session search failed: " + err.Error(), Cause: err}
+	return &fault.Error{Code: QueryIndexFailed, Message: "session search failed: " + err.Error(), Cause: err}
 }
 
 // refresh reconciles and re-derives the title and documents of every

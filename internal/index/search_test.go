@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/sessiontest"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -81,10 +80,10 @@ func TestSearchMatchesLiteralPhrasesAndRanks(t *testing.T) {
 
 	for _, bad := range []string{"", "   ", "a\x00b"} {
 		_, err := db.Search(ctx, SearchRequest{Phrase: bad})
-		require.ErrorIs(t, err, fault.QueryInvalidQuery)
+		require.ErrorIs(t, err, QueryInvalidQuery)
 	}
 	_, err = db.Search(ctx, SearchRequest{Phrase: "x", Limit: 101})
-	require.ErrorIs(t, err, fault.QueryInvalidLimit)
+	require.ErrorIs(t, err, QueryInvalidLimit)
 }
 
 func TestSearchAndTitlesFollowChangedLogs(t *testing.T) {
@@ -145,7 +144,7 @@ func FuzzSearchPhrase(f *testing.F) {
 	f.Fuzz(func(t *testing.T, phrase string) {
 		normalized, err := normalizePhrase(phrase)
 		if err != nil {
-			require.ErrorIs(t, err, fault.QueryInvalidQuery)
+			require.ErrorIs(t, err, QueryInvalidQuery)
 			return
 		}
 		require.Equal(t, normalized, NormalizeAgain(normalized))
