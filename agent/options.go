@@ -6,14 +6,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 )
 
-// Default attribution of assistant messages when Options leave them empty.
-// The session format requires a non-empty provider and model on every
-// assistant/message.
-const (
-	DefaultProvider = "scripted"
-	DefaultModel    = "scripted"
-)
-
 // Options describe the agent a Factory builds. They are plain data; the
 // runtime passes the same values it records in the agent's log.
 type Options struct {
@@ -22,7 +14,8 @@ type Options struct {
 	// ParentSession is the durable direct parent from the session header,
 	// empty for a top-level agent.
 	ParentSession string
-	// Provider and Model attribute the agent's assistant messages.
+	// Provider and Model attribute the agent's assistant messages; the
+	// runtime logs "scripted" for either when it is empty.
 	Provider string
 	Model    string
 	// MaxTokens bounds one model response; 0 means the agent's default.

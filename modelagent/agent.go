@@ -136,14 +136,14 @@ func (a *Agents) bound() (*actors.Runtime, *subagent.Service) {
 // signature and does not block.
 func (a *Agents) Factory(opts agent.Options) agent.Agent {
 	l := &loop{a: a, opts: opts, provider: a.cfg.Provider, model: a.cfg.Model}
-	if opts.Model != "" && opts.Model != agent.DefaultModel {
+	if opts.Model != "" && opts.Model != vocab.DefaultModel {
 		l.provider, l.model = orDefault(opts.Provider, a.cfg.Provider), opts.Model
 	}
 	return l
 }
 
 func orDefault(s, fallback string) string {
-	if s == "" || s == agent.DefaultProvider {
+	if s == "" || s == vocab.DefaultProvider {
 		return fallback
 	}
 	return s

@@ -23,7 +23,7 @@ type Config struct {
 	// agent's.
 	Session *session.Live
 	// Provider and Model attribute assistant messages; empty means
-	// agent.DefaultProvider / agent.DefaultModel.
+	// vocab.DefaultProvider / vocab.DefaultModel.
 	Provider string
 	Model    string
 	// Actors is where the actor is spawned (its System is required).

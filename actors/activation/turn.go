@@ -17,10 +17,10 @@ import (
 // an empty provider or model.
 func newModelSource(provider, model string) event.ModelSource {
 	if provider == "" {
-		provider = agent.DefaultProvider
+		provider = vocab.DefaultProvider
 	}
 	if model == "" {
-		model = agent.DefaultModel
+		model = vocab.DefaultModel
 	}
 	return event.ModelSource{Kind: event.SourceModel, Provider: provider, Model: model}
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
@@ -107,14 +106,14 @@ func (m *Manager) planStart(spec StartSpec) (startPlan, error) {
 }
 
 // childSpec is the fresh child's agent options: the parent's provider,
-// model (as the parent runs them: empty means agent.DefaultProvider and
+// model (as the parent runs them: empty means vocab.DefaultProvider and
 // DefaultModel, so the descriptor always records the route) and max
 // tokens, overridden by the request's route, plus the child's depth and
 // its composition (persona, tool filter).
 func childSpec(parentSpec parent.Spec, req Request, depth int) parent.Spec {
 	spec := parent.Spec{
-		Provider:  cmp.Or(parentSpec.Provider, agent.DefaultProvider),
-		Model:     cmp.Or(parentSpec.Model, agent.DefaultModel),
+		Provider:  cmp.Or(parentSpec.Provider, vocab.DefaultProvider),
+		Model:     cmp.Or(parentSpec.Model, vocab.DefaultModel),
 		MaxTokens: parentSpec.MaxTokens,
 	}
 	if o := req.AgentOptions; o != nil {

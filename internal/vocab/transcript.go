@@ -30,6 +30,14 @@ type Transcript interface {
 	Retry(ctx context.Context, retry LLMRetry) error
 }
 
+// The attribution of assistant messages whose agent options leave the
+// provider or model empty: the session format requires a non-empty
+// provider and model on every assistant/message.
+const (
+	DefaultProvider = "scripted"
+	DefaultModel    = "scripted"
+)
+
 // The request/header reasons.
 const (
 	HeaderInitial = "initial"
