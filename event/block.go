@@ -2,7 +2,6 @@ package event
 
 import (
 	"encoding/json"
-	"errors"
 
 	"github.com/dsh-actors/dsh-actors/internal/jsjson"
 )
@@ -15,7 +14,7 @@ type Block struct {
 	Type string
 	Text string
 	// Raw is the whole block as JSON.stringify writes it, nil for a plain
-	// {"type":…,"text":"…"} block. Set by UnmarshalJSON and LooseBlock.
+	// {"type":…,"text":"…"} block. Set by UnmarshalJSON.
 	// When set it is the block's JSON, whatever Type and Text say: code
 	// that changes a block must clear it.
 	Raw json.RawMessage
@@ -45,35 +44,6 @@ func (b *Block) UnmarshalJSON(data []byte) error {
 	}
 	*b = blockOf(v)
 	return nil
-}
-
-// LooseBlock reads a content block as the original's request schema does,
-// z.looseObject({type: z.string()}): an object with a string type, whose
-// parse is a new object holding type first, then its other keys in
-// JavaScript's order (a "__proto__" key is not copied). It fails on
-// anything else.
-func LooseBlock(data []byte) (Block, error) {
-	v, err := jsjson.Parse(data)
-	if err != nil {
-		return Block{}, err
-	}
-	in := v.Object()
-	if in == nil {
-		return Block{}, errors.New("event: a content block must be an object")
-	}
-	typ, ok := in.Get("type")
-	if !ok || typ.Kind() != jsjson.String {
-		return Block{}, errors.New("event: a content block needs a string type")
-	}
-	out := jsjson.NewObj()
-	out.Set("type", typ)
-	for _, k := range in.Keys() {
-		if k != "type" && k != "__proto__" {
-			member, _ := in.Get(k)
-			out.Set(k, member)
-		}
-	}
-	return blockOf(jsjson.ObjectValue(out)), nil
 }
 
 // blockOf is the Block of a parsed value.

@@ -1,5 +1,5 @@
 // Package event is what an agent exchanges with the runtime: a message's
-// content (Block, Text, TextOf, ToolCallBlock, LooseBlock), the user
+// content (Block, Text, TextOf, ToolCallBlock), the user
 // message a turn opens with (UserMessage and its Source), the attribution
 // of assistant messages (ModelSource), a tool failure's {name, code}
 // (ToolFailure) and the tool filter of an agent's options (ToolFilter).

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/jsjson"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 )
 
@@ -178,7 +179,7 @@ func jsonTypeName(v json.RawMessage) string {
 }
 
 // content reads a content array: possibly empty, of objects each with a
-// string "type"; other keys are allowed and kept (event.LooseBlock: type
+// string "type"; other keys are allowed and kept (looseBlock: type
 // first, then the others). The result is never nil when there is no issue.
 func (p *payload) content(name string) []event.Block {
 	if p.fields == nil {
@@ -210,7 +211,7 @@ func (p *payload) block(path []any, item json.RawMessage) (event.Block, bool) {
 		p.issues = append(p.issues, wrongType(append(path, "type"), "string", raw, present))
 		return event.Block{}, false
 	}
-	b, err := event.LooseBlock(item)
+	b, err := looseBlock(item)
 	if err != nil {
 		p.issues = append(p.issues, wrongType(path, "object", item, true))
 		return event.Block{}, false
@@ -248,4 +249,35 @@ func (p *payload) oneOf(name string, values ...string) string {
 	}
 	p.add(issueInvalidValue, []any{name}, "expected one of "+strings.Join(quoted, ", "))
 	return ""
+}
+
+// looseBlock reads a content block as the original's request schema does,
+// z.looseObject({type: z.string()}): an object with a string type, whose
+// parse is a new object holding type first, then its other keys in
+// JavaScript's order (a "__proto__" key is not copied). It fails on
+// anything else.
+func looseBlock(data []byte) (event.Block, error) {
+	v, err := jsjson.Parse(data)
+	if err != nil {
+		return event.Block{}, err
+	}
+	in := v.Object()
+	if in == nil {
+		return event.Block{}, errors.New("host: a content block must be an object")
+	}
+	typ, ok := in.Get("type")
+	if !ok || typ.Kind() != jsjson.String {
+		return event.Block{}, errors.New("host: a content block needs a string type")
+	}
+	out := jsjson.NewObj()
+	out.Set("type", typ)
+	for _, k := range in.Keys() {
+		if k != "type" && k != "__proto__" {
+			member, _ := in.Get(k)
+			out.Set(k, member)
+		}
+	}
+	var b event.Block
+	err = b.UnmarshalJSON(jsjson.ObjectValue(out).Append(nil)) // a Block of what the parse wrote
+	return b, err
 }
