@@ -232,6 +232,8 @@ func TestAnIdleWaitingChildWhoseLeaseIsLostIsDisposedAtOnce(t *testing.T) {
 	require.NoError(t, childAgent.WhenIdle(bg))
 	f.inActor(func() {})
 	require.Same(t, childAgent, f.rt.Agent(child), "the child waits for its grandchild")
+	_, err := f.rt.Sessions().Flush(bg, childAgent.Session())
+	require.NoError(t, err, "the child's turn is written (an append would renew the lease after the steal expired it)")
 
 	thief.steal(child)
 	lost, err := store.Renew(bg)
