@@ -27,6 +27,21 @@ const orphansSQL = `WITH r AS (SELECT s.id FROM sessions s
 		AND s.state = 'active' AND (s.owner IS NULL OR s.lease_until < now()))
 	SELECT r.id, pg_notify('` + wakeChannel + `', r.id)::text FROM r`
 
+// orphanSQL: is $1 an active session with pending messages and no live
+// lease (orphansSQL's condition, for one session)?
+const orphanSQL = `SELECT EXISTS (SELECT 1 FROM sessions s WHERE s.id = $1
+	AND s.state = 'active' AND (s.owner IS NULL OR s.lease_until < now())
+	AND EXISTS (SELECT 1 FROM inbox i WHERE i.session_id = s.id AND i.claimed_seq IS NULL))`
+
+// Orphaned reports whether id has pending messages and no live holder.
+func (in durableInbox) Orphaned(ctx context.Context, id string) (bool, error) {
+	var orphaned bool
+	if err := in.s.pool.QueryRow(ctx, orphanSQL, id).Scan(&orphaned); err != nil {
+		return false, fmt.Errorf(`pgstore: pending messages of session "%s": %w`, id, err)
+	}
+	return orphaned, nil
+}
+
 // wakeOrphans wakes (NOTIFY) every session with pending messages and no
 // live holder, and returns their ids: the wakes that were lost (no
 // listener heard them, or the holder went away before it ran them).

@@ -117,7 +117,8 @@ func TestAReleaseWithPendingMessagesWakesTheSession(t *testing.T) {
 
 // A wake nobody heard (no listener at the admission) is repeated by the
 // sweep for a session no one holds live, not for one whose holder is
-// live (that holder runs its messages); the listener that comes back
+// live (that holder runs its messages), as Orphaned tells for one
+// session; the listener that comes back
 // after its connection died wakes them too, without a sweep.
 func TestLostWakesAreRepeatedByTheSweepAndAfterAReconnection(t *testing.T) {
 	dsn := cluster.Database(t)
@@ -136,6 +137,12 @@ func TestLostWakesAreRepeatedByTheSweepAndAfterAReconnection(t *testing.T) {
 		require.NoError(t, err)
 	}
 
+	w := in.(durable.Waker)
+	for id, want := range map[string]bool{"held": false, "orphan": true, "p": false} {
+		orphaned, err := w.Orphaned(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, want, orphaned, id)
+	}
 	l := listen(t, sweeper)
 	fn, ok := sweep.Of(sweeper)
 	require.True(t, ok)

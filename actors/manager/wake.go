@@ -131,32 +131,34 @@ func (m *Manager) wakeAfterDisposal(ctx context.Context, id string, d *disposal,
 
 // woken is what wakeAbsent reads before it takes a child over.
 type woken struct {
-	pending bool
-	log     *session.Log
-	err     error
+	orphaned bool
+	log      *session.Log
+	err      error
 }
 
 // wakeAbsent takes over a child resident nowhere here that has pending
-// messages: its log read (not repaired) for the descriptor, then the
-// resume, which acquires the lease before its repairing load (another
-// holder's live lease: fault.LeaseHeld, and nothing is done), then the
-// pending messages replayed. A session live here outside the manager, or
-// with nothing pending, is left alone.
+// messages and no live holder elsewhere (one cheap read; a holder that
+// releases later wakes it again): its log read (not repaired) for the
+// descriptor, then the resume, which acquires the lease before its
+// repairing load (a holder that came first: fault.LeaseHeld, and nothing
+// is done), then the pending messages replayed. A session live here
+// outside the manager is left alone.
 func (m *Manager) wakeAbsent(ctx context.Context, id string, done func(error)) {
 	store := m.sessions.Store()
 	if store == nil || m.sessions.Get(id) != nil || m.registry.Get(id) != nil {
 		done(nil)
 		return
 	}
+	waker := m.inbox.(durable.Waker)
 	async(m, func() woken {
-		pending, err := m.inbox.Pending(ctx, id)
-		if err != nil || len(pending) == 0 {
+		orphaned, err := waker.Orphaned(ctx, id)
+		if err != nil || !orphaned {
 			return woken{err: err}
 		}
 		log, err := store.Inspect(ctx, id)
-		return woken{pending: true, log: log, err: err}
+		return woken{orphaned: true, log: log, err: err}
 	}, func(w woken) {
-		if w.err != nil || !w.pending {
+		if w.err != nil || !w.orphaned {
 			done(w.err)
 			return
 		}
