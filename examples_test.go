@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	dsh "github.com/dsh-actors/dsh-actors"
-	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
@@ -16,11 +15,11 @@ import (
 )
 
 // endsOf returns the subagent/end edges of rt's children as they arrive.
-func endsOf(rt *dsh.Runtime) <-chan manager.RunEndInfo {
-	ends := make(chan manager.RunEndInfo, 8)
+func endsOf(rt *dsh.Runtime) <-chan *subagent.EndEvent {
+	ends := make(chan *subagent.EndEvent, 8)
 	rt.Subagents().Subscribe(func(ev subagent.Event) {
 		if end, ok := ev.(*subagent.EndEvent); ok {
-			ends <- end.RunEndInfo
+			ends <- end
 		}
 	})
 	return ends
