@@ -1,8 +1,10 @@
 package pgstore
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/storetest"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/jackc/pgx/v5"
@@ -19,8 +21,8 @@ func state(t *testing.T, conn *pgx.Conn, id string) string {
 
 // A release marks the session disposed only when no child of it is
 // undisposed, whichever store (node) releases which: a parent released
-// before its child stays active; released again once the child is
-// disposed, it is disposed. Disposal is not final: Acquire makes a
+// before its child stays active until the child is disposed, which
+// disposes it too. Disposal is not final: Acquire makes a
 // disposed session active again, except a child whose parent is disposed
 // (only a live parent resumes its children).
 func TestReleaseDisposesChildFirstWhateverNodeReleases(t *testing.T) {
@@ -38,7 +40,7 @@ func TestReleaseDisposesChildFirstWhateverNodeReleases(t *testing.T) {
 	require.Equal(t, "active", state(t, conn, "p"), "a parent is not disposed before its child")
 	require.NoError(t, nodeB.Release(ctx, "c", childEpoch))
 	require.Equal(t, "disposed", state(t, conn, "c"))
-	require.Equal(t, "active", state(t, conn, "p"))
+	require.Equal(t, "disposed", state(t, conn, "p"), "the last child's release disposes its released parent")
 
 	parentEpoch, err = nodeB.Acquire(ctx, "p")
 	require.NoError(t, err)
@@ -75,4 +77,82 @@ func TestCreateUnderADisposedParentIsRefused(t *testing.T) {
 	require.Contains(t, err.Error(), `parent "p" is disposed`)
 	_, err = s.Inspect(ctx, "late")
 	require.ErrorIs(t, err, session.ErrNotFound, "nothing of the refused child is stored")
+}
+
+// A parent released while a child of it is still active stays active with
+// no owner; the release of its last undisposed child disposes it too, and
+// so on upward: whichever order the family is released in, every released
+// family ends disposed.
+func TestReleaseOfTheLastChildDisposesAReleasedParent(t *testing.T) {
+	dsn := cluster.Database(t)
+	for _, order := range [][]string{{"g", "p", "c"}, {"c", "p", "g"}, {"p", "g", "c"}, {"g", "c", "p"}} {
+		t.Run(strings.Join(order, "-"), func(t *testing.T) {
+			nodeA, nodeB := openStore(t, dsn, WithOwner("a")), openStore(t, dsn, WithOwner("b"))
+			conn := connect(t, dsn)
+			ids := map[string]string{}
+			for _, name := range []string{"g", "p", "c"} {
+				ids[name] = order[0] + order[1] + order[2] + "-" + name
+			}
+			require.NoError(t, nodeA.Create(ctx, storetest.Header(ids["g"], ""), nil))
+			require.NoError(t, nodeA.Create(ctx, storetest.Header(ids["p"], ids["g"]), nil))
+			require.NoError(t, nodeA.Create(ctx, storetest.Header(ids["c"], ids["p"]), nil))
+			holders := map[string]*Store{"g": nodeA, "p": nodeB, "c": nodeA}
+			epochs := map[string]session.Epoch{}
+			for _, name := range []string{"g", "p", "c"} {
+				e, err := holders[name].Acquire(ctx, ids[name])
+				require.NoError(t, err)
+				epochs[name] = e
+			}
+			for _, name := range order {
+				require.NoError(t, holders[name].Release(ctx, ids[name], epochs[name]))
+			}
+			for _, name := range []string{"c", "p", "g"} {
+				require.Equal(t, "disposed", state(t, conn, ids[name]), "session %s after releases in the order %v", name, order)
+			}
+		})
+	}
+}
+
+// The cascade stops at a parent that still holds its lease, or that has
+// a message pending, or another child still active.
+func TestCascadeStopsAtALiveOrBusyParent(t *testing.T) {
+	dsn := cluster.Database(t)
+	s := openStore(t, dsn)
+	conn := connect(t, dsn)
+	for _, id := range []string{"held", "pending", "siblings"} {
+		require.NoError(t, s.Create(ctx, storetest.Header(id, ""), nil))
+	}
+	for _, id := range []string{"held/c", "pending/c", "siblings/c", "siblings/d"} {
+		require.NoError(t, s.Create(ctx, storetest.Header(id, strings.Split(id, "/")[0]), nil))
+	}
+	held, err := s.Acquire(ctx, "held")
+	require.NoError(t, err)
+	releaseAll := func(ids ...string) {
+		for _, id := range ids {
+			e, err := s.Acquire(ctx, id)
+			require.NoError(t, err)
+			require.NoError(t, s.Release(ctx, id, e))
+		}
+	}
+	pendingEpoch, err := s.Acquire(ctx, "pending")
+	require.NoError(t, err)
+	admitted, err := durableInbox{s}.Admit(ctx, "pending/c", durable.Admission{MessageID: "m1", From: "pending", FromEpoch: int64(pendingEpoch), Body: []byte(`{}`)})
+	require.NoError(t, err)
+	require.True(t, admitted)
+	_, err = conn.Exec(ctx, `INSERT INTO inbox (session_id, msg_id, body) VALUES ('pending', 'm2', '{}')`)
+	require.NoError(t, err)
+	require.NoError(t, s.Release(ctx, "pending", pendingEpoch))
+	_, err = conn.Exec(ctx, `UPDATE inbox SET claimed_seq = -1 WHERE session_id = 'pending/c'`)
+	require.NoError(t, err)
+	releaseAll("siblings", "held/c", "pending/c", "siblings/c")
+
+	require.Equal(t, "disposed", state(t, conn, "held/c"))
+	require.Equal(t, "active", state(t, conn, "held"), "a parent holding its lease is not disposed")
+	require.Equal(t, "disposed", state(t, conn, "pending/c"))
+	require.Equal(t, "active", state(t, conn, "pending"), "a parent with a message pending is not disposed")
+	require.Equal(t, "active", state(t, conn, "siblings"), "a parent with a child still active is not disposed")
+	releaseAll("siblings/d")
+	require.Equal(t, "disposed", state(t, conn, "siblings"))
+	require.NoError(t, s.Release(ctx, "held", held))
+	require.Equal(t, "disposed", state(t, conn, "held"))
 }

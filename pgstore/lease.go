@@ -184,10 +184,12 @@ func (s *Store) whyNotAppended(ctx context.Context, id string, epoch session.Epo
 // (admitted while its holder was leaving), wakes it so another holder
 // runs them. It is marked disposed only when none of its children is
 // undisposed, whatever store released them, and no message of its inbox
-// is pending; otherwise it stays active, with no owner. Every
-// acknowledged append is committed already, so there is nothing to wait
-// for. It blocks for one transaction (one round trip), which waits for a
-// child's Acquire or Create that is checking this session's state.
+// is pending; otherwise it stays active, with no owner. Disposed, it
+// cascades upward: each released ancestor left active only for it is
+// disposed in turn. Every acknowledged append is committed already, so
+// there is nothing to wait for. It blocks for one transaction (one round
+// trip), which waits for a child's Acquire or Create that is checking
+// this session's state, and then for one more per ancestor it disposes.
 func (s *Store) Release(ctx context.Context, id string, epoch session.Epoch) error {
 	s.mu.Lock()
 	if s.held[id] == epoch {
@@ -199,11 +201,60 @@ func (s *Store) Release(ctx context.Context, id string, epoch session.Epoch) err
 	batch := &pgx.Batch{}
 	batch.Queue(`SELECT 1 FROM sessions WHERE id = $1 AND epoch = $2 AND owner = $3 FOR UPDATE`, id, epoch, s.owner)
 	batch.Queue(disposeSQL, id, epoch, s.owner)
-	err := s.pool.SendBatch(ctx, batch).Close()
-	if err != nil {
+	var parent string
+	batch.Queue(disposedParentSQL, id, epoch).QueryRow(func(row pgx.Row) error {
+		return ignoreNoRows(row.Scan(&parent))
+	})
+	if err := s.pool.SendBatch(ctx, batch).Close(); err != nil {
 		return fmt.Errorf(`pgstore: release session "%s": %w`, id, err)
 	}
+	return s.cascadeDisposal(ctx, parent)
+}
+
+// disposedParentSQL is the parent of a session this release disposed
+// (none when it is top-level or stays active).
+const disposedParentSQL = `SELECT parent_id FROM sessions
+	WHERE id = $1 AND epoch = $2 AND owner IS NULL AND state = 'disposed' AND parent_id IS NOT NULL`
+
+// cascadeDisposal disposes id, a parent whose child was just disposed,
+// when it was released (no owner) with nothing pending and no other child
+// undisposed, and then its own parent likewise, up to the first ancestor
+// that stays. Each step is one transaction that locks only that row (FOR
+// UPDATE, as a release does) before it reads the children, so a child's
+// concurrent Acquire or Create either commits first and is seen, or waits
+// and finds the parent disposed; and of two siblings disposed at once the
+// later step sees both.
+func (s *Store) cascadeDisposal(ctx context.Context, id string) error {
+	for id != "" {
+		batch := &pgx.Batch{}
+		batch.Queue(`SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE`, id)
+		next := ""
+		batch.Queue(cascadeSQL, id).QueryRow(func(row pgx.Row) error {
+			return ignoreNoRows(row.Scan(&next))
+		})
+		if err := s.pool.SendBatch(ctx, batch).Close(); err != nil {
+			return fmt.Errorf(`pgstore: dispose session "%s" after its last child: %w`, id, err)
+		}
+		id = next
+	}
 	return nil
+}
+
+// cascadeSQL disposes a released session whose children are all disposed
+// and whose inbox has nothing pending, returning its parent (empty at the
+// top); no row when it stays.
+const cascadeSQL = `UPDATE sessions AS s SET state = 'disposed'
+	WHERE s.id = $1 AND s.state = 'active' AND s.owner IS NULL
+		AND NOT EXISTS (SELECT 1 FROM sessions k WHERE k.parent_id = s.id AND k.state <> 'disposed')
+		AND NOT EXISTS (SELECT 1 FROM inbox i WHERE i.session_id = s.id AND i.claimed_seq IS NULL)
+	RETURNING coalesce(s.parent_id, '')`
+
+// ignoreNoRows is err, except that no row is no error.
+func ignoreNoRows(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	return err
 }
 
 // disposeSQL ends the lease of epoch of a session whose row the
