@@ -21,9 +21,10 @@
 // agent loop, the turn exists in the log before the message it consumes.
 // These payloads are internal/vocab's, byte for byte.
 // A model agent logs its steps through Host.Step instead of Host.Say:
-// step/start, request/header, request/context, assistant/chunk…,
-// assistant/message (sourceEventSeqs: the step's chunks), tool/call and
-// tool/result (sourceEventSeqs: its tool/call), step/end. A step the agent
+// step/start, request/header, request/context, assistant/chunk… (through
+// the step's vocab.Transcript), assistant/message (sourceEventSeqs: the
+// step's chunks), tool/call and tool/result (sourceEventSeqs: its
+// tool/call), step/end. A step the agent
 // leaves open when its turn ends is closed with step/end before turn/end.
 // A turn that says nothing has no step events (the original's always
 // steps at least once).
