@@ -8,6 +8,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/storetest"
 	"github.com/dsh-actors/dsh-actors/internal/sweep"
+	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
 
@@ -62,6 +63,19 @@ func (l *listener) next() string {
 	}
 }
 
+// family creates the parent "p" and its children on s and returns the
+// epoch of the lease it takes on "p".
+func family(t *testing.T, s *Store, children ...string) session.Epoch {
+	t.Helper()
+	require.NoError(t, s.Create(ctx, storetest.Header("p", ""), nil))
+	for _, c := range children {
+		require.NoError(t, s.Create(ctx, storetest.Header(c, "p"), nil))
+	}
+	epoch, err := s.Acquire(ctx, "p")
+	require.NoError(t, err)
+	return epoch
+}
+
 // An admission on one store wakes the listener of another store on the
 // same database, at its commit, with the session's id; a duplicate
 // admission wakes nothing (the next wake is the next admission's).
@@ -70,14 +84,9 @@ func TestAnAdmissionWakesTheListenersOfOtherStores(t *testing.T) {
 	sender, other := openStore(t, dsn, WithOwner("sender")), openStore(t, dsn, WithOwner("other"))
 	l := listen(t, other)
 	in, _ := durable.Of(sender)
-	require.NoError(t, sender.Create(ctx, storetest.Header("p", ""), nil))
-	for _, c := range []string{"c1", "c2"} {
-		require.NoError(t, sender.Create(ctx, storetest.Header(c, "p"), nil))
-	}
-	epoch, err := sender.Acquire(ctx, "p")
-	require.NoError(t, err)
+	epoch := family(t, sender, "c1", "c2")
 
-	_, err = in.Admit(ctx, "c1", storetest.Message("m1", "p", epoch))
+	_, err := in.Admit(ctx, "c1", storetest.Message("m1", "p", epoch))
 	require.NoError(t, err)
 	require.Equal(t, "c1", l.next())
 	fresh, err := in.Admit(ctx, "c1", storetest.Message("m1", "p", epoch))
@@ -96,12 +105,7 @@ func TestAReleaseWithPendingMessagesWakesTheSession(t *testing.T) {
 	dsn := cluster.Database(t)
 	holder, other := openStore(t, dsn, WithOwner("holder")), openStore(t, dsn, WithOwner("other"))
 	in, _ := durable.Of(holder)
-	require.NoError(t, holder.Create(ctx, storetest.Header("p", ""), nil))
-	for _, c := range []string{"idle", "busy"} {
-		require.NoError(t, holder.Create(ctx, storetest.Header(c, "p"), nil))
-	}
-	pe, err := holder.Acquire(ctx, "p")
-	require.NoError(t, err)
+	pe := family(t, holder, "idle", "busy")
 	idle, err := holder.Acquire(ctx, "idle")
 	require.NoError(t, err)
 	busy, err := holder.Acquire(ctx, "busy")
@@ -124,13 +128,8 @@ func TestLostWakesAreRepeatedByTheSweepAndAfterAReconnection(t *testing.T) {
 	dsn := cluster.Database(t)
 	sender, sweeper := openStore(t, dsn, WithOwner("sender")), openStore(t, dsn, WithOwner("sweeper"))
 	in, _ := durable.Of(sender)
-	require.NoError(t, sender.Create(ctx, storetest.Header("p", ""), nil))
-	for _, c := range []string{"held", "orphan"} {
-		require.NoError(t, sender.Create(ctx, storetest.Header(c, "p"), nil))
-	}
-	pe, err := sender.Acquire(ctx, "p")
-	require.NoError(t, err)
-	_, err = sender.Acquire(ctx, "held")
+	pe := family(t, sender, "held", "orphan")
+	_, err := sender.Acquire(ctx, "held")
 	require.NoError(t, err)
 	for _, c := range []string{"held", "orphan"} {
 		_, err = in.Admit(ctx, c, storetest.Message(c+"-m", "p", pe))
