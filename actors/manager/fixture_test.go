@@ -219,6 +219,35 @@ func (f *fixture) count(id, typ string) int {
 	return n
 }
 
+// waitingChild starts a child of p whose first turn starts a grandchild
+// that waits at gate "g", and returns once the child is idle and still
+// resident, waiting for that grandchild.
+func (f *fixture) waitingChild(p *parent.Handle) (child string, childAgent *parent.Handle, grandchild string) {
+	f.t.Helper()
+	child = f.start(p, "wait c")
+	childAgent = f.rt.Agent(child)
+	grandchild = f.start(childAgent, "wait g")
+	f.gates.reached("g")
+	f.gates.open("c")
+	require.NoError(f.t, childAgent.WhenIdle(bg))
+	f.inActor(func() {})
+	require.Same(f.t, childAgent, f.rt.Agent(child), "the child waits for its grandchild")
+	return child, childAgent, grandchild
+}
+
+// heldAtGate starts a child of the fixture's parent with prompt, waits
+// until its turn reached gate, flushes what it wrote and returns its live
+// session and its events so far.
+func (f *fixture) heldAtGate(prompt, gate string) (child string, live *session.Live, before []session.Event) {
+	f.t.Helper()
+	child = f.start(f.parent, prompt)
+	f.gates.reached(gate)
+	live = f.rt.Sessions().Get(child)
+	_, err := f.rt.Sessions().Flush(bg, live)
+	require.NoError(f.t, err)
+	return child, live, f.events(child)
+}
+
 // live reports whether an agent is registered under id.
 func (f *fixture) live(id string) bool { return f.rt.Agent(id) != nil }
 

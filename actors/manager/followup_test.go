@@ -81,14 +81,7 @@ func TestColdResumeDoesNotNeedTheProvider(t *testing.T) {
 // rebuilt; it stays until its grandchild was disposed.
 func TestFollowupWakesAWaitingActivation(t *testing.T) {
 	f := newFixture(t)
-	child := f.start(f.parent, "wait c")
-	childAgent := f.rt.Agent(child)
-	grandchild := f.start(childAgent, "wait g")
-	f.gates.reached("g")
-	f.gates.open("c")
-	require.NoError(t, childAgent.WhenIdle(bg))
-	f.inActor(func() {})
-	require.Same(t, childAgent, f.rt.Agent(child))
+	child, childAgent, grandchild := f.waitingChild(f.parent)
 	f.followup(f.parent, child, "while waiting")
 	require.NoError(t, childAgent.WhenIdle(bg))
 	f.inActor(func() {})
