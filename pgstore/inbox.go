@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/durable"
@@ -147,15 +148,62 @@ func (in durableInbox) Discard(ctx context.Context, id string, epoch int64, mess
 
 // closeAdmissionSQL opens a drain below $1 at epoch $2 and marks every
 // session below it, in one statement: disposed ones too, as an admission
-// makes a disposed session active again.
+// makes a disposed session active again. It wakes each marked session
+// that a process holds, at the commit, so its holder disposes it.
 const closeAdmissionSQL = `WITH RECURSIVE below(id) AS (
 		SELECT id FROM sessions WHERE parent_id = $1
 		UNION SELECT s.id FROM sessions s JOIN below b ON s.parent_id = b.id),
-	d AS (INSERT INTO drains (drain_id, parent_id, parent_epoch) VALUES (gen_random_uuid(), $1, $2) RETURNING drain_id)
-	UPDATE sessions SET drain_id = d.drain_id, drain_parent = $1, drain_epoch = $2
-	FROM d WHERE sessions.id IN (SELECT id FROM below)`
+	d AS (INSERT INTO drains (drain_id, parent_id, parent_epoch) VALUES (gen_random_uuid(), $1, $2) RETURNING drain_id),
+	r AS (UPDATE sessions SET drain_id = d.drain_id, drain_parent = $1, drain_epoch = $2
+		FROM d WHERE sessions.id IN (SELECT id FROM below) RETURNING sessions.id, sessions.owner)
+	SELECT pg_notify('` + wakeChannel + `', r.id) FROM r WHERE r.owner IS NOT NULL`
 
-// CloseAdmission records a drain cut-off below parent at epoch.
+// drainedSQL: is admission to $1 closed by a drain in force?
+const drainedSQL = `SELECT EXISTS (SELECT 1 FROM sessions c WHERE c.id = $1 AND c.drain_id IS NOT NULL
+	AND EXISTS (SELECT 1 FROM sessions d WHERE d.id = c.drain_parent AND d.epoch = c.drain_epoch AND d.owner IS NOT NULL))`
+
+// Drained reports whether a drain in force closes admission to id.
+func (in durableInbox) Drained(ctx context.Context, id string) (bool, error) {
+	var drained bool
+	if err := in.s.pool.QueryRow(ctx, drainedSQL, id).Scan(&drained); err != nil {
+		return false, fmt.Errorf(`pgstore: drain of session "%s": %w`, id, err)
+	}
+	return drained, nil
+}
+
+// heldBelowSQL: does a session below $1 hold a live lease?
+const heldBelowSQL = `WITH RECURSIVE below(id) AS (
+		SELECT id FROM sessions WHERE parent_id = $1
+		UNION SELECT s.id FROM sessions s JOIN below b ON s.parent_id = b.id)
+	SELECT EXISTS (SELECT 1 FROM sessions s JOIN below b ON b.id = s.id
+		WHERE s.owner IS NOT NULL AND s.lease_until > now())`
+
+// The interval between two reads of AwaitReleasedBelow, doubling up to
+// the longest.
+const (
+	releasedPollMin = 5 * time.Millisecond
+	releasedPollMax = 200 * time.Millisecond
+)
+
+// AwaitReleasedBelow reads, at growing intervals, until no session below
+// parent holds a live lease, or ctx is done.
+func (in durableInbox) AwaitReleasedBelow(ctx context.Context, parent string) error {
+	for interval := releasedPollMin; ; interval = min(2*interval, releasedPollMax) {
+		var held bool
+		if err := in.s.pool.QueryRow(ctx, heldBelowSQL, parent).Scan(&held); err != nil {
+			return fmt.Errorf(`pgstore: leases below "%s": %w`, parent, err)
+		}
+		if !held {
+			return nil
+		}
+		if err := waitOrDone(ctx, interval); err != nil {
+			return err
+		}
+	}
+}
+
+// CloseAdmission records a drain cut-off below parent at epoch, waking
+// the sessions below it that a process holds.
 func (in durableInbox) CloseAdmission(ctx context.Context, parent string, epoch int64) error {
 	if _, err := in.s.pool.Exec(ctx, closeAdmissionSQL, parent, epoch); err != nil {
 		return fmt.Errorf(`pgstore: close admission below "%s": %w`, parent, err)

@@ -3,6 +3,7 @@ package manager
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
@@ -32,14 +33,14 @@ func (m *Manager) DrainContinuableDescendants(ctx context.Context, parents []*pa
 		return nil
 	}
 	defer m.ops.leave()
-	return actorkit.Cancellation(ctx, wait(ctx, m.beginScopedDrain(parents)))
+	return actorkit.Cancellation(ctx, wait(ctx, m.beginScopedDrain(ctx, parents)))
 }
 
 // beginScopedDrain posts the scoped drain; its cut-off applies to every
 // decision the actor takes after it.
-func (m *Manager) beginScopedDrain(parents []*parent.Handle) <-chan error {
+func (m *Manager) beginScopedDrain(ctx context.Context, parents []*parent.Handle) <-chan error {
 	result := make(chan error, 1)
-	m.post(func() { m.drainScoped(parents, func(err error) { result <- err }) })
+	m.post(func() { m.drainScoped(ctx, parents, func(err error) { result <- err }) })
 	return result
 }
 
@@ -53,7 +54,7 @@ func wait(ctx context.Context, result <-chan error) error {
 }
 
 // drainScoped is the scoped drain inside the actor.
-func (m *Manager) drainScoped(parents []*parent.Handle, done func(error)) {
+func (m *Manager) drainScoped(ctx context.Context, parents []*parent.Handle, done func(error)) {
 	roots := m.exactRoots(parents)
 	if len(roots) == 0 {
 		done(nil)
@@ -73,8 +74,26 @@ func (m *Manager) drainScoped(parents []*parent.Handle, done func(error)) {
 		for _, mat := range mats {
 			<-mat.done
 		}
-		done(aggregate("scoped", waitAll(disposals)))
+		err := aggregate("scoped", waitAll(disposals))
+		done(errors.Join(err, m.awaitReleasedElsewhere(ctx, roots)))
 	}()
+}
+
+// awaitReleasedElsewhere waits, with a store whose inbox wakes other
+// processes (durable.Waker), until no session below each root holds a
+// lease: the descendants other processes held, woken by the cut-off, are
+// disposed there. It blocks until then or ctx is done.
+func (m *Manager) awaitReleasedElsewhere(ctx context.Context, roots []*parent.Handle) error {
+	waker, ok := m.inbox.(durable.Waker)
+	if !ok {
+		return nil
+	}
+	for _, root := range roots {
+		if err := waker.AwaitReleasedBelow(ctx, root.ID()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // closeDurableAdmission records the cut-off below each root in the

@@ -40,8 +40,8 @@ func TestScopedDrainLeavesASiblingForestRunning(t *testing.T) {
 	other := f.start(sibling, "wait s")
 	f.gates.reached("g")
 
-	first := f.m.beginScopedDrain([]*parent.Handle{f.parent})
-	second := f.m.beginScopedDrain([]*parent.Handle{f.parent})
+	first := f.m.beginScopedDrain(bg, []*parent.Handle{f.parent})
+	second := f.m.beginScopedDrain(bg, []*parent.Handle{f.parent})
 	require.NoError(t, <-first)
 	require.NoError(t, <-second, "converging drains both resolve")
 	require.False(t, f.live(target))
@@ -131,7 +131,7 @@ func TestScopedDrainAwaitsAnAdmittedMaterialization(t *testing.T) {
 		started <- err
 	}()
 	child := <-created
-	drained := f.m.beginScopedDrain([]*parent.Handle{f.parent})
+	drained := f.m.beginScopedDrain(bg, []*parent.Handle{f.parent})
 	f.inActor(func() {})
 	select {
 	case <-drained:
@@ -173,7 +173,7 @@ func TestDrainInsideSubagentStartRejectsTheInitialPrompt(t *testing.T) {
 	})
 	var drained <-chan error
 	f.rec.setOnStart(func(RunInfo) error {
-		drained = f.m.beginScopedDrain([]*parent.Handle{f.parent})
+		drained = f.m.beginScopedDrain(bg, []*parent.Handle{f.parent})
 		return nil
 	})
 	_, err := f.m.StartContinuable(bg, f.spec(f.parent, "x"))

@@ -112,9 +112,43 @@ func (m *Manager) wake(ctx context.Context, id string, done func(struct{}, error
 			release()
 			m.wakeAfterDisposal(ctx, id, d, done)
 		default:
-			m.replayPending(ctx, a, func(err error) { release(); finish(err) })
+			m.wakeResident(ctx, a, release, finish)
 		}
 	}, finish)
+}
+
+// wakeResident handles a wake for a, resident here, under its child lock
+// (release gives it up): when a drain in force closes admission to a
+// (the drain's process recorded its cut-off, which wakes every session
+// below it that a process holds), a is disposed, child-first, and done
+// waits for that disposal; otherwise a gets its pending messages.
+func (m *Manager) wakeResident(ctx context.Context, a *activation, release func(), done func(error)) {
+	waker := m.inbox.(durable.Waker)
+	async(m, func() drainRead {
+		drained, err := waker.Drained(ctx, a.childID)
+		return drainRead{drained, err}
+	}, func(r drainRead) {
+		switch {
+		case r.err != nil:
+			release()
+			done(r.err)
+		case r.drained && a.disposal == nil && m.st.activations[a.childID] == a:
+			d := m.dispose(a)
+			release()
+			m.wakeAfterDisposal(ctx, a.childID, d, func(_ struct{}, err error) { done(err) })
+		case r.drained:
+			release()
+			done(nil)
+		default:
+			m.replayPending(ctx, a, func(err error) { release(); done(err) })
+		}
+	})
+}
+
+// drainRead is what wakeResident reads before it decides.
+type drainRead struct {
+	drained bool
+	err     error
 }
 
 // wakeAfterDisposal waits for an open disposal, then handles the wake

@@ -6,10 +6,13 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/pgstore"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 )
 
@@ -118,4 +121,40 @@ func TestTwoListenersRaceForAWokenChildAndOneRunsIt(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, runs)
+}
+
+// A scoped drain whose descendant runs in another process: the cut-off
+// recorded in the store wakes that process, which cancels the running
+// turn and disposes the child there, releasing it in SQL; the drain
+// returns only once no session below the parent holds a lease, and
+// admissions below the parent are refused DRAINING meanwhile and after.
+func TestAScopedDrainDisposesADescendantResidentInAnotherProcess(t *testing.T) {
+	dsn := cluster.Database(t)
+	homeStore := openPostgres(t, dsn, "home")
+	home := newFixture(t, withStore(homeStore))
+	child := home.start(home.parent, "silent")
+	home.settled(child, 1)
+	home.m.stopWakes()
+
+	away := newFixture(t, withStore(openPostgres(t, dsn, "away")), withTopLevel("elsewhere"))
+	away.awaitListening()
+	in, _ := durable.Of(homeStore)
+	_, err := in.Admit(bg, child, durableMessage(t, "wait away", home.parent.ID(), durable.LiveEpoch(home.parent.Session())))
+	require.NoError(t, err)
+	away.gates.reached("away")
+
+	require.NoError(t, home.m.DrainContinuableDescendants(bg, []*parent.Handle{home.parent}))
+	conn, err := pgx.Connect(bg, dsn)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, conn.Close(bg)) }()
+	var owner *string
+	var state string
+	require.NoError(t, conn.QueryRow(bg, `SELECT owner, state FROM sessions WHERE id = $1`, child).Scan(&owner, &state))
+	require.Nil(t, owner, "the drain returned after the other process released the child")
+	require.Equal(t, "disposed", state)
+	end := away.settled(child, 1)
+	require.NotEqual(t, agent.Completed, end.StopReason, "the running turn was cancelled")
+	require.Nil(t, away.activation(child), "disposed where it ran")
+	_, err = home.m.Followup(bg, home.parent, child, event.Text("late"), event.Source{Kind: "user"})
+	require.ErrorIs(t, err, fault.Draining)
 }

@@ -71,6 +71,15 @@ type Waker interface {
 	// with a live lease: what a woken process that does not hold id
 	// checks before it tries a takeover. It blocks on the store.
 	Orphaned(ctx context.Context, id string) (bool, error)
+	// Drained reports whether a drain cut-off in force closes admission
+	// to id: what a woken process holding id checks, since recording a
+	// cut-off (CloseAdmission) wakes every session below it that a
+	// process holds. It blocks on the store.
+	Drained(ctx context.Context, id string) (bool, error)
+	// AwaitReleasedBelow blocks until no session below parent holds a
+	// live lease (each has been released, by whatever process held it,
+	// or its holder's lease expired), or ctx is done.
+	AwaitReleasedBelow(ctx context.Context, parent string) error
 }
 
 var (
