@@ -1,10 +1,10 @@
 // Package dsh is where a program that embeds dsh-actors starts: Open
 // returns a Runtime with everything a continuable subagent needs already
-// wired — the session store (a JSONL folder, or memory), the actor
-// runtime with its agent factory (the keyless scripted agent unless
-// another is given), the session query and catalog, and the one subagent
-// service of that runtime with the "spawn" and "fork" providers
-// registered.
+// wired — the session store (a JSONL folder, a Postgres database that
+// several processes may share, or memory), the actor runtime with its
+// agent factory (the keyless scripted agent unless another is given),
+// the session query and catalog, and the one subagent service of that
+// runtime with the "spawn" and "fork" providers registered.
 //
 // An agent is an agent.Agent built by Options.NewAgent; TextAgent makes one
 // from a function from prompt text to answer text. A Runtime's methods cover

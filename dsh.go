@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
+	"sync"
 
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/modelagent"
+	"github.com/dsh-actors/dsh-actors/pgstore"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
@@ -20,10 +24,12 @@ import (
 // the scripted agent and logging nothing (memory-only sessions cannot hold
 // continuable children: Spawn then fails with PERSISTENCE_UNAVAILABLE).
 type Options struct {
-	// Dir is the JSONL session store folder (created when missing); ""
+	// Dir is the JSONL session store folder (created when missing), or a
+	// postgres:// (postgresql://) URL of the Postgres store, whose schema
+	// Open creates when missing and which several processes may share; ""
 	// keeps sessions in memory.
 	Dir string
-	// StoreOptions configure the store opened at Dir, e.g.
+	// StoreOptions configure the JSONL store opened at Dir, e.g.
 	// session.WithCompression.
 	StoreOptions []session.Option
 	// Store, when set, is used instead of Dir; the caller keeps it and
@@ -52,6 +58,10 @@ type Runtime struct {
 	actors    *actors.Runtime
 	query     *query.Query
 	subagents *subagent.Service
+	// postgres is the Postgres store Open opened for Options.Dir, closed
+	// after the actor runtime; nil otherwise.
+	postgres   *pgstore.Store
+	closeStore sync.Once
 }
 
 // Open opens the store, starts the actor runtime and binds its subagent
@@ -61,6 +71,10 @@ func Open(opts Options) (*Runtime, error) {
 	if err := useModelAgents(&opts); err != nil {
 		return nil, err
 	}
+	pg, err := openPostgres(&opts)
+	if err != nil {
+		return nil, err
+	}
 	aopts := actors.Options{Root: opts.Dir, StoreOptions: opts.StoreOptions, Logger: opts.Logger,
 		NewAgent: opts.NewAgent, Workers: opts.Workers, Provider: opts.Provider, Model: opts.Model}
 	if opts.Store != nil {
@@ -68,16 +82,41 @@ func Open(opts Options) (*Runtime, error) {
 	}
 	rt, err := actors.New(aopts)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, closeStore(pg))
 	}
-	r := &Runtime{actors: rt, query: query.New(rt.Sessions())}
+	r := &Runtime{actors: rt, query: query.New(rt.Sessions()), postgres: pg}
 	if err := r.bindSubagents(opts.Logger); err != nil {
-		return nil, errors.Join(err, rt.Close(context.Background()))
+		return nil, errors.Join(err, rt.Close(context.Background()), closeStore(pg))
 	}
 	if opts.ModelAgents != nil {
 		opts.ModelAgents.Bind(r.actors, r.subagents)
 	}
 	return r, nil
+}
+
+// openPostgres opens the Postgres store opts.Dir names, if it names one,
+// and makes it opts.Store; it blocks until the schema is there.
+func openPostgres(opts *Options) (*pgstore.Store, error) {
+	if !strings.HasPrefix(opts.Dir, "postgres://") && !strings.HasPrefix(opts.Dir, "postgresql://") {
+		return nil, nil
+	}
+	if opts.Store != nil || len(opts.StoreOptions) > 0 {
+		return nil, errors.New("dsh: Options.Dir names a Postgres store: set neither Store nor StoreOptions (they are the JSONL store's)")
+	}
+	pg, err := pgstore.Open(context.Background(), opts.Dir)
+	if err != nil {
+		return nil, fault.New(fault.PersistenceUnavailable, "dsh: open the Postgres store: "+err.Error(), err)
+	}
+	opts.Dir, opts.Store = "", pg
+	return pg, nil
+}
+
+// closeStore closes pg when Open opened one.
+func closeStore(pg *pgstore.Store) error {
+	if pg == nil {
+		return nil
+	}
+	return pg.Close()
 }
 
 // useModelAgents makes opts' model agents its agent factory and route; it
@@ -183,10 +222,24 @@ func (r *Runtime) Children(ctx context.Context, parentID string) ([]query.Entry,
 // accepted run to their end within ctx, then every agent is disposed
 // child-first and every session flushed. When ctx ends first it returns
 // ctx's error with the turns still running; Close then ends them.
-func (r *Runtime) Shutdown(ctx context.Context) error { return r.actors.Shutdown(ctx) }
+func (r *Runtime) Shutdown(ctx context.Context) error {
+	if err := r.actors.Shutdown(ctx); err != nil {
+		return err
+	}
+	return r.closePostgres()
+}
 
 // Close closes the runtime at once: admission stops, running turns are
 // cancelled, accepted messages not yet run are discarded, every agent is
 // disposed child-first and every session flushed. It blocks until then;
 // a second Close returns nil.
-func (r *Runtime) Close() error { return r.actors.Close(context.Background()) }
+func (r *Runtime) Close() error {
+	return errors.Join(r.actors.Close(context.Background()), r.closePostgres())
+}
+
+// closePostgres closes the Postgres store Open opened, once.
+func (r *Runtime) closePostgres() error {
+	var err error
+	r.closeStore.Do(func() { err = closeStore(r.postgres) })
+	return err
+}

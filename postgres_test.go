@@ -1,0 +1,59 @@
+package dsh
+
+import (
+	"testing"
+	"time"
+
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
+)
+
+// A postgres:// Dir opens the Postgres store: a child spawned there is in
+// the catalog of a second runtime on the same database after the first
+// closed, and cold-resumes there on its next Send.
+func TestDirNamingPostgresOpensThePostgresStore(t *testing.T) {
+	dsn := cluster.Database(t)
+	first, err := Open(Options{Dir: dsn})
+	require.NoError(t, err)
+	p, err := first.StartAgent(bg, "parent")
+	require.NoError(t, err)
+	childID, err := first.Spawn(bg, p, "worker", event.Text("reply hello"))
+	require.NoError(t, err)
+	end, ok, err := first.WaitChild(bg, childID)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, "hello", event.TextOf(end.LastAssistantMessage))
+	require.NoError(t, first.Close())
+
+	second := open(t, Options{Dir: dsn})
+	entries, err := second.Children(bg, "parent")
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	require.Equal(t, childID, entries[0].ID)
+	p, err = second.ResumeAgent(bg, "parent")
+	require.NoError(t, err)
+	_, err = second.Send(bg, p, childID, event.Text("reply again"))
+	require.NoError(t, err, "the child cold-resumes from the Postgres log")
+	end, ok, err = second.WaitChild(bg, childID)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, "again", event.TextOf(end.LastAssistantMessage))
+}
+
+func TestDirNamingPostgresRefusesTheJSONLOptionsAndAnUnreachableServer(t *testing.T) {
+	_, err := Open(Options{Dir: "postgres://localhost/x", StoreOptions: []session.Option{session.WithCompression(session.CompressionNone)}})
+	require.ErrorContains(t, err, "Postgres store: set neither Store nor StoreOptions")
+	jsonl, err := session.OpenJSONL(t.TempDir())
+	require.NoError(t, err)
+	defer jsonl.Close()
+	_, err = Open(Options{Dir: "postgresql://localhost/x", Store: jsonl})
+	require.ErrorContains(t, err, "Postgres store: set neither Store nor StoreOptions")
+
+	unreachable := "postgres://dsh@127.0.0.1:1/none?connect_timeout=2"
+	start := time.Now()
+	_, err = Open(Options{Dir: unreachable})
+	require.ErrorIs(t, err, fault.PersistenceUnavailable)
+	t.Logf("refused after %v: %v", time.Since(start), err)
+}
