@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/dsh-actors/dsh-actors/fault"
@@ -178,16 +179,23 @@ const heldBelowSQL = `WITH RECURSIVE below(id) AS (
 	SELECT EXISTS (SELECT 1 FROM sessions s JOIN below b ON b.id = s.id
 		WHERE s.owner IS NOT NULL AND s.lease_until > now())`
 
-// The interval between two reads of AwaitReleasedBelow, doubling up to
-// the longest.
+// The interval between two reads of AwaitReleasedBelow when no release
+// was heard, doubling up to the longest: a lease that expires (its holder
+// died) is seen by reading, as is any release while it cannot listen.
 const (
 	releasedPollMin = 5 * time.Millisecond
-	releasedPollMax = 200 * time.Millisecond
+	releasedPollMax = time.Second
 )
 
-// AwaitReleasedBelow reads, at growing intervals, until no session below
-// parent holds a live lease, or ctx is done.
+// AwaitReleasedBelow listens on the released channel (on a connection of
+// its own) and reads, after each release heard and at growing intervals,
+// until no session below parent holds a live lease, or ctx is done. It
+// listens before its first read, so a release that commits after that
+// read is heard; if it cannot listen, it only reads.
 func (in durableInbox) AwaitReleasedBelow(ctx context.Context, parent string) error {
+	listenCtx, stop := context.WithCancel(ctx)
+	released, listened := in.s.listenReleased(listenCtx)
+	defer func() { stop(); <-listened }()
 	for interval := releasedPollMin; ; interval = min(2*interval, releasedPollMax) {
 		var held bool
 		if err := in.s.pool.QueryRow(ctx, heldBelowSQL, parent).Scan(&held); err != nil {
@@ -196,10 +204,48 @@ func (in durableInbox) AwaitReleasedBelow(ctx context.Context, parent string) er
 		if !held {
 			return nil
 		}
-		if err := waitOrDone(ctx, interval); err != nil {
-			return err
+		t := time.NewTimer(interval)
+		select {
+		case <-released:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
 		}
+		t.Stop()
 	}
+}
+
+// listenReleased LISTENs on the released channel until ctx is done; it
+// returns once listening (or failed to), with a channel that gets a value
+// after each release heard (coalesced) and one closed when it has stopped.
+func (s *Store) listenReleased(ctx context.Context) (<-chan struct{}, <-chan struct{}) {
+	released, stopped, ready := make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		var once sync.Once
+		defer once.Do(func() { close(ready) })
+		conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
+		if err != nil {
+			return
+		}
+		defer closeQuietly(ctx, conn)
+		if _, err := conn.Exec(ctx, "LISTEN "+releasedChannel); err != nil {
+			return
+		}
+		once.Do(func() { close(ready) })
+		for {
+			if _, err := conn.WaitForNotification(ctx); err != nil {
+				return
+			}
+			select {
+			case released <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	<-ready
+	return released, stopped
 }
 
 // CloseAdmission records a drain cut-off below parent at epoch, waking

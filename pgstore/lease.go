@@ -260,14 +260,15 @@ func ignoreNoRows(err error) error {
 // disposeSQL ends the lease of epoch of a session whose row the
 // transaction has locked (a no-op when epoch is not current), marks it
 // disposed unless a child of it is not disposed or a message of its inbox
-// is pending, and wakes it when one is. It is a statement of its own,
+// is pending, and wakes it when one is (and tells a waiting drain when a
+// drain marked it). It is a statement of its own,
 // after the lock, so it sees every child that a concurrent Acquire or
 // Create made active and committed.
 const disposeSQL = `WITH r AS (UPDATE sessions AS s SET owner = NULL, lease_until = NULL,
 		state = CASE WHEN EXISTS (SELECT 1 FROM sessions k WHERE k.parent_id = s.id AND k.state <> 'disposed')
 				OR EXISTS (SELECT 1 FROM inbox i WHERE i.session_id = s.id AND i.claimed_seq IS NULL)
 			THEN s.state ELSE 'disposed' END
-	WHERE s.id = $1 AND s.epoch = $2 AND s.owner = $3 RETURNING s.id) ` + notifyPending
+	WHERE s.id = $1 AND s.epoch = $2 AND s.owner = $3 RETURNING s.id, s.drain_id) ` + notifyPending + notifyReleased
 
 func init() {
 	durable.RegisterLeaseWatch(func(store any, lost func(id string, epoch int64)) bool {

@@ -97,7 +97,7 @@ func (s *Store) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_, err = s.pool.Exec(ctx, `WITH r AS (UPDATE sessions SET owner = NULL, lease_until = NULL
-			WHERE owner = $1 RETURNING id) `+notifyPending, s.owner)
+			WHERE owner = $1 RETURNING id, drain_id) `+notifyPending+notifyReleased, s.owner)
 		s.pool.Close()
 	})
 	return err

@@ -15,6 +15,15 @@ import (
 // it has never seen, which is what a takeover needs.
 const wakeChannel = "dsh_actors_wake"
 
+// releasedChannel is the channel a release of a session that a drain
+// marked notifies (its id as the payload), at the commit: what a drain
+// waiting for the sessions below its parent listens for.
+const releasedChannel = "dsh_actors_released"
+
+// notifyReleased is the tail (after notifyPending) of a release whose CTE
+// r returns each released session's id and drain_id.
+const notifyReleased = ` UNION ALL SELECT pg_notify('` + releasedChannel + `', r.id) FROM r WHERE r.drain_id IS NOT NULL`
+
 // notifyPending is the tail of a statement whose CTE r returns session
 // ids: it wakes those of them that have pending messages, at the commit.
 const notifyPending = `SELECT pg_notify('` + wakeChannel + `', r.id) FROM r
@@ -97,11 +106,7 @@ func (in durableInbox) listenOnce(ctx context.Context, connected func(), wake fu
 	if err != nil {
 		return err
 	}
-	defer func() {
-		closing, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		defer cancel()
-		_ = conn.Close(closing)
-	}()
+	defer closeQuietly(ctx, conn)
 	if _, err := conn.Exec(ctx, "LISTEN "+wakeChannel); err != nil {
 		return err
 	}
@@ -113,6 +118,14 @@ func (in durableInbox) listenOnce(ctx context.Context, connected func(), wake fu
 		}
 		wake(n.Payload)
 	}
+}
+
+// closeQuietly closes a listening connection, within a second even when
+// ctx is done.
+func closeQuietly(ctx context.Context, conn *pgx.Conn) {
+	closing, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	_ = conn.Close(closing)
 }
 
 // waitOrDone waits d, or returns ctx's error once it is done.
