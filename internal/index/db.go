@@ -254,13 +254,3 @@ func isCorrupt(err error) bool {
 	code := e.Code() & 0xff
 	return code == 11 || code == 26 // SQLITE_CORRUPT, SQLITE_NOTADB
 }
-
-// handle returns the open database, or an error once closed.
-func (d *DB) handle() (*sql.DB, error) {
-	if d.sql == nil {
-		return nil, errClosed
-	}
-	return d.sql, nil
-}
-
-var errClosed = errors.New("index: closed")

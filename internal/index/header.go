@@ -2,7 +2,6 @@ package index
 
 import (
 	"database/sql"
-	"strings"
 
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -41,16 +40,4 @@ func sameHeader(a, b session.Header) bool {
 		(a.SeedLength == nil || *a.SeedLength == *b.SeedLength)
 	a.SeedLength, b.SeedLength = nil, nil
 	return sameSeed && a == b
-}
-
-// prefixed qualifies every column of a comma-separated list.
-func prefixed(prefix, columns string) string {
-	out := ""
-	for i, c := range strings.Split(columns, ", ") {
-		if i > 0 {
-			out += ", "
-		}
-		out += prefix + c
-	}
-	return out
 }
