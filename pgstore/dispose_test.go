@@ -1,7 +1,10 @@
 package pgstore
 
 import (
+	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/internal/durable"
@@ -155,4 +158,35 @@ func TestCascadeStopsAtALiveOrBusyParent(t *testing.T) {
 	require.Equal(t, "disposed", state(t, conn, "siblings"))
 	require.NoError(t, s.Release(ctx, "held", held))
 	require.Equal(t, "disposed", state(t, conn, "held"))
+}
+
+// Siblings released at once, from two stores, under a parent released
+// before them: whichever release comes last sees every sibling disposed
+// and disposes the parent, so it ends disposed in every run.
+func TestSiblingsReleasedAtOnceDisposeTheirReleasedParent(t *testing.T) {
+	dsn := cluster.Database(t)
+	nodes := []*Store{openStore(t, dsn, WithOwner("a")), openStore(t, dsn, WithOwner("b"))}
+	conn := connect(t, dsn)
+	for round := range 5 {
+		p := fmt.Sprintf("p%d", round)
+		require.NoError(t, nodes[0].Create(ctx, storetest.Header(p, ""), nil))
+		epochs := make([]session.Epoch, 6)
+		for i := range epochs {
+			require.NoError(t, nodes[0].Create(ctx, storetest.Header(fmt.Sprintf("%s/%d", p, i), p), nil))
+			e, err := nodes[i%2].Acquire(ctx, fmt.Sprintf("%s/%d", p, i))
+			require.NoError(t, err)
+			epochs[i] = e
+		}
+		parentEpoch, err := nodes[0].Acquire(ctx, p)
+		require.NoError(t, err)
+		require.NoError(t, nodes[0].Release(ctx, p, parentEpoch))
+		var wg sync.WaitGroup
+		errs := make([]error, len(epochs))
+		for i := range epochs {
+			wg.Go(func() { errs[i] = nodes[i%2].Release(ctx, fmt.Sprintf("%s/%d", p, i), epochs[i]) })
+		}
+		wg.Wait()
+		require.NoError(t, errors.Join(errs...))
+		require.Equal(t, "disposed", state(t, conn, p), "round %d", round)
+	}
 }
