@@ -150,13 +150,16 @@ func (in durableInbox) Discard(ctx context.Context, id string, epoch int64, mess
 // closeAdmissionSQL opens a drain below $1 at epoch $2 and marks every
 // session below it, in one statement: disposed ones too, as an admission
 // makes a disposed session active again. It wakes each marked session
-// that a process holds, at the commit, so its holder disposes it.
+// that a process holds, at the commit, so its holder disposes it. The
+// rows are locked in id order first, as a renewal locks them (renewSQL),
+// so a drain and a renewal over the same sessions cannot deadlock.
 const closeAdmissionSQL = `WITH RECURSIVE below(id) AS (
 		SELECT id FROM sessions WHERE parent_id = $1
 		UNION SELECT s.id FROM sessions s JOIN below b ON s.parent_id = b.id),
+	locked AS (SELECT id FROM sessions WHERE id IN (SELECT id FROM below) ORDER BY id FOR NO KEY UPDATE),
 	d AS (INSERT INTO drains (drain_id, parent_id, parent_epoch) VALUES (gen_random_uuid(), $1, $2) RETURNING drain_id),
 	r AS (UPDATE sessions SET drain_id = d.drain_id, drain_parent = $1, drain_epoch = $2
-		FROM d WHERE sessions.id IN (SELECT id FROM below) RETURNING sessions.id, sessions.owner)
+		FROM d WHERE sessions.id IN (SELECT id FROM locked) RETURNING sessions.id, sessions.owner)
 	SELECT pg_notify('` + wakeChannel + `', r.id) FROM r WHERE r.owner IS NOT NULL`
 
 // drainedSQL: is admission to $1 closed by a drain in force?

@@ -282,6 +282,17 @@ func init() {
 	})
 }
 
+// renewSQL extends the leases ($1 ids, $2 epochs) that $3 still holds
+// by $4. The rows are locked in id order first, as a drain's cut-off
+// locks the sessions it marks, so a renewal and a drain over the same
+// sessions cannot deadlock.
+const renewSQL = `WITH locked AS (SELECT s.id FROM sessions AS s
+		JOIN unnest($1::text[], $2::bigint[]) AS h(id, epoch) ON s.id = h.id AND s.epoch = h.epoch
+		WHERE s.owner = $3 ORDER BY s.id FOR NO KEY UPDATE OF s)
+	UPDATE sessions AS s SET lease_until = now() + $4::interval
+	FROM locked WHERE s.id = locked.id AND s.owner = $3
+	RETURNING s.id`
+
 // Renew extends every lease this store holds in one statement and returns
 // the ids whose lease it no longer holds (another owner took over after
 // it expired); those are forgotten, and each is told, with the epoch that
@@ -297,10 +308,7 @@ func (s *Store) Renew(ctx context.Context) ([]string, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, `UPDATE sessions AS s SET lease_until = now() + $4::interval
-		FROM unnest($1::text[], $2::bigint[]) AS h(id, epoch)
-		WHERE s.id = h.id AND s.epoch = h.epoch AND s.owner = $3
-		RETURNING s.id`, ids, epochs, s.owner, interval(s.ttl))
+	rows, err := s.pool.Query(ctx, renewSQL, ids, epochs, s.owner, interval(s.ttl))
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: renew leases: %w", err)
 	}
