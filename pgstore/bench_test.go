@@ -155,6 +155,8 @@ func BenchmarkChildFirstReleaseAgainstPlainRelease(b *testing.B) {
 	s := openStore(b, dsn)
 	for _, id := range []string{"first", "plain"} {
 		require.NoError(b, s.Create(ctx, storetest.Header(id, ""), nil))
+		parentEpoch, err := s.Acquire(ctx, id) // held: its children's disposal does not dispose it
+		require.NoError(b, err)
 		for i := range 10 {
 			kid := fmt.Sprintf("%s-kid-%d", id, i)
 			require.NoError(b, s.Create(ctx, storetest.Header(kid, id), nil))
@@ -162,6 +164,7 @@ func BenchmarkChildFirstReleaseAgainstPlainRelease(b *testing.B) {
 			require.NoError(b, err)
 			require.NoError(b, s.Release(ctx, kid, epoch))
 		}
+		require.NoError(b, s.Release(ctx, id, parentEpoch))
 	}
 	var childFirst, plain time.Duration
 	n := 0
