@@ -38,3 +38,33 @@ func TestARenewalAndADrainOfTheSameChildrenDoNotDeadlock(t *testing.T) {
 		require.NoError(t, drainErr)
 	}
 }
+
+// A store's Close, which gives up every lease it holds in one statement,
+// and a drain cut-off over the same sessions never deadlock either.
+func TestACloseAndADrainOfTheSameChildrenDoNotDeadlock(t *testing.T) {
+	dsn := cluster.Database(t)
+	drainer := openStore(t, dsn, WithOwner("drainer"))
+	require.NoError(t, drainer.Create(ctx, storetest.Header("p", ""), nil))
+	parentEpoch, err := drainer.Acquire(ctx, "p")
+	require.NoError(t, err)
+	ids := make([]string, 40)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("c%02d", i)
+		require.NoError(t, drainer.Create(ctx, storetest.Header(ids[i], "p"), nil))
+	}
+	in, _ := durable.Of(drainer)
+	for round := range 40 {
+		closer := openStore(t, dsn, WithOwner(fmt.Sprintf("closer-%d", round)))
+		for _, id := range ids {
+			_, err := closer.Acquire(ctx, id)
+			require.NoError(t, err)
+		}
+		var wg sync.WaitGroup
+		var closeErr, drainErr error
+		wg.Go(func() { closeErr = closer.Close() })
+		wg.Go(func() { drainErr = in.CloseAdmission(ctx, "p", int64(parentEpoch)) })
+		wg.Wait()
+		require.NoError(t, closeErr)
+		require.NoError(t, drainErr)
+	}
+}
