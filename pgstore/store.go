@@ -86,6 +86,14 @@ func defaultOwner() string {
 	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
+// releaseAllSQL gives up every lease $1 holds, waking those with pending
+// messages. The rows are locked in id order first, as a drain's cut-off
+// locks the sessions it marks, so a Close and a drain over the same
+// sessions cannot deadlock.
+const releaseAllSQL = `WITH locked AS (SELECT id FROM sessions WHERE owner = $1 ORDER BY id FOR NO KEY UPDATE),
+	r AS (UPDATE sessions SET owner = NULL, lease_until = NULL
+		WHERE id IN (SELECT id FROM locked) AND owner = $1 RETURNING id, drain_id) ` + notifyPending + notifyReleased
+
 // Close stops renewing, gives up every lease this store holds (waking
 // those with pending messages, for another process to run) and closes
 // the connections. It is idempotent.
@@ -96,8 +104,7 @@ func (s *Store) Close() error {
 		s.renewer.Wait()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_, err = s.pool.Exec(ctx, `WITH r AS (UPDATE sessions SET owner = NULL, lease_until = NULL
-			WHERE owner = $1 RETURNING id, drain_id) `+notifyPending+notifyReleased, s.owner)
+		_, err = s.pool.Exec(ctx, releaseAllSQL, s.owner)
 		s.pool.Close()
 	})
 	return err
