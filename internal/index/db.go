@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/query"
@@ -145,12 +146,42 @@ func (d *DB) openOnce(ctx context.Context) error {
 	}
 	// Only a validated file is switched to the WAL journal (a refused one
 	// is left byte for byte as it was).
-	if _, err := db.ExecContext(ctx, `PRAGMA journal_mode = wal`); err != nil {
+	if err := switchToWAL(ctx, db); err != nil {
 		_ = db.Close()
 		return err
 	}
 	d.sql = db
 	return nil
+}
+
+// walSwitchPatience bounds how long switchToWAL retries a busy file, as
+// the connection's busy timeout bounds every other statement.
+const walSwitchPatience = 30 * time.Second
+
+// switchToWAL sets db's journal to WAL. When another connection holds the
+// file's RESERVED lock (another process validating a new index), SQLite
+// answers the switch SQLITE_BUSY at once instead of waiting out the busy
+// timeout, so the switch is retried, backing off from 1 ms to 100 ms,
+// until it succeeds, ctx ends or walSwitchPatience has passed.
+func switchToWAL(ctx context.Context, db *sql.DB) error {
+	deadline := time.Now().Add(walSwitchPatience)
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		_, err := db.ExecContext(ctx, `PRAGMA journal_mode = wal`)
+		if !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY.
+func isBusy(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == 5
 }
 
 // prepare validates the file and creates (or resets) the schema, in one

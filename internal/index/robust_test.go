@@ -380,3 +380,38 @@ func requireIntact(t *testing.T, path string) {
 	_, err = conn.Exec(`INSERT INTO docs(docs) VALUES ('integrity-check')`)
 	require.NoError(t, err, "FTS5 integrity-check")
 }
+
+// A file another process is about to write (it holds the RESERVED lock,
+// as the other of two processes opening one new index does while it
+// validates the file) does not fail Open's switch to the WAL journal:
+// SQLite answers that switch busy at once, without its busy timeout, to
+// avoid a deadlock, so the switch is retried until the writer is done.
+func TestTheWALSwitchWaitsForAWriter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	writer, err := sql.Open("sqlite", "file:"+path)
+	require.NoError(t, err)
+	defer writer.Close()
+	writer.SetMaxOpenConns(1)
+	_, err = writer.Exec(`CREATE TABLE t (x)`)
+	require.NoError(t, err)
+	tx, err := writer.Begin()
+	require.NoError(t, err)
+	_, err = tx.Exec(`INSERT INTO t VALUES (1)`) // RESERVED until the commit
+	require.NoError(t, err)
+
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(30000)")
+	require.NoError(t, err)
+	defer db.Close()
+	switched := make(chan error, 1)
+	go func() { switched <- switchToWAL(context.Background(), db) }()
+	select {
+	case err := <-switched:
+		t.Fatalf("the switch returned while the writer held the file: %v", err)
+	case <-time.After(300 * time.Millisecond): // long enough for a BUSY answer to come back
+	}
+	require.NoError(t, tx.Commit())
+	require.NoError(t, <-switched)
+	var mode string
+	require.NoError(t, db.QueryRow(`PRAGMA journal_mode`).Scan(&mode))
+	require.Equal(t, "wal", mode)
+}
