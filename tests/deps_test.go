@@ -79,7 +79,7 @@ var allowedDeps = map[string][]string{
 	"internal/index": {"fault", "event", "internal/vocab", "session", "query", "internal/catalog", "descriptor", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	// internal/bench holds the CLI's measurement loops: it sits on the
 	// runtime and under cmd.
-	"internal/bench": {rootLayer, "pgstore", "internal/sweep", "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "host", "internal/storegen", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/sessiontest", "internal/listeners", "internal/jsjson"},
+	"internal/bench": {rootLayer, "internal/pgstore", "internal/sweep", "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "host", "internal/storegen", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/sessiontest", "internal/listeners", "internal/jsjson"},
 	// internal/stress is the randomized stress harness of the CLI and the
 	// stress tests: it sits on the subagent service.
 	"internal/stress": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/sessiontest", "internal/listeners", "internal/jsjson"},
@@ -101,14 +101,14 @@ var allowedDeps = map[string][]string{
 	"internal/storetest": {"fault", "event", "internal/vocab", "session", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	// pgstore is the PostgreSQL store: a second session.Fenced beside the
 	// JSONL store, on session only.
-	"pgstore": {"fault", "event", "internal/vocab", "descriptor", "session", "query", "internal/catalog", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/sweep", "internal/listeners", "internal/jsjson"},
+	"internal/pgstore": {"fault", "event", "internal/vocab", "descriptor", "session", "query", "internal/catalog", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/sweep", "internal/listeners", "internal/jsjson"},
 	// the module's root package is the embedders' entry point: it opens
 	// the runtime and binds the subagent service and the model agents,
 	// under cmd and internal/bench.
-	rootLayer: {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "pgstore", "internal/sweep", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
-	"cmd": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "host", "internal/llm", "modelagent", "pgstore",
+	rootLayer: {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "internal/pgstore", "internal/sweep", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
+	"cmd": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "host", "internal/llm", "modelagent", "internal/pgstore",
 		"internal/sweep", "internal/bench", "internal/storegen", "internal/stress", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/sessiontest", "internal/listeners", "internal/jsjson"},
-	"tests": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "host", "cmd", "internal/llm", "modelagent", "pgstore", "internal/stress", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
+	"tests": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "host", "cmd", "internal/llm", "modelagent", "internal/pgstore", "internal/stress", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 }
 
 // rootLayer is the layer name of the module's root package.

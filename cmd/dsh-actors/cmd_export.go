@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/dsh-actors/dsh-actors/pgstore"
+	"github.com/dsh-actors/dsh-actors/internal/pgstore"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 

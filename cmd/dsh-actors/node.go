@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dsh-actors/dsh-actors/internal/pgstore"
 	"github.com/dsh-actors/dsh-actors/internal/sweep"
-	"github.com/dsh-actors/dsh-actors/pgstore"
 	"go.uber.org/goleak"
 )
 

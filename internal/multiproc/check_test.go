@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dsh-actors/dsh-actors/pgstore"
+	"github.com/dsh-actors/dsh-actors/internal/pgstore"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 )
