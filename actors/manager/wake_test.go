@@ -25,6 +25,17 @@ func openPostgres(t *testing.T, dsn, owner string) *pgstore.Store {
 	return s
 }
 
+// homeWithSettledChild opens the "home" process on dsn's Postgres store
+// with its parent and one child that settled its first turn.
+func homeWithSettledChild(t *testing.T, dsn string) (home *fixture, store *pgstore.Store, child string) {
+	t.Helper()
+	store = openPostgres(t, dsn, "home")
+	home = newFixture(t, withStore(store))
+	child = home.start(home.parent, "silent")
+	home.settled(child, 1)
+	return home, store, child
+}
+
 // awaitListening waits until f's manager listens for wakes.
 func (f *fixture) awaitListening() {
 	f.t.Helper()
@@ -45,10 +56,7 @@ func (f *fixture) awaitListening() {
 // as the root of its own forest, its epoch's edges naming its parent.
 func TestAFollowupReachesTheChildInTheProcessThatHoldsIt(t *testing.T) {
 	dsn := cluster.Database(t)
-	homeStore := openPostgres(t, dsn, "home")
-	home := newFixture(t, withStore(homeStore))
-	child := home.start(home.parent, "silent")
-	home.settled(child, 1)
+	home, homeStore, child := homeWithSettledChild(t, dsn)
 	home.m.stopWakes() // deaf from now on: the other process is the one that hears wakes
 
 	away := newFixture(t, withStore(openPostgres(t, dsn, "away")), withTopLevel("elsewhere"))
@@ -88,10 +96,7 @@ func TestAFollowupReachesTheChildInTheProcessThatHoldsIt(t *testing.T) {
 // nothing pending).
 func TestTwoListenersRaceForAWokenChildAndOneRunsIt(t *testing.T) {
 	dsn := cluster.Database(t)
-	homeStore := openPostgres(t, dsn, "home")
-	home := newFixture(t, withStore(homeStore))
-	child := home.start(home.parent, "silent")
-	home.settled(child, 1)
+	home, homeStore, child := homeWithSettledChild(t, dsn)
 	away := newFixture(t, withStore(openPostgres(t, dsn, "away")), withTopLevel("elsewhere"))
 	home.awaitListening()
 	away.awaitListening()
@@ -130,10 +135,7 @@ func TestTwoListenersRaceForAWokenChildAndOneRunsIt(t *testing.T) {
 // admissions below the parent are refused DRAINING meanwhile and after.
 func TestAScopedDrainDisposesADescendantResidentInAnotherProcess(t *testing.T) {
 	dsn := cluster.Database(t)
-	homeStore := openPostgres(t, dsn, "home")
-	home := newFixture(t, withStore(homeStore))
-	child := home.start(home.parent, "silent")
-	home.settled(child, 1)
+	home, homeStore, child := homeWithSettledChild(t, dsn)
 	home.m.stopWakes()
 
 	away := newFixture(t, withStore(openPostgres(t, dsn, "away")), withTopLevel("elsewhere"))
