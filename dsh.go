@@ -3,7 +3,11 @@ package dsh
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -24,10 +28,13 @@ import (
 // the scripted agent and logging nothing (memory-only sessions cannot hold
 // continuable children: Spawn then fails with PERSISTENCE_UNAVAILABLE).
 type Options struct {
-	// Dir is the JSONL session store folder (created when missing), or a
-	// postgres:// (postgresql://) URL of the Postgres store, whose schema
-	// Open creates when missing and which several processes may share; ""
-	// keeps sessions in memory.
+	// Dir is the JSONL session store folder, which Open makes (with the
+	// folders above it) when missing, or a postgres:// (postgresql://)
+	// URL of the Postgres store, whose schema Open creates when missing
+	// and which several processes may share; "" keeps sessions in memory.
+	// A session is live in one runtime at a time: another runtime on the
+	// same store, in this process or another, is refused it with an error
+	// matching fault.LeaseHeld.
 	Dir string
 	// StoreOptions configure the JSONL store opened at Dir, e.g.
 	// session.WithCompression.
@@ -35,8 +42,10 @@ type Options struct {
 	// Store, when set, is used instead of Dir; the caller keeps it and
 	// closes it after the runtime.
 	Store session.Store
-	// NewAgent builds every agent started or resumed; nil means
-	// agent.Scripted.
+	// NewAgent builds every agent the runtime starts or resumes:
+	// top-level agents and their continuable children alike (a child's
+	// agent.Options.ParentSession is its parent's id, a top-level
+	// agent's is empty); nil means agent.Scripted.
 	NewAgent agent.Factory
 	// Provider and Model are the model route the agents NewAgent builds are
 	// attributed to (empty: the agent package's defaults).
@@ -75,6 +84,11 @@ func Open(opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Dir != "" && opts.Store == nil {
+		if err := makeStoreDir(opts.Dir); err != nil {
+			return nil, err
+		}
+	}
 	aopts := actors.Options{Root: opts.Dir, StoreOptions: opts.StoreOptions, Logger: opts.Logger,
 		NewAgent: opts.NewAgent, Workers: opts.Workers, Provider: opts.Provider, Model: opts.Model}
 	if opts.Store != nil {
@@ -109,6 +123,51 @@ func openPostgres(opts *Options) (*pgstore.Store, error) {
 	}
 	opts.Dir, opts.Store = "", pg
 	return pg, nil
+}
+
+// makeStoreDir makes the JSONL store folder dir and the missing folders
+// above it, each one durable (the folder holding it synced), as the store
+// makes the folders below it. It fails with PERSISTENCE_UNAVAILABLE naming
+// dir when dir cannot be a folder.
+func makeStoreDir(dir string) error {
+	if err := mkdirDurably(filepath.Clean(dir)); err != nil {
+		return fault.New(fault.PersistenceUnavailable,
+			fmt.Sprintf("dsh: cannot make the session store folder %q: %v", dir, err), err)
+	}
+	return nil
+}
+
+// mkdirDurably makes dir and the missing folders above it, top-down,
+// syncing each new folder's parent so that its entry survives a crash.
+func mkdirDurably(dir string) error {
+	info, err := os.Stat(dir)
+	switch {
+	case err == nil && info.IsDir():
+		return nil
+	case err == nil:
+		return &fs.PathError{Op: "open", Path: dir, Err: errors.New("not a directory")}
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	up := filepath.Dir(dir)
+	if up != dir {
+		if err := mkdirDurably(up); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return syncDir(up)
+}
+
+// syncDir fsyncs the folder dir.
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(f.Sync(), f.Close())
 }
 
 // closeStore closes pg when Open opened one.
@@ -162,24 +221,41 @@ func (r *Runtime) Subagents() *subagent.Service { return r.subagents }
 func (r *Runtime) Query() *query.Query { return r.query }
 
 // StartAgent publishes a top-level agent over a new session named id (a
-// random uuid when empty), built by Options.NewAgent. It blocks until the
-// agent is published.
+// random uuid when empty), built by Options.NewAgent, and returns its
+// handle: the parent that Spawn, Send and Drain take. The handle's ID is
+// the agent's id, WhenIdle(ctx) blocks until the messages it accepted have
+// run, and Session().Events() is its log so far. It blocks until the
+// agent is published; an id that is live already fails with
+// fault.AgentExists, and one that is stored with fault.AgentStartFailed
+// (a stored agent is ResumeAgent's).
 func (r *Runtime) StartAgent(ctx context.Context, id string) (*parent.Handle, error) {
 	return r.actors.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: id}})
 }
 
 // ResumeAgent publishes the stored top-level agent id again, built by
 // Options.NewAgent over its log (after a restart, say); its continuable
-// children cold-resume on their next Send. It blocks until the agent is
-// published and fails with fault.AgentExists when id is live already.
+// children cold-resume on their next Send. The handles of the closed
+// runtime are stale: Spawn and Send take the one ResumeAgent returns.
+// It blocks until the agent is published and fails with fault.AgentExists
+// when id is live already, and with fault.AgentStartFailed when it cannot
+// be resumed (the message says why: no stored session under id, or, also
+// matching fault.LeaseHeld, another runtime holds it live).
 func (r *Runtime) ResumeAgent(ctx context.Context, id string) (*parent.Handle, error) {
 	return r.actors.ResumeAgent(ctx, id, parent.Spec{})
 }
 
 // Spawn starts a continuable child of the exact live agent p through the
 // "spawn" provider with a durable label and its first prompt; it returns
-// the child's id at inbox acceptance (the turn runs later).
+// the child's id at inbox acceptance (the turn runs later), blocking until
+// then. The child's agent is built by Options.NewAgent. It fails with
+// fault.Unauthorized when p is nil or not the live agent it was (a handle
+// from before a restart), fault.DescriptorInvalid for an empty label,
+// fault.PersistenceUnavailable on a memory-only runtime, fault.Draining
+// below a drained parent, fault.Closed and fault.Cancelled.
 func (r *Runtime) Spawn(ctx context.Context, p *parent.Handle, label string, prompt []event.Block) (childID string, err error) {
+	if err := needParent("Spawn", p); err != nil {
+		return "", err
+	}
 	started, err := r.subagents.StartContinuable(ctx, manager.StartSpec{
 		Provider: subagent.SpawnName, Label: label,
 		Request: manager.Request{Prompt: prompt, Parent: p},
@@ -189,15 +265,28 @@ func (r *Runtime) Spawn(ctx context.Context, p *parent.Handle, label string, pro
 
 // Send delivers content from p to its continuable child childID as the
 // child's next FIFO turn (cold-resuming it when it settled) and returns the
-// accepted MessageID. It blocks until acceptance.
+// accepted MessageID. It blocks until acceptance. Only the child's exact
+// live direct parent may send: another agent, a stale handle or nil is
+// fault.Unauthorized; a childID that names no continuable child is
+// fault.NotResumable; below a drained parent it is fault.Draining.
 func (r *Runtime) Send(ctx context.Context, p *parent.Handle, childID string, content []event.Block) (string, error) {
+	if err := needParent("Send", p); err != nil {
+		return "", err
+	}
 	return r.subagents.Followup(ctx, p, childID, content, event.Source{Kind: "user"})
 }
 
-// WaitChild blocks until the resident epoch of childID ends and returns
-// its subagent/end (stop reason, last assistant message, discarded
-// follow-ups) with ok true; with ok false at once when no epoch of
-// childID is resident. See subagent.Service.WaitChild.
+// WaitChild blocks until the resident epoch of childID ends (its turns
+// ran, it owns no undisposed child and it was disposed) and returns its
+// subagent/end (stop reason, last assistant message, discarded follow-ups)
+// with ok true; with ok false at once when no epoch of childID is
+// resident. It waits only for an epoch resident when it is called: one
+// that ended before (a short turn can end before the Spawn or Send that
+// started it returns) is not waited for, and ok false does not say whether
+// the child settled, was never resumed or does not exist (Children does).
+// To see every end, subscribe before acting: Subagents().Subscribe with a
+// listener for *subagent.EndEvent, whose ID is the child's. A cancelled
+// ctx is fault.Cancelled.
 func (r *Runtime) WaitChild(ctx context.Context, childID string) (end manager.RunEndInfo, ok bool, err error) {
 	return r.subagents.WaitChild(ctx, childID)
 }
@@ -206,12 +295,31 @@ func (r *Runtime) WaitChild(ctx context.Context, childID string) (end manager.Ru
 // continuable descendants child-first; agents outside those subtrees keep
 // running. Until a parent leaves the runtime, a Spawn or Send below it
 // fails with fault.Draining. It blocks until the descendants are
-// disposed.
+// disposed; on a closed runtime it fails with fault.Closed.
 func (r *Runtime) Drain(ctx context.Context, parents ...*parent.Handle) error {
+	if err := r.actors.Err(); err != nil {
+		return err
+	}
 	return r.subagents.DrainContinuableDescendants(ctx, parents)
 }
 
-// Children lists parentID's continuable children from the durable catalog.
+// needParent refuses a nil parent handle for op, saying what is missing.
+func needParent(op string, p *parent.Handle) error {
+	if p == nil {
+		return fault.New(fault.Unauthorized, "dsh: "+op+
+			" needs the handle of a live parent agent (from StartAgent or ResumeAgent); got a nil parent", nil)
+	}
+	return nil
+}
+
+// Children lists parentID's direct continuable children from the durable
+// catalog, never waking one, in creation order (then id). An entry is
+// either Kind query.KindChild with ID, Label and Status (query.StatusRunning
+// when the child is live in this runtime, query.StatusComplete when it is
+// only stored, which is no outcome: a Send runs a new turn) or Kind
+// query.KindDiagnostic with ID and Reason ("corrupt", "unsupported" or
+// "unavailable") for a child whose log cannot be read. An unknown parent
+// is fault.QuerySessionNotFound. It blocks on the reads.
 func (r *Runtime) Children(ctx context.Context, parentID string) ([]query.Entry, error) {
 	return r.subagents.ListChildren(ctx, parentID)
 }
