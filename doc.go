@@ -17,6 +17,25 @@
 // cold-resume on their next Send. Subagents and Actors give the full
 // service and runtime for everything else.
 //
+// A program needs this package, agent (to write an agent) and event
+// (message content); errors are matched with errors.Is against the codes
+// of package fault. The values the methods return are defined in packages
+// below, imported only to name their types: StartAgent's handle
+// (*parent.Handle: ID, WhenIdle, Session), WaitChild's end
+// (manager.RunEndInfo: StopReason, LastAssistantMessage) and Children's
+// entries (query.Entry).
+//
+// What blocks: Spawn, Send and Prompt return at inbox acceptance, before
+// the turn runs; the handle's WhenIdle and WaitChild wait for turns;
+// Drain, Shutdown and Close wait for the disposals they start; Children
+// reads the store. A turn runs on its own goroutine, so an agent's RunTurn
+// may block (on a model, on ctx) without holding up other agents.
+//
+// The web page and its RPC surface are package host's handler over this
+// runtime: host.New(rt.Actors(), rt.Subagents(), rt.Query(),
+// host.Options{}) is an http.Handler (its protocol is
+// docs/wire-protocol.md); close it, then the runtime.
+//
 // Shutdown(ctx) stops admission at once, lets running turns finish
 // within ctx, then disposes every agent child-first and flushes the store;
 // Close does the same at once, cancelling running turns. Once either

@@ -26,7 +26,10 @@ func TextAgent(reply func(ctx context.Context, prompt string) (string, error)) a
 
 // Prompt sends text to the live top-level agent id as a user message, the
 // agent's next FIFO turn, and returns the accepted MessageID. It blocks
-// until acceptance, not until the turn runs.
+// until acceptance, not until the turn runs (the handle's WhenIdle waits
+// for that). The agent must be live in this runtime (StartAgent, or
+// ResumeAgent after a restart): otherwise, and for a continuable child's
+// id, it fails with fault.AgentNotFound.
 func (r *Runtime) Prompt(ctx context.Context, id, text string) (string, error) {
 	return r.actors.Followup(ctx, id, event.Text(text), event.Source{Kind: event.SourceUser})
 }
