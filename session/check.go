@@ -7,47 +7,39 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dsh-actors/dsh-actors/internal/logcheck"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 )
 
-// Kinds of Damage.
+func init() { logcheck.Register(checkRoot) }
+
+// The kinds of damage the check reports (logcheck documents each).
 const (
-	// damageLog: a log a read refuses (damage in its committed region, in a
-	// complete Zstandard frame, a log stored at a path its header does not
-	// identify, an id stored twice), or one whose repairing load would cut
-	// bytes (a torn tail, damage in an unfinished last turn).
-	damageLog = "damaged-log"
-	// damageHeader: a log whose first line (first frame) is not a header
-	// the listing accepts, so List skips or refuses the session.
-	damageHeader = "unreadable-header"
-	// damageTemp: a leftover *.tmp file of an interrupted Create.
-	damageTemp = "temp-file"
-	// damageEmptyFolder: a session folder holding nothing.
-	damageEmptyFolder = "empty-folder"
-	// damageLayout: a flat-layout log, or a log of the other encoding.
-	damageLayout = "bad-layout"
+	damageLog         = logcheck.Log
+	damageHeader      = logcheck.Header
+	damageTemp        = logcheck.Temp
+	damageEmptyFolder = logcheck.EmptyFolder
+	damageLayout      = logcheck.Layout
 )
 
-// Damage is one problem Check found.
-type Damage struct {
-	Kind string // one of the Damage* kinds
-	Path string // the file or folder
-	// Line is the event line (from 1, after the header) the damage starts
-	// at, 0 when no line is involved.
-	Line int
-	// FrameAt is the byte offset of the damaged Zstandard frame, -1 when
-	// none is involved.
-	FrameAt int64
-	Msg     string // what is wrong, naming Path
+// checkRoot is the walk logcheck.Check runs: it opens the store rooted at
+// root as it is (the encoding its logs have) and checks it.
+func checkRoot(ctx context.Context, root string) ([]logcheck.Damage, error) {
+	s, err := OpenJSONL(root)
+	if err != nil {
+		return nil, err
+	}
+	found, err := s.check(ctx)
+	return found, errors.Join(err, s.Close())
 }
 
-// Check walks every project and session folder of the root without
+// check walks every project and session folder of the root without
 // writing anything and returns every problem it finds, in folder order:
 // each damaged log with its line or frame, each header that cannot be
 // read, leftover temporary files, empty session folders, flat-layout logs
 // and logs of the other encoding. It fails only when a folder or file
 // cannot be read at all.
-func (s *JSONL) Check(ctx context.Context) ([]Damage, error) {
+func (s *JSONL) check(ctx context.Context) ([]logcheck.Damage, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
@@ -67,17 +59,17 @@ func (s *JSONL) Check(ctx context.Context) ([]Damage, error) {
 	return c.out, nil
 }
 
-// checker is one Check call.
+// checker is one check call.
 type checker struct {
 	s       *JSONL
-	out     []Damage
+	out     []logcheck.Damage
 	ids     map[string]string // header id → path of its first log
 	enc     Compression       // the root's encoding, once decided
 	decided bool              // enc is known: fixed, or the first log's
 }
 
 func (c *checker) add(kind, path string, line int, frameAt int64, format string, args ...any) {
-	c.out = append(c.out, Damage{Kind: kind, Path: path, Line: line, FrameAt: frameAt, Msg: fmt.Sprintf(format, args...)})
+	c.out = append(c.out, logcheck.Damage{Kind: kind, Path: path, Line: line, FrameAt: frameAt, Msg: fmt.Sprintf(format, args...)})
 }
 
 func (c *checker) project(project string) error {

@@ -83,7 +83,7 @@ func TestCheckNamesEachDamage(t *testing.T) {
 			s := openStore(t)
 			path := c.arrange(t, s)
 			before := snapshotTree(t, s.Root())
-			got, err := s.Check(ctx)
+			got, err := s.check(ctx)
 			require.NoError(t, err)
 			require.Len(t, got, 1, "%v", got)
 			d := got[0]
@@ -105,11 +105,11 @@ func TestCheckOfAHealthyStoreFindsNothing(t *testing.T) {
 		require.NoError(t, s.Create(ctx, header("a"), turnEvents(0, 3)))
 		require.NoError(t, s.Append(ctx, "a", turnEvents(3, 2)))
 		require.NoError(t, s.Create(ctx, Header{ID: "b", CreatedAt: 2}, nil))
-		got, err := s.Check(ctx)
+		got, err := s.check(ctx)
 		require.NoError(t, err)
 		require.Empty(t, got, enc.String())
 	}
-	got, err := openStore(t).Check(ctx)
+	got, err := openStore(t).check(ctx)
 	require.NoError(t, err)
 	require.Empty(t, got, "a missing root holds no damage")
 }

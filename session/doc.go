@@ -31,7 +31,7 @@
 // otherwise the root's first log decides (an empty root is plain), and a
 // log of the other encoding anywhere is refused with an error matching errUnsupported.
 // Inside complete frames any defect is fatal (an error matching ErrCorrupt;
-// Check's Damage.FrameAt names the frame); only a torn final frame is repaired, keeping
+// the store check names the frame); only a torn final frame is repaired, keeping
 // the lines of its complete blocks.
 //
 // # Reads

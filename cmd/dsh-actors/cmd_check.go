@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/dsh-actors/dsh-actors/internal/logcheck"
 )
 
 func init() {
@@ -51,17 +51,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return 0
 }
 
-// checkStore runs session.JSONL.Check over root, which must exist.
+// checkStore runs logcheck.Check over root, which must exist.
 func checkStore(ctx context.Context, root string) ([]damage, error) {
 	if err := requireStore(root); err != nil {
 		return nil, err
 	}
-	store, err := session.OpenJSONL(root)
-	if err != nil {
-		return nil, err
-	}
-	defer store.Close()
-	found, err := store.Check(ctx)
+	found, err := logcheck.Check(ctx, root)
 	if err != nil {
 		return nil, err
 	}
