@@ -82,3 +82,42 @@ func TestTheReleaseOfADrainedSessionIsHeard(t *testing.T) {
 	stop()
 	<-listened
 }
+
+// A session under a drain cut-off in force is not orphaned, whatever it
+// has pending and whoever holds it: the drain settles its pending
+// messages, so neither Orphaned nor the sweep's wakes report it. Once
+// the drain's parent gives its lease up, the cut-off no longer holds and
+// the session is an orphan again.
+func TestADrainedSessionIsNotOrphaned(t *testing.T) {
+	dsn := cluster.Database(t)
+	home, sweeper := openStore(t, dsn, WithOwner("home")), openStore(t, dsn, WithOwner("sweeper"))
+	pe := family(t, home, "drained", "orphan")
+	in := durableInbox{home}
+	for _, c := range []string{"drained", "orphan"} {
+		_, err := in.Admit(ctx, c, storetest.Message(c+"-m", "p", pe))
+		require.NoError(t, err)
+	}
+	// Close admission below p, then take "orphan" out of the cut-off (as
+	// if it had been admitted under another parent): only "drained" is cut.
+	require.NoError(t, in.CloseAdmission(ctx, "p", int64(pe)))
+	conn := connect(t, dsn)
+	_, err := conn.Exec(ctx, `UPDATE sessions SET drain_id = NULL WHERE id = 'orphan'`)
+	require.NoError(t, err)
+
+	for id, want := range map[string]bool{"drained": false, "orphan": true} {
+		orphaned, err := in.Orphaned(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, want, orphaned, id)
+	}
+	woken, err := sweeper.wakeOrphans(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"orphan"}, woken, "the sweep wakes no drained session")
+
+	require.NoError(t, home.Release(ctx, "p", pe))
+	orphaned, err := in.Orphaned(ctx, "drained")
+	require.NoError(t, err)
+	require.True(t, orphaned, "the cut-off ended with its parent's lease")
+	woken, err = sweeper.wakeOrphans(ctx)
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"drained", "orphan"}, woken)
+}
