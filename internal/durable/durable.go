@@ -67,8 +67,10 @@ type Waker interface {
 	// be repeated or lost (a sweep repeats it); it names a session, it
 	// proves nothing. It blocks until ctx is done and returns its error.
 	Listen(ctx context.Context, listening func(), wake func(id string)) error
-	// Orphaned reports whether id has pending messages and no holder
-	// with a live lease: what a woken process that does not hold id
+	// Orphaned reports whether id has pending messages, no holder
+	// with a live lease and no drain cut-off in force (a drain settles a
+	// drained session's pending messages; nothing wakes it to run them):
+	// what a woken process that does not hold id
 	// checks before it tries a takeover. It blocks on the store.
 	Orphaned(ctx context.Context, id string) (bool, error)
 	// Drained reports whether a drain cut-off in force closes admission

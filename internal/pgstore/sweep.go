@@ -31,7 +31,7 @@ const sweepBatch = 64
 // append is fenced), the repairing Load (the turn it left open closed
 // interrupted, under the new lease), Release. A session another store
 // takes over meanwhile is skipped. Last it wakes every session with
-// pending messages that no one holds live (the lost wakes: a listener
+// pending messages that no one holds live and no drain cut-off closes (the lost wakes: a listener
 // that takes it over runs them). It returns the ids taken over; a
 // failure on one session does not stop the others.
 func (s *Store) sweep(ctx context.Context) ([]string, error) {

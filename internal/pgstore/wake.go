@@ -29,20 +29,33 @@ const notifyReleased = ` UNION ALL SELECT pg_notify('` + releasedChannel + `', r
 const notifyPending = `SELECT pg_notify('` + wakeChannel + `', r.id) FROM r
 	WHERE EXISTS (SELECT 1 FROM inbox i WHERE i.session_id = r.id AND i.claimed_seq IS NULL)`
 
+// notDrainedS is the condition that no drain cut-off in force closes
+// admission to the session s (the cut-off holds while the drain's parent
+// holds the lease of the epoch it drained at).
+const notDrainedS = `(s.drain_id IS NULL OR NOT EXISTS (SELECT 1 FROM sessions d
+		WHERE d.id = s.drain_parent AND d.epoch = s.drain_epoch AND d.owner IS NOT NULL))`
+
 // orphansSQL wakes every active session with pending messages whose lease
-// no one holds live (released, or expired: its holder died or stalls).
+// no one holds live (released, or expired: its holder died or stalls),
+// less those under a drain cut-off in force: the drain settles their
+// pending messages, no turn runs them.
 const orphansSQL = `WITH r AS (SELECT s.id FROM sessions s
 		WHERE s.id IN (SELECT session_id FROM inbox WHERE claimed_seq IS NULL)
-		AND s.state = 'active' AND (s.owner IS NULL OR s.lease_until < now()))
+		AND s.state = 'active' AND (s.owner IS NULL OR s.lease_until < now())
+		AND ` + notDrainedS + `)
 	SELECT r.id, pg_notify('` + wakeChannel + `', r.id)::text FROM r`
 
-// orphanSQL: is $1 an active session with pending messages and no live
-// lease (orphansSQL's condition, for one session)?
+// orphanSQL: is $1 an active session with pending messages, no live
+// lease and no drain cut-off in force (orphansSQL's condition, for one
+// session)?
 const orphanSQL = `SELECT EXISTS (SELECT 1 FROM sessions s WHERE s.id = $1
 	AND s.state = 'active' AND (s.owner IS NULL OR s.lease_until < now())
+	AND ` + notDrainedS + `
 	AND EXISTS (SELECT 1 FROM inbox i WHERE i.session_id = s.id AND i.claimed_seq IS NULL))`
 
-// Orphaned reports whether id has pending messages and no live holder.
+// Orphaned reports whether id has pending messages, no live holder and
+// no drain cut-off in force (a drained session's pending messages are
+// settled by the drain, not run). It blocks for one read.
 func (in durableInbox) Orphaned(ctx context.Context, id string) (bool, error) {
 	var orphaned bool
 	if err := in.s.pool.QueryRow(ctx, orphanSQL, id).Scan(&orphaned); err != nil {
@@ -51,8 +64,8 @@ func (in durableInbox) Orphaned(ctx context.Context, id string) (bool, error) {
 	return orphaned, nil
 }
 
-// wakeOrphans wakes (NOTIFY) every session with pending messages and no
-// live holder, and returns their ids: the wakes that were lost (no
+// wakeOrphans wakes (NOTIFY) every session with pending messages, no
+// live holder and no drain cut-off in force, and returns their ids: the wakes that were lost (no
 // listener heard them, or the holder went away before it ran them).
 func (s *Store) wakeOrphans(ctx context.Context) ([]string, error) {
 	rows, err := s.pool.Query(ctx, orphansSQL)
