@@ -5,6 +5,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/index"
+	"github.com/dsh-actors/dsh-actors/internal/jsjson"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -87,7 +88,7 @@ func (e *sessionConflict) Error() string {
 
 // jsonString is JSON.stringify of s.
 func jsonString(s string) string {
-	b, err := session.EncodeData(s)
+	b, err := jsjson.Marshal(s)
 	if err != nil {
 		return quote(s)
 	}

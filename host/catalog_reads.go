@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/dsh-actors/dsh-actors/internal/jsjson"
 )
 
 // catalogReads coalesces concurrent catalog reads of one parent. A caller
@@ -65,7 +65,7 @@ func encodeRows(entries []catalogEntry) ([]byte, error) {
 	for i, e := range entries {
 		rows[i] = toWireEntry(e)
 	}
-	return session.EncodeData(rows)
+	return jsjson.Marshal(rows)
 }
 
 func (c *catalogReads) reusable(parentID string, entries []catalogEntry) ([]byte, bool) {

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dsh-actors/dsh-actors/internal/jsjson"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
-	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/google/uuid"
 )
 
@@ -358,7 +358,7 @@ func overflowFrame() []byte {
 
 // sseData renders one "data: <server-request>\n\n" block with a fresh rpcId.
 func sseData(method string, payload any) ([]byte, error) {
-	body, err := session.EncodeData(serverRequest{Type: "server-request", RPCID: uuid.NewString(), Method: method, Payload: payload})
+	body, err := jsjson.Marshal(serverRequest{Type: "server-request", RPCID: uuid.NewString(), Method: method, Payload: payload})
 	if err != nil {
 		return nil, err
 	}

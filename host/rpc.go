@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/dsh-actors/dsh-actors/internal/jsjson"
 )
 
 // invalidRequestID is the rpcId echoed when the body's own rpcId is not a string.
@@ -148,7 +148,7 @@ func invalidPayload(c call, p *payload) *rpcError {
 }
 
 // preEncoded is an ok value that is, piece after piece, its own JSON text,
-// exactly as session.EncodeData would encode the value it stands for.
+// exactly as jsjson.Marshal would encode the value it stands for.
 type preEncoded interface {
 	appendPieces(dst [][]byte) [][]byte
 }
@@ -166,7 +166,7 @@ func writeResponse(w http.ResponseWriter, rpcID string, value any, failure *rpcE
 		}
 		resp.Result.Error = &wireError{Code: failure.Code, Message: failure.Message, Details: details}
 	}
-	body, err := session.EncodeData(resp) // as Response.json: JSON.stringify's bytes, no newline
+	body, err := jsjson.Marshal(resp) // as Response.json: JSON.stringify's bytes, no newline
 	if err != nil {
 		carrierError(w, http.StatusInternalServerError, "handler failure: "+err.Error())
 		return
@@ -179,7 +179,7 @@ func writeResponse(w http.ResponseWriter, rpcID string, value any, failure *rpcE
 // key order: the envelope's bytes around value's own, which are written as
 // they are (never copied).
 func writeEncoded(w http.ResponseWriter, rpcID string, value preEncoded) {
-	id, err := session.EncodeData(rpcID)
+	id, err := jsjson.Marshal(rpcID)
 	if err != nil {
 		carrierError(w, http.StatusInternalServerError, "handler failure: "+err.Error())
 		return

@@ -84,7 +84,7 @@ type encodedCatalog struct {
 	parentAvailable bool
 }
 
-// appendPieces appends the bytes session.EncodeData writes for the struct
+// appendPieces appends the bytes jsjson.Marshal writes for the struct
 // {Entries []any `json:"entries"`; ParentAvailable bool
 // `json:"parentAvailable"`} holding the same rows; rows itself is one piece.
 func (v encodedCatalog) appendPieces(dst [][]byte) [][]byte {

@@ -3,7 +3,7 @@ package query
 import (
 	"strings"
 
-	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/dsh-actors/dsh-actors/internal/jsjson"
 )
 
 // RenderListAgents renders entries as the list_agents tool does, one line
@@ -36,13 +36,13 @@ func (e Entry) String() string {
 // around it must not escape HTML either: json.Marshal would).
 func (e Entry) MarshalJSON() ([]byte, error) {
 	if e.Kind == KindDiagnostic {
-		return session.EncodeData(struct {
+		return jsjson.Marshal(struct {
 			Kind   string `json:"kind"`
 			ID     string `json:"id"`
 			Reason string `json:"reason"`
 		}{e.Kind, e.ID, e.Reason})
 	}
-	return session.EncodeData(struct {
+	return jsjson.Marshal(struct {
 		Kind   string `json:"kind"`
 		ID     string `json:"id"`
 		Label  string `json:"label"`

@@ -157,7 +157,7 @@ func BenchmarkEncodeData(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for range b.N {
-		if _, err := EncodeData(turnStep{Turn: 1, Step: 2}); err != nil {
+		if _, err := encodeData(turnStep{Turn: 1, Step: 2}); err != nil {
 			b.Fatal(err)
 		}
 	}

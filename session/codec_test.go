@@ -36,7 +36,7 @@ func TestEventDataIsJSJSONMarshal(t *testing.T) {
 	for _, v := range values {
 		want, err := jsjson.Marshal(v)
 		require.NoError(t, err, "%#v", v)
-		got, err := EncodeData(v)
+		got, err := encodeData(v)
 		require.NoError(t, err, "%#v", v)
 		require.Equal(t, string(want), string(got), "%#v", v)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/dsh-actors/dsh-actors/internal/jsjson"
 )
 
 const hexDigits = "0123456789abcdef"
@@ -154,7 +156,7 @@ func (h Header) MarshalJSON() ([]byte, error) {
 // MarshalJSON writes the event envelope
 // {type, seq, time, data[, sourceEventSeqs][, surfaceOp][, ignorable]}.
 // Data and SurfaceOp are written verbatim; they must be compact valid JSON
-// (EncodeData produces such bytes). The json.Marshal caveat of
+// (encodeData produces such bytes). The json.Marshal caveat of
 // Header.MarshalJSON applies.
 func (e Event) MarshalJSON() ([]byte, error) {
 	if err := checkRaw("data", e.Data); err != nil {
@@ -173,66 +175,36 @@ func checkRaw(name string, raw json.RawMessage) error {
 	return fmt.Errorf("session: event %s is not compact valid JSON", name)
 }
 
-// EncodeData turns an event payload into compact JSON as JSON.stringify
-// would write it: no HTML escaping, U+2028/U+2029 raw, no insignificant
+// encodeData turns an event payload into compact JSON as JSON.stringify
+// would write it, through the one codec that writes those bytes
+// (jsjson.Marshal): no HTML escaping, U+2028/U+2029 raw, no insignificant
 // whitespace. A json.RawMessage or []byte is taken as JSON text and
 // compacted; any other value goes through encoding/json (so a Go map's keys
 // come out sorted; use a struct or RawMessage to choose the key order).
-func EncodeData(v any) (json.RawMessage, error) {
+func encodeData(v any) (json.RawMessage, error) {
 	switch x := v.(type) {
 	case json.RawMessage:
 		return compactJSON(x)
 	case []byte:
 		return compactJSON(x)
 	}
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	raw, err := jsjson.Marshal(v)
+	if err != nil {
 		return nil, fmt.Errorf("session: event data is not JSON-serializable: %w", err)
 	}
-	raw := bytes.TrimSuffix(out.Bytes(), []byte{'\n'}) // the encoder's output is compact but for this newline
-	return rawLineSeparators(raw), nil
+	return raw, nil
 }
 
-// compactJSON validates JSON text and returns a compact copy of it.
+// compactJSON validates JSON text and returns a compact copy of it. Text
+// already compact and free of escaped line separators (the common case)
+// is copied as it is, without a pass through encoding/json.
 func compactJSON(raw []byte) (json.RawMessage, error) {
-	if isCompactJSON(raw) {
-		return rawLineSeparators(bytes.Clone(raw)), nil
+	if isCompactJSON(raw) && !bytes.Contains(raw, []byte(`\u202`)) {
+		return bytes.Clone(raw), nil
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, raw); err != nil {
 		return nil, fmt.Errorf("session: event data is not valid JSON: %w", err)
 	}
-	return rawLineSeparators(compact.Bytes()), nil
-}
-
-// rawLineSeparators returns b with the escapes \u2028 and \u2029 (which
-// encoding/json always emits) written as the raw characters JSON.stringify
-// writes; b itself when it has none.
-func rawLineSeparators(b []byte) json.RawMessage {
-	if !bytes.Contains(b, []byte(`\u202`)) {
-		return b
-	}
-	return unescapeLineSeparators(b)
-}
-
-// unescapeLineSeparators rewrites the escapes \u2028 and \u2029 as raw
-// characters.
-func unescapeLineSeparators(b []byte) json.RawMessage {
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); i++ {
-		if b[i] != '\\' {
-			out = append(out, b[i])
-			continue
-		}
-		if i+5 < len(b) && b[i+1] == 'u' && string(b[i+2:i+5]) == "202" && (b[i+5] == '8' || b[i+5] == '9') {
-			out = utf8.AppendRune(out, rune(0x2020+int(b[i+5]-'0')))
-			i += 5
-			continue
-		}
-		out = append(out, b[i], b[i+1])
-		i++
-	}
-	return out
+	return jsjson.Marshal(json.RawMessage(compact.Bytes()))
 }

@@ -91,7 +91,7 @@ func ignorable() AppendOption {
 // Append adds an event with seq = Len() and time = now (Unix ms). It is
 // visible in memory at once, then Subscribe listeners get Appended (on
 // this goroutine), then Append returns; the write to the store happens
-// behind (see Sessions.Flush). data is encoded with EncodeData. Append is
+// behind (see Sessions.Flush). data is encoded with encodeData. Append is
 // refused after Release (errNotLive), after a failed write-behind
 // (ErrLogFailed), for a retired event vocabulary and for invalid JSON an
 // AppendOption put in the event (ErrInvalid).
@@ -114,7 +114,7 @@ func (l *Live) AppendThrough(typ string, data any, opts ...AppendOption) (Event,
 }
 
 func (l *Live) add(typ string, data any, opts []AppendOption, behind bool) (Event, error) {
-	raw, err := EncodeData(data)
+	raw, err := encodeData(data)
 	if err != nil {
 		return Event{}, err
 	}

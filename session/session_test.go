@@ -113,19 +113,19 @@ func TestEncodeDataLikeJSONStringify(t *testing.T) {
 		Text string `json:"text"`
 		N    int    `json:"n"`
 	}
-	got, err := EncodeData(payload{Text: "a<b>&c\u2028d\u2029\"\\\x01", N: 3})
+	got, err := encodeData(payload{Text: "a<b>&c\u2028d\u2029\"\\\x01", N: 3})
 	require.NoError(t, err)
 	require.Equal(t, "{\"text\":\"a<b>&c\u2028d\u2029\\\"\\\\\\u0001\",\"n\":3}", string(got))
 
-	got, err = EncodeData(json.RawMessage("{ \"b\" : [1, 2],\n \"a\": \"x\\u2028\" }"))
+	got, err = encodeData(json.RawMessage("{ \"b\" : [1, 2],\n \"a\": \"x\\u2028\" }"))
 	require.NoError(t, err)
 	require.Equal(t, "{\"b\":[1,2],\"a\":\"x\u2028\"}", string(got))
 
-	got, err = EncodeData(nil)
+	got, err = encodeData(nil)
 	require.NoError(t, err)
 	require.Equal(t, "null", string(got))
 
-	_, err = EncodeData(json.RawMessage("{"))
+	_, err = encodeData(json.RawMessage("{"))
 	require.Error(t, err)
 }
 

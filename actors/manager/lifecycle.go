@@ -3,7 +3,7 @@ package manager
 import (
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
-	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/dsh-actors/dsh-actors/internal/jsjson"
 )
 
 // RunInfo is the subagent/start payload {runId, provider, id, local} of a
@@ -50,5 +50,5 @@ func (e RunEndInfo) MarshalJSON() ([]byte, error) {
 	if e.LastAssistantMessage != nil {
 		p.LastAssistantMessage = &e.LastAssistantMessage
 	}
-	return session.EncodeData(p)
+	return jsjson.Marshal(p)
 }

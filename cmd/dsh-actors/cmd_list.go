@@ -10,6 +10,7 @@ import (
 	"io"
 
 	"github.com/dsh-actors/dsh-actors/internal/index"
+	"github.com/dsh-actors/dsh-actors/internal/jsjson"
 	"github.com/dsh-actors/dsh-actors/internal/pgstore"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -109,7 +110,7 @@ func printJSON(stdout, stderr io.Writer, v any) int {
 // writes it: no HTML escaping, U+2028 and U+2029 raw, compact when indent
 // is "". Every JSON the CLI prints goes through it.
 func writeJSON(w io.Writer, v any, indent string) error {
-	out, err := session.EncodeData(v)
+	out, err := jsjson.Marshal(v)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/internal/jsjson"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
@@ -159,7 +160,7 @@ func TestTheIndexAnswersAlikeOverAZstdStore(t *testing.T) {
 	for i, label := range []string{"first zebra", "second"} {
 		d, err := descriptor.Snapshot(descriptor.Data{Provider: "spawn", Label: label})
 		require.NoError(t, err)
-		data, err := session.EncodeData(d)
+		data, err := jsjson.Marshal(d)
 		require.NoError(t, err)
 		id := fmt.Sprintf("child-%d", i)
 		require.NoError(t, writer.Create(ctx, session.Header{ID: id, CreatedAt: int64(2 + i), Cwd: "/w", ParentSession: "parent",

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dsh-actors/dsh-actors/internal/jsjson"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -86,7 +87,7 @@ func childBody(label string, turns []byte) []byte {
 }
 
 func rawJSON(v any) json.RawMessage {
-	data, err := session.EncodeData(v)
+	data, err := jsjson.Marshal(v)
 	if err != nil {
 		panic(err) // the generator's own payloads are valid
 	}
