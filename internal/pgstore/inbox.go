@@ -25,13 +25,14 @@ func init() {
 // durableInbox is the Store's durable inbox (durable.Inbox).
 type durableInbox struct{ s *Store }
 
-// admitSQL accepts a message in one statement: the child row is locked
-// (FOR NO KEY UPDATE) while its parent and drain are checked, so a drain
-// cut-off committed first refuses the message and one committed after it
-// waits for the row and then sees it. A disposed child (released with
-// nothing pending) is made active again: a session with pending messages
-// is never disposed. A row inserted wakes the session (NOTIFY on the wake
-// channel, delivered at the commit); a duplicate wakes nothing.
+// admitSQL accepts a message in one statement, the second of Admit's
+// transaction (lockParentSQL holds the parent's row): the child row is
+// locked (FOR NO KEY UPDATE) while its parent and drain are checked, so a
+// drain cut-off committed first refuses the message and one committed
+// after it waits for the row and then sees it. A disposed child (released
+// with nothing pending) is made active again: a session with pending
+// messages is never disposed. A row inserted wakes the session (NOTIFY on
+// the wake channel, delivered at the commit); a duplicate wakes nothing.
 const admitSQL = `WITH ins AS (INSERT INTO inbox (session_id, msg_id, from_session, from_epoch, body)
 	SELECT $1, $2, $3, $4, $5
 	WHERE EXISTS (SELECT 1 FROM sessions c WHERE c.id = $1 AND c.parent_id = $3
@@ -45,18 +46,42 @@ const admitSQL = `WITH ins AS (INSERT INTO inbox (session_id, msg_id, from_sessi
 	revived AS (UPDATE sessions SET state = 'active' WHERE id = $1 AND state = 'disposed' AND EXISTS (SELECT 1 FROM ins))
 	SELECT ins.inbox_seq, pg_notify('` + wakeChannel + `', ins.session_id)::text FROM ins`
 
-// Admit commits m to id's inbox (see durable.Inbox.Admit): one statement
-// checks the exact live parent, its epoch and the drain cut-off, inserts
-// the row and wakes id; when it inserts nothing, one read tells why.
+// lockParentSQL locks the sender's row (FOR KEY SHARE, as Acquire and
+// Create lock a parent) until Admit's transaction ends. A release or
+// disposal of the parent locks that row FOR UPDATE before it reads the
+// children, so it either commits before admitSQL takes its snapshot (a
+// statement of its own, after this one: the parent is seen released and
+// the message refused) or waits for the admission and then sees the child
+// it made active (the parent is not disposed). Checked in the same
+// statement as the insert, the parent would be read in a snapshot a
+// release could overtake while the insert waits for the child's row,
+// leaving the admitted child active below a disposed parent, which never
+// resumes it.
+const lockParentSQL = `SELECT 1 FROM sessions WHERE id = $1 FOR KEY SHARE`
+
+// Admit commits m to id's inbox (see durable.Inbox.Admit) in one
+// transaction of two statements sent at once (one round trip): the lock
+// of the sender's row, then the statement that checks the exact live
+// parent, its epoch and the drain cut-off, inserts the row and wakes id.
+// It blocks while a release of the parent holds its row, or a drain or
+// the holder holds the child's. When it inserts nothing, one read tells
+// why.
 func (in durableInbox) Admit(ctx context.Context, id string, m durable.Admission) (bool, error) {
 	var seq int64
 	var notified string
-	err := in.s.pool.QueryRow(ctx, admitSQL, id, m.MessageID, m.From, m.FromEpoch, []byte(m.Body)).Scan(&seq, &notified)
-	if err == nil {
-		return true, nil
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
+	batch := &pgx.Batch{}
+	batch.Queue(lockParentSQL, m.From)
+	admitted := false
+	batch.Queue(admitSQL, id, m.MessageID, m.From, m.FromEpoch, []byte(m.Body)).QueryRow(func(row pgx.Row) error {
+		err := row.Scan(&seq, &notified)
+		admitted = err == nil
+		return ignoreNoRows(err)
+	})
+	if err := in.s.pool.SendBatch(ctx, batch).Close(); err != nil {
 		return false, fmt.Errorf(`pgstore: admit to session "%s": %w`, id, err)
+	}
+	if admitted {
+		return true, nil
 	}
 	return false, in.whyNotAdmitted(ctx, id, m)
 }
