@@ -57,3 +57,48 @@ func TestSpawnAndSendWithoutAParentHandleSaySo(t *testing.T) {
 	require.ErrorIs(t, err, fault.Unauthorized)
 	require.Contains(t, err.Error(), "nil parent")
 }
+
+// The codes the root methods' docs promise, each met the way a first
+// program meets it: a mistyped id, a handle kept across a restart, an id
+// started twice.
+func TestTheCodesTheRootDocsPromise(t *testing.T) {
+	dir := t.TempDir()
+	rt, err := Open(Options{Dir: dir})
+	require.NoError(t, err)
+	p, err := rt.StartAgent(bg, "parent")
+	require.NoError(t, err)
+	child, err := rt.Spawn(bg, p, "worker", event.Text("reply hi"))
+	require.NoError(t, err)
+
+	_, err = rt.Send(bg, p, "no-such-child", event.Text("reply hi"))
+	require.ErrorIs(t, err, fault.NotResumable, "a child id that names no child")
+	_, err = rt.Children(bg, "no-such-parent")
+	require.ErrorIs(t, err, fault.QuerySessionNotFound)
+	_, err = rt.Prompt(bg, "no-such-agent", "hi")
+	require.ErrorIs(t, err, fault.AgentNotFound)
+	_, err = rt.StartAgent(bg, "parent")
+	require.ErrorIs(t, err, fault.AgentExists, "a live id")
+	_, err = rt.Spawn(bg, p, "", event.Text("reply hi"))
+	require.ErrorIs(t, err, fault.DescriptorInvalid, "an empty label")
+	require.NoError(t, rt.Shutdown(bg))
+
+	rt = open(t, Options{Dir: dir})
+	_, err = rt.StartAgent(bg, "parent")
+	require.ErrorIs(t, err, fault.AgentStartFailed, "a stored id is ResumeAgent's")
+	_, err = rt.ResumeAgent(bg, "no-such-agent")
+	require.ErrorIs(t, err, fault.AgentStartFailed)
+	_, err = rt.Prompt(bg, "parent", "hi")
+	require.ErrorIs(t, err, fault.AgentNotFound, "a stored agent takes prompts once resumed")
+	_, err = rt.Send(bg, p, child, event.Text("reply hi"))
+	require.ErrorIs(t, err, fault.Unauthorized, "a handle from before the restart")
+	_, err = rt.Spawn(bg, p, "worker", event.Text("reply hi"))
+	require.ErrorIs(t, err, fault.Unauthorized, "a handle from before the restart")
+	p, err = rt.ResumeAgent(bg, "parent")
+	require.NoError(t, err)
+	_, err = rt.ResumeAgent(bg, "parent")
+	require.ErrorIs(t, err, fault.AgentExists)
+	_, err = rt.Send(bg, p, child, event.Text("reply again"))
+	require.NoError(t, err, "the resumed handle cold-resumes the child")
+	_, err = rt.Prompt(bg, "parent", "reply hi")
+	require.NoError(t, err, "a resumed agent takes prompts")
+}
