@@ -1,23 +1,35 @@
 package session
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/dsh-actors/dsh-actors/internal/logline"
+)
 
 // The log-line codec for Fenced stores outside this package (Postgres),
-// so that they store and export exactly the bytes the JSONL store writes.
+// so that they store and export exactly the bytes the JSONL store writes:
+// they take it from internal/logline, where it is registered here.
+func init() {
+	logline.Register(logline.Codec[Header, Event]{
+		HeaderLine:      encodeHeaderLine,
+		EventLines:      encodeEventLines,
+		InterruptedTurn: interruptedTurnLines,
+	})
+}
 
-// HeaderLine checks a new session's header as Create does and returns its
+// encodeHeaderLine checks a new session's header as Create does and returns its
 // log line (without LF).
-func HeaderLine(h Header) ([]byte, error) {
+func encodeHeaderLine(h Header) ([]byte, error) {
 	if err := validateNewHeader(h); err != nil {
 		return nil, err
 	}
 	return appendHeader(nil, h), nil
 }
 
-// EventLines checks events as Append does (they continue the log at seq
+// encodeEventLines checks events as Append does (they continue the log at seq
 // next; no retired vocabulary; compact JSON payloads) and returns each
 // one's log line (without LF) as the JSONL store writes it.
-func EventLines(id string, next int64, events []Event) ([][]byte, error) {
+func encodeEventLines(id string, next int64, events []Event) ([][]byte, error) {
 	data, err := encodeBatch(id, next, events, nil)
 	if err != nil {
 		return nil, err
@@ -25,11 +37,11 @@ func EventLines(id string, next int64, events []Event) ([][]byte, error) {
 	return splitLines(data), nil
 }
 
-// InterruptedTurn returns the closers Load appends to a log whose final
+// interruptedTurnLines returns the closers Load appends to a log whose final
 // turn is open (a tool/result per pending call, step/end, turn/end
 // {kind:"interrupted"}; none when it is closed), with their lines as Load
 // writes them.
-func InterruptedTurn(events []Event) ([]Event, [][]byte) {
+func interruptedTurnLines(events []Event) ([]Event, [][]byte) {
 	closers := interruptedTurnClosers(events)
 	lines := make([][]byte, len(closers))
 	for i, e := range closers {
