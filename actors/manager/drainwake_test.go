@@ -1,0 +1,87 @@
+package manager
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/durable"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
+)
+
+// starts counts the subagent/start edges of id's epochs.
+func (f *fixture) starts(id string) int {
+	_, starts, _ := f.rec.snapshot()
+	n := 0
+	for _, s := range starts {
+		if s.ID == id {
+			n++
+		}
+	}
+	return n
+}
+
+// A cold resume of a child below a drained ancestor never becomes
+// resident: the message its durable inbox held from before the drain is
+// discarded, not run. The resume is asked for by a live agent the
+// drain's in-process cut-off does not cover (a top-level agent whose
+// header names the drained parent), so only the store's cut-off stops it.
+// On the JSONL store only: on Postgres the drain waits for every lease
+// below its parent to end, that agent's too (the wake test below covers
+// the Postgres store).
+func TestAColdResumeBelowADrainedAncestorDiscardsItsPendingMessages(t *testing.T) {
+	{
+		store, err := session.OpenJSONL(t.TempDir(), session.WithDurableAdmission(), session.WithLogger(slog.New(slog.DiscardHandler)))
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, store.Close()) })
+		f := newFixture(t, withStore(store))
+		middle, err := f.rt.StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: "middle", ParentSession: f.parent.ID()}})
+		require.NoError(t, err)
+		child := f.start(middle, "silent")
+		f.settled(child, 1)
+		in, _ := durable.Of(store)
+		_, err = in.Admit(bg, child, durableMessage(t, "before", middle.ID(), durable.LiveEpoch(middle.Session())))
+		require.NoError(t, err)
+		require.NoError(t, f.m.DrainContinuableDescendants(bg, []*parent.Handle{f.parent}))
+
+		_, err = f.m.Followup(bg, middle, child, event.Text("after"), event.Source{Kind: "user"})
+		require.ErrorIs(t, err, fault.Draining)
+		require.Equal(t, 1, f.starts(child), "the resumed epoch was never published")
+		require.Nil(t, f.activation(child))
+		require.Equal(t, []string{"silent"}, f.userTexts(child))
+		pending, err := in.Pending(bg, child)
+		require.NoError(t, err)
+		require.Empty(t, pending, "the message from before the drain was settled as the drain does")
+	}
+}
+
+// A wake that reaches a process after a scoped drain of the child's
+// parent returned (the message was admitted before the drain; nobody
+// heard its wake until then) does not run the message: it is discarded
+// and the child does not become resident there.
+func TestAWakeAfterADrainOfTheParentDiscardsThePendingMessage(t *testing.T) {
+	dsn := cluster.Database(t)
+	home, homeStore, child := homeWithSettledChild(t, dsn)
+	home.m.stopWakes()
+	in, _ := durable.Of(homeStore)
+	_, err := in.Admit(bg, child, durableMessage(t, "wait before", home.parent.ID(), durable.LiveEpoch(home.parent.Session())))
+	require.NoError(t, err)
+	require.NoError(t, home.m.DrainContinuableDescendants(bg, []*parent.Handle{home.parent}))
+
+	away := newFixture(t, withStore(openPostgres(t, dsn, "away")), withTopLevel("elsewhere"))
+	away.m.stopWakes() // the wake is delivered by hand, once
+	_, err = call(away.m, bg, func(ctx context.Context, reply func(struct{}, error)) { away.m.wake(ctx, child, reply) })
+	if err != nil {
+		require.ErrorIs(t, err, fault.Draining)
+	}
+	require.Zero(t, away.starts(child), "the woken child never became resident")
+	require.Nil(t, away.activation(child))
+	pending, err := in.Pending(bg, child)
+	require.NoError(t, err)
+	require.Empty(t, pending)
+	require.Equal(t, []string{"silent"}, home.userTexts(child))
+}
