@@ -27,36 +27,35 @@ func (f *fixture) starts(id string) int {
 
 // A cold resume of a child below a drained ancestor never becomes
 // resident: the message its durable inbox held from before the drain is
-// discarded, not run. The resume is asked for by a live agent the
-// drain's in-process cut-off does not cover (a top-level agent whose
-// header names the drained parent), so only the store's cut-off stops it.
-// On the JSONL store only: on Postgres the drain waits for every lease
-// below its parent to end, that agent's too (the wake test below covers
-// the Postgres store).
+// discarded, not run. Two runtimes share one JSONL store (its cut-offs
+// are the store's memory): the drain runs in one; the resume is asked
+// for in the other, by a live agent whose header names the drained
+// parent, so only the store's cut-off stops it. (On Postgres the drain
+// would wait for that agent's lease below its parent to end; the wake
+// test below covers the Postgres store.)
 func TestAColdResumeBelowADrainedAncestorDiscardsItsPendingMessages(t *testing.T) {
-	{
-		store, err := session.OpenJSONL(t.TempDir(), session.WithDurableAdmission(), session.WithLogger(slog.New(slog.DiscardHandler)))
-		require.NoError(t, err)
-		t.Cleanup(func() { require.NoError(t, store.Close()) })
-		f := newFixture(t, withStore(store))
-		middle, err := f.rt.StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: "middle", ParentSession: f.parent.ID()}})
-		require.NoError(t, err)
-		child := f.start(middle, "silent")
-		f.settled(child, 1)
-		in, _ := durable.Of(store)
-		_, err = in.Admit(bg, child, durableMessage(t, "before", middle.ID(), durable.LiveEpoch(middle.Session())))
-		require.NoError(t, err)
-		require.NoError(t, f.m.DrainContinuableDescendants(bg, []*parent.Handle{f.parent}))
+	store, err := session.OpenJSONL(t.TempDir(), session.WithDurableAdmission(), session.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, store.Close()) })
+	home := newFixture(t, withStore(store))
+	away := newFixture(t, withStore(store), withTopLevel("elsewhere"))
+	middle, err := away.rt.StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: "middle", ParentSession: home.parent.ID()}})
+	require.NoError(t, err)
+	child := away.start(middle, "silent")
+	away.settled(child, 1)
+	in, _ := durable.Of(store)
+	_, err = in.Admit(bg, child, durableMessage(t, "before", middle.ID(), durable.LiveEpoch(middle.Session())))
+	require.NoError(t, err)
+	require.NoError(t, home.m.DrainContinuableDescendants(bg, []*parent.Handle{home.parent}))
 
-		_, err = f.m.Followup(bg, middle, child, event.Text("after"), event.Source{Kind: "user"})
-		require.ErrorIs(t, err, fault.Draining)
-		require.Equal(t, 1, f.starts(child), "the resumed epoch was never published")
-		require.Nil(t, f.activation(child))
-		require.Equal(t, []string{"silent"}, f.userTexts(child))
-		pending, err := in.Pending(bg, child)
-		require.NoError(t, err)
-		require.Empty(t, pending, "the message from before the drain was settled as the drain does")
-	}
+	_, err = away.m.Followup(bg, middle, child, event.Text("after"), event.Source{Kind: "user"})
+	require.ErrorIs(t, err, fault.Draining)
+	require.Equal(t, 1, away.starts(child), "the resumed epoch was never published")
+	require.Nil(t, away.activation(child))
+	require.Equal(t, []string{"silent"}, away.userTexts(child))
+	pending, err := in.Pending(bg, child)
+	require.NoError(t, err)
+	require.Empty(t, pending, "the message from before the drain was settled as the drain does")
 }
 
 // A wake that reaches a process after a scoped drain of the child's
