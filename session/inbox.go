@@ -125,6 +125,27 @@ func (in *jsonlInbox) authorize(ctx context.Context, id string, m durable.Admiss
 	return nil
 }
 
+// Drained reports whether a drain in force closed admission below id's
+// parent or any of its ancestors (the header chain, read once each; it
+// ends at an ancestor the store does not have).
+func (in *jsonlInbox) Drained(ctx context.Context, id string) (bool, error) {
+	if err := in.s.checkOpen(); err != nil {
+		return false, err
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	at, err := in.parent(ctx, id)
+	for ; err == nil && at != ""; at, err = in.parent(ctx, at) {
+		if in.drained(at) {
+			return true, nil
+		}
+	}
+	if errors.Is(err, ErrNotFound) {
+		return false, nil // an ancestor that was never stored holds no lease
+	}
+	return false, err
+}
+
 // drained reports whether a drain closed admission below id under the
 // lease id holds now (in.mu held).
 func (in *jsonlInbox) drained(id string) bool {

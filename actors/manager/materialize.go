@@ -6,8 +6,10 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
+	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/google/uuid"
 )
@@ -69,19 +71,63 @@ func (m *Manager) materialize(ctx context.Context, ms materializeSpec, done func
 		return
 	}
 	type opened struct {
-		h   *parent.Handle
-		err error
+		h       *parent.Handle
+		drained error // a resume below a drain in force: DRAINING
+		err     error
 	}
 	async(m, func() opened {
 		h, err := m.open(ctx, ms)
-		return opened{h, err}
+		if err != nil || ms.create != nil {
+			return opened{h: h, err: err}
+		}
+		return opened{h: h, drained: m.settleIfDrained(ctx, ms.childID, h)}
 	}, func(o opened) {
 		if o.err != nil {
 			finish(nil, o.err)
 			return
 		}
-		m.publish(ctx, ms, m.install(ms, o.h, mat.lineage), finish)
+		a := m.install(ms, o.h, mat.lineage)
+		if o.drained != nil {
+			m.rollbackUnpublished(a, func() { finish(nil, o.drained) })
+			return
+		}
+		m.publish(ctx, ms, a, finish)
 	})
+}
+
+// settleIfDrained is a cold resume's drain check, once it holds the
+// child's lease (so a cut-off recorded before the acquire is seen here,
+// and one recorded after it finds this holder and waits for it): when a
+// drain in force closes admission to the child (durable.Drains), every
+// message pending in its durable inbox was admitted before that cut-off
+// and is discarded under the new lease, as the drain discards what it
+// finds queued, and the result is DRAINING: the epoch is rolled back
+// unpublished. nil otherwise. It runs off the actor and blocks on the
+// store.
+func (m *Manager) settleIfDrained(ctx context.Context, childID string, h *parent.Handle) error {
+	drains, ok := m.inbox.(durable.Drains)
+	if !ok {
+		return nil
+	}
+	drained, err := drains.Drained(ctx, childID)
+	if err != nil {
+		return unavailable(childID, err)
+	}
+	if !drained {
+		return nil
+	}
+	pending, err := m.inbox.Pending(ctx, childID)
+	if err == nil && len(pending) > 0 {
+		ids := make([]string, len(pending))
+		for i, p := range pending {
+			ids[i] = p.MessageID
+		}
+		err = m.inbox.Discard(context.Background(), childID, durable.LiveEpoch(h.Session()), ids)
+	}
+	if err != nil {
+		m.logger.Warn("subagent: a drained child's pending follow-ups stay in the durable inbox", "child", childID, "err", err)
+	}
+	return newError(fault.Draining, nil, "subagent %q: a drain below one of its ancestors is in force; it was not resumed", childID)
 }
 
 // install records a new Activation for h, with its ancestry (the child and

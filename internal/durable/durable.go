@@ -54,6 +54,18 @@ type Inbox interface {
 	CloseAdmission(ctx context.Context, parent string, epoch int64) error
 }
 
+// Drains is a durable inbox that reports the drain cut-offs in force:
+// what a cold resume checks once it holds a session's lease, so that a
+// session below a drained ancestor never runs what was admitted before
+// the drain. Both stores' inboxes are one.
+type Drains interface {
+	// Drained reports whether a drain cut-off in force (its parent's
+	// lease is still the one it was recorded under) closes admission to
+	// id: one below id's parent or any of its ancestors. It blocks on the
+	// store.
+	Drained(ctx context.Context, id string) (bool, error)
+}
+
 // Waker is a durable inbox that can tell every process on the store which
 // session should run its pending messages: the one that admitted them
 // (woken at the admission's commit) and the one whose holder let its
@@ -73,11 +85,10 @@ type Waker interface {
 	// what a woken process that does not hold id
 	// checks before it tries a takeover. It blocks on the store.
 	Orphaned(ctx context.Context, id string) (bool, error)
-	// Drained reports whether a drain cut-off in force closes admission
-	// to id: what a woken process holding id checks, since recording a
-	// cut-off (CloseAdmission) wakes every session below it that a
-	// process holds. It blocks on the store.
-	Drained(ctx context.Context, id string) (bool, error)
+	// Drains: what a woken process holding a session checks, since
+	// recording a cut-off (CloseAdmission) wakes every session below it
+	// that a process holds.
+	Drains
 	// AwaitReleasedBelow blocks until no session below parent holds a
 	// live lease (each has been released, by whatever process held it,
 	// or its holder's lease expired), or ctx is done.
