@@ -9,7 +9,7 @@
 //	 toolFilter?:{allow?, deny?}}
 //
 // Snapshot builds a payload from Go values (validating and detaching them);
-// Parse checks a persisted payload rule by rule in the reference's order and
+// Parse checks a persisted payload rule by rule in a fixed order and
 // reports a malformed current-version payload as fault.DescriptorCorrupt and any other
 // version as fault.DescriptorUnsupported. The manager parses the first
 // descriptor of a session's own suffix (at or after its seedLength), so an

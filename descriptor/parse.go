@@ -18,7 +18,7 @@ var allowedKeys = map[string]bool{
 var optionalStrings = []string{"agentProvider", "agentModel", "persona"}
 
 // Parse validates one persisted payload and returns a freshly rebuilt
-// record. It applies the reference's rules in order and stops at the first
+// record. It applies the rules below in order and stops at the first
 // failure:
 //
 //  1. not an object → "payload must be an object";

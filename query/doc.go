@@ -19,7 +19,7 @@
 // A live session is read from memory and never from the store. A stored one
 // is read with the non-mutating Store.Inspect, never the repairing Load, so
 // the query never writes. Failures are *fault.Error values carrying the
-// reference's codes and messages (SESSION_QUERY_*); a done context returns
+// SESSION_QUERY_* codes and messages; a done context returns
 // context.Cause(ctx) itself, as the original rejects with the signal's
 // reason.
 //

@@ -10,7 +10,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
 )
 
-// The reference store of issue 2 (C = 2,000 sessions, ~24 MB, D = 200
+// A catalog-sized store (C = 2,000 sessions, ~24 MB, D = 200
 // children of one parent) for timing `dsh-actors list` from a cold process:
 //
 //	go test ./query -run TestGenerateReferenceStore -args -gen.store DIR

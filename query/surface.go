@@ -116,9 +116,8 @@ func applySurfaceEvent(nodes *[]int64, ev session.Event, events []session.Event)
 func surfaceOpOf(ev session.Event) (op *replaceOp, isAppend bool, err error) {
 	// The message-producing types (vocab.OnSurface) must carry a surfaceOp;
 	// every other type must carry neither surfaceOp nor sourceEventSeqs.
-	// steering/message is the seed era's mid-turn user message (the original
-	// later reads it as user/message); logs of that era carry it on the
-	// surface.
+	// steering/message is an older mid-turn user message (read as
+	// user/message); logs that carry it put it on the surface.
 	if !vocab.OnSurface(ev.Type) {
 		if ev.SurfaceOp != nil {
 			return nil, false, fmt.Errorf("session event %q is not surface-eligible and cannot carry surfaceOp", ev.Type)

@@ -29,7 +29,7 @@ type loadShape struct {
 	window                     time.Duration
 }
 
-// fullLoad is the shape of issue 5, run by `make load`; shortLoad keeps the
+// fullLoad is the full load shape, run by `make load`; shortLoad keeps the
 // test in the default suite (a few seconds) so that it cannot rot.
 var (
 	fullLoad  = loadShape{clients: 64, children: 1000, drivers: 4}

@@ -375,8 +375,9 @@ const maxCitingLines = 20
 
 // citation matches what a comment uses to cite a document outside this
 // repository: a Markdown file, a numbered section, a TypeScript file, the
-// reference documents by name, the seeds and the design notes.
-var citation = regexp.MustCompile(`(reference/|[A-Za-z0-9_-]+\.md\b|\.tsx?\b|web-host|session-store|subagent-runtime|model-tools|seed[- ]era|seed-?[0-9]{3}|seeds? [0-9]{3}|the seeds?'s?|§|DESIGN|PLAN\b)`)
+// reference documents by name, the specification's notes, the design
+// notes and the project's issues by number.
+var citation = regexp.MustCompile(`(reference/|[A-Za-z0-9_-]+\.md\b|\.tsx?\b|web-host|session-store|subagent-runtime|model-tools|seed[- ]era|seed-?[0-9]{3}|seeds? [0-9]{3}|the seeds\b|the reference's|\bissue #?[0-9]+\b|§|DESIGN|PLAN\b)`)
 
 // TestCommentsExplainTheCode: comments explain the code instead of citing
 // documents outside the repository; Markdown files of this repository
@@ -398,9 +399,10 @@ func TestCitingLinesAreFound(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(root, "docs", "wire.md"), nil, 0o644))
 	c := "/" + "/" // so that this file's own lines do not match
 	src := "package p\n\n" + c + " as seed-era.md \u00a72 says\n" + c + " see docs/wire.md\n" + c + " the original's handler.ts\n" +
-		"var x = \"web-host\" " + c + " web-host\n" + c + " a fork seed\n"
+		"var x = \"web-host\" " + c + " web-host\n" + c + " a fork seed\n" +
+		c + " where the seeds leave room\n" + c + " in the reference's order\n" + c + " the store of issue 2\n"
 	require.NoError(t, os.WriteFile(filepath.Join(root, "p.go"), []byte(src), 0o644))
-	require.Equal(t, []string{"p.go:3", "p.go:5", "p.go:6"}, citingLines(t, root))
+	require.Equal(t, []string{"p.go:3", "p.go:5", "p.go:6", "p.go:8", "p.go:9", "p.go:10"}, citingLines(t, root))
 }
 
 // citingLines lists file:line of every comment line in a Go file under root

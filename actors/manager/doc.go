@@ -66,7 +66,7 @@
 // precedes its parent's. They and agent-bus listeners must not block
 // on the manager (start a goroutine to call it).
 //
-// # Deliberate choices where the seeds leave room
+// # Deliberate choices
 //
 // A scoped drain's cut-off covers the root, the targets and their live
 // lineage below the root, never agents above the root (the original keeps

@@ -95,7 +95,7 @@ func BenchmarkListChildrenAgainstJSONL(b *testing.B) {
 // alternating in one run, three ways: committed to the Postgres inbox
 // (the statement that checks the parent's live epoch and the drain
 // cut-off), fsynced to a JSONL store's inbox file (its durable admission
-// mode), and accepted by the in-memory inbox (the seed's default, which
+// mode), and accepted by the in-memory inbox (JSONL's default admission, which
 // a crash can lose), and reports each and the ratios to in-memory.
 func BenchmarkDurableAdmissionAgainstInMemory(b *testing.B) {
 	pg := openStore(b, cluster.Database(b))
