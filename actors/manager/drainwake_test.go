@@ -3,7 +3,9 @@ package manager
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
@@ -82,4 +84,46 @@ func TestAWakeAfterADrainOfTheParentDiscardsThePendingMessage(t *testing.T) {
 	require.Zero(t, away.starts(child), "the woken child never became resident")
 	require.Nil(t, away.activation(child))
 	require.Equal(t, []string{"silent"}, home.userTexts(child), "the message did not run")
+}
+
+// Close honours its ctx while a wake is in flight: a wake blocked in the
+// Started hook (the woken child's publication) does not hold Close past
+// the end of its ctx, which is returned as CANCELLED; once the hook
+// returns, a later Close completes and nothing leaks.
+func TestCloseReturnsWhenItsContextEndsWhileAWakeIsBlocked(t *testing.T) {
+	dsn := cluster.Database(t)
+	home, homeStore, child := homeWithSettledChild(t, dsn)
+	home.m.stopWakes()
+	away := newFixture(t, withStore(openPostgres(t, dsn, "away")), withTopLevel("elsewhere"))
+	reached, unblock := make(chan struct{}), make(chan struct{})
+	away.rec.setOnStart(func(info RunInfo) error {
+		if info.ID == child {
+			close(reached)
+			<-unblock
+		}
+		return nil
+	})
+	away.awaitListening()
+	in, _ := durable.Of(homeStore)
+	_, err := in.Admit(bg, child, durableMessage(t, "woken", home.parent.ID(), durable.LiveEpoch(home.parent.Session())))
+	require.NoError(t, err)
+	<-reached
+
+	ctx, cancel := context.WithCancel(bg)
+	closed := make(chan error, 1)
+	go func() { closed <- away.m.Close(ctx) }()
+	for len(away.m.closing) == 0 { // Close holds its slot: it is past its first wait
+		runtime.Gosched()
+	}
+	cancel()
+	select {
+	case err := <-closed:
+		require.ErrorIs(t, err, context.Canceled)
+		require.Equal(t, fault.Cancelled, fault.CodeOf(err))
+	case <-time.After(time.Minute):
+		close(unblock)
+		t.Fatal("Close ignored the end of its ctx while a wake was blocked")
+	}
+	close(unblock)
+	require.NoError(t, away.m.Close(bg))
 }
