@@ -69,14 +69,14 @@ func TestAColdResumeBelowADrainedAncestorDiscardsItsPendingMessages(t *testing.T
 func TestAWakeAfterADrainOfTheParentDiscardsThePendingMessage(t *testing.T) {
 	dsn := cluster.Database(t)
 	home, homeStore, child := homeWithSettledChild(t, dsn)
-	home.m.stopWakes()
+	home.m.stopWakes(bg)
 	in, _ := durable.Of(homeStore)
 	_, err := in.Admit(bg, child, durableMessage(t, "wait before", home.parent.ID(), durable.LiveEpoch(home.parent.Session())))
 	require.NoError(t, err)
 	require.NoError(t, home.m.DrainContinuableDescendants(bg, []*parent.Handle{home.parent}))
 
 	away := newFixture(t, withStore(openPostgres(t, dsn, "away")), withTopLevel("elsewhere"))
-	away.m.stopWakes() // the wake is delivered by hand, once
+	away.m.stopWakes(bg) // the wake is delivered by hand, once
 	_, err = call(away.m, bg, func(ctx context.Context, reply func(struct{}, error)) { away.m.wake(ctx, child, reply) })
 	if err != nil {
 		require.ErrorIs(t, err, fault.Draining)
@@ -93,7 +93,7 @@ func TestAWakeAfterADrainOfTheParentDiscardsThePendingMessage(t *testing.T) {
 func TestCloseReturnsWhenItsContextEndsWhileAWakeIsBlocked(t *testing.T) {
 	dsn := cluster.Database(t)
 	home, homeStore, child := homeWithSettledChild(t, dsn)
-	home.m.stopWakes()
+	home.m.stopWakes(bg)
 	away := newFixture(t, withStore(openPostgres(t, dsn, "away")), withTopLevel("elsewhere"))
 	reached, unblock := make(chan struct{}), make(chan struct{})
 	away.rec.setOnStart(func(info RunInfo) error {

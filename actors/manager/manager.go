@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -82,6 +83,9 @@ type Options struct {
 	Ended   func(RunEndInfo)
 	// Logger receives teardown warnings; nil means the runtime's logger.
 	Logger *slog.Logger
+
+	// wakeLimit bounds the wakes handled at once (0: defaultWakeLimit).
+	wakeLimit int
 
 	// checkpoint replaces Sessions.Flush as the final durability checkpoint
 	// (the fault-injection tests set it; nil means Sessions.Flush).
@@ -175,21 +179,27 @@ func New(opts Options) (*Manager, error) {
 	m.pid = pid
 	m.unsubscribe = m.registry.Subscribe(m.onAgentEvent)
 	m.removeHook = m.rt.BeforeClose(m.closeForRuntime)
-	m.startWakes()
+	m.startWakes(cmp.Or(opts.wakeLimit, defaultWakeLimit))
 	return m, nil
 }
 
-// Close is the manager's unload: it stops listening for wakes (and waits
-// for the wakes in flight), then the manager-wide drain (every later
+// Close is the manager's unload: it stops listening for wakes (the wakes
+// still queued are dropped; it waits for those in flight), then the manager-wide drain (every later
 // admission fails with DRAINING; in-flight materializations are awaited
 // and roll back; every Activation forest is disposed child-first), then it
 // waits for the calls still in flight to return, unsubscribes and stops the
-// actor. It blocks until then or ctx is done; it returns the drain's
+// actor. It blocks until then or ctx is done (then it returns CANCELLED,
+// wrapping ctx's error, at whichever of those waits it was); it returns the drain's
 // aggregate ACTIVATION_TEARDOWN_FAILED, if any, after stopping anyway.
 // Runtime.Close calls it first. A Close that ctx cut short is continued
 // by the next call (which first waits for a concurrent one); after a
 // completed Close a later call returns nil at once.
 func (m *Manager) Close(ctx context.Context) error {
+	return actorkit.Cancellation(ctx, m.close(ctx))
+}
+
+// close is Close, with ctx's end returned as ctx's error.
+func (m *Manager) close(ctx context.Context) error {
 	select {
 	case m.closing <- struct{}{}:
 		defer func() { <-m.closing }()
@@ -199,7 +209,9 @@ func (m *Manager) Close(ctx context.Context) error {
 	if m.finished {
 		return nil
 	}
-	m.stopWakes()
+	if err := m.stopWakes(ctx); err != nil {
+		return err
+	}
 	if !m.drained {
 		err := m.drainAll(ctx)
 		if ctx.Err() != nil {

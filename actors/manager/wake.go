@@ -44,13 +44,79 @@ import (
 // wakes is the manager's wake listener.
 type wakes struct {
 	stop      context.CancelFunc // nil when the store does not wake
-	done      sync.WaitGroup
-	listening chan struct{} // closed once it first listens (nil: it never will)
+	done      sync.WaitGroup     // the listener and the wake runners
+	listening chan struct{}      // closed once it first listens (nil: it never will)
+	queue     wakeQueue
+	idleOnce  sync.Once
+	idle      chan struct{} // closed once done is; made by stopWakes
+}
+
+// defaultWakeLimit is how many wakes run at once when Options leave it
+// unset: enough to overlap the store reads of a few takeovers, few enough
+// that a burst of wakes (a sweep, a drain's cut-off) cannot start a
+// goroutine and a store read per woken session at once.
+const defaultWakeLimit = 8
+
+// wakeQueue runs wakes on at most limit goroutines at once. A wake for a
+// session already queued (not yet running) coalesces with it; one for a
+// session whose wake is running queues again, since that run may have
+// read the session's inbox before the message that woke it was
+// committed. Once its ctx is done, what is still queued is dropped (the
+// store's sweep wakes a session again).
+type wakeQueue struct {
+	limit   int
+	mu      sync.Mutex
+	running int
+	order   []string        // queued ids, oldest first
+	queued  map[string]bool // the ids in order
+}
+
+// push queues id and starts a runner in group when fewer than limit run.
+// The caller must be a member of group (the listener), so group is never
+// idle while it adds to it. It does not block.
+func (q *wakeQueue) push(ctx context.Context, group *sync.WaitGroup, id string, run func(id string)) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.queued[id] {
+		return
+	}
+	if q.queued == nil {
+		q.queued = map[string]bool{}
+	}
+	q.queued[id] = true
+	q.order = append(q.order, id)
+	if q.running < max(q.limit, 1) {
+		q.running++
+		group.Go(func() { q.runQueued(ctx, run) })
+	}
+}
+
+// runQueued runs the queued wakes, oldest first, until none is left or
+// ctx is done.
+func (q *wakeQueue) runQueued(ctx context.Context, run func(id string)) {
+	for {
+		q.mu.Lock()
+		if ctx.Err() != nil {
+			q.order = nil
+			clear(q.queued)
+		}
+		if len(q.order) == 0 {
+			q.running--
+			q.mu.Unlock()
+			return
+		}
+		id := q.order[0]
+		q.order = q.order[1:]
+		delete(q.queued, id)
+		q.mu.Unlock()
+		run(id)
+	}
 }
 
 // startWakes listens for the store's wakes (when its inbox wakes) until
-// stopWakes; each wake is handled as a call of its own.
-func (m *Manager) startWakes() {
+// stopWakes; each wake is handled as a call of its own, at most
+// limit of them at once (wakeQueue).
+func (m *Manager) startWakes(limit int) {
 	w, ok := m.inbox.(durable.Waker)
 	if !ok {
 		return
@@ -58,23 +124,37 @@ func (m *Manager) startWakes() {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.wakes.stop = cancel
 	m.wakes.listening = make(chan struct{})
+	m.wakes.queue.limit = limit
+	run := func(id string) {
+		_, err := call(m, ctx, func(ctx context.Context, reply func(struct{}, error)) { m.wake(ctx, id, reply) })
+		m.wakeFailed(id, err)
+	}
 	var listening sync.Once
 	m.wakes.done.Go(func() {
 		_ = w.Listen(ctx, func() { listening.Do(func() { close(m.wakes.listening) }) }, func(id string) {
-			m.wakes.done.Go(func() {
-				_, err := call(m, ctx, func(ctx context.Context, reply func(struct{}, error)) { m.wake(ctx, id, reply) })
-				m.wakeFailed(id, err)
-			})
+			m.wakes.queue.push(ctx, &m.wakes.done, id, run)
 		})
 	})
 }
 
-// stopWakes stops listening and waits for the wakes in flight to be
-// handled. It is idempotent.
-func (m *Manager) stopWakes() {
-	if m.wakes.stop != nil {
-		m.wakes.stop()
-		m.wakes.done.Wait()
+// stopWakes stops listening (the wakes still queued are dropped) and
+// waits for the wakes in flight to be handled, or for ctx to be done
+// (then it returns ctx's error; the wakes end on their own, and a later
+// call waits for them again). It is idempotent.
+func (m *Manager) stopWakes(ctx context.Context) error {
+	if m.wakes.stop == nil {
+		return nil
+	}
+	m.wakes.stop()
+	m.wakes.idleOnce.Do(func() {
+		m.wakes.idle = make(chan struct{})
+		go func() { m.wakes.done.Wait(); close(m.wakes.idle) }()
+	})
+	select {
+	case <-m.wakes.idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -57,7 +57,7 @@ func (f *fixture) awaitListening() {
 func TestAFollowupReachesTheChildInTheProcessThatHoldsIt(t *testing.T) {
 	dsn := cluster.Database(t)
 	home, homeStore, child := homeWithSettledChild(t, dsn)
-	home.m.stopWakes() // deaf from now on: the other process is the one that hears wakes
+	home.m.stopWakes(bg) // deaf from now on: the other process is the one that hears wakes
 
 	away := newFixture(t, withStore(openPostgres(t, dsn, "away")), withTopLevel("elsewhere"))
 	away.awaitListening()
@@ -136,7 +136,7 @@ func TestTwoListenersRaceForAWokenChildAndOneRunsIt(t *testing.T) {
 func TestAScopedDrainDisposesADescendantResidentInAnotherProcess(t *testing.T) {
 	dsn := cluster.Database(t)
 	home, homeStore, child := homeWithSettledChild(t, dsn)
-	home.m.stopWakes()
+	home.m.stopWakes(bg)
 
 	away := newFixture(t, withStore(openPostgres(t, dsn, "away")), withTopLevel("elsewhere"))
 	away.awaitListening()
