@@ -37,6 +37,7 @@ func TestOpenRegistersSpawnAndForkAndOwnsTheOneService(t *testing.T) {
 	require.Equal(t, []string{subagent.SpawnName, subagent.ForkName}, rt.Subagents().List())
 	_, err := subagent.New(rt.Actors(), rt.Query())
 	require.ErrorIs(t, err, actors.ErrSubagentsInstalled, "a second service on the runtime is an error")
+	require.ErrorIs(t, err, fault.DuplicateProvider)
 }
 
 func TestSpawnSendAndListWithTheDefaults(t *testing.T) {

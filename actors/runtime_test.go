@@ -264,6 +264,7 @@ func TestInstalledSubagentsLetScriptedAgentsSpawnAndSend(t *testing.T) {
 		require.NoError(t, err)
 		_, err = rt.InstallSubagents(func(self *parent.Handle) agent.Subagents { return spawner{rt, self} })
 		require.ErrorIs(t, err, ErrSubagentsInstalled, "a second subagent service is refused")
+		require.ErrorIs(t, err, fault.DuplicateProvider, "by code, as every refusal")
 		h := start(t, rt, "boss", "")
 		_, err = rt.Followup(bg, "boss", event.Text("spawn worker: reply on it\nsend worker: reply again"), user)
 		require.NoError(t, err)

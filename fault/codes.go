@@ -38,6 +38,9 @@ const (
 	// DepthExceeded: a child would be deeper than the caller's maxDepth
 	// cap ("subagent depth <n> exceeds maxDepth <m>").
 	DepthExceeded Code = "SUBAGENT_DEPTH_EXCEEDED"
+	// InvalidRequest: a request's argument is out of its range (a maxDepth
+	// that is not a non-negative safe integer).
+	InvalidRequest Code = "INVALID_REQUEST"
 	// Cancelled: the caller's context was cancelled (any layer).
 	Cancelled Code = "CANCELLED"
 )

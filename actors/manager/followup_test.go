@@ -263,4 +263,5 @@ func TestRequestsWithoutAParentAreRejected(t *testing.T) {
 	require.ErrorIs(t, err, fault.Unauthorized)
 	_, err = f.m.StartContinuable(bg, StartSpec{Provider: "spawn", Label: "x"})
 	require.ErrorIs(t, err, ErrNoParent)
+	require.ErrorIs(t, err, fault.Unauthorized, "by code, as a nil parent handle")
 }

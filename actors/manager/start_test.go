@@ -162,6 +162,7 @@ func TestStartChecksTheDepthCap(t *testing.T) {
 	spec.Request.MaxDepth = &negative
 	_, err = f.m.StartContinuable(bg, spec)
 	require.ErrorIs(t, err, ErrInvalidMaxDepth)
+	require.ErrorIs(t, err, fault.InvalidRequest, "by code, as every refusal")
 	require.Equal(t, 1, len(f.rt.Registry().List()))
 }
 
