@@ -139,8 +139,9 @@ func (rt *Runtime) Subscribe(listener func(parent.Event)) (cancel func()) {
 }
 
 // ErrSubagentsInstalled rejects a second subagent capability on one
-// runtime: exactly one subagent service owns a runtime's children.
-var ErrSubagentsInstalled = errors.New("actors: a subagent service is already bound to this runtime")
+// runtime: exactly one subagent service owns a runtime's children. It is
+// a fault.DuplicateProvider.
+var ErrSubagentsInstalled = fault.New(fault.DuplicateProvider, "actors: a subagent service is already bound to this runtime", nil)
 
 // InstallSubagents installs the agent.Subagents capability factory: every
 // Host.Subagents call of a turn gets fn(the calling agent's Handle). It

@@ -55,7 +55,7 @@
 // with errors.Is against its code (fault.Draining, fault.Unauthorized, …),
 // whichever layer returned it. A caller whose ctx ends is fault.Cancelled.
 // Delegation depth: maxDepth must be a non-negative safe integer
-// (manager.ErrInvalidMaxDepth); a child deeper than maxDepth is
+// (fault.InvalidRequest); a child deeper than maxDepth is
 // fault.DepthExceeded; a
 // child's header delegationDepth is its parent's plus one and is the
 // monotone floor on resume.

@@ -42,8 +42,8 @@ func WithLogger(logger *slog.Logger) Option { return func(c *config) { c.logger 
 // manager (its manager-wide drain runs first when the runtime closes) and
 // installs the agent.Subagents capability of every agent, bound to the
 // calling agent (spawn uses the provider named "spawn"). A runtime has at
-// most one service: New fails with actors.ErrSubagentsInstalled when
-// another one is bound, and with the manager's error when it cannot start.
+// most one service: New fails with actors.ErrSubagentsInstalled (a
+// fault.DuplicateProvider) when another one is bound, and with the manager's error when it cannot start.
 // rt may be nil: continuable operations then fail with
 // CONTINUATION_UNAVAILABLE and drains are no-ops. q may be nil:
 // ListChildren then fails with SUBAGENT_CONTROL_SESSION_QUERY_UNAVAILABLE.

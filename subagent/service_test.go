@@ -221,7 +221,7 @@ func TestStartValidatesDepthAndSchemaBeforeTheProvider(t *testing.T) {
 	require.NoError(t, err)
 	negative := -1
 	_, err = s.Start(bg, "full", StartRequest{MaxDepth: &negative})
-	require.ErrorIs(t, err, manager.ErrInvalidMaxDepth)
+	require.ErrorIs(t, err, fault.InvalidRequest)
 	require.EqualError(t, err, "subagent maxDepth must be a non-negative safe integer")
 	_, err = s.Start(bg, "full", StartRequest{OutputSchema: json.RawMessage(`{"type":"string"}`)})
 	require.ErrorIs(t, err, errInvalidOutputSchema)

@@ -12,9 +12,9 @@ import (
 // for depths.
 const maxSafeInteger = 1<<53 - 1
 
-// ErrInvalidMaxDepth is returned for a maxDepth that is not a
-// non-negative safe integer.
-var ErrInvalidMaxDepth = errors.New("subagent maxDepth must be a non-negative safe integer")
+// errInvalidMaxDepth is returned for a maxDepth that is not a
+// non-negative safe integer. It is a fault.InvalidRequest.
+var errInvalidMaxDepth = fault.New(fault.InvalidRequest, "subagent maxDepth must be a non-negative safe integer", nil)
 
 // errInvalidSubagentDepth is returned for an agent whose runtime
 // subagent depth is not a non-negative safe integer.
@@ -30,10 +30,10 @@ func depthExceeded(attempted, maxDepth int) error {
 }
 
 // AssertMaxDepth accepts nil (no cap) or a non-negative safe integer and
-// returns ErrInvalidMaxDepth otherwise. It never blocks.
+// returns errInvalidMaxDepth otherwise. It never blocks.
 func AssertMaxDepth(maxDepth *int) error {
 	if maxDepth != nil && !safeNonNegative(*maxDepth) {
-		return ErrInvalidMaxDepth
+		return errInvalidMaxDepth
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package manager
 import (
 	"cmp"
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -235,8 +235,9 @@ func (m *Manager) close(ctx context.Context) error {
 	return m.drainErr
 }
 
-// ErrNoParent rejects a request that names no parent agent.
-var ErrNoParent = errors.New("subagent: the request names no parent agent")
+// ErrNoParent rejects a request that names no parent agent. It is a
+// fault.Unauthorized, as a nil parent handle is everywhere.
+var ErrNoParent = fault.New(fault.Unauthorized, "subagent: the request names no parent agent", nil)
 
 // closeForRuntime is the BeforeClose hook: Close, with a teardown failure
 // logged instead of returned (every Activation is released anyway, so the

@@ -161,7 +161,7 @@ func TestStartChecksTheDepthCap(t *testing.T) {
 	require.EqualError(t, err, "subagent depth 1 exceeds maxDepth 0")
 	spec.Request.MaxDepth = &negative
 	_, err = f.m.StartContinuable(bg, spec)
-	require.ErrorIs(t, err, ErrInvalidMaxDepth)
+	require.ErrorIs(t, err, errInvalidMaxDepth)
 	require.ErrorIs(t, err, fault.InvalidRequest, "by code, as every refusal")
 	require.Equal(t, 1, len(f.rt.Registry().List()))
 }
