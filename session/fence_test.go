@@ -19,14 +19,14 @@ type losingStore struct {
 }
 
 func init() {
-	durable.RegisterLeaseWatch(func(store any, lost func(id string, epoch int64)) bool {
+	durable.RegisterLeaseWatch(func(store any, lost func(id string, epoch int64)) (func(), bool) {
 		s, ok := store.(*losingStore)
 		if ok {
 			s.mu.Lock()
 			s.watchers = append(s.watchers, lost)
 			s.mu.Unlock()
 		}
-		return ok
+		return func() {}, ok
 	})
 }
 

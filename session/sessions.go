@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
+	"weak"
 
 	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/listeners"
@@ -52,11 +54,21 @@ type Sessions struct {
 // sessions in memory only; Flush then reports false. When store's leases
 // can be lost while held (Postgres: a renewal finds one taken over), the
 // live session of a lost lease is failed at once as if its next write
-// had been refused with fault.Fenced (see Live.OnWriteFailure).
+// had been refused with fault.Fenced (see Live.OnWriteFailure). That
+// watch holds the registry weakly: it ends when the registry becomes
+// unreachable (a cleanup removes it from the store) or the store closes.
 func NewSessions(store Store) *Sessions {
 	s := &Sessions{store: store, live: map[string]*Live{}, reserved: map[string]bool{}}
 	if store != nil {
-		durable.WatchLeases(store, s.leaseLost)
+		registry := weak.Make(s)
+		stop, ok := durable.WatchLeases(store, func(id string, epoch int64) {
+			if s := registry.Value(); s != nil {
+				s.leaseLost(id, epoch)
+			}
+		})
+		if ok {
+			runtime.AddCleanup(s, func(stop func()) { stop() }, stop)
+		}
 	}
 	return s
 }

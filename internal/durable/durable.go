@@ -149,15 +149,15 @@ func Fenced(id string, epoch int64) error {
 
 var (
 	watchMu  sync.RWMutex
-	watchers []func(store any, lost func(id string, epoch int64)) bool
+	watchers []func(store any, lost func(id string, epoch int64)) (stop func(), ok bool)
 )
 
 // RegisterLeaseWatch adds a watcher for stores whose leases can be lost
 // while held (a renewal finds another holder took one over after it
 // expired): watch reports whether it recognizes store and, when it does,
-// has store call lost for every such lease from then on. The stores call
-// it at init.
-func RegisterLeaseWatch(watch func(store any, lost func(id string, epoch int64)) bool) {
+// has store call lost for every such lease from then on, until stop is
+// called or the store is closed. The stores call it at init.
+func RegisterLeaseWatch(watch func(store any, lost func(id string, epoch int64)) (stop func(), ok bool)) {
 	watchMu.Lock()
 	defer watchMu.Unlock()
 	watchers = append(watchers, watch)
@@ -165,16 +165,18 @@ func RegisterLeaseWatch(watch func(store any, lost func(id string, epoch int64))
 
 // WatchLeases has store call lost, on the goroutine that found it (the
 // store's renewal), with the id and epoch of every lease it held and
-// found lost; lost must not block. It reports false when store's leases
+// found lost, until stop is called (it returns once lost is no longer
+// registered; a call already under way may still finish) or the store is
+// closed; lost must not block. It reports false when store's leases
 // cannot be lost while held (the JSONL store's flock leases), and then
-// lost is never called.
-func WatchLeases(store any, lost func(id string, epoch int64)) bool {
+// lost is never called and stop is nil.
+func WatchLeases(store any, lost func(id string, epoch int64)) (stop func(), ok bool) {
 	watchMu.RLock()
 	defer watchMu.RUnlock()
 	for _, watch := range watchers {
-		if watch(store, lost) {
-			return true
+		if stop, ok := watch(store, lost); ok {
+			return stop, true
 		}
 	}
-	return false
+	return nil, false
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -271,15 +272,31 @@ const disposeSQL = `WITH r AS (UPDATE sessions AS s SET owner = NULL, lease_unti
 	WHERE s.id = $1 AND s.epoch = $2 AND s.owner = $3 RETURNING s.id, s.drain_id) ` + notifyPending + notifyReleased
 
 func init() {
-	durable.RegisterLeaseWatch(func(store any, lost func(id string, epoch int64)) bool {
+	durable.RegisterLeaseWatch(func(store any, lost func(id string, epoch int64)) (func(), bool) {
 		s, ok := store.(*Store)
-		if ok {
-			s.mu.Lock()
-			s.watchers = append(s.watchers, lost)
-			s.mu.Unlock()
+		if !ok {
+			return nil, false
 		}
-		return ok
+		return s.watch(lost), true
 	})
+}
+
+// watch registers lost with the watchers Renew tells, and returns what
+// removes it (a no-op once Close removed them all).
+func (s *Store) watch(lost func(id string, epoch int64)) (stop func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.watchers == nil {
+		s.watchers = map[uint64]func(string, int64){}
+	}
+	s.watchSeq++
+	key := s.watchSeq
+	s.watchers[key] = lost
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.watchers, key)
+	}
 }
 
 // renewSQL extends the leases ($1 ids, $2 epochs) that $3 still holds
@@ -354,7 +371,10 @@ func (s *Store) forgetLost(ids []string, epochs []int64, renewed []string) ([]lo
 		delete(s.held, id)
 		lost = append(lost, lostLease{id, epochs[i]})
 	}
-	return lost, slices.Clone(s.watchers)
+	if len(lost) == 0 {
+		return nil, nil
+	}
+	return lost, slices.Collect(maps.Values(s.watchers))
 }
 
 // Load is the repairing read: it reads the log and, when its final turn

@@ -27,8 +27,9 @@ type Store struct {
 	ttl   time.Duration
 
 	mu       sync.Mutex
-	held     map[string]session.Epoch       // the leases this store holds
-	watchers []func(id string, epoch int64) // told of each lease Renew finds lost
+	held     map[string]session.Epoch                // the leases this store holds
+	watchers map[uint64]func(id string, epoch int64) // told of each lease Renew finds lost, until removed or Close
+	watchSeq uint64                                  // the key of the latest watcher
 
 	stop    chan struct{}
 	renewer sync.WaitGroup
@@ -99,14 +100,19 @@ const releaseAllSQL = `WITH locked AS (SELECT id FROM sessions WHERE owner = $1 
 	r AS (UPDATE sessions SET owner = NULL, lease_until = NULL
 		WHERE id IN (SELECT id FROM locked) AND owner = $1 RETURNING id, drain_id) ` + notifyPending + notifyReleased
 
-// Close stops renewing, gives up every lease this store holds (waking
+// Close stops renewing (and forgets every lease watcher: no lease is
+// found lost after it), gives up every lease this store holds (waking
 // those with pending messages, for another process to run) and closes
-// the connections. It is idempotent.
+// the connections. It blocks until a renewal under way ends and the
+// release is committed (at most 10 s). It is idempotent.
 func (s *Store) Close() error {
 	var err error
 	s.closed.Do(func() {
 		close(s.stop)
 		s.renewer.Wait()
+		s.mu.Lock()
+		s.watchers = nil // no lease is renewed, none is found lost
+		s.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_, err = s.pool.Exec(ctx, releaseAllSQL, s.owner)
