@@ -100,10 +100,10 @@ func TestWaitChildReturnsTheEpochsEndWithoutPolling(t *testing.T) {
 	require.Equal(t, child, end.ID)
 	require.Equal(t, "first", end.LastAssistantMessage[0].Text)
 
-	end, ok, err = rt.WaitChild(bg, child)
+	again, ok, err := rt.WaitChild(bg, child)
 	require.NoError(t, err)
-	require.False(t, ok, "no epoch is resident: it returns at once")
-	require.Zero(t, end)
+	require.True(t, ok, "no epoch is resident: the last end is returned at once")
+	require.Equal(t, end, again)
 
 	_, err = rt.Send(bg, p, child, event.Text("reply second"))
 	require.NoError(t, err)
@@ -112,6 +112,38 @@ func TestWaitChildReturnsTheEpochsEndWithoutPolling(t *testing.T) {
 	require.True(t, ok, "the cold-resumed epoch")
 	require.Equal(t, "second", end.LastAssistantMessage[0].Text)
 	require.Zero(t, end.DiscardedFollowups)
+}
+
+// A turn can end before WaitChild is called (here: its subagent/end was
+// seen first); WaitChild still returns that epoch's end, and the next
+// epoch's end replaces it.
+func TestWaitChildReturnsAnEpochThatEndedBeforeTheCall(t *testing.T) {
+	rt := open(t, Options{Dir: t.TempDir()})
+	p, err := rt.StartAgent(bg, "parent")
+	require.NoError(t, err)
+	ended := make(chan manager.RunEndInfo, 2)
+	defer rt.Subagents().Subscribe(func(e subagent.Event) {
+		if end, ok := e.(*subagent.EndEvent); ok {
+			ended <- end.RunEndInfo
+		}
+	})()
+	child, err := rt.Spawn(bg, p, "worker", event.Text("reply first"))
+	require.NoError(t, err)
+	seen := <-ended
+	end, ok, err := rt.WaitChild(bg, child)
+	require.NoError(t, err)
+	require.True(t, ok, "the epoch ended before the call")
+	require.Equal(t, seen, end)
+	require.Equal(t, "first", event.TextOf(end.LastAssistantMessage))
+
+	_, err = rt.Send(bg, p, child, event.Text("reply second"))
+	require.NoError(t, err)
+	seen = <-ended
+	end, ok, err = rt.WaitChild(bg, child)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, seen, end, "the later epoch's end replaces the first")
+	require.Equal(t, "second", event.TextOf(end.LastAssistantMessage))
 }
 
 func TestWaitChildCancelledIsCancelled(t *testing.T) {
