@@ -276,17 +276,20 @@ func (r *Runtime) Send(ctx context.Context, p *parent.Handle, childID string, co
 	return r.subagents.Followup(ctx, p, childID, content, event.Source{Kind: "user"})
 }
 
-// WaitChild blocks until the resident epoch of childID ends (its turns
-// ran, it owns no undisposed child and it was disposed) and returns its
-// subagent/end (stop reason, last assistant message, discarded follow-ups)
-// with ok true; with ok false at once when no epoch of childID is
-// resident. It waits only for an epoch resident when it is called: one
-// that ended before (a short turn can end before the Spawn or Send that
-// started it returns) is not waited for, and ok false does not say whether
-// the child settled, was never resumed or does not exist (Children does).
-// To see every end, subscribe before acting: Subagents().Subscribe with a
-// listener for *subagent.EndEvent, whose ID is the child's. A cancelled
-// ctx is fault.Cancelled.
+// WaitChild returns the subagent/end (stop reason, last assistant message,
+// discarded follow-ups) of childID's latest epoch with ok true, without
+// polling. When an epoch of childID is resident it blocks until that
+// epoch ends (its turns ran, it owns no undisposed child and it was
+// disposed). Otherwise it returns at once: the end of the most recent
+// epoch of childID that ended in this runtime, even one that ended before
+// the call (a short turn can end before the Spawn or Send that started it
+// returns), so WaitChild right after Spawn or Send gets that epoch's end.
+// A later epoch's end replaces it. ok is false at once when no epoch of
+// childID ended in this runtime (it ran in an earlier one, or the id names
+// no child: Children tells them apart), when its parent was disposed since
+// (the end is kept only while an agent with the child's parent id is live
+// here), or when the resident epoch was rolled back before it started. A
+// cancelled ctx is fault.Cancelled.
 func (r *Runtime) WaitChild(ctx context.Context, childID string) (end manager.RunEndInfo, ok bool, err error) {
 	return r.subagents.WaitChild(ctx, childID)
 }

@@ -139,9 +139,10 @@ func (s *Service) Followup(ctx context.Context, p *parent.Handle, childID string
 
 // WaitChild blocks until the resident epoch of continuable child childID
 // ends (its subagent/end was delivered) and returns that end with ok true;
-// when no epoch of childID is resident it returns at once with ok false.
-// Subscribe before acting to see every epoch; WaitChild needs no
-// listener and never polls. A cancelled ctx is CANCELLED. It fails with
+// when none is resident it returns at once the end of childID's most
+// recent epoch that ended in this runtime, kept while an agent with the
+// child's parent id is live here, or ok false when there is none (see
+// manager.Manager.WaitEpoch). It never polls. A cancelled ctx is CANCELLED. It fails with
 // CONTINUATION_UNAVAILABLE when the service has no runtime.
 func (s *Service) WaitChild(ctx context.Context, childID string) (end manager.RunEndInfo, ok bool, err error) {
 	if s.m == nil {

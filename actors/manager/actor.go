@@ -133,23 +133,31 @@ func (m *Manager) onChildEvent(a *activation, e parent.Event) {
 	}
 }
 
-// onAgentEvent forwards the disposal of a scoped-drain root to the actor,
-// which ends its cut-off. It runs on the publishing goroutine.
+// onAgentEvent forwards to the actor the disposal of a scoped-drain root,
+// which ends its cut-off, and of a parent whose children have remembered
+// ends, which drops them. It runs on the publishing goroutine.
 func (m *Manager) onAgentEvent(e parent.Event) {
-	if e.Type == parent.EventDisposed && m.roots.has(e.AgentID) {
+	if e.Type != parent.EventDisposed {
+		return
+	}
+	if m.roots.has(e.AgentID) {
 		m.post(func() { m.rootDisposed(e.AgentID, e.Incarnation) })
+	}
+	if m.endParents.has(e.AgentID) {
+		m.post(func() { m.parentDisposed(e.AgentID) })
 	}
 }
 
-// rootHints are the ids of scoped-drain roots with a cut-off, read by the
-// bus listener to avoid posting the disposal of other agents. Only the
-// actor writes them; listeners on any goroutine read them without a lock.
-// They are a filter, never a decision.
+// rootHints are the agent ids whose disposal the bus listener posts to the
+// actor (scoped-drain roots with a cut-off; parents of remembered ends),
+// so it does not post the disposal of other agents. Only the actor writes
+// them; listeners on any goroutine read them without a lock. They are a
+// filter, never a decision.
 type rootHints struct {
-	ids sync.Map // root id → *int: its cut-offs (the count is read by the actor only)
+	ids sync.Map // id → *int: its count (read by the actor only)
 }
 
-// has reports whether id is a scoped-drain root with a cut-off.
+// has reports whether id is counted.
 func (h *rootHints) has(id string) bool {
 	_, ok := h.ids.Load(id)
 	return ok

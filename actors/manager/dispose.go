@@ -214,6 +214,7 @@ func (m *Manager) release(a *activation, out teardownOutcome) {
 	if failure != nil {
 		end.StopReason, end.LastAssistantMessage = agent.Error, nil
 	}
+	m.remember(end)
 	e, waiters := a.edge, a.waiters
 	m.edges.run(func() {
 		if e.startOK {

@@ -126,8 +126,9 @@ type Manager struct {
 	inbox      durable.Inbox // the store's durable inbox, nil when it has none
 	wakes      wakes         // the store's wake listener
 	edges      serial        // lifecycle emission, in order, off the actor
-	roots      rootHints
-	st         *state // owned by the actor
+	roots      rootHints     // scoped-drain roots with a cut-off
+	endParents rootHints     // the parents of the children in state.ends
+	st         *state        // owned by the actor
 	unsubscribe,
 	removeHook func()
 }

@@ -23,6 +23,10 @@ type state struct {
 	elsewhere map[string]bool
 	draining  bool
 	epochs    uint64 // materialization counter: creation order
+	// ends are the ends of each child's most recent epoch that ended in
+	// this runtime, for WaitEpoch: kept while an agent with the child's
+	// parent id is live here (see remember).
+	ends map[string]RunEndInfo
 }
 
 func newState() *state {
@@ -33,6 +37,7 @@ func newState() *state {
 		scopes:           map[*parent.Handle]*scope{},
 		byPID:            map[*actor.PID]*activation{},
 		elsewhere:        map[string]bool{},
+		ends:             map[string]RunEndInfo{},
 	}
 }
 

@@ -6,13 +6,23 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 )
 
-// WaitEpoch blocks until the resident epoch of continuable child childID
-// ends — its disposal settled and its subagent/end was delivered — and
-// returns that end with ok true. When no epoch of childID is resident (it
-// settled already, or never existed) it returns at once with ok false, as
-// it does for an epoch rolled back before it started. A caller whose ctx
-// ends first gets CANCELLED wrapping ctx's error; after the runtime's
-// shutdown began, the closed error. It never polls.
+// WaitEpoch returns the end of continuable child childID's epoch with ok
+// true, without polling:
+//   - when an epoch of childID is resident, it blocks until that epoch
+//     ends (its disposal settled and its subagent/end was delivered) and
+//     returns its end; an epoch rolled back before it started gives ok
+//     false;
+//   - else, when an epoch of childID ended in this runtime, it returns the
+//     most recent one's end at once (after its subagent/end was
+//     delivered), even if that epoch ended before the call;
+//   - else ok is false at once: no epoch of childID ended here, or its
+//     parent was disposed since. An ended epoch's end is kept only while
+//     an agent with the child's parent id is live in this runtime (one
+//     that could send to it again): the parent's disposal drops it, and an
+//     epoch that outlived its parent is not kept.
+//
+// A caller whose ctx ends first gets CANCELLED wrapping ctx's error; after
+// the runtime's shutdown began, the closed error.
 func (m *Manager) WaitEpoch(ctx context.Context, childID string) (end RunEndInfo, ok bool, err error) {
 	if err := m.refusal(ctx); err != nil {
 		return end, false, err
@@ -40,14 +50,54 @@ func (m *Manager) WaitEpoch(ctx context.Context, childID string) (end RunEndInfo
 	}
 }
 
-// watchEpoch registers a waiter on childID's resident epoch, or returns
-// nil when none is resident (inside the actor).
+// watchEpoch registers a waiter on childID's resident epoch; when none is
+// resident it hands over the remembered end on the lifecycle goroutine,
+// after the subagent/end already queued there; with neither it returns nil
+// (inside the actor).
 func (m *Manager) watchEpoch(childID string) chan RunEndInfo {
-	a := m.st.activations[childID]
-	if a == nil || a.gone {
+	w := make(chan RunEndInfo, 1)
+	if a := m.st.activations[childID]; a != nil && !a.gone {
+		a.waiters = append(a.waiters, w)
+		return w
+	}
+	end, ok := m.st.ends[childID]
+	if !ok {
 		return nil
 	}
-	w := make(chan RunEndInfo, 1)
-	a.waiters = append(a.waiters, w)
+	m.edges.run(func() { w <- end })
 	return w
+}
+
+// remember keeps end as its child's latest for WaitEpoch, replacing the
+// previous one, while an agent with the child's parent id is live here
+// (inside the actor). The parent's id is counted before its liveness is
+// read, so a disposal after the read reaches parentDisposed.
+func (m *Manager) remember(end RunEndInfo) {
+	m.forgetEnd(end.ID)
+	m.endParents.added(end.ParentID)
+	m.st.ends[end.ID] = end
+	if m.registry.Get(end.ParentID) == nil {
+		m.forgetEnd(end.ID)
+	}
+}
+
+// parentDisposed drops the remembered ends of parentID's children unless
+// an agent with that id is live again (inside the actor).
+func (m *Manager) parentDisposed(parentID string) {
+	if m.registry.Get(parentID) != nil {
+		return
+	}
+	for id, end := range m.st.ends {
+		if end.ParentID == parentID {
+			m.forgetEnd(id)
+		}
+	}
+}
+
+// forgetEnd drops childID's remembered end (inside the actor).
+func (m *Manager) forgetEnd(childID string) {
+	if end, ok := m.st.ends[childID]; ok {
+		delete(m.st.ends, childID)
+		m.endParents.gone(end.ParentID)
+	}
 }
