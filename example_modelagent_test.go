@@ -37,7 +37,7 @@ func Example_modelAgent() {
 
 	a, _ := rt.StartAgent(ctx, "assistant")
 	_, _ = rt.Prompt(ctx, "assistant", "what are my subagents doing?")
-	_ = a.WhenIdle(ctx)
+	_ = a.Activation().WhenIdle(ctx)
 	for _, e := range a.Session().Events() {
 		if strings.HasSuffix(e.Type, "/chunk") {
 			continue // the streamed deltas the messages cite

@@ -30,7 +30,7 @@ func Example() {
 
 	a, _ := rt.StartAgent(ctx, "hello")
 	_, _ = rt.Prompt(ctx, "hello", "hello, world")
-	_ = a.WhenIdle(ctx)
+	_ = a.Activation().WhenIdle(ctx)
 	for _, ev := range a.Session().Events() {
 		fmt.Println(ev.Type)
 		if ev.Type == "assistant/message" {

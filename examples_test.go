@@ -134,7 +134,7 @@ func Example_agentFunc() {
 
 	a, _ := rt.StartAgent(ctx, "hello")
 	_, _ = a.Followup(ctx, event.Text("hello, world"), event.Source{Kind: event.SourceUser})
-	_ = a.WhenIdle(ctx)
+	_ = a.Activation().WhenIdle(ctx)
 	for _, ev := range a.Session().Events() {
 		fmt.Println(ev.Type)
 	}

@@ -28,7 +28,7 @@ func TestModelAgentsAreBoundToTheRuntime(t *testing.T) {
 	require.NoError(t, err)
 	_, err = rt.Prompt(bg, "assistant", "list them")
 	require.NoError(t, err)
-	require.NoError(t, a.WhenIdle(bg))
+	require.NoError(t, a.Activation().WhenIdle(bg))
 	var results []string
 	for _, e := range a.Session().Events() {
 		switch e.Type {

@@ -80,13 +80,13 @@ func BenchmarkFollowupAdmission(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		admitPool.Time(func() { _, _ = pooled.Followup(ctx, hp.ID(), content, src) })
-		_ = hp.WhenIdle(ctx)
+		_ = hp.Activation().WhenIdle(ctx)
 		admitDefault.Time(func() { _, _ = plain.Followup(ctx, hd.ID(), content, src) })
-		_ = hd.WhenIdle(ctx)
+		_ = hd.Activation().WhenIdle(ctx)
 		channel.Time(func() { requests <- 1; <-replies })
 		future.Time(func() { _, _ = system.Root.RequestFuture(pid, "x", time.Second).Result() })
-		turnPool.Time(func() { _, _ = hp.Followup(ctx, content, src); _ = hp.WhenIdle(ctx) })
-		turnDefault.Time(func() { _, _ = hd.Followup(ctx, content, src); _ = hd.WhenIdle(ctx) })
+		turnPool.Time(func() { _, _ = hp.Followup(ctx, content, src); _ = hp.Activation().WhenIdle(ctx) })
+		turnDefault.Time(func() { _, _ = hd.Followup(ctx, content, src); _ = hd.Activation().WhenIdle(ctx) })
 	}
 	b.StopTimer()
 	b.ReportMetric(admitPool.Mean(), "ns/followup")

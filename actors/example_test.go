@@ -31,7 +31,7 @@ func Example() {
 	if _, err := rt.Followup(ctx, "demo", event.Text("reply again\nrefuse"), event.Source{Kind: "user"}); err != nil {
 		panic(err)
 	}
-	if err := h.WhenIdle(ctx); err != nil {
+	if err := h.Activation().WhenIdle(ctx); err != nil {
 		panic(err)
 	}
 	for _, e := range h.Session().Events() {

@@ -232,11 +232,11 @@ func (rt *Runtime) waitIdle(ctx context.Context) error {
 	for {
 		busy := false
 		for _, h := range rt.registry.List() {
-			if h.Status() == inbox.Idle {
+			if h.Activation().Status() == inbox.Idle {
 				continue
 			}
 			busy = true
-			if err := h.WhenIdle(ctx); err != nil {
+			if err := h.Activation().WhenIdle(ctx); err != nil {
 				return err
 			}
 		}

@@ -89,7 +89,7 @@ func TestFIFOUnder32ConcurrentSenders(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		require.NoError(t, h.WhenIdle(bg))
+		require.NoError(t, h.Activation().WhenIdle(bg))
 
 		texts := userTexts(t, h.Session().Events())
 		require.Len(t, texts, senders*each)
@@ -268,10 +268,10 @@ func TestInstalledSubagentsLetScriptedAgentsSpawnAndSend(t *testing.T) {
 		h := start(t, rt, "boss", "")
 		_, err = rt.Followup(bg, "boss", event.Text("spawn worker: reply on it\nsend worker: reply again"), user)
 		require.NoError(t, err)
-		require.NoError(t, h.WhenIdle(bg))
+		require.NoError(t, h.Activation().WhenIdle(bg))
 		worker := rt.Agent("worker")
 		require.NotNil(t, worker)
-		require.NoError(t, worker.WhenIdle(bg))
+		require.NoError(t, worker.Activation().WhenIdle(bg))
 		require.Equal(t, "boss", worker.Header().ParentSession)
 		require.Equal(t, []string{"reply on it", "reply again"}, userTexts(t, worker.Session().Events()))
 		require.Equal(t, []*parent.Handle{worker, h}, rt.Registry().LiveLineage(worker))

@@ -105,7 +105,7 @@ func TestRuntimeQueueFramesFollowTheInbox(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, wantQueue(p.ID(), wantItem(second, "reply second")), nextQueue())
 	require.Equal(t, wantQueue(p.ID()), nextQueue())
-	require.NoError(t, p.WhenIdle(ctx))
+	require.NoError(t, p.Activation().WhenIdle(ctx))
 
 	// A cancel that discards several queued messages sends one frame.
 	_, err = p.Followup(ctx, event.Text("sleep 1h"), userSource)
@@ -119,7 +119,7 @@ func TestRuntimeQueueFramesFollowTheInbox(t *testing.T) {
 		queuedItems = append(queuedItems, wantItem(id, text))
 		require.Equal(t, wantQueue(p.ID(), queuedItems...), nextQueue())
 	}
-	p.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
+	p.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
 	require.Equal(t, wantQueue(p.ID()), nextQueue())
-	require.NoError(t, p.WhenIdle(ctx))
+	require.NoError(t, p.Activation().WhenIdle(ctx))
 }

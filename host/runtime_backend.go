@@ -194,7 +194,7 @@ func (b *runtimeBackend) describe(h session.Header, f sessionFacts) sessionSumma
 	handle, live := b.rt.Agent(h.ID), b.rt.Sessions().Get(h.ID)
 	return sessionSummary{
 		ID: h.ID, CreatedAt: h.CreatedAt, UpdatedAt: b.updatedAt(h, live),
-		Running: handle != nil && handle.Status() == inbox.Running, Live: live != nil,
+		Running: handle != nil && handle.Activation().Status() == inbox.Running, Live: live != nil,
 		ParentSessionID: h.ParentSession, Origin: h.Origin, Cwd: h.Cwd, Title: f.title,
 	}
 }

@@ -53,7 +53,7 @@ func converse(t *testing.T, h *parent.Handle, text string) {
 	t.Helper()
 	_, err := h.Followup(context.Background(), event.Text(text), userSource)
 	require.NoError(t, err)
-	require.NoError(t, h.WhenIdle(context.Background()))
+	require.NoError(t, h.Activation().WhenIdle(context.Background()))
 }
 
 func TestRuntimeBackendListsStoredAndLiveSessionsWithoutActivating(t *testing.T) {
@@ -163,7 +163,7 @@ func TestRuntimeBackendPromptsTopLevelSessionsOnly(t *testing.T) {
 	require.NotEmpty(t, id)
 	h := rt.Agent("top")
 	require.NotNil(t, h, "an ordinary prompt resumes a stored top-level session")
-	require.NoError(t, h.WhenIdle(ctx))
+	require.NoError(t, h.Activation().WhenIdle(ctx))
 
 	_, err = b.PromptSession(ctx, "kid", event.Text("reply no"), userSource)
 	require.ErrorIs(t, err, codeAgentBusy)
@@ -299,7 +299,7 @@ func TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes(t *testing.T) {
 		_, err = b.PromptSession(ctx, "fork", event.Text("reply ordinary"), userSource)
 		require.NoError(t, err, "an inherited ancestor descriptor does not classify")
 		require.NotNil(t, rt.Agent("fork"))
-		require.NoError(t, rt.Agent("fork").WhenIdle(ctx))
+		require.NoError(t, rt.Agent("fork").Activation().WhenIdle(ctx))
 	}
 
 	// A live owned child is fenced only while that exact parent is live.
@@ -308,7 +308,7 @@ func TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes(t *testing.T) {
 	require.NoError(t, err)
 	_, err = b.PromptSession(ctx, "one-shot", event.Text("reply mine now"), userSource)
 	require.NoError(t, err, "the parent that owned it is gone; its successor does not own it")
-	require.NoError(t, rt.Agent("one-shot").WhenIdle(ctx))
+	require.NoError(t, rt.Agent("one-shot").Activation().WhenIdle(ctx))
 }
 
 // noticeLog records notices for one session: the session registry's

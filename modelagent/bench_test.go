@@ -55,7 +55,7 @@ func BenchmarkStepOverhead(b *testing.B) {
 		start = time.Now()
 		_, err = h.Followup(ctx, event.Text(fmt.Sprint("turn ", i)), event.Source{Kind: event.SourceUser})
 		require.NoError(b, err)
-		require.NoError(b, h.WhenIdle(ctx))
+		require.NoError(b, h.Activation().WhenIdle(ctx))
 		loop += time.Since(start)
 	}
 	b.StopTimer()
@@ -89,7 +89,7 @@ func BenchmarkChunkLogging(b *testing.B) {
 		start := time.Now()
 		_, err := h.Followup(ctx, event.Text("go"), event.Source{Kind: event.SourceUser})
 		require.NoError(b, err)
-		require.NoError(b, h.WhenIdle(ctx))
+		require.NoError(b, h.Activation().WhenIdle(ctx))
 		loopTime += time.Since(start)
 		loopEvents += h.Session().Len() - before
 
@@ -129,7 +129,7 @@ func BenchmarkRetryTurn(b *testing.B) {
 		start := time.Now()
 		_, err := h.Followup(ctx, event.Text(fmt.Sprint("turn ", i)), event.Source{Kind: event.SourceUser})
 		require.NoError(b, err)
-		require.NoError(b, h.WhenIdle(ctx))
+		require.NoError(b, h.Activation().WhenIdle(ctx))
 		return time.Since(start)
 	}
 	failure := &llm.Error{Failure: vocab.Failure{Message: "down", Code: "SERVER", Status: 500}}

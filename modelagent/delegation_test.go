@@ -42,7 +42,7 @@ func TestForkAndForegroundChildren(t *testing.T) {
 	defer cancel()
 	_, err := h.Followup(ctx, event.Text("turn two"), event.Source{Kind: event.SourceUser})
 	require.NoError(t, err)
-	require.NoError(t, h.WhenIdle(ctx))
+	require.NoError(t, h.Activation().WhenIdle(ctx))
 
 	log := events(t, h.Session())
 	results := ofType(log, "tool/result")

@@ -154,7 +154,7 @@ func TestAParentDelegatesListsSendsAndAnswers(t *testing.T) {
 	child := r.rt.Agent(childID)
 	require.NotNil(t, child)
 	for child.Session().Len() > 0 && len(ofType(events(t, child.Session()), "turn/end")) < 2 {
-		require.NoError(t, child.WhenIdle(ctx))
+		require.NoError(t, child.Activation().WhenIdle(ctx))
 	}
 	childLog := events(t, child.Session())
 	header := child.Session().Header()

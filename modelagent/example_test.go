@@ -37,7 +37,7 @@ func ExampleNew() {
 
 	a, _ := rt.StartAgent(ctx, "assistant")
 	_, _ = rt.Prompt(ctx, "assistant", "hi")
-	_ = a.WhenIdle(ctx)
+	_ = a.Activation().WhenIdle(ctx)
 	for _, e := range a.Session().Events() {
 		var logged struct {
 			Retry, MaxRetries int

@@ -159,8 +159,8 @@ func TestCancellingATurnEndsItAborted(t *testing.T) {
 	_, err = h.Followup(ctx, event.Text("hi"), event.Source{Kind: event.SourceUser})
 	require.NoError(t, err)
 	<-streaming
-	h.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
-	require.NoError(t, h.WhenIdle(ctx))
+	h.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
+	require.NoError(t, h.Activation().WhenIdle(ctx))
 	log := events(t, h.Session())
 	require.Equal(t, []string{"turn/start", "user/message", "step/start", "request/header", "request/context",
 		"assistant/chunk", "assistant/chunk", "step/end", "turn/end"}, types(log))

@@ -171,8 +171,8 @@ func TestCancellingDuringTheRetryWait(t *testing.T) {
 	_, err = h.Followup(ctx, event.Text("hi"), event.Source{Kind: event.SourceUser})
 	require.NoError(t, err)
 	<-waiting
-	h.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
-	require.NoError(t, h.WhenIdle(ctx))
+	h.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
+	require.NoError(t, h.Activation().WhenIdle(ctx))
 	log := events(t, h.Session())
 	require.Equal(t, []string{"turn/start", "user/message", "step/start", "request/header", "request/context",
 		"step/end", "llm/retry", "turn/end"}, types(log))
@@ -181,8 +181,8 @@ func TestCancellingDuringTheRetryWait(t *testing.T) {
 	_, err = h.Followup(ctx, event.Text("again"), event.Source{Kind: event.SourceUser})
 	require.NoError(t, err)
 	<-waiting
-	h.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
-	require.NoError(t, h.WhenIdle(ctx))
+	h.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
+	require.NoError(t, h.Activation().WhenIdle(ctx))
 	retries := ofType(events(t, h.Session()), "llm/retry")
 	require.Len(t, retries, 2)
 	require.Contains(t, retries[1].Raw, `{"turn":2,"step":1,`)
@@ -255,7 +255,7 @@ func TestAChildsRetryChainSettlesWithItsLastTurn(t *testing.T) {
 	defer cancel()
 	_, err = h.Followup(ctx, event.Text("list them"), event.Source{Kind: event.SourceUser})
 	require.NoError(t, err)
-	require.NoError(t, h.WhenIdle(ctx))
+	require.NoError(t, h.Activation().WhenIdle(ctx))
 	results = ofType(events(t, h.Session()), "tool/result")
 	require.Contains(t, results[2].Raw, `"text":"`+childID+` [complete] — greet"`)
 }
@@ -306,7 +306,7 @@ func TestAColdResumeAfterACrashMidChain(t *testing.T) {
 	require.NoError(t, err)
 	_, err = h.Followup(ctx, event.Text("again"), event.Source{Kind: event.SourceUser})
 	require.NoError(t, err)
-	require.NoError(t, h.WhenIdle(ctx))
+	require.NoError(t, h.Activation().WhenIdle(ctx))
 	got := raws(events(t, h.Session()))
 	require.Equal(t, []string{`step/end {"turn":2,"step":1}`, `turn/end {"turn":2,"reason":{"kind":"interrupted"}}`},
 		got[len(lines):len(lines)+2], "the repair closes the retry turn")

@@ -66,7 +66,7 @@ func (r *rig) turn(t *testing.T, id, prompt string) *parent.Handle {
 	require.NoError(t, err)
 	_, err = h.Followup(ctx, event.Text(prompt), event.Source{Kind: event.SourceUser})
 	require.NoError(t, err)
-	if err := h.WhenIdle(ctx); err != nil {
+	if err := h.Activation().WhenIdle(ctx); err != nil {
 		for _, e := range h.Session().Events() {
 			t.Logf("%d %s %s", e.Seq, e.Type, e.Data)
 		}

@@ -81,7 +81,7 @@ func (p *inProcess) startRun(ctx context.Context, req StartRequest) (*Run, error
 	}
 	boundary := h.Session().Len()
 	run, settle := newRun(h.ID(), h, h.Dispose)
-	stop := context.AfterFunc(ctx, func() { h.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false) })
+	stop := context.AfterFunc(ctx, func() { h.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false) })
 	if ctx.Err() == nil {
 		if _, err := h.Followup(context.Background(), req.Prompt, event.Source{Kind: "user"}); err != nil {
 			stop()
@@ -91,7 +91,7 @@ func (p *inProcess) startRun(ctx context.Context, req StartRequest) (*Run, error
 	}
 	go func() {
 		defer stop()
-		_ = h.WhenIdle(context.Background())
+		_ = h.Activation().WhenIdle(context.Background())
 		output, reason := manager.RunOutcome(h.Session().Events()[boundary:], ctx.Err() != nil)
 		settle(Result{Output: output, StopReason: reason}, nil)
 	}()

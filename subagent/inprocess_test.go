@@ -51,7 +51,7 @@ func (w *world) turn(text string) {
 	w.t.Helper()
 	_, err := w.rt.Followup(bg, w.parent.ID(), event.Text(text), event.Source{Kind: "user"})
 	require.NoError(w.t, err)
-	require.NoError(w.t, w.parent.WhenIdle(bg))
+	require.NoError(w.t, w.parent.Activation().WhenIdle(bg))
 }
 
 // ended waits for the nth subagent/end of id.

@@ -103,7 +103,7 @@ func BenchmarkSubagentFollowup(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			require.NoError(b, h.WhenIdle(bg))
+			require.NoError(b, h.Activation().WhenIdle(bg))
 			b.StartTimer()
 		}
 	})

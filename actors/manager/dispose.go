@@ -100,13 +100,13 @@ func (m *Manager) dispose(a *activation) *disposal {
 		return a.disposal
 	}
 	d := m.openDisposal(a)
-	a.handle.Cancel(agent.CancelCause{Kind: agent.CauseParent}, false)
+	a.handle.Activation().Cancel(agent.CancelCause{Kind: agent.CauseParent}, false)
 	var children []*disposal
 	for _, child := range m.ownedActivations(a) {
 		children = append(children, m.dispose(child))
 	}
 	if len(children) == 0 {
-		a.handle.AfterIdle(func() { m.finishTeardown(a, nil) })
+		a.handle.Activation().AfterIdle(func() { m.finishTeardown(a, nil) })
 		return d
 	}
 	var pending atomic.Int32
@@ -157,7 +157,7 @@ func (m *Manager) finishTeardown(a *activation, children []*disposal) {
 		failure = childTeardownFailed(a.childID, errs)
 	}
 	ctx := context.Background()
-	if err := a.handle.WhenIdle(ctx); err != nil && failure == nil {
+	if err := a.handle.Activation().WhenIdle(ctx); err != nil && failure == nil {
 		failure = teardownStepFailed(a.childID, err)
 	}
 	if err := m.durability(ctx, a); err != nil && failure == nil {

@@ -229,7 +229,7 @@ func (f *fixture) waitingChild(p *parent.Handle) (child string, childAgent *pare
 	grandchild = f.start(childAgent, "wait g")
 	f.gates.reached("g")
 	f.gates.open("c")
-	require.NoError(f.t, childAgent.WhenIdle(bg))
+	require.NoError(f.t, childAgent.Activation().WhenIdle(bg))
 	f.inActor(func() {})
 	require.Same(f.t, childAgent, f.rt.Agent(child), "the child waits for its grandchild")
 	return child, childAgent, grandchild

@@ -83,7 +83,7 @@ func TestFollowupWakesAWaitingActivation(t *testing.T) {
 	f := newFixture(t)
 	child, childAgent, grandchild := f.waitingChild(f.parent)
 	f.followup(f.parent, child, "while waiting")
-	require.NoError(t, childAgent.WhenIdle(bg))
+	require.NoError(t, childAgent.Activation().WhenIdle(bg))
 	f.inActor(func() {})
 	require.Same(t, childAgent, f.rt.Agent(child), "a waiting child stays resident")
 	f.gates.open("g")

@@ -141,7 +141,7 @@ func TestAnActorThatStopsUnexpectedlyIsReleasedByItsLaterTeardown(t *testing.T) 
 		childFirst := f.whenDisposed(child, f.rt.Agent(grandchild))
 		f.gates.reached("g")
 		f.gates.open("c")
-		require.NoError(t, childAgent.WhenIdle(bg)) // the child waits for its own child
+		require.NoError(t, childAgent.Activation().WhenIdle(bg)) // the child waits for its own child
 		synctest.Wait()
 		c := f.activation(child)
 		require.NotNil(t, c)

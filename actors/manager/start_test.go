@@ -236,7 +236,7 @@ func TestSeededChildContinuesTurnNumbering(t *testing.T) {
 	}))
 	_, err := f.rt.Followup(bg, "parent", event.Text("first"), event.Source{Kind: "user"})
 	require.NoError(t, err)
-	require.NoError(t, f.parent.WhenIdle(bg))
+	require.NoError(t, f.parent.Activation().WhenIdle(bg))
 	s, err := f.m.StartContinuable(bg, f.spec(f.parent, "hi"))
 	require.NoError(t, err)
 	f.settled(s.ChildID, 1)

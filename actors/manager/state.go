@@ -134,7 +134,7 @@ const (
 
 func (a *activation) residency() residency {
 	switch {
-	case a.handle.Status() == inbox.Running || len(a.accepted) > 0:
+	case a.handle.Activation().Status() == inbox.Running || len(a.accepted) > 0:
 		return running
 	case len(a.owned) > 0:
 		return waiting

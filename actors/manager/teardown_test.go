@@ -195,7 +195,7 @@ func TestADeliveryDiscardedInItsAdmissionWindowSettles(t *testing.T) {
 	f.rt.Subscribe(func(e parent.Event) {
 		if e.Type == inbox.Enqueue && e.AgentID != "parent" {
 			if h := f.rt.Agent(e.AgentID); h != nil {
-				h.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
+				h.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
 			}
 		}
 	})
@@ -221,7 +221,7 @@ func TestOlderIDsDiscardedInALaterAdmissionWindowAreReleased(t *testing.T) {
 			select {
 			case id := <-cancelOn:
 				if id == e.AgentID {
-					f.rt.Agent(child).Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
+					f.rt.Agent(child).Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
 				}
 			default:
 			}

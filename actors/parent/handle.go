@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 
 	"github.com/dsh-actors/dsh-actors/actors/activation"
-	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
@@ -65,19 +64,6 @@ func (h *Handle) Post(ctx context.Context, msg event.UserMessage) (string, error
 func (h *Handle) Followup(ctx context.Context, content []event.Block, source event.Source) (string, error) {
 	return h.Post(ctx, event.UserMessage{Content: content, Source: source, Role: "user"})
 }
-
-// Cancel is Activation().Cancel: abort the running turn and, unless
-// keepInbox, discard queued messages. It does not wait.
-func (h *Handle) Cancel(cause agent.CancelCause, keepInbox bool) { h.act.Cancel(cause, keepInbox) }
-
-// Status is the agent's inbox status (idle or running).
-func (h *Handle) Status() inbox.Status { return h.act.Status() }
-
-// WhenIdle blocks until the agent is idle or ctx is done.
-func (h *Handle) WhenIdle(ctx context.Context) error { return h.act.WhenIdle(ctx) }
-
-// AfterIdle runs fn once the agent is idle (activation.Activation.AfterIdle).
-func (h *Handle) AfterIdle(fn func()) { h.act.AfterIdle(fn) }
 
 // Disposed is closed once Dispose has completed.
 func (h *Handle) Disposed() <-chan struct{} { return h.disposed }

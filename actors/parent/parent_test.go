@@ -101,7 +101,7 @@ func TestEnqueueEventCarriesTheAcceptedMessage(t *testing.T) {
 		h := create(t, r, "a", "")
 		id, err := h.Followup(bg, event.Text("hi"), event.Source{Kind: "user"})
 		require.NoError(t, err)
-		require.NoError(t, h.WhenIdle(bg))
+		require.NoError(t, h.Activation().WhenIdle(bg))
 		mu.Lock()
 		defer mu.Unlock()
 		require.Len(t, carried[inbox.Enqueue], 1)
@@ -254,7 +254,7 @@ func TestBusCarriesInboxAndStatusEvents(t *testing.T) {
 		seen := record(r)
 		id, err := h.Followup(bg, event.Text("reply hi"), event.Source{Kind: "user"})
 		require.NoError(t, err)
-		require.NoError(t, h.WhenIdle(bg))
+		require.NoError(t, h.Activation().WhenIdle(bg))
 		require.NoError(t, h.Dispose(bg)) // every event is out when it returns (inbox.Emit)
 		require.Equal(t, []string{
 			"agent/inbox/enqueue a " + id, "agent/status a running", "agent/inbox/dequeue a " + id,
@@ -283,7 +283,7 @@ func TestAHandlesOwnObserverSeesOnlyItsAgentBeforeTheBus(t *testing.T) {
 
 		_, err := a.Followup(bg, event.Text("reply hi"), event.Source{Kind: "user"})
 		require.NoError(t, err)
-		require.NoError(t, a.WhenIdle(bg))
+		require.NoError(t, a.Activation().WhenIdle(bg))
 		synctest.Wait() // the idle status is delivered (WhenIdle may return first)
 		a.Observe(func(e Event) { note("replaced " + string(e.Type) + " " + e.AgentID) })
 		require.NoError(t, a.Dispose(bg))
@@ -348,7 +348,7 @@ func TestSubagentsCapabilityIsBoundToTheCallingAgent(t *testing.T) {
 		h := create(t, r, "a", "")
 		_, err := h.Followup(bg, event.Text("spawn x: y"), event.Source{Kind: "user"})
 		require.NoError(t, err)
-		require.NoError(t, h.WhenIdle(bg))
+		require.NoError(t, h.Activation().WhenIdle(bg))
 		require.Same(t, h, <-bound)
 	})
 }
@@ -383,7 +383,7 @@ func TestResumeAfterACrashTruncatedLog(t *testing.T) {
 		require.NoError(t, err)
 		_, err = h.Followup(bg, event.Text("reply back"), event.Source{Kind: "user"})
 		require.NoError(t, err)
-		require.NoError(t, h.WhenIdle(bg))
+		require.NoError(t, h.Activation().WhenIdle(bg))
 		require.NoError(t, h.Dispose(bg))
 
 		log, err := store.Inspect(bg, "crashed")

@@ -131,7 +131,7 @@ func (d *demo) turn(ctx context.Context, script string) (map[string]string, erro
 	if _, err := d.root.Followup(ctx, event.Text(script), event.Source{Kind: "user"}); err != nil {
 		return nil, err
 	}
-	if err := d.root.WhenIdle(ctx); err != nil {
+	if err := d.root.Activation().WhenIdle(ctx); err != nil {
 		return nil, err
 	}
 	spawned := map[string]string{}

@@ -99,9 +99,9 @@ func runPrompt(ctx context.Context, rt *actors.Runtime, prompt string, stdout io
 	if _, err := h.Followup(ctx, event.Text(prompt), event.Source{Kind: event.SourceUser}); err != nil {
 		return vocab.Reason{}, err
 	}
-	if err := h.WhenIdle(ctx); err != nil {
-		h.Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
-		_ = h.WhenIdle(context.Background())
+	if err := h.Activation().WhenIdle(ctx); err != nil {
+		h.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
+		_ = h.Activation().WhenIdle(context.Background())
 	}
 	waitChildren(ctx, rt, id)
 	return p.end(), nil

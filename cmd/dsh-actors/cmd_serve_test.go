@@ -59,7 +59,7 @@ func TestServeTitlesStoredSessionsAfterARestart(t *testing.T) {
 		serveRPC(t, stack, "session.prompt", `{"sessionId":"`+created.SessionID+`","mode":"queue","content":[{"type":"text","text":`+jsonText(text)+`}]}`)
 		h := stack.rt.Agent(created.SessionID)
 		require.NotNil(t, h)
-		require.NoError(t, h.WhenIdle(context.Background()))
+		require.NoError(t, h.Activation().WhenIdle(context.Background()))
 	}
 	require.NoError(t, stack.shutdown(&http.Server{}))
 

@@ -58,7 +58,7 @@ func Admission(ctx context.Context, n int) (res AdmissionResult, err error) {
 		if ferr != nil {
 			return ferr
 		}
-		if err := h.WhenIdle(ctx); err != nil {
+		if err := h.Activation().WhenIdle(ctx); err != nil {
 			return err
 		}
 		r.Channel.Time(func() { ch.RoundTrip() })

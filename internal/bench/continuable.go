@@ -252,7 +252,7 @@ func Resident(ctx context.Context, root string, n int) (res Samples, err error) 
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
-	if err := h.WhenIdle(ctx); err != nil {
+	if err := h.Activation().WhenIdle(ctx); err != nil {
 		return nil, err
 	}
 	var ferr error
@@ -262,7 +262,7 @@ func Resident(ctx context.Context, root string, n int) (res Samples, err error) 
 		if ferr != nil {
 			return nil, ferr
 		}
-		if err := h.WhenIdle(ctx); err != nil {
+		if err := h.Activation().WhenIdle(ctx); err != nil {
 			return nil, err
 		}
 		if i >= min(n, 50) {

@@ -62,7 +62,7 @@ func Turns(ctx context.Context, dir string, agents, turns int) (res TurnsResult,
 					return
 				}
 			}
-			if err := h.WhenIdle(ctx); err != nil {
+			if err := h.Activation().WhenIdle(ctx); err != nil {
 				errs[i] = err
 				return
 			}

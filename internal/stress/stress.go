@@ -241,7 +241,7 @@ func (s *run) execute(ctx context.Context) (Report, error) {
 		}
 	}
 	for _, root := range roots {
-		if err := root.WhenIdle(ctx); err != nil {
+		if err := root.Activation().WhenIdle(ctx); err != nil {
 			return report, err
 		}
 	}
@@ -273,7 +273,7 @@ func (s *run) growForests(ctx context.Context) ([]*parent.Handle, error) {
 // node settled: the whole forest is durable and nothing is resident.
 func (s *run) grown(ctx context.Context, roots []*parent.Handle) error {
 	for _, root := range roots {
-		if err := root.WhenIdle(ctx); err != nil {
+		if err := root.Activation().WhenIdle(ctx); err != nil {
 			return err
 		}
 	}
