@@ -75,7 +75,7 @@ func TestTwoRuntimesDoNotInterfere(t *testing.T) {
 	require.NoError(t, err)
 	_, err = b.Send(bg, pb, childA, event.Text("reply cross"))
 	require.Error(t, err, "a child of runtime a is unknown to runtime b")
-	require.Nil(t, b.Actors().Agent(childA))
+	require.Nil(t, b.Actors().Registry().Get(childA))
 
 	require.NoError(t, a.Close())
 	_, err = a.StartAgent(bg, "")

@@ -34,7 +34,7 @@ func TestNothingIsAcceptedOnceShutdownBegins(t *testing.T) {
 	rt.BeforeClose(func(ctx context.Context) error {
 		tries = map[string]error{}
 		_, tries["subagent follow-up to a running child"] = svc.Followup(ctx, p, child, event.Text("reply late"), user)
-		_, tries["follow-up on the child's handle"] = rt.Agent(child).Followup(ctx, event.Text("reply late"), user)
+		_, tries["follow-up on the child's handle"] = rt.Registry().Get(child).Followup(ctx, event.Text("reply late"), user)
 		_, tries["follow-up on the parent's handle"] = p.Followup(ctx, event.Text("reply late"), user)
 		_, tries["runtime follow-up"] = rt.Followup(ctx, p.ID(), event.Text("reply late"), user)
 		_, tries["start agent"] = rt.StartAgent(ctx, parent.CreateSpec{})
@@ -103,10 +103,10 @@ func TestShutdownCutShortLeavesTurnsRunningUntilClose(t *testing.T) {
 	require.ErrorIs(t, rt.Shutdown(cut), context.Canceled)
 	_, err = rt.Send(bg, p, child, event.Text("reply late"))
 	require.ErrorIs(t, err, fault.Closed, "admission stopped even though Shutdown was cut short")
-	require.NotNil(t, rt.Actors().Agent(child), "the running turn was left running")
+	require.NotNil(t, rt.Actors().Registry().Get(child), "the running turn was left running")
 
 	require.NoError(t, rt.Close())
 	end := <-ended
 	require.Equal(t, child, end.ID)
-	require.Nil(t, rt.Actors().Agent(child), "Close ended the child (its turn cancelled, or its prompt discarded unrun)")
+	require.Nil(t, rt.Actors().Registry().Get(child), "Close ended the child (its turn cancelled, or its prompt discarded unrun)")
 }

@@ -133,11 +133,6 @@ func init() {
 // Logger is the runtime's logger (never nil).
 func (rt *Runtime) Logger() *slog.Logger { return rt.logger }
 
-// Subscribe adds a listener to the agent event bus (see parent.Bus).
-func (rt *Runtime) Subscribe(listener func(parent.Event)) (cancel func()) {
-	return rt.registry.Subscribe(listener)
-}
-
 // ErrSubagentsInstalled rejects a second subagent capability on one
 // runtime: exactly one subagent service owns a runtime's children. It is
 // a fault.DuplicateProvider.
@@ -273,9 +268,6 @@ func (rt *Runtime) ResumeAgentLoaded(ctx context.Context, log *session.Log, spec
 	}
 	return rt.registry.ResumeLoaded(ctx, log, spec)
 }
-
-// Agent returns the exact live agent for id, or nil.
-func (rt *Runtime) Agent(id string) *parent.Handle { return rt.registry.Get(id) }
 
 // Followup delivers a user message with content and source to the live
 // agent id and returns its MessageID as soon as the agent's inbox accepted

@@ -67,7 +67,7 @@ func TestFIFOUnder32ConcurrentSenders(t *testing.T) {
 		h := start(t, rt, "a", "")
 		var mu sync.Mutex
 		var accepted []string
-		rt.Subscribe(func(e parent.Event) {
+		rt.Registry().Subscribe(func(e parent.Event) {
 			if e.Type == inbox.Enqueue {
 				mu.Lock()
 				accepted = append(accepted, e.MessageID)
@@ -115,7 +115,7 @@ func TestCloseWithAThousandLiveAgents(t *testing.T) {
 		require.NoError(t, err)
 		var order []string
 		var mu sync.Mutex
-		rt.Subscribe(func(e parent.Event) {
+		rt.Registry().Subscribe(func(e parent.Event) {
 			if e.Type == parent.EventDisposed {
 				mu.Lock()
 				order = append(order, e.AgentID)
@@ -226,10 +226,10 @@ func TestBeforeCloseHooksRunFirstInOrder(t *testing.T) {
 		require.ErrorIs(t, rt.Close(bg), drainFailed)
 		_, err = rt.Followup(bg, "a", event.Text("reply x"), user)
 		require.ErrorIs(t, err, fault.Closed, "closing already began")
-		require.NotNil(t, rt.Agent("a"), "no agent is disposed before the hooks succeed")
+		require.NotNil(t, rt.Registry().Get("a"), "no agent is disposed before the hooks succeed")
 		require.NoError(t, rt.Close(bg))
 		require.Equal(t, []string{"first live=1", "second", "second"}, ran, "a succeeded hook is not rerun")
-		require.Nil(t, rt.Agent("a"))
+		require.Nil(t, rt.Registry().Get("a"))
 	})
 }
 
@@ -269,7 +269,7 @@ func TestInstalledSubagentsLetScriptedAgentsSpawnAndSend(t *testing.T) {
 		_, err = rt.Followup(bg, "boss", event.Text("spawn worker: reply on it\nsend worker: reply again"), user)
 		require.NoError(t, err)
 		require.NoError(t, h.Activation().WhenIdle(bg))
-		worker := rt.Agent("worker")
+		worker := rt.Registry().Get("worker")
 		require.NotNil(t, worker)
 		require.NoError(t, worker.Activation().WhenIdle(bg))
 		require.Equal(t, "boss", worker.Header().ParentSession)
@@ -299,7 +299,7 @@ func TestResumeUsesTheAgentFactory(t *testing.T) {
 			{SessionID: "a", Provider: "p", Model: "m"},
 			{SessionID: "a", Provider: "p", Model: "m", Resumed: true},
 		}, built)
-		require.Equal(t, parent.Spec{Provider: "p", Model: "m"}, rt.Agent("a").Spec())
+		require.Equal(t, parent.Spec{Provider: "p", Model: "m"}, rt.Registry().Get("a").Spec())
 	})
 }
 

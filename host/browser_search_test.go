@@ -68,7 +68,7 @@ func TestBrowserSearchOpensAHit(t *testing.T) {
 		"the hit lies before the tail page: older pages were loaded")
 	require.True(t, eval[bool](p, `(() => { const r = document.querySelector('.message.found').getBoundingClientRect(), v = document.querySelector('#transcript').getBoundingClientRect(); return r.top >= v.top && r.bottom <= v.bottom; })()`),
 		"the hit is scrolled into view")
-	require.Nil(t, s.rt.Agent("long"), "opening a hit activates nothing")
+	require.Nil(t, s.rt.Registry().Get("long"), "opening a hit activates nothing")
 	p.shot("hit-opened")
 
 	p.do(chromedp.Focus(chromedp.ID("search-input")))

@@ -199,7 +199,7 @@ func createTopLevelSession(t *testing.T, s *runtimeStack, p *browserPage) string
 	p.until(`!document.querySelector('#start-hint').hidden && !document.querySelector('#composer-input').disabled`)
 	parentID := eval[string](p, `JSON.parse(localStorage.getItem('dsh.sessions.current')).sessionId`)
 	require.Equal(t, 1, s.recorder.count("session.create", nil))
-	require.NotNil(t, s.rt.Agent(parentID), "session.create starts a live top-level agent")
+	require.NotNil(t, s.rt.Registry().Get(parentID), "session.create starts a live top-level agent")
 	p.shot("created")
 	return parentID
 }
@@ -316,7 +316,7 @@ func openChildAndFollowUp(t *testing.T, s *runtimeStack, p *browserPage, parentI
 	address := map[string]any{"parentSessionId": parentID, "childSessionId": researcher}
 	require.Equal(t, 1, s.recorder.count("subagent.history", map[string]any{"parentSessionId": parentID, "childSessionId": researcher, "maxMessages": 50}))
 	require.Zero(t, s.recorder.count("session.history", map[string]any{"sessionId": researcher}))
-	require.Nil(t, s.rt.Agent(researcher), "reading a child's history activates nothing")
+	require.Nil(t, s.rt.Registry().Get(researcher), "reading a child's history activates nothing")
 	require.Equal(t, "父代理", eval[string](p, `document.querySelector('.message.user .author').textContent`),
 		"the first prompt was written by the parent")
 	p.shot("child")
@@ -399,7 +399,7 @@ func reconnectAndLoadOlder(t *testing.T, s *runtimeStack, p *browserPage, parent
 // (the parent stays live), so the next follow-up is refused: the draft comes
 // back and the alert shows "message (code)".
 func failASendAndRestoreTheDraft(t *testing.T, s *runtimeStack, p *browserPage, parentID string) {
-	require.NoError(t, s.service.DrainContinuableDescendants(context.Background(), []*parent.Handle{s.rt.Agent(parentID)}))
+	require.NoError(t, s.service.DrainContinuableDescendants(context.Background(), []*parent.Handle{s.rt.Registry().Get(parentID)}))
 	p.send("reply lost")
 	p.until(`document.querySelector('#composer-alert .error-text')?.textContent === '消息没有送达子代理'`)
 	require.Equal(t, "subagent-not-delivered: message was not delivered", eval[string](p, `document.querySelector('#composer-alert .error-detail').textContent`),
@@ -411,7 +411,7 @@ func failASendAndRestoreTheDraft(t *testing.T, s *runtimeStack, p *browserPage, 
 // disposeTheParent disposes the parent agent: the open child becomes
 // read-only and stays readable.
 func disposeTheParent(t *testing.T, s *runtimeStack, p *browserPage, parentID string) {
-	require.NoError(t, s.rt.Agent(parentID).Dispose(context.Background()))
+	require.NoError(t, s.rt.Registry().Get(parentID).Dispose(context.Background()))
 	p.until(`!document.querySelector('#composer-readonly').hidden`)
 	require.Equal(t, "此子代理暂时只读只有父会话正在运行时才能给它的子代理发消息。让父会话重新运行（例如给它发一条消息）后即可在这里继续。打开父会话",
 		eval[string](p, `document.querySelector('#composer-readonly').textContent`))

@@ -191,7 +191,7 @@ func (b *runtimeBackend) factsOf(ctx context.Context, h session.Header) (session
 
 // describe is h's summary now, titled from f.
 func (b *runtimeBackend) describe(h session.Header, f sessionFacts) sessionSummary {
-	handle, live := b.rt.Agent(h.ID), b.rt.Sessions().Get(h.ID)
+	handle, live := b.rt.Registry().Get(h.ID), b.rt.Sessions().Get(h.ID)
 	return sessionSummary{
 		ID: h.ID, CreatedAt: h.CreatedAt, UpdatedAt: b.updatedAt(h, live),
 		Running: handle != nil && handle.Activation().Status() == inbox.Running, Live: live != nil,
@@ -258,7 +258,7 @@ func (b *runtimeBackend) CreateSession(ctx context.Context, req createRequest) (
 // matches or a *sessionConflict, else a new top-level agent (the runtime's
 // default agent) under req.ID with cwd req.Cwd, its directory made first.
 func (b *runtimeBackend) ensureAgent(ctx context.Context, req createRequest) (*parent.Handle, error) {
-	if h := b.rt.Agent(req.ID); h != nil {
+	if h := b.rt.Registry().Get(req.ID); h != nil {
 		return h, b.refuseLiveChild(h)
 	}
 	if req.Requested {
@@ -323,7 +323,7 @@ func (b *runtimeBackend) PromptSession(ctx context.Context, id string, content [
 // topLevelAgent returns the live agent id, resuming it when needed; a
 // concurrent resume of the same id is joined.
 func (b *runtimeBackend) topLevelAgent(ctx context.Context, id string) (*parent.Handle, error) {
-	if h := b.rt.Agent(id); h != nil {
+	if h := b.rt.Registry().Get(id); h != nil {
 		return h, b.refuseLiveChild(h)
 	}
 	log, err := b.query.ReadSession(ctx, id)
@@ -343,7 +343,7 @@ func (b *runtimeBackend) topLevelAgent(ctx context.Context, id string) (*parent.
 // under id.
 func (b *runtimeBackend) joinLive(id string, h *parent.Handle, err error) (*parent.Handle, error) {
 	if errors.Is(err, fault.AgentExists) {
-		if live := b.rt.Agent(id); live != nil {
+		if live := b.rt.Registry().Get(id); live != nil {
 			return live, nil
 		}
 	}
@@ -355,7 +355,7 @@ func (b *runtimeBackend) joinLive(id string, h *parent.Handle, err error) (*pare
 // durable parent's id (the original's isOwnedBy: a one-shot child, say).
 func (b *runtimeBackend) refuseLiveChild(h *parent.Handle) error {
 	header := h.Header()
-	if owner := h.Spec().Owner; owner != nil && owner.ID() == header.ParentSession && b.rt.Agent(owner.ID()) == owner {
+	if owner := h.Spec().Owner; owner != nil && owner.ID() == header.ParentSession && b.rt.Registry().Get(owner.ID()) == owner {
 		return errSubagentSession
 	}
 	return refuseChild(header, h.Session().Events())
@@ -421,7 +421,7 @@ func (a runtimeAgent) SessionID() string { return a.handle.ID() }
 
 // liveAgent is the registry's exact live agent for id.
 func (b *runtimeBackend) LiveAgent(id string) (liveAgent, bool) {
-	h := b.rt.Agent(id)
+	h := b.rt.Registry().Get(id)
 	if h == nil {
 		return nil, false
 	}
@@ -448,7 +448,7 @@ func (b *runtimeBackend) Subscribe(fn func(notice)) (cancel func()) {
 			fn(n)
 		}
 	})
-	stopAgents := b.rt.Subscribe(func(e parent.Event) {
+	stopAgents := b.rt.Registry().Subscribe(func(e parent.Event) {
 		switch e.Type {
 		case inbox.StatusChange:
 			fn(notice{Kind: sessionStatus, SessionID: e.AgentID, Running: e.Status == inbox.Running})

@@ -84,7 +84,7 @@ func TestRuntimeBackendListsStoredAndLiveSessionsWithoutActivating(t *testing.T)
 	require.False(t, summaries[1].Live)
 	require.Equal(t, "reply first line", summaries[1].Title)
 	require.Equal(t, 1764522000*1e3+123456789/1e6, summaries[1].UpdatedAt)
-	require.Nil(t, rt.Agent("stored"), "listing never resumes a stored session")
+	require.Nil(t, rt.Registry().Get("stored"), "listing never resumes a stored session")
 
 	converse(t, live, "reply hello")
 	summaries, err = b.ListSessions(ctx)
@@ -97,7 +97,7 @@ func TestRuntimeBackendListsStoredAndLiveSessionsWithoutActivating(t *testing.T)
 	transcript, err := b.ReadSession(ctx, "stored")
 	require.NoError(t, err)
 	require.NotEmpty(t, transcript.Events)
-	require.Nil(t, rt.Agent("stored"), "reading never resumes a stored session")
+	require.Nil(t, rt.Registry().Get("stored"), "reading never resumes a stored session")
 	_, err = b.ReadSession(ctx, "ghost")
 	require.ErrorIs(t, err, codeSessionNotFound)
 
@@ -161,20 +161,20 @@ func TestRuntimeBackendPromptsTopLevelSessionsOnly(t *testing.T) {
 	id, err := b.PromptSession(ctx, "top", event.Text("reply resumed"), event.Source{Kind: "user", RPCID: "r1"})
 	require.NoError(t, err)
 	require.NotEmpty(t, id)
-	h := rt.Agent("top")
+	h := rt.Registry().Get("top")
 	require.NotNil(t, h, "an ordinary prompt resumes a stored top-level session")
 	require.NoError(t, h.Activation().WhenIdle(ctx))
 
 	_, err = b.PromptSession(ctx, "kid", event.Text("reply no"), userSource)
 	require.ErrorIs(t, err, codeAgentBusy)
-	require.Nil(t, rt.Agent("kid"), "a child is never resumed by the ordinary route")
+	require.Nil(t, rt.Registry().Get("kid"), "a child is never resumed by the ordinary route")
 	_, err = b.PromptSession(ctx, "ghost", event.Text("reply no"), userSource)
 	require.ErrorIs(t, err, codeSessionNotFound)
 
 	created, err := b.CreateSession(ctx, createRequest{ID: "made", Cwd: filepath.Join(root, "w")})
 	require.NoError(t, err)
 	require.True(t, created.Live)
-	require.NotNil(t, rt.Agent(created.ID))
+	require.NotNil(t, rt.Registry().Get(created.ID))
 }
 
 // A top-level session whose lease another process holds (it runs there)
@@ -200,7 +200,7 @@ func TestSessionPromptOfASessionLeasedElsewhereIsAgentBusy(t *testing.T) {
 	require.Equal(t, `{"type":"server-response","rpcId":"r","result":{"ok":false,"error":{"code":"agent-busy",`+
 		`"message":"session \"top\" is running in another process",`+
 		`"details":{"reason":"its lease is held by another process; retry once that process releases it or the lease expires"}}}}`, got)
-	require.Nil(t, rt.Agent("top"))
+	require.Nil(t, rt.Registry().Get("top"))
 	after, err := elsewhere.Inspect(ctx, "top")
 	require.NoError(t, err)
 	require.Equal(t, before.Events, after.Events)
@@ -226,7 +226,7 @@ func TestRuntimeBackendCreateSessionIsTheOriginalsEnsureSession(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "fresh", created.ID)
 	require.Equal(t, b2, created.Cwd)
-	require.Equal(t, b2, rt.Agent("fresh").Header().Cwd)
+	require.Equal(t, b2, rt.Registry().Get("fresh").Header().Cwd)
 	require.DirExists(t, b2)
 
 	adopted, err := b.CreateSession(ctx, createRequest{ID: "fresh", Cwd: b2, Requested: true})
@@ -238,14 +238,14 @@ func TestRuntimeBackendCreateSessionIsTheOriginalsEnsureSession(t *testing.T) {
 
 	_, err = b.CreateSession(ctx, createRequest{ID: "stored", Cwd: b2, Requested: true})
 	require.Equal(t, &sessionConflict{SessionID: "stored", RequestedCwd: b2, ExistingCwd: a, HasExisting: true}, err)
-	require.Nil(t, rt.Agent("stored"))
+	require.Nil(t, rt.Registry().Get("stored"))
 	_, err = b.CreateSession(ctx, createRequest{ID: "no-cwd", Cwd: b2, Requested: true})
 	require.Equal(t, &sessionConflict{SessionID: "no-cwd", RequestedCwd: b2}, err)
 
 	resumed, err := b.CreateSession(ctx, createRequest{ID: "stored", Cwd: a, Requested: true})
 	require.NoError(t, err)
 	require.True(t, resumed.Live)
-	require.NotNil(t, rt.Agent("stored"), "a stored id with the same cwd is resumed")
+	require.NotNil(t, rt.Registry().Get("stored"), "a stored id with the same cwd is resumed")
 }
 
 // TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes: explicit-id session.create and session.prompt answer
@@ -292,14 +292,14 @@ func TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes(t *testing.T) {
 		_, err := b.PromptSession(ctx, id, event.Text("reply no"), userSource)
 		require.ErrorIs(t, err, codeAgentBusy, "prompt %s", id)
 	}
-	require.Nil(t, rt.Agent("kid"), "a fenced child is never resumed")
-	require.Nil(t, rt.Agent("seed-era"), "a fenced child is never resumed")
+	require.Nil(t, rt.Registry().Get("kid"), "a fenced child is never resumed")
+	require.Nil(t, rt.Registry().Get("seed-era"), "a fenced child is never resumed")
 
 	for range 2 { // cold, then live with its parent live
 		_, err = b.PromptSession(ctx, "fork", event.Text("reply ordinary"), userSource)
 		require.NoError(t, err, "an inherited ancestor descriptor does not classify")
-		require.NotNil(t, rt.Agent("fork"))
-		require.NoError(t, rt.Agent("fork").Activation().WhenIdle(ctx))
+		require.NotNil(t, rt.Registry().Get("fork"))
+		require.NoError(t, rt.Registry().Get("fork").Activation().WhenIdle(ctx))
 	}
 
 	// A live owned child is fenced only while that exact parent is live.
@@ -308,7 +308,7 @@ func TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes(t *testing.T) {
 	require.NoError(t, err)
 	_, err = b.PromptSession(ctx, "one-shot", event.Text("reply mine now"), userSource)
 	require.NoError(t, err, "the parent that owned it is gone; its successor does not own it")
-	require.NoError(t, rt.Agent("one-shot").Activation().WhenIdle(ctx))
+	require.NoError(t, rt.Registry().Get("one-shot").Activation().WhenIdle(ctx))
 }
 
 // noticeLog records notices for one session: the session registry's

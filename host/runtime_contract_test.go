@@ -31,7 +31,7 @@ type activations struct{ created, epochs atomic.Int64 }
 
 func watchActivations(t *testing.T, s *runtimeStack) *activations {
 	a := &activations{}
-	t.Cleanup(s.rt.Subscribe(func(e parent.Event) {
+	t.Cleanup(s.rt.Registry().Subscribe(func(e parent.Event) {
 		if e.Type == parent.EventCreated {
 			a.created.Add(1)
 		}
@@ -64,8 +64,8 @@ func TestReadingNeverActivatesChildOrParent(t *testing.T) {
 
 	require.Zero(t, watched.created.Load(), "no agent was created or resumed")
 	require.Zero(t, watched.epochs.Load(), "the manager started no Activation")
-	require.Nil(t, s.rt.Agent(child))
-	require.Nil(t, s.rt.Agent(p.ID()))
+	require.Nil(t, s.rt.Registry().Get(child))
+	require.Nil(t, s.rt.Registry().Get(p.ID()))
 }
 
 func TestPromptRequiresTheExactLiveParentAndNeverResumesIt(t *testing.T) {
@@ -79,13 +79,13 @@ func TestPromptRequiresTheExactLiveParentAndNeverResumesIt(t *testing.T) {
 	r := callRPC(t, s.recorder, "subagent.prompt", prompt)
 	requireError(t, r, codeSubagentParentUnavailable, `parent session "`+p.ID()+`" is not live`,
 		map[string]any{"parentSessionId": p.ID()})
-	require.Nil(t, s.rt.Agent(p.ID()), "a missing parent is never resumed for a child prompt")
+	require.Nil(t, s.rt.Registry().Get(p.ID()), "a missing parent is never resumed for a child prompt")
 	require.Zero(t, watched.created.Load())
 
 	// The ordinary route may bring the parent back; then its child accepts input.
 	require.True(t, callRPC(t, s.recorder, "session.prompt", map[string]any{"sessionId": p.ID(), "mode": "queue",
 		"content": []any{map[string]any{"type": "text", "text": "reply back"}}}).Result.OK)
-	require.NotNil(t, s.rt.Agent(p.ID()))
+	require.NotNil(t, s.rt.Registry().Get(p.ID()))
 	r = callRPC(t, s.recorder, "subagent.prompt", prompt)
 	require.True(t, r.Result.OK, "%+v", r.Result.Error)
 	var accepted struct{ MessageID string }

@@ -200,7 +200,7 @@ func (l *loop) tools(host agent.Host) (*parent.Handle, *registry, error) {
 	rt, service := l.a.bound()
 	var self *parent.Handle
 	if rt != nil {
-		self = rt.Agent(host.SessionID())
+		self = rt.Registry().Get(host.SessionID())
 	}
 	c := caller{service: service, self: self, maxDepth: l.a.cfg.MaxDepth}
 	if service == nil {

@@ -151,7 +151,7 @@ func TestAParentDelegatesListsSendsAndAnswers(t *testing.T) {
 	close(release)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	child := r.rt.Agent(childID)
+	child := r.rt.Registry().Get(childID)
 	require.NotNil(t, child)
 	for child.Session().Len() > 0 && len(ofType(events(t, child.Session()), "turn/end")) < 2 {
 		require.NoError(t, child.Activation().WhenIdle(ctx))

@@ -263,7 +263,7 @@ func TestAChildsRetryChainSettlesWithItsLastTurn(t *testing.T) {
 // waitDisposed waits until the live agent id has been disposed.
 func waitDisposed(t *testing.T, r *rig, id string) {
 	t.Helper()
-	if h := r.rt.Agent(id); h != nil {
+	if h := r.rt.Registry().Get(id); h != nil {
 		select {
 		case <-h.Disposed():
 		case <-time.After(time.Minute):

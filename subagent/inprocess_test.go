@@ -107,7 +107,7 @@ func TestSpawnRunsAOneShotChild(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Result{Output: event.Text("hello"), StopReason: agent.Completed}, res)
 	require.NoError(t, run.Dispose(bg))
-	require.Nil(t, w.rt.Agent(run.id))
+	require.Nil(t, w.rt.Registry().Get(run.id))
 	end := w.ended(run.id, 1)
 	require.True(t, end.Local)
 	require.Equal(t, SpawnName, end.Provider)

@@ -129,7 +129,7 @@ func BenchmarkSubagentFollowup(b *testing.B) {
 // waitLive returns the live agent id once it is published.
 func waitLive(rt *actors.Runtime, id string) *parent.Handle {
 	for {
-		if h := rt.Agent(id); h != nil {
+		if h := rt.Registry().Get(id); h != nil {
 			return h
 		}
 		time.Sleep(time.Millisecond)

@@ -36,7 +36,7 @@ func TestScopedDrainLeavesASiblingForestRunning(t *testing.T) {
 	f := newFixture(t)
 	sibling := f.startTopLevel("sibling")
 	target := f.start(f.parent, "wait t")
-	grandchild := f.start(f.rt.Agent(target), "wait g")
+	grandchild := f.start(f.rt.Registry().Get(target), "wait g")
 	other := f.start(sibling, "wait s")
 	f.gates.reached("g")
 
@@ -82,12 +82,12 @@ func TestScopedCutOffEndsWhenTheRootIsDisposed(t *testing.T) {
 func TestScopedDrainRetainsAContinuableRoot(t *testing.T) {
 	f := newFixture(t)
 	child := f.start(f.parent, "wait c")
-	childAgent := f.rt.Agent(child)
+	childAgent := f.rt.Registry().Get(child)
 	grandchild := f.start(childAgent, "wait g")
 	f.gates.reached("g")
 	require.NoError(t, f.drain(childAgent))
 	require.False(t, f.live(grandchild))
-	require.Same(t, childAgent, f.rt.Agent(child))
+	require.Same(t, childAgent, f.rt.Registry().Get(child))
 	_, err := f.m.StartContinuable(bg, f.spec(childAgent, "x"))
 	require.ErrorIs(t, err, fault.Draining)
 	f.gates.open("c")
@@ -116,7 +116,7 @@ func TestScopedDrainAwaitsAnAdmittedMaterialization(t *testing.T) {
 	var order []string
 	var mu sync.Mutex
 	note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
-	f.rt.Subscribe(func(e parent.Event) {
+	f.rt.Registry().Subscribe(func(e parent.Event) {
 		switch {
 		case e.Type == parent.EventCreated && e.AgentID != "parent":
 			created <- e.AgentID
@@ -164,7 +164,7 @@ func TestDrainInsideSubagentStartRejectsTheInitialPrompt(t *testing.T) {
 	f := newFixture(t)
 	var enqueued int
 	var mu sync.Mutex
-	f.rt.Subscribe(func(e parent.Event) {
+	f.rt.Registry().Subscribe(func(e parent.Event) {
 		if e.Type == inbox.Enqueue {
 			mu.Lock()
 			enqueued++
@@ -194,7 +194,7 @@ func TestAFollowupAdmittedBeforeADrainIsDiscardedNotReplayed(t *testing.T) {
 	f.gates.reached("g")
 	var mu sync.Mutex
 	var order []string
-	f.rt.Subscribe(func(e parent.Event) {
+	f.rt.Registry().Subscribe(func(e parent.Event) {
 		if e.AgentID == child && (e.Type == inbox.Enqueue || e.Type == inbox.Discard) {
 			mu.Lock()
 			order = append(order, string(e.Type)+" "+e.MessageID)
@@ -222,7 +222,7 @@ func TestColdResumeRechecksTheExactParent(t *testing.T) {
 	child := f.start(f.parent, "child task")
 	f.settled(child, 1)
 	var replaced sync.Once
-	f.rt.Subscribe(func(e parent.Event) {
+	f.rt.Registry().Subscribe(func(e parent.Event) {
 		if e.Type == parent.EventCreated && e.AgentID == child {
 			replaced.Do(func() {
 				require.NoError(t, f.parent.Dispose(bg))
@@ -241,7 +241,7 @@ func TestColdResumeRechecksTheExactParent(t *testing.T) {
 // A top-level parent disposed while a fresh child materializes.
 func TestAParentDisposedDuringMaterializationIsUnauthorized(t *testing.T) {
 	f := newFixture(t)
-	f.rt.Subscribe(func(e parent.Event) {
+	f.rt.Registry().Subscribe(func(e parent.Event) {
 		if e.Type == parent.EventCreated && e.AgentID != "parent" {
 			require.NoError(t, f.parent.Dispose(bg))
 		}
@@ -259,12 +259,12 @@ func TestScopedDrainOverSeveralRoots(t *testing.T) {
 	f := newFixture(t)
 	other := f.startTopLevel("other")
 	kept := f.start(f.parent, "wait k")
-	keptAgent := f.rt.Agent(kept)
+	keptAgent := f.rt.Registry().Get(kept)
 	below := f.start(keptAgent, "wait b")
 	sibling := f.start(f.parent, "wait s")
-	nephew := f.start(f.rt.Agent(sibling), "wait n")
+	nephew := f.start(f.rt.Registry().Get(sibling), "wait n")
 	otherChild := f.start(other, "wait o")
-	otherGrandchild := f.start(f.rt.Agent(otherChild), "wait og")
+	otherGrandchild := f.start(f.rt.Registry().Get(otherChild), "wait og")
 	for _, g := range []string{"b", "n", "og"} {
 		f.gates.reached(g)
 	}
@@ -274,7 +274,7 @@ func TestScopedDrainOverSeveralRoots(t *testing.T) {
 	for _, id := range []string{below, sibling, nephew, otherChild, otherGrandchild} {
 		require.False(t, f.live(id), id)
 	}
-	require.Same(t, keptAgent, f.rt.Agent(kept), "a root is never a target")
+	require.Same(t, keptAgent, f.rt.Registry().Get(kept), "a root is never a target")
 	edges, _, _ := f.rec.snapshot()
 	require.Less(t, slices.Index(edges, "end "+nephew), slices.Index(edges, "end "+sibling))
 	require.Less(t, slices.Index(edges, "end "+otherGrandchild), slices.Index(edges, "end "+otherChild))
@@ -304,12 +304,12 @@ func TestAChildRebuiltForAParentEpochThatEndedIsNeverPublished(t *testing.T) {
 	}))
 	p := f.start(f.parent, "wait p")
 	f.gates.reached("p")
-	stale := f.rt.Agent(p)
+	stale := f.rt.Registry().Get(p)
 	child := f.start(stale, "first")
 	f.settled(child, 1)
 	holdChild.Store(child)
 	var replaced sync.Once
-	f.rt.Subscribe(func(e parent.Event) { // the child's agent exists, unpublished
+	f.rt.Registry().Subscribe(func(e parent.Event) { // the child's agent exists, unpublished
 		if e.Type == parent.EventCreated && e.AgentID == child {
 			replaced.Do(func() {
 				f.gates.open("p")

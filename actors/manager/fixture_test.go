@@ -225,13 +225,13 @@ func (f *fixture) count(id, typ string) int {
 func (f *fixture) waitingChild(p *parent.Handle) (child string, childAgent *parent.Handle, grandchild string) {
 	f.t.Helper()
 	child = f.start(p, "wait c")
-	childAgent = f.rt.Agent(child)
+	childAgent = f.rt.Registry().Get(child)
 	grandchild = f.start(childAgent, "wait g")
 	f.gates.reached("g")
 	f.gates.open("c")
 	require.NoError(f.t, childAgent.Activation().WhenIdle(bg))
 	f.inActor(func() {})
-	require.Same(f.t, childAgent, f.rt.Agent(child), "the child waits for its grandchild")
+	require.Same(f.t, childAgent, f.rt.Registry().Get(child), "the child waits for its grandchild")
 	return child, childAgent, grandchild
 }
 
@@ -249,7 +249,7 @@ func (f *fixture) heldAtGate(prompt, gate string) (child string, live *session.L
 }
 
 // live reports whether an agent is registered under id.
-func (f *fixture) live(id string) bool { return f.rt.Agent(id) != nil }
+func (f *fixture) live(id string) bool { return f.rt.Registry().Get(id) != nil }
 
 // inActor runs fn inside the manager's actor and waits for it.
 func (f *fixture) inActor(fn func()) {
@@ -511,7 +511,7 @@ func underLock[T any](mu *sync.Mutex, read func() T) T {
 func (f *fixture) recordDisposals() func() []string {
 	var mu sync.Mutex
 	var ids []string
-	f.rt.Subscribe(func(e parent.Event) {
+	f.rt.Registry().Subscribe(func(e parent.Event) {
 		if e.Type == parent.EventDisposed {
 			mu.Lock()
 			ids = append(ids, e.AgentID)

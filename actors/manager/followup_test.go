@@ -22,11 +22,11 @@ func TestFollowupQueuesBehindTheOpenTurn(t *testing.T) {
 	f := newFixture(t)
 	child := f.start(f.parent, "wait g")
 	f.gates.reached("g")
-	agentBefore := f.rt.Agent(child)
+	agentBefore := f.rt.Registry().Get(child)
 	first := f.followup(f.parent, child, "first follow-up")
 	second := f.followup(f.parent, child, "second follow-up")
 	require.NotEqual(t, first, second)
-	require.Same(t, agentBefore, f.rt.Agent(child))
+	require.Same(t, agentBefore, f.rt.Registry().Get(child))
 	f.gates.open("g")
 	f.settled(child, 1)
 	require.Equal(t, []string{"wait g", "first follow-up", "second follow-up"}, f.userTexts(child))
@@ -85,7 +85,7 @@ func TestFollowupWakesAWaitingActivation(t *testing.T) {
 	f.followup(f.parent, child, "while waiting")
 	require.NoError(t, childAgent.Activation().WhenIdle(bg))
 	f.inActor(func() {})
-	require.Same(t, childAgent, f.rt.Agent(child), "a waiting child stays resident")
+	require.Same(t, childAgent, f.rt.Registry().Get(child), "a waiting child stays resident")
 	f.gates.open("g")
 	f.settled(child, 1)
 	edges, _, _ := f.rec.snapshot()
@@ -148,7 +148,7 @@ func TestFollowupRacingFinalSettlementIsDelivered(t *testing.T) {
 	dequeued := make(chan string, 4)
 	var once sync.Once
 	var created atomic.Value
-	f.rt.Subscribe(func(e parent.Event) {
+	f.rt.Registry().Subscribe(func(e parent.Event) {
 		if e.Type == parent.EventCreated && e.AgentID != "parent" {
 			created.CompareAndSwap(nil, e.AgentID)
 		}
@@ -215,7 +215,7 @@ func TestFollowupContextEndingAfterAcceptanceChangesNothing(t *testing.T) {
 func TestFollowupAtTheRegistryCollisionBoundary(t *testing.T) {
 	f := newFixture(t)
 	child := f.start(f.parent, "wait g")
-	agentBefore := f.rt.Agent(child)
+	agentBefore := f.rt.Registry().Get(child)
 	f.inActor(func() {
 		a := f.m.st.activations[child]
 		// Keep the settlement path away, as an opened disposal does: the
@@ -227,7 +227,7 @@ func TestFollowupAtTheRegistryCollisionBoundary(t *testing.T) {
 	})
 	_, err := f.m.Followup(bg, f.parent, child, event.Text("x"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, fault.NotResumable)
-	require.Same(t, agentBefore, f.rt.Agent(child))
+	require.Same(t, agentBefore, f.rt.Registry().Get(child))
 	f.gates.open("g")
 	require.NoError(t, agentBefore.Dispose(bg))
 }

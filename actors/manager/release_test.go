@@ -31,7 +31,7 @@ const finishTeardownFn = "manager.(*Manager).finishTeardown"
 // returned (see inbox.Emit), while Disposed is closed before it returns.
 func (f *fixture) whenDisposed(owner string, handles ...*parent.Handle) <-chan []bool {
 	seen := make(chan []bool, 1)
-	f.rt.Subscribe(func(e parent.Event) {
+	f.rt.Registry().Subscribe(func(e parent.Event) {
 		if e.Type == parent.EventDisposed && e.AgentID == owner {
 			done := make([]bool, len(handles))
 			for i, h := range handles {
@@ -136,9 +136,9 @@ func TestAnActorThatStopsUnexpectedlyIsReleasedByItsLaterTeardown(t *testing.T) 
 		f.openOnCleanup("c", "g")
 		disposed := f.recordDisposals()
 		child := f.start(f.parent, "wait c")
-		childAgent := f.rt.Agent(child)
+		childAgent := f.rt.Registry().Get(child)
 		grandchild := f.start(childAgent, "stuck g") // ignores the cancellation of its disposal
-		childFirst := f.whenDisposed(child, f.rt.Agent(grandchild))
+		childFirst := f.whenDisposed(child, f.rt.Registry().Get(grandchild))
 		f.gates.reached("g")
 		f.gates.open("c")
 		require.NoError(t, childAgent.Activation().WhenIdle(bg)) // the child waits for its own child
@@ -194,7 +194,7 @@ func TestAnOwnersTeardownWaitsForAChildsRollback(t *testing.T) {
 		f.openOnCleanup("c", "g", "r")
 		disposed := f.recordDisposals()
 		child := f.start(f.parent, "wait c")
-		childAgent := f.rt.Agent(child)
+		childAgent := f.rt.Registry().Get(child)
 		grandchild := f.start(childAgent, "wait g")
 		f.gates.reached("g")
 
@@ -204,7 +204,7 @@ func TestAnOwnersTeardownWaitsForAChildsRollback(t *testing.T) {
 			// Before refusing, give the child a turn that ignores
 			// cancellation, so the rollback's handle disposal waits for it.
 			msg := event.UserMessage{Content: event.Text("stuck r"), Source: event.Source{Kind: "user"}, Role: "user"}
-			if _, err := f.rt.Agent(info.ID).Post(bg, msg); err != nil {
+			if _, err := f.rt.Registry().Get(info.ID).Post(bg, msg); err != nil {
 				return err
 			}
 			f.gates.reached("r")
@@ -217,7 +217,7 @@ func TestAnOwnersTeardownWaitsForAChildsRollback(t *testing.T) {
 			started <- err
 		}()
 		refused := <-refusedID
-		childFirst := f.whenDisposed(child, f.rt.Agent(grandchild), f.rt.Agent(refused))
+		childFirst := f.whenDisposed(child, f.rt.Registry().Get(grandchild), f.rt.Registry().Get(refused))
 		synctest.Wait() // the rollback opened the disposal; its handle disposal waits for the stuck turn
 		var rollingBack, owned bool
 		f.inActor(func() {

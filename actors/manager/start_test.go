@@ -29,7 +29,7 @@ func TestStartReturnsBothIdsAtInboxAcceptance(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var seen []enqueued
-	f.rt.Subscribe(func(e parent.Event) {
+	f.rt.Registry().Subscribe(func(e parent.Event) {
 		if e.Type != inbox.Enqueue {
 			return
 		}
@@ -109,7 +109,7 @@ func TestStartRollsBackWhenTheContextEndsBeforeAcceptance(t *testing.T) {
 	f := newFixture(t)
 	ctx, cancel := context.WithCancel(bg)
 	defer cancel()
-	f.rt.Subscribe(func(e parent.Event) {
+	f.rt.Registry().Subscribe(func(e parent.Event) {
 		if e.Type == parent.EventCreated && e.AgentID != "parent" {
 			cancel()
 		}
@@ -213,8 +213,8 @@ func TestChildEpochsAreOwnedByTheirParent(t *testing.T) {
 	f := newFixture(t)
 	var mu sync.Mutex
 	var owners []*parent.Handle
-	f.rt.Subscribe(func(e parent.Event) {
-		if h := f.rt.Agent(e.AgentID); e.Type == parent.EventCreated && h != nil && h.Header().ParentSession != "" {
+	f.rt.Registry().Subscribe(func(e parent.Event) {
+		if h := f.rt.Registry().Get(e.AgentID); e.Type == parent.EventCreated && h != nil && h.Header().ParentSession != "" {
 			mu.Lock()
 			owners = append(owners, h.Spec().Owner)
 			mu.Unlock()

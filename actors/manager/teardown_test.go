@@ -37,7 +37,7 @@ func TestUnconfirmedDurabilityStillReleasesTheActivation(t *testing.T) {
 		return false, nil
 	}, func() *session.Sessions { return f.rt.Sessions() })))
 	child := f.start(f.parent, "wait c")
-	grandchild := f.start(f.rt.Agent(child), "hi")
+	grandchild := f.start(f.rt.Registry().Get(child), "hi")
 	end := f.settled(grandchild, 1)
 	require.Equal(t, agent.Error, end.StopReason)
 	require.Nil(t, end.LastAssistantMessage)
@@ -90,7 +90,7 @@ func TestCloseDisposesEveryForestChildFirst(t *testing.T) {
 	f := newFixture(t)
 	disposed := f.recordDisposals()
 	child := f.start(f.parent, "wait c")
-	grandchild := f.start(f.rt.Agent(child), "wait g")
+	grandchild := f.start(f.rt.Registry().Get(child), "wait g")
 	f.gates.reached("g")
 	require.NoError(t, f.m.Close(bg))
 	require.False(t, f.live(child))
@@ -107,7 +107,7 @@ func TestCloseDisposesEveryForestChildFirst(t *testing.T) {
 func TestNothingIsAdmittedOnceTheManagerDrains(t *testing.T) {
 	f := newFixture(t)
 	child := f.start(f.parent, "wait c")
-	childAgent := f.rt.Agent(child)
+	childAgent := f.rt.Registry().Get(child)
 	f.inActor(func() { f.m.st.draining = true })
 	_, err := f.m.StartContinuable(bg, f.spec(childAgent, "grandchild"))
 	require.ErrorIs(t, err, fault.Draining)
@@ -139,7 +139,7 @@ func TestHandleDisposalFailureIsReportedAndReleased(t *testing.T) {
 func TestAFailingBranchDoesNotPinTheRest(t *testing.T) {
 	f := newFixture(t, withCheckpoint(func(context.Context, *session.Live) (bool, error) { return true, nil }))
 	child := f.start(f.parent, "wait c")
-	grandchild := f.start(f.rt.Agent(child), "wait g")
+	grandchild := f.start(f.rt.Registry().Get(child), "wait g")
 	f.gates.reached("g")
 	f.store.fail(grandchild)
 	err := f.m.Close(bg)
@@ -156,7 +156,7 @@ func TestAFailingBranchDoesNotPinTheRest(t *testing.T) {
 func TestAClosingParentCannotTakeAChild(t *testing.T) {
 	f := newFixture(t)
 	child := f.start(f.parent, "wait c")
-	childAgent := f.rt.Agent(child)
+	childAgent := f.rt.Registry().Get(child)
 	f.inActor(func() {
 		f.m.st.activations[child].disposal = &disposal{done: make(chan struct{})}
 	})
@@ -192,9 +192,9 @@ func TestEachEpochReportsItsOwnReasonAndOutput(t *testing.T) {
 // opens no turn; the epoch settles by itself and reports completed.
 func TestADeliveryDiscardedInItsAdmissionWindowSettles(t *testing.T) {
 	f := newFixture(t)
-	f.rt.Subscribe(func(e parent.Event) {
+	f.rt.Registry().Subscribe(func(e parent.Event) {
 		if e.Type == inbox.Enqueue && e.AgentID != "parent" {
-			if h := f.rt.Agent(e.AgentID); h != nil {
+			if h := f.rt.Registry().Get(e.AgentID); h != nil {
 				h.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
 			}
 		}
@@ -216,12 +216,12 @@ func TestOlderIDsDiscardedInALaterAdmissionWindowAreReleased(t *testing.T) {
 	f.followup(f.parent, child, "older")
 	require.Len(t, f.activation(child).accepted, 1)
 	cancelOn := make(chan string, 1)
-	f.rt.Subscribe(func(e parent.Event) {
+	f.rt.Registry().Subscribe(func(e parent.Event) {
 		if e.Type == inbox.Enqueue && e.AgentID == child {
 			select {
 			case id := <-cancelOn:
 				if id == e.AgentID {
-					f.rt.Agent(child).Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
+					f.rt.Registry().Get(child).Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
 				}
 			default:
 			}
@@ -238,7 +238,7 @@ func TestAnAcceptedQueuedMessageKeepsTheActivation(t *testing.T) {
 	f := newFixture(t)
 	var mu sync.Mutex
 	var registeredAtEnqueue []bool
-	f.rt.Subscribe(func(e parent.Event) {
+	f.rt.Registry().Subscribe(func(e parent.Event) {
 		if e.Type == inbox.Enqueue && e.AgentID != "parent" {
 			mu.Lock()
 			registeredAtEnqueue = append(registeredAtEnqueue, f.live(e.AgentID))

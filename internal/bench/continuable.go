@@ -246,7 +246,7 @@ func Resident(ctx context.Context, root string, n int) (res Samples, err error) 
 		return nil, err
 	}
 	var h *parent.Handle
-	for h = w.Runtime.Agent(child); h == nil; h = w.Runtime.Agent(child) {
+	for h = w.Runtime.Registry().Get(child); h == nil; h = w.Runtime.Registry().Get(child) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -524,7 +524,7 @@ func (w *World) Grow(ctx context.Context, p *parent.Handle, fanout, depth int) (
 			wg.Go(func() {
 				for owner := range jobs {
 					id, err := w.Start(ctx, owner, WaitPrompt)
-					h := w.Runtime.Agent(id)
+					h := w.Runtime.Registry().Get(id)
 					mu.Lock()
 					switch {
 					case err != nil:

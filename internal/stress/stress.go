@@ -208,9 +208,9 @@ func newRun(cfg Config, rt *actors.Runtime, rec *recorder) (*run, error) {
 		return nil, err
 	}
 	s := &run{cfg: cfg, rt: rt, svc: svc, rec: rec, rand: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))}
-	s.rec.registry = rt.Agent
+	s.rec.registry = rt.Registry().Get
 	svc.Subscribe(s.rec.lifecycle)
-	rt.Subscribe(s.rec.agentEvent)
+	rt.Registry().Subscribe(s.rec.agentEvent)
 	return s, nil
 }
 
