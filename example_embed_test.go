@@ -59,7 +59,7 @@ func Example_customAgent() {
 			break
 		}
 	}
-	_ = boss.WhenIdle(ctx)
+	_ = boss.Activation().WhenIdle(ctx)
 	children, _ := rt.Children(ctx, "boss")
 	fmt.Println(len(children), children[0].Label, children[0].Status)
 	// Output:
@@ -99,7 +99,7 @@ func Example_serve() {
 	answer, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	fmt.Println(string(answer))
-	_ = a.WhenIdle(ctx)
+	_ = a.Activation().WhenIdle(ctx)
 	for _, e := range a.Session().Events() {
 		if e.Type == "tool/call" || e.Type == "tool/result" || e.Type == "turn/end" {
 			fmt.Println(e.Type)
