@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -25,6 +26,7 @@ type Store struct {
 	pool  *pgxpool.Pool
 	owner string
 	ttl   time.Duration
+	log   *slog.Logger
 
 	mu       sync.Mutex
 	held     map[string]session.Epoch                // the leases this store holds
@@ -55,6 +57,16 @@ func WithTTL(d time.Duration) Option {
 	}
 }
 
+// WithLogger sets the logger of the store's own connections (the wake
+// listener's failures and recoveries); by default nothing is logged.
+func WithLogger(l *slog.Logger) Option {
+	return func(s *Store) {
+		if l != nil {
+			s.log = l
+		}
+	}
+}
+
 // WithOwner names this store's leases (default: host:pid:random), as
 // other processes see them in sessions.owner.
 func WithOwner(name string) Option { return func(s *Store) { s.owner = name } }
@@ -64,7 +76,7 @@ func WithOwner(name string) Option { return func(s *Store) { s.owner = name } }
 // starts the goroutine that renews this store's leases. It blocks until
 // the schema is in place.
 func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
-	s := &Store{ttl: defaultTTL, held: map[string]session.Epoch{}, stop: make(chan struct{})}
+	s := &Store{ttl: defaultTTL, log: slog.New(slog.DiscardHandler), held: map[string]session.Epoch{}, stop: make(chan struct{})}
 	for _, opt := range opts {
 		opt(s)
 	}

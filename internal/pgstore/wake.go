@@ -92,19 +92,29 @@ const (
 )
 
 // Listen listens on the wake channel on a connection of its own (see
-// durable.Waker.Listen). After a reconnection it wakes the sessions whose
+// durable.Waker.Listen). It logs each failed attempt at Warn (the error
+// and the backoff before the next) and the reconnection after failures
+// at Info, on the store's logger. After a reconnection it wakes the sessions whose
 // wakes it may have missed meanwhile (wakeOrphans), as a sweep would.
 func (in durableInbox) Listen(ctx context.Context, listening func(), wake func(id string)) error {
 	backoff := listenBackoffMin
+	failures := 0 // failed attempts since the last connection
 	for attempt := 0; ; attempt++ {
 		connected := func() {
-			backoff = listenBackoffMin
+			if failures > 0 {
+				in.s.log.Info("pgstore: wake listener reconnected", "failedAttempts", failures)
+			}
+			backoff, failures = listenBackoffMin, 0
 			listening()
 			if attempt > 0 {
 				_, _ = in.s.wakeOrphans(ctx)
 			}
 		}
-		_ = in.listenOnce(ctx, connected, wake)
+		err := in.listenOnce(ctx, connected, wake)
+		if ctx.Err() == nil {
+			failures++
+			in.s.log.Warn("pgstore: wake listener connection failed", "err", err, "retryIn", backoff)
+		}
 		if err := waitOrDone(ctx, backoff); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -156,4 +157,49 @@ func TestLostWakesAreRepeatedByTheSweepAndAfterAReconnection(t *testing.T) {
 	require.Equal(t, 1, killed, "the listener's connection")
 	l.awaitListening()
 	require.Equal(t, "orphan", l.next(), "the reconnected listener wakes what it may have missed")
+}
+
+// records is a slog handler that sends every record it handles.
+type records chan slog.Record
+
+func (r records) Enabled(context.Context, slog.Level) bool { return true }
+func (r records) Handle(_ context.Context, rec slog.Record) error {
+	r <- rec.Clone()
+	return nil
+}
+func (r records) WithAttrs([]slog.Attr) slog.Handler { return r }
+func (r records) WithGroup(string) slog.Handler      { return r }
+
+// attr is rec's attribute key as a string ("" when absent).
+func attr(rec slog.Record, key string) string {
+	var v string
+	rec.Attrs(func(a slog.Attr) bool {
+		if a.Key == key {
+			v = a.Value.String()
+		}
+		return true
+	})
+	return v
+}
+
+// The listener logs its connection's failure once at Warn with the error
+// and the backoff before the next attempt, and its recovery at Info.
+func TestTheListenerLogsItsConnectionFailureAndRecovery(t *testing.T) {
+	dsn := cluster.Database(t)
+	logged := make(records, 16)
+	s := openStore(t, dsn, WithLogger(slog.New(logged)))
+	l := listen(t, s)
+	require.Empty(t, logged, "nothing to log while connected")
+	conn := connect(t, dsn)
+	_, err := conn.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN `+wakeChannel+`'`)
+	require.NoError(t, err)
+	l.awaitListening()
+	failed := <-logged
+	require.Equal(t, slog.LevelWarn, failed.Level)
+	require.NotEmpty(t, attr(failed, "err"))
+	require.Equal(t, listenBackoffMin.String(), attr(failed, "retryIn"))
+	recovered := <-logged
+	require.Equal(t, slog.LevelInfo, recovered.Level)
+	require.Equal(t, "1", attr(recovered, "failedAttempts"))
+	require.Empty(t, logged)
 }
