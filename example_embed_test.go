@@ -76,8 +76,8 @@ func Example_serve() {
 	dir, _ := os.MkdirTemp("", "dsh-serve-*")
 	defer os.RemoveAll(dir)
 	model := modelagenttest.NewServer(
-		modelagenttest.Stream(modelagenttest.CallTools(modelagenttest.Call{ID: "call-1", Name: modelagent.ToolListAgents, Args: []string{"{}"}})),
-		modelagenttest.Stream(modelagenttest.Say("No subagents.")),
+		modelagenttest.CallTools(modelagenttest.Call{ID: "call-1", Name: modelagent.ToolListAgents, Args: []string{"{}"}}),
+		modelagenttest.Say("No subagents."),
 	)
 	defer model.Close()
 	agents, _ := modelagent.New(modelagent.Config{BaseURL: model.URL, APIKey: "test-key", Model: "scripted-model"})

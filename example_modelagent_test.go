@@ -23,8 +23,8 @@ func Example_modelAgent() {
 
 	listAgents := modelagenttest.Call{ID: "call-1", Name: modelagent.ToolListAgents, Args: []string{"{}"}}
 	model := modelagenttest.NewServer(
-		modelagenttest.Stream(modelagenttest.CallTools(listAgents)),
-		modelagenttest.Stream(modelagenttest.Say("You have no subagents yet.")),
+		modelagenttest.CallTools(listAgents),
+		modelagenttest.Say("You have no subagents yet."),
 	)
 	defer model.Close()
 	agents, err := modelagent.New(modelagent.Config{BaseURL: model.URL, APIKey: "test-key", Model: "scripted-model"})

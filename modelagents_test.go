@@ -17,8 +17,8 @@ import (
 // calling agent").
 func TestModelAgentsAreBoundToTheRuntime(t *testing.T) {
 	srv := modelagenttest.NewServer(
-		modelagenttest.Stream(modelagenttest.CallTools(modelagenttest.Call{ID: "c1", Name: modelagent.ToolListAgents, Args: []string{"{}"}})),
-		modelagenttest.Stream(modelagenttest.Say("none")),
+		modelagenttest.CallTools(modelagenttest.Call{ID: "c1", Name: modelagent.ToolListAgents, Args: []string{"{}"}}),
+		modelagenttest.Say("none"),
 	)
 	defer srv.Close()
 	agents, err := modelagent.New(modelagent.Config{BaseURL: srv.URL, APIKey: "k", Provider: "mock", Model: "m"})

@@ -15,17 +15,16 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/llm"
 	"github.com/dsh-actors/dsh-actors/internal/llmtest"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
-	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // deltas is a response of n text deltas.
-func deltas(n int) modelagenttest.Response {
+func deltas(n int) llmtest.Response {
 	parts := make([]string, n)
 	for i := range parts {
 		parts[i] = "word "
 	}
-	return modelagenttest.Say(parts...)
+	return llmtest.Say(parts...)
 }
 
 // BenchmarkStepOverhead measures one model step (a turn of one step
@@ -34,7 +33,7 @@ func deltas(n int) modelagenttest.Response {
 // run; it reports both per step and the loop's own overhead.
 func BenchmarkStepOverhead(b *testing.B) {
 	response := deltas(100)
-	srv := modelagenttest.NewServer()
+	srv := llmtest.NewServer()
 	defer srv.Close()
 	r := newRig(b, llmtest.DeepSeekOn(srv, 0))
 	ctx := context.Background()
@@ -43,7 +42,7 @@ func BenchmarkStepOverhead(b *testing.B) {
 	var raw, loop time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		srv.Push(modelagenttest.Stream(response))
+		srv.Push(llmtest.Stream(response))
 		start := time.Now()
 		resp, err := http.Post(srv.URL+"/chat/completions", "application/json", strings.NewReader(`{}`))
 		require.NoError(b, err)
@@ -51,7 +50,7 @@ func BenchmarkStepOverhead(b *testing.B) {
 		resp.Body.Close()
 		raw += time.Since(start)
 
-		srv.Push(modelagenttest.Stream(response))
+		srv.Push(llmtest.Stream(response))
 		start = time.Now()
 		_, err = h.Followup(ctx, event.Text(fmt.Sprint("turn ", i)), event.Source{Kind: event.SourceUser})
 		require.NoError(b, err)
@@ -136,8 +135,8 @@ func BenchmarkRetryTurn(b *testing.B) {
 	var plain, retried time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		plain += message(i, llmtest.Reply(modelagenttest.Say("ok")))
-		retried += message(i, llmtest.Fail(failure), llmtest.Reply(modelagenttest.Say("ok")))
+		plain += message(i, llmtest.Reply(llmtest.Say("ok")))
+		retried += message(i, llmtest.Fail(failure), llmtest.Reply(llmtest.Say("ok")))
 	}
 	b.StopTimer()
 	n := float64(b.N)

@@ -11,30 +11,29 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/llmtest"
-	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
 )
 
 // A fork child sends its parent's finished turns (not the one in flight)
 // before its own prompt; a foreground spawn child's answer is the tool's
 // result, and the run is disposed when the call returns.
 func TestForkAndForegroundChildren(t *testing.T) {
-	srv := modelagenttest.NewServer(
-		modelagenttest.Stream(modelagenttest.Say("first answer")),
-		modelagenttest.Stream(modelagenttest.CallTools(modelagenttest.Call{ID: "call_fork", Name: "subagent_fork",
+	srv := llmtest.NewServer(
+		llmtest.Stream(llmtest.Say("first answer")),
+		llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "call_fork", Name: "subagent_fork",
 			Args: []string{`{"description": "review", "prompt": "Review it.", "run_in_background": true}`}})),
-		modelagenttest.Stream(modelagenttest.CallTools(modelagenttest.Call{ID: "call_fg", Name: "subagent",
+		llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "call_fg", Name: "subagent",
 			Args: []string{`{"description": "count", "prompt": "Count to two."}`}})),
-		modelagenttest.Stream(modelagenttest.Say("all done")),
+		llmtest.Stream(llmtest.Say("all done")),
 	)
 	defer srv.Close()
 	forkPrompt := []byte(`{"role":"user","content":"Review it."}`)
 	spawnPrompt := []byte(`{"role":"user","content":"Count to two."}`)
-	srv.Route(func(r modelagenttest.Received) bool {
+	srv.Route(func(r llmtest.Received) bool {
 		return bytes.HasSuffix(r.Body[:bytes.Index(r.Body, []byte(`],"stream"`))], forkPrompt)
 	},
-		modelagenttest.Stream(modelagenttest.Say("reviewed")))
-	srv.Route(func(r modelagenttest.Received) bool { return bytes.Contains(r.Body, spawnPrompt) },
-		modelagenttest.Stream(modelagenttest.Say("one two")))
+		llmtest.Stream(llmtest.Say("reviewed")))
+	srv.Route(func(r llmtest.Received) bool { return bytes.Contains(r.Body, spawnPrompt) },
+		llmtest.Stream(llmtest.Say("one two")))
 
 	r := newRig(t, llmtest.DeepSeekOn(srv, 0))
 	h := r.turn(t, "forker", "turn one")

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/internal/llmtest"
-	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
 	"github.com/dsh-actors/dsh-actors/query"
 )
 
@@ -46,34 +45,34 @@ func sendToChild(w http.ResponseWriter, r *http.Request) {
 	var body bytes.Buffer
 	_, _ = body.ReadFrom(r.Body)
 	id := startedID.FindStringSubmatch(body.String())[1]
-	modelagenttest.Stream(modelagenttest.CallTools(modelagenttest.Call{ID: "call_send", Name: "send_message",
+	llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "call_send", Name: "send_message",
 		Args: []string{`{"subagent_id": "` + id + `", `, `"message": "Also say BYE"}`}}))(w, r)
 }
 
 // gated answers with r once release is closed.
-func gated(release <-chan struct{}, r modelagenttest.Response) modelagenttest.Behavior {
+func gated(release <-chan struct{}, r llmtest.Response) llmtest.Behavior {
 	return func(w http.ResponseWriter, req *http.Request) {
 		select {
 		case <-release:
 		case <-req.Context().Done():
 			return
 		}
-		modelagenttest.Stream(r)(w, req)
+		llmtest.Stream(r)(w, req)
 	}
 }
 
 func TestAParentDelegatesListsSendsAndAnswers(t *testing.T) {
 	release := make(chan struct{})
-	srv := modelagenttest.NewServer(
-		modelagenttest.Stream(modelagenttest.CallTools(modelagenttest.Call{ID: "call_bg_start", Name: "subagent",
+	srv := llmtest.NewServer(
+		llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "call_bg_start", Name: "subagent",
 			Args: []string{`{"description": "Reply with CHILD_OK", `, `"prompt": "Reply with exactly CHILD_OK.", "run_in_background": true}`}})),
-		modelagenttest.Stream(modelagenttest.CallTools(modelagenttest.Call{ID: "call_list", Name: "list_agents", Args: []string{`{}`}})),
+		llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "call_list", Name: "list_agents", Args: []string{`{}`}})),
 		sendToChild,
-		modelagenttest.Stream(modelagenttest.CallTools(
-			modelagenttest.Call{ID: "call_unknown", Name: "task_output", Args: []string{`{"task_id": "subagent-1"}`}},
-			modelagenttest.Call{ID: "call_bad", Name: "subagent", Args: []string{`{"description": "x", "run_in_background": "yes"}`}},
+		llmtest.Stream(llmtest.CallTools(
+			llmtest.Call{ID: "call_unknown", Name: "task_output", Args: []string{`{"task_id": "subagent-1"}`}},
+			llmtest.Call{ID: "call_bad", Name: "subagent", Args: []string{`{"description": "x", "run_in_background": "yes"}`}},
 		)),
-		modelagenttest.Stream(modelagenttest.Say("DONE")),
+		llmtest.Stream(llmtest.Say("DONE")),
 	)
 	defer srv.Close()
 	defer func() { // on failure, before Close waits for the gated request
@@ -83,8 +82,8 @@ func TestAParentDelegatesListsSendsAndAnswers(t *testing.T) {
 			close(release)
 		}
 	}()
-	srv.Route(func(r modelagenttest.Received) bool { return isChild(r.Body) },
-		gated(release, modelagenttest.Say("CHILD_OK")), modelagenttest.Stream(modelagenttest.Say("BYE")))
+	srv.Route(func(r llmtest.Received) bool { return isChild(r.Body) },
+		gated(release, llmtest.Say("CHILD_OK")), llmtest.Stream(llmtest.Say("BYE")))
 
 	r := newRig(t, llmtest.DeepSeekOn(srv, 0))
 	h := r.turn(t, "11111111-1111-4111-8111-111111111111", "Start a background subagent, list it, message it, then say DONE.")

@@ -21,7 +21,10 @@ func ExampleNew() {
 	dir, _ := os.MkdirTemp("", "modelagent-example-*")
 	defer os.RemoveAll(dir)
 
-	model := modelagenttest.NewServer(modelagenttest.RateLimited(0), modelagenttest.Stream(modelagenttest.Say("Hello!")))
+	model := modelagenttest.NewServer(
+		modelagenttest.Status(429, `{"error":{"message":"Rate limit reached"}}`, "Retry-After", "0"),
+		modelagenttest.Say("Hello!"),
+	)
 	defer model.Close()
 	agents, err := modelagent.New(modelagent.Config{
 		BaseURL: model.URL, APIKey: "test-key", Model: "scripted-model",

@@ -15,12 +15,11 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/llmtest"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/modelagent"
-	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
 func TestASimpleTurnIsLoggedAsTheOriginalLogsIt(t *testing.T) {
-	client := llmtest.NewClient(llmtest.Reply(modelagenttest.Say("Hel", "lo")))
+	client := llmtest.NewClient(llmtest.Reply(llmtest.Say("Hel", "lo")))
 	r := newRig(t, client)
 	h := r.turn(t, "solo", "hi")
 	log := events(t, h.Session())
@@ -59,13 +58,13 @@ func toolNames(tools []vocab.ToolSpec) []string {
 func TestBadModelOutputGetsTheOriginalsErrorResults(t *testing.T) {
 	huge := strings.Repeat("x", 1<<20)
 	client := llmtest.NewClient(
-		llmtest.Reply(modelagenttest.CallTools(
-			modelagenttest.Call{ID: "c1", Name: "list_agents", Args: []string{`{not json`}},
-			modelagenttest.Call{Name: "list_agents", Args: []string{`{}`}},
-			modelagenttest.Call{ID: "c3", Name: "task_output", Args: []string{`{"task_id": "x"}`}},
-			modelagenttest.Call{ID: "c4", Name: "subagent", Args: []string{`{"description": 5}`}},
+		llmtest.Reply(llmtest.CallTools(
+			llmtest.Call{ID: "c1", Name: "list_agents", Args: []string{`{not json`}},
+			llmtest.Call{Name: "list_agents", Args: []string{`{}`}},
+			llmtest.Call{ID: "c3", Name: "task_output", Args: []string{`{"task_id": "x"}`}},
+			llmtest.Call{ID: "c4", Name: "subagent", Args: []string{`{"description": 5}`}},
 		)),
-		llmtest.Reply(modelagenttest.Response{Text: []string{huge, huge[:10]}, Usage: &modelagenttest.Usage{Prompt: 1, Completion: 1}}),
+		llmtest.Reply(llmtest.Response{Text: []string{huge, huge[:10]}, Usage: &llmtest.Usage{Prompt: 1, Completion: 1}}),
 	)
 	r := newRig(t, client)
 	h := r.turn(t, "bad", "go")
@@ -121,8 +120,8 @@ func stepNumbers(log []logged) []int64 {
 func TestModelFailuresEndTheTurn(t *testing.T) {
 	client := llmtest.NewClient(
 		llmtest.Fail(&llm.Error{Failure: vocab.Failure{Message: "Authentication Fails", Code: "AUTH", Status: 401}}),
-		llmtest.Reply(modelagenttest.Response{Text: []string{"x"}, Finish: "content_filter"}),
-		llmtest.Reply(modelagenttest.Response{Text: []string{"cut"}, Calls: []modelagenttest.Call{{ID: "c", Name: "list_agents", Args: []string{"{}"}}}, Finish: "length"}),
+		llmtest.Reply(llmtest.Response{Text: []string{"x"}, Finish: "content_filter"}),
+		llmtest.Reply(llmtest.Response{Text: []string{"cut"}, Calls: []llmtest.Call{{ID: "c", Name: "list_agents", Args: []string{"{}"}}}, Finish: "length"}),
 	)
 	r := newRig(t, client)
 	auth := events(t, r.turn(t, "auth", "hi").Session())
@@ -192,7 +191,7 @@ func (plainStep) End(context.Context) error { return nil }
 // logs its transcript only through the runtime's steps; on another host's
 // step it fails the turn saying so, before calling the model.
 func TestAModelTurnOnAHostWithoutTheTranscriptFailsClearly(t *testing.T) {
-	client := llmtest.NewClient(llmtest.Reply(modelagenttest.Say("never")))
+	client := llmtest.NewClient(llmtest.Reply(llmtest.Say("never")))
 	agents := modelagent.NewOver(modelagent.Config{Model: "m"}, client, func() float64 { return 0.5 })
 	host := &plainHost{}
 	stop, err := agents.Factory(agent.Options{SessionID: "plain"}).RunTurn(context.Background(), host,

@@ -18,7 +18,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/llmtest"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/modelagent"
-	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
@@ -26,8 +25,8 @@ import (
 
 // empty is a response with no content and a zero usage: the client reports
 // it as an error finish with code EMPTY_RESPONSE.
-func empty() modelagenttest.Behavior {
-	return modelagenttest.Stream(modelagenttest.Response{Usage: &modelagenttest.Usage{}})
+func empty() llmtest.Behavior {
+	return llmtest.Stream(llmtest.Response{Usage: &llmtest.Usage{}})
 }
 
 const (
@@ -58,7 +57,7 @@ func raws(events []logged) []string {
 // no new message and no repeated request header runs the call again from
 // step 1.
 func TestAFailedCallIsRetriedAsANewTurn(t *testing.T) {
-	srv := modelagenttest.NewServer(empty(), modelagenttest.Stream(modelagenttest.Say("ok")))
+	srv := llmtest.NewServer(empty(), llmtest.Stream(llmtest.Say("ok")))
 	defer srv.Close()
 	r := newRig(t, llmtest.DeepSeekOn(srv, 0))
 	log := events(t, r.turn(t, "retry", "hi").Session())
@@ -99,7 +98,7 @@ func TestAFailedCallIsRetriedAsANewTurn(t *testing.T) {
 // counts on from the last one of the chain; the failure after the last
 // retry ends its turn in error with no llm/retry and no further turn.
 func TestARetryChainEndsWhenMaxRetriesIsReached(t *testing.T) {
-	srv := modelagenttest.NewServer(modelagenttest.RateLimited(0), empty(), modelagenttest.Status(503, `{"error":{"message":"busy"}}`))
+	srv := llmtest.NewServer(llmtest.RateLimited(0), empty(), llmtest.Status(503, `{"error":{"message":"busy"}}`))
 	defer srv.Close()
 	r := newRig(t, llmtest.DeepSeekOn(srv, 0))
 	log := events(t, r.turn(t, "exhausted", "hi").Session())
@@ -131,9 +130,9 @@ func TestARetryChainEndsWhenMaxRetriesIsReached(t *testing.T) {
 func TestASuccessfulCallResetsTheRetryCount(t *testing.T) {
 	client := llmtest.NewClient(
 		llmtest.Fail(&llm.Error{Failure: vocab.Failure{Message: "down", Code: "SERVER", Status: 500}}),
-		llmtest.Reply(modelagenttest.CallTools(modelagenttest.Call{ID: "c1", Name: "list_agents", Args: []string{"{}"}})),
+		llmtest.Reply(llmtest.CallTools(llmtest.Call{ID: "c1", Name: "list_agents", Args: []string{"{}"}})),
 		llmtest.Fail(&llm.Error{Failure: vocab.Failure{Message: "down", Code: "SERVER", Status: 500}}),
-		llmtest.Reply(modelagenttest.Say("done")),
+		llmtest.Reply(llmtest.Say("done")),
 	)
 	r := newRig(t, client)
 	log := events(t, r.turn(t, "reset", "hi").Session())
@@ -153,7 +152,7 @@ func TestCancellingDuringTheRetryWait(t *testing.T) {
 	client := llmtest.NewClient(
 		llmtest.Fail(&llm.Error{Failure: vocab.Failure{Message: "down", Code: "SERVER", Status: 500}}),
 		llmtest.Fail(&llm.Error{Failure: vocab.Failure{Message: "down", Code: "SERVER", Status: 500}}),
-		llmtest.Reply(modelagenttest.Say("ok")),
+		llmtest.Reply(llmtest.Say("ok")),
 	)
 	slow := rigRetry()
 	slow.InitialDelayMs, slow.MaxDelayMs = 3_600_000, 3_600_000 // only a cancel ends the wait
@@ -194,24 +193,24 @@ func TestCancellingDuringTheRetryWait(t *testing.T) {
 // background child's epoch ends completed after its retry chain, its log
 // holds both turns, and list_agents lists it complete.
 func TestAChildsRetryChainSettlesWithItsLastTurn(t *testing.T) {
-	srv := modelagenttest.NewServer(
-		modelagenttest.Stream(modelagenttest.CallTools(modelagenttest.Call{ID: "call_fg", Name: "subagent",
+	srv := llmtest.NewServer(
+		llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "call_fg", Name: "subagent",
 			Args: []string{`{"description": "count", "prompt": "Count to two."}`}})),
-		modelagenttest.Stream(modelagenttest.CallTools(modelagenttest.Call{ID: "call_bg", Name: "subagent",
+		llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "call_bg", Name: "subagent",
 			Args: []string{`{"description": "greet", "prompt": "Say HI.", "run_in_background": true}`}})),
-		modelagenttest.Stream(modelagenttest.Say("started")),
-		modelagenttest.Stream(modelagenttest.CallTools(modelagenttest.Call{ID: "call_list", Name: "list_agents", Args: []string{"{}"}})),
-		modelagenttest.Stream(modelagenttest.Say("listed")),
+		llmtest.Stream(llmtest.Say("started")),
+		llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "call_list", Name: "list_agents", Args: []string{"{}"}})),
+		llmtest.Stream(llmtest.Say("listed")),
 	)
 	defer srv.Close()
-	srv.Route(func(r modelagenttest.Received) bool {
+	srv.Route(func(r llmtest.Received) bool {
 		return bytes.Contains(r.Body, []byte(`{"role":"user","content":"Count to two."}`))
 	},
-		empty(), modelagenttest.Stream(modelagenttest.Say("one two")))
-	srv.Route(func(r modelagenttest.Received) bool {
+		empty(), llmtest.Stream(llmtest.Say("one two")))
+	srv.Route(func(r llmtest.Received) bool {
 		return bytes.Contains(r.Body, []byte(`{"role":"user","content":"Say HI."}`))
 	},
-		empty(), modelagenttest.Stream(modelagenttest.Say("HI")))
+		empty(), llmtest.Stream(llmtest.Say("HI")))
 	r := newRig(t, llmtest.DeepSeekOn(srv, 0))
 	ends := make(chan manager.RunEndInfo, 4)
 	defer r.service.Subscribe(func(e subagent.Event) {
@@ -277,7 +276,7 @@ func waitDisposed(t *testing.T, r *rig, id string) {
 // message turn whose retries count from 1 again, and the retry turn
 // after it continues the turn numbers.
 func TestAColdResumeAfterACrashMidChain(t *testing.T) {
-	srv := modelagenttest.NewServer(empty(), modelagenttest.Stream(modelagenttest.Say("ok")))
+	srv := llmtest.NewServer(empty(), llmtest.Stream(llmtest.Say("ok")))
 	defer srv.Close()
 	r := newRig(t, llmtest.DeepSeekOn(srv, 0))
 	lines := []struct{ typ, data string }{
@@ -331,7 +330,7 @@ func TestAColdResumeAfterACrashMidChain(t *testing.T) {
 func TestTheRetryDelayIsLoggedAsComputed(t *testing.T) {
 	client := llmtest.NewClient(
 		llmtest.Fail(&llm.Error{Failure: vocab.Failure{Message: "down", Code: "SERVER", Status: 500}}),
-		llmtest.Reply(modelagenttest.Say("ok")),
+		llmtest.Reply(llmtest.Say("ok")),
 	)
 	fractional := rigRetry()
 	fractional.InitialDelayMs = 2.5
@@ -374,7 +373,7 @@ func TestDisposingDuringTheRetryWait(t *testing.T) {
 func TestAnAlwaysPolicysRetryHasNoMaxRetries(t *testing.T) {
 	client := llmtest.NewClient(
 		llmtest.Fail(&llm.Error{Failure: vocab.Failure{Message: "bad key", Code: "AUTH", Status: 401}}),
-		llmtest.Reply(modelagenttest.Say("ok")),
+		llmtest.Reply(llmtest.Say("ok")),
 	)
 	always := modelagent.RetryPolicy{Mode: modelagent.RetryAlways, InitialDelayMs: 1, MaxDelayMs: 1000}
 	r := newRigRetrying(t, client, always)

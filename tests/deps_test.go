@@ -33,13 +33,13 @@ var allowedDeps = map[string][]string{
 	"host":     {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/logcheck", "internal/logline", "internal/listeners", "internal/jsjson"},
 	// internal/llm is the model client: a leaf on the event vocabulary.
 	"internal/llm": {"fault", "event", "internal/vocab", "internal/jsjson"},
-	// internal/llmtest is the scripted model client; only _test.go files
-	// import it. It scripts with modelagent/modelagenttest's responses.
-	"internal/llmtest": {"fault", "event", "internal/vocab", "internal/llm", "modelagent", "internal/jsjson"},
+	// internal/llmtest is the scripted model client and the mock model
+	// server; _test.go files and modelagent/modelagenttest import it.
+	"internal/llmtest": {"fault", "event", "internal/vocab", "internal/llm", "internal/jsjson"},
 	// modelagent is the model loop and its tools: an agent on the subagent
 	// service and the model client (modelagent/modelagenttest, its mock
-	// model, imports no layer).
-	"modelagent": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "inbox", "actors", "subagent", "internal/llm", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/logcheck", "internal/logline", "internal/listeners", "internal/jsjson"},
+	// model, is a small surface over internal/llmtest's server).
+	"modelagent": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "inbox", "actors", "subagent", "internal/llm", "internal/llmtest", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/logcheck", "internal/logline", "internal/listeners", "internal/jsjson"},
 	// internal/actorkit is the protoactor plumbing the actor layers share
 	// (dispatcher pool, supervisor, logging, accessors, cancellation coding),
 	// on fault alone.

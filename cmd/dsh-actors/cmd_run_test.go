@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/internal/llm"
-	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
+	"github.com/dsh-actors/dsh-actors/internal/llmtest"
 )
 
 func TestRunPrintsTheScriptedReply(t *testing.T) {
@@ -37,16 +37,16 @@ func TestRunWithAModelNeedsItsKey(t *testing.T) {
 }
 
 func TestRunStreamsAModelTurnAndWaitsForItsChildren(t *testing.T) {
-	srv := modelagenttest.NewServer(
-		modelagenttest.Stream(modelagenttest.CallTools(modelagenttest.Call{ID: "c1", Name: "subagent",
+	srv := llmtest.NewServer(
+		llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "c1", Name: "subagent",
 			Args: []string{`{"description": "kid", "prompt": "Say CHILD.", "run_in_background": true}`}})),
-		modelagenttest.Stream(modelagenttest.Say("DO", "NE")),
+		llmtest.Stream(llmtest.Say("DO", "NE")),
 	)
 	defer srv.Close()
-	srv.Route(func(r modelagenttest.Received) bool {
+	srv.Route(func(r llmtest.Received) bool {
 		return bytes.Contains(r.Body, []byte(`{"role":"user","content":"Say CHILD."}`))
 	},
-		modelagenttest.Stream(modelagenttest.Say("CHILD")))
+		llmtest.Stream(llmtest.Say("CHILD")))
 	t.Setenv(llm.EnvAPIKey, "k")
 	t.Setenv(llm.EnvBaseURL, srv.URL)
 	store := t.TempDir()
@@ -66,7 +66,7 @@ func TestRunStreamsAModelTurnAndWaitsForItsChildren(t *testing.T) {
 		require.Contains(t, string(data), `"reason":{"kind":"completed"}`)
 	}
 
-	srv.Push(modelagenttest.Status(401, `{"error":{"message":"Authentication Fails"}}`))
+	srv.Push(llmtest.Status(401, `{"error":{"message":"Authentication Fails"}}`))
 	code, _, stderr = run(t, "run", "--model", "deepseek-v4-flash", "--store", store, "hi")
 	require.Equal(t, 1, code)
 	require.Equal(t, "dsh-actors run: the turn ended error: Authentication Fails (AUTH)\n", stderr)
@@ -76,7 +76,7 @@ func TestRunStreamsAModelTurnAndWaitsForItsChildren(t *testing.T) {
 // retries prints one retry line, and the retry turn's answer decides the
 // exit code.
 func TestRunExitsZeroWhenARetryChainSucceeds(t *testing.T) {
-	srv := modelagenttest.NewServer(modelagenttest.Stream(modelagenttest.Response{Usage: &modelagenttest.Usage{}}), modelagenttest.Stream(modelagenttest.Say("ok")))
+	srv := llmtest.NewServer(llmtest.Stream(llmtest.Response{Usage: &llmtest.Usage{}}), llmtest.Stream(llmtest.Say("ok")))
 	defer srv.Close()
 	t.Setenv(llm.EnvAPIKey, "k")
 	t.Setenv(llm.EnvBaseURL, srv.URL)

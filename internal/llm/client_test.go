@@ -12,7 +12,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/llm"
 	"github.com/dsh-actors/dsh-actors/internal/llmtest"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
-	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
 )
 
 // collect runs one call and returns its chunks and error.
@@ -31,7 +30,7 @@ var hello = llm.Request{Model: "deepseek-v4-flash", SessionID: "s-1",
 	Messages: []llm.Message{{Role: "user", Content: []event.Block{event.Text("hi")[0]}}}}
 
 func TestClientStreamsAndSendsTheOriginalRequest(t *testing.T) {
-	srv := modelagenttest.NewServer(modelagenttest.Stream(modelagenttest.Say("Hi", " there")))
+	srv := llmtest.NewServer(llmtest.Stream(llmtest.Say("Hi", " there")))
 	defer srv.Close()
 	c, err := llm.NewDeepSeek(llm.Config{BaseURL: srv.URL + "/v1/", APIKey: "k", Defaults: llm.DefaultDeepSeek})
 	require.NoError(t, err)
@@ -57,26 +56,26 @@ func TestClientStreamsAndSendsTheOriginalRequest(t *testing.T) {
 }
 
 func TestClientFailures(t *testing.T) {
-	long := modelagenttest.Say("a", "b", "c")
+	long := llmtest.Say("a", "b", "c")
 	tests := []struct {
 		name     string
-		behavior modelagenttest.Behavior
+		behavior llmtest.Behavior
 		idle     time.Duration
 		want     vocab.Failure
 		chunks   int
 	}{
-		{"401", modelagenttest.Status(401, `{"error":{"message":"Authentication Fails (no such user)","type":"authentication_error"}}`),
+		{"401", llmtest.Status(401, `{"error":{"message":"Authentication Fails (no such user)","type":"authentication_error"}}`),
 			0, vocab.Failure{Message: "Authentication Fails (no such user)", Code: "AUTH", Status: 401}, 0},
-		{"429 with Retry-After and a request id", modelagenttest.RateLimited(3), 0,
+		{"429 with Retry-After and a request id", llmtest.RateLimited(3), 0,
 			vocab.Failure{Message: "Rate limit reached", Code: "RATE_LIMIT", Status: 429, ProviderRetryAfterMs: 3000, RequestID: "req-429"}, 0},
-		{"429 out of quota", modelagenttest.Status(429, `{"error":{"message":"Insufficient Balance"}}`), 0,
+		{"429 out of quota", llmtest.Status(429, `{"error":{"message":"Insufficient Balance"}}`), 0,
 			vocab.Failure{Message: "Insufficient Balance", Code: "QUOTA", Status: 429}, 0},
-		{"400 context overflow", modelagenttest.Status(400, `{"error":{"message":"This model's maximum context length is 131072 tokens","code":"invalid_request_error"}}`), 0,
+		{"400 context overflow", llmtest.Status(400, `{"error":{"message":"This model's maximum context length is 131072 tokens","code":"invalid_request_error"}}`), 0,
 			vocab.Failure{Message: "This model's maximum context length is 131072 tokens", Code: "CONTEXT_WINDOW_EXCEEDED", Status: 400}, 0},
-		{"400 otherwise", modelagenttest.Status(400, `not json`), 0,
+		{"400 otherwise", llmtest.Status(400, `not json`), 0,
 			vocab.Failure{Message: "DeepSeek API error (HTTP 400)", Code: "INVALID_REQUEST", Status: 400}, 0},
-		{"503", modelagenttest.Status(503, `{}`), 0, vocab.Failure{Message: "DeepSeek API error (HTTP 503)", Code: "SERVER", Status: 503}, 0},
-		{"418", modelagenttest.Status(418, `{}`), 0, vocab.Failure{Message: "DeepSeek API error (HTTP 418)", Code: "HTTP_418", Status: 418}, 0},
+		{"503", llmtest.Status(503, `{}`), 0, vocab.Failure{Message: "DeepSeek API error (HTTP 503)", Code: "SERVER", Status: 503}, 0},
+		{"418", llmtest.Status(418, `{}`), 0, vocab.Failure{Message: "DeepSeek API error (HTTP 418)", Code: "HTTP_418", Status: 418}, 0},
 		{"end of stream before [DONE]", truncate(long, 3), 0,
 			vocab.Failure{Message: "SSE stream ended without [DONE]", Code: "STREAM_CLOSED"}, 3},
 		{"disconnect mid-stream", disconnect(long, 3), 0,
@@ -85,11 +84,11 @@ func TestClientFailures(t *testing.T) {
 			vocab.Failure{Message: "DeepSeek stream idle timeout after 20ms", Code: "TIMEOUT"}, 2},
 		{"malformed JSON", malformed(`{"choices":[`), 0,
 			vocab.Failure{Message: `malformed SSE payload: {"choices":[`, Code: "MALFORMED_RESPONSE"}, 0},
-		{"204", modelagenttest.Status(204, ``), 0, vocab.Failure{Message: "DeepSeek API returned no response body", Code: "EMPTY_RESPONSE"}, 0},
+		{"204", llmtest.Status(204, ``), 0, vocab.Failure{Message: "DeepSeek API returned no response body", Code: "EMPTY_RESPONSE"}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := modelagenttest.NewServer(tt.behavior)
+			srv := llmtest.NewServer(tt.behavior)
 			defer srv.Close()
 			chunks, err := collect(context.Background(), llmtest.DeepSeekOn(srv, tt.idle), hello)
 			if tt.idle > 0 { // a loaded machine may time out before the first events arrive
@@ -108,7 +107,7 @@ func TestClientFailures(t *testing.T) {
 }
 
 func TestClientRetriesNothingItself(t *testing.T) {
-	srv := modelagenttest.NewServer(modelagenttest.RateLimited(1), modelagenttest.Stream(modelagenttest.Say("ok")))
+	srv := llmtest.NewServer(llmtest.RateLimited(1), llmtest.Stream(llmtest.Say("ok")))
 	defer srv.Close()
 	c := llmtest.DeepSeekOn(srv, 0)
 	_, err := collect(context.Background(), c, hello)
@@ -121,7 +120,7 @@ func TestClientRetriesNothingItself(t *testing.T) {
 }
 
 func TestClientTransportAndCallerFailures(t *testing.T) {
-	srv := modelagenttest.NewServer()
+	srv := llmtest.NewServer()
 	url := srv.URL
 	srv.Close()
 	c, err := llm.NewDeepSeek(llm.Config{BaseURL: url, APIKey: "k"})
@@ -132,7 +131,7 @@ func TestClientTransportAndCallerFailures(t *testing.T) {
 	require.Equal(t, "DeepSeek API request to "+url+" failed", e.Message)
 	require.Contains(t, e.Error(), "DeepSeek API request to "+url+" failed: Post ")
 
-	stall := modelagenttest.NewServer(stall(modelagenttest.Say("x"), 2))
+	stall := llmtest.NewServer(stall(llmtest.Say("x"), 2))
 	defer stall.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -162,7 +161,7 @@ func TestNewDeepSeekNeedsAKey(t *testing.T) {
 }
 
 func TestScriptedClientRecordsRequests(t *testing.T) {
-	c := llmtest.NewClient(llmtest.Reply(modelagenttest.Say("one")), llmtest.Fail(&llm.Error{Failure: vocab.Failure{Message: "boom", Code: "SERVER"}}))
+	c := llmtest.NewClient(llmtest.Reply(llmtest.Say("one")), llmtest.Fail(&llm.Error{Failure: vocab.Failure{Message: "boom", Code: "SERVER"}}))
 	chunks, err := collect(context.Background(), c, hello)
 	require.NoError(t, err)
 	require.Len(t, chunks, 5)

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"net/http"
 
-	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
+	"github.com/dsh-actors/dsh-actors/internal/llmtest"
 )
 
 // sse frames data payloads as server-sent events.
@@ -17,11 +17,11 @@ func sse(payloads ...string) []byte {
 }
 
 // streamBody is r's whole stream as a text/event-stream body.
-func streamBody(r modelagenttest.Response) []byte { return sse(r.Events()...) }
+func streamBody(r llmtest.Response) []byte { return sse(r.Events()...) }
 
 // sendEvents answers 200 with these data payloads, each flushed as its own
 // event, and stops at the first failed write.
-func sendEvents(payloads ...string) modelagenttest.Behavior {
+func sendEvents(payloads ...string) llmtest.Behavior {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
@@ -36,13 +36,13 @@ func sendEvents(payloads ...string) modelagenttest.Behavior {
 
 // truncate sends the first n events of r's stream and ends the response
 // cleanly, without [DONE].
-func truncate(r modelagenttest.Response, n int) modelagenttest.Behavior {
+func truncate(r llmtest.Response, n int) llmtest.Behavior {
 	return sendEvents(r.Events()[:n]...)
 }
 
 // disconnect sends the first n events of r's stream and then drops the
 // connection mid-response.
-func disconnect(r modelagenttest.Response, n int) modelagenttest.Behavior {
+func disconnect(r llmtest.Response, n int) llmtest.Behavior {
 	return func(w http.ResponseWriter, req *http.Request) {
 		sendEvents(r.Events()[:n]...)(w, req)
 		panic(http.ErrAbortHandler)
@@ -51,7 +51,7 @@ func disconnect(r modelagenttest.Response, n int) modelagenttest.Behavior {
 
 // stall sends the first n events of r's stream and then sends nothing
 // until the client goes away.
-func stall(r modelagenttest.Response, n int) modelagenttest.Behavior {
+func stall(r llmtest.Response, n int) llmtest.Behavior {
 	return func(w http.ResponseWriter, req *http.Request) {
 		sendEvents(r.Events()[:n]...)(w, req)
 		<-req.Context().Done()
@@ -59,4 +59,4 @@ func stall(r modelagenttest.Response, n int) modelagenttest.Behavior {
 }
 
 // malformed sends one event whose payload is not JSON.
-func malformed(payload string) modelagenttest.Behavior { return sendEvents(payload) }
+func malformed(payload string) llmtest.Behavior { return sendEvents(payload) }

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/internal/llm"
+	"github.com/dsh-actors/dsh-actors/internal/llmtest"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
-	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
 )
 
 // FuzzReadStream feeds arbitrary bytes to the SSE reader and translator:
@@ -17,9 +17,9 @@ import (
 // closed once after every delta, and finish comes last.
 func FuzzReadStream(f *testing.F) {
 	seeds := [][]byte{
-		streamBody(modelagenttest.Say("Hel", "lo")),
-		streamBody(modelagenttest.Response{Reasoning: []string{"r"}, Calls: []modelagenttest.Call{{ID: "c", Name: "n", Args: []string{"{", "}"}}}}),
-		streamBody(modelagenttest.Response{Finish: "content_filter"}),
+		streamBody(llmtest.Say("Hel", "lo")),
+		streamBody(llmtest.Response{Reasoning: []string{"r"}, Calls: []llmtest.Call{{ID: "c", Name: "n", Args: []string{"{", "}"}}}}),
+		streamBody(llmtest.Response{Finish: "content_filter"}),
 		[]byte("\uFEFFdata: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\r\n\r\ndata: [DONE]\r\r"),
 		[]byte("data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"function\":{\"arguments\":1}}]}}]}\n\ndata: [DONE]\n\n"),
 		[]byte(": c\nevent: x\ndata\ndata:\n\n"),

@@ -16,7 +16,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/llm"
 	"github.com/dsh-actors/dsh-actors/internal/llmtest"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
-	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -52,7 +51,7 @@ func TestReadStreamTranslatesAsTheOriginal(t *testing.T) {
 		want []string
 	}{{
 		name: "text in deltas, usage, stop",
-		body: streamBody(modelagenttest.Say("Hel", "lo")),
+		body: streamBody(llmtest.Say("Hel", "lo")),
 		want: []string{
 			`{"type":"block-start","index":0,"blockType":"text"}`,
 			`{"type":"text-delta","index":0,"text":"Hel"}`,
@@ -63,14 +62,14 @@ func TestReadStreamTranslatesAsTheOriginal(t *testing.T) {
 		},
 	}, {
 		name: "reasoning opens before text; tool-call arguments split across deltas",
-		body: streamBody(modelagenttest.Response{
+		body: streamBody(llmtest.Response{
 			Reasoning: []string{"think"},
 			Text:      []string{"ok"},
-			Calls: []modelagenttest.Call{
+			Calls: []llmtest.Call{
 				{ID: "call_a", Name: "subagent", Args: []string{`{"description":`, ` "x"}`}},
 				{ID: "call_b", Name: "list_agents", Args: []string{`{}`}},
 			},
-			Usage: &modelagenttest.Usage{Prompt: 30, Completion: 7, CacheHit: 20, Reasoning: 3},
+			Usage: &llmtest.Usage{Prompt: 30, Completion: 7, CacheHit: 20, Reasoning: 3},
 		}),
 		want: []string{
 			`{"type":"block-start","index":0,"blockType":"reasoning"}`,
@@ -117,7 +116,7 @@ func TestReadStreamTranslatesAsTheOriginal(t *testing.T) {
 		},
 	}, {
 		name: "an unknown finish reason is an error finish with its upper-cased code",
-		body: streamBody(modelagenttest.Response{Text: []string{"x"}, Finish: "content_filter"}),
+		body: streamBody(llmtest.Response{Text: []string{"x"}, Finish: "content_filter"}),
 		want: []string{
 			`{"type":"block-start","index":0,"blockType":"text"}`,
 			`{"type":"text-delta","index":0,"text":"x"}`,
@@ -126,7 +125,7 @@ func TestReadStreamTranslatesAsTheOriginal(t *testing.T) {
 		},
 	}, {
 		name: "a completed response without content is EMPTY_RESPONSE",
-		body: streamBody(modelagenttest.Response{Usage: &modelagenttest.Usage{}}),
+		body: streamBody(llmtest.Response{Usage: &llmtest.Usage{}}),
 		want: []string{
 			`{"type":"usage","usage":{"inputTokens":0,"outputTokens":0}}`,
 			`{"type":"finish","reason":{"kind":"error","failure":{"message":"model returned a completed response with no content","code":"EMPTY_RESPONSE"}}}`,
@@ -192,9 +191,9 @@ func (r failingReader) Read([]byte) (int, error) { return 0, r.err }
 
 func TestAssemblerBuildsTheMessageContent(t *testing.T) {
 	var a llm.Assembler
-	response := modelagenttest.Response{Text: []string{"a", "b"}, Calls: []modelagenttest.Call{
+	response := llmtest.Response{Text: []string{"a", "b"}, Calls: []llmtest.Call{
 		{Name: "list_agents", Args: []string{"{", "}"}},
-	}, Usage: &modelagenttest.Usage{Prompt: 3, Completion: 4}}
+	}, Usage: &llmtest.Usage{Prompt: 3, Completion: 4}}
 	for _, c := range llmtest.Chunks(response) {
 		a.Push(c)
 	}
@@ -217,7 +216,7 @@ func TestAssemblerBuildsTheMessageContent(t *testing.T) {
 // for req, or the error the call fails with before anything is sent.
 func sentBody(t *testing.T, req llm.Request) ([]byte, error) {
 	t.Helper()
-	srv := modelagenttest.NewServer(modelagenttest.Stream(modelagenttest.Say("x")))
+	srv := llmtest.NewServer(llmtest.Stream(llmtest.Say("x")))
 	defer srv.Close()
 	if _, err := collect(context.Background(), llmtest.DeepSeekOn(srv, 0), req); err != nil {
 		require.Empty(t, srv.Received(), "a call that fails before sending sends nothing")

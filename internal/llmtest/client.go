@@ -1,8 +1,10 @@
-// Package llmtest is the module's in-process double of the model client:
-// a scripted llm.Client whose Steps answer with the chunks a
-// modelagenttest.Response streams (or a failure, or a hang), the chunks
-// themselves, and a client of a modelagenttest.Server without request
-// defaults. Only tests import it.
+// Package llmtest holds the module's doubles of the model: a scripted
+// llm.Client whose Steps answer with the chunks a Response streams (or a
+// failure, or a hang), and Server, a chat-completions server on loopback
+// with the fine-grained plumbing the module's own tests script with
+// (Behavior, Route, Push, Usage, finish reasons). Tests import it, and so
+// does modelagent/modelagenttest, the embedders' mock model, which is a
+// small surface over Server.
 package llmtest
 
 import (
@@ -17,11 +19,10 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/llm"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
-	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
 )
 
 // Chunks returns the chunks the model client reads from r's stream.
-func Chunks(r modelagenttest.Response) []vocab.Chunk {
+func Chunks(r Response) []vocab.Chunk {
 	var body bytes.Buffer
 	for _, payload := range r.Events() {
 		body.WriteString("data: " + payload + "\n\n")
@@ -38,7 +39,7 @@ func Chunks(r modelagenttest.Response) []vocab.Chunk {
 
 // DeepSeekOn returns a DeepSeek client of srv with the key "test-key", no
 // request defaults and the given idle timeout (0: the default).
-func DeepSeekOn(srv *modelagenttest.Server, idle time.Duration) *llm.DeepSeek {
+func DeepSeekOn(srv *Server, idle time.Duration) *llm.DeepSeek {
 	c, err := llm.NewDeepSeek(llm.Config{BaseURL: srv.URL, APIKey: "test-key", IdleTimeout: idle})
 	if err != nil {
 		panic(err) // a key is set: cannot fail
@@ -51,7 +52,7 @@ func DeepSeekOn(srv *modelagenttest.Server, idle time.Duration) *llm.DeepSeek {
 type Step func(ctx context.Context, req llm.Request) iter.Seq2[vocab.Chunk, error]
 
 // Reply answers with r's stream.
-func Reply(r modelagenttest.Response) Step { return chunks(Chunks(r)...) }
+func Reply(r Response) Step { return chunks(Chunks(r)...) }
 
 // chunks answers with exactly these chunks.
 func chunks(script ...vocab.Chunk) Step {

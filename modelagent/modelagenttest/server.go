@@ -1,155 +1,80 @@
 package modelagenttest
 
 import (
-	"bytes"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"slices"
-	"strconv"
-	"sync"
+
+	"github.com/dsh-actors/dsh-actors/internal/llmtest"
 )
 
-// Behavior answers one chat-completions request.
-type Behavior func(w http.ResponseWriter, r *http.Request)
+// Reply answers one chat-completions request. Say, CallTools and Status
+// make the usual ones; any handler that writes a chat-completions stream
+// or an error body will do.
+type Reply func(w http.ResponseWriter, r *http.Request)
 
-// Stream answers 200 with r's stream.
-func Stream(r Response) Behavior { return events(r.Events()...) }
+// Call is one tool call a scripted model makes: its id, the tool's name
+// and the fragments its JSON arguments arrive in (an empty ID sends none).
+type Call struct {
+	ID   string
+	Name string
+	Args []string
+}
 
-// events answers 200 with these data payloads, each flushed as its own
-// event.
-func events(payloads ...string) Behavior {
-	return func(w http.ResponseWriter, r *http.Request) {
-		startSSE(w)
-		for _, p := range payloads {
-			if !send(w, p) {
-				return
-			}
-		}
+// Say streams an assistant message whose text arrives in the given deltas,
+// then finish_reason "stop" and a usage chunk.
+func Say(text ...string) Reply { return Reply(llmtest.Stream(llmtest.Say(text...))) }
+
+// CallTools streams the given tool calls in order, then finish_reason
+// "tool_calls" and a usage chunk.
+func CallTools(calls ...Call) Reply {
+	wire := make([]llmtest.Call, len(calls))
+	for i, c := range calls {
+		wire[i] = llmtest.Call(c)
 	}
+	return Reply(llmtest.Stream(llmtest.CallTools(wire...)))
 }
 
-// Status answers with the status, the headers and body (JSON text) as the
-// error body, e.g. {"error":{"message":"..."}}.
-func Status(status int, body string, headers ...string) Behavior {
-	return func(w http.ResponseWriter, r *http.Request) {
-		for i := 0; i+1 < len(headers); i += 2 {
-			w.Header().Set(headers[i], headers[i+1])
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, body)
-	}
+// Status answers with the status, the headers (name, value pairs) and
+// body as the JSON error body, e.g. Status(401,
+// `{"error":{"message":"Authentication Fails"}}`) or Status(429,
+// `{"error":{"message":"Rate limit reached"}}`, "Retry-After", "0").
+func Status(status int, body string, headers ...string) Reply {
+	return Reply(llmtest.Status(status, body, headers...))
 }
 
-// RateLimited answers 429 with a Retry-After of seconds.
-func RateLimited(seconds int) Behavior {
-	return Status(http.StatusTooManyRequests, `{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}`,
-		"Retry-After", strconv.Itoa(seconds), "X-Request-Id", "req-429")
-}
-
-func startSSE(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-}
-
-// send writes one event and flushes it; false when the write failed.
-func send(w http.ResponseWriter, payload string) bool {
-	if _, err := w.Write(sse(payload)); err != nil {
-		return false
-	}
-	http.NewResponseController(w).Flush()
-	return true
-}
-
-// Received is one request the server got.
+// Received is one request the server got: its headers (Authorization
+// among them) and its JSON body.
 type Received struct {
-	Path   string
 	Header http.Header
 	Body   []byte
 }
 
 // Server is an OpenAI-compatible chat-completions server on loopback: each
-// POST to /chat/completions or /v1/chat/completions takes the next
-// Behavior and is recorded; once the script is exhausted it answers 500.
-// Close it when done.
+// POST to /chat/completions or /v1/chat/completions is recorded and
+// answered by the next Reply of the script; once the script is exhausted
+// it answers 500. Requests are answered concurrently, taking replies in
+// arrival order. Close it when done.
 type Server struct {
 	*httptest.Server
-	mu        sync.Mutex
-	behaviors []Behavior
-	routes    []route
-	received  []Received
+	srv *llmtest.Server
 }
 
-// route is a script for the requests match selects.
-type route struct {
-	match     func(Received) bool
-	behaviors []Behavior
-}
-
-// Route answers the requests match selects with behaviors, in order,
-// before the main script is consulted (routes are tried in the order they
-// were added; an exhausted route answers 500). Use it to script agents
-// whose calls interleave, e.g. by matching their prompts.
-func (s *Server) Route(match func(Received) bool, behaviors ...Behavior) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.routes = append(s.routes, route{match: match, behaviors: behaviors})
-}
-
-// NewServer starts a server answering with behaviors, in order.
-func NewServer(behaviors ...Behavior) *Server {
-	s := &Server{behaviors: behaviors}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /chat/completions", s.serve)
-	mux.HandleFunc("POST /v1/chat/completions", s.serve)
-	s.Server = httptest.NewServer(mux)
-	return s
-}
-
-// Push appends behaviors to the script.
-func (s *Server) Push(behaviors ...Behavior) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.behaviors = append(s.behaviors, behaviors...)
+// NewServer starts a server answering with replies, in order.
+func NewServer(replies ...Reply) *Server {
+	behaviors := make([]llmtest.Behavior, len(replies))
+	for i, r := range replies {
+		behaviors[i] = llmtest.Behavior(r)
+	}
+	srv := llmtest.NewServer(behaviors...)
+	return &Server{Server: srv.Server, srv: srv}
 }
 
 // Received returns the requests so far, in arrival order.
 func (s *Server) Received() []Received {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.received)
-}
-
-func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	s.mu.Lock()
-	got := Received{Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
-	s.received = append(s.received, got)
-	b := s.next(got)
-	s.mu.Unlock()
-	r.Body = io.NopCloser(bytes.NewReader(body)) // the behavior may read it again
-	if b == nil {
-		Status(http.StatusInternalServerError, `{"error":{"message":"modelagenttest: script exhausted"}}`)(w, r)
-		return
+	got := s.srv.Received()
+	out := make([]Received, len(got))
+	for i, r := range got {
+		out[i] = Received{Header: r.Header, Body: r.Body}
 	}
-	b(w, r)
-}
-
-// next takes the behavior for got: its route's next, else the script's.
-func (s *Server) next(got Received) Behavior {
-	queue := &s.behaviors
-	for i := range s.routes {
-		if s.routes[i].match(got) {
-			queue = &s.routes[i].behaviors
-			break
-		}
-	}
-	if len(*queue) == 0 {
-		return nil
-	}
-	b := (*queue)[0]
-	*queue = (*queue)[1:]
-	return b
+	return out
 }

@@ -1,4 +1,4 @@
-package modelagenttest
+package llmtest
 
 import (
 	"bytes"
