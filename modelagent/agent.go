@@ -20,8 +20,8 @@ import (
 	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
-// DefaultSystem is the system prompt of a Config without one.
-const DefaultSystem = "You are an agent. You can hand work to subagents with the subagent and " +
+// defaultSystem is the system prompt of a Config without one.
+const defaultSystem = "You are an agent. You can hand work to subagents with the subagent and " +
 	"subagent_fork tools (in the background when it should run on its own), send your background " +
 	"subagents more work with send_message and list them with list_agents. Answer the user directly " +
 	"when no tool is needed."
@@ -47,12 +47,14 @@ type Config struct {
 	// Model is the wire model name (required); an agent whose options name
 	// another model uses that one.
 	Model string
-	// System is the system prompt (default DefaultSystem).
+	// System is the system prompt (default: a short prompt saying the
+	// agent may hand work to subagents with the subagent tools).
 	System string
 	// MaxDepth caps how deep delegation may go (default 3).
 	MaxDepth int
-	// Retry decides retries of failed model calls (default
-	// DefaultRetryPolicy).
+	// Retry decides retries of failed model calls (default: normal mode,
+	// two retries of EMPTY_RESPONSE, RATE_LIMIT, SERVER, TIMEOUT and
+	// TRANSPORT, from 500 ms up to 10 s, with 10% jitter).
 	Retry *RetryPolicy
 }
 
@@ -101,13 +103,13 @@ func newAgents(cfg Config, client llm.Client, random func() float64) *Agents {
 		cfg.Provider = llm.DefaultProvider
 	}
 	if cfg.System == "" {
-		cfg.System = DefaultSystem
+		cfg.System = defaultSystem
 	}
 	if cfg.MaxDepth == 0 {
 		cfg.MaxDepth = defaultMaxDepth
 	}
 	if cfg.Retry == nil {
-		p := DefaultRetryPolicy()
+		p := defaultRetryPolicy()
 		cfg.Retry = &p
 	}
 	return &Agents{cfg: cfg, client: client, random: random}

@@ -7,3 +7,6 @@ import "github.com/dsh-actors/dsh-actors/internal/llm"
 func NewOver(cfg Config, client llm.Client, random func() float64) *Agents {
 	return newAgents(cfg, client, random)
 }
+
+// DefaultSystem is the system prompt of a Config without one.
+const DefaultSystem = defaultSystem

@@ -32,10 +32,10 @@ type RetryPolicy struct {
 	JitterRatio    float64
 }
 
-// DefaultRetryPolicy is the normal policy: two retries of EMPTY_RESPONSE,
+// defaultRetryPolicy is the normal policy: two retries of EMPTY_RESPONSE,
 // RATE_LIMIT, SERVER, TIMEOUT and TRANSPORT, from 500 ms up to 10 s, with
 // 10% jitter.
-func DefaultRetryPolicy() RetryPolicy {
+func defaultRetryPolicy() RetryPolicy {
 	return RetryPolicy{
 		Mode:           RetryNormal,
 		MaxRetries:     2,

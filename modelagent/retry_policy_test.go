@@ -10,7 +10,7 @@ import (
 // TestRetryPolicy checks the policy's key (as llm/retry logs it) and its
 // decisions: which failures are retried, as which retry, after what delay.
 func TestRetryPolicy(t *testing.T) {
-	p := DefaultRetryPolicy()
+	p := defaultRetryPolicy()
 	require.Equal(t, `["normal",2,["EMPTY_RESPONSE","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT"],500,10000,0.1]`, p.key())
 	always := RetryPolicy{Mode: RetryAlways, InitialDelayMs: 500, MaxDelayMs: 10000, JitterRatio: 0.1}
 	require.Equal(t, `["always",500,10000,0.1]`, always.key())
