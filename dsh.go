@@ -117,7 +117,7 @@ func openPostgres(opts *Options) (*pgstore.Store, error) {
 	if opts.Store != nil || len(opts.StoreOptions) > 0 {
 		return nil, errors.New("dsh: Options.Dir names a Postgres store: set neither Store nor StoreOptions (they are the JSONL store's)")
 	}
-	pg, err := pgstore.Open(context.Background(), opts.Dir)
+	pg, err := pgstore.Open(context.Background(), opts.Dir, pgstore.WithLogger(opts.Logger))
 	if err != nil {
 		return nil, fault.New(fault.PersistenceUnavailable, "dsh: open the Postgres store: "+err.Error(), err)
 	}

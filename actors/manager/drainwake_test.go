@@ -11,6 +11,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/durable"
+	"github.com/dsh-actors/dsh-actors/internal/pgstore"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -60,6 +61,25 @@ func TestAColdResumeBelowADrainedAncestorDiscardsItsPendingMessages(t *testing.T
 	require.Empty(t, pending, "the message from before the drain was settled as the drain does")
 }
 
+// drainedWithAPendingMessage is the home process on Postgres with its
+// settled child, a message admitted to the child's durable inbox, then a
+// scoped drain of the child's parent, and a second process ("away") on the
+// same database; neither process hears wakes (a test delivers them by
+// hand).
+func drainedWithAPendingMessage(t *testing.T) (home *fixture, homeStore *pgstore.Store, in durable.Inbox, child string, away *fixture) {
+	t.Helper()
+	dsn := cluster.Database(t)
+	home, homeStore, child = homeWithSettledChild(t, dsn)
+	home.m.stopWakes(bg)
+	in, _ = durable.Of(homeStore)
+	_, err := in.Admit(bg, child, durableMessage(t, "wait before", home.parent.ID(), durable.LiveEpoch(home.parent.Session())))
+	require.NoError(t, err)
+	require.NoError(t, home.m.DrainContinuableDescendants(bg, []*parent.Handle{home.parent}))
+	away = newFixture(t, withStore(openPostgres(t, dsn, "away")), withTopLevel("elsewhere"))
+	away.m.stopWakes(bg)
+	return home, homeStore, in, child, away
+}
+
 // A wake that reaches a process after a scoped drain of the child's
 // parent returned (the message was admitted before the drain; nobody
 // heard its wake until then) does not run the message, and the child
@@ -67,17 +87,8 @@ func TestAColdResumeBelowADrainedAncestorDiscardsItsPendingMessages(t *testing.T
 // false below a drain in force; a takeover that read it before the
 // cut-off was recorded meets the check after its acquire instead.)
 func TestAWakeAfterADrainOfTheParentDiscardsThePendingMessage(t *testing.T) {
-	dsn := cluster.Database(t)
-	home, homeStore, child := homeWithSettledChild(t, dsn)
-	home.m.stopWakes(bg)
-	in, _ := durable.Of(homeStore)
-	_, err := in.Admit(bg, child, durableMessage(t, "wait before", home.parent.ID(), durable.LiveEpoch(home.parent.Session())))
-	require.NoError(t, err)
-	require.NoError(t, home.m.DrainContinuableDescendants(bg, []*parent.Handle{home.parent}))
-
-	away := newFixture(t, withStore(openPostgres(t, dsn, "away")), withTopLevel("elsewhere"))
-	away.m.stopWakes(bg) // the wake is delivered by hand, once
-	_, err = call(away.m, bg, func(ctx context.Context, reply func(struct{}, error)) { away.m.wake(ctx, child, reply) })
+	home, _, _, child, away := drainedWithAPendingMessage(t)
+	_, err := call(away.m, bg, func(ctx context.Context, reply func(struct{}, error)) { away.m.wake(ctx, child, reply) })
 	if err != nil {
 		require.ErrorIs(t, err, fault.Draining)
 	}
@@ -134,16 +145,7 @@ func TestCloseReturnsWhenItsContextEndsWhileAWakeIsBlocked(t *testing.T) {
 // DRAINING, and the message from before the drain is discarded under the
 // new lease.
 func TestATakeoverThatMissedTheCutOffMeetsItAfterItsAcquire(t *testing.T) {
-	dsn := cluster.Database(t)
-	home, homeStore, child := homeWithSettledChild(t, dsn)
-	home.m.stopWakes(bg)
-	in, _ := durable.Of(homeStore)
-	_, err := in.Admit(bg, child, durableMessage(t, "wait before", home.parent.ID(), durable.LiveEpoch(home.parent.Session())))
-	require.NoError(t, err)
-	require.NoError(t, home.m.DrainContinuableDescendants(bg, []*parent.Handle{home.parent}))
-
-	away := newFixture(t, withStore(openPostgres(t, dsn, "away")), withTopLevel("elsewhere"))
-	away.m.stopWakes(bg)
+	home, homeStore, in, child, away := drainedWithAPendingMessage(t)
 	log, err := homeStore.Inspect(bg, child)
 	require.NoError(t, err)
 	d, err := continuationState(child, log)

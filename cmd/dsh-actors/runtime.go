@@ -84,7 +84,7 @@ func openNodeRuntime(root string, logger *slog.Logger, agents *modelagent.Agents
 			return nil, errors.New("--compression applies to a JSONL store folder, not to a Postgres store")
 		}
 		var err error
-		if pg, err = pgstore.Open(context.Background(), root, node.storeOptions()...); err != nil {
+		if pg, err = pgstore.Open(context.Background(), root, append(node.storeOptions(), pgstore.WithLogger(logger))...); err != nil {
 			return nil, persistenceFailed("session persistence failed", err)
 		}
 		opts.Dir, opts.Store = "", pg
