@@ -27,6 +27,9 @@ type state struct {
 	// this runtime, for WaitEpoch: kept while an agent with the child's
 	// parent id is live here (see remember).
 	ends map[string]RunEndInfo
+	// endsOf indexes ends by parent id, so a parent's disposal drops its
+	// children's ends without reading the others.
+	endsOf map[string]map[string]struct{}
 }
 
 func newState() *state {
@@ -38,6 +41,7 @@ func newState() *state {
 		byPID:            map[*actor.PID]*activation{},
 		elsewhere:        map[string]bool{},
 		ends:             map[string]RunEndInfo{},
+		endsOf:           map[string]map[string]struct{}{},
 	}
 }
 

@@ -76,6 +76,12 @@ func (m *Manager) remember(end RunEndInfo) {
 	m.forgetEnd(end.ID)
 	m.endParents.added(end.ParentID)
 	m.st.ends[end.ID] = end
+	children := m.st.endsOf[end.ParentID]
+	if children == nil {
+		children = map[string]struct{}{}
+		m.st.endsOf[end.ParentID] = children
+	}
+	children[end.ID] = struct{}{}
 	if m.registry.Get(end.ParentID) == nil {
 		m.forgetEnd(end.ID)
 	}
@@ -87,10 +93,8 @@ func (m *Manager) parentDisposed(parentID string) {
 	if m.registry.Get(parentID) != nil {
 		return
 	}
-	for id, end := range m.st.ends {
-		if end.ParentID == parentID {
-			m.forgetEnd(id)
-		}
+	for id := range m.st.endsOf[parentID] {
+		m.forgetEnd(id)
 	}
 }
 
@@ -98,6 +102,11 @@ func (m *Manager) parentDisposed(parentID string) {
 func (m *Manager) forgetEnd(childID string) {
 	if end, ok := m.st.ends[childID]; ok {
 		delete(m.st.ends, childID)
+		children := m.st.endsOf[end.ParentID]
+		delete(children, childID)
+		if len(children) == 0 {
+			delete(m.st.endsOf, end.ParentID)
+		}
 		m.endParents.gone(end.ParentID)
 	}
 }
