@@ -11,10 +11,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/bench"
 )
 
-func init() {
-	register("bench", "measure the runtime against bare protoactor and raw channels/files, as ratios in one run", runBench)
-}
-
 const benchUsage = "usage: dsh-actors bench [--quick] [--only ROWS] [--dir DIR] [--json] [--agents N] [--big-log] [--fanout K] [--depth D] [--children D] [--sessions C] [--seed-cost=false]"
 
 // Ceilings of the bench sizes, so a typo cannot exhaust memory or disk:

@@ -8,10 +8,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/logcheck"
 )
 
-func init() {
-	register("check", "report damaged logs, unreadable headers, leftover files (read-only)", runCheck)
-}
-
 const checkUsage = "usage: dsh-actors check [--json] [--store DIR]"
 
 // damage is one problem as check --json prints it.

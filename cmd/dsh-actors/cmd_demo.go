@@ -21,10 +21,6 @@ import (
 	"github.com/google/uuid"
 )
 
-func init() {
-	register("demo", "a scripted agent grows, talks to and drains a small subagent tree", runDemo)
-}
-
 const demoUsage = "usage: dsh-actors demo [--store DIR] [--compression zstd|none]"
 
 // demoRefresh is how often the live catalog tree is redrawn.

@@ -12,11 +12,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-func init() {
-	register("export", "copy every session of a Postgres store into the JSONL layout", runExport)
-	register("import", "copy every log of a JSONL store into a Postgres store", runImport)
-}
-
 const (
 	exportUsage = "usage: dsh-actors export --store postgres://... --to DIR"
 	importUsage = "usage: dsh-actors import --from DIR --store postgres://..."

@@ -16,10 +16,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-func init() {
-	register("list", "list a session's direct continuable subagents (read-only)", runList)
-}
-
 const listUsage = "usage: dsh-actors list [--json] [--no-index] [--store DIR] PARENT_ID"
 
 // runList prints ListChildren's entries for one parent session, read from

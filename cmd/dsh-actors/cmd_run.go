@@ -19,10 +19,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-func init() {
-	register("run", "run one top-level turn in the terminal, printing the reply as it streams", runRun)
-}
-
 const runUsage = `usage: dsh-actors run [--model NAME] [--store DIR] "PROMPT"`
 
 // runRun runs PROMPT as one turn of a new top-level agent, printing the

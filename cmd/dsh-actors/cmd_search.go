@@ -8,10 +8,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/index"
 )
 
-func init() {
-	register("search", "search stored sessions for a literal phrase (read-only)", runSearch)
-}
-
 const searchUsage = "usage: dsh-actors search [--json] [--limit N] [--offset N] [--no-index] [--store DIR] PHRASE"
 
 // runSearch prints the events of stored sessions whose text holds PHRASE

@@ -16,10 +16,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
-func init() {
-	register("send", "send more work to a stored continuable subagent and print its reply", runSend)
-}
-
 const sendUsage = "usage: dsh-actors send [--json] [--store DIR] PARENT_ID CHILD_ID TEXT"
 
 // sendReply is what `send` reports: the accepted follow-up and the epoch

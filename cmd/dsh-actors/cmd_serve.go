@@ -23,10 +23,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-func init() {
-	register("serve", "run the runtime and its web page until SIGINT/SIGTERM", runServe)
-}
-
 const serveUsage = "usage: dsh-actors serve [--store DIR|postgres://...] [--compression zstd|none] [--addr 127.0.0.1:7410] [--model NAME] [--no-index] [--node NAME] [--lease-ttl 10s] [--durable-admission] [--leak-check]"
 
 // httpShutdownGrace bounds the wait for in-flight requests at shutdown.

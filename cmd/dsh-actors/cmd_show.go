@@ -14,10 +14,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-func init() {
-	register("show", "print a stored session's transcript (read-only)", runShow)
-}
-
 const showUsage = "usage: dsh-actors show [--full] [--no-index] [--store DIR] ID"
 
 // summaryWidth bounds the summary printed for one event, in runes, unless

@@ -12,10 +12,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/stress"
 )
 
-func init() {
-	register("stress", "race follow-ups against settlements and scoped drains; check every invariant", runStress)
-}
-
 const stressUsage = `usage: dsh-actors stress [--forests F] [--fanout K] [--depth D] [--followups N] [--seed S] [--workers W] [--store DIR]
 
 The last line is the summary:

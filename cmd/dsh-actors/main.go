@@ -21,14 +21,21 @@ type command struct {
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
 }
 
-var commands = map[string]command{}
-
-// register adds a subcommand; each subcommand file calls it from init.
-func register(name, summary string, run func(ctx context.Context, args []string, stdout, stderr io.Writer) int) {
-	if _, dup := commands[name]; dup {
-		panic("dsh-actors: duplicate command " + name)
-	}
-	commands[name] = command{summary: summary, run: run}
+// commands are the subcommands by name; each one's run lives in its own
+// cmd_NAME.go file.
+var commands = map[string]command{
+	"bench":  {"measure the runtime against bare protoactor and raw channels/files, as ratios in one run", runBench},
+	"check":  {"report damaged logs, unreadable headers, leftover files (read-only)", runCheck},
+	"demo":   {"a scripted agent grows, talks to and drains a small subagent tree", runDemo},
+	"export": {"copy every session of a Postgres store into the JSONL layout", runExport},
+	"import": {"copy every log of a JSONL store into a Postgres store", runImport},
+	"list":   {"list a session's direct continuable subagents (read-only)", runList},
+	"run":    {"run one top-level turn in the terminal, printing the reply as it streams", runRun},
+	"search": {"search stored sessions for a literal phrase (read-only)", runSearch},
+	"send":   {"send more work to a stored continuable subagent and print its reply", runSend},
+	"serve":  {"run the runtime and its web page until SIGINT/SIGTERM", runServe},
+	"show":   {"print a stored session's transcript (read-only)", runShow},
+	"stress": {"race follow-ups against settlements and scoped drains; check every invariant", runStress},
 }
 
 func main() {
