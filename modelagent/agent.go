@@ -56,6 +56,9 @@ type Config struct {
 	// two retries of EMPTY_RESPONSE, RATE_LIMIT, SERVER, TIMEOUT and
 	// TRANSPORT, from 500 ms up to 10 s, with 10% jitter).
 	Retry *RetryPolicy
+	// Tools are the embedder's own tools, offered after the built-in ones
+	// in this order.
+	Tools []Tool
 }
 
 // Agents builds model agents: each runs the tool loop over its own
@@ -63,6 +66,8 @@ type Config struct {
 type Agents struct {
 	cfg    Config
 	client llm.Client
+	// custom are cfg.Tools compiled.
+	custom []toolDef
 	// random samples the retry jitter in [0, 1].
 	random  func() float64
 	mu      sync.Mutex
@@ -74,7 +79,8 @@ type Agents struct {
 // (its unset BaseURL and APIKey read from the environment), with
 // DeepSeek's request defaults: a 256,000-token response cap, high
 // reasoning effort, a 1,000,000-token context. It fails without a model,
-// or with MISSING_CREDENTIAL without an API key; it does not block. Give
+// or with MISSING_CREDENTIAL without an API key, or when a tool of
+// cfg.Tools has a bad or taken name or bad parameters; it does not block. Give
 // the agents to dsh.Options.ModelAgents, which binds them; over an actor
 // runtime of your own, Bind them before the first turn.
 func New(cfg Config) (*Agents, error) {
@@ -93,12 +99,17 @@ func New(cfg Config) (*Agents, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newAgents(cfg, client, rand.Float64), nil
+	return newAgents(cfg, client, rand.Float64)
 }
 
 // newAgents returns the model agents of cfg over client, sampling the
-// retry jitter with random; cfg's endpoint fields are not used.
-func newAgents(cfg Config, client llm.Client, random func() float64) *Agents {
+// retry jitter with random; cfg's endpoint fields are not used. It fails
+// as New does for cfg.Tools.
+func newAgents(cfg Config, client llm.Client, random func() float64) (*Agents, error) {
+	custom, err := compileTools(cfg.Tools)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.Provider == "" {
 		cfg.Provider = llm.DefaultProvider
 	}
@@ -112,7 +123,7 @@ func newAgents(cfg Config, client llm.Client, random func() float64) *Agents {
 		p := defaultRetryPolicy()
 		cfg.Retry = &p
 	}
-	return &Agents{cfg: cfg, client: client, random: random}
+	return &Agents{cfg: cfg, client: client, random: random, custom: custom}, nil
 }
 
 // Route is the provider and model the agents are attributed to (give them
@@ -196,8 +207,8 @@ func (l *loop) RunTurn(ctx context.Context, host agent.Host, msg event.UserMessa
 	}
 }
 
-// tools is the registry of the calling agent: the four subagent tools,
-// filtered by the agent's options.
+// tools is the registry of the calling agent: the four subagent tools
+// and the embedder's, filtered by the agent's options.
 func (l *loop) tools(host agent.Host) (*parent.Handle, *registry, error) {
 	rt, service := l.a.bound()
 	var self *parent.Handle
@@ -212,6 +223,11 @@ func (l *loop) tools(host agent.Host) (*parent.Handle, *registry, error) {
 	for _, t := range subagentTools(c) {
 		if allowed(l.opts.ToolFilter, t.Name) {
 			kept = append(kept, t)
+		}
+	}
+	for _, t := range l.a.custom {
+		if allowed(l.opts.ToolFilter, t.Name) {
+			kept = append(kept, t.bind(l.opts.SessionID))
 		}
 	}
 	reg, err := newRegistry(kept...)

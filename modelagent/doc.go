@@ -37,7 +37,14 @@
 //
 // # Tools
 //
-// Arguments are validated against each tool's JSON Schema parameters: a
+// Besides the four subagent tools, Config.Tools offers the embedder's own
+// (a Tool: a name, a description, a JSON Schema for the arguments object,
+// a Run that gets ctx, the calling agent's id and the validated
+// arguments). An agent's tool filter applies to every tool alike.
+//
+// Arguments are validated against each tool's JSON Schema parameters (by
+// github.com/santhosh-tekuri/jsonschema, draft 2020-12; a $ref outside the
+// schema is refused when New compiles it): a
 // violation is the result "Error: invalid arguments: …", an unknown tool
 // "Error: unknown tool \"…\"", a failing tool "Error: <message>", each with
 // isError and, for a typed failure, {name, code}. Consecutive calls of

@@ -5,6 +5,15 @@ import "github.com/dsh-actors/dsh-actors/internal/llm"
 // NewOver is the tests' seam: the model agents of cfg over client instead
 // of a client of cfg's endpoint, sampling the retry jitter with random.
 func NewOver(cfg Config, client llm.Client, random func() float64) *Agents {
+	a, err := newAgents(cfg, client, random)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
+// NewOverChecked is NewOver returning New's error for cfg.Tools.
+func NewOverChecked(cfg Config, client llm.Client, random func() float64) (*Agents, error) {
 	return newAgents(cfg, client, random)
 }
 

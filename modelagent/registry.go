@@ -2,10 +2,13 @@ package modelagent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
@@ -16,7 +19,11 @@ import (
 type toolDef struct {
 	Name        string
 	Description string
-	Params      []param
+	// Parameters is the JSON Schema of the arguments object, as the model
+	// is sent it; schema is it compiled (nil until the registry compiles
+	// it).
+	Parameters json.RawMessage
+	schema     *jsonschema.Schema
 	// ConcurrencySafe lets consecutive calls of such tools run at once (up
 	// to maxParallel); any other call is a barrier that runs alone.
 	ConcurrencySafe bool
@@ -24,6 +31,13 @@ type toolDef struct {
 	// the model reads back. An error becomes the result "Error: <message>"
 	// (isError), logged with {name, code} when it is a typed error.
 	Run func(ctx context.Context, args toolArgs) (string, error)
+	// custom is the Run of an embedder's Tool, which bind wraps.
+	custom func(ctx context.Context, call ToolCall) (string, error)
+}
+
+// builtin is a built-in tool with parameters params.
+func builtin(name, description string, params []param, run func(context.Context, toolArgs) (string, error)) toolDef {
+	return toolDef{Name: name, Description: description, Parameters: parametersJSON(params), Run: run}
 }
 
 // maxParallel bounds the concurrency-safe calls running at once.
@@ -35,29 +49,43 @@ type registry struct {
 	tools []toolDef
 }
 
-// newRegistry returns a registry of tools; a duplicate name or a parameter
-// of an unknown type is an error.
+// compiled caches the built-in tools' compiled parameters by their JSON:
+// the registry is built for every turn.
+var compiled sync.Map // string -> *jsonschema.Schema
+
+// newRegistry returns a registry of tools, compiling the parameters of
+// those that come without their schema; a duplicate name or parameters
+// that do not compile is an error.
 func newRegistry(tools ...toolDef) (*registry, error) {
 	seen := map[string]bool{}
-	for _, t := range tools {
+	out := slices.Clone(tools)
+	for i, t := range out {
 		if seen[t.Name] {
 			return nil, fmt.Errorf("modelagent: duplicate tool %q", t.Name)
 		}
 		seen[t.Name] = true
-		for _, p := range t.Params {
-			if p.Type != typeString && p.Type != typeBoolean {
-				return nil, errUnknownType
-			}
+		if t.schema != nil {
+			continue
 		}
+		if cached, ok := compiled.Load(string(t.Parameters)); ok {
+			out[i].schema = cached.(*jsonschema.Schema)
+			continue
+		}
+		schema, err := compileSchema(t.Parameters)
+		if err != nil {
+			return nil, fmt.Errorf("modelagent: tool %q: parameters: %w", t.Name, err)
+		}
+		compiled.Store(string(t.Parameters), schema)
+		out[i].schema = schema
 	}
-	return &registry{tools: slices.Clone(tools)}, nil
+	return &registry{tools: out}, nil
 }
 
 // specs are the tools as the request header and the model see them.
 func (r *registry) specs() []vocab.ToolSpec {
 	specs := make([]vocab.ToolSpec, len(r.tools))
 	for i, t := range r.tools {
-		specs[i] = vocab.ToolSpec{Name: t.Name, Description: t.Description, Parameters: parametersJSON(t.Params)}
+		specs[i] = vocab.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
 	}
 	return specs
 }
@@ -107,7 +135,7 @@ func (r *registry) execute(ctx context.Context, call event.ToolCallBlock) agent.
 	if !ok {
 		return errorResult(call.ID, unknownTool(call.Name))
 	}
-	args, err := validate(tool.Params, parseArguments(call.Arguments))
+	args, err := validate(tool.schema, parseArguments(call.Arguments))
 	if err != nil {
 		return errorResult(call.ID, err)
 	}

@@ -4,16 +4,25 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
-// The parameter types a tool may declare.
+// The parameter types a built-in tool declares.
 const (
 	typeString  = "string"
 	typeBoolean = "boolean"
 )
 
-// param is one parameter of a tool: a property of its arguments object.
+// param is one parameter of a built-in tool: a property of its arguments
+// object.
 type param struct {
 	Name        string
 	Type        string // typeString or typeBoolean
@@ -84,13 +93,14 @@ func (a toolArgs) Bool(name string) bool {
 }
 
 // parseArguments reads a call's raw arguments as the original's loop does:
-// "" is {}, valid JSON is its value, anything else stays the raw string.
+// "" is {}, valid JSON is its value (numbers kept exact), anything else
+// stays the raw string.
 func parseArguments(raw string) any {
 	if raw == "" {
 		return map[string]any{}
 	}
-	var v any
-	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(raw))
+	if err != nil {
 		return raw
 	}
 	return v
@@ -109,43 +119,202 @@ func (e *argsError) ErrorName() string { return "ToolArgsError" }
 // ErrorCode is INVALID_ARGS.
 func (e *argsError) ErrorCode() string { return "INVALID_ARGS" }
 
-// validate checks parsed arguments against params: an object, the
-// required properties present, each declared property of its type.
-func validate(params []param, v any) (toolArgs, error) {
+// schemaURL names every compiled schema: each compiler holds one.
+const schemaURL = "mem://tool/parameters.json"
+
+// errNoLoading refuses a $ref outside the schema itself: schemas are
+// never fetched from files or the network.
+var errNoLoading = errors.New("schemas are not loaded from outside (only $ref within the schema)")
+
+type refuseLoading struct{}
+
+func (refuseLoading) Load(string) (any, error) { return nil, errNoLoading }
+
+// compileSchema compiles a JSON Schema (draft 2020-12 unless it says
+// otherwise) whose root must accept objects: "type":"object" or no type.
+func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("not JSON: %w", err)
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return nil, errors.New("a schema must be a JSON object")
+	}
+	if t, has := obj["type"]; has && t != "object" {
+		return nil, errors.New(`the root schema's "type" must be "object"`)
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(refuseLoading{})
+	if err := c.AddResource(schemaURL, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(schemaURL)
+}
+
+// validate checks parsed arguments against a tool's compiled schema: an
+// object, each violation phrased as the original phrases it.
+func validate(schema *jsonschema.Schema, v any) (toolArgs, error) {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return nil, &argsError{[]string{`"arguments" must be an object`}}
 	}
-	var violations []string
-	for _, p := range params {
-		if _, present := obj[p.Name]; p.Required && !present {
-			violations = append(violations, `missing required property "`+p.Name+`"`)
-		}
+	err := schema.Validate(obj)
+	if err == nil {
+		return toolArgs(obj), nil
 	}
-	for _, p := range params {
-		value, present := obj[p.Name]
-		if present && !hasType(value, p.Type) {
-			violations = append(violations, `"`+p.Name+`" must be a `+p.Type)
-		}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return nil, &argsError{[]string{err.Error()}}
 	}
-	if len(violations) > 0 {
-		return nil, &argsError{violations}
-	}
-	return toolArgs(obj), nil
+	return nil, &argsError{violations(ve, obj)}
 }
 
-func hasType(v any, typ string) bool {
-	switch typ {
-	case typeString:
-		_, ok := v.(string)
-		return ok
-	case typeBoolean:
-		_, ok := v.(bool)
-		return ok
+// violations are the leaf errors of a validation error tree, missing
+// properties first, undeclared ones last, the rest in the validator's
+// order.
+func violations(ve *jsonschema.ValidationError, instance any) []string {
+	type violation struct {
+		rank int
+		text string
+	}
+	var out []violation
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 && !branching(e.ErrorKind) {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		rank := 1
+		switch e.ErrorKind.(type) {
+		case *kind.Required:
+			rank = 0
+		case *kind.AdditionalProperties:
+			rank = 2
+		}
+		for _, text := range phrase(e, instance) {
+			out = append(out, violation{rank, text})
+		}
+	}
+	walk(ve)
+	slices.SortStableFunc(out, func(a, b violation) int { return a.rank - b.rank })
+	texts := make([]string, 0, len(out))
+	for _, v := range out {
+		if !slices.Contains(texts, v.text) {
+			texts = append(texts, v.text)
+		}
+	}
+	return texts
+}
+
+// branching kinds are reported as one violation, not through the failures
+// of each branch they tried.
+func branching(k jsonschema.ErrorKind) bool {
+	switch k.(type) {
+	case *kind.OneOf, *kind.AnyOf, *kind.Not:
+		return true
 	}
 	return false
 }
 
-// errUnknownType rejects a tool declaring a parameter type validate does
-// not check.
-var errUnknownType = errors.New("modelagent: a parameter's type must be string or boolean")
+// printer renders the validator's own wording for the kinds phrase does
+// not word itself.
+var printer = message.NewPrinter(language.English)
+
+// phrase words one leaf violation: `missing required property "a.b"`,
+// `"a.b[0]" must be a string`, `"x" must be one of [...]`, `"x" is not a
+// declared property (additionalProperties: false)`; other kinds as
+// `"x" <the validator's wording>`.
+func phrase(e *jsonschema.ValidationError, instance any) []string {
+	path := instancePath(e.InstanceLocation, instance)
+	at := `"` + diagnosticPath(path) + `"`
+	switch k := e.ErrorKind.(type) {
+	case *kind.Required:
+		out := make([]string, len(k.Missing))
+		for i, name := range k.Missing {
+			out[i] = `missing required property "` + propertyPath(path, name) + `"`
+		}
+		return out
+	case *kind.AdditionalProperties:
+		out := make([]string, len(k.Properties))
+		for i, name := range k.Properties {
+			out[i] = `"` + propertyPath(path, name) + `" is not a declared property (additionalProperties: false)`
+		}
+		return out
+	case *kind.Type:
+		wants := make([]string, len(k.Want))
+		for i, w := range k.Want {
+			wants[i] = article(w)
+		}
+		return []string{at + " must be " + strings.Join(wants, " or ")}
+	case *kind.Enum:
+		return []string{at + " must be one of " + compactJSON(k.Want)}
+	case *kind.Const:
+		return []string{at + " must be " + compactJSON(k.Want)}
+	case *kind.OneOf:
+		return []string{fmt.Sprintf("%s must match exactly one oneOf branch (matched %d)", at, len(k.Subschemas))}
+	}
+	return []string{at + " " + e.ErrorKind.LocalizedString(printer)}
+}
+
+// article is a JSON type with its article: "a string", "an object".
+func article(typ string) string {
+	switch typ {
+	case "object", "array", "integer":
+		return "an " + typ
+	case "null":
+		return "null"
+	}
+	return "a " + typ
+}
+
+func compactJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// instancePath renders a location in the arguments: properties joined by
+// dots, array indexes in brackets ("a.b[0].c"); "" is the whole object.
+func instancePath(location []string, instance any) string {
+	var b strings.Builder
+	at := instance
+	for _, token := range location {
+		switch v := at.(type) {
+		case []any:
+			b.WriteString("[" + token + "]")
+			if i, err := strconv.Atoi(token); err == nil && i >= 0 && i < len(v) {
+				at = v[i]
+			}
+		case map[string]any:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(token)
+			at = v[token]
+		default:
+			b.WriteString("." + token)
+		}
+	}
+	return b.String()
+}
+
+// diagnosticPath names the whole object "arguments".
+func diagnosticPath(path string) string {
+	if path == "" {
+		return "arguments"
+	}
+	return path
+}
+
+// propertyPath is the path of property key of the object at path.
+func propertyPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}

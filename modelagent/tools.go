@@ -72,20 +72,20 @@ type caller struct {
 // subagentTools are the four tools bound to the calling agent.
 func subagentTools(c caller) []toolDef {
 	return []toolDef{
-		{Name: ToolListAgents, Description: listDescription, Run: c.listAgents},
-		{Name: toolSendMessage, Description: sendDescription, Params: []param{
+		builtin(ToolListAgents, listDescription, nil, c.listAgents),
+		builtin(toolSendMessage, sendDescription, []param{
 			{Name: "subagent_id", Type: typeString, Required: true,
 				Description: "The subagent id you got when you started the background subagent."},
 			{Name: "message", Type: typeString, Required: true, Description: "The text to deliver."},
-		}, Run: c.sendMessage},
-		{Name: toolSubagent, Description: spawnDescription + backgroundSentence, Params: delegationParams(false),
-			Run: func(ctx context.Context, args toolArgs) (string, error) {
+		}, c.sendMessage),
+		builtin(toolSubagent, spawnDescription+backgroundSentence, delegationParams(false),
+			func(ctx context.Context, args toolArgs) (string, error) {
 				return c.delegate(ctx, subagent.SpawnName, args)
-			}},
-		{Name: toolSubagentFork, Description: forkDescription + backgroundSentence, Params: delegationParams(true),
-			Run: func(ctx context.Context, args toolArgs) (string, error) {
+			}),
+		builtin(toolSubagentFork, forkDescription+backgroundSentence, delegationParams(true),
+			func(ctx context.Context, args toolArgs) (string, error) {
 				return c.delegate(ctx, subagent.ForkName, args)
-			}},
+			}),
 	}
 }
 
