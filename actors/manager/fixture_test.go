@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors"
@@ -170,11 +171,22 @@ func (f *fixture) followup(p *parent.Handle, childID, text string) string {
 	return id
 }
 
-// settled waits until the child's nth epoch ended and returns that end.
+// settled waits until the child's nth epoch ended and returns that end;
+// it fails the test, naming the epoch, when that takes longer than
+// endDeadline.
 func (f *fixture) settled(childID string, n int) RunEndInfo {
 	f.t.Helper()
-	return f.rec.waitEnd(childID, n)
+	end, ok := f.rec.waitEnd(childID, n, time.After(endDeadline))
+	if !ok {
+		edges, _, _ := f.rec.snapshot()
+		f.t.Fatalf("epoch %d of child %s did not end within %s; lifecycle edges so far: %v", n, childID, endDeadline, edges)
+	}
+	return end
 }
+
+// endDeadline bounds a test's wait for an epoch's end: far beyond any
+// epoch the tests run, so only a lost end reaches it.
+const endDeadline = time.Minute
 
 // events returns the child's log: live when it is live, else stored.
 func (f *fixture) events(id string) []session.Event {
@@ -401,8 +413,9 @@ func (r *recorder) note(change func()) {
 	r.changed = make(chan struct{})
 }
 
-// waitEnd blocks until id has n end edges and returns the nth.
-func (r *recorder) waitEnd(id string, n int) RunEndInfo {
+// waitEnd blocks until id has n end edges and returns the nth, or until
+// deadline fires (then ok is false).
+func (r *recorder) waitEnd(id string, n int, deadline <-chan time.Time) (end RunEndInfo, ok bool) {
 	for {
 		r.mu.Lock()
 		seen := 0
@@ -411,13 +424,17 @@ func (r *recorder) waitEnd(id string, n int) RunEndInfo {
 				seen++
 				if seen == n {
 					r.mu.Unlock()
-					return e
+					return e, true
 				}
 			}
 		}
 		changed := r.changed
 		r.mu.Unlock()
-		<-changed
+		select {
+		case <-changed:
+		case <-deadline:
+			return RunEndInfo{}, false
+		}
 	}
 }
 
