@@ -1,6 +1,8 @@
 // The catalog store: one direct catalog per parent session, fetched through
 // subagent.list single-flight, refreshed by a debounced timer on membership
-// frames, and patched in place by status frames (no refetch).
+// frames (a membership change during a fetch queues exactly one more), and
+// patched in place by status frames (no refetch; a flip during a fetch is
+// replayed over its answer).
 
 const MEMBERSHIP_DEBOUNCE_MS = 50;
 
@@ -19,16 +21,22 @@ export class Catalogs {
   }
 
   // refresh fetches parentId's catalog; a call while one is in flight
-  // returns that same promise. Previous rows stay visible while loading and
-  // on failure.
-  refresh(parentId) {
+  // returns that same promise, which then also covers one more fetch when
+  // membership says the one in flight may have missed a member. Previous
+  // rows stay visible while loading and on failure.
+  refresh(parentId, { membership = false } = {}) {
     const previous = this.byParent.get(parentId);
-    if (previous?.inflight) return previous.inflight;
+    if (previous?.inflight) {
+      if (membership) previous.stale = true;
+      return previous.inflight;
+    }
     const catalog = {
       entries: previous?.entries ?? [],
       parentAvailable: previous?.parentAvailable ?? false,
       state: 'loading',
       error: null,
+      stale: false, // membership changed while a fetch was in flight
+      flips: new Map(), // child id → activity seen while a fetch was in flight
     };
     catalog.inflight = this.fetch(parentId, catalog);
     this.byParent.set(parentId, catalog);
@@ -36,13 +44,23 @@ export class Catalogs {
     return catalog.inflight;
   }
 
+  // fetch reads the catalog until no membership change arrived during the
+  // read: a change while one is in flight costs exactly one more read.
   async fetch(parentId, catalog) {
-    const result = await this.rpc('subagent.list', { parentSessionId: parentId });
+    let result;
+    do {
+      catalog.stale = false;
+      catalog.flips.clear();
+      result = await this.rpc('subagent.list', { parentSessionId: parentId });
+    } while (catalog.stale);
     catalog.inflight = null;
     if (result.ok) {
       catalog.entries = result.value.entries;
       catalog.parentAvailable = result.value.parentAvailable;
       catalog.state = 'ready';
+      for (const entry of catalog.entries) {
+        if (entry.kind === 'child' && catalog.flips.has(entry.id)) entry.activity = catalog.flips.get(entry.id);
+      }
     } else {
       catalog.state = 'error';
       catalog.error = result.error;
@@ -60,7 +78,7 @@ export class Catalogs {
     if (this.timers.has(parentId)) return;
     this.timers.set(parentId, setTimeout(() => {
       this.timers.delete(parentId);
-      this.refresh(parentId);
+      this.refresh(parentId, { membership: true });
     }, MEMBERSHIP_DEBOUNCE_MS));
   }
 
@@ -76,6 +94,7 @@ export class Catalogs {
     const activity = running ? 'running' : 'inactive';
     let changed = false;
     for (const catalog of this.byParent.values()) {
+      if (catalog.inflight) catalog.flips.set(childId, activity);
       for (const entry of catalog.entries) {
         if (entry.kind === 'child' && entry.id === childId && entry.activity !== activity) {
           entry.activity = activity;
