@@ -276,17 +276,27 @@ func (l *lister) lineFound(from, to int) ([]byte, bool, error) {
 }
 
 // frameFound looks for a complete first frame in the bytes read so far
-// and returns its single header line: a frame that fails its checksum or
-// holds more than one line is an error.
+// and returns its single header line. One log's damage never fails the
+// listing of the whole store: a first frame that fails validation yields
+// the header line its blocks still decode to (reading that log then fails,
+// naming the damage), and one that does not decode to a single line, or
+// is not a frame at all, is skipped as a non-header first line is. A
+// frame that passes validation but holds more than one line is an error.
 func (l *lister) frameFound(path string) func(from, to int) ([]byte, bool, error) {
 	return func(_, to int) ([]byte, bool, error) {
 		scan, err := scanFrames(l.buf[:to], 1, path)
-		if err != nil || len(scan.frames) == 0 {
-			return nil, false, err
+		if err != nil {
+			return nil, true, nil
+		}
+		if len(scan.frames) == 0 {
+			return nil, false, nil
 		}
 		l.plain, err = sharedDecoder.DecodeAll(l.buf[:scan.frames[0].end], l.plain[:0])
 		if err != nil {
-			return nil, false, zstdCorrupt(path, 0, "corrupt Zstandard session log: header frame failed validation")
+			l.plain = appendTornPrefix(l.plain[:0], l.buf[:scan.frames[0].end], 0)
+			if checkHeaderFrame(l.plain, path) != nil {
+				return nil, true, nil
+			}
 		}
 		if err := checkHeaderFrame(l.plain, path); err != nil {
 			return nil, false, err

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"encoding/binary"
 
 	"github.com/klauspost/compress/zstd"
@@ -193,9 +194,9 @@ func checkHeaderFrame(plain []byte, path string) error {
 	return nil
 }
 
-// appendTornPrefix appends what can be recovered from the torn frame at
-// buf[start:]: the plaintext of its complete blocks, read without a
-// checksum (which is missing or unreachable). It appends nothing when no
+// appendTornPrefix appends what can be recovered from the frame at
+// buf[start:], torn or failing its checksum: the plaintext of its complete
+// blocks, read without a checksum. It appends nothing when no
 // block is complete or they do not decode.
 func appendTornPrefix(dst, buf []byte, start int) []byte {
 	shape, err := parseFrame(buf, start, "")
@@ -277,6 +278,13 @@ func decodeZstdLog(buf []byte, path string) (zstdPlain, error) {
 	if len(scan.frames) == 0 {
 		return zstdPlain{}, corruptf(path, 0, "empty or header-less Zstandard session log")
 	}
+	if scan.torn >= 0 {
+		if next, found := completeFrameAfter(buf, scan.torn); found {
+			return zstdPlain{}, zstdCorrupt(path, scan.torn, "corrupt Zstandard session log: frame at byte %d "+
+				"runs past the end of the file, but a complete frame follows it at byte %d (damage before the last frame)",
+				scan.torn, next)
+		}
+	}
 	z := zstdPlain{torn: scan.torn, plain: make([]byte, 0, 4*len(buf)+512)}
 	for i, r := range scan.frames {
 		z.at, z.plainAt = append(z.at, r.start), append(z.plainAt, len(z.plain))
@@ -296,6 +304,30 @@ func decodeZstdLog(buf []byte, path string) (zstdPlain, error) {
 		z.plain = appendTornPrefix(z.plain, buf, z.torn)
 	}
 	return z, nil
+}
+
+// completeFrameAfter looks past the start of an incomplete frame for a
+// later frame that is complete and passes validation (its checksum
+// included). A write torn by a crash is the last bytes of the file, so
+// such a frame means the incomplete one is damaged in the middle of the
+// log (a block size grown past the end, say), which no repair may cut.
+func completeFrameAfter(buf []byte, torn int) (int, bool) {
+	magic := binary.LittleEndian.AppendUint32(nil, zstdMagic)
+	for from := torn + 1; from < len(buf); {
+		i := bytes.Index(buf[from:], magic)
+		if i < 0 {
+			return 0, false
+		}
+		at := from + i
+		shape, err := parseFrame(buf, at, "")
+		if err == nil && shape.complete {
+			if _, err := sharedDecoder.DecodeAll(buf[at:shape.end], nil); err == nil {
+				return at, true
+			}
+		}
+		from = at + 1
+	}
+	return 0, false
 }
 
 // frameOf returns the file offset of the frame holding plaintext offset off.

@@ -327,7 +327,8 @@ func TestZstdCompleteFrameDamage(t *testing.T) {
 }
 
 // Listing reads only the header frame: an incomplete or non-header first
-// frame is skipped, one that fails validation or holds two lines fails
+// frame is skipped, one that fails validation lists the header its blocks
+// still hold (reading the log then fails), one that holds two lines fails
 // the listing.
 func TestZstdListingHeaderFrame(t *testing.T) {
 	ctx := context.Background()
@@ -345,7 +346,8 @@ func TestZstdListingHeaderFrame(t *testing.T) {
 		{"valid", good, []Header{h}, ""},
 		{"incomplete first frame", good[:first.end-1], nil, ""},
 		{"not a header", zstdFile(`{"type":"note"}` + "\n"), nil, ""},
-		{"failed checksum", bad, nil, "corrupt Zstandard session log: header frame failed validation"},
+		{"failed checksum", bad, []Header{h}, ""},
+		{"not a frame", []byte("{\"type\":\"session\"}\n"), nil, ""},
 		{"two lines", zstdFile(headerLineOf(t, h) + "{}\n"), nil, "corrupt Zstandard session log: first frame is not exactly one header line"},
 	}
 	for _, c := range cases {
@@ -353,6 +355,10 @@ func TestZstdListingHeaderFrame(t *testing.T) {
 			s := openZstdStore(t)
 			writeZstd(t, s, h, c.file)
 			got, err := s.List(ctx)
+			if c.name == "failed checksum" {
+				_, err := s.Inspect(ctx, h.ID)
+				require.ErrorContains(t, err, "failed validation", "reading the damaged log names the damage")
+			}
 			if c.err != "" {
 				require.ErrorContains(t, err, c.err)
 				return
@@ -430,4 +436,66 @@ func TestZstdCodecOutlivesASynctestBubble(t *testing.T) {
 	log, err := s.Inspect(ctx, "bubble")
 	require.NoError(t, err)
 	require.Len(t, log.Events, 3)
+}
+
+// fiveFrameZstd is a Zstandard log of five frames: the header, then four
+// completed turns of five events, each in its own frame.
+func fiveFrameZstd(t *testing.T, h Header) ([]byte, []frameRange) {
+	t.Helper()
+	s := openZstdStore(t)
+	ctx := context.Background()
+	require.NoError(t, s.Create(ctx, h, nil))
+	for turn := range 4 {
+		require.NoError(t, s.Append(ctx, h.ID, turnEvents(int64(turn*5), 5)))
+	}
+	file, err := os.ReadFile(filepath.Join(filepath.Dir(logPathOf(t, s, h)), zstdLogFileName))
+	require.NoError(t, err)
+	frames := framesOf(t, file)
+	require.Len(t, frames, 5)
+	return file, frames
+}
+
+// Damage that makes a frame before the last one run past the end of the
+// file (a block size grown by one flipped bit) is damage in the middle of
+// the log, not a torn tail: every read refuses it naming the file and the
+// frame, and nothing is cut or rewritten.
+func TestZstdDamageBeforeTheLastFrameIsNotATornTail(t *testing.T) {
+	ctx := context.Background()
+	h := header("midframe")
+	good, frames := fiveFrameZstd(t, h)
+	third := frames[2]
+	blockAt := third.start + 4 + 1 + frameHeaderRest(good[third.start+4])
+	bad := bytes.Clone(good)
+	bad[blockAt+1] ^= 0x40 // block size += 2,048: past the end of the file
+	shape, err := parseFrame(bad, third.start, "")
+	require.NoError(t, err)
+	require.False(t, shape.complete, "the damaged frame now looks torn")
+
+	s := openZstdStore(t)
+	path := writeZstd(t, s, h, bad)
+	for name, read := range map[string]func(context.Context, string) (*Log, error){"Inspect": s.Inspect, "Load": s.Load} {
+		_, err := read(ctx, h.ID)
+		var ce *corruptError
+		require.ErrorAs(t, err, &ce, name)
+		require.Equal(t, path, ce.Path, name)
+		require.Equal(t, int64(third.start), ce.FrameAt, "%s names the damaged frame", name)
+		require.Contains(t, ce.Msg, fmt.Sprintf("frame at byte %d", third.start), name)
+		require.Contains(t, ce.Msg, path, name)
+	}
+	require.Error(t, s.Append(ctx, h.ID, turnEvents(20, 1)), "an append adopting the log refuses it too")
+	onDisk, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, bad, onDisk, "nothing is repaired away")
+	_, err = os.Stat(path + ".broken")
+	require.ErrorIs(t, err, os.ErrNotExist, "no completed turn is moved to .broken")
+
+	// The same damage in the final frame is still a torn tail.
+	last := frames[4]
+	tail := bytes.Clone(good)
+	tail[last.start+4+1+frameHeaderRest(good[last.start+4])+1] ^= 0x40
+	s = openZstdStore(t)
+	writeZstd(t, s, h, tail)
+	got, err := s.Inspect(ctx, h.ID)
+	require.NoError(t, err)
+	require.Len(t, got.Events, 15)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
+	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -415,4 +416,63 @@ func TestTheWALSwitchWaitsForAWriter(t *testing.T) {
 	var mode string
 	require.NoError(t, db.QueryRow(`PRAGMA journal_mode`).Scan(&mode))
 	require.Equal(t, "wal", mode)
+}
+
+// TestADamagedZstdHeaderFrameIsThatChildsDiagnostic: one child whose
+// header frame fails validation (one flipped checksum bit) is a diagnostic
+// in its parent's listing, indexed or not, and every other listing of the
+// store is unaffected; a header frame that cannot be decoded at all is
+// skipped, as an unreadable first line of a JSONL log is.
+func TestADamagedZstdHeaderFrameIsThatChildsDiagnostic(t *testing.T) {
+	ctx := context.Background()
+	for _, damage := range []struct {
+		name string
+		at   func(frame []byte) int // the byte of the header frame to flip
+		want []query.Entry
+	}{
+		{"checksum", func(frame []byte) int { return len(frame) - 1 }, []query.Entry{
+			{Kind: query.KindChild, ID: "child-0", Label: "first", Status: query.StatusComplete},
+			{Kind: query.KindDiagnostic, ID: "child-1", Reason: "unavailable"},
+		}},
+		{"frame header", func([]byte) int { return 4 }, []query.Entry{
+			{Kind: query.KindChild, ID: "child-0", Label: "first", Status: query.StatusComplete},
+		}},
+	} {
+		t.Run(damage.name, func(t *testing.T) {
+			root := t.TempDir()
+			writer, err := session.OpenJSONL(root, session.WithCompression(session.CompressionZstd))
+			require.NoError(t, err)
+			for _, parent := range []string{"parent", "other"} {
+				require.NoError(t, writer.Create(ctx, session.Header{ID: parent, CreatedAt: 1, Cwd: "/w"}, []session.Event{userText(0, "plan")}))
+			}
+			for i, child := range []struct{ id, parent, label string }{
+				{"child-0", "parent", "first"}, {"child-1", "parent", "second"}, {"child-2", "other", "third"},
+			} {
+				d, err := descriptor.Snapshot(descriptor.Data{Provider: "spawn", Label: child.label})
+				require.NoError(t, err)
+				data, err := jsjson.Marshal(d)
+				require.NoError(t, err)
+				require.NoError(t, writer.Create(ctx, session.Header{ID: child.id, CreatedAt: int64(2 + i), Cwd: "/w", ParentSession: child.parent,
+					Origin: "subagent", DelegationDepth: 1}, []session.Event{{Type: vocab.TypeSubagentDescriptor, Seq: 0, Time: 5, Data: data}}))
+			}
+			require.NoError(t, writer.Close())
+			path, err := logpath.Path(root, "/w", "child-1")
+			require.NoError(t, err)
+			path += ".zstd"
+			file, err := os.ReadFile(path)
+			require.NoError(t, err)
+			file[damage.at(file[:zstdFrameStarts(file)[1]])] ^= 0x01
+			require.NoError(t, os.WriteFile(path, file, 0o600))
+
+			store, err := session.OpenJSONL(root)
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, store.Close()) })
+			f := &fixture{t: t, root: root, store: &inspectCounter{Store: store}}
+			f.sessions = session.NewSessions(f.store)
+			db := f.open()
+			require.Equal(t, damage.want, f.requireSame(db, "parent"))
+			require.Equal(t, []query.Entry{{Kind: query.KindChild, ID: "child-2", Label: "third", Status: query.StatusComplete}},
+				f.requireSame(db, "other"))
+		})
+	}
 }
