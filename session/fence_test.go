@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/stretchr/testify/require"
 )
 
@@ -15,26 +14,22 @@ import (
 type losingStore struct {
 	*JSONL
 	mu       sync.Mutex
-	watchers []func(id string, epoch int64)
+	watchers []func(id string, epoch Epoch)
 }
 
-func init() {
-	durable.RegisterLeaseWatch(func(store any, lost func(id string, epoch int64)) (func(), bool) {
-		s, ok := store.(*losingStore)
-		if ok {
-			s.mu.Lock()
-			s.watchers = append(s.watchers, lost)
-			s.mu.Unlock()
-		}
-		return func() {}, ok
-	})
+// WatchLeases makes losingStore a LeaseWatcher.
+func (s *losingStore) WatchLeases(lost func(id string, epoch Epoch)) (stop func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watchers = append(s.watchers, lost)
+	return func() {}
 }
 
 func (s *losingStore) lose(id string, epoch Epoch) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, w := range s.watchers {
-		w(id, int64(epoch))
+		w(id, epoch)
 	}
 }
 

@@ -31,15 +31,13 @@ const inboxFileName = "session.inbox"
 // a follow-up is acknowledged when the in-memory inbox accepts it.
 func WithDurableAdmission() Option { return func(s *JSONL) { s.inbox = &jsonlInbox{s: s} } }
 
-func init() {
-	durable.Register(func(store any) (durable.Inbox, bool) {
-		s, ok := store.(*JSONL)
-		if !ok || s.inbox == nil {
-			return nil, false
-		}
-		return s.inbox, true
-	})
-	durable.LiveEpoch = func(live any) int64 { return int64(live.(*Live).epoch) }
+// DurableInbox returns the store's durable inbox, or false when it was
+// opened without WithDurableAdmission. It does not block.
+func (s *JSONL) DurableInbox() (DurableInbox, bool) {
+	if s.inbox == nil {
+		return nil, false
+	}
+	return s.inbox, true
 }
 
 // jsonlInbox is the JSONL store's durable inbox for one machine. One lock
@@ -63,7 +61,7 @@ type inboxLine struct {
 type inboxAdmit struct {
 	ID        string          `json:"id"`
 	From      string          `json:"from"`
-	FromEpoch int64           `json:"fromEpoch"`
+	FromEpoch Epoch           `json:"fromEpoch"`
 	Body      json.RawMessage `json:"body"`
 }
 
@@ -71,7 +69,7 @@ type inboxAdmit struct {
 // the inbox lock and while holding From's lease state, that From is id's
 // parent, FromEpoch is its current lease and no drain closed admission
 // below it.
-func (in *jsonlInbox) Admit(ctx context.Context, id string, m durable.Admission) (bool, error) {
+func (in *jsonlInbox) Admit(ctx context.Context, id string, m Admission) (bool, error) {
 	if err := in.s.checkOpen(); err != nil {
 		return false, err
 	}
@@ -93,7 +91,7 @@ func (in *jsonlInbox) Admit(ctx context.Context, id string, m durable.Admission)
 	}
 	from.op.Lock() // the parent's lease cannot end between the check and the write
 	defer from.op.Unlock()
-	if !from.leased || int64(from.epoch) != m.FromEpoch {
+	if !from.leased || from.epoch != m.FromEpoch {
 		return false, fault.New(fault.Unauthorized, fmt.Sprintf(`session: parent "%s" epoch %d is not the live lease`, m.From, m.FromEpoch), nil)
 	}
 	line := inboxLine{Admit: &inboxAdmit{ID: m.MessageID, From: m.From, FromEpoch: m.FromEpoch, Body: m.Body}}
@@ -106,7 +104,7 @@ func (in *jsonlInbox) Admit(ctx context.Context, id string, m durable.Admission)
 
 // authorize checks the parent in id's header and the drain cut-offs of
 // From and its ancestors (in.mu held).
-func (in *jsonlInbox) authorize(ctx context.Context, id string, m durable.Admission) error {
+func (in *jsonlInbox) authorize(ctx context.Context, id string, m Admission) error {
 	parent, err := in.parent(ctx, id)
 	if err != nil {
 		return err
@@ -267,7 +265,7 @@ func (in *jsonlInbox) write(ctx context.Context, id string, line inboxLine) erro
 
 // Pending returns the admitted messages of id that were not discarded and
 // whose user/message event is not in its log, oldest first.
-func (in *jsonlInbox) Pending(ctx context.Context, id string) ([]durable.Admission, error) {
+func (in *jsonlInbox) Pending(ctx context.Context, id string) ([]Admission, error) {
 	if err := in.s.checkOpen(); err != nil {
 		return nil, err
 	}
@@ -292,11 +290,11 @@ func (in *jsonlInbox) Pending(ctx context.Context, id string) ([]durable.Admissi
 			settled[d] = true
 		}
 	}
-	var out []durable.Admission
+	var out []Admission
 	for _, l := range lines {
 		if a := l.Admit; a != nil && !settled[a.ID] {
 			settled[a.ID] = true
-			out = append(out, durable.Admission{MessageID: a.ID, From: a.From, FromEpoch: a.FromEpoch, Body: a.Body})
+			out = append(out, Admission{MessageID: a.ID, From: a.From, FromEpoch: a.FromEpoch, Body: a.Body})
 		}
 	}
 	return out, nil
@@ -304,7 +302,7 @@ func (in *jsonlInbox) Pending(ctx context.Context, id string) ([]durable.Admissi
 
 // Discard records messageIDs of id as settled, while epoch is the latest
 // lease this store gave out for id (held or just released).
-func (in *jsonlInbox) Discard(ctx context.Context, id string, epoch int64, messageIDs []string) error {
+func (in *jsonlInbox) Discard(ctx context.Context, id string, epoch Epoch, messageIDs []string) error {
 	if len(messageIDs) == 0 {
 		return nil
 	}
@@ -319,20 +317,22 @@ func (in *jsonlInbox) Discard(ctx context.Context, id string, epoch int64, messa
 	if epoch == 0 {
 		return fencedError(id, 0)
 	}
-	if st.epoch != Epoch(epoch) {
-		return fencedError(id, Epoch(epoch))
+	if st.epoch != epoch {
+		return fencedError(id, epoch)
 	}
 	return in.write(ctx, id, inboxLine{Discard: messageIDs})
 }
 
 // CloseAdmission records a drain cut-off below parent at epoch (this
 // process's memory: the JSONL store's leases are this process's too).
-func (in *jsonlInbox) CloseAdmission(_ context.Context, parent string, epoch int64) error {
+func (in *jsonlInbox) CloseAdmission(_ context.Context, parent string, epoch Epoch) error {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if in.drains == nil {
 		in.drains = map[string]Epoch{}
 	}
-	in.drains[parent] = Epoch(epoch)
+	in.drains[parent] = epoch
 	return nil
 }
+
+var _ Admitting = (*JSONL)(nil)

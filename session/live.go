@@ -42,6 +42,10 @@ func newLive(s *Sessions, h Header, events []Event, persisted int, epoch Epoch) 
 // ID returns the session id.
 func (l *Live) ID() string { return l.header.ID }
 
+// Epoch returns the lease l writes under, 0 when its store is not
+// Fenced. It does not block.
+func (l *Live) Epoch() Epoch { return l.epoch }
+
 // Header returns a copy of the immutable header.
 func (l *Live) Header() Header {
 	h := l.header

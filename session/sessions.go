@@ -11,7 +11,6 @@ import (
 	"time"
 	"weak"
 
-	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/listeners"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
@@ -61,12 +60,12 @@ func NewSessions(store Store) *Sessions {
 	s := &Sessions{store: store, live: map[string]*Live{}, reserved: map[string]bool{}}
 	if store != nil {
 		registry := weak.Make(s)
-		stop, ok := durable.WatchLeases(store, func(id string, epoch int64) {
-			if s := registry.Value(); s != nil {
-				s.leaseLost(id, epoch)
-			}
-		})
-		if ok {
+		if w, ok := store.(LeaseWatcher); ok {
+			stop := w.WatchLeases(func(id string, epoch Epoch) {
+				if s := registry.Value(); s != nil {
+					s.leaseLost(id, epoch)
+				}
+			})
 			runtime.AddCleanup(s, func(stop func()) { stop() }, stop)
 		}
 	}
@@ -75,9 +74,9 @@ func NewSessions(store Store) *Sessions {
 
 // leaseLost fences the live session that writes under the lost lease
 // (id, epoch), if any. It runs on the store's renewing goroutine.
-func (s *Sessions) leaseLost(id string, epoch int64) {
+func (s *Sessions) leaseLost(id string, epoch Epoch) {
 	if l := s.Get(id); l != nil {
-		l.fence(Epoch(epoch))
+		l.fence(epoch)
 	}
 }
 

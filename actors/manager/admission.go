@@ -7,7 +7,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -37,7 +36,7 @@ func (m *Manager) submit(ctx context.Context, a *activation, content []event.Blo
 		done("", err)
 		return
 	}
-	admission := durable.Admission{MessageID: msg.ID, From: p.ID(), FromEpoch: durable.LiveEpoch(p.Session()), Body: body}
+	admission := session.Admission{MessageID: msg.ID, From: p.ID(), FromEpoch: p.Session().Epoch(), Body: body}
 	async(m, func() error {
 		_, err := m.inbox.Admit(ctx, a.childID, admission)
 		return err
@@ -77,7 +76,7 @@ func notAdmitted(childID string, err error) error {
 // discardCommitted settles a committed message the child will not run
 // (off the actor), then runs then in the actor.
 func (m *Manager) discardCommitted(a *activation, messageID string, then func()) {
-	epoch := durable.LiveEpoch(a.handle.Session())
+	epoch := a.handle.Session().Epoch()
 	async(m, func() error {
 		return m.inbox.Discard(context.Background(), a.childID, epoch, []string{messageID})
 	}, func(err error) {
@@ -99,7 +98,7 @@ func (m *Manager) replayPending(ctx context.Context, a *activation, then func(er
 		return
 	}
 	type read struct {
-		pending []durable.Admission
+		pending []session.Admission
 		err     error
 	}
 	async(m, func() read {
@@ -145,7 +144,7 @@ func (m *Manager) settleDiscarded(a *activation, messageID string) {
 	if m.inbox == nil || !a.disposing.Load() || fenced(a) {
 		return
 	}
-	epoch := durable.LiveEpoch(a.handle.Session())
+	epoch := a.handle.Session().Epoch()
 	if err := m.inbox.Discard(context.Background(), a.childID, epoch, []string{messageID}); err != nil {
 		m.logger.Warn("subagent: a discarded follow-up stays in the durable inbox", "child", a.childID, "messageId", messageID, "err", err)
 	}

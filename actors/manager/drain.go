@@ -8,7 +8,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
-	"github.com/dsh-actors/dsh-actors/internal/durable"
+	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // DrainContinuableDescendants closes admission below each exact live parent
@@ -80,11 +80,11 @@ func (m *Manager) drainScoped(ctx context.Context, parents []*parent.Handle, don
 }
 
 // awaitReleasedElsewhere waits, with a store whose inbox wakes other
-// processes (durable.Waker), until no session below each root holds a
+// processes (session.Waker), until no session below each root holds a
 // lease: the descendants other processes held, woken by the cut-off, are
 // disposed there. It blocks until then or ctx is done.
 func (m *Manager) awaitReleasedElsewhere(ctx context.Context, roots []*parent.Handle) error {
-	waker, ok := m.inbox.(durable.Waker)
+	waker, ok := m.inbox.(session.Waker)
 	if !ok {
 		return nil
 	}
@@ -105,7 +105,7 @@ func (m *Manager) closeDurableAdmission(roots []*parent.Handle) {
 		return
 	}
 	for _, root := range roots {
-		epoch := durable.LiveEpoch(root.Session())
+		epoch := root.Session().Epoch()
 		if err := m.inbox.CloseAdmission(context.Background(), root.ID(), epoch); err != nil {
 			m.logger.Warn("subagent: the drain's cut-off was not recorded in the durable inbox", "parent", root.ID(), "err", err)
 		}

@@ -10,7 +10,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/pgstore"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -46,8 +45,8 @@ func TestAColdResumeBelowADrainedAncestorDiscardsItsPendingMessages(t *testing.T
 	require.NoError(t, err)
 	child := away.start(middle, "silent")
 	away.settled(child, 1)
-	in, _ := durable.Of(store)
-	_, err = in.Admit(bg, child, durableMessage(t, "before", middle.ID(), durable.LiveEpoch(middle.Session())))
+	in, _ := session.InboxOf(store)
+	_, err = in.Admit(bg, child, durableMessage(t, "before", middle.ID(), middle.Session().Epoch()))
 	require.NoError(t, err)
 	require.NoError(t, home.m.DrainContinuableDescendants(bg, []*parent.Handle{home.parent}))
 
@@ -66,13 +65,13 @@ func TestAColdResumeBelowADrainedAncestorDiscardsItsPendingMessages(t *testing.T
 // scoped drain of the child's parent, and a second process ("away") on the
 // same database; neither process hears wakes (a test delivers them by
 // hand).
-func drainedWithAPendingMessage(t *testing.T) (home *fixture, homeStore *pgstore.Store, in durable.Inbox, child string, away *fixture) {
+func drainedWithAPendingMessage(t *testing.T) (home *fixture, homeStore *pgstore.Store, in session.DurableInbox, child string, away *fixture) {
 	t.Helper()
 	dsn := cluster.Database(t)
 	home, homeStore, child = homeWithSettledChild(t, dsn)
 	home.m.stopWakes(bg)
-	in, _ = durable.Of(homeStore)
-	_, err := in.Admit(bg, child, durableMessage(t, "wait before", home.parent.ID(), durable.LiveEpoch(home.parent.Session())))
+	in, _ = session.InboxOf(homeStore)
+	_, err := in.Admit(bg, child, durableMessage(t, "wait before", home.parent.ID(), home.parent.Session().Epoch()))
 	require.NoError(t, err)
 	require.NoError(t, home.m.DrainContinuableDescendants(bg, []*parent.Handle{home.parent}))
 	away = newFixture(t, withStore(openPostgres(t, dsn, "away")), withTopLevel("elsewhere"))
@@ -115,8 +114,8 @@ func TestCloseReturnsWhenItsContextEndsWhileAWakeIsBlocked(t *testing.T) {
 		return nil
 	})
 	away.awaitListening()
-	in, _ := durable.Of(homeStore)
-	_, err := in.Admit(bg, child, durableMessage(t, "woken", home.parent.ID(), durable.LiveEpoch(home.parent.Session())))
+	in, _ := session.InboxOf(homeStore)
+	_, err := in.Admit(bg, child, durableMessage(t, "woken", home.parent.ID(), home.parent.Session().Epoch()))
 	require.NoError(t, err)
 	<-reached
 

@@ -9,7 +9,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -29,7 +28,7 @@ func abandon(t *testing.T, f *fixture, store session.Fenced, ids ...string) {
 	for _, id := range ids {
 		live := f.rt.Sessions().Get(id)
 		require.NotNil(t, live, id)
-		require.NoError(t, store.Release(bg, id, session.Epoch(durable.LiveEpoch(live))))
+		require.NoError(t, store.Release(bg, id, live.Epoch()))
 	}
 }
 
@@ -118,8 +117,8 @@ func TestADrainClosesAdmissionInTheStoreForOtherProcesses(t *testing.T) {
 		f := newFixture(t, withStore(store))
 		child := f.start(f.parent, "silent")
 		f.settled(child, 1)
-		epoch := durable.LiveEpoch(f.parent.Session())
-		in, ok := durable.Of(store)
+		epoch := f.parent.Session().Epoch()
+		in, ok := session.InboxOf(store)
 		require.True(t, ok)
 		_, err := in.Admit(bg, child, durableMessage(t, "before", f.parent.ID(), epoch))
 		require.NoError(t, err, "admission is open before the drain")
@@ -129,8 +128,8 @@ func TestADrainClosesAdmissionInTheStoreForOtherProcesses(t *testing.T) {
 	})
 }
 
-func durableMessage(t *testing.T, id, from string, epoch int64) durable.Admission {
+func durableMessage(t *testing.T, id, from string, epoch session.Epoch) session.Admission {
 	body, err := vocab.Encode(event.UserMessage{Role: event.RoleUser, ID: id, Content: event.Text(id), Source: event.Source{Kind: event.SourceUser}})
 	require.NoError(t, err)
-	return durable.Admission{MessageID: id, From: from, FromEpoch: epoch, Body: body}
+	return session.Admission{MessageID: id, From: from, FromEpoch: epoch, Body: body}
 }

@@ -2,8 +2,9 @@ package manager
 
 import (
 	"fmt"
-	"github.com/dsh-actors/dsh-actors/fault"
 	"strings"
+
+	"github.com/dsh-actors/dsh-actors/fault"
 )
 
 // newError is the subagent layer's *fault.Error: the message is a fixed

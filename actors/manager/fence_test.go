@@ -11,7 +11,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/pgstore"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/jackc/pgx/v5"
@@ -46,8 +45,8 @@ func onBothStores(t *testing.T, jsonlOptions []session.Option, test func(t *test
 
 // storeWakes reports whether store's durable inbox wakes other processes.
 func storeWakes(store session.Fenced) bool {
-	in, ok := durable.Of(store)
-	_, wakes := in.(durable.Waker)
+	in, ok := session.InboxOf(store)
+	_, wakes := in.(session.Waker)
 	return ok && wakes
 }
 
@@ -56,7 +55,7 @@ func storeWakes(store session.Fenced) bool {
 // is released behind its back and the other handle acquires a new one.
 func takeOver(t *testing.T, store session.Fenced, live *session.Live, other session.Fenced) session.Epoch {
 	t.Helper()
-	require.NoError(t, store.Release(bg, live.ID(), session.Epoch(durable.LiveEpoch(live))))
+	require.NoError(t, store.Release(bg, live.ID(), live.Epoch()))
 	epoch, err := other.Acquire(bg, live.ID())
 	require.NoError(t, err)
 	return epoch

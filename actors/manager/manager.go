@@ -12,7 +12,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
-	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -123,12 +122,12 @@ type Manager struct {
 	drainErr   error         // its outcome
 	finished   bool          // Close completed (guarded by closing)
 	ops        gate
-	inbox      durable.Inbox // the store's durable inbox, nil when it has none
-	wakes      wakes         // the store's wake listener
-	edges      serial        // lifecycle emission, in order, off the actor
-	roots      rootHints     // scoped-drain roots with a cut-off
-	endParents rootHints     // the parents of the children in state.ends
-	st         *state        // owned by the actor
+	inbox      session.DurableInbox // the store's durable inbox, nil when it has none
+	wakes      wakes                // the store's wake listener
+	edges      serial               // lifecycle emission, in order, off the actor
+	roots      rootHints            // scoped-drain roots with a cut-off
+	endParents rootHints            // the parents of the children in state.ends
+	st         *state               // owned by the actor
 	unsubscribe,
 	removeHook func()
 }
@@ -161,7 +160,7 @@ func New(opts Options) (*Manager, error) {
 	if m.checkpoint == nil {
 		m.checkpoint = m.sessions.Flush
 	}
-	if in, ok := durable.Of(m.sessions.Store()); ok {
+	if in, ok := session.InboxOf(m.sessions.Store()); ok {
 		m.inbox = in
 	}
 	if m.onStarted == nil {

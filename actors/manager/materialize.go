@@ -9,7 +9,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
-	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/google/uuid"
 )
@@ -98,14 +97,14 @@ func (m *Manager) materialize(ctx context.Context, ms materializeSpec, done func
 // settleIfDrained is a cold resume's drain check, once it holds the
 // child's lease (so a cut-off recorded before the acquire is seen here,
 // and one recorded after it finds this holder and waits for it): when a
-// drain in force closes admission to the child (durable.Drains), every
+// drain in force closes admission to the child (session.DrainCutoffs), every
 // message pending in its durable inbox was admitted before that cut-off
 // and is discarded under the new lease, as the drain discards what it
 // finds queued, and the result is DRAINING: the epoch is rolled back
 // unpublished. nil otherwise. It runs off the actor and blocks on the
 // store.
 func (m *Manager) settleIfDrained(ctx context.Context, childID string, h *parent.Handle) error {
-	drains, ok := m.inbox.(durable.Drains)
+	drains, ok := m.inbox.(session.DrainCutoffs)
 	if !ok {
 		return nil
 	}
@@ -122,7 +121,7 @@ func (m *Manager) settleIfDrained(ctx context.Context, childID string, h *parent
 		for i, p := range pending {
 			ids[i] = p.MessageID
 		}
-		err = m.inbox.Discard(context.Background(), childID, durable.LiveEpoch(h.Session()), ids)
+		err = m.inbox.Discard(context.Background(), childID, h.Session().Epoch(), ids)
 	}
 	if err != nil {
 		m.logger.Warn("subagent: a drained child's pending follow-ups stay in the durable inbox", "child", childID, "err", err)

@@ -8,13 +8,12 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
-	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // Wakes across processes. With a store whose durable inbox wakes
-// (durable.Waker: Postgres), a follow-up accepted by any process reaches
+// (session.Waker: Postgres), a follow-up accepted by any process reaches
 // the child wherever it runs:
 //
 //   - The process where the exact live parent is (the only one whose
@@ -117,7 +116,7 @@ func (q *wakeQueue) runQueued(ctx context.Context, run func(id string)) {
 // stopWakes; each wake is handled as a call of its own, at most
 // limit of them at once (wakeQueue).
 func (m *Manager) startWakes(limit int) {
-	w, ok := m.inbox.(durable.Waker)
+	w, ok := m.inbox.(session.Waker)
 	if !ok {
 		return
 	}
@@ -203,7 +202,7 @@ func (m *Manager) wake(ctx context.Context, id string, done func(struct{}, error
 // below it that a process holds), a is disposed, child-first, and done
 // waits for that disposal; otherwise a gets its pending messages.
 func (m *Manager) wakeResident(ctx context.Context, a *activation, release func(), done func(error)) {
-	waker := m.inbox.(durable.Waker)
+	waker := m.inbox.(session.Waker)
 	async(m, func() drainRead {
 		drained, err := waker.Drained(ctx, a.childID)
 		return drainRead{drained, err}
@@ -263,7 +262,7 @@ func (m *Manager) wakeAbsent(ctx context.Context, id string, done func(error)) {
 		done(nil)
 		return
 	}
-	waker := m.inbox.(durable.Waker)
+	waker := m.inbox.(session.Waker)
 	async(m, func() woken {
 		orphaned, err := waker.Orphaned(ctx, id)
 		if err != nil || !orphaned {
@@ -305,7 +304,7 @@ func (m *Manager) wakeAbsent(ctx context.Context, id string, done func(error)) {
 // have appended between that read and the acquire, so the resume reads
 // the log again once it holds the lease.
 func (m *Manager) reusable(log *session.Log) *session.Log {
-	if _, wakes := m.inbox.(durable.Waker); wakes {
+	if _, wakes := m.inbox.(session.Waker); wakes {
 		return nil
 	}
 	return log
@@ -314,7 +313,7 @@ func (m *Manager) reusable(log *session.Log) *session.Log {
 // elsewhere reports whether a cold resume's failure says another process
 // holds the child's lease while the store wakes that process.
 func (m *Manager) elsewhere(err error) bool {
-	_, wakes := m.inbox.(durable.Waker)
+	_, wakes := m.inbox.(session.Waker)
 	return wakes && errors.Is(err, fault.LeaseHeld)
 }
 
@@ -338,7 +337,7 @@ func (m *Manager) admitElsewhere(ctx context.Context, req followupReq, done func
 		done("", err)
 		return
 	}
-	admission := durable.Admission{MessageID: msg.ID, From: req.parent.ID(), FromEpoch: durable.LiveEpoch(req.parent.Session()), Body: body}
+	admission := session.Admission{MessageID: msg.ID, From: req.parent.ID(), FromEpoch: req.parent.Session().Epoch(), Body: body}
 	async(m, func() error {
 		_, err := m.inbox.Admit(ctx, req.childID, admission)
 		return err

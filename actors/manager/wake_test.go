@@ -12,6 +12,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/pgstore"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
+	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 )
@@ -61,8 +62,8 @@ func TestAFollowupReachesTheChildInTheProcessThatHoldsIt(t *testing.T) {
 
 	away := newFixture(t, withStore(openPostgres(t, dsn, "away")), withTopLevel("elsewhere"))
 	away.awaitListening()
-	in, _ := durable.Of(homeStore)
-	_, err := in.Admit(bg, child, durableMessage(t, "wait away", home.parent.ID(), durable.LiveEpoch(home.parent.Session())))
+	in, _ := session.InboxOf(homeStore)
+	_, err := in.Admit(bg, child, durableMessage(t, "wait away", home.parent.ID(), home.parent.Session().Epoch()))
 	require.NoError(t, err)
 	away.gates.reached("away")
 	require.NotNil(t, away.activation(child), "the woken process holds the child")
@@ -109,8 +110,8 @@ func TestTwoListenersRaceForAWokenChildAndOneRunsIt(t *testing.T) {
 			}
 		})()
 	}
-	in, _ := durable.Of(homeStore)
-	_, err := in.Admit(bg, child, durableMessage(t, "raced", home.parent.ID(), durable.LiveEpoch(home.parent.Session())))
+	in, _ := session.InboxOf(homeStore)
+	_, err := in.Admit(bg, child, durableMessage(t, "raced", home.parent.ID(), home.parent.Session().Epoch()))
 	require.NoError(t, err)
 	winner := <-dequeued
 	winner.settled(child, map[*fixture]int{home: 2, away: 1}[winner])
@@ -140,8 +141,8 @@ func TestAScopedDrainDisposesADescendantResidentInAnotherProcess(t *testing.T) {
 
 	away := newFixture(t, withStore(openPostgres(t, dsn, "away")), withTopLevel("elsewhere"))
 	away.awaitListening()
-	in, _ := durable.Of(homeStore)
-	_, err := in.Admit(bg, child, durableMessage(t, "wait away", home.parent.ID(), durable.LiveEpoch(home.parent.Session())))
+	in, _ := session.InboxOf(homeStore)
+	_, err := in.Admit(bg, child, durableMessage(t, "wait away", home.parent.ID(), home.parent.Session().Epoch()))
 	require.NoError(t, err)
 	away.gates.reached("away")
 

@@ -13,7 +13,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/index"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -112,7 +111,7 @@ func TestServeDurableAdmissionOpensTheJSONLInbox(t *testing.T) {
 		require.Equal(t, -1, status, args)
 		store, err := session.OpenJSONL(parsed.store, parsed.storeOpts...)
 		require.NoError(t, err)
-		_, ok := durable.Of(store)
+		_, ok := session.InboxOf(store)
 		require.Equal(t, durableMode, ok, args)
 		require.NoError(t, store.Close())
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/dsh-actors/dsh-actors/internal/pgstore"
-	"github.com/dsh-actors/dsh-actors/internal/sweep"
+	"github.com/dsh-actors/dsh-actors/session"
 	"go.uber.org/goleak"
 )
 
@@ -110,8 +110,8 @@ type sweeper struct {
 
 // startSweeper starts sweeping store every interval, logging a failed
 // sweep to logger; nil when the store cannot sweep.
-func startSweeper(store any, interval time.Duration, logger *slog.Logger) *sweeper {
-	fn, ok := sweep.Of(store)
+func startSweeper(store session.Store, interval time.Duration, logger *slog.Logger) *sweeper {
+	sw, ok := store.(session.Sweeper)
 	if !ok {
 		return nil
 	}
@@ -125,7 +125,7 @@ func startSweeper(store any, interval time.Duration, logger *slog.Logger) *sweep
 				return
 			case <-tick.C:
 				ctx, cancel := context.WithTimeout(context.Background(), interval)
-				if _, err := fn(ctx); err != nil {
+				if _, err := sw.Sweep(ctx); err != nil {
 					logger.Warn("serve: sweep failed", "err", err)
 				}
 				cancel()

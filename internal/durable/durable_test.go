@@ -21,24 +21,6 @@ func TestMessageIDReadsTheUserMessageID(t *testing.T) {
 	}
 }
 
-type fakeStore struct{}
-
-type fakeInbox struct{ Inbox }
-
-func TestOfFindsOnlyARegisteredStore(t *testing.T) {
-	Register(func(store any) (Inbox, bool) {
-		_, ok := store.(fakeStore)
-		return fakeInbox{}, ok
-	})
-	in, ok := Of(fakeStore{})
-	require.True(t, ok)
-	require.Equal(t, fakeInbox{}, in)
-	_, ok = Of("another store")
-	require.False(t, ok)
-	_, ok = Of(nil)
-	require.False(t, ok)
-}
-
 func TestTheStoresErrorsCarryTheirCodes(t *testing.T) {
 	require.Equal(t, fault.Fenced, fault.CodeOf(Fenced("s", 3)))
 	require.EqualError(t, Fenced("s", 3), `session "s": epoch 3 is no longer the current lease; nothing was written`)

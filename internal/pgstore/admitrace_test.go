@@ -55,7 +55,7 @@ func requireReachable(t *testing.T, other *Store, conn *pgx.Conn, p, c, msg stri
 	require.NoError(t, err)
 	require.Len(t, pending, 1)
 	require.Equal(t, msg, pending[0].MessageID)
-	require.NoError(t, in.Discard(ctx, c, int64(ce), []string{msg}))
+	require.NoError(t, in.Discard(ctx, c, ce, []string{msg}))
 	require.NoError(t, other.Release(ctx, c, ce))
 	require.NoError(t, other.Release(ctx, p, pe))
 }

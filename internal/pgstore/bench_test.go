@@ -8,7 +8,6 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/inbox"
-	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/internal/storetest"
 	"github.com/dsh-actors/dsh-actors/query"
@@ -103,7 +102,7 @@ func BenchmarkDurableAdmissionAgainstInMemory(b *testing.B) {
 	require.NoError(b, err)
 	b.Cleanup(func() { _ = jsonl.Close() })
 	type target struct {
-		in    durable.Inbox
+		in    session.DurableInbox
 		epoch session.Epoch
 	}
 	var targets []target
@@ -112,7 +111,7 @@ func BenchmarkDurableAdmissionAgainstInMemory(b *testing.B) {
 		require.NoError(b, s.Create(ctx, storetest.Header("c", "p"), nil))
 		epoch, err := s.Acquire(ctx, "p")
 		require.NoError(b, err)
-		in, ok := durable.Of(s)
+		in, ok := session.InboxOf(s)
 		require.True(b, ok)
 		targets = append(targets, target{in, epoch})
 	}

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/storetest"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/jackc/pgx/v5"
@@ -139,7 +138,7 @@ func TestCascadeStopsAtALiveOrBusyParent(t *testing.T) {
 	}
 	pendingEpoch, err := s.Acquire(ctx, "pending")
 	require.NoError(t, err)
-	admitted, err := durableInbox{s}.Admit(ctx, "pending/c", durable.Admission{MessageID: "m1", From: "pending", FromEpoch: int64(pendingEpoch), Body: []byte(`{}`)})
+	admitted, err := durableInbox{s}.Admit(ctx, "pending/c", session.Admission{MessageID: "m1", From: "pending", FromEpoch: pendingEpoch, Body: []byte(`{}`)})
 	require.NoError(t, err)
 	require.True(t, admitted)
 	_, err = conn.Exec(ctx, `INSERT INTO inbox (session_id, msg_id, body) VALUES ('pending', 'm2', '{}')`)

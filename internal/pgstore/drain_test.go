@@ -39,7 +39,7 @@ func TestACutOffWakesTheHeldDescendantsAndTheDrainAwaitsTheirRelease(t *testing.
 	}()
 	<-listening
 	in := durableInbox{home}
-	require.NoError(t, in.CloseAdmission(ctx, "p", int64(parentEpoch)))
+	require.NoError(t, in.CloseAdmission(ctx, "p", parentEpoch))
 	got := []string{<-woken, <-woken}
 	require.ElementsMatch(t, []string{"c", "g"}, got, "the held sessions below the parent are woken")
 	for id, want := range map[string]bool{"c": true, "g": true, "idle": true, "p": false, "other": false} {
@@ -73,7 +73,7 @@ func TestTheReleaseOfADrainedSessionIsHeard(t *testing.T) {
 	require.NoError(t, err)
 	childEpoch, err := away.Acquire(ctx, "c")
 	require.NoError(t, err)
-	require.NoError(t, durableInbox{home}.CloseAdmission(ctx, "p", int64(parentEpoch)))
+	require.NoError(t, durableInbox{home}.CloseAdmission(ctx, "p", parentEpoch))
 
 	listenCtx, stop := context.WithCancel(ctx)
 	released, listened := home.listenReleased(listenCtx)
@@ -99,7 +99,7 @@ func TestADrainedSessionIsNotOrphaned(t *testing.T) {
 	}
 	// Close admission below p, then take "orphan" out of the cut-off (as
 	// if it had been admitted under another parent): only "drained" is cut.
-	require.NoError(t, in.CloseAdmission(ctx, "p", int64(pe)))
+	require.NoError(t, in.CloseAdmission(ctx, "p", pe))
 	conn := connect(t, dsn)
 	_, err := conn.Exec(ctx, `UPDATE sessions SET drain_id = NULL WHERE id = 'orphan'`)
 	require.NoError(t, err)

@@ -15,15 +15,13 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-func init() {
-	durable.Register(func(store any) (durable.Inbox, bool) {
-		s, ok := store.(*Store)
-		return durableInbox{s}, ok
-	})
-}
-
-// durableInbox is the Store's durable inbox (durable.Inbox).
+// durableInbox is the Store's durable inbox: a session.DurableInbox, a
+// session.DrainCutoffs and a session.Waker.
 type durableInbox struct{ s *Store }
+
+// DurableInbox returns the store's durable inbox: a Postgres store always
+// admits durably. It does not block.
+func (s *Store) DurableInbox() (session.DurableInbox, bool) { return durableInbox{s}, true }
 
 // admitSQL accepts a message in one statement, the second of Admit's
 // transaction (lockParentSQL holds the parent's row): the child row is
@@ -59,14 +57,14 @@ const admitSQL = `WITH ins AS (INSERT INTO inbox (session_id, msg_id, from_sessi
 // resumes it.
 const lockParentSQL = `SELECT 1 FROM sessions WHERE id = $1 FOR KEY SHARE`
 
-// Admit commits m to id's inbox (see durable.Inbox.Admit) in one
+// Admit commits m to id's inbox (see session.DurableInbox.Admit) in one
 // transaction of two statements sent at once (one round trip): the lock
 // of the sender's row, then the statement that checks the exact live
 // parent, its epoch and the drain cut-off, inserts the row and wakes id.
 // It blocks while a release of the parent holds its row, or a drain or
 // the holder holds the child's. When it inserts nothing, one read tells
 // why.
-func (in durableInbox) Admit(ctx context.Context, id string, m durable.Admission) (bool, error) {
+func (in durableInbox) Admit(ctx context.Context, id string, m session.Admission) (bool, error) {
 	var seq int64
 	var notified string
 	batch := &pgx.Batch{}
@@ -89,7 +87,7 @@ func (in durableInbox) Admit(ctx context.Context, id string, m durable.Admission
 // whyNotAdmitted classifies an Admit that inserted nothing: already
 // admitted (no error), not stored, another parent, draining, or
 // a parent epoch that is not the live lease.
-func (in durableInbox) whyNotAdmitted(ctx context.Context, id string, m durable.Admission) error {
+func (in durableInbox) whyNotAdmitted(ctx context.Context, id string, m session.Admission) error {
 	var admitted, parentLive, drained bool
 	var parent *string
 	err := in.s.pool.QueryRow(ctx, `SELECT c.parent_id,
@@ -115,14 +113,14 @@ func (in durableInbox) whyNotAdmitted(ctx context.Context, id string, m durable.
 }
 
 // Pending returns id's unclaimed messages in admission order.
-func (in durableInbox) Pending(ctx context.Context, id string) ([]durable.Admission, error) {
+func (in durableInbox) Pending(ctx context.Context, id string) ([]session.Admission, error) {
 	rows, err := in.s.pool.Query(ctx, `SELECT msg_id, from_session, from_epoch, body FROM inbox
 		WHERE session_id = $1 AND claimed_seq IS NULL ORDER BY inbox_seq`, id)
 	if err != nil {
 		return nil, fmt.Errorf(`pgstore: pending of session "%s": %w`, id, err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (durable.Admission, error) {
-		var a durable.Admission
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (session.Admission, error) {
+		var a session.Admission
 		var from *string
 		var epoch *int64
 		var body []byte
@@ -131,7 +129,7 @@ func (in durableInbox) Pending(ctx context.Context, id string) ([]durable.Admiss
 			a.From = *from
 		}
 		if epoch != nil {
-			a.FromEpoch = *epoch
+			a.FromEpoch = session.Epoch(*epoch)
 		}
 		a.Body = json.RawMessage(body)
 		return a, err
@@ -145,7 +143,7 @@ func (in durableInbox) Pending(ctx context.Context, id string) ([]durable.Admiss
 // Discard settles messages of id without a turn (claimed_seq -1), only
 // while epoch is id's latest lease (held, or released with no takeover
 // since: a teardown discards before and after it gives the lease up).
-func (in durableInbox) Discard(ctx context.Context, id string, epoch int64, messageIDs []string) error {
+func (in durableInbox) Discard(ctx context.Context, id string, epoch session.Epoch, messageIDs []string) error {
 	if len(messageIDs) == 0 {
 		return nil
 	}
@@ -166,8 +164,8 @@ func (in durableInbox) Discard(ctx context.Context, id string, epoch int64, mess
 		return notFound(id)
 	case err != nil:
 		return fmt.Errorf(`pgstore: discard in session "%s": %w`, id, err)
-	case current != epoch:
-		return durable.Fenced(id, epoch)
+	case session.Epoch(current) != epoch:
+		return durable.Fenced(id, int64(epoch))
 	}
 	return nil // settled already
 }
@@ -278,7 +276,7 @@ func (s *Store) listenReleased(ctx context.Context) (<-chan struct{}, <-chan str
 
 // CloseAdmission records a drain cut-off below parent at epoch, waking
 // the sessions below it that a process holds.
-func (in durableInbox) CloseAdmission(ctx context.Context, parent string, epoch int64) error {
+func (in durableInbox) CloseAdmission(ctx context.Context, parent string, epoch session.Epoch) error {
 	if _, err := in.s.pool.Exec(ctx, closeAdmissionSQL, parent, epoch); err != nil {
 		return fmt.Errorf(`pgstore: close admission below "%s": %w`, parent, err)
 	}

@@ -271,23 +271,13 @@ const disposeSQL = `WITH r AS (UPDATE sessions AS s SET owner = NULL, lease_unti
 			THEN s.state ELSE 'disposed' END
 	WHERE s.id = $1 AND s.epoch = $2 AND s.owner = $3 RETURNING s.id, s.drain_id) ` + notifyPending + notifyReleased
 
-func init() {
-	durable.RegisterLeaseWatch(func(store any, lost func(id string, epoch int64)) (func(), bool) {
-		s, ok := store.(*Store)
-		if !ok {
-			return nil, false
-		}
-		return s.watch(lost), true
-	})
-}
-
-// watch registers lost with the watchers Renew tells, and returns what
-// removes it (a no-op once Close removed them all).
-func (s *Store) watch(lost func(id string, epoch int64)) (stop func()) {
+// WatchLeases registers lost with the watchers Renew tells, and returns
+// what removes it (a no-op once Close removed them all).
+func (s *Store) WatchLeases(lost func(id string, epoch session.Epoch)) (stop func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.watchers == nil {
-		s.watchers = map[uint64]func(string, int64){}
+		s.watchers = map[uint64]func(string, session.Epoch){}
 	}
 	s.watchSeq++
 	key := s.watchSeq
@@ -313,7 +303,7 @@ const renewSQL = `WITH locked AS (SELECT s.id FROM sessions AS s
 // Renew extends every lease this store holds in one statement and returns
 // the ids whose lease it no longer holds (another owner took over after
 // it expired); those are forgotten, and each is told, with the epoch that
-// lost it, to the watchers (durable.WatchLeases) before Renew returns.
+// lost it, to the watchers (WatchLeases) before Renew returns.
 func (s *Store) Renew(ctx context.Context) ([]string, error) {
 	s.mu.Lock()
 	ids := make([]string, 0, len(s.held))
@@ -336,7 +326,7 @@ func (s *Store) Renew(ctx context.Context) ([]string, error) {
 	lost, watchers := s.forgetLost(ids, epochs, renewed)
 	for _, l := range lost {
 		for _, watch := range watchers {
-			watch(l.id, l.epoch)
+			watch(l.id, session.Epoch(l.epoch))
 		}
 	}
 	ids = make([]string, len(lost))
@@ -356,7 +346,7 @@ type lostLease struct {
 // returns them with the watchers to tell. A lease released meanwhile
 // (gone from held) was given up, not lost, and one re-acquired meanwhile
 // (another epoch held) is not the one asked for: neither is returned.
-func (s *Store) forgetLost(ids []string, epochs []int64, renewed []string) ([]lostLease, []func(string, int64)) {
+func (s *Store) forgetLost(ids []string, epochs []int64, renewed []string) ([]lostLease, []func(string, session.Epoch)) {
 	kept := make(map[string]bool, len(renewed))
 	for _, id := range renewed {
 		kept[id] = true

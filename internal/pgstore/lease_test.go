@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/storetest"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/jackc/pgx/v5"
@@ -77,11 +76,11 @@ func TestRenewTellsTheWatchersOfEachLostLease(t *testing.T) {
 	conn := connect(t, dsn)
 	type loss struct {
 		id    string
-		epoch int64
+		epoch session.Epoch
 	}
 	var losses []loss
-	_, ok := durable.WatchLeases(paused, func(id string, epoch int64) { losses = append(losses, loss{id, epoch}) })
-	require.True(t, ok)
+	var watcher session.LeaseWatcher = paused
+	watcher.WatchLeases(func(id string, epoch session.Epoch) { losses = append(losses, loss{id, epoch}) })
 	epochs := map[string]session.Epoch{}
 	for _, id := range []string{"kept", "lost", "released"} {
 		require.NoError(t, paused.Create(ctx, storetest.Header(id, ""), nil))
@@ -97,13 +96,11 @@ func TestRenewTellsTheWatchersOfEachLostLease(t *testing.T) {
 	lost, err := paused.Renew(ctx)
 	require.NoError(t, err)
 	require.Equal(t, []string{"lost"}, lost)
-	require.Equal(t, []loss{{"lost", int64(epochs["lost"])}}, losses)
+	require.Equal(t, []loss{{"lost", epochs["lost"]}}, losses)
 	lost, err = paused.Renew(ctx)
 	require.NoError(t, err)
 	require.Empty(t, lost)
 	require.Len(t, losses, 1, "a lost lease is forgotten: it is reported once")
-	_, ok = durable.WatchLeases(struct{}{}, func(string, int64) {})
-	require.False(t, ok, "a store with no lease watch")
 }
 
 // Renew extends every held lease in one statement; Close gives them up.

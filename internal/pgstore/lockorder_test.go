@@ -5,8 +5,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/storetest"
+	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
 
@@ -27,12 +27,12 @@ func TestARenewalAndADrainOfTheSameChildrenDoNotDeadlock(t *testing.T) {
 		_, err := renewer.Acquire(ctx, id)
 		require.NoError(t, err)
 	}
-	in, _ := durable.Of(drainer)
+	in, _ := session.InboxOf(drainer)
 	for range 300 {
 		var wg sync.WaitGroup
 		var renewErr, drainErr error
 		wg.Go(func() { _, renewErr = renewer.Renew(ctx) })
-		wg.Go(func() { drainErr = in.CloseAdmission(ctx, "p", int64(parentEpoch)) })
+		wg.Go(func() { drainErr = in.CloseAdmission(ctx, "p", parentEpoch) })
 		wg.Wait()
 		require.NoError(t, renewErr)
 		require.NoError(t, drainErr)
@@ -52,7 +52,7 @@ func TestACloseAndADrainOfTheSameChildrenDoNotDeadlock(t *testing.T) {
 		ids[i] = fmt.Sprintf("c%02d", i)
 		require.NoError(t, drainer.Create(ctx, storetest.Header(ids[i], "p"), nil))
 	}
-	in, _ := durable.Of(drainer)
+	in, _ := session.InboxOf(drainer)
 	for round := range 40 {
 		closer := openStore(t, dsn, WithOwner(fmt.Sprintf("closer-%d", round)))
 		for _, id := range ids {
@@ -62,7 +62,7 @@ func TestACloseAndADrainOfTheSameChildrenDoNotDeadlock(t *testing.T) {
 		var wg sync.WaitGroup
 		var closeErr, drainErr error
 		wg.Go(func() { closeErr = closer.Close() })
-		wg.Go(func() { drainErr = in.CloseAdmission(ctx, "p", int64(parentEpoch)) })
+		wg.Go(func() { drainErr = in.CloseAdmission(ctx, "p", parentEpoch) })
 		wg.Wait()
 		require.NoError(t, closeErr)
 		require.NoError(t, drainErr)

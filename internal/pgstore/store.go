@@ -29,9 +29,9 @@ type Store struct {
 	log   *slog.Logger
 
 	mu       sync.Mutex
-	held     map[string]session.Epoch                // the leases this store holds
-	watchers map[uint64]func(id string, epoch int64) // told of each lease Renew finds lost, until removed or Close
-	watchSeq uint64                                  // the key of the latest watcher
+	held     map[string]session.Epoch                        // the leases this store holds
+	watchers map[uint64]func(id string, epoch session.Epoch) // told of each lease Renew finds lost, until removed or Close
+	watchSeq uint64                                          // the key of the latest watcher
 
 	stop    chan struct{}
 	renewer sync.WaitGroup
@@ -342,3 +342,10 @@ func (s *Store) Flush(ctx context.Context, id string) (bool, error) {
 	}
 	return true, nil
 }
+
+// The capabilities the runtime asserts on a Postgres store.
+var (
+	_ session.Admitting    = (*Store)(nil)
+	_ session.LeaseWatcher = (*Store)(nil)
+	_ session.Sweeper      = (*Store)(nil)
+)

@@ -6,25 +6,14 @@ import (
 	"fmt"
 
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/internal/sweep"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/jackc/pgx/v5"
 )
 
-func init() {
-	sweep.Register(func(store any) (sweep.Func, bool) {
-		s, ok := store.(*Store)
-		if !ok {
-			return nil, false
-		}
-		return s.sweep, true
-	})
-}
-
 // sweepBatch bounds the sessions one sweep takes over.
 const sweepBatch = 64
 
-// sweep takes over every session whose lease expired more than a TTL
+// Sweep takes over every session whose lease expired more than a TTL
 // (this store's) ago while its holder still names itself the owner (it
 // died, or stalls past twice the TTL: a holder whose renewal is merely
 // late keeps its sessions), except those this store holds: Acquire (a new epoch, so the old holder's next
@@ -34,7 +23,7 @@ const sweepBatch = 64
 // pending messages that no one holds live and no drain cut-off closes (the lost wakes: a listener
 // that takes it over runs them). It returns the ids taken over; a
 // failure on one session does not stop the others.
-func (s *Store) sweep(ctx context.Context) ([]string, error) {
+func (s *Store) Sweep(ctx context.Context) ([]string, error) {
 	ids, err := s.abandoned(ctx)
 	if err != nil {
 		return nil, err

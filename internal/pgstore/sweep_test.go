@@ -7,7 +7,6 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/storetest"
-	"github.com/dsh-actors/dsh-actors/internal/sweep"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/jackc/pgx/v5"
@@ -41,9 +40,7 @@ func TestSweepTakesOverWhatADeadHolderLeft(t *testing.T) {
 	expireBy(t, conn, "own", "61 seconds")
 	expireBy(t, conn, "late", "59 seconds")
 
-	fn, ok := sweep.Of(sweeper)
-	require.True(t, ok)
-	swept, err := fn(ctx)
+	swept, err := sweeper.Sweep(ctx)
 	require.NoError(t, err)
 	require.Equal(t, []string{"abandoned"}, swept)
 
@@ -64,11 +61,12 @@ func TestSweepTakesOverWhatADeadHolderLeft(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, log.Events, 2, "%s is not swept", id)
 	}
-	swept, err = fn(ctx)
+	swept, err = sweeper.Sweep(ctx)
 	require.NoError(t, err)
 	require.Empty(t, swept, "nothing is left to sweep")
-	_, ok = sweep.Of(&session.JSONL{})
-	require.False(t, ok, "a store without leases that expire does not sweep")
+	var jsonl session.Store = &session.JSONL{}
+	_, sweeps := jsonl.(session.Sweeper)
+	require.False(t, sweeps, "a store without leases that expire does not sweep")
 }
 
 // expireBy ends id's lease ago (an interval) in the database.

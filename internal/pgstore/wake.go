@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/dsh-actors/dsh-actors/internal/durable"
+	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -83,7 +83,7 @@ func (s *Store) wakeOrphans(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
-var _ durable.Waker = durableInbox{}
+var _ session.Waker = durableInbox{}
 
 // The backoff between two connection attempts of a listener.
 const (
@@ -92,7 +92,7 @@ const (
 )
 
 // Listen listens on the wake channel on a connection of its own (see
-// durable.Waker.Listen). It logs each failed attempt at Warn (the error
+// session.Waker.Listen). It logs each failed attempt at Warn (the error
 // and the backoff before the next) and the reconnection after failures
 // at Info, on the store's logger. After a reconnection it wakes the sessions whose
 // wakes it may have missed meanwhile (wakeOrphans), as a sweep would.

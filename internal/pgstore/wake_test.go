@@ -6,9 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/storetest"
-	"github.com/dsh-actors/dsh-actors/internal/sweep"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -27,9 +25,9 @@ type listener struct {
 // listen starts s's Listen and waits until it listens.
 func listen(t *testing.T, s *Store) *listener {
 	t.Helper()
-	in, ok := durable.Of(s)
+	in, ok := session.InboxOf(s)
 	require.True(t, ok)
-	w, ok := in.(durable.Waker)
+	w, ok := in.(session.Waker)
 	require.True(t, ok, "the Postgres inbox wakes")
 	l := &listener{t: t, listening: make(chan struct{}, 16), wakes: make(chan string, 64)}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -84,7 +82,7 @@ func TestAnAdmissionWakesTheListenersOfOtherStores(t *testing.T) {
 	dsn := cluster.Database(t)
 	sender, other := openStore(t, dsn, WithOwner("sender")), openStore(t, dsn, WithOwner("other"))
 	l := listen(t, other)
-	in, _ := durable.Of(sender)
+	in, _ := session.InboxOf(sender)
 	epoch := family(t, sender, "c1", "c2")
 
 	_, err := in.Admit(ctx, "c1", storetest.Message("m1", "p", epoch))
@@ -105,7 +103,7 @@ func TestAnAdmissionWakesTheListenersOfOtherStores(t *testing.T) {
 func TestAReleaseWithPendingMessagesWakesTheSession(t *testing.T) {
 	dsn := cluster.Database(t)
 	holder, other := openStore(t, dsn, WithOwner("holder")), openStore(t, dsn, WithOwner("other"))
-	in, _ := durable.Of(holder)
+	in, _ := session.InboxOf(holder)
 	pe := family(t, holder, "idle", "busy")
 	idle, err := holder.Acquire(ctx, "idle")
 	require.NoError(t, err)
@@ -128,7 +126,7 @@ func TestAReleaseWithPendingMessagesWakesTheSession(t *testing.T) {
 func TestLostWakesAreRepeatedByTheSweepAndAfterAReconnection(t *testing.T) {
 	dsn := cluster.Database(t)
 	sender, sweeper := openStore(t, dsn, WithOwner("sender")), openStore(t, dsn, WithOwner("sweeper"))
-	in, _ := durable.Of(sender)
+	in, _ := session.InboxOf(sender)
 	pe := family(t, sender, "held", "orphan")
 	_, err := sender.Acquire(ctx, "held")
 	require.NoError(t, err)
@@ -137,16 +135,14 @@ func TestLostWakesAreRepeatedByTheSweepAndAfterAReconnection(t *testing.T) {
 		require.NoError(t, err)
 	}
 
-	w := in.(durable.Waker)
+	w := in.(session.Waker)
 	for id, want := range map[string]bool{"held": false, "orphan": true, "p": false} {
 		orphaned, err := w.Orphaned(ctx, id)
 		require.NoError(t, err)
 		require.Equal(t, want, orphaned, id)
 	}
 	l := listen(t, sweeper)
-	fn, ok := sweep.Of(sweeper)
-	require.True(t, ok)
-	_, err = fn(ctx)
+	_, err = sweeper.Sweep(ctx)
 	require.NoError(t, err)
 	require.Equal(t, "orphan", l.next())
 

@@ -8,27 +8,26 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
 
 // inboxOf is the durable inbox of s; the suite's stores all have one.
-func inboxOf(t *testing.T, s session.Fenced) durable.Inbox {
+func inboxOf(t *testing.T, s session.Fenced) session.DurableInbox {
 	t.Helper()
-	in, ok := durable.Of(s)
+	in, ok := session.InboxOf(s)
 	require.True(t, ok, "the store has a durable inbox")
 	return in
 }
 
 // Message is a user message with id as an admission from parent at epoch.
-func Message(id, from string, epoch session.Epoch) durable.Admission {
+func Message(id, from string, epoch session.Epoch) session.Admission {
 	body, err := vocab.Encode(event.UserMessage{Role: event.RoleUser, ID: id, Content: []event.Block{}, Source: event.Source{Kind: event.SourceUser}})
 	if err != nil {
 		panic(err)
 	}
-	return durable.Admission{MessageID: id, From: from, FromEpoch: int64(epoch), Body: body}
+	return session.Admission{MessageID: id, From: from, FromEpoch: epoch, Body: body}
 }
 
 // claimEvent is the user/message event at seq that claims the message id.
@@ -37,7 +36,7 @@ func claimEvent(seq int64, id string) session.Event {
 	return session.Event{Type: vocab.TypeUserMessage, Seq: seq, Time: 1785544945198 + seq, Data: body, SurfaceOp: json.RawMessage(`"append"`)}
 }
 
-func pendingIDs(t *testing.T, in durable.Inbox, id string) []string {
+func pendingIDs(t *testing.T, in session.DurableInbox, id string) []string {
 	t.Helper()
 	pending, err := in.Pending(ctx, id)
 	require.NoError(t, err)
@@ -79,9 +78,9 @@ func inboxAdmitAndClaim(t *testing.T, open func() session.Fenced) {
 	ce, err := s.Acquire(ctx, "c")
 	require.NoError(t, err)
 	require.NoError(t, s.AppendFenced(ctx, "c", ce, []session.Event{Note(0, "turn"), claimEvent(1, "m1")}))
-	require.NoError(t, inboxOf(t, s).Discard(ctx, "c", int64(ce), []string{"m3"}))
+	require.NoError(t, inboxOf(t, s).Discard(ctx, "c", ce, []string{"m3"}))
 	require.Equal(t, []string{"m2", "m4"}, pendingIDs(t, in, "c"))
-	require.ErrorIs(t, in.Discard(ctx, "c", int64(ce)+7, []string{"m2"}), fault.Fenced, "a discard under a stale epoch")
+	require.ErrorIs(t, in.Discard(ctx, "c", ce+7, []string{"m2"}), fault.Fenced, "a discard under a stale epoch")
 	require.NoError(t, s.Release(ctx, "c", ce))
 	require.Equal(t, []string{"m2", "m4"}, pendingIDs(t, inboxOf(t, open()), "c"), "another process sees the same inbox")
 }
@@ -136,7 +135,7 @@ func inboxDrainCutOff(t *testing.T, open func() session.Fenced) {
 			require.ErrorIs(t, err, fault.Draining)
 		}()
 		if i == n/2 {
-			require.NoError(t, in.CloseAdmission(ctx, "p", int64(pe)))
+			require.NoError(t, in.CloseAdmission(ctx, "p", pe))
 		}
 	}
 	wg.Wait()
@@ -175,7 +174,7 @@ func inboxDrainCoversReleasedChildren(t *testing.T, open func() session.Fenced) 
 		require.NoError(t, err)
 		require.NoError(t, other.Release(ctx, id, epoch))
 	}
-	require.NoError(t, in.CloseAdmission(ctx, "p", int64(pe)))
+	require.NoError(t, in.CloseAdmission(ctx, "p", pe))
 	_, err := in.Admit(ctx, "c", Message("to child", "p", pe))
 	require.ErrorIs(t, err, fault.Draining)
 	ce, err := s.Acquire(ctx, "c")
