@@ -21,7 +21,7 @@ func openNewSession(p *browserPage, s *runtimeStack, lang string) string {
 // TestBrowserForkChildShowsItsInheritedTurns: a fork child opened from the
 // tree shows the parent's completed turns it inherited, then its own turn,
 // whose scripted history reply lists them too; a spawn child shows only
-// its own.
+// its own. Each message is labelled by its real author.
 func TestBrowserForkChildShowsItsInheritedTurns(t *testing.T) {
 	chromium := chromiumPath(t, exec.LookPath)
 	s := newRuntimeStack(t)
@@ -47,6 +47,9 @@ func TestBrowserForkChildShowsItsInheritedTurns(t *testing.T) {
 	require.Equal(t, []string{"reply the parent's first answer", "history"},
 		eval[[]string](p, `[...document.querySelectorAll('.message.user .body')].map((m) => m.textContent)`),
 		"the fork child shows the parent's completed turn it inherited, then its own prompt")
+	require.Equal(t, []string{"You", "Parent agent"},
+		eval[[]string](p, `[...document.querySelectorAll('.message.user .author')].map((m) => m.textContent)`),
+		"an inherited message keeps its real author; the child's own prompt is the parent's")
 	history := eval[string](p, `[...document.querySelectorAll('.message.assistant')].at(-1).textContent`)
 	require.Contains(t, history, "user: reply the parent's first answer")
 	require.Contains(t, history, "assistant: the parent's first answer")
@@ -61,4 +64,6 @@ func TestBrowserForkChildShowsItsInheritedTurns(t *testing.T) {
 	require.Equal(t, []string{"history"},
 		eval[[]string](p, `[...document.querySelectorAll('.message.user .body')].map((m) => m.textContent)`),
 		"a spawn child inherits nothing")
+	require.Equal(t, []string{"Parent agent"},
+		eval[[]string](p, `[...document.querySelectorAll('.message.user .author')].map((m) => m.textContent)`))
 }

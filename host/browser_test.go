@@ -70,13 +70,13 @@ func TestMissingChromiumFailsUnderCI(t *testing.T) {
 
 // browserPage drives one chromium tab and saves a screenshot per step.
 type browserPage struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	shots string
 	step  int
 }
 
-func openPage(t *testing.T, chromium string) *browserPage {
+func openPage(t testing.TB, chromium string) *browserPage {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 800))
@@ -84,7 +84,10 @@ func openPage(t *testing.T, chromium string) *browserPage {
 	ctx, cancelTab := chromedp.NewContext(allocCtx)
 	ctx, cancelTime := context.WithTimeout(ctx, 4*time.Minute)
 	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
-	shots := artifactDir(t)
+	shots := t.TempDir()
+	if tt, ok := t.(*testing.T); ok {
+		shots = artifactDir(tt)
+	}
 	t.Logf("browser screenshots: %s", shots)
 	return &browserPage{t: t, ctx: ctx, shots: shots}
 }

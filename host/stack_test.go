@@ -35,14 +35,14 @@ type runtimeStack struct {
 	stop     func() // closes the stack (also at the test's end)
 }
 
-func newRuntimeStack(t *testing.T) *runtimeStack {
+func newRuntimeStack(t testing.TB) *runtimeStack {
 	t.Helper()
 	return newRuntimeStackOn(t, t.TempDir(), false)
 }
 
 // newRuntimeStackOn is the stack over the store at root; indexed, the
 // derived index in root answers search and stored titles.
-func newRuntimeStackOn(t *testing.T, root string, indexed bool) *runtimeStack {
+func newRuntimeStackOn(t testing.TB, root string, indexed bool) *runtimeStack {
 	t.Helper()
 	opened, err := dsh.Open(dsh.Options{Dir: root})
 	require.NoError(t, err)
@@ -83,7 +83,7 @@ func indexOrNone(db *index.DB) derivedIndex {
 
 // settled waits until every healthy entry of parentID's catalog is inactive
 // (its child's session is no longer live).
-func (s *runtimeStack) settled(t *testing.T, parentID string, children int) []catalogEntry {
+func (s *runtimeStack) settled(t testing.TB, parentID string, children int) []catalogEntry {
 	t.Helper()
 	var entries []catalogEntry
 	require.Eventually(t, func() bool {

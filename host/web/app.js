@@ -75,7 +75,7 @@ function labelOf(id) {
 }
 
 function onCatalogChange(parentId) {
-  action.render();
+  action.renderSoon();
   if (parentId === state.current?.sessionId || parentId === state.current?.address?.parentSessionId) renderChrome();
 }
 
@@ -83,14 +83,15 @@ function onCatalogChange(parentId) {
 
 let sidebarQueued = false;
 
-// renderSidebarSoon coalesces the many per-event redraws into one.
+// renderSidebarSoon coalesces the many per-event redraws into one, at the
+// next animation frame.
 function renderSidebarSoon() {
   if (sidebarQueued) return;
   sidebarQueued = true;
-  setTimeout(() => {
+  requestAnimationFrame(() => {
     sidebarQueued = false;
     renderSidebar();
-  }, 0);
+  });
 }
 
 function titleOf(summary) {
@@ -178,11 +179,11 @@ function openConversation(sessionId, address, { focus = false, seq } = {}) {
   state.current = { sessionId, address };
   if (address) state.parents.set(sessionId, address.parentSessionId);
   localStorage.setItem(STORAGE_KEY, JSON.stringify({ sessionId, subagentAddress: address }));
-  const transcript = new Transcript(historyRoute(sessionId, address), (prepended) => {
-    if (state.transcript === transcript) {
-      view.renderTranscript(transcript, prepended);
-      renderStartHint();
-    }
+  const transcript = new Transcript(historyRoute(sessionId, address), (change) => {
+    if (state.transcript !== transcript) return;
+    if (change.appended) view.appendEvents(transcript, change.appended);
+    else view.renderTranscript(transcript, change.prepended);
+    renderStartHint();
   });
   transcript.key = conversationKey(sessionId, address);
   transcript.isChild = !!address || state.parents.has(sessionId);
@@ -293,7 +294,7 @@ function onSessionAdded(frame) {
 function onSessionStatus(frame) {
   const summary = state.sessions.get(frame.sessionId);
   if (summary) summary.running = frame.running;
-  if (catalogs.flipActivity(frame.sessionId, frame.running)) action.render();
+  if (catalogs.flipActivity(frame.sessionId, frame.running)) action.renderSoon();
   if (frame.sessionId === state.current?.sessionId) renderChrome();
   renderSidebarSoon();
 }
@@ -301,7 +302,7 @@ function onSessionStatus(frame) {
 function onSessionRemoved(frame) {
   const summary = state.sessions.get(frame.sessionId);
   if (summary) summary.running = false;
-  if (catalogs.flipActivity(frame.sessionId, false)) action.render();
+  if (catalogs.flipActivity(frame.sessionId, false)) action.renderSoon();
   catalogs.markParentOffline(frame.sessionId);
   if (frame.sessionId === state.current?.sessionId) renderChrome();
   renderSidebarSoon();

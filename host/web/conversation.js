@@ -143,22 +143,47 @@ export class ConversationView {
   // were prepended.
   renderTranscript(transcript, prepended = false) {
     const fromBottom = this.scroller.scrollHeight - this.scroller.scrollTop;
-    const pinned = fromBottom - this.scroller.clientHeight < 40;
-    const items = transcript ? renderEvents(transcript.events, parentWrittenSeq(transcript)) : [];
+    const pinned = this.isPinned();
     // A tool call the reader unfolded stays unfolded across redraws.
     const unfolded = new Set([...this.list.querySelectorAll('.message.tool details[open]')]
       .map((details) => details.parentElement.dataset.call));
-    for (const item of items) {
-      if (item.classList.contains('tool') && unfolded.has(item.dataset.call)) item.querySelector('details').open = true;
+    const fragment = document.createDocumentFragment();
+    this.items = new TranscriptItems(fragment, transcript);
+    for (const event of transcript?.events ?? []) this.items.add(event);
+    for (const item of fragment.querySelectorAll('.message.tool')) {
+      if (unfolded.has(item.dataset.call)) item.querySelector('details').open = true;
     }
-    this.list.replaceChildren(...items);
+    this.list.replaceChildren(fragment);
+    this.items.root = this.list;
     this.markFound();
     this.older.hidden = !transcript?.hasMore;
-    this.empty.hidden = !transcript?.loaded || items.length > 0;
-    this.empty.replaceChildren(...(transcript?.error ? errorContent(describeError(transcript.error)) : [t('transcript.empty')]));
+    this.renderEmpty(transcript);
     if (prepended) this.scroller.scrollTop = this.scroller.scrollHeight - fromBottom;
     else if (pinned) this.scroller.scrollTop = this.scroller.scrollHeight;
     this.announceReply(transcript);
+  }
+
+  // appendEvents draws events just added at the transcript's tail: new
+  // items are appended and the items they complete are patched in place.
+  appendEvents(transcript, events) {
+    if (!this.items || this.items.transcript !== transcript) {
+      this.renderTranscript(transcript);
+      return;
+    }
+    const pinned = this.isPinned();
+    for (const event of events) this.items.add(event);
+    this.renderEmpty(transcript);
+    if (pinned) this.scroller.scrollTop = this.scroller.scrollHeight;
+    this.announceReply(transcript);
+  }
+
+  isPinned() {
+    return this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight < 40;
+  }
+
+  renderEmpty(transcript) {
+    this.empty.hidden = !transcript?.loaded || this.list.childElementCount > 0;
+    this.empty.replaceChildren(...(transcript?.error ? errorContent(describeError(transcript.error)) : [t('transcript.empty')]));
   }
 
   // announceReply reads out, through the polite live region, the newest
@@ -208,12 +233,16 @@ function textOf(content) {
     .join('\n');
 }
 
-// parentWrittenSeq is the seq of a child's first prompt, which its parent
-// wrote (its source is {kind:"user"} all the same), when the transcript
-// holds the child's whole log; otherwise -1.
+// parentWrittenSeq is the seq of a child's first own prompt, which its
+// parent wrote (its source is {kind:"user"} all the same), when the
+// transcript holds the child's whole log; otherwise -1. A fork child's log
+// opens with the turns it inherited, which keep their own authors; the
+// child's own log starts at its subagent/descriptor (the last one: an
+// inherited ancestor's comes before it).
 function parentWrittenSeq(transcript) {
   if (!transcript?.isChild || transcript.hasMore) return -1;
-  return transcript.events.find((e) => e.type === EventType.userMessage)?.seq ?? -1;
+  const own = transcript.events.findLastIndex((e) => e.type === EventType.subagentDescriptor);
+  return transcript.events.slice(own + 1).find((e) => e.type === EventType.userMessage)?.seq ?? -1;
 }
 
 // startHint tells how to start: the scripted agent's commands, or plain
@@ -232,60 +261,69 @@ function bubble(kind, author, text, seq) {
     el('span', { class: 'author' }, author), el('div', { class: 'body' }, text));
 }
 
-// renderEvents folds the raw events into transcript items: a model step's
-// streamed text shows as it arrives until its assistant message replaces
-// it, and each tool call is one folded item that its result completes.
-function renderEvents(events, parentWritten) {
-  const items = [];
-  const streaming = new Map(); // "turn/step" -> {item, text}
-  const calls = new Map(); // callId -> the call's item
-  for (const event of events) {
+// TranscriptItems folds raw events, one at a time, into the items of a
+// list: a model step's streamed text shows as it arrives until its
+// assistant message replaces it, and each tool call is one folded item that
+// its result completes.
+class TranscriptItems {
+  constructor(root, transcript) {
+    this.root = root;
+    this.transcript = transcript;
+    this.streaming = new Map(); // "turn/step" -> {item, text}
+    this.calls = new Map(); // callId -> the call's item
+    this.parentWritten = parentWrittenSeq(transcript);
+    // A child whose whole log is held and has no parent-written prompt
+    // yet: its next user message is that prompt.
+    this.parentPending = this.parentWritten < 0 && !!transcript?.isChild && !transcript.hasMore;
+  }
+
+  add(event) {
     const data = event.data ?? {};
     const step = `${data.turn}/${data.step}`;
     switch (event.type) {
       case EventType.assistantChunk: {
         if (data.chunk?.type !== ChunkType.textDelta) break;
-        let open = streaming.get(step);
+        let open = this.streaming.get(step);
         if (!open) {
           open = { item: bubble('assistant streaming', t('transcript.agent'), '', event.seq), text: '' };
-          streaming.set(step, open);
-          items.push(open.item);
+          this.streaming.set(step, open);
+          this.root.append(open.item);
         }
         open.text += data.chunk.text ?? '';
         open.item.querySelector('.body').textContent = open.text;
         break;
       }
       case EventType.assistantMessage: {
-        const open = streaming.get(step);
-        const item = renderEvent(event, parentWritten);
-        if (open) {
-          streaming.delete(step);
-          if (textOf(data.message?.content) === '') items.splice(items.indexOf(open.item), 1);
-          else items[items.indexOf(open.item)] = item;
-        } else if (textOf(data.message?.content) !== '') {
-          items.push(item);
-        }
+        const open = this.streaming.get(step);
+        const empty = textOf(data.message?.content ?? data.content) === '';
+        this.streaming.delete(step);
+        if (open && empty) open.item.remove();
+        else if (open) open.item.replaceWith(renderEvent(event, this.parentWritten));
+        else if (!empty) this.root.append(renderEvent(event, this.parentWritten));
         break;
       }
       case EventType.toolCall: {
         const item = toolItem(data, event.seq);
-        calls.set(data.callId, item);
-        items.push(item);
+        this.calls.set(data.callId, item);
+        this.root.append(item);
         break;
       }
       case EventType.toolResult: {
         const block = data.message?.content?.[0];
-        const item = calls.get(block?.toolCallId);
+        const item = this.calls.get(block?.toolCallId);
         if (item) completeTool(item, block, event.seq);
         break;
       }
       default: {
-        const item = renderEvent(event, parentWritten);
-        if (item) items.push(item);
+        if (event.type === EventType.userMessage && this.parentPending) {
+          this.parentPending = false;
+          this.parentWritten = event.seq;
+        }
+        const item = renderEvent(event, this.parentWritten);
+        if (item) this.root.append(item);
       }
     }
   }
-  return items;
 }
 
 // toolItem is a folded tool call: its name, expandable to its arguments

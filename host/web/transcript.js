@@ -1,14 +1,17 @@
 // Transcript: the raw events of one open conversation, pulled in
 // message-aligned pages and stitched with live session/event frames by seq
 // (web-host §2): frames at or below the tail are dropped, a gap re-pulls the
-// tail page through the same route.
+// tail page through the same route. Live frames are taken in batches, one
+// per animation frame, and reported as appended events (the page draws
+// only those); anything else is reported as a change of the whole.
 
 export const PAGE_MESSAGES = 50;
 
 export class Transcript {
   // history(beforeSeq?) resolves to a history RPC result for this
-  // conversation; onChange(prepended) is called after every visible change
-  // (prepended: older events were added before the held ones).
+  // conversation; onChange(change) is called after every visible change:
+  // {appended: events} when live events were added at the tail, else
+  // {prepended} (prepended: older events were added before the held ones).
   constructor(history, onChange) {
     this.history = history;
     this.onChange = onChange;
@@ -19,6 +22,7 @@ export class Transcript {
     this.pulling = null;
     this.repull = false;
     this.buffer = [];
+    this.flushQueued = false;
     this.closed = false;
   }
 
@@ -44,7 +48,7 @@ export class Transcript {
       this.pulling = null;
       this.loaded = true;
       this.drainBuffer();
-      this.onChange();
+      this.onChange({ prepended: false });
     })();
     return this.pulling;
   }
@@ -82,31 +86,41 @@ export class Transcript {
       this.events = continuous ? older.concat(this.events) : this.events;
       this.hasMore = continuous && result.value.hasMore;
     }
-    this.onChange(true);
+    this.onChange({ prepended: true });
   }
 
-  // accept takes one live event of this session.
+  // accept takes one live event of this session; the events taken during
+  // one animation frame are added together at its start.
   accept(event) {
-    if (this.pulling || !this.loaded) {
-      this.buffer.push(event);
-      return;
-    }
     this.buffer.push(event);
-    this.drainBuffer();
-    this.onChange();
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    requestAnimationFrame(() => this.flush());
   }
 
+  flush() {
+    this.flushQueued = false;
+    if (this.closed || this.pulling || !this.loaded) return; // the pull drains the buffer
+    const appended = this.drainBuffer();
+    if (appended.length > 0) this.onChange({ appended });
+  }
+
+  // drainBuffer adds the buffered events that continue the held ones and
+  // returns them; a gap re-pulls the tail instead.
   drainBuffer() {
     const pending = this.buffer.sort((a, b) => a.seq - b.seq);
     this.buffer = [];
+    const appended = [];
     for (const event of pending) {
       if (event.seq <= this.lastSeq()) continue;
       if (event.seq !== this.lastSeq() + 1) {
         this.pullTail();
-        return;
+        return appended;
       }
       this.events.push(event);
+      appended.push(event);
     }
+    return appended;
   }
 
   close() {

@@ -81,6 +81,17 @@ export class CatalogAction {
     return false;
   }
 
+  // renderSoon coalesces the redraws asked for during one animation frame
+  // (a burst of status and membership changes) into one, at its start.
+  renderSoon() {
+    if (this.renderQueued) return;
+    this.renderQueued = true;
+    requestAnimationFrame(() => {
+      this.renderQueued = false;
+      this.render();
+    });
+  }
+
   render() {
     const catalog = this.parentId ? this.catalogs.get(this.parentId) : undefined;
     const visible = !!catalog && (catalog.entries.length > 0 || catalog.state === 'error');
