@@ -37,6 +37,11 @@ type rpcBackend interface {
 	// A continuable child is refused with codeAgentBusy; an unknown id is
 	// codeSessionNotFound.
 	PromptSession(ctx context.Context, id string, content []event.Block, source event.Source) (string, error)
+	// CancelSession stops the top-level agent id's running turn and
+	// discards its queued messages, without waiting for the turn to end; a
+	// session that is not live is left as it is. A continuable child is
+	// refused with codeAgentBusy; an unknown id is codeSessionNotFound.
+	CancelSession(ctx context.Context, id string) error
 	// SearchSessions returns one page of the events of stored sessions
 	// whose text holds req.Phrase as a literal phrase, best first (the
 	// derived index's ranking and snippets, or the unindexed scan's, which
@@ -115,6 +120,10 @@ type sessionSummary struct {
 	Origin          string // "subagent" for continuable children
 	Cwd             string
 	Title           string // first line of the first user message, if any
+	// LastTurn is how the last finished turn ended when it did not
+	// complete; nil otherwise, or when it is not known (a stored session
+	// titled from the derived index).
+	LastTurn *turnOutcome
 	// TitleAsOfSeq is, for a session that is not live, the seq of the
 	// last stored event Title was derived with (-1 for an empty log); nil
 	// when its log was not read.

@@ -70,6 +70,16 @@ func (f *fakeBackend) callLog() []string {
 	return slices.Clone(f.calls)
 }
 
+func (f *fakeBackend) CancelSession(ctx context.Context, id string) error {
+	f.record("CancelSession %s", id)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.transcripts[id]; !ok && !f.live[id] {
+		return wrap(codeSessionNotFound, fmt.Errorf("no session %s", id))
+	}
+	return ctx.Err()
+}
+
 func (f *fakeBackend) ListSessions(ctx context.Context) ([]sessionSummary, error) {
 	f.record("ListSessions")
 	return slices.Clone(f.summaries), ctx.Err()

@@ -114,6 +114,7 @@ func newHandler(backend rpcBackend, opts Options) *Handler {
 		"session.create":   h.sessionCreate,
 		"session.history":  h.sessionHistory,
 		"session.prompt":   h.sessionPrompt,
+		"session.cancel":   h.sessionCancel,
 		"session.search":   h.sessionSearch,
 		"subagent.list":    h.subagentList,
 		"subagent.history": h.subagentHistory,

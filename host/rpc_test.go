@@ -423,7 +423,7 @@ func TestSuccessEchoesRPCIDAndDropsUnknownKeys(t *testing.T) {
 	r := decodeResponse(t, rec)
 	require.Equal(t, "", r.RPCID)
 	require.True(t, r.Result.OK)
-	require.JSONEq(t, `{"items":[{"sessionId":"s1","updatedAt":9,"running":true,"blank":false}]}`, string(r.Result.Value))
+	require.JSONEq(t, `{"items":[{"sessionId":"s1","updatedAt":9,"running":true,"blank":false,"live":true}]}`, string(r.Result.Value))
 	require.Equal(t, "application/json", rec.Header().Get("Content-Type"))
 }
 

@@ -192,11 +192,15 @@ func (b *runtimeBackend) factsOf(ctx context.Context, h session.Header) (session
 // describe is h's summary now, titled from f.
 func (b *runtimeBackend) describe(h session.Header, f sessionFacts) sessionSummary {
 	handle, live := b.rt.Registry().Get(h.ID), b.rt.Sessions().Get(h.ID)
-	return sessionSummary{
+	s := sessionSummary{
 		ID: h.ID, CreatedAt: h.CreatedAt, UpdatedAt: b.updatedAt(h, live),
 		Running: handle != nil && handle.Activation().Status() == inbox.Running, Live: live != nil,
-		ParentSessionID: h.ParentSession, Origin: h.Origin, Cwd: h.Cwd, Title: f.title,
+		ParentSessionID: h.ParentSession, Origin: h.Origin, Cwd: h.Cwd, Title: f.title, LastTurn: f.lastTurn,
 	}
+	if live != nil {
+		s.LastTurn = lastTurnOf(live.Events())
+	}
+	return s
 }
 
 // updatedAt is the original's: for a live session the time of its last

@@ -291,6 +291,7 @@ func TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes(t *testing.T) {
 		}
 		_, err := b.PromptSession(ctx, id, event.Text("reply no"), userSource)
 		require.ErrorIs(t, err, codeAgentBusy, "prompt %s", id)
+		require.ErrorIs(t, b.CancelSession(ctx, id), codeAgentBusy, "cancel %s", id)
 	}
 	require.Nil(t, rt.Registry().Get("kid"), "a fenced child is never resumed")
 	require.Nil(t, rt.Registry().Get("seed-era"), "a fenced child is never resumed")

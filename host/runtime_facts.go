@@ -65,6 +65,7 @@ type sessionFacts struct {
 	complete     bool   // filled from a whole log
 	unread       bool   // complete, but the log could not be read
 	pendingTitle string // a first user message seen before the fill
+	lastTurn     *turnOutcome
 }
 
 // factCache keeps per-session facts current from Appended changes so that
@@ -89,6 +90,7 @@ func (c *factCache) observe(change session.Change) {
 	f := c.entry(change.Header.ID)
 	if f.complete {
 		f.lastSeq = max(f.lastSeq, change.Event.Seq)
+		f.lastTurn = lastTurnOf([]session.Event{change.Event})
 	}
 	if title, ok := index.TitleOf(change.Event); ok {
 		if f.complete && f.title == "" {
@@ -134,6 +136,7 @@ func (c *factCache) fill(f *sessionFacts, events []session.Event, readErr error)
 		return
 	}
 	f.complete, f.unread, f.lastSeq = true, readErr != nil, -1
+	f.lastTurn = lastTurnOf(events)
 	for _, e := range events {
 		f.lastSeq = e.Seq
 		if title, ok := index.TitleOf(e); ok && f.title == "" {

@@ -65,7 +65,7 @@ func unreadableError(u *unreadableSession) *rpcError {
 // with (TitleAsOfSeq), and none when its log could not be read.
 func (h *Handler) sessionItem(s sessionSummary) sessionItem {
 	item := sessionItem{SessionID: s.ID, UpdatedAt: s.UpdatedAt, Running: s.Running,
-		ParentSessionID: s.ParentSessionID, Cwd: s.Cwd}
+		ParentSessionID: s.ParentSessionID, Cwd: s.Cwd, Live: s.Live, LastTurn: s.LastTurn}
 	if h.hub.source != nil {
 		if a, ok := h.hub.source.Attachment(s.ID); ok && a.SessionID == s.ID {
 			item.Blank = a.Blank
@@ -87,6 +87,8 @@ type sessionItem struct {
 	ParentSessionID string              `json:"parentSessionId,omitempty"`
 	Cwd             string              `json:"cwd,omitempty"`
 	Projections     *sessionProjections `json:"projections,omitempty"`
+	Live            bool                `json:"live,omitempty"`
+	LastTurn        *turnOutcome        `json:"lastTurn,omitempty"`
 }
 
 // sessionProjections is the original's SessionProjectionsBlock with the one

@@ -19,7 +19,7 @@ func TestSessionListIsTheOriginalsItems(t *testing.T) {
 		{ID: "p1", CreatedAt: 1, UpdatedAt: 7, Live: true, Running: true, Cwd: "/w", Title: "spawn a tree"},
 		{ID: "c1", CreatedAt: 2, UpdatedAt: 3, ParentSessionID: "p1", Origin: "subagent", Live: true},
 		{ID: "cold", CreatedAt: 3, UpdatedAt: 9, Title: "old work", Cwd: "/w", TitleAsOfSeq: new(int64(5))},
-		{ID: "same", CreatedAt: 4, UpdatedAt: 7},
+		{ID: "same", CreatedAt: 4, UpdatedAt: 7, LastTurn: &turnOutcome{Kind: "error", Message: "upstream exploded", Code: "E500"}},
 	}
 	b.attach(attachment{SessionID: "p1", LastSeq: 12})
 	b.attach(attachment{SessionID: "c1", LastSeq: 1, Blank: true})
@@ -28,12 +28,13 @@ func TestSessionListIsTheOriginalsItems(t *testing.T) {
 	// updatedAt descending, ties in the backend's order; attached rows carry
 	// blank from the attachment and the title baseline as of its last seq;
 	// a stored row its title as of the stored event it was derived with,
-	// and none when its log was not read.
+	// and none when its log was not read. A live row says so; a row whose
+	// last turn did not complete says how it ended.
 	want := `{"type":"server-response","rpcId":"r","result":{"ok":true,"value":{"items":[` +
 		`{"sessionId":"cold","updatedAt":9,"running":false,"blank":false,"cwd":"/w","projections":{"asOfSeq":5,"values":{"title":"old work"}}},` +
-		`{"sessionId":"p1","updatedAt":7,"running":true,"blank":false,"cwd":"/w","projections":{"asOfSeq":12,"values":{"title":"spawn a tree"}}},` +
-		`{"sessionId":"same","updatedAt":7,"running":false,"blank":false},` +
-		`{"sessionId":"c1","updatedAt":3,"running":false,"blank":true,"parentSessionId":"p1","projections":{"asOfSeq":1,"values":{"title":null}}}]}}}`
+		`{"sessionId":"p1","updatedAt":7,"running":true,"blank":false,"cwd":"/w","projections":{"asOfSeq":12,"values":{"title":"spawn a tree"}},"live":true},` +
+		`{"sessionId":"same","updatedAt":7,"running":false,"blank":false,"lastTurn":{"kind":"error","message":"upstream exploded","code":"E500"}},` +
+		`{"sessionId":"c1","updatedAt":3,"running":false,"blank":true,"parentSessionId":"p1","projections":{"asOfSeq":1,"values":{"title":null}},"live":true}]}}}`
 	require.Equal(t, want, rawCall(t, h, "session.list", `{}`))
 	require.Equal(t, want, rawCall(t, h, "session.list", `{"cursor":"c","extra":1}`), "cursor is a reserved seat")
 

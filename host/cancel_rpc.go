@@ -1,0 +1,56 @@
+package host
+
+import (
+	"context"
+	"errors"
+
+	"github.com/dsh-actors/dsh-actors/agent"
+)
+
+// sessionCancel answers session.cancel {sessionId} with {accepted: true}
+// once the top-level agent's running turn, if any, was told to stop (it
+// ends with turn/end aborted, cause user) and its queued messages were
+// discarded. It does not wait for the turn to end. A session that is not
+// live has nothing to stop and is accepted as it is, without waking it; a
+// subagent session is refused with agent-busy, an unknown id with
+// session-not-found.
+func (h *Handler) sessionCancel(ctx context.Context, c call) (any, *rpcError) {
+	p := readPayload(c.payload)
+	id := p.sessionID("sessionId")
+	if bad := invalidPayload(c, p); bad != nil {
+		return nil, bad
+	}
+	err := h.backend.CancelSession(ctx, id)
+	switch {
+	case err == nil:
+		return acceptedValue{Accepted: true}, nil
+	case isCancelled(ctx, err):
+		return nil, newError(codeCancelled, "session cancel was cancelled", nil)
+	case errors.Is(err, codeSessionNotFound):
+		return nil, sessionNotFound(id)
+	case errors.Is(err, codeAgentBusy):
+		return nil, ownedBySubagentRouting(id)
+	default:
+		h.logFailure("session.cancel", err)
+		return nil, newError(codeInternal, "session cancel failed", nil)
+	}
+}
+
+// CancelSession stops the live top-level agent id's running turn (cause
+// user) and discards its queued messages; a stored session that is not
+// live is only checked (it exists, it is not a subagent session). The
+// ownership fence is applied first, as for a prompt.
+func (b *runtimeBackend) CancelSession(ctx context.Context, id string) error {
+	if h := b.rt.Registry().Get(id); h != nil {
+		if err := b.refuseLiveChild(h); err != nil {
+			return err
+		}
+		h.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
+		return nil
+	}
+	log, err := b.query.ReadSession(ctx, id)
+	if err != nil {
+		return classify(ctx, err)
+	}
+	return refuseChild(log.Header, log.Events)
+}
