@@ -23,9 +23,9 @@ func TestTheLineCodecWritesTheStoresBytes(t *testing.T) {
 	file, err := os.ReadFile(logPathOf(t, s, h))
 	require.NoError(t, err)
 
-	headerLine, err := encodeHeaderLine(h)
+	headerLine, err := HeaderLine(h)
 	require.NoError(t, err)
-	eventLines, err := encodeEventLines("codec", 0, events)
+	eventLines, err := EventLines("codec", 0, events)
 	require.NoError(t, err)
 	want := string(headerLine) + "\n"
 	for _, l := range eventLines {
@@ -33,23 +33,23 @@ func TestTheLineCodecWritesTheStoresBytes(t *testing.T) {
 	}
 	require.Equal(t, string(file), want)
 
-	_, err = encodeEventLines("codec", 1, events)
+	_, err = EventLines("codec", 1, events)
 	require.ErrorIs(t, err, ErrSeqMismatch)
-	_, err = encodeHeaderLine(Header{ID: "rel", Cwd: "relative"})
+	_, err = HeaderLine(Header{ID: "rel", Cwd: "relative"})
 	require.ErrorIs(t, err, ErrInvalid)
 }
 
 func TestInterruptedTurnGivesLoadsClosersAndLines(t *testing.T) {
 	log, err := scanLog([]byte(headerLineOf(t, header("open"))+lines(openTurnLines...)), "open")
 	require.NoError(t, err)
-	closers, closerLines := interruptedTurnLines(log.events)
+	closers, closerLines := InterruptedTurn(log.events)
 	require.Len(t, closers, len(openTurnClosers))
 	got := make([]string, len(closerLines))
 	for i, l := range closerLines {
 		got[i] = string(l)
 	}
 	require.Equal(t, strings.Join(openTurnClosers, "\n"), strings.Join(got, "\n"))
-	none, noLines := interruptedTurnLines(log.events[:2])
+	none, noLines := InterruptedTurn(log.events[:2])
 	require.Empty(t, none)
 	require.Empty(t, noLines)
 }

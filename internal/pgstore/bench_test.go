@@ -32,7 +32,7 @@ func BenchmarkFencedAppendAgainstPlainInsert(b *testing.B) {
 	n := int64(0)
 	for b.Loop() {
 		e := storetest.Note(n, "benchmark line")
-		lines, err := codec.EventLines("bench", n, []session.Event{e})
+		lines, err := session.EventLines("bench", n, []session.Event{e})
 		require.NoError(b, err)
 		start := time.Now()
 		require.NoError(b, s.AppendFenced(ctx, "bench", epoch, []session.Event{e}))

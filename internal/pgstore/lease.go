@@ -86,7 +86,7 @@ func (s *Store) appendUnder(ctx context.Context, id string, epoch session.Epoch,
 		return nil
 	}
 	first := events[0].Seq
-	lines, err := codec.EventLines(id, first, events)
+	lines, err := session.EventLines(id, first, events)
 	if err != nil {
 		return err
 	}
@@ -376,7 +376,7 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	closers, lines := codec.InterruptedTurn(log.Events)
+	closers, lines := session.InterruptedTurn(log.Events)
 	if len(closers) == 0 {
 		return log, nil
 	}

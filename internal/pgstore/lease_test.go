@@ -142,14 +142,14 @@ func TestRowsHoldTheJSONLLinesVerbatim(t *testing.T) {
 	conn := connect(t, dsn)
 	var header string
 	require.NoError(t, conn.QueryRow(ctx, `SELECT header_line FROM sessions WHERE id = 'v'`).Scan(&header))
-	want, err := codec.HeaderLine(h)
+	want, err := session.HeaderLine(h)
 	require.NoError(t, err)
 	require.Equal(t, string(want), header)
 	r, err := conn.Query(ctx, `SELECT line FROM events WHERE session_id = 'v' ORDER BY seq`)
 	require.NoError(t, err)
 	lines, err := pgx.CollectRows(r, pgx.RowTo[string])
 	require.NoError(t, err)
-	wantLines, err := codec.EventLines("v", 0, events)
+	wantLines, err := session.EventLines("v", 0, events)
 	require.NoError(t, err)
 	require.Equal(t, []string{string(wantLines[0]), string(wantLines[1])}, lines)
 }

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dsh-actors/dsh-actors/internal/logline"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -39,10 +38,6 @@ type Store struct {
 }
 
 var _ session.Fenced = (*Store)(nil)
-
-// codec is the session package's line codec: the store keeps the bytes
-// the JSONL store writes.
-var codec = logline.Of[session.Header, session.Event]()
 
 // Option configures Open.
 type Option func(*Store)
@@ -249,11 +244,11 @@ func parseLog(id, header string, lines []string) (*session.Log, error) {
 // Create inserts the session and its seed in one transaction; an id that
 // is stored already is session.ErrExists.
 func (s *Store) Create(ctx context.Context, h session.Header, seed []session.Event) error {
-	headerLine, err := codec.HeaderLine(h)
+	headerLine, err := session.HeaderLine(h)
 	if err != nil {
 		return err
 	}
-	lines, err := codec.EventLines(h.ID, 0, seed)
+	lines, err := session.EventLines(h.ID, 0, seed)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/dsh-actors/dsh-actors/internal/logline"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -57,7 +56,7 @@ func appendLog(buf []byte, log session.Log) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	lines, err := logline.Of[session.Header, session.Event]().EventLines(log.Header.ID, 0, log.Events)
+	lines, err := session.EventLines(log.Header.ID, 0, log.Events)
 	if err != nil {
 		return nil, err
 	}
