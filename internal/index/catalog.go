@@ -90,12 +90,26 @@ type children struct {
 }
 
 // candidates brings the view up to date and reads parentID's direct
-// children from it (see view.directChildren). A log whose header changed
+// children from it (see view.directChildren). The handle's first use
+// tries the checkpoint instead (coldChildren): a one-shot process then
+// neither walks the store nor watches folders; later uses watch the
+// folders they depend on. A log whose header changed
 // under the view makes it reconcile fully once more; a second change hands
 // the call to the unindexed reader (ok false).
 func (d *DB) candidates(ctx context.Context, parentID string) (children, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if !d.used {
+		d.used = true
+		if r, ok, err := d.coldChildren(ctx, parentID); err != nil || ok {
+			return r, err
+		}
+	} else if d.watch == nil {
+		d.watch = newWatcher()
+		if d.view != nil {
+			d.view.watch = d.watch
+		}
+	}
 	if d.view != nil {
 		overflow := d.watch.drain(func(id string) { d.view.changed(id, false) })
 		if overflow {

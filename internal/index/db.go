@@ -26,13 +26,15 @@ const applicationID = 0x44534841
 
 // schemaVersion is PRAGMA user_version of the schema below and of the
 // text searchText extracts (3: a turn's end, a failed tool's error and
-// todos as the original indexes them). An index of an older version is
-// rebuilt; one of a newer version is refused.
-const schemaVersion = 3
+// todos as the original indexes them; 4: the checkpoint a new process
+// checks freshness against). An index of an older version is rebuilt; one
+// of a newer version is refused.
+const schemaVersion = 4
 
 var schema = []string{
-	`CREATE TABLE state(singleton INTEGER PRIMARY KEY CHECK (singleton = 1), structure TEXT NOT NULL) STRICT`,
-	`INSERT INTO state VALUES (1, '')`,
+	`CREATE TABLE state(singleton INTEGER PRIMARY KEY CHECK (singleton = 1), structure TEXT NOT NULL,
+		checkpoint TEXT NOT NULL) STRICT`,
+	`INSERT INTO state VALUES (1, '', '')`,
 	// logs: every session folder the walk saw, with its log's revision.
 	`CREATE TABLE logs(dir TEXT PRIMARY KEY, revision TEXT NOT NULL) STRICT`,
 	// sessions: every session the store lists, with what is derived from it.
@@ -74,7 +76,8 @@ type DB struct {
 	mu    sync.Mutex // serializes reconciliation, derivation writes and the view
 	sql   *sql.DB
 	view  *view    // this process's view of the store since its last full reconciliation; nil: none
-	watch *watcher // nil when inotify is unavailable
+	watch *watcher // nil before the second listing, or when inotify is unavailable
+	used  bool     // a listing was made through this handle
 }
 
 // Open opens (creating, or rebuilding when it is corrupt or of an older
@@ -93,7 +96,6 @@ func Open(ctx context.Context, root string, sessions *session.Sessions) (*DB, er
 	if err := d.open(ctx); err != nil {
 		return nil, err
 	}
-	d.watch = newWatcher()
 	return d, nil
 }
 
@@ -135,7 +137,7 @@ func (d *DB) openOnce(ctx context.Context) error {
 	if f, err := os.OpenFile(d.path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600); err == nil {
 		_ = f.Close()
 	}
-	dsn := "file:" + d.path + "?_pragma=busy_timeout(30000)&_pragma=synchronous(normal)&_txlock=immediate"
+	dsn := "file:" + d.path + "?_pragma=busy_timeout(30000)&_pragma=synchronous(normal)&_pragma=mmap_size(268435456)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return err

@@ -15,6 +15,17 @@
 // changed and removed logs are all seen. Logs are read only with the
 // non-mutating Store.Inspect, never the repairing Load.
 //
+// A process's first listing skips that walk when it can: each
+// reconciliation leaves a checkpoint in the index (the stamps and entry
+// fingerprints of the root and project folders, and the session folders
+// holding no listed session), and while those are unchanged the listing
+// is the indexed one, since a session's header is written once and never
+// rewritten. That listing then costs one stat of the root and of each
+// project folder plus one stat per log the answer depends on (the
+// parent's lineage and its direct children), and watches no folder: a
+// one-shot command pays O(children). Later listings of the same handle
+// watch the folders they depend on (inotify).
+//
 // DB.ListChildren answers exactly as query.ListChildren over the unindexed
 // query does: healthy stores are answered from the index, and everything
 // else (a failing listing, a source conflict, an unknown parent, a lineage

@@ -265,3 +265,37 @@ func fileDigest(t *testing.T, path string) string {
 	require.NoError(t, err)
 	return fmt.Sprintf("%x", sha256.Sum256(data))
 }
+
+// TestAColdHandleChecksFreshnessWithoutWalkingTheStore: a handle opened on
+// an index another handle brought up to date (a new process, say) answers
+// from it after checking only the folders and the logs the answer depends
+// on; it walks the store again only once a folder's entries changed.
+func TestAColdHandleChecksFreshnessWithoutWalkingTheStore(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	warm := f.open()
+	want := f.requireSame(warm, storegen.Parent)
+	require.NoError(t, warm.Close())
+	walks := 0
+	afterWalk = func(*DB) { walks++ }
+	t.Cleanup(func() { afterWalk = nil })
+
+	inspects := f.store.count()
+	got, err := f.open().ListChildren(ctx, storegen.Parent)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	require.Zero(t, walks, "an unchanged store is not walked")
+	require.Equal(t, inspects, f.store.count(), "an unchanged store reads no log")
+
+	// A child's log changed in place: the cold handle reads that log only.
+	appendTo(t, f.childLog(2), `{"type":"subagent/descriptor","seq":12,"time":1,"data":{"version":1,"provider":"spawn","label":"again"}}`+"\n")
+	got = f.requireSame(f.open(), storegen.Parent)
+	require.Contains(t, got, query.Entry{Kind: query.KindDiagnostic, ID: storegen.ChildID(2), Reason: query.ReasonCorrupt})
+	require.Zero(t, walks)
+
+	// A child removed: its project folder's entries changed, so the store
+	// is walked again.
+	require.NoError(t, os.RemoveAll(filepath.Dir(f.childLog(5))))
+	require.Len(t, f.requireSame(f.open(), storegen.Parent), 7)
+	require.Equal(t, 1, walks)
+}

@@ -6,8 +6,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -51,6 +55,9 @@ func (d *DB) reconcileLocked(ctx context.Context) (*observation, error) {
 	defer func() { _ = tx.Rollback() }()
 	r := reconciler{d: d, tx: tx, obs: obs}
 	if err := r.run(ctx); err != nil {
+		return nil, err
+	}
+	if err := writeCheckpoint(ctx, tx, obs); err != nil {
 		return nil, err
 	}
 	return obs, tx.Commit()
@@ -163,7 +170,7 @@ func (r *reconciler) firstLinesChanged(ctx context.Context, dirs []string) (bool
 		if err != nil {
 			return false, err
 		}
-		line, err := firstLine(filepath.Join(r.d.root, dir, logpath.FileName))
+		line, err := firstLine(filepath.Join(r.d.root, dir))
 		if err != nil || !bytes.Equal(line, want) {
 			return true, nil
 		}
@@ -171,13 +178,29 @@ func (r *reconciler) firstLinesChanged(ctx context.Context, dirs []string) (bool
 	return false, nil
 }
 
-func firstLine(path string) ([]byte, error) {
-	f, err := os.Open(path)
+// firstLine returns the first line of the log in the session folder dir
+// (session.jsonl, else the first frame's line of session.jsonl.zstd)
+// without its LF. A Zstandard line is not checked against its frame's
+// checksum: callers only compare it with a header they hold.
+func firstLine(dir string) ([]byte, error) {
+	f, err := os.Open(filepath.Join(dir, logpath.FileName))
+	var r io.Reader = f
+	if errors.Is(err, fs.ErrNotExist) {
+		if f, err = os.Open(filepath.Join(dir, logpath.FileName+".zstd")); err == nil {
+			dec, derr := zstd.NewReader(f, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+			if derr != nil {
+				_ = f.Close()
+				return nil, derr
+			}
+			defer dec.Close()
+			r = dec
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	line, err := bufio.NewReaderSize(f, 4096).ReadSlice('\n')
+	line, err := bufio.NewReaderSize(r, 4096).ReadSlice('\n')
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/dsh-actors/dsh-actors/internal/catalog"
-	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -181,7 +180,7 @@ func (v *view) revisionOf(root string, s *indexedSession, t time.Time) (string, 
 		if err != nil {
 			return rev, false
 		}
-		line, err := firstLine(filepath.Join(dir, logpath.FileName))
+		line, err := firstLine(dir)
 		if err != nil || !bytes.Equal(line, want) {
 			return rev, false
 		}
