@@ -1,6 +1,7 @@
 package dsh
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/manager"
@@ -59,7 +61,29 @@ type Options struct {
 	Logger *slog.Logger
 	// Workers sizes the dispatcher pool; 0 means GOMAXPROCS.
 	Workers int
+	// Node names this runtime in the leases of the Postgres store Open
+	// opens for Dir, as other processes see them (sessions.owner); ""
+	// means host:pid:random.
+	Node string
+	// LeaseTTL is how long a lease of the Postgres store Open opens for
+	// Dir outlives this runtime's last renewal (it renews every third of
+	// it); 0 means 10 s, and less than 100 ms is refused. On a store
+	// shared by several processes the runtime also sweeps once per
+	// LeaseTTL: it takes over the sessions whose holder died (its lease
+	// expired more than a LeaseTTL ago), closing the turn each left open,
+	// and runs the messages acknowledged for them that no one runs, so a
+	// child of a dead process gets its pending messages run here within
+	// about two LeaseTTLs, without another Send.
+	LeaseTTL time.Duration
 }
+
+// minLeaseTTL is the shortest Options.LeaseTTL: a lease is renewed every
+// third of it, and a renewal is one round trip to the database.
+const minLeaseTTL = 100 * time.Millisecond
+
+// defaultLeaseTTL is the lease TTL, and so the sweep interval, when
+// Options.LeaseTTL is 0.
+const defaultLeaseTTL = 10 * time.Second
 
 // Runtime is an opened dsh-actors runtime. Its methods are safe for
 // concurrent use.
@@ -71,6 +95,7 @@ type Runtime struct {
 	// after the actor runtime; nil otherwise.
 	postgres   *pgstore.Store
 	closeStore sync.Once
+	sweeper    *sweeper // nil unless the store is shared
 }
 
 // Open opens the store, starts the actor runtime and binds its subagent
@@ -78,6 +103,9 @@ type Runtime struct {
 // open. It blocks only on opening the store.
 func Open(opts Options) (*Runtime, error) {
 	if err := useModelAgents(&opts); err != nil {
+		return nil, err
+	}
+	if err := checkLeaseOptions(opts); err != nil {
 		return nil, err
 	}
 	pg, err := openPostgres(&opts)
@@ -105,19 +133,42 @@ func Open(opts Options) (*Runtime, error) {
 	if opts.ModelAgents != nil {
 		opts.ModelAgents.Bind(r.actors, r.subagents)
 	}
+	r.sweeper = startSweeper(opts.Store, cmp.Or(opts.LeaseTTL, defaultLeaseTTL), r.actors.Logger())
 	return r, nil
+}
+
+// checkLeaseOptions refuses a LeaseTTL below minLeaseTTL, and Node or
+// LeaseTTL where Open opens no Postgres store (a caller's Store keeps its
+// own leases).
+func checkLeaseOptions(opts Options) error {
+	if opts.LeaseTTL != 0 && opts.LeaseTTL < minLeaseTTL {
+		return fault.New(fault.InvalidRequest, fmt.Sprintf("dsh: Options.LeaseTTL must be at least %s, got %s", minLeaseTTL, opts.LeaseTTL), nil)
+	}
+	if (opts.Node != "" || opts.LeaseTTL != 0) && !isPostgresURL(opts.Dir) {
+		return fault.New(fault.InvalidRequest, "dsh: Options.Node and LeaseTTL name the leases of a Postgres store: set Dir to its postgres:// URL", nil)
+	}
+	return nil
+}
+
+// isPostgresURL reports whether dir names a Postgres store.
+func isPostgresURL(dir string) bool {
+	return strings.HasPrefix(dir, "postgres://") || strings.HasPrefix(dir, "postgresql://")
 }
 
 // openPostgres opens the Postgres store opts.Dir names, if it names one,
 // and makes it opts.Store; it blocks until the schema is there.
 func openPostgres(opts *Options) (*pgstore.Store, error) {
-	if !strings.HasPrefix(opts.Dir, "postgres://") && !strings.HasPrefix(opts.Dir, "postgresql://") {
+	if !isPostgresURL(opts.Dir) {
 		return nil, nil
 	}
 	if opts.Store != nil || len(opts.StoreOptions) > 0 {
 		return nil, errors.New("dsh: Options.Dir names a Postgres store: set neither Store nor StoreOptions (they are the JSONL store's)")
 	}
-	pg, err := pgstore.Open(context.Background(), opts.Dir, pgstore.WithLogger(opts.Logger))
+	pgOpts := []pgstore.Option{pgstore.WithLogger(opts.Logger), pgstore.WithTTL(opts.LeaseTTL)}
+	if opts.Node != "" {
+		pgOpts = append(pgOpts, pgstore.WithOwner(opts.Node))
+	}
+	pg, err := pgstore.Open(context.Background(), opts.Dir, pgOpts...)
 	if err != nil {
 		return nil, fault.New(fault.PersistenceUnavailable, "dsh: open the Postgres store: "+err.Error(), err)
 	}
@@ -334,6 +385,7 @@ func (r *Runtime) Children(ctx context.Context, parentID string) ([]query.Entry,
 // child-first and every session flushed. When ctx ends first it returns
 // ctx's error with the turns still running; Close then ends them.
 func (r *Runtime) Shutdown(ctx context.Context) error {
+	r.sweeper.stop()
 	if err := r.actors.Shutdown(ctx); err != nil {
 		return err
 	}
@@ -345,6 +397,7 @@ func (r *Runtime) Shutdown(ctx context.Context) error {
 // disposed child-first and every session flushed. It blocks until then;
 // a second Close returns nil.
 func (r *Runtime) Close() error {
+	r.sweeper.stop()
 	return errors.Join(r.actors.Close(context.Background()), r.closePostgres())
 }
 

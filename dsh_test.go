@@ -2,6 +2,7 @@ package dsh
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/actors"
@@ -20,7 +21,12 @@ import (
 // pgtest.Main also checks for leaked goroutines.
 var cluster *pgtest.Cluster
 
-func TestMain(m *testing.M) { pgtest.Main(m, &cluster) }
+func TestMain(m *testing.M) {
+	if isEmbedder() {
+		os.Exit(serveEmbedder(os.Stdin, os.Stdout))
+	}
+	pgtest.Main(m, &cluster)
+}
 
 var bg = context.Background()
 

@@ -57,3 +57,17 @@ func TestDirNamingPostgresRefusesTheJSONLOptionsAndAnUnreachableServer(t *testin
 	require.ErrorIs(t, err, fault.PersistenceUnavailable)
 	t.Logf("refused after %v: %v", time.Since(start), err)
 }
+
+// Node and LeaseTTL name a Postgres store's leases: elsewhere, and a TTL
+// too short to renew, are refused by code, naming the option.
+func TestLeaseOptionsAreRefusedWhereTheyCannotApply(t *testing.T) {
+	for _, opts := range []Options{
+		{Dir: t.TempDir(), Node: "a"},
+		{LeaseTTL: time.Second},
+		{Dir: "postgres://localhost/x", LeaseTTL: time.Millisecond},
+	} {
+		_, err := Open(opts)
+		require.ErrorIs(t, err, fault.InvalidRequest, "%+v", opts)
+		require.ErrorContains(t, err, "Options.")
+	}
+}

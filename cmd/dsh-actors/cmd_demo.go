@@ -51,7 +51,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	d := newDemo(set, newScreen(stdout))
 	runErr := d.run(ctx)
-	if err := set.close(context.WithoutCancel(ctx)); err != nil && runErr == nil {
+	if err := set.close(); err != nil && runErr == nil {
 		runErr = err
 	}
 	if runErr != nil {

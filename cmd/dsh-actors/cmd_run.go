@@ -49,7 +49,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return failure(stderr, "run", err)
 	}
 	reason, err := runPrompt(ctx, set.rt, flags.Arg(0), stdout)
-	if closeErr := set.close(context.Background()); err == nil {
+	if closeErr := set.close(); err == nil {
 		err = closeErr
 	}
 	if err != nil {

@@ -72,7 +72,7 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if ctx.Err() != nil { // interrupted: a second signal forces the exit during the drain
 		defer exitOnSecondSignal(stderr, "send")()
 	}
-	if err := set.close(context.WithoutCancel(ctx)); err != nil && runErr == nil {
+	if err := set.close(); err != nil && runErr == nil {
 		runErr = err
 	}
 	if runErr != nil {

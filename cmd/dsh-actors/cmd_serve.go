@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dsh-actors/dsh-actors/internal/index"
-	"github.com/dsh-actors/dsh-actors/query"
-	"github.com/dsh-actors/dsh-actors/subagent"
 	"io"
 	"log/slog"
 	"net"
@@ -16,6 +13,10 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/dsh-actors/dsh-actors/internal/index"
+	"github.com/dsh-actors/dsh-actors/query"
+	"github.com/dsh-actors/dsh-actors/subagent"
 
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/host"
@@ -165,7 +166,7 @@ func openServeStack(flags serveFlags, logger *slog.Logger, trustedHosts []string
 	opts := host.Options{Logger: logger, TrustedHosts: trustedHosts}
 	if flags.indexed && !isPostgres(flags.store) { // the derived index lives beside a JSONL root
 		if db, err = index.Open(context.Background(), flags.store, set.rt.Sessions()); err != nil {
-			_ = set.close(context.Background())
+			_ = set.close()
 			return nil, err
 		}
 		cont = indexedContinuations{Service: set.service, db: db}
@@ -208,7 +209,7 @@ func (s *serveStack) shutdown(server *http.Server) error {
 	if err := server.Shutdown(graceful); err != nil {
 		_ = server.Close()
 	}
-	err := s.set.close(context.Background())
+	err := s.set.close()
 	if s.index != nil {
 		err = errors.Join(err, s.index.Close())
 	}

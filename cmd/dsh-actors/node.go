@@ -1,17 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"sync"
 	"time"
 
-	"github.com/dsh-actors/dsh-actors/internal/pgstore"
-	"github.com/dsh-actors/dsh-actors/session"
 	"go.uber.org/goleak"
 )
 
@@ -45,18 +40,6 @@ func (n nodeFlags) check(store string) error {
 	return nil
 }
 
-// storeOptions are the pgstore options of the flags given.
-func (n nodeFlags) storeOptions() []pgstore.Option {
-	var opts []pgstore.Option
-	if n.name != "" {
-		opts = append(opts, pgstore.WithOwner(n.name))
-	}
-	if n.leaseTTL != 0 {
-		opts = append(opts, pgstore.WithTTL(n.leaseTTL))
-	}
-	return opts
-}
-
 // leakCheck is --leak-check: the goroutines running when it is armed are
 // ignored, and verify reports any other still running once the process
 // stopped everything it started.
@@ -84,63 +67,4 @@ func (c *leakCheck) verify(status int, stderr io.Writer, name string) int {
 	}
 	fmt.Fprintf(stderr, "dsh-actors %s: leak check: no goroutine left\n", name)
 	return status
-}
-
-// defaultLeaseTTL is the Postgres store's lease TTL when --lease-ttl is
-// not given, and so a node's sweep interval.
-const defaultLeaseTTL = 10 * time.Second
-
-// sweepEvery is how often a node sweeps: once per lease TTL.
-func (n nodeFlags) sweepEvery() time.Duration {
-	if n.leaseTTL != 0 {
-		return n.leaseTTL
-	}
-	return defaultLeaseTTL
-}
-
-// sweeper runs a store's sweep every interval until stop: each sweep takes
-// over the sessions whose holder died or stalls past its lease (their
-// open turn closed interrupted, the holder fenced), so that a dead node's
-// children stop showing as running and are free for any node to resume.
-type sweeper struct {
-	quit chan struct{}
-	done sync.WaitGroup
-	once sync.Once
-}
-
-// startSweeper starts sweeping store every interval, logging a failed
-// sweep to logger; nil when the store cannot sweep.
-func startSweeper(store session.Store, interval time.Duration, logger *slog.Logger) *sweeper {
-	sw, ok := store.(session.Sweeper)
-	if !ok {
-		return nil
-	}
-	s := &sweeper{quit: make(chan struct{})}
-	s.done.Go(func() {
-		tick := time.NewTicker(interval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-s.quit:
-				return
-			case <-tick.C:
-				ctx, cancel := context.WithTimeout(context.Background(), interval)
-				if _, err := sw.Sweep(ctx); err != nil {
-					logger.Warn("serve: sweep failed", "err", err)
-				}
-				cancel()
-			}
-		}
-	})
-	return s
-}
-
-// stop ends the sweeps and waits for the one running; a nil sweeper has
-// nothing to stop. It is idempotent.
-func (s *sweeper) stop() {
-	if s == nil {
-		return
-	}
-	s.once.Do(func() { close(s.quit) })
-	s.done.Wait()
 }

@@ -56,7 +56,7 @@ func TestServeNodeNamesItsLeases(t *testing.T) {
 	require.Greater(t, left, 5*time.Second)
 	require.LessOrEqual(t, left, 7*time.Second)
 
-	require.NoError(t, set.close(ctx))
+	require.NoError(t, set.close())
 	var held int
 	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM sessions WHERE owner IS NOT NULL`).Scan(&held))
 	require.Zero(t, held)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"io"
@@ -9,8 +8,8 @@ import (
 
 	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/llm"
-	"github.com/dsh-actors/dsh-actors/internal/pgstore"
 	"github.com/dsh-actors/dsh-actors/modelagent"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -30,20 +29,13 @@ type runtimeSet struct {
 	rt      *actors.Runtime
 	query   *query.Query
 	service *subagent.Service
-	store   io.Closer // a store the runtime does not own (Postgres), or nil
-	sweeper *sweeper  // a node's sweeps of its store, or nil
 }
 
-// close stops the sweeps, closes the runtime (the drain, the child-first
-// disposal, the flush), then the store it runs on when the runtime does
-// not own it.
-func (s *runtimeSet) close(ctx context.Context) error {
-	s.sweeper.stop()
-	err := s.rt.Close(ctx)
-	if s.store != nil {
-		err = errors.Join(err, s.store.Close())
-	}
-	return err
+// close closes the runtime at once (running turns cancelled, every agent
+// disposed child-first, every session flushed), then the store Open
+// opened for it.
+func (s *runtimeSet) close() error {
+	return s.dsh.Close()
 }
 
 // modelFlag adds --model, the model that drives new agents (none: the
@@ -73,38 +65,26 @@ func openRuntime(root string, logger *slog.Logger, agents *modelagent.Agents, st
 }
 
 // openNodeRuntime is openRuntime whose Postgres store's leases carry
-// node's name and TTL (serve's --node and --lease-ttl); a named node also
-// sweeps the store every TTL, taking over the sessions other nodes left
-// with an expired lease.
+// node's name and TTL (serve's --node and --lease-ttl); on a Postgres
+// store the runtime also sweeps every TTL, taking over the sessions other
+// nodes left with an expired lease.
 func openNodeRuntime(root string, logger *slog.Logger, agents *modelagent.Agents, node nodeFlags, storeOpts ...session.Option) (*runtimeSet, error) {
-	opts := dsh.Options{Dir: root, Logger: logger, StoreOptions: storeOpts}
-	var pg *pgstore.Store
-	if isPostgres(root) {
-		if len(storeOpts) > 0 {
-			return nil, errors.New("--compression applies to a JSONL store folder, not to a Postgres store")
-		}
-		var err error
-		if pg, err = pgstore.Open(context.Background(), root, append(node.storeOptions(), pgstore.WithLogger(logger))...); err != nil {
-			return nil, persistenceFailed("session persistence failed", err)
-		}
-		opts.Dir, opts.Store = "", pg
-	} else if err := checkStoreRoot(root); err != nil {
-		return nil, err
+	opts := dsh.Options{Dir: root, Logger: logger, StoreOptions: storeOpts, ModelAgents: agents,
+		Node: node.name, LeaseTTL: node.leaseTTL}
+	if isPostgres(root) && len(storeOpts) > 0 {
+		return nil, errors.New("--compression applies to a JSONL store folder, not to a Postgres store")
 	}
-	opts.ModelAgents = agents
+	if !isPostgres(root) {
+		if err := checkStoreRoot(root); err != nil {
+			return nil, err
+		}
+	}
 	rt, err := dsh.Open(opts)
 	if err != nil {
-		if pg != nil {
-			err = errors.Join(err, pg.Close())
+		if isPostgres(root) && errors.Is(err, fault.PersistenceUnavailable) {
+			err = persistenceFailed("session persistence failed", errors.Unwrap(err))
 		}
 		return nil, err
 	}
-	set := &runtimeSet{dsh: rt, rt: rt.Actors(), query: rt.Query(), service: rt.Subagents()}
-	if pg != nil {
-		set.store = pg
-		if node.name != "" {
-			set.sweeper = startSweeper(pg, node.sweepEvery(), logger)
-		}
-	}
-	return set, nil
+	return &runtimeSet{dsh: rt, rt: rt.Actors(), query: rt.Query(), service: rt.Subagents()}, nil
 }
