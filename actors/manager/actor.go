@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
@@ -17,40 +16,17 @@ type task func()
 // receiver is the protoactor face of the Manager.
 type receiver Manager
 
-// Receive runs tasks one at a time; it never blocks.
-func (r *receiver) Receive(c actor.Context) {
-	m := (*Manager)(r)
-	m.self = c
-	switch msg := c.Message().(type) {
-	case task:
-		m.runTask(msg)
-	case *actor.Terminated:
-		m.onTerminated(msg.Who)
-	case *actor.Stopped:
-		close(m.stopped)
+// contain logs a decision's panic (a bug) so the actor keeps serving,
+// never restarted with its state lost.
+func (m *Manager) contain() {
+	if r := recover(); r != nil {
+		m.logger.Error(fmt.Sprintf("subagent: continuation manager decision panicked: %v", r))
 	}
-}
-
-// runTask runs one decision; a panic (a bug) is logged and contained so
-// the actor keeps serving, never restarted with its state lost.
-func (m *Manager) runTask(fn task) {
-	defer func() {
-		if r := recover(); r != nil {
-			m.logger.Error(fmt.Sprintf("subagent: continuation manager decision panicked: %v", r))
-		}
-	}()
-	fn()
 }
 
 // post queues fn to run inside the actor, after everything posted before.
 // After the actor stopped, fn is dropped (only late bus events can be).
-func (m *Manager) post(fn func()) {
-	m.haltMu.RLock()
-	defer m.haltMu.RUnlock()
-	if !m.halted {
-		m.system.Root.Send(m.pid, task(fn))
-	}
-}
+func (m *Manager) post(fn func()) { m.send(task(fn)) }
 
 // halt stops the actor once; later posts are dropped instead of
 // dead-lettered.
@@ -122,13 +98,13 @@ func (m *Manager) refusal(ctx context.Context) error {
 func (m *Manager) onChildEvent(a *activation, e parent.Event) {
 	switch e.Type {
 	case inbox.Dequeue:
-		m.post(func() { m.messageLeft(a, e.MessageID) })
+		m.send(childEvent{a, e})
 	case inbox.Discard:
 		m.settleDiscarded(a, e.MessageID)
-		m.post(func() { m.messageDiscarded(a, e.MessageID) })
+		m.send(childEvent{a, e})
 	case inbox.StatusChange:
 		if e.Status == inbox.Idle && !a.disposing.Load() {
-			m.post(func() { m.statusIdle(a) })
+			m.send(childEvent{a, e})
 		}
 	}
 }
@@ -140,11 +116,8 @@ func (m *Manager) onAgentEvent(e parent.Event) {
 	if e.Type != parent.EventDisposed {
 		return
 	}
-	if m.roots.has(e.AgentID) {
-		m.post(func() { m.rootDisposed(e.AgentID, e.Incarnation) })
-	}
-	if m.endParents.has(e.AgentID) {
-		m.post(func() { m.parentDisposed(e.AgentID) })
+	if m.roots.has(e.AgentID) || m.endParents.has(e.AgentID) {
+		m.send(agentDisposed{e.AgentID, e.Incarnation})
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -91,35 +90,61 @@ func (m *Manager) onTerminated(pid *actor.PID) {
 // the admission cut-off). In this one synchronous span it cancels a's turn
 // and queued messages, then opens the disposal of every owned child, so
 // cancellation reaches the whole subtree top-down before anything waits.
-// The rest runs off the actor (finishTeardown): for an Activation owning
-// no child, on the goroutine of its cancelled turn once that turn has
-// ended (or a new one if it is idle already); otherwise on a goroutine
-// started by the last of its children to settle.
+// The waiting part (finishTeardown) starts child-first: at once for an
+// Activation that owns no child (once its cancelled turn has ended), and
+// for an owner when the release of its last child reaches the actor
+// (childReleased).
 func (m *Manager) dispose(a *activation) *disposal {
 	if a.disposal != nil {
 		return a.disposal
 	}
 	d := m.openDisposal(a)
 	a.handle.Activation().Cancel(agent.CancelCause{Kind: agent.CauseParent}, false)
-	var children []*disposal
-	for _, child := range m.ownedActivations(a) {
-		children = append(children, m.dispose(child))
+	children := m.ownedActivations(a)
+	for _, child := range children {
+		m.dispose(child)
 	}
 	if len(children) == 0 {
-		a.handle.Activation().AfterIdle(func() { m.finishTeardown(a, nil) })
-		return d
-	}
-	var pending atomic.Int32
-	pending.Store(int32(len(children)))
-	settled := func() {
-		if pending.Add(-1) == 0 {
-			go m.finishTeardown(a, children)
-		}
-	}
-	for _, c := range children {
-		c.then = append(c.then, settled)
+		m.startTeardown(a)
 	}
 	return d
+}
+
+// startTeardown runs a's finishTeardown once a is idle (on the goroutine
+// of its cancelled turn once that turn has ended, or a new one), with the
+// failures of its released children.
+func (m *Manager) startTeardown(a *activation) {
+	if a.tearingDown {
+		return
+	}
+	a.tearingDown = true
+	childFailures := a.childFailures
+	a.handle.Activation().AfterIdle(func() { m.finishTeardown(a, childFailures) })
+}
+
+// childReleased notes in the actor that child, owned by owner, was
+// released with failure (nil when it settled cleanly); the owner's
+// teardown starts once its disposal is open and it owns no child any more.
+func (m *Manager) childReleased(owner *activation, failure error) {
+	if owner.disposal == nil {
+		return
+	}
+	if failure != nil {
+		owner.childFailures = append(owner.childFailures, failure)
+	}
+	if !m.ownsLiveChild(owner) {
+		m.startTeardown(owner)
+	}
+}
+
+// ownsLiveChild reports whether a owns a child not yet released.
+func (m *Manager) ownsLiveChild(a *activation) bool {
+	for child := range a.owned {
+		if !child.gone {
+			return true
+		}
+	}
+	return false
 }
 
 // openDisposal sets a's admission cut-off.
@@ -141,20 +166,21 @@ func (m *Manager) ownedActivations(a *activation) []*activation {
 	return owned
 }
 
-// finishTeardown is the waiting part of a disposal, in this order:
-// owned children released (child-first), quiescence, the durability
-// checkpoint, the epoch captured while the child is still registered, the
-// handle disposed; the first failure wins. The Activation and its
-// ownership are then released on the actor: posted from here when the
-// actor's Terminated has already arrived (or none will come), else by
-// onTerminated (see activation.arrive).
-func (m *Manager) finishTeardown(a *activation, children []*disposal) {
+// finishTeardown is the waiting part of a disposal, off the actor, after
+// every owned child was released (child-first), in this order:
+// quiescence, the durability checkpoint, the epoch captured while the
+// child is still registered, the handle disposed; the first failure wins
+// (the actor's own, then its children's). The Activation and its
+// ownership are then released on the actor: by the teardownDone sent from
+// here when the actor's Terminated has already arrived (or none will
+// come), else by that Terminated (see activation.arrive).
+func (m *Manager) finishTeardown(a *activation, childFailures []error) {
 	failure := a.failure
 	if failure != nil {
 		failure = teardownStepFailed(a.childID, failure)
 	}
-	if errs := waitAll(children); len(errs) > 0 && failure == nil {
-		failure = childTeardownFailed(a.childID, errs)
+	if len(childFailures) > 0 && failure == nil {
+		failure = childTeardownFailed(a.childID, childFailures)
 	}
 	ctx := context.Background()
 	if err := a.handle.Activation().WhenIdle(ctx); err != nil && failure == nil {
@@ -174,7 +200,7 @@ func (m *Manager) finishTeardown(a *activation, children []*disposal) {
 			return // onTerminated releases it
 		}
 	}
-	m.post(func() { m.release(a, out) })
+	m.send(teardownDone{a: a, out: out})
 }
 
 func isClosed(c <-chan struct{}) bool {
@@ -204,7 +230,7 @@ func (m *Manager) durability(ctx context.Context, a *activation) error {
 func (m *Manager) release(a *activation, out teardownOutcome) {
 	d, failure, epoch := a.disposal, out.failure, out.epoch
 	m.forget(a)
-	m.releaseOwnership(a)
+	m.releaseOwnership(a, failure)
 	d.err = failure
 	if failure != nil && a.settling {
 		m.logger.Warn(fmt.Sprintf("subagent %q activation teardown failed: %s", a.childID, chain(failure)))
@@ -266,7 +292,7 @@ func (m *Manager) rollbackUnpublished(a *activation, then func()) {
 			m.logger.Warn(fmt.Sprintf("subagent %q rollback failed: %s", a.childID, chain(err)))
 		}
 		m.forget(a)
-		m.releaseOwnership(a)
+		m.releaseOwnership(a, nil)
 		d.settle()
 		for _, w := range a.waiters {
 			close(w) // no end edge: the epoch never started

@@ -149,7 +149,7 @@ func (m *Manager) install(ms materializeSpec, h *parent.Handle, lineage []*paren
 	m.st.byPID[actorkit.ActivationPID(h.Activation())] = a
 	h.Observe(func(e parent.Event) { m.onChildEvent(a, e) })
 	// a fenced child is disposed at once, idle or not (checkSettled)
-	actorkit.OnFenced(h.Activation(), func() { m.post(func() { m.statusIdle(a) }) })
+	actorkit.OnFenced(h.Activation(), func() { m.send(childFenced{a}) })
 	m.self.Watch(actorkit.ActivationPID(h.Activation())) // an unexpected stop reaches onTerminated
 	return a
 }

@@ -71,6 +71,10 @@ type activation struct {
 	outcome  teardownOutcome
 	settling bool // the disposal was opened by settlement: log its failure
 	edge     *edge
+	// childFailures are the failures of the owned children released since
+	// a's disposal opened (actor only); a's teardown reports them.
+	childFailures []error
+	tearingDown   bool // its finishTeardown was started (actor only)
 	// disposing mirrors disposal != nil for the child's observer, which
 	// runs off the actor: an idle status can no longer settle a.
 	disposing atomic.Bool
@@ -101,18 +105,10 @@ func (a *activation) arrive() bool { return a.arrived.Add(1) == 2 }
 type disposal struct {
 	done chan struct{}
 	err  error
-	// then runs on the lifecycle goroutine right after done closes. Only
-	// the actor appends to it, and only before the disposal's release.
-	then []func()
 }
 
-// settle closes done and runs the then callbacks.
-func (d *disposal) settle() {
-	close(d.done)
-	for _, fn := range d.then {
-		fn()
-	}
-}
+// settle closes done (on the lifecycle goroutine, after the end edge).
+func (d *disposal) settle() { close(d.done) }
 
 // materialization is an admitted create or resume between its admission
 // and its publication or rollback; drains wait for it.
@@ -209,14 +205,16 @@ func (m *Manager) acquireOwnership(p *parent.Handle, child *activation) error {
 	return nil
 }
 
-// releaseOwnership removes child from its owner and lets the owner settle.
-func (m *Manager) releaseOwnership(child *activation) {
+// releaseOwnership removes child, released with failure, from its owner
+// and lets the owner settle, or continue its disposal child-first.
+func (m *Manager) releaseOwnership(child *activation, failure error) {
 	owner := child.owner
 	if owner == nil {
 		return
 	}
 	child.owner = nil
 	delete(owner.owned, child)
+	m.childReleased(owner, failure)
 	m.checkSettled(owner)
 }
 
