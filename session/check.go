@@ -7,24 +7,50 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/dsh-actors/dsh-actors/internal/logcheck"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 )
 
-func init() { logcheck.Register(checkRoot) }
-
-// The kinds of damage the check reports (logcheck documents each).
+// The kinds of Damage.
 const (
-	damageLog         = logcheck.Log
-	damageHeader      = logcheck.Header
-	damageTemp        = logcheck.Temp
-	damageEmptyFolder = logcheck.EmptyFolder
-	damageLayout      = logcheck.Layout
+	// DamagedLog: a log a read refuses (damage in its committed region, in
+	// a complete Zstandard frame, a log stored at a path its header does
+	// not identify, an id stored twice), or one whose repairing load would
+	// cut bytes (a torn tail, damage in an unfinished last turn).
+	DamagedLog = "damaged-log"
+	// UnreadableHeader: a log whose first line (first frame) is not a
+	// header the listing accepts, so the listing skips or refuses the
+	// session.
+	UnreadableHeader = "unreadable-header"
+	// TempFile: a leftover *.tmp file of an interrupted create.
+	TempFile = "temp-file"
+	// EmptyFolder: a session folder holding nothing.
+	EmptyFolder = "empty-folder"
+	// BadLayout: a flat-layout log, or a log of the other encoding.
+	BadLayout = "bad-layout"
 )
 
-// checkRoot is the walk logcheck.Check runs: it opens the store rooted at
-// root as it is (the encoding its logs have) and checks it.
-func checkRoot(ctx context.Context, root string) ([]logcheck.Damage, error) {
+// Damage is one problem Check found.
+type Damage struct {
+	Kind string // one of the kinds above
+	Path string // the file or folder
+	// Line is the event line (from 1, after the header) the damage starts
+	// at, 0 when no line is involved.
+	Line int
+	// FrameAt is the byte offset of the damaged Zstandard frame, -1 when
+	// none is involved.
+	FrameAt int64
+	Msg     string // what is wrong, naming Path
+}
+
+// Check walks the JSONL store rooted at root, as it is (the encoding its
+// logs have), without writing anything, and returns every problem it
+// finds, in folder order: each damaged log with its line or frame, each
+// header that cannot be read, leftover temporary files, empty session
+// folders, flat-layout logs and logs of the other encoding. A root that
+// does not exist has no problems. It fails only when a folder or file
+// cannot be read at all or when ctx is done (it checks between project
+// folders). It blocks while it reads.
+func Check(ctx context.Context, root string) ([]Damage, error) {
 	s, err := OpenJSONL(root)
 	if err != nil {
 		return nil, err
@@ -39,7 +65,7 @@ func checkRoot(ctx context.Context, root string) ([]logcheck.Damage, error) {
 // read, leftover temporary files, empty session folders, flat-layout logs
 // and logs of the other encoding. It fails only when a folder or file
 // cannot be read at all.
-func (s *JSONL) check(ctx context.Context) ([]logcheck.Damage, error) {
+func (s *JSONL) check(ctx context.Context) ([]Damage, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
@@ -62,14 +88,14 @@ func (s *JSONL) check(ctx context.Context) ([]logcheck.Damage, error) {
 // checker is one check call.
 type checker struct {
 	s       *JSONL
-	out     []logcheck.Damage
+	out     []Damage
 	ids     map[string]string // header id → path of its first log
 	enc     Compression       // the root's encoding, once decided
 	decided bool              // enc is known: fixed, or the first log's
 }
 
 func (c *checker) add(kind, path string, line int, frameAt int64, format string, args ...any) {
-	c.out = append(c.out, logcheck.Damage{Kind: kind, Path: path, Line: line, FrameAt: frameAt, Msg: fmt.Sprintf(format, args...)})
+	c.out = append(c.out, Damage{Kind: kind, Path: path, Line: line, FrameAt: frameAt, Msg: fmt.Sprintf(format, args...)})
 }
 
 func (c *checker) project(project string) error {
@@ -85,9 +111,9 @@ func (c *checker) project(project string) error {
 				return err
 			}
 		case strings.HasSuffix(e.Name(), ".tmp"):
-			c.add(damageTemp, path, 0, -1, "leftover temporary file %s", path)
+			c.add(TempFile, path, 0, -1, "leftover temporary file %s", path)
 		case e.Type().IsRegular() && isLogArtifact(e.Name()):
-			c.add(damageLayout, path, 0, -1, "%s", flatLayout(path))
+			c.add(BadLayout, path, 0, -1, "%s", flatLayout(path))
 		}
 	}
 	return nil
@@ -100,14 +126,14 @@ func (c *checker) folder(dir string) error {
 		return err
 	}
 	if len(entries) == 0 {
-		c.add(damageEmptyFolder, dir, 0, -1, "empty session folder %s", dir)
+		c.add(EmptyFolder, dir, 0, -1, "empty session folder %s", dir)
 		return nil
 	}
 	for _, e := range entries {
 		path := filepath.Join(dir, e.Name())
 		switch {
 		case strings.HasSuffix(e.Name(), ".tmp"):
-			c.add(damageTemp, path, 0, -1, "leftover temporary file %s", path)
+			c.add(TempFile, path, 0, -1, "leftover temporary file %s", path)
 		case e.Name() == logpath.FileName:
 			err = c.log(path, CompressionNone)
 		case e.Name() == zstdLogFileName:
@@ -126,7 +152,7 @@ func (c *checker) log(path string, enc Compression) error {
 		c.enc, c.decided = enc, true
 	}
 	if enc != c.enc {
-		c.add(damageLayout, path, 0, -1, "%s", encodingMismatch(path, c.enc))
+		c.add(BadLayout, path, 0, -1, "%s", encodingMismatch(path, c.enc))
 	}
 	buf, err := c.s.fs.ReadFile(path)
 	if err != nil {
@@ -156,13 +182,13 @@ func (c *checker) readFailure(path string, err error) {
 	var ue *unsupportedError
 	switch {
 	case errors.As(err, &ce) && isHeaderDamage(ce):
-		c.add(damageHeader, path, 0, ce.FrameAt, "%s", ce.Msg)
+		c.add(UnreadableHeader, path, 0, ce.FrameAt, "%s", ce.Msg)
 	case errors.As(err, &ce):
-		c.add(damageLog, path, ce.Line, ce.FrameAt, "%s", ce.Msg)
+		c.add(DamagedLog, path, ce.Line, ce.FrameAt, "%s", ce.Msg)
 	case errors.As(err, &ue):
-		c.add(damageHeader, path, 0, -1, "%s", ue.Msg)
+		c.add(UnreadableHeader, path, 0, -1, "%s", ue.Msg)
 	default:
-		c.add(damageLog, path, 0, -1, "%s: %v", path, err)
+		c.add(DamagedLog, path, 0, -1, "%s: %v", path, err)
 	}
 }
 
@@ -184,7 +210,7 @@ func (c *checker) cut(path string, enc Compression, size int, sc scanned) {
 	if enc == CompressionZstd {
 		frameAt = int64(sc.cut) // the torn final frame
 	}
-	c.add(damageLog, path, sc.firstDropped, frameAt,
+	c.add(DamagedLog, path, sc.firstDropped, frameAt,
 		"%s: %d bytes from byte %d on are torn or damaged (a resume cuts them, keeping them in %s.broken)",
 		path, size-sc.cut, sc.cut, path)
 	c.duplicate(sc.header.ID, path)
@@ -192,7 +218,7 @@ func (c *checker) cut(path string, enc Compression, size int, sc scanned) {
 
 func (c *checker) duplicate(id, path string) {
 	if first, dup := c.ids[id]; dup {
-		c.add(damageLog, path, 0, -1, "%s (also %s)", duplicateID(id, first), path)
+		c.add(DamagedLog, path, 0, -1, "%s (also %s)", duplicateID(id, first), path)
 		return
 	}
 	c.ids[id] = path

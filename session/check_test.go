@@ -29,54 +29,54 @@ func TestCheckNamesEachDamage(t *testing.T) {
 	}{
 		{"torn tail", CompressionNone, func(t *testing.T, s *JSONL) string {
 			return writeRaw(t, s, h, headerLineOf(t, h)+lines(openTurnLines[:3]...)+`{"type":"ste`)
-		}, damageLog, 4, -1, "bytes from byte"},
+		}, DamagedLog, 4, -1, "bytes from byte"},
 		{"damage inside the unfinished last turn", CompressionNone, func(t *testing.T, s *JSONL) string {
 			return writeRaw(t, s, h, headerLineOf(t, h)+lines(openTurnLines[0], openTurnLines[1], openTurnLines[2], "{bad", openTurnLines[4]))
-		}, damageLog, 4, -1, "a resume cuts them"},
+		}, DamagedLog, 4, -1, "a resume cuts them"},
 		{"committed damage", CompressionNone, func(t *testing.T, s *JSONL) string {
 			return writeRaw(t, s, h, headerLineOf(t, h)+lines(openTurnLines[0], "{bad", turnEnd))
-		}, damageLog, 2, -1, "corrupt session log: unparsable committed event at line 2"},
+		}, DamagedLog, 2, -1, "corrupt session log: unparsable committed event at line 2"},
 		{"unreadable header", CompressionNone, func(t *testing.T, s *JSONL) string {
 			return writeRaw(t, s, h, "{not a header\n"+lines(openTurnLines...))
-		}, damageHeader, 0, -1, "corrupt session log: header line is not valid JSON"},
+		}, UnreadableHeader, 0, -1, "corrupt session log: header line is not valid JSON"},
 		{"header of another shape", CompressionNone, func(t *testing.T, s *JSONL) string {
 			return writeRaw(t, s, h, `{"type":"session","version":0,"id":"log"}`+"\n")
-		}, damageHeader, 0, -1, "corrupt session log: first line is not a session header"},
+		}, UnreadableHeader, 0, -1, "corrupt session log: first line is not a session header"},
 		{"corrupt complete frame", CompressionZstd, func(t *testing.T, s *JSONL) string {
 			f := append([]byte(nil), zfile...)
 			f[second.end-1] ^= 0xFF
 			return writeZstd(t, s, h, f)
-		}, damageLog, 0, int64(second.start), "failed validation"},
+		}, DamagedLog, 0, int64(second.start), "failed validation"},
 		{"torn final frame", CompressionZstd, func(t *testing.T, s *JSONL) string {
 			return writeZstd(t, s, h, zfile[:third.start+7])
-		}, damageLog, 3, int64(third.start), "a resume cuts them"},
+		}, DamagedLog, 3, int64(third.start), "a resume cuts them"},
 		{"leftover temporary file", CompressionNone, func(t *testing.T, s *JSONL) string {
 			writeRaw(t, s, h, headerLineOf(t, h))
 			path := logPathOf(t, s, h) + ".0123456789ab.tmp"
 			require.NoError(t, os.WriteFile(path, []byte("partial"), 0o600))
 			return path
-		}, damageTemp, 0, -1, "leftover temporary file"},
+		}, TempFile, 0, -1, "leftover temporary file"},
 		{"empty session folder", CompressionNone, func(t *testing.T, s *JSONL) string {
 			dir := filepath.Dir(logPathOf(t, s, h))
 			require.NoError(t, os.MkdirAll(dir, 0o700))
 			return dir
-		}, damageEmptyFolder, 0, -1, "empty session folder"},
+		}, EmptyFolder, 0, -1, "empty session folder"},
 		{"log of the other encoding", CompressionNone, func(t *testing.T, s *JSONL) string {
 			writeRaw(t, s, header("a"), headerLineOf(t, header("a")))
 			return writeZstd(t, s, h, zfile)
-		}, damageLayout, 0, -1, `uses .jsonl.zstd, but this backend is configured for compression "none"`},
+		}, BadLayout, 0, -1, `uses .jsonl.zstd, but this backend is configured for compression "none"`},
 		{"flat layout", CompressionNone, func(t *testing.T, s *JSONL) string {
 			path := filepath.Join(s.Root(), "--work-project--", "flat.jsonl")
 			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
 			require.NoError(t, os.WriteFile(path, []byte(headerLineOf(t, h)), 0o600))
 			return path
-		}, damageLayout, 0, -1, "flat-file layout"},
+		}, BadLayout, 0, -1, "flat-file layout"},
 		{"misplaced log", CompressionNone, func(t *testing.T, s *JSONL) string {
 			path := filepath.Join(s.Root(), "--elsewhere--", "log", logpath.FileName)
 			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
 			require.NoError(t, os.WriteFile(path, []byte(headerLineOf(t, h)), 0o600))
 			return path
-		}, damageLog, 0, -1, `header id "log" and cwd identify`},
+		}, DamagedLog, 0, -1, `header id "log" and cwd identify`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

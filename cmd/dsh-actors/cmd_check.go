@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/dsh-actors/dsh-actors/internal/logcheck"
+	"github.com/dsh-actors/dsh-actors/session"
 )
 
 const checkUsage = "usage: dsh-actors check [--json] [--store DIR]"
@@ -47,12 +47,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return 0
 }
 
-// checkStore runs logcheck.Check over root, which must exist.
+// checkStore runs session.Check over root, which must exist.
 func checkStore(ctx context.Context, root string) ([]damage, error) {
 	if err := requireStore(root); err != nil {
 		return nil, err
 	}
-	found, err := logcheck.Check(ctx, root)
+	found, err := session.Check(ctx, root)
 	if err != nil {
 		return nil, err
 	}

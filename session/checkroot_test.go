@@ -1,4 +1,4 @@
-package logcheck_test
+package session_test
 
 import (
 	"context"
@@ -6,22 +6,18 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/dsh-actors/dsh-actors/internal/logcheck"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// Check runs the walk the session package registered: a healthy store and
+// Check over a root: a healthy store and
 // a missing root have no problems; a damaged one names each problem with
 // its path, and nothing is written.
-func TestCheckRunsTheSessionPackagesWalk(t *testing.T) {
+func TestCheckNamesEachProblemOfARootAndWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
-	got, err := logcheck.Check(ctx, filepath.Join(root, "missing"))
+	got, err := session.Check(ctx, filepath.Join(root, "missing"))
 	require.NoError(t, err)
 	require.Empty(t, got, "a missing root holds no damage")
 	_, err = os.Stat(filepath.Join(root, "missing"))
@@ -31,7 +27,7 @@ func TestCheckRunsTheSessionPackagesWalk(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, store.Create(ctx, session.Header{ID: "a", CreatedAt: 1, Cwd: "/w"}, nil))
 	require.NoError(t, store.Close())
-	got, err = logcheck.Check(ctx, root)
+	got, err = session.Check(ctx, root)
 	require.NoError(t, err)
 	require.Empty(t, got, "a healthy store")
 
@@ -49,19 +45,19 @@ func TestCheckRunsTheSessionPackagesWalk(t *testing.T) {
 	before, err := os.ReadFile(log)
 	require.NoError(t, err)
 
-	got, err = logcheck.Check(ctx, root)
+	got, err = session.Check(ctx, root)
 	require.NoError(t, err)
 	require.Len(t, got, 3)
-	byPath := map[string]logcheck.Damage{}
+	byPath := map[string]session.Damage{}
 	for _, d := range got {
 		byPath[d.Path] = d
 		require.Contains(t, d.Msg, d.Path, "the message names the path")
 	}
-	require.Equal(t, logcheck.Log, byPath[log].Kind)
+	require.Equal(t, session.DamagedLog, byPath[log].Kind)
 	require.Equal(t, 1, byPath[log].Line)
 	require.Equal(t, int64(-1), byPath[log].FrameAt)
-	require.Equal(t, logcheck.EmptyFolder, byPath[filepath.Join(project, "empty")].Kind)
-	require.Equal(t, logcheck.Temp, byPath[tmp].Kind)
+	require.Equal(t, session.EmptyFolder, byPath[filepath.Join(project, "empty")].Kind)
+	require.Equal(t, session.TempFile, byPath[tmp].Kind)
 	after, err := os.ReadFile(log)
 	require.NoError(t, err)
 	require.Equal(t, before, after, "check writes nothing")
@@ -76,11 +72,6 @@ func TestCheckHonoursACancelledContext(t *testing.T) {
 	require.NoError(t, store.Close())
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = logcheck.Check(ctx, root)
+	_, err = session.Check(ctx, root)
 	require.ErrorIs(t, err, context.Canceled)
-}
-
-// A second registration is a programming error.
-func TestRegisterTwicePanics(t *testing.T) {
-	require.Panics(t, func() { logcheck.Register(nil) })
 }
