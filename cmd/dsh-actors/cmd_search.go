@@ -25,6 +25,9 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err := exactlyOne(positional, err, "PHRASE"); err != nil {
 		return usageError(stderr, searchUsage, flags, err)
 	}
+	if *limit == 0 { // the request's 0 means the default; a 0 typed here is out of range
+		*limit = -1
+	}
 	req := index.SearchRequest{Phrase: positional[0], Limit: *limit, Offset: *offset}
 	page, err := search(ctx, *store, req, !*noIndex)
 	if err != nil {

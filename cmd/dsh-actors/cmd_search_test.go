@@ -112,3 +112,26 @@ func TestAMixedEncodingRootFailsAlikeWithAndWithoutTheIndex(t *testing.T) {
 		}
 	}
 }
+
+// A page window out of range is refused before any search, indexed or
+// not: --limit 0 as the original refuses it, --offset -1 naming the offset.
+func TestSearchRefusesAnOutOfRangeWindow(t *testing.T) {
+	root := testStore(t)
+	for _, extra := range [][]string{nil, {"--no-index"}} {
+		code, stdout, stderr := run(t, append([]string{"search", "--store", root, "--limit", "0", "summary"}, extra...)...)
+		require.Equal(t, 1, code, stdout)
+		require.Equal(t, "dsh-actors search: SESSION_QUERY_INVALID_LIMIT: limit must be an integer between 1 and 100\n", stderr)
+		code, stdout, stderr = run(t, append([]string{"search", "--store", root, "--offset", "-1", "summary"}, extra...)...)
+		require.Equal(t, 1, code, stdout)
+		require.Equal(t, "dsh-actors search: SESSION_QUERY_INVALID_LIMIT: offset must be a non-negative integer, got -1\n", stderr)
+	}
+}
+
+// list and search say in their help where the derived index lives.
+func TestListAndSearchHelpNameTheIndexFile(t *testing.T) {
+	for _, command := range []string{"list", "search"} {
+		code, stdout, _ := run(t, command, "--help")
+		require.Zero(t, code)
+		require.Contains(t, stdout, "<store>/"+index.FileName, command)
+	}
+}

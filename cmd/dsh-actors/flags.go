@@ -106,5 +106,6 @@ func atMost(name string, value, limit int) error {
 // noIndexFlag is --no-index: read with the unindexed reader instead of
 // the derived index in the store root.
 func noIndexFlag(flags *flag.FlagSet) *bool {
-	return flags.Bool("no-index", false, "read the logs directly, without the derived index ("+index.FileName+")")
+	return flags.Bool("no-index", false, "read the logs directly, without the derived index: a SQLite database "+
+		"kept under the store root (<store>/"+index.FileName+"), derived from the logs and rebuilt when missing")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -74,9 +75,11 @@ func ftsPhrase(normalized string) string {
 
 func (r SearchRequest) limit() (int, error) {
 	switch {
+	case r.Offset < 0:
+		return 0, &fault.Error{Code: QueryInvalidLimit, Message: fmt.Sprintf("offset must be a non-negative integer, got %d", r.Offset)}
 	case r.Limit == 0:
 		return DefaultLimit, nil
-	case r.Limit < 1 || r.Limit > MaxLimit || r.Offset < 0:
+	case r.Limit < 1 || r.Limit > MaxLimit:
 		return 0, &fault.Error{Code: QueryInvalidLimit, Message: "limit must be an integer between 1 and 100"}
 	}
 	return r.Limit, nil
