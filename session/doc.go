@@ -98,9 +98,10 @@
 // A Fenced store leases each session to one holder at a time: Acquire
 // returns an epoch, AppendFenced writes only under the current epoch (a
 // stale one is fault.Fenced, nothing written), Release gives it up. The
-// JSONL store's lease is a lock on one byte of <root>/.session-leases,
-// held by the process for as long as the session is
-// live and dropped by the kernel when the process dies: a second process
+// JSONL store's lease is a session.lease link in the session's folder to
+// the store's owner file, held for as long as the session is live; the
+// store locks its owner file until it closes and the kernel drops that
+// lock when the process dies, which voids its links: a second process
 // (or a second store over the root) is refused the session with
 // fault.LeaseHeld, and its Load refuses to repair a log whose lease is
 // held elsewhere. Reads (List, Inspect) need no lease. The registry

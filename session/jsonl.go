@@ -495,7 +495,7 @@ func (s *JSONL) Load(ctx context.Context, id string) (*Log, error) {
 // A log whose lease another process holds is refused (fault.LeaseHeld):
 // its writer may be mid-batch, and a repair would cut its bytes.
 func (s *JSONL) loadLocked(ctx context.Context, st *logState) (*Log, error) {
-	done, err := s.holdForRepair(st)
+	done, err := s.holdForRepair(ctx, st)
 	if err != nil {
 		return nil, err
 	}

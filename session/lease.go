@@ -2,96 +2,216 @@ package session
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
-	"hash/fnv"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 )
 
-// leaseTable is a JSONL store's handle on its root's lease file, opened
-// on first use.
+// leaseTable is a JSONL store's leases. A held lease is a record in the
+// session's folder (logpath.LeaseRecordName): a hard link to the store's
+// owner file, on whose byte 0 the store holds an open-file-description
+// lock until it closes. Taking a lease is one link(2), giving it up one
+// unlink(2), whatever the number of live sessions, and the store keeps
+// one file open for all of them. A record whose owner file is no longer
+// locked was left by a store that closed without releasing or a process
+// that died: it is removed and the lease taken (see clearDeadRecord).
+//
+// Byte-range locks on one shared file would do the same with no records,
+// but the kernel walks every lock of a file on each lock and unlock, so
+// each lease would cost O(live sessions).
 type leaseTable struct {
 	root string
 
-	mu     sync.Mutex
-	file   *os.File
+	owner atomic.Pointer[leaseOwner] // set on first use, nil again on close
+
+	mu     sync.Mutex // serializes opening the owner file and close
 	closed bool
 }
 
-// offset is the byte of the lease file that stands for id.
-func leaseOffset(id string) int64 {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(id))
-	return int64(h.Sum64() & (1<<62 - 1))
+// leaseOwner is a store's open, locked owner file.
+type leaseOwner struct {
+	file *os.File
+	path string
+	info os.FileInfo
 }
 
-// lock takes id's lease lock without waiting: false when another process
-// (or another store over this root) holds it. A root this process cannot
-// write (or that does not exist yet) has nothing to protect: lock
-// succeeds without a lock.
-func (t *leaseTable) lock(id string) (bool, error) {
-	f, err := t.open()
-	if f == nil || err != nil {
+// ownerByte is the byte of an owner file its store keeps locked;
+// takeoverByte the one a store locks while it removes a dead record.
+const (
+	ownerByte    = 0
+	takeoverByte = 1
+)
+
+// leaseAttempts bounds the link attempts of one lock: a record can only
+// vanish under a racing lock so many times before one of them holds it.
+const leaseAttempts = 4
+
+// lock records this store's lease in the session folder dir without
+// waiting: false when another process (or another store over this root)
+// holds it. A folder this process cannot write has nothing to protect:
+// lock succeeds without a record.
+func (t *leaseTable) lock(dir string) (bool, error) {
+	if !leaseRecords {
+		return true, nil
+	}
+	owner, err := t.open()
+	if owner == nil || err != nil {
 		return err == nil, err
 	}
-	return lockRange(f, leaseOffset(id))
+	record := filepath.Join(dir, logpath.LeaseRecordName)
+	for range leaseAttempts {
+		err := os.Link(owner.path, record)
+		switch {
+		case err == nil:
+			return true, nil
+		case unwritable(err):
+			return true, nil
+		case !errors.Is(err, fs.ErrExist):
+			return false, err
+		}
+		if cleared, err := t.clearDeadRecord(record, owner); err != nil || !cleared {
+			return false, err
+		}
+	}
+	return false, nil
 }
 
-// unlock gives id's lease lock up.
-func (t *leaseTable) unlock(id string) error {
-	t.mu.Lock()
-	f := t.file
-	t.mu.Unlock()
-	if f == nil {
+// clearDeadRecord removes the lease record at path when its owner file is
+// this store's (a record a failed unlock left) or unlocked (its store is
+// gone); true when the record is gone, so the lease may be tried again,
+// false while a live store holds it or another store is clearing it.
+func (t *leaseTable) clearDeadRecord(path string, owner *leaseOwner) (bool, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if !os.SameFile(info, owner.info) {
+		if live, err := rangeLocked(f, ownerByte); err != nil || live {
+			return false, err
+		}
+		if ok, err := lockRange(f, takeoverByte); err != nil || !ok {
+			return false, err
+		}
+	}
+	if now, err := os.Lstat(path); err != nil || !os.SameFile(now, info) {
+		return true, nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	return true, nil
+}
+
+// unlock removes this store's lease record from the session folder dir.
+func (t *leaseTable) unlock(dir string) error {
+	owner := t.owner.Load()
+	if owner == nil {
 		return nil
 	}
-	return unlockRange(f, leaseOffset(id))
+	record := filepath.Join(dir, logpath.LeaseRecordName)
+	info, err := os.Lstat(record)
+	if err != nil || !os.SameFile(info, owner.info) {
+		return nil
+	}
+	if err := os.Remove(record); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
-func (t *leaseTable) open() (*os.File, error) {
+// open returns the store's owner file, creating and locking it the first
+// time; nil without an error when the root cannot hold it (missing or not
+// writable: there is nothing to protect yet).
+func (t *leaseTable) open() (*leaseOwner, error) {
+	if owner := t.owner.Load(); owner != nil {
+		return owner, nil
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
 		return nil, errClosed
 	}
-	if t.file != nil {
-		return t.file, nil
+	if owner := t.owner.Load(); owner != nil {
+		return owner, nil
 	}
-	f, err := os.OpenFile(filepath.Join(t.root, logpath.LeaseFileName), os.O_RDWR|os.O_CREATE, 0o600)
+	owner, err := createOwner(t.root)
+	if owner == nil || err != nil {
+		return nil, err
+	}
+	t.owner.Store(owner)
+	return owner, nil
+}
+
+// createOwner creates a new owner file in root under a random token and
+// locks its owner byte.
+func createOwner(root string) (*leaseOwner, error) {
+	token := make([]byte, 12)
+	_, _ = rand.Read(token)
+	path := filepath.Join(root, logpath.OwnerFileName(hex.EncodeToString(token)))
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	switch {
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
+	case errors.Is(err, fs.ErrNotExist), unwritable(err):
 		return nil, nil
 	case err != nil:
 		return nil, err
 	}
-	t.file = f
-	return f, nil
+	info, err := f.Stat()
+	if err == nil {
+		var ok bool
+		if ok, err = lockRange(f, ownerByte); err == nil && !ok {
+			err = errors.New("session: a new owner file is locked already: " + path)
+		}
+	}
+	if err != nil {
+		return nil, errors.Join(err, f.Close(), os.Remove(path))
+	}
+	return &leaseOwner{file: f, path: path, info: info}, nil
 }
 
-// close drops every lock this store holds.
+// unwritable reports an error of a file system this process may not write.
+func unwritable(err error) bool {
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
+}
+
+// close removes the owner file and closes it, which drops its lock: the
+// records of leases still held are then seen as left behind.
 func (t *leaseTable) close() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.closed = true
-	if t.file == nil {
+	owner := t.owner.Swap(nil)
+	if owner == nil {
 		return nil
 	}
-	err := t.file.Close()
-	t.file = nil
-	return err
+	err := os.Remove(owner.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		err = nil
+	}
+	return errors.Join(err, owner.file.Close())
 }
 
-// Acquire takes the lease of the stored session id for this store: the
-// lock of its byte in the root's lease file (logpath.LeaseFileName), refused
-// with fault.LeaseHeld while another process, another store over the
-// root or this store holds it. Epochs count up per session within this
-// store; across processes the lock is what excludes.
+// Acquire takes the lease of the stored session id for this store: a
+// record in its folder (see leaseTable), refused with fault.LeaseHeld
+// while another process, another store over the root or this store holds
+// it. Epochs count up per session within this store; across processes the
+// record and its owner's lock are what exclude.
 func (s *JSONL) Acquire(ctx context.Context, id string) (Epoch, error) {
 	if err := s.checkOpen(); err != nil {
 		return 0, err
@@ -102,15 +222,14 @@ func (s *JSONL) Acquire(ctx context.Context, id string) (Epoch, error) {
 	}
 	st.op.Lock()
 	defer st.op.Unlock()
-	if !st.isReady() {
-		if _, err := s.find(ctx, id); err != nil {
-			return 0, err
-		}
+	dir, err := s.folder(ctx, st)
+	if err != nil {
+		return 0, err
 	}
 	if st.leased {
 		return 0, durable.LeaseHeld(id, "this store")
 	}
-	ok, err := s.leases.lock(id)
+	ok, err := s.leases.lock(dir)
 	if err != nil {
 		return 0, err
 	}
@@ -118,8 +237,26 @@ func (s *JSONL) Acquire(ctx context.Context, id string) (Epoch, error) {
 		return 0, durable.LeaseHeld(id, "another process (or another store over this root)")
 	}
 	st.epoch++
-	st.leased = true
+	st.leased, st.leaseDir = true, dir
 	return st.epoch, nil
+}
+
+// folder returns the folder of the stored session (st.op held): where its
+// ready log lies, else where find locates it.
+func (s *JSONL) folder(ctx context.Context, st *logState) (string, error) {
+	st.mu.Lock()
+	path := st.path
+	if !st.loaded {
+		path = ""
+	}
+	st.mu.Unlock()
+	if path == "" {
+		var err error
+		if path, err = s.find(ctx, st.id); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Dir(path), nil
 }
 
 // AppendFenced is Append under epoch: the lease is checked when the batch
@@ -147,7 +284,7 @@ func (s *JSONL) Release(ctx context.Context, id string, epoch Epoch) error {
 	}
 	st.leased = false
 	err := st.quiesce()
-	return errors.Join(err, s.leases.unlock(id))
+	return errors.Join(err, s.leases.unlock(st.leaseDir))
 }
 
 // Renew has nothing to do: a JSONL lease lasts until it is released or
@@ -165,18 +302,22 @@ func (st *logState) checkLease(epoch Epoch) error {
 
 // holdForRepair makes sure no other process holds id's lease while a Load
 // repairs the log (st.op held): when this store does not hold it, it
-// takes the lock for the repair and returns the function that gives it
-// back.
-func (s *JSONL) holdForRepair(st *logState) (done func(), err error) {
+// takes the lease record for the repair and returns the function that
+// gives it back.
+func (s *JSONL) holdForRepair(ctx context.Context, st *logState) (done func(), err error) {
 	if st.leased {
 		return func() {}, nil
 	}
-	ok, err := s.leases.lock(st.id)
+	dir, err := s.folder(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := s.leases.lock(dir)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, durable.LeaseHeld(st.id, "another process (or another store over this root); it is not repaired here")
 	}
-	return func() { _ = s.leases.unlock(st.id) }, nil
+	return func() { _ = s.leases.unlock(dir) }, nil
 }

@@ -30,8 +30,9 @@ type logState struct {
 	retired chan struct{} // made by a waiter while writing; closed when the writer retires
 	failed  error         // the first write or sync failure, until a Load re-establishes the log
 
-	epoch  Epoch // the last lease Acquire gave out (op held)
-	leased bool  // epoch is held (op held)
+	epoch    Epoch  // the last lease Acquire gave out (op held)
+	leased   bool   // epoch is held (op held)
+	leaseDir string // the folder holding the lease record while leased (op held)
 
 	file     sessionfs.File // kept open between writer rounds while slot is held
 	slot     bool           // holds one of the store's kept-file slots

@@ -3,7 +3,7 @@
 //
 //	<root>/<project key of cwd | _no-cwd>/<EncodeSegment(id)>/session.jsonl
 //
-// (session.jsonl.zstd in a compressed root), and the root's lease file.
+// (session.jsonl.zstd in a compressed root), and the files of the leases.
 // It is the one definition the session store writes by and the readers
 // beside it (the derived index, the Postgres export, the generators of
 // the benchmarks) find logs by; it is internal so that the layout stays
@@ -13,6 +13,7 @@ package logpath
 import (
 	"errors"
 	"path/filepath"
+	"strings"
 	"unicode/utf16"
 )
 
@@ -20,12 +21,32 @@ import (
 // uncompressed store (FileName + ".zstd" in a compressed one).
 const FileName = "session.jsonl"
 
-// LeaseFileName is the file in a JSONL root whose byte-range locks are
-// the sessions' leases (one byte per session, at an offset hashed from
-// its id): a process holds the lock of every session it has live, and
-// the kernel drops them when the process dies. Locks work between
-// processes of one machine on a local file system, not over NFS.
-const LeaseFileName = ".session-leases"
+// LeaseRecordName is the file in a session's folder that stands for its
+// lease while a process holds it: a hard link to the holder's owner file.
+const LeaseRecordName = "session.lease"
+
+// ownerPrefix begins the name of every owner file.
+const ownerPrefix = ".session-owner."
+
+// oldLeaseFile is the single lease file of earlier versions, whose
+// byte-range locks were the leases.
+const oldLeaseFile = ".session-leases"
+
+// OwnerFileName is the name of the owner file of one open store, directly
+// in a JSONL root: ".session-owner." and token. The store holds a lock on
+// its byte 0 for as long as it is open, and the kernel drops that lock
+// when the process dies; the store's lease records are hard links to it,
+// so a record whose file is unlocked was left by a store that is gone.
+// Locks work between processes of one machine on a local file system,
+// not over NFS.
+func OwnerFileName(token string) string { return ownerPrefix + token }
+
+// IsLeaseFile reports whether name (a file name in a JSONL root or in a
+// session folder) belongs to the leases, of this version or of an
+// earlier one, rather than to the sessions' data.
+func IsLeaseFile(name string) bool {
+	return name == LeaseRecordName || name == oldLeaseFile || strings.HasPrefix(name, ownerPrefix)
+}
 
 // ErrInvalid matches every error of this package: an id or cwd that
 // cannot name a path. Package session exports it as session.ErrInvalid.

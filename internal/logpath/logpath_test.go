@@ -57,3 +57,13 @@ func repeat(s string, n int) string {
 	}
 	return string(out)
 }
+
+func TestLeaseFileNames(t *testing.T) {
+	require.Equal(t, ".session-owner.0a1b", OwnerFileName("0a1b"))
+	for _, name := range []string{"session.lease", ".session-leases", ".session-owner.0a1b"} {
+		require.True(t, IsLeaseFile(name), name)
+	}
+	for _, name := range []string{"session.jsonl", "session.inbox", ".session-ownerx", "_no-cwd"} {
+		require.False(t, IsLeaseFile(name), name)
+	}
+}

@@ -50,13 +50,13 @@ func Run(t *testing.T, newWorld World) {
 	}
 }
 
-// Files maps every file under a JSONL root, but the lease file, to its
+// Files maps every file under a JSONL root, but the lease files, to its
 // bytes, keyed by its path relative to root.
 func Files(t *testing.T, root string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	require.NoError(t, filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() == logpath.LeaseFileName {
+		if err != nil || d.IsDir() || logpath.IsLeaseFile(d.Name()) {
 			return err
 		}
 		data, err := os.ReadFile(path)
