@@ -44,18 +44,25 @@ type Options struct {
 	// Store, when set, is used instead of Dir; the caller keeps it and
 	// closes it after the runtime.
 	Store session.Store
-	// NewAgent builds every agent the runtime starts or resumes:
-	// top-level agents and their continuable children alike (a child's
+	// NewAgent builds every agent the runtime starts: top-level agents
+	// and their continuable children alike (a child's
 	// agent.Options.ParentSession is its parent's id, a top-level
-	// agent's is empty); nil means agent.Scripted.
+	// agent's is empty), and every agent it resumes whose route is
+	// Provider and Model; nil means agent.Scripted. A stored child is
+	// rebuilt by the factory of the route its descriptor names, with the
+	// persona and tool filter it names: NewAgent for this route,
+	// agent.Scripted for "scripted", ModelAgents for their provider. A
+	// route none of them builds is refused with fault.NotResumable naming
+	// it, never built by another.
 	NewAgent agent.Factory
-	// Provider and Model are the model route the agents NewAgent builds are
-	// attributed to (empty: the agent package's defaults).
+	// Provider and Model are the route of the agents the runtime starts,
+	// which NewAgent builds (empty: "scripted").
 	Provider, Model string
-	// ModelAgents, when set, build every agent started or resumed instead
-	// of NewAgent (which must then be nil, as Provider and Model must be
-	// empty: the route is theirs); Open binds them to the runtime and its
-	// subagent service.
+	// ModelAgents build every stored agent of their provider, whatever
+	// model it names. When their Config names a Model they are also the
+	// route of every agent started, instead of NewAgent (which must then
+	// be nil, as Provider and Model must be empty). Open binds them to the
+	// runtime and its subagent service.
 	ModelAgents *modelagent.Agents
 	// Logger receives the runtime's warnings; nil discards them.
 	Logger *slog.Logger
@@ -118,7 +125,7 @@ func Open(opts Options) (*Runtime, error) {
 		}
 	}
 	aopts := actors.Options{Root: opts.Dir, StoreOptions: opts.StoreOptions, Logger: opts.Logger,
-		NewAgent: opts.NewAgent, Workers: opts.Workers, Provider: opts.Provider, Model: opts.Model}
+		NewAgent: agentRoutes(opts), Workers: opts.Workers, Provider: opts.Provider, Model: opts.Model}
 	if opts.Store != nil {
 		aopts.Sessions = session.NewSessions(opts.Store)
 	}
@@ -229,17 +236,21 @@ func closeStore(pg *pgstore.Store) error {
 	return pg.Close()
 }
 
-// useModelAgents makes opts' model agents its agent factory and route; it
-// fails when opts also sets either.
+// useModelAgents makes opts' model agents its agent factory and route
+// when they name a model; it fails when opts also sets either.
 func useModelAgents(opts *Options) error {
 	if opts.ModelAgents == nil {
+		return nil
+	}
+	provider, model := opts.ModelAgents.Route()
+	if model == "" { // they only rebuild stored agents of their provider
 		return nil
 	}
 	if opts.NewAgent != nil || opts.Provider != "" || opts.Model != "" {
 		return errors.New("dsh: Options.ModelAgents replaces NewAgent, Provider and Model: set none of them")
 	}
 	opts.NewAgent = opts.ModelAgents.Factory
-	opts.Provider, opts.Model = opts.ModelAgents.Route()
+	opts.Provider, opts.Model = provider, model
 	return nil
 }
 

@@ -31,7 +31,10 @@ type Options struct {
 	Resumed bool
 }
 
-// Factory builds the Agent for one live agent. It must not block.
+// Factory builds the Agent for one live agent. It must not block. It
+// returns nil when it builds no agent for these options (a route it does
+// not know): the start or resume then fails with fault.NotResumable
+// naming the route.
 type Factory func(Options) Agent
 
 // The kinds of CancelCause (the original's cancel causes).

@@ -44,8 +44,11 @@ type Config struct {
 	// Provider is the route name logged for requests and assistant
 	// messages (default "deepseek-official").
 	Provider string
-	// Model is the wire model name (required); an agent whose options name
-	// another model uses that one.
+	// Model is the wire model name of the agents started with these
+	// agents as their route; an agent whose options name another model
+	// (a stored child whose descriptor names it) uses that one. Empty
+	// Agents start no agent of their own: they only rebuild stored agents
+	// of Provider, each with the model it names.
 	Model string
 	// System is the system prompt (default: a short prompt saying the
 	// agent may hand work to subagents with the subagent tools).
@@ -78,15 +81,12 @@ type Agents struct {
 // New returns the model agents of cfg over a client of cfg's endpoint
 // (its unset BaseURL and APIKey read from the environment), with
 // DeepSeek's request defaults: a 256,000-token response cap, high
-// reasoning effort, a 1,000,000-token context. It fails without a model,
-// or with MISSING_CREDENTIAL without an API key, or when a tool of
+// reasoning effort, a 1,000,000-token context. It fails with
+// MISSING_CREDENTIAL without an API key, or when a tool of
 // cfg.Tools has a bad or taken name or bad parameters; it does not block. Give
 // the agents to dsh.Options.ModelAgents, which binds them; over an actor
 // runtime of your own, Bind them before the first turn.
 func New(cfg Config) (*Agents, error) {
-	if cfg.Model == "" {
-		return nil, errors.New("modelagent: a Config needs a Model")
-	}
 	endpoint := llm.ConfigFromEnv()
 	if cfg.BaseURL != "" {
 		endpoint.BaseURL = cfg.BaseURL
@@ -127,7 +127,8 @@ func newAgents(cfg Config, client llm.Client, random func() float64) (*Agents, e
 }
 
 // Route is the provider and model the agents are attributed to (give them
-// to actors.Options so that the runtime logs the same).
+// to actors.Options so that the runtime logs the same); the model is empty
+// for Agents that only rebuild stored agents (Config.Model).
 func (a *Agents) Route() (provider, model string) { return a.cfg.Provider, a.cfg.Model }
 
 // Bind gives the agents the runtime they run on (to find the calling agent)

@@ -23,11 +23,24 @@ func closedFor(id string) error {
 	return fault.New(fault.RegistryClosed, "actors: registry is closed; agent \""+id+"\" not started", nil)
 }
 
-// startFailed wraps the cause of a failed create or resume (op).
+// startFailed wraps the cause of a failed create or resume (op); a cause
+// that is NOT_RESUMABLE (no factory builds the agent's route) keeps its
+// code.
 func startFailed(op, id string, err error) error {
 	message := "actors: " + op + " agent \"" + id + "\" failed"
 	if err != nil {
 		message += ": " + err.Error()
 	}
-	return fault.New(fault.AgentStartFailed, message, err)
+	code := fault.AgentStartFailed
+	if fault.CodeOf(err) == fault.NotResumable {
+		code = fault.NotResumable
+	}
+	return fault.New(code, message, err)
+}
+
+// unbuildable is the refusal of an agent whose route the factory builds
+// nothing for.
+func unbuildable(id, provider, model string) error {
+	return fault.New(fault.NotResumable, "actors: no agent factory builds agent \""+id+"\" of route "+
+		strconv.Quote(provider+"/"+model), nil)
 }

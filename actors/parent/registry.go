@@ -328,6 +328,9 @@ func (r *Registry) spawn(live *session.Live, spec Spec, resumed bool) (*Handle, 
 	if impl == nil {
 		impl = r.newAgent(spec.options(header, resumed))
 	}
+	if impl == nil {
+		return nil, unbuildable(header.ID, spec.Provider, spec.Model)
+	}
 	act, err := activation.Start(activation.Config{
 		Agent: impl, Session: live, Provider: spec.Provider, Model: spec.Model,
 		Actors:    r.actors,

@@ -59,7 +59,11 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return failure(stderr, "send", err)
 		}
 	}
-	set, err := openRuntime(*store, warnLogger(stderr), nil)
+	agents, err := modelAgents("")
+	if err != nil {
+		return failure(stderr, "send", err)
+	}
+	set, err := openRuntime(*store, warnLogger(stderr), agents)
 	if err != nil {
 		return failure(stderr, "send", err)
 	}

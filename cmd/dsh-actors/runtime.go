@@ -44,14 +44,19 @@ func modelFlag(flags *flag.FlagSet) *string {
 	return flags.String("model", "", "model name for DeepSeek's (or "+llm.EnvBaseURL+"'s) chat completions; needs "+llm.EnvAPIKey)
 }
 
-// modelAgents are the model agents of --model NAME over the DeepSeek
-// endpoint the environment configures, nil without a model. A model
-// without DEEPSEEK_API_KEY fails at once, naming the variable.
+// modelAgents are the model agents over the DeepSeek endpoint the
+// environment configures: with --model NAME they start every new agent
+// (NAME without DEEPSEEK_API_KEY fails at once, naming the variable);
+// without it they only rebuild stored model agents, each with the model
+// its descriptor names, and are nil when no key is set (such an agent is
+// then NOT_RESUMABLE, naming its route).
 func modelAgents(model string) (*modelagent.Agents, error) {
-	if model == "" {
+	agents, err := modelagent.New(modelagent.Config{Model: model})
+	var coded interface{ ErrorCode() string }
+	if model == "" && errors.As(err, &coded) && coded.ErrorCode() == "MISSING_CREDENTIAL" {
 		return nil, nil
 	}
-	return modelagent.New(modelagent.Config{Model: model})
+	return agents, err
 }
 
 // openRuntime opens the runtime with logger on the store root names: the
