@@ -170,7 +170,9 @@ func TestHeartbeatKeepsAnIdleStreamAlive(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			h.ServeHTTP(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, "http://localhost/events", nil))
+			req := httptest.NewRequestWithContext(ctx, http.MethodGet, "http://localhost/events", nil)
+			req.RemoteAddr = "127.0.0.1:50000" // a page on this machine
+			h.ServeHTTP(rec, req)
 		}()
 		time.Sleep(31 * time.Second)
 		synctest.Wait()
@@ -237,7 +239,7 @@ func TestContractStreamsSitBehindTheTrustFence(t *testing.T) {
 		require.Equal(t, "forbidden", rec.Body.String())
 
 		req = httptest.NewRequest(http.MethodGet, path, nil)
-		req.Host = "127.0.0.1:7410"
+		req.Host, req.RemoteAddr = "127.0.0.1:7410", "127.0.0.1:50000"
 		req.Header.Set("Sec-Fetch-Site", "cross-site")
 		rec = httptest.NewRecorder()
 		h.ServeHTTP(rec, req)

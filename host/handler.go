@@ -27,6 +27,17 @@ type Options struct {
 	// port-less one (or one ending in a bare colon) the host on any port; an
 	// unreadable entry matches nothing.
 	TrustedHosts []string
+	// Token, when set, is the bearer token a request to /api or /events
+	// must carry as "Authorization: Bearer <token>" unless it comes from a
+	// loopback peer; a request carrying it is let in whatever its Host (a
+	// wrong one is refused, also from loopback). Empty: no token, the
+	// Host fence alone.
+	Token string
+	// CwdRoot, when set, is the folder a cwd requested by session.create
+	// must lie in (after cleaning the path and resolving the symbolic
+	// links of its existing part); others are refused as bad-request
+	// before anything is made. Empty: any absolute cwd.
+	CwdRoot string
 	// Logger receives internal failures the wire reports only as internal.
 	// Nil discards them.
 	Logger *slog.Logger
@@ -158,8 +169,9 @@ func (h *Handler) Close() {
 
 // ServeHTTP routes the event streams (GET /api/events.host and
 // /api/events.mux, and the page's GET /events, SSE), /api/<method> and
-// /api/respond (POST) behind the browser-trust fence, and everything else to
-// the embedded page.
+// /api/respond (POST) behind the fence (the bearer token when there is
+// one, the browser-trust checks), and everything else to the embedded
+// page.
 //
 // Routing compares the path as sent (EscapedPath), as the original's WHATWG
 // pathname keeps percent-encodings: /api/subagent%2Elist names no method.
@@ -170,12 +182,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.servePage(w, r)
 		return
 	}
-	if !trusted(r, h.opts.TrustedHosts) {
+	switch admit(r, h.opts.Token, h.opts.TrustedHosts) {
+	case forbidden:
 		// The original's fence is res.writeHead(403); res.end('forbidden'):
 		// no content type (a nil entry stops Go from sniffing one).
 		w.Header()["Content-Type"] = nil
 		w.WriteHeader(http.StatusForbidden)
 		_, _ = io.WriteString(w, "forbidden")
+		return
+	case unauthorized:
+		w.Header()["Content-Type"] = nil
+		w.Header().Set("WWW-Authenticate", `Bearer realm="dsh-actors"`)
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = io.WriteString(w, "unauthorized")
 		return
 	}
 	if kind, ok := streamPaths[name]; ok && isAPI && r.Method == http.MethodGet {

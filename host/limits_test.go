@@ -61,6 +61,7 @@ func TestBodiesInFlightShareOneByteBudget(t *testing.T) {
 		// A declared 600-byte body is charged 601 bytes while it arrives.
 		slow, feed := io.Pipe()
 		declared := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:7410/api/session.list", slow)
+		declared.RemoteAddr = "127.0.0.1:50000" // a page on this machine
 		declared.ContentLength = 600
 		declared.Header.Set("Content-Type", "application/json")
 		first := httptest.NewRecorder()
@@ -80,6 +81,7 @@ func TestBodiesInFlightShareOneByteBudget(t *testing.T) {
 		// A body of unknown length is charged as its buffer doubles.
 		chunked := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:7410/api/session.list",
 			io.MultiReader(strings.NewReader(padded(500))))
+		chunked.RemoteAddr = "127.0.0.1:50000" // a page on this machine
 		chunked.ContentLength = -1
 		chunked.Header.Set("Content-Type", "application/json")
 		rec = httptest.NewRecorder()

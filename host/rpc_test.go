@@ -42,6 +42,7 @@ func newTestHandler(t *testing.T, b rpcBackend) *Handler {
 // post sends a raw body to /api/<path> from a loopback page.
 func post(h http.Handler, path, contentType, body string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:7410/api/"+path, strings.NewReader(body))
+	req.RemoteAddr = "127.0.0.1:50000" // a page on this machine
 	req.Header.Set("Content-Type", contentType)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
@@ -59,6 +60,7 @@ func callRPCContext(t *testing.T, ctx context.Context, h http.Handler, method st
 	body, err := json.Marshal(map[string]any{"type": "client-request", "rpcId": "r-" + method, "method": method, "payload": payload})
 	require.NoError(t, err)
 	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:7410/api/"+method, strings.NewReader(string(body)))
+	req.RemoteAddr = "127.0.0.1:50000" // a page on this machine
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
@@ -127,6 +129,7 @@ func TestCarrierStatuses(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			req := httptest.NewRequest(tc.method, "http://localhost/api/"+tc.path, strings.NewReader(tc.body))
+			req.RemoteAddr = "127.0.0.1:50000" // a page on this machine
 			if tc.contentType != "" {
 				req.Header.Set("Content-Type", tc.contentType)
 			}
@@ -167,6 +170,7 @@ func TestLargeBodiesAreAnsweredNormally(t *testing.T) {
 	} {
 		body := io.LimitReader(repeatByte('x'), tc.size)
 		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:7410/api/session.list", body)
+		req.RemoteAddr = "127.0.0.1:50000" // a page on this machine
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
@@ -194,6 +198,7 @@ func TestCarrierPercentEncodedStreamPathIsA404(t *testing.T) {
 	for _, path := range []string{"/api/events%2Emux", "/api/events%2Ehost", "/api/%65vents", "/api/events", "/api/events.all"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		req := httptest.NewRequestWithContext(ctx, http.MethodGet, "http://localhost"+path, nil)
+		req.RemoteAddr = "127.0.0.1:50000" // a page on this machine
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		cancel()
@@ -205,6 +210,7 @@ func TestCarrierPercentEncodedStreamPathIsA404(t *testing.T) {
 func TestCarrierPathOutsideAPIIsA404BeforeTheMediaType(t *testing.T) {
 	h := newTestHandler(t, newFakeBackend())
 	req := httptest.NewRequest(http.MethodPost, "http://localhost/api", strings.NewReader("{bad"))
+	req.RemoteAddr = "127.0.0.1:50000" // a page on this machine
 	req.Header.Set("Content-Type", "text/plain")
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
@@ -304,6 +310,7 @@ func TestRespondCarrierOrder(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			req := httptest.NewRequest(tc.method, "http://127.0.0.1:7410/api/"+tc.path, strings.NewReader(tc.body))
+			req.RemoteAddr = "127.0.0.1:50000" // a page on this machine
 			if tc.host != "" {
 				req.Host = tc.host
 			}

@@ -136,7 +136,8 @@ type sessionItems struct {
 // sessionCreate answers session.create {workspaceId?, cwd?, sessionId?}
 // with {sessionId} of a new live top-level agent. All three are optional;
 // the ids are non-empty, sessionId short enough to name a session folder,
-// cwd a non-empty path without NUL; workspaceId and cwd exclude each other
+// cwd a non-empty absolute path without NUL, inside Options.CwdRoot when
+// that is set (nothing is made otherwise); workspaceId and cwd exclude each other
 // (checked only when both are strings). This runtime has no workspaces, so
 // any workspaceId is workspace-not-found. Otherwise Backend.CreateSession
 // opens the requested sessionId or a minted session-<uuid>, in the
@@ -148,6 +149,7 @@ func (h *Handler) sessionCreate(ctx context.Context, c call) (any, *rpcError) {
 	cwd, hasCwd := p.optionalString("cwd", true)
 	if hasCwd {
 		p.path("cwd", cwd)
+		p.requestedCwd("cwd", cwd, h.opts.CwdRoot)
 	}
 	requestedID, hasID := p.optionalString("sessionId", true)
 	if hasID {

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"crypto/subtle"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -9,27 +10,88 @@ import (
 	"strings"
 )
 
-// trusted applies the browser-trust fence in front of /api and /events. It
-// guards a server meant for this machine's browser against DNS rebinding
-// and cross-site requests:
+// verdict is the fence's answer to one request.
+type verdict int
+
+const (
+	letIn        verdict = iota
+	forbidden            // 403: not this machine's browser, or a cross-site request
+	unauthorized         // 401: the bearer token is missing or wrong
+)
+
+// admit applies the fence in front of /api and /events.
+//
+// With a token, a request that carries an Authorization header must carry
+// exactly "Bearer <token>" (the scheme in any case), else it is
+// unauthorized; once it does, any well-formed Host is accepted, since no
+// rebinding page can know the token, and only the cross-site checks of
+// sameOrigin apply. A request without one is unauthorized unless its peer
+// is loopback, and then passes the browser-trust fence of trusted.
+// Without a token, Authorization is ignored and every request passes
+// trusted.
+func admit(r *http.Request, token string, trustedHosts []string) verdict {
+	if token != "" {
+		values := r.Header.Values("Authorization")
+		switch {
+		case len(values) > 1 || len(values) == 1 && !bearerMatches(values[0], token):
+			return unauthorized
+		case len(values) == 1:
+			if _, ok := parseAuthority("http", r.Host); !ok || !sameOrigin(r, r.Host) {
+				return forbidden
+			}
+			return letIn
+		case !loopbackPeer(r):
+			return unauthorized
+		}
+	}
+	if !trusted(r, trustedHosts) {
+		return forbidden
+	}
+	return letIn
+}
+
+// bearerMatches reports whether value is "Bearer <token>", the scheme
+// compared without case and the token in constant time.
+func bearerMatches(value, token string) bool {
+	scheme, credentials, ok := strings.Cut(value, " ")
+	return ok && strings.EqualFold(scheme, "Bearer") &&
+		subtle.ConstantTimeCompare([]byte(credentials), []byte(token)) == 1
+}
+
+// loopbackPeer reports whether the request came from this machine: its
+// RemoteAddr is a loopback address (an IPv4-mapped one counts). An
+// unreadable RemoteAddr is not loopback.
+func loopbackPeer(r *http.Request) bool {
+	peer, err := netip.ParseAddrPort(r.RemoteAddr)
+	return err == nil && peer.Addr().Unmap().IsLoopback()
+}
+
+// trusted applies the browser-trust fence. It guards a server meant for
+// this machine's browser against DNS rebinding and cross-site requests:
 //
 //   - the Host header must be exactly an authority (host, optionally
-//     ":port"; no userinfo, path or escapes) whose host is loopback
-//     (localhost, 127.0.0.0/8, [::1]) or that matches a trustedHosts entry
-//     (see matchesTrustedHost);
-//   - a request whose Sec-Fetch-Site is "cross-site" is refused;
-//   - an Origin header, when present, must be one http, https, ws or wss
-//     origin (scheme://host[:port], nothing else: "null" and "" are
-//     refused) whose host and port equal the Host's, a port equal to its
-//     scheme's default counting as absent.
+//     ":port"; no userinfo, path or escapes) whose host matches a
+//     trustedHosts entry (see matchesTrustedHost) or is loopback
+//     (localhost, 127.0.0.0/8, [::1]) while the peer is loopback too: a
+//     peer on another machine writing Host: 127.0.0.1 is not let in;
+//   - then sameOrigin must hold.
 //
 // Host names compare case-insensitively, IP addresses in their canonical
 // form ([0:0::1] is [::1]), ports without leading zeros.
 func trusted(r *http.Request, trustedHosts []string) bool {
 	host, ok := parseAuthority("http", r.Host)
-	if !ok || !(host.isLoopback() || matchesTrustedHost(host, trustedHosts)) {
+	if !ok || !(host.isLoopback() && loopbackPeer(r) || matchesTrustedHost(host, trustedHosts)) {
 		return false
 	}
+	return sameOrigin(r, r.Host)
+}
+
+// sameOrigin holds when the request is no cross-site one: no
+// Sec-Fetch-Site header is "cross-site", and an Origin header, when
+// present, is one http, https, ws or wss origin (scheme://host[:port],
+// nothing else: "null" and "" are refused) whose host and port equal
+// hostport's, a port equal to its scheme's default counting as absent.
+func sameOrigin(r *http.Request, hostport string) bool {
 	if slices.Contains(r.Header.Values("Sec-Fetch-Site"), "cross-site") {
 		return false
 	}
@@ -38,6 +100,7 @@ func trusted(r *http.Request, trustedHosts []string) bool {
 	case 0:
 		return true
 	case 1:
+		host, _ := parseAuthority("http", hostport)
 		origin, ok := parseOrigin(origins[0])
 		return ok && origin.hostname == host.hostname && origin.port == host.port
 	default:

@@ -156,7 +156,7 @@ func TestTrustFenceRefusesNonASCIIHosts(t *testing.T) {
 
 func serveTrust(h http.Handler, method, path, host string, origin, site []string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(method, path, strings.NewReader(`{"type":"client-request","rpcId":"r","method":"session.list","payload":{}}`))
-	req.Host = host
+	req.Host, req.RemoteAddr = host, "127.0.0.1:50000"
 	req.Header.Set("Content-Type", "application/json")
 	for _, v := range origin {
 		req.Header.Add("Origin", v)
@@ -192,4 +192,110 @@ func FuzzParseAuthority(f *testing.F) {
 		require.Equal(t, a.hostname, again.hostname)
 		require.Equal(t, a.port, again.port)
 	})
+}
+
+// serveFrom is serveTrust from the peer address peer, with extra headers.
+func serveFrom(h http.Handler, method, path, host, peer string, header http.Header) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, path, strings.NewReader(`{"type":"client-request","rpcId":"r","method":"session.list","payload":{}}`))
+	req.Host, req.RemoteAddr = host, peer
+	req.Header.Set("Content-Type", "application/json")
+	for name, values := range header {
+		req.Header[name] = values
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// TestTrustFenceWantsALoopbackPeerForALoopbackHost: a peer on another
+// machine that writes Host: 127.0.0.1 is not this machine's browser; a
+// Host the operator trusts is let in from anywhere.
+func TestTrustFenceWantsALoopbackPeerForALoopbackHost(t *testing.T) {
+	cases := []struct {
+		name, host, peer string
+		allowed          bool
+	}{
+		{"loopback peer", "127.0.0.1:7499", "127.0.0.1:50000", true},
+		{"ipv6 loopback peer", "localhost:7499", "[::1]:50000", true},
+		{"ipv4-mapped loopback peer", "localhost:7499", "[::ffff:127.0.0.1]:50000", true},
+		{"remote peer claiming 127.0.0.1", "127.0.0.1:7499", "192.0.2.1:50000", false},
+		{"remote peer claiming localhost", "localhost:7499", "10.0.0.9:50000", false},
+		{"remote peer claiming [::1]", "[::1]:7499", "[2001:db8::1]:50000", false},
+		{"unreadable peer", "127.0.0.1:7499", "", false},
+		{"remote peer, trusted Host", "lan-box:7499", "192.0.2.1:50000", true},
+	}
+	h := newHandler(newFakeBackend(), Options{TrustedHosts: []string{"lan-box"}})
+	t.Cleanup(h.Close)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, path := range []string{"/api/session.list", "/events"} {
+				method := http.MethodPost
+				if path == "/events" {
+					method = http.MethodHead
+				}
+				rec := serveFrom(h, method, path, tc.host, tc.peer, nil)
+				if tc.allowed {
+					require.NotEqual(t, http.StatusForbidden, rec.Code, path)
+				} else {
+					require.Equal(t, http.StatusForbidden, rec.Code, path)
+				}
+			}
+		})
+	}
+}
+
+// TestBearerTokenFence: with a token, a peer on another machine must
+// bring it (401 without it or with another); with it, any well-formed
+// Host is let in, still never a cross-site request. A loopback peer may
+// leave it out, but a wrong one is refused.
+func TestBearerTokenFence(t *testing.T) {
+	const remote, local = "192.0.2.1:50000", "127.0.0.1:50000"
+	bearer := func(v string) http.Header { return http.Header{"Authorization": {v}} }
+	cases := []struct {
+		name, host, peer string
+		header           http.Header
+		want             int // 0: let in
+	}{
+		{"remote without token", "dsh.lan:7410", remote, nil, http.StatusUnauthorized},
+		{"remote claiming loopback without token", "127.0.0.1:7410", remote, nil, http.StatusUnauthorized},
+		{"remote with the token", "dsh.lan:7410", remote, bearer("Bearer s3cret-token"), 0},
+		{"scheme in any case", "dsh.lan:7410", remote, bearer("bearer s3cret-token"), 0},
+		{"remote with another token", "dsh.lan:7410", remote, bearer("Bearer s3cret-tokeN"), http.StatusUnauthorized},
+		{"a prefix of the token", "dsh.lan:7410", remote, bearer("Bearer s3cret"), http.StatusUnauthorized},
+		{"basic scheme", "dsh.lan:7410", remote, bearer("Basic czNjcmV0LXRva2Vu"), http.StatusUnauthorized},
+		{"two Authorization headers", "dsh.lan:7410", remote, http.Header{"Authorization": {"Bearer s3cret-token", "Bearer s3cret-token"}}, http.StatusUnauthorized},
+		{"token, foreign origin", "dsh.lan:7410", remote, http.Header{"Authorization": {"Bearer s3cret-token"}, "Origin": {"http://evil.example"}}, http.StatusForbidden},
+		{"token, cross-site", "dsh.lan:7410", remote, http.Header{"Authorization": {"Bearer s3cret-token"}, "Sec-Fetch-Site": {"cross-site"}}, http.StatusForbidden},
+		{"token, malformed Host", "dsh.lan:7410/x", remote, bearer("Bearer s3cret-token"), http.StatusForbidden},
+		{"token, same origin", "dsh.lan:7410", remote, http.Header{"Authorization": {"Bearer s3cret-token"}, "Origin": {"http://dsh.lan:7410"}}, 0},
+		{"loopback without token", "127.0.0.1:7410", local, nil, 0},
+		{"loopback with a wrong token", "127.0.0.1:7410", local, bearer("Bearer nope"), http.StatusUnauthorized},
+		{"loopback without token, foreign Host", "dsh.lan:7410", local, nil, http.StatusForbidden},
+	}
+	h := newHandler(newFakeBackend(), Options{Token: "s3cret-token"})
+	t.Cleanup(h.Close)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, path := range []string{"/api/session.list", "/events"} {
+				method := http.MethodPost
+				if path == "/events" {
+					method = http.MethodHead
+				}
+				rec := serveFrom(h, method, path, tc.host, tc.peer, tc.header)
+				switch tc.want {
+				case 0:
+					require.NotContains(t, []int{http.StatusUnauthorized, http.StatusForbidden}, rec.Code, path)
+				case http.StatusUnauthorized:
+					require.Equal(t, http.StatusUnauthorized, rec.Code, path)
+					require.Equal(t, "unauthorized", rec.Body.String())
+					require.Equal(t, `Bearer realm="dsh-actors"`, rec.Header().Get("WWW-Authenticate"))
+				default:
+					require.Equal(t, tc.want, rec.Code, path)
+				}
+			}
+		})
+	}
+	// The page itself is no secret: it loads without the token.
+	rec := serveFrom(h, http.MethodGet, "/", "dsh.lan:7410", remote, nil)
+	require.Equal(t, http.StatusOK, rec.Code)
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -24,7 +25,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-const serveUsage = "usage: dsh-actors serve [--store DIR|postgres://...] [--compression zstd|none] [--addr 127.0.0.1:7410] [--model NAME] [--no-index] [--node NAME] [--lease-ttl 10s] [--durable-admission] [--leak-check]"
+const serveUsage = "usage: dsh-actors serve [--store DIR|postgres://...] [--compression zstd|none] [--addr 127.0.0.1:7410] [--token TOKEN] [--cwd-root DIR] [--model NAME] [--no-index] [--node NAME] [--lease-ttl 10s] [--durable-admission] [--leak-check]"
 
 // httpShutdownGrace bounds the wait for in-flight requests at shutdown.
 const httpShutdownGrace = 10 * time.Second
@@ -62,7 +63,10 @@ func serve(ctx context.Context, flags serveFlags, stdout, stderr io.Writer) int 
 		listener.Close()
 		return failure(stderr, "serve", err)
 	}
-	fmt.Fprintf(stdout, "dsh-actors: serving %s (store %s)\n", pageURL, flags.store)
+	fmt.Fprintf(stdout, "dsh-actors: serving %s (store %s; page with its token: %s#token=%s)\n", pageURL, flags.store, pageURL, stack.token)
+	if len(trusted) > 0 || listener.Addr().(*net.TCPAddr).IP.IsUnspecified() {
+		fmt.Fprintf(stderr, "dsh-actors serve: listening beyond this machine on %s: a request from another machine must carry \"Authorization: Bearer <token>\"\n", listener.Addr())
+	}
 	served := serveHTTP(stack.handler, listener)
 	select {
 	case <-ctx.Done():
@@ -75,8 +79,10 @@ func serve(ctx context.Context, flags serveFlags, stdout, stderr io.Writer) int 
 // serveFlags are serve's parsed flags.
 type serveFlags struct {
 	store, addr, model string
-	indexed            bool // false with --no-index
-	leakCheck          bool // --leak-check
+	indexed            bool   // false with --no-index
+	leakCheck          bool   // --leak-check
+	token              string // --token or $DSH_ACTORS_TOKEN; "": the store's
+	cwdRoot            string // --cwd-root: session.create's cwds lie in it ("": anywhere)
 	node               nodeFlags
 	storeOpts          []session.Option
 }
@@ -93,6 +99,10 @@ func parseServeFlags(args []string, stderr io.Writer) (parsed serveFlags, status
 	flags.StringVar(&parsed.addr, "addr", "127.0.0.1:7410", "listen address (host:port)")
 	flags.BoolVar(&parsed.leakCheck, "leak-check", false, "at exit, wait for every goroutine serve started to end; report one that does not (exit status 1)")
 	addNodeFlags(flags, &parsed.node)
+	token := flags.String("token", "", "the bearer token a request from another machine must carry (at least 16 visible characters; "+
+		"default: $"+tokenEnv+", else one made at the first start in a store folder and kept in it, or made at each start on Postgres)")
+	workDir, _ := os.Getwd()
+	flags.StringVar(&parsed.cwdRoot, "cwd-root", workDir, "the folder the cwd a client asks session.create for must lie in (/ for anywhere)")
 	durableAdmission := flags.Bool("durable-admission", false, "acknowledge a follow-up only once it is fsynced to the child's inbox file, "+
 		"and run what a crash left unrun when the child resumes (a JSONL store; a Postgres store always admits durably)")
 	err := parseFlagsOnly(flags, args)
@@ -101,6 +111,12 @@ func parseServeFlags(args []string, stderr io.Writer) (parsed serveFlags, status
 	}
 	if err == nil {
 		err = parsed.node.check(*storeRoot)
+	}
+	if err == nil {
+		parsed.token, err = givenToken(*token, isFlagSet(flags, "token"))
+	}
+	if err == nil && !filepath.IsAbs(parsed.cwdRoot) {
+		err = fmt.Errorf("--cwd-root must be an absolute path, got %q", parsed.cwdRoot)
 	}
 	if err == nil {
 		parsed.storeOpts, err = storeOptions(*compression)
@@ -134,6 +150,7 @@ type serveStack struct {
 	rt      *actors.Runtime
 	handler *host.Handler
 	index   *index.DB // nil with --no-index
+	token   string    // the bearer token the handler wants from other machines
 }
 
 // pageAuthority is the URL to print for the bound address and the Host
@@ -161,9 +178,16 @@ func openServeStack(flags serveFlags, logger *slog.Logger, trustedHosts []string
 	if err != nil {
 		return nil, err
 	}
+	token := flags.token
+	if token == "" {
+		if token, err = storeToken(flags.store); err != nil {
+			_ = set.close()
+			return nil, err
+		}
+	}
 	var cont host.Continuations = set.service
 	var db *index.DB
-	opts := host.Options{Logger: logger, TrustedHosts: trustedHosts}
+	opts := host.Options{Logger: logger, TrustedHosts: trustedHosts, Token: token, CwdRoot: flags.cwdRoot}
 	if flags.indexed && !isPostgres(flags.store) { // the derived index lives beside a JSONL root
 		if db, err = index.Open(context.Background(), flags.store, set.rt.Sessions()); err != nil {
 			_ = set.close()
@@ -173,7 +197,7 @@ func openServeStack(flags serveFlags, logger *slog.Logger, trustedHosts []string
 		opts.Index = db // only when open: a nil *index.DB would be a non-nil Index
 	}
 	handler := host.New(set.rt, cont, set.query, opts)
-	return &serveStack{set: set, rt: set.rt, handler: handler, index: db}, nil
+	return &serveStack{set: set, rt: set.rt, handler: handler, index: db, token: token}, nil
 }
 
 // indexedContinuations is the subagent service with its catalog answered

@@ -23,6 +23,7 @@ func serveRPC(t *testing.T, stack *serveStack, method, payload string) json.RawM
 	t.Helper()
 	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/api/"+method,
 		strings.NewReader(`{"type":"client-request","rpcId":"r","method":"`+method+`","payload":`+payload+`}`))
+	req.RemoteAddr = "127.0.0.1:50000" // a page on this machine
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	stack.handler.ServeHTTP(rec, req)

@@ -66,6 +66,13 @@ func parseFlagsOnly(flags *flag.FlagSet, args []string) error {
 	return checkStoreFlag(flags)
 }
 
+// isFlagSet reports whether name was given on the command line.
+func isFlagSet(flags *flag.FlagSet, name string) bool {
+	set := false
+	flags.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // checkStoreFlag refuses a --store given as "" (which would make the
 // current folder the store root); both flag parsers call it.
 func checkStoreFlag(flags *flag.FlagSet) error {

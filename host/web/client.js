@@ -5,6 +5,20 @@ import { Frame } from './vocabulary.js';
 
 const RPC_DEADLINE_MS = 30_000;
 
+// TOKEN is the server's bearer token: the address serve prints carries it
+// as #token=…, and the tab keeps it for reloads. A page on the server's
+// own machine needs none.
+const TOKEN = (() => {
+  const given = new URLSearchParams(location.hash.slice(1)).get('token');
+  if (given) sessionStorage.setItem('dsh-actors-token', given);
+  return given ?? sessionStorage.getItem('dsh-actors-token');
+})();
+
+// withToken adds the Authorization header when the page has a token.
+function withToken(headers) {
+  return TOKEN ? { ...headers, authorization: `Bearer ${TOKEN}` } : headers;
+}
+
 function newRpcId() {
   if (crypto.randomUUID) return crypto.randomUUID();
   const bytes = crypto.getRandomValues(new Uint8Array(16));
@@ -25,7 +39,7 @@ export async function rpc(method, payload) {
   try {
     const response = await fetch(`/api/${method}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: withToken({ 'content-type': 'application/json' }),
       body: JSON.stringify({ type: 'client-request', rpcId, method, payload }),
       signal: AbortSignal.timeout(RPC_DEADLINE_MS),
     });
@@ -91,7 +105,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function streamEvents(onFrame, onState) {
   for (let attempt = 0; ; ) {
     try {
-      const response = await fetch('/events', { headers: { accept: 'text/event-stream' }, cache: 'no-store' });
+      const response = await fetch('/events', { headers: withToken({ accept: 'text/event-stream' }), cache: 'no-store' });
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
       attempt = 0;
       onState('connected');
