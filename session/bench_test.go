@@ -82,7 +82,7 @@ func appendConcurrently(tb testing.TB, s *JSONL, id string, first int64, writers
 // appendWorkload runs appendConcurrently on a fresh log over fsys and
 // returns the events acknowledged per second.
 func appendWorkload(b *testing.B, fsys sessionfs.FS, writers, each int) float64 {
-	s, err := OpenJSONL(b.TempDir(), withFS(fsys))
+	s, err := OpenJSONL(b.TempDir(), WithFS(fsys))
 	require.NoError(b, err)
 	defer s.Close()
 	require.NoError(b, s.Create(context.Background(), header("bench"), nil))
@@ -182,7 +182,7 @@ func enqueue(s *JSONL, id string, events []Event, data []byte) (*batch, error) {
 // them. It reports both per create and their ratio; a ratio near 1 means
 // the file system, not the store, is the cost.
 func BenchmarkCreateFloor(b *testing.B) {
-	store, err := OpenJSONL(b.TempDir(), withFS(noSyncFS{}))
+	store, err := OpenJSONL(b.TempDir(), WithFS(noSyncFS{}))
 	require.NoError(b, err)
 	defer store.Close()
 	raw := filepath.Join(b.TempDir(), "_no-cwd")

@@ -175,7 +175,7 @@ func TestBoundAppendRacingCloseIsRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		gates := sessionfs.NewFaultFS(nil)
-		s := openStore(t, withFS(gates))
+		s := openStore(t, WithFS(gates))
 		t.Cleanup(gates.ReleaseSyncs) // before Close, should the test fail with the gate shut
 		reg := NewSessions(s)
 		l, err := reg.Create(ctx, header("race"), nil)
@@ -258,7 +258,7 @@ func TestInlineAppendHandsQueuedBatchesToAWriter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		counts := newCountFS(nil)
 		gates := sessionfs.NewFaultFS(counts)
-		s, err := OpenJSONL(t.TempDir(), withFS(gates))
+		s, err := OpenJSONL(t.TempDir(), WithFS(gates))
 		require.NoError(t, err)
 		t.Cleanup(func() {
 			require.NoError(t, s.Close())

@@ -34,12 +34,12 @@ func (c *lookupFS) Stat(name string) (fs.FileInfo, error) {
 func TestCreateDoesNotRescanTheRoot(t *testing.T) {
 	ctx := context.Background()
 	fsys := &lookupFS{FS: sessionfs.OSFS{}}
-	s := openStore(t, withFS(fsys))
+	s := openStore(t, WithFS(fsys))
 	for i, cwd := range []string{"/a", "/b", "/c"} {
 		require.NoError(t, s.Create(ctx, Header{ID: "seed-" + cwd[1:], CreatedAt: int64(i), Cwd: cwd}, nil))
 	}
 
-	fresh, err := OpenJSONL(s.Root(), withFS(fsys))
+	fresh, err := OpenJSONL(s.Root(), WithFS(fsys))
 	require.NoError(t, err)
 	defer fresh.Close()
 	_, err = fresh.List(ctx) // the root check runs once, here

@@ -16,7 +16,7 @@ import (
 func failedStoreFixture(t *testing.T) (*JSONL, *sessionfs.FaultFS, string) {
 	t.Helper()
 	faults := sessionfs.NewFaultFS(nil)
-	s := openStore(t, withFS(faults))
+	s := openStore(t, WithFS(faults))
 	h := header("f")
 	require.NoError(t, s.Create(context.Background(), h, turnEvents(0, 2)))
 	return s, faults, logPathOf(t, s, h)
@@ -71,7 +71,7 @@ func TestShortWriteThenENOSPCRollsBack(t *testing.T) {
 func TestLiveWriteFailureRefusesLaterAppends(t *testing.T) {
 	ctx := context.Background()
 	faults := sessionfs.NewFaultFS(nil)
-	s := openStore(t, withFS(faults))
+	s := openStore(t, WithFS(faults))
 	reg := NewSessions(s)
 	l, err := reg.Create(ctx, header("live-f"), nil)
 	require.NoError(t, err)
@@ -99,7 +99,7 @@ func TestLiveWriteFailureRefusesLaterAppends(t *testing.T) {
 
 func TestCreateFailureLeavesNoLog(t *testing.T) {
 	faults := sessionfs.NewFaultFS(nil)
-	s := openStore(t, withFS(faults))
+	s := openStore(t, WithFS(faults))
 	faults.FailSync(1, syscall.EIO)
 	err := s.Create(context.Background(), header("c"), turnEvents(0, 1))
 	require.ErrorIs(t, err, syscall.EIO)
@@ -154,7 +154,7 @@ func TestALogFailedByAFullDiskLoadsAgainOnceThereIsRoom(t *testing.T) {
 func TestALiveSessionFailedByAFullDiskResumesOnceThereIsRoom(t *testing.T) {
 	ctx := context.Background()
 	faults := sessionfs.NewFaultFS(nil)
-	s := openStore(t, withFS(faults))
+	s := openStore(t, WithFS(faults))
 	reg := NewSessions(s)
 	l, err := reg.Create(ctx, header("live-full"), nil)
 	require.NoError(t, err)
@@ -191,7 +191,7 @@ func TestALiveSessionFailedByAFullDiskResumesOnceThereIsRoom(t *testing.T) {
 // The full file system fails every write, including a Create's.
 func TestFaultFSFullFailsEveryWrite(t *testing.T) {
 	faults := sessionfs.NewFaultFS(nil)
-	s := openStore(t, withFS(faults))
+	s := openStore(t, WithFS(faults))
 	faults.SetFull(true)
 	err := s.Create(context.Background(), header("c"), turnEvents(0, 1))
 	require.ErrorIs(t, err, syscall.ENOSPC)
@@ -204,7 +204,7 @@ func TestFaultFSFullFailsEveryWrite(t *testing.T) {
 func TestOnWriteFailureGetsTheUnwrittenEvents(t *testing.T) {
 	ctx := context.Background()
 	faults := sessionfs.NewFaultFS(nil)
-	s := openStore(t, withFS(faults))
+	s := openStore(t, WithFS(faults))
 	reg := NewSessions(s)
 	l, err := reg.Create(ctx, header("hooked"), nil)
 	require.NoError(t, err)

@@ -54,13 +54,10 @@ var _ Fenced = (*JSONL)(nil)
 // Option configures OpenJSONL.
 type Option func(*JSONL)
 
-// withFS replaces the real file system (sessionfs.OSFS), e.g. with a
-// *sessionfs.FaultFS. This module's tests and benchmarks outside the
-// package reach it as internal/sessiontest.WithFS, through
-// sessionfs.JSONLOption, so that the seam stays off the exported surface.
-func withFS(fsys sessionfs.FS) Option { return func(s *JSONL) { s.fs = fsys } }
-
-func init() { sessionfs.JSONLOption = func(fsys sessionfs.FS) any { return withFS(fsys) } }
+// WithFS makes the store write through fsys instead of the real file
+// system. The file-system seam is this module's own: its tests and
+// benchmarks inject write and sync failures through it.
+func WithFS(fsys sessionfs.FS) Option { return func(s *JSONL) { s.fs = fsys } }
 
 // WithLogger sets where the store warns of a repair that cut bytes from a
 // log (the default is slog.Default()).

@@ -143,7 +143,7 @@ func (f *countFile) Close() error {
 func keptStore(t *testing.T, opts ...Option) (*JSONL, *countFS) {
 	t.Helper()
 	counts := newCountFS(nil)
-	s, err := OpenJSONL(t.TempDir(), append([]Option{withFS(counts)}, opts...)...)
+	s, err := OpenJSONL(t.TempDir(), append([]Option{WithFS(counts)}, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		require.NoError(t, s.Close())
@@ -203,7 +203,7 @@ func TestLoadedLogKeepsTheFileOfItsFirstWrite(t *testing.T) {
 		createLog(t, s, "k")
 		require.NoError(t, s.Close())
 	}
-	s, err := OpenJSONL(root, withFS(counts))
+	s, err := OpenJSONL(root, WithFS(counts))
 	require.NoError(t, err)
 	defer s.Close()
 	path := logPathOf(t, s, header("k"))
@@ -309,7 +309,7 @@ func TestAResumedLogKeepsItsSlot(t *testing.T) {
 
 func TestCloseClosesEveryKeptFile(t *testing.T) {
 	counts := newCountFS(nil)
-	s, err := OpenJSONL(t.TempDir(), withFS(counts))
+	s, err := OpenJSONL(t.TempDir(), WithFS(counts))
 	require.NoError(t, err)
 	paths := []string{createLog(t, s, "c1"), createLog(t, s, "c2"), createLog(t, s, "c3")}
 	appendN(t, s, "c2", 2, 2)
@@ -329,7 +329,7 @@ func TestCloseClosesEveryKeptFile(t *testing.T) {
 func TestFailedSyncClosesTheKeptFile(t *testing.T) {
 	counts := newCountFS(nil)
 	faults := sessionfs.NewFaultFS(counts)
-	s, err := OpenJSONL(t.TempDir(), withFS(faults))
+	s, err := OpenJSONL(t.TempDir(), WithFS(faults))
 	require.NoError(t, err)
 	defer s.Close()
 	h := header("f")
@@ -444,7 +444,7 @@ func TestReleaseDuringAWriteFreesTheSlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		counts := newCountFS(nil)
 		gates := sessionfs.NewFaultFS(counts)
-		s, err := OpenJSONL(t.TempDir(), withFS(gates), withKeptFiles(1))
+		s, err := OpenJSONL(t.TempDir(), WithFS(gates), withKeptFiles(1))
 		require.NoError(t, err)
 		defer s.Close()
 		defer gates.ReleaseSyncs() // before Close, should the test fail with the gate shut
@@ -477,7 +477,7 @@ func TestReleaseDuringAWriteFreesTheSlot(t *testing.T) {
 func TestCreateRacingCloseKeepsNoFile(t *testing.T) {
 	counts := newCountFS(nil)
 	gates := sessionfs.NewFaultFS(counts)
-	s, err := OpenJSONL(t.TempDir(), withFS(gates))
+	s, err := OpenJSONL(t.TempDir(), WithFS(gates))
 	require.NoError(t, err)
 	defer s.Close()
 	defer gates.ReleaseSyncs()
@@ -546,7 +546,7 @@ func TestAppendAfterLoadWritesTheFileLoadRead(t *testing.T) {
 func TestAFailedLogGivesUpItsKeptFile(t *testing.T) {
 	counts := newCountFS(nil)
 	faults := sessionfs.NewFaultFS(counts)
-	s, err := OpenJSONL(t.TempDir(), withFS(faults), withKeptFiles(1))
+	s, err := OpenJSONL(t.TempDir(), WithFS(faults), withKeptFiles(1))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	a := createLog(t, s, "a")

@@ -65,7 +65,7 @@ func storedTypes(t *testing.T, s *JSONL, id string) []string {
 func TestAppendThroughIsDurableOnReturn(t *testing.T) {
 	ctx := context.Background()
 	syncers := &syncerFS{FS: sessionfs.OSFS{}}
-	s := openStore(t, withFS(syncers))
+	s := openStore(t, WithFS(syncers))
 	reg := NewSessions(s)
 	l, err := reg.Create(ctx, header("thru"), nil)
 	require.NoError(t, err)
@@ -89,7 +89,7 @@ func TestAppendThroughIsDurableOnReturn(t *testing.T) {
 func TestAppendThroughWaitsForARunningFlusher(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		gates := sessionfs.NewFaultFS(nil)
-		s := openStore(t, withFS(gates))
+		s := openStore(t, WithFS(gates))
 		t.Cleanup(gates.ReleaseSyncs) // before Close, should the test fail with the gate shut
 		reg := NewSessions(s)
 		l, err := reg.Create(context.Background(), header("behind"), nil)
@@ -124,7 +124,7 @@ func TestAppendThroughWaitsForARunningFlusher(t *testing.T) {
 func TestAppendThroughReportsAFailedWrite(t *testing.T) {
 	ctx := context.Background()
 	faults := sessionfs.NewFaultFS(nil)
-	s := openStore(t, withFS(faults))
+	s := openStore(t, WithFS(faults))
 	reg := NewSessions(s)
 	l, err := reg.Create(ctx, header("thru-f"), nil)
 	require.NoError(t, err)

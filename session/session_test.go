@@ -204,7 +204,7 @@ func TestAppendSeqMismatch(t *testing.T) {
 func TestGroupCommitManyAppenders(t *testing.T) {
 	ctx := context.Background()
 	faults := sessionfs.NewFaultFS(nil)
-	s := openStore(t, withFS(faults))
+	s := openStore(t, WithFS(faults))
 	require.NoError(t, s.Create(ctx, header("g"), nil))
 	reg := NewSessions(s)
 	l, err := reg.Resume(ctx, "g") // the end-seed marker is seq 0
@@ -265,7 +265,7 @@ func TestUnmarshalRoundTrip(t *testing.T) {
 func TestStoreGroupCommitConcurrentAppenders(t *testing.T) {
 	ctx := context.Background()
 	faults := sessionfs.NewFaultFS(nil)
-	s := openStore(t, withFS(faults))
+	s := openStore(t, WithFS(faults))
 	require.NoError(t, s.Create(ctx, header("gc"), turnEvents(0, 1)))
 	syncs := faults.Syncs()
 	const writers, each = 64, 10

@@ -113,7 +113,7 @@ func TestSessionsFlushConfirmsDurability(t *testing.T) {
 
 func TestFlushHonoursCancelledContext(t *testing.T) {
 	gates := sessionfs.NewFaultFS(nil)
-	reg := NewSessions(openStore(t, withFS(gates)))
+	reg := NewSessions(openStore(t, WithFS(gates)))
 	l, err := reg.Create(context.Background(), header("cx"), nil)
 	require.NoError(t, err)
 
@@ -135,7 +135,7 @@ func TestFlushHonoursCancelledContext(t *testing.T) {
 
 func TestCancelledAppendStillWrites(t *testing.T) {
 	gates := sessionfs.NewFaultFS(nil)
-	s := openStore(t, withFS(gates))
+	s := openStore(t, WithFS(gates))
 	require.NoError(t, s.Create(context.Background(), header("late"), nil))
 	held := gates.HoldSyncs()
 	ctx, cancel := context.WithCancel(context.Background())

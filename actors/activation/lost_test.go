@@ -12,7 +12,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
-	"github.com/dsh-actors/dsh-actors/internal/sessiontest"
 	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -47,7 +46,7 @@ func TestMessagesLostToAFullDiskAreReportedOneByOne(t *testing.T) {
 		var mu sync.Mutex
 		var discarded []string
 		faults := sessionfs.NewFaultFS(nil)
-		store, err := session.OpenJSONL(t.TempDir(), sessiontest.WithFS(faults))
+		store, err := session.OpenJSONL(t.TempDir(), session.WithFS(faults))
 		require.NoError(t, err)
 		reg := session.NewSessions(store)
 		live, err := reg.Create(bg, session.Header{ID: "agent-1", Cwd: "/work"}, nil)

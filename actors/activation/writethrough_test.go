@@ -8,7 +8,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
-	"github.com/dsh-actors/dsh-actors/internal/sessiontest"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -28,7 +27,7 @@ type stored struct {
 func startStored(t *testing.T, impl agent.Agent, options ...func(*Config)) *stored {
 	t.Helper()
 	gates := sessionfs.NewFaultFS(nil)
-	store, err := session.OpenJSONL(t.TempDir(), sessiontest.WithFS(gates))
+	store, err := session.OpenJSONL(t.TempDir(), session.WithFS(gates))
 	require.NoError(t, err)
 	reg := session.NewSessions(store)
 	live, err := reg.Create(bg, session.Header{ID: "agent-1", Cwd: "/work"}, nil)

@@ -20,7 +20,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/dsh-actors/dsh-actors/internal/pgtest"
 	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
-	"github.com/dsh-actors/dsh-actors/internal/sessiontest"
 	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -82,7 +81,7 @@ func withTopLevel(id string) option { return func(c *fixtureConfig) { c.topLevel
 func resumingParent() option { return func(c *fixtureConfig) { c.resume = true } }
 
 // withFS puts the store on fsys (e.g. a *sessionfs.FaultFS).
-func withFS(fsys sessionfs.FS) option { return func(c *fixtureConfig) { c.fs = fsys } }
+func WithFS(fsys sessionfs.FS) option { return func(c *fixtureConfig) { c.fs = fsys } }
 
 func newFixture(t *testing.T, opts ...option) *fixture {
 	t.Helper()
@@ -95,7 +94,7 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 	if !cfg.memoryOnly && cfg.store == nil {
 		var storeOpts []session.Option
 		if cfg.fs != nil {
-			storeOpts = append(storeOpts, sessiontest.WithFS(cfg.fs))
+			storeOpts = append(storeOpts, session.WithFS(cfg.fs))
 		}
 		jsonl, err := session.OpenJSONL(cfg.root, storeOpts...)
 		require.NoError(t, err)

@@ -303,7 +303,7 @@ func TestACloseCutShortByItsContextIsContinued(t *testing.T) {
 // follow-up in the same process.
 func TestAChildWhoseLogFailedOnAFullDiskResumesOnceThereIsRoom(t *testing.T) {
 	faults := sessionfs.NewFaultFS(nil)
-	f := newFixture(t, withFS(faults))
+	f := newFixture(t, WithFS(faults))
 	child := f.start(f.parent, "first")
 	f.settled(child, 1)
 
@@ -336,7 +336,7 @@ func TestAChildWhoseLogFailedOnAFullDiskResumesOnceThereIsRoom(t *testing.T) {
 // the next follow-up cold-resumes it.
 func TestAFollowupToAChildWhoseLogFailedIsRefused(t *testing.T) {
 	faults := sessionfs.NewFaultFS(nil)
-	f := newFixture(t, withFS(faults))
+	f := newFixture(t, WithFS(faults))
 	child := f.start(f.parent, "first")
 	f.settled(child, 1)
 
@@ -380,7 +380,7 @@ func failTheHeldTurnsLog(t *testing.T, f *fixture, faults *sessionfs.FaultFS, ch
 // lost.
 func TestFollowupsDiscardedByALogFailureAreCounted(t *testing.T) {
 	faults := sessionfs.NewFaultFS(nil)
-	f := newFixture(t, withFS(faults))
+	f := newFixture(t, WithFS(faults))
 	child := f.start(f.parent, "first")
 	f.settled(child, 1)
 

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
-	"github.com/dsh-actors/dsh-actors/internal/sessiontest"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -27,7 +26,7 @@ var appendData = json.RawMessage(`{"turn":1,"step":1,"chunk":{"type":"text-delta
 func AppendRate(ctx context.Context, dir string, fsys sessionfs.FS, writers, each int) (rate float64, err error) {
 	var opts []session.Option
 	if fsys != nil {
-		opts = append(opts, sessiontest.WithFS(fsys))
+		opts = append(opts, session.WithFS(fsys))
 	}
 	store, err := session.OpenJSONL(dir, opts...)
 	if err != nil {

@@ -53,7 +53,7 @@ type World struct {
 func OpenWorld(ctx context.Context, root string, fsync bool) (*World, error) {
 	var opts []session.Option
 	if !fsync {
-		opts = append(opts, sessiontest.WithFS(NoSyncFS{}))
+		opts = append(opts, session.WithFS(NoSyncFS{}))
 	}
 	store, err := session.OpenJSONL(root, opts...)
 	if err != nil {
@@ -307,7 +307,7 @@ func ColdResume(ctx context.Context, root string, events, n int) (res Samples, e
 // without fsync, opened once) and returns the samples and the log's size
 // in bytes: the reader's own throughput, the baseline of a cold resume.
 func InspectLog(ctx context.Context, root, id string, n int) (res Samples, size int64, err error) {
-	store, err := session.OpenJSONL(root, sessiontest.WithFS(NoSyncFS{}))
+	store, err := session.OpenJSONL(root, session.WithFS(NoSyncFS{}))
 	if err != nil {
 		return nil, 0, err
 	}

@@ -1,22 +1,14 @@
 // Package sessionfs is the file-system seam of session's JSONL store: the
 // FS and File interfaces it writes through, OSFS (the real file system,
 // syncing data with fdatasync where the platform has it) and FaultFS, which
-// tests and benchmarks of this module install with
-// internal/sessiontest.WithFS to inject write and sync failures or to hold
-// syncs. It is internal so that the seam stays off session's exported
-// surface.
+// tests and benchmarks of this module install with session.WithFS to
+// inject write and sync failures or to hold syncs.
 package sessionfs
 
 import (
 	"io/fs"
 	"os"
 )
-
-// JSONLOption is set by package session when it loads: it returns the
-// session.Option that makes a JSONL store write through fsys (as any,
-// since this package cannot name session's types). Call it through
-// internal/sessiontest.WithFS, its typed form.
-var JSONLOption func(fsys FS) any
 
 // FS is the file-system seam of the JSONL store. OSFS is the real one;
 // tests wrap it (see FaultFS) to inject write and sync failures.

@@ -1,7 +1,4 @@
-// Package sessiontest holds package session's test seams, kept off its
-// exported surface as net/http/httptest keeps its test server off
-// net/http: WithFS makes a JSONL store write through a sessionfs.FS (a
-// FaultFS, a gate, a counter, a file system without fsync), and
+// Package sessiontest holds package session's test helpers:
 // WriteSynthetic writes whole logs quickly, and unsafely, for benchmarks
 // and tests that need large stores. Only this module's tests, benchmarks
 // and stress harness use it.
@@ -12,16 +9,8 @@ import (
 	"path/filepath"
 
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 	"github.com/dsh-actors/dsh-actors/session"
 )
-
-// WithFS is the option that makes a JSONL store write through fsys
-// instead of the real file system. Package session hands it over through
-// sessionfs.JSONLOption when it loads.
-func WithFS(fsys sessionfs.FS) session.Option {
-	return sessionfs.JSONLOption(fsys).(session.Option)
-}
 
 // WriteSynthetic writes each log straight to its path under root, in the
 // exact bytes the JSONL store writes (the events checked as Append checks

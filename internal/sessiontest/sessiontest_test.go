@@ -13,13 +13,13 @@ import (
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-// TestWithFSMakesTheStoreWriteThroughTheFS: a store opened with WithFS
+// TestWithFSMakesTheStoreWriteThroughTheFS: a store opened with session.WithFS
 // syncs through the file system it was given, and fails a Create once
 // that file system is full.
 func TestWithFSMakesTheStoreWriteThroughTheFS(t *testing.T) {
 	ctx := context.Background()
 	faults := sessionfs.NewFaultFS(sessionfs.OSFS{})
-	store, err := session.OpenJSONL(t.TempDir(), WithFS(faults))
+	store, err := session.OpenJSONL(t.TempDir(), session.WithFS(faults))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, store.Close()) })
 	require.NoError(t, store.Create(ctx, session.Header{ID: "a", CreatedAt: 1}, nil))

@@ -16,7 +16,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
-	"github.com/dsh-actors/dsh-actors/internal/sessiontest"
 
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
@@ -99,7 +98,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if fsys == nil {
 		fsys = sessionfs.OSFS{}
 	}
-	store, err := session.OpenJSONL(root, sessiontest.WithFS(fsys))
+	store, err := session.OpenJSONL(root, session.WithFS(fsys))
 	if err != nil {
 		return Report{}, err
 	}
