@@ -69,7 +69,7 @@ func TestBrowserShowsModelSteps(t *testing.T) {
 	require.False(t, eval[bool](p, `document.querySelector('.message.tool details').open`), "folded until expanded")
 	eval[bool](p, `(document.querySelector('.message.tool summary').click(), true)`)
 	p.until(`document.querySelector('.message.tool details').open`)
-	p.until(`[...document.querySelectorAll('.message.note')].some((n) => n.textContent.includes('Authentication Fails'))`)
+	p.until(`[...document.querySelectorAll('.message.outcome.failed')].some((n) => n.textContent.includes('Authentication Fails'))`)
 	p.shot("model-tool-and-failure")
 	appendAll(vocab.TurnStart{Turn: 2},
 		event.UserMessage{Content: event.Text("again"), Source: event.Source{Kind: event.SourceUser}, Role: event.RoleUser, ID: "m2"})

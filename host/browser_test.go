@@ -336,7 +336,7 @@ func openChildAndFollowUp(t *testing.T, s *runtimeStack, p *browserPage, parentI
 		"no duplicate event across the cold resume")
 	require.Equal(t, 1, eval[int](p, `[...document.querySelectorAll('.message.user')].filter((m) => m.textContent.includes('reply followed up')).length`))
 	require.Equal(t, "你", eval[string](p, `[...document.querySelectorAll('.message.user')].find((m) => m.textContent.includes('reply followed up')).querySelector('.author').textContent`))
-	require.False(t, eval[bool](p, `document.body.textContent.includes('停止生成') || document.body.textContent.includes('Stop generating')`), "no Stop in a child view")
+	require.False(t, eval[bool](p, `document.body.innerText.includes('停止生成') || document.body.innerText.includes('Stop generating')`), "no Stop in a child view")
 	p.shot("follow-up")
 	s.settled(t, parentID, 3)
 }

@@ -12,6 +12,7 @@ import { Transcript, PAGE_MESSAGES } from './transcript.js';
 import { ConversationView } from './conversation.js';
 import { SessionSearch } from './search.js';
 import { BlockType, EventType, Frame } from './vocabulary.js';
+import { sessionState, noteTurn } from './states.js';
 
 const STORAGE_KEY = 'dsh.sessions.current';
 
@@ -37,8 +38,10 @@ const action = new CatalogAction({
 });
 const view = new ConversationView($('#conversation'), {
   onSend: send,
+  onRetry: send,
+  onStop: () => rpc('session.cancel', { sessionId: state.current.sessionId }),
   onLoadOlder: () => state.transcript?.loadOlder(),
-  onOpenParent: () => openSession(state.current.address.parentSessionId),
+  onOpenParent: () => openSession(state.current.address?.parentSessionId ?? state.parents.get(state.current.sessionId)),
 });
 
 const search = new SessionSearch(document, {
@@ -51,11 +54,16 @@ const search = new SessionSearch(document, {
   },
 });
 
-// openSession opens id as a child of its known parent, else as a top-level
-// session; with seq, at that event (a search hit).
-function openSession(id, seq) {
-  const parentSessionId = state.parents.get(id);
-  openConversation(id, parentSessionId ? { parentSessionId, childSessionId: id } : null, { focus: true, seq });
+// openSession opens id; with seq, at that event (a search hit). Only a
+// child its parent's catalog lists is addressed (subagent.* routes); any
+// other session, one with a parent included, opens through session.*
+// (read-only when it has a parent). The parent's catalog is read first
+// when the page has not read it yet.
+async function openSession(id, seq) {
+  const parentSessionId = state.parents.get(id) ?? state.sessions.get(id)?.parentSessionId;
+  if (parentSessionId && catalogs.get(parentSessionId)?.state !== 'ready') await catalogs.refresh(parentSessionId);
+  const listed = parentSessionId && catalogs.entry(parentSessionId, id);
+  openConversation(id, listed ? { parentSessionId, childSessionId: id } : null, { focus: true, seq });
 }
 
 // ancestorsOf is the chain of known parents of id, root first.
@@ -98,25 +106,61 @@ function titleOf(summary) {
   return summary?.title || t('app.untitled');
 }
 
-// renderSidebar lists top-level sessions, newest activity first; a session
-// with a parent (a continuable child) is reached through the tree only.
+const MAX_DEPTH = 16;
+
+// renderSidebar lists top-level sessions, newest activity first; with
+// "show child sessions" each is followed by its children (one-shot, forks
+// and continuable ones alike), indented. Rows whose titles are the same
+// also show the start of their ids.
 function renderSidebar() {
-  const rows = [...state.sessions.values()]
-    .filter((s) => !s.parentSessionId)
+  const all = [...state.sessions.values()]
     .sort((a, b) => b.updatedAt - a.updatedAt || (a.sessionId < b.sessionId ? -1 : 1));
-  $('#session-list').replaceChildren(...rows.map(sessionRow));
+  const showChildren = $('#show-children').checked;
+  const children = new Map();
+  for (const s of all) {
+    if (s.parentSessionId) children.set(s.parentSessionId, [...(children.get(s.parentSessionId) ?? []), s]);
+  }
+  const rows = [];
+  const add = (summary, depth) => {
+    rows.push({ summary, depth });
+    if (!showChildren || depth >= MAX_DEPTH) return;
+    for (const child of children.get(summary.sessionId) ?? []) add(child, depth + 1);
+  };
+  for (const s of all) {
+    if (!s.parentSessionId) add(s, 0);
+    else if (showChildren && !state.sessions.has(s.parentSessionId)) add(s, 1); // its parent is not listed
+  }
+  const titles = new Map();
+  for (const { summary } of rows) titles.set(rowTitle(summary), (titles.get(rowTitle(summary)) ?? 0) + 1);
+  $('#session-list').replaceChildren(...rows.map(({ summary, depth }) =>
+    sessionRow(summary, depth, titles.get(rowTitle(summary)) > 1)));
   $('#sessions-empty').hidden = rows.length > 0 || !$('#search-panel').hidden;
   search.relabel();
 }
 
-function sessionRow(summary) {
-  const button = el('button', { type: 'button', class: 'session', 'data-id': summary.sessionId },
-    el('span', { class: 'session-title' }, titleOf(summary)),
-    el('span', { class: 'session-meta' },
-      el('span', { class: `dot ${summary.running ? 'running' : 'inactive'}`, 'aria-hidden': 'true' }),
-      `${t(summary.running ? 'activity.running' : 'activity.inactive')} · ${relativeTime(summary.updatedAt)}`));
+function rowTitle(summary) {
+  return summary.parentSessionId ? labelOf(summary.sessionId) : titleOf(summary);
+}
+
+// shortId is the start of a session id that tells it from others alike.
+function shortId(id) {
+  return id.replace(/^session-/, '').slice(0, 8);
+}
+
+function sessionRow(summary, depth, ambiguous) {
+  const shown = sessionState(summary);
+  const title = el('span', { class: 'session-title' }, el('span', { class: 'title-text' }, rowTitle(summary)));
+  if (ambiguous) title.append(el('span', { class: 'session-id' }, `#${shortId(summary.sessionId)}`));
+  const button = el('button', { type: 'button', class: depth > 0 ? 'session child' : 'session',
+    'data-id': summary.sessionId, 'data-state': shown.state }, title,
+  el('span', { class: 'session-meta' },
+    el('span', { class: `dot ${shown.tone}`, 'aria-hidden': 'true' }),
+    el('span', { class: `state ${shown.tone}` }, shown.text),
+    el('span', { class: 'when' }, `· ${relativeTime(summary.updatedAt)}`)));
+  if (depth > 0) button.style.paddingLeft = `${12 + 14 * depth}px`;
   if (summary.sessionId === state.current?.sessionId) button.setAttribute('aria-current', 'page');
-  button.addEventListener('click', () => openConversation(summary.sessionId, null, { focus: true }));
+  button.addEventListener('click', () => (depth > 0 ? openSession(summary.sessionId)
+    : openConversation(summary.sessionId, null, { focus: true })));
   return el('li', {}, button);
 }
 
@@ -237,14 +281,20 @@ function renderChrome() {
   const summary = state.sessions.get(current.sessionId);
   const address = current.address;
   const entry = address && catalogs.entry(address.parentSessionId, address.childSessionId);
-  const running = summary ? summary.running : entry?.activity === 'running';
-  view.renderHeader(entry?.label || summary?.title || (address ? current.sessionId : t('app.untitled')), running);
+  const listed = entry?.activity === 'running';
+  const shown = summary
+    ? sessionState(summary)
+    : entry && sessionState({ running: listed, live: listed, lastTurn: null });
+  view.renderHeader(entry?.label || summary?.title || (address ? current.sessionId : t('app.untitled')), shown || undefined);
+  // Stop: a running top-level turn only; never in a child's view.
+  const topLevel = !address && !summary?.parentSessionId && !state.parents.has(current.sessionId);
+  view.showStop(topLevel && state.connection === 'connected' && summary?.running === true);
   if (state.connection !== 'connected') {
     view.renderComposer('offline');
     return;
   }
   if (!address) {
-    view.renderComposer('ordinary');
+    view.renderComposer(topLevel ? 'ordinary' : 'record');
     return;
   }
   const parentAvailable = catalogs.get(address.parentSessionId)?.parentAvailable === true;
@@ -279,7 +329,7 @@ function onSessionAdded(frame) {
   state.sessions.set(frame.sessionId, {
     ...previous, sessionId: frame.sessionId, updatedAt: previous?.updatedAt ?? now,
     running: previous?.running ?? false, blank: frame.blank, title: previous?.title ?? '',
-    parentSessionId: frame.parentSessionId, cwd: frame.cwd,
+    parentSessionId: frame.parentSessionId, cwd: frame.cwd, live: true,
   });
   if (frame.parentSessionId) state.parents.set(frame.sessionId, frame.parentSessionId);
   const parent = frame.parentSessionId;
@@ -301,7 +351,7 @@ function onSessionStatus(frame) {
 
 function onSessionRemoved(frame) {
   const summary = state.sessions.get(frame.sessionId);
-  if (summary) summary.running = false;
+  if (summary) Object.assign(summary, { running: false, live: false });
   if (catalogs.flipActivity(frame.sessionId, false)) action.renderSoon();
   catalogs.markParentOffline(frame.sessionId);
   if (frame.sessionId === state.current?.sessionId) renderChrome();
@@ -313,9 +363,12 @@ function onSessionEvent(frame) {
   if (summary) {
     summary.updatedAt = Math.max(summary.updatedAt ?? 0, frame.event.time);
     if (!summary.title && frame.event.type === EventType.userMessage) summary.title = firstLine(frame.event.data?.content);
+    noteTurn(summary, frame.event);
     renderSidebarSoon();
   }
-  if (frame.sessionId === state.current?.sessionId) state.transcript.accept(frame.event);
+  if (frame.sessionId !== state.current?.sessionId) return;
+  state.transcript.accept(frame.event);
+  if (frame.event.type === EventType.turnStart || frame.event.type === EventType.turnEnd) renderChrome();
 }
 
 function firstLine(content) {
@@ -356,6 +409,8 @@ function boot() {
   $('#sessions-empty').textContent = t('app.noSessions');
   $('#new-session').textContent = t('app.newSession');
   $('#new-session').addEventListener('click', createSession);
+  $('#show-children-label').textContent = t('sidebar.children');
+  $('#show-children').addEventListener('change', renderSidebar);
   renderChrome();
   restoreSelection();
   onConnection('connecting');

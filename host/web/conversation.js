@@ -4,13 +4,16 @@
 
 import { t, describeError } from './i18n.js';
 import { el, errorContent } from './dom.js';
-import { BlockType, ChunkType, EventType, ReasonKind, SourceKind } from './vocabulary.js';
+import { BlockType, ChunkType, EventType, SourceKind } from './vocabulary.js';
+import { outcomeOf, outcomeState } from './states.js';
 
 export class ConversationView {
   // root holds the region's elements (see index.html); onSend(text)
   // resolves to an RPC result; onLoadOlder() pages back; onOpenParent()
   // opens the parent of the child shown read-only.
-  constructor(root, { onSend, onLoadOlder, onOpenParent }) {
+  // onStop() asks the running top-level turn to stop and resolves to an
+  // RPC result; onRetry(text) sends text again after a failed turn.
+  constructor(root, { onSend, onLoadOlder, onOpenParent, onStop, onRetry }) {
     this.path = root.querySelector('#conversation-path');
     this.heading = root.querySelector('#conversation-title');
     this.status = root.querySelector('#conversation-status');
@@ -21,6 +24,9 @@ export class ConversationView {
     this.form = root.querySelector('#composer-form');
     this.textarea = root.querySelector('#composer-input');
     this.sendButton = root.querySelector('#composer-send');
+    this.stopButton = root.querySelector('#composer-stop');
+    this.onStop = onStop;
+    this.onRetry = onRetry;
     this.alert = root.querySelector('#composer-alert');
     this.readonly = root.querySelector('#composer-readonly');
     this.offline = root.querySelector('#composer-offline');
@@ -42,9 +48,13 @@ export class ConversationView {
     this.textarea.placeholder = t('composer.placeholder');
     this.textarea.setAttribute('aria-label', t('composer.placeholder'));
     this.sendButton.textContent = t('composer.send');
-    const openParent = el('button', { type: 'button', class: 'link open-parent' }, t('readonly.openParent'));
-    openParent.addEventListener('click', () => this.onOpenParent());
-    this.readonly.replaceChildren(el('strong', {}, t('readonly.title')), el('p', {}, t('readonly.body')), openParent);
+    this.stopButton.textContent = t('composer.stop');
+    this.stopButton.addEventListener('click', async () => {
+      const result = await this.onStop();
+      if (!result.ok) this.showAlert(result.error);
+    });
+    this.openParentButton = el('button', { type: 'button', class: 'link open-parent' }, t('readonly.openParent'));
+    this.openParentButton.addEventListener('click', () => this.onOpenParent());
     this.offline.textContent = t('composer.offline');
     this.startHint.replaceChildren(startHint());
     this.form.addEventListener('submit', (event) => {
@@ -114,28 +124,44 @@ export class ConversationView {
     this.startHint.hidden = !shown;
   }
 
-  // renderHeader shows the conversation's title and running state.
-  renderHeader(title, running) {
+  // renderHeader shows the conversation's title and state (a sessionState;
+  // undefined hides it).
+  renderHeader(title, state) {
     this.heading.textContent = title;
-    this.status.hidden = running === undefined;
-    this.status.replaceChildren(
-      el('span', { class: `dot ${running ? 'running' : 'inactive'}`, 'aria-hidden': 'true' }),
-      t(running ? 'activity.running' : 'activity.inactive'),
-    );
+    this.status.hidden = state === undefined;
+    this.status.dataset.state = state?.state ?? '';
+    this.status.replaceChildren(...(state ? [
+      el('span', { class: `dot ${state.tone}`, 'aria-hidden': 'true' }),
+      el('span', { class: `state ${state.tone}` }, state.text),
+    ] : []));
   }
 
-  // renderComposer: 'ordinary' (textarea + Send), 'readonly' (notice),
-  // 'offline' (disabled while the server is unreachable, saying so; the
-  // draft stays) or 'unavailable' (disabled, nothing selected).
+  // showStop shows the Stop action (a running top-level turn only).
+  showStop(shown) {
+    this.stopButton.hidden = !shown;
+  }
+
+  // renderComposer: 'ordinary' (textarea + Send), 'readonly' (notice: the
+  // parent is not live), 'record' (notice: a child reached outside its
+  // parent's catalog, which takes no follow-ups here), 'offline' (disabled
+  // while the server is unreachable, saying so; the draft stays) or
+  // 'unavailable' (disabled, nothing selected).
   renderComposer(mode) {
-    this.form.hidden = mode === 'readonly';
-    this.readonly.hidden = mode !== 'readonly';
+    const notice = mode === 'readonly' || mode === 'record';
+    this.form.hidden = notice;
+    this.readonly.hidden = !notice;
+    if (notice && this.readonly.dataset.mode !== mode) {
+      this.readonly.dataset.mode = mode;
+      this.readonly.replaceChildren(...(mode === 'record'
+        ? [el('strong', {}, t('oneshot.title')), el('p', {}, t('oneshot.body')), this.openParentButton]
+        : [el('strong', {}, t('readonly.title')), el('p', {}, t('readonly.body')), this.openParentButton]));
+    }
     this.offline.hidden = mode !== 'offline';
     const disabled = mode !== 'ordinary';
     this.textarea.disabled = disabled;
     this.sendButton.disabled = disabled;
     this.textarea.placeholder = t(disabled && mode !== 'offline' ? 'composer.unavailable' : 'composer.placeholder');
-    if (mode === 'readonly' || mode === 'unavailable') this.showAlert(null);
+    if (notice || mode === 'unavailable') this.showAlert(null);
   }
 
   // renderTranscript redraws the messages, keeping the view pinned to the
@@ -160,7 +186,29 @@ export class ConversationView {
     this.renderEmpty(transcript);
     if (prepended) this.scroller.scrollTop = this.scroller.scrollHeight - fromBottom;
     else if (pinned) this.scroller.scrollTop = this.scroller.scrollHeight;
+    this.placeRetry(transcript);
     this.announceReply(transcript);
+  }
+
+  // placeRetry offers to send again the message of a top-level
+  // conversation's last turn when that turn failed and nothing came after.
+  placeRetry(transcript) {
+    this.list.querySelector('.retry-turn')?.remove();
+    if (!transcript || transcript.isChild) return;
+    const items = this.list.querySelectorAll(':scope > .message.user, :scope > .message.assistant, :scope > .message.outcome');
+    const last = items[items.length - 1];
+    if (!last?.classList.contains('failed')) return;
+    const prompt = [...items].findLast((item) => item.classList.contains('user'));
+    if (!prompt) return;
+    const text = prompt.querySelector('.body').textContent;
+    const retry = el('button', { type: 'button', class: 'retry-turn' }, t('outcome.retry'));
+    retry.addEventListener('click', async () => {
+      retry.disabled = true;
+      const result = await this.onRetry(text);
+      retry.disabled = false;
+      if (!result.ok) this.showAlert(result.error);
+    });
+    last.append(retry);
   }
 
   // appendEvents draws events just added at the transcript's tail: new
@@ -174,6 +222,7 @@ export class ConversationView {
     for (const event of events) this.items.add(event);
     this.renderEmpty(transcript);
     if (pinned) this.scroller.scrollTop = this.scroller.scrollHeight;
+    this.placeRetry(transcript);
     this.announceReply(transcript);
   }
 
@@ -326,6 +375,20 @@ class TranscriptItems {
   }
 }
 
+// outcomeItem tells how a turn that did not complete ended: failed (red,
+// with the failure's message and code), stopped or cut off (amber, with
+// why); null for a completed turn.
+function outcomeItem(outcome, seq) {
+  const state = outcomeState(outcome);
+  if (!state) return null;
+  const why = t(`cut.${outcome.kind}`) === `cut.${outcome.kind}` ? outcome.kind : t(`cut.${outcome.kind}`);
+  const item = el('li', { class: `message outcome ${state}`, 'data-seq': String(seq), role: 'note' },
+    el('strong', { class: 'outcome-title' }, t(`outcome.${state}`, { why })));
+  if (outcome.message) item.append(el('div', { class: 'outcome-message' }, outcome.message));
+  if (outcome.code) item.append(el('small', { class: 'outcome-code' }, outcome.code));
+  return item;
+}
+
 // toolItem is a folded tool call: its name, expandable to its arguments
 // and (once logged) its result.
 function toolItem(call, seq) {
@@ -356,17 +419,8 @@ function renderEvent(event, parentWritten) {
     }
     case EventType.assistantMessage:
       return bubble('assistant', t('transcript.agent'), textOf(data.message?.content ?? data.content), event.seq);
-    case EventType.turnEnd: {
-      // An error reason is the seed-era loop's {step, message, code?} or
-      // {step, failure}, or the later {error:{message, code}} (which this
-      // runtime wrote before); an aborted one may carry {reason:{kind}}.
-      const kind = data.reason?.kind;
-      if (!kind || kind === ReasonKind.completed) return null;
-      const failure = typeof data.reason.message === 'string' ? data.reason : data.reason.failure ?? data.reason.error;
-      const detail = failure?.message ?? data.reason.reason?.kind ?? '';
-      return el('li', { class: 'message note', 'data-seq': String(event.seq) },
-        t('transcript.turnEnded', { kind: detail ? `${kind} — ${detail}` : kind }));
-    }
+    case EventType.turnEnd:
+      return outcomeItem(outcomeOf(data), event.seq);
     case EventType.llmRetry: {
       // A failed model call about to be retried as a new turn.
       const vars = { n: data.retry, max: data.maxRetries, ms: Math.round(data.delayMs ?? 0), why: data.failure?.message ?? '' };

@@ -4,6 +4,7 @@
 
 import { t, countLabel, relativeTime, describeError } from './i18n.js';
 import { el, errorContent } from './dom.js';
+import { sessionState } from './states.js';
 
 export class CatalogAction {
   // root is the header element to render into; summaryOf(id) returns a
@@ -170,18 +171,27 @@ export class CatalogAction {
   row(entry, parentId, level) {
     const label = entry.label || entry.id;
     const summary = this.summaryOf(entry.id);
-    const secondary = [summary?.title, t('mode.continuable'), t(`activity.${entry.activity}`)].filter(Boolean).join(' · ');
+    // The catalog's activity says live (status frames keep it current);
+    // the session row says whether a turn runs and how the last one ended.
+    const listed = entry.activity === 'running';
+    const state = sessionState({
+      running: listed && (summary?.running ?? true), live: listed || !!summary?.live, lastTurn: summary?.lastTurn,
+    });
+    const secondary = [summary?.title, t('mode.continuable'), state.text].filter(Boolean).join(' · ');
     const time = summary?.updatedAt ? relativeTime(summary.updatedAt) : '';
     const row = el('div', {
       role: 'treeitem', tabindex: '-1', class: 'row', 'aria-level': String(level),
       'aria-label': [label, secondary, time].filter(Boolean).join(' '), 'data-id': entry.id, 'data-parent': parentId,
+      'data-state': state.state,
     });
     const expanded = this.expanded.has(entry.id);
     if (!this.isLeaf(entry.id)) row.setAttribute('aria-expanded', String(expanded));
     row.append(
       this.disclosure(entry, parentId, label, expanded),
-      el('span', { class: `dot ${entry.activity}`, 'aria-hidden': 'true' }),
-      el('span', { class: 'text' }, el('span', { class: 'label' }, label), el('span', { class: 'secondary' }, secondary)),
+      el('span', { class: `dot ${state.tone}`, 'aria-hidden': 'true' }),
+      el('span', { class: 'text' }, el('span', { class: 'label' }, label), el('span', { class: 'secondary' },
+        el('span', { class: 'sub' }, [summary?.title, t('mode.continuable')].filter(Boolean).join(' · ')),
+        el('span', { class: `state ${state.tone}` }, `· ${state.text}`))),
       el('span', { class: 'time' }, time),
     );
     row.addEventListener('click', () => this.activate(row));
