@@ -177,10 +177,14 @@ func (b *runtimeBackend) summary(ctx context.Context, h session.Header) (session
 	return b.describe(h, f), nil
 }
 
-// factsOf are h's facts, its events read once per process.
+// factsOf are h's facts, its events read once per process (of a damaged
+// log, the events before the damage).
 func (b *runtimeBackend) factsOf(ctx context.Context, h session.Header) (sessionFacts, error) {
 	f, err := b.facts.get(h.ID, func() ([]session.Event, error) {
 		log, err := b.query.ReadSession(ctx, h.ID)
+		if readable, _, ok := session.ReadablePrefix(err); ok {
+			return readable, nil
+		}
 		if err != nil {
 			return nil, err
 		}

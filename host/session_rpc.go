@@ -242,6 +242,9 @@ func (h *Handler) sessionHistory(ctx context.Context, c call) (any, *rpcError) {
 		return nil, newError(codeCancelled, "session history read was cancelled", nil)
 	case errors.Is(err, codeSessionNotFound):
 		return nil, sessionNotFound(id)
+	case isDamagedLog(err):
+		h.logFailure("session.history", err)
+		return nil, damagedLogError(id, err, beforeSeq, pageSize(maxMessages))
 	default:
 		h.logFailure("session.history", err)
 		return nil, newError(codeInternal, "session history read failed", nil)

@@ -45,10 +45,26 @@ type corruptError struct {
 	Line    int
 	FrameAt int64
 	Msg     string // the full message, naming Path
+	// readable holds the events read before damage in the log's body
+	// (nil when the damage is elsewhere: the header, the path, the id).
+	readable []Event
 }
 
 // Error returns the message, which names the file.
 func (e *corruptError) Error() string { return e.Msg }
+
+// ReadablePrefix returns what a read refused for damage in a log's body
+// could still read: the events before the damaged line, and that line
+// (event lines counted from 1 after the header). ok is false for any
+// other error, a damaged header included. The events are the store's own
+// (do not modify them).
+func ReadablePrefix(err error) (events []Event, line int, ok bool) {
+	var ce *corruptError
+	if !errors.As(err, &ce) || ce.readable == nil {
+		return nil, 0, false
+	}
+	return ce.readable, ce.Line, true
+}
 
 // Is makes errors.Is(err, ErrCorrupt) true.
 func (e *corruptError) Is(target error) bool { return target == ErrCorrupt }

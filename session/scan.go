@@ -39,7 +39,7 @@ func scanLog(buf []byte, path string) (scanned, error) {
 	}
 	s := newScanner(path, h, headerEnd+1, len(buf))
 	if err := s.lines(buf, headerEnd+1); err != nil {
-		return scanned{}, err
+		return scanned{}, withReadable(err, s.out.events)
 	}
 	s.out.cut = s.committed
 	s.out.firstDropped = s.kept + 1
@@ -74,7 +74,7 @@ func scanZstdLog(buf []byte, path string) (scanned, error) {
 		err = corruptf(path, line, "corrupt Zstandard session log: complete frame contains a torn JSONL record")
 	}
 	if err != nil {
-		return scanned{}, framed(err, z.frameOf(s.damageAt()))
+		return scanned{}, withReadable(framed(err, z.frameOf(s.damageAt())), s.out.events)
 	}
 	s.out.cut = len(buf)
 	if z.torn < 0 {
@@ -86,6 +86,15 @@ func scanZstdLog(buf []byte, path string) (scanned, error) {
 	s.out.cut, s.out.recovered = z.torn, z.plain[z.complete:s.committed]
 	s.out.firstDropped = s.kept + 1
 	return s.out, nil
+}
+
+// withReadable records in a *corruptError the events read before the
+// damage (ReadablePrefix returns them).
+func withReadable(err error, events []Event) error {
+	if ce, ok := err.(*corruptError); ok {
+		ce.readable = events
+	}
+	return err
 }
 
 // framed records in a *corruptError the frame the damage is in.

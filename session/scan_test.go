@@ -160,6 +160,9 @@ func TestTornTailGarbageAfterLastTurnEnd(t *testing.T) {
 	require.Equal(t, committed, statFile(t, path).content, "load truncates the tail; the turn was closed")
 }
 
+// TestCommittedRegionDamage: damage in the committed region refuses the
+// read naming the file and the line; ReadablePrefix still gives the events
+// before that line.
 func TestCommittedRegionDamage(t *testing.T) {
 	h := header("dmg")
 	turnEnd := `{"type":"turn/end","seq":2,"time":3,"data":{"turn":1,"reason":{"kind":"completed"}}}`
@@ -195,6 +198,11 @@ func TestCommittedRegionDamage(t *testing.T) {
 				require.Equal(t, path, corrupt.Path)
 				require.Equal(t, c.line, corrupt.Line)
 				require.Equal(t, c.msg+" (raw log: "+path+")", err.Error())
+				readable, line, ok := ReadablePrefix(err)
+				require.True(t, ok, "the events before the damage are readable")
+				require.Equal(t, c.line, line)
+				require.Len(t, readable, 1, "the turn/start before the damaged line")
+				require.Equal(t, "turn/start", readable[0].Type)
 			}
 			require.Equal(t, before, statFile(t, path), "a damaged log is never repaired")
 		})

@@ -21,6 +21,7 @@ export class ConversationView {
     this.list = root.querySelector('#messages');
     this.older = root.querySelector('#load-older');
     this.empty = root.querySelector('#transcript-empty');
+    this.damage = root.querySelector('#damage-notice');
     this.form = root.querySelector('#composer-form');
     this.textarea = root.querySelector('#composer-input');
     this.sendButton = root.querySelector('#composer-send');
@@ -183,6 +184,7 @@ export class ConversationView {
     this.items.root = this.list;
     this.markFound();
     this.older.hidden = !transcript?.hasMore;
+    this.renderDamage(transcript?.damage);
     this.renderEmpty(transcript);
     if (prepended) this.scroller.scrollTop = this.scroller.scrollHeight - fromBottom;
     else if (pinned) this.scroller.scrollTop = this.scroller.scrollHeight;
@@ -224,6 +226,15 @@ export class ConversationView {
     if (pinned) this.scroller.scrollTop = this.scroller.scrollHeight;
     this.placeRetry(transcript);
     this.announceReply(transcript);
+  }
+
+  // renderDamage says where a damaged log stops being readable (null:
+  // nothing to say).
+  renderDamage(damage) {
+    this.damage.hidden = !damage;
+    this.damage.replaceChildren(...(damage
+      ? [el('strong', {}, t('damage.title')), el('p', {}, t('damage.body', { line: damage.line, damage: damage.damage }))]
+      : []));
   }
 
   isPinned() {

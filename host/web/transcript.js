@@ -7,6 +7,17 @@
 
 export const PAGE_MESSAGES = 50;
 
+// readable is what a history answer holds to show: {page: {events,
+// hasMore}, damage}. A damaged log's answer is an error that still carries
+// the page of what could be read, with the damaged line (damage {line,
+// damage}); any other error holds nothing (null).
+function readable(result) {
+  if (result.ok) return { page: result.value, damage: null };
+  if (result.error?.code !== 'session-log-corrupt') return null;
+  const { line, damage, events, hasMore } = result.error.details;
+  return { page: { events, hasMore }, damage: { line, damage } };
+}
+
 export class Transcript {
   // history(beforeSeq?) resolves to a history RPC result for this
   // conversation; onChange(change) is called after every visible change:
@@ -19,6 +30,7 @@ export class Transcript {
     this.hasMore = false;
     this.loaded = false;
     this.error = null;
+    this.damage = null; // {line, damage} when the log is damaged past the events held
     this.pulling = null;
     this.repull = false;
     this.buffer = [];
@@ -42,8 +54,13 @@ export class Transcript {
         this.repull = false;
         const result = await this.history();
         if (this.closed) return;
-        if (result.ok) this.installTail(result.value);
-        else this.error = result.error;
+        const read = readable(result);
+        if (read) {
+          this.installTail(read.page);
+          this.damage = read.damage;
+        } else {
+          this.error = result.error;
+        }
       } while (this.repull);
       this.pulling = null;
       this.loaded = true;
@@ -78,13 +95,14 @@ export class Transcript {
     const baseSeq = this.events[0].seq;
     const result = await this.history(baseSeq);
     if (this.closed || this.events.length === 0 || this.events[0].seq !== baseSeq) return;
-    if (!result.ok) {
+    const read = readable(result);
+    if (!read) {
       this.error = result.error;
     } else {
-      const older = result.value.events.map((entry) => entry.event);
+      const older = read.page.events.map((entry) => entry.event);
       const continuous = older.length > 0 && older[older.length - 1].seq + 1 === baseSeq;
       this.events = continuous ? older.concat(this.events) : this.events;
-      this.hasMore = continuous && result.value.hasMore;
+      this.hasMore = continuous && read.page.hasMore;
     }
     this.onChange({ prepended: true });
   }

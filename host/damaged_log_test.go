@@ -1,0 +1,79 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
+)
+
+// damageLine replaces event line n (from 1, after the header) of the
+// stored log of id with text that is not JSON, and returns the log's path.
+func damageLine(t testing.TB, root, cwd, id string, n int) string {
+	t.Helper()
+	path, err := logpath.Path(root, cwd, id)
+	require.NoError(t, err)
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := strings.Split(string(raw), "\n")
+	require.Greater(t, len(lines), n+1, "the log has line %d", n)
+	lines[n] = `{"type":"user/message","seq":` // cut short: not JSON
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644))
+	return path
+}
+
+// talkAndStore runs prompts on a new top-level agent id and disposes it,
+// leaving its log in the store.
+func talkAndStore(t *testing.T, rt interface {
+	StartAgent(context.Context, parent.CreateSpec) (*parent.Handle, error)
+}, id string, prompts ...string) {
+	t.Helper()
+	h, err := rt.StartAgent(context.Background(), parent.CreateSpec{Header: session.Header{ID: id}})
+	require.NoError(t, err)
+	for _, prompt := range prompts {
+		converse(t, h, prompt)
+	}
+	require.NoError(t, h.Dispose(context.Background()))
+}
+
+// TestSessionHistoryOfADamagedLogIsTyped: session.history of a log damaged
+// in the middle answers session-log-corrupt naming the line and the damage
+// (the file), with the page of what precedes it; never internal.
+func TestSessionHistoryOfADamagedLogIsTyped(t *testing.T) {
+	root := t.TempDir()
+	rt, b := openRuntime(t, root)
+	talkAndStore(t, rt, "hurt", "reply one", "reply two", "reply three")
+	h := newTestHandler(t, b)
+	whole := callRPC(t, h, "session.history", map[string]any{"sessionId": "hurt"})
+	require.True(t, whole.Result.OK)
+	var before struct {
+		Events []any `json:"events"`
+	}
+	require.NoError(t, json.Unmarshal(whole.Result.Value, &before))
+	line := 8
+	path := damageLine(t, rt.Sessions().Store().(*session.JSONL).Root(), "", "hurt", line)
+
+	r := callRPC(t, h, "session.history", map[string]any{"sessionId": "hurt"})
+	require.False(t, r.Result.OK)
+	require.Equal(t, codeSessionLogCorrupt, r.Result.Error.Code)
+	damage := "corrupt session log: unparsable committed event at line 8 (raw log: " + path + ")"
+	require.Equal(t, `session "hurt" log is damaged: `+damage, r.Result.Error.Message)
+	details := r.Result.Error.Details
+	require.Equal(t, "hurt", details["sessionId"])
+	require.Equal(t, float64(line), details["line"])
+	require.Equal(t, damage, details["damage"])
+	require.Equal(t, false, details["hasMore"])
+	events := details["events"].([]any)
+	require.Len(t, events, line-1, "every event before the damaged line")
+	require.Equal(t, before.Events[:line-1], events, "as session.history pages them")
+
+	older := callRPC(t, h, "session.history", map[string]any{"sessionId": "hurt", "beforeSeq": 3, "maxMessages": 1})
+	require.Equal(t, codeSessionLogCorrupt, older.Result.Error.Code)
+	require.Len(t, older.Result.Error.Details["events"], 2, "older pages of the prefix page alike")
+}
