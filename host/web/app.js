@@ -344,7 +344,8 @@ function onSessionAdded(frame) {
 function onSessionStatus(frame) {
   const summary = state.sessions.get(frame.sessionId);
   if (summary) summary.running = frame.running;
-  if (catalogs.flipActivity(frame.sessionId, frame.running)) action.renderSoon();
+  catalogs.flipActivity(frame.sessionId, frame.running);
+  action.renderSoon(); // the row's state reads the session's too
   if (frame.sessionId === state.current?.sessionId) renderChrome();
   renderSidebarSoon();
 }
@@ -352,7 +353,8 @@ function onSessionStatus(frame) {
 function onSessionRemoved(frame) {
   const summary = state.sessions.get(frame.sessionId);
   if (summary) Object.assign(summary, { running: false, live: false });
-  if (catalogs.flipActivity(frame.sessionId, false)) action.renderSoon();
+  catalogs.flipActivity(frame.sessionId, false);
+  action.renderSoon(); // no longer live
   catalogs.markParentOffline(frame.sessionId);
   if (frame.sessionId === state.current?.sessionId) renderChrome();
   renderSidebarSoon();
