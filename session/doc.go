@@ -127,10 +127,8 @@
 //
 // # Testing
 //
-// The test seams are off this package's surface, in this module's
-// internal sessiontest package: its WithFS replaces the file system with
-// one of the internal sessionfs package (whose FaultFS fails the Nth sync,
-// makes a write short and then fail with ENOSPC, or fails every write as
-// a full disk does), and its WriteSynthetic builds large stores quickly
-// for benchmarks.
+// WithFS replaces the file system with one of this module's internal
+// sessionfs package, whose FaultFS fails the Nth sync, makes a write short
+// and then fail with ENOSPC, or fails every write as a full disk does: the
+// module's tests inject faults with it.
 package session

@@ -77,10 +77,10 @@ var allowedDeps = map[string][]string{
 	"internal/index": {"fault", "event", "internal/vocab", "session", "query", "internal/catalog", "descriptor", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	// internal/bench holds the CLI's measurement loops: it sits on the
 	// runtime and under cmd.
-	"internal/bench": {rootLayer, "internal/pgstore", "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "host", "internal/storegen", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/sessiontest", "internal/listeners", "internal/jsjson"},
+	"internal/bench": {rootLayer, "internal/pgstore", "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "host", "internal/storegen", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	// internal/stress is the randomized stress harness of the CLI and the
 	// stress tests: it sits on the subagent service.
-	"internal/stress": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/sessiontest", "internal/listeners", "internal/jsjson"},
+	"internal/stress": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	// internal/testkit holds test helpers; only _test.go files import it.
 	"internal/testkit": {},
 	// internal/pgtest runs a private PostgreSQL server for a test binary;
@@ -90,10 +90,6 @@ var allowedDeps = map[string][]string{
 	// store and checks the store's invariants; it talks to them over HTTP
 	// and SQL only.
 	"internal/multiproc": {},
-	// internal/sessiontest holds session's test seams (WithFS,
-	// WriteSynthetic): it sits on session, beside the store conformance
-	// suite.
-	"internal/sessiontest": {"fault", "event", "internal/vocab", "session", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	// internal/storetest is the store conformance suite; only _test.go
 	// files import it.
 	"internal/storetest": {"fault", "event", "internal/vocab", "session", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
@@ -105,7 +101,7 @@ var allowedDeps = map[string][]string{
 	// under cmd and internal/bench.
 	rootLayer: {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "internal/pgstore", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	"cmd": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "host", "internal/llm", "modelagent", "internal/pgstore",
-		"internal/bench", "internal/storegen", "internal/stress", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/sessiontest", "internal/listeners", "internal/jsjson"},
+		"internal/bench", "internal/storegen", "internal/stress", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	"tests": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "host", "cmd", "internal/llm", "modelagent", "internal/pgstore", "internal/stress", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 }
 

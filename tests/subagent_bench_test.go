@@ -13,7 +13,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/bench"
-	"github.com/dsh-actors/dsh-actors/internal/sessiontest"
+	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -111,7 +111,7 @@ func BenchmarkSubagentFollowup(b *testing.B) {
 		b.Run(fmt.Sprintf("cold-resume/events=%d", size), func(b *testing.B) {
 			root := benchDir(b)
 			log := bench.SyntheticChild("cold-child", size)
-			require.NoError(b, sessiontest.WriteSynthetic(root, log))
+			require.NoError(b, storegen.WriteSynthetic(root, log))
 			w := newBenchWorld(b, root, false)
 			for b.Loop() {
 				if err := w.Followup(bg, "cold-child", "reply again"); err != nil {
@@ -119,7 +119,7 @@ func BenchmarkSubagentFollowup(b *testing.B) {
 				}
 				b.StopTimer()
 				w.waitEnd(b, "cold-child")
-				require.NoError(b, sessiontest.WriteSynthetic(root, log))
+				require.NoError(b, storegen.WriteSynthetic(root, log))
 				b.StartTimer()
 			}
 		})

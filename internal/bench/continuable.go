@@ -21,7 +21,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
-	"github.com/dsh-actors/dsh-actors/internal/sessiontest"
+	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
@@ -279,7 +279,7 @@ func Resident(ctx context.Context, root string, n int) (res Samples, err error) 
 // untimed.
 func ColdResume(ctx context.Context, root string, events, n int) (res Samples, err error) {
 	log := SyntheticChild("cold-child", events)
-	if err := sessiontest.WriteSynthetic(root, log); err != nil {
+	if err := storegen.WriteSynthetic(root, log); err != nil {
 		return nil, err
 	}
 	w, err := OpenWorld(ctx, root, false)
@@ -296,7 +296,7 @@ func ColdResume(ctx context.Context, root string, events, n int) (res Samples, e
 		if err := w.WaitEnd(ctx, "cold-child"); err != nil {
 			return nil, err
 		}
-		if err := sessiontest.WriteSynthetic(root, log); err != nil {
+		if err := storegen.WriteSynthetic(root, log); err != nil {
 			return nil, err
 		}
 	}

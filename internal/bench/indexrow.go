@@ -13,7 +13,6 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/internal/index"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
-	"github.com/dsh-actors/dsh-actors/internal/sessiontest"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/query"
@@ -182,7 +181,7 @@ func addSingleChild(root string) error {
 	if err != nil {
 		return err
 	}
-	return sessiontest.WriteSynthetic(root, session.Log{
+	return storegen.WriteSynthetic(root, session.Log{
 		Header: session.Header{ID: indexSingleChild, ParentSession: singleChildParent, CreatedAt: 1_783_000_100_000,
 			Cwd: "/work/alpha", DelegationDepth: 2},
 		Events: []session.Event{{Type: vocab.TypeSubagentDescriptor, Seq: 0, Time: 1_783_000_100_000, Data: data}},

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dsh-actors/dsh-actors/internal/sessiontest"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -65,7 +64,7 @@ func TestSyntheticChild(t *testing.T) {
 	root := t.TempDir()
 	log := SyntheticChild("cold-child", 100)
 	require.Len(t, log.Events, 104)
-	require.NoError(t, sessiontest.WriteSynthetic(root, log))
+	require.NoError(t, storegen.WriteSynthetic(root, log))
 	store, err := session.OpenJSONL(root)
 	require.NoError(t, err)
 	defer store.Close()

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dsh-actors/dsh-actors/internal/sessiontest"
+	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -22,7 +22,7 @@ func userText(seq int64, text string) session.Event {
 
 func searchWorld(t testing.TB, logs ...session.Log) *DB {
 	root := t.TempDir()
-	require.NoError(t, sessiontest.WriteSynthetic(root, logs...))
+	require.NoError(t, storegen.WriteSynthetic(root, logs...))
 	jsonl, err := session.OpenJSONL(root)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, jsonl.Close()) })

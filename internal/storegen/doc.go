@@ -9,6 +9,10 @@
 // store first (a naive catalog's cost), the baseline those
 // measurements compare against.
 //
+// WriteSynthetic writes given logs in the exact bytes the JSONL store
+// writes, without a temporary file or fsync, for tests and benchmarks
+// that need large stores quickly.
+//
 // The package depends on session and descriptor only. Generate blocks
 // until every log is written (no fsync: the store is a fixture).
 package storegen

@@ -1,8 +1,4 @@
-// Package sessiontest holds package session's test helpers:
-// WriteSynthetic writes whole logs quickly, and unsafely, for benchmarks
-// and tests that need large stores. Only this module's tests, benchmarks
-// and stress harness use it.
-package sessiontest
+package storegen
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package sessiontest
+package storegen
 
 import (
 	"context"
@@ -9,24 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 	"github.com/dsh-actors/dsh-actors/session"
 )
-
-// TestWithFSMakesTheStoreWriteThroughTheFS: a store opened with session.WithFS
-// syncs through the file system it was given, and fails a Create once
-// that file system is full.
-func TestWithFSMakesTheStoreWriteThroughTheFS(t *testing.T) {
-	ctx := context.Background()
-	faults := sessionfs.NewFaultFS(sessionfs.OSFS{})
-	store, err := session.OpenJSONL(t.TempDir(), session.WithFS(faults))
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, store.Close()) })
-	require.NoError(t, store.Create(ctx, session.Header{ID: "a", CreatedAt: 1}, nil))
-	require.Positive(t, faults.Syncs())
-	faults.SetFull(true)
-	require.Error(t, store.Create(ctx, session.Header{ID: "b", CreatedAt: 1}, nil))
-}
 
 // TestWriteSyntheticWritesWhatCreateWrites: the synthetic log of a header
 // and its events holds exactly the bytes Create writes for them, and the
