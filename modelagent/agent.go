@@ -2,9 +2,11 @@ package modelagent
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -32,17 +34,34 @@ const defaultMaxDepth = 3
 // Config configures the model agents and the OpenAI-compatible
 // chat-completions endpoint they stream from (DeepSeek's by default).
 type Config struct {
-	// BaseURL is the endpoint; "/chat/completions" is appended (default:
-	// $DEEPSEEK_BASE_URL, else https://api.deepseek.com).
+	// BaseURL is the endpoint, http(s)://host[:port][/path];
+	// "/chat/completions" is appended (default: $OPENAI_BASE_URL for the
+	// openai API, else $DEEPSEEK_BASE_URL, else https://api.deepseek.com).
 	BaseURL string
-	// APIKey is sent as a bearer token (default: $DEEPSEEK_API_KEY; one
-	// of the two is required).
+	// API is the server's profile: "deepseek" (thinking and
+	// reasoning_effort fields, no response_format json_schema) or
+	// "openai" (any other OpenAI-compatible server: Ollama, vLLM, ...).
+	// Default: deepseek for a DeepSeek host or a base URL from
+	// $DEEPSEEK_BASE_URL, openai for any other BaseURL.
+	API string
+	// APIKey is sent as a bearer token (default: $DEEPSEEK_API_KEY for
+	// the deepseek API, where a key is required; $OPENAI_API_KEY, maybe
+	// none, for openai).
 	APIKey string
+	// ContextWindow is the model's context size in tokens, logged in
+	// request/context; a response whose prompt reached it logs a warning
+	// (the server may have cut the prompt). Default: 1,000,000 for the
+	// deepseek API, unknown (nothing logged) for openai.
+	ContextWindow int
+	// Logger gets the startup line (model, API, base URL) and warnings
+	// (default: slog.Default()).
+	Logger *slog.Logger
 	// IdleTimeout fails a model call with TIMEOUT when the server sends
 	// nothing for this long (default 300 seconds).
 	IdleTimeout time.Duration
 	// Provider is the route name logged for requests and assistant
-	// messages (default "deepseek-official").
+	// messages (default "deepseek-official" for the deepseek API,
+	// "openai-compatible" for openai).
 	Provider string
 	// Model is the wire model name of the agents started with these
 	// agents as their route; an agent whose options name another model
@@ -79,27 +98,32 @@ type Agents struct {
 }
 
 // New returns the model agents of cfg over a client of cfg's endpoint
-// (its unset BaseURL and APIKey read from the environment), with
-// DeepSeek's request defaults: a 256,000-token response cap, high
-// reasoning effort, a 1,000,000-token context. It fails with
-// MISSING_CREDENTIAL without an API key, or when a tool of
-// cfg.Tools has a bad or taken name or bad parameters; it does not block. Give
+// (its unset BaseURL and APIKey read from the environment) and logs the
+// model, API and base URL. The deepseek API gets DeepSeek's request
+// defaults (a 256,000-token response cap, high reasoning effort, a
+// 1,000,000-token context); openai gets none. It fails
+// with INVALID_CONFIG for an unknown API or a base URL that is not
+// http(s)://host[/path], with MISSING_CREDENTIAL without a DeepSeek API
+// key, or when a tool of cfg.Tools has a bad or taken name or bad
+// parameters; it does not block. Give
 // the agents to dsh.Options.ModelAgents, which binds them; over an actor
 // runtime of your own, Bind them before the first turn.
 func New(cfg Config) (*Agents, error) {
-	endpoint := llm.ConfigFromEnv()
-	if cfg.BaseURL != "" {
-		endpoint.BaseURL = cfg.BaseURL
-	}
-	if cfg.APIKey != "" {
-		endpoint.APIKey = cfg.APIKey
-	}
-	endpoint.IdleTimeout = cfg.IdleTimeout
-	client, err := llm.NewDeepSeek(endpoint)
+	server, err := endpoint(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return newAgents(cfg, client, rand.Float64)
+	client, err := llm.NewDeepSeek(server)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Provider = cmp.Or(cfg.Provider, defaultProvider(server.Profile))
+	a, err := newAgents(cfg, client, rand.Float64)
+	if err != nil {
+		return nil, err
+	}
+	announce(a.cfg.Logger, a.cfg, client)
+	return a, nil
 }
 
 // newAgents returns the model agents of cfg over client, sampling the
@@ -112,6 +136,9 @@ func newAgents(cfg Config, client llm.Client, random func() float64) (*Agents, e
 	}
 	if cfg.Provider == "" {
 		cfg.Provider = llm.DefaultProvider
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
 	}
 	if cfg.System == "" {
 		cfg.System = defaultSystem
@@ -278,6 +305,7 @@ func (l *loop) step(ctx context.Context, host agent.Host, self *parent.Handle, t
 		return l.failed(ctx, step, failure)
 	}
 	l.retries = 0
+	l.warnTruncation(host.SessionID(), asm.Usage())
 	return l.respond(ctx, step, tools, &asm)
 }
 
@@ -339,6 +367,33 @@ func (l *loop) respond(ctx context.Context, step modelStep, tools *registry, asm
 		return false, agent.MaxTokens, nil
 	}
 	return len(calls) > 0, agent.Completed, nil
+}
+
+// warnTruncation logs a warning when the prompt reached the context
+// window: the server may have cut it (Ollama keeps the end of the prompt
+// and drops the start, system prompt and tools included, answering 200).
+func (l *loop) warnTruncation(sessionID string, usage *vocab.Usage) {
+	window := l.contextWindow()
+	if usage == nil || window <= 0 {
+		return
+	}
+	prompt := usage.InputTokens
+	if usage.CacheReadTokens != nil {
+		prompt += *usage.CacheReadTokens
+	}
+	if prompt >= window {
+		l.a.cfg.Logger.Warn("modelagent: the prompt reached the context window: the server may have truncated it "+
+			"(raise the server's context size and --context-window, or shorten the conversation)",
+			"session", sessionID, "model", l.model, "promptTokens", prompt, "contextWindow", window)
+	}
+}
+
+// contextWindow is the client's context window (0: unknown).
+func (l *loop) contextWindow() int {
+	if d, ok := l.a.client.(llm.Defaulter); ok {
+		return d.Defaults().ContextWindow
+	}
+	return 0
 }
 
 // modelStep is a step of the runtime's own host: agent.Step with the
@@ -453,10 +508,7 @@ func (l *loop) logRequest(ctx context.Context, step modelStep, self *parent.Hand
 		}
 		l.header, l.loggedHere = encoded, true
 	}
-	rc := vocab.RequestContext{Provider: l.provider, Model: l.model}
-	if d, ok := l.a.client.(llm.Defaulter); ok {
-		rc.ContextWindow = d.Defaults().ContextWindow
-	}
+	rc := vocab.RequestContext{Provider: l.provider, Model: l.model, ContextWindow: l.contextWindow()}
 	if l.context != nil && *l.context == rc {
 		return nil
 	}

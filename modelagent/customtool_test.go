@@ -60,6 +60,12 @@ func newRigWith(t *testing.T, client llm.Client, cfg modelagent.Config) *rig {
 	cfg.Model, cfg.Retry = "deepseek-v4-flash", &retry
 	agents, err := modelagent.NewOverChecked(cfg, client, func() float64 { return 0.5 })
 	require.NoError(t, err)
+	return rigOf(t, agents)
+}
+
+// rigOf is a rig whose agents are agents.
+func rigOf(t *testing.T, agents *modelagent.Agents) *rig {
+	t.Helper()
 	provider, model := agents.Route()
 	root := t.TempDir()
 	rt, err := actors.New(actors.Options{Root: root, NewAgent: agents.Factory, Provider: provider, Model: model})

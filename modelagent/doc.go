@@ -7,7 +7,12 @@
 //
 // New builds the model client from Config: OpenAI-compatible streaming
 // chat completions at BaseURL (DeepSeek's by default), the key sent as a
-// bearer token. A failed call carries a failure code, which the retry
+// bearer token. The API profile decides the extra fields: "deepseek" sends
+// thinking and reasoning_effort (and reasoning back beside tool calls);
+// "openai" (Ollama, vLLM and other servers) sends neither unless asked,
+// and takes response_format json_schema. Reasoning is read from
+// reasoning_content or reasoning. A failed HTTP call's logged message
+// names the status and the URL. A failed call carries a failure code, which the retry
 // policy matches and the log records: AUTH, QUOTA, RATE_LIMIT, SERVER,
 // TIMEOUT, TRANSPORT, EMPTY_RESPONSE, CONTEXT_WINDOW_EXCEEDED, … (an
 // unexpected HTTP status is HTTP_<status>, a finish reason the client does

@@ -120,7 +120,8 @@ func TestARetryChainEndsWhenMaxRetriesIsReached(t *testing.T) {
 	}, starts)
 	rateLimited := `{"message":"Rate limit reached","code":"RATE_LIMIT","status":429,"requestId":"req-429"}`
 	require.Equal(t, []string{retryRecord(1, 1, "1", rateLimited), retryRecord(2, 2, "2", emptyFailure)}, retries)
-	require.Equal(t, `{"turn":3,"reason":{"kind":"error","step":1,"failure":{"message":"busy","code":"SERVER","status":503}}}`, ends[2])
+	require.Equal(t, `{"turn":3,"reason":{"kind":"error","step":1,"failure":{"message":"busy: HTTP 503 from POST `+srv.URL+`/chat/completions","code":"SERVER","status":503}}}`, ends[2],
+		"the logged message is the cause chain, which names the status and the URL")
 	require.Equal(t, "turn/end", log[len(log)-1].Type)
 	require.Len(t, srv.Received(), 3)
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-const runUsage = `usage: dsh-actors run [--model NAME] [--store DIR] "PROMPT"`
+const runUsage = `usage: dsh-actors run ` + modelUsage + ` [--store DIR] "PROMPT"`
 
 // runRun runs PROMPT as one turn of a new top-level agent, printing the
 // reply as it arrives (tool calls and results as one line each), then
@@ -29,7 +29,7 @@ const runUsage = `usage: dsh-actors run [--model NAME] [--store DIR] "PROMPT"`
 // SIGINT/SIGTERM cancels the turn and stops waiting for children.
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags := newFlags("run")
-	store, model := storeFlag(flags), modelFlag(flags)
+	store, model := storeFlag(flags), addModelFlags(flags)
 	err := flags.Parse(args)
 	if err == nil && flags.NArg() != 1 {
 		err = errors.New("run takes exactly one PROMPT argument")
@@ -40,7 +40,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, runUsage, flags, err)
 	}
-	agents, err := modelAgents(*model)
+	agents, err := model.agents(warnLogger(stderr))
 	if err != nil {
 		return failure(stderr, "run", err)
 	}

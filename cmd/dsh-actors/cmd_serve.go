@@ -25,7 +25,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-const serveUsage = "usage: dsh-actors serve [--store DIR|postgres://...] [--compression zstd|none] [--addr 127.0.0.1:7410] [--token TOKEN] [--cwd-root DIR] [--model NAME] [--no-index] [--node NAME] [--lease-ttl 10s] [--durable-admission] [--leak-check]"
+const serveUsage = "usage: dsh-actors serve [--store DIR|postgres://...] [--compression zstd|none] [--addr 127.0.0.1:7410] [--token TOKEN] [--cwd-root DIR] " + modelUsage + " [--no-index] [--node NAME] [--lease-ttl 10s] [--durable-admission] [--leak-check]"
 
 // httpShutdownGrace bounds the wait for in-flight requests at shutdown.
 const httpShutdownGrace = 10 * time.Second
@@ -48,7 +48,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // serve runs the stack of flags until ctx is cancelled, then shuts it
 // down; it returns the exit status.
 func serve(ctx context.Context, flags serveFlags, stdout, stderr io.Writer) int {
-	agents, err := modelAgents(flags.model)
+	agents, err := flags.model.agents(slog.New(slog.NewTextHandler(stderr, nil)))
 	if err != nil {
 		return failure(stderr, "serve", err)
 	}
@@ -78,13 +78,14 @@ func serve(ctx context.Context, flags serveFlags, stdout, stderr io.Writer) int 
 
 // serveFlags are serve's parsed flags.
 type serveFlags struct {
-	store, addr, model string
-	indexed            bool   // false with --no-index
-	leakCheck          bool   // --leak-check
-	token              string // --token or $DSH_ACTORS_TOKEN; "": the store's
-	cwdRoot            string // --cwd-root: session.create's cwds lie in it ("": anywhere)
-	node               nodeFlags
-	storeOpts          []session.Option
+	store, addr string
+	model       modelFlags
+	indexed     bool   // false with --no-index
+	leakCheck   bool   // --leak-check
+	token       string // --token or $DSH_ACTORS_TOKEN; "": the store's
+	cwdRoot     string // --cwd-root: session.create's cwds lie in it ("": anywhere)
+	node        nodeFlags
+	storeOpts   []session.Option
 }
 
 // parseServeFlags reads --store, --compression, --addr, --model,
@@ -94,7 +95,7 @@ func parseServeFlags(args []string, stderr io.Writer) (parsed serveFlags, status
 	flags := newFlags("serve")
 	storeRoot := storeFlag(flags)
 	compression := compressionFlag(flags)
-	modelName := modelFlag(flags)
+	model := addModelFlags(flags)
 	noIndex := noIndexFlag(flags)
 	flags.StringVar(&parsed.addr, "addr", "127.0.0.1:7410", "listen address (host:port)")
 	flags.BoolVar(&parsed.leakCheck, "leak-check", false, "at exit, wait for every goroutine serve started to end; report one that does not (exit status 1)")
@@ -127,7 +128,7 @@ func parseServeFlags(args []string, stderr io.Writer) (parsed serveFlags, status
 	if err != nil {
 		return serveFlags{}, usageError(stderr, serveUsage, flags, err)
 	}
-	parsed.store, parsed.model, parsed.indexed = *storeRoot, *modelName, !*noIndex
+	parsed.store, parsed.model, parsed.indexed = *storeRoot, *model, !*noIndex
 	return parsed, -1
 }
 

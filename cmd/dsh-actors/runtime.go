@@ -2,14 +2,12 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"io"
 	"log/slog"
 
 	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/internal/llm"
 	"github.com/dsh-actors/dsh-actors/modelagent"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -36,27 +34,6 @@ type runtimeSet struct {
 // opened for it.
 func (s *runtimeSet) close() error {
 	return s.dsh.Close()
-}
-
-// modelFlag adds --model, the model that drives new agents (none: the
-// keyless scripted agent).
-func modelFlag(flags *flag.FlagSet) *string {
-	return flags.String("model", "", "model name for DeepSeek's (or "+llm.EnvBaseURL+"'s) chat completions; needs "+llm.EnvAPIKey)
-}
-
-// modelAgents are the model agents over the DeepSeek endpoint the
-// environment configures: with --model NAME they start every new agent
-// (NAME without DEEPSEEK_API_KEY fails at once, naming the variable);
-// without it they only rebuild stored model agents, each with the model
-// its descriptor names, and are nil when no key is set (such an agent is
-// then NOT_RESUMABLE, naming its route).
-func modelAgents(model string) (*modelagent.Agents, error) {
-	agents, err := modelagent.New(modelagent.Config{Model: model})
-	var coded interface{ ErrorCode() string }
-	if model == "" && errors.As(err, &coded) && coded.ErrorCode() == "MISSING_CREDENTIAL" {
-		return nil, nil
-	}
-	return agents, err
 }
 
 // openRuntime opens the runtime with logger on the store root names: the

@@ -10,7 +10,6 @@ import (
 	"iter"
 	"math"
 	"net/http"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -44,7 +43,13 @@ type Defaulter interface {
 	Defaults() Defaults
 }
 
-// Environment variables the DeepSeek client reads.
+// Profiler is implemented by a client that speaks to a server of a known
+// profile (ProfileDeepSeek or ProfileOpenAI).
+type Profiler interface {
+	Profile() string
+}
+
+// Environment variables the DeepSeek endpoint is read from.
 const (
 	EnvAPIKey  = "DEEPSEEK_API_KEY"
 	EnvBaseURL = "DEEPSEEK_BASE_URL"
@@ -53,7 +58,6 @@ const (
 // The DeepSeek client's defaults.
 const (
 	DefaultBaseURL     = "https://api.deepseek.com"
-	DefaultProvider    = "deepseek-official"
 	defaultIdleTimeout = 300 * time.Second
 )
 
@@ -61,8 +65,11 @@ const (
 // response cap, high reasoning effort and a 1,000,000-token context.
 var DefaultDeepSeek = Defaults{MaxTokens: 256000, ReasoningEffort: EffortHigh, ContextWindow: 1000000}
 
-// Config configures a DeepSeek client.
+// Config configures a client.
 type Config struct {
+	// Profile is ProfileDeepSeek ("" too) or ProfileOpenAI: which extra
+	// request fields the server understands.
+	Profile string
 	// BaseURL is the endpoint; "/chat/completions" is appended.
 	BaseURL string
 	// APIKey is sent as a bearer token.
@@ -79,32 +86,32 @@ type Config struct {
 	UserAgent string
 }
 
-// ConfigFromEnv returns the DeepSeek configuration: the key from
-// DEEPSEEK_API_KEY, the endpoint from DEEPSEEK_BASE_URL (else
-// DefaultBaseURL) and DefaultDeepSeek.
-func ConfigFromEnv() Config {
-	base := strings.TrimSpace(os.Getenv(EnvBaseURL))
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	return Config{BaseURL: base, APIKey: os.Getenv(EnvAPIKey), Defaults: DefaultDeepSeek}
-}
-
-// DeepSeek is the OpenAI-compatible chat-completions client.
+// DeepSeek is the OpenAI-compatible chat-completions client (DeepSeek's
+// API, or any other server under ProfileOpenAI).
 type DeepSeek struct {
 	cfg Config
 }
 
-// NewDeepSeek returns a client. It fails with MISSING_CREDENTIAL when the
-// configuration has no API key, naming the variable that supplies it. It
-// does not block.
+// NewDeepSeek returns a client. It fails with INVALID_CONFIG for an
+// unknown profile or a base URL that is not http(s)://host[/path], and
+// with MISSING_CREDENTIAL when a DeepSeek configuration has no API key,
+// naming the variable that supplies it. It does not block.
 func NewDeepSeek(cfg Config) (*DeepSeek, error) {
-	if cfg.APIKey == "" {
+	if err := CheckProfile(cfg.Profile); err != nil {
+		return nil, err
+	}
+	if cfg.Profile == "" {
+		cfg.Profile = ProfileDeepSeek
+	}
+	if cfg.APIKey == "" && cfg.Profile == ProfileDeepSeek {
 		return nil, newError("no DeepSeek API key: set "+EnvAPIKey, CodeMissingCredential, nil)
 	}
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
+	}
+	if err := CheckBaseURL(cfg.BaseURL); err != nil {
+		return nil, err
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{}
@@ -120,6 +127,16 @@ func NewDeepSeek(cfg Config) (*DeepSeek, error) {
 
 // Defaults returns the configured defaults.
 func (c *DeepSeek) Defaults() Defaults { return c.cfg.Defaults }
+
+// Profile returns the server's profile.
+func (c *DeepSeek) Profile() string { return c.cfg.Profile }
+
+// BaseURL returns the endpoint requests go to (without
+// "/chat/completions").
+func (c *DeepSeek) BaseURL() string { return c.cfg.BaseURL }
+
+// endpoint is the URL requests are posted to.
+func (c *DeepSeek) endpoint() string { return c.cfg.BaseURL + "/chat/completions" }
 
 // errIdle is the cause of a call the idle watchdog cancelled.
 var errIdle = errors.New("llm: stream idle")
@@ -160,7 +177,7 @@ func (c *DeepSeek) withDefaults(req Request) Request {
 
 // stream runs one call, handing each chunk to emit until it returns false.
 func (c *DeepSeek) stream(ctx context.Context, req Request, emit func(vocab.Chunk) bool) error {
-	body, err := marshalRequest(req)
+	body, err := marshalRequest(req, c.cfg.Profile)
 	if err != nil {
 		return err
 	}
@@ -169,7 +186,7 @@ func (c *DeepSeek) stream(ctx context.Context, req Request, emit func(vocab.Chun
 		return err
 	}
 	defer resp.Body.Close()
-	if err := responseError(resp); err != nil {
+	if err := c.responseError(resp); err != nil {
 		return err
 	}
 	if err := readStream(resp.Body, emit); err != nil {
@@ -180,12 +197,14 @@ func (c *DeepSeek) stream(ctx context.Context, req Request, emit func(vocab.Chun
 
 // post sends the request; a failure to send it is TRANSPORT.
 func (c *DeepSeek) post(ctx context.Context, sessionID string, body []byte) (*http.Response, error) {
-	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.BaseURL+"/chat/completions", bytes.NewReader(body))
+	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint(), bytes.NewReader(body))
 	if err != nil {
-		return nil, newError("DeepSeek API request to "+c.cfg.BaseURL+" failed", CodeTransport, err)
+		return nil, newError(label(c.cfg.Profile)+" API request to "+c.cfg.BaseURL+" failed", CodeTransport, err)
 	}
 	h := httpReq.Header
-	h.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	if c.cfg.APIKey != "" {
+		h.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
 	h.Set("Content-Type", "application/json")
 	h.Set("Accept", "text/event-stream")
 	h.Set("User-Agent", c.cfg.UserAgent)
@@ -194,7 +213,7 @@ func (c *DeepSeek) post(ctx context.Context, sessionID string, body []byte) (*ht
 	}
 	resp, err := c.cfg.HTTPClient.Do(httpReq)
 	if err != nil {
-		return nil, newError("DeepSeek API request to "+c.cfg.BaseURL+" failed", CodeTransport, err)
+		return nil, newError(label(c.cfg.Profile)+" API request to "+c.cfg.BaseURL+" failed", CodeTransport, err)
 	}
 	return resp, nil
 }
@@ -205,7 +224,7 @@ func (c *DeepSeek) readError(err error) error {
 	if _, ok := FailureOf(err); ok {
 		return err
 	}
-	return newError("DeepSeek API stream from "+c.cfg.BaseURL+" failed", CodeTransport, err)
+	return newError(label(c.cfg.Profile)+" API stream from "+c.cfg.BaseURL+" failed", CodeTransport, err)
 }
 
 // classify turns a call's failure into what the caller sees: TIMEOUT when
@@ -215,9 +234,9 @@ func (c *DeepSeek) classify(ctx, callCtx context.Context, err error) error {
 	switch {
 	case errors.Is(context.Cause(callCtx), errIdle):
 		ms := c.cfg.IdleTimeout.Milliseconds()
-		return newError(fmt.Sprintf("DeepSeek stream idle timeout after %dms", ms), CodeTimeout, err)
+		return newError(fmt.Sprintf("%s stream idle timeout after %dms", label(c.cfg.Profile), ms), CodeTimeout, err)
 	case ctx.Err() != nil:
-		return newError("DeepSeek request aborted by caller", CodeAborted, err)
+		return newError(label(c.cfg.Profile)+" request aborted by caller", CodeAborted, err)
 	}
 	return err
 }
@@ -235,15 +254,16 @@ type wireError struct {
 const maxErrorBody = 1 << 20
 
 // responseError is nil for a streaming 2xx response; otherwise the failure
-// its status, error body and headers describe.
-func responseError(resp *http.Response) error {
+// its status, error body and headers describe, caused by an error naming
+// the status and the URL.
+func (c *DeepSeek) responseError(resp *http.Response) error {
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		if resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusResetContent {
-			return newError("DeepSeek API returned no response body", CodeEmptyResponse, nil)
+			return newError(label(c.cfg.Profile)+" API returned no response body", CodeEmptyResponse, nil)
 		}
 		return nil
 	}
-	message := fmt.Sprintf("DeepSeek API error (HTTP %d)", resp.StatusCode)
+	message := fmt.Sprintf("%s API error (HTTP %d)", label(c.cfg.Profile), resp.StatusCode)
 	var detail []string
 	var body wireError
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
@@ -257,11 +277,21 @@ func responseError(resp *http.Response) error {
 			message = s
 		}
 	}
-	e := newError(message, httpErrorCode(resp.StatusCode, strings.Join(detail, " ")), nil)
+	e := newError(message, httpErrorCode(resp.StatusCode, strings.Join(detail, " ")), c.statusError(resp.StatusCode))
 	e.Status = resp.StatusCode
 	e.ProviderRetryAfterMs = retryAfterMs(resp.Header.Get("Retry-After"), time.Now())
 	e.RequestID = requestID(resp.Header)
 	return e
+}
+
+// statusError names a failed response's status and the URL it came from;
+// a 404 hints at the usual cause.
+func (c *DeepSeek) statusError(status int) error {
+	text := fmt.Sprintf("HTTP %d from POST %s", status, c.endpoint())
+	if status == http.StatusNotFound && c.cfg.Profile == ProfileOpenAI && !strings.HasSuffix(c.cfg.BaseURL, "/v1") {
+		text += " (most OpenAI-compatible servers serve under /v1: is the base URL missing it?)"
+	}
+	return errors.New(text)
 }
 
 // truthyText is v as JavaScript's String would write it, when v is truthy

@@ -27,6 +27,7 @@ const (
 	CodeEmptyResponse         = "EMPTY_RESPONSE"
 	CodeMissingCredential     = "MISSING_CREDENTIAL"
 	CodeUnsupportedEffort     = "UNSUPPORTED_REASONING_EFFORT"
+	CodeInvalidConfig         = "INVALID_CONFIG"
 )
 
 // Error is a failed model call: the failure facts and the error that

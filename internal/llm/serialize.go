@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/dsh-actors/dsh-actors/event"
@@ -21,6 +22,18 @@ type (
 		Temperature     *float64          `json:"temperature,omitempty"`
 		MaxTokens       int               `json:"max_tokens,omitempty"`
 		Stop            []string          `json:"stop,omitempty"`
+		ResponseFormat  *wireFormat       `json:"response_format,omitempty"`
+	}
+	// wireFormat is response_format {type:"json_schema", json_schema:{name,
+	// schema, strict}}.
+	wireFormat struct {
+		Type       string         `json:"type"`
+		JSONSchema wireJSONSchema `json:"json_schema"`
+	}
+	wireJSONSchema struct {
+		Name   string          `json:"name"`
+		Schema json.RawMessage `json:"schema"`
+		Strict bool            `json:"strict"`
 	}
 	wireStreamOptions struct {
 		IncludeUsage bool `json:"include_usage"`
@@ -54,31 +67,39 @@ type (
 )
 
 // thinking resolves a request's reasoning effort against the client's
-// default: off disables thinking, high and max enable it with that effort,
-// and no effort at all sends neither field.
-func thinking(effort string) (*wireThinking, string, error) {
-	switch effort {
-	case "":
+// default: for DeepSeek, off disables thinking, high and max enable it
+// with that effort, and no effort at all sends neither field; other
+// servers get no thinking field, and reasoning_effort "high" for high or
+// max.
+func thinking(effort, profile string) (*wireThinking, string, error) {
+	switch {
+	case effort == "":
 		return nil, "", nil
-	case EffortOff:
+	case effort != EffortOff && effort != EffortHigh && effort != EffortMax:
+		return nil, "", newError(label(profile)+` does not support reasoning effort "`+effort+`"`, CodeUnsupportedEffort, nil)
+	case profile == ProfileOpenAI && effort == EffortOff:
+		return nil, "", nil
+	case profile == ProfileOpenAI:
+		return nil, EffortHigh, nil
+	case effort == EffortOff:
 		return &wireThinking{Type: "disabled"}, "", nil
-	case EffortHigh, EffortMax:
-		return &wireThinking{Type: "enabled"}, effort, nil
 	}
-	return nil, "", newError(`DeepSeek does not support reasoning effort "`+effort+`"`, CodeUnsupportedEffort, nil)
+	return &wireThinking{Type: "enabled"}, effort, nil
 }
 
-// marshalRequest returns the chat-completions body for req: always
-// streaming with usage reported, the system prompt first, tool results as
-// role "tool" messages after their assistant's tool_calls.
-func marshalRequest(req Request) ([]byte, error) {
-	think, effort, err := thinking(req.ReasoningEffort)
+// marshalRequest returns the chat-completions body for req as the server
+// of profile takes it: always streaming with usage reported, the system
+// prompt first, tool results as role "tool" messages after their
+// assistant's tool_calls; an output schema as response_format json_schema
+// for OpenAI-compatible servers only.
+func marshalRequest(req Request, profile string) ([]byte, error) {
+	think, effort, err := thinking(req.ReasoningEffort, profile)
 	if err != nil {
 		return nil, err
 	}
 	body := wireRequest{
 		Model:           req.Model,
-		Messages:        wireMessages(req.System, req.Messages),
+		Messages:        wireMessages(req.System, req.Messages, profile != ProfileOpenAI),
 		Stream:          true,
 		StreamOptions:   wireStreamOptions{IncludeUsage: true},
 		Thinking:        think,
@@ -90,12 +111,17 @@ func marshalRequest(req Request) ([]byte, error) {
 	for _, t := range req.Tools {
 		body.Tools = append(body.Tools, wireTool{Type: "function", Function: t})
 	}
+	if len(req.OutputSchema) > 0 && profile == ProfileOpenAI {
+		body.ResponseFormat = &wireFormat{Type: "json_schema",
+			JSONSchema: wireJSONSchema{Name: "output", Schema: req.OutputSchema, Strict: true}}
+	}
 	return marshal(body)
 }
 
 // wireMessages serializes the conversation after the system prompt: a
-// tool message's content is its text, "(no output)" when it has none.
-func wireMessages(system string, messages []Message) []wireMessage {
+// tool message's content is its text, "(no output)" when it has none;
+// reasoning goes back only when withReasoning (DeepSeek's thinking mode).
+func wireMessages(system string, messages []Message, withReasoning bool) []wireMessage {
 	wire := make([]wireMessage, 0, len(messages)+1)
 	if system != "" {
 		wire = append(wire, wireMessage{Role: RoleSystem, Content: system})
@@ -103,7 +129,7 @@ func wireMessages(system string, messages []Message) []wireMessage {
 	for _, m := range messages {
 		switch m.Role {
 		case event.RoleAssistant:
-			wire = append(wire, wireAssistant(m.Content))
+			wire = append(wire, wireAssistant(m.Content, withReasoning))
 		case event.RoleTool:
 			output := event.TextOf(m.Content)
 			if output == "" {
@@ -120,7 +146,7 @@ func wireMessages(system string, messages []Message) []wireMessage {
 // wireAssistant serializes an assistant message: its text ("" rather than
 // null), its tool calls, and its reasoning only beside tool calls (thinking
 // mode requires it back there, and nowhere else).
-func wireAssistant(content []event.Block) wireMessage {
+func wireAssistant(content []event.Block, withReasoning bool) wireMessage {
 	m := wireMessage{Role: event.RoleAssistant, Content: event.TextOf(content)}
 	var reasoning strings.Builder
 	for _, b := range content {
@@ -132,7 +158,7 @@ func wireAssistant(content []event.Block) wireMessage {
 				Function: wireFunctionCall{Name: call.Name, Arguments: call.Arguments}})
 		}
 	}
-	if len(m.ToolCalls) > 0 {
+	if len(m.ToolCalls) > 0 && withReasoning {
 		m.ReasoningContent = reasoning.String()
 	}
 	return m

@@ -23,6 +23,7 @@ type (
 	wireDelta struct {
 		Content          looseText          `json:"content"`
 		ReasoningContent looseText          `json:"reasoning_content"`
+		Reasoning        looseText          `json:"reasoning"`
 		ToolCalls        []wireToolCallPart `json:"tool_calls"`
 	}
 	wireToolCallPart struct {
@@ -113,11 +114,16 @@ func (t *translator) push(payload string) ([]vocab.Chunk, bool, error) {
 	return t.out, false, nil
 }
 
-// choice translates one choice: reasoning first, then text, then each
-// tool-call part.
+// choice translates one choice: reasoning first (reasoning_content, or
+// reasoning as Ollama and vLLM name it), then text, then each tool-call
+// part.
 func (t *translator) choice(c *wireChoice) {
 	if d := c.Delta; d != nil {
-		if r := d.ReasoningContent; r.Set && r.Text != "" {
+		r := d.ReasoningContent
+		if !r.Set || r.Text == "" {
+			r = d.Reasoning
+		}
+		if r.Set && r.Text != "" {
 			t.reasoning = t.delta(t.reasoning, event.BlockReasoning, vocab.ChunkReasoningDelta, r.Text)
 		}
 		if s := d.Content; s.Set && s.Text != "" {

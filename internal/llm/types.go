@@ -52,6 +52,10 @@ type Request struct {
 	Stop []string
 	// SessionID names the calling session to the server (a header).
 	SessionID string
+	// OutputSchema, when set, asks an OpenAI-compatible server for a JSON
+	// answer valid against it (response_format json_schema); DeepSeek's
+	// API is not sent it.
+	OutputSchema json.RawMessage
 }
 
 // marshal encodes v as compact JSON without HTML escaping.

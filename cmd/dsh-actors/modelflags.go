@@ -1,0 +1,56 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"log/slog"
+
+	"github.com/dsh-actors/dsh-actors/modelagent"
+)
+
+// modelFlags are the flags that choose the model agents: --model, --api,
+// --base-url and --context-window.
+type modelFlags struct {
+	model, api, baseURL string
+	contextWindow       int
+}
+
+// modelUsage is the model flags' part of a usage line.
+const modelUsage = "[--model NAME [--api deepseek|openai] [--base-url URL] [--context-window N]]"
+
+// addModelFlags adds the model flags to flags; their values are read once
+// flags is parsed.
+func addModelFlags(flags *flag.FlagSet) *modelFlags {
+	m := &modelFlags{}
+	flags.StringVar(&m.model, "model", "", "model name for an OpenAI-compatible chat-completions server (none: the keyless scripted agent)")
+	flags.StringVar(&m.api, "api", "", "the server's API: deepseek (DEEPSEEK_API_KEY) or openai (Ollama, vLLM, ...; OPENAI_API_KEY if any); default: deepseek for DEEPSEEK_BASE_URL or a DeepSeek host, else openai")
+	flags.StringVar(&m.baseURL, "base-url", "", "the server's base URL, e.g. http://127.0.0.1:11434/v1 (default: OPENAI_BASE_URL for openai, else DEEPSEEK_BASE_URL, else https://api.deepseek.com)")
+	flags.IntVar(&m.contextWindow, "context-window", 0, "the model's context size in tokens, logged; a prompt reaching it logs a truncation warning (default: 1000000 for deepseek, unknown for openai)")
+	return m
+}
+
+// agents are the model agents the flags name; the startup line (model,
+// API, base URL) and warnings go to logger. A bad API or base URL, or a
+// DeepSeek model without a key, fails at once. Without --model they are
+// modelAgents: they only rebuild stored model agents.
+func (m modelFlags) agents(logger *slog.Logger) (*modelagent.Agents, error) {
+	if m.model == "" {
+		return modelAgents()
+	}
+	return modelagent.New(modelagent.Config{Model: m.model, API: m.api, BaseURL: m.baseURL,
+		ContextWindow: m.contextWindow, Logger: logger})
+}
+
+// modelAgents are the model agents over the endpoint the environment
+// configures, for a command without model flags: they only rebuild stored
+// model agents, each with the model its descriptor names, and are nil
+// when the endpoint needs a key and none is set (such an agent is then
+// NOT_RESUMABLE, naming its route).
+func modelAgents() (*modelagent.Agents, error) {
+	agents, err := modelagent.New(modelagent.Config{Logger: slog.New(slog.DiscardHandler)})
+	var coded interface{ ErrorCode() string }
+	if errors.As(err, &coded) && coded.ErrorCode() == "MISSING_CREDENTIAL" {
+		return nil, nil
+	}
+	return agents, err
+}
