@@ -42,7 +42,7 @@ func spawnBurst(t testing.TB, p *browserPage, n int) float64 {
 	p.until(fmt.Sprintf(`document.querySelector('.trigger')?.textContent === %s`, js(count)))
 	p.until(`[...document.querySelectorAll('.message.assistant .body')].some((m) => m.textContent === 'burst done')`)
 	eval[bool](p, `(document.querySelector('.trigger').click(), true)`)
-	p.until(fmt.Sprintf(`document.querySelectorAll('[role="tree"] [role="treeitem"][aria-level="1"]').length === %d`, n))
+	showAllRows(p, n)
 	labels := eval[[]string](p, `[...document.querySelectorAll('[role="tree"] [role="treeitem"][aria-level="1"] .label')].map((e) => e.textContent)`)
 	require.Len(t, labels, n)
 	for i, label := range labels {

@@ -97,7 +97,14 @@ func TestBrowserStopARunningTurn(t *testing.T) {
 // openFreshSession is openNewSession on a page that forgot what it had
 // open (else the restored session could pass for the new one).
 func openFreshSession(p *browserPage, s *runtimeStack, lang string) string {
+	openFreshPage(p, s, lang)
+	return openNewSession(p, s, lang)
+}
+
+// openFreshPage loads the page in lang with nothing open, connected.
+func openFreshPage(p *browserPage, s *runtimeStack, lang string) {
 	p.do(chromedp.Navigate(s.url + "/?lang=" + lang))
 	eval[bool](p, `(localStorage.clear(), true)`)
-	return openNewSession(p, s, lang)
+	p.do(chromedp.Navigate(s.url + "/?lang=" + lang))
+	p.until(`document.querySelector('#connection').dataset.state === 'connected'`)
 }

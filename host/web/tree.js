@@ -6,6 +6,10 @@ import { t, countLabel, relativeTime, describeError } from './i18n.js';
 import { el, errorContent } from './dom.js';
 import { sessionState } from './states.js';
 
+// PAGE_ROWS is how many rows of one catalog the tree shows at a time; a
+// "show more" button brings the next page.
+const PAGE_ROWS = 100;
+
 export class CatalogAction {
   // root is the header element to render into; summaryOf(id) returns a
   // session.list row or undefined; onOpenChild(address, entry) opens a child.
@@ -19,6 +23,7 @@ export class CatalogAction {
     this.expanded = new Map(); // expanded child id → its direct parent id
     this.pendingFocus = null; // 'first' | 'last' once the rows exist
     this.activeId = null; // the row holding the tree's one Tab stop (roving tabindex)
+    this.shown = new Map(); // parent id → how many of its rows are shown (PAGE_ROWS at first)
     this.trigger = el('button', { type: 'button', class: 'trigger', 'aria-haspopup': 'tree', 'aria-expanded': 'false' });
     this.menu = el('div', { class: 'menu', hidden: '' });
     root.append(this.trigger, this.menu);
@@ -31,7 +36,10 @@ export class CatalogAction {
 
   // setParent shows the catalog of session id (closing the menu on change).
   setParent(id) {
-    if (id !== this.parentId) this.close();
+    if (id !== this.parentId) {
+      this.close();
+      this.shown.clear();
+    }
     this.parentId = id;
     this.render();
   }
@@ -148,8 +156,23 @@ export class CatalogAction {
     if (catalog.state === 'loading' && catalog.entries.length === 0) {
       container.append(el('div', { class: 'notice' }, t('loading.label')));
     }
-    for (const entry of catalog.entries) container.append(this.node(entry, parentId, level));
+    const shown = Math.min(catalog.entries.length, this.shown.get(parentId) ?? PAGE_ROWS);
+    for (const entry of catalog.entries.slice(0, shown)) container.append(this.node(entry, parentId, level));
+    if (shown < catalog.entries.length) container.append(this.moreButton(parentId, shown, catalog.entries.length - shown));
     if (catalog.state === 'error') container.append(this.errorNotice(catalog.error, parentId));
+  }
+
+  // moreButton shows the next page of parentId's rows, focusing the first
+  // of them.
+  moreButton(parentId, shown, left) {
+    const more = el('button', { type: 'button', class: 'link more' }, t('tree.more', { count: Math.min(left, PAGE_ROWS), left }));
+    more.addEventListener('click', () => {
+      this.shown.set(parentId, shown + PAGE_ROWS);
+      this.render();
+      const next = this.catalogs.get(parentId)?.entries[shown];
+      if (next) this.items().find((item) => item.dataset.id === next.id && item.dataset.parent === parentId)?.focus();
+    });
+    return more;
   }
 
   node(entry, parentId, level) {
