@@ -52,32 +52,73 @@ func (m *Manager) followup(ctx context.Context, req followupReq, reply func(stri
 	}
 	m.withChildLock(ctx, req.childID, func(release func()) {
 		a := m.st.activations[req.childID]
-		switch {
-		case a == nil && m.st.elsewhere[req.childID]:
+		switch m.routeOf(a, req.childID) {
+		case routeElsewhere:
 			m.admitElsewhere(ctx, req, func(id string, err error) {
 				release()
 				reply(id, err)
 			})
-		case a == nil:
+		case routeAbsent:
 			m.coldResume(ctx, req, func(id string, err error) {
 				release()
 				reply(id, err)
 			})
-		case a.disposal != nil:
+		case routeAfterDisposal:
 			release()
 			m.retryAfterDisposal(ctx, req, a.disposal, reply)
-		case fenced(a): // its lease moved on: dispose it, then cold-resume under a new one
-			d := m.dispose(a)
-			a.settling = true
+		case routeDisposeFenced: // its lease moved on: dispose it, then cold-resume under a new one
+			d := m.disposeFenced(a)
 			release()
 			m.retryAfterDisposal(ctx, req, d, reply)
-		default:
+		case routeResident:
 			m.submit(ctx, a, req.content, req.source, req.parent, func(id string, err error) {
 				release()
 				reply(id, err)
 			})
 		}
 	}, func(err error) { reply("", err) })
+}
+
+// route is where a follow-up or a wake for a child goes, decided from
+// what the actor knows of the child alone.
+type route int
+
+const (
+	routeResident      route = iota // the resident epoch takes it
+	routeAbsent                     // no epoch here: cold-resume one
+	routeElsewhere                  // another process holds the child: its durable inbox
+	routeAfterDisposal              // the epoch is being disposed: wait, then route again
+	routeDisposeFenced              // the epoch's lease was fenced: dispose it, then route again
+)
+
+// decideRoute is the routing decision: resident is the child's epoch here
+// (nil when absent), elsewhere whether another process was last found
+// holding it, fenced whether the resident epoch's lease was fenced.
+func decideRoute(resident *activation, elsewhere, fenced bool) route {
+	switch {
+	case resident == nil && elsewhere:
+		return routeElsewhere
+	case resident == nil:
+		return routeAbsent
+	case resident.disposal != nil:
+		return routeAfterDisposal
+	case fenced:
+		return routeDisposeFenced
+	}
+	return routeResident
+}
+
+// routeOf decides the route of childID, whose epoch here is a (or nil).
+func (m *Manager) routeOf(a *activation, childID string) route {
+	return decideRoute(a, m.st.elsewhere[childID], a != nil && fenced(a))
+}
+
+// disposeFenced opens the disposal of a fenced epoch, reported as a
+// settlement (its failure is logged).
+func (m *Manager) disposeFenced(a *activation) *disposal {
+	d := m.dispose(a)
+	a.settling = true
+	return d
 }
 
 // retryAfterDisposal waits for an open disposal (its error ignored), then

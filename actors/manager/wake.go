@@ -179,18 +179,17 @@ func (m *Manager) wake(ctx context.Context, id string, done func(struct{}, error
 	}
 	m.withChildLock(ctx, id, func(release func()) {
 		a := m.st.activations[id]
-		switch {
-		case a == nil:
+		switch m.routeOf(a, id) {
+		case routeAbsent, routeElsewhere: // a wake looks for itself who holds it
 			m.wakeAbsent(ctx, id, func(err error) { release(); finish(err) })
-		case a.disposal != nil:
+		case routeAfterDisposal:
 			release()
 			m.wakeAfterDisposal(ctx, id, a.disposal, done)
-		case fenced(a):
-			d := m.dispose(a)
-			a.settling = true
+		case routeDisposeFenced:
+			d := m.disposeFenced(a)
 			release()
 			m.wakeAfterDisposal(ctx, id, d, done)
-		default:
+		case routeResident:
 			m.wakeResident(ctx, a, release, finish)
 		}
 	}, finish)
