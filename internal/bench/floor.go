@@ -22,11 +22,14 @@ var floorLine = []byte(`{"seq":3,"time":1764522000000,"type":"` + vocab.TypeTurn
 	vocab.ReasonAborted + `"}}}` + "\n")
 
 // floorNode is one agent of the floor forest: a bare actor, a goroutine
-// standing for its running turn, and a log file of its own.
+// standing for its running turn, and a log file of its own, kept open as
+// the runtime keeps its logs' files while the process has descriptors to
+// spare (floorKeptFiles), reopened for the append otherwise.
 type floorNode struct {
 	pid     *actor.PID
 	cancel  context.CancelFunc
-	file    *os.File
+	path    string
+	file    *os.File // nil when not kept open
 	owner   *floorNode
 	pending atomic.Int32  // children not yet terminated
 	settled chan struct{} // closed once pending reaches 0
@@ -131,7 +134,9 @@ func (f floor) drainOnce(ctx context.Context, dir string, fanout, depth int) (to
 		}
 		turns.Wait()
 		for _, n := range m.nodes {
-			err = errors.Join(err, n.file.Close())
+			if n.file != nil {
+				err = errors.Join(err, n.file.Close())
+			}
 		}
 		if p := writeErr.Load(); p != nil {
 			err = errors.Join(err, *p)
@@ -194,19 +199,39 @@ func (f floor) grow(m *floorManager, dir string, fanout, depth int, turns floorT
 }
 
 func newFloorNode(system *actor.ActorSystem, props *actor.Props, dir string, i int, owner *floorNode) (*floorNode, error) {
-	f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("%d.jsonl", i)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	n := &floorNode{path: filepath.Join(dir, fmt.Sprintf("%d.jsonl", i)), owner: owner, settled: make(chan struct{}), cancel: func() {}}
+	f, err := os.OpenFile(n.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("drain floor: log of agent %d (the floor keeps one open file per agent): %w", i, err)
+		return nil, fmt.Errorf("drain floor: log of agent %d: %w", i, err)
 	}
 	if _, err := f.Write(floorLine); err != nil {
 		return nil, errors.Join(err, f.Close())
 	}
+	if i < floorKeptFiles() {
+		n.file = f
+	} else if err := f.Close(); err != nil {
+		return nil, err
+	}
 	if owner != nil {
 		owner.pending.Add(1)
 	}
-	n := &floorNode{file: f, owner: owner, settled: make(chan struct{}), cancel: func() {}}
 	n.pid = system.Root.Spawn(props)
 	return n, nil
+}
+
+// appendLine appends the turn's end to the node's log, through its kept
+// file or a file opened for it.
+func (n *floorNode) appendLine() error {
+	if n.file != nil {
+		_, err := n.file.Write(floorLine)
+		return err
+	}
+	f, err := os.OpenFile(n.path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(floorLine)
+	return errors.Join(err, f.Close())
 }
 
 // floorTurns is what the turns of one floor forest share.
@@ -220,7 +245,7 @@ type floorTurns struct {
 // children and stops the node's actor.
 func (n *floorNode) runTurn(ctx context.Context, system *actor.ActorSystem, turns floorTurns) {
 	<-ctx.Done()
-	if _, err := n.file.Write(floorLine); err != nil {
+	if err := n.appendLine(); err != nil {
 		turns.writeErr.CompareAndSwap(nil, &err)
 	}
 	select {
