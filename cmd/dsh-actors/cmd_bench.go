@@ -7,19 +7,22 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/dsh-actors/dsh-actors/internal/bench"
 )
 
-const benchUsage = "usage: dsh-actors bench [--quick] [--only ROWS] [--dir DIR] [--json] [--agents N] [--big-log] [--fanout K] [--depth D] [--children D] [--sessions C] [--seed-cost=false]"
+const benchUsage = "usage: dsh-actors bench [--quick] [--only ROWS] [--dir DIR] [--json] [--agents N] [--big-log] [--fanout K] [--depth D] [--children D] [--sessions C] [--seed-cost=false] [--scale N,N,…]"
 
 // Ceilings of the bench sizes, so a typo cannot exhaust memory or disk:
 // idle agents of row 3, agents below the root of row 6's forest, sessions
-// of row 7's store.
+// of row 7's store, live children of row 9.
 const (
 	maxBenchAgents   = 1_000_000
 	maxBenchForest   = 100_000
 	maxBenchSessions = 100_000
+	maxBenchScale    = 1_000_000
 )
 
 // runBench measures the rows of package bench and prints them as a table
@@ -31,7 +34,7 @@ const (
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags := newFlags("bench")
 	quick := flags.Bool("quick", false, "small sizes (a few seconds; for tests)")
-	only := flags.String("only", "", "rows to run, e.g. 1,3-5 (default all 8)")
+	only := flags.String("only", "", "rows to run, e.g. 1,3-5 (default all 9)")
 	dir := flags.String("dir", "", "folder for the temporary stores (default the system temp folder); removed afterwards")
 	asJSON := flags.Bool("json", false, "print the report as JSON")
 	agents := flags.Int("agents", 0, "row 3: idle live agents to measure (default 10000; quick 300); raise to 100000 for the issue's figure")
@@ -41,6 +44,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	children := flags.Int("children", 0, "row 7: D, children of the listed parent (default 200; quick 6)")
 	sessions := flags.Int("sessions", 0, "row 7: C, sessions in the generated store (default 2000; quick 60)")
 	seedCost := flags.Bool("seed-cost", true, "row 7: also time the seed's O(D×C) listing algorithm")
+	scale := flags.String("scale", "", "row 9: live children of one parent, increasing, comma-separated (default 1000,10000,100000; quick 20,60)")
 	if err := parseFlagsOnly(flags, args); err != nil {
 		return usageError(stderr, benchUsage, flags, err)
 	}
@@ -86,6 +90,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		cfg.ResumeEvents = append(cfg.ResumeEvents, 100_000)
 	}
 	cfg.SeedCost = *seedCost
+	if set["scale"] {
+		if cfg.ScaleSizes, err = parseScaleSizes(*scale); err != nil {
+			return usageError(stderr, benchUsage, flags, err)
+		}
+	}
 	if cfg.CatalogChildren >= cfg.CatalogSessions {
 		return usageError(stderr, benchUsage, flags, fmt.Errorf("--children (%d) must be fewer than --sessions (%d)", cfg.CatalogChildren, cfg.CatalogSessions))
 	}
@@ -115,4 +124,29 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return failure(stderr, "bench", runErr)
 	}
 	return 0
+}
+
+// parseScaleSizes parses --scale: at least two sizes, each a number of
+// live children from 1 to maxBenchScale, increasing.
+func parseScaleSizes(s string) ([]int, error) {
+	var sizes []int
+	for part := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil {
+			return nil, fmt.Errorf("--scale: %q is not a number", part)
+		}
+		if err := atMost("scale", n, maxBenchScale); err != nil {
+			return nil, err
+		}
+		sizes = append(sizes, n)
+	}
+	if len(sizes) < 2 {
+		return nil, fmt.Errorf("--scale: at least two sizes, got %q", s)
+	}
+	for i := 1; i < len(sizes); i++ {
+		if sizes[i] <= sizes[i-1] || sizes[0] < 1 {
+			return nil, fmt.Errorf("--scale: sizes must be positive and increasing, got %q", s)
+		}
+	}
+	return sizes, nil
 }

@@ -32,7 +32,7 @@ func TestBenchQuickTable(t *testing.T) {
 		ids[m[1]] = true
 		require.NotEqual(t, "0", m[3], line)
 	}
-	for _, id := range []string{"1a", "1b", "2a", "2b", "2c", "2d", "3a", "3b", "4a", "4b", "5a", "5b", "5c", "5d", "5e", "6", "6f", "7a", "7b", "8a", "8b"} {
+	for _, id := range []string{"1a", "1b", "2a", "2b", "2c", "2d", "3a", "3b", "4a", "4b", "5a", "5b", "5c", "5d", "5e", "6", "6f", "7a", "7b", "8a", "8b", "9a", "9b", "9c", "9d", "9e"} {
 		require.True(t, ids[id], "row %s missing from:\n%s", id, stdout)
 	}
 	require.Regexp(t, `(?m)^targets: \d+ met, \d+ missed, \d+ informational$`, stdout)
@@ -67,7 +67,11 @@ func TestBenchBadFlags(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"--only", "9"}, `--only: row "9" is not a number from 1 to 8`},
+		{[]string{"--only", "10"}, `--only: row "10" is not a number from 1 to 9`},
+		{[]string{"--scale", "1000"}, "--scale: at least two sizes"},
+		{[]string{"--scale", "1000,x"}, `--scale: "x" is not a number`},
+		{[]string{"--scale", "10000,1000"}, "increasing"},
+		{[]string{"--scale", "1000,2000000"}, "--scale must be at most"},
 		{[]string{"--only", "3-1"}, "backwards"},
 		{[]string{"--fanout", "0"}, "--fanout must be at least 1"},
 		{[]string{"--agents", "-5"}, "--agents must be at least 1"},

@@ -171,12 +171,12 @@ func TestParseRows(t *testing.T) {
 		{"7,1,3", []int{1, 3, 7}, ""},
 		{"3-5", []int{3, 4, 5}, ""},
 		{"1, 2-3,2", []int{1, 2, 3}, ""},
-		{"0", nil, `row "0" is not a number from 1 to 8`},
-		{"9", nil, `row "9" is not a number from 1 to 8`},
-		{"x", nil, `row "x" is not a number from 1 to 8`},
-		{"", nil, `row "" is not a number from 1 to 8`},
+		{"0", nil, `row "0" is not a number from 1 to 9`},
+		{"10", nil, `row "10" is not a number from 1 to 9`},
+		{"x", nil, `row "x" is not a number from 1 to 9`},
+		{"", nil, `row "" is not a number from 1 to 9`},
 		{"5-3", nil, `row range "5-3" is backwards`},
-		{"2-", nil, `row "" is not a number from 1 to 8`},
+		{"2-", nil, `row "" is not a number from 1 to 9`},
 	}
 	for _, c := range cases {
 		got, err := ParseRows(c.in)
@@ -203,8 +203,13 @@ func TestValidate(t *testing.T) {
 	bad.CatalogChildren = bad.CatalogSessions
 	require.ErrorContains(t, bad.Validate(), "must be fewer than catalog sessions")
 	bad = cfg
-	bad.Rows = []int{9}
-	require.ErrorContains(t, bad.Validate(), "row 9")
+	bad.Rows = []int{10}
+	require.ErrorContains(t, bad.Validate(), "row 10")
+	for _, sizes := range [][]int{nil, {1000}, {1000, 1000}, {0, 10}, {100, 10}} {
+		bad = cfg
+		bad.ScaleSizes = sizes
+		require.ErrorContains(t, bad.Validate(), "scale sizes", "%v", sizes)
+	}
 	bad = cfg
 	bad.ResumeEvents = nil
 	require.ErrorContains(t, bad.Validate(), "resume sizes")

@@ -12,7 +12,7 @@ import (
 )
 
 // Rows is the number of rows Run knows (1 to Rows).
-const Rows = 8
+const Rows = 9
 
 // RowNames describe the rows, by number.
 var RowNames = [Rows + 1]string{
@@ -24,6 +24,7 @@ var RowNames = [Rows + 1]string{
 	6: "child-first scoped drain of a forest",
 	7: "ListChildren over a generated store",
 	8: "derived index: indexed ListChildren, concurrent listing",
+	9: "per-agent costs at 1k to 100k live children",
 }
 
 // Config sizes one Run. Full and Quick give the two standard sizes; the
@@ -57,11 +58,13 @@ type Config struct {
 	CatalogChildren int // row 7: D
 	CatalogRounds   int // row 7: timed listings
 	SeedCost        bool
-	IndexSessions   int // row 8: C
-	IndexChildren   int // row 8: D
-	IndexRounds     int // row 8: timed listings of each reader
-	IndexClients    int // row 8: concurrent callers
-	IndexRequests   int // row 8: listings per caller
+	IndexSessions   int   // row 8: C
+	IndexChildren   int   // row 8: D
+	IndexRounds     int   // row 8: timed listings of each reader
+	IndexClients    int   // row 8: concurrent callers
+	IndexRequests   int   // row 8: listings per caller
+	ScaleSizes      []int // row 9: live children of one parent, smallest first
+	ScaleSettle     int   // row 9: short children started beside the live ones
 }
 
 // Full is the default size of `dsh-actors bench` (a minute or two).
@@ -75,6 +78,7 @@ func Full() Config {
 		Fanout: 10, Depth: 4, DrainRuns: 5,
 		CatalogSessions: 2_000, CatalogChildren: 200, CatalogRounds: 5, SeedCost: true,
 		IndexSessions: 10_000, IndexChildren: 1_000, IndexRounds: 5, IndexClients: 64, IndexRequests: 4,
+		ScaleSizes: []int{1_000, 10_000, 100_000}, ScaleSettle: 500,
 	}
 }
 
@@ -90,6 +94,7 @@ func Quick() Config {
 		Fanout: 3, Depth: 2, DrainRuns: 1,
 		CatalogSessions: 60, CatalogChildren: 6, CatalogRounds: 2, SeedCost: true,
 		IndexSessions: 60, IndexChildren: 6, IndexRounds: 2, IndexClients: 4, IndexRequests: 2,
+		ScaleSizes: []int{20, 60}, ScaleSettle: 5,
 	}
 }
 
@@ -140,7 +145,7 @@ func (c Config) Validate() error {
 		{"append events per writer", c.AppendEach}, {"per-event appends", c.AppendSolo}, {"settle rounds", c.SettleRounds},
 		{"resident rounds", c.ResidentRounds}, {"resume rounds", c.ResumeRounds}, {"fanout", c.Fanout}, {"depth", c.Depth},
 		{"drain runs", c.DrainRuns}, {"catalog sessions", c.CatalogSessions}, {"catalog children", c.CatalogChildren},
-		{"catalog rounds", c.CatalogRounds},
+		{"catalog rounds", c.CatalogRounds}, {"scale settle", c.ScaleSettle},
 	}
 	for _, s := range sizes {
 		if s.value < 1 {
@@ -149,6 +154,9 @@ func (c Config) Validate() error {
 	}
 	if c.CatalogChildren >= c.CatalogSessions {
 		return fmt.Errorf("catalog children (%d) must be fewer than catalog sessions (%d)", c.CatalogChildren, c.CatalogSessions)
+	}
+	if err := checkScaleSizes(c.ScaleSizes); err != nil {
+		return err
 	}
 	if len(c.ResumeEvents) == 0 {
 		return fmt.Errorf("resume sizes must not be empty")
@@ -171,6 +179,7 @@ func (c Config) Validate() error {
 
 var rowFuncs = [Rows + 1]func(context.Context, Config) ([]Line, error){
 	1: admissionRow, 2: turnsRow, 3: agentsRow, 4: appendRow, 5: continuableRow, 6: drainRow, 7: catalogRow, 8: indexRow,
+	9: scaleRow,
 }
 
 // Run measures the selected rows one after another (each row's baselines
@@ -210,4 +219,18 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	}
 	rep.Env.Elapsed = time.Since(start).Round(time.Millisecond).String()
 	return rep, nil
+}
+
+// checkScaleSizes refuses fewer than two sizes, or sizes that are not
+// positive and increasing.
+func checkScaleSizes(sizes []int) error {
+	if len(sizes) < 2 {
+		return fmt.Errorf("scale sizes need at least two, got %v", sizes)
+	}
+	for i, n := range sizes {
+		if n < 1 || i > 0 && n <= sizes[i-1] {
+			return fmt.Errorf("scale sizes must be positive and increasing, got %v", sizes)
+		}
+	}
+	return nil
 }
