@@ -70,7 +70,9 @@ type Config struct {
 	// of Provider, each with the model it names.
 	Model string
 	// System is the system prompt (default: a short prompt saying the
-	// agent may hand work to subagents with the subagent tools).
+	// agent may hand work to subagents with the subagent tools). A child
+	// started with a persona is sent its persona instead, on every turn
+	// and every resume.
 	System string
 	// MaxDepth caps how deep delegation may go (default 3).
 	MaxDepth int
@@ -446,7 +448,7 @@ func (l *loop) failed(ctx context.Context, step modelStep, failure *llm.Error) (
 func (l *loop) request(sessionID string, conversation []agent.Entry, tools *registry) (vocab.Header, llm.Request) {
 	header := vocab.Header{
 		Config: vocab.Config{Provider: l.provider, Model: l.model, MaxTokens: l.opts.MaxTokens},
-		System: l.a.cfg.System,
+		System: cmp.Or(l.opts.Persona, l.a.cfg.System),
 		Tools:  tools.specs(),
 	}
 	if d, ok := l.a.client.(llm.Defaulter); ok {

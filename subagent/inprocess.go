@@ -37,9 +37,11 @@ type inProcess struct {
 // providerName is "spawn" or "fork".
 func (p *inProcess) providerName() string { return p.name }
 
-// features: the in-process providers enforce maxDepth; the runtime's
-// agents have no tools, personas or structured output to apply.
-func (p *inProcess) features() capabilities { return capabilities{depthLimit: true} }
+// features: the in-process providers enforce maxDepth and pass the tool
+// filter and persona to the child's agent (the model agent applies them).
+func (p *inProcess) features() capabilities {
+	return capabilities{depthLimit: true, toolFilter: true, persona: true}
+}
 
 // inheritsParentContext is true for fork.
 func (p *inProcess) inheritsParentContext() bool { return p.fork }
@@ -111,7 +113,7 @@ func (p *inProcess) createSpec(req StartRequest) (parent.CreateSpec, error) {
 	spec := parent.CreateSpec{
 		Header: session.Header{Cwd: req.Parent.Header().Cwd, ParentSession: req.Parent.ID(), DelegationDepth: depth},
 		Spec: parent.Spec{Provider: parentSpec.Provider, Model: parentSpec.Model, MaxTokens: parentSpec.MaxTokens,
-			SubagentDepth: depth, Owner: req.Parent},
+			SubagentDepth: depth, Persona: req.Persona, ToolFilter: req.ToolFilter, Owner: req.Parent},
 	}
 	if o := req.AgentOptions; o != nil {
 		spec.Spec.Provider = cmp.Or(o.Provider, spec.Spec.Provider)
