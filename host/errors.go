@@ -1,7 +1,9 @@
 package host
 
 import (
+	"errors"
 	"fmt"
+	"syscall"
 
 	"github.com/dsh-actors/dsh-actors/fault"
 )
@@ -22,6 +24,9 @@ const (
 	codeSubagentNotResumable      fault.Code = "subagent-not-resumable"
 	codeSubagentUnauthorized      fault.Code = "subagent-unauthorized"
 	codeSubagentNotDelivered      fault.Code = "subagent-not-delivered"
+	// codeStorageFull: the message could not be logged because the disk
+	// holding the session's log is full; nothing was acknowledged.
+	codeStorageFull fault.Code = "storage-full"
 )
 
 // rpcError is a wire error: the exact wire code, message and details.
@@ -87,3 +92,17 @@ func badRequest(message string, issues []payloadIssue) *rpcError {
 // quote puts id between double quotes with nothing escaped, as the original's
 // JS templates (`session "${id}" …`) write it; Go's %q would escape.
 func quote(id string) string { return `"` + id + `"` }
+
+// isDiskFull reports whether err was caused by a full disk (ENOSPC).
+func isDiskFull(err error) bool { return errors.Is(err, syscall.ENOSPC) }
+
+// storageFull is the storage-full error of a session (details
+// {sessionId}) or, with child, of a continuable child (details
+// {childSessionId}) whose log the full disk refused.
+func storageFull(id string, child bool) *rpcError {
+	message := "session " + quote(id) + " cannot be written: the disk is full; retry once it has room"
+	if child {
+		return newError(codeStorageFull, message, details{ChildSessionID: id})
+	}
+	return newError(codeStorageFull, message, details{SessionID: id})
+}

@@ -318,13 +318,18 @@ func (b *runtimeBackend) ReadSession(ctx context.Context, id string) (transcript
 }
 
 // PromptSession delivers to the top-level agent id, resuming it from its
-// stored log when it is not live. Sessions with a parent are refused.
+// stored log when it is not live. Sessions with a parent are refused. An
+// agent whose log failed (a full disk) refuses the message and is
+// disposed, so that a later prompt resumes it from what its log holds.
 func (b *runtimeBackend) PromptSession(ctx context.Context, id string, content []event.Block, source event.Source) (string, error) {
 	h, err := b.topLevelAgent(ctx, id)
 	if err != nil {
 		return "", err
 	}
 	messageID, err := h.Followup(ctx, content, source)
+	if err != nil && h.Session().WriteFailure() != nil {
+		_ = h.Dispose(ctx) // its release fails with the log's error, and it leaves the registry all the same
+	}
 	return messageID, classify(ctx, err)
 }
 

@@ -188,6 +188,9 @@ func (h *Handler) sessionCreate(ctx context.Context, c call) (any, *rpcError) {
 			return nil, ownedBySubagentRouting(requestedID)
 		}
 		h.logFailure("session.create", err)
+		if isDiskFull(err) {
+			return nil, storageFull(req.ID, false)
+		}
 		return nil, newError(codeInternal, "session create failed", nil)
 	}
 	return createdValue{SessionID: summary.ID}, nil
@@ -255,7 +258,8 @@ func (h *Handler) sessionHistory(ctx context.Context, c call) (any, *rpcError) {
 // {accepted: true} once the agent's inbox accepted the message. mode is
 // 'queue' or 'steer'; this runtime cannot steer a running turn, so both
 // deliver content as a follow-up: a FIFO turn of its own after the current
-// one. Continuable children are refused with agent-busy.
+// one. Continuable children are refused with agent-busy; a message the
+// session's log cannot take because the disk is full with storage-full.
 func (h *Handler) sessionPrompt(ctx context.Context, c call) (any, *rpcError) {
 	p := readPayload(c.payload)
 	if p.fields == nil {
@@ -279,6 +283,9 @@ func (h *Handler) sessionPrompt(ctx context.Context, c call) (any, *rpcError) {
 		return nil, leasedElsewhere(id)
 	case errors.Is(err, codeAgentBusy):
 		return nil, ownedBySubagentRouting(id)
+	case isDiskFull(err):
+		h.logFailure("session.prompt", err)
+		return nil, storageFull(id, false)
 	default:
 		h.logFailure("session.prompt", err)
 		return nil, newError(codeInternal, "session prompt failed", nil)

@@ -110,6 +110,9 @@ func (h *Handler) followupError(ctx context.Context, child string, err error) *r
 		return newError(codeSubagentUnauthorized, "subagent does not belong to this parent", childOnly)
 	case errors.Is(err, codeSubagentNotDelivered):
 		return newError(codeSubagentNotDelivered, "message was not delivered", childOnly)
+	case isDiskFull(err):
+		h.logFailure("subagent.prompt", err)
+		return storageFull(child, true)
 	default:
 		h.logFailure("subagent.prompt", err)
 		return newError(codeInternal, "subagent prompt failed", nil)

@@ -120,13 +120,19 @@ func (a *Activation) Session() *session.Live { return a.live }
 // Followup accepts msg as a later turn of this agent and returns its
 // MessageID once the inbox has accepted it (msg.ID when set, else a new
 // uuid). It does not wait for the turn. It fails with ctx's error when ctx
-// is already done, and with fault.InboxClosed once Dispose has begun.
+// is already done, with fault.DurabilityFailed (wrapping the write's
+// error: syscall.ENOSPC for a full disk) once the session's log has
+// failed, since the message could never be logged, and with
+// fault.InboxClosed once Dispose has begun.
 func (a *Activation) Followup(ctx context.Context, msg event.UserMessage) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
 	if msg.Source.Kind == "" {
 		return "", invalidMessage(a.id, "its source has no kind")
+	}
+	if err := a.live.WriteFailure(); err != nil {
+		return "", logFailedRefusal(a.id, err)
 	}
 	msg.Content = nonNilContent(msg.Content)
 	id, err := a.inbox.Post(msg)

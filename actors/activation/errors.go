@@ -8,6 +8,12 @@ func inboxClosed(id string, cause error) error {
 	return withCause(fault.InboxClosed, "actors: agent \""+id+"\" inbox is closed", cause)
 }
 
+// logFailedRefusal is fault.DurabilityFailed for a message refused because
+// the agent's session log failed (cause: the write's error).
+func logFailedRefusal(id string, cause error) error {
+	return withCause(fault.DurabilityFailed, "actors: agent \""+id+"\" refused a message: its session log failed", cause)
+}
+
 // invalidMessage is fault.InvalidMessage: the log could not read the
 // message back (a message without a source kind).
 func invalidMessage(id, why string) error {

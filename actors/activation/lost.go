@@ -12,8 +12,9 @@ import (
 
 // LostMessage is the message of the error line logged for each accepted
 // message that will never reach the session log because the log failed
-// (a full disk, say), with attributes agent, messageId and err. A message
-// still queued then is discarded instead (agent/inbox/discard).
+// (a full disk, say), with attributes agent, messageId and err: the one a
+// turn claimed, and each one still queued then, which is also discarded
+// (agent/inbox/discard).
 const LostMessage = "actors: accepted message lost: its session log failed"
 
 // fencedTurn is the message of the error line logged for a turn whose
@@ -24,7 +25,8 @@ const fencedTurn = "actors: turn failed: the session's lease was fenced"
 
 // logFailed is the session's write-failure hook: every user message among
 // the events that will never be durable is reported lost, then every
-// queued message is discarded, as it could not be logged either. A fenced
+// queued message is discarded and reported lost, as it could not be
+// logged either. A fenced
 // log also cancels the running turn at once (its work could never be
 // written) and, once no turn runs, tells the agent's owner (see
 // actorkit.OnFenced), which stops it.
@@ -43,7 +45,15 @@ func (a *Activation) logFailed(unwritten []session.Event, err error) {
 		_ = json.Unmarshal(e.Data, &msg) // the activation wrote it from an event.UserMessage
 		a.reportLost(msg.ID, err)
 	}
-	a.inbox.Discard()
+	a.discardLost(err)
+}
+
+// discardLost discards every queued message and reports each lost with
+// err.
+func (a *Activation) discardLost(err error) {
+	for _, id := range a.inbox.Discard() {
+		a.reportLost(id, err)
+	}
 }
 
 // fenced calls the owner's fence hook, if one is set.
@@ -53,11 +63,11 @@ func (a *Activation) fenced() {
 	}
 }
 
-// refused handles a claimed message the session refused to log: it is
-// reported lost and the queue behind it is discarded.
+// refused handles a claimed message the session refused to log: it and
+// the queue behind it, discarded, are reported lost.
 func (a *Activation) refused(messageID string, err error) {
 	a.reportLost(messageID, err)
-	a.inbox.Discard()
+	a.discardLost(err)
 }
 
 func (a *Activation) reportLost(messageID string, err error) {

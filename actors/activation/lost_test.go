@@ -4,12 +4,17 @@ import (
 	"bufio"
 	"encoding/json"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/synctest"
 
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 	"github.com/dsh-actors/dsh-actors/internal/testkit"
@@ -37,9 +42,11 @@ func lostLines(t *testing.T, logs string) []string {
 	return ids
 }
 
-// Every message accepted while the disk is full is reported: a discard
-// when it was still queued when the log failed, else one error line
-// naming it; none reaches the log, and none is reported twice.
+// Every message accepted before the disk filled up and lost to it is
+// named by one error line with its id and the reason (a queued one is
+// discarded too), none reaches the log, none is reported twice; once the
+// log has failed a follow-up is refused at once (DURABILITY_FAILED,
+// wrapping ENOSPC) and nothing more is accepted.
 func TestMessagesLostToAFullDiskAreReportedOneByOne(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var logs testkit.SyncBuffer
@@ -75,15 +82,20 @@ func TestMessagesLostToAFullDiskAreReportedOneByOne(t *testing.T) {
 		require.NoError(t, a.WhenIdle(bg))
 		_, err = reg.Flush(bg, live)
 		require.ErrorIs(t, err, session.ErrLogFailed)
-		lost = append(lost, followup(t, a, "reply after"))
+
+		_, err = a.Followup(bg, event.UserMessage{Content: event.Text("reply after"), Source: event.Source{Kind: "user"}})
+		require.ErrorIs(t, err, fault.DurabilityFailed, "refused once the log failed")
+		require.ErrorIs(t, err, syscall.ENOSPC, "naming the full disk")
 		require.NoError(t, a.WhenIdle(bg))
 
+		reasons := lostReasons(t, logs.String())
 		mu.Lock()
-		reported := append(lostLines(t, logs.String()), discarded...)
+		require.Subset(t, lost, discarded, "a discard is of a lost message")
 		mu.Unlock()
-		require.ElementsMatch(t, lost, reported, "each lost message reported once")
-		require.Contains(t, lostLines(t, logs.String()), lost[0], "the claimed message has an error line")
-		require.Contains(t, lostLines(t, logs.String()), lost[3], "so has one accepted after the failure")
+		require.ElementsMatch(t, lost, slices.Collect(maps.Keys(reasons)), "each lost message has one error line")
+		for id, reason := range reasons {
+			require.Contains(t, reason, "no space left on device", id)
+		}
 		stored, err := store.Inspect(bg, "agent-1")
 		require.NoError(t, err)
 		for _, e := range stored.Events {
@@ -92,4 +104,21 @@ func TestMessagesLostToAFullDiskAreReportedOneByOne(t *testing.T) {
 			}
 		}
 	})
+}
+
+// lostReasons maps the message id of each "accepted message lost" error
+// line of a JSON log to its err, failing on an id named twice.
+func lostReasons(t *testing.T, logs string) map[string]string {
+	t.Helper()
+	reasons := map[string]string{}
+	lines := bufio.NewScanner(strings.NewReader(logs))
+	for lines.Scan() {
+		var line struct{ Msg, MessageID, Err string }
+		require.NoError(t, json.Unmarshal(lines.Bytes(), &line))
+		if line.Msg == LostMessage {
+			require.NotContains(t, reasons, line.MessageID, "reported twice")
+			reasons[line.MessageID] = line.Err
+		}
+	}
+	return reasons
 }

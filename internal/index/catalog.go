@@ -33,7 +33,10 @@ const (
 // the unindexed reader; then the direct children in trace order, a live
 // one read live, a stored one from its indexed outcome when that was
 // derived from its current revision, else read (through the unindexed
-// reader's per-child step) and recorded.
+// reader's per-child step) and recorded. When the index itself fails (its
+// database refuses a read or a write: a full disk, say), the unindexed
+// reader answers the whole call instead: a failing index never fails a
+// listing the logs can answer.
 func (d *DB) ListChildren(ctx context.Context, parentID string) ([]query.Entry, error) {
 	if err := catalog.Checkpoint(ctx); err != nil {
 		return nil, err
@@ -43,7 +46,7 @@ func (d *DB) ListChildren(ctx context.Context, parentID string) ([]query.Entry, 
 		return query.ListChildren(ctx, d.oracle, parentID)
 	}
 	if err != nil {
-		return nil, d.failure(ctx, err)
+		return d.unindexed(ctx, parentID, err)
 	}
 	if r.cached != nil {
 		return slices.Clone(r.cached), nil // copied outside the lock
@@ -53,6 +56,15 @@ func (d *DB) ListChildren(ctx context.Context, parentID string) ([]query.Entry, 
 		d.remember(r, parentID, entries)
 	}
 	return entries, err
+}
+
+// unindexed answers ListChildren with the unindexed reader after the
+// index failed with cause; CANCELLED once ctx is done.
+func (d *DB) unindexed(ctx context.Context, parentID string, cause error) ([]query.Entry, error) {
+	if err := d.failure(ctx, cause); errors.Is(err, fault.Cancelled) {
+		return nil, err
+	}
+	return query.ListChildren(ctx, d.oracle, parentID)
 }
 
 // failure maps an index failure: CANCELLED once ctx is done, else the

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/jsjson"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
@@ -475,4 +476,29 @@ func TestADamagedZstdHeaderFrameIsThatChildsDiagnostic(t *testing.T) {
 				f.requireSame(db, "other"))
 		})
 	}
+}
+
+// TestAFailingIndexListsFromTheLogs: when the index's database fails (a
+// full disk refuses its writes, say), a listing is answered by the
+// unindexed reader alike instead of failing: the index failing is not
+// the store failing.
+func TestAFailingIndexListsFromTheLogs(t *testing.T) {
+	f := newFixture(t)
+	db := f.open()
+	f.requireSame(db, storegen.Parent)
+	broken, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "broken.db"))
+	require.NoError(t, err)
+	require.NoError(t, broken.Close())
+	db.mu.Lock()
+	working := db.sql
+	db.sql = broken // every statement now fails
+	db.view = nil   // and the next use must reconcile
+	db.mu.Unlock()
+	t.Cleanup(func() { db.mu.Lock(); db.sql = working; db.mu.Unlock() })
+
+	require.Len(t, f.requireSame(db, storegen.Parent), 8)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = db.ListChildren(ctx, storegen.Parent)
+	require.ErrorIs(t, err, fault.Cancelled, "a cancellation still wins")
 }
