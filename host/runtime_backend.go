@@ -17,6 +17,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/index"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -326,11 +327,40 @@ func (b *runtimeBackend) PromptSession(ctx context.Context, id string, content [
 	if err != nil {
 		return "", err
 	}
+	if err := b.requireLease(ctx, h); err != nil {
+		return "", classify(ctx, err)
+	}
 	messageID, err := h.Followup(ctx, content, source)
 	if err != nil && h.Session().WriteFailure() != nil {
 		_ = h.Dispose(ctx) // its release fails with the log's error, and it leaves the registry all the same
 	}
 	return messageID, classify(ctx, err)
+}
+
+// leaseChecker is a store whose leases can be lost while held (a holder
+// paused past its TTL, then taken over) that tells whether one is still
+// current: the Postgres store.
+type leaseChecker interface {
+	// LeaseCurrent reports whether epoch is id's current lease, held and
+	// not expired on the store's clock. It blocks on the store.
+	LeaseCurrent(ctx context.Context, id string, epoch int64) (bool, error)
+}
+
+// requireLease refuses (fault.LeaseHeld) to accept for h when its
+// session's lease is no longer the current one: this process was paused
+// past the lease's TTL and another took the session over, so a message
+// accepted here could never be logged. A store whose leases cannot be lost
+// while held (the JSONL store's) is not asked.
+func (b *runtimeBackend) requireLease(ctx context.Context, h *parent.Handle) error {
+	leases, ok := b.rt.Sessions().Store().(leaseChecker)
+	if !ok {
+		return nil
+	}
+	current, err := leases.LeaseCurrent(ctx, h.ID(), int64(h.Session().Epoch()))
+	if err != nil || current {
+		return err
+	}
+	return durable.LeaseHeld(h.ID(), "another process (this one's lease was taken over)")
 }
 
 // topLevelAgent returns the live agent id, resuming it when needed; a
@@ -442,13 +472,20 @@ func (b *runtimeBackend) LiveAgent(id string) (liveAgent, bool) {
 }
 
 // Followup hands the delivery to the continuation service with the exact
-// parent handle found by liveAgent.
+// parent handle found by liveAgent. A refusal because that handle is no
+// longer live, or its lease no longer current, is
+// codeSubagentParentUnavailable, not codeSubagentUnauthorized.
 func (b *runtimeBackend) Followup(ctx context.Context, p liveAgent, childID string, content []event.Block, source event.Source) (string, error) {
 	ra, ok := p.(runtimeAgent)
 	if !ok {
 		return "", errors.New("host: foreign LiveAgent")
 	}
 	messageID, err := b.cont.Followup(ctx, ra.handle, childID, content, source)
+	if errors.Is(err, fault.Unauthorized) && !b.rt.Registry().IsLive(ra.handle) {
+		// The parent left this process meanwhile (its lease was taken
+		// over, say): it is no live parent, whatever the child's header says.
+		return "", wrap(codeSubagentParentUnavailable, err)
+	}
 	return messageID, classify(ctx, err)
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/subagent"
 	"github.com/stretchr/testify/require"
 )
@@ -209,4 +210,19 @@ func childFrames(t *testing.T, stream *bufio.Reader, child string) (string, stri
 		}
 	}
 	return strings.Join(lifecycle, " "), strings.Join(statuses, " "), seqs
+}
+
+// TestAPromptWhoseParentLeftMeanwhileFindsItNotLive: a parent found live
+// that leaves the process before the follow-up is delivered (disposed; on
+// Postgres, its lease taken over) is no live parent: the child still
+// belongs to it, so subagent-parent-unavailable, never unauthorized.
+func TestAPromptWhoseParentLeftMeanwhileFindsItNotLive(t *testing.T) {
+	s := newRuntimeStack(t)
+	p, child := startParentWithChild(t, s)
+	found, live := s.backend.LiveAgent(p.ID())
+	require.True(t, live)
+	require.NoError(t, p.Dispose(context.Background()))
+	_, err := s.backend.Followup(context.Background(), found, child, event.Text("reply late"), userSource)
+	require.ErrorIs(t, err, codeSubagentParentUnavailable)
+	require.NotErrorIs(t, err, codeSubagentUnauthorized)
 }

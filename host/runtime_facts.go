@@ -27,6 +27,8 @@ func classify(ctx context.Context, err error) error {
 		return wrap(codeSessionNotFound, err)
 	case errors.Is(err, fault.NotResumable):
 		return wrap(codeSubagentNotResumable, err)
+	case errors.Is(err, fault.Fenced): // the sender's lease is gone: it is no live parent here
+		return wrap(codeSubagentParentUnavailable, err)
 	case errors.Is(err, fault.Unauthorized):
 		return wrap(codeSubagentUnauthorized, err)
 	case isAny(err, fault.Draining, fault.ActivationClosing, fault.LeaseHeld):

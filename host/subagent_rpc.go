@@ -93,17 +93,22 @@ func (h *Handler) subagentPrompt(ctx context.Context, c call) (any, *rpcError) {
 	source := event.Source{Kind: "user", RPCID: c.rpcID}
 	messageID, err := h.backend.Followup(ctx, parentAgent, child, content, source)
 	if err != nil {
-		return nil, h.followupError(ctx, child, err)
+		return nil, h.followupError(ctx, parent, child, err)
 	}
 	return messageIDValue{MessageID: messageID}, nil
 }
 
 // followupError maps a continuation failure; an aborted request wins first.
-func (h *Handler) followupError(ctx context.Context, child string, err error) *rpcError {
+// A parent whose lease this process lost meanwhile (another took it over)
+// is no live parent: subagent-parent-unavailable, as one found not live.
+func (h *Handler) followupError(ctx context.Context, parent, child string, err error) *rpcError {
 	childOnly := details{ChildSessionID: child}
 	switch {
 	case isCancelled(ctx, err):
 		return newError(codeCancelled, "subagent prompt was cancelled", nil)
+	case errors.Is(err, codeSubagentParentUnavailable):
+		return newError(codeSubagentParentUnavailable, "parent session "+quote(parent)+" is not live",
+			details{ParentSessionID: parent})
 	case errors.Is(err, codeSubagentNotResumable):
 		return newError(codeSubagentNotResumable, "subagent cannot be resumed", childOnly)
 	case errors.Is(err, codeSubagentUnauthorized):

@@ -285,6 +285,9 @@ func TestSubagentPromptErrorMapping(t *testing.T) {
 		{"lease held by another process", "worker", classify(context.Background(), durable.LeaseHeld("worker", `owner "node-b"`)),
 			codeSubagentNotDelivered, "message was not delivered", childOnly},
 		{"cancelled", "worker", wrap(codeCancelled, context.Canceled), codeCancelled, "subagent prompt was cancelled", nil},
+		{"the parent's lease was taken over", "worker", classify(context.Background(),
+			fault.New(fault.Unauthorized, "parent epoch 1 is not the live lease", durable.Fenced("p1", 1))),
+			codeSubagentParentUnavailable, `parent session "p1" is not live`, map[string]any{"parentSessionId": "p1"}},
 		{"unexpected", "worker", fmt.Errorf("persona %q leaked", "secret"), codeInternal, "subagent prompt failed", nil},
 	}
 	for _, tc := range cases {

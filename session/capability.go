@@ -34,7 +34,10 @@ type DurableInbox interface {
 	// From's current, live lease, and that no drain cut-off closed
 	// admission below From (no window between check and write). fresh is
 	// false when m.MessageID was admitted already (nothing is written).
-	// Refusals: fault.Unauthorized, fault.Draining, ErrNotFound.
+	// Refusals: fault.Unauthorized, fault.Draining, ErrNotFound; an
+	// Unauthorized whose FromEpoch is not From's live lease also matches
+	// fault.Fenced (the sender's own lease is gone, not its authority
+	// over id).
 	Admit(ctx context.Context, id string, m Admission) (fresh bool, err error)
 	// Pending returns id's admitted messages no append has claimed and
 	// none was discarded, oldest first.

@@ -92,7 +92,8 @@ func (in *jsonlInbox) Admit(ctx context.Context, id string, m Admission) (bool, 
 	from.op.Lock() // the parent's lease cannot end between the check and the write
 	defer from.op.Unlock()
 	if !from.leased || from.epoch != m.FromEpoch {
-		return false, fault.New(fault.Unauthorized, fmt.Sprintf(`session: parent "%s" epoch %d is not the live lease`, m.From, m.FromEpoch), nil)
+		return false, fault.New(fault.Unauthorized, fmt.Sprintf(`session: parent "%s" epoch %d is not the live lease`, m.From, m.FromEpoch),
+			durable.Fenced(m.From, int64(m.FromEpoch)))
 	}
 	line := inboxLine{Admit: &inboxAdmit{ID: m.MessageID, From: m.From, FromEpoch: m.FromEpoch, Body: m.Body}}
 	if err := in.write(ctx, id, line); err != nil {

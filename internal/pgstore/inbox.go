@@ -107,7 +107,8 @@ func (in durableInbox) whyNotAdmitted(ctx context.Context, id string, m session.
 	case drained:
 		return fault.New(fault.Draining, fmt.Sprintf(`pgstore: admission to session "%s" is closed by a drain`, id), nil)
 	case !parentLive:
-		return fault.New(fault.Unauthorized, fmt.Sprintf(`pgstore: parent "%s" epoch %d is not the live lease`, m.From, m.FromEpoch), nil)
+		return fault.New(fault.Unauthorized, fmt.Sprintf(`pgstore: parent "%s" epoch %d is not the live lease`, m.From, m.FromEpoch),
+			durable.Fenced(m.From, int64(m.FromEpoch)))
 	}
 	return fmt.Errorf(`pgstore: admit to session "%s": refused`, id)
 }

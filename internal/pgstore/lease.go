@@ -412,3 +412,20 @@ func (s *Store) appendClosers(ctx context.Context, id string, b batch) error {
 	}
 	return durable.LeaseHeld(id, "another owner; it is not repaired here")
 }
+
+// LeaseCurrent reports whether epoch is id's current lease: id's row has
+// that epoch, an owner and a lease_until past now() on the database's
+// clock; the host asks it before it accepts a prompt. An unknown id holds
+// no lease. It blocks for one round trip.
+func (s *Store) LeaseCurrent(ctx context.Context, id string, epoch int64) (bool, error) {
+	var current bool
+	err := s.pool.QueryRow(ctx, `SELECT epoch = $2 AND owner IS NOT NULL AND lease_until > now() FROM sessions WHERE id = $1`,
+		id, epoch).Scan(&current)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf(`pgstore: lease of session "%s": %w`, id, err)
+	}
+	return current, nil
+}

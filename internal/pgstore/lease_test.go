@@ -166,3 +166,34 @@ func TestADamagedRowIsCorrupt(t *testing.T) {
 	require.ErrorIs(t, err, session.ErrCorrupt)
 	require.Contains(t, err.Error(), `"postgres:sessions/d" at line 1`)
 }
+
+// LeaseCurrent is true only for the epoch that holds a live lease: not
+// for one that expired (even before anyone took it over), nor an older
+// epoch, nor once released, nor for an unknown session.
+func TestLeaseCurrentIsTheLiveEpochOnly(t *testing.T) {
+	dsn := cluster.Database(t)
+	paused, other := openStore(t, dsn, WithOwner("paused")), openStore(t, dsn, WithOwner("other"))
+	conn := connect(t, dsn)
+	require.NoError(t, paused.Create(ctx, storetest.Header("s", ""), nil))
+	old, err := paused.Acquire(ctx, "s")
+	require.NoError(t, err)
+	current := func(s *Store, epoch session.Epoch) bool {
+		t.Helper()
+		ok, err := s.LeaseCurrent(ctx, "s", int64(epoch))
+		require.NoError(t, err)
+		return ok
+	}
+	require.True(t, current(paused, old))
+	require.True(t, current(other, old), "any process reads it alike")
+	expire(t, conn, "s")
+	require.False(t, current(paused, old), "expired, not yet taken over")
+	taken, err := other.Acquire(ctx, "s")
+	require.NoError(t, err)
+	require.False(t, current(paused, old), "taken over")
+	require.True(t, current(other, taken))
+	require.NoError(t, other.Release(ctx, "s", taken))
+	require.False(t, current(other, taken), "released")
+	unknown, err := other.LeaseCurrent(ctx, "missing", 1)
+	require.NoError(t, err)
+	require.False(t, unknown)
+}

@@ -86,7 +86,8 @@ func inboxAdmitAndClaim(t *testing.T, open func() session.Fenced) {
 }
 
 // inboxAuthority: only the exact live parent at its current epoch is
-// admitted; every refusal is typed and writes nothing.
+// admitted; every refusal is typed and writes nothing; a parent whose
+// epoch is not its live lease is also told it is fenced.
 func inboxAuthority(t *testing.T, open func() session.Fenced) {
 	s := open()
 	in := inboxOf(t, s)
@@ -96,13 +97,16 @@ func inboxAuthority(t *testing.T, open func() session.Fenced) {
 	require.NoError(t, err)
 	_, err = in.Admit(ctx, "c", Message("x1", "p", pe+5))
 	require.ErrorIs(t, err, fault.Unauthorized, "another epoch of the parent")
+	require.ErrorIs(t, err, fault.Fenced, "another epoch of the parent: its sender's lease is gone")
 	_, err = in.Admit(ctx, "c", Message("x2", "stranger", se))
 	require.ErrorIs(t, err, fault.Unauthorized, "a live session that is not the parent")
+	require.NotErrorIs(t, err, fault.Fenced, "a stranger's lease is live: it has no authority")
 	_, err = in.Admit(ctx, "missing", Message("x3", "p", pe))
 	require.ErrorIs(t, err, session.ErrNotFound)
 	require.NoError(t, s.Release(ctx, "p", pe))
 	_, err = in.Admit(ctx, "c", Message("x4", "p", pe))
 	require.ErrorIs(t, err, fault.Unauthorized, "the parent's lease ended")
+	require.ErrorIs(t, err, fault.Fenced, "the parent's lease ended")
 	require.Equal(t, []string{}, pendingIDs(t, in, "c"))
 	require.NoError(t, s.Release(ctx, "stranger", se))
 }
