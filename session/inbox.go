@@ -28,16 +28,59 @@ const inboxFileName = "session.inbox"
 // acknowledges a follow-up only once this store has fsynced it to the
 // child's inbox file (inboxFileName), and a resumed child runs every
 // admitted message its log does not hold yet, oldest first. Without it
-// a follow-up is acknowledged when the in-memory inbox accepts it.
+// a follow-up is acknowledged when the in-memory inbox accepts it. The
+// mode stays with the store: OpenJSONL records it in the root
+// (admissionMarker), and every later open of that root is in it too,
+// with or without this option, so that whatever resumes a child runs
+// what was admitted first.
 func WithDurableAdmission() Option { return func(s *JSONL) { s.inbox = &jsonlInbox{s: s} } }
 
 // DurableInbox returns the store's durable inbox, or false when it was
-// opened without WithDurableAdmission. It does not block.
+// opened without WithDurableAdmission (and never in that mode before).
+// It does not block.
 func (s *JSONL) DurableInbox() (DurableInbox, bool) {
 	if s.inbox == nil {
 		return nil, false
 	}
 	return s.inbox, true
+}
+
+// admissionMarker is the file in a store root that records that the store
+// admits durably.
+const admissionMarker = ".durable-admission"
+
+// settleAdmissionMode records the durable admission mode in the root when
+// it is on (the root made if missing; the marker file and its folder
+// entry fsynced), else turns it on when the root records it.
+func (s *JSONL) settleAdmissionMode() error {
+	marker := filepath.Join(s.root, admissionMarker)
+	_, err := s.fs.Stat(marker)
+	switch {
+	case err == nil:
+		if s.inbox == nil {
+			s.inbox = &jsonlInbox{s: s}
+		}
+		return nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	case s.inbox == nil:
+		return nil
+	}
+	if err := s.mkdirDurably(s.root); err != nil {
+		return err
+	}
+	f, err := s.fs.OpenFile(marker, os.O_WRONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = s.fs.SyncDir(s.root)
+	}
+	return err
 }
 
 // jsonlInbox is the JSONL store's durable inbox for one machine. One lock

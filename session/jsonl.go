@@ -80,12 +80,16 @@ func OpenJSONL(root string, opts ...Option) (*JSONL, error) {
 	}
 	info, err := s.fs.Stat(abs)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist) && s.inbox == nil:
 		return s, nil
+	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return nil, err
 	case !info.IsDir():
 		return nil, &fs.PathError{Op: "open session root", Path: abs, Err: errNotDir}
+	}
+	if err := s.settleAdmissionMode(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
