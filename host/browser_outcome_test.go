@@ -82,6 +82,7 @@ func TestBrowserStopARunningTurn(t *testing.T) {
 		p.until(`!document.querySelector('#composer-stop').hidden`)
 		require.Equal(t, tc.stop, eval[string](p, `document.querySelector('#composer-stop').textContent`))
 		require.Equal(t, "running", eval[string](p, `document.querySelector('#conversation-status').dataset.state`))
+		p.until(`document.querySelector('#conversation-title').textContent === 'sleep 1m'`)
 		p.shot("running-" + tc.lang)
 		p.do(chromedp.Click(chromedp.ID("composer-stop")))
 		p.until(`document.querySelector('.message.outcome.stopped') !== null && document.querySelector('#composer-stop').hidden`)

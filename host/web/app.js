@@ -362,15 +362,18 @@ function onSessionRemoved(frame) {
 
 function onSessionEvent(frame) {
   const summary = state.sessions.get(frame.sessionId);
+  const type = frame.event.type;
+  const titled = !!summary && !summary.title && type === EventType.userMessage;
   if (summary) {
     summary.updatedAt = Math.max(summary.updatedAt ?? 0, frame.event.time);
-    if (!summary.title && frame.event.type === EventType.userMessage) summary.title = firstLine(frame.event.data?.content);
+    if (titled) summary.title = firstLine(frame.event.data?.content);
     noteTurn(summary, frame.event);
     renderSidebarSoon();
   }
   if (frame.sessionId !== state.current?.sessionId) return;
   state.transcript.accept(frame.event);
-  if (frame.event.type === EventType.turnStart || frame.event.type === EventType.turnEnd) renderChrome();
+  // The heading shows the title and the state of the last turn.
+  if (titled || type === EventType.turnStart || type === EventType.turnEnd) renderChrome();
 }
 
 function firstLine(content) {
