@@ -298,7 +298,8 @@ function renderChrome() {
     return;
   }
   const parentAvailable = catalogs.get(address.parentSessionId)?.parentAvailable === true;
-  view.renderComposer(parentAvailable ? 'ordinary' : 'readonly');
+  const nested = ancestorsOf(current.sessionId).length >= 2;
+  view.renderComposer(parentAvailable ? 'ordinary' : nested ? 'readonly-nested' : 'readonly');
 }
 
 function send(text) {

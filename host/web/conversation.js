@@ -143,19 +143,23 @@ export class ConversationView {
   }
 
   // renderComposer: 'ordinary' (textarea + Send), 'readonly' (notice: the
-  // parent is not live), 'record' (notice: a child reached outside its
+  // parent is not live; 'readonly-nested' when that parent is a child
+  // itself, which a message cannot wake directly), 'record' (notice: a child reached outside its
   // parent's catalog, which takes no follow-ups here), 'offline' (disabled
   // while the server is unreachable, saying so; the draft stays) or
   // 'unavailable' (disabled, nothing selected).
   renderComposer(mode) {
-    const notice = mode === 'readonly' || mode === 'record';
+    const notice = mode === 'readonly' || mode === 'readonly-nested' || mode === 'record';
     this.form.hidden = notice;
     this.readonly.hidden = !notice;
     if (notice && this.readonly.dataset.mode !== mode) {
       this.readonly.dataset.mode = mode;
-      this.readonly.replaceChildren(...(mode === 'record'
-        ? [el('strong', {}, t('oneshot.title')), el('p', {}, t('oneshot.body')), this.openParentButton]
-        : [el('strong', {}, t('readonly.title')), el('p', {}, t('readonly.body')), this.openParentButton]));
+      const [title, body] = {
+        record: ['oneshot.title', 'oneshot.body'],
+        readonly: ['readonly.title', 'readonly.body'],
+        'readonly-nested': ['readonly.title', 'readonly.nested'],
+      }[mode];
+      this.readonly.replaceChildren(el('strong', {}, t(title)), el('p', {}, t(body)), this.openParentButton);
     }
     this.offline.hidden = mode !== 'offline';
     const disabled = mode !== 'ordinary';
