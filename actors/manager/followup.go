@@ -2,15 +2,9 @@ package manager
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/event"
-	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/internal/vocab"
-	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // Followup delivers content from p to its continuable child childID as the
@@ -141,130 +135,4 @@ func (m *Manager) retryAfterDisposal(ctx context.Context, req followupReq, d *di
 		}
 		m.followup(ctx, req, reply)
 	})
-}
-
-// errLiveUnmanaged is the cause of NOT_RESUMABLE for an id that is live
-// but has no Activation: its log belongs to a running session.
-var errLiveUnmanaged = errors.New("the session is live outside the continuation manager")
-
-// coldResume rebuilds an absent child from its log: the
-// repairing load off the actor (a failure is NOT_RESUMABLE "unavailable"),
-// the caller's context and the DRAINING gate, authorization #1 against the
-// durable header, the descriptor folded from the own suffix (a malformed
-// one is returned unwrapped, matching fault.DescriptorCorrupt; none or another
-// version is NOT_RESUMABLE), then materialization with the descriptor's
-// route from that same loaded log (the log is read once: the agent's
-// conversation comes from it; on a store other processes write, read
-// again once the lease is held) and the admission of the message
-// (authorization #2). With a store that wakes, a child another process
-// holds gets the message through its durable inbox (admitElsewhere).
-func (m *Manager) coldResume(ctx context.Context, req followupReq, done func(string, error)) {
-	store := m.sessions.Store()
-	if store == nil {
-		done("", persistenceUnavailable())
-		return
-	}
-	if m.sessions.Get(req.childID) != nil || m.registry.Get(req.childID) != nil {
-		done("", unavailable(req.childID, errLiveUnmanaged))
-		return
-	}
-	type loaded struct {
-		log *session.Log
-		err error
-	}
-	async(m, func() loaded {
-		log, err := store.Load(ctx, req.childID)
-		return loaded{log, err}
-	}, func(l loaded) {
-		if m.elsewhere(l.err) { // its open turn runs in another process
-			m.st.elsewhere[req.childID] = true
-			m.admitElsewhere(ctx, req, done)
-			return
-		}
-		if l.err != nil {
-			done("", unavailable(req.childID, l.err))
-			return
-		}
-		d, err := m.admitResume(ctx, req, l.log)
-		if err != nil {
-			done("", err)
-			return
-		}
-		ms := materializeSpec{
-			childID: req.childID, provider: d.Provider, parent: req.parent,
-			resume: resumeSpec(d), loaded: m.reusable(l.log),
-		}
-		m.materialize(ctx, ms, func(a *activation, err error) {
-			if m.elsewhere(err) { // another process holds it
-				m.st.elsewhere[req.childID] = true
-				m.admitElsewhere(ctx, req, done)
-				return
-			}
-			if err != nil {
-				done("", err)
-				return
-			}
-			m.replayPending(ctx, a, func(err error) {
-				if err != nil {
-					m.submitFailed(a, unavailable(req.childID, err), done)
-					return
-				}
-				m.submitMaterialized(ctx, a, req.content, req.source, req.parent, done)
-			})
-		})
-	})
-}
-
-// resumeSpec rebuilds the child from its descriptor alone: the route and
-// composition it declared, nothing it did not (no max tokens; no runtime
-// depth: the header's delegationDepth is the floor).
-func resumeSpec(d descriptor.Data) parent.Spec {
-	return parent.Spec{Provider: d.AgentProvider, Model: d.AgentModel, Persona: d.Persona, ToolFilter: d.ToolFilter}
-}
-
-// admitResume checks a loaded log before anything is rebuilt and returns
-// its continuation state.
-func (m *Manager) admitResume(ctx context.Context, req followupReq, log *session.Log) (descriptor.Data, error) {
-	if err := m.admitWithContext(ctx, req.parent); err != nil {
-		return descriptor.Data{}, err
-	}
-	if err := m.authorize(req.parent, req.childID, log.Header.ParentSession); err != nil {
-		return descriptor.Data{}, err
-	}
-	return continuationState(req.childID, log)
-}
-
-// continuationState parses the first descriptor of the log's own suffix,
-// the events from its seed length on (a fork seed's replayed ancestor
-// descriptor is ignored; later descriptors are not looked at). A log
-// without one, or with one of another version, has no continuation state
-// (NOT_RESUMABLE); a malformed one is fault.DescriptorCorrupt.
-func continuationState(childID string, log *session.Log) (descriptor.Data, error) {
-	raw, ok := ownDescriptor(log)
-	if !ok {
-		return descriptor.Data{}, noContinuationState(childID)
-	}
-	d, err := descriptor.Parse(raw)
-	switch {
-	case errors.Is(err, fault.DescriptorUnsupported):
-		return descriptor.Data{}, noContinuationState(childID)
-	case err != nil:
-		return descriptor.Data{}, err
-	}
-	return d, nil
-}
-
-// ownDescriptor is the payload of the first descriptor event at or after
-// the log's seed length (a negative one counts as 0).
-func ownDescriptor(log *session.Log) (json.RawMessage, bool) {
-	seedLength := 0
-	if log.Header.SeedLength != nil {
-		seedLength = *log.Header.SeedLength
-	}
-	for _, e := range log.Events[min(max(seedLength, 0), len(log.Events)):] {
-		if e.Type == vocab.TypeSubagentDescriptor {
-			return e.Data, true
-		}
-	}
-	return nil, false
 }

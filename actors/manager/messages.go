@@ -48,6 +48,8 @@ func (r *receiver) Receive(c actor.Context) {
 		m.parentDisposed(msg.id)
 	case teardownDone:
 		m.release(msg.a, msg.out)
+	case resumeLoaded:
+		m.resumeLoaded(msg)
 	case task:
 		msg()
 	case *actor.Terminated:
