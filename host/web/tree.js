@@ -158,19 +158,24 @@ export class CatalogAction {
     }
     const shown = Math.min(catalog.entries.length, this.shown.get(parentId) ?? PAGE_ROWS);
     for (const entry of catalog.entries.slice(0, shown)) container.append(this.node(entry, parentId, level));
-    if (shown < catalog.entries.length) container.append(this.moreButton(parentId, shown, catalog.entries.length - shown));
+    if (shown < catalog.entries.length) container.append(this.moreButton(parentId, level, shown, catalog.entries.length));
     if (catalog.state === 'error') container.append(this.errorNotice(catalog.error, parentId));
   }
 
-  // moreButton shows the next page of parentId's rows, focusing the first
+  // moreButton adds the next page of parentId's rows (those from shown on)
+  // in its place, without redrawing the rows shown, and focuses the first
   // of them.
-  moreButton(parentId, shown, left) {
-    const more = el('button', { type: 'button', class: 'link more' }, t('tree.more', { count: Math.min(left, PAGE_ROWS), left }));
+  moreButton(parentId, level, shown, total) {
+    const more = el('button', { type: 'button', class: 'link more' },
+      t('tree.more', { count: Math.min(total - shown, PAGE_ROWS), left: total - shown }));
     more.addEventListener('click', () => {
-      this.shown.set(parentId, shown + PAGE_ROWS);
-      this.render();
-      const next = this.catalogs.get(parentId)?.entries[shown];
-      if (next) this.items().find((item) => item.dataset.id === next.id && item.dataset.parent === parentId)?.focus();
+      const entries = this.catalogs.get(parentId)?.entries ?? [];
+      const upTo = Math.min(entries.length, shown + PAGE_ROWS);
+      this.shown.set(parentId, upTo);
+      const nodes = entries.slice(shown, upTo).map((entry) => this.node(entry, parentId, level));
+      more.replaceWith(...nodes, ...(upTo < entries.length ? [this.moreButton(parentId, level, upTo, entries.length)] : []));
+      this.rove(this.activeId);
+      nodes[0]?.querySelector('[role="treeitem"]:not([aria-disabled="true"])')?.focus();
     });
     return more;
   }
