@@ -8,22 +8,23 @@
 //
 // An agent is an agent.Agent built by Options.NewAgent; TextAgent makes one
 // from a function from prompt text to answer text. A Runtime's methods cover
-// the common flow: StartAgent publishes a top-level agent, Prompt gives it a
-// user message, Spawn starts a continuable child of it, Send is a
-// follow-up to that child, WaitChild blocks until the child's epoch ends
-// (no polling), Children lists the durable catalog, Drain stops one
-// parent's children child-first (a scoped drain) and ResumeAgent publishes a
-// stored top-level agent again after a restart, so that its children
-// cold-resume on their next Send. Subagents and Actors give the full
-// service and runtime for everything else.
+// the common flow: StartAgent publishes a top-level agent (ResumeAgent a
+// stored one, OpenAgent either), Prompt gives it a user message, Spawn
+// starts a continuable child of it, Send is a follow-up to that child,
+// WaitChild blocks until the child's epoch ends (no polling), Children
+// lists the durable catalog, and Drain stops one parent's children
+// child-first (a scoped drain). After a restart ResumeAgent publishes the
+// stored parent again, and its children cold-resume on their next Send,
+// each rebuilt by the factory of the route its descriptor names. Inside a
+// turn, agent.Host's Subagents does the same for the agent's own
+// children: Spawn, Fork, Send, Wait and Children.
 //
-// A program needs this package, agent (to write an agent) and event
+// A program needs this package, agent (to write an agent and read a
+// child's end and catalog entries: agent.ChildEnd, agent.Child) and event
 // (message content); errors are matched with errors.Is against the codes
-// of package fault. The values the methods return are defined in packages
-// below, imported only to name their types: StartAgent's handle
-// (*parent.Handle: ID, WhenIdle, Session), WaitChild's end
-// (manager.RunEndInfo: StopReason, LastAssistantMessage) and Children's
-// entries (query.Entry).
+// of package fault. StartAgent's Handle has the agent's ID, WhenIdle,
+// Conversation and LastReply; it cannot write to the agent's log or
+// dispose it.
 //
 // What blocks: Spawn, Send and Prompt return at inbox acceptance, before
 // the turn runs; the handle's WhenIdle and WaitChild wait for turns;

@@ -284,14 +284,12 @@ func (r *Runtime) Query() *query.Query { return r.query }
 
 // StartAgent publishes a top-level agent over a new session named id (a
 // random uuid when empty), built by Options.NewAgent, and returns its
-// handle: the parent that Spawn, Send and Drain take. The handle's ID is
-// the agent's id, WhenIdle(ctx) blocks until the messages it accepted have
-// run, and Session().Events() is its log so far. It blocks until the
+// handle: the parent that Spawn, Send and Drain take. It blocks until the
 // agent is published; an id that is live already fails with
 // fault.AgentExists, and one that is stored with fault.AgentStartFailed
 // (a stored agent is ResumeAgent's).
-func (r *Runtime) StartAgent(ctx context.Context, id string) (*parent.Handle, error) {
-	return r.actors.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: id}})
+func (r *Runtime) StartAgent(ctx context.Context, id string) (*Handle, error) {
+	return handleOf(r.actors.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: id}}))
 }
 
 // ResumeAgent publishes the stored top-level agent id again, built by
@@ -302,8 +300,21 @@ func (r *Runtime) StartAgent(ctx context.Context, id string) (*parent.Handle, er
 // when id is live already, and with fault.AgentStartFailed when it cannot
 // be resumed (the message says why: no stored session under id, or, also
 // matching fault.LeaseHeld, another runtime holds it live).
-func (r *Runtime) ResumeAgent(ctx context.Context, id string) (*parent.Handle, error) {
-	return r.actors.ResumeAgent(ctx, id, parent.Spec{})
+func (r *Runtime) ResumeAgent(ctx context.Context, id string) (*Handle, error) {
+	return handleOf(r.actors.ResumeAgent(ctx, id, parent.Spec{}))
+}
+
+// OpenAgent is start-or-resume in one call: it resumes the stored
+// top-level agent id (as ResumeAgent) and, when no session id is stored,
+// starts it over a new session (as StartAgent). It blocks until the agent
+// is published; an id live here already fails with fault.AgentExists, and
+// a stored one that cannot be resumed as ResumeAgent says.
+func (r *Runtime) OpenAgent(ctx context.Context, id string) (*Handle, error) {
+	h, err := r.ResumeAgent(ctx, id)
+	if errors.Is(err, session.ErrNotFound) {
+		return r.StartAgent(ctx, id)
+	}
+	return h, err
 }
 
 // Spawn starts a continuable child of the exact live agent p through the
@@ -314,13 +325,13 @@ func (r *Runtime) ResumeAgent(ctx context.Context, id string) (*parent.Handle, e
 // from before a restart), fault.DescriptorInvalid for an empty label,
 // fault.PersistenceUnavailable on a memory-only runtime, fault.Draining
 // below a drained parent, fault.Closed and fault.Cancelled.
-func (r *Runtime) Spawn(ctx context.Context, p *parent.Handle, label string, prompt []event.Block) (childID string, err error) {
+func (r *Runtime) Spawn(ctx context.Context, p *Handle, label string, prompt []event.Block) (childID string, err error) {
 	if err := needParent("Spawn", p); err != nil {
 		return "", err
 	}
 	started, err := r.subagents.StartContinuable(ctx, manager.StartSpec{
 		Provider: subagent.SpawnName, Label: label,
-		Request: manager.Request{Prompt: prompt, Parent: p},
+		Request: manager.Request{Prompt: prompt, Parent: p.h},
 	})
 	return started.ChildID, err
 }
@@ -331,14 +342,14 @@ func (r *Runtime) Spawn(ctx context.Context, p *parent.Handle, label string, pro
 // live direct parent may send: another agent, a stale handle or nil is
 // fault.Unauthorized; a childID that names no continuable child is
 // fault.NotResumable; below a drained parent it is fault.Draining.
-func (r *Runtime) Send(ctx context.Context, p *parent.Handle, childID string, content []event.Block) (string, error) {
+func (r *Runtime) Send(ctx context.Context, p *Handle, childID string, content []event.Block) (string, error) {
 	if err := needParent("Send", p); err != nil {
 		return "", err
 	}
-	return r.subagents.Followup(ctx, p, childID, content, event.Source{Kind: "user"})
+	return r.subagents.Followup(ctx, p.h, childID, content, event.Source{Kind: "user"})
 }
 
-// WaitChild returns the subagent/end (stop reason, last assistant message,
+// WaitChild returns the end (stop reason, last assistant message,
 // discarded follow-ups) of childID's latest epoch with ok true, without
 // polling. When an epoch of childID is resident it blocks until that
 // epoch ends (its turns ran, it owns no undisposed child and it was
@@ -352,8 +363,10 @@ func (r *Runtime) Send(ctx context.Context, p *parent.Handle, childID string, co
 // (the end is kept only while an agent with the child's parent id is live
 // here), or when the resident epoch was rolled back before it started. A
 // cancelled ctx is fault.Cancelled.
-func (r *Runtime) WaitChild(ctx context.Context, childID string) (end manager.RunEndInfo, ok bool, err error) {
-	return r.subagents.WaitChild(ctx, childID)
+func (r *Runtime) WaitChild(ctx context.Context, childID string) (end agent.ChildEnd, ok bool, err error) {
+	info, ok, err := r.subagents.WaitChild(ctx, childID)
+	return agent.ChildEnd{StopReason: info.StopReason, LastAssistantMessage: info.LastAssistantMessage,
+		DiscardedFollowups: info.DiscardedFollowups}, ok, err
 }
 
 // Drain closes admission below the exact live parents and disposes their
@@ -361,15 +374,19 @@ func (r *Runtime) WaitChild(ctx context.Context, childID string) (end manager.Ru
 // running. Until a parent leaves the runtime, a Spawn or Send below it
 // fails with fault.Draining. It blocks until the descendants are
 // disposed; on a closed runtime it fails with fault.Closed.
-func (r *Runtime) Drain(ctx context.Context, parents ...*parent.Handle) error {
+func (r *Runtime) Drain(ctx context.Context, parents ...*Handle) error {
 	if err := r.actors.Err(); err != nil {
 		return err
 	}
-	return r.subagents.DrainContinuableDescendants(ctx, parents)
+	live := make([]*parent.Handle, len(parents))
+	for i, p := range parents {
+		live[i] = parentOf(p)
+	}
+	return r.subagents.DrainContinuableDescendants(ctx, live)
 }
 
 // needParent refuses a nil parent handle for op, saying what is missing.
-func needParent(op string, p *parent.Handle) error {
+func needParent(op string, p *Handle) error {
 	if p == nil {
 		return fault.New(fault.Unauthorized, "dsh: "+op+
 			" needs the handle of a live parent agent (from StartAgent or ResumeAgent); got a nil parent", nil)
@@ -378,15 +395,25 @@ func needParent(op string, p *parent.Handle) error {
 }
 
 // Children lists parentID's direct continuable children from the durable
-// catalog, never waking one, in creation order (then id). An entry is
-// either Kind query.KindChild with ID, Label and Status (query.StatusRunning
-// when the child is live in this runtime, query.StatusComplete when it is
-// only stored, which is no outcome: a Send runs a new turn) or Kind
-// query.KindDiagnostic with ID and Reason ("corrupt", "unsupported" or
-// "unavailable") for a child whose log cannot be read. An unknown parent
-// is fault.QuerySessionNotFound. It blocks on the reads.
-func (r *Runtime) Children(ctx context.Context, parentID string) ([]query.Entry, error) {
-	return r.subagents.ListChildren(ctx, parentID)
+// catalog, never waking one, in creation order (then id): each with its
+// Label and Status ("running" when it is live in this runtime, "complete"
+// when it is only stored, which is no outcome: a Send runs a new turn), or,
+// for a child whose log cannot be read, its Diagnostic ("corrupt",
+// "unsupported" or "unavailable"). An unknown parent is
+// fault.QuerySessionNotFound. It blocks on the reads.
+func (r *Runtime) Children(ctx context.Context, parentID string) ([]agent.Child, error) {
+	entries, err := r.subagents.ListChildren(ctx, parentID)
+	if err != nil {
+		return nil, err
+	}
+	children := make([]agent.Child, len(entries))
+	for i, e := range entries {
+		children[i] = agent.Child{ID: e.ID, Label: e.Label, Status: e.Status}
+		if e.Kind == query.KindDiagnostic {
+			children[i] = agent.Child{ID: e.ID, Diagnostic: e.Reason}
+		}
+	}
+	return children, nil
 }
 
 // Shutdown closes the runtime gracefully, as net/http's Server.Shutdown

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/stretchr/testify/require"
@@ -44,7 +43,7 @@ func serveEmbedder(in io.Reader, out io.Writer) int {
 		rt, err = Open(Options{Dir: os.Getenv(embedderDSN), Node: os.Getenv(embedderNode), LeaseTTL: ttl, Logger: logger})
 		if err == nil {
 			fmt.Fprintln(out, "ready")
-			e := &embedded{rt: rt, agents: map[string]*parent.Handle{}}
+			e := &embedded{rt: rt, agents: map[string]*Handle{}}
 			lines := bufio.NewScanner(in)
 			for lines.Scan() {
 				fmt.Fprintln(out, e.do(strings.Split(lines.Text(), "\t")))
@@ -62,7 +61,7 @@ func serveEmbedder(in io.Reader, out io.Writer) int {
 // embedded is an embedder's runtime and the handles of its live agents.
 type embedded struct {
 	rt     *Runtime
-	agents map[string]*parent.Handle
+	agents map[string]*Handle
 }
 
 // do runs one command: start ID, resume ID, spawn PARENT LABEL TEXT, send

@@ -18,11 +18,10 @@ import (
 	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
 )
 
-// A custom agent starts its own continuable child during its turn and
-// sends it a follow-up. Options.NewAgent builds every agent, the child's
-// too: a child's options name its parent. The listener is subscribed
-// before the prompt, so no end of the child is missed (its follow-up's
-// turn runs after its first, in the same epoch or in a cold-resumed one).
+// A custom agent starts its own continuable child during its turn, waits
+// for its answer, sends it a follow-up, waits again and lists its
+// children, all through its agent.Host. Options.NewAgent builds every
+// agent, the child's too: a child's options name its parent.
 func Example_customAgent() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "dsh-custom-*")
@@ -32,14 +31,28 @@ func Example_customAgent() {
 		return agent.Completed, h.Say(ctx, event.Text(strings.ToUpper(event.TextOf(msg.Content))))
 	})
 	delegate := agent.Func(func(ctx context.Context, h agent.Host, msg event.UserMessage) (agent.StopReason, error) {
-		child, _, err := h.Subagents().Spawn(ctx, "shouter", event.TextOf(msg.Content))
+		kids := h.Subagents()
+		child, _, err := kids.Spawn(ctx, "shouter", event.TextOf(msg.Content))
 		if err != nil {
 			return agent.Error, err
 		}
-		if _, err := h.Subagents().Send(ctx, child, "and again"); err != nil {
+		first, _, err := kids.Wait(ctx, child)
+		if err != nil {
 			return agent.Error, err
 		}
-		return agent.Completed, h.Say(ctx, event.Text("delegated"))
+		if _, err := kids.Send(ctx, child, "and again"); err != nil {
+			return agent.Error, err
+		}
+		second, _, err := kids.Wait(ctx, child)
+		if err != nil {
+			return agent.Error, err
+		}
+		children, err := kids.Children(ctx)
+		if err != nil {
+			return agent.Error, err
+		}
+		answer := fmt.Sprintf("%s, %s (%d child: %s)", first.LastAssistantText(), second.LastAssistantText(), len(children), children[0].Label)
+		return agent.Completed, h.Say(ctx, event.Text(answer))
 	})
 	newAgent := func(opts agent.Options) agent.Agent {
 		if opts.ParentSession != "" {
@@ -49,22 +62,13 @@ func Example_customAgent() {
 	}
 	rt, _ := dsh.Open(dsh.Options{Dir: dir, NewAgent: newAgent})
 	defer rt.Close()
-	ends := endsOf(rt)
 
 	boss, _ := rt.StartAgent(ctx, "boss")
 	_, _ = rt.Prompt(ctx, "boss", "hello")
-	for end := range ends {
-		if reply := event.TextOf(end.LastAssistantMessage); reply == "AND AGAIN" {
-			fmt.Println(end.StopReason, reply)
-			break
-		}
-	}
-	_ = boss.Activation().WhenIdle(ctx)
-	children, _ := rt.Children(ctx, "boss")
-	fmt.Println(len(children), children[0].Label, children[0].Status)
-	// Output:
-	// completed AND AGAIN
-	// 1 shouter complete
+	_ = boss.WhenIdle(ctx)
+	reply, _ := boss.LastReply()
+	fmt.Println(reply)
+	// Output: HELLO, AND AGAIN (1 child: shouter)
 }
 
 // The model agent served over HTTP: one session.prompt call (the wire
@@ -99,17 +103,17 @@ func Example_serve() {
 	answer, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	fmt.Println(string(answer))
-	_ = a.Activation().WhenIdle(ctx)
-	for _, e := range a.Session().Events() {
-		if e.Type == "tool/call" || e.Type == "tool/result" || e.Type == "turn/end" {
-			fmt.Println(e.Type)
-		}
+	_ = a.WhenIdle(ctx)
+	conversation, _ := a.Conversation()
+	for _, e := range conversation {
+		fmt.Println(strings.TrimSpace(e.Role + " " + event.TextOf(e.Content)))
 	}
 	fmt.Println(len(model.Received()), "model calls")
 	// Output:
 	// {"type":"server-response","rpcId":"1","result":{"ok":true,"value":{"accepted":true}}}
-	// tool/call
-	// tool/result
-	// turn/end
+	// user any subagents?
+	// assistant
+	// tool (no subagents)
+	// assistant No subagents.
 	// 2 model calls
 }

@@ -2,10 +2,8 @@ package dsh_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 
 	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/modelagent"
@@ -37,34 +35,17 @@ func Example_modelAgent() {
 
 	a, _ := rt.StartAgent(ctx, "assistant")
 	_, _ = rt.Prompt(ctx, "assistant", "what are my subagents doing?")
-	_ = a.Activation().WhenIdle(ctx)
-	for _, e := range a.Session().Events() {
-		if strings.HasSuffix(e.Type, "/chunk") {
-			continue // the streamed deltas the messages cite
-		}
-		fmt.Println(e.Type)
+	_ = a.WhenIdle(ctx)
+	conversation, _ := a.Conversation()
+	for _, e := range conversation {
+		fmt.Println(e.Role)
 	}
-	events := a.Session().Events()
-	var answer struct {
-		Message struct {
-			Content []struct{ Text string } `json:"content"`
-		} `json:"message"`
-	}
-	_ = json.Unmarshal(events[len(events)-3].Data, &answer) // the last assistant/message
-	fmt.Println(answer.Message.Content[0].Text)
+	reply, _ := a.LastReply()
+	fmt.Println(reply)
 	// Output:
-	// turn/start
-	// user/message
-	// step/start
-	// request/header
-	// request/context
-	// assistant/message
-	// tool/call
-	// tool/result
-	// step/end
-	// step/start
-	// assistant/message
-	// step/end
-	// turn/end
+	// user
+	// assistant
+	// tool
+	// assistant
 	// You have no subagents yet.
 }

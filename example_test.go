@@ -2,7 +2,6 @@ package dsh_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -30,23 +29,8 @@ func Example() {
 
 	a, _ := rt.StartAgent(ctx, "hello")
 	_, _ = rt.Prompt(ctx, "hello", "hello, world")
-	_ = a.Activation().WhenIdle(ctx)
-	for _, ev := range a.Session().Events() {
-		fmt.Println(ev.Type)
-		if ev.Type == "assistant/message" {
-			var logged struct {
-				Message struct{ Content []struct{ Text string } }
-			}
-			_ = json.Unmarshal(ev.Data, &logged)
-			fmt.Println("  " + logged.Message.Content[0].Text)
-		}
-	}
-	// Output:
-	// turn/start
-	// user/message
-	// step/start
-	// assistant/message
-	//   HELLO, WORLD
-	// step/end
-	// turn/end
+	_ = a.WhenIdle(ctx)
+	reply, _ := a.LastReply()
+	fmt.Println(reply)
+	// Output: HELLO, WORLD
 }

@@ -133,16 +133,13 @@ func Example_agentFunc() {
 	defer rt.Close()
 
 	a, _ := rt.StartAgent(ctx, "hello")
-	_, _ = a.Followup(ctx, event.Text("hello, world"), event.Source{Kind: event.SourceUser})
-	_ = a.Activation().WhenIdle(ctx)
-	for _, ev := range a.Session().Events() {
-		fmt.Println(ev.Type)
+	_, _ = rt.Prompt(ctx, a.ID(), "hello, world")
+	_ = a.WhenIdle(ctx)
+	conversation, _ := a.Conversation()
+	for _, e := range conversation {
+		fmt.Println(e.Role+":", event.TextOf(e.Content))
 	}
 	// Output:
-	// turn/start
-	// user/message
-	// step/start
-	// assistant/message
-	// step/end
-	// turn/end
+	// user: hello, world
+	// assistant: HELLO, WORLD
 }

@@ -28,9 +28,9 @@ func TestModelAgentsAreBoundToTheRuntime(t *testing.T) {
 	require.NoError(t, err)
 	_, err = rt.Prompt(bg, "assistant", "list them")
 	require.NoError(t, err)
-	require.NoError(t, a.Activation().WhenIdle(bg))
+	require.NoError(t, a.WhenIdle(bg))
 	var results []string
-	for _, e := range a.Session().Events() {
+	for _, e := range a.h.Session().Events() {
 		switch e.Type {
 		case "tool/result":
 			results = append(results, string(e.Data))

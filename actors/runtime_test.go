@@ -257,6 +257,15 @@ func (s spawner) Send(ctx context.Context, childID, text string) (string, error)
 	return s.rt.Followup(ctx, childID, event.Text(text), event.Source{Kind: "coordinator", SenderSessionID: s.self.ID()})
 }
 
+// Wait and Children are not used by these tests.
+func (spawner) Wait(context.Context, string) (agent.ChildEnd, bool, error) {
+	return agent.ChildEnd{}, false, errors.New("spawner: Wait is not implemented")
+}
+
+func (spawner) Children(context.Context) ([]agent.Child, error) {
+	return nil, errors.New("spawner: Children is not implemented")
+}
+
 func TestInstalledSubagentsLetScriptedAgentsSpawnAndSend(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := open(t, Options{})

@@ -116,6 +116,16 @@ type Subagents interface {
 	// Send delivers text to a child this agent is the direct parent of, as
 	// the child's next turn.
 	Send(ctx context.Context, childID, text string) (messageID string, err error)
+	// Wait blocks until the resident epoch of childID, a child this agent
+	// is the direct parent of, ends and returns its end with ok true (an
+	// epoch ends once its turns ran, it owns no undisposed child and it
+	// was disposed). With no epoch resident it returns at once the end of
+	// the child's most recent epoch in this runtime, or ok false when none
+	// ended here. Another agent's child is fault.Unauthorized.
+	Wait(ctx context.Context, childID string) (end ChildEnd, ok bool, err error)
+	// Children lists this agent's direct continuable children from the
+	// durable catalog, in creation order (then id), never waking one.
+	Children(ctx context.Context) ([]Child, error)
 }
 
 // Agent is the contract user code implements: one turn per message. RunTurn

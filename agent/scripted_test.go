@@ -55,6 +55,16 @@ func (s *fakeSubagents) Send(_ context.Context, childID, text string) (string, e
 	return "m-2", nil
 }
 
+func (s *fakeSubagents) Wait(_ context.Context, childID string) (ChildEnd, bool, error) {
+	s.calls = append(s.calls, "wait "+childID)
+	return ChildEnd{}, false, nil
+}
+
+func (s *fakeSubagents) Children(context.Context) ([]Child, error) {
+	s.calls = append(s.calls, "children")
+	return nil, nil
+}
+
 func runText(t *testing.T, host Host, text string) (StopReason, error) {
 	t.Helper()
 	return Scripted(Options{}).RunTurn(context.Background(), host, event.UserMessage{Content: event.Text(text)})

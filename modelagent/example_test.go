@@ -40,8 +40,8 @@ func ExampleNew() {
 
 	a, _ := rt.StartAgent(ctx, "assistant")
 	_, _ = rt.Prompt(ctx, "assistant", "hi")
-	_ = a.Activation().WhenIdle(ctx)
-	for _, e := range a.Session().Events() {
+	_ = a.WhenIdle(ctx)
+	for _, e := range rt.Actors().Registry().Get(a.ID()).Session().Events() {
 		var logged struct {
 			Retry, MaxRetries int
 			DelayMs           float64

@@ -7,8 +7,10 @@ import (
 	"os"
 
 	"github.com/dsh-actors/dsh-actors/actors/manager"
+	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/session"
 
 	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/subagent"
@@ -30,7 +32,7 @@ func Example_continuable() {
 			ends <- end
 		}
 	})
-	p, _ := rt.StartAgent(ctx, "parent")
+	p, _ := rt.Actors().StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "parent"}})
 
 	started, err := svc.StartContinuable(ctx, manager.StartSpec{
 		Provider: subagent.SpawnName, Label: "summarize the doc",
@@ -60,7 +62,7 @@ func ExampleService_Start() {
 	ctx := context.Background()
 	rt, _ := dsh.Open(dsh.Options{}) // memory-only sessions
 	defer rt.Close()
-	p, _ := rt.StartAgent(ctx, "")
+	p, _ := rt.Actors().StartAgent(ctx, parent.CreateSpec{})
 
 	run, err := rt.Subagents().Start(ctx, subagent.SpawnName, subagent.StartRequest{Prompt: event.Text("reply done"), Parent: p})
 	if err != nil {
@@ -78,7 +80,7 @@ func ExampleService_StartContinuable_persistence() {
 	ctx := context.Background()
 	rt, _ := dsh.Open(dsh.Options{}) // memory-only sessions
 	defer rt.Close()
-	p, _ := rt.StartAgent(ctx, "")
+	p, _ := rt.Actors().StartAgent(ctx, parent.CreateSpec{})
 	_, err := rt.Subagents().StartContinuable(ctx, manager.StartSpec{Provider: subagent.SpawnName, Label: "x",
 		Request: manager.Request{Prompt: event.Text("hi"), Parent: p}})
 	var typed *fault.Error

@@ -3,13 +3,16 @@ package subagent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -240,6 +243,49 @@ func (c capability) start(ctx context.Context, provider, label, prompt string) (
 		Request: manager.Request{Prompt: event.Text(prompt), Parent: c.self},
 	})
 	return started.ChildID, started.MessageID, err
+}
+
+// Wait waits for the end of childID's epoch (see Service.WaitChild) when
+// the calling agent is its direct parent in the durable catalog; another
+// agent's child is UNAUTHORIZED.
+func (c capability) Wait(ctx context.Context, childID string) (agent.ChildEnd, bool, error) {
+	children, err := c.Children(ctx)
+	if err != nil {
+		return agent.ChildEnd{}, false, err
+	}
+	if !slices.ContainsFunc(children, func(ch agent.Child) bool { return ch.ID == childID }) {
+		return agent.ChildEnd{}, false, fault.New(fault.Unauthorized,
+			fmt.Sprintf("subagent: agent %q is not the direct parent of %q", c.self.ID(), childID), nil)
+	}
+	end, ok, err := c.s.WaitChild(ctx, childID)
+	return childEnd(end), ok, err
+}
+
+// Children lists the calling agent's direct continuable children from the
+// durable catalog (see Service.ListChildren).
+func (c capability) Children(ctx context.Context) ([]agent.Child, error) {
+	entries, err := c.s.ListChildren(ctx, c.self.ID())
+	if err != nil {
+		return nil, err
+	}
+	children := make([]agent.Child, len(entries))
+	for i, e := range entries {
+		children[i] = childOf(e)
+	}
+	return children, nil
+}
+
+// childEnd is an epoch's end as agent code reads it.
+func childEnd(e manager.RunEndInfo) agent.ChildEnd {
+	return agent.ChildEnd{StopReason: e.StopReason, LastAssistantMessage: e.LastAssistantMessage, DiscardedFollowups: e.DiscardedFollowups}
+}
+
+// childOf is a catalog entry as agent code reads it.
+func childOf(e query.Entry) agent.Child {
+	if e.Kind == query.KindDiagnostic {
+		return agent.Child{ID: e.ID, Diagnostic: e.Reason}
+	}
+	return agent.Child{ID: e.ID, Label: e.Label, Status: e.Status}
 }
 
 // Send delivers text to a child of the calling agent, attributed

@@ -357,6 +357,10 @@ func (stubSubagents) Fork(context.Context, string, string) (string, string, erro
 	return "", "", nil
 }
 func (stubSubagents) Send(context.Context, string, string) (string, error) { return "", nil }
+func (stubSubagents) Wait(context.Context, string) (agent.ChildEnd, bool, error) {
+	return agent.ChildEnd{}, false, nil
+}
+func (stubSubagents) Children(context.Context) ([]agent.Child, error) { return nil, nil }
 
 func TestTurnNumbersContinueAfterTheLog(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

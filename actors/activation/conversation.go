@@ -20,11 +20,11 @@ type conversation struct {
 	entries map[int64]agent.Entry // decoded messages by seq, those on the surface
 }
 
-// readConversation is the agent's conversation as the model sees it now (see
+// Conversation is the agent's conversation as the model sees it now (see
 // agent.Host.Conversation), read from the live session's events in
 // memory: on cold resume those are the events the one load read. The
 // entries share their content with later reads: do not modify them.
-func (a *Activation) readConversation() ([]agent.Entry, error) {
+func (a *Activation) Conversation() ([]agent.Entry, error) {
 	a.conversationMu.Lock()
 	defer a.conversationMu.Unlock()
 	return a.conversation.read(a.live.Events())

@@ -129,7 +129,7 @@ func TestAModelTurnLogsTheOriginalsShapes(t *testing.T) {
 		require.NoError(t, err, "the surface rules hold")
 		require.Len(t, records, len(lines))
 
-		conv, err := a.readConversation()
+		conv, err := a.Conversation()
 		require.NoError(t, err)
 		require.Equal(t, []string{"user list them", "assistant tool-call call_1", "tool no children", "assistant DONE"}, summaries(conv))
 		require.Equal(t, "call_1", conv[2].ToolCallID)

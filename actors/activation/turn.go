@@ -247,7 +247,7 @@ func (t *turn) Subagents() agent.Subagents {
 }
 
 // Conversation is the agent's conversation (see agent.Host).
-func (t *turn) Conversation() ([]agent.Entry, error) { return t.a.readConversation() }
+func (t *turn) Conversation() ([]agent.Entry, error) { return t.a.Conversation() }
 
 // lock takes the turn's lock for an append: it fails, unlocked, once ctx
 // is done or the turn is over.

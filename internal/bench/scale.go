@@ -9,7 +9,6 @@ import (
 	"time"
 
 	dsh "github.com/dsh-actors/dsh-actors"
-	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -55,7 +54,7 @@ func Scale(ctx context.Context, dir string, live, settle int) (ScaleCosts, error
 }
 
 // openScale opens a runtime over a clean store at root with a parent.
-func openScale(ctx context.Context, root string) (*dsh.Runtime, *parent.Handle, error) {
+func openScale(ctx context.Context, root string) (*dsh.Runtime, *dsh.Handle, error) {
 	rt, err := dsh.Open(dsh.Options{Dir: root, StoreOptions: []session.Option{session.WithFS(NoSyncFS{})}})
 	if err != nil {
 		return nil, nil, err
@@ -112,7 +111,7 @@ func (c *ScaleCosts) measureClose(ctx context.Context, root string, live int) er
 
 // spawnEach spawns n children of p with prompt, one after another, and
 // returns the time per child and their ids.
-func spawnEach(ctx context.Context, rt *dsh.Runtime, p *parent.Handle, n int, prompt []event.Block) (time.Duration, []string, error) {
+func spawnEach(ctx context.Context, rt *dsh.Runtime, p *dsh.Handle, n int, prompt []event.Block) (time.Duration, []string, error) {
 	ids := make([]string, 0, n)
 	start := time.Now()
 	for i := range n {
@@ -127,7 +126,7 @@ func spawnEach(ctx context.Context, rt *dsh.Runtime, p *parent.Handle, n int, pr
 
 // sendEach sends one follow-up to each child and returns the time per
 // accepted follow-up.
-func sendEach(ctx context.Context, rt *dsh.Runtime, p *parent.Handle, ids []string) (time.Duration, error) {
+func sendEach(ctx context.Context, rt *dsh.Runtime, p *dsh.Handle, ids []string) (time.Duration, error) {
 	msg := event.Text("reply later")
 	start := time.Now()
 	for _, id := range ids {
@@ -140,7 +139,7 @@ func sendEach(ctx context.Context, rt *dsh.Runtime, p *parent.Handle, ids []stri
 
 // settleBatch spawns n short children, then waits for each to settle and
 // be disposed, and returns the time per child.
-func settleBatch(ctx context.Context, rt *dsh.Runtime, p *parent.Handle, n int) (time.Duration, error) {
+func settleBatch(ctx context.Context, rt *dsh.Runtime, p *dsh.Handle, n int) (time.Duration, error) {
 	start := time.Now()
 	_, ids, err := spawnEach(ctx, rt, p, n, event.Text("reply done"))
 	if err != nil {
