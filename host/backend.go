@@ -54,9 +54,17 @@ type rpcBackend interface {
 	ListChildren(ctx context.Context, parentID string) ([]catalogEntry, error)
 	// liveAgent returns the exact live agent registered under id right now.
 	LiveAgent(id string) (liveAgent, bool)
+	// LiveElsewhere returns agent id as another process on a shared
+	// store runs it (its lease's current epoch), false when none holds it
+	// live or the store is not shared with a durable inbox. It blocks on
+	// the store.
+	LiveElsewhere(ctx context.Context, id string) (liveAgent, bool, error)
 	// Followup asks the continuation service to deliver content to childID
 	// on behalf of the exact live parent, cold-resuming the child when it
-	// has no Activation, and returns the message id its inbox accepted.
+	// has no Activation, and returns the message id its inbox accepted;
+	// for a parent live elsewhere (LiveElsewhere) it commits the message
+	// to the child's durable inbox from that parent's epoch (the store
+	// checks it), which wakes whichever process runs the child.
 	// Failures: codeSubagentNotResumable, codeSubagentUnauthorized,
 	// codeSubagentNotDelivered, codeCancelled.
 	Followup(ctx context.Context, parent liveAgent, childID string, content []event.Block, source event.Source) (string, error)

@@ -27,6 +27,7 @@ type fakeBackend struct {
 	searchPage   index.Page
 	onFollowup   func()
 	live         map[string]bool
+	elsewhere    map[string]bool // agents another process runs
 	panicMessage string
 	calls        []string
 	followups    []followupCall
@@ -141,6 +142,17 @@ func (f *fakeBackend) LiveAgent(id string) (liveAgent, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return fakeAgent(id), f.live[id]
+}
+
+// LiveElsewhere finds the agents set in elsewhere.
+func (f *fakeBackend) LiveElsewhere(_ context.Context, id string) (liveAgent, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.elsewhere[id] {
+		return nil, false, nil
+	}
+	f.calls = append(f.calls, "LiveElsewhere "+id)
+	return fakeAgent(id), true, nil
 }
 
 func (f *fakeBackend) Followup(ctx context.Context, parent liveAgent, childID string, content []event.Block, source event.Source) (string, error) {

@@ -471,11 +471,69 @@ func (b *runtimeBackend) LiveAgent(id string) (liveAgent, bool) {
 	return runtimeAgent{h}, true
 }
 
+// remoteAgent is an agent another process runs on a shared store: its id
+// and the epoch of its live lease.
+type remoteAgent struct {
+	id    string
+	epoch session.Epoch
+}
+
+func (a remoteAgent) SessionID() string { return a.id }
+
+// liveEpochs is a shared store that tells the epoch of a live lease: the
+// Postgres store.
+type liveEpochs interface {
+	// LiveEpoch returns id's lease epoch while a process holds it live.
+	// It blocks on the store.
+	LiveEpoch(ctx context.Context, id string) (int64, bool, error)
+}
+
+// LiveElsewhere is id as another process runs it, from the store's lease,
+// when the store tells leases and keeps a durable inbox.
+func (b *runtimeBackend) LiveElsewhere(ctx context.Context, id string) (liveAgent, bool, error) {
+	store := b.rt.Sessions().Store()
+	leases, ok := store.(liveEpochs)
+	if _, admits := session.InboxOf(store); !ok || !admits {
+		return nil, false, nil
+	}
+	epoch, live, err := leases.LiveEpoch(ctx, id)
+	if err != nil || !live {
+		return nil, false, classify(ctx, err)
+	}
+	return remoteAgent{id: id, epoch: session.Epoch(epoch)}, true, nil
+}
+
+// admitFrom commits content to childID's durable inbox from the parent p
+// runs elsewhere, under its lease's epoch: the store checks in that step
+// that p is the child's parent, that the epoch is its live lease and that
+// no drain closed admission, and the commit wakes whichever process runs
+// (or takes over) the child.
+func (b *runtimeBackend) admitFrom(ctx context.Context, p remoteAgent, childID string, content []event.Block, source event.Source) (string, error) {
+	in, ok := session.InboxOf(b.rt.Sessions().Store())
+	if !ok {
+		return "", wrap(codeSubagentParentUnavailable, errors.New("host: the store keeps no durable inbox"))
+	}
+	msg := event.UserMessage{Content: content, Source: source, Role: event.RoleUser, ID: inbox.NewMessageID()}
+	body, err := vocab.Encode(msg)
+	if err != nil {
+		return "", err
+	}
+	_, err = in.Admit(ctx, childID, session.Admission{MessageID: msg.ID, From: p.id, FromEpoch: p.epoch, Body: body})
+	if err != nil {
+		return "", classify(ctx, err)
+	}
+	return msg.ID, nil
+}
+
 // Followup hands the delivery to the continuation service with the exact
-// parent handle found by liveAgent. A refusal because that handle is no
+// parent handle found by liveAgent, or for a parent live elsewhere
+// (LiveElsewhere) commits it to the child's durable inbox (admitFrom). A refusal because that handle is no
 // longer live, or its lease no longer current, is
 // codeSubagentParentUnavailable, not codeSubagentUnauthorized.
 func (b *runtimeBackend) Followup(ctx context.Context, p liveAgent, childID string, content []event.Block, source event.Source) (string, error) {
+	if remote, ok := p.(remoteAgent); ok {
+		return b.admitFrom(ctx, remote, childID, content, source)
+	}
 	ra, ok := p.(runtimeAgent)
 	if !ok {
 		return "", errors.New("host: foreign LiveAgent")

@@ -72,9 +72,11 @@ func (h *Handler) historyReadError(ctx context.Context, parent, child string, er
 	}
 }
 
-// subagentPrompt answers subagent.prompt: the exact parent must be live
-// (checked before any catalog read), the address must be a healthy
-// continuable child, then the continuation service delivers the content.
+// subagentPrompt answers subagent.prompt: the exact parent must be live,
+// here or in another process on a shared store (checked before any
+// catalog read), the address must be a healthy continuable child, then
+// the continuation service delivers the content, or for a parent live
+// elsewhere the child's durable inbox takes it.
 func (h *Handler) subagentPrompt(ctx context.Context, c call) (any, *rpcError) {
 	p := readPayload(c.payload)
 	parent, child := p.sessionID("parentSessionId"), p.sessionID("childSessionId")
@@ -83,6 +85,13 @@ func (h *Handler) subagentPrompt(ctx context.Context, c call) (any, *rpcError) {
 		return nil, bad
 	}
 	parentAgent, live := h.backend.LiveAgent(parent)
+	if !live {
+		elsewhere, ok, err := h.backend.LiveElsewhere(ctx, parent)
+		if err != nil {
+			return nil, h.followupError(ctx, parent, child, err)
+		}
+		parentAgent, live = elsewhere, ok
+	}
 	if !live {
 		return nil, newError(codeSubagentParentUnavailable, "parent session "+quote(parent)+" is not live",
 			details{ParentSessionID: parent})

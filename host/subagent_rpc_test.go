@@ -434,3 +434,17 @@ func TestIDsInMessagesAreWrittenAsTheOriginalTemplate(t *testing.T) {
 		`{"type":"client-request","rpcId":"r","method":"sub\"agent\u2028","payload":{}}`)
 	require.Equal(t, "method \"sub\"agent\u2028\" does not match path \"session.list\"", decodeResponse(t, rec).Result.Error.Message)
 }
+
+// TestSubagentPromptReachesAParentLiveElsewhere: a parent another process
+// runs on a shared store is live for subagent.prompt: the address is
+// verified and the message delivered from it (committed to the child's
+// durable inbox by the runtime backend).
+func TestSubagentPromptReachesAParentLiveElsewhere(t *testing.T) {
+	b := catalogFixture()
+	b.elsewhere = map[string]bool{"p1": true}
+	r := callRPC(t, newTestHandler(t, b), "subagent.prompt", map[string]any{"parentSessionId": "p1", "childSessionId": "worker",
+		"content": []any{map[string]any{"type": "text", "text": "hi"}}})
+	require.True(t, r.Result.OK, "%+v", r.Result.Error)
+	require.JSONEq(t, `{"messageId":"message-1"}`, string(r.Result.Value))
+	require.Equal(t, []string{"LiveAgent p1", "LiveElsewhere p1", "ListChildren p1", "Followup p1 worker"}, b.callLog())
+}

@@ -148,6 +148,7 @@ func TestNodes(t *testing.T) {
 	t.Run("RollingRestart", func(t *testing.T) { rollingRestart(t, newWorld(t, bin)) })
 	t.Run("FollowupAcrossNodes", func(t *testing.T) { followupAcrossNodes(t, newWorld(t, bin)) })
 	t.Run("PromptToPausedNode", func(t *testing.T) { promptToPausedNode(t, newWorld(t, bin)) })
+	t.Run("PromptThroughAnyNode", func(t *testing.T) { promptThroughAnyNode(t, newWorld(t, bin)) })
 }
 
 // killMidTurn: node a is killed (kill -9) while two children run a long

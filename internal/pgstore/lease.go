@@ -429,3 +429,19 @@ func (s *Store) LeaseCurrent(ctx context.Context, id string, epoch int64) (bool,
 	}
 	return current, nil
 }
+
+// LiveEpoch returns the epoch of id's lease when a process holds it live
+// (an owner and a lease_until past now() on the database's clock), false
+// otherwise or for an unknown id: what a process that does not run id
+// admits a follow-up from it under. It blocks for one round trip.
+func (s *Store) LiveEpoch(ctx context.Context, id string) (int64, bool, error) {
+	var epoch int64
+	err := s.pool.QueryRow(ctx, `SELECT epoch FROM sessions WHERE id = $1 AND owner IS NOT NULL AND lease_until > now()`, id).Scan(&epoch)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf(`pgstore: lease of session "%s": %w`, id, err)
+	}
+	return epoch, true, nil
+}
