@@ -10,7 +10,7 @@ import (
 	"testing"
 	"testing/synctest"
 
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+	"github.com/dsh-actors/dsh-actors/internal/faultfs"
 	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/stretchr/testify/require"
 )
@@ -174,7 +174,7 @@ func TestBoundAppendAfterCloseIsRefused(t *testing.T) {
 func TestBoundAppendRacingCloseIsRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		gates := sessionfs.NewFaultFS(nil)
+		gates := faultfs.New(nil)
 		s := openStore(t, WithFS(gates))
 		t.Cleanup(gates.ReleaseSyncs) // before Close, should the test fail with the gate shut
 		reg := NewSessions(s)
@@ -257,7 +257,7 @@ const runWriterFn = "session.(*JSONL).runWriter"
 func TestInlineAppendHandsQueuedBatchesToAWriter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		counts := newCountFS(nil)
-		gates := sessionfs.NewFaultFS(counts)
+		gates := faultfs.New(counts)
 		s, err := OpenJSONL(t.TempDir(), WithFS(gates))
 		require.NoError(t, err)
 		t.Cleanup(func() {

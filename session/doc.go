@@ -127,8 +127,8 @@
 //
 // # Testing
 //
-// WithFS replaces the file system with one of this module's internal
-// sessionfs package, whose FaultFS fails the Nth sync, makes a write short
-// and then fail with ENOSPC, or fails every write as a full disk does: the
-// module's tests inject faults with it.
+// WithFS replaces the file system with another implementation of this
+// module's internal sessionfs.FS: its tests install internal/faultfs,
+// which fails the Nth sync, makes a write short and then fail with
+// ENOSPC, or fails every write as a full disk does.
 package session

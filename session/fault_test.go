@@ -6,16 +6,15 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/dsh-actors/dsh-actors/internal/faultfs"
 	"github.com/stretchr/testify/require"
-
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 )
 
 // failedStoreFixture returns a store whose log "f" holds two durable events, the
 // fault FS behind it and the log's path.
-func failedStoreFixture(t *testing.T) (*JSONL, *sessionfs.FaultFS, string) {
+func failedStoreFixture(t *testing.T) (*JSONL, *faultfs.FS, string) {
 	t.Helper()
-	faults := sessionfs.NewFaultFS(nil)
+	faults := faultfs.New(nil)
 	s := openStore(t, WithFS(faults))
 	h := header("f")
 	require.NoError(t, s.Create(context.Background(), h, turnEvents(0, 2)))
@@ -70,7 +69,7 @@ func TestShortWriteThenENOSPCRollsBack(t *testing.T) {
 
 func TestLiveWriteFailureRefusesLaterAppends(t *testing.T) {
 	ctx := context.Background()
-	faults := sessionfs.NewFaultFS(nil)
+	faults := faultfs.New(nil)
 	s := openStore(t, WithFS(faults))
 	reg := NewSessions(s)
 	l, err := reg.Create(ctx, header("live-f"), nil)
@@ -98,7 +97,7 @@ func TestLiveWriteFailureRefusesLaterAppends(t *testing.T) {
 }
 
 func TestCreateFailureLeavesNoLog(t *testing.T) {
-	faults := sessionfs.NewFaultFS(nil)
+	faults := faultfs.New(nil)
 	s := openStore(t, WithFS(faults))
 	faults.FailSync(1, syscall.EIO)
 	err := s.Create(context.Background(), header("c"), turnEvents(0, 1))
@@ -153,7 +152,7 @@ func TestALogFailedByAFullDiskLoadsAgainOnceThereIsRoom(t *testing.T) {
 // reopening the store.
 func TestALiveSessionFailedByAFullDiskResumesOnceThereIsRoom(t *testing.T) {
 	ctx := context.Background()
-	faults := sessionfs.NewFaultFS(nil)
+	faults := faultfs.New(nil)
 	s := openStore(t, WithFS(faults))
 	reg := NewSessions(s)
 	l, err := reg.Create(ctx, header("live-full"), nil)
@@ -190,7 +189,7 @@ func TestALiveSessionFailedByAFullDiskResumesOnceThereIsRoom(t *testing.T) {
 
 // The full file system fails every write, including a Create's.
 func TestFaultFSFullFailsEveryWrite(t *testing.T) {
-	faults := sessionfs.NewFaultFS(nil)
+	faults := faultfs.New(nil)
 	s := openStore(t, WithFS(faults))
 	faults.SetFull(true)
 	err := s.Create(context.Background(), header("c"), turnEvents(0, 1))
@@ -203,7 +202,7 @@ func TestFaultFSFullFailsEveryWrite(t *testing.T) {
 // will never be durable; registered after the failure, it hears at once.
 func TestOnWriteFailureGetsTheUnwrittenEvents(t *testing.T) {
 	ctx := context.Background()
-	faults := sessionfs.NewFaultFS(nil)
+	faults := faultfs.New(nil)
 	s := openStore(t, WithFS(faults))
 	reg := NewSessions(s)
 	l, err := reg.Create(ctx, header("hooked"), nil)

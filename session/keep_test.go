@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dsh-actors/dsh-actors/internal/faultfs"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 )
@@ -328,7 +329,7 @@ func TestCloseClosesEveryKeptFile(t *testing.T) {
 
 func TestFailedSyncClosesTheKeptFile(t *testing.T) {
 	counts := newCountFS(nil)
-	faults := sessionfs.NewFaultFS(counts)
+	faults := faultfs.New(counts)
 	s, err := OpenJSONL(t.TempDir(), WithFS(faults))
 	require.NoError(t, err)
 	defer s.Close()
@@ -443,7 +444,7 @@ func TestSessionsReleaseGivesUpTheSlot(t *testing.T) {
 func TestReleaseDuringAWriteFreesTheSlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		counts := newCountFS(nil)
-		gates := sessionfs.NewFaultFS(counts)
+		gates := faultfs.New(counts)
 		s, err := OpenJSONL(t.TempDir(), WithFS(gates), withKeptFiles(1))
 		require.NoError(t, err)
 		defer s.Close()
@@ -476,7 +477,7 @@ func TestReleaseDuringAWriteFreesTheSlot(t *testing.T) {
 // is open (it once leaked the descriptor until a second Close).
 func TestCreateRacingCloseKeepsNoFile(t *testing.T) {
 	counts := newCountFS(nil)
-	gates := sessionfs.NewFaultFS(counts)
+	gates := faultfs.New(counts)
 	s, err := OpenJSONL(t.TempDir(), WithFS(gates))
 	require.NoError(t, err)
 	defer s.Close()
@@ -545,7 +546,7 @@ func TestAppendAfterLoadWritesTheFileLoadRead(t *testing.T) {
 // a budget of one no other log could keep a file any more.
 func TestAFailedLogGivesUpItsKeptFile(t *testing.T) {
 	counts := newCountFS(nil)
-	faults := sessionfs.NewFaultFS(counts)
+	faults := faultfs.New(counts)
 	s, err := OpenJSONL(t.TempDir(), WithFS(faults), withKeptFiles(1))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/dsh-actors/dsh-actors/internal/faultfs"
 	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/stretchr/testify/require"
@@ -88,7 +89,7 @@ func TestAppendThroughIsDurableOnReturn(t *testing.T) {
 
 func TestAppendThroughWaitsForARunningFlusher(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		gates := sessionfs.NewFaultFS(nil)
+		gates := faultfs.New(nil)
 		s := openStore(t, WithFS(gates))
 		t.Cleanup(gates.ReleaseSyncs) // before Close, should the test fail with the gate shut
 		reg := NewSessions(s)
@@ -123,7 +124,7 @@ func TestAppendThroughWaitsForARunningFlusher(t *testing.T) {
 
 func TestAppendThroughReportsAFailedWrite(t *testing.T) {
 	ctx := context.Background()
-	faults := sessionfs.NewFaultFS(nil)
+	faults := faultfs.New(nil)
 	s := openStore(t, WithFS(faults))
 	reg := NewSessions(s)
 	l, err := reg.Create(ctx, header("thru-f"), nil)

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/dsh-actors/dsh-actors/internal/faultfs"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -203,7 +203,7 @@ func TestAppendSeqMismatch(t *testing.T) {
 
 func TestGroupCommitManyAppenders(t *testing.T) {
 	ctx := context.Background()
-	faults := sessionfs.NewFaultFS(nil)
+	faults := faultfs.New(nil)
 	s := openStore(t, WithFS(faults))
 	require.NoError(t, s.Create(ctx, header("g"), nil))
 	reg := NewSessions(s)
@@ -264,7 +264,7 @@ func TestUnmarshalRoundTrip(t *testing.T) {
 
 func TestStoreGroupCommitConcurrentAppenders(t *testing.T) {
 	ctx := context.Background()
-	faults := sessionfs.NewFaultFS(nil)
+	faults := faultfs.New(nil)
 	s := openStore(t, WithFS(faults))
 	require.NoError(t, s.Create(ctx, header("gc"), turnEvents(0, 1)))
 	syncs := faults.Syncs()

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+	"github.com/dsh-actors/dsh-actors/internal/faultfs"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/stretchr/testify/require"
 )
@@ -112,7 +112,7 @@ func TestSessionsFlushConfirmsDurability(t *testing.T) {
 }
 
 func TestFlushHonoursCancelledContext(t *testing.T) {
-	gates := sessionfs.NewFaultFS(nil)
+	gates := faultfs.New(nil)
 	reg := NewSessions(openStore(t, WithFS(gates)))
 	l, err := reg.Create(context.Background(), header("cx"), nil)
 	require.NoError(t, err)
@@ -134,7 +134,7 @@ func TestFlushHonoursCancelledContext(t *testing.T) {
 }
 
 func TestCancelledAppendStillWrites(t *testing.T) {
-	gates := sessionfs.NewFaultFS(nil)
+	gates := faultfs.New(nil)
 	s := openStore(t, WithFS(gates))
 	require.NoError(t, s.Create(context.Background(), header("late"), nil))
 	held := gates.HoldSyncs()

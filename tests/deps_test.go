@@ -51,9 +51,11 @@ var allowedDeps = map[string][]string{
 	// durable admission and leases (a claim's message id, the two lease
 	// errors).
 	"internal/durable": {"fault"},
-	// internal/sessionfs is the JSONL store's file-system seam (FS, OSFS,
-	// FaultFS): a leaf, kept off session's exported surface.
+	// internal/sessionfs is the JSONL store's file-system seam (FS, OSFS):
+	// a leaf.
 	"internal/sessionfs": {},
+	// internal/faultfs is a test harness: a sessionfs.FS injecting faults.
+	"internal/faultfs": {"internal/sessionfs"},
 	// internal/logpath is the layout of a JSONL root (where a session's
 	// log and the lease file live): a leaf, kept off session's exported
 	// surface.

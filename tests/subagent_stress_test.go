@@ -6,7 +6,7 @@ import (
 	"testing"
 	"testing/synctest"
 
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+	"github.com/dsh-actors/dsh-actors/internal/faultfs"
 	"github.com/dsh-actors/dsh-actors/internal/stress"
 	"github.com/stretchr/testify/require"
 )
@@ -45,7 +45,7 @@ func TestSubagentStressInvariants(t *testing.T) {
 // follow-up is still accounted for: logged, discarded, or reported lost
 // by an error line naming it.
 func TestSubagentStressAccountsForEveryFollowupOnAFullDisk(t *testing.T) {
-	faults := sessionfs.NewFaultFS(nil)
+	faults := faultfs.New(nil)
 	cfg := stress.Config{Forests: 2, Fanout: 2, Depth: 2, Followups: 150, Seed: 5, FS: faults,
 		AfterGrown: func() { faults.FillAfter(30) }}
 	var report stress.Report

@@ -144,6 +144,7 @@ func mentionsAny(fn *ast.FuncType) bool {
 // them (modelagenttest, the public mock model server, is itself one and
 // builds on llmtest).
 var harnesses = []string{
+	"internal/faultfs",
 	"internal/llmtest",
 	"internal/pgtest",
 	"internal/storetest",

@@ -16,7 +16,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+	"github.com/dsh-actors/dsh-actors/internal/faultfs"
 	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -52,7 +52,7 @@ func TestMessagesLostToAFullDiskAreReportedOneByOne(t *testing.T) {
 		var logs testkit.SyncBuffer
 		var mu sync.Mutex
 		var discarded []string
-		faults := sessionfs.NewFaultFS(nil)
+		faults := faultfs.New(nil)
 		store, err := session.OpenJSONL(t.TempDir(), session.WithFS(faults))
 		require.NoError(t, err)
 		reg := session.NewSessions(store)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/inbox"
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+	"github.com/dsh-actors/dsh-actors/internal/faultfs"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -18,7 +18,7 @@ type stored struct {
 	*Activation
 	store *session.JSONL
 	reg   *session.Sessions
-	gates *sessionfs.FaultFS
+	gates *faultfs.FS
 }
 
 // startStored is start with the session kept in a JSONL store. The
@@ -26,7 +26,7 @@ type stored struct {
 // the test ends.
 func startStored(t *testing.T, impl agent.Agent, options ...func(*Config)) *stored {
 	t.Helper()
-	gates := sessionfs.NewFaultFS(nil)
+	gates := faultfs.New(nil)
 	store, err := session.OpenJSONL(t.TempDir(), session.WithFS(gates))
 	require.NoError(t, err)
 	reg := session.NewSessions(store)

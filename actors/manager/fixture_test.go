@@ -80,7 +80,7 @@ func withTopLevel(id string) option { return func(c *fixtureConfig) { c.topLevel
 // creating it (a restarted process over the same store).
 func resumingParent() option { return func(c *fixtureConfig) { c.resume = true } }
 
-// withFS puts the store on fsys (e.g. a *sessionfs.FaultFS).
+// withFS puts the store on fsys (e.g. a *faultfs.FS).
 func WithFS(fsys sessionfs.FS) option { return func(c *fixtureConfig) { c.fs = fsys } }
 
 func newFixture(t *testing.T, opts ...option) *fixture {

@@ -9,7 +9,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+	"github.com/dsh-actors/dsh-actors/internal/faultfs"
 
 	agentactor "github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
@@ -302,7 +302,7 @@ func TestACloseCutShortByItsContextIsContinued(t *testing.T) {
 // error) and, once the disk has room, is cold-resumed by the next
 // follow-up in the same process.
 func TestAChildWhoseLogFailedOnAFullDiskResumesOnceThereIsRoom(t *testing.T) {
-	faults := sessionfs.NewFaultFS(nil)
+	faults := faultfs.New(nil)
 	f := newFixture(t, WithFS(faults))
 	child := f.start(f.parent, "first")
 	f.settled(child, 1)
@@ -335,7 +335,7 @@ func TestAChildWhoseLogFailedOnAFullDiskResumesOnceThereIsRoom(t *testing.T) {
 // then reported lost; once the child has settled and the disk has room,
 // the next follow-up cold-resumes it.
 func TestAFollowupToAChildWhoseLogFailedIsRefused(t *testing.T) {
-	faults := sessionfs.NewFaultFS(nil)
+	faults := faultfs.New(nil)
 	f := newFixture(t, WithFS(faults))
 	child := f.start(f.parent, "first")
 	f.settled(child, 1)
@@ -361,7 +361,7 @@ func TestAFollowupToAChildWhoseLogFailedIsRefused(t *testing.T) {
 // failTheHeldTurnsLog flushes child's log while its turn is held at gate
 // "g", fills the disk, lets the turn write on to gate "g after" and sees
 // the log fail.
-func failTheHeldTurnsLog(t *testing.T, f *fixture, faults *sessionfs.FaultFS, child string) {
+func failTheHeldTurnsLog(t *testing.T, f *fixture, faults *faultfs.FS, child string) {
 	t.Helper()
 	live := f.rt.Sessions().Get(child)
 	require.NotNil(t, live)
@@ -379,7 +379,7 @@ func failTheHeldTurnsLog(t *testing.T, f *fixture, faults *sessionfs.FaultFS, ch
 // the epoch's end still counts them, so that the embedder knows they are
 // lost.
 func TestFollowupsDiscardedByALogFailureAreCounted(t *testing.T) {
-	faults := sessionfs.NewFaultFS(nil)
+	faults := faultfs.New(nil)
 	f := newFixture(t, WithFS(faults))
 	child := f.start(f.parent, "first")
 	f.settled(child, 1)

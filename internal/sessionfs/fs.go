@@ -1,8 +1,8 @@
 // Package sessionfs is the file-system seam of session's JSONL store: the
-// FS and File interfaces it writes through, OSFS (the real file system,
-// syncing data with fdatasync where the platform has it) and FaultFS, which
-// tests and benchmarks of this module install with session.WithFS to
-// inject write and sync failures or to hold syncs.
+// FS and File interfaces it writes through and OSFS (the real file system,
+// syncing data with fdatasync where the platform has it). The module's
+// tests install another with session.WithFS (the internal/faultfs
+// harness) to inject write and sync failures or to hold syncs.
 package sessionfs
 
 import (
@@ -11,7 +11,7 @@ import (
 )
 
 // FS is the file-system seam of the JSONL store. OSFS is the real one;
-// tests wrap it (see FaultFS) to inject write and sync failures.
+// tests wrap it to inject write and sync failures.
 type FS interface {
 	// OpenFile opens a file like os.OpenFile.
 	OpenFile(name string, flag int, perm fs.FileMode) (File, error)

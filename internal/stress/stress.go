@@ -34,7 +34,7 @@ type Config struct {
 	Seed      uint64       // random seed
 	Workers   int          // concurrent senders (default 8)
 	Root      string       // store folder; empty means a temporary one, removed after
-	FS        sessionfs.FS // the store's file system; nil is the real one (a *sessionfs.FaultFS injects faults)
+	FS        sessionfs.FS // the store's file system; nil is the real one (a *faultfs.FS injects faults)
 	// AfterGrown, when set, is called once every forest has grown and
 	// settled, before the follow-ups race (e.g. to fill the FS's disk).
 	AfterGrown func()

@@ -1,17 +1,21 @@
-package sessionfs
+// Package faultfs is a test harness: a file system for the JSONL store
+// (session.WithFS) that injects write and sync failures and holds syncs.
+package faultfs
 
 import (
 	"io/fs"
 	"sync"
 	"syscall"
+
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 )
 
-// FaultFS wraps an FS and injects failures into the files it opens for
+// FS wraps a sessionfs.FS and injects failures into the files it opens for
 // writing, or holds their syncs, for tests of the durability contract. Its
-// zero value is not usable; call NewFaultFS. Methods are safe for
+// zero value is not usable; call New. Methods are safe for
 // concurrent use.
-type FaultFS struct {
-	FS
+type FS struct {
+	sessionfs.FS
 
 	mu         sync.Mutex
 	syncs      int           // data syncs seen so far
@@ -24,17 +28,17 @@ type FaultFS struct {
 	held       chan struct{} // told of each sync that starts waiting at the gate
 }
 
-// NewFaultFS wraps base (nil means OSFS).
-func NewFaultFS(base FS) *FaultFS {
+// New wraps base (nil means the real file system, sessionfs.OSFS).
+func New(base sessionfs.FS) *FS {
 	if base == nil {
-		base = OSFS{}
+		base = sessionfs.OSFS{}
 	}
-	return &FaultFS{FS: base}
+	return &FS{FS: base}
 }
 
 // FailSync makes the nth data sync from now (1 = the next one) fail with
 // err (EIO when nil). Directory syncs are not counted.
-func (f *FaultFS) FailSync(n int, err error) {
+func (f *FS) FailSync(n int, err error) {
 	if err == nil {
 		err = syscall.EIO
 	}
@@ -45,7 +49,7 @@ func (f *FaultFS) FailSync(n int, err error) {
 
 // ShortWriteThenENOSPC makes the next write to a file write only the first
 // half of its bytes and then fail with ENOSPC, as a full disk does.
-func (f *FaultFS) ShortWriteThenENOSPC() {
+func (f *FS) ShortWriteThenENOSPC() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.shortWrite = true
@@ -53,7 +57,7 @@ func (f *FaultFS) ShortWriteThenENOSPC() {
 
 // SetFull makes the file system full (every write to a file writes nothing
 // and fails with ENOSPC, as a full disk does) or gives it room again.
-func (f *FaultFS) SetFull(full bool) {
+func (f *FS) SetFull(full bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.full, f.fillIn = full, 0
@@ -61,7 +65,7 @@ func (f *FaultFS) SetFull(full bool) {
 
 // FillAfter lets the next n writes through and makes the file system full
 // after them (see SetFull), as a disk filling up does.
-func (f *FaultFS) FillAfter(n int) {
+func (f *FS) FillAfter(n int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.fillIn = n
@@ -71,7 +75,7 @@ func (f *FaultFS) FillAfter(n int) {
 // HoldSyncs makes every data sync from now wait until ReleaseSyncs, and
 // returns a channel that receives when a sync starts waiting (at most one
 // notice is buffered).
-func (f *FaultFS) HoldSyncs() <-chan struct{} {
+func (f *FS) HoldSyncs() <-chan struct{} {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.gate == nil {
@@ -82,7 +86,7 @@ func (f *FaultFS) HoldSyncs() <-chan struct{} {
 
 // ReleaseSyncs lets the held syncs and every later one through. It is a
 // no-op when nothing is held, so a failed test can call it on its way out.
-func (f *FaultFS) ReleaseSyncs() {
+func (f *FS) ReleaseSyncs() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.gate != nil {
@@ -92,7 +96,7 @@ func (f *FaultFS) ReleaseSyncs() {
 }
 
 // awaitGate blocks a sync while syncs are held.
-func (f *FaultFS) awaitGate() {
+func (f *FS) awaitGate() {
 	f.mu.Lock()
 	gate, held := f.gate, f.held
 	f.mu.Unlock()
@@ -107,14 +111,14 @@ func (f *FaultFS) awaitGate() {
 }
 
 // Syncs returns how many data syncs have been made through f.
-func (f *FaultFS) Syncs() int {
+func (f *FS) Syncs() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.syncs
 }
 
 // OpenFile opens the file through the wrapped FS and injects faults into it.
-func (f *FaultFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
+func (f *FS) OpenFile(name string, flag int, perm fs.FileMode) (sessionfs.File, error) {
 	file, err := f.FS.OpenFile(name, flag, perm)
 	if err != nil {
 		return nil, err
@@ -123,8 +127,8 @@ func (f *FaultFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error
 }
 
 type faultFile struct {
-	File
-	fs   *FaultFS
+	sessionfs.File
+	fs   *FS
 	name string
 }
 
@@ -153,7 +157,7 @@ func (f *faultFile) Sync() error {
 
 // takeWriteFault reports whether the disk is full, else whether this write
 // is the short one (which it consumes).
-func (f *FaultFS) takeWriteFault() (full, short bool) {
+func (f *FS) takeWriteFault() (full, short bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.fillIn > 0 {
@@ -170,7 +174,7 @@ func (f *FaultFS) takeWriteFault() (full, short bool) {
 }
 
 // countSync counts a sync and returns the injected error for it, if any.
-func (f *FaultFS) countSync() error {
+func (f *FS) countSync() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.syncs++
