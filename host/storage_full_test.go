@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/actors"
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+	"github.com/dsh-actors/dsh-actors/internal/faultfs"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -19,7 +19,7 @@ import (
 // session from its log and is logged.
 func TestSessionPromptAnswersStorageFullWhileTheDiskIsFull(t *testing.T) {
 	ctx := context.Background()
-	faults := sessionfs.NewFaultFS(nil)
+	faults := faultfs.New(nil)
 	rt, err := actors.New(actors.Options{Root: t.TempDir(), StoreOptions: []session.Option{session.WithFS(faults)}})
 	require.NoError(t, err)
 	q := query.New(rt.Sessions())
