@@ -7,7 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 // The kinds of Damage.
@@ -33,8 +36,10 @@ const (
 type Damage struct {
 	Kind string // one of the kinds above
 	Path string // the file or folder
-	// Line is the event line (from 1, after the header) the damage starts
-	// at, 0 when no line is involved.
+	// Line is the line of the log file the damage starts at (from 1, the
+	// header's; in a Zstandard log, of its plaintext), 0 when no line is
+	// involved. Messages keep the original's numbering, which counts the
+	// event lines after the header.
 	Line int
 	// FrameAt is the byte offset of the damaged Zstandard frame, -1 when
 	// none is involved.
@@ -173,7 +178,48 @@ func (c *checker) log(path string, enc Compression) error {
 	default:
 		c.duplicate(sc.header.ID, path)
 	}
+	if err == nil {
+		c.descriptors(path, sc)
+	}
 	return nil
+}
+
+// fileLine is the file's line of event line n (the header is line 1).
+func fileLine(n int) int {
+	if n > 0 {
+		return n + 1
+	}
+	return 0
+}
+
+// descriptors reports what the catalog flags in a child's own descriptor
+// events (those at or after its seed length): more than one (corrupt), or
+// one it cannot parse (corrupt) or whose version it does not read
+// (unsupported).
+func (c *checker) descriptors(path string, sc scanned) {
+	h := sc.header
+	if h.ParentSession == "" {
+		return
+	}
+	var own []Event
+	for _, e := range sc.events {
+		if e.Type == vocab.TypeSubagentDescriptor && (h.SeedLength == nil || e.Seq >= int64(*h.SeedLength)) {
+			own = append(own, e)
+		}
+	}
+	switch {
+	case len(own) > 1:
+		c.add(DamagedLog, path, 0, -1, "subagent descriptors at seq %d and seq %d; list shows %s as corrupt", own[0].Seq, own[1].Seq, h.ID)
+	case len(own) == 1:
+		_, err := descriptor.Parse(own[0].Data)
+		switch {
+		case errors.Is(err, fault.DescriptorUnsupported):
+			c.add(DamagedLog, path, 0, -1, "subagent descriptor at seq %d has a version this build does not read (%v); list shows %s as unsupported",
+				own[0].Seq, err, h.ID)
+		case err != nil:
+			c.add(DamagedLog, path, 0, -1, "subagent descriptor at seq %d is malformed (%v); list shows %s as corrupt", own[0].Seq, err, h.ID)
+		}
+	}
 }
 
 // readFailure records why a log cannot be read: its header, or its body.
@@ -184,7 +230,7 @@ func (c *checker) readFailure(path string, err error) {
 	case errors.As(err, &ce) && isHeaderDamage(ce):
 		c.add(UnreadableHeader, path, 0, ce.FrameAt, "%s", ce.Msg)
 	case errors.As(err, &ce):
-		c.add(DamagedLog, path, ce.Line, ce.FrameAt, "%s", ce.Msg)
+		c.add(DamagedLog, path, fileLine(ce.Line), ce.FrameAt, "%s", ce.Msg)
 	case errors.As(err, &ue):
 		c.add(UnreadableHeader, path, 0, -1, "%s", ue.Msg)
 	default:
@@ -210,7 +256,7 @@ func (c *checker) cut(path string, enc Compression, size int, sc scanned) {
 	if enc == CompressionZstd {
 		frameAt = int64(sc.cut) // the torn final frame
 	}
-	c.add(DamagedLog, path, sc.firstDropped, frameAt,
+	c.add(DamagedLog, path, fileLine(sc.firstDropped), frameAt,
 		"%s: %d bytes from byte %d on are torn or damaged (a resume cuts them, keeping them in %s.broken)",
 		path, size-sc.cut, sc.cut, path)
 	c.duplicate(sc.header.ID, path)

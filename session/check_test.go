@@ -23,19 +23,19 @@ func TestCheckNamesEachDamage(t *testing.T) {
 		enc     Compression
 		arrange func(t *testing.T, s *JSONL) string // returns the damaged path
 		kind    string
-		line    int
+		line    int // the file's line, the header's being 1
 		frameAt int64
 		msg     string
 	}{
 		{"torn tail", CompressionNone, func(t *testing.T, s *JSONL) string {
 			return writeRaw(t, s, h, headerLineOf(t, h)+lines(openTurnLines[:3]...)+`{"type":"ste`)
-		}, DamagedLog, 4, -1, "bytes from byte"},
+		}, DamagedLog, 5, -1, "bytes from byte"},
 		{"damage inside the unfinished last turn", CompressionNone, func(t *testing.T, s *JSONL) string {
 			return writeRaw(t, s, h, headerLineOf(t, h)+lines(openTurnLines[0], openTurnLines[1], openTurnLines[2], "{bad", openTurnLines[4]))
-		}, DamagedLog, 4, -1, "a resume cuts them"},
+		}, DamagedLog, 5, -1, "a resume cuts them"},
 		{"committed damage", CompressionNone, func(t *testing.T, s *JSONL) string {
 			return writeRaw(t, s, h, headerLineOf(t, h)+lines(openTurnLines[0], "{bad", turnEnd))
-		}, DamagedLog, 2, -1, "corrupt session log: unparsable committed event at line 2"},
+		}, DamagedLog, 3, -1, "corrupt session log: unparsable committed event at line 2"},
 		{"unreadable header", CompressionNone, func(t *testing.T, s *JSONL) string {
 			return writeRaw(t, s, h, "{not a header\n"+lines(openTurnLines...))
 		}, UnreadableHeader, 0, -1, "corrupt session log: header line is not valid JSON"},
@@ -49,7 +49,7 @@ func TestCheckNamesEachDamage(t *testing.T) {
 		}, DamagedLog, 0, int64(second.start), "failed validation"},
 		{"torn final frame", CompressionZstd, func(t *testing.T, s *JSONL) string {
 			return writeZstd(t, s, h, zfile[:third.start+7])
-		}, DamagedLog, 3, int64(third.start), "a resume cuts them"},
+		}, DamagedLog, 4, int64(third.start), "a resume cuts them"},
 		{"leftover temporary file", CompressionNone, func(t *testing.T, s *JSONL) string {
 			writeRaw(t, s, h, headerLineOf(t, h))
 			path := logPathOf(t, s, h) + ".0123456789ab.tmp"

@@ -54,7 +54,7 @@ func TestCheckNamesEachProblemOfARootAndWritesNothing(t *testing.T) {
 		require.Contains(t, d.Msg, d.Path, "the message names the path")
 	}
 	require.Equal(t, session.DamagedLog, byPath[log].Kind)
-	require.Equal(t, 1, byPath[log].Line)
+	require.Equal(t, 2, byPath[log].Line, "the torn line is the file's second")
 	require.Equal(t, int64(-1), byPath[log].FrameAt)
 	require.Equal(t, session.EmptyFolder, byPath[filepath.Join(project, "empty")].Kind)
 	require.Equal(t, session.TempFile, byPath[tmp].Kind)

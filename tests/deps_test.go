@@ -25,7 +25,7 @@ var allowedDeps = map[string][]string{
 	// blocks, messages, chunks): a leaf but for internal/jsjson.
 	"event":    {"internal/jsjson"},
 	"agent":    {"fault", "event", "internal/jsjson"},
-	"session":  {"fault", "event", "internal/vocab", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
+	"session":  {"fault", "event", "descriptor", "internal/vocab", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	"query":    {"fault", "event", "internal/vocab", "session", "internal/catalog", "descriptor", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	"inbox":    {"fault", "event", "agent", "internal/actorkit", "internal/jsjson"},
 	"actors":   {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "inbox", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
@@ -73,7 +73,7 @@ var allowedDeps = map[string][]string{
 	"internal/storegen": {"fault", "event", "internal/vocab", "session", "descriptor", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	// internal/catalog holds the catalog's steps shared by the query's
 	// reader, the derived index and the Postgres store: on session.
-	"internal/catalog": {"fault", "event", "internal/vocab", "session", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
+	"internal/catalog": {"fault", "event", "descriptor", "internal/vocab", "session", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	// internal/index is the derived SQLite index beside the store: it
 	// answers as the query's catalog reader does, so it sits on query.
 	"internal/index": {"fault", "event", "internal/vocab", "session", "query", "internal/catalog", "descriptor", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
@@ -94,7 +94,7 @@ var allowedDeps = map[string][]string{
 	"internal/multiproc": {},
 	// internal/storetest is the store conformance suite; only _test.go
 	// files import it.
-	"internal/storetest": {"fault", "event", "internal/vocab", "session", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
+	"internal/storetest": {"fault", "event", "descriptor", "internal/vocab", "session", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	// pgstore is the PostgreSQL store: a second session.Fenced beside the
 	// JSONL store, on session only.
 	"internal/pgstore": {"fault", "event", "internal/vocab", "descriptor", "session", "query", "internal/catalog", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},

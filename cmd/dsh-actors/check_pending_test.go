@@ -17,7 +17,7 @@ import (
 // damage (the exit status stays 0).
 func TestCheckReportsPendingMessages(t *testing.T) {
 	ctx := context.Background()
-	root := testStore(t)
+	root := healthyStore(t)
 	store, err := session.OpenJSONL(root, session.WithDurableAdmission())
 	require.NoError(t, err)
 	in, ok := session.InboxOf(store)

@@ -142,5 +142,9 @@ func printDamage(w io.Writer, root string, found []damage) {
 		fmt.Fprintf(w, "store %s: no damage found\n", root)
 		return
 	}
-	fmt.Fprintf(w, "store %s: %d problems found\n", root, problems(found))
+	if n := problems(found); n == 1 {
+		fmt.Fprintf(w, "store %s: 1 problem found\n", root)
+	} else {
+		fmt.Fprintf(w, "store %s: %d problems found\n", root, n)
+	}
 }

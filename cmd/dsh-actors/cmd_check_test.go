@@ -1,19 +1,23 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // check exits 0 for a healthy store and 1 naming each problem: a log
 // whose header cannot be read (which list silently skips), a torn tail
 // with its line, a leftover temporary file and an empty session folder.
 func TestCheckCommand(t *testing.T) {
-	root := testStore(t)
+	root := healthyStore(t)
 	code, out, stderr := run(t, "check", "--store", root)
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, "no damage found")
@@ -34,7 +38,7 @@ func TestCheckCommand(t *testing.T) {
 	code, out, _ = run(t, "check", "--store", root)
 	require.Equal(t, 1, code)
 	require.Contains(t, out, "unreadable-header "+filepath.Join(project, "fork", "session.jsonl")+": corrupt session log: header line is not valid JSON")
-	require.Contains(t, out, "damaged-log "+parent+" line 1: ")
+	require.Contains(t, out, "damaged-log "+parent+" line 2: ", "the torn line is the file's second")
 	require.Contains(t, out, "temp-file "+tmp+": ")
 	require.Contains(t, out, "empty-folder "+empty+": ")
 	require.Contains(t, out, "4 problems found")
@@ -60,4 +64,50 @@ func TestCheckCommandRefusesAMissingStore(t *testing.T) {
 	require.Contains(t, stderr, `store "`+missing+`" does not exist`)
 	_, err := os.Stat(missing)
 	require.ErrorIs(t, err, os.ErrNotExist, "check creates nothing")
+}
+
+// check reports what list flags in a child's descriptor (a malformed one,
+// a second own descriptor, a version this build does not read), counts
+// one problem in the singular, and locates damage by the file's own line
+// (the header is line 1).
+func TestCheckReportsWhatListFlags(t *testing.T) {
+	root := testStore(t)
+	project := filepath.Join(root, "--work--")
+	code, out, _ := run(t, "check", "--store", root)
+	require.Equal(t, 1, code)
+	require.Contains(t, out, "damaged-log "+filepath.Join(project, "child-a", "session.jsonl")+
+		": subagent descriptor at seq 2 is malformed (persisted subagent descriptor provider must be a string); list shows child-a as corrupt\n")
+	require.Contains(t, out, "store "+root+": 1 problem found\n")
+
+	store, err := session.OpenJSONL(root)
+	require.NoError(t, err)
+	twice := childLog(`{"version":1,"provider":"spawn","label":"one"}`)
+	twice = append(twice[:3], logEvent(3, "subagent/descriptor", `{"version":1,"provider":"spawn","label":"two"}`))
+	require.NoError(t, store.Create(context.Background(), session.Header{ID: "child-c", ParentSession: "parent", CreatedAt: 5,
+		Cwd: "/work", DelegationDepth: 1}, twice))
+	require.NoError(t, store.Create(context.Background(), session.Header{ID: "child-d", ParentSession: "parent", CreatedAt: 6,
+		Cwd: "/work", DelegationDepth: 1}, childLog(`{"version":2,"provider":"spawn","label":"later"}`)))
+	require.NoError(t, store.Close())
+	code, out, _ = run(t, "check", "--store", root)
+	require.Equal(t, 1, code)
+	require.Contains(t, out, "damaged-log "+filepath.Join(project, "child-c", "session.jsonl")+
+		": subagent descriptors at seq 2 and seq 3; list shows child-c as corrupt\n")
+	require.Contains(t, out, "damaged-log "+filepath.Join(project, "child-d", "session.jsonl")+
+		": subagent descriptor at seq 2 has a version this build does not read")
+	require.Contains(t, out, "list shows child-d as unsupported\n")
+	require.Contains(t, out, "3 problems found\n")
+}
+
+// healthyStore is testStore with child-a's descriptor made valid: a store
+// check finds no problem in.
+func healthyStore(t *testing.T) string {
+	t.Helper()
+	root := testStore(t)
+	path := filepath.Join(root, "--work--", "child-a", "session.jsonl")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	healed := strings.Replace(string(data), `"provider":7`, `"provider":"spawn"`, 1)
+	require.NotEqual(t, string(data), healed)
+	require.NoError(t, os.WriteFile(path, []byte(healed), 0o600))
+	return root
 }
