@@ -1,6 +1,8 @@
 package manager
 
 import (
+	"encoding/json"
+
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
@@ -73,8 +75,8 @@ func lastMessageTurnEnd(events []session.Event) (string, bool) {
 		if events[i].Type != vocab.TypeTurnEnd {
 			continue
 		}
-		end, err := vocab.DecodeAs[vocab.TurnEnd](vocab.TypeTurnEnd, events[i].Data)
-		if err != nil {
+		var end turnEndHead
+		if err := json.Unmarshal(events[i].Data, &end); err != nil || end.Reason.Kind == "" {
 			continue
 		}
 		if messageTriggered(events[:i], end.Turn) {
@@ -82,6 +84,16 @@ func lastMessageTurnEnd(events []session.Event) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// turnEndHead is what lastMessageTurnEnd reads of a turn/end: its turn
+// and its reason's kind (the rest of the reason is not decoded: an epoch
+// ending in a drain reads one per child).
+type turnEndHead struct {
+	Turn   int `json:"turn"`
+	Reason struct {
+		Kind string `json:"kind"`
+	} `json:"reason"`
 }
 
 // messageTriggered reports whether the last turn/start of turn number n in

@@ -86,3 +86,16 @@ func BenchmarkCaptureEpochOfALongEpoch(b *testing.B) {
 		captureEpoch(own)
 	}
 }
+
+// BenchmarkCaptureEpoch captures the epoch of a child a drain cancelled
+// mid-turn (what every teardown of a drain does once).
+func BenchmarkCaptureEpoch(b *testing.B) {
+	own := []session.Event{
+		ev("user/message", `{"role":"user","id":"m1","content":[{"type":"text","text":"wait"}],"source":{"kind":"user"}}`),
+		start("1", "message"),
+		ev("turn/end", `{"turn":1,"reason":{"kind":"aborted","cause":{"kind":"parent","reason":"the parent's disposal cancelled the turn"}}}`),
+	}
+	for b.Loop() {
+		captureEpoch(own)
+	}
+}
