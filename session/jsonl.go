@@ -28,7 +28,8 @@ type JSONL struct {
 	logs    sync.Map // id → *logState, never removed: a log's state is stable
 	writers *gate    // admits writer rounds until Close, which waits for them
 
-	kept *fileSlots // logs that keep their file open between writes
+	kept    *fileSlots    // logs that keep their file open between writes
+	tickets chan struct{} // bounds the files writers hold open outside kept (see openTickets)
 
 	rootOnce sync.Once
 	rootErr  error // the cached verdict of checkRoot
@@ -77,6 +78,9 @@ func OpenJSONL(root string, opts ...Option) (*JSONL, error) {
 	}
 	if s.kept == nil {
 		s.kept = processSlots()
+	}
+	if s.tickets == nil {
+		s.tickets = openTickets()
 	}
 	info, err := s.fs.Stat(abs)
 	switch {

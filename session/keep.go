@@ -21,6 +21,21 @@ import (
 // the rest of the process.
 func withKeptFiles(n int) Option { return func(s *JSONL) { s.kept = &fileSlots{max: max(n, 0)} } }
 
+// openTickets bounds how many writers of the process hold a log's file
+// open outside the kept slots at once (defaultOpenFiles), for the stores
+// without their own (withOpenFiles): when thousands
+// of logs without a slot are written together (every turn cancelled by a
+// Close), the rest wait for a ticket instead of running the process out
+// of descriptors, each shortage costing a pass over every log
+// (shedKept).
+var openTickets = sync.OnceValue(func() chan struct{} { return make(chan struct{}, defaultOpenFiles()) })
+
+// withOpenFiles gives a store its own bound on the files its writers hold
+// open outside the kept slots at once.
+func withOpenFiles(n int) Option {
+	return func(s *JSONL) { s.tickets = make(chan struct{}, max(n, 1)) }
+}
+
 // processSlots is the kept-file budget of the stores without their own.
 var processSlots = sync.OnceValue(func() *fileSlots { return &fileSlots{max: defaultKeptFiles()} })
 

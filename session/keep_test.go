@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -33,6 +34,8 @@ type countFS struct {
 	emfile  map[string]int // name → opens left to fail with EMFILE
 	refused map[string]int // opens failed with EMFILE per name
 	double  int            // Close calls on an already closed file
+	peak    int            // the most files open at once since resetPeak
+	slow    time.Duration  // how long each Sync of a file opened here waits first
 }
 
 func newCountFS(base sessionfs.FS) *countFS {
@@ -63,6 +66,7 @@ func (c *countFS) OpenFile(name string, flag int, perm fs.FileMode) (sessionfs.F
 	defer c.mu.Unlock()
 	c.opens[name]++
 	c.live[cf] = true
+	c.peak = max(c.peak, len(c.live))
 	return cf, nil
 }
 
@@ -126,6 +130,28 @@ type countFile struct {
 	sessionfs.File
 	fs  *countFS
 	log string
+}
+
+// resetPeak starts counting the most files open at once anew.
+func (c *countFS) resetPeak() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.peak = len(c.live)
+}
+
+func (c *countFS) peakOpen() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.peak
+}
+
+// Sync waits the FS's slow duration, then syncs.
+func (f *countFile) Sync() error {
+	f.fs.mu.Lock()
+	slow := f.fs.slow
+	f.fs.mu.Unlock()
+	time.Sleep(slow)
+	return f.File.Sync()
 }
 
 func (f *countFile) Close() error {
@@ -578,4 +604,35 @@ func TestAppendsToAReleasedLogDoNotGrowTheEvictionQueue(t *testing.T) {
 	n := len(s.kept.released)
 	s.kept.mu.Unlock()
 	require.LessOrEqual(t, n, 2*max(s.kept.max, 64)+1, "one released log, %d queue entries", n)
+}
+
+// Writers of logs that keep no file open each open it for their round;
+// hundreds of them at once (every turn of a Close appending its end) wait
+// for one of the store's open tickets instead of running the process out
+// of descriptors, where each shortage cost a pass over every log.
+func TestConcurrentWritersHoldNoMoreFilesThanTheirTickets(t *testing.T) {
+	ctx := context.Background()
+	cfs := newCountFS(nil)
+	s := openStore(t, WithFS(cfs), withKeptFiles(0), withOpenFiles(3))
+	const logs = 40
+	for i := range logs {
+		require.NoError(t, s.Create(ctx, header(fmt.Sprintf("w-%d", i)), nil))
+	}
+	cfs.mu.Lock()
+	cfs.slow = 2 * time.Millisecond
+	cfs.mu.Unlock()
+	cfs.resetPeak()
+	var wg sync.WaitGroup
+	errs := make([]error, logs)
+	for i := range logs {
+		wg.Go(func() { errs[i] = s.Append(ctx, fmt.Sprintf("w-%d", i), []Event{ev(0, "note", "{}")}) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(t, err, "log w-%d", i)
+	}
+	require.LessOrEqual(t, cfs.peakOpen(), 3, "files open at once")
+	for i := range logs {
+		require.Len(t, readLog(t, s, fmt.Sprintf("w-%d", i)), 1)
+	}
 }

@@ -293,7 +293,7 @@ func (s *JSONL) writeInline(st *logState, data []byte) error {
 		s.writers.leave()
 		return err
 	}
-	go s.runWriter(&groupWriter{s: s, st: st, file: w.file})
+	go s.runWriter(&groupWriter{s: s, st: st, file: w.file, ticket: w.ticket})
 	return err
 }
 
@@ -322,6 +322,7 @@ func (w *groupWriter) retireLocked() {
 	w.file = nil
 	w.st.mu.Unlock()
 	closeQuietly(f)
+	w.returnTicket()
 }
 
 func (w *groupWriter) answer(batches []*batch, err error) {
@@ -381,11 +382,12 @@ func (w *groupWriter) queued() int {
 }
 
 type groupWriter struct {
-	s     *JSONL
-	st    *logState
-	file  sessionfs.File
-	buf   []byte // the lines of one round's batches
-	frame []byte // the same as one Zstandard frame
+	s      *JSONL
+	st     *logState
+	file   sessionfs.File
+	ticket bool   // holds one of the process's open tickets (see openTickets)
+	buf    []byte // the lines of one round's batches
+	frame  []byte // the same as one Zstandard frame
 }
 
 // take removes every queued batch; false (and the writer retired) when
@@ -442,8 +444,10 @@ func (w *groupWriter) commitData(data []byte) error {
 }
 
 // open makes sure the writer has the log's file: the kept one, or a
-// fresh descriptor. When the process is out of descriptors, the kept
-// files of other logs are closed and the open retried once.
+// fresh descriptor, opened under one of the store's open tickets (it
+// waits for one while as many writers hold a file outside the kept
+// slots). When the process is out of descriptors even so, the kept files
+// of other logs are closed and the open retried once.
 func (w *groupWriter) open(path string) error {
 	if w.file == nil {
 		w.file = w.st.takeFile()
@@ -451,16 +455,31 @@ func (w *groupWriter) open(path string) error {
 	if w.file != nil {
 		return nil
 	}
+	if !w.ticket {
+		w.s.tickets <- struct{}{}
+		w.ticket = true
+	}
 	f, err := w.s.fs.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if outOfFiles(err) {
 		w.s.shedKept()
 		f, err = w.s.fs.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	}
+	if err != nil {
+		w.returnTicket()
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return notFound(w.st.id)
 	}
 	w.file = f
 	return err
+}
+
+// returnTicket gives the writer's open ticket back, if it holds one.
+func (w *groupWriter) returnTicket() {
+	if w.ticket {
+		w.ticket = false
+		<-w.s.tickets
+	}
 }
 
 // Flush blocks until every Append of id accepted so far is durable and
