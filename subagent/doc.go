@@ -6,7 +6,7 @@
 //
 // New(runtime, query) returns the Service. RegisterProvider (scoped: it
 // returns its remove func; a duplicate name is DUPLICATE_PROVIDER),
-// and List (insertion order) manage providers and emit
+// GetProvider and List (insertion order) manage providers and emit
 // subagent/provider-added and subagent/provider-removed.
 //
 // Start runs a one-shot child: it checks the provider, then the
@@ -28,15 +28,21 @@
 //
 // # Providers
 //
-// Provider is sealed: NewSpawn and NewFork return the two in-process
-// providers there are, both able to start one-shot and continuable
-// children (a continuable child's preparation only returns data, the
-// seed). The spawn provider starts a fresh child, the fork provider seeds
-// it with the parent's completed-turn prefix (header seedLength set). New
-// installs the agent.Subagents capability of every agent, bound to the
-// calling agent: Spawn starts a continuable child through the provider
-// named "spawn", Send is a follow-up attributed {kind:"coordinator",
-// senderSessionId}.
+// Provider is open: anyone may implement it (Name, Capabilities,
+// InheritsParentContext, Start) and register it beside the in-process
+// providers NewSpawn and NewFork return; NewRun builds the Run its Start
+// returns, ID and LocalAgent read it back, and DelegationDepth and
+// ChildDepth give a provider the depth arithmetic the in-process ones use.
+// A provider that also implements ContinuablePreparer can seed continuable
+// children (its preparation only returns data). The spawn provider starts a
+// fresh child, the fork provider seeds it with the parent's completed-turn
+// prefix (header seedLength set). A provider running its child elsewhere
+// (package subagent/acp runs an ACP agent process) returns a run with no
+// local agent: its lifecycle events say local false, and the catalog never
+// lists it. New installs the agent.Subagents capability of every agent,
+// bound to the calling agent: Spawn starts a continuable child through the
+// provider named "spawn", Send is a follow-up attributed
+// {kind:"coordinator", senderSessionId}.
 //
 // # Lifecycle events
 //

@@ -9,8 +9,8 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
-// Event is one lifecycle event: *StartEvent, *EndEvent, *providerAdded or
-// *providerRemoved.
+// Event is one lifecycle event: *StartEvent, *EndEvent,
+// *ProviderAddedEvent or *ProviderRemovedEvent.
 type Event interface {
 	// Type is the event's name, e.g. "subagent/start".
 	Type() string
@@ -24,11 +24,12 @@ type StartEvent struct{ manager.RunInfo }
 // disposal finished (after ownership was released).
 type EndEvent struct{ manager.RunEndInfo }
 
-// providerAdded is subagent/provider-added.
-type providerAdded struct{ Provider Provider }
+// ProviderAddedEvent is subagent/provider-added: Provider was registered.
+type ProviderAddedEvent struct{ Provider Provider }
 
-// providerRemoved is subagent/provider-removed.
-type providerRemoved struct{ Name string }
+// ProviderRemovedEvent is subagent/provider-removed: the provider registered
+// under Name was removed.
+type ProviderRemovedEvent struct{ Name string }
 
 // Type returns "subagent/start".
 func (*StartEvent) Type() string { return vocab.TypeSubagentStart }
@@ -37,10 +38,10 @@ func (*StartEvent) Type() string { return vocab.TypeSubagentStart }
 func (*EndEvent) Type() string { return vocab.TypeSubagentEnd }
 
 // Type returns "subagent/provider-added".
-func (*providerAdded) Type() string { return vocab.TypeSubagentProviderAdded }
+func (*ProviderAddedEvent) Type() string { return vocab.TypeSubagentProviderAdded }
 
 // Type returns "subagent/provider-removed".
-func (*providerRemoved) Type() string { return vocab.TypeSubagentProviderRemoved }
+func (*ProviderRemovedEvent) Type() string { return vocab.TypeSubagentProviderRemoved }
 
 // emitter fans events out to listeners in subscription order, each called
 // synchronously on the emitting goroutine.

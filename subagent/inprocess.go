@@ -34,25 +34,26 @@ type inProcess struct {
 	fork bool
 }
 
-// providerName is "spawn" or "fork".
-func (p *inProcess) providerName() string { return p.name }
+// Name is "spawn" or "fork".
+func (p *inProcess) Name() string { return p.name }
 
-// features: the in-process providers enforce maxDepth and pass the tool
-// filter and persona to the child's agent (the model agent applies them).
-func (p *inProcess) features() capabilities {
-	return capabilities{depthLimit: true, toolFilter: true, persona: true}
+// Capabilities: the in-process providers enforce maxDepth and pass the
+// tool filter and persona to the child's agent (the model agent applies
+// them).
+func (p *inProcess) Capabilities() Capabilities {
+	return Capabilities{DepthLimit: true, ToolFilter: true, Persona: true}
 }
 
-// inheritsParentContext is true for fork.
-func (p *inProcess) inheritsParentContext() bool { return p.fork }
+// InheritsParentContext is true for fork.
+func (p *inProcess) InheritsParentContext() bool { return p.fork }
 
 // PrepareContinuable seeds a fork child with the parent's completed-turn
 // prefix and a spawn child with nothing. It does not block.
-func (p *inProcess) PrepareContinuable(_ context.Context, req continuableCreateRequest) (continuableCreateSpec, error) {
+func (p *inProcess) PrepareContinuable(_ context.Context, req ContinuableRequest) (ContinuableSpec, error) {
 	if !p.fork {
-		return continuableCreateSpec{}, nil
+		return ContinuableSpec{}, nil
 	}
-	return continuableCreateSpec{Seed: completedPrefix(req.Parent.Session().Events())}, nil
+	return ContinuableSpec{Seed: completedPrefix(req.Parent.Session().Events())}, nil
 }
 
 // completedPrefix is events up to and including the last turn/end: the
@@ -67,12 +68,12 @@ func completedPrefix(events []session.Event) []session.Event {
 	return nil
 }
 
-// startRun publishes a one-shot child of req.Parent (parentSession set,
+// Start publishes a one-shot child of req.Parent (parentSession set,
 // delegationDepth one deeper, fork: seeded) and delivers the prompt. It
 // blocks until the child is published. ctx done before publication fails
 // Start; done after it cancels the child's turn. The result settles when
 // the child is idle again, from the events the child appended itself.
-func (p *inProcess) startRun(ctx context.Context, req StartRequest) (*Run, error) {
+func (p *inProcess) Start(ctx context.Context, req StartRequest) (*Run, error) {
 	spec, err := p.createSpec(req)
 	if err != nil {
 		return nil, err
@@ -82,7 +83,7 @@ func (p *inProcess) startRun(ctx context.Context, req StartRequest) (*Run, error
 		return nil, err
 	}
 	boundary := h.Session().Len()
-	run, settle := newRun(h.ID(), h, h.Dispose)
+	run, settle := NewRun(h.ID(), h, h.Dispose)
 	stop := context.AfterFunc(ctx, func() { h.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false) })
 	if ctx.Err() == nil {
 		if _, err := h.Followup(context.Background(), req.Prompt, event.Source{Kind: "user"}); err != nil {

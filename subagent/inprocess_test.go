@@ -150,8 +150,8 @@ func TestForkSeedsTheCompletedTurnPrefix(t *testing.T) {
 	require.Equal(t, vocab.TypeSessionEndSeed, events[*h.SeedLength].Type)
 	require.Equal(t, "forked", lastReply(events))
 	require.NoError(t, run.Dispose(bg))
-	require.True(t, NewFork(w.rt).inheritsParentContext())
-	require.False(t, NewSpawn(w.rt).inheritsParentContext())
+	require.True(t, NewFork(w.rt).InheritsParentContext())
+	require.False(t, NewSpawn(w.rt).InheritsParentContext())
 }
 
 // A fork child continues the parent's turn numbering through the fork

@@ -30,7 +30,7 @@ func (s *Service) Start(ctx context.Context, name string, req StartRequest) (*Ru
 	if p == nil {
 		return nil, manager.NoProvider(name)
 	}
-	if err := checkCapabilities(name, p.features(), req); err != nil {
+	if err := checkCapabilities(name, p.Capabilities(), req); err != nil {
 		return nil, err
 	}
 	if err := manager.AssertMaxDepth(req.MaxDepth); err != nil {
@@ -39,7 +39,7 @@ func (s *Service) Start(ctx context.Context, name string, req StartRequest) (*Ru
 	if req.OutputSchema != nil && !objectSchema(req.OutputSchema) {
 		return nil, errInvalidOutputSchema
 	}
-	run, err := p.startRun(ctx, req)
+	run, err := p.Start(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -49,16 +49,16 @@ func (s *Service) Start(ctx context.Context, name string, req StartRequest) (*Ru
 
 // checkCapabilities returns UNSUPPORTED_CAPABILITY for the first
 // capability req needs that caps lacks.
-func checkCapabilities(provider string, caps capabilities, req StartRequest) error {
+func checkCapabilities(provider string, caps Capabilities, req StartRequest) error {
 	needs := []struct {
 		name      string
 		needed    bool
 		supported bool
 	}{
-		{"outputSchema", req.OutputSchema != nil, caps.outputSchema},
-		{"depthLimit", req.MaxDepth != nil, caps.depthLimit},
-		{"toolFilter", req.ToolFilter != nil, caps.toolFilter},
-		{"persona", req.Persona != "", caps.persona},
+		{"outputSchema", req.OutputSchema != nil, caps.OutputSchema},
+		{"depthLimit", req.MaxDepth != nil, caps.DepthLimit},
+		{"toolFilter", req.ToolFilter != nil, caps.ToolFilter},
+		{"persona", req.Persona != "", caps.Persona},
 	}
 	for _, n := range needs {
 		if n.needed && !n.supported {

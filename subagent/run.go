@@ -56,14 +56,26 @@ type Run struct {
 	closeErr error
 }
 
-// newRun returns a run and the function that settles its result (only the
-// first call counts). dispose cancels whatever remains and waits until the
-// child's resources are released; Run.Dispose calls it at most once to
-// success.
-func newRun(id string, local *parent.Handle, dispose func(ctx context.Context) error) (*Run, func(Result, error)) {
+// NewRun is how a Provider builds the run its Start returns: id is the
+// run's lifecycle id (the child's session id for a local run; for a remote
+// one an id minted in this process, never the remote peer's), local the
+// exact child agent of a local run (nil for a remote one). It returns the
+// run and the function that settles its result (only the first call
+// counts; the provider must call it on every path, an error only for an
+// infrastructure fault). dispose cancels whatever remains and blocks until
+// the child's resources are released, or ctx is done; Run.Dispose calls it
+// until it succeeds once, then never again. NewRun does not block.
+func NewRun(id string, local *parent.Handle, dispose func(ctx context.Context) error) (*Run, func(Result, error)) {
 	r := &Run{id: id, localAgent: local, done: make(chan struct{}), dispose: dispose}
 	return r, r.finish
 }
+
+// ID is the run's lifecycle id: the child's session id for a local run, an
+// id minted in this process for a remote one.
+func (r *Run) ID() string { return r.id }
+
+// LocalAgent is the exact child agent of a local run, nil for a remote one.
+func (r *Run) LocalAgent() *parent.Handle { return r.localAgent }
 
 func (r *Run) finish(res Result, err error) {
 	r.settle.Do(func() {

@@ -102,10 +102,12 @@ func (s *Service) RegisterProvider(p Provider) (remove func(), err error) {
 	return s.providers.register(p)
 }
 
-// lookupProvider returns the provider registered under name, or nil.
-func (s *Service) lookupProvider(name string) Provider { return s.providers.get(name) }
+// GetProvider returns the provider registered under name, or nil. It does
+// not block.
+func (s *Service) GetProvider(name string) Provider { return s.providers.get(name) }
 
-// List returns the registered provider names in insertion order.
+// List returns the registered provider names in insertion order. It does
+// not block.
 func (s *Service) List() []string { return s.providers.list() }
 
 // Subscribe adds a lifecycle listener (subagent/start, subagent/end,
@@ -197,11 +199,11 @@ func (s *Service) prepareContinuable(ctx context.Context, name, childID string, 
 	if provider == nil {
 		return nil, manager.NoProvider(name)
 	}
-	preparer, ok := provider.(continuablePreparer)
+	preparer, ok := provider.(ContinuablePreparer)
 	if !ok {
 		return nil, unsupportedContinuable(name)
 	}
-	spec, err := preparer.PrepareContinuable(ctx, continuableCreateRequest{SessionID: childID, Parent: p})
+	spec, err := preparer.PrepareContinuable(ctx, ContinuableRequest{SessionID: childID, Parent: p})
 	return spec.Seed, err
 }
 

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"reflect"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/event"
@@ -24,23 +26,27 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var bg = context.Background()
 
-// stubProvider returns runs with no local agent whose result is given.
+// stubProvider returns runs with no local agent whose result is given;
+// with hold set, a run's result settles only when the test calls release.
 type stubProvider struct {
-	name   string
-	caps   capabilities
-	mu     sync.Mutex
-	starts int
-	seen   []StartRequest
-	fail   error
-	result Result
-	reject error
+	name     string
+	caps     Capabilities
+	hold     bool
+	mu       sync.Mutex
+	starts   int
+	seen     []StartRequest
+	fail     error
+	result   Result
+	reject   error
+	settles  []func(Result, error)
+	disposed int
 }
 
-func (p *stubProvider) providerName() string        { return p.name }
-func (p *stubProvider) features() capabilities      { return p.caps }
-func (p *stubProvider) inheritsParentContext() bool { return false }
+func (p *stubProvider) Name() string                { return p.name }
+func (p *stubProvider) Capabilities() Capabilities  { return p.caps }
+func (p *stubProvider) InheritsParentContext() bool { return false }
 
-func (p *stubProvider) startRun(_ context.Context, req StartRequest) (*Run, error) {
+func (p *stubProvider) Start(_ context.Context, req StartRequest) (*Run, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.starts++
@@ -48,15 +54,40 @@ func (p *stubProvider) startRun(_ context.Context, req StartRequest) (*Run, erro
 	if p.fail != nil {
 		return nil, p.fail
 	}
-	run, settle := newRun("remote-1", nil, func(context.Context) error { return nil })
-	settle(p.result, p.reject)
+	run, settle := NewRun(fmt.Sprintf("remote-%d", p.starts), nil, func(context.Context) error {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.disposed++
+		return nil
+	})
+	if p.hold {
+		p.settles = append(p.settles, settle)
+	} else {
+		settle(p.result, p.reject)
+	}
 	return run, nil
+}
+
+// release settles the held runs with the provider's result.
+func (p *stubProvider) release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, settle := range p.settles {
+		settle(p.result, p.reject)
+	}
+	p.settles = nil
 }
 
 func (p *stubProvider) count() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.starts
+}
+
+func (p *stubProvider) disposals() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.disposed
 }
 
 // events records lifecycle events.
@@ -87,8 +118,10 @@ func (e *events) types() []string {
 	return types
 }
 
-// waitFor blocks until n events were recorded.
+// waitFor blocks until n events were recorded; it fails the test naming
+// what it waited for after a minute.
 func (e *events) waitFor(n int) []Event {
+	deadline := time.After(time.Minute)
 	for {
 		e.mu.Lock()
 		if len(e.list) >= n {
@@ -96,33 +129,59 @@ func (e *events) waitFor(n int) []Event {
 			e.mu.Unlock()
 			return list
 		}
+		have := len(e.list)
 		e.mu.Unlock()
-		<-e.more
+		select {
+		case <-e.more:
+		case <-deadline:
+			panic(fmt.Sprintf("waited a minute for %d lifecycle events, heard %d", n, have))
+		}
 	}
 }
 
+// A provider written outside this package is registered beside others,
+// listed in insertion order, looked up, used, and removed: removal stops
+// new starts (NO_PROVIDER, the provider not called) but not a run it
+// returned before, which still settles and disposes.
 func TestRegistersListsLooksUpStartsAndRemovesProviders(t *testing.T) {
 	s := detached(t)
 	rec := record(s)
-	alpha := &stubProvider{name: "alpha", result: Result{StopReason: agent.Completed}}
-	remove, err := s.RegisterProvider(alpha)
+	alpha := &stubProvider{name: "alpha", hold: true, result: Result{Output: event.Text("late"), StopReason: agent.Completed}}
+	beta := &stubProvider{name: "beta"}
+	removeAlpha, err := s.RegisterProvider(alpha)
 	require.NoError(t, err)
-	require.Equal(t, []string{"alpha"}, s.List())
-	require.Same(t, alpha, s.lookupProvider("alpha"))
+	_, err = s.RegisterProvider(beta)
+	require.NoError(t, err)
+	require.Equal(t, []string{"alpha", "beta"}, s.List())
+	require.Same(t, alpha, s.GetProvider("alpha"))
+	require.Nil(t, s.GetProvider("gamma"))
+
 	run, err := s.Start(bg, "alpha", StartRequest{Prompt: event.Text("hi")})
 	require.NoError(t, err)
+	require.Equal(t, "remote-1", run.ID())
+	require.Nil(t, run.LocalAgent())
+	removeAlpha()
+	removeAlpha()
+	require.Nil(t, s.GetProvider("alpha"))
+	require.Equal(t, []string{"beta"}, s.List())
+	_, err = s.Start(bg, "alpha", StartRequest{Prompt: event.Text("again")})
+	require.ErrorIs(t, err, fault.NoProvider)
+	require.Equal(t, 1, alpha.count(), "a removed provider is not called")
+
+	alpha.release()
 	res, err := run.Result(bg)
-	require.NoError(t, err)
-	require.Equal(t, agent.Completed, res.StopReason)
+	require.NoError(t, err, "a run returned before the removal still settles")
+	require.Equal(t, Result{Output: event.Text("late"), StopReason: agent.Completed}, res)
 	require.NoError(t, run.Dispose(bg))
 	require.NoError(t, run.Dispose(bg), "idempotent")
-	require.Equal(t, 1, alpha.count())
-	rec.waitFor(3)
-	remove()
-	remove()
-	require.Nil(t, s.lookupProvider("alpha"))
-	require.Empty(t, s.List())
-	require.Equal(t, []string{vocab.TypeSubagentProviderAdded, vocab.TypeSubagentStart, vocab.TypeSubagentEnd, vocab.TypeSubagentProviderRemoved}, rec.types())
+	require.Equal(t, 1, alpha.disposals(), "disposed once")
+	rec.waitFor(5)
+	require.Equal(t, []string{vocab.TypeSubagentProviderAdded, vocab.TypeSubagentProviderAdded, vocab.TypeSubagentStart,
+		vocab.TypeSubagentProviderRemoved, vocab.TypeSubagentEnd}, rec.types())
+	removed := rec.waitFor(5)[3].(*ProviderRemovedEvent)
+	require.Equal(t, "alpha", removed.Name)
+	added := rec.waitFor(5)[0].(*ProviderAddedEvent)
+	require.Same(t, alpha, added.Provider)
 }
 
 func TestRegistrationRollsBackWhenProviderAddedPanics(t *testing.T) {
@@ -134,7 +193,7 @@ func TestRegistrationRollsBackWhenProviderAddedPanics(t *testing.T) {
 	})
 	_, err := s.RegisterProvider(&stubProvider{name: "alpha"})
 	require.ErrorContains(t, err, "added boom")
-	require.Nil(t, s.lookupProvider("alpha"))
+	require.Nil(t, s.GetProvider("alpha"))
 	require.Empty(t, s.List())
 }
 
@@ -150,18 +209,24 @@ func TestDuplicateAndAbsentProvidersAreTypedErrors(t *testing.T) {
 	require.EqualError(t, err, `no subagent provider registered for "missing"`)
 }
 
-// S1: start borrows the caller's request unchanged; there is no provider
-// continuation operation.
+// Start borrows the caller's request: the provider sees the very prompt,
+// parent, cap and filter the caller passed, not copies; there is no
+// provider continuation operation.
 func TestStartBorrowsTheRequestAndExposesNoContinuationOperations(t *testing.T) {
 	s := detached(t)
-	p := &stubProvider{name: "one-shot", result: Result{StopReason: agent.Completed}}
+	p := &stubProvider{name: "one-shot", caps: Capabilities{DepthLimit: true, ToolFilter: true}, result: Result{StopReason: agent.Completed}}
 	_, err := s.RegisterProvider(p)
 	require.NoError(t, err)
-	req := StartRequest{Prompt: event.Text("hi")}
+	depth := 2
+	req := StartRequest{Prompt: event.Text("hi"), MaxDepth: &depth, ToolFilter: &event.ToolFilter{Deny: []string{"x"}}}
 	run, err := s.Start(bg, "one-shot", req)
 	require.NoError(t, err)
 	require.NoError(t, run.Dispose(bg))
-	require.Equal(t, []StartRequest{req}, p.seen)
+	require.Len(t, p.seen, 1)
+	seen := p.seen[0]
+	require.Same(t, &req.Prompt[0], &seen.Prompt[0], "the prompt is the caller's, not a copy")
+	require.Same(t, req.MaxDepth, seen.MaxDepth)
+	require.Same(t, req.ToolFilter, seen.ToolFilter)
 	_, resumes := reflect.TypeOf(s).MethodByName("Resume")
 	require.False(t, resumes)
 }
@@ -216,7 +281,7 @@ func TestStartChecksCapabilitiesInOrderBeforeTheProvider(t *testing.T) {
 
 func TestStartValidatesDepthAndSchemaBeforeTheProvider(t *testing.T) {
 	s := detached(t)
-	p := &stubProvider{name: "full", caps: capabilities{outputSchema: true, depthLimit: true, toolFilter: true, persona: true}}
+	p := &stubProvider{name: "full", caps: Capabilities{OutputSchema: true, DepthLimit: true, ToolFilter: true, Persona: true}}
 	_, err := s.RegisterProvider(p)
 	require.NoError(t, err)
 	negative := -1
@@ -291,23 +356,31 @@ func TestNoLifecycleWhenTheProviderRejects(t *testing.T) {
 	require.Empty(t, rec.types())
 }
 
+// A panicking listener of subagent/start, subagent/end or
+// subagent/provider-removed is logged, and the listeners after it still
+// hear every event.
 func TestLifecycleListenersAreContained(t *testing.T) {
 	var logs bytes.Buffer
 	var mu sync.Mutex
 	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
 	s := detached(t, WithLogger(logger))
-	remove, err := s.RegisterProvider(&stubProvider{name: "alpha"})
+	remove, err := s.RegisterProvider(&stubProvider{name: "alpha", result: Result{StopReason: agent.Completed}})
 	require.NoError(t, err)
-	heard := ""
 	s.Subscribe(func(Event) { panic("sync boom") })
 	s.Subscribe(func(Event) { panic(struct{}{}) })
-	s.Subscribe(func(ev Event) { heard = ev.(*providerRemoved).Name })
+	rec := record(s)
+	run, err := s.Start(bg, "alpha", StartRequest{})
+	require.NoError(t, err)
+	require.NoError(t, run.Dispose(bg))
+	rec.waitFor(2)
 	remove()
-	require.Equal(t, "alpha", heard)
+	require.Equal(t, []string{vocab.TypeSubagentStart, vocab.TypeSubagentEnd, vocab.TypeSubagentProviderRemoved}, rec.types())
 	mu.Lock()
 	defer mu.Unlock()
-	require.Contains(t, logs.String(), "sync boom")
-	require.Contains(t, logs.String(), "<unrenderable thrown value>")
+	for _, typ := range []string{vocab.TypeSubagentStart, vocab.TypeSubagentEnd, vocab.TypeSubagentProviderRemoved} {
+		require.Contains(t, logs.String(), "subagent: "+typ+" listener threw: sync boom")
+		require.Contains(t, logs.String(), "subagent: "+typ+" listener threw: <unrenderable thrown value>")
+	}
 }
 
 type lockedWriter struct {
