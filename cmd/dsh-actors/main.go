@@ -24,6 +24,7 @@ type command struct {
 // commands are the subcommands by name; each one's run lives in its own
 // cmd_NAME.go file.
 var commands = map[string]command{
+	"acp":    {"serve one dsh agent per session over ACP on stdin/stdout (for editors and ACP clients)", runACP},
 	"bench":  {"measure the runtime against bare protoactor and raw channels/files, as ratios in one run", runBench},
 	"check":  {"report damaged logs, unreadable headers, leftover files (read-only)", runCheck},
 	"demo":   {"a scripted agent grows, talks to and drains a small subagent tree", runDemo},

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dsh-actors/dsh-actors/internal/llm"
+	"github.com/dsh-actors/dsh-actors/internal/llmtest"
+)
+
+// acpClient drives `dsh-actors acp` in this process over pipes and
+// records the session updates it is sent.
+type acpClient struct {
+	conn    *sdk.ClientSideConnection
+	stdin   io.WriteCloser
+	exited  chan int
+	mu      sync.Mutex
+	updates []sdk.SessionUpdate
+	more    chan struct{}
+}
+
+// startACP runs the acp command with args until the test closes its stdin.
+func startACP(t *testing.T, args ...string) *acpClient {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c := &acpClient{stdin: inW, exited: make(chan int, 1), more: make(chan struct{}, 1)}
+	go func() {
+		var stderr strings.Builder
+		code := acpCommand(context.Background(), args, inR, outW, &stderr)
+		if code != 0 {
+			t.Errorf("dsh-actors acp exited %d: %s", code, stderr.String())
+		}
+		_ = outW.Close()
+		c.exited <- code
+	}()
+	c.conn = sdk.NewClientSideConnection(c, inW, outR)
+	return c
+}
+
+// close ends the command (stdin closed) and waits for its exit.
+func (c *acpClient) close(t *testing.T) {
+	t.Helper()
+	require.NoError(t, c.stdin.Close())
+	select {
+	case <-c.exited:
+	case <-time.After(time.Minute):
+		t.Fatal("waited a minute for dsh-actors acp to exit after its stdin closed")
+	}
+	select {
+	case <-c.conn.Done():
+	case <-time.After(time.Minute):
+		t.Fatal("waited a minute for the client connection to end")
+	}
+}
+
+func (c *acpClient) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
+	c.mu.Lock()
+	c.updates = append(c.updates, n.Update)
+	c.mu.Unlock()
+	select {
+	case c.more <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// taken returns the updates recorded so far as JSON lines and forgets them.
+func (c *acpClient) taken(t *testing.T) []string {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var lines []string
+	for _, u := range c.updates {
+		data, err := json.Marshal(u)
+		require.NoError(t, err)
+		lines = append(lines, string(data))
+	}
+	c.updates = nil
+	return lines
+}
+
+// waitForText waits until an update's JSON holds text.
+func (c *acpClient) waitForText(t *testing.T, text string) {
+	t.Helper()
+	deadline := time.After(time.Minute)
+	for {
+		c.mu.Lock()
+		for _, u := range c.updates {
+			if data, _ := json.Marshal(u); strings.Contains(string(data), text) {
+				c.mu.Unlock()
+				return
+			}
+		}
+		c.mu.Unlock()
+		select {
+		case <-c.more:
+		case <-deadline:
+			t.Fatalf("waited a minute for a session update holding %s", text)
+		}
+	}
+}
+
+func (c *acpClient) RequestPermission(context.Context, sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	return sdk.RequestPermissionResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodSessionRequestPermission)
+}
+func (c *acpClient) ReadTextFile(context.Context, sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	return sdk.ReadTextFileResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodFsReadTextFile)
+}
+func (c *acpClient) WriteTextFile(context.Context, sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	return sdk.WriteTextFileResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodFsWriteTextFile)
+}
+func (c *acpClient) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
+	return sdk.CreateTerminalResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalCreate)
+}
+func (c *acpClient) KillTerminal(context.Context, sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
+	return sdk.KillTerminalResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalKill)
+}
+func (c *acpClient) TerminalOutput(context.Context, sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
+	return sdk.TerminalOutputResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalOutput)
+}
+func (c *acpClient) ReleaseTerminal(context.Context, sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
+	return sdk.ReleaseTerminalResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalRelease)
+}
+func (c *acpClient) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
+	return sdk.WaitForTerminalExitResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalWaitForExit)
+}
+
+// newSession initializes the connection and opens a session in dir.
+func (c *acpClient) newSession(t *testing.T, dir string) sdk.SessionId {
+	t.Helper()
+	init, err := c.conn.Initialize(bgCtx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	require.NoError(t, err)
+	require.True(t, init.AgentCapabilities.LoadSession)
+	s, err := c.conn.NewSession(bgCtx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
+	require.NoError(t, err)
+	return s.SessionId
+}
+
+func (c *acpClient) prompt(id sdk.SessionId, text string) (sdk.PromptResponse, error) {
+	return c.conn.Prompt(bgCtx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
+}
+
+var bgCtx = context.Background()
+
+func TestACPServesPromptsAndLoadsStoredSessions(t *testing.T) {
+	store := t.TempDir()
+	c := startACP(t, "--store", store)
+	id := c.newSession(t, t.TempDir())
+	resp, err := c.prompt(id, "reply hi there")
+	require.NoError(t, err)
+	require.Equal(t, sdk.StopReasonEndTurn, resp.StopReason)
+	require.Equal(t, []string{`{"content":{"text":"hi there","type":"text"},"sessionUpdate":"agent_message_chunk"}`}, c.taken(t))
+	resp, err = c.prompt(id, "refuse no")
+	require.NoError(t, err)
+	require.Equal(t, sdk.StopReasonRefusal, resp.StopReason)
+	_, err = c.prompt(id, "fail broken tool")
+	require.ErrorContains(t, err, "the turn failed: broken tool")
+	_, err = c.prompt("nobody", "reply hi")
+	require.ErrorContains(t, err, "unknown session")
+	c.close(t)
+
+	c = startACP(t, "--store", store)
+	_, err = c.conn.Initialize(bgCtx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	require.NoError(t, err)
+	_, err = c.conn.LoadSession(bgCtx, sdk.LoadSessionRequest{SessionId: id, Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+	require.NoError(t, err)
+	replay := c.taken(t)
+	require.Equal(t, []string{
+		`{"content":{"text":"reply hi there","type":"text"},"sessionUpdate":"user_message_chunk"}`,
+		`{"content":{"text":"hi there","type":"text"},"sessionUpdate":"agent_message_chunk"}`,
+		`{"content":{"text":"refuse no","type":"text"},"sessionUpdate":"user_message_chunk"}`,
+	}, replay[:3])
+	resp, err = c.prompt(id, "reply again")
+	require.NoError(t, err)
+	require.Equal(t, sdk.StopReasonEndTurn, resp.StopReason)
+	_, err = c.conn.LoadSession(bgCtx, sdk.LoadSessionRequest{SessionId: "nobody", Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+	require.Error(t, err)
+	c.close(t)
+}
+
+func TestACPCancelEndsTheRunningTurn(t *testing.T) {
+	c := startACP(t, "--store", t.TempDir())
+	id := c.newSession(t, t.TempDir())
+	answered := make(chan sdk.PromptResponse, 1)
+	go func() {
+		resp, err := c.prompt(id, "reply first\nsleep 1h")
+		if err != nil {
+			t.Errorf("prompt: %v", err)
+		}
+		answered <- resp
+	}()
+	c.waitForText(t, `"first"`)
+	require.NoError(t, c.conn.Cancel(bgCtx, sdk.CancelNotification{SessionId: id}))
+	select {
+	case resp := <-answered:
+		require.Equal(t, sdk.StopReasonCancelled, resp.StopReason)
+	case <-time.After(time.Minute):
+		t.Fatal("waited a minute for the cancelled prompt's answer")
+	}
+	c.close(t)
+}
+
+// A model turn streams its text and reports its tool call and result.
+func TestACPStreamsAModelTurnsTextAndToolCalls(t *testing.T) {
+	srv := llmtest.NewServer(
+		llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "c1", Name: "list_agents", Args: []string{`{}`}})),
+		llmtest.Stream(llmtest.Say("DO", "NE")),
+	)
+	defer srv.Close()
+	t.Setenv(llm.EnvAPIKey, "k")
+	t.Setenv(llm.EnvBaseURL, srv.URL)
+	c := startACP(t, "--model", "deepseek-v4-flash", "--store", t.TempDir())
+	id := c.newSession(t, t.TempDir())
+	resp, err := c.prompt(id, "list, then say DONE")
+	require.NoError(t, err)
+	require.Equal(t, sdk.StopReasonEndTurn, resp.StopReason)
+	require.Equal(t, []string{
+		`{"kind":"other","rawInput":"{}","sessionUpdate":"tool_call","status":"in_progress","title":"list_agents","toolCallId":"c1"}`,
+		`{"content":[{"content":{"text":"(no subagents)","type":"text"},"type":"content"}],"sessionUpdate":"tool_call_update","status":"completed","toolCallId":"c1"}`,
+		`{"content":{"text":"DO","type":"text"},"sessionUpdate":"agent_message_chunk"}`,
+		`{"content":{"text":"NE","type":"text"},"sessionUpdate":"agent_message_chunk"}`,
+	}, c.taken(t))
+	c.close(t)
+}
+
+func TestACPRefusesArguments(t *testing.T) {
+	code, _, stderr := run(t, "acp", "extra")
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, `unexpected argument "extra"`)
+	require.Contains(t, stderr, acpUsage)
+}
