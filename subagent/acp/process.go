@@ -1,0 +1,68 @@
+package acp
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"time"
+)
+
+// process is an agent process whose stdin and stdout are pipes this
+// process holds the other ends of.
+type process struct {
+	cmd    *exec.Cmd
+	stdin  *os.File // written by the connection; closed to end the agent
+	stdout *os.File // read by the connection until the agent's end closes
+	exited chan struct{}
+	err    error // the process's exit, once exited is closed
+}
+
+// startProcess starts cfg.Command in dir in a process group of its own.
+// It blocks until the process started.
+func startProcess(cfg Config, dir string) (*process, error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, errors.Join(err, inR.Close(), inW.Close())
+	}
+	cmd := exec.Command(cfg.Command, cfg.Args...)
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), cfg.Env...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, cfg.Stderr
+	ownProcessGroup(cmd)
+	startErr := cmd.Start()
+	closeErr := errors.Join(inR.Close(), outW.Close())
+	if startErr != nil {
+		return nil, errors.Join(fmt.Errorf("subagent/acp: start %s: %w", cfg.Command, startErr), closeErr, inW.Close(), outR.Close())
+	}
+	p := &process{cmd: cmd, stdin: inW, stdout: outR, exited: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// end closes the agent's stdin, waits grace for the agent to exit, kills
+// its process group if it has not, and closes this side's pipe ends once
+// it is reaped. It blocks until then and returns nil: how the agent
+// exited is not the run's failure.
+func (p *process) end(grace time.Duration) error {
+	_ = p.stdin.Close()
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-p.exited:
+	case <-timer.C:
+	}
+	p.kill()
+	<-p.exited
+	return p.stdout.Close()
+}
+
+// kill kills the agent's process group (what it started too); it does not
+// wait.
+func (p *process) kill() { killProcessGroup(p.cmd) }

@@ -1,0 +1,11 @@
+//go:build !unix
+
+package acp
+
+import "os/exec"
+
+// ownProcessGroup does nothing where process groups are not available.
+func ownProcessGroup(*exec.Cmd) {}
+
+// killProcessGroup kills the agent process.
+func killProcessGroup(cmd *exec.Cmd) { _ = cmd.Process.Kill() }

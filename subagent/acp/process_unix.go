@@ -1,0 +1,15 @@
+//go:build unix
+
+package acp
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// ownProcessGroup starts cmd in a new process group, so that killing the
+// group also ends what the agent started.
+func ownProcessGroup(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }
+
+// killProcessGroup sends SIGKILL to cmd's process group.
+func killProcessGroup(cmd *exec.Cmd) { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
