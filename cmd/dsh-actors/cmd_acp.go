@@ -8,7 +8,7 @@ import (
 	dsh "github.com/dsh-actors/dsh-actors"
 )
 
-const acpUsage = `usage: dsh-actors acp [--model NAME] [--store DIR]`
+const acpUsage = `usage: dsh-actors acp ` + modelUsage + ` [--store DIR]`
 
 // runACP serves one dsh agent per ACP session over stdio (JSON-RPC lines on
 // stdin and stdout; diagnostics on stderr) until stdin closes or the first
@@ -22,11 +22,11 @@ func runACP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // acpCommand is runACP reading the client's messages from stdin.
 func acpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	flags := newFlags("acp")
-	store, model := storeFlag(flags), modelFlag(flags)
+	store, model := storeFlag(flags), addModelFlags(flags)
 	if err := parseFlagsOnly(flags, args); err != nil {
 		return usageError(stderr, acpUsage, flags, err)
 	}
-	agents, err := modelAgents(*model)
+	agents, err := model.agents(warnLogger(stderr))
 	if err != nil {
 		return failure(stderr, "acp", err)
 	}

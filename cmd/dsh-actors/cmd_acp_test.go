@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -237,4 +239,32 @@ func TestACPRefusesArguments(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Contains(t, stderr, `unexpected argument "extra"`)
 	require.Contains(t, stderr, acpUsage)
+}
+
+func TestACPFlagRegistersAProviderTheModelsToolRuns(t *testing.T) {
+	exampleAgent := filepath.Join(t.TempDir(), "example-agent")
+	out, err := exec.Command("go", "build", "-o", exampleAgent, "github.com/coder/acp-go-sdk/example/agent").CombinedOutput()
+	require.NoError(t, err, string(out))
+	srv := llmtest.NewServer(
+		llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "c1", Name: "subagent_ex",
+			Args: []string{`{"description": "edit", "prompt": "edit the config"}`}})),
+		llmtest.Stream(llmtest.Say("DONE")),
+	)
+	defer srv.Close()
+	t.Setenv(llm.EnvAPIKey, "k")
+	t.Setenv(llm.EnvBaseURL, srv.URL)
+	code, stdout, stderr := run(t, "run", "--model", "deepseek-v4-flash", "--store", t.TempDir(),
+		"--acp", "ex="+exampleAgent, "delegate, then say DONE")
+	require.Equal(t, 0, code, stderr)
+	lines := strings.Split(stdout, "\n")
+	require.Equal(t, `[tool subagent_ex {"description": "edit", "prompt": "edit the config"}]`, lines[0])
+	require.True(t, strings.HasPrefix(lines[1], "[result] ACP Go Example Agent"), lines[1])
+	require.Equal(t, []string{"DONE", ""}, lines[2:])
+
+	code, _, stderr = run(t, "run", "--store", t.TempDir(), "--acp", "nocommand=", "hi")
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, `--acp wants NAME=COMMAND [ARGS...], got "nocommand="`)
+	code, _, stderr = run(t, "run", "--store", t.TempDir(), "--acp", "spawn="+exampleAgent, "reply hi")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, `DUPLICATE_PROVIDER: --acp spawn: a subagent provider named "spawn" is already registered`)
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-const runUsage = `usage: dsh-actors run ` + modelUsage + ` [--store DIR] "PROMPT"`
+const runUsage = `usage: dsh-actors run ` + modelUsage + ` [--store DIR] [--acp NAME=COMMAND]... "PROMPT"`
 
 // runRun runs PROMPT as one turn of a new top-level agent, printing the
 // reply as it arrives (tool calls and results as one line each), then
@@ -29,7 +29,7 @@ const runUsage = `usage: dsh-actors run ` + modelUsage + ` [--store DIR] "PROMPT
 // SIGINT/SIGTERM cancels the turn and stops waiting for children.
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags := newFlags("run")
-	store, model := storeFlag(flags), addModelFlags(flags)
+	store, model, acps := storeFlag(flags), addModelFlags(flags), acpFlag(flags, stderr)
 	err := flags.Parse(args)
 	if err == nil && flags.NArg() != 1 {
 		err = errors.New("run takes exactly one PROMPT argument")
@@ -40,13 +40,16 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, runUsage, flags, err)
 	}
-	agents, err := model.agents(warnLogger(stderr))
+	agents, err := model.agents(warnLogger(stderr), acps.tools()...)
 	if err != nil {
 		return failure(stderr, "run", err)
 	}
 	set, err := openRuntime(*store, warnLogger(stderr), agents)
 	if err != nil {
 		return failure(stderr, "run", err)
+	}
+	if err := acps.register(set.dsh); err != nil {
+		return failure(stderr, "run", errors.Join(err, set.close()))
 	}
 	reason, err := runPrompt(ctx, set.rt, flags.Arg(0), stdout)
 	if closeErr := set.close(); err == nil {

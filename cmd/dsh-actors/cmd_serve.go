@@ -25,7 +25,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-const serveUsage = "usage: dsh-actors serve [--store DIR|postgres://...] [--compression zstd|none] [--addr 127.0.0.1:7410] [--token TOKEN] [--cwd-root DIR] " + modelUsage + " [--no-index] [--node NAME] [--lease-ttl 10s] [--durable-admission] [--leak-check]"
+const serveUsage = "usage: dsh-actors serve [--store DIR|postgres://...] [--compression zstd|none] [--addr 127.0.0.1:7410] [--token TOKEN] [--cwd-root DIR] " + modelUsage + " [--no-index] [--node NAME] [--lease-ttl 10s] [--durable-admission] [--leak-check] [--acp NAME=COMMAND]..."
 
 // httpShutdownGrace bounds the wait for in-flight requests at shutdown.
 const httpShutdownGrace = 10 * time.Second
@@ -48,7 +48,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // serve runs the stack of flags until ctx is cancelled, then shuts it
 // down; it returns the exit status.
 func serve(ctx context.Context, flags serveFlags, stdout, stderr io.Writer) int {
-	agents, err := flags.model.agents(slog.New(slog.NewTextHandler(stderr, nil)))
+	agents, err := flags.model.agents(slog.New(slog.NewTextHandler(stderr, nil)), flags.acp.tools()...)
 	if err != nil {
 		return failure(stderr, "serve", err)
 	}
@@ -84,6 +84,7 @@ type serveFlags struct {
 	leakCheck   bool   // --leak-check
 	token       string // --token or $DSH_ACTORS_TOKEN; "": the store's
 	cwdRoot     string // --cwd-root: session.create's cwds lie in it ("": anywhere)
+	acp         *acpAgents
 	node        nodeFlags
 	storeOpts   []session.Option
 }
@@ -97,6 +98,7 @@ func parseServeFlags(args []string, stderr io.Writer) (parsed serveFlags, status
 	compression := compressionFlag(flags)
 	model := addModelFlags(flags)
 	noIndex := noIndexFlag(flags)
+	parsed.acp = acpFlag(flags, stderr)
 	flags.StringVar(&parsed.addr, "addr", "127.0.0.1:7410", "listen address (host:port)")
 	flags.BoolVar(&parsed.leakCheck, "leak-check", false, "at exit, wait for every goroutine serve started to end; report one that does not (exit status 1)")
 	addNodeFlags(flags, &parsed.node)
@@ -179,6 +181,9 @@ func openServeStack(flags serveFlags, logger *slog.Logger, trustedHosts []string
 	set, err := openNodeRuntime(flags.store, logger, agents, flags.node, flags.storeOpts...)
 	if err != nil {
 		return nil, err
+	}
+	if err := flags.acp.register(set.dsh); err != nil {
+		return nil, errors.Join(err, set.close())
 	}
 	token := flags.token
 	if token == "" {

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+
+	dsh "github.com/dsh-actors/dsh-actors"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/modelagent"
+	"github.com/dsh-actors/dsh-actors/subagent"
+	"github.com/dsh-actors/dsh-actors/subagent/acp"
+)
+
+// acpAgents are the ACP providers --acp NAME=COMMAND names (repeatable):
+// each is registered on the runtime under NAME, and a model agent gets a
+// one-shot delegation tool "subagent_NAME" over it.
+type acpAgents struct {
+	configs []acp.Config
+	stderr  io.Writer
+	rt      atomic.Pointer[dsh.Runtime]
+}
+
+// acpFlag adds --acp to flags; the agents' stderr goes to stderr.
+func acpFlag(flags *flag.FlagSet, stderr io.Writer) *acpAgents {
+	a := &acpAgents{stderr: stderr}
+	flags.Var(a, "acp", "NAME=COMMAND [ARGS...]: an ACP agent command the subagent provider NAME starts for each "+
+		"one-shot run (its tool is subagent_NAME); repeatable")
+	return a
+}
+
+// String is the flag's value: the names given.
+func (a *acpAgents) String() string {
+	if a == nil {
+		return ""
+	}
+	names := make([]string, len(a.configs))
+	for i, c := range a.configs {
+		names[i] = c.Name
+	}
+	return strings.Join(names, ",")
+}
+
+// Set reads one NAME=COMMAND [ARGS...] (arguments split at white space).
+func (a *acpAgents) Set(value string) error {
+	name, command, ok := strings.Cut(value, "=")
+	fields := strings.Fields(command)
+	if !ok || strings.TrimSpace(name) == "" || len(fields) == 0 {
+		return fmt.Errorf("--acp wants NAME=COMMAND [ARGS...], got %q", value)
+	}
+	a.configs = append(a.configs, acp.Config{Name: name, Command: fields[0], Args: fields[1:], Stderr: a.stderr})
+	return nil
+}
+
+// register registers the providers on rt's subagent service; a bad
+// configuration or a name taken (spawn, fork, another --acp) is an error.
+// A nil a registers nothing.
+func (a *acpAgents) register(rt *dsh.Runtime) error {
+	if a == nil {
+		return nil
+	}
+	a.rt.Store(rt)
+	for _, cfg := range a.configs {
+		p, err := acp.New(cfg)
+		if err != nil {
+			return err
+		}
+		if _, err := rt.Subagents().RegisterProvider(p); err != nil {
+			return fmt.Errorf("--acp %s: %w", cfg.Name, err)
+		}
+	}
+	return nil
+}
+
+// tools are the model agents' delegation tools, one per provider (none
+// for a nil a).
+func (a *acpAgents) tools() []modelagent.Tool {
+	if a == nil {
+		return nil
+	}
+	tools := make([]modelagent.Tool, len(a.configs))
+	for i, cfg := range a.configs {
+		tools[i] = modelagent.Tool{
+			Name: "subagent_" + cfg.Name,
+			Description: "Delegate a self-contained task to the " + cfg.Name + " agent, which runs as a separate " +
+				"program in its own context, and return its final result. It does not see this conversation: " +
+				"give it a complete, standalone prompt. You receive only its final answer.",
+			Parameters: []byte(`{"type":"object","properties":{"description":{"type":"string","description":` +
+				`"A short (3-5 word) description of the delegated task, for display."},"prompt":{"type":"string",` +
+				`"description":"The complete, self-contained task for the agent."}},"required":["description","prompt"]}`),
+			Run: func(ctx context.Context, call modelagent.ToolCall) (string, error) {
+				return a.delegate(ctx, cfg.Name, call)
+			},
+		}
+	}
+	return tools
+}
+
+// delegate runs one call of provider's tool: a one-shot run of the calling
+// agent, disposed before the tool returns its text.
+func (a *acpAgents) delegate(ctx context.Context, provider string, call modelagent.ToolCall) (text string, err error) {
+	rt := a.rt.Load()
+	parentAgent := rt.Actors().Registry().Get(call.SessionID)
+	if parentAgent == nil {
+		return "", fault.New(fault.Unauthorized, "subagent_"+provider+": the calling agent is not live", nil)
+	}
+	var args struct{ Prompt string }
+	if err := json.Unmarshal(call.Arguments, &args); err != nil {
+		return "", err
+	}
+	run, err := rt.Subagents().Start(ctx, provider, subagent.StartRequest{Prompt: event.Text(args.Prompt), Parent: parentAgent})
+	if err != nil {
+		return "", err
+	}
+	defer func() { err = errors.Join(err, run.Dispose(context.WithoutCancel(ctx))) }()
+	result, err := run.Result(ctx)
+	if err != nil {
+		return "", err
+	}
+	if failure := runFailure(result.StopReason); failure != "" {
+		return "", errors.New(failure)
+	}
+	return event.TextOf(result.Output), nil
+}
+
+// runFailure is the tool's failure for a run that did not complete, in the
+// words of the model agents' own subagent tool ("" when it completed).
+func runFailure(stop agent.StopReason) string {
+	switch stop {
+	case agent.Completed:
+		return ""
+	case agent.Aborted:
+		return "subagent run was cancelled"
+	case agent.Error:
+		return "subagent run failed"
+	case agent.MaxTokens:
+		return "subagent run hit its token limit before finishing"
+	case agent.Refusal:
+		return "subagent declined the task"
+	}
+	return fmt.Sprintf("subagent run ended abnormally (%s)", stop)
+}
