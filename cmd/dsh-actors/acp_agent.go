@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"sync"
 
@@ -19,17 +20,34 @@ import (
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-// serveACP answers one ACP client on in/out until in ends or ctx is done.
-// Each ACP session is one top-level dsh agent of rt whose session id is
-// the ACP session id. It blocks until then; the caller closes rt.
-func serveACP(ctx context.Context, rt *dsh.Runtime, in io.Reader, out io.Writer) {
+// serveACP answers one ACP client on in/out until in ends or ctx is done,
+// logging the connection's diagnostics to logger. Each ACP session is one
+// top-level dsh agent of rt whose session id is the ACP session id. It
+// blocks until then; the caller closes rt.
+func serveACP(ctx context.Context, rt *dsh.Runtime, in io.Reader, out io.Writer, logger *slog.Logger) {
 	a := &acpAgent{rt: rt, sessions: map[string]*parent.Handle{}}
-	conn := acp.NewAgentSideConnection(a, out, in)
+	opened := make(chan struct{})
+	conn := acp.NewAgentSideConnection(a, out, gatedReader{in, opened})
 	a.conn = conn
+	conn.SetLogger(logger)
+	close(opened) // the connection and a.conn are set before its handlers run
 	select {
 	case <-conn.Done():
 	case <-ctx.Done():
 	}
+}
+
+// gatedReader holds every read of r until opened is closed: the ACP
+// connection starts reading as it is built, and its handlers must see the
+// connection they answer on.
+type gatedReader struct {
+	r      io.Reader
+	opened <-chan struct{}
+}
+
+func (g gatedReader) Read(p []byte) (int, error) {
+	<-g.opened
+	return g.r.Read(p)
 }
 
 // acpAgent is the agent side of one ACP connection.

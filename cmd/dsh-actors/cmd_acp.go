@@ -30,11 +30,12 @@ func acpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return failure(stderr, "acp", err)
 	}
-	rt, err := dsh.Open(dsh.Options{Dir: *store, Logger: warnLogger(stderr), ModelAgents: agents})
+	logger := warnLogger(stderr)
+	rt, err := dsh.Open(dsh.Options{Dir: *store, Logger: logger, ModelAgents: agents})
 	if err != nil {
 		return failure(stderr, "acp", err)
 	}
-	serveACP(ctx, rt, stdin, stdout)
+	serveACP(ctx, rt, stdin, stdout, logger)
 	if err := rt.Close(); err != nil {
 		return failure(stderr, "acp", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -45,6 +46,7 @@ func startACP(t *testing.T, args ...string) *acpClient {
 		c.exited <- code
 	}()
 	c.conn = sdk.NewClientSideConnection(c, inW, outR)
+	c.conn.SetLogger(slog.New(slog.DiscardHandler))
 	return c
 }
 
