@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +15,18 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/subagent"
 )
+
+// gatedReader holds every read of r until opened is closed: the ACP
+// connection starts reading as it is built, before it can be configured.
+type gatedReader struct {
+	r      io.Reader
+	opened <-chan struct{}
+}
+
+func (g gatedReader) Read(p []byte) (int, error) {
+	<-g.opened
+	return g.r.Read(p)
+}
 
 // remote is one run's agent process and its ACP connection.
 type remote struct {
@@ -37,8 +50,10 @@ type remote struct {
 
 func newRemote(cfg Config, proc *process) *remote {
 	c := &client{permission: cfg.Permission}
-	conn := sdk.NewClientSideConnection(c, proc.stdin, proc.stdout)
+	opened := make(chan struct{})
+	conn := sdk.NewClientSideConnection(c, proc.stdin, gatedReader{proc.stdout, opened})
 	conn.SetLogger(cfg.Logger)
+	close(opened) // the connection reads only once its logger is set
 	done := make(chan struct{})
 	close(done)
 	return &remote{cfg: cfg, proc: proc, conn: conn, client: c, prompted: done, tornDown: make(chan struct{})}
