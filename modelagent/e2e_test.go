@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/internal/llmtest"
 	"github.com/dsh-actors/dsh-actors/query"
 )
@@ -146,10 +146,16 @@ func TestAParentDelegatesListsSendsAndAnswers(t *testing.T) {
 	require.Equal(t, "call_bg_start", second.Messages[3].ToolCallID)
 	require.Equal(t, "started subagent "+childID, second.Messages[3].Content)
 
-	// The child: released, it answers its prompt and then the follow-up.
-	close(release)
+	// The child, its first turn held at the model, is live: the catalog
+	// lists it running.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	live, err := r.service.ListChildren(ctx, h.ID())
+	require.NoError(t, err)
+	require.Equal(t, []query.Entry{{Kind: query.KindChild, ID: childID, Label: "Reply with CHILD_OK", Status: query.StatusRunning}}, live)
+
+	// The child: released, it answers its prompt and then the follow-up.
+	close(release)
 	child := r.rt.Registry().Get(childID)
 	require.NotNil(t, child)
 	for child.Session().Len() > 0 && len(ofType(events(t, child.Session()), "turn/end")) < 2 {
@@ -173,13 +179,15 @@ func TestAParentDelegatesListsSendsAndAnswers(t *testing.T) {
 		require.Contains(t, end.Raw, `"reason":{"kind":"completed"}`)
 	}
 
-	// What was written reads back through the store and the catalog.
-	require.NoError(t, r.service.DrainContinuableDescendants(ctx, nil))
+	// What was written reads back through the store and the catalog:
+	// drained below its exact parent, the child is disposed and listed
+	// complete from its log alone.
+	require.NoError(t, r.service.DrainContinuableDescendants(ctx, []*parent.Handle{h}))
+	require.Nil(t, r.rt.Registry().Get(childID), "the drain disposed the child")
 	entries, err := r.service.ListChildren(ctx, h.ID())
 	require.NoError(t, err)
-	require.Len(t, entries, 1)
-	require.Equal(t, query.Entry{Kind: query.KindChild, ID: childID, Label: "Reply with CHILD_OK", Status: entries[0].Status}, entries[0])
-	require.True(t, strings.HasPrefix(query.RenderListAgents(entries), childID+" ["))
+	require.Equal(t, []query.Entry{{Kind: query.KindChild, ID: childID, Label: "Reply with CHILD_OK", Status: query.StatusComplete}}, entries)
+	require.Equal(t, childID+" [complete] \u2014 Reply with CHILD_OK", query.RenderListAgents(entries))
 }
 
 // isChild tells the child's requests from the parent's: its first user
