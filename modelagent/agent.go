@@ -83,6 +83,13 @@ type Config struct {
 	// Tools are the embedder's own tools, offered after the built-in ones
 	// in this order.
 	Tools []Tool
+	// BackgroundTasks makes run_in_background of subagent and
+	// subagent_fork start a one-shot child as a background task (ids
+	// "subagent-N", reachable only by the agent that started it) instead
+	// of a continuable child, and offers task_output, task_list and
+	// task_kill; a task that ends unread is announced to its agent at its
+	// next model call.
+	BackgroundTasks bool
 }
 
 // Agents builds model agents: each runs the tool loop over its own
@@ -97,6 +104,8 @@ type Agents struct {
 	mu      sync.Mutex
 	rt      *actors.Runtime
 	service *subagent.Service
+	// tasks are the background tasks (nil unless Config.BackgroundTasks).
+	tasks *tasks
 }
 
 // New returns the model agents of cfg over a client of cfg's endpoint
@@ -152,7 +161,11 @@ func newAgents(cfg Config, client llm.Client, random func() float64) (*Agents, e
 		p := defaultRetryPolicy()
 		cfg.Retry = &p
 	}
-	return &Agents{cfg: cfg, client: client, random: random, custom: custom}, nil
+	a := &Agents{cfg: cfg, client: client, random: random, custom: custom}
+	if cfg.BackgroundTasks {
+		a.tasks = newTasks()
+	}
+	return a, nil
 }
 
 // Route is the provider and model the agents are attributed to (give them
@@ -245,12 +258,16 @@ func (l *loop) tools(host agent.Host) (*parent.Handle, *registry, error) {
 	if rt != nil {
 		self = rt.Registry().Get(host.SessionID())
 	}
-	c := caller{service: service, self: self, maxDepth: l.a.cfg.MaxDepth}
+	c := caller{service: service, self: self, maxDepth: l.a.cfg.MaxDepth, tasks: l.a.tasks}
 	if service == nil {
 		c.self = nil
 	}
+	builtins := subagentTools(c)
+	if c.tasks != nil {
+		builtins = append(builtins, taskTools(c)...)
+	}
 	var kept []toolDef
-	for _, t := range subagentTools(c) {
+	for _, t := range builtins {
 		if allowed(l.opts.ToolFilter, t.Name) {
 			kept = append(kept, t)
 		}
@@ -280,6 +297,11 @@ func allowed(f *event.ToolFilter, name string) bool {
 // leaves the step open (the runtime closes it before turn/end), so the
 // turn's error names it.
 func (l *loop) step(ctx context.Context, host agent.Host, self *parent.Handle, tools *registry) (next bool, stop agent.StopReason, err error) {
+	if l.a.tasks != nil && self != nil {
+		if err := deliverNotices(l.a.tasks, self.Session()); err != nil {
+			return false, agent.Error, err
+		}
+	}
 	conversation, err := host.Conversation()
 	if err != nil {
 		return false, agent.Error, err

@@ -19,3 +19,14 @@ func NewOverChecked(cfg Config, client llm.Client, random func() float64) (*Agen
 
 // DefaultSystem is the system prompt of a Config without one.
 const DefaultSystem = defaultSystem
+
+// TaskSettled is closed once the background task id settled (nil for an
+// unknown id).
+func (a *Agents) TaskSettled(id string) <-chan struct{} {
+	a.tasks.mu.Lock()
+	defer a.tasks.mu.Unlock()
+	if t := a.tasks.byID[id]; t != nil {
+		return t.settled
+	}
+	return nil
+}

@@ -58,7 +58,7 @@ var emptyParameters = json.RawMessage(`{"type":"object","properties":{}}`)
 // parameters that are not an object JSON Schema is an error naming it.
 func compileTools(tools []Tool) ([]toolDef, error) {
 	taken := map[string]bool{}
-	for _, t := range subagentTools(caller{}) {
+	for _, t := range append(subagentTools(caller{}), taskTools(caller{})...) {
 		taken[t.Name] = true
 	}
 	defs := make([]toolDef, 0, len(tools))

@@ -45,28 +45,34 @@ const (
 		"whose log cannot be read is listed as a diagnostic row instead of being left out."
 )
 
-// delegationParams are the parameters of subagent and subagent_fork.
-func delegationParams(fork bool) []param {
+// delegationParams are the parameters of subagent and subagent_fork
+// (run_in_background starting a task with background tasks enabled).
+func delegationParams(fork, tasks bool) []param {
 	prompt := "The whole task, self-contained: the subagent sees nothing of this conversation."
 	if fork {
 		prompt = "Only what is new: the subagent already sees this conversation's finished turns."
+	}
+	background := "Start a long-lived background subagent and return its subagent id; it reports " +
+		"nothing back, send it more work with send_message."
+	if tasks {
+		background = taskBackgroundParam
 	}
 	return []param{
 		{Name: "description", Type: typeString, Required: true,
 			Description: "A 3-5 word label for the task, shown to users."},
 		{Name: "prompt", Type: typeString, Required: true, Description: prompt},
-		{Name: "run_in_background", Type: typeBoolean,
-			Description: "Start a long-lived background subagent and return its subagent id; it reports " +
-				"nothing back, send it more work with send_message."},
+		{Name: "run_in_background", Type: typeBoolean, Description: background},
 	}
 }
 
 // caller is what the tools need of the calling agent: the subagent
-// service, the exact live agent and its delegation cap.
+// service, the exact live agent, its delegation cap and the background
+// tasks (nil unless enabled).
 type caller struct {
 	service  *subagent.Service
 	self     *parent.Handle
 	maxDepth int
+	tasks    *tasks
 }
 
 // subagentTools are the four tools bound to the calling agent.
@@ -78,15 +84,23 @@ func subagentTools(c caller) []toolDef {
 				Description: "The subagent id you got when you started the background subagent."},
 			{Name: "message", Type: typeString, Required: true, Description: "The text to deliver."},
 		}, c.sendMessage),
-		builtin(toolSubagent, spawnDescription+backgroundSentence, delegationParams(false),
+		builtin(toolSubagent, spawnDescription+c.backgroundSentence(), delegationParams(false, c.tasks != nil),
 			func(ctx context.Context, args toolArgs) (string, error) {
 				return c.delegate(ctx, subagent.SpawnName, args)
 			}),
-		builtin(toolSubagentFork, forkDescription+backgroundSentence, delegationParams(true),
+		builtin(toolSubagentFork, forkDescription+c.backgroundSentence(), delegationParams(true, c.tasks != nil),
 			func(ctx context.Context, args toolArgs) (string, error) {
 				return c.delegate(ctx, subagent.ForkName, args)
 			}),
 	}
+}
+
+// backgroundSentence tells the model what run_in_background does.
+func (c caller) backgroundSentence() string {
+	if c.tasks != nil {
+		return taskBackgroundSentence
+	}
+	return backgroundSentence
 }
 
 // errNoCaller is the tools' failure without a calling agent.
@@ -95,14 +109,19 @@ func errNoCaller(tool string) error {
 }
 
 // delegate runs subagent or subagent_fork: a continuable background child
-// ("started subagent <id>"), or a one-shot foreground run whose output it
-// returns.
+// ("started subagent <id>"), with background tasks a one-shot background
+// task ("started background subagent task <id>"), or a one-shot
+// foreground run whose output it returns.
 func (c caller) delegate(ctx context.Context, provider string, args toolArgs) (string, error) {
 	if c.self == nil {
 		return "", errNoCaller("subagent tool")
 	}
 	maxDepth := c.maxDepth
 	prompt := event.Text(args.String("prompt"))
+	if args.Bool("run_in_background") && c.tasks != nil {
+		return c.backgroundTask(provider, args.String("description"),
+			subagent.StartRequest{Prompt: prompt, Parent: c.self, MaxDepth: &maxDepth}), nil
+	}
 	if args.Bool("run_in_background") {
 		started, err := c.service.StartContinuable(ctx, manager.StartSpec{
 			Provider: provider, Label: args.String("description"),

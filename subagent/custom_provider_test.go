@@ -7,9 +7,11 @@ import (
 
 	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/actors/manager"
+	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
 	"github.com/stretchr/testify/require"
 )
@@ -39,7 +41,7 @@ func TestACustomProviderIsRegisteredListedUsedAndRemoved(t *testing.T) {
 	remove, err := svc.RegisterProvider(echoing{spawn: svc.GetProvider(subagent.SpawnName)})
 	require.NoError(t, err)
 	require.Equal(t, []string{subagent.SpawnName, subagent.ForkName, "echoing"}, svc.List())
-	p, err := rt.StartAgent(ctx, "parent")
+	p, err := rt.Actors().StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "parent"}})
 	require.NoError(t, err)
 
 	depth, err := subagent.DelegationDepth(p)

@@ -98,7 +98,7 @@ func (a *acpAgent) LoadSession(ctx context.Context, params acp.LoadSessionReques
 	h := a.session(id)
 	if h == nil {
 		var err error
-		if h, err = a.rt.ResumeAgent(ctx, id); err != nil {
+		if h, err = a.rt.Actors().ResumeAgent(ctx, id, parent.Spec{}); err != nil {
 			return acp.LoadSessionResponse{}, acp.NewInvalidParams(map[string]any{"sessionId": id, "error": err.Error()})
 		}
 		a.remember(id, h)

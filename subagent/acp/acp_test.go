@@ -18,8 +18,10 @@ import (
 	"go.uber.org/goleak"
 
 	dsh "github.com/dsh-actors/dsh-actors"
+	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
 	"github.com/dsh-actors/dsh-actors/subagent/acp"
 )
@@ -123,7 +125,7 @@ func TestAOneShotRunAgainstDshActorsACPIsRemote(t *testing.T) {
 			starts <- s
 		}
 	})
-	parentAgent, err := rt.StartAgent(bg, "parent")
+	parentAgent, err := rt.Actors().StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: "parent"}})
 	require.NoError(t, err)
 
 	run, err := svc.Start(bg, acp.Name, subagent.StartRequest{Prompt: event.Text("reply hello from dsh"), Parent: parentAgent})

@@ -1,0 +1,194 @@
+package modelagent_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/llmtest"
+	"github.com/dsh-actors/dsh-actors/modelagent"
+	"github.com/dsh-actors/dsh-actors/query"
+	"github.com/dsh-actors/dsh-actors/subagent"
+)
+
+// newTaskRig is a rig whose model agents have background tasks.
+func newTaskRig(t *testing.T, srv *llmtest.Server) (*rig, *modelagent.Agents) {
+	t.Helper()
+	retry := rigRetry()
+	agents := modelagent.NewOver(modelagent.Config{Model: "deepseek-v4-flash", Retry: &retry, BackgroundTasks: true},
+		llmtest.DeepSeekOn(srv, 0), func() float64 { return 0.5 })
+	provider, model := agents.Route()
+	root := t.TempDir()
+	rt, err := actors.New(actors.Options{Root: root, NewAgent: agents.Factory, Provider: provider, Model: model})
+	require.NoError(t, err)
+	service, err := subagent.New(rt, query.New(rt.Sessions()))
+	require.NoError(t, err)
+	for _, p := range []subagent.Provider{subagent.NewSpawn(rt), subagent.NewFork(rt)} {
+		_, err := service.RegisterProvider(p)
+		require.NoError(t, err)
+	}
+	agents.Bind(rt, service)
+	t.Cleanup(func() { require.NoError(t, rt.Close(context.Background())) })
+	return &rig{root: root, rt: rt, service: service}, agents
+}
+
+// call is a step calling one tool with args.
+func call(id, name, args string) llmtest.Behavior {
+	return llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: id, Name: name, Args: []string{args}}))
+}
+
+// releasing closes release, then behaves as b.
+func releasing(release chan struct{}, b llmtest.Behavior) llmtest.Behavior {
+	return func(w http.ResponseWriter, r *http.Request) {
+		close(release)
+		b(w, r)
+	}
+}
+
+// toolResults are the texts of a log's tool results, in order.
+func toolResults(t *testing.T, log []logged) []string {
+	t.Helper()
+	var texts []string
+	for _, r := range ofType(log, "tool/result") {
+		content := r.Data["message"].(map[string]any)["content"].([]any)[0].(map[string]any)["content"].([]any)
+		texts = append(texts, content[0].(map[string]any)["text"].(string))
+	}
+	return texts
+}
+
+func isKid(body []byte) bool {
+	return bytes.Contains(body, []byte(`{"role":"user","content":"Say CHILD."}`))
+}
+
+func TestABackgroundDelegationIsATaskReadWaitedListedAndFenced(t *testing.T) {
+	release := make(chan struct{})
+	srv := llmtest.NewServer(
+		call("c1", "subagent", `{"description": "kid", "prompt": "Say CHILD.", "run_in_background": true}`),
+		call("c2", "task_output", `{"task_id": "subagent-1"}`),
+		call("c3", "task_list", `{}`),
+		releasing(release, call("c4", "task_output", `{"task_id": "subagent-1", "wait": true, "timeout_ms": 60000}`)),
+		call("c5", "task_output", `{"task_id": "subagent-1"}`),
+		call("c6", "task_kill", `{"task_id": "subagent-1"}`),
+		call("c7", "task_output", `{"task_id": "subagent-9"}`),
+		call("c8", "task_output", `{"task_id": ""}`),
+		llmtest.Stream(llmtest.Say("DONE")),
+		// the second agent
+		call("d1", "task_output", `{"task_id": "subagent-1"}`),
+		call("d2", "task_list", `{}`),
+		llmtest.Stream(llmtest.Say("NONE")),
+	)
+	defer srv.Close()
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	srv.Route(func(r llmtest.Received) bool { return isKid(r.Body) }, gated(release, llmtest.Say("CHILD")))
+	r, _ := newTaskRig(t, srv)
+	h := r.turn(t, "11111111-1111-4111-8111-111111111111", "delegate in the background, collect, then say DONE")
+	require.Equal(t, []string{
+		"started background subagent task subagent-1",
+		"(no new output)\n[status: running]",
+		"subagent-1 [subagent] running \u2014 kid",
+		"CHILD\n[status: completed]",
+		"CHILD\n[status: completed]",
+		"task subagent-1 had already finished [status: completed]",
+		"Error: unknown task subagent-9",
+		`Error: invalid task_id: expected a non-empty string, got ""`,
+	}, toolResults(t, events(t, h.Session())))
+	require.Equal(t, []string{h.ID()}, liveIDs(r), "the one-shot child was disposed")
+
+	other := r.turn(t, "22222222-2222-4222-8222-222222222222", "look at another agent's task")
+	require.Equal(t, []string{
+		"Error: task subagent-1 belongs to another session",
+		"(no background tasks)",
+	}, toolResults(t, events(t, other.Session())))
+
+	var first wireRequest
+	require.NoError(t, json.Unmarshal(srv.Received()[0].Body, &first))
+	var names []string
+	for _, tool := range first.Tools {
+		names = append(names, tool.Function.Name)
+	}
+	require.Equal(t, []string{"list_agents", "send_message", "subagent", "subagent_fork", "task_output", "task_list", "task_kill"}, names)
+	require.Equal(t, `{"type":"object","properties":{"task_id":{"type":"string","description":"Task id returned by the tool that started the background work."},"wait":{"type":"boolean","description":"Block until the task reaches a terminal status or the timeout expires. A timed-out wait returns [status: running] and leaves the task alive."},"timeout_ms":{"type":"number","description":"Max wait in milliseconds (only meaningful with wait: true). Defaults to the configured wait timeout; capped by the configured maximum."}},"required":["task_id"]}`,
+		string(first.Tools[4].Function.Parameters))
+	require.Contains(t, string(first.Tools[2].Function.Parameters), `"run_in_background":{"type":"boolean","description":"Run as a background task and return its id; collect with task_output or stop with task_kill."}`)
+}
+
+func liveIDs(r *rig) []string {
+	var ids []string
+	for _, h := range r.rt.Registry().List() {
+		ids = append(ids, h.ID())
+	}
+	return ids
+}
+
+func TestTaskKillStopsTheChildAndTheTaskEndsKilled(t *testing.T) {
+	srv := llmtest.NewServer(
+		call("c1", "subagent", `{"description": "kid", "prompt": "Say CHILD.", "run_in_background": true}`),
+		call("c2", "task_kill", `{"task_id": "subagent-1", "reason": "not needed"}`),
+		call("c3", "task_output", `{"task_id": "subagent-1", "wait": true}`),
+		call("c4", "task_kill", `{"task_id": "subagent-1"}`),
+		llmtest.Stream(llmtest.Say("DONE")),
+	)
+	defer srv.Close()
+	never := make(chan struct{})
+	defer close(never)
+	srv.Route(func(r llmtest.Received) bool { return isKid(r.Body) }, gated(never, llmtest.Say("CHILD")))
+	r, _ := newTaskRig(t, srv)
+	h := r.turn(t, "11111111-1111-4111-8111-111111111111", "delegate, then stop it")
+	require.Equal(t, []string{
+		"started background subagent task subagent-1",
+		"requested cancellation of task subagent-1",
+		"(no new output)\n[status: killed]",
+		"task subagent-1 had already finished [status: killed]",
+	}, toolResults(t, events(t, h.Session())))
+	require.Equal(t, []string{h.ID()}, liveIDs(r), "the killed child was disposed before the task ended")
+}
+
+// A task that ends unread is announced to its agent, as a user message
+// its next model call sees; a read one is not.
+func TestAnUnreadTaskEndIsNoticedAtTheOwnersNextModelCall(t *testing.T) {
+	srv := llmtest.NewServer(
+		call("c1", "subagent", `{"description": "kid", "prompt": "Say CHILD.", "run_in_background": true}`),
+		llmtest.Stream(llmtest.Say("STARTED")),
+		llmtest.Stream(llmtest.Say("NOTED")),
+	)
+	defer srv.Close()
+	srv.Route(func(r llmtest.Received) bool { return isKid(r.Body) }, llmtest.Stream(llmtest.Say("CHILD")))
+	r, agents := newTaskRig(t, srv)
+	h := r.turn(t, "11111111-1111-4111-8111-111111111111", "delegate in the background")
+	select {
+	case <-agents.TaskSettled("subagent-1"):
+	case <-time.After(time.Minute):
+		t.Fatal("waited a minute for task subagent-1 to settle")
+	}
+	_, err := h.Followup(context.Background(), event.Text("anything new?"), event.Source{Kind: event.SourceUser})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, h.Activation().WhenIdle(ctx))
+	notice := "background task subagent-1 (subagent: kid) finished [status: completed]. Read its output with task_output."
+	var last wireRequest
+	got := srv.Received()
+	require.NoError(t, json.Unmarshal(got[len(got)-1].Body, &last))
+	var contents []string
+	for _, m := range last.Messages {
+		if m.Role == "user" {
+			contents = append(contents, m.Content)
+		}
+	}
+	require.Equal(t, []string{"delegate in the background", "anything new?", notice}, contents)
+	require.Equal(t, 1, strings.Count(string(got[len(got)-1].Body), "background task subagent-1"), "announced once")
+}
