@@ -26,11 +26,11 @@ func acpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err := parseFlagsOnly(flags, args); err != nil {
 		return usageError(stderr, acpUsage, flags, err)
 	}
-	agents, err := model.agents(warnLogger(stderr))
+	logger := warnLogger(stderr)
+	agents, err := model.agents(logger)
 	if err != nil {
 		return failure(stderr, "acp", err)
 	}
-	logger := warnLogger(stderr)
 	rt, err := dsh.Open(dsh.Options{Dir: *store, Logger: logger, ModelAgents: agents})
 	if err != nil {
 		return failure(stderr, "acp", err)

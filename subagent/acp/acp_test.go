@@ -26,9 +26,10 @@ import (
 	"github.com/dsh-actors/dsh-actors/subagent/acp"
 )
 
-// The agents the tests start: this module's dsh-actors (its acp command)
-// and the ACP SDK's own example agent, built once for the package.
-var dshActors, exampleAgent string
+// The programs the tests start: this module's dsh-actors (its acp command),
+// the ACP SDK's own example agent and example client, built once for the
+// package.
+var dshActors, exampleAgent, exampleClient string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "acp-agents-*")
@@ -37,8 +38,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	dshActors, exampleAgent = filepath.Join(dir, "dsh-actors"), filepath.Join(dir, "example-agent")
+	exampleClient = filepath.Join(dir, "example-client")
 	err = errors.Join(build(dshActors, "github.com/dsh-actors/dsh-actors/cmd/dsh-actors"),
-		build(exampleAgent, "github.com/coder/acp-go-sdk/example/agent"))
+		build(exampleAgent, "github.com/coder/acp-go-sdk/example/agent"),
+		build(exampleClient, "github.com/coder/acp-go-sdk/example/client"))
 	code := 1
 	if err == nil {
 		code = m.Run()
@@ -309,4 +312,22 @@ func TestTheExampleAgentIsCancelledAndDisposedMidTurn(t *testing.T) {
 	res, err = run.Result(bg)
 	require.NoError(t, err)
 	require.Equal(t, agent.Aborted, res.StopReason)
+}
+
+// The SDK's example client, which nobody here wrote, drives `dsh-actors
+// acp`: it initializes, opens a session and sends "Hello, agent!", which
+// the keyless scripted agent answers with the same text.
+func TestDshActorsACPAnswersTheSDKsExampleClient(t *testing.T) {
+	clean(t)
+	client := exec.Command(exampleClient, dshActors, "acp", "--store", t.TempDir())
+	client.Dir = t.TempDir()
+	var stderr bytes.Buffer
+	client.Stderr = &stderr
+	out, err := client.Output()
+	require.NoError(t, err, stderr.String())
+	text := string(out)
+	require.Contains(t, text, "Connected to agent (protocol v1)")
+	require.Regexp(t, `Created session: [0-9a-f-]{36}\n`, text)
+	require.Contains(t, strings.Split(text, "\n"), " Hello, agent!", "the agent's answer, after the space the client prints")
+	require.Contains(t, text, "Agent completed")
 }
