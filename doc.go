@@ -33,8 +33,7 @@
 // may block (on a model, on ctx) without holding up other agents.
 //
 // The web page and its RPC surface are package host's handler over this
-// runtime: host.New(rt.Actors(), rt.Subagents(), rt.Query(),
-// host.Options{}) is an http.Handler (its protocol is
+// runtime: host.New(rt, host.Options{}) is an http.Handler (its protocol is
 // docs/wire-protocol.md); close it, then the runtime.
 //
 // Shutdown(ctx) stops admission at once, lets running turns finish

@@ -87,7 +87,7 @@ func Example_serve() {
 	agents, _ := modelagent.New(modelagent.Config{BaseURL: model.URL, APIKey: "test-key", Model: "scripted-model"})
 	rt, _ := dsh.Open(dsh.Options{Dir: dir, ModelAgents: agents})
 	defer rt.Close()
-	handler := host.New(rt.Actors(), rt.Subagents(), rt.Query(), host.Options{})
+	handler := host.New(rt, host.Options{})
 	defer handler.Close()
 	server := httptest.NewServer(handler)
 	defer server.Close()

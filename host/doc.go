@@ -10,9 +10,8 @@
 // envelopes, validation issues, error codes, methods and frames — is
 // specified byte for byte in docs/wire-protocol.md in this repository.
 //
-// New returns a Handler over an actors.Runtime, its subagent service
-// (Continuations) and a query.Query (Options.Index, when set, answers
-// search and stored titles); it maps the runtime's error codes to the wire's (for instance NOT_RESUMABLE to
+// New returns a Handler over a *dsh.Runtime (Options.Index, when set,
+// answers search, stored titles and the catalog); it maps the runtime's error codes to the wire's (for instance NOT_RESUMABLE to
 // subagent-not-resumable, DRAINING and LEASE_HELD to subagent-not-delivered; anything
 // unclassified is internal, its cause logged, never sent).
 //

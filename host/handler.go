@@ -11,8 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dsh-actors/dsh-actors/actors"
-	"github.com/dsh-actors/dsh-actors/query"
+	"github.com/dsh-actors/dsh-actors"
 )
 
 //go:embed web
@@ -87,12 +86,16 @@ type Handler struct {
 	static       http.Handler
 }
 
-// New returns the handler over rt, its continuation service cont and a
-// query over rt.Sessions(); it starts observing rt's appends at once (for
-// session.list's updatedAt and title) until Close. It never closes
-// opts.Index.
-func New(rt *actors.Runtime, cont Continuations, q *query.Query, opts Options) *Handler {
-	backend := newRuntimeBackend(rt, cont, q, opts.Index)
+// New returns the handler over the runtime rt: its agents and sessions,
+// its subagent service and its catalog (answered by opts.Index when set);
+// it starts observing rt's appends at once (for session.list's updatedAt
+// and title) until Close. Close it before rt. It never closes opts.Index.
+func New(rt *dsh.Runtime, opts Options) *Handler {
+	var cont continuations = rt.Subagents()
+	if opts.Index != nil {
+		cont = indexedCatalog{Service: rt.Subagents(), index: opts.Index}
+	}
+	backend := newRuntimeBackend(rt.Actors(), cont, rt.Query(), opts.Index)
 	h := newHandler(backend, opts)
 	h.closeBackend = backend.close
 	return h

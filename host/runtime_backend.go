@@ -11,6 +11,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
+	"github.com/dsh-actors/dsh-actors/subagent"
 
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/manager"
@@ -23,9 +24,9 @@ import (
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-// Continuations is the part of the subagent service the runtime backend
+// continuations is the part of the subagent service the runtime backend
 // uses; *subagent.Service implements it.
-type Continuations interface {
+type continuations interface {
 	// ListChildren is the durable direct catalog of parentID.
 	ListChildren(ctx context.Context, parentID string) ([]query.Entry, error)
 	// Followup delivers content to childID on behalf of the exact live
@@ -38,7 +39,7 @@ type Continuations interface {
 // snapshot or non-mutating store inspection) and never activate an agent.
 type runtimeBackend struct {
 	rt    *actors.Runtime
-	cont  Continuations
+	cont  continuations
 	query *query.Query
 	index derivedIndex // nil: stored titles and search read the logs
 	facts *factCache
@@ -51,13 +52,28 @@ type derivedIndex interface {
 	Search(ctx context.Context, req index.SearchRequest) (index.Page, error)
 	// Titles returns the title of every stored session that has one.
 	Titles(ctx context.Context) (map[string]index.Title, error)
+	// ListChildren is the durable direct catalog of parentID, as the
+	// unindexed reader answers it.
+	ListChildren(ctx context.Context, parentID string) ([]query.Entry, error)
+}
+
+// indexedCatalog is the subagent service with its catalog answered by the
+// derived index.
+type indexedCatalog struct {
+	*subagent.Service
+	index derivedIndex
+}
+
+// ListChildren lists parentID's children from the index.
+func (c indexedCatalog) ListChildren(ctx context.Context, parentID string) ([]query.Entry, error) {
+	return c.ListChildrenFrom(ctx, c.index, parentID)
 }
 
 // newRuntimeBackend adapts rt, its continuation service and a query over
 // rt.Sessions(); db, when not nil, answers search and stored titles. It
 // starts observing appends at once (for session.list's updatedAt and
 // title); close stops that. It never closes the index.
-func newRuntimeBackend(rt *actors.Runtime, cont Continuations, q *query.Query, db derivedIndex) *runtimeBackend {
+func newRuntimeBackend(rt *actors.Runtime, cont continuations, q *query.Query, db derivedIndex) *runtimeBackend {
 	b := &runtimeBackend{rt: rt, cont: cont, query: q, index: db, facts: newFactCache()}
 	b.facts.cancel = rt.Sessions().Subscribe(b.facts.observe)
 	return b

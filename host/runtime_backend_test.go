@@ -22,7 +22,7 @@ import (
 
 var userSource = event.Source{Kind: "user"}
 
-// catalogOnly is a Continuations that lists through the query and refuses
+// catalogOnly is a continuations that lists through the query and refuses
 // deliveries.
 type catalogOnly struct{ q *query.Query }
 

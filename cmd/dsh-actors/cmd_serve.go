@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"github.com/dsh-actors/dsh-actors/internal/index"
-	"github.com/dsh-actors/dsh-actors/query"
-	"github.com/dsh-actors/dsh-actors/subagent"
 
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/host"
@@ -192,7 +190,6 @@ func openServeStack(flags serveFlags, logger *slog.Logger, trustedHosts []string
 			return nil, err
 		}
 	}
-	var cont host.Continuations = set.service
 	var db *index.DB
 	opts := host.Options{Logger: logger, TrustedHosts: trustedHosts, Token: token, CwdRoot: flags.cwdRoot}
 	if flags.indexed && !isPostgres(flags.store) { // the derived index lives beside a JSONL root
@@ -200,22 +197,10 @@ func openServeStack(flags serveFlags, logger *slog.Logger, trustedHosts []string
 			_ = set.close()
 			return nil, err
 		}
-		cont = indexedContinuations{Service: set.service, db: db}
 		opts.Index = db // only when open: a nil *index.DB would be a non-nil Index
 	}
-	handler := host.New(set.rt, cont, set.query, opts)
+	handler := host.New(set.dsh, opts)
 	return &serveStack{set: set, rt: set.rt, handler: handler, index: db, token: token}, nil
-}
-
-// indexedContinuations is the subagent service with its catalog answered
-// by the derived index.
-type indexedContinuations struct {
-	*subagent.Service
-	db *index.DB
-}
-
-func (c indexedContinuations) ListChildren(ctx context.Context, parentID string) ([]query.Entry, error) {
-	return c.ListChildrenFrom(ctx, c.db, parentID)
 }
 
 // stop announces the shutdown, arms the forced exit on a second signal and

@@ -13,9 +13,7 @@ import (
 	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/host"
 	"github.com/dsh-actors/dsh-actors/internal/index"
-	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
-	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
 // listServer is the path subagent.list takes under `dsh-actors serve`: the
@@ -27,16 +25,6 @@ type listServer struct {
 	url     string
 	client  *http.Client
 	closers []func() error // in order
-}
-
-// indexedService answers the catalog from the derived index, as serve does.
-type indexedService struct {
-	*subagent.Service
-	db *index.DB
-}
-
-func (s indexedService) ListChildren(ctx context.Context, parentID string) ([]query.Entry, error) {
-	return s.ListChildrenFrom(ctx, s.db, parentID)
 }
 
 // openListServer serves root's store; close it with close.
@@ -53,7 +41,7 @@ func openListServer(ctx context.Context, root string, clients int) (*listServer,
 	if err != nil {
 		return nil, errors.Join(err, rt.Close(), store.Close())
 	}
-	handler := host.New(rt.Actors(), indexedService{rt.Subagents(), db}, rt.Query(), host.Options{Index: db})
+	handler := host.New(rt, host.Options{Index: db})
 	s := &listServer{closers: []func() error{func() error { handler.Close(); return nil }, db.Close, rt.Close, store.Close}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
