@@ -30,7 +30,7 @@ var allowedDeps = map[string][]string{
 	"inbox":    {"fault", "event", "agent", "internal/actorkit", "internal/jsjson"},
 	"actors":   {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "inbox", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	"subagent": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "inbox", "actors", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
-	"host":     {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
+	"host":     {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "internal/pgstore", "internal/actorkit", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
 	// internal/llm is the model client: a leaf on the event vocabulary.
 	"internal/llm": {"fault", "event", "internal/vocab", "internal/jsjson"},
 	// internal/llmtest is the scripted model client and the mock model
@@ -137,7 +137,7 @@ func TestTheCheckersCatchViolations(t *testing.T) {
 		module + "/agent":             {module + "/session"},
 		module + "/subagent":          {module + "/actors/manager", module + "/query"},
 		module + "/elsewhere":         {module + "/host"},
-		module + "/host":              {module},
+		module + "/host":              {module + "/cmd/dsh-actors"},
 		module + "/descriptor":        nil,
 		module + "/internal/storegen": {module + "/session", module + "/query"},
 		module + "/internal/bench":    {module + "/internal/storegen", module + "/internal/other"},
@@ -148,7 +148,7 @@ func TestTheCheckersCatchViolations(t *testing.T) {
 		module + "/agent (layer agent) depends on " + module + "/session (layer session)",
 		module + "/internal/storegen (layer internal/storegen) depends on " + module + "/query (layer query)",
 		module + "/internal/bench (layer internal/bench) depends on " + module + "/internal/other (layer internal/other)",
-		module + "/host (layer host) depends on " + module + " (layer (root))",
+		module + "/host (layer host) depends on " + module + "/cmd/dsh-actors (layer cmd)",
 	}, directionViolations(deps))
 }
 
