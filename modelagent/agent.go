@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"math/rand/v2"
@@ -90,6 +91,10 @@ type Config struct {
 	// task_kill; a task that ends unread is announced to its agent at its
 	// next model call.
 	BackgroundTasks bool
+	// MCPServers are MCP servers by name (ReadMCPConfig reads them from a
+	// file): each tool of server S is offered as mcp__S__<tool>, after
+	// the Tools. New starts them in the background; Close stops them.
+	MCPServers map[string]MCPServer
 }
 
 // Agents builds model agents: each runs the tool loop over its own
@@ -99,6 +104,9 @@ type Agents struct {
 	client llm.Client
 	// custom are cfg.Tools compiled.
 	custom []toolDef
+	// mcp runs cfg.MCPServers (nil: none).
+	mcp       *mcpHub
+	closeOnce sync.Once
 	// random samples the retry jitter in [0, 1].
 	random  func() float64
 	mu      sync.Mutex
@@ -145,6 +153,9 @@ func newAgents(cfg Config, client llm.Client, random func() float64) (*Agents, e
 	if err != nil {
 		return nil, err
 	}
+	if err := checkMCPServers(cfg.MCPServers); err != nil {
+		return nil, fmt.Errorf("modelagent: %w", err)
+	}
 	if cfg.Provider == "" {
 		cfg.Provider = llm.DefaultProvider
 	}
@@ -165,7 +176,19 @@ func newAgents(cfg Config, client llm.Client, random func() float64) (*Agents, e
 	if cfg.BackgroundTasks {
 		a.tasks = newTasks()
 	}
+	if len(cfg.MCPServers) > 0 {
+		a.mcp = startMCP(cfg.MCPServers, cfg.Logger)
+	}
 	return a, nil
+}
+
+// Close stops the MCP servers: it closes their sessions, ends the
+// processes of stdio servers and waits for the goroutines that ran them.
+// Their tools then fail. Close the agents after the runtime that runs
+// them; it is idempotent.
+func (a *Agents) Close() error {
+	a.closeOnce.Do(a.mcp.close)
+	return nil
 }
 
 // Route is the provider and model the agents are attributed to (give them
@@ -235,7 +258,7 @@ func (l *loop) RunTurn(ctx context.Context, host agent.Host, msg event.UserMessa
 		l.retries = 0
 	}
 	l.retrying = ""
-	self, tools, err := l.tools(host)
+	self, tools, err := l.tools(ctx, host)
 	if err != nil {
 		return agent.Error, err
 	}
@@ -252,7 +275,7 @@ func (l *loop) RunTurn(ctx context.Context, host agent.Host, msg event.UserMessa
 
 // tools is the registry of the calling agent: the four subagent tools
 // and the embedder's, filtered by the agent's options.
-func (l *loop) tools(host agent.Host) (*parent.Handle, *registry, error) {
+func (l *loop) tools(ctx context.Context, host agent.Host) (*parent.Handle, *registry, error) {
 	rt, service := l.a.bound()
 	var self *parent.Handle
 	if rt != nil {
@@ -275,6 +298,11 @@ func (l *loop) tools(host agent.Host) (*parent.Handle, *registry, error) {
 	for _, t := range l.a.custom {
 		if allowed(l.opts.ToolFilter, t.Name) {
 			kept = append(kept, t.bind(l.opts.SessionID))
+		}
+	}
+	for _, t := range l.a.mcp.tools(ctx) {
+		if allowed(l.opts.ToolFilter, t.Name) {
+			kept = append(kept, t)
 		}
 	}
 	reg, err := newRegistry(kept...)

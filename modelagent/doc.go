@@ -42,7 +42,9 @@
 //
 // # Tools
 //
-// Besides the four subagent tools, Config.Tools offers the embedder's own
+// Besides the four subagent tools, Config.MCPServers offers the tools of
+// MCP servers (stdio or streamable HTTP, through the official Go SDK) as
+// mcp__<server>__<tool>, and Config.Tools offers the embedder's own
 // (a Tool: a name, a description, a JSON Schema for the arguments object,
 // a Run that gets ctx, the calling agent's id and the validated
 // arguments). An agent's tool filter applies to every tool alike.

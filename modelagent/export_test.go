@@ -1,6 +1,10 @@
 package modelagent
 
-import "github.com/dsh-actors/dsh-actors/internal/llm"
+import (
+	"context"
+
+	"github.com/dsh-actors/dsh-actors/internal/llm"
+)
 
 // NewOver is the tests' seam: the model agents of cfg over client instead
 // of a client of cfg's endpoint, sampling the retry jitter with random.
@@ -30,3 +34,27 @@ func (a *Agents) TaskSettled(id string) <-chan struct{} {
 	}
 	return nil
 }
+
+// MCPTools are the names of the MCP servers' tools as last listed.
+func (a *Agents) MCPTools() []string {
+	var names []string
+	for _, t := range a.mcp.tools(context.Background()) {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+// MCPConnects counts the sessions made with server so far.
+func (a *Agents) MCPConnects(server string) int {
+	for _, s := range a.mcp.servers {
+		if s.name == server {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.connects
+		}
+	}
+	return 0
+}
+
+// MCPToolName is the model-facing name of an MCP server's tool.
+func MCPToolName(server, tool string) string { return mcpToolName(server, tool) }

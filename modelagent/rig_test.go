@@ -3,6 +3,7 @@ package modelagent_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"testing"
 	"time"
 
@@ -19,7 +20,15 @@ import (
 	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs the tests under the leak check, or, started as the
+// stdio MCP server of the MCP tests (mcpServerEnv set), serves it.
+func TestMain(m *testing.M) {
+	if os.Getenv(mcpServerEnv) != "" {
+		serveStdioMCP()
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // rig is a runtime over a JSONL store whose agents are model agents.
 type rig struct {

@@ -44,6 +44,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failure(stderr, "run", err)
 	}
+	defer closeAgents(agents)
 	set, err := openRuntime(*store, warnLogger(stderr), agents)
 	if err != nil {
 		return failure(stderr, "run", err)

@@ -50,6 +50,7 @@ func serve(ctx context.Context, flags serveFlags, stdout, stderr io.Writer) int 
 	if err != nil {
 		return failure(stderr, "serve", err)
 	}
+	defer closeAgents(agents)
 	listener, err := net.Listen("tcp", flags.addr)
 	if err != nil {
 		return failure(stderr, "serve", fmt.Errorf("cannot listen on %s: %w", flags.addr, err))

@@ -11,12 +11,12 @@ import (
 // modelFlags are the flags that choose the model agents: --model, --api,
 // --base-url and --context-window.
 type modelFlags struct {
-	model, api, baseURL string
-	contextWindow       int
+	model, api, baseURL, mcp string
+	contextWindow            int
 }
 
 // modelUsage is the model flags' part of a usage line.
-const modelUsage = "[--model NAME [--api deepseek|openai] [--base-url URL] [--context-window N]]"
+const modelUsage = "[--model NAME [--api deepseek|openai] [--base-url URL] [--context-window N] [--mcp FILE]]"
 
 // addModelFlags adds the model flags to flags; their values are read once
 // flags is parsed.
@@ -26,6 +26,7 @@ func addModelFlags(flags *flag.FlagSet) *modelFlags {
 	flags.StringVar(&m.api, "api", "", "the server's API: deepseek (DEEPSEEK_API_KEY) or openai (Ollama, vLLM, ...; OPENAI_API_KEY if any); default: deepseek for DEEPSEEK_BASE_URL or a DeepSeek host, else openai")
 	flags.StringVar(&m.baseURL, "base-url", "", "the server's base URL, e.g. http://127.0.0.1:11434/v1 (default: OPENAI_BASE_URL for openai, else DEEPSEEK_BASE_URL, else https://api.deepseek.com)")
 	flags.IntVar(&m.contextWindow, "context-window", 0, "the model's context size in tokens, logged; a prompt reaching it logs a truncation warning (default: 1000000 for deepseek, unknown for openai)")
+	flags.StringVar(&m.mcp, "mcp", "", `MCP servers for the model agents: a {"mcpServers": {NAME: {command, args, env} | {url, headers}}} file`)
 	return m
 }
 
@@ -38,8 +39,23 @@ func (m modelFlags) agents(logger *slog.Logger, tools ...modelagent.Tool) (*mode
 	if m.model == "" {
 		return modelAgents(tools...)
 	}
-	return modelagent.New(modelagent.Config{Model: m.model, API: m.api, BaseURL: m.baseURL,
-		ContextWindow: m.contextWindow, Logger: logger, Tools: tools})
+	cfg := modelagent.Config{Model: m.model, API: m.api, BaseURL: m.baseURL, ContextWindow: m.contextWindow, Logger: logger, Tools: tools}
+	if m.mcp != "" {
+		servers, err := modelagent.ReadMCPConfig(m.mcp)
+		if err != nil {
+			return nil, err
+		}
+		cfg.MCPServers = servers
+	}
+	return modelagent.New(cfg)
+}
+
+// closeAgents stops the agents' MCP servers (nil agents have none); call
+// it once the runtime running them is closed.
+func closeAgents(agents *modelagent.Agents) {
+	if agents != nil {
+		_ = agents.Close()
+	}
 }
 
 // modelAgents are the model agents over the endpoint the environment

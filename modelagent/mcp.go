@@ -1,0 +1,403 @@
+package modelagent
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf16"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MCPServer is one MCP server the model agents use: a command run over
+// stdio (Command, Args, Env) or a streamable HTTP endpoint (URL,
+// Headers), as in the common {"mcpServers": {NAME: …}} file.
+type MCPServer struct {
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// ReadMCPConfig reads an {"mcpServers": {NAME: {command, args, env} |
+// {url, headers}}} file. A server with neither or both a command and a
+// URL, or an unreadable file, is an error naming it.
+func ReadMCPConfig(path string) (map[string]MCPServer, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("modelagent: MCP config: %w", err)
+	}
+	var file struct {
+		MCPServers map[string]MCPServer `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(data, &file); err != nil {
+		return nil, fmt.Errorf("modelagent: MCP config %s: %w", path, err)
+	}
+	if err := checkMCPServers(file.MCPServers); err != nil {
+		return nil, fmt.Errorf("modelagent: MCP config %s: %w", path, err)
+	}
+	return file.MCPServers, nil
+}
+
+// checkMCPServers refuses a server that is not exactly one of a command
+// and a URL.
+func checkMCPServers(servers map[string]MCPServer) error {
+	for name, s := range servers {
+		switch {
+		case name == "":
+			return errors.New("an MCP server needs a name")
+		case (s.Command == "") == (s.URL == ""):
+			return fmt.Errorf("MCP server %q needs either a command or a url", name)
+		}
+	}
+	return nil
+}
+
+// MCP tool names: the model-facing name's limits, and the hash appended
+// when normalising changed a name.
+const (
+	maxToolName = 64
+	hashLength  = 12
+)
+
+// mcpToolName is the model-facing name of an MCP server's tool:
+// "mcp__<server>__<tool>" when it is made of [A-Za-z0-9_-] and fits in 64
+// characters; otherwise each other UTF-16 code unit becomes "_", the name
+// is cut to 51 characters and "_" and the first 12 hex digits of the
+// SHA-256 of "<server>\x00<tool>" are appended, so that distinct tools
+// never share a name.
+func mcpToolName(server, tool string) string {
+	joined := mcpPrefix + server + "__" + tool
+	var b strings.Builder
+	for _, unit := range utf16.Encode([]rune(joined)) {
+		if unit < 128 && isNameChar(byte(unit)) {
+			b.WriteByte(byte(unit))
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	normalized := b.String()
+	if normalized == joined && len(normalized) <= maxToolName {
+		return normalized
+	}
+	sum := sha256.Sum256([]byte(server + "\x00" + tool))
+	cut := normalized[:min(len(normalized), maxToolName-hashLength-1)]
+	return cut + "_" + hex.EncodeToString(sum[:])[:hashLength]
+}
+
+func isNameChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}
+
+// Reconnection backoff of a server that died: from the first delay,
+// doubling, up to the last.
+const (
+	firstReconnect = 100 * time.Millisecond
+	lastReconnect  = 10 * time.Second
+)
+
+// mcpHub runs the configured MCP servers for the agents: each server has
+// a supervisor goroutine that connects, lists the tools, lists them again
+// on tools/list_changed, and reconnects with backoff when the server dies.
+type mcpHub struct {
+	servers []*mcpLink
+	stop    context.CancelFunc
+	done    sync.WaitGroup
+}
+
+// startMCP starts a supervisor per server; it does not block.
+func startMCP(servers map[string]MCPServer, logger *slog.Logger) *mcpHub {
+	ctx, stop := context.WithCancel(context.Background())
+	hub := &mcpHub{stop: stop}
+	names := make([]string, 0, len(servers))
+	for name := range servers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		link := &mcpLink{name: name, spec: servers[name], logger: logger, changed: make(chan struct{}, 1), ready: make(chan struct{})}
+		link.err = errors.New("not connected yet")
+		hub.servers = append(hub.servers, link)
+		hub.done.Go(func() { link.supervise(ctx) })
+	}
+	return hub
+}
+
+// close stops every supervisor, closes every session (a stdio server's
+// process ends) and waits for them all.
+func (h *mcpHub) close() {
+	if h == nil {
+		return
+	}
+	h.stop()
+	h.done.Wait()
+}
+
+// tools are every server's tools as last listed, in server then listing
+// order. It first waits for each server's first connection attempt to end
+// (or for ctx), so that a first turn sees the tools of the servers that
+// started.
+func (h *mcpHub) tools(ctx context.Context) []toolDef {
+	if h == nil {
+		return nil
+	}
+	var out []toolDef
+	for _, s := range h.servers {
+		select {
+		case <-s.ready:
+		case <-ctx.Done():
+		}
+		out = append(out, s.current()...)
+	}
+	return out
+}
+
+// mcpLink is one server's connection, owned by its supervisor; calls
+// read the session and tools under mu.
+type mcpLink struct {
+	name      string
+	spec      MCPServer
+	logger    *slog.Logger
+	changed   chan struct{} // tools/list_changed arrived
+	ready     chan struct{} // closed once the first connection attempt ended
+	readyOnce sync.Once
+
+	mu      sync.Mutex
+	session *mcp.ClientSession // nil while down
+	err     error              // why it is down
+	defs    []toolDef
+	// connects counts the sessions made so far.
+	connects int
+}
+
+// supervise connects and keeps the server connected until ctx is done,
+// then closes the session.
+func (s *mcpLink) supervise(ctx context.Context) {
+	defer s.markReady()
+	delay := firstReconnect
+	for ctx.Err() == nil {
+		session, err := s.connect(ctx)
+		if err == nil {
+			delay = firstReconnect
+			err = s.serve(ctx, session)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		s.down(err)
+		s.logger.Warn("modelagent: MCP server unavailable, reconnecting", "server", s.name, "err", err, "retryIn", delay)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, lastReconnect)
+	}
+}
+
+// connect starts the transport and the MCP session.
+func (s *mcpLink) connect(ctx context.Context) (*mcp.ClientSession, error) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "dsh-actors", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case s.changed <- struct{}{}:
+			default:
+			}
+		},
+	})
+	return client.Connect(ctx, s.transport(), nil)
+}
+
+// transport is the server's stdio command or streamable HTTP endpoint.
+func (s *mcpLink) transport() mcp.Transport {
+	if s.spec.URL != "" {
+		return &mcp.StreamableClientTransport{Endpoint: s.spec.URL, MaxRetries: -1,
+			HTTPClient: &http.Client{Transport: headerTransport{s.spec.Headers}}}
+	}
+	cmd := exec.Command(s.spec.Command, s.spec.Args...)
+	cmd.Env = os.Environ()
+	for k, v := range s.spec.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Stderr = os.Stderr
+	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+}
+
+// headerTransport adds the configured headers to every request.
+type headerTransport struct{ headers map[string]string }
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.headers {
+		r.Header.Set(k, v)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// serve lists the tools, then lists them again on every
+// tools/list_changed until the session ends (its error) or ctx is done
+// (the session is closed).
+func (s *mcpLink) serve(ctx context.Context, session *mcp.ClientSession) error {
+	ended := make(chan error, 1)
+	go func() { ended <- session.Wait() }()
+	defer func() {
+		_ = session.Close()
+		<-ended
+	}()
+	if err := s.list(ctx, session); err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-ended:
+			ended <- err // for the deferred wait
+			return fmt.Errorf("the session ended: %w", cmpErr(err))
+		case <-s.changed:
+			if err := s.list(ctx, session); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func cmpErr(err error) error {
+	if err == nil {
+		return errors.New("closed by the server")
+	}
+	return err
+}
+
+// list reads every page of the server's tools and makes them current.
+func (s *mcpLink) list(ctx context.Context, session *mcp.ClientSession) error {
+	var defs []toolDef
+	for tool, err := range session.Tools(ctx, nil) {
+		if err != nil {
+			return fmt.Errorf("tools/list: %w", err)
+		}
+		def := s.toolDef(tool)
+		if slices.ContainsFunc(defs, func(d toolDef) bool { return d.Name == def.Name }) {
+			return fmt.Errorf("the server listed tool %q more than once", tool.Name)
+		}
+		defs = append(defs, def)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.session != session {
+		s.connects++
+	}
+	s.session, s.err, s.defs = session, nil, defs
+	s.markReady()
+	return nil
+}
+
+// down marks the server unavailable: its tools stay listed and fail
+// naming err.
+func (s *mcpLink) down(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.session, s.err = nil, err
+	s.markReady()
+}
+
+func (s *mcpLink) markReady() { s.readyOnce.Do(func() { close(s.ready) }) }
+
+func (s *mcpLink) current() []toolDef {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.defs
+}
+
+// toolDef is one listed tool: its public name, the server's description
+// and input schema (compiled when the validator can; else arguments only
+// have to be an object), a Run calling it by its own name.
+func (s *mcpLink) toolDef(tool *mcp.Tool) toolDef {
+	params, err := json.Marshal(tool.InputSchema)
+	if err != nil || tool.InputSchema == nil {
+		params = emptyParameters
+	}
+	def := toolDef{Name: mcpToolName(s.name, tool.Name), Description: tool.Description, Parameters: params}
+	if def.schema, err = compileSchema(params); err != nil {
+		def.schema, _ = compileSchema(emptyParameters)
+	}
+	raw := tool.Name
+	def.Run = func(ctx context.Context, args toolArgs) (string, error) { return s.call(ctx, raw, args) }
+	return def
+}
+
+// call runs the tool raw with args: its text, or an error with its text
+// when the server says isError, or the reason the server is unavailable.
+func (s *mcpLink) call(ctx context.Context, raw string, args toolArgs) (string, error) {
+	s.mu.Lock()
+	session, down := s.session, s.err
+	s.mu.Unlock()
+	if session == nil {
+		return "", fmt.Errorf("MCP server %q is unavailable (reconnecting): %v", s.name, down)
+	}
+	result, err := session.CallTool(ctx, &mcp.CallToolParams{Name: raw, Arguments: map[string]any(args)})
+	if err != nil {
+		return "", fmt.Errorf("MCP server %q: %s: %w", s.name, raw, err)
+	}
+	text := resultText(result, raw)
+	if result.IsError {
+		return "", errors.New(text)
+	}
+	return text, nil
+}
+
+// resultText is what the model reads of a result: its content blocks'
+// text joined by newlines (other kinds of content named in brackets), the
+// structured content as JSON when there is no content, or
+// "(<tool> returned no model-visible content)".
+func resultText(result *mcp.CallToolResult, tool string) string {
+	var parts []string
+	for _, c := range result.Content {
+		parts = append(parts, contentText(c))
+	}
+	if len(parts) == 0 && result.StructuredContent != nil {
+		if b, err := json.Marshal(result.StructuredContent); err == nil {
+			parts = append(parts, string(b))
+		}
+	}
+	if len(parts) == 0 {
+		return "(" + tool + " returned no model-visible content)"
+	}
+	return strings.Join(parts, "\n")
+}
+
+func contentText(c mcp.Content) string {
+	switch v := c.(type) {
+	case *mcp.TextContent:
+		return v.Text
+	case *mcp.ImageContent:
+		return "[image unavailable: " + orUnknown(v.MIMEType) + "; this result was not admitted to durable model context]"
+	case *mcp.AudioContent:
+		return "[audio result unsupported: " + orUnknown(v.MIMEType) + "]"
+	case *mcp.ResourceLink:
+		return "Resource link: " + v.Name + " (" + v.URI + ")"
+	case *mcp.EmbeddedResource:
+		return "[embedded resource unsupported]"
+	}
+	return fmt.Sprintf("[unsupported MCP content type: %T]", c)
+}
+
+func orUnknown(mime string) string {
+	if mime == "" {
+		return "unknown media type"
+	}
+	return mime
+}

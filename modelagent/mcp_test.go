@@ -1,0 +1,243 @@
+package modelagent_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/llmtest"
+	"github.com/dsh-actors/dsh-actors/modelagent"
+)
+
+// mcpServerEnv, set, makes the test binary serve testMCPServer on stdio.
+const mcpServerEnv = "MODELAGENT_TEST_MCP_SERVER"
+
+type echoArgs struct {
+	Text string `json:"text"`
+}
+
+type sumArgs struct {
+	A int `json:"a"`
+	B int `json:"b"`
+}
+
+type sumOut struct {
+	Sum int `json:"sum"`
+}
+
+// testMCPServer has echo (text), sum (structured content only), fail
+// (isError) and die (the process exits mid-call).
+func testMCPServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + in.Text}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "sum", Description: "Add two integers."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in sumArgs) (*mcp.CallToolResult, sumOut, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{}}, sumOut{Sum: in.A + in.B}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Fail."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "it failed"}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "die", Description: "Exit mid-call."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			os.Exit(3)
+			return nil, nil, nil
+		})
+	return s
+}
+
+// serveStdioMCP serves testMCPServer on stdin/stdout until stdin closes.
+func serveStdioMCP() {
+	if err := testMCPServer().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		os.Exit(1)
+	}
+}
+
+// stdioServer is the test binary as a stdio MCP server.
+func stdioServer(t testing.TB) modelagent.MCPServer {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	return modelagent.MCPServer{Command: exe, Args: []string{"-test.run=^$"}, Env: map[string]string{mcpServerEnv: "1"}}
+}
+
+// mcpAgents are model agents over client with servers; they are closed
+// after the rig's runtime.
+func mcpAgents(t *testing.T, client *llmtest.Client, servers map[string]modelagent.MCPServer) (*modelagent.Agents, *rig) {
+	t.Helper()
+	retry := rigRetry()
+	agents, err := modelagent.NewOverChecked(modelagent.Config{Model: "deepseek-v4-flash", Retry: &retry, MCPServers: servers},
+		client, func() float64 { return 0.5 })
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, agents.Close()) })
+	return agents, rigOf(t, agents)
+}
+
+// waitForTools waits until the agents list every one of names.
+func waitForTools(t *testing.T, agents *modelagent.Agents, names ...string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		listed := agents.MCPTools()
+		for _, n := range names {
+			if !slices.Contains(listed, n) {
+				return false
+			}
+		}
+		return true
+	}, 20*time.Second, time.Millisecond, "waiting for the MCP tools %v", names)
+}
+
+// TestMCPToolsOverStdio: a stdio server's tools are offered under
+// mcp__<server>__<tool> with their schemas; text, structured content and
+// isError map to tool results; a server that dies mid-call fails that
+// call, is reconnected, and its tools work again.
+func TestMCPToolsOverStdio(t *testing.T) {
+	client := llmtest.NewClient(
+		llmtest.Reply(llmtest.CallTools(
+			llmtest.Call{ID: "e", Name: "mcp__local__echo", Args: []string{`{"text":"hi"}`}},
+			llmtest.Call{ID: "s", Name: "mcp__local__sum", Args: []string{`{"a":2,"b":3}`}},
+			llmtest.Call{ID: "f", Name: "mcp__local__fail", Args: []string{`{}`}},
+			llmtest.Call{ID: "bad", Name: "mcp__local__sum", Args: []string{`{"a":"two"}`}},
+		)),
+		llmtest.Reply(llmtest.Say("done")),
+		llmtest.Reply(llmtest.CallTools(llmtest.Call{ID: "d", Name: "mcp__local__die", Args: []string{`{}`}})),
+		llmtest.Reply(llmtest.Say("it died")),
+		llmtest.Reply(llmtest.CallTools(llmtest.Call{ID: "again", Name: "mcp__local__echo", Args: []string{`{"text":"back"}`}})),
+		llmtest.Reply(llmtest.Say("back")),
+	)
+	agents, r := mcpAgents(t, client, map[string]modelagent.MCPServer{"local": stdioServer(t)})
+	waitForTools(t, agents, "mcp__local__echo", "mcp__local__sum", "mcp__local__fail", "mcp__local__die")
+
+	h := r.turn(t, "mcp-stdio", "use the tools")
+	specs := client.Requests()[0].Tools
+	require.Contains(t, toolNames(specs), "mcp__local__echo")
+	for _, s := range specs {
+		if s.Name == "mcp__local__sum" {
+			require.Equal(t, "Add two integers.", s.Description)
+			require.Contains(t, string(s.Parameters), `"a":{"type":"integer"}`)
+		}
+	}
+	results := ofType(events(t, h.Session()), "tool/result")
+	require.Len(t, results, 4)
+	require.Contains(t, results[0].Raw, `"text":"echo: hi"}],"isError":false`)
+	require.Contains(t, results[1].Raw, `"text":"{\"sum\":5}"}],"isError":false`)
+	require.Contains(t, results[2].Raw, `"text":"Error: it failed"}],"isError":true`)
+	require.Contains(t, results[3].Raw, `Error: invalid arguments: `)
+	require.Contains(t, results[3].Raw, `\"a\" must be an integer`)
+
+	require.Equal(t, 1, agents.MCPConnects("local"))
+	died := r.turnAgain(t, h, "die")
+	require.Contains(t, died[0].Raw, `"isError":true`)
+	require.Contains(t, died[0].Raw, `MCP server \"local\"`)
+	require.Eventually(t, func() bool { return agents.MCPConnects("local") == 2 }, 20*time.Second, time.Millisecond,
+		"waiting for the stdio server to be reconnected")
+	back := r.turnAgain(t, h, "again")
+	require.Contains(t, back[0].Raw, `"text":"echo: back"}],"isError":false`)
+}
+
+// turnAgain sends h another prompt, waits until it is idle and returns
+// the tool results of that turn.
+func (r *rig) turnAgain(t *testing.T, h interface {
+	ID() string
+}, prompt string) []logged {
+	t.Helper()
+	live := r.rt.Registry().Get(h.ID())
+	require.NotNil(t, live)
+	before := len(ofType(events(t, live.Session()), "tool/result"))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := live.Followup(ctx, event.Text(prompt), event.Source{Kind: event.SourceUser})
+	require.NoError(t, err)
+	require.NoError(t, live.Activation().WhenIdle(ctx), "waiting for the turn %q", prompt)
+	return ofType(events(t, live.Session()), "tool/result")[before:]
+}
+
+// TestMCPToolsOverStreamableHTTPFollowTheToolList: an HTTP server's tools
+// are offered, sent their headers, and a tool added later is offered after
+// tools/list_changed.
+func TestMCPToolsOverStreamableHTTPFollowTheToolList(t *testing.T) {
+	server := testMCPServer()
+	var auth atomic.Value
+	auth.Store("")
+	handler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		auth.Store(r.Header.Get("Authorization"))
+		return server
+	}, nil)
+	srv := httptest.NewServer(handler)
+	t.Cleanup(srv.Close) // after the agents close their session's stream
+	client := llmtest.NewClient(
+		llmtest.Reply(llmtest.CallTools(llmtest.Call{ID: "e", Name: "mcp__remote__echo", Args: []string{`{"text":"over http"}`}})),
+		llmtest.Reply(llmtest.Say("done")),
+		llmtest.Reply(llmtest.CallTools(llmtest.Call{ID: "n", Name: "mcp__remote__late", Args: []string{`{}`}})),
+		llmtest.Reply(llmtest.Say("done")),
+	)
+	agents, r := mcpAgents(t, client, map[string]modelagent.MCPServer{
+		"remote": {URL: srv.URL, Headers: map[string]string{"Authorization": "Bearer mcp-token"}}})
+	waitForTools(t, agents, "mcp__remote__echo")
+	require.Equal(t, "Bearer mcp-token", auth.Load())
+
+	h := r.turn(t, "mcp-http", "echo")
+	require.Contains(t, ofType(events(t, h.Session()), "tool/result")[0].Raw, `"text":"echo: over http"}],"isError":false`)
+
+	mcp.AddTool(server, &mcp.Tool{Name: "late", Description: "Added later."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "late tool"}}}, nil, nil
+		})
+	waitForTools(t, agents, "mcp__remote__late")
+	late := r.turnAgain(t, h, "late")
+	require.Contains(t, late[0].Raw, `"text":"late tool"}],"isError":false`)
+	require.Contains(t, toolNames(client.Requests()[2].Tools), "mcp__remote__late")
+}
+
+// TestMCPToolNamesAreNormalisedAndStable: a clean name is kept; one with
+// other characters or over 64 characters is normalised and gets a hash of
+// the (server, tool) identity, so distinct tools never share a name.
+func TestMCPToolNamesAreNormalisedAndStable(t *testing.T) {
+	require.Equal(t, "mcp__fs__read_file", modelagent.MCPToolName("fs", "read_file"))
+	dotted := modelagent.MCPToolName("fs", "read.file")
+	require.Equal(t, "mcp__fs__read_file_", dotted[:len("mcp__fs__read_file_")])
+	require.Len(t, dotted, len("mcp__fs__read_file_")+12)
+	require.Equal(t, dotted, modelagent.MCPToolName("fs", "read.file"), "stable")
+	require.NotEqual(t, dotted, modelagent.MCPToolName("fs", "read/file"), "distinct identities, distinct names")
+	long := modelagent.MCPToolName("server", strings.Repeat("x", 80))
+	require.Len(t, long, 64)
+	require.Regexp(t, `^mcp__server__x{38}_[0-9a-f]{12}$`, long)
+	require.Regexp(t, `^mcp__s__a___[0-9a-f]{12}$`, modelagent.MCPToolName("s", "a😀"), "a character beyond the BMP is two UTF-16 units")
+	for _, n := range []string{dotted, long} {
+		require.Regexp(t, `^[A-Za-z0-9_-]{1,64}$`, n)
+	}
+}
+
+// TestReadMCPConfig reads the common mcpServers file and refuses a server
+// that is neither a command nor a URL.
+func TestReadMCPConfig(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "mcp.json")
+	require.NoError(t, os.WriteFile(good, []byte(`{"mcpServers":{
+		"fs":{"command":"npx","args":["-y","@modelcontextprotocol/server-filesystem","/tmp"],"env":{"A":"1"}},
+		"remote":{"url":"http://127.0.0.1:9/mcp","headers":{"Authorization":"Bearer x"}}}}`), 0o600))
+	servers, err := modelagent.ReadMCPConfig(good)
+	require.NoError(t, err)
+	require.Equal(t, modelagent.MCPServer{Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/tmp"}, Env: map[string]string{"A": "1"}}, servers["fs"])
+	require.Equal(t, "http://127.0.0.1:9/mcp", servers["remote"].URL)
+
+	bad := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"mcpServers":{"both":{"command":"x","url":"http://h"}}}`), 0o600))
+	_, err = modelagent.ReadMCPConfig(bad)
+	require.ErrorContains(t, err, `MCP server "both" needs either a command or a url`)
+	_, err = modelagent.ReadMCPConfig(filepath.Join(dir, "missing.json"))
+	require.ErrorContains(t, err, "missing.json")
+}
