@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/dsh-actors/dsh-actors/internal/pgstore"
@@ -48,7 +49,9 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 }
 
 // runImport copies every log of the JSONL store at --from into the
-// Postgres store; a session stored there already is refused.
+// Postgres store: a damaged log is skipped and named (the exit status is
+// then 1), a session stored there already is left as it is, so running it
+// again copies what is missing.
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags := newFlags("import")
 	store := flags.String("store", "", "the Postgres store (postgres://...)")
@@ -56,8 +59,8 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err := parseCopyFlags(flags, args, store, from, "--from"); err != nil {
 		return usageError(stderr, importUsage, flags, err)
 	}
-	if err := requireStore(*from); err != nil {
-		return failure(stderr, "import", err)
+	if info, err := os.Stat(*from); err != nil || !info.IsDir() {
+		return failure(stderr, "import", fmt.Errorf("--from %q is not a store folder (it names the JSONL store to import)", *from))
 	}
 	src, err := session.OpenJSONL(*from)
 	if err != nil {
@@ -69,12 +72,37 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return failure(stderr, "import", err)
 	}
 	defer pg.Close()
-	n, err := pg.Import(ctx, src)
+	report, err := pg.Import(ctx, src)
 	if err != nil {
-		return failure(stderr, "import", fmt.Errorf("after %d sessions: %w", n, err))
+		return failure(stderr, "import", fmt.Errorf("after %d sessions: %w", report.Imported, err))
 	}
-	fmt.Fprintf(stdout, "imported %d sessions from %s\n", n, *from)
+	for _, d := range report.Damaged {
+		fmt.Fprintf(stderr, "dsh-actors import: skipped %s: %v\n", d.ID, d.Err)
+	}
+	fmt.Fprintf(stdout, "imported %d sessions from %s%s\n", report.Imported, *from, importNotes(report))
+	if len(report.Damaged) > 0 {
+		return 1
+	}
 	return 0
+}
+
+// importNotes is the parenthesis after the import's count: the sessions
+// stored already and the damaged logs skipped, when there are any.
+func importNotes(r pgstore.ImportReport) string {
+	var notes []string
+	if r.Present > 0 {
+		notes = append(notes, fmt.Sprintf("%d stored already", r.Present))
+	}
+	switch n := len(r.Damaged); {
+	case n == 1:
+		notes = append(notes, "1 damaged log skipped")
+	case n > 1:
+		notes = append(notes, fmt.Sprintf("%d damaged logs skipped", n))
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(notes, ", ") + ")"
 }
 
 // parseCopyFlags parses export's or import's flags (no positional

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/internal/storetest"
 	"github.com/stretchr/testify/require"
@@ -36,10 +38,43 @@ func TestImportListExportThroughTheCLI(t *testing.T) {
 	require.Equal(t, "exported 12 sessions to "+dst+"\n", out)
 	require.Equal(t, storetest.Files(t, src), storetest.Files(t, dst))
 
-	code, _, errOut = run(t, "import", "--from", src, "--store", dsn)
+	code, out, errOut = run(t, "import", "--from", src, "--store", dsn)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "imported 0 sessions from "+src+" (12 stored already)\n", out, "a second import only adds what is missing")
+}
+
+// import skips a damaged log, naming it, imports every other one, and
+// exits 1; once the log is repaired, running it again imports only that
+// one. A --from folder that does not exist is named as --from.
+func TestImportSkipsDamagedLogsAndResumes(t *testing.T) {
+	src := t.TempDir()
+	_, err := storegen.Generate(src, storegen.Shape{Sessions: 12, Children: 3, Turns: 2})
+	require.NoError(t, err)
+	damaged, err := logpath.Path(src, "/work/alpha", storegen.ChildID(1))
+	require.NoError(t, err)
+	whole, err := os.ReadFile(damaged)
+	require.NoError(t, err)
+	lines := strings.SplitAfter(string(whole), "\n")
+	lines[3] = "{not json\n"
+	require.NoError(t, os.WriteFile(damaged, []byte(strings.Join(lines, "")), 0o600))
+	dsn := cluster.Database(t)
+
+	code, out, errOut := run(t, "import", "--from", src, "--store", dsn)
 	require.Equal(t, 1, code)
-	require.Contains(t, errOut, "after 0 sessions")
-	require.Contains(t, errOut, "stored already")
+	require.Equal(t, "imported 11 sessions from "+src+" (1 damaged log skipped)\n", out)
+	require.Contains(t, errOut, "dsh-actors import: skipped "+storegen.ChildID(1)+": ")
+	require.Contains(t, errOut, damaged)
+
+	require.NoError(t, os.WriteFile(damaged, whole, 0o600))
+	code, out, errOut = run(t, "import", "--from", src, "--store", dsn)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "imported 1 sessions from "+src+" (11 stored already)\n", out)
+
+	missing := filepath.Join(t.TempDir(), "nonexistent")
+	code, _, errOut = run(t, "import", "--from", missing, "--store", dsn)
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "--from")
+	require.NotContains(t, errOut, "--store names")
 }
 
 func TestExportAndImportNameWhatIsMissing(t *testing.T) {

@@ -13,38 +13,66 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// ImportReport is what one Import did.
+type ImportReport struct {
+	Imported int // logs copied
+	Present  int // sessions stored already, left as they are
+	// Damaged holds, in listing order, each log that could not be read
+	// (its error names the file); it was skipped.
+	Damaged []DamagedLog
+}
+
+// DamagedLog is one log Import skipped.
+type DamagedLog struct {
+	ID  string
+	Err error
+}
+
 // Import copies every log of the JSONL store src into s, in src's listing
-// order, and returns how many it copied. Each log is read with Inspect (a
-// damaged one fails the import, naming it) and stored with its header
-// line and event lines exactly as they are in the file when the file is
-// an uncompressed log whose lines are its events (so Export gives the
-// same bytes back); otherwise (a Zstandard log, packed chunk rows, a torn
-// tail) the lines are written as the JSONL store writes them. A session
-// stored in s already fails the import (session.ErrExists); the logs
-// copied before it stay. Each log is one transaction.
-func (s *Store) Import(ctx context.Context, src *session.JSONL) (int, error) {
+// order, and reports what it did. Each log is read with Inspect and
+// stored with its header line and event lines exactly as they are in the
+// file when the file is an uncompressed log whose lines are its events
+// (so Export gives the same bytes back); otherwise (a Zstandard log,
+// packed chunk rows, a torn tail) the lines are written as the JSONL
+// store writes them. A log that cannot be read is skipped and reported; a
+// session stored in s already is left as it is and counted, so running
+// Import again copies only what is missing. Each log is one transaction.
+// It fails when src cannot be listed, when ctx ends, or when s refuses a
+// write; the logs copied before stay.
+func (s *Store) Import(ctx context.Context, src *session.JSONL) (ImportReport, error) {
+	var report ImportReport
 	headers, err := src.List(ctx)
 	if err != nil {
-		return 0, err
+		return report, err
 	}
 	enc, err := src.Compression()
 	if err != nil {
-		return 0, err
+		return report, err
 	}
-	for i, h := range headers {
+	for _, h := range headers {
 		log, err := src.Inspect(ctx, h.ID)
+		if ctx.Err() != nil {
+			return report, ctx.Err()
+		}
 		if err != nil {
-			return i, err
+			report.Damaged = append(report.Damaged, DamagedLog{ID: h.ID, Err: err})
+			continue
 		}
 		header, lines, err := storedLines(src.Root(), enc, log)
 		if err != nil {
-			return i, err
+			return report, err
 		}
-		if err := s.insertLog(ctx, log, header, lines); err != nil {
-			return i, err
+		err = s.insertLog(ctx, log, header, lines)
+		switch {
+		case errors.Is(err, session.ErrExists):
+			report.Present++
+		case err != nil:
+			return report, err
+		default:
+			report.Imported++
 		}
 	}
-	return len(headers), nil
+	return report, nil
 }
 
 // storedLines returns the header line and event lines of log: the file's
