@@ -2,6 +2,9 @@ package modelagent
 
 import (
 	"context"
+	"errors"
+
+	"github.com/dsh-actors/dsh-actors/event"
 
 	"github.com/dsh-actors/dsh-actors/internal/llm"
 )
@@ -58,3 +61,18 @@ func (a *Agents) MCPConnects(server string) int {
 
 // MCPToolName is the model-facing name of an MCP server's tool.
 func MCPToolName(server, tool string) string { return mcpToolName(server, tool) }
+
+// CallMCP runs the MCP tool name with the raw arguments as a model's call
+// would (after the servers' first connection attempt).
+func (a *Agents) CallMCP(ctx context.Context, name, arguments string) (string, error) {
+	reg, err := newRegistry(a.mcp.tools(ctx)...)
+	if err != nil {
+		return "", err
+	}
+	result := reg.execute(ctx, event.ToolCallBlock{ID: "bench", Name: name, Arguments: arguments})
+	text := event.TextOf(result.Content)
+	if result.IsError {
+		return "", errors.New(text)
+	}
+	return text, nil
+}

@@ -241,3 +241,37 @@ func TestReadMCPConfig(t *testing.T) {
 	_, err = modelagent.ReadMCPConfig(filepath.Join(dir, "missing.json"))
 	require.ErrorContains(t, err, "missing.json")
 }
+
+// BenchmarkMCPStdioCall: one call of the stdio test server's echo tool
+// through the agents' MCP tool (validation, JSON-RPC over the pipe, the
+// result mapped to text) against calling the same Go function directly;
+// mcp/direct is the ratio measured in this run.
+func BenchmarkMCPStdioCall(b *testing.B) {
+	retry := rigRetry()
+	agents, err := modelagent.NewOverChecked(modelagent.Config{Model: "m", Retry: &retry,
+		MCPServers: map[string]modelagent.MCPServer{"local": stdioServer(b)}}, llmtest.NewClient(), func() float64 { return 0.5 })
+	require.NoError(b, err)
+	defer agents.Close()
+	echo := func(_ context.Context, in echoArgs) string { return "echo: " + in.Text }
+	ctx := context.Background()
+	start := time.Now()
+	for range b.N {
+		if echo(ctx, echoArgs{Text: "hi"}) != "echo: hi" {
+			b.Fatal("direct call")
+		}
+	}
+	direct := time.Since(start)
+	b.ResetTimer()
+	start = time.Now()
+	for range b.N {
+		text, err := agents.CallMCP(ctx, "mcp__local__echo", `{"text":"hi"}`)
+		if err != nil || text != "echo: hi" {
+			b.Fatalf("mcp call: %q %v", text, err)
+		}
+	}
+	viaMCP := time.Since(start)
+	n := float64(b.N)
+	b.ReportMetric(float64(direct.Nanoseconds())/n, "direct-ns/call")
+	b.ReportMetric(float64(viaMCP.Nanoseconds())/n, "mcp-ns/call")
+	b.ReportMetric(float64(viaMCP)/float64(max(direct, 1)), "mcp/direct")
+}
