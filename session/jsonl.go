@@ -28,8 +28,8 @@ type JSONL struct {
 	logs    sync.Map // id → *logState, never removed: a log's state is stable
 	writers *gate    // admits writer rounds until Close, which waits for them
 
-	kept    *fileSlots    // logs that keep their file open between writes
-	tickets chan struct{} // bounds the files writers hold open outside kept (see openTickets)
+	kept    *fileSlots // logs that keep their file open between writes
+	tickets *openBound // bounds the files writers hold open outside kept (see openTickets)
 
 	rootOnce sync.Once
 	rootErr  error // the cached verdict of checkRoot

@@ -28,12 +28,48 @@ func withKeptFiles(n int) Option { return func(s *JSONL) { s.kept = &fileSlots{m
 // Close), the rest wait for a ticket instead of running the process out
 // of descriptors, each shortage costing a pass over every log
 // (shedKept).
-var openTickets = sync.OnceValue(func() chan struct{} { return make(chan struct{}, defaultOpenFiles()) })
+//
+// The bound is a mutex and a condition, not a channel: it serves every
+// store of the process, and a channel made inside a synctest bubble by
+// the first store to write could not be used by any store outside it.
+var openTickets = sync.OnceValue(func() *openBound { return newOpenBound(defaultOpenFiles()) })
 
 // withOpenFiles gives a store its own bound on the files its writers hold
 // open outside the kept slots at once.
 func withOpenFiles(n int) Option {
-	return func(s *JSONL) { s.tickets = make(chan struct{}, max(n, 1)) }
+	return func(s *JSONL) { s.tickets = newOpenBound(n) }
+}
+
+// openBound is a counting semaphore of open-file tickets.
+type openBound struct {
+	mu   sync.Mutex
+	free sync.Cond // signalled when a ticket is given back
+	max  int
+	used int
+}
+
+func newOpenBound(n int) *openBound {
+	b := &openBound{max: max(n, 1)}
+	b.free.L = &b.mu
+	return b
+}
+
+// take blocks until a ticket is free and takes it.
+func (b *openBound) take() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.used >= b.max {
+		b.free.Wait()
+	}
+	b.used++
+}
+
+// give returns a ticket take took. It does not block.
+func (b *openBound) give() {
+	b.mu.Lock()
+	b.used--
+	b.mu.Unlock()
+	b.free.Signal()
 }
 
 // processSlots is the kept-file budget of the stores without their own.

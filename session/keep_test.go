@@ -636,3 +636,18 @@ func TestConcurrentWritersHoldNoMoreFilesThanTheirTickets(t *testing.T) {
 		require.Len(t, readLog(t, s, fmt.Sprintf("w-%d", i)), 1)
 	}
 }
+
+// The process's bound on open files is shared by every store, whichever
+// synctest bubble (or none) first used it: a store written inside a
+// bubble, then one written outside, both take and give back its tickets.
+func TestTheProcessOpenBoundServesStoresInAndOutOfABubble(t *testing.T) {
+	openTickets = sync.OnceValue(func() *openBound { return newOpenBound(defaultOpenFiles()) })
+	write := func(t *testing.T) {
+		s := openStore(t, withKeptFiles(0))
+		require.NoError(t, s.Create(context.Background(), header("b"), nil))
+		require.NoError(t, s.Append(context.Background(), "b", []Event{ev(0, "note", "{}")}))
+		require.NoError(t, s.Close())
+	}
+	synctest.Test(t, write)
+	write(t)
+}

@@ -456,7 +456,7 @@ func (w *groupWriter) open(path string) error {
 		return nil
 	}
 	if !w.ticket {
-		w.s.tickets <- struct{}{}
+		w.s.tickets.take()
 		w.ticket = true
 	}
 	f, err := w.s.fs.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
@@ -478,7 +478,7 @@ func (w *groupWriter) open(path string) error {
 func (w *groupWriter) returnTicket() {
 	if w.ticket {
 		w.ticket = false
-		<-w.s.tickets
+		w.s.tickets.give()
 	}
 }
 
