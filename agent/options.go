@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"errors"
 
 	"github.com/dsh-actors/dsh-actors/event"
@@ -27,6 +28,9 @@ type Options struct {
 	Persona string
 	// ToolFilter restricts the agent's tools when set.
 	ToolFilter *event.ToolFilter
+	// OutputSchema, when set, is the JSON Schema (an object schema) the
+	// final answer of a one-shot child must be a JSON value of.
+	OutputSchema json.RawMessage
 	// Resumed is true when the agent is rebuilt from a stored log.
 	Resumed bool
 }

@@ -240,6 +240,12 @@ type loop struct {
 	header     []byte
 	loggedHere bool
 	context    *vocab.RequestContext
+	// A structured answer: the last assistant text, whether it was asked
+	// again, and the message that asks again (sent after the
+	// conversation).
+	lastText string
+	reasked  bool
+	repair   []llm.Message
 	// The retry chain: retries is the last llm/retry's number since the
 	// last successful model call, and retrying the id of the message whose
 	// turn asked for a retry turn ("" when none did).
@@ -258,6 +264,7 @@ func (l *loop) RunTurn(ctx context.Context, host agent.Host, msg event.UserMessa
 		l.retries = 0
 	}
 	l.retrying = ""
+	l.reasked, l.repair = false, nil
 	self, tools, err := l.tools(ctx, host)
 	if err != nil {
 		return agent.Error, err
@@ -266,6 +273,9 @@ func (l *loop) RunTurn(ctx context.Context, host agent.Host, msg event.UserMessa
 		next, stop, err := l.step(ctx, host, self, tools)
 		if stop == agent.Retry {
 			l.retrying = msg.ID
+		}
+		if err == nil && !next {
+			next, stop, err = l.endStructured(stop)
 		}
 		if err != nil || !next {
 			return stop, err
@@ -394,6 +404,7 @@ func (l *loop) stream(ctx context.Context, step modelStep, req llm.Request, asm 
 func (l *loop) respond(ctx context.Context, step modelStep, tools *registry, asm *llm.Assembler) (bool, agent.StopReason, error) {
 	finish := asm.Finish()
 	content := asm.Blocks()
+	l.lastText = event.TextOf(content)
 	if finish.Kind == vocab.FinishMaxTokens {
 		content = slices.DeleteFunc(content, func(b event.Block) bool { return b.Type == event.BlockToolCall })
 	}
@@ -515,9 +526,10 @@ func (l *loop) request(sessionID string, conversation []agent.Entry, tools *regi
 		}
 	}
 	req := llm.Request{
-		Model: l.model, System: header.System, Messages: messages(conversation), Tools: header.Tools,
+		Model: l.model, System: header.System, Messages: append(messages(conversation), l.repair...), Tools: header.Tools,
 		MaxTokens: header.Config.MaxTokens, ReasoningEffort: header.Config.ReasoningEffort, SessionID: sessionID,
 	}
+	l.withOutputSchema(&header, &req)
 	return header, req
 }
 

@@ -41,7 +41,7 @@ func (p *inProcess) Name() string { return p.name }
 // tool filter and persona to the child's agent (the model agent applies
 // them).
 func (p *inProcess) Capabilities() Capabilities {
-	return Capabilities{DepthLimit: true, ToolFilter: true, Persona: true}
+	return Capabilities{OutputSchema: true, DepthLimit: true, ToolFilter: true, Persona: true}
 }
 
 // InheritsParentContext is true for fork.
@@ -96,7 +96,7 @@ func (p *inProcess) Start(ctx context.Context, req StartRequest) (*Run, error) {
 		defer stop()
 		_ = h.Activation().WhenIdle(context.Background())
 		output, reason := manager.RunOutcome(h.Session().Events()[boundary:], ctx.Err() != nil)
-		settle(Result{Output: output, StopReason: reason}, nil)
+		settle(structured(Result{Output: output, StopReason: reason}, req.OutputSchema), nil)
 	}()
 	return run, nil
 }
@@ -114,7 +114,7 @@ func (p *inProcess) createSpec(req StartRequest) (parent.CreateSpec, error) {
 	spec := parent.CreateSpec{
 		Header: session.Header{Cwd: req.Parent.Header().Cwd, ParentSession: req.Parent.ID(), DelegationDepth: depth},
 		Spec: parent.Spec{Provider: parentSpec.Provider, Model: parentSpec.Model, MaxTokens: parentSpec.MaxTokens,
-			SubagentDepth: depth, Persona: req.Persona, ToolFilter: req.ToolFilter, Owner: req.Parent},
+			SubagentDepth: depth, Persona: req.Persona, ToolFilter: req.ToolFilter, OutputSchema: req.OutputSchema, Owner: req.Parent},
 	}
 	if o := req.AgentOptions; o != nil {
 		spec.Spec.Provider = cmp.Or(o.Provider, spec.Spec.Provider)

@@ -35,6 +35,10 @@ type StartRequest struct {
 type Result struct {
 	Output     []event.Block
 	StopReason agent.StopReason
+	// Structured is the final answer as JSON valid against the request's
+	// OutputSchema (nil without one); an answer that is not valid ends
+	// the run with StopReason error instead.
+	Structured json.RawMessage
 }
 
 // Run is one disposable one-shot delegation: the caller owns it from the

@@ -1,6 +1,8 @@
 package parent
 
 import (
+	"encoding/json"
+
 	"cmp"
 	"context"
 	"errors"
@@ -49,6 +51,9 @@ type Spec struct {
 	SubagentDepth int
 	Persona       string
 	ToolFilter    *event.ToolFilter
+	// OutputSchema is passed to the factory in agent.Options (a one-shot
+	// child's structured answer).
+	OutputSchema json.RawMessage
 	// Agent, when non-nil, is used instead of calling the factory.
 	Agent agent.Agent
 	// Owner is the live agent whose subagent service started this one (a
@@ -62,7 +67,7 @@ func (s Spec) options(header session.Header, resumed bool) agent.Options {
 	return agent.Options{
 		SessionID: header.ID, ParentSession: header.ParentSession,
 		Provider: s.Provider, Model: s.Model, MaxTokens: s.MaxTokens,
-		SubagentDepth: s.SubagentDepth, Persona: s.Persona, ToolFilter: s.ToolFilter,
+		SubagentDepth: s.SubagentDepth, Persona: s.Persona, ToolFilter: s.ToolFilter, OutputSchema: s.OutputSchema,
 		Resumed: resumed,
 	}
 }
