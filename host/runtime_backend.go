@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"slices"
 	"sync"
@@ -43,6 +44,22 @@ type runtimeBackend struct {
 	query *query.Query
 	index derivedIndex // nil: stored titles and search read the logs
 	facts *factCache
+	// prompts serializes, per top-level session, a prompt's admission and
+	// delivery with a resume's replay of the durable inbox, so that no
+	// prompt is handed to the agent twice.
+	prompts stripedLock
+}
+
+// stripedLock is a fixed set of mutexes picked by a hash of an id.
+type stripedLock [64]sync.Mutex
+
+// lock locks id's stripe and returns its unlock.
+func (l *stripedLock) lock(id string) (unlock func()) {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	m := &l[h.Sum32()%uint32(len(l))]
+	m.Lock()
+	return m.Unlock
 }
 
 // derivedIndex is what the handler reads from the derived index of the
@@ -296,7 +313,9 @@ func (b *runtimeBackend) ensureAgent(ctx context.Context, req createRequest) (*p
 			if stored := log.Header.Cwd; stored != req.Cwd {
 				return nil, cwdConflict(req, stored)
 			}
-			h, err := b.rt.ResumeAgent(ctx, req.ID, parent.Spec{})
+			unlock := b.prompts.lock(req.ID)
+			defer unlock()
+			h, err := b.resumeTopLevel(ctx, req.ID)
 			return b.joinedAgent(ctx, req.ID, h, err)
 		case !isAny(err, fault.QuerySessionNotFound, session.ErrNotFound):
 			return nil, classify(ctx, err)
@@ -339,6 +358,8 @@ func (b *runtimeBackend) ReadSession(ctx context.Context, id string) (transcript
 // agent whose log failed (a full disk) refuses the message and is
 // disposed, so that a later prompt resumes it from what its log holds.
 func (b *runtimeBackend) PromptSession(ctx context.Context, id string, content []event.Block, source event.Source) (string, error) {
+	unlock := b.prompts.lock(id)
+	defer unlock()
 	h, err := b.topLevelAgent(ctx, id)
 	if err != nil {
 		return "", err
@@ -346,11 +367,69 @@ func (b *runtimeBackend) PromptSession(ctx context.Context, id string, content [
 	if err := b.requireLease(ctx, h); err != nil {
 		return "", classify(ctx, err)
 	}
-	messageID, err := h.Followup(ctx, content, source)
+	msg := event.UserMessage{Content: content, Source: source, Role: event.RoleUser, ID: inbox.NewMessageID()}
+	in, durable := b.topLevelInbox()
+	if durable {
+		err = admitTopLevel(ctx, in, id, msg)
+	}
+	if err == nil {
+		if _, err = h.Post(ctx, msg); err != nil && durable { // refused: it must not run at the next resume either
+			_ = in.Discard(ctx, id, h.Session().Epoch(), []string{msg.ID})
+		}
+	}
 	if err != nil && h.Session().WriteFailure() != nil {
 		_ = h.Dispose(ctx) // its release fails with the log's error, and it leaves the registry all the same
 	}
-	return messageID, classify(ctx, err)
+	return msg.ID, classify(ctx, err)
+}
+
+// topLevelInbox is the durable inbox prompts to top-level agents are
+// committed to before they are acknowledged: a JSONL store's in its
+// durable admission mode.
+func (b *runtimeBackend) topLevelInbox() (session.DurableInbox, bool) {
+	store, ok := b.rt.Sessions().Store().(*session.JSONL)
+	if !ok {
+		return nil, false
+	}
+	return store.DurableInbox()
+}
+
+// admitTopLevel commits msg to the durable inbox of the top-level
+// session id (From ""): a crash after the acknowledgement leaves it
+// pending, and the next resume runs it (replayPending).
+func admitTopLevel(ctx context.Context, in session.DurableInbox, id string, msg event.UserMessage) error {
+	body, err := vocab.Encode(msg)
+	if err == nil {
+		_, err = in.Admit(ctx, id, session.Admission{MessageID: msg.ID, Body: body})
+	}
+	return err
+}
+
+// resumeTopLevel resumes the stored top-level session id and, when its
+// store admits prompts durably, hands the agent every prompt its inbox
+// holds unrun (acknowledged before a crash or a stop), oldest first,
+// before anything newer. A resume that loses to a concurrent one joins
+// the agent that won, which replayed them.
+func (b *runtimeBackend) resumeTopLevel(ctx context.Context, id string) (*parent.Handle, error) {
+	h, err := b.rt.ResumeAgent(ctx, id, parent.Spec{})
+	if err != nil {
+		return b.joinLive(id, h, err)
+	}
+	in, ok := b.topLevelInbox()
+	if !ok {
+		return h, nil
+	}
+	pending, err := in.Pending(ctx, id)
+	for _, p := range pending {
+		var msg event.UserMessage
+		if msg, err = vocab.DecodeAs[event.UserMessage](vocab.TypeUserMessage, p.Body); err != nil {
+			break
+		}
+		if _, err = h.Post(ctx, msg); err != nil {
+			break
+		}
+	}
+	return h, err
 }
 
 // leaseChecker is a store whose leases can be lost while held (a holder
@@ -392,8 +471,7 @@ func (b *runtimeBackend) topLevelAgent(ctx context.Context, id string) (*parent.
 	if err := refuseChild(log.Header, log.Events); err != nil {
 		return nil, err
 	}
-	h, err := b.rt.ResumeAgent(ctx, id, parent.Spec{})
-	h, err = b.joinLive(id, h, err)
+	h, err := b.resumeTopLevel(ctx, id)
 	return h, classify(ctx, err)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/storetest"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -49,4 +50,27 @@ func TestDurableAdmissionStaysWithTheStore(t *testing.T) {
 	require.Len(t, pending, 2)
 	require.Equal(t, "m1", pending[0].MessageID, "in admission order")
 	require.Equal(t, "m2", pending[1].MessageID)
+}
+
+// TestAUserPromptIsAdmittedToATopLevelSessionOnly: From "" admits a
+// user's message to a session whose header names no parent; a child
+// takes messages from its parent only.
+func TestAUserPromptIsAdmittedToATopLevelSessionOnly(t *testing.T) {
+	ctx := context.Background()
+	store, err := session.OpenJSONL(t.TempDir(), session.WithDurableAdmission())
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, store.Close()) })
+	in, ok := session.InboxOf(store)
+	require.True(t, ok)
+	require.NoError(t, store.Create(ctx, storetest.Header("p", ""), nil))
+	require.NoError(t, store.Create(ctx, storetest.Header("c", "p"), nil))
+	fresh, err := in.Admit(ctx, "p", storetest.Message("u1", "", 0))
+	require.NoError(t, err)
+	require.True(t, fresh)
+	_, err = in.Admit(ctx, "c", storetest.Message("u2", "", 0))
+	require.ErrorIs(t, err, fault.Unauthorized)
+	pending, err := in.Pending(ctx, "p")
+	require.NoError(t, err)
+	require.Len(t, pending, 1)
+	require.Equal(t, "u1", pending[0].MessageID)
 }

@@ -111,7 +111,8 @@ type inboxAdmit struct {
 // Admit appends m to id's inbox file and fsyncs it, after checking, under
 // the inbox lock and while holding From's lease state, that From is id's
 // parent, FromEpoch is its current lease and no drain closed admission
-// below it.
+// below it. From "" admits a user's message to a top-level session (one
+// whose header names no parent): there is no sender's lease to check.
 func (in *jsonlInbox) Admit(ctx context.Context, id string, m Admission) (bool, error) {
 	if err := in.s.checkOpen(); err != nil {
 		return false, err
@@ -128,15 +129,17 @@ func (in *jsonlInbox) Admit(ctx context.Context, id string, m Admission) (bool, 
 	if err := in.authorize(ctx, id, m); err != nil {
 		return false, err
 	}
-	from, err := in.s.state(m.From)
-	if err != nil {
-		return false, err
-	}
-	from.op.Lock() // the parent's lease cannot end between the check and the write
-	defer from.op.Unlock()
-	if !from.leased || from.epoch != m.FromEpoch {
-		return false, fault.New(fault.Unauthorized, fmt.Sprintf(`session: parent "%s" epoch %d is not the live lease`, m.From, m.FromEpoch),
-			durable.Fenced(m.From, int64(m.FromEpoch)))
+	if m.From != "" {
+		from, err := in.s.state(m.From)
+		if err != nil {
+			return false, err
+		}
+		from.op.Lock() // the parent's lease cannot end between the check and the write
+		defer from.op.Unlock()
+		if !from.leased || from.epoch != m.FromEpoch {
+			return false, fault.New(fault.Unauthorized, fmt.Sprintf(`session: parent "%s" epoch %d is not the live lease`, m.From, m.FromEpoch),
+				durable.Fenced(m.From, int64(m.FromEpoch)))
+		}
 	}
 	line := inboxLine{Admit: &inboxAdmit{ID: m.MessageID, From: m.From, FromEpoch: m.FromEpoch, Body: m.Body}}
 	if err := in.write(ctx, id, line); err != nil {
@@ -153,7 +156,7 @@ func (in *jsonlInbox) authorize(ctx context.Context, id string, m Admission) err
 	if err != nil {
 		return err
 	}
-	if parent != m.From || m.From == "" {
+	if parent != m.From {
 		return fault.New(fault.Unauthorized, fmt.Sprintf(`session: session "%s" is not a child of "%s"`, id, m.From), nil)
 	}
 	for at := m.From; at != ""; {

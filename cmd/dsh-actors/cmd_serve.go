@@ -105,7 +105,7 @@ func parseServeFlags(args []string, stderr io.Writer) (parsed serveFlags, status
 		"default: $"+tokenEnv+", else one made at the first start in a store folder and kept in it, or made at each start on Postgres)")
 	workDir, _ := os.Getwd()
 	flags.StringVar(&parsed.cwdRoot, "cwd-root", workDir, "the folder the cwd a client asks session.create for must lie in (/ for anywhere)")
-	durableAdmission := flags.Bool("durable-admission", false, "acknowledge a follow-up only once it is fsynced to the child's inbox file, "+
+	durableAdmission := flags.Bool("durable-admission", false, "acknowledge a follow-up, or a prompt to a top-level session, only once it is fsynced to the session's inbox file, "+
 		"and run what a crash left unrun when the child resumes (a JSONL store, which keeps the mode once given: "+
 		"every later serve, send or run on it admits durably and runs what is pending first; a Postgres store always admits durably)")
 	err := parseFlagsOnly(flags, args)

@@ -1,0 +1,61 @@
+package host
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors/query"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
+)
+
+// TestDurableAdmissionCoversSessionPrompt: on a store in the durable
+// admission mode a session.prompt is acknowledged only once it is in the
+// session's durable inbox, so one the process never ran (it stopped while
+// a long turn ran) runs when the session is next resumed, before the
+// prompt that resumed it.
+func TestDurableAdmissionCoversSessionPrompt(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	open := func() (*actors.Runtime, *Handler) {
+		rt, err := actors.New(actors.Options{Root: root, StoreOptions: []session.Option{session.WithDurableAdmission()}})
+		require.NoError(t, err)
+		q := query.New(rt.Sessions())
+		b := newRuntimeBackend(rt, catalogOnly{q}, q, nil)
+		h := newHandler(b, Options{Cwd: t.TempDir()})
+		return rt, h
+	}
+	prompt := func(h *Handler, text string) {
+		r := callRPC(t, h, "session.prompt", map[string]any{"sessionId": "top-1", "mode": "queue",
+			"content": []map[string]any{{"type": "text", "text": text}}})
+		require.True(t, r.Result.OK, "%s: %+v", text, r.Result.Error)
+	}
+	rt, h := open()
+	require.True(t, callRPC(t, h, "session.create", map[string]any{"sessionId": "top-1", "cwd": h.opts.Cwd}).Result.OK)
+	prompt(h, "sleep 10m")
+	prompt(h, "reply acknowledged, never run here")
+	h.Close()
+	require.NoError(t, rt.Close(ctx)) // the long turn is cancelled, the queued prompt discarded unrun
+
+	rt, h = open()
+	t.Cleanup(func() { h.Close(); require.NoError(t, rt.Close(ctx)) })
+	prompt(h, "reply the next one")
+	agent := rt.Registry().Get("top-1")
+	require.NotNil(t, agent)
+	require.NoError(t, agent.Activation().WhenIdle(ctx))
+	log, err := query.New(rt.Sessions()).ReadSession(ctx, "top-1")
+	require.NoError(t, err)
+	var texts []string
+	for _, e := range log.Events {
+		if e.Type == "user/message" {
+			texts = append(texts, string(e.Data))
+		}
+	}
+	all := strings.Join(texts, "\n")
+	first, next := strings.Index(all, "never run here"), strings.Index(all, "reply the next one")
+	require.NotEqual(t, -1, first, "the acknowledged prompt ran after the resume: %s", all)
+	require.Less(t, first, next, "in admission order")
+	require.Equal(t, 1, strings.Count(all, "never run here"), "once")
+}
