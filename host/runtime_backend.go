@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"syscall"
 
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
@@ -48,6 +49,11 @@ type runtimeBackend struct {
 	// delivery with a resume's replay of the durable inbox, so that no
 	// prompt is handed to the agent twice.
 	prompts stripedLock
+	// fullLogs holds the top-level sessions whose log a full disk failed
+	// (they left the process): a prompt resumes one only once the store's
+	// disk has room again (roomOnDisk; nil: diskHasRoom).
+	fullLogs   sync.Map
+	roomOnDisk func() bool
 }
 
 // stripedLock is a fixed set of mutexes picked by a hash of an id.
@@ -360,6 +366,9 @@ func (b *runtimeBackend) ReadSession(ctx context.Context, id string) (transcript
 func (b *runtimeBackend) PromptSession(ctx context.Context, id string, content []event.Block, source event.Source) (string, error) {
 	unlock := b.prompts.lock(id)
 	defer unlock()
+	if err := b.awaitRoom(id); err != nil {
+		return "", err
+	}
 	h, err := b.topLevelAgent(ctx, id)
 	if err != nil {
 		return "", err
@@ -377,10 +386,32 @@ func (b *runtimeBackend) PromptSession(ctx context.Context, id string, content [
 			_ = in.Discard(ctx, id, h.Session().Epoch(), []string{msg.ID})
 		}
 	}
-	if err != nil && h.Session().WriteFailure() != nil {
+	if failure := h.Session().WriteFailure(); err != nil && failure != nil {
 		_ = h.Dispose(ctx) // its release fails with the log's error, and it leaves the registry all the same
+		if isDiskFull(failure) {
+			b.fullLogs.Store(id, struct{}{})
+		}
 	}
 	return msg.ID, classify(ctx, err)
+}
+
+// awaitRoom refuses (ENOSPC) a prompt to a session whose log a full disk
+// failed while the store's disk still has no room, so that nothing is
+// acknowledged that the resumed log could not take; once it has room the
+// session may be resumed again.
+func (b *runtimeBackend) awaitRoom(id string) error {
+	if _, full := b.fullLogs.Load(id); !full {
+		return nil
+	}
+	room := b.roomOnDisk
+	if room == nil {
+		room = func() bool { return diskHasRoom(b.rt.Sessions().Store()) }
+	}
+	if !room() {
+		return fmt.Errorf(`host: session "%s": the disk of its log is still full: %w`, id, syscall.ENOSPC)
+	}
+	b.fullLogs.Delete(id)
+	return nil
 }
 
 // topLevelInbox is the durable inbox prompts to top-level agents are

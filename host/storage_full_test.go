@@ -15,7 +15,8 @@ import (
 // TestSessionPromptAnswersStorageFullWhileTheDiskIsFull: once a full disk
 // failed a session's log, session.prompt answers storage-full (nothing is
 // acknowledged that could not be logged) and the failed agent leaves the
-// process; when the disk has room again, the next prompt resumes the
+// process; while the disk has no room a prompt is refused again without
+// resuming it; when the disk has room again, the next prompt resumes the
 // session from its log and is logged.
 func TestSessionPromptAnswersStorageFullWhileTheDiskIsFull(t *testing.T) {
 	ctx := context.Background()
@@ -57,6 +58,13 @@ func TestSessionPromptAnswersStorageFullWhileTheDiskIsFull(t *testing.T) {
 	require.Equal(t, `session "full-1" cannot be written: the disk is full; retry once it has room`, r.Result.Error.Message)
 	require.Equal(t, map[string]any{"sessionId": "full-1"}, r.Result.Error.Details)
 	require.Nil(t, rt.Registry().Get("full-1"), "the failed agent left the process")
+	room := false
+	b.roomOnDisk = func() bool { return room }
+	r = prompt("reply refused again")
+	require.NotNil(t, r.Result.Error, "acknowledged while the disk has no room")
+	require.Equal(t, codeStorageFull, r.Result.Error.Code)
+	require.Nil(t, rt.Registry().Get("full-1"), "not resumed while the disk has no room")
+	room = true
 
 	faults.SetFull(false)
 	require.True(t, prompt("reply after room came back").Result.OK)
