@@ -82,8 +82,11 @@ function labelOf(id) {
   return catalogs.entry(parent, id)?.label || state.sessions.get(id)?.title || id;
 }
 
-function onCatalogChange(parentId) {
-  action.renderSoon();
+// onCatalogChange redraws the tree when parentId's rows changed, else only
+// says whether they are loading; and the chrome when it reads that catalog.
+function onCatalogChange(parentId, rowsChanged) {
+  if (rowsChanged) action.renderSoon();
+  else action.renderBusy(parentId);
   if (parentId === state.current?.sessionId || parentId === state.current?.address?.parentSessionId) renderChrome();
 }
 

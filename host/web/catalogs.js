@@ -2,7 +2,9 @@
 // subagent.list single-flight, refreshed by a debounced timer on membership
 // frames (a membership change during a fetch queues exactly one more), and
 // patched in place by status frames (no refetch; a flip during a fetch is
-// replayed over its answer).
+// replayed over its answer). onChange(parentId, rowsChanged) says whether
+// the rows shown may differ; false when only the loading state moved (a
+// refetch that began over ready rows, or one that answered the same rows).
 
 const MEMBERSHIP_DEBOUNCE_MS = 50;
 
@@ -31,6 +33,7 @@ export class Catalogs {
       return previous.inflight;
     }
     const catalog = {
+      settled: previous?.state === 'ready', // ready rows stay shown while this fetch runs
       entries: previous?.entries ?? [],
       parentAvailable: previous?.parentAvailable ?? false,
       state: 'loading',
@@ -40,7 +43,7 @@ export class Catalogs {
     };
     catalog.inflight = this.fetch(parentId, catalog);
     this.byParent.set(parentId, catalog);
-    this.onChange(parentId);
+    this.onChange(parentId, !catalog.settled);
     return catalog.inflight;
   }
 
@@ -54,18 +57,28 @@ export class Catalogs {
       result = await this.rpc('subagent.list', { parentSessionId: parentId });
     } while (catalog.stale);
     catalog.inflight = null;
-    if (result.ok) {
-      catalog.entries = result.value.entries;
-      catalog.parentAvailable = result.value.parentAvailable;
-      catalog.state = 'ready';
-      for (const entry of catalog.entries) {
-        if (entry.kind === 'child' && catalog.flips.has(entry.id)) entry.activity = catalog.flips.get(entry.id);
-      }
-    } else {
-      catalog.state = 'error';
-      catalog.error = result.error;
+    this.onChange(parentId, result.ok ? this.settle(catalog, result.value) : this.fail(catalog, result.error));
+  }
+
+  // settle takes a fetch's answer over the catalog's rows, replaying the
+  // flips seen meanwhile; it reports whether the rows changed.
+  settle(catalog, { entries, parentAvailable }) {
+    for (const entry of entries) {
+      if (entry.kind === 'child' && catalog.flips.has(entry.id)) entry.activity = catalog.flips.get(entry.id);
     }
-    this.onChange(parentId);
+    const same = catalog.settled && parentAvailable === catalog.parentAvailable &&
+      JSON.stringify(entries) === JSON.stringify(catalog.entries);
+    if (!same) catalog.entries = entries;
+    catalog.parentAvailable = parentAvailable;
+    catalog.state = 'ready';
+    return !same;
+  }
+
+  // fail records a failed fetch; the rows shown stay, with the error.
+  fail(catalog, error) {
+    catalog.state = 'error';
+    catalog.error = error;
+    return true;
   }
 
   // scheduleRefresh coalesces membership frames for parentId into one
@@ -111,7 +124,7 @@ export class Catalogs {
     const catalog = this.byParent.get(parentId);
     if (catalog && catalog.parentAvailable) {
       catalog.parentAvailable = false;
-      this.onChange(parentId);
+      this.onChange(parentId, false);
     }
   }
 

@@ -24,6 +24,8 @@ export class CatalogAction {
     this.pendingFocus = null; // 'first' | 'last' once the rows exist
     this.activeId = null; // the row holding the tree's one Tab stop (roving tabindex)
     this.shown = new Map(); // parent id → how many of its rows are shown (PAGE_ROWS at first)
+    this.drawn = new Map(); // parent id + child id → {look, row}: the rows the menu shows, reused while their look holds
+    this.drawing = this.drawn; // where a redraw under way keeps its rows (a page shown by 'more' joins drawn)
     this.trigger = el('button', { type: 'button', class: 'trigger', 'aria-haspopup': 'tree', 'aria-expanded': 'false' });
     this.menu = el('div', { class: 'menu', hidden: '' });
     root.append(this.trigger, this.menu);
@@ -39,6 +41,7 @@ export class CatalogAction {
     if (id !== this.parentId) {
       this.close();
       this.shown.clear();
+      this.drawn.clear();
     }
     this.parentId = id;
     this.render();
@@ -101,6 +104,14 @@ export class CatalogAction {
     });
   }
 
+  // renderBusy marks whether parentId's shown rows are being refetched,
+  // without redrawing them.
+  renderBusy(parentId) {
+    if (this.renderQueued || !this.open) return;
+    const container = this.menu.querySelector(`[data-catalog="${CSS.escape(parentId)}"]`);
+    container?.setAttribute('aria-busy', String(this.catalogs.get(parentId)?.state === 'loading'));
+  }
+
   render() {
     const catalog = this.parentId ? this.catalogs.get(this.parentId) : undefined;
     const visible = !!catalog && (catalog.entries.length > 0 || catalog.state === 'error');
@@ -124,8 +135,10 @@ export class CatalogAction {
       const item = event.target.closest('[role="treeitem"]');
       if (item) this.rove(item.dataset.id);
     });
+    this.drawing = new Map();
     this.renderLevel(tree, this.parentId, 1);
     this.menu.replaceChildren(tree);
+    this.drawn = this.drawing;
     this.rove(this.activeId);
     this.restoreFocus(focusedId);
   }
@@ -152,6 +165,7 @@ export class CatalogAction {
   renderLevel(container, parentId, level) {
     const catalog = this.catalogs.get(parentId);
     if (!catalog) return;
+    container.dataset.catalog = parentId;
     container.setAttribute('aria-busy', String(catalog.state === 'loading')); // rows shown may be refreshing
     if (catalog.state === 'loading' && catalog.entries.length === 0) {
       container.append(el('div', { class: 'notice' }, t('loading.label')));
@@ -182,7 +196,7 @@ export class CatalogAction {
 
   node(entry, parentId, level) {
     if (entry.kind !== 'child') return el('div', { class: 'node' }, diagnosticRow(entry, level));
-    const node = el('div', { class: 'node' }, this.row(entry, parentId, level));
+    const node = el('div', { class: 'node' }, this.reusedRow(entry, parentId, level));
     if (this.expanded.has(entry.id)) {
       const group = el('div', { role: 'group' });
       this.renderLevel(group, entry.id, level + 1);
@@ -194,6 +208,19 @@ export class CatalogAction {
   isLeaf(id) {
     const own = this.catalogs.get(id);
     return own?.state === 'ready' && own.entries.length === 0;
+  }
+
+  // reusedRow is the row the menu shows for entry, kept from the last
+  // redraw when nothing it shows changed, else drawn anew.
+  reusedRow(entry, parentId, level) {
+    const summary = this.summaryOf(entry.id);
+    const look = JSON.stringify([entry, level, this.expanded.has(entry.id), this.isLeaf(entry.id), summary?.title,
+      summary?.running, summary?.live, summary?.lastTurn, summary?.updatedAt && relativeTime(summary.updatedAt)]);
+    const key = `${parentId}\n${entry.id}`;
+    const kept = this.drawn.get(key);
+    const row = kept?.look === look ? kept.row : this.row(entry, parentId, level);
+    this.drawing.set(key, { look, row });
+    return row;
   }
 
   row(entry, parentId, level) {
