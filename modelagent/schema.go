@@ -2,6 +2,7 @@ package modelagent
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -171,8 +172,9 @@ func validate(schema *jsonschema.Schema, v any) (toolArgs, error) {
 }
 
 // violations are the leaf errors of a validation error tree, missing
-// properties first, undeclared ones last, the rest in the validator's
-// order.
+// properties first, undeclared ones last, the rest between, each group
+// sorted by its text: the validator walks a schema's properties in map
+// order, and the same arguments must always get the same answer.
 func violations(ve *jsonschema.ValidationError, instance any) []string {
 	type violation struct {
 		rank int
@@ -199,7 +201,9 @@ func violations(ve *jsonschema.ValidationError, instance any) []string {
 		}
 	}
 	walk(ve)
-	slices.SortStableFunc(out, func(a, b violation) int { return a.rank - b.rank })
+	slices.SortFunc(out, func(a, b violation) int {
+		return cmp.Or(cmp.Compare(a.rank, b.rank), strings.Compare(a.text, b.text))
+	})
 	texts := make([]string, 0, len(out))
 	for _, v := range out {
 		if !slices.Contains(texts, v.text) {
