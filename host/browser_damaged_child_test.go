@@ -1,0 +1,82 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
+)
+
+// plantDamagedChild stores a continuable child of parentID whose log holds
+// its descriptor and two user messages, the second without its message
+// id: readable up to the first message. It returns the child's id and the log's path.
+func plantDamagedChild(t *testing.T, s *runtimeStack, parentID string) (string, string) {
+	t.Helper()
+	ctx := context.Background()
+	d, err := descriptor.Snapshot(descriptor.Data{Provider: "spawn", Label: "scarred"})
+	require.NoError(t, err)
+	data, err := json.Marshal(d)
+	require.NoError(t, err)
+	id := parentID + "-scarred"
+	store := s.rt.Sessions().Store()
+	now := time.Now().UnixMilli()
+	require.NoError(t, store.Create(ctx, session.Header{ID: id, CreatedAt: now, ParentSession: parentID,
+		Origin: "subagent", DelegationDepth: 1}, nil))
+	message := func(id, text string) json.RawMessage {
+		return json.RawMessage(fmt.Sprintf(`{"id":%q,"role":"user","source":{"kind":"user"},"content":[{"type":"text","text":%q}]}`, id, text))
+	}
+	require.NoError(t, store.Append(ctx, id, []session.Event{
+		{Type: vocab.TypeSubagentDescriptor, Seq: 0, Time: now, Data: data},
+		{Type: vocab.TypeUserMessage, Seq: 1, Time: now, Data: message("m1", "before the damage")},
+		{Type: vocab.TypeUserMessage, Seq: 2, Time: now, Data: message("", "lost to the damage")},
+	}))
+	path, err := logpath.Path(store.(*session.JSONL).Root(), "", id)
+	require.NoError(t, err)
+	return id, path
+}
+
+// TestBrowserDamagedChildIsUnreadable: a child whose log fails validation
+// is a disabled tree row saying its record cannot be read (not that it is
+// temporarily unavailable); opening it from the sidebar shows the damage
+// notice naming the event and the file, in both languages.
+func TestBrowserDamagedChildIsUnreadable(t *testing.T) {
+	chromium := chromiumPath(t, exec.LookPath)
+	s := newRuntimeStack(t)
+	talkAndStore(t, s.rt, "mom", "reply hello")
+	child, path := plantDamagedChild(t, s, "mom")
+	p := openPage(t, chromium)
+	for _, tc := range []struct{ lang, row, title string }{
+		{"en", "session record unreadable", "Damaged session record"},
+		{"zh", "会话记录无法读取", "会话记录损坏"},
+	} {
+		openFreshPage(p, s, tc.lang)
+		p.until(`document.querySelector('#session-list .session[data-id="mom"]') !== null`)
+		eval[bool](p, `(document.querySelector('#session-list .session[data-id="mom"]').click(), true)`)
+		p.until(`document.querySelector('#catalog-action .trigger') !== null && !document.querySelector('#catalog-action').hidden`)
+		eval[bool](p, `(document.querySelector('.trigger').click(), true)`)
+		row := rowSelector(child)
+		p.until(fmt.Sprintf(`document.querySelector(%s) !== null`, js(row)))
+		require.Equal(t, tc.row, eval[string](p, fmt.Sprintf(`document.querySelector(%s + ' .secondary').textContent`, js(row))))
+		require.Equal(t, "true", eval[string](p, fmt.Sprintf(`document.querySelector(%s).getAttribute('aria-disabled')`, js(row))))
+		p.do(chromedp.Click(chromedp.ID("show-children")))
+		sidebarRow := fmt.Sprintf(`#session-list .session[data-id=%s]`, js(child))
+		p.until(fmt.Sprintf(`document.querySelector(%s) !== null`, js(sidebarRow)))
+		eval[bool](p, fmt.Sprintf(`(document.querySelector(%s).click(), true)`, js(sidebarRow)))
+		p.until(`!document.querySelector('#damage-notice').hidden`)
+		notice := eval[string](p, `document.querySelector('#damage-notice').textContent`)
+		require.Contains(t, notice, tc.title)
+		require.Contains(t, notice, "session event at seq 2 lacks an identified message (raw log: "+path+")")
+		require.NotContains(t, eval[string](p, `document.body.innerText`), "temporarily")
+		require.NotContains(t, eval[string](p, `document.body.innerText`), "暂不可用")
+		p.shot(fmt.Sprintf("damaged-child-%s", tc.lang))
+	}
+}
