@@ -92,7 +92,9 @@ func (c *factCache) observe(change session.Change) {
 	f := c.entry(change.Header.ID)
 	if f.complete {
 		f.lastSeq = max(f.lastSeq, change.Event.Seq)
-		f.lastTurn = lastTurnOf([]session.Event{change.Event})
+		if t := change.Event.Type; t == vocab.TypeTurnStart || t == vocab.TypeTurnEnd {
+			f.lastTurn = lastTurnOf([]session.Event{change.Event})
+		}
 	}
 	if title, ok := index.TitleOf(change.Event); ok {
 		if f.complete && f.title == "" {
