@@ -1,6 +1,7 @@
 package host
 
 import (
+	"fmt"
 	"os/exec"
 	"testing"
 
@@ -13,9 +14,13 @@ import (
 func openNewSession(p *browserPage, s *runtimeStack, lang string) string {
 	p.do(chromedp.Navigate(s.url + "/?lang=" + lang))
 	p.until(`document.querySelector('#connection').dataset.state === 'connected'`)
+	// The page reopens the session it showed last; the new one is current
+	// only once the stored selection has moved off that one.
+	current := `JSON.parse(localStorage.getItem('dsh.sessions.current') ?? 'null')?.sessionId ?? ''`
+	restored := eval[string](p, current)
 	p.do(chromedp.Click(chromedp.ID("new-session")))
-	p.until(`document.querySelector('.session[aria-current="page"]') !== null`)
-	return eval[string](p, `JSON.parse(localStorage.getItem('dsh.sessions.current')).sessionId`)
+	p.until(fmt.Sprintf(`(() => { const id = %s; return id !== %s && document.querySelector('.session[aria-current="page"]')?.dataset.id === id; })()`, current, js(restored)))
+	return eval[string](p, current)
 }
 
 // TestBrowserForkChildShowsItsInheritedTurns: a fork child opened from the
