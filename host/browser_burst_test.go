@@ -3,6 +3,7 @@ package host
 import (
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,14 +46,18 @@ func spawnBurst(t testing.TB, p *browserPage, n int) float64 {
 	showAllRows(p, n)
 	labels := eval[[]string](p, `[...document.querySelectorAll('[role="tree"] [role="treeitem"][aria-level="1"] .label')].map((e) => e.textContent)`)
 	require.Len(t, labels, n)
+	// The catalog orders children by createdAt, then id: two spawned in
+	// the same millisecond may list in either order, so every child must
+	// be there once, in whatever order their records give.
+	slices.Sort(labels)
 	for i, label := range labels {
-		require.Equal(t, fmt.Sprintf("kid%03d", i), label, "row %d", i)
+		require.Equal(t, fmt.Sprintf("kid%03d", i), label, "child %d", i)
 	}
 	return eval[float64](p, `(clearTimeout(window.__gapTimer), window.__longestGap)`)
 }
 
 // TestBrowserChildBurst: 150 children spawned in one turn all reach the
-// header's count and the tree, in spawn order. The longest main-thread
+// header's count and the tree, each once. The longest main-thread
 // gap is logged here and reported by BenchmarkBrowserChildBurst; it is not
 // asserted.
 func TestBrowserChildBurst(t *testing.T) {
