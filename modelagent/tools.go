@@ -151,15 +151,16 @@ func (c caller) foreground(ctx context.Context, provider string, req subagent.St
 	if err != nil {
 		return "", subagentError(err)
 	}
-	if failure := stopReasonError(result.StopReason); failure != "" {
+	if failure := RunFailure(result.StopReason); failure != "" {
 		return "", errors.New(failure)
 	}
 	return event.TextOf(result.Output), nil
 }
 
-// stopReasonError is the failure of a foreground run that did not
-// complete ("" when it did).
-func stopReasonError(stop agent.StopReason) string {
+// RunFailure is the model-facing failure of a foreground subagent run
+// that ended with stop, as the subagent tools word it ("" when it
+// completed). It does not block.
+func RunFailure(stop agent.StopReason) string {
 	switch stop {
 	case agent.Completed:
 		return ""

@@ -190,16 +190,8 @@ func directionViolations(deps map[string][]string) []string {
 // depends on, directly or not (non-test code).
 func internalDeps(t *testing.T) map[string][]string {
 	t.Helper()
-	goBin, err := exec.LookPath("go")
-	require.NoError(t, err)
-	cmd := exec.Command(goBin, "list", "-e", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "./...")
-	cmd.Dir = moduleRoot(t)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, stderr.String())
 	deps := map[string][]string{}
-	lines := bufio.NewScanner(bytes.NewReader(out))
+	lines := bufio.NewScanner(strings.NewReader(goList(t, "{{.ImportPath}} {{join .Deps \" \"}}")))
 	lines.Buffer(nil, 1<<20)
 	for lines.Scan() {
 		fields := strings.Fields(lines.Text())
@@ -211,6 +203,21 @@ func internalDeps(t *testing.T) map[string][]string {
 	require.NoError(t, lines.Err())
 	require.Contains(t, deps, module+"/query", "go list found the module's packages")
 	return deps
+}
+
+// goList runs go list -e -f format over the module's packages and returns
+// its output.
+func goList(t *testing.T, format string) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	require.NoError(t, err)
+	cmd := exec.Command(goBin, "list", "-e", "-f", format, "./...")
+	cmd.Dir = moduleRoot(t)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, stderr.String())
+	return string(out)
 }
 
 // inModule reports whether pkg is the module's root package or one below it.

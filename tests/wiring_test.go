@@ -6,7 +6,6 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -196,14 +195,8 @@ func harnessViolations(imports map[string][]string) []string {
 // packages its non-test code imports directly, the module's relative.
 func productImports(t *testing.T) map[string][]string {
 	t.Helper()
-	goBin, err := exec.LookPath("go")
-	require.NoError(t, err)
-	cmd := exec.Command(goBin, "list", "-e", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...")
-	cmd.Dir = moduleRoot(t)
-	out, err := cmd.Output()
-	require.NoError(t, err)
 	imports := map[string][]string{}
-	for line := range strings.Lines(string(out)) {
+	for line := range strings.Lines(goList(t, "{{.ImportPath}} {{join .Imports \" \"}}")) {
 		fields := strings.Fields(line)
 		if len(fields) == 0 || !inModule(fields[0]) {
 			continue

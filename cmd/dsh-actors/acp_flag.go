@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 
 	dsh "github.com/dsh-actors/dsh-actors"
-	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/modelagent"
@@ -124,26 +123,8 @@ func (a *acpAgents) delegate(ctx context.Context, provider string, call modelage
 	if err != nil {
 		return "", err
 	}
-	if failure := runFailure(result.StopReason); failure != "" {
+	if failure := modelagent.RunFailure(result.StopReason); failure != "" {
 		return "", errors.New(failure)
 	}
 	return event.TextOf(result.Output), nil
-}
-
-// runFailure is the tool's failure for a run that did not complete, in the
-// words of the model agents' own subagent tool ("" when it completed).
-func runFailure(stop agent.StopReason) string {
-	switch stop {
-	case agent.Completed:
-		return ""
-	case agent.Aborted:
-		return "subagent run was cancelled"
-	case agent.Error:
-		return "subagent run failed"
-	case agent.MaxTokens:
-		return "subagent run hit its token limit before finishing"
-	case agent.Refusal:
-		return "subagent declined the task"
-	}
-	return fmt.Sprintf("subagent run ended abnormally (%s)", stop)
 }
