@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
@@ -20,7 +19,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/llm"
 	"github.com/dsh-actors/dsh-actors/internal/llmtest"
 	"github.com/dsh-actors/dsh-actors/modelagent"
-	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
@@ -61,24 +59,6 @@ func newRigWith(t *testing.T, client llm.Client, cfg modelagent.Config) *rig {
 	agents, err := modelagent.NewOverChecked(cfg, client, func() float64 { return 0.5 })
 	require.NoError(t, err)
 	return rigOf(t, agents)
-}
-
-// rigOf is a rig whose agents are agents.
-func rigOf(t *testing.T, agents *modelagent.Agents) *rig {
-	t.Helper()
-	provider, model := agents.Route()
-	root := t.TempDir()
-	rt, err := actors.New(actors.Options{Root: root, NewAgent: agents.Factory, Provider: provider, Model: model})
-	require.NoError(t, err)
-	service, err := subagent.New(rt, query.New(rt.Sessions()))
-	require.NoError(t, err)
-	for _, p := range []subagent.Provider{subagent.NewSpawn(rt), subagent.NewFork(rt)} {
-		_, err := service.RegisterProvider(p)
-		require.NoError(t, err)
-	}
-	agents.Bind(rt, service)
-	t.Cleanup(func() { require.NoError(t, rt.Close(context.Background())) })
-	return &rig{root: root, rt: rt, service: service}
 }
 
 func TestCustomToolsValidateNestedArgumentsAndGetTheirCaller(t *testing.T) {

@@ -44,11 +44,10 @@ func rigRetry() modelagent.RetryPolicy {
 
 func newRig(t testing.TB, client llm.Client) *rig { return newRigRetrying(t, client, rigRetry()) }
 
-// newRigRetrying is newRig with another retry policy.
-func newRigRetrying(t testing.TB, client llm.Client, retry modelagent.RetryPolicy) *rig {
+// rigOf is a rig whose agents are agents: a runtime over a temporary
+// store with the spawn and fork providers, closed at the test's end.
+func rigOf(t testing.TB, agents *modelagent.Agents) *rig {
 	t.Helper()
-	agents := modelagent.NewOver(modelagent.Config{Model: "deepseek-v4-flash", Retry: &retry}, client,
-		func() float64 { return 0.5 })
 	provider, model := agents.Route()
 	root := t.TempDir()
 	rt, err := actors.New(actors.Options{Root: root, NewAgent: agents.Factory, Provider: provider, Model: model})
@@ -60,9 +59,16 @@ func newRigRetrying(t testing.TB, client llm.Client, retry modelagent.RetryPolic
 		require.NoError(t, err)
 	}
 	agents.Bind(rt, service)
-	r := &rig{root: root, rt: rt, service: service}
 	t.Cleanup(func() { require.NoError(t, rt.Close(context.Background())) })
-	return r
+	return &rig{root: root, rt: rt, service: service}
+}
+
+// newRigRetrying is newRig with another retry policy.
+func newRigRetrying(t testing.TB, client llm.Client, retry modelagent.RetryPolicy) *rig {
+	t.Helper()
+	agents := modelagent.NewOver(modelagent.Config{Model: "deepseek-v4-flash", Retry: &retry}, client,
+		func() float64 { return 0.5 })
+	return rigOf(t, agents)
 }
 
 // turn starts a top-level agent id, sends it prompt and waits until it is

@@ -11,12 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/llmtest"
 	"github.com/dsh-actors/dsh-actors/modelagent"
-	"github.com/dsh-actors/dsh-actors/query"
-	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
 // newTaskRig is a rig whose model agents have background tasks.
@@ -25,19 +22,7 @@ func newTaskRig(t *testing.T, srv *llmtest.Server) (*rig, *modelagent.Agents) {
 	retry := rigRetry()
 	agents := modelagent.NewOver(modelagent.Config{Model: "deepseek-v4-flash", Retry: &retry, BackgroundTasks: true},
 		llmtest.DeepSeekOn(srv, 0), func() float64 { return 0.5 })
-	provider, model := agents.Route()
-	root := t.TempDir()
-	rt, err := actors.New(actors.Options{Root: root, NewAgent: agents.Factory, Provider: provider, Model: model})
-	require.NoError(t, err)
-	service, err := subagent.New(rt, query.New(rt.Sessions()))
-	require.NoError(t, err)
-	for _, p := range []subagent.Provider{subagent.NewSpawn(rt), subagent.NewFork(rt)} {
-		_, err := service.RegisterProvider(p)
-		require.NoError(t, err)
-	}
-	agents.Bind(rt, service)
-	t.Cleanup(func() { require.NoError(t, rt.Close(context.Background())) })
-	return &rig{root: root, rt: rt, service: service}, agents
+	return rigOf(t, agents), agents
 }
 
 // call is a step calling one tool with args.
