@@ -126,9 +126,9 @@ func (rt *Runtime) Sessions() *session.Sessions { return rt.sessions }
 // Registry is the live-agent registry.
 func (rt *Runtime) Registry() *parent.Registry { return rt.registry }
 
-func init() {
-	actorkit.RuntimeSystem = func(rt any) *actor.ActorSystem { return rt.(*Runtime).system }
-}
+// ActorHost is where the runtime's agents are spawned: its actor system,
+// with protoactor's default dispatcher and supervision.
+func (rt *Runtime) ActorHost() actorkit.Host { return actorkit.Host{System: rt.system} }
 
 // Logger is the runtime's logger (never nil).
 func (rt *Runtime) Logger() *slog.Logger { return rt.logger }

@@ -60,8 +60,8 @@ func TestEmitFromTheObserverDoesNotWaitForItself(t *testing.T) {
 
 func TestInsideDeliveryKnowsTheObserverCall(t *testing.T) {
 	var inside []bool
-	b := newInbox(func(Event) { inside = append(inside, insideDelivery()) })
+	b := newInbox(func(Event) { inside = append(inside, InsideDelivery()) })
 	b.Emit(Event{Type: "agent/created"})
 	require.Equal(t, []bool{true}, inside)
-	require.False(t, insideDelivery())
+	require.False(t, InsideDelivery())
 }

@@ -360,7 +360,7 @@ func (b *Inbox) awaitDelivered(n uint64) {
 		return
 	}
 	b.mu.Unlock()
-	if insideDelivery() {
+	if InsideDelivery() {
 		return
 	}
 	b.mu.Lock()
@@ -498,11 +498,11 @@ func (b *Inbox) emitLocked(e Event) {
 // deliverFrame names deliver as runtime frames report it.
 var deliverFrame = runtime.FuncForPC(reflect.ValueOf((*Inbox).deliver).Pointer()).Name()
 
-// insideDelivery reports whether the calling goroutine is inside an
+// InsideDelivery reports whether the calling goroutine is inside an
 // Observer call (of any inbox). A caller about to wait for work that may be
 // the very delivery it runs inside asks it first. Go gives a goroutine no
 // cheaper identity, so it walks the stack: ask only when about to wait.
-func insideDelivery() bool {
+func InsideDelivery() bool {
 	pcs := make([]uintptr, 64)
 	for {
 		n := runtime.Callers(2, pcs)
@@ -578,12 +578,11 @@ type mailbox Inbox
 
 var _ actor.Mailbox = (*mailbox)(nil)
 
-func init() {
-	actorkit.InboxMailbox = func(b any) actor.Mailbox { return b.(*Inbox).mailbox() }
-	actorkit.InsideDelivery = insideDelivery
-}
-
-func (b *Inbox) mailbox() *mailbox { return (*mailbox)(b) }
+// Mailbox is b as the protoactor mailbox of its agent's actor: messages
+// sent to the actor queue in the turn lane behind the accepted messages.
+// It is a function, not a method, so the methods protoactor calls stay off
+// the Inbox's own surface.
+func Mailbox(b *Inbox) actorkit.Mailbox { return (*mailbox)(b) }
 
 // PostUserMessage queues a protoactor user message (one sent to the
 // actor's PID) in the turn lane, behind the messages accepted before it.

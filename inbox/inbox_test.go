@@ -85,7 +85,7 @@ func (r *recorder) eventLog() []string {
 func newRecorded(autoEnd bool) (*Inbox, *recorder) {
 	r := &recorder{autoEnd: autoEnd}
 	r.box = newInbox(r.observe)
-	r.box.mailbox().RegisterHandlers(r, actor.NewDefaultDispatcher(DefaultThroughput))
+	Mailbox(r.box).RegisterHandlers(r, actor.NewDefaultDispatcher(DefaultThroughput))
 	return r.box, r
 }
 
@@ -278,14 +278,14 @@ func TestSystemMessagesRunDuringATurn(t *testing.T) {
 		post(t, b, "a")
 		post(t, b, "b")
 		synctest.Wait()
-		b.mailbox().PostSystemMessage(&actor.Stop{})
+		Mailbox(b).PostSystemMessage(&actor.Stop{})
 		synctest.Wait()
 		require.Equal(t, []any{&actor.Stop{}}, r.system, "a system message gets through while a turn runs")
-		b.mailbox().PostSystemMessage(&actor.SuspendMailbox{})
+		Mailbox(b).PostSystemMessage(&actor.SuspendMailbox{})
 		b.EndTurn()
 		synctest.Wait()
 		require.Equal(t, []string{"a"}, r.claimed(), "a suspended mailbox claims nothing")
-		b.mailbox().PostSystemMessage(&actor.ResumeMailbox{})
+		Mailbox(b).PostSystemMessage(&actor.ResumeMailbox{})
 		synctest.Wait()
 		require.Equal(t, []string{"a", "b"}, r.claimed())
 		b.EndTurn()
@@ -296,13 +296,13 @@ func TestRawUserMessagesKeepTheirPlace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, r := newRecorded(true)
 		poison := &actor.PoisonPill{}
-		b.mailbox().RegisterHandlers(r, nil) // not yet dispatching
+		Mailbox(b).RegisterHandlers(r, nil) // not yet dispatching
 		post(t, b, "a")
-		b.mailbox().PostUserMessage(poison)
+		Mailbox(b).PostUserMessage(poison)
 		post(t, b, "b")
-		require.Equal(t, 3, b.mailbox().UserMessageCount())
-		b.mailbox().RegisterHandlers(r, actor.NewDefaultDispatcher(DefaultThroughput))
-		b.mailbox().PostSystemMessage(&actor.Started{})
+		require.Equal(t, 3, Mailbox(b).UserMessageCount())
+		Mailbox(b).RegisterHandlers(r, actor.NewDefaultDispatcher(DefaultThroughput))
+		Mailbox(b).PostSystemMessage(&actor.Started{})
 		synctest.Wait()
 		require.Equal(t, []string{"a", "b"}, r.claimed())
 		require.Equal(t, []any{poison}, r.user)
@@ -414,7 +414,7 @@ func TestInitReadiesAnEmbeddedInbox(t *testing.T) {
 	r := &recorder{autoEnd: true}
 	owner.box.Init(r.observe)
 	r.box = &owner.box
-	owner.box.mailbox().RegisterHandlers(r, actor.NewDefaultDispatcher(DefaultThroughput))
+	Mailbox(&owner.box).RegisterHandlers(r, actor.NewDefaultDispatcher(DefaultThroughput))
 	post(t, &owner.box, "m1")
 	require.NoError(t, owner.box.WhenIdle(context.Background()))
 	require.Equal(t, []string{"m1"}, r.claimed())

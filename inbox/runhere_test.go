@@ -73,14 +73,14 @@ func newHeld() (*Inbox, *goidRecorder, *heldDispatcher) {
 	r := &goidRecorder{recorder: &recorder{}}
 	r.box = newInbox(r.observe)
 	d := &heldDispatcher{}
-	r.box.mailbox().RegisterHandlers(r, d)
+	Mailbox(r.box).RegisterHandlers(r, d)
 	return r.box, r, d
 }
 
 func TestRunHereProcessesOnTheCallingGoroutine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, r, d := newHeld()
-		b.RunHere(func() { b.mailbox().PostSystemMessage(&actor.Stop{}) })
+		b.RunHere(func() { Mailbox(b).PostSystemMessage(&actor.Stop{}) })
 		require.Equal(t, []any{&actor.Stop{}}, r.system, "the stop fn queued was invoked before RunHere returned")
 		require.Equal(t, []uint64{testkit.GoroutineID()}, r.invokedOn(), "on the calling goroutine")
 		require.Zero(t, d.scheduled(), "the dispatcher was never asked")
@@ -94,7 +94,7 @@ func TestRunHereProcessesOnTheCallingGoroutine(t *testing.T) {
 		b.RunHere(func() {})
 		require.Len(t, r.invokedOn(), 2, "nothing queued, nothing invoked")
 
-		b.mailbox().PostSystemMessage(&actor.Started{})
+		Mailbox(b).PostSystemMessage(&actor.Started{})
 		require.Equal(t, 1, d.scheduled(), "RunHere left the mailbox unscheduled: later messages wake the dispatcher")
 		require.Len(t, r.system, 1)
 		d.runAll()
@@ -105,13 +105,13 @@ func TestRunHereProcessesOnTheCallingGoroutine(t *testing.T) {
 func TestRunHereLeavesAScheduledRunAlone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, r, d := newHeld()
-		b.mailbox().PostSystemMessage(&actor.Started{})
+		Mailbox(b).PostSystemMessage(&actor.Started{})
 		require.Equal(t, 1, d.scheduled(), "a run is scheduled and not yet going")
 
 		called := false
 		b.RunHere(func() {
 			called = true
-			b.mailbox().PostSystemMessage(&actor.Stop{})
+			Mailbox(b).PostSystemMessage(&actor.Stop{})
 		})
 		require.True(t, called)
 		require.Empty(t, r.system, "RunHere only called fn: the scheduled run handles what it queued")
@@ -130,7 +130,7 @@ func TestRunHereDuringATurnProcessesOnlySystemMessages(t *testing.T) {
 		post(t, b, "b")
 		require.Equal(t, []string{"a"}, r.claimed())
 
-		b.RunHere(func() { b.mailbox().PostSystemMessage(&actor.Stop{}) })
+		b.RunHere(func() { Mailbox(b).PostSystemMessage(&actor.Stop{}) })
 		require.Equal(t, []any{&actor.Stop{}}, r.system, "a system message gets through while a turn runs")
 		require.Equal(t, []string{"a"}, r.claimed(), "but b waits for the turn to end")
 		require.Zero(t, d.scheduled())
@@ -214,8 +214,8 @@ func TestNoClaimBeforeTheEnqueueEventIsDelivered(t *testing.T) {
 			}
 		})
 		r := &recorder{box: b}
-		b.mailbox().RegisterHandlers(r, d)
-		b.mailbox().PostSystemMessage(&actor.Started{}) // a run is scheduled before the post
+		Mailbox(b).RegisterHandlers(r, d)
+		Mailbox(b).PostSystemMessage(&actor.Started{}) // a run is scheduled before the post
 		go post(t, b, "m")
 		<-inEnqueue
 		d.runAll() // that run goes while the enqueue listener holds the event
@@ -241,7 +241,7 @@ func TestTheDelivererWakesTheMailbox(t *testing.T) {
 			}
 		})
 		r := &recorder{box: b}
-		b.mailbox().RegisterHandlers(r, d)
+		Mailbox(b).RegisterHandlers(r, d)
 		go post(t, b, "m")
 		<-inEnqueue
 		require.Zero(t, d.scheduled(), "no run is woken before the event is out")

@@ -62,7 +62,7 @@ type Activation struct {
 	conversationMu sync.Mutex
 	conversation   conversation
 
-	onFenced atomic.Pointer[func()] // see actorkit.OnFenced
+	onFenced atomic.Pointer[func()] // see OnFenced
 }
 
 // Start spawns the agent actor and returns it idle, ready for Followup.
@@ -100,7 +100,7 @@ func (a *Activation) props(host actorkit.Host) *actor.Props {
 		supervisor = actorkit.StopStrategy(a.logger)
 	}
 	opts := []actor.PropsOption{
-		actor.WithMailbox(func() actor.Mailbox { return actorkit.InboxMailbox(&a.inbox) }),
+		actor.WithMailbox(func() actor.Mailbox { return inbox.Mailbox(&a.inbox) }),
 		actor.WithGuardian(supervisor),
 	}
 	if host.Dispatcher != nil {
@@ -109,10 +109,15 @@ func (a *Activation) props(host actorkit.Host) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor { return (*receiver)(a) }, opts...)
 }
 
-func init() {
-	actorkit.ActivationPID = func(a any) *actor.PID { return a.(*Activation).pid }
-	actorkit.OnFenced = func(a any, fn func()) { a.(*Activation).onFenced.Store(&fn) }
-}
+// Ref is the address of the agent's actor (its mailbox is the inbox).
+func (a *Activation) Ref() actorkit.Ref { return a.pid }
+
+// OnFenced makes fn what the agent calls once its session's lease was
+// fenced (an append refused, or a renewal that found the lease lost) and
+// its cancelled turn has ended, replacing any earlier fn: the agent's
+// owner then disposes it. fn runs on the goroutine that saw the agent
+// idle and must not block.
+func (a *Activation) OnFenced(fn func()) { a.onFenced.Store(&fn) }
 
 // Session is the live session the agent logs to.
 func (a *Activation) Session() *session.Live { return a.live }

@@ -29,7 +29,7 @@ const fencedTurn = "actors: turn failed: the session's lease was fenced"
 // logged either. A fenced
 // log also cancels the running turn at once (its work could never be
 // written) and, once no turn runs, tells the agent's owner (see
-// actorkit.OnFenced), which stops it.
+// OnFenced), which stops it.
 func (a *Activation) logFailed(unwritten []session.Event, err error) {
 	if errors.Is(err, fault.Fenced) {
 		defer a.inbox.AfterIdle(a.fenced)

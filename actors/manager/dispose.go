@@ -10,7 +10,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 )
 
 // checkSettled opens the disposal of a settled Activation (idle, owning no
@@ -258,7 +257,7 @@ func (m *Manager) forget(a *activation) {
 	if m.st.activations[a.childID] == a {
 		delete(m.st.activations, a.childID)
 	}
-	delete(m.st.byPID, actorkit.ActivationPID(a.handle.Activation()))
+	delete(m.st.byPID, a.handle.Activation().Ref())
 	a.handle.Observe(nil) // its agent/disposed is out: nothing more comes
 	a.gone = true
 }
@@ -285,7 +284,7 @@ func (m *Manager) rollbackUnpublished(a *activation, then func()) {
 	}
 	d := m.openDisposal(a)
 	if !a.terminated { // its Terminated must not outlive the manager
-		m.self.Unwatch(actorkit.ActivationPID(a.handle.Activation()))
+		m.self.Unwatch(a.handle.Activation().Ref())
 	}
 	async(m, func() error { return a.handle.Dispose(context.Background()) }, func(err error) {
 		if err != nil {

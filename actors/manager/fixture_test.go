@@ -17,7 +17,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
-	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/dsh-actors/dsh-actors/internal/pgtest"
 	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 	"github.com/dsh-actors/dsh-actors/internal/testkit"
@@ -113,7 +112,7 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 	require.NoError(t, err)
 	m := f.m
 	var deadLetters atomic.Int32 // to the manager: a post after it stopped
-	actorkit.RuntimeSystem(rt).EventStream.Subscribe(func(evt any) {
+	rt.ActorHost().System.EventStream.Subscribe(func(evt any) {
 		if dl, ok := evt.(*actor.DeadLetterEvent); ok && dl.PID.Equal(m.pid) {
 			deadLetters.Add(1)
 		}

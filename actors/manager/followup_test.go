@@ -11,7 +11,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
-	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -222,7 +221,7 @@ func TestFollowupAtTheRegistryCollisionBoundary(t *testing.T) {
 		// cut-off is set and the manager stops watching the child's actor,
 		// so its later stop cannot reach a manager that has already halted.
 		a.disposal = &disposal{done: make(chan struct{})}
-		f.m.self.Unwatch(actorkit.ActivationPID(a.handle.Activation()))
+		f.m.self.Unwatch(a.handle.Activation().Ref())
 		f.m.forget(a)
 	})
 	_, err := f.m.Followup(bg, f.parent, child, event.Text("x"), event.Source{Kind: "user"})

@@ -152,7 +152,7 @@ func New(opts Options) (*Manager, error) {
 		onEnded:    opts.Ended,
 		checkpoint: opts.checkpoint,
 		logger:     logger,
-		system:     actorkit.RuntimeSystem(opts.Runtime),
+		system:     opts.Runtime.ActorHost().System,
 		stopped:    make(chan struct{}),
 		closing:    make(chan struct{}, 1),
 		st:         newState(),

@@ -8,7 +8,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
-	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/google/uuid"
 )
@@ -146,11 +145,11 @@ func (m *Manager) install(ms materializeSpec, h *parent.Handle, lineage []*paren
 	}
 	m.st.activations[ms.childID] = a
 	delete(m.st.elsewhere, ms.childID)
-	m.st.byPID[actorkit.ActivationPID(h.Activation())] = a
+	m.st.byPID[h.Activation().Ref()] = a
 	h.Observe(func(e parent.Event) { m.onChildEvent(a, e) })
 	// a fenced child is disposed at once, idle or not (checkSettled)
-	actorkit.OnFenced(h.Activation(), func() { m.send(childFenced{a}) })
-	m.self.Watch(actorkit.ActivationPID(h.Activation())) // an unexpected stop reaches onTerminated
+	h.Activation().OnFenced(func() { m.send(childFenced{a}) })
+	m.self.Watch(h.Activation().Ref()) // an unexpected stop reaches onTerminated
 	return a
 }
 

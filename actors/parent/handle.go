@@ -137,7 +137,7 @@ func (h *Handle) enterDispose(ctx context.Context) (entered bool, err error) {
 		return false, h.disposeErr
 	default:
 	}
-	if actorkit.InsideDelivery() {
+	if inbox.InsideDelivery() {
 		return false, nil
 	}
 	select {

@@ -347,7 +347,7 @@ func (r *Registry) spawn(live *session.Live, spec Spec, resumed bool) (*Handle, 
 		return nil, err
 	}
 	h.act = act
-	actorkit.OnFenced(act, func() { r.fenced(h) })
+	act.OnFenced(func() { r.fenced(h) })
 	return h, nil
 }
 

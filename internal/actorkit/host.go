@@ -21,23 +21,9 @@ func NewSystem(logger *slog.Logger) *actor.ActorSystem {
 	return actor.NewActorSystem(actor.WithLoggerFactory(LoggerFactory(logger)))
 }
 
-// The accessors below are set by the package that defines the public type,
-// at init; they take any because naming that type here would be an import
-// cycle (that package imports this one).
-var (
-	// RuntimeSystem returns the actor system of an *actors.Runtime.
-	RuntimeSystem func(runtime any) *actor.ActorSystem
-	// ActivationPID returns the actor address of an *activation.Activation.
-	ActivationPID func(activation any) *actor.PID
-	// InboxMailbox returns an *inbox.Inbox as its actor's mailbox.
-	InboxMailbox func(inbox any) actor.Mailbox
-	// InsideDelivery reports whether the calling goroutine is inside an
-	// inbox's Observer call (of any inbox).
-	InsideDelivery func() bool
-	// OnFenced makes fn what an *activation.Activation calls once its
-	// session's lease was fenced (an append refused, or a renewal that
-	// found the lease lost) and its cancelled turn has ended (replacing
-	// any earlier fn): the owner of the agent then disposes it. fn runs
-	// on the goroutine that saw the agent idle and must not block.
-	OnFenced func(activation any, fn func())
-)
+// Ref is the address of an agent's actor, as the packages that spawn,
+// watch and stop agents pass it among themselves.
+type Ref = *actor.PID
+
+// Mailbox is an agent's inbox as the mailbox of its actor.
+type Mailbox = actor.Mailbox
