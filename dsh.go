@@ -20,6 +20,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/pgstore"
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 	"github.com/dsh-actors/dsh-actors/modelagent"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -38,12 +39,22 @@ type Options struct {
 	// same store, in this process or another, is refused it with an error
 	// matching fault.LeaseHeld.
 	Dir string
-	// StoreOptions configure the JSONL store opened at Dir, e.g.
-	// session.WithCompression.
-	StoreOptions []session.Option
-	// Store, when set, is used instead of Dir; the caller keeps it and
-	// closes it after the runtime.
-	Store session.Store
+	// Compression is the encoding of the logs of the JSONL store at Dir:
+	// "zstd" (Zstandard frames, the original harness's default) or "none"
+	// (plain JSONL); "" keeps an existing store's, plain for a new one.
+	// Naming the other encoding than an existing store's fails Open, as
+	// does another value.
+	Compression string
+	// DurableAdmission makes the JSONL store at Dir acknowledge a message
+	// to a continuable child or a top-level session only once it is
+	// fsynced to the session's inbox file, and run what a crash left unrun
+	// when the session resumes. The store keeps the mode once given: every
+	// later runtime on it admits durably. A Postgres store always does.
+	DurableAdmission bool
+	// NoSync makes the JSONL store at Dir skip every fsync: it
+	// acknowledges writes a crash may lose. It is for measurements whose
+	// durability must cost nothing.
+	NoSync bool
 	// NewAgent builds every agent the runtime starts: top-level agents
 	// and their continuable children alike (a child's
 	// agent.Options.ParentSession is its parent's id, a top-level
@@ -108,26 +119,34 @@ type Runtime struct {
 // Open opens the store, starts the actor runtime and binds its subagent
 // service with the spawn and fork providers. On an error nothing stays
 // open. It blocks only on opening the store.
-func Open(opts Options) (*Runtime, error) {
+func Open(opts Options) (*Runtime, error) { return openWith(opts) }
+
+// openWith is Open whose JSONL store also takes extra options (a test's
+// fault-injecting file system).
+func openWith(opts Options, extra ...session.Option) (*Runtime, error) {
 	if err := useModelAgents(&opts); err != nil {
 		return nil, err
 	}
 	if err := checkLeaseOptions(opts); err != nil {
 		return nil, err
 	}
-	pg, err := openPostgres(&opts)
+	jsonlOpts, err := jsonlOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	if opts.Dir != "" && opts.Store == nil {
+	aopts := actors.Options{Logger: opts.Logger, NewAgent: agentRoutes(opts), Workers: opts.Workers,
+		Provider: opts.Provider, Model: opts.Model}
+	pg, err := openPostgres(opts)
+	switch {
+	case err != nil:
+		return nil, err
+	case pg != nil:
+		aopts.Sessions = session.NewSessions(pg)
+	case opts.Dir != "":
 		if err := makeStoreDir(opts.Dir); err != nil {
 			return nil, err
 		}
-	}
-	aopts := actors.Options{Root: opts.Dir, StoreOptions: opts.StoreOptions, Logger: opts.Logger,
-		NewAgent: agentRoutes(opts), Workers: opts.Workers, Provider: opts.Provider, Model: opts.Model}
-	if opts.Store != nil {
-		aopts.Sessions = session.NewSessions(opts.Store)
+		aopts.Root, aopts.StoreOptions = opts.Dir, append(jsonlOpts, extra...)
 	}
 	rt, err := actors.New(aopts)
 	if err != nil {
@@ -140,13 +159,39 @@ func Open(opts Options) (*Runtime, error) {
 	if opts.ModelAgents != nil {
 		opts.ModelAgents.Bind(r.actors, r.subagents)
 	}
-	r.sweeper = startSweeper(opts.Store, cmp.Or(opts.LeaseTTL, defaultLeaseTTL), r.actors.Logger())
+	r.sweeper = startSweeper(rt.Sessions().Store(), cmp.Or(opts.LeaseTTL, defaultLeaseTTL), r.actors.Logger())
 	return r, nil
 }
 
+// jsonlOptions are the JSONL store options opts' Compression,
+// DurableAdmission and NoSync name. They are refused where no JSONL store
+// is opened (no Dir, or a Postgres one), and an unknown compression is
+// refused naming it.
+func jsonlOptions(opts Options) ([]session.Option, error) {
+	var out []session.Option
+	switch opts.Compression {
+	case "":
+	case "zstd":
+		out = append(out, session.WithCompression(session.CompressionZstd))
+	case "none":
+		out = append(out, session.WithCompression(session.CompressionNone))
+	default:
+		return nil, fault.New(fault.InvalidRequest, fmt.Sprintf(`dsh: Options.Compression must be "zstd" or "none", got %q`, opts.Compression), nil)
+	}
+	if opts.DurableAdmission {
+		out = append(out, session.WithDurableAdmission())
+	}
+	if opts.NoSync {
+		out = append(out, session.WithFS(sessionfs.NoSync{}))
+	}
+	if (opts.Compression != "" || opts.DurableAdmission || opts.NoSync) && (opts.Dir == "" || isPostgresURL(opts.Dir)) {
+		return nil, fault.New(fault.InvalidRequest, "dsh: Options.Compression, DurableAdmission and NoSync configure the JSONL store: set Dir to its folder", nil)
+	}
+	return out, nil
+}
+
 // checkLeaseOptions refuses a LeaseTTL below minLeaseTTL, and Node or
-// LeaseTTL where Open opens no Postgres store (a caller's Store keeps its
-// own leases).
+// LeaseTTL where Open opens no Postgres store.
 func checkLeaseOptions(opts Options) error {
 	if opts.LeaseTTL != 0 && opts.LeaseTTL < minLeaseTTL {
 		return fault.New(fault.InvalidRequest, fmt.Sprintf("dsh: Options.LeaseTTL must be at least %s, got %s", minLeaseTTL, opts.LeaseTTL), nil)
@@ -162,14 +207,11 @@ func isPostgresURL(dir string) bool {
 	return strings.HasPrefix(dir, "postgres://") || strings.HasPrefix(dir, "postgresql://")
 }
 
-// openPostgres opens the Postgres store opts.Dir names, if it names one,
-// and makes it opts.Store; it blocks until the schema is there.
-func openPostgres(opts *Options) (*pgstore.Store, error) {
+// openPostgres opens the Postgres store opts.Dir names, if it names one;
+// it blocks until the schema is there.
+func openPostgres(opts Options) (*pgstore.Store, error) {
 	if !isPostgresURL(opts.Dir) {
 		return nil, nil
-	}
-	if opts.Store != nil || len(opts.StoreOptions) > 0 {
-		return nil, errors.New("dsh: Options.Dir names a Postgres store: set neither Store nor StoreOptions (they are the JSONL store's)")
 	}
 	pgOpts := []pgstore.Option{pgstore.WithLogger(opts.Logger), pgstore.WithTTL(opts.LeaseTTL)}
 	if opts.Node != "" {
@@ -179,7 +221,6 @@ func openPostgres(opts *Options) (*pgstore.Store, error) {
 	if err != nil {
 		return nil, fault.New(fault.PersistenceUnavailable, "dsh: open the Postgres store: "+err.Error(), err)
 	}
-	opts.Dir, opts.Store = "", pg
 	return pg, nil
 }
 

@@ -6,7 +6,6 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
 
@@ -43,13 +42,19 @@ func TestDirNamingPostgresOpensThePostgresStore(t *testing.T) {
 }
 
 func TestDirNamingPostgresRefusesTheJSONLOptionsAndAnUnreachableServer(t *testing.T) {
-	_, err := Open(Options{Dir: "postgres://localhost/x", StoreOptions: []session.Option{session.WithCompression(session.CompressionNone)}})
-	require.ErrorContains(t, err, "Postgres store: set neither Store nor StoreOptions")
-	jsonl, err := session.OpenJSONL(t.TempDir())
-	require.NoError(t, err)
-	defer jsonl.Close()
-	_, err = Open(Options{Dir: "postgresql://localhost/x", Store: jsonl})
-	require.ErrorContains(t, err, "Postgres store: set neither Store nor StoreOptions")
+	for _, opts := range []Options{
+		{Dir: "postgres://localhost/x", Compression: "none"},
+		{Dir: "postgresql://localhost/x", DurableAdmission: true},
+		{Dir: "postgres://localhost/x", NoSync: true},
+		{NoSync: true},
+	} {
+		_, err := Open(opts)
+		require.ErrorIs(t, err, fault.InvalidRequest, "%+v", opts)
+		require.ErrorContains(t, err, "configure the JSONL store: set Dir to its folder")
+	}
+	_, err := Open(Options{Dir: t.TempDir(), Compression: "gzip"})
+	require.ErrorIs(t, err, fault.InvalidRequest)
+	require.ErrorContains(t, err, `Options.Compression must be "zstd" or "none", got "gzip"`)
 
 	unreachable := "postgres://dsh@127.0.0.1:1/none?connect_timeout=2"
 	start := time.Now()

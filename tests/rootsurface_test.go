@@ -24,11 +24,9 @@ var rootMayName = []string{"agent", "event", "fault", "modelagent"}
 // name another module package. The list only shrinks: a declaration that
 // stops naming one must leave it, and no other may join it.
 var rootNamingOthers = []string{
-	"Options.Store",        // session.Store
-	"Options.StoreOptions", // session.Option
-	"Runtime.Actors",       // *actors.Runtime
-	"Runtime.Query",        // *query.Query
-	"Runtime.Subagents",    // *subagent.Service
+	"Runtime.Actors",    // *actors.Runtime
+	"Runtime.Query",     // *query.Query
+	"Runtime.Subagents", // *subagent.Service
 }
 
 // TestRootSignaturesNameOnlyTheEmbeddersPackages: every exported

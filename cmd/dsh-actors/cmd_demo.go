@@ -38,14 +38,13 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	store := storeFlag(flags)
 	compression := compressionFlag(flags)
 	err := parseFlagsOnly(flags, args)
-	var storeOpts []session.Option
 	if err == nil {
-		storeOpts, err = storeOptions(*compression)
+		err = checkCompression(*compression)
 	}
 	if err != nil {
 		return usageError(stderr, demoUsage, flags, err)
 	}
-	set, err := openRuntime(*store, warnLogger(stderr), nil, storeOpts...)
+	set, err := openRuntime(*store, warnLogger(stderr), nil, storeChoice{compression: *compression})
 	if err != nil {
 		return failure(stderr, "demo", err)
 	}

@@ -45,7 +45,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return failure(stderr, "run", err)
 	}
 	defer closeAgents(agents)
-	set, err := openRuntime(*store, warnLogger(stderr), agents)
+	set, err := openRuntime(*store, warnLogger(stderr), agents, storeChoice{})
 	if err != nil {
 		return failure(stderr, "run", err)
 	}

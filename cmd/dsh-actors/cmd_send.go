@@ -63,7 +63,7 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failure(stderr, "send", err)
 	}
-	set, err := openRuntime(*store, warnLogger(stderr), agents)
+	set, err := openRuntime(*store, warnLogger(stderr), agents, storeChoice{})
 	if err != nil {
 		return failure(stderr, "send", err)
 	}

@@ -37,7 +37,7 @@ func newSentStore(t *testing.T) sentStore {
 	t.Helper()
 	ctx := context.Background()
 	s := sentStore{root: t.TempDir()}
-	set, err := openRuntime(s.root, warnLogger(io.Discard), nil)
+	set, err := openRuntime(s.root, warnLogger(io.Discard), nil, storeChoice{})
 	require.NoError(t, err)
 	var mu sync.Mutex
 	ended := map[string]manager.RunEndInfo{}

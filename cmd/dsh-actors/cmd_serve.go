@@ -20,7 +20,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/host"
 	"github.com/dsh-actors/dsh-actors/modelagent"
-	"github.com/dsh-actors/dsh-actors/session"
 )
 
 const serveUsage = "usage: dsh-actors serve [--store DIR|postgres://...] [--compression zstd|none] [--addr 127.0.0.1:7410] [--token TOKEN] [--cwd-root DIR] " + modelUsage + " [--no-index] [--node NAME] [--lease-ttl 10s] [--durable-admission] [--leak-check] [--acp NAME=COMMAND]..."
@@ -85,7 +84,7 @@ type serveFlags struct {
 	cwdRoot     string // --cwd-root: session.create's cwds lie in it ("": anywhere)
 	acp         *acpAgents
 	node        nodeFlags
-	storeOpts   []session.Option
+	storeChoice storeChoice
 }
 
 // parseServeFlags reads --store, --compression, --addr, --model,
@@ -122,11 +121,9 @@ func parseServeFlags(args []string, stderr io.Writer) (parsed serveFlags, status
 		err = fmt.Errorf("--cwd-root must be an absolute path, got %q", parsed.cwdRoot)
 	}
 	if err == nil {
-		parsed.storeOpts, err = storeOptions(*compression)
+		err = checkCompression(*compression)
 	}
-	if err == nil && *durableAdmission && !isPostgres(*storeRoot) {
-		parsed.storeOpts = append(parsed.storeOpts, session.WithDurableAdmission())
-	}
+	parsed.storeChoice = storeChoice{compression: *compression, durable: *durableAdmission && !isPostgres(*storeRoot)}
 	if err != nil {
 		return serveFlags{}, usageError(stderr, serveUsage, flags, err)
 	}
@@ -177,7 +174,7 @@ func pageAuthority(bound *net.TCPAddr) (string, []string) {
 // of stored sessions in session.list are answered by the derived index in
 // the root.
 func openServeStack(flags serveFlags, logger *slog.Logger, trustedHosts []string, agents *modelagent.Agents) (*serveStack, error) {
-	set, err := openNodeRuntime(flags.store, logger, agents, flags.node, flags.storeOpts...)
+	set, err := openNodeRuntime(flags.store, logger, agents, flags.node, flags.storeChoice)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/internal/index"
-	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // serveRPC posts one client-request to the stack's handler and returns
@@ -110,13 +109,9 @@ func TestServeDurableAdmissionOpensTheJSONLInbox(t *testing.T) {
 	for args, durableMode := range map[string]bool{"": false, "--durable-admission": true} {
 		parsed, status := parseServeFlags(strings.Fields("--store "+t.TempDir()+" "+args), io.Discard)
 		require.Equal(t, -1, status, args)
-		store, err := session.OpenJSONL(parsed.store, parsed.storeOpts...)
-		require.NoError(t, err)
-		_, ok := session.InboxOf(store)
-		require.Equal(t, durableMode, ok, args)
-		require.NoError(t, store.Close())
+		require.Equal(t, storeChoice{durable: durableMode}, parsed.storeChoice, args)
 	}
 	parsed, status := parseServeFlags(strings.Fields("--store postgres://h/db --durable-admission"), io.Discard)
 	require.Equal(t, -1, status)
-	require.Empty(t, parsed.storeOpts)
+	require.Equal(t, storeChoice{}, parsed.storeChoice)
 }

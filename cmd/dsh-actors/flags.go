@@ -7,8 +7,6 @@ import (
 	"io"
 
 	"github.com/dsh-actors/dsh-actors/internal/index"
-
-	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // newFlags is the flag set of the subcommand name: parse errors are
@@ -30,28 +28,13 @@ func compressionFlag(flags *flag.FlagSet) *string {
 		"(plain JSONL, the default here); an existing store keeps its own, and naming the other one is refused")
 }
 
-// storeOptions turns a --compression value into store options: none when
-// it was not given (the store takes its root's encoding, plain when new).
-func storeOptions(compression string) ([]session.Option, error) {
-	if compression == "" {
-		return nil, nil
+// checkCompression refuses a --compression value other than "zstd" and
+// "none" (the original's config values) or none given.
+func checkCompression(s string) error {
+	if s != "" && s != "zstd" && s != "none" {
+		return fmt.Errorf(`--compression: compression must be "zstd" or "none", got %q`, s)
 	}
-	c, err := parseCompression(compression)
-	if err != nil {
-		return nil, fmt.Errorf("--compression: %w", err)
-	}
-	return []session.Option{session.WithCompression(c)}, nil
-}
-
-// parseCompression reads "none" or "zstd", the original's config values.
-func parseCompression(s string) (session.Compression, error) {
-	switch s {
-	case "none":
-		return session.CompressionNone, nil
-	case "zstd":
-		return session.CompressionZstd, nil
-	}
-	return session.CompressionNone, fmt.Errorf(`compression must be "zstd" or "none", got %q`, s)
+	return nil
 }
 
 // parseFlagsOnly parses args with flags and refuses any positional

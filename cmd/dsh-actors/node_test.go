@@ -40,7 +40,7 @@ func TestServeNodeFlagsAreRefusedWhereTheyCannotApply(t *testing.T) {
 // (the database's clock), and gives them up when it closes.
 func TestServeNodeNamesItsLeases(t *testing.T) {
 	dsn := cluster.Database(t)
-	set, err := openNodeRuntime(dsn, warnLogger(io.Discard), nil, nodeFlags{name: "node-a", leaseTTL: 7 * time.Second})
+	set, err := openNodeRuntime(dsn, warnLogger(io.Discard), nil, nodeFlags{name: "node-a", leaseTTL: 7 * time.Second}, storeChoice{})
 	require.NoError(t, err)
 	ctx := context.Background()
 	agent, err := set.dsh.StartAgent(ctx, "top")

@@ -10,7 +10,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/modelagent"
 	"github.com/dsh-actors/dsh-actors/query"
-	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
@@ -36,30 +35,36 @@ func (s *runtimeSet) close() error {
 	return s.dsh.Close()
 }
 
+// storeChoice is how a subcommand's JSONL store is opened: its
+// --compression and serve's --durable-admission.
+type storeChoice struct {
+	compression string
+	durable     bool
+}
+
 // openRuntime opens the runtime with logger on the store root names: the
 // JSONL store at root, or the Postgres store of a postgres:// URL; with
 // model agents, every agent the runtime builds is one of them. On an
 // error nothing stays open; otherwise the caller closes the set, which
-// also drains the service. storeOpts apply to a JSONL store
-// (--compression).
-func openRuntime(root string, logger *slog.Logger, agents *modelagent.Agents, storeOpts ...session.Option) (*runtimeSet, error) {
-	return openNodeRuntime(root, logger, agents, nodeFlags{}, storeOpts...)
+// also drains the service. choice applies to a JSONL store.
+func openRuntime(root string, logger *slog.Logger, agents *modelagent.Agents, choice storeChoice) (*runtimeSet, error) {
+	return openNodeRuntime(root, logger, agents, nodeFlags{}, choice)
 }
 
 // openNodeRuntime is openRuntime whose Postgres store's leases carry
 // node's name and TTL (serve's --node and --lease-ttl); on a Postgres
 // store the runtime also sweeps every TTL, taking over the sessions other
 // nodes left with an expired lease.
-func openNodeRuntime(root string, logger *slog.Logger, agents *modelagent.Agents, node nodeFlags, storeOpts ...session.Option) (*runtimeSet, error) {
-	opts := dsh.Options{Dir: root, Logger: logger, StoreOptions: storeOpts, ModelAgents: agents,
-		Node: node.name, LeaseTTL: node.leaseTTL}
-	if isPostgres(root) && len(storeOpts) > 0 {
+func openNodeRuntime(root string, logger *slog.Logger, agents *modelagent.Agents, node nodeFlags, choice storeChoice) (*runtimeSet, error) {
+	opts := dsh.Options{Dir: root, Logger: logger, ModelAgents: agents, Node: node.name, LeaseTTL: node.leaseTTL}
+	if isPostgres(root) && choice.compression != "" {
 		return nil, errors.New("--compression applies to a JSONL store folder, not to a Postgres store")
 	}
 	if !isPostgres(root) {
 		if err := checkStoreRoot(root); err != nil {
 			return nil, err
 		}
+		opts.Compression, opts.DurableAdmission = choice.compression, choice.durable
 	}
 	rt, err := dsh.Open(opts)
 	if err != nil {

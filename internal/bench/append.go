@@ -96,7 +96,7 @@ func appendRow(ctx context.Context, cfg Config) ([]Line, error) {
 	if err != nil {
 		return nil, err
 	}
-	noSync, err := run("no-sync", NoSyncFS{}, writers, cfg.AppendEach)
+	noSync, err := run("no-sync", sessionfs.NoSync{}, writers, cfg.AppendEach)
 	if err != nil {
 		return nil, err
 	}

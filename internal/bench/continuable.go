@@ -21,6 +21,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -51,17 +52,9 @@ type World struct {
 // fsync ("clean" sessions, so the runtime's own costs show). The agent
 // "parent" is resumed when root already holds it, created otherwise.
 func OpenWorld(ctx context.Context, root string, fsync bool) (*World, error) {
-	var opts []session.Option
-	if !fsync {
-		opts = append(opts, session.WithFS(NoSyncFS{}))
-	}
-	store, err := session.OpenJSONL(root, opts...)
+	opened, err := dsh.Open(dsh.Options{Dir: root, NoSync: !fsync, NewAgent: benchAgent})
 	if err != nil {
 		return nil, err
-	}
-	opened, err := dsh.Open(dsh.Options{Store: store, NewAgent: benchAgent})
-	if err != nil {
-		return nil, errors.Join(err, store.Close())
 	}
 	rt := opened.Actors()
 	w := &World{Runtime: rt, Service: opened.Subagents(), Root: root, pending: map[string]int{}}
@@ -78,7 +71,7 @@ func OpenWorld(ctx context.Context, root string, fsync bool) (*World, error) {
 		w.Parent, err = rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "parent"}})
 	}
 	if err != nil {
-		return nil, errors.Join(err, w.close(ctx, store))
+		return nil, errors.Join(err, w.close(ctx))
 	}
 	return w, nil
 }
@@ -141,15 +134,15 @@ func (w *World) Followup(ctx context.Context, id, text string) error {
 	return err
 }
 
-// Close closes the runtime (draining every child first) and the store.
+// Close closes the runtime (draining every child first), which closes its store.
 func (w *World) Close(ctx context.Context) error {
-	return w.close(ctx, w.Runtime.Sessions().Store())
+	return w.close(ctx)
 }
 
-func (w *World) close(ctx context.Context, store session.Store) error {
+func (w *World) close(ctx context.Context) error {
 	err := w.Runtime.Close(context.WithoutCancel(ctx))
 	w.stop()
-	return errors.Join(err, store.Close())
+	return err
 }
 
 // SettleResult holds the interleaved samples of Settle.
@@ -307,7 +300,7 @@ func ColdResume(ctx context.Context, root string, events, n int) (res Samples, e
 // without fsync, opened once) and returns the samples and the log's size
 // in bytes: the reader's own throughput, the baseline of a cold resume.
 func InspectLog(ctx context.Context, root, id string, n int) (res Samples, size int64, err error) {
-	store, err := session.OpenJSONL(root, session.WithFS(NoSyncFS{}))
+	store, err := session.OpenJSONL(root, session.WithFS(sessionfs.NoSync{}))
 	if err != nil {
 		return nil, 0, err
 	}

@@ -13,7 +13,6 @@ import (
 	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/host"
 	"github.com/dsh-actors/dsh-actors/internal/index"
-	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // listServer is the path subagent.list takes under `dsh-actors serve`: the
@@ -29,20 +28,16 @@ type listServer struct {
 
 // openListServer serves root's store; close it with close.
 func openListServer(ctx context.Context, root string, clients int) (*listServer, error) {
-	store, err := session.OpenJSONL(root)
+	rt, err := dsh.Open(dsh.Options{Dir: root})
 	if err != nil {
 		return nil, err
 	}
-	rt, err := dsh.Open(dsh.Options{Store: store})
-	if err != nil {
-		return nil, errors.Join(err, store.Close())
-	}
 	db, err := index.Open(ctx, root, rt.Actors().Sessions())
 	if err != nil {
-		return nil, errors.Join(err, rt.Close(), store.Close())
+		return nil, errors.Join(err, rt.Close())
 	}
 	handler := host.New(rt, host.Options{Index: db})
-	s := &listServer{closers: []func() error{func() error { handler.Close(); return nil }, db.Close, rt.Close, store.Close}}
+	s := &listServer{closers: []func() error{func() error { handler.Close(); return nil }, db.Close, rt.Close}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, errors.Join(err, s.close())
@@ -54,8 +49,8 @@ func openListServer(ctx context.Context, root string, clients int) (*listServer,
 	return s, nil
 }
 
-// close stops the HTTP server, then closes the handler, the index, the
-// runtime and the store, in that order.
+// close stops the HTTP server, then closes the handler, the index and
+// the runtime (which closes its store), in that order.
 func (s *listServer) close() error {
 	var errs []error
 	if s.srv != nil {

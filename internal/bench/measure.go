@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"io/fs"
 	"os"
 	"runtime"
 	"slices"
@@ -12,7 +11,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 )
 
 // Samples are the durations of repeated timed operations.
@@ -120,28 +118,6 @@ func perCount(before, after uint64, n int) float64 {
 	}
 	return float64(after-before) / float64(n)
 }
-
-// NoSyncFS is the real file system with every file and directory sync a
-// no-op: the "no fsync" baseline, and "clean" sessions whose durability
-// costs nothing so the runtime's own overhead shows.
-type NoSyncFS struct{ sessionfs.OSFS }
-
-// OpenFile opens the file with os.OpenFile semantics; its Sync does
-// nothing.
-func (n NoSyncFS) OpenFile(name string, flag int, perm fs.FileMode) (sessionfs.File, error) {
-	f, err := n.OSFS.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return noSyncFile{f}, nil
-}
-
-// SyncDir does nothing.
-func (NoSyncFS) SyncDir(string) error { return nil }
-
-type noSyncFile struct{ sessionfs.File }
-
-func (noSyncFile) Sync() error { return nil }
 
 // RawLog is the simplest group commit over one file, the ceiling the
 // runtime's logging is compared with: appenders add to a buffer, one writer

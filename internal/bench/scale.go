@@ -10,7 +10,6 @@ import (
 
 	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/event"
-	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // ScaleCosts are the per-agent costs of one size of row 9, each the time
@@ -55,7 +54,7 @@ func Scale(ctx context.Context, dir string, live, settle int) (ScaleCosts, error
 
 // openScale opens a runtime over a clean store at root with a parent.
 func openScale(ctx context.Context, root string) (*dsh.Runtime, *dsh.Handle, error) {
-	rt, err := dsh.Open(dsh.Options{Dir: root, StoreOptions: []session.Option{session.WithFS(NoSyncFS{})}})
+	rt, err := dsh.Open(dsh.Options{Dir: root, NoSync: true})
 	if err != nil {
 		return nil, nil, err
 	}

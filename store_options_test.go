@@ -1,0 +1,60 @@
+package dsh
+
+import (
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// logNames are the names of the session log files under root.
+func logNames(t *testing.T, root string) []string {
+	t.Helper()
+	var names []string
+	require.NoError(t, filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), "session.jsonl") {
+			names = append(names, d.Name())
+		}
+		return err
+	}))
+	return names
+}
+
+// Compression picks the encoding of a new store's logs; "" is plain
+// JSONL for a new store and keeps an existing store's.
+func TestCompressionPicksTheEncodingOfTheLogs(t *testing.T) {
+	for compression, want := range map[string]string{"": "session.jsonl", "none": "session.jsonl", "zstd": "session.jsonl.zstd"} {
+		dir := t.TempDir()
+		rt := open(t, Options{Dir: dir, Compression: compression})
+		_, err := rt.StartAgent(bg, "p")
+		require.NoError(t, err)
+		require.NoError(t, rt.Close())
+		require.Equal(t, []string{want}, logNames(t, dir), "compression %q", compression)
+		again := open(t, Options{Dir: dir})
+		_, err = again.ResumeAgent(bg, "p")
+		require.NoError(t, err, "an existing store keeps its encoding when Compression is empty")
+	}
+}
+
+// DurableAdmission opens the JSONL store in its durable admission mode,
+// NoSync runs it without fsync; a runtime on either runs a child.
+func TestDurableAdmissionAndNoSyncConfigureTheJSONLStore(t *testing.T) {
+	for _, opts := range []Options{{Dir: t.TempDir()}, {Dir: t.TempDir(), DurableAdmission: true}, {Dir: t.TempDir(), NoSync: true}} {
+		rt := open(t, opts)
+		_, durable := session.InboxOf(rt.actors.Sessions().Store())
+		require.Equal(t, opts.DurableAdmission, durable, "%+v", opts)
+		p, err := rt.StartAgent(bg, "p")
+		require.NoError(t, err)
+		child, err := rt.Spawn(bg, p, "w", event.Text("reply ok"))
+		require.NoError(t, err)
+		end, ok, err := rt.WaitChild(bg, child)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, "ok", event.TextOf(end.LastAssistantMessage), "%+v", opts)
+	}
+}
