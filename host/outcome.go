@@ -3,6 +3,7 @@ package host
 import (
 	"encoding/json"
 
+	"github.com/dsh-actors/dsh-actors/internal/index"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -46,4 +47,14 @@ func outcomeOf(e session.Event) *turnOutcome {
 		o.Cause = end.Reason.Cause.Kind
 	}
 	return o
+}
+
+// indexedFacts are the facts the derived index holds of a stored session:
+// its title and how its last turn ended, read without its log.
+func indexedFacts(title index.Title) sessionFacts {
+	facts := sessionFacts{title: title.Text}
+	if title.LastTurnEnd != nil {
+		facts.lastTurn = outcomeOf(session.Event{Type: vocab.TypeTurnEnd, Data: title.LastTurnEnd})
+	}
+	return facts
 }

@@ -169,7 +169,7 @@ func (b *runtimeBackend) storedTitles(ctx context.Context) (map[string]index.Tit
 func (b *runtimeBackend) listedSummary(ctx context.Context, h session.Header, titles map[string]index.Title) (sessionSummary, error) {
 	if b.rt.Sessions().Get(h.ID) == nil {
 		if title, ok := titles[h.ID]; ok {
-			s := b.describe(h, sessionFacts{title: title.Text})
+			s := b.describe(h, indexedFacts(title))
 			s.TitleAsOfSeq = &title.AsOfSeq
 			return s, nil
 		}

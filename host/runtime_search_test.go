@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -90,4 +91,36 @@ func TestStoredSessionsKeepTheirTitlesAfterARestart(t *testing.T) {
 	}
 	require.Equal(t, answers[0:2], answers[2:4], "indexed and unindexed answer alike")
 	require.Equal(t, answers[0:2], answers[4:6], "a warm index answers alike")
+}
+
+// TestStoredFailedTurnListsAfterARestart: a stored session whose last turn
+// failed lists that outcome after a restart, whether the index or its log
+// titles the row.
+func TestStoredFailedTurnListsAfterARestart(t *testing.T) {
+	root := t.TempDir()
+	ctx := context.Background()
+	first := newRuntimeStackOn(t, root, true)
+	for _, id := range []string{"failed", "fine"} {
+		h, err := first.rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: id, CreatedAt: 1000}})
+		require.NoError(t, err)
+		converse(t, h, "reply first")
+	}
+	failTurn(t, first.rt.Registry().Get("failed").Session(), 2, "reply again", vocab.Failure{Message: "upstream exploded", Code: "HTTP_500"})
+	first.stop()
+	for _, indexed := range []bool{true, false} {
+		s := newRuntimeStackOn(t, root, indexed)
+		r := callRPC(t, s.recorder, "session.list", map[string]any{})
+		require.True(t, r.Result.OK, "%+v", r.Result.Error)
+		var value sessionItems
+		require.NoError(t, json.Unmarshal(r.Result.Value, &value))
+		turns := map[string]*turnOutcome{}
+		for _, item := range value.Items {
+			turns[item.SessionID] = item.LastTurn
+		}
+		require.Equal(t, map[string]*turnOutcome{
+			"failed": {Kind: vocab.ReasonError, Message: "upstream exploded", Code: "HTTP_500"},
+			"fine":   nil,
+		}, turns, "indexed %v", indexed)
+		s.stop()
+	}
 }

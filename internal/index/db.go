@@ -27,9 +27,9 @@ const applicationID = 0x44534841
 // schemaVersion is PRAGMA user_version of the schema below and of the
 // text searchText extracts (3: a turn's end, a failed tool's error and
 // todos as the original indexes them; 4: the checkpoint a new process
-// checks freshness against). An index of an older version is rebuilt; one
-// of a newer version is refused.
-const schemaVersion = 4
+// checks freshness against; 5: the end of a session's last turn). An index
+// of an older version is rebuilt; one of a newer version is refused.
+const schemaVersion = 5
 
 var schema = []string{
 	`CREATE TABLE state(singleton INTEGER PRIMARY KEY CHECK (singleton = 1), structure TEXT NOT NULL,
@@ -43,7 +43,7 @@ var schema = []string{
 		cwd TEXT NOT NULL, parent_session TEXT NOT NULL, seed_length INTEGER, origin TEXT NOT NULL,
 		delegation_depth INTEGER NOT NULL, agent_preset TEXT NOT NULL,
 		child_revision TEXT, child_state INTEGER, label TEXT,
-		facts_revision TEXT, title TEXT, last_seq INTEGER) STRICT`,
+		facts_revision TEXT, title TEXT, last_seq INTEGER, last_turn_end TEXT) STRICT`,
 	`CREATE INDEX sessions_by_parent ON sessions(parent_session, created_at, id)`,
 	`CREATE INDEX sessions_by_dir ON sessions(dir)`,
 	`CREATE VIRTUAL TABLE docs USING fts5(text, session_id UNINDEXED, seq UNINDEXED, type UNINDEXED,

@@ -75,6 +75,12 @@ func unindexedTitles(ctx context.Context, store session.Store) (map[string]Title
 			if text, ok := TitleOf(e); ok && title.Text == "" {
 				title.Text = text
 			}
+			switch e.Type {
+			case vocab.TypeTurnStart:
+				title.LastTurnEnd = nil
+			case vocab.TypeTurnEnd:
+				title.LastTurnEnd = e.Data
+			}
 		}
 		out[h.ID] = title
 	}

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
+	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // Search limits and the snippet bound, in code points.
@@ -212,7 +215,9 @@ func (d *DB) deriveFacts(ctx context.Context, s staleSession) error {
 	}
 	title, recorded := "", sql.NullString{String: s.revision, Valid: readErr == nil && s.revision != racy}
 	lastSeq := sql.NullInt64{Int64: -1, Valid: readErr == nil}
+	var turnEnd sql.NullString
 	if readErr == nil {
+		turnEnd = nullString(lastTurnEnd(log.Events))
 		for _, e := range log.Events {
 			lastSeq.Int64 = e.Seq
 			if t, ok := TitleOf(e); ok && title == "" {
@@ -228,8 +233,8 @@ func (d *DB) deriveFacts(ctx context.Context, s staleSession) error {
 			}
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET facts_revision = ?, title = ?, last_seq = ? WHERE id = ?`,
-		recorded, title, lastSeq, s.id); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET facts_revision = ?, title = ?, last_seq = ?, last_turn_end = ?
+		WHERE id = ?`, recorded, title, lastSeq, turnEnd, s.id); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -252,10 +257,32 @@ func stillStale(ctx context.Context, tx *sql.Tx, s staleSession) (bool, error) {
 
 // Title is a stored session's title (the first line of its first user
 // message, "" when it has none) as of the seq of its log's last event
-// (-1 for a log without events).
+// (-1 for a log without events), with how its last turn ended
+// (LastTurnEnd).
 type Title struct {
 	Text    string
 	AsOfSeq int64
+	// LastTurnEnd is the data of the turn/end event that closed the log's
+	// last turn; nil when no turn ended or one opened after it.
+	LastTurnEnd json.RawMessage
+}
+
+// lastTurnEnd is the data of the turn/end event that closed the last turn
+// in events; nil when none ended or a turn/start follows the last end.
+func lastTurnEnd(events []session.Event) json.RawMessage {
+	for i := len(events) - 1; i >= 0; i-- {
+		switch events[i].Type {
+		case vocab.TypeTurnStart:
+			return nil
+		case vocab.TypeTurnEnd:
+			return events[i].Data
+		}
+	}
+	return nil
+}
+
+func nullString(data []byte) sql.NullString {
+	return sql.NullString{String: string(data), Valid: data != nil}
 }
 
 // Titles brings the index up to date and returns the title of every
@@ -264,7 +291,7 @@ func (d *DB) Titles(ctx context.Context) (map[string]Title, error) {
 	if err := d.refresh(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := d.sql.QueryContext(ctx, `SELECT id, title, last_seq FROM sessions WHERE last_seq IS NOT NULL`)
+	rows, err := d.sql.QueryContext(ctx, `SELECT id, title, last_seq, last_turn_end FROM sessions WHERE last_seq IS NOT NULL`)
 	if err != nil {
 		return nil, d.searchFailure(ctx, err)
 	}
@@ -273,8 +300,12 @@ func (d *DB) Titles(ctx context.Context) (map[string]Title, error) {
 	for rows.Next() {
 		var id string
 		var title Title
-		if err := rows.Scan(&id, &title.Text, &title.AsOfSeq); err != nil {
+		var end sql.NullString
+		if err := rows.Scan(&id, &title.Text, &title.AsOfSeq, &end); err != nil {
 			return nil, d.searchFailure(ctx, err)
+		}
+		if end.Valid {
+			title.LastTurnEnd = json.RawMessage(end.String)
 		}
 		out[id] = title
 	}
