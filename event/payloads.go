@@ -8,7 +8,9 @@ import "encoding/json"
 // set), "tool" (a tool result; CallID set) or another kind an older or
 // newer writer used.
 type Source struct {
-	Kind            string `json:"kind"`
+	Kind string `json:"kind"`
+	// Plugin names the component that wrote a message of kind "plugin".
+	Plugin          string `json:"plugin,omitempty"`
 	SenderSessionID string `json:"senderSessionId,omitempty"`
 	RPCID           string `json:"rpcId,omitempty"`
 	CallID          string `json:"callId,omitempty"`

@@ -88,8 +88,10 @@ type Config struct {
 	// subagent_fork start a one-shot child as a background task (ids
 	// "subagent-N", reachable only by the agent that started it) instead
 	// of a continuable child, and offers task_output, task_list and
-	// task_kill; a task that ends unread is announced to its agent at its
-	// next model call.
+	// task_kill. A task that ends unread is announced to its agent as a
+	// user message from the plugin "tool-tasks" that starts no turn: in
+	// its log at once when the agent is idle, else before its next step or
+	// at the end of its turn.
 	BackgroundTasks bool
 	// MCPServers are MCP servers by name (ReadMCPConfig reads them from a
 	// file): each tool of server S is offered as mcp__S__<tool>, after
@@ -269,10 +271,19 @@ func (l *loop) RunTurn(ctx context.Context, host agent.Host, msg event.UserMessa
 	if err != nil {
 		return agent.Error, err
 	}
+	stop, err := l.steps(ctx, host, msg.ID, self, tools)
+	if heldErr := l.deliverHeld(self); heldErr != nil && err == nil {
+		return agent.Error, heldErr
+	}
+	return stop, err
+}
+
+// steps runs the turn's steps until one ends it.
+func (l *loop) steps(ctx context.Context, host agent.Host, msgID string, self *parent.Handle, tools *registry) (agent.StopReason, error) {
 	for {
 		next, stop, err := l.step(ctx, host, self, tools)
 		if stop == agent.Retry {
-			l.retrying = msg.ID
+			l.retrying = msgID
 		}
 		if err == nil && !next {
 			next, stop, err = l.endStructured(stop)
@@ -281,6 +292,15 @@ func (l *loop) RunTurn(ctx context.Context, host agent.Host, msg event.UserMessa
 			return stop, err
 		}
 	}
+}
+
+// deliverHeld logs the task completion notices held for the agent self
+// (none without background tasks).
+func (l *loop) deliverHeld(self *parent.Handle) error {
+	if l.a.tasks == nil || self == nil {
+		return nil
+	}
+	return l.a.tasks.deliverHeld(self)
 }
 
 // tools is the registry of the calling agent: the four subagent tools
@@ -335,10 +355,8 @@ func allowed(f *event.ToolFilter, name string) bool {
 // leaves the step open (the runtime closes it before turn/end), so the
 // turn's error names it.
 func (l *loop) step(ctx context.Context, host agent.Host, self *parent.Handle, tools *registry) (next bool, stop agent.StopReason, err error) {
-	if l.a.tasks != nil && self != nil {
-		if err := deliverNotices(l.a.tasks, self.Session()); err != nil {
-			return false, agent.Error, err
-		}
+	if err := l.deliverHeld(self); err != nil {
+		return false, agent.Error, err
 	}
 	conversation, err := host.Conversation()
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
@@ -45,11 +47,11 @@ type taskSnapshot struct {
 // guarded by its mutex.
 type task struct {
 	taskSnapshot
-	owner    string // the owning agent's session id
+	owner    *parent.Handle // the exact live agent that started it
 	output   string
 	reported bool // a read, wait or kill reported (or will report) its end
 	waiters  int
-	cancel   context.CancelFunc
+	cancel   func(reason string)
 	settled  chan struct{}
 }
 
@@ -57,39 +59,66 @@ func (t *task) terminal() bool {
 	return t.Status == taskCompleted || t.Status == taskKilled || t.Status == taskFailed
 }
 
+// taskHooks are how the registry controls a task's work: cancel asks it to
+// stop (idempotent, reason forwarded as given, "" when none), done delivers
+// its one outcome once the work released its resources.
+type taskHooks struct {
+	cancel func(reason string)
+	done   <-chan taskOutcome
+}
+
+// heldNotices are the completion notices held for an agent that was
+// running when its tasks ended: its next step, the end of its turn, or its
+// next idle moment (armed: a flush is arranged) logs them.
+type heldNotices struct {
+	owner   *parent.Handle
+	notices []string
+	armed   bool
+}
+
 // tasks is the process-local registry of background tasks: ids "<kind>-N",
 // access fenced by the owner's session id, first-wins settlement, and the
-// completion notices waiting for their owner's next model step.
+// completion notices of tasks whose end nothing reported.
 type tasks struct {
 	mu       sync.Mutex
 	byID     map[string]*task
 	order    []string
 	counters map[string]int
-	notices  map[string][]string // owner session id -> notices not yet delivered
+	held     map[string]*heldNotices // by owner session id
 	now      func() time.Time
 }
 
 func newTasks() *tasks {
-	return &tasks{byID: map[string]*task{}, counters: map[string]int{}, notices: map[string][]string{}, now: time.Now}
+	return &tasks{byID: map[string]*task{}, counters: map[string]int{}, held: map[string]*heldNotices{}, now: time.Now}
 }
 
-// start registers a task of kind owned by owner and runs work on its own
-// goroutine with a context that kill, and the owner's disposal, cancel.
-// The owner's disposal also waits for the task to settle and then forgets
-// it. It returns the task's id at once.
-func (ts *tasks) start(kind, label string, owner *parent.Handle, work func(ctx context.Context) taskOutcome) string {
-	ctx, cancel := context.WithCancel(context.Background())
+// reasonOwnerDisposed is the reason a task's work is cancelled with when
+// its owner is disposed.
+const reasonOwnerDisposed = "owner disposed"
+
+// errEmptyLabel refuses a task without a label.
+var errEmptyLabel = errors.New("invalid task label: expected a non-empty string")
+
+// start registers a task of kind owned by owner and starts its work with
+// run; it returns the task's id at once. The owner's disposal cancels the
+// work (reason "owner disposed"), waits for it to settle and then forgets
+// the task. An empty label is refused before run is called.
+func (ts *tasks) start(kind, label string, owner *parent.Handle, run func() taskHooks) (string, error) {
+	if label == "" {
+		return "", errEmptyLabel
+	}
+	hooks := run()
 	ts.mu.Lock()
 	ts.counters[kind]++
 	t := &task{
 		taskSnapshot: taskSnapshot{ID: kind + "-" + strconv.Itoa(ts.counters[kind]), Kind: kind, Label: label,
 			Status: taskRunning, StartedAt: ts.now().UnixMilli()},
-		owner: owner.ID(), cancel: cancel, settled: make(chan struct{}),
+		owner: owner, cancel: hooks.cancel, settled: make(chan struct{}),
 	}
 	ts.byID[t.ID] = t
 	ts.order = append(ts.order, t.ID)
 	ts.mu.Unlock()
-	go func() { ts.settle(t, work(ctx)) }()
+	go func() { ts.settle(t, <-hooks.done) }()
 	go func() {
 		select {
 		case <-owner.Disposed():
@@ -99,7 +128,7 @@ func (ts *tasks) start(kind, label string, owner *parent.Handle, work func(ctx c
 		case <-t.settled:
 		}
 	}()
-	return t.ID
+	return t.ID, nil
 }
 
 // stop cancels a live task for its owner's teardown.
@@ -108,16 +137,16 @@ func (ts *tasks) stop(t *task) {
 	defer ts.mu.Unlock()
 	if !t.terminal() {
 		t.Status = taskStopping
+		t.cancel(reasonOwnerDisposed)
 	}
-	t.cancel()
 }
 
-// forget drops a settled task and its owner's notices.
+// forget drops a settled task and the notices held for its owner.
 func (ts *tasks) forget(t *task) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	delete(ts.byID, t.ID)
-	delete(ts.notices, t.owner)
+	delete(ts.held, t.owner.ID())
 	for i, id := range ts.order {
 		if id == t.ID {
 			ts.order = append(ts.order[:i], ts.order[i+1:]...)
@@ -127,12 +156,11 @@ func (ts *tasks) forget(t *task) {
 }
 
 // settle records the first outcome, releases the waiters and, when no
-// read, wait or kill reported the end, queues the completion notice for
-// the owner.
+// read, wait or kill reported the end, gives the owner the completion
+// notice.
 func (ts *tasks) settle(t *task, o taskOutcome) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	t.cancel()
 	if t.terminal() {
 		return
 	}
@@ -141,18 +169,69 @@ func (ts *tasks) settle(t *task, o taskOutcome) {
 		t.reported = true
 	}
 	if !t.reported {
-		ts.notices[t.owner] = append(ts.notices[t.owner], completionNotice(t.taskSnapshot))
+		ts.noticeLocked(t.owner, completionNotice(t.taskSnapshot))
 	}
 	close(t.settled)
 }
 
-// takeNotices returns and forgets the notices waiting for owner.
-func (ts *tasks) takeNotices(owner string) []string {
+// noticeLocked gives owner a notice as context, never as a turn: an idle
+// owner's log gets it at once; a running owner's is held for its next
+// step, the end of its turn, or its next idle moment, whichever comes
+// first.
+func (ts *tasks) noticeLocked(owner *parent.Handle, notice string) {
+	if owner.Activation().Status() != inbox.Running {
+		// An owner whose log is gone (released in its teardown, failed)
+		// can no longer be told; nothing durable is lost.
+		_ = appendNotices(owner, []string{notice})
+		return
+	}
+	h := ts.held[owner.ID()]
+	if h == nil || h.owner != owner {
+		h = &heldNotices{owner: owner}
+		ts.held[owner.ID()] = h
+	}
+	h.notices = append(h.notices, notice)
+	ts.armLocked(h)
+}
+
+// armLocked arranges for h's notices to be logged once its owner is idle.
+func (ts *tasks) armLocked(h *heldNotices) {
+	if h.armed {
+		return
+	}
+	h.armed = true
+	h.owner.Activation().AfterIdle(func() { ts.flushIdle(h) })
+}
+
+// flushIdle logs h's notices when its owner is still idle, else waits for
+// the next idle moment (the owner's turn may log them first).
+func (ts *tasks) flushIdle(h *heldNotices) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	notices := ts.notices[owner]
-	delete(ts.notices, owner)
-	return notices
+	h.armed = false
+	if len(h.notices) == 0 || ts.held[h.owner.ID()] != h {
+		return
+	}
+	if h.owner.Activation().Status() == inbox.Running {
+		ts.armLocked(h)
+		return
+	}
+	_ = appendNotices(h.owner, h.notices) // a log that is gone: as noticeLocked
+	h.notices = nil
+}
+
+// deliverHeld logs the notices held for the agent self: its turn calls it
+// before each step and at its end.
+func (ts *tasks) deliverHeld(self *parent.Handle) error {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	h := ts.held[self.ID()]
+	if h == nil || h.owner != self || len(h.notices) == 0 {
+		return nil
+	}
+	notices := h.notices
+	h.notices = nil
+	return appendNotices(self, notices)
 }
 
 // lookup returns caller's task id: unknown, or another session's, is an
@@ -162,7 +241,7 @@ func (ts *tasks) lookup(id, caller string) (*task, error) {
 	if t == nil {
 		return nil, fmt.Errorf("unknown task %s", id)
 	}
-	if t.owner != caller {
+	if t.owner.ID() != caller {
 		return nil, fmt.Errorf("task %s belongs to another session", id)
 	}
 	return t, nil
@@ -174,7 +253,7 @@ func (ts *tasks) list(caller string) []taskSnapshot {
 	defer ts.mu.Unlock()
 	var out []taskSnapshot
 	for _, id := range ts.order {
-		if t := ts.byID[id]; t.owner == caller {
+		if t := ts.byID[id]; t.owner.ID() == caller {
 			out = append(out, t.taskSnapshot)
 		}
 	}
@@ -197,33 +276,39 @@ func (ts *tasks) read(id, caller string) (string, taskSnapshot, error) {
 	return t.output, t.taskSnapshot, nil
 }
 
-// kill cancels a live task (it is then stopping until its work ends) and
-// reports "requested", or "already-finished" for a settled one; either way
-// the end is reported.
-func (ts *tasks) kill(id, caller string) (string, taskSnapshot, error) {
+// kill cancels a live task with reason ("" for none; it is then stopping
+// until its work ends) and reports "requested", or "already-finished" for
+// a settled one; either way the end is reported.
+func (ts *tasks) kill(id, caller, reason string) (string, taskSnapshot, error) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	t, err := ts.lookup(id, caller)
 	if err != nil {
 		return "", taskSnapshot{}, err
 	}
-	t.reported = true
 	if t.terminal() {
+		t.reported = true
 		return "already-finished", t.taskSnapshot, nil
 	}
-	t.cancel()
-	t.Status = taskStopping
+	t.cancel(reason)
+	t.Status, t.reported = taskStopping, true
 	return "requested", t.taskSnapshot, nil
 }
 
 // errWaitAborted is a wait whose caller went away while the task was live.
 var errWaitAborted = errors.New("wait aborted")
 
-// wait blocks until the task settles, timeout passes or ctx ends (an error
-// only while the task is still live); it never cancels the task.
-func (ts *tasks) wait(ctx context.Context, id, caller string, timeout time.Duration) error {
+// wait blocks until the task settles, timeoutMs passes or ctx ends (an
+// error only while the task is still live); it never cancels the task. An
+// unknown or foreign task, then a timeout that is not positive, is an
+// error.
+func (ts *tasks) wait(ctx context.Context, id, caller string, timeoutMs float64) error {
 	ts.mu.Lock()
 	t, err := ts.lookup(id, caller)
+	if err == nil && !(timeoutMs > 0) {
+		err = fmt.Errorf("invalid wait timeout: expected a positive number of milliseconds, got %s",
+			strconv.FormatFloat(timeoutMs, 'f', -1, 64))
+	}
 	if err == nil {
 		t.waiters++
 	}
@@ -231,7 +316,7 @@ func (ts *tasks) wait(ctx context.Context, id, caller string, timeout time.Durat
 	if err != nil {
 		return err
 	}
-	timer := time.NewTimer(timeout)
+	timer := time.NewTimer(time.Duration(timeoutMs * float64(time.Millisecond)))
 	defer timer.Stop()
 	select {
 	case <-t.settled:
@@ -273,7 +358,7 @@ func completionNotice(s taskSnapshot) string {
 func settleRun(run *subagent.Run) taskOutcome {
 	var o taskOutcome
 	if result, err := run.Result(context.Background()); err != nil {
-		o = taskOutcome{status: taskFailed, detail: err.Error()}
+		o = taskOutcome{status: taskFailed, detail: runFailureDetail(err)}
 	} else {
 		o = runOutcome(result)
 	}
@@ -282,7 +367,7 @@ func settleRun(run *subagent.Run) taskOutcome {
 		if o.detail != "" {
 			prefix = o.detail + "; "
 		}
-		return taskOutcome{status: taskFailed, detail: prefix + "dispose failed: " + err.Error()}
+		return taskOutcome{status: taskFailed, detail: prefix + "dispose failed: " + thrown(subagentError(err))}
 	}
 	return o
 }
@@ -296,4 +381,23 @@ func runOutcome(r subagent.Result) taskOutcome {
 		return taskOutcome{status: taskKilled}
 	}
 	return taskOutcome{status: taskFailed, detail: string(r.StopReason)}
+}
+
+// runFailureDetail is a run's infrastructure failure as a task detail: a
+// DURABILITY_FAILED message as it is, anything else as thrown.
+func runFailureDetail(err error) string {
+	if errors.Is(err, fault.DurabilityFailed) {
+		return err.Error()
+	}
+	return thrown(subagentError(err))
+}
+
+// thrown is err as a status detail names a thrown error: "<name>:
+// <message>", the name "Error" unless err names itself (a SubagentError).
+func thrown(err error) string {
+	var named interface{ ErrorName() string }
+	if errors.As(err, &named) {
+		return named.ErrorName() + ": " + err.Error()
+	}
+	return "Error: " + err.Error()
 }

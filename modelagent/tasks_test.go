@@ -142,29 +142,80 @@ func TestTaskKillStopsTheChildAndTheTaskEndsKilled(t *testing.T) {
 	require.Equal(t, []string{h.ID()}, liveIDs(r), "the killed child was disposed before the task ended")
 }
 
-// A task that ends unread is announced to its agent, as a user message
-// its next model call sees; a read one is not.
-func TestAnUnreadTaskEndIsNoticedAtTheOwnersNextModelCall(t *testing.T) {
+// afterSettled behaves as b once the background task id settled (it
+// fails the request after a minute).
+// agents is read when the request comes: the rig is built after the
+// server.
+func afterSettled(agents **modelagent.Agents, id string, b llmtest.Behavior) llmtest.Behavior {
+	return func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-(*agents).TaskSettled(id):
+			b(w, r)
+		case <-time.After(time.Minute):
+			http.Error(w, "waited a minute for task "+id+" to settle", http.StatusInternalServerError)
+		}
+	}
+}
+
+// waitSettled waits for the background task id to settle.
+func waitSettled(t *testing.T, agents *modelagent.Agents, id string) {
+	t.Helper()
+	select {
+	case <-agents.TaskSettled(id):
+	case <-time.After(time.Minute):
+		t.Fatalf("waited a minute for task %s to settle", id)
+	}
+}
+
+const kidNotice = "background task subagent-1 (subagent: kid) finished [status: completed]. Read its output with task_output."
+
+// noticeAt is the position of the completion notice in log, checking its
+// shape: a user message with source {kind:"plugin", plugin:"tool-tasks"}.
+func noticeAt(t *testing.T, log []logged, text string) int {
+	t.Helper()
+	for i, e := range log {
+		if e.Type == "user/message" && strings.Contains(e.Raw, "background task ") {
+			require.JSONEq(t, `{"kind":"plugin","plugin":"tool-tasks"}`, string(must(json.Marshal(e.Data["source"]))))
+			require.Equal(t, text, e.Data["content"].([]any)[0].(map[string]any)["text"])
+			require.Equal(t, "append", e.SurfaceOp)
+			return i
+		}
+	}
+	t.Fatalf("no completion notice in the log")
+	return -1
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// A task that ends unread while its agent is idle is appended to the
+// agent's log at once, without a turn, so the next prompt comes after it.
+func TestAnUnreadTaskEndOfAnIdleAgentIsAppendedAtOnce(t *testing.T) {
 	srv := llmtest.NewServer(
 		call("c1", "subagent", `{"description": "kid", "prompt": "Say CHILD.", "run_in_background": true}`),
 		llmtest.Stream(llmtest.Say("STARTED")),
 		llmtest.Stream(llmtest.Say("NOTED")),
 	)
 	defer srv.Close()
-	srv.Route(func(r llmtest.Received) bool { return isKid(r.Body) }, llmtest.Stream(llmtest.Say("CHILD")))
+	release := make(chan struct{})
+	srv.Route(func(r llmtest.Received) bool { return isKid(r.Body) }, gated(release, llmtest.Say("CHILD")))
 	r, agents := newTaskRig(t, srv)
 	h := r.turn(t, "11111111-1111-4111-8111-111111111111", "delegate in the background")
-	select {
-	case <-agents.TaskSettled("subagent-1"):
-	case <-time.After(time.Minute):
-		t.Fatal("waited a minute for task subagent-1 to settle")
-	}
+	close(release)
+	waitSettled(t, agents, "subagent-1")
+	log := events(t, h.Session())
+	require.Equal(t, len(log)-1, noticeAt(t, log, kidNotice), "appended after the idle agent's last turn")
+	require.Equal(t, "turn/end", log[len(log)-2].Type)
+
 	_, err := h.Followup(context.Background(), event.Text("anything new?"), event.Source{Kind: event.SourceUser})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	require.NoError(t, h.Activation().WhenIdle(ctx))
-	notice := "background task subagent-1 (subagent: kid) finished [status: completed]. Read its output with task_output."
 	var last wireRequest
 	got := srv.Received()
 	require.NoError(t, json.Unmarshal(got[len(got)-1].Body, &last))
@@ -174,6 +225,73 @@ func TestAnUnreadTaskEndIsNoticedAtTheOwnersNextModelCall(t *testing.T) {
 			contents = append(contents, m.Content)
 		}
 	}
-	require.Equal(t, []string{"delegate in the background", "anything new?", notice}, contents)
+	require.Equal(t, []string{"delegate in the background", kidNotice, "anything new?"}, contents)
 	require.Equal(t, 1, strings.Count(string(got[len(got)-1].Body), "background task subagent-1"), "announced once")
+}
+
+// A task that ends unread during its agent's turn is held for the turn's
+// next step, logged before that step's step/start.
+func TestAnUnreadTaskEndDuringATurnPrecedesTheNextStep(t *testing.T) {
+	var agents *modelagent.Agents
+	srv := llmtest.NewServer(
+		call("c1", "subagent", `{"description": "kid", "prompt": "Say CHILD.", "run_in_background": true}`),
+		afterSettled(&agents, "subagent-1", call("c2", "task_list", `{}`)),
+		llmtest.Stream(llmtest.Say("DONE")),
+	)
+	defer srv.Close()
+	srv.Route(func(r llmtest.Received) bool { return isKid(r.Body) }, llmtest.Stream(llmtest.Say("CHILD")))
+	var r *rig
+	r, agents = newTaskRig(t, srv)
+	h := r.turn(t, "11111111-1111-4111-8111-111111111111", "delegate in the background")
+	log := events(t, h.Session())
+	at := noticeAt(t, log, kidNotice)
+	require.Equal(t, []string{"step/end", "user/message", "step/start"}, types(log[at-1:at+2]))
+	require.Equal(t, float64(3), log[at+1].Data["step"], "before the third step")
+}
+
+// A task that ends unread during its agent's last step is logged before
+// the turn's turn/end.
+func TestAnUnreadTaskEndDuringTheLastStepPrecedesTurnEnd(t *testing.T) {
+	var agents *modelagent.Agents
+	srv := llmtest.NewServer(
+		call("c1", "subagent", `{"description": "kid", "prompt": "Say CHILD.", "run_in_background": true}`),
+		afterSettled(&agents, "subagent-1", llmtest.Stream(llmtest.Say("DONE"))),
+	)
+	defer srv.Close()
+	srv.Route(func(r llmtest.Received) bool { return isKid(r.Body) }, llmtest.Stream(llmtest.Say("CHILD")))
+	var r *rig
+	r, agents = newTaskRig(t, srv)
+	h := r.turn(t, "11111111-1111-4111-8111-111111111111", "delegate in the background")
+	log := events(t, h.Session())
+	at := noticeAt(t, log, kidNotice)
+	require.Equal(t, []string{"step/end", "user/message", "turn/end"}, types(log[at-1:at+2]))
+}
+
+// A background delegation without a label registers nothing; a wait is
+// checked for its task before its timeout, and a timed-out wait leaves the
+// task running.
+func TestTaskArgumentsAreCheckedInTheOriginalsOrder(t *testing.T) {
+	srv := llmtest.NewServer(
+		call("c1", "subagent", `{"description": "", "prompt": "Say CHILD.", "run_in_background": true}`),
+		call("c2", "task_output", `{"task_id": "subagent-1", "wait": true, "timeout_ms": 0}`),
+		call("c3", "subagent", `{"description": "kid", "prompt": "Say CHILD.", "run_in_background": true}`),
+		call("c4", "task_output", `{"task_id": "subagent-1", "wait": true, "timeout_ms": -2.5}`),
+		call("c5", "task_output", `{"task_id": "subagent-1", "wait": true, "timeout_ms": 1}`),
+		call("c6", "task_kill", `{"task_id": "subagent-1"}`),
+		llmtest.Stream(llmtest.Say("DONE")),
+	)
+	defer srv.Close()
+	never := make(chan struct{})
+	defer close(never)
+	srv.Route(func(r llmtest.Received) bool { return isKid(r.Body) }, gated(never, llmtest.Say("CHILD")))
+	r, _ := newTaskRig(t, srv)
+	h := r.turn(t, "11111111-1111-4111-8111-111111111111", "check the arguments")
+	require.Equal(t, []string{
+		"Error: invalid task label: expected a non-empty string",
+		"Error: unknown task subagent-1",
+		"started background subagent task subagent-1",
+		"Error: invalid wait timeout: expected a positive number of milliseconds, got -2.5",
+		"(no new output)\n[status: running]",
+		"requested cancellation of task subagent-1",
+	}, toolResults(t, events(t, h.Session())))
 }

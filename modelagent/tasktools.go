@@ -1,13 +1,16 @@
 package modelagent
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -24,11 +27,11 @@ const (
 // typeNumber is the parameter type of a number.
 const typeNumber = "number"
 
-// The waits of task_output: wait without timeout_ms, and the most any
-// wait lasts.
+// The waits of task_output in milliseconds: wait without timeout_ms, and
+// the most any wait lasts.
 const (
-	taskWaitDefault = 30 * time.Second
-	taskWaitCap     = 10 * time.Minute
+	taskWaitDefaultMs = 30_000
+	taskWaitCapMs     = 600_000
 )
 
 // The one-shot background wording of the delegation tools.
@@ -83,14 +86,11 @@ func (c caller) taskOutput(ctx context.Context, args toolArgs) (string, error) {
 		return "", err
 	}
 	if args.Bool("wait") {
-		timeout := taskWaitDefault
-		if ms, ok := args["timeout_ms"].(float64); ok {
-			timeout = time.Duration(ms * float64(time.Millisecond))
+		timeoutMs := float64(taskWaitDefaultMs)
+		if ms, ok := args["timeout_ms"].(json.Number); ok {
+			timeoutMs, _ = ms.Float64() // the schema let only a number through
 		}
-		if timeout <= 0 {
-			return "", fmt.Errorf("invalid wait timeout: expected a positive number of milliseconds, got %v", args["timeout_ms"])
-		}
-		if err := c.tasks.wait(ctx, id, c.self.ID(), min(timeout, taskWaitCap)); err != nil {
+		if err := c.tasks.wait(ctx, id, c.self.ID(), min(timeoutMs, taskWaitCapMs)); err != nil {
 			return "", err
 		}
 	}
@@ -133,7 +133,7 @@ func (c caller) taskKill(_ context.Context, args toolArgs) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	outcome, snapshot, err := c.tasks.kill(id, c.self.ID())
+	outcome, snapshot, err := c.tasks.kill(id, c.self.ID(), args.String("reason"))
 	if err != nil {
 		return "", err
 	}
@@ -144,28 +144,49 @@ func (c caller) taskKill(_ context.Context, args toolArgs) (string, error) {
 }
 
 // backgroundTask starts a one-shot child as a task of the calling agent;
-// the task's outcome is reported only after the run is disposed.
-func (c caller) backgroundTask(provider, label string, req subagent.StartRequest) string {
-	id := c.tasks.start("subagent", label, c.self, func(ctx context.Context) taskOutcome {
-		run, err := c.service.Start(ctx, provider, req)
-		if err != nil {
-			if ctx.Err() != nil {
-				return taskOutcome{status: taskKilled}
-			}
-			return taskOutcome{status: taskFailed, detail: err.Error()}
-		}
-		return settleRun(run)
+// the task's outcome is reported only after the run is disposed. A kill
+// cancels the run with its reason as the context's cause ("background
+// subagent task killed" without one).
+func (c caller) backgroundTask(provider, label string, req subagent.StartRequest) (string, error) {
+	id, err := c.tasks.start("subagent", label, c.self, func() taskHooks {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		done := make(chan taskOutcome, 1)
+		go func() {
+			outcome := c.runTask(ctx, provider, req)
+			cancel(nil) // the run is disposed: release the context
+			done <- outcome
+		}()
+		return taskHooks{done: done, cancel: func(reason string) {
+			cancel(errors.New(cmp.Or(reason, "background subagent task killed")))
+		}}
 	})
-	return "started background subagent task " + id
+	if err != nil {
+		return "", err
+	}
+	return "started background subagent task " + id, nil
 }
 
-// deliverNotices appends the completion notices waiting for the agent
-// self to its log as user messages, so that its next model request sees
-// them; they do not start a turn.
-func deliverNotices(ts *tasks, live *session.Live) error {
-	for _, notice := range ts.takeNotices(live.ID()) {
-		msg := event.UserMessage{Content: event.Text(notice), Source: event.Source{Kind: "plugin"}, Role: "user", ID: uuid.NewString()}
-		if _, err := live.Append(vocab.TypeUserMessage, msg, session.Surface()); err != nil {
+// runTask starts the run and settles it: a start failure is killed when
+// ctx was cancelled, else failed with the error as detail.
+func (c caller) runTask(ctx context.Context, provider string, req subagent.StartRequest) taskOutcome {
+	run, err := c.service.Start(ctx, provider, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return taskOutcome{status: taskKilled}
+		}
+		return taskOutcome{status: taskFailed, detail: thrown(subagentError(err))}
+	}
+	return settleRun(run)
+}
+
+// appendNotices logs notices to owner's session as user messages from the
+// plugin "tool-tasks", in order; they start no turn. An owner whose log is
+// gone (released, failed) refuses them: the error is returned.
+func appendNotices(owner *parent.Handle, notices []string) error {
+	for _, notice := range notices {
+		msg := event.UserMessage{Content: event.Text(notice), Source: event.Source{Kind: "plugin", Plugin: "tool-tasks"},
+			Role: "user", ID: uuid.NewString()}
+		if _, err := owner.Session().Append(vocab.TypeUserMessage, msg, session.Surface()); err != nil {
 			return err
 		}
 	}

@@ -120,7 +120,7 @@ func (c caller) delegate(ctx context.Context, provider string, args toolArgs) (s
 	prompt := event.Text(args.String("prompt"))
 	if args.Bool("run_in_background") && c.tasks != nil {
 		return c.backgroundTask(provider, args.String("description"),
-			subagent.StartRequest{Prompt: prompt, Parent: c.self, MaxDepth: &maxDepth}), nil
+			subagent.StartRequest{Prompt: prompt, Parent: c.self, MaxDepth: &maxDepth})
 	}
 	if args.Bool("run_in_background") {
 		started, err := c.service.StartContinuable(ctx, manager.StartSpec{
