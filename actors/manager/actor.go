@@ -1,13 +1,11 @@
 package manager
 
 import (
-	"context"
 	"fmt"
 	"sync"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/inbox"
-	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 )
 
 // task is one decision run inside the manager's actor.
@@ -16,11 +14,17 @@ type task func()
 // receiver is the protoactor face of the Manager.
 type receiver Manager
 
-// contain logs a decision's panic (a bug) so the actor keeps serving,
-// never restarted with its state lost.
-func (m *Manager) contain() {
-	if r := recover(); r != nil {
-		m.logger.Error(fmt.Sprintf("subagent: continuation manager decision panicked: %v", r))
+// contain logs a handler's panic (a bug) so the actor keeps serving,
+// never restarted with its state lost; the op the message carried, if
+// any, gets the failure as its verdict.
+func (m *Manager) contain(msg any) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	m.logger.Error(fmt.Sprintf("subagent: continuation manager decision panicked: %v", r))
+	if c, ok := msg.(carrier); ok {
+		c.entry().panicked(r)
 	}
 }
 
@@ -47,48 +51,6 @@ func async[T any](m *Manager, work func() T, then func(T)) {
 		result := work()
 		m.post(func() { then(result) })
 	}()
-}
-
-// call posts op to the actor and waits for its reply. The actor guarantees a
-// reply (it never drops an op), so the caller waits for the verdict even
-// when ctx ends: ctx cancellation reaches the op at its next checkpoint.
-func call[T any](m *Manager, ctx context.Context, op func(ctx context.Context, reply func(T, error))) (T, error) {
-	var zero T
-	if err := m.refusal(ctx); err != nil {
-		return zero, err
-	}
-	if !m.ops.enter() {
-		return zero, draining()
-	}
-	defer m.ops.leave()
-	type result struct {
-		v   T
-		err error
-	}
-	done := make(chan result, 1)
-	m.post(func() {
-		var once sync.Once
-		reply := func(v T, err error) { once.Do(func() { done <- result{v, err} }) }
-		defer func() {
-			if r := recover(); r != nil {
-				reply(zero, fmt.Errorf("subagent: continuation manager failed: %v", r))
-				panic(r)
-			}
-		}()
-		op(ctx, reply)
-	})
-	r := <-done
-	return r.v, actorkit.Cancellation(ctx, r.err)
-}
-
-// refusal is the answer to a call before it reaches the actor: the
-// closed error once the runtime's shutdown began, CANCELLED when the
-// caller's ctx is done already.
-func (m *Manager) refusal(ctx context.Context) error {
-	if err := m.rt.Err(); err != nil {
-		return err
-	}
-	return actorkit.Cancellation(ctx, ctx.Err())
 }
 
 // onChildEvent forwards the events of a's agent the actor acts on:

@@ -7,57 +7,80 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-// submit is the final admission of a message to a: without a durable
-// inbox, submitAdmitted. With one, the message is accepted (the checks of
-// submitAdmitted), committed to the store's inbox off the actor (the
-// store checks the exact live parent's epoch and the drain cut-off in the
-// same step), checked again in the actor (a drain or disposal may have
+// submit is the final admission of o's message to its epoch o.a. Without
+// a durable inbox it is one span with no wait in it (accept, then
+// enqueue). With one, the message is accepted (the same checks),
+// committed to the store's inbox off the actor (the store checks the
+// exact live parent's epoch and the drain cut-off in the same step;
+// admitted), checked again in the actor (a drain or disposal may have
 // opened meanwhile: the committed row is then discarded) and handed to
-// the child's inbox; done gets the MessageID once the row is committed.
-// The caller holds the child's lock, so admissions to one child commit
-// in the order they are queued.
-func (m *Manager) submit(ctx context.Context, a *activation, content []event.Block, source event.Source, p *parent.Handle, done func(string, error)) {
-	if m.inbox == nil {
-		done(m.submitAdmitted(ctx, a, content, source, p))
+// the child's inbox; o's MessageID is the committed row's. o holds the
+// child's lock, so admissions to one child commit in the order they are
+// queued. It ends in submitted.
+func (m *Manager) submit(o *op) {
+	msg, err := m.accept(o.ctx, o.a, o.content, o.source, o.parent)
+	if err != nil {
+		m.submitted(o, "", err)
 		return
 	}
-	msg, err := m.accept(ctx, a, content, source, p)
-	if err != nil {
-		done("", err)
+	if m.inbox == nil {
+		id, err := m.enqueue(o.a, msg)
+		m.submitted(o, id, err)
 		return
 	}
 	body, err := vocab.Encode(msg)
 	if err != nil {
-		delete(a.accepted, msg.ID)
-		done("", err)
+		delete(o.a.accepted, msg.ID)
+		m.submitted(o, "", err)
 		return
 	}
-	admission := session.Admission{MessageID: msg.ID, From: p.ID(), FromEpoch: p.Session().Epoch(), Body: body}
-	async(m, func() error {
-		_, err := m.inbox.Admit(ctx, a.childID, admission)
-		return err
-	}, func(err error) {
-		if err != nil {
-			delete(a.accepted, msg.ID)
-			done("", notAdmitted(a.childID, err))
-			return
-		}
-		if err := m.recheck(ctx, a, p); err != nil {
-			delete(a.accepted, msg.ID)
-			m.discardCommitted(a, msg.ID, func() { done("", err) })
-			return
-		}
-		id, err := m.enqueue(a, msg)
-		if err != nil {
-			m.discardCommitted(a, msg.ID, func() { done("", err) })
-			return
-		}
-		done(id, nil)
-	})
+	o.msg = msg
+	p := o.parent
+	go m.admitOff(o, o.a.childID, session.Admission{MessageID: msg.ID, From: p.ID(), FromEpoch: p.Session().Epoch(), Body: body})
+}
+
+// admitOff commits an admission to the child's durable inbox (off the
+// actor).
+func (m *Manager) admitOff(o *op, childID string, admission session.Admission) {
+	_, err := m.inbox.Admit(o.ctx, childID, admission)
+	m.send(admitted{o, err})
+}
+
+// admitted is the await-free step after the durable commit: the checks
+// a wait can change, then the message handed to the epoch.
+func (m *Manager) admitted(msg admitted) {
+	o, a := msg.op, msg.op.a
+	if msg.err != nil {
+		delete(a.accepted, o.msg.ID)
+		m.submitted(o, "", notAdmitted(a.childID, msg.err))
+		return
+	}
+	if err := m.recheck(o.ctx, a, o.parent); err != nil {
+		delete(a.accepted, o.msg.ID)
+		m.discardCommitted(o, err)
+		return
+	}
+	id, err := m.enqueue(a, o.msg)
+	if err != nil {
+		m.discardCommitted(o, err)
+		return
+	}
+	m.submitted(o, id, nil)
+}
+
+// submitted ends o's admission: a fresh epoch whose admission failed is
+// disposed (its own error swallowed) before o reports the failure.
+func (m *Manager) submitted(o *op, id string, err error) {
+	if err != nil && o.fresh {
+		m.disposeFresh(o, err)
+		return
+	}
+	m.finish(o, id, err)
 }
 
 // notAdmitted maps a refused durable admission: the store's UNAUTHORIZED
@@ -73,66 +96,84 @@ func notAdmitted(childID string, err error) error {
 	return newError(fault.DurabilityFailed, err, "subagent %q: the follow-up was not admitted to the durable inbox: %s", childID, err)
 }
 
-// discardCommitted settles a committed message the child will not run
-// (off the actor), then runs then in the actor.
-func (m *Manager) discardCommitted(a *activation, messageID string, then func()) {
-	epoch := a.handle.Session().Epoch()
-	async(m, func() error {
-		return m.inbox.Discard(context.Background(), a.childID, epoch, []string{messageID})
-	}, func(err error) {
-		if err != nil {
-			m.logger.Warn("subagent: a refused follow-up stays in the durable inbox", "child", a.childID, "messageId", messageID, "err", err)
-		}
-		then()
-	})
+// discardCommitted settles o's committed message, which the child will
+// not run, off the actor; o's answer is refusal (commitDiscarded).
+func (m *Manager) discardCommitted(o *op, refusal error) {
+	go m.discardOff(o, o.a.childID, o.a.handle.Session().Epoch(), refusal)
 }
 
-// replayPending hands a child the messages its durable inbox holds
-// unclaimed that this epoch has not been handed yet (accepted by an
+// discardOff marks o's message discarded in the durable inbox.
+func (m *Manager) discardOff(o *op, childID string, epoch session.Epoch, refusal error) {
+	err := m.inbox.Discard(context.Background(), childID, epoch, []string{o.msg.ID})
+	m.send(commitDiscarded{o, refusal, err})
+}
+
+// commitDiscarded reports a refused committed message.
+func (m *Manager) commitDiscarded(msg commitDiscarded) {
+	if msg.err != nil {
+		m.logger.Warn("subagent: a refused follow-up stays in the durable inbox", "child", msg.a.childID, "messageId", msg.msg.ID, "err", msg.err)
+	}
+	m.submitted(msg.op, "", msg.refusal)
+}
+
+// replayPending hands o's epoch the messages its durable inbox holds
+// unclaimed that the epoch has not been handed yet (accepted by an
 // earlier epoch that never ran them: a crash, a fence; or by another
-// process, which woke this one), oldest first, before anything newer;
-// then runs in the actor with the store's error.
-func (m *Manager) replayPending(ctx context.Context, a *activation, then func(error)) {
+// process, which woke this one), oldest first, before anything newer.
+// The read runs off the actor (pendingRead); it ends in replayed.
+func (m *Manager) replayPending(o *op) {
 	if m.inbox == nil {
-		then(nil)
+		m.replayed(o, nil)
 		return
 	}
-	type read struct {
-		pending []session.Admission
-		err     error
-	}
-	async(m, func() read {
-		pending, err := m.inbox.Pending(ctx, a.childID)
-		return read{pending, err}
-	}, func(r read) {
-		if r.err != nil {
-			then(r.err)
-			return
-		}
-		for _, p := range r.pending {
-			msg, err := vocab.DecodeAs[event.UserMessage](vocab.TypeUserMessage, p.Body)
-			if err != nil {
-				then(err)
-				return
-			}
-			if a.enqueued[msg.ID] {
-				continue // this epoch has it already (its claim is not committed yet)
-			}
-			a.accepted[msg.ID] = true
-			if _, err := m.enqueue(a, msg); err != nil {
-				then(err)
-				return
-			}
-		}
-		then(nil)
-	})
+	go m.readPendingOff(o, o.a.childID)
 }
 
-// submitFailed disposes a freshly materialized child whose admission
-// failed, then reports err.
-func (m *Manager) submitFailed(a *activation, err error, done func(string, error)) {
-	d := m.dispose(a)
-	async(m, func() struct{} { <-d.done; return struct{}{} }, func(struct{}) { done("", err) })
+// readPendingOff reads the child's unclaimed messages (off the actor).
+func (m *Manager) readPendingOff(o *op, childID string) {
+	pending, err := m.inbox.Pending(o.ctx, childID)
+	m.send(pendingRead{o, pending, err})
+}
+
+// pendingRead hands the read messages to o's epoch.
+func (m *Manager) pendingRead(msg pendingRead) {
+	o, a := msg.op, msg.op.a
+	if msg.err != nil {
+		m.replayed(o, msg.err)
+		return
+	}
+	for _, p := range msg.pending {
+		um, err := vocab.DecodeAs[event.UserMessage](vocab.TypeUserMessage, p.Body)
+		if err != nil {
+			m.replayed(o, err)
+			return
+		}
+		if a.enqueued[um.ID] {
+			continue // this epoch has it already (its claim is not committed yet)
+		}
+		a.accepted[um.ID] = true
+		if _, err := m.enqueue(a, um); err != nil {
+			m.replayed(o, err)
+			return
+		}
+	}
+	m.replayed(o, nil)
+}
+
+// replayed is o's next step once its epoch got its pending messages: a
+// cold resume submits the follow-up (a failed replay is NOT_RESUMABLE);
+// a wake is done.
+func (m *Manager) replayed(o *op, err error) {
+	switch o.kind {
+	case opFollowup:
+		if err != nil {
+			m.disposeFresh(o, unavailable(o.childID, err))
+			return
+		}
+		m.submit(o)
+	case opWake:
+		m.submitted(o, "", err)
+	}
 }
 
 // settleDiscarded marks in the durable inbox the message a teardown
@@ -148,4 +189,87 @@ func (m *Manager) settleDiscarded(a *activation, messageID string) {
 	if err := m.inbox.Discard(context.Background(), a.childID, epoch, []string{messageID}); err != nil {
 		m.logger.Warn("subagent: a discarded follow-up stays in the durable inbox", "child", a.childID, "messageId", messageID, "err", err)
 	}
+}
+
+// accept is the final admission span, with no wait in it: the caller's
+// context, the DRAINING gate, the Activation's disposal, the parent's
+// authority against the live child's header (recheck), the child's log
+// not failed, parent ownership, then the message under a new id,
+// recorded as accepted before the inbox accepts it.
+func (m *Manager) accept(ctx context.Context, a *activation, content []event.Block, source event.Source, p *parent.Handle) (event.UserMessage, error) {
+	if err := m.recheck(ctx, a, p); err != nil {
+		return event.UserMessage{}, err
+	}
+	if err := a.handle.Session().WriteFailure(); err != nil {
+		return event.UserMessage{}, logFailed(a.childID, err)
+	}
+	if err := m.acquireOwnership(p, a); err != nil {
+		return event.UserMessage{}, err
+	}
+	id := inbox.NewMessageID()
+	a.accepted[id] = true
+	return event.UserMessage{Content: content, Source: source, Role: "user", ID: id}, nil
+}
+
+// recheck is the part of the admission checks that a wait can change:
+// the caller's context, the DRAINING gate, the disposal and the parent's
+// authority.
+func (m *Manager) recheck(ctx context.Context, a *activation, p *parent.Handle) error {
+	if err := m.admitWithContext(ctx, p); err != nil {
+		return err
+	}
+	if a.disposal != nil {
+		return activationClosing(a.childID)
+	}
+	return m.authorize(p, a.childID, a.handle.Header().ParentSession)
+}
+
+// enqueue hands an accepted message to the child's inbox.
+func (m *Manager) enqueue(a *activation, msg event.UserMessage) (string, error) {
+	if _, err := a.handle.Post(context.Background(), msg); err != nil {
+		delete(a.accepted, msg.ID)
+		return "", err
+	}
+	a.enqueued[msg.ID] = true
+	return msg.ID, nil
+}
+
+// admitElsewhere accepts a follow-up for a child another process holds:
+// the caller's context, the DRAINING gate and the parent's authority
+// here, then the message committed to the child's durable inbox off the
+// actor (the store checks the parent's live epoch, the child's header
+// and the drain cut-off in that step, and the commit wakes the holder).
+// o's MessageID is the committed row's (admittedElsewhere).
+func (m *Manager) admitElsewhere(o *op) {
+	err := m.admitWithContext(o.ctx, o.parent)
+	if err == nil {
+		err = m.authorize(o.parent, o.childID, "")
+	}
+	if err != nil {
+		m.finish(o, "", err)
+		return
+	}
+	o.msg = event.UserMessage{Content: o.content, Source: o.source, Role: "user", ID: inbox.NewMessageID()}
+	body, err := vocab.Encode(o.msg)
+	if err != nil {
+		m.finish(o, "", err)
+		return
+	}
+	p := o.parent
+	go m.admitElsewhereOff(o, session.Admission{MessageID: o.msg.ID, From: p.ID(), FromEpoch: p.Session().Epoch(), Body: body})
+}
+
+// admitElsewhereOff commits the admission (off the actor).
+func (m *Manager) admitElsewhereOff(o *op, admission session.Admission) {
+	_, err := m.inbox.Admit(o.ctx, o.childID, admission)
+	m.send(admittedElsewhere{o, err})
+}
+
+// admittedElsewhere reports the commit.
+func (m *Manager) admittedElsewhere(msg admittedElsewhere) {
+	if msg.err != nil {
+		m.finish(msg.op, "", notAdmitted(msg.childID, msg.err))
+		return
+	}
+	m.finish(msg.op, msg.msg.ID, nil)
 }

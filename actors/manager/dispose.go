@@ -272,34 +272,6 @@ func (m *Manager) ended(info RunEndInfo) {
 	m.onEnded(info)
 }
 
-// rollbackUnpublished undoes an Activation that failed before it was
-// published (or before its start edge): the handle is disposed and the
-// Activation removed with its ownership released; no flush, no end edge.
-// When a disposal is open already, the rollback waits for it instead.
-// then runs in the actor once the Activation is gone.
-func (m *Manager) rollbackUnpublished(a *activation, then func()) {
-	if d := a.disposal; d != nil {
-		async(m, func() struct{} { <-d.done; return struct{}{} }, func(struct{}) { then() })
-		return
-	}
-	d := m.openDisposal(a)
-	if !a.terminated { // its Terminated must not outlive the manager
-		m.self.Unwatch(a.handle.Activation().Ref())
-	}
-	async(m, func() error { return a.handle.Dispose(context.Background()) }, func(err error) {
-		if err != nil {
-			m.logger.Warn(fmt.Sprintf("subagent %q rollback failed: %s", a.childID, chain(err)))
-		}
-		m.forget(a)
-		m.releaseOwnership(a, nil)
-		d.settle()
-		for _, w := range a.waiters {
-			close(w) // no end edge: the epoch never started
-		}
-		then()
-	})
-}
-
 // waitAll waits for every disposal and returns their failures in order.
 func waitAll(ds []*disposal) []error {
 	var errs []error

@@ -87,7 +87,7 @@ func drainedWithAPendingMessage(t *testing.T) (home *fixture, homeStore *pgstore
 // cut-off was recorded meets the check after its acquire instead.)
 func TestAWakeAfterADrainOfTheParentDiscardsThePendingMessage(t *testing.T) {
 	home, _, _, child, away := drainedWithAPendingMessage(t)
-	_, err := call(away.m, bg, func(ctx context.Context, reply func(struct{}, error)) { away.m.wake(ctx, child, reply) })
+	_, err := away.m.call(bg, wakeRequest{&op{kind: opWake, ctx: bg, childID: child}})
 	if err != nil {
 		require.ErrorIs(t, err, fault.Draining)
 	}
@@ -149,10 +149,8 @@ func TestATakeoverThatMissedTheCutOffMeetsItAfterItsAcquire(t *testing.T) {
 	require.NoError(t, err)
 	d, err := continuationState(child, log)
 	require.NoError(t, err)
-	_, err = call(away.m, bg, func(ctx context.Context, reply func(struct{}, error)) {
-		ms := materializeSpec{childID: child, provider: d.Provider, resume: resumeSpec(d)} // wakeAbsent's takeover
-		away.m.materialize(ctx, ms, func(_ *activation, err error) { reply(struct{}{}, err) })
-	})
+	takeover := &op{kind: opWake, childID: child, ms: materializeSpec{childID: child, provider: d.Provider, resume: resumeSpec(d)}}
+	_, err = away.call(bg, takeover, away.m.materialize) // orphanRead's takeover
 	require.ErrorIs(t, err, fault.Draining)
 	require.Zero(t, away.starts(child), "never published")
 	require.Nil(t, away.activation(child))

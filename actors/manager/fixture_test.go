@@ -108,7 +108,8 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 	if prepare == nil {
 		prepare = spawnOnly
 	}
-	f.m, err = New(Options{Runtime: rt, Prepare: prepare, Started: f.rec.Started, Ended: f.rec.Ended, checkpoint: cfg.checkpoint})
+	f.m, err = New(Options{Runtime: rt, Prepare: prepare, Started: f.rec.Started, Ended: f.rec.Ended, checkpoint: cfg.checkpoint,
+		middleware: []actor.ReceiverMiddleware{probing}})
 	require.NoError(t, err)
 	m := f.m
 	var deadLetters atomic.Int32 // to the manager: a post after it stopped
@@ -261,11 +262,38 @@ func (f *fixture) heldAtGate(prompt, gate string) (child string, live *session.L
 // live reports whether an agent is registered under id.
 func (f *fixture) live(id string) bool { return f.rt.Registry().Get(id) != nil }
 
+// probe is a test's function run inside the manager's actor (probing).
+type probe func()
+
+// probing runs the probes sent to the manager's actor, in its mailbox
+// order, and passes every other message on.
+func probing(next actor.ReceiverFunc) actor.ReceiverFunc {
+	return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
+		if p, ok := env.Message.(probe); ok {
+			p()
+			return
+		}
+		next(c, env)
+	}
+}
+
+// post queues fn to run inside the manager's actor.
+func (f *fixture) post(fn func()) { f.m.send(probe(fn)) }
+
 // inActor runs fn inside the manager's actor and waits for it.
 func (f *fixture) inActor(fn func()) {
 	done := make(chan struct{})
-	f.m.post(func() { fn(); close(done) })
+	f.post(func() { fn(); close(done) })
 	<-done
+}
+
+// call sends o to the manager's actor as req and waits for its verdict.
+func (f *fixture) call(ctx context.Context, o *op, start func(*op)) (string, error) {
+	reply := make(chan outcome, 1)
+	o.ctx, o.reply = ctx, reply
+	f.post(func() { start(o) })
+	out := <-reply
+	return out.messageID, out.err
 }
 
 // activation returns the child's current Activation (nil when absent),

@@ -26,51 +26,48 @@ func (m *Manager) Followup(ctx context.Context, p *parent.Handle, childID string
 	if p == nil {
 		return "", notExactParent(childID)
 	}
-	return call(m, ctx, func(ctx context.Context, reply func(string, error)) {
-		m.followup(ctx, followupReq{p, childID, content, source}, reply)
-	})
+	return m.call(ctx, followupRequest{&op{kind: opFollowup, ctx: ctx, childID: childID, parent: p, content: content, source: source}})
 }
 
-type followupReq struct {
-	parent  *parent.Handle
-	childID string
-	content []event.Block
-	source  event.Source
-}
+// A follow-up takes these steps in the actor:
+//
+//  1. followup: the DRAINING gate, then the child's lock.
+//  2. route, holding the lock: by what the actor knows of the child
+//     (decideRoute), one of
+//     - resident: submit (admission.go), whose final step checks the
+//     parent's authority;
+//     - absent: a cold resume (resume.go);
+//     - elsewhere: admitElsewhere, to the durable inbox of the process
+//     holding the child;
+//     - after a disposal (one open, or one opened now for a fenced
+//     epoch): the lock given up, the disposal awaited, then step 1
+//     again (retry).
 
-// followup routes one follow-up inside the actor.
-func (m *Manager) followup(ctx context.Context, req followupReq, reply func(string, error)) {
-	if err := m.admit(req.parent); err != nil {
-		reply("", err)
+// followup is step 1.
+func (m *Manager) followup(o *op) {
+	if err := m.admit(o.parent); err != nil {
+		m.finish(o, "", err)
 		return
 	}
-	m.withChildLock(ctx, req.childID, func(release func()) {
-		a := m.st.activations[req.childID]
-		switch m.routeOf(a, req.childID) {
-		case routeElsewhere:
-			m.admitElsewhere(ctx, req, func(id string, err error) {
-				release()
-				reply(id, err)
-			})
-		case routeAbsent:
-			m.coldResume(ctx, req, func(id string, err error) {
-				release()
-				reply(id, err)
-			})
-		case routeAfterDisposal:
-			release()
-			m.retryAfterDisposal(ctx, req, a.disposal, reply)
-		case routeDisposeFenced: // its lease moved on: dispose it, then cold-resume under a new one
-			d := m.disposeFenced(a)
-			release()
-			m.retryAfterDisposal(ctx, req, d, reply)
-		case routeResident:
-			m.submit(ctx, a, req.content, req.source, req.parent, func(id string, err error) {
-				release()
-				reply(id, err)
-			})
-		}
-	}, func(err error) { reply("", err) })
+	m.lock(o)
+}
+
+// route is step 2.
+func (m *Manager) route(o *op) {
+	a := m.st.activations[o.childID]
+	switch m.routeOf(a, o.childID) {
+	case routeElsewhere:
+		m.admitElsewhere(o)
+	case routeAbsent:
+		m.coldResume(o)
+	case routeAfterDisposal:
+		m.retryAfter(o, a.disposal)
+	case routeDisposeFenced: // its lease moved on: dispose it, then cold-resume under a new one
+		m.retryAfter(o, m.disposeFenced(a))
+	case routeResident:
+		o.a = a
+		m.submit(o)
+	}
 }
 
 // route is where a follow-up or a wake for a child goes, decided from
@@ -113,26 +110,4 @@ func (m *Manager) disposeFenced(a *activation) *disposal {
 	d := m.dispose(a)
 	a.settling = true
 	return d
-}
-
-// retryAfterDisposal waits for an open disposal (its error ignored), then
-// routes the follow-up again, which cold-resumes the child.
-func (m *Manager) retryAfterDisposal(ctx context.Context, req followupReq, d *disposal, reply func(string, error)) {
-	async(m, func() struct{} {
-		select {
-		case <-d.done:
-		case <-ctx.Done():
-		}
-		return struct{}{}
-	}, func(struct{}) {
-		if err := m.admit(req.parent); err != nil {
-			reply("", err)
-			return
-		}
-		if err := ctx.Err(); err != nil {
-			reply("", err)
-			return
-		}
-		m.followup(ctx, req, reply)
-	})
 }

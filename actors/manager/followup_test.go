@@ -245,7 +245,10 @@ func TestRefusedDeliveryClearsTheAcceptedReservation(t *testing.T) {
 		a.owned = map[*activation]struct{}{{gone: true}: {}} // only the actor's termination may end this epoch
 		disposeErr = a.handle.Activation().Dispose(bg)
 		before = len(a.accepted)
-		_, err = f.m.submitAdmitted(bg, a, event.Text("x"), event.Source{Kind: "user"}, f.parent)
+		reply := make(chan outcome, 1)
+		f.m.submit(&op{kind: opFollowup, ctx: bg, childID: child, parent: f.parent, a: a,
+			content: event.Text("x"), source: event.Source{Kind: "user"}, reply: reply})
+		err = (<-reply).err
 		after = len(a.accepted)
 	})
 	require.NoError(t, disposeErr)

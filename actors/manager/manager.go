@@ -89,6 +89,9 @@ type Options struct {
 	// checkpoint replaces Sessions.Flush as the final durability checkpoint
 	// (the fault-injection tests set it; nil means Sessions.Flush).
 	checkpoint checkpointFunc
+
+	// middleware wraps the actor's Receive (tests inspect its state).
+	middleware []actor.ReceiverMiddleware
 }
 
 // dispatchThroughput is how many decisions the actor takes per mailbox run
@@ -170,7 +173,8 @@ func New(opts Options) (*Manager, error) {
 		m.onEnded = func(RunEndInfo) {}
 	}
 	m.dispatcher = actorkit.NewPool(1, dispatchThroughput)
-	props := actor.PropsFromProducer(func() actor.Actor { return (*receiver)(m) }, actor.WithDispatcher(m.dispatcher))
+	props := actor.PropsFromProducer(func() actor.Actor { return (*receiver)(m) },
+		actor.WithDispatcher(m.dispatcher), actor.WithReceiverMiddleware(opts.middleware...))
 	pid, err := m.system.Root.SpawnNamed(props, "subagent-manager/"+m.system.ProcessRegistry.NextId())
 	if err != nil {
 		m.dispatcher.Close()

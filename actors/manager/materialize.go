@@ -5,9 +5,7 @@ import (
 	"fmt"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/google/uuid"
 )
@@ -41,56 +39,92 @@ func (m *Manager) open(ctx context.Context, ms materializeSpec) (*parent.Handle,
 	return m.rt.ResumeAgentLoaded(ctx, ms.loaded, resume)
 }
 
-// materialize builds an epoch and publishes it: the
-// DRAINING gate, the parent's live lineage tracked as a materialization
-// (drains wait for it), the create or resume off the actor, the Activation
-// installed at once, then — with no wait in between — the caller's context,
-// the DRAINING gate and parent ownership, and last subagent/start. A failure
-// after the handle transfer rolls the unpublished Activation back (handle
-// disposed, no end edge, no flush). done runs in the actor.
-func (m *Manager) materialize(ctx context.Context, ms materializeSpec, done func(*activation, error)) {
-	if err := m.admit(ms.parent); err != nil {
-		done(nil, err)
+// materialize builds o's epoch (o.ms) and publishes it: the DRAINING
+// gate, the parent's live lineage tracked as a materialization (drains
+// wait for it), the caller's context, the create or resume off the actor
+// (opened), the Activation installed at once, then — with no wait in
+// between — the caller's context, the DRAINING gate, the parent's
+// authority and ownership (publish), and last subagent/start
+// (startEmitted). A failure after the handle transfer rolls the
+// unpublished Activation back (handle disposed, no end edge, no flush).
+// It ends in materialized or notMaterialized.
+func (m *Manager) materialize(o *op) {
+	if err := m.admit(o.ms.parent); err != nil {
+		m.notMaterialized(o, err)
 		return
 	}
 	var lineage []*parent.Handle
-	if ms.parent != nil {
-		lineage = m.registry.LiveLineage(ms.parent)
+	if o.ms.parent != nil {
+		lineage = m.registry.LiveLineage(o.ms.parent)
 	}
-	mat := &materialization{lineage: lineage, done: make(chan struct{})}
-	m.st.materializations[mat] = struct{}{}
-	finish := func(a *activation, err error) {
-		delete(m.st.materializations, mat)
-		close(mat.done)
-		done(a, err)
-	}
-	if err := ctx.Err(); err != nil {
-		finish(nil, err)
+	o.mat = &materialization{lineage: lineage, done: make(chan struct{})}
+	m.st.materializations[o.mat] = struct{}{}
+	if err := o.ctx.Err(); err != nil {
+		m.notMaterialized(o, err)
 		return
 	}
-	type opened struct {
-		h       *parent.Handle
-		drained error // a resume below a drain in force: DRAINING
-		err     error
+	go m.openOff(o, o.ms)
+}
+
+// openOff creates or resumes the epoch (off the actor); a resume checks
+// for a drain in force once it holds the lease.
+func (m *Manager) openOff(o *op, ms materializeSpec) {
+	h, err := m.open(o.ctx, ms)
+	var drained error
+	if err == nil && ms.create == nil {
+		drained = m.settleIfDrained(o.ctx, ms.childID, h)
 	}
-	async(m, func() opened {
-		h, err := m.open(ctx, ms)
-		if err != nil || ms.create != nil {
-			return opened{h: h, err: err}
-		}
-		return opened{h: h, drained: m.settleIfDrained(ctx, ms.childID, h)}
-	}, func(o opened) {
-		if o.err != nil {
-			finish(nil, o.err)
-			return
-		}
-		a := m.install(ms, o.h, mat.lineage)
-		if o.drained != nil {
-			m.rollbackUnpublished(a, func() { finish(nil, o.drained) })
-			return
-		}
-		m.publish(ctx, ms, a, finish)
-	})
+	m.send(opened{o, h, drained, err})
+}
+
+// opened installs the epoch the open created and publishes it.
+func (m *Manager) opened(msg opened) {
+	o := msg.op
+	if msg.err != nil {
+		m.notMaterialized(o, msg.err)
+		return
+	}
+	o.a = m.install(o.ms, msg.h, o.mat.lineage)
+	if msg.drained != nil {
+		m.rollbackUnpublished(o, msg.drained)
+		return
+	}
+	m.publish(o)
+}
+
+// materialized is the end of o's materialization: the next step of its
+// kind.
+func (m *Manager) materialized(o *op) {
+	m.endMaterialization(o)
+	o.fresh = true
+	switch o.kind {
+	case opStart:
+		m.submit(o)
+	case opFollowup, opWake:
+		m.replayPending(o)
+	}
+}
+
+// notMaterialized is the end of a materialization that failed with err:
+// a follow-up whose child another process took first goes to its durable
+// inbox; anything else is o's verdict.
+func (m *Manager) notMaterialized(o *op, err error) {
+	m.endMaterialization(o)
+	o.a = nil
+	if o.kind == opFollowup && m.elsewhere(err) {
+		m.resumeElsewhere(o)
+		return
+	}
+	m.finish(o, "", err)
+}
+
+// endMaterialization lets the drains waiting for o's materialization go.
+func (m *Manager) endMaterialization(o *op) {
+	if o.mat != nil {
+		delete(m.st.materializations, o.mat)
+		close(o.mat.done)
+		o.mat = nil
+	}
 }
 
 // settleIfDrained is a cold resume's drain check, once it holds the
@@ -154,45 +188,95 @@ func (m *Manager) install(ms materializeSpec, h *parent.Handle, lineage []*paren
 }
 
 // publish runs the post-transfer checks and emits subagent/start; any
-// failure rolls the unpublished Activation back before finish reports it.
-func (m *Manager) publish(ctx context.Context, ms materializeSpec, a *activation, finish func(*activation, error)) {
-	fail := func(err error) { m.rollbackUnpublished(a, func() { finish(nil, err) }) }
-	if err := m.admitWithContext(ctx, ms.parent); err != nil {
-		fail(err)
+// failure rolls the unpublished Activation back.
+func (m *Manager) publish(o *op) {
+	err := m.admitWithContext(o.ctx, o.ms.parent)
+	if err == nil {
+		err = m.ownedBy(o.ms.parent, o.a)
+	}
+	if err != nil {
+		m.rollbackUnpublished(o, err)
 		return
 	}
-	if err := m.ownedBy(ms.parent, a); err != nil {
-		fail(err)
-		return
-	}
-	a.boundary = a.handle.Session().Len()
-	m.emitStart(a, func(err error) {
-		if err != nil {
-			fail(err)
-			return
-		}
-		finish(a, nil)
-	})
+	o.a.boundary = o.a.handle.Session().Len()
+	m.emitStart(o)
 }
 
-// ownedBy gives a freshly installed Activation to its parent; a woken
-// child whose parent is not live here (nil) has no owner here.
+// ownedBy gives a freshly installed Activation to its parent once the
+// parent's authority holds; a woken child whose parent is not live here
+// (nil) has no owner here.
 func (m *Manager) ownedBy(p *parent.Handle, a *activation) error {
 	if p == nil {
 		return nil
 	}
+	if err := m.authorize(p, a.childID, a.handle.Header().ParentSession); err != nil {
+		return err
+	}
 	return m.acquireOwnership(p, a)
 }
 
-// emitStart calls Options.Started on the lifecycle goroutine and posts
-// its outcome back to the actor.
-func (m *Manager) emitStart(a *activation, then func(error)) {
-	info, e := a.run, a.edge
+// emitStart calls Options.Started on the lifecycle goroutine, which
+// sends its outcome back to the actor.
+func (m *Manager) emitStart(o *op) {
+	info, e := o.a.run, o.a.edge
 	m.edges.run(func() {
 		err := m.started(info)
 		e.startOK = err == nil
-		m.post(func() { then(err) })
+		m.send(startEmitted{o, err})
 	})
+}
+
+// startEmitted ends a materialization whose start edge was emitted, or
+// rolls it back when that failed.
+func (m *Manager) startEmitted(msg startEmitted) {
+	if msg.err != nil {
+		m.rollbackUnpublished(msg.op, msg.err)
+		return
+	}
+	m.materialized(msg.op)
+}
+
+// rollbackUnpublished undoes o's epoch, which failed with err before it
+// was published (or before its start edge): the handle is disposed off
+// the actor (rolledBack) and the Activation removed with its ownership
+// released; no flush, no end edge. When a disposal is open already, the
+// rollback waits for it instead (disposalSettled).
+func (m *Manager) rollbackUnpublished(o *op, err error) {
+	a := o.a
+	o.failed = err
+	if d := a.disposal; d != nil {
+		m.awaitDisposal(o, d, nil)
+		return
+	}
+	m.openDisposal(a)
+	if !a.terminated { // its Terminated must not outlive the manager
+		m.self.Unwatch(a.handle.Activation().Ref())
+	}
+	go m.disposeUnpublished(o, a)
+}
+
+// disposeUnpublished disposes an unpublished epoch's handle (off the
+// actor).
+func (m *Manager) disposeUnpublished(o *op, a *activation) {
+	m.send(rolledBack{o, a.handle.Dispose(context.Background())})
+}
+
+// rolledBack removes the rolled-back Activation and reports the failure
+// that rolled it back.
+func (m *Manager) rolledBack(msg rolledBack) {
+	o, a := msg.op, msg.op.a
+	if msg.err != nil {
+		m.logger.Warn(fmt.Sprintf("subagent %q rollback failed: %s", a.childID, chain(msg.err)))
+	}
+	m.forget(a)
+	m.releaseOwnership(a, nil)
+	a.disposal.settle()
+	for _, w := range a.waiters {
+		close(w) // no end edge: the epoch never started
+	}
+	failed := o.failed
+	o.failed = nil
+	m.notMaterialized(o, failed)
 }
 
 // started calls Options.Started, turning its panic into a publication failure.
@@ -203,69 +287,4 @@ func (m *Manager) started(info RunInfo) (err error) {
 		}
 	}()
 	return m.onStarted(info)
-}
-
-// submitAdmitted is the final admission span, with no wait in it: the
-// caller's context, the DRAINING gate, the Activation's disposal, the
-// exact-live-direct-parent check against the live child's header, parent
-// ownership, then the message id recorded as accepted before the inbox
-// accepts the message. It returns the MessageID.
-func (m *Manager) submitAdmitted(ctx context.Context, a *activation, content []event.Block, source event.Source, p *parent.Handle) (string, error) {
-	msg, err := m.accept(ctx, a, content, source, p)
-	if err != nil {
-		return "", err
-	}
-	return m.enqueue(a, msg)
-}
-
-// accept runs the admission checks of submitAdmitted and returns the
-// message under a new id, recorded as accepted.
-func (m *Manager) accept(ctx context.Context, a *activation, content []event.Block, source event.Source, p *parent.Handle) (event.UserMessage, error) {
-	if err := m.recheck(ctx, a, p); err != nil {
-		return event.UserMessage{}, err
-	}
-	if err := a.handle.Session().WriteFailure(); err != nil {
-		return event.UserMessage{}, logFailed(a.childID, err)
-	}
-	if err := m.acquireOwnership(p, a); err != nil {
-		return event.UserMessage{}, err
-	}
-	id := inbox.NewMessageID()
-	a.accepted[id] = true
-	return event.UserMessage{Content: content, Source: source, Role: "user", ID: id}, nil
-}
-
-// recheck is the part of the admission checks that a wait can change:
-// the caller's context, the DRAINING gate, the disposal and the parent.
-func (m *Manager) recheck(ctx context.Context, a *activation, p *parent.Handle) error {
-	if err := m.admitWithContext(ctx, p); err != nil {
-		return err
-	}
-	if a.disposal != nil {
-		return activationClosing(a.childID)
-	}
-	return m.authorize(p, a.childID, a.handle.Header().ParentSession)
-}
-
-// enqueue hands an accepted message to the child's inbox.
-func (m *Manager) enqueue(a *activation, msg event.UserMessage) (string, error) {
-	if _, err := a.handle.Post(context.Background(), msg); err != nil {
-		delete(a.accepted, msg.ID)
-		return "", err
-	}
-	a.enqueued[msg.ID] = true
-	return msg.ID, nil
-}
-
-// submitMaterialized submits to a freshly materialized Activation; on any
-// failure it runs the full disposal (its own error swallowed) before
-// reporting the original error. done runs in the actor.
-func (m *Manager) submitMaterialized(ctx context.Context, a *activation, content []event.Block, source event.Source, p *parent.Handle, done func(string, error)) {
-	m.submit(ctx, a, content, source, p, func(id string, err error) {
-		if err == nil {
-			done(id, nil)
-			return
-		}
-		m.submitFailed(a, err, done)
-	})
 }

@@ -4,11 +4,104 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/session"
 )
 
-// The manager actor's typed messages: what its children, the agent bus
-// and the work it runs off the actor tell it. Each is handled by one
-// method, in Receive.
+// The manager actor's typed messages. Each is handled by one method, in
+// Receive.
+//
+// Requests are the calls of the manager's methods; an entry request
+// carries its op, whose reply channel gets the verdict (op.go).
+type (
+	startRequest    struct{ *op } // StartContinuable (start.go)
+	followupRequest struct{ *op } // Followup (followup.go)
+	wakeRequest     struct{ *op } // a wake from the store (wake.go)
+	// waitEpochRequest registers a WaitEpoch caller (wait.go).
+	waitEpochRequest struct {
+		childID string
+		reply   chan<- chan RunEndInfo
+	}
+)
+
+// I/O results: what the work an op started off the actor found.
+type (
+	// prepared: the provider prepared a start's seed; create is the
+	// child's creation from it.
+	prepared struct {
+		*op
+		create *parent.CreateSpec
+		err    error
+	}
+	// lockAbandoned: a queued op's context ended.
+	lockAbandoned struct{ *op }
+	// resumeLoaded: a cold resume's repairing load ended.
+	resumeLoaded struct {
+		*op
+		log *session.Log
+		err error
+	}
+	// opened: the op's epoch was created or resumed; drained is DRAINING
+	// for a resume below a drain in force.
+	opened struct {
+		*op
+		h       *parent.Handle
+		drained error
+		err     error
+	}
+	// startEmitted: subagent/start was published, or failed with err.
+	startEmitted struct {
+		*op
+		err error
+	}
+	// rolledBack: an unpublished epoch's handle was disposed.
+	rolledBack struct {
+		*op
+		err error
+	}
+	// admitted: the store's durable inbox committed the op's message to
+	// the resident epoch, or refused it.
+	admitted struct {
+		*op
+		err error
+	}
+	// admittedElsewhere: the same, for a child another process holds.
+	admittedElsewhere struct {
+		*op
+		err error
+	}
+	// commitDiscarded: a committed message that was refused afterwards
+	// was discarded from the durable inbox; refusal is the op's answer.
+	commitDiscarded struct {
+		*op
+		refusal error
+		err     error
+	}
+	// pendingRead: the child's durable inbox's unclaimed messages.
+	pendingRead struct {
+		*op
+		pending []session.Admission
+		err     error
+	}
+	// disposalSettled: the disposal the op waited for settled, or the
+	// op's context ended first.
+	disposalSettled struct{ *op }
+	// drainRead: whether a drain in force closes a woken resident child.
+	drainRead struct {
+		*op
+		drained bool
+		err     error
+	}
+	// orphanRead: whether a woken absent child has pending messages and
+	// no live holder, and then its log.
+	orphanRead struct {
+		*op
+		orphaned bool
+		log      *session.Log
+		err      error
+	}
+)
+
+// What the manager's children, the agent bus and the teardowns tell it.
 type (
 	// childEvent is an inbox event of a resident child: a message
 	// dequeued into a turn or discarded unrun, or the child gone idle.
@@ -37,8 +130,43 @@ type (
 func (r *receiver) Receive(c actor.Context) {
 	m := (*Manager)(r)
 	m.self = c
-	defer m.contain()
-	switch msg := c.Message().(type) {
+	msg := c.Message()
+	defer m.contain(msg)
+	switch msg := msg.(type) {
+	case startRequest:
+		m.start(msg.op)
+	case followupRequest:
+		m.followup(msg.op)
+	case wakeRequest:
+		m.wake(msg.op)
+	case waitEpochRequest:
+		msg.reply <- m.watchEpoch(msg.childID)
+	case prepared:
+		m.prepared(msg)
+	case lockAbandoned:
+		m.lockAbandoned(msg.op)
+	case resumeLoaded:
+		m.resumeLoaded(msg)
+	case opened:
+		m.opened(msg)
+	case startEmitted:
+		m.startEmitted(msg)
+	case rolledBack:
+		m.rolledBack(msg)
+	case admitted:
+		m.admitted(msg)
+	case admittedElsewhere:
+		m.admittedElsewhere(msg)
+	case commitDiscarded:
+		m.commitDiscarded(msg)
+	case pendingRead:
+		m.pendingRead(msg)
+	case disposalSettled:
+		m.disposalSettled(msg.op)
+	case drainRead:
+		m.drainRead(msg)
+	case orphanRead:
+		m.orphanRead(msg)
 	case childEvent:
 		m.onChildEventInActor(msg.a, msg.e)
 	case childFenced:
@@ -48,8 +176,6 @@ func (r *receiver) Receive(c actor.Context) {
 		m.parentDisposed(msg.id)
 	case teardownDone:
 		m.release(msg.a, msg.out)
-	case resumeLoaded:
-		m.resumeLoaded(msg)
 	case task:
 		msg()
 	case *actor.Terminated:

@@ -86,7 +86,7 @@ func TestAReleaseWaitsForATerminatedThatArrivesAfterTheTeardown(t *testing.T) {
 		f = newFixture(t, withCheckpoint(childCheckpoint(func(ctx context.Context, live *session.Live) (bool, error) {
 			once.Do(func() { // keep the manager busy until the test lets it go
 				busy := make(chan struct{})
-				f.m.post(func() {
+				f.post(func() {
 					captured <- f.m.st.activations[live.ID()]
 					close(busy)
 					<-hold

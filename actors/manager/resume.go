@@ -1,7 +1,6 @@
 package manager
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 
@@ -12,113 +11,82 @@ import (
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-// A cold resume rebuilds an absent child from its log, for a follow-up,
-// in these steps (each runs in the actor; the I/O between them runs off
-// it and comes back as a message):
+// A cold resume rebuilds an absent child from its log, for a follow-up
+// (followup.go's route), in these steps (each runs in the actor; the I/O
+// between them runs off it and comes back as a message):
 //
 //  1. coldResume: persistence present, the id not live outside the
 //     manager; the repairing load starts off the actor.
 //  2. resumeLoaded (the load's result): a child another process holds
-//     gets the message through its durable inbox (admitElsewhere); a
+//     gets the message through its durable inbox (resumeElsewhere); a
 //     failed load is NOT_RESUMABLE; then the caller's context, the
-//     DRAINING gate, authorization #1 against the durable header and the
-//     descriptor folded from the log's own suffix (a malformed one is
-//     returned unwrapped, matching fault.DescriptorCorrupt; none or
-//     another version is NOT_RESUMABLE); materialization starts with
-//     the descriptor's route from that same log (read once; on a store
-//     other processes write, read again once the lease is held).
-//  3. resumeMaterialized: the messages the child's durable inbox holds
-//     unclaimed are handed to the new epoch first (replayPending).
-//  4. resumeReplayed: the follow-up's own admission, whose final step
-//     is authorization #2 (submitMaterialized).
-
-// resumeOp is one cold resume in flight.
-type resumeOp struct {
-	ctx  context.Context
-	req  followupReq
-	done func(string, error)
-}
-
-// resumeLoaded is the result of a cold resume's load.
-type resumeLoaded struct {
-	op  *resumeOp
-	log *session.Log
-	err error
-}
+//     DRAINING gate, the parent's authority against the durable header
+//     and the descriptor folded from the log's own suffix (a malformed
+//     one is returned unwrapped, matching fault.DescriptorCorrupt; none
+//     or another version is NOT_RESUMABLE); materialization
+//     (materialize.go) starts with the descriptor's route from that same
+//     log (read once; on a store other processes write, read again once
+//     the lease is held). Another process that took the lease first
+//     sends the follow-up elsewhere too (notMaterialized).
+//  3. replayPending (admission.go), once materialized: the messages the
+//     child's durable inbox holds unclaimed are handed to the new epoch
+//     first.
+//  4. submit (admission.go), once replayed: the follow-up's own
+//     admission, whose final step checks authority again; a failure
+//     disposes the fresh epoch first.
 
 // errLiveUnmanaged is the cause of NOT_RESUMABLE for an id that is live
 // but has no Activation: its log belongs to a running session.
 var errLiveUnmanaged = errors.New("the session is live outside the continuation manager")
 
 // coldResume is step 1.
-func (m *Manager) coldResume(ctx context.Context, req followupReq, done func(string, error)) {
+func (m *Manager) coldResume(o *op) {
 	store := m.sessions.Store()
 	if store == nil {
-		done("", persistenceUnavailable())
+		m.finish(o, "", persistenceUnavailable())
 		return
 	}
-	if m.sessions.Get(req.childID) != nil || m.registry.Get(req.childID) != nil {
-		done("", unavailable(req.childID, errLiveUnmanaged))
+	if m.sessions.Get(o.childID) != nil || m.registry.Get(o.childID) != nil {
+		m.finish(o, "", unavailable(o.childID, errLiveUnmanaged))
 		return
 	}
-	op := &resumeOp{ctx: ctx, req: req, done: done}
-	go func() {
-		log, err := store.Load(ctx, req.childID)
-		m.send(resumeLoaded{op, log, err})
-	}()
+	go m.loadOff(o, store)
+}
+
+// loadOff is the repairing load of a cold resume (off the actor).
+func (m *Manager) loadOff(o *op, store session.Store) {
+	log, err := store.Load(o.ctx, o.childID)
+	m.send(resumeLoaded{o, log, err})
 }
 
 // resumeLoaded is step 2.
 func (m *Manager) resumeLoaded(msg resumeLoaded) {
-	op := msg.op
+	o := msg.op
 	if m.elsewhere(msg.err) { // its open turn runs in another process
-		m.resumeElsewhere(op)
+		m.resumeElsewhere(o)
 		return
 	}
 	if msg.err != nil {
-		op.done("", unavailable(op.req.childID, msg.err))
+		m.finish(o, "", unavailable(o.childID, msg.err))
 		return
 	}
-	d, err := m.admitResume(op.ctx, op.req, msg.log)
+	d, err := m.admitResume(o, msg.log)
 	if err != nil {
-		op.done("", err)
+		m.finish(o, "", err)
 		return
 	}
-	ms := materializeSpec{
-		childID: op.req.childID, provider: d.Provider, parent: op.req.parent,
+	o.ms = materializeSpec{
+		childID: o.childID, provider: d.Provider, parent: o.parent,
 		resume: resumeSpec(d), loaded: m.reusable(msg.log),
 	}
-	m.materialize(op.ctx, ms, op.materialized(m))
-}
-
-// materialized is step 3, as materialize's continuation.
-func (op *resumeOp) materialized(m *Manager) func(*activation, error) {
-	return func(a *activation, err error) {
-		switch {
-		case m.elsewhere(err): // another process took the lease first
-			m.resumeElsewhere(op)
-		case err != nil:
-			op.done("", err)
-		default:
-			m.replayPending(op.ctx, a, func(err error) { m.resumeReplayed(op, a, err) })
-		}
-	}
-}
-
-// resumeReplayed is step 4.
-func (m *Manager) resumeReplayed(op *resumeOp, a *activation, err error) {
-	if err != nil {
-		m.submitFailed(a, unavailable(op.req.childID, err), op.done)
-		return
-	}
-	m.submitMaterialized(op.ctx, a, op.req.content, op.req.source, op.req.parent, op.done)
+	m.materialize(o)
 }
 
 // resumeElsewhere remembers that another process holds the child and
 // commits the follow-up to its durable inbox.
-func (m *Manager) resumeElsewhere(op *resumeOp) {
-	m.st.elsewhere[op.req.childID] = true
-	m.admitElsewhere(op.ctx, op.req, op.done)
+func (m *Manager) resumeElsewhere(o *op) {
+	m.st.elsewhere[o.childID] = true
+	m.admitElsewhere(o)
 }
 
 // resumeSpec rebuilds the child from its descriptor alone: the route and
@@ -130,14 +98,14 @@ func resumeSpec(d descriptor.Data) parent.Spec {
 
 // admitResume checks a loaded log before anything is rebuilt and returns
 // its continuation state.
-func (m *Manager) admitResume(ctx context.Context, req followupReq, log *session.Log) (descriptor.Data, error) {
-	if err := m.admitWithContext(ctx, req.parent); err != nil {
+func (m *Manager) admitResume(o *op, log *session.Log) (descriptor.Data, error) {
+	if err := m.admitWithContext(o.ctx, o.parent); err != nil {
 		return descriptor.Data{}, err
 	}
-	if err := m.authorize(req.parent, req.childID, log.Header.ParentSession); err != nil {
+	if err := m.authorize(o.parent, o.childID, log.Header.ParentSession); err != nil {
 		return descriptor.Data{}, err
 	}
-	return continuationState(req.childID, log)
+	return continuationState(o.childID, log)
 }
 
 // continuationState parses the first descriptor of the log's own suffix,

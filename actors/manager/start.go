@@ -35,7 +35,13 @@ func (m *Manager) StartContinuable(ctx context.Context, spec StartSpec) (Started
 	if spec.Request.Parent == nil {
 		return Started{}, ErrNoParent
 	}
-	return call(m, ctx, func(ctx context.Context, reply func(Started, error)) { m.start(ctx, spec, reply) })
+	o := &op{kind: opStart, ctx: ctx, parent: spec.Request.Parent, spec: spec,
+		content: spec.Request.Prompt, source: event.Source{Kind: "user"}}
+	id, err := m.call(ctx, startRequest{o})
+	if err != nil {
+		return Started{}, err
+	}
+	return Started{ChildID: o.childID, MessageID: id}, nil
 }
 
 // startPlan is what the synchronous span of a start decided.
@@ -46,37 +52,68 @@ type startPlan struct {
 	route      parent.Spec
 }
 
-// start runs inside the actor.
-func (m *Manager) start(ctx context.Context, spec StartSpec, reply func(Started, error)) {
-	p := spec.Request.Parent
-	plan, err := m.planStart(spec)
+// A start takes these steps; each runs in the actor, and the I/O between
+// them runs off it and comes back as a message:
+//
+//  1. start: the checks before preparation (planStart) and a fresh id;
+//     the provider's preparation starts off the actor.
+//  2. prepared: the caller's context and the DRAINING gate again, the
+//     child's creation (its header and seed); the child's lock.
+//  3. startLocked: the caller's context, the DRAINING gate and the
+//     parent's authority, then materialization (materialize.go): the
+//     session created off the actor, the Activation installed, owned by
+//     the parent and published with subagent/start.
+//  4. submit (admission.go): the prompt's admission, whose final step
+//     checks authority again; a failure disposes the fresh child first.
+
+// start is step 1.
+func (m *Manager) start(o *op) {
+	plan, err := m.planStart(o.spec)
 	if err != nil {
-		reply(Started{}, err)
+		m.finish(o, "", err)
 		return
 	}
-	type prepared struct {
-		seed []session.Event
-		err  error
+	o.childID = plan.childID
+	o.ms = materializeSpec{childID: plan.childID, provider: o.spec.Provider, parent: o.parent}
+	go m.prepareOff(o, plan)
+}
+
+// prepareOff runs the provider's preparation (off the actor).
+func (m *Manager) prepareOff(o *op, plan startPlan) {
+	seed, err := m.prepareSeed(o.ctx, o.spec.Provider, plan.childID, o.parent)
+	if err != nil {
+		m.send(prepared{op: o, err: err})
+		return
 	}
-	async(m, func() prepared {
-		seed, err := m.prepareSeed(ctx, spec.Provider, plan.childID, p)
-		return prepared{seed, err}
-	}, func(r prepared) {
-		if r.err == nil {
-			r.err = m.admitWithContext(ctx, p)
-		}
-		if r.err != nil {
-			reply(Started{}, r.err)
-			return
-		}
-		create := plan.createSpec(p, r.seed)
-		m.withChildLock(ctx, plan.childID, func(release func()) {
-			m.materializeAndSubmit(ctx, spec, create, func(s Started, err error) {
-				release()
-				reply(s, err)
-			})
-		}, func(err error) { reply(Started{}, err) })
-	})
+	m.send(prepared{op: o, create: plan.createSpec(o.parent, seed)})
+}
+
+// prepared is step 2.
+func (m *Manager) prepared(msg prepared) {
+	o := msg.op
+	err := msg.err
+	if err == nil {
+		err = m.admitWithContext(o.ctx, o.parent)
+	}
+	if err != nil {
+		m.finish(o, "", err)
+		return
+	}
+	o.ms.create = msg.create
+	m.lock(o)
+}
+
+// startLocked is step 3.
+func (m *Manager) startLocked(o *op) {
+	err := m.admitWithContext(o.ctx, o.parent)
+	if err == nil {
+		err = m.authorize(o.parent, o.childID, o.ms.create.Header.ParentSession)
+	}
+	if err != nil {
+		m.finish(o, "", err)
+		return
+	}
+	m.materialize(o)
 }
 
 // planStart is the synchronous span before preparation.
@@ -158,28 +195,4 @@ func (plan startPlan) createSpec(p *parent.Handle, inherited []session.Event) *p
 
 func marker(typ string, seq int, data json.RawMessage) session.Event {
 	return session.Event{Type: typ, Seq: int64(seq), Time: time.Now().UnixMilli(), Data: data}
-}
-
-// materializeAndSubmit is the locked section of a start: materialize the
-// fresh child, then submit its prompt with source {kind:"user"}.
-func (m *Manager) materializeAndSubmit(ctx context.Context, spec StartSpec, create *parent.CreateSpec, done func(Started, error)) {
-	p := spec.Request.Parent
-	if err := m.admitWithContext(ctx, p); err != nil {
-		done(Started{}, err)
-		return
-	}
-	ms := materializeSpec{childID: create.Header.ID, provider: spec.Provider, parent: p, create: create}
-	m.materialize(ctx, ms, func(a *activation, err error) {
-		if err != nil {
-			done(Started{}, err)
-			return
-		}
-		m.submitMaterialized(ctx, a, spec.Request.Prompt, event.Source{Kind: "user"}, p, func(id string, err error) {
-			if err != nil {
-				done(Started{}, err)
-				return
-			}
-			done(Started{ChildID: a.childID, MessageID: id}, nil)
-		})
-	})
 }

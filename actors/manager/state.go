@@ -179,17 +179,12 @@ func (m *Manager) admitWithContext(ctx context.Context, agent *parent.Handle) er
 	return m.admit(agent)
 }
 
-// acquireOwnership records childID in the parent's Activation (a top-level
-// parent has none and stays outside the waiting graph). Only the exact live
-// parent can own a child: a handle whose agent left the registry (an
-// ended epoch, perhaps replaced by a newer one) is UNAUTHORIZED, since its
-// child would run pinned by no epoch and could outlive the parent's next
-// one. A parent whose disposal opened cannot take a new child:
+// acquireOwnership records child in the parent's Activation (a top-level
+// parent has none and stays outside the waiting graph). The caller
+// checked p's authority (authorize): only the exact live parent can own
+// a child. A parent whose disposal opened cannot take a new child:
 // ACTIVATION_CLOSING.
 func (m *Manager) acquireOwnership(p *parent.Handle, child *activation) error {
-	if !m.registry.IsLive(p) {
-		return notExactParent(child.childID)
-	}
 	owner := m.st.activations[p.ID()]
 	if owner == nil || owner.handle != p {
 		return nil
@@ -218,88 +213,21 @@ func (m *Manager) releaseOwnership(child *activation, failure error) {
 	m.checkSettled(owner)
 }
 
-// authorize is the exact-live-direct-parent check: p must be the registry's
-// exact entry and the child's durable header must name p's id.
-func (m *Manager) authorize(p *parent.Handle, childID, headerParent string) error {
+// authorize is the one authority check, made at admission before a
+// child is materialized and again in the final admission step with no
+// wait after it: p must be the registry's exact live entry for its id (a
+// handle whose agent left the registry, an ended epoch perhaps replaced
+// by a newer one, is UNAUTHORIZED: a child it owned would run pinned by
+// no epoch), and the child's durable header must name p's id. durable
+// is that header's parent session, or "" when this process has not read
+// the header (a child another process holds: the store checks it in the
+// admission's own statement).
+func (m *Manager) authorize(p *parent.Handle, childID, durable string) error {
 	if !m.registry.IsLive(p) {
 		return notExactParent(childID)
 	}
-	if headerParent != p.ID() {
+	if durable != "" && durable != p.ID() {
 		return foreignParent(childID)
 	}
 	return nil
 }
-
-// childLock serializes the critical sections of one child id: the head
-// waiter holds it.
-type childLock struct {
-	waiters []*lockWaiter
-}
-
-type lockWaiter struct {
-	run  func(release func())
-	stop func() bool // stops the ctx watch of a queued waiter
-}
-
-// withChildLock runs body once no earlier section holds id's lock; body
-// must call release exactly once, possibly after asynchronous steps. If ctx
-// ends while body is still queued, abandon runs instead of body.
-func (m *Manager) withChildLock(ctx context.Context, id string, body func(release func()), abandon func(error)) {
-	lock := m.st.locks[id]
-	if lock == nil {
-		lock = &childLock{}
-		m.st.locks[id] = lock
-	}
-	w := &lockWaiter{run: body}
-	lock.waiters = append(lock.waiters, w)
-	if len(lock.waiters) == 1 {
-		m.runLockHolder(id, lock)
-		return
-	}
-	w.stop = context.AfterFunc(ctx, func() {
-		m.post(func() { m.abandonWait(id, w, func() { abandon(ctx.Err()) }) })
-	})
-}
-
-// runLockHolder runs the head waiter of lock.
-func (m *Manager) runLockHolder(id string, lock *childLock) {
-	head := lock.waiters[0]
-	if head.stop != nil {
-		head.stop()
-	}
-	released := false
-	head.run(func() {
-		if !released {
-			released = true
-			m.releaseLock(id, lock)
-		}
-	})
-}
-
-// releaseLock hands the lock to the next waiter, or drops it and lets the
-// child's Activation settle if it was waiting for the lock.
-func (m *Manager) releaseLock(id string, lock *childLock) {
-	lock.waiters = lock.waiters[1:]
-	if len(lock.waiters) > 0 {
-		m.runLockHolder(id, lock)
-		return
-	}
-	delete(m.st.locks, id)
-	if a := m.st.activations[id]; a != nil {
-		m.checkSettled(a)
-	}
-}
-
-// abandonWait drops a queued waiter whose context ended before its turn.
-func (m *Manager) abandonWait(id string, w *lockWaiter, reject func()) {
-	lock := m.st.locks[id]
-	if lock == nil {
-		return
-	}
-	if idx := slices.Index(lock.waiters, w); idx > 0 {
-		lock.waiters = slices.Delete(lock.waiters, idx, idx+1)
-		reject()
-	}
-}
-
-func (m *Manager) locked(id string) bool { return m.st.locks[id] != nil }

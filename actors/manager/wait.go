@@ -32,7 +32,7 @@ func (m *Manager) WaitEpoch(ctx context.Context, childID string) (end RunEndInfo
 	}
 	defer m.ops.leave()
 	registered := make(chan chan RunEndInfo, 1)
-	m.post(func() { registered <- m.watchEpoch(childID) })
+	m.send(waitEpochRequest{childID, registered})
 	var ended chan RunEndInfo
 	select {
 	case ended = <-registered:

@@ -5,10 +5,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/inbox"
-	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -73,7 +70,7 @@ type wakeQueue struct {
 // push queues id and starts a runner in group when fewer than limit run.
 // The caller must be a member of group (the listener), so group is never
 // idle while it adds to it. It does not block.
-func (q *wakeQueue) push(ctx context.Context, group *sync.WaitGroup, id string, run func(id string)) {
+func (q *wakeQueue) push(ctx context.Context, group *sync.WaitGroup, id string, run func(ctx context.Context, id string)) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.queued[id] {
@@ -92,7 +89,7 @@ func (q *wakeQueue) push(ctx context.Context, group *sync.WaitGroup, id string, 
 
 // runQueued runs the queued wakes, oldest first, until none is left or
 // ctx is done.
-func (q *wakeQueue) runQueued(ctx context.Context, run func(id string)) {
+func (q *wakeQueue) runQueued(ctx context.Context, run func(ctx context.Context, id string)) {
 	for {
 		q.mu.Lock()
 		if ctx.Err() != nil {
@@ -108,7 +105,7 @@ func (q *wakeQueue) runQueued(ctx context.Context, run func(id string)) {
 		q.order = q.order[1:]
 		delete(q.queued, id)
 		q.mu.Unlock()
-		run(id)
+		run(ctx, id)
 	}
 }
 
@@ -124,14 +121,10 @@ func (m *Manager) startWakes(limit int) {
 	m.wakes.stop = cancel
 	m.wakes.listening = make(chan struct{})
 	m.wakes.queue.limit = limit
-	run := func(id string) {
-		_, err := call(m, ctx, func(ctx context.Context, reply func(struct{}, error)) { m.wake(ctx, id, reply) })
-		m.wakeFailed(id, err)
-	}
 	var listening sync.Once
 	m.wakes.done.Go(func() {
 		_ = w.Listen(ctx, func() { listening.Do(func() { close(m.wakes.listening) }) }, func(id string) {
-			m.wakes.queue.push(ctx, &m.wakes.done, id, run)
+			m.wakes.queue.push(ctx, &m.wakes.done, id, m.runWake)
 		})
 	})
 }
@@ -157,6 +150,12 @@ func (m *Manager) stopWakes(ctx context.Context) error {
 	}
 }
 
+// runWake handles one wake as a call of its own and logs its failure.
+func (m *Manager) runWake(ctx context.Context, id string) {
+	_, err := m.call(ctx, wakeRequest{&op{kind: opWake, ctx: ctx, childID: id}})
+	m.wakeFailed(id, err)
+}
+
 // wakeFailed logs a wake that could not run the child's messages for a
 // reason other than another holder, a drain or the manager closing.
 func (m *Manager) wakeFailed(id string, err error) {
@@ -168,134 +167,115 @@ func (m *Manager) wakeFailed(id string, err error) {
 	m.logger.Warn("subagent: a woken child did not run its pending follow-ups", "child", id, "err", err)
 }
 
-// wake runs id's pending messages (see the comment at the top of this
-// file) under the child's lock, so they queue behind the admissions this
-// process has in flight for it.
-func (m *Manager) wake(ctx context.Context, id string, done func(struct{}, error)) {
-	finish := func(err error) { done(struct{}{}, err) }
+// A wake takes these steps in the actor (see the comment at the top of
+// this file):
+//
+//  1. wake: the manager-wide DRAINING gate, then the child's lock, so
+//     the wake queues behind the admissions this process has in flight
+//     for the child.
+//  2. wakeRoute, holding the lock (decideRoute): a child resident here
+//     reads whether a drain in force closes it (drainRead); one absent
+//     here (or last found elsewhere) is looked up for a takeover
+//     (orphanRead); one being disposed is retried once that disposal
+//     settled.
+//  3. drainRead: a drained resident child is disposed and the wake
+//     retried; otherwise it gets its pending messages (replayPending).
+//  4. orphanRead: a child with pending messages and no live holder is
+//     materialized from its descriptor (materialize.go) and gets its
+//     pending messages; a failed replay disposes the fresh epoch.
+
+// wake is step 1.
+func (m *Manager) wake(o *op) {
 	if err := m.admit(nil); err != nil {
-		finish(err)
+		m.finish(o, "", err)
 		return
 	}
-	m.withChildLock(ctx, id, func(release func()) {
-		a := m.st.activations[id]
-		switch m.routeOf(a, id) {
-		case routeAbsent, routeElsewhere: // a wake looks for itself who holds it
-			m.wakeAbsent(ctx, id, func(err error) { release(); finish(err) })
-		case routeAfterDisposal:
-			release()
-			m.wakeAfterDisposal(ctx, id, a.disposal, done)
-		case routeDisposeFenced:
-			d := m.disposeFenced(a)
-			release()
-			m.wakeAfterDisposal(ctx, id, d, done)
-		case routeResident:
-			m.wakeResident(ctx, a, release, finish)
-		}
-	}, finish)
+	m.lock(o)
 }
 
-// wakeResident handles a wake for a, resident here, under its child lock
-// (release gives it up): when a drain in force closes admission to a
-// (the drain's process recorded its cut-off, which wakes every session
-// below it that a process holds), a is disposed, child-first, and done
-// waits for that disposal; otherwise a gets its pending messages.
-func (m *Manager) wakeResident(ctx context.Context, a *activation, release func(), done func(error)) {
-	waker := m.inbox.(session.Waker)
-	async(m, func() drainRead {
-		drained, err := waker.Drained(ctx, a.childID)
-		return drainRead{drained, err}
-	}, func(r drainRead) {
-		switch {
-		case r.err != nil:
-			release()
-			done(r.err)
-		case r.drained && a.disposal == nil && m.st.activations[a.childID] == a:
-			d := m.dispose(a)
-			release()
-			m.wakeAfterDisposal(ctx, a.childID, d, func(_ struct{}, err error) { done(err) })
-		case r.drained:
-			release()
-			done(nil)
-		default:
-			m.replayPending(ctx, a, func(err error) { release(); done(err) })
-		}
-	})
+// wakeRoute is step 2.
+func (m *Manager) wakeRoute(o *op) {
+	a := m.st.activations[o.childID]
+	switch m.routeOf(a, o.childID) {
+	case routeAbsent, routeElsewhere: // a wake looks for itself who holds it
+		m.wakeAbsent(o)
+	case routeAfterDisposal:
+		m.retryAfter(o, a.disposal)
+	case routeDisposeFenced:
+		m.retryAfter(o, m.disposeFenced(a))
+	case routeResident:
+		o.a = a
+		go m.readDrainedOff(o, m.inbox.(session.Waker))
+	}
 }
 
-// drainRead is what wakeResident reads before it decides.
-type drainRead struct {
-	drained bool
-	err     error
+// readDrainedOff reads whether a drain in force closes admission to the
+// child (off the actor): the drain's process recorded its cut-off, which
+// wakes every session below it that a process holds.
+func (m *Manager) readDrainedOff(o *op, waker session.Waker) {
+	drained, err := waker.Drained(o.ctx, o.childID)
+	m.send(drainRead{o, drained, err})
 }
 
-// wakeAfterDisposal waits for an open disposal, then handles the wake
-// again (the child is absent by then).
-func (m *Manager) wakeAfterDisposal(ctx context.Context, id string, d *disposal, done func(struct{}, error)) {
-	async(m, func() struct{} {
-		select {
-		case <-d.done:
-		case <-ctx.Done():
-		}
-		return struct{}{}
-	}, func(struct{}) { m.wake(ctx, id, done) })
+// drainRead is step 3.
+func (m *Manager) drainRead(msg drainRead) {
+	o, a := msg.op, msg.op.a
+	switch {
+	case msg.err != nil:
+		m.finish(o, "", msg.err)
+	case msg.drained && a.disposal == nil && m.st.activations[a.childID] == a:
+		m.retryAfter(o, m.dispose(a))
+	case msg.drained:
+		m.finish(o, "", nil)
+	default:
+		m.replayPending(o)
+	}
 }
 
-// woken is what wakeAbsent reads before it takes a child over.
-type woken struct {
-	orphaned bool
-	log      *session.Log
-	err      error
-}
-
-// wakeAbsent takes over a child resident nowhere here that has pending
-// messages and no live holder elsewhere (one cheap read; a holder that
-// releases later wakes it again): its log read (not repaired) for the
-// descriptor, then the resume, which acquires the lease before its
-// repairing load (a holder that came first: fault.LeaseHeld, and nothing
-// is done), then the pending messages replayed. A session live here
+// wakeAbsent looks up a child resident nowhere here for a takeover: one
+// with pending messages and no live holder elsewhere (one cheap read; a
+// holder that releases later wakes it again), and its log read (not
+// repaired) for the descriptor, off the actor. A session live here
 // outside the manager is left alone.
-func (m *Manager) wakeAbsent(ctx context.Context, id string, done func(error)) {
+func (m *Manager) wakeAbsent(o *op) {
 	store := m.sessions.Store()
-	if store == nil || m.sessions.Get(id) != nil || m.registry.Get(id) != nil {
-		done(nil)
+	if store == nil || m.sessions.Get(o.childID) != nil || m.registry.Get(o.childID) != nil {
+		m.finish(o, "", nil)
 		return
 	}
-	waker := m.inbox.(session.Waker)
-	async(m, func() woken {
-		orphaned, err := waker.Orphaned(ctx, id)
-		if err != nil || !orphaned {
-			return woken{err: err}
-		}
-		log, err := store.Inspect(ctx, id)
-		return woken{orphaned: true, log: log, err: err}
-	}, func(w woken) {
-		if w.err != nil || !w.orphaned {
-			done(w.err)
-			return
-		}
-		d, err := continuationState(id, w.log)
-		if err != nil {
-			done(err)
-			return
-		}
-		owner := m.registry.Get(w.log.Header.ParentSession) // nil: the parent is not live here
-		ms := materializeSpec{childID: id, provider: d.Provider, parent: owner, resume: resumeSpec(d)}
-		m.materialize(ctx, ms, func(a *activation, err error) {
-			if err != nil {
-				done(err)
-				return
-			}
-			m.replayPending(ctx, a, func(err error) {
-				if err != nil {
-					m.submitFailed(a, err, func(string, error) { done(err) })
-					return
-				}
-				m.checkSettled(a)
-				done(nil)
-			})
-		})
-	})
+	go m.readOrphanOff(o, store, m.inbox.(session.Waker))
+}
+
+// readOrphanOff is wakeAbsent's read (off the actor).
+func (m *Manager) readOrphanOff(o *op, store session.Store, waker session.Waker) {
+	orphaned, err := waker.Orphaned(o.ctx, o.childID)
+	if err != nil || !orphaned {
+		m.send(orphanRead{op: o, err: err})
+		return
+	}
+	log, err := store.Inspect(o.ctx, o.childID)
+	m.send(orphanRead{o, true, log, err})
+}
+
+// orphanRead is step 4: the takeover, whose resume acquires the lease
+// before its repairing load (a holder that came first: fault.LeaseHeld,
+// and nothing is done). The resumed child is its exact live parent's
+// here, as a follow-up would resume it; with no such parent it is the
+// root of a forest of its own.
+func (m *Manager) orphanRead(msg orphanRead) {
+	o := msg.op
+	if msg.err != nil || !msg.orphaned {
+		m.finish(o, "", msg.err)
+		return
+	}
+	d, err := continuationState(o.childID, msg.log)
+	if err != nil {
+		m.finish(o, "", err)
+		return
+	}
+	owner := m.registry.Get(msg.log.Header.ParentSession) // nil: the parent is not live here
+	o.ms = materializeSpec{childID: o.childID, provider: d.Provider, parent: owner, resume: resumeSpec(d)}
+	m.materialize(o)
 }
 
 // reusable is the log a cold resume read before it acquired the lease,
@@ -314,37 +294,4 @@ func (m *Manager) reusable(log *session.Log) *session.Log {
 func (m *Manager) elsewhere(err error) bool {
 	_, wakes := m.inbox.(session.Waker)
 	return wakes && errors.Is(err, fault.LeaseHeld)
-}
-
-// admitElsewhere accepts a follow-up for a child another process holds:
-// the DRAINING gate and the exact live parent here, then the message
-// committed to the child's durable inbox (the store checks the parent's
-// live epoch, the child's header and the drain cut-off in that step, and
-// the commit wakes the holder). done gets the MessageID once committed.
-func (m *Manager) admitElsewhere(ctx context.Context, req followupReq, done func(string, error)) {
-	if err := m.admitWithContext(ctx, req.parent); err != nil {
-		done("", err)
-		return
-	}
-	if !m.registry.IsLive(req.parent) {
-		done("", notExactParent(req.childID))
-		return
-	}
-	msg := event.UserMessage{Content: req.content, Source: req.source, Role: "user", ID: inbox.NewMessageID()}
-	body, err := vocab.Encode(msg)
-	if err != nil {
-		done("", err)
-		return
-	}
-	admission := session.Admission{MessageID: msg.ID, From: req.parent.ID(), FromEpoch: req.parent.Session().Epoch(), Body: body}
-	async(m, func() error {
-		_, err := m.inbox.Admit(ctx, req.childID, admission)
-		return err
-	}, func(err error) {
-		if err != nil {
-			done("", notAdmitted(req.childID, err))
-			return
-		}
-		done(msg.ID, nil)
-	})
 }

@@ -26,7 +26,7 @@ func TestABurstOfWakesRunsWithinTheBoundAndAllRun(t *testing.T) {
 		release := make(chan struct{})
 		ran := map[string]int{}
 		var mu sync.Mutex
-		run := func(id string) {
+		run := func(_ context.Context, id string) {
 			now := running.Add(1)
 			for old := most.Load(); now > old && !most.CompareAndSwap(old, now); old = most.Load() {
 			}
@@ -67,7 +67,7 @@ func TestDuplicateQueuedWakesCoalesce(t *testing.T) {
 		var group sync.WaitGroup
 		started := make(chan string, 16)
 		release := make(chan struct{})
-		run := func(id string) { started <- id; <-release }
+		run := func(_ context.Context, id string) { started <- id; <-release }
 		q.push(bg, &group, "x", run)
 		require.Equal(t, "x", <-started)
 		for _, id := range []string{"a", "a", "b", "a", "x"} {
@@ -92,7 +92,7 @@ func TestAStoppedWakeQueueDropsWhatIsQueued(t *testing.T) {
 		ctx, cancel := context.WithCancel(bg)
 		started := make(chan string, 4)
 		release := make(chan struct{})
-		run := func(id string) { started <- id; <-release }
+		run := func(_ context.Context, id string) { started <- id; <-release }
 		q.push(ctx, &group, "x", run)
 		<-started
 		q.push(ctx, &group, "y", run)
