@@ -1,16 +1,17 @@
 package modelagent_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/llm"
 	"github.com/dsh-actors/dsh-actors/internal/llmtest"
@@ -27,42 +28,71 @@ func deltas(n int) llmtest.Response {
 	return llmtest.Say(parts...)
 }
 
+// benchTurnsPerAgent bounds the conversation a benchmarked step sends:
+// every so many turns the benchmark moves to a fresh agent (started
+// outside the measured time), so a step costs the same whatever b.N is.
+const benchTurnsPerAgent = 8
+
 // BenchmarkStepOverhead measures one model step (a turn of one step
-// answering with 100 deltas over the loopback server) against the raw
-// exchange with the same server (POST, read the whole stream), in the same
-// run; it reports both per step and the loop's own overhead.
+// answering with 100 deltas over the loopback server) against the mock
+// server's own response time: the raw exchange of the same request body
+// with the same server (POST it, read the whole stream), in the same run.
+// It also times the same exchange translated into chunks (what any client
+// of the stream must do, logging nothing). It reports each per step, the
+// loop's own overhead, loop/raw and translated/raw.
 func BenchmarkStepOverhead(b *testing.B) {
-	response := deltas(100)
+	stream := llmtest.Stream(deltas(100))
 	srv := llmtest.NewServer()
 	defer srv.Close()
 	r := newRig(b, llmtest.DeepSeekOn(srv, 0))
 	ctx := context.Background()
-	h, err := r.rt.StartAgent(ctx, parentSpec("bench"))
-	require.NoError(b, err)
-	var raw, loop time.Duration
+	var h *parent.Handle
+	var raw, translated, loop time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		srv.Push(llmtest.Stream(response))
+		if i%benchTurnsPerAgent == 0 {
+			var err error
+			h, err = r.rt.StartAgent(ctx, parentSpec(fmt.Sprint("bench-", i)))
+			require.NoError(b, err)
+		}
+		srv.Push(stream)
 		start := time.Now()
-		resp, err := http.Post(srv.URL+"/chat/completions", "application/json", strings.NewReader(`{}`))
-		require.NoError(b, err)
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		raw += time.Since(start)
-
-		srv.Push(llmtest.Stream(response))
-		start = time.Now()
-		_, err = h.Followup(ctx, event.Text(fmt.Sprint("turn ", i)), event.Source{Kind: event.SourceUser})
+		_, err := h.Followup(ctx, event.Text(fmt.Sprint("turn ", i)), event.Source{Kind: event.SourceUser})
 		require.NoError(b, err)
 		require.NoError(b, h.Activation().WhenIdle(ctx))
 		loop += time.Since(start)
+
+		body := srv.Last().Body
+		raw += exchange(b, srv, stream, body, func(r io.Reader) {
+			_, err := io.Copy(io.Discard, r)
+			require.NoError(b, err)
+		})
+		translated += exchange(b, srv, stream, body, func(r io.Reader) {
+			for _, err := range llm.ReadStream(r) {
+				require.NoError(b, err)
+			}
+		})
 	}
 	b.StopTimer()
 	n := float64(b.N)
 	b.ReportMetric(float64(raw.Nanoseconds())/n, "raw-ns/step")
+	b.ReportMetric(float64(translated.Nanoseconds())/n, "translated-ns/step")
 	b.ReportMetric(float64(loop.Nanoseconds())/n, "loop-ns/step")
 	b.ReportMetric(float64((loop-raw).Nanoseconds())/n, "overhead-ns/step")
+	b.ReportMetric(float64(translated)/float64(raw), "translated/raw")
 	b.ReportMetric(float64(loop)/float64(raw), "loop/raw")
+}
+
+// exchange posts body to srv answered by stream, hands the response body
+// to read and returns how long it all took.
+func exchange(b *testing.B, srv *llmtest.Server, stream llmtest.Behavior, body []byte, read func(io.Reader)) time.Duration {
+	srv.Push(stream)
+	start := time.Now()
+	resp, err := http.Post(srv.URL+"/chat/completions", "application/json", bytes.NewReader(body))
+	require.NoError(b, err)
+	defer resp.Body.Close()
+	read(resp.Body)
+	return time.Since(start)
 }
 
 // BenchmarkChunkLogging measures logging a 1,000-delta response through

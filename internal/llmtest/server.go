@@ -122,6 +122,16 @@ func (s *Server) Received() []Received {
 	return slices.Clone(s.received)
 }
 
+// Last returns the latest request the server got (zero before any).
+func (s *Server) Last() Received {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.received) == 0 {
+		return Received{}
+	}
+	return s.received[len(s.received)-1]
+}
+
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
