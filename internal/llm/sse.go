@@ -40,14 +40,14 @@ func newSSEReader(src io.Reader) *sseReader {
 	return &sseReader{src: src, buf: make([]byte, 0, 32<<10)}
 }
 
-// next returns the next event's data. At the end of the input it returns
-// errStreamClosed (an unterminated event is dropped), or the read error
-// that ended it.
-func (r *sseReader) next() (string, error) {
+// next returns the next event's data, valid until the next call. At the
+// end of the input it returns errStreamClosed (an unterminated event is
+// dropped), or the read error that ended it.
+func (r *sseReader) next() ([]byte, error) {
 	for {
 		line, err := r.line()
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		if data, ok, err := r.field(line); err != nil || ok {
 			return data, err
@@ -56,18 +56,18 @@ func (r *sseReader) next() (string, error) {
 }
 
 // field applies one line to the pending event and reports a dispatched
-// event's data.
-func (r *sseReader) field(line []byte) (string, bool, error) {
+// event's data (valid until the next line is applied).
+func (r *sseReader) field(line []byte) ([]byte, bool, error) {
 	if len(line) == 0 {
 		if !r.hasData {
-			return "", false, nil
+			return nil, false, nil
 		}
-		data := string(r.data)
+		data := r.data
 		r.data, r.hasData = r.data[:0], false
 		return data, true, nil
 	}
 	if line[0] == ':' {
-		return "", false, nil
+		return nil, false, nil
 	}
 	name, value := line, []byte(nil)
 	if i := bytes.IndexByte(line, ':'); i >= 0 {
@@ -75,16 +75,16 @@ func (r *sseReader) field(line []byte) (string, bool, error) {
 		value = bytes.TrimPrefix(value, []byte{' '})
 	}
 	if string(name) != "data" {
-		return "", false, nil
+		return nil, false, nil
 	}
 	if r.hasData {
 		r.data = append(r.data, '\n')
 	}
 	if len(r.data)+len(value) > maxEventBytes {
-		return "", false, newError("SSE event exceeds 64 MiB", CodeMalformedResponse, nil)
+		return nil, false, newError("SSE event exceeds 64 MiB", CodeMalformedResponse, nil)
 	}
 	r.data, r.hasData = append(r.data, value...), true
-	return "", false, nil
+	return nil, false, nil
 }
 
 // line returns the next complete line without its terminator; the

@@ -3,6 +3,7 @@ package llm
 import (
 	"bytes"
 	"encoding/json"
+	"unicode/utf8"
 
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
@@ -27,23 +28,26 @@ type (
 		ToolCalls        []wireToolCallPart `json:"tool_calls"`
 	}
 	wireToolCallPart struct {
-		Index    *float64  `json:"index"`
-		ID       looseText `json:"id"`
-		Function *struct {
-			Name      looseText `json:"name"`
-			Arguments looseText `json:"arguments"`
-		} `json:"function"`
+		Index    *float64      `json:"index"`
+		ID       looseText     `json:"id"`
+		Function *wireFunction `json:"function"`
+	}
+	wireFunction struct {
+		Name      looseText `json:"name"`
+		Arguments looseText `json:"arguments"`
 	}
 	wireUsage struct {
-		PromptTokens         int  `json:"prompt_tokens"`
-		CompletionTokens     int  `json:"completion_tokens"`
-		PromptCacheHitTokens *int `json:"prompt_cache_hit_tokens"`
-		PromptTokensDetails  *struct {
-			CachedTokens *int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-		CompletionTokensDetails *struct {
-			ReasoningTokens *int `json:"reasoning_tokens"`
-		} `json:"completion_tokens_details"`
+		PromptTokens            int                  `json:"prompt_tokens"`
+		CompletionTokens        int                  `json:"completion_tokens"`
+		PromptCacheHitTokens    *int                 `json:"prompt_cache_hit_tokens"`
+		PromptTokensDetails     *wireCachedTokens    `json:"prompt_tokens_details"`
+		CompletionTokensDetails *wireReasoningTokens `json:"completion_tokens_details"`
+	}
+	wireCachedTokens struct {
+		CachedTokens *int `json:"cached_tokens"`
+	}
+	wireReasoningTokens struct {
+		ReasoningTokens *int `json:"reasoning_tokens"`
 	}
 )
 
@@ -60,12 +64,27 @@ func (t *looseText) UnmarshalJSON(data []byte) error {
 		*t = looseText{}
 		return nil
 	}
+	if s, ok := plainString(data); ok {
+		*t = looseText{Text: s, Set: true}
+		return nil
+	}
 	var s string
 	if err := json.Unmarshal(data, &s); err != nil {
 		return err
 	}
 	*t = looseText{Text: s, Set: true}
 	return nil
+}
+
+// plainString is the text of a JSON string literal (quotes included, as
+// the decoder has already checked it) that needs no decoding: no escape and
+// valid UTF-8. Others go to the decoder, which also replaces invalid UTF-8.
+func plainString(literal []byte) (string, bool) {
+	inner := literal[1 : len(literal)-1]
+	if bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner) {
+		return "", false
+	}
+	return string(inner), true
 }
 
 // openBlock is one content block being streamed.
@@ -94,15 +113,15 @@ type translator struct {
 // push translates one payload. It returns the chunks it produced (valid
 // until the next call) and whether the payload was [DONE]. A payload that
 // is not a JSON chunk fails with MALFORMED_RESPONSE.
-func (t *translator) push(payload string) ([]vocab.Chunk, bool, error) {
+func (t *translator) push(payload []byte) ([]vocab.Chunk, bool, error) {
 	t.out = t.out[:0]
-	if payload == doneSentinel {
+	if string(payload) == doneSentinel {
 		t.done()
 		return t.out, true, nil
 	}
 	var chunk wireChunk
-	if err := json.Unmarshal([]byte(payload), &chunk); err != nil {
-		return nil, false, newError("malformed SSE payload: "+prefix(payload, 120), CodeMalformedResponse, err)
+	if err := decodeChunk(payload, &chunk); err != nil {
+		return nil, false, newError("malformed SSE payload: "+prefix(string(payload), 120), CodeMalformedResponse, err)
 	}
 	for i := range chunk.Choices {
 		t.choice(&chunk.Choices[i])
