@@ -114,6 +114,15 @@ type Runtime struct {
 	postgres   *pgstore.Store
 	closeStore sync.Once
 	sweeper    *sweeper // nil unless the store is shared
+	// prompts serializes, per top-level session, a prompt's admission and
+	// delivery with a resume's replay of the durable inbox, so that no
+	// prompt is handed to the agent twice.
+	prompts stripedLock
+	// fullLogs holds the top-level sessions whose log a full disk failed
+	// (they left the runtime): a prompt resumes one only once the store's
+	// disk has room again (roomOnDisk; nil: diskHasRoom).
+	fullLogs   sync.Map
+	roomOnDisk func() bool
 }
 
 // Open opens the store, starts the actor runtime and binds its subagent
@@ -384,10 +393,7 @@ func (r *Runtime) Spawn(ctx context.Context, p *Handle, label string, prompt []e
 // fault.Unauthorized; a childID that names no continuable child is
 // fault.NotResumable; below a drained parent it is fault.Draining.
 func (r *Runtime) Send(ctx context.Context, p *Handle, childID string, content []event.Block) (string, error) {
-	if err := needParent("Send", p); err != nil {
-		return "", err
-	}
-	return r.subagents.Followup(ctx, p.h, childID, content, event.Source{Kind: "user"})
+	return r.SendFrom(ctx, p, childID, content, event.Source{Kind: event.SourceUser})
 }
 
 // WaitChild returns the end (stop reason, last assistant message,
@@ -426,11 +432,15 @@ func (r *Runtime) Drain(ctx context.Context, parents ...*Handle) error {
 	return r.subagents.DrainContinuableDescendants(ctx, live)
 }
 
-// needParent refuses a nil parent handle for op, saying what is missing.
+// needParent refuses a nil parent handle for op, saying what is missing,
+// and for any op but a send one of an agent another process runs.
 func needParent(op string, p *Handle) error {
 	if p == nil {
 		return fault.New(fault.Unauthorized, "dsh: "+op+
 			" needs the handle of a live parent agent (from StartAgent or ResumeAgent); got a nil parent", nil)
+	}
+	if p.remote != nil && op != "SendFrom" {
+		return fault.New(fault.Unauthorized, fmt.Sprintf("dsh: %s needs an agent live in this runtime; %q runs in another process", op, p.remote.id), nil)
 	}
 	return nil
 }

@@ -19,6 +19,16 @@ const (
 	// AgentStartFailed: creating or resuming an agent failed and was rolled
 	// back; the cause is wrapped.
 	AgentStartFailed Code = "AGENT_START_FAILED"
+	// OwnedBySubagent: the session belongs to its continuation owner (a
+	// continuable child, or a one-shot child while its parent is live);
+	// only that owner prompts, cancels or opens it.
+	OwnedBySubagent Code = "SESSION_OWNED_BY_SUBAGENT"
+	// CwdConflict: a session asked for in one working folder exists with
+	// another (or none).
+	CwdConflict Code = "SESSION_CWD_CONFLICT"
+	// ParentNotLive: the sending parent is no longer the agent live under
+	// its id (it left the runtime, or another process took its lease).
+	ParentNotLive Code = "PARENT_NOT_LIVE"
 )
 
 // The subagent layer's codes.

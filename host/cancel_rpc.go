@@ -3,8 +3,6 @@ package host
 import (
 	"context"
 	"errors"
-
-	"github.com/dsh-actors/dsh-actors/agent"
 )
 
 // sessionCancel answers session.cancel {sessionId} with {accepted: true}
@@ -36,21 +34,7 @@ func (h *Handler) sessionCancel(ctx context.Context, c call) (any, *rpcError) {
 	}
 }
 
-// CancelSession stops the live top-level agent id's running turn (cause
-// user) and discards its queued messages; a stored session that is not
-// live is only checked (it exists, it is not a subagent session). The
-// ownership fence is applied first, as for a prompt.
+// CancelSession is the runtime's CancelTurn, classified.
 func (b *runtimeBackend) CancelSession(ctx context.Context, id string) error {
-	if h := b.rt.Registry().Get(id); h != nil {
-		if err := b.refuseLiveChild(h); err != nil {
-			return err
-		}
-		h.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
-		return nil
-	}
-	log, err := b.query.ReadSession(ctx, id)
-	if err != nil {
-		return classify(ctx, err)
-	}
-	return refuseChild(log.Header, log.Events)
+	return classify(ctx, b.dsh.CancelTurn(ctx, id))
 }

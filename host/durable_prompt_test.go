@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/query"
-	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
 
@@ -20,12 +20,12 @@ func TestDurableAdmissionCoversSessionPrompt(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
 	open := func() (*actors.Runtime, *Handler) {
-		rt, err := actors.New(actors.Options{Root: root, StoreOptions: []session.Option{session.WithDurableAdmission()}})
+		opened, err := dsh.Open(dsh.Options{Dir: root, DurableAdmission: true})
 		require.NoError(t, err)
-		q := query.New(rt.Sessions())
-		b := newRuntimeBackend(rt, catalogOnly{q}, q, nil)
+		b := newRuntimeBackend(opened, catalogOnly{opened.Query()}, nil)
 		h := newHandler(b, Options{Cwd: t.TempDir()})
-		return rt, h
+		t.Cleanup(func() { require.NoError(t, opened.Close()) })
+		return opened.Actors(), h
 	}
 	prompt := func(h *Handler, text string) {
 		r := callRPC(t, h, "session.prompt", map[string]any{"sessionId": "top-1", "mode": "queue",

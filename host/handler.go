@@ -95,7 +95,7 @@ func New(rt *dsh.Runtime, opts Options) *Handler {
 	if opts.Index != nil {
 		cont = indexedCatalog{Service: rt.Subagents(), index: opts.Index}
 	}
-	backend := newRuntimeBackend(rt.Actors(), cont, rt.Query(), opts.Index)
+	backend := newRuntimeBackend(rt, cont, opts.Index)
 	h := newHandler(backend, opts)
 	h.closeBackend = backend.close
 	return h

@@ -3,13 +3,13 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
@@ -22,30 +22,24 @@ import (
 
 var userSource = event.Source{Kind: "user"}
 
-// catalogOnly is a continuations that lists through the query and refuses
-// deliveries.
+// catalogOnly is a continuations that lists through the query.
 type catalogOnly struct{ q *query.Query }
 
 func (c catalogOnly) ListChildren(ctx context.Context, parentID string) ([]query.Entry, error) {
 	return query.ListChildren(ctx, c.q, parentID)
 }
 
-func (catalogOnly) Followup(context.Context, *parent.Handle, string, []event.Block, event.Source) (string, error) {
-	return "", errors.New("no continuations in this test")
-}
-
 // openRuntime opens a runtime over a JSONL store at root and its backend.
 func openRuntime(t *testing.T, root string) (*actors.Runtime, *runtimeBackend) {
 	t.Helper()
-	rt, err := actors.New(actors.Options{Root: root})
+	opened, err := dsh.Open(dsh.Options{Dir: root})
 	require.NoError(t, err)
-	q := query.New(rt.Sessions())
-	b := newRuntimeBackend(rt, catalogOnly{q}, q, nil)
+	b := newRuntimeBackend(opened, catalogOnly{opened.Query()}, nil)
 	t.Cleanup(func() {
 		b.close()
-		require.NoError(t, rt.Close(context.Background()))
+		require.NoError(t, opened.Close())
 	})
-	return rt, b
+	return opened.Actors(), b
 }
 
 // converse prompts a live agent and waits for its turn to end.

@@ -21,13 +21,15 @@ func classify(ctx context.Context, err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case ctx.Err() != nil || isAny(err, context.Canceled, fault.Cancelled, fault.Cancelled):
+	case ctx.Err() != nil || isAny(err, context.Canceled, fault.Cancelled):
 		return wrap(codeCancelled, err)
 	case isAny(err, fault.QuerySessionNotFound, session.ErrNotFound):
 		return wrap(codeSessionNotFound, err)
+	case errors.Is(err, fault.OwnedBySubagent):
+		return wrap(codeAgentBusy, err)
 	case errors.Is(err, fault.NotResumable):
 		return wrap(codeSubagentNotResumable, err)
-	case errors.Is(err, fault.Fenced): // the sender's lease is gone: it is no live parent here
+	case isAny(err, fault.Fenced, fault.ParentNotLive): // the sender left, or its lease is gone: it is no live parent here
 		return wrap(codeSubagentParentUnavailable, err)
 	case errors.Is(err, fault.Unauthorized):
 		return wrap(codeSubagentUnauthorized, err)

@@ -52,7 +52,7 @@ func newRuntimeStackOn(t testing.TB, root string, indexed bool) *runtimeStack {
 		db, err = index.Open(context.Background(), root, rt.Sessions())
 		require.NoError(t, err)
 	}
-	backend := newRuntimeBackend(rt, service, opened.Query(), indexOrNone(db))
+	backend := newRuntimeBackend(opened, service, indexOrNone(db))
 	handler := newHandler(backend, Options{})
 	recorder := &apiRecorder{next: handler}
 	server := httptest.NewServer(recorder)
@@ -62,7 +62,7 @@ func newRuntimeStackOn(t testing.TB, root string, indexed bool) *runtimeStack {
 			handler.Close()
 			server.Close()
 			backend.close()
-			require.NoError(t, rt.Close(context.Background()))
+			require.NoError(t, opened.Close())
 			if db != nil {
 				require.NoError(t, db.Close())
 			}

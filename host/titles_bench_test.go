@@ -7,11 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-actors/dsh-actors/actors"
+	"github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/internal/index"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
-	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/stretchr/testify/require"
 )
 
@@ -32,19 +31,19 @@ func BenchmarkListSessionsAfterARestart(b *testing.B) {
 		return err
 	}))
 	ctx := context.Background()
-	rt, err := actors.New(actors.Options{Root: root})
+	opened, err := dsh.Open(dsh.Options{Dir: root})
 	require.NoError(b, err)
-	b.Cleanup(func() { require.NoError(b, rt.Close(ctx)) })
-	db, err := index.Open(ctx, root, rt.Sessions())
+	b.Cleanup(func() { require.NoError(b, opened.Close()) })
+	db, err := index.Open(ctx, root, opened.Actors().Sessions())
 	require.NoError(b, err)
 	b.Cleanup(func() { require.NoError(b, db.Close()) })
 	_, err = db.Titles(ctx) // the earlier process that built the index
 	require.NoError(b, err)
-	q := query.New(rt.Sessions())
+	q := opened.Query()
 	for name, withIndex := range map[string]*index.DB{"unindexed": nil, "indexed": db} {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				backend := newRuntimeBackend(rt, catalogOnly{q}, q, indexOrNone(withIndex))
+				backend := newRuntimeBackend(opened, catalogOnly{q}, indexOrNone(withIndex))
 				summaries, err := backend.ListSessions(ctx)
 				backend.close()
 				require.NoError(b, err)

@@ -1,0 +1,346 @@
+package dsh
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"slices"
+	"sync"
+	"syscall"
+
+	"github.com/dsh-actors/dsh-actors/actors/manager"
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/internal/durable"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// SessionSpec asks OpenSession for a top-level session.
+type SessionSpec struct {
+	// ID names the session (and its agent).
+	ID string
+	// Cwd is the session's working folder, made (with the folders above
+	// it) for a new session; an existing session must have this one.
+	Cwd string
+	// Resume lets OpenSession resume a session stored under ID; without
+	// it a stored ID cannot be started again (fault.AgentStartFailed).
+	Resume bool
+}
+
+// OpenSession makes the top-level session spec.ID live in this runtime:
+// the agent live under it already, else (with spec.Resume) the stored
+// session resumed, its unrun prompts handed to it first (see
+// PromptSession), else a new agent over a new session in spec.Cwd, built
+// by Options.NewAgent. A session that belongs to its continuation owner
+// (a continuable child, or a one-shot child while its parent is live) is
+// refused with fault.OwnedBySubagent, checked first, whatever its cwd; a
+// session whose cwd is not spec.Cwd with fault.CwdConflict, a stored one
+// before it is resumed. A concurrent OpenSession or PromptSession of the
+// same id is joined. It blocks until the agent is live.
+func (r *Runtime) OpenSession(ctx context.Context, spec SessionSpec) error {
+	h, err := r.ensureAgent(ctx, spec)
+	if err != nil {
+		return err
+	}
+	if cwd := h.Header().Cwd; cwd != spec.Cwd {
+		return cwdConflict(spec, cwd)
+	}
+	return nil
+}
+
+// ensureAgent is OpenSession's agent, its cwd not yet compared when it
+// was live already or is new.
+func (r *Runtime) ensureAgent(ctx context.Context, spec SessionSpec) (*parent.Handle, error) {
+	if h := r.actors.Registry().Get(spec.ID); h != nil {
+		return h, r.refuseLiveChild(h)
+	}
+	if spec.Resume {
+		log, err := r.query.ReadSession(ctx, spec.ID)
+		switch {
+		case err == nil:
+			if err := refuseChild(log.Header, log.Events); err != nil {
+				return nil, err
+			}
+			if stored := log.Header.Cwd; stored != spec.Cwd {
+				return nil, cwdConflict(spec, stored)
+			}
+			unlock := r.prompts.lock(spec.ID)
+			defer unlock()
+			h, err := r.resumeTopLevel(ctx, spec.ID)
+			return r.joinedAgent(spec.ID, h, err)
+		case !errors.Is(err, fault.QuerySessionNotFound) && !errors.Is(err, session.ErrNotFound):
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(spec.Cwd, 0o755); err != nil {
+		return nil, fmt.Errorf("dsh: failed to ensure project directory %q: %w", spec.Cwd, err)
+	}
+	h, err := r.actors.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: spec.ID, Cwd: spec.Cwd}})
+	return r.joinedAgent(spec.ID, h, err)
+}
+
+// cwdConflict is the fault.CwdConflict of spec against a session whose
+// cwd is existing ("" for none).
+func cwdConflict(spec SessionSpec, existing string) error {
+	return fault.New(fault.CwdConflict, fmt.Sprintf("dsh: session %q exists with cwd %q, not %q", spec.ID, existing, spec.Cwd), nil)
+}
+
+// PromptSession delivers content from source to the top-level session id
+// as its next FIFO turn and returns the accepted message id; it blocks
+// until acceptance, not until the turn runs. A session not live here is
+// resumed from its log first (a concurrent resume joined); when its JSONL
+// store admits durably (Options.DurableAdmission) the resumed agent first
+// gets the prompts acknowledged before a crash or a stop that never ran,
+// oldest first, and a new prompt is committed to the session's inbox
+// before it is acknowledged. A continuable child's session is refused
+// with fault.OwnedBySubagent, an unknown id with
+// fault.QuerySessionNotFound, a session whose lease this process lost to
+// another (it was paused past the lease's TTL) with fault.LeaseHeld. When
+// the session's log fails (a full disk), the message is refused, the
+// agent leaves the runtime and, after a full disk, later prompts fail
+// with an error matching syscall.ENOSPC until the disk has room again.
+func (r *Runtime) PromptSession(ctx context.Context, id string, content []event.Block, source event.Source) (string, error) {
+	unlock := r.prompts.lock(id)
+	defer unlock()
+	if err := r.awaitRoom(id); err != nil {
+		return "", err
+	}
+	h, err := r.topLevelAgent(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if err := r.requireLease(ctx, h); err != nil {
+		return "", err
+	}
+	msg := event.UserMessage{Content: content, Source: source, Role: event.RoleUser, ID: inbox.NewMessageID()}
+	in, durable := r.topLevelInbox()
+	if durable {
+		err = admitTopLevel(ctx, in, id, msg)
+	}
+	if err == nil {
+		if _, err = h.Post(ctx, msg); err != nil && durable { // refused: it must not run at the next resume either
+			_ = in.Discard(ctx, id, h.Session().Epoch(), []string{msg.ID})
+		}
+	}
+	if err == nil {
+		return msg.ID, nil
+	}
+	if failure := h.Session().WriteFailure(); failure != nil {
+		_ = h.Dispose(ctx) // its release fails with the log's error, and it leaves the registry all the same
+		if errors.Is(failure, syscall.ENOSPC) {
+			r.fullLogs.Store(id, struct{}{})
+		}
+	}
+	return "", err
+}
+
+// CancelTurn stops the running turn of the top-level session id (its
+// turn/end says aborted, cause user) and discards its queued messages,
+// without waiting for the turn to end. A stored session that is not live
+// is only checked (it exists, it is not a subagent session) and left
+// asleep. A continuable child's session is refused with
+// fault.OwnedBySubagent, an unknown id with fault.QuerySessionNotFound. It
+// blocks only on reading a stored session's log.
+func (r *Runtime) CancelTurn(ctx context.Context, id string) error {
+	if h := r.actors.Registry().Get(id); h != nil {
+		if err := r.refuseLiveChild(h); err != nil {
+			return err
+		}
+		h.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
+		return nil
+	}
+	log, err := r.query.ReadSession(ctx, id)
+	if err != nil {
+		return err
+	}
+	return refuseChild(log.Header, log.Events)
+}
+
+// topLevelAgent returns the live agent id, resuming it when needed; a
+// concurrent resume of the same id is joined.
+func (r *Runtime) topLevelAgent(ctx context.Context, id string) (*parent.Handle, error) {
+	if h := r.actors.Registry().Get(id); h != nil {
+		return h, r.refuseLiveChild(h)
+	}
+	log, err := r.query.ReadSession(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := refuseChild(log.Header, log.Events); err != nil {
+		return nil, err
+	}
+	h, err := r.resumeTopLevel(ctx, id)
+	return r.joinedAgent(id, h, err)
+}
+
+// resumeTopLevel resumes the stored top-level session id and, when its
+// store admits prompts durably, hands the agent every prompt its inbox
+// holds unrun, oldest first, before anything newer. A resume that loses to
+// a concurrent one joins the agent that won, which replayed them.
+func (r *Runtime) resumeTopLevel(ctx context.Context, id string) (*parent.Handle, error) {
+	h, err := r.actors.ResumeAgent(ctx, id, parent.Spec{})
+	if err != nil {
+		return r.joinLive(id, h, err)
+	}
+	in, ok := r.topLevelInbox()
+	if !ok {
+		return h, nil
+	}
+	pending, err := in.Pending(ctx, id)
+	for _, p := range pending {
+		var msg event.UserMessage
+		if msg, err = vocab.DecodeAs[event.UserMessage](vocab.TypeUserMessage, p.Body); err != nil {
+			break
+		}
+		if _, err = h.Post(ctx, msg); err != nil {
+			break
+		}
+	}
+	return h, err
+}
+
+// joinedAgent is joinLive's agent, fenced.
+func (r *Runtime) joinedAgent(id string, h *parent.Handle, err error) (*parent.Handle, error) {
+	h, err = r.joinLive(id, h, err)
+	if err != nil {
+		return nil, err
+	}
+	return h, r.refuseLiveChild(h)
+}
+
+// joinLive is the result of a start or resume of id (h, err), except that
+// fault.AgentExists, a concurrent one having won, yields the agent now
+// live under id.
+func (r *Runtime) joinLive(id string, h *parent.Handle, err error) (*parent.Handle, error) {
+	if errors.Is(err, fault.AgentExists) {
+		if live := r.actors.Registry().Get(id); live != nil {
+			return live, nil
+		}
+	}
+	return h, err
+}
+
+// topLevelInbox is the durable inbox prompts to top-level agents are
+// committed to before they are acknowledged: a JSONL store's in its
+// durable admission mode.
+func (r *Runtime) topLevelInbox() (session.DurableInbox, bool) {
+	store, ok := r.actors.Sessions().Store().(*session.JSONL)
+	if !ok {
+		return nil, false
+	}
+	return store.DurableInbox()
+}
+
+// admitTopLevel commits msg to the durable inbox of the top-level
+// session id (From ""): a crash after the acknowledgement leaves it
+// pending, and the next resume runs it.
+func admitTopLevel(ctx context.Context, in session.DurableInbox, id string, msg event.UserMessage) error {
+	body, err := vocab.Encode(msg)
+	if err == nil {
+		_, err = in.Admit(ctx, id, session.Admission{MessageID: msg.ID, Body: body})
+	}
+	return err
+}
+
+// leaseChecker is a store whose leases can be lost while held (a holder
+// paused past its TTL, then taken over) that tells whether one is still
+// current: the Postgres store.
+type leaseChecker interface {
+	// LeaseCurrent reports whether epoch is id's current lease, held and
+	// not expired on the store's clock. It blocks on the store.
+	LeaseCurrent(ctx context.Context, id string, epoch int64) (bool, error)
+}
+
+// requireLease refuses (fault.LeaseHeld) to accept for h when its
+// session's lease is no longer the current one: this process was paused
+// past the lease's TTL and another took the session over, so a message
+// accepted here could never be logged. A store whose leases cannot be
+// lost while held (the JSONL store's) is not asked.
+func (r *Runtime) requireLease(ctx context.Context, h *parent.Handle) error {
+	leases, ok := r.actors.Sessions().Store().(leaseChecker)
+	if !ok {
+		return nil
+	}
+	current, err := leases.LeaseCurrent(ctx, h.ID(), int64(h.Session().Epoch()))
+	if err != nil || current {
+		return err
+	}
+	return durable.LeaseHeld(h.ID(), "another process (this one's lease was taken over)")
+}
+
+// awaitRoom refuses (ENOSPC) a prompt to a session whose log a full disk
+// failed while the store's disk still has no room, so that nothing is
+// acknowledged that the resumed log could not take; once it has room the
+// session may be resumed again.
+func (r *Runtime) awaitRoom(id string) error {
+	if _, full := r.fullLogs.Load(id); !full {
+		return nil
+	}
+	room := r.roomOnDisk
+	if room == nil {
+		room = func() bool { return diskHasRoom(r.actors.Sessions().Store()) }
+	}
+	if !room() {
+		return fmt.Errorf(`dsh: session "%s": the disk of its log is still full: %w`, id, syscall.ENOSPC)
+	}
+	r.fullLogs.Delete(id)
+	return nil
+}
+
+// refuseLiveChild is refuseChild for a live agent, which is also a
+// subagent session while the exact agent that owns it is live under its
+// durable parent's id (a one-shot child, say).
+func (r *Runtime) refuseLiveChild(h *parent.Handle) error {
+	header := h.Header()
+	if owner := h.Spec().Owner; owner != nil && owner.ID() == header.ParentSession && r.actors.Registry().Get(owner.ID()) == owner {
+		return ownedBySubagent(header.ID)
+	}
+	return refuseChild(header, h.Session().Events())
+}
+
+// refuseChild is the ownership fence of the top-level operations: a
+// session whose header says origin "subagent", or whose own suffix (past
+// the fork seed) holds a subagent/descriptor, belongs to its continuation
+// owner. A fork merely inheriting an ancestor's descriptor in its seed is
+// an ordinary session.
+func refuseChild(h session.Header, events []session.Event) error {
+	if h.Origin == manager.Origin {
+		return ownedBySubagent(h.ID)
+	}
+	own := events[min(seedLength(h), len(events)):]
+	if slices.ContainsFunc(own, func(e session.Event) bool { return e.Type == vocab.TypeSubagentDescriptor }) {
+		return ownedBySubagent(h.ID)
+	}
+	return nil
+}
+
+// ownedBySubagent is the fault.OwnedBySubagent refusal of session id.
+func ownedBySubagent(id string) error {
+	return fault.New(fault.OwnedBySubagent, fmt.Sprintf("dsh: session %q is owned by subagent routing", id), nil)
+}
+
+// seedLength is h's seed length, 0 when it has none.
+func seedLength(h session.Header) int {
+	if h.SeedLength == nil {
+		return 0
+	}
+	return max(*h.SeedLength, 0)
+}
+
+// stripedLock is a fixed set of mutexes picked by a hash of an id.
+type stripedLock [64]sync.Mutex
+
+// lock locks id's stripe and returns its unlock.
+func (l *stripedLock) lock(id string) (unlock func()) {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	m := &l[h.Sum32()%uint32(len(l))]
+	m.Lock()
+	return m.Unlock
+}

@@ -1,0 +1,179 @@
+package dsh
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/faultfs"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// userTexts are the raw data of id's user/message events.
+func userTexts(t *testing.T, rt *Runtime, id string) string {
+	t.Helper()
+	log, err := rt.query.ReadSession(bg, id)
+	require.NoError(t, err)
+	var texts []string
+	for _, e := range log.Events {
+		if e.Type == "user/message" {
+			texts = append(texts, string(e.Data))
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
+// idle waits until the agent live under id has run what it accepted.
+func idle(t *testing.T, rt *Runtime, id string) {
+	t.Helper()
+	h, ok := rt.Agent(id)
+	require.True(t, ok, "%s is live", id)
+	require.NoError(t, h.WhenIdle(bg))
+}
+
+// OpenSession starts a session in a folder it makes, joins it when live,
+// resumes it when stored and asked to, and refuses another cwd and a
+// child's session by code.
+func TestOpenSessionStartsJoinsResumesAndFences(t *testing.T) {
+	dir, cwd := t.TempDir(), t.TempDir()+"/made/here"
+	rt := open(t, Options{Dir: dir})
+	require.NoError(t, rt.OpenSession(bg, SessionSpec{ID: "s", Cwd: cwd}))
+	require.DirExists(t, cwd)
+	require.NoError(t, rt.OpenSession(bg, SessionSpec{ID: "s", Cwd: cwd}), "the live agent is joined")
+	require.ErrorIs(t, rt.OpenSession(bg, SessionSpec{ID: "s", Cwd: "/elsewhere"}), fault.CwdConflict)
+	h, _ := rt.Agent("s")
+	child, err := rt.Spawn(bg, h, "w", event.Text("reply ok"))
+	require.NoError(t, err)
+	_, _, err = rt.WaitChild(bg, child)
+	require.NoError(t, err)
+	require.ErrorIs(t, rt.OpenSession(bg, SessionSpec{ID: child, Cwd: cwd, Resume: true}), fault.OwnedBySubagent)
+	require.NoError(t, rt.Close())
+
+	again := open(t, Options{Dir: dir})
+	require.ErrorIs(t, again.OpenSession(bg, SessionSpec{ID: "s", Cwd: "/elsewhere", Resume: true}), fault.CwdConflict)
+	_, live := again.Agent("s")
+	require.False(t, live, "a cwd conflict resumes nothing")
+	require.ErrorIs(t, again.OpenSession(bg, SessionSpec{ID: "s", Cwd: cwd}), fault.AgentStartFailed, "a stored id is not started again")
+	require.NoError(t, again.OpenSession(bg, SessionSpec{ID: "s", Cwd: cwd, Resume: true}))
+	_, live = again.Agent("s")
+	require.True(t, live)
+}
+
+// PromptSession resumes a stored session and runs the prompt; it refuses
+// an unknown id and a child's session by code. CancelTurn ends a running
+// turn aborted and leaves a stored session asleep.
+func TestPromptSessionResumesAndCancelTurnAborts(t *testing.T) {
+	dir := t.TempDir()
+	rt := open(t, Options{Dir: dir})
+	require.NoError(t, rt.OpenSession(bg, SessionSpec{ID: "s", Cwd: t.TempDir()}))
+	require.NoError(t, rt.Close())
+
+	again := open(t, Options{Dir: dir})
+	require.NoError(t, again.CancelTurn(bg, "s"))
+	_, live := again.Agent("s")
+	require.False(t, live, "cancelling a stored session does not wake it")
+	_, err := again.PromptSession(bg, "s", event.Text("reply back"), event.Source{Kind: "user", RPCID: "r1"})
+	require.NoError(t, err)
+	idle(t, again, "s")
+	require.Contains(t, userTexts(t, again, "s"), `"rpcId":"r1"`)
+	reply, err := mustAgent(t, again, "s").LastReply()
+	require.NoError(t, err)
+	require.Equal(t, "back", reply)
+
+	_, err = again.PromptSession(bg, "s", event.Text("sleep 10m"), user)
+	require.NoError(t, err)
+	require.NoError(t, again.CancelTurn(bg, "s"))
+	idle(t, again, "s")
+
+	_, err = again.PromptSession(bg, "ghost", event.Text("hi"), user)
+	require.ErrorIs(t, err, fault.QuerySessionNotFound)
+	require.ErrorIs(t, again.CancelTurn(bg, "ghost"), fault.QuerySessionNotFound)
+	child, err := again.Spawn(bg, mustAgent(t, again, "s"), "w", event.Text("reply ok"))
+	require.NoError(t, err)
+	_, err = again.PromptSession(bg, child, event.Text("hi"), user)
+	require.ErrorIs(t, err, fault.OwnedBySubagent)
+	require.ErrorIs(t, again.CancelTurn(bg, child), fault.OwnedBySubagent)
+}
+
+func mustAgent(t *testing.T, rt *Runtime, id string) *Handle {
+	t.Helper()
+	h, ok := rt.Agent(id)
+	require.True(t, ok, "%s is live", id)
+	return h
+}
+
+// SendFrom from a handle whose agent left the runtime is
+// fault.ParentNotLive (still fault.Unauthorized); from the live one it
+// logs the given source. AgentElsewhere finds nothing on a JSONL store.
+func TestSendFromAStaleParentIsParentNotLive(t *testing.T) {
+	rt := open(t, Options{Dir: t.TempDir()})
+	p, err := rt.StartAgent(bg, "p")
+	require.NoError(t, err)
+	child, err := rt.Spawn(bg, p, "w", event.Text("reply ok"))
+	require.NoError(t, err)
+	_, _, err = rt.WaitChild(bg, child)
+	require.NoError(t, err)
+	_, err = rt.SendFrom(bg, p, child, event.Text("reply again"), event.Source{Kind: "user", RPCID: "r2"})
+	require.NoError(t, err)
+	_, _, err = rt.WaitChild(bg, child)
+	require.NoError(t, err)
+	require.Contains(t, userTexts(t, rt, child), `"rpcId":"r2"`)
+
+	require.NoError(t, p.h.Dispose(bg))
+	_, err = rt.SendFrom(bg, p, child, event.Text("reply late"), user)
+	require.ErrorIs(t, err, fault.ParentNotLive)
+	require.ErrorIs(t, err, fault.Unauthorized)
+	_, ok, err := rt.AgentElsewhere(bg, "p")
+	require.NoError(t, err)
+	require.False(t, ok)
+}
+
+// Once a full disk failed a session's log, PromptSession refuses (nothing
+// is acknowledged that could not be logged) and the failed agent leaves
+// the runtime; while the disk has no room a prompt is refused again
+// without resuming it; when it has room again, the next prompt resumes
+// the session from its log and is logged.
+func TestPromptSessionRefusesWhileTheDiskIsFull(t *testing.T) {
+	faults := faultfs.New(nil)
+	rt, err := openWith(Options{Dir: t.TempDir()}, session.WithFS(faults))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = rt.Close() }) // the failed log's release fails
+	require.NoError(t, rt.OpenSession(bg, SessionSpec{ID: "full-1", Cwd: t.TempDir()}))
+	_, err = rt.PromptSession(bg, "full-1", event.Text("reply kept"), user)
+	require.NoError(t, err)
+	idle(t, rt, "full-1")
+	durable, err := rt.actors.Sessions().Flush(bg, rt.actors.Sessions().Get("full-1"))
+	require.NoError(t, err)
+	require.True(t, durable, "reply kept is on disk before it fills up")
+
+	faults.SetFull(true)
+	_, err = rt.PromptSession(bg, "full-1", event.Text("reply lost to the disk"), user)
+	require.NoError(t, err, "the log has not failed yet")
+	idle(t, rt, "full-1")
+	_, err = rt.actors.Sessions().Flush(bg, rt.actors.Sessions().Get("full-1"))
+	require.ErrorIs(t, err, session.ErrLogFailed, "the full disk failed the log")
+	_, err = rt.PromptSession(bg, "full-1", event.Text("reply refused"), user)
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	_, live := rt.Agent("full-1")
+	require.False(t, live, "the failed agent left the runtime")
+	room := false
+	rt.roomOnDisk = func() bool { return room }
+	_, err = rt.PromptSession(bg, "full-1", event.Text("reply refused again"), user)
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	_, live = rt.Agent("full-1")
+	require.False(t, live, "not resumed while the disk has no room")
+	room = true
+
+	faults.SetFull(false)
+	_, err = rt.PromptSession(bg, "full-1", event.Text("reply after room came back"), user)
+	require.NoError(t, err)
+	idle(t, rt, "full-1")
+	texts := userTexts(t, rt, "full-1")
+	require.Contains(t, texts, "reply kept")
+	require.Contains(t, texts, "reply after room came back")
+	require.NotContains(t, texts, "reply refused")
+}
