@@ -8,9 +8,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/inbox"
 )
 
-// task is one decision run inside the manager's actor.
-type task func()
-
 // receiver is the protoactor face of the Manager.
 type receiver Manager
 
@@ -28,11 +25,7 @@ func (m *Manager) contain(msg any) {
 	}
 }
 
-// post queues fn to run inside the actor, after everything posted before.
-// After the actor stopped, fn is dropped (only late bus events can be).
-func (m *Manager) post(fn func()) { m.send(task(fn)) }
-
-// halt stops the actor once; later posts are dropped instead of
+// halt stops the actor once; later messages are dropped instead of
 // dead-lettered.
 func (m *Manager) halt() {
 	m.haltMu.Lock()
@@ -42,15 +35,6 @@ func (m *Manager) halt() {
 	if !already {
 		m.system.Root.Stop(m.pid)
 	}
-}
-
-// async runs work on its own goroutine and then posts then(result) back to
-// the actor.
-func async[T any](m *Manager, work func() T, then func(T)) {
-	go func() {
-		result := work()
-		m.post(func() { then(result) })
-	}()
 }
 
 // onChildEvent forwards the events of a's agent the actor acts on:

@@ -2,10 +2,13 @@
 // one protoactor actor that serializes every decision about them —
 // admission, materialization, cold resume, routing by residency, the
 // ownership graph, settlement, the child-first disposal transaction and the
-// drains — and is never blocked by I/O. Provider preparation, session
-// creation, cold-resume reads, flushes and waits run on other goroutines and
-// post their result back to the actor as a new message; nothing inside the
-// actor waits on another actor. The public subagent.Service wraps it.
+// drains — and is never blocked by I/O. It receives typed messages only:
+// a request per call (start, follow-up, wake, drain, wait), and the
+// results of the I/O its steps start — provider preparation, session
+// creation, cold-resume reads, durable admissions, flushes and waits run
+// on other goroutines and send their result back as a message of its
+// own; nothing inside the actor waits on another actor. The public
+// subagent.Service wraps it.
 //
 // # Operations
 //

@@ -36,11 +36,11 @@ func (m *Manager) DrainContinuableDescendants(ctx context.Context, parents []*pa
 	return actorkit.Cancellation(ctx, wait(ctx, m.beginScopedDrain(ctx, parents)))
 }
 
-// beginScopedDrain posts the scoped drain; its cut-off applies to every
+// beginScopedDrain sends the scoped drain; its cut-off applies to every
 // decision the actor takes after it.
 func (m *Manager) beginScopedDrain(ctx context.Context, parents []*parent.Handle) <-chan error {
 	result := make(chan error, 1)
-	m.post(func() { m.drainScoped(ctx, parents, func(err error) { result <- err }) })
+	m.send(scopedDrainRequest{ctx, parents, result})
 	return result
 }
 
@@ -53,11 +53,12 @@ func wait(ctx context.Context, result <-chan error) error {
 	}
 }
 
-// drainScoped is the scoped drain inside the actor.
-func (m *Manager) drainScoped(ctx context.Context, parents []*parent.Handle, done func(error)) {
+// drainScoped is the scoped drain inside the actor; result gets its
+// outcome.
+func (m *Manager) drainScoped(ctx context.Context, parents []*parent.Handle, result chan<- error) {
 	roots := m.exactRoots(parents)
 	if len(roots) == 0 {
-		done(nil)
+		result <- nil
 		return
 	}
 	for _, root := range roots {
@@ -75,7 +76,7 @@ func (m *Manager) drainScoped(ctx context.Context, parents []*parent.Handle, don
 			<-mat.done
 		}
 		err := aggregate("scoped", waitAll(disposals))
-		done(errors.Join(err, m.awaitReleasedElsewhere(ctx, roots)))
+		result <- errors.Join(err, m.awaitReleasedElsewhere(ctx, roots))
 	}()
 }
 
@@ -244,24 +245,33 @@ func (m *Manager) rootDisposed(id string, incarnation uint64) {
 // from its root, in parallel; failures are aggregated.
 func (m *Manager) drainAll(ctx context.Context) error {
 	result := make(chan error, 1)
-	m.post(func() {
-		m.st.draining = true
-		mats := make([]*materialization, 0, len(m.st.materializations))
-		for mat := range m.st.materializations {
-			mats = append(mats, mat)
-		}
-		async(m, func() struct{} {
-			for _, mat := range mats {
-				<-mat.done
-			}
-			return struct{}{}
-		}, func(struct{}) { m.disposeForests(func(err error) { result <- err }) })
-	})
+	m.send(drainAllRequest{result})
 	return wait(ctx, result)
 }
 
-// disposeForests disposes every Activation no other Activation owns.
-func (m *Manager) disposeForests(done func(error)) {
+// closeAdmission is the manager-wide drain inside the actor: admission
+// closes for good; once the materializations in flight published or
+// rolled back (materializationsSettled), the forests are disposed.
+func (m *Manager) closeAdmission(result chan<- error) {
+	m.st.draining = true
+	mats := make([]*materialization, 0, len(m.st.materializations))
+	for mat := range m.st.materializations {
+		mats = append(mats, mat)
+	}
+	go m.awaitMaterializations(mats, result)
+}
+
+// awaitMaterializations waits for mats (off the actor).
+func (m *Manager) awaitMaterializations(mats []*materialization, result chan<- error) {
+	for _, mat := range mats {
+		<-mat.done
+	}
+	m.send(materializationsSettled{result})
+}
+
+// disposeForests disposes every Activation no other Activation owns;
+// result gets the aggregate of their failures once all settled.
+func (m *Manager) disposeForests(result chan<- error) {
 	var roots []*activation
 	for _, a := range m.st.activations {
 		if a.owner == nil {
@@ -273,5 +283,5 @@ func (m *Manager) disposeForests(done func(error)) {
 	for i, a := range roots {
 		disposals[i] = m.dispose(a)
 	}
-	go func() { done(aggregate("", waitAll(disposals))) }()
+	go func() { result <- aggregate("", waitAll(disposals)) }()
 }

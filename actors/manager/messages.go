@@ -1,6 +1,8 @@
 package manager
 
 import (
+	"context"
+
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/inbox"
@@ -21,6 +23,17 @@ type (
 		childID string
 		reply   chan<- chan RunEndInfo
 	}
+	// scopedDrainRequest is DrainContinuableDescendants (drain.go).
+	scopedDrainRequest struct {
+		ctx     context.Context
+		parents []*parent.Handle
+		result  chan<- error
+	}
+	// drainAllRequest is the manager-wide drain of Close (drain.go).
+	drainAllRequest struct{ result chan<- error }
+	// materializationsSettled: the materializations a manager-wide
+	// drain waited for published or rolled back.
+	materializationsSettled struct{ result chan<- error }
 )
 
 // I/O results: what the work an op started off the actor found.
@@ -141,6 +154,12 @@ func (r *receiver) Receive(c actor.Context) {
 		m.wake(msg.op)
 	case waitEpochRequest:
 		msg.reply <- m.watchEpoch(msg.childID)
+	case scopedDrainRequest:
+		m.drainScoped(msg.ctx, msg.parents, msg.result)
+	case drainAllRequest:
+		m.closeAdmission(msg.result)
+	case materializationsSettled:
+		m.disposeForests(msg.result)
 	case prepared:
 		m.prepared(msg)
 	case lockAbandoned:
@@ -176,8 +195,6 @@ func (r *receiver) Receive(c actor.Context) {
 		m.parentDisposed(msg.id)
 	case teardownDone:
 		m.release(msg.a, msg.out)
-	case task:
-		msg()
 	case *actor.Terminated:
 		m.onTerminated(msg.Who)
 	case *actor.Stopped:
