@@ -93,6 +93,17 @@ type Config struct {
 	// its log at once when the agent is idle, else before its next step or
 	// at the end of its turn.
 	BackgroundTasks bool
+	// Delegations mount the subagent tool once more per entry, tool name
+	// to provider name, in tool-name order after subagent_fork (naming
+	// subagent or subagent_fork rebinds that tool instead): the same
+	// parameters and results, worded for whether the provider's children
+	// see the parent's conversation. A tool is offered only while its
+	// provider is registered on the subagent service; the delegation cap
+	// is sent only to a provider enforcing it; run_in_background starts a
+	// continuable child only through a provider that prepares them while
+	// BackgroundTasks is off, else a one-shot background task (refused
+	// without BackgroundTasks).
+	Delegations map[string]string
 	// MCPServers are MCP servers by name (ReadMCPConfig reads them from a
 	// file): each tool of server S is offered as mcp__S__<tool>, after
 	// the Tools. New starts them in the background; Close stops them.
@@ -116,6 +127,8 @@ type Agents struct {
 	service *subagent.Service
 	// tasks are the background tasks (nil unless Config.BackgroundTasks).
 	tasks *tasks
+	// unsubscribe ends the bound runtime's subscription (nil: none).
+	unsubscribe func()
 }
 
 // New returns the model agents of cfg over a client of cfg's endpoint
@@ -151,7 +164,10 @@ func New(cfg Config) (*Agents, error) {
 // retry jitter with random; cfg's endpoint fields are not used. It fails
 // as New does for cfg.Tools.
 func newAgents(cfg Config, client llm.Client, random func() float64) (*Agents, error) {
-	custom, err := compileTools(cfg.Tools)
+	if err := checkDelegations(cfg.Delegations); err != nil {
+		return nil, err
+	}
+	custom, err := compileTools(cfg.Tools, cfg.Delegations)
 	if err != nil {
 		return nil, err
 	}
@@ -188,8 +204,17 @@ func newAgents(cfg Config, client llm.Client, random func() float64) (*Agents, e
 // processes of stdio servers and waits for the goroutines that ran them.
 // Their tools then fail. Close the agents after the runtime that runs
 // them; it is idempotent.
+//
+// With background tasks, Close also cancels every live task (reason "tasks
+// service disposed") and waits until each has settled, its run disposed.
 func (a *Agents) Close() error {
-	a.closeOnce.Do(a.mcp.close)
+	a.closeOnce.Do(func() {
+		a.mcp.close()
+		a.Bind(nil, nil)
+		if a.tasks != nil {
+			a.tasks.disposeAll()
+		}
+	})
 	return nil
 }
 
@@ -201,10 +226,24 @@ func (a *Agents) Route() (provider, model string) { return a.cfg.Provider, a.cfg
 // Bind gives the agents the runtime they run on (to find the calling agent)
 // and the subagent service their tools use. Either may be nil: the
 // subagent tools then fail with "requires a calling agent".
+//
+// With background tasks, an agent's disposal on rt then cancels its tasks
+// (reason "owner disposed") and waits until each has settled.
 func (a *Agents) Bind(rt *actors.Runtime, service *subagent.Service) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.rt, a.service = rt, service
+	if a.unsubscribe != nil {
+		a.unsubscribe()
+		a.unsubscribe = nil
+	}
+	if rt != nil && a.tasks != nil {
+		a.unsubscribe = rt.Registry().Subscribe(func(e parent.Event) {
+			if e.Type == parent.EventDisposed {
+				a.tasks.ownerDisposed(e.AgentID, e.Incarnation)
+			}
+		})
+	}
 }
 
 func (a *Agents) bound() (*actors.Runtime, *subagent.Service) {
@@ -303,15 +342,17 @@ func (l *loop) deliverHeld(self *parent.Handle) error {
 	return l.a.tasks.deliverHeld(self)
 }
 
-// tools is the registry of the calling agent: the four subagent tools
-// and the embedder's, filtered by the agent's options.
+// tools is the registry of the calling agent: the subagent tools (the
+// delegation tools as bound now), the task tools, and the embedder's,
+// filtered by the agent's options.
 func (l *loop) tools(ctx context.Context, host agent.Host) (*parent.Handle, *registry, error) {
 	rt, service := l.a.bound()
 	var self *parent.Handle
 	if rt != nil {
 		self = rt.Registry().Get(host.SessionID())
 	}
-	c := caller{service: service, self: self, maxDepth: l.a.cfg.MaxDepth, tasks: l.a.tasks}
+	c := caller{service: service, self: self, maxDepth: l.a.cfg.MaxDepth, tasks: l.a.tasks,
+		bindings: l.a.bindings(service)}
 	if service == nil {
 		c.self = nil
 	}

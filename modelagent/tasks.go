@@ -92,23 +92,32 @@ func newTasks() *tasks {
 	return &tasks{byID: map[string]*task{}, counters: map[string]int{}, held: map[string]*heldNotices{}, now: time.Now}
 }
 
-// reasonOwnerDisposed is the reason a task's work is cancelled with when
-// its owner is disposed.
-const reasonOwnerDisposed = "owner disposed"
+// The reasons a task's work is cancelled with when its owner is
+// disposed, and when the registry is.
+const (
+	reasonOwnerDisposed   = "owner disposed"
+	reasonServiceDisposed = "tasks service disposed"
+)
 
 // errEmptyLabel refuses a task without a label.
 var errEmptyLabel = errors.New("invalid task label: expected a non-empty string")
 
-// start registers a task of kind owned by owner and starts its work with
-// run; it returns the task's id at once. The owner's disposal cancels the
-// work (reason "owner disposed"), waits for it to settle and then forgets
-// the task. An empty label is refused before run is called.
+// start registers a task of kind owned by owner, starting its work with
+// run; it returns the task's id at once. An empty label, or an owner that
+// is no longer live, is refused before run is called. The owner's
+// disposal cancels the work and waits for it (ownerDisposed).
 func (ts *tasks) start(kind, label string, owner *parent.Handle, run func() taskHooks) (string, error) {
 	if label == "" {
 		return "", errEmptyLabel
 	}
-	hooks := run()
 	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	select {
+	case <-owner.Disposed():
+		return "", fmt.Errorf("agent %q is not the registered agent instance (background task owner must be live)", owner.ID())
+	default:
+	}
+	hooks := run()
 	ts.counters[kind]++
 	t := &task{
 		taskSnapshot: taskSnapshot{ID: kind + "-" + strconv.Itoa(ts.counters[kind]), Kind: kind, Label: label,
@@ -117,27 +126,44 @@ func (ts *tasks) start(kind, label string, owner *parent.Handle, run func() task
 	}
 	ts.byID[t.ID] = t
 	ts.order = append(ts.order, t.ID)
-	ts.mu.Unlock()
 	go func() { ts.settle(t, <-hooks.done) }()
-	go func() {
-		select {
-		case <-owner.Disposed():
-			ts.stop(t)
-			<-t.settled
-			ts.forget(t)
-		case <-t.settled:
-		}
-	}()
 	return t.ID, nil
 }
 
-// stop cancels a live task for its owner's teardown.
-func (ts *tasks) stop(t *task) {
+// ownerDisposed cancels the live tasks of the agent id's incarnation
+// (reason "owner disposed"), waits until each has settled and forgets
+// them. The owner's disposal calls it, before the disposal returns.
+func (ts *tasks) ownerDisposed(id string, incarnation uint64) {
+	ts.stopAndForget(reasonOwnerDisposed, func(t *task) bool {
+		return t.owner.ID() == id && t.owner.Incarnation() == incarnation
+	})
+}
+
+// disposeAll cancels every live task (reason "tasks service disposed"),
+// waits until each has settled and forgets them.
+func (ts *tasks) disposeAll() {
+	ts.stopAndForget(reasonServiceDisposed, func(*task) bool { return true })
+}
+
+// stopAndForget cancels the live tasks which selects with reason (they are
+// stopping until their work ends), waits until they settled, then forgets
+// them and their owners' held notices.
+func (ts *tasks) stopAndForget(reason string, which func(*task) bool) {
 	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	if !t.terminal() {
-		t.Status = taskStopping
-		t.cancel(reasonOwnerDisposed)
+	var stopped []*task
+	for _, id := range ts.order {
+		if t := ts.byID[id]; which(t) {
+			stopped = append(stopped, t)
+			if !t.terminal() {
+				t.Status = taskStopping
+				t.cancel(reason)
+			}
+		}
+	}
+	ts.mu.Unlock()
+	for _, t := range stopped {
+		<-t.settled
+		ts.forget(t)
 	}
 }
 

@@ -54,12 +54,13 @@ const mcpPrefix = "mcp__"
 var emptyParameters = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // compileTools checks the embedder's tools and compiles their parameters:
-// a bad name, a clash with a built-in tool or another of them, or
+// a bad name, a clash with a built-in or delegation tool or another of
+// them, or
 // parameters that are not an object JSON Schema is an error naming it.
-func compileTools(tools []Tool) ([]toolDef, error) {
-	taken := map[string]bool{}
-	for _, t := range append(subagentTools(caller{}), taskTools(caller{})...) {
-		taken[t.Name] = true
+func compileTools(tools []Tool, delegations map[string]string) ([]toolDef, error) {
+	taken := builtinNames()
+	for name := range delegations {
+		taken[name] = true
 	}
 	defs := make([]toolDef, 0, len(tools))
 	for _, t := range tools {

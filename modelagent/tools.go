@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/fault"
@@ -45,17 +47,18 @@ const (
 		"whose log cannot be read is listed as a diagnostic row instead of being left out."
 )
 
-// delegationParams are the parameters of subagent and subagent_fork
-// (run_in_background starting a task with background tasks enabled).
-func delegationParams(fork, tasks bool) []param {
+// delegationParams are the parameters of a delegation tool: its prompt
+// worded for a child that sees the parent's finished turns (inherits) or
+// not, run_in_background for a continuable child or a one-shot task.
+func delegationParams(inherits, continuable bool) []param {
 	prompt := "The whole task, self-contained: the subagent sees nothing of this conversation."
-	if fork {
+	if inherits {
 		prompt = "Only what is new: the subagent already sees this conversation's finished turns."
 	}
-	background := "Start a long-lived background subagent and return its subagent id; it reports " +
-		"nothing back, send it more work with send_message."
-	if tasks {
-		background = taskBackgroundParam
+	background := taskBackgroundParam
+	if continuable {
+		background = "Start a long-lived background subagent and return its subagent id; it reports " +
+			"nothing back, send it more work with send_message."
 	}
 	return []param{
 		{Name: "description", Type: typeString, Required: true,
@@ -65,42 +68,80 @@ func delegationParams(fork, tasks bool) []param {
 	}
 }
 
+// binding is one mount of the delegation tool: the tool's name, the
+// provider it starts children through, and what of that provider the
+// tool's wording and requests follow.
+type binding struct {
+	tool, provider string
+	// inherits: the child sees the parent's finished turns.
+	inherits bool
+	// continuable: run_in_background starts a continuable child; else a
+	// one-shot background task.
+	continuable bool
+	// depthLimit: the provider enforces the delegation cap, which is then
+	// sent; else the cap is the provider's own business.
+	depthLimit bool
+}
+
+// builtinBindings are subagent over spawn and subagent_fork over fork;
+// with background tasks their background runs are one-shot tasks.
+func builtinBindings(tasks bool) []binding {
+	return []binding{
+		{tool: toolSubagent, provider: subagent.SpawnName, continuable: !tasks, depthLimit: true},
+		{tool: toolSubagentFork, provider: subagent.ForkName, inherits: true, continuable: !tasks, depthLimit: true},
+	}
+}
+
+// bindingOf is the binding of tool to the registered provider p: the
+// wording follows whether p's children inherit the parent's context, the
+// background mode is continuable only when p can prepare continuable
+// children and background tasks are off, and the cap is sent only when p
+// enforces it.
+func bindingOf(tool string, p subagent.Provider, tasks bool) binding {
+	_, preparer := p.(subagent.ContinuablePreparer)
+	return binding{tool: tool, provider: p.Name(), inherits: p.InheritsParentContext(),
+		continuable: preparer && !tasks, depthLimit: p.Capabilities().DepthLimit}
+}
+
 // caller is what the tools need of the calling agent: the subagent
-// service, the exact live agent, its delegation cap and the background
-// tasks (nil unless enabled).
+// service, the exact live agent, its delegation cap, the background
+// tasks (nil unless enabled) and the delegation tools' bindings.
 type caller struct {
 	service  *subagent.Service
 	self     *parent.Handle
 	maxDepth int
 	tasks    *tasks
+	bindings []binding
 }
 
-// subagentTools are the four tools bound to the calling agent.
+// subagentTools are list_agents, send_message and a delegation tool per
+// binding, bound to the calling agent.
 func subagentTools(c caller) []toolDef {
-	return []toolDef{
+	tools := []toolDef{
 		builtin(ToolListAgents, listDescription, nil, c.listAgents),
 		builtin(toolSendMessage, sendDescription, []param{
 			{Name: "subagent_id", Type: typeString, Required: true,
 				Description: "The subagent id you got when you started the background subagent."},
 			{Name: "message", Type: typeString, Required: true, Description: "The text to deliver."},
 		}, c.sendMessage),
-		builtin(toolSubagent, spawnDescription+c.backgroundSentence(), delegationParams(false, c.tasks != nil),
-			func(ctx context.Context, args toolArgs) (string, error) {
-				return c.delegate(ctx, subagent.SpawnName, args)
-			}),
-		builtin(toolSubagentFork, forkDescription+c.backgroundSentence(), delegationParams(true, c.tasks != nil),
-			func(ctx context.Context, args toolArgs) (string, error) {
-				return c.delegate(ctx, subagent.ForkName, args)
-			}),
 	}
+	for _, b := range c.bindings {
+		tools = append(tools, builtin(b.tool, b.description(), delegationParams(b.inherits, b.continuable),
+			func(ctx context.Context, args toolArgs) (string, error) { return c.delegate(ctx, b, args) }))
+	}
+	return tools
 }
 
-// backgroundSentence tells the model what run_in_background does.
-func (c caller) backgroundSentence() string {
-	if c.tasks != nil {
-		return taskBackgroundSentence
+// description is the delegation tool's description for b.
+func (b binding) description() string {
+	description := spawnDescription
+	if b.inherits {
+		description = forkDescription
 	}
-	return backgroundSentence
+	if b.continuable {
+		return description + backgroundSentence
+	}
+	return description + taskBackgroundSentence
 }
 
 // errNoCaller is the tools' failure without a calling agent.
@@ -108,32 +149,40 @@ func errNoCaller(tool string) error {
 	return fmt.Errorf("%s requires a calling agent (exec.agent was undefined)", tool)
 }
 
-// delegate runs subagent or subagent_fork: a continuable background child
-// ("started subagent <id>"), with background tasks a one-shot background
-// task ("started background subagent task <id>"), or a one-shot
+// delegate runs one call of b's tool: with run_in_background a
+// continuable child ("started subagent <id>") or a one-shot background
+// task ("started background subagent task <id>"), else a one-shot
 // foreground run whose output it returns.
-func (c caller) delegate(ctx context.Context, provider string, args toolArgs) (string, error) {
+func (c caller) delegate(ctx context.Context, b binding, args toolArgs) (string, error) {
 	if c.self == nil {
 		return "", errNoCaller("subagent tool")
 	}
-	maxDepth := c.maxDepth
-	prompt := event.Text(args.String("prompt"))
-	if args.Bool("run_in_background") && c.tasks != nil {
-		return c.backgroundTask(provider, args.String("description"),
-			subagent.StartRequest{Prompt: prompt, Parent: c.self, MaxDepth: &maxDepth})
+	var maxDepth *int
+	if b.depthLimit {
+		maxDepth = &c.maxDepth
 	}
-	if args.Bool("run_in_background") {
+	prompt := event.Text(args.String("prompt"))
+	switch {
+	case !args.Bool("run_in_background"):
+		return c.foreground(ctx, b.provider, subagent.StartRequest{Prompt: prompt, Parent: c.self, MaxDepth: maxDepth})
+	case b.continuable:
 		started, err := c.service.StartContinuable(ctx, manager.StartSpec{
-			Provider: provider, Label: args.String("description"),
-			Request: manager.Request{Prompt: prompt, Parent: c.self, MaxDepth: &maxDepth},
+			Provider: b.provider, Label: args.String("description"),
+			Request: manager.Request{Prompt: prompt, Parent: c.self, MaxDepth: maxDepth},
 		})
 		if err != nil {
 			return "", subagentError(err)
 		}
 		return "started subagent " + started.ChildID, nil
+	case c.tasks == nil:
+		return "", errNoTasks
 	}
-	return c.foreground(ctx, provider, subagent.StartRequest{Prompt: prompt, Parent: c.self, MaxDepth: &maxDepth})
+	return c.backgroundTask(b.provider, args.String("description"),
+		subagent.StartRequest{Prompt: prompt, Parent: c.self, MaxDepth: maxDepth})
 }
+
+// errNoTasks refuses a one-shot background run without background tasks.
+var errNoTasks = errors.New("background tasks unavailable: load @deepseek-ai/dsh-tasks and @deepseek-ai/dsh-tool-tasks")
 
 // foreground starts a one-shot child, waits for its result and disposes
 // it; a dispose failure wins over the result.
@@ -225,4 +274,58 @@ func subagentError(err error) error {
 		return namedSubagentError{se}
 	}
 	return err
+}
+
+// builtinNames are the names of the built-in tools.
+func builtinNames() map[string]bool {
+	taken := map[string]bool{}
+	for _, t := range append(subagentTools(caller{bindings: builtinBindings(false)}), taskTools(caller{})...) {
+		taken[t.Name] = true
+	}
+	return taken
+}
+
+// checkDelegations refuses a delegation whose tool name is not a tool name
+// or is taken by another built-in tool (subagent and subagent_fork may be
+// rebound), or whose provider name is empty.
+func checkDelegations(delegations map[string]string) error {
+	taken := builtinNames()
+	delete(taken, toolSubagent)
+	delete(taken, toolSubagentFork)
+	for tool, provider := range delegations {
+		switch {
+		case !toolName.MatchString(tool) || strings.HasPrefix(tool, mcpPrefix):
+			return fmt.Errorf("modelagent: delegation tool name %q must match [A-Za-z0-9_-]{1,64} without the %q prefix", tool, mcpPrefix)
+		case taken[tool]:
+			return fmt.Errorf("modelagent: delegation tool name %q is a built-in tool's", tool)
+		case provider == "":
+			return fmt.Errorf("modelagent: delegation tool %q names no provider", tool)
+		}
+	}
+	return nil
+}
+
+// bindings are the delegation tools as service's providers stand now: the
+// built-in ones, then Config.Delegations in tool-name order, each only
+// while its provider is registered (without a service, only the built-in
+// ones that no delegation rebinds).
+func (a *Agents) bindings(service *subagent.Service) []binding {
+	bindings := builtinBindings(a.tasks != nil)
+	for _, tool := range slices.Sorted(maps.Keys(a.cfg.Delegations)) {
+		i := slices.IndexFunc(bindings, func(b binding) bool { return b.tool == tool })
+		var p subagent.Provider
+		if service != nil {
+			p = service.GetProvider(a.cfg.Delegations[tool])
+		}
+		switch {
+		case p == nil && i >= 0:
+			bindings = slices.Delete(bindings, i, i+1)
+		case p == nil:
+		case i >= 0:
+			bindings[i] = bindingOf(tool, p, a.tasks != nil)
+		default:
+			bindings = append(bindings, bindingOf(tool, p, a.tasks != nil))
+		}
+	}
+	return bindings
 }
