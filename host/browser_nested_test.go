@@ -24,8 +24,8 @@ func TestBrowserNestedChildSaysHowToReachIt(t *testing.T) {
 	s.settled(t, outer, 1)
 	p.do(chromedp.Click(chromedp.CSS(".trigger")))
 	clickRow(p, outer, "disclosure")
-	p.until(`document.querySelector('[role="group"] [role="treeitem"][aria-level="2"]') !== null`)
-	inner := eval[string](p, `document.querySelector('[role="group"] [role="treeitem"][aria-level="2"]').dataset.id`)
+	p.until(`document.querySelector('[role="treeitem"][aria-level="2"]') !== null`)
+	inner := eval[string](p, `document.querySelector('[role="treeitem"][aria-level="2"]').dataset.id`)
 	clickRow(p, inner, "label")
 	p.until(`document.querySelector('#conversation-title').textContent === 'inner' && !document.querySelector('#composer-readonly').hidden`)
 	require.Contains(t, eval[string](p, `document.querySelector('#composer-readonly').textContent`),

@@ -98,10 +98,11 @@ func (p *browserPage) do(actions ...chromedp.Action[chromedp.Void]) {
 	require.NoError(p.t, chromedp.Do(p.ctx, actions...))
 }
 
-// eval evaluates a JavaScript expression.
-func eval[T any](p *browserPage, expression string) T {
+// eval evaluates a JavaScript expression (with chromedp.EvalAwaitPromise,
+// the value its promise resolves to; the promise must settle by itself).
+func eval[T any](p *browserPage, expression string, opts ...chromedp.EvaluateOption) T {
 	p.t.Helper()
-	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[T](expression))
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[T](expression, opts...))
 	require.NoError(p.t, err, expression)
 	return v
 }
@@ -230,7 +231,7 @@ func expandLazily(t *testing.T, s *runtimeStack, p *browserPage, parentID, resea
 	p.do(chromedp.Click(chromedp.CSS(".trigger")))
 	p.until(fmt.Sprintf(`document.querySelector(%s) !== null`, js(rowSelector(corrupt))))
 	require.Equal(t, "2 个子代理", eval[string](p, `document.querySelector('.trigger').textContent`), "diagnostics are not counted")
-	require.Equal(t, 3, eval[int](p, `document.querySelectorAll('[role="tree"] > .node > [role="treeitem"][aria-level="1"]').length`))
+	require.Equal(t, 3, eval[int](p, `document.querySelectorAll('[role="tree"] > [role="treeitem"][aria-level="1"][aria-setsize="3"]').length`))
 	require.Equal(t, "true", eval[string](p, fmt.Sprintf(`document.querySelector(%s).getAttribute('aria-disabled')`, js(rowSelector(corrupt)))))
 	require.Contains(t, eval[string](p, fmt.Sprintf(`document.querySelector(%s).textContent`, js(rowSelector(corrupt)))), "会话记录损坏")
 	label := eval[string](p, fmt.Sprintf(`document.querySelector(%s).getAttribute('aria-label')`, js(rowSelector(reviewer))))
@@ -241,9 +242,9 @@ func expandLazily(t *testing.T, s *runtimeStack, p *browserPage, parentID, resea
 	p.shot("tree")
 
 	clickRow(p, researcher, "disclosure")
-	p.until(`document.querySelector('[role="group"] [role="treeitem"][aria-level="2"]') !== null`)
+	p.until(`document.querySelector('[role="treeitem"][aria-level="2"]') !== null`)
 	require.Equal(t, 1, s.recorder.count("subagent.list", map[string]any{"parentSessionId": researcher}))
-	editor := eval[string](p, `document.querySelector('[role="group"] [role="treeitem"][aria-level="2"]').dataset.id`)
+	editor := eval[string](p, `document.querySelector('[role="treeitem"][aria-level="2"]').dataset.id`)
 	require.Zero(t, s.recorder.count("subagent.list", map[string]any{"parentSessionId": editor}))
 	clickRow(p, editor, "disclosure")
 	p.until(fmt.Sprintf(`!document.querySelector(%s).hasAttribute('aria-expanded')`, js(rowSelector(editor))))
@@ -272,10 +273,10 @@ func navigateWithTheKeyboard(t *testing.T, p *browserPage, researcher, editor, r
 	require.Equal(t, researcher, p.focusedID(), "ArrowLeft on a child row moves to its parent")
 	require.Equal(t, []string{researcher}, eval[[]string](p, `[...document.querySelectorAll('[role="tree"] [tabindex="0"]')].map((e) => e.dataset.id)`))
 	p.key(kb.ArrowLeft)
-	p.until(`document.querySelector('[role="group"]') === null`)
+	p.until(`document.querySelector('[role="treeitem"][aria-level="2"]') === null`)
 	require.Equal(t, researcher, p.focusedID(), "collapsing keeps focus on the row")
 	p.key(kb.ArrowRight)
-	p.until(`document.querySelector('[role="group"] [role="treeitem"]') !== null`)
+	p.until(`document.querySelector('[role="treeitem"][aria-level="2"]') !== null`)
 	p.shot("keyboard")
 	p.key(kb.Escape)
 	p.until(`document.querySelector('.menu').hidden && document.activeElement === document.querySelector('.trigger')`)

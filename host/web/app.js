@@ -86,7 +86,7 @@ function labelOf(id) {
 // says whether they are loading; and the chrome when it reads that catalog.
 function onCatalogChange(parentId, rowsChanged) {
   if (rowsChanged) action.renderSoon();
-  else action.renderBusy(parentId);
+  else action.renderBusy();
   if (parentId === state.current?.sessionId || parentId === state.current?.address?.parentSessionId) renderChrome();
 }
 

@@ -1,14 +1,21 @@
 // The header action "N subagents" and its dropdown: an ARIA tree of the
-// current session's direct catalog, each branch loaded lazily when expanded
-// (web-host §4.2–4.3).
+// current session's direct catalog, each branch loaded lazily when expanded.
+// The tree is drawn as a window: every row has the same height, so a
+// catalog of any size lays out as a list of offsets, and only the rows in
+// view (and the one holding the tree's Tab stop) exist in the page. Each
+// row says its level, its place in its catalog and that catalog's size.
 
 import { t, countLabel, relativeTime, describeError } from './i18n.js';
 import { el, errorContent } from './dom.js';
 import { sessionState } from './states.js';
 
-// PAGE_ROWS is how many rows of one catalog the tree shows at a time; a
-// "show more" button brings the next page.
-const PAGE_ROWS = 100;
+// ROW_PX is the height of every row (style.css sizes .tree-row alike); an
+// error notice takes ERROR_ROWS rows. OVERSCAN rows are drawn beyond each
+// edge of the view, so a scroll shows drawn rows before it redraws.
+const ROW_PX = 52;
+const ERROR_ROWS = 2;
+const OVERSCAN = 8;
+const INDENT_PX = 22;
 
 export class CatalogAction {
   // root is the header element to render into; summaryOf(id) returns a
@@ -23,13 +30,19 @@ export class CatalogAction {
     this.expanded = new Map(); // expanded child id → its direct parent id
     this.pendingFocus = null; // 'first' | 'last' once the rows exist
     this.activeId = null; // the row holding the tree's one Tab stop (roving tabindex)
-    this.shown = new Map(); // parent id → how many of its rows are shown (PAGE_ROWS at first)
-    this.drawn = new Map(); // parent id + child id → {look, row}: the rows the menu shows, reused while their look holds
-    this.drawing = this.drawn; // where a redraw under way keeps its rows (a page shown by 'more' joins drawn)
+    this.flat = []; // the open tree's rows in order: {kind, key, top, height, level, …}
+    this.rowIndex = new Map(); // child id → its index in flat
+    this.drawn = new Map(); // row key → {look, node}: the rows in the page, reused while their look holds
     this.trigger = el('button', { type: 'button', class: 'trigger', 'aria-haspopup': 'tree', 'aria-expanded': 'false' });
-    this.menu = el('div', { class: 'menu', hidden: '' });
+    this.tree = el('div', { role: 'tree', class: 'tree', 'aria-label': t('tree.aria') });
+    this.menu = el('div', { class: 'menu', hidden: '' }, this.tree);
     root.append(this.trigger, this.menu);
     this.trigger.addEventListener('click', () => (this.open ? this.close() : this.openMenu()));
+    this.menu.addEventListener('scroll', () => this.drawWindow());
+    this.tree.addEventListener('focusin', (event) => {
+      const item = event.target.closest('[role="treeitem"]');
+      if (item) this.rove(item.dataset.id);
+    });
     root.addEventListener('keydown', (event) => this.onKey(event));
     document.addEventListener('pointerdown', (event) => {
       if (this.open && !root.contains(event.target)) this.close();
@@ -40,8 +53,9 @@ export class CatalogAction {
   setParent(id) {
     if (id !== this.parentId) {
       this.close();
-      this.shown.clear();
       this.drawn.clear();
+      this.tree.replaceChildren();
+      this.menu.scrollTop = 0;
     }
     this.parentId = id;
     this.render();
@@ -104,12 +118,16 @@ export class CatalogAction {
     });
   }
 
-  // renderBusy marks whether parentId's shown rows are being refetched,
-  // without redrawing them.
-  renderBusy(parentId) {
+  // renderBusy marks whether a shown catalog is being refetched, without
+  // redrawing its rows.
+  renderBusy() {
     if (this.renderQueued || !this.open) return;
-    const container = this.menu.querySelector(`[data-catalog="${CSS.escape(parentId)}"]`);
-    container?.setAttribute('aria-busy', String(this.catalogs.get(parentId)?.state === 'loading'));
+    this.tree.setAttribute('aria-busy', String(this.busy()));
+  }
+
+  // busy reports whether any catalog the tree shows is loading.
+  busy() {
+    return [this.parentId, ...this.expanded.keys()].some((id) => this.catalogs.get(id)?.state === 'loading');
   }
 
   render() {
@@ -126,83 +144,147 @@ export class CatalogAction {
     if (this.open) this.renderMenu();
   }
 
+  // renderMenu lays the open tree out again and redraws the rows in view,
+  // keeping focus on the row that had it.
   renderMenu() {
-    const focusedId = this.menu.contains(document.activeElement)
+    const focusedId = this.tree.contains(document.activeElement)
       ? document.activeElement.closest('[role="treeitem"]')?.dataset.id
       : null;
-    const tree = el('div', { role: 'tree', 'aria-label': t('tree.aria') });
-    tree.addEventListener('focusin', (event) => {
-      const item = event.target.closest('[role="treeitem"]');
-      if (item) this.rove(item.dataset.id);
-    });
-    this.drawing = new Map();
-    this.renderLevel(tree, this.parentId, 1);
-    this.menu.replaceChildren(tree);
-    this.drawn = this.drawing;
+    this.layout();
+    this.tree.setAttribute('aria-busy', String(this.busy()));
+    if (!this.rowIndex.has(this.activeId)) this.activeId = this.firstRow()?.entry.id ?? null;
+    if (this.pendingFocus && this.firstRow()) {
+      const rows = this.flat.filter((item) => item.kind === 'row');
+      this.focusItem(this.pendingFocus === 'first' ? rows[0] : rows[rows.length - 1]);
+      this.pendingFocus = null;
+      return;
+    }
+    this.drawWindow();
+    if (focusedId && !this.tree.contains(document.activeElement)) this.drawnNode(focusedId)?.focus({ preventScroll: true });
+  }
+
+  firstRow() {
+    return this.flat.find((item) => item.kind === 'row');
+  }
+
+  // layout flattens the shown catalogs (the root's, and below each
+  // expanded row its own) into rows with their offsets.
+  layout() {
+    const flat = [];
+    let top = 0;
+    const push = (item, rows = 1) => {
+      flat.push({ ...item, top, height: rows * ROW_PX });
+      top += rows * ROW_PX;
+    };
+    const level = (parentId, depth) => {
+      const catalog = this.catalogs.get(parentId);
+      if (!catalog) return;
+      if (catalog.state === 'loading' && catalog.entries.length === 0) {
+        push({ kind: 'loading', key: `loading\n${parentId}`, parentId, level: depth });
+      }
+      const size = catalog.entries.length;
+      catalog.entries.forEach((entry, i) => {
+        const kind = entry.kind === 'child' ? 'row' : 'diagnostic';
+        push({ kind, key: `${parentId}\n${entry.id}`, entry, parentId, level: depth, position: i + 1, size });
+        if (kind === 'row' && this.expanded.has(entry.id)) level(entry.id, depth + 1);
+      });
+      if (catalog.state === 'error') {
+        push({ kind: 'error', key: `error\n${parentId}`, parentId, level: depth, error: catalog.error }, ERROR_ROWS);
+      }
+    };
+    level(this.parentId, 1);
+    this.flat = flat;
+    this.rowIndex = new Map(flat.flatMap((item, i) => (item.kind === 'row' ? [[item.entry.id, i]] : [])));
+    this.tree.style.height = `${top}px`;
+  }
+
+  // drawWindow puts in the page the rows in view (with OVERSCAN more on
+  // each side) and the one holding the Tab stop, in tree order; rows that
+  // stay are neither redrawn nor moved, so focus stays where it is.
+  drawWindow() {
+    if (!this.open) return;
+    const from = this.menu.scrollTop - this.tree.offsetTop - OVERSCAN * ROW_PX;
+    const to = this.menu.scrollTop - this.tree.offsetTop + this.menu.clientHeight + OVERSCAN * ROW_PX;
+    const shown = [];
+    for (let i = firstEndingAfter(this.flat, from); i < this.flat.length && this.flat[i].top < to; i++) shown.push(i);
+    const active = this.rowIndex.get(this.activeId);
+    if (active !== undefined && !shown.includes(active)) {
+      shown.push(active);
+      shown.sort((a, b) => a - b);
+    }
+    const drawing = new Map();
+    const nodes = shown.map((i) => this.draw(this.flat[i], drawing));
+    const keep = new Set(nodes);
+    for (const child of [...this.tree.children]) if (!keep.has(child)) child.remove();
+    let cursor = this.tree.firstElementChild;
+    for (const node of nodes) {
+      if (node === cursor) cursor = cursor.nextElementSibling;
+      else this.tree.insertBefore(node, cursor);
+    }
+    this.drawn = drawing;
     this.rove(this.activeId);
-    this.restoreFocus(focusedId);
+  }
+
+  // draw is item's node, kept from the last draw while nothing it shows
+  // changed, placed at its offset.
+  draw(item, drawing) {
+    const look = this.lookOf(item);
+    const kept = this.drawn.get(item.key);
+    const node = kept?.look === look ? kept.node : this.node(item);
+    node.style.top = `${item.top}px`;
+    drawing.set(item.key, { look, node });
+    return node;
+  }
+
+  lookOf(item) {
+    if (item.kind !== 'row') return JSON.stringify([item.kind, item.entry, item.level, item.position, item.size, item.error]);
+    const summary = this.summaryOf(item.entry.id);
+    return JSON.stringify([item.entry, item.level, item.position, item.size, this.expanded.has(item.entry.id),
+      this.isLeaf(item.entry.id), summary?.title, summary?.running, summary?.live, summary?.lastTurn,
+      summary?.updatedAt && relativeTime(summary.updatedAt)]);
+  }
+
+  node(item) {
+    let node;
+    if (item.kind === 'row') node = this.row(item);
+    else if (item.kind === 'diagnostic') node = diagnosticRow(item);
+    else if (item.kind === 'error') node = this.errorNotice(item.error, item.parentId);
+    else node = el('div', { class: 'notice' }, t('loading.label'));
+    node.classList.add('tree-row');
+    node.style.height = `${item.height}px`;
+    node.style.setProperty('--indent', `${(item.level - 1) * INDENT_PX}px`);
+    if (item.level > 1) node.classList.add('nested');
+    return node;
+  }
+
+  // drawnNode is the node in the page of child id's row, if drawn.
+  drawnNode(id) {
+    const index = this.rowIndex.get(id);
+    return index === undefined ? undefined : this.drawn.get(this.flat[index].key)?.node;
   }
 
   // rove gives the tree its one Tab stop: row id when it is shown, else the
   // first row; every other row is reached with the arrow keys.
   rove(id) {
-    const items = this.items();
-    const active = items.find((item) => item.dataset.id === id) ?? items[0];
-    for (const item of items) item.tabIndex = item === active ? 0 : -1;
-    this.activeId = active?.dataset.id ?? null;
-  }
-
-  restoreFocus(focusedId) {
-    const items = this.items();
-    if (this.pendingFocus && items.length > 0) {
-      (this.pendingFocus === 'first' ? items[0] : items[items.length - 1]).focus();
-      this.pendingFocus = null;
-      return;
+    if (id !== undefined && this.rowIndex.has(id)) this.activeId = id;
+    for (const { node } of this.drawn.values()) {
+      if (node.getAttribute('role') === 'treeitem' && !node.hasAttribute('aria-disabled')) {
+        node.tabIndex = node.dataset.id === this.activeId ? 0 : -1;
+      }
     }
-    if (focusedId) items.find((item) => item.dataset.id === focusedId)?.focus();
   }
 
-  renderLevel(container, parentId, level) {
-    const catalog = this.catalogs.get(parentId);
-    if (!catalog) return;
-    container.dataset.catalog = parentId;
-    container.setAttribute('aria-busy', String(catalog.state === 'loading')); // rows shown may be refreshing
-    if (catalog.state === 'loading' && catalog.entries.length === 0) {
-      container.append(el('div', { class: 'notice' }, t('loading.label')));
+  // focusItem scrolls the row item into view, draws it and focuses it.
+  focusItem(item) {
+    if (!item) return;
+    this.activeId = item.entry.id;
+    const top = item.top + this.tree.offsetTop;
+    if (top < this.menu.scrollTop) this.menu.scrollTop = top;
+    else if (top + item.height > this.menu.scrollTop + this.menu.clientHeight) {
+      this.menu.scrollTop = top + item.height - this.menu.clientHeight;
     }
-    const shown = Math.min(catalog.entries.length, this.shown.get(parentId) ?? PAGE_ROWS);
-    for (const entry of catalog.entries.slice(0, shown)) container.append(this.node(entry, parentId, level));
-    if (shown < catalog.entries.length) container.append(this.moreButton(parentId, level, shown, catalog.entries.length));
-    if (catalog.state === 'error') container.append(this.errorNotice(catalog.error, parentId));
-  }
-
-  // moreButton adds the next page of parentId's rows (those from shown on)
-  // in its place, without redrawing the rows shown, and focuses the first
-  // of them.
-  moreButton(parentId, level, shown, total) {
-    const more = el('button', { type: 'button', class: 'link more' },
-      t('tree.more', { count: Math.min(total - shown, PAGE_ROWS), left: total - shown }));
-    more.addEventListener('click', () => {
-      const entries = this.catalogs.get(parentId)?.entries ?? [];
-      const upTo = Math.min(entries.length, shown + PAGE_ROWS);
-      this.shown.set(parentId, upTo);
-      const nodes = entries.slice(shown, upTo).map((entry) => this.node(entry, parentId, level));
-      more.replaceWith(...nodes, ...(upTo < entries.length ? [this.moreButton(parentId, level, upTo, entries.length)] : []));
-      this.rove(this.activeId);
-      nodes[0]?.querySelector('[role="treeitem"]:not([aria-disabled="true"])')?.focus();
-    });
-    return more;
-  }
-
-  node(entry, parentId, level) {
-    if (entry.kind !== 'child') return el('div', { class: 'node' }, diagnosticRow(entry, level));
-    const node = el('div', { class: 'node' }, this.reusedRow(entry, parentId, level));
-    if (this.expanded.has(entry.id)) {
-      const group = el('div', { role: 'group' });
-      this.renderLevel(group, entry.id, level + 1);
-      node.append(group);
-    }
-    return node;
+    this.drawWindow();
+    this.drawnNode(item.entry.id)?.focus({ preventScroll: true });
   }
 
   isLeaf(id) {
@@ -210,20 +292,7 @@ export class CatalogAction {
     return own?.state === 'ready' && own.entries.length === 0;
   }
 
-  // reusedRow is the row the menu shows for entry, kept from the last
-  // redraw when nothing it shows changed, else drawn anew.
-  reusedRow(entry, parentId, level) {
-    const summary = this.summaryOf(entry.id);
-    const look = JSON.stringify([entry, level, this.expanded.has(entry.id), this.isLeaf(entry.id), summary?.title,
-      summary?.running, summary?.live, summary?.lastTurn, summary?.updatedAt && relativeTime(summary.updatedAt)]);
-    const key = `${parentId}\n${entry.id}`;
-    const kept = this.drawn.get(key);
-    const row = kept?.look === look ? kept.row : this.row(entry, parentId, level);
-    this.drawing.set(key, { look, row });
-    return row;
-  }
-
-  row(entry, parentId, level) {
+  row({ entry, parentId, level, position, size }) {
     const label = entry.label || entry.id;
     const summary = this.summaryOf(entry.id);
     // The catalog's activity says live (status frames keep it current);
@@ -236,6 +305,7 @@ export class CatalogAction {
     const time = summary?.updatedAt ? relativeTime(summary.updatedAt) : '';
     const row = el('div', {
       role: 'treeitem', tabindex: '-1', class: 'row', 'aria-level': String(level),
+      'aria-posinset': String(position), 'aria-setsize': String(size),
       'aria-label': [label, secondary, time].filter(Boolean).join(' '), 'data-id': entry.id, 'data-parent': parentId,
       'data-state': state.state,
     });
@@ -283,10 +353,6 @@ export class CatalogAction {
     this.onOpenChild(address, entry);
   }
 
-  items() {
-    return [...this.menu.querySelectorAll('[role="treeitem"]:not([aria-disabled="true"])')];
-  }
-
   onKey(event) {
     if (event.target === this.trigger) {
       this.onTriggerKey(event);
@@ -309,13 +375,13 @@ export class CatalogAction {
     }
   }
 
-  // onTreeKey moves focus or acts on the focused row; false for keys it
-  // does not handle.
+  // onTreeKey moves focus over the tree's rows (drawn or not) or acts on
+  // the focused row; false for keys it does not handle.
   onTreeKey(key, focused) {
-    const items = this.items();
-    const index = items.indexOf(focused);
-    const row = index >= 0 ? items[index] : null;
-    const focusAt = (i) => items.length > 0 && items[(i + items.length) % items.length].focus();
+    const rows = this.flat.filter((item) => item.kind === 'row');
+    const row = focused?.closest?.('[role="treeitem"]');
+    const index = row ? rows.findIndex((item) => item.entry.id === row.dataset.id) : -1;
+    const focusAt = (i) => rows.length > 0 && this.focusItem(rows[(i + rows.length) % rows.length]);
     switch (key) {
       case 'ArrowDown': focusAt(index < 0 ? 0 : index + 1); return true;
       case 'ArrowUp': focusAt(index < 0 ? -1 : index - 1); return true;
@@ -326,7 +392,7 @@ export class CatalogAction {
         return true;
       case 'ArrowLeft':
         if (row?.getAttribute('aria-expanded') === 'true') this.collapse(row.dataset.id);
-        else if (row) items.find((item) => item.dataset.id === row.dataset.parent)?.focus();
+        else if (row) this.focusItem(rows.find((item) => item.entry.id === row.dataset.parent));
         return true;
       case 'Enter':
       case ' ':
@@ -338,10 +404,24 @@ export class CatalogAction {
   }
 }
 
-function diagnosticRow(entry, level) {
+// firstEndingAfter is the index of the first of rows (ordered by top) that
+// ends below y.
+function firstEndingAfter(rows, y) {
+  let lo = 0;
+  let hi = rows.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (rows[mid].top + rows[mid].height <= y) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function diagnosticRow({ entry, level, position, size }) {
   const reason = t(`diagnostic.${entry.reason}`);
   return el('div', {
     role: 'treeitem', class: 'row diagnostic', 'aria-disabled': 'true', 'aria-level': String(level),
+    'aria-posinset': String(position), 'aria-setsize': String(size),
     'aria-label': `${entry.id} ${reason}`, title: reason, 'data-id': entry.id,
   },
   el('span', { class: 'spacer', 'aria-hidden': 'true' }),
