@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"unicode/utf8"
 
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/jsjson"
@@ -104,6 +106,9 @@ type (
 // MarshalJSON writes the chunk's shape. A block-end without a block, a
 // usage without usage or a finish without a reason is an error.
 func (c Chunk) MarshalJSON() ([]byte, error) {
+	if b, ok := c.appendDelta(nil); ok {
+		return b, nil
+	}
 	switch c.Type {
 	case ChunkBlockStart:
 		return jsjson.Marshal(blockStartWire{c.Type, c.Index, c.BlockType})
@@ -135,6 +140,37 @@ func (c Chunk) MarshalJSON() ([]byte, error) {
 		return nil, fmt.Errorf("vocab: unknown chunk type %q", c.Type)
 	}
 	return c.Raw, nil
+}
+
+// appendDelta appends a text, reasoning or tool-call delta to b without
+// reflection, as json.Marshal writes it; ok is false (b unchanged) for
+// other chunks and for strings that are not valid UTF-8, which
+// json.Marshal writes with escapes of its own.
+func (c Chunk) appendDelta(b []byte) ([]byte, bool) {
+	switch c.Type {
+	case ChunkTextDelta, ChunkReasoningDelta:
+		if !utf8.ValidString(c.Text) {
+			return b, false
+		}
+		b = appendIndex(b, c.Type, c.Index)
+		return append(jsjson.AppendString(append(b, `,"text":`...), c.Text), '}'), true
+	case ChunkToolCallDelta:
+		if !utf8.ValidString(c.ID) || !utf8.ValidString(c.Name) || !utf8.ValidString(c.ArgumentsDelta) {
+			return b, false
+		}
+		b = jsjson.AppendString(append(appendIndex(b, c.Type, c.Index), `,"id":`...), c.ID)
+		if c.Name != "" {
+			b = jsjson.AppendString(append(b, `,"name":`...), c.Name)
+		}
+		return append(jsjson.AppendString(append(b, `,"argumentsDelta":`...), c.ArgumentsDelta), '}'), true
+	}
+	return b, false
+}
+
+// appendIndex appends {"type":typ,"index":index to b.
+func appendIndex(b []byte, typ string, index int) []byte {
+	b = jsjson.AppendString(append(b, `{"type":`...), typ)
+	return strconv.AppendInt(append(b, `,"index":`...), int64(index), 10)
 }
 
 // chunkWire holds every member any chunk type has.

@@ -3,6 +3,8 @@ package vocab
 import (
 	"testing"
 
+	"github.com/dsh-actors/dsh-actors/internal/jsjson"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -47,5 +49,39 @@ func FuzzDecode(f *testing.F) {
 		again, err := Encode(back)
 		require.NoError(t, err)
 		require.Equal(t, string(raw), string(again))
+	})
+}
+
+// FuzzDeltaChunkEncoding: a delta chunk written without reflection is
+// byte for byte what the reflective encoder writes from the chunk's wire
+// shape, whatever its strings hold.
+func FuzzDeltaChunkEncoding(f *testing.F) {
+	for _, s := range []string{"word ", "", "caf\u00e9 \u2028\u2029 <&> \x7f", "\"\\\b\f\n\r\t\x01\x1f", "\\u2028", "\xff\xfe", "{\"a\": 1}"} {
+		f.Add(s, "call_1", "subagent", 3, 12, 0)
+	}
+	f.Fuzz(func(t *testing.T, text, id, name string, turn, step, index int) {
+		type event[W any] struct {
+			Turn  int `json:"turn"`
+			Step  int `json:"step"`
+			Chunk W   `json:"chunk"`
+		}
+		tool := toolDeltaWire{Type: ChunkToolCallDelta, Index: index, ID: id, ArgumentsDelta: text}
+		if name != "" {
+			tool.Name = &name
+		}
+		for _, tc := range []struct {
+			chunk Chunk
+			wire  any
+		}{
+			{Chunk{Type: ChunkTextDelta, Index: index, Text: text}, event[deltaWire]{turn, step, deltaWire{ChunkTextDelta, index, text}}},
+			{Chunk{Type: ChunkReasoningDelta, Index: index, Text: text}, event[deltaWire]{turn, step, deltaWire{ChunkReasoningDelta, index, text}}},
+			{Chunk{Type: ChunkToolCallDelta, Index: index, ID: id, Name: name, ArgumentsDelta: text}, event[toolDeltaWire]{turn, step, tool}},
+		} {
+			got, err := Encode(AssistantChunk{Turn: turn, Step: step, Chunk: tc.chunk})
+			require.NoError(t, err)
+			want, err := jsjson.Marshal(tc.wire)
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(got))
+		}
 	})
 }

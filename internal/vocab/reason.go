@@ -155,6 +155,19 @@ func (s Step) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// MarshalJSON writes {turn, step, chunk}, without reflection for a delta
+// chunk whose strings are valid UTF-8.
+func (c AssistantChunk) MarshalJSON() ([]byte, error) {
+	b := appendTurn(make([]byte, 0, 96+len(c.Chunk.Text)+len(c.Chunk.ArgumentsDelta)), c.Turn)
+	b = strconv.AppendInt(append(b, `,"step":`...), int64(c.Step), 10)
+	b = append(b, `,"chunk":`...)
+	if delta, ok := c.Chunk.appendDelta(b); ok {
+		return append(delta, '}'), nil
+	}
+	type plain AssistantChunk
+	return jsjson.Marshal(plain(c))
+}
+
 // MarshalJSON writes {turn, trigger?}, without reflection when the trigger
 // is a message from a source with a plain kind alone.
 func (s TurnStart) MarshalJSON() ([]byte, error) {
