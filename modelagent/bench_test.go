@@ -38,8 +38,10 @@ const benchTurnsPerAgent = 8
 // server's own response time: the raw exchange of the same request body
 // with the same server (POST it, read the whole stream), in the same run.
 // It also times the same exchange translated into chunks (what any client
-// of the stream must do, logging nothing). It reports each per step, the
-// loop's own overhead, loop/raw and translated/raw.
+// of the stream must do, logging nothing). It reports each per step in
+// wall time and in process CPU time (server, client, log writer and GC
+// together: on a loaded machine wall time is mostly waiting for a CPU),
+// the loop's own overhead, and the ratios to the raw exchange.
 func BenchmarkStepOverhead(b *testing.B) {
 	stream := llmtest.Stream(deltas(100))
 	srv := llmtest.NewServer()
@@ -47,7 +49,7 @@ func BenchmarkStepOverhead(b *testing.B) {
 	r := newRig(b, llmtest.DeepSeekOn(srv, 0))
 	ctx := context.Background()
 	var h *parent.Handle
-	var raw, translated, loop time.Duration
+	var raw, translated, loop timing
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if i%benchTurnsPerAgent == 0 {
@@ -56,43 +58,63 @@ func BenchmarkStepOverhead(b *testing.B) {
 			require.NoError(b, err)
 		}
 		srv.Push(stream)
-		start := time.Now()
-		_, err := h.Followup(ctx, event.Text(fmt.Sprint("turn ", i)), event.Source{Kind: event.SourceUser})
-		require.NoError(b, err)
-		require.NoError(b, h.Activation().WhenIdle(ctx))
-		loop += time.Since(start)
-
-		body := srv.Last().Body
-		raw += exchange(b, srv, stream, body, func(r io.Reader) {
-			_, err := io.Copy(io.Discard, r)
+		loop.add(func() {
+			_, err := h.Followup(ctx, event.Text(fmt.Sprint("turn ", i)), event.Source{Kind: event.SourceUser})
 			require.NoError(b, err)
+			require.NoError(b, h.Activation().WhenIdle(ctx))
 		})
-		translated += exchange(b, srv, stream, body, func(r io.Reader) {
-			for _, err := range llm.ReadStream(r) {
+		body := srv.Last().Body
+		raw.add(func() {
+			exchange(b, srv, stream, body, func(r io.Reader) {
+				_, err := io.Copy(io.Discard, r)
 				require.NoError(b, err)
-			}
+			})
+		})
+		translated.add(func() {
+			exchange(b, srv, stream, body, func(r io.Reader) {
+				for _, err := range llm.ReadStream(r) {
+					require.NoError(b, err)
+				}
+			})
 		})
 	}
 	b.StopTimer()
-	n := float64(b.N)
-	b.ReportMetric(float64(raw.Nanoseconds())/n, "raw-ns/step")
-	b.ReportMetric(float64(translated.Nanoseconds())/n, "translated-ns/step")
-	b.ReportMetric(float64(loop.Nanoseconds())/n, "loop-ns/step")
-	b.ReportMetric(float64((loop-raw).Nanoseconds())/n, "overhead-ns/step")
-	b.ReportMetric(float64(translated)/float64(raw), "translated/raw")
-	b.ReportMetric(float64(loop)/float64(raw), "loop/raw")
+	raw.report(b, "raw", nil)
+	translated.report(b, "translated", &raw)
+	loop.report(b, "loop", &raw)
+	b.ReportMetric(float64((loop.wall-raw.wall).Nanoseconds())/float64(b.N), "overhead-ns/step")
 }
 
-// exchange posts body to srv answered by stream, hands the response body
-// to read and returns how long it all took.
-func exchange(b *testing.B, srv *llmtest.Server, stream llmtest.Behavior, body []byte, read func(io.Reader)) time.Duration {
+// timing sums the wall and process CPU time of measured calls.
+type timing struct{ wall, cpu time.Duration }
+
+func (t *timing) add(f func()) {
+	start, cpu := time.Now(), processCPU()
+	f()
+	t.wall += time.Since(start)
+	t.cpu += processCPU() - cpu
+}
+
+// report reports t per step as name-ns/step and name-cpu-ns/step, and
+// against base (when given) as name/raw and name/raw-cpu.
+func (t *timing) report(b *testing.B, name string, base *timing) {
+	n := float64(b.N)
+	b.ReportMetric(float64(t.wall.Nanoseconds())/n, name+"-ns/step")
+	b.ReportMetric(float64(t.cpu.Nanoseconds())/n, name+"-cpu-ns/step")
+	if base != nil {
+		b.ReportMetric(float64(t.wall)/float64(base.wall), name+"/raw")
+		b.ReportMetric(float64(t.cpu)/float64(max(base.cpu, 1)), name+"/raw-cpu")
+	}
+}
+
+// exchange posts body to srv answered by stream and hands the response
+// body to read.
+func exchange(b *testing.B, srv *llmtest.Server, stream llmtest.Behavior, body []byte, read func(io.Reader)) {
 	srv.Push(stream)
-	start := time.Now()
 	resp, err := http.Post(srv.URL+"/chat/completions", "application/json", bytes.NewReader(body))
 	require.NoError(b, err)
 	defer resp.Body.Close()
 	read(resp.Body)
-	return time.Since(start)
 }
 
 // BenchmarkChunkLogging measures logging a 1,000-delta response through
