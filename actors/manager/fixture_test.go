@@ -57,6 +57,7 @@ type fixtureConfig struct {
 	store      session.Store
 	resume     bool
 	topLevel   string // the top-level parent's id ("parent" when empty)
+	observe    func(*op)
 }
 
 type option func(*fixtureConfig)
@@ -70,6 +71,9 @@ func withPrepare(fn prepareFunc) option { return func(c *fixtureConfig) { c.prep
 // withStore runs the fixture on store (closed by its opener) instead of
 // a JSONL store of its own.
 func withStore(store session.Store) option { return func(c *fixtureConfig) { c.store = store } }
+
+// withObserver has observe get every op with its steps as it replies.
+func withObserver(observe func(*op)) option { return func(c *fixtureConfig) { c.observe = observe } }
 
 // withTopLevel names the top-level parent id instead of "parent" (a
 // second process on the same store).
@@ -109,7 +113,7 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 		prepare = spawnOnly
 	}
 	f.m, err = New(Options{Runtime: rt, Prepare: prepare, Started: f.rec.Started, Ended: f.rec.Ended, checkpoint: cfg.checkpoint,
-		middleware: []actor.ReceiverMiddleware{probing}})
+		middleware: []actor.ReceiverMiddleware{probing}, observe: cfg.observe})
 	require.NoError(t, err)
 	m := f.m
 	var deadLetters atomic.Int32 // to the manager: a post after it stopped

@@ -55,7 +55,7 @@ func (m *Manager) followup(o *op) {
 // route is step 2.
 func (m *Manager) route(o *op) {
 	a := m.st.activations[o.childID]
-	switch m.routeOf(a, o.childID) {
+	switch m.routeOf(o, a) {
 	case routeElsewhere:
 		m.admitElsewhere(o)
 	case routeAbsent:
@@ -99,9 +99,16 @@ func decideRoute(resident *activation, elsewhere, fenced bool) route {
 	return routeResident
 }
 
-// routeOf decides the route of childID, whose epoch here is a (or nil).
-func (m *Manager) routeOf(a *activation, childID string) route {
-	return decideRoute(a, m.st.elsewhere[childID], a != nil && fenced(a))
+// routeOf decides the route of o's child, whose epoch here is a (or nil).
+func (m *Manager) routeOf(o *op, a *activation) route {
+	r := decideRoute(a, m.st.elsewhere[o.childID], a != nil && fenced(a))
+	m.note(o, r.String())
+	return r
+}
+
+// String names a route in an op's steps.
+func (r route) String() string {
+	return [...]string{"resident", "absent", "elsewhere", "after-disposal", "dispose-fenced"}[r]
 }
 
 // disposeFenced opens the disposal of a fenced epoch, reported as a

@@ -2,6 +2,7 @@ package manager
 
 import (
 	"bufio"
+	"context"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -40,7 +41,10 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected effects of testd
 //	log NAME                 (effects: NAME's user messages in its log, in order)
 //
 // An operation that has not completed when its step comes to rest
-// reports its result at the step where it does.
+// reports its result at the step where it does. A start's or a
+// follow-up's result is followed by the steps the manager took for it,
+// in brackets: the route it decided and the messages that carried it
+// from one step to the next (op.go).
 func TestInteractions(t *testing.T) {
 	scripts, err := filepath.Glob(filepath.Join("testdata", "*.txt"))
 	require.NoError(t, err)
@@ -116,7 +120,28 @@ type script struct {
 type operation struct {
 	label  string
 	result string
+	steps  []string // the manager's steps for it (observe)
 	done   chan struct{}
+}
+
+// operationKey is the context key under which an operation's calls
+// carry it to observe.
+type operationKey struct{}
+
+// observe keeps the steps of the op a script's operation made, without
+// the request that opened it.
+func (s *script) observe(o *op) {
+	called, ok := o.ctx.Value(operationKey{}).(*operation)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, step := range o.steps {
+		if !strings.HasSuffix(step, "Request") {
+			called.steps = append(called.steps, step)
+		}
+	}
 }
 
 func newScript(t *testing.T, durableAdmission bool) *script {
@@ -130,7 +155,7 @@ func newScript(t *testing.T, durableAdmission bool) *script {
 	t.Cleanup(func() { require.NoError(t, store.Close()) })
 	s := &script{t: t, store: store, root: root, ids: map[string]string{}, names: map[string]string{"parent": "parent"},
 		owners: map[string]string{}, handles: map[string]*parent.Handle{}, others: map[string]session.Fenced{}, epochs: map[string]session.Epoch{}}
-	s.f = newFixture(t, withStore(store))
+	s.f = newFixture(t, withStore(store), withObserver(s.observe))
 	s.ids["parent"] = "parent"
 	t.Cleanup(s.openAllGates) // before the fixture's: let stuck turns end
 	return s
@@ -169,22 +194,23 @@ func (s *script) run(step string) string {
 	return s.effects()
 }
 
-// async runs call as the operation label and returns at once.
-func (s *script) async(label string, call func() string) {
+// async runs call as the operation label and returns at once; call's
+// ctx carries the operation to observe.
+func (s *script) async(label string, call func(ctx context.Context) string) {
 	op := &operation{label: label, done: make(chan struct{})}
 	s.mu.Lock()
 	s.pending = append(s.pending, op)
 	s.mu.Unlock()
 	go func() {
-		op.result = call()
+		op.result = call(context.WithValue(bg, operationKey{}, op))
 		close(op.done)
 	}()
 }
 
 func (s *script) start(name, owner, prompt string) {
 	h := s.agent(owner)
-	s.async("start "+name, func() string {
-		started, err := s.f.m.StartContinuable(bg, s.f.spec(h, prompt))
+	s.async("start "+name, func(ctx context.Context) string {
+		started, err := s.f.m.StartContinuable(ctx, s.f.spec(h, prompt))
 		if err != nil {
 			return code(err)
 		}
@@ -200,16 +226,16 @@ func (s *script) start(name, owner, prompt string) {
 
 func (s *script) followup(name, text string) {
 	id, h := s.id(name), s.agent(s.owner(name))
-	s.async("followup "+name, func() string {
-		_, err := s.f.m.Followup(bg, h, id, event.Text(text), event.Source{Kind: "user"})
+	s.async("followup "+name, func(ctx context.Context) string {
+		_, err := s.f.m.Followup(ctx, h, id, event.Text(text), event.Source{Kind: "user"})
 		return code(err)
 	})
 }
 
 func (s *script) drain(owner string) {
 	h := s.agent(owner)
-	s.async("drain "+owner, func() string {
-		return code(s.f.m.DrainContinuableDescendants(bg, []*parent.Handle{h}))
+	s.async("drain "+owner, func(ctx context.Context) string {
+		return code(s.f.m.DrainContinuableDescendants(ctx, []*parent.Handle{h}))
 	})
 }
 
@@ -245,7 +271,11 @@ func (s *script) effects() string {
 	s.pending = slices.DeleteFunc(s.pending, func(op *operation) bool {
 		select {
 		case <-op.done:
-			effects = append(effects, op.label+" "+op.result)
+			effect := op.label + " " + op.result
+			if len(op.steps) > 0 {
+				effect += " [" + strings.Join(op.steps, " ") + "]"
+			}
+			effects = append(effects, effect)
 			return true
 		default:
 			return false

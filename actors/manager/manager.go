@@ -92,6 +92,9 @@ type Options struct {
 
 	// middleware wraps the actor's Receive (tests inspect its state).
 	middleware []actor.ReceiverMiddleware
+	// observe gets every op, with the steps it took, just before it
+	// replies (the interaction tests).
+	observe func(*op)
 }
 
 // dispatchThroughput is how many decisions the actor takes per mailbox run
@@ -111,6 +114,7 @@ type Manager struct {
 	prepare    prepareFunc
 	onStarted  func(RunInfo) error
 	onEnded    func(RunEndInfo)
+	observe    func(*op)
 	checkpoint checkpointFunc
 	logger     *slog.Logger
 	system     *actor.ActorSystem
@@ -154,6 +158,7 @@ func New(opts Options) (*Manager, error) {
 		onStarted:  opts.Started,
 		onEnded:    opts.Ended,
 		checkpoint: opts.checkpoint,
+		observe:    opts.observe,
 		logger:     logger,
 		system:     opts.Runtime.ActorHost().System,
 		stopped:    make(chan struct{}),

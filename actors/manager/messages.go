@@ -145,6 +145,7 @@ func (r *receiver) Receive(c actor.Context) {
 	m.self = c
 	msg := c.Message()
 	defer m.contain(msg)
+	m.noteMessage(msg)
 	switch msg := msg.(type) {
 	case startRequest:
 		m.start(msg.op)

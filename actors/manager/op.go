@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
@@ -41,6 +42,9 @@ type op struct {
 	stopWatch func() bool // stops the ctx watch of a queued lock waiter
 	reply     chan<- outcome
 	replied   bool
+	// steps are the messages and routes it went through, kept only when
+	// the manager is observed (Options.observe).
+	steps []string
 }
 
 // opKind is what an op was asked to do.
@@ -97,7 +101,24 @@ func (m *Manager) finish(o *op, messageID string, err error) {
 	m.unlock(o)
 	if !o.replied {
 		o.replied = true
+		if m.observe != nil {
+			m.observe(o)
+		}
 		o.reply <- outcome{messageID, err}
+	}
+}
+
+// note records step in o's steps when the manager is observed.
+func (m *Manager) note(o *op, step string) {
+	if m.observe != nil {
+		o.steps = append(o.steps, step)
+	}
+}
+
+// noteMessage records the message msg carried o to.
+func (m *Manager) noteMessage(msg any) {
+	if c, ok := msg.(carrier); ok && m.observe != nil {
+		m.note(c.entry(), strings.TrimPrefix(fmt.Sprintf("%T", msg), "manager."))
 	}
 }
 

@@ -196,7 +196,7 @@ func (m *Manager) wake(o *op) {
 // wakeRoute is step 2.
 func (m *Manager) wakeRoute(o *op) {
 	a := m.st.activations[o.childID]
-	switch m.routeOf(a, o.childID) {
+	switch m.routeOf(o, a) {
 	case routeAbsent, routeElsewhere: // a wake looks for itself who holds it
 		m.wakeAbsent(o)
 	case routeAfterDisposal:
