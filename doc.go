@@ -26,6 +26,14 @@
 // Conversation and LastReply; it cannot write to the agent's log or
 // dispose it.
 //
+// Reading the store never wakes an agent: History reads one session's log
+// as events (ReadablePrefix recovers what a damaged one still holds),
+// Sessions lists every session with its title, Search finds the stored
+// events holding a phrase, and Children and RenderChildren give a parent's
+// catalog. On a JSONL folder they read through the store's derived SQLite
+// index, which the runtime opens on first use (Options.NoIndex reads the
+// logs instead).
+//
 // What blocks: Spawn, Send and Prompt return at inbox acceptance, before
 // the turn runs; the handle's WhenIdle and WaitChild wait for turns;
 // Drain, Shutdown and Close wait for the disposals they start; Children

@@ -93,6 +93,13 @@ type Options struct {
 	// child of a dead process gets its pending messages run here within
 	// about two LeaseTTLs, without another Send.
 	LeaseTTL time.Duration
+	// NoIndex makes Children, Search and Sessions read the logs
+	// themselves. Otherwise, on a JSONL store folder they read through its
+	// derived SQLite index (the file session-query.db in Dir), which the
+	// runtime opens on first use, rebuilds when missing or damaged and
+	// brings up to date on every use, and on a Postgres store through its
+	// own queries. Both answer exactly as reading the logs does.
+	NoIndex bool
 }
 
 // minLeaseTTL is the shortest Options.LeaseTTL: a lease is renewed every
@@ -123,6 +130,7 @@ type Runtime struct {
 	// disk has room again (roomOnDisk; nil: diskHasRoom).
 	fullLogs   sync.Map
 	roomOnDisk func() bool
+	index      *storeIndex
 }
 
 // Open opens the store, starts the actor runtime and binds its subagent
@@ -162,6 +170,7 @@ func openWith(opts Options, extra ...session.Option) (*Runtime, error) {
 		return nil, errors.Join(err, closeStore(pg))
 	}
 	r := &Runtime{actors: rt, query: query.New(rt.Sessions()), postgres: pg}
+	r.index = newStoreIndex(indexRoot(opts), opts.NoIndex, rt.Sessions())
 	if err := r.bindSubagents(opts.Logger); err != nil {
 		return nil, errors.Join(err, rt.Close(context.Background()), closeStore(pg))
 	}
@@ -445,28 +454,6 @@ func needParent(op string, p *Handle) error {
 	return nil
 }
 
-// Children lists parentID's direct continuable children from the durable
-// catalog, never waking one, in creation order (then id): each with its
-// Label and Status ("running" when it is live in this runtime, "complete"
-// when it is only stored, which is no outcome: a Send runs a new turn), or,
-// for a child whose log cannot be read, its Diagnostic ("corrupt",
-// "unsupported" or "unavailable"). An unknown parent is
-// fault.QuerySessionNotFound. It blocks on the reads.
-func (r *Runtime) Children(ctx context.Context, parentID string) ([]agent.Child, error) {
-	entries, err := r.subagents.ListChildren(ctx, parentID)
-	if err != nil {
-		return nil, err
-	}
-	children := make([]agent.Child, len(entries))
-	for i, e := range entries {
-		children[i] = agent.Child{ID: e.ID, Label: e.Label, Status: e.Status}
-		if e.Kind == query.KindDiagnostic {
-			children[i] = agent.Child{ID: e.ID, Diagnostic: e.Reason}
-		}
-	}
-	return children, nil
-}
-
 // Shutdown closes the runtime gracefully, as net/http's Server.Shutdown
 // does: admission stops at once (every later call fails with an error
 // matching fault.Closed), the turns running and the messages already
@@ -478,7 +465,7 @@ func (r *Runtime) Shutdown(ctx context.Context) error {
 	if err := r.actors.Shutdown(ctx); err != nil {
 		return err
 	}
-	return r.closePostgres()
+	return errors.Join(r.index.close(), r.closePostgres())
 }
 
 // Close closes the runtime at once: admission stops, running turns are
@@ -487,7 +474,7 @@ func (r *Runtime) Shutdown(ctx context.Context) error {
 // a second Close returns nil.
 func (r *Runtime) Close() error {
 	r.sweeper.stop()
-	return errors.Join(r.actors.Close(context.Background()), r.closePostgres())
+	return errors.Join(r.actors.Close(context.Background()), r.index.close(), r.closePostgres())
 }
 
 // closePostgres closes the Postgres store Open opened, once.

@@ -55,7 +55,7 @@ const (
 	Cancelled Code = "CANCELLED"
 )
 
-// The session query's codes (the derived index's own are internal/index's).
+// The session query's codes, the search's and the derived index's among them.
 const (
 	QueryEventNotFound     Code = "SESSION_QUERY_EVENT_NOT_FOUND"
 	QueryInvalidLineage    Code = "SESSION_QUERY_INVALID_LINEAGE"
@@ -64,6 +64,19 @@ const (
 	QueryPersistenceFailed Code = "SESSION_QUERY_PERSISTENCE_FAILED"
 	QuerySessionNotFound   Code = "SESSION_QUERY_SESSION_NOT_FOUND"
 	QuerySourceConflict    Code = "SESSION_QUERY_SOURCE_CONFLICT"
+	// QueryAborted: a search's ctx ended while it ran.
+	QueryAborted Code = "SESSION_QUERY_ABORTED"
+	// QueryIndexFailed: the derived index could not answer a search or a
+	// listing.
+	QueryIndexFailed Code = "SESSION_QUERY_INDEX_FAILED"
+	// QueryInvalidLimit: a search's limit or offset is out of range.
+	QueryInvalidLimit Code = "SESSION_QUERY_INVALID_LIMIT"
+	// QueryInvalidQuery: a search query that is blank or holds a NUL.
+	QueryInvalidQuery Code = "SESSION_QUERY_INVALID_QUERY"
+	// IndexRefused: the derived index file is another application's
+	// SQLite file or of a newer schema; it is left alone (move it away, or
+	// read the store without the index).
+	IndexRefused Code = "INDEX_REFUSED"
 )
 
 // The subagent descriptor's codes (a persisted descriptor, or the input of

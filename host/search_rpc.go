@@ -47,7 +47,7 @@ func (h *Handler) sessionSearch(ctx context.Context, c call) (any, *rpcError) {
 		return searchValue{Hits: hits, HasMore: page.More}, nil
 	case isCancelled(ctx, err):
 		return nil, newError(codeCancelled, "session search was cancelled", nil)
-	case errors.Is(err, index.QueryInvalidQuery), errors.Is(err, index.QueryInvalidLimit):
+	case errors.Is(err, fault.QueryInvalidQuery), errors.Is(err, fault.QueryInvalidLimit):
 		return nil, badRequest("invalid payload for "+c.method, []payloadIssue{{Code: issueInvalidValue, Path: []any{searchField(err)}, Message: refusal(err)}})
 	default:
 		h.logFailure("session.search", err)
@@ -59,7 +59,7 @@ func (h *Handler) sessionSearch(ctx context.Context, c call) (any, *rpcError) {
 // message of the error in err's chain that carries the query code.
 func refusal(err error) string {
 	for e := err; e != nil; e = errors.Unwrap(e) {
-		if f, ok := e.(*fault.Error); ok && (f.Code == index.QueryInvalidQuery || f.Code == index.QueryInvalidLimit) {
+		if f, ok := e.(*fault.Error); ok && (f.Code == fault.QueryInvalidQuery || f.Code == fault.QueryInvalidLimit) {
 			return f.Message
 		}
 	}
@@ -68,7 +68,7 @@ func refusal(err error) string {
 
 // searchField names the payload field an index refusal is about.
 func searchField(err error) string {
-	if errors.Is(err, index.QueryInvalidLimit) {
+	if errors.Is(err, fault.QueryInvalidLimit) {
 		return "limit"
 	}
 	return "query"

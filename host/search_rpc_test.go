@@ -62,10 +62,10 @@ func TestSessionSearchFailures(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&fault.Error{Code: index.QueryInvalidQuery, Message: "bad words"}, `"code":"bad-request","message":"invalid payload for session.search","details":{"issues":[{"code":"invalid_value","path":["query"],"message":"bad words"}]}`},
-		{wrap(codeInternal, &fault.Error{Code: index.QueryInvalidLimit, Message: "bad limit"}), `"code":"bad-request","message":"invalid payload for session.search","details":{"issues":[{"code":"invalid_value","path":["limit"],"message":"bad limit"}]}`},
+		{&fault.Error{Code: fault.QueryInvalidQuery, Message: "bad words"}, `"code":"bad-request","message":"invalid payload for session.search","details":{"issues":[{"code":"invalid_value","path":["query"],"message":"bad words"}]}`},
+		{wrap(codeInternal, &fault.Error{Code: fault.QueryInvalidLimit, Message: "bad limit"}), `"code":"bad-request","message":"invalid payload for session.search","details":{"issues":[{"code":"invalid_value","path":["limit"],"message":"bad limit"}]}`},
 		{wrap(codeCancelled, context.Canceled), `"code":"cancelled","message":"session search was cancelled","details":{}`},
-		{&fault.Error{Code: index.QueryIndexFailed, Message: "disk full"}, `"code":"internal","message":"session search failed","details":{}`},
+		{&fault.Error{Code: fault.QueryIndexFailed, Message: "disk full"}, `"code":"internal","message":"session search failed","details":{}`},
 		{errors.New("boom"), `"code":"internal","message":"session search failed","details":{}`},
 	} {
 		b := newFakeBackend()

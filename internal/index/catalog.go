@@ -73,7 +73,7 @@ func (d *DB) failure(ctx context.Context, err error) error {
 	if cpErr := catalog.Checkpoint(ctx); cpErr != nil {
 		return cpErr
 	}
-	return fault.New(QueryIndexFailed, "session index failed: "+err.Error(), err)
+	return fault.New(fault.QueryIndexFailed, "session index failed: "+err.Error(), err)
 }
 
 // candidate is one direct child in trace order, with its indexed outcome.

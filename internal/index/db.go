@@ -56,11 +56,11 @@ var knownTables = map[string]bool{
 	"docs_idx": true, "docs_content": true, "docs_docsize": true, "docs_config": true,
 }
 
-// refused is IndexRefused: an index file this package will not use
+// refused is fault.IndexRefused: an index file this package will not use
 // or replace (another application's SQLite file, or an index of a newer
 // schema); the message names the file and says what to do.
 func refused(path, reason string) error {
-	return fault.New(IndexRefused,
+	return fault.New(fault.IndexRefused,
 		fmt.Sprintf("index: refusing %q: %s (move it away, or read without the index: --no-index)", path, reason), nil)
 }
 
@@ -125,7 +125,7 @@ func (d *DB) open(ctx context.Context) error {
 		}
 	}
 	if err != nil {
-		if errors.Is(err, IndexRefused) {
+		if errors.Is(err, fault.IndexRefused) {
 			return err
 		}
 		return fmt.Errorf("index: opening %q: %w", d.path, err)

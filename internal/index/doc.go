@@ -36,7 +36,7 @@
 //
 // The file is rebuilt when it is missing, empty, corrupt or of an older
 // schema; a file of a newer schema, or another application's SQLite file,
-// is refused with an error naming it (matching IndexRefused). Several
+// is refused with an error naming it (matching fault.IndexRefused). Several
 // processes may open one store: SQLite's WAL journal and BEGIN IMMEDIATE
 // transactions keep the file consistent, and each process reconciles on
 // its own.

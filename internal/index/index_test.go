@@ -253,7 +253,7 @@ func TestRebuildsOrRefusesADamagedIndex(t *testing.T) {
 			sqliteFile(t, path, stmts...)
 			before := fileDigest(t, path)
 			_, err := Open(context.Background(), f.root, f.sessions)
-			require.ErrorIs(t, err, IndexRefused)
+			require.ErrorIs(t, err, fault.IndexRefused)
 			require.Contains(t, err.Error(), path)
 			require.Equal(t, before, fileDigest(t, path), "a refused file is left alone")
 		})

@@ -18,7 +18,8 @@ import (
 // ScanSearch is the unindexed search: it lists the store and reads every
 // stored log (Inspect) to answer req as DB.Search does, with the same
 // ranking and snippets. Its tokens are runs of letters, digits and marks,
-// compared folded as FTS5's unicode61 folds them (fold).
+// compared folded as FTS5's unicode61 folds them (fold). A nil store holds
+// no session: req is validated and the page is empty.
 func ScanSearch(ctx context.Context, store session.Store, req SearchRequest) (Page, error) {
 	phrase, err := normalizePhrase(req.Phrase)
 	if err != nil {
@@ -27,6 +28,9 @@ func ScanSearch(ctx context.Context, store session.Store, req SearchRequest) (Pa
 	limit, err := req.limit()
 	if err != nil {
 		return Page{}, err
+	}
+	if store == nil {
+		return Page{}, nil
 	}
 	needle := tokens(sanitize(phrase))
 	headers, err := store.List(ctx)

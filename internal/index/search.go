@@ -67,7 +67,7 @@ func normalizePhrase(phrase string) (string, error) {
 }
 
 func invalidQuery() error {
-	return &fault.Error{Code: QueryInvalidQuery, Message: "search query must be non-blank text without NUL"}
+	return &fault.Error{Code: fault.QueryInvalidQuery, Message: "search query must be non-blank text without NUL"}
 }
 
 // ftsPhrase quotes a normalized phrase as one FTS5 string: every `"`
@@ -79,11 +79,11 @@ func ftsPhrase(normalized string) string {
 func (r SearchRequest) limit() (int, error) {
 	switch {
 	case r.Offset < 0:
-		return 0, &fault.Error{Code: QueryInvalidLimit, Message: fmt.Sprintf("offset must be a non-negative integer, got %d", r.Offset)}
+		return 0, &fault.Error{Code: fault.QueryInvalidLimit, Message: fmt.Sprintf("offset must be a non-negative integer, got %d", r.Offset)}
 	case r.Limit == 0:
 		return DefaultLimit, nil
 	case r.Limit < 1 || r.Limit > MaxLimit:
-		return 0, &fault.Error{Code: QueryInvalidLimit, Message: "limit must be an integer between 1 and 100"}
+		return 0, &fault.Error{Code: fault.QueryInvalidLimit, Message: "limit must be an integer between 1 and 100"}
 	}
 	return r.Limit, nil
 }
@@ -133,9 +133,9 @@ func (d *DB) Search(ctx context.Context, req SearchRequest) (Page, error) {
 
 func (d *DB) searchFailure(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
-		return &fault.Error{Code: QueryAborted, Message: "session search was aborted", Cause: context.Cause(ctx)}
+		return &fault.Error{Code: fault.QueryAborted, Message: "session search was aborted", Cause: context.Cause(ctx)}
 	}
-	return &fault.Error{Code: QueryIndexFailed, Message: "session search failed: " + err.Error(), Cause: err}
+	return &fault.Error{Code: fault.QueryIndexFailed, Message: "session search failed: " + err.Error(), Cause: err}
 }
 
 // refresh reconciles and re-derives the title and documents of every

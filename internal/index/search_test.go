@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -80,10 +81,10 @@ func TestSearchMatchesLiteralPhrasesAndRanks(t *testing.T) {
 
 	for _, bad := range []string{"", "   ", "a\x00b"} {
 		_, err := db.Search(ctx, SearchRequest{Phrase: bad})
-		require.ErrorIs(t, err, QueryInvalidQuery)
+		require.ErrorIs(t, err, fault.QueryInvalidQuery)
 	}
 	_, err = db.Search(ctx, SearchRequest{Phrase: "x", Limit: 101})
-	require.ErrorIs(t, err, QueryInvalidLimit)
+	require.ErrorIs(t, err, fault.QueryInvalidLimit)
 }
 
 func TestSearchAndTitlesFollowChangedLogs(t *testing.T) {
@@ -144,7 +145,7 @@ func FuzzSearchPhrase(f *testing.F) {
 	f.Fuzz(func(t *testing.T, phrase string) {
 		normalized, err := normalizePhrase(phrase)
 		if err != nil {
-			require.ErrorIs(t, err, QueryInvalidQuery)
+			require.ErrorIs(t, err, fault.QueryInvalidQuery)
 			return
 		}
 		require.Equal(t, normalized, NormalizeAgain(normalized))
