@@ -46,17 +46,18 @@ func plantDamagedChild(t *testing.T, s *runtimeStack, parentID string) (string, 
 
 // TestBrowserDamagedChildIsUnreadable: a child whose log fails validation
 // is a disabled tree row saying its record cannot be read (not that it is
-// temporarily unavailable); opening it from the sidebar shows the damage
-// notice naming the event and the file, in both languages.
+// temporarily unavailable); opening it from the sidebar shows what could
+// be read and under it the damage notice naming the event and the file,
+// in both languages.
 func TestBrowserDamagedChildIsUnreadable(t *testing.T) {
 	chromium := chromiumPath(t, exec.LookPath)
 	s := newRuntimeStack(t)
 	talkAndStore(t, s.rt, "mom", "reply hello")
 	child, path := plantDamagedChild(t, s, "mom")
 	p := openPage(t, chromium)
-	for _, tc := range []struct{ lang, row, title string }{
-		{"en", "session record unreadable", "Damaged session record"},
-		{"zh", "会话记录无法读取", "会话记录损坏"},
+	for _, tc := range []struct{ lang, row, title, after string }{
+		{"en", "session record unreadable", "Damaged session record", "The record cannot be read past what is shown above"},
+		{"zh", "会话记录无法读取", "会话记录损坏", "上面显示的部分之后的记录无法读取"},
 	} {
 		openFreshPage(p, s, tc.lang)
 		p.until(`document.querySelector('#session-list .session[data-id="mom"]') !== null`)
@@ -74,7 +75,10 @@ func TestBrowserDamagedChildIsUnreadable(t *testing.T) {
 		p.until(`!document.querySelector('#damage-notice').hidden`)
 		notice := eval[string](p, `document.querySelector('#damage-notice').textContent`)
 		require.Contains(t, notice, tc.title)
+		require.Contains(t, notice, tc.after)
 		require.Contains(t, notice, "session event at seq 2 lacks an identified message (raw log: "+path+")")
+		require.Equal(t, []string{"before the damage"}, eval[[]string](p, `[...document.querySelectorAll('#messages .message .body')].map((b) => b.textContent)`),
+			"the readable prefix is shown above the notice")
 		require.NotContains(t, eval[string](p, `document.body.innerText`), "temporarily")
 		require.NotContains(t, eval[string](p, `document.body.innerText`), "暂不可用")
 		p.shot(fmt.Sprintf("damaged-child-%s", tc.lang))

@@ -101,6 +101,10 @@ func TestReadRefusesMalformedMessages(t *testing.T) {
 				require.ErrorIs(t, err, ErrCorrupt)
 				require.EqualError(t, err, `stored session "bad" failed validation: session event at seq 2 `+
 					c.problem+" (raw log: "+path+")")
+				readable, line, ok := ReadablePrefix(err)
+				require.True(t, ok, "the events before the refused message stay readable")
+				require.Zero(t, line, "a refused message names its seq, not a line")
+				require.Equal(t, []string{"turn/start", "assistant/message"}, eventTypes(readable))
 			}
 		})
 	}
@@ -229,4 +233,13 @@ func FuzzCheckMessages(f *testing.F) {
 		}
 		_ = checkMessages("s", []Event{e}, "p")
 	})
+}
+
+// eventTypes are the types of events, in order.
+func eventTypes(events []Event) []string {
+	out := make([]string, len(events))
+	for i, e := range events {
+		out[i] = e.Type
+	}
+	return out
 }

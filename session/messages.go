@@ -18,7 +18,8 @@ import (
 
 // checkMessages upgrades the legacy message events of a stored log in
 // place and validates every message event, returning the first failure as
-// the original words it.
+// the original words it, with the events before the refused one as the
+// readable prefix (ReadablePrefix).
 func checkMessages(id string, events []Event, path string) error {
 	ids := map[int64]string{} // seq → message id of the validated events so far
 	for i := range events {
@@ -31,7 +32,8 @@ func checkMessages(id string, events []Event, path string) error {
 		}
 		msg, problem := checkMessageShape(e.Type, e.Data)
 		if problem != "" {
-			return corruptf(path, 0, `stored session "%s" failed validation: session event at seq %d %s`, id, e.Seq, problem)
+			refused := corruptf(path, 0, `stored session "%s" failed validation: session event at seq %d %s`, id, e.Seq, problem)
+			return withReadable(refused, events[:i:i])
 		}
 		ids[e.Seq] = msg
 	}

@@ -233,11 +233,13 @@ export class ConversationView {
   }
 
   // renderDamage says where a damaged log stops being readable (null:
-  // nothing to say).
+  // nothing to say): at an event line, or (line 0: a message refused
+  // whole, which the damage names) right after the events shown.
   renderDamage(damage) {
     this.damage.hidden = !damage;
+    const body = damage?.line > 0 ? 'damage.body' : 'damage.bodyAfter';
     this.damage.replaceChildren(...(damage
-      ? [el('strong', {}, t('damage.title')), el('p', {}, t('damage.body', { line: damage.line, damage: damage.damage }))]
+      ? [el('strong', {}, t('damage.title')), el('p', {}, t(body, { line: damage.line, damage: damage.damage }))]
       : []));
   }
 
