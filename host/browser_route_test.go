@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"testing"
 	"time"
@@ -66,4 +67,56 @@ func TestBrowserOneShotChildOpensThroughSessionHistory(t *testing.T) {
 		time.Minute, 10*time.Millisecond, "waiting for the child's session.history")
 	require.Zero(t, s.recorder.count("subagent.history", nil))
 	p.shot("one-shot-sidebar")
+}
+
+// TestBrowserContinuableChildFromTheSidebar: a continuable child its
+// parent spawned while the page showed another session (so the parent's
+// catalog the page holds is older than the child) opens from "show child
+// sessions" through the subagent route with its composer, not as a
+// one-shot record; a damaged continuable child (a diagnostic in that
+// catalog) opens read-only saying it cannot take messages.
+func TestBrowserContinuableChildFromTheSidebar(t *testing.T) {
+	chromium := chromiumPath(t, exec.LookPath)
+	s := newRuntimeStack(t)
+	p := openPage(t, chromium)
+	openFreshPage(p, s, "en")
+	parentID := openNewSession(p, s, "en")
+	p.until(`!document.querySelector('#composer-input').disabled`)
+	p.send("spawn first: reply one")
+	p.until(`document.querySelector('.trigger')?.textContent === '1 subagent'`)
+	s.settled(t, parentID, 1)
+	p.do(chromedp.Click(chromedp.ID("new-session")))
+	p.until(fmt.Sprintf(`document.querySelector('.session[aria-current="page"]')?.dataset.id !== %s`, js(parentID)))
+
+	converse(t, s.rt.Registry().Get(parentID), "spawn later: reply two")
+	var later string
+	for _, e := range s.settled(t, parentID, 2) {
+		if e.Label == "later" {
+			later = e.ID
+		}
+	}
+	require.NotEmpty(t, later)
+	p.do(chromedp.Click(chromedp.ID("show-children")))
+	row := fmt.Sprintf(`#session-list .session.child[data-id=%s]`, js(later))
+	p.until(fmt.Sprintf(`document.querySelector(%s) !== null`, js(row)))
+	eval[bool](p, fmt.Sprintf(`(document.querySelector(%s).click(), true)`, js(row)))
+	p.until(`document.querySelector('#conversation-title').textContent === 'later'`)
+	p.until(`!document.querySelector('#composer-form').hidden && !document.querySelector('#composer-input').disabled`)
+	require.True(t, eval[bool](p, `document.querySelector('#composer-readonly').hidden`), "no one-shot notice for a continuable child")
+	require.Positive(t, s.recorder.count("subagent.history", map[string]any{"parentSessionId": parentID, "childSessionId": later}))
+	p.shot("continuable-from-sidebar")
+
+	scarred, _ := plantDamagedChild(t, s, parentID)
+	row = fmt.Sprintf(`#session-list .session.child[data-id=%s]`, js(scarred))
+	p.do(chromedp.Reload()) // the sidebar learns of stored sessions on a reload
+	p.until(`document.querySelector('#connection').dataset.state === 'connected'`)
+	if !eval[bool](p, `document.querySelector('#show-children').checked`) {
+		p.do(chromedp.Click(chromedp.ID("show-children")))
+	}
+	p.until(fmt.Sprintf(`document.querySelector(%s) !== null`, js(row)))
+	eval[bool](p, fmt.Sprintf(`(document.querySelector(%s).click(), true)`, js(row)))
+	p.until(`!document.querySelector('#damage-notice').hidden && !document.querySelector('#composer-readonly').hidden`)
+	require.Equal(t, "This subagent cannot take messagesIts record cannot be read (session record unreadable), so it cannot continue; what could be read is shown above.Open the parent session",
+		eval[string](p, `document.querySelector('#composer-readonly').textContent`))
+	p.shot("damaged-continuable-from-sidebar")
 }

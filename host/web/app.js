@@ -57,11 +57,14 @@ const search = new SessionSearch(document, {
 // openSession opens id; with seq, at that event (a search hit). Only a
 // child its parent's catalog lists is addressed (subagent.* routes); any
 // other session, one with a parent included, opens through session.*
-// (read-only when it has a parent). The parent's catalog is read first
-// when the page has not read it yet.
+// (read-only when it has a parent). The parent's catalog is read again
+// first when the one the page holds does not name the child (it may be
+// older than the child).
 async function openSession(id, seq) {
   const parentSessionId = state.parents.get(id) ?? state.sessions.get(id)?.parentSessionId;
-  if (parentSessionId && catalogs.get(parentSessionId)?.state !== 'ready') await catalogs.refresh(parentSessionId);
+  if (parentSessionId && !catalogs.get(parentSessionId)?.entries.some((e) => e.id === id)) {
+    await catalogs.refresh(parentSessionId, { membership: true });
+  }
   const listed = parentSessionId && catalogs.entry(parentSessionId, id);
   openConversation(id, listed ? { parentSessionId, childSessionId: id } : null, { focus: true, seq });
 }
@@ -87,7 +90,10 @@ function labelOf(id) {
 function onCatalogChange(parentId, rowsChanged) {
   if (rowsChanged) action.renderSoon();
   else action.renderBusy();
-  if (parentId === state.current?.sessionId || parentId === state.current?.address?.parentSessionId) renderChrome();
+  const current = state.current;
+  if (current && [current.sessionId, current.address?.parentSessionId, state.parents.get(current.sessionId)].includes(parentId)) {
+    renderChrome();
+  }
 }
 
 // --- sidebar ---------------------------------------------------------------
@@ -297,12 +303,20 @@ function renderChrome() {
     return;
   }
   if (!address) {
-    view.renderComposer(topLevel ? 'ordinary' : 'record');
+    const diagnostic = !topLevel && diagnosticOf(current.sessionId);
+    view.renderComposer(topLevel ? 'ordinary' : diagnostic ? 'unreadable' : 'record', diagnostic?.reason);
     return;
   }
   const parentAvailable = catalogs.get(address.parentSessionId)?.parentAvailable === true;
   const nested = ancestorsOf(current.sessionId).length >= 2;
   view.renderComposer(parentAvailable ? 'ordinary' : nested ? 'readonly-nested' : 'readonly');
+}
+
+// diagnosticOf is the row that names child id in its parent's catalog as
+// a continuable child whose record cannot be read, if the page holds one.
+function diagnosticOf(id) {
+  const parent = state.parents.get(id) ?? state.sessions.get(id)?.parentSessionId;
+  return parent ? catalogs.get(parent)?.entries.find((e) => e.kind !== 'child' && e.id === id) : undefined;
 }
 
 function send(text) {

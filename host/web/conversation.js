@@ -145,21 +145,25 @@ export class ConversationView {
   // renderComposer: 'ordinary' (textarea + Send), 'readonly' (notice: the
   // parent is not live; 'readonly-nested' when that parent is a child
   // itself, which a message cannot wake directly), 'record' (notice: a child reached outside its
-  // parent's catalog, which takes no follow-ups here), 'offline' (disabled
-  // while the server is unreachable, saying so; the draft stays) or
-  // 'unavailable' (disabled, nothing selected).
-  renderComposer(mode) {
-    const notice = mode === 'readonly' || mode === 'readonly-nested' || mode === 'record';
+  // parent's catalog, which takes no follow-ups here), 'unreadable'
+  // (notice: a continuable child its parent's catalog names as unreadable,
+  // for reason), 'offline' (disabled while the server is unreachable,
+  // saying so; the draft stays) or 'unavailable' (disabled, nothing selected).
+  renderComposer(mode, reason) {
+    const notice = ['readonly', 'readonly-nested', 'record', 'unreadable'].includes(mode);
     this.form.hidden = notice;
     this.readonly.hidden = !notice;
-    if (notice && this.readonly.dataset.mode !== mode) {
-      this.readonly.dataset.mode = mode;
+    const shown = `${mode}/${reason ?? ''}`;
+    if (notice && this.readonly.dataset.mode !== shown) {
+      this.readonly.dataset.mode = shown;
       const [title, body] = {
         record: ['oneshot.title', 'oneshot.body'],
+        unreadable: ['unreadable.title', 'unreadable.body'],
         readonly: ['readonly.title', 'readonly.body'],
         'readonly-nested': ['readonly.title', 'readonly.nested'],
       }[mode];
-      this.readonly.replaceChildren(el('strong', {}, t(title)), el('p', {}, t(body)), this.openParentButton);
+      const why = reason ? t(`diagnostic.${reason}`) : '';
+      this.readonly.replaceChildren(el('strong', {}, t(title)), el('p', {}, t(body, { why })), this.openParentButton);
     }
     this.offline.hidden = mode !== 'offline';
     const disabled = mode !== 'ordinary';
