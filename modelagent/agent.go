@@ -281,12 +281,10 @@ type loop struct {
 	header     []byte
 	loggedHere bool
 	context    *vocab.RequestContext
-	// A structured answer: the last assistant text, whether it was asked
-	// again, and the message that asks again (sent after the
-	// conversation).
+	// A structured answer: the last assistant text and whether it was
+	// asked again.
 	lastText string
 	reasked  bool
-	repair   []llm.Message
 	// The retry chain: retries is the last llm/retry's number since the
 	// last successful model call, and retrying the id of the message whose
 	// turn asked for a retry turn ("" when none did).
@@ -305,7 +303,7 @@ func (l *loop) RunTurn(ctx context.Context, host agent.Host, msg event.UserMessa
 		l.retries = 0
 	}
 	l.retrying = ""
-	l.reasked, l.repair = false, nil
+	l.reasked = false
 	self, tools, err := l.tools(ctx, host)
 	if err != nil {
 		return agent.Error, err
@@ -325,7 +323,7 @@ func (l *loop) steps(ctx context.Context, host agent.Host, msgID string, self *p
 			l.retrying = msgID
 		}
 		if err == nil && !next {
-			next, stop, err = l.endStructured(stop)
+			next, stop, err = l.endStructured(self, stop)
 		}
 		if err != nil || !next {
 			return stop, err
@@ -585,7 +583,7 @@ func (l *loop) request(sessionID string, conversation []agent.Entry, tools *regi
 		}
 	}
 	req := llm.Request{
-		Model: l.model, System: header.System, Messages: append(messages(conversation), l.repair...), Tools: header.Tools,
+		Model: l.model, System: header.System, Messages: messages(conversation), Tools: header.Tools,
 		MaxTokens: header.Config.MaxTokens, ReasoningEffort: header.Config.ReasoningEffort, SessionID: sessionID,
 	}
 	l.withOutputSchema(&header, &req)
