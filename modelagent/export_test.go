@@ -59,6 +59,18 @@ func (a *Agents) MCPConnects(server string) int {
 	return 0
 }
 
+// MCPDown reports whether server is down (its session gone, reconnecting).
+func (a *Agents) MCPDown(server string) bool {
+	for _, s := range a.mcp.servers {
+		if s.name == server {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.session == nil
+		}
+	}
+	return false
+}
+
 // MCPToolName is the model-facing name of an MCP server's tool.
 func MCPToolName(server, tool string) string { return mcpToolName(server, tool) }
 

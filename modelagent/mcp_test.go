@@ -2,12 +2,14 @@ package modelagent_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,6 +24,10 @@ import (
 
 // mcpServerEnv, set, makes the test binary serve testMCPServer on stdio.
 const mcpServerEnv = "MODELAGENT_TEST_MCP_SERVER"
+
+// mcpGateEnv names a file whose presence makes the stdio server exit at
+// once instead of serving: its connections fail until the file is gone.
+const mcpGateEnv = "MODELAGENT_TEST_MCP_GATE"
 
 type echoArgs struct {
 	Text string `json:"text"`
@@ -60,8 +66,14 @@ func testMCPServer() *mcp.Server {
 	return s
 }
 
-// serveStdioMCP serves testMCPServer on stdin/stdout until stdin closes.
+// serveStdioMCP serves testMCPServer on stdin/stdout until stdin closes;
+// it exits at once while the gate file (mcpGateEnv) exists.
 func serveStdioMCP() {
+	if gate := os.Getenv(mcpGateEnv); gate != "" {
+		if _, err := os.Stat(gate); err == nil {
+			os.Exit(4)
+		}
+	}
 	if err := testMCPServer().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		os.Exit(1)
 	}
@@ -146,6 +158,99 @@ func TestMCPToolsOverStdio(t *testing.T) {
 		"waiting for the stdio server to be reconnected")
 	back := r.turnAgain(t, h, "again")
 	require.Contains(t, back[0].Raw, `"text":"echo: back"}],"isError":false`)
+}
+
+// TestMCPToolFailsWhileItsServerIsDownAndWorksAfterReconnect: while a
+// stdio server that died cannot be restarted, the agents retry it with a
+// doubling delay and a call of its tool fails at once with an error naming
+// the server and why it is down; once it starts again, the same tool works.
+func TestMCPToolFailsWhileItsServerIsDownAndWorksAfterReconnect(t *testing.T) {
+	client := llmtest.NewClient(
+		llmtest.Reply(llmtest.CallTools(llmtest.Call{ID: "d", Name: "mcp__local__die", Args: []string{`{}`}})),
+		llmtest.Reply(llmtest.Say("it died")),
+		llmtest.Reply(llmtest.CallTools(llmtest.Call{ID: "down", Name: "mcp__local__echo", Args: []string{`{"text":"anyone?"}`}})),
+		llmtest.Reply(llmtest.Say("down")),
+		llmtest.Reply(llmtest.CallTools(llmtest.Call{ID: "up", Name: "mcp__local__echo", Args: []string{`{"text":"back"}`}})),
+		llmtest.Reply(llmtest.Say("back")),
+	)
+	gate := filepath.Join(t.TempDir(), "gate")
+	server := stdioServer(t)
+	server.Env[mcpGateEnv] = gate
+	logs := &recordingHandler{}
+	retry := rigRetry()
+	agents, err := modelagent.NewOverChecked(modelagent.Config{Model: "deepseek-v4-flash", Retry: &retry, Logger: slog.New(logs),
+		MCPServers: map[string]modelagent.MCPServer{"local": server}}, client, func() float64 { return 0.5 })
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, agents.Close()) })
+	r := rigOf(t, agents)
+	waitForTools(t, agents, "mcp__local__echo", "mcp__local__die")
+
+	require.NoError(t, os.WriteFile(gate, nil, 0o600)) // from now on the server cannot start
+	h := r.turn(t, "mcp-down", "die")
+	reconnecting := func() []slog.Record { return logs.withMessage("modelagent: MCP server unavailable, reconnecting") }
+	require.Eventually(t, func() bool { return len(reconnecting()) >= 2 }, 20*time.Second, time.Millisecond,
+		"waiting for a failed reconnection of the dead server")
+	require.True(t, agents.MCPDown("local"))
+
+	down := r.turnAgain(t, h, "while down")
+	require.Len(t, down, 1)
+	require.Contains(t, down[0].Raw, `"text":"Error: MCP server \"local\" is unavailable (reconnecting): `)
+	require.Contains(t, down[0].Raw, `"isError":true`)
+	records := reconnecting()
+	require.Equal(t, []any{"local", "local"}, []any{attr(records[0], "server"), attr(records[1], "server")})
+	require.Equal(t, []any{100 * time.Millisecond, 200 * time.Millisecond}, []any{attr(records[0], "retryIn"), attr(records[1], "retryIn")},
+		"the delay doubles between attempts")
+
+	require.NoError(t, os.Remove(gate))
+	require.Eventually(t, func() bool { return agents.MCPConnects("local") == 2 }, 30*time.Second, time.Millisecond,
+		"waiting for the server to be reconnected once it can start")
+	back := r.turnAgain(t, h, "again")
+	require.Len(t, back, 1)
+	require.Contains(t, back[0].Raw, `"text":"echo: back"}],"isError":false`)
+}
+
+// recordingHandler is a slog handler keeping every record.
+type recordingHandler struct {
+	mu      sync.Mutex
+	records []slog.Record
+}
+
+func (h *recordingHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *recordingHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.records = append(h.records, r.Clone())
+	return nil
+}
+
+func (h *recordingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *recordingHandler) WithGroup(string) slog.Handler      { return h }
+
+// withMessage returns the records logged with message, in order.
+func (h *recordingHandler) withMessage(message string) []slog.Record {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []slog.Record
+	for _, r := range h.records {
+		if r.Message == message {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// attr is the value of r's attribute key (nil when absent).
+func attr(r slog.Record, key string) any {
+	var v any
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == key {
+			v = a.Value.Any()
+			return false
+		}
+		return true
+	})
+	return v
 }
 
 // turnAgain sends h another prompt, waits until it is idle and returns
