@@ -3,6 +3,7 @@ package acp_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -215,12 +216,12 @@ func TestTheAgentProcessDyingSettlesTheRunAsAnError(t *testing.T) {
 
 func TestAnAgentThatExitsBeforeItsSessionFailsStart(t *testing.T) {
 	clean(t)
-	p, err := acp.New(acp.Config{Command: "sh", Args: []string{"-c", "exit 3"}})
+	p, err := acp.New(acp.Config{Command: "sh", Args: []string{"-c", "exit 3"}, Dir: t.TempDir()})
 	require.NoError(t, err)
 	_, err = p.Start(bg, subagent.StartRequest{Prompt: event.Text("hi")})
 	require.ErrorContains(t, err, "subagent/acp: sh initialize")
 
-	p, err = acp.New(acp.Config{Command: filepath.Join(t.TempDir(), "missing")})
+	p, err = acp.New(acp.Config{Command: filepath.Join(t.TempDir(), "missing"), Dir: t.TempDir()})
 	require.NoError(t, err)
 	_, err = p.Start(bg, subagent.StartRequest{Prompt: event.Text("hi")})
 	require.ErrorContains(t, err, "subagent/acp: start ")
@@ -228,7 +229,7 @@ func TestAnAgentThatExitsBeforeItsSessionFailsStart(t *testing.T) {
 
 func TestStartCancelledBeforeTheSessionLeavesNothing(t *testing.T) {
 	clean(t)
-	p, err := acp.New(acp.Config{Command: "sleep", Args: []string{"3600"}, Grace: time.Millisecond})
+	p, err := acp.New(acp.Config{Command: "sleep", Args: []string{"3600"}, Grace: time.Millisecond, Dir: t.TempDir()})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(bg)
 	go func() {
@@ -255,7 +256,7 @@ func TestConfigIsValidated(t *testing.T) {
 		{acp.Config{}, "Config.Command must name the agent's executable"},
 		{acp.Config{Command: "x", Permission: "maybe"}, `Config.Permission must be "deny" or "allow", got "maybe"`},
 		{acp.Config{Command: "x", Grace: -1}, "Config.Grace must not be negative"},
-		{acp.Config{Command: "x", Dir: "/nonexistent/dir"}, `Config.Dir "/nonexistent/dir" is not a directory`},
+		{acp.Config{Command: "x", Dir: "/nonexistent/dir"}, `Config.Dir "/nonexistent/dir" is not an accessible directory`},
 	} {
 		_, err := acp.New(c.cfg)
 		require.ErrorContains(t, err, c.want)
@@ -268,15 +269,17 @@ func TestConfigIsValidated(t *testing.T) {
 }
 
 // The SDK's example agent asks permission for an edit: Deny (the default)
-// rejects it, Allow approves it; each run streams the agent's text.
+// answers cancelled, whatever options the agent offered, and the agent
+// ends its turn without the edit; Allow selects its allow option. Each run
+// streams the agent's text.
 func TestTheExampleAgentsPermissionRequestIsAnsweredByPolicy(t *testing.T) {
 	clean(t)
 	for _, c := range []struct {
-		policy acp.Permission
-		want   string
+		policy    acp.Permission
+		want, not string
 	}{
-		{"", "I understand you prefer not to make that change."},
-		{acp.Allow, "I've successfully updated the configuration."},
+		{"", "I need to make some changes to improve it.", "change"},
+		{acp.Allow, "I've successfully updated the configuration.", "I understand you prefer not"},
 	} {
 		p, err := acp.New(acp.Config{Command: exampleAgent, Dir: t.TempDir(), Permission: c.policy})
 		require.NoError(t, err)
@@ -287,6 +290,11 @@ func TestTheExampleAgentsPermissionRequestIsAnsweredByPolicy(t *testing.T) {
 		require.Equal(t, agent.Completed, res.StopReason)
 		require.Contains(t, event.TextOf(res.Output), "ACP Go Example Agent")
 		require.Contains(t, event.TextOf(res.Output), c.want)
+		if c.policy == "" {
+			require.True(t, strings.HasSuffix(event.TextOf(res.Output), c.want), "nothing after the refused edit: %q", event.TextOf(res.Output))
+		} else {
+			require.NotContains(t, event.TextOf(res.Output), c.not)
+		}
 		require.NoError(t, run.Dispose(bg))
 	}
 }
@@ -330,4 +338,69 @@ func TestDshActorsACPAnswersTheSDKsExampleClient(t *testing.T) {
 	require.Regexp(t, `Created session: [0-9a-f-]{36}\n`, text)
 	require.Contains(t, strings.Split(text, "\n"), " Hello, agent!", "the agent's answer, after the space the client prints")
 	require.Contains(t, text, "Agent completed")
+}
+
+// storedCwd is the cwd in the header of the one session log under store.
+func storedCwd(t *testing.T, store string) string {
+	t.Helper()
+	logs, err := filepath.Glob(filepath.Join(store, "*", "*", "session.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, logs, 1, "one session under %s", store)
+	data, err := os.ReadFile(logs[0])
+	require.NoError(t, err)
+	var header struct{ Cwd string }
+	require.NoError(t, json.Unmarshal(data[:bytes.IndexByte(data, '\n')], &header))
+	return header.Cwd
+}
+
+// Without Config.Dir the agent works in the parent session's cwd, which
+// must be an accessible directory (session headers hold absolute ones); with neither, Start fails
+// rather than fall back to this process's directory. A relative Dir is
+// taken from this process's directory when the provider is made.
+func TestTheAgentsWorkingDirectory(t *testing.T) {
+	clean(t)
+	rt, err := dsh.Open(dsh.Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, rt.Close()) }()
+	withCwd := func(id, cwd string) *parent.Handle {
+		h, err := rt.Actors().StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: id, Cwd: cwd}})
+		require.NoError(t, err)
+		return h
+	}
+	store := t.TempDir()
+	p, err := acp.New(acp.Config{Command: dshActors, Args: []string{"acp", "--store", store}})
+	require.NoError(t, err)
+	for _, c := range []struct {
+		parent *parent.Handle
+		want   string
+	}{
+		{nil, "subagent/acp: no working directory for the child — configure Config.Dir or delegate from a parent session that has one"},
+		{withCwd("no-cwd", ""), "subagent/acp: no working directory for the child"},
+		{withCwd("missing", "/nonexistent/dir"), "subagent/acp: parent session cwd is not an accessible directory: /nonexistent/dir"},
+	} {
+		_, err := p.Start(bg, subagent.StartRequest{Prompt: event.Text("hi"), Parent: c.parent})
+		require.ErrorContains(t, err, c.want)
+	}
+	require.Empty(t, childProcesses(t), "nothing started")
+
+	cwd := t.TempDir()
+	run, err := p.Start(bg, subagent.StartRequest{Prompt: event.Text("reply here"), Parent: withCwd("with-cwd", cwd)})
+	require.NoError(t, err)
+	_, err = run.Result(bg)
+	require.NoError(t, err)
+	require.NoError(t, run.Dispose(bg))
+	require.Equal(t, cwd, storedCwd(t, store))
+
+	launch, store := t.TempDir(), t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(launch, "sub"), 0o755))
+	t.Chdir(launch)
+	p, err = acp.New(acp.Config{Command: dshActors, Args: []string{"acp", "--store", store}, Dir: "sub"})
+	require.NoError(t, err)
+	t.Chdir(t.TempDir()) // later changes of this process's directory do not matter
+	run, err = p.Start(bg, subagent.StartRequest{Prompt: event.Text("reply here")})
+	require.NoError(t, err)
+	_, err = run.Result(bg)
+	require.NoError(t, err)
+	require.NoError(t, run.Dispose(bg))
+	require.Equal(t, filepath.Join(launch, "sub"), storedCwd(t, store))
 }

@@ -12,9 +12,12 @@
 // continuable preparation.
 //
 // The agent's permission requests are answered by the configured policy:
-// Deny (the default) picks a reject option the agent offered, or answers
-// cancelled; Allow picks an allow option. Client file-system and terminal
-// methods are not offered.
+// Deny (the default) answers cancelled; Allow picks an allow option the
+// agent offered, or answers cancelled without one. Client file-system and
+// terminal methods are not offered.
+//
+// The agent works in Config.Dir, else in the parent session's cwd; a run
+// with neither fails rather than work in this process's directory.
 //
 // Disposal ends the process on every path: the run's work is cancelled
 // (session/cancel), stdin is closed so the agent can flush and exit, and

@@ -9,3 +9,6 @@ func ownProcessGroup(*exec.Cmd) {}
 
 // killProcessGroup kills the agent process.
 func killProcessGroup(cmd *exec.Cmd) { _ = cmd.Process.Kill() }
+
+// mayEnter is true where search permission is not checked.
+func mayEnter(string) bool { return true }

@@ -13,3 +13,10 @@ func ownProcessGroup(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Set
 
 // killProcessGroup sends SIGKILL to cmd's process group.
 func killProcessGroup(cmd *exec.Cmd) { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+
+// mayEnter reports whether this process may enter the directory path
+// (search permission: a working directory without it fails the start).
+func mayEnter(path string) bool {
+	const searchOK = 0x1 // X_OK
+	return syscall.Access(path, searchOK) == nil
+}

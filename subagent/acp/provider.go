@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -41,8 +42,10 @@ type Config struct {
 	// Command is the agent's executable; Args its arguments.
 	Command string
 	Args    []string
-	// Dir is the agent's working directory and its session's cwd; "" means
-	// the parent session's cwd, or this process's when the parent has none.
+	// Dir is the agent's working directory and its session's cwd, a
+	// relative one taken from this process's directory when New is
+	// called; "" means the parent session's cwd (a run whose parent has
+	// none fails).
 	Dir string
 	// Env is added to this process's environment for the agent
 	// ("KEY=VALUE" entries).
@@ -80,9 +83,11 @@ func New(cfg Config) (subagent.Provider, error) {
 		return nil, fmt.Errorf("subagent/acp: Config.Grace must not be negative, got %v", cfg.Grace)
 	}
 	if cfg.Dir != "" {
-		if info, err := os.Stat(cfg.Dir); err != nil || !info.IsDir() {
-			return nil, fmt.Errorf("subagent/acp: Config.Dir %q is not a directory", cfg.Dir)
+		dir, err := filepath.Abs(cfg.Dir)
+		if err != nil || !accessibleDir(dir) {
+			return nil, fmt.Errorf("subagent/acp: Config.Dir %q is not an accessible directory", cfg.Dir)
 		}
+		cfg.Dir = dir
 	}
 	cfg.Name = cmpOr(cfg.Name, Name)
 	if cfg.Grace == 0 {
@@ -140,14 +145,33 @@ func (p *provider) Start(ctx context.Context, req subagent.StartRequest) (*subag
 	return run, nil
 }
 
-// workDir is the agent's working directory: Config.Dir, the parent
-// session's cwd, or this process's.
+// errNoWorkDir refuses a run with neither Config.Dir nor a parent cwd:
+// this process's own directory is no session's workspace.
+var errNoWorkDir = errors.New("subagent/acp: no working directory for the child — configure Config.Dir " +
+	"or delegate from a parent session that has one")
+
+// workDir is the agent's working directory: Config.Dir, else the parent
+// session's cwd, which must be an absolute, accessible directory.
 func (p *provider) workDir(req subagent.StartRequest) (string, error) {
 	if p.cfg.Dir != "" {
 		return p.cfg.Dir, nil
 	}
-	if req.Parent != nil && req.Parent.Header().Cwd != "" {
-		return req.Parent.Header().Cwd, nil
+	if req.Parent == nil || req.Parent.Header().Cwd == "" {
+		return "", errNoWorkDir
 	}
-	return os.Getwd()
+	cwd := req.Parent.Header().Cwd
+	switch {
+	case !filepath.IsAbs(cwd):
+		return "", fmt.Errorf("subagent/acp: parent session cwd must be an absolute path: %s", cwd)
+	case !accessibleDir(cwd):
+		return "", fmt.Errorf("subagent/acp: parent session cwd is not an accessible directory: %s", cwd)
+	}
+	return cwd, nil
+}
+
+// accessibleDir reports whether path is a directory a process can work
+// in: it exists, is a directory, and may be entered.
+func accessibleDir(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.IsDir() && mayEnter(path)
 }

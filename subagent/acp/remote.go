@@ -229,17 +229,16 @@ func (c *client) SessionUpdate(_ context.Context, n sdk.SessionNotification) err
 }
 
 // RequestPermission answers by policy: Allow selects the first allow
-// option offered, Deny the first reject option; with no such option the
-// answer is cancelled.
+// option offered (allow_once or allow_always); Deny, or Allow without
+// such an option, answers cancelled, whatever reject options the agent
+// offered, so that it does not go ahead.
 func (c *client) RequestPermission(_ context.Context, req sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
-	kinds := []sdk.PermissionOptionKind{sdk.PermissionOptionKindRejectOnce, sdk.PermissionOptionKindRejectAlways}
 	if c.permission == Allow {
-		kinds = []sdk.PermissionOptionKind{sdk.PermissionOptionKindAllowOnce, sdk.PermissionOptionKindAllowAlways}
-	}
-	for _, o := range req.Options {
-		if o.Kind == kinds[0] || o.Kind == kinds[1] {
-			return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{
-				Selected: &sdk.RequestPermissionOutcomeSelected{OptionId: o.OptionId, Outcome: "selected"}}}, nil
+		for _, o := range req.Options {
+			if o.Kind == sdk.PermissionOptionKindAllowOnce || o.Kind == sdk.PermissionOptionKindAllowAlways {
+				return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{
+					Selected: &sdk.RequestPermissionOutcomeSelected{OptionId: o.OptionId, Outcome: "selected"}}}, nil
+			}
 		}
 	}
 	return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{
