@@ -212,28 +212,50 @@ func (m *Manager) locked(id string) bool { return m.st.locks[id] != nil }
 // awaitDisposal sends disposalSettled for o once d settled, or once
 // cancel closes (nil: never).
 func (m *Manager) awaitDisposal(o *op, d *disposal, cancel <-chan struct{}) {
-	go func() {
-		select {
-		case <-d.done:
-		case <-cancel:
-		}
-		m.send(disposalSettled{o})
-	}()
+	go m.waitDisposal(o, d, cancel)
 }
 
-// disposalSettled takes o's step after the disposal it waited for: a
-// rollback behind a disposal that was open already reports its failure;
-// a fresh epoch disposed after a failed admission reports that failure;
-// otherwise o is retried from its first step (the child is absent now).
+// waitDisposal is awaitDisposal's wait (off the actor).
+func (m *Manager) waitDisposal(o *op, d *disposal, cancel <-chan struct{}) {
+	select {
+	case <-d.done:
+	case <-cancel:
+	}
+	m.send(disposalSettled{o})
+}
+
+// afterDisposal is what an op does once the disposal it waited for
+// settled.
+type afterDisposal int
+
+const (
+	rollbackDone afterDisposal = iota // a rollback behind an open disposal: the materialization failed
+	reportFailed                      // a fresh epoch disposed after its failed admission: report that
+	retryOp                           // the child is absent now: run the op again from its first step
+)
+
+// decideAfterDisposal decides from whether the op is still materializing
+// and whether it carries a failure to report.
+func decideAfterDisposal(materializing bool, failed error) afterDisposal {
+	switch {
+	case materializing:
+		return rollbackDone
+	case failed != nil:
+		return reportFailed
+	}
+	return retryOp
+}
+
+// disposalSettled takes o's step after the disposal it waited for.
 func (m *Manager) disposalSettled(o *op) {
 	failed := o.failed
 	o.failed = nil
-	switch {
-	case o.mat != nil:
+	switch decideAfterDisposal(o.mat != nil, failed) {
+	case rollbackDone:
 		m.notMaterialized(o, failed)
-	case failed != nil:
+	case reportFailed:
 		m.finish(o, "", failed)
-	default:
+	case retryOp:
 		m.retry(o)
 	}
 }

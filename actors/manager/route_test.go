@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -29,4 +30,25 @@ func TestDecideRoute(t *testing.T) {
 	} {
 		require.Equal(t, c.want, decideRoute(c.a, c.elsewhere, c.fenced), c.name)
 	}
+}
+
+// After a disposal it waited for, an op that was still materializing
+// reports its rollback's failure, one that carries a failed admission
+// reports it, and any other runs again.
+func TestDecideAfterDisposal(t *testing.T) {
+	failed := errors.New("refused")
+	require.Equal(t, rollbackDone, decideAfterDisposal(true, failed))
+	require.Equal(t, rollbackDone, decideAfterDisposal(true, nil))
+	require.Equal(t, reportFailed, decideAfterDisposal(false, failed))
+	require.Equal(t, retryOp, decideAfterDisposal(false, nil))
+}
+
+// A woken resident child gets its pending messages unless a drain closes
+// it; then it is disposed (and woken again) if it is still the current
+// epoch with no disposal open, else the wake is done.
+func TestDecideWokenResident(t *testing.T) {
+	require.Equal(t, wokenReplay, decideWokenResident(false, true))
+	require.Equal(t, wokenReplay, decideWokenResident(false, false))
+	require.Equal(t, wokenDispose, decideWokenResident(true, true))
+	require.Equal(t, wokenDone, decideWokenResident(true, false))
 }

@@ -217,18 +217,42 @@ func (m *Manager) readDrainedOff(o *op, waker session.Waker) {
 	m.send(drainRead{o, drained, err})
 }
 
+// wokenResident is what a wake does with a child resident here.
+type wokenResident int
+
+const (
+	wokenReplay  wokenResident = iota // hand it its pending messages
+	wokenDispose                      // a drain closed it: dispose it, then wake again
+	wokenDone                         // a drain closed it and it is gone or going already
+)
+
+// decideWokenResident decides from whether a drain in force closes the
+// child and whether a is still its current epoch, with no disposal open.
+func decideWokenResident(drained, current bool) wokenResident {
+	switch {
+	case !drained:
+		return wokenReplay
+	case current:
+		return wokenDispose
+	}
+	return wokenDone
+}
+
 // drainRead is step 3.
 func (m *Manager) drainRead(msg drainRead) {
 	o, a := msg.op, msg.op.a
-	switch {
-	case msg.err != nil:
+	if msg.err != nil {
 		m.finish(o, "", msg.err)
-	case msg.drained && a.disposal == nil && m.st.activations[a.childID] == a:
-		m.retryAfter(o, m.dispose(a))
-	case msg.drained:
-		m.finish(o, "", nil)
-	default:
+		return
+	}
+	current := a.disposal == nil && m.st.activations[a.childID] == a
+	switch decideWokenResident(msg.drained, current) {
+	case wokenReplay:
 		m.replayPending(o)
+	case wokenDispose:
+		m.retryAfter(o, m.dispose(a))
+	case wokenDone:
+		m.finish(o, "", nil)
 	}
 }
 
