@@ -63,6 +63,44 @@ type Activation struct {
 	conversation   conversation
 
 	onFenced atomic.Pointer[func()] // see OnFenced
+
+	outcomeMu sync.Mutex
+	outcome   outcome
+}
+
+// Outcome is what the Activation's turns logged last, by seq, so that a
+// reader of its session can tell which of its events they are without
+// decoding any: for the last turn/end logged, the seq of the
+// message-triggered turn/start that opened that turn's retry chain and
+// the turn's reason kind; and the seq of the last assistant/message. A
+// seq is -1 when no such event was logged. Read it once the agent is
+// idle (WhenIdle) for the final one.
+func (a *Activation) Outcome() (chainStart int64, reason string, outputSeq int64) {
+	a.outcomeMu.Lock()
+	defer a.outcomeMu.Unlock()
+	return a.outcome.chainStart, a.outcome.reason, a.outcome.outputSeq
+}
+
+// outcome is what Outcome returns.
+type outcome struct {
+	chainStart int64
+	reason     string
+	outputSeq  int64
+}
+
+// closed records that a turn of the chain opened by the turn/start at
+// chainStart logged its turn/end with reason kind.
+func (a *Activation) closed(chainStart int64, kind string) {
+	a.outcomeMu.Lock()
+	a.outcome.chainStart, a.outcome.reason = chainStart, kind
+	a.outcomeMu.Unlock()
+}
+
+// said records that an assistant/message was logged at seq.
+func (a *Activation) said(seq int64) {
+	a.outcomeMu.Lock()
+	a.outcome.outputSeq = seq
+	a.outcomeMu.Unlock()
 }
 
 // Start spawns the agent actor and returns it idle, ready for Followup.
@@ -80,6 +118,7 @@ func Start(cfg Config) (*Activation, error) {
 		system:    cfg.Actors.System,
 		stopped:   make(chan struct{}),
 		resumed:   cfg.Session.Events(),
+		outcome:   outcome{chainStart: -1, outputSeq: -1},
 	}
 	a.inbox.Init(cfg.Observer)
 	cfg.Session.OnWriteFailure(a.logFailed)

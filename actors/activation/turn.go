@@ -32,6 +32,7 @@ var errTurnOver = errors.New("actors: the turn is over")
 type turn struct {
 	a      *Activation
 	number int
+	chain  int64 // seq of the turn/start of the message that opened the chain
 	mu     sync.Mutex
 	step   int              // the number of the last step opened
 	open   *step            // the open step, nil between steps
@@ -63,11 +64,13 @@ func (a *Activation) runTurn(claim *inbox.Claim) {
 		a.refused(claim.Message.ID, err)
 		return
 	}
+	chain := t.chain
 	for t.runAndEnd(claim) {
 		if t, err = a.openTurn(vocab.Trigger{Kind: vocab.TriggerRetry}); err != nil {
 			a.inbox.Discard() // the log failed; its failure hook reports what was lost
 			return
 		}
+		t.chain = chain
 	}
 }
 
@@ -75,7 +78,8 @@ func (a *Activation) runTurn(claim *inbox.Claim) {
 func (a *Activation) openTurn(trigger vocab.Trigger) (*turn, error) {
 	a.lastTurn++
 	t := &turn{a: a, number: a.lastTurn}
-	_, err := a.append(vocab.TurnStart{Turn: t.number, Trigger: &trigger})
+	seq, err := a.append(vocab.TurnStart{Turn: t.number, Trigger: &trigger})
+	t.chain = seq
 	return t, err
 }
 
@@ -98,10 +102,14 @@ func (t *turn) runAndEnd(claim *inbox.Claim) (retry bool) {
 	}
 	end := vocab.TurnEnd{Turn: t.number, Reason: reason}
 	if _, cancelled := claim.Cause(); cancelled { // as reasonOf decides
-		t.a.appendThrough(end)
+		if t.a.appendThrough(end) {
+			t.a.closed(t.chain, reason.Kind)
+		}
 		return false
 	}
-	t.a.append(end)
+	if _, err := t.a.append(end); err == nil {
+		t.a.closed(t.chain, reason.Kind)
+	}
 	_, cancelled := claim.Cause()
 	return retry && !cancelled
 }
@@ -278,7 +286,10 @@ func (t *turn) Say(ctx context.Context, content []event.Block) error {
 	end := mark
 	end.Kind = vocab.TypeStepEnd
 	_, err := t.a.append(mark)
-	_, errMessage := t.a.append(t.message(content, nil), session.Surface())
+	seq, errMessage := t.a.append(t.message(content, nil), session.Surface())
+	if errMessage == nil {
+		t.a.said(seq)
+	}
 	_, errEnd := t.a.append(end)
 	return errors.Join(err, errMessage, errEnd)
 }
@@ -388,10 +399,11 @@ func (s *step) MessageWithUsage(ctx context.Context, content []event.Block, usag
 	}
 	defer s.t.mu.Unlock()
 	msg := s.t.message(content, usage)
-	_, err := s.t.a.append(msg, session.Sources(s.chunks...), session.Surface())
+	seq, err := s.t.a.append(msg, session.Sources(s.chunks...), session.Surface())
 	if err != nil {
 		return "", err
 	}
+	s.t.a.said(seq)
 	return msg.Message.ID, nil
 }
 
@@ -475,13 +487,17 @@ func (a *Activation) append(p vocab.Payload, opts ...session.AppendOption) (int6
 	return e.Seq, a.logged(p.EventType(), err)
 }
 
-// appendThrough logs one event and writes it through (Live.AppendThrough).
-func (a *Activation) appendThrough(p vocab.Payload) error {
+// appendThrough logs one event and writes it through (Live.AppendThrough);
+// it reports whether the event is in the session, even when its write
+// then failed.
+func (a *Activation) appendThrough(p vocab.Payload) (added bool) {
 	data, err := vocab.Encode(p)
+	var e session.Event
 	if err == nil {
-		_, err = a.live.AppendThrough(p.EventType(), data)
+		e, err = a.live.AppendThrough(p.EventType(), data)
 	}
-	return a.logged(p.EventType(), err)
+	a.logged(p.EventType(), err)
+	return e.Type != ""
 }
 
 // logged logs a refused or failed append and returns err.

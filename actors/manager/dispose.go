@@ -188,7 +188,7 @@ func (m *Manager) finishTeardown(a *activation, childFailures []error) {
 	if err := m.durability(ctx, a); err != nil && failure == nil {
 		failure = err
 	}
-	epoch := captureEpoch(a.handle.Session().Events()[a.boundary:])
+	epoch := recordedEpoch(a.handle.Activation(), a.handle.Session().Events(), a.boundary)
 	if err := a.handle.Dispose(ctx); err != nil && failure == nil {
 		failure = handleDisposalFailed(a.childID, err)
 	}

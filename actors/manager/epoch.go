@@ -3,6 +3,7 @@ package manager
 import (
 	"encoding/json"
 
+	agentactor "github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
@@ -37,6 +38,25 @@ type epochReport struct {
 func captureEpoch(own []session.Event) epochReport {
 	epoch := epochReport{StopReason: agent.Completed, Output: lastOutput(own)}
 	if reason, ok := lastMessageTurnEnd(own); ok {
+		epoch.StopReason, epoch.Closed = mapTurnEnd(reason), true
+	}
+	return epoch
+}
+
+// recordedEpoch is captureEpoch for an epoch whose Activation recorded
+// what its turns logged (activation.Activation.Outcome), decoding at most
+// the one assistant/message named there: events is the whole session log
+// and boundary the epoch's first own event. The rules are captureEpoch's:
+// an Activation's turns are all opened by a message or retry a chain a
+// message opened, so the last turn/end it logged is the epoch's closed
+// turn when its chain started within the epoch.
+func recordedEpoch(act *agentactor.Activation, events []session.Event, boundary int) epochReport {
+	chainStart, reason, outputSeq := act.Outcome()
+	epoch := epochReport{StopReason: agent.Completed}
+	if outputSeq >= int64(boundary) && outputSeq < int64(len(events)) {
+		epoch.Output = lastOutput(events[outputSeq : outputSeq+1])
+	}
+	if chainStart >= int64(boundary) {
 		epoch.StopReason, epoch.Closed = mapTurnEnd(reason), true
 	}
 	return epoch

@@ -1,11 +1,16 @@
 package manager
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"testing"
+	"time"
 
+	agentactor "github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -98,4 +103,61 @@ func BenchmarkCaptureEpoch(b *testing.B) {
 	for b.Loop() {
 		captureEpoch(own)
 	}
+}
+
+// What an Activation records of its turns gives the epoch captureEpoch
+// reads from the log, whatever the turns did: at every boundary of a
+// session holding turns of every kind, including a retry chain, a panic,
+// a turn that said nothing and a turn cancelled mid-way (every event is
+// tried as the boundary, inside a turn or a retry chain too).
+func TestARecordedEpochIsTheLoggedOne(t *testing.T) {
+	release := make(chan struct{})
+	retried := false
+	impl := agent.Func(func(ctx context.Context, host agent.Host, msg event.UserMessage) (agent.StopReason, error) {
+		switch text := msg.Content[0].Text; text {
+		case "retry":
+			if !retried {
+				retried = true
+				return agent.Retry, errors.New("try again")
+			}
+		case "panic":
+			panic("boom")
+		case "silent":
+			return agent.Completed, nil
+		case "fail":
+			return agent.Error, errors.New("failed")
+		case "max-tokens":
+			return agent.MaxTokens, host.Say(ctx, event.Text("partial"))
+		case "wait":
+			select {
+			case <-ctx.Done():
+				return agent.Aborted, nil
+			case <-release:
+			}
+		}
+		return agent.Completed, host.Say(ctx, event.Text("answer"))
+	})
+	live, err := session.NewSessions(nil).Create(context.Background(), session.Header{ID: "child"}, nil)
+	require.NoError(t, err)
+	system := actorkit.NewSystem(nil)
+	defer system.Shutdown()
+	a, err := agentactor.Start(agentactor.Config{Agent: impl, Session: live, Actors: actorkit.Host{System: system}})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, a.Dispose(context.Background())) }()
+	require.Equal(t, captureEpoch(nil), recordedEpoch(a, live.Events(), 0), "before any turn")
+	for _, text := range []string{"say", "retry", "silent", "panic", "max-tokens", "fail", "silent", "wait"} {
+		_, err := a.Followup(context.Background(), event.UserMessage{Content: event.Text(text), Source: event.Source{Kind: "user"}})
+		require.NoError(t, err)
+		if text == "wait" {
+			a.Cancel(agent.CancelCause{Kind: agent.CauseParent}, false)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		require.NoError(t, a.WhenIdle(ctx), "the turn of %q to end", text)
+		cancel()
+		events := live.Events()
+		for b := range len(events) + 1 {
+			require.Equal(t, captureEpoch(events[b:]), recordedEpoch(a, events, b), "after %q, epoch from event %d", text, b)
+		}
+	}
+	require.True(t, retried, "the retry turn ran")
 }
