@@ -48,3 +48,11 @@ func damageText(err error) string {
 		err = next
 	}
 }
+
+// damagedPromptError is session.prompt's answer for a damaged stored log,
+// which no message can resume: the line and the damage, with no events.
+func damagedPromptError(id string, err error) *rpcError {
+	_, line, _ := session.ReadablePrefix(err)
+	return newError(codeSessionLogCorrupt, "session "+quote(id)+" log is damaged, so no message can resume it: "+damageText(err),
+		damageDetails{SessionID: id, Line: line, Damage: damageText(err), Events: []historyEntry{}})
+}

@@ -77,3 +77,22 @@ func TestSessionHistoryOfADamagedLogIsTyped(t *testing.T) {
 	require.Equal(t, codeSessionLogCorrupt, older.Result.Error.Code)
 	require.Len(t, older.Result.Error.Details["events"], 2, "older pages of the prefix page alike")
 }
+
+// TestSessionPromptToADamagedLogIsTyped: session.prompt to a stored log
+// damaged in the middle (which no message can resume) answers
+// session-log-corrupt naming the line and the damage; never internal.
+func TestSessionPromptToADamagedLogIsTyped(t *testing.T) {
+	root := t.TempDir()
+	rt, b := openRuntime(t, root)
+	talkAndStore(t, rt, "hurt", "reply one", "reply two")
+	h := newTestHandler(t, b)
+	path := damageLine(t, rt.Sessions().Store().(*session.JSONL).Root(), "", "hurt", 5)
+	r := callRPC(t, h, "session.prompt", map[string]any{"sessionId": "hurt", "mode": "queue",
+		"content": []any{map[string]any{"type": "text", "text": "reply three"}}})
+	require.False(t, r.Result.OK)
+	require.Equal(t, codeSessionLogCorrupt, r.Result.Error.Code)
+	damage := "corrupt session log: unparsable committed event at line 5 (raw log: " + path + ")"
+	require.Equal(t, `session "hurt" log is damaged, so no message can resume it: `+damage, r.Result.Error.Message)
+	require.Equal(t, map[string]any{"sessionId": "hurt", "line": float64(5), "damage": damage, "events": []any{}, "hasMore": false},
+		r.Result.Error.Details)
+}

@@ -259,7 +259,9 @@ func (h *Handler) sessionHistory(ctx context.Context, c call) (any, *rpcError) {
 // 'queue' or 'steer'; this runtime cannot steer a running turn, so both
 // deliver content as a follow-up: a FIFO turn of its own after the current
 // one. Continuable children are refused with agent-busy; a message the
-// session's log cannot take because the disk is full with storage-full.
+// session's log cannot take because the disk is full with storage-full; a
+// stored log damaged in its middle (which cannot be resumed) with
+// session-log-corrupt.
 func (h *Handler) sessionPrompt(ctx context.Context, c call) (any, *rpcError) {
 	p := readPayload(c.payload)
 	if p.fields == nil {
@@ -286,6 +288,9 @@ func (h *Handler) sessionPrompt(ctx context.Context, c call) (any, *rpcError) {
 	case isDiskFull(err):
 		h.logFailure("session.prompt", err)
 		return nil, storageFull(id, false)
+	case isDamagedLog(err):
+		h.logFailure("session.prompt", err)
+		return nil, damagedPromptError(id, err)
 	default:
 		h.logFailure("session.prompt", err)
 		return nil, newError(codeInternal, "session prompt failed", nil)

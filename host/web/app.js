@@ -236,7 +236,8 @@ function openConversation(sessionId, address, { focus = false, seq } = {}) {
     if (state.transcript !== transcript) return;
     if (change.appended) view.appendEvents(transcript, change.appended);
     else view.renderTranscript(transcript, change.prepended);
-    renderStartHint();
+    if (change.appended) renderStartHint();
+    else renderChrome(); // a damaged log takes no messages
   });
   transcript.key = conversationKey(sessionId, address);
   transcript.isChild = !!address || state.parents.has(sessionId);
@@ -304,7 +305,8 @@ function renderChrome() {
   }
   if (!address) {
     const diagnostic = !topLevel && diagnosticOf(current.sessionId);
-    view.renderComposer(topLevel ? 'ordinary' : diagnostic ? 'unreadable' : 'record', diagnostic?.reason);
+    if (topLevel) view.renderComposer(state.transcript?.damage ? 'damaged' : 'ordinary');
+    else view.renderComposer(diagnostic ? 'unreadable' : 'record', diagnostic?.reason);
     return;
   }
   const parentAvailable = catalogs.get(address.parentSessionId)?.parentAvailable === true;

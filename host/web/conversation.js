@@ -147,10 +147,12 @@ export class ConversationView {
   // itself, which a message cannot wake directly), 'record' (notice: a child reached outside its
   // parent's catalog, which takes no follow-ups here), 'unreadable'
   // (notice: a continuable child its parent's catalog names as unreadable,
-  // for reason), 'offline' (disabled while the server is unreachable,
-  // saying so; the draft stays) or 'unavailable' (disabled, nothing selected).
+  // for reason), 'damaged' (notice: a top-level log damaged in its middle,
+  // which no message can resume), 'offline' (disabled while the server is
+  // unreachable, saying so; the draft stays) or 'unavailable' (disabled,
+  // nothing selected).
   renderComposer(mode, reason) {
-    const notice = ['readonly', 'readonly-nested', 'record', 'unreadable'].includes(mode);
+    const notice = ['readonly', 'readonly-nested', 'record', 'unreadable', 'damaged'].includes(mode);
     this.form.hidden = notice;
     this.readonly.hidden = !notice;
     const shown = `${mode}/${reason ?? ''}`;
@@ -159,11 +161,13 @@ export class ConversationView {
       const [title, body] = {
         record: ['oneshot.title', 'oneshot.body'],
         unreadable: ['unreadable.title', 'unreadable.body'],
+        damaged: ['damaged.title', 'damaged.body'],
         readonly: ['readonly.title', 'readonly.body'],
         'readonly-nested': ['readonly.title', 'readonly.nested'],
       }[mode];
       const why = reason ? t(`diagnostic.${reason}`) : '';
-      this.readonly.replaceChildren(el('strong', {}, t(title)), el('p', {}, t(body, { why })), this.openParentButton);
+      const parentLink = mode === 'damaged' ? [] : [this.openParentButton];
+      this.readonly.replaceChildren(el('strong', {}, t(title)), el('p', {}, t(body, { why })), ...parentLink);
     }
     this.offline.hidden = mode !== 'offline';
     const disabled = mode !== 'ordinary';
