@@ -184,3 +184,25 @@ func TestDelegationsAreChecked(t *testing.T) {
 		llmtest.NewClient(), nil)
 	require.ErrorContains(t, err, `tool name "mine" is already taken`)
 }
+
+// Closing the agents cancels the tasks still running, whoever owns them,
+// and returns once each has settled.
+func TestClosingTheAgentsDisposesTheirTasks(t *testing.T) {
+	p := &probe{}
+	srv := llmtest.NewServer(
+		call("c1", "subagent_probe", `{"description": "left", "prompt": "wait", "run_in_background": true}`),
+		llmtest.Stream(llmtest.Say("DONE")),
+	)
+	defer srv.Close()
+	retry := rigRetry()
+	agents := modelagent.NewOver(modelagent.Config{Model: "deepseek-v4-flash", Retry: &retry, BackgroundTasks: true,
+		Delegations: map[string]string{"subagent_probe": "probe"}}, llmtest.DeepSeekOn(srv, 0), func() float64 { return 0.5 })
+	r := rigOf(t, agents)
+	_, err := r.service.RegisterProvider(p)
+	require.NoError(t, err)
+	r.turn(t, "11111111-1111-4111-8111-111111111111", "delegate and leave it")
+	require.NoError(t, agents.Close())
+	causes, _ := p.seen()
+	require.Equal(t, []string{"tasks service disposed"}, causes)
+	require.Nil(t, agents.TaskSettled("subagent-1"), "forgotten")
+}

@@ -404,3 +404,21 @@ func TestTheAgentsWorkingDirectory(t *testing.T) {
 	require.NoError(t, run.Dispose(bg))
 	require.Equal(t, filepath.Join(launch, "sub"), storedCwd(t, store))
 }
+
+// The SDK's example agent dying mid-turn settles the run with stop reason
+// error and the text it streamed; dispose still reaps it.
+func TestTheExampleAgentDyingMidTurnSettlesAsAnError(t *testing.T) {
+	clean(t)
+	p, err := acp.New(acp.Config{Command: exampleAgent, Dir: t.TempDir()})
+	require.NoError(t, err)
+	run, err := p.Start(bg, subagent.StartRequest{Prompt: event.Text("work")})
+	require.NoError(t, err)
+	children := childProcesses(t)
+	require.Len(t, children, 1, "one agent process")
+	require.NoError(t, syscall.Kill(children[0], syscall.SIGKILL))
+	res, err := run.Result(bg)
+	require.NoError(t, err, "a dead agent is a child-level failure")
+	require.Equal(t, agent.Error, res.StopReason)
+	require.NotContains(t, event.TextOf(res.Output), "improve it", "it died before the end of its turn")
+	require.NoError(t, run.Dispose(bg))
+}
