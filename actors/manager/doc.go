@@ -25,6 +25,14 @@
 // checkpoint (a queued wait for a child's serialization is abandoned at
 // once).
 //
+// Each start, follow-up and wake is an op (op.go) that the actor moves
+// through the steps of its kind, one typed message at a time: its
+// request; then, per I/O it started, the message carrying the result
+// (prepared, resumeLoaded, opened, startEmitted, admitted, pendingRead,
+// disposalSettled, …). start.go, followup.go, resume.go and wake.go list
+// those steps in order; the routing and the other choices are plain
+// functions of what the actor knows (decideRoute and its siblings).
+//
 // DrainContinuableDescendants is the scoped drain;
 // Close is the manager-wide drain, registered with Runtime.BeforeClose so
 // it runs first when the runtime closes.
