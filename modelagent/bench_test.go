@@ -38,18 +38,22 @@ const benchTurnsPerAgent = 8
 // server's own response time: the raw exchange of the same request body
 // with the same server (POST it, read the whole stream), in the same run.
 // It also times the same exchange translated into chunks (what any client
-// of the stream must do, logging nothing). It reports each per step in
-// wall time and in process CPU time (server, client, log writer and GC
-// together: on a loaded machine wall time is mostly waiting for a CPU),
-// the loop's own overhead, and the ratios to the raw exchange.
+// of the stream must do, logging nothing), and translated with each chunk
+// appended to a session as its assistant/chunk (the floor of a loop that
+// logs every chunk, without turns, steps or messages). It reports each per
+// step in wall time and in process CPU time (server, client, log writer
+// and GC together: on a loaded machine wall time is mostly waiting for a
+// CPU), the loop's own overhead, and the ratios to the raw exchange.
 func BenchmarkStepOverhead(b *testing.B) {
 	stream := llmtest.Stream(deltas(100))
 	srv := llmtest.NewServer()
 	defer srv.Close()
 	r := newRig(b, llmtest.DeepSeekOn(srv, 0))
 	ctx := context.Background()
+	logged, err := r.rt.Sessions().Create(ctx, session.Header{ID: "logged", Cwd: "/work"}, nil)
+	require.NoError(b, err)
 	var h *parent.Handle
-	var raw, translated, loop timing
+	var raw, translated, appended, loop timing
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if i%benchTurnsPerAgent == 0 {
@@ -77,10 +81,22 @@ func BenchmarkStepOverhead(b *testing.B) {
 				}
 			})
 		})
+		appended.add(func() {
+			exchange(b, srv, stream, body, func(r io.Reader) {
+				for c, err := range llm.ReadStream(r) {
+					require.NoError(b, err)
+					data, err := vocab.Encode(vocab.AssistantChunk{Turn: i + 1, Step: 1, Chunk: c})
+					require.NoError(b, err)
+					_, err = logged.Append(vocab.TypeAssistantChunk, data)
+					require.NoError(b, err)
+				}
+			})
+		})
 	}
 	b.StopTimer()
 	raw.report(b, "raw", nil)
 	translated.report(b, "translated", &raw)
+	appended.report(b, "appended", &raw)
 	loop.report(b, "loop", &raw)
 	b.ReportMetric(float64((loop.wall-raw.wall).Nanoseconds())/float64(b.N), "overhead-ns/step")
 }
