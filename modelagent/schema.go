@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -31,10 +32,41 @@ type param struct {
 	Required    bool
 }
 
+// encodedParameters caches parametersJSON by parametersKey: the built-in
+// tools are made for every turn from a few fixed parameter lists.
+var encodedParameters sync.Map // string -> json.RawMessage
+
 // parametersJSON is the JSON Schema the model is sent for params:
 // {"type":"object","properties":{name:{type, description}},"required":[…]}
 // with properties in declaration order and required absent when empty.
+// The result is shared: do not modify it.
 func parametersJSON(params []param) json.RawMessage {
+	key := parametersKey(params)
+	if raw, ok := encodedParameters.Load(key); ok {
+		return raw.(json.RawMessage)
+	}
+	raw := encodeParameters(params)
+	encodedParameters.Store(key, raw)
+	return raw
+}
+
+// parametersKey identifies params: each field followed by a NUL, and
+// whether it is required.
+func parametersKey(params []param) string {
+	var b strings.Builder
+	for _, p := range params {
+		for _, field := range []string{p.Name, p.Type, p.Description} {
+			b.WriteString(field)
+			b.WriteByte(0)
+		}
+		b.WriteString(strconv.FormatBool(p.Required))
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// encodeParameters writes parametersJSON's schema.
+func encodeParameters(params []param) json.RawMessage {
 	var b bytes.Buffer
 	b.WriteString(`{"type":"object","properties":{`)
 	var required []string
