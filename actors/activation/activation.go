@@ -50,7 +50,7 @@ type Activation struct {
 	system    *actor.ActorSystem
 	inbox     inbox.Inbox // held here: one allocation with the Activation
 	pid       *actor.PID
-	stopped   chan struct{}
+	stopped   atomic.Pointer[chan struct{}] // made on first use (see stoppedSignal)
 	stopOnce  sync.Once
 	lastTurn  int // touched only by turn goroutines, which the inbox serializes
 
@@ -116,7 +116,6 @@ func Start(cfg Config) (*Activation, error) {
 		subagents: cfg.Subagents,
 		logger:    orDiscard(cfg.Logger),
 		system:    cfg.Actors.System,
-		stopped:   make(chan struct{}),
 		resumed:   cfg.Session.Events(),
 		outcome:   outcome{chainStart: -1, outputSeq: -1},
 	}
@@ -209,7 +208,20 @@ func (a *Activation) AfterIdle(fn func()) { a.inbox.AfterIdle(fn) }
 func (a *Activation) Emit(e inbox.Event) { a.inbox.Emit(e) }
 
 // Done is closed when the actor has stopped.
-func (a *Activation) Done() <-chan struct{} { return a.stopped }
+func (a *Activation) Done() <-chan struct{} { return a.stoppedSignal() }
+
+// stoppedSignal is the channel Done returns, made on the first call (by
+// Done, Dispose or the actor's stop) so an idle agent carries none.
+func (a *Activation) stoppedSignal() chan struct{} {
+	if c := a.stopped.Load(); c != nil {
+		return *c
+	}
+	c := make(chan struct{})
+	if a.stopped.CompareAndSwap(nil, &c) {
+		return c
+	}
+	return *a.stopped.Load()
+}
 
 // Dispose tears the agent down, in order: close the inbox (later follow-ups
 // fail with fault.InboxClosed, queued messages are discarded, the running turn
@@ -226,7 +238,7 @@ func (a *Activation) Dispose(ctx context.Context) error {
 	}
 	a.stopOnce.Do(func() { a.inbox.RunHere(func() { a.system.Root.Stop(a.pid) }) })
 	select {
-	case <-a.stopped:
+	case <-a.stoppedSignal():
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -246,7 +258,7 @@ func (r *receiver) Receive(c actor.Context) {
 	case *actor.Stopping:
 		a.inbox.Close(agent.CancelCause{Kind: agent.CauseDisposed})
 	case *actor.Stopped:
-		close(a.stopped)
+		close(a.stoppedSignal())
 	}
 }
 

@@ -22,10 +22,28 @@ type Handle struct {
 	header      session.Header
 	spec        Spec
 	act         *activation.Activation
-	disposing   chan struct{} // a one-slot semaphore serializing Dispose
-	disposed    chan struct{} // closed once Dispose completed
-	disposeErr  error
+	end         atomic.Pointer[handleEnd]   // made by the first Dispose or Disposed
 	own         atomic.Pointer[func(Event)] // the handle's own observer (Observe)
+}
+
+// handleEnd is a Handle's disposal state, made on first use so that an
+// agent nobody disposes yet carries no channel for it.
+type handleEnd struct {
+	sem  chan struct{} // a one-slot semaphore serializing Dispose
+	done chan struct{} // closed once Dispose completed
+	err  error         // Dispose's result, set before done closes
+}
+
+// ending returns h's disposal state, making it on the first call.
+func (h *Handle) ending() *handleEnd {
+	if e := h.end.Load(); e != nil {
+		return e
+	}
+	e := &handleEnd{sem: make(chan struct{}, 1), done: make(chan struct{})}
+	if h.end.CompareAndSwap(nil, e) {
+		return e
+	}
+	return h.end.Load()
 }
 
 // ID is the agent's (and session's) id.
@@ -66,7 +84,7 @@ func (h *Handle) Followup(ctx context.Context, content []event.Block, source eve
 }
 
 // Disposed is closed once Dispose has completed.
-func (h *Handle) Disposed() <-chan struct{} { return h.disposed }
+func (h *Handle) Disposed() <-chan struct{} { return h.ending().done }
 
 // Dispose tears the agent down, in order: the activation's Dispose (inbox
 // closed, queued messages discarded, the running turn cancelled with cause
@@ -81,13 +99,14 @@ func (h *Handle) Disposed() <-chan struct{} { return h.disposed }
 // one delivering the event; the disposal completes once the listener has
 // returned.
 func (h *Handle) Dispose(ctx context.Context) error {
-	if entered, err := h.enterDispose(ctx); !entered {
+	end := h.ending()
+	if entered, err := end.enter(ctx); !entered {
 		return err
 	}
-	defer func() { <-h.disposing }()
+	defer func() { <-end.sem }()
 	select {
-	case <-h.disposed:
-		return h.disposeErr
+	case <-end.done:
+		return end.err
 	default:
 	}
 	if err := h.act.Dispose(ctx); err != nil {
@@ -97,9 +116,9 @@ func (h *Handle) Dispose(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	h.disposeErr = err
+	end.err = err
 	h.reg.unpublish(h)
-	close(h.disposed) // complete before Emit, which may wait for listeners
+	close(end.done) // complete before Emit, which may wait for listeners
 	h.act.Emit(inbox.Event{Type: EventDisposed})
 	return err
 }
@@ -123,28 +142,28 @@ func (h *Handle) Observe(fn func(Event)) {
 	h.own.Store(own)
 }
 
-// enterDispose takes the Dispose semaphore, or reports what Dispose must
+// enter takes the Dispose semaphore, or reports what Dispose must
 // return instead: the completed result; nil at once for a call from inside
 // an event listener while another Dispose runs (that Dispose may be the
 // one delivering the event, on this very goroutine, so waiting for it
 // would never end); or ctx's error if ctx ended while another Dispose ran.
 // The uncontended case takes it without a select over three channels.
-func (h *Handle) enterDispose(ctx context.Context) (entered bool, err error) {
+func (e *handleEnd) enter(ctx context.Context) (entered bool, err error) {
 	select {
-	case h.disposing <- struct{}{}:
+	case e.sem <- struct{}{}:
 		return true, nil
-	case <-h.disposed:
-		return false, h.disposeErr
+	case <-e.done:
+		return false, e.err
 	default:
 	}
 	if inbox.InsideDelivery() {
 		return false, nil
 	}
 	select {
-	case h.disposing <- struct{}{}:
+	case e.sem <- struct{}{}:
 		return true, nil
-	case <-h.disposed:
-		return false, h.disposeErr
+	case <-e.done:
+		return false, e.err
 	case <-ctx.Done():
 		return false, ctx.Err()
 	}

@@ -327,7 +327,6 @@ func (r *Registry) spawn(live *session.Live, spec Spec, resumed bool) (*Handle, 
 	}
 	h := &Handle{
 		reg: r, id: header.ID, incarnation: r.incarnation.Add(1), header: header, spec: spec,
-		disposing: make(chan struct{}, 1), disposed: make(chan struct{}),
 	}
 	impl := spec.Agent
 	if impl == nil {
