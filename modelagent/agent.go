@@ -560,13 +560,23 @@ func (l *loop) failed(ctx context.Context, step modelStep, failure *llm.Error) (
 	}
 }
 
+// system is the system prompt: the persona, else the configured one,
+// followed by the task tools' section when they are offered.
+func (l *loop) system() string {
+	system := cmp.Or(l.opts.Persona, l.a.cfg.System)
+	if l.a.tasks != nil {
+		system += "\n\n" + tasksGuidance
+	}
+	return system
+}
+
 // request builds the step's request header and model request from the
 // conversation. A config field the agent leaves unset and the client
 // has a default for is filled in and marked in adapterDefaults.
 func (l *loop) request(sessionID string, conversation []agent.Entry, tools *registry) (vocab.Header, llm.Request) {
 	header := vocab.Header{
 		Config: vocab.Config{Provider: l.provider, Model: l.model, MaxTokens: l.opts.MaxTokens},
-		System: cmp.Or(l.opts.Persona, l.a.cfg.System),
+		System: l.system(),
 		Tools:  tools.specs(),
 	}
 	if d, ok := l.a.client.(llm.Defaulter); ok {

@@ -128,7 +128,7 @@ func TestADelegationMountsTheSubagentToolOverAProviderOfOnesOwn(t *testing.T) {
 
 	names, specs := toolsOf(t, srv.Received()[0].Body)
 	require.Equal(t, []string{"list_agents", "send_message", "subagent", "subagent_fork", "subagent_probe",
-		"task_output", "task_list", "task_kill"}, names)
+		"task_kill", "task_list", "task_output"}, names)
 	require.Equal(t, specs["subagent"], specs["subagent_probe"], "the subagent tool's schema and wording")
 
 	remove()

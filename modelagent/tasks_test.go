@@ -16,6 +16,12 @@ import (
 	"github.com/dsh-actors/dsh-actors/modelagent"
 )
 
+// tasksGuidance is the original's system prompt section of the task tools.
+const tasksGuidance = "Track every background task id you start. You are notified in-session when a task " +
+	"finishes \u2014 do not busy-poll or sleep on one; keep working on independent steps and do not duplicate a " +
+	"running task's work. Before giving a final answer, collect every still-relevant task with task_output (set " +
+	"wait: true only when you are genuinely blocked on it), and task_kill tasks that stopped mattering."
+
 // newTaskRig is a rig whose model agents have background tasks.
 func newTaskRig(t *testing.T, srv *llmtest.Server) (*rig, *modelagent.Agents) {
 	t.Helper()
@@ -105,10 +111,13 @@ func TestABackgroundDelegationIsATaskReadWaitedListedAndFenced(t *testing.T) {
 	for _, tool := range first.Tools {
 		names = append(names, tool.Function.Name)
 	}
-	require.Equal(t, []string{"list_agents", "send_message", "subagent", "subagent_fork", "task_output", "task_list", "task_kill"}, names)
+	require.Equal(t, []string{"list_agents", "send_message", "subagent", "subagent_fork", "task_kill", "task_list", "task_output"}, names,
+		"the task tools in name order, as the original lists tools")
 	require.Equal(t, `{"type":"object","properties":{"task_id":{"type":"string","description":"Task id returned by the tool that started the background work."},"wait":{"type":"boolean","description":"Block until the task reaches a terminal status or the timeout expires. A timed-out wait returns [status: running] and leaves the task alive."},"timeout_ms":{"type":"number","description":"Max wait in milliseconds (only meaningful with wait: true). Defaults to the configured wait timeout; capped by the configured maximum."}},"required":["task_id"]}`,
-		string(first.Tools[4].Function.Parameters))
+		string(first.Tools[6].Function.Parameters))
 	require.Contains(t, string(first.Tools[2].Function.Parameters), `"run_in_background":{"type":"boolean","description":"Run as a background task and return its id; collect with task_output or stop with task_kill."}`)
+	require.Equal(t, modelagent.DefaultSystem+"\n\n"+tasksGuidance, first.Messages[0].Content,
+		"the original's tool:tasks section follows the system prompt")
 }
 
 func liveIDs(r *rig) []string {

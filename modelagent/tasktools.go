@@ -34,6 +34,13 @@ const (
 	taskWaitCapMs     = 600_000
 )
 
+// tasksGuidance is the system prompt section of the task tools, after the
+// agent's system prompt.
+const tasksGuidance = "Track every background task id you start. You are notified in-session when a task " +
+	"finishes \u2014 do not busy-poll or sleep on one; keep working on independent steps and do not duplicate a " +
+	"running task's work. Before giving a final answer, collect every still-relevant task with task_output (set " +
+	"wait: true only when you are genuinely blocked on it), and task_kill tasks that stopped mattering."
+
 // The one-shot background wording of the delegation tools.
 const (
 	taskBackgroundSentence = " Set `run_in_background: true` to return a task id; collect with `task_output` and stop with `task_kill`."
@@ -41,10 +48,19 @@ const (
 	taskIDDescription      = "Task id returned by the tool that started the background work."
 )
 
-// taskTools are task_output, task_list and task_kill bound to the calling
-// agent c.self over its tasks.
+// taskTools are task_kill, task_list and task_output (in name order, as
+// the original lists tools) bound to the calling agent c.self over its
+// tasks.
 func taskTools(c caller) []toolDef {
 	return []toolDef{
+		builtin(toolTaskKill, "Request cancellation of a running background task by task id. "+
+			"Returns immediately; the task settles as killed once its work actually stops.",
+			[]param{
+				{Name: "task_id", Type: typeString, Required: true, Description: taskIDDescription},
+				{Name: "reason", Type: typeString, Description: "Optional short reason, recorded in the log and forwarded to the task."},
+			}, c.taskKill),
+		builtin(toolTaskList, "List your background tasks (running and finished) with their ids, kinds, and statuses.",
+			nil, c.taskList),
 		builtin(toolTaskOutput, "Read a background task. Stream tasks return only output since the previous read; "+
 			"final-output tasks return their result after settlement. Every response ends with "+
 			"`[status: ...]`. Reads are non-blocking unless `wait: true`, which waits up to the configured cap.",
@@ -55,14 +71,6 @@ func taskTools(c caller) []toolDef {
 				{Name: "timeout_ms", Type: typeNumber, Description: "Max wait in milliseconds (only meaningful with wait: true). " +
 					"Defaults to the configured wait timeout; capped by the configured maximum."},
 			}, c.taskOutput),
-		builtin(toolTaskList, "List your background tasks (running and finished) with their ids, kinds, and statuses.",
-			nil, c.taskList),
-		builtin(toolTaskKill, "Request cancellation of a running background task by task id. "+
-			"Returns immediately; the task settles as killed once its work actually stops.",
-			[]param{
-				{Name: "task_id", Type: typeString, Required: true, Description: taskIDDescription},
-				{Name: "reason", Type: typeString, Description: "Optional short reason, recorded in the log and forwarded to the task."},
-			}, c.taskKill),
 	}
 }
 
