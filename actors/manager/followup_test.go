@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -266,4 +267,31 @@ func TestRequestsWithoutAParentAreRejected(t *testing.T) {
 	_, err = f.m.StartContinuable(bg, StartSpec{Provider: "spawn", Label: "x"})
 	require.ErrorIs(t, err, ErrNoParent)
 	require.ErrorIs(t, err, fault.Unauthorized, "by code, as a nil parent handle")
+}
+
+// A follow-up queued behind another critical section of its child (the
+// child's lock) is dropped with CANCELLED once its context ends, without
+// waiting for that section; the section's release then runs nothing for
+// it.
+func TestAQueuedFollowupLeavesTheQueueWhenItsContextEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t)
+		child := f.start(f.parent, "wait g")
+		holder := &op{kind: opFollowup, ctx: bg, childID: child, locked: true, reply: make(chan outcome, 1)}
+		f.inActor(func() { f.m.st.locks[child] = &childLock{waiters: []*op{holder}} })
+		ctx, cancel := context.WithCancel(bg)
+		done := make(chan error, 1)
+		go func() {
+			_, err := f.m.Followup(ctx, f.parent, child, event.Text("late"), event.Source{Kind: "user"})
+			done <- err
+		}()
+		synctest.Wait()
+		require.Empty(t, done, "the follow-up waits for the lock")
+		cancel()
+		require.ErrorIs(t, <-done, fault.Cancelled)
+		f.inActor(func() { f.m.unlock(holder) })
+		f.gates.open("g")
+		f.settled(child, 1)
+		require.Equal(t, []string{"wait g"}, f.userTexts(child))
+	})
 }
