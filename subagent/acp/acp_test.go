@@ -422,3 +422,29 @@ func TestTheExampleAgentDyingMidTurnSettlesAsAnError(t *testing.T) {
 	require.NotContains(t, event.TextOf(res.Output), "improve it", "it died before the end of its turn")
 	require.NoError(t, run.Dispose(bg))
 }
+
+// The agent gets this process's environment without credential-shaped
+// names (KEY, PASSWORD, SECRET, TOKEN, any case) or DSH_ names, then
+// Config.Env, which may pass either on deliberately.
+func TestTheAgentsEnvironmentIsScrubbed(t *testing.T) {
+	clean(t)
+	t.Setenv("PLAIN_SETTING", "kept")
+	t.Setenv("DEEPSEEK_API_KEY", "ambient")
+	t.Setenv("my_password", "ambient")
+	t.Setenv("DSH_IDENTITY", "ambient")
+	dir := t.TempDir()
+	p, err := acp.New(acp.Config{Command: "sh", Args: []string{"-c", "env > env.txt; exit 3"}, Dir: dir,
+		Env: []string{"CHILD_TOKEN=given", "DSH_MODE=given"}})
+	require.NoError(t, err)
+	_, err = p.Start(bg, subagent.StartRequest{Prompt: event.Text("hi")})
+	require.ErrorContains(t, err, "initialize")
+	data, err := os.ReadFile(filepath.Join(dir, "env.txt"))
+	require.NoError(t, err)
+	env := strings.Split(string(data), "\n")
+	require.Subset(t, env, []string{"PLAIN_SETTING=kept", "CHILD_TOKEN=given", "DSH_MODE=given"})
+	for _, name := range []string{"DEEPSEEK_API_KEY=", "my_password=", "DSH_IDENTITY="} {
+		for _, line := range env {
+			require.False(t, strings.HasPrefix(line, name), "%s is not passed on", name)
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
+	"strings"
 	"time"
 )
 
@@ -30,7 +32,7 @@ func startProcess(cfg Config, dir string) (*process, error) {
 		return nil, errors.Join(err, inR.Close(), inW.Close())
 	}
 	cmd := exec.Command(cfg.Command, cfg.Args...)
-	cmd.Dir, cmd.Env = dir, append(os.Environ(), cfg.Env...)
+	cmd.Dir, cmd.Env = dir, append(scrubbedEnviron(), cfg.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, cfg.Stderr
 	ownProcessGroup(cmd)
 	startErr := cmd.Start()
@@ -66,3 +68,20 @@ func (p *process) end(grace time.Duration) error {
 // kill kills the agent's process group (what it started too); it does not
 // wait.
 func (p *process) kill() { killProcessGroup(p.cmd) }
+
+// sensitiveName matches the environment names of credentials.
+var sensitiveName = regexp.MustCompile(`(?i)KEY|PASSWORD|SECRET|TOKEN`)
+
+// scrubbedEnviron is this process's environment without credential-shaped
+// names and without the DSH_ names of this harness's own identity: an
+// agent gets those only through Config.Env, deliberately.
+func scrubbedEnviron() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !sensitiveName.MatchString(name) && !strings.HasPrefix(name, "DSH_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}

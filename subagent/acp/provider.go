@@ -47,8 +47,10 @@ type Config struct {
 	// called; "" means the parent session's cwd (a run whose parent has
 	// none fails).
 	Dir string
-	// Env is added to this process's environment for the agent
-	// ("KEY=VALUE" entries).
+	// Env is added ("KEY=VALUE" entries) to this process's environment
+	// for the agent, which has no credential-shaped names (KEY, PASSWORD,
+	// SECRET, TOKEN, any case) or DSH_ names: pass those here to give
+	// them to the agent, such as its own API key.
 	Env []string
 	// Permission answers the agent's permission requests ("" means Deny).
 	Permission Permission
