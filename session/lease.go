@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"hash/fnv"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,13 +18,20 @@ import (
 )
 
 // leaseTable is a JSONL store's leases. A held lease is a record in the
-// session's folder (logpath.LeaseRecordName): a hard link to the store's
-// owner file, on whose byte 0 the store holds an open-file-description
-// lock until it closes. Taking a lease is one link(2), giving it up one
-// unlink(2), whatever the number of live sessions, and the store keeps
-// one file open for all of them. A record whose owner file is no longer
-// locked was left by a store that closed without releasing or a process
-// that died: it is removed and the lease taken (see clearDeadRecord).
+// session's folder (logpath.LeaseRecordName): a hard link to one of the
+// store's owner files, on whose byte 0 the store holds an
+// open-file-description lock until it closes. Taking a lease is one
+// link(2), giving it up one unlink(2), whatever the number of live
+// sessions, and the store keeps at most leaseShards files open for all
+// of them. A record whose owner file is no longer locked was left by a
+// store that closed without releasing or a process that died: it is
+// removed and the lease taken (see clearDeadRecord).
+//
+// The records are spread over leaseShards owner files by a hash of the
+// session's folder: a file system caps the links to one file (ext4 at
+// 65,000), and every link and unlink of one file takes that file's inode
+// lock, so one owner file would refuse the 65,000th live session and
+// serialize every release of a drain.
 //
 // Byte-range locks on one shared file would do the same with no records,
 // but the kernel walks every lock of a file on each lock and unlock, so
@@ -31,7 +39,7 @@ import (
 type leaseTable struct {
 	root string
 
-	owner atomic.Pointer[leaseOwner] // set on first use, nil again on close
+	owners [leaseShards]atomic.Pointer[leaseOwner] // each set on first use, nil again on close
 
 	mu     sync.Mutex // serializes opening the owner file and close
 	closed bool
@@ -51,6 +59,17 @@ const (
 	takeoverByte = 1
 )
 
+// leaseShards is how many owner files a store spreads its lease records
+// over (see leaseTable).
+const leaseShards = 16
+
+// shard is the owner file slot of the session folder dir.
+func shard(dir string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(dir))
+	return int(h.Sum32() % leaseShards)
+}
+
 // leaseAttempts bounds the link attempts of one lock: a record can only
 // vanish under a racing lock so many times before one of them holds it.
 const leaseAttempts = 4
@@ -63,7 +82,7 @@ func (t *leaseTable) lock(dir string) (bool, error) {
 	if !leaseRecords {
 		return true, nil
 	}
-	owner, err := t.open()
+	owner, err := t.open(shard(dir))
 	if owner == nil || err != nil {
 		return err == nil, err
 	}
@@ -121,7 +140,7 @@ func (t *leaseTable) clearDeadRecord(path string, owner *leaseOwner) (bool, erro
 
 // unlock removes this store's lease record from the session folder dir.
 func (t *leaseTable) unlock(dir string) error {
-	owner := t.owner.Load()
+	owner := t.owners[shard(dir)].Load()
 	if owner == nil {
 		return nil
 	}
@@ -136,11 +155,11 @@ func (t *leaseTable) unlock(dir string) error {
 	return nil
 }
 
-// open returns the store's owner file, creating and locking it the first
-// time; nil without an error when the root cannot hold it (missing or not
-// writable: there is nothing to protect yet).
-func (t *leaseTable) open() (*leaseOwner, error) {
-	if owner := t.owner.Load(); owner != nil {
+// open returns the store's owner file of slot i, creating and locking it
+// the first time; nil without an error when the root cannot hold it
+// (missing or not writable: there is nothing to protect yet).
+func (t *leaseTable) open(i int) (*leaseOwner, error) {
+	if owner := t.owners[i].Load(); owner != nil {
 		return owner, nil
 	}
 	t.mu.Lock()
@@ -148,14 +167,14 @@ func (t *leaseTable) open() (*leaseOwner, error) {
 	if t.closed {
 		return nil, errClosed
 	}
-	if owner := t.owner.Load(); owner != nil {
+	if owner := t.owners[i].Load(); owner != nil {
 		return owner, nil
 	}
 	owner, err := createOwner(t.root)
 	if owner == nil || err != nil {
 		return nil, err
 	}
-	t.owner.Store(owner)
+	t.owners[i].Store(owner)
 	return owner, nil
 }
 
@@ -190,21 +209,25 @@ func unwritable(err error) bool {
 	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
 }
 
-// close removes the owner file and closes it, which drops its lock: the
-// records of leases still held are then seen as left behind.
+// close removes the owner files and closes them, which drops their
+// locks: the records of leases still held are then seen as left behind.
 func (t *leaseTable) close() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.closed = true
-	owner := t.owner.Swap(nil)
-	if owner == nil {
-		return nil
+	var errs []error
+	for i := range t.owners {
+		owner := t.owners[i].Swap(nil)
+		if owner == nil {
+			continue
+		}
+		err := os.Remove(owner.path)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = nil
+		}
+		errs = append(errs, err, owner.file.Close())
 	}
-	err := os.Remove(owner.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		err = nil
-	}
-	return errors.Join(err, owner.file.Close())
+	return errors.Join(errs...)
 }
 
 // Acquire takes the lease of the stored session id for this store: a
