@@ -75,6 +75,10 @@ type Options struct {
 	// be nil, as Provider and Model must be empty). Open binds them to the
 	// runtime and its subagent service.
 	ModelAgents *modelagent.Agents
+	// ACPAgents are registered as subagent providers under their names,
+	// beside "spawn" and "fork" (Delegate runs one-shot children through
+	// them); a name taken fails Open.
+	ACPAgents []ACPAgent
 	// Logger receives the runtime's warnings; nil discards them.
 	Logger *slog.Logger
 	// Workers sizes the dispatcher pool; 0 means GOMAXPROCS.
@@ -147,12 +151,40 @@ func openWith(opts Options, extra ...session.Option) (*Runtime, error) {
 	if err := checkLeaseOptions(opts); err != nil {
 		return nil, err
 	}
+	aopts := actors.Options{Logger: opts.Logger, NewAgent: agentRoutes(opts), Workers: opts.Workers,
+		Provider: opts.Provider, Model: opts.Model}
+	pg, err := chooseStore(opts, extra, &aopts)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := actors.New(aopts)
+	if err != nil {
+		return nil, errors.Join(err, closeStore(pg))
+	}
+	r := &Runtime{actors: rt, query: query.New(rt.Sessions()), postgres: pg}
+	r.index = newStoreIndex(indexRoot(opts), opts.NoIndex, rt.Sessions())
+	err = r.bindSubagents(opts.Logger)
+	if err == nil {
+		err = r.registerACPAgents(opts.ACPAgents)
+	}
+	if err != nil {
+		return nil, errors.Join(err, rt.Close(context.Background()), closeStore(pg))
+	}
+	if opts.ModelAgents != nil {
+		opts.ModelAgents.Bind(r.actors, r.subagents)
+	}
+	r.sweeper = startSweeper(rt.Sessions().Store(), cmp.Or(opts.LeaseTTL, defaultLeaseTTL), r.actors.Logger())
+	return r, nil
+}
+
+// chooseStore sets the store of aopts from opts: the Postgres store Dir
+// names, which it opens and returns, else the JSONL store at Dir (its
+// folder made, extra added to its options), else none (memory).
+func chooseStore(opts Options, extra []session.Option, aopts *actors.Options) (*pgstore.Store, error) {
 	jsonlOpts, err := jsonlOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	aopts := actors.Options{Logger: opts.Logger, NewAgent: agentRoutes(opts), Workers: opts.Workers,
-		Provider: opts.Provider, Model: opts.Model}
 	pg, err := openPostgres(opts)
 	switch {
 	case err != nil:
@@ -165,20 +197,7 @@ func openWith(opts Options, extra ...session.Option) (*Runtime, error) {
 		}
 		aopts.Root, aopts.StoreOptions = opts.Dir, append(jsonlOpts, extra...)
 	}
-	rt, err := actors.New(aopts)
-	if err != nil {
-		return nil, errors.Join(err, closeStore(pg))
-	}
-	r := &Runtime{actors: rt, query: query.New(rt.Sessions()), postgres: pg}
-	r.index = newStoreIndex(indexRoot(opts), opts.NoIndex, rt.Sessions())
-	if err := r.bindSubagents(opts.Logger); err != nil {
-		return nil, errors.Join(err, rt.Close(context.Background()), closeStore(pg))
-	}
-	if opts.ModelAgents != nil {
-		opts.ModelAgents.Bind(r.actors, r.subagents)
-	}
-	r.sweeper = startSweeper(rt.Sessions().Store(), cmp.Or(opts.LeaseTTL, defaultLeaseTTL), r.actors.Logger())
-	return r, nil
+	return pg, nil
 }
 
 // jsonlOptions are the JSONL store options opts' Compression,

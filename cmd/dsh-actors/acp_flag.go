@@ -14,15 +14,13 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/modelagent"
-	"github.com/dsh-actors/dsh-actors/subagent"
-	"github.com/dsh-actors/dsh-actors/subagent/acp"
 )
 
 // acpAgents are the ACP providers --acp NAME=COMMAND names (repeatable):
-// each is registered on the runtime under NAME, and a model agent gets a
-// one-shot delegation tool "subagent_NAME" over it.
+// each is registered on the runtime under NAME (Options.ACPAgents), and a
+// model agent gets a one-shot delegation tool "subagent_NAME" over it.
 type acpAgents struct {
-	configs []acp.Config
+	configs []dsh.ACPAgent
 	stderr  io.Writer
 	rt      atomic.Pointer[dsh.Runtime]
 }
@@ -54,28 +52,24 @@ func (a *acpAgents) Set(value string) error {
 	if !ok || strings.TrimSpace(name) == "" || len(fields) == 0 {
 		return fmt.Errorf("--acp wants NAME=COMMAND [ARGS...], got %q", value)
 	}
-	a.configs = append(a.configs, acp.Config{Name: name, Command: fields[0], Args: fields[1:], Stderr: a.stderr})
+	a.configs = append(a.configs, dsh.ACPAgent{Name: name, Command: fields[0], Args: fields[1:], Stderr: a.stderr})
 	return nil
 }
 
-// register registers the providers on rt's subagent service; a bad
-// configuration or a name taken (spawn, fork, another --acp) is an error.
-// A nil a registers nothing.
-func (a *acpAgents) register(rt *dsh.Runtime) error {
+// options are the runtime's ACP agents (none for a nil a).
+func (a *acpAgents) options() []dsh.ACPAgent {
 	if a == nil {
 		return nil
 	}
-	a.rt.Store(rt)
-	for _, cfg := range a.configs {
-		p, err := acp.New(cfg)
-		if err != nil {
-			return err
-		}
-		if _, err := rt.Subagents().RegisterProvider(p); err != nil {
-			return fmt.Errorf("--acp %s: %w", cfg.Name, err)
-		}
+	return a.configs
+}
+
+// bind makes rt the runtime the delegation tools run their children on.
+// A nil a binds nothing.
+func (a *acpAgents) bind(rt *dsh.Runtime) {
+	if a != nil {
+		a.rt.Store(rt)
 	}
-	return nil
 }
 
 // tools are the model agents' delegation tools, one per provider (none
@@ -104,27 +98,22 @@ func (a *acpAgents) tools() []modelagent.Tool {
 
 // delegate runs one call of provider's tool: a one-shot run of the calling
 // agent, disposed before the tool returns its text.
-func (a *acpAgents) delegate(ctx context.Context, provider string, call modelagent.ToolCall) (text string, err error) {
+func (a *acpAgents) delegate(ctx context.Context, provider string, call modelagent.ToolCall) (string, error) {
 	rt := a.rt.Load()
-	parentAgent := rt.Actors().Registry().Get(call.SessionID)
-	if parentAgent == nil {
+	caller, ok := rt.Agent(call.SessionID)
+	if !ok {
 		return "", fault.New(fault.Unauthorized, "subagent_"+provider+": the calling agent is not live", nil)
 	}
 	var args struct{ Prompt string }
 	if err := json.Unmarshal(call.Arguments, &args); err != nil {
 		return "", err
 	}
-	run, err := rt.Subagents().Start(ctx, provider, subagent.StartRequest{Prompt: event.Text(args.Prompt), Parent: parentAgent})
+	end, err := rt.Delegate(ctx, caller, provider, event.Text(args.Prompt))
 	if err != nil {
 		return "", err
 	}
-	defer func() { err = errors.Join(err, run.Dispose(context.WithoutCancel(ctx))) }()
-	result, err := run.Result(ctx)
-	if err != nil {
-		return "", err
-	}
-	if failure := modelagent.RunFailure(result.StopReason); failure != "" {
+	if failure := modelagent.RunFailure(end.StopReason); failure != "" {
 		return "", errors.New(failure)
 	}
-	return event.TextOf(result.Output), nil
+	return event.TextOf(end.LastAssistantMessage), nil
 }

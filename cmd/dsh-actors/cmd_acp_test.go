@@ -268,5 +268,5 @@ func TestACPFlagRegistersAProviderTheModelsToolRuns(t *testing.T) {
 	require.Contains(t, stderr, `--acp wants NAME=COMMAND [ARGS...], got "nocommand="`)
 	code, _, stderr = run(t, "run", "--store", t.TempDir(), "--acp", "spawn="+exampleAgent, "reply hi")
 	require.Equal(t, 1, code)
-	require.Contains(t, stderr, `DUPLICATE_PROVIDER: --acp spawn: a subagent provider named "spawn" is already registered`)
+	require.Contains(t, stderr, `DUPLICATE_PROVIDER: dsh: ACP agent spawn: a subagent provider named "spawn" is already registered`)
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/descriptor"
@@ -44,7 +45,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, demoUsage, flags, err)
 	}
-	set, err := openRuntime(*store, warnLogger(stderr), nil, storeChoice{compression: *compression})
+	set, err := openRuntime(*store, dsh.Options{Logger: warnLogger(stderr)}, storeChoice{compression: *compression})
 	if err != nil {
 		return failure(stderr, "demo", err)
 	}

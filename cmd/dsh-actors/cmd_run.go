@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -45,13 +46,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return failure(stderr, "run", err)
 	}
 	defer closeAgents(agents)
-	set, err := openRuntime(*store, warnLogger(stderr), agents, storeChoice{})
+	set, err := openRuntime(*store, dsh.Options{Logger: warnLogger(stderr), ModelAgents: agents, ACPAgents: acps.options()}, storeChoice{})
 	if err != nil {
 		return failure(stderr, "run", err)
 	}
-	if err := acps.register(set.dsh); err != nil {
-		return failure(stderr, "run", errors.Join(err, set.close()))
-	}
+	acps.bind(set.dsh)
 	reason, err := runPrompt(ctx, set.rt, flags.Arg(0), stdout)
 	if closeErr := set.close(); err == nil {
 		err = closeErr

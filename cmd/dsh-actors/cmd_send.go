@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
@@ -63,7 +64,7 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failure(stderr, "send", err)
 	}
-	set, err := openRuntime(*store, warnLogger(stderr), agents, storeChoice{})
+	set, err := openRuntime(*store, dsh.Options{Logger: warnLogger(stderr), ModelAgents: agents}, storeChoice{})
 	if err != nil {
 		return failure(stderr, "send", err)
 	}

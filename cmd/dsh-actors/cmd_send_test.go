@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/stretchr/testify/require"
@@ -37,7 +38,7 @@ func newSentStore(t *testing.T) sentStore {
 	t.Helper()
 	ctx := context.Background()
 	s := sentStore{root: t.TempDir()}
-	set, err := openRuntime(s.root, warnLogger(io.Discard), nil, storeChoice{})
+	set, err := openRuntime(s.root, dsh.Options{Logger: warnLogger(io.Discard)}, storeChoice{})
 	require.NoError(t, err)
 	var mu sync.Mutex
 	ended := map[string]manager.RunEndInfo{}

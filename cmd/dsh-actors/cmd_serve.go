@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/internal/index"
 
 	"github.com/dsh-actors/dsh-actors/actors"
@@ -174,13 +175,12 @@ func pageAuthority(bound *net.TCPAddr) (string, []string) {
 // of stored sessions in session.list are answered by the derived index in
 // the root.
 func openServeStack(flags serveFlags, logger *slog.Logger, trustedHosts []string, agents *modelagent.Agents) (*serveStack, error) {
-	set, err := openNodeRuntime(flags.store, logger, agents, flags.node, flags.storeChoice)
+	set, err := openRuntime(flags.store, dsh.Options{Logger: logger, ModelAgents: agents, ACPAgents: flags.acp.options(),
+		Node: flags.node.name, LeaseTTL: flags.node.leaseTTL}, flags.storeChoice)
 	if err != nil {
 		return nil, err
 	}
-	if err := flags.acp.register(set.dsh); err != nil {
-		return nil, errors.Join(err, set.close())
-	}
+	flags.acp.bind(set.dsh)
 	token := flags.token
 	if token == "" {
 		if token, err = storeToken(flags.store); err != nil {

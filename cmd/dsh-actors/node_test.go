@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 )
@@ -40,7 +41,7 @@ func TestServeNodeFlagsAreRefusedWhereTheyCannotApply(t *testing.T) {
 // (the database's clock), and gives them up when it closes.
 func TestServeNodeNamesItsLeases(t *testing.T) {
 	dsn := cluster.Database(t)
-	set, err := openNodeRuntime(dsn, warnLogger(io.Discard), nil, nodeFlags{name: "node-a", leaseTTL: 7 * time.Second}, storeChoice{})
+	set, err := openRuntime(dsn, dsh.Options{Logger: warnLogger(io.Discard), Node: "node-a", LeaseTTL: 7 * time.Second}, storeChoice{})
 	require.NoError(t, err)
 	ctx := context.Background()
 	agent, err := set.dsh.StartAgent(ctx, "top")

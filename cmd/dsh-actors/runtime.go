@@ -8,7 +8,6 @@ import (
 	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/modelagent"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/subagent"
 )
@@ -42,21 +41,13 @@ type storeChoice struct {
 	durable     bool
 }
 
-// openRuntime opens the runtime with logger on the store root names: the
-// JSONL store at root, or the Postgres store of a postgres:// URL; with
-// model agents, every agent the runtime builds is one of them. On an
-// error nothing stays open; otherwise the caller closes the set, which
-// also drains the service. choice applies to a JSONL store.
-func openRuntime(root string, logger *slog.Logger, agents *modelagent.Agents, choice storeChoice) (*runtimeSet, error) {
-	return openNodeRuntime(root, logger, agents, nodeFlags{}, choice)
-}
-
-// openNodeRuntime is openRuntime whose Postgres store's leases carry
-// node's name and TTL (serve's --node and --lease-ttl); on a Postgres
-// store the runtime also sweeps every TTL, taking over the sessions other
-// nodes left with an expired lease.
-func openNodeRuntime(root string, logger *slog.Logger, agents *modelagent.Agents, node nodeFlags, choice storeChoice) (*runtimeSet, error) {
-	opts := dsh.Options{Dir: root, Logger: logger, ModelAgents: agents, Node: node.name, LeaseTTL: node.leaseTTL}
+// openRuntime opens the runtime of opts (its logger, model agents, ACP
+// agents and lease options) on the store root names: the JSONL store at
+// root, opened as choice says, or the Postgres store of a postgres://
+// URL. On an error nothing stays open; otherwise the caller closes the
+// set, which also drains the service.
+func openRuntime(root string, opts dsh.Options, choice storeChoice) (*runtimeSet, error) {
+	opts.Dir = root
 	if isPostgres(root) && choice.compression != "" {
 		return nil, errors.New("--compression applies to a JSONL store folder, not to a Postgres store")
 	}
