@@ -105,6 +105,9 @@ func (m *Manager) admitResume(o *op, log *session.Log) (descriptor.Data, error) 
 	if err := m.authorize(o.parent, o.childID, log.Header.ParentSession); err != nil {
 		return descriptor.Data{}, err
 	}
+	if log.Header.ParentSession == "" { // read, and naming none: a top-level session is no one's child
+		return descriptor.Data{}, foreignParent(o.childID)
+	}
 	return continuationState(o.childID, log)
 }
 
