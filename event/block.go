@@ -1,7 +1,9 @@
 package event
 
 import (
+	"bytes"
 	"encoding/json"
+	"unicode/utf8"
 
 	"github.com/dsh-actors/dsh-actors/internal/jsjson"
 )
@@ -38,12 +40,58 @@ func (b Block) MarshalJSON() ([]byte, error) {
 // as JSON.stringify writes it unless it is exactly {"type":"…","text":"…"}
 // in that order, so that writing b back gives what the original would.
 func (b *Block) UnmarshalJSON(data []byte) error {
+	if plain, ok := plainTextBlock(data); ok {
+		*b = plain
+		return nil
+	}
 	v, err := jsjson.Parse(data)
 	if err != nil {
 		return err
 	}
 	*b = blockOf(v)
 	return nil
+}
+
+// plainTextBlock reads the common block, {"type":"…","text":"…"} written
+// compactly with two strings that need no unescaping (no backslash, no
+// control character, valid UTF-8), without building a parsed value: it
+// is what UnmarshalJSON's general parse makes of those bytes. It reports
+// false for any other text.
+func plainTextBlock(data []byte) (Block, bool) {
+	rest, ok := bytes.CutPrefix(data, []byte(`{"type":"`))
+	if !ok {
+		return Block{}, false
+	}
+	typ, rest, ok := plainString(rest)
+	if !ok {
+		return Block{}, false
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"text":"`)); !ok {
+		return Block{}, false
+	}
+	text, rest, ok := plainString(rest)
+	if !ok || string(rest) != "}" {
+		return Block{}, false
+	}
+	return Block{Type: typ, Text: text}, true
+}
+
+// plainString splits b at its first quote into the string before it and
+// the bytes after it, when that string reads as itself in JSON.
+func plainString(b []byte) (s string, rest []byte, ok bool) {
+	end := bytes.IndexByte(b, '"')
+	if end < 0 {
+		return "", nil, false
+	}
+	for _, c := range b[:end] {
+		if c < 0x20 || c == '\\' {
+			return "", nil, false
+		}
+	}
+	if !utf8.Valid(b[:end]) {
+		return "", nil, false
+	}
+	return string(b[:end]), b[end+1:], true
 }
 
 // blockOf is the Block of a parsed value.
