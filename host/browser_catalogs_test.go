@@ -38,7 +38,7 @@ const catalogQueueScript = `(async () => {
   catalogs.refresh('p', { membership: true });
   await answerAll();
   await done;
-  out.membership = { fetches, rows: ids() };
+  out.membership = { fetches, rows: ids(), b: catalogs.entry('p', 'b')?.label ?? null };
 
   // Through the debounced membership frame, the same.
   fetches = 0;
@@ -48,7 +48,7 @@ const catalogQueueScript = `(async () => {
   await new Promise((r) => setTimeout(r, 120));
   await answerAll();
   await done;
-  out.debounced = { fetches: fetches, rows: ids() };
+  out.debounced = { fetches: fetches, rows: ids(), c: catalogs.entry('p', 'c')?.label ?? null };
 
   // A plain refresh during a fetch coalesces into it: no trailing read.
   fetches = 0;
@@ -70,8 +70,8 @@ const catalogQueueScript = `(async () => {
 
 // TestBrowserCatalogRefreshQueue: a membership change while subagent.list
 // is in flight queues exactly one more fetch, which brings the new member
-// in; a plain refresh coalesces; a status flip seen during a fetch is not
-// undone by its older answer.
+// in, and entry finds it; a plain refresh coalesces; a status flip seen
+// during a fetch is not undone by its older answer.
 func TestBrowserCatalogRefreshQueue(t *testing.T) {
 	chromium := chromiumPath(t, exec.LookPath)
 	s := newRuntimeStack(t)
@@ -80,8 +80,8 @@ func TestBrowserCatalogRefreshQueue(t *testing.T) {
 	out, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](catalogQueueScript, chromedp.EvalAwaitPromise))
 	require.NoError(t, err)
 	require.JSONEq(t, `{
-		"membership": {"fetches": 2, "rows": ["a:running", "b:running"]},
-		"debounced": {"fetches": 2, "rows": ["a:running", "b:running", "c:running"]},
+		"membership": {"fetches": 2, "rows": ["a:running", "b:running"], "b": "b"},
+		"debounced": {"fetches": 2, "rows": ["a:running", "b:running", "c:running"], "c": "c"},
 		"coalesced": {"fetches": 1},
 		"flipped": {"fetches": 1, "rows": ["a:running", "b:inactive", "c:running"]}
 	}`, out)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -90,7 +91,8 @@ func scrolledLabels(t testing.TB, p *browserPage, n int) []string {
 // TestBrowserThousandChildren: a session with 1,000 children opens its
 // tree with only the rows in view in the page; scrolling to the end draws
 // every row once, in catalog order, each saying its place among 1,000.
-// The End key reaches the last row and Home the first, drawn and focused.
+// The End key reaches the last row and Home the first, drawn and focused;
+// "show child sessions" lists all 1,000 in the sidebar.
 func TestBrowserThousandChildren(t *testing.T) {
 	chromium := chromiumPath(t, exec.LookPath)
 	s := newRuntimeStack(t)
@@ -111,6 +113,12 @@ func TestBrowserThousandChildren(t *testing.T) {
 	require.Equal(t, "many-kid0000", p.focusedID())
 	t.Logf("1,000-child tree: first rows after %.0f ms; longest main-thread gap opening and scrolling it: %.0f ms", open, gap)
 	p.shot("thousand")
+	p.key(kb.Escape)
+	p.do(chromedp.Click(chromedp.ID("show-children")))
+	p.until(`document.querySelectorAll('#session-list .session.child').length === 1000`)
+	sidebar := eval[[]string](p, `[...document.querySelectorAll('#session-list .session.child .title-text')].map((e) => e.textContent)`)
+	slices.Sort(sidebar)
+	require.Equal(t, labels, sidebar, "the sidebar lists every child by its catalog label")
 }
 
 // BenchmarkBrowserThousandChildren reports the longest main-thread gap

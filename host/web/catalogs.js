@@ -128,8 +128,17 @@ export class Catalogs {
     }
   }
 
-  // entry finds the healthy row childId in parentId's catalog.
+  // entry finds the healthy row childId in parentId's catalog, through an
+  // index of its rows by id made once per answer (the sidebar asks for
+  // every child it lists).
   entry(parentId, childId) {
-    return this.byParent.get(parentId)?.entries.find((e) => e.kind === 'child' && e.id === childId);
+    const catalog = this.byParent.get(parentId);
+    if (!catalog) return undefined;
+    if (catalog.indexed !== catalog.entries) {
+      catalog.index = new Map(catalog.entries.map((e) => [e.id, e]));
+      catalog.indexed = catalog.entries;
+    }
+    const found = catalog.index.get(childId);
+    return found?.kind === 'child' ? found : undefined;
   }
 }
