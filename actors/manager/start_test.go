@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
@@ -293,4 +294,18 @@ func TestRuntimeDepthDeepensTheChildDepth(t *testing.T) {
 	spec.Request.MaxDepth = &three
 	_, err = f.m.StartContinuable(bg, spec)
 	require.EqualError(t, err, "subagent depth 4 exceeds maxDepth 3")
+}
+
+// A step that panics (a bug: here a start request that bypassed the
+// public method's nil-parent check) answers its caller with the failure
+// instead of leaving it waiting, is logged, and the actor keeps serving.
+func TestAPanickingStepAnswersItsCaller(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) { // a caller left waiting deadlocks the bubble
+		f := newFixture(t)
+		_, err := f.m.call(bg, startRequest{&op{kind: opStart, ctx: bg}})
+		require.ErrorContains(t, err, "subagent: continuation manager failed")
+		require.Contains(t, f.logs.String(), "continuation manager decision panicked")
+		child := f.start(f.parent, "hello")
+		f.settled(child, 1)
+	})
 }
