@@ -448,3 +448,27 @@ func TestTheAgentsEnvironmentIsScrubbed(t *testing.T) {
 		}
 	}
 }
+
+// An agent that does not exit when its stdin closes is asked to stop with
+// SIGTERM after the grace, before it is killed.
+func TestAnAgentIgnoringItsStdinIsTerminatedBeforeKilled(t *testing.T) {
+	clean(t)
+	dir := t.TempDir()
+	p, err := acp.New(acp.Config{Command: "sh", Dir: dir, Grace: time.Second,
+		Args: []string{"-c", `trap 'echo terminated > term.txt; exit 0' TERM; : > ready; sleep 3600 & wait`}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(bg)
+	go func() {
+		defer cancel()
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if _, err := os.Stat(filepath.Join(dir, "ready")); err == nil {
+				return
+			}
+		}
+	}()
+	_, err = p.Start(ctx, subagent.StartRequest{Prompt: event.Text("hi")})
+	require.ErrorContains(t, err, "cancelled before the agent's session started")
+	data, err := os.ReadFile(filepath.Join(dir, "term.txt"))
+	require.NoError(t, err, "the agent got SIGTERM")
+	require.Equal(t, "terminated\n", string(data))
+}

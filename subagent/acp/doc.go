@@ -20,7 +20,8 @@
 // with neither fails rather than work in this process's directory.
 //
 // Disposal ends the process on every path: the run's work is cancelled
-// (session/cancel), stdin is closed so the agent can flush and exit, and
-// after a grace the whole process group is killed; Dispose returns once the
+// (session/cancel), stdin is closed so the agent can flush and exit, after
+// a grace its process group is asked to stop (SIGTERM), and after another
+// the whole group is killed; Dispose returns once the
 // process is reaped and every goroutine of the run has ended.
 package acp

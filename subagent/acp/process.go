@@ -48,21 +48,34 @@ func startProcess(cfg Config, dir string) (*process, error) {
 	return p, nil
 }
 
-// end closes the agent's stdin, waits grace for the agent to exit, kills
-// its process group if it has not, and closes this side's pipe ends once
-// it is reaped. It blocks until then and returns nil: how the agent
-// exited is not the run's failure.
+// end closes the agent's stdin and waits grace for the agent to exit;
+// then it asks its process group to stop (SIGTERM) and waits grace again;
+// then it kills the group, whatever is left of it, and closes this side's
+// pipe ends once the agent is reaped. It blocks until then and returns nil
+// or the pipe's close error: how the agent exited is not the run's
+// failure.
 func (p *process) end(grace time.Duration) error {
 	_ = p.stdin.Close()
-	timer := time.NewTimer(grace)
-	defer timer.Stop()
-	select {
-	case <-p.exited:
-	case <-timer.C:
+	if !p.exitsWithin(grace) {
+		terminateProcessGroup(p.cmd)
+		p.exitsWithin(grace)
 	}
 	p.kill()
 	<-p.exited
 	return p.stdout.Close()
+}
+
+// exitsWithin waits up to d for the agent to exit and reports whether it
+// did.
+func (p *process) exitsWithin(d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-timer.C:
+		return false
+	}
 }
 
 // kill kills the agent's process group (what it started too); it does not

@@ -7,6 +7,10 @@ import "os/exec"
 // ownProcessGroup does nothing where process groups are not available.
 func ownProcessGroup(*exec.Cmd) {}
 
+// terminateProcessGroup does nothing where there is no SIGTERM: the kill
+// follows.
+func terminateProcessGroup(*exec.Cmd) {}
+
 // killProcessGroup kills the agent process.
 func killProcessGroup(cmd *exec.Cmd) { _ = cmd.Process.Kill() }
 

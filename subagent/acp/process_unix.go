@@ -11,6 +11,9 @@ import (
 // group also ends what the agent started.
 func ownProcessGroup(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }
 
+// terminateProcessGroup sends SIGTERM to cmd's process group.
+func terminateProcessGroup(cmd *exec.Cmd) { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+
 // killProcessGroup sends SIGKILL to cmd's process group.
 func killProcessGroup(cmd *exec.Cmd) { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 

@@ -55,7 +55,8 @@ type Config struct {
 	// Permission answers the agent's permission requests ("" means Deny).
 	Permission Permission
 	// Grace is how long Dispose waits for the agent to exit after closing
-	// its stdin before killing it (0 means 5s).
+	// its stdin before asking it to stop (SIGTERM), and again before
+	// killing it (0 means 5s).
 	Grace time.Duration
 	// Stderr receives the agent's stderr (nil discards it).
 	Stderr io.Writer
