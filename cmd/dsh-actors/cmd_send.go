@@ -7,14 +7,11 @@ import (
 	"strings"
 
 	dsh "github.com/dsh-actors/dsh-actors"
-	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 
-	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
-	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
 const sendUsage = "usage: dsh-actors send [--json] [--store DIR] PARENT_ID CHILD_ID TEXT"
@@ -136,42 +133,36 @@ func checkSendArgs(positional []string) error {
 }
 
 // sendFollowup makes parentID a live agent (resumed from its log), sends
-// text to childID through the Service's Followup, reports the accepted
-// MessageID to accepted and waits until the child's epoch ends. It leaves
-// the runtime open; the caller closes it.
+// text to childID from it, reports the accepted MessageID to accepted and
+// waits until the child's epoch ends. It leaves the runtime open; the
+// caller closes it.
 func sendFollowup(ctx context.Context, set *runtimeSet, parentID, childID, text string, accepted func(messageID string)) (sendReply, error) {
-	ended := make(chan manager.RunEndInfo, 1)
-	cancel := set.service.Subscribe(func(ev subagent.Event) {
-		if end, ok := ev.(*subagent.EndEvent); ok && end.ID == childID {
-			select {
-			case ended <- end.RunEndInfo:
-			default: // only the first end of this child is the reply
-			}
-		}
-	})
-	defer cancel()
-	p, err := set.rt.ResumeAgent(ctx, parentID, parent.Spec{})
+	p, err := set.dsh.ResumeAgent(ctx, parentID)
 	if err != nil {
 		return sendReply{}, err
 	}
-	messageID, err := set.service.Followup(ctx, p, childID, event.Text(text), event.Source{Kind: "user"})
+	messageID, err := set.dsh.Send(ctx, p, childID, event.Text(text))
 	if err != nil {
 		return sendReply{}, withCause(err)
 	}
 	accepted(messageID)
-	select {
-	case end := <-ended:
-		reply := sendReply{ChildID: childID, MessageID: messageID, StopReason: end.StopReason}
-		if end.LastAssistantMessage != nil {
-			reply.LastAssistantMessage = &end.LastAssistantMessage
-		}
-		if end.StopReason == agent.Error {
-			reply.Failure = lastTurnFailure(ctx, set, childID)
-		}
-		return reply, nil
-	case <-ctx.Done():
+	end, ok, err := set.dsh.WaitChild(ctx, childID)
+	switch {
+	case ctx.Err() != nil:
 		return sendReply{}, fmt.Errorf("waiting for %s's reply to %s: %w", childID, messageID, ctx.Err())
+	case err != nil:
+		return sendReply{}, err
+	case !ok:
+		return sendReply{}, fmt.Errorf("%s's epoch that took %s ended without an outcome here", childID, messageID)
 	}
+	reply := sendReply{ChildID: childID, MessageID: messageID, StopReason: end.StopReason}
+	if end.LastAssistantMessage != nil {
+		reply.LastAssistantMessage = &end.LastAssistantMessage
+	}
+	if end.StopReason == agent.Error {
+		reply.Failure = lastTurnFailure(ctx, set, childID)
+	}
+	return reply, nil
 }
 
 // withCause appends the cause of a subagent error to its message: the
@@ -187,7 +178,7 @@ func withCause(err error) error {
 // lastTurnFailure is the failure the last turn/end in childID's log holds,
 // or nil when the log cannot be read or names none.
 func lastTurnFailure(ctx context.Context, set *runtimeSet, childID string) *failureText {
-	log, err := set.query.ReadSession(ctx, childID)
+	log, err := set.dsh.History(ctx, childID)
 	if err != nil {
 		return nil
 	}

@@ -1,0 +1,86 @@
+package tests
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// cliMayImport are the module packages the CLI is written with: the root
+// package (""), the web host and the model agents, and the packages an
+// embedder writes agents and matches errors with.
+var cliMayImport = []string{"", "host", "modelagent", "agent", "event", "fault"}
+
+// cliImportsLeft are the other module packages the CLI still imports
+// (commands not yet rewritten on the root). No package may join it; drop
+// a package once no command imports it.
+var cliImportsLeft = []string{
+	"actors", "actors/parent", "descriptor", "internal/bench", "internal/index", "internal/jsjson",
+	"internal/logpath", "internal/pgstore", "internal/stress", "internal/vocab", "query", "session", "subagent",
+}
+
+// TestTheCLIImportsOnlyTheRootHostAndModelAgents: the non-test files of
+// cmd/dsh-actors import no module package outside cliMayImport, except
+// those still listed in cliImportsLeft.
+func TestTheCLIImportsOnlyTheRootHostAndModelAgents(t *testing.T) {
+	foreign := cliForeignImports(t, filepath.Join("..", "cmd", "dsh-actors"))
+	require.Subset(t, cliImportsLeft, foreign, "the CLI imports a module package beyond the root, host and modelagent")
+	for _, left := range cliImportsLeft {
+		if !slices.Contains(foreign, left) {
+			t.Logf("cliImportsLeft names %q, which the CLI no longer imports: drop it", left)
+		}
+	}
+}
+
+// TestTheCLIImportCheckFindsAForeignPackage checks the checker on a
+// package written for it.
+func TestTheCLIImportCheckFindsAForeignPackage(t *testing.T) {
+	dir := t.TempDir()
+	src := `package main
+
+import (
+	dsh "github.com/dsh-actors/dsh-actors"
+	"github.com/dsh-actors/dsh-actors/host"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
+)
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main_test.go"), []byte("package main\n\nimport _ \"github.com/dsh-actors/dsh-actors/query\"\n"), 0o600))
+	require.Equal(t, []string{"session"}, cliForeignImports(t, dir))
+}
+
+// cliForeignImports are the module packages (relative to the module, ""
+// for the root) that the non-test Go files in dir import outside
+// cliMayImport, sorted and without repeats.
+func cliForeignImports(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	require.NoError(t, err)
+	var found []string
+	fset := token.NewFileSet()
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		require.NoError(t, err)
+		for _, imp := range file.Imports {
+			importPath, _ := strconv.Unquote(imp.Path.Value)
+			rel, inModule := strings.CutPrefix(importPath+"/", module+"/")
+			rel = strings.TrimSuffix(rel, "/")
+			if inModule && !slices.Contains(cliMayImport, rel) {
+				found = append(found, rel)
+			}
+		}
+	}
+	slices.Sort(found)
+	return slices.Compact(found)
+}
