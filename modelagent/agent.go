@@ -280,6 +280,7 @@ type loop struct {
 	scanned    bool
 	header     []byte
 	loggedHere bool
+	logged     vocab.Header // the header whose JSON is header, once loggedHere
 	context    *vocab.RequestContext
 	// A structured answer: the last assistant text and whether it was
 	// asked again.
@@ -620,6 +621,25 @@ func (l *loop) logRequest(ctx context.Context, step modelStep, self *parent.Hand
 	if !l.scanned {
 		l.scan(self)
 	}
+	if !l.loggedHere || !sameHeader(header, l.logged) {
+		if err := l.logHeader(ctx, step, header); err != nil {
+			return err
+		}
+	}
+	rc := vocab.RequestContext{Provider: l.provider, Model: l.model, ContextWindow: l.contextWindow()}
+	if l.context != nil && *l.context == rc {
+		return nil
+	}
+	if err := step.RequestContext(ctx, rc); err != nil {
+		return err
+	}
+	l.context = &rc
+	return nil
+}
+
+// logHeader logs header as request/header unless its JSON is the last
+// one logged in this agent's log, and remembers it as logged.
+func (l *loop) logHeader(ctx context.Context, step modelStep, header vocab.Header) error {
 	encoded, err := json.Marshal(header)
 	if err != nil {
 		return err
@@ -639,15 +659,20 @@ func (l *loop) logRequest(ctx context.Context, step modelStep, self *parent.Hand
 		}
 		l.header, l.loggedHere = encoded, true
 	}
-	rc := vocab.RequestContext{Provider: l.provider, Model: l.model, ContextWindow: l.contextWindow()}
-	if l.context != nil && *l.context == rc {
-		return nil
-	}
-	if err := step.RequestContext(ctx, rc); err != nil {
-		return err
-	}
-	l.context = &rc
+	l.logged = header
 	return nil
+}
+
+// sameHeader reports whether a and b are field for field the same, so
+// that they encode to the same JSON; it lets a step skip encoding a
+// header that did not change (false only costs that encoding).
+func sameHeader(a, b vocab.Header) bool {
+	sameDefaults := a.AdapterDefaults == b.AdapterDefaults ||
+		a.AdapterDefaults != nil && b.AdapterDefaults != nil && *a.AdapterDefaults == *b.AdapterDefaults
+	return a.Config == b.Config && sameDefaults && a.System == b.System &&
+		slices.EqualFunc(a.Tools, b.Tools, func(x, y vocab.ToolSpec) bool {
+			return x.Name == y.Name && x.Description == y.Description && bytes.Equal(x.Parameters, y.Parameters)
+		})
 }
 
 // scan reads the last request header and context of the agent's log (a
