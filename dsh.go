@@ -256,7 +256,7 @@ func openPostgres(opts Options) (*pgstore.Store, error) {
 	}
 	pg, err := pgstore.Open(context.Background(), opts.Dir, pgOpts...)
 	if err != nil {
-		return nil, fault.New(fault.PersistenceUnavailable, "dsh: open the Postgres store: "+err.Error(), err)
+		return nil, openFailed(err)
 	}
 	return pg, nil
 }

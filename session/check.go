@@ -179,7 +179,7 @@ func (c *checker) log(path string, enc Compression) error {
 		c.duplicate(sc.header.ID, path)
 	}
 	if err == nil {
-		c.descriptors(path, sc)
+		c.descriptors(path, sc.header, sc.events)
 	}
 	return nil
 }
@@ -196,13 +196,12 @@ func fileLine(n int) int {
 // events (those at or after its seed length): more than one (corrupt), or
 // one it cannot parse (corrupt) or whose version it does not read
 // (unsupported).
-func (c *checker) descriptors(path string, sc scanned) {
-	h := sc.header
+func (c *checker) descriptors(path string, h Header, events []Event) {
 	if h.ParentSession == "" {
 		return
 	}
 	var own []Event
-	for _, e := range sc.events {
+	for _, e := range events {
 		if e.Type == vocab.TypeSubagentDescriptor && (h.SeedLength == nil || e.Seq >= int64(*h.SeedLength)) {
 			own = append(own, e)
 		}

@@ -4,12 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
-	"path/filepath"
-	"strings"
 
-	"github.com/dsh-actors/dsh-actors/internal/logpath"
-	"github.com/dsh-actors/dsh-actors/session"
+	dsh "github.com/dsh-actors/dsh-actors"
 )
 
 const checkUsage = "usage: dsh-actors check [--json] [--store DIR]"
@@ -23,7 +19,7 @@ type damage struct {
 	Message string `json:"message"`
 }
 
-// runCheck walks the store without writing anything and prints each
+// runCheck reads the store without writing anything and prints each
 // problem found: one line per problem (path, line or frame, message), or
 // a JSON array with --json; then each session whose durable inbox holds
 // messages no turn ran yet (kind "pending", which is no problem). It
@@ -68,61 +64,24 @@ func problems(found []damage) int {
 	return n
 }
 
-// checkStore runs session.Check over root, which must exist.
+// checkStore runs dsh.Check over root: a JSONL store folder, which must
+// exist, or a Postgres store.
 func checkStore(ctx context.Context, root string) ([]damage, error) {
-	if err := requireStore(root); err != nil {
-		return nil, err
-	}
-	found, err := session.Check(ctx, root)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]damage, 0, len(found))
-	for _, d := range found {
-		e := damage{Kind: d.Kind, Path: d.Path, Line: d.Line, Message: d.Msg}
-		if d.FrameAt >= 0 {
-			e.FrameAt = &d.FrameAt
-		}
-		out = append(out, e)
-	}
-	pending, err := pendingMessages(ctx, root)
-	return append(out, pending...), err
-}
-
-// pendingMessages reports, in listing order, each stored session whose
-// durable inbox (a store in the durable admission mode) holds admitted
-// messages no turn ran yet, naming them oldest first. It only reads.
-func pendingMessages(ctx context.Context, root string) ([]damage, error) {
-	store, err := session.OpenJSONL(root, session.WithLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		return nil, err
-	}
-	defer store.Close()
-	in, ok := store.DurableInbox()
-	if !ok {
-		return nil, nil
-	}
-	headers, err := store.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []damage
-	for _, h := range headers {
-		pending, err := in.Pending(ctx, h.ID)
-		if err != nil || len(pending) == 0 {
-			continue // a log that cannot be read is reported as damage already
-		}
-		ids := make([]string, len(pending))
-		for i, p := range pending {
-			ids[i] = p.MessageID
-		}
-		log, err := logpath.Path(root, h.Cwd, h.ID)
-		if err != nil {
+	if !isPostgres(root) {
+		if err := requireStore(root); err != nil {
 			return nil, err
 		}
-		out = append(out, damage{Kind: pendingKind, Path: filepath.Join(filepath.Dir(log), "session.inbox"),
-			Message: fmt.Sprintf("%d admitted messages not run yet (%s); they run first, in this order, when the session resumes",
-				len(ids), strings.Join(ids, ", "))})
+	}
+	found, err := dsh.Check(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]damage, len(found))
+	for i, d := range found {
+		out[i] = damage{Kind: d.Kind, Path: d.Path, Line: d.Line, Message: d.Message}
+		if d.FrameAt >= 0 {
+			out[i].FrameAt = &d.FrameAt
+		}
 	}
 	return out, nil
 }

@@ -111,3 +111,21 @@ func healthyStore(t *testing.T) string {
 	require.NoError(t, os.WriteFile(path, []byte(healed), 0o600))
 	return root
 }
+
+// check reads a Postgres store session by session: what list flags in a
+// child's descriptor is named by the session's id.
+func TestCheckAPostgresStore(t *testing.T) {
+	dsn := cluster.Database(t)
+	code, _, stderr := run(t, "import", "--from", testStore(t), "--store", dsn)
+	require.Equal(t, 0, code, stderr)
+	code, out, stderr := run(t, "check", "--store", dsn)
+	require.Equal(t, 1, code, stderr)
+	require.Equal(t, "damaged-log child-a: subagent descriptor at seq 2 is malformed "+
+		"(persisted subagent descriptor provider must be a string); list shows child-a as corrupt\n"+
+		"store "+dsn+": 1 problem found\n", out)
+
+	code, out, stderr = run(t, "check", "--json", "--store", dsn)
+	require.Equal(t, 1, code, stderr)
+	require.JSONEq(t, `[{"kind":"damaged-log","path":"child-a","message":"subagent descriptor at seq 2 is malformed `+
+		`(persisted subagent descriptor provider must be a string); list shows child-a as corrupt"}]`, out)
+}

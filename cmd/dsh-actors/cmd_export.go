@@ -9,8 +9,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/dsh-actors/dsh-actors/internal/pgstore"
-	"github.com/dsh-actors/dsh-actors/session"
+	dsh "github.com/dsh-actors/dsh-actors"
+	"github.com/dsh-actors/dsh-actors/fault"
 )
 
 const (
@@ -35,14 +35,9 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err := parseCopyFlags(flags, args, store, to, "--to"); err != nil {
 		return usageError(stderr, exportUsage, flags, err)
 	}
-	pg, err := pgstore.Open(ctx, *store)
+	n, err := dsh.Export(ctx, *store, *to)
 	if err != nil {
-		return failure(stderr, "export", err)
-	}
-	defer pg.Close()
-	n, err := pg.Export(ctx, *to)
-	if err != nil {
-		return failure(stderr, "export", fmt.Errorf("after %d sessions: %w", n, err))
+		return failure(stderr, "export", copyFailure(n, err))
 	}
 	fmt.Fprintf(stdout, "exported %d sessions to %s\n", n, *to)
 	return 0
@@ -62,38 +57,37 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if info, err := os.Stat(*from); err != nil || !info.IsDir() {
 		return failure(stderr, "import", fmt.Errorf("--from %q is not a store folder (it names the JSONL store to import)", *from))
 	}
-	src, err := session.OpenJSONL(*from)
+	report, err := dsh.Import(ctx, *from, *store)
 	if err != nil {
-		return failure(stderr, "import", err)
+		return failure(stderr, "import", copyFailure(report.Imported, err))
 	}
-	defer src.Close()
-	pg, err := pgstore.Open(ctx, *store)
-	if err != nil {
-		return failure(stderr, "import", err)
-	}
-	defer pg.Close()
-	report, err := pg.Import(ctx, src)
-	if err != nil {
-		return failure(stderr, "import", fmt.Errorf("after %d sessions: %w", report.Imported, err))
-	}
-	for _, d := range report.Damaged {
+	for _, d := range report.Skipped {
 		fmt.Fprintf(stderr, "dsh-actors import: skipped %s: %v\n", d.ID, d.Err)
 	}
 	fmt.Fprintf(stdout, "imported %d sessions from %s%s\n", report.Imported, *from, importNotes(report))
-	if len(report.Damaged) > 0 {
+	if len(report.Skipped) > 0 {
 		return 1
 	}
 	return 0
 }
 
+// copyFailure is a failed export or import after n sessions; a Postgres
+// store that could not be opened is its own error, as it was before any.
+func copyFailure(n int, err error) error {
+	if errors.Is(err, fault.PersistenceUnavailable) {
+		return errors.Unwrap(err)
+	}
+	return fmt.Errorf("after %d sessions: %w", n, err)
+}
+
 // importNotes is the parenthesis after the import's count: the sessions
 // stored already and the damaged logs skipped, when there are any.
-func importNotes(r pgstore.ImportReport) string {
+func importNotes(r dsh.ImportReport) string {
 	var notes []string
 	if r.Present > 0 {
 		notes = append(notes, fmt.Sprintf("%d stored already", r.Present))
 	}
-	switch n := len(r.Damaged); {
+	switch n := len(r.Skipped); {
 	case n == 1:
 		notes = append(notes, "1 damaged log skipped")
 	case n > 1:

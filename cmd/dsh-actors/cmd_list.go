@@ -8,19 +8,20 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 
-	"github.com/dsh-actors/dsh-actors/internal/index"
-	"github.com/dsh-actors/dsh-actors/internal/jsjson"
-	"github.com/dsh-actors/dsh-actors/internal/pgstore"
-	"github.com/dsh-actors/dsh-actors/query"
-	"github.com/dsh-actors/dsh-actors/session"
+	dsh "github.com/dsh-actors/dsh-actors"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/fault"
 )
 
 const listUsage = "usage: dsh-actors list [--json] [--no-index] [--store DIR] PARENT_ID"
 
-// runList prints ListChildren's entries for one parent session, read from
-// the store alone (no live sessions, nothing written): the list_agents
-// rendering, or a JSON array with --json.
+// runList prints the catalog of one parent session, read from the store
+// alone (no live sessions, nothing written): the list_agents rendering,
+// or a JSON array with --json.
 func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags := newFlags("list")
 	asJSON := flags.Bool("json", false, "print the entries as a JSON array")
@@ -30,69 +31,83 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := exactlyOne(positional, err, "PARENT_ID"); err != nil {
 		return usageError(stderr, listUsage, flags, err)
 	}
-	entries, err := listChildren(ctx, *store, positional[0], !*noIndex)
+	children, err := listChildren(ctx, *store, positional[0], *noIndex)
 	if err != nil {
 		return failure(stderr, "list", err)
 	}
 	if *asJSON {
+		entries := make([]any, len(children))
+		for i, c := range children {
+			entries[i] = catalogEntry(c)
+		}
 		return printJSON(stdout, stderr, entries)
 	}
-	fmt.Fprintln(stdout, query.RenderListAgents(entries))
+	fmt.Fprintln(stdout, dsh.RenderChildren(children))
 	return 0
 }
 
-// listChildren lists through the derived index (indexed; on a Postgres
-// store, the store's own query) or the unindexed catalog reader; all
-// answer alike.
-func listChildren(ctx context.Context, root, parentID string, indexed bool) ([]query.Entry, error) {
-	sessions, closeStore, err := openSessions(root)
+// listChildren lists parentID's children through a runtime over the
+// store: the derived index of a JSONL folder (or the Postgres store's
+// query) unless noIndex; all answer alike.
+func listChildren(ctx context.Context, root, parentID string, noIndex bool) ([]agent.Child, error) {
+	rt, err := openStore(root, noIndex)
 	if err != nil {
 		return nil, err
 	}
-	defer closeStore()
-	if catalog, ok := sessions.Store().(query.Catalog); ok && indexed { // a Postgres store: one query
-		return catalog.ListChildren(ctx, parentID)
-	}
-	if !indexed || isPostgres(root) { // the derived index lives beside a JSONL root
-		return query.ListChildren(ctx, query.New(sessions), parentID)
-	}
-	db, err := index.Open(ctx, root, sessions)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	return db.ListChildren(ctx, parentID)
+	defer rt.Close()
+	return rt.Children(ctx, parentID)
 }
 
-// openSessions opens the store --store names under an empty live
-// registry: a Postgres store for a postgres:// URL, else the JSONL store
-// at root, which must exist.
-func openSessions(root string) (*session.Sessions, func(), error) {
-	if isPostgres(root) {
-		store, err := pgstore.Open(context.Background(), root)
-		if err != nil {
-			return nil, nil, persistenceFailed("session persistence listing failed", err)
+// catalogEntry is c as list --json prints it, in the list_agents tool's
+// key order: {kind:"child", id, label, status} or {kind:"diagnostic", id,
+// reason}.
+func catalogEntry(c agent.Child) any {
+	if c.Diagnostic != "" {
+		return struct {
+			Kind   string `json:"kind"`
+			ID     string `json:"id"`
+			Reason string `json:"reason"`
+		}{"diagnostic", c.ID, c.Diagnostic}
+	}
+	return struct {
+		Kind   string `json:"kind"`
+		ID     string `json:"id"`
+		Label  string `json:"label"`
+		Status string `json:"status"`
+	}{"child", c.ID, c.Label, c.Status}
+}
+
+// openStore opens the runtime a reading command (list, search, show)
+// reads through, with nothing live in it: over the JSONL store folder
+// root, which must exist, or the Postgres store of a postgres:// URL;
+// noIndex reads the logs without the derived index.
+func openStore(root string, noIndex bool) (*dsh.Runtime, error) {
+	if !isPostgres(root) {
+		if err := requireStore(root); err != nil {
+			return nil, err
 		}
-		return session.NewSessions(store), func() { _ = store.Close() }, nil
+		if err := requireFolder(root); err != nil {
+			return nil, persistenceFailed("session persistence listing failed", err)
+		}
 	}
-	if err := requireStore(root); err != nil {
-		return nil, nil, err
+	rt, err := dsh.Open(dsh.Options{Dir: root, NoIndex: noIndex})
+	if errors.Is(err, fault.PersistenceUnavailable) {
+		return nil, persistenceFailed("session persistence listing failed", errors.Unwrap(err))
 	}
-	store, err := session.OpenJSONL(root)
-	if err != nil {
-		return nil, nil, persistenceFailed("session persistence listing failed", err)
-	}
-	return session.NewSessions(store), func() { _ = store.Close() }, nil
+	return rt, err
 }
 
-// openQuery opens the JSONL store at root, which must exist, under an empty
-// live registry.
-func openQuery(root string) (*query.Query, func(), error) {
-	sessions, closeStore, err := openSessions(root)
-	if err != nil {
-		return nil, nil, err
+// requireFolder fails as the store does when root is not a folder.
+func requireFolder(root string) error {
+	info, err := os.Stat(root)
+	if err != nil || info.IsDir() {
+		return nil
 	}
-	return query.New(sessions), closeStore, nil
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return err
+	}
+	return &fs.PathError{Op: "open session root", Path: abs, Err: errors.New("not a directory")}
 }
 
 func printJSON(stdout, stderr io.Writer, v any) int {
@@ -106,19 +121,44 @@ func printJSON(stdout, stderr io.Writer, v any) int {
 // writes it: no HTML escaping, U+2028 and U+2029 raw, compact when indent
 // is "". Every JSON the CLI prints goes through it.
 func writeJSON(w io.Writer, v any, indent string) error {
-	out, err := jsjson.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", indent)
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	if indent != "" {
-		var buf bytes.Buffer
-		if err := json.Indent(&buf, out, "", indent); err != nil {
-			return err
-		}
-		out = buf.Bytes()
-	}
-	_, err = w.Write(append(out, '\n'))
+	_, err := w.Write(rawLineSeparators(buf.Bytes()))
 	return err
+}
+
+// rawLineSeparators rewrites encoding/json's \u2028 and \u2029 escapes in
+// b as the raw characters, in place, as JSON.stringify writes them. It
+// steps over every other escape whole, so an escaped backslash followed
+// by the text "u2028" stays as it is.
+func rawLineSeparators(b []byte) []byte {
+	if !bytes.Contains(b, []byte(`\u202`)) {
+		return b
+	}
+	out := b[:0]
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 == len(b) {
+			out = append(out, b[i])
+			continue
+		}
+		switch string(b[i+1 : min(i+6, len(b))]) {
+		case "u2028":
+			out = append(out, "\u2028"...)
+			i += 5
+		case "u2029":
+			out = append(out, "\u2029"...)
+			i += 5
+		default:
+			out = append(out, b[i], b[i+1])
+			i++
+		}
+	}
+	return out
 }
 
 // parseInterspersed parses flags that may come before or after the

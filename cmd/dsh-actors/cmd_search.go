@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/dsh-actors/dsh-actors/internal/index"
+	dsh "github.com/dsh-actors/dsh-actors"
 )
 
 const searchUsage = "usage: dsh-actors search [--json] [--limit N] [--offset N] [--no-index] [--store DIR] PHRASE"
@@ -17,7 +17,7 @@ const searchUsage = "usage: dsh-actors search [--json] [--limit N] [--offset N] 
 func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags := newFlags("search")
 	asJSON := flags.Bool("json", false, "print the hits as a JSON array")
-	limit := flags.Int("limit", index.DefaultLimit, fmt.Sprintf("hits to print (1 to %d)", index.MaxLimit))
+	limit := flags.Int("limit", dsh.SearchDefaultLimit, fmt.Sprintf("hits to print (1 to %d)", dsh.SearchMaxLimit))
 	offset := flags.Int("offset", 0, "hits to skip first")
 	store := storeFlag(flags)
 	noIndex := noIndexFlag(flags)
@@ -28,17 +28,13 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *limit == 0 { // the request's 0 means the default; a 0 typed here is out of range
 		*limit = -1
 	}
-	req := index.SearchRequest{Phrase: positional[0], Limit: *limit, Offset: *offset}
-	page, err := search(ctx, *store, req, !*noIndex)
+	req := dsh.SearchRequest{Phrase: positional[0], Limit: *limit, Offset: *offset}
+	page, err := search(ctx, *store, req, *noIndex)
 	if err != nil {
 		return failure(stderr, "search", err)
 	}
 	if *asJSON {
-		hits := page.Hits
-		if hits == nil {
-			hits = []index.Hit{}
-		}
-		return printJSON(stdout, stderr, hits)
+		return printJSON(stdout, stderr, page.Hits)
 	}
 	for _, h := range page.Hits {
 		fmt.Fprintf(stdout, "%s %d %s\n", h.SessionID, h.Seq, h.Snippet)
@@ -46,19 +42,13 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	return 0
 }
 
-func search(ctx context.Context, root string, req index.SearchRequest, indexed bool) (index.Page, error) {
-	sessions, closeStore, err := openSessions(root)
+// search runs req through a runtime over the store: through the derived
+// index of a JSONL folder unless noIndex, else by reading every log.
+func search(ctx context.Context, root string, req dsh.SearchRequest, noIndex bool) (dsh.SearchPage, error) {
+	rt, err := openStore(root, noIndex)
 	if err != nil {
-		return index.Page{}, err
+		return dsh.SearchPage{}, err
 	}
-	defer closeStore()
-	if !indexed || isPostgres(root) { // the derived index lives beside a JSONL root
-		return index.ScanSearch(ctx, sessions.Store(), req)
-	}
-	db, err := index.Open(ctx, root, sessions)
-	if err != nil {
-		return index.Page{}, err
-	}
-	defer db.Close()
-	return db.Search(ctx, req)
+	defer rt.Close()
+	return rt.Search(ctx, req)
 }

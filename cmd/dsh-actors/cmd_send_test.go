@@ -78,10 +78,13 @@ func newSentStore(t *testing.T) sentStore {
 	return s
 }
 
-// readLog reads a session of the store (read-only).
+// readLog reads a session of the JSONL store at root (read-only).
 func readLog(t *testing.T, root, id string) *session.Log {
 	t.Helper()
-	log, err := readSession(context.Background(), root, id)
+	store, err := session.OpenJSONL(root)
+	require.NoError(t, err)
+	defer store.Close()
+	log, err := store.Inspect(context.Background(), id)
 	require.NoError(t, err)
 	return log
 }

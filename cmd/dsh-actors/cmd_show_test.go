@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -137,12 +136,4 @@ func TestShowAcceptsNoIndex(t *testing.T) {
 	code, _, stderr = run(t, "show", "--no-index", "--store", root, "ghost")
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "SESSION_QUERY_SESSION_NOT_FOUND")
-}
-
-func TestShowNamesARetryTurn(t *testing.T) {
-	summary := func(typ, data string) string {
-		return turnSummary(session.Event{Type: typ, Data: json.RawMessage(data)})
-	}
-	require.Equal(t, "turn 1", summary("turn/start", `{"turn":1,"trigger":{"kind":"message","source":{"kind":"user"}}}`))
-	require.Equal(t, "turn 2 (retry)", summary("turn/start", `{"turn":2,"trigger":{"kind":"retry"}}`))
 }

@@ -5,8 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-
-	"github.com/dsh-actors/dsh-actors/internal/index"
 )
 
 // newFlags is the flag set of the subcommand name: parse errors are
@@ -97,5 +95,5 @@ func atMost(name string, value, limit int) error {
 // the derived index in the store root.
 func noIndexFlag(flags *flag.FlagSet) *bool {
 	return flags.Bool("no-index", false, "read the logs directly, without the derived index: a SQLite database "+
-		"kept under the store root (<store>/"+index.FileName+"), derived from the logs and rebuilt when missing")
+		"kept under the store root (<store>/session-query.db), derived from the logs and rebuilt when missing")
 }
