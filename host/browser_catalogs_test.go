@@ -77,8 +77,7 @@ func TestBrowserCatalogRefreshQueue(t *testing.T) {
 	s := newRuntimeStack(t)
 	p := openPage(t, chromium)
 	p.do(chromedp.Navigate(s.url + "/?lang=en"))
-	out, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](catalogQueueScript, chromedp.EvalAwaitPromise))
-	require.NoError(t, err)
+	out := eval[string](p, catalogQueueScript, chromedp.EvalAwaitPromise)
 	require.JSONEq(t, `{
 		"membership": {"fetches": 2, "rows": ["a:running", "b:running"], "b": "b"},
 		"debounced": {"fetches": 2, "rows": ["a:running", "b:running", "c:running"], "c": "c"},

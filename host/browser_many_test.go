@@ -47,9 +47,13 @@ func openManyChildren(t testing.TB, p *browserPage, parentID string, n int) (gap
 	eval[bool](p, fmt.Sprintf(`(document.querySelector('#session-list .session[data-id=%s]').click(), true)`, js(parentID)))
 	p.until(fmt.Sprintf(`document.querySelector('.trigger')?.textContent === %s`, js(fmt.Sprintf("%d subagents", n))))
 	eval[bool](p, watchMainThread)
-	open = eval[float64](p, `new Promise((resolve) => { const start = performance.now();
+	open = eval[float64](p, `new Promise((resolve, reject) => { const start = performance.now();
 	  document.querySelector('.trigger').click();
-	  const shown = () => document.querySelector('[role="tree"] [role="treeitem"]') ? resolve(performance.now() - start) : requestAnimationFrame(shown);
+	  const shown = () => {
+	    if (document.querySelector('[role="tree"] [role="treeitem"]')) resolve(performance.now() - start);
+	    else if (performance.now() - start > 60000) reject(new Error('waiting a minute for the first tree row'));
+	    else requestAnimationFrame(shown);
+	  };
 	  shown(); })`, chromedp.EvalAwaitPromise)
 	labels = scrolledLabels(t, p, n)
 	return eval[float64](p, `(clearTimeout(window.__gapTimer), window.__longestGap)`), open, labels

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"context"
 	"os/exec"
 	"testing"
 
@@ -90,7 +89,7 @@ func TestBrowserStopARunningTurn(t *testing.T) {
 		require.Equal(t, 1, s.recorder.count("session.cancel", map[string]any{"sessionId": id}))
 		p.until(`document.querySelector('#conversation-status').dataset.state === 'stopped'`)
 		require.Zero(t, eval[int](p, `document.querySelectorAll('.retry-turn').length`), "a stopped turn is not offered again")
-		require.NoError(t, s.rt.Registry().Get(id).Activation().WhenIdle(context.Background()))
+		waitIdle(t, s.rt.Registry().Get(id), "sleep 1m (stopped)")
 		p.shot("stopped-" + tc.lang)
 	}
 }

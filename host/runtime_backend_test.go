@@ -42,12 +42,22 @@ func openRuntime(t *testing.T, root string) (*actors.Runtime, *runtimeBackend) {
 	return opened.Actors(), b
 }
 
-// converse prompts a live agent and waits for its turn to end.
+// converse prompts a live agent and waits (a minute at most) for its
+// turn to end.
 func converse(t *testing.T, h *parent.Handle, text string) {
 	t.Helper()
 	_, err := h.Followup(context.Background(), event.Text(text), userSource)
 	require.NoError(t, err)
-	require.NoError(t, h.Activation().WhenIdle(context.Background()))
+	waitIdle(t, h, text)
+}
+
+// waitIdle waits a minute at most for h's turns to end, naming the
+// prompt waited for when they do not.
+func waitIdle(t *testing.T, h *parent.Handle, prompt string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, h.Activation().WhenIdle(ctx), "waiting for %s's turn on %q to end", h.ID(), prompt)
 }
 
 func TestRuntimeBackendListsStoredAndLiveSessionsWithoutActivating(t *testing.T) {

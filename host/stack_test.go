@@ -99,7 +99,7 @@ func (s *runtimeStack) settled(t testing.TB, parentID string, children int) []ca
 			}
 		}
 		return len(entries) == children
-	}, time.Minute, 10*time.Millisecond)
+	}, time.Minute, 10*time.Millisecond, "waiting for %d inactive children of %s", children, parentID)
 	return entries
 }
 
