@@ -41,7 +41,7 @@ type Options struct {
 	Dir string
 	// Compression is the encoding of the logs of the JSONL store at Dir:
 	// "zstd" (Zstandard frames, the original harness's default) or "none"
-	// (plain JSONL); "" keeps an existing store's, plain for a new one.
+	// (plain JSONL); "" keeps an existing store's, Zstandard for a new one.
 	// Naming the other encoding than an existing store's fails Open, as
 	// does another value.
 	Compression string
@@ -207,7 +207,8 @@ func chooseStore(opts Options, extra []session.Option, aopts *actors.Options) (*
 func jsonlOptions(opts Options) ([]session.Option, error) {
 	var out []session.Option
 	switch opts.Compression {
-	case "":
+	case "": // an existing store keeps its encoding; a new one gets the original's default
+		out = append(out, session.WithNewStoreCompression(session.CompressionZstd))
 	case "zstd":
 		out = append(out, session.WithCompression(session.CompressionZstd))
 	case "none":

@@ -25,10 +25,10 @@ func logNames(t *testing.T, root string) []string {
 	return names
 }
 
-// Compression picks the encoding of a new store's logs; "" is plain
-// JSONL for a new store and keeps an existing store's.
+// Compression picks the encoding of a new store's logs; "" is Zstandard
+// (the original's default) for a new store and keeps an existing store's.
 func TestCompressionPicksTheEncodingOfTheLogs(t *testing.T) {
-	for compression, want := range map[string]string{"": "session.jsonl", "none": "session.jsonl", "zstd": "session.jsonl.zstd"} {
+	for compression, want := range map[string]string{"": "session.jsonl.zstd", "none": "session.jsonl", "zstd": "session.jsonl.zstd"} {
 		dir := t.TempDir()
 		rt := open(t, Options{Dir: dir, Compression: compression})
 		_, err := rt.StartAgent(bg, "p")
@@ -38,6 +38,10 @@ func TestCompressionPicksTheEncodingOfTheLogs(t *testing.T) {
 		again := open(t, Options{Dir: dir})
 		_, err = again.ResumeAgent(bg, "p")
 		require.NoError(t, err, "an existing store keeps its encoding when Compression is empty")
+		_, err = again.StartAgent(bg, "q")
+		require.NoError(t, err)
+		require.NoError(t, again.Close())
+		require.Equal(t, []string{want, want}, logNames(t, dir), "a new log of an existing store (compression %q)", compression)
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 // composer a notice that no message can resume it.
 func TestBrowserDamagedLogShowsItsReadablePrefix(t *testing.T) {
 	chromium := chromiumPath(t, exec.LookPath)
-	s := newRuntimeStack(t)
+	s := newRuntimeStackOn(t, t.TempDir(), false, "none") // a damaged JSONL line
 	talkAndStore(t, s.rt, "hurt", "reply one", "reply two", "reply three")
 	path := damageLine(t, s.rt.Sessions().Store().(*session.JSONL).Root(), "", "hurt", 8)
 	p := openPage(t, chromium)

@@ -51,7 +51,7 @@ func plantDamagedChild(t *testing.T, s *runtimeStack, parentID string) (string, 
 // in both languages.
 func TestBrowserDamagedChildIsUnreadable(t *testing.T) {
 	chromium := chromiumPath(t, exec.LookPath)
-	s := newRuntimeStack(t)
+	s := newRuntimeStackOn(t, t.TempDir(), false, "none") // the notice names session.jsonl
 	talkAndStore(t, s.rt, "mom", "reply hello")
 	child, path := plantDamagedChild(t, s, "mom")
 	p := openPage(t, chromium)

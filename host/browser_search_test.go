@@ -23,7 +23,7 @@ import (
 func TestBrowserSearchOpensAHit(t *testing.T) {
 	chromium := chromiumPath(t, exec.LookPath)
 	root := t.TempDir()
-	first := newRuntimeStackOn(t, root, true)
+	first := newRuntimeStackOn(t, root, true, "")
 	var script strings.Builder
 	for i := 1; i <= 60; i++ {
 		fmt.Fprintf(&script, "reply line %d\n", i)
@@ -32,7 +32,7 @@ func TestBrowserSearchOpensAHit(t *testing.T) {
 	talk(t, first, "other", "reply 另一个会话 haystack")
 	first.stop()
 
-	s := newRuntimeStackOn(t, root, true)
+	s := newRuntimeStackOn(t, root, true, "")
 	p := openPage(t, chromium)
 	p.do(chromedp.Navigate(s.url + "/?lang=zh"))
 	p.until(`document.querySelector('#connection').dataset.state === 'connected'`)

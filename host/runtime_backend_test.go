@@ -32,7 +32,7 @@ func (c catalogOnly) ListChildren(ctx context.Context, parentID string) ([]query
 // openRuntime opens a runtime over a JSONL store at root and its backend.
 func openRuntime(t *testing.T, root string) (*actors.Runtime, *runtimeBackend) {
 	t.Helper()
-	opened, err := dsh.Open(dsh.Options{Dir: root})
+	opened, err := dsh.Open(dsh.Options{Dir: root, Compression: "none"}) // the tests touch the plain log files
 	require.NoError(t, err)
 	b := newRuntimeBackend(opened, catalogOnly{opened.Query()}, nil)
 	t.Cleanup(func() {

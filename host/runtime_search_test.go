@@ -43,7 +43,7 @@ func searched(t *testing.T, h http.Handler, payload map[string]any) searchValue 
 func TestStoredSessionsKeepTheirTitlesAfterARestart(t *testing.T) {
 	root := t.TempDir()
 	ctx := context.Background()
-	first := newRuntimeStackOn(t, root, true)
+	first := newRuntimeStackOn(t, root, true, "")
 	rt := first.rt
 	for id, script := range map[string]string{
 		"alpha": "reply the zebra crossed\nreply again a zebra, a zebra",
@@ -70,7 +70,7 @@ func TestStoredSessionsKeepTheirTitlesAfterARestart(t *testing.T) {
 
 	var answers []any
 	for _, indexed := range []bool{true, false, true} {
-		s := newRuntimeStackOn(t, root, indexed)
+		s := newRuntimeStackOn(t, root, indexed, "")
 		h := s.recorder
 		titles := listedTitles(t, h)
 		require.Len(t, titles, 3)
@@ -99,7 +99,7 @@ func TestStoredSessionsKeepTheirTitlesAfterARestart(t *testing.T) {
 func TestStoredFailedTurnListsAfterARestart(t *testing.T) {
 	root := t.TempDir()
 	ctx := context.Background()
-	first := newRuntimeStackOn(t, root, true)
+	first := newRuntimeStackOn(t, root, true, "")
 	for _, id := range []string{"failed", "fine"} {
 		h, err := first.rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: id, CreatedAt: 1000}})
 		require.NoError(t, err)
@@ -108,7 +108,7 @@ func TestStoredFailedTurnListsAfterARestart(t *testing.T) {
 	failTurn(t, first.rt.Registry().Get("failed").Session(), 2, "reply again", vocab.Failure{Message: "upstream exploded", Code: "HTTP_500"})
 	first.stop()
 	for _, indexed := range []bool{true, false} {
-		s := newRuntimeStackOn(t, root, indexed)
+		s := newRuntimeStackOn(t, root, indexed, "")
 		r := callRPC(t, s.recorder, "session.list", map[string]any{})
 		require.True(t, r.Result.OK, "%+v", r.Result.Error)
 		var value sessionItems

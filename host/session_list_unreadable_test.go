@@ -5,8 +5,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/dsh-actors/dsh-actors/internal/logpath"
+	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 )
 
 // plantUnreadableLog writes a stored session folder id whose log's header
@@ -16,8 +18,14 @@ func plantUnreadableLog(t *testing.T, root, id string) string {
 	path, err := logpath.Path(root, "", id)
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	require.NoError(t, os.WriteFile(path, []byte(
-		`{"type":"session","version":0,"id":"someone-else","createdAt":1,"delegationDepth":0}`+"\n"), 0o644))
+	line := []byte(`{"type":"session","version":0,"id":"someone-else","createdAt":1,"delegationDepth":0}` + "\n")
+	if zstdLogs, _ := filepath.Glob(filepath.Join(root, "*", "*", logpath.FileName+".zstd")); len(zstdLogs) > 0 {
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderCRC(true))
+		require.NoError(t, err)
+		defer enc.Close()
+		path, line = path+".zstd", enc.EncodeAll(line, nil) // in the encoding of the store's logs
+	}
+	require.NoError(t, os.WriteFile(path, line, 0o644))
 	return path
 }
 

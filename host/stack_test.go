@@ -37,14 +37,15 @@ type runtimeStack struct {
 
 func newRuntimeStack(t testing.TB) *runtimeStack {
 	t.Helper()
-	return newRuntimeStackOn(t, t.TempDir(), false)
+	return newRuntimeStackOn(t, t.TempDir(), false, "")
 }
 
-// newRuntimeStackOn is the stack over the store at root; indexed, the
-// derived index in root answers search and stored titles.
-func newRuntimeStackOn(t testing.TB, root string, indexed bool) *runtimeStack {
+// newRuntimeStackOn is the stack over the store at root (its logs of
+// compression, "" for the default); indexed, the derived index in root
+// answers search and stored titles.
+func newRuntimeStackOn(t testing.TB, root string, indexed bool, compression string) *runtimeStack {
 	t.Helper()
-	opened, err := dsh.Open(dsh.Options{Dir: root})
+	opened, err := dsh.Open(dsh.Options{Dir: root, Compression: compression})
 	require.NoError(t, err)
 	rt, service := opened.Actors(), opened.Subagents()
 	var db *index.DB

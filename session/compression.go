@@ -58,6 +58,17 @@ func WithCompression(c Compression) Option {
 	return func(s *JSONL) { s.compression, s.fixedCompression = c, true }
 }
 
+// WithNewStoreCompression sets the encoding of a store whose root holds
+// no log yet (CompressionNone without it). A root holding logs keeps
+// theirs, and WithCompression, in any order, overrides it.
+func WithNewStoreCompression(c Compression) Option {
+	return func(s *JSONL) {
+		if !s.fixedCompression {
+			s.compression = c
+		}
+	}
+}
+
 // Compression returns the store's encoding, deciding it from the root's
 // logs first when no WithCompression fixed it (see checkRoot).
 func (s *JSONL) Compression() (Compression, error) {

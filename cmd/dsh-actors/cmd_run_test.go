@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -57,13 +56,11 @@ func TestRunStreamsAModelTurnAndWaitsForItsChildren(t *testing.T) {
 	require.Regexp(t, `^\[result\] started subagent [0-9a-f-]{36}$`, lines[1])
 	require.Equal(t, []string{"DONE", ""}, lines[2:])
 	require.Len(t, srv.Received(), 3, "the child's turn ran before run returned")
-	logs, err := filepath.Glob(filepath.Join(store, "*", "*", "session.jsonl"))
+	logs, err := filepath.Glob(filepath.Join(store, "*", "*", "session.jsonl.zstd"))
 	require.NoError(t, err)
-	require.Len(t, logs, 2)
+	require.Len(t, logs, 2, "a new store's logs are Zstandard")
 	for _, path := range logs {
-		data, err := os.ReadFile(path)
-		require.NoError(t, err)
-		require.Contains(t, string(data), `"reason":{"kind":"completed"}`)
+		require.Contains(t, logText(t, path), `"reason":{"kind":"completed"}`)
 	}
 
 	srv.Push(llmtest.Status(401, `{"error":{"message":"Authentication Fails"}}`))

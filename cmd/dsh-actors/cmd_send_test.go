@@ -34,11 +34,11 @@ type sentStore struct {
 	child, grand, sister string // alpha's child, its child, beta's child
 }
 
-func newSentStore(t *testing.T) sentStore {
+func newSentStore(t *testing.T, choice storeChoice) sentStore {
 	t.Helper()
 	ctx := context.Background()
 	s := sentStore{root: t.TempDir()}
-	set, err := openRuntime(s.root, dsh.Options{Logger: warnLogger(io.Discard)}, storeChoice{})
+	set, err := openRuntime(s.root, dsh.Options{Logger: warnLogger(io.Discard)}, choice)
 	require.NoError(t, err)
 	var mu sync.Mutex
 	ended := map[string]manager.RunEndInfo{}
@@ -118,7 +118,7 @@ var sentLine = regexp.MustCompile(`^sent (\S+) to (\S+)$`)
 // with the text as its next turn, its reply printed; the child's log holds
 // the new turn under the printed id and the store stays listable.
 func TestSendDeliversToAStoredChildAndPrintsItsReply(t *testing.T) {
-	s := newSentStore(t)
+	s := newSentStore(t, storeChoice{})
 	before := len(readLog(t, s.root, s.child).Events)
 
 	code, stdout, stderr := run(t, "send", "--store", s.root, "alpha", s.child, "reply hi")
@@ -152,7 +152,7 @@ func TestSendDeliversToAStoredChildAndPrintsItsReply(t *testing.T) {
 // The direct parent of the grandchild is its only sender; a turn that
 // fails is still the child's reply, with its stop reason.
 func TestSendFromAChildToItsChildAndAFailedTurn(t *testing.T) {
-	s := newSentStore(t)
+	s := newSentStore(t, storeChoice{})
 	code, stdout, stderr := run(t, "send", "--store", s.root, s.child, s.grand, "reply deeper")
 	require.Equal(t, 0, code, stderr)
 	require.True(t, strings.HasSuffix(stdout, s.grand+" completed: deeper\n"), stdout)
@@ -167,7 +167,7 @@ func TestSendFromAChildToItsChildAndAFailedTurn(t *testing.T) {
 }
 
 func TestSendPrintsJSON(t *testing.T) {
-	s := newSentStore(t)
+	s := newSentStore(t, storeChoice{})
 	code, stdout, stderr := run(t, "send", "--json", "--store", s.root, "beta", s.sister, "reply <ok> & done")
 	require.Equal(t, 0, code, stderr)
 	require.Equal(t, 1, strings.Count(stdout, "\n"), stdout)
@@ -185,7 +185,7 @@ func TestSendPrintsJSON(t *testing.T) {
 // Every refusal is the runtime's or the Service's code, with nothing on
 // stdout and the child's log untouched.
 func TestSendFailuresNameTheCode(t *testing.T) {
-	s := newSentStore(t)
+	s := newSentStore(t, storeChoice{})
 	for _, tc := range []struct {
 		name          string
 		parent, child string
@@ -215,7 +215,7 @@ func TestSendFailuresNameTheCode(t *testing.T) {
 
 // A child whose log is damaged in its committed region cannot be resumed.
 func TestSendToACorruptChild(t *testing.T) {
-	s := newSentStore(t)
+	s := newSentStore(t, storeChoice{compression: "none"})
 	path := logPath(t, s.root, s.sister)
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -236,7 +236,7 @@ func TestSendToACorruptChild(t *testing.T) {
 // discarded by the drain, never logged).
 type cancelOnStart struct {
 	bytes.Buffer
-	log    string // the child's session.jsonl
+	log    string // the child's log file
 	cancel context.CancelFunc
 }
 
@@ -244,8 +244,7 @@ func (w *cancelOnStart) Write(p []byte) (int, error) {
 	if m := sentLine.FindSubmatch(bytes.TrimSuffix(p, []byte("\n"))); m != nil {
 		deadline := time.Now().Add(10 * time.Second)
 		for {
-			raw, err := os.ReadFile(w.log)
-			if err == nil && bytes.Contains(raw, m[1]) || time.Now().After(deadline) {
+			if text, _ := plainText(w.log); strings.Contains(text, string(m[1])) || time.Now().After(deadline) {
 				break
 			}
 			time.Sleep(2 * time.Millisecond)
@@ -262,6 +261,9 @@ func logPath(t *testing.T, root, id string) string {
 	require.NoError(t, err)
 	paths, err := filepath.Glob(filepath.Join(root, "*", segment, "session.jsonl"))
 	require.NoError(t, err)
+	zstdPaths, err := filepath.Glob(filepath.Join(root, "*", segment, "session.jsonl.zstd"))
+	require.NoError(t, err)
+	paths = append(paths, zstdPaths...)
 	require.Len(t, paths, 1)
 	return paths[0]
 }
@@ -269,7 +271,7 @@ func logPath(t *testing.T, root, id string) string {
 // SIGINT while waiting drains the child (its turn ends aborted), flushes
 // and fails with CANCELLED.
 func TestSendCancelledWhileWaiting(t *testing.T) {
-	s := newSentStore(t)
+	s := newSentStore(t, storeChoice{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stdout := &cancelOnStart{log: logPath(t, s.root, s.sister), cancel: cancel}

@@ -22,8 +22,8 @@ func storeFlag(flags *flag.FlagSet) *string {
 
 // compressionFlag adds --compression, the encoding of a new store's logs.
 func compressionFlag(flags *flag.FlagSet) *string {
-	return flags.String("compression", "", `log encoding of a new store: "zstd" (the original's default) or "none" `+
-		"(plain JSONL, the default here); an existing store keeps its own, and naming the other one is refused")
+	return flags.String("compression", "", `log encoding of a new store: "zstd" (the default, as the original's) or "none" `+
+		"(plain JSONL); an existing store keeps its own, and naming the other one is refused")
 }
 
 // checkCompression refuses a --compression value other than "zstd" and

@@ -3,9 +3,9 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/modelagent/modelagenttest"
@@ -61,21 +61,18 @@ func TestSendRebuildsTheChildOfItsDescriptorsRoute(t *testing.T) {
 	require.Len(t, srv.Received(), 4, "a scripted child calls no model")
 }
 
-// onlyChild reads the JSONL store root's two session headers: a top-level
+// onlyChild reads the store root's two session headers: a top-level
 // agent and its one child.
 func onlyChild(t *testing.T, root string) (parentID, childID string) {
 	t.Helper()
-	logs, err := filepath.Glob(filepath.Join(root, "*", "*", "session.jsonl"))
+	logs, err := filepath.Glob(filepath.Join(root, "*", "*", "session.jsonl.zstd"))
 	require.NoError(t, err)
 	require.Len(t, logs, 2)
 	for _, path := range logs {
-		f, err := os.Open(path)
-		require.NoError(t, err)
-		line := bufio.NewScanner(f)
+		line := bufio.NewScanner(strings.NewReader(logText(t, path)))
 		require.True(t, line.Scan(), "header of %s", path)
 		var header struct{ ID, ParentSession string }
 		require.NoError(t, json.Unmarshal(line.Bytes(), &header))
-		require.NoError(t, f.Close())
 		if header.ParentSession == "" {
 			parentID = header.ID
 		} else {

@@ -3,44 +3,49 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"io/fs"
+	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
-
-	"github.com/dsh-actors/dsh-actors/internal/logpath"
 )
 
-// toZstd rewrites every log of root as the original's Zstandard log: the
-// header line in the first frame, then each event line in a frame of its
-// own. It returns the frame starts of each log, by path.
-func toZstd(t *testing.T, root string) map[string][]int {
+// logText is the plaintext of a stored log (see plainText).
+func logText(t *testing.T, path string) string {
 	t.Helper()
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderCRC(true))
+	text, err := plainText(path)
 	require.NoError(t, err)
-	defer enc.Close()
-	starts := map[string][]int{}
-	require.NoError(t, filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.Name() != logpath.FileName {
-			return err
+	return text
+}
+
+// plainText is the plaintext of a stored log: a Zstandard one decoded frame
+// by frame up to the first frame that does not decode (one being written).
+func plainText(path string) (string, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil || !strings.HasSuffix(path, ".zstd") {
+		return string(raw), err
+	}
+	dec, err := zstd.NewReader(bytes.NewReader(raw), zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		return "", err
+	}
+	defer dec.Close()
+	plain, _ := io.ReadAll(dec)
+	return string(plain), nil
+}
+
+// frameStarts finds the byte offsets of the frame magics (28 B5 2F FD) in
+// a Zstandard log the runtime wrote.
+func frameStarts(file []byte) []int {
+	var out []int
+	for i := 0; i+4 <= len(file); i++ {
+		if bytes.Equal(file[i:i+4], []byte{0x28, 0xB5, 0x2F, 0xFD}) {
+			out = append(out, i)
 		}
-		raw, err := os.ReadFile(path)
-		require.NoError(t, err)
-		var out []byte
-		for _, line := range strings.SplitAfter(string(raw), "\n") {
-			if line != "" {
-				starts[path+".zstd"] = append(starts[path+".zstd"], len(out))
-				out = enc.EncodeAll([]byte(line), out)
-			}
-		}
-		require.NoError(t, os.WriteFile(path+".zstd", out, 0o600))
-		return os.Remove(path)
-	}))
-	return starts
+	}
+	return out
 }
 
 // Damage before the last frame of a Zstandard log (a block size grown past
@@ -48,24 +53,28 @@ func toZstd(t *testing.T, root string) map[string][]int {
 // naming the file and the frame: show prints no prefix as if it were the
 // whole log, and send cuts nothing into .broken.
 func TestZstdDamageBeforeTheLastFrameIsRefused(t *testing.T) {
-	s := newSentStore(t)
-	starts := toZstd(t, s.root)
-	path, err := logpath.Path(s.root, "", s.child)
-	require.NoError(t, err)
-	matches, err := filepath.Glob(filepath.Join(s.root, "*", filepath.Base(filepath.Dir(path)), logpath.FileName+".zstd"))
-	require.NoError(t, err)
-	require.Len(t, matches, 1)
-	path = matches[0]
-	frames := starts[path]
-	require.Greater(t, len(frames), 4)
+	s := newSentStore(t, storeChoice{})
+	code, _, stderr := run(t, "send", "--store", s.root, "alpha", s.child, "reply more")
+	require.Zero(t, code, stderr)
+	path := logPath(t, s.root, s.child)
 	file, err := os.ReadFile(path)
 	require.NoError(t, err)
+	frames := frameStarts(file)
+	require.Greater(t, len(frames), 3, "the runtime writes a frame per batch")
 	damaged := frames[2]
-	blockAt := damaged + 4 + 1 + 1 // magic, descriptor, window (not single-segment) or content size
-	if file[damaged+4]&0x20 != 0 {
-		blockAt = damaged + 4 + 1 + [4]int{1, 2, 4, 8}[file[damaged+4]>>6]
+	descriptor := file[damaged+4]
+	single, fcsFlag := descriptor&0x20 != 0, descriptor>>6
+	fcsBytes := [4]int{0, 2, 4, 8}[fcsFlag]
+	if single && fcsFlag == 0 {
+		fcsBytes = 1
 	}
-	file[blockAt+2] ^= 0x80 // block size += 1 MiB: past the end of the file
+	window := 1
+	if single {
+		window = 0
+	}
+	// the first block's header, whose size grows by 1 MiB: past the end of the file
+	blockAt := damaged + 4 + 1 + window + [4]int{0, 1, 2, 4}[descriptor&3] + fcsBytes
+	file[blockAt+2] ^= 0x80
 	require.NoError(t, os.WriteFile(path, file, 0o600))
 	where := fmt.Sprintf("frame at byte %d", damaged)
 

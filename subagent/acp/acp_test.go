@@ -186,9 +186,9 @@ func waitForLogged(t *testing.T, store, text string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
-		logs, _ := filepath.Glob(filepath.Join(store, "*", "*", "session.jsonl"))
+		logs, _ := filepath.Glob(filepath.Join(store, "*", "*", "session.jsonl*"))
 		for _, log := range logs {
-			if data, err := os.ReadFile(log); err == nil && strings.Contains(string(data), text) {
+			if strings.Contains(loggedText(log), text) {
 				return
 			}
 		}
@@ -343,13 +343,12 @@ func TestDshActorsACPAnswersTheSDKsExampleClient(t *testing.T) {
 // storedCwd is the cwd in the header of the one session log under store.
 func storedCwd(t *testing.T, store string) string {
 	t.Helper()
-	logs, err := filepath.Glob(filepath.Join(store, "*", "*", "session.jsonl"))
+	logs, err := filepath.Glob(filepath.Join(store, "*", "*", "session.jsonl*"))
 	require.NoError(t, err)
 	require.Len(t, logs, 1, "one session under %s", store)
-	data, err := os.ReadFile(logs[0])
-	require.NoError(t, err)
+	data := loggedText(logs[0])
 	var header struct{ Cwd string }
-	require.NoError(t, json.Unmarshal(data[:bytes.IndexByte(data, '\n')], &header))
+	require.NoError(t, json.Unmarshal([]byte(data[:strings.IndexByte(data, '\n')]), &header))
 	return header.Cwd
 }
 
