@@ -1,28 +1,20 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
-	"sync/atomic"
 
 	dsh "github.com/dsh-actors/dsh-actors"
-	"github.com/dsh-actors/dsh-actors/event"
-	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/modelagent"
 )
 
 // acpAgents are the ACP providers --acp NAME=COMMAND names (repeatable):
 // each is registered on the runtime under NAME (Options.ACPAgents), and a
-// model agent gets a one-shot delegation tool "subagent_NAME" over it.
+// model agent gets the subagent tool mounted over it as "subagent_NAME".
 type acpAgents struct {
 	configs []dsh.ACPAgent
 	stderr  io.Writer
-	rt      atomic.Pointer[dsh.Runtime]
 }
 
 // acpFlag adds --acp to flags; the agents' stderr goes to stderr.
@@ -64,56 +56,16 @@ func (a *acpAgents) options() []dsh.ACPAgent {
 	return a.configs
 }
 
-// bind makes rt the runtime the delegation tools run their children on.
-// A nil a binds nothing.
-func (a *acpAgents) bind(rt *dsh.Runtime) {
-	if a != nil {
-		a.rt.Store(rt)
-	}
-}
-
-// tools are the model agents' delegation tools, one per provider (none
-// for a nil a).
-func (a *acpAgents) tools() []modelagent.Tool {
+// delegations are the model agents' delegation tools over the providers,
+// "subagent_NAME" for NAME (none for a nil a): the subagent tool mounted
+// over each, as modelagent.Config.Delegations.
+func (a *acpAgents) delegations() map[string]string {
 	if a == nil {
 		return nil
 	}
-	tools := make([]modelagent.Tool, len(a.configs))
-	for i, cfg := range a.configs {
-		tools[i] = modelagent.Tool{
-			Name: "subagent_" + cfg.Name,
-			Description: "Delegate a self-contained task to the " + cfg.Name + " agent, which runs as a separate " +
-				"program in its own context, and return its final result. It does not see this conversation: " +
-				"give it a complete, standalone prompt. You receive only its final answer.",
-			Parameters: []byte(`{"type":"object","properties":{"description":{"type":"string","description":` +
-				`"A short (3-5 word) description of the delegated task, for display."},"prompt":{"type":"string",` +
-				`"description":"The complete, self-contained task for the agent."}},"required":["description","prompt"]}`),
-			Run: func(ctx context.Context, call modelagent.ToolCall) (string, error) {
-				return a.delegate(ctx, cfg.Name, call)
-			},
-		}
+	tools := make(map[string]string, len(a.configs))
+	for _, cfg := range a.configs {
+		tools["subagent_"+cfg.Name] = cfg.Name
 	}
 	return tools
-}
-
-// delegate runs one call of provider's tool: a one-shot run of the calling
-// agent, disposed before the tool returns its text.
-func (a *acpAgents) delegate(ctx context.Context, provider string, call modelagent.ToolCall) (string, error) {
-	rt := a.rt.Load()
-	caller, ok := rt.Agent(call.SessionID)
-	if !ok {
-		return "", fault.New(fault.Unauthorized, "subagent_"+provider+": the calling agent is not live", nil)
-	}
-	var args struct{ Prompt string }
-	if err := json.Unmarshal(call.Arguments, &args); err != nil {
-		return "", err
-	}
-	end, err := rt.Delegate(ctx, caller, provider, event.Text(args.Prompt))
-	if err != nil {
-		return "", err
-	}
-	if failure := modelagent.RunFailure(end.StopReason); failure != "" {
-		return "", errors.New(failure)
-	}
-	return event.TextOf(end.LastAssistantMessage), nil
 }

@@ -27,7 +27,7 @@ func acpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return usageError(stderr, acpUsage, flags, err)
 	}
 	logger := warnLogger(stderr)
-	agents, err := model.agents(logger)
+	agents, err := model.agents(logger, nil)
 	if err != nil {
 		return failure(stderr, "acp", err)
 	}

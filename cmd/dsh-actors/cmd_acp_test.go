@@ -250,6 +250,8 @@ func TestACPFlagRegistersAProviderTheModelsToolRuns(t *testing.T) {
 	srv := llmtest.NewServer(
 		llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "c1", Name: "subagent_ex",
 			Args: []string{`{"description": "edit", "prompt": "edit the config"}`}})),
+		llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "c2", Name: "subagent_ex",
+			Args: []string{`{"description": "later", "prompt": "edit it later", "run_in_background": true}`}})),
 		llmtest.Stream(llmtest.Say("DONE")),
 	)
 	defer srv.Close()
@@ -261,7 +263,29 @@ func TestACPFlagRegistersAProviderTheModelsToolRuns(t *testing.T) {
 	lines := strings.Split(stdout, "\n")
 	require.Equal(t, `[tool subagent_ex {"description": "edit", "prompt": "edit the config"}]`, lines[0])
 	require.True(t, strings.HasPrefix(lines[1], "[result] ACP Go Example Agent"), lines[1])
-	require.Equal(t, []string{"DONE", ""}, lines[2:])
+	require.Equal(t, []string{
+		`[tool subagent_ex {"description": "later", "prompt": "edit it later", "run_in_background": true}]`,
+		"[result] Error: background tasks unavailable: load @deepseek-ai/dsh-tasks and @deepseek-ai/dsh-tool-tasks",
+		"DONE", "",
+	}, lines[2:], "one-shot only: no continuable ACP child, and no background tasks here")
+	var first struct {
+		Tools []struct {
+			Function struct {
+				Name        string          `json:"name"`
+				Description string          `json:"description"`
+				Parameters  json.RawMessage `json:"parameters"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	require.NoError(t, json.Unmarshal(srv.Received()[0].Body, &first))
+	byName := map[string]string{}
+	for _, tool := range first.Tools {
+		byName[tool.Function.Name] = tool.Function.Description + string(tool.Function.Parameters)
+	}
+	require.Contains(t, byName, "subagent_ex")
+	require.Contains(t, byName["subagent_ex"], "collect with `task_output` and stop with `task_kill`.",
+		"the subagent tool over a one-shot provider")
+	require.Contains(t, byName["subagent"], "start a long-lived subagent", "spawn's stays continuable")
 
 	code, _, stderr = run(t, "run", "--store", t.TempDir(), "--acp", "nocommand=", "hi")
 	require.Equal(t, 2, code)

@@ -41,7 +41,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, runUsage, flags, err)
 	}
-	agents, err := model.agents(warnLogger(stderr), acps.tools()...)
+	agents, err := model.agents(warnLogger(stderr), acps.delegations())
 	if err != nil {
 		return failure(stderr, "run", err)
 	}
@@ -50,7 +50,6 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failure(stderr, "run", err)
 	}
-	acps.bind(set.dsh)
 	reason, err := runPrompt(ctx, set.rt, flags.Arg(0), stdout)
 	if closeErr := set.close(); err == nil {
 		err = closeErr

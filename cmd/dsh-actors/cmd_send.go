@@ -57,7 +57,7 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return failure(stderr, "send", err)
 		}
 	}
-	agents, err := modelAgents()
+	agents, err := modelAgents(nil)
 	if err != nil {
 		return failure(stderr, "send", err)
 	}

@@ -46,7 +46,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // serve runs the stack of flags until ctx is cancelled, then shuts it
 // down; it returns the exit status.
 func serve(ctx context.Context, flags serveFlags, stdout, stderr io.Writer) int {
-	agents, err := flags.model.agents(slog.New(slog.NewTextHandler(stderr, nil)), flags.acp.tools()...)
+	agents, err := flags.model.agents(slog.New(slog.NewTextHandler(stderr, nil)), flags.acp.delegations())
 	if err != nil {
 		return failure(stderr, "serve", err)
 	}
@@ -180,7 +180,6 @@ func openServeStack(flags serveFlags, logger *slog.Logger, trustedHosts []string
 	if err != nil {
 		return nil, err
 	}
-	flags.acp.bind(set.dsh)
 	token := flags.token
 	if token == "" {
 		if token, err = storeToken(flags.store); err != nil {

@@ -30,16 +30,17 @@ func addModelFlags(flags *flag.FlagSet) *modelFlags {
 	return m
 }
 
-// agents are the model agents the flags name, offering tools after the
-// built-in ones; the startup line (model, API, base URL) and warnings go
+// agents are the model agents the flags name, with the delegation tools
+// (tool name to provider name) after the built-in ones; the startup line (model, API, base URL) and warnings go
 // to logger. A bad API or base URL, or a DeepSeek model without a key,
 // fails at once. Without --model they are modelAgents: they only rebuild
 // stored model agents.
-func (m modelFlags) agents(logger *slog.Logger, tools ...modelagent.Tool) (*modelagent.Agents, error) {
+func (m modelFlags) agents(logger *slog.Logger, delegations map[string]string) (*modelagent.Agents, error) {
 	if m.model == "" {
-		return modelAgents(tools...)
+		return modelAgents(delegations)
 	}
-	cfg := modelagent.Config{Model: m.model, API: m.api, BaseURL: m.baseURL, ContextWindow: m.contextWindow, Logger: logger, Tools: tools}
+	cfg := modelagent.Config{Model: m.model, API: m.api, BaseURL: m.baseURL, ContextWindow: m.contextWindow, Logger: logger,
+		Delegations: delegations}
 	if m.mcp != "" {
 		servers, err := modelagent.ReadMCPConfig(m.mcp)
 		if err != nil {
@@ -62,10 +63,9 @@ func closeAgents(agents *modelagent.Agents) {
 // configures, for a command without model flags: they only rebuild stored
 // model agents, each with the model its descriptor names, and are nil
 // when the endpoint needs a key and none is set (such an agent is then
-// NOT_RESUMABLE, naming its route). tools are offered after the built-in
-// ones.
-func modelAgents(tools ...modelagent.Tool) (*modelagent.Agents, error) {
-	agents, err := modelagent.New(modelagent.Config{Logger: slog.New(slog.DiscardHandler), Tools: tools})
+// NOT_RESUMABLE, naming its route). delegations are as for agents.
+func modelAgents(delegations map[string]string) (*modelagent.Agents, error) {
+	agents, err := modelagent.New(modelagent.Config{Logger: slog.New(slog.DiscardHandler), Delegations: delegations})
 	var coded interface{ ErrorCode() string }
 	if errors.As(err, &coded) && coded.ErrorCode() == "MISSING_CREDENTIAL" {
 		return nil, nil
