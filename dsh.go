@@ -126,9 +126,11 @@ type Runtime struct {
 	closeStore sync.Once
 	sweeper    *sweeper // nil unless the store is shared
 	// prompts serializes, per top-level session, a prompt's admission and
-	// delivery with a resume's replay of the durable inbox, so that no
-	// prompt is handed to the agent twice.
+	// delivery with a resume's or a wake's delivery of the durable inbox,
+	// so that no prompt is handed to the agent twice (handed).
 	prompts stripedLock
+	handed  handedPrompts
+	wakes   topLevelWakes
 	// fullLogs holds the top-level sessions whose log a full disk failed
 	// (they left the runtime): a prompt resumes one only once the store's
 	// disk has room again (roomOnDisk; nil: diskHasRoom).
@@ -174,6 +176,7 @@ func openWith(opts Options, extra ...session.Option) (*Runtime, error) {
 		opts.ModelAgents.Bind(r.actors, r.subagents)
 	}
 	r.sweeper = startSweeper(rt.Sessions().Store(), cmp.Or(opts.LeaseTTL, defaultLeaseTTL), r.actors.Logger())
+	r.startWakes()
 	return r, nil
 }
 
@@ -482,6 +485,7 @@ func needParent(op string, p *Handle) error {
 // ctx's error with the turns still running; Close then ends them.
 func (r *Runtime) Shutdown(ctx context.Context) error {
 	r.sweeper.stop()
+	r.stopWakes()
 	if err := r.actors.Shutdown(ctx); err != nil {
 		return err
 	}
@@ -494,6 +498,7 @@ func (r *Runtime) Shutdown(ctx context.Context) error {
 // a second Close returns nil.
 func (r *Runtime) Close() error {
 	r.sweeper.stop()
+	r.stopWakes()
 	return errors.Join(r.actors.Close(context.Background()), r.index.close(), r.closePostgres())
 }
 

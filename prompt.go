@@ -94,14 +94,18 @@ func cwdConflict(spec SessionSpec, existing string) error {
 // PromptSession delivers content from source to the top-level session id
 // as its next FIFO turn and returns the accepted message id; it blocks
 // until acceptance, not until the turn runs. A session not live here is
-// resumed from its log first (a concurrent resume joined); when its JSONL
-// store admits durably (Options.DurableAdmission) the resumed agent first
-// gets the prompts acknowledged before a crash or a stop that never ran,
-// oldest first, and a new prompt is committed to the session's inbox
-// before it is acknowledged. A continuable child's session is refused
-// with fault.OwnedBySubagent, an unknown id with
-// fault.QuerySessionNotFound, a session whose lease this process lost to
-// another (it was paused past the lease's TTL) with fault.LeaseHeld. When
+// resumed from its log first (a concurrent resume joined). When its store
+// has a durable inbox (a JSONL store with Options.DurableAdmission, a
+// Postgres store) the prompt is committed to the session's inbox before
+// it is acknowledged, and the agent gets the inbox's pending prompts
+// (acknowledged before a crash or a stop, or through another process)
+// first, oldest first, each once (prompt_inbox.go). On a Postgres store a
+// session another process holds, or one live here under a lease this
+// process lost (it was paused past the lease's TTL), gets the commit
+// only: the process holding it is woken and runs it. A continuable
+// child's session is refused with fault.OwnedBySubagent, an unknown id
+// with fault.QuerySessionNotFound; on a JSONL store, a session another
+// process holds with fault.LeaseHeld. When
 // the session's log fails (a full disk), the message is refused, the
 // agent leaves the runtime and, after a full disk, later prompts fail
 // with an error matching syscall.ENOSPC until the disk has room again.
@@ -111,22 +115,25 @@ func (r *Runtime) PromptSession(ctx context.Context, id string, content []event.
 	if err := r.awaitRoom(id); err != nil {
 		return "", err
 	}
+	msg := event.UserMessage{Content: content, Source: source, Role: event.RoleUser, ID: inbox.NewMessageID()}
+	in, admits := r.topLevelInbox()
 	h, err := r.topLevelAgent(ctx, id)
+	if err == nil {
+		err = r.requireLease(ctx, h)
+	}
+	if _, wakes := in.(topLevelWaker); wakes && errors.Is(err, fault.LeaseHeld) {
+		if err := admitTopLevel(ctx, in, id, msg); err != nil {
+			return "", err
+		}
+		return msg.ID, nil // its holder is woken
+	}
 	if err != nil {
 		return "", err
 	}
-	if err := r.requireLease(ctx, h); err != nil {
-		return "", err
-	}
-	msg := event.UserMessage{Content: content, Source: source, Role: event.RoleUser, ID: inbox.NewMessageID()}
-	in, durable := r.topLevelInbox()
-	if durable {
-		err = admitTopLevel(ctx, in, id, msg)
-	}
-	if err == nil {
-		if _, err = h.Post(ctx, msg); err != nil && durable { // refused: it must not run at the next resume either
-			_ = in.Discard(ctx, id, h.Session().Epoch(), []string{msg.ID})
-		}
+	if admits {
+		err = r.admitAndDeliver(ctx, in, h, msg)
+	} else {
+		_, err = h.Post(ctx, msg)
 	}
 	if err == nil {
 		return msg.ID, nil
@@ -138,6 +145,21 @@ func (r *Runtime) PromptSession(ctx context.Context, id string, content []event.
 		}
 	}
 	return "", err
+}
+
+// admitAndDeliver commits msg to h's durable inbox, then hands h every
+// prompt pending there in admission order, msg among them. A msg h did
+// not take is discarded from the inbox: it must not run at a later
+// resume either.
+func (r *Runtime) admitAndDeliver(ctx context.Context, in session.DurableInbox, h *parent.Handle, msg event.UserMessage) error {
+	if err := admitTopLevel(ctx, in, h.ID(), msg); err != nil {
+		return err
+	}
+	taken, err := r.deliverPending(ctx, in, h, msg.ID)
+	if err != nil && !taken {
+		_ = in.Discard(ctx, h.ID(), h.Session().Epoch(), []string{msg.ID})
+	}
+	return err
 }
 
 // CancelTurn stops the running turn of the top-level session id (its
@@ -192,16 +214,7 @@ func (r *Runtime) resumeTopLevel(ctx context.Context, id string) (*parent.Handle
 	if !ok {
 		return h, nil
 	}
-	pending, err := in.Pending(ctx, id)
-	for _, p := range pending {
-		var msg event.UserMessage
-		if msg, err = vocab.DecodeAs[event.UserMessage](vocab.TypeUserMessage, p.Body); err != nil {
-			break
-		}
-		if _, err = h.Post(ctx, msg); err != nil {
-			break
-		}
-	}
+	_, err = r.deliverPending(ctx, in, h, "")
 	return h, err
 }
 
@@ -228,18 +241,14 @@ func (r *Runtime) joinLive(id string, h *parent.Handle, err error) (*parent.Hand
 
 // topLevelInbox is the durable inbox prompts to top-level agents are
 // committed to before they are acknowledged: a JSONL store's in its
-// durable admission mode.
+// durable admission mode, a Postgres store's.
 func (r *Runtime) topLevelInbox() (session.DurableInbox, bool) {
-	store, ok := r.actors.Sessions().Store().(*session.JSONL)
-	if !ok {
-		return nil, false
-	}
-	return store.DurableInbox()
+	return session.InboxOf(r.actors.Sessions().Store())
 }
 
 // admitTopLevel commits msg to the durable inbox of the top-level
 // session id (From ""): a crash after the acknowledgement leaves it
-// pending, and the next resume runs it.
+// pending, and the next resume runs it (deliverPending).
 func admitTopLevel(ctx context.Context, in session.DurableInbox, id string, msg event.UserMessage) error {
 	body, err := vocab.Encode(msg)
 	if err == nil {
@@ -259,19 +268,25 @@ type leaseChecker interface {
 
 // requireLease refuses (fault.LeaseHeld) to accept for h when its
 // session's lease is no longer the current one: this process was paused
-// past the lease's TTL and another took the session over, so a message
-// accepted here could never be logged. A store whose leases cannot be
-// lost while held (the JSONL store's) is not asked.
+// past the lease's TTL and another took the session over, so h could
+// never log a message accepted for it.
 func (r *Runtime) requireLease(ctx context.Context, h *parent.Handle) error {
-	leases, ok := r.actors.Sessions().Store().(leaseChecker)
-	if !ok {
-		return nil
-	}
-	current, err := leases.LeaseCurrent(ctx, h.ID(), int64(h.Session().Epoch()))
+	current, err := r.leaseCurrent(ctx, h)
 	if err != nil || current {
 		return err
 	}
 	return durable.LeaseHeld(h.ID(), "another process (this one's lease was taken over)")
+}
+
+// leaseCurrent reports whether h's session still holds the current lease.
+// A store whose leases cannot be lost while held (the JSONL store's) is
+// not asked.
+func (r *Runtime) leaseCurrent(ctx context.Context, h *parent.Handle) (bool, error) {
+	leases, ok := r.actors.Sessions().Store().(leaseChecker)
+	if !ok {
+		return true, nil
+	}
+	return leases.LeaseCurrent(ctx, h.ID(), int64(h.Session().Epoch()))
 }
 
 // awaitRoom refuses (ENOSPC) a prompt to a session whose log a full disk

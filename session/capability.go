@@ -34,8 +34,8 @@ type DurableInbox interface {
 	// From's current, live lease, and that no drain cut-off closed
 	// admission below From (no window between check and write). fresh is
 	// false when m.MessageID was admitted already (nothing is written).
-	// A JSONL store also admits a user's message to a top-level session
-	// (no parent in its header) from From "", with no lease to check.
+	// From "" admits a user's message to a top-level session (no parent
+	// in its header), with no lease to check.
 	// Refusals: fault.Unauthorized, fault.Draining, ErrNotFound; an
 	// Unauthorized whose FromEpoch is not From's live lease also matches
 	// fault.Fenced (the sender's own lease is gone, not its authority

@@ -149,6 +149,7 @@ func TestNodes(t *testing.T) {
 	t.Run("FollowupAcrossNodes", func(t *testing.T) { followupAcrossNodes(t, newWorld(t, bin)) })
 	t.Run("PromptToPausedNode", func(t *testing.T) { promptToPausedNode(t, newWorld(t, bin)) })
 	t.Run("PromptThroughAnyNode", func(t *testing.T) { promptThroughAnyNode(t, newWorld(t, bin)) })
+	t.Run("PromptSessionThroughAnyNode", func(t *testing.T) { promptSessionThroughAnyNode(t, newWorld(t, bin)) })
 }
 
 // killMidTurn: node a is killed (kill -9) while two children run a long
@@ -177,7 +178,7 @@ func killMidTurn(t *testing.T, w *world) {
 	d.Quiet(a)
 	t.Logf("%d follow-ups sent to node a got no answer (killed)", d.Unanswered())
 
-	_, err = c.TakeOver(w.ctx, parent, ttl/10) // refused until a's lease expired (the checker reads when)
+	_, err = c.TakeOver(w.ctx, parent, ttl/10) // waits until a's lease expired (the checker reads when)
 	require.NoError(t, err)
 	after := followup(t, w, c, parent, children[0], "reply after the takeover")
 	d.Rehome(parent, c) // once the child is taken over too: its lease may outlive its parent's

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 )
 
 // Build compiles the dsh-actors command, with the race detector, into
@@ -35,6 +36,7 @@ type Node struct {
 	Name string
 	URL  string // http://127.0.0.1:PORT
 
+	dsn    string // the store's
 	cmd    *exec.Cmd
 	stderr *lockedBuffer
 	exited chan struct{}
@@ -45,7 +47,7 @@ type Node struct {
 // TTL ttl, on a free loopback port, and blocks until it prints the URL it
 // serves (or exits first).
 func Start(bin, dsn, name string, ttl time.Duration) (*Node, error) {
-	n := &Node{Name: name, stderr: &lockedBuffer{}, exited: make(chan struct{}),
+	n := &Node{Name: name, dsn: dsn, stderr: &lockedBuffer{}, exited: make(chan struct{}),
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}}
 	n.cmd = exec.Command(bin, "serve", "--store", dsn, "--node", name, "--lease-ttl", ttl.String(),
 		"--addr", "127.0.0.1:0", "--leak-check")
@@ -223,22 +225,51 @@ func (n *Node) Followup(ctx context.Context, parent, child, content string) (str
 	return v.MessageID, err
 }
 
-// TakeOver makes the top-level session parent live on this node (a
-// session.prompt, which resumes it from the store) and returns how many
-// attempts it took: an attempt fails while another node's lease on it is
-// live, so it retries every interval until ctx ends.
+// TakeOver makes the top-level session parent live on this node and
+// returns how many session.prompts it sent. While another node holds a
+// live lease on parent it waits, reading the store every interval (a
+// prompt sent now would be accepted and run by that node); once no one
+// does, a session.prompt through this node resumes it here. It repeats
+// until this node holds the lease, or ctx ends.
 func (n *Node) TakeOver(ctx context.Context, parent string, interval time.Duration) (int, error) {
 	prompt := map[string]any{"sessionId": parent, "mode": "queue", "content": text("reply taken over by " + n.Name)}
-	for attempt := 1; ; attempt++ {
-		err := n.Call(ctx, "session.prompt", prompt, nil)
-		var refused *RPCError
-		if err == nil || !errors.As(err, &refused) {
-			return attempt, err
+	prompts := 0
+	var last error // the last refusal
+	for {
+		owner, live, err := leaseOf(ctx, n.dsn, parent)
+		switch {
+		case err != nil:
+			return prompts, err
+		case live && owner == n.Name:
+			return prompts, nil
+		case !live:
+			prompts++
+			var refused *RPCError
+			if err := n.Call(ctx, "session.prompt", prompt, nil); errors.As(err, &refused) {
+				last = refused
+			} else if err != nil {
+				return prompts, err
+			} else {
+				continue
+			}
 		}
 		if err := pause(ctx, interval); err != nil {
-			return attempt, fmt.Errorf("multiproc: take %s over on node %s: %w (last refusal: %v)", parent, n.Name, err, refused)
+			return prompts, fmt.Errorf("multiproc: take %s over on node %s: %w (held by %q, last refusal: %v)", parent, n.Name, err, owner, last)
 		}
 	}
+}
+
+// leaseOf reads who holds session id's lease and whether it is live.
+func leaseOf(ctx context.Context, dsn, id string) (owner string, live bool, err error) {
+	err = withConn(ctx, dsn, func(conn *pgx.Conn) error {
+		var o *string
+		err := conn.QueryRow(ctx, `SELECT owner, coalesce(lease_until > now(), false) FROM sessions WHERE id = $1`, id).Scan(&o, &live)
+		if o != nil {
+			owner = *o
+		}
+		return err
+	})
+	return owner, live, err
 }
 
 // pause waits d or until ctx ends (then its error).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http/httptrace"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -12,11 +13,13 @@ import (
 
 // promptToPausedNode: node a holds a parent with a child and is paused
 // (SIGSTOP) past its lease TTL; node b takes the parent over. A
-// session.prompt to the parent and a subagent.prompt to its child, sent to
-// a while it is paused and answered once it continues, are each either
-// refused with a busy error (agent-busy; subagent-not-delivered or
-// subagent-parent-unavailable: never subagent-unauthorized, the child
-// does belong to that parent) or acknowledged and then logged.
+// session.prompt to the parent, sent to a while it is paused and answered
+// once it continues, is acknowledged (a commits it to the parent's
+// durable inbox, which wakes b) and logged exactly once, by b. A
+// subagent.prompt to its child sent alike is either refused with a busy
+// error (subagent-not-delivered or subagent-parent-unavailable: never
+// subagent-unauthorized, the child does belong to that parent) or
+// acknowledged and then logged.
 func promptToPausedNode(t *testing.T, w *world) {
 	a, b := w.start("a"), w.start("b")
 	parent, children, err := a.CreateParent(w.ctx, 1)
@@ -46,11 +49,8 @@ func promptToPausedNode(t *testing.T, w *world) {
 	}
 	require.NoError(t, a.Resume())
 
-	if err := <-top; err != nil {
-		requireRefused(t, err, "agent-busy")
-	} else {
-		awaitText(t, w, parent, "GHOST-top")
-	}
+	require.NoError(t, <-top, "a paused node's lease is lost, yet it accepts the prompt for the node that holds the session")
+	awaitText(t, w, parent, "GHOST-top")
 	var acked []Acked
 	if err := <-sub; err != nil {
 		requireRefused(t, err, "subagent-not-delivered", "subagent-parent-unavailable")
@@ -63,6 +63,10 @@ func promptToPausedNode(t *testing.T, w *world) {
 	r, err := Check(w.ctx, w.dsn, acked)
 	require.NoError(t, err)
 	require.Empty(t, r.Violations)
+	require.Equal(t, 1, countText(userTexts(t, w, parent), "GHOST-top"), "the prompt ran once")
+	ran, err := ranBy(w.ctx, w.dsn, parent, "GHOST-top")
+	require.NoError(t, err)
+	require.Equal(t, "b", ran, "the holder ran it, not the paused node")
 }
 
 // written is ctx with a trace that closes wrote once the request is
@@ -77,6 +81,44 @@ func requireRefused(t *testing.T, err error, codes ...string) {
 	var refused *RPCError
 	require.True(t, errors.As(err, &refused), "not a refusal: %v", err)
 	require.Contains(t, codes, refused.Code, "%s: %s", refused.Method, refused.Message)
+}
+
+// userTexts are the texts of session id's user messages, in log order.
+func userTexts(t *testing.T, w *world, id string) []string {
+	t.Helper()
+	var texts []string
+	require.NoError(t, withConn(w.ctx, w.dsn, func(conn *pgx.Conn) error {
+		rows, err := conn.Query(w.ctx, `SELECT line::jsonb #>> '{data,content,0,text}' FROM events
+			WHERE session_id = $1 AND type = 'user/message' ORDER BY seq`, id)
+		if err != nil {
+			return err
+		}
+		texts, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	}))
+	return texts
+}
+
+// countText counts the texts that contain s.
+func countText(texts []string, s string) int {
+	n := 0
+	for _, t := range texts {
+		if strings.Contains(t, s) {
+			n++
+		}
+	}
+	return n
+}
+
+// ranBy is the owner (the node name) of the epoch under which the user
+// message of session id holding s was logged, from the lease history.
+func ranBy(ctx context.Context, dsn, id, s string) (string, error) {
+	var owner string
+	err := withConn(ctx, dsn, func(conn *pgx.Conn) error {
+		return conn.QueryRow(ctx, `SELECT h.owner FROM events e JOIN lease_history h ON h.session_id = e.session_id AND h.epoch = e.epoch
+			WHERE e.session_id = $1 AND e.type = 'user/message' AND strpos(e.line::jsonb #>> '{data,content,0,text}', $2) > 0`, id, s).Scan(&owner)
+	})
+	return owner, err
 }
 
 // awaitText waits (bounded) until a user message of session id holds s.

@@ -15,6 +15,7 @@
 // expired) is forgotten and told to the live-session registry, which
 // fences that session at once.
 //
-// The inbox and drains tables hold the durable inbox and the drain
-// cut-offs.
+// The inbox and drains tables hold the durable inbox (a continuable
+// child's follow-ups from its parent, a top-level session's prompts from
+// users) and the drain cut-offs.
 package pgstore

@@ -27,22 +27,24 @@ func (s *Store) DurableInbox() (session.DurableInbox, bool) { return durableInbo
 // transaction (lockParentSQL holds the parent's row): the child row is
 // locked (FOR NO KEY UPDATE) while its parent and drain are checked, so a
 // drain cut-off committed first refuses the message and one committed
-// after it waits for the row and then sees it. A disposed child (released
+// after it waits for the row and then sees it. A user's prompt (empty $3)
+// goes to a top-level session (no parent_id) and has no sender's lease to
+// check; its row has no from_session. A disposed session (released
 // with nothing pending) is made active again: a session with pending
 // messages is never disposed. A row inserted wakes the session (NOTIFY on
-// the wake channel, delivered at the commit); a duplicate wakes nothing.
+// its wake channel, delivered at the commit); a duplicate wakes nothing.
 const admitSQL = `WITH ins AS (INSERT INTO inbox (session_id, msg_id, from_session, from_epoch, body)
-	SELECT $1, $2, $3, $4, $5
-	WHERE EXISTS (SELECT 1 FROM sessions c WHERE c.id = $1 AND c.parent_id = $3
+	SELECT $1, $2, nullif($3, ''), nullif($4::bigint, 0), $5
+	WHERE EXISTS (SELECT 1 FROM sessions c WHERE c.id = $1 AND c.parent_id IS NOT DISTINCT FROM nullif($3, '')
 			AND (c.drain_id IS NULL OR NOT EXISTS (SELECT 1 FROM sessions d
 				WHERE d.id = c.drain_parent AND d.epoch = c.drain_epoch AND d.owner IS NOT NULL))
 			FOR NO KEY UPDATE)
-		AND EXISTS (SELECT 1 FROM sessions p WHERE p.id = $3 AND p.epoch = $4
-			AND p.owner IS NOT NULL AND p.lease_until > now())
+		AND ($3 = '' OR EXISTS (SELECT 1 FROM sessions p WHERE p.id = $3 AND p.epoch = $4
+			AND p.owner IS NOT NULL AND p.lease_until > now()))
 	ON CONFLICT (session_id, msg_id) DO NOTHING
 	RETURNING inbox_seq, session_id),
 	revived AS (UPDATE sessions SET state = 'active' WHERE id = $1 AND state = 'disposed' AND EXISTS (SELECT 1 FROM ins))
-	SELECT ins.inbox_seq, pg_notify('` + wakeChannel + `', ins.session_id)::text FROM ins`
+	SELECT ins.inbox_seq, pg_notify(CASE WHEN $3 = '' THEN '` + topLevelWakeChannel + `' ELSE '` + wakeChannel + `' END, ins.session_id)::text FROM ins`
 
 // lockParentSQL locks the sender's row (FOR KEY SHARE, as Acquire and
 // Create lock a parent) until Admit's transaction ends. A release or
@@ -85,8 +87,8 @@ func (in durableInbox) Admit(ctx context.Context, id string, m session.Admission
 }
 
 // whyNotAdmitted classifies an Admit that inserted nothing: already
-// admitted (no error), not stored, another parent, draining, or
-// a parent epoch that is not the live lease.
+// admitted (no error), not stored, another parent (or a user's prompt to
+// a child), draining, or a parent epoch that is not the live lease.
 func (in durableInbox) whyNotAdmitted(ctx context.Context, id string, m session.Admission) error {
 	var admitted, parentLive, drained bool
 	var parent *string
@@ -102,11 +104,13 @@ func (in durableInbox) whyNotAdmitted(ctx context.Context, id string, m session.
 		return fmt.Errorf(`pgstore: admit to session "%s": %w`, id, err)
 	case admitted:
 		return nil
-	case parent == nil || *parent != m.From:
+	case m.From == "" && parent != nil:
+		return fault.New(fault.Unauthorized, fmt.Sprintf(`pgstore: session "%s" is a child of "%s": only a top-level session takes a user's prompt`, id, *parent), nil)
+	case parent == nil && m.From != "" || parent != nil && *parent != m.From:
 		return fault.New(fault.Unauthorized, fmt.Sprintf(`pgstore: session "%s" is not a child of "%s"`, id, m.From), nil)
 	case drained:
 		return fault.New(fault.Draining, fmt.Sprintf(`pgstore: admission to session "%s" is closed by a drain`, id), nil)
-	case !parentLive:
+	case !parentLive && m.From != "":
 		return fault.New(fault.Unauthorized, fmt.Sprintf(`pgstore: parent "%s" epoch %d is not the live lease`, m.From, m.FromEpoch),
 			durable.Fenced(m.From, int64(m.FromEpoch)))
 	}

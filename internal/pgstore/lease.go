@@ -269,7 +269,7 @@ const disposeSQL = `WITH r AS (UPDATE sessions AS s SET owner = NULL, lease_unti
 		state = CASE WHEN EXISTS (SELECT 1 FROM sessions k WHERE k.parent_id = s.id AND k.state <> 'disposed')
 				OR EXISTS (SELECT 1 FROM inbox i WHERE i.session_id = s.id AND i.claimed_seq IS NULL)
 			THEN s.state ELSE 'disposed' END
-	WHERE s.id = $1 AND s.epoch = $2 AND s.owner = $3 RETURNING s.id, s.drain_id) ` + notifyPending + notifyReleased
+	WHERE s.id = $1 AND s.epoch = $2 AND s.owner = $3 RETURNING s.id, s.parent_id, s.drain_id) ` + notifyPending + notifyReleased
 
 // WatchLeases registers lost with the watchers Renew tells, and returns
 // what removes it (a no-op once Close removed them all).

@@ -105,7 +105,7 @@ func defaultOwner() string {
 // sessions cannot deadlock.
 const releaseAllSQL = `WITH locked AS (SELECT id FROM sessions WHERE owner = $1 ORDER BY id FOR NO KEY UPDATE),
 	r AS (UPDATE sessions SET owner = NULL, lease_until = NULL
-		WHERE id IN (SELECT id FROM locked) AND owner = $1 RETURNING id, drain_id) ` + notifyPending + notifyReleased
+		WHERE id IN (SELECT id FROM locked) AND owner = $1 RETURNING id, parent_id, drain_id) ` + notifyPending + notifyReleased
 
 // Close stops renewing (and forgets every lease watcher: no lease is
 // found lost after it), gives up every lease this store holds (waking

@@ -9,11 +9,21 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// wakeChannel is the one NOTIFY channel of the store's wakes: every
-// listener hears every wake, and the payload is the session id. One
-// channel (not one per session) lets a process hear wakes for sessions
-// it has never seen, which is what a takeover needs.
+// wakeChannel is the NOTIFY channel of the wakes of sessions with a
+// parent (the continuable children): every listener hears every wake,
+// and the payload is the session id. One channel (not one per session)
+// lets a process hear wakes for sessions it has never seen, which is
+// what a takeover needs.
 const wakeChannel = "dsh_actors_wake"
+
+// topLevelWakeChannel is wakeChannel's twin for the top-level sessions,
+// whose prompts the host of their agents runs, not the children's
+// manager.
+const topLevelWakeChannel = "dsh_actors_wake_top"
+
+// wakeChannelOfR is the SQL expression naming the wake channel of the
+// session of a CTE r row (by its parent_id).
+const wakeChannelOfR = `CASE WHEN r.parent_id IS NULL THEN '` + topLevelWakeChannel + `' ELSE '` + wakeChannel + `' END`
 
 // releasedChannel is the channel a release of a session that a drain
 // marked notifies (its id as the payload), at the commit: what a drain
@@ -25,8 +35,9 @@ const releasedChannel = "dsh_actors_released"
 const notifyReleased = ` UNION ALL SELECT pg_notify('` + releasedChannel + `', r.id) FROM r WHERE r.drain_id IS NOT NULL`
 
 // notifyPending is the tail of a statement whose CTE r returns session
-// ids: it wakes those of them that have pending messages, at the commit.
-const notifyPending = `SELECT pg_notify('` + wakeChannel + `', r.id) FROM r
+// ids and parent_ids: it wakes those of them that have pending messages,
+// at the commit.
+const notifyPending = `SELECT pg_notify(` + wakeChannelOfR + `, r.id) FROM r
 	WHERE EXISTS (SELECT 1 FROM inbox i WHERE i.session_id = r.id AND i.claimed_seq IS NULL)`
 
 // notDrainedS is the condition that no drain cut-off in force closes
@@ -39,11 +50,11 @@ const notDrainedS = `(s.drain_id IS NULL OR NOT EXISTS (SELECT 1 FROM sessions d
 // no one holds live (released, or expired: its holder died or stalls),
 // less those under a drain cut-off in force: the drain settles their
 // pending messages, no turn runs them.
-const orphansSQL = `WITH r AS (SELECT s.id FROM sessions s
+const orphansSQL = `WITH r AS (SELECT s.id, s.parent_id FROM sessions s
 		WHERE s.id IN (SELECT session_id FROM inbox WHERE claimed_seq IS NULL)
 		AND s.state = 'active' AND (s.owner IS NULL OR s.lease_until < now())
 		AND ` + notDrainedS + `)
-	SELECT r.id, pg_notify('` + wakeChannel + `', r.id)::text FROM r`
+	SELECT r.id, pg_notify(` + wakeChannelOfR + `, r.id)::text FROM r`
 
 // orphanSQL: is $1 an active session with pending messages, no live
 // lease and no drain cut-off in force (orphansSQL's condition, for one
@@ -91,12 +102,26 @@ const (
 	listenBackoffMax = 5 * time.Second
 )
 
-// Listen listens on the wake channel on a connection of its own (see
-// session.Waker.Listen). It logs each failed attempt at Warn (the error
-// and the backoff before the next) and the reconnection after failures
-// at Info, on the store's logger. After a reconnection it wakes the sessions whose
-// wakes it may have missed meanwhile (wakeOrphans), as a sweep would.
+// Listen listens on the wake channel of the sessions with a parent on a
+// connection of its own (see session.Waker.Listen). It logs each failed
+// attempt at Warn (the error and the backoff before the next) and the
+// reconnection after failures at Info, on the store's logger. After a
+// reconnection it wakes the sessions whose wakes it may have missed
+// meanwhile (wakeOrphans), as a sweep would.
 func (in durableInbox) Listen(ctx context.Context, listening func(), wake func(id string)) error {
+	return in.listen(ctx, wakeChannel, listening, wake)
+}
+
+// ListenTopLevel is Listen for the wakes of the top-level sessions: a
+// user's prompt admitted to one (Admit from ""), its release with prompts
+// pending, or a sweep finding it with prompts pending and no live holder.
+// It blocks until ctx is done, as Listen.
+func (in durableInbox) ListenTopLevel(ctx context.Context, listening func(), wake func(id string)) error {
+	return in.listen(ctx, topLevelWakeChannel, listening, wake)
+}
+
+// listen is Listen on channel.
+func (in durableInbox) listen(ctx context.Context, channel string, listening func(), wake func(id string)) error {
 	backoff := listenBackoffMin
 	failures := 0 // failed attempts since the last connection
 	for attempt := 0; ; attempt++ {
@@ -110,7 +135,7 @@ func (in durableInbox) Listen(ctx context.Context, listening func(), wake func(i
 				_, _ = in.s.wakeOrphans(ctx)
 			}
 		}
-		err := in.listenOnce(ctx, connected, wake)
+		err := in.listenOnce(ctx, channel, connected, wake)
 		if ctx.Err() == nil {
 			failures++
 			in.s.log.Warn("pgstore: wake listener connection failed", "err", err, "retryIn", backoff)
@@ -122,15 +147,16 @@ func (in durableInbox) Listen(ctx context.Context, listening func(), wake func(i
 	}
 }
 
-// listenOnce connects, LISTENs, calls connected and delivers wakes until
-// the connection fails or ctx is done; the connection is closed.
-func (in durableInbox) listenOnce(ctx context.Context, connected func(), wake func(id string)) error {
+// listenOnce connects, LISTENs on channel, calls connected and delivers
+// wakes until the connection fails or ctx is done; the connection is
+// closed.
+func (in durableInbox) listenOnce(ctx context.Context, channel string, connected func(), wake func(id string)) error {
 	conn, err := pgx.ConnectConfig(ctx, in.s.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return err
 	}
 	defer closeQuietly(ctx, conn)
-	if _, err := conn.Exec(ctx, "LISTEN "+wakeChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
 		return err
 	}
 	connected()

@@ -29,10 +29,22 @@ func listen(t *testing.T, s *Store) *listener {
 	require.True(t, ok)
 	w, ok := in.(session.Waker)
 	require.True(t, ok, "the Postgres inbox wakes")
+	return listenWith(t, w.Listen)
+}
+
+// listenTopLevel starts s's ListenTopLevel and waits until it listens.
+func listenTopLevel(t *testing.T, s *Store) *listener {
+	t.Helper()
+	return listenWith(t, durableInbox{s}.ListenTopLevel)
+}
+
+// listenWith starts a listen function and waits until it listens.
+func listenWith(t *testing.T, listen func(ctx context.Context, listening func(), wake func(id string)) error) *listener {
+	t.Helper()
 	l := &listener{t: t, listening: make(chan struct{}, 16), wakes: make(chan string, 64)}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- w.Listen(ctx, func() { l.listening <- struct{}{} }, func(id string) { l.wakes <- id }) }()
+	go func() { done <- listen(ctx, func() { l.listening <- struct{}{} }, func(id string) { l.wakes <- id }) }()
 	t.Cleanup(func() {
 		cancel()
 		require.ErrorIs(t, <-done, context.Canceled, "Listen returns once its context is done")
@@ -96,6 +108,39 @@ func TestAnAdmissionWakesTheListenersOfOtherStores(t *testing.T) {
 	_, err = in.Admit(ctx, "c2", storetest.Message("m3", "p", epoch))
 	require.NoError(t, err)
 	require.Equal(t, "c2", l.next(), "neither the duplicate nor the refusal woke anyone")
+}
+
+// A user's prompt admitted to a top-level session wakes the top-level
+// listeners of every store, not the children's; an admission to a child
+// wakes the children's, not the top-level ones; a release of a top-level
+// session with prompts pending wakes it on the top-level channel.
+func TestTopLevelSessionsWakeOnTheirOwnChannel(t *testing.T) {
+	dsn := cluster.Database(t)
+	holder, other := openStore(t, dsn, WithOwner("holder")), openStore(t, dsn, WithOwner("other"))
+	children, top := listen(t, other), listenTopLevel(t, other)
+	in, _ := session.InboxOf(holder)
+	pe := family(t, holder, "c")
+
+	_, err := in.Admit(ctx, "c", storetest.Message("m1", "p", pe))
+	require.NoError(t, err)
+	require.Equal(t, "c", children.next())
+	_, err = in.Admit(ctx, "p", storetest.Message("u1", "", 0))
+	require.NoError(t, err)
+	require.Equal(t, "p", top.next())
+	require.NoError(t, holder.Release(ctx, "p", pe))
+	require.Equal(t, "p", top.next(), "released with a prompt pending")
+	_, err = in.Admit(ctx, "c", storetest.Message("m2", "p", pe))
+	require.Error(t, err, "the parent's lease ended")
+	epoch, err := holder.Acquire(ctx, "p")
+	require.NoError(t, err)
+	_, err = in.Admit(ctx, "c", storetest.Message("m3", "p", epoch))
+	require.NoError(t, err)
+	require.Equal(t, "c", children.next(), "no top-level wake reached the children's listener")
+	select {
+	case id := <-top.wakes:
+		t.Fatalf("a child's admission woke the top-level listener with %q", id)
+	default:
+	}
 }
 
 // A holder that releases a session with pending messages (admitted while

@@ -111,6 +111,40 @@ func inboxAuthority(t *testing.T, open func() session.Fenced) {
 	require.NoError(t, s.Release(ctx, "stranger", se))
 }
 
+// inboxUserPrompt: a user's prompt (From "") is admitted to a top-level
+// session whether its lease is held by another handle (another node) or
+// by none, and is pending for every handle in admission order until the
+// append of its user/message event claims it; a duplicate writes nothing;
+// to a child it is fault.Unauthorized and writes nothing.
+func inboxUserPrompt(t *testing.T, open func() session.Fenced) {
+	s, other := open(), open()
+	in := inboxOf(t, s)
+	pe := family(t, s)
+	fresh, err := inboxOf(t, other).Admit(ctx, "p", Message("u1", "", 0))
+	require.NoError(t, err, "a prompt to a top-level session held by another handle")
+	require.True(t, fresh)
+	require.NoError(t, s.Release(ctx, "p", pe))
+	fresh, err = in.Admit(ctx, "p", Message("u2", "", 0))
+	require.NoError(t, err, "a prompt to a top-level session no one holds")
+	require.True(t, fresh)
+	fresh, err = in.Admit(ctx, "p", Message("u1", "", 0))
+	require.NoError(t, err)
+	require.False(t, fresh, "a duplicate delivery is acknowledged and writes nothing")
+	_, err = in.Admit(ctx, "c", Message("u3", "", 0))
+	require.ErrorIs(t, err, fault.Unauthorized, "a child takes messages from its parent only")
+	require.Empty(t, pendingIDs(t, in, "c"))
+	pending, err := inboxOf(t, other).Pending(ctx, "p")
+	require.NoError(t, err)
+	require.Len(t, pending, 2)
+	require.Equal(t, session.Admission{MessageID: "u1", Body: pending[0].Body}, pending[0], "no sender, no sender's epoch")
+	require.Equal(t, "u2", pending[1].MessageID)
+	epoch, err := other.Acquire(ctx, "p")
+	require.NoError(t, err)
+	require.NoError(t, other.AppendFenced(ctx, "p", epoch, []session.Event{claimEvent(0, "u1")}))
+	require.Equal(t, []string{"u2"}, pendingIDs(t, in, "p"), "the append of its event claims a prompt")
+	require.NoError(t, other.Release(ctx, "p", epoch))
+}
+
 // inboxDrainCutOff: a drain below the parent refuses admission to its
 // children and grandchildren until the parent's lease ends; admissions
 // racing the cut-off are each admitted (and pending) or refused with

@@ -42,6 +42,7 @@ func Run(t *testing.T, newWorld World) {
 		{"ReleaseInAnyOrderThenResumeChildFirst", childFirstRelease},
 		{"InboxAdmitIsIdempotentFIFOAndClaimedByTheMessageEvent", inboxAdmitAndClaim},
 		{"InboxAdmitsOnlyTheExactLiveParent", inboxAuthority},
+		{"InboxAdmitsAUserPromptToATopLevelSessionOnly", inboxUserPrompt},
 		{"InboxDrainCutOffRefusesOrAdmitsNeverBoth", inboxDrainCutOff},
 		{"InboxDrainCutOffCoversReleasedChildren", inboxDrainCoversReleasedChildren},
 	}
