@@ -2,6 +2,8 @@ package activation
 
 import (
 	"fmt"
+	"slices"
+	"unicode/utf8"
 
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
@@ -28,6 +30,48 @@ func (a *Activation) Conversation() ([]agent.Entry, error) {
 	a.conversationMu.Lock()
 	defer a.conversationMu.Unlock()
 	return a.conversation.read(a.live.Events())
+}
+
+// remember caches the entry of the assistant message m the turn logged at
+// seq, so the next read does not decode it again, when decoding the
+// logged bytes gives that same entry (see readsBackAsIs).
+func (a *Activation) remember(seq int64, m vocab.AssistantMessage) {
+	if !readsBackAsIs(m.Message) {
+		return
+	}
+	e := agent.Entry{Seq: seq, Role: event.RoleAssistant, ID: m.Message.ID, Model: m.Message.Source, Content: slices.Clone(m.Message.Content)}
+	a.conversationMu.Lock()
+	defer a.conversationMu.Unlock()
+	if a.conversation.entries == nil {
+		a.conversation.entries = map[int64]agent.Entry{}
+	}
+	a.conversation.entries[seq] = e
+}
+
+// readsBackAsIs reports whether m's JSON decodes to m itself: its
+// strings are valid UTF-8 (the log would replace invalid bytes), its
+// blocks are plain text blocks and its source has no replay state (raw
+// JSON the log would compact).
+func readsBackAsIs(m vocab.Message) bool {
+	src := m.Source
+	if src.ReplayState != nil || !validUTF8(m.ID, src.Kind, src.Provider, src.Model) {
+		return false
+	}
+	for _, b := range m.Content {
+		if b.Raw != nil || !validUTF8(b.Type, b.Text) {
+			return false
+		}
+	}
+	return true
+}
+
+func validUTF8(s ...string) bool {
+	for _, x := range s {
+		if !utf8.ValidString(x) {
+			return false
+		}
+	}
+	return true
 }
 
 // read folds events (extending the ones read before) and returns the

@@ -261,3 +261,59 @@ func TestACrashBetweenToolCallAndResultRepairsToTheOriginalsCloser(t *testing.T)
 			envelopes(closers[1:]))
 	})
 }
+
+// The conversation an agent reads is the one a fresh fold of its log
+// gives, whether a message it logged was cached as it was logged (plain
+// text) or is decoded from the log (bytes the log rewrites, other blocks).
+func TestTheConversationReadsAsAFreshFoldOfTheLog(t *testing.T) {
+	contents := [][]event.Block{
+		event.Text("DONE"),
+		event.Text("a\n\"b\" \u2028 é"),
+		event.Text("bad \xff byte"),
+		{},
+		{{Type: "text", Text: "one"}, {Type: "text", Text: "two"}},
+		{event.ToolCallBlock{ID: "c", Name: "n", Arguments: "{}"}.Block()},
+	}
+	say := func(ctx context.Context, host agent.Host, _ event.UserMessage) (agent.StopReason, error) {
+		for i, content := range contents {
+			if i%2 == 0 {
+				if err := host.Say(ctx, content); err != nil {
+					return agent.Error, err
+				}
+				continue
+			}
+			s, err := host.Step(ctx)
+			if err != nil {
+				return agent.Error, err
+			}
+			if _, err := s.Message(ctx, content); err != nil {
+				return agent.Error, err
+			}
+			if err := s.End(ctx); err != nil {
+				return agent.Error, err
+			}
+		}
+		return agent.Completed, nil
+	}
+	synctest.Test(t, func(t *testing.T) {
+		sessions := session.NewSessions(nil)
+		live, err := sessions.Create(bg, session.Header{ID: "agent-1"}, nil)
+		require.NoError(t, err)
+		a := startOn(t, live, agent.Func(say), nil)
+		for turn, text := range []string{"one", "two"} {
+			followup(t, a, text)
+			require.NoError(t, a.WhenIdle(bg))
+			if turn == 0 {
+				a.conversationMu.Lock()
+				cached := len(a.conversation.entries)
+				a.conversationMu.Unlock()
+				require.Equal(t, 4, cached, "the four messages of valid text blocks are cached as logged")
+			}
+			got, err := a.Conversation()
+			require.NoError(t, err)
+			fresh, err := (&conversation{}).read(a.Session().Events())
+			require.NoError(t, err)
+			require.Equal(t, fresh, got)
+		}
+	})
+}

@@ -286,9 +286,11 @@ func (t *turn) Say(ctx context.Context, content []event.Block) error {
 	end := mark
 	end.Kind = vocab.TypeStepEnd
 	_, err := t.a.append(mark)
-	seq, errMessage := t.a.append(t.message(content, nil), session.Surface())
+	msg := t.message(content, nil)
+	seq, errMessage := t.a.append(msg, session.Surface())
 	if errMessage == nil {
 		t.a.said(seq)
+		t.a.remember(seq, msg)
 	}
 	_, errEnd := t.a.append(end)
 	return errors.Join(err, errMessage, errEnd)
@@ -404,6 +406,7 @@ func (s *step) MessageWithUsage(ctx context.Context, content []event.Block, usag
 		return "", err
 	}
 	s.t.a.said(seq)
+	s.t.a.remember(seq, msg)
 	return msg.Message.ID, nil
 }
 
