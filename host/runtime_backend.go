@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"sync"
 
 	"github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/fault"
@@ -13,7 +12,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/subagent"
 
 	"github.com/dsh-actors/dsh-actors/actors"
-	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/index"
@@ -71,7 +69,7 @@ func (c indexedCatalog) ListChildren(ctx context.Context, parentID string) ([]qu
 // close stops that. It never closes the index.
 func newRuntimeBackend(rt *dsh.Runtime, cont continuations, db derivedIndex) *runtimeBackend {
 	b := &runtimeBackend{dsh: rt, rt: rt.Actors(), cont: cont, query: rt.Query(), index: db, facts: newFactCache()}
-	b.facts.cancel = b.rt.Sessions().Subscribe(b.facts.observe)
+	b.facts.cancel = rt.Subscribe(b.facts.observe)
 	return b
 }
 
@@ -365,40 +363,20 @@ func (b *runtimeBackend) Followup(ctx context.Context, p liveAgent, childID stri
 	return messageID, classify(ctx, err)
 }
 
-// Subscribe turns session registry changes, agent status edges and inbox
-// acceptances, claims and discards into Notices.
+// Subscribe turns the runtime's notices (sessions becoming live, leaving
+// and appended to, agent status edges, inbox acceptances, claims and
+// discards) into the host's.
 func (b *runtimeBackend) Subscribe(fn func(notice)) (cancel func()) {
-	sessions := b.rt.Sessions()
-	stopSessions := sessions.Subscribe(func(c session.Change) {
-		if n, ok := noticeOfChange(sessions, c); ok {
-			fn(n)
+	return b.dsh.Subscribe(func(n dsh.Notice) {
+		if kind, ok := noticeKinds[n.Kind]; ok {
+			fn(notice{Kind: kind, SessionID: n.SessionID, ParentSessionID: n.ParentSessionID, Cwd: n.Cwd, Blank: n.Blank,
+				Running: n.Running, Event: session.Event(n.Event), MessageID: n.MessageID, Message: n.Message, More: n.More})
 		}
 	})
-	stopAgents := b.rt.Registry().Subscribe(func(e parent.Event) {
-		switch e.Type {
-		case inbox.StatusChange:
-			fn(notice{Kind: sessionStatus, SessionID: e.AgentID, Running: e.Status == inbox.Running})
-		case inbox.Enqueue:
-			fn(notice{Kind: queueEnqueued, SessionID: e.AgentID, MessageID: e.MessageID, Message: e.Message})
-		case inbox.Dequeue, inbox.Discard:
-			fn(notice{Kind: queueLeft, SessionID: e.AgentID, MessageID: e.MessageID, More: e.More})
-		}
-	})
-	var once sync.Once
-	return func() { once.Do(func() { stopSessions(); stopAgents() }) }
 }
 
-func noticeOfChange(sessions *session.Sessions, c session.Change) (notice, bool) {
-	id := c.Header.ID
-	switch c.Kind {
-	case session.Added:
-		live := sessions.Get(id)
-		return notice{Kind: sessionAdded, SessionID: id, ParentSessionID: c.Header.ParentSession,
-			Cwd: c.Header.Cwd, Blank: live == nil || sessionBlank(live.Events())}, true
-	case session.Removed:
-		return notice{Kind: sessionRemoved, SessionID: id}, true
-	case session.Appended:
-		return notice{Kind: sessionEvent, SessionID: id, Event: c.Event}, true
-	}
-	return notice{}, false
+// noticeKinds are the host's notice kinds of the runtime's.
+var noticeKinds = map[dsh.NoticeKind]noticeKind{
+	dsh.SessionLive: sessionAdded, dsh.SessionRunning: sessionStatus, dsh.SessionReleased: sessionRemoved,
+	dsh.SessionAppended: sessionEvent, dsh.MessageAccepted: queueEnqueued, dsh.MessageLeft: queueLeft,
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 
@@ -85,20 +86,21 @@ func newFactCache() *factCache {
 }
 
 // observe is the session registry listener; it must not block.
-func (c *factCache) observe(change session.Change) {
-	if change.Kind != session.Appended {
+func (c *factCache) observe(n dsh.Notice) {
+	if n.Kind != dsh.SessionAppended {
 		return
 	}
+	e := session.Event(n.Event)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	f := c.entry(change.Header.ID)
+	f := c.entry(n.SessionID)
 	if f.complete {
-		f.lastSeq = max(f.lastSeq, change.Event.Seq)
-		if t := change.Event.Type; t == vocab.TypeTurnStart || t == vocab.TypeTurnEnd {
-			f.lastTurn = lastTurnOf([]session.Event{change.Event})
+		f.lastSeq = max(f.lastSeq, e.Seq)
+		if t := e.Type; t == vocab.TypeTurnStart || t == vocab.TypeTurnEnd {
+			f.lastTurn = lastTurnOf([]session.Event{e})
 		}
 	}
-	if title, ok := index.TitleOf(change.Event); ok {
+	if title, ok := index.TitleOf(e); ok {
 		if f.complete && f.title == "" {
 			f.title = title
 		} else if !f.complete && f.pendingTitle == "" {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -19,7 +20,7 @@ func TestFactsKeepTheLastTurnPastOtherEvents(t *testing.T) {
 	end, err := json.Marshal(vocab.TurnEnd{Turn: 1, Reason: vocab.Reason{Kind: vocab.ReasonError, Step: 1, Message: "boom", Code: "E1"}})
 	require.NoError(t, err)
 	appended := func(typ string, seq int64, data json.RawMessage) {
-		c.observe(session.Change{Kind: session.Appended, Header: session.Header{ID: "s"}, Event: session.Event{Type: typ, Seq: seq, Data: data}})
+		c.observe(dsh.Notice{Kind: dsh.SessionAppended, SessionID: "s", Event: dsh.Event{Type: typ, Seq: seq, Data: data}})
 	}
 	lastTurn := func() *turnOutcome {
 		f, err := c.get("s", nil)

@@ -1,0 +1,111 @@
+package dsh
+
+import (
+	"sync"
+
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
+	"github.com/dsh-actors/dsh-actors/session"
+)
+
+// NoticeKind names what a Notice reports.
+type NoticeKind int
+
+// The notices Subscribe delivers.
+const (
+	// SessionLive: a session became live here (created or resumed);
+	// ParentSessionID, Cwd and Blank are set.
+	SessionLive NoticeKind = iota + 1
+	// SessionRunning: a live agent started (Running true) or stopped
+	// running turns.
+	SessionRunning
+	// SessionReleased: a live session left the runtime (it stays stored).
+	SessionReleased
+	// SessionAppended: Event was appended to a live session's log.
+	SessionAppended
+	// MessageAccepted: a live agent's inbox accepted Message, whose id is
+	// MessageID.
+	MessageAccepted
+	// MessageLeft: the message MessageID left a live agent's inbox,
+	// claimed by a turn or discarded (More: another discard of the same
+	// cancel follows).
+	MessageLeft
+)
+
+// Notice is one change in the runtime's live sessions and agents.
+type Notice struct {
+	Kind            NoticeKind
+	SessionID       string
+	ParentSessionID string // SessionLive
+	Cwd             string // SessionLive
+	// Blank (SessionLive) is true while the session has run no turn (no
+	// turn/start in its log): a new continuable child, holding only its
+	// descriptor, is blank.
+	Blank     bool
+	Running   bool               // SessionRunning
+	Event     Event              // SessionAppended
+	MessageID string             // MessageAccepted, MessageLeft
+	Message   *event.UserMessage // MessageAccepted; not to be modified
+	More      bool               // MessageLeft
+}
+
+// Subscribe calls fn for every Notice until cancel is called: the events
+// of one session in the order its log and inbox made them, those of
+// different sessions possibly concurrently. fn runs on the goroutine that
+// made the change, so it must not block; cancel is idempotent.
+func (r *Runtime) Subscribe(fn func(Notice)) (cancel func()) {
+	sessions := r.actors.Sessions()
+	stopSessions := sessions.Subscribe(func(c session.Change) {
+		if n, ok := noticeOfChange(sessions, c); ok {
+			fn(n)
+		}
+	})
+	stopAgents := r.actors.Registry().Subscribe(func(e parent.Event) {
+		if n, ok := noticeOfAgent(e); ok {
+			fn(n)
+		}
+	})
+	var once sync.Once
+	return func() { once.Do(func() { stopSessions(); stopAgents() }) }
+}
+
+// noticeOfChange is the Notice of a session registry change.
+func noticeOfChange(sessions *session.Sessions, c session.Change) (Notice, bool) {
+	id := c.Header.ID
+	switch c.Kind {
+	case session.Added:
+		live := sessions.Get(id)
+		return Notice{Kind: SessionLive, SessionID: id, ParentSessionID: c.Header.ParentSession,
+			Cwd: c.Header.Cwd, Blank: live == nil || blank(live.Events())}, true
+	case session.Removed:
+		return Notice{Kind: SessionReleased, SessionID: id}, true
+	case session.Appended:
+		return Notice{Kind: SessionAppended, SessionID: id, Event: Event(c.Event)}, true
+	}
+	return Notice{}, false
+}
+
+// noticeOfAgent is the Notice of an agent's status edge or inbox event.
+func noticeOfAgent(e parent.Event) (Notice, bool) {
+	switch e.Type {
+	case inbox.StatusChange:
+		return Notice{Kind: SessionRunning, SessionID: e.AgentID, Running: e.Status == inbox.Running}, true
+	case inbox.Enqueue:
+		return Notice{Kind: MessageAccepted, SessionID: e.AgentID, MessageID: e.MessageID, Message: e.Message}, true
+	case inbox.Dequeue, inbox.Discard:
+		return Notice{Kind: MessageLeft, SessionID: e.AgentID, MessageID: e.MessageID, More: e.More}, true
+	}
+	return Notice{}, false
+}
+
+// blank reports whether events hold no turn/start: no turn has run yet.
+func blank(events []session.Event) bool {
+	for _, e := range events {
+		if e.Type == vocab.TypeTurnStart {
+			return false
+		}
+	}
+	return true
+}
