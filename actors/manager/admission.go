@@ -221,7 +221,7 @@ func (m *Manager) recheck(ctx context.Context, a *activation, p *parent.Handle) 
 	if a.disposal != nil {
 		return activationClosing(a.childID)
 	}
-	return m.authorize(p, a.childID, a.handle.Header().ParentSession)
+	return m.authorize(p, a.childID, readParent(a.handle.Header().ParentSession))
 }
 
 // enqueue hands an accepted message to the child's inbox.
@@ -243,7 +243,7 @@ func (m *Manager) enqueue(a *activation, msg event.UserMessage) (string, error) 
 func (m *Manager) admitElsewhere(o *op) {
 	err := m.admitWithContext(o.ctx, o.parent)
 	if err == nil {
-		err = m.authorize(o.parent, o.childID, "")
+		err = m.authorize(o.parent, o.childID, durableParent{}) // its holder's store checks the header
 	}
 	if err != nil {
 		m.finish(o, "", err)

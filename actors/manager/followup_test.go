@@ -295,3 +295,16 @@ func TestAQueuedFollowupLeavesTheQueueWhenItsContextEnds(t *testing.T) {
 		require.Equal(t, []string{"wait g"}, f.userTexts(child))
 	})
 }
+
+// A stored top-level session (its header names no parent) is no one's
+// continuable child: a follow-up to it is UNAUTHORIZED once its log was
+// read, and nothing is rebuilt.
+func TestAFollowupToATopLevelSessionIsUnauthorized(t *testing.T) {
+	f := newFixture(t)
+	solo := f.startTopLevel("solo")
+	require.NoError(t, solo.Dispose(bg))
+	_, err := f.m.Followup(bg, f.parent, "solo", event.Text("x"), event.Source{Kind: "user"})
+	require.ErrorIs(t, err, fault.Unauthorized)
+	require.ErrorContains(t, err, "belongs to another parent session")
+	require.Zero(t, f.starts("solo"))
+}

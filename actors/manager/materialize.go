@@ -209,7 +209,7 @@ func (m *Manager) ownedBy(p *parent.Handle, a *activation) error {
 	if p == nil {
 		return nil
 	}
-	if err := m.authorize(p, a.childID, a.handle.Header().ParentSession); err != nil {
+	if err := m.authorize(p, a.childID, readParent(a.handle.Header().ParentSession)); err != nil {
 		return err
 	}
 	return m.acquireOwnership(p, a)

@@ -102,11 +102,8 @@ func (m *Manager) admitResume(o *op, log *session.Log) (descriptor.Data, error) 
 	if err := m.admitWithContext(o.ctx, o.parent); err != nil {
 		return descriptor.Data{}, err
 	}
-	if err := m.authorize(o.parent, o.childID, log.Header.ParentSession); err != nil {
+	if err := m.authorize(o.parent, o.childID, readParent(log.Header.ParentSession)); err != nil {
 		return descriptor.Data{}, err
-	}
-	if log.Header.ParentSession == "" { // read, and naming none: a top-level session is no one's child
-		return descriptor.Data{}, foreignParent(o.childID)
 	}
 	return continuationState(o.childID, log)
 }

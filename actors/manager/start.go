@@ -107,7 +107,7 @@ func (m *Manager) prepared(msg prepared) {
 func (m *Manager) startLocked(o *op) {
 	err := m.admitWithContext(o.ctx, o.parent)
 	if err == nil {
-		err = m.authorize(o.parent, o.childID, o.ms.create.Header.ParentSession)
+		err = m.authorize(o.parent, o.childID, readParent(o.ms.create.Header.ParentSession))
 	}
 	if err != nil {
 		m.finish(o, "", err)

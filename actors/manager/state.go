@@ -218,16 +218,26 @@ func (m *Manager) releaseOwnership(child *activation, failure error) {
 // wait after it: p must be the registry's exact live entry for its id (a
 // handle whose agent left the registry, an ended epoch perhaps replaced
 // by a newer one, is UNAUTHORIZED: a child it owned would run pinned by
-// no epoch), and the child's durable header must name p's id. durable
-// is that header's parent session, or "" when this process has not read
-// the header (a child another process holds: the store checks it in the
-// admission's own statement).
-func (m *Manager) authorize(p *parent.Handle, childID, durable string) error {
+// no epoch), and the child's durable header, when this process read it,
+// must name p's id (a header naming none is a top-level session's: no
+// one's child). An unread header is a child another process holds: the
+// store checks it in the admission's own statement.
+func (m *Manager) authorize(p *parent.Handle, childID string, durable durableParent) error {
 	if !m.registry.IsLive(p) {
 		return notExactParent(childID)
 	}
-	if durable != "" && durable != p.ID() {
+	if durable.read && durable.id != p.ID() {
 		return foreignParent(childID)
 	}
 	return nil
 }
+
+// durableParent is what this process read of a child's durable header:
+// the parent session it names ("" for none), or nothing (unread).
+type durableParent struct {
+	id   string
+	read bool
+}
+
+// readParent is a header read here that names id as the parent.
+func readParent(id string) durableParent { return durableParent{id: id, read: true} }
