@@ -3,6 +3,7 @@ package modelagent_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"testing"
 
@@ -17,8 +18,8 @@ import (
 )
 
 // probe is a one-shot provider of its own: a prompt "wait" runs until its
-// context is cancelled (recording the cause), any other is answered
-// "probe: <prompt>" at once.
+// context is cancelled (recording the cause), "fail" fails to start, any
+// other is answered "probe: <prompt>" at once.
 type probe struct {
 	mu      sync.Mutex
 	causes  []string
@@ -34,8 +35,11 @@ func (p *probe) Start(ctx context.Context, req subagent.StartRequest) (*subagent
 	p.depths = append(p.depths, req.MaxDepth)
 	p.started++
 	p.mu.Unlock()
-	run, settle := subagent.NewRun(uuid.NewString(), nil, func(context.Context) error { return nil })
 	prompt := event.TextOf(req.Prompt)
+	if prompt == "fail" {
+		return nil, errors.New("no room for another agent")
+	}
+	run, settle := subagent.NewRun(uuid.NewString(), nil, func(context.Context) error { return nil })
 	if prompt != "wait" {
 		settle(subagent.Result{Output: event.Text("probe: " + prompt), StopReason: agent.Completed}, nil)
 		return run, nil
@@ -205,4 +209,28 @@ func TestClosingTheAgentsDisposesTheirTasks(t *testing.T) {
 	causes, _ := p.seen()
 	require.Equal(t, []string{"tasks service disposed"}, causes)
 	require.Nil(t, agents.TaskSettled("subagent-1"), "forgotten")
+}
+
+// A background task whose run fails to start ends failed, its detail the
+// error as thrown; a foreground call fails with the error.
+func TestATaskWhoseRunFailsToStartEndsFailed(t *testing.T) {
+	srv := llmtest.NewServer(
+		call("c1", "subagent_probe", `{"description": "doomed", "prompt": "fail", "run_in_background": true}`),
+		call("c2", "task_output", `{"task_id": "subagent-1", "wait": true}`),
+		call("c3", "subagent_probe", `{"description": "doomed", "prompt": "fail"}`),
+		llmtest.Stream(llmtest.Say("DONE")),
+	)
+	defer srv.Close()
+	retry := rigRetry()
+	agents := modelagent.NewOver(modelagent.Config{Model: "deepseek-v4-flash", Retry: &retry, BackgroundTasks: true,
+		Delegations: map[string]string{"subagent_probe": "probe"}}, llmtest.DeepSeekOn(srv, 0), func() float64 { return 0.5 })
+	r := rigOf(t, agents)
+	_, err := r.service.RegisterProvider(&probe{})
+	require.NoError(t, err)
+	h := r.turn(t, "11111111-1111-4111-8111-111111111111", "delegate")
+	require.Equal(t, []string{
+		"started background subagent task subagent-1",
+		"(no new output)\n[status: failed, Error: no room for another agent]",
+		"Error: no room for another agent",
+	}, toolResults(t, events(t, h.Session())))
 }
