@@ -22,8 +22,8 @@ var cliMayImport = []string{"", "host", "modelagent", "agent", "event", "fault"}
 // (commands not yet rewritten on the root). No package may join it; drop
 // a package once no command imports it.
 var cliImportsLeft = []string{
-	"actors", "actors/parent", "descriptor", "internal/bench", "internal/index", "internal/jsjson",
-	"internal/logpath", "internal/pgstore", "internal/stress", "internal/vocab", "query", "session", "subagent",
+	"actors", "actors/parent", "descriptor", "internal/bench", "internal/index",
+	"internal/stress", "internal/vocab", "query", "session", "subagent",
 }
 
 // TestTheCLIImportsOnlyTheRootHostAndModelAgents: the non-test files of

@@ -27,9 +27,10 @@ const applicationID = 0x44534841
 // schemaVersion is PRAGMA user_version of the schema below and of the
 // text searchText extracts (3: a turn's end, a failed tool's error and
 // todos as the original indexes them; 4: the checkpoint a new process
-// checks freshness against; 5: the end of a session's last turn). An index
-// of an older version is rebuilt; one of a newer version is refused.
-const schemaVersion = 5
+// checks freshness against; 5: the end of a session's last turn; 6: a
+// document's rowid names its session's row, docRows). An index of an older
+// version is rebuilt; one of a newer version is refused.
+const schemaVersion = 6
 
 var schema = []string{
 	`CREATE TABLE state(singleton INTEGER PRIMARY KEY CHECK (singleton = 1), structure TEXT NOT NULL,

@@ -242,11 +242,17 @@ func (r *reconciler) relist(ctx context.Context) error {
 			}
 		}
 	}
+	insert, err := r.tx.PrepareContext(ctx, `INSERT INTO sessions(id, dir, version, created_at, cwd, parent_session,
+		seed_length, origin, delegation_depth, agent_preset) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer insert.Close()
 	for id, h := range listed {
 		if old, ok := indexed[id]; ok && sameHeader(old, h) {
 			continue
 		}
-		if err := r.insertSession(ctx, h); err != nil {
+		if err := r.insertSession(ctx, insert, h); err != nil {
 			return err
 		}
 	}
@@ -271,14 +277,15 @@ func (r *reconciler) indexedHeaders(ctx context.Context) (map[string]session.Hea
 }
 
 func (r *reconciler) deleteSession(ctx context.Context, id string) error {
-	if _, err := r.tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id); err != nil {
+	if err := deleteDocs(ctx, r.tx, id); err != nil {
 		return err
 	}
-	_, err := r.tx.ExecContext(ctx, `DELETE FROM docs WHERE session_id = ?`, id)
+	_, err := r.tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
 	return err
 }
 
-func (r *reconciler) insertSession(ctx context.Context, h session.Header) error {
+// insertSession indexes h with insert, the prepared INSERT of relist.
+func (r *reconciler) insertSession(ctx context.Context, insert *sql.Stmt, h session.Header) error {
 	path, err := logpath.Path(r.d.root, h.Cwd, h.ID)
 	if err != nil {
 		return err
@@ -287,9 +294,7 @@ func (r *reconciler) insertSession(ctx context.Context, h session.Header) error 
 	if err != nil {
 		return err
 	}
-	_, err = r.tx.ExecContext(ctx, `INSERT INTO sessions(id, dir, version, created_at, cwd, parent_session,
-		seed_length, origin, delegation_depth, agent_preset) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		h.ID, dir, h.Version, h.CreatedAt, h.Cwd, h.ParentSession, seedColumn(h.SeedLength), h.Origin,
+	_, err = insert.ExecContext(ctx, h.ID, dir, h.Version, h.CreatedAt, h.Cwd, h.ParentSession, seedColumn(h.SeedLength), h.Origin,
 		h.DelegationDepth, h.AgentPreset)
 	return err
 }
@@ -297,26 +302,93 @@ func (r *reconciler) insertSession(ctx context.Context, h session.Header) error 
 // writeRevisions records the observed revisions of the changed folders
 // and drops the search documents of their sessions, marking their facts
 // underived so that the next use derives them again (derived outcomes are
-// checked against the revision when they are read).
+// checked against the revision when they are read). Each statement is
+// prepared once for all folders.
 func (r *reconciler) writeRevisions(ctx context.Context, dirs []string) error {
+	upsert, err := r.tx.PrepareContext(ctx, `INSERT INTO logs(dir, revision) VALUES (?, ?)
+		ON CONFLICT(dir) DO UPDATE SET revision = excluded.revision`)
+	if err != nil {
+		return err
+	}
+	defer upsert.Close()
+	underive, err := r.tx.PrepareContext(ctx, `UPDATE sessions SET facts_revision = NULL WHERE dir = ?`)
+	if err != nil {
+		return err
+	}
+	defer underive.Close()
 	for _, dir := range dirs {
-		rev, ok := r.obs.logs[dir]
-		var err error
-		if ok {
-			_, err = r.tx.ExecContext(ctx, `INSERT INTO logs(dir, revision) VALUES (?, ?)
-				ON CONFLICT(dir) DO UPDATE SET revision = excluded.revision`, dir, rev)
+		if rev, ok := r.obs.logs[dir]; ok {
+			_, err = upsert.ExecContext(ctx, dir, rev)
 		} else {
 			_, err = r.tx.ExecContext(ctx, `DELETE FROM logs WHERE dir = ?`, dir)
 		}
 		if err != nil {
 			return err
 		}
-		if _, err := r.tx.ExecContext(ctx, `DELETE FROM docs WHERE session_id IN (SELECT id FROM sessions WHERE dir = ?)`, dir); err != nil {
+		if err := r.deleteDocsOfDir(ctx, dir); err != nil {
 			return err
 		}
-		if _, err := r.tx.ExecContext(ctx, `UPDATE sessions SET facts_revision = NULL WHERE dir = ?`, dir); err != nil {
+		if _, err := underive.ExecContext(ctx, dir); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// deleteDocsOfDir drops the search documents of the sessions indexed in
+// the session folder dir (only a session with a last seq has any).
+func (r *reconciler) deleteDocsOfDir(ctx context.Context, dir string) error {
+	rows, err := r.tx.QueryContext(ctx, `SELECT id FROM sessions WHERE dir = ? AND last_seq IS NOT NULL`, dir)
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			_ = rows.Close()
+			return err
+		}
+		ids = append(ids, id)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := deleteDocs(ctx, r.tx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// docRowBits is how many low bits of a document's rowid hold its event's
+// seq; the high bits are its session's rowid in sessions (docRows).
+const docRowBits = 32
+
+// docRows is the rowid range of the search documents of session id: its
+// row's rowid shifted past docRowBits, so that a session's documents are
+// dropped by one range delete instead of a scan of every document. ok is
+// false when id is not indexed.
+func docRows(ctx context.Context, tx *sql.Tx, id string) (first, last int64, ok bool, err error) {
+	var row int64
+	err = tx.QueryRowContext(ctx, `SELECT rowid FROM sessions WHERE id = ?`, id).Scan(&row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, false, nil
+	}
+	if err != nil {
+		return 0, 0, false, err
+	}
+	first = row << docRowBits
+	return first, first | (1<<docRowBits - 1), true, nil
+}
+
+// deleteDocs drops the search documents of session id.
+func deleteDocs(ctx context.Context, tx *sql.Tx, id string) error {
+	first, last, ok, err := docRows(ctx, tx, id)
+	if err != nil || !ok {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `DELETE FROM docs WHERE rowid BETWEEN ? AND ?`, first, last)
+	return err
 }

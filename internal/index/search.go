@@ -156,10 +156,8 @@ func (d *DB) refresh(ctx context.Context) error {
 	if err != nil {
 		return d.searchFailure(ctx, err)
 	}
-	for _, s := range stale {
-		if err := d.deriveFacts(ctx, s); err != nil {
-			return d.searchFailure(ctx, err)
-		}
+	if err := d.deriveFacts(ctx, stale); err != nil {
+		return d.searchFailure(ctx, err)
 	}
 	return nil
 }
@@ -184,22 +182,50 @@ func (d *DB) staleFacts(ctx context.Context) ([]staleSession, error) {
 	return out, rows.Err()
 }
 
-// afterInspect, when set, is called by deriveFacts between its read of
-// the log and its write transaction (a test interleaves another handle
+// afterInspect, when set, is called by deriveFacts between its reads of
+// the logs and its write transaction (a test interleaves another handle
 // there).
 var afterInspect func(*DB)
 
-// deriveFacts reads one stored log (Inspect: its valid prefix, never a
-// repair) and replaces its title, last seq and documents. An unreadable
-// log gets none, and is read again on the next use.
-func (d *DB) deriveFacts(ctx context.Context, s staleSession) error {
-	log, readErr := d.sessions.Store().Inspect(ctx, s.id)
-	if ctx.Err() != nil {
-		return ctx.Err()
+// deriveBatch is how many logs deriveFacts reads before it writes what
+// they give in one transaction.
+const deriveBatch = 256
+
+// derived is one stale session with what a read of its log gave.
+type derived struct {
+	staleSession
+	log *session.Log
+	err error
+}
+
+// deriveFacts reads each stale session's log once (Inspect: its valid
+// prefix, never a repair) and replaces its title, last seq and documents,
+// writing a batch of sessions per transaction. An unreadable log gets
+// none, and is read again on the next use.
+func (d *DB) deriveFacts(ctx context.Context, stale []staleSession) error {
+	for len(stale) > 0 {
+		batch := make([]derived, min(len(stale), deriveBatch))
+		for i := range batch {
+			batch[i].staleSession = stale[i]
+			batch[i].log, batch[i].err = d.sessions.Store().Inspect(ctx, stale[i].id)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
+		stale = stale[len(batch):]
+		if afterInspect != nil {
+			afterInspect(d)
+		}
+		if err := d.writeFacts(ctx, batch); err != nil {
+			return err
+		}
 	}
-	if afterInspect != nil {
-		afterInspect(d)
-	}
+	return nil
+}
+
+// writeFacts writes, in one transaction, the facts of each read session
+// that is still stale.
+func (d *DB) writeFacts(ctx context.Context, batch []derived) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	tx, err := d.sql.BeginTx(ctx, nil)
@@ -207,52 +233,71 @@ func (d *DB) deriveFacts(ctx context.Context, s staleSession) error {
 		return err
 	}
 	defer func() { _ = tx.Rollback() }()
-	if current, err := stillStale(ctx, tx, s); err != nil || !current {
+	insert, err := tx.PrepareContext(ctx, `INSERT INTO docs(rowid, text, session_id, seq, type, time, length) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM docs WHERE session_id = ?`, s.id); err != nil {
+	defer insert.Close()
+	for _, s := range batch {
+		if err := writeFactsOf(ctx, tx, insert, s); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// writeFactsOf replaces s's title, last seq and documents when s is still
+// stale.
+func writeFactsOf(ctx context.Context, tx *sql.Tx, insert *sql.Stmt, s derived) error {
+	current, firstDoc, hasDocs, err := stillStale(ctx, tx, s.staleSession)
+	if err != nil || !current {
 		return err
 	}
-	title, recorded := "", sql.NullString{String: s.revision, Valid: readErr == nil && s.revision != racy}
-	lastSeq := sql.NullInt64{Int64: -1, Valid: readErr == nil}
+	if hasDocs {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM docs WHERE rowid BETWEEN ? AND ?`, firstDoc, firstDoc|(1<<docRowBits-1)); err != nil {
+			return err
+		}
+	}
+	title, recorded := "", sql.NullString{String: s.revision, Valid: s.err == nil && s.revision != racy}
+	lastSeq := sql.NullInt64{Int64: -1, Valid: s.err == nil}
 	var turnEnd sql.NullString
-	if readErr == nil {
-		turnEnd = nullString(lastTurnEnd(log.Events))
-		for _, e := range log.Events {
+	if s.err == nil {
+		turnEnd = nullString(lastTurnEnd(s.log.Events))
+		for _, e := range s.log.Events {
 			lastSeq.Int64 = e.Seq
 			if t, ok := TitleOf(e); ok && title == "" {
 				title = t
 			}
 			text := searchText(e)
-			if text == "" {
+			if text == "" || e.Seq >= 1<<docRowBits { // beyond the documents a session's rowid range holds
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO docs(text, session_id, seq, type, time, length) VALUES (?, ?, ?, ?, ?, ?)`,
-				text, s.id, e.Seq, e.Type, e.Time, utf8.RuneCountInString(text)); err != nil {
+			if _, err := insert.ExecContext(ctx, firstDoc|e.Seq, text, s.id, e.Seq, e.Type, e.Time, utf8.RuneCountInString(text)); err != nil {
 				return err
 			}
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET facts_revision = ?, title = ?, last_seq = ?, last_turn_end = ?
-		WHERE id = ?`, recorded, title, lastSeq, turnEnd, s.id); err != nil {
-		return err
-	}
-	return tx.Commit()
+	_, err = tx.ExecContext(ctx, `UPDATE sessions SET facts_revision = ?, title = ?, last_seq = ?, last_turn_end = ?
+		WHERE rowid = ?`, recorded, title, lastSeq, turnEnd, firstDoc>>docRowBits)
+	return err
 }
 
 // stillStale reports, inside deriveFacts's write transaction, whether the
 // session is still indexed with the log revision staleFacts read (outside
-// it). When another process has since removed the session or recorded
-// another revision, what was read is not written: documents of a session
-// no longer listed would never be dropped, and the next use derives again.
-func stillStale(ctx context.Context, tx *sql.Tx, s staleSession) (bool, error) {
+// it), with the first rowid of its documents (docRows) and whether it may
+// have any (only a session with a last seq has). When another process has
+// since removed the session or recorded another revision, what was read is
+// not written: documents of a session no longer listed would never be
+// dropped, and the next use derives again.
+func stillStale(ctx context.Context, tx *sql.Tx, s staleSession) (current bool, firstDoc int64, hasDocs bool, err error) {
 	var revision string
-	err := tx.QueryRowContext(ctx, `SELECT coalesce(l.revision, '') FROM sessions s LEFT JOIN logs l ON l.dir = s.dir
-		WHERE s.id = ?`, s.id).Scan(&revision)
+	var row int64
+	err = tx.QueryRowContext(ctx, `SELECT coalesce(l.revision, ''), s.rowid, s.last_seq IS NOT NULL FROM sessions s
+		LEFT JOIN logs l ON l.dir = s.dir WHERE s.id = ?`, s.id).Scan(&revision, &row, &hasDocs)
 	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
+		return false, 0, false, nil
 	}
-	return err == nil && revision == s.revision, err
+	return err == nil && revision == s.revision, row << docRowBits, hasDocs, err
 }
 
 // Title is a stored session's title (the first line of its first user
