@@ -6,18 +6,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/google/uuid"
 
 	dsh "github.com/dsh-actors/dsh-actors"
-	"github.com/dsh-actors/dsh-actors/actors"
-	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
-	"github.com/dsh-actors/dsh-actors/session"
 )
 
 const runUsage = `usage: dsh-actors run ` + modelUsage + ` [--store DIR] [--acp NAME=COMMAND]... "PROMPT"`
@@ -50,7 +48,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failure(stderr, "run", err)
 	}
-	reason, err := runPrompt(ctx, set.rt, flags.Arg(0), stdout)
+	reason, err := runPrompt(ctx, set.dsh, flags.Arg(0), stdout)
 	if closeErr := set.close(); err == nil {
 		err = closeErr
 	}
@@ -77,51 +75,49 @@ func turnFailed(r vocab.Reason) error {
 
 // runPrompt starts the agent, sends prompt, prints the turn as it is
 // logged and returns how it ended once its children have settled.
-func runPrompt(ctx context.Context, rt *actors.Runtime, prompt string, stdout io.Writer) (vocab.Reason, error) {
+func runPrompt(ctx context.Context, rt *dsh.Runtime, prompt string, stdout io.Writer) (vocab.Reason, error) {
 	cwd, err := os.Getwd()
 	if err != nil {
 		return vocab.Reason{}, err
 	}
 	id := uuid.NewString()
 	p := &printer{w: stdout}
-	stop := rt.Sessions().Subscribe(func(c session.Change) {
-		if c.Kind == session.Appended && c.Header.ID == id {
-			p.event(c.Event)
+	stop := rt.Subscribe(func(n dsh.Notice) {
+		if n.Kind == dsh.SessionAppended && n.SessionID == id {
+			p.event(n.Event)
 		}
 	})
 	defer stop()
-	h, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: id, Cwd: cwd}})
-	if err != nil {
+	if err := rt.OpenSession(ctx, dsh.SessionSpec{ID: id, Cwd: cwd}); err != nil {
 		return vocab.Reason{}, err
 	}
-	if _, err := h.Followup(ctx, event.Text(prompt), event.Source{Kind: event.SourceUser}); err != nil {
+	if _, err := rt.PromptSession(ctx, id, event.Text(prompt), event.Source{Kind: event.SourceUser}); err != nil {
 		return vocab.Reason{}, err
 	}
-	if err := h.Activation().WhenIdle(ctx); err != nil {
-		h.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
-		_ = h.Activation().WhenIdle(context.Background())
+	if h, ok := rt.Agent(id); ok {
+		if err := h.WhenIdle(ctx); err != nil {
+			_ = rt.CancelTurn(context.WithoutCancel(ctx), id)
+			_ = h.WhenIdle(context.Background())
+		}
 	}
 	waitChildren(ctx, rt, id)
 	return p.end(), nil
 }
 
-// waitChildren waits until no agent but root is live: every child has
-// settled and been disposed. It stops early when ctx is done.
-func waitChildren(ctx context.Context, rt *actors.Runtime, root string) {
-	for {
-		var child *parent.Handle
-		for _, h := range rt.Registry().List() {
-			if h.ID() != root {
-				child = h
-				break
-			}
-		}
-		if child == nil {
+// waitChildren waits until no continuable child of root runs: each epoch
+// of a child ends only once its own children ended. It stops early when
+// ctx is done.
+func waitChildren(ctx context.Context, rt *dsh.Runtime, root string) {
+	for ctx.Err() == nil {
+		children, err := rt.Children(ctx, root)
+		if err != nil {
 			return
 		}
-		select {
-		case <-child.Disposed():
-		case <-ctx.Done():
+		running := slices.IndexFunc(children, func(c agent.Child) bool { return c.Status == "running" })
+		if running < 0 {
+			return
+		}
+		if _, _, err := rt.WaitChild(ctx, children[running].ID); err != nil {
 			return
 		}
 	}
@@ -139,7 +135,7 @@ type printer struct {
 	reason   vocab.Reason
 }
 
-func (p *printer) event(e session.Event) {
+func (p *printer) event(e dsh.Event) {
 	payload, err := vocab.Decode(e.Type, e.Data)
 	if err != nil {
 		return
