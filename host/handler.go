@@ -91,11 +91,7 @@ type Handler struct {
 // it starts observing rt's appends at once (for session.list's updatedAt
 // and title) until Close. Close it before rt. It never closes opts.Index.
 func New(rt *dsh.Runtime, opts Options) *Handler {
-	var cont continuations = rt.Subagents()
-	if opts.Index != nil {
-		cont = indexedCatalog{Service: rt.Subagents(), index: opts.Index}
-	}
-	backend := newRuntimeBackend(rt, cont, opts.Index)
+	backend := newRuntimeBackend(rt, opts.Index)
 	h := newHandler(backend, opts)
 	h.closeBackend = backend.close
 	return h

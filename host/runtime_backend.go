@@ -9,7 +9,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
-	"github.com/dsh-actors/dsh-actors/subagent"
 
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/event"
@@ -19,13 +18,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-// continuations is the catalog of the subagent service the runtime
-// backend lists children with; *subagent.Service implements it.
-type continuations interface {
-	// ListChildren is the durable direct catalog of parentID.
-	ListChildren(ctx context.Context, parentID string) ([]query.Entry, error)
-}
-
 // runtimeBackend is the rpcBackend over a running *dsh.Runtime: its
 // session operations (create, prompt, cancel, follow-up) are the
 // runtime's; reads go through the session query (live snapshot or
@@ -33,7 +25,6 @@ type continuations interface {
 type runtimeBackend struct {
 	dsh   *dsh.Runtime
 	rt    *actors.Runtime
-	cont  continuations
 	query *query.Query
 	index derivedIndex // nil: stored titles and search read the logs
 	facts *factCache
@@ -46,29 +37,14 @@ type derivedIndex interface {
 	Search(ctx context.Context, req index.SearchRequest) (index.Page, error)
 	// Titles returns the title of every stored session that has one.
 	Titles(ctx context.Context) (map[string]index.Title, error)
-	// ListChildren is the durable direct catalog of parentID, as the
-	// unindexed reader answers it.
-	ListChildren(ctx context.Context, parentID string) ([]query.Entry, error)
 }
 
-// indexedCatalog is the subagent service with its catalog answered by the
-// derived index.
-type indexedCatalog struct {
-	*subagent.Service
-	index derivedIndex
-}
-
-// ListChildren lists parentID's children from the index.
-func (c indexedCatalog) ListChildren(ctx context.Context, parentID string) ([]query.Entry, error) {
-	return c.ListChildrenFrom(ctx, c.index, parentID)
-}
-
-// newRuntimeBackend adapts rt, its continuation service and its session
-// query; db, when not nil, answers search and stored titles. It starts
+// newRuntimeBackend adapts rt and its session query; db, when not nil,
+// answers search and stored titles. It starts
 // observing appends at once (for session.list's updatedAt and title);
 // close stops that. It never closes the index.
-func newRuntimeBackend(rt *dsh.Runtime, cont continuations, db derivedIndex) *runtimeBackend {
-	b := &runtimeBackend{dsh: rt, rt: rt.Actors(), cont: cont, query: rt.Query(), index: db, facts: newFactCache()}
+func newRuntimeBackend(rt *dsh.Runtime, db derivedIndex) *runtimeBackend {
+	b := &runtimeBackend{dsh: rt, rt: rt.Actors(), query: rt.Query(), index: db, facts: newFactCache()}
 	b.facts.cancel = rt.Subscribe(b.facts.observe)
 	return b
 }
@@ -311,16 +287,18 @@ func (b *runtimeBackend) SearchSessions(ctx context.Context, req index.SearchReq
 	return page, classify(ctx, err)
 }
 
-// ListChildren maps the continuation service's catalog.
+// ListChildren maps the runtime's catalog of parentID (Children).
 func (b *runtimeBackend) ListChildren(ctx context.Context, parentID string) ([]catalogEntry, error) {
-	entries, err := b.cont.ListChildren(ctx, parentID)
+	children, err := b.dsh.Children(ctx, parentID)
 	if err != nil {
 		return nil, classify(ctx, err)
 	}
-	out := make([]catalogEntry, len(entries))
-	for i, e := range entries {
-		out[i] = catalogEntry{Kind: catalogKind(e.Kind), ID: e.ID, Label: e.Label,
-			Running: e.Status == query.StatusRunning, Reason: e.Reason}
+	out := make([]catalogEntry, len(children))
+	for i, c := range children {
+		out[i] = catalogEntry{Kind: kindChild, ID: c.ID, Label: c.Label, Running: c.Status == query.StatusRunning}
+		if c.Diagnostic != "" {
+			out[i] = catalogEntry{Kind: kindDiagnostic, ID: c.ID, Reason: c.Diagnostic}
+		}
 	}
 	return out, nil
 }

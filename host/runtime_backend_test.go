@@ -15,26 +15,18 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
-	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
 
 var userSource = event.Source{Kind: "user"}
 
-// catalogOnly is a continuations that lists through the query.
-type catalogOnly struct{ q *query.Query }
-
-func (c catalogOnly) ListChildren(ctx context.Context, parentID string) ([]query.Entry, error) {
-	return query.ListChildren(ctx, c.q, parentID)
-}
-
 // openRuntime opens a runtime over a JSONL store at root and its backend.
 func openRuntime(t *testing.T, root string) (*actors.Runtime, *runtimeBackend) {
 	t.Helper()
 	opened, err := dsh.Open(dsh.Options{Dir: root, Compression: "none"}) // the tests touch the plain log files
 	require.NoError(t, err)
-	b := newRuntimeBackend(opened, catalogOnly{opened.Query()}, nil)
+	b := newRuntimeBackend(opened, nil)
 	t.Cleanup(func() {
 		b.close()
 		require.NoError(t, opened.Close())

@@ -53,7 +53,7 @@ func newRuntimeStackOn(t testing.TB, root string, indexed bool, compression stri
 		db, err = index.Open(context.Background(), root, rt.Sessions())
 		require.NoError(t, err)
 	}
-	backend := newRuntimeBackend(opened, service, indexOrNone(db))
+	backend := newRuntimeBackend(opened, indexOrNone(db))
 	handler := newHandler(backend, Options{})
 	recorder := &apiRecorder{next: handler}
 	server := httptest.NewServer(recorder)

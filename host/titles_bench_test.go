@@ -39,11 +39,10 @@ func BenchmarkListSessionsAfterARestart(b *testing.B) {
 	b.Cleanup(func() { require.NoError(b, db.Close()) })
 	_, err = db.Titles(ctx) // the earlier process that built the index
 	require.NoError(b, err)
-	q := opened.Query()
 	for name, withIndex := range map[string]*index.DB{"unindexed": nil, "indexed": db} {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				backend := newRuntimeBackend(opened, catalogOnly{q}, indexOrNone(withIndex))
+				backend := newRuntimeBackend(opened, indexOrNone(withIndex))
 				summaries, err := backend.ListSessions(ctx)
 				backend.close()
 				require.NoError(b, err)
