@@ -13,11 +13,8 @@ import (
 	"github.com/google/uuid"
 
 	dsh "github.com/dsh-actors/dsh-actors"
-	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
-	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // serveACP answers one ACP client on in/out until in ends or ctx is done,
@@ -25,7 +22,7 @@ import (
 // top-level dsh agent of rt whose session id is the ACP session id. It
 // blocks until then; the caller closes rt.
 func serveACP(ctx context.Context, rt *dsh.Runtime, in io.Reader, out io.Writer, logger *slog.Logger) {
-	a := &acpAgent{rt: rt, sessions: map[string]*parent.Handle{}}
+	a := &acpAgent{rt: rt, sessions: map[string]bool{}}
 	opened := make(chan struct{})
 	conn := acp.NewAgentSideConnection(a, out, gatedReader{in, opened})
 	a.conn = conn
@@ -56,7 +53,7 @@ type acpAgent struct {
 	conn *acp.AgentSideConnection
 
 	mu       sync.Mutex
-	sessions map[string]*parent.Handle // ACP session id -> its live agent
+	sessions map[string]bool // the ACP session ids this connection opened or loaded
 }
 
 var (
@@ -82,11 +79,10 @@ func (a *acpAgent) Authenticate(context.Context, acp.AuthenticateRequest) (acp.A
 // NewSession starts a top-level agent over a new session in params.Cwd.
 func (a *acpAgent) NewSession(ctx context.Context, params acp.NewSessionRequest) (acp.NewSessionResponse, error) {
 	id := uuid.NewString()
-	h, err := a.rt.Actors().StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: id, Cwd: params.Cwd}})
-	if err != nil {
+	if err := a.rt.OpenSession(ctx, dsh.SessionSpec{ID: id, Cwd: params.Cwd}); err != nil {
 		return acp.NewSessionResponse{}, acp.NewInternalError(map[string]any{"error": err.Error()})
 	}
-	a.remember(id, h)
+	a.remember(id)
 	return acp.NewSessionResponse{SessionId: acp.SessionId(id)}, nil
 }
 
@@ -95,15 +91,17 @@ func (a *acpAgent) NewSession(ctx context.Context, params acp.NewSessionRequest)
 // answers.
 func (a *acpAgent) LoadSession(ctx context.Context, params acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {
 	id := string(params.SessionId)
-	h := a.session(id)
-	if h == nil {
-		var err error
-		if h, err = a.rt.Actors().ResumeAgent(ctx, id, parent.Spec{}); err != nil {
+	if !a.session(id) {
+		if _, err := a.rt.ResumeAgent(ctx, id); err != nil {
 			return acp.LoadSessionResponse{}, acp.NewInvalidParams(map[string]any{"sessionId": id, "error": err.Error()})
 		}
-		a.remember(id, h)
+		a.remember(id)
 	}
-	for _, e := range h.Session().Events() {
+	log, err := a.rt.History(ctx, id)
+	if err != nil {
+		return acp.LoadSessionResponse{}, acp.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	for _, e := range log.Events {
 		for _, update := range replayUpdates(e) {
 			if err := a.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: params.SessionId, Update: update}); err != nil {
 				return acp.LoadSessionResponse{}, err
@@ -117,16 +115,16 @@ func (a *acpAgent) LoadSession(ctx context.Context, params acp.LoadSessionReques
 // the turn logs as session updates, and answers with how the turn ended. A
 // turn that failed is a JSON-RPC error naming its reason.
 func (a *acpAgent) Prompt(ctx context.Context, params acp.PromptRequest) (acp.PromptResponse, error) {
-	h := a.session(string(params.SessionId))
-	if h == nil {
-		return acp.PromptResponse{}, acp.NewInvalidParams(map[string]any{"sessionId": string(params.SessionId), "error": "unknown session"})
+	id := string(params.SessionId)
+	if !a.session(id) {
+		return acp.PromptResponse{}, acp.NewInvalidParams(map[string]any{"sessionId": id, "error": "unknown session"})
 	}
-	turn := newTurnStream(a.rt.Actors().Sessions(), h)
+	turn := newTurnStream(a.rt, id)
 	defer turn.stop()
-	if _, err := h.Followup(ctx, event.Text(promptText(params.Prompt)), event.Source{Kind: event.SourceUser}); err != nil {
+	if _, err := a.rt.PromptSession(ctx, id, event.Text(promptText(params.Prompt)), event.Source{Kind: event.SourceUser}); err != nil {
 		return acp.PromptResponse{}, acp.NewInternalError(map[string]any{"error": err.Error()})
 	}
-	stopCancel := context.AfterFunc(ctx, func() { h.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false) })
+	stopCancel := context.AfterFunc(ctx, func() { _ = a.rt.CancelTurn(context.WithoutCancel(ctx), id) })
 	defer stopCancel()
 	reason, err := turn.forward(func(update acp.SessionUpdate) error {
 		return a.conn.SessionUpdate(context.WithoutCancel(ctx), acp.SessionNotification{SessionId: params.SessionId, Update: update})
@@ -139,9 +137,9 @@ func (a *acpAgent) Prompt(ctx context.Context, params acp.PromptRequest) (acp.Pr
 
 // Cancel cancels the session's running turn; its Prompt then answers
 // cancelled.
-func (a *acpAgent) Cancel(_ context.Context, params acp.CancelNotification) error {
-	if h := a.session(string(params.SessionId)); h != nil {
-		h.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
+func (a *acpAgent) Cancel(ctx context.Context, params acp.CancelNotification) error {
+	if id := string(params.SessionId); a.session(id) {
+		_ = a.rt.CancelTurn(ctx, id)
 	}
 	return nil
 }
@@ -171,13 +169,13 @@ func (a *acpAgent) SetSessionMode(context.Context, acp.SetSessionModeRequest) (a
 	return acp.SetSessionModeResponse{}, nil
 }
 
-func (a *acpAgent) remember(id string, h *parent.Handle) {
+func (a *acpAgent) remember(id string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.sessions[id] = h
+	a.sessions[id] = true
 }
 
-func (a *acpAgent) session(id string) *parent.Handle {
+func (a *acpAgent) session(id string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.sessions[id]
@@ -228,22 +226,30 @@ func promptResponse(r vocab.Reason) (acp.PromptResponse, error) {
 type turnStream struct {
 	updates updateMapper
 	mu      sync.Mutex
-	queue   []session.Event
+	queue   []dsh.Event
 	wake    chan struct{}
 	cancel  func()
-	gone    <-chan struct{}
+	gone    chan struct{} // closed when the session leaves the runtime
 }
 
-// newTurnStream starts queueing what h's session appends in sessions.
-func newTurnStream(sessions *session.Sessions, h *parent.Handle) *turnStream {
-	t := &turnStream{wake: make(chan struct{}, 1), gone: h.Disposed()}
-	id := h.ID()
-	t.cancel = sessions.Subscribe(func(c session.Change) {
-		if c.Kind != session.Appended || c.Header.ID != id {
+// newTurnStream starts queueing what session id appends in rt.
+func newTurnStream(rt *dsh.Runtime, id string) *turnStream {
+	t := &turnStream{wake: make(chan struct{}, 1), gone: make(chan struct{})}
+	var left sync.Once
+	t.cancel = rt.Subscribe(func(n dsh.Notice) {
+		if n.SessionID != id {
+			return
+		}
+		switch n.Kind {
+		case dsh.SessionReleased:
+			left.Do(func() { close(t.gone) })
+			return
+		case dsh.SessionAppended:
+		default:
 			return
 		}
 		t.mu.Lock()
-		t.queue = append(t.queue, c.Event)
+		t.queue = append(t.queue, n.Event)
 		t.mu.Unlock()
 		select {
 		case t.wake <- struct{}{}:
@@ -281,7 +287,7 @@ func (t *turnStream) forward(send func(acp.SessionUpdate) error) (vocab.Reason, 
 	}
 }
 
-func (t *turnStream) take() []session.Event {
+func (t *turnStream) take() []dsh.Event {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	q := t.queue
@@ -297,7 +303,7 @@ type updateMapper struct{ streamed bool }
 // live are the ACP updates of an event logged during a prompt: streamed
 // text and reasoning, a message that was not streamed, tool calls and their
 // results.
-func (m *updateMapper) live(e session.Event) []acp.SessionUpdate {
+func (m *updateMapper) live(e dsh.Event) []acp.SessionUpdate {
 	p, err := vocab.Decode(e.Type, e.Data)
 	if err != nil {
 		return nil
@@ -333,7 +339,7 @@ func (m *updateMapper) chunk(c vocab.Chunk) []acp.SessionUpdate {
 // replayUpdates are the ACP updates of a stored event when a session is
 // loaded: the user's messages, the agent's messages, tool calls and their
 // results.
-func replayUpdates(e session.Event) []acp.SessionUpdate {
+func replayUpdates(e dsh.Event) []acp.SessionUpdate {
 	p, err := vocab.Decode(e.Type, e.Data)
 	if err != nil {
 		return nil
