@@ -272,18 +272,24 @@ func (b *runtimeBackend) PromptSession(ctx context.Context, id string, content [
 	return messageID, classify(ctx, err)
 }
 
-// SearchSessions searches the stored logs: through the index when there
-// is one, else by reading every log (index.ScanSearch); a memory-only
-// runtime has no stored session to find.
+// SearchSessions answers a search from the derived index, or from the
+// logs without one. An index that fails (a full disk, a damaged file)
+// never fails the search: the failure is logged at Warn, naming its
+// cause, and the logs answer; only the request's own refusals and a
+// cancellation come from the index.
 func (b *runtimeBackend) SearchSessions(ctx context.Context, req index.SearchRequest) (index.Page, error) {
-	var page index.Page
-	var err error
-	switch store := b.rt.Sessions().Store(); {
-	case b.index != nil:
-		page, err = b.index.Search(ctx, req)
-	case store != nil:
-		page, err = index.ScanSearch(ctx, store, req)
+	store := b.rt.Sessions().Store()
+	if b.index != nil {
+		page, err := b.index.Search(ctx, req)
+		if err == nil || ctx.Err() != nil || store == nil || isAny(err, fault.QueryInvalidQuery, fault.QueryInvalidLimit) {
+			return page, classify(ctx, err)
+		}
+		b.rt.Logger().Warn("host: the derived index failed a search; the logs answer it", "err", err)
 	}
+	if store == nil {
+		return index.Page{}, nil
+	}
+	page, err := index.ScanSearch(ctx, store, req)
 	return page, classify(ctx, err)
 }
 

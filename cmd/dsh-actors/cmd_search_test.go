@@ -1,9 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
-	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -56,9 +57,10 @@ func TestSearchPrintsHitsIndexedAndUnindexed(t *testing.T) {
 }
 
 // TestAForeignIndexFileIsRefusedNamingIt: another application's SQLite
-// file where the index lives fails list, search and serve with an error
-// naming it and --no-index, leaves it as it was, and --no-index reads
-// the store all the same.
+// file where the index lives fails list and search with an error naming
+// it and --no-index, and --no-index reads the store all the same; serve
+// names it in a warning and serves the logs without an index; the file is
+// left as it was.
 func TestAForeignIndexFileIsRefusedNamingIt(t *testing.T) {
 	root := testStore(t)
 	path := filepath.Join(root, index.FileName)
@@ -80,8 +82,11 @@ func TestAForeignIndexFileIsRefusedNamingIt(t *testing.T) {
 		require.Zero(t, code, stderr)
 		require.Contains(t, out, "summar", args)
 	}
-	_, err = openServeStack(serveFlags{store: root, indexed: true}, warnLogger(io.Discard), nil, nil)
-	require.ErrorContains(t, err, `index: refusing "`+path+`"`)
+	var log bytes.Buffer
+	stack, err := openServeStack(serveFlags{store: root, indexed: true}, warnLogger(&log), nil, nil)
+	require.NoError(t, err, "serve serves the logs without the index")
+	require.Contains(t, log.String(), `index: refusing \"`+path+`\"`, "serve names the refused file in its warning")
+	require.NoError(t, stack.shutdown(&http.Server{}))
 	after, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.Equal(t, before, after, "the refused file is left alone")

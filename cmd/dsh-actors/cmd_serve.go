@@ -21,6 +21,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/host"
 	"github.com/dsh-actors/dsh-actors/modelagent"
+	"github.com/dsh-actors/dsh-actors/session"
 )
 
 const serveUsage = "usage: dsh-actors serve [--store DIR|postgres://...] [--compression zstd|none] [--addr 127.0.0.1:7410] [--token TOKEN] [--cwd-root DIR] " + modelUsage + " [--no-index] [--node NAME] [--lease-ttl 10s] [--durable-admission] [--leak-check] [--acp NAME=COMMAND]..."
@@ -190,14 +191,27 @@ func openServeStack(flags serveFlags, logger *slog.Logger, trustedHosts []string
 	var db *index.DB
 	opts := host.Options{Logger: logger, TrustedHosts: trustedHosts, Token: token, CwdRoot: flags.cwdRoot}
 	if flags.indexed && !isPostgres(flags.store) { // the derived index lives beside a JSONL root
-		if db, err = index.Open(context.Background(), flags.store, set.rt.Sessions()); err != nil {
-			_ = set.close()
-			return nil, err
-		}
+		db = openIndexOrWarn(flags.store, set.rt.Sessions(), logger)
+	}
+	if db != nil {
 		opts.Index = db // only when open: a nil *index.DB would be a non-nil Index
 	}
 	handler := host.New(set.dsh, opts)
 	return &serveStack{set: set, rt: set.rt, handler: handler, index: db, token: token}, nil
+}
+
+// openIndexOrWarn opens the derived index of the store at root, or, when
+// it cannot (a full disk, a damaged or foreign file), logs why at Warn and
+// returns nil: the index is derived state, and serve serves the logs
+// without it.
+func openIndexOrWarn(root string, sessions *session.Sessions, logger *slog.Logger) *index.DB {
+	db, err := index.Open(context.Background(), root, sessions)
+	if err != nil {
+		logger.Warn("serve: the derived index cannot be opened; serving from the logs without it",
+			"path", filepath.Join(root, index.FileName), "err", err)
+		return nil
+	}
+	return db
 }
 
 // stop announces the shutdown, arms the forced exit on a second signal and

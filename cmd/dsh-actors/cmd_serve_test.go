@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -114,4 +115,23 @@ func TestServeDurableAdmissionOpensTheJSONLInbox(t *testing.T) {
 	parsed, status := parseServeFlags(strings.Fields("--store postgres://h/db --durable-admission"), io.Discard)
 	require.Equal(t, -1, status)
 	require.Equal(t, storeChoice{}, parsed.storeChoice)
+}
+
+// TestServeStartsWithoutAnIndexItCannotOpen: an index file serve cannot
+// open (here a folder where the file belongs, as a full disk or a
+// damaged file also makes it fail) never stops serve from serving the
+// logs: it starts without the index, says so in its log naming the
+// cause, and session.search reads the logs.
+func TestServeStartsWithoutAnIndexItCannotOpen(t *testing.T) {
+	root := testStore(t)
+	path := filepath.Join(root, index.FileName)
+	require.NoError(t, os.Mkdir(path, 0o700))
+	var log bytes.Buffer
+	stack, err := openServeStack(serveFlags{store: root, indexed: true}, warnLogger(&log), nil, nil)
+	require.NoError(t, err, "serve starts")
+	defer func() { require.NoError(t, stack.shutdown(&http.Server{})) }()
+	require.Contains(t, log.String(), "level=WARN")
+	require.Contains(t, log.String(), path, "the warning names the index file")
+	hits := serveRPC(t, stack, "session.search", `{"query":"summarize the"}`)
+	require.Contains(t, string(hits), `"sessionId":"child-a"`)
 }
