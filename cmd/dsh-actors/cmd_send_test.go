@@ -328,3 +328,22 @@ func TestSendOnAFileStoreRoot(t *testing.T) {
 	require.True(t, strings.HasPrefix(stderr,
 		"dsh-actors send: SESSION_QUERY_PERSISTENCE_FAILED: session persistence failed: open session root "), stderr)
 }
+
+// TestSendToAParentHeldElsewhereIsLeaseHeld: a parent another process
+// holds live (serve, here a runtime of this process) cannot be resumed by
+// send: it fails with LEASE_HELD, as documented, and writes nothing.
+func TestSendToAParentHeldElsewhereIsLeaseHeld(t *testing.T) {
+	ctx := context.Background()
+	s := newSentStore(t, storeChoice{})
+	holder, err := openRuntime(s.root, dsh.Options{Logger: warnLogger(io.Discard)}, storeChoice{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, holder.close()) }()
+	_, err = holder.rt.ResumeAgent(ctx, "alpha", parent.Spec{})
+	require.NoError(t, err)
+	before := readLog(t, s.root, s.child).Events
+	code, stdout, stderr := run(t, "send", "--store", s.root, "alpha", s.child, "reply no")
+	require.Equal(t, 1, code)
+	require.Empty(t, stdout)
+	require.True(t, strings.HasPrefix(stderr, "dsh-actors send: LEASE_HELD: "), stderr)
+	require.Equal(t, before, readLog(t, s.root, s.child).Events)
+}

@@ -26,10 +26,16 @@ func failure(stderr io.Writer, name string, err error) int {
 }
 
 // codeOf is the code of the outermost coded error in err's tree (walked
-// depth-first, in order): a session query, subagent or actors error. An
-// error without one that is a cancellation gets CANCELLED, the subagent
-// layer's code for an operation its context cancelled; otherwise "".
+// depth-first, in order): a session query, subagent or actors error;
+// except that a lease held by another process is LEASE_HELD whatever
+// wraps it (AGENT_START_FAILED, say), the one code that says what to do:
+// retry once that process let the session go. An error without one that
+// is a cancellation gets CANCELLED, the subagent layer's code for an
+// operation its context cancelled; otherwise "".
 func codeOf(err error) string {
+	if errors.Is(err, fault.LeaseHeld) {
+		return string(fault.LeaseHeld)
+	}
 	if code := carriedCode(err); code != "" {
 		return code
 	}
