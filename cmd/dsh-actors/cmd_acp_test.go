@@ -260,7 +260,8 @@ func TestACPFlagRegistersAProviderTheModelsToolRuns(t *testing.T) {
 	code, stdout, stderr := run(t, "run", "--model", "deepseek-v4-flash", "--store", t.TempDir(),
 		"--acp", "ex="+exampleAgent, "delegate, then say DONE")
 	require.Equal(t, 0, code, stderr)
-	lines := strings.Split(stdout, "\n")
+	_, _, rest := runOutput(t, stdout)
+	lines := strings.Split(rest, "\n")
 	require.Equal(t, `[tool subagent_ex {"description": "edit", "prompt": "edit the config"}]`, lines[0])
 	require.True(t, strings.HasPrefix(lines[1], "[result] ACP Go Example Agent"), lines[1])
 	require.Equal(t, []string{

@@ -20,9 +20,11 @@ import (
 
 const runUsage = `usage: dsh-actors run ` + modelUsage + ` [--store DIR] [--acp NAME=COMMAND]... "PROMPT"`
 
-// runRun runs PROMPT as one turn of a new top-level agent, printing the
-// reply as it arrives (tool calls and results as one line each), then
-// waits until the children it started have settled, drains child-first
+// runRun runs PROMPT as one turn of a new top-level agent, printing
+// first its session id ("[session ID]"), then the reply as it arrives
+// (tool calls and results as one line each), then waits until the
+// children it started have settled, printing each child's reply as its
+// epoch ends ("[child ID STOP_REASON] REPLY"), drains child-first
 // and flushes. It exits 0 when the turn completed (for a retried model
 // call, the last turn of its retry chain), 1 otherwise. The first
 // SIGINT/SIGTERM cancels the turn and stops waiting for children.
@@ -74,7 +76,8 @@ func turnFailed(r vocab.Reason) error {
 }
 
 // runPrompt starts the agent, sends prompt, prints the turn as it is
-// logged and returns how it ended once its children have settled.
+// logged and its children's replies, and returns how it ended once its
+// children have settled.
 func runPrompt(ctx context.Context, rt *dsh.Runtime, prompt string, stdout io.Writer) (vocab.Reason, error) {
 	cwd, err := os.Getwd()
 	if err != nil {
@@ -82,6 +85,7 @@ func runPrompt(ctx context.Context, rt *dsh.Runtime, prompt string, stdout io.Wr
 	}
 	id := uuid.NewString()
 	p := &printer{w: stdout}
+	p.line("[session " + id + "]")
 	stop := rt.Subscribe(func(n dsh.Notice) {
 		if n.Kind == dsh.SessionAppended && n.SessionID == id {
 			p.event(n.Event)
@@ -100,25 +104,36 @@ func runPrompt(ctx context.Context, rt *dsh.Runtime, prompt string, stdout io.Wr
 			_ = h.WhenIdle(context.Background())
 		}
 	}
-	waitChildren(ctx, rt, id)
+	waitChildren(ctx, rt, id, p)
 	return p.end(), nil
 }
 
-// waitChildren waits until no continuable child of root runs: each epoch
-// of a child ends only once its own children ended. It stops early when
-// ctx is done.
-func waitChildren(ctx context.Context, rt *dsh.Runtime, root string) {
+// waitChildren waits until no continuable child of root runs (each epoch
+// of a child ends only once its own children ended), printing the end of
+// each child's epoch: once for a child that had ended already, and again
+// for each epoch that was running when listed. It stops early when ctx is
+// done.
+func waitChildren(ctx context.Context, rt *dsh.Runtime, root string, p *printer) {
+	printed := map[string]bool{}
 	for ctx.Err() == nil {
 		children, err := rt.Children(ctx, root)
 		if err != nil {
 			return
 		}
-		running := slices.IndexFunc(children, func(c agent.Child) bool { return c.Status == "running" })
-		if running < 0 {
+		next := slices.IndexFunc(children, func(c agent.Child) bool { return c.Status == "running" || !printed[c.ID] })
+		if next < 0 {
 			return
 		}
-		if _, _, err := rt.WaitChild(ctx, children[running].ID); err != nil {
+		child := children[next]
+		end, ok, err := rt.WaitChild(ctx, child.ID)
+		if err != nil {
 			return
+		}
+		printed[child.ID] = true
+		if ok {
+			p.childEnded(child.ID, end)
+		} else if child.Status == "running" {
+			return // its epoch runs elsewhere: nothing here to wait for
 		}
 	}
 }
@@ -200,6 +215,13 @@ func (p *printer) newline() {
 func (p *printer) line(s string) {
 	p.newline()
 	fmt.Fprintln(p.w, s)
+}
+
+// childEnded prints how a child's epoch ended and its last reply.
+func (p *printer) childEnded(id string, end agent.ChildEnd) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.line(fmt.Sprintf("[child %s %s] %s", id, end.StopReason, oneLine(end.LastAssistantText())))
 }
 
 // end is how the turn ended.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -12,11 +13,38 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/llmtest"
 )
 
+// runOutput splits run's stdout into its session line's id, the lines of
+// its children's replies (in the order they ended) and the rest, the
+// root's turn.
+func runOutput(t *testing.T, stdout string) (session string, children []string, rest string) {
+	t.Helper()
+	first, rest, _ := strings.Cut(stdout, "\n")
+	m := regexp.MustCompile(`^\[session ([0-9a-f-]{36})\]$`).FindStringSubmatch(first)
+	require.NotNil(t, m, "the first line names the session: %q", stdout)
+	var kept []string
+	for _, line := range strings.SplitAfter(rest, "\n") {
+		if strings.HasPrefix(line, "[child ") {
+			children = append(children, strings.TrimSuffix(line, "\n"))
+		} else {
+			kept = append(kept, line)
+		}
+	}
+	return m[1], children, strings.Join(kept, "")
+}
+
+// run prints the new session's id first and each child's reply as its
+// turn ends, beside the root's turn.
 func TestRunPrintsTheScriptedReply(t *testing.T) {
 	store := t.TempDir()
 	code, stdout, stderr := run(t, "run", "--store", store, "spawn kid: reply hi\nreply parent done")
 	require.Equal(t, 0, code, stderr)
-	require.Regexp(t, `^spawned kid [0-9a-f-]{36}\nparent done\n$`, stdout)
+	id, children, rest := runOutput(t, stdout)
+	require.Regexp(t, `^spawned kid [0-9a-f-]{36}\nparent done\n$`, rest)
+	child := strings.TrimPrefix(strings.Split(rest, "\n")[0], "spawned kid ")
+	require.Equal(t, []string{"[child " + child + " completed] hi"}, children)
+	code, listed, stderr := run(t, "list", "--json", "--store", store, id)
+	require.Zero(t, code, stderr)
+	require.Contains(t, listed, child, "the printed id is the session's")
 	code, _, stderr = run(t, "run", "--store", store, "fail boom")
 	require.Equal(t, 1, code)
 	require.Equal(t, "dsh-actors run: the turn ended error: boom\n", stderr)
@@ -51,7 +79,10 @@ func TestRunStreamsAModelTurnAndWaitsForItsChildren(t *testing.T) {
 	store := t.TempDir()
 	code, stdout, stderr := run(t, "run", "--model", "deepseek-v4-flash", "--store", store, "delegate, then say DONE")
 	require.Equal(t, 0, code, stderr)
-	lines := strings.Split(stdout, "\n")
+	_, children, rest := runOutput(t, stdout)
+	require.Len(t, children, 1)
+	require.Regexp(t, `^\[child [0-9a-f-]{36} completed\] CHILD$`, children[0])
+	lines := strings.Split(rest, "\n")
 	require.Equal(t, `[tool subagent {"description": "kid", "prompt": "Say CHILD.", "run_in_background": true}]`, lines[0])
 	require.Regexp(t, `^\[result\] started subagent [0-9a-f-]{36}$`, lines[1])
 	require.Equal(t, []string{"DONE", ""}, lines[2:])
@@ -79,6 +110,7 @@ func TestRunExitsZeroWhenARetryChainSucceeds(t *testing.T) {
 	t.Setenv(llm.EnvBaseURL, srv.URL)
 	code, stdout, stderr := run(t, "run", "--model", "deepseek-v4-flash", "--store", t.TempDir(), "hi")
 	require.Equal(t, 0, code, stderr)
-	require.Regexp(t, `^\[retry 1 of 2 in [0-9]+ ms: model returned a completed response with no content \(EMPTY_RESPONSE\)\]\nok\n$`, stdout)
+	_, _, rest := runOutput(t, stdout)
+	require.Regexp(t, `^\[retry 1 of 2 in [0-9]+ ms: model returned a completed response with no content \(EMPTY_RESPONSE\)\]\nok\n$`, rest)
 	require.Len(t, srv.Received(), 2)
 }
