@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
@@ -62,16 +63,8 @@ import (
 // cliMayImport, sorted and without repeats.
 func cliForeignImports(t *testing.T, dir string) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	require.NoError(t, err)
 	var found []string
-	fset := token.NewFileSet()
-	for _, path := range files {
-		if strings.HasSuffix(path, "_test.go") {
-			continue
-		}
-		file, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
-		require.NoError(t, err)
+	for _, file := range nonTestFiles(t, dir, parser.ImportsOnly) {
 		for _, imp := range file.Imports {
 			importPath, _ := strconv.Unquote(imp.Path.Value)
 			rel, inModule := strings.CutPrefix(importPath+"/", module+"/")
@@ -83,4 +76,22 @@ func cliForeignImports(t *testing.T, dir string) []string {
 	}
 	slices.Sort(found)
 	return slices.Compact(found)
+}
+
+// nonTestFiles parses the non-test Go files in dir with mode.
+func nonTestFiles(t *testing.T, dir string, mode parser.Mode) []*ast.File {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	require.NoError(t, err)
+	var files []*ast.File
+	fset := token.NewFileSet()
+	for _, path := range paths {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, path, nil, mode)
+		require.NoError(t, err)
+		files = append(files, file)
+	}
+	return files
 }

@@ -3,7 +3,6 @@ package tests
 import (
 	"go/ast"
 	"go/parser"
-	"go/token"
 	"os"
 	"path/filepath"
 	"slices"
@@ -72,16 +71,8 @@ func Open(Options) (*Runtime, error)                       { return nil, nil }
 // module outside rootMayName.
 func namingOthers(t *testing.T, dir string) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	require.NoError(t, err)
 	var found []string
-	fset := token.NewFileSet()
-	for _, path := range files {
-		if strings.HasSuffix(path, "_test.go") {
-			continue
-		}
-		file, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		require.NoError(t, err)
+	for _, file := range nonTestFiles(t, dir, parser.SkipObjectResolution) {
 		found = append(found, foreignIn(file)...)
 	}
 	slices.Sort(found)
