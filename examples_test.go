@@ -143,3 +143,28 @@ func Example_agentFunc() {
 	// user: hello, world
 	// assistant: HELLO, WORLD
 }
+
+// The embedding section of the README as it runs: OpenAgent starts the
+// parent (or resumes it when stored), WaitChild blocks until the child's
+// epoch ends, Children lists the catalog without waking the child, and a
+// Send to an id that names no child is NOT_RESUMABLE.
+func ExampleRuntime_WaitChild() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "dsh-wait-*")
+	defer os.RemoveAll(dir)
+	rt, _ := dsh.Open(dsh.Options{Dir: dir})
+	defer rt.Close()
+
+	p, _ := rt.OpenAgent(ctx, "parent")
+	child, _ := rt.Spawn(ctx, p, "worker", event.Text("reply hi"))
+	end, ok, _ := rt.WaitChild(ctx, child)
+	fmt.Println(ok, end.StopReason, end.LastAssistantText())
+	children, _ := rt.Children(ctx, "parent")
+	fmt.Println(len(children), children[0].Label)
+	_, err := rt.Send(ctx, p, "nobody", event.Text("reply hi"))
+	fmt.Println(errors.Is(err, fault.NotResumable))
+	// Output:
+	// true completed hi
+	// 1 worker
+	// true
+}
