@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	dsh "github.com/dsh-actors/dsh-actors"
@@ -116,4 +117,43 @@ func ExampleRenderChildren() {
 	// Output:
 	// (no subagents)
 	// CHILD [running] — researcher
+}
+
+// A log damaged in its middle fails History with an error naming the file
+// and line; ReadablePrefix gives the events before the damage.
+func ExampleReadablePrefix() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "dsh-damaged-*")
+	defer os.RemoveAll(dir)
+
+	rt, _ := dsh.Open(dsh.Options{Dir: dir, Compression: "none"}) // plain JSONL lines
+	a, _ := rt.StartAgent(ctx, "notes")
+	_, _ = rt.Prompt(ctx, "notes", "reply noted")
+	_ = a.WhenIdle(ctx)
+	_ = rt.Close()
+
+	logs, _ := filepath.Glob(filepath.Join(dir, "*", "notes", "*.jsonl"))
+	if len(logs) != 1 {
+		fmt.Println("logs:", logs)
+		return
+	}
+	raw, _ := os.ReadFile(logs[0])
+	lines := strings.Split(string(raw), "\n")
+	lines[3] = `{"type":"step/start",` // the third event line, cut
+	_ = os.WriteFile(logs[0], []byte(strings.Join(lines, "\n")), 0o600)
+
+	rt, _ = dsh.Open(dsh.Options{Dir: dir})
+	defer rt.Close()
+	_, err := rt.History(ctx, "notes")
+	fmt.Println(errors.Is(err, fault.QueryPersistenceFailed))
+	events, line, ok := dsh.ReadablePrefix(err)
+	fmt.Println(ok, "damage at event line", line)
+	for _, e := range events {
+		fmt.Println(e.Seq, e.Type)
+	}
+	// Output:
+	// true
+	// true damage at event line 3
+	// 0 turn/start
+	// 1 user/message
 }

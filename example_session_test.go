@@ -2,6 +2,7 @@ package dsh_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -130,4 +131,54 @@ func ExampleRuntime_CancelTurn() {
 	end, _ := h.Events[len(h.Events)-1].Summary()
 	fmt.Println(end)
 	// Output: turn 1 aborted
+}
+
+// SendFrom is Send with the message's source: the child's log keeps who
+// sent each message.
+func ExampleRuntime_SendFrom() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "dsh-sendfrom-*")
+	defer os.RemoveAll(dir)
+	rt, _ := dsh.Open(dsh.Options{Dir: dir})
+	defer rt.Close()
+
+	p, _ := rt.StartAgent(ctx, "parent")
+	child, _ := rt.Spawn(ctx, p, "worker", event.Text("reply first"))
+	_, _, _ = rt.WaitChild(ctx, child)
+	coordinator := event.Source{Kind: event.SourceCoordinator}
+	if _, err := rt.SendFrom(ctx, p, child, event.Text("reply second"), coordinator); err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, _, _ = rt.WaitChild(ctx, child)
+	h, _ := rt.History(ctx, child)
+	for _, e := range h.Events {
+		var message struct{ Source event.Source }
+		if e.Type == "user/message" && json.Unmarshal(e.Data, &message) == nil {
+			text, _ := e.Summary()
+			fmt.Println(message.Source.Kind+":", text)
+		}
+	}
+	// Output:
+	// user: reply first
+	// coordinator: reply second
+}
+
+// Delegate runs one one-shot child through a provider and returns its end
+// once the child is disposed; "spawn" starts it with only the prompt.
+func ExampleRuntime_Delegate() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "dsh-delegate-*")
+	defer os.RemoveAll(dir)
+	rt, _ := dsh.Open(dsh.Options{Dir: dir})
+	defer rt.Close()
+
+	p, _ := rt.StartAgent(ctx, "parent")
+	end, err := rt.Delegate(ctx, p, "spawn", event.Text("reply done"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(end.StopReason, end.LastAssistantText())
+	// Output: completed done
 }
