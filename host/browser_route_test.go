@@ -120,3 +120,46 @@ func TestBrowserContinuableChildFromTheSidebar(t *testing.T) {
 		eval[string](p, `document.querySelector('#composer-readonly').textContent`))
 	p.shot("damaged-continuable-from-sidebar")
 }
+
+// TestBrowserRestoredChildIsAddressedLikeTheSidebar: after a reload, the
+// restored selection of a child saved without a catalog address goes the
+// sidebar's way: a damaged continuable child shows that it cannot take
+// messages and why, and a one-shot child still reads as a one-shot record.
+func TestBrowserRestoredChildIsAddressedLikeTheSidebar(t *testing.T) {
+	chromium := chromiumPath(t, exec.LookPath)
+	s := newRuntimeStack(t)
+	ctx := context.Background()
+	top, err := s.rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "top"}})
+	require.NoError(t, err)
+	converse(t, top, "reply the parent speaks")
+	once, err := s.rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "once", ParentSession: "top"},
+		Spec: parent.Spec{Owner: top}})
+	require.NoError(t, err)
+	converse(t, once, "reply the one-shot child speaks")
+	require.NoError(t, once.Dispose(ctx))
+	scarred, _ := plantDamagedChild(t, s, "top")
+
+	p := openPage(t, chromium)
+	p.do(chromedp.Navigate(s.url + "/?lang=en"))
+	p.until(`document.querySelector('#connection').dataset.state === 'connected'`)
+	for _, tc := range []struct{ id, notice string }{
+		{scarred, "This subagent cannot take messagesIts record cannot be read (session record unreadable), so it cannot continue; what could be read is shown above.Open the parent session"},
+		{"once", "One-shot subagent recordOne-shot tasks do not accept follow-ups; review the full execution record here.Open the parent session"},
+	} {
+		if !eval[bool](p, `document.querySelector('#show-children').checked`) {
+			p.do(chromedp.Click(chromedp.ID("show-children")))
+		}
+		row := fmt.Sprintf(`#session-list .session.child[data-id=%s]`, js(tc.id))
+		p.until(fmt.Sprintf(`document.querySelector(%s) !== null`, js(row)))
+		eval[bool](p, fmt.Sprintf(`(document.querySelector(%s).click(), true)`, js(row)))
+		shown := fmt.Sprintf(`!document.querySelector('#composer-readonly').hidden && document.querySelector('#composer-readonly').textContent === %s`, js(tc.notice))
+		p.until(shown)
+		require.Equal(t, tc.id+"/none", eval[string](p, `((s) => s.sessionId + '/' + (s.subagentAddress ? 'address' : 'none'))(JSON.parse(localStorage.getItem('dsh.sessions.current')))`),
+			"saved without a catalog address")
+		p.do(chromedp.Reload())
+		p.until(`document.querySelector('#connection').dataset.state === 'connected'`)
+		p.until(shown)
+		require.True(t, eval[bool](p, `document.querySelector('#composer-form').hidden`), "no composer for %s", tc.id)
+		p.shot("restored-" + tc.id)
+	}
+}

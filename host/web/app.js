@@ -25,6 +25,7 @@ const state = {
   transcript: null,
   connection: 'connecting', // the event stream: 'connecting' | 'connected' | 'reconnecting'
   parents: new Map(), // child session id → its direct parent's, as far as the page has seen
+  restoredWithoutAddress: null, // the session id restored on load with no catalog address, until the sidebar loads
 };
 
 const $ = (selector) => document.querySelector(selector);
@@ -61,12 +62,18 @@ const search = new SessionSearch(document, {
 // first when the one the page holds does not name the child (it may be
 // older than the child).
 async function openSession(id, seq) {
+  openConversation(id, await catalogAddress(id), { focus: true, seq });
+}
+
+// catalogAddress is the subagent address of id when its parent's catalog
+// lists it, else null; the catalog is read again first when the one the
+// page holds does not name id.
+async function catalogAddress(id) {
   const parentSessionId = state.parents.get(id) ?? state.sessions.get(id)?.parentSessionId;
   if (parentSessionId && !catalogs.get(parentSessionId)?.entries.some((e) => e.id === id)) {
     await catalogs.refresh(parentSessionId, { membership: true });
   }
-  const listed = parentSessionId && catalogs.entry(parentSessionId, id);
-  openConversation(id, listed ? { parentSessionId, childSessionId: id } : null, { focus: true, seq });
+  return parentSessionId && catalogs.entry(parentSessionId, id) ? { parentSessionId, childSessionId: id } : null;
 }
 
 // ancestorsOf is the chain of known parents of id, root first.
@@ -192,6 +199,19 @@ async function reloadSessions() {
   renderSidebar();
   action.render();
   renderChrome();
+  addressRestored();
+}
+
+// addressRestored gives the selection restored without a catalog address,
+// once the sidebar has loaded, the address opening it from the sidebar
+// would: a continuable child is reopened through subagent.*, and
+// the catalog read marks a damaged one as unreadable.
+async function addressRestored() {
+  const id = state.restoredWithoutAddress;
+  state.restoredWithoutAddress = null;
+  if (!id || !state.parents.has(id)) return;
+  const address = await catalogAddress(id);
+  if (address && state.current?.sessionId === id && !state.current.address) openConversation(id, address);
 }
 
 async function createSession() {
@@ -422,7 +442,9 @@ function onConnection(connection) {
 function restoreSelection() {
   try {
     const saved = JSON.parse(localStorage.getItem(STORAGE_KEY) ?? 'null');
-    if (saved?.sessionId) openConversation(saved.sessionId, saved.subagentAddress ?? null);
+    if (!saved?.sessionId) return;
+    openConversation(saved.sessionId, saved.subagentAddress ?? null);
+    if (!saved.subagentAddress) state.restoredWithoutAddress = saved.sessionId;
   } catch {
     localStorage.removeItem(STORAGE_KEY);
   }
