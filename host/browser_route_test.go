@@ -21,15 +21,7 @@ import (
 func TestBrowserOneShotChildOpensThroughSessionHistory(t *testing.T) {
 	chromium := chromiumPath(t, exec.LookPath)
 	s := newRuntimeStack(t)
-	ctx := context.Background()
-	top, err := s.rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "top"}})
-	require.NoError(t, err)
-	converse(t, top, "reply the parent speaks")
-	once, err := s.rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "once", ParentSession: "top"},
-		Spec: parent.Spec{Owner: top}})
-	require.NoError(t, err)
-	converse(t, once, "reply a needle in the one-shot child")
-	require.NoError(t, once.Dispose(ctx))
+	storeOneShotChild(t, s, "reply a needle in the one-shot child")
 
 	p := openPage(t, chromium)
 	p.do(chromedp.Navigate(s.url + "/?lang=en"))
@@ -128,15 +120,7 @@ func TestBrowserContinuableChildFromTheSidebar(t *testing.T) {
 func TestBrowserRestoredChildIsAddressedLikeTheSidebar(t *testing.T) {
 	chromium := chromiumPath(t, exec.LookPath)
 	s := newRuntimeStack(t)
-	ctx := context.Background()
-	top, err := s.rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "top"}})
-	require.NoError(t, err)
-	converse(t, top, "reply the parent speaks")
-	once, err := s.rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "once", ParentSession: "top"},
-		Spec: parent.Spec{Owner: top}})
-	require.NoError(t, err)
-	converse(t, once, "reply the one-shot child speaks")
-	require.NoError(t, once.Dispose(ctx))
+	storeOneShotChild(t, s, "reply the one-shot child speaks")
 	scarred, _ := plantDamagedChild(t, s, "top")
 
 	p := openPage(t, chromium)
@@ -162,4 +146,21 @@ func TestBrowserRestoredChildIsAddressedLikeTheSidebar(t *testing.T) {
 		require.True(t, eval[bool](p, `document.querySelector('#composer-form').hidden`), "no composer for %s", tc.id)
 		p.shot("restored-" + tc.id)
 	}
+}
+
+// storeOneShotChild starts the live top-level session "top" (one turn
+// logged) and gives it the one-shot child "once", which logs one turn
+// answering prompt and is disposed: a session with a parent that the
+// parent's catalog does not list.
+func storeOneShotChild(t *testing.T, s *runtimeStack, prompt string) {
+	t.Helper()
+	ctx := context.Background()
+	top, err := s.rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "top"}})
+	require.NoError(t, err)
+	converse(t, top, "reply the parent speaks")
+	once, err := s.rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "once", ParentSession: "top"},
+		Spec: parent.Spec{Owner: top}})
+	require.NoError(t, err)
+	converse(t, once, prompt)
+	require.NoError(t, once.Dispose(ctx))
 }

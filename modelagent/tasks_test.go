@@ -137,9 +137,7 @@ func TestTaskKillStopsTheChildAndTheTaskEndsKilled(t *testing.T) {
 		llmtest.Stream(llmtest.Say("DONE")),
 	)
 	defer srv.Close()
-	never := make(chan struct{})
-	defer close(never)
-	srv.Route(func(r llmtest.Received) bool { return isKid(r.Body) }, gated(never, llmtest.Say("CHILD")))
+	defer holdChildReplies(srv)()
 	r, _ := newTaskRig(t, srv)
 	h := r.turn(t, "11111111-1111-4111-8111-111111111111", "delegate, then stop it")
 	require.Equal(t, []string{
@@ -290,9 +288,7 @@ func TestTaskArgumentsAreCheckedInTheOriginalsOrder(t *testing.T) {
 		llmtest.Stream(llmtest.Say("DONE")),
 	)
 	defer srv.Close()
-	never := make(chan struct{})
-	defer close(never)
-	srv.Route(func(r llmtest.Received) bool { return isKid(r.Body) }, gated(never, llmtest.Say("CHILD")))
+	defer holdChildReplies(srv)()
 	r, _ := newTaskRig(t, srv)
 	h := r.turn(t, "11111111-1111-4111-8111-111111111111", "check the arguments")
 	require.Equal(t, []string{
@@ -303,4 +299,12 @@ func TestTaskArgumentsAreCheckedInTheOriginalsOrder(t *testing.T) {
 		"(no new output)\n[status: running]",
 		"requested cancellation of task subagent-1",
 	}, toolResults(t, events(t, h.Session())))
+}
+
+// holdChildReplies makes srv hold every child's model call until the
+// returned release is called, so a background child stays running.
+func holdChildReplies(srv *llmtest.Server) (release func()) {
+	never := make(chan struct{})
+	srv.Route(func(r llmtest.Received) bool { return isKid(r.Body) }, gated(never, llmtest.Say("CHILD")))
+	return func() { close(never) }
 }
