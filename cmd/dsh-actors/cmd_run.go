@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 
@@ -108,32 +107,23 @@ func runPrompt(ctx context.Context, rt *dsh.Runtime, prompt string, stdout io.Wr
 	return p.end(), nil
 }
 
-// waitChildren waits until no continuable child of root runs (each epoch
-// of a child ends only once its own children ended), printing the end of
-// each child's epoch: once for a child that had ended already, and again
-// for each epoch that was running when listed. It stops early when ctx is
-// done.
+// waitChildren waits for the epoch of each continuable child of root to
+// end (an epoch ends only once its own children ended) and prints how
+// each ended. One listing is enough: once root's turn ended, nothing here
+// starts a child of root or sends one a message. It stops early when ctx
+// is done.
 func waitChildren(ctx context.Context, rt *dsh.Runtime, root string, p *printer) {
-	printed := map[string]bool{}
-	for ctx.Err() == nil {
-		children, err := rt.Children(ctx, root)
-		if err != nil {
-			return
-		}
-		next := slices.IndexFunc(children, func(c agent.Child) bool { return c.Status == "running" || !printed[c.ID] })
-		if next < 0 {
-			return
-		}
-		child := children[next]
+	children, err := rt.Children(ctx, root)
+	if err != nil {
+		return
+	}
+	for _, child := range children {
 		end, ok, err := rt.WaitChild(ctx, child.ID)
 		if err != nil {
 			return
 		}
-		printed[child.ID] = true
 		if ok {
 			p.childEnded(child.ID, end)
-		} else if child.Status == "running" {
-			return // its epoch runs elsewhere: nothing here to wait for
 		}
 	}
 }
