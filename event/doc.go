@@ -4,7 +4,8 @@
 // of assistant messages (ModelSource), a tool failure's {name, code}
 // (ToolFailure) and the tool filter of an agent's options (ToolFilter).
 // Each type is written in the original harness's JSON shape and key order,
-// so that a value an agent produces is what the session log holds.
+// so that a value an agent produces is what the session log holds, and
+// Marshal writes any value that way.
 //
 // Nothing here blocks. The log's own vocabulary (the event type names, the
 // turn and step payloads, the codec) and the model's transcript (request

@@ -14,6 +14,7 @@ import (
 
 	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 )
 
@@ -118,47 +119,23 @@ func printJSON(stdout, stderr io.Writer, v any) int {
 }
 
 // writeJSON writes v and a newline as JSON.stringify(v, null, indent)
-// writes it: no HTML escaping, U+2028 and U+2029 raw, compact when indent
-// is "". Every JSON the CLI prints goes through it.
+// writes it (event.Marshal, then indented): no HTML escaping, U+2028 and
+// U+2029 raw, compact when indent is "". Every JSON the CLI prints goes
+// through it.
 func writeJSON(w io.Writer, v any, indent string) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", indent)
-	if err := enc.Encode(v); err != nil {
+	b, err := event.Marshal(v)
+	if err != nil {
 		return err
 	}
-	_, err := w.Write(rawLineSeparators(buf.Bytes()))
+	if indent != "" {
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, b, "", indent); err != nil {
+			return err
+		}
+		b = buf.Bytes()
+	}
+	_, err = w.Write(append(b, '\n'))
 	return err
-}
-
-// rawLineSeparators rewrites encoding/json's \u2028 and \u2029 escapes in
-// b as the raw characters, in place, as JSON.stringify writes them. It
-// steps over every other escape whole, so an escaped backslash followed
-// by the text "u2028" stays as it is.
-func rawLineSeparators(b []byte) []byte {
-	if !bytes.Contains(b, []byte(`\u202`)) {
-		return b
-	}
-	out := b[:0]
-	for i := 0; i < len(b); i++ {
-		if b[i] != '\\' || i+1 == len(b) {
-			out = append(out, b[i])
-			continue
-		}
-		switch string(b[i+1 : min(i+6, len(b))]) {
-		case "u2028":
-			out = append(out, "\u2028"...)
-			i += 5
-		case "u2029":
-			out = append(out, "\u2029"...)
-			i += 5
-		default:
-			out = append(out, b[i], b[i+1])
-			i++
-		}
-	}
-	return out
 }
 
 // parseInterspersed parses flags that may come before or after the
