@@ -41,7 +41,7 @@ type leaseTable struct {
 
 	owners [leaseShards]atomic.Pointer[leaseOwner] // each set on first use, nil again on close
 
-	mu     sync.Mutex // serializes opening the owner file and close
+	mu     sync.RWMutex // serializes opening an owner file and close; unlock holds it shared
 	closed bool
 }
 
@@ -139,20 +139,37 @@ func (t *leaseTable) clearDeadRecord(path string, owner *leaseOwner) (bool, erro
 }
 
 // unlock removes this store's lease record from the session folder dir.
+// It removes the record without looking at it first: while this store
+// is open its owner files stay locked, and clearDeadRecord removes only
+// records whose owner is unlocked (or the remover's own), so the record
+// of a lease this store holds is its own. Close waits for the unlocks
+// under way (mu), and after it unlock removes nothing: once the owner
+// files are unlocked another store may have taken the lease over.
 func (t *leaseTable) unlock(dir string) error {
-	owner := t.owners[shard(dir)].Load()
-	if owner == nil {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.owners[shard(dir)].Load() == nil {
 		return nil
 	}
-	record := filepath.Join(dir, logpath.LeaseRecordName)
-	info, err := os.Lstat(record)
-	if err != nil || !os.SameFile(info, owner.info) {
+	err := unlinkRecord(filepath.Join(dir, logpath.LeaseRecordName))
+	if err == nil || errors.Is(err, fs.ErrNotExist) || unwritable(err) {
 		return nil
 	}
-	if err := os.Remove(record); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+	return err
+}
+
+// unlinkRecord removes a lease record with one unlink(2) (os.Remove
+// would try rmdir(2) too when it fails).
+func unlinkRecord(path string) error {
+	for {
+		err := syscall.Unlink(path)
+		if err != syscall.EINTR {
+			if err != nil {
+				return &fs.PathError{Op: "unlink", Path: path, Err: err}
+			}
+			return nil
+		}
 	}
-	return nil
 }
 
 // open returns the store's owner file of slot i, creating and locking it

@@ -186,3 +186,28 @@ func BenchmarkLeaseWithLiveSessions(b *testing.B) {
 		})
 	}
 }
+
+// A release removes the record without reading it first, so it must come
+// from a store that still holds its owner files: a store released after
+// it closed (its record left behind, then taken over by another store)
+// leaves the new holder's record in place, and that holder still
+// excludes a third store.
+func TestAReleaseAfterCloseLeavesTheNewHoldersRecord(t *testing.T) {
+	ctx := context.Background()
+	a, err := OpenJSONL(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, a.Create(ctx, header("handed"), nil))
+	old, err := a.Acquire(ctx, "handed")
+	require.NoError(t, err)
+	require.NoError(t, a.Close())
+
+	b := openAt(t, a.Root())
+	epoch, err := b.Acquire(ctx, "handed")
+	require.NoError(t, err, "the closed store's record has no live owner")
+	require.NoError(t, a.Release(ctx, "handed", old), "the closed store gives up what it no longer holds")
+	require.FileExists(t, leaseRecord(t, b, "handed"), "the new holder's record stays")
+	_, err = openAt(t, a.Root()).Acquire(ctx, "handed")
+	require.ErrorIs(t, err, fault.LeaseHeld, "the new holder still excludes")
+	require.NoError(t, b.Release(ctx, "handed", epoch))
+	require.NoFileExists(t, leaseRecord(t, b, "handed"))
+}
