@@ -48,8 +48,9 @@
 //     Options.ACPAgents one, say); it blocks until the child is disposed.
 //
 // Reading the store never wakes an agent: History reads one session's log
-// as events (ReadablePrefix recovers what a damaged one still holds),
-// Sessions lists every session with its title, Search finds the stored
+// as events (ReadablePrefix recovers what a damaged one still holds, and
+// Event.Payload reads an event's data as a typed event.Payload), Sessions
+// lists every session with its title, Search finds the stored
 // events holding a phrase, and Children and RenderChildren give a parent's
 // catalog. On a JSONL folder they read through the store's derived SQLite
 // index, which the runtime opens on first use (Options.NoIndex reads the

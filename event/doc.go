@@ -7,8 +7,13 @@
 // so that a value an agent produces is what the session log holds, and
 // Marshal writes any value that way.
 //
+// A logged event reads as a Payload (the root package's Event.Payload):
+// the user message, an AssistantMessage, a streamed Delta of text or
+// reasoning, a ToolCall, a ToolResult, a Retry of a model call and a
+// TurnEnd, each holding what a reader of the transcript needs.
+//
 // Nothing here blocks. The log's own vocabulary (the event type names, the
-// turn and step payloads, the codec) and the model's transcript (request
-// headers, streamed chunks, usage, model failures) are internal to the
+// turn and step payloads as written, the codec) and the model's transcript
+// (request headers, the other streamed chunks, usage) are internal to the
 // runtime.
 package event

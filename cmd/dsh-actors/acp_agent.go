@@ -13,8 +13,8 @@ import (
 	"github.com/google/uuid"
 
 	dsh "github.com/dsh-actors/dsh-actors"
+	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
-	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 // serveACP answers one ACP client on in/out until in ends or ctx is done,
@@ -203,20 +203,20 @@ var errTurnFailed = errors.New("the turn failed")
 
 // promptResponse maps how a turn ended to the ACP stop reason; a failed
 // turn is an internal error carrying its message and code.
-func promptResponse(r vocab.Reason) (acp.PromptResponse, error) {
-	switch r.Kind {
-	case vocab.ReasonCompleted:
+func promptResponse(end event.TurnEnd) (acp.PromptResponse, error) {
+	switch agent.StopReason(end.Reason) {
+	case agent.Completed:
 		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
-	case vocab.ReasonAborted:
+	case agent.Aborted:
 		return acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
-	case vocab.ReasonMaxTokens:
+	case agent.MaxTokens:
 		return acp.PromptResponse{StopReason: acp.StopReasonMaxTokens}, nil
-	case vocab.ReasonRefusal:
+	case agent.Refusal:
 		return acp.PromptResponse{StopReason: acp.StopReasonRefusal}, nil
 	}
-	detail := map[string]any{"error": fmt.Sprintf("%s: %s", errTurnFailed, r.Text())}
-	if code := r.ErrorCode(); code != "" {
-		detail["code"] = code
+	detail := map[string]any{"error": fmt.Sprintf("%s: %s", errTurnFailed, end.Message)}
+	if end.Code != "" {
+		detail["code"] = end.Code
 	}
 	return acp.PromptResponse{}, acp.NewInternalError(detail)
 }
@@ -261,28 +261,26 @@ func newTurnStream(rt *dsh.Runtime, id string) *turnStream {
 
 func (t *turnStream) stop() { t.cancel() }
 
-// forward sends each queued event's updates until a turn/end, whose reason
-// it returns. It fails when send fails or the agent is disposed first.
-func (t *turnStream) forward(send func(acp.SessionUpdate) error) (vocab.Reason, error) {
+// forward sends each queued event's updates until a turn/end, which it
+// returns. It fails when send fails or the agent is disposed first.
+func (t *turnStream) forward(send func(acp.SessionUpdate) error) (event.TurnEnd, error) {
 	for {
 		for _, e := range t.take() {
-			for _, update := range t.updates.live(e) {
+			p, err := e.Payload()
+			for _, update := range t.updates.live(p) {
 				if err := send(update); err != nil {
-					return vocab.Reason{}, err
+					return event.TurnEnd{}, err
 				}
 			}
-			if e.Type == vocab.TypeTurnEnd {
-				p, err := vocab.Decode(e.Type, e.Data)
-				if err != nil {
-					return vocab.Reason{}, err
-				}
-				return p.(vocab.TurnEnd).Reason, nil
+			if e.Type == (event.TurnEnd{}).EventType() {
+				end, _ := p.(event.TurnEnd)
+				return end, err
 			}
 		}
 		select {
 		case <-t.wake:
 		case <-t.gone:
-			return vocab.Reason{}, acp.NewInternalError(map[string]any{"error": "the agent was disposed before its turn ended"})
+			return event.TurnEnd{}, acp.NewInternalError(map[string]any{"error": "the agent was disposed before its turn ended"})
 		}
 	}
 }
@@ -300,38 +298,27 @@ func (t *turnStream) take() []dsh.Event {
 // streamed is not sent twice.
 type updateMapper struct{ streamed bool }
 
-// live are the ACP updates of an event logged during a prompt: streamed
-// text and reasoning, a message that was not streamed, tool calls and their
-// results.
-func (m *updateMapper) live(e dsh.Event) []acp.SessionUpdate {
-	p, err := vocab.Decode(e.Type, e.Data)
-	if err != nil {
-		return nil
-	}
+// live are the ACP updates of the payload of an event logged during a
+// prompt: streamed text and reasoning, a message that was not streamed,
+// tool calls and their results.
+func (m *updateMapper) live(p event.Payload) []acp.SessionUpdate {
 	switch v := p.(type) {
-	case vocab.AssistantChunk:
-		return m.chunk(v.Chunk)
-	case vocab.AssistantMessage:
+	case event.Delta:
+		if v.Reasoning {
+			return []acp.SessionUpdate{acp.UpdateAgentThoughtText(v.Text)}
+		}
+		m.streamed = true
+		return []acp.SessionUpdate{acp.UpdateAgentMessageText(v.Text)}
+	case event.AssistantMessage:
 		streamed := m.streamed
 		m.streamed = false
 		if !streamed {
-			return textUpdates(v.Message.Content, acp.UpdateAgentMessageText)
+			return textUpdates(v.Content, acp.UpdateAgentMessageText)
 		}
-	case vocab.ToolCall:
+	case event.ToolCall:
 		return []acp.SessionUpdate{toolCallStart(v)}
-	case vocab.ToolResult:
+	case event.ToolResult:
 		return toolResultUpdates(v)
-	}
-	return nil
-}
-
-func (m *updateMapper) chunk(c vocab.Chunk) []acp.SessionUpdate {
-	switch c.Type {
-	case vocab.ChunkTextDelta:
-		m.streamed = true
-		return []acp.SessionUpdate{acp.UpdateAgentMessageText(c.Text)}
-	case vocab.ChunkReasoningDelta:
-		return []acp.SessionUpdate{acp.UpdateAgentThoughtText(c.Text)}
 	}
 	return nil
 }
@@ -340,18 +327,18 @@ func (m *updateMapper) chunk(c vocab.Chunk) []acp.SessionUpdate {
 // loaded: the user's messages, the agent's messages, tool calls and their
 // results.
 func replayUpdates(e dsh.Event) []acp.SessionUpdate {
-	p, err := vocab.Decode(e.Type, e.Data)
+	p, err := e.Payload()
 	if err != nil {
 		return nil
 	}
 	switch v := p.(type) {
 	case event.UserMessage:
 		return textUpdates(v.Content, acp.UpdateUserMessageText)
-	case vocab.AssistantMessage:
-		return textUpdates(v.Message.Content, acp.UpdateAgentMessageText)
-	case vocab.ToolCall:
+	case event.AssistantMessage:
+		return textUpdates(v.Content, acp.UpdateAgentMessageText)
+	case event.ToolCall:
 		return []acp.SessionUpdate{toolCallStart(v)}
-	case vocab.ToolResult:
+	case event.ToolResult:
 		return toolResultUpdates(v)
 	}
 	return nil
@@ -368,7 +355,7 @@ func textUpdates(content []event.Block, update func(string) acp.SessionUpdate) [
 
 // toolCallStart is a tool call's tool_call update: its id, the tool's
 // name as title, in progress, with the model's raw arguments.
-func toolCallStart(c vocab.ToolCall) acp.SessionUpdate {
+func toolCallStart(c event.ToolCall) acp.SessionUpdate {
 	return acp.StartToolCall(acp.ToolCallId(c.CallID), c.Name,
 		acp.WithStartKind(acp.ToolKindOther), acp.WithStartStatus(acp.ToolCallStatusInProgress),
 		acp.WithStartRawInput(c.Arguments))
@@ -376,15 +363,15 @@ func toolCallStart(c vocab.ToolCall) acp.SessionUpdate {
 
 // toolResultUpdates are a tool result's tool_call_update updates:
 // completed or failed, with the result's text.
-func toolResultUpdates(r vocab.ToolResult) []acp.SessionUpdate {
+func toolResultUpdates(r event.ToolResult) []acp.SessionUpdate {
 	var updates []acp.SessionUpdate
-	for _, b := range r.Message.Content {
+	for _, out := range r.Results {
 		status := acp.ToolCallStatusCompleted
-		if b.IsError {
+		if out.IsError {
 			status = acp.ToolCallStatusFailed
 		}
-		updates = append(updates, acp.UpdateToolCall(acp.ToolCallId(b.ToolCallID), acp.WithUpdateStatus(status),
-			acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock(event.TextOf(b.Content)))})))
+		updates = append(updates, acp.UpdateToolCall(acp.ToolCallId(out.CallID), acp.WithUpdateStatus(status),
+			acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock(event.TextOf(out.Content)))})))
 	}
 	return updates
 }

@@ -14,7 +14,6 @@ import (
 	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
-	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 const runUsage = `usage: dsh-actors run ` + modelUsage + ` [--store DIR] [--acp NAME=COMMAND]... "PROMPT"`
@@ -49,27 +48,27 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failure(stderr, "run", err)
 	}
-	reason, err := runPrompt(ctx, set.dsh, flags.Arg(0), stdout)
+	end, err := runPrompt(ctx, set.dsh, flags.Arg(0), stdout)
 	if closeErr := set.close(); err == nil {
 		err = closeErr
 	}
 	if err != nil {
 		return failure(stderr, "run", err)
 	}
-	if reason.Kind != vocab.ReasonCompleted {
-		return failure(stderr, "run", turnFailed(reason))
+	if end.Reason != string(agent.Completed) {
+		return failure(stderr, "run", turnFailed(end))
 	}
 	return 0
 }
 
 // turnFailed describes a turn that did not complete.
-func turnFailed(r vocab.Reason) error {
-	text := "the turn ended " + r.Kind
-	if msg := r.Text(); msg != "" {
-		text += ": " + msg
+func turnFailed(end event.TurnEnd) error {
+	text := "the turn ended " + end.Reason
+	if end.Message != "" {
+		text += ": " + end.Message
 	}
-	if code := r.ErrorCode(); code != "" {
-		text += " (" + code + ")"
+	if end.Code != "" {
+		text += " (" + end.Code + ")"
 	}
 	return errors.New(text)
 }
@@ -77,10 +76,10 @@ func turnFailed(r vocab.Reason) error {
 // runPrompt starts the agent, sends prompt, prints the turn as it is
 // logged and its children's replies, and returns how it ended once its
 // children have settled.
-func runPrompt(ctx context.Context, rt *dsh.Runtime, prompt string, stdout io.Writer) (vocab.Reason, error) {
+func runPrompt(ctx context.Context, rt *dsh.Runtime, prompt string, stdout io.Writer) (event.TurnEnd, error) {
 	cwd, err := os.Getwd()
 	if err != nil {
-		return vocab.Reason{}, err
+		return event.TurnEnd{}, err
 	}
 	id := uuid.NewString()
 	p := &printer{w: stdout}
@@ -92,10 +91,10 @@ func runPrompt(ctx context.Context, rt *dsh.Runtime, prompt string, stdout io.Wr
 	})
 	defer stop()
 	if err := rt.OpenSession(ctx, dsh.SessionSpec{ID: id, Cwd: cwd}); err != nil {
-		return vocab.Reason{}, err
+		return event.TurnEnd{}, err
 	}
 	if _, err := rt.PromptSession(ctx, id, event.Text(prompt), event.Source{Kind: event.SourceUser}); err != nil {
-		return vocab.Reason{}, err
+		return event.TurnEnd{}, err
 	}
 	if h, ok := rt.Agent(id); ok {
 		if err := h.WhenIdle(ctx); err != nil {
@@ -104,7 +103,7 @@ func runPrompt(ctx context.Context, rt *dsh.Runtime, prompt string, stdout io.Wr
 		}
 	}
 	waitChildren(ctx, rt, id, p)
-	return p.end(), nil
+	return p.turnEnd(), nil
 }
 
 // waitChildren waits for the epoch of each continuable child of root to
@@ -137,52 +136,52 @@ type printer struct {
 	w        io.Writer
 	streamed bool // this step printed text deltas
 	midLine  bool
-	reason   vocab.Reason
+	end      event.TurnEnd
 }
 
 func (p *printer) event(e dsh.Event) {
-	payload, err := vocab.Decode(e.Type, e.Data)
+	payload, err := e.Payload()
 	if err != nil {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch v := payload.(type) {
-	case vocab.AssistantChunk:
-		if v.Chunk.Type == vocab.ChunkTextDelta {
-			p.write(v.Chunk.Text)
+	case event.Delta:
+		if !v.Reasoning {
+			p.write(v.Text)
 			p.streamed = true
 		}
-	case vocab.AssistantMessage:
+	case event.AssistantMessage:
 		if !p.streamed {
-			p.write(event.TextOf(v.Message.Content))
+			p.write(event.TextOf(v.Content))
 		}
 		p.streamed = false
 		p.newline()
-	case vocab.ToolCall:
+	case event.ToolCall:
 		p.line(fmt.Sprintf("[tool %s %s]", v.Name, oneLine(v.Arguments)))
-	case vocab.ToolResult:
-		for _, b := range v.Message.Content {
-			p.line("[result] " + oneLine(event.TextOf(b.Content)))
+	case event.ToolResult:
+		for _, r := range v.Results {
+			p.line("[result] " + oneLine(event.TextOf(r.Content)))
 		}
-	case vocab.LLMRetry:
+	case event.Retry:
 		p.line(retryLine(v))
-	case vocab.TurnEnd:
-		p.reason = v.Reason
+	case event.TurnEnd:
+		p.end = v
 		p.newline()
 	}
 }
 
 // retryLine is the line of a retried model call: which retry, after what
 // delay, and the failure that caused it.
-func retryLine(r vocab.LLMRetry) string {
-	which := fmt.Sprintf("retry %d", r.Retry)
+func retryLine(r event.Retry) string {
+	which := fmt.Sprintf("retry %d", r.Attempt)
 	if r.MaxRetries != nil {
 		which += fmt.Sprintf(" of %d", *r.MaxRetries)
 	}
-	why := r.Failure.Message
-	if r.Failure.Code != "" {
-		why += " (" + r.Failure.Code + ")"
+	why := r.Message
+	if r.Code != "" {
+		why += " (" + r.Code + ")"
 	}
 	return fmt.Sprintf("[%s in %.0f ms: %s]", which, r.DelayMs, oneLine(why))
 }
@@ -214,11 +213,11 @@ func (p *printer) childEnded(id string, end agent.ChildEnd) {
 	p.line(fmt.Sprintf("[child %s %s] %s", id, end.StopReason, oneLine(end.LastAssistantText())))
 }
 
-// end is how the turn ended.
-func (p *printer) end() vocab.Reason {
+// turnEnd is how the turn ended.
+func (p *printer) turnEnd() event.TurnEnd {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.reason
+	return p.end
 }
 
 // oneLine cuts s to its first line and 200 bytes, saying how much more

@@ -8,7 +8,6 @@ import (
 
 	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/internal/vocab"
 
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
@@ -183,13 +182,21 @@ func lastTurnFailure(ctx context.Context, set *runtimeSet, childID string) *fail
 		return nil
 	}
 	for i := len(log.Events) - 1; i >= 0; i-- {
-		if e := log.Events[i]; e.Type == vocab.TypeTurnEnd {
-			if end, err := vocab.DecodeAs[vocab.TurnEnd](e.Type, e.Data); err == nil && end.Reason.Kind == vocab.ReasonError {
-				f := failureOf(end.Reason)
-				return &f
-			}
-			return nil
+		e := log.Events[i]
+		if e.Type != (event.TurnEnd{}).EventType() {
+			continue
 		}
+		p, err := e.Payload()
+		if end, ok := p.(event.TurnEnd); err == nil && ok && end.Reason == string(agent.Error) {
+			return &failureText{Message: end.Message, Code: end.Code}
+		}
+		return nil
 	}
 	return nil
+}
+
+// failureText is the message and code of a failed turn.
+type failureText struct {
+	Message string `json:"message"`
+	Code    string `json:"code,omitempty"`
 }
