@@ -23,6 +23,8 @@ type Live struct {
 	mu        sync.Mutex
 	events    []Event
 	persisted int           // events[:persisted] are durable
+	due       int           // events[:due] are written without waiting (see AppendDeferred)
+	window    *time.Timer   // makes the deferred events due when it fires; nil while none waits
 	flushing  bool          // a flusher goroutine is running
 	progress  chan struct{} // made by a flush waiter; closed (and dropped) when persisted, flushing or writeErr change
 	writeErr  error
@@ -32,7 +34,7 @@ type Live struct {
 }
 
 func newLive(s *Sessions, h Header, events []Event, persisted int, epoch Epoch) *Live {
-	l := &Live{s: s, header: h, events: events, persisted: persisted, epoch: epoch}
+	l := &Live{s: s, header: h, events: events, persisted: persisted, due: len(events), epoch: epoch}
 	if b, ok := s.store.(logBinder); ok {
 		l.log = b.bindLog(h.ID)
 	}
@@ -95,13 +97,36 @@ func ignorable() AppendOption {
 // Append adds an event with seq = Len() and time = now (Unix ms). It is
 // visible in memory at once, then Subscribe listeners get Appended (on
 // this goroutine), then Append returns; the write to the store happens
-// behind (see Sessions.Flush). data is encoded with encodeData. Append is
-// refused after Release (errNotLive), after a failed write-behind
+// behind (see Sessions.Flush). An assistant/chunk starts no write of its
+// own: it joins the next one, which the next other event, a Flush or
+// Release starts, or else the end of a 200 ms window its first waiting
+// chunk opened, so a model's streamed chunks share the write and the sync
+// of the message that ends them. data is encoded with encodeData. Append
+// is refused after Release (errNotLive), after a failed write-behind
 // (ErrLogFailed), for a retired event vocabulary and for invalid JSON an
 // AppendOption put in the event (ErrInvalid).
 func (l *Live) Append(typ string, data any, opts ...AppendOption) (Event, error) {
-	return l.add(typ, data, opts, true)
+	if typ == chunkType {
+		return l.add(typ, data, opts, writeDeferred)
+	}
+	return l.add(typ, data, opts, writeBehind)
 }
+
+// chunkType is the event type whose writes Append defers.
+const chunkType = "assistant/chunk"
+
+// deferWindow bounds how long a deferred event waits in memory for a
+// write to join.
+const deferWindow = 200 * time.Millisecond
+
+// writeMode is when an added event is handed to the store.
+type writeMode int
+
+const (
+	writeBehind   writeMode = iota // now, by the flusher goroutine
+	writeDeferred                  // with the next write, or when the window ends
+	writeThrough                   // now, by the caller (AppendThrough)
+)
 
 // AppendThrough is Append followed by writing every pending event through
 // to the store before it returns: on the calling goroutine when no
@@ -110,14 +135,14 @@ func (l *Live) Append(typ string, data any, opts ...AppendOption) (Event, error)
 // a cancelled turn. A failed write is returned (ErrLogFailed) after the
 // event was added; without a store it is Append.
 func (l *Live) AppendThrough(typ string, data any, opts ...AppendOption) (Event, error) {
-	e, err := l.add(typ, data, opts, false)
+	e, err := l.add(typ, data, opts, writeThrough)
 	if err != nil {
 		return e, err
 	}
 	return e, l.writeThrough()
 }
 
-func (l *Live) add(typ string, data any, opts []AppendOption, behind bool) (Event, error) {
+func (l *Live) add(typ string, data any, opts []AppendOption, mode writeMode) (Event, error) {
 	raw, err := encodeData(data)
 	if err != nil {
 		return Event{}, err
@@ -134,7 +159,7 @@ func (l *Live) add(typ string, data any, opts []AppendOption, behind bool) (Even
 	}
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
-	if e, err = l.push(e, behind); err != nil {
+	if e, err = l.push(e, mode); err != nil {
 		return Event{}, err
 	}
 	l.s.notify(Appended, l, e)
@@ -159,9 +184,9 @@ func checkOptioned(id string, e Event, optioned bool) error {
 	return nil
 }
 
-// push assigns seq and time, stores the event and, with behind, wakes the
-// flusher.
-func (l *Live) push(e Event, behind bool) (Event, error) {
+// push assigns seq and time, stores the event and, as mode says, wakes
+// the flusher or opens the deferral window.
+func (l *Live) push(e Event, mode writeMode) (Event, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
@@ -179,10 +204,47 @@ func (l *Live) push(e Event, behind bool) (Event, error) {
 		l.events = slices.Grow(l.events, max(len(l.events), 8))
 	}
 	l.events = append(l.events, e)
-	if behind {
+	switch mode {
+	case writeBehind:
+		l.due = len(l.events)
 		l.startFlusherLocked()
+	case writeDeferred:
+		l.openWindowLocked()
+	case writeThrough:
+		l.due = len(l.events)
 	}
 	return e, nil
+}
+
+// openWindowLocked starts the deferral window unless one is open (l.mu
+// held): when it ends, every event present then is due.
+func (l *Live) openWindowLocked() {
+	if l.window == nil && l.s.store != nil {
+		l.window = time.AfterFunc(deferWindow, l.windowEnded)
+	}
+}
+
+func (l *Live) windowEnded() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.window = nil
+	l.dueAllLocked()
+}
+
+// dueAllLocked makes every event present due and starts the flusher for
+// them (l.mu held).
+func (l *Live) dueAllLocked() {
+	l.due = len(l.events)
+	l.startFlusherLocked()
+}
+
+// closeWindowLocked stops the deferral window once nothing waits in it
+// (l.mu held).
+func (l *Live) closeWindowLocked() {
+	if l.window != nil && l.persisted == len(l.events) {
+		l.window.Stop()
+		l.window = nil
+	}
 }
 
 // writeThrough makes the pending events durable: the calling goroutine
@@ -193,6 +255,7 @@ func (l *Live) writeThrough() error {
 		return nil
 	}
 	l.mu.Lock()
+	l.due = len(l.events)
 	own := !l.flushing && l.persisted < len(l.events) && l.writeErr == nil
 	l.flushing = l.flushing || own
 	l.mu.Unlock()
@@ -210,17 +273,18 @@ func (l *Live) startFlusher() {
 }
 
 // startFlusherLocked starts the write-behind goroutine when there is a
-// store, pending events and no flusher yet (l.mu held).
+// store, due events and no flusher yet (l.mu held).
 func (l *Live) startFlusherLocked() {
-	if l.s.store == nil || l.flushing || l.persisted == len(l.events) || l.writeErr != nil {
+	if l.s.store == nil || l.flushing || l.persisted >= l.due || l.writeErr != nil {
 		return
 	}
 	l.flushing = true
 	go l.flushLoop()
 }
 
-// flushLoop writes every pending event with one Store.Append per round
-// until none is pending, then exits. A failed write stops it for good.
+// flushLoop writes every pending event (deferred ones too) with one
+// Store.Append per round until none is due, then exits. A failed write
+// stops it for good.
 func (l *Live) flushLoop() {
 	for {
 		batch, ok := l.pending()
@@ -263,11 +327,11 @@ func (l *Live) pendingCount() int {
 }
 
 // pending returns the events not yet handed to the store; false (and the
-// flusher marked gone) when there are none.
+// flusher marked gone) when none is due.
 func (l *Live) pending() ([]Event, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.persisted == len(l.events) || l.writeErr != nil { // a fence failed the log meanwhile
+	if l.persisted >= l.due || l.writeErr != nil { // a fence failed the log meanwhile
 		l.flushing = false
 		l.signal()
 		return nil, false
@@ -289,6 +353,7 @@ func (l *Live) written(n int, err error) (done bool) {
 		return true
 	}
 	l.persisted += n
+	l.closeWindowLocked()
 	if n == 1 && l.persisted == len(l.events) {
 		l.flushing = false
 		done = true
@@ -369,11 +434,15 @@ func (l *Live) signal() {
 	}
 }
 
-// flush waits until the events present now are durable; with untilIdle
-// it also waits for the flusher goroutine to exit.
+// flush waits until the events present now are durable, deferred ones
+// included (it starts their write); with untilIdle it also waits for the
+// flusher goroutine to exit.
 func (l *Live) flush(ctx context.Context, untilIdle bool) (bool, error) {
 	l.mu.Lock()
 	target := len(l.events)
+	if l.due < target {
+		l.dueAllLocked()
+	}
 	for {
 		if l.writeErr != nil && !l.reporting {
 			err := l.writeErr
