@@ -1,7 +1,6 @@
 package manager
 
 import (
-	"fmt"
 	"sync"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
@@ -10,20 +9,6 @@ import (
 
 // receiver is the protoactor face of the Manager.
 type receiver Manager
-
-// contain logs a handler's panic (a bug) so the actor keeps serving,
-// never restarted with its state lost; the op the message carried, if
-// any, gets the failure as its verdict.
-func (m *Manager) contain(msg any) {
-	r := recover()
-	if r == nil {
-		return
-	}
-	m.logger.Error(fmt.Sprintf("subagent: continuation manager decision panicked: %v", r))
-	if c, ok := msg.(carrier); ok {
-		c.entry().panicked(r)
-	}
-}
 
 // halt stops the actor once; later messages are dropped instead of
 // dead-lettered.

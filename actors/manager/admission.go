@@ -7,7 +7,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -22,38 +21,45 @@ import (
 // the child's inbox; o's MessageID is the committed row's. o holds the
 // child's lock, so admissions to one child commit in the order they are
 // queued. It ends in submitted.
-func (m *Manager) submit(o *op) {
+func (m *core) submit(o *op) {
 	msg, err := m.accept(o.ctx, o.a, o.content, o.source, o.parent)
 	if err != nil {
 		m.submitted(o, "", err)
 		return
 	}
-	if m.inbox == nil {
+	if !m.durable {
 		id, err := m.enqueue(o.a, msg)
 		m.submitted(o, id, err)
 		return
 	}
-	body, err := vocab.Encode(msg)
-	if err != nil {
-		delete(o.a.accepted, msg.ID)
-		m.submitted(o, "", err)
-		return
-	}
 	o.msg = msg
-	p := o.parent
-	go m.admitOff(o, o.a.childID, session.Admission{MessageID: msg.ID, From: p.ID(), FromEpoch: p.Session().Epoch(), Body: body})
+	m.emit(commitAdmission{o})
 }
 
-// admitOff commits an admission to the child's durable inbox (off the
+// admitOff commits o's message to its child's durable inbox (off the
 // actor).
-func (m *Manager) admitOff(o *op, childID string, admission session.Admission) {
-	_, err := m.inbox.Admit(o.ctx, childID, admission)
+func (m *Manager) admitOff(o *op) {
+	admission, err := admissionOf(o)
+	if err == nil {
+		_, err = m.inbox.Admit(o.ctx, o.childID, admission)
+	}
 	m.send(admitted{o, err})
+}
+
+// admissionOf is o's message as the durable inbox stores it, from o's
+// sender's epoch.
+func admissionOf(o *op) (session.Admission, error) {
+	body, err := vocab.Encode(o.msg)
+	if err != nil {
+		return session.Admission{}, err
+	}
+	p := o.parent
+	return session.Admission{MessageID: o.msg.ID, From: p.ID(), FromEpoch: p.Session().Epoch(), Body: body}, nil
 }
 
 // admitted is the await-free step after the durable commit: the checks
 // a wait can change, then the message handed to the epoch.
-func (m *Manager) admitted(msg admitted) {
+func (m *core) admitted(msg admitted) {
 	o, a := msg.op, msg.op.a
 	if msg.err != nil {
 		delete(a.accepted, o.msg.ID)
@@ -75,7 +81,7 @@ func (m *Manager) admitted(msg admitted) {
 
 // submitted ends o's admission: a fresh epoch whose admission failed is
 // disposed (its own error swallowed) before o reports the failure.
-func (m *Manager) submitted(o *op, id string, err error) {
+func (m *core) submitted(o *op, id string, err error) {
 	if err != nil && o.fresh {
 		m.disposeFresh(o, err)
 		return
@@ -98,18 +104,20 @@ func notAdmitted(childID string, err error) error {
 
 // discardCommitted settles o's committed message, which the child will
 // not run, off the actor; o's answer is refusal (commitDiscarded).
-func (m *Manager) discardCommitted(o *op, refusal error) {
-	go m.discardOff(o, o.a.childID, o.a.handle.Session().Epoch(), refusal)
+func (m *core) discardCommitted(o *op, refusal error) {
+	m.emit(discardCommit{o, refusal})
 }
 
-// discardOff marks o's message discarded in the durable inbox.
-func (m *Manager) discardOff(o *op, childID string, epoch session.Epoch, refusal error) {
-	err := m.inbox.Discard(context.Background(), childID, epoch, []string{o.msg.ID})
+// discardOff marks o's message discarded in the durable inbox (off the
+// actor).
+func (m *Manager) discardOff(o *op, refusal error) {
+	epoch := o.a.handle.Session().Epoch()
+	err := m.inbox.Discard(context.Background(), o.childID, epoch, []string{o.msg.ID})
 	m.send(commitDiscarded{o, refusal, err})
 }
 
 // commitDiscarded reports a refused committed message.
-func (m *Manager) commitDiscarded(msg commitDiscarded) {
+func (m *core) commitDiscarded(msg commitDiscarded) {
 	if msg.err != nil {
 		m.logger.Warn("subagent: a refused follow-up stays in the durable inbox", "child", msg.a.childID, "messageId", msg.msg.ID, "err", msg.err)
 	}
@@ -121,22 +129,22 @@ func (m *Manager) commitDiscarded(msg commitDiscarded) {
 // earlier epoch that never ran them: a crash, a fence; or by another
 // process, which woke this one), oldest first, before anything newer.
 // The read runs off the actor (pendingRead); it ends in replayed.
-func (m *Manager) replayPending(o *op) {
-	if m.inbox == nil {
+func (m *core) replayPending(o *op) {
+	if !m.durable {
 		m.replayed(o, nil)
 		return
 	}
-	go m.readPendingOff(o, o.a.childID)
+	m.emit(readPending{o})
 }
 
 // readPendingOff reads the child's unclaimed messages (off the actor).
-func (m *Manager) readPendingOff(o *op, childID string) {
-	pending, err := m.inbox.Pending(o.ctx, childID)
+func (m *Manager) readPendingOff(o *op) {
+	pending, err := m.inbox.Pending(o.ctx, o.childID)
 	m.send(pendingRead{o, pending, err})
 }
 
 // pendingRead hands the read messages to o's epoch.
-func (m *Manager) pendingRead(msg pendingRead) {
+func (m *core) pendingRead(msg pendingRead) {
 	o, a := msg.op, msg.op.a
 	if msg.err != nil {
 		m.replayed(o, msg.err)
@@ -163,7 +171,7 @@ func (m *Manager) pendingRead(msg pendingRead) {
 // replayed is o's next step once its epoch got its pending messages: a
 // cold resume submits the follow-up (a failed replay is NOT_RESUMABLE);
 // a wake is done.
-func (m *Manager) replayed(o *op, err error) {
+func (m *core) replayed(o *op, err error) {
 	switch o.kind {
 	case opFollowup:
 		if err != nil {
@@ -182,7 +190,7 @@ func (m *Manager) replayed(o *op, err error) {
 // lease is released. A fenced child's discards are not marked: the epoch
 // that took its lease over replays them.
 func (m *Manager) settleDiscarded(a *activation, messageID string) {
-	if m.inbox == nil || !a.disposing.Load() || fenced(a) {
+	if m.inbox == nil || !a.disposing.Load() || m.fenced(a) {
 		return
 	}
 	epoch := a.handle.Session().Epoch()
@@ -196,17 +204,17 @@ func (m *Manager) settleDiscarded(a *activation, messageID string) {
 // authority against the live child's header (recheck), the child's log
 // not failed, parent ownership, then the message under a new id,
 // recorded as accepted before the inbox accepts it.
-func (m *Manager) accept(ctx context.Context, a *activation, content []event.Block, source event.Source, p *parent.Handle) (event.UserMessage, error) {
+func (m *core) accept(ctx context.Context, a *activation, content []event.Block, source event.Source, p *parent.Handle) (event.UserMessage, error) {
 	if err := m.recheck(ctx, a, p); err != nil {
 		return event.UserMessage{}, err
 	}
-	if err := a.handle.Session().WriteFailure(); err != nil {
+	if err := m.env.writeFailure(a.handle); err != nil {
 		return event.UserMessage{}, logFailed(a.childID, err)
 	}
 	if err := m.acquireOwnership(p, a); err != nil {
 		return event.UserMessage{}, err
 	}
-	id := inbox.NewMessageID()
+	id := m.env.newID()
 	a.accepted[id] = true
 	return event.UserMessage{Content: content, Source: source, Role: "user", ID: id}, nil
 }
@@ -214,19 +222,19 @@ func (m *Manager) accept(ctx context.Context, a *activation, content []event.Blo
 // recheck is the part of the admission checks that a wait can change:
 // the caller's context, the DRAINING gate, the disposal and the parent's
 // authority.
-func (m *Manager) recheck(ctx context.Context, a *activation, p *parent.Handle) error {
+func (m *core) recheck(ctx context.Context, a *activation, p *parent.Handle) error {
 	if err := m.admitWithContext(ctx, p); err != nil {
 		return err
 	}
 	if a.disposal != nil {
 		return activationClosing(a.childID)
 	}
-	return m.authorize(p, a.childID, readParent(a.handle.Header().ParentSession))
+	return m.authorize(p, a.childID, readParent(m.env.headerParent(a.handle)))
 }
 
 // enqueue hands an accepted message to the child's inbox.
-func (m *Manager) enqueue(a *activation, msg event.UserMessage) (string, error) {
-	if _, err := a.handle.Post(context.Background(), msg); err != nil {
+func (m *core) enqueue(a *activation, msg event.UserMessage) (string, error) {
+	if err := m.env.post(a.handle, msg); err != nil {
 		delete(a.accepted, msg.ID)
 		return "", err
 	}
@@ -240,7 +248,7 @@ func (m *Manager) enqueue(a *activation, msg event.UserMessage) (string, error) 
 // actor (the store checks the parent's live epoch, the child's header
 // and the drain cut-off in that step, and the commit wakes the holder).
 // o's MessageID is the committed row's (admittedElsewhere).
-func (m *Manager) admitElsewhere(o *op) {
+func (m *core) admitElsewhere(o *op) {
 	err := m.admitWithContext(o.ctx, o.parent)
 	if err == nil {
 		err = m.authorize(o.parent, o.childID, durableParent{}) // its holder's store checks the header
@@ -249,24 +257,21 @@ func (m *Manager) admitElsewhere(o *op) {
 		m.finish(o, "", err)
 		return
 	}
-	o.msg = event.UserMessage{Content: o.content, Source: o.source, Role: "user", ID: inbox.NewMessageID()}
-	body, err := vocab.Encode(o.msg)
-	if err != nil {
-		m.finish(o, "", err)
-		return
-	}
-	p := o.parent
-	go m.admitElsewhereOff(o, session.Admission{MessageID: o.msg.ID, From: p.ID(), FromEpoch: p.Session().Epoch(), Body: body})
+	o.msg = event.UserMessage{Content: o.content, Source: o.source, Role: "user", ID: m.env.newID()}
+	m.emit(commitElsewhere{o})
 }
 
 // admitElsewhereOff commits the admission (off the actor).
-func (m *Manager) admitElsewhereOff(o *op, admission session.Admission) {
-	_, err := m.inbox.Admit(o.ctx, o.childID, admission)
+func (m *Manager) admitElsewhereOff(o *op) {
+	admission, err := admissionOf(o)
+	if err == nil {
+		_, err = m.inbox.Admit(o.ctx, o.childID, admission)
+	}
 	m.send(admittedElsewhere{o, err})
 }
 
 // admittedElsewhere reports the commit.
-func (m *Manager) admittedElsewhere(msg admittedElsewhere) {
+func (m *core) admittedElsewhere(msg admittedElsewhere) {
 	if msg.err != nil {
 		m.finish(msg.op, "", notAdmitted(msg.childID, msg.err))
 		return

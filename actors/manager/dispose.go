@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/fault"
 )
@@ -21,8 +20,8 @@ import (
 // An Activation whose session lease was fenced is disposed as soon as it
 // is checked, whatever it owns: it can write nothing more, and a later
 // follow-up cold-resumes the child under a new lease.
-func (m *Manager) checkSettled(a *activation) {
-	if a.disposal != nil || m.locked(a.childID) || (a.residency() != settled && !fenced(a)) {
+func (m *core) checkSettled(a *activation) {
+	if a.disposal != nil || m.locked(a.childID) || (m.residency(a) != settled && !m.fenced(a)) {
 		return
 	}
 	m.dispose(a)
@@ -31,13 +30,13 @@ func (m *Manager) checkSettled(a *activation) {
 
 // fenced reports whether a's session log was fenced: another holder
 // took its lease over.
-func fenced(a *activation) bool {
-	return errors.Is(a.handle.Session().WriteFailure(), fault.Fenced)
+func (m *core) fenced(a *activation) bool {
+	return errors.Is(m.env.writeFailure(a.handle), fault.Fenced)
 }
 
 // messageLeft clears an accepted id once its message was dequeued into a
 // turn or discarded, and lets the Activation settle.
-func (m *Manager) messageLeft(a *activation, messageID string) {
+func (m *core) messageLeft(a *activation, messageID string) {
 	if a.gone || !a.accepted[messageID] {
 		return
 	}
@@ -49,7 +48,7 @@ func (m *Manager) messageLeft(a *activation, messageID string) {
 // accepted one counts towards the epoch end's discardedFollowups, whether
 // the teardown discarded it or the log's failure hook did before any
 // teardown opened.
-func (m *Manager) messageDiscarded(a *activation, messageID string) {
+func (m *core) messageDiscarded(a *activation, messageID string) {
 	if !a.gone && a.accepted[messageID] {
 		a.discarded++
 	}
@@ -57,7 +56,7 @@ func (m *Manager) messageDiscarded(a *activation, messageID string) {
 }
 
 // statusIdle lets a child that went idle settle.
-func (m *Manager) statusIdle(a *activation) {
+func (m *core) statusIdle(a *activation) {
 	if !a.gone {
 		m.checkSettled(a)
 	}
@@ -69,9 +68,8 @@ func (m *Manager) statusIdle(a *activation) {
 // arrive) and never after the manager has halted. An actor that stopped
 // without the manager disposing it fails its epoch, which is torn down,
 // never restarted.
-func (m *Manager) onTerminated(pid *actor.PID) {
-	a := m.st.byPID[pid]
-	if a == nil || a.terminated {
+func (m *core) onTerminated(a *activation) {
+	if a.terminated {
 		return
 	}
 	a.terminated = true
@@ -93,12 +91,12 @@ func (m *Manager) onTerminated(pid *actor.PID) {
 // Activation that owns no child (once its cancelled turn has ended), and
 // for an owner when the release of its last child reaches the actor
 // (childReleased).
-func (m *Manager) dispose(a *activation) *disposal {
+func (m *core) dispose(a *activation) *disposal {
 	if a.disposal != nil {
 		return a.disposal
 	}
 	d := m.openDisposal(a)
-	a.handle.Activation().Cancel(agent.CancelCause{Kind: agent.CauseParent}, false)
+	m.emit(cancelTurn{a})
 	children := m.ownedActivations(a)
 	for _, child := range children {
 		m.dispose(child)
@@ -112,19 +110,18 @@ func (m *Manager) dispose(a *activation) *disposal {
 // startTeardown runs a's finishTeardown once a is idle (on the goroutine
 // of its cancelled turn once that turn has ended, or a new one), with the
 // failures of its released children.
-func (m *Manager) startTeardown(a *activation) {
+func (m *core) startTeardown(a *activation) {
 	if a.tearingDown {
 		return
 	}
 	a.tearingDown = true
-	childFailures := a.childFailures
-	a.handle.Activation().AfterIdle(func() { m.finishTeardown(a, childFailures) })
+	m.emit(tearDown{a, a.childFailures})
 }
 
 // childReleased notes in the actor that child, owned by owner, was
 // released with failure (nil when it settled cleanly); the owner's
 // teardown starts once its disposal is open and it owns no child any more.
-func (m *Manager) childReleased(owner *activation, failure error) {
+func (m *core) childReleased(owner *activation, failure error) {
 	if owner.disposal == nil {
 		return
 	}
@@ -137,7 +134,7 @@ func (m *Manager) childReleased(owner *activation, failure error) {
 }
 
 // ownsLiveChild reports whether a owns a child not yet released.
-func (m *Manager) ownsLiveChild(a *activation) bool {
+func (m *core) ownsLiveChild(a *activation) bool {
 	for child := range a.owned {
 		if !child.gone {
 			return true
@@ -147,14 +144,14 @@ func (m *Manager) ownsLiveChild(a *activation) bool {
 }
 
 // openDisposal sets a's admission cut-off.
-func (m *Manager) openDisposal(a *activation) *disposal {
+func (m *core) openDisposal(a *activation) *disposal {
 	a.disposal = &disposal{done: make(chan struct{})}
 	a.disposing.Store(true)
 	return a.disposal
 }
 
 // ownedActivations are a's live owned children in creation order.
-func (m *Manager) ownedActivations(a *activation) []*activation {
+func (m *core) ownedActivations(a *activation) []*activation {
 	owned := make([]*activation, 0, len(a.owned))
 	for child := range a.owned {
 		if !child.gone {
@@ -226,7 +223,7 @@ func (m *Manager) durability(ctx context.Context, a *activation) error {
 // release removes a settled-or-failed Activation, releases its ownership
 // (even on failure, so ancestors never stay pinned in waiting), then emits
 // subagent/end and settles the disposal on the lifecycle goroutine.
-func (m *Manager) release(a *activation, out teardownOutcome) {
+func (m *core) release(a *activation, out teardownOutcome) {
 	d, failure, epoch := a.disposal, out.failure, out.epoch
 	m.forget(a)
 	m.releaseOwnership(a, failure)
@@ -240,7 +237,14 @@ func (m *Manager) release(a *activation, out teardownOutcome) {
 		end.StopReason, end.LastAssistantMessage = agent.Error, nil
 	}
 	m.remember(end)
-	e, waiters := a.edge, a.waiters
+	m.emit(emitEnd{a, end})
+}
+
+// emitEndOff emits a's subagent/end (when its start was emitted), settles
+// its disposal and hands the end to its waiters, on the lifecycle
+// goroutine.
+func (m *Manager) emitEndOff(a *activation, end RunEndInfo) {
+	e, d, waiters := a.edge, a.disposal, a.waiters
 	m.edges.run(func() {
 		if e.startOK {
 			m.ended(end)
@@ -253,12 +257,11 @@ func (m *Manager) release(a *activation, out teardownOutcome) {
 }
 
 // forget drops a from the manager's tables.
-func (m *Manager) forget(a *activation) {
+func (m *core) forget(a *activation) {
 	if m.st.activations[a.childID] == a {
 		delete(m.st.activations, a.childID)
 	}
-	delete(m.st.byPID, a.handle.Activation().Ref())
-	a.handle.Observe(nil) // its agent/disposed is out: nothing more comes
+	m.emit(forgetEpoch{a})
 	a.gone = true
 }
 

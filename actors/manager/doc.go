@@ -25,13 +25,23 @@
 // checkpoint (a queued wait for a child's serialization is abandoned at
 // once).
 //
-// Each start, follow-up and wake is an op (op.go) that the actor moves
+// The actor is a shell around a core (core.go): the state it owns and
+// the decisions over it, in the spirit of a raft node's Step and Ready.
+// The actor feeds each message to the core's step, which reads the world
+// only through a small env (the registry's and the sessions' answers,
+// none of which waits) and returns effects (effects.go): the I/O to
+// start off the actor, the replies, the lifecycle edges, the calls on a
+// child's actor. The actor performs them; each I/O sends its result back
+// as a typed message. The core starts no goroutine and touches no store,
+// so the interaction tests step it directly, one message per line.
+//
+// Each start, follow-up and wake is an op (op.go) that the core moves
 // through the steps of its kind, one typed message at a time: its
-// request; then, per I/O it started, the message carrying the result
+// request; then, per I/O it asked for, the message carrying the result
 // (prepared, resumeLoaded, opened, startEmitted, admitted, pendingRead,
 // disposalSettled, …). start.go, followup.go, resume.go and wake.go list
 // those steps in order; the routing and the other choices are plain
-// functions of what the actor knows (decideRoute and its siblings).
+// functions of what the core knows (decideRoute and its siblings).
 //
 // DrainContinuableDescendants is the scoped drain;
 // Close is the manager-wide drain, registered with Runtime.BeforeClose so

@@ -55,10 +55,10 @@ func wait(ctx context.Context, result <-chan error) error {
 
 // drainScoped is the scoped drain inside the actor; result gets its
 // outcome.
-func (m *Manager) drainScoped(ctx context.Context, parents []*parent.Handle, result chan<- error) {
+func (m *core) drainScoped(ctx context.Context, parents []*parent.Handle, result chan<- error) {
 	roots := m.exactRoots(parents)
 	if len(roots) == 0 {
-		result <- nil
+		m.emit(answer{result, nil})
 		return
 	}
 	for _, root := range roots {
@@ -70,14 +70,20 @@ func (m *Manager) drainScoped(ctx context.Context, parents []*parent.Handle, res
 	for i, t := range tops {
 		disposals[i] = m.dispose(t) // and, top-down, every target below it
 	}
-	go func() {
-		m.closeDurableAdmission(roots)
-		for _, mat := range mats {
-			<-mat.done
-		}
-		err := aggregate("scoped", waitAll(disposals))
-		result <- errors.Join(err, m.awaitReleasedElsewhere(ctx, roots))
-	}()
+	m.emit(finishScopedDrain{ctx, roots, mats, disposals, result})
+}
+
+// finishScopedDrain is the waiting part of a scoped drain (off the
+// actor): the cut-off recorded in the store, the materializations below
+// the roots and the disposals awaited, then the sessions other processes
+// held below them.
+func (m *Manager) finishScopedDrain(e finishScopedDrain) {
+	m.closeDurableAdmission(e.roots)
+	for _, mat := range e.mats {
+		<-mat.done
+	}
+	err := aggregate("scoped", waitAll(e.disposals))
+	e.result <- errors.Join(err, m.awaitReleasedElsewhere(e.ctx, e.roots))
 }
 
 // awaitReleasedElsewhere waits, with a store whose inbox wakes other
@@ -114,10 +120,10 @@ func (m *Manager) closeDurableAdmission(roots []*parent.Handle) {
 }
 
 // exactRoots keeps the parents that are the registry's exact live entry.
-func (m *Manager) exactRoots(parents []*parent.Handle) []*parent.Handle {
+func (m *core) exactRoots(parents []*parent.Handle) []*parent.Handle {
 	var roots []*parent.Handle
 	for _, p := range parents {
-		if p != nil && m.registry.IsLive(p) && !slices.Contains(roots, p) {
+		if p != nil && m.env.isLive(p) && !slices.Contains(roots, p) {
 			roots = append(roots, p)
 		}
 	}
@@ -125,12 +131,12 @@ func (m *Manager) exactRoots(parents []*parent.Handle) []*parent.Handle {
 }
 
 // scopeOf returns root's cut-off, creating it.
-func (m *Manager) scopeOf(root *parent.Handle) *scope {
+func (m *core) scopeOf(root *parent.Handle) *scope {
 	sc := m.st.scopes[root]
 	if sc == nil {
 		sc = &scope{members: map[*parent.Handle]bool{}}
 		m.st.scopes[root] = sc
-		m.roots.added(root.ID())
+		m.roots.added(m.env.idOf(root))
 	}
 	return sc
 }
@@ -140,7 +146,7 @@ func (m *Manager) scopeOf(root *parent.Handle) *scope {
 // materialization), adding each with its live lineage below the root to
 // that root's cut-off. The lineage is read from the registry only where
 // the owner is not a target itself (a target adds its own lineage).
-func (m *Manager) selectTargets(roots []*parent.Handle) []*activation {
+func (m *core) selectTargets(roots []*parent.Handle) []*activation {
 	var targets []*activation
 	for _, a := range m.st.activations {
 		if !isTarget(a, roots) {
@@ -153,7 +159,7 @@ func (m *Manager) selectTargets(roots []*parent.Handle) []*activation {
 			if o := a.owner; o != nil && slices.Contains(o.ancestry, root) && !slices.Contains(roots, o.handle) {
 				m.st.scopes[root].members[a.handle] = true // o is a target: it adds the rest
 			} else {
-				m.addMembers(root, m.registry.LiveLineage(a.handle))
+				m.addMembers(root, m.env.liveLineage(a.handle))
 			}
 		}
 		targets = append(targets, a)
@@ -177,7 +183,7 @@ func isTarget(a *activation, roots []*parent.Handle) bool {
 
 // selectMaterializations returns the in-flight materializations below a
 // root, adding their lineage below the root to its cut-off.
-func (m *Manager) selectMaterializations(roots []*parent.Handle) []*materialization {
+func (m *core) selectMaterializations(roots []*parent.Handle) []*materialization {
 	var selected []*materialization
 	for mat := range m.st.materializations {
 		below := false
@@ -197,7 +203,7 @@ func (m *Manager) selectMaterializations(roots []*parent.Handle) []*materializat
 // addMembers adds lineage up to (not including) root to root's cut-off.
 // Agents above the root stay admitted: the cut-off closes admission below
 // the root only (a deliberate choice; see the package doc).
-func (m *Manager) addMembers(root *parent.Handle, lineage []*parent.Handle) {
+func (m *core) addMembers(root *parent.Handle, lineage []*parent.Handle) {
 	sc := m.st.scopes[root]
 	for _, h := range lineage {
 		if h == root {
@@ -231,9 +237,9 @@ func aggregate(scope string, failures []error) error {
 
 // rootDisposed ends the cut-off of a scoped-drain root that left the
 // registry.
-func (m *Manager) rootDisposed(id string, incarnation uint64) {
+func (m *core) rootDisposed(id string, incarnation uint64) {
 	for root := range m.st.scopes {
-		if root.ID() == id && root.Incarnation() == incarnation {
+		if m.env.idOf(root) == id && root.Incarnation() == incarnation {
 			delete(m.st.scopes, root)
 			m.roots.gone(id)
 		}
@@ -252,13 +258,13 @@ func (m *Manager) drainAll(ctx context.Context) error {
 // closeAdmission is the manager-wide drain inside the actor: admission
 // closes for good; once the materializations in flight published or
 // rolled back (materializationsSettled), the forests are disposed.
-func (m *Manager) closeAdmission(result chan<- error) {
+func (m *core) closeAdmission(result chan<- error) {
 	m.st.draining = true
 	mats := make([]*materialization, 0, len(m.st.materializations))
 	for mat := range m.st.materializations {
 		mats = append(mats, mat)
 	}
-	go m.awaitMaterializations(mats, result)
+	m.emit(awaitMaterializations{mats, result})
 }
 
 // awaitMaterializations waits for mats (off the actor).
@@ -271,7 +277,7 @@ func (m *Manager) awaitMaterializations(mats []*materialization, result chan<- e
 
 // disposeForests disposes every Activation no other Activation owns;
 // result gets the aggregate of their failures once all settled.
-func (m *Manager) disposeForests(result chan<- error) {
+func (m *core) disposeForests(result chan<- error) {
 	var roots []*activation
 	for _, a := range m.st.activations {
 		if a.owner == nil {
@@ -283,5 +289,5 @@ func (m *Manager) disposeForests(result chan<- error) {
 	for i, a := range roots {
 		disposals[i] = m.dispose(a)
 	}
-	go func() { result <- aggregate("", waitAll(disposals)) }()
+	m.emit(awaitForests{disposals, result})
 }

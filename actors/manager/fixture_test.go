@@ -57,7 +57,6 @@ type fixtureConfig struct {
 	store      session.Store
 	resume     bool
 	topLevel   string // the top-level parent's id ("parent" when empty)
-	observe    func(*op)
 }
 
 type option func(*fixtureConfig)
@@ -71,9 +70,6 @@ func withPrepare(fn prepareFunc) option { return func(c *fixtureConfig) { c.prep
 // withStore runs the fixture on store (closed by its opener) instead of
 // a JSONL store of its own.
 func withStore(store session.Store) option { return func(c *fixtureConfig) { c.store = store } }
-
-// withObserver has observe get every op with its steps as it replies.
-func withObserver(observe func(*op)) option { return func(c *fixtureConfig) { c.observe = observe } }
 
 // withTopLevel names the top-level parent id instead of "parent" (a
 // second process on the same store).
@@ -113,7 +109,7 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 		prepare = spawnOnly
 	}
 	f.m, err = New(Options{Runtime: rt, Prepare: prepare, Started: f.rec.Started, Ended: f.rec.Ended, checkpoint: cfg.checkpoint,
-		middleware: []actor.ReceiverMiddleware{probing}, observe: cfg.observe})
+		middleware: []actor.ReceiverMiddleware{probing}})
 	require.NoError(t, err)
 	m := f.m
 	var deadLetters atomic.Int32 // to the manager: a post after it stopped
@@ -281,8 +277,22 @@ func probing(next actor.ReceiverFunc) actor.ReceiverFunc {
 	}
 }
 
-// post queues fn to run inside the manager's actor.
-func (f *fixture) post(fn func()) { f.m.send(probe(fn)) }
+// post queues fn to run inside the manager's actor, which then performs
+// the effects of the decisions fn took.
+func (f *fixture) post(fn func()) {
+	f.m.send(probe(func() {
+		fn()
+		f.performDecided()
+	}))
+}
+
+// performDecided performs the effects of the decisions a probe took
+// (inside the actor).
+func (f *fixture) performDecided() {
+	effects := f.m.effects
+	f.m.effects = nil
+	f.m.perform(effects)
+}
 
 // inActor runs fn inside the manager's actor and waits for it.
 func (f *fixture) inActor(fn func()) {

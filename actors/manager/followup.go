@@ -44,7 +44,7 @@ func (m *Manager) Followup(ctx context.Context, p *parent.Handle, childID string
 //     again (retry).
 
 // followup is step 1.
-func (m *Manager) followup(o *op) {
+func (m *core) followup(o *op) {
 	if err := m.admit(o.parent); err != nil {
 		m.finish(o, "", err)
 		return
@@ -53,7 +53,7 @@ func (m *Manager) followup(o *op) {
 }
 
 // route is step 2.
-func (m *Manager) route(o *op) {
+func (m *core) route(o *op) {
 	a := m.st.activations[o.childID]
 	switch m.routeOf(o, a) {
 	case routeElsewhere:
@@ -100,20 +100,13 @@ func decideRoute(resident *activation, elsewhere, fenced bool) route {
 }
 
 // routeOf decides the route of o's child, whose epoch here is a (or nil).
-func (m *Manager) routeOf(o *op, a *activation) route {
-	r := decideRoute(a, m.st.elsewhere[o.childID], a != nil && fenced(a))
-	m.note(o, r.String())
-	return r
-}
-
-// String names a route in an op's steps.
-func (r route) String() string {
-	return [...]string{"resident", "absent", "elsewhere", "after-disposal", "dispose-fenced"}[r]
+func (m *core) routeOf(o *op, a *activation) route {
+	return decideRoute(a, m.st.elsewhere[o.childID], a != nil && m.fenced(a))
 }
 
 // disposeFenced opens the disposal of a fenced epoch, reported as a
 // settlement (its failure is logged).
-func (m *Manager) disposeFenced(a *activation) *disposal {
+func (m *core) disposeFenced(a *activation) *disposal {
 	d := m.dispose(a)
 	a.settling = true
 	return d

@@ -249,6 +249,7 @@ func TestRefusedDeliveryClearsTheAcceptedReservation(t *testing.T) {
 		reply := make(chan outcome, 1)
 		f.m.submit(&op{kind: opFollowup, ctx: bg, childID: child, parent: f.parent, a: a,
 			content: event.Text("x"), source: event.Source{Kind: "user"}, reply: reply})
+		f.performDecided()
 		err = (<-reply).err
 		after = len(a.accepted)
 	})

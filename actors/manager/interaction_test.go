@@ -41,10 +41,7 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected effects of testd
 //	log NAME                 (effects: NAME's user messages in its log, in order)
 //
 // An operation that has not completed when its step comes to rest
-// reports its result at the step where it does. A start's or a
-// follow-up's result is followed by the steps the manager took for it,
-// in brackets: the route it decided and the messages that carried it
-// from one step to the next (op.go).
+// reports its result at the step where it does.
 func TestInteractions(t *testing.T) {
 	scripts, err := filepath.Glob(filepath.Join("testdata", "*.txt"))
 	require.NoError(t, err)
@@ -120,28 +117,7 @@ type script struct {
 type operation struct {
 	label  string
 	result string
-	steps  []string // the manager's steps for it (observe)
 	done   chan struct{}
-}
-
-// operationKey is the context key under which an operation's calls
-// carry it to observe.
-type operationKey struct{}
-
-// observe keeps the steps of the op a script's operation made, without
-// the request that opened it.
-func (s *script) observe(o *op) {
-	called, ok := o.ctx.Value(operationKey{}).(*operation)
-	if !ok {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, step := range o.steps {
-		if !strings.HasSuffix(step, "Request") {
-			called.steps = append(called.steps, step)
-		}
-	}
 }
 
 func newScript(t *testing.T, durableAdmission bool) *script {
@@ -155,7 +131,7 @@ func newScript(t *testing.T, durableAdmission bool) *script {
 	t.Cleanup(func() { require.NoError(t, store.Close()) })
 	s := &script{t: t, store: store, root: root, ids: map[string]string{}, names: map[string]string{"parent": "parent"},
 		owners: map[string]string{}, handles: map[string]*parent.Handle{}, others: map[string]session.Fenced{}, epochs: map[string]session.Epoch{}}
-	s.f = newFixture(t, withStore(store), withObserver(s.observe))
+	s.f = newFixture(t, withStore(store))
 	s.ids["parent"] = "parent"
 	t.Cleanup(s.openAllGates) // before the fixture's: let stuck turns end
 	return s
@@ -194,15 +170,14 @@ func (s *script) run(step string) string {
 	return s.effects()
 }
 
-// async runs call as the operation label and returns at once; call's
-// ctx carries the operation to observe.
+// async runs call as the operation label and returns at once.
 func (s *script) async(label string, call func(ctx context.Context) string) {
 	op := &operation{label: label, done: make(chan struct{})}
 	s.mu.Lock()
 	s.pending = append(s.pending, op)
 	s.mu.Unlock()
 	go func() {
-		op.result = call(context.WithValue(bg, operationKey{}, op))
+		op.result = call(bg)
 		close(op.done)
 	}()
 }
@@ -271,11 +246,7 @@ func (s *script) effects() string {
 	s.pending = slices.DeleteFunc(s.pending, func(op *operation) bool {
 		select {
 		case <-op.done:
-			effect := op.label + " " + op.result
-			if len(op.steps) > 0 {
-				effect += " [" + strings.Join(op.steps, " ") + "]"
-			}
-			effects = append(effects, effect)
+			effects = append(effects, op.label+" "+op.result)
 			return true
 		default:
 			return false

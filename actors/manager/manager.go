@@ -92,9 +92,6 @@ type Options struct {
 
 	// middleware wraps the actor's Receive (tests inspect its state).
 	middleware []actor.ReceiverMiddleware
-	// observe gets every op, with the steps it took, just before it
-	// replies (the interaction tests).
-	observe func(*op)
 }
 
 // dispatchThroughput is how many decisions the actor takes per mailbox run
@@ -108,13 +105,13 @@ const dispatchThroughput = 256
 // other goroutines and posts its result back, so the actor never blocks.
 // Its methods are safe for concurrent use and block only the caller.
 type Manager struct {
+	*core      // the decisions, stepped by the actor only
 	rt         *actors.Runtime
 	registry   *parent.Registry
 	sessions   *session.Sessions
 	prepare    prepareFunc
 	onStarted  func(RunInfo) error
 	onEnded    func(RunEndInfo)
-	observe    func(*op)
 	checkpoint checkpointFunc
 	logger     *slog.Logger
 	system     *actor.ActorSystem
@@ -132,9 +129,6 @@ type Manager struct {
 	inbox      session.DurableInbox // the store's durable inbox, nil when it has none
 	wakes      wakes                // the store's wake listener
 	edges      serial               // lifecycle emission, in order, off the actor
-	roots      rootHints            // scoped-drain roots with a cut-off
-	endParents rootHints            // the parents of the children in state.ends
-	st         *state               // owned by the actor
 	unsubscribe,
 	removeHook func()
 }
@@ -158,12 +152,10 @@ func New(opts Options) (*Manager, error) {
 		onStarted:  opts.Started,
 		onEnded:    opts.Ended,
 		checkpoint: opts.checkpoint,
-		observe:    opts.observe,
 		logger:     logger,
 		system:     opts.Runtime.ActorHost().System,
 		stopped:    make(chan struct{}),
 		closing:    make(chan struct{}, 1),
-		st:         newState(),
 	}
 	if m.checkpoint == nil {
 		m.checkpoint = m.sessions.Flush
@@ -171,6 +163,8 @@ func New(opts Options) (*Manager, error) {
 	if in, ok := session.InboxOf(m.sessions.Store()); ok {
 		m.inbox = in
 	}
+	_, wakes := m.inbox.(session.Waker)
+	m.core = &core{st: newState(), env: runtimeEnv{opts.Runtime}, durable: m.inbox != nil, wakes: wakes, logger: logger}
 	if m.onStarted == nil {
 		m.onStarted = func(RunInfo) error { return nil }
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/session"
-	"github.com/google/uuid"
 )
 
 // materializeSpec says how to build one epoch: a fresh create (create set)
@@ -48,14 +47,14 @@ func (m *Manager) open(ctx context.Context, ms materializeSpec) (*parent.Handle,
 // (startEmitted). A failure after the handle transfer rolls the
 // unpublished Activation back (handle disposed, no end edge, no flush).
 // It ends in materialized or notMaterialized.
-func (m *Manager) materialize(o *op) {
+func (m *core) materialize(o *op) {
 	if err := m.admit(o.ms.parent); err != nil {
 		m.notMaterialized(o, err)
 		return
 	}
 	var lineage []*parent.Handle
 	if o.ms.parent != nil {
-		lineage = m.registry.LiveLineage(o.ms.parent)
+		lineage = m.env.liveLineage(o.ms.parent)
 	}
 	o.mat = &materialization{lineage: lineage, done: make(chan struct{})}
 	m.st.materializations[o.mat] = struct{}{}
@@ -63,7 +62,7 @@ func (m *Manager) materialize(o *op) {
 		m.notMaterialized(o, err)
 		return
 	}
-	go m.openOff(o, o.ms)
+	m.emit(openEpoch{o})
 }
 
 // openOff creates or resumes the epoch (off the actor); a resume checks
@@ -78,7 +77,7 @@ func (m *Manager) openOff(o *op, ms materializeSpec) {
 }
 
 // opened installs the epoch the open created and publishes it.
-func (m *Manager) opened(msg opened) {
+func (m *core) opened(msg opened) {
 	o := msg.op
 	if msg.err != nil {
 		m.notMaterialized(o, msg.err)
@@ -94,7 +93,7 @@ func (m *Manager) opened(msg opened) {
 
 // materialized is the end of o's materialization: the next step of its
 // kind.
-func (m *Manager) materialized(o *op) {
+func (m *core) materialized(o *op) {
 	m.endMaterialization(o)
 	o.fresh = true
 	switch o.kind {
@@ -108,7 +107,7 @@ func (m *Manager) materialized(o *op) {
 // notMaterialized is the end of a materialization that failed with err:
 // a follow-up whose child another process took first goes to its durable
 // inbox; anything else is o's verdict.
-func (m *Manager) notMaterialized(o *op, err error) {
+func (m *core) notMaterialized(o *op, err error) {
 	m.endMaterialization(o)
 	o.a = nil
 	if o.kind == opFollowup && m.elsewhere(err) {
@@ -119,10 +118,10 @@ func (m *Manager) notMaterialized(o *op, err error) {
 }
 
 // endMaterialization lets the drains waiting for o's materialization go.
-func (m *Manager) endMaterialization(o *op) {
+func (m *core) endMaterialization(o *op) {
 	if o.mat != nil {
 		delete(m.st.materializations, o.mat)
-		close(o.mat.done)
+		m.emit(materializationEnded{o.mat})
 		o.mat = nil
 	}
 }
@@ -164,7 +163,7 @@ func (m *Manager) settleIfDrained(ctx context.Context, childID string, h *parent
 
 // install records a new Activation for h, with its ancestry (the child and
 // the parent's live lineage at materialization).
-func (m *Manager) install(ms materializeSpec, h *parent.Handle, lineage []*parent.Handle) *activation {
+func (m *core) install(ms materializeSpec, h *parent.Handle, lineage []*parent.Handle) *activation {
 	m.st.epochs++
 	a := &activation{
 		childID:  ms.childID,
@@ -174,22 +173,29 @@ func (m *Manager) install(ms materializeSpec, h *parent.Handle, lineage []*paren
 		ancestry: append([]*parent.Handle{h}, lineage...),
 		accepted: map[string]bool{},
 		enqueued: map[string]bool{},
-		run:      RunInfo{RunID: uuid.NewString(), Provider: ms.provider, ID: ms.childID, Local: true, ParentID: h.Header().ParentSession},
+		run:      RunInfo{RunID: m.env.newID(), Provider: ms.provider, ID: ms.childID, Local: true, ParentID: m.env.headerParent(h)},
 		edge:     &edge{},
 	}
 	m.st.activations[ms.childID] = a
 	delete(m.st.elsewhere, ms.childID)
+	m.emit(observeEpoch{a})
+	return a
+}
+
+// observeEpoch wires a freshly installed a to the actor: its inbox
+// events, its fence (a fenced child is disposed at once, idle or not:
+// checkSettled) and its actor's Terminated (an unexpected stop).
+func (m *Manager) observeEpoch(a *activation) {
+	h := a.handle
 	m.st.byPID[h.Activation().Ref()] = a
 	h.Observe(func(e parent.Event) { m.onChildEvent(a, e) })
-	// a fenced child is disposed at once, idle or not (checkSettled)
 	h.Activation().OnFenced(func() { m.send(childFenced{a}) })
-	m.self.Watch(h.Activation().Ref()) // an unexpected stop reaches onTerminated
-	return a
+	m.self.Watch(h.Activation().Ref())
 }
 
 // publish runs the post-transfer checks and emits subagent/start; any
 // failure rolls the unpublished Activation back.
-func (m *Manager) publish(o *op) {
+func (m *core) publish(o *op) {
 	err := m.admitWithContext(o.ctx, o.ms.parent)
 	if err == nil {
 		err = m.ownedBy(o.ms.parent, o.a)
@@ -198,26 +204,27 @@ func (m *Manager) publish(o *op) {
 		m.rollbackUnpublished(o, err)
 		return
 	}
-	o.a.boundary = o.a.handle.Session().Len()
-	m.emitStart(o)
+	m.emit(emitStart{o})
 }
 
 // ownedBy gives a freshly installed Activation to its parent once the
 // parent's authority holds; a woken child whose parent is not live here
 // (nil) has no owner here.
-func (m *Manager) ownedBy(p *parent.Handle, a *activation) error {
+func (m *core) ownedBy(p *parent.Handle, a *activation) error {
 	if p == nil {
 		return nil
 	}
-	if err := m.authorize(p, a.childID, readParent(a.handle.Header().ParentSession)); err != nil {
+	if err := m.authorize(p, a.childID, readParent(m.env.headerParent(a.handle))); err != nil {
 		return err
 	}
 	return m.acquireOwnership(p, a)
 }
 
-// emitStart calls Options.Started on the lifecycle goroutine, which
-// sends its outcome back to the actor.
-func (m *Manager) emitStart(o *op) {
+// emitStartOff takes the epoch's boundary (its first own event), then
+// calls Options.Started on the lifecycle goroutine, which sends its
+// outcome back to the actor.
+func (m *Manager) emitStartOff(o *op) {
+	o.a.boundary = o.a.handle.Session().Len()
 	info, e := o.a.run, o.a.edge
 	m.edges.run(func() {
 		err := m.started(info)
@@ -228,7 +235,7 @@ func (m *Manager) emitStart(o *op) {
 
 // startEmitted ends a materialization whose start edge was emitted, or
 // rolls it back when that failed.
-func (m *Manager) startEmitted(msg startEmitted) {
+func (m *core) startEmitted(msg startEmitted) {
 	if msg.err != nil {
 		m.rollbackUnpublished(msg.op, msg.err)
 		return
@@ -241,39 +248,36 @@ func (m *Manager) startEmitted(msg startEmitted) {
 // the actor (rolledBack) and the Activation removed with its ownership
 // released; no flush, no end edge. When a disposal is open already, the
 // rollback waits for it instead (disposalSettled).
-func (m *Manager) rollbackUnpublished(o *op, err error) {
+func (m *core) rollbackUnpublished(o *op, err error) {
 	a := o.a
 	o.failed = err
 	if d := a.disposal; d != nil {
-		m.awaitDisposal(o, d, nil)
+		m.awaitDisposal(o, d, false)
 		return
 	}
 	m.openDisposal(a)
 	if !a.terminated { // its Terminated must not outlive the manager
-		m.self.Unwatch(a.handle.Activation().Ref())
+		m.emit(unwatchEpoch{a})
 	}
-	go m.disposeUnpublished(o, a)
+	m.emit(rollBack{o})
 }
 
 // disposeUnpublished disposes an unpublished epoch's handle (off the
 // actor).
-func (m *Manager) disposeUnpublished(o *op, a *activation) {
-	m.send(rolledBack{o, a.handle.Dispose(context.Background())})
+func (m *Manager) disposeUnpublished(o *op) {
+	m.send(rolledBack{o, o.a.handle.Dispose(context.Background())})
 }
 
 // rolledBack removes the rolled-back Activation and reports the failure
 // that rolled it back.
-func (m *Manager) rolledBack(msg rolledBack) {
+func (m *core) rolledBack(msg rolledBack) {
 	o, a := msg.op, msg.op.a
 	if msg.err != nil {
 		m.logger.Warn(fmt.Sprintf("subagent %q rollback failed: %s", a.childID, chain(msg.err)))
 	}
 	m.forget(a)
 	m.releaseOwnership(a, nil)
-	a.disposal.settle()
-	for _, w := range a.waiters {
-		close(w) // no end edge: the epoch never started
-	}
+	m.emit(settleRollback{a})
 	failed := o.failed
 	o.failed = nil
 	m.notMaterialized(o, failed)

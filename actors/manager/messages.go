@@ -139,72 +139,29 @@ type (
 	}
 )
 
-// Receive handles one message; it never blocks.
+// actorTerminated: a's actor stopped (its Terminated arrived).
+type actorTerminated struct{ a *activation }
+
+// Receive feeds one message to the core and performs the effects of its
+// step; it never blocks.
 func (r *receiver) Receive(c actor.Context) {
 	m := (*Manager)(r)
 	m.self = c
-	msg := c.Message()
-	defer m.contain(msg)
-	m.noteMessage(msg)
-	switch msg := msg.(type) {
-	case startRequest:
-		m.start(msg.op)
-	case followupRequest:
-		m.followup(msg.op)
-	case wakeRequest:
-		m.wake(msg.op)
-	case waitEpochRequest:
-		msg.reply <- m.watchEpoch(msg.childID)
-	case scopedDrainRequest:
-		m.drainScoped(msg.ctx, msg.parents, msg.result)
-	case drainAllRequest:
-		m.closeAdmission(msg.result)
-	case materializationsSettled:
-		m.disposeForests(msg.result)
-	case prepared:
-		m.prepared(msg)
-	case lockAbandoned:
-		m.lockAbandoned(msg.op)
-	case resumeLoaded:
-		m.resumeLoaded(msg)
-	case opened:
-		m.opened(msg)
-	case startEmitted:
-		m.startEmitted(msg)
-	case rolledBack:
-		m.rolledBack(msg)
-	case admitted:
-		m.admitted(msg)
-	case admittedElsewhere:
-		m.admittedElsewhere(msg)
-	case commitDiscarded:
-		m.commitDiscarded(msg)
-	case pendingRead:
-		m.pendingRead(msg)
-	case disposalSettled:
-		m.disposalSettled(msg.op)
-	case drainRead:
-		m.drainRead(msg)
-	case orphanRead:
-		m.orphanRead(msg)
-	case childEvent:
-		m.onChildEventInActor(msg.a, msg.e)
-	case childFenced:
-		m.statusIdle(msg.a)
-	case agentDisposed:
-		m.rootDisposed(msg.id, msg.incarnation)
-		m.parentDisposed(msg.id)
-	case teardownDone:
-		m.release(msg.a, msg.out)
+	switch msg := c.Message().(type) {
 	case *actor.Terminated:
-		m.onTerminated(msg.Who)
+		if a := m.st.byPID[msg.Who]; a != nil {
+			m.perform(m.step(actorTerminated{a}))
+		}
 	case *actor.Stopped:
 		close(m.stopped)
+	default:
+		m.perform(m.step(msg))
 	}
 }
 
-// onChildEventInActor applies a child's inbox event to its Activation.
-func (m *Manager) onChildEventInActor(a *activation, e parent.Event) {
+// applyChildEvent applies a child's inbox event to its Activation.
+func (m *core) applyChildEvent(msg childEvent) {
+	a, e := msg.a, msg.e
 	switch e.Type {
 	case inbox.Dequeue:
 		m.messageLeft(a, e.MessageID)

@@ -3,9 +3,7 @@ package manager
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
@@ -39,12 +37,10 @@ type op struct {
 	// settled (a fresh epoch disposed, a rollback behind an open disposal).
 	failed    error
 	locked    bool        // it holds its child's lock
-	stopWatch func() bool // stops the ctx watch of a queued lock waiter
+	queued    bool        // it waited for its child's lock: its ctx is watched
+	stopWatch func() bool // stops that watch (the shell's)
 	reply     chan<- outcome
 	replied   bool
-	// steps are the messages and routes it went through, kept only when
-	// the manager is observed (Options.observe).
-	steps []string
 }
 
 // opKind is what an op was asked to do.
@@ -97,37 +93,11 @@ func (m *Manager) refusal(ctx context.Context) error {
 }
 
 // finish gives up o's lock (the next waiter runs) and replies once.
-func (m *Manager) finish(o *op, messageID string, err error) {
+func (m *core) finish(o *op, messageID string, err error) {
 	m.unlock(o)
 	if !o.replied {
 		o.replied = true
-		if m.observe != nil {
-			m.observe(o)
-		}
-		o.reply <- outcome{messageID, err}
-	}
-}
-
-// note records step in o's steps when the manager is observed.
-func (m *Manager) note(o *op, step string) {
-	if m.observe != nil {
-		o.steps = append(o.steps, step)
-	}
-}
-
-// noteMessage records the message msg carried o to.
-func (m *Manager) noteMessage(msg any) {
-	if c, ok := msg.(carrier); ok && m.observe != nil {
-		m.note(c.entry(), strings.TrimPrefix(fmt.Sprintf("%T", msg), "manager."))
-	}
-}
-
-// panicked replies to the op a panicking handler was running, so its
-// caller does not wait for ever.
-func (o *op) panicked(r any) {
-	if !o.replied {
-		o.replied = true
-		o.reply <- outcome{err: fmt.Errorf("subagent: continuation manager failed: %v", r)}
+		m.emit(reply{o, outcome{messageID, err}})
 	}
 }
 
@@ -140,7 +110,7 @@ type childLock struct {
 // lock queues o behind the ops holding or awaiting its child's lock; o
 // takes its locked step (holding) once it is at the head. If o's ctx
 // ends while it is still queued, it is dropped with ctx's error.
-func (m *Manager) lock(o *op) {
+func (m *core) lock(o *op) {
 	lock := m.st.locks[o.childID]
 	if lock == nil {
 		lock = &childLock{}
@@ -151,21 +121,23 @@ func (m *Manager) lock(o *op) {
 		m.grant(lock)
 		return
 	}
-	o.stopWatch = context.AfterFunc(o.ctx, func() { m.send(lockAbandoned{o}) })
+	o.queued = true
+	m.emit(watchQueued{o})
 }
 
 // grant runs the head waiter's locked step.
-func (m *Manager) grant(lock *childLock) {
+func (m *core) grant(lock *childLock) {
 	o := lock.waiters[0]
-	if o.stopWatch != nil {
-		o.stopWatch()
+	if o.queued {
+		o.queued = false
+		m.emit(unwatchQueued{o})
 	}
 	o.locked = true
 	m.holding(o)
 }
 
 // holding is o's first step under its child's lock.
-func (m *Manager) holding(o *op) {
+func (m *core) holding(o *op) {
 	switch o.kind {
 	case opStart:
 		m.startLocked(o)
@@ -178,7 +150,7 @@ func (m *Manager) holding(o *op) {
 
 // unlock hands o's lock, if it holds it, to the next waiter, or drops
 // it and lets the child's Activation settle if it was waiting for it.
-func (m *Manager) unlock(o *op) {
+func (m *core) unlock(o *op) {
 	if !o.locked {
 		return
 	}
@@ -196,7 +168,7 @@ func (m *Manager) unlock(o *op) {
 }
 
 // lockAbandoned drops a queued op whose context ended before its turn.
-func (m *Manager) lockAbandoned(o *op) {
+func (m *core) lockAbandoned(o *op) {
 	lock := m.st.locks[o.childID]
 	if lock == nil {
 		return
@@ -207,16 +179,20 @@ func (m *Manager) lockAbandoned(o *op) {
 	}
 }
 
-func (m *Manager) locked(id string) bool { return m.st.locks[id] != nil }
+func (m *core) locked(id string) bool { return m.st.locks[id] != nil }
 
-// awaitDisposal sends disposalSettled for o once d settled, or once
-// cancel closes (nil: never).
-func (m *Manager) awaitDisposal(o *op, d *disposal, cancel <-chan struct{}) {
-	go m.waitDisposal(o, d, cancel)
+// awaitDisposal has disposalSettled sent for o once d settled, or, when
+// cancellable, once o's context ended.
+func (m *core) awaitDisposal(o *op, d *disposal, cancellable bool) {
+	m.emit(awaitDisposal{o, d, cancellable})
 }
 
 // waitDisposal is awaitDisposal's wait (off the actor).
-func (m *Manager) waitDisposal(o *op, d *disposal, cancel <-chan struct{}) {
+func (m *Manager) waitDisposal(o *op, d *disposal, cancellable bool) {
+	var cancel <-chan struct{}
+	if cancellable {
+		cancel = o.ctx.Done()
+	}
 	select {
 	case <-d.done:
 	case <-cancel:
@@ -247,7 +223,7 @@ func decideAfterDisposal(materializing bool, failed error) afterDisposal {
 }
 
 // disposalSettled takes o's step after the disposal it waited for.
-func (m *Manager) disposalSettled(o *op) {
+func (m *core) disposalSettled(o *op) {
 	failed := o.failed
 	o.failed = nil
 	switch decideAfterDisposal(o.mat != nil, failed) {
@@ -262,7 +238,7 @@ func (m *Manager) disposalSettled(o *op) {
 
 // retry runs o again from its first step once the disposal it met
 // settled (a follow-up checks the DRAINING gate and its context first).
-func (m *Manager) retry(o *op) {
+func (m *core) retry(o *op) {
 	o.a = nil
 	switch o.kind {
 	case opFollowup:
@@ -278,15 +254,15 @@ func (m *Manager) retry(o *op) {
 
 // retryAfter gives up o's lock, then retries o once d settled or o's
 // context ended.
-func (m *Manager) retryAfter(o *op, d *disposal) {
+func (m *core) retryAfter(o *op, d *disposal) {
 	m.unlock(o)
-	m.awaitDisposal(o, d, o.ctx.Done())
+	m.awaitDisposal(o, d, true)
 }
 
 // disposeFresh disposes the epoch o materialized, whose admission failed
 // with err, and reports err once the disposal settled.
-func (m *Manager) disposeFresh(o *op, err error) {
+func (m *core) disposeFresh(o *op, err error) {
 	d := m.dispose(o.a)
 	o.failed = err
-	m.awaitDisposal(o, d, nil)
+	m.awaitDisposal(o, d, false)
 }

@@ -40,27 +40,26 @@ import (
 var errLiveUnmanaged = errors.New("the session is live outside the continuation manager")
 
 // coldResume is step 1.
-func (m *Manager) coldResume(o *op) {
-	store := m.sessions.Store()
-	if store == nil {
+func (m *core) coldResume(o *op) {
+	if !m.env.hasStore() {
 		m.finish(o, "", persistenceUnavailable())
 		return
 	}
-	if m.sessions.Get(o.childID) != nil || m.registry.Get(o.childID) != nil {
+	if m.env.sessionLive(o.childID) {
 		m.finish(o, "", unavailable(o.childID, errLiveUnmanaged))
 		return
 	}
-	go m.loadOff(o, store)
+	m.emit(loadLog{o})
 }
 
 // loadOff is the repairing load of a cold resume (off the actor).
-func (m *Manager) loadOff(o *op, store session.Store) {
-	log, err := store.Load(o.ctx, o.childID)
+func (m *Manager) loadOff(o *op) {
+	log, err := m.sessions.Store().Load(o.ctx, o.childID)
 	m.send(resumeLoaded{o, log, err})
 }
 
 // resumeLoaded is step 2.
-func (m *Manager) resumeLoaded(msg resumeLoaded) {
+func (m *core) resumeLoaded(msg resumeLoaded) {
 	o := msg.op
 	if m.elsewhere(msg.err) { // its open turn runs in another process
 		m.resumeElsewhere(o)
@@ -84,7 +83,7 @@ func (m *Manager) resumeLoaded(msg resumeLoaded) {
 
 // resumeElsewhere remembers that another process holds the child and
 // commits the follow-up to its durable inbox.
-func (m *Manager) resumeElsewhere(o *op) {
+func (m *core) resumeElsewhere(o *op) {
 	m.st.elsewhere[o.childID] = true
 	m.admitElsewhere(o)
 }
@@ -98,7 +97,7 @@ func resumeSpec(d descriptor.Data) parent.Spec {
 
 // admitResume checks a loaded log before anything is rebuilt and returns
 // its continuation state.
-func (m *Manager) admitResume(o *op, log *session.Log) (descriptor.Data, error) {
+func (m *core) admitResume(o *op, log *session.Log) (descriptor.Data, error) {
 	if err := m.admitWithContext(o.ctx, o.parent); err != nil {
 		return descriptor.Data{}, err
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
-	"github.com/google/uuid"
 )
 
 // Origin is the header origin of continuable children.
@@ -67,7 +66,7 @@ type startPlan struct {
 //     checks authority again; a failure disposes the fresh child first.
 
 // start is step 1.
-func (m *Manager) start(o *op) {
+func (m *core) start(o *op) {
 	plan, err := m.planStart(o.spec)
 	if err != nil {
 		m.finish(o, "", err)
@@ -75,7 +74,7 @@ func (m *Manager) start(o *op) {
 	}
 	o.childID = plan.childID
 	o.ms = materializeSpec{childID: plan.childID, provider: o.spec.Provider, parent: o.parent}
-	go m.prepareOff(o, plan)
+	m.emit(prepareSeed{o, plan})
 }
 
 // prepareOff runs the provider's preparation (off the actor).
@@ -89,7 +88,7 @@ func (m *Manager) prepareOff(o *op, plan startPlan) {
 }
 
 // prepared is step 2.
-func (m *Manager) prepared(msg prepared) {
+func (m *core) prepared(msg prepared) {
 	o := msg.op
 	err := msg.err
 	if err == nil {
@@ -104,7 +103,7 @@ func (m *Manager) prepared(msg prepared) {
 }
 
 // startLocked is step 3.
-func (m *Manager) startLocked(o *op) {
+func (m *core) startLocked(o *op) {
 	err := m.admitWithContext(o.ctx, o.parent)
 	if err == nil {
 		err = m.authorize(o.parent, o.childID, readParent(o.ms.create.Header.ParentSession))
@@ -117,18 +116,18 @@ func (m *Manager) startLocked(o *op) {
 }
 
 // planStart is the synchronous span before preparation.
-func (m *Manager) planStart(spec StartSpec) (startPlan, error) {
+func (m *core) planStart(spec StartSpec) (startPlan, error) {
 	req := spec.Request
 	if err := m.admit(req.Parent); err != nil {
 		return startPlan{}, err
 	}
-	if m.sessions.Store() == nil {
+	if !m.env.hasStore() {
 		return startPlan{}, persistenceUnavailable()
 	}
 	if err := AssertMaxDepth(req.MaxDepth); err != nil {
 		return startPlan{}, err
 	}
-	plan := startPlan{childID: uuid.NewString()}
+	plan := startPlan{childID: m.env.newID()}
 	var err error
 	if plan.depth, err = ChildDepth(req.Parent, req.MaxDepth); err != nil {
 		return startPlan{}, err

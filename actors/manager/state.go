@@ -7,7 +7,6 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/inbox"
 )
 
 // state is everything the actor owns. Nothing else reads or writes it.
@@ -132,9 +131,9 @@ const (
 	settled                  // idle, owns none
 )
 
-func (a *activation) residency() residency {
+func (m *core) residency(a *activation) residency {
 	switch {
-	case a.handle.Activation().Status() == inbox.Running || len(a.accepted) > 0:
+	case m.env.running(a.handle) || len(a.accepted) > 0:
 		return running
 	case len(a.owned) > 0:
 		return waiting
@@ -147,32 +146,32 @@ func (a *activation) residency() residency {
 // the manager is draining, or agent is a member of a scoped cut-off, or a
 // cut-off root is in agent's live lineage. A nil agent (a woken child's
 // parent that is not live here) is under the manager-wide drain only.
-func (m *Manager) closingTeardown(agent *parent.Handle) error {
+func (m *core) closingTeardown(agent *parent.Handle) error {
 	if m.st.draining {
 		return draining()
 	}
 	if agent == nil || len(m.st.scopes) == 0 {
 		return nil
 	}
-	lineage := m.registry.LiveLineage(agent)
+	lineage := m.env.liveLineage(agent)
 	for root, sc := range m.st.scopes {
 		if sc.members[agent] || slices.Contains(lineage, root) {
-			return scopedDraining(root.ID())
+			return scopedDraining(m.env.idOf(root))
 		}
 	}
 	return nil
 }
 
 // admit is the DRAINING gate (assertAdmitting).
-func (m *Manager) admit(agent *parent.Handle) error {
-	if err := m.rt.Err(); err != nil {
+func (m *core) admit(agent *parent.Handle) error {
+	if err := m.env.closed(); err != nil {
 		return err
 	}
 	return m.closingTeardown(agent)
 }
 
 // admitWithContext checks the caller's context, then the DRAINING gate.
-func (m *Manager) admitWithContext(ctx context.Context, agent *parent.Handle) error {
+func (m *core) admitWithContext(ctx context.Context, agent *parent.Handle) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -184,13 +183,13 @@ func (m *Manager) admitWithContext(ctx context.Context, agent *parent.Handle) er
 // checked p's authority (authorize): only the exact live parent can own
 // a child. A parent whose disposal opened cannot take a new child:
 // ACTIVATION_CLOSING.
-func (m *Manager) acquireOwnership(p *parent.Handle, child *activation) error {
-	owner := m.st.activations[p.ID()]
+func (m *core) acquireOwnership(p *parent.Handle, child *activation) error {
+	owner := m.st.activations[m.env.idOf(p)]
 	if owner == nil || owner.handle != p {
 		return nil
 	}
 	if owner.disposal != nil {
-		return parentClosing(p.ID())
+		return parentClosing(owner.childID)
 	}
 	if owner.owned == nil {
 		owner.owned = map[*activation]struct{}{}
@@ -202,7 +201,7 @@ func (m *Manager) acquireOwnership(p *parent.Handle, child *activation) error {
 
 // releaseOwnership removes child, released with failure, from its owner
 // and lets the owner settle, or continue its disposal child-first.
-func (m *Manager) releaseOwnership(child *activation, failure error) {
+func (m *core) releaseOwnership(child *activation, failure error) {
 	owner := child.owner
 	if owner == nil {
 		return
@@ -222,11 +221,11 @@ func (m *Manager) releaseOwnership(child *activation, failure error) {
 // must name p's id (a header naming none is a top-level session's: no
 // one's child). An unread header is a child another process holds: the
 // store checks it in the admission's own statement.
-func (m *Manager) authorize(p *parent.Handle, childID string, durable durableParent) error {
-	if !m.registry.IsLive(p) {
+func (m *core) authorize(p *parent.Handle, childID string, durable durableParent) error {
+	if !m.env.isLive(p) {
 		return notExactParent(childID)
 	}
-	if durable.read && durable.id != p.ID() {
+	if durable.read && durable.id != m.env.idOf(p) {
 		return foreignParent(childID)
 	}
 	return nil

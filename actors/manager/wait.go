@@ -54,7 +54,7 @@ func (m *Manager) WaitEpoch(ctx context.Context, childID string) (end RunEndInfo
 // resident it hands over the remembered end on the lifecycle goroutine,
 // after the subagent/end already queued there; with neither it returns nil
 // (inside the actor).
-func (m *Manager) watchEpoch(childID string) chan RunEndInfo {
+func (m *core) watchEpoch(childID string) chan RunEndInfo {
 	w := make(chan RunEndInfo, 1)
 	if a := m.st.activations[childID]; a != nil && !a.gone {
 		a.waiters = append(a.waiters, w)
@@ -64,7 +64,7 @@ func (m *Manager) watchEpoch(childID string) chan RunEndInfo {
 	if !ok {
 		return nil
 	}
-	m.edges.run(func() { w <- end })
+	m.emit(handOver{w, end})
 	return w
 }
 
@@ -72,7 +72,7 @@ func (m *Manager) watchEpoch(childID string) chan RunEndInfo {
 // previous one, while an agent with the child's parent id is live here
 // (inside the actor). The parent's id is counted before its liveness is
 // read, so a disposal after the read reaches parentDisposed.
-func (m *Manager) remember(end RunEndInfo) {
+func (m *core) remember(end RunEndInfo) {
 	m.forgetEnd(end.ID)
 	m.endParents.added(end.ParentID)
 	m.st.ends[end.ID] = end
@@ -82,15 +82,15 @@ func (m *Manager) remember(end RunEndInfo) {
 		m.st.endsOf[end.ParentID] = children
 	}
 	children[end.ID] = struct{}{}
-	if m.registry.Get(end.ParentID) == nil {
+	if m.env.liveAgent(end.ParentID) == nil {
 		m.forgetEnd(end.ID)
 	}
 }
 
 // parentDisposed drops the remembered ends of parentID's children unless
 // an agent with that id is live again (inside the actor).
-func (m *Manager) parentDisposed(parentID string) {
-	if m.registry.Get(parentID) != nil {
+func (m *core) parentDisposed(parentID string) {
+	if m.env.liveAgent(parentID) != nil {
 		return
 	}
 	for id := range m.st.endsOf[parentID] {
@@ -99,7 +99,7 @@ func (m *Manager) parentDisposed(parentID string) {
 }
 
 // forgetEnd drops childID's remembered end (inside the actor).
-func (m *Manager) forgetEnd(childID string) {
+func (m *core) forgetEnd(childID string) {
 	if end, ok := m.st.ends[childID]; ok {
 		delete(m.st.ends, childID)
 		children := m.st.endsOf[end.ParentID]

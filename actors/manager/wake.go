@@ -185,7 +185,7 @@ func (m *Manager) wakeFailed(id string, err error) {
 //     pending messages; a failed replay disposes the fresh epoch.
 
 // wake is step 1.
-func (m *Manager) wake(o *op) {
+func (m *core) wake(o *op) {
 	if err := m.admit(nil); err != nil {
 		m.finish(o, "", err)
 		return
@@ -194,7 +194,7 @@ func (m *Manager) wake(o *op) {
 }
 
 // wakeRoute is step 2.
-func (m *Manager) wakeRoute(o *op) {
+func (m *core) wakeRoute(o *op) {
 	a := m.st.activations[o.childID]
 	switch m.routeOf(o, a) {
 	case routeAbsent, routeElsewhere: // a wake looks for itself who holds it
@@ -205,15 +205,15 @@ func (m *Manager) wakeRoute(o *op) {
 		m.retryAfter(o, m.disposeFenced(a))
 	case routeResident:
 		o.a = a
-		go m.readDrainedOff(o, m.inbox.(session.Waker))
+		m.emit(readDrained{o})
 	}
 }
 
 // readDrainedOff reads whether a drain in force closes admission to the
 // child (off the actor): the drain's process recorded its cut-off, which
 // wakes every session below it that a process holds.
-func (m *Manager) readDrainedOff(o *op, waker session.Waker) {
-	drained, err := waker.Drained(o.ctx, o.childID)
+func (m *Manager) readDrainedOff(o *op) {
+	drained, err := m.inbox.(session.Waker).Drained(o.ctx, o.childID)
 	m.send(drainRead{o, drained, err})
 }
 
@@ -239,7 +239,7 @@ func decideWokenResident(drained, current bool) wokenResident {
 }
 
 // drainRead is step 3.
-func (m *Manager) drainRead(msg drainRead) {
+func (m *core) drainRead(msg drainRead) {
 	o, a := msg.op, msg.op.a
 	if msg.err != nil {
 		m.finish(o, "", msg.err)
@@ -261,23 +261,22 @@ func (m *Manager) drainRead(msg drainRead) {
 // holder that releases later wakes it again), and its log read (not
 // repaired) for the descriptor, off the actor. A session live here
 // outside the manager is left alone.
-func (m *Manager) wakeAbsent(o *op) {
-	store := m.sessions.Store()
-	if store == nil || m.sessions.Get(o.childID) != nil || m.registry.Get(o.childID) != nil {
+func (m *core) wakeAbsent(o *op) {
+	if !m.env.hasStore() || m.env.sessionLive(o.childID) {
 		m.finish(o, "", nil)
 		return
 	}
-	go m.readOrphanOff(o, store, m.inbox.(session.Waker))
+	m.emit(readOrphan{o})
 }
 
 // readOrphanOff is wakeAbsent's read (off the actor).
-func (m *Manager) readOrphanOff(o *op, store session.Store, waker session.Waker) {
-	orphaned, err := waker.Orphaned(o.ctx, o.childID)
+func (m *Manager) readOrphanOff(o *op) {
+	orphaned, err := m.inbox.(session.Waker).Orphaned(o.ctx, o.childID)
 	if err != nil || !orphaned {
 		m.send(orphanRead{op: o, err: err})
 		return
 	}
-	log, err := store.Inspect(o.ctx, o.childID)
+	log, err := m.sessions.Store().Inspect(o.ctx, o.childID)
 	m.send(orphanRead{o, true, log, err})
 }
 
@@ -286,7 +285,7 @@ func (m *Manager) readOrphanOff(o *op, store session.Store, waker session.Waker)
 // and nothing is done). The resumed child is its exact live parent's
 // here, as a follow-up would resume it; with no such parent it is the
 // root of a forest of its own.
-func (m *Manager) orphanRead(msg orphanRead) {
+func (m *core) orphanRead(msg orphanRead) {
 	o := msg.op
 	if msg.err != nil || !msg.orphaned {
 		m.finish(o, "", msg.err)
@@ -297,7 +296,7 @@ func (m *Manager) orphanRead(msg orphanRead) {
 		m.finish(o, "", err)
 		return
 	}
-	owner := m.registry.Get(msg.log.Header.ParentSession) // nil: the parent is not live here
+	owner := m.env.liveAgent(msg.log.Header.ParentSession) // nil: the parent is not live here
 	o.ms = materializeSpec{childID: o.childID, provider: d.Provider, parent: owner, resume: resumeSpec(d)}
 	m.materialize(o)
 }
@@ -306,8 +305,8 @@ func (m *Manager) orphanRead(msg orphanRead) {
 // or nil when other processes write the store (one that wakes): one may
 // have appended between that read and the acquire, so the resume reads
 // the log again once it holds the lease.
-func (m *Manager) reusable(log *session.Log) *session.Log {
-	if _, wakes := m.inbox.(session.Waker); wakes {
+func (m *core) reusable(log *session.Log) *session.Log {
+	if m.wakes {
 		return nil
 	}
 	return log
@@ -315,7 +314,6 @@ func (m *Manager) reusable(log *session.Log) *session.Log {
 
 // elsewhere reports whether a cold resume's failure says another process
 // holds the child's lease while the store wakes that process.
-func (m *Manager) elsewhere(err error) bool {
-	_, wakes := m.inbox.(session.Waker)
-	return wakes && errors.Is(err, fault.LeaseHeld)
+func (m *core) elsewhere(err error) bool {
+	return m.wakes && errors.Is(err, fault.LeaseHeld)
 }
