@@ -8,6 +8,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
 // NoticeKind names what a Notice reports.
@@ -29,16 +30,24 @@ const (
 	// MessageID.
 	MessageAccepted
 	// MessageLeft: the message MessageID left a live agent's inbox,
-	// claimed by a turn or discarded (More: another discard of the same
-	// cancel follows).
+	// claimed by a turn or, with Discarded, discarded unrun (More: another
+	// discard of the same cancel follows).
 	MessageLeft
+	// ChildStarted: a run of the child SessionID under the agent
+	// ParentSessionID started: an epoch of a continuable child became
+	// resident (created or cold-resumed), or a one-shot run began.
+	ChildStarted
+	// ChildEnded: that run ended: the epoch was disposed, or the one-shot
+	// run's result settled. A child's epochs end before the epoch of its
+	// parent they started under (child-first).
+	ChildEnded
 )
 
 // Notice is one change in the runtime's live sessions and agents.
 type Notice struct {
 	Kind            NoticeKind
 	SessionID       string
-	ParentSessionID string // SessionLive
+	ParentSessionID string // SessionLive, ChildStarted, ChildEnded
 	Cwd             string // SessionLive
 	// Blank (SessionLive) is true while the session has run no turn (no
 	// turn/start in its log): a new continuable child, holding only its
@@ -49,6 +58,10 @@ type Notice struct {
 	MessageID string             // MessageAccepted, MessageLeft
 	Message   *event.UserMessage // MessageAccepted; not to be modified
 	More      bool               // MessageLeft
+	// Discarded (MessageLeft) is true when the message left the inbox
+	// unrun (a cancel, a teardown, a failed log) and will never be
+	// logged, false when a turn claimed it.
+	Discarded bool
 }
 
 // Subscribe calls fn for every Notice until cancel is called: the events
@@ -67,8 +80,24 @@ func (r *Runtime) Subscribe(fn func(Notice)) (cancel func()) {
 			fn(n)
 		}
 	})
+	stopChildren := r.subagents.Subscribe(func(e subagent.Event) {
+		if n, ok := noticeOfRun(e); ok {
+			fn(n)
+		}
+	})
 	var once sync.Once
-	return func() { once.Do(func() { stopSessions(); stopAgents() }) }
+	return func() { once.Do(func() { stopSessions(); stopAgents(); stopChildren() }) }
+}
+
+// noticeOfRun is the Notice of a child run's start or end.
+func noticeOfRun(e subagent.Event) (Notice, bool) {
+	switch e := e.(type) {
+	case *subagent.StartEvent:
+		return Notice{Kind: ChildStarted, SessionID: e.ID, ParentSessionID: e.ParentID}, true
+	case *subagent.EndEvent:
+		return Notice{Kind: ChildEnded, SessionID: e.ID, ParentSessionID: e.ParentID}, true
+	}
+	return Notice{}, false
 }
 
 // noticeOfChange is the Notice of a session registry change.
@@ -95,7 +124,8 @@ func noticeOfAgent(e parent.Event) (Notice, bool) {
 	case inbox.Enqueue:
 		return Notice{Kind: MessageAccepted, SessionID: e.AgentID, MessageID: e.MessageID, Message: e.Message}, true
 	case inbox.Dequeue, inbox.Discard:
-		return Notice{Kind: MessageLeft, SessionID: e.AgentID, MessageID: e.MessageID, More: e.More}, true
+		return Notice{Kind: MessageLeft, SessionID: e.AgentID, MessageID: e.MessageID, More: e.More,
+			Discarded: e.Type == inbox.Discard}, true
 	}
 	return Notice{}, false
 }

@@ -24,14 +24,16 @@ var cliMayImport = []string{"", "host", "modelagent", "agent", "event", "fault"}
 // a package once no command imports it.
 var cliImportsLeft = []string{
 	"actors", "actors/parent", "descriptor", "internal/bench", "internal/index",
-	"internal/stress", "internal/vocab", "query", "session", "subagent",
+	"internal/vocab", "query", "session", "subagent",
 }
 
 // TestTheCLIImportsOnlyTheRootHostAndModelAgents: the non-test files of
-// cmd/dsh-actors import no module package outside cliMayImport, except
-// those still listed in cliImportsLeft.
+// cmd/dsh-actors import no module package outside cliMayImport and the
+// CLI's tools (which TestToolsImportOnlyWhatTheCLIMay holds to the same),
+// except those still listed in cliImportsLeft.
 func TestTheCLIImportsOnlyTheRootHostAndModelAgents(t *testing.T) {
-	foreign := cliForeignImports(t, filepath.Join("..", "cmd", "dsh-actors"))
+	foreign := slices.DeleteFunc(cliForeignImports(t, filepath.Join("..", "cmd", "dsh-actors")),
+		func(pkg string) bool { return slices.Contains(cliTools, pkg) })
 	require.Subset(t, cliImportsLeft, foreign, "the CLI imports a module package beyond the root, host and modelagent")
 	for _, left := range cliImportsLeft {
 		if !slices.Contains(foreign, left) {
@@ -63,13 +65,21 @@ import (
 // cliMayImport, sorted and without repeats.
 func cliForeignImports(t *testing.T, dir string) []string {
 	t.Helper()
+	return importsOutside(t, dir, cliMayImport)
+}
+
+// importsOutside are the module packages (relative to the module, "" for
+// the root) that the non-test Go files in dir import outside allowed,
+// sorted and without repeats.
+func importsOutside(t *testing.T, dir string, allowed []string) []string {
+	t.Helper()
 	var found []string
 	for _, file := range nonTestFiles(t, dir, parser.ImportsOnly) {
 		for _, imp := range file.Imports {
 			importPath, _ := strconv.Unquote(imp.Path.Value)
 			rel, inModule := strings.CutPrefix(importPath+"/", module+"/")
 			rel = strings.TrimSuffix(rel, "/")
-			if inModule && !slices.Contains(cliMayImport, rel) {
+			if inModule && !slices.Contains(allowed, rel) {
 				found = append(found, rel)
 			}
 		}

@@ -8,39 +8,36 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/dsh-actors/dsh-actors/actors/activation"
-	"github.com/dsh-actors/dsh-actors/actors/manager"
-	"github.com/dsh-actors/dsh-actors/actors/parent"
+	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/event"
-	"github.com/dsh-actors/dsh-actors/inbox"
-	"github.com/dsh-actors/dsh-actors/internal/vocab"
-	"github.com/dsh-actors/dsh-actors/query"
-	"github.com/dsh-actors/dsh-actors/session"
-	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
 var errorsIs = errors.Is
 
-// epoch is one recorded start/end pair.
+// lostMessage is the message of the error line the runtime logs for each
+// accepted message a failed log lost (with its messageId).
+const lostMessage = "actors: accepted message lost: its session log failed"
+
+// epoch is one resident period of a continuable child: ChildStarted, then
+// ChildEnded.
 type epoch struct {
-	info       manager.RunInfo
-	start, end int // positions in the lifecycle order; end -1 until ended
+	id, parentID string
+	start, end   int // positions in the lifecycle order; end -1 until ended
 }
 
-// recorder keeps what the invariants need: lifecycle edges in order, the
-// latest handle of every agent, accepted and discarded message ids.
+// recorder keeps what the invariants need: the children's epochs in
+// order, the forests' handles, accepted, discarded and lost message ids.
 type recorder struct {
 	mu        sync.Mutex
 	more      chan struct{}
 	seq       int
-	open      int               // epochs started and not ended
-	runs      map[string]*epoch // by run id
+	resident  map[string]*epoch // the open epoch of each child
 	order     []*epoch          // by start
 	parentOf  map[string]string // child id → parent id
 	children  []string          // in first-start order
-	handles   map[string]*parent.Handle
-	registry  func(string) *parent.Handle
-	accepted  map[string]string // message id → child id
+	roots     map[string]*dsh.Handle
+	agent     func(string) (*dsh.Handle, bool) // the live agent under an id
+	accepted  map[string]string                // message id → child id
 	discarded map[string]bool
 	lost      map[string]bool // reported lost to a failed log
 	disorder  []string        // lifecycle violations seen while recording
@@ -48,45 +45,70 @@ type recorder struct {
 
 func newRecorder() *recorder {
 	return &recorder{
-		more: make(chan struct{}), runs: map[string]*epoch{}, parentOf: map[string]string{},
-		handles: map[string]*parent.Handle{}, accepted: map[string]string{}, discarded: map[string]bool{},
+		more: make(chan struct{}), resident: map[string]*epoch{}, parentOf: map[string]string{},
+		roots: map[string]*dsh.Handle{}, accepted: map[string]string{}, discarded: map[string]bool{},
 		lost: map[string]bool{},
 	}
 }
 
-// lifecycle records subagent/start and subagent/end.
-func (r *recorder) lifecycle(ev subagent.Event) {
+// notice records a child's epochs (ChildStarted, ChildEnded) and
+// discarded messages.
+func (r *recorder) notice(n dsh.Notice) {
+	switch {
+	case n.Kind == dsh.ChildStarted:
+		r.started(n.SessionID, n.ParentSessionID)
+	case n.Kind == dsh.ChildEnded:
+		r.ended(n.SessionID)
+	case n.Kind == dsh.MessageLeft && n.Discarded:
+		r.mu.Lock()
+		r.discarded[n.MessageID] = true
+		r.mu.Unlock()
+	}
+}
+
+func (r *recorder) started(id, parentID string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seq++
-	switch e := ev.(type) {
-	case *subagent.StartEvent:
-		ep := &epoch{info: e.RunInfo, start: r.seq, end: -1}
-		r.runs[e.RunID] = ep
-		r.order = append(r.order, ep)
-		r.open++
-		if _, known := r.parentOf[e.ID]; !known {
-			r.parentOf[e.ID] = e.ParentID
-			r.children = append(r.children, e.ID)
-		}
-	case *subagent.EndEvent:
-		ep := r.runs[e.RunID]
-		if ep == nil || ep.end >= 0 {
-			r.disorder = append(r.disorder, fmt.Sprintf("%s of run %s without an open start", vocab.TypeSubagentEnd, e.RunID))
-			return
-		}
-		ep.end = r.seq
-		r.open--
+	if r.resident[id] != nil {
+		r.disorder = append(r.disorder, fmt.Sprintf("child %s started while resident", id))
 	}
+	ep := &epoch{id: id, parentID: parentID, start: r.seq, end: -1}
+	r.resident[id] = ep
+	r.order = append(r.order, ep)
+	if _, known := r.parentOf[id]; !known {
+		r.parentOf[id] = parentID
+		r.children = append(r.children, id)
+	}
+	r.wake()
+}
+
+func (r *recorder) ended(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seq++
+	ep := r.resident[id]
+	if ep == nil {
+		r.disorder = append(r.disorder, fmt.Sprintf("child %s ended without an open start", id))
+		return
+	}
+	ep.end = r.seq
+	delete(r.resident, id)
+	r.wake()
+}
+
+// wake tells the waiters (quiet, randomChild) that something changed; r.mu
+// is held.
+func (r *recorder) wake() {
 	close(r.more)
 	r.more = make(chan struct{})
 }
 
-// quiet waits until no epoch is resident, or ctx is done.
+// quiet waits until no child is resident, or ctx is done.
 func (r *recorder) quiet(ctx context.Context) error {
 	for {
 		r.mu.Lock()
-		open, more := r.open, r.more
+		open, more := len(r.resident), r.more
 		r.mu.Unlock()
 		if open == 0 {
 			return nil
@@ -99,30 +121,10 @@ func (r *recorder) quiet(ctx context.Context) error {
 	}
 }
 
-// agentEvent records handles (agent/created) and discards.
-func (r *recorder) agentEvent(e parent.Event) {
-	switch e.Type {
-	case parent.EventCreated:
-		r.mu.Lock()
-		lookup := r.registry
-		r.mu.Unlock()
-		if lookup == nil {
-			return
-		}
-		if h := lookup(e.AgentID); h != nil && h.Incarnation() == e.Incarnation {
-			r.handle(h)
-		}
-	case inbox.Discard:
-		r.mu.Lock()
-		r.discarded[e.MessageID] = true
-		r.mu.Unlock()
-	}
-}
-
-func (r *recorder) handle(h *parent.Handle) {
+func (r *recorder) root(h *dsh.Handle) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.handles[h.ID()] = h
+	r.roots[h.ID()] = h
 }
 
 func (r *recorder) accept(childID, messageID string) {
@@ -154,39 +156,63 @@ func (r *recorder) randomChild(ctx context.Context, intn func(int) int) string {
 // whose parent is live now (child itself when its parent is), with that
 // parent's handle. Sending there either reaches child or wakes an ancestor
 // of it, so that later steps can reach further down.
-func (r *recorder) reachable(child string) (string, *parent.Handle) {
+func (r *recorder) reachable(child string) (string, *dsh.Handle) {
+	path, root := r.pathUp(child)
+	for i, node := range path {
+		if i+1 < len(path) {
+			if h, live := r.agent(path[i+1]); live {
+				return node, h
+			}
+			continue
+		}
+		return node, root
+	}
+	return child, nil
+}
+
+// pathUp is child and its ancestors up to (without) the forest root, in
+// that order, with the root's handle.
+func (r *recorder) pathUp(child string) ([]string, *dsh.Handle) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	node := child
+	path := []string{child}
 	for {
-		parentID := r.parentOf[node]
-		h := r.handles[parentID]
-		if _, isChild := r.parentOf[parentID]; !isChild || (h != nil && r.registry(h.ID()) == h) {
-			return node, h
+		parentID, isChild := r.parentOf[path[len(path)-1]]
+		if _, parentIsChild := r.parentOf[parentID]; !isChild || !parentIsChild {
+			return path, r.roots[parentID]
 		}
-		node = parentID
+		path = append(path, parentID)
 	}
 }
 
-// randomResident returns a random child that is live now, or nil.
-func (r *recorder) randomResident(intn func(int) int) *parent.Handle {
+// liveChildren are the known children live now.
+func (r *recorder) liveChildren() []string {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	var live []*parent.Handle
-	for _, id := range r.children {
-		if h := r.handles[id]; h != nil && r.registry(h.ID()) == h {
-			live = append(live, h)
+	children := append([]string(nil), r.children...)
+	r.mu.Unlock()
+	var live []string
+	for _, id := range children {
+		if _, ok := r.agent(id); ok {
+			live = append(live, id)
 		}
 	}
+	return live
+}
+
+// randomResident returns the handle of a random child live now, or nil.
+func (r *recorder) randomResident(intn func(int) int) *dsh.Handle {
+	live := r.liveChildren()
 	if len(live) == 0 {
 		return nil
 	}
-	return live[intn(len(live))]
+	h, _ := r.agent(live[intn(len(live))])
+	return h
 }
 
 // check fills the report's counts and violations after the runtime
-// closed: accounting, delivery, lifecycle order, leftovers and the store.
-func (s *run) check(report *Report, root string) {
+// closed: accounting, delivery, lifecycle order, leftovers and the store,
+// which it reads through a runtime opened on it afresh.
+func (s *run) check(ctx context.Context, report *Report, root string) {
 	r := s.rec
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -197,20 +223,26 @@ func (s *run) check(report *Report, root string) {
 	if sent := report.Accepted + report.Rejected; sent != s.cfg.Followups {
 		add("accepted %d + rejected %d = %d, sent %d", report.Accepted, report.Rejected, sent, s.cfg.Followups)
 	}
-	if n := len(s.rt.Registry().List()); n != 0 {
-		add("%d agents left after close", n)
+	for _, id := range append(append([]string(nil), r.children...), rootIDs(r.roots)...) {
+		if _, live := r.agent(id); live {
+			add("agent %s left live after close", id)
+		}
 	}
 	for _, v := range r.disorder {
 		add("%s", v)
 	}
 	s.checkLifecycle(add)
-	store, err := session.OpenJSONL(root)
+	stored, err := dsh.Open(dsh.Options{Dir: root, NoIndex: true})
 	if err != nil {
 		add("store does not open: %v", err)
 		return
 	}
-	defer store.Close()
-	logged := s.checkDelivery(store, add)
+	defer func() {
+		if err := stored.Close(); err != nil {
+			add("store does not close: %v", err)
+		}
+	}()
+	logged := s.checkDelivery(ctx, stored, add)
 	report.Logged = len(logged)
 	for id := range r.accepted {
 		if r.lost[id] && !logged[id] {
@@ -218,21 +250,29 @@ func (s *run) check(report *Report, root string) {
 		}
 	}
 	report.Discarded = len(r.accepted) - len(logged) - report.Lost
-	s.checkStore(store, report, add)
+	s.checkStore(ctx, stored, report, add)
 }
 
-// checkLifecycle: every start ended, and every child's epoch ended before
+func rootIDs(roots map[string]*dsh.Handle) []string {
+	ids := make([]string, 0, len(roots))
+	for id := range roots {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// checkLifecycle: every epoch ended, and every child's epoch ended before
 // the epoch of its parent that was resident when the child started.
 func (s *run) checkLifecycle(add func(string, ...any)) {
 	r := s.rec
 	for _, ep := range r.order {
 		if ep.end < 0 {
-			add("%s of %s (run %s) never ended", vocab.TypeSubagentStart, ep.info.ID, ep.info.RunID)
+			add("epoch of child %s started and never ended", ep.id)
 			continue
 		}
 		owner := r.ownerEpoch(ep)
 		if owner != nil && owner.end < ep.end {
-			add("child-first order broken: %s ended after its parent %s", ep.info.ID, owner.info.ID)
+			add("child-first order broken: %s ended after its parent %s", ep.id, owner.id)
 		}
 	}
 }
@@ -241,7 +281,7 @@ func (s *run) checkLifecycle(add func(string, ...any)) {
 // is a continuable child.
 func (r *recorder) ownerEpoch(ep *epoch) *epoch {
 	for _, candidate := range r.order {
-		if candidate.info.ID == ep.info.ParentID && candidate.start < ep.start && (candidate.end < 0 || candidate.end > ep.start) {
+		if candidate.id == ep.parentID && candidate.start < ep.start && (candidate.end < 0 || candidate.end > ep.start) {
 			return candidate
 		}
 	}
@@ -251,7 +291,7 @@ func (r *recorder) ownerEpoch(ep *epoch) *epoch {
 // checkDelivery: every accepted follow-up reached its child's log, or was
 // discarded, or was reported lost to a failed log; never logged as well,
 // never none of them. It returns the ids found logged.
-func (s *run) checkDelivery(store session.Store, add func(string, ...any)) map[string]bool {
+func (s *run) checkDelivery(ctx context.Context, stored *dsh.Runtime, add func(string, ...any)) map[string]bool {
 	r := s.rec
 	logged := map[string]bool{}
 	byChild := map[string][]string{}
@@ -259,7 +299,7 @@ func (s *run) checkDelivery(store session.Store, add func(string, ...any)) map[s
 		byChild[child] = append(byChild[child], id)
 	}
 	for child, ids := range byChild {
-		inLog, err := messageIDs(store, child)
+		inLog, err := messageIDs(ctx, stored, child)
 		if err != nil {
 			add("child %s log unreadable: %v", child, err)
 			continue
@@ -282,18 +322,17 @@ func (s *run) checkDelivery(store session.Store, add func(string, ...any)) map[s
 	return logged
 }
 
-func messageIDs(store session.Store, id string) (map[string]bool, error) {
-	log, err := store.Inspect(context.Background(), id)
+// messageIDs are the ids of the user messages in the stored log of id.
+func messageIDs(ctx context.Context, stored *dsh.Runtime, id string) (map[string]bool, error) {
+	history, err := stored.History(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	ids := map[string]bool{}
-	for _, e := range log.Events {
-		if e.Type == vocab.TypeUserMessage {
-			var msg event.UserMessage
-			if json.Unmarshal(e.Data, &msg) == nil {
-				ids[msg.ID] = true
-			}
+	for _, e := range history.Events {
+		var msg event.UserMessage
+		if e.Type == "user/message" && json.Unmarshal(e.Data, &msg) == nil {
+			ids[msg.ID] = true
 		}
 	}
 	return ids, nil
@@ -301,26 +340,26 @@ func messageIDs(store session.Store, id string) (map[string]bool, error) {
 
 // checkStore: every session is stored, and every child is listed by its
 // parent's catalog without diagnostics.
-func (s *run) checkStore(store session.Store, report *Report, add func(string, ...any)) {
-	headers, err := store.List(context.Background())
+func (s *run) checkStore(ctx context.Context, stored *dsh.Runtime, report *Report, add func(string, ...any)) {
+	sessions, err := stored.Sessions(ctx)
 	if err != nil {
 		add("store listing failed: %v", err)
 		return
 	}
-	report.Sessions = len(headers)
-	q := query.New(session.NewSessions(store))
+	report.Sessions = len(sessions)
 	listed := map[string]bool{}
-	for _, h := range headers {
-		entries, err := query.ListChildren(context.Background(), q, h.ID)
+	for _, session := range sessions {
+		id := session.Header.ID
+		children, err := stored.Children(ctx, id)
 		if err != nil {
-			add("list_agents of %s failed: %v", h.ID, err)
+			add("list_agents of %s failed: %v", id, err)
 			continue
 		}
-		for _, e := range entries {
-			if e.Kind != query.KindChild {
-				add("list_agents of %s: %s is a %s diagnostic", h.ID, e.ID, e.Reason)
+		for _, c := range children {
+			if c.Diagnostic != "" {
+				add("list_agents of %s: %s is a %s diagnostic", id, c.ID, c.Diagnostic)
 			}
-			listed[e.ID] = true
+			listed[c.ID] = true
 		}
 	}
 	for _, child := range s.rec.children {
@@ -328,7 +367,7 @@ func (s *run) checkStore(store session.Store, report *Report, add func(string, .
 			add("child %s is not listed by its parent", child)
 		}
 	}
-	if missing := len(s.rec.children) + s.cfg.Forests - len(headers); missing > 0 {
+	if missing := len(s.rec.children) + s.cfg.Forests - len(sessions); missing > 0 {
 		add("%d sessions missing from the store", missing)
 	}
 }
@@ -349,7 +388,7 @@ func (h lostRecorder) Enabled(ctx context.Context, level slog.Level) bool {
 // Handle notes a lost message, then hands r to the wrapped handler if it
 // wants its level.
 func (h lostRecorder) Handle(ctx context.Context, r slog.Record) error {
-	if r.Message == activation.LostMessage {
+	if r.Message == lostMessage {
 		r.Attrs(func(a slog.Attr) bool {
 			if a.Key == "messageId" {
 				h.rec.noteLost(a.Value.String())

@@ -13,28 +13,25 @@ import (
 	"sync"
 	"time"
 
+	dsh "github.com/dsh-actors/dsh-actors"
+	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
-
-	"github.com/dsh-actors/dsh-actors/actors"
-	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/agent"
-	"github.com/dsh-actors/dsh-actors/query"
-	"github.com/dsh-actors/dsh-actors/session"
-	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
 // Config sizes a run. Zero sizes take the defaults (small enough for CI).
 type Config struct {
-	Forests   int          // top-level agents (default 3)
-	Fanout    int          // children per continuable node (default 3)
-	Depth     int          // continuable levels below each top-level agent (default 3)
-	Followups int          // follow-ups sent (default 200)
-	Seed      uint64       // random seed
-	Workers   int          // concurrent senders (default 8)
-	Root      string       // store folder; empty means a temporary one, removed after
-	FS        sessionfs.FS // the store's file system; nil is the real one (a *faultfs.FS injects faults)
+	Forests   int    // top-level agents (default 3)
+	Fanout    int    // children per continuable node (default 3)
+	Depth     int    // continuable levels below each top-level agent (default 3)
+	Followups int    // follow-ups sent (default 200)
+	Seed      uint64 // random seed
+	Workers   int    // concurrent senders (default 8)
+	Root      string // store folder; empty means a temporary one, removed after
+	// Open opens the runtime over the store folder with the options Run
+	// chooses; nil is dsh.Open (tests give one whose store's file system
+	// injects faults).
+	Open func(dsh.Options) (*dsh.Runtime, error)
 	// AfterGrown, when set, is called once every forest has grown and
 	// settled, before the follow-ups race (e.g. to fill the FS's disk).
 	AfterGrown func()
@@ -50,6 +47,9 @@ func (c *Config) defaults() {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.Open == nil {
+		c.Open = dsh.Open
+	}
 }
 
 func orDefault(v, fallback int) int {
@@ -63,12 +63,12 @@ func orDefault(v, fallback int) int {
 // first one first; LeakedGoroutines is measured by the caller with
 // Goroutines around Run.
 type Report struct {
-	Activations int            // continuable epochs (subagent/start edges)
+	Activations int            // continuable epochs (ChildStarted)
 	Children    int            // distinct continuable children
 	Accepted    int            // follow-ups accepted
 	Rejected    int            // follow-ups rejected with a typed error
 	Logged      int            // accepted follow-ups that reached their child's log
-	Discarded   int            // accepted follow-ups discarded (agent/inbox/discard)
+	Discarded   int            // accepted follow-ups discarded unrun
 	Lost        int            // accepted follow-ups reported lost to a failed log (an error line each)
 	Drains      int            // scoped drains run
 	ByCode      map[string]int // rejections by error code
@@ -94,28 +94,18 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	defer cleanup()
 	rec := newRecorder()
 	logger := slog.New(lostRecorder{Handler: cfg.Logger.Handler(), rec: rec})
-	fsys := cfg.FS
-	if fsys == nil {
-		fsys = sessionfs.OSFS{}
-	}
-	store, err := session.OpenJSONL(root, session.WithFS(fsys))
+	rt, err := cfg.Open(dsh.Options{Dir: root, NoIndex: true, Logger: logger, NewAgent: Agent})
 	if err != nil {
 		return Report{}, err
 	}
-	rt, err := actors.New(actors.Options{Sessions: session.NewSessions(store), Logger: logger, NewAgent: Agent})
-	if err != nil {
-		return Report{}, errors.Join(err, store.Close())
-	}
-	s, err := newRun(cfg, rt, rec)
-	if err != nil {
-		return Report{}, errors.Join(err, rt.Close(context.WithoutCancel(ctx)), store.Close())
-	}
+	s := newRun(cfg, rt, rec)
 	report, runErr := s.execute(ctx)
-	closeErr := errors.Join(rt.Close(context.WithoutCancel(ctx)), store.Close())
+	closeErr := rt.Close()
+	s.stopNotices()
 	if runErr == nil {
 		runErr = closeErr
 	}
-	s.check(&report, root)
+	s.check(ctx, &report, root)
 	return report, runErr
 }
 
@@ -190,27 +180,18 @@ func parseTree(text string) (depth, fanout int, ok bool) {
 
 // run is the state of one stress run.
 type run struct {
-	cfg  Config
-	rt   *actors.Runtime
-	svc  *subagent.Service
-	rec  *recorder
-	rand *rand.Rand
-	mu   sync.Mutex // guards rand
+	cfg         Config
+	rt          *dsh.Runtime
+	rec         *recorder
+	stopNotices func()
+	rand        *rand.Rand
+	mu          sync.Mutex // guards rand
 }
 
-func newRun(cfg Config, rt *actors.Runtime, rec *recorder) (*run, error) {
-	svc, err := subagent.New(rt, query.New(rt.Sessions()), subagent.WithLogger(cfg.Logger))
-	if err != nil {
-		return nil, err
-	}
-	if _, err := svc.RegisterProvider(subagent.NewSpawn(rt)); err != nil {
-		return nil, err
-	}
-	s := &run{cfg: cfg, rt: rt, svc: svc, rec: rec, rand: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))}
-	s.rec.registry = rt.Registry().Get
-	svc.Subscribe(s.rec.lifecycle)
-	rt.Registry().Subscribe(s.rec.agentEvent)
-	return s, nil
+func newRun(cfg Config, rt *dsh.Runtime, rec *recorder) *run {
+	rec.agent = rt.Agent
+	return &run{cfg: cfg, rt: rt, rec: rec, stopNotices: rt.Subscribe(rec.notice),
+		rand: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))}
 }
 
 func (s *run) intn(n int) int {
@@ -235,33 +216,33 @@ func (s *run) execute(ctx context.Context) (Report, error) {
 	}
 	s.race(ctx, &report)
 	for _, root := range roots {
-		if err := s.svc.DrainContinuableDescendants(ctx, []*parent.Handle{root}); err != nil {
+		if err := s.rt.Drain(ctx, root); err != nil {
 			report.Violations = append(report.Violations, "final drain: "+err.Error())
 		}
 	}
 	for _, root := range roots {
-		if err := root.Activation().WhenIdle(ctx); err != nil {
+		if err := root.WhenIdle(ctx); err != nil {
 			return report, err
 		}
 	}
-	if n := len(s.rt.Registry().List()); n != len(roots) {
-		report.Violations = append(report.Violations, fmt.Sprintf("%d agents left after the final drain (want the %d roots)", n, len(roots)))
+	if left := s.rec.liveChildren(); len(left) > 0 {
+		report.Violations = append(report.Violations, fmt.Sprintf("%d children left live after the final drain (%s first)", len(left), left[0]))
 	}
 	return report, nil
 }
 
 // growForests starts the top-level agents and tells each to grow a tree.
-func (s *run) growForests(ctx context.Context) ([]*parent.Handle, error) {
-	roots := make([]*parent.Handle, s.cfg.Forests)
+func (s *run) growForests(ctx context.Context) ([]*dsh.Handle, error) {
+	roots := make([]*dsh.Handle, s.cfg.Forests)
 	for i := range roots {
-		h, err := s.rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: fmt.Sprintf("forest-%d", i)}})
+		h, err := s.rt.StartAgent(ctx, fmt.Sprintf("forest-%d", i))
 		if err != nil {
 			return nil, err
 		}
 		roots[i] = h
-		s.rec.handle(h)
+		s.rec.root(h)
 		tree := fmt.Sprintf("tree %d %d", s.cfg.Depth, s.cfg.Fanout)
-		if _, err := h.Followup(ctx, event.Text(tree), event.Source{Kind: "user"}); err != nil {
+		if _, err := s.rt.PromptSession(ctx, h.ID(), event.Text(tree), event.Source{Kind: event.SourceUser}); err != nil {
 			return nil, err
 		}
 	}
@@ -270,9 +251,9 @@ func (s *run) growForests(ctx context.Context) ([]*parent.Handle, error) {
 
 // grown waits until the roots' tree turns ended and every continuable
 // node settled: the whole forest is durable and nothing is resident.
-func (s *run) grown(ctx context.Context, roots []*parent.Handle) error {
+func (s *run) grown(ctx context.Context, roots []*dsh.Handle) error {
 	for _, root := range roots {
-		if err := root.Activation().WhenIdle(ctx); err != nil {
+		if err := root.WhenIdle(ctx); err != nil {
 			return err
 		}
 	}
@@ -338,7 +319,7 @@ func (s *run) step(ctx context.Context, i int) outcome {
 	var o outcome
 	if s.intn(10) == 0 {
 		if h := s.rec.randomResident(s.intn); h != nil {
-			if err := s.svc.DrainContinuableDescendants(ctx, []*parent.Handle{h}); err != nil {
+			if err := s.rt.Drain(ctx, h); err != nil {
 				o.violation = "scoped drain: " + err.Error()
 			}
 			o.drained = true
@@ -350,7 +331,7 @@ func (s *run) step(ctx context.Context, i int) outcome {
 	if child != target {
 		text = "hold 5ms"
 	}
-	id, err := s.svc.Followup(ctx, p, child, event.Text(text), event.Source{Kind: "user"})
+	id, err := s.rt.Send(ctx, p, child, event.Text(text))
 	if err != nil {
 		o.rejected = true
 		var typedErr *fault.Error
