@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -167,8 +168,36 @@ func newDecoder() *zstd.Decoder {
 	return dec
 }
 
-// appendFrame appends plaintext compressed as one checksummed frame.
-func appendFrame(dst, plaintext []byte) []byte { return sharedEncoder.EncodeAll(plaintext, dst) }
+// appendFrame appends plaintext compressed as one checksummed frame; a
+// plaintext of at most rawFrameMax bytes is stored in it as it is.
+func appendFrame(dst, plaintext []byte) []byte {
+	if len(plaintext) > 0 && len(plaintext) <= rawFrameMax {
+		return appendRawFrame(dst, plaintext)
+	}
+	return sharedEncoder.EncodeAll(plaintext, dst)
+}
+
+// rawFrameMax is the longest plaintext appendFrame stores uncompressed:
+// the encoder saves a few bytes at most on a batch this short (a turn's
+// start or end: it often stores those raw itself), yet setting it up
+// costs microseconds of every such append, and more on a goroutine whose
+// stack it has to grow (a turn's, ending).
+const rawFrameMax = 128
+
+// appendRawFrame appends plaintext (1 to rawFrameMax bytes) as a frame of
+// one raw block with its content checksum, byte for byte as the encoder
+// writes a frame it stores raw: a descriptor with only the checksum flag,
+// the smallest window (1 KiB, above rawFrameMax), the last block's
+// header, the plaintext, then the low 32 bits of its XXH64.
+func appendRawFrame(dst, plaintext []byte) []byte {
+	const checksumFlag, window1KiB = 0x04, 0x00
+	dst = binary.LittleEndian.AppendUint32(dst, zstdMagic)
+	dst = append(dst, checksumFlag, window1KiB)
+	block := uint32(len(plaintext))<<3 | 1 // raw (type 0), last
+	dst = append(dst, byte(block), byte(block>>8), byte(block>>16))
+	dst = append(dst, plaintext...)
+	return binary.LittleEndian.AppendUint32(dst, uint32(xxhash.Sum64(plaintext)))
+}
 
 // decodeFrame appends the plaintext of the complete frame buf[r.start:r.end]
 // to dst after verifying its checksum.

@@ -499,3 +499,33 @@ func TestZstdDamageBeforeTheLastFrameIsNotATornTail(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, got.Events, 15)
 }
+
+// A batch of at most rawFrameMax bytes is stored as one raw block, in the
+// bytes the encoder writes whenever it stores such a batch raw itself;
+// whatever its content, the frame is complete to the structural split and
+// decodes, checksum verified, to the batch.
+func TestAShortBatchIsAChecksummedRawFrame(t *testing.T) {
+	line := []byte(`{"seq":3,"time":1764522000000,"type":"turn/end","data":{"turn":1,"reason":{"kind":"aborted"}}}` + "\n")
+	require.Equal(t, sharedEncoder.EncodeAll(line, nil), appendFrame(nil, line), "the encoder stores this line raw too")
+	random := make([]byte, rawFrameMax)
+	_, _ = rand.Read(random)
+	repeated := bytes.Repeat([]byte("a"), rawFrameMax)
+	for n := 1; n <= rawFrameMax; n++ {
+		for _, plain := range [][]byte{random[:n], repeated[:n], line[:min(n, len(line))]} {
+			frame := appendFrame([]byte("x"), plain)[1:]
+			require.Len(t, frame, len(plain)+13, "magic, descriptor, window, block header, checksum")
+			require.Equal(t, []frameRange{{0, len(frame)}}, framesOf(t, frame))
+			require.Equal(t, string(plain), plaintextOf(t, frame))
+			if encoded := sharedEncoder.EncodeAll(plain, nil); len(encoded) == len(frame) {
+				require.Equal(t, encoded, frame, "stored raw by the encoder as well: the same bytes")
+			}
+		}
+	}
+	frame := appendFrame(nil, append(line, line...))
+	require.Equal(t, sharedEncoder.EncodeAll(append(line, line...), nil), frame, "a longer batch is the encoder's")
+	require.Less(t, len(frame), 2*len(line), "and compressed")
+	bad := appendFrame(nil, line)
+	bad[len(bad)-1] ^= 1
+	_, err := sharedDecoder.DecodeAll(bad, nil)
+	require.Error(t, err, "the checksum is checked")
+}
