@@ -178,7 +178,7 @@ func (f *fixture) settled(childID string, n int) RunEndInfo {
 	end, ok := f.rec.waitEnd(childID, n, time.After(endDeadline))
 	if !ok {
 		edges, _, _ := f.rec.snapshot()
-		f.t.Fatalf("epoch %d of child %s did not end within %s; lifecycle edges so far: %v", n, childID, endDeadline, edges)
+		f.t.Fatalf("epoch %d of child %s did not end within %s; lifecycle edges so far: %v; warnings logged:\n%s", n, childID, endDeadline, edges, f.logs.String())
 	}
 	return end
 }
