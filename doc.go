@@ -50,8 +50,10 @@
 // Reading the store never wakes an agent: History reads one session's log
 // as events (ReadablePrefix recovers what a damaged one still holds, and
 // Event.Payload reads an event's data as a typed event.Payload), Sessions
-// lists every session with its title, Search finds the stored
-// events holding a phrase, and Children and RenderChildren give a parent's
+// lists every session with its title, whether it runs and how its last
+// turn ended (LiveSessions only the live ones, reading no store), Search
+// finds the stored events holding a phrase (the logs answer when the index
+// fails), and Children and RenderChildren give a parent's
 // catalog. On a JSONL folder they read through the store's derived SQLite
 // index, which the runtime opens on first use (Options.NoIndex reads the
 // logs instead). Options.Compression picks the encoding of a JSONL

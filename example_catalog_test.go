@@ -2,6 +2,7 @@ package dsh_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -71,6 +72,29 @@ func ExampleRuntime_Sessions() {
 	// Output:
 	// live live=true title="" asOf=-1
 	// stored live=false title="plan the trip" asOf=5
+}
+
+// LiveSessions lists the sessions live now without reading the store:
+// whether each runs a turn, and how its last turn ended.
+func ExampleRuntime_LiveSessions() {
+	ctx := context.Background()
+	failing := dsh.TextAgent(func(context.Context, string) (string, error) { return "", errors.New("upstream down") })
+	rt, _ := dsh.Open(dsh.Options{NewAgent: failing})
+	defer rt.Close()
+	a, _ := rt.StartAgent(ctx, "ask")
+	_, _ = rt.Prompt(ctx, "ask", "hello")
+	_ = a.WhenIdle(ctx)
+	for _, s := range rt.LiveSessions() {
+		var end struct {
+			Reason struct {
+				Kind string `json:"kind"`
+			} `json:"reason"`
+		}
+		_ = json.Unmarshal(s.LastTurnEnd, &end)
+		fmt.Printf("%s running=%v last turn: %s\n", s.Header.ID, s.Running, end.Reason.Kind)
+	}
+	// Output:
+	// ask running=false last turn: error
 }
 
 // Search finds the events of stored sessions holding a phrase; a limit out

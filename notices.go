@@ -17,7 +17,7 @@ type NoticeKind int
 // The notices Subscribe delivers.
 const (
 	// SessionLive: a session became live here (created or resumed);
-	// ParentSessionID, Cwd and Blank are set.
+	// ParentSessionID, Cwd, Blank and LastSeq are set.
 	SessionLive NoticeKind = iota + 1
 	// SessionRunning: a live agent started (Running true) or stopped
 	// running turns.
@@ -52,7 +52,10 @@ type Notice struct {
 	// Blank (SessionLive) is true while the session has run no turn (no
 	// turn/start in its log): a new continuable child, holding only its
 	// descriptor, is blank.
-	Blank     bool
+	Blank bool
+	// LastSeq (SessionLive) is the seq of the session's last event when
+	// it became live, -1 for none: its next SessionAppended has LastSeq+1.
+	LastSeq   int64
 	Running   bool               // SessionRunning
 	Event     Event              // SessionAppended
 	MessageID string             // MessageAccepted, MessageLeft
@@ -105,9 +108,12 @@ func noticeOfChange(sessions *session.Sessions, c session.Change) (Notice, bool)
 	id := c.Header.ID
 	switch c.Kind {
 	case session.Added:
-		live := sessions.Get(id)
+		var events []session.Event
+		if live := sessions.Get(id); live != nil {
+			events = live.Events()
+		}
 		return Notice{Kind: SessionLive, SessionID: id, ParentSessionID: c.Header.ParentSession,
-			Cwd: c.Header.Cwd, Blank: live == nil || blank(live.Events())}, true
+			Cwd: c.Header.Cwd, Blank: blank(events), LastSeq: int64(len(events)) - 1}, true
 	case session.Removed:
 		return Notice{Kind: SessionReleased, SessionID: id}, true
 	case session.Appended:

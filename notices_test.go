@@ -45,7 +45,7 @@ func TestSubscribeReportsASessionsLife(t *testing.T) {
 
 	mu.Lock()
 	defer mu.Unlock()
-	require.Equal(t, Notice{Kind: SessionLive, SessionID: "s", Cwd: cwd, Blank: true}, live)
+	require.Equal(t, Notice{Kind: SessionLive, SessionID: "s", Cwd: cwd, Blank: true, LastSeq: -1}, live)
 	for _, k := range []NoticeKind{SessionLive, MessageAccepted, SessionRunning, MessageLeft, SessionAppended, SessionReleased} {
 		require.Contains(t, kinds, k)
 	}

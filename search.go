@@ -2,7 +2,9 @@ package dsh
 
 import (
 	"context"
+	"errors"
 
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/index"
 )
 
@@ -45,7 +47,9 @@ type SearchPage struct {
 // log is read; a memory-only runtime finds nothing. A blank phrase or
 // one holding a NUL is fault.QueryInvalidQuery, a Limit or Offset out of
 // range fault.QueryInvalidLimit, a ctx that ends during the search
-// fault.QueryAborted (or fault.Cancelled). It blocks on the reads (on a
+// fault.QueryAborted (or fault.Cancelled). An index that fails a search
+// (a full disk, a damaged file) never fails it: the failure is logged at
+// Warn (Options.Logger) naming its cause, and the logs answer. It blocks on the reads (on a
 // JSONL folder, one read of each log changed since the last use).
 func (r *Runtime) Search(ctx context.Context, req SearchRequest) (SearchPage, error) {
 	if err := r.actors.Err(); err != nil {
@@ -56,12 +60,11 @@ func (r *Runtime) Search(ctx context.Context, req SearchRequest) (SearchPage, er
 	if err != nil {
 		return SearchPage{}, err
 	}
-	var page index.Page
+	var indexed phraseIndex
 	if db != nil {
-		page, err = db.Search(ctx, ireq)
-	} else {
-		page, err = index.ScanSearch(ctx, r.actors.Sessions().Store(), ireq)
+		indexed = db
 	}
+	page, err := r.searchIndexOrLogs(ctx, indexed, ireq)
 	if err != nil {
 		return SearchPage{}, err
 	}
@@ -70,4 +73,24 @@ func (r *Runtime) Search(ctx context.Context, req SearchRequest) (SearchPage, er
 		out.Hits[i] = SearchHit(h)
 	}
 	return out, nil
+}
+
+// phraseIndex is what answers a search before the logs: the derived index.
+type phraseIndex interface {
+	Search(ctx context.Context, req index.SearchRequest) (index.Page, error)
+}
+
+// searchIndexOrLogs answers req from indexed when there is one, else by
+// reading every stored log; an index that fails for any reason but the
+// request's own refusals or a cancellation is logged at Warn and the logs
+// answer instead.
+func (r *Runtime) searchIndexOrLogs(ctx context.Context, indexed phraseIndex, req index.SearchRequest) (index.Page, error) {
+	if indexed != nil {
+		page, err := indexed.Search(ctx, req)
+		if err == nil || ctx.Err() != nil || errors.Is(err, fault.QueryInvalidQuery) || errors.Is(err, fault.QueryInvalidLimit) {
+			return page, err
+		}
+		r.actors.Logger().Warn("dsh: the derived index failed a search; the logs answer it", "err", err)
+	}
+	return index.ScanSearch(ctx, r.actors.Sessions().Store(), req)
 }

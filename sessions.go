@@ -2,24 +2,42 @@ package dsh
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"time"
 
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/index"
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // Session is one session as Sessions lists it: its header, whether it is
-// live in this runtime, and its title, the first line of its first user
-// message with text ("" when none), as of the event TitleAsOfSeq (its
-// log's last seq when read, -1 for a log without events). Unreadable is
-// true for a stored session whose log could not be read at all: its
-// title is then unknown.
+// live in this runtime and whether its agent runs now, and its title, the
+// first line of its first user message with text ("" when none), as of
+// the event TitleAsOfSeq (its log's last seq when read, -1 for a log
+// without events). Unreadable is true for a stored session whose log
+// could not be read at all: its title and last turn are then unknown.
 type Session struct {
-	Header       Header
-	Live         bool
+	Header Header
+	Live   bool
+	// Running is true while its agent, live here, runs a turn or holds
+	// accepted messages no turn has claimed yet.
+	Running      bool
 	Title        string
 	TitleAsOfSeq int64
-	Unreadable   bool
+	// UpdatedAt is when the session last changed: for a live session the
+	// time of its last event other than a session/end-seed (picking a
+	// session up again is no activity), for a stored one the modification
+	// time of its log file in a JSONL store folder; else its creation time.
+	UpdatedAt time.Time
+	// LastTurnEnd is the data of the turn/end event that ended its last
+	// turn (its reason: completed, aborted, error, …); nil when no turn
+	// ended or a turn opened after the last end.
+	LastTurnEnd json.RawMessage
+	Unreadable  bool
 }
 
 // Sessions lists every session, top-level and child alike (a child's
@@ -37,11 +55,10 @@ func (r *Runtime) Sessions(ctx context.Context) ([]Session, error) {
 	if err := r.actors.Err(); err != nil {
 		return nil, err
 	}
-	var out []Session
-	live := map[string]bool{}
-	for _, l := range r.actors.Sessions().List() {
-		out = append(out, titled(Session{Header: headerOf(l.Header()), Live: true}, l.Events()))
-		live[l.ID()] = true
+	out := r.LiveSessions()
+	live := make(map[string]bool, len(out))
+	for _, s := range out {
+		live[s.Header.ID] = true
 	}
 	store := r.actors.Sessions().Store()
 	if store == nil {
@@ -68,6 +85,39 @@ func (r *Runtime) Sessions(ctx context.Context) ([]Session, error) {
 	return out, nil
 }
 
+// LiveSessions lists the sessions live in this runtime now, in the order
+// they became live, as Sessions lists them (each titled from memory). It
+// does not block: it reads no store.
+func (r *Runtime) LiveSessions() []Session {
+	lives := r.actors.Sessions().List()
+	out := make([]Session, len(lives))
+	for i, l := range lives {
+		events := l.Events()
+		s := titled(Session{Header: headerOf(l.Header()), Live: true, Running: r.running(l.ID())}, events)
+		s.UpdatedAt = liveUpdatedAt(l.Header(), events)
+		out[i] = s
+	}
+	return out
+}
+
+// running reports whether the agent live under id runs a turn or holds
+// accepted messages not yet claimed.
+func (r *Runtime) running(id string) bool {
+	h := r.actors.Registry().Get(id)
+	return h != nil && h.Activation().Status() == inbox.Running
+}
+
+// liveUpdatedAt is the time of the last event other than a
+// session/end-seed, else the header's creation time.
+func liveUpdatedAt(h session.Header, events []session.Event) time.Time {
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type != vocab.TypeSessionEndSeed {
+			return time.UnixMilli(events[i].Time)
+		}
+	}
+	return time.UnixMilli(h.CreatedAt)
+}
+
 // indexedTitles are the derived index's titles of the stored sessions,
 // nil without an index or when it fails (the logs then answer alike).
 func (r *Runtime) indexedTitles(ctx context.Context) map[string]index.Title {
@@ -85,9 +135,9 @@ func (r *Runtime) indexedTitles(ctx context.Context) map[string]index.Title {
 // storedSession is h's entry, titled from titles when they hold it, else
 // from its log; only a cancellation fails.
 func (r *Runtime) storedSession(ctx context.Context, h session.Header, titles map[string]index.Title) (Session, error) {
-	s := Session{Header: headerOf(h)}
+	s := Session{Header: headerOf(h), Running: r.running(h.ID), UpdatedAt: r.logModified(h)}
 	if t, ok := titles[h.ID]; ok {
-		s.Title, s.TitleAsOfSeq = t.Text, t.AsOfSeq
+		s.Title, s.TitleAsOfSeq, s.LastTurnEnd = t.Text, t.AsOfSeq, t.LastTurnEnd
 		return s, nil
 	}
 	log, err := r.query.ReadSession(ctx, h.ID)
@@ -104,7 +154,30 @@ func (r *Runtime) storedSession(ctx context.Context, h session.Header, titles ma
 	return titled(s, log.Events), nil
 }
 
-// titled is s with the title events give it, as of their last seq.
+// logModified is the modification time of h's log file, plain or
+// Zstandard, when the store keeps its logs in files under a folder (a
+// JSONL store), else h's creation time (also for a log that vanished
+// since the listing).
+func (r *Runtime) logModified(h session.Header) time.Time {
+	created := time.UnixMilli(h.CreatedAt)
+	store, ok := r.actors.Sessions().Store().(interface{ Root() string })
+	if !ok {
+		return created
+	}
+	path, err := logpath.Path(store.Root(), h.Cwd, h.ID)
+	if err != nil {
+		return created
+	}
+	for _, name := range []string{path, path + ".zstd"} {
+		if info, err := os.Stat(name); err == nil {
+			return info.ModTime()
+		}
+	}
+	return created
+}
+
+// titled is s with the title and last turn end events give it, as of
+// their last seq.
 func titled(s Session, events []session.Event) Session {
 	s.TitleAsOfSeq = -1
 	for _, e := range events {
@@ -113,6 +186,7 @@ func titled(s Session, events []session.Event) Session {
 			s.Title = title
 		}
 	}
+	s.LastTurnEnd = index.LastTurnEnd(events)
 	return s
 }
 

@@ -129,8 +129,7 @@ type sessionSummary struct {
 	Cwd             string
 	Title           string // first line of the first user message, if any
 	// LastTurn is how the last finished turn ended when it did not
-	// complete; nil otherwise, or when it is not known (a stored session
-	// titled from the derived index).
+	// complete; nil otherwise, or when it is not known (an unreadable log).
 	LastTurn *turnOutcome
 	// TitleAsOfSeq is, for a session that is not live, the seq of the
 	// last stored event Title was derived with (-1 for an empty log); nil

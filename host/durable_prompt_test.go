@@ -22,7 +22,7 @@ func TestDurableAdmissionCoversSessionPrompt(t *testing.T) {
 	open := func() (*actors.Runtime, *Handler) {
 		opened, err := dsh.Open(dsh.Options{Dir: root, DurableAdmission: true})
 		require.NoError(t, err)
-		b := newRuntimeBackend(opened, nil)
+		b := newRuntimeBackend(opened)
 		h := newHandler(b, Options{Cwd: t.TempDir()})
 		t.Cleanup(func() { require.NoError(t, opened.Close()) })
 		return opened.Actors(), h

@@ -61,13 +61,6 @@ type Options struct {
 	// about two more copies); a body that would go beyond it is answered
 	// 413 (default 128 MiB, two bodies of the 64 MiB maximum).
 	MaxBodyBytesInFlight int64
-	// Index is the derived index of the runtime's store, which only this
-	// module's CLI and benchmarks open (its type is internal; embedders
-	// leave it nil): when set it answers session search and the titles of
-	// stored sessions in session.list; without it search scans every
-	// stored log and a stored session's title is read from its log once
-	// per process.
-	Index derivedIndex
 }
 
 // Handler serves the RPC methods under /api, the event streams and the
@@ -87,11 +80,11 @@ type Handler struct {
 }
 
 // New returns the handler over the runtime rt: its agents and sessions,
-// its subagent service and its catalog (answered by opts.Index when set);
-// it starts observing rt's appends at once (for session.list's updatedAt
-// and title) until Close. Close it before rt. It never closes opts.Index.
+// its subagents, its catalog and its search; it starts observing rt's
+// live sessions at once (for the event streams) until Close. Close it
+// before rt.
 func New(rt *dsh.Runtime, opts Options) *Handler {
-	backend := newRuntimeBackend(rt, opts.Index)
+	backend := newRuntimeBackend(rt)
 	h := newHandler(backend, opts)
 	h.closeBackend = backend.close
 	return h

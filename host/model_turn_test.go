@@ -56,7 +56,7 @@ func TestAModelTurnRoundTripsThroughTheReaders(t *testing.T) {
 	opened, err := dsh.Open(dsh.Options{Dir: t.TempDir(), NewAgent: modelLike})
 	require.NoError(t, err)
 	rt := opened.Actors()
-	backend := newRuntimeBackend(opened, nil)
+	backend := newRuntimeBackend(opened)
 	handler := newHandler(backend, Options{})
 	t.Cleanup(func() {
 		handler.Close()

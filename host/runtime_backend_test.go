@@ -26,7 +26,7 @@ func openRuntime(t *testing.T, root string) (*actors.Runtime, *runtimeBackend) {
 	t.Helper()
 	opened, err := dsh.Open(dsh.Options{Dir: root, Compression: "none"}) // the tests touch the plain log files
 	require.NoError(t, err)
-	b := newRuntimeBackend(opened, nil)
+	b := newRuntimeBackend(opened)
 	t.Cleanup(func() {
 		b.close()
 		require.NoError(t, opened.Close())

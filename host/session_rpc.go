@@ -43,15 +43,10 @@ func (h *Handler) sessionList(ctx context.Context, c call) (any, *rpcError) {
 	return sessionItems{Items: items}, nil
 }
 
-// unreadableError is session.list's internal error naming the stored
-// entry that cannot be read: the session (also in details.sessionId) and
-// the store's own words, which name the file.
+// unreadableError is session.list's internal error naming what failed
+// the store's listing in the store's own words, which name the file.
 func unreadableError(u *unreadableSession) *rpcError {
-	if u.id == "" {
-		return newError(codeInternal, "session list failed: "+u.err.Error(), nil)
-	}
-	return newError(codeInternal, "session list failed: session "+quote(u.id)+" cannot be read: "+u.err.Error(),
-		details{SessionID: u.id})
+	return newError(codeInternal, "session list failed: "+u.err.Error(), nil)
 }
 
 // sessionItem is one session.list row in the original's key order:

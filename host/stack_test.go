@@ -16,7 +16,6 @@ import (
 	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/descriptor"
-	"github.com/dsh-actors/dsh-actors/internal/index"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
@@ -45,15 +44,10 @@ func newRuntimeStack(t testing.TB) *runtimeStack {
 // answers search and stored titles.
 func newRuntimeStackOn(t testing.TB, root string, indexed bool, compression string) *runtimeStack {
 	t.Helper()
-	opened, err := dsh.Open(dsh.Options{Dir: root, Compression: compression})
+	opened, err := dsh.Open(dsh.Options{Dir: root, Compression: compression, NoIndex: !indexed})
 	require.NoError(t, err)
 	rt, service := opened.Actors(), opened.Subagents()
-	var db *index.DB
-	if indexed {
-		db, err = index.Open(context.Background(), root, rt.Sessions())
-		require.NoError(t, err)
-	}
-	backend := newRuntimeBackend(opened, indexOrNone(db))
+	backend := newRuntimeBackend(opened)
 	handler := newHandler(backend, Options{})
 	recorder := &apiRecorder{next: handler}
 	server := httptest.NewServer(recorder)
@@ -64,22 +58,10 @@ func newRuntimeStackOn(t testing.TB, root string, indexed bool, compression stri
 			server.Close()
 			backend.close()
 			require.NoError(t, opened.Close())
-			if db != nil {
-				require.NoError(t, db.Close())
-			}
 		})
 	}
 	t.Cleanup(stop)
 	return &runtimeStack{rt: rt, service: service, backend: backend, recorder: recorder, url: server.URL, stop: stop}
-}
-
-// indexOrNone is db as the backend's index, or no index when db is nil
-// (a nil *index.DB in the interface would be an index).
-func indexOrNone(db *index.DB) derivedIndex {
-	if db == nil {
-		return nil
-	}
-	return db
 }
 
 // settled waits until every healthy entry of parentID's catalog is inactive

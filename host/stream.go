@@ -1,6 +1,12 @@
 package host
 
-import "github.com/dsh-actors/dsh-actors/session"
+import (
+	"context"
+	"sync"
+
+	"github.com/dsh-actors/dsh-actors"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
+)
 
 // The mux stream's subscription baseline: GET /api/events.mux opens with one
 //
@@ -160,28 +166,81 @@ func (h *hub) openMux(s *stream) {
 	}
 }
 
-// Attachment describes the live session id (runtimeBackend is an
-// attachmentSource). Inside the registry's Added notification the session
-// cannot be appended to, so the answer is exact for that notice.
-func (b *runtimeBackend) Attachment(id string) (attachment, bool) {
-	live := b.rt.Sessions().Get(id)
-	if live == nil {
-		return attachment{}, false
-	}
-	return attachmentOf(live), true
+// attachedSessions is what runtimeBackend knows of the sessions live in
+// its runtime, kept from the runtime's notices: each one's last seq and
+// whether it is blank.
+type attachedSessions struct {
+	mu       sync.Mutex
+	sessions map[string]attachment
 }
 
-// Attachments describes every live session in creation order.
+func newAttachedSessions() *attachedSessions {
+	return &attachedSessions{sessions: map[string]attachment{}}
+}
+
+// observe applies n before the handler sees it: a session that became
+// live is recorded as the notice describes it, an appended event advances
+// its last seq (a turn/start ends its blankness), a released session is
+// forgotten. It does not block.
+func (a *attachedSessions) observe(n dsh.Notice) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch n.Kind {
+	case dsh.SessionLive:
+		a.sessions[n.SessionID] = attachment{SessionID: n.SessionID, LastSeq: n.LastSeq, Blank: n.Blank}
+	case dsh.SessionAppended:
+		if rec, ok := a.sessions[n.SessionID]; ok {
+			rec.LastSeq = max(rec.LastSeq, n.Event.Seq)
+			rec.Blank = rec.Blank && n.Event.Type != vocab.TypeTurnStart
+			a.sessions[n.SessionID] = rec
+		}
+	case dsh.SessionReleased:
+		delete(a.sessions, n.SessionID)
+	}
+}
+
+// get is the record of id, false when none.
+func (a *attachedSessions) get(id string) (attachment, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	rec, ok := a.sessions[id]
+	return rec, ok
+}
+
+// seed records h's session as its history shows it, unless a notice
+// recorded it first (the notice is the later state).
+func (a *attachedSessions) seed(h dsh.History) attachment {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if rec, ok := a.sessions[h.Header.ID]; ok {
+		return rec
+	}
+	rec := attachment{SessionID: h.Header.ID, LastSeq: int64(len(h.Events)) - 1, Blank: true}
+	for _, e := range h.Events {
+		rec.Blank = rec.Blank && e.Type != vocab.TypeTurnStart
+	}
+	a.sessions[h.Header.ID] = rec
+	return rec
+}
+
+// Attachment describes the live session id (runtimeBackend is an
+// attachmentSource) as the runtime's notices told it; inside the
+// SessionLive notice of id it is that notice's, recorded just before.
+func (b *runtimeBackend) Attachment(id string) (attachment, bool) {
+	return b.attached.get(id)
+}
+
+// Attachments describes every live session in the order they became live,
+// each read from memory once (the handler calls it once, right after
+// subscribing).
 func (b *runtimeBackend) Attachments() []attachment {
-	lives := b.rt.Sessions().List()
-	out := make([]attachment, len(lives))
-	for i, l := range lives {
-		out[i] = attachmentOf(l)
+	var out []attachment
+	for _, s := range b.dsh.LiveSessions() {
+		h, err := b.dsh.History(context.Background(), s.Header.ID)
+		if err != nil {
+			continue // it left meanwhile: its released notice follows
+		}
+		out = append(out, b.attached.seed(h))
 	}
 	return out
-}
-
-func attachmentOf(l *session.Live) attachment {
-	events := l.Events()
-	return attachment{SessionID: l.ID(), LastSeq: int64(len(events)) - 1, Blank: sessionBlank(events)}
 }

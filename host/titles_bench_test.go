@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/dsh-actors/dsh-actors"
-	"github.com/dsh-actors/dsh-actors/internal/index"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/stretchr/testify/require"
@@ -31,19 +30,19 @@ func BenchmarkListSessionsAfterARestart(b *testing.B) {
 		return err
 	}))
 	ctx := context.Background()
-	opened, err := dsh.Open(dsh.Options{Dir: root})
+	earlier, err := dsh.Open(dsh.Options{Dir: root})
 	require.NoError(b, err)
-	b.Cleanup(func() { require.NoError(b, opened.Close()) })
-	db, err := index.Open(ctx, root, opened.Actors().Sessions())
+	_, err = earlier.Sessions(ctx) // the earlier process that built the index
 	require.NoError(b, err)
-	b.Cleanup(func() { require.NoError(b, db.Close()) })
-	_, err = db.Titles(ctx) // the earlier process that built the index
-	require.NoError(b, err)
-	for name, withIndex := range map[string]*index.DB{"unindexed": nil, "indexed": db} {
+	require.NoError(b, earlier.Close())
+	for name, noIndex := range map[string]bool{"unindexed": true, "indexed": false} {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				backend := newRuntimeBackend(opened, indexOrNone(withIndex))
+				opened, err := dsh.Open(dsh.Options{Dir: root, NoIndex: noIndex})
+				require.NoError(b, err)
+				backend := newRuntimeBackend(opened)
 				summaries, err := backend.ListSessions(ctx)
+				require.NoError(b, opened.Close())
 				backend.close()
 				require.NoError(b, err)
 				require.Len(b, summaries, 500)

@@ -151,8 +151,7 @@ type serveStack struct {
 	set     *runtimeSet
 	rt      *actors.Runtime
 	handler *host.Handler
-	index   *index.DB // nil with --no-index
-	token   string    // the bearer token the handler wants from other machines
+	token   string // the bearer token the handler wants from other machines
 }
 
 // pageAuthority is the URL to print for the bound address and the Host
@@ -174,12 +173,21 @@ func pageAuthority(bound *net.TCPAddr) (string, []string) {
 // scripted agent (or the model agents), the subagent service and the host
 // handler over them; indexed, subagent.list, session.search and the titles
 // of stored sessions in session.list are answered by the derived index in
-// the root.
+// the root, unless it cannot be opened: then serve warns and reads the
+// logs.
 func openServeStack(flags serveFlags, logger *slog.Logger, trustedHosts []string, agents *modelagent.Agents) (*serveStack, error) {
-	set, err := openRuntime(flags.store, dsh.Options{Logger: logger, ModelAgents: agents, ACPAgents: flags.acp.options(),
-		Node: flags.node.name, LeaseTTL: flags.node.leaseTTL}, flags.storeChoice)
+	opts := dsh.Options{Logger: logger, ModelAgents: agents, ACPAgents: flags.acp.options(),
+		Node: flags.node.name, LeaseTTL: flags.node.leaseTTL, NoIndex: !flags.indexed}
+	set, err := openRuntime(flags.store, opts, flags.storeChoice)
 	if err != nil {
 		return nil, err
+	}
+	if flags.indexed && !isPostgres(flags.store) && !indexOpens(flags.store, set.rt.Sessions(), logger) {
+		_ = set.close()
+		opts.NoIndex = true
+		if set, err = openRuntime(flags.store, opts, flags.storeChoice); err != nil {
+			return nil, err
+		}
 	}
 	token := flags.token
 	if token == "" {
@@ -188,30 +196,22 @@ func openServeStack(flags serveFlags, logger *slog.Logger, trustedHosts []string
 			return nil, err
 		}
 	}
-	var db *index.DB
-	opts := host.Options{Logger: logger, TrustedHosts: trustedHosts, Token: token, CwdRoot: flags.cwdRoot}
-	if flags.indexed && !isPostgres(flags.store) { // the derived index lives beside a JSONL root
-		db = openIndexOrWarn(flags.store, set.rt.Sessions(), logger)
-	}
-	if db != nil {
-		opts.Index = db // only when open: a nil *index.DB would be a non-nil Index
-	}
-	handler := host.New(set.dsh, opts)
-	return &serveStack{set: set, rt: set.rt, handler: handler, index: db, token: token}, nil
+	handler := host.New(set.dsh, host.Options{Logger: logger, TrustedHosts: trustedHosts, Token: token, CwdRoot: flags.cwdRoot})
+	return &serveStack{set: set, rt: set.rt, handler: handler, token: token}, nil
 }
 
-// openIndexOrWarn opens the derived index of the store at root, or, when
-// it cannot (a full disk, a damaged or foreign file), logs why at Warn and
-// returns nil: the index is derived state, and serve serves the logs
+// indexOpens reports whether the derived index of the store at root
+// opens; when it cannot (a full disk, a damaged or foreign file), it logs
+// why at Warn: the index is derived state, and serve serves the logs
 // without it.
-func openIndexOrWarn(root string, sessions *session.Sessions, logger *slog.Logger) *index.DB {
+func indexOpens(root string, sessions *session.Sessions, logger *slog.Logger) bool {
 	db, err := index.Open(context.Background(), root, sessions)
 	if err != nil {
 		logger.Warn("serve: the derived index cannot be opened; serving from the logs without it",
 			"path", filepath.Join(root, index.FileName), "err", err)
-		return nil
+		return false
 	}
-	return db
+	return db.Close() == nil
 }
 
 // stop announces the shutdown, arms the forced exit on a second signal and
@@ -236,11 +236,7 @@ func (s *serveStack) shutdown(server *http.Server) error {
 	if err := server.Shutdown(graceful); err != nil {
 		_ = server.Close()
 	}
-	err := s.set.close()
-	if s.index != nil {
-		err = errors.Join(err, s.index.Close())
-	}
-	return err
+	return s.set.close()
 }
 
 // servedHTTP is a running http.Server and its unexpected failure.

@@ -12,7 +12,6 @@ import (
 
 	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/host"
-	"github.com/dsh-actors/dsh-actors/internal/index"
 )
 
 // listServer is the path subagent.list takes under `dsh-actors serve`: the
@@ -32,12 +31,8 @@ func openListServer(ctx context.Context, root string, clients int) (*listServer,
 	if err != nil {
 		return nil, err
 	}
-	db, err := index.Open(ctx, root, rt.Actors().Sessions())
-	if err != nil {
-		return nil, errors.Join(err, rt.Close())
-	}
-	handler := host.New(rt, host.Options{Index: db})
-	s := &listServer{closers: []func() error{func() error { handler.Close(); return nil }, db.Close, rt.Close}}
+	handler := host.New(rt, host.Options{}) // the runtime's derived index answers its catalog
+	s := &listServer{closers: []func() error{func() error { handler.Close(); return nil }, rt.Close}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, errors.Join(err, s.close())
@@ -49,8 +44,8 @@ func openListServer(ctx context.Context, root string, clients int) (*listServer,
 	return s, nil
 }
 
-// close stops the HTTP server, then closes the handler, the index and
-// the runtime (which closes its store), in that order.
+// close stops the HTTP server, then closes the handler and the runtime
+// (which closes its index and its store), in that order.
 func (s *listServer) close() error {
 	var errs []error
 	if s.srv != nil {

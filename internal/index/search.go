@@ -262,7 +262,7 @@ func writeFactsOf(ctx context.Context, tx *sql.Tx, insert *sql.Stmt, s derived) 
 	lastSeq := sql.NullInt64{Int64: -1, Valid: s.err == nil}
 	var turnEnd sql.NullString
 	if s.err == nil {
-		turnEnd = nullString(lastTurnEnd(s.log.Events))
+		turnEnd = nullString(LastTurnEnd(s.log.Events))
 		for _, e := range s.log.Events {
 			lastSeq.Int64 = e.Seq
 			if t, ok := TitleOf(e); ok && title == "" {
@@ -312,9 +312,9 @@ type Title struct {
 	LastTurnEnd json.RawMessage
 }
 
-// lastTurnEnd is the data of the turn/end event that closed the last turn
+// LastTurnEnd is the data of the turn/end event that closed the last turn
 // in events; nil when none ended or a turn/start follows the last end.
-func lastTurnEnd(events []session.Event) json.RawMessage {
+func LastTurnEnd(events []session.Event) json.RawMessage {
 	for i := len(events) - 1; i >= 0; i-- {
 		switch events[i].Type {
 		case vocab.TypeTurnStart:
