@@ -39,11 +39,15 @@ const benchTurnsPerAgent = 8
 // with the same server (POST it, read the whole stream), in the same run.
 // It also times the same exchange translated into chunks (what any client
 // of the stream must do, logging nothing), and translated with each chunk
-// appended to a session as its assistant/chunk (the floor of a loop that
-// logs every chunk, without turns, steps or messages). It reports each per
-// step in wall time and in process CPU time (server, client, log writer
-// and GC together: on a loaded machine wall time is mostly waiting for a
-// CPU), the loop's own overhead, and the ratios to the raw exchange.
+// appended to a session as its assistant/chunk and flushed at the end:
+// the floor of a loop that logs every chunk durably, without turns, steps
+// or messages (sync is that flush alone, one write and fdatasync of the
+// step's log). The loop's step, too, ends with a flush of its log. It
+// reports each per step in wall time and in process CPU time (server,
+// client, log writer and GC together: on a loaded machine wall time is
+// mostly waiting for a CPU), the loop's own overhead, the ratios to the
+// raw exchange, and loop/appended-cpu: what the loop costs beyond logging
+// every chunk durably.
 func BenchmarkStepOverhead(b *testing.B) {
 	stream := llmtest.Stream(deltas(100))
 	srv := llmtest.NewServer()
@@ -53,7 +57,7 @@ func BenchmarkStepOverhead(b *testing.B) {
 	logged, err := r.rt.Sessions().Create(ctx, session.Header{ID: "logged", Cwd: "/work"}, nil)
 	require.NoError(b, err)
 	var h *parent.Handle
-	var raw, translated, appended, loop timing
+	var raw, translated, appended, synced, loop timing
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if i%benchTurnsPerAgent == 0 {
@@ -66,6 +70,7 @@ func BenchmarkStepOverhead(b *testing.B) {
 			_, err := h.Followup(ctx, event.Text(fmt.Sprint("turn ", i)), event.Source{Kind: event.SourceUser})
 			require.NoError(b, err)
 			require.NoError(b, h.Activation().WhenIdle(ctx))
+			durable(b, r.rt.Sessions(), h.Session())
 		})
 		body := srv.Last().Body
 		raw.add(func() {
@@ -92,13 +97,25 @@ func BenchmarkStepOverhead(b *testing.B) {
 				}
 			})
 		})
+		synced.add(func() { durable(b, r.rt.Sessions(), logged) })
 	}
 	b.StopTimer()
 	raw.report(b, "raw", nil)
 	translated.report(b, "translated", &raw)
-	appended.report(b, "appended", &raw)
+	floor := appended.plus(synced)
+	floor.report(b, "appended", &raw)
+	synced.report(b, "sync", &raw)
 	loop.report(b, "loop", &raw)
+	b.ReportMetric(float64(loop.cpu)/float64(max(floor.cpu, 1)), "loop/appended-cpu")
 	b.ReportMetric(float64((loop.wall-raw.wall).Nanoseconds())/float64(b.N), "overhead-ns/step")
+}
+
+// durable flushes live: a measured step ends when what it logged is
+// durable, so no write of it runs behind into the next measurement.
+func durable(b *testing.B, sessions *session.Sessions, live *session.Live) {
+	ok, err := sessions.Flush(context.Background(), live)
+	require.NoError(b, err)
+	require.True(b, ok)
 }
 
 // timing sums the wall and process CPU time of measured calls.
@@ -110,6 +127,9 @@ func (t *timing) add(f func()) {
 	t.wall += time.Since(start)
 	t.cpu += processCPU() - cpu
 }
+
+// plus is t and u together.
+func (t timing) plus(u timing) timing { return timing{wall: t.wall + u.wall, cpu: t.cpu + u.cpu} }
 
 // report reports t per step as name-ns/step and name-cpu-ns/step, and
 // against base (when given) as name/raw and name/raw-cpu.
