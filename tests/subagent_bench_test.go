@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/bench"
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -20,8 +22,8 @@ import (
 
 var bg = context.Background()
 
-// benchWorld is internal/bench's World (a runtime over a JSONL store with
-// a subagent service and a top-level agent "parent"), closed at cleanup.
+// benchWorld is internal/bench's World (a runtime opened with dsh.Open over
+// a JSONL store, with a top-level agent "parent"), closed at cleanup.
 type benchWorld struct{ *bench.World }
 
 // benchDir is a fresh store folder: under $DSH_BENCH_DIR when set (a tmpfs
@@ -48,7 +50,7 @@ func newBenchWorld(b *testing.B, root string, sync bool) benchWorld {
 	return benchWorld{w}
 }
 
-func (w benchWorld) start(b *testing.B, p *parent.Handle, prompt string) string {
+func (w benchWorld) start(b *testing.B, p *dsh.Handle, prompt string) string {
 	id, err := w.Start(bg, p, prompt)
 	if err != nil {
 		b.Fatal(err)
@@ -63,7 +65,7 @@ func (w benchWorld) waitEnd(b *testing.B, id string) {
 }
 
 // BenchmarkSubagentStartToSettled: one continuable child from
-// StartContinuable until its epoch ended (turn run, flushed, disposed),
+// Spawn until its epoch ended (turn run, flushed, disposed),
 // against a bare protoactor actor spawned and stopped, in one run.
 func BenchmarkSubagentStartToSettled(b *testing.B) {
 	b.Run("protoactor-spawn-stop", func(b *testing.B) {
@@ -103,14 +105,14 @@ func BenchmarkSubagentFollowup(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			require.NoError(b, h.Activation().WhenIdle(bg))
+			require.NoError(b, h.WhenIdle(bg))
 			b.StartTimer()
 		}
 	})
 	for _, size := range []int{10, 1_000, 100_000} {
 		b.Run(fmt.Sprintf("cold-resume/events=%d", size), func(b *testing.B) {
 			root := benchDir(b)
-			log := bench.SyntheticChild("cold-child", size)
+			log := storegen.ContinuableChild("cold-child", "parent", size)
 			require.NoError(b, storegen.WriteSynthetic(root, log))
 			w := newBenchWorld(b, root, false)
 			for b.Loop() {
@@ -127,9 +129,9 @@ func BenchmarkSubagentFollowup(b *testing.B) {
 }
 
 // waitLive returns the live agent id once it is published.
-func waitLive(rt *actors.Runtime, id string) *parent.Handle {
+func waitLive(rt *dsh.Runtime, id string) *dsh.Handle {
 	for {
-		if h := rt.Registry().Get(id); h != nil {
+		if h, live := rt.Agent(id); live {
 			return h
 		}
 		time.Sleep(time.Millisecond)
@@ -160,36 +162,35 @@ func BenchmarkSubagentScopedDrain(b *testing.B) {
 	b.Run("actors-registry-close", func(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
-			w := newBenchWorld(b, benchDir(b), false)
-			w.growAgents(b, w.Parent, fanout, depth)
+			rt, err := actors.New(actors.Options{Root: benchDir(b), StoreOptions: []session.Option{session.WithFS(sessionfs.NoSync{})}})
+			require.NoError(b, err)
+			p, err := rt.StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: "parent"}})
+			require.NoError(b, err)
+			growAgents(b, rt, p, fanout, depth)
 			runtime.GC()
 			b.StartTimer()
-			if err := w.Runtime.Close(bg); err != nil {
+			if err := rt.Close(bg); err != nil {
 				b.Fatal(err)
 			}
-			b.StopTimer()
-			require.NoError(b, w.Close(bg)) // its store's kept files must not burden the next iteration
-			b.StartTimer()
 		}
 	})
 	b.Run("continuable-drain", func(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
 			w := newBenchWorld(b, benchDir(b), false)
-			p, err := w.Runtime.StartAgent(bg, parent.CreateSpec{})
+			p, err := w.Runtime.StartAgent(bg, "")
 			require.NoError(b, err)
 			ids, err := w.Grow(bg, p, fanout, depth)
 			require.NoError(b, err)
 			runtime.GC()
 			b.StartTimer()
-			if err := w.Service.DrainContinuableDescendants(bg, []*parent.Handle{p}); err != nil {
+			if err := w.Runtime.Drain(bg, p); err != nil {
 				b.Fatal(err)
 			}
 			b.StopTimer()
 			for _, id := range ids {
 				w.waitEnd(b, id)
 			}
-			require.NoError(b, p.Dispose(bg))
 			require.NoError(b, w.Close(bg))
 			b.StartTimer()
 		}
@@ -199,13 +200,13 @@ func BenchmarkSubagentScopedDrain(b *testing.B) {
 // growAgents starts the same shape as World.Grow with plain agents (no
 // manager, no Activation): the runtime's own child-first close is the
 // reference for what the manager adds.
-func (w benchWorld) growAgents(b *testing.B, p *parent.Handle, fanout, depth int) {
+func growAgents(b *testing.B, rt *actors.Runtime, p *parent.Handle, fanout, depth int) {
 	level := []*parent.Handle{p}
 	for range depth {
 		var next []*parent.Handle
 		for _, owner := range level {
 			for range fanout {
-				h, err := w.Runtime.StartAgent(bg, parent.CreateSpec{Header: session.Header{ParentSession: owner.ID()}})
+				h, err := rt.StartAgent(bg, parent.CreateSpec{Header: session.Header{ParentSession: owner.ID()}})
 				require.NoError(b, err)
 				_, err = h.Followup(bg, event.Text("sleep 1h"), event.Source{Kind: "user"})
 				require.NoError(b, err)

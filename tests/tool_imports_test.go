@@ -23,9 +23,8 @@ var toolMayImport = slices.Concat(cliMayImport, cliTools)
 // may join a list; drop one once the tool no longer imports it.
 var toolImportsLeft = map[string][]string{
 	"internal/bench": {
-		"actors", "actors/manager", "actors/parent", "descriptor", "inbox", "internal/actorkit",
-		"internal/index", "internal/logpath", "internal/sessionfs", "internal/storegen", "internal/vocab",
-		"query", "session", "subagent",
+		"inbox", "internal/actorkit", "internal/index", "internal/logpath", "internal/sessionfs",
+		"internal/storegen", "internal/vocab", "query", "session",
 	},
 	"internal/stress": {},
 }

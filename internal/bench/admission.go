@@ -5,21 +5,22 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/dsh-actors/dsh-actors/actors"
-	"github.com/dsh-actors/dsh-actors/actors/parent"
+	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 )
 
-// noop is an agent whose turns do nothing.
-var noop = agent.Func(func(context.Context, agent.Host, event.UserMessage) (agent.StopReason, error) {
-	return agent.Completed, nil
-})
+// noop builds agents whose turns do nothing.
+func noop(agent.Options) agent.Agent {
+	return agent.Func(func(context.Context, agent.Host, event.UserMessage) (agent.StopReason, error) {
+		return agent.Completed, nil
+	})
+}
 
 // AdmissionResult holds the interleaved samples of Admission.
 type AdmissionResult struct {
-	// Followup: Runtime.Followup to an idle agent until the caller holds
-	// the MessageID.
+	// Followup: PromptSession to an idle top-level agent until the
+	// caller holds the MessageID.
 	Followup Samples
 	// Channel: a raw channel request/reply.
 	Channel Samples
@@ -28,19 +29,19 @@ type AdmissionResult struct {
 	Future Samples
 }
 
-// Admission measures n rounds, interleaved: a follow-up to an idle agent of
-// a memory-only runtime (its pooled dispatcher) until the MessageID is
-// returned, a raw channel request/reply, and a bare protoactor
+// Admission measures n rounds, interleaved: a prompt (PromptSession) to
+// an idle agent of a memory-only runtime opened with dsh.Open (its pooled
+// dispatcher) until the MessageID is returned, a raw channel request/reply, and a bare protoactor
 // RequestFuture. The agent's turn runs and ends between rounds, untimed, so
 // the agent is idle before every timed follow-up. A few untimed rounds warm
 // everything up first.
 func Admission(ctx context.Context, n int) (res AdmissionResult, err error) {
-	rt, err := actors.New(actors.Options{})
+	rt, err := dsh.Open(dsh.Options{NewAgent: noop})
 	if err != nil {
 		return res, err
 	}
-	defer closeRuntime(ctx, rt, &err)
-	h, err := rt.StartAgent(ctx, parent.CreateSpec{Spec: parent.Spec{Agent: noop}})
+	defer closeRuntime(rt, &err)
+	h, err := rt.StartAgent(ctx, "admission")
 	if err != nil {
 		return res, err
 	}
@@ -54,11 +55,11 @@ func Admission(ctx context.Context, n int) (res AdmissionResult, err error) {
 	content, src := event.Text("x"), event.Source{Kind: "user"}
 	var ferr error
 	round := func(r *AdmissionResult) error {
-		r.Followup.Time(func() { _, ferr = rt.Followup(ctx, h.ID(), content, src) })
+		r.Followup.Time(func() { _, ferr = rt.PromptSession(ctx, h.ID(), content, src) })
 		if ferr != nil {
 			return ferr
 		}
-		if err := h.Activation().WhenIdle(ctx); err != nil {
+		if err := h.WhenIdle(ctx); err != nil {
 			return err
 		}
 		r.Channel.Time(func() { ch.RoundTrip() })

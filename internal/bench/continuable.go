@@ -2,9 +2,9 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,35 +14,25 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	dsh "github.com/dsh-actors/dsh-actors"
-	"github.com/dsh-actors/dsh-actors/actors"
-	"github.com/dsh-actors/dsh-actors/actors/manager"
-	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
-	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/event"
-	"github.com/dsh-actors/dsh-actors/internal/logpath"
-	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
-	"github.com/dsh-actors/dsh-actors/internal/vocab"
-	"github.com/dsh-actors/dsh-actors/session"
-	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
-// World is a runtime over a JSONL store with its subagent service (spawn
-// and fork registered) and a top-level agent "parent": the set-up of the
-// continuable measurements.
+// World is a runtime opened with dsh.Open over a JSONL store (plain
+// JSONL, as the raw baselines write) with a top-level agent "parent": the
+// set-up of the continuable measurements.
 type World struct {
-	Runtime *actors.Runtime
-	Service *subagent.Service
-	Parent  *parent.Handle
+	Runtime *dsh.Runtime
+	Parent  *dsh.Handle
 	Root    string
 
-	// The subagent/end notices: the listener only appends the child id
+	// The ChildEnded notices: the listener only appends the child id
 	// (the harness must not weigh on the drain it times); WaitEnd folds
 	// them into per-child counts.
 	mu      sync.Mutex
 	endSeen *sync.Cond
-	ends    []string       // child ids, one per subagent/end, in order
+	ends    []string       // child ids, one per ended epoch, in order
 	folded  int            // how many of ends are counted in pending
 	pending map[string]int // notices per child id not yet consumed by WaitEnd
 	stop    func()
@@ -52,26 +42,22 @@ type World struct {
 // fsync ("clean" sessions, so the runtime's own costs show). The agent
 // "parent" is resumed when root already holds it, created otherwise.
 func OpenWorld(ctx context.Context, root string, fsync bool) (*World, error) {
-	opened, err := dsh.Open(dsh.Options{Dir: root, NoSync: !fsync, NewAgent: benchAgent})
+	rt, err := dsh.Open(dsh.Options{Dir: root, Compression: "none", NoSync: !fsync, NewAgent: benchAgent})
 	if err != nil {
 		return nil, err
 	}
-	rt := opened.Actors()
-	w := &World{Runtime: rt, Service: opened.Subagents(), Root: root, pending: map[string]int{}}
+	w := &World{Runtime: rt, Root: root, pending: map[string]int{}}
 	w.endSeen = sync.NewCond(&w.mu)
-	w.stop = w.Service.Subscribe(func(ev subagent.Event) {
-		if end, ok := ev.(*subagent.EndEvent); ok {
+	w.stop = rt.Subscribe(func(n dsh.Notice) {
+		if n.Kind == dsh.ChildEnded {
 			w.mu.Lock()
-			w.ends = append(w.ends, end.ID)
+			w.ends = append(w.ends, n.SessionID)
 			w.mu.Unlock()
 			w.endSeen.Broadcast()
 		}
 	})
-	if w.Parent, err = rt.ResumeAgent(ctx, "parent", parent.Spec{}); err != nil {
-		w.Parent, err = rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "parent"}})
-	}
-	if err != nil {
-		return nil, errors.Join(err, w.close(ctx))
+	if w.Parent, err = rt.OpenAgent(ctx, "parent"); err != nil {
+		return nil, errors.Join(err, w.close())
 	}
 	return w, nil
 }
@@ -94,7 +80,7 @@ func benchAgent(opts agent.Options) agent.Agent {
 	})
 }
 
-// WaitEnd blocks until an epoch of child id has ended (subagent/end) and
+// WaitEnd blocks until an epoch of child id has ended (ChildEnded) and
 // consumes that notice, so the next WaitEnd waits for the next epoch.
 func (w *World) WaitEnd(ctx context.Context, id string) error {
 	stop := context.AfterFunc(ctx, func() {
@@ -120,42 +106,40 @@ func (w *World) WaitEnd(ctx context.Context, id string) error {
 	}
 }
 
-// Start starts a continuable child of p with prompt and returns its id at
-// inbox acceptance.
-func (w *World) Start(ctx context.Context, p *parent.Handle, prompt string) (string, error) {
-	s, err := w.Service.StartContinuable(ctx, manager.StartSpec{Provider: subagent.SpawnName, Label: "bench",
-		Request: manager.Request{Prompt: event.Text(prompt), Parent: p}})
-	return s.ChildID, err
+// Start starts a continuable child of p with prompt (Spawn) and returns
+// its id at inbox acceptance.
+func (w *World) Start(ctx context.Context, p *dsh.Handle, prompt string) (string, error) {
+	return w.Runtime.Spawn(ctx, p, "bench", event.Text(prompt))
 }
 
 // Followup sends text to child id of w.Parent and returns at acceptance.
 func (w *World) Followup(ctx context.Context, id, text string) error {
-	_, err := w.Service.Followup(ctx, w.Parent, id, event.Text(text), event.Source{Kind: "user"})
+	_, err := w.Runtime.Send(ctx, w.Parent, id, event.Text(text))
 	return err
 }
 
 // Close closes the runtime (draining every child first), which closes its store.
-func (w *World) Close(ctx context.Context) error {
-	return w.close(ctx)
+func (w *World) Close(context.Context) error {
+	return w.close()
 }
 
-func (w *World) close(ctx context.Context) error {
-	err := w.Runtime.Close(context.WithoutCancel(ctx))
+func (w *World) close() error {
+	err := w.Runtime.Close()
 	w.stop()
 	return err
 }
 
 // SettleResult holds the interleaved samples of Settle.
 type SettleResult struct {
-	// Child: StartContinuable of a `reply` child until its subagent/end
-	// (turn run, log flushed, Activation disposed).
+	// Child: Spawn of a `reply` child until its epoch ended (turn run,
+	// log flushed, Activation disposed).
 	Child Samples
 	// Actor: a bare protoactor actor spawned and stopped.
 	Actor Samples
 }
 
 // Settle measures n rounds, interleaved: one continuable child from
-// StartContinuable until settled, and one bare protoactor spawn+stop.
+// Spawn until settled, and one bare protoactor spawn+stop.
 func Settle(ctx context.Context, root string, sync bool, n int) (res SettleResult, err error) {
 	w, err := OpenWorld(ctx, root, sync)
 	if err != nil {
@@ -189,35 +173,6 @@ func Settle(ctx context.Context, root string, sync bool, n int) (res SettleResul
 	return res, nil
 }
 
-// SyntheticChild is a settled continuable child of "parent" whose log has
-// about n events: descriptor, session/end-seed, then completed scripted
-// turns of six events.
-func SyntheticChild(id string, n int) session.Log {
-	data, _ := json.Marshal(descriptor.Data{Version: descriptor.Version, Provider: subagent.SpawnName, Label: "bench"})
-	events := []session.Event{
-		{Type: vocab.TypeSubagentDescriptor, Data: data},
-		{Type: vocab.TypeSessionEndSeed, Data: json.RawMessage(`{}`)},
-	}
-	for turn := 1; len(events) < n; turn++ {
-		user, _ := json.Marshal(event.UserMessage{Content: event.Text("work"), Source: event.Source{Kind: "user"}, Role: "user", ID: fmt.Sprintf("m%d", turn)})
-		reply := fmt.Sprintf(`{"turn":%d,"step":1,"message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"source":{"kind":"model","provider":"scripted","model":"scripted"},"id":"a%d"}}`, turn, turn)
-		mark := json.RawMessage(fmt.Sprintf(`{"turn":%d,"step":1}`, turn))
-		events = append(events,
-			session.Event{Type: vocab.TypeTurnStart, Data: json.RawMessage(fmt.Sprintf(`{"turn":%d,"trigger":{"kind":"message","source":{"kind":"user"}}}`, turn))},
-			session.Event{Type: vocab.TypeUserMessage, Data: user, SurfaceOp: json.RawMessage(`"append"`)},
-			session.Event{Type: vocab.TypeStepStart, Data: mark},
-			session.Event{Type: vocab.TypeAssistantMessage, Data: json.RawMessage(reply), SurfaceOp: json.RawMessage(`"append"`)},
-			session.Event{Type: vocab.TypeStepEnd, Data: mark},
-			session.Event{Type: vocab.TypeTurnEnd, Data: json.RawMessage(fmt.Sprintf(`{"turn":%d,"reason":{"kind":"completed"}}`, turn))},
-		)
-	}
-	for i := range events {
-		events[i].Seq, events[i].Time = int64(i), 1_700_000_000_000
-	}
-	return session.Log{Header: session.Header{ID: id, CreatedAt: 1_700_000_000_000, ParentSession: "parent",
-		Origin: "subagent", DelegationDepth: 1}, Events: events}
-}
-
 // Resident measures n follow-ups (until acceptance) to a resident child:
 // one that settled once, then was woken and owns a grandchild sleeping
 // forever, so it stays waiting between rounds. Its turn runs to idle,
@@ -238,14 +193,14 @@ func Resident(ctx context.Context, root string, n int) (res Samples, err error) 
 	if err := w.Followup(ctx, child, "spawn holder: sleep 1h"); err != nil {
 		return nil, err
 	}
-	var h *parent.Handle
-	for h = w.Runtime.Registry().Get(child); h == nil; h = w.Runtime.Registry().Get(child) {
+	h, live := w.Runtime.Agent(child)
+	for ; !live; h, live = w.Runtime.Agent(child) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
-	if err := h.Activation().WhenIdle(ctx); err != nil {
+	if err := h.WhenIdle(ctx); err != nil {
 		return nil, err
 	}
 	var ferr error
@@ -255,7 +210,7 @@ func Resident(ctx context.Context, root string, n int) (res Samples, err error) 
 		if ferr != nil {
 			return nil, ferr
 		}
-		if err := h.Activation().WhenIdle(ctx); err != nil {
+		if err := h.WhenIdle(ctx); err != nil {
 			return nil, err
 		}
 		if i >= min(n, 50) {
@@ -271,7 +226,7 @@ func Resident(ctx context.Context, root string, n int) (res Samples, err error) 
 // epoch settles and the log is rewritten to the same size between rounds,
 // untimed.
 func ColdResume(ctx context.Context, root string, events, n int) (res Samples, err error) {
-	log := SyntheticChild("cold-child", events)
+	log := storegen.ContinuableChild("cold-child", "parent", events)
 	if err := storegen.WriteSynthetic(root, log); err != nil {
 		return nil, err
 	}
@@ -296,31 +251,45 @@ func ColdResume(ctx context.Context, root string, events, n int) (res Samples, e
 	return res, nil
 }
 
-// InspectLog times n Inspects of the stored log id under root (a store
-// without fsync, opened once) and returns the samples and the log's size
-// in bytes: the reader's own throughput, the baseline of a cold resume.
+// InspectLog times n History reads of the stored log id under root (a
+// runtime opened once, without fsync, holding id asleep: History reads the
+// stored log without resuming it) and returns the samples and the log's
+// size in bytes: the reader's own throughput, the baseline of a cold
+// resume.
 func InspectLog(ctx context.Context, root, id string, n int) (res Samples, size int64, err error) {
-	store, err := session.OpenJSONL(root, session.WithFS(sessionfs.NoSync{}))
+	rt, err := dsh.Open(dsh.Options{Dir: root, NoSync: true, NoIndex: true})
 	if err != nil {
 		return nil, 0, err
 	}
-	defer func() { err = errors.Join(err, store.Close()) }()
+	defer func() { err = errors.Join(err, rt.Close()) }()
 	for range n {
 		var ierr error
-		res.Time(func() { _, ierr = store.Inspect(ctx, id) })
+		res.Time(func() { _, ierr = rt.History(ctx, id) })
 		if ierr != nil {
 			return nil, 0, ierr
 		}
 	}
-	path, err := logpath.Path(root, "", id)
-	if err != nil {
-		return nil, 0, err
+	size, err = logSize(root, id)
+	return res, size, err
+}
+
+// logSize is the size in bytes of the files in the folder of session id
+// under root (its log), found by name.
+func logSize(root, id string) (int64, error) {
+	var size int64
+	found := false
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Base(filepath.Dir(path)) != id {
+			return err
+		}
+		info, err := d.Info()
+		size, found = size+info.Size(), true
+		return err
+	})
+	if err == nil && !found {
+		err = fmt.Errorf("no log of %s under %s", id, root)
 	}
-	info, err := os.Stat(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	return res, info.Size(), nil
+	return size, err
 }
 
 // coldResumeRate is the line comparing a cold resume's read rate (log
@@ -332,13 +301,13 @@ func coldResumeRate(ctx context.Context, id, root string, events int, cold Sampl
 		return Line{}, err
 	}
 	mb := float64(size) / 1e6
-	l, err := Compare(id, fmt.Sprintf("cold resume vs Inspect read rate, %d-event log", events),
-		PerSec("cold resume", mb/(cold.Median()/1e9), "MB"), PerSec("Inspect", mb/(inspect.Median()/1e9), "MB"),
+	l, err := Compare(id, fmt.Sprintf("cold resume vs History read rate, %d-event log", events),
+		PerSec("cold resume", mb/(cold.Median()/1e9), "MB"), PerSec("History", mb/(inspect.Median()/1e9), "MB"),
 		OursOverBase, &Target{Op: AtLeast, Value: 0.6, Percent: true})
 	if err != nil {
 		return Line{}, err
 	}
-	l.Note = fmt.Sprintf("%.1f MB log; medians of %d follow-ups that cold-resume the child (until accepted) and of %d Inspects",
+	l.Note = fmt.Sprintf("%.1f MB log; medians of %d follow-ups that cold-resume the child (until accepted) and of %d History reads of it asleep",
 		mb, len(cold), len(inspect))
 	return l, nil
 }
@@ -358,9 +327,9 @@ func continuableRow(ctx context.Context, cfg Config) ([]Line, error) {
 		if err := os.RemoveAll(dir); err != nil {
 			return nil, err
 		}
-		name, target := "StartContinuable → settled (fsync)", (*Target)(nil)
+		name, target := "Spawn → settled (fsync)", (*Target)(nil)
 		if !synced {
-			name, target = "StartContinuable → settled (no fsync)", &Target{Op: AtMost, Value: 10}
+			name, target = "Spawn → settled (no fsync)", &Target{Op: AtMost, Value: 10}
 		}
 		l, err := Compare(fmt.Sprintf("5%c", 'a'+i), name, Ns("child", res.Child.Median()),
 			Ns("protoactor spawn+stop", res.Actor.Median()), OursOverBase, target)
@@ -395,7 +364,7 @@ func continuableRow(ctx context.Context, cfg Config) ([]Line, error) {
 		if err != nil {
 			return nil, err
 		}
-		events := float64(len(SyntheticChild("x", size).Events))
+		events := float64(len(storegen.ContinuableChild("x", "parent", size).Events))
 		if size >= rateMinEvents {
 			rate, err := coldResumeRate(ctx, "", dir, int(events), cold)
 			if err != nil {
@@ -476,7 +445,7 @@ func Drain(ctx context.Context, root string, fanout, depth int) (res DrainResult
 		return res, err
 	}
 	defer func() { err = errors.Join(err, w.Close(ctx)) }()
-	p, err := w.Runtime.StartAgent(ctx, parent.CreateSpec{})
+	p, err := w.Runtime.StartAgent(ctx, "")
 	if err != nil {
 		return res, err
 	}
@@ -488,7 +457,7 @@ func Drain(ctx context.Context, root string, fanout, depth int) (res DrainResult
 	res.Build, res.Children = time.Since(start), len(ids)
 	runtime.GC() // the forest's garbage is not the drain's cost (StopTree does the same)
 	start = time.Now()
-	if err := w.Service.DrainContinuableDescendants(ctx, []*parent.Handle{p}); err != nil {
+	if err := w.Runtime.Drain(ctx, p); err != nil {
 		return res, err
 	}
 	res.Drain = time.Since(start)
@@ -497,32 +466,32 @@ func Drain(ctx context.Context, root string, fanout, depth int) (res DrainResult
 			return res, err
 		}
 	}
-	return res, p.Dispose(ctx)
+	return res, nil
 }
 
 // Grow starts fanout children below p, down to depth levels, each in a
 // turn that waits until cancelled (WaitPrompt), from 8 concurrent
 // starters per level, and returns their ids once every one of them is
 // live (or the first error, with the ids started so far).
-func (w *World) Grow(ctx context.Context, p *parent.Handle, fanout, depth int) ([]string, error) {
-	level := []*parent.Handle{p}
+func (w *World) Grow(ctx context.Context, p *dsh.Handle, fanout, depth int) ([]string, error) {
+	level := []*dsh.Handle{p}
 	var all []string
 	for range depth {
-		var next []*parent.Handle
+		var next []*dsh.Handle
 		var mu sync.Mutex
 		var wg sync.WaitGroup
 		var firstErr error
-		jobs := make(chan *parent.Handle)
+		jobs := make(chan *dsh.Handle)
 		for range 8 {
 			wg.Go(func() {
 				for owner := range jobs {
 					id, err := w.Start(ctx, owner, WaitPrompt)
-					h := w.Runtime.Registry().Get(id)
+					h, live := w.Runtime.Agent(id)
 					mu.Lock()
 					switch {
 					case err != nil:
 						firstErr = cmpErr(firstErr, err)
-					case h == nil:
+					case !live:
 						firstErr = cmpErr(firstErr, fmt.Errorf("child %s is not live after its start", id))
 					default:
 						next = append(next, h)

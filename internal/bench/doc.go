@@ -13,8 +13,9 @@
 //  2. Scripted `reply` turns with every event durable, one agent and many
 //     in parallel, vs the raw group-commit append rate of the same lines
 //     (Turns, RawAppend).
-//  3. Agent start+dispose vs protoactor spawn+stop (Spawn); bytes per idle
-//     live agent vs per idle bare actor (Idle).
+//  3. Bytes per idle live agent vs per idle bare actor (Idle); agent
+//     start+dispose vs protoactor spawn+stop needs the runtime's internals
+//     and is actors' BenchmarkSpawnDispose.
 //  4. Live appends with group commit vs one fdatasync per event vs no
 //     fsync (AppendRate).
 //  5. StartContinuable until the child settled vs protoactor spawn+stop

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
-	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // The raw baselines write every line and leave nothing running.
@@ -57,21 +56,6 @@ func TestGeneratedCatalog(t *testing.T) {
 	require.Equal(t, 4, n)
 	_, err = GenerateStore(root, storegen.Shape{Sessions: 4, Children: 4})
 	require.Error(t, err)
-}
-
-// The synthetic child is a valid settled continuable log of about n events.
-func TestSyntheticChild(t *testing.T) {
-	root := t.TempDir()
-	log := SyntheticChild("cold-child", 100)
-	require.Len(t, log.Events, 104)
-	require.NoError(t, storegen.WriteSynthetic(root, log))
-	store, err := session.OpenJSONL(root)
-	require.NoError(t, err)
-	defer store.Close()
-	got, err := store.Inspect(context.Background(), "cold-child")
-	require.NoError(t, err)
-	require.Len(t, got.Events, 104)
-	require.Equal(t, "parent", got.Header.ParentSession)
 }
 
 // The drain floor drains every node of its forests, leaves no file, actor

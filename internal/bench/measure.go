@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"context"
 	"os"
 	"runtime"
 	"slices"
@@ -9,7 +8,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/dsh-actors/dsh-actors/actors"
+	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 )
 
@@ -206,11 +205,10 @@ func (l *RawLog) write() {
 	}
 }
 
-// closeRuntime closes rt (even when ctx is done) and stores its error in
-// *err unless *err already holds one; measurements defer it right after
-// actors.New.
-func closeRuntime(ctx context.Context, rt *actors.Runtime, err *error) {
-	if cerr := rt.Close(context.WithoutCancel(ctx)); cerr != nil && *err == nil {
+// closeRuntime closes rt and stores its error in *err unless *err
+// already holds one; measurements defer it right after dsh.Open.
+func closeRuntime(rt *dsh.Runtime, err *error) {
+	if cerr := rt.Close(); cerr != nil && *err == nil {
 		*err = cerr
 	}
 }

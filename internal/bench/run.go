@@ -18,7 +18,7 @@ const Rows = 9
 var RowNames = [Rows + 1]string{
 	1: "follow-up admission round trip",
 	2: "scripted turns with every event logged",
-	3: "agent spawn+dispose and bytes per idle agent",
+	3: "bytes per idle agent",
 	4: "append throughput by durability",
 	5: "continuable children: start → settled, resident vs cold follow-up",
 	6: "child-first scoped drain of a forest",
@@ -44,7 +44,6 @@ type Config struct {
 	SoloTurns       int // row 2: turns of the single agent
 	ParallelAgents  int // row 2: agents of the parallel run
 	ParallelTurns   int // row 2: turns per parallel agent
-	SpawnRounds     int // row 3: interleaved spawn+dispose rounds
 	IdleAgents      int // row 3: idle live agents measured
 	AppendEach      int // row 4: events per writer (64 writers)
 	AppendSolo      int // row 4: events of the one-fsync-per-event writer
@@ -72,7 +71,7 @@ func Full() Config {
 	return Config{
 		AdmissionRounds: 20_000,
 		SoloTurns:       10_000, ParallelAgents: 100, ParallelTurns: 100,
-		SpawnRounds: 5_000, IdleAgents: 10_000,
+		IdleAgents: 10_000,
 		AppendEach: 300, AppendSolo: 1_000,
 		SettleRounds: 200, ResidentRounds: 2_000, ResumeEvents: []int{10, 1_000, 10_000}, ResumeRounds: 50,
 		Fanout: 10, Depth: 4, DrainRuns: 5,
@@ -88,7 +87,7 @@ func Quick() Config {
 		Quick:           true,
 		AdmissionRounds: 300,
 		SoloTurns:       20, ParallelAgents: 10, ParallelTurns: 3,
-		SpawnRounds: 100, IdleAgents: 300,
+		IdleAgents: 300,
 		AppendEach: 3, AppendSolo: 10,
 		SettleRounds: 5, ResidentRounds: 30, ResumeEvents: []int{10, 200}, ResumeRounds: 3,
 		Fanout: 3, Depth: 2, DrainRuns: 1,
@@ -141,7 +140,7 @@ func (c Config) Validate() error {
 		value int
 	}{
 		{"admission rounds", c.AdmissionRounds}, {"solo turns", c.SoloTurns}, {"parallel agents", c.ParallelAgents},
-		{"parallel turns", c.ParallelTurns}, {"spawn rounds", c.SpawnRounds}, {"idle agents", c.IdleAgents},
+		{"parallel turns", c.ParallelTurns}, {"idle agents", c.IdleAgents},
 		{"append events per writer", c.AppendEach}, {"per-event appends", c.AppendSolo}, {"settle rounds", c.SettleRounds},
 		{"resident rounds", c.ResidentRounds}, {"resume rounds", c.ResumeRounds}, {"fanout", c.Fanout}, {"depth", c.Depth},
 		{"drain runs", c.DrainRuns}, {"catalog sessions", c.CatalogSessions}, {"catalog children", c.CatalogChildren},

@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// BenchmarkSettle is one round of row 5's settle line: StartContinuable
-// of a `reply` child until its subagent/end, without fsync (profile it
-// with -cpuprofile).
+// BenchmarkSettle is one round of row 5's settle line: Spawn of a `reply`
+// child until its epoch ended, without fsync (profile it with
+// -cpuprofile).
 func BenchmarkSettle(b *testing.B) {
 	ctx := context.Background()
 	w, err := OpenWorld(ctx, b.TempDir(), false)

@@ -10,8 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dsh-actors/dsh-actors/actors"
-	"github.com/dsh-actors/dsh-actors/actors/parent"
+	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/event"
 )
 
@@ -31,24 +30,57 @@ func (r TurnsResult) EventsPerSec() float64 { return float64(r.Events) / r.Elaps
 // TurnsPerSec is Agents×Turns over Elapsed.
 func (r TurnsResult) TurnsPerSec() float64 { return float64(r.Agents*r.Turns) / r.Elapsed.Seconds() }
 
-// Turns runs turns scripted `reply` turns on each of agents agents of a
-// runtime over a JSONL store in dir (real fsync, write-behind group
-// commit), all agents in parallel, and times it until every log is flushed.
+// Turns runs turns scripted `reply` turns on each of agents top-level
+// agents of a runtime opened with dsh.Open over a JSONL store in dir (plain
+// JSONL, real fsync, write-behind group commit), all agents in parallel
+// (PromptSession, then WhenIdle), and times it until Close returned, every
+// log flushed. The logs are read back afterwards from a runtime opened on
+// the store again.
 func Turns(ctx context.Context, dir string, agents, turns int) (res TurnsResult, err error) {
-	rt, err := actors.New(actors.Options{Root: dir})
+	ids, elapsed, err := runTurns(ctx, dir, agents, turns)
 	if err != nil {
 		return res, err
 	}
-	defer closeRuntime(ctx, rt, &err)
-	handles := make([]*parent.Handle, agents)
-	for i := range handles {
-		if handles[i], err = rt.StartAgent(ctx, parent.CreateSpec{}); err != nil {
+	res.Agents, res.Turns, res.Elapsed = agents, turns, elapsed
+	rt, err := dsh.Open(dsh.Options{Dir: dir, NoIndex: true})
+	if err != nil {
+		return res, err
+	}
+	defer closeRuntime(rt, &err)
+	for i, id := range ids {
+		history, err := rt.History(ctx, id)
+		if err != nil {
 			return res, err
 		}
+		res.Events += len(history.Events)
+		if i > 0 {
+			continue
+		}
+		for _, e := range history.Events {
+			line, err := json.Marshal(e)
+			if err != nil {
+				return res, err
+			}
+			res.Lines = append(res.Lines, append(line, '\n'))
+		}
 	}
-	before := 0
-	for _, h := range handles {
-		before += h.Session().Len()
+	return res, nil
+}
+
+// runTurns starts agents agents over a new store in dir, runs their turns
+// in parallel and returns their ids and the time from the first prompt
+// until the runtime closed.
+func runTurns(ctx context.Context, dir string, agents, turns int) (ids []string, elapsed time.Duration, err error) {
+	rt, err := dsh.Open(dsh.Options{Dir: dir, Compression: "none", NoIndex: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	handles := make([]*dsh.Handle, agents)
+	for i := range handles {
+		if handles[i], err = rt.StartAgent(ctx, ""); err != nil {
+			return nil, 0, errors.Join(err, rt.Close())
+		}
+		ids = append(ids, handles[i].ID())
 	}
 	content := event.Text("reply the quick brown fox jumps over the lazy dog")
 	var wg sync.WaitGroup
@@ -57,40 +89,17 @@ func Turns(ctx context.Context, dir string, agents, turns int) (res TurnsResult,
 	for i, h := range handles {
 		wg.Go(func() {
 			for range turns {
-				if _, err := h.Followup(ctx, content, event.Source{Kind: "user"}); err != nil {
+				if _, err := rt.PromptSession(ctx, h.ID(), content, event.Source{Kind: event.SourceUser}); err != nil {
 					errs[i] = err
 					return
 				}
 			}
-			if err := h.Activation().WhenIdle(ctx); err != nil {
-				errs[i] = err
-				return
-			}
-			ok, err := rt.Sessions().Flush(ctx, h.Session())
-			if err == nil && !ok {
-				err = errors.New("flush did not confirm durability")
-			}
-			errs[i] = err
+			errs[i] = h.WhenIdle(ctx)
 		})
 	}
 	wg.Wait()
-	res.Elapsed = time.Since(start)
-	if err := errors.Join(errs...); err != nil {
-		return res, err
-	}
-	res.Agents, res.Turns = agents, turns
-	for _, h := range handles {
-		res.Events += h.Session().Len()
-	}
-	res.Events -= before
-	for _, e := range handles[0].Session().Events() {
-		line, err := json.Marshal(e)
-		if err != nil {
-			return res, err
-		}
-		res.Lines = append(res.Lines, append(line, '\n'))
-	}
-	return res, nil
+	err = errors.Join(append(errs, rt.Close())...)
+	return ids, time.Since(start), err
 }
 
 // RawAppend appends lines to one fresh file in dir through a RawLog, from
@@ -207,7 +216,7 @@ func turnsRow(ctx context.Context, cfg Config) ([]Line, error) {
 		if err != nil {
 			return nil, err
 		}
-		a.Note = fmt.Sprintf("%s turns/s (%d×%d turns, %.1f events/turn); every event logged to a JSONL store with fsync, write-behind, flushed (durable) at the end; raw: the same lines",
+		a.Note = fmt.Sprintf("%s turns/s (%d×%d turns, %.1f events/turn); every event logged to a JSONL store with fsync, write-behind, flushed (durable) by Close at the end; raw: the same lines",
 			FormatCount(res.TurnsPerSec()), shape.agents, shape.turns, float64(res.Events)/float64(shape.agents*shape.turns))
 		b, err := Compare(fmt.Sprintf("2%c", 'b'+2*i), name+", vs pipelined", ours,
 			PerSec("raw pipelined group commit", events/pipelined.Seconds(), "events"), OursOverBase, nil)

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// WaitEnd consumes one subagent/end per epoch, whether the end came
+// WaitEnd consumes one ChildEnded per epoch, whether the end came
 // before or after the call, and gives up when its context ends.
 func TestWaitEndConsumesOneNoticePerEpoch(t *testing.T) {
 	ctx := context.Background()

@@ -1,10 +1,15 @@
 package storegen
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -50,4 +55,41 @@ func appendLog(buf []byte, log session.Log) ([]byte, error) {
 		buf = append(append(buf, line...), '\n')
 	}
 	return buf, nil
+}
+
+// ContinuableChild is a settled continuable child id of parentID, made by
+// the spawn provider with the label "bench", whose log has about n events:
+// its descriptor, session/end-seed, then completed scripted turns of six
+// events (turn/start, the user message, step/start, the assistant reply,
+// step/end, turn/end).
+func ContinuableChild(id, parentID string, n int) session.Log {
+	data, _ := json.Marshal(descriptor.Data{Version: descriptor.Version, Provider: "spawn", Label: "bench"})
+	events := []session.Event{
+		{Type: vocab.TypeSubagentDescriptor, Data: data},
+		{Type: vocab.TypeSessionEndSeed, Data: json.RawMessage(`{}`)},
+	}
+	for turn := 1; len(events) < n; turn++ {
+		events = append(events, scriptedTurn(turn)...)
+	}
+	for i := range events {
+		events[i].Seq, events[i].Time = int64(i), 1_700_000_000_000
+	}
+	return session.Log{Header: session.Header{ID: id, CreatedAt: 1_700_000_000_000, ParentSession: parentID,
+		Origin: "subagent", DelegationDepth: 1}, Events: events}
+}
+
+// scriptedTurn is the six events of completed scripted turn number turn
+// replying "ok" to "work".
+func scriptedTurn(turn int) []session.Event {
+	user, _ := json.Marshal(event.UserMessage{Content: event.Text("work"), Source: event.Source{Kind: "user"}, Role: "user", ID: fmt.Sprintf("m%d", turn)})
+	reply := fmt.Sprintf(`{"turn":%d,"step":1,"message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"source":{"kind":"model","provider":"scripted","model":"scripted"},"id":"a%d"}}`, turn, turn)
+	mark := json.RawMessage(fmt.Sprintf(`{"turn":%d,"step":1}`, turn))
+	return []session.Event{
+		{Type: vocab.TypeTurnStart, Data: json.RawMessage(fmt.Sprintf(`{"turn":%d,"trigger":{"kind":"message","source":{"kind":"user"}}}`, turn))},
+		{Type: vocab.TypeUserMessage, Data: user, SurfaceOp: json.RawMessage(`"append"`)},
+		{Type: vocab.TypeStepStart, Data: mark},
+		{Type: vocab.TypeAssistantMessage, Data: json.RawMessage(reply), SurfaceOp: json.RawMessage(`"append"`)},
+		{Type: vocab.TypeStepEnd, Data: mark},
+		{Type: vocab.TypeTurnEnd, Data: json.RawMessage(fmt.Sprintf(`{"turn":%d,"reason":{"kind":"completed"}}`, turn))},
+	}
 }

@@ -54,3 +54,18 @@ func readLog(t *testing.T, root string, h session.Header) string {
 	require.NoError(t, err)
 	return string(data)
 }
+
+// The continuable child is a valid settled continuable log of about n events.
+func TestContinuableChild(t *testing.T) {
+	root := t.TempDir()
+	log := ContinuableChild("cold-child", "parent", 100)
+	require.Len(t, log.Events, 104)
+	require.NoError(t, WriteSynthetic(root, log))
+	store, err := session.OpenJSONL(root)
+	require.NoError(t, err)
+	defer store.Close()
+	got, err := store.Inspect(context.Background(), "cold-child")
+	require.NoError(t, err)
+	require.Len(t, got.Events, 104)
+	require.Equal(t, "parent", got.Header.ParentSession)
+}
