@@ -43,7 +43,8 @@
 //     acceptance.
 //   - Subscribe calls a function for every Notice of the live sessions
 //     (live, running, released, an event appended, a message accepted or
-//     gone) on the goroutine that made the change, so it must not block.
+//     gone, a child's epoch started or ended) on the goroutine that made
+//     the change, so it must not block.
 //   - Delegate runs one one-shot child through a named provider (an
 //     Options.ACPAgents one, say); it blocks until the child is disposed.
 //

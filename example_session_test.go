@@ -182,3 +182,42 @@ func ExampleRuntime_Delegate() {
 	fmt.Println(end.StopReason, end.LastAssistantText())
 	// Output: completed done
 }
+
+// Subscribe also reports each epoch of a continuable child: its start,
+// with its parent, provider and label, and its end, with its stop reason
+// and last reply.
+func ExampleRuntime_Subscribe_children() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "dsh-children-*")
+	defer os.RemoveAll(dir)
+	rt, _ := dsh.Open(dsh.Options{Dir: dir})
+	defer rt.Close()
+
+	edges := make(chan string, 4)
+	cancel := rt.Subscribe(func(n dsh.Notice) {
+		switch n.Kind {
+		case dsh.ChildStarted:
+			edges <- fmt.Sprintf("started %s (%s) of %s", n.Label, n.Provider, n.ParentSessionID)
+		case dsh.ChildEnded:
+			edges <- fmt.Sprintf("ended %s: %q", n.End.StopReason, n.End.LastAssistantText())
+		}
+	})
+	defer cancel()
+	p, _ := rt.StartAgent(ctx, "lead")
+	if _, err := rt.Spawn(ctx, p, "scout", event.Text("reply found it")); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for range 2 {
+		select {
+		case edge := <-edges:
+			fmt.Println(edge)
+		case <-time.After(30 * time.Second):
+			fmt.Println("no child notice within 30s")
+			return
+		}
+	}
+	// Output:
+	// started scout (spawn) of lead
+	// ended completed: "found it"
+}

@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
@@ -35,11 +37,12 @@ const (
 	MessageLeft
 	// ChildStarted: a run of the child SessionID under the agent
 	// ParentSessionID started: an epoch of a continuable child became
-	// resident (created or cold-resumed), or a one-shot run began.
+	// resident (created or cold-resumed), or a one-shot run began;
+	// Provider and, for a continuable child, Label are set.
 	ChildStarted
 	// ChildEnded: that run ended: the epoch was disposed, or the one-shot
 	// run's result settled. A child's epochs end before the epoch of its
-	// parent they started under (child-first).
+	// parent they started under (child-first). Provider and End are set.
 	ChildEnded
 )
 
@@ -65,6 +68,12 @@ type Notice struct {
 	// unrun (a cancel, a teardown, a failed log) and will never be
 	// logged, false when a turn claimed it.
 	Discarded bool
+	// Provider (ChildStarted, ChildEnded) is the provider that started
+	// the child: "spawn", "fork" or an Options.ACPAgents name.
+	Provider string
+	// Label (ChildStarted) is a continuable child's durable label.
+	Label string
+	End   agent.ChildEnd // ChildEnded
 }
 
 // Subscribe calls fn for every Notice until cancel is called: the events
@@ -84,23 +93,12 @@ func (r *Runtime) Subscribe(fn func(Notice)) (cancel func()) {
 		}
 	})
 	stopChildren := r.subagents.Subscribe(func(e subagent.Event) {
-		if n, ok := noticeOfRun(e); ok {
+		if n, ok := noticeOfChild(sessions, e); ok {
 			fn(n)
 		}
 	})
 	var once sync.Once
 	return func() { once.Do(func() { stopSessions(); stopAgents(); stopChildren() }) }
-}
-
-// noticeOfRun is the Notice of a child run's start or end.
-func noticeOfRun(e subagent.Event) (Notice, bool) {
-	switch e := e.(type) {
-	case *subagent.StartEvent:
-		return Notice{Kind: ChildStarted, SessionID: e.ID, ParentSessionID: e.ParentID}, true
-	case *subagent.EndEvent:
-		return Notice{Kind: ChildEnded, SessionID: e.ID, ParentSessionID: e.ParentID}, true
-	}
-	return Notice{}, false
 }
 
 // noticeOfChange is the Notice of a session registry change.
@@ -134,6 +132,37 @@ func noticeOfAgent(e parent.Event) (Notice, bool) {
 			Discarded: e.Type == inbox.Discard}, true
 	}
 	return Notice{}, false
+}
+
+// noticeOfChild is the Notice of a child's start or end.
+func noticeOfChild(sessions *session.Sessions, e subagent.Event) (Notice, bool) {
+	switch e := e.(type) {
+	case *subagent.StartEvent:
+		return Notice{Kind: ChildStarted, SessionID: e.ID, ParentSessionID: e.ParentID, Provider: e.Provider,
+			Label: liveLabel(sessions, e.ID)}, true
+	case *subagent.EndEvent:
+		return Notice{Kind: ChildEnded, SessionID: e.ID, ParentSessionID: e.ParentID, Provider: e.Provider,
+			End: agent.ChildEnd{StopReason: e.StopReason, LastAssistantMessage: e.LastAssistantMessage,
+				DiscardedFollowups: e.DiscardedFollowups}}, true
+	}
+	return Notice{}, false
+}
+
+// liveLabel is the label of the descriptor in the live session id's log,
+// "" when it is not live or holds none.
+func liveLabel(sessions *session.Sessions, id string) string {
+	live := sessions.Get(id)
+	if live == nil {
+		return ""
+	}
+	for _, e := range live.Events() {
+		if e.Type == vocab.TypeSubagentDescriptor {
+			if d, err := descriptor.Parse(e.Data); err == nil {
+				return d.Label
+			}
+		}
+	}
+	return ""
 }
 
 // blank reports whether events hold no turn/start: no turn has run yet.

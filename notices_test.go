@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 )
 
@@ -122,9 +123,12 @@ func TestSubscribeReportsAChildsEpochs(t *testing.T) {
 
 	mu.Lock()
 	defer mu.Unlock()
-	epoch := []Notice{
-		{Kind: ChildStarted, SessionID: child, ParentSessionID: "p"},
-		{Kind: ChildEnded, SessionID: child, ParentSessionID: "p"},
+	epoch := func(reply string) []Notice {
+		return []Notice{
+			{Kind: ChildStarted, SessionID: child, ParentSessionID: "p", Provider: "spawn", Label: "worker"},
+			{Kind: ChildEnded, SessionID: child, ParentSessionID: "p", Provider: "spawn",
+				End: agent.ChildEnd{StopReason: agent.Completed, LastAssistantMessage: event.Text(reply)}},
+		}
 	}
-	require.Equal(t, slices.Concat(epoch, epoch), runs)
+	require.Equal(t, slices.Concat(epoch("one"), epoch("two")), runs)
 }

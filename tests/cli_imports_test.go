@@ -23,8 +23,7 @@ var cliMayImport = []string{"", "host", "modelagent", "agent", "event", "fault"}
 // (commands not yet rewritten on the root). No package may join it; drop
 // a package once no command imports it.
 var cliImportsLeft = []string{
-	"actors", "actors/parent", "descriptor", "internal/bench", "internal/index",
-	"internal/vocab", "query", "session", "subagent",
+	"actors", "internal/bench", "internal/index", "query", "session", "subagent",
 }
 
 // TestTheCLIImportsOnlyTheRootHostAndModelAgents: the non-test files of

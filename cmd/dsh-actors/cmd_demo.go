@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -11,14 +10,8 @@ import (
 	"time"
 
 	dsh "github.com/dsh-actors/dsh-actors"
-	"github.com/dsh-actors/dsh-actors/actors"
-	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
-	"github.com/dsh-actors/dsh-actors/internal/vocab"
-	"github.com/dsh-actors/dsh-actors/query"
-	"github.com/dsh-actors/dsh-actors/session"
-	"github.com/dsh-actors/dsh-actors/subagent"
 	"github.com/google/uuid"
 )
 
@@ -45,15 +38,17 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, demoUsage, flags, err)
 	}
-	set, err := openRuntime(*store, dsh.Options{Logger: warnLogger(stderr)}, storeChoice{compression: *compression})
+	set, err := openRuntime(*store, dsh.Options{Logger: warnLogger(stderr), NoIndex: true}, storeChoice{compression: *compression})
 	if err != nil {
 		return failure(stderr, "demo", err)
 	}
-	d := newDemo(set, newScreen(stdout))
+	d := &demo{rt: set.dsh, screen: newScreen(stdout)}
+	stopEdges := set.dsh.Subscribe(d.printEdge)
 	runErr := d.run(ctx)
 	if err := set.close(); err != nil && runErr == nil {
 		runErr = err
 	}
+	stopEdges()
 	if runErr != nil {
 		return failure(stderr, "demo", runErr)
 	}
@@ -61,19 +56,13 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// demo is one run: the runtime, the service and the top-level agent.
+// demo is one run: the runtime and the top-level agent. It reads the
+// catalog from the logs (no derived index), as a live view must.
 type demo struct {
-	rt     *actors.Runtime
-	svc    *subagent.Service
+	rt     *dsh.Runtime
 	screen *screen
-	root   *parent.Handle
+	root   *dsh.Handle
 	labels sync.Map // child id → label
-}
-
-func newDemo(set *runtimeSet, scr *screen) *demo {
-	d := &demo{rt: set.rt, svc: set.service, screen: scr}
-	d.svc.Subscribe(d.printEdge)
-	return d
 }
 
 // The demo's script: the top-level agent spawns three children; the first
@@ -89,7 +78,7 @@ const (
 // run drives the demo: grow, follow up, watch, drain, list.
 func (d *demo) run(ctx context.Context) error {
 	var err error
-	d.root, err = d.rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "demo-" + uuid.NewString()[:8]}})
+	d.root, err = d.rt.StartAgent(ctx, "demo-"+uuid.NewString()[:8])
 	if err != nil {
 		return err
 	}
@@ -112,7 +101,7 @@ func (d *demo) run(ctx context.Context) error {
 		return err
 	}
 	d.screen.line("draining every continuable descendant of " + d.root.ID() + " (child-first)")
-	if err := d.svc.DrainContinuableDescendants(ctx, []*parent.Handle{d.root}); err != nil {
+	if err := d.rt.Drain(ctx, d.root); err != nil {
 		return err
 	}
 	stopWatching()
@@ -123,15 +112,22 @@ func (d *demo) run(ctx context.Context) error {
 // spawned, by label.
 func (d *demo) turn(ctx context.Context, script string) (map[string]string, error) {
 	d.screen.line("> " + strings.ReplaceAll(script, "\n", " | "))
-	before := d.root.Session().Len()
-	if _, err := d.root.Followup(ctx, event.Text(script), event.Source{Kind: "user"}); err != nil {
+	before, err := d.rt.History(ctx, d.root.ID())
+	if err != nil {
 		return nil, err
 	}
-	if err := d.root.Activation().WhenIdle(ctx); err != nil {
+	if _, err := d.rt.Prompt(ctx, d.root.ID(), script); err != nil {
+		return nil, err
+	}
+	if err := d.root.WhenIdle(ctx); err != nil {
+		return nil, err
+	}
+	after, err := d.rt.History(ctx, d.root.ID())
+	if err != nil {
 		return nil, err
 	}
 	spawned := map[string]string{}
-	for _, reply := range replies(d.root.Session().Events()[before:]) {
+	for _, reply := range replies(after.Events[len(before.Events):]) {
 		d.screen.line("< " + reply)
 		if fields := strings.Fields(reply); len(fields) == 3 && fields[0] == "spawned" {
 			spawned[fields[1]] = fields[2]
@@ -151,55 +147,43 @@ func (d *demo) pause(ctx context.Context, wait time.Duration) error {
 }
 
 // replies are the texts of the assistant messages in events.
-func replies(events []session.Event) []string {
+func replies(events []dsh.Event) []string {
 	var texts []string
 	for _, e := range events {
-		if e.Type != vocab.TypeAssistantMessage {
-			continue
-		}
-		var m struct {
-			Message struct{ Content []event.Block }
-		}
-		if json.Unmarshal(e.Data, &m) == nil {
-			for _, b := range m.Message.Content {
-				texts = append(texts, b.Text)
+		if p, err := e.Payload(); err == nil {
+			if m, ok := p.(event.AssistantMessage); ok {
+				for _, b := range m.Content {
+					texts = append(texts, b.Text)
+				}
 			}
 		}
 	}
 	return texts
 }
 
-// printEdge prints one lifecycle event.
-func (d *demo) printEdge(ev subagent.Event) {
-	switch e := ev.(type) {
-	case *subagent.StartEvent:
-		d.screen.line(fmt.Sprintf("%-14s %s %s provider=%s parent=%s", vocab.TypeSubagentStart, e.ID, d.label(e.ID), e.Provider, e.ParentID))
-	case *subagent.EndEvent:
-		msg := ""
-		if e.LastAssistantMessage != nil {
-			msg = fmt.Sprintf(" lastAssistantMessage=%q", textOf(e.LastAssistantMessage))
+// printEdge prints a child's start or end as a subagent/start or
+// subagent/end line.
+func (d *demo) printEdge(n dsh.Notice) {
+	switch n.Kind {
+	case dsh.ChildStarted:
+		if n.Label != "" {
+			d.labels.LoadOrStore(n.SessionID, n.Label)
 		}
-		d.screen.line(fmt.Sprintf("%-14s %s %s stopReason=%s%s", vocab.TypeSubagentEnd, e.ID, d.label(e.ID), e.StopReason, msg))
+		d.screen.line(fmt.Sprintf("%-14s %s %s provider=%s parent=%s", "subagent/start", n.SessionID, d.label(n.SessionID), n.Provider, n.ParentSessionID))
+	case dsh.ChildEnded:
+		msg := ""
+		if n.End.LastAssistantMessage != nil {
+			msg = fmt.Sprintf(" lastAssistantMessage=%q", textOf(n.End.LastAssistantMessage))
+		}
+		d.screen.line(fmt.Sprintf("%-14s %s %s stopReason=%s%s", "subagent/end", n.SessionID, d.label(n.SessionID), n.End.StopReason, msg))
 	}
 }
 
-// label is the child's durable label, from the spawn reply or its
-// descriptor.
+// label is the child's durable label, from the spawn reply or its start,
+// in parentheses; "" when neither gave one.
 func (d *demo) label(id string) string {
 	if label, ok := d.labels.Load(id); ok {
 		return "(" + label.(string) + ")"
-	}
-	live := d.rt.Sessions().Get(id)
-	if live == nil {
-		return ""
-	}
-	for _, e := range live.Events() {
-		if e.Type == vocab.TypeSubagentDescriptor {
-			if data, err := descriptor.Parse(e.Data); err == nil {
-				d.labels.Store(id, data.Label)
-				return "(" + data.Label + ")"
-			}
-		}
 	}
 	return ""
 }
@@ -246,14 +230,14 @@ func (d *demo) treeLines(ctx context.Context) []string {
 	lines := []string{"catalog of " + d.root.ID() + ":"}
 	var walk func(id, indent string)
 	walk = func(id, indent string) {
-		entries, err := d.svc.ListChildren(ctx, id)
+		children, err := d.rt.Children(ctx, id)
 		if err != nil {
 			return
 		}
-		for _, e := range entries {
-			lines = append(lines, indent+"- "+e.String())
-			if e.Kind == query.KindChild {
-				walk(e.ID, indent+"  ")
+		for _, c := range children {
+			lines = append(lines, indent+"- "+dsh.RenderChildren([]agent.Child{c}))
+			if c.Diagnostic == "" {
+				walk(c.ID, indent+"  ")
 			}
 		}
 	}
@@ -267,16 +251,16 @@ func (d *demo) listAll(ctx context.Context) error {
 	for len(queue) > 0 {
 		id := queue[0]
 		queue = queue[1:]
-		entries, err := d.svc.ListChildren(ctx, id)
+		children, err := d.rt.Children(ctx, id)
 		if err != nil {
 			return err
 		}
-		if len(entries) == 0 {
+		if len(children) == 0 {
 			continue
 		}
-		d.screen.line("list " + id + ":\n" + query.RenderListAgents(entries))
-		for _, e := range entries {
-			queue = append(queue, e.ID)
+		d.screen.line("list " + id + ":\n" + dsh.RenderChildren(children))
+		for _, c := range children {
+			queue = append(queue, c.ID)
 		}
 	}
 	return nil

@@ -135,7 +135,11 @@ func TestSendDeliversToAStoredChildAndPrintsItsReply(t *testing.T) {
 	text, at := userMessage(t, events, m[1])
 	require.Equal(t, "reply hi", text)
 	require.Greater(t, at, before-1)
-	require.Equal(t, []string{"hi"}, replies(events[at:]))
+	tail := make([]dsh.Event, 0, len(events)-at)
+	for _, e := range events[at:] {
+		tail = append(tail, dsh.Event(e))
+	}
+	require.Equal(t, []string{"hi"}, replies(tail))
 	require.Equal(t, "turn/end", events[len(events)-1].Type)
 	require.Contains(t, string(events[len(events)-1].Data), `"completed"`)
 
