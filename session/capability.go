@@ -134,3 +134,15 @@ func InboxOf(store Store) (DurableInbox, bool) {
 	}
 	return a.DurableInbox()
 }
+
+// LogLister is a Store that lists its sessions and reads each listed log
+// in the same pass, opening each file once: what List and one Inspect per
+// listed session give (a derived index built from nothing reads so).
+type LogLister interface {
+	Store
+	// ListLogs calls fn, in listing order, with each header List would
+	// return and what Inspect of that session would (its log, or the
+	// error reading it). A listing failure, or fn's first error, stops it
+	// and is returned. It blocks on the store and on fn.
+	ListLogs(ctx context.Context, fn func(h Header, log *Log, err error) error) error
+}

@@ -52,6 +52,8 @@ type JSONL struct {
 
 var _ Fenced = (*JSONL)(nil)
 
+var _ LogLister = (*JSONL)(nil)
+
 // Option configures OpenJSONL.
 type Option func(*JSONL)
 
@@ -130,6 +132,35 @@ func (s *JSONL) List(ctx context.Context) ([]Header, error) {
 	return l.out, nil
 }
 
+// ListLogs lists the store as List does, reading each log once, whole:
+// for each listed session, in listing order, it calls fn with the header
+// and what Inspect of that session returns (its log, or the error reading
+// it: damage in one log fails only that log). It stops at the listing's
+// first error or fn's and returns it. It blocks on the file system and on
+// fn.
+func (s *JSONL) ListLogs(ctx context.Context, fn func(h Header, log *Log, err error) error) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	if err := s.checkRoot(ctx); err != nil {
+		return err
+	}
+	projects, err := s.projectDirs(ctx)
+	if err != nil {
+		return err
+	}
+	l := lister{s: s, buf: make([]byte, 4096), seen: map[string]string{}, projects: map[string]string{}, whole: fn}
+	for _, project := range projects {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := l.project(project); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // projectDirs returns the project folders under the root (symlinks are not
 // followed); a missing root has none.
 func (s *JSONL) projectDirs(ctx context.Context) ([]string, error) {
@@ -161,6 +192,9 @@ type lister struct {
 	out      []Header
 	seen     map[string]string // id → path
 	projects map[string]string // cwd → project folder
+	// whole, when set (ListLogs), reads each log whole and is called with
+	// each listed session's inspected log.
+	whole func(Header, *Log, error) error
 }
 
 func (l *lister) project(project string) error { return l.s.sessionDirs(project, l.session) }
@@ -197,7 +231,13 @@ func isLogArtifact(name string) bool {
 // or whose first line is not a valid header is skipped.
 func (l *lister) session(dir string) error {
 	path := filepath.Join(dir, l.s.logName())
-	line, err := l.firstLine(path)
+	var line, buf []byte
+	var err error
+	if l.whole == nil {
+		line, err = l.firstLine(path)
+	} else {
+		line, buf, err = l.wholeFile(path)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return l.s.checkOpposite(dir)
 	}
@@ -220,7 +260,31 @@ func (l *lister) session(dir string) error {
 	}
 	l.seen[h.ID] = path
 	l.out = append(l.out, h)
-	return nil
+	if l.whole == nil {
+		return nil
+	}
+	sc, err := l.s.inspectBytes(h.ID, path, buf)
+	if err != nil {
+		return l.whole(h, nil, err)
+	}
+	return l.whole(h, &Log{Header: sc.header, Events: sc.events}, nil)
+}
+
+// wholeFile reads the file at path whole and returns its first line as
+// firstLine does (aliasing the lister's buffers) with the file's bytes.
+func (l *lister) wholeFile(path string) (line, buf []byte, err error) {
+	if buf, err = l.s.fs.ReadFile(path); err != nil {
+		return nil, nil, err
+	}
+	found := l.lineFound
+	if l.s.compression == CompressionZstd {
+		found = l.frameFound(path)
+	}
+	saved := l.buf
+	l.buf = buf
+	line, _, err = found(0, len(buf))
+	l.buf = saved
+	return line, buf, err
 }
 
 // checkIdentity is JSONL.checkIdentity with the project folder of each cwd
@@ -437,6 +501,14 @@ func (s *JSONL) read(ctx context.Context, id string) (string, []byte, scanned, e
 	if err != nil {
 		return "", nil, scanned{}, err
 	}
+	sc, err := s.inspectBytes(id, path, buf)
+	return path, buf, sc, err
+}
+
+// inspectBytes scans buf, the whole log of id read from path, and checks
+// it as a targeted read does: the header identifies id at path, and no
+// event is of a legacy kind or a malformed message.
+func (s *JSONL) inspectBytes(id, path string, buf []byte) (scanned, error) {
 	sc, err := s.scan(buf, path)
 	if err == nil {
 		err = s.checkIdentity(sc.header, id, path)
@@ -447,7 +519,7 @@ func (s *JSONL) read(ctx context.Context, id string) (string, []byte, scanned, e
 	if err == nil {
 		err = checkMessages(id, sc.events, path)
 	}
-	return path, buf, sc, err
+	return sc, err
 }
 
 // scan reads a whole log in the store's encoding.

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,4 +137,35 @@ func TestListReadsHeaderLongerThanOneBuffer(t *testing.T) {
 	headers, err := s.List(context.Background())
 	require.NoError(t, err)
 	require.ElementsMatch(t, []Header{long, short}, headers)
+}
+
+// TestListLogsIsListWithEachLogInspected: ListLogs hands, in one pass,
+// each header List returns with what Inspect of it returns, a log that
+// lists but does not inspect included, in both encodings.
+func TestListLogsIsListWithEachLogInspected(t *testing.T) {
+	for _, enc := range []Compression{CompressionNone, CompressionZstd} {
+		t.Run(enc.String(), func(t *testing.T) {
+			ctx := context.Background()
+			s := openStore(t, WithCompression(enc))
+			require.NoError(t, s.Create(ctx, header("a"), turnEvents(0, 3)))
+			require.NoError(t, s.Create(ctx, Header{ID: "b", CreatedAt: 2, Cwd: "/other"}, nil))
+			if enc == CompressionNone {
+				writeRaw(t, s, Header{ID: "v7", CreatedAt: 4}, `{"type":"session","version":7,"id":"v7","createdAt":4,"delegationDepth":0}`+"\n")
+				writeRaw(t, s, Header{ID: "junk"}, "not a header\n")
+			}
+			headers, err := s.List(ctx)
+			require.NoError(t, err)
+			var listed []Header
+			require.NoError(t, s.ListLogs(ctx, func(h Header, log *Log, err error) error {
+				listed = append(listed, h)
+				want, wantErr := s.Inspect(ctx, h.ID)
+				require.Equal(t, want, log, h.ID)
+				require.Equal(t, wantErr, err, h.ID)
+				return nil
+			}))
+			require.Equal(t, headers, listed)
+			stop := errors.New("stop")
+			require.ErrorIs(t, s.ListLogs(ctx, func(Header, *Log, error) error { return stop }), stop)
+		})
+	}
 }

@@ -158,7 +158,7 @@ func (d *DB) current(ctx context.Context) error {
 		return nil
 	}
 	d.view = nil
-	obs, err := d.reconcileLocked(ctx)
+	obs, err := d.reconcileLocked(ctx, false)
 	if err != nil {
 		return err
 	}

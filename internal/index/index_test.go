@@ -19,11 +19,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// inspectCounter counts the store's full-log reads.
+// inspectCounter counts the store's full-log reads and, apart, List's
+// first-line reads.
 type inspectCounter struct {
 	session.Store
-	mu       sync.Mutex
-	inspects int
+	mu         sync.Mutex
+	inspects   int
+	firstLines int // first lines read by List
 }
 
 func (c *inspectCounter) Inspect(ctx context.Context, id string) (*session.Log, error) {
@@ -31,6 +33,31 @@ func (c *inspectCounter) Inspect(ctx context.Context, id string) (*session.Log, 
 	c.inspects++
 	c.mu.Unlock()
 	return c.Store.Inspect(ctx, id)
+}
+
+// List counts, for each header it returns, the read of a first line.
+func (c *inspectCounter) List(ctx context.Context) ([]session.Header, error) {
+	headers, err := c.Store.List(ctx)
+	c.mu.Lock()
+	c.firstLines += len(headers)
+	c.mu.Unlock()
+	return headers, err
+}
+
+func (c *inspectCounter) firstLineReads() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.firstLines
+}
+
+// ListLogs counts each log it reads as one full read.
+func (c *inspectCounter) ListLogs(ctx context.Context, fn func(session.Header, *session.Log, error) error) error {
+	return c.Store.(session.LogLister).ListLogs(ctx, func(h session.Header, log *session.Log, err error) error {
+		c.mu.Lock()
+		c.inspects++
+		c.mu.Unlock()
+		return fn(h, log, err)
+	})
 }
 
 func (c *inspectCounter) count() int {
@@ -130,6 +157,24 @@ func TestAWarmListingReadsNoLog(t *testing.T) {
 	_, err = reopened.ListChildren(context.Background(), storegen.Parent)
 	require.NoError(t, err)
 	require.Equal(t, before, f.store.count(), "an unchanged reopen reads no log either")
+}
+
+// TestABuildReadsEachLogOnce: titles and search of a new index read
+// each of the store's 40 logs once, and answer as the unindexed reader;
+// a listing before them reads only the children it lists.
+func TestABuildReadsEachLogOnce(t *testing.T) {
+	f := newFixture(t)
+	_, err := f.open().Titles(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 40, f.store.count(), "full reads of a build")
+	require.Zero(t, f.store.firstLineReads(), "a build reads no first line apart")
+
+	g := newFixture(t)
+	db := g.open()
+	require.Len(t, g.requireSame(db, storegen.Parent), 8)
+	listing := g.store.count()
+	g.requireSameSearch(db)
+	require.Less(t, listing, 40, "a listing derives the listed children only")
 }
 
 func TestReconcilesLogsChangedBehindItsBack(t *testing.T) {

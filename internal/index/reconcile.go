@@ -27,17 +27,21 @@ var errListing = errors.New("index: the store's listing failed")
 // folder structure or a log's first line changed, takes the store's
 // listing again; then it writes, in one transaction, the new revisions,
 // the new listing and the invalidation of what was derived from changed
-// logs. A failing walk or listing is errListing and writes nothing.
+// logs. A failing walk or listing is errListing and writes nothing. An
+// index that holds no session yet is built in the same step, each log
+// read once for its header and its facts (the caller derives the facts
+// of every log next).
 func (d *DB) reconcile(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	_, err := d.reconcileLocked(ctx)
+	_, err := d.reconcileLocked(ctx, true)
 	return err
 }
 
 // reconcileLocked is reconcile with d.mu held; it returns the walk it
-// reconciled.
-func (d *DB) reconcileLocked(ctx context.Context) (*observation, error) {
+// reconciled. build says whether an empty index is built with its facts
+// (else only the listing is taken, reading each log's first line).
+func (d *DB) reconcileLocked(ctx context.Context, build bool) (*observation, error) {
 	obs, err := walk(ctx, d.root)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -53,7 +57,7 @@ func (d *DB) reconcileLocked(ctx context.Context) (*observation, error) {
 		return nil, err
 	}
 	defer func() { _ = tx.Rollback() }()
-	r := reconciler{d: d, tx: tx, obs: obs}
+	r := reconciler{d: d, tx: tx, obs: obs, build: build}
 	if err := r.run(ctx); err != nil {
 		return nil, err
 	}
@@ -71,6 +75,11 @@ type reconciler struct {
 	d   *DB
 	tx  *sql.Tx
 	obs *observation
+	// build: an index holding no session is built with its facts.
+	build bool
+	// derived are the session folders whose facts relist derived, in this
+	// transaction, from the log revision observed (a build from nothing).
+	derived map[string]bool
 }
 
 func (r *reconciler) run(ctx context.Context) error {
@@ -220,20 +229,20 @@ func (r *reconciler) headerOfDir(ctx context.Context, dir string) (session.Heade
 // listed are deleted with everything derived from them, new ones are
 // inserted, and a session whose header changed is replaced.
 func (r *reconciler) relist(ctx context.Context) error {
+	indexed, err := r.indexedHeaders(ctx)
+	if err != nil {
+		return err
+	}
+	if lister, ok := r.d.sessions.Store().(session.LogLister); ok && r.build && len(indexed) == 0 {
+		return r.buildFrom(ctx, lister)
+	}
 	headers, err := r.d.sessions.Store().List(ctx)
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return errListing
+		return listingFailure(ctx)
 	}
 	listed := map[string]session.Header{}
 	for _, h := range headers {
 		listed[h.ID] = h
-	}
-	indexed, err := r.indexedHeaders(ctx)
-	if err != nil {
-		return err
 	}
 	for id, h := range indexed {
 		if l, ok := listed[id]; !ok || !sameHeader(l, h) {
@@ -257,6 +266,60 @@ func (r *reconciler) relist(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// listingFailure is ctx's error once it is done, else errListing.
+func listingFailure(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return errListing
+}
+
+// buildFrom fills an index that holds no session from the store's listing,
+// reading each log once: every listed session is inserted with its facts
+// (title, last seq, documents), derived from the log just read under the
+// revision the walk observed (stat before read: a log appended since
+// differs from it and is derived again on the next use).
+func (r *reconciler) buildFrom(ctx context.Context, lister session.LogLister) error {
+	insert, err := r.tx.PrepareContext(ctx, `INSERT INTO sessions(id, dir, version, created_at, cwd, parent_session,
+		seed_length, origin, delegation_depth, agent_preset) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer insert.Close()
+	docs, err := r.tx.PrepareContext(ctx, insertDoc)
+	if err != nil {
+		return err
+	}
+	defer docs.Close()
+	r.derived = map[string]bool{}
+	var failed error // the index's own failure, not the listing's
+	err = lister.ListLogs(ctx, func(h session.Header, log *session.Log, readErr error) error {
+		failed = r.buildSession(ctx, insert, docs, h, log, readErr)
+		return failed
+	})
+	if failed != nil {
+		return failed
+	}
+	if err != nil {
+		return listingFailure(ctx)
+	}
+	return nil
+}
+
+// buildSession inserts h and the facts of log (or of its read failure).
+func (r *reconciler) buildSession(ctx context.Context, insert, docs *sql.Stmt, h session.Header, log *session.Log, readErr error) error {
+	row, dir, err := r.insertRow(ctx, insert, h)
+	if err != nil {
+		return err
+	}
+	rev, observed := r.obs.logs[dir]
+	if !observed {
+		return nil // a folder the walk did not see: derived on the next use
+	}
+	r.derived[dir] = true
+	return writeLogFacts(ctx, r.tx, docs, factsOf{id: h.ID, revision: rev, firstDoc: row << docRowBits, log: log, err: readErr})
 }
 
 func (r *reconciler) indexedHeaders(ctx context.Context) (map[string]session.Header, error) {
@@ -286,17 +349,28 @@ func (r *reconciler) deleteSession(ctx context.Context, id string) error {
 
 // insertSession indexes h with insert, the prepared INSERT of relist.
 func (r *reconciler) insertSession(ctx context.Context, insert *sql.Stmt, h session.Header) error {
+	_, _, err := r.insertRow(ctx, insert, h)
+	return err
+}
+
+// insertRow indexes h with insert and returns its row's rowid and its
+// session folder relative to the root.
+func (r *reconciler) insertRow(ctx context.Context, insert *sql.Stmt, h session.Header) (int64, string, error) {
 	path, err := logpath.Path(r.d.root, h.Cwd, h.ID)
 	if err != nil {
-		return err
+		return 0, "", err
 	}
 	dir, err := filepath.Rel(r.d.root, filepath.Dir(path))
 	if err != nil {
-		return err
+		return 0, "", err
 	}
-	_, err = insert.ExecContext(ctx, h.ID, dir, h.Version, h.CreatedAt, h.Cwd, h.ParentSession, seedColumn(h.SeedLength), h.Origin,
+	res, err := insert.ExecContext(ctx, h.ID, dir, h.Version, h.CreatedAt, h.Cwd, h.ParentSession, seedColumn(h.SeedLength), h.Origin,
 		h.DelegationDepth, h.AgentPreset)
-	return err
+	if err != nil {
+		return 0, "", err
+	}
+	row, err := res.LastInsertId()
+	return row, dir, err
 }
 
 // writeRevisions records the observed revisions of the changed folders
@@ -317,6 +391,12 @@ func (r *reconciler) writeRevisions(ctx context.Context, dirs []string) error {
 	}
 	defer underive.Close()
 	for _, dir := range dirs {
+		if r.derived[dir] {
+			if _, err := upsert.ExecContext(ctx, dir, r.obs.logs[dir]); err != nil {
+				return err
+			}
+			continue // its facts were derived at this revision in this transaction
+		}
 		if rev, ok := r.obs.logs[dir]; ok {
 			_, err = upsert.ExecContext(ctx, dir, rev)
 		} else {

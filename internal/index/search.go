@@ -233,7 +233,7 @@ func (d *DB) writeFacts(ctx context.Context, batch []derived) error {
 		return err
 	}
 	defer func() { _ = tx.Rollback() }()
-	insert, err := tx.PrepareContext(ctx, `INSERT INTO docs(rowid, text, session_id, seq, type, time, length) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	insert, err := tx.PrepareContext(ctx, insertDoc)
 	if err != nil {
 		return err
 	}
@@ -258,12 +258,33 @@ func writeFactsOf(ctx context.Context, tx *sql.Tx, insert *sql.Stmt, s derived) 
 			return err
 		}
 	}
-	title, recorded := "", sql.NullString{String: s.revision, Valid: s.err == nil && s.revision != racy}
-	lastSeq := sql.NullInt64{Int64: -1, Valid: s.err == nil}
+	return writeLogFacts(ctx, tx, insert, factsOf{id: s.id, revision: s.revision, firstDoc: firstDoc, log: s.log, err: s.err})
+}
+
+// insertDoc inserts one search document.
+const insertDoc = `INSERT INTO docs(rowid, text, session_id, seq, type, time, length) VALUES (?, ?, ?, ?, ?, ?, ?)`
+
+// factsOf is one read of a session's log: the session, the revision the
+// read is recorded under, the first rowid of its documents (docRows) and
+// the log read, or the error reading it.
+type factsOf struct {
+	id, revision string
+	firstDoc     int64
+	log          *session.Log
+	err          error
+}
+
+// writeLogFacts writes f's title, last seq, last turn end and documents
+// (with insert, the prepared insertDoc) into a session row that holds no
+// documents; an unreadable log gets none and no revision, so that the
+// next use reads it again.
+func writeLogFacts(ctx context.Context, tx *sql.Tx, insert *sql.Stmt, f factsOf) error {
+	title, recorded := "", sql.NullString{String: f.revision, Valid: f.err == nil && f.revision != racy}
+	lastSeq := sql.NullInt64{Int64: -1, Valid: f.err == nil}
 	var turnEnd sql.NullString
-	if s.err == nil {
-		turnEnd = nullString(LastTurnEnd(s.log.Events))
-		for _, e := range s.log.Events {
+	if f.err == nil {
+		turnEnd = nullString(LastTurnEnd(f.log.Events))
+		for _, e := range f.log.Events {
 			lastSeq.Int64 = e.Seq
 			if t, ok := TitleOf(e); ok && title == "" {
 				title = t
@@ -272,13 +293,13 @@ func writeFactsOf(ctx context.Context, tx *sql.Tx, insert *sql.Stmt, s derived) 
 			if text == "" || e.Seq >= 1<<docRowBits { // beyond the documents a session's rowid range holds
 				continue
 			}
-			if _, err := insert.ExecContext(ctx, firstDoc|e.Seq, text, s.id, e.Seq, e.Type, e.Time, utf8.RuneCountInString(text)); err != nil {
+			if _, err := insert.ExecContext(ctx, f.firstDoc|e.Seq, text, f.id, e.Seq, e.Type, e.Time, utf8.RuneCountInString(text)); err != nil {
 				return err
 			}
 		}
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE sessions SET facts_revision = ?, title = ?, last_seq = ?, last_turn_end = ?
-		WHERE rowid = ?`, recorded, title, lastSeq, turnEnd, firstDoc>>docRowBits)
+	_, err := tx.ExecContext(ctx, `UPDATE sessions SET facts_revision = ?, title = ?, last_seq = ?, last_turn_end = ?
+		WHERE rowid = ?`, recorded, title, lastSeq, turnEnd, f.firstDoc>>docRowBits)
 	return err
 }
 
