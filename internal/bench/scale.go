@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/metrics"
 	"strings"
 	"time"
 
@@ -27,6 +28,33 @@ type ScaleCosts struct {
 	Drain time.Duration
 	// Close: Close of a runtime holding that many live children.
 	Close time.Duration
+	// GC is the garbage collector's share of the process's CPU time
+	// during each of the operations above.
+	GC ScaleGC
+}
+
+// ScaleGC is, per operation of ScaleCosts, the share of the process's
+// CPU time (the collector's and the program's) the collector took.
+type ScaleGC struct{ Spawn, Send, Settle, Drain, Close float64 }
+
+// cpuClasses are the runtime's estimates of the CPU time spent so far in
+// the program (user) and in the garbage collector (gc), in seconds.
+type cpuClasses struct{ user, gc float64 }
+
+func readCPUClasses() cpuClasses {
+	s := []metrics.Sample{{Name: "/cpu/classes/user:cpu-seconds"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	return cpuClasses{user: s[0].Value.Float64(), gc: s[1].Value.Float64()}
+}
+
+// gcShareSince is the collector's share of the CPU time since start.
+func gcShareSince(start cpuClasses) float64 {
+	now := readCPUClasses()
+	user, gc := now.user-start.user, now.gc-start.gc
+	if user+gc <= 0 {
+		return 0
+	}
+	return gc / (user + gc)
 }
 
 // scaleSleep is the prompt of a child that stays in its turn until it is
@@ -74,20 +102,24 @@ func (c *ScaleCosts) measureLive(ctx context.Context, root string, live, settle 
 	}
 	defer func() { err = errors.Join(err, rt.Close()) }()
 	var ids []string
+	cpu := readCPUClasses()
 	if c.Spawn, ids, err = spawnEach(ctx, rt, p, live, scaleSleep); err != nil {
 		return err
 	}
+	c.GC.Spawn, cpu = gcShareSince(cpu), readCPUClasses()
 	if c.Send, err = sendEach(ctx, rt, p, ids); err != nil {
 		return err
 	}
+	c.GC.Send, cpu = gcShareSince(cpu), readCPUClasses()
 	if c.Settle, err = settleBatch(ctx, rt, p, settle); err != nil {
 		return err
 	}
+	c.GC.Settle, cpu = gcShareSince(cpu), readCPUClasses()
 	start := time.Now()
 	if err := rt.Drain(ctx, p); err != nil {
 		return fmt.Errorf("drain of %d children: %w", live, err)
 	}
-	c.Drain = time.Since(start) / time.Duration(live)
+	c.Drain, c.GC.Drain = time.Since(start)/time.Duration(live), gcShareSince(cpu)
 	return nil
 }
 
@@ -100,11 +132,11 @@ func (c *ScaleCosts) measureClose(ctx context.Context, root string, live int) er
 	if _, _, err := spawnEach(ctx, rt, p, live, scaleSleep); err != nil {
 		return errors.Join(err, rt.Close())
 	}
-	start := time.Now()
+	start, cpu := time.Now(), readCPUClasses()
 	if err := rt.Close(); err != nil {
 		return fmt.Errorf("close of %d children: %w", live, err)
 	}
-	c.Close = time.Since(start) / time.Duration(live)
+	c.Close, c.GC.Close = time.Since(start)/time.Duration(live), gcShareSince(cpu)
 	return nil
 }
 
@@ -170,12 +202,13 @@ func scaleRow(ctx context.Context, cfg Config) ([]Line, error) {
 var scaleOps = []struct {
 	id, name string
 	cost     func(ScaleCosts) time.Duration
+	gc       func(ScaleGC) float64
 }{
-	{"9a", "spawn per child", func(c ScaleCosts) time.Duration { return c.Spawn }},
-	{"9b", "follow-up admission per child", func(c ScaleCosts) time.Duration { return c.Send }},
-	{"9c", "short child start → settled → disposed", func(c ScaleCosts) time.Duration { return c.Settle }},
-	{"9d", "drain per child", func(c ScaleCosts) time.Duration { return c.Drain }},
-	{"9e", "Close per live child", func(c ScaleCosts) time.Duration { return c.Close }},
+	{"9a", "spawn per child", func(c ScaleCosts) time.Duration { return c.Spawn }, func(g ScaleGC) float64 { return g.Spawn }},
+	{"9b", "follow-up admission per child", func(c ScaleCosts) time.Duration { return c.Send }, func(g ScaleGC) float64 { return g.Send }},
+	{"9c", "short child start → settled → disposed", func(c ScaleCosts) time.Duration { return c.Settle }, func(g ScaleGC) float64 { return g.Settle }},
+	{"9d", "drain per child", func(c ScaleCosts) time.Duration { return c.Drain }, func(g ScaleGC) float64 { return g.Drain }},
+	{"9e", "Close per live child", func(c ScaleCosts) time.Duration { return c.Close }, func(g ScaleGC) float64 { return g.Close }},
 }
 
 // scaleLines compares, for each operation, the per-agent cost at the
@@ -193,9 +226,9 @@ func scaleLines(all []ScaleCosts, settle int) ([]Line, error) {
 		}
 		var sizes []string
 		for _, c := range all {
-			sizes = append(sizes, fmt.Sprintf("%s: %s", liveCount(c.Live), FormatNs(float64(op.cost(c)))))
+			sizes = append(sizes, fmt.Sprintf("%s: %s (GC %.0f%%)", liveCount(c.Live), FormatNs(float64(op.cost(c))), 100*op.gc(c.GC)))
 		}
-		l.Note = "per agent at " + strings.Join(sizes, ", ")
+		l.Note = "per agent (the collector's share of CPU time) at " + strings.Join(sizes, ", ")
 		lines = append(lines, l)
 	}
 	lines[0].Note += fmt.Sprintf("; one parent, children in a sleeping turn, dsh.Open over a JSONL store without fsync; %d short children for 9c; Close on a second runtime of as many children", settle)

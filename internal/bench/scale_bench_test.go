@@ -32,6 +32,7 @@ func BenchmarkScale(b *testing.B) {
 			}
 			for _, op := range scaleOps {
 				b.ReportMetric(float64(op.cost(c).Nanoseconds()), op.id+"-ns/agent")
+				b.ReportMetric(100*op.gc(c.GC), op.id+"-gc%")
 			}
 		})
 	}
@@ -40,7 +41,7 @@ func BenchmarkScale(b *testing.B) {
 func TestScaleLinesCompareTheLargestSizeWithTheSmallest(t *testing.T) {
 	small := ScaleCosts{Live: 1000, Spawn: 100, Send: 10, Settle: 300, Drain: 40, Close: 50}
 	mid := ScaleCosts{Live: 10_000, Spawn: 110, Send: 10, Settle: 300, Drain: 40, Close: 50}
-	big := ScaleCosts{Live: 100_000, Spawn: 120, Send: 30, Settle: 300, Drain: 40, Close: 60}
+	big := ScaleCosts{Live: 100_000, Spawn: 120, Send: 30, Settle: 300, Drain: 40, Close: 60, GC: ScaleGC{Send: 0.25}}
 	lines, err := scaleLines([]ScaleCosts{small, mid, big}, 7)
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +55,7 @@ func TestScaleLinesCompareTheLargestSizeWithTheSmallest(t *testing.T) {
 	if lines[0].Ratio != 1.2 || !strings.Contains(lines[0].Name, "100k vs 1k live children") {
 		t.Errorf("9a: ratio %v, name %q", lines[0].Ratio, lines[0].Name)
 	}
-	if !strings.HasPrefix(lines[1].Note, "per agent at 1k: 10.0 ns, 10k: 10.0 ns, 100k: 30.0 ns") {
+	if !strings.HasPrefix(lines[1].Note, "per agent (the collector's share of CPU time) at 1k: 10.0 ns (GC 0%), 10k: 10.0 ns (GC 0%), 100k: 30.0 ns (GC 25%)") {
 		t.Errorf("9b note: %q", lines[1].Note)
 	}
 }
