@@ -22,6 +22,38 @@ func (m *Manager) halt() {
 	}
 }
 
+// epochLink carries a resident epoch's callbacks, which run on the
+// child's goroutines, to the manager.
+type epochLink struct {
+	m *Manager
+	a *activation
+}
+
+// event is the epoch's inbox observer (onChildEvent).
+func (l epochLink) event(e parent.Event) { l.m.onChildEvent(l.a, e) }
+
+// fenced tells the actor the epoch's lease was fenced.
+func (l epochLink) fenced() { l.m.send(childFenced{l.a}) }
+
+// pendingTeardown is an epoch's teardown waiting for its turn to end,
+// with the failures of its released children.
+type pendingTeardown struct {
+	link          epochLink
+	childFailures []error
+}
+
+// run runs the teardown (on the goroutine of the epoch's last turn).
+func (t pendingTeardown) run() { t.link.m.finishTeardown(t.link.a, t.childFailures) }
+
+// queuedLink carries the end of a queued op's context to the actor.
+type queuedLink struct {
+	m *Manager
+	o *op
+}
+
+// abandoned tells the actor o's context ended while it waited.
+func (l queuedLink) abandoned() { l.m.send(lockAbandoned{l.o}) }
+
 // onChildEvent forwards the events of a's agent the actor acts on:
 // a message dequeued or discarded, and an idle status that can still
 // settle a. It is a's own observer, so it runs on the publishing
@@ -86,44 +118,5 @@ func (h *rootHints) gone(id string) {
 	*n--
 	if *n <= 0 {
 		h.ids.Delete(id)
-	}
-}
-
-// serial runs queued functions one at a time, in order, on a goroutine that
-// exists only while there is work.
-type serial struct {
-	mu      sync.Mutex
-	queue   []func()
-	running bool
-}
-
-func (s *serial) run(fn func()) {
-	s.mu.Lock()
-	s.queue = append(s.queue, fn)
-	if s.running {
-		s.mu.Unlock()
-		return
-	}
-	s.running = true
-	s.mu.Unlock()
-	go s.drain()
-}
-
-// drain runs what is queued, taking the whole queue at each round.
-func (s *serial) drain() {
-	var batch []func()
-	for {
-		s.mu.Lock()
-		if len(s.queue) == 0 {
-			s.running = false
-			s.mu.Unlock()
-			return
-		}
-		batch, s.queue = s.queue, batch[:0]
-		s.mu.Unlock()
-		for i, fn := range batch {
-			fn()
-			batch[i] = nil
-		}
 	}
 }

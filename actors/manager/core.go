@@ -62,16 +62,19 @@ type env interface {
 // A decision that panics (a bug) is logged and the op its message
 // carried, if any, gets the failure as its verdict: the actor is never
 // restarted with its state lost.
-func (m *core) step(msg any) (effects []effect) {
+func (m *core) step(msg any) []effect {
 	m.effects = nil
-	defer func() {
-		if r := recover(); r != nil {
-			m.panicked(msg, r)
-		}
-		effects, m.effects = m.effects, nil
-	}()
+	m.decideContained(msg)
+	effects := m.effects
+	m.effects = nil
+	return effects
+}
+
+// decideContained is decide, with a panic turned into the failure of the
+// op msg carried.
+func (m *core) decideContained(msg any) {
+	defer m.contain(msg)
 	m.decide(msg)
-	return
 }
 
 // decide dispatches msg to its step.
@@ -151,8 +154,13 @@ func (m *core) decideNotice(msg any) {
 // emit adds e to what the step under way decided to do.
 func (m *core) emit(e effect) { m.effects = append(m.effects, e) }
 
-// panicked logs a decision's panic and fails the op msg carried.
-func (m *core) panicked(msg any, r any) {
+// contain recovers a decision's panic: it is logged and fails the op msg
+// carried.
+func (m *core) contain(msg any) {
+	r := recover()
+	if r == nil {
+		return
+	}
 	m.logger.Error(fmt.Sprintf("subagent: continuation manager decision panicked: %v", r))
 	if c, ok := msg.(carrier); ok {
 		if o := c.entry(); !o.replied {

@@ -240,20 +240,9 @@ func (m *core) release(a *activation, out teardownOutcome) {
 	m.emit(emitEnd{a, end})
 }
 
-// emitEndOff emits a's subagent/end (when its start was emitted), settles
-// its disposal and hands the end to its waiters, on the lifecycle
-// goroutine.
+// emitEndOff queues a's end edge.
 func (m *Manager) emitEndOff(a *activation, end RunEndInfo) {
-	e, d, waiters := a.edge, a.disposal, a.waiters
-	m.edges.run(func() {
-		if e.startOK {
-			m.ended(end)
-		}
-		d.settle()
-		for _, w := range waiters {
-			w <- end
-		}
-	})
+	m.pushEdge(endEdge{end, a.edge, a.disposal, a.waiters})
 }
 
 // forget drops a from the manager's tables.
@@ -263,16 +252,6 @@ func (m *core) forget(a *activation) {
 	}
 	m.emit(forgetEpoch{a})
 	a.gone = true
-}
-
-// ended calls Options.Ended, containing its panic.
-func (m *Manager) ended(info RunEndInfo) {
-	defer func() {
-		if r := recover(); r != nil {
-			m.logger.Warn(fmt.Sprintf("subagent: subagent/end listener threw: %v", r))
-		}
-	}()
-	m.onEnded(info)
 }
 
 // waitAll waits for every disposal and returns their failures in order.

@@ -291,3 +291,9 @@ func (m *core) disposeForests(result chan<- error) {
 	}
 	m.emit(awaitForests{disposals, result})
 }
+
+// awaitForests waits for the manager-wide drain's disposals and answers
+// with their failures (off the actor).
+func (m *Manager) awaitForests(e awaitForests) {
+	e.result <- aggregate("", waitAll(e.disposals))
+}

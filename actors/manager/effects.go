@@ -204,8 +204,7 @@ func (m *Manager) perform(effects []effect) {
 func (m *Manager) performForOp(e effect) {
 	switch e := e.(type) {
 	case watchQueued:
-		o := e.o
-		o.stopWatch = context.AfterFunc(o.ctx, func() { m.send(lockAbandoned{o}) })
+		e.o.stopWatch = context.AfterFunc(e.o.ctx, queuedLink{m, e.o}.abandoned)
 	case unwatchQueued:
 		if e.o.stopWatch != nil {
 			e.o.stopWatch()
@@ -230,8 +229,7 @@ func (m *Manager) performForEpoch(e effect) {
 	case cancelTurn:
 		e.a.handle.Activation().Cancel(agent.CancelCause{Kind: agent.CauseParent}, false)
 	case tearDown:
-		a, failures := e.a, e.childFailures
-		a.handle.Activation().AfterIdle(func() { m.finishTeardown(a, failures) })
+		e.a.handle.Activation().AfterIdle(pendingTeardown{epochLink{m, e.a}, e.childFailures}.run)
 	case emitEnd:
 		m.emitEndOff(e.a, e.end)
 	case materializationEnded:
@@ -252,14 +250,13 @@ func (m *Manager) performForCaller(e effect) {
 	case watchRegistered:
 		e.reply <- e.w
 	case handOver:
-		w, end := e.w, e.end
-		m.edges.run(func() { w <- end })
+		m.pushEdge(endHandOver{e.w, e.end})
 	case finishScopedDrain:
 		go m.finishScopedDrain(e)
 	case awaitMaterializations:
 		go m.awaitMaterializations(e.mats, e.result)
 	case awaitForests:
-		go func() { e.result <- aggregate("", waitAll(e.disposals)) }()
+		go m.awaitForests(e)
 	case answer:
 		e.result <- e.err
 	}

@@ -128,7 +128,7 @@ type Manager struct {
 	ops        gate
 	inbox      session.DurableInbox // the store's durable inbox, nil when it has none
 	wakes      wakes                // the store's wake listener
-	edges      serial               // lifecycle emission, in order, off the actor
+	edges      edgeQueue            // lifecycle emission, in order, off the actor (edges.go)
 	unsubscribe,
 	removeHook func()
 }

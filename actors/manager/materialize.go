@@ -188,8 +188,9 @@ func (m *core) install(ms materializeSpec, h *parent.Handle, lineage []*parent.H
 func (m *Manager) observeEpoch(a *activation) {
 	h := a.handle
 	m.st.byPID[h.Activation().Ref()] = a
-	h.Observe(func(e parent.Event) { m.onChildEvent(a, e) })
-	h.Activation().OnFenced(func() { m.send(childFenced{a}) })
+	link := epochLink{m, a}
+	h.Observe(link.event)
+	h.Activation().OnFenced(link.fenced)
 	m.self.Watch(h.Activation().Ref())
 }
 
@@ -221,16 +222,10 @@ func (m *core) ownedBy(p *parent.Handle, a *activation) error {
 }
 
 // emitStartOff takes the epoch's boundary (its first own event), then
-// calls Options.Started on the lifecycle goroutine, which sends its
-// outcome back to the actor.
+// queues its start edge.
 func (m *Manager) emitStartOff(o *op) {
 	o.a.boundary = o.a.handle.Session().Len()
-	info, e := o.a.run, o.a.edge
-	m.edges.run(func() {
-		err := m.started(info)
-		e.startOK = err == nil
-		m.send(startEmitted{o, err})
-	})
+	m.pushEdge(startEdge{o, o.a.run, o.a.edge})
 }
 
 // startEmitted ends a materialization whose start edge was emitted, or
@@ -281,14 +276,4 @@ func (m *core) rolledBack(msg rolledBack) {
 	failed := o.failed
 	o.failed = nil
 	m.notMaterialized(o, failed)
-}
-
-// started calls Options.Started, turning its panic into a publication failure.
-func (m *Manager) started(info RunInfo) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("subagent: subagent/start publication failed: %v", r)
-		}
-	}()
-	return m.onStarted(info)
 }
