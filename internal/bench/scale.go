@@ -188,14 +188,46 @@ func settleBatch(ctx context.Context, rt *dsh.Runtime, p *dsh.Handle, n int) (ti
 // with the smallest, per agent.
 func scaleRow(ctx context.Context, cfg Config) ([]Line, error) {
 	var all []ScaleCosts
+	var floors []ScaleFloor
 	for _, live := range cfg.ScaleSizes {
 		c, err := Scale(ctx, cfg.Dir, live, cfg.ScaleSettle)
 		if err != nil {
 			return nil, fmt.Errorf("at %d live children: %w", live, err)
 		}
 		all = append(all, c)
+		floors = append(floors, measureFloor(live))
 	}
-	return scaleLines(all, cfg.ScaleSettle)
+	lines, err := scaleLines(all, cfg.ScaleSettle)
+	if err != nil {
+		return nil, err
+	}
+	floorLines, err := scaleFloorLines(floors)
+	return append(lines, floorLines...), err
+}
+
+// scaleFloorLines compare, without a target, ScaleFloor's costs at the
+// largest size with the smallest: the ratios row 9's stand on.
+func scaleFloorLines(floors []ScaleFloor) ([]Line, error) {
+	first, last := floors[0], floors[len(floors)-1]
+	ops := []struct {
+		id, name string
+		cost     func(ScaleFloor) time.Duration
+	}{
+		{"9f", "floor of 9b without the runtime: a message queued on one of the parked goroutines", func(f ScaleFloor) time.Duration { return f.Send }},
+		{"9g", "floor of 9d without the runtime: stopping each parked goroutine", func(f ScaleFloor) time.Duration { return f.Drain }},
+	}
+	var lines []Line
+	for _, op := range ops {
+		l, err := Compare(op.id, fmt.Sprintf("%s, %s vs %s", op.name, liveCount(last.Live), liveCount(first.Live)),
+			NsPer(fmt.Sprintf("at %d", last.Live), float64(op.cost(last)), "agent"),
+			NsPer(fmt.Sprintf("at %d", first.Live), float64(op.cost(first)), "agent"), OursOverBase, nil)
+		if err != nil {
+			return nil, err
+		}
+		lines = append(lines, l)
+	}
+	lines[0].Note = fmt.Sprintf("each goroutine holds %d B and is found by id in a map; a message is %d B", floorHeap, floorMessage)
+	return lines, nil
 }
 
 // scaleOps are row 9's lines: id, what is measured, and the cost.

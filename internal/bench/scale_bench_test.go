@@ -15,8 +15,10 @@ var scaleSizes = flag.String("scale.sizes", "1000,10000", "BenchmarkScale: live 
 
 // BenchmarkScale is row 9 in go test form: at each size, the per-agent
 // cost of spawn, follow-up admission, a short child's whole life, drain
-// and Close, reported as metrics (compare the sizes' figures; flat is
-// right). Run it with -benchtime=1x: one iteration is a whole size.
+// and Close, reported as metrics with the collector's share of each
+// (compare the sizes' figures; flat is right), and the floor of 9b and
+// 9d without the runtime (9f, 9g). Run it with -benchtime=1x: one
+// iteration is a whole size.
 func BenchmarkScale(b *testing.B) {
 	for part := range strings.SplitSeq(*scaleSizes, ",") {
 		live, err := strconv.Atoi(part)
@@ -34,6 +36,9 @@ func BenchmarkScale(b *testing.B) {
 				b.ReportMetric(float64(op.cost(c).Nanoseconds()), op.id+"-ns/agent")
 				b.ReportMetric(100*op.gc(c.GC), op.id+"-gc%")
 			}
+			f := measureFloor(live)
+			b.ReportMetric(float64(f.Send.Nanoseconds()), "9f-ns/agent")
+			b.ReportMetric(float64(f.Drain.Nanoseconds()), "9g-ns/agent")
 		})
 	}
 }
@@ -57,5 +62,19 @@ func TestScaleLinesCompareTheLargestSizeWithTheSmallest(t *testing.T) {
 	}
 	if !strings.HasPrefix(lines[1].Note, "per agent (the collector's share of CPU time) at 1k: 10.0 ns (GC 0%), 10k: 10.0 ns (GC 0%), 100k: 30.0 ns (GC 25%)") {
 		t.Errorf("9b note: %q", lines[1].Note)
+	}
+}
+
+func TestTheScaleFloorStopsEveryGoroutine(t *testing.T) {
+	f := measureFloor(100)
+	if f.Live != 100 || f.Send <= 0 || f.Drain <= 0 {
+		t.Errorf("floor at 100: %+v", f)
+	}
+	lines, err := scaleFloorLines([]ScaleFloor{{Live: 1000, Send: 10, Drain: 20}, {Live: 100_000, Send: 30, Drain: 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 2 || lines[0].ID != "9f" || lines[0].Ratio != 3 || lines[1].Ratio != 1 || lines[0].Status != Info {
+		t.Errorf("floor lines: %+v", lines)
 	}
 }
