@@ -635,7 +635,7 @@ func (r *drainRounds) lines() ([]Line, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.Note = fmt.Sprintf("per agent: its running turn cancelled from one manager actor, one line appended to its own log file, its children awaited, its actor stopped and its Terminated counted by the watching manager; no session, inbox, registry or lifecycle state. Of row 6's ratio, this much no runtime of this design can avoid on this machine; row 6's drain is %.2f× this floor",
+	f.Note = fmt.Sprintf("per agent: its running turn cancelled from one manager actor, one line appended to its own log file, its children awaited, its lease record unlinked, its actor stopped and its Terminated counted by the watching manager; no session, inbox, registry or lifecycle state. Of row 6's ratio, this much no runtime of this design can avoid on this machine; row 6's drain is %.2f× this floor",
 		r.drains.Median()/r.floors.Median())
 	return []Line{l, f}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -22,13 +23,18 @@ var floorLine = []byte(`{"seq":3,"time":1764522000000,"type":"` + vocab.TypeTurn
 	vocab.ReasonAborted + `"}}}` + "\n")
 
 // floorNode is one agent of the floor forest: a bare actor, a goroutine
-// standing for its running turn, and a log file of its own, kept open as
-// the runtime keeps its logs' files while the process has descriptors to
-// spare (floorKeptFiles), reopened for the append otherwise.
+// standing for its running turn, and a folder of its own holding its log
+// file and its lease record. The log is kept open as the runtime keeps
+// its logs' files while the process has descriptors to spare
+// (floorKeptFiles), reopened for the append otherwise. The lease record
+// is a hard link to one of floorOwners owner files, as a JSONL store
+// records the lease of a live session; it is removed once the node's
+// children are gone.
 type floorNode struct {
 	pid     *actor.PID
 	cancel  context.CancelFunc
 	path    string
+	lease   string
 	file    *os.File // nil when not kept open
 	owner   *floorNode
 	pending atomic.Int32  // children not yet terminated
@@ -40,6 +46,10 @@ func (n *floorNode) childGone() {
 		close(n.settled)
 	}
 }
+
+// floorOwners is how many owner files the floor's lease records link
+// to, as many as a JSONL store spreads its records over.
+const floorOwners = 16
 
 // floorWatch asks the floor manager to watch pids and to answer once it does.
 type floorWatch struct{ pids []*actor.PID }
@@ -85,7 +95,9 @@ func (m *floorManager) Receive(c actor.Context) {
 // per node, depth levels), the steps a child-first drain needs whatever a
 // runtime keeps besides: from one manager actor, cancel every agent's
 // running turn in one span; each woken turn appends one line to its own
-// log file, waits until its children are gone and stops its actor; the
+// log file, waits until its children are gone, removes its lease record
+// (one unlink: a lease held across processes is given up) and stops its
+// actor; the
 // manager, watching every actor, counts the Terminated messages. The
 // nodes hold no session, inbox, registry or lifecycle state. The actors
 // run on the dispatchers the runtime gives its own: the nodes on a Pool of
@@ -171,12 +183,19 @@ func (f floor) drainOnce(ctx context.Context, dir string, fanout, depth int) (to
 func (f floor) grow(m *floorManager, dir string, fanout, depth int, turns floorTurns) error {
 	system := f.system
 	props := EchoProps(actor.WithDispatcher(f.nodes))
+	owners, err := floorOwnerFiles(dir)
+	if err != nil {
+		return err
+	}
 	level := []*floorNode{nil}
 	for range depth {
 		var next []*floorNode
 		for _, owner := range level {
 			for range fanout {
 				n, err := newFloorNode(system, props, dir, len(m.nodes), owner)
+				if err == nil {
+					err = os.Link(owners[len(m.nodes)%floorOwners], n.lease)
+				}
 				if err != nil {
 					return err
 				}
@@ -198,8 +217,25 @@ func (f floor) grow(m *floorManager, dir string, fanout, depth int, turns floorT
 	return nil
 }
 
+// floorOwnerFiles creates the owner files the lease records link to.
+func floorOwnerFiles(dir string) ([]string, error) {
+	owners := make([]string, floorOwners)
+	for i := range owners {
+		owners[i] = filepath.Join(dir, fmt.Sprintf("owner-%d", i))
+		if err := os.WriteFile(owners[i], nil, 0o600); err != nil {
+			return nil, fmt.Errorf("drain floor: %w", err)
+		}
+	}
+	return owners, nil
+}
+
 func newFloorNode(system *actor.ActorSystem, props *actor.Props, dir string, i int, owner *floorNode) (*floorNode, error) {
-	n := &floorNode{path: filepath.Join(dir, fmt.Sprintf("%d.jsonl", i)), owner: owner, settled: make(chan struct{}), cancel: func() {}}
+	folder := filepath.Join(dir, fmt.Sprint(i))
+	if err := os.Mkdir(folder, 0o700); err != nil {
+		return nil, fmt.Errorf("drain floor: folder of agent %d: %w", i, err)
+	}
+	n := &floorNode{path: filepath.Join(folder, "session.jsonl"), lease: filepath.Join(folder, "session.lease"),
+		owner: owner, settled: make(chan struct{}), cancel: func() {}}
 	f, err := os.OpenFile(n.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("drain floor: log of agent %d: %w", i, err)
@@ -242,7 +278,7 @@ type floorTurns struct {
 }
 
 // runTurn waits for the cancel, logs the turn's end, waits for the
-// children and stops the node's actor.
+// children, gives the lease up and stops the node's actor.
 func (n *floorNode) runTurn(ctx context.Context, system *actor.ActorSystem, turns floorTurns) {
 	<-ctx.Done()
 	if err := n.appendLine(); err != nil {
@@ -250,6 +286,9 @@ func (n *floorNode) runTurn(ctx context.Context, system *actor.ActorSystem, turn
 	}
 	select {
 	case <-n.settled:
+		if err := syscall.Unlink(n.lease); err != nil {
+			turns.writeErr.CompareAndSwap(nil, &err)
+		}
 		system.Root.Stop(n.pid)
 	case <-turns.quit:
 	}
