@@ -23,8 +23,7 @@ var toolMayImport = slices.Concat(cliMayImport, cliTools)
 // may join a list; drop one once the tool no longer imports it.
 var toolImportsLeft = map[string][]string{
 	"internal/bench": {
-		"inbox", "internal/actorkit", "internal/index", "internal/logpath", "internal/sessionfs",
-		"internal/storegen", "internal/vocab", "query", "session",
+		"inbox", "internal/actorkit", "internal/sessionfs", "internal/storegen", "internal/vocab", "session",
 	},
 	"internal/stress": {},
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/bench"
 )
 
-const benchUsage = "usage: dsh-actors bench [--quick] [--only ROWS] [--dir DIR] [--json] [--agents N] [--big-log] [--fanout K] [--depth D] [--children D] [--sessions C] [--seed-cost=false] [--scale N,N,…]"
+const benchUsage = "usage: dsh-actors bench [--quick] [--only ROWS] [--dir DIR] [--json] [--agents N] [--big-log] [--fanout K] [--depth D] [--children D] [--sessions C] [--scale N,N,…]"
 
 // Ceilings of the bench sizes, so a typo cannot exhaust memory or disk:
 // idle agents of row 3, agents below the root of row 6's forest, sessions
@@ -43,7 +43,6 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	depth := flags.Int("depth", 0, "row 6: levels of the drained forest (default 4; quick 2)")
 	children := flags.Int("children", 0, "row 7: D, children of the listed parent (default 200; quick 6)")
 	sessions := flags.Int("sessions", 0, "row 7: C, sessions in the generated store (default 2000; quick 60)")
-	seedCost := flags.Bool("seed-cost", true, "row 7: also time the seed's O(D×C) listing algorithm")
 	scale := flags.String("scale", "", "row 9: live children of one parent, increasing, comma-separated (default 1000,10000,100000; quick 20,60)")
 	if err := parseFlagsOnly(flags, args); err != nil {
 		return usageError(stderr, benchUsage, flags, err)
@@ -89,7 +88,6 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *bigLog {
 		cfg.ResumeEvents = append(cfg.ResumeEvents, 100_000)
 	}
-	cfg.SeedCost = *seedCost
 	if set["scale"] {
 		if cfg.ScaleSizes, err = parseScaleSizes(*scale); err != nil {
 			return usageError(stderr, benchUsage, flags, err)

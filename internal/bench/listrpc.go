@@ -15,8 +15,8 @@ import (
 )
 
 // listServer is the path subagent.list takes under `dsh-actors serve`: the
-// host's RPC handler over a runtime whose catalog the derived index
-// answers, served over HTTP on a loopback port, and a client keeping one
+// host's RPC handler over a runtime opened with dsh.Open, whose catalog
+// its derived index answers, served over HTTP on a loopback port, and a client keeping one
 // connection per concurrent caller.
 type listServer struct {
 	srv     *http.Server
@@ -26,7 +26,7 @@ type listServer struct {
 }
 
 // openListServer serves root's store; close it with close.
-func openListServer(ctx context.Context, root string, clients int) (*listServer, error) {
+func openListServer(root string, clients int) (*listServer, error) {
 	rt, err := dsh.Open(dsh.Options{Dir: root})
 	if err != nil {
 		return nil, err

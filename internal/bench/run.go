@@ -50,13 +50,12 @@ type Config struct {
 	SettleRounds    int // row 5: interleaved start→settled rounds
 	ResidentRounds  int // row 5: follow-ups to the resident child
 	ResumeEvents    []int
-	ResumeRounds    int // row 5: cold resumes per size up to 1,000 events
-	Fanout, Depth   int // row 6: forest shape
-	DrainRuns       int // row 6: rounds, each a drain, a tree stop and a floor
-	CatalogSessions int // row 7: C
-	CatalogChildren int // row 7: D
-	CatalogRounds   int // row 7: timed listings
-	SeedCost        bool
+	ResumeRounds    int   // row 5: cold resumes per size up to 1,000 events
+	Fanout, Depth   int   // row 6: forest shape
+	DrainRuns       int   // row 6: rounds, each a drain, a tree stop and a floor
+	CatalogSessions int   // row 7: C
+	CatalogChildren int   // row 7: D
+	CatalogRounds   int   // row 7: timed listings
 	IndexSessions   int   // row 8: C
 	IndexChildren   int   // row 8: D
 	IndexRounds     int   // row 8: timed listings of each reader
@@ -75,7 +74,7 @@ func Full() Config {
 		AppendEach: 300, AppendSolo: 1_000,
 		SettleRounds: 200, ResidentRounds: 2_000, ResumeEvents: []int{10, 1_000, 10_000}, ResumeRounds: 50,
 		Fanout: 10, Depth: 4, DrainRuns: 5,
-		CatalogSessions: 2_000, CatalogChildren: 200, CatalogRounds: 5, SeedCost: true,
+		CatalogSessions: 2_000, CatalogChildren: 200, CatalogRounds: 5,
 		IndexSessions: 10_000, IndexChildren: 1_000, IndexRounds: 5, IndexClients: 64, IndexRequests: 4,
 		ScaleSizes: []int{1_000, 10_000, 100_000}, ScaleSettle: 500,
 	}
@@ -91,7 +90,7 @@ func Quick() Config {
 		AppendEach: 3, AppendSolo: 10,
 		SettleRounds: 5, ResidentRounds: 30, ResumeEvents: []int{10, 200}, ResumeRounds: 3,
 		Fanout: 3, Depth: 2, DrainRuns: 1,
-		CatalogSessions: 60, CatalogChildren: 6, CatalogRounds: 2, SeedCost: true,
+		CatalogSessions: 60, CatalogChildren: 6, CatalogRounds: 2,
 		IndexSessions: 60, IndexChildren: 6, IndexRounds: 2, IndexClients: 4, IndexRequests: 2,
 		ScaleSizes: []int{20, 60}, ScaleSettle: 5,
 	}
