@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -51,7 +52,8 @@ func syntheticLogs(n int) []session.Log {
 // that every log's header, title, search text and catalog outcome are
 // derived) against reading every log of the store once (one Inspect per
 // session). The ratio build/read is the cost of indexing over the reads
-// it cannot avoid. Run:
+// it cannot avoid. Each also reports the process's CPU time per
+// iteration (cpu-ns/op), whose ratio holds on a busy machine. Run:
 //
 //	DSH_INDEX_BUILD_SESSIONS=100000 go test -run '^$' -bench IndexBuild -benchtime 1x ./internal/index/
 func BenchmarkIndexBuild(b *testing.B) {
@@ -69,6 +71,7 @@ func BenchmarkIndexBuild(b *testing.B) {
 	b.Cleanup(func() { _ = store.Close() })
 	ctx := context.Background()
 	b.Run("read-every-log", func(b *testing.B) {
+		cpu := processCPU()
 		for b.Loop() {
 			for _, log := range logs {
 				if _, err := store.Inspect(ctx, log.Header.ID); err != nil {
@@ -76,14 +79,17 @@ func BenchmarkIndexBuild(b *testing.B) {
 				}
 			}
 		}
+		b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
 	})
 	b.Run("build", func(b *testing.B) {
+		var cpu time.Duration
 		for b.Loop() {
 			b.StopTimer()
 			for _, suffix := range []string{"", "-wal", "-shm"} {
 				_ = os.Remove(filepath.Join(root, FileName+suffix))
 			}
 			b.StartTimer()
+			cpu -= processCPU()
 			db, err := Open(ctx, root, session.NewSessions(store))
 			if err != nil {
 				b.Fatal(err)
@@ -97,6 +103,8 @@ func BenchmarkIndexBuild(b *testing.B) {
 			if err := db.Close(); err != nil {
 				b.Fatal(err)
 			}
+			cpu += processCPU()
 		}
+		b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 	})
 }

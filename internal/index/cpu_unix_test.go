@@ -1,0 +1,18 @@
+//go:build unix
+
+package index
+
+import (
+	"syscall"
+	"time"
+)
+
+// processCPU is the CPU time (user and system) the process has used so
+// far, every goroutine included; 0 when it cannot be read.
+func processCPU() time.Duration {
+	var u syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &u) != nil {
+		return 0
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
