@@ -124,66 +124,6 @@ func (m *core) commitDiscarded(msg commitDiscarded) {
 	m.submitted(msg.op, "", msg.refusal)
 }
 
-// replayPending hands o's epoch the messages its durable inbox holds
-// unclaimed that the epoch has not been handed yet (accepted by an
-// earlier epoch that never ran them: a crash, a fence; or by another
-// process, which woke this one), oldest first, before anything newer.
-// The read runs off the actor (pendingRead); it ends in replayed.
-func (m *core) replayPending(o *op) {
-	if !m.durable {
-		m.replayed(o, nil)
-		return
-	}
-	m.emit(readPending{o})
-}
-
-// readPendingOff reads the child's unclaimed messages (off the actor).
-func (m *Manager) readPendingOff(o *op) {
-	pending, err := m.inbox.Pending(o.ctx, o.childID)
-	m.send(pendingRead{o, pending, err})
-}
-
-// pendingRead hands the read messages to o's epoch.
-func (m *core) pendingRead(msg pendingRead) {
-	o, a := msg.op, msg.op.a
-	if msg.err != nil {
-		m.replayed(o, msg.err)
-		return
-	}
-	for _, p := range msg.pending {
-		um, err := vocab.DecodeAs[event.UserMessage](vocab.TypeUserMessage, p.Body)
-		if err != nil {
-			m.replayed(o, err)
-			return
-		}
-		if a.enqueued[um.ID] {
-			continue // this epoch has it already (its claim is not committed yet)
-		}
-		a.accepted[um.ID] = true
-		if _, err := m.enqueue(a, um); err != nil {
-			m.replayed(o, err)
-			return
-		}
-	}
-	m.replayed(o, nil)
-}
-
-// replayed is o's next step once its epoch got its pending messages: a
-// cold resume submits the follow-up (a failed replay is NOT_RESUMABLE);
-// a wake is done.
-func (m *core) replayed(o *op, err error) {
-	switch o.kind {
-	case opFollowup:
-		if err != nil {
-			m.disposeFresh(o, unavailable(o.childID, err))
-			return
-		}
-		m.submit(o)
-	case opWake:
-		m.submitted(o, "", err)
-	}
-}
-
 // settleDiscarded marks in the durable inbox the message a teardown
 // discarded unrun, so that no later epoch replays it. It runs on the
 // publishing goroutine of the child's inbox events, before the child's
@@ -240,41 +180,4 @@ func (m *core) enqueue(a *activation, msg event.UserMessage) (string, error) {
 	}
 	a.enqueued[msg.ID] = true
 	return msg.ID, nil
-}
-
-// admitElsewhere accepts a follow-up for a child another process holds:
-// the caller's context, the DRAINING gate and the parent's authority
-// here, then the message committed to the child's durable inbox off the
-// actor (the store checks the parent's live epoch, the child's header
-// and the drain cut-off in that step, and the commit wakes the holder).
-// o's MessageID is the committed row's (admittedElsewhere).
-func (m *core) admitElsewhere(o *op) {
-	err := m.admitWithContext(o.ctx, o.parent)
-	if err == nil {
-		err = m.authorize(o.parent, o.childID, durableParent{}) // its holder's store checks the header
-	}
-	if err != nil {
-		m.finish(o, "", err)
-		return
-	}
-	o.msg = event.UserMessage{Content: o.content, Source: o.source, Role: "user", ID: m.env.newID()}
-	m.emit(commitElsewhere{o})
-}
-
-// admitElsewhereOff commits the admission (off the actor).
-func (m *Manager) admitElsewhereOff(o *op) {
-	admission, err := admissionOf(o)
-	if err == nil {
-		_, err = m.inbox.Admit(o.ctx, o.childID, admission)
-	}
-	m.send(admittedElsewhere{o, err})
-}
-
-// admittedElsewhere reports the commit.
-func (m *core) admittedElsewhere(msg admittedElsewhere) {
-	if msg.err != nil {
-		m.finish(msg.op, "", notAdmitted(msg.childID, msg.err))
-		return
-	}
-	m.finish(msg.op, msg.msg.ID, nil)
 }

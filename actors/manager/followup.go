@@ -29,19 +29,24 @@ func (m *Manager) Followup(ctx context.Context, p *parent.Handle, childID string
 	return m.call(ctx, followupRequest{&op{kind: opFollowup, ctx: ctx, childID: childID, parent: p, content: content, source: source}})
 }
 
-// A follow-up takes these steps in the actor:
+// A follow-up takes these steps in the core, each on one message (this
+// file, top to bottom, but for the two steps every admission shares):
 //
-//  1. followup: the DRAINING gate, then the child's lock.
-//  2. route, holding the lock: by what the actor knows of the child
+//  1. followup (followupRequest): the DRAINING gate, then the child's
+//     lock (lockAbandoned if the caller's context ends while queued).
+//  2. route, holding the lock: by what the core knows of the child
 //     (decideRoute), one of
-//     - resident: submit (admission.go), whose final step checks the
-//     parent's authority;
-//     - absent: a cold resume (resume.go);
-//     - elsewhere: admitElsewhere, to the durable inbox of the process
-//     holding the child;
+//     - resident, running or waiting: submit, the final admission
+//     (admission.go: accept, then commitAdmission and admitted with a
+//     durable inbox), whose await-free last step checks the parent's
+//     authority; a waiting child wakes as a running one queues;
+//     - absent: a cold resume (resume.go: resumeLoaded, opened,
+//     startEmitted, pendingRead, then submit);
+//     - elsewhere: admitElsewhere, below, to the durable inbox of the
+//     process holding the child (admittedElsewhere);
 //     - after a disposal (one open, or one opened now for a fenced
-//     epoch): the lock given up, the disposal awaited, then step 1
-//     again (retry).
+//     epoch): the lock given up, the disposal awaited
+//     (disposalSettled), then step 1 again (retry).
 
 // followup is step 1.
 func (m *core) followup(o *op) {
@@ -110,4 +115,48 @@ func (m *core) disposeFenced(a *activation) *disposal {
 	d := m.dispose(a)
 	a.settling = true
 	return d
+}
+
+// resumeElsewhere remembers that another process holds the child and
+// commits the follow-up to its durable inbox.
+func (m *core) resumeElsewhere(o *op) {
+	m.st.elsewhere[o.childID] = true
+	m.admitElsewhere(o)
+}
+
+// admitElsewhere accepts a follow-up for a child another process holds:
+// the caller's context, the DRAINING gate and the parent's authority
+// here, then the message committed to the child's durable inbox off the
+// actor (the store checks the parent's live epoch, the child's header
+// and the drain cut-off in that step, and the commit wakes the holder).
+// o's MessageID is the committed row's (admittedElsewhere).
+func (m *core) admitElsewhere(o *op) {
+	err := m.admitWithContext(o.ctx, o.parent)
+	if err == nil {
+		err = m.authorize(o.parent, o.childID, durableParent{}) // its holder's store checks the header
+	}
+	if err != nil {
+		m.finish(o, "", err)
+		return
+	}
+	o.msg = event.UserMessage{Content: o.content, Source: o.source, Role: "user", ID: m.env.newID()}
+	m.emit(commitElsewhere{o})
+}
+
+// admitElsewhereOff commits the admission (off the actor).
+func (m *Manager) admitElsewhereOff(o *op) {
+	admission, err := admissionOf(o)
+	if err == nil {
+		_, err = m.inbox.Admit(o.ctx, o.childID, admission)
+	}
+	m.send(admittedElsewhere{o, err})
+}
+
+// admittedElsewhere reports the commit.
+func (m *core) admittedElsewhere(msg admittedElsewhere) {
+	if msg.err != nil {
+		m.finish(msg.op, "", notAdmitted(msg.childID, msg.err))
+		return
+	}
+	m.finish(msg.op, msg.msg.ID, nil)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/descriptor"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -28,7 +29,7 @@ import (
 //     log (read once; on a store other processes write, read again once
 //     the lease is held). Another process that took the lease first
 //     sends the follow-up elsewhere too (notMaterialized).
-//  3. replayPending (admission.go), once materialized: the messages the
+//  3. replayPending, once materialized: the messages the
 //     child's durable inbox holds unclaimed are handed to the new epoch
 //     first.
 //  4. submit (admission.go), once replayed: the follow-up's own
@@ -81,11 +82,64 @@ func (m *core) resumeLoaded(msg resumeLoaded) {
 	m.materialize(o)
 }
 
-// resumeElsewhere remembers that another process holds the child and
-// commits the follow-up to its durable inbox.
-func (m *core) resumeElsewhere(o *op) {
-	m.st.elsewhere[o.childID] = true
-	m.admitElsewhere(o)
+// replayPending hands o's epoch the messages its durable inbox holds
+// unclaimed that the epoch has not been handed yet (accepted by an
+// earlier epoch that never ran them: a crash, a fence; or by another
+// process, which woke this one), oldest first, before anything newer.
+// The read runs off the actor (pendingRead); it ends in replayed.
+func (m *core) replayPending(o *op) {
+	if !m.durable {
+		m.replayed(o, nil)
+		return
+	}
+	m.emit(readPending{o})
+}
+
+// readPendingOff reads the child's unclaimed messages (off the actor).
+func (m *Manager) readPendingOff(o *op) {
+	pending, err := m.inbox.Pending(o.ctx, o.childID)
+	m.send(pendingRead{o, pending, err})
+}
+
+// pendingRead hands the read messages to o's epoch.
+func (m *core) pendingRead(msg pendingRead) {
+	o, a := msg.op, msg.op.a
+	if msg.err != nil {
+		m.replayed(o, msg.err)
+		return
+	}
+	for _, p := range msg.pending {
+		um, err := vocab.DecodeAs[event.UserMessage](vocab.TypeUserMessage, p.Body)
+		if err != nil {
+			m.replayed(o, err)
+			return
+		}
+		if a.enqueued[um.ID] {
+			continue // this epoch has it already (its claim is not committed yet)
+		}
+		a.accepted[um.ID] = true
+		if _, err := m.enqueue(a, um); err != nil {
+			m.replayed(o, err)
+			return
+		}
+	}
+	m.replayed(o, nil)
+}
+
+// replayed is o's next step once its epoch got its pending messages: a
+// cold resume submits the follow-up (a failed replay is NOT_RESUMABLE);
+// a wake is done.
+func (m *core) replayed(o *op, err error) {
+	switch o.kind {
+	case opFollowup:
+		if err != nil {
+			m.disposeFresh(o, unavailable(o.childID, err))
+			return
+		}
+		m.submit(o)
+	case opWake:
+		m.submitted(o, "", err)
+	}
 }
 
 // resumeSpec rebuilds the child from its descriptor alone: the route and
