@@ -316,7 +316,10 @@ func (r *Runtime) refuseLiveChild(h *parent.Handle) error {
 	if owner := h.Spec().Owner; owner != nil && owner.ID() == header.ParentSession && r.actors.Registry().Get(owner.ID()) == owner {
 		return ownedBySubagent(header.ID)
 	}
-	return refuseChild(header, h.Session().Events())
+	if header.Origin == manager.Origin || h.HoldsOwnDescriptor() {
+		return ownedBySubagent(header.ID)
+	}
+	return nil
 }
 
 // refuseChild is the ownership fence of the top-level operations: a

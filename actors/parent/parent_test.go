@@ -3,6 +3,7 @@ package parent
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"os"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/testkit"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -555,4 +557,44 @@ func TestAListenerDisposeInsideTheOuterDisposesOwnDeliveryReturns(t *testing.T) 
 		require.NoError(t, <-inner)
 		require.True(t, testkit.Closed(h.Disposed()))
 	})
+}
+
+func TestHoldsOwnDescriptorLooksPastTheSeedOnly(t *testing.T) {
+	r := memory(t)
+	at := func(typ string, seq int64) session.Event {
+		return session.Event{Type: typ, Seq: seq, Data: json.RawMessage(`{}`)}
+	}
+	descriptor, plain := vocab.TypeSubagentDescriptor, "user/message"
+	one := 1
+	cases := []struct {
+		id     string
+		header session.Header
+		seed   []session.Event
+		want   bool
+	}{
+		{"own", session.Header{ID: "own"}, []session.Event{at(descriptor, 0)}, true},
+		{"plain", session.Header{ID: "plain"}, []session.Event{at(plain, 0)}, false},
+		{"inherited", session.Header{ID: "inherited", SeedLength: &one}, []session.Event{at(descriptor, 0), at(plain, 1)}, false},
+		{"after-seed", session.Header{ID: "after-seed", SeedLength: &one}, []session.Event{at(plain, 0), at(descriptor, 1)}, true},
+	}
+	for _, c := range cases {
+		h, err := r.Create(bg, CreateSpec{Header: c.header, Seed: c.seed})
+		require.NoError(t, err, c.id)
+		require.Equal(t, c.want, h.HoldsOwnDescriptor(), c.id)
+		require.Equal(t, c.want, h.HoldsOwnDescriptor(), "%s asked again", c.id)
+	}
+}
+
+func TestHoldsOwnDescriptorSeesADescriptorAppendedAfterAScan(t *testing.T) {
+	r := memory(t)
+	h := create(t, r, "late", "")
+	require.False(t, h.HoldsOwnDescriptor())
+	for range 3 {
+		_, err := h.Session().Append("user/message", map[string]string{})
+		require.NoError(t, err)
+		require.False(t, h.HoldsOwnDescriptor(), "plain events appended since the last scan")
+	}
+	_, err := h.Session().Append(vocab.TypeSubagentDescriptor, map[string]string{})
+	require.NoError(t, err)
+	require.True(t, h.HoldsOwnDescriptor(), "the events appended since the last scan are read")
 }
