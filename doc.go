@@ -36,6 +36,8 @@
 //     stored session first; it blocks until acceptance, not for the turn.
 //   - CancelTurn aborts a session's running turn and discards its queued
 //     messages; it does not wait for the turn to end.
+//   - Release disposes a live session's agent, its children first, and
+//     keeps the session stored; it blocks until the agent is disposed.
 //   - Agent returns the handle of any agent live here now, without
 //     blocking; AgentElsewhere, blocking on the store, that of an agent
 //     another process on a shared Postgres store runs, which only sends.

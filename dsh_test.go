@@ -40,8 +40,8 @@ func open(t *testing.T, opts Options) *Runtime {
 
 func TestOpenRegistersSpawnAndForkAndOwnsTheOneService(t *testing.T) {
 	rt := open(t, Options{Dir: t.TempDir()})
-	require.Equal(t, []string{subagent.SpawnName, subagent.ForkName}, rt.Subagents().List())
-	_, err := subagent.New(rt.Actors(), rt.Query())
+	require.Equal(t, []string{subagent.SpawnName, subagent.ForkName}, rt.subagents.List())
+	_, err := subagent.New(rt.actors, rt.query)
 	require.ErrorIs(t, err, actors.ErrSubagentsInstalled, "a second service on the runtime is an error")
 	require.ErrorIs(t, err, fault.DuplicateProvider)
 }
@@ -81,7 +81,7 @@ func TestTwoRuntimesDoNotInterfere(t *testing.T) {
 	require.NoError(t, err)
 	_, err = b.Send(bg, pb, childA, event.Text("reply cross"))
 	require.Error(t, err, "a child of runtime a is unknown to runtime b")
-	require.Nil(t, b.Actors().Registry().Get(childA))
+	require.Nil(t, b.actors.Registry().Get(childA))
 
 	require.NoError(t, a.Close())
 	_, err = a.StartAgent(bg, "")
@@ -127,7 +127,7 @@ func TestWaitChildReturnsAnEpochThatEndedBeforeTheCall(t *testing.T) {
 	p, err := rt.StartAgent(bg, "parent")
 	require.NoError(t, err)
 	ended := make(chan manager.RunEndInfo, 2)
-	defer rt.Subagents().Subscribe(func(e subagent.Event) {
+	defer rt.subagents.Subscribe(func(e subagent.Event) {
 		if end, ok := e.(*subagent.EndEvent); ok {
 			ended <- end.RunEndInfo
 		}
@@ -186,13 +186,13 @@ func TestEndCountsFollowupsATeardownDiscarded(t *testing.T) {
 		require.NoError(t, err)
 	}
 	ends := make(chan manager.RunEndInfo, 1)
-	cancel := rt.Subagents().Subscribe(func(e subagent.Event) {
+	cancel := rt.subagents.Subscribe(func(e subagent.Event) {
 		if end, ok := e.(*subagent.EndEvent); ok && end.ID == child {
 			ends <- end.RunEndInfo
 		}
 	})
 	defer cancel()
-	require.NoError(t, rt.Subagents().DrainContinuableDescendants(bg, []*parent.Handle{p.h}))
+	require.NoError(t, rt.subagents.DrainContinuableDescendants(bg, []*parent.Handle{p.h}))
 	end := <-ends
 	require.Equal(t, 2, end.DiscardedFollowups)
 }
@@ -210,7 +210,7 @@ func TestCallerCancellationIsCancelledInEveryLayer(t *testing.T) {
 	calls := map[string]func() error{
 		"spawn": func() error { _, err := rt.Spawn(ctx, p, "x", event.Text("reply hi")); return err },
 		"start continuable": func() error {
-			_, err := rt.Subagents().StartContinuable(ctx, manager.StartSpec{Provider: subagent.SpawnName, Label: "x",
+			_, err := rt.subagents.StartContinuable(ctx, manager.StartSpec{Provider: subagent.SpawnName, Label: "x",
 				Request: manager.Request{Prompt: event.Text("reply hi"), Parent: p.h}})
 			return err
 		},
@@ -218,9 +218,9 @@ func TestCallerCancellationIsCancelledInEveryLayer(t *testing.T) {
 		"wait child":   func() error { _, _, err := rt.WaitChild(ctx, live); return err },
 		"children":     func() error { _, err := rt.Children(ctx, "parent"); return err },
 		"start agent":  func() error { _, err := rt.StartAgent(ctx, ""); return err },
-		"runtime send": func() error { _, err := rt.Actors().Followup(ctx, "parent", event.Text("reply hi"), user); return err },
+		"runtime send": func() error { _, err := rt.actors.Followup(ctx, "parent", event.Text("reply hi"), user); return err },
 		"handle send":  func() error { _, err := p.h.Followup(ctx, event.Text("reply hi"), user); return err },
-		"resume agent": func() error { _, err := rt.Actors().ResumeAgent(ctx, "nobody", parent.Spec{}); return err },
+		"resume agent": func() error { _, err := rt.actors.ResumeAgent(ctx, "nobody", parent.Spec{}); return err },
 	}
 	check := func(what string, err error) {
 		assert.ErrorIs(t, err, fault.Cancelled, what)
@@ -229,7 +229,7 @@ func TestCallerCancellationIsCancelledInEveryLayer(t *testing.T) {
 	for what, call := range calls {
 		check(what, call())
 	}
-	check("drain descendants", rt.Subagents().DrainContinuableDescendants(ctx, []*parent.Handle{p.h}))
+	check("drain descendants", rt.subagents.DrainContinuableDescendants(ctx, []*parent.Handle{p.h}))
 	_, err = rt.Send(bg, p, live, event.Text("reply still open"))
 	require.NoError(t, err, "a cancelled drain closed no admission")
 }

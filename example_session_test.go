@@ -221,3 +221,29 @@ func ExampleRuntime_Subscribe_children() {
 	// started scout (spawn) of lead
 	// ended completed: "found it"
 }
+
+// Release frees a live session's agent (its children first) and keeps the
+// session stored; the next PromptSession picks it up again.
+func ExampleRuntime_Release() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "dsh-release-*")
+	defer os.RemoveAll(dir)
+
+	rt, _ := dsh.Open(dsh.Options{Dir: dir})
+	defer rt.Close()
+	_ = rt.OpenSession(ctx, dsh.SessionSpec{ID: "idle", Cwd: filepath.Join(dir, "work")})
+	if err := rt.Release(ctx, "idle"); err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, live := rt.Agent("idle")
+	fmt.Println("live after Release:", live)
+	_, _ = rt.PromptSession(ctx, "idle", event.Text("reply back"), fromUser)
+	a, _ := rt.Agent("idle")
+	_ = a.WhenIdle(ctx)
+	reply, _ := a.LastReply()
+	fmt.Println(reply)
+	// Output:
+	// live after Release: false
+	// back
+}

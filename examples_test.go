@@ -11,19 +11,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/subagent"
 )
-
-// endsOf returns the subagent/end edges of rt's children as they arrive.
-func endsOf(rt *dsh.Runtime) <-chan *subagent.EndEvent {
-	ends := make(chan *subagent.EndEvent, 8)
-	rt.Subagents().Subscribe(func(ev subagent.Event) {
-		if end, ok := ev.(*subagent.EndEvent); ok {
-			ends <- end
-		}
-	})
-	return ends
-}
 
 // A continuable child outlives its runtime: Shutdown lets its first turn
 // finish, a new runtime over the same folder resumes the parent, and a
@@ -41,14 +29,13 @@ func ExampleRuntime_Send_restart() {
 
 	rt, _ = dsh.Open(dsh.Options{Dir: dir}) // the restart
 	defer rt.Close()
-	ends := endsOf(rt)
 	p, _ = rt.ResumeAgent(ctx, "parent")
 	if _, err := rt.Send(ctx, p, child, event.Text("reply summary written")); err != nil {
 		fmt.Println(err)
 		return
 	}
-	end := <-ends // the cold-resumed epoch settled
-	fmt.Println(end.StopReason, end.LastAssistantMessage[0].Text)
+	end, _, _ := rt.WaitChild(ctx, child) // the cold-resumed epoch settled
+	fmt.Println(end.StopReason, end.LastAssistantText())
 	children, _ := rt.Children(ctx, "parent")
 	fmt.Println(children[0].Label, children[0].Status)
 	// Output:

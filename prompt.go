@@ -184,6 +184,31 @@ func (r *Runtime) CancelTurn(ctx context.Context, id string) error {
 	return refuseChild(log.Header, log.Events)
 }
 
+// Release disposes the top-level agent live here under id and releases
+// its session, which stays stored, in order: its continuable descendants
+// child-first (as Drain), then its running turn, cancelled (cause
+// disposed), and its queued messages, discarded, then the flush of its
+// log. A later OpenSession, PromptSession or ResumeAgent picks it up
+// again. An id no agent is live under here is left as it is; a
+// continuable child's session is refused with fault.OwnedBySubagent. It
+// blocks until the agent is disposed.
+func (r *Runtime) Release(ctx context.Context, id string) error {
+	if err := r.actors.Err(); err != nil {
+		return err
+	}
+	h := r.actors.Registry().Get(id)
+	if h == nil {
+		return nil
+	}
+	if err := r.refuseLiveChild(h); err != nil {
+		return err
+	}
+	if err := r.subagents.DrainContinuableDescendants(ctx, []*parent.Handle{h}); err != nil {
+		return err
+	}
+	return h.Dispose(ctx)
+}
+
 // topLevelAgent returns the live agent id, resuming it when needed; a
 // concurrent resume of the same id is joined.
 func (r *Runtime) topLevelAgent(ctx context.Context, id string) (*parent.Handle, error) {

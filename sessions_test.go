@@ -118,3 +118,26 @@ func TestSearchReadsTheLogsWhenTheIndexFails(t *testing.T) {
 	_, err = rt.searchIndexOrLogs(bg, failingIndex{refused}, index.SearchRequest{Phrase: "zebra"})
 	require.ErrorIs(t, err, fault.QueryInvalidLimit, "the request's own refusal is not retried on the logs")
 }
+
+// Release disposes a live top-level agent and its children child-first,
+// leaving its session stored and resumable; it refuses a continuable
+// child and leaves an id that is not live alone.
+func TestReleaseDisposesATopLevelAgentAndKeepsItStored(t *testing.T) {
+	rt := open(t, Options{Dir: t.TempDir()})
+	p, err := rt.StartAgent(bg, "parent")
+	require.NoError(t, err)
+	child, err := rt.Spawn(bg, p, "worker", event.Text("sleep 1m"))
+	require.NoError(t, err)
+	require.ErrorIs(t, rt.Release(bg, child), fault.OwnedBySubagent)
+	require.NoError(t, rt.Release(bg, "parent"))
+	for _, id := range []string{"parent", child} {
+		_, live := rt.Agent(id)
+		require.False(t, live, "%s was disposed", id)
+	}
+	listed, err := rt.Sessions(bg)
+	require.NoError(t, err)
+	require.False(t, sessionOf(t, listed, "parent").Live, "stored, not live")
+	require.NoError(t, rt.Release(bg, "parent"), "an id not live is left alone")
+	_, err = rt.ResumeAgent(bg, "parent")
+	require.NoError(t, err, "a released session is resumed")
+}

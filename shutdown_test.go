@@ -64,7 +64,7 @@ func TestNothingIsAcceptedOnceShutdownBegins(t *testing.T) {
 // ends records the subagent/end events of rt's service.
 func ends(rt *Runtime) <-chan *subagent.EndEvent {
 	ch := make(chan *subagent.EndEvent, 16)
-	rt.Subagents().Subscribe(func(ev subagent.Event) {
+	rt.subagents.Subscribe(func(ev subagent.Event) {
 		if end, ok := ev.(*subagent.EndEvent); ok {
 			ch <- end
 		}
@@ -103,10 +103,10 @@ func TestShutdownCutShortLeavesTurnsRunningUntilClose(t *testing.T) {
 	require.ErrorIs(t, rt.Shutdown(cut), context.Canceled)
 	_, err = rt.Send(bg, p, child, event.Text("reply late"))
 	require.ErrorIs(t, err, fault.Closed, "admission stopped even though Shutdown was cut short")
-	require.NotNil(t, rt.Actors().Registry().Get(child), "the running turn was left running")
+	require.NotNil(t, rt.actors.Registry().Get(child), "the running turn was left running")
 
 	require.NoError(t, rt.Close())
 	end := <-ended
 	require.Equal(t, child, end.ID)
-	require.Nil(t, rt.Actors().Registry().Get(child), "Close ended the child (its turn cancelled, or its prompt discarded unrun)")
+	require.Nil(t, rt.actors.Registry().Get(child), "Close ended the child (its turn cancelled, or its prompt discarded unrun)")
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
 
@@ -19,7 +18,7 @@ func TestBrowserDamagedLogShowsItsReadablePrefix(t *testing.T) {
 	chromium := chromiumPath(t, exec.LookPath)
 	s := newRuntimeStackOn(t, t.TempDir(), false, "none") // a damaged JSONL line
 	talkAndStore(t, s.rt, "hurt", "reply one", "reply two", "reply three")
-	path := damageLine(t, s.rt.Sessions().Store().(*session.JSONL).Root(), "", "hurt", 8)
+	path := damageLine(t, s.root, "", "hurt", 8)
 	p := openPage(t, chromium)
 	for _, tc := range []struct{ lang, title, body, composer string }{
 		{"en", "Damaged session record", "The record cannot be read from line 8 on: ",

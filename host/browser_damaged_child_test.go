@@ -1,12 +1,10 @@
 package host
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os/exec"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/dsh-actors/dsh-actors/descriptor"
@@ -21,25 +19,21 @@ import (
 // id: readable up to the first message. It returns the child's id and the log's path.
 func plantDamagedChild(t *testing.T, s *runtimeStack, parentID string) (string, string) {
 	t.Helper()
-	ctx := context.Background()
 	d, err := descriptor.Snapshot(descriptor.Data{Provider: "spawn", Label: "scarred"})
 	require.NoError(t, err)
 	data, err := json.Marshal(d)
 	require.NoError(t, err)
 	id := parentID + "-scarred"
-	store := s.rt.Sessions().Store()
-	now := time.Now().UnixMilli()
-	require.NoError(t, store.Create(ctx, session.Header{ID: id, CreatedAt: now, ParentSession: parentID,
-		Origin: "subagent", DelegationDepth: 1}, nil))
 	message := func(id, text string) json.RawMessage {
 		return json.RawMessage(fmt.Sprintf(`{"id":%q,"role":"user","source":{"kind":"user"},"content":[{"type":"text","text":%q}]}`, id, text))
 	}
-	require.NoError(t, store.Append(ctx, id, []session.Event{
-		{Type: vocab.TypeSubagentDescriptor, Seq: 0, Time: now, Data: data},
-		{Type: vocab.TypeUserMessage, Seq: 1, Time: now, Data: message("m1", "before the damage")},
-		{Type: vocab.TypeUserMessage, Seq: 2, Time: now, Data: message("", "lost to the damage")},
-	}))
-	path, err := logpath.Path(store.(*session.JSONL).Root(), "", id)
+	s.plant(t, func(store *session.JSONL) {
+		plant(t, store, session.Header{ID: id, ParentSession: parentID, Origin: "subagent", DelegationDepth: 1},
+			session.Event{Type: vocab.TypeSubagentDescriptor, Data: data},
+			session.Event{Type: vocab.TypeUserMessage, Data: message("m1", "before the damage")},
+			session.Event{Type: vocab.TypeUserMessage, Data: message("", "lost to the damage")})
+	})
+	path, err := logpath.Path(s.root, "", id)
 	require.NoError(t, err)
 	return id, path
 }

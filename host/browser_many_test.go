@@ -12,7 +12,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -23,19 +22,18 @@ import (
 // holding its descriptor), labelled kid0000…, created in that order.
 func plantChildren(t testing.TB, s *runtimeStack, parentID string, n int) {
 	t.Helper()
-	ctx := context.Background()
-	store := s.rt.Sessions().Store()
 	start := time.Now().UnixMilli()
-	for i := range n {
-		d, err := descriptor.Snapshot(descriptor.Data{Provider: "spawn", Label: fmt.Sprintf("kid%04d", i)})
-		require.NoError(t, err)
-		data, err := json.Marshal(d)
-		require.NoError(t, err)
-		id := fmt.Sprintf("%s-kid%04d", parentID, i)
-		require.NoError(t, store.Create(ctx, session.Header{ID: id, CreatedAt: start + int64(i), ParentSession: parentID,
-			Origin: "subagent", DelegationDepth: 1}, nil))
-		require.NoError(t, store.Append(ctx, id, []session.Event{{Type: vocab.TypeSubagentDescriptor, Seq: 0, Time: start, Data: data}}))
-	}
+	s.plant(t, func(store *session.JSONL) {
+		for i := range n {
+			d, err := descriptor.Snapshot(descriptor.Data{Provider: "spawn", Label: fmt.Sprintf("kid%04d", i)})
+			require.NoError(t, err)
+			data, err := json.Marshal(d)
+			require.NoError(t, err)
+			id := fmt.Sprintf("%s-kid%04d", parentID, i)
+			plant(t, store, session.Header{ID: id, CreatedAt: start + int64(i), ParentSession: parentID, Origin: "subagent", DelegationDepth: 1},
+				session.Event{Type: vocab.TypeSubagentDescriptor, Time: start, Data: data})
+		}
+	})
 }
 
 // openManyChildren opens the stored session parentID with n children and
@@ -136,9 +134,8 @@ func BenchmarkBrowserThousandChildren(b *testing.B) {
 		for _, n := range []int{10, 1000} {
 			s := newRuntimeStack(b)
 			id := fmt.Sprintf("many%d", n)
-			h, err := s.rt.StartAgent(context.Background(), parent.CreateSpec{Header: session.Header{ID: id}})
-			require.NoError(b, err)
-			require.NoError(b, h.Dispose(context.Background()))
+			started(b, s.rt, id)
+			require.NoError(b, s.rt.Release(context.Background(), id))
 			plantChildren(b, s, id, n)
 			p := openPage(b, chromium)
 			openFreshPage(p, s, "en")

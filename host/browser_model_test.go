@@ -21,7 +21,7 @@ func TestBrowserShowsModelSteps(t *testing.T) {
 	s := newRuntimeStack(t)
 	p := openPage(t, chromium)
 	id := openNewSession(p, s, "en")
-	live := s.rt.Registry().Get(id).Session()
+	live := s.rt.Actors().Registry().Get(id).Session()
 	appendAll := func(payloads ...vocab.Payload) {
 		for _, pl := range payloads {
 			data, err := vocab.Encode(pl)

@@ -26,7 +26,7 @@ func TestBrowserNarrowAndDark(t *testing.T) {
 		p.until(`!document.querySelector('#composer-input').disabled`)
 		p.send("spawn a-child-with-a-rather-long-label-that-goes-on: sleep 2s\nreply a very long first line that names this session so that its title cannot fit in a narrow sidebar row at all")
 		p.until(`document.querySelector('.trigger') !== null && !document.querySelector('#catalog-action').hidden`)
-		failTurn(t, s.rt.Registry().Get(id).Session(), 9, "reply again", vocab.Failure{Message: "upstream exploded with a long explanation of what went wrong upstream", Code: "HTTP_500"})
+		s.failTurn(t, id, "reply again", vocab.Failure{Message: "upstream exploded with a long explanation of what went wrong upstream", Code: "HTTP_500"})
 		p.until(`document.querySelector('.message.outcome.failed .retry-turn') !== null`)
 		eval[bool](p, `(document.querySelector('.trigger').click(), true)`)
 		p.until(`document.querySelectorAll('[role="tree"] [role="treeitem"]').length > 0`)

@@ -7,30 +7,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
-	"github.com/dsh-actors/dsh-actors/session"
 )
-
-// failTurn appends a whole failed turn to the live session: the user's
-// prompt, then turn/end error with the model's failure.
-func failTurn(t *testing.T, live *session.Live, turn int, prompt string, failure vocab.Failure) {
-	t.Helper()
-	for _, pl := range []vocab.Payload{
-		vocab.TurnStart{Turn: turn},
-		event.UserMessage{Content: event.Text(prompt), Source: event.Source{Kind: event.SourceUser}, Role: event.RoleUser, ID: prompt},
-		vocab.TurnEnd{Turn: turn, Reason: vocab.Reason{Kind: vocab.ReasonError, Step: 1, Failure: &failure}},
-	} {
-		data, err := vocab.Encode(pl)
-		require.NoError(t, err)
-		var opts []session.AppendOption
-		if vocab.OnSurface(pl.EventType()) {
-			opts = append(opts, session.Surface())
-		}
-		_, err = live.Append(pl.EventType(), data, opts...)
-		require.NoError(t, err)
-	}
-}
 
 // TestBrowserFailedTurnAndRetry: a failed turn reads "failed" in red text
 // in the sidebar and the heading, the conversation shows the failure's
@@ -45,7 +23,7 @@ func TestBrowserFailedTurnAndRetry(t *testing.T) {
 		{"zh", "失败 · 在线", "重试这条消息", "本轮失败"},
 	} {
 		id := openFreshSession(p, s, tc.lang)
-		failTurn(t, s.rt.Registry().Get(id).Session(), 1, "reply again please", vocab.Failure{Message: "upstream exploded", Code: "HTTP_500"})
+		s.failTurn(t, id, "reply again please", vocab.Failure{Message: "upstream exploded", Code: "HTTP_500"})
 		p.until(`document.querySelector('.message.outcome.failed .retry-turn') !== null`)
 		require.Equal(t, tc.title+"upstream explodedHTTP_500"+tc.retry, eval[string](p, `document.querySelector('.message.outcome.failed').textContent`))
 		p.until(`document.querySelector('.session[aria-current="page"]').dataset.state === 'failed'`)
@@ -89,7 +67,7 @@ func TestBrowserStopARunningTurn(t *testing.T) {
 		require.Equal(t, 1, s.recorder.count("session.cancel", map[string]any{"sessionId": id}))
 		p.until(`document.querySelector('#conversation-status').dataset.state === 'stopped'`)
 		require.Zero(t, eval[int](p, `document.querySelectorAll('.retry-turn').length`), "a stopped turn is not offered again")
-		waitIdle(t, s.rt.Registry().Get(id), "sleep 1m (stopped)")
+		waitIdle(t, s.rt, id, "sleep 1m (stopped)")
 		p.shot("stopped-" + tc.lang)
 	}
 }

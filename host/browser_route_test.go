@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/dsh-actors/dsh-actors"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/stretchr/testify/require"
 )
 
@@ -21,19 +21,19 @@ import (
 func TestBrowserOneShotChildOpensThroughSessionHistory(t *testing.T) {
 	chromium := chromiumPath(t, exec.LookPath)
 	s := newRuntimeStack(t)
-	storeOneShotChild(t, s, "reply a needle in the one-shot child")
+	once := storeOneShotChild(t, s, "reply a needle in the one-shot child")
 
 	p := openPage(t, chromium)
 	p.do(chromedp.Navigate(s.url + "/?lang=en"))
 	p.until(`document.querySelector('#connection').dataset.state === 'connected'`)
 	p.until(`document.querySelector('#session-list .session[data-id="top"]') !== null`)
-	require.Zero(t, eval[int](p, `document.querySelectorAll('#session-list .session[data-id="once"]').length`),
+	require.Zero(t, eval[int](p, `document.querySelectorAll('#session-list .session[data-id="`+once+`"]').length`),
 		"children are not listed unless asked for")
 	p.do(chromedp.SendKeys(chromedp.ID("search-input"), "needle"+"\r"))
-	p.until(`document.querySelector('.hit[data-id="once"]') !== null`)
-	eval[bool](p, `(document.querySelector('.hit[data-id="once"]').click(), true)`)
+	p.until(`document.querySelector('.hit[data-id="` + once + `"]') !== null`)
+	eval[bool](p, `(document.querySelector('.hit[data-id="`+once+`"]').click(), true)`)
 	p.until(`[...document.querySelectorAll('.message.assistant .body')].some((m) => m.textContent === 'a needle in the one-shot child')`)
-	require.Positive(t, s.recorder.count("session.history", map[string]any{"sessionId": "once"}))
+	require.Positive(t, s.recorder.count("session.history", map[string]any{"sessionId": once}))
 	require.Zero(t, s.recorder.count("subagent.history", nil), "not a catalog address: no subagent route")
 	p.until(`!document.querySelector('#composer-readonly').hidden`)
 	require.Equal(t, "One-shot subagent recordOne-shot tasks do not accept follow-ups; review the full execution record here.Open the parent session",
@@ -47,14 +47,14 @@ func TestBrowserOneShotChildOpensThroughSessionHistory(t *testing.T) {
 	p.until(`document.querySelector('#session-list .session[data-id="top"]') !== null`)
 	require.Equal(t, "显示子会话", eval[string](p, `document.querySelector('#show-children-label').textContent`))
 	p.do(chromedp.Click(chromedp.ID("show-children")))
-	p.until(`document.querySelector('#session-list .session.child[data-id="once"]') !== null`)
-	require.Equal(t, []string{"top", "once"}, eval[[]string](p, `[...document.querySelectorAll('#session-list .session')].map((b) => b.dataset.id)`),
+	p.until(`document.querySelector('#session-list .session.child[data-id="` + once + `"]') !== null`)
+	require.Equal(t, []string{"top", once}, eval[[]string](p, `[...document.querySelectorAll('#session-list .session')].map((b) => b.dataset.id)`),
 		"the child follows its parent")
-	histories := s.recorder.count("session.history", map[string]any{"sessionId": "once"})
-	eval[bool](p, `(document.querySelector('#session-list .session.child[data-id="once"]').click(), true)`)
+	histories := s.recorder.count("session.history", map[string]any{"sessionId": once})
+	eval[bool](p, `(document.querySelector('#session-list .session.child[data-id="`+once+`"]').click(), true)`)
 	p.until(`!document.querySelector('#composer-readonly').hidden && document.querySelector('#composer-readonly').textContent.startsWith('一次性子代理记录')`)
 	require.Eventually(t, func() bool {
-		return s.recorder.count("session.history", map[string]any{"sessionId": "once"}) > histories
+		return s.recorder.count("session.history", map[string]any{"sessionId": once}) > histories
 	},
 		time.Minute, 10*time.Millisecond, "waiting for the child's session.history")
 	require.Zero(t, s.recorder.count("subagent.history", nil))
@@ -80,7 +80,7 @@ func TestBrowserContinuableChildFromTheSidebar(t *testing.T) {
 	p.do(chromedp.Click(chromedp.ID("new-session")))
 	p.until(fmt.Sprintf(`document.querySelector('.session[aria-current="page"]')?.dataset.id !== %s`, js(parentID)))
 
-	converse(t, s.rt.Registry().Get(parentID), "spawn later: reply two")
+	converse(t, s.rt, parentID, "spawn later: reply two")
 	var later string
 	for _, e := range s.settled(t, parentID, 2) {
 		if e.Label == "later" {
@@ -120,7 +120,7 @@ func TestBrowserContinuableChildFromTheSidebar(t *testing.T) {
 func TestBrowserRestoredChildIsAddressedLikeTheSidebar(t *testing.T) {
 	chromium := chromiumPath(t, exec.LookPath)
 	s := newRuntimeStack(t)
-	storeOneShotChild(t, s, "reply the one-shot child speaks")
+	once := storeOneShotChild(t, s, "reply the one-shot child speaks")
 	scarred, _ := plantDamagedChild(t, s, "top")
 
 	p := openPage(t, chromium)
@@ -128,7 +128,7 @@ func TestBrowserRestoredChildIsAddressedLikeTheSidebar(t *testing.T) {
 	p.until(`document.querySelector('#connection').dataset.state === 'connected'`)
 	for _, tc := range []struct{ id, notice string }{
 		{scarred, "This subagent cannot take messagesIts record cannot be read (session record unreadable), so it cannot continue; what could be read is shown above.Open the parent session"},
-		{"once", "One-shot subagent recordOne-shot tasks do not accept follow-ups; review the full execution record here.Open the parent session"},
+		{once, "One-shot subagent recordOne-shot tasks do not accept follow-ups; review the full execution record here.Open the parent session"},
 	} {
 		if !eval[bool](p, `document.querySelector('#show-children').checked`) {
 			p.do(chromedp.Click(chromedp.ID("show-children")))
@@ -149,18 +149,32 @@ func TestBrowserRestoredChildIsAddressedLikeTheSidebar(t *testing.T) {
 }
 
 // storeOneShotChild starts the live top-level session "top" (one turn
-// logged) and gives it the one-shot child "once", which logs one turn
-// answering prompt and is disposed: a session with a parent that the
-// parent's catalog does not list.
-func storeOneShotChild(t *testing.T, s *runtimeStack, prompt string) {
+// logged) and runs its one-shot child through the spawn provider, which
+// logs one turn answering prompt and is disposed: a session with a parent
+// that the parent's catalog does not list. It returns the child's id.
+func storeOneShotChild(t *testing.T, s *runtimeStack, prompt string) string {
 	t.Helper()
 	ctx := context.Background()
-	top, err := s.rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "top"}})
+	children := make(chan string, 1)
+	defer s.rt.Subscribe(func(n dsh.Notice) {
+		if n.Kind == dsh.SessionLive && n.ParentSessionID == "top" {
+			select {
+			case children <- n.SessionID:
+			default:
+			}
+		}
+	})()
+	started(t, s.rt, "top")
+	converse(t, s.rt, "top", "reply the parent speaks")
+	top, ok := s.rt.Agent("top")
+	require.True(t, ok)
+	_, err := s.rt.Delegate(ctx, top, "spawn", event.Text(prompt))
 	require.NoError(t, err)
-	converse(t, top, "reply the parent speaks")
-	once, err := s.rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "once", ParentSession: "top"},
-		Spec: parent.Spec{Owner: top}})
-	require.NoError(t, err)
-	converse(t, once, prompt)
-	require.NoError(t, once.Dispose(ctx))
+	select {
+	case id := <-children:
+		return id
+	default:
+		require.Fail(t, "the one-shot child never became live")
+		return ""
+	}
 }

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"context"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -9,8 +8,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
 
@@ -68,7 +65,7 @@ func TestBrowserSearchOpensAHit(t *testing.T) {
 		"the hit lies before the tail page: older pages were loaded")
 	require.True(t, eval[bool](p, `(() => { const r = document.querySelector('.message.found').getBoundingClientRect(), v = document.querySelector('#transcript').getBoundingClientRect(); return r.top >= v.top && r.bottom <= v.bottom; })()`),
 		"the hit is scrolled into view")
-	require.Nil(t, s.rt.Registry().Get("long"), "opening a hit activates nothing")
+	require.False(t, isLive(s.rt, "long"), "opening a hit activates nothing")
 	p.shot("hit-opened")
 
 	p.do(chromedp.Focus(chromedp.ID("search-input")))
@@ -97,9 +94,8 @@ func TestBrowserSearchOpensAHit(t *testing.T) {
 // each prompt's turn.
 func talk(t *testing.T, s *runtimeStack, id string, prompts ...string) {
 	t.Helper()
-	h, err := s.rt.StartAgent(context.Background(), parent.CreateSpec{Header: session.Header{ID: id}})
-	require.NoError(t, err)
+	started(t, s.rt, id)
 	for _, prompt := range prompts {
-		converse(t, h, prompt)
+		converse(t, s.rt, id, prompt)
 	}
 }

@@ -16,8 +16,6 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
 
@@ -203,7 +201,7 @@ func createTopLevelSession(t *testing.T, s *runtimeStack, p *browserPage) string
 	p.until(`!document.querySelector('#start-hint').hidden && !document.querySelector('#composer-input').disabled`)
 	parentID := eval[string](p, `JSON.parse(localStorage.getItem('dsh.sessions.current')).sessionId`)
 	require.Equal(t, 1, s.recorder.count("session.create", nil))
-	require.NotNil(t, s.rt.Registry().Get(parentID), "session.create starts a live top-level agent")
+	require.True(t, isLive(s.rt, parentID), "session.create starts a live top-level agent")
 	p.shot("created")
 	return parentID
 }
@@ -320,7 +318,7 @@ func openChildAndFollowUp(t *testing.T, s *runtimeStack, p *browserPage, parentI
 	address := map[string]any{"parentSessionId": parentID, "childSessionId": researcher}
 	require.Equal(t, 1, s.recorder.count("subagent.history", map[string]any{"parentSessionId": parentID, "childSessionId": researcher, "maxMessages": 50}))
 	require.Zero(t, s.recorder.count("session.history", map[string]any{"sessionId": researcher}))
-	require.Nil(t, s.rt.Registry().Get(researcher), "reading a child's history activates nothing")
+	require.False(t, isLive(s.rt, researcher), "reading a child's history activates nothing")
 	require.Equal(t, "父代理", eval[string](p, `document.querySelector('.message.user .author').textContent`),
 		"the first prompt was written by the parent")
 	p.shot("child")
@@ -403,7 +401,9 @@ func reconnectAndLoadOlder(t *testing.T, s *runtimeStack, p *browserPage, parent
 // (the parent stays live), so the next follow-up is refused: the draft comes
 // back and the alert shows "message (code)".
 func failASendAndRestoreTheDraft(t *testing.T, s *runtimeStack, p *browserPage, parentID string) {
-	require.NoError(t, s.service.DrainContinuableDescendants(context.Background(), []*parent.Handle{s.rt.Registry().Get(parentID)}))
+	h, ok := s.rt.Agent(parentID)
+	require.True(t, ok, "the parent is live")
+	require.NoError(t, s.rt.Drain(context.Background(), h))
 	p.send("reply lost")
 	p.until(`document.querySelector('#composer-alert .error-text')?.textContent === '消息没有送达子代理'`)
 	require.Equal(t, "subagent-not-delivered: message was not delivered", eval[string](p, `document.querySelector('#composer-alert .error-detail').textContent`),
@@ -415,7 +415,7 @@ func failASendAndRestoreTheDraft(t *testing.T, s *runtimeStack, p *browserPage, 
 // disposeTheParent disposes the parent agent: the open child becomes
 // read-only and stays readable.
 func disposeTheParent(t *testing.T, s *runtimeStack, p *browserPage, parentID string) {
-	require.NoError(t, s.rt.Registry().Get(parentID).Dispose(context.Background()))
+	require.NoError(t, s.rt.Release(context.Background(), parentID))
 	p.until(`!document.querySelector('#composer-readonly').hidden`)
 	require.Equal(t, "此子代理暂时只读只有父会话正在运行时才能给它的子代理发消息。让父会话重新运行（例如给它发一条消息）后即可在这里继续。打开父会话",
 		eval[string](p, `document.querySelector('#composer-readonly').textContent`))
@@ -471,7 +471,7 @@ func followThePathAndKeepDrafts(t *testing.T, p *browserPage, researcher string)
 // another session: the next session.list fails naming its file, and the
 // sidebar says so above the rows it already shows.
 func showAnUnreadableSession(t *testing.T, s *runtimeStack, p *browserPage) {
-	path := plantUnreadableLog(t, s.rt.Sessions().Store().(*session.JSONL).Root(), "broken-log")
+	path := plantUnreadableLog(t, s.root, "broken-log")
 	rows := eval[int](p, `document.querySelectorAll('#session-list .session').length`)
 	s.recorder.dropStreams()
 	p.until(`!document.querySelector('#sessions-error').hidden`)

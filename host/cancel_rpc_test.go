@@ -6,11 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/event"
-	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
-	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,23 +20,19 @@ func TestSessionCancelStopsTheRunningTurn(t *testing.T) {
 	ctx := context.Background()
 	rt, b := openRuntime(t, t.TempDir())
 	h := newTestHandler(t, b)
-	top, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "top"}})
+	started(t, rt, "top")
+	_, err := rt.PromptSession(ctx, "top", event.Text("sleep 1m"), userSource)
 	require.NoError(t, err)
-	_, err = top.Followup(ctx, event.Text("sleep 1m"), userSource)
+	_, err = rt.PromptSession(ctx, "top", event.Text("reply never"), userSource)
 	require.NoError(t, err)
-	_, err = top.Followup(ctx, event.Text("reply never"), userSource)
-	require.NoError(t, err)
-	require.Equal(t, inbox.Running, top.Activation().Status())
-	require.Eventually(t, func() bool { return lastTurnStarted(top.Session().Events()) }, time.Minute, time.Millisecond,
+	require.Eventually(t, func() bool { return lastTurnStarted(history(t, rt, "top")) }, time.Minute, time.Millisecond,
 		"waiting for the sleeping turn to start")
 
 	r := callRPC(t, h, "session.cancel", map[string]any{"sessionId": "top"})
 	require.True(t, r.Result.OK, "%+v", r.Result.Error)
 	require.JSONEq(t, `{"accepted":true}`, string(r.Result.Value))
-	idle, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	require.NoError(t, top.Activation().WhenIdle(idle), "the sleeping turn ends")
-	for _, e := range top.Session().Events() {
+	waitIdle(t, rt, "top", "sleep 1m")
+	for _, e := range history(t, rt, "top") {
 		require.NotContains(t, string(e.Data), "never", "the queued message was discarded")
 	}
 
@@ -52,16 +46,16 @@ func TestSessionCancelStopsTheRunningTurn(t *testing.T) {
 	require.Equal(t, true, list.Items[0]["live"])
 	require.Equal(t, map[string]any{"kind": "aborted"}, list.Items[0]["lastTurn"])
 
-	require.NoError(t, top.Dispose(ctx))
+	require.NoError(t, rt.Release(ctx, "top"))
 	r = callRPC(t, h, "session.cancel", map[string]any{"sessionId": "top"})
 	require.True(t, r.Result.OK, "a stored session has nothing to stop")
-	require.Nil(t, rt.Registry().Get("top"), "cancel wakes nothing")
+	require.False(t, isLive(rt, "top"), "cancel wakes nothing")
 	requireError(t, callRPC(t, h, "session.cancel", map[string]any{"sessionId": "nobody"}),
 		codeSessionNotFound, `session "nobody" not found`, map[string]any{"sessionId": "nobody"})
 }
 
 // lastTurnStarted reports whether events end inside a turn.
-func lastTurnStarted(events []session.Event) bool {
+func lastTurnStarted(events []dsh.Event) bool {
 	for i := len(events) - 1; i >= 0; i-- {
 		switch events[i].Type {
 		case vocab.TypeTurnStart:

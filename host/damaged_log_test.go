@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
-	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
 
@@ -28,18 +27,15 @@ func damageLine(t testing.TB, root, cwd, id string, n int) string {
 	return path
 }
 
-// talkAndStore runs prompts on a new top-level agent id and disposes it,
+// talkAndStore runs prompts on a new top-level agent id and releases it,
 // leaving its log in the store.
-func talkAndStore(t *testing.T, rt interface {
-	StartAgent(context.Context, parent.CreateSpec) (*parent.Handle, error)
-}, id string, prompts ...string) {
+func talkAndStore(t testing.TB, rt *dsh.Runtime, id string, prompts ...string) {
 	t.Helper()
-	h, err := rt.StartAgent(context.Background(), parent.CreateSpec{Header: session.Header{ID: id}})
-	require.NoError(t, err)
+	started(t, rt, id)
 	for _, prompt := range prompts {
-		converse(t, h, prompt)
+		converse(t, rt, id, prompt)
 	}
-	require.NoError(t, h.Dispose(context.Background()))
+	require.NoError(t, rt.Release(context.Background(), id))
 }
 
 // TestSessionHistoryOfADamagedLogIsTyped: session.history of a log damaged
@@ -57,7 +53,7 @@ func TestSessionHistoryOfADamagedLogIsTyped(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(whole.Result.Value, &before))
 	line := 8
-	path := damageLine(t, rt.Sessions().Store().(*session.JSONL).Root(), "", "hurt", line)
+	path := damageLine(t, root, "", "hurt", line)
 
 	r := callRPC(t, h, "session.history", map[string]any{"sessionId": "hurt"})
 	require.False(t, r.Result.OK)
@@ -86,7 +82,7 @@ func TestSessionPromptToADamagedLogIsTyped(t *testing.T) {
 	rt, b := openRuntime(t, root)
 	talkAndStore(t, rt, "hurt", "reply one", "reply two")
 	h := newTestHandler(t, b)
-	path := damageLine(t, rt.Sessions().Store().(*session.JSONL).Root(), "", "hurt", 5)
+	path := damageLine(t, root, "", "hurt", 5)
 	r := callRPC(t, h, "session.prompt", map[string]any{"sessionId": "hurt", "mode": "queue",
 		"content": []any{map[string]any{"type": "text", "text": "reply three"}}})
 	require.False(t, r.Result.OK)

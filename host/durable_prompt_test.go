@@ -1,13 +1,10 @@
 package host
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors"
-	"github.com/dsh-actors/dsh-actors/actors"
-	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/stretchr/testify/require"
 )
 
@@ -17,15 +14,14 @@ import (
 // a long turn ran) runs when the session is next resumed, before the
 // prompt that resumed it.
 func TestDurableAdmissionCoversSessionPrompt(t *testing.T) {
-	ctx := context.Background()
 	root := t.TempDir()
-	open := func() (*actors.Runtime, *Handler) {
+	open := func() (*dsh.Runtime, *Handler) {
 		opened, err := dsh.Open(dsh.Options{Dir: root, DurableAdmission: true})
 		require.NoError(t, err)
 		b := newRuntimeBackend(opened)
 		h := newHandler(b, Options{Cwd: t.TempDir()})
 		t.Cleanup(func() { require.NoError(t, opened.Close()) })
-		return opened.Actors(), h
+		return opened, h
 	}
 	prompt := func(h *Handler, text string) {
 		r := callRPC(t, h, "session.prompt", map[string]any{"sessionId": "top-1", "mode": "queue",
@@ -37,18 +33,14 @@ func TestDurableAdmissionCoversSessionPrompt(t *testing.T) {
 	prompt(h, "sleep 10m")
 	prompt(h, "reply acknowledged, never run here")
 	h.Close()
-	require.NoError(t, rt.Close(ctx)) // the long turn is cancelled, the queued prompt discarded unrun
+	require.NoError(t, rt.Close()) // the long turn is cancelled, the queued prompt discarded unrun
 
 	rt, h = open()
-	t.Cleanup(func() { h.Close(); require.NoError(t, rt.Close(ctx)) })
+	t.Cleanup(func() { h.Close(); require.NoError(t, rt.Close()) })
 	prompt(h, "reply the next one")
-	agent := rt.Registry().Get("top-1")
-	require.NotNil(t, agent)
-	require.NoError(t, agent.Activation().WhenIdle(ctx))
-	log, err := query.New(rt.Sessions()).ReadSession(ctx, "top-1")
-	require.NoError(t, err)
+	waitIdle(t, rt, "top-1", "reply the next one")
 	var texts []string
-	for _, e := range log.Events {
+	for _, e := range history(t, rt, "top-1") {
 		if e.Type == "user/message" {
 			texts = append(texts, string(e.Data))
 		}

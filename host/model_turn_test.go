@@ -6,11 +6,11 @@ import (
 	"testing"
 
 	dsh "github.com/dsh-actors/dsh-actors"
-	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/query"
+	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
 
@@ -53,9 +53,9 @@ func modelLike(opts agent.Options) agent.Agent {
 // bytes the store holds).
 func TestAModelTurnRoundTripsThroughTheReaders(t *testing.T) {
 	ctx := context.Background()
-	opened, err := dsh.Open(dsh.Options{Dir: t.TempDir(), NewAgent: modelLike})
+	root := t.TempDir()
+	opened, err := dsh.Open(dsh.Options{Dir: root, NewAgent: modelLike})
 	require.NoError(t, err)
-	rt := opened.Actors()
 	backend := newRuntimeBackend(opened)
 	handler := newHandler(backend, Options{})
 	t.Cleanup(func() {
@@ -63,23 +63,26 @@ func TestAModelTurnRoundTripsThroughTheReaders(t *testing.T) {
 		backend.close()
 		require.NoError(t, opened.Close())
 	})
-	p, err := rt.StartAgent(ctx, parent.CreateSpec{})
-	require.NoError(t, err)
-	converse(t, p, "spawn worker: model")
-	s := &runtimeStack{rt: rt, backend: backend}
-	children := s.settled(t, p.ID(), 1)
+	parentID := started(t, opened, "")
+	converse(t, opened, parentID, "spawn worker: model")
+	s := &runtimeStack{rt: opened, backend: backend}
+	children := s.settled(t, parentID, 1)
 	child := children[0].ID
 
-	stored, err := rt.Sessions().Store().Inspect(ctx, child)
-	require.NoError(t, err)
+	var stored *session.Log
+	var records []query.EventRecord
+	planted(t, root, "", func(store *session.JSONL) { // a second reader of the settled child's log
+		stored, err = store.Inspect(ctx, child)
+		require.NoError(t, err)
+		records, err = query.New(session.NewSessions(store)).ListEvents(ctx, child)
+		require.NoError(t, err, "the surface rules hold for the model turn")
+	})
 	var types []string
 	for _, e := range stored.Events {
 		types = append(types, e.Type)
 	}
 	require.Subset(t, types, []string{vocab.TypeRequestHeader, vocab.TypeAssistantChunk, vocab.TypeToolCall, vocab.TypeToolResult})
 
-	records, err := opened.Query().ListEvents(ctx, child)
-	require.NoError(t, err, "the surface rules hold for the model turn")
 	require.Len(t, records, len(stored.Events))
 	for i, r := range records {
 		require.Equal(t, stored.Events[i].Type, r.Type, "query seq %d", i)
@@ -87,11 +90,14 @@ func TestAModelTurnRoundTripsThroughTheReaders(t *testing.T) {
 			require.Equal(t, query.SurfaceCurrent, r.Surface, "every message of the turn is on the surface")
 		}
 	}
-	read, err := opened.Query().ReadSession(ctx, child)
+	read, err := opened.History(ctx, child)
 	require.NoError(t, err)
-	require.Equal(t, stored.Events, read.Events, "the query reads the bytes the store holds")
+	require.Len(t, read.Events, len(stored.Events))
+	for i, e := range read.Events {
+		require.Equal(t, stored.Events[i], session.Event(e), "History reads the bytes the store holds (seq %d)", i)
+	}
 
-	r := callRPC(t, handler, "subagent.history", map[string]any{"parentSessionId": p.ID(), "childSessionId": child})
+	r := callRPC(t, handler, "subagent.history", map[string]any{"parentSessionId": parentID, "childSessionId": child})
 	require.True(t, r.Result.OK, string(r.Result.Value))
 	var page struct {
 		Events []struct {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/dsh-actors/dsh-actors/actors/parent"
-	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/stretchr/testify/require"
 )
@@ -88,8 +86,13 @@ func TestMuxCarriesTheQueueMirror(t *testing.T) {
 func TestRuntimeQueueFramesFollowTheInbox(t *testing.T) {
 	s := newRuntimeStack(t)
 	ctx := context.Background()
-	p, err := s.rt.StartAgent(ctx, parent.CreateSpec{})
-	require.NoError(t, err)
+	id := started(t, s.rt, "")
+	followup := func(text string) string {
+		t.Helper()
+		messageID, err := s.rt.PromptSession(ctx, id, event.Text(text), userSource)
+		require.NoError(t, err)
+		return messageID
+	}
 	mux, stopMux := openStreamAt(t, s.url, "/api/events.mux")
 	defer stopMux()
 	nextQueue := func() string {
@@ -97,29 +100,24 @@ func TestRuntimeQueueFramesFollowTheInbox(t *testing.T) {
 		return string(f.Payload)
 	}
 
-	first, err := p.Followup(ctx, event.Text("sleep 50ms"), userSource)
-	require.NoError(t, err)
-	require.Equal(t, wantQueue(p.ID(), wantItem(first, "sleep 50ms")), nextQueue())
-	require.Equal(t, wantQueue(p.ID()), nextQueue(), "claimed by its turn")
-	second, err := p.Followup(ctx, event.Text("reply second"), userSource)
-	require.NoError(t, err)
-	require.Equal(t, wantQueue(p.ID(), wantItem(second, "reply second")), nextQueue())
-	require.Equal(t, wantQueue(p.ID()), nextQueue())
-	require.NoError(t, p.Activation().WhenIdle(ctx))
+	first := followup("sleep 50ms")
+	require.Equal(t, wantQueue(id, wantItem(first, "sleep 50ms")), nextQueue())
+	require.Equal(t, wantQueue(id), nextQueue(), "claimed by its turn")
+	second := followup("reply second")
+	require.Equal(t, wantQueue(id, wantItem(second, "reply second")), nextQueue())
+	require.Equal(t, wantQueue(id), nextQueue())
+	waitIdle(t, s.rt, id, "reply second")
 
 	// A cancel that discards several queued messages sends one frame.
-	_, err = p.Followup(ctx, event.Text("sleep 1h"), userSource)
-	require.NoError(t, err)
+	followup("sleep 1h")
 	nextQueue()
 	nextQueue() // claimed
 	var queuedItems []string
 	for _, text := range []string{"reply b", "reply c", "reply d"} {
-		id, err := p.Followup(ctx, event.Text(text), userSource)
-		require.NoError(t, err)
-		queuedItems = append(queuedItems, wantItem(id, text))
-		require.Equal(t, wantQueue(p.ID(), queuedItems...), nextQueue())
+		queuedItems = append(queuedItems, wantItem(followup(text), text))
+		require.Equal(t, wantQueue(id, queuedItems...), nextQueue())
 	}
-	p.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
-	require.Equal(t, wantQueue(p.ID()), nextQueue())
-	require.NoError(t, p.Activation().WhenIdle(ctx))
+	require.NoError(t, s.rt.CancelTurn(ctx, id))
+	require.Equal(t, wantQueue(id), nextQueue())
+	waitIdle(t, s.rt, id, "sleep 1h (cancelled)")
 }

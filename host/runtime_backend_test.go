@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/dsh-actors/dsh-actors"
-	"github.com/dsh-actors/dsh-actors/actors"
-	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
@@ -21,8 +19,9 @@ import (
 
 var userSource = event.Source{Kind: "user"}
 
-// openRuntime opens a runtime over a JSONL store at root and its backend.
-func openRuntime(t *testing.T, root string) (*actors.Runtime, *runtimeBackend) {
+// openRuntime opens a runtime over a JSONL store of plain logs at root
+// and its backend; both are closed at the test's end.
+func openRuntime(t *testing.T, root string) (*dsh.Runtime, *runtimeBackend) {
 	t.Helper()
 	opened, err := dsh.Open(dsh.Options{Dir: root, Compression: "none"}) // the tests touch the plain log files
 	require.NoError(t, err)
@@ -31,35 +30,16 @@ func openRuntime(t *testing.T, root string) (*actors.Runtime, *runtimeBackend) {
 		b.close()
 		require.NoError(t, opened.Close())
 	})
-	return opened.Actors(), b
-}
-
-// converse prompts a live agent and waits (a minute at most) for its
-// turn to end.
-func converse(t *testing.T, h *parent.Handle, text string) {
-	t.Helper()
-	_, err := h.Followup(context.Background(), event.Text(text), userSource)
-	require.NoError(t, err)
-	waitIdle(t, h, text)
-}
-
-// waitIdle waits a minute at most for h's turns to end, naming the
-// prompt waited for when they do not.
-func waitIdle(t *testing.T, h *parent.Handle, prompt string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	require.NoError(t, h.Activation().WhenIdle(ctx), "waiting for %s's turn on %q to end", h.ID(), prompt)
+	return opened, b
 }
 
 func TestRuntimeBackendListsStoredAndLiveSessionsWithoutActivating(t *testing.T) {
 	root := t.TempDir()
 	ctx := context.Background()
 	rt, _ := openRuntime(t, root)
-	stored, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "stored", CreatedAt: 1000}})
-	require.NoError(t, err)
-	converse(t, stored, "reply first line\nreply second")
-	require.NoError(t, rt.Close(ctx))
+	started(t, rt, "stored")
+	converse(t, rt, "stored", "reply first line\nreply second")
+	require.NoError(t, rt.Close())
 
 	// A cold session's updatedAt is its log file's mtimeMs, as Node's
 	// fs.stat computes it (sec·1e3 + nsec/1e6).
@@ -69,39 +49,45 @@ func TestRuntimeBackendListsStoredAndLiveSessionsWithoutActivating(t *testing.T)
 	require.NoError(t, os.Chtimes(logPath, mtime, mtime))
 
 	rt, b := openRuntime(t, root)
-	live, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "live", CreatedAt: 2000, Cwd: "/w"}})
+	w := filepath.Join(root, "w")
+	require.NoError(t, rt.OpenSession(ctx, dsh.SessionSpec{ID: "live", Cwd: w}))
+	created, err := rt.History(ctx, "live")
 	require.NoError(t, err)
+	createdAt := created.Header.CreatedAt
 
 	summaries, err := b.ListSessions(ctx)
 	require.NoError(t, err)
 	require.Len(t, summaries, 2)
-	require.Equal(t, sessionSummary{ID: "live", CreatedAt: 2000, UpdatedAt: 2000, Live: true, Cwd: "/w"}, summaries[0])
+	require.Equal(t, sessionSummary{ID: "live", CreatedAt: createdAt, UpdatedAt: float64(createdAt), Live: true, Cwd: w}, summaries[0])
 	require.Equal(t, "stored", summaries[1].ID)
 	require.False(t, summaries[1].Live)
 	require.Equal(t, "reply first line", summaries[1].Title)
 	require.Equal(t, 1764522000*1e3+123456789/1e6, summaries[1].UpdatedAt)
-	require.Nil(t, rt.Registry().Get("stored"), "listing never resumes a stored session")
+	require.False(t, isLive(rt, "stored"), "listing never resumes a stored session")
 
-	converse(t, live, "reply hello")
+	converse(t, rt, "live", "reply hello")
 	summaries, err = b.ListSessions(ctx)
 	require.NoError(t, err)
 	require.Equal(t, "reply hello", summaries[0].Title, "facts follow live appends")
-	require.Greater(t, summaries[0].UpdatedAt, float64(2000))
-	events := rt.Sessions().Get("live").Events()
+	live, err := rt.History(ctx, "live")
+	require.NoError(t, err)
+	events := live.Events
 	require.Equal(t, float64(events[len(events)-1].Time), summaries[0].UpdatedAt, "a live session's is its last event's time")
 
 	transcript, err := b.ReadSession(ctx, "stored")
 	require.NoError(t, err)
 	require.NotEmpty(t, transcript.Events)
-	require.Nil(t, rt.Registry().Get("stored"), "reading never resumes a stored session")
+	require.False(t, isLive(rt, "stored"), "reading never resumes a stored session")
 	_, err = b.ReadSession(ctx, "ghost")
 	require.ErrorIs(t, err, codeSessionNotFound)
 
 	// Picking a session up is not activity: a resumed session's end-seed
 	// does not move its updatedAt (the original's lastActivityTime).
-	_, err = rt.ResumeAgent(ctx, "stored", parent.Spec{})
+	_, err = rt.ResumeAgent(ctx, "stored")
 	require.NoError(t, err)
-	events = rt.Sessions().Get("stored").Events()
+	resumed, err := rt.History(ctx, "stored")
+	require.NoError(t, err)
+	events = resumed.Events
 	require.Equal(t, "session/end-seed", events[len(events)-1].Type)
 	summaries, err = b.ListSessions(ctx)
 	require.NoError(t, err)
@@ -117,11 +103,10 @@ func TestRuntimeBackendListsInTheOriginalsOrder(t *testing.T) {
 	root := t.TempDir()
 	ctx := context.Background()
 	rt, _ := openRuntime(t, root)
-	for i, id := range []string{"b", "a", "d", "c"} {
-		_, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: id, CreatedAt: int64(1000 + i)}})
-		require.NoError(t, err)
+	for _, id := range []string{"b", "a", "d", "c"} {
+		started(t, rt, id)
 	}
-	require.NoError(t, rt.Close(ctx))
+	require.NoError(t, rt.Close())
 	same := time.Unix(1764522000, 0)
 	for _, id := range []string{"a", "b", "c", "d"} {
 		path, err := logpath.Path(root, "", id)
@@ -131,7 +116,7 @@ func TestRuntimeBackendListsInTheOriginalsOrder(t *testing.T) {
 
 	rt, b := openRuntime(t, root)
 	for _, id := range []string{"d", "c"} { // resumed out of creation order
-		_, err := rt.ResumeAgent(ctx, id, parent.Spec{})
+		_, err := rt.ResumeAgent(ctx, id)
 		require.NoError(t, err)
 	}
 	summaries, err := b.ListSessions(ctx)
@@ -146,31 +131,28 @@ func TestRuntimeBackendListsInTheOriginalsOrder(t *testing.T) {
 func TestRuntimeBackendPromptsTopLevelSessionsOnly(t *testing.T) {
 	root := t.TempDir()
 	ctx := context.Background()
-	rt, _ := openRuntime(t, root)
-	_, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "top"}})
-	require.NoError(t, err)
-	_, err = rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "kid", ParentSession: "top", Origin: "subagent"}})
-	require.NoError(t, err)
-	require.NoError(t, rt.Close(ctx))
+	planted(t, root, "none", func(store *session.JSONL) {
+		plant(t, store, session.Header{ID: "top"})
+		plant(t, store, session.Header{ID: "kid", ParentSession: "top", Origin: "subagent"})
+	})
 
 	rt, b := openRuntime(t, root)
 	id, err := b.PromptSession(ctx, "top", event.Text("reply resumed"), event.Source{Kind: "user", RPCID: "r1"})
 	require.NoError(t, err)
 	require.NotEmpty(t, id)
-	h := rt.Registry().Get("top")
-	require.NotNil(t, h, "an ordinary prompt resumes a stored top-level session")
-	require.NoError(t, h.Activation().WhenIdle(ctx))
+	require.True(t, isLive(rt, "top"), "an ordinary prompt resumes a stored top-level session")
+	waitIdle(t, rt, "top", "reply resumed")
 
 	_, err = b.PromptSession(ctx, "kid", event.Text("reply no"), userSource)
 	require.ErrorIs(t, err, codeAgentBusy)
-	require.Nil(t, rt.Registry().Get("kid"), "a child is never resumed by the ordinary route")
+	require.False(t, isLive(rt, "kid"), "a child is never resumed by the ordinary route")
 	_, err = b.PromptSession(ctx, "ghost", event.Text("reply no"), userSource)
 	require.ErrorIs(t, err, codeSessionNotFound)
 
 	created, err := b.CreateSession(ctx, createRequest{ID: "made", Cwd: filepath.Join(root, "w")})
 	require.NoError(t, err)
 	require.True(t, created.Live)
-	require.NotNil(t, rt.Registry().Get(created.ID))
+	require.True(t, isLive(rt, created.ID))
 }
 
 // A top-level session whose lease another process holds (it runs there)
@@ -180,9 +162,8 @@ func TestSessionPromptOfASessionLeasedElsewhereIsAgentBusy(t *testing.T) {
 	root := t.TempDir()
 	ctx := context.Background()
 	rt, _ := openRuntime(t, root)
-	_, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "top"}})
-	require.NoError(t, err)
-	require.NoError(t, rt.Close(ctx))
+	started(t, rt, "top")
+	require.NoError(t, rt.Close())
 	elsewhere, err := session.OpenJSONL(root)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, elsewhere.Close()) })
@@ -196,7 +177,7 @@ func TestSessionPromptOfASessionLeasedElsewhereIsAgentBusy(t *testing.T) {
 	require.Equal(t, `{"type":"server-response","rpcId":"r","result":{"ok":false,"error":{"code":"agent-busy",`+
 		`"message":"session \"top\" is running in another process",`+
 		`"details":{"reason":"its lease is held by another process; retry once that process releases it or the lease expires"}}}}`, got)
-	require.Nil(t, rt.Registry().Get("top"))
+	require.False(t, isLive(rt, "top"))
 	after, err := elsewhere.Inspect(ctx, "top")
 	require.NoError(t, err)
 	require.Equal(t, before.Events, after.Events)
@@ -211,18 +192,18 @@ func TestRuntimeBackendCreateSessionIsTheOriginalsEnsureSession(t *testing.T) {
 	ctx := context.Background()
 	rt, _ := openRuntime(t, root)
 	a, b2 := filepath.Join(root, "a"), filepath.Join(root, "b", "deep")
-	_, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "stored", Cwd: a}})
-	require.NoError(t, err)
-	_, err = rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "no-cwd"}})
-	require.NoError(t, err)
-	require.NoError(t, rt.Close(ctx))
+	require.NoError(t, rt.OpenSession(ctx, dsh.SessionSpec{ID: "stored", Cwd: a}))
+	started(t, rt, "no-cwd")
+	require.NoError(t, rt.Close())
 
 	rt, b := openRuntime(t, root)
 	created, err := b.CreateSession(ctx, createRequest{ID: "fresh", Cwd: b2})
 	require.NoError(t, err)
 	require.Equal(t, "fresh", created.ID)
 	require.Equal(t, b2, created.Cwd)
-	require.Equal(t, b2, rt.Registry().Get("fresh").Header().Cwd)
+	fresh, err := rt.History(ctx, "fresh")
+	require.NoError(t, err)
+	require.Equal(t, b2, fresh.Header.Cwd)
 	require.DirExists(t, b2)
 
 	adopted, err := b.CreateSession(ctx, createRequest{ID: "fresh", Cwd: b2, Requested: true})
@@ -234,14 +215,14 @@ func TestRuntimeBackendCreateSessionIsTheOriginalsEnsureSession(t *testing.T) {
 
 	_, err = b.CreateSession(ctx, createRequest{ID: "stored", Cwd: b2, Requested: true})
 	require.Equal(t, &sessionConflict{SessionID: "stored", RequestedCwd: b2, ExistingCwd: a, HasExisting: true}, err)
-	require.Nil(t, rt.Registry().Get("stored"))
+	require.False(t, isLive(rt, "stored"))
 	_, err = b.CreateSession(ctx, createRequest{ID: "no-cwd", Cwd: b2, Requested: true})
 	require.Equal(t, &sessionConflict{SessionID: "no-cwd", RequestedCwd: b2}, err)
 
 	resumed, err := b.CreateSession(ctx, createRequest{ID: "stored", Cwd: a, Requested: true})
 	require.NoError(t, err)
 	require.True(t, resumed.Live)
-	require.NotNil(t, rt.Registry().Get("stored"), "a stored id with the same cwd is resumed")
+	require.True(t, isLive(rt, "stored"), "a stored id with the same cwd is resumed")
 }
 
 // TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes: explicit-id session.create and session.prompt answer
@@ -257,30 +238,42 @@ func TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes(t *testing.T) {
 	a, elsewhere := filepath.Join(root, "a"), filepath.Join(root, "elsewhere")
 	descriptorEvent := session.Event{Type: vocab.TypeSubagentDescriptor, Data: json.RawMessage(`{"version":1,"provider":"spawn","label":"x"}`)}
 	one := 1
-	rt, _ := openRuntime(t, root)
-	for _, spec := range []parent.CreateSpec{
-		{Header: session.Header{ID: "top", Cwd: a}},
-		{Header: session.Header{ID: "kid", Cwd: a, ParentSession: "top", Origin: "subagent"}},
-		{Header: session.Header{ID: "seed-era", Cwd: a, ParentSession: "top"}, Seed: []session.Event{descriptorEvent}},
-		{Header: session.Header{ID: "fork", Cwd: a, ParentSession: "top", SeedLength: &one}, Seed: []session.Event{descriptorEvent}},
-	} {
-		_, err := rt.StartAgent(ctx, spec)
-		require.NoError(t, err, spec.Header.ID)
-	}
-	require.NoError(t, rt.Close(ctx))
+	planted(t, root, "none", func(store *session.JSONL) {
+		plant(t, store, session.Header{ID: "top", Cwd: a})
+		plant(t, store, session.Header{ID: "kid", Cwd: a, ParentSession: "top", Origin: "subagent"})
+		plant(t, store, session.Header{ID: "seed-era", Cwd: a, ParentSession: "top"}, descriptorEvent)
+		plant(t, store, session.Header{ID: "fork", Cwd: a, ParentSession: "top", SeedLength: &one}, descriptorEvent)
+	})
 
 	rt, b := openRuntime(t, root)
-	_, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "live-kid", Cwd: a, ParentSession: "top", Origin: "subagent"}})
+	oneShots := make(chan string, 8)
+	defer rt.Subscribe(func(n dsh.Notice) {
+		if n.Kind == dsh.SessionLive && n.ParentSessionID == "top" && n.SessionID != "fork" {
+			select {
+			case oneShots <- n.SessionID:
+			default: // never: two children go live
+			}
+		}
+	})()
+	top, err := rt.ResumeAgent(ctx, "top")
 	require.NoError(t, err)
-	_, err = rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "live-seed-era", Cwd: a, ParentSession: "top"},
-		Seed: []session.Event{descriptorEvent}})
+	liveKid, err := rt.Spawn(ctx, top, "x", event.Text("sleep 1m"))
 	require.NoError(t, err)
-	top, err := rt.ResumeAgent(ctx, "top", parent.Spec{})
-	require.NoError(t, err)
-	_, err = rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "one-shot", Cwd: a, ParentSession: "top"},
-		Spec: parent.Spec{Owner: top}})
-	require.NoError(t, err)
-	for _, id := range []string{"kid", "seed-era", "live-kid", "live-seed-era", "one-shot"} {
+	require.Equal(t, liveKid, <-oneShots)
+	delegated := make(chan error, 1)
+	go func() {
+		_, err := rt.Delegate(ctx, top, "spawn", event.Text("sleep 1m"))
+		delegated <- err
+	}()
+	var oneShot string
+	select {
+	case oneShot = <-oneShots:
+	case err := <-delegated:
+		require.Failf(t, "the one-shot child ended", "before it was live: %v", err)
+	case <-time.After(time.Minute):
+		require.Fail(t, "waiting for the one-shot child to become live")
+	}
+	for _, id := range []string{"kid", "seed-era", liveKid, oneShot} {
 		for _, cwd := range []string{a, elsewhere} {
 			_, err := b.CreateSession(ctx, createRequest{ID: id, Cwd: cwd, Requested: true})
 			require.ErrorIs(t, err, codeAgentBusy, "create %s in %s", id, cwd)
@@ -289,23 +282,24 @@ func TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes(t *testing.T) {
 		require.ErrorIs(t, err, codeAgentBusy, "prompt %s", id)
 		require.ErrorIs(t, b.CancelSession(ctx, id), codeAgentBusy, "cancel %s", id)
 	}
-	require.Nil(t, rt.Registry().Get("kid"), "a fenced child is never resumed")
-	require.Nil(t, rt.Registry().Get("seed-era"), "a fenced child is never resumed")
+	require.False(t, isLive(rt, "kid"), "a fenced child is never resumed")
+	require.False(t, isLive(rt, "seed-era"), "a fenced child is never resumed")
 
 	for range 2 { // cold, then live with its parent live
 		_, err = b.PromptSession(ctx, "fork", event.Text("reply ordinary"), userSource)
 		require.NoError(t, err, "an inherited ancestor descriptor does not classify")
-		require.NotNil(t, rt.Registry().Get("fork"))
-		require.NoError(t, rt.Registry().Get("fork").Activation().WhenIdle(ctx))
+		waitIdle(t, rt, "fork", "reply ordinary")
 	}
 
 	// A live owned child is fenced only while that exact parent is live.
-	require.NoError(t, top.Dispose(ctx))
-	_, err = rt.ResumeAgent(ctx, "top", parent.Spec{})
+	require.NoError(t, rt.Release(ctx, "top"))
+	_, err = rt.ResumeAgent(ctx, "top")
 	require.NoError(t, err)
-	_, err = b.PromptSession(ctx, "one-shot", event.Text("reply mine now"), userSource)
-	require.NoError(t, err, "the parent that owned it is gone; its successor does not own it")
-	require.NoError(t, rt.Registry().Get("one-shot").Activation().WhenIdle(ctx))
+	require.NoError(t, b.CancelSession(ctx, oneShot), "the parent that owned it is gone; its successor does not own it")
+	waitIdle(t, rt, oneShot, "sleep 1m (cancelled)")
+	_, err = b.PromptSession(ctx, oneShot, event.Text("reply mine now"), userSource)
+	require.NoError(t, err)
+	waitIdle(t, rt, oneShot, "reply mine now")
 }
 
 // noticeLog records notices for one session: the session registry's
@@ -347,10 +341,9 @@ func TestRuntimeBackendNoticesFollowTheAgentLifecycle(t *testing.T) {
 	cancel := b.Subscribe(log.observe)
 	defer cancel()
 
-	h, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "a"}})
-	require.NoError(t, err)
-	converse(t, h, "reply hi")
-	require.NoError(t, h.Dispose(ctx))
+	started(t, rt, "a")
+	converse(t, rt, "a", "reply hi")
+	require.NoError(t, rt.Release(ctx, "a"))
 
 	log.mu.Lock()
 	defer log.mu.Unlock()

@@ -9,37 +9,31 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/event"
-	"github.com/dsh-actors/dsh-actors/subagent"
 	"github.com/stretchr/testify/require"
 )
 
 // startParentWithChild starts a top-level agent that spawns one
 // continuable child, and waits until the child has settled (its
-// Activation disposed, its session only in storage).
-func startParentWithChild(t *testing.T, s *runtimeStack) (*parent.Handle, string) {
+// Activation disposed, its session only in storage). It returns their ids.
+func startParentWithChild(t *testing.T, s *runtimeStack) (string, string) {
 	t.Helper()
-	p, err := s.rt.StartAgent(context.Background(), parent.CreateSpec{})
-	require.NoError(t, err)
-	converse(t, p, "spawn worker: reply working")
-	children := s.settled(t, p.ID(), 1)
-	return p, children[0].ID
+	parentID := started(t, s.rt, "")
+	converse(t, s.rt, parentID, "spawn worker: reply working")
+	children := s.settled(t, parentID, 1)
+	return parentID, children[0].ID
 }
 
-// activations counts new agents and new subagent epochs.
-type activations struct{ created, epochs atomic.Int64 }
+// activations counts the sessions that become live: agents created or
+// resumed and subagent epochs.
+type activations struct{ live atomic.Int64 }
 
 func watchActivations(t *testing.T, s *runtimeStack) *activations {
 	a := &activations{}
-	t.Cleanup(s.rt.Registry().Subscribe(func(e parent.Event) {
-		if e.Type == parent.EventCreated {
-			a.created.Add(1)
-		}
-	}))
-	t.Cleanup(s.service.Subscribe(func(e subagent.Event) {
-		if _, ok := e.(*subagent.StartEvent); ok {
-			a.epochs.Add(1)
+	t.Cleanup(s.rt.Subscribe(func(n dsh.Notice) {
+		if n.Kind == dsh.SessionLive {
+			a.live.Add(1)
 		}
 	}))
 	return a
@@ -48,45 +42,44 @@ func watchActivations(t *testing.T, s *runtimeStack) *activations {
 func TestReadingNeverActivatesChildOrParent(t *testing.T) {
 	s := newRuntimeStack(t)
 	p, child := startParentWithChild(t, s)
-	require.NoError(t, p.Dispose(context.Background()))
+	require.NoError(t, s.rt.Release(context.Background(), p))
 	watched := watchActivations(t, s)
-	address := map[string]any{"parentSessionId": p.ID(), "childSessionId": child}
+	address := map[string]any{"parentSessionId": p, "childSessionId": child}
 
-	list := callRPC(t, s.recorder, "subagent.list", map[string]any{"parentSessionId": p.ID()})
+	list := callRPC(t, s.recorder, "subagent.list", map[string]any{"parentSessionId": p})
 	require.JSONEq(t, `{"entries":[{"kind":"child","id":"`+child+`","label":"worker","activity":"inactive"}],
 		"parentAvailable":false}`, string(list.Result.Value))
 	history := callRPC(t, s.recorder, "subagent.history", address)
 	require.True(t, history.Result.OK)
 	require.Contains(t, string(history.Result.Value), "reply working")
-	older := callRPC(t, s.recorder, "subagent.history", map[string]any{"parentSessionId": p.ID(), "childSessionId": child, "beforeSeq": 2})
+	older := callRPC(t, s.recorder, "subagent.history", map[string]any{"parentSessionId": p, "childSessionId": child, "beforeSeq": 2})
 	require.True(t, older.Result.OK)
-	require.True(t, callRPC(t, s.recorder, "session.history", map[string]any{"sessionId": p.ID()}).Result.OK)
+	require.True(t, callRPC(t, s.recorder, "session.history", map[string]any{"sessionId": p}).Result.OK)
 	require.True(t, callRPC(t, s.recorder, "session.list", map[string]any{}).Result.OK)
 
-	require.Zero(t, watched.created.Load(), "no agent was created or resumed")
-	require.Zero(t, watched.epochs.Load(), "the manager started no Activation")
-	require.Nil(t, s.rt.Registry().Get(child))
-	require.Nil(t, s.rt.Registry().Get(p.ID()))
+	require.Zero(t, watched.live.Load(), "no agent was created or resumed, no Activation started")
+	require.False(t, isLive(s.rt, child))
+	require.False(t, isLive(s.rt, p))
 }
 
 func TestPromptRequiresTheExactLiveParentAndNeverResumesIt(t *testing.T) {
 	s := newRuntimeStack(t)
 	p, child := startParentWithChild(t, s)
-	require.NoError(t, p.Dispose(context.Background()))
+	require.NoError(t, s.rt.Release(context.Background(), p))
 	watched := watchActivations(t, s)
-	prompt := map[string]any{"parentSessionId": p.ID(), "childSessionId": child,
+	prompt := map[string]any{"parentSessionId": p, "childSessionId": child,
 		"content": []any{map[string]any{"type": "text", "text": "reply again"}}}
 
 	r := callRPC(t, s.recorder, "subagent.prompt", prompt)
-	requireError(t, r, codeSubagentParentUnavailable, `parent session "`+p.ID()+`" is not live`,
-		map[string]any{"parentSessionId": p.ID()})
-	require.Nil(t, s.rt.Registry().Get(p.ID()), "a missing parent is never resumed for a child prompt")
-	require.Zero(t, watched.created.Load())
+	requireError(t, r, codeSubagentParentUnavailable, `parent session "`+p+`" is not live`,
+		map[string]any{"parentSessionId": p})
+	require.False(t, isLive(s.rt, p), "a missing parent is never resumed for a child prompt")
+	require.Zero(t, watched.live.Load())
 
 	// The ordinary route may bring the parent back; then its child accepts input.
-	require.True(t, callRPC(t, s.recorder, "session.prompt", map[string]any{"sessionId": p.ID(), "mode": "queue",
+	require.True(t, callRPC(t, s.recorder, "session.prompt", map[string]any{"sessionId": p, "mode": "queue",
 		"content": []any{map[string]any{"type": "text", "text": "reply back"}}}).Result.OK)
-	require.NotNil(t, s.rt.Registry().Get(p.ID()))
+	require.True(t, isLive(s.rt, p))
 	r = callRPC(t, s.recorder, "subagent.prompt", prompt)
 	require.True(t, r.Result.OK, "%+v", r.Result.Error)
 	var accepted struct{ MessageID string }
@@ -97,12 +90,11 @@ func TestPromptRequiresTheExactLiveParentAndNeverResumesIt(t *testing.T) {
 func TestPromptToAChildOfAnotherParentIsNotFound(t *testing.T) {
 	s := newRuntimeStack(t)
 	_, child := startParentWithChild(t, s)
-	stranger, err := s.rt.StartAgent(context.Background(), parent.CreateSpec{})
-	require.NoError(t, err)
-	r := callRPC(t, s.recorder, "subagent.prompt", map[string]any{"parentSessionId": stranger.ID(), "childSessionId": child,
+	stranger := started(t, s.rt, "")
+	r := callRPC(t, s.recorder, "subagent.prompt", map[string]any{"parentSessionId": stranger, "childSessionId": child,
 		"content": []any{map[string]any{"type": "text", "text": "reply mine"}}})
-	requireError(t, r, codeSubagentNotFound, `session "`+child+`" is not a continuable direct child of "`+stranger.ID()+`"`,
-		map[string]any{"parentSessionId": stranger.ID(), "childSessionId": child})
+	requireError(t, r, codeSubagentNotFound, `session "`+child+`" is not a continuable direct child of "`+stranger+`"`,
+		map[string]any{"parentSessionId": stranger, "childSessionId": child})
 }
 
 // TestColdResumeFramesStitchWithHistory reads a settled child's tail, then
@@ -115,12 +107,12 @@ func TestColdResumeFramesStitchWithHistory(t *testing.T) {
 	p, child := startParentWithChild(t, s)
 	stream, stop := openStream(t, s.url)
 	defer stop()
-	address := map[string]any{"parentSessionId": p.ID(), "childSessionId": child}
+	address := map[string]any{"parentSessionId": p, "childSessionId": child}
 	pullTail := func() []int64 { return historySeqs(t, callRPC(t, s.recorder, "subagent.history", address)) }
 	held := pullTail()
 	stored := len(held)
 
-	prompt := map[string]any{"parentSessionId": p.ID(), "childSessionId": child,
+	prompt := map[string]any{"parentSessionId": p, "childSessionId": child,
 		"content": []any{map[string]any{"type": "text", "text": "reply resumed"}}}
 	require.True(t, callRPC(t, s.recorder, "subagent.prompt", prompt).Result.OK)
 	lifecycle, statuses, live := childFrames(t, stream, child)
@@ -219,9 +211,9 @@ func childFrames(t *testing.T, stream *bufio.Reader, child string) (string, stri
 func TestAPromptWhoseParentLeftMeanwhileFindsItNotLive(t *testing.T) {
 	s := newRuntimeStack(t)
 	p, child := startParentWithChild(t, s)
-	found, live := s.backend.LiveAgent(p.ID())
+	found, live := s.backend.LiveAgent(p)
 	require.True(t, live)
-	require.NoError(t, p.Dispose(context.Background()))
+	require.NoError(t, s.rt.Release(context.Background(), p))
 	_, err := s.backend.Followup(context.Background(), found, child, event.Text("reply late"), userSource)
 	require.ErrorIs(t, err, codeSubagentParentUnavailable)
 	require.NotErrorIs(t, err, codeSubagentUnauthorized)

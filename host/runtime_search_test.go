@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -49,12 +48,10 @@ func TestStoredSessionsKeepTheirTitlesAfterARestart(t *testing.T) {
 		"alpha": "reply the zebra crossed\nreply again a zebra, a zebra",
 		"beta":  "reply 第一行 zebra\nsecond line",
 	} {
-		h, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: id, CreatedAt: 1000}})
-		require.NoError(t, err)
-		converse(t, h, script)
+		started(t, rt, id)
+		converse(t, rt, id, script)
 	}
-	_, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "empty", CreatedAt: 1000}})
-	require.NoError(t, err)
+	started(t, rt, "empty")
 	first.stop()
 	store, err := session.OpenJSONL(root)
 	require.NoError(t, err)
@@ -98,14 +95,12 @@ func TestStoredSessionsKeepTheirTitlesAfterARestart(t *testing.T) {
 // titles the row.
 func TestStoredFailedTurnListsAfterARestart(t *testing.T) {
 	root := t.TempDir()
-	ctx := context.Background()
 	first := newRuntimeStackOn(t, root, true, "")
 	for _, id := range []string{"failed", "fine"} {
-		h, err := first.rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: id, CreatedAt: 1000}})
-		require.NoError(t, err)
-		converse(t, h, "reply first")
+		started(t, first.rt, id)
+		converse(t, first.rt, id, "reply first")
 	}
-	failTurn(t, first.rt.Registry().Get("failed").Session(), 2, "reply again", vocab.Failure{Message: "upstream exploded", Code: "HTTP_500"})
+	first.failTurn(t, "failed", "reply again", vocab.Failure{Message: "upstream exploded", Code: "HTTP_500"})
 	first.stop()
 	for _, indexed := range []bool{true, false} {
 		s := newRuntimeStackOn(t, root, indexed, "")

@@ -14,24 +14,24 @@ import (
 	"time"
 
 	dsh "github.com/dsh-actors/dsh-actors"
-	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
-	"github.com/dsh-actors/dsh-actors/subagent"
 	"github.com/stretchr/testify/require"
 )
 
-// runtimeStack is the real runtime (JSONL store, scripted agent), the
-// subagent service with the spawn provider and the handler behind a
-// loopback server, with a recorder of the RPCs it serves.
+// runtimeStack is the real runtime (JSONL store at root, the scripted
+// agent whose turns failures can fail) and the handler behind a loopback
+// server, with a recorder of the RPCs it serves.
 type runtimeStack struct {
-	rt       *actors.Runtime
-	service  *subagent.Service
-	backend  *runtimeBackend
-	recorder *apiRecorder
-	url      string
-	stop     func() // closes the stack (also at the test's end)
+	rt          *dsh.Runtime
+	root        string
+	compression string
+	failures    *upstreamFailures
+	backend     *runtimeBackend
+	recorder    *apiRecorder
+	url         string
+	stop        func() // closes the stack (also at the test's end)
 }
 
 func newRuntimeStack(t testing.TB) *runtimeStack {
@@ -44,9 +44,9 @@ func newRuntimeStack(t testing.TB) *runtimeStack {
 // answers search and stored titles.
 func newRuntimeStackOn(t testing.TB, root string, indexed bool, compression string) *runtimeStack {
 	t.Helper()
-	opened, err := dsh.Open(dsh.Options{Dir: root, Compression: compression, NoIndex: !indexed})
+	failures := &upstreamFailures{}
+	opened, err := dsh.Open(dsh.Options{Dir: root, Compression: compression, NoIndex: !indexed, NewAgent: failures.agent})
 	require.NoError(t, err)
-	rt, service := opened.Actors(), opened.Subagents()
 	backend := newRuntimeBackend(opened)
 	handler := newHandler(backend, Options{})
 	recorder := &apiRecorder{next: handler}
@@ -61,7 +61,8 @@ func newRuntimeStackOn(t testing.TB, root string, indexed bool, compression stri
 		})
 	}
 	t.Cleanup(stop)
-	return &runtimeStack{rt: rt, service: service, backend: backend, recorder: recorder, url: server.URL, stop: stop}
+	return &runtimeStack{rt: opened, root: root, compression: compression, failures: failures, backend: backend,
+		recorder: recorder, url: server.URL, stop: stop}
 }
 
 // settled waits until every healthy entry of parentID's catalog is inactive
@@ -90,21 +91,23 @@ func (s *runtimeStack) settled(t testing.TB, parentID string, children int) []ca
 // descriptors, which the catalog reports as a corrupt diagnostic.
 func (s *runtimeStack) plantCorruptChild(t *testing.T, parentID string) string {
 	t.Helper()
-	ctx := context.Background()
 	d, err := descriptor.Snapshot(descriptor.Data{Provider: "spawn", Label: "broken"})
 	require.NoError(t, err)
 	data, err := json.Marshal(d)
 	require.NoError(t, err)
 	id := "corrupt-child"
-	store := s.rt.Sessions().Store()
-	require.NoError(t, store.Create(ctx, session.Header{ID: id, CreatedAt: time.Now().UnixMilli(), ParentSession: parentID,
-		Origin: "subagent", DelegationDepth: 1}, nil))
-	now := time.Now().UnixMilli()
-	require.NoError(t, store.Append(ctx, id, []session.Event{
-		{Type: vocab.TypeSubagentDescriptor, Seq: 0, Time: now, Data: data},
-		{Type: vocab.TypeSubagentDescriptor, Seq: 1, Time: now, Data: data},
-	}))
+	s.plant(t, func(store *session.JSONL) {
+		plant(t, store, session.Header{ID: id, ParentSession: parentID, Origin: "subagent", DelegationDepth: 1},
+			session.Event{Type: vocab.TypeSubagentDescriptor, Data: data},
+			session.Event{Type: vocab.TypeSubagentDescriptor, Data: data})
+	})
 	return id
+}
+
+// plant is planted on the stack's store folder.
+func (s *runtimeStack) plant(t testing.TB, plantAll func(store *session.JSONL)) {
+	t.Helper()
+	planted(t, s.root, s.compression, plantAll)
 }
 
 // apiCall is one recorded POST /api/<method>.

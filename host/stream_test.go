@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/stretchr/testify/require"
 )
@@ -159,16 +158,15 @@ func TestSubscribedFramesStayOffTheHostAndPageStreams(t *testing.T) {
 func TestMuxSubscribesLiveRuntimeSessionsCreatedSpawnedAndColdResumed(t *testing.T) {
 	s := newRuntimeStack(t)
 	ctx := context.Background()
-	p, err := s.rt.StartAgent(ctx, parent.CreateSpec{})
-	require.NoError(t, err)
+	p := started(t, s.rt, "")
 	mux, stopMux := openStreamAt(t, s.url, "/api/events.mux")
 	defer stopMux()
-	requireSubscribed(t, mux, p.ID(), int64(s.rt.Sessions().Get(p.ID()).Len())-1)
+	requireSubscribed(t, mux, p, lastSeq(t, s.rt, p))
 
 	// A spawned child is subscribed when it is published, before any of
 	// its events, and its first event follows lastSeq.
-	converse(t, p, "spawn worker: reply working")
-	children := s.settled(t, p.ID(), 1)
+	converse(t, s.rt, p, "spawn worker: reply working")
+	children := s.settled(t, p, 1)
 	child := children[0].ID
 	_, sub, before := nextFrameWhere(t, mux, stopMux, func(f frame, pl streamPayload) bool {
 		return f.Method == "session/subscribed" && pl.SessionID == child
@@ -188,7 +186,7 @@ func TestMuxSubscribesLiveRuntimeSessionsCreatedSpawnedAndColdResumed(t *testing
 	// with its stored log (and the resume's end-seed) as the baseline.
 	stored, err := s.backend.ReadSession(ctx, child)
 	require.NoError(t, err)
-	resumed := callRPC(t, s.recorder, "subagent.prompt", map[string]any{"parentSessionId": p.ID(), "childSessionId": child,
+	resumed := callRPC(t, s.recorder, "subagent.prompt", map[string]any{"parentSessionId": p, "childSessionId": child,
 		"content": []any{map[string]any{"type": "text", "text": "reply again"}}})
 	require.True(t, resumed.Result.OK, string(resumed.Result.Value))
 	_, again, _ := nextFrameWhere(t, mux, stopMux, func(f frame, pl streamPayload) bool {
@@ -199,32 +197,30 @@ func TestMuxSubscribesLiveRuntimeSessionsCreatedSpawnedAndColdResumed(t *testing
 		return f.Method == "session/event" && pl.SessionID == child
 	})
 	require.Equal(t, again.LastSeq+1, next.Event.Seq)
-	s.settled(t, p.ID(), 1)
+	s.settled(t, p, 1)
 }
 
 func TestMuxSubscribesSessionsLiveBeforeTheHandler(t *testing.T) {
 	s := newRuntimeStack(t)
-	p, err := s.rt.StartAgent(context.Background(), parent.CreateSpec{})
-	require.NoError(t, err)
-	converse(t, p, "reply hello")
+	p := started(t, s.rt, "")
+	converse(t, s.rt, p, "reply hello")
 	h := newHandler(s.backend, Options{})
 	defer h.Close()
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	mux, stopMux := openStreamAt(t, srv.URL, "/api/events.mux")
 	defer stopMux()
-	requireSubscribed(t, mux, p.ID(), int64(s.rt.Sessions().Get(p.ID()).Len())-1)
-	id, err := p.Followup(context.Background(), event.Text("reply more"), userSource)
+	requireSubscribed(t, mux, p, lastSeq(t, s.rt, p))
+	id, err := s.rt.PromptSession(context.Background(), p, event.Text("reply more"), userSource)
 	require.NoError(t, err)
-	require.Equal(t, wantQueue(p.ID(), wantItem(id, "reply more")), string(readFrame(t, mux).Payload))
-	require.Equal(t, wantQueue(p.ID()), string(readFrame(t, mux).Payload), "claimed before its turn logs anything")
+	require.Equal(t, wantQueue(p, wantItem(id, "reply more")), string(readFrame(t, mux).Payload))
+	require.Equal(t, wantQueue(p), string(readFrame(t, mux).Payload), "claimed before its turn logs anything")
 	f := readFrame(t, mux)
 	require.Equal(t, "session/event", f.Method)
 }
 
 func TestSessionAddedBlankMeansNoTurnHasStarted(t *testing.T) {
 	s := newRuntimeStack(t)
-	ctx := context.Background()
 	hostStream, stopHost := openStreamAt(t, s.url, "/api/events.host")
 	defer stopHost()
 	page, stopPage := openStream(t, s.url)
@@ -237,30 +233,29 @@ func TestSessionAddedBlankMeansNoTurnHasStarted(t *testing.T) {
 		return string(f.Payload)
 	}
 
-	p, err := s.rt.StartAgent(ctx, parent.CreateSpec{})
-	require.NoError(t, err)
+	p := started(t, s.rt, "")
 	for _, r := range []struct {
 		r    *bufio.Reader
 		stop func()
 	}{{hostStream, stopHost}, {page, stopPage}} {
-		require.JSONEq(t, `{"type":"host/session-added","sessionId":"`+p.ID()+`","blank":true}`, added(r.r, r.stop, p.ID()))
+		require.JSONEq(t, `{"type":"host/session-added","sessionId":"`+p+`","blank":true}`, added(r.r, r.stop, p))
 	}
 
 	// A new subagent child already holds its descriptor and end-seed when
 	// it is published, but no turn has started: blank.
-	converse(t, p, "spawn worker: reply working")
-	child := s.settled(t, p.ID(), 1)[0].ID
-	want := `{"type":"host/session-added","sessionId":"` + child + `","blank":true,"parentSessionId":"` + p.ID() + `"}`
+	converse(t, s.rt, p, "spawn worker: reply working")
+	child := s.settled(t, p, 1)[0].ID
+	want := `{"type":"host/session-added","sessionId":"` + child + `","blank":true,"parentSessionId":"` + p + `"}`
 	require.JSONEq(t, want, added(hostStream, stopHost, child))
 	require.JSONEq(t, want, added(page, stopPage, child))
 
 	// A cold child resumed by a follow-up holds its earlier turns: not blank.
-	resumed := callRPC(t, s.recorder, "subagent.prompt", map[string]any{"parentSessionId": p.ID(), "childSessionId": child,
+	resumed := callRPC(t, s.recorder, "subagent.prompt", map[string]any{"parentSessionId": p, "childSessionId": child,
 		"content": []any{map[string]any{"type": "text", "text": "reply again"}}})
 	require.True(t, resumed.Result.OK, string(resumed.Result.Value))
-	require.JSONEq(t, `{"type":"host/session-added","sessionId":"`+child+`","blank":false,"parentSessionId":"`+p.ID()+
+	require.JSONEq(t, `{"type":"host/session-added","sessionId":"`+child+`","blank":false,"parentSessionId":"`+p+
 		`"}`, added(hostStream, stopHost, child))
-	s.settled(t, p.ID(), 1)
+	s.settled(t, p, 1)
 }
 
 func TestSessionAddedBlankComesFromTheAttachment(t *testing.T) {
@@ -285,21 +280,20 @@ func TestFailedTurnSendsAgentErrorOnTheHostStream(t *testing.T) {
 	s := newRuntimeStack(t)
 	hostStream, stopHost := openStreamAt(t, s.url, "/api/events.host")
 	defer stopHost()
-	p, err := s.rt.StartAgent(context.Background(), parent.CreateSpec{})
-	require.NoError(t, err)
+	p := started(t, s.rt, "")
 	for _, tc := range []struct{ text, message string }{
 		{"fail boom", "boom"},
 		{"panic", "panic: scripted: panic command"},
 	} {
-		_, err = p.Followup(context.Background(), event.Text(tc.text), userSource)
+		_, err := s.rt.PromptSession(context.Background(), p, event.Text(tc.text), userSource)
 		require.NoError(t, err)
 		_, _, _ = nextFrameWhere(t, hostStream, stopHost, func(f frame, pl streamPayload) bool {
-			return f.Method == "host/session-status" && pl.SessionID == p.ID() && string(f.Payload) ==
-				`{"type":"host/session-status","sessionId":"`+p.ID()+`","running":true}`
+			return f.Method == "host/session-status" && pl.SessionID == p && string(f.Payload) ==
+				`{"type":"host/session-status","sessionId":"`+p+`","running":true}`
 		})
 		f := readFrame(t, hostStream)
-		require.Equal(t, `{"type":"host/agent-error","sessionId":"`+p.ID()+`","message":"`+tc.message+`"}`, string(f.Payload))
+		require.Equal(t, `{"type":"host/agent-error","sessionId":"`+p+`","message":"`+tc.message+`"}`, string(f.Payload))
 		f = readFrame(t, hostStream)
-		require.Equal(t, `{"type":"host/session-status","sessionId":"`+p.ID()+`","running":false}`, string(f.Payload))
+		require.Equal(t, `{"type":"host/session-status","sessionId":"`+p+`","running":false}`, string(f.Payload))
 	}
 }

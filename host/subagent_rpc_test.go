@@ -379,9 +379,9 @@ func TestSubagentPromptWithEmptyOrNonTextContentRunsATurnOnTheRuntime(t *testing
 		[]any{},
 		[]any{map[string]any{"data": "x", "type": "image"}, map[string]any{"type": "text"}},
 	} {
-		r := callRPC(t, s.recorder, "subagent.prompt", map[string]any{"parentSessionId": p.ID(), "childSessionId": child, "content": content})
+		r := callRPC(t, s.recorder, "subagent.prompt", map[string]any{"parentSessionId": p, "childSessionId": child, "content": content})
 		require.True(t, r.Result.OK, string(r.Result.Value))
-		s.settled(t, p.ID(), 1)
+		s.settled(t, p, 1)
 	}
 	transcript, err := s.backend.ReadSession(context.Background(), child)
 	require.NoError(t, err)

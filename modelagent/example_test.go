@@ -41,7 +41,8 @@ func ExampleNew() {
 	a, _ := rt.StartAgent(ctx, "assistant")
 	_, _ = rt.Prompt(ctx, "assistant", "hi")
 	_ = a.WhenIdle(ctx)
-	for _, e := range rt.Actors().Registry().Get(a.ID()).Session().Events() {
+	history, _ := rt.History(ctx, a.ID())
+	for _, e := range history.Events {
 		var logged struct {
 			Retry, MaxRetries int
 			DelayMs           float64
