@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -34,14 +33,13 @@ func (echoing) PrepareContinuable(context.Context, subagent.ContinuableRequest) 
 
 func TestACustomProviderIsRegisteredListedUsedAndRemoved(t *testing.T) {
 	ctx := context.Background()
-	rt, err := dsh.Open(dsh.Options{Dir: t.TempDir()})
+	rt, svc, closeRuntime, err := openService(t.TempDir())
 	require.NoError(t, err)
-	defer func() { require.NoError(t, rt.Close()) }()
-	svc := rt.Subagents()
+	defer func() { require.NoError(t, closeRuntime()) }()
 	remove, err := svc.RegisterProvider(echoing{spawn: svc.GetProvider(subagent.SpawnName)})
 	require.NoError(t, err)
 	require.Equal(t, []string{subagent.SpawnName, subagent.ForkName, "echoing"}, svc.List())
-	p, err := rt.Actors().StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "parent"}})
+	p, err := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "parent"}})
 	require.NoError(t, err)
 
 	depth, err := subagent.DelegationDepth(p)

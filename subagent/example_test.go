@@ -12,7 +12,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/session"
 
-	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
@@ -23,16 +22,15 @@ func Example_continuable() {
 	ctx := context.Background()
 	root, _ := os.MkdirTemp("", "subagent-example-*")
 	defer os.RemoveAll(root)
-	rt, _ := dsh.Open(dsh.Options{Dir: root})
-	defer rt.Close()
-	svc := rt.Subagents()
+	rt, svc, closeRuntime, _ := openService(root)
+	defer closeRuntime()
 	ends := make(chan *subagent.EndEvent, 4)
 	svc.Subscribe(func(ev subagent.Event) {
 		if end, ok := ev.(*subagent.EndEvent); ok {
 			ends <- end
 		}
 	})
-	p, _ := rt.Actors().StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "parent"}})
+	p, _ := rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: "parent"}})
 
 	started, err := svc.StartContinuable(ctx, manager.StartSpec{
 		Provider: subagent.SpawnName, Label: "summarize the doc",
@@ -60,11 +58,11 @@ func Example_continuable() {
 // A one-shot delegation: the caller owns the run and disposes it.
 func ExampleService_Start() {
 	ctx := context.Background()
-	rt, _ := dsh.Open(dsh.Options{}) // memory-only sessions
-	defer rt.Close()
-	p, _ := rt.Actors().StartAgent(ctx, parent.CreateSpec{})
+	rt, svc, closeRuntime, _ := openService("") // memory-only sessions
+	defer closeRuntime()
+	p, _ := rt.StartAgent(ctx, parent.CreateSpec{})
 
-	run, err := rt.Subagents().Start(ctx, subagent.SpawnName, subagent.StartRequest{Prompt: event.Text("reply done"), Parent: p})
+	run, err := svc.Start(ctx, subagent.SpawnName, subagent.StartRequest{Prompt: event.Text("reply done"), Parent: p})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -78,10 +76,10 @@ func ExampleService_Start() {
 // Continuable children need session persistence.
 func ExampleService_StartContinuable_persistence() {
 	ctx := context.Background()
-	rt, _ := dsh.Open(dsh.Options{}) // memory-only sessions
-	defer rt.Close()
-	p, _ := rt.Actors().StartAgent(ctx, parent.CreateSpec{})
-	_, err := rt.Subagents().StartContinuable(ctx, manager.StartSpec{Provider: subagent.SpawnName, Label: "x",
+	rt, svc, closeRuntime, _ := openService("") // memory-only sessions
+	defer closeRuntime()
+	p, _ := rt.StartAgent(ctx, parent.CreateSpec{})
+	_, err := svc.StartContinuable(ctx, manager.StartSpec{Provider: subagent.SpawnName, Label: "x",
 		Request: manager.Request{Prompt: event.Text("hi"), Parent: p}})
 	var typed *fault.Error
 	fmt.Println(errors.As(err, &typed), typed.Code)

@@ -18,10 +18,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	dsh "github.com/dsh-actors/dsh-actors"
+	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/dsh-actors/dsh-actors/subagent"
 	"github.com/dsh-actors/dsh-actors/subagent/acp"
@@ -74,6 +75,18 @@ var bg = context.Background()
 
 // clean fails t, after the test, when a child process of this one or a
 // goroutine is left.
+// openService opens an actor runtime over a JSONL store in a temporary
+// folder with its subagent service, closed at the test's end.
+func openService(t *testing.T) (*actors.Runtime, *subagent.Service) {
+	t.Helper()
+	rt, err := actors.New(actors.Options{Root: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rt.Close(bg)) })
+	svc, err := subagent.New(rt, query.New(rt.Sessions()))
+	require.NoError(t, err)
+	return rt, svc
+}
+
 func clean(t *testing.T) {
 	t.Cleanup(func() {
 		require.Empty(t, childProcesses(t), "no agent process is left")
@@ -116,12 +129,9 @@ func dshAgent(t *testing.T, cfg acp.Config) (subagent.Provider, string) {
 
 func TestAOneShotRunAgainstDshActorsACPIsRemote(t *testing.T) {
 	clean(t)
-	rt, err := dsh.Open(dsh.Options{Dir: t.TempDir()})
-	require.NoError(t, err)
-	defer func() { require.NoError(t, rt.Close()) }()
+	rt, svc := openService(t)
 	p, _ := dshAgent(t, acp.Config{})
-	svc := rt.Subagents()
-	_, err = svc.RegisterProvider(p)
+	_, err := svc.RegisterProvider(p)
 	require.NoError(t, err)
 	starts := make(chan *subagent.StartEvent, 1)
 	svc.Subscribe(func(ev subagent.Event) {
@@ -129,7 +139,7 @@ func TestAOneShotRunAgainstDshActorsACPIsRemote(t *testing.T) {
 			starts <- s
 		}
 	})
-	parentAgent, err := rt.Actors().StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: "parent"}})
+	parentAgent, err := rt.StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: "parent"}})
 	require.NoError(t, err)
 
 	run, err := svc.Start(bg, acp.Name, subagent.StartRequest{Prompt: event.Text("reply hello from dsh"), Parent: parentAgent})
@@ -146,7 +156,7 @@ func TestAOneShotRunAgainstDshActorsACPIsRemote(t *testing.T) {
 	require.False(t, start.Local)
 	require.Equal(t, run.ID(), start.ID, "the lifecycle id is minted here")
 	require.Equal(t, "parent", start.ParentID)
-	children, err := rt.Children(bg, "parent")
+	children, err := svc.ListChildren(bg, "parent")
 	require.NoError(t, err)
 	require.Empty(t, children, "nothing of an ACP run reaches the catalog")
 }
@@ -358,11 +368,9 @@ func storedCwd(t *testing.T, store string) string {
 // taken from this process's directory when the provider is made.
 func TestTheAgentsWorkingDirectory(t *testing.T) {
 	clean(t)
-	rt, err := dsh.Open(dsh.Options{Dir: t.TempDir()})
-	require.NoError(t, err)
-	defer func() { require.NoError(t, rt.Close()) }()
+	rt, _ := openService(t)
 	withCwd := func(id, cwd string) *parent.Handle {
-		h, err := rt.Actors().StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: id, Cwd: cwd}})
+		h, err := rt.StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: id, Cwd: cwd}})
 		require.NoError(t, err)
 		return h
 	}
