@@ -442,25 +442,34 @@ func checkEnglishAndDark(t *testing.T, p *browserPage) {
 	p.shot("dark")
 }
 
+// clickNow clicks the element selector names as it is in the page now, in
+// one step: a node the page redraws between a lookup and a mouse event
+// cannot swallow the click.
+func clickNow(p *browserPage, selector string) {
+	p.t.Helper()
+	require.True(p.t, eval[bool](p, fmt.Sprintf(`(() => { const e = document.querySelector(%s); e?.click(); return e !== null; })()`, js(selector))),
+		"%s is in the page", selector)
+}
+
 // followThePathAndKeepDrafts: a child shows its parent path; clicking the
 // parent opens it, and a draft stays with the conversation it was typed in.
 func followThePathAndKeepDrafts(t *testing.T, p *browserPage, researcher string) {
 	require.Equal(t, "spawn researcher: spawn editor: reply edited", eval[string](p, `document.querySelector('#conversation-path').textContent`))
 	p.do(chromedp.SetValue(chromedp.ID("composer-input"), "draft for the child"))
-	p.do(chromedp.Click(chromedp.CSS("#conversation-path button")))
+	clickNow(p, "#conversation-path button")
 	p.until(`document.querySelector('#conversation-title').textContent === 'spawn researcher: spawn editor: reply edited'`)
 	require.True(t, eval[bool](p, `document.querySelector('#conversation-path').hidden`), "a top-level session has no parent path")
 	require.Equal(t, "", eval[string](p, `document.querySelector('#composer-input').value`), "the child's draft stays with the child")
 	p.do(chromedp.SetValue(chromedp.ID("composer-input"), "draft for the parent"))
-	p.do(chromedp.Click(chromedp.CSS(".trigger")))
+	clickNow(p, ".trigger")
 	p.until(fmt.Sprintf(`document.querySelector(%s) !== null`, js(rowSelector(researcher))))
 	clickRow(p, researcher, "label")
 	p.until(`document.querySelector('#conversation-title').textContent === 'researcher'`)
 	require.Equal(t, "draft for the child", eval[string](p, `document.querySelector('#composer-input').value`))
-	p.do(chromedp.Click(chromedp.CSS("#conversation-path button")))
+	clickNow(p, "#conversation-path button")
 	p.until(`document.querySelector('#composer-input').value === 'draft for the parent'`)
 	eval[string](p, `document.querySelector('#composer-input').value = ''`)
-	p.do(chromedp.Click(chromedp.CSS(".trigger")))
+	clickNow(p, ".trigger")
 	p.until(fmt.Sprintf(`document.querySelector(%s) !== null`, js(rowSelector(researcher))))
 	clickRow(p, researcher, "label")
 	p.until(`document.querySelector('#conversation-title').textContent === 'researcher' && !document.querySelector('#composer-input').disabled`)
