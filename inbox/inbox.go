@@ -122,6 +122,8 @@ type Inbox struct {
 	invoker    actor.MessageInvoker
 	dispatcher actor.Dispatcher
 	system     []any
+	control    []any  // the control lane (PostControl)
+	noControl  bool   // CloseControl was called
 	queue      []item // queue[head:] waits; the buffer is reused once empty
 	head       int
 	pending    int    // agent messages in queue
@@ -203,6 +205,35 @@ func (b *Inbox) Post(msg event.UserMessage) (string, error) {
 		b.schedule()
 	}
 	return msg.ID, nil
+}
+
+// PostControl queues msg in the control lane: the actor receives it as a
+// user message after the system messages and before the turn lane, also
+// while a turn runs (not while the mailbox is suspended). It reports false,
+// queueing nothing, once CloseControl was called. It never blocks on a
+// turn.
+func (b *Inbox) PostControl(msg any) bool {
+	b.mu.Lock()
+	if b.noControl {
+		b.mu.Unlock()
+		return false
+	}
+	b.control = append(b.control, msg)
+	b.mu.Unlock()
+	b.schedule()
+	return true
+}
+
+// CloseControl refuses every later PostControl and returns the control
+// messages still queued, which the actor will not receive: their senders
+// are answered by the caller. The actor calls it when it stops.
+func (b *Inbox) CloseControl() []any {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.noControl = true
+	left := b.control
+	b.control = nil
+	return left
 }
 
 // Cancel aborts the claimed turn, if any, by cancelling its context with
@@ -349,6 +380,22 @@ func (b *Inbox) Emit(e Event) {
 	b.mu.Unlock()
 	b.deliver()
 	b.awaitDelivered(mine)
+}
+
+// EmitQueued queues e as Emit does, then calls queued (when non-nil),
+// then delivers e unless another goroutine is delivering this inbox's
+// events, which then delivers e after them: unlike Emit it never waits for
+// another goroutine's delivery, so it may be called by a goroutine that a
+// listener being delivered to waits for. What queued releases can no
+// longer see the inbox's events without e.
+func (b *Inbox) EmitQueued(e Event, queued func()) {
+	b.mu.Lock()
+	b.emitLocked(e)
+	b.mu.Unlock()
+	if queued != nil {
+		queued()
+	}
+	b.deliver()
 }
 
 // awaitDelivered blocks until the observer has returned from the first n
@@ -653,11 +700,14 @@ func (b *Inbox) process() {
 func (b *Inbox) hasWork() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.system) > 0 || b.claimableLocked()
+	return len(b.system) > 0 || b.controlReadyLocked() || b.claimableLocked()
 }
 
-// run processes system messages first, then claims from the turn lane,
-// until neither yields anything. A panic escapes to the actor's supervisor
+// controlReadyLocked reports whether a control message may be invoked.
+func (b *Inbox) controlReadyLocked() bool { return len(b.control) > 0 && !b.suspended }
+
+// run processes system messages first, then the control lane, then
+// claims from the turn lane, until none yields anything. A panic escapes to the actor's supervisor
 // as protoactor's own mailbox does.
 func (b *Inbox) run() {
 	var msg any
@@ -683,9 +733,10 @@ func (b *Inbox) run() {
 	}
 }
 
-// next pops the next message to invoke: a system message, else the head of
-// the turn lane when no turn is claimed. SuspendMailbox and ResumeMailbox
-// are handled here, as protoactor's mailbox does.
+// next pops the next message to invoke: a system message, else a control
+// message, else the head of the turn lane when no turn is claimed.
+// SuspendMailbox and ResumeMailbox are handled here, as protoactor's
+// mailbox does.
 func (b *Inbox) next() (msg any, system bool) {
 	b.mu.Lock()
 	for len(b.system) > 0 {
@@ -704,6 +755,13 @@ func (b *Inbox) next() (msg any, system bool) {
 	}
 	if len(b.system) == 0 {
 		b.system = nil
+	}
+	if b.controlReadyLocked() {
+		msg = b.control[0]
+		b.control[0] = nil
+		b.control = b.control[1:]
+		b.mu.Unlock()
+		return msg, false
 	}
 	if !b.claimableLocked() {
 		b.mu.Unlock()

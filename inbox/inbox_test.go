@@ -292,6 +292,39 @@ func TestSystemMessagesRunDuringATurn(t *testing.T) {
 	})
 }
 
+func TestControlMessagesRunDuringATurnUnlessSuspended(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, r := newRecorded(false)
+		post(t, b, "a")
+		post(t, b, "b")
+		synctest.Wait()
+		require.True(t, b.PostControl("spawn 1"))
+		synctest.Wait()
+		require.Equal(t, []any{"spawn 1"}, r.user, "a control message gets through while a turn runs")
+		Mailbox(b).PostSystemMessage(&actor.SuspendMailbox{})
+		synctest.Wait()
+		require.True(t, b.PostControl("spawn 2"))
+		synctest.Wait()
+		require.Equal(t, []any{"spawn 1"}, r.user, "not while suspended")
+		Mailbox(b).PostSystemMessage(&actor.ResumeMailbox{})
+		synctest.Wait()
+		require.Equal(t, []any{"spawn 1", "spawn 2"}, r.user)
+		require.Equal(t, []string{"a"}, r.claimed(), "the turn lane still waits for the turn's end")
+
+		Mailbox(b).PostSystemMessage(&actor.SuspendMailbox{})
+		synctest.Wait()
+		require.True(t, b.PostControl("spawn 3"))
+		require.Equal(t, []any{"spawn 3"}, b.CloseControl(), "what was queued is handed back")
+		require.False(t, b.PostControl("spawn 4"), "refused once closed")
+		Mailbox(b).PostSystemMessage(&actor.ResumeMailbox{})
+		b.EndTurn()
+		synctest.Wait()
+		require.Equal(t, []any{"spawn 1", "spawn 2"}, r.user)
+		require.Equal(t, []string{"a", "b"}, r.claimed())
+		b.EndTurn()
+	})
+}
+
 func TestRawUserMessagesKeepTheirPlace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, r := newRecorded(true)

@@ -36,6 +36,12 @@ type Config struct {
 	Observer func(inbox.Event)
 	// Logger receives failures of logging and of the actor; nil discards.
 	Logger *slog.Logger
+	// Parent, when set, is the agent whose actor this one's is spawned
+	// under, as a protoactor child: the parent's actor stops only after
+	// this one has stopped, released included. Nil spawns it at the root.
+	Parent *Activation
+	// Release is the last step of the agent's stop (see Stop); nil: none.
+	Release func()
 }
 
 // Activation is one live agent actor. All methods are safe for concurrent
@@ -51,8 +57,8 @@ type Activation struct {
 	inbox     inbox.Inbox // held here: one allocation with the Activation
 	pid       *actor.PID
 	stopped   atomic.Pointer[chan struct{}] // made on first use (see stoppedSignal)
-	stopOnce  sync.Once
-	lastTurn  int // touched only by turn goroutines, which the inbox serializes
+	stopBegun atomic.Bool                   // a stop was sent, or the actor's Stopping arrived
+	lastTurn  int                           // touched only by turn goroutines, which the inbox serializes
 
 	// resumed holds the session's events as Start found them until the
 	// first turn counts their turn/starts (off the admission path); nil
@@ -63,6 +69,12 @@ type Activation struct {
 	conversation   conversation
 
 	onFenced atomic.Pointer[func()] // see OnFenced
+	onStop   atomic.Pointer[func()] // see OnStop
+	release  func()                 // the stop's last step (Config.Release)
+	// stopping: the actor's Stopping arrived (touched by the actor only).
+	stopping bool
+	lane     *releaseLane // the stop's release lane (actor only)
+	parent   *Activation  // the agent spawned under (Config.Parent), or nil
 
 	outcomeMu sync.Mutex
 	outcome   outcome
@@ -114,6 +126,8 @@ func Start(cfg Config) (*Activation, error) {
 		live:      cfg.Session,
 		source:    newModelSource(cfg.Provider, cfg.Model),
 		subagents: cfg.Subagents,
+		parent:    cfg.Parent,
+		release:   cfg.Release,
 		logger:    orDiscard(cfg.Logger),
 		system:    cfg.Actors.System,
 		resumed:   cfg.Session.Events(),
@@ -121,8 +135,7 @@ func Start(cfg Config) (*Activation, error) {
 	}
 	a.inbox.Init(cfg.Observer)
 	cfg.Session.OnWriteFailure(a.logFailed)
-	system := cfg.Actors.System
-	pid, err := system.Root.SpawnNamed(a.props(cfg.Actors), "agent/"+a.id+"/"+system.ProcessRegistry.NextId())
+	pid, err := a.spawn(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -130,16 +143,31 @@ func Start(cfg Config) (*Activation, error) {
 	return a, nil
 }
 
-// props configures the actor: our inbox as its mailbox, the dispatcher and
-// the stop-and-report guardian.
-func (a *Activation) props(host actorkit.Host) *actor.Props {
+// spawn spawns the actor at the root, or under cfg.Parent's actor.
+func (a *Activation) spawn(cfg Config) (*actor.PID, error) {
+	system := cfg.Actors.System
+	if cfg.Parent == nil {
+		return system.Root.SpawnNamed(a.props(cfg.Actors, true), "agent/"+a.id+"/"+system.ProcessRegistry.NextId())
+	}
+	return cfg.Parent.spawnChild(a.props(cfg.Actors, false), a.id+"/"+system.ProcessRegistry.NextId())
+}
+
+// props configures the actor: our inbox as its mailbox, the dispatcher,
+// and the stop-and-report strategy as the supervisor of the agents
+// spawned under it and, at the root, as its own guardian (protoactor
+// refuses a guardian on a child's props: a child is supervised by its
+// parent's strategy).
+func (a *Activation) props(host actorkit.Host, root bool) *actor.Props {
 	supervisor := host.Supervisor
 	if supervisor == nil {
 		supervisor = actorkit.StopStrategy(a.logger)
 	}
 	opts := []actor.PropsOption{
 		actor.WithMailbox(func() actor.Mailbox { return inbox.Mailbox(&a.inbox) }),
-		actor.WithGuardian(supervisor),
+		actor.WithSupervisor(supervisor),
+	}
+	if root {
+		opts = append(opts, actor.WithGuardian(supervisor))
 	}
 	if host.Dispatcher != nil {
 		opts = append(opts, actor.WithDispatcher(host.Dispatcher))
@@ -156,6 +184,13 @@ func (a *Activation) Ref() actorkit.Ref { return a.pid }
 // owner then disposes it. fn runs on the goroutine that saw the agent
 // idle and must not block.
 func (a *Activation) OnFenced(fn func()) { a.onFenced.Store(&fn) }
+
+// OnStop makes fn what the agent calls when its actor's stop begins (its
+// Stopping, whoever stopped it: Stop, its parent's stop, or the
+// supervisor), before the inbox closes and before the agents spawned
+// under it are stopped, replacing any earlier fn. fn runs on the actor
+// and must not block.
+func (a *Activation) OnStop(fn func()) { a.onStop.Store(&fn) }
 
 // Session is the live session the agent logs to.
 func (a *Activation) Session() *session.Live { return a.live }
@@ -207,6 +242,10 @@ func (a *Activation) AfterIdle(fn func()) { a.inbox.AfterIdle(fn) }
 // (see inbox.Inbox.Emit).
 func (a *Activation) Emit(e inbox.Event) { a.inbox.Emit(e) }
 
+// EmitQueued queues e, calls queued, and delivers e without waiting for
+// another goroutine's delivery (see inbox.Inbox.EmitQueued).
+func (a *Activation) EmitQueued(e inbox.Event, queued func()) { a.inbox.EmitQueued(e, queued) }
+
 // Done is closed when the actor has stopped.
 func (a *Activation) Done() <-chan struct{} { return a.stoppedSignal() }
 
@@ -223,20 +262,34 @@ func (a *Activation) stoppedSignal() chan struct{} {
 	return *a.stopped.Load()
 }
 
-// Dispose tears the agent down, in order: close the inbox (later follow-ups
-// fail with fault.InboxClosed, queued messages are discarded, the running turn
-// is cancelled with cause disposed), wait until the turn has logged its
-// turn/end, stop the actor (its mailbox processes the stop on the calling
-// goroutine unless a run of it is going elsewhere) and wait until it has
-// stopped. It blocks until then or until ctx is done, returning ctx.Err();
-// calling it again resumes where it stopped, and after a completed Dispose
-// it returns nil at once. It does not flush or release the session.
+// Stop begins the agent's stop, protoactor's own, and does not wait for
+// it: the inbox closes (later follow-ups fail with fault.InboxClosed,
+// queued messages are discarded, the running turn is cancelled with cause
+// disposed), every agent spawned under this one is stopped (each the same
+// way), and once those have all stopped and the cancelled turn has ended,
+// the release step runs (Config.Release) off the actor; then
+// the actor stops, and only then its parent's can (Done). Idempotent.
+func (a *Activation) Stop() {
+	if a.stopBegun.CompareAndSwap(false, true) {
+		a.system.Root.Stop(a.pid)
+	}
+}
+
+// Dispose stops the agent (Stop) and waits for the actor to have stopped:
+// first it closes the inbox and waits until the cancelled turn has logged
+// its turn/end, then its mailbox processes the stop on the calling
+// goroutine unless a run of it is going elsewhere. It blocks until then or
+// until ctx is done, returning ctx.Err(); calling it again resumes where
+// it stopped, and after a completed Dispose it returns nil at once. It
+// does not flush or release the session unless the release step does.
 func (a *Activation) Dispose(ctx context.Context) error {
 	a.inbox.Close(agent.CancelCause{Kind: agent.CauseDisposed})
 	if err := a.inbox.WhenIdle(ctx); err != nil {
 		return err
 	}
-	a.stopOnce.Do(func() { a.inbox.RunHere(func() { a.system.Root.Stop(a.pid) }) })
+	if a.stopBegun.CompareAndSwap(false, true) {
+		a.inbox.RunHere(func() { a.system.Root.Stop(a.pid) })
+	}
 	select {
 	case <-a.stoppedSignal():
 		return nil
@@ -255,9 +308,21 @@ func (r *receiver) Receive(c actor.Context) {
 	switch m := c.Message().(type) {
 	case *inbox.Claim:
 		go a.runTurn(m)
+	case *spawnRequest:
+		a.spawnRequested(c, m)
 	case *actor.Stopping:
+		a.stopping = true
+		a.stopBegun.Store(true)
+		if fn := a.onStop.Load(); fn != nil {
+			(*fn)()
+		}
 		a.inbox.Close(agent.CancelCause{Kind: agent.CauseDisposed})
+		a.openReleaseLane(c)
+	case *actor.Terminated:
+		a.childStopped(c)
 	case *actor.Stopped:
+		a.refuseSpawns()
+		a.holdName(c)
 		close(a.stoppedSignal())
 	}
 }
