@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -39,7 +40,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, runUsage, flags, err)
 	}
-	agents, err := model.agents(warnLogger(stderr), acps.delegations())
+	agents, err := model.agents(slog.New(slog.NewTextHandler(stderr, nil)), acps.delegations())
 	if err != nil {
 		return failure(stderr, "run", err)
 	}

@@ -97,7 +97,9 @@ func TestRunStreamsAModelTurnAndWaitsForItsChildren(t *testing.T) {
 	srv.Push(llmtest.Status(401, `{"error":{"message":"Authentication Fails"}}`))
 	code, _, stderr = run(t, "run", "--model", "deepseek-v4-flash", "--store", store, "hi")
 	require.Equal(t, 1, code)
-	require.Equal(t, "dsh-actors run: the turn ended error: Authentication Fails: HTTP 401 from POST "+srv.URL+"/chat/completions (AUTH)\n", stderr)
+	lastLine := stderr[strings.LastIndex(strings.TrimSuffix(stderr, "\n"), "\n")+1:]
+	require.Equal(t, "dsh-actors run: the turn ended error: Authentication Fails: HTTP 401 from POST "+srv.URL+"/chat/completions (AUTH)\n", lastLine,
+		"after the startup line")
 }
 
 // TestRunExitsZeroWhenARetryChainSucceeds: a failed call the policy

@@ -16,7 +16,8 @@ import (
 )
 
 // TestModelFlagsChooseTheServer: --api, --base-url and --context-window
-// reach the request; a bad API or base URL fails before anything runs.
+// reach the request, and run names them at start; a bad API or base URL
+// fails before anything runs.
 func TestModelFlagsChooseTheServer(t *testing.T) {
 	t.Setenv("DEEPSEEK_API_KEY", "deepseek-secret")
 	srv := llmtest.NewServer(llmtest.Stream(llmtest.Say("ahoy")))
@@ -25,6 +26,8 @@ func TestModelFlagsChooseTheServer(t *testing.T) {
 	code, stdout, stderr := run(t, "run", "--model", "qwen3:0.6b", "--base-url", srv.URL+"/v1", "--context-window", "8192", "--store", store, "hi")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stdout, "ahoy")
+	require.Contains(t, stderr, `msg="model agents" model=qwen3:0.6b api=openai baseURL=`+srv.URL+`/v1 `,
+		"run prints the model, the API and the base URL at start")
 	got := srv.Received()
 	require.Len(t, got, 1)
 	require.Equal(t, "/v1/chat/completions", got[0].Path)
