@@ -3,6 +3,9 @@ package modelagent_test
 import (
 	"bytes"
 	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -103,4 +106,47 @@ func TestNewRefusesABadServerConfiguration(t *testing.T) {
 		require.Error(t, err)
 		require.True(t, strings.Contains(err.Error(), tt.want), "%+v: %v", tt.cfg, err)
 	}
+}
+
+// TestOllamasStreamIsReadAsItSentIt replays, byte for byte, the stream
+// Ollama 0.17.4's /v1 endpoint sent for a model with a thinking template
+// (testdata/ollama-0.17.4-stream.sse: every delta carries role and
+// content, reasoning arrives as "reasoning" beside an empty content, the
+// usage comes in a last chunk with no choices): the request carries no
+// DeepSeek field, the reasoning and the text are logged as two blocks (the
+// empty contents open no text block) and the usage is read.
+func TestOllamasStreamIsReadAsItSentIt(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	captured, err := os.ReadFile(filepath.Join("testdata", "ollama-0.17.4-stream.sse"))
+	require.NoError(t, err)
+	srv := llmtest.NewServer(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write(captured)
+	})
+	defer srv.Close()
+	var logs logBuffer
+	agents, err := modelagent.New(modelagent.Config{Model: "tiny", BaseURL: srv.URL + "/v1", Logger: logs.logger()})
+	require.NoError(t, err)
+	h := rigOf(t, agents).turn(t, "ollama", "hi")
+
+	got := srv.Received()
+	require.Len(t, got, 1)
+	require.Equal(t, "/v1/chat/completions", got[0].Path)
+	require.NotContains(t, string(got[0].Body), `"thinking"`)
+	require.NotContains(t, string(got[0].Body), `"reasoning_effort"`)
+	log := events(t, h.Session())
+	message := ofType(log, "assistant/message")
+	require.Len(t, message, 1)
+	require.Contains(t, message[0].Raw, `"content":[{"type":"reasoning","text":"Let me think"},{"type":"text","text":"Hello from a tiny model."}]`)
+	require.Contains(t, message[0].Raw, `"usage":{"inputTokens":6,"outputTokens":12}`)
+	var opened []string
+	for _, c := range ofType(log, "assistant/chunk") {
+		if strings.Contains(c.Raw, `"type":"block-start"`) {
+			opened = append(opened, c.Raw)
+		}
+	}
+	require.Len(t, opened, 2, "one reasoning block, one text block")
+	require.Contains(t, opened[0], `"blockType":"reasoning"`)
+	require.Contains(t, opened[1], `"blockType":"text"`)
+	require.Contains(t, ofType(log, "turn/end")[0].Raw, `"reason":{"kind":"completed"}`)
 }
