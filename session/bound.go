@@ -20,6 +20,8 @@ type boundLog interface {
 	append(epoch Epoch, events []Event) error
 	// release is Store.releaseLog.
 	release()
+	// releaseLease is Fenced.Release of this log's lease epoch.
+	releaseLease(epoch Epoch) error
 }
 
 // bindLog hands a live session the log's state itself: a *logState is
@@ -52,3 +54,6 @@ func (st *logState) append(epoch Epoch, events []Event) error {
 
 // release is JSONL.releaseLog of this log.
 func (st *logState) release() { st.store.releaseState(st) }
+
+// releaseLease is JSONL.Release of this log's lease epoch.
+func (st *logState) releaseLease(epoch Epoch) error { return st.store.releaseLease(st, epoch) }

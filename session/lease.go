@@ -317,6 +317,11 @@ func (s *JSONL) Release(ctx context.Context, id string, epoch Epoch) error {
 	if st == nil {
 		return nil
 	}
+	return s.releaseLease(st, epoch)
+}
+
+// releaseLease is Release of the log st.
+func (s *JSONL) releaseLease(st *logState, epoch Epoch) error {
 	st.op.Lock()
 	defer st.op.Unlock()
 	if !st.leased || st.epoch != epoch {

@@ -324,13 +324,22 @@ func (s *Sessions) releaseLeaseAfterWrites(ctx context.Context, l *Live, flushEr
 		return
 	}
 	if flushErr == nil || ctx.Err() == nil {
-		_ = s.releaseLease(context.Background(), l.header.ID, l.epoch)
+		_ = s.releaseLeaseOf(l)
 		return
 	}
 	go func() {
 		_, _ = l.flush(context.Background(), true)
-		_ = s.releaseLease(context.Background(), l.header.ID, l.epoch)
+		_ = s.releaseLeaseOf(l)
 	}()
+}
+
+// releaseLeaseOf gives l's lease up: through its bound log when it has
+// one (no lookup by id), else through the store.
+func (s *Sessions) releaseLeaseOf(l *Live) error {
+	if l.log != nil {
+		return l.log.releaseLease(l.epoch)
+	}
+	return s.releaseLease(context.Background(), l.header.ID, l.epoch)
 }
 
 // logReleaser is a Store that holds per-log resources (JSONL's kept
