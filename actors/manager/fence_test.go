@@ -72,6 +72,9 @@ func TestAFencedChildStopsAndAFollowupResumesItUnderANewLease(t *testing.T) {
 	onBothStores(t, nil, func(t *testing.T, open func() session.Fenced) {
 		store := open()
 		f := newFixture(t, withStore(store))
+		if storeWakes(store) {
+			f.awaitListening() // a wake sent before the manager listens is heard only by a later sweep
+		}
 		child, live, before := f.heldAtGate("hold fence", "fence")
 
 		other := open()
