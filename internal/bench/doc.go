@@ -19,7 +19,9 @@
 //     start+dispose vs protoactor spawn+stop needs the runtime's internals
 //     and is actors' BenchmarkSpawnDispose.
 //  4. Live appends with group commit vs one fdatasync per event vs no
-//     fsync (AppendRate).
+//     fsync: the session store's own path, which no public call takes one
+//     event at a time, so it is session's BenchmarkLiveAppendDurability
+//     and Run only names it.
 //  5. Spawn until the child settled vs protoactor spawn+stop
 //     (Settle); a follow-up to a resident child vs cold resumes of logs of
 //     growing size, with the cost per stored event (Resident, ColdResume).

@@ -13,14 +13,10 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/dsh-actors/dsh-actors/inbox"
-	"github.com/dsh-actors/dsh-actors/internal/actorkit"
-	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 // floorLine is the size of a cancelled turn's turn/end line in a log.
-var floorLine = []byte(`{"seq":3,"time":1764522000000,"type":"` + vocab.TypeTurnEnd + `","data":{"turn":1,"reason":{"kind":"` +
-	vocab.ReasonAborted + `"}}}` + "\n")
+var floorLine = []byte(`{"seq":3,"time":1764522000000,"type":"turn/end","data":{"turn":1,"reason":{"kind":"aborted"}}}` + "\n")
 
 // floorNode is one agent of the floor forest: a bare actor, a goroutine
 // standing for its running turn, and a folder of its own holding its log
@@ -100,15 +96,15 @@ func (m *floorManager) Receive(c actor.Context) {
 // actor; the
 // manager, watching every actor, counts the Terminated messages. The
 // nodes hold no session, inbox, registry or lifecycle state. The actors
-// run on the dispatchers the runtime gives its own: the nodes on a Pool of
-// GOMAXPROCS workers, the manager on a Pool of one. Building a forest and
+// run on dispatchers of the runtime's design (pool): the nodes on a pool
+// of GOMAXPROCS workers, the manager on a pool of one. Building a forest and
 // collecting its garbage is untimed; ctx bounds the wait for a drain.
 func DrainFloor(ctx context.Context, dir string, fanout, depth, n int) (res Samples, agents int, err error) {
 	system := QuietSystem()
 	defer system.Shutdown()
-	nodes, manager := actorkit.NewPool(runtime.GOMAXPROCS(0), inbox.DefaultThroughput), actorkit.NewPool(1, inbox.DefaultThroughput)
-	defer nodes.Close()
-	defer manager.Close()
+	nodes, manager := newPool(runtime.GOMAXPROCS(0)), newPool(1)
+	defer nodes.close()
+	defer manager.close()
 	f := floor{system: system, nodes: nodes, manager: manager}
 	for i := range n {
 		if err := ctx.Err(); err != nil {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"log/slog"
 	"os"
 	"runtime"
 	"slices"
@@ -9,7 +10,6 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	dsh "github.com/dsh-actors/dsh-actors"
-	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 )
 
 // Samples are the durations of repeated timed operations.
@@ -84,7 +84,9 @@ func (c *Channel) Close() {
 // QuietSystem is a bare protoactor actor system (default dispatcher) that
 // logs nothing: the baseline every "bare protoactor" figure uses.
 func QuietSystem() *actor.ActorSystem {
-	return actorkit.NewSystem(nil)
+	return actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(slog.DiscardHandler)
+	}))
 }
 
 // echo is a bare protoactor actor answering every string.
