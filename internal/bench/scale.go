@@ -28,33 +28,29 @@ type ScaleCosts struct {
 	Drain time.Duration
 	// Close: Close of a runtime holding that many live children.
 	Close time.Duration
-	// GC is the garbage collector's share of the process's CPU time
-	// during each of the operations above.
-	GC ScaleGC
+	// GC counts the collections during each operation above; Heap is the
+	// live heap the last collection before the follow-ups found.
+	GC   ScaleGC
+	Heap uint64
 }
 
-// ScaleGC is, per operation of ScaleCosts, the share of the process's
-// CPU time (the collector's and the program's) the collector took.
-type ScaleGC struct{ Spawn, Send, Settle, Drain, Close float64 }
+// ScaleGC is, per operation of ScaleCosts, how many collections ended
+// while it ran; each marks the live heap (ScaleCosts.Heap), so at a
+// larger size each costs more and comes less often.
+type ScaleGC struct{ Spawn, Send, Settle, Drain, Close uint64 }
 
-// cpuClasses are the runtime's estimates of the CPU time spent so far in
-// the program (user) and in the garbage collector (gc), in seconds.
-type cpuClasses struct{ user, gc float64 }
-
-func readCPUClasses() cpuClasses {
-	s := []metrics.Sample{{Name: "/cpu/classes/user:cpu-seconds"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
+// gcCycles is how many collections have ended so far.
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
 	metrics.Read(s)
-	return cpuClasses{user: s[0].Value.Float64(), gc: s[1].Value.Float64()}
+	return s[0].Value.Uint64()
 }
 
-// gcShareSince is the collector's share of the CPU time since start.
-func gcShareSince(start cpuClasses) float64 {
-	now := readCPUClasses()
-	user, gc := now.user-start.user, now.gc-start.gc
-	if user+gc <= 0 {
-		return 0
-	}
-	return gc / (user + gc)
+// liveHeap is the heap the last collection found live, in bytes.
+func liveHeap() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 // scaleSleep is the prompt of a child that stays in its turn until it is
@@ -102,24 +98,24 @@ func (c *ScaleCosts) measureLive(ctx context.Context, root string, live, settle 
 	}
 	defer func() { err = errors.Join(err, rt.Close()) }()
 	var ids []string
-	cpu := readCPUClasses()
+	cycles := gcCycles()
 	if c.Spawn, ids, err = spawnEach(ctx, rt, p, live, scaleSleep); err != nil {
 		return err
 	}
-	c.GC.Spawn, cpu = gcShareSince(cpu), readCPUClasses()
+	c.GC.Spawn, cycles, c.Heap = gcCycles()-cycles, gcCycles(), liveHeap()
 	if c.Send, err = sendEach(ctx, rt, p, ids); err != nil {
 		return err
 	}
-	c.GC.Send, cpu = gcShareSince(cpu), readCPUClasses()
+	c.GC.Send, cycles = gcCycles()-cycles, gcCycles()
 	if c.Settle, err = settleBatch(ctx, rt, p, settle); err != nil {
 		return err
 	}
-	c.GC.Settle, cpu = gcShareSince(cpu), readCPUClasses()
+	c.GC.Settle, cycles = gcCycles()-cycles, gcCycles()
 	start := time.Now()
 	if err := rt.Drain(ctx, p); err != nil {
 		return fmt.Errorf("drain of %d children: %w", live, err)
 	}
-	c.Drain, c.GC.Drain = time.Since(start)/time.Duration(live), gcShareSince(cpu)
+	c.Drain, c.GC.Drain = time.Since(start)/time.Duration(live), gcCycles()-cycles
 	return nil
 }
 
@@ -132,11 +128,11 @@ func (c *ScaleCosts) measureClose(ctx context.Context, root string, live int) er
 	if _, _, err := spawnEach(ctx, rt, p, live, scaleSleep); err != nil {
 		return errors.Join(err, rt.Close())
 	}
-	start, cpu := time.Now(), readCPUClasses()
+	start, cycles := time.Now(), gcCycles()
 	if err := rt.Close(); err != nil {
 		return fmt.Errorf("close of %d children: %w", live, err)
 	}
-	c.Close, c.GC.Close = time.Since(start)/time.Duration(live), gcShareSince(cpu)
+	c.Close, c.GC.Close = time.Since(start)/time.Duration(live), gcCycles()-cycles
 	return nil
 }
 
@@ -234,13 +230,13 @@ func scaleFloorLines(floors []ScaleFloor) ([]Line, error) {
 var scaleOps = []struct {
 	id, name string
 	cost     func(ScaleCosts) time.Duration
-	gc       func(ScaleGC) float64
+	gc       func(ScaleGC) uint64
 }{
-	{"9a", "spawn per child", func(c ScaleCosts) time.Duration { return c.Spawn }, func(g ScaleGC) float64 { return g.Spawn }},
-	{"9b", "follow-up admission per child", func(c ScaleCosts) time.Duration { return c.Send }, func(g ScaleGC) float64 { return g.Send }},
-	{"9c", "short child start → settled → disposed", func(c ScaleCosts) time.Duration { return c.Settle }, func(g ScaleGC) float64 { return g.Settle }},
-	{"9d", "drain per child", func(c ScaleCosts) time.Duration { return c.Drain }, func(g ScaleGC) float64 { return g.Drain }},
-	{"9e", "Close per live child", func(c ScaleCosts) time.Duration { return c.Close }, func(g ScaleGC) float64 { return g.Close }},
+	{"9a", "spawn per child", func(c ScaleCosts) time.Duration { return c.Spawn }, func(g ScaleGC) uint64 { return g.Spawn }},
+	{"9b", "follow-up admission per child", func(c ScaleCosts) time.Duration { return c.Send }, func(g ScaleGC) uint64 { return g.Send }},
+	{"9c", "short child start → settled → disposed", func(c ScaleCosts) time.Duration { return c.Settle }, func(g ScaleGC) uint64 { return g.Settle }},
+	{"9d", "drain per child", func(c ScaleCosts) time.Duration { return c.Drain }, func(g ScaleGC) uint64 { return g.Drain }},
+	{"9e", "Close per live child", func(c ScaleCosts) time.Duration { return c.Close }, func(g ScaleGC) uint64 { return g.Close }},
 }
 
 // scaleLines compares, for each operation, the per-agent cost at the
@@ -258,11 +254,16 @@ func scaleLines(all []ScaleCosts, settle int) ([]Line, error) {
 		}
 		var sizes []string
 		for _, c := range all {
-			sizes = append(sizes, fmt.Sprintf("%s: %s (GC %.0f%%)", liveCount(c.Live), FormatNs(float64(op.cost(c))), 100*op.gc(c.GC)))
+			sizes = append(sizes, fmt.Sprintf("%s: %s (%d GC)", liveCount(c.Live), FormatNs(float64(op.cost(c))), op.gc(c.GC)))
 		}
-		l.Note = "per agent (the collector's share of CPU time) at " + strings.Join(sizes, ", ")
+		l.Note = "per agent (collections during it) at " + strings.Join(sizes, ", ")
 		lines = append(lines, l)
 	}
+	var heaps []string
+	for _, c := range all {
+		heaps = append(heaps, fmt.Sprintf("%s: %s", liveCount(c.Live), FormatBytes(float64(c.Heap))))
+	}
+	lines[1].Note += "; live heap a collection marks, " + strings.Join(heaps, ", ")
 	lines[0].Note += fmt.Sprintf("; one parent, children in a sleeping turn, dsh.Open over a JSONL store without fsync; %d short children for 9c; Close on a second runtime of as many children", settle)
 	return lines, nil
 }

@@ -15,7 +15,7 @@ var scaleSizes = flag.String("scale.sizes", "1000,10000", "BenchmarkScale: live 
 
 // BenchmarkScale is row 9 in go test form: at each size, the per-agent
 // cost of spawn, follow-up admission, a short child's whole life, drain
-// and Close, reported as metrics with the collector's share of each
+// and Close, reported as metrics with the collections during each
 // (compare the sizes' figures; flat is right), and the floor of 9b and
 // 9d without the runtime (9f, 9g). Run it with -benchtime=1x: one
 // iteration is a whole size.
@@ -34,7 +34,7 @@ func BenchmarkScale(b *testing.B) {
 			}
 			for _, op := range scaleOps {
 				b.ReportMetric(float64(op.cost(c).Nanoseconds()), op.id+"-ns/agent")
-				b.ReportMetric(100*op.gc(c.GC), op.id+"-gc%")
+				b.ReportMetric(float64(op.gc(c.GC)), op.id+"-gcs")
 			}
 			f := measureFloor(live)
 			b.ReportMetric(float64(f.Send.Nanoseconds()), "9f-ns/agent")
@@ -46,7 +46,7 @@ func BenchmarkScale(b *testing.B) {
 func TestScaleLinesCompareTheLargestSizeWithTheSmallest(t *testing.T) {
 	small := ScaleCosts{Live: 1000, Spawn: 100, Send: 10, Settle: 300, Drain: 40, Close: 50}
 	mid := ScaleCosts{Live: 10_000, Spawn: 110, Send: 10, Settle: 300, Drain: 40, Close: 50}
-	big := ScaleCosts{Live: 100_000, Spawn: 120, Send: 30, Settle: 300, Drain: 40, Close: 60, GC: ScaleGC{Send: 0.25}}
+	big := ScaleCosts{Live: 100_000, Spawn: 120, Send: 30, Settle: 300, Drain: 40, Close: 60, GC: ScaleGC{Send: 2}}
 	lines, err := scaleLines([]ScaleCosts{small, mid, big}, 7)
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func TestScaleLinesCompareTheLargestSizeWithTheSmallest(t *testing.T) {
 	if lines[0].Ratio != 1.2 || !strings.Contains(lines[0].Name, "100k vs 1k live children") {
 		t.Errorf("9a: ratio %v, name %q", lines[0].Ratio, lines[0].Name)
 	}
-	if !strings.HasPrefix(lines[1].Note, "per agent (the collector's share of CPU time) at 1k: 10.0 ns (GC 0%), 10k: 10.0 ns (GC 0%), 100k: 30.0 ns (GC 25%)") {
+	if !strings.HasPrefix(lines[1].Note, "per agent (collections during it) at 1k: 10.0 ns (0 GC), 10k: 10.0 ns (0 GC), 100k: 30.0 ns (2 GC); live heap a collection marks, 1k: 0 B") {
 		t.Errorf("9b note: %q", lines[1].Note)
 	}
 }
