@@ -19,26 +19,13 @@ import (
 // embedder writes agents and matches errors with.
 var cliMayImport = []string{"", "host", "modelagent", "agent", "event", "fault"}
 
-// cliImportsLeft are the other module packages the CLI still imports
-// (commands not yet rewritten on the root). No package may join it; drop
-// a package once no command imports it.
-var cliImportsLeft = []string{
-	"actors", "internal/bench", "internal/index", "query", "session", "subagent",
-}
-
 // TestTheCLIImportsOnlyTheRootHostAndModelAgents: the non-test files of
 // cmd/dsh-actors import no module package outside cliMayImport and the
-// CLI's tools (which TestToolsImportOnlyWhatTheCLIMay holds to the same),
-// except those still listed in cliImportsLeft.
+// CLI's tools (which TestToolsImportOnlyWhatTheCLIMay holds to the same).
 func TestTheCLIImportsOnlyTheRootHostAndModelAgents(t *testing.T) {
 	foreign := slices.DeleteFunc(cliForeignImports(t, filepath.Join("..", "cmd", "dsh-actors")),
 		func(pkg string) bool { return slices.Contains(cliTools, pkg) })
-	require.Subset(t, cliImportsLeft, foreign, "the CLI imports a module package beyond the root, host and modelagent")
-	for _, left := range cliImportsLeft {
-		if !slices.Contains(foreign, left) {
-			t.Logf("cliImportsLeft names %q, which the CLI no longer imports: drop it", left)
-		}
-	}
+	require.Empty(t, foreign, "the CLI imports a module package beyond the root, host and modelagent")
 }
 
 // TestTheCLIImportCheckFindsAForeignPackage checks the checker on a

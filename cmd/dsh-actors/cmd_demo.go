@@ -38,14 +38,14 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, demoUsage, flags, err)
 	}
-	set, err := openRuntime(*store, dsh.Options{Logger: warnLogger(stderr), NoIndex: true}, storeChoice{compression: *compression})
+	rt, err := openRuntime(*store, dsh.Options{Logger: warnLogger(stderr), NoIndex: true}, storeChoice{compression: *compression})
 	if err != nil {
 		return failure(stderr, "demo", err)
 	}
-	d := &demo{rt: set.dsh, screen: newScreen(stdout)}
-	stopEdges := set.dsh.Subscribe(d.printEdge)
+	d := &demo{rt: rt, screen: newScreen(stdout)}
+	stopEdges := rt.Subscribe(d.printEdge)
 	runErr := d.run(ctx)
-	if err := set.close(); err != nil && runErr == nil {
+	if err := rt.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
 	stopEdges()

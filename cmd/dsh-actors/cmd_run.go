@@ -45,12 +45,12 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return failure(stderr, "run", err)
 	}
 	defer closeAgents(agents)
-	set, err := openRuntime(*store, dsh.Options{Logger: warnLogger(stderr), ModelAgents: agents, ACPAgents: acps.options()}, storeChoice{})
+	rt, err := openRuntime(*store, dsh.Options{Logger: warnLogger(stderr), ModelAgents: agents, ACPAgents: acps.options()}, storeChoice{})
 	if err != nil {
 		return failure(stderr, "run", err)
 	}
-	end, err := runPrompt(ctx, set.dsh, flags.Arg(0), stdout)
-	if closeErr := set.close(); err == nil {
+	end, err := runPrompt(ctx, rt, flags.Arg(0), stdout)
+	if closeErr := rt.Close(); err == nil {
 		err = closeErr
 	}
 	if err != nil {

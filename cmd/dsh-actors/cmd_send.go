@@ -60,7 +60,7 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failure(stderr, "send", err)
 	}
-	set, err := openRuntime(*store, dsh.Options{Logger: warnLogger(stderr), ModelAgents: agents}, storeChoice{})
+	rt, err := openRuntime(*store, dsh.Options{Logger: warnLogger(stderr), ModelAgents: agents}, storeChoice{})
 	if err != nil {
 		return failure(stderr, "send", err)
 	}
@@ -69,11 +69,11 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "sent %s to %s\n", messageID, childID)
 		}
 	}
-	reply, runErr := sendFollowup(ctx, set, parentID, childID, text, accepted)
+	reply, runErr := sendFollowup(ctx, rt, parentID, childID, text, accepted)
 	if ctx.Err() != nil { // interrupted: a second signal forces the exit during the drain
 		defer exitOnSecondSignal(stderr, "send")()
 	}
-	if err := set.close(); err != nil && runErr == nil {
+	if err := rt.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
 	if runErr != nil {
@@ -135,17 +135,17 @@ func checkSendArgs(positional []string) error {
 // text to childID from it, reports the accepted MessageID to accepted and
 // waits until the child's epoch ends. It leaves the runtime open; the
 // caller closes it.
-func sendFollowup(ctx context.Context, set *runtimeSet, parentID, childID, text string, accepted func(messageID string)) (sendReply, error) {
-	p, err := set.dsh.ResumeAgent(ctx, parentID)
+func sendFollowup(ctx context.Context, rt *dsh.Runtime, parentID, childID, text string, accepted func(messageID string)) (sendReply, error) {
+	p, err := rt.ResumeAgent(ctx, parentID)
 	if err != nil {
 		return sendReply{}, err
 	}
-	messageID, err := set.dsh.Send(ctx, p, childID, event.Text(text))
+	messageID, err := rt.Send(ctx, p, childID, event.Text(text))
 	if err != nil {
 		return sendReply{}, withCause(err)
 	}
 	accepted(messageID)
-	end, ok, err := set.dsh.WaitChild(ctx, childID)
+	end, ok, err := rt.WaitChild(ctx, childID)
 	switch {
 	case ctx.Err() != nil:
 		return sendReply{}, fmt.Errorf("waiting for %s's reply to %s: %w", childID, messageID, ctx.Err())
@@ -159,7 +159,7 @@ func sendFollowup(ctx context.Context, set *runtimeSet, parentID, childID, text 
 		reply.LastAssistantMessage = &end.LastAssistantMessage
 	}
 	if end.StopReason == agent.Error {
-		reply.Failure = lastTurnFailure(ctx, set, childID)
+		reply.Failure = lastTurnFailure(ctx, rt, childID)
 	}
 	return reply, nil
 }
@@ -176,8 +176,8 @@ func withCause(err error) error {
 
 // lastTurnFailure is the failure the last turn/end in childID's log holds,
 // or nil when the log cannot be read or names none.
-func lastTurnFailure(ctx context.Context, set *runtimeSet, childID string) *failureText {
-	log, err := set.dsh.History(ctx, childID)
+func lastTurnFailure(ctx context.Context, rt *dsh.Runtime, childID string) *failureText {
+	log, err := rt.History(ctx, childID)
 	if err != nil {
 		return nil
 	}

@@ -15,15 +15,12 @@ import (
 	"time"
 
 	dsh "github.com/dsh-actors/dsh-actors"
-	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/session"
-	"github.com/dsh-actors/dsh-actors/subagent"
 )
 
 // sentStore is a store the runtime itself wrote: top-level agents "alpha"
@@ -38,36 +35,42 @@ func newSentStore(t *testing.T, choice storeChoice) sentStore {
 	t.Helper()
 	ctx := context.Background()
 	s := sentStore{root: t.TempDir()}
-	set, err := openRuntime(s.root, dsh.Options{Logger: warnLogger(io.Discard)}, choice)
+	rt, err := openRuntime(s.root, dsh.Options{Logger: warnLogger(io.Discard)}, choice)
 	require.NoError(t, err)
 	var mu sync.Mutex
-	ended := map[string]manager.RunEndInfo{}
+	ended := map[string]agent.ChildEnd{}
 	allEnded := make(chan struct{})
-	set.service.Subscribe(func(ev subagent.Event) {
-		if end, ok := ev.(*subagent.EndEvent); ok {
+	stop := rt.Subscribe(func(n dsh.Notice) {
+		if n.Kind == dsh.ChildEnded {
 			mu.Lock()
 			defer mu.Unlock()
-			if ended[end.ID] = end.RunEndInfo; len(ended) == 3 {
+			if ended[n.SessionID] = n.End; len(ended) == 3 {
 				close(allEnded)
 			}
 		}
 	})
-	start := func(parentID string) *parent.Handle {
-		h, err := set.rt.StartAgent(ctx, parent.CreateSpec{Header: session.Header{ID: parentID}})
+	defer stop()
+	start := func(parentID string) *dsh.Handle {
+		h, err := rt.StartAgent(ctx, parentID)
 		require.NoError(t, err)
 		return h
 	}
 	alpha, beta := start("alpha"), start("beta")
-	startChild := func(p *parent.Handle, label, prompt string) string {
-		started, err := set.service.StartContinuable(ctx, manager.StartSpec{Provider: subagent.SpawnName,
-			Label: label, Request: manager.Request{Prompt: event.Text(prompt), Parent: p}})
+	startChild := func(p *dsh.Handle, label, prompt string) string {
+		childID, err := rt.Spawn(ctx, p, label, event.Text(prompt))
 		require.NoError(t, err)
-		return started.ChildID
+		return childID
 	}
 	s.child = startChild(alpha, "researcher", "spawn reader: reply read it\nreply first")
 	s.sister = startChild(beta, "reviewer", "reply approved")
-	<-allEnded
-	require.NoError(t, set.rt.Close(ctx))
+	select {
+	case <-allEnded:
+	case <-time.After(time.Minute):
+		t.Fatal("the three children of the sent store did not all end within a minute")
+	}
+	require.NoError(t, rt.Close())
+	mu.Lock()
+	defer mu.Unlock()
 	for id := range ended {
 		if id != s.child && id != s.sister {
 			s.grand = id
@@ -341,8 +344,8 @@ func TestSendToAParentHeldElsewhereIsLeaseHeld(t *testing.T) {
 	s := newSentStore(t, storeChoice{})
 	holder, err := openRuntime(s.root, dsh.Options{Logger: warnLogger(io.Discard)}, storeChoice{})
 	require.NoError(t, err)
-	defer func() { require.NoError(t, holder.close()) }()
-	_, err = holder.rt.ResumeAgent(ctx, "alpha", parent.Spec{})
+	defer func() { require.NoError(t, holder.Close()) }()
+	_, err = holder.ResumeAgent(ctx, "alpha")
 	require.NoError(t, err)
 	before := readLog(t, s.root, s.child).Events
 	code, stdout, stderr := run(t, "send", "--store", s.root, "alpha", s.child, "reply no")

@@ -16,12 +16,8 @@ import (
 	"time"
 
 	dsh "github.com/dsh-actors/dsh-actors"
-	"github.com/dsh-actors/dsh-actors/internal/index"
-
-	"github.com/dsh-actors/dsh-actors/actors"
 	"github.com/dsh-actors/dsh-actors/host"
 	"github.com/dsh-actors/dsh-actors/modelagent"
-	"github.com/dsh-actors/dsh-actors/session"
 )
 
 const serveUsage = "usage: dsh-actors serve [--store DIR|postgres://...] [--compression zstd|none] [--addr 127.0.0.1:7410] [--token TOKEN] [--cwd-root DIR] " + modelUsage + " [--no-index] [--node NAME] [--lease-ttl 10s] [--durable-admission] [--leak-check] [--acp NAME=COMMAND]..."
@@ -146,10 +142,9 @@ func checkListenAddr(addr string) error {
 	return nil
 }
 
-// serveStack is the runtime, its subagent service and the web handler.
+// serveStack is the runtime and the web handler over it.
 type serveStack struct {
-	set     *runtimeSet
-	rt      *actors.Runtime
+	rt      *dsh.Runtime
 	handler *host.Handler
 	token   string // the bearer token the handler wants from other machines
 }
@@ -169,49 +164,55 @@ func pageAuthority(bound *net.TCPAddr) (string, []string) {
 	return "http://" + bound.String() + "/", []string{bound.String()}
 }
 
-// openServeStack opens the runtime on the JSONL store at root with the
-// scripted agent (or the model agents), the subagent service and the host
-// handler over them; indexed, subagent.list, session.search and the titles
-// of stored sessions in session.list are answered by the derived index in
-// the root, unless it cannot be opened: then serve warns and reads the
-// logs.
+// openServeStack opens the runtime on the store with the scripted agent
+// (or the model agents) and the host handler over it. Indexed, on a JSONL
+// store folder, subagent.list, session.search and the titles of stored
+// sessions in session.list are answered by the derived index in the
+// folder, unless it cannot be opened: then serve warns and reads the logs.
 func openServeStack(flags serveFlags, logger *slog.Logger, trustedHosts []string, agents *modelagent.Agents) (*serveStack, error) {
 	opts := dsh.Options{Logger: logger, ModelAgents: agents, ACPAgents: flags.acp.options(),
 		Node: flags.node.name, LeaseTTL: flags.node.leaseTTL, NoIndex: !flags.indexed}
-	set, err := openRuntime(flags.store, opts, flags.storeChoice)
+	rt, err := openRuntime(flags.store, opts, flags.storeChoice)
 	if err != nil {
 		return nil, err
 	}
-	if flags.indexed && !isPostgres(flags.store) && !indexOpens(flags.store, set.rt.Sessions(), logger) {
-		_ = set.close()
+	if flags.indexed && !isPostgres(flags.store) && !indexOpens(rt, flags.store, logger) {
+		_ = rt.Close()
 		opts.NoIndex = true
-		if set, err = openRuntime(flags.store, opts, flags.storeChoice); err != nil {
+		if rt, err = openRuntime(flags.store, opts, flags.storeChoice); err != nil {
 			return nil, err
 		}
 	}
 	token := flags.token
 	if token == "" {
 		if token, err = storeToken(flags.store); err != nil {
-			_ = set.close()
+			_ = rt.Close()
 			return nil, err
 		}
 	}
-	handler := host.New(set.dsh, host.Options{Logger: logger, TrustedHosts: trustedHosts, Token: token, CwdRoot: flags.cwdRoot})
-	return &serveStack{set: set, rt: set.rt, handler: handler, token: token}, nil
+	handler := host.New(rt, host.Options{Logger: logger, TrustedHosts: trustedHosts, Token: token, CwdRoot: flags.cwdRoot})
+	return &serveStack{rt: rt, handler: handler, token: token}, nil
 }
 
-// indexOpens reports whether the derived index of the store at root
-// opens; when it cannot (a full disk, a damaged or foreign file), it logs
-// why at Warn: the index is derived state, and serve serves the logs
-// without it.
-func indexOpens(root string, sessions *session.Sessions, logger *slog.Logger) bool {
-	db, err := index.Open(context.Background(), root, sessions)
+// indexFile is the derived index's file in a JSONL store folder, as
+// dsh.Options.NoIndex names it.
+const indexFile = "session-query.db"
+
+// indexOpens reports whether the derived index of rt's JSONL store folder
+// root opens, by one search: the first search opens (or builds) the index
+// and brings it up to date, and it fails only when the index cannot be
+// opened or, after the index failed it, the logs cannot be read either.
+// When it fails (a full disk, a damaged or foreign file) it logs why at
+// Warn: the index is derived state, and serve serves the logs without it.
+// It blocks on the index's update.
+func indexOpens(rt *dsh.Runtime, root string, logger *slog.Logger) bool {
+	_, err := rt.Search(context.Background(), dsh.SearchRequest{Phrase: "index", Limit: 1})
 	if err != nil {
 		logger.Warn("serve: the derived index cannot be opened; serving from the logs without it",
-			"path", filepath.Join(root, index.FileName), "err", err)
+			"path", filepath.Join(root, indexFile), "err", err)
 		return false
 	}
-	return db.Close() == nil
+	return true
 }
 
 // stop announces the shutdown, arms the forced exit on a second signal and
@@ -236,7 +237,7 @@ func (s *serveStack) shutdown(server *http.Server) error {
 	if err := server.Shutdown(graceful); err != nil {
 		_ = server.Close()
 	}
-	return s.set.close()
+	return s.rt.Close()
 }
 
 // servedHTTP is a running http.Server and its unexpected failure.

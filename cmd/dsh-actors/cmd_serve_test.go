@@ -57,9 +57,9 @@ func TestServeTitlesStoredSessionsAfterARestart(t *testing.T) {
 		var created struct{ SessionID string }
 		require.NoError(t, json.Unmarshal(serveRPC(t, stack, "session.create", `{}`), &created))
 		serveRPC(t, stack, "session.prompt", `{"sessionId":"`+created.SessionID+`","mode":"queue","content":[{"type":"text","text":`+jsonText(text)+`}]}`)
-		h := stack.rt.Registry().Get(created.SessionID)
-		require.NotNil(t, h)
-		require.NoError(t, h.Activation().WhenIdle(context.Background()))
+		h, ok := stack.rt.Agent(created.SessionID)
+		require.True(t, ok, "%s is live", created.SessionID)
+		require.NoError(t, h.WhenIdle(context.Background()))
 	}
 	require.NoError(t, stack.shutdown(&http.Server{}))
 

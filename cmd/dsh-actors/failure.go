@@ -9,7 +9,6 @@ import (
 	"os"
 
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // failure prints a failed command on stderr as "dsh-actors NAME: CODE:
@@ -77,11 +76,10 @@ func persistenceFailed(what string, err error) error {
 // session store (it exists and is not a folder); stress checks it before
 // its run opens the store. A missing root is fine.
 func checkStoreRoot(root string) error {
-	store, err := session.OpenJSONL(root)
-	if err != nil {
+	if err := requireFolder(root); err != nil {
 		return persistenceFailed("session persistence failed", err)
 	}
-	return store.Close()
+	return nil
 }
 
 // requireStore fails when root, the store a reading command (list, show,

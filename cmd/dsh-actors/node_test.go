@@ -41,10 +41,10 @@ func TestServeNodeFlagsAreRefusedWhereTheyCannotApply(t *testing.T) {
 // (the database's clock), and gives them up when it closes.
 func TestServeNodeNamesItsLeases(t *testing.T) {
 	dsn := cluster.Database(t)
-	set, err := openRuntime(dsn, dsh.Options{Logger: warnLogger(io.Discard), Node: "node-a", LeaseTTL: 7 * time.Second}, storeChoice{})
+	rt, err := openRuntime(dsn, dsh.Options{Logger: warnLogger(io.Discard), Node: "node-a", LeaseTTL: 7 * time.Second}, storeChoice{})
 	require.NoError(t, err)
 	ctx := context.Background()
-	agent, err := set.dsh.StartAgent(ctx, "top")
+	agent, err := rt.StartAgent(ctx, "top")
 	require.NoError(t, err)
 
 	conn, err := pgx.Connect(ctx, dsn)
@@ -57,7 +57,7 @@ func TestServeNodeNamesItsLeases(t *testing.T) {
 	require.Greater(t, left, 5*time.Second)
 	require.LessOrEqual(t, left, 7*time.Second)
 
-	require.NoError(t, set.close())
+	require.NoError(t, rt.Close())
 	var held int
 	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM sessions WHERE owner IS NOT NULL`).Scan(&held))
 	require.Zero(t, held)
