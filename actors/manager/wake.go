@@ -121,12 +121,42 @@ func (m *Manager) startWakes(limit int) {
 	m.wakes.stop = cancel
 	m.wakes.listening = make(chan struct{})
 	m.wakes.queue.limit = limit
-	var listening sync.Once
-	m.wakes.done.Go(func() {
-		_ = w.Listen(ctx, func() { listening.Do(func() { close(m.wakes.listening) }) }, func(id string) {
-			m.wakes.queue.push(ctx, &m.wakes.done, id, m.runWake)
-		})
-	})
+	m.wakes.done.Go((&wakeListener{m: m, ctx: ctx, waker: w}).listen)
+}
+
+// wakeListener is the listening goroutine: the store's waker, and the
+// context that stops it and the wakes it queued.
+type wakeListener struct {
+	m         *Manager
+	ctx       context.Context
+	waker     session.Waker
+	listening sync.Once
+}
+
+// listen listens until ctx ends.
+func (l *wakeListener) listen() { _ = l.waker.Listen(l.ctx, l.listened, l.woken) }
+
+// listened marks the first time the store listens.
+func (l *wakeListener) listened() { l.listening.Do(l.m.wakes.markListening) }
+
+// woken queues the wake of id.
+func (l *wakeListener) woken(id string) {
+	l.m.wakes.queue.push(l.ctx, &l.m.wakes.done, id, l.m.runWake)
+}
+
+// markListening closes listening, once.
+func (w *wakes) markListening() { close(w.listening) }
+
+// watchIdle makes idle and closes it once the listener and the wake
+// runners are done.
+func (w *wakes) watchIdle() {
+	w.idle = make(chan struct{})
+	go w.closeWhenIdle()
+}
+
+func (w *wakes) closeWhenIdle() {
+	w.done.Wait()
+	close(w.idle)
 }
 
 // stopWakes stops listening (the wakes still queued are dropped) and
@@ -138,10 +168,7 @@ func (m *Manager) stopWakes(ctx context.Context) error {
 		return nil
 	}
 	m.wakes.stop()
-	m.wakes.idleOnce.Do(func() {
-		m.wakes.idle = make(chan struct{})
-		go func() { m.wakes.done.Wait(); close(m.wakes.idle) }()
-	})
+	m.wakes.idleOnce.Do(m.wakes.watchIdle)
 	select {
 	case <-m.wakes.idle:
 		return nil
