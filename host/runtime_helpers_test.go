@@ -101,16 +101,18 @@ func plant(t testing.TB, store *session.JSONL, h session.Header, events ...sessi
 	}
 }
 
-// upstreamFailures arms turns of top-level sessions to fail as an upstream
-// model call does, with a failure's message and code.
-type upstreamFailures struct {
+// agentHooks are the stack's agent: the scripted agent, except for the
+// turns of a session that a test armed to fail as an upstream model call
+// does (with a failure's message and code) or scripted as functions.
+type agentHooks struct {
 	mu    sync.Mutex
 	armed map[string]vocab.Failure
+	turns map[string][]agent.Func
 }
 
 // arm makes the next turn of session id fail with f instead of running
 // its prompt.
-func (u *upstreamFailures) arm(id string, f vocab.Failure) {
+func (u *agentHooks) arm(id string, f vocab.Failure) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.armed == nil {
@@ -119,21 +121,44 @@ func (u *upstreamFailures) arm(id string, f vocab.Failure) {
 	u.armed[id] = f
 }
 
-func (u *upstreamFailures) take(id string) (vocab.Failure, bool) {
+// script makes the next turns of session id run turns, one each, in
+// order.
+func (u *agentHooks) script(id string, turns ...agent.Func) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	f, ok := u.armed[id]
-	delete(u.armed, id)
-	return f, ok
+	if u.turns == nil {
+		u.turns = map[string][]agent.Func{}
+	}
+	u.turns[id] = append(u.turns[id], turns...)
+}
+
+// next is what runs the next turn of id: its failure or its scripted
+// turn, when armed.
+func (u *agentHooks) next(id string) (vocab.Failure, agent.Func, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if f, ok := u.armed[id]; ok {
+		delete(u.armed, id)
+		return f, nil, true
+	}
+	if turns := u.turns[id]; len(turns) > 0 {
+		u.turns[id] = turns[1:]
+		return vocab.Failure{}, turns[0], true
+	}
+	return vocab.Failure{}, nil, false
 }
 
 // agent is the scripted agent, except that a turn armed to fail ends
-// with its failure without running the prompt.
-func (u *upstreamFailures) agent(o agent.Options) agent.Agent {
+// with its failure and a scripted turn runs its function, neither running
+// the prompt.
+func (u *agentHooks) agent(o agent.Options) agent.Agent {
 	scripted := agent.Scripted(o)
 	return agent.Func(func(ctx context.Context, host agent.Host, msg event.UserMessage) (agent.StopReason, error) {
-		if f, ok := u.take(o.SessionID); ok {
-			return agent.Error, f
+		switch failure, turn, ok := u.next(o.SessionID); {
+		case ok && turn != nil:
+			return turn(ctx, host, msg)
+		case ok:
+			return agent.Error, failure
 		}
 		return scripted.RunTurn(ctx, host, msg)
 	})
@@ -143,6 +168,6 @@ func (u *upstreamFailures) agent(o agent.Options) agent.Agent {
 // fails with failure (armed on the stack's agent) and waits for it.
 func (s *runtimeStack) failTurn(t testing.TB, id, prompt string, failure vocab.Failure) {
 	t.Helper()
-	s.failures.arm(id, failure)
+	s.hooks.arm(id, failure)
 	converse(t, s.rt, id, prompt)
 }

@@ -21,13 +21,13 @@ import (
 )
 
 // runtimeStack is the real runtime (JSONL store at root, the scripted
-// agent whose turns failures can fail) and the handler behind a loopback
+// agent whose turns hooks can fail or script) and the handler behind a loopback
 // server, with a recorder of the RPCs it serves.
 type runtimeStack struct {
 	rt          *dsh.Runtime
 	root        string
 	compression string
-	failures    *upstreamFailures
+	hooks       *agentHooks
 	backend     *runtimeBackend
 	recorder    *apiRecorder
 	url         string
@@ -44,8 +44,8 @@ func newRuntimeStack(t testing.TB) *runtimeStack {
 // answers search and stored titles.
 func newRuntimeStackOn(t testing.TB, root string, indexed bool, compression string) *runtimeStack {
 	t.Helper()
-	failures := &upstreamFailures{}
-	opened, err := dsh.Open(dsh.Options{Dir: root, Compression: compression, NoIndex: !indexed, NewAgent: failures.agent})
+	hooks := &agentHooks{}
+	opened, err := dsh.Open(dsh.Options{Dir: root, Compression: compression, NoIndex: !indexed, NewAgent: hooks.agent})
 	require.NoError(t, err)
 	backend := newRuntimeBackend(opened)
 	handler := newHandler(backend, Options{})
@@ -61,7 +61,7 @@ func newRuntimeStackOn(t testing.TB, root string, indexed bool, compression stri
 		})
 	}
 	t.Cleanup(stop)
-	return &runtimeStack{rt: opened, root: root, compression: compression, failures: failures, backend: backend,
+	return &runtimeStack{rt: opened, root: root, compression: compression, hooks: hooks, backend: backend,
 		recorder: recorder, url: server.URL, stop: stop}
 }
 
