@@ -35,15 +35,11 @@ func (l epochLink) event(e parent.Event) { l.m.onChildEvent(l.a, e) }
 // fenced tells the actor the epoch's lease was fenced.
 func (l epochLink) fenced() { l.m.send(childFenced{l.a}) }
 
-// pendingTeardown is an epoch's teardown waiting for its turn to end,
-// with the failures of its released children.
-type pendingTeardown struct {
-	link          epochLink
-	childFailures []error
-}
+// stopping tells the actor the epoch's actor began stopping.
+func (l epochLink) stopping() { l.m.send(childStopping{l.a}) }
 
-// run runs the teardown (on the goroutine of the epoch's last turn).
-func (t pendingTeardown) run() { t.link.m.finishTeardown(t.link.a, t.childFailures) }
+// release is the release step of the epoch's actor's stop.
+func (l epochLink) release(own func() error) { l.m.releaseStep(l.a, own) }
 
 // queuedLink carries the end of a queued op's context to the actor.
 type queuedLink struct {

@@ -112,8 +112,6 @@ func (m *core) decideResult(msg any) {
 		m.opened(msg)
 	case startEmitted:
 		m.startEmitted(msg)
-	case rolledBack:
-		m.rolledBack(msg)
 	case admitted:
 		m.admitted(msg)
 	case admittedElsewhere:
@@ -144,10 +142,10 @@ func (m *core) decideNotice(msg any) {
 	case agentDisposed:
 		m.rootDisposed(msg.id, msg.incarnation)
 		m.parentDisposed(msg.id)
-	case teardownDone:
-		m.release(msg.a, msg.out)
-	case actorTerminated:
-		m.onTerminated(msg.a)
+	case childStopping:
+		m.stopping(msg.a)
+	case released:
+		m.released(msg.a, msg.out)
 	}
 }
 

@@ -135,7 +135,7 @@ func (s *stepper) message(words []string) any {
 		return nil
 	case "start", "followup", "drain":
 		return s.request(words[0], name, rest)
-	case "prepared", "loaded", "opened", "started", "admitted", "admitted-elsewhere", "pending", "settled", "rolledback":
+	case "prepared", "loaded", "opened", "started", "admitted", "admitted-elsewhere", "pending", "settled":
 		return s.result(words[0], name, rest)
 	}
 	return s.notice(words[0], name, rest)
@@ -189,11 +189,8 @@ func (s *stepper) result(verb, name string, rest []string) any {
 		return admittedElsewhere{op: o}
 	case "pending":
 		return pendingRead{op: o, pending: s.pending(rest)}
-	case "settled":
-		return disposalSettled{o}
 	}
-	delete(s.env.live, o.a.handle)
-	return rolledBack{op: o}
+	return disposalSettled{o}
 }
 
 // waiting is the oldest op for name waiting for the result verb names.
@@ -218,7 +215,7 @@ func (s *stepper) notice(verb, name string, rest []string) any {
 	case "fence":
 		s.env.failure[a.handle] = fault.New(fault.Fenced, "the lease moved on", nil)
 		return childFenced{a}
-	case "torn":
+	case "released":
 		delete(s.env.live, a.handle)
 		out := teardownOutcome{epoch: epochReport{StopReason: agent.Completed}}
 		switch {
@@ -228,7 +225,7 @@ func (s *stepper) notice(verb, name string, rest []string) any {
 		default:
 			out.epoch.StopReason = agent.StopReason(rest[0])
 		}
-		return teardownDone{a, out}
+		return released{a, out}
 	case "lose":
 		s.env.failure[a.handle] = fault.New(fault.Fenced, "the lease moved on", nil)
 		return nil
@@ -294,8 +291,6 @@ func (s *stepper) describeOne(e effect) string {
 		return s.await("commit-elsewhere", "admitted-elsewhere", e.o) + " " + textOf(e.o.msg.Content)
 	case readPending:
 		return s.await("read-pending", "pending", e.o)
-	case rollBack:
-		return s.await("rollback", "rolledback", e.o)
 	case awaitDisposal:
 		return s.await("await-disposal", "settled", e.o)
 	case watchQueued:
@@ -320,12 +315,10 @@ func (s *stepper) describeEpochEffect(e effect) string {
 		return "observe " + e.a.childID
 	case cancelTurn:
 		return "cancel " + e.a.childID
-	case tearDown:
-		return "teardown " + e.a.childID
+	case stopEpoch:
+		return "stop " + e.a.childID
 	case forgetEpoch:
 		return "forget " + e.a.childID
-	case unwatchEpoch:
-		return "unwatch " + e.a.childID
 	case emitEnd:
 		return "end " + e.a.childID + " " + string(e.end.StopReason)
 	case settleRollback:

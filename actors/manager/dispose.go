@@ -62,85 +62,69 @@ func (m *core) statusIdle(a *activation) {
 	}
 }
 
-// onTerminated notes that an Activation's actor stopped. The manager keeps
-// watching the actor through its disposal, so the Terminated of every
-// disposed actor arrives before the Activation is released (see
-// arrive) and never after the manager has halted. An actor that stopped
-// without the manager disposing it fails its epoch, which is torn down,
-// never restarted.
-func (m *core) onTerminated(a *activation) {
-	if a.terminated {
-		return
-	}
-	a.terminated = true
-	if a.disposal == nil {
-		a.failure = fmt.Errorf("subagent %q agent actor stopped unexpectedly", a.childID)
-		m.logger.Warn(a.failure.Error())
-		m.dispose(a)
-	}
-	if a.arrive() {
-		m.release(a, a.outcome)
-	}
-}
-
-// dispose opens a's disposal transaction (memoized; the open disposal is
-// the admission cut-off). In this one synchronous span it cancels a's turn
-// and queued messages, then opens the disposal of every owned child, so
-// cancellation reaches the whole subtree top-down before anything waits.
-// The waiting part (finishTeardown) starts child-first: at once for an
-// Activation that owns no child (once its cancelled turn has ended), and
-// for an owner when the release of its last child reaches the actor
-// (childReleased).
+// dispose opens a's disposal (memoized; the open disposal is the
+// admission cut-off). In this one step it cancels a's turn and queued
+// messages and opens the disposal of every owned child, so cancellation
+// reaches the whole subtree top-down before anything waits; then it
+// stops a's actor. Every owned child's actor was spawned under its
+// owner's (see acquireOwnership), so protoactor's own stop does the rest
+// child-first: an actor stops its children and ends its own stop only
+// once each child's Terminated arrived, each having run its release step
+// (releaseStep) first. A child's released therefore reaches the actor
+// before its owner's.
 func (m *core) dispose(a *activation) *disposal {
 	if a.disposal != nil {
 		return a.disposal
 	}
 	d := m.openDisposal(a)
 	m.emit(cancelTurn{a})
-	children := m.ownedActivations(a)
-	for _, child := range children {
+	for _, child := range m.ownedActivations(a) {
 		m.dispose(child)
 	}
-	if len(children) == 0 {
-		m.startTeardown(a)
+	if a.owner == nil || a.owner.disposal == nil { // else its owner's stop stops it
+		m.emit(stopEpoch{a})
 	}
 	return d
 }
 
-// startTeardown runs a's finishTeardown once a is idle (on the goroutine
-// of its cancelled turn once that turn has ended, or a new one), with the
-// failures of its released children.
-func (m *core) startTeardown(a *activation) {
-	if a.tearingDown {
+// stopping notes that a's actor began stopping. An actor that stops
+// without the manager disposing it (the stop-and-report supervisor
+// stopped it, or its own parent's actor did) fails its epoch and is
+// disposed from here, its owned children with it; it is never restarted.
+// This arrives before anything its stop cancels can settle it.
+func (m *core) stopping(a *activation) {
+	if a.disposal != nil || a.gone {
 		return
 	}
-	a.tearingDown = true
-	m.emit(tearDown{a, a.childFailures})
+	a.failure = fmt.Errorf("subagent %q agent actor stopped unexpectedly", a.childID)
+	m.logger.Warn(a.failure.Error())
+	m.dispose(a)
 }
 
-// childReleased notes in the actor that child, owned by owner, was
-// released with failure (nil when it settled cleanly); the owner's
-// teardown starts once its disposal is open and it owns no child any more.
-func (m *core) childReleased(owner *activation, failure error) {
-	if owner.disposal == nil {
+// released is a's release step's outcome: the end of a rollback
+// (rolledBack), or of a disposal. The first failure wins: the actor's
+// own, then its children's, then the release step's.
+func (m *core) released(a *activation, out teardownOutcome) {
+	if a.rollback != nil {
+		m.rolledBack(a, out.failure)
 		return
 	}
-	if failure != nil {
+	switch {
+	case a.failure != nil:
+		out.failure = teardownStepFailed(a.childID, a.failure)
+	case len(a.childFailures) > 0:
+		out.failure = childTeardownFailed(a.childID, a.childFailures)
+	}
+	m.release(a, out)
+}
+
+// childReleased notes that child, owned by owner, was released with
+// failure (nil when it settled cleanly): an owner being disposed reports
+// its children's failures.
+func (m *core) childReleased(owner *activation, failure error) {
+	if owner.disposal != nil && failure != nil {
 		owner.childFailures = append(owner.childFailures, failure)
 	}
-	if !m.ownsLiveChild(owner) {
-		m.startTeardown(owner)
-	}
-}
-
-// ownsLiveChild reports whether a owns a child not yet released.
-func (m *core) ownsLiveChild(a *activation) bool {
-	for child := range a.owned {
-		if !child.gone {
-			return true
-		}
-	}
-	return false
 }
 
 // openDisposal sets a's admission cut-off.
@@ -162,50 +146,24 @@ func (m *core) ownedActivations(a *activation) []*activation {
 	return owned
 }
 
-// finishTeardown is the waiting part of a disposal, off the actor, after
-// every owned child was released (child-first), in this order:
-// quiescence, the durability checkpoint, the epoch captured while the
-// child is still registered, the handle disposed; the first failure wins
-// (the actor's own, then its children's). The Activation and its
-// ownership are then released on the actor: by the teardownDone sent from
-// here when the actor's Terminated has already arrived (or none will
-// come), else by that Terminated (see activation.arrive).
-func (m *Manager) finishTeardown(a *activation, childFailures []error) {
-	failure := a.failure
-	if failure != nil {
-		failure = teardownStepFailed(a.childID, failure)
+// releaseStep is the release step of a's actor's stop
+// (parent.Handle.Releasing): it runs off the actor, once a is idle and
+// every agent spawned under it was released, and the actor's stop ends
+// when it returns. In order: the durability checkpoint, the epoch
+// captured while the child is still registered, the handle's own release
+// (session released, unregistered, agent/disposed); then the outcome
+// goes to the actor (released). A rollback skips the checkpoint and the
+// capture.
+func (m *Manager) releaseStep(a *activation, release func() error) {
+	var out teardownOutcome
+	if !a.rollingBack.Load() {
+		out.failure = m.durability(context.Background(), a)
+		out.epoch = recordedEpoch(a.handle.Activation(), a.handle.Session().Events(), a.boundary)
 	}
-	if len(childFailures) > 0 && failure == nil {
-		failure = childTeardownFailed(a.childID, childFailures)
+	if err := release(); err != nil && out.failure == nil {
+		out.failure = handleDisposalFailed(a.childID, err)
 	}
-	ctx := context.Background()
-	if err := a.handle.Activation().WhenIdle(ctx); err != nil && failure == nil {
-		failure = teardownStepFailed(a.childID, err)
-	}
-	if err := m.durability(ctx, a); err != nil && failure == nil {
-		failure = err
-	}
-	epoch := recordedEpoch(a.handle.Activation(), a.handle.Session().Events(), a.boundary)
-	if err := a.handle.Dispose(ctx); err != nil && failure == nil {
-		failure = handleDisposalFailed(a.childID, err)
-	}
-	out := teardownOutcome{failure: failure, epoch: epoch}
-	if isClosed(a.handle.Activation().Done()) { // its Terminated is due too
-		a.outcome = out
-		if !a.arrive() {
-			return // onTerminated releases it
-		}
-	}
-	m.send(teardownDone{a: a, out: out})
-}
-
-func isClosed(c <-chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
+	m.send(released{a, out})
 }
 
 // durability is the required final checkpoint: only true confirms.
@@ -238,6 +196,39 @@ func (m *core) release(a *activation, out teardownOutcome) {
 	}
 	m.remember(end)
 	m.emit(emitEnd{a, end})
+}
+
+// rollbackUnpublished undoes o's epoch, which failed with err before it
+// was published (or before its start edge): its actor is stopped, and its
+// release step, with no checkpoint, ends in rolledBack, which removes the
+// Activation with its ownership released; no end edge. When a disposal
+// is open already, the rollback waits for it instead (disposalSettled).
+func (m *core) rollbackUnpublished(o *op, err error) {
+	a := o.a
+	o.failed = err
+	if d := a.disposal; d != nil {
+		m.awaitDisposal(o, d, false)
+		return
+	}
+	m.openDisposal(a)
+	a.rollback = o
+	a.rollingBack.Store(true)
+	m.emit(stopEpoch{a})
+}
+
+// rolledBack removes the rolled-back Activation and reports the failure
+// that rolled it back.
+func (m *core) rolledBack(a *activation, failure error) {
+	o := a.rollback
+	if failure != nil {
+		m.logger.Warn(fmt.Sprintf("subagent %q rollback failed: %s", a.childID, chain(failure)))
+	}
+	m.forget(a)
+	m.releaseOwnership(a, nil)
+	m.emit(settleRollback{a})
+	failed := o.failed
+	o.failed = nil
+	m.notMaterialized(o, failed)
 }
 
 // emitEndOff queues a's end edge.

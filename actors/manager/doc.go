@@ -59,26 +59,32 @@
 //
 // # The disposal transaction
 //
-// The admission cut-off is set and the whole
-// subtree is cancelled top-down in one step; then, off the actor, owned
-// children are awaited (handles released child-first: an owner's
-// teardown starts when the last of its children has settled), quiescence, the
-// required durability checkpoint (only true confirms; false or an error is
+// dispose.go reads top to bottom. The admission cut-off is set and the
+// whole subtree is cancelled top-down in one step of the actor; then the
+// top's actor is stopped. Every owned child's actor was spawned under its
+// owner's (parent.Spec.Under), so protoactor's own stop releases the
+// forest child-first: an actor stops its children and ends its own stop
+// only once each child's Terminated arrived. What a release waits for
+// runs in the stop's release step (releaseStep), off the actor and after
+// every child was released: quiescence, the required durability
+// checkpoint (only true confirms; false or an error is
 // DURABILITY_FAILED), the epoch captured while the child is still
-// registered, the handle disposed; back in the actor the Activation is
-// removed and its ownership released even on failure, and subagent/end is
-// emitted. The first failure wins.
+// registered, the handle's own release; its outcome comes back as a
+// message, and the actor removes the Activation and releases its
+// ownership even on failure, and subagent/end is emitted. The first
+// failure wins. A child whose parent is not a resident Activation here (a
+// top-level agent, or a parent held by another process) is the root of
+// its own local forest.
 //
 // # Supervision
 //
-// The manager watches every Activation's actor; an actor that stops without
-// the manager disposing it (the actors' guardian stops, never restarts, a
-// failed agent actor) fails its epoch and is torn down like any other, so
-// no Activation restarts silently. A disposed Activation is released only
-// once both its teardown has finished and its actor's Terminated has
-// arrived (whichever comes second releases it), so nothing stays in flight
-// towards the manager. Drains never rely on protoactor's Stop or Poison to
-// empty an inbox: they cancel and discard explicitly.
+// Every agent actor's props carry a stop-and-report strategy as the
+// supervisor of the actors spawned under it (and, at the root, as its
+// guardian): a failed actor is stopped, never restarted with empty state.
+// An actor that begins stopping without the manager disposing it tells
+// the manager at once (its Stopping): its epoch fails and it is disposed,
+// with its children, like any other. Drains never rely on protoactor's
+// Stop or Poison to empty an inbox: they cancel and discard explicitly.
 //
 // # Lifecycle edges
 //

@@ -51,8 +51,6 @@ type (
 	readOrphan struct{ o *op }
 	// emitStart publishes o.a's subagent/start (startEmitted).
 	emitStart struct{ o *op }
-	// rollBack disposes the handle of o.a, never published (rolledBack).
-	rollBack struct{ o *op }
 	// watchQueued watches the context of o, queued for its child's lock
 	// (lockAbandoned); unwatchQueued stops that.
 	watchQueued   struct{ o *op }
@@ -69,19 +67,14 @@ type (
 // What a step asks for about a resident epoch.
 type (
 	// observeEpoch wires a freshly installed a to the manager: its inbox
-	// events, its fence and its actor's Terminated.
+	// events, its fence, its actor's stop and that stop's release step.
 	observeEpoch struct{ a *activation }
 	// forgetEpoch unwires a, released.
 	forgetEpoch struct{ a *activation }
-	// unwatchEpoch stops watching a's actor (a rollback).
-	unwatchEpoch struct{ a *activation }
 	// cancelTurn cancels a's open turn and queued messages.
 	cancelTurn struct{ a *activation }
-	// tearDown runs a's teardown once it is idle (teardownDone).
-	tearDown struct {
-		a             *activation
-		childFailures []error
-	}
+	// stopEpoch stops a's actor (its release step ends in released).
+	stopEpoch struct{ a *activation }
 	// emitEnd publishes a's subagent/end (when its start was), then
 	// settles d and hands the end to a's waiters.
 	emitEnd struct {
@@ -146,15 +139,13 @@ func (readPending) isEffect()           {}
 func (readDrained) isEffect()           {}
 func (readOrphan) isEffect()            {}
 func (emitStart) isEffect()             {}
-func (rollBack) isEffect()              {}
 func (watchQueued) isEffect()           {}
 func (unwatchQueued) isEffect()         {}
 func (awaitDisposal) isEffect()         {}
 func (observeEpoch) isEffect()          {}
 func (forgetEpoch) isEffect()           {}
-func (unwatchEpoch) isEffect()          {}
 func (cancelTurn) isEffect()            {}
-func (tearDown) isEffect()              {}
+func (stopEpoch) isEffect()             {}
 func (emitEnd) isEffect()               {}
 func (settleRollback) isEffect()        {}
 func (materializationEnded) isEffect()  {}
@@ -192,8 +183,6 @@ func (m *Manager) perform(effects []effect) {
 			go m.readOrphanOff(e.o)
 		case emitStart:
 			m.emitStartOff(e.o)
-		case rollBack:
-			go m.disposeUnpublished(e.o)
 		default:
 			m.performForOp(e)
 		}
@@ -222,14 +211,11 @@ func (m *Manager) performForEpoch(e effect) {
 	case observeEpoch:
 		m.observeEpoch(e.a)
 	case forgetEpoch:
-		delete(m.st.byPID, e.a.handle.Activation().Ref())
 		e.a.handle.Observe(nil) // its agent/disposed is out: nothing more comes
-	case unwatchEpoch:
-		m.self.Unwatch(e.a.handle.Activation().Ref())
 	case cancelTurn:
 		e.a.handle.Activation().Cancel(agent.CancelCause{Kind: agent.CauseParent}, false)
-	case tearDown:
-		e.a.handle.Activation().AfterIdle(pendingTeardown{epochLink{m, e.a}, e.childFailures}.run)
+	case stopEpoch:
+		e.a.handle.Activation().Stop()
 	case emitEnd:
 		m.emitEndOff(e.a, e.end)
 	case materializationEnded:

@@ -2,7 +2,7 @@ package manager
 
 import (
 	"context"
-	"fmt"
+	"errors"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/fault"
@@ -15,8 +15,14 @@ type materializeSpec struct {
 	childID  string
 	provider string         // lifecycle provenance: spec.Provider or descriptor.Provider
 	parent   *parent.Handle // nil: a woken child whose parent is not live here
-	create   *parent.CreateSpec
-	resume   parent.Spec
+	// under is the parent when it is a resident Activation here: the
+	// child's actor is spawned under the parent's (parent.Spec.Under), so
+	// protoactor stops the parent's actor only after the child's. Nil
+	// (the parent top-level, elsewhere or absent): the child is the root
+	// of its own local forest.
+	under  *parent.Handle
+	create *parent.CreateSpec
+	resume parent.Spec
 	// loaded is the log a cold resume read and checked, rebuilt without a
 	// second read; nil: the resume acquires the lease, then loads the log.
 	loaded *session.Log
@@ -27,11 +33,11 @@ type materializeSpec struct {
 func (m *Manager) open(ctx context.Context, ms materializeSpec) (*parent.Handle, error) {
 	if ms.create != nil {
 		create := *ms.create
-		create.Spec.Owner = ms.parent
+		create.Spec.Owner, create.Spec.Under = ms.parent, ms.under
 		return m.rt.StartAgent(ctx, create)
 	}
 	resume := ms.resume
-	resume.Owner = ms.parent
+	resume.Owner, resume.Under = ms.parent, ms.under
 	if ms.loaded == nil {
 		return m.rt.ResumeAgent(ctx, ms.childID, resume)
 	}
@@ -56,6 +62,7 @@ func (m *core) materialize(o *op) {
 	if o.ms.parent != nil {
 		lineage = m.env.liveLineage(o.ms.parent)
 	}
+	o.ms.under = m.residentOwner(o.ms.parent)
 	o.mat = &materialization{lineage: lineage, done: make(chan struct{})}
 	m.st.materializations[o.mat] = struct{}{}
 	if err := o.ctx.Err(); err != nil {
@@ -79,6 +86,9 @@ func (m *Manager) openOff(o *op, ms materializeSpec) {
 // opened installs the epoch the open created and publishes it.
 func (m *core) opened(msg opened) {
 	o := msg.op
+	if msg.err != nil && o.ms.under != nil && errors.Is(msg.err, fault.ActivationClosing) {
+		msg.err = parentClosing(m.env.idOf(o.ms.parent)) // the parent's actor began stopping
+	}
 	if msg.err != nil {
 		m.notMaterialized(o, msg.err)
 		return
@@ -175,6 +185,7 @@ func (m *core) install(ms materializeSpec, h *parent.Handle, lineage []*parent.H
 		enqueued: map[string]bool{},
 		run:      RunInfo{RunID: m.env.newID(), Provider: ms.provider, ID: ms.childID, Local: true, ParentID: m.env.headerParent(h)},
 		edge:     &edge{},
+		under:    ms.under,
 	}
 	m.st.activations[ms.childID] = a
 	delete(m.st.elsewhere, ms.childID)
@@ -184,14 +195,39 @@ func (m *core) install(ms materializeSpec, h *parent.Handle, lineage []*parent.H
 
 // observeEpoch wires a freshly installed a to the actor: its inbox
 // events, its fence (a fenced child is disposed at once, idle or not:
-// checkSettled) and its actor's Terminated (an unexpected stop).
+// checkSettled), the start of its actor's stop (an unexpected stop) and
+// the release step of that stop (releaseStep). When that stop began
+// already (its parent's actor stopped it first), the actor is told so,
+// and released once the handle's own release is over.
 func (m *Manager) observeEpoch(a *activation) {
 	h := a.handle
-	m.st.byPID[h.Activation().Ref()] = a
 	link := epochLink{m, a}
 	h.Observe(link.event)
 	h.Activation().OnFenced(link.fenced)
-	m.self.Watch(h.Activation().Ref())
+	h.Activation().OnStop(link.stopping)
+	if !h.Releasing(link.release) {
+		link.stopping()
+		go func() {
+			<-h.Disposed()
+			var out teardownOutcome
+			if err := h.Dispose(context.Background()); err != nil {
+				out.failure = handleDisposalFailed(a.childID, err)
+			}
+			m.send(released{a, out})
+		}()
+	}
+}
+
+// residentOwner is p when p is the exact handle of a resident
+// Activation whose disposal has not opened, else nil.
+func (m *core) residentOwner(p *parent.Handle) *parent.Handle {
+	if p == nil {
+		return nil
+	}
+	if owner := m.st.activations[m.env.idOf(p)]; owner != nil && owner.handle == p && owner.disposal == nil {
+		return p
+	}
+	return nil
 }
 
 // publish runs the post-transfer checks and emits subagent/start; any
@@ -236,44 +272,4 @@ func (m *core) startEmitted(msg startEmitted) {
 		return
 	}
 	m.materialized(msg.op)
-}
-
-// rollbackUnpublished undoes o's epoch, which failed with err before it
-// was published (or before its start edge): the handle is disposed off
-// the actor (rolledBack) and the Activation removed with its ownership
-// released; no flush, no end edge. When a disposal is open already, the
-// rollback waits for it instead (disposalSettled).
-func (m *core) rollbackUnpublished(o *op, err error) {
-	a := o.a
-	o.failed = err
-	if d := a.disposal; d != nil {
-		m.awaitDisposal(o, d, false)
-		return
-	}
-	m.openDisposal(a)
-	if !a.terminated { // its Terminated must not outlive the manager
-		m.emit(unwatchEpoch{a})
-	}
-	m.emit(rollBack{o})
-}
-
-// disposeUnpublished disposes an unpublished epoch's handle (off the
-// actor).
-func (m *Manager) disposeUnpublished(o *op) {
-	m.send(rolledBack{o, o.a.handle.Dispose(context.Background())})
-}
-
-// rolledBack removes the rolled-back Activation and reports the failure
-// that rolled it back.
-func (m *core) rolledBack(msg rolledBack) {
-	o, a := msg.op, msg.op.a
-	if msg.err != nil {
-		m.logger.Warn(fmt.Sprintf("subagent %q rollback failed: %s", a.childID, chain(msg.err)))
-	}
-	m.forget(a)
-	m.releaseOwnership(a, nil)
-	m.emit(settleRollback{a})
-	failed := o.failed
-	o.failed = nil
-	m.notMaterialized(o, failed)
 }

@@ -66,11 +66,6 @@ type (
 		*op
 		err error
 	}
-	// rolledBack: an unpublished epoch's handle was disposed.
-	rolledBack struct {
-		*op
-		err error
-	}
 	// admitted: the store's durable inbox committed the op's message to
 	// the resident epoch, or refused it.
 	admitted struct {
@@ -131,16 +126,15 @@ type (
 		id          string
 		incarnation uint64
 	}
-	// teardownDone: a's teardown finished with out, and its actor's
-	// Terminated arrived first (or none will come).
-	teardownDone struct {
+	// childStopping: a's actor's stop began (its Stopping).
+	childStopping struct{ a *activation }
+	// released: the release step of a's actor's stop ended with out
+	// (releaseStep); the actor's stop ends next.
+	released struct {
 		a   *activation
 		out teardownOutcome
 	}
 )
-
-// actorTerminated: a's actor stopped (its Terminated arrived).
-type actorTerminated struct{ a *activation }
 
 // Receive feeds one message to the core and performs the effects of its
 // step; it never blocks.
@@ -148,10 +142,6 @@ func (r *receiver) Receive(c actor.Context) {
 	m := (*Manager)(r)
 	m.self = c
 	switch msg := c.Message().(type) {
-	case *actor.Terminated:
-		if a := m.st.byPID[msg.Who]; a != nil {
-			m.perform(m.step(actorTerminated{a}))
-		}
 	case *actor.Stopped:
 		close(m.stopped)
 	default:

@@ -1,9 +1,7 @@
 package manager
 
 import (
-	"context"
 	"errors"
-	"sync"
 	"testing"
 	"testing/synctest"
 
@@ -11,18 +9,25 @@ import (
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/testkit"
-	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
 
 // These tests run in a synctest bubble: synctest.Wait stops them at the
-// point where every goroutine waits, so each order of a release's two
-// parties is forced rather than hoped for, and a release that never comes
-// is a bubble deadlock, not a hang. The fixture's cleanup checks that no
-// message was dead-lettered to the manager, and TestMain that no goroutine
-// leaked.
+// point where every goroutine waits, so an order is forced rather than
+// hoped for, and a release that never comes is a bubble deadlock, not a
+// hang. The fixture's cleanup checks that no message was dead-lettered to
+// the manager, and TestMain that no goroutine leaked.
 
-const finishTeardownFn = "manager.(*Manager).finishTeardown"
+const releaseStepFn = "manager.(*Manager).releaseStep"
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
 
 // whenDisposed reports, once owner's agent/disposed is delivered, whether
 // each of handles had completed its disposal by then (child-first). The
@@ -46,10 +51,9 @@ func (f *fixture) whenDisposed(owner string, handles ...*parent.Handle) <-chan [
 // requireNoActivation checks, inside the actor, that no Activation is left.
 func (f *fixture) requireNoActivation() {
 	f.t.Helper()
-	var activations, byPID int
-	f.inActor(func() { activations, byPID = len(f.m.st.activations), len(f.m.st.byPID) })
+	var activations int
+	f.inActor(func() { activations = len(f.m.st.activations) })
 	require.Zero(f.t, activations, "no Activation left")
-	require.Zero(f.t, byPID, "no actor watched")
 }
 
 // openOnCleanup opens the named gates, those still shut, before the
@@ -73,64 +77,12 @@ func (f *fixture) edges() []string {
 	return edges
 }
 
-// Teardown first, Terminated second: a settled child's teardown finishes
-// (handle disposed, actor stopped) while the manager is busy, so the
-// actor's Terminated is still queued; the release waits for it and then
-// carries the outcome the teardown stored.
-func TestAReleaseWaitsForATerminatedThatArrivesAfterTheTeardown(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		hold := make(chan struct{})
-		captured := make(chan *activation, 1)
-		var once sync.Once
-		var f *fixture
-		f = newFixture(t, withCheckpoint(childCheckpoint(func(ctx context.Context, live *session.Live) (bool, error) {
-			once.Do(func() { // keep the manager busy until the test lets it go
-				busy := make(chan struct{})
-				f.post(func() {
-					captured <- f.m.st.activations[live.ID()]
-					close(busy)
-					<-hold
-				})
-				<-busy
-			})
-			return f.rt.Sessions().Flush(ctx, live)
-		}, func() *session.Sessions { return f.rt.Sessions() })))
-		t.Cleanup(func() { // before the fixture's, should the test fail with the manager held
-			select {
-			case <-hold:
-			default:
-				close(hold)
-			}
-		})
-		disposed := f.recordDisposals()
-
-		child := f.start(f.parent, "hello")
-		a := <-captured
-		synctest.Wait() // the teardown is over; the Terminated waits behind the busy manager
-		require.False(t, f.live(child), "the handle was disposed")
-		require.True(t, isClosed(a.handle.Activation().Done()), "the actor stopped")
-		require.Equal(t, int32(1), a.arrived.Load(), "the teardown arrived, the Terminated not yet")
-		require.Zero(t, testkit.GoroutinesIn(finishTeardownFn))
-		require.Equal(t, []string{"start " + child}, f.edges(), "not released before its Terminated")
-
-		close(hold)
-		end := f.settled(child, 1)
-		require.Equal(t, int32(2), a.arrived.Load(), "released by the Terminated, the second to arrive")
-		require.Equal(t, agent.Completed, end.StopReason, "with the outcome the teardown stored")
-		require.Equal(t, event.Text("answer: hello"), end.LastAssistantMessage)
-		f.requireNoActivation()
-		synctest.Wait()
-		require.Equal(t, []string{"start " + child, "end " + child}, f.edges(), "one end edge")
-		require.Equal(t, []string{child}, disposed())
-	})
-}
-
-// Terminated first, teardown second: the actor of a child that owns a
-// child stops behind the manager's back. Its Terminated opens the
-// disposal of the child and of its own child and arrives first; the
-// owner's teardown starts only when its child settled (no goroutine
-// waits for it meanwhile) and releases it, reporting the failure.
-func TestAnActorThatStopsUnexpectedlyIsReleasedByItsLaterTeardown(t *testing.T) {
+// The actor of a child that owns a child stops behind the manager's back.
+// Its Stopping opens the disposal of the child and of its own child in
+// one step, failing the child's epoch; the child's actor was spawned
+// under the child's, so protoactor stops that one first, and the child's
+// release step starts only once its stuck grandchild was released.
+func TestAnActorThatStopsUnexpectedlyIsDisposedChildFirst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture(t)
 		f.openOnCleanup("c", "g")
@@ -146,29 +98,27 @@ func TestAnActorThatStopsUnexpectedlyIsReleasedByItsLaterTeardown(t *testing.T) 
 		c := f.activation(child)
 		require.NotNil(t, c)
 
-		require.NoError(t, childAgent.Activation().Dispose(bg), "stop the child's actor, not through the manager")
-		synctest.Wait() // its Terminated reached the manager
-		var terminated, open, childOpen, stillOwned bool
+		childAgent.Activation().Stop() // the child's actor, not through the manager
+		synctest.Wait()
+		var open, childOpen, stillOwned bool
 		var failure error
 		f.inActor(func() {
-			terminated, open, failure = c.terminated, c.disposal != nil, c.failure
+			open, failure = c.disposal != nil, c.failure
 			g := f.m.st.activations[grandchild]
 			childOpen, stillOwned = g != nil && g.disposal != nil, hasOwned(c, grandchild)
 		})
-		require.True(t, terminated)
-		require.True(t, open, "the Terminated opened the disposal")
+		require.True(t, open, "the Stopping opened the disposal")
 		require.ErrorContains(t, failure, "agent actor stopped unexpectedly")
 		require.True(t, childOpen, "and its child's, in the same step")
 		require.True(t, stillOwned)
-		require.Equal(t, int32(1), c.arrived.Load(), "the Terminated arrived first")
-		require.Zero(t, testkit.GoroutinesIn(finishTeardownFn), "no teardown started or parked: the stuck grandchild has not settled")
+		require.False(t, isClosed(childAgent.Activation().Done()), "its actor waits for its child's")
+		require.Zero(t, testkit.GoroutinesIn(releaseStepFn), "no release step started or parked: the grandchild's turn has not ended")
 		require.Same(t, c, f.activation(child), "not released")
 		require.Equal(t, []string{"start " + child, "start " + grandchild}, f.edges())
 		require.Empty(t, disposed())
 
 		f.gates.open("g")
 		end := f.settled(child, 1)
-		require.Equal(t, int32(2), c.arrived.Load(), "released by its teardown, the second to arrive")
 		require.Equal(t, agent.Error, end.StopReason, "the unexpected stop fails the epoch")
 		require.Nil(t, end.LastAssistantMessage)
 		require.Equal(t, agent.Aborted, f.settled(grandchild, 1).StopReason)
@@ -234,7 +184,7 @@ func TestAnOwnersTeardownWaitsForAChildsRollback(t *testing.T) {
 		require.Equal(t, []string{"start " + child, "start " + grandchild, "end " + grandchild}, f.edges(),
 			"the other child settled")
 		require.True(t, f.live(child), "the owner's teardown waits for the rollback")
-		require.Zero(t, testkit.GoroutinesIn(finishTeardownFn), "with no goroutine parked on it")
+		require.Zero(t, testkit.GoroutinesIn(releaseStepFn), "with no goroutine parked on it")
 		require.Empty(t, drained)
 		require.Empty(t, started)
 		require.Equal(t, []string{grandchild}, disposed())

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 )
 
@@ -15,7 +14,6 @@ type state struct {
 	materializations map[*materialization]struct{}
 	locks            map[string]*childLock
 	scopes           map[*parent.Handle]*scope
-	byPID            map[*actor.PID]*activation // by the child actor's PID (Terminated.Who is that same pointer)
 	// elsewhere are the children last found held by another process: a
 	// follow-up goes straight to their durable inbox (a hint only: if no
 	// one holds the child any more, the admission's wake resumes it).
@@ -37,7 +35,6 @@ func newState() *state {
 		materializations: map[*materialization]struct{}{},
 		locks:            map[string]*childLock{},
 		scopes:           map[*parent.Handle]*scope{},
-		byPID:            map[*actor.PID]*activation{},
 		elsewhere:        map[string]bool{},
 		ends:             map[string]RunEndInfo{},
 		endsOf:           map[string]map[string]struct{}{},
@@ -59,21 +56,18 @@ type activation struct {
 	run      RunInfo
 	boundary int   // the epoch's first own event, taken at subagent/start
 	failure  error // set when the child's actor stopped on its own
-	// terminated: the actor's Terminated arrived (set by the actor).
-	terminated bool
-	// A disposal whose actor stopped is released by the second of two
-	// parties to arrive: its teardown, which first stores its outcome, and
-	// the actor's Terminated. So a released Activation leaves nothing in
-	// flight towards the manager, with no extra message when Terminated
-	// comes second.
-	arrived  atomic.Int32
-	outcome  teardownOutcome
-	settling bool // the disposal was opened by settlement: log its failure
-	edge     *edge
+	// under is the parent whose actor this epoch's was spawned under
+	// (materializeSpec.under), nil at the root.
+	under *parent.Handle
+	// rollback is the op whose failure rolls this unpublished epoch back;
+	// rollingBack mirrors it for the release step, off the actor.
+	rollback    *op
+	rollingBack atomic.Bool
+	settling    bool // the disposal was opened by settlement: log its failure
+	edge        *edge
 	// childFailures are the failures of the owned children released since
 	// a's disposal opened (actor only); a's teardown reports them.
 	childFailures []error
-	tearingDown   bool // its finishTeardown was started (actor only)
 	// disposing mirrors disposal != nil for the child's observer, which
 	// runs off the actor: an idle status can no longer settle a.
 	disposing atomic.Bool
@@ -95,10 +89,6 @@ type teardownOutcome struct {
 	failure error
 	epoch   epochReport
 }
-
-// arrive counts one of the two parties a stopped actor's release waits
-// for and reports whether it was the second.
-func (a *activation) arrive() bool { return a.arrived.Add(1) == 2 }
 
 // disposal is a memoized teardown; done closes once it settled.
 type disposal struct {
@@ -190,6 +180,9 @@ func (m *core) acquireOwnership(p *parent.Handle, child *activation) error {
 	}
 	if owner.disposal != nil {
 		return parentClosing(owner.childID)
+	}
+	if child.under != p {
+		return nil // not spawned under p's actor: the root of its own forest
 	}
 	if owner.owned == nil {
 		owner.owned = map[*activation]struct{}{}

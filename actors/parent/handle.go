@@ -26,6 +26,9 @@ type Handle struct {
 	end         atomic.Pointer[handleEnd]   // made by the first Dispose or Disposed
 	own         atomic.Pointer[func(Event)] // the handle's own observer (Observe)
 	ownScanned  atomic.Int64                // see HoldsOwnDescriptor
+	// wrap is the release step's wrapper (Releasing), or releaseTaken
+	// once the stop has taken it.
+	wrap atomic.Pointer[func(release func() error)]
 }
 
 // handleEnd is a Handle's disposal state, made on first use so that an
@@ -88,41 +91,98 @@ func (h *Handle) Followup(ctx context.Context, content []event.Block, source eve
 // Disposed is closed once Dispose has completed.
 func (h *Handle) Disposed() <-chan struct{} { return h.ending().done }
 
-// Dispose tears the agent down, in order: the activation's Dispose (inbox
-// closed, queued messages discarded, the running turn cancelled with cause
-// disposed and awaited, actor stopped), then Sessions.Release (flush, then
-// drop from the live set), then removal from the registry and
-// agent/disposed. It blocks until done or ctx is done (then it returns
-// ctx's error and a later call continues). Once complete, every call
-// returns the same result at once: nil, or the release error (a failed
-// flush) — the agent is unregistered either way. One exception: called
-// from inside an event listener while another Dispose of the agent runs,
-// it returns nil at once without waiting, since that Dispose may be the
-// one delivering the event; the disposal completes once the listener has
-// returned.
+// Dispose tears the agent down by stopping its actor and waiting for the
+// stop (activation.Activation.Stop): the inbox is closed (queued messages
+// discarded, the running turn cancelled with cause disposed), the agents
+// spawned under it (Spec.Under) are disposed the same way, the cancelled
+// turn is awaited, and then its release step runs: Sessions.Release
+// (flush, then drop from the live set), removal from the registry and
+// agent/disposed, in that order. It blocks until done or ctx is done (then
+// it returns ctx's error; the stop goes on and a later call waits for
+// it). Once complete, every call returns the same result at once: nil, or
+// the release error (a failed flush) — the agent is unregistered either
+// way. One exception: called from inside an event listener while another
+// Dispose of the agent runs, it returns nil at once without waiting, since
+// that Dispose may be the one delivering the event; the disposal completes
+// once the listener has returned.
 func (h *Handle) Dispose(ctx context.Context) error {
 	end := h.ending()
 	if entered, err := end.enter(ctx); !entered {
 		return err
 	}
 	defer func() { <-end.sem }()
-	select {
-	case <-end.done:
-		return end.err
-	default:
-	}
-	if err := h.act.Dispose(ctx); err != nil {
+	if err := h.stop(ctx); err != nil {
 		return err
 	}
-	err := h.reg.sessions.Release(ctx, h.act.Session())
-	if ctx.Err() != nil {
+	return end.err
+}
+
+// stop stops h's actor and waits for its release step to have set
+// Dispose's result and, unless the caller is inside an event delivery, for
+// the actor to have stopped: the release step's agent/disposed waits for
+// the delivery the caller may be part of, so such a caller waits only
+// until that event is queued (it is delivered after the caller returns).
+func (h *Handle) stop(ctx context.Context) error {
+	if !inbox.InsideDelivery() {
+		return h.act.Dispose(ctx)
+	}
+	h.act.Stop()
+	select {
+	case <-h.ending().done:
+		return nil
+	case <-ctx.Done():
 		return ctx.Err()
 	}
-	end.err = err
-	h.reg.unpublish(h)
-	close(end.done) // complete before Emit, which may wait for listeners
-	h.act.Emit(inbox.Event{Type: EventDisposed})
-	return err
+}
+
+// Releasing wraps the release step of h's stop (see Dispose) in fn: fn
+// runs off the actor once the agent is idle and every agent spawned under
+// it was released, and must call release once; release is h's own step
+// (the session released, h unregistered, agent/disposed) and returns its
+// error. It reports false, changing nothing, once the stop has taken the
+// release step.
+func (h *Handle) Releasing(fn func(release func() error)) bool {
+	return h.wrap.CompareAndSwap(nil, &fn)
+}
+
+// releaseTaken marks a Handle's release wrapper as taken by its stop.
+var releaseTaken = func(func() error) {}
+
+// releaseStep is the release step of h's stop: h's own release over
+// live, inside the wrapper set by Releasing, if any.
+func (h *Handle) releaseStep(live *session.Live) {
+	own := func() error {
+		h.release(live)
+		return h.ending().err
+	}
+	if wrap := h.wrap.Swap(&releaseTaken); wrap != nil {
+		(*wrap)(own)
+		return
+	}
+	_ = own() // its error is Dispose's
+}
+
+// release is h's own release step over its live session: the session is
+// released, then h leaves the registry and, when it was published,
+// agent/disposed is emitted; Dispose's result is set once that event is
+// queued (so nobody that Dispose released can see h's events end without
+// it). It does not wait for a delivery going on elsewhere (a listener
+// blocked there must not hold up the stop of h's parent).
+func (h *Handle) release(live *session.Live) {
+	end := h.ending()
+	err := h.reg.sessions.Release(context.Background(), live)
+	settle := func() {
+		end.err = err
+		close(end.done)
+	}
+	if !h.reg.unpublish(h) { // never published: a rollback
+		if err != nil {
+			h.reg.logger.Error("actors: rollback: session release failed", "session", h.id, "err", err)
+		}
+		settle()
+		return
+	}
+	h.act.EmitQueued(inbox.Event{Type: EventDisposed}, settle)
 }
 
 // Observe makes fn this agent's own observer: it receives the agent's

@@ -60,6 +60,11 @@ type Spec struct {
 	// one-shot or continuable child), nil for an agent nobody owns. It is
 	// not durable: a child resumed by an ordinary route has none.
 	Owner *Handle
+	// Under, when set, is the live agent whose actor this one's is spawned
+	// under (a protoactor child): Under's stop stops this agent first and
+	// ends only once it was released. Nil spawns it at the root. A spawn
+	// under an agent whose stop began fails with fault.ActivationClosing.
+	Under *Handle
 }
 
 // options are the factory's agent.Options for header under this spec.
@@ -335,12 +340,18 @@ func (r *Registry) spawn(live *session.Live, spec Spec, resumed bool) (*Handle, 
 	if impl == nil {
 		return nil, unbuildable(header.ID, spec.Provider, spec.Model)
 	}
+	var under *activation.Activation
+	if spec.Under != nil {
+		under = spec.Under.act
+	}
 	act, err := activation.Start(activation.Config{
 		Agent: impl, Session: live, Provider: spec.Provider, Model: spec.Model,
 		Actors:    r.actors,
 		Subagents: func() agent.Subagents { return r.subagentsFor(h) },
 		Observer:  h.observe,
 		Logger:    r.logger,
+		Parent:    under,
+		Release:   func() { h.releaseStep(live) },
 	})
 	if err != nil {
 		return nil, err
@@ -383,13 +394,11 @@ func (r *Registry) publish(h *Handle) error {
 	return nil
 }
 
-// rollback undoes an unpublished spawn.
+// rollback undoes an unpublished spawn: its stop releases the session.
 func (r *Registry) rollback(h *Handle) {
-	ctx := context.Background()
-	if err := h.act.Dispose(ctx); err != nil {
+	if err := h.act.Dispose(context.Background()); err != nil {
 		r.logger.Error("actors: rollback: agent dispose failed", "agent", h.id, "err", err)
 	}
-	r.releaseQuietly(h.act.Session())
 }
 
 func (r *Registry) releaseQuietly(live *session.Live) {
@@ -398,13 +407,16 @@ func (r *Registry) releaseQuietly(live *session.Live) {
 	}
 }
 
-// unpublish removes h if it is still the live entry for its id.
-func (r *Registry) unpublish(h *Handle) {
+// unpublish removes h if it is still the live entry for its id, and
+// reports whether it was.
+func (r *Registry) unpublish(h *Handle) bool {
 	r.mu.Lock()
-	if r.agents[h.id] == h {
-		delete(r.agents, h.id)
+	defer r.mu.Unlock()
+	if r.agents[h.id] != h {
+		return false
 	}
-	r.mu.Unlock()
+	delete(r.agents, h.id)
+	return true
 }
 
 // Close stops creating and resuming agents (later calls fail with
