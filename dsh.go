@@ -354,16 +354,6 @@ func (r *Runtime) bindSubagents(logger *slog.Logger) error {
 	return nil
 }
 
-// Actors is the actor runtime underneath (sessions, the live-agent
-// registry, resume).
-func (r *Runtime) Actors() *actors.Runtime { return r.actors }
-
-// Subagents is the runtime's one subagent service.
-func (r *Runtime) Subagents() *subagent.Service { return r.subagents }
-
-// Query is the session query over the runtime's sessions.
-func (r *Runtime) Query() *query.Query { return r.query }
-
 // StartAgent publishes a top-level agent over a new session named id (a
 // random uuid when empty), built by Options.NewAgent, and returns its
 // handle: the parent that Spawn, Send and Drain take. It blocks until the
