@@ -105,9 +105,10 @@ const (
 // Listen listens on the wake channel of the sessions with a parent on a
 // connection of its own (see session.Waker.Listen). It logs each failed
 // attempt at Warn (the error and the backoff before the next) and the
-// reconnection after failures at Info, on the store's logger. After a
-// reconnection it wakes the sessions whose wakes it may have missed
-// meanwhile (wakeOrphans), as a sweep would.
+// reconnection after failures at Info, on the store's logger. Each time
+// it starts listening, the first time too, it wakes the sessions whose
+// wakes it may have missed before (wakeOrphans), as a sweep would: a wake
+// sent while no listener listened is not lost until the next sweep.
 func (in durableInbox) Listen(ctx context.Context, listening func(), wake func(id string)) error {
 	return in.listen(ctx, wakeChannel, listening, wake)
 }
@@ -124,16 +125,14 @@ func (in durableInbox) ListenTopLevel(ctx context.Context, listening func(), wak
 func (in durableInbox) listen(ctx context.Context, channel string, listening func(), wake func(id string)) error {
 	backoff := listenBackoffMin
 	failures := 0 // failed attempts since the last connection
-	for attempt := 0; ; attempt++ {
+	for {
 		connected := func() {
 			if failures > 0 {
 				in.s.log.Info("pgstore: wake listener reconnected", "failedAttempts", failures)
 			}
 			backoff, failures = listenBackoffMin, 0
 			listening()
-			if attempt > 0 {
-				_, _ = in.s.wakeOrphans(ctx)
-			}
+			_, _ = in.s.wakeOrphans(ctx)
 		}
 		err := in.listenOnce(ctx, channel, connected, wake)
 		if ctx.Err() == nil {

@@ -163,12 +163,12 @@ func TestAReleaseWithPendingMessagesWakesTheSession(t *testing.T) {
 	require.Equal(t, "busy", l.next(), "only the session with a pending message is woken")
 }
 
-// A wake nobody heard (no listener at the admission) is repeated by the
-// sweep for a session no one holds live, not for one whose holder is
-// live (that holder runs its messages), as Orphaned tells for one
-// session; the listener that comes back
-// after its connection died wakes them too, without a sweep.
-func TestLostWakesAreRepeatedByTheSweepAndAfterAReconnection(t *testing.T) {
+// A wake nobody heard (no listener at the admission) is repeated for a
+// session no one holds live, not for one whose holder is live (that
+// holder runs its messages), as Orphaned tells for one session: by a
+// listener when it starts listening, by the sweep, and by the listener
+// that comes back after its connection died, without a sweep.
+func TestLostWakesAreRepeatedOnListeningByTheSweepAndAfterAReconnection(t *testing.T) {
 	dsn := cluster.Database(t)
 	sender, sweeper := openStore(t, dsn, WithOwner("sender")), openStore(t, dsn, WithOwner("sweeper"))
 	in, _ := session.InboxOf(sender)
@@ -187,9 +187,10 @@ func TestLostWakesAreRepeatedByTheSweepAndAfterAReconnection(t *testing.T) {
 		require.Equal(t, want, orphaned, id)
 	}
 	l := listen(t, sweeper)
+	require.Equal(t, "orphan", l.next(), "a listener wakes on its first connection what was sent before it listened")
 	_, err = sweeper.Sweep(ctx)
 	require.NoError(t, err)
-	require.Equal(t, "orphan", l.next())
+	require.Equal(t, "orphan", l.next(), "a sweep wakes it again")
 
 	conn := connect(t, dsn)
 	var killed int
