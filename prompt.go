@@ -115,20 +115,47 @@ func (r *Runtime) PromptSession(ctx context.Context, id string, content []event.
 	if err := r.awaitRoom(id); err != nil {
 		return "", err
 	}
-	msg := event.UserMessage{Content: content, Source: source, Role: event.RoleUser, ID: inbox.NewMessageID()}
+	for attempt := 1; ; attempt++ {
+		msg := event.UserMessage{Content: content, Source: source, Role: event.RoleUser, ID: inbox.NewMessageID()}
+		h, err := r.promptOnce(ctx, id, msg)
+		if err == nil || attempt == promptAttempts || !leftUnderThePrompt(err) {
+			return msg.ID, err
+		}
+		if h != nil {
+			select {
+			case <-h.Disposed():
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		}
+	}
+}
+
+// promptAttempts bounds how often PromptSession tries again when the
+// agent it found left the runtime before it took the prompt.
+const promptAttempts = 3
+
+// leftUnderThePrompt reports whether err says the agent a prompt was
+// meant for left the runtime as the prompt reached it (it was being
+// disposed): its inbox had closed, or a resume found it still registered
+// and it was gone when asked for. The session is then resumed anew.
+func leftUnderThePrompt(err error) bool {
+	return errors.Is(err, fault.InboxClosed) || errors.Is(err, fault.AgentExists)
+}
+
+// promptOnce is one attempt of PromptSession with msg: the agent it found
+// (nil when none) and the outcome.
+func (r *Runtime) promptOnce(ctx context.Context, id string, msg event.UserMessage) (*parent.Handle, error) {
 	in, admits := r.topLevelInbox()
 	h, err := r.topLevelAgent(ctx, id)
 	if err == nil {
 		err = r.requireLease(ctx, h)
 	}
 	if _, wakes := in.(topLevelWaker); wakes && errors.Is(err, fault.LeaseHeld) {
-		if err := admitTopLevel(ctx, in, id, msg); err != nil {
-			return "", err
-		}
-		return msg.ID, nil // its holder is woken
+		return h, admitTopLevel(ctx, in, id, msg) // its holder is woken
 	}
 	if err != nil {
-		return "", err
+		return h, err
 	}
 	if admits {
 		err = r.admitAndDeliver(ctx, in, h, msg)
@@ -136,7 +163,7 @@ func (r *Runtime) PromptSession(ctx context.Context, id string, content []event.
 		_, err = h.Post(ctx, msg)
 	}
 	if err == nil {
-		return msg.ID, nil
+		return h, nil
 	}
 	if failure := h.Session().WriteFailure(); failure != nil {
 		_ = h.Dispose(ctx) // its release fails with the log's error, and it leaves the registry all the same
@@ -144,7 +171,7 @@ func (r *Runtime) PromptSession(ctx context.Context, id string, content []event.
 			r.fullLogs.Store(id, struct{}{})
 		}
 	}
-	return "", err
+	return h, err
 }
 
 // admitAndDeliver commits msg to h's durable inbox, then hands h every

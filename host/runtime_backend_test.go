@@ -273,6 +273,9 @@ func TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes(t *testing.T) {
 	case <-time.After(time.Minute):
 		require.Fail(t, "waiting for the one-shot child to become live")
 	}
+	for _, id := range []string{liveKid, oneShot} { // its session goes live before its agent is published
+		require.Eventually(t, func() bool { return isLive(rt, id) }, time.Minute, time.Millisecond, "waiting for %s's agent to be published", id)
+	}
 	for _, id := range []string{"kid", "seed-era", liveKid, oneShot} {
 		for _, cwd := range []string{a, elsewhere} {
 			_, err := b.CreateSession(ctx, createRequest{ID: id, Cwd: cwd, Requested: true})
