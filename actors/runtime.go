@@ -14,6 +14,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
+	"github.com/dsh-actors/dsh-actors/internal/dispatch"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -55,7 +56,7 @@ type Runtime struct {
 	sessions  *session.Sessions
 	ownsStore bool
 	system    *actor.ActorSystem
-	pool      *actorkit.Pool
+	pool      *dispatch.Pool
 	registry  *parent.Registry
 
 	mu             sync.Mutex
@@ -89,7 +90,7 @@ func New(opts Options) (*Runtime, error) {
 	rt.system = actorkit.NewSystem(opts.Logger)
 	dispatcher := opts.dispatcher
 	if dispatcher == nil {
-		rt.pool = actorkit.NewPool(orDefault(opts.Workers, runtime.GOMAXPROCS(0)), inbox.DefaultThroughput)
+		rt.pool = dispatch.NewPool(orDefault(opts.Workers, runtime.GOMAXPROCS(0)), inbox.DefaultThroughput)
 		dispatcher = rt.pool
 	}
 	rt.registry = parent.New(parent.Config{

@@ -15,8 +15,10 @@ import (
 var cliTools = []string{"internal/bench", "internal/stress"}
 
 // toolMayImport are the module packages a tool is written with: what the
-// CLI may import, and the other tools.
-var toolMayImport = slices.Concat(cliMayImport, cliTools)
+// CLI may import, the other tools, and the dispatcher the runtime runs its
+// actors on (a leaf package), so that a floor's actors run as the
+// runtime's do.
+var toolMayImport = slices.Concat(cliMayImport, cliTools, []string{"internal/dispatch"})
 
 // toolImportsLeft are the module packages beyond toolMayImport that a tool
 // still imports (measurements not yet rewritten on the root). No package

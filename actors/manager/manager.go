@@ -12,6 +12,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
+	"github.com/dsh-actors/dsh-actors/internal/dispatch"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -116,7 +117,7 @@ type Manager struct {
 	logger     *slog.Logger
 	system     *actor.ActorSystem
 	pid        *actor.PID
-	dispatcher *actorkit.Pool // one long-lived goroutine runs the actor
+	dispatcher *dispatch.Pool // one long-lived goroutine runs the actor
 	self       actor.Context  // the actor's context, valid inside Receive only
 	haltMu     sync.RWMutex
 	halted     bool
@@ -171,7 +172,7 @@ func New(opts Options) (*Manager, error) {
 	if m.onEnded == nil {
 		m.onEnded = func(RunEndInfo) {}
 	}
-	m.dispatcher = actorkit.NewPool(1, dispatchThroughput)
+	m.dispatcher = dispatch.NewPool(1, dispatchThroughput)
 	props := actor.PropsFromProducer(func() actor.Actor { return (*receiver)(m) },
 		actor.WithDispatcher(m.dispatcher), actor.WithReceiverMiddleware(opts.middleware...))
 	pid, err := m.system.Root.SpawnNamed(props, "subagent-manager/"+m.system.ProcessRegistry.NextId())

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dsh-actors/dsh-actors/internal/dispatch"
+
 	"github.com/asynkron/protoactor-go/actor"
 )
 
@@ -96,15 +98,15 @@ func (m *floorManager) Receive(c actor.Context) {
 // actor; the
 // manager, watching every actor, counts the Terminated messages. The
 // nodes hold no session, inbox, registry or lifecycle state. The actors
-// run on dispatchers of the runtime's design (pool): the nodes on a pool
+// run on the runtime's dispatcher (dispatch.Pool): the nodes on a pool
 // of GOMAXPROCS workers, the manager on a pool of one. Building a forest and
 // collecting its garbage is untimed; ctx bounds the wait for a drain.
 func DrainFloor(ctx context.Context, dir string, fanout, depth, n int) (res Samples, agents int, err error) {
 	system := QuietSystem()
 	defer system.Shutdown()
-	nodes, manager := newPool(runtime.GOMAXPROCS(0)), newPool(1)
-	defer nodes.close()
-	defer manager.close()
+	nodes, manager := dispatch.NewPool(runtime.GOMAXPROCS(0), mailboxThroughput), dispatch.NewPool(1, mailboxThroughput)
+	defer nodes.Close()
+	defer manager.Close()
 	f := floor{system: system, nodes: nodes, manager: manager}
 	for i := range n {
 		if err := ctx.Err(); err != nil {
@@ -289,3 +291,7 @@ func (n *floorNode) runTurn(ctx context.Context, system *actor.ActorSystem, turn
 	case <-turns.quit:
 	}
 }
+
+// mailboxThroughput is how many messages a mailbox run of the floor's
+// actors handles before it yields, as the runtime's inboxes do.
+const mailboxThroughput = 300

@@ -1,4 +1,4 @@
-package actorkit
+package dispatch
 
 import (
 	"sync"
