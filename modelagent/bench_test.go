@@ -15,6 +15,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/llm"
 	"github.com/dsh-actors/dsh-actors/internal/llmtest"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -122,10 +123,10 @@ func durable(b *testing.B, sessions *session.Sessions, live *session.Live) {
 type timing struct{ wall, cpu time.Duration }
 
 func (t *timing) add(f func()) {
-	start, cpu := time.Now(), processCPU()
+	start, cpu := time.Now(), testkit.ProcessCPU()
 	f()
 	t.wall += time.Since(start)
-	t.cpu += processCPU() - cpu
+	t.cpu += testkit.ProcessCPU() - cpu
 }
 
 // plus is t and u together.
