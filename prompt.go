@@ -118,8 +118,11 @@ func (r *Runtime) PromptSession(ctx context.Context, id string, content []event.
 	for attempt := 1; ; attempt++ {
 		msg := event.UserMessage{Content: content, Source: source, Role: event.RoleUser, ID: inbox.NewMessageID()}
 		h, err := r.promptOnce(ctx, id, msg)
-		if err == nil || attempt == promptAttempts || !leftUnderThePrompt(err) {
-			return msg.ID, err
+		if err == nil {
+			return msg.ID, nil
+		}
+		if attempt == promptAttempts || !leftUnderThePrompt(err) {
+			return "", err
 		}
 		if h != nil {
 			select {
