@@ -90,6 +90,7 @@ func followupAcrossNodes(t *testing.T, w *world) {
 	require.NoError(t, err)
 	w.awaitLogged(x.child, across)
 	require.Equal(t, x.epoch, claimedEpoch(t, w.ctx, w.dsn, x.child, across), "run by node a, which holds the child")
+	awaitReply(t, w, x.child, "across") // a kill before its turn ends would close it interrupted, unanswered
 
 	x.holder.Kill()
 	after := followup(t, w, x.sender, x.parent, x.child, "reply after a died")
@@ -98,6 +99,25 @@ func followupAcrossNodes(t *testing.T, w *world) {
 	sleepFor(*loadFor)
 	w.finish(d, []Acked{{Node: "b", Child: x.child, MessageID: across}, {Node: "b", Child: x.child, MessageID: after}}, x.sender)
 	require.Contains(t, turnsOf(t, w, x.child).texts, "across")
+}
+
+// awaitReply waits (bounded) until an assistant message of session id
+// holds s.
+func awaitReply(t *testing.T, w *world, id, s string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(w.ctx, bound)
+	defer cancel()
+	for {
+		var n int
+		require.NoError(t, withConn(ctx, w.dsn, func(conn *pgx.Conn) error {
+			return conn.QueryRow(ctx, `SELECT count(*) FROM events WHERE session_id = $1 AND type = 'assistant/message' AND strpos(line, $2) > 0`,
+				id, s).Scan(&n)
+		}))
+		if n > 0 {
+			return
+		}
+		require.NoError(t, pause(ctx, ttl/10), "the reply holding %q never reached the log of %s", s, id)
+	}
 }
 
 // BenchmarkWakeAcrossNodes measures, per iteration, admit→claim: from a
