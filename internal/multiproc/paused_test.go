@@ -124,17 +124,24 @@ func ranBy(ctx context.Context, dsn, id, s string) (string, error) {
 // awaitText waits (bounded) until a user message of session id holds s.
 func awaitText(t *testing.T, w *world, id, s string) {
 	t.Helper()
+	awaitEventHolding(t, w, id, "user/message", s, "the message acknowledged by the paused node")
+}
+
+// awaitEventHolding waits (bounded) until an event of type typ in session
+// id's log holds s; what names the awaited event in the failure.
+func awaitEventHolding(t *testing.T, w *world, id, typ, s, what string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(w.ctx, bound)
 	defer cancel()
 	for {
 		var n int
 		require.NoError(t, withConn(ctx, w.dsn, func(conn *pgx.Conn) error {
-			return conn.QueryRow(ctx, `SELECT count(*) FROM events WHERE session_id = $1 AND type = 'user/message' AND strpos(line, $2) > 0`,
-				id, s).Scan(&n)
+			return conn.QueryRow(ctx, `SELECT count(*) FROM events WHERE session_id = $1 AND type = $2 AND strpos(line, $3) > 0`,
+				id, typ, s).Scan(&n)
 		}))
 		if n > 0 {
 			return
 		}
-		require.NoError(t, pause(ctx, ttl/10), "%q acknowledged by the paused node never reached the log of %s", s, id)
+		require.NoError(t, pause(ctx, ttl/10), "%s holding %q never reached the log of %s", what, s, id)
 	}
 }

@@ -105,19 +105,7 @@ func followupAcrossNodes(t *testing.T, w *world) {
 // holds s.
 func awaitReply(t *testing.T, w *world, id, s string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(w.ctx, bound)
-	defer cancel()
-	for {
-		var n int
-		require.NoError(t, withConn(ctx, w.dsn, func(conn *pgx.Conn) error {
-			return conn.QueryRow(ctx, `SELECT count(*) FROM events WHERE session_id = $1 AND type = 'assistant/message' AND strpos(line, $2) > 0`,
-				id, s).Scan(&n)
-		}))
-		if n > 0 {
-			return
-		}
-		require.NoError(t, pause(ctx, ttl/10), "the reply holding %q never reached the log of %s", s, id)
-	}
+	awaitEventHolding(t, w, id, "assistant/message", s, "the reply")
 }
 
 // BenchmarkWakeAcrossNodes measures, per iteration, admit→claim: from a
