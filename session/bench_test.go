@@ -97,18 +97,7 @@ func appendWorkload(b *testing.B, fsys sessionfs.FS, writers, each int) float64 
 // writers), and reports the rates and the ratios the issue targets
 // (group/per-event ≥ 20, group/no-sync ≥ 0.25).
 func BenchmarkAppendDurability(b *testing.B) {
-	var group, perEvent, noSync float64
-	for range b.N {
-		group += appendWorkload(b, sessionfs.OSFS{}, 64, 200)
-		perEvent += appendWorkload(b, sessionfs.OSFS{}, 1, 500)
-		noSync += appendWorkload(b, noSyncFS{}, 64, 200)
-	}
-	n := float64(b.N)
-	b.ReportMetric(group/n, "group-events/s")
-	b.ReportMetric(perEvent/n, "per-event-fsync-events/s")
-	b.ReportMetric(noSync/n, "no-fsync-events/s")
-	b.ReportMetric(group/perEvent, "group/per-event")
-	b.ReportMetric(group/noSync, "group/no-fsync")
+	benchDurability(b, appendWorkload, 200, 500)
 }
 
 // BenchmarkLiveAppendFlush measures the live path: 64 goroutines each
@@ -189,11 +178,19 @@ func liveAppendRate(b *testing.B, fsys sessionfs.FS, writers, each int) float64 
 // group/no-fsync (target ≥ 0.25). No public call appends an event and
 // waits for it alone, so `dsh-actors bench` leaves this to go test.
 func BenchmarkLiveAppendDurability(b *testing.B) {
+	benchDurability(b, liveAppendRate, 300, 1_000)
+}
+
+// benchDurability runs rate, the events/s of one workload, with group
+// commit (64 writers, perWriter events each), with one fdatasync per
+// event (one writer, single events) and without any sync (64 writers),
+// and reports the three rates and their ratios.
+func benchDurability(b *testing.B, rate func(b *testing.B, fs sessionfs.FS, writers, events int) float64, perWriter, single int) {
 	var group, perEvent, noSync float64
 	for range b.N {
-		group += liveAppendRate(b, sessionfs.OSFS{}, 64, 300)
-		perEvent += liveAppendRate(b, sessionfs.OSFS{}, 1, 1_000)
-		noSync += liveAppendRate(b, noSyncFS{}, 64, 300)
+		group += rate(b, sessionfs.OSFS{}, 64, perWriter)
+		perEvent += rate(b, sessionfs.OSFS{}, 1, single)
+		noSync += rate(b, noSyncFS{}, 64, perWriter)
 	}
 	n := float64(b.N)
 	b.ReportMetric(group/n, "group-events/s")
