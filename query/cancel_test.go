@@ -27,7 +27,7 @@ func TestStopsAtTheBetweenCandidatesCheckpoint(t *testing.T) {
 	w := twoChildWorld(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	fq := &faultQuerier{inner: w.q, onListEvents: func(_ context.Context, _ string, next func() ([]EventRecord, error)) ([]EventRecord, error) {
+	fq := &faultQuerier{inner: w.q, onListEvents: func(_ context.Context, _ string, next func() (*eventList, error)) (*eventList, error) {
 		records, err := next()
 		cancel()
 		return records, err
@@ -87,7 +87,7 @@ func TestAMappableFailureDuringCancellationIsNotASuccess(t *testing.T) {
 	w.authorChild("only", "parent", 2, "1")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	fq := &faultQuerier{inner: w.q, onListEvents: func(context.Context, string, func() ([]EventRecord, error)) ([]EventRecord, error) {
+	fq := &faultQuerier{inner: w.q, onListEvents: func(context.Context, string, func() (*eventList, error)) (*eventList, error) {
 		cancel()
 		return nil, newError(fault.QueryPersistenceFailed, "failed", nil)
 	}}
@@ -122,7 +122,7 @@ func TestCancellationWithTheRealQueryNeverReturnsAPartialList(t *testing.T) {
 				tick()
 				return next()
 			},
-			onListEvents: func(_ context.Context, _ string, next func() ([]EventRecord, error)) ([]EventRecord, error) {
+			onListEvents: func(_ context.Context, _ string, next func() (*eventList, error)) (*eventList, error) {
 				tick()
 				return next()
 			},

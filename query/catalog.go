@@ -17,8 +17,8 @@ type Querier interface {
 	// traceSession returns the lineage of id over the whole corpus.
 	traceSession(ctx context.Context, id string) (*lineage, error)
 	// listEvents returns every raw event of id with its surface class
-	// (Query.ListEvents).
-	listEvents(ctx context.Context, id string) ([]EventRecord, error)
+	// (Query.ListEvents), and the log it read.
+	listEvents(ctx context.Context, id string) (*eventList, error)
 	// readEvent returns one event of a session with the session's header.
 	readEvent(ctx context.Context, req readRequest) (*eventWindow, error)
 }
@@ -125,11 +125,11 @@ func inspectChild(ctx context.Context, q Querier, parentID string, candidate cat
 
 func readChildDescriptor(ctx context.Context, q Querier, parentID string, candidate catalog.Record) (*Entry, error) {
 	id := candidate.Header.ID
-	records, err := runListingQuery(ctx, func() ([]EventRecord, error) { return q.listEvents(ctx, id) })
+	list, err := runListingQuery(ctx, func() (*eventList, error) { return q.listEvents(ctx, id) })
 	if err != nil {
 		return nil, err
 	}
-	seqs := ownDescriptorSeqs(records, seedBoundary(candidate.Header))
+	seqs := ownDescriptorSeqs(list.records, seedBoundary(candidate.Header))
 	switch {
 	case len(seqs) == 0:
 		return nil, nil
@@ -137,7 +137,7 @@ func readChildDescriptor(ctx context.Context, q Querier, parentID string, candid
 		return diagnostic(id, ReasonCorrupt), nil
 	}
 	window, err := runListingQuery(ctx, func() (*eventWindow, error) {
-		return q.readEvent(ctx, readRequest{SessionID: id, Seq: seqs[0]})
+		return q.readEvent(ctx, readRequest{SessionID: id, Seq: seqs[0], From: list.log})
 	})
 	if err != nil {
 		return nil, err

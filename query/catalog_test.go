@@ -176,7 +176,7 @@ func TestMapsPerChildReadFailuresToUnavailable(t *testing.T) {
 			w := parentWorld(t)
 			w.authorChild("flaky", "parent", 2, "l")
 			w.authorChild("fine", "parent", 3, "ok")
-			fq := &faultQuerier{inner: w.q, onListEvents: func(_ context.Context, id string, next func() ([]EventRecord, error)) ([]EventRecord, error) {
+			fq := &faultQuerier{inner: w.q, onListEvents: func(_ context.Context, id string, next func() (*eventList, error)) (*eventList, error) {
 				if id == "flaky" {
 					return nil, failure
 				}
@@ -268,7 +268,7 @@ func TestDiagnosesExactReadMismatchesAsCorrupt(t *testing.T) {
 func TestMapsPerChildSourceConflictToCorrupt(t *testing.T) {
 	w := parentWorld(t)
 	w.authorChild("conflicted", "parent", 2, "l")
-	fq := &faultQuerier{inner: w.q, onListEvents: func(context.Context, string, func() ([]EventRecord, error)) ([]EventRecord, error) {
+	fq := &faultQuerier{inner: w.q, onListEvents: func(context.Context, string, func() (*eventList, error)) (*eventList, error) {
 		return nil, fault.New(fault.QuerySourceConflict, `session source headers conflict for session "conflicted"`, nil)
 	}}
 	entries, err := ListChildren(context.Background(), fq, "parent")
@@ -301,7 +301,7 @@ func TestPropagatesUnrecognizedPerChildFailures(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			w := parentWorld(t)
 			w.authorChild("kid", "parent", 2, "l")
-			fq := &faultQuerier{inner: w.q, onListEvents: func(context.Context, string, func() ([]EventRecord, error)) ([]EventRecord, error) {
+			fq := &faultQuerier{inner: w.q, onListEvents: func(context.Context, string, func() (*eventList, error)) (*eventList, error) {
 				return nil, failure
 			}}
 			_, err := ListChildren(context.Background(), fq, "parent")
@@ -435,4 +435,20 @@ func TestOrdersTiedSiblingsAsTheOriginalsLocaleCompare(t *testing.T) {
 		got = append(got, e.ID)
 	}
 	require.Equal(t, want, got)
+}
+
+// TestReadsEachStoredChildsLogOnce: the listing reads each stored child's
+// log once (its events and its descriptor come from that one read), and
+// no log at all for a child without a descriptor beyond that read.
+func TestReadsEachStoredChildsLogOnce(t *testing.T) {
+	w := parentWorld(t)
+	w.authorChild("first", "parent", 2, "one")
+	w.authorChild("second", "parent", 3, "two")
+	w.persist(header("plain", "parent", 4), logOf(ev("turn/start", map[string]int{"turn": 1})))
+	_, before := w.store.counts()
+	entries, err := ListChildren(context.Background(), w.q, "parent")
+	require.NoError(t, err)
+	require.Equal(t, []Entry{child("first", "one", StatusComplete), child("second", "two", StatusComplete)}, entries)
+	_, after := w.store.counts()
+	require.Equal(t, 3, after-before, "one read of each stored child's log")
 }

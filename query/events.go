@@ -33,11 +33,22 @@ type EventRecord struct {
 
 // readRequest asks for the event at Seq of SessionID with up to Before
 // events before it and After events after it (each 0..ReadWindowMax).
+// From, when set, is the session's log as listEvents just read it: the
+// window is cut from it instead of reading the log again.
 type readRequest struct {
 	SessionID string
 	Seq       int64
 	Before    int
 	After     int
+	From      *session.Log
+}
+
+// eventList is listEvents' answer: one record per raw event and the log
+// they were folded from, which the catalog's exact read of the same child
+// reuses (readRequest.From), so a listing reads each child's log once.
+type eventList struct {
+	records []EventRecord
+	log     *session.Log
 }
 
 // eventWindow is the result of readEvent: the session's header, the target
@@ -58,10 +69,24 @@ type eventWindow struct {
 // SESSION_QUERY_PERSISTENCE_FAILED. The original took no cancellation
 // signal here; ctx is honoured before and during the store read.
 func (q *Query) ListEvents(ctx context.Context, id string) ([]EventRecord, error) {
+	list, err := q.listEvents(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return list.records, nil
+}
+
+// listEvents is ListEvents with the log it read, the Querier's step.
+func (q *Query) listEvents(ctx context.Context, id string) (*eventList, error) {
 	log, err := q.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	return eventsOf(id, log)
+}
+
+// eventsOf folds the surface of log, the log of id (ListEvents' records).
+func eventsOf(id string, log *session.Log) (*eventList, error) {
 	classes, err := foldSurface(log.Events)
 	if err != nil {
 		return nil, newError(fault.QueryInvalidSurface, "invalid session surface: "+err.Error(), err)
@@ -70,30 +95,33 @@ func (q *Query) ListEvents(ctx context.Context, id string) ([]EventRecord, error
 	for i, ev := range log.Events {
 		records[i] = EventRecord{SessionID: id, Seq: ev.Seq, Type: ev.Type, Time: ev.Time, Surface: classes[i]}
 	}
-	return records, nil
-}
-
-// listEvents is ListEvents, the Querier's step.
-func (q *Query) listEvents(ctx context.Context, id string) ([]EventRecord, error) {
-	return q.ListEvents(ctx, id)
+	return &eventList{records: records, log: log}, nil
 }
 
 // readEvent validates the window (SESSION_QUERY_INVALID_WINDOW, before any
 // I/O), reads the log of req.SessionID like ListEvents but without surface
-// validation, and returns the header with the window around req.Seq. A seq
-// with no event is SESSION_QUERY_EVENT_NOT_FOUND. A done ctx returns
-// context.Cause(ctx).
+// validation (or takes req.From, already read), and returns the header with
+// the window around req.Seq. A seq with no event is
+// SESSION_QUERY_EVENT_NOT_FOUND. A done ctx returns context.Cause(ctx).
 func (q *Query) readEvent(ctx context.Context, req readRequest) (*eventWindow, error) {
 	if err := validateWindow(req); err != nil {
 		return nil, err
 	}
-	log, err := q.load(ctx, req.SessionID)
-	if err != nil {
-		return nil, err
+	log := req.From
+	if log == nil {
+		var err error
+		if log, err = q.load(ctx, req.SessionID); err != nil {
+			return nil, err
+		}
 	}
 	if err := cancelled(ctx); err != nil {
 		return nil, err
 	}
+	return windowOf(log, req)
+}
+
+// windowOf is the window req asks for, cut from log (detached from it).
+func windowOf(log *session.Log, req readRequest) (*eventWindow, error) {
 	n := int64(len(log.Events))
 	if req.Seq < 0 || req.Seq >= n || log.Events[req.Seq].Seq != req.Seq {
 		return nil, newError(fault.QueryEventNotFound,

@@ -11,7 +11,7 @@ type faultQuerier struct {
 	inner Querier
 
 	onTrace      func(ctx context.Context, id string, next func() (*lineage, error)) (*lineage, error)
-	onListEvents func(ctx context.Context, id string, next func() ([]EventRecord, error)) ([]EventRecord, error)
+	onListEvents func(ctx context.Context, id string, next func() (*eventList, error)) (*eventList, error)
 	onReadEvent  func(ctx context.Context, req readRequest, next func() (*eventWindow, error)) (*eventWindow, error)
 
 	mu                   sync.Mutex
@@ -39,9 +39,9 @@ func (f *faultQuerier) traceSession(ctx context.Context, id string) (*lineage, e
 	return next()
 }
 
-func (f *faultQuerier) listEvents(ctx context.Context, id string) ([]EventRecord, error) {
+func (f *faultQuerier) listEvents(ctx context.Context, id string) (*eventList, error) {
 	f.count(&f.lists)
-	next := func() ([]EventRecord, error) { return f.inner.listEvents(ctx, id) }
+	next := func() (*eventList, error) { return f.inner.listEvents(ctx, id) }
 	if f.onListEvents != nil {
 		return f.onListEvents(ctx, id, next)
 	}
