@@ -19,7 +19,10 @@ type materializeSpec struct {
 	// child's actor is spawned under the parent's (parent.Spec.Under), so
 	// protoactor stops the parent's actor only after the child's. Nil
 	// (the parent top-level, elsewhere or absent): the child is the root
-	// of its own local forest.
+	// of its own local forest. A top-level (or one-shot) agent has no
+	// Activation and stays outside the waiting graph: its disposal must
+	// neither wait for its continuable children nor stop them, and a
+	// protoactor parent's stop does both.
 	under  *parent.Handle
 	create *parent.CreateSpec
 	resume parent.Spec

@@ -1,0 +1,94 @@
+package manager
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
+	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
+)
+
+// spawnedUnder reports whether child's actor is a protoactor child of
+// p's: protoactor names an actor spawned by another's context
+// "<the other's id>/<name>", and only such an actor is in the other's
+// Children.
+func spawnedUnder(child, p *parent.Handle) bool {
+	return strings.HasPrefix(child.Activation().Ref().Id, p.Activation().Ref().Id+"/")
+}
+
+// forkOrSpawn prepares "fork" with p's completed turns as the seed and
+// "spawn" with none.
+func forkOrSpawn(_ context.Context, provider, _ string, p *parent.Handle) ([]session.Event, error) {
+	if provider == "fork" {
+		return completedPrefix(p), nil
+	}
+	return spawnOnly(context.Background(), provider, "", p)
+}
+
+// Every way a continuable child of a resident Activation gets an epoch
+// spawns its actor under the parent's: a fresh start, a forked (seeded)
+// start, a cold resume while the parent is resident, and a start under a
+// parent that was cold-resumed itself. So the parent's stop stops it
+// first, whoever stops the parent.
+func TestAChildOfAResidentParentIsSpawnedUnderItsActor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, withPrepare(forkOrSpawn))
+		f.openOnCleanup("c", "g", "fresh", "forked", "cold", "q", "resumed")
+		_, c, g := f.waitingChild(f.parent) // c is resident, idle, with a completed turn
+		registered := func(id string) *parent.Handle { return f.rt.Registry().Get(id) }
+
+		fresh := registered(f.start(c, "wait fresh"))
+		forked, err := f.m.StartContinuable(bg, StartSpec{Provider: "fork", Label: "fork",
+			Request: Request{Prompt: event.Text("wait forked"), Parent: c}})
+		require.NoError(t, err)
+		require.NotNil(t, f.header(forked.ChildID).SeedLength, "the fork was seeded")
+		settledChild := f.start(c, "silent")
+		f.settled(settledChild, 1)
+		require.Same(t, c, registered(c.ID()), "c stays resident while it owns g")
+		f.followup(c, settledChild, "wait cold") // cold-resumes it while c is resident
+
+		q := f.start(f.parent, "silent")
+		f.settled(q, 1)
+		f.followup(f.parent, q, "wait q") // q is resumed cold
+		resumedParent := registered(q)
+		resumedChild := registered(f.start(resumedParent, "wait resumed"))
+
+		for name, pair := range map[string][2]*parent.Handle{
+			"fresh":                       {registered(g), c},
+			"fresh, a second":             {fresh, c},
+			"forked":                      {registered(forked.ChildID), c},
+			"cold-resumed, parent here":   {registered(settledChild), c},
+			"started under a resumed one": {resumedChild, resumedParent},
+		} {
+			require.NotNil(t, pair[0], name)
+			require.True(t, spawnedUnder(pair[0], pair[1]), "%s: %s is not under %s", name, pair[0].Activation().Ref().Id, pair[1].Activation().Ref().Id)
+		}
+	})
+}
+
+// A child of a top-level agent is the root of its own local forest: the
+// top-level agent has no Activation, so it is outside the waiting graph,
+// and its disposal leaves the child running; the child ends on its own,
+// its end still emitted.
+func TestAChildOfATopLevelAgentOutlivesItsDisposal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t)
+		f.openOnCleanup("c")
+		child := f.start(f.parent, "wait c")
+		f.gates.reached("c")
+		childAgent := f.rt.Registry().Get(child)
+		require.False(t, spawnedUnder(childAgent, f.parent))
+
+		require.NoError(t, f.parent.Dispose(bg))
+		synctest.Wait()
+		require.Same(t, childAgent, f.rt.Registry().Get(child), "the child runs on")
+		f.gates.open("c")
+		require.Equal(t, agent.Completed, f.settled(child, 1).StopReason)
+		f.requireNoActivation()
+	})
+}
