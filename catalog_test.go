@@ -11,7 +11,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/index"
-	"github.com/dsh-actors/dsh-actors/internal/storegen"
+	"github.com/dsh-actors/dsh-actors/internal/storetest"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -37,7 +37,7 @@ func storedLog(id, parentID, label string) session.Log {
 func TestChildrenBuildTheIndexOnFirstUse(t *testing.T) {
 	for _, noIndex := range []bool{false, true} {
 		dir := t.TempDir()
-		require.NoError(t, storegen.WriteSynthetic(dir, storedLog("p", "", ""), storedLog("c", "p", "researcher")))
+		require.NoError(t, storetest.WriteSynthetic(dir, storedLog("p", "", ""), storedLog("c", "p", "researcher")))
 		rt := open(t, Options{Dir: dir, NoIndex: noIndex})
 		_, err := os.Stat(filepath.Join(dir, index.FileName))
 		require.ErrorIs(t, err, os.ErrNotExist, "before the first listing")
@@ -64,7 +64,7 @@ func TestHistoryOfADamagedLogKeepsTheReadablePrefix(t *testing.T) {
 	log.Events = append(log.Events,
 		session.Event{Type: "custom/note", Seq: 1, Time: 1, Data: json.RawMessage(`{"n":1}`)},
 		session.Event{Type: "turn/end", Seq: 2, Time: 1, Data: json.RawMessage(`{"turn":1,"reason":{"kind":"completed"}}`)})
-	require.NoError(t, storegen.WriteSynthetic(dir, log))
+	require.NoError(t, storetest.WriteSynthetic(dir, log))
 	paths, err := filepath.Glob(filepath.Join(dir, "*", "*", "session.jsonl"))
 	require.NoError(t, err)
 	require.Len(t, paths, 1)
@@ -105,7 +105,7 @@ func TestSearchValidatesOnAMemoryRuntime(t *testing.T) {
 // TestReadsOfAClosedRuntimeFail: after Close every read is fault.Closed.
 func TestReadsOfAClosedRuntimeFail(t *testing.T) {
 	dir := t.TempDir()
-	require.NoError(t, storegen.WriteSynthetic(dir, storedLog("p", "", "")))
+	require.NoError(t, storetest.WriteSynthetic(dir, storedLog("p", "", "")))
 	rt, err := Open(Options{Dir: dir})
 	require.NoError(t, err)
 	_, err = rt.Children(bg, "p")
@@ -123,7 +123,7 @@ func TestReadsOfAClosedRuntimeFail(t *testing.T) {
 // failure.
 func TestSessionsCancelled(t *testing.T) {
 	dir := t.TempDir()
-	require.NoError(t, storegen.WriteSynthetic(dir, storedLog("p", "", "")))
+	require.NoError(t, storetest.WriteSynthetic(dir, storedLog("p", "", "")))
 	rt := open(t, Options{Dir: dir})
 	ctx, cancel := context.WithCancel(bg)
 	cancel()

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
+	"github.com/dsh-actors/dsh-actors/internal/storetest"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -22,7 +23,7 @@ func storeQuery(tb testing.TB, root string, seedCost bool) *Query {
 	tb.Cleanup(func() { require.NoError(tb, jsonl.Close()) })
 	var store session.Store = jsonl
 	if seedCost {
-		store = storegen.RelistingStore{Store: jsonl}
+		store = storetest.RelistingStore{Store: jsonl}
 	}
 	return New(session.NewSessions(store))
 }

@@ -9,11 +9,11 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
-	"github.com/dsh-actors/dsh-actors/internal/storegen"
+	"github.com/dsh-actors/dsh-actors/internal/storetest"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-// The benchmarks over stores written by storegen.WriteSynthetic (an
+// The benchmarks over stores written by storetest.WriteSynthetic (an
 // external test package: sessiontest imports session).
 
 // BenchmarkInspect reads a ~10 MB log; the MB/s column is the throughput.
@@ -24,7 +24,7 @@ func BenchmarkInspect(b *testing.B) {
 	for i := range log.Events {
 		log.Events[i] = session.Event{Type: "assistant/chunk", Seq: int64(i), Time: 1785544945198 + int64(i), Data: session.BenchData}
 	}
-	require.NoError(b, storegen.WriteSynthetic(root, log))
+	require.NoError(b, storetest.WriteSynthetic(root, log))
 	s, err := session.OpenJSONL(root)
 	require.NoError(b, err)
 	defer s.Close()
@@ -57,7 +57,7 @@ func syntheticStore(b *testing.B, n int) *session.JSONL {
 		}
 		logs[i] = session.Log{Header: h, Events: events}
 	}
-	require.NoError(b, storegen.WriteSynthetic(root, logs...))
+	require.NoError(b, storetest.WriteSynthetic(root, logs...))
 	s, err := session.OpenJSONL(root)
 	require.NoError(b, err)
 	b.Cleanup(func() { s.Close() })

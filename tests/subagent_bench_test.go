@@ -113,7 +113,8 @@ func BenchmarkSubagentFollowup(b *testing.B) {
 		b.Run(fmt.Sprintf("cold-resume/events=%d", size), func(b *testing.B) {
 			root := benchDir(b)
 			log := storegen.ContinuableChild("cold-child", "parent", size)
-			require.NoError(b, storegen.WriteSynthetic(root, log))
+			_, err := storegen.Write(root, log)
+			require.NoError(b, err)
 			w := newBenchWorld(b, root, false)
 			for b.Loop() {
 				if err := w.Followup(bg, "cold-child", "reply again"); err != nil {
@@ -121,7 +122,8 @@ func BenchmarkSubagentFollowup(b *testing.B) {
 				}
 				b.StopTimer()
 				w.waitEnd(b, "cold-child")
-				require.NoError(b, storegen.WriteSynthetic(root, log))
+				_, err := storegen.Write(root, log)
+				require.NoError(b, err)
 				b.StartTimer()
 			}
 		})

@@ -227,7 +227,7 @@ func Resident(ctx context.Context, root string, n int) (res Samples, err error) 
 // untimed.
 func ColdResume(ctx context.Context, root string, events, n int) (res Samples, err error) {
 	log := storegen.ContinuableChild("cold-child", "parent", events)
-	if err := storegen.WriteSynthetic(root, log); err != nil {
+	if _, err := storegen.Write(root, log); err != nil {
 		return nil, err
 	}
 	w, err := OpenWorld(ctx, root, false)
@@ -244,7 +244,7 @@ func ColdResume(ctx context.Context, root string, events, n int) (res Samples, e
 		if err := w.WaitEnd(ctx, "cold-child"); err != nil {
 			return nil, err
 		}
-		if err := storegen.WriteSynthetic(root, log); err != nil {
+		if _, err := storegen.Write(root, log); err != nil {
 			return nil, err
 		}
 	}

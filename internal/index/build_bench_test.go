@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-actors/dsh-actors/internal/storegen"
+	"github.com/dsh-actors/dsh-actors/internal/storetest"
 	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -61,7 +61,7 @@ func BenchmarkIndexBuild(b *testing.B) {
 	n := buildSessions(b)
 	root := b.TempDir()
 	logs := syntheticLogs(n)
-	if err := storegen.WriteSynthetic(root, logs...); err != nil {
+	if err := storetest.WriteSynthetic(root, logs...); err != nil {
 		b.Fatal(err)
 	}
 	age(b, root)

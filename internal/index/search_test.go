@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/fault"
-	"github.com/dsh-actors/dsh-actors/internal/storegen"
+	"github.com/dsh-actors/dsh-actors/internal/storetest"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -23,7 +23,7 @@ func userText(seq int64, text string) session.Event {
 
 func searchWorld(t testing.TB, logs ...session.Log) *DB {
 	root := t.TempDir()
-	require.NoError(t, storegen.WriteSynthetic(root, logs...))
+	require.NoError(t, storetest.WriteSynthetic(root, logs...))
 	jsonl, err := session.OpenJSONL(root)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, jsonl.Close()) })

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
+	"github.com/dsh-actors/dsh-actors/internal/storetest"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -25,7 +26,7 @@ func (f *fixture) writeChild(id, label string, createdAt int64) string {
 	require.NoError(f.t, err)
 	h := session.Header{ID: id, ParentSession: storegen.Parent, CreatedAt: createdAt, Cwd: "/work/alpha",
 		Origin: "subagent", DelegationDepth: 1}
-	require.NoError(f.t, storegen.WriteSynthetic(f.root, session.Log{Header: h,
+	require.NoError(f.t, storetest.WriteSynthetic(f.root, session.Log{Header: h,
 		Events: []session.Event{{Type: vocab.TypeSubagentDescriptor, Seq: 0, Time: createdAt, Data: data}}}))
 	path, err := logpath.Path(f.root, h.Cwd, id)
 	require.NoError(f.t, err)

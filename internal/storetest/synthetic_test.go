@@ -1,4 +1,4 @@
-package storegen
+package storetest
 
 import (
 	"context"
@@ -7,10 +7,13 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/session"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // TestWriteSyntheticWritesWhatCreateWrites: the synthetic log of a header
 // and its events holds exactly the bytes Create writes for them, and the
@@ -55,17 +58,20 @@ func readLog(t *testing.T, root string, h session.Header) string {
 	return string(data)
 }
 
-// The continuable child is a valid settled continuable log of about n events.
-func TestContinuableChild(t *testing.T) {
+// TestRelistingStore: the relisting store finds what the store lists and
+// reports the rest as not found.
+func TestRelistingStore(t *testing.T) {
 	root := t.TempDir()
-	log := ContinuableChild("cold-child", "parent", 100)
-	require.Len(t, log.Events, 104)
-	require.NoError(t, WriteSynthetic(root, log))
+	note := []session.Event{{Type: "custom/note", Data: json.RawMessage(`{}`)}}
+	require.NoError(t, WriteSynthetic(root, session.Log{Header: session.Header{ID: "listed", CreatedAt: 1}, Events: note}))
 	store, err := session.OpenJSONL(root)
 	require.NoError(t, err)
-	defer store.Close()
-	got, err := store.Inspect(context.Background(), "cold-child")
+	t.Cleanup(func() { require.NoError(t, store.Close()) })
+	relisting := RelistingStore{store}
+	ctx := context.Background()
+	got, err := relisting.Inspect(ctx, "listed")
 	require.NoError(t, err)
-	require.Len(t, got.Events, 104)
-	require.Equal(t, "parent", got.Header.ParentSession)
+	require.Equal(t, "listed", got.Header.ID)
+	_, err = relisting.Inspect(ctx, "unlisted")
+	require.ErrorIs(t, err, session.ErrNotFound)
 }
