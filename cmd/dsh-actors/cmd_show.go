@@ -60,7 +60,7 @@ func readSession(ctx context.Context, root, id string) (dsh.History, error) {
 // describeHeader renders the header's fields on one line, absent ones
 // left out.
 func describeHeader(h dsh.Header) string {
-	created := time.UnixMilli(h.CreatedAt).UTC().Format(time.RFC3339Nano)
+	created := time.UnixMilli(h.CreatedAt).UTC().Format("2006-01-02T15:04:05.000Z")
 	parts := []string{"session " + h.ID, "createdAt=" + created}
 	optional := []struct{ key, value string }{
 		{"parent", h.ParentSession}, {"cwd", h.Cwd}, {"origin", h.Origin}, {"agentPreset", h.AgentPreset},

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/internal/index"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -136,4 +137,17 @@ func TestShowAcceptsNoIndex(t *testing.T) {
 	code, _, stderr = run(t, "show", "--no-index", "--store", root, "ghost")
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "SESSION_QUERY_SESSION_NOT_FOUND")
+}
+
+// TestShowPrintsCreatedAtWithThreeMillisecondDigits: the header's time
+// has the fixed width of JavaScript's toISOString whatever its
+// milliseconds, so whole and round seconds line up with the rest.
+func TestShowPrintsCreatedAtWithThreeMillisecondDigits(t *testing.T) {
+	for ms, want := range map[int64]string{
+		1785544945100: "createdAt=2026-08-01T00:42:25.100Z",
+		1785544945000: "createdAt=2026-08-01T00:42:25.000Z",
+		1785544945123: "createdAt=2026-08-01T00:42:25.123Z",
+	} {
+		require.Equal(t, "session s "+want+" depth=0", describeHeader(dsh.Header{ID: "s", CreatedAt: ms}))
+	}
 }
