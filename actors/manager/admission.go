@@ -11,30 +11,76 @@ import (
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-// submit is the final admission of o's message to its epoch o.a. Without
-// a durable inbox it is one span with no wait in it (accept, then
-// enqueue). With one, the message is accepted (the same checks),
-// committed to the store's inbox off the actor (the store checks the
-// exact live parent's epoch and the drain cut-off in the same step;
-// admitted), checked again in the actor (a drain or disposal may have
-// opened meanwhile: the committed row is then discarded) and handed to
-// the child's inbox; o's MessageID is the committed row's. o holds the
-// child's lock, so admissions to one child commit in the order they are
-// queued. It ends in submitted.
+// submit admits o's message to its epoch o.a. Without a durable inbox
+// the admission is its final step alone (admitFinal), with no wait in
+// it. With one, the message is first committed to the store's inbox off
+// the actor, once nothing the actor knows makes the commit pointless
+// (commitGate); the store checks the exact live parent's epoch, the
+// child's header and the drain cut-off in the commit's own statement.
+// The final step runs when the commit is back (admitted), and a committed
+// message it refuses is discarded from the durable inbox; o's MessageID is
+// the committed row's. o holds the child's lock, so admissions to one
+// child commit in the order they are queued. It ends in submitted.
 func (m *core) submit(o *op) {
-	msg, err := m.accept(o.ctx, o.a, o.content, o.source, o.parent)
-	if err != nil {
+	o.msg = event.UserMessage{Content: o.content, Source: o.source, Role: "user", ID: m.env.newID()}
+	if !m.durable {
+		if err := m.admitFinal(o); err != nil {
+			m.submitted(o, "", err)
+			return
+		}
+		m.submitted(o, o.msg.ID, nil)
+		return
+	}
+	if err := m.commitGate(o); err != nil {
 		m.submitted(o, "", err)
 		return
 	}
-	if !m.durable {
-		id, err := m.enqueue(o.a, msg)
-		m.submitted(o, id, err)
-		return
-	}
-	o.msg = msg
 	m.emit(commitAdmission{o})
 }
+
+// admission is an op's admission before its first wait (the child's
+// materialization, or the commit to the durable inbox of a child another
+// process holds): the caller's context, the DRAINING gate, then the
+// parent's authority against the child's header as this process read it
+// (header).
+func (m *core) admission(o *op, header durableParent) error {
+	if err := m.admitWithContext(o.ctx, o.parent); err != nil {
+		return err
+	}
+	return m.authorize(o.parent, o.childID, header)
+}
+
+// authorize is the authority decision, the only one. It is made at the
+// op's admission before its first wait (admission) and again in its
+// final admission step, with no wait after it (admitFinal); an epoch an
+// op materialized is admitted by the same check when it is published
+// (ownedBy), the await-free step before it can run anything. p must be
+// the registry's exact live entry for its id (a handle whose agent left
+// the registry, an ended epoch perhaps replaced by a newer one, is
+// UNAUTHORIZED: a child it owned would run pinned by no epoch), and the
+// child's durable header, when this process read it, must name p's id (a
+// header naming none is a top-level session's: no one's child). An
+// unread header is a child another process holds: the store checks it
+// in the admission's own statement.
+func (m *core) authorize(p *parent.Handle, childID string, durable durableParent) error {
+	if !m.env.isLive(p) {
+		return notExactParent(childID)
+	}
+	if durable.read && durable.id != m.env.idOf(p) {
+		return foreignParent(childID)
+	}
+	return nil
+}
+
+// durableParent is what this process read of a child's durable header:
+// the parent session it names ("" for none), or nothing (unread).
+type durableParent struct {
+	id   string
+	read bool
+}
+
+// readParent is a header read here that names id as the parent.
+func readParent(id string) durableParent { return durableParent{id: id, read: true} }
 
 // admitOff commits o's message to its child's durable inbox (off the
 // actor).
@@ -57,26 +103,18 @@ func admissionOf(o *op) (session.Admission, error) {
 	return session.Admission{MessageID: o.msg.ID, From: p.ID(), FromEpoch: p.Session().Epoch(), Body: body}, nil
 }
 
-// admitted is the await-free step after the durable commit: the checks
-// a wait can change, then the message handed to the epoch.
+// admitted is the final step after the durable commit.
 func (m *core) admitted(msg admitted) {
-	o, a := msg.op, msg.op.a
+	o := msg.op
 	if msg.err != nil {
-		delete(a.accepted, o.msg.ID)
-		m.submitted(o, "", notAdmitted(a.childID, msg.err))
+		m.submitted(o, "", notAdmitted(o.childID, msg.err))
 		return
 	}
-	if err := m.recheck(o.ctx, a, o.parent); err != nil {
-		delete(a.accepted, o.msg.ID)
+	if err := m.admitFinal(o); err != nil {
 		m.discardCommitted(o, err)
 		return
 	}
-	id, err := m.enqueue(a, o.msg)
-	if err != nil {
-		m.discardCommitted(o, err)
-		return
-	}
-	m.submitted(o, id, nil)
+	m.submitted(o, o.msg.ID, nil)
 }
 
 // submitted ends o's admission: a fresh epoch whose admission failed is
@@ -139,45 +177,66 @@ func (m *Manager) settleDiscarded(a *activation, messageID string) {
 	}
 }
 
-// accept is the final admission span, with no wait in it: the caller's
-// context, the DRAINING gate, the Activation's disposal, the parent's
-// authority against the live child's header (recheck), the child's log
-// not failed, parent ownership, then the message under a new id,
+// admitFinal is the final admission step, with no wait in it: the
+// commit gate again (the caller's context, the DRAINING gate, the
+// epoch's disposal), the parent's authority against the live child's
+// header, the child's log not failed, the parent's ownership, then o.msg
 // recorded as accepted before the inbox accepts it.
-func (m *core) accept(ctx context.Context, a *activation, content []event.Block, source event.Source, p *parent.Handle) (event.UserMessage, error) {
-	if err := m.recheck(ctx, a, p); err != nil {
-		return event.UserMessage{}, err
-	}
-	if err := m.env.writeFailure(a.handle); err != nil {
-		return event.UserMessage{}, logFailed(a.childID, err)
-	}
-	if err := m.acquireOwnership(p, a); err != nil {
-		return event.UserMessage{}, err
-	}
-	id := m.env.newID()
-	a.accepted[id] = true
-	return event.UserMessage{Content: content, Source: source, Role: "user", ID: id}, nil
-}
-
-// recheck is the part of the admission checks that a wait can change:
-// the caller's context, the DRAINING gate, the disposal and the parent's
-// authority.
-func (m *core) recheck(ctx context.Context, a *activation, p *parent.Handle) error {
-	if err := m.admitWithContext(ctx, p); err != nil {
+func (m *core) admitFinal(o *op) error {
+	a := o.a
+	if err := m.admissionOpen(o); err != nil {
 		return err
 	}
-	if a.disposal != nil {
-		return activationClosing(a.childID)
+	if err := m.authorize(o.parent, a.childID, readParent(m.env.headerParent(a.handle))); err != nil {
+		return err
 	}
-	return m.authorize(p, a.childID, readParent(m.env.headerParent(a.handle)))
+	if err := m.logIntact(a); err != nil {
+		return err
+	}
+	if err := m.acquireOwnership(o.parent, a); err != nil {
+		return err
+	}
+	a.accepted[o.msg.ID] = true
+	return m.enqueue(a, o.msg)
+}
+
+// commitGate refuses a durable commit the final step would refuse for a
+// reason the actor knows already (admitFinal checks them all again).
+func (m *core) commitGate(o *op) error {
+	if err := m.admissionOpen(o); err != nil {
+		return err
+	}
+	return m.logIntact(o.a)
+}
+
+// admissionOpen is the part of an admission's checks, but authority,
+// that a wait can change: the caller's context, the DRAINING gate and the
+// epoch's disposal.
+func (m *core) admissionOpen(o *op) error {
+	if err := m.admitWithContext(o.ctx, o.parent); err != nil {
+		return err
+	}
+	if o.a.disposal != nil {
+		return activationClosing(o.a.childID)
+	}
+	return nil
+}
+
+// logIntact refuses a message to a child whose session log failed: it
+// could never be logged.
+func (m *core) logIntact(a *activation) error {
+	if err := m.env.writeFailure(a.handle); err != nil {
+		return logFailed(a.childID, err)
+	}
+	return nil
 }
 
 // enqueue hands an accepted message to the child's inbox.
-func (m *core) enqueue(a *activation, msg event.UserMessage) (string, error) {
+func (m *core) enqueue(a *activation, msg event.UserMessage) error {
 	if err := m.env.post(a.handle, msg); err != nil {
 		delete(a.accepted, msg.ID)
-		return "", err
+		return err
 	}
 	a.enqueued[msg.ID] = true
-	return msg.ID, nil
+	return nil
 }

@@ -34,6 +34,8 @@ import (
 //	                           other processes); first line only
 //	start NAME OWNER TEXT      OWNER starts NAME with prompt TEXT
 //	followup NAME TEXT         NAME's owner sends TEXT to NAME
+//	wake NAME                  the store woke NAME (a message was committed
+//	                           to its durable inbox)
 //	drain OWNER                drain OWNER's continuable descendants
 //	prepared NAME              NAME's preparation ends
 //	loaded NAME [held]         NAME's log was loaded (or another holder has its lease)
@@ -41,14 +43,20 @@ import (
 //	started NAME               NAME's subagent/start was published
 //	admitted NAME              the durable inbox committed the op's message for NAME
 //	admitted-elsewhere NAME    the same, for a child another process holds
+//	discarded NAME             the committed message the op for NAME refused
+//	                           was discarded from the durable inbox
+//	drain-read NAME [drained]  whether a drain in force closes resident NAME
+//	orphan-read NAME [held]    NAME waits for a holder, its log read (or a
+//	                           live holder has it, elsewhere)
 //	pending NAME TEXT...       NAME's durable inbox holds TEXT... unclaimed
 //	settled NAME               the disposal an op for NAME waited for settled
 //	rolledback NAME            NAME's unpublished epoch was disposed
 //	run NAME                   NAME's inbox hands its oldest message to a turn
 //	idle NAME                  NAME's turn ended and its inbox is empty
 //	fence NAME                 another holder took NAME's lease over
-//	torn NAME [REASON|failed]  NAME's teardown finished, its epoch ending with
-//	                           REASON (completed when none), or failed
+//	released NAME [REASON|failed]  NAME's actor's release step ended, its
+//	                           epoch ending with REASON (completed when
+//	                           none), or failed
 //	lose NAME                  another holder took NAME's lease over, unnoticed yet
 //	exit NAME                  NAME's agent left the registry
 func TestCoreSteps(t *testing.T) {
@@ -96,14 +104,17 @@ type stepper struct {
 	ops   map[string][]*op       // "effect child" → the ops waiting for its result, oldest first
 	epoch map[string]*activation // child → its latest epoch
 	label map[*op]string         // op → how the script calls it
-	mats  map[*materialization]string
+	// refusal is why the op refused the committed message it waits to
+	// have discarded.
+	refusal map[*op]error
+	mats    map[*materialization]string
 }
 
 func newStepper(t *testing.T, durable, wakes bool) *stepper {
 	env := newTableEnv()
 	c := &core{st: newState(), env: env, durable: durable, wakes: wakes, logger: slog.New(slog.DiscardHandler)}
 	return &stepper{t: t, c: c, env: env, owner: map[string]string{}, ops: map[string][]*op{},
-		epoch: map[string]*activation{}, label: map[*op]string{}, mats: map[*materialization]string{}}
+		epoch: map[string]*activation{}, label: map[*op]string{}, refusal: map[*op]error{}, mats: map[*materialization]string{}}
 }
 
 // run feeds the message step names to the core and describes its effects.
@@ -133,9 +144,10 @@ func (s *stepper) message(words []string) any {
 	switch words[0] {
 	case "durable":
 		return nil
-	case "start", "followup", "drain":
+	case "start", "followup", "wake", "drain":
 		return s.request(words[0], name, rest)
-	case "prepared", "loaded", "opened", "started", "admitted", "admitted-elsewhere", "pending", "settled":
+	case "prepared", "loaded", "opened", "started", "admitted", "admitted-elsewhere", "discarded",
+		"pending", "settled", "drain-read", "orphan-read":
 		return s.result(words[0], name, rest)
 	}
 	return s.notice(words[0], name, rest)
@@ -157,6 +169,8 @@ func (s *stepper) request(verb, name string, rest []string) any {
 		o := s.newOp("followup "+name, &op{kind: opFollowup, childID: name, parent: s.env.agent(s.owner[name]),
 			content: event.Text(strings.Join(rest, " ")), source: event.Source{Kind: "user"}})
 		return followupRequest{o}
+	case "wake":
+		return wakeRequest{s.newOp("wake "+name, &op{kind: opWake, childID: name})}
 	}
 	return scopedDrainRequest{ctx: bg, parents: []*parent.Handle{s.env.agent(name)}, result: make(chan error, 1)}
 }
@@ -187,6 +201,15 @@ func (s *stepper) result(verb, name string, rest []string) any {
 		return admitted{op: o}
 	case "admitted-elsewhere":
 		return admittedElsewhere{op: o}
+	case "discarded":
+		return commitDiscarded{op: o, refusal: s.refusal[o]}
+	case "drain-read":
+		return drainRead{op: o, drained: len(rest) > 0}
+	case "orphan-read":
+		if len(rest) > 0 {
+			return orphanRead{op: o}
+		}
+		return orphanRead{op: o, orphaned: true, log: s.log(name)}
 	case "pending":
 		return pendingRead{op: o, pending: s.pending(rest)}
 	}
@@ -289,6 +312,13 @@ func (s *stepper) describeOne(e effect) string {
 		return s.await("commit", "admitted", e.o) + " " + textOf(e.o.msg.Content)
 	case commitElsewhere:
 		return s.await("commit-elsewhere", "admitted-elsewhere", e.o) + " " + textOf(e.o.msg.Content)
+	case discardCommit:
+		s.refusal[e.o] = e.refusal
+		return s.await("discard", "discarded", e.o) + " " + textOf(e.o.msg.Content)
+	case readDrained:
+		return s.await("read-drained", "drain-read", e.o)
+	case readOrphan:
+		return s.await("read-orphan", "orphan-read", e.o)
 	case readPending:
 		return s.await("read-pending", "pending", e.o)
 	case awaitDisposal:

@@ -131,11 +131,7 @@ func (m *core) resumeElsewhere(o *op) {
 // and the drain cut-off in that step, and the commit wakes the holder).
 // o's MessageID is the committed row's (admittedElsewhere).
 func (m *core) admitElsewhere(o *op) {
-	err := m.admitWithContext(o.ctx, o.parent)
-	if err == nil {
-		err = m.authorize(o.parent, o.childID, durableParent{}) // its holder's store checks the header
-	}
-	if err != nil {
+	if err := m.admission(o, durableParent{}); err != nil { // the store checks the header
 		m.finish(o, "", err)
 		return
 	}

@@ -249,7 +249,12 @@ func (m *core) publish(o *op) {
 
 // ownedBy gives a freshly installed Activation to its parent once the
 // parent's authority holds; a woken child whose parent is not live here
-// (nil) has no owner here.
+// (nil) has no owner here. This is the admission's final step for the
+// epoch itself, with no wait in it: it is the last step before the epoch
+// can run anything (a cold resume or a wake hands it the messages its
+// durable inbox holds before the follow-up's own final step, and a wake
+// has none), so a parent that stopped being the live one while the
+// epoch was built never gets it published.
 func (m *core) ownedBy(p *parent.Handle, a *activation) error {
 	if p == nil {
 		return nil

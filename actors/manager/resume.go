@@ -118,7 +118,7 @@ func (m *core) pendingRead(msg pendingRead) {
 			continue // this epoch has it already (its claim is not committed yet)
 		}
 		a.accepted[um.ID] = true
-		if _, err := m.enqueue(a, um); err != nil {
+		if err := m.enqueue(a, um); err != nil {
 			m.replayed(o, err)
 			return
 		}
@@ -152,10 +152,7 @@ func resumeSpec(d descriptor.Data) parent.Spec {
 // admitResume checks a loaded log before anything is rebuilt and returns
 // its continuation state.
 func (m *core) admitResume(o *op, log *session.Log) (descriptor.Data, error) {
-	if err := m.admitWithContext(o.ctx, o.parent); err != nil {
-		return descriptor.Data{}, err
-	}
-	if err := m.authorize(o.parent, o.childID, readParent(log.Header.ParentSession)); err != nil {
+	if err := m.admission(o, readParent(log.Header.ParentSession)); err != nil {
 		return descriptor.Data{}, err
 	}
 	return continuationState(o.childID, log)

@@ -104,11 +104,7 @@ func (m *core) prepared(msg prepared) {
 
 // startLocked is step 3.
 func (m *core) startLocked(o *op) {
-	err := m.admitWithContext(o.ctx, o.parent)
-	if err == nil {
-		err = m.authorize(o.parent, o.childID, readParent(o.ms.create.Header.ParentSession))
-	}
-	if err != nil {
+	if err := m.admission(o, readParent(o.ms.create.Header.ParentSession)); err != nil {
 		m.finish(o, "", err)
 		return
 	}

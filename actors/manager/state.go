@@ -169,8 +169,8 @@ func (m *core) admitWithContext(ctx context.Context, agent *parent.Handle) error
 }
 
 // acquireOwnership records child in the parent's Activation (a top-level
-// parent has none and stays outside the waiting graph). The caller
-// checked p's authority (authorize): only the exact live parent can own
+// parent has none and stays outside the waiting graph): only the exact
+// handle of a resident Activation, the parent's current epoch, can own
 // a child. A parent whose disposal opened cannot take a new child:
 // ACTIVATION_CLOSING.
 func (m *core) acquireOwnership(p *parent.Handle, child *activation) error {
@@ -204,32 +204,3 @@ func (m *core) releaseOwnership(child *activation, failure error) {
 	m.childReleased(owner, failure)
 	m.checkSettled(owner)
 }
-
-// authorize is the one authority check, made at admission before a
-// child is materialized and again in the final admission step with no
-// wait after it: p must be the registry's exact live entry for its id (a
-// handle whose agent left the registry, an ended epoch perhaps replaced
-// by a newer one, is UNAUTHORIZED: a child it owned would run pinned by
-// no epoch), and the child's durable header, when this process read it,
-// must name p's id (a header naming none is a top-level session's: no
-// one's child). An unread header is a child another process holds: the
-// store checks it in the admission's own statement.
-func (m *core) authorize(p *parent.Handle, childID string, durable durableParent) error {
-	if !m.env.isLive(p) {
-		return notExactParent(childID)
-	}
-	if durable.read && durable.id != m.env.idOf(p) {
-		return foreignParent(childID)
-	}
-	return nil
-}
-
-// durableParent is what this process read of a child's durable header:
-// the parent session it names ("" for none), or nothing (unread).
-type durableParent struct {
-	id   string
-	read bool
-}
-
-// readParent is a header read here that names id as the parent.
-func readParent(id string) durableParent { return durableParent{id: id, read: true} }
