@@ -16,6 +16,11 @@ import (
 type Querier interface {
 	// traceSession returns the lineage of id over the whole corpus.
 	traceSession(ctx context.Context, id string) (*lineage, error)
+	childReader
+}
+
+// childReader is the part of the session query that reads one child.
+type childReader interface {
 	// listEvents returns every raw event of id with its surface class
 	// (Query.ListEvents), and the log it read.
 	listEvents(ctx context.Context, id string) (*eventList, error)
@@ -112,7 +117,7 @@ func runListingQuery[T any](ctx context.Context, call func() (T, error)) (T, err
 }
 
 // inspectChild reads one candidate; a nil entry means "omit".
-func inspectChild(ctx context.Context, q Querier, parentID string, candidate catalog.Record) (*Entry, error) {
+func inspectChild(ctx context.Context, q childReader, parentID string, candidate catalog.Record) (*Entry, error) {
 	entry, err := readChildDescriptor(ctx, q, parentID, candidate)
 	if err == nil {
 		return entry, nil
@@ -123,7 +128,7 @@ func inspectChild(ctx context.Context, q Querier, parentID string, candidate cat
 	return nil, err
 }
 
-func readChildDescriptor(ctx context.Context, q Querier, parentID string, candidate catalog.Record) (*Entry, error) {
+func readChildDescriptor(ctx context.Context, q childReader, parentID string, candidate catalog.Record) (*Entry, error) {
 	id := candidate.Header.ID
 	list, err := runListingQuery(ctx, func() (*eventList, error) { return q.listEvents(ctx, id) })
 	if err != nil {

@@ -452,3 +452,46 @@ func TestReadsEachStoredChildsLogOnce(t *testing.T) {
 	_, after := w.store.counts()
 	require.Equal(t, 3, after-before, "one read of each stored child's log")
 }
+
+// TestInspectChildLogAnswersAsInspectChild: for every kind of stored child
+// (healthy, duplicate or malformed descriptors, a bad surface, a future
+// version, a fork seed's replayed descriptor, none at all), the entry
+// computed from its log already read is the one the listing's per-child
+// read gives.
+func TestInspectChildLogAnswersAsInspectChild(t *testing.T) {
+	w := parentWorld(t)
+	w.authorChild("healthy", "parent", 1, "fine")
+	events := childEvents(descriptorPayload("one"))
+	w.persist(header("duplicate", "parent", 2), logOf(append(events, descriptorEvent(descriptorPayload("two")))...))
+	w.persist(header("bad-surface", "parent", 3), logOf(
+		ev("turn/start", map[string]int{"turn": 1}),
+		withoutSurface(userMessage("no surfaceOp")),
+		descriptorEvent(descriptorPayload("x")),
+	))
+	w.persist(header("malformed", "parent", 4), childEvents(map[string]any{"version": 1, "provider": 7, "label": "x"}))
+	w.persist(header("future", "parent", 6), childEvents(map[string]any{"version": 2, "provider": "spawn", "label": "x"}))
+	seed := childEvents(descriptorPayload("ancestor"))
+	w.persist(session.Header{ID: "fork", ParentSession: "parent", CreatedAt: 7, SeedLength: intPtr(len(seed))}, seed)
+	w.persist(header("plain", "parent", 8), logOf(ev("turn/start", map[string]int{"turn": 1})))
+
+	ctx := context.Background()
+	headers, err := w.jsonl.List(ctx)
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	for _, h := range headers {
+		if h.ParentSession != "parent" {
+			continue
+		}
+		want, err := InspectChild(ctx, w.q, "parent", h, false)
+		require.NoError(t, err)
+		log, err := w.jsonl.Inspect(ctx, h.ID)
+		require.NoError(t, err)
+		got, err := InspectChildLog(ctx, h, log)
+		require.NoError(t, err)
+		require.Equal(t, want, got, h.ID)
+		if got != nil {
+			seen[got.Kind+"/"+got.Reason] = true
+		}
+	}
+	require.Equal(t, map[string]bool{"child/": true, "diagnostic/corrupt": true, "diagnostic/unsupported": true}, seen)
+}

@@ -31,3 +31,33 @@ func InspectChild(ctx context.Context, q Querier, parentID string, child session
 	}
 	return entry, nil
 }
+
+// InspectChildLog is InspectChild for a stored child whose log is already
+// read: child (its listed header) as a direct child of its own parent,
+// with log what a read of it returned. It reads nothing and blocks on
+// nothing, and gives the entry InspectChild gives while the child is not
+// live and its log reads as log; an error is one that would fail the
+// whole listing.
+func InspectChildLog(ctx context.Context, child session.Header, log *session.Log) (*Entry, error) {
+	return inspectChild(ctx, readLog{log}, child.ParentSession, catalog.Record{Header: child, Persisted: true})
+}
+
+// readLog reads one child from its log already read.
+type readLog struct{ log *session.Log }
+
+func (r readLog) listEvents(_ context.Context, id string) (*eventList, error) {
+	if id != r.log.Header.ID {
+		return nil, sessionNotFound(id)
+	}
+	return eventsOf(id, r.log)
+}
+
+func (r readLog) readEvent(_ context.Context, req readRequest) (*eventWindow, error) {
+	if err := validateWindow(req); err != nil {
+		return nil, err
+	}
+	if req.SessionID != r.log.Header.ID {
+		return nil, sessionNotFound(req.SessionID)
+	}
+	return windowOf(r.log, req)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
+	"github.com/dsh-actors/dsh-actors/internal/storetest"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -171,10 +173,54 @@ func TestABuildReadsEachLogOnce(t *testing.T) {
 
 	g := newFixture(t)
 	db := g.open()
-	require.Len(t, g.requireSame(db, storegen.Parent), 8)
-	listing := g.store.count()
+	_, err = db.ListChildren(context.Background(), storegen.Parent)
+	require.NoError(t, err)
+	require.Equal(t, 8, g.store.count(), "a listing reads each of its 8 children once, and no other log")
+	g.requireSame(db, storegen.Parent)
 	g.requireSameSearch(db)
-	require.Less(t, listing, 40, "a listing derives the listed children only")
+}
+
+// TestAListingAfterABuildReadsNoLog: a build derives every child's catalog
+// outcome from the one read of its log (a healthy child, duplicate
+// descriptors, a future version, no descriptor at all), so the listing
+// that follows reads no log and answers as the unindexed reader.
+func TestAListingAfterABuildReadsNoLog(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	descriptor := func(seq int64, payload string) session.Event {
+		return session.Event{Type: "subagent/descriptor", Seq: seq, Time: 1, Data: json.RawMessage(payload)}
+	}
+	child := func(id string, createdAt int64, events ...session.Event) session.Log {
+		start := session.Event{Type: "turn/start", Seq: 0, Time: 1, Data: json.RawMessage(`{"turn":1}`)}
+		return session.Log{Header: session.Header{ID: id, CreatedAt: createdAt, Cwd: "/work", ParentSession: "p", Origin: "subagent",
+			DelegationDepth: 1}, Events: append([]session.Event{start}, events...)}
+	}
+	require.NoError(t, storetest.WriteSynthetic(root,
+		session.Log{Header: session.Header{ID: "p", CreatedAt: 1, Cwd: "/work"}},
+		child("healthy", 2, descriptor(1, `{"version":1,"provider":"spawn","label":"fine"}`)),
+		child("twice", 3, descriptor(1, `{"version":1,"provider":"spawn","label":"a"}`), descriptor(2, `{"version":1,"provider":"spawn","label":"b"}`)),
+		child("future", 4, descriptor(1, `{"version":2,"provider":"spawn","label":"x"}`)),
+		child("none", 5)))
+	age(t, root)
+	jsonl, err := session.OpenJSONL(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, jsonl.Close()) })
+	f := &fixture{t: t, root: root, store: &inspectCounter{Store: jsonl}}
+	f.sessions = session.NewSessions(f.store)
+	db := f.open()
+	_, err = db.Titles(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 5, f.store.count(), "the build reads each log once")
+	got, err := db.ListChildren(ctx, "p")
+	require.NoError(t, err)
+	require.Equal(t, 5, f.store.count(), "the listing after the build reads no log")
+	require.Equal(t, []query.Entry{
+		{Kind: query.KindChild, ID: "healthy", Label: "fine", Status: query.StatusComplete},
+		{Kind: query.KindDiagnostic, ID: "twice", Reason: query.ReasonCorrupt},
+		{Kind: query.KindDiagnostic, ID: "future", Reason: query.ReasonUnsupported},
+	}, got)
+	f.requireSame(db, "p")
+	f.requireSame(f.open(), "p")
 }
 
 func TestReconcilesLogsChangedBehindItsBack(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
+	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -277,13 +278,14 @@ func listingFailure(ctx context.Context) error {
 }
 
 // buildFrom fills an index that holds no session from the store's listing,
-// reading each log once: every listed session is inserted with its facts
-// (title, last seq, documents), derived from the log just read under the
-// revision the walk observed (stat before read: a log appended since
-// differs from it and is derived again on the next use).
+// reading each log once: every listed session is inserted in one row with
+// its facts (title, last seq, documents) and, for a child, its catalog
+// outcome, derived from the log just read under the revision the walk
+// observed (stat before read: a log appended since differs from it and is
+// derived again on the next use). Rows are numbered from 1 in listing
+// order (the table is empty).
 func (r *reconciler) buildFrom(ctx context.Context, lister session.LogLister) error {
-	insert, err := r.tx.PrepareContext(ctx, `INSERT INTO sessions(id, dir, version, created_at, cwd, parent_session,
-		seed_length, origin, delegation_depth, agent_preset) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	insert, err := r.tx.PrepareContext(ctx, insertBuiltSession)
 	if err != nil {
 		return err
 	}
@@ -294,9 +296,11 @@ func (r *reconciler) buildFrom(ctx context.Context, lister session.LogLister) er
 	}
 	defer docs.Close()
 	r.derived = map[string]bool{}
+	var row int64
 	var failed error // the index's own failure, not the listing's
 	err = lister.ListLogs(ctx, func(h session.Header, log *session.Log, readErr error) error {
-		failed = r.buildSession(ctx, insert, docs, h, log, readErr)
+		row++
+		failed = r.buildSession(ctx, insert, docs, row, h, log, readErr)
 		return failed
 	})
 	if failed != nil {
@@ -308,18 +312,56 @@ func (r *reconciler) buildFrom(ctx context.Context, lister session.LogLister) er
 	return nil
 }
 
-// buildSession inserts h and the facts of log (or of its read failure).
-func (r *reconciler) buildSession(ctx context.Context, insert, docs *sql.Stmt, h session.Header, log *session.Log, readErr error) error {
-	row, dir, err := r.insertRow(ctx, insert, h)
+// insertBuiltSession inserts one session row of a build with everything
+// derived from its log.
+const insertBuiltSession = `INSERT INTO sessions(rowid, id, dir, version, created_at, cwd, parent_session, seed_length,
+	origin, delegation_depth, agent_preset, child_revision, child_state, label, facts_revision, title, last_seq,
+	last_turn_end) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// buildSession inserts h as row, with the facts of log (or of its read
+// failure) and, when h is a child, its catalog outcome.
+func (r *reconciler) buildSession(ctx context.Context, insert, docs *sql.Stmt, row int64, h session.Header, log *session.Log, readErr error) error {
+	dir, err := r.sessionDir(h)
 	if err != nil {
 		return err
 	}
-	rev, observed := r.obs.logs[dir]
-	if !observed {
-		return nil // a folder the walk did not see: derived on the next use
+	var facts logFacts
+	var child builtOutcome
+	if rev, observed := r.obs.logs[dir]; observed { // else derived on the next use
+		r.derived[dir] = true
+		if facts, err = insertDocs(ctx, docs, factsOf{id: h.ID, revision: rev, firstDoc: row << docRowBits, log: log, err: readErr}); err != nil {
+			return err
+		}
+		child = outcomeOfLog(ctx, rev, h, log, readErr)
 	}
-	r.derived[dir] = true
-	return writeLogFacts(ctx, r.tx, docs, factsOf{id: h.ID, revision: rev, firstDoc: row << docRowBits, log: log, err: readErr})
+	_, err = insert.ExecContext(ctx, row, h.ID, dir, h.Version, h.CreatedAt, h.Cwd, h.ParentSession, seedColumn(h.SeedLength),
+		h.Origin, h.DelegationDepth, h.AgentPreset, child.revision, child.state, child.label,
+		facts.recorded, facts.title, facts.lastSeq, facts.turnEnd)
+	return err
+}
+
+// builtOutcome is the catalog outcome columns of a built row (all NULL:
+// none derived).
+type builtOutcome struct {
+	revision sql.NullString
+	state    sql.NullInt64
+	label    sql.NullString
+}
+
+// outcomeOfLog is the catalog outcome of h, a child, from its log read at
+// rev, as ListChildren would record it; none for a session without a
+// parent, an unreadable log, a racy revision or an unstable outcome.
+func outcomeOfLog(ctx context.Context, rev string, h session.Header, log *session.Log, readErr error) builtOutcome {
+	if h.ParentSession == "" || readErr != nil || rev == "" || rev == racy {
+		return builtOutcome{}
+	}
+	entry, err := query.InspectChildLog(ctx, h, log)
+	var c candidate
+	if err != nil || !stateOf(entry, &c) {
+		return builtOutcome{}
+	}
+	return builtOutcome{revision: sql.NullString{String: rev, Valid: true}, state: sql.NullInt64{Int64: int64(c.state), Valid: true},
+		label: sql.NullString{String: c.label, Valid: true}}
 }
 
 func (r *reconciler) indexedHeaders(ctx context.Context) (map[string]session.Header, error) {
@@ -349,28 +391,22 @@ func (r *reconciler) deleteSession(ctx context.Context, id string) error {
 
 // insertSession indexes h with insert, the prepared INSERT of relist.
 func (r *reconciler) insertSession(ctx context.Context, insert *sql.Stmt, h session.Header) error {
-	_, _, err := r.insertRow(ctx, insert, h)
+	dir, err := r.sessionDir(h)
+	if err != nil {
+		return err
+	}
+	_, err = insert.ExecContext(ctx, h.ID, dir, h.Version, h.CreatedAt, h.Cwd, h.ParentSession, seedColumn(h.SeedLength), h.Origin,
+		h.DelegationDepth, h.AgentPreset)
 	return err
 }
 
-// insertRow indexes h with insert and returns its row's rowid and its
-// session folder relative to the root.
-func (r *reconciler) insertRow(ctx context.Context, insert *sql.Stmt, h session.Header) (int64, string, error) {
+// sessionDir is h's session folder relative to the root.
+func (r *reconciler) sessionDir(h session.Header) (string, error) {
 	path, err := logpath.Path(r.d.root, h.Cwd, h.ID)
 	if err != nil {
-		return 0, "", err
+		return "", err
 	}
-	dir, err := filepath.Rel(r.d.root, filepath.Dir(path))
-	if err != nil {
-		return 0, "", err
-	}
-	res, err := insert.ExecContext(ctx, h.ID, dir, h.Version, h.CreatedAt, h.Cwd, h.ParentSession, seedColumn(h.SeedLength), h.Origin,
-		h.DelegationDepth, h.AgentPreset)
-	if err != nil {
-		return 0, "", err
-	}
-	row, err := res.LastInsertId()
-	return row, dir, err
+	return filepath.Rel(r.d.root, filepath.Dir(path))
 }
 
 // writeRevisions records the observed revisions of the changed folders

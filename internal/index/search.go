@@ -274,32 +274,50 @@ type factsOf struct {
 	err          error
 }
 
-// writeLogFacts writes f's title, last seq, last turn end and documents
-// (with insert, the prepared insertDoc) into a session row that holds no
-// documents; an unreadable log gets none and no revision, so that the
+// logFacts are the per-session columns derived from one read of its log.
+type logFacts struct {
+	recorded sql.NullString // the revision they were derived at; NULL: derive again
+	title    sql.NullString
+	lastSeq  sql.NullInt64
+	turnEnd  sql.NullString
+}
+
+// insertDocs inserts f's documents (with insert, the prepared insertDoc)
+// and returns its title, last seq, last turn end and the revision to
+// record: an unreadable log gets no documents and no revision, so that the
 // next use reads it again.
-func writeLogFacts(ctx context.Context, tx *sql.Tx, insert *sql.Stmt, f factsOf) error {
-	title, recorded := "", sql.NullString{String: f.revision, Valid: f.err == nil && f.revision != racy}
-	lastSeq := sql.NullInt64{Int64: -1, Valid: f.err == nil}
-	var turnEnd sql.NullString
-	if f.err == nil {
-		turnEnd = nullString(LastTurnEnd(f.log.Events))
-		for _, e := range f.log.Events {
-			lastSeq.Int64 = e.Seq
-			if t, ok := TitleOf(e); ok && title == "" {
-				title = t
-			}
-			text := searchText(e)
-			if text == "" || e.Seq >= 1<<docRowBits { // beyond the documents a session's rowid range holds
-				continue
-			}
-			if _, err := insert.ExecContext(ctx, f.firstDoc|e.Seq, text, f.id, e.Seq, e.Type, e.Time, utf8.RuneCountInString(text)); err != nil {
-				return err
-			}
+func insertDocs(ctx context.Context, insert *sql.Stmt, f factsOf) (logFacts, error) {
+	out := logFacts{recorded: sql.NullString{String: f.revision, Valid: f.err == nil && f.revision != racy},
+		title: sql.NullString{Valid: true}, lastSeq: sql.NullInt64{Int64: -1, Valid: f.err == nil}}
+	if f.err != nil {
+		return out, nil
+	}
+	out.turnEnd = nullString(LastTurnEnd(f.log.Events))
+	for _, e := range f.log.Events {
+		out.lastSeq.Int64 = e.Seq
+		if t, ok := TitleOf(e); ok && out.title.String == "" {
+			out.title.String = t
+		}
+		text := searchText(e)
+		if text == "" || e.Seq >= 1<<docRowBits { // beyond the documents a session's rowid range holds
+			continue
+		}
+		if _, err := insert.ExecContext(ctx, f.firstDoc|e.Seq, text, f.id, e.Seq, e.Type, e.Time, utf8.RuneCountInString(text)); err != nil {
+			return out, err
 		}
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE sessions SET facts_revision = ?, title = ?, last_seq = ?, last_turn_end = ?
-		WHERE rowid = ?`, recorded, title, lastSeq, turnEnd, f.firstDoc>>docRowBits)
+	return out, nil
+}
+
+// writeLogFacts writes f's facts (insertDocs) into a session row that
+// holds no documents.
+func writeLogFacts(ctx context.Context, tx *sql.Tx, insert *sql.Stmt, f factsOf) error {
+	facts, err := insertDocs(ctx, insert, f)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE sessions SET facts_revision = ?, title = ?, last_seq = ?, last_turn_end = ?
+		WHERE rowid = ?`, facts.recorded, facts.title, facts.lastSeq, facts.turnEnd, f.firstDoc>>docRowBits)
 	return err
 }
 
