@@ -9,8 +9,9 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
-// Event is one lifecycle event: *StartEvent, *EndEvent,
-// *ProviderAddedEvent or *ProviderRemovedEvent.
+// Event is one lifecycle event: *StartEvent, *EndEvent, or a provider's
+// registration or removal (Type "subagent/provider-added" or
+// "subagent/provider-removed").
 type Event interface {
 	// Type is the event's name, e.g. "subagent/start".
 	Type() string
@@ -24,12 +25,12 @@ type StartEvent struct{ manager.RunInfo }
 // disposal finished (after ownership was released).
 type EndEvent struct{ manager.RunEndInfo }
 
-// ProviderAddedEvent is subagent/provider-added: Provider was registered.
-type ProviderAddedEvent struct{ Provider Provider }
+// providerAddedEvent is subagent/provider-added: provider was registered.
+type providerAddedEvent struct{ provider Provider }
 
-// ProviderRemovedEvent is subagent/provider-removed: the provider registered
-// under Name was removed.
-type ProviderRemovedEvent struct{ Name string }
+// providerRemovedEvent is subagent/provider-removed: the provider registered
+// under name was removed.
+type providerRemovedEvent struct{ name string }
 
 // Type returns "subagent/start".
 func (*StartEvent) Type() string { return vocab.TypeSubagentStart }
@@ -38,10 +39,10 @@ func (*StartEvent) Type() string { return vocab.TypeSubagentStart }
 func (*EndEvent) Type() string { return vocab.TypeSubagentEnd }
 
 // Type returns "subagent/provider-added".
-func (*ProviderAddedEvent) Type() string { return vocab.TypeSubagentProviderAdded }
+func (*providerAddedEvent) Type() string { return vocab.TypeSubagentProviderAdded }
 
 // Type returns "subagent/provider-removed".
-func (*ProviderRemovedEvent) Type() string { return vocab.TypeSubagentProviderRemoved }
+func (*providerRemovedEvent) Type() string { return vocab.TypeSubagentProviderRemoved }
 
 // emitter fans events out to listeners in subscription order, each called
 // synchronously on the emitting goroutine.

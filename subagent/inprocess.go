@@ -1,7 +1,6 @@
 package subagent
 
 import (
-	"cmp"
 	"context"
 
 	"github.com/dsh-actors/dsh-actors/actors"
@@ -115,10 +114,6 @@ func (p *inProcess) createSpec(req StartRequest) (parent.CreateSpec, error) {
 		Header: session.Header{Cwd: req.Parent.Header().Cwd, ParentSession: req.Parent.ID(), DelegationDepth: depth},
 		Spec: parent.Spec{Provider: parentSpec.Provider, Model: parentSpec.Model, MaxTokens: parentSpec.MaxTokens,
 			SubagentDepth: depth, Persona: req.Persona, ToolFilter: req.ToolFilter, OutputSchema: req.OutputSchema, Owner: req.Parent},
-	}
-	if o := req.AgentOptions; o != nil {
-		spec.Spec.Provider = cmp.Or(o.Provider, spec.Spec.Provider)
-		spec.Spec.Model = cmp.Or(o.Model, spec.Spec.Model)
 	}
 	if p.fork {
 		if prefix := completedPrefix(req.Parent.Session().Events()); len(prefix) > 0 {

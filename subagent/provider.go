@@ -121,7 +121,7 @@ func (r *providers) register(p Provider) (remove func(), err error) {
 	}
 	var once sync.Once
 	remove = func() { once.Do(func() { r.remove(name) }) }
-	if err := r.events.emitUncontained(&ProviderAddedEvent{Provider: p}); err != nil {
+	if err := r.events.emitUncontained(&providerAddedEvent{provider: p}); err != nil {
 		remove()
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func (r *providers) remove(name string) {
 	delete(r.byName, name)
 	r.order = slices.DeleteFunc(r.order, func(n string) bool { return n == name })
 	r.mu.Unlock()
-	r.events.emitContained(&ProviderRemovedEvent{Name: name})
+	r.events.emitContained(&providerRemovedEvent{name: name})
 }
 
 func (r *providers) get(name string) Provider {

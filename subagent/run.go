@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"sync"
 
-	"github.com/dsh-actors/dsh-actors/actors/manager"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
@@ -17,8 +16,6 @@ type StartRequest struct {
 	Prompt []event.Block
 	// Parent is the delegating agent.
 	Parent *parent.Handle
-	// AgentOptions choose the child's model route (optional).
-	AgentOptions *manager.AgentOptions
 	// OutputSchema asks for a structured result (a JSON object schema;
 	// needs the outputSchema capability).
 	OutputSchema json.RawMessage

@@ -178,10 +178,10 @@ func TestRegistersListsLooksUpStartsAndRemovesProviders(t *testing.T) {
 	rec.waitFor(5)
 	require.Equal(t, []string{vocab.TypeSubagentProviderAdded, vocab.TypeSubagentProviderAdded, vocab.TypeSubagentStart,
 		vocab.TypeSubagentProviderRemoved, vocab.TypeSubagentEnd}, rec.types())
-	removed := rec.waitFor(5)[3].(*ProviderRemovedEvent)
-	require.Equal(t, "alpha", removed.Name)
-	added := rec.waitFor(5)[0].(*ProviderAddedEvent)
-	require.Same(t, alpha, added.Provider)
+	removed := rec.waitFor(5)[3].(*providerRemovedEvent)
+	require.Equal(t, "alpha", removed.name)
+	added := rec.waitFor(5)[0].(*providerAddedEvent)
+	require.Same(t, alpha, added.provider)
 }
 
 func TestRegistrationRollsBackWhenProviderAddedPanics(t *testing.T) {
