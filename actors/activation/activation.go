@@ -45,39 +45,35 @@ type Config struct {
 }
 
 // Activation is one live agent actor. All methods are safe for concurrent
-// use.
+// use. Its fields are ordered to pack: every idle agent holds one.
 type Activation struct {
-	id        string
 	agent     agent.Agent
 	live      *session.Live
-	source    event.ModelSource
+	kit       *kit               // what it shares with the host's other agents
+	source    *event.ModelSource // shared through the kit
 	subagents func() agent.Subagents
-	logger    *slog.Logger
-	system    *actor.ActorSystem
-	inbox     inbox.Inbox // held here: one allocation with the Activation
 	pid       *actor.PID
+	parent    *Activation                   // the agent spawned under (Config.Parent), or nil
 	stopped   atomic.Pointer[chan struct{}] // made on first use (see stoppedSignal)
 	stopBegun atomic.Bool                   // a stop was sent, or the actor's Stopping arrived
-	lastTurn  int                           // touched only by turn goroutines, which the inbox serializes
-
-	// resumed holds the session's events as Start found them until the
-	// first turn counts their turn/starts (off the admission path); nil
-	// once counted. Touched only by turn goroutines.
-	resumed []session.Event
-
-	conversationMu sync.Mutex
-	conversation   conversation
-
+	// stopping: the actor's Stopping arrived (touched by the actor only).
+	stopping bool
+	// counted: lastTurn counts the turn/starts the session held before
+	// the first turn (counted then, off the admission path). Touched only
+	// by turn goroutines, which the inbox serializes, as lastTurn is.
+	counted  bool
+	lastTurn int
 	onFenced atomic.Pointer[func()] // see OnFenced
 	onStop   atomic.Pointer[func()] // see OnStop
 	release  func()                 // the stop's last step (Config.Release)
-	// stopping: the actor's Stopping arrived (touched by the actor only).
-	stopping bool
-	lane     *releaseLane // the stop's release lane (actor only)
-	parent   *Activation  // the agent spawned under (Config.Parent), or nil
+	lane     *releaseLane           // the stop's release lane (actor only)
+
+	conversation atomic.Pointer[conversation] // made by the first read
 
 	outcomeMu sync.Mutex
 	outcome   outcome
+
+	inbox inbox.Inbox // held here: one allocation with the Activation
 }
 
 // Outcome is what the Activation's turns logged last, by seq, so that a
@@ -117,25 +113,23 @@ func (a *Activation) said(seq int64) {
 
 // Start spawns the agent actor and returns it idle, ready for Followup.
 // It blocks only while protoactor registers the actor. The turn counter
-// starts after the highest turn/start among the events cfg.Session held
-// at Start (counted when the first turn begins).
+// starts after the highest turn/start among the events cfg.Session holds
+// when the first turn begins.
 func Start(cfg Config) (*Activation, error) {
+	k := kitFor(cfg.Actors, orDiscard(cfg.Logger))
 	a := &Activation{
-		id:        cfg.Session.ID(),
 		agent:     cfg.Agent,
 		live:      cfg.Session,
-		source:    newModelSource(cfg.Provider, cfg.Model),
+		kit:       k,
+		source:    k.source(cfg.Provider, cfg.Model),
 		subagents: cfg.Subagents,
 		parent:    cfg.Parent,
 		release:   cfg.Release,
-		logger:    orDiscard(cfg.Logger),
-		system:    cfg.Actors.System,
-		resumed:   cfg.Session.Events(),
 		outcome:   outcome{chainStart: -1, outputSeq: -1},
 	}
 	a.inbox.Init(cfg.Observer)
 	cfg.Session.OnWriteFailure(a.logFailed)
-	pid, err := a.spawn(cfg)
+	pid, err := a.spawn()
 	if err != nil {
 		return nil, err
 	}
@@ -143,36 +137,17 @@ func Start(cfg Config) (*Activation, error) {
 	return a, nil
 }
 
-// spawn spawns the actor at the root, or under cfg.Parent's actor.
-func (a *Activation) spawn(cfg Config) (*actor.PID, error) {
-	system := cfg.Actors.System
-	if cfg.Parent == nil {
-		return system.Root.SpawnNamed(a.props(cfg.Actors, true), "agent/"+a.id+"/"+system.ProcessRegistry.NextId())
-	}
-	return cfg.Parent.spawnChild(a.props(cfg.Actors, false), a.id+"/"+system.ProcessRegistry.NextId())
-}
+// id is the agent's id, its session's.
+func (a *Activation) id() string { return a.live.ID() }
 
-// props configures the actor: our inbox as its mailbox, the dispatcher,
-// and the stop-and-report strategy as the supervisor of the agents
-// spawned under it and, at the root, as its own guardian (protoactor
-// refuses a guardian on a child's props: a child is supervised by its
-// parent's strategy).
-func (a *Activation) props(host actorkit.Host, root bool) *actor.Props {
-	supervisor := host.Supervisor
-	if supervisor == nil {
-		supervisor = actorkit.StopStrategy(a.logger)
+// spawn spawns the actor at the root, or under the parent's actor.
+func (a *Activation) spawn() (*actor.PID, error) {
+	system := a.kit.system
+	if a.parent == nil {
+		name := "agent/" + a.id() + "/" + system.ProcessRegistry.NextId()
+		return a.kit.spawn(a, func() (*actor.PID, error) { return system.Root.SpawnNamed(a.kit.root, name) })
 	}
-	opts := []actor.PropsOption{
-		actor.WithMailbox(func() actor.Mailbox { return inbox.Mailbox(&a.inbox) }),
-		actor.WithSupervisor(supervisor),
-	}
-	if root {
-		opts = append(opts, actor.WithGuardian(supervisor))
-	}
-	if host.Dispatcher != nil {
-		opts = append(opts, actor.WithDispatcher(host.Dispatcher))
-	}
-	return actor.PropsFromProducer(func() actor.Actor { return (*receiver)(a) }, opts...)
+	return a.parent.spawnChild(a, a.id()+"/"+system.ProcessRegistry.NextId())
 }
 
 // Ref is the address of the agent's actor (its mailbox is the inbox).
@@ -207,15 +182,15 @@ func (a *Activation) Followup(ctx context.Context, msg event.UserMessage) (strin
 		return "", err
 	}
 	if msg.Source.Kind == "" {
-		return "", invalidMessage(a.id, "its source has no kind")
+		return "", invalidMessage(a.id(), "its source has no kind")
 	}
 	if err := a.live.WriteFailure(); err != nil {
-		return "", logFailedRefusal(a.id, err)
+		return "", logFailedRefusal(a.id(), err)
 	}
 	msg.Content = nonNilContent(msg.Content)
 	id, err := a.inbox.Post(msg)
 	if err != nil {
-		return "", inboxClosed(a.id, err)
+		return "", inboxClosed(a.id(), err)
 	}
 	return id, nil
 }
@@ -271,7 +246,7 @@ func (a *Activation) stoppedSignal() chan struct{} {
 // the actor stops, and only then its parent's can (Done). Idempotent.
 func (a *Activation) Stop() {
 	if a.stopBegun.CompareAndSwap(false, true) {
-		a.system.Root.Stop(a.pid)
+		a.kit.system.Root.Stop(a.pid)
 	}
 }
 
@@ -288,7 +263,7 @@ func (a *Activation) Dispose(ctx context.Context) error {
 		return err
 	}
 	if a.stopBegun.CompareAndSwap(false, true) {
-		a.inbox.RunHere(func() { a.system.Root.Stop(a.pid) })
+		a.inbox.RunHere(func() { a.kit.system.Root.Stop(a.pid) })
 	}
 	select {
 	case <-a.stoppedSignal():
@@ -327,9 +302,13 @@ func (r *receiver) Receive(c actor.Context) {
 	}
 }
 
+// discard is the logger of every agent configured without one: one
+// logger, so that they share a kit.
+var discard = slog.New(slog.DiscardHandler)
+
 func orDiscard(logger *slog.Logger) *slog.Logger {
 	if logger == nil {
-		return slog.New(slog.DiscardHandler)
+		return discard
 	}
 	return logger
 }

@@ -3,6 +3,7 @@ package activation
 import (
 	"fmt"
 	"slices"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -18,6 +19,7 @@ import (
 // surface, so a read costs a copy of the entries rather than a decode of
 // the log.
 type conversation struct {
+	mu      sync.Mutex
 	fold    query.SurfaceFolder
 	entries map[int64]agent.Entry // decoded messages by seq, those on the surface
 }
@@ -27,9 +29,10 @@ type conversation struct {
 // memory: on cold resume those are the events the one load read. The
 // entries share their content with later reads: do not modify them.
 func (a *Activation) Conversation() ([]agent.Entry, error) {
-	a.conversationMu.Lock()
-	defer a.conversationMu.Unlock()
-	return a.conversation.read(a.live.Events())
+	c := a.conversed()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.read(a.live.Events())
 }
 
 // remember caches the entry of the assistant message m the turn logged at
@@ -40,12 +43,23 @@ func (a *Activation) remember(seq int64, m vocab.AssistantMessage) {
 		return
 	}
 	e := agent.Entry{Seq: seq, Role: event.RoleAssistant, ID: m.Message.ID, Model: m.Message.Source, Content: slices.Clone(m.Message.Content)}
-	a.conversationMu.Lock()
-	defer a.conversationMu.Unlock()
-	if a.conversation.entries == nil {
-		a.conversation.entries = map[int64]agent.Entry{}
+	c := a.conversed()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil {
+		c.entries = map[int64]agent.Entry{}
 	}
-	a.conversation.entries[seq] = e
+	c.entries[seq] = e
+}
+
+// conversed is the agent's conversation, made on first use so that an
+// agent whose conversation nobody reads carries none.
+func (a *Activation) conversed() *conversation {
+	if c := a.conversation.Load(); c != nil {
+		return c
+	}
+	a.conversation.CompareAndSwap(nil, new(conversation))
+	return a.conversation.Load()
 }
 
 // readsBackAsIs reports whether m's JSON decodes to m itself: its

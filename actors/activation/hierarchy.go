@@ -22,7 +22,7 @@ import (
 // spawnRequest asks an agent's actor to spawn a child actor. It travels in
 // the inbox's control lane, so it is handled also while a turn runs.
 type spawnRequest struct {
-	props *actor.Props
+	child *Activation
 	name  string
 	reply chan spawned
 }
@@ -38,14 +38,14 @@ type spawned struct {
 // never be stopped, and the parent's stop would never end.
 var errParentStopping = errors.New("the parent agent's actor is stopping")
 
-// spawnChild spawns props under a's actor, by a's own context, and
+// spawnChild spawns child's actor under a's, by a's own context, and
 // returns the child's PID. It blocks until a's actor has handled the
 // request (also during a turn) or refused it: once a is stopping, a
 // spawn fails with fault.ActivationClosing.
-func (a *Activation) spawnChild(props *actor.Props, name string) (*actor.PID, error) {
-	req := &spawnRequest{props: props, name: name, reply: make(chan spawned, 1)}
+func (a *Activation) spawnChild(child *Activation, name string) (*actor.PID, error) {
+	req := &spawnRequest{child: child, name: name, reply: make(chan spawned, 1)}
 	if !a.inbox.PostControl(req) {
-		return nil, parentStopping(a.id)
+		return nil, parentStopping(a.id())
 	}
 	r := <-req.reply
 	return r.pid, r.err
@@ -54,10 +54,11 @@ func (a *Activation) spawnChild(props *actor.Props, name string) (*actor.PID, er
 // spawnRequested spawns the requested child, unless a is stopping.
 func (a *Activation) spawnRequested(c actor.Context, req *spawnRequest) {
 	if a.stopping {
-		req.reply <- spawned{err: parentStopping(a.id)}
+		req.reply <- spawned{err: parentStopping(a.id())}
 		return
 	}
-	pid, err := c.SpawnNamed(req.props, req.name)
+	k := req.child.kit
+	pid, err := k.spawn(req.child, func() (*actor.PID, error) { return c.SpawnNamed(k.child, req.name) })
 	req.reply <- spawned{pid: pid, err: err}
 }
 
@@ -66,7 +67,7 @@ func (a *Activation) spawnRequested(c actor.Context, req *spawnRequest) {
 func (a *Activation) refuseSpawns() {
 	for _, m := range a.inbox.CloseControl() {
 		if req, ok := m.(*spawnRequest); ok {
-			req.reply <- spawned{err: parentStopping(a.id)}
+			req.reply <- spawned{err: parentStopping(a.id())}
 		}
 	}
 }
@@ -79,10 +80,10 @@ func parentStopping(id string) error {
 // (in its Stopping handler, so protoactor stops it with the others, last
 // added first).
 func (a *Activation) openReleaseLane(c actor.Context) {
-	a.lane = &releaseLane{system: a.system, parent: c.Self(), others: len(c.Children()), start: a.startRelease}
+	a.lane = &releaseLane{system: a.kit.system, parent: c.Self(), others: len(c.Children()), start: a.startRelease}
 	props := actor.PropsFromProducer(nil, actor.WithSpawnFunc(a.lane.spawn))
 	if _, err := c.SpawnNamed(props, "release"); err != nil {
-		a.logger.Error("actors: agent stop: the release lane did not start; releasing in the actor", "agent", a.id, "err", err)
+		a.kit.logger.Error("actors: agent stop: the release lane did not start; releasing in the actor", "agent", a.id(), "err", err)
 		a.lane = nil
 		a.releaseStep()
 	}
@@ -95,7 +96,7 @@ func (a *Activation) childStopped(c actor.Context) {
 	if !ok || a.lane != nil && t.Who.Equal(a.lane.self) {
 		return
 	}
-	a.system.ProcessRegistry.Remove(t.Who)
+	a.kit.system.ProcessRegistry.Remove(t.Who)
 	if a.lane != nil {
 		a.lane.others--
 		a.lane.maybeStart()
@@ -110,7 +111,7 @@ func (a *Activation) childStopped(c actor.Context) {
 // whose throttle starts a timer goroutine.
 func (a *Activation) holdName(c actor.Context) {
 	if a.parent != nil {
-		a.system.ProcessRegistry.Add(stoppedActor{}, c.Self().Id)
+		a.kit.system.ProcessRegistry.Add(stoppedActor{}, c.Self().Id)
 	}
 }
 

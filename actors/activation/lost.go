@@ -71,7 +71,7 @@ func (a *Activation) refused(messageID string, err error) {
 }
 
 func (a *Activation) reportLost(messageID string, err error) {
-	a.logger.Error(LostMessage, "agent", a.id, "messageId", messageID, "err", err)
+	a.kit.logger.Error(LostMessage, "agent", a.id(), "messageId", messageID, "err", err)
 }
 
 // reportFenced logs turn as failed when the session's lease was fenced,
@@ -81,6 +81,6 @@ func (a *Activation) reportFenced(turn int) bool {
 	if !errors.Is(err, fault.Fenced) {
 		return false
 	}
-	a.logger.Error(fencedTurn, "agent", a.id, "turn", turn, "code", string(fault.Fenced), "err", err)
+	a.kit.logger.Error(fencedTurn, "agent", a.id(), "turn", turn, "code", string(fault.Fenced), "err", err)
 	return true
 }

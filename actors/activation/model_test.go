@@ -304,9 +304,10 @@ func TestTheConversationReadsAsAFreshFoldOfTheLog(t *testing.T) {
 			followup(t, a, text)
 			require.NoError(t, a.WhenIdle(bg))
 			if turn == 0 {
-				a.conversationMu.Lock()
-				cached := len(a.conversation.entries)
-				a.conversationMu.Unlock()
+				c := a.conversed()
+				c.mu.Lock()
+				cached := len(c.entries)
+				c.mu.Unlock()
 				require.Equal(t, 4, cached, "the four messages of valid text blocks are cached as logged")
 			}
 			got, err := a.Conversation()

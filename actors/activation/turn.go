@@ -52,8 +52,8 @@ type turn struct {
 // message, before the inbox is released: a retry chain is one claim.
 func (a *Activation) runTurn(claim *inbox.Claim) {
 	defer a.inbox.EndTurn()
-	if a.resumed != nil {
-		a.lastTurn, a.resumed = lastTurn(a.resumed), nil
+	if !a.counted {
+		a.lastTurn, a.counted = lastTurn(a.live.Events()), true
 	}
 	source := claim.Message.Source
 	t, err := a.openTurn(vocab.Trigger{Kind: vocab.TriggerMessage, Source: &source})
@@ -135,7 +135,7 @@ func failedStep(open, last int, retried bool) int {
 func (t *turn) run(claim *inbox.Claim) (reason vocab.Reason, retry bool) {
 	defer func() {
 		if r := recover(); r != nil {
-			t.a.logger.Error("actors: turn panicked", "agent", t.a.id, "turn", t.number, "panic", r)
+			t.a.kit.logger.Error("actors: turn panicked", "agent", t.a.id(), "turn", t.number, "panic", r)
 			reason, retry = errorReason(fmt.Sprintf("panic: %v", r), panicCode(r)), false
 			if cause, cancelled := claim.Cause(); cancelled {
 				reason = abortedReason(cause)
@@ -244,7 +244,7 @@ func (t *turn) finish() int {
 }
 
 // SessionID is the agent's id.
-func (t *turn) SessionID() string { return t.a.id }
+func (t *turn) SessionID() string { return t.a.id() }
 
 // Subagents is the capability bound to this agent, or nil.
 func (t *turn) Subagents() agent.Subagents {
@@ -299,7 +299,7 @@ func (t *turn) Say(ctx context.Context, content []event.Block) error {
 // message is the assistant/message of content in the current step.
 func (t *turn) message(content []event.Block, usage *vocab.Usage) vocab.AssistantMessage {
 	return vocab.AssistantMessage{Turn: t.number, Step: t.step, Usage: usage, Message: vocab.Message{
-		Role: event.RoleAssistant, Content: nonNilContent(content), Source: t.a.source, ID: inbox.NewMessageID(),
+		Role: event.RoleAssistant, Content: nonNilContent(content), Source: *t.a.source, ID: inbox.NewMessageID(),
 	}}
 }
 
@@ -506,7 +506,7 @@ func (a *Activation) appendThrough(p vocab.Payload) (added bool) {
 // logged logs a refused or failed append and returns err.
 func (a *Activation) logged(typ string, err error) error {
 	if err != nil {
-		a.logger.Error("actors: session append failed", "agent", a.id, "type", typ, "err", err)
+		a.kit.logger.Error("actors: session append failed", "agent", a.id(), "type", typ, "err", err)
 	}
 	return err
 }

@@ -44,7 +44,7 @@ func startStored(t *testing.T, impl agent.Agent, options ...func(*Config)) *stor
 // without any Flush, as "type data" lines.
 func (s *stored) onDisk(t *testing.T) []string {
 	t.Helper()
-	log, err := s.store.Inspect(bg, s.id)
+	log, err := s.store.Inspect(bg, s.id())
 	require.NoError(t, err)
 	lines := make([]string, 0, len(log.Events))
 	for _, e := range log.Events {
