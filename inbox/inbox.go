@@ -118,24 +118,26 @@ type Inbox struct {
 	observer  func(Event)
 	scheduled atomic.Bool
 
-	mu         sync.Mutex
+	mu sync.Mutex
+	// The flags sit by the lock, in what would be padding: every idle
+	// agent holds an Inbox.
+	noControl  bool // CloseControl was called
+	suspended  bool
+	closed     bool
+	delivering bool
 	invoker    actor.MessageInvoker
 	dispatcher actor.Dispatcher
 	system     []any
 	control    []any  // the control lane (PostControl)
-	noControl  bool   // CloseControl was called
 	queue      []item // queue[head:] waits; the buffer is reused once empty
 	head       int
-	pending    int    // agent messages in queue
-	turn       *Claim // non-nil while a turn is claimed
-	suspended  bool
-	closed     bool
+	pending    int           // agent messages in queue
+	turn       *Claim        // non-nil while a turn is claimed
 	idle       chan struct{} // closed on the next transition to Idle
 	afterIdle  []func()      // AfterIdle callbacks waiting for Idle
 	idleReady  []func()      // callbacks released by the last transition to Idle
 	events     []Event
-	spare      []Event // the buffer deliver swaps in, to reuse it
-	delivering bool
+	spare      []Event       // the buffer deliver swaps in, to reuse it
 	queued     uint64        // events queued for the observer, ever
 	delivered  uint64        // events the observer has returned from, ever
 	progress   chan struct{} // made by an Emit waiting for delivery; closed when delivered grows
