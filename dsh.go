@@ -134,7 +134,7 @@ type Runtime struct {
 	// fullLogs holds the top-level sessions whose log a full disk failed
 	// (they left the runtime): a prompt resumes one only once the store's
 	// disk has room again (roomOnDisk; nil: diskHasRoom).
-	fullLogs   sync.Map
+	fullLogs   fullLogSet
 	roomOnDisk func() bool
 	index      *storeIndex
 }

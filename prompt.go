@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/dsh-actors/dsh-actors/actors/manager"
@@ -70,8 +70,7 @@ func (r *Runtime) ensureAgent(ctx context.Context, spec SessionSpec) (*parent.Ha
 			if stored := log.Header.Cwd; stored != spec.Cwd {
 				return nil, cwdConflict(spec, stored)
 			}
-			unlock := r.prompts.lock(spec.ID)
-			defer unlock()
+			defer r.prompts.lock(spec.ID).Unlock()
 			h, err := r.resumeTopLevel(ctx, spec.ID)
 			return r.joinedAgent(spec.ID, h, err)
 		case !errors.Is(err, fault.QuerySessionNotFound) && !errors.Is(err, session.ErrNotFound):
@@ -110,8 +109,7 @@ func cwdConflict(spec SessionSpec, existing string) error {
 // agent leaves the runtime and, after a full disk, later prompts fail
 // with an error matching syscall.ENOSPC until the disk has room again.
 func (r *Runtime) PromptSession(ctx context.Context, id string, content []event.Block, source event.Source) (string, error) {
-	unlock := r.prompts.lock(id)
-	defer unlock()
+	defer r.prompts.lock(id).Unlock()
 	if err := r.awaitRoom(id); err != nil {
 		return "", err
 	}
@@ -171,7 +169,7 @@ func (r *Runtime) promptOnce(ctx context.Context, id string, msg event.UserMessa
 	if failure := h.Session().WriteFailure(); failure != nil {
 		_ = h.Dispose(ctx) // its release fails with the log's error, and it leaves the registry all the same
 		if errors.Is(failure, syscall.ENOSPC) {
-			r.fullLogs.Store(id, struct{}{})
+			r.fullLogs.add(id)
 		}
 	}
 	return h, err
@@ -349,7 +347,7 @@ func (r *Runtime) leaseCurrent(ctx context.Context, h *parent.Handle) (bool, err
 // acknowledged that the resumed log could not take; once it has room the
 // session may be resumed again.
 func (r *Runtime) awaitRoom(id string) error {
-	if _, full := r.fullLogs.Load(id); !full {
+	if !r.fullLogs.has(id) {
 		return nil
 	}
 	room := r.roomOnDisk
@@ -359,8 +357,49 @@ func (r *Runtime) awaitRoom(id string) error {
 	if !room() {
 		return fmt.Errorf(`dsh: session "%s": the disk of its log is still full: %w`, id, syscall.ENOSPC)
 	}
-	r.fullLogs.Delete(id)
+	r.fullLogs.remove(id)
 	return nil
+}
+
+// fullLogSet is the set of sessions whose log a full disk failed. Asking
+// it costs one atomic load while it is empty, as it nearly always is.
+type fullLogSet struct {
+	n  atomic.Int32 // the number of ids in m
+	mu sync.Mutex
+	m  map[string]bool
+}
+
+// add puts id in the set.
+func (s *fullLogSet) add(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[string]bool{}
+	}
+	if !s.m[id] {
+		s.m[id] = true
+		s.n.Add(1)
+	}
+}
+
+// has reports whether id is in the set.
+func (s *fullLogSet) has(id string) bool {
+	if s.n.Load() == 0 {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[id]
+}
+
+// remove takes id out of the set.
+func (s *fullLogSet) remove(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m[id] {
+		delete(s.m, id)
+		s.n.Add(-1)
+	}
 }
 
 // refuseLiveChild is refuseChild for a live agent, which is also a
@@ -409,11 +448,20 @@ func seedLength(h session.Header) int {
 // stripedLock is a fixed set of mutexes picked by a hash of an id.
 type stripedLock [64]sync.Mutex
 
-// lock locks id's stripe and returns its unlock.
-func (l *stripedLock) lock(id string) (unlock func()) {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(id))
-	m := &l[h.Sum32()%uint32(len(l))]
+// lock locks id's stripe and returns it, for the caller to unlock. It
+// hashes id in place (FNV-1a) and allocates nothing.
+func (l *stripedLock) lock(id string) *sync.Mutex {
+	m := &l[fnv1a(id)%uint32(len(l))]
 	m.Lock()
-	return m.Unlock
+	return m
+}
+
+// fnv1a is the 32-bit FNV-1a hash of s.
+func fnv1a(s string) uint32 {
+	const offset, prime = 2166136261, 16777619
+	h := uint32(offset)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint32(s[i])) * prime
+	}
+	return h
 }

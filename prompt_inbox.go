@@ -192,8 +192,7 @@ func (r *Runtime) stopWakes() {
 // stale agent of a lost lease disposed first), which hands them over. A
 // session another process holds is left to it.
 func (r *Runtime) wakeTopLevel(ctx context.Context, in session.DurableInbox, waker topLevelWaker, id string) {
-	unlock := r.prompts.lock(id)
-	defer unlock()
+	defer r.prompts.lock(id).Unlock()
 	err := r.runWoken(ctx, in, waker, id)
 	if err != nil && ctx.Err() == nil {
 		r.actors.Logger().Warn("dsh: a woken top-level session did not get its pending prompts", slog.String("session", id), slog.Any("err", err))

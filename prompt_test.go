@@ -177,3 +177,29 @@ func TestPromptSessionRefusesWhileTheDiskIsFull(t *testing.T) {
 	require.Contains(t, texts, "reply after room came back")
 	require.NotContains(t, texts, "reply refused")
 }
+
+func TestFullLogSetCountsEachSessionOnce(t *testing.T) {
+	var s fullLogSet
+	require.False(t, s.has("a"))
+	s.add("a")
+	s.add("a")
+	s.add("b")
+	require.True(t, s.has("a"))
+	s.remove("a")
+	require.False(t, s.has("a"), "one remove takes out an id added twice")
+	require.True(t, s.has("b"), "the others stay")
+	s.remove("b")
+	s.remove("b")
+	require.Equal(t, int32(0), s.n.Load(), "an empty set is seen empty without its lock")
+}
+
+func TestStripedLockHashesIdsWithFNV1a(t *testing.T) {
+	require.Equal(t, uint32(0x811c9dc5), fnv1a(""))
+	require.Equal(t, uint32(0xe40c292c), fnv1a("a"))
+	require.Equal(t, uint32(0xbf9cf968), fnv1a("foobar"))
+	var l stripedLock
+	m := l.lock("session-1")
+	require.Same(t, m, &l[fnv1a("session-1")%64])
+	require.False(t, m.TryLock(), "the stripe is held until its unlock")
+	m.Unlock()
+}
