@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -107,14 +108,16 @@ type stepper struct {
 	// refusal is why the op refused the committed message it waits to
 	// have discarded.
 	refusal map[*op]error
-	mats    map[*materialization]string
+	// committed are the ids of the messages ops committed, by text.
+	committed map[string]string
+	mats      map[*materialization]string
 }
 
 func newStepper(t *testing.T, durable, wakes bool) *stepper {
 	env := newTableEnv()
 	c := &core{st: newState(), env: env, durable: durable, wakes: wakes, logger: slog.New(slog.DiscardHandler)}
 	return &stepper{t: t, c: c, env: env, owner: map[string]string{}, ops: map[string][]*op{},
-		epoch: map[string]*activation{}, label: map[*op]string{}, refusal: map[*op]error{}, mats: map[*materialization]string{}}
+		epoch: map[string]*activation{}, label: map[*op]string{}, refusal: map[*op]error{}, committed: map[string]string{}, mats: map[*materialization]string{}}
 }
 
 // run feeds the message step names to the core and describes its effects.
@@ -271,11 +274,15 @@ func (s *stepper) log(name string) *session.Log {
 		Events: []session.Event{{Type: vocab.TypeSubagentDescriptor, Data: data}}}
 }
 
-// pending are durable admissions of texts, each its own message id.
+// pending are durable admissions of texts: a text an op committed has
+// the id the op gave it, any other text is its own id.
 func (s *stepper) pending(texts []string) []session.Admission {
 	var out []session.Admission
 	for _, text := range texts {
-		out = append(out, durableMessage(s.t, text, "", 0))
+		id := cmp.Or(s.committed[text], text)
+		body, err := vocab.Encode(event.UserMessage{Role: event.RoleUser, ID: id, Content: event.Text(text), Source: event.Source{Kind: event.SourceUser}})
+		require.NoError(s.t, err)
+		out = append(out, session.Admission{MessageID: id, Body: body})
 	}
 	return out
 }
@@ -309,6 +316,7 @@ func (s *stepper) describeOne(e effect) string {
 	case emitStart:
 		return s.await("emit-start", "started", e.o)
 	case commitAdmission:
+		s.committed[textOf(e.o.msg.Content)] = e.o.msg.ID
 		return s.await("commit", "admitted", e.o) + " " + textOf(e.o.msg.Content)
 	case commitElsewhere:
 		return s.await("commit-elsewhere", "admitted-elsewhere", e.o) + " " + textOf(e.o.msg.Content)
