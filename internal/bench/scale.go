@@ -1,11 +1,14 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,31 +16,53 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 )
 
-// ScaleCosts are the per-agent costs of one size of row 9, each the time
-// of a whole batch divided by its agents.
+// ScaleCosts are the per-agent costs of one size of row 9.
 type ScaleCosts struct {
 	Live int // live children of the one parent
 	// Spawn: Spawn of each child, in a turn that sleeps, until accepted.
-	Spawn time.Duration
+	Spawn Phase
 	// Send: a follow-up to each live child until its inbox accepts it.
-	Send time.Duration
+	Send Phase
 	// Settle: Spawn of a short child beside the live ones, its turn, its
 	// settlement and disposal (WaitChild), over a batch started together.
-	Settle time.Duration
+	Settle Phase
 	// Drain: Drain of the parent, disposing every live child child-first.
-	Drain time.Duration
+	Drain Phase
 	// Close: Close of a runtime holding that many live children.
-	Close time.Duration
-	// GC counts the collections during each operation above; Heap is the
-	// live heap the last collection before the follow-ups found.
-	GC   ScaleGC
+	Close Phase
+	// Heap is the live heap a collection found before the follow-ups.
 	Heap uint64
 }
 
-// ScaleGC is, per operation of ScaleCosts, how many collections ended
-// while it ran; each marks the live heap (ScaleCosts.Heap), so at a
-// larger size each costs more and comes less often.
-type ScaleGC struct{ Spawn, Send, Settle, Drain, Close uint64 }
+// Phase is one timed operation over a batch of agents, per agent: the
+// process's CPU time (every thread: the runtime's goroutines, the
+// collector, the kernel's work for it), the wall time, and how many
+// collections ended while it ran. Each starts after a forced collection,
+// so none inherits a cycle the one before it left half done.
+type Phase struct {
+	CPU, Wall time.Duration
+	GC        uint64
+}
+
+// Cost is what row 9 compares: the CPU time, which other processes on a
+// shared machine inflate far less than the wall time; the wall time where
+// the CPU time is not read.
+func (p Phase) Cost() time.Duration {
+	if p.CPU > 0 {
+		return p.CPU
+	}
+	return p.Wall
+}
+
+// timePhase runs op over n agents after a forced collection and returns
+// its Phase.
+func timePhase(n int, op func() error) (Phase, error) {
+	runtime.GC()
+	cycles, cpu, start := gcCycles(), processCPU(), time.Now()
+	err := op()
+	per := time.Duration(max(n, 1))
+	return Phase{CPU: (processCPU() - cpu) / per, Wall: time.Since(start) / per, GC: gcCycles() - cycles}, err
+}
 
 // gcCycles is how many collections have ended so far.
 func gcCycles() uint64 {
@@ -98,24 +123,23 @@ func (c *ScaleCosts) measureLive(ctx context.Context, root string, live, settle 
 	}
 	defer func() { err = errors.Join(err, rt.Close()) }()
 	var ids []string
-	cycles := gcCycles()
-	if c.Spawn, ids, err = spawnEach(ctx, rt, p, live, scaleSleep); err != nil {
+	if c.Spawn, err = timePhase(live, func() (err error) {
+		ids, err = spawnEach(ctx, rt, p, live, scaleSleep)
+		return err
+	}); err != nil {
 		return err
 	}
-	c.GC.Spawn, cycles, c.Heap = gcCycles()-cycles, gcCycles(), liveHeap()
-	if c.Send, err = sendEach(ctx, rt, p, ids); err != nil {
+	c.Heap = liveHeap()
+	if c.Send, err = timePhase(live, func() error { return sendEach(ctx, rt, p, ids) }); err != nil {
 		return err
 	}
-	c.GC.Send, cycles = gcCycles()-cycles, gcCycles()
-	if c.Settle, err = settleBatch(ctx, rt, p, settle); err != nil {
+	if c.Settle, err = timePhase(settle, func() error { return settleBatch(ctx, rt, p, settle) }); err != nil {
 		return err
 	}
-	c.GC.Settle, cycles = gcCycles()-cycles, gcCycles()
-	start := time.Now()
-	if err := rt.Drain(ctx, p); err != nil {
+	c.Drain, err = timePhase(live, func() error { return rt.Drain(ctx, p) })
+	if err != nil {
 		return fmt.Errorf("drain of %d children: %w", live, err)
 	}
-	c.Drain, c.GC.Drain = time.Since(start)/time.Duration(live), gcCycles()-cycles
 	return nil
 }
 
@@ -125,75 +149,80 @@ func (c *ScaleCosts) measureClose(ctx context.Context, root string, live int) er
 	if err != nil {
 		return err
 	}
-	if _, _, err := spawnEach(ctx, rt, p, live, scaleSleep); err != nil {
+	if _, err := spawnEach(ctx, rt, p, live, scaleSleep); err != nil {
 		return errors.Join(err, rt.Close())
 	}
-	start, cycles := time.Now(), gcCycles()
-	if err := rt.Close(); err != nil {
+	if c.Close, err = timePhase(live, rt.Close); err != nil {
 		return fmt.Errorf("close of %d children: %w", live, err)
 	}
-	c.Close, c.GC.Close = time.Since(start)/time.Duration(live), gcCycles()-cycles
 	return nil
 }
 
 // spawnEach spawns n children of p with prompt, one after another, and
-// returns the time per child and their ids.
-func spawnEach(ctx context.Context, rt *dsh.Runtime, p *dsh.Handle, n int, prompt []event.Block) (time.Duration, []string, error) {
+// returns their ids.
+func spawnEach(ctx context.Context, rt *dsh.Runtime, p *dsh.Handle, n int, prompt []event.Block) ([]string, error) {
 	ids := make([]string, 0, n)
-	start := time.Now()
 	for i := range n {
 		id, err := rt.Spawn(ctx, p, "scale", prompt)
 		if err != nil {
-			return 0, ids, fmt.Errorf("spawn of child %d of %d: %w", i+1, n, err)
+			return ids, fmt.Errorf("spawn of child %d of %d: %w", i+1, n, err)
 		}
 		ids = append(ids, id)
 	}
-	return time.Since(start) / time.Duration(n), ids, nil
+	return ids, nil
 }
 
-// sendEach sends one follow-up to each child and returns the time per
-// accepted follow-up.
-func sendEach(ctx context.Context, rt *dsh.Runtime, p *dsh.Handle, ids []string) (time.Duration, error) {
+// sendEach sends one follow-up to each child, each until its inbox
+// accepts it.
+func sendEach(ctx context.Context, rt *dsh.Runtime, p *dsh.Handle, ids []string) error {
 	msg := event.Text("reply later")
-	start := time.Now()
 	for _, id := range ids {
 		if _, err := rt.Send(ctx, p, id, msg); err != nil {
-			return 0, fmt.Errorf("follow-up to %s: %w", id, err)
+			return fmt.Errorf("follow-up to %s: %w", id, err)
 		}
 	}
-	return time.Since(start) / time.Duration(len(ids)), nil
+	return nil
 }
 
 // settleBatch spawns n short children, then waits for each to settle and
-// be disposed, and returns the time per child.
-func settleBatch(ctx context.Context, rt *dsh.Runtime, p *dsh.Handle, n int) (time.Duration, error) {
-	start := time.Now()
-	_, ids, err := spawnEach(ctx, rt, p, n, event.Text("reply done"))
+// be disposed.
+func settleBatch(ctx context.Context, rt *dsh.Runtime, p *dsh.Handle, n int) error {
+	ids, err := spawnEach(ctx, rt, p, n, event.Text("reply done"))
 	if err != nil {
-		return 0, err
+		return err
 	}
 	for _, id := range ids {
 		if _, ok, err := rt.WaitChild(ctx, id); err != nil || !ok {
-			return 0, fmt.Errorf("short child %s did not settle (ok %v): %w", id, ok, err)
+			return fmt.Errorf("short child %s did not settle (ok %v): %w", id, ok, err)
 		}
 	}
-	return time.Since(start) / time.Duration(n), nil
+	return nil
 }
 
-// scaleRow measures every size of cfg.ScaleSizes and compares the largest
-// with the smallest, per agent.
+// scaleRow measures every size of cfg.ScaleSizes (scaleRuns times each,
+// keeping the median run of each operation) and its floor, and compares
+// the largest size with the smallest, per agent.
 func scaleRow(ctx context.Context, cfg Config) ([]Line, error) {
+	largest := cfg.ScaleSizes[len(cfg.ScaleSizes)-1]
 	var all []ScaleCosts
 	var floors []ScaleFloor
 	for _, live := range cfg.ScaleSizes {
-		c, err := Scale(ctx, cfg.Dir, live, cfg.ScaleSettle)
-		if err != nil {
-			return nil, fmt.Errorf("at %d live children: %w", live, err)
+		var runs []ScaleCosts
+		var floorRuns []ScaleFloor
+		for range scaleRuns(live, largest) {
+			c, err := Scale(ctx, cfg.Dir, live, cfg.ScaleSettle)
+			if err != nil {
+				return nil, fmt.Errorf("at %d live children: %w", live, err)
+			}
+			runs = append(runs, c)
 		}
-		all = append(all, c)
-		floors = append(floors, measureFloor(live))
+		for range 2*scaleRuns(live, largest) + 1 {
+			floorRuns = append(floorRuns, measureFloor(live))
+		}
+		all = append(all, medianCosts(runs))
+		floors = append(floors, medianFloor(floorRuns))
 	}
-	lines, err := scaleLines(all, cfg.ScaleSettle)
+	lines, err := scaleLines(all, floors, cfg.ScaleSettle)
 	if err != nil {
 		return nil, err
 	}
@@ -201,62 +230,119 @@ func scaleRow(ctx context.Context, cfg Config) ([]Line, error) {
 	return append(lines, floorLines...), err
 }
 
+// scaleRuns is how many times row 9 measures a size: up to five times for
+// the small sizes, whose batches are short enough for one slow moment of
+// the machine to swing them, and once for a size a third of the largest
+// or more, whose batch is long enough to average it out.
+func scaleRuns(size, largest int) int { return min(5, max(1, largest/(3*size))) }
+
+// medianPhase is, of the runs, the phase whose Cost is the median (the
+// upper one of an even count).
+func medianPhase[T any](runs []T, phase func(T) Phase) Phase {
+	phases := make([]Phase, len(runs))
+	for i, r := range runs {
+		phases[i] = phase(r)
+	}
+	slices.SortFunc(phases, func(a, b Phase) int { return cmp.Compare(a.Cost(), b.Cost()) })
+	return phases[len(phases)/2]
+}
+
+// medianCosts is, operation by operation, the median of runs at one size.
+func medianCosts(runs []ScaleCosts) ScaleCosts {
+	c := runs[len(runs)-1]
+	for _, op := range scaleOps {
+		*op.field(&c) = medianPhase(runs, func(r ScaleCosts) Phase { return *op.field(&r) })
+	}
+	return c
+}
+
+// medianFloor is, operation by operation, the median of runs at one size.
+func medianFloor(runs []ScaleFloor) ScaleFloor {
+	f := runs[0]
+	for _, op := range floorOps {
+		*op.field(&f) = medianPhase(runs, func(r ScaleFloor) Phase { return *op.field(&r) })
+	}
+	return f
+}
+
+// floorOps are row 9's floor lines: id, what is measured, and the phase.
+var floorOps = []struct {
+	id, name string
+	field    func(*ScaleFloor) *Phase
+}{
+	{"9f", "floor of 9b without the runtime: a message queued on one of the parked goroutines", func(f *ScaleFloor) *Phase { return &f.Send }},
+	{"9g", "floor of 9d and 9e without the runtime: stopping each parked goroutine", func(f *ScaleFloor) *Phase { return &f.Drain }},
+	{"9h", "floor of 9a and 9c without the runtime: starting a parked goroutine, found by id", func(f *ScaleFloor) *Phase { return &f.Spawn }},
+}
+
 // scaleFloorLines compare, without a target, ScaleFloor's costs at the
 // largest size with the smallest: the ratios row 9's stand on.
 func scaleFloorLines(floors []ScaleFloor) ([]Line, error) {
 	first, last := floors[0], floors[len(floors)-1]
-	ops := []struct {
-		id, name string
-		cost     func(ScaleFloor) time.Duration
-	}{
-		{"9f", "floor of 9b without the runtime: a message queued on one of the parked goroutines", func(f ScaleFloor) time.Duration { return f.Send }},
-		{"9g", "floor of 9d without the runtime: stopping each parked goroutine", func(f ScaleFloor) time.Duration { return f.Drain }},
-	}
 	var lines []Line
-	for _, op := range ops {
-		l, err := Compare(op.id, fmt.Sprintf("%s, %s vs %s", op.name, liveCount(last.Live), liveCount(first.Live)),
-			NsPer(fmt.Sprintf("at %d", last.Live), float64(op.cost(last)), "agent"),
-			NsPer(fmt.Sprintf("at %d", first.Live), float64(op.cost(first)), "agent"), OursOverBase, nil)
+	for _, op := range floorOps {
+		l, err := compareSizes(op.id, op.name, *op.field(&last), last.Live, *op.field(&first), first.Live, nil)
 		if err != nil {
 			return nil, err
 		}
+		l.Note = sizesNote(floors, func(f ScaleFloor) (int, Phase) { return f.Live, *op.field(&f) })
 		lines = append(lines, l)
 	}
-	lines[0].Note = fmt.Sprintf("each goroutine holds %d B and is found by id in a map; a message is %d B", floorHeap, floorMessage)
+	lines[0].Note += fmt.Sprintf("; each goroutine holds %d B and is found by id in a map; a message is %d B", floorHeap, floorMessage)
 	return lines, nil
 }
 
-// scaleOps are row 9's lines: id, what is measured, and the cost.
+// compareSizes is the Line comparing phase last at lastLive with phase
+// first at firstLive, per agent, by Cost.
+func compareSizes(id, name string, last Phase, lastLive int, first Phase, firstLive int, target *Target) (Line, error) {
+	return Compare(id, fmt.Sprintf("%s, %s vs %s", name, liveCount(lastLive), liveCount(firstLive)),
+		NsPer(fmt.Sprintf("at %d", lastLive), float64(last.Cost()), "agent"),
+		NsPer(fmt.Sprintf("at %d", firstLive), float64(first.Cost()), "agent"), OursOverBase, target)
+}
+
+// sizesNote lists a phase at every size: "per agent, CPU (wall,
+// collections) at 1k: …, 100k: …".
+func sizesNote[T any](all []T, phase func(T) (int, Phase)) string {
+	var sizes []string
+	for _, c := range all {
+		live, p := phase(c)
+		sizes = append(sizes, fmt.Sprintf("%s: %s (%s, %d GC)", liveCount(live), FormatNs(float64(p.CPU)), FormatNs(float64(p.Wall)), p.GC))
+	}
+	return "per agent, CPU (wall, collections during it) at " + strings.Join(sizes, ", ")
+}
+
+// scaleOps are row 9's lines: id, what is measured, the phase, and the
+// floor line it stands on.
 var scaleOps = []struct {
-	id, name string
-	cost     func(ScaleCosts) time.Duration
-	gc       func(ScaleGC) uint64
+	id, name, floor string
+	field           func(*ScaleCosts) *Phase
 }{
-	{"9a", "spawn per child", func(c ScaleCosts) time.Duration { return c.Spawn }, func(g ScaleGC) uint64 { return g.Spawn }},
-	{"9b", "follow-up admission per child", func(c ScaleCosts) time.Duration { return c.Send }, func(g ScaleGC) uint64 { return g.Send }},
-	{"9c", "short child start → settled → disposed", func(c ScaleCosts) time.Duration { return c.Settle }, func(g ScaleGC) uint64 { return g.Settle }},
-	{"9d", "drain per child", func(c ScaleCosts) time.Duration { return c.Drain }, func(g ScaleGC) uint64 { return g.Drain }},
-	{"9e", "Close per live child", func(c ScaleCosts) time.Duration { return c.Close }, func(g ScaleGC) uint64 { return g.Close }},
+	{"9a", "spawn per child", "9h", func(c *ScaleCosts) *Phase { return &c.Spawn }},
+	{"9b", "follow-up admission per child", "9f", func(c *ScaleCosts) *Phase { return &c.Send }},
+	{"9c", "short child start → settled → disposed", "9h", func(c *ScaleCosts) *Phase { return &c.Settle }},
+	{"9d", "drain per child", "9g", func(c *ScaleCosts) *Phase { return &c.Drain }},
+	{"9e", "Close per live child", "9g", func(c *ScaleCosts) *Phase { return &c.Close }},
 }
 
 // scaleLines compares, for each operation, the per-agent cost at the
-// largest size with the smallest (target ≤ 1.3×); the note lists every
-// size side by side.
-func scaleLines(all []ScaleCosts, settle int) ([]Line, error) {
+// largest size with the smallest (target ≤ 1.3×); the note gives the
+// ratio over its floor's (floors, the same sizes) and every size side by
+// side.
+func scaleLines(all []ScaleCosts, floors []ScaleFloor, settle int) ([]Line, error) {
 	first, last := all[0], all[len(all)-1]
 	var lines []Line
 	for _, op := range scaleOps {
-		l, err := Compare(op.id, fmt.Sprintf("%s, %s vs %s live children", op.name, liveCount(last.Live), liveCount(first.Live)),
-			NsPer(fmt.Sprintf("at %d", last.Live), float64(op.cost(last)), "agent"),
-			NsPer(fmt.Sprintf("at %d", first.Live), float64(op.cost(first)), "agent"), OursOverBase, &Target{Op: AtMost, Value: 1.3})
+		l, err := compareSizes(op.id, op.name, *op.field(&last), last.Live, *op.field(&first), first.Live, &Target{Op: AtMost, Value: 1.3})
 		if err != nil {
 			return nil, err
 		}
-		var sizes []string
-		for _, c := range all {
-			sizes = append(sizes, fmt.Sprintf("%s: %s (%d GC)", liveCount(c.Live), FormatNs(float64(op.cost(c))), op.gc(c.GC)))
+		l.Name += " live children"
+		floor, err := floorRatio(floors, op.floor)
+		if err != nil {
+			return nil, err
 		}
-		l.Note = "per agent (collections during it) at " + strings.Join(sizes, ", ")
+		l.Note = fmt.Sprintf("row/floor %.2f (floor %s %.2f×); ", l.Ratio/floor, op.floor, floor) +
+			sizesNote(all, func(c ScaleCosts) (int, Phase) { return c.Live, *op.field(&c) })
 		lines = append(lines, l)
 	}
 	var heaps []string
@@ -264,8 +350,30 @@ func scaleLines(all []ScaleCosts, settle int) ([]Line, error) {
 		heaps = append(heaps, fmt.Sprintf("%s: %s", liveCount(c.Live), FormatBytes(float64(c.Heap))))
 	}
 	lines[1].Note += "; live heap a collection marks, " + strings.Join(heaps, ", ")
-	lines[0].Note += fmt.Sprintf("; one parent, children in a sleeping turn, dsh.Open over a JSONL store without fsync; %d short children for 9c; Close on a second runtime of as many children", settle)
+	lines[0].Note += fmt.Sprintf("; one parent, children in a sleeping turn, dsh.Open over a JSONL store without fsync; %d short children for 9c; Close on a second runtime of as many children; each phase after a forced collection, the median of %s", settle, runsNote(all))
 	return lines, nil
+}
+
+// runsNote says how many runs each size had: "5 runs at 1k, 1 at 100k".
+func runsNote(all []ScaleCosts) string {
+	largest := all[len(all)-1].Live
+	var runs []string
+	for _, c := range all {
+		runs = append(runs, fmt.Sprintf("%d at %s", scaleRuns(c.Live, largest), liveCount(c.Live)))
+	}
+	runs[0] = strings.Replace(runs[0], " at ", " runs at ", 1)
+	return strings.Join(runs, ", ")
+}
+
+// floorRatio is floor line id's ratio, largest size over smallest.
+func floorRatio(floors []ScaleFloor, id string) (float64, error) {
+	first, last := floors[0], floors[len(floors)-1]
+	for _, op := range floorOps {
+		if op.id == id {
+			return Ratio(NsPer("largest", float64(op.field(&last).Cost()), "agent"), NsPer("smallest", float64(op.field(&first).Cost()), "agent"), OursOverBase)
+		}
+	}
+	return 0, fmt.Errorf("row 9: no floor %s", id)
 }
 
 // liveCount writes a number of children exactly, in thousands when it is
