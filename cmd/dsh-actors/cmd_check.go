@@ -65,10 +65,14 @@ func problems(found []damage) int {
 }
 
 // checkStore runs dsh.Check over root: a JSONL store folder, which must
-// exist, or a Postgres store.
+// exist (a file there is a persistence failure, as for every command), or
+// a Postgres store.
 func checkStore(ctx context.Context, root string) ([]damage, error) {
 	if !isPostgres(root) {
 		if err := requireStore(root); err != nil {
+			return nil, err
+		}
+		if err := checkStoreRoot(root); err != nil {
 			return nil, err
 		}
 	}

@@ -34,6 +34,9 @@ func TestAnUnreadableStoreRootNamesThePersistenceCode(t *testing.T) {
 		{[]string{"demo", "--store", root}, "dsh-actors demo: SESSION_QUERY_PERSISTENCE_FAILED: session persistence failed: " + cause + "\n"},
 		{[]string{"serve", "--store", root, "--addr", "127.0.0.1:0"}, "dsh-actors serve: SESSION_QUERY_PERSISTENCE_FAILED: session persistence failed: " + cause + "\n"},
 		{[]string{"stress", "--store", root, "--forests", "1", "--fanout", "1", "--depth", "1", "--followups", "1"}, "dsh-actors stress: SESSION_QUERY_PERSISTENCE_FAILED: session persistence failed: " + cause + "\n"},
+		{[]string{"check", "--store", root}, "dsh-actors check: SESSION_QUERY_PERSISTENCE_FAILED: session persistence failed: " + cause + "\n"},
+		{[]string{"search", "--store", root, "x"}, "dsh-actors search: SESSION_QUERY_PERSISTENCE_FAILED: session persistence listing failed: " + cause + "\n"},
+		{[]string{"run", "--store", root, "x"}, "dsh-actors run: SESSION_QUERY_PERSISTENCE_FAILED: session persistence failed: " + cause + "\n"},
 	} {
 		code, stdout, stderr := run(t, tc.args...)
 		require.Equal(t, 1, code, fmt.Sprint(tc.args))
