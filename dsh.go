@@ -163,6 +163,9 @@ func openWith(opts Options, extra ...session.Option) (*Runtime, error) {
 	if err != nil {
 		return nil, errors.Join(err, closeStore(pg))
 	}
+	if err := checkEncoding(rt.Sessions().Store(), opts.Compression); err != nil {
+		return nil, errors.Join(err, rt.Close(context.Background()), closeStore(pg))
+	}
 	r := &Runtime{actors: rt, query: query.New(rt.Sessions()), postgres: pg}
 	r.index = newStoreIndex(indexRoot(opts), opts.NoIndex, rt.Sessions())
 	err = r.bindSubagents(opts.Logger)
@@ -229,6 +232,22 @@ func jsonlOptions(opts Options) ([]session.Option, error) {
 		return nil, fault.New(fault.InvalidRequest, "dsh: Options.Compression, DurableAdmission and NoSync configure the JSONL store: set Dir to its folder", nil)
 	}
 	return out, nil
+}
+
+// checkEncoding fails when compression named the other encoding than the
+// logs the JSONL store already holds (every later read or write of them
+// would be refused), with the store's message and the persistence code.
+// It reads the root's folders once; with no compression, or another
+// store, it does nothing.
+func checkEncoding(store session.Store, compression string) error {
+	jsonl, ok := store.(*session.JSONL)
+	if compression == "" || !ok {
+		return nil
+	}
+	if _, err := jsonl.Compression(); err != nil {
+		return fault.New(fault.QueryPersistenceFailed, "session persistence failed: "+err.Error(), err)
+	}
+	return nil
 }
 
 // checkLeaseOptions refuses a LeaseTTL below minLeaseTTL, and Node or

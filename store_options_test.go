@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -60,5 +61,25 @@ func TestDurableAdmissionAndNoSyncConfigureTheJSONLStore(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, "ok", event.TextOf(end.LastAssistantMessage), "%+v", opts)
+	}
+}
+
+// Naming the other encoding than an existing store's logs fails Open
+// itself, with the store's message and the persistence code, so a server
+// never starts on a store whose every read it would refuse.
+func TestOpenRefusesTheOtherCompressionOfAnExistingStore(t *testing.T) {
+	for have, other := range map[string]string{"none": "zstd", "zstd": "none"} {
+		dir := t.TempDir()
+		rt := open(t, Options{Dir: dir, Compression: have})
+		_, err := rt.StartAgent(bg, "p")
+		require.NoError(t, err)
+		require.NoError(t, rt.Close())
+		_, err = Open(Options{Dir: dir, Compression: other})
+		require.ErrorIs(t, err, fault.QueryPersistenceFailed, "%s store opened as %s", have, other)
+		require.ErrorContains(t, err, `but this backend is configured for compression "`+other+`"; use a separate root or select the matching compression mode`)
+		again := open(t, Options{Dir: dir, Compression: have})
+		_, err = again.ResumeAgent(bg, "p")
+		require.NoError(t, err, "the refused Open left the store as it was")
+		require.NoError(t, again.Close())
 	}
 }

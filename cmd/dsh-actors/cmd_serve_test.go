@@ -135,3 +135,18 @@ func TestServeStartsWithoutAnIndexItCannotOpen(t *testing.T) {
 	hits := serveRPC(t, stack, "session.search", `{"query":"summarize the"}`)
 	require.Contains(t, string(hits), `"sessionId":"child-a"`)
 }
+
+// serve naming the other encoding than the store's logs is refused at
+// start, with the store's own message, before it listens: it used to
+// serve a page on which every read and prompt failed.
+func TestServeRefusesTheOtherCompressionAtStart(t *testing.T) {
+	store := t.TempDir()
+	writeRaw(t, store, "/work", "s", `{"type":"session","version":0,"id":"s","createdAt":1,"cwd":"/work","delegationDepth":0}`,
+		`{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}`)
+	code, stdout, stderr := runCancelled(t, "serve", "--store", store, "--compression", "zstd", "--addr", "127.0.0.1:0")
+	require.Equal(t, 1, code, stderr)
+	require.Empty(t, stdout)
+	require.Contains(t, stderr, "dsh-actors serve: SESSION_QUERY_PERSISTENCE_FAILED: session persistence failed: session artifact ")
+	require.Contains(t, stderr, `uses .jsonl, but this backend is configured for compression "zstd"; use a separate root or select the matching compression mode`)
+	require.NotContains(t, stderr, "serving")
+}
