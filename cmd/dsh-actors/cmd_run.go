@@ -31,8 +31,12 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags := newFlags("run")
 	store, model, acps := storeFlag(flags), addModelFlags(flags), acpFlag(flags, stderr)
 	err := flags.Parse(args)
-	if err == nil && flags.NArg() != 1 {
+	switch {
+	case err != nil:
+	case flags.NArg() != 1:
 		err = errors.New("run takes exactly one PROMPT argument")
+	case flags.Arg(0) == "":
+		err = errors.New("PROMPT must not be empty")
 	}
 	if err == nil {
 		err = checkStoreFlag(flags)

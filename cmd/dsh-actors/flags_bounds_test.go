@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"strconv"
 	"testing"
 
@@ -85,5 +86,34 @@ func TestAnEmptyStoreIsAUsageError(t *testing.T) {
 		require.Empty(t, stdout, args)
 		require.Contains(t, stderr, "dsh-actors "+args[0]+`: --store must name a folder, got ""`, args)
 		require.Contains(t, stderr, "usage: dsh-actors "+args[0], args)
+	}
+}
+
+// A context window below one token, or an empty run PROMPT, is a usage
+// error naming the flag or argument, refused before anything is opened;
+// both used to run (the window silently taken as unknown, the prompt as
+// an empty turn) while send refused an empty TEXT.
+func TestContextWindowAndRunPromptAreChecked(t *testing.T) {
+	cases := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"run", "--model", "m", "--context-window", "-5", "hi"}, `invalid value "-5" for flag -context-window: must be a positive number of tokens`},
+		{[]string{"run", "--context-window", "0", "hi"}, `invalid value "0" for flag -context-window: must be a positive number of tokens`},
+		{[]string{"serve", "--context-window", "-1"}, `invalid value "-1" for flag -context-window: must be a positive number of tokens`},
+		{[]string{"acp", "--context-window", "-1"}, `invalid value "-1" for flag -context-window: must be a positive number of tokens`},
+		{[]string{"run", "--context-window", "x", "hi"}, `invalid value "x" for flag -context-window: must be a positive number of tokens`},
+		{[]string{"run", ""}, "PROMPT must not be empty"},
+	}
+	for _, c := range cases {
+		store := t.TempDir()
+		code, stdout, stderr := runCancelled(t, append([]string{c.args[0], "--store", store}, c.args[1:]...)...)
+		require.Equal(t, 2, code, "%v: %s", c.args, stderr)
+		require.Empty(t, stdout, c.args)
+		require.Contains(t, stderr, c.msg, c.args)
+		require.Contains(t, stderr, "usage: dsh-actors "+c.args[0], c.args)
+		entries, err := os.ReadDir(store)
+		require.NoError(t, err)
+		require.Empty(t, entries, "%v wrote nothing", c.args)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"log/slog"
+	"strconv"
 
 	"github.com/dsh-actors/dsh-actors/modelagent"
 )
@@ -25,7 +26,15 @@ func addModelFlags(flags *flag.FlagSet) *modelFlags {
 	flags.StringVar(&m.model, "model", "", "model name for an OpenAI-compatible chat-completions server (none: the keyless scripted agent)")
 	flags.StringVar(&m.api, "api", "", "the server's API: deepseek (DEEPSEEK_API_KEY) or openai (Ollama, vLLM, ...; OPENAI_API_KEY if any); default: deepseek for DEEPSEEK_BASE_URL or a DeepSeek host, else openai")
 	flags.StringVar(&m.baseURL, "base-url", "", "the server's base URL, e.g. http://127.0.0.1:11434/v1 (default: OPENAI_BASE_URL for openai, else DEEPSEEK_BASE_URL, else https://api.deepseek.com)")
-	flags.IntVar(&m.contextWindow, "context-window", 0, "the model's context size in tokens, logged; a prompt reaching it logs a truncation warning (default: 1000000 for deepseek, unknown for openai)")
+	flags.Func("context-window", "the model's context size, `N` tokens, logged; a prompt reaching it logs a truncation warning (default: 1000000 for deepseek, unknown for openai)",
+		func(s string) error {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 {
+				return errors.New("must be a positive number of tokens")
+			}
+			m.contextWindow = n
+			return nil
+		})
 	flags.StringVar(&m.mcp, "mcp", "", `MCP servers for the model agents: a {"mcpServers": {NAME: {command, args, env} | {url, headers}}} file`)
 	return m
 }
