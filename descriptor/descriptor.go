@@ -7,8 +7,8 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 )
 
-// Version is the only descriptor version this build reads and writes.
-const Version = 1
+// version is the only descriptor version this build reads and writes.
+const version = 1
 
 // Data is a valid version-1 payload. Marshalled with encoding/json it
 // writes the keys in the original's order (version, provider, label,
@@ -43,7 +43,7 @@ func Snapshot(in Data) (Data, error) {
 		return Data{}, invalid("subagent descriptor is not losslessly JSON-serializable")
 	}
 	return Data{
-		Version:       Version,
+		Version:       version,
 		Provider:      in.Provider,
 		Label:         in.Label,
 		AgentProvider: in.AgentProvider,

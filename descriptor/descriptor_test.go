@@ -40,7 +40,7 @@ func TestSnapshotWritesKeysInTheOriginalOrderAndRoundTrips(t *testing.T) {
 func TestSnapshotWritesTheCurrentVersionWhateverItIsGiven(t *testing.T) {
 	d, err := Snapshot(Data{Version: 7, Provider: "spawn", Label: "l"})
 	require.NoError(t, err)
-	require.Equal(t, Version, d.Version)
+	require.Equal(t, version, d.Version)
 }
 
 func TestSnapshotAcceptsAllowOnlyOrDenyOnly(t *testing.T) {

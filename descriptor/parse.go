@@ -53,14 +53,14 @@ func checkVersion(raw json.RawMessage) error {
 	text := string(bytes.TrimSpace(raw))
 	// An out-of-range number is a number too (JavaScript reads it as
 	// ±Infinity or 0); it is simply not version 1.
-	if v, _ := strconv.ParseFloat(text, 64); v != Version {
+	if v, _ := strconv.ParseFloat(text, 64); v != version {
 		return unsupported(text)
 	}
 	return nil
 }
 
 func rebuild(fields map[string]json.RawMessage) (Data, error) {
-	d := Data{Version: Version}
+	d := Data{Version: version}
 	var ok bool
 	if d.Provider, ok = stringField(fields, "provider"); !ok {
 		return Data{}, corrupt("provider must be a string")
