@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"context"
 	"sync"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
@@ -114,5 +115,20 @@ func (h *rootHints) gone(id string) {
 	*n--
 	if *n <= 0 {
 		h.ids.Delete(id)
+	}
+}
+
+// settleDiscarded marks in the durable inbox the message a teardown
+// discarded unrun, so that no later epoch replays it. It runs on the
+// publishing goroutine of the child's inbox events, before the child's
+// lease is released. A fenced child's discards are not marked: the epoch
+// that took its lease over replays them.
+func (m *Manager) settleDiscarded(a *activation, messageID string) {
+	if m.inbox == nil || !a.disposing.Load() || m.fenced(a) {
+		return
+	}
+	epoch := a.handle.Session().Epoch()
+	if err := m.inbox.Discard(context.Background(), a.childID, epoch, []string{messageID}); err != nil {
+		m.logger.Warn("subagent: a discarded follow-up stays in the durable inbox", "child", a.childID, "messageId", messageID, "err", err)
 	}
 }

@@ -39,8 +39,9 @@
 // through the steps of its kind, one typed message at a time: its
 // request; then, per I/O it asked for, the message carrying the result
 // (prepared, resumeLoaded, opened, startEmitted, admitted, pendingRead,
-// disposalSettled, …). start.go, followup.go, resume.go and wake.go list
-// those steps in order; the routing and the other choices are plain
+// disposalSettled, …). start.go, followup.go and wake.go list those
+// steps in order (followup.go holds a follow-up's every route, the cold
+// resume among them, and the steps a start and a wake share with it); the routing and the other choices are plain
 // functions of what the core knows (decideRoute and its siblings).
 //
 // DrainContinuableDescendants is the scoped drain;

@@ -2,9 +2,15 @@ package manager
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/descriptor"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
+	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // Followup delivers content from p to its continuable child childID as the
@@ -29,24 +35,31 @@ func (m *Manager) Followup(ctx context.Context, p *parent.Handle, childID string
 	return m.call(ctx, followupRequest{&op{kind: opFollowup, ctx: ctx, childID: childID, parent: p, content: content, source: source}})
 }
 
-// A follow-up takes these steps in the core, each on one message (this
-// file, top to bottom, but for the two steps every admission shares):
+// A follow-up takes these steps in the core, each on one message; this
+// file holds every one of them, in this order (a start and a wake share
+// the admission, materialization and replay steps below):
 //
 //  1. followup (followupRequest): the DRAINING gate, then the child's
-//     lock (lockAbandoned if the caller's context ends while queued).
+//     lock (op.go; lockAbandoned if the caller's context ends while it
+//     is queued).
 //  2. route, holding the lock: by what the core knows of the child
 //     (decideRoute), one of
-//     - resident, running or waiting: submit, the final admission
-//     (admission.go: accept, then commitAdmission and admitted with a
-//     durable inbox), whose await-free last step checks the parent's
-//     authority; a waiting child wakes as a running one queues;
-//     - absent: a cold resume (resume.go: resumeLoaded, opened,
-//     startEmitted, pendingRead, then submit);
-//     - elsewhere: admitElsewhere, below, to the durable inbox of the
-//     process holding the child (admittedElsewhere);
+//     - resident, running or waiting: submit, the final admission (with
+//     a durable inbox: commitAdmission, then admitted); a waiting child
+//     wakes as a running one queues;
+//     - elsewhere: admitElsewhere, to the durable inbox of the process
+//     holding the child (admittedElsewhere);
+//     - absent: a cold resume (coldResume, resumeLoaded, materialize:
+//     opened, publish, startEmitted; replayPending: pendingRead; then
+//     submit);
 //     - after a disposal (one open, or one opened now for a fenced
-//     epoch): the lock given up, the disposal awaited
-//     (disposalSettled), then step 1 again (retry).
+//     epoch): the lock given up, the disposal awaited (disposalSettled,
+//     op.go), then step 1 again (retry).
+//
+// Authority, the exact live direct parent, is decided by authorize
+// alone: at the op's admission before its first wait (admission), when an
+// epoch it materialized is published (ownedBy) and in its final
+// admission step (admitFinal).
 
 // followup is step 1.
 func (m *core) followup(o *op) {
@@ -117,6 +130,226 @@ func (m *core) disposeFenced(a *activation) *disposal {
 	return d
 }
 
+// The resident route: the final admission. A start's first prompt and a
+// cold resume's follow-up end here too.
+
+// submit admits o's message to its epoch o.a. Without a durable inbox
+// the admission is its final step alone (admitFinal), with no wait in
+// it. With one, the message is first committed to the store's inbox off
+// the actor, once nothing the actor knows makes the commit pointless
+// (commitGate); the store checks the exact live parent's epoch, the
+// child's header and the drain cut-off in the commit's own statement.
+// The final step runs when the commit is back (admitted), and a committed
+// message it refuses is discarded from the durable inbox; o's MessageID is
+// the committed row's. o holds the child's lock, so admissions to one
+// child commit in the order they are queued. It ends in submitted.
+func (m *core) submit(o *op) {
+	o.msg = event.UserMessage{Content: o.content, Source: o.source, Role: "user", ID: m.env.newID()}
+	if !m.durable {
+		if err := m.admitFinal(o); err != nil {
+			m.submitted(o, "", err)
+			return
+		}
+		m.submitted(o, o.msg.ID, nil)
+		return
+	}
+	if err := m.commitGate(o); err != nil {
+		m.submitted(o, "", err)
+		return
+	}
+	m.emit(commitAdmission{o})
+}
+
+// commitGate refuses a durable commit the final step would refuse for a
+// reason the actor knows already (admitFinal checks them all again).
+func (m *core) commitGate(o *op) error {
+	if err := m.admissionOpen(o); err != nil {
+		return err
+	}
+	return m.logIntact(o.a)
+}
+
+// admitOff commits o's message to its child's durable inbox (off the
+// actor).
+func (m *Manager) admitOff(o *op) {
+	admission, err := admissionOf(o)
+	if err == nil {
+		_, err = m.inbox.Admit(o.ctx, o.childID, admission)
+	}
+	m.send(admitted{o, err})
+}
+
+// admissionOf is o's message as the durable inbox stores it, from o's
+// sender's epoch.
+func admissionOf(o *op) (session.Admission, error) {
+	body, err := vocab.Encode(o.msg)
+	if err != nil {
+		return session.Admission{}, err
+	}
+	p := o.parent
+	return session.Admission{MessageID: o.msg.ID, From: p.ID(), FromEpoch: p.Session().Epoch(), Body: body}, nil
+}
+
+// admitted is the final step after the durable commit.
+func (m *core) admitted(msg admitted) {
+	o := msg.op
+	if msg.err != nil {
+		m.submitted(o, "", notAdmitted(o.childID, msg.err))
+		return
+	}
+	if err := m.admitFinal(o); err != nil {
+		m.discardCommitted(o, err)
+		return
+	}
+	m.submitted(o, o.msg.ID, nil)
+}
+
+// admitFinal is the final admission step, with no wait in it: the
+// commit gate again (the caller's context, the DRAINING gate, the
+// epoch's disposal), the parent's authority against the live child's
+// header, the child's log not failed, the parent's ownership, then o.msg
+// recorded as accepted before the inbox accepts it.
+func (m *core) admitFinal(o *op) error {
+	a := o.a
+	if err := m.admissionOpen(o); err != nil {
+		return err
+	}
+	if err := m.authorize(o.parent, a.childID, readParent(m.env.headerParent(a.handle))); err != nil {
+		return err
+	}
+	if err := m.logIntact(a); err != nil {
+		return err
+	}
+	if err := m.acquireOwnership(o.parent, a); err != nil {
+		return err
+	}
+	a.accepted[o.msg.ID] = true
+	return m.enqueue(a, o.msg)
+}
+
+// admissionOpen is the part of an admission's checks, but authority,
+// that a wait can change: the caller's context, the DRAINING gate and the
+// epoch's disposal.
+func (m *core) admissionOpen(o *op) error {
+	if err := m.admitWithContext(o.ctx, o.parent); err != nil {
+		return err
+	}
+	if o.a.disposal != nil {
+		return activationClosing(o.a.childID)
+	}
+	return nil
+}
+
+// logIntact refuses a message to a child whose session log failed: it
+// could never be logged.
+func (m *core) logIntact(a *activation) error {
+	if err := m.env.writeFailure(a.handle); err != nil {
+		return logFailed(a.childID, err)
+	}
+	return nil
+}
+
+// enqueue hands an accepted message to the child's inbox.
+func (m *core) enqueue(a *activation, msg event.UserMessage) error {
+	if err := m.env.post(a.handle, msg); err != nil {
+		delete(a.accepted, msg.ID)
+		return err
+	}
+	a.enqueued[msg.ID] = true
+	return nil
+}
+
+// submitted ends o's admission: a fresh epoch whose admission failed is
+// disposed (its own error swallowed) before o reports the failure.
+func (m *core) submitted(o *op, id string, err error) {
+	if err != nil && o.fresh {
+		m.disposeFresh(o, err)
+		return
+	}
+	m.finish(o, id, err)
+}
+
+// notAdmitted maps a refused durable admission: the store's UNAUTHORIZED
+// and DRAINING as they are, a child the store does not hold as
+// NOT_RESUMABLE, anything else (the store is down) as DURABILITY_FAILED.
+func notAdmitted(childID string, err error) error {
+	switch {
+	case errors.Is(err, fault.Unauthorized), errors.Is(err, fault.Draining):
+		return err
+	case errors.Is(err, session.ErrNotFound):
+		return unavailable(childID, err)
+	}
+	return newError(fault.DurabilityFailed, err, "subagent %q: the follow-up was not admitted to the durable inbox: %s", childID, err)
+}
+
+// discardCommitted settles o's committed message, which the child will
+// not run, off the actor; o's answer is refusal (commitDiscarded).
+func (m *core) discardCommitted(o *op, refusal error) {
+	m.emit(discardCommit{o, refusal})
+}
+
+// discardOff marks o's message discarded in the durable inbox (off the
+// actor).
+func (m *Manager) discardOff(o *op, refusal error) {
+	epoch := o.a.handle.Session().Epoch()
+	err := m.inbox.Discard(context.Background(), o.childID, epoch, []string{o.msg.ID})
+	m.send(commitDiscarded{o, refusal, err})
+}
+
+// commitDiscarded reports a refused committed message.
+func (m *core) commitDiscarded(msg commitDiscarded) {
+	if msg.err != nil {
+		m.logger.Warn("subagent: a refused follow-up stays in the durable inbox", "child", msg.a.childID, "messageId", msg.msg.ID, "err", msg.err)
+	}
+	m.submitted(msg.op, "", msg.refusal)
+}
+
+// admission is an op's admission before its first wait (the child's
+// materialization, or the commit to the durable inbox of a child another
+// process holds): the caller's context, the DRAINING gate, then the
+// parent's authority against the child's header as this process read it
+// (header).
+func (m *core) admission(o *op, header durableParent) error {
+	if err := m.admitWithContext(o.ctx, o.parent); err != nil {
+		return err
+	}
+	return m.authorize(o.parent, o.childID, header)
+}
+
+// authorize is the authority decision, the only one. It is made at the
+// op's admission before its first wait (admission) and again in its
+// final admission step, with no wait after it (admitFinal); an epoch an
+// op materialized is admitted by the same check when it is published
+// (ownedBy), the await-free step before it can run anything. p must be
+// the registry's exact live entry for its id (a handle whose agent left
+// the registry, an ended epoch perhaps replaced by a newer one, is
+// UNAUTHORIZED: a child it owned would run pinned by no epoch), and the
+// child's durable header, when this process read it, must name p's id (a
+// header naming none is a top-level session's: no one's child). An
+// unread header is a child another process holds: the store checks it
+// in the admission's own statement.
+func (m *core) authorize(p *parent.Handle, childID string, durable durableParent) error {
+	if !m.env.isLive(p) {
+		return notExactParent(childID)
+	}
+	if durable.read && durable.id != m.env.idOf(p) {
+		return foreignParent(childID)
+	}
+	return nil
+}
+
+// durableParent is what this process read of a child's durable header:
+// the parent session it names ("" for none), or nothing (unread).
+type durableParent struct {
+	id   string
+	read bool
+}
+
+// readParent is a header read here that names id as the parent.
+func readParent(id string) durableParent { return durableParent{id: id, read: true} }
+
+// The elsewhere route: another process holds the child.
+
 // resumeElsewhere remembers that another process holds the child and
 // commits the follow-up to its durable inbox.
 func (m *core) resumeElsewhere(o *op) {
@@ -155,4 +388,480 @@ func (m *core) admittedElsewhere(msg admittedElsewhere) {
 		return
 	}
 	m.finish(msg.op, msg.msg.ID, nil)
+}
+
+// A cold resume rebuilds an absent child from its log, for a follow-up
+// (route), in these steps (each runs in the actor; the I/O
+// between them runs off it and comes back as a message):
+//
+//  1. coldResume: persistence present, the id not live outside the
+//     manager; the repairing load starts off the actor.
+//  2. resumeLoaded (the load's result): a child another process holds
+//     gets the message through its durable inbox (resumeElsewhere); a
+//     failed load is NOT_RESUMABLE; then the caller's context, the
+//     DRAINING gate, the parent's authority against the durable header
+//     and the descriptor folded from the log's own suffix (a malformed
+//     one is returned unwrapped, matching fault.DescriptorCorrupt; none
+//     or another version is NOT_RESUMABLE); materialization
+//     (materialize, below) starts with the descriptor's route from that same
+//     log (read once; on a store other processes write, read again once
+//     the lease is held). Another process that took the lease first
+//     sends the follow-up elsewhere too (notMaterialized).
+//  3. replayPending, once materialized: the messages the
+//     child's durable inbox holds unclaimed are handed to the new epoch
+//     first.
+//  4. submit (above), once replayed: the follow-up's own
+//     admission, whose final step checks authority again; a failure
+//     disposes the fresh epoch first.
+
+// errLiveUnmanaged is the cause of NOT_RESUMABLE for an id that is live
+// but has no Activation: its log belongs to a running session.
+var errLiveUnmanaged = errors.New("the session is live outside the continuation manager")
+
+// coldResume is step 1.
+func (m *core) coldResume(o *op) {
+	if !m.env.hasStore() {
+		m.finish(o, "", persistenceUnavailable())
+		return
+	}
+	if m.env.sessionLive(o.childID) {
+		m.finish(o, "", unavailable(o.childID, errLiveUnmanaged))
+		return
+	}
+	m.emit(loadLog{o})
+}
+
+// loadOff is the repairing load of a cold resume (off the actor).
+func (m *Manager) loadOff(o *op) {
+	log, err := m.sessions.Store().Load(o.ctx, o.childID)
+	m.send(resumeLoaded{o, log, err})
+}
+
+// resumeLoaded is step 2.
+func (m *core) resumeLoaded(msg resumeLoaded) {
+	o := msg.op
+	if m.elsewhere(msg.err) { // its open turn runs in another process
+		m.resumeElsewhere(o)
+		return
+	}
+	if msg.err != nil {
+		m.finish(o, "", unavailable(o.childID, msg.err))
+		return
+	}
+	d, err := m.admitResume(o, msg.log)
+	if err != nil {
+		m.finish(o, "", err)
+		return
+	}
+	o.ms = materializeSpec{
+		childID: o.childID, provider: d.Provider, parent: o.parent,
+		resume: resumeSpec(d), loaded: m.reusable(msg.log),
+	}
+	m.materialize(o)
+}
+
+// elsewhere reports whether a cold resume's failure says another process
+// holds the child's lease while the store wakes that process.
+func (m *core) elsewhere(err error) bool {
+	return m.wakes && errors.Is(err, fault.LeaseHeld)
+}
+
+// reusable is the log a cold resume read before it acquired the lease,
+// or nil when other processes write the store (one that wakes): one may
+// have appended between that read and the acquire, so the resume reads
+// the log again once it holds the lease.
+func (m *core) reusable(log *session.Log) *session.Log {
+	if m.wakes {
+		return nil
+	}
+	return log
+}
+
+// admitResume checks a loaded log before anything is rebuilt and returns
+// its continuation state.
+func (m *core) admitResume(o *op, log *session.Log) (descriptor.Data, error) {
+	if err := m.admission(o, readParent(log.Header.ParentSession)); err != nil {
+		return descriptor.Data{}, err
+	}
+	return continuationState(o.childID, log)
+}
+
+// continuationState parses the first descriptor of the log's own suffix,
+// the events from its seed length on (a fork seed's replayed ancestor
+// descriptor is ignored; later descriptors are not looked at). A log
+// without one, or with one of another version, has no continuation state
+// (NOT_RESUMABLE); a malformed one is fault.DescriptorCorrupt.
+func continuationState(childID string, log *session.Log) (descriptor.Data, error) {
+	raw, ok := ownDescriptor(log)
+	if !ok {
+		return descriptor.Data{}, noContinuationState(childID)
+	}
+	d, err := descriptor.Parse(raw)
+	switch {
+	case errors.Is(err, fault.DescriptorUnsupported):
+		return descriptor.Data{}, noContinuationState(childID)
+	case err != nil:
+		return descriptor.Data{}, err
+	}
+	return d, nil
+}
+
+// ownDescriptor is the payload of the first descriptor event at or after
+// the log's seed length (a negative one counts as 0).
+func ownDescriptor(log *session.Log) (json.RawMessage, bool) {
+	seedLength := 0
+	if log.Header.SeedLength != nil {
+		seedLength = *log.Header.SeedLength
+	}
+	for _, e := range log.Events[min(max(seedLength, 0), len(log.Events)):] {
+		if e.Type == vocab.TypeSubagentDescriptor {
+			return e.Data, true
+		}
+	}
+	return nil, false
+}
+
+// resumeSpec rebuilds the child from its descriptor alone: the route and
+// composition it declared, nothing it did not (no max tokens; no runtime
+// depth: the header's delegationDepth is the floor).
+func resumeSpec(d descriptor.Data) parent.Spec {
+	return parent.Spec{Provider: d.AgentProvider, Model: d.AgentModel, Persona: d.Persona, ToolFilter: d.ToolFilter}
+}
+
+// Materialization: building an epoch and publishing it, for a cold
+// resume, a start (start.go) and a wake's takeover (wake.go).
+
+// materializeSpec says how to build one epoch: a fresh create (create set)
+// or a cold resume (resume route).
+type materializeSpec struct {
+	childID  string
+	provider string         // lifecycle provenance: spec.Provider or descriptor.Provider
+	parent   *parent.Handle // nil: a woken child whose parent is not live here
+	// under is the parent when it is a resident Activation here: the
+	// child's actor is spawned under the parent's (parent.Spec.Under), so
+	// protoactor stops the parent's actor only after the child's. Nil
+	// (the parent top-level, elsewhere or absent): the child is the root
+	// of its own local forest. A top-level (or one-shot) agent has no
+	// Activation and stays outside the waiting graph: its disposal must
+	// neither wait for its continuable children nor stop them, and a
+	// protoactor parent's stop does both.
+	under  *parent.Handle
+	create *parent.CreateSpec
+	resume parent.Spec
+	// loaded is the log a cold resume read and checked, rebuilt without a
+	// second read; nil: the resume acquires the lease, then loads the log.
+	loaded *session.Log
+}
+
+// materialize builds o's epoch (o.ms) and publishes it: the DRAINING
+// gate, the parent's live lineage tracked as a materialization (drains
+// wait for it), the caller's context, the create or resume off the actor
+// (opened), the Activation installed at once, then — with no wait in
+// between — the caller's context, the DRAINING gate, the parent's
+// authority and ownership (publish), and last subagent/start
+// (startEmitted). A failure after the handle transfer rolls the
+// unpublished Activation back (handle disposed, no end edge, no flush).
+// It ends in materialized or notMaterialized.
+func (m *core) materialize(o *op) {
+	if err := m.admit(o.ms.parent); err != nil {
+		m.notMaterialized(o, err)
+		return
+	}
+	var lineage []*parent.Handle
+	if o.ms.parent != nil {
+		lineage = m.env.liveLineage(o.ms.parent)
+	}
+	o.ms.under = m.residentOwner(o.ms.parent)
+	o.mat = &materialization{lineage: lineage, done: make(chan struct{})}
+	m.st.materializations[o.mat] = struct{}{}
+	if err := o.ctx.Err(); err != nil {
+		m.notMaterialized(o, err)
+		return
+	}
+	m.emit(openEpoch{o})
+}
+
+// residentOwner is p when p is the exact handle of a resident
+// Activation whose disposal has not opened, else nil.
+func (m *core) residentOwner(p *parent.Handle) *parent.Handle {
+	if p == nil {
+		return nil
+	}
+	if owner := m.st.activations[m.env.idOf(p)]; owner != nil && owner.handle == p && owner.disposal == nil {
+		return p
+	}
+	return nil
+}
+
+// openOff creates or resumes the epoch (off the actor); a resume checks
+// for a drain in force once it holds the lease.
+func (m *Manager) openOff(o *op, ms materializeSpec) {
+	h, err := m.open(o.ctx, ms)
+	var drained error
+	if err == nil && ms.create == nil {
+		drained = m.settleIfDrained(o.ctx, ms.childID, h)
+	}
+	m.send(opened{o, h, drained, err})
+}
+
+// open creates or resumes the child's agent, owned by ms.parent; it runs
+// off the actor.
+func (m *Manager) open(ctx context.Context, ms materializeSpec) (*parent.Handle, error) {
+	if ms.create != nil {
+		create := *ms.create
+		create.Spec.Owner, create.Spec.Under = ms.parent, ms.under
+		return m.rt.StartAgent(ctx, create)
+	}
+	resume := ms.resume
+	resume.Owner, resume.Under = ms.parent, ms.under
+	if ms.loaded == nil {
+		return m.rt.ResumeAgent(ctx, ms.childID, resume)
+	}
+	return m.rt.ResumeAgentLoaded(ctx, ms.loaded, resume)
+}
+
+// settleIfDrained is a cold resume's drain check, once it holds the
+// child's lease (so a cut-off recorded before the acquire is seen here,
+// and one recorded after it finds this holder and waits for it): when a
+// drain in force closes admission to the child (session.DrainCutoffs), every
+// message pending in its durable inbox was admitted before that cut-off
+// and is discarded under the new lease, as the drain discards what it
+// finds queued, and the result is DRAINING: the epoch is rolled back
+// unpublished. nil otherwise. It runs off the actor and blocks on the
+// store.
+func (m *Manager) settleIfDrained(ctx context.Context, childID string, h *parent.Handle) error {
+	drains, ok := m.inbox.(session.DrainCutoffs)
+	if !ok {
+		return nil
+	}
+	drained, err := drains.Drained(ctx, childID)
+	if err != nil {
+		return unavailable(childID, err)
+	}
+	if !drained {
+		return nil
+	}
+	pending, err := m.inbox.Pending(ctx, childID)
+	if err == nil && len(pending) > 0 {
+		ids := make([]string, len(pending))
+		for i, p := range pending {
+			ids[i] = p.MessageID
+		}
+		err = m.inbox.Discard(context.Background(), childID, h.Session().Epoch(), ids)
+	}
+	if err != nil {
+		m.logger.Warn("subagent: a drained child's pending follow-ups stay in the durable inbox", "child", childID, "err", err)
+	}
+	return newError(fault.Draining, nil, "subagent %q: a drain below one of its ancestors is in force; it was not resumed", childID)
+}
+
+// opened installs the epoch the open created and publishes it.
+func (m *core) opened(msg opened) {
+	o := msg.op
+	if msg.err != nil && o.ms.under != nil && errors.Is(msg.err, fault.ActivationClosing) {
+		msg.err = parentClosing(m.env.idOf(o.ms.parent)) // the parent's actor began stopping
+	}
+	if msg.err != nil {
+		m.notMaterialized(o, msg.err)
+		return
+	}
+	o.a = m.install(o.ms, msg.h, o.mat.lineage)
+	if msg.drained != nil {
+		m.rollbackUnpublished(o, msg.drained)
+		return
+	}
+	m.publish(o)
+}
+
+// install records a new Activation for h, with its ancestry (the child and
+// the parent's live lineage at materialization).
+func (m *core) install(ms materializeSpec, h *parent.Handle, lineage []*parent.Handle) *activation {
+	m.st.epochs++
+	a := &activation{
+		childID:  ms.childID,
+		provider: ms.provider,
+		handle:   h,
+		order:    m.st.epochs,
+		ancestry: append([]*parent.Handle{h}, lineage...),
+		accepted: map[string]bool{},
+		enqueued: map[string]bool{},
+		run:      RunInfo{RunID: m.env.newID(), Provider: ms.provider, ID: ms.childID, Local: true, ParentID: m.env.headerParent(h)},
+		edge:     &edge{},
+		under:    ms.under,
+	}
+	m.st.activations[ms.childID] = a
+	delete(m.st.elsewhere, ms.childID)
+	m.emit(observeEpoch{a})
+	return a
+}
+
+// observeEpoch wires a freshly installed a to the actor: its inbox
+// events, its fence (a fenced child is disposed at once, idle or not:
+// checkSettled), the start of its actor's stop (an unexpected stop) and
+// the release step of that stop (releaseStep). When that stop began
+// already (its parent's actor stopped it first), the actor is told so,
+// and released once the handle's own release is over.
+func (m *Manager) observeEpoch(a *activation) {
+	h := a.handle
+	link := epochLink{m, a}
+	h.Observe(link.event)
+	h.Activation().OnFenced(link.fenced)
+	h.Activation().OnStop(link.stopping)
+	if !h.Releasing(link.release) {
+		link.stopping()
+		go func() {
+			<-h.Disposed()
+			var out teardownOutcome
+			if err := h.Dispose(context.Background()); err != nil {
+				out.failure = handleDisposalFailed(a.childID, err)
+			}
+			m.send(released{a, out})
+		}()
+	}
+}
+
+// publish runs the post-transfer checks and emits subagent/start; any
+// failure rolls the unpublished Activation back.
+func (m *core) publish(o *op) {
+	err := m.admitWithContext(o.ctx, o.ms.parent)
+	if err == nil {
+		err = m.ownedBy(o.ms.parent, o.a)
+	}
+	if err != nil {
+		m.rollbackUnpublished(o, err)
+		return
+	}
+	m.emit(emitStart{o})
+}
+
+// ownedBy gives a freshly installed Activation to its parent once the
+// parent's authority holds; a woken child whose parent is not live here
+// (nil) has no owner here. This is the admission's final step for the
+// epoch itself, with no wait in it: it is the last step before the epoch
+// can run anything (a cold resume or a wake hands it the messages its
+// durable inbox holds before the follow-up's own final step, and a wake
+// has none), so a parent that stopped being the live one while the
+// epoch was built never gets it published.
+func (m *core) ownedBy(p *parent.Handle, a *activation) error {
+	if p == nil {
+		return nil
+	}
+	if err := m.authorize(p, a.childID, readParent(m.env.headerParent(a.handle))); err != nil {
+		return err
+	}
+	return m.acquireOwnership(p, a)
+}
+
+// emitStartOff takes the epoch's boundary (its first own event), then
+// queues its start edge.
+func (m *Manager) emitStartOff(o *op) {
+	o.a.boundary = o.a.handle.Session().Len()
+	m.pushEdge(startEdge{o, o.a.run, o.a.edge})
+}
+
+// startEmitted ends a materialization whose start edge was emitted, or
+// rolls it back when that failed.
+func (m *core) startEmitted(msg startEmitted) {
+	if msg.err != nil {
+		m.rollbackUnpublished(msg.op, msg.err)
+		return
+	}
+	m.materialized(msg.op)
+}
+
+// materialized is the end of o's materialization: the next step of its
+// kind.
+func (m *core) materialized(o *op) {
+	m.endMaterialization(o)
+	o.fresh = true
+	switch o.kind {
+	case opStart:
+		m.submit(o)
+	case opFollowup, opWake:
+		m.replayPending(o)
+	}
+}
+
+// notMaterialized is the end of a materialization that failed with err:
+// a follow-up whose child another process took first goes to its durable
+// inbox; anything else is o's verdict.
+func (m *core) notMaterialized(o *op, err error) {
+	m.endMaterialization(o)
+	o.a = nil
+	if o.kind == opFollowup && m.elsewhere(err) {
+		m.resumeElsewhere(o)
+		return
+	}
+	m.finish(o, "", err)
+}
+
+// endMaterialization lets the drains waiting for o's materialization go.
+func (m *core) endMaterialization(o *op) {
+	if o.mat != nil {
+		delete(m.st.materializations, o.mat)
+		m.emit(materializationEnded{o.mat})
+		o.mat = nil
+	}
+}
+
+// Replay: a rebuilt epoch is handed what its durable inbox holds.
+
+// replayPending hands o's epoch the messages its durable inbox holds
+// unclaimed that the epoch has not been handed yet (accepted by an
+// earlier epoch that never ran them: a crash, a fence; or by another
+// process, which woke this one), oldest first, before anything newer.
+// The read runs off the actor (pendingRead); it ends in replayed.
+func (m *core) replayPending(o *op) {
+	if !m.durable {
+		m.replayed(o, nil)
+		return
+	}
+	m.emit(readPending{o})
+}
+
+// readPendingOff reads the child's unclaimed messages (off the actor).
+func (m *Manager) readPendingOff(o *op) {
+	pending, err := m.inbox.Pending(o.ctx, o.childID)
+	m.send(pendingRead{o, pending, err})
+}
+
+// pendingRead hands the read messages to o's epoch.
+func (m *core) pendingRead(msg pendingRead) {
+	o, a := msg.op, msg.op.a
+	if msg.err != nil {
+		m.replayed(o, msg.err)
+		return
+	}
+	for _, p := range msg.pending {
+		um, err := vocab.DecodeAs[event.UserMessage](vocab.TypeUserMessage, p.Body)
+		if err != nil {
+			m.replayed(o, err)
+			return
+		}
+		if a.enqueued[um.ID] {
+			continue // this epoch has it already (its claim is not committed yet)
+		}
+		a.accepted[um.ID] = true
+		if err := m.enqueue(a, um); err != nil {
+			m.replayed(o, err)
+			return
+		}
+	}
+	m.replayed(o, nil)
+}
+
+// replayed is o's next step once its epoch got its pending messages: a
+// cold resume submits the follow-up (a failed replay is NOT_RESUMABLE);
+// a wake is done.
+func (m *core) replayed(o *op, err error) {
+	switch o.kind {
+	case opFollowup:
+		if err != nil {
+			m.disposeFresh(o, unavailable(o.childID, err))
+			return
+		}
+		m.submit(o)
+	case opWake:
+		m.submitted(o, "", err)
+	}
 }

@@ -11,9 +11,9 @@ import (
 )
 
 // op is one entry call in flight in the actor: a start, a follow-up or a
-// wake. It moves through the steps of its kind (start.go, followup.go
-// with resume.go, wake.go) and the steps they share (materialize.go,
-// admission.go). A step either decides at once or starts I/O off the
+// wake. It moves through the steps of its kind (start.go, followup.go,
+// wake.go) and the steps they share (the admission, materialization and
+// replay steps of followup.go). A step either decides at once or starts I/O off the
 // actor; the I/O's result comes back as a message carrying the op, and
 // its handler takes the next step. The actor owns an op once it was
 // sent; nothing else touches it until its reply.

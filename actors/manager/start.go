@@ -59,10 +59,10 @@ type startPlan struct {
 //  2. prepared: the caller's context and the DRAINING gate again, the
 //     child's creation (its header and seed); the child's lock.
 //  3. startLocked: the caller's context, the DRAINING gate and the
-//     parent's authority, then materialization (materialize.go): the
+//     parent's authority, then materialization (followup.go): the
 //     session created off the actor, the Activation installed, owned by
 //     the parent and published with subagent/start.
-//  4. submit (admission.go): the prompt's admission, whose final step
+//  4. submit (followup.go): the prompt's admission, whose final step
 //     checks authority again; a failure disposes the fresh child first.
 
 // start is step 1.

@@ -208,7 +208,7 @@ func (m *Manager) wakeFailed(id string, err error) {
 //  3. drainRead: a drained resident child is disposed and the wake
 //     retried; otherwise it gets its pending messages (replayPending).
 //  4. orphanRead: a child with pending messages and no live holder is
-//     materialized from its descriptor (materialize.go) and gets its
+//     materialized from its descriptor (followup.go) and gets its
 //     pending messages; a failed replay disposes the fresh epoch.
 
 // wake is step 1.
@@ -326,21 +326,4 @@ func (m *core) orphanRead(msg orphanRead) {
 	owner := m.env.liveAgent(msg.log.Header.ParentSession) // nil: the parent is not live here
 	o.ms = materializeSpec{childID: o.childID, provider: d.Provider, parent: owner, resume: resumeSpec(d)}
 	m.materialize(o)
-}
-
-// reusable is the log a cold resume read before it acquired the lease,
-// or nil when other processes write the store (one that wakes): one may
-// have appended between that read and the acquire, so the resume reads
-// the log again once it holds the lease.
-func (m *core) reusable(log *session.Log) *session.Log {
-	if m.wakes {
-		return nil
-	}
-	return log
-}
-
-// elsewhere reports whether a cold resume's failure says another process
-// holds the child's lease while the store wakes that process.
-func (m *core) elsewhere(err error) bool {
-	return m.wakes && errors.Is(err, fault.LeaseHeld)
 }
