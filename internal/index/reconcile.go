@@ -133,14 +133,15 @@ func (r *reconciler) storedRevisions(ctx context.Context) (map[string]string, er
 }
 
 // restatChanged stats again, inside the write transaction, every log
-// whose walked revision differs from the stored one. The walk ran before
-// the transaction began, so another process may have recorded a newer
-// revision since; writing the walked one would take the index back to an
-// older version of the log.
+// whose walked revision differs from a stored one, or is racy. The walk
+// ran before the transaction began, so another process may have recorded
+// a newer revision since; writing the walked one would take the index back
+// to an older version of the log. A log with no stored revision has none
+// to go back from (a build from nothing stats each log once).
 func (r *reconciler) restatChanged(stored map[string]string) {
 	start := now()
 	for dir, rev := range r.obs.logs {
-		if old, ok := stored[dir]; !ok || old != rev || rev == racy {
+		if old, ok := stored[dir]; (ok && old != rev) || rev == racy {
 			r.obs.logs[dir] = logRevision(filepath.Join(r.d.root, dir), start)
 		}
 	}

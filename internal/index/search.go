@@ -295,10 +295,10 @@ func insertDocs(ctx context.Context, insert *sql.Stmt, f factsOf) (logFacts, err
 	out.turnEnd = nullString(LastTurnEnd(f.log.Events))
 	for _, e := range f.log.Events {
 		out.lastSeq.Int64 = e.Seq
-		if t, ok := TitleOf(e); ok && out.title.String == "" {
-			out.title.String = t
+		text, title, titled := eventFacts(e)
+		if titled && out.title.String == "" {
+			out.title.String = title
 		}
-		text := searchText(e)
 		if text == "" || e.Seq >= 1<<docRowBits { // beyond the documents a session's rowid range holds
 			continue
 		}

@@ -55,15 +55,21 @@ func searchText(e session.Event) string {
 	if json.Unmarshal(e.Data, &m) != nil {
 		return ""
 	}
+	return messageText(e.Type, &m)
+}
+
+// messageText is searchText of an event of type typ whose data decoded
+// as m.
+func messageText(typ string, m *looseMessage) string {
 	var parts []string
-	switch e.Type {
+	switch typ {
 	case vocab.TypeUserMessage, vocab.TypeAssistantMessage, vocab.TypeSteeringMessage, vocab.TypeToolResult:
 		blocks := m.Content
 		if m.Message != nil {
 			blocks = m.Message.Content
 		}
 		parts = blockTexts(parts, blocks)
-		if e.Type == vocab.TypeToolResult && m.Error != nil {
+		if typ == vocab.TypeToolResult && m.Error != nil {
 			parts = append(parts, m.Error.Name, m.Error.Code)
 		}
 	case vocab.TypeToolCall:
@@ -161,6 +167,23 @@ func TitleOf(e session.Event) (string, bool) {
 	if json.Unmarshal(e.Data, &m) != nil {
 		return "", false
 	}
+	return messageTitle(&m)
+}
+
+// eventFacts is searchText and TitleOf of e, decoding its data once.
+func eventFacts(e session.Event) (text, title string, titled bool) {
+	var m looseMessage
+	if json.Unmarshal(e.Data, &m) != nil {
+		return "", "", false
+	}
+	if e.Type == vocab.TypeUserMessage {
+		title, titled = messageTitle(&m)
+	}
+	return messageText(e.Type, &m), title, titled
+}
+
+// messageTitle is TitleOf a user message whose data decoded as m.
+func messageTitle(m *looseMessage) (string, bool) {
 	for _, b := range m.Content {
 		if b.Type == event.BlockText && strings.TrimSpace(b.Text) != "" {
 			line, _, _ := strings.Cut(strings.TrimSpace(b.Text), "\n")
