@@ -82,7 +82,7 @@ func (m *core) dispose(a *activation) *disposal {
 		m.dispose(child)
 	}
 	if a.owner == nil || a.owner.disposal == nil { // else its owner's stop stops it
-		m.emit(stopEpoch{a})
+		m.stopActor(a)
 	}
 	return d
 }
@@ -163,7 +163,7 @@ func (m *Manager) releaseStep(a *activation, release func() error) {
 	if err := release(); err != nil && out.failure == nil {
 		out.failure = handleDisposalFailed(a.childID, err)
 	}
-	m.send(released{a, out})
+	m.sendReleased(a, out)
 }
 
 // durability is the required final checkpoint: only true confirms.
@@ -213,7 +213,7 @@ func (m *core) rollbackUnpublished(o *op, err error) {
 	m.openDisposal(a)
 	a.rollback = o
 	a.rollingBack.Store(true)
-	m.emit(stopEpoch{a})
+	m.stopActor(a)
 }
 
 // rolledBack removes the rolled-back Activation and reports the failure

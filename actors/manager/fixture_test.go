@@ -4,11 +4,11 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,6 +57,7 @@ type fixtureConfig struct {
 	store      session.Store
 	resume     bool
 	topLevel   string // the top-level parent's id ("parent" when empty)
+	middleware []actor.ReceiverMiddleware
 }
 
 type option func(*fixtureConfig)
@@ -66,6 +67,12 @@ func memoryOnly() option { return func(c *fixtureConfig) { c.memoryOnly = true }
 func withCheckpoint(fn checkpointFunc) option { return func(c *fixtureConfig) { c.checkpoint = fn } }
 
 func withPrepare(fn prepareFunc) option { return func(c *fixtureConfig) { c.prepare = fn } }
+
+// withMiddleware wraps the manager actor's Receive in mw too (inside
+// probing).
+func withMiddleware(mw actor.ReceiverMiddleware) option {
+	return func(c *fixtureConfig) { c.middleware = append(c.middleware, mw) }
+}
 
 // withStore runs the fixture on store (closed by its opener) instead of
 // a JSONL store of its own.
@@ -109,15 +116,9 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 		prepare = spawnOnly
 	}
 	f.m, err = New(Options{Runtime: rt, Prepare: prepare, Started: f.rec.Started, Ended: f.rec.Ended, checkpoint: cfg.checkpoint,
-		middleware: []actor.ReceiverMiddleware{probing}})
+		middleware: append([]actor.ReceiverMiddleware{probing}, cfg.middleware...)})
 	require.NoError(t, err)
-	m := f.m
-	var deadLetters atomic.Int32 // to the manager: a post after it stopped
-	rt.ActorHost().System.EventStream.Subscribe(func(evt any) {
-		if dl, ok := evt.(*actor.DeadLetterEvent); ok && dl.PID.Equal(m.pid) {
-			deadLetters.Add(1)
-		}
-	})
+	deadLetters := recordDeadLetters(rt)
 	if cfg.resume {
 		f.parent, err = rt.ResumeAgent(bg, "parent", parent.Spec{})
 		require.NoError(t, err)
@@ -126,7 +127,7 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 	}
 	t.Cleanup(func() {
 		require.NoError(t, rt.Close(bg))
-		require.Zero(t, deadLetters.Load(), "messages dead-lettered to the manager")
+		require.Empty(t, deadLetters(), "messages sent to actors that had stopped (each starts protoactor's dead-letter throttle timer)")
 		if f.store != nil {
 			require.NoError(t, f.store.Close())
 		}
@@ -579,5 +580,24 @@ func (f *fixture) recordDisposals() func() []string {
 		mu.Lock()
 		defer mu.Unlock()
 		return slices.Clone(ids)
+	}
+}
+
+// recordDeadLetters returns the messages rt's actor system dead-lettered
+// from now on, each as "<the PID it was sent to>: <its type>".
+func recordDeadLetters(rt *actors.Runtime) func() []string {
+	var mu sync.Mutex
+	var letters []string
+	rt.ActorHost().System.EventStream.Subscribe(func(evt any) {
+		if dl, ok := evt.(*actor.DeadLetterEvent); ok {
+			mu.Lock()
+			letters = append(letters, fmt.Sprintf("%s: %T", dl.PID.Id, dl.Message))
+			mu.Unlock()
+		}
+	})
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(letters)
 	}
 }

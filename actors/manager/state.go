@@ -63,8 +63,12 @@ type activation struct {
 	// rollingBack mirrors it for the release step, off the actor.
 	rollback    *op
 	rollingBack atomic.Bool
-	settling    bool // the disposal was opened by settlement: log its failure
-	edge        *edge
+	// releaseOnceStopped: a's actor was stopped on its own while a had an
+	// owner, whose settlement a's release may start (stopActor); read by
+	// the release step, off the actor.
+	releaseOnceStopped atomic.Bool
+	settling           bool // the disposal was opened by settlement: log its failure
+	edge               *edge
 	// childFailures are the failures of the owned children released since
 	// a's disposal opened (actor only); a's teardown reports them.
 	childFailures []error
@@ -190,6 +194,18 @@ func (m *core) acquireOwnership(p *parent.Handle, child *activation) error {
 	owner.owned[child] = struct{}{}
 	child.owner = owner
 	return nil
+}
+
+// stopActor stops a's actor on its own, not as part of its owner's stop.
+// When a has an owner, a's release may settle the owner, whose stop
+// sends a Stop to each child it has not seen terminate yet; protoactor
+// unregisters a stopping actor's name before its Stopped, where a
+// stand-in that absorbs a late Stop takes the name, and a Stop sent in
+// between is dead-lettered. So such a release reaches the actor only once
+// a's actor has stopped (sendReleased).
+func (m *core) stopActor(a *activation) {
+	a.releaseOnceStopped.Store(a.owner != nil)
+	m.emit(stopEpoch{a})
 }
 
 // releaseOwnership removes child, released with failure, from its owner
