@@ -140,14 +140,18 @@ func Start(cfg Config) (*Activation, error) {
 // id is the agent's id, its session's.
 func (a *Activation) id() string { return a.live.ID() }
 
-// spawn spawns the actor at the root, or under the parent's actor.
+// spawn spawns the actor at the root, named after the agent, or under
+// the parent's actor, named by a registry number only: a child's PID
+// extends its parent's, and the process registry hashes the whole PID on
+// every lookup, so a forest named by agent ids would hash ids as long as
+// its depth times an id's length.
 func (a *Activation) spawn() (*actor.PID, error) {
 	system := a.kit.system
 	if a.parent == nil {
 		name := "agent/" + a.id() + "/" + system.ProcessRegistry.NextId()
 		return a.kit.spawn(a, func() (*actor.PID, error) { return system.Root.SpawnNamed(a.kit.root, name) })
 	}
-	return a.parent.spawnChild(a, a.id()+"/"+system.ProcessRegistry.NextId())
+	return a.parent.spawnChild(a, system.ProcessRegistry.NextId())
 }
 
 // Ref is the address of the agent's actor (its mailbox is the inbox).

@@ -36,8 +36,16 @@ func (l epochLink) event(e parent.Event) { l.m.onChildEvent(l.a, e) }
 // fenced tells the actor the epoch's lease was fenced.
 func (l epochLink) fenced() { l.m.send(childFenced{l.a}) }
 
-// stopping tells the actor the epoch's actor began stopping.
-func (l epochLink) stopping() { l.m.send(childStopping{l.a}) }
+// stopping tells the actor the epoch's actor began stopping, unless
+// the actor is disposing the epoch already: its own disposal stopped it,
+// and the notice would change nothing (stopping), so a drain posts none
+// per agent. disposing is set in the step that opened the disposal,
+// before that step stops any actor.
+func (l epochLink) stopping() {
+	if !l.a.disposing.Load() {
+		l.m.send(childStopping{l.a})
+	}
+}
 
 // release is the release step of the epoch's actor's stop.
 func (l epochLink) release(own func() error) { l.m.releaseStep(l.a, own) }
