@@ -601,9 +601,10 @@ func (b *Inbox) deliver() {
 	}
 	b.delivering = false
 	wake := b.claimableLocked() && b.invoker != nil && b.queue[b.head].enq > from
+	dispatcher := b.dispatcher
 	b.mu.Unlock()
 	if wake { // a message waited for its enqueue event to be out
-		b.schedule()
+		b.scheduleOn(dispatcher)
 	}
 }
 
@@ -683,10 +684,30 @@ func (b *Inbox) schedule() {
 	b.mu.Lock()
 	dispatcher := b.dispatcher
 	b.mu.Unlock()
-	if dispatcher != nil && b.scheduled.CompareAndSwap(false, true) {
-		dispatcher.Schedule(b.process)
-	}
+	b.scheduleOn(dispatcher)
 }
+
+// runnerScheduler is a dispatcher that takes the mailbox itself rather
+// than a closure over it (the runtime's pool): a run costs no allocation.
+type runnerScheduler interface {
+	ScheduleRunner(interface{ Run() })
+}
+
+// scheduleOn starts a mailbox run on dispatcher, b's (nil: none yet),
+// unless one is going.
+func (b *Inbox) scheduleOn(dispatcher actor.Dispatcher) {
+	if dispatcher == nil || !b.scheduled.CompareAndSwap(false, true) {
+		return
+	}
+	if runner, ok := dispatcher.(runnerScheduler); ok {
+		runner.ScheduleRunner((*mailbox)(b))
+		return
+	}
+	dispatcher.Schedule(b.process)
+}
+
+// Run runs the mailbox once scheduled (see runnerScheduler).
+func (m *mailbox) Run() { (*Inbox)(m).process() }
 
 // process runs the mailbox until it has nothing it may process.
 func (b *Inbox) process() {

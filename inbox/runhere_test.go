@@ -253,3 +253,53 @@ func TestTheDelivererWakesTheMailbox(t *testing.T) {
 		b.EndTurn()
 	})
 }
+
+// runnerDispatcher takes mailbox runs as Runners only (as the runtime's
+// pool can) and holds them until runAll; a closure fails the test.
+type runnerDispatcher struct {
+	t    *testing.T
+	mu   sync.Mutex
+	held []interface{ Run() }
+}
+
+func (d *runnerDispatcher) Schedule(func()) {
+	d.t.Error("a closure was scheduled; the mailbox itself was expected")
+}
+func (d *runnerDispatcher) Throughput() int { return DefaultThroughput }
+
+func (d *runnerDispatcher) ScheduleRunner(r interface{ Run() }) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.held = append(d.held, r)
+}
+
+func (d *runnerDispatcher) runAll() int {
+	d.mu.Lock()
+	held := d.held
+	d.held = nil
+	d.mu.Unlock()
+	for _, r := range held {
+		r.Run()
+	}
+	return len(held)
+}
+
+func TestADispatcherTakingRunnersGetsTheMailboxItself(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := &recorder{}
+		r.box = newInbox(r.observe)
+		d := &runnerDispatcher{t: t}
+		Mailbox(r.box).RegisterHandlers(r, d)
+		post(t, r.box, "a")
+		require.Equal(t, 1, d.runAll(), "the post scheduled one run")
+		require.Equal(t, []string{"a"}, r.claimed())
+		post(t, r.box, "b")
+		require.Zero(t, d.runAll(), "a turn runs: the next message waits for its end")
+		r.box.EndTurn()
+		require.Equal(t, []string{"a", "b"}, r.claimed(), "EndTurn ran the mailbox on its own goroutine")
+		Mailbox(r.box).PostSystemMessage(&actor.Started{})
+		require.Equal(t, 1, d.runAll(), "a system message during the turn schedules a run")
+		require.Equal(t, []any{&actor.Started{}}, r.system)
+		r.box.EndTurn()
+	})
+}

@@ -11,7 +11,7 @@ import (
 // goroutine when every worker is busy, so it never blocks and never loses
 // work, also after Close.
 type Pool struct {
-	work       chan func()
+	work       chan task
 	quit       chan struct{}
 	throughput int
 	closeOnce  sync.Once
@@ -20,10 +20,28 @@ type Pool struct {
 
 var _ actor.Dispatcher = (*Pool)(nil)
 
+// Runner is work that runs itself: a mailbox handed over as a Runner
+// rather than as a method value costs no allocation per run.
+type Runner = interface{ Run() }
+
+// task is one unit of work: fn, or r when fn is nil.
+type task struct {
+	fn func()
+	r  Runner
+}
+
+func (t task) run() {
+	if t.fn != nil {
+		t.fn()
+		return
+	}
+	t.r.Run()
+}
+
 // NewPool starts workers goroutines (at least one) dispatching mailbox runs
 // of up to throughput messages each.
 func NewPool(workers, throughput int) *Pool {
-	p := &Pool{work: make(chan func()), quit: make(chan struct{}), throughput: throughput}
+	p := &Pool{work: make(chan task), quit: make(chan struct{}), throughput: throughput}
 	for range max(workers, 1) {
 		p.workers.Add(1)
 		go p.serve()
@@ -35,8 +53,8 @@ func (p *Pool) serve() {
 	defer p.workers.Done()
 	for {
 		select {
-		case fn := <-p.work:
-			fn()
+		case t := <-p.work:
+			t.run()
 		case <-p.quit:
 			return
 		}
@@ -45,11 +63,18 @@ func (p *Pool) serve() {
 
 // Schedule runs fn on an idle worker, or on a new goroutine when none is
 // idle. It never blocks.
-func (p *Pool) Schedule(fn func()) {
+func (p *Pool) Schedule(fn func()) { p.hand(task{fn: fn}) }
+
+// ScheduleRunner is Schedule of r.Run, without the closure.
+func (p *Pool) ScheduleRunner(r Runner) { p.hand(task{r: r}) }
+
+// hand gives t to an idle worker, or to a new goroutine when none is
+// idle.
+func (p *Pool) hand(t task) {
 	select {
-	case p.work <- fn:
+	case p.work <- t:
 	default:
-		go fn()
+		go t.run()
 	}
 }
 

@@ -19,12 +19,25 @@ func TestPoolRunsWorkAndStops(t *testing.T) {
 		for range 10 {
 			pool.Schedule(func() { ran.Add(1) })
 		}
+		for range 5 {
+			pool.ScheduleRunner(counter{&ran})
+		}
 		synctest.Wait()
-		require.Equal(t, int32(10), ran.Load())
+		require.Equal(t, int32(15), ran.Load())
 		pool.Close()
 		pool.Close()
 		pool.Schedule(func() { ran.Add(1) })
 		synctest.Wait()
-		require.Equal(t, int32(11), ran.Load(), "work scheduled after Close still runs")
+		pool.ScheduleRunner(counter{&ran})
+		synctest.Wait()
+		require.Equal(t, int32(17), ran.Load(), "work scheduled after Close still runs")
 	})
 }
+
+// counter is a Runner that counts its runs.
+type counter struct{ n *atomic.Int32 }
+
+func (c counter) Run() { c.n.Add(1) }
+
+// The inbox hands its mailbox to a dispatcher with this method.
+var _ interface{ ScheduleRunner(interface{ Run() }) } = (*Pool)(nil)
