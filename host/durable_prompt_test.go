@@ -1,8 +1,10 @@
 package host
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dsh-actors/dsh-actors"
 	"github.com/stretchr/testify/require"
@@ -31,6 +33,11 @@ func TestDurableAdmissionCoversSessionPrompt(t *testing.T) {
 	rt, h := open()
 	require.True(t, callRPC(t, h, "session.create", map[string]any{"sessionId": "top-1", "cwd": h.opts.Cwd}).Result.OK)
 	prompt(h, "sleep 10m")
+	// Only a message its turn logged is claimed: stopped before that, the
+	// long turn's own prompt would be pending too, and run (for ten
+	// minutes) first after the resume.
+	require.Eventually(t, func() bool { return logged(rt, "top-1", "sleep 10m") }, time.Minute, time.Millisecond,
+		`waiting for the turn on "sleep 10m" to log its message`)
 	prompt(h, "reply acknowledged, never run here")
 	h.Close()
 	require.NoError(t, rt.Close()) // the long turn is cancelled, the queued prompt discarded unrun
@@ -50,4 +57,18 @@ func TestDurableAdmissionCoversSessionPrompt(t *testing.T) {
 	require.NotEqual(t, -1, first, "the acknowledged prompt ran after the resume: %s", all)
 	require.Less(t, first, next, "in admission order")
 	require.Equal(t, 1, strings.Count(all, "never run here"), "once")
+}
+
+// logged reports whether session id's log holds a user message with text.
+func logged(rt *dsh.Runtime, id, text string) bool {
+	h, err := rt.History(context.Background(), id)
+	if err != nil {
+		return false
+	}
+	for _, e := range h.Events {
+		if e.Type == "user/message" && strings.Contains(string(e.Data), text) {
+			return true
+		}
+	}
+	return false
 }
