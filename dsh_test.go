@@ -12,6 +12,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/pgtest"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/subagent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -180,7 +181,7 @@ func TestEndCountsFollowupsATeardownDiscarded(t *testing.T) {
 	require.NoError(t, err)
 	child, err := rt.Spawn(bg, p, "busy", event.Text("first"))
 	require.NoError(t, err)
-	<-turns
+	testkit.Receive(t, turns, "the busy child's first turn")
 	for _, text := range []string{"lost one", "lost two"} {
 		_, err = rt.Send(bg, p, child, event.Text(text))
 		require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/llm"
 	"github.com/dsh-actors/dsh-actors/internal/llmtest"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/modelagent"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -157,7 +158,7 @@ func TestCancellingATurnEndsItAborted(t *testing.T) {
 	require.NoError(t, err)
 	_, err = h.Followup(ctx, event.Text("hi"), event.Source{Kind: event.SourceUser})
 	require.NoError(t, err)
-	<-streaming
+	testkit.Receive(t, streaming, "the hanging turn's first text delta")
 	h.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
 	require.NoError(t, h.Activation().WhenIdle(ctx))
 	log := events(t, h.Session())

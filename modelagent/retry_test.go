@@ -16,6 +16,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/llm"
 	"github.com/dsh-actors/dsh-actors/internal/llmtest"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/modelagent"
 	"github.com/dsh-actors/dsh-actors/query"
@@ -170,7 +171,7 @@ func TestCancellingDuringTheRetryWait(t *testing.T) {
 	require.NoError(t, err)
 	_, err = h.Followup(ctx, event.Text("hi"), event.Source{Kind: event.SourceUser})
 	require.NoError(t, err)
-	<-waiting
+	testkit.Receive(t, waiting, "the first turn's llm/retry")
 	h.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
 	require.NoError(t, h.Activation().WhenIdle(ctx))
 	log := events(t, h.Session())
@@ -180,7 +181,7 @@ func TestCancellingDuringTheRetryWait(t *testing.T) {
 
 	_, err = h.Followup(ctx, event.Text("again"), event.Source{Kind: event.SourceUser})
 	require.NoError(t, err)
-	<-waiting
+	testkit.Receive(t, waiting, "the second turn's llm/retry")
 	h.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
 	require.NoError(t, h.Activation().WhenIdle(ctx))
 	retries := ofType(events(t, h.Session()), "llm/retry")
@@ -360,7 +361,7 @@ func TestDisposingDuringTheRetryWait(t *testing.T) {
 	require.NoError(t, err)
 	_, err = h.Followup(ctx, event.Text("hi"), event.Source{Kind: event.SourceUser})
 	require.NoError(t, err)
-	<-waiting
+	testkit.Receive(t, waiting, "the llm/retry before the dispose")
 	require.NoError(t, h.Dispose(ctx))
 	log := events(t, h.Session())
 	require.Equal(t, []string{"llm/retry", "turn/end"}, types(log[len(log)-2:]))

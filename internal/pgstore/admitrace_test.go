@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/internal/storetest"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -109,8 +110,8 @@ func TestAnAdmissionOvertakenByTheParentsReleaseIsNotOrphaned(t *testing.T) {
 	go func() { defer close(released); releaseErr = s.Release(context.Background(), "p", pe) }()
 	awaitLockWaiters(t, watch, 2, released) // the release waits for the admission, or is done
 	require.NoError(t, tx.Commit(ctx))
-	r := <-admitted
-	<-released
+	r := testkit.Receive(t, admitted, "the admission")
+	testkit.Receive(t, released, "the release")
 	require.NoError(t, releaseErr)
 	requireReachable(t, other, conn, "p", "c", "m", r.fresh, r.err)
 }
@@ -134,7 +135,7 @@ func TestAdmissionsRacingTheParentsReleaseAreNeverOrphaned(t *testing.T) {
 			fresh, admitErr = durableInbox{s}.Admit(ctx, c, storetest.Message("m", p, pe))
 		}()
 		go func() { defer wg.Done(); releaseErr = s.Release(ctx, p, pe) }()
-		wg.Wait()
+		testkit.Wait(t, &wg, "the admission and the release")
 		require.NoError(t, releaseErr)
 		requireReachable(t, other, conn, p, c, "m", fresh, admitErr)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/internal/storetest"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -184,7 +185,7 @@ func TestSiblingsReleasedAtOnceDisposeTheirReleasedParent(t *testing.T) {
 		for i := range epochs {
 			wg.Go(func() { errs[i] = nodes[i%2].Release(ctx, fmt.Sprintf("%s/%d", p, i), epochs[i]) })
 		}
-		wg.Wait()
+		testkit.Wait(t, &wg, "the releases")
 		require.NoError(t, errors.Join(errs...))
 		require.Equal(t, "disposed", state(t, conn, p), "round %d", round)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/internal/storetest"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/stretchr/testify/require"
 )
 
@@ -37,7 +38,7 @@ func TestACutOffWakesTheHeldDescendantsAndTheDrainAwaitsTheirRelease(t *testing.
 		defer close(listened)
 		_ = durableInbox{away}.Listen(listenCtx, func() { close(listening) }, func(id string) { woken <- id })
 	}()
-	<-listening
+	testkit.Receive(t, listening, "the listener to listen")
 	in := durableInbox{home}
 	require.NoError(t, in.CloseAdmission(ctx, "p", parentEpoch))
 	got := []string{<-woken, <-woken}
@@ -55,9 +56,9 @@ func TestACutOffWakesTheHeldDescendantsAndTheDrainAwaitsTheirRelease(t *testing.
 	go func() { awaited <- in.AwaitReleasedBelow(ctx, "p") }()
 	require.NoError(t, away.Release(ctx, "g", grandchildEpoch))
 	require.NoError(t, away.Release(ctx, "c", childEpoch))
-	require.NoError(t, <-awaited)
+	require.NoError(t, testkit.Receive(t, awaited, "AwaitReleasedBelow after both releases"))
 	stopListening()
-	<-listened
+	testkit.Receive(t, listened, "the listener to stop")
 	require.Empty(t, woken, "nothing else was woken")
 }
 
@@ -78,9 +79,9 @@ func TestTheReleaseOfADrainedSessionIsHeard(t *testing.T) {
 	listenCtx, stop := context.WithCancel(ctx)
 	released, listened := home.listenReleased(listenCtx)
 	require.NoError(t, away.Release(ctx, "c", childEpoch))
-	<-released
+	testkit.Receive(t, released, "the release notification")
 	stop()
-	<-listened
+	testkit.Receive(t, listened, "the release listener to stop")
 }
 
 // A session under a drain cut-off in force is not orphaned, whatever it

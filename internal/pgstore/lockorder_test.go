@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/internal/storetest"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -33,7 +34,7 @@ func TestARenewalAndADrainOfTheSameChildrenDoNotDeadlock(t *testing.T) {
 		var renewErr, drainErr error
 		wg.Go(func() { _, renewErr = renewer.Renew(ctx) })
 		wg.Go(func() { drainErr = in.CloseAdmission(ctx, "p", parentEpoch) })
-		wg.Wait()
+		testkit.Wait(t, &wg, "the renewal and the drain cut-off")
 		require.NoError(t, renewErr)
 		require.NoError(t, drainErr)
 	}
@@ -63,7 +64,7 @@ func TestACloseAndADrainOfTheSameChildrenDoNotDeadlock(t *testing.T) {
 		var closeErr, drainErr error
 		wg.Go(func() { closeErr = closer.Close() })
 		wg.Go(func() { drainErr = in.CloseAdmission(ctx, "p", parentEpoch) })
-		wg.Wait()
+		testkit.Wait(t, &wg, "the close and the drain cut-off")
 		require.NoError(t, closeErr)
 		require.NoError(t, drainErr)
 	}

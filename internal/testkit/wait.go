@@ -1,0 +1,42 @@
+package testkit
+
+import (
+	"sync"
+	"testing"
+	"time"
+)
+
+// WaitLimit bounds a test's wait for something another goroutine or
+// process does: far longer than any healthy run takes on a loaded CI
+// machine, far shorter than go test's own timeout, so a hang fails the
+// one test naming what it waited for instead of killing the binary.
+const WaitLimit = time.Minute
+
+// Receive returns the next value of c, failing tb naming what when none
+// came within WaitLimit. Call it on the test's goroutine.
+func Receive[T any](tb testing.TB, c <-chan T, what string) T {
+	tb.Helper()
+	timer := time.NewTimer(WaitLimit)
+	defer timer.Stop()
+	select {
+	case v := <-c:
+		return v
+	case <-timer.C:
+		tb.Fatalf("waited %s for %s", WaitLimit, what)
+		var zero T
+		return zero
+	}
+}
+
+// Wait waits for wg, failing tb naming what when it did not finish
+// within WaitLimit (the goroutine waiting on wg is then left behind, and
+// goleak names it too). Call it on the test's goroutine.
+func Wait(tb testing.TB, wg *sync.WaitGroup, what string) {
+	tb.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		wg.Wait()
+	}()
+	Receive(tb, done, what)
+}
