@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -10,8 +11,10 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/internal/faultfs"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -340,4 +343,85 @@ func TestAChildRebuiltForAParentEpochThatEndedIsNeverPublished(t *testing.T) {
 	edges, _, _ := f.rec.snapshot()
 	require.Equal(t, []string{"start " + p, "start " + child, "end " + child, "end " + p, "start " + p, "end " + p}, edges)
 	require.Equal(t, []string{"first"}, f.userTexts(child))
+}
+
+// newLeasedFixture is a fixture over a JSONL store of its own (leases
+// and all, which the fixture's wrapped store does not take), with
+// store options opts, and a second store over the same root, as another
+// process would open it: the second is refused a session's lease while
+// the fixture's store holds it and takes it once that store gave it up.
+func newLeasedFixture(t *testing.T, opts ...session.Option) (*fixture, *session.JSONL) {
+	t.Helper()
+	root := t.TempDir()
+	store, err := session.OpenJSONL(root, opts...)
+	require.NoError(t, err)
+	other, err := session.OpenJSONL(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, errors.Join(store.Close(), other.Close())) })
+	return newFixture(t, withStore(store)), other
+}
+
+// requireLeasesHeld fails unless other is refused the lease of each id.
+func requireLeasesHeld(t *testing.T, other *session.JSONL, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
+		_, err := other.Acquire(bg, id)
+		require.ErrorIs(t, err, fault.LeaseHeld, "the lease of %s while its agent is live", id)
+	}
+}
+
+// requireLeasesFree fails unless other takes (and gives back) the lease of
+// each id.
+func requireLeasesFree(t *testing.T, other *session.JSONL, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
+		epoch, err := other.Acquire(bg, id)
+		require.NoError(t, err, "the lease of %s once its agent was drained", id)
+		require.NoError(t, other.Release(bg, id, epoch))
+	}
+}
+
+// A scoped drain returns only once every drained session's lease was given
+// up, child first: another process takes each lease as soon as the drain
+// returned.
+func TestADrainReturnsOnceEveryDrainedLeaseIsGivenUp(t *testing.T) {
+	f, other := newLeasedFixture(t)
+	disposed := f.recordDisposals()
+	child := f.start(f.parent, "wait c")
+	grandchild := f.start(f.rt.Registry().Get(child), "wait g")
+	f.gates.reached("c")
+	f.gates.reached("g")
+	requireLeasesHeld(t, other, child, grandchild)
+
+	require.NoError(t, f.drain(f.parent))
+	requireLeasesFree(t, other, grandchild, child)
+	require.Equal(t, []string{grandchild, child}, disposed())
+	requireLeasesHeld(t, other, f.parent.ID())
+}
+
+// When the disk fills while a forest is drained, the cancelled turns'
+// turn/end cannot be written: each drained agent still ends (in error,
+// DURABILITY_FAILED), child first, and gives its lease up before the
+// drain returns, which reports the failures.
+func TestADrainWhoseWritesFailStillReleasesEveryLeaseChildFirst(t *testing.T) {
+	faults := faultfs.New(nil)
+	f, other := newLeasedFixture(t, session.WithFS(faults))
+	disposed := f.recordDisposals()
+	child := f.start(f.parent, "wait c")
+	grandchild := f.start(f.rt.Registry().Get(child), "wait g")
+	f.gates.reached("c")
+	f.gates.reached("g")
+	requireLeasesHeld(t, other, child, grandchild)
+
+	faults.SetFull(true)
+	err := f.drain(f.parent)
+	require.ErrorIs(t, err, fault.ActivationTeardownFailed)
+	require.ErrorIs(t, err, fault.DurabilityFailed)
+	requireLeasesFree(t, other, grandchild, child)
+	require.Equal(t, []string{grandchild, child}, disposed())
+	require.Equal(t, agent.Error, f.settled(grandchild, 1).StopReason)
+	require.Equal(t, agent.Error, f.settled(child, 1).StopReason)
+	edges, _, _ := f.rec.snapshot()
+	require.Less(t, slices.Index(edges, "end "+grandchild), slices.Index(edges, "end "+child))
+	faults.SetFull(false)
 }
