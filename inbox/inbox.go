@@ -104,10 +104,10 @@ func (c *Claim) cancelWith(cause agent.CancelCause) {
 	c.cancel(cause)
 }
 
-// item is one entry of the turn lane: an agent message, or a raw protoactor
-// user message when raw is non-nil.
+// item is one entry of the turn lane: an agent message (shared with its
+// Enqueue event), or a raw protoactor user message when raw is non-nil.
 type item struct {
-	msg event.UserMessage
+	msg *event.UserMessage
 	raw any
 	enq uint64 // the message's Enqueue event is the enq-th queued (0: none to wait for)
 }
@@ -191,10 +191,10 @@ func (b *Inbox) Post(msg event.UserMessage) (string, error) {
 		return "", errClosed
 	}
 	was := b.runningLocked()
-	it := item{msg: msg}
+	accepted := &msg
+	it := item{msg: accepted}
 	if b.observer != nil {
-		accepted := msg
-		b.emitLocked(Event{Type: Enqueue, MessageID: msg.ID, Message: &accepted})
+		b.emitLocked(Event{Type: Enqueue, MessageID: msg.ID, Message: accepted})
 		it.enq = b.queued
 	}
 	b.pushLocked(it)
@@ -821,7 +821,7 @@ func (b *Inbox) popLocked() any {
 	}
 	b.pending--
 	ctx, cancel := context.WithCancelCause(context.Background())
-	b.turn = &Claim{Message: head.msg, ctx: ctx, cancel: cancel}
+	b.turn = &Claim{Message: *head.msg, ctx: ctx, cancel: cancel}
 	b.emitLocked(Event{Type: Dequeue, MessageID: head.msg.ID})
 	return b.turn
 }

@@ -173,6 +173,12 @@ func TestEnqueueEventCarriesTheAcceptedMessage(t *testing.T) {
 			}
 		}
 		require.Len(t, carried, 1, "only agent/inbox/enqueue carries the message")
+		require.Equal(t, *carried[0], r.claims[0].Message, "the turn claims the message the event carried")
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		for _, it := range b.queue[:cap(b.queue)] {
+			require.Nil(t, it.msg, "the claimed message is no longer held by the queue's buffer")
+		}
 	})
 }
 
