@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 )
 
 func TestLimitDefaults(t *testing.T) {
@@ -38,7 +40,7 @@ func TestTricklingBodyIsCutOff(t *testing.T) {
 	_, err = io.WriteString(conn, "POST /api/session.list HTTP/1.1\r\nHost: "+srv.Listener.Addr().String()+
 		"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"type\":")
 	require.NoError(t, err)
-	require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(testkit.WaitLimit)))
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	require.NoError(t, err)
 	defer resp.Body.Close()

@@ -16,6 +16,7 @@ import (
 
 	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -240,18 +241,24 @@ func TestSendToACorruptChild(t *testing.T) {
 // cancelOnStart cancels once the child's log holds the message named by
 // the "sent" line written to it: the signal arrives while send waits for
 // the reply, after the turn started (a message not yet claimed would be
-// discarded by the drain, never logged).
+// discarded by the drain, never logged). It waits testkit.WaitLimit at
+// most, then cancels anyway and records that the message never came.
 type cancelOnStart struct {
 	bytes.Buffer
-	log    string // the child's log file
-	cancel context.CancelFunc
+	log      string // the child's log file
+	cancel   context.CancelFunc
+	timedOut bool // the message was not logged within the limit
 }
 
 func (w *cancelOnStart) Write(p []byte) (int, error) {
 	if m := sentLine.FindSubmatch(bytes.TrimSuffix(p, []byte("\n"))); m != nil {
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(testkit.WaitLimit)
 		for {
-			if text, _ := plainText(w.log); strings.Contains(text, string(m[1])) || time.Now().After(deadline) {
+			if text, _ := plainText(w.log); strings.Contains(text, string(m[1])) {
+				break
+			}
+			if time.Now().After(deadline) {
+				w.timedOut = true
 				break
 			}
 			time.Sleep(2 * time.Millisecond)
@@ -284,6 +291,7 @@ func TestSendCancelledWhileWaiting(t *testing.T) {
 	stdout := &cancelOnStart{log: logPath(t, s.root, s.sister), cancel: cancel}
 	var stderr bytes.Buffer
 	code := dispatch(ctx, []string{"send", "--store", s.root, "beta", s.sister, "sleep 1h"}, stdout, &stderr)
+	require.False(t, stdout.timedOut, "waited %s for the child's log to hold the sent message", testkit.WaitLimit)
 	require.Equal(t, 1, code)
 	m := sentLine.FindStringSubmatch(strings.TrimSuffix(stdout.String(), "\n"))
 	require.NotNil(t, m, stdout.String())
