@@ -1,6 +1,9 @@
 // Package storetest is the conformance suite every session.Fenced store
-// passes: the JSONL store and the Postgres store run the same cases.
-// Only _test.go files import it.
+// passes: the JSONL store and the Postgres store run the same cases. It
+// also writes logs in the JSONL store's exact bytes without its fsyncs
+// (WriteSynthetic) and wraps a store so that every read relists it
+// (RelistingStore), for tests and benchmarks. Only _test.go files import
+// it.
 package storetest
 
 import (
