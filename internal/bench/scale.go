@@ -201,26 +201,34 @@ func settleBatch(ctx context.Context, rt *dsh.Runtime, p *dsh.Handle, n int) err
 
 // scaleRow measures every size of cfg.ScaleSizes (scaleRuns times each,
 // keeping the median run of each operation) and its floor, and compares
-// the largest size with the smallest, per agent.
+// the largest size with the smallest, per agent. The runs go in rounds,
+// each size that still needs one in turn, so that the small sizes' runs
+// are spread before and after the large ones and meet the same load of
+// the machine.
 func scaleRow(ctx context.Context, cfg Config) ([]Line, error) {
-	largest := cfg.ScaleSizes[len(cfg.ScaleSizes)-1]
-	var all []ScaleCosts
-	var floors []ScaleFloor
-	for _, live := range cfg.ScaleSizes {
-		var runs []ScaleCosts
-		var floorRuns []ScaleFloor
-		for range scaleRuns(live, largest) {
+	sizes := cfg.ScaleSizes
+	largest := sizes[len(sizes)-1]
+	runs := make([][]ScaleCosts, len(sizes))
+	floorRuns := make([][]ScaleFloor, len(sizes))
+	for round := range scaleRuns(sizes[0], largest) {
+		for i, live := range sizes {
+			if round >= scaleRuns(live, largest) {
+				continue
+			}
 			c, err := Scale(ctx, cfg.Dir, live, cfg.ScaleSettle)
 			if err != nil {
 				return nil, fmt.Errorf("at %d live children: %w", live, err)
 			}
-			runs = append(runs, c)
+			runs[i] = append(runs[i], c)
+			for range floorRunsIn(round) {
+				floorRuns[i] = append(floorRuns[i], measureFloor(live))
+			}
 		}
-		for range 2*scaleRuns(live, largest) + 1 {
-			floorRuns = append(floorRuns, measureFloor(live))
-		}
-		all = append(all, medianCosts(runs))
-		floors = append(floors, medianFloor(floorRuns))
+	}
+	all := make([]ScaleCosts, len(sizes))
+	floors := make([]ScaleFloor, len(sizes))
+	for i := range sizes {
+		all[i], floors[i] = medianCosts(runs[i]), medianFloor(floorRuns[i])
 	}
 	lines, err := scaleLines(all, floors, cfg.ScaleSettle)
 	if err != nil {
@@ -228,6 +236,16 @@ func scaleRow(ctx context.Context, cfg Config) ([]Line, error) {
 	}
 	floorLines, err := scaleFloorLines(floors)
 	return append(lines, floorLines...), err
+}
+
+// floorRunsIn is how many floor runs go with a size's run in a round:
+// two, and one more in the first, so that a size measured k times has
+// 2k+1 floor runs.
+func floorRunsIn(round int) int {
+	if round == 0 {
+		return 3
+	}
+	return 2
 }
 
 // scaleRuns is how many times row 9 measures a size: up to five times for
