@@ -200,16 +200,16 @@ func (c caller) foreground(ctx context.Context, provider string, req subagent.St
 	if err != nil {
 		return "", subagentError(err)
 	}
-	if failure := RunFailure(result.StopReason); failure != "" {
+	if failure := runFailure(result.StopReason); failure != "" {
 		return "", errors.New(failure)
 	}
 	return event.TextOf(result.Output), nil
 }
 
-// RunFailure is the model-facing failure of a foreground subagent run
+// runFailure is the model-facing failure of a foreground subagent run
 // that ended with stop, as the subagent tools word it ("" when it
 // completed). It does not block.
-func RunFailure(stop agent.StopReason) string {
+func runFailure(stop agent.StopReason) string {
 	switch stop {
 	case agent.Completed:
 		return ""
