@@ -15,6 +15,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 )
 
 // benchData is a ~200-byte event line once enveloped.
@@ -267,4 +268,40 @@ func rawCreate(b *testing.B, dir string, data []byte) {
 	require.NoError(b, os.Link(tmp, final))
 	require.NoError(b, os.Remove(tmp))
 	require.NoError(b, f.Close())
+}
+
+// BenchmarkAppendReopened is one append to each of 2,000 idle logs, with
+// every log keeping its file (kept) and with none (reopened: the log's
+// file was given up, as the kept-file budget does for the logs beyond it,
+// so the append opens and closes it): their difference is what a log
+// beyond the budget pays at the end of its life (its turn's end and
+// release), the one open(2) and close(2) no log can skip without holding
+// a descriptor.
+func BenchmarkAppendReopened(b *testing.B) {
+	const logs = 2000
+	for _, c := range []struct {
+		name string
+		kept int
+	}{{"kept", logs}, {"reopened", 0}} {
+		b.Run(c.name, func(b *testing.B) {
+			store, err := OpenJSONL(b.TempDir(), WithFS(noSyncFS{}), withKeptFiles(c.kept))
+			require.NoError(b, err)
+			defer store.Close()
+			ctx := context.Background()
+			ids := make([]string, logs)
+			for i := range ids {
+				ids[i] = fmt.Sprintf("idle-%05d", i)
+				require.NoError(b, store.Create(ctx, Header{ID: ids[i], CreatedAt: 1}, nil))
+			}
+			seq, cpu := int64(0), testkit.ProcessCPU()
+			for i := 0; b.Loop(); i++ {
+				id := ids[i%logs]
+				require.NoError(b, store.Append(ctx, id, []Event{{Type: "assistant/chunk", Seq: seq, Time: 1, Data: benchData}}))
+				if i%logs == logs-1 {
+					seq++
+				}
+			}
+			b.ReportMetric(float64((testkit.ProcessCPU()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
+	}
 }
