@@ -97,15 +97,21 @@ func newKit(host actorkit.Host, logger *slog.Logger) *kit {
 	return k
 }
 
-// spawn spawns a's actor with props by spawnFn, which must spawn
-// synchronously (protoactor's own spawners do): the producers called
-// meanwhile build a's actor and mailbox.
-func (k *kit) spawn(a *Activation, spawnFn func() (*actor.PID, error)) (*actor.PID, error) {
-	k.spawnMu.Lock()
-	defer k.spawnMu.Unlock()
-	k.spawning = a
-	defer func() { k.spawning = nil }()
-	return spawnFn()
+// spawn spawns a's actor by spawnFn, which must spawn synchronously
+// (protoactor's own spawners do): the producers called meanwhile build
+// a's actor and mailbox. The actor's Started is processed right here,
+// on the calling goroutine, rather than by a dispatcher worker woken for
+// it: the spawner is running anyway, and a fresh agent then wakes a
+// worker only for its first message.
+func (k *kit) spawn(a *Activation, spawnFn func() (*actor.PID, error)) (pid *actor.PID, err error) {
+	a.inbox.RunHere(func() {
+		k.spawnMu.Lock()
+		defer k.spawnMu.Unlock()
+		k.spawning = a
+		pid, err = spawnFn()
+		k.spawning = nil
+	})
+	return pid, err
 }
 
 // receiver is the Props' producer: the activation being spawned.

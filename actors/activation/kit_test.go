@@ -128,3 +128,20 @@ func TestAHostWhoseDispatcherCannotBeComparedGetsAKitEachTime(t *testing.T) {
 	host.Dispatcher = nil
 	require.Same(t, kitFor(host, logger), kitFor(host, logger))
 }
+
+func TestASpawnProcessesItsStartedWithoutWakingTheDispatcher(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := &countingDispatcher{}
+		tr := newTree(t)
+		tr.host.Dispatcher = d
+		p := tr.mustStart("p", agent.Scripted(agent.Options{}), nil)
+		c := tr.mustStart("c", agent.Scripted(agent.Options{}), p)
+		synctest.Wait()
+		require.Equal(t, int32(1), d.runs.Load(), "only p's mailbox ran on the dispatcher, for c's spawn request; both Started were processed by their spawners")
+		followup(t, c, "say hi")
+		synctest.Wait()
+		require.Equal(t, int32(2), d.runs.Load(), "a message wakes the dispatcher")
+		require.Len(t, userTexts(t, c), 1, "and its turn ran")
+		require.NoError(t, p.Dispose(bg))
+	})
+}
