@@ -14,13 +14,16 @@ import (
 
 // ACPAgent is an agent program speaking the Agent Client Protocol over
 // stdio that Open registers as the subagent provider Name: each one-shot
-// run through it (Delegate) starts Command with Args in the parent
-// session's cwd, denies its permission requests, and sends its stderr to
-// Stderr (nil discards it).
+// run through it (Delegate) starts Command with Args in Dir (the parent
+// session's cwd when empty: a parent started without one, by StartAgent,
+// needs Dir), denies its permission requests, and sends its stderr to
+// Stderr (nil discards it). A turn the agent fails ends with the stop
+// reason error and is logged to Options.Logger.
 type ACPAgent struct {
 	Name    string
 	Command string
 	Args    []string
+	Dir     string
 	Stderr  io.Writer
 }
 
@@ -28,7 +31,8 @@ type ACPAgent struct {
 // bad one, or a name taken (spawn, fork, another), fails naming it.
 func (r *Runtime) registerACPAgents(agents []ACPAgent) error {
 	for _, a := range agents {
-		p, err := acp.New(acp.Config{Name: a.Name, Command: a.Command, Args: a.Args, Stderr: a.Stderr})
+		p, err := acp.New(acp.Config{Name: a.Name, Command: a.Command, Args: a.Args, Dir: a.Dir, Stderr: a.Stderr,
+			Logger: r.actors.Logger()})
 		if err == nil {
 			_, err = r.subagents.RegisterProvider(p)
 		}
