@@ -52,10 +52,21 @@ type looseBlock struct {
 // events have none ("").
 func searchText(e session.Event) string {
 	var m looseMessage
-	if json.Unmarshal(e.Data, &m) != nil {
+	if !hasText(e.Type) || json.Unmarshal(e.Data, &m) != nil {
 		return ""
 	}
 	return messageText(e.Type, &m)
+}
+
+// hasText reports whether events of type typ may have search text (or a
+// title): the others' data is not decoded.
+func hasText(typ string) bool {
+	switch typ {
+	case vocab.TypeUserMessage, vocab.TypeAssistantMessage, vocab.TypeSteeringMessage, vocab.TypeToolResult,
+		vocab.TypeToolCall, typeTodoWrite, vocab.TypeTurnEnd:
+		return true
+	}
+	return false
 }
 
 // messageText is searchText of an event of type typ whose data decoded
@@ -173,7 +184,7 @@ func TitleOf(e session.Event) (string, bool) {
 // eventFacts is searchText and TitleOf of e, decoding its data once.
 func eventFacts(e session.Event) (text, title string, titled bool) {
 	var m looseMessage
-	if json.Unmarshal(e.Data, &m) != nil {
+	if !hasText(e.Type) || json.Unmarshal(e.Data, &m) != nil {
 		return "", "", false
 	}
 	if e.Type == vocab.TypeUserMessage {
