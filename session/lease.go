@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"hash/fnv"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -63,11 +62,23 @@ const (
 // over (see leaseTable).
 const leaseShards = 16
 
-// shard is the owner file slot of the session folder dir.
+// shard is the owner file slot of the session folder dir: FNV-1a of its
+// path, computed in place (a drain releases thousands of leases, and
+// hash/fnv would allocate twice for each).
 func shard(dir string) int {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(dir))
-	return int(h.Sum32() % leaseShards)
+	const offset32, prime32 = 2166136261, 16777619
+	h := uint32(offset32)
+	for i := range len(dir) {
+		h ^= uint32(dir[i])
+		h *= prime32
+	}
+	return int(h % leaseShards)
+}
+
+// recordPath is the lease record's path in the session folder dir, which
+// is clean already (a folder the store found or made).
+func recordPath(dir string) string {
+	return dir + string(filepath.Separator) + logpath.LeaseRecordName
 }
 
 // leaseAttempts bounds the link attempts of one lock: a record can only
@@ -86,7 +97,7 @@ func (t *leaseTable) lock(dir string) (bool, error) {
 	if owner == nil || err != nil {
 		return err == nil, err
 	}
-	record := filepath.Join(dir, logpath.LeaseRecordName)
+	record := recordPath(dir)
 	for range leaseAttempts {
 		err := os.Link(owner.path, record)
 		switch {
@@ -151,7 +162,7 @@ func (t *leaseTable) unlock(dir string) error {
 	if t.owners[shard(dir)].Load() == nil {
 		return nil
 	}
-	err := unlinkRecord(filepath.Join(dir, logpath.LeaseRecordName))
+	err := unlinkRecord(recordPath(dir))
 	if err == nil || errors.Is(err, fs.ErrNotExist) || unwritable(err) {
 		return nil
 	}

@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/fault"
@@ -180,4 +182,15 @@ func TestAnotherProcessHoldsTheLeaseUntilItDies(t *testing.T) {
 		types = append(types, e.Type)
 	}
 	require.Equal(t, []string{"session/end-seed", "by-helper", "session/end-seed", "after-helper"}, types)
+}
+
+// A session folder's owner file slot is FNV-1a of its path modulo the
+// slots, and its record is the lease record file inside it.
+func TestALeaseRecordsSlotAndPathFollowItsFolder(t *testing.T) {
+	for _, dir := range []string{"/", "/tmp/root/-home-x/abc", filepath.Join(t.TempDir(), "p", "é~0041")} {
+		h := fnv.New32a()
+		_, _ = h.Write([]byte(dir))
+		require.Equal(t, int(h.Sum32()%leaseShards), shard(dir), dir)
+		require.Equal(t, filepath.Join(dir, "session.lease"), filepath.Clean(recordPath(dir)), dir)
+	}
 }
