@@ -4,12 +4,16 @@ import (
 	"context"
 	"sync"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/inbox"
 )
 
 // receiver is the protoactor face of the Manager.
 type receiver Manager
+
+// produce makes the manager's actor (its protoactor Producer).
+func (m *Manager) produce() actor.Actor { return (*receiver)(m) }
 
 // halt stops the actor once; later messages are dropped instead of
 // dead-lettered.

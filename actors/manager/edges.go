@@ -100,6 +100,9 @@ func (m *Manager) emitEdge(e any) {
 // failure.
 func (m *Manager) started(info RunInfo) (err error) {
 	defer publicationPanicked(&err)
+	if m.onStarted == nil {
+		return nil
+	}
 	return m.onStarted(info)
 }
 
@@ -113,7 +116,9 @@ func publicationPanicked(err *error) {
 // ended calls Options.Ended, containing its panic.
 func (m *Manager) ended(info RunEndInfo) {
 	defer m.endListenerPanicked()
-	m.onEnded(info)
+	if m.onEnded != nil {
+		m.onEnded(info)
+	}
 }
 
 // endListenerPanicked logs a panic of Options.Ended.

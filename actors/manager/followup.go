@@ -709,15 +709,20 @@ func (m *Manager) observeEpoch(a *activation) {
 	h.Activation().OnStop(link.stopping)
 	if !h.Releasing(link.release) {
 		link.stopping()
-		go func() {
-			<-h.Disposed()
-			var out teardownOutcome
-			if err := h.Dispose(context.Background()); err != nil {
-				out.failure = handleDisposalFailed(a.childID, err)
-			}
-			m.send(released{a, out})
-		}()
+		go m.releasedOnceDisposed(a)
 	}
+}
+
+// releasedOnceDisposed sends released for a, whose stop took its release
+// step before the manager could wrap it, once the handle's own release
+// is over.
+func (m *Manager) releasedOnceDisposed(a *activation) {
+	<-a.handle.Disposed()
+	var out teardownOutcome
+	if err := a.handle.Dispose(context.Background()); err != nil {
+		out.failure = handleDisposalFailed(a.childID, err)
+	}
+	m.send(released{a, out})
 }
 
 // publish runs the post-transfer checks and emits subagent/start; any

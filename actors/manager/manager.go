@@ -166,14 +166,8 @@ func New(opts Options) (*Manager, error) {
 	}
 	_, wakes := m.inbox.(session.Waker)
 	m.core = &core{st: newState(), env: runtimeEnv{opts.Runtime}, durable: m.inbox != nil, wakes: wakes, logger: logger}
-	if m.onStarted == nil {
-		m.onStarted = func(RunInfo) error { return nil }
-	}
-	if m.onEnded == nil {
-		m.onEnded = func(RunEndInfo) {}
-	}
 	m.dispatcher = dispatch.NewPool(1, dispatchThroughput)
-	props := actor.PropsFromProducer(func() actor.Actor { return (*receiver)(m) },
+	props := actor.PropsFromProducer(m.produce,
 		actor.WithDispatcher(m.dispatcher), actor.WithReceiverMiddleware(opts.middleware...))
 	pid, err := m.system.Root.SpawnNamed(props, "subagent-manager/"+m.system.ProcessRegistry.NextId())
 	if err != nil {
@@ -202,11 +196,14 @@ func (m *Manager) Close(ctx context.Context) error {
 	return actorkit.Cancellation(ctx, m.close(ctx))
 }
 
+// closeDone lets the next Close go.
+func (m *Manager) closeDone() { <-m.closing }
+
 // close is Close, with ctx's end returned as ctx's error.
 func (m *Manager) close(ctx context.Context) error {
 	select {
 	case m.closing <- struct{}{}:
-		defer func() { <-m.closing }()
+		defer m.closeDone()
 	case <-ctx.Done():
 		return ctx.Err()
 	}
