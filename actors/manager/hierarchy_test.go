@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
@@ -125,4 +126,30 @@ func TestAnOwnedChildIsReleasedOnlyOnceItsActorStopped(t *testing.T) {
 		require.Equal(t, []string{"start " + child, "start " + grandchild, "end " + grandchild, "end " + child}, f.edges())
 		require.Empty(t, underLock(&mu, func() []string { return slices.Clone(early) }))
 	})
+}
+
+// A wake's takeover of a child whose parent is a resident Activation
+// here resumes the child as that parent's, spawned under its actor, as a
+// follow-up would.
+func TestAWokenChildOfAResidentParentIsSpawnedUnderItsActor(t *testing.T) {
+	store := openPostgres(t, cluster.Database(t), "home")
+	f := newFixture(t, withStore(store))
+	f.openOnCleanup("p", "woken")
+	p := f.rt.Registry().Get(f.start(f.parent, "wait p"))
+	f.gates.reached("p")
+	child := f.start(p, "silent")
+	f.settled(child, 1)
+	f.awaitListening()
+
+	in, _ := session.InboxOf(store)
+	_, err := in.Admit(bg, child, durableMessage(t, "wait woken", p.ID(), p.Session().Epoch()))
+	require.NoError(t, err)
+	select {
+	case <-f.gates.get(f.gates.at, "woken"):
+	case <-time.After(endDeadline):
+		t.Fatal("the woken child never ran the message its durable inbox got")
+	}
+	woken := f.rt.Registry().Get(child)
+	require.NotNil(t, woken)
+	require.True(t, spawnedUnder(woken, p), "%s is not under %s", woken.Activation().Ref().Id, p.Activation().Ref().Id)
 }
