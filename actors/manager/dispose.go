@@ -105,6 +105,10 @@ func (m *core) stopping(a *activation) {
 // (rolledBack), or of a disposal. The first failure wins: the actor's
 // own, then its children's, then the release step's.
 func (m *core) released(a *activation, out teardownOutcome) {
+	if m.ownsUnreleased(a) { // an owned child's release is still on its way (stopActor)
+		a.heldRelease = &out
+		return
+	}
 	if a.rollback != nil {
 		m.rolledBack(a, out.failure)
 		return
@@ -184,7 +188,7 @@ func (m *Manager) durability(ctx context.Context, a *activation) error {
 func (m *core) release(a *activation, out teardownOutcome) {
 	d, failure, epoch := a.disposal, out.failure, out.epoch
 	m.forget(a)
-	m.releaseOwnership(a, failure)
+	due := m.releaseOwnership(a, failure)
 	d.err = failure
 	if failure != nil && a.settling {
 		m.logger.Warn(fmt.Sprintf("subagent %q activation teardown failed: %s", a.childID, chain(failure)))
@@ -196,6 +200,7 @@ func (m *core) release(a *activation, out teardownOutcome) {
 	}
 	m.remember(end)
 	m.emit(emitEnd{a, end})
+	m.releaseHeld(due)
 }
 
 // rollbackUnpublished undoes o's epoch, which failed with err before it
@@ -224,8 +229,9 @@ func (m *core) rolledBack(a *activation, failure error) {
 		m.logger.Warn(fmt.Sprintf("subagent %q rollback failed: %s", a.childID, chain(failure)))
 	}
 	m.forget(a)
-	m.releaseOwnership(a, nil)
+	due := m.releaseOwnership(a, nil)
 	m.emit(settleRollback{a})
+	m.releaseHeld(due)
 	failed := o.failed
 	o.failed = nil
 	m.notMaterialized(o, failed)

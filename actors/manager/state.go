@@ -67,8 +67,12 @@ type activation struct {
 	// owner, whose settlement a's release may start (stopActor); read by
 	// the release step, off the actor.
 	releaseOnceStopped atomic.Bool
-	settling           bool // the disposal was opened by settlement: log its failure
-	edge               *edge
+	// heldRelease is the outcome of a's release step, held until the
+	// releases of the children a still owns reached the actor: a child's
+	// always precedes its owner's (released).
+	heldRelease *teardownOutcome
+	settling    bool // the disposal was opened by settlement: log its failure
+	edge        *edge
 	// childFailures are the failures of the owned children released since
 	// a's disposal opened (actor only); a's teardown reports them.
 	childFailures []error
@@ -209,14 +213,42 @@ func (m *core) stopActor(a *activation) {
 }
 
 // releaseOwnership removes child, released with failure, from its owner
-// and lets the owner settle, or continue its disposal child-first.
-func (m *core) releaseOwnership(child *activation, failure error) {
+// and lets the owner settle, or continue its disposal child-first. It
+// returns the owner when the owner's release, held for its children's,
+// is due now (releaseHeld, once child's end was emitted).
+func (m *core) releaseOwnership(child *activation, failure error) (due *activation) {
 	owner := child.owner
 	if owner == nil {
-		return
+		return nil
 	}
 	child.owner = nil
 	delete(owner.owned, child)
 	m.childReleased(owner, failure)
 	m.checkSettled(owner)
+	if owner.heldRelease != nil && !m.ownsUnreleased(owner) {
+		return owner
+	}
+	return nil
+}
+
+// ownsUnreleased reports whether a owns a child not released yet.
+func (m *core) ownsUnreleased(a *activation) bool {
+	for child := range a.owned {
+		if !child.gone {
+			return true
+		}
+	}
+	return false
+}
+
+// releaseHeld takes the release of owner, held for its children's
+// (released), once the last of them was released and its end emitted;
+// nil is no owner.
+func (m *core) releaseHeld(owner *activation) {
+	if owner == nil {
+		return
+	}
+	out := *owner.heldRelease
+	owner.heldRelease = nil
+	m.released(owner, out)
 }
