@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -76,8 +77,12 @@ func (a *acpAgent) Authenticate(context.Context, acp.AuthenticateRequest) (acp.A
 	return acp.AuthenticateResponse{}, nil
 }
 
-// NewSession starts a top-level agent over a new session in params.Cwd.
+// NewSession starts a top-level agent over a new session in params.Cwd,
+// which must be an absolute path (Invalid params otherwise).
 func (a *acpAgent) NewSession(ctx context.Context, params acp.NewSessionRequest) (acp.NewSessionResponse, error) {
+	if !filepath.IsAbs(params.Cwd) {
+		return acp.NewSessionResponse{}, acp.NewInvalidParams(map[string]any{"cwd": params.Cwd, "error": "cwd must be an absolute path"})
+	}
 	id := uuid.NewString()
 	if err := a.rt.OpenSession(ctx, dsh.SessionSpec{ID: id, Cwd: params.Cwd}); err != nil {
 		return acp.NewSessionResponse{}, acp.NewInternalError(map[string]any{"error": err.Error()})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -294,4 +295,27 @@ func TestACPFlagRegistersAProviderTheModelsToolRuns(t *testing.T) {
 	code, _, stderr = run(t, "run", "--store", t.TempDir(), "--acp", "spawn="+exampleAgent, "reply hi")
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, `DUPLICATE_PROVIDER: dsh: ACP agent spawn: a subagent provider named "spawn" is already registered`)
+}
+
+// session/new with a cwd that is not an absolute path is the client's
+// mistake: Invalid params naming the cwd, and no session is made. It was
+// an Internal error.
+func TestACPNewSessionRefusesARelativeCwd(t *testing.T) {
+	store := t.TempDir()
+	c := startACP(t, "--store", store)
+	_, err := c.conn.Initialize(bgCtx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	require.NoError(t, err)
+	for cwd, says := range map[string]string{"relative": "cwd must be an absolute path", "": "cwd is required"} {
+		_, err = c.conn.NewSession(bgCtx, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}})
+		var refused *sdk.RequestError
+		require.ErrorAs(t, err, &refused, "cwd %q", cwd)
+		require.Equal(t, -32602, refused.Code, "cwd %q: %v", cwd, err)
+		require.ErrorContains(t, err, says, "cwd %q", cwd)
+	}
+	c.close(t)
+	entries, err := os.ReadDir(store)
+	require.NoError(t, err)
+	for _, e := range entries {
+		require.False(t, e.IsDir(), "no session folder was made: %s", e.Name())
+	}
 }
