@@ -144,3 +144,17 @@ func TestListJSONIsWhatJSONStringifyWrites(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.Equal(t, `[{"kind":"child","id":"c-html","label":"a<b & c>`+"\u2028"+` \"q\" 中文","status":"complete"}]`+"\n", stdout)
 }
+
+// An empty PARENT_ID names no session: list fails as for any unknown id,
+// with the derived index as without it. The index used to answer "(no
+// subagents)", exit 0, while the logs answered SESSION_NOT_FOUND.
+func TestListOfAnEmptyParentIsNotFoundWithOrWithoutTheIndex(t *testing.T) {
+	store := testStore(t)
+	for _, args := range [][]string{{"list", "--store", store, ""}, {"list", "--no-index", "--store", store, ""},
+		{"list", "--json", "--store", store, ""}} {
+		code, stdout, stderr := run(t, args...)
+		require.Equal(t, 1, code, "%q: %s", args, stdout)
+		require.Empty(t, stdout, args)
+		require.Equal(t, "dsh-actors list: SESSION_QUERY_SESSION_NOT_FOUND: session \"\" not found\n", stderr, args)
+	}
+}

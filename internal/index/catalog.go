@@ -227,6 +227,9 @@ func (v *view) directChildren(root, parentID string, live []*session.Live) (r ch
 // never returns to a session already seen; held is false when a stored
 // ancestor's log no longer starts with its indexed header.
 func (v *view) hasAcyclicLineage(root, id string, lives map[string]session.Header, t time.Time, r *children) (ok, held bool) {
+	if id == "" { // names no session, though top-level ones have "" for a parent
+		return false, true
+	}
 	seen := map[string]bool{}
 	for current := id; current != ""; {
 		if seen[current] {
