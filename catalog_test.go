@@ -62,7 +62,7 @@ func TestHistoryOfADamagedLogKeepsTheReadablePrefix(t *testing.T) {
 	dir := t.TempDir()
 	log := storedLog("d", "", "")
 	log.Events = append(log.Events,
-		session.Event{Type: "custom/note", Seq: 1, Time: 1, Data: json.RawMessage(`{"n":1}`)},
+		session.Event{Type: "feedback/record", Seq: 1, Time: 1, Data: json.RawMessage(`{"n":1}`)},
 		session.Event{Type: "turn/end", Seq: 2, Time: 1, Data: json.RawMessage(`{"turn":1,"reason":{"kind":"completed"}}`)})
 	require.NoError(t, storetest.WriteSynthetic(dir, log))
 	paths, err := filepath.Glob(filepath.Join(dir, "*", "*", "session.jsonl"))
@@ -71,7 +71,7 @@ func TestHistoryOfADamagedLogKeepsTheReadablePrefix(t *testing.T) {
 	raw, err := os.ReadFile(paths[0])
 	require.NoError(t, err)
 	lines := strings.Split(string(raw), "\n")
-	lines[2] = `{"type":"custom/note","seq":1,` // the second event line, cut
+	lines[2] = `{"type":"feedback/record","seq":1,` // the second event line, cut
 	require.NoError(t, os.WriteFile(paths[0], []byte(strings.Join(lines, "\n")), 0o600))
 
 	rt := open(t, Options{Dir: dir})

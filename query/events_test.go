@@ -127,13 +127,13 @@ func TestSurfaceFoldAcceptsAToolResultContentRewrite(t *testing.T) {
 
 func TestReadEventReturnsABoundedWindow(t *testing.T) {
 	w := newWorld(t)
-	events := logOf(ev("a", 0), ev("b", 1), ev("c", 2), ev("d", 3), ev("e", 4))
+	events := logOf(ev("step/start", 0), ev("hook/invoked", 1), ev("hook/result", 2), ev("todo/write", 3), ev("step/end", 4))
 	w.persist(header("s", "", 7), events)
 
 	win, err := w.q.readEvent(context.Background(), readRequest{SessionID: "s", Seq: 2, Before: 1, After: 1})
 	require.NoError(t, err)
 	require.Equal(t, header("s", "", 7), win.Session)
-	require.Equal(t, "c", win.Target.Type)
+	require.Equal(t, "hook/result", win.Target.Type)
 	require.Equal(t, int64(1), win.StartSeq)
 	require.Equal(t, int64(3), win.EndSeq)
 	require.Len(t, win.Events, 3)

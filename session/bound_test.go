@@ -59,11 +59,11 @@ func (p *plainStore) appendedSeqs() []int64 {
 // written through.
 func appendEveryShape(t *testing.T, reg *Sessions, l *Live) {
 	t.Helper()
-	_, err := l.Append("note/text", map[string]string{"text": "<a & b> \u2028 é \"q\""}, Surface())
+	_, err := l.Append("todo/write", map[string]string{"text": "<a & b> \u2028 é \"q\""}, Surface())
 	require.NoError(t, err)
-	_, err = l.Append("note/derived", json.RawMessage(`{ "b": 1, "a": [1, 2] }`), Sources(0), Surface())
+	_, err = l.Append("compaction/summary", json.RawMessage(`{ "b": 1, "a": [1, 2] }`), Sources(0), Surface())
 	require.NoError(t, err)
-	_, err = l.Append("note", nil, ignorable(), Sources())
+	_, err = l.Append("feedback/record", nil, ignorable(), Sources())
 	require.NoError(t, err)
 	ok, err := reg.Flush(context.Background(), l)
 	require.NoError(t, err)
@@ -107,7 +107,7 @@ func TestLiveOverJSONLWritesThroughItsBoundLog(t *testing.T) {
 	again, err := reg.Resume(ctx, "bound")
 	require.NoError(t, err)
 	require.Same(t, bound, again.log)
-	_, err = again.AppendThrough("note", map[string]int{"after": 1})
+	_, err = again.AppendThrough("feedback/record", map[string]int{"after": 1})
 	require.NoError(t, err)
 	log, err = s.Inspect(ctx, "bound")
 	require.NoError(t, err)
@@ -147,14 +147,14 @@ func TestBoundAppendAfterCloseIsRefused(t *testing.T) {
 	h := header("shut")
 	l, err := reg.Create(ctx, h, nil)
 	require.NoError(t, err)
-	_, err = l.AppendThrough("note", nil)
+	_, err = l.AppendThrough("feedback/record", nil)
 	require.NoError(t, err)
 	path := logPathOf(t, s, h)
 	before, err := os.ReadFile(path)
 	require.NoError(t, err)
 
 	require.NoError(t, s.Close())
-	err = l.log.append(l.epoch, []Event{ev(1, "note", "{}")})
+	err = l.log.append(l.epoch, []Event{ev(1, "feedback/record", "{}")})
 	require.ErrorIs(t, err, errClosed, "the bound log itself")
 	_, err = l.AppendThrough("late", nil)
 	require.ErrorIs(t, err, errClosed, "the session's write through it")
@@ -182,7 +182,7 @@ func TestBoundAppendRacingCloseIsRefused(t *testing.T) {
 		require.NoError(t, err)
 
 		gates.HoldSyncs()
-		_, err = l.Append("held", nil)
+		_, err = l.Append("team/task", nil)
 		require.NoError(t, err)
 		synctest.Wait() // the flusher writes it inline through the bound log, held at its sync
 		closed := make(chan error, 1)
@@ -207,7 +207,7 @@ func TestBoundAppendRacingCloseIsRefused(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, ok, "the held write completed")
 		reopened := readStore(t, s.Root())
-		require.Equal(t, []string{"held"}, storedTypes(t, reopened, "race"), "the refused append wrote nothing")
+		require.Equal(t, []string{"team/task"}, storedTypes(t, reopened, "race"), "the refused append wrote nothing")
 		require.NoError(t, reg.Release(ctx, l))
 	})
 }
@@ -223,9 +223,9 @@ func TestReleasingABoundLiveReleasesItsLog(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, l.log)
 	one := logPathOf(t, s, header("one"))
-	_, err = l.Append("note", nil)
+	_, err = l.Append("feedback/record", nil)
 	require.NoError(t, err)
-	_, err = l.AppendThrough("note", nil)
+	_, err = l.AppendThrough("feedback/record", nil)
 	require.NoError(t, err)
 	require.Equal(t, []string{one}, counts.openNow(), "the live log keeps its file")
 
@@ -245,7 +245,7 @@ func TestReleasingABoundLiveReleasesItsLog(t *testing.T) {
 	two := createLog(t, s, "two")
 	require.Equal(t, 1, counts.closed(one), "the released log gave up its slot, closing its file")
 	require.Equal(t, []string{two}, counts.openNow())
-	require.Equal(t, []string{"note", "note"}, storedTypes(t, readStore(t, s.Root()), "one"))
+	require.Equal(t, []string{"feedback/record", "feedback/record"}, storedTypes(t, readStore(t, s.Root()), "one"))
 }
 
 const runWriterFn = "session.(*JSONL).runWriter"
@@ -341,7 +341,7 @@ func TestFlushAndReleaseOfALiveThatIsNotLiveHere(t *testing.T) {
 		require.False(t, ok)
 		require.NoError(t, reg.Release(ctx, foreign), "no-op")
 		require.Same(t, foreign, other.Get(foreign.ID()), "still live in its own registry")
-		_, err = foreign.Append("note", nil)
+		_, err = foreign.Append("feedback/record", nil)
 		require.NoError(t, err, "and appendable")
 	}
 	require.Same(t, mine, reg.Get("mine"), "releasing the twin did not drop this registry's session")

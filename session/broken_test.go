@@ -23,7 +23,7 @@ func TestRepairKeepsCutBytesInBrokenFile(t *testing.T) {
 		name, tail string
 	}{
 		{"torn tail", `{"type":"tool/call","seq":4,"ti`},
-		{"damage inside the open turn", lines(`{"type":"note","seq":4,`, openTurnLines[4], `{"type":"note","seq":6,"time":1,"data":{}}`)},
+		{"damage inside the open turn", lines(`{"type":"feedback/record","seq":4,`, openTurnLines[4], `{"type":"feedback/record","seq":6,"time":1,"data":{}}`)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var logged bytes.Buffer

@@ -168,7 +168,7 @@ func (c *checker) log(path string, enc Compression) error {
 		err = c.s.checkIdentity(sc.header, "", path)
 	}
 	if err == nil {
-		err = checkMessages(sc.header.ID, sc.events, path)
+		err = checkEvents(sc.header.ID, sc.events, path)
 	}
 	switch {
 	case err != nil:
@@ -230,6 +230,8 @@ func (c *checker) readFailure(path string, err error) {
 		c.add(UnreadableHeader, path, 0, ce.FrameAt, "%s", ce.Msg)
 	case errors.As(err, &ce):
 		c.add(DamagedLog, path, fileLine(ce.Line), ce.FrameAt, "%s", ce.Msg)
+	case errors.As(err, &ue) && ue.inBody:
+		c.add(DamagedLog, path, 0, -1, "%s", ue.Msg)
 	case errors.As(err, &ue):
 		c.add(UnreadableHeader, path, 0, -1, "%s", ue.Msg)
 	default:

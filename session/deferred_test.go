@@ -30,10 +30,10 @@ func TestAChunkJoinsTheNextWrite(t *testing.T) {
 		require.Equal(t, 2, l.Len(), "chunks are in memory at once")
 		require.Empty(t, storedTypes(t, s, "deferred"), "no write starts for a chunk")
 
-		_, err = l.Append("message", nil)
+		_, err = l.Append("hook/result", nil)
 		require.NoError(t, err)
 		synctest.Wait()
-		require.Equal(t, []string{chunkType, chunkType, "message"}, storedTypes(t, s, "deferred"),
+		require.Equal(t, []string{chunkType, chunkType, "hook/result"}, storedTypes(t, s, "deferred"),
 			"the next other event writes the chunks with it, without a flush")
 		require.Len(t, syncers.since(before), 1, "in one write and one sync")
 		require.NoError(t, reg.Release(ctx, l))

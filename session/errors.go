@@ -80,12 +80,16 @@ func corruptf(path string, line int, format string, args ...any) *corruptError {
 }
 
 // unsupportedError reports a log this build refuses to interpret: a foreign
-// format version, a compressed (.jsonl.zstd) artifact, or the legacy
-// flat-file layout.
+// format version, a compressed (.jsonl.zstd) artifact, the legacy
+// flat-file layout, or an event of a type this build does not know and
+// that is not marked ignorable.
 type unsupportedError struct {
 	ID   string
 	Path string
 	Msg  string // the full message, naming Path
+	// inBody is set when an event, not the header or the layout, is what
+	// this build cannot interpret.
+	inBody bool
 }
 
 // Error returns the message, which names the file.

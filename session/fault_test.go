@@ -74,21 +74,21 @@ func TestLiveWriteFailureRefusesLaterAppends(t *testing.T) {
 	reg := NewSessions(s)
 	l, err := reg.Create(ctx, header("live-f"), nil)
 	require.NoError(t, err)
-	_, err = l.Append("note", map[string]int{"a": 1})
+	_, err = l.Append("feedback/record", map[string]int{"a": 1})
 	require.NoError(t, err)
 	ok, err := reg.Flush(ctx, l)
 	require.NoError(t, err)
 	require.True(t, ok)
 
 	faults.FailSync(1, syscall.EIO)
-	_, err = l.Append("note", map[string]int{"a": 2})
+	_, err = l.Append("feedback/record", map[string]int{"a": 2})
 	require.NoError(t, err, "the event is in memory at once")
 	ok, err = reg.Flush(ctx, l)
 	require.False(t, ok)
 	require.ErrorIs(t, err, ErrLogFailed)
 	require.ErrorIs(t, err, syscall.EIO)
 
-	_, err = l.Append("note", nil)
+	_, err = l.Append("feedback/record", nil)
 	require.ErrorIs(t, err, ErrLogFailed)
 	require.Equal(t, 2, l.Len())
 	err = reg.Release(ctx, l)
@@ -157,13 +157,13 @@ func TestALiveSessionFailedByAFullDiskResumesOnceThereIsRoom(t *testing.T) {
 	reg := NewSessions(s)
 	l, err := reg.Create(ctx, header("live-full"), nil)
 	require.NoError(t, err)
-	_, err = l.Append("note", map[string]int{"a": 1})
+	_, err = l.Append("feedback/record", map[string]int{"a": 1})
 	require.NoError(t, err)
 	_, err = reg.Flush(ctx, l)
 	require.NoError(t, err)
 
 	faults.SetFull(true)
-	_, err = l.Append("note", map[string]int{"a": 2})
+	_, err = l.Append("feedback/record", map[string]int{"a": 2})
 	require.NoError(t, err)
 	_, err = reg.Flush(ctx, l)
 	require.ErrorIs(t, err, syscall.ENOSPC)
@@ -174,12 +174,12 @@ func TestALiveSessionFailedByAFullDiskResumesOnceThereIsRoom(t *testing.T) {
 	require.NoError(t, err)
 	var notes []string
 	for _, e := range resumed.Events() {
-		if e.Type == "note" {
+		if e.Type == "feedback/record" {
 			notes = append(notes, string(e.Data))
 		}
 	}
 	require.Equal(t, []string{`{"a":1}`}, notes, "only the durable event")
-	_, err = resumed.Append("note", map[string]int{"a": 3})
+	_, err = resumed.Append("feedback/record", map[string]int{"a": 3})
 	require.NoError(t, err)
 	ok, err := reg.Flush(ctx, resumed)
 	require.NoError(t, err)
@@ -223,17 +223,17 @@ func TestOnWriteFailureGetsTheUnwrittenEvents(t *testing.T) {
 	}
 	l.OnWriteFailure(hook)
 	faults.SetFull(true)
-	_, err = l.Append("note/a", nil)
+	_, err = l.Append("goal/change", nil)
 	require.NoError(t, err)
 	_, err = reg.Flush(ctx, l)
 	require.ErrorIs(t, err, ErrLogFailed)
 	got := <-heard
-	require.Equal(t, []string{"note/a"}, got.types)
+	require.Equal(t, []string{"goal/change"}, got.types)
 	require.ErrorIs(t, got.err, ErrLogFailed)
 	require.ErrorIs(t, got.err, syscall.ENOSPC)
 
 	l.OnWriteFailure(hook)
-	require.Equal(t, []string{"note/a"}, (<-heard).types)
+	require.Equal(t, []string{"goal/change"}, (<-heard).types)
 	require.Empty(t, heard, "once per registration")
 	require.ErrorIs(t, reg.Release(ctx, l), ErrLogFailed)
 }

@@ -43,7 +43,7 @@ func TestALostLeaseFencesTheLiveSessionWritingUnderIt(t *testing.T) {
 	reg := NewSessions(store)
 	l, err := reg.Create(ctx, header("held"), nil)
 	require.NoError(t, err)
-	_, err = l.Append("note/a", nil)
+	_, err = l.Append("goal/change", nil)
 	require.NoError(t, err)
 	_, err = reg.Flush(ctx, l)
 	require.NoError(t, err)
@@ -55,7 +55,7 @@ func TestALostLeaseFencesTheLiveSessionWritingUnderIt(t *testing.T) {
 
 	store.lose("held", l.epoch+1)
 	store.lose("gone", l.epoch)
-	_, err = l.Append("note/b", nil)
+	_, err = l.Append("team/member", nil)
 	require.NoError(t, err, "another epoch's loss is not this session's")
 	_, err = reg.Flush(ctx, l)
 	require.NoError(t, err)

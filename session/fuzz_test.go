@@ -18,6 +18,7 @@ func FuzzScanLog(f *testing.F) {
 	f.Add(lines(openTurnLines[0], "garbage", `{"type":"turn/end","seq":1,"time":1,"data":{}}`))
 	f.Add(lines(`{"type":"text-chunks","seq0":0,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[0,1],"texts":["a","b","c"]}}`))
 	f.Add(`{"type":"x","seq":0,"time":1,"data":{"s":"\u00e9\n"},"sourceEventSeqs":[],"ignorable":true}` + "\n\n{")
+	f.Add(lines(openTurnLines[0], `{"type":7,"seq":1,"time":1,"data":{}}`, `{"type":"turn/end","seq":2,"time":1,"data":{}}`))
 	f.Fuzz(func(t *testing.T, body string) {
 		whole, wholeErr := scanLog([]byte(fuzzHeader+body), "p")
 		for _, cut := range cuts(len(body)) {

@@ -506,20 +506,30 @@ func (s *JSONL) read(ctx context.Context, id string) (string, []byte, scanned, e
 }
 
 // inspectBytes scans buf, the whole log of id read from path, and checks
-// it as a targeted read does: the header identifies id at path, and no
-// event is of a legacy kind or a malformed message.
+// it as a targeted read does: the header identifies id at path, and every
+// event can be interpreted (checkEvents).
 func (s *JSONL) inspectBytes(id, path string, buf []byte) (scanned, error) {
 	sc, err := s.scan(buf, path)
 	if err == nil {
 		err = s.checkIdentity(sc.header, id, path)
 	}
-	if msg, legacy := legacyEvent(id, sc.events); err == nil && legacy {
-		err = corruptf(path, 0, "%s", msg)
-	}
 	if err == nil {
-		err = checkMessages(id, sc.events, path)
+		err = checkEvents(id, sc.events, path)
 	}
 	return sc, err
+}
+
+// checkEvents refuses events a read cannot interpret: a retired vocabulary,
+// a type unknown to this build and not marked ignorable, a malformed
+// message.
+func checkEvents(id string, events []Event, path string) error {
+	if msg, legacy := legacyEvent(id, events); legacy {
+		return corruptf(path, 0, "%s", msg)
+	}
+	if err := unknownEvent(id, events, path); err != nil {
+		return err
+	}
+	return checkMessages(id, events, path)
 }
 
 // scan reads a whole log in the store's encoding.

@@ -426,7 +426,7 @@ func TestSessionsReleaseClosesTheKeptFile(t *testing.T) {
 	require.NoError(t, err)
 	path := logPathOf(t, s, header("live"))
 	for i := range 3 {
-		_, err := l.Append("note", map[string]int{"i": i})
+		_, err := l.Append("feedback/record", map[string]int{"i": i})
 		require.NoError(t, err)
 	}
 	ok, err := reg.Flush(ctx, l)
@@ -481,7 +481,7 @@ func TestReleaseDuringAWriteFreesTheSlot(t *testing.T) {
 		require.Len(t, counts.openNow(), 1, "a holds the only slot")
 
 		gates.HoldSyncs()
-		_, err = l.Append("note", nil)
+		_, err = l.Append("feedback/record", nil)
 		require.NoError(t, err)
 		synctest.Wait() // a's writer holds its kept file, syncing
 		ctx, cancel := context.WithCancel(context.Background())
@@ -625,7 +625,7 @@ func TestConcurrentWritersHoldNoMoreFilesThanTheirTickets(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, logs)
 	for i := range logs {
-		wg.Go(func() { errs[i] = s.Append(ctx, fmt.Sprintf("w-%d", i), []Event{ev(0, "note", "{}")}) })
+		wg.Go(func() { errs[i] = s.Append(ctx, fmt.Sprintf("w-%d", i), []Event{ev(0, "feedback/record", "{}")}) })
 	}
 	wg.Wait()
 	for i, err := range errs {
@@ -645,7 +645,7 @@ func TestTheProcessOpenBoundServesStoresInAndOutOfABubble(t *testing.T) {
 	write := func(t *testing.T) {
 		s := openStore(t, withKeptFiles(0))
 		require.NoError(t, s.Create(context.Background(), header("b"), nil))
-		require.NoError(t, s.Append(context.Background(), "b", []Event{ev(0, "note", "{}")}))
+		require.NoError(t, s.Append(context.Background(), "b", []Event{ev(0, "feedback/record", "{}")}))
 		require.NoError(t, s.Close())
 	}
 	synctest.Test(t, write)

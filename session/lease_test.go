@@ -38,7 +38,7 @@ func TestAStaleEpochIsFencedAndWritesNothing(t *testing.T) {
 	require.NoError(t, s.Create(ctx, header("f"), nil))
 	first, err := s.Acquire(ctx, "f")
 	require.NoError(t, err)
-	require.NoError(t, s.AppendFenced(ctx, "f", first, []Event{ev(0, "note", "{}")}))
+	require.NoError(t, s.AppendFenced(ctx, "f", first, []Event{ev(0, "feedback/record", "{}")}))
 
 	_, err = s.Acquire(ctx, "f")
 	require.ErrorIs(t, err, fault.LeaseHeld, "the store itself holds it")
@@ -49,14 +49,14 @@ func TestAStaleEpochIsFencedAndWritesNothing(t *testing.T) {
 	second, err := s.Acquire(ctx, "f")
 	require.NoError(t, err)
 	require.Greater(t, second, first)
-	err = s.AppendFenced(ctx, "f", first, []Event{ev(1, "stale", "{}")})
+	err = s.AppendFenced(ctx, "f", first, []Event{ev(1, "sandbox/mode", "{}")})
 	require.ErrorIs(t, err, fault.Fenced)
 	require.Equal(t, fault.Fenced, fault.CodeOf(err))
 	require.Contains(t, err.Error(), `session "f": epoch 1`)
-	require.NoError(t, s.AppendFenced(ctx, "f", second, []Event{ev(1, "current", "{}")}))
+	require.NoError(t, s.AppendFenced(ctx, "f", second, []Event{ev(1, "schedule/change", "{}")}))
 	events := readLog(t, s, "f")
 	require.Len(t, events, 2)
-	require.Equal(t, "current", events[1].Type)
+	require.Equal(t, "schedule/change", events[1].Type)
 
 	require.NoError(t, s.Release(ctx, "f", first), "releasing a stale epoch is a no-op")
 	require.NoError(t, s.Release(ctx, "f", second))
@@ -77,7 +77,7 @@ func TestASecondStoreOverTheRootIsRefusedTheLease(t *testing.T) {
 	reg := NewSessions(a)
 	l, err := reg.Create(ctx, header("shared"), nil)
 	require.NoError(t, err)
-	_, err = l.AppendThrough("note", nil)
+	_, err = l.AppendThrough("feedback/record", nil)
 	require.NoError(t, err)
 
 	_, err = b.Acquire(ctx, "shared")
@@ -135,7 +135,7 @@ func TestLeaseHelperProcess(t *testing.T) {
 	reg := NewSessions(s)
 	l, err := reg.Resume(ctx, "proc")
 	require.NoError(t, err)
-	_, err = l.AppendThrough("by-helper", nil)
+	_, err = l.AppendThrough("hook/invoked", nil)
 	require.NoError(t, err)
 	fmt.Println("held")
 	_, _ = io.Copy(io.Discard, os.Stdin)
@@ -174,14 +174,14 @@ func TestAnotherProcessHoldsTheLeaseUntilItDies(t *testing.T) {
 	reg := NewSessions(s)
 	l, err := reg.Resume(ctx, "proc")
 	require.NoError(t, err)
-	_, err = l.AppendThrough("after-helper", nil)
+	_, err = l.AppendThrough("hook/result", nil)
 	require.NoError(t, err)
 	require.NoError(t, reg.Release(ctx, l))
 	var types []string
 	for _, e := range readLog(t, s, "proc") {
 		types = append(types, e.Type)
 	}
-	require.Equal(t, []string{"session/end-seed", "by-helper", "session/end-seed", "after-helper"}, types)
+	require.Equal(t, []string{"session/end-seed", "hook/invoked", "session/end-seed", "hook/result"}, types)
 }
 
 // A session folder's owner file slot is FNV-1a of its path modulo the

@@ -28,3 +28,19 @@ func legacyEvent(id string, events []Event) (string, bool) {
 	}
 	return "", false
 }
+
+// unknownEvent refuses a log holding an event whose type is outside the
+// known vocabulary and not marked ignorable: it was written by a newer
+// harness, and a reader that interpreted it (or appended to it) would
+// misread it. The error names the first such event and the file.
+func unknownEvent(id string, events []Event, path string) error {
+	for _, e := range events {
+		if e.Ignorable || vocab.Known(e.Type) {
+			continue
+		}
+		msg := fmt.Sprintf(`session "%s" contains event type "%s" (seq %d) unknown to this harness and not marked ignorable; `+
+			"refusing to interpret the log — it was likely written by a newer harness", id, e.Type, e.Seq)
+		return &unsupportedError{ID: id, Path: path, Msg: msg + " (raw log: " + path + ")", inBody: true}
+	}
+	return nil
+}

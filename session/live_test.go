@@ -78,12 +78,12 @@ func TestAppendThroughIsDurableOnReturn(t *testing.T) {
 	require.Equal(t, []string{"turn/end"}, storedTypes(t, s, "thru"), "on disk when AppendThrough returns, without Flush")
 	require.Equal(t, []uint64{testkit.GoroutineID()}, syncers.since(before), "written by the caller: one sync, on this goroutine")
 
-	_, err = l.Append("note", nil)
+	_, err = l.Append("feedback/record", nil)
 	require.NoError(t, err)
 	ok, err := reg.Flush(ctx, l)
 	require.NoError(t, err)
 	require.True(t, ok, "write-behind resumes after a write-through")
-	require.Equal(t, []string{"turn/end", "note"}, storedTypes(t, s, "thru"))
+	require.Equal(t, []string{"turn/end", "feedback/record"}, storedTypes(t, s, "thru"))
 	require.NoError(t, reg.Release(ctx, l))
 }
 
@@ -97,14 +97,14 @@ func TestAppendThroughWaitsForARunningFlusher(t *testing.T) {
 		require.NoError(t, err)
 
 		gates.HoldSyncs()
-		for _, typ := range []string{"a", "b"} {
+		for _, typ := range []string{"hook/invoked", "hook/result"} {
 			_, err := l.Append(typ, nil)
 			require.NoError(t, err)
 		}
 		synctest.Wait() // the flusher is syncing a, b is pending behind it
 		done := make(chan error)
 		go func() {
-			_, err := l.AppendThrough("c", nil)
+			_, err := l.AppendThrough("plan/mode", nil)
 			done <- err
 		}()
 		synctest.Wait()
@@ -117,7 +117,7 @@ func TestAppendThroughWaitsForARunningFlusher(t *testing.T) {
 
 		gates.ReleaseSyncs()
 		require.NoError(t, <-done)
-		require.Equal(t, []string{"a", "b", "c"}, storedTypes(t, s, "behind"), "every pending event is durable when it returns")
+		require.Equal(t, []string{"hook/invoked", "hook/result", "plan/mode"}, storedTypes(t, s, "behind"), "every pending event is durable when it returns")
 		require.NoError(t, reg.Release(context.Background(), l))
 	})
 }
@@ -138,9 +138,9 @@ func TestAppendThroughReportsAFailedWrite(t *testing.T) {
 	require.Equal(t, 1, l.Len())
 	require.Empty(t, storedTypes(t, s, "thru-f"), "but not written")
 
-	_, err = l.Append("note", nil)
+	_, err = l.Append("feedback/record", nil)
 	require.ErrorIs(t, err, ErrLogFailed, "later appends are refused")
-	_, err = l.AppendThrough("note", nil)
+	_, err = l.AppendThrough("feedback/record", nil)
 	require.ErrorIs(t, err, ErrLogFailed)
 	require.Equal(t, 1, l.Len())
 	require.ErrorIs(t, reg.Release(ctx, l), ErrLogFailed)
@@ -187,13 +187,13 @@ func TestAppendRefusesAnOptionThatBreaksTheEnvelope(t *testing.T) {
 			s := NewSessions(store)
 			l, err := s.Create(context.Background(), header("a"), nil)
 			require.NoError(t, err)
-			_, err = l.AppendThrough("note", map[string]int{"n": 1}, opt)
+			_, err = l.AppendThrough("feedback/record", map[string]int{"n": 1}, opt)
 			require.ErrorIs(t, err, ErrInvalid)
-			_, err = l.Append("note", map[string]int{"n": 2}, opt)
+			_, err = l.Append("feedback/record", map[string]int{"n": 2}, opt)
 			require.ErrorIs(t, err, ErrInvalid)
-			_, err = l.AppendThrough("note", map[string]int{"n": 3})
+			_, err = l.AppendThrough("feedback/record", map[string]int{"n": 3})
 			require.NoError(t, err)
-			require.Equal(t, []string{"note"}, storedTypes(t, store, "a"))
+			require.Equal(t, []string{"feedback/record"}, storedTypes(t, store, "a"))
 		})
 	}
 }

@@ -151,7 +151,7 @@ func TestTornTailGarbageAfterLastTurnEnd(t *testing.T) {
 	s := openStore(t)
 	h := header("garbage")
 	committed := headerLineOf(t, h) + lines(openTurnLines[:2]...)
-	path := writeRaw(t, s, h, committed+lines(`{"type":"x","seq":2,`, `{"type":"note","seq":3,"time":1,"data":{}}`))
+	path := writeRaw(t, s, h, committed+lines(`{"type":"x","seq":2,`, `{"type":"feedback/record","seq":3,"time":1,"data":{}}`))
 	log, err := s.Inspect(ctx, "garbage")
 	require.NoError(t, err)
 	require.Len(t, log.Events, 2, "lines after the first defect are dropped, even valid ones")
@@ -175,14 +175,14 @@ func TestCommittedRegionDamage(t *testing.T) {
 			"corrupt session log: unparsable committed event at line 2"},
 		{"empty line before turn/end", lines(openTurnLines[0], ``, turnEnd), 2,
 			"corrupt session log: unparsable committed event at line 2"},
-		{"seq gap before turn/end", lines(openTurnLines[0], `{"type":"note","seq":5,"time":1,"data":{}}`, turnEnd), 2,
+		{"seq gap before turn/end", lines(openTurnLines[0], `{"type":"feedback/record","seq":5,"time":1,"data":{}}`, turnEnd), 2,
 			"corrupt session log: seq gap in committed region at line 2 (expected 1, got 5)"},
 		{"turn/end with a seq gap", lines(openTurnLines[0], turnEnd), 2,
 			"corrupt session log: seq gap in committed region at line 2 (expected 1, got 2)"},
 		{"malformed packed row before turn/end", lines(openTurnLines[0],
 			`{"type":"text-chunks","seq0":1,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[0],"texts":["a"]}}`,
 			turnEnd), 2, "corrupt session log: unparsable committed event at line 2"},
-		{"missing seq before turn/end", lines(openTurnLines[0], `{"type":"note","time":1,"data":{}}`, turnEnd), 2,
+		{"missing seq before turn/end", lines(openTurnLines[0], `{"type":"feedback/record","time":1,"data":{}}`, turnEnd), 2,
 			"corrupt session log: seq gap in committed region at line 2 (expected 1, got undefined)"},
 	}
 	for _, c := range cases {
@@ -239,15 +239,6 @@ func TestPackedRowsExpand(t *testing.T) {
 		`{"type":"assistant/chunk","seq":7,"time":21,"data":{"turn":1,"step":1,"chunk":{"type":"tool-call-delta","index":2,"id":"c1","name":"read","argumentsDelta":"\":1}"}}}`,
 		`{"type":"assistant/chunk","seq":8,"time":30,"data":{"turn":1,"step":1,"chunk":{"type":"tool-call-delta","index":2,"id":"c1","argumentsDelta":"x"}}}`,
 	}, got)
-}
-
-func TestUnknownEventTypesAcceptedOnInspect(t *testing.T) {
-	s := openStore(t)
-	h := header("future")
-	writeRaw(t, s, h, headerLineOf(t, h)+lines(`{"type":"future/event","seq":0,"time":1,"data":{"x":1},"extra":true}`))
-	log, err := s.Inspect(context.Background(), "future")
-	require.NoError(t, err)
-	require.Equal(t, "future/event", log.Events[0].Type)
 }
 
 func TestHeaderRefusals(t *testing.T) {
@@ -346,4 +337,53 @@ func TestLegacyVocabularyRefusedOnAppend(t *testing.T) {
 	err := s.Append(context.Background(), "w", []Event{ev(0, "mode/set", `{}`)})
 	require.ErrorIs(t, err, ErrInvalid)
 	require.EqualError(t, err, `session "w" contains unsupported legacy mode/set event at seq 0`)
+}
+
+// An event type outside the known vocabulary and not marked ignorable
+// makes every read refuse the log as written by a newer harness (and
+// check report it), so a resume never appends to a log it cannot
+// interpret; one marked ignorable is kept.
+func TestUnknownEventTypeRefusedUnlessIgnorable(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	h := header("new")
+	content := headerLineOf(t, h) + lines(`{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}`,
+		`{"type":"turn/end","seq":1,"time":2,"data":{"turn":1,"reason":{"kind":"completed"}}}`,
+		`{"type":"future/thing","seq":2,"time":3,"data":{"x":1}}`)
+	path := writeRaw(t, s, h, content)
+	want := `session "new" contains event type "future/thing" (seq 2) unknown to this harness and not marked ignorable; ` +
+		"refusing to interpret the log — it was likely written by a newer harness (raw log: " + path + ")"
+	for _, read := range []func(context.Context, string) (*Log, error){s.Inspect, s.Load} {
+		_, err := read(ctx, "new")
+		require.ErrorIs(t, err, errUnsupported)
+		require.EqualError(t, err, want)
+	}
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, content, string(after), "a refused load writes nothing")
+	damage, err := s.check(ctx)
+	require.NoError(t, err)
+	require.Len(t, damage, 1, "check reports the log it cannot interpret")
+	require.Equal(t, DamagedLog, damage[0].Kind)
+	require.Equal(t, want, damage[0].Msg)
+
+	s = openStore(t)
+	writeRaw(t, s, h, headerLineOf(t, h)+lines(`{"type":"future/thing","seq":0,"time":3,"data":{"x":1},"ignorable":true}`))
+	log, err := s.Inspect(ctx, "new")
+	require.NoError(t, err)
+	require.Equal(t, "future/thing", log.Events[0].Type, "an ignorable unknown event is kept")
+}
+
+// A type field that is not a string is refused by the envelope check,
+// before the vocabulary is consulted.
+func TestNonStringEventTypeIsCorrupt(t *testing.T) {
+	s := openStore(t)
+	h := header("typed")
+	writeRaw(t, s, h, headerLineOf(t, h)+lines(`{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}`,
+		`{"type":7,"seq":1,"time":1,"data":{}}`,
+		`{"type":"turn/end","seq":2,"time":2,"data":{"turn":1,"reason":{"kind":"completed"}}}`))
+	_, err := s.Inspect(context.Background(), "typed")
+	require.ErrorIs(t, err, ErrCorrupt)
+	require.NotErrorIs(t, err, errUnsupported)
+	require.Contains(t, err.Error(), "unparsable committed event at line 2")
 }

@@ -44,7 +44,7 @@ func turnEvents(first int64, n int) []Event {
 	out := make([]Event, 0, n)
 	for i := range n {
 		seq := first + int64(i)
-		out = append(out, ev(seq, "note/text", fmt.Sprintf(`{"i":%d}`, seq)))
+		out = append(out, ev(seq, "todo/write", fmt.Sprintf(`{"i":%d}`, seq)))
 	}
 	return out
 }
@@ -217,7 +217,7 @@ func TestGroupCommitManyAppenders(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range each {
-				_, err := l.Append("note/text", map[string]int{"w": w, "i": i})
+				_, err := l.Append("todo/write", map[string]int{"w": w, "i": i})
 				require.NoError(t, err)
 				ok, err := reg.Flush(ctx, l)
 				require.NoError(t, err)
@@ -288,7 +288,7 @@ func TestIdleLogsOwnNoGoroutine(t *testing.T) {
 	l, err := reg.Create(ctx, header("idle"), nil)
 	require.NoError(t, err)
 	for range 10 {
-		_, err := l.Append("note", nil)
+		_, err := l.Append("feedback/record", nil)
 		require.NoError(t, err)
 	}
 	ok, err := reg.Flush(ctx, l)

@@ -95,7 +95,7 @@ func TestSessionsFlushConfirmsDurability(t *testing.T) {
 	l, err := reg.Create(ctx, header("dur"), nil)
 	require.NoError(t, err)
 	for i := range 50 {
-		_, err := l.Append("note", map[string]int{"i": i})
+		_, err := l.Append("feedback/record", map[string]int{"i": i})
 		require.NoError(t, err)
 	}
 	ok, err := reg.Flush(ctx, l)
@@ -118,7 +118,7 @@ func TestFlushHonoursCancelledContext(t *testing.T) {
 	require.NoError(t, err)
 
 	gates.HoldSyncs()
-	_, err = l.Append("note", nil)
+	_, err = l.Append("feedback/record", nil)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -204,7 +204,7 @@ func TestAppendedNotificationsFollowSeqOrder(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 50 {
-				_, err := l.Append("note", nil)
+				_, err := l.Append("feedback/record", nil)
 				require.NoError(t, err)
 			}
 		}()

@@ -229,7 +229,7 @@ func TestZstdTornMultiBlockFrameKeepsCompleteBlocks(t *testing.T) {
 	h := header("blocks")
 	var body []string
 	for i := range 300 {
-		body = append(body, fmt.Sprintf(`{"type":"note/text","seq":%d,"time":1,"data":{"r":"%s"}}`, i, randomHex(t, 400)))
+		body = append(body, fmt.Sprintf(`{"type":"todo/write","seq":%d,"time":1,"data":{"r":"%s"}}`, i, randomHex(t, 400)))
 	}
 	file := zstdFile(headerLineOf(t, h), lines(body...))
 	frames := framesOf(t, file)
@@ -345,7 +345,7 @@ func TestZstdListingHeaderFrame(t *testing.T) {
 	}{
 		{"valid", good, []Header{h}, ""},
 		{"incomplete first frame", good[:first.end-1], nil, ""},
-		{"not a header", zstdFile(`{"type":"note"}` + "\n"), nil, ""},
+		{"not a header", zstdFile(`{"type":"feedback/record"}` + "\n"), nil, ""},
 		{"failed checksum", bad, []Header{h}, ""},
 		{"not a frame", []byte("{\"type\":\"session\"}\n"), nil, ""},
 		{"two lines", zstdFile(headerLineOf(t, h) + "{}\n"), nil, "corrupt Zstandard session log: first frame is not exactly one header line"},

@@ -35,7 +35,7 @@ func world(t *testing.T) string {
 	_, err = s.Load(ctx, "interrupted")
 	require.NoError(t, err)
 	odd := session.Header{ID: "é/x ~.", CreatedAt: 1783000000600, Cwd: "/work/ü ber", ParentSession: storegen.Parent, Origin: "subagent", DelegationDepth: 1}
-	require.NoError(t, s.Create(ctx, odd, []session.Event{{Type: "note", Seq: 0, Time: 1, Data: json.RawMessage("{\"t\":\"a\u2028b<&>\"}")}}))
+	require.NoError(t, s.Create(ctx, odd, []session.Event{{Type: "feedback/record", Seq: 0, Time: 1, Data: json.RawMessage("{\"t\":\"a\u2028b<&>\"}")}}))
 	return root
 }
 

@@ -27,9 +27,9 @@ func TestWriteWritesWhatTheStoreWrites(t *testing.T) {
 	for _, c := range cases {
 		h := Header{ID: c.id, CreatedAt: 1789000001000, Cwd: c.cwd, ParentSession: "p\n\"", SeedLength: 1, Origin: "subagent", DelegationDepth: 2}
 		events := []Event{
-			{Type: "custom/note", Seq: 0, Time: 1789000001001, Data: json.RawMessage(`{"text":"a <b> & \u2028"}`)},
-			{Type: "custom/note", Seq: 1, Time: 1789000001002, SourceEventSeqs: []int64{0}, SurfaceOp: json.RawMessage(`"append"`)},
-			{Type: "custom/note", Seq: 2, Time: 1789000001002, Data: json.RawMessage(`[1,{"k":null}]`)},
+			{Type: "feedback/record", Seq: 0, Time: 1789000001001, Data: json.RawMessage(`{"text":"a <b> & \u2028"}`)},
+			{Type: "feedback/record", Seq: 1, Time: 1789000001002, SourceEventSeqs: []int64{0}, SurfaceOp: json.RawMessage(`"append"`)},
+			{Type: "feedback/record", Seq: 2, Time: 1789000001002, Data: json.RawMessage(`[1,{"k":null}]`)},
 		}
 		synthetic, created := t.TempDir(), t.TempDir()
 		_, err := Write(synthetic, Log{h, events})

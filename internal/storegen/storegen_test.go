@@ -99,7 +99,7 @@ func TestContinuableChildResumes(t *testing.T) {
 // TestWriteRefusesASeqThatIsNotTheIndex: events must number 0, 1, 2, …
 func TestWriteRefusesASeqThatIsNotTheIndex(t *testing.T) {
 	_, err := Write(t.TempDir(), Log{Header: Header{ID: "gap", CreatedAt: 1},
-		Events: []Event{{Type: "custom/note", Seq: 1, Data: json.RawMessage(`{}`)}}})
+		Events: []Event{{Type: "feedback/record", Seq: 1, Data: json.RawMessage(`{}`)}}})
 	require.ErrorIs(t, err, errSeq)
 }
 

@@ -82,7 +82,7 @@ func Header(id, parent string) session.Header {
 
 // Note is a plain event at seq.
 func Note(seq int64, text string) session.Event {
-	return session.Event{Type: "note", Seq: seq, Time: 1785544945198 + seq, Data: json.RawMessage(fmt.Sprintf(`{"text":%q}`, text))}
+	return session.Event{Type: "feedback/record", Seq: seq, Time: 1785544945198 + seq, Data: json.RawMessage(fmt.Sprintf(`{"text":%q}`, text))}
 }
 
 var ctx = context.Background()
@@ -108,7 +108,7 @@ func createInspectList(t *testing.T, open func() session.Fenced) {
 	log, err := s.Inspect(ctx, "p")
 	require.NoError(t, err)
 	require.Equal(t, Header("p", ""), log.Header)
-	require.Equal(t, []string{`note:{"text":"seed"}`, `note:{"text":"one"}`, `note:{"text":"two"}`}, types(t, s, "p"))
+	require.Equal(t, []string{`feedback/record:{"text":"seed"}`, `feedback/record:{"text":"one"}`, `feedback/record:{"text":"two"}`}, types(t, s, "p"))
 	headers, err := open().List(ctx)
 	require.NoError(t, err)
 	require.ElementsMatch(t, []session.Header{Header("p", ""), Header("c", "p")}, headers)
@@ -149,7 +149,7 @@ func staleEpoch(t *testing.T, open func() session.Fenced) {
 	require.Greater(t, second, first)
 	require.ErrorIs(t, s.AppendFenced(ctx, "f", first, []session.Event{Note(1, "stale")}), fault.Fenced)
 	require.NoError(t, s.AppendFenced(ctx, "f", second, []session.Event{Note(1, "second")}))
-	require.Equal(t, []string{`note:{"text":"first"}`, `note:{"text":"second"}`}, types(t, s, "f"))
+	require.Equal(t, []string{`feedback/record:{"text":"first"}`, `feedback/record:{"text":"second"}`}, types(t, s, "f"))
 	require.NoError(t, s.Release(ctx, "f", first), "releasing a stale epoch is a no-op")
 	require.NoError(t, s.Release(ctx, "f", second))
 }
@@ -170,7 +170,7 @@ func takeoverAfterRelease(t *testing.T, open func() session.Fenced) {
 	require.ErrorIs(t, a.AppendFenced(ctx, "t", ea, []session.Event{Note(2, "stale a")}), fault.Fenced)
 	_, err = a.Acquire(ctx, "t")
 	require.ErrorIs(t, err, fault.LeaseHeld)
-	require.Equal(t, []string{`note:{"text":"a"}`, `note:{"text":"b"}`}, types(t, a, "t"))
+	require.Equal(t, []string{`feedback/record:{"text":"a"}`, `feedback/record:{"text":"b"}`}, types(t, a, "t"))
 	lost, err := b.Renew(ctx)
 	require.NoError(t, err)
 	require.Empty(t, lost)
@@ -240,7 +240,7 @@ func registryLease(t *testing.T, open func() session.Fenced) {
 	a, b := session.NewSessions(open()), session.NewSessions(open())
 	l, err := a.Create(ctx, Header("live", ""), nil)
 	require.NoError(t, err)
-	_, err = l.AppendThrough("note", json.RawMessage(`{"text":"by a"}`))
+	_, err = l.AppendThrough("feedback/record", json.RawMessage(`{"text":"by a"}`))
 	require.NoError(t, err)
 	_, err = b.Resume(ctx, "live")
 	require.ErrorIs(t, err, fault.LeaseHeld)
@@ -249,7 +249,7 @@ func registryLease(t *testing.T, open func() session.Fenced) {
 	resumed, err := b.Resume(ctx, "live")
 	require.NoError(t, err)
 	require.Equal(t, 1, resumed.Len()-1, "the event a wrote, then the end-seed marker")
-	_, err = resumed.AppendThrough("note", json.RawMessage(`{"text":"by b"}`))
+	_, err = resumed.AppendThrough("feedback/record", json.RawMessage(`{"text":"by b"}`))
 	require.NoError(t, err)
 	require.NoError(t, b.Release(ctx, resumed))
 	require.Len(t, types(t, b.Store(), "live"), 3)
@@ -285,6 +285,6 @@ func childFirstRelease(t *testing.T, open func() session.Fenced) {
 	parent, child = acquire(a, "fam", "p3"), acquire(a, "kid", "c3")
 	require.NoError(t, a.Release(ctx, "kid", child))
 	require.NoError(t, a.Release(ctx, "fam", parent))
-	require.Equal(t, []string{`note:{"text":"p1"}`, `note:{"text":"p2"}`, `note:{"text":"p3"}`}, types(t, b, "fam"))
-	require.Equal(t, []string{`note:{"text":"c1"}`, `note:{"text":"c2"}`, `note:{"text":"c3"}`}, types(t, b, "kid"))
+	require.Equal(t, []string{`feedback/record:{"text":"p1"}`, `feedback/record:{"text":"p2"}`, `feedback/record:{"text":"p3"}`}, types(t, b, "fam"))
+	require.Equal(t, []string{`feedback/record:{"text":"c1"}`, `feedback/record:{"text":"c2"}`, `feedback/record:{"text":"c3"}`}, types(t, b, "kid"))
 }

@@ -22,8 +22,8 @@ func TestWriteSyntheticWritesWhatCreateWrites(t *testing.T) {
 	ctx := context.Background()
 	h := session.Header{ID: "synthetic/1", CreatedAt: 1789000001000, Cwd: "/work/project", DelegationDepth: 1}
 	events := []session.Event{
-		{Type: "custom/note", Seq: 0, Time: 1789000001001, Data: json.RawMessage(`{"text":"a <b> & \u2028"}`)},
-		{Type: "custom/note", Seq: 1, Time: 1789000001002, Data: json.RawMessage(`{"n":2}`)},
+		{Type: "feedback/record", Seq: 0, Time: 1789000001001, Data: json.RawMessage(`{"text":"a <b> & \u2028"}`)},
+		{Type: "feedback/record", Seq: 1, Time: 1789000001002, Data: json.RawMessage(`{"n":2}`)},
 	}
 	synthetic, created := t.TempDir(), t.TempDir()
 	require.NoError(t, WriteSynthetic(synthetic, session.Log{Header: h, Events: events}))
@@ -45,7 +45,7 @@ func TestWriteSyntheticWritesWhatCreateWrites(t *testing.T) {
 // continue the log from seq 0 are refused, as Append refuses them.
 func TestWriteSyntheticRefusesEventsAppendWouldRefuse(t *testing.T) {
 	h := session.Header{ID: "gap", CreatedAt: 1}
-	err := WriteSynthetic(t.TempDir(), session.Log{Header: h, Events: []session.Event{{Type: "custom/note", Seq: 1, Data: json.RawMessage(`{}`)}}})
+	err := WriteSynthetic(t.TempDir(), session.Log{Header: h, Events: []session.Event{{Type: "feedback/record", Seq: 1, Data: json.RawMessage(`{}`)}}})
 	require.ErrorIs(t, err, session.ErrSeqMismatch)
 }
 
@@ -62,7 +62,7 @@ func readLog(t *testing.T, root string, h session.Header) string {
 // reports the rest as not found.
 func TestRelistingStore(t *testing.T) {
 	root := t.TempDir()
-	note := []session.Event{{Type: "custom/note", Data: json.RawMessage(`{}`)}}
+	note := []session.Event{{Type: "feedback/record", Data: json.RawMessage(`{}`)}}
 	require.NoError(t, WriteSynthetic(root, session.Log{Header: session.Header{ID: "listed", CreatedAt: 1}, Events: note}))
 	store, err := session.OpenJSONL(root)
 	require.NoError(t, err)

@@ -187,3 +187,16 @@ func TestOnSurface(t *testing.T) {
 func TestEventsPayloadsNameTheseTypes(t *testing.T) {
 	require.Equal(t, TypeUserMessage, event.UserMessage{}.EventType())
 }
+
+func TestKnownVocabulary(t *testing.T) {
+	for _, typ := range []string{TypeTurnStart, TypeTurnEnd, TypeStepStart, TypeStepEnd, TypeUserMessage,
+		TypeAssistantChunk, TypeAssistantMessage, TypeToolCall, TypeToolResult, TypeRequestHeader,
+		TypeRequestContext, TypeLLMRetry, TypeSessionEndSeed, TypeSubagentDescriptor, TypeSteeringMessage,
+		"session/title", "web/deepseek-search-llm-request"} {
+		require.True(t, Known(typ), typ)
+	}
+	require.Len(t, known, 49, "the original's 48 types and steering/message")
+	for _, typ := range []string{"future/thing", TypeSubagentStart, TypeRequestHeaderDelta, TypeModeSet, "text-chunks", ""} {
+		require.False(t, Known(typ), typ)
+	}
+}
