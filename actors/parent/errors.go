@@ -19,6 +19,12 @@ func stale(id string, incarnation, live uint64) error {
 		strconv.FormatUint(incarnation, 10)+" is stale (live incarnation "+strconv.FormatUint(live, 10)+")", nil)
 }
 
+// stoppedUnpublished is ACTIVATION_CLOSING for an agent whose actor
+// stopped before it was published.
+func stoppedUnpublished(id string) error {
+	return fault.New(fault.ActivationClosing, "actors: agent \""+id+"\" stopped before it was published", nil)
+}
+
 func closedFor(id string) error {
 	return fault.New(fault.RegistryClosed, "actors: registry is closed; agent \""+id+"\" not started", nil)
 }

@@ -29,6 +29,9 @@ type Handle struct {
 	// wrap is the release step's wrapper (Releasing), or releaseTaken
 	// once the stop has taken it.
 	wrap atomic.Pointer[func(release func() error)]
+	// released is set, under reg.mu, by the release step: a handle
+	// released before its publication is never published.
+	released bool
 }
 
 // handleEnd is a Handle's disposal state, made on first use so that an

@@ -598,3 +598,25 @@ func TestHoldsOwnDescriptorSeesADescriptorAppendedAfterAScan(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, h.HoldsOwnDescriptor(), "the events appended since the last scan are read")
 }
+
+// An agent whose actor stopped between its spawn and its publication (its
+// parent's actor stopping it, say) released itself unpublished: publishing
+// it then fails by code and leaves the registry without it, so no entry
+// outlives its actor.
+func TestAnAgentStoppedBeforeItsPublicationIsNeverPublished(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sessions := session.NewSessions(nil)
+		r := newRegistry(t, sessions)
+		seen := record(r)
+		live, err := sessions.Create(bg, session.Header{ID: "a"}, nil)
+		require.NoError(t, err)
+		h, err := r.spawn(live, Spec{}, false)
+		require.NoError(t, err)
+		require.NoError(t, h.act.Dispose(bg), "the actor stops before publication")
+		require.ErrorIs(t, r.publish(h), fault.ActivationClosing)
+		require.Nil(t, r.Get("a"), "the stopped agent is not live")
+		require.Nil(t, sessions.Get("a"), "its session was released")
+		require.Empty(t, seen())
+		create(t, r, "a", "") // the id is free again
+	})
+}

@@ -381,12 +381,19 @@ func (r *Registry) subagentsFor(h *Handle) agent.Subagents {
 	return (*fn)(h)
 }
 
-// publish makes h the live entry for its id and emits agent/created.
+// publish makes h the live entry for its id and emits agent/created. An
+// h whose actor stopped (and released it) since its spawn fails with
+// fault.ActivationClosing: publishing it would leave an entry no stop
+// removes.
 func (r *Registry) publish(h *Handle) error {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
 		return closedFor(h.id)
+	}
+	if h.released {
+		r.mu.Unlock()
+		return stoppedUnpublished(h.id)
 	}
 	r.agents[h.id] = h
 	r.mu.Unlock()
@@ -408,10 +415,11 @@ func (r *Registry) releaseQuietly(live *session.Live) {
 }
 
 // unpublish removes h if it is still the live entry for its id, and
-// reports whether it was.
+// reports whether it was; either way h can no longer be published.
 func (r *Registry) unpublish(h *Handle) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	h.released = true
 	if r.agents[h.id] != h {
 		return false
 	}
