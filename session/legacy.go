@@ -38,9 +38,7 @@ func unknownEvent(id string, events []Event, path string) error {
 		if e.Ignorable || vocab.Known(e.Type) {
 			continue
 		}
-		msg := fmt.Sprintf(`session "%s" contains event type "%s" (seq %d) unknown to this harness and not marked ignorable; `+
-			"refusing to interpret the log — it was likely written by a newer harness", id, e.Type, e.Seq)
-		return &unsupportedError{ID: id, Path: path, Msg: msg + " (raw log: " + path + ")", inBody: true}
+		return &unsupportedError{ID: id, Path: path, Msg: vocab.UnknownTypeMessage(id, e.Type, e.Seq, path), inBody: true}
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 // writeRaw stores content as the log of h under the store's root, exactly
@@ -386,4 +388,16 @@ func TestNonStringEventTypeIsCorrupt(t *testing.T) {
 	require.ErrorIs(t, err, ErrCorrupt)
 	require.NotErrorIs(t, err, errUnsupported)
 	require.Contains(t, err.Error(), "unparsable committed event at line 2")
+}
+
+// The closers a repairing read appends are of known types, so the
+// repaired log reads again.
+func TestRepairClosersAreOfKnownTypes(t *testing.T) {
+	sc, err := scanLog([]byte(fuzzHeader+lines(openTurnLines...)), "p")
+	require.NoError(t, err)
+	closers, _ := InterruptedTurn(sc.events)
+	require.Len(t, closers, 4, "a tool/result per pending call, step/end, turn/end")
+	for _, e := range closers {
+		require.True(t, vocab.Known(e.Type), e.Type)
+	}
 }

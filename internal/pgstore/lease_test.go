@@ -197,3 +197,31 @@ func TestLeaseCurrentIsTheLiveEpochOnly(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, unknown)
 }
+
+// A stored event of a type this build does not know, not marked
+// ignorable, makes every read refuse the log with the JSONL store's
+// message (it is not damage: not session.ErrCorrupt); marked ignorable it
+// is read and kept.
+func TestAnUnknownEventTypeIsRefusedUnlessIgnorable(t *testing.T) {
+	dsn := cluster.Database(t)
+	s := openStore(t, dsn)
+	require.NoError(t, s.Create(ctx, storetest.Header("u", ""), []session.Event{storetest.Note(0, "ok")}))
+	conn := connect(t, dsn)
+	_, err := conn.Exec(ctx, `UPDATE events SET line = '{"type":"future/thing","seq":0,"time":1,"data":{"x":1}}' WHERE session_id = 'u'`)
+	require.NoError(t, err)
+	want := `session "u" contains event type "future/thing" (seq 0) unknown to this harness and not marked ignorable; ` +
+		"refusing to interpret the log — it was likely written by a newer harness (raw log: postgres:sessions/u)"
+	for _, read := range []func(context.Context, string) (*session.Log, error){s.Inspect, s.Load} {
+		_, err = read(ctx, "u")
+		require.EqualError(t, err, want)
+		require.NotErrorIs(t, err, session.ErrCorrupt)
+	}
+
+	_, err = conn.Exec(ctx, `UPDATE events SET line = '{"type":"future/thing","seq":0,"time":1,"data":{"x":1},"ignorable":true}' WHERE session_id = 'u'`)
+	require.NoError(t, err)
+	log, err := s.Inspect(ctx, "u")
+	require.NoError(t, err)
+	require.Len(t, log.Events, 1)
+	require.Equal(t, "future/thing", log.Events[0].Type, "an ignorable unknown event is kept")
+	require.True(t, log.Events[0].Ignorable)
+}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -238,7 +239,28 @@ func parseLog(id, header string, lines []string) (*session.Log, error) {
 			return nil, corrupt(id, i+1, fmt.Sprintf("event seq %d is not %d", log.Events[i].Seq, i))
 		}
 	}
+	if err := refuseUnknownTypes(id, log.Events); err != nil {
+		return nil, err
+	}
 	return log, nil
+}
+
+// unsupportedRow is a stored log this build refuses to interpret: it
+// holds an event of a type this build does not know, not marked
+// ignorable. It is not session.ErrCorrupt: nothing in it is damaged.
+type unsupportedRow struct{ msg string }
+
+func (e *unsupportedRow) Error() string { return e.msg }
+
+// refuseUnknownTypes refuses id's events, as the JSONL store's reads do,
+// when one has a type that is not vocab.Known and is not ignorable.
+func refuseUnknownTypes(id string, events []session.Event) error {
+	for _, e := range events {
+		if !e.Ignorable && !vocab.Known(e.Type) {
+			return &unsupportedRow{msg: vocab.UnknownTypeMessage(id, e.Type, e.Seq, "postgres:sessions/"+id)}
+		}
+	}
+	return nil
 }
 
 // Create inserts the session and its seed in one transaction; an id that

@@ -1,5 +1,7 @@
 package vocab
 
+import "fmt"
+
 // known is every event type a stored log may hold without marking it
 // ignorable: the original harness's generated vocabulary, plus the
 // retired steering/message its reads convert to a user message.
@@ -27,3 +29,11 @@ var known = map[string]bool{
 // Known reports whether a stored event of type typ can be read without an
 // ignorable mark.
 func Known(typ string) bool { return known[typ] }
+
+// UnknownTypeMessage is what a read says when it refuses the log of session
+// id, stored at path, because its event seq has type typ, which is not
+// Known, and is not marked ignorable.
+func UnknownTypeMessage(id, typ string, seq int64, path string) string {
+	return fmt.Sprintf(`session "%s" contains event type "%s" (seq %d) unknown to this harness and not marked ignorable; `+
+		"refusing to interpret the log — it was likely written by a newer harness (raw log: %s)", id, typ, seq, path)
+}
