@@ -106,7 +106,12 @@ func TestReportsLiveChildrenRunningAndStoredSiblingsComplete(t *testing.T) {
 	}, w.mustList("parent"))
 }
 
-func TestDiagnosesCorruptChildrenWithoutHidingHealthySiblings(t *testing.T) {
+// troubledChildren is a world whose "parent" has a healthy child (created
+// 1) and children with a duplicate descriptor (2), a message without its
+// surface (3), a malformed (4) or unlabelled (5) descriptor and a future
+// descriptor version (6).
+func troubledChildren(t *testing.T) *world {
+	t.Helper()
 	w := parentWorld(t)
 	w.authorChild("healthy", "parent", 1, "fine")
 	events := childEvents(descriptorPayload("one"))
@@ -119,6 +124,11 @@ func TestDiagnosesCorruptChildrenWithoutHidingHealthySiblings(t *testing.T) {
 	w.persist(header("malformed", "parent", 4), childEvents(map[string]any{"version": 1, "provider": 7, "label": "x"}))
 	w.persist(header("unlabelled", "parent", 5), childEvents(map[string]any{"version": 1, "provider": "spawn"}))
 	w.persist(header("future", "parent", 6), childEvents(map[string]any{"version": 2, "provider": "spawn", "label": "x"}))
+	return w
+}
+
+func TestDiagnosesCorruptChildrenWithoutHidingHealthySiblings(t *testing.T) {
+	w := troubledChildren(t)
 
 	require.Equal(t, []Entry{
 		child("healthy", "fine", StatusComplete),
@@ -454,22 +464,12 @@ func TestReadsEachStoredChildsLogOnce(t *testing.T) {
 }
 
 // TestInspectChildLogAnswersAsInspectChild: for every kind of stored child
-// (healthy, duplicate or malformed descriptors, a bad surface, a future
-// version, a fork seed's replayed descriptor, none at all), the entry
+// (healthy, duplicate, malformed or unlabelled descriptors, a bad surface,
+// a future version, a fork seed's replayed descriptor, none at all), the entry
 // computed from its log already read is the one the listing's per-child
 // read gives.
 func TestInspectChildLogAnswersAsInspectChild(t *testing.T) {
-	w := parentWorld(t)
-	w.authorChild("healthy", "parent", 1, "fine")
-	events := childEvents(descriptorPayload("one"))
-	w.persist(header("duplicate", "parent", 2), logOf(append(events, descriptorEvent(descriptorPayload("two")))...))
-	w.persist(header("bad-surface", "parent", 3), logOf(
-		ev("turn/start", map[string]int{"turn": 1}),
-		withoutSurface(userMessage("no surfaceOp")),
-		descriptorEvent(descriptorPayload("x")),
-	))
-	w.persist(header("malformed", "parent", 4), childEvents(map[string]any{"version": 1, "provider": 7, "label": "x"}))
-	w.persist(header("future", "parent", 6), childEvents(map[string]any{"version": 2, "provider": "spawn", "label": "x"}))
+	w := troubledChildren(t)
 	seed := childEvents(descriptorPayload("ancestor"))
 	w.persist(session.Header{ID: "fork", ParentSession: "parent", CreatedAt: 7, SeedLength: intPtr(len(seed))}, seed)
 	w.persist(header("plain", "parent", 8), logOf(ev("turn/start", map[string]int{"turn": 1})))
