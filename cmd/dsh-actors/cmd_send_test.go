@@ -362,3 +362,33 @@ func TestSendToAParentHeldElsewhereIsLeaseHeld(t *testing.T) {
 	require.True(t, strings.HasPrefix(stderr, "dsh-actors send: LEASE_HELD: "), stderr)
 	require.Equal(t, before, readLog(t, s.root, s.child).Events)
 }
+
+// A child whose log holds an event of a type this build does not know,
+// not marked ignorable, is refused by send (which appends nothing), by
+// show (the query layer's persistence failure) and listed unavailable.
+func TestSendRefusesALogWithAnUnknownEventType(t *testing.T) {
+	s := newSentStore(t, storeChoice{compression: "none"})
+	path := logPath(t, s.root, s.sister)
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	seq := bytes.Count(raw, []byte("\n")) - 1
+	raw = fmt.Appendf(raw, `{"type":"future/thing","seq":%d,"time":1,"data":{"x":1}}`+"\n", seq)
+	require.NoError(t, os.WriteFile(path, raw, 0o600))
+	refusal := fmt.Sprintf(`session %q contains event type "future/thing" (seq %d) unknown to this harness and not marked ignorable; `+
+		"refusing to interpret the log — it was likely written by a newer harness (raw log: %s)", s.sister, seq, path)
+
+	code, stdout, stderr := run(t, "send", "--store", s.root, "beta", s.sister, "reply no")
+	require.Equal(t, 1, code)
+	require.Empty(t, stdout)
+	require.Equal(t, fmt.Sprintf("dsh-actors send: NOT_RESUMABLE: subagent %q is unavailable: %s\n", s.sister, refusal), stderr)
+	code, _, stderr = run(t, "show", "--store", s.root, s.sister)
+	require.Equal(t, 1, code)
+	require.Equal(t, fmt.Sprintf("dsh-actors show: SESSION_QUERY_PERSISTENCE_FAILED: failed to inspect session %q: %s\n",
+		s.sister, refusal), stderr)
+	code, stdout, _ = run(t, "list", "--store", s.root, "beta")
+	require.Equal(t, 0, code)
+	require.Contains(t, stdout, s.sister+" [diagnostic: unavailable]")
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, raw, after, "nothing was appended")
+}
