@@ -17,6 +17,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/durable"
+	"github.com/dsh-actors/dsh-actors/internal/strhash"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -451,17 +452,7 @@ type stripedLock [64]sync.Mutex
 // lock locks id's stripe and returns it, for the caller to unlock. It
 // hashes id in place (FNV-1a) and allocates nothing.
 func (l *stripedLock) lock(id string) *sync.Mutex {
-	m := &l[fnv1a(id)%uint32(len(l))]
+	m := &l[strhash.FNV1a(id)%uint32(len(l))]
 	m.Lock()
 	return m
-}
-
-// fnv1a is the 32-bit FNV-1a hash of s.
-func fnv1a(s string) uint32 {
-	const offset, prime = 2166136261, 16777619
-	h := uint32(offset)
-	for i := 0; i < len(s); i++ {
-		h = (h ^ uint32(s[i])) * prime
-	}
-	return h
 }

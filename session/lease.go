@@ -14,6 +14,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
+	"github.com/dsh-actors/dsh-actors/internal/strhash"
 )
 
 // leaseTable is a JSONL store's leases. A held lease is a record in the
@@ -63,17 +64,8 @@ const (
 const leaseShards = 16
 
 // shard is the owner file slot of the session folder dir: FNV-1a of its
-// path, computed in place (a drain releases thousands of leases, and
-// hash/fnv would allocate twice for each).
-func shard(dir string) int {
-	const offset32, prime32 = 2166136261, 16777619
-	h := uint32(offset32)
-	for i := range len(dir) {
-		h ^= uint32(dir[i])
-		h *= prime32
-	}
-	return int(h % leaseShards)
-}
+// path, computed in place (a drain releases thousands of leases).
+func shard(dir string) int { return int(strhash.FNV1a(dir) % leaseShards) }
 
 // recordPath is the lease record's path in the session folder dir, which
 // is clean already (a folder the store found or made).

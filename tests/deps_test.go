@@ -25,12 +25,12 @@ var allowedDeps = map[string][]string{
 	// blocks, messages, chunks): a leaf but for internal/jsjson.
 	"event":    {"internal/jsjson"},
 	"agent":    {"fault", "event", "internal/jsjson"},
-	"session":  {"fault", "event", "descriptor", "internal/vocab", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
-	"query":    {"fault", "event", "internal/vocab", "session", "internal/catalog", "descriptor", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
+	"session":  {"fault", "event", "descriptor", "internal/vocab", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
+	"query":    {"fault", "event", "internal/vocab", "session", "internal/catalog", "descriptor", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
 	"inbox":    {"fault", "event", "agent", "internal/actorkit", "internal/dispatch", "internal/jsjson"},
-	"actors":   {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "inbox", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
-	"subagent": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "inbox", "actors", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
-	"host":     {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "internal/pgstore", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
+	"actors":   {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "inbox", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
+	"subagent": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "inbox", "actors", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
+	"host":     {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "internal/pgstore", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
 	// internal/llm is the model client: a leaf on the event vocabulary.
 	"internal/llm": {"fault", "event", "internal/vocab", "internal/jsjson"},
 	// internal/llmtest is the scripted model client and the mock model
@@ -39,7 +39,7 @@ var allowedDeps = map[string][]string{
 	// modelagent is the model loop and its tools: an agent on the subagent
 	// service and the model client (modelagent/modelagenttest, its mock
 	// model, is a small surface over internal/llmtest's server).
-	"modelagent": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "inbox", "actors", "subagent", "internal/llm", "internal/llmtest", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
+	"modelagent": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "inbox", "actors", "subagent", "internal/llm", "internal/llmtest", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
 	// internal/actorkit is the protoactor plumbing the actor layers share
 	// (supervisor, logging, accessors, cancellation coding), on fault alone.
 	"internal/actorkit": {"fault"},
@@ -61,6 +61,9 @@ var allowedDeps = map[string][]string{
 	// log and the lease file live): a leaf, kept off session's exported
 	// surface.
 	"internal/logpath": {},
+	// internal/strhash hashes strings in place (FNV-1a) for the slots
+	// picked by an id or a path: a leaf.
+	"internal/strhash": {},
 	// internal/jsjson reads and writes JSON as JSON.parse and
 	// JSON.stringify do (agent's content blocks): a leaf.
 	"internal/jsjson": {},
@@ -74,17 +77,17 @@ var allowedDeps = map[string][]string{
 	"internal/storegen": {},
 	// internal/catalog holds the catalog's steps shared by the query's
 	// reader, the derived index and the Postgres store: on session.
-	"internal/catalog": {"fault", "event", "descriptor", "internal/vocab", "session", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
+	"internal/catalog": {"fault", "event", "descriptor", "internal/vocab", "session", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
 	// internal/index is the derived SQLite index beside the store: it
 	// answers as the query's catalog reader does, so it sits on query.
-	"internal/index": {"fault", "event", "internal/vocab", "session", "query", "internal/catalog", "descriptor", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
+	"internal/index": {"fault", "event", "internal/vocab", "session", "query", "internal/catalog", "descriptor", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
 	// internal/bench holds the CLI's measurement loops: it sits on the
 	// runtime and under cmd.
-	"internal/bench": {rootLayer, "internal/pgstore", "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "host", "internal/storegen", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
+	"internal/bench": {rootLayer, "internal/pgstore", "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "host", "internal/storegen", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
 	// internal/stress is the randomized stress harness of the CLI and the
 	// stress tests: it is written on the root package, as an embedder
 	// writes (tool_imports_test.go holds its direct imports to that).
-	"internal/stress": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "internal/pgstore", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
+	"internal/stress": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "internal/pgstore", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
 	// internal/testkit holds test helpers; only _test.go files import it.
 	"internal/testkit": {},
 	// internal/pgtest runs a private PostgreSQL server for a test binary;
@@ -96,17 +99,17 @@ var allowedDeps = map[string][]string{
 	"internal/multiproc": {},
 	// internal/storetest is the store conformance suite; only _test.go
 	// files import it.
-	"internal/storetest": {"fault", "event", "descriptor", "internal/vocab", "session", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
+	"internal/storetest": {"fault", "event", "descriptor", "internal/vocab", "session", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
 	// pgstore is the PostgreSQL store: a second session.Fenced beside the
 	// JSONL store, on session only.
-	"internal/pgstore": {"fault", "event", "internal/vocab", "descriptor", "session", "query", "internal/catalog", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
+	"internal/pgstore": {"fault", "event", "internal/vocab", "descriptor", "session", "query", "internal/catalog", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
 	// the module's root package is the embedders' entry point: it opens
 	// the runtime and binds the subagent service and the model agents,
 	// under cmd and internal/bench.
-	rootLayer: {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "internal/pgstore", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
+	rootLayer: {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "internal/pgstore", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
 	"cmd": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "host", "internal/llm", "modelagent", "internal/pgstore",
-		"internal/bench", "internal/storegen", "internal/stress", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
-	"tests": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "host", "cmd", "internal/llm", "modelagent", "internal/pgstore", "internal/stress", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/listeners", "internal/jsjson"},
+		"internal/bench", "internal/storegen", "internal/stress", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
+	"tests": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "host", "cmd", "internal/llm", "modelagent", "internal/pgstore", "internal/stress", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
 }
 
 // rootLayer is the layer name of the module's root package.
