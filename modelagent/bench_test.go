@@ -13,9 +13,9 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/cpuclock"
 	"github.com/dsh-actors/dsh-actors/internal/llm"
 	"github.com/dsh-actors/dsh-actors/internal/llmtest"
-	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
@@ -123,10 +123,10 @@ func durable(b *testing.B, sessions *session.Sessions, live *session.Live) {
 type timing struct{ wall, cpu time.Duration }
 
 func (t *timing) add(f func()) {
-	start, cpu := time.Now(), testkit.ProcessCPU()
+	start, cpu := time.Now(), cpuclock.Process()
 	f()
 	t.wall += time.Since(start)
-	t.cpu += testkit.ProcessCPU() - cpu
+	t.cpu += cpuclock.Process() - cpu
 }
 
 // plus is t and u together.

@@ -13,9 +13,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dsh-actors/dsh-actors/internal/cpuclock"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
-	"github.com/dsh-actors/dsh-actors/internal/testkit"
 )
 
 // benchData is a ~200-byte event line once enveloped.
@@ -293,7 +293,7 @@ func BenchmarkAppendReopened(b *testing.B) {
 				ids[i] = fmt.Sprintf("idle-%05d", i)
 				require.NoError(b, store.Create(ctx, Header{ID: ids[i], CreatedAt: 1}, nil))
 			}
-			seq, cpu := int64(0), testkit.ProcessCPU()
+			seq, cpu := int64(0), cpuclock.Process()
 			for i := 0; b.Loop(); i++ {
 				id := ids[i%logs]
 				require.NoError(b, store.Append(ctx, id, []Event{{Type: "assistant/chunk", Seq: seq, Time: 1, Data: benchData}}))
@@ -301,7 +301,7 @@ func BenchmarkAppendReopened(b *testing.B) {
 					seq++
 				}
 			}
-			b.ReportMetric(float64((testkit.ProcessCPU()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64((cpuclock.Process()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

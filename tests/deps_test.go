@@ -64,6 +64,9 @@ var allowedDeps = map[string][]string{
 	// internal/strhash hashes strings in place (FNV-1a) for the slots
 	// picked by an id or a path: a leaf.
 	"internal/strhash": {},
+	// internal/cpuclock reads the process's CPU time for the measurements:
+	// a leaf.
+	"internal/cpuclock": {},
 	// internal/jsjson reads and writes JSON as JSON.parse and
 	// JSON.stringify do (agent's content blocks): a leaf.
 	"internal/jsjson": {},
@@ -83,7 +86,7 @@ var allowedDeps = map[string][]string{
 	"internal/index": {"fault", "event", "internal/vocab", "session", "query", "internal/catalog", "descriptor", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
 	// internal/bench holds the CLI's measurement loops: it sits on the
 	// runtime and under cmd.
-	"internal/bench": {rootLayer, "internal/pgstore", "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "host", "internal/storegen", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
+	"internal/bench": {rootLayer, "internal/pgstore", "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "host", "internal/storegen", "internal/cpuclock", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
 	// internal/stress is the randomized stress harness of the CLI and the
 	// stress tests: it is written on the root package, as an embedder
 	// writes (tool_imports_test.go holds its direct imports to that).
@@ -108,7 +111,7 @@ var allowedDeps = map[string][]string{
 	// under cmd and internal/bench.
 	rootLayer: {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "internal/pgstore", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
 	"cmd": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "host", "internal/llm", "modelagent", "internal/pgstore",
-		"internal/bench", "internal/storegen", "internal/stress", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
+		"internal/bench", "internal/storegen", "internal/cpuclock", "internal/stress", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
 	"tests": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "host", "cmd", "internal/llm", "modelagent", "internal/pgstore", "internal/stress", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
 }
 

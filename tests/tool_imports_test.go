@@ -19,7 +19,7 @@ var cliTools = []string{"internal/bench", "internal/storegen", "internal/stress"
 // CLI may import, the other tools, and the dispatcher the runtime runs its
 // actors on (a leaf package), so that a floor's actors run as the
 // runtime's do.
-var toolMayImport = slices.Concat(cliMayImport, cliTools, []string{"internal/dispatch"})
+var toolMayImport = slices.Concat(cliMayImport, cliTools, []string{"internal/dispatch", "internal/cpuclock"})
 
 // toolImportsLeft are the module packages beyond toolMayImport that a tool
 // still imports (measurements not yet rewritten on the root). No package

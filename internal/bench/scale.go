@@ -14,6 +14,7 @@ import (
 
 	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/internal/cpuclock"
 )
 
 // ScaleCosts are the per-agent costs of one size of row 9.
@@ -58,10 +59,10 @@ func (p Phase) Cost() time.Duration {
 // its Phase.
 func timePhase(n int, op func() error) (Phase, error) {
 	runtime.GC()
-	cycles, cpu, start := gcCycles(), processCPU(), time.Now()
+	cycles, cpu, start := gcCycles(), cpuclock.Process(), time.Now()
 	err := op()
 	per := time.Duration(max(n, 1))
-	return Phase{CPU: (processCPU() - cpu) / per, Wall: time.Since(start) / per, GC: gcCycles() - cycles}, err
+	return Phase{CPU: (cpuclock.Process() - cpu) / per, Wall: time.Since(start) / per, GC: gcCycles() - cycles}, err
 }
 
 // gcCycles is how many collections have ended so far.

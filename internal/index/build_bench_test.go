@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-actors/dsh-actors/internal/cpuclock"
 	"github.com/dsh-actors/dsh-actors/internal/storetest"
-	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -72,7 +72,7 @@ func BenchmarkIndexBuild(b *testing.B) {
 	b.Cleanup(func() { _ = store.Close() })
 	ctx := context.Background()
 	b.Run("read-every-log", func(b *testing.B) {
-		cpu := testkit.ProcessCPU()
+		cpu := cpuclock.Process()
 		for b.Loop() {
 			for _, log := range logs {
 				if _, err := store.Inspect(ctx, log.Header.ID); err != nil {
@@ -80,7 +80,7 @@ func BenchmarkIndexBuild(b *testing.B) {
 				}
 			}
 		}
-		b.ReportMetric(float64(testkit.ProcessCPU()-cpu)/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64(cpuclock.Process()-cpu)/float64(b.N), "cpu-ns/op")
 	})
 	b.Run("build", func(b *testing.B) {
 		var cpu time.Duration
@@ -90,7 +90,7 @@ func BenchmarkIndexBuild(b *testing.B) {
 				_ = os.Remove(filepath.Join(root, FileName+suffix))
 			}
 			b.StartTimer()
-			cpu -= testkit.ProcessCPU()
+			cpu -= cpuclock.Process()
 			db, err := Open(ctx, root, session.NewSessions(store))
 			if err != nil {
 				b.Fatal(err)
@@ -104,7 +104,7 @@ func BenchmarkIndexBuild(b *testing.B) {
 			if err := db.Close(); err != nil {
 				b.Fatal(err)
 			}
-			cpu += testkit.ProcessCPU()
+			cpu += cpuclock.Process()
 		}
 		b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 	})

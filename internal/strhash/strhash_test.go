@@ -5,7 +5,10 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestFNV1aIsHashFNVs32BitFNV1a(t *testing.T) {
 	for _, s := range []string{"", "a", "session-1", "/work/.dsh-actors/sessions/p/c", "会话"} {
