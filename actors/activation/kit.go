@@ -53,9 +53,8 @@ var kitsMu sync.Mutex
 // A host whose dispatcher or supervisor cannot be compared gets a kit
 // of its own each time.
 func kitFor(host actorkit.Host, logger *slog.Logger) *kit {
-	k := newKit(host, logger)
 	if !comparable(host.Dispatcher) || !comparable(host.Supervisor) {
-		return k
+		return newKit(host, logger)
 	}
 	kitsMu.Lock()
 	defer kitsMu.Unlock()
@@ -69,6 +68,7 @@ func kitFor(host actorkit.Host, logger *slog.Logger) *kit {
 			return have
 		}
 	}
+	k := newKit(host, logger)
 	all.list = append(all.list, k)
 	return k
 }
