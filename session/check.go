@@ -184,6 +184,16 @@ func (c *checker) log(path string, enc Compression) error {
 	return nil
 }
 
+// namingPath returns msg, with the original's " (raw log: <path>)"
+// suffix when it does not name path yet (the retired-key refusal, whose
+// message the store keeps as the original's).
+func namingPath(msg, path string) string {
+	if strings.Contains(msg, path) {
+		return msg
+	}
+	return msg + " (raw log: " + path + ")"
+}
+
 // fileLine is the file's line of event line n (the header is line 1).
 func fileLine(n int) int {
 	if n > 0 {
@@ -227,7 +237,7 @@ func (c *checker) readFailure(path string, err error) {
 	var ue *unsupportedError
 	switch {
 	case errors.As(err, &ce) && isHeaderDamage(ce):
-		c.add(UnreadableHeader, path, 0, ce.FrameAt, "%s", ce.Msg)
+		c.add(UnreadableHeader, path, 0, ce.FrameAt, "%s", namingPath(ce.Msg, path))
 	case errors.As(err, &ce):
 		c.add(DamagedLog, path, fileLine(ce.Line), ce.FrameAt, "%s", ce.Msg)
 	case errors.As(err, &ue) && ue.inBody:
@@ -265,7 +275,7 @@ func (c *checker) cut(path string, enc Compression, size int, sc scanned) {
 
 func (c *checker) duplicate(id, path string) {
 	if first, dup := c.ids[id]; dup {
-		c.add(DamagedLog, path, 0, -1, "%s (also %s)", duplicateID(id, first), path)
+		c.add(DamagedLog, path, 0, -1, "%s (%s and %s)", duplicateID(id, path), first, path)
 		return
 	}
 	c.ids[id] = path

@@ -18,6 +18,7 @@ func TestCheckNamesEachDamage(t *testing.T) {
 	turnEnd := `{"type":"turn/end","seq":2,"time":3,"data":{"turn":1,"reason":{"kind":"completed"}}}`
 	zfile, third := openTurnZstd(t, h)
 	second := framesOf(t, zfile)[1]
+	duplicateOf := "" // the other log of a duplicated id, which the message must name too
 	cases := []struct {
 		name    string
 		enc     Compression
@@ -77,6 +78,18 @@ func TestCheckNamesEachDamage(t *testing.T) {
 			require.NoError(t, os.WriteFile(path, []byte(headerLineOf(t, h)), 0o600))
 			return path
 		}, DamagedLog, 0, -1, `header id "log" and cwd identify`},
+		{"header with a retired policy key", CompressionNone, func(t *testing.T, s *JSONL) string {
+			return writeRaw(t, s, h, `{"type":"session","version":0,"id":"log","createdAt":1,"cwd":"/work/project",`+
+				`"delegationDepth":0,"sandboxMode":"x"}`+"\n")
+		}, UnreadableHeader, 0, -1, "session header uses retired policy baseline fields"},
+		{"one id in two project folders", CompressionNone, func(t *testing.T, s *JSONL) string {
+			// --work-project-- comes after --another--: the second log seen is the one reported.
+			first := writeRaw(t, s, Header{ID: "log", CreatedAt: 1, Cwd: "/another"}, headerLineOf(t, Header{ID: "log", CreatedAt: 1, Cwd: "/another"}))
+			second := writeRaw(t, s, h, headerLineOf(t, h))
+			require.Less(t, first, second)
+			duplicateOf = first
+			return second
+		}, DamagedLog, 0, -1, `duplicate JSONL session id "log" appears in multiple project directories`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -93,6 +106,10 @@ func TestCheckNamesEachDamage(t *testing.T) {
 			require.Equal(t, c.frameAt, d.FrameAt)
 			require.Contains(t, d.Msg, c.msg)
 			require.Contains(t, d.Msg, path, "the message names the file")
+			if duplicateOf != "" {
+				require.Contains(t, d.Msg, duplicateOf, "the message names the other file")
+				duplicateOf = ""
+			}
 			require.Equal(t, before, snapshotTree(t, s.Root()), "check writes nothing")
 		})
 	}
