@@ -30,6 +30,9 @@ func (h *Handler) sessionCancel(ctx context.Context, c call) (any, *rpcError) {
 		return nil, ownedBySubagentRouting(id)
 	default:
 		h.logFailure("session.cancel", err)
+		if named, ok := unreadableLog("cancel failed for session "+quote(id), err); ok {
+			return nil, named
+		}
 		return nil, newError(codeInternal, "session cancel failed", nil)
 	}
 }

@@ -106,3 +106,42 @@ func storageFull(id string, child bool) *rpcError {
 	}
 	return newError(codeStorageFull, message, details{SessionID: id})
 }
+
+// unreadableLog is the original's answer when a session's stored log, or
+// the store, cannot be read (fault.QueryPersistenceFailed: a log this
+// build refuses to interpret, a store it cannot open): internal, details
+// {}, the reason riding the message, "<failed>: <the store's words>"
+// (they name the file), failed naming the session. ok is false for any
+// other error, whose cause stays in the server's log.
+func unreadableLog(failed string, err error) (_ *rpcError, ok bool) {
+	words, ok := persistenceWords(err)
+	if !ok {
+		return nil, false
+	}
+	return newError(codeInternal, failed+": "+words, nil), true
+}
+
+// persistenceWords is the store's own words about a persistence failure:
+// the cause of the fault.QueryPersistenceFailed error in err's chain (its
+// message when it has none). ok is false when err is no such failure.
+func persistenceWords(err error) (string, bool) {
+	f := persistenceFailure(err)
+	switch {
+	case f == nil:
+		return "", false
+	case f.Cause != nil:
+		return f.Cause.Error(), true
+	}
+	return f.Message, true
+}
+
+// persistenceFailure is the fault.QueryPersistenceFailed error in err's
+// chain, nil when there is none.
+func persistenceFailure(err error) *fault.Error {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if f, ok := e.(*fault.Error); ok && f.Code == fault.QueryPersistenceFailed {
+			return f
+		}
+	}
+	return nil
+}

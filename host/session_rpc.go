@@ -186,6 +186,9 @@ func (h *Handler) sessionCreate(ctx context.Context, c call) (any, *rpcError) {
 		if isDiskFull(err) {
 			return nil, storageFull(req.ID, false)
 		}
+		if named, ok := unreadableLog("failed to create session "+quote(req.ID), err); ok {
+			return nil, named
+		}
 		return nil, newError(codeInternal, "session create failed", nil)
 	}
 	return createdValue{SessionID: summary.ID}, nil
@@ -245,6 +248,9 @@ func (h *Handler) sessionHistory(ctx context.Context, c call) (any, *rpcError) {
 		return nil, damagedLogError(id, err, beforeSeq, pageSize(maxMessages))
 	default:
 		h.logFailure("session.history", err)
+		if named, ok := unreadableLog("history unavailable for session "+quote(id), err); ok {
+			return nil, named
+		}
 		return nil, newError(codeInternal, "session history read failed", nil)
 	}
 }
@@ -288,6 +294,9 @@ func (h *Handler) sessionPrompt(ctx context.Context, c call) (any, *rpcError) {
 		return nil, damagedPromptError(id, err)
 	default:
 		h.logFailure("session.prompt", err)
+		if named, ok := unreadableLog("resume failed for session "+quote(id), err); ok {
+			return nil, named
+		}
 		return nil, newError(codeInternal, "session prompt failed", nil)
 	}
 }
