@@ -47,7 +47,10 @@ type SearchPage struct {
 // log is read; a memory-only runtime finds nothing. A blank phrase or
 // one holding a NUL is fault.QueryInvalidQuery, a Limit or Offset out of
 // range fault.QueryInvalidLimit, a ctx that ends during the search
-// fault.QueryAborted (or fault.Cancelled). An index that fails a search
+// fault.QueryAborted (or fault.Cancelled), a store that cannot be listed
+// or a stored log that cannot be read (damaged before its last turn/end,
+// or holding an event type this build refuses; a torn last line is no
+// failure) fault.QueryPersistenceFailed. An index that fails a search
 // (a full disk, a damaged file) never fails it: the failure is logged at
 // Warn (Options.Logger) naming its cause, and the logs answer. It blocks on the reads (on a
 // JSONL folder, one read of each log changed since the last use).
@@ -87,7 +90,8 @@ type phraseIndex interface {
 func (r *Runtime) searchIndexOrLogs(ctx context.Context, indexed phraseIndex, req index.SearchRequest) (index.Page, error) {
 	if indexed != nil {
 		page, err := indexed.Search(ctx, req)
-		if err == nil || ctx.Err() != nil || errors.Is(err, fault.QueryInvalidQuery) || errors.Is(err, fault.QueryInvalidLimit) {
+		if err == nil || ctx.Err() != nil || errors.Is(err, fault.QueryInvalidQuery) || errors.Is(err, fault.QueryInvalidLimit) ||
+			errors.Is(err, fault.QueryPersistenceFailed) { // the logs would fail alike
 			return page, err
 		}
 		r.actors.Logger().Warn("dsh: the derived index failed a search; the logs answer it", "err", err)

@@ -51,6 +51,9 @@ func (h *Handler) sessionSearch(ctx context.Context, c call) (any, *rpcError) {
 		return nil, badRequest("invalid payload for "+c.method, []payloadIssue{{Code: issueInvalidValue, Path: []any{searchField(err)}, Message: refusal(err)}})
 	default:
 		h.logFailure("session.search", err)
+		if f := persistenceFailure(err); f != nil { // a log or the store cannot be read: the original names it
+			return nil, newError(codeInternal, "session search failed: "+f.Message, nil)
+		}
 		return nil, newError(codeInternal, "session search failed", nil)
 	}
 }

@@ -79,3 +79,21 @@ func TestEveryRPCNamesALogItCannotInterpret(t *testing.T) {
 	require.True(t, sessions.Result.OK)
 	require.Contains(t, string(sessions.Result.Value), `{"sessionId":"odd",`, "listed, without a title")
 }
+
+// TestSessionSearchNamesALogItCannotRead: session.search over a store
+// holding a log it cannot read fails as the original's does, internal
+// "session search failed: session-search persistence observation failed:
+// <the store's words>", indexed or not.
+func TestSessionSearchNamesALogItCannotRead(t *testing.T) {
+	for _, indexed := range []bool{true, false} {
+		s := newRuntimeStackOn(t, t.TempDir(), indexed, "none")
+		talkAndStore(t, s.rt, "mom", "reply hello")
+		refusals := plantUnknownTyped(t, s, "mom")
+		r := callRPC(t, s.recorder, "session.search", map[string]any{"query": "hello"})
+		require.False(t, r.Result.OK, "indexed %v", indexed)
+		require.Equal(t, codeInternal, r.Result.Error.Code)
+		require.Equal(t, "session search failed: session-search persistence observation failed: "+refusals["mom-odd"],
+			r.Result.Error.Message, "indexed %v: the first in id order", indexed)
+		require.Empty(t, r.Result.Error.Details)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -139,4 +140,56 @@ func TestListAndSearchHelpNameTheIndexFile(t *testing.T) {
 		require.Zero(t, code)
 		require.Contains(t, stdout, "<store>/"+index.FileName, command)
 	}
+}
+
+// TestSearchFailsOnALogItCannotRead: a stored log that cannot be read — damaged
+// before its last turn/end, or holding an event type this build does not
+// know — fails search, indexed or not, as the original's search does:
+// SESSION_QUERY_PERSISTENCE_FAILED "session-search persistence observation
+// failed: <the store's words>", exit 1, nothing printed. A torn last line
+// (normal after a crash) is no failure: its valid prefix is searched.
+func TestSearchFailsOnALogItCannotRead(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage func(raw []byte) []byte
+		words  string // %s: the log's path
+	}{
+		{"damaged", func(raw []byte) []byte {
+			lines := bytes.SplitAfter(raw, []byte("\n"))
+			lines[1] = []byte("not json\n")
+			return bytes.Join(lines, nil)
+		}, "corrupt session log: unparsable committed event at line 1 (raw log: %s)"},
+		{"unknown type", func(raw []byte) []byte {
+			return append(raw, `{"type":"future/thing","seq":4,"time":1,"data":{}}`+"\n"...)
+		}, `session "child-b" contains event type "future/thing" (seq 4) unknown to this harness and not marked ignorable; ` +
+			"refusing to interpret the log — it was likely written by a newer harness (raw log: %s)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := testStore(t)
+			path := logPath(t, root, "child-b")
+			raw, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(path, tc.damage(raw), 0o600))
+			want := "dsh-actors search: SESSION_QUERY_PERSISTENCE_FAILED: session-search persistence observation failed: " +
+				fmt.Sprintf(tc.words, path) + "\n"
+			for _, extra := range [][]string{nil, {"--no-index"}, nil} { // the second indexed search reads the index kept
+				code, out, stderr := run(t, append(append([]string{"search", "--store", root}, extra...), "summarize")...)
+				require.Equal(t, 1, code, extra)
+				require.Empty(t, out, extra)
+				require.Equal(t, want, stderr, extra)
+			}
+		})
+	}
+	t.Run("torn tail", func(t *testing.T) {
+		root := testStore(t)
+		path := logPath(t, root, "child-b")
+		raw, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(path, append(raw, `{"type":"turn/start","seq":4,`...), 0o600))
+		for _, extra := range [][]string{nil, {"--no-index"}} {
+			code, out, stderr := run(t, append(append([]string{"search", "--store", root}, extra...), "summarize")...)
+			require.Zero(t, code, stderr)
+			require.Equal(t, "child-a 1 summarize the doc\nchild-b 1 summarize the doc\n", out, extra)
+		}
+	})
 }

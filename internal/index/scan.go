@@ -3,6 +3,7 @@ package index
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"unicode"
@@ -40,8 +41,11 @@ func ScanSearch(ctx context.Context, store session.Store, req SearchRequest) (Pa
 	var found []scanHit
 	for _, h := range headers {
 		log, err := store.Inspect(ctx, h.ID)
-		if err != nil {
-			continue // as the index: an unreadable log has no documents
+		switch {
+		case errors.Is(err, session.ErrNotFound):
+			continue // removed since the listing
+		case err != nil:
+			return Page{}, unreadableLog(err) // as the index
 		}
 		for _, e := range log.Events {
 			if hit, ok := matchEvent(h.ID, e, needle); ok {

@@ -91,7 +91,10 @@ func (r SearchRequest) limit() (int, error) {
 // Search reconciles the index, brings the searchable text of every changed
 // log up to date (one Store.Inspect each), and returns one page of the
 // matching events of stored sessions: most matches first, then the
-// shorter text, the later event, the session id, the later seq.
+// shorter text, the later event, the session id, the later seq. A stored
+// log that cannot be read (damaged before its last turn/end, or holding an
+// event type this build refuses) fails the search, as the original's
+// does (unreadableLog).
 func (d *DB) Search(ctx context.Context, req SearchRequest) (Page, error) {
 	phrase, err := normalizePhrase(req.Phrase)
 	if err != nil {
@@ -101,8 +104,12 @@ func (d *DB) Search(ctx context.Context, req SearchRequest) (Page, error) {
 	if err != nil {
 		return Page{}, err
 	}
-	if err := d.refresh(ctx); err != nil {
+	unreadable, err := d.refresh(ctx)
+	if err != nil {
 		return Page{}, err
+	}
+	if unreadable != nil {
+		return Page{}, unreadableLog(unreadable)
 	}
 	rows, err := d.sql.QueryContext(ctx, `SELECT session_id, seq, type, h FROM (
 		SELECT session_id, seq, type, time, length, highlight(docs, 0, char(64976), char(64977)) AS h FROM docs WHERE docs MATCH ?)
@@ -138,28 +145,37 @@ func (d *DB) searchFailure(ctx context.Context, err error) error {
 	return &fault.Error{Code: fault.QueryIndexFailed, Message: "session search failed: " + err.Error(), Cause: err}
 }
 
+// unreadableLog is a search's failure on a stored log it could not read
+// (the store's error), in the original's words.
+func unreadableLog(err error) error {
+	return &fault.Error{Code: fault.QueryPersistenceFailed, Message: "session-search persistence observation failed: " + err.Error(), Cause: err}
+}
+
 // refresh reconciles and re-derives the title and documents of every
-// session whose log changed since they were derived.
-func (d *DB) refresh(ctx context.Context) error {
-	err := d.reconcile(ctx)
+// session whose log changed since they were derived. unreadable is the
+// error reading the first log (in id order) that could not be read; such
+// a log gets no facts and is read again on the next refresh.
+func (d *DB) refresh(ctx context.Context) (unreadable, err error) {
+	err = d.reconcile(ctx)
 	if errors.Is(err, errListing) {
 		_, listErr := d.sessions.Store().List(ctx)
 		if listErr == nil {
 			listErr = err
 		}
-		return &fault.Error{Code: fault.QueryPersistenceFailed, Message: "session persistence listing failed: " + listErr.Error(), Cause: listErr}
+		return nil, &fault.Error{Code: fault.QueryPersistenceFailed, Message: "session persistence listing failed: " + listErr.Error(), Cause: listErr}
 	}
 	if err != nil {
-		return d.searchFailure(ctx, err)
+		return nil, d.searchFailure(ctx, err)
 	}
 	stale, err := d.staleFacts(ctx)
 	if err != nil {
-		return d.searchFailure(ctx, err)
+		return nil, d.searchFailure(ctx, err)
 	}
-	if err := d.deriveFacts(ctx, stale); err != nil {
-		return d.searchFailure(ctx, err)
+	unreadable, err = d.deriveFacts(ctx, stale)
+	if err != nil {
+		return nil, d.searchFailure(ctx, err)
 	}
-	return nil
+	return unreadable, nil
 }
 
 type staleSession struct{ id, revision string }
@@ -201,15 +217,19 @@ type derived struct {
 // deriveFacts reads each stale session's log once (Inspect: its valid
 // prefix, never a repair) and replaces its title, last seq and documents,
 // writing a batch of sessions per transaction. An unreadable log gets
-// none, and is read again on the next use.
-func (d *DB) deriveFacts(ctx context.Context, stale []staleSession) error {
+// none, and is read again on the next use; unreadable is the first such
+// read's error (a log removed since the listing is none).
+func (d *DB) deriveFacts(ctx context.Context, stale []staleSession) (unreadable, err error) {
 	for len(stale) > 0 {
 		batch := make([]derived, min(len(stale), deriveBatch))
 		for i := range batch {
 			batch[i].staleSession = stale[i]
 			batch[i].log, batch[i].err = d.sessions.Store().Inspect(ctx, stale[i].id)
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return nil, ctx.Err()
+			}
+			if unreadable == nil && batch[i].err != nil && !errors.Is(batch[i].err, session.ErrNotFound) {
+				unreadable = batch[i].err
 			}
 		}
 		stale = stale[len(batch):]
@@ -217,10 +237,10 @@ func (d *DB) deriveFacts(ctx context.Context, stale []staleSession) error {
 			afterInspect(d)
 		}
 		if err := d.writeFacts(ctx, batch); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return unreadable, nil
 }
 
 // writeFacts writes, in one transaction, the facts of each read session
@@ -372,7 +392,7 @@ func nullString(data []byte) sql.NullString {
 // Titles brings the index up to date and returns the title of every
 // stored session whose log it could read; an unreadable log has none.
 func (d *DB) Titles(ctx context.Context) (map[string]Title, error) {
-	if err := d.refresh(ctx); err != nil {
+	if _, err := d.refresh(ctx); err != nil {
 		return nil, err
 	}
 	rows, err := d.sql.QueryContext(ctx, `SELECT id, title, last_seq, last_turn_end FROM sessions WHERE last_seq IS NOT NULL`)
