@@ -567,6 +567,10 @@ func (m *core) materialize(o *op) {
 		m.notMaterialized(o, err)
 		return
 	}
+	if id, building := m.parentBeingBuilt(o.ms.parent); building {
+		m.st.parked[id] = append(m.st.parked[id], o)
+		return
+	}
 	var lineage []*parent.Handle
 	if o.ms.parent != nil {
 		lineage = m.env.liveLineage(o.ms.parent)
@@ -579,6 +583,35 @@ func (m *core) materialize(o *op) {
 		return
 	}
 	m.emit(openEpoch{o})
+}
+
+// parentBeingBuilt reports whether p is live but not yet the handle of
+// an installed Activation while an op on p's own id holds its lock: p's
+// epoch is being built (a resume publishes the agent before the manager
+// installs it). A child materialized now would not be spawned under p's
+// actor, so p could settle and end before it: the child's
+// materialization waits until that op lets go (unpark), with p's id.
+func (m *core) parentBeingBuilt(p *parent.Handle) (string, bool) {
+	if p == nil {
+		return "", false
+	}
+	id := m.env.idOf(p)
+	if a := m.st.activations[id]; a != nil && a.handle == p {
+		return id, false
+	}
+	return id, m.locked(id) && m.env.isLive(p)
+}
+
+// unpark materializes again the ops parked for id's epoch to be built.
+func (m *core) unpark(id string) {
+	parked := m.st.parked[id]
+	if len(parked) == 0 {
+		return
+	}
+	delete(m.st.parked, id)
+	for _, o := range parked {
+		m.materialize(o)
+	}
 }
 
 // residentOwner is p when p is the exact handle of a resident

@@ -153,3 +153,54 @@ func TestAWokenChildOfAResidentParentIsSpawnedUnderItsActor(t *testing.T) {
 	require.NotNil(t, woken)
 	require.True(t, spawnedUnder(woken, p), "%s is not under %s", woken.Activation().Ref().Id, p.Activation().Ref().Id)
 }
+
+// A follow-up from a parent whose own epoch is being resumed — live in
+// the registry, its Activation not installed yet — makes the child that
+// parent's own: spawned under its actor, so the parent is released only
+// after the child, however the two resumes interleave. Before, the
+// child became the root of a forest of its own and the parent settled
+// and ended while the child still ran (the stress test's "child-first
+// order broken").
+func TestAChildResumedForAParentStillBeingResumedIsItsOwn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t)
+		f.openOnCleanup("p", "p2", "c")
+		p := f.start(f.parent, "wait p")
+		f.gates.reached("p")
+		child := f.start(f.rt.Registry().Get(p), "silent")
+		f.settled(child, 1)
+		f.gates.open("p")
+		f.settled(p, 1)
+
+		accepted := make(chan error, 1)
+		var once sync.Once
+		f.rt.Registry().Subscribe(func(e parent.Event) {
+			if e.Type != parent.EventCreated || e.AgentID != p {
+				return
+			}
+			once.Do(func() { // p is live again; the manager has not installed its epoch
+				go func() {
+					_, err := f.m.Followup(bg, f.rt.Registry().Get(p), child, event.Text("wait c"), event.Source{Kind: "user"})
+					accepted <- err
+				}()
+				synctest.Wait() // the child's resume went as far as it can before p's is installed
+			})
+		})
+		f.followup(f.parent, p, "wait p2")
+		require.NoError(t, <-accepted, "the follow-up to the child")
+		f.gates.reached("c")
+		synctest.Wait()
+		resumedParent, resumedChild := f.rt.Registry().Get(p), f.rt.Registry().Get(child)
+		require.NotNil(t, resumedParent, "the parent waits for its child")
+		require.True(t, spawnedUnder(resumedChild, resumedParent), "%s is not under %s", resumedChild.Activation().Ref().Id, resumedParent.Activation().Ref().Id)
+
+		f.gates.open("p2")
+		synctest.Wait()
+		require.Same(t, resumedParent, f.rt.Registry().Get(p), "the parent waits for its child")
+		f.gates.open("c")
+		f.settled(child, 2)
+		f.settled(p, 2)
+		edges := f.edges()
+		require.Less(t, slices.Index(edges[4:], "end "+child), slices.Index(edges[4:], "end "+p), "child-first: %v", edges)
+	})
+}

@@ -155,6 +155,7 @@ func (m *core) unlock(o *op) {
 		return
 	}
 	o.locked = false
+	defer m.unpark(o.childID)
 	lock := m.st.locks[o.childID]
 	lock.waiters = lock.waiters[1:]
 	if len(lock.waiters) > 0 {

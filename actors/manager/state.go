@@ -20,6 +20,10 @@ type state struct {
 	elsewhere map[string]bool
 	draining  bool
 	epochs    uint64 // materialization counter: creation order
+	// parked are, by parent id, the materializations waiting for the
+	// parent's own epoch, live already but being built, to be installed
+	// (materialize).
+	parked map[string][]*op
 	// ends are the ends of each child's most recent epoch that ended in
 	// this runtime, for WaitEpoch: kept while an agent with the child's
 	// parent id is live here (see remember).
@@ -36,6 +40,7 @@ func newState() *state {
 		locks:            map[string]*childLock{},
 		scopes:           map[*parent.Handle]*scope{},
 		elsewhere:        map[string]bool{},
+		parked:           map[string][]*op{},
 		ends:             map[string]RunEndInfo{},
 		endsOf:           map[string]map[string]struct{}{},
 	}
