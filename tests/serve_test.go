@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/google/uuid"
@@ -56,7 +57,7 @@ func startServe(t *testing.T, bin, store string) *server {
 	require.NoError(t, s.cmd.Start())
 	t.Cleanup(func() {
 		_ = s.cmd.Process.Kill()
-		<-s.exited
+		testkit.Receive(t, s.exited, "serve to exit once killed")
 	})
 	reader := bufio.NewScanner(stdout)
 	require.True(t, reader.Scan(), "serve printed nothing; stderr: %s", s.stderr)

@@ -12,6 +12,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/faultfs"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -45,8 +46,8 @@ func TestScopedDrainLeavesASiblingForestRunning(t *testing.T) {
 
 	first := f.m.beginScopedDrain(bg, []*parent.Handle{f.parent})
 	second := f.m.beginScopedDrain(bg, []*parent.Handle{f.parent})
-	require.NoError(t, <-first)
-	require.NoError(t, <-second, "converging drains both resolve")
+	require.NoError(t, testkit.Receive(t, first, "the first scoped drain"))
+	require.NoError(t, testkit.Receive(t, second, "the second, converging scoped drain"))
 	require.False(t, f.live(target))
 	require.False(t, f.live(grandchild))
 	require.Contains(t, f.lastTurnEnd(target), `"kind":"aborted"`)
@@ -133,7 +134,7 @@ func TestScopedDrainAwaitsAnAdmittedMaterialization(t *testing.T) {
 		_, err := f.m.StartContinuable(bg, f.spec(f.parent, "x"))
 		started <- err
 	}()
-	child := <-created
+	child := testkit.Receive(t, created, "the child's agent/created")
 	drained := f.m.beginScopedDrain(bg, []*parent.Handle{f.parent})
 	f.inActor(func() {})
 	select {
@@ -142,9 +143,9 @@ func TestScopedDrainAwaitsAnAdmittedMaterialization(t *testing.T) {
 	default:
 	}
 	close(hold)
-	require.NoError(t, <-drained)
+	require.NoError(t, testkit.Receive(t, drained, "the scoped drain"))
 	note("drain")
-	require.ErrorIs(t, <-started, fault.Draining)
+	require.ErrorIs(t, testkit.Receive(t, started, "the start the drain refused"), fault.Draining)
 	require.Equal(t, []string{"disposed", "drain"}, underLock(&mu, func() []string { return slices.Clone(order) }))
 	require.False(t, f.live(child))
 }
@@ -181,7 +182,7 @@ func TestDrainInsideSubagentStartRejectsTheInitialPrompt(t *testing.T) {
 	})
 	_, err := f.m.StartContinuable(bg, f.spec(f.parent, "x"))
 	require.ErrorIs(t, err, fault.Draining)
-	require.NoError(t, <-drained)
+	require.NoError(t, testkit.Receive(t, drained, "the scoped drain begun in the Started hook"))
 	require.Equal(t, []*parent.Handle{f.parent}, f.rt.Registry().List())
 	require.Zero(t, underLock(&mu, func() int { return enqueued }))
 	edges, _, _ := f.rec.snapshot()
@@ -336,7 +337,7 @@ func TestAChildRebuiltForAParentEpochThatEndedIsNeverPublished(t *testing.T) {
 	f.settled(p, 2)
 	f.gates.open("flush")
 	if err == nil {
-		err = <-result
+		err = testkit.Receive(t, result, "the follow-up from the stale parent")
 	}
 	require.ErrorIs(t, err, fault.Unauthorized)
 	require.EqualError(t, err, `subagent "`+child+`" delivery requires the exact live parent agent`)

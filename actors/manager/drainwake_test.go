@@ -3,7 +3,6 @@ package manager
 import (
 	"context"
 	"log/slog"
-	"runtime"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/pgstore"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -117,14 +117,12 @@ func TestCloseReturnsWhenItsContextEndsWhileAWakeIsBlocked(t *testing.T) {
 	in, _ := session.InboxOf(homeStore)
 	_, err := in.Admit(bg, child, durableMessage(t, "woken", home.parent.ID(), home.parent.Session().Epoch()))
 	require.NoError(t, err)
-	<-reached
+	testkit.Receive(t, reached, "the woken child's publication to reach the Started hook")
 
 	ctx, cancel := context.WithCancel(bg)
 	closed := make(chan error, 1)
 	go func() { closed <- away.m.Close(ctx) }()
-	for len(away.m.closing) == 0 { // Close holds its slot: it is past its first wait
-		runtime.Gosched()
-	}
+	testkit.Until(t, func() bool { return len(away.m.closing) == 1 }, "Close to take its slot (past its first wait)")
 	cancel()
 	select {
 	case err := <-closed:

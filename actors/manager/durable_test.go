@@ -9,6 +9,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -90,7 +91,7 @@ func TestFollowupsRacingADrainAreRefusedOrSettledNeverBoth(t *testing.T) {
 				require.NoError(t, f.m.DrainContinuableDescendants(bg, []*parent.Handle{f.parent}))
 			}
 		}
-		wg.Wait()
+		testkit.Wait(t, &wg, "the racing follow-ups")
 		close(acked)
 		ran := map[string]bool{}
 		for _, text := range f.userTexts(child) {

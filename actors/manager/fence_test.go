@@ -12,6 +12,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/pgstore"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -196,7 +197,7 @@ func TestATopLevelAgentWhoseLeaseIsLostLeavesTheRegistryAndResumesFresh(t *testi
 	epoch := thief.steal("parent")
 	_, err := store.Renew(bg)
 	require.NoError(t, err)
-	<-f.parent.Disposed()
+	testkit.Receive(t, f.parent.Disposed(), "the fenced top-level agent's disposal")
 	require.False(t, f.live("parent"), "the fenced top-level agent left the registry")
 	require.NoError(t, thief.other.Release(bg, "parent", epoch)) // the sweeper gives it up
 

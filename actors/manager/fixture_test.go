@@ -95,7 +95,7 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	f := &fixture{t: t, root: cfg.root, rec: newRecorder(), gates: newGates(), logs: &testkit.SyncBuffer{}, options: &optionsLog{}}
+	f := &fixture{t: t, root: cfg.root, rec: newRecorder(), gates: newGates(t), logs: &testkit.SyncBuffer{}, options: &optionsLog{}}
 	sessions := session.NewSessions(cfg.store)
 	if !cfg.memoryOnly && cfg.store == nil {
 		var storeOpts []session.Option
@@ -299,7 +299,7 @@ func (f *fixture) performDecided() {
 func (f *fixture) inActor(fn func()) {
 	done := make(chan struct{})
 	f.post(func() { fn(); close(done) })
-	<-done
+	testkit.Receive(f.t, done, "a probe to run in the manager's actor")
 }
 
 // call sends o to the manager's actor as req and waits for its verdict.
@@ -307,7 +307,7 @@ func (f *fixture) call(ctx context.Context, o *op, start func(*op)) (string, err
 	reply := make(chan outcome, 1)
 	o.ctx, o.reply = ctx, reply
 	f.post(func() { start(o) })
-	out := <-reply
+	out := testkit.Receive(f.t, reply, "the op's verdict")
 	return out.messageID, out.err
 }
 
@@ -364,13 +364,14 @@ func (f *fixture) turn(ctx context.Context, host agent.Host, msg event.UserMessa
 
 // gates are named one-shot barriers test turns block on.
 type gates struct {
+	tb testing.TB // fails the test whose turns never reach a gate
 	mu sync.Mutex
 	ch map[string]chan struct{}
 	at map[string]chan struct{} // closed once a turn waits at the gate
 }
 
-func newGates() *gates {
-	return &gates{ch: map[string]chan struct{}{}, at: map[string]chan struct{}{}}
+func newGates(tb testing.TB) *gates {
+	return &gates{tb: tb, ch: map[string]chan struct{}{}, at: map[string]chan struct{}{}}
 }
 
 func (g *gates) get(m map[string]chan struct{}, name string) chan struct{} {
@@ -400,8 +401,12 @@ func (g *gates) wait(ctx context.Context, name string) bool {
 	}
 }
 
-// reached blocks until a turn waits at the gate.
-func (g *gates) reached(name string) { <-g.get(g.at, name) }
+// reached blocks until a turn waits at the gate; it fails the test
+// naming the gate when none came within testkit.WaitLimit.
+func (g *gates) reached(name string) {
+	g.tb.Helper()
+	testkit.Receive(g.tb, g.get(g.at, name), "a turn at gate "+name)
+}
 
 func (g *gates) open(name string) { close(g.get(g.ch, name)) }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
@@ -169,7 +170,7 @@ func TestFollowupRacingFinalSettlementIsDelivered(t *testing.T) {
 	})
 	s, err := f.m.StartContinuable(bg, f.spec(f.parent, "child task"))
 	require.NoError(t, err)
-	r := <-results
+	r := testkit.Receive(t, results, "the follow-up raced against the final settlement")
 	require.NoError(t, r.err)
 	for id := range dequeued {
 		if id == r.id {

@@ -11,6 +11,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/pgstore"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/jackc/pgx/v5"
@@ -76,7 +77,7 @@ func TestAFollowupReachesTheChildInTheProcessThatHoldsIt(t *testing.T) {
 		}
 	})()
 	id := home.followup(home.parent, child, "two")
-	require.Equal(t, id, <-enqueued, "the holder was woken and queued it behind the running turn")
+	require.Equal(t, id, testkit.Receive(t, enqueued, "the woken holder's enqueue of the follow-up"), "the holder was woken and queued it behind the running turn")
 	var hinted bool
 	home.inActor(func() { hinted = home.m.st.elsewhere[child] })
 	require.True(t, hinted, "the next follow-up goes to the inbox without a resume attempt")
@@ -113,7 +114,7 @@ func TestTwoListenersRaceForAWokenChildAndOneRunsIt(t *testing.T) {
 	in, _ := session.InboxOf(homeStore)
 	_, err := in.Admit(bg, child, durableMessage(t, "raced", home.parent.ID(), home.parent.Session().Epoch()))
 	require.NoError(t, err)
-	winner := <-dequeued
+	winner := testkit.Receive(t, dequeued, "a listener's dequeue of the woken child's message")
 	winner.settled(child, map[*fixture]int{home: 2, away: 1}[winner])
 	require.NoError(t, home.rt.Close(bg))
 	require.NoError(t, away.rt.Close(bg))

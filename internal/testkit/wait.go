@@ -40,3 +40,19 @@ func Wait(tb testing.TB, wg *sync.WaitGroup, what string) {
 	}()
 	Receive(tb, done, what)
 }
+
+// Until polls cond (every millisecond) until it holds, failing tb naming
+// what when it did not within WaitLimit. cond reads shared state the way
+// its owner allows (under its lock, or through a channel's len). Call it
+// on the test's goroutine; it is for states nothing signals.
+func Until(tb testing.TB, cond func() bool, what string) {
+	tb.Helper()
+	deadline := time.Now().Add(WaitLimit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("waited %s for %s", WaitLimit, what)
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

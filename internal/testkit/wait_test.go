@@ -47,3 +47,16 @@ func TestWaitReturnsOnceTheGroupIsDoneOrFailsNamingIt(t *testing.T) {
 		wg.Done() // lets Wait's goroutine end before the bubble does
 	})
 }
+
+func TestUntilReturnsOnceTheConditionHoldsOrFailsNamingIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		polls := 0
+		rec := &fatalRecorder{TB: t}
+		Until(rec, func() bool { polls++; return polls == 3 }, "the third poll")
+		require.Empty(t, rec.fatal)
+		require.Equal(t, 3, polls)
+
+		Until(rec, func() bool { return false }, "what never holds")
+		require.Equal(t, "waited 1m0s for what never holds", rec.fatal)
+	})
+}
