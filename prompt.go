@@ -56,8 +56,15 @@ func (r *Runtime) OpenSession(ctx context.Context, spec SessionSpec) error {
 }
 
 // ensureAgent is OpenSession's agent, its cwd not yet compared when it
-// was live already or is new.
+// was live already or is new. Resolving or making it holds id's prompts
+// lock, so that OpenSessions racing for one new id (and a prompt resuming
+// it) wait for the first to finish and then find its agent live, instead
+// of failing because it was being made.
 func (r *Runtime) ensureAgent(ctx context.Context, spec SessionSpec) (*parent.Handle, error) {
+	if h := r.actors.Registry().Get(spec.ID); h != nil {
+		return h, r.refuseLiveChild(h)
+	}
+	defer r.prompts.lock(spec.ID).Unlock()
 	if h := r.actors.Registry().Get(spec.ID); h != nil {
 		return h, r.refuseLiveChild(h)
 	}
@@ -71,7 +78,6 @@ func (r *Runtime) ensureAgent(ctx context.Context, spec SessionSpec) (*parent.Ha
 			if stored := log.Header.Cwd; stored != spec.Cwd {
 				return nil, cwdConflict(spec, stored)
 			}
-			defer r.prompts.lock(spec.ID).Unlock()
 			h, err := r.resumeTopLevel(ctx, spec.ID)
 			return r.joinedAgent(spec.ID, h, err)
 		case !errors.Is(err, fault.QuerySessionNotFound) && !errors.Is(err, session.ErrNotFound):

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -354,4 +355,37 @@ func TestRuntimeBackendNoticesFollowTheAgentLifecycle(t *testing.T) {
 		"added", "turn/start", "user/message", "step/start", "assistant/message", "step/end", "turn/end", "removed",
 	}, log.notices)
 	require.Equal(t, []string{"running", "idle"}, log.statuses)
+}
+
+// TestRuntimeBackendConcurrentCreatesOfOneIDAreEnsureSession: requests
+// racing to create one new id, in two cwds, all answer as ensureSession
+// does once one of them made it: the winner's cwd adopts it, the other is a
+// sessionConflict. None fails because another was creating it meanwhile.
+func TestRuntimeBackendConcurrentCreatesOfOneIDAreEnsureSession(t *testing.T) {
+	root := t.TempDir()
+	ctx := context.Background()
+	_, b := openRuntime(t, root)
+	cwds := []string{filepath.Join(root, "a"), filepath.Join(root, "b")}
+	const rounds, racers = 8, 8
+	for round := range rounds {
+		id := fmt.Sprintf("race-%d", round)
+		errs := make([]error, racers)
+		var wg sync.WaitGroup
+		for i := range racers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = b.CreateSession(ctx, createRequest{ID: id, Cwd: cwds[i%2], Requested: true})
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err == nil {
+				continue
+			}
+			var conflict *sessionConflict
+			require.ErrorAs(t, err, &conflict, "%s, racer %d: %v", id, i, err)
+			require.Equal(t, cwds[i%2], conflict.RequestedCwd)
+		}
+	}
 }
