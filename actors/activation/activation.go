@@ -241,6 +241,22 @@ func (a *Activation) stoppedSignal() chan struct{} {
 	return *a.stopped.Load()
 }
 
+// closedSignal is the Done of every agent that stopped before anybody
+// asked for its own channel.
+var closedSignal = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+// signalStopped closes Done: the channel made for it, else none is made
+// and Done gets closedSignal.
+func (a *Activation) signalStopped() {
+	if !a.stopped.CompareAndSwap(nil, &closedSignal) {
+		close(*a.stopped.Load())
+	}
+}
+
 // Stop begins the agent's stop, protoactor's own, and does not wait for
 // it: the inbox closes (later follow-ups fail with fault.InboxClosed,
 // queued messages are discarded, the running turn is cancelled with cause
@@ -302,7 +318,7 @@ func (r *receiver) Receive(c actor.Context) {
 	case *actor.Stopped:
 		a.refuseSpawns()
 		a.holdName(c)
-		close(a.stoppedSignal())
+		a.signalStopped()
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/fault"
+	"github.com/dsh-actors/dsh-actors/inbox"
 )
 
 // An agent spawned under another is a protoactor child of the other's
@@ -80,9 +81,8 @@ func parentStopping(id string) error {
 // (in its Stopping handler, so protoactor stops it with the others, last
 // added first).
 func (a *Activation) openReleaseLane(c actor.Context) {
-	a.lane = &releaseLane{system: a.kit.system, parent: c.Self(), others: len(c.Children()), start: a.startRelease}
-	props := actor.PropsFromProducer(nil, actor.WithSpawnFunc(a.lane.spawn))
-	if _, err := c.SpawnNamed(props, "release"); err != nil {
+	a.lane = &releaseLane{a: a, others: len(c.Children())}
+	if _, err := c.SpawnNamed(laneProps, "release"); err != nil {
 		a.kit.logger.Error("actors: agent stop: the release lane did not start; releasing in the actor", "agent", a.id(), "err", err)
 		a.lane = nil
 		a.releaseStep()
@@ -134,11 +134,14 @@ func (stoppedActor) Stop(*actor.PID) {}
 // then ends the lane (on the same goroutine, which runs the actor's
 // remaining stop).
 func (a *Activation) startRelease() {
-	lane := a.lane
-	a.inbox.AfterIdle(func() {
-		a.releaseStep()
-		a.inbox.RunHere(lane.end)
-	})
+	a.inbox.AfterIdle(a.releaseAndEnd)
+}
+
+// releaseAndEnd runs the release step, then ends the lane and runs the
+// actor's remaining stop here.
+func (a *Activation) releaseAndEnd() {
+	a.releaseStep()
+	a.inbox.RunHere(a.lane.end)
 }
 
 // releaseStep runs Config.Release, if any.
@@ -154,27 +157,31 @@ func (a *Activation) releaseStep() {
 // child has terminated, and ends (its Terminated) when end is called. Its
 // fields are touched on the stopping actor's goroutine only.
 type releaseLane struct {
-	system  *actor.ActorSystem
-	parent  *actor.PID
+	a       *Activation // the stopping agent
 	self    *actor.PID
 	others  int  // the other children not yet terminated
 	stopped bool // protoactor has sent the lane its Stop
 	started bool // the release step was started
-	start   func()
 }
 
 // maybeStart starts the release once it may.
 func (l *releaseLane) maybeStart() {
 	if l.stopped && l.others == 0 && !l.started {
 		l.started = true
-		l.start()
+		l.a.startRelease()
 	}
 }
 
 var _ actor.Process = (*releaseLane)(nil)
 
-// spawn registers the lane as its parent's child (a protoactor SpawnFunc).
-func (l *releaseLane) spawn(system *actor.ActorSystem, id string, _ *actor.Props, _ actor.SpawnerContext) (*actor.PID, error) {
+// laneProps spawn the release lane of the stopping agent whose actor
+// spawns them: one Props for every lane (spawnLane finds the lane).
+var laneProps = actor.PropsFromProducer(nil, actor.WithSpawnFunc(spawnLane))
+
+// spawnLane registers the lane of the stopping agent parent as its
+// child (a protoactor SpawnFunc; parent is that agent's actor context).
+func spawnLane(system *actor.ActorSystem, id string, _ *actor.Props, parent actor.SpawnerContext) (*actor.PID, error) {
+	l := (*Activation)(parent.Actor().(*receiver)).lane
 	pid, ok := system.ProcessRegistry.Add(l, id)
 	if !ok {
 		return pid, actor.ErrNameExists
@@ -183,11 +190,12 @@ func (l *releaseLane) spawn(system *actor.ActorSystem, id string, _ *actor.Props
 	return pid, nil
 }
 
-// end removes the lane and tells the parent actor it terminated.
+// end removes the lane and tells the stopping actor it terminated,
+// posting straight to that actor's mailbox, the agent's inbox (what
+// its process would do once looked up by PID).
 func (l *releaseLane) end() {
-	l.system.ProcessRegistry.Remove(l.self)
-	parent, _ := l.system.ProcessRegistry.Get(l.parent)
-	parent.SendSystemMessage(l.parent, &actor.Terminated{Who: l.self})
+	l.a.kit.system.ProcessRegistry.Remove(l.self)
+	inbox.Mailbox(&l.a.inbox).PostSystemMessage(&actor.Terminated{Who: l.self})
 }
 
 // SendUserMessage drops msg: the lane receives nothing.
