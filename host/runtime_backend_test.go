@@ -184,6 +184,37 @@ func TestSessionPromptOfASessionLeasedElsewhereIsAgentBusy(t *testing.T) {
 	require.Equal(t, before.Events, after.Events)
 }
 
+// session.create of a stored top-level session whose lease another
+// process holds (it runs there) answers agent-busy naming why, as
+// session.prompt does, not internal; nothing is resumed or logged here.
+func TestSessionCreateOfASessionLeasedElsewhereIsAgentBusy(t *testing.T) {
+	root := t.TempDir()
+	ctx := context.Background()
+	w := filepath.Join(root, "w")
+	rt, _ := openRuntime(t, root)
+	require.NoError(t, rt.OpenSession(ctx, dsh.SessionSpec{ID: "top", Cwd: w}))
+	require.NoError(t, rt.Close())
+	elsewhere, err := session.OpenJSONL(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, elsewhere.Close()) })
+	_, err = elsewhere.Acquire(ctx, "top")
+	require.NoError(t, err)
+	before, err := elsewhere.Inspect(ctx, "top")
+	require.NoError(t, err)
+
+	rt, b := openRuntime(t, root)
+	payload, err := json.Marshal(map[string]string{"sessionId": "top", "cwd": w})
+	require.NoError(t, err)
+	got := rawCall(t, newTestHandler(t, b), "session.create", string(payload))
+	require.Equal(t, `{"type":"server-response","rpcId":"r","result":{"ok":false,"error":{"code":"agent-busy",`+
+		`"message":"session \"top\" is running in another process",`+
+		`"details":{"reason":"its lease is held by another process; retry once that process releases it or the lease expires"}}}}`, got)
+	require.False(t, isLive(rt, "top"))
+	after, err := elsewhere.Inspect(ctx, "top")
+	require.NoError(t, err)
+	require.Equal(t, before.Events, after.Events)
+}
+
 // TestRuntimeBackendCreateSessionIsTheOriginalsEnsureSession: a session is
 // created under the given id with its cwd (the directory made when
 // missing); a requested id that is live or stored is adopted (resumed) when

@@ -182,6 +182,9 @@ func (h *Handler) sessionCreate(ctx context.Context, c call) (any, *rpcError) {
 		if errors.Is(err, codeAgentBusy) {
 			return nil, ownedBySubagentRouting(requestedID)
 		}
+		if errors.Is(err, fault.LeaseHeld) {
+			return nil, leasedElsewhere(req.ID)
+		}
 		h.logFailure("session.create", err)
 		if isDiskFull(err) {
 			return nil, storageFull(req.ID, false)
@@ -308,9 +311,9 @@ func ownedBySubagentRouting(id string) *rpcError {
 		details{Reason: "use subagent delivery for this child session"})
 }
 
-// leasedElsewhere is session.prompt's agent-busy for a session another
-// process runs: it holds the session's lease, so this one may not resume
-// it until that lease is released or expires.
+// leasedElsewhere is session.prompt's and session.create's agent-busy
+// for a session another process runs: it holds the session's lease, so
+// this one may not resume it until that lease is released or expires.
 func leasedElsewhere(id string) *rpcError {
 	return newError(codeAgentBusy, "session "+quote(id)+" is running in another process",
 		details{Reason: "its lease is held by another process; retry once that process releases it or the lease expires"})
