@@ -6,7 +6,6 @@ import (
 	"os"
 	"runtime"
 	"testing"
-	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	dsh "github.com/dsh-actors/dsh-actors"
@@ -16,6 +15,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/bench"
 	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 	"github.com/dsh-actors/dsh-actors/internal/storegen"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -99,7 +99,7 @@ func BenchmarkSubagentFollowup(b *testing.B) {
 		child := w.start(b, w.Parent, "reply ready")
 		w.waitEnd(b, child)
 		require.NoError(b, w.Followup(bg, child, "spawn holder: sleep 1h"))
-		h := waitLive(w.Runtime, child)
+		h := waitLive(b, w.Runtime, child)
 		for b.Loop() {
 			if err := w.Followup(bg, child, "reply again"); err != nil {
 				b.Fatal(err)
@@ -130,14 +130,17 @@ func BenchmarkSubagentFollowup(b *testing.B) {
 	}
 }
 
-// waitLive returns the live agent id once it is published.
-func waitLive(rt *dsh.Runtime, id string) *dsh.Handle {
-	for {
-		if h, live := rt.Agent(id); live {
-			return h
-		}
-		time.Sleep(time.Millisecond)
-	}
+// waitLive returns the live agent id once it is published, failing tb
+// when that takes longer than testkit.WaitLimit.
+func waitLive(tb testing.TB, rt *dsh.Runtime, id string) *dsh.Handle {
+	tb.Helper()
+	var h *dsh.Handle
+	testkit.Until(tb, func() bool {
+		var live bool
+		h, live = rt.Agent(id)
+		return live
+	}, "agent "+id+" to be published")
+	return h
 }
 
 // BenchmarkSubagentScopedDrain: the child-first scoped drain of a forest of
