@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/stretchr/testify/require"
 )
@@ -63,8 +64,8 @@ func TestServeUnderLoad(t *testing.T) {
 	}
 	window, stop := context.WithTimeout(ctx, shape.window)
 	defer stop()
-	lists := runListers(window, shape, client, s.url, parentID)
-	prompted := runDrivers(window, shape.drivers, client, s.url, parentID, children[1:])
+	lists := runListers(t, window, shape, client, s.url, parentID)
+	prompted := runDrivers(t, window, shape.drivers, client, s.url, parentID, children[1:])
 	latencies, listErrors := lists()
 	touched, promptErrors := prompted()
 
@@ -114,7 +115,7 @@ func awaitCatalogSettled(t *testing.T, base, parentID string) {
 
 // runListers starts the clients' subagent.list loops; the returned wait
 // gives every call's latency and the number of failed calls.
-func runListers(ctx context.Context, shape loadShape, client *http.Client, base, parentID string) func() ([]time.Duration, int) {
+func runListers(t *testing.T, ctx context.Context, shape loadShape, client *http.Client, base, parentID string) func() ([]time.Duration, int) {
 	var mu sync.Mutex
 	var latencies []time.Duration
 	var failures atomic.Int64
@@ -136,7 +137,7 @@ func runListers(ctx context.Context, shape loadShape, client *http.Client, base,
 		})
 	}
 	return func() ([]time.Duration, int) {
-		wg.Wait()
+		testkit.Wait(t, &wg, "the subagent.list clients to stop after the window")
 		return latencies, int(failures.Load())
 	}
 }
@@ -144,7 +145,7 @@ func runListers(ctx context.Context, shape loadShape, client *http.Client, base,
 // runDrivers runs drivers goroutines sending follow-ups to the children
 // round-robin; the returned wait gives the set of children prompted and the
 // number of failures.
-func runDrivers(ctx context.Context, drivers int, client *http.Client, base, parentID string, children []string) func() (map[string]bool, int) {
+func runDrivers(t *testing.T, ctx context.Context, drivers int, client *http.Client, base, parentID string, children []string) func() (map[string]bool, int) {
 	var next atomic.Int64
 	var failures atomic.Int64
 	var mu sync.Mutex
@@ -167,7 +168,7 @@ func runDrivers(ctx context.Context, drivers int, client *http.Client, base, par
 		})
 	}
 	return func() (map[string]bool, int) {
-		wg.Wait()
+		testkit.Wait(t, &wg, "the subagent.prompt drivers to stop after the window")
 		return touched, int(failures.Load())
 	}
 }
@@ -228,13 +229,21 @@ type frameRecorder struct {
 	change *sync.Cond      // on mu: a turn/end came or the stream ended
 }
 
-// awaitEnd blocks until a turn/end of session id came or the stream ended.
-func (r *frameRecorder) awaitEnd(id string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for !r.ended[id] && !r.closed {
-		r.change.Wait()
-	}
+// awaitEnd blocks until a turn/end of session id came or the stream
+// ended, failing t when neither happened within testkit.WaitLimit (the
+// waiting goroutine then ends with the stream).
+func (r *frameRecorder) awaitEnd(t *testing.T, id string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for !r.ended[id] && !r.closed {
+			r.change.Wait()
+		}
+	}()
+	testkit.Receive(t, done, "the turn/end of session "+id+" on an /events stream")
 }
 
 func openFrameRecorder(t *testing.T, ctx context.Context, client *http.Client, base string) *frameRecorder {
@@ -316,7 +325,7 @@ func awaitSentinel(t *testing.T, base string, streams []*frameRecorder) {
 	mustCall(t, base, "session.create", map[string]any{}, &sentinel)
 	mustCall(t, base, "session.prompt", map[string]any{"sessionId": sentinel.SessionID, "mode": "queue", "content": text("reply done")}, nil)
 	for _, r := range streams {
-		r.awaitEnd(sentinel.SessionID)
+		r.awaitEnd(t, sentinel.SessionID)
 	}
 }
 
