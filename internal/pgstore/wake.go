@@ -108,7 +108,9 @@ const (
 // reconnection after failures at Info, on the store's logger. Each time
 // it starts listening, the first time too, it wakes the sessions whose
 // wakes it may have missed before (wakeOrphans), as a sweep would: a wake
-// sent while no listener listened is not lost until the next sweep.
+// sent while no listener listened is not lost until the next sweep. It
+// calls listening once that catch-up ran, so a wake committed after
+// listening is its commit's, not the catch-up's again.
 func (in durableInbox) Listen(ctx context.Context, listening func(), wake func(id string)) error {
 	return in.listen(ctx, wakeChannel, listening, wake)
 }
@@ -131,8 +133,8 @@ func (in durableInbox) listen(ctx context.Context, channel string, listening fun
 				in.s.log.Info("pgstore: wake listener reconnected", "failedAttempts", failures)
 			}
 			backoff, failures = listenBackoffMin, 0
-			listening()
 			_, _ = in.s.wakeOrphans(ctx)
+			listening()
 		}
 		err := in.listenOnce(ctx, channel, connected, wake)
 		if ctx.Err() == nil {

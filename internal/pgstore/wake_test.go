@@ -3,10 +3,12 @@ package pgstore
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/dsh-actors/dsh-actors/internal/storetest"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -108,6 +110,38 @@ func TestAnAdmissionWakesTheListenersOfOtherStores(t *testing.T) {
 	_, err = in.Admit(ctx, "c2", storetest.Message("m3", "p", epoch))
 	require.NoError(t, err)
 	require.Equal(t, "c2", l.next(), "neither the duplicate nor the refusal woke anyone")
+}
+
+// Listen calls listening only once its catch-up sweep has run: the wake
+// no one heard (an orphan's) comes first, and an admission made once
+// listening was called is woken by its own commit only, never again by a
+// sweep that ran after it.
+func TestListeningIsCalledOnceTheCatchUpSweepHasRun(t *testing.T) {
+	dsn := cluster.Database(t)
+	sender, other := openStore(t, dsn, WithOwner("sender")), openStore(t, dsn, WithOwner("other"))
+	in, _ := session.InboxOf(sender)
+	epoch := family(t, sender, "missed", "during", "after")
+	_, err := in.Admit(ctx, "missed", storetest.Message("m1", "p", epoch)) // no one listens yet
+	require.NoError(t, err)
+
+	waker, _ := session.InboxOf(other)
+	admitted := make(chan error, 1)
+	var once sync.Once
+	l := listenWith(t, func(ctx context.Context, listening func(), wake func(id string)) error {
+		return waker.(session.Waker).Listen(ctx, func() {
+			once.Do(func() {
+				_, err := in.Admit(ctx, "during", storetest.Message("m2", "p", epoch))
+				admitted <- err
+			})
+			listening()
+		}, wake)
+	})
+	require.NoError(t, testkit.Receive(t, admitted, "the admission made in the listening callback"))
+	require.Equal(t, "missed", l.next(), "the sweep's wake of what no one heard")
+	require.Equal(t, "during", l.next())
+	_, err = in.Admit(ctx, "after", storetest.Message("m3", "p", epoch))
+	require.NoError(t, err)
+	require.Equal(t, "after", l.next(), "the admission made while listening was woken once")
 }
 
 // A user's prompt admitted to a top-level session wakes the top-level
