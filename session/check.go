@@ -168,7 +168,7 @@ func (c *checker) log(path string, enc Compression) error {
 		err = c.s.checkIdentity(sc.header, "", path)
 	}
 	if err == nil {
-		err = checkEvents(sc.header.ID, sc.events, path)
+		err = checkEvents(sc.header.ID, sc, path)
 	}
 	switch {
 	case err != nil:

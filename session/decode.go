@@ -10,6 +10,13 @@ import (
 // JSON, a malformed packed row, or an envelope Event cannot represent.
 var errUnparsable = errors.New("unparsable storage record")
 
+// errBadEnvelope marks an event line whose envelope the original refuses
+// when it validates a stored log (not when it scans it): a key other than
+// the seven an event has, or an ignorable that is not true. The event is
+// decoded all the same; the read refuses the log if it keeps the event
+// (checkEnvelope).
+var errBadEnvelope = errors.New("invalid event envelope")
+
 // badSeq is a record whose seq is not a non-negative safe integer; Got is
 // the value as JavaScript's String() would print it.
 type badSeq struct{ Type, Got string }
@@ -17,7 +24,8 @@ type badSeq struct{ Type, Got string }
 func (b *badSeq) Error() string { return "seq is not an integer: " + b.Got }
 
 // decodeRecord appends the events stored on one log line to dst: one event,
-// or the members of a packed chunk row (see packed.go).
+// or the members of a packed chunk row (see packed.go). An event with an
+// invalid envelope is appended and reported as errBadEnvelope.
 // Event type names are interned through names (nil: no interning).
 func decodeRecord(line []byte, dst []Event, names typeNames) ([]Event, error) {
 	var env envelope
@@ -32,6 +40,9 @@ func decodeRecord(line []byte, dst []Event, names typeNames) ([]Event, error) {
 	e, err := env.event()
 	if err != nil {
 		return dst, err
+	}
+	if env.invalid() {
+		return append(dst, e), errBadEnvelope
 	}
 	return append(dst, e), nil
 }
@@ -61,6 +72,10 @@ type envelope struct {
 	seq0, time0                []byte
 	keys                       int
 	hasData, typeIsText        bool
+	// foreign counts the keys an event envelope may not have: any but
+	// type, seq, time, data, sourceEventSeqs, surfaceOp, ignorable (a
+	// packed row's seq0 and time0 included).
+	foreign int
 }
 
 func (env *envelope) member(key, value []byte) {
@@ -82,10 +97,21 @@ func (env *envelope) member(key, value []byte) {
 	case "ignorable":
 		env.ignore = value
 	case "seq0":
+		env.foreign++
 		env.seq0 = value
 	case "time0":
+		env.foreign++
 		env.time0 = value
+	default:
+		env.foreign++
 	}
+}
+
+// invalid reports whether an event's envelope is one the original refuses
+// on reading a stored log: a foreign key, or an ignorable other than true
+// (whatever its value, a stored ignorable must be exactly true).
+func (env *envelope) invalid() bool {
+	return env.foreign > 0 || env.ignore != nil && string(env.ignore) != "true"
 }
 
 func (env *envelope) event() (Event, error) {
@@ -109,22 +135,8 @@ func (env *envelope) event() (Event, error) {
 			return Event{}, errUnparsable
 		}
 	}
-	if env.ignore != nil {
-		if e.Ignorable, ok = parseBool(env.ignore); !ok {
-			return Event{}, errUnparsable
-		}
-	}
+	e.Ignorable = string(env.ignore) == "true"
 	return e, nil
-}
-
-func parseBool(raw []byte) (bool, bool) {
-	switch string(raw) {
-	case "true":
-		return true, true
-	case "false":
-		return false, true
-	}
-	return false, false
 }
 
 func parseIntArray(raw []byte) ([]int64, bool) {
@@ -186,8 +198,9 @@ func (h *Header) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// UnmarshalJSON parses one event envelope (not a packed chunk row). Data
-// and SurfaceOp keep their raw bytes.
+// UnmarshalJSON parses one event envelope (not a packed chunk row): a key
+// other than the seven an event has, or an ignorable other than true, is
+// an error. Data and SurfaceOp keep their raw bytes.
 func (e *Event) UnmarshalJSON(b []byte) error {
 	var env envelope
 	object, valid := forEachMember(b, env.member)
@@ -196,6 +209,9 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		return &corruptError{FrameAt: -1, Msg: "corrupt session log: not a session event"}
 	}
 	parsed, err := env.event()
+	if err == nil && env.invalid() {
+		err = errBadEnvelope
+	}
 	if err != nil {
 		return &corruptError{FrameAt: -1, Msg: "corrupt session log: invalid session event: " + err.Error()}
 	}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -114,5 +115,67 @@ func FuzzZstdFrames(f *testing.F) {
 			require.LessOrEqual(t, len(part.events), len(whole.events))
 			require.Equal(t, whole.events[:len(part.events)], part.events, "cut %d", cut)
 		}
+	})
+}
+
+// envelopeKeys are the keys an event line may have.
+var envelopeKeys = map[string]bool{"type": true, "seq": true, "time": true, "data": true,
+	"sourceEventSeqs": true, "surfaceOp": true, "ignorable": true}
+
+// FuzzEventLine checks the one-line event reader against encoding/json:
+// it never panics; it accepts only objects whose keys are among the seven
+// of an event envelope, with an ignorable that is true when present; the
+// log scanner's decoder flags exactly the envelopes it refuses; and an
+// accepted event writes a line of those keys only that reads back equal.
+func FuzzEventLine(f *testing.F) {
+	f.Add(`{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}`)
+	f.Add(`{"type":"user/message","seq":3,"time":-1,"data":null,"sourceEventSeqs":[1,2],"surfaceOp":"append","ignorable":true}`)
+	f.Add(`{"type":"a","seq":0,"time":1,"data":{},"extra":1}`)
+	f.Add(`{"type":"a","seq":0,"time":1,"data":{},"ignorable":false}`)
+	f.Add(`{"type":"a","seq":0,"time":1,"data":{},"type":"b"}`)
+	f.Add(`{"type":"text-chunks","seq0":0,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[0,1],"texts":["a","b","c"]}}`)
+	f.Fuzz(func(t *testing.T, line string) {
+		var e Event
+		err := e.UnmarshalJSON([]byte(line))
+		decoded, decodeErr := decodeRecord([]byte(line), nil, nil)
+		var members map[string]json.RawMessage
+		if json.Unmarshal([]byte(line), &members) != nil || members == nil {
+			require.Error(t, err, "not a JSON object")
+			return
+		}
+		foreign := false
+		for k := range members {
+			foreign = foreign || !envelopeKeys[k]
+		}
+		if ignorable, ok := members["ignorable"]; ok && string(ignorable) != "true" {
+			foreign = true
+		}
+		if foreign {
+			require.Error(t, err, "an envelope the original refuses")
+			if decodeErr == nil {
+				require.NotEqual(t, 1, len(decoded), "only a packed row, never one event, may decode cleanly")
+				require.True(t, rowTags[string(bytes.Trim(members["type"], `"`))], "a packed row")
+			}
+			return
+		}
+		if err != nil {
+			return
+		}
+		require.NoError(t, decodeErr, "the scanner's decoder agrees")
+		require.Equal(t, []Event{e}, decoded)
+		written, err := e.MarshalJSON()
+		if err != nil {
+			return // data or surfaceOp not compact: refused on write
+		}
+		var writtenKeys map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(written, &writtenKeys), "%s", written)
+		for k := range writtenKeys {
+			require.True(t, envelopeKeys[k], "written key %q", k)
+		}
+		var back Event
+		require.NoError(t, back.UnmarshalJSON(written), "%s", written)
+		require.Equal(t, e.Type, back.Type)
+		require.Equal(t, e.Seq, back.Seq)
+		require.Equal(t, e.Ignorable, back.Ignorable)
 	})
 }

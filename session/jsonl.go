@@ -514,22 +514,40 @@ func (s *JSONL) inspectBytes(id, path string, buf []byte) (scanned, error) {
 		err = s.checkIdentity(sc.header, id, path)
 	}
 	if err == nil {
-		err = checkEvents(id, sc.events, path)
+		err = checkEvents(id, sc, path)
 	}
 	return sc, err
 }
 
-// checkEvents refuses events a read cannot interpret: a retired vocabulary,
-// a type unknown to this build and not marked ignorable, a malformed
-// message.
-func checkEvents(id string, events []Event, path string) error {
+// checkEvents refuses a scanned log a read cannot interpret: a retired
+// vocabulary, a type unknown to this build and not marked ignorable, a
+// malformed message, an invalid event envelope.
+func checkEvents(id string, sc scanned, path string) error {
+	events := sc.events
 	if msg, legacy := legacyEvent(id, events); legacy {
 		return corruptf(path, 0, "%s", msg)
 	}
 	if err := unknownEvent(id, events, path); err != nil {
 		return err
 	}
-	return checkMessages(id, events, path)
+	if err := checkMessages(id, events, path); err != nil {
+		return err
+	}
+	return checkEnvelope(id, events, sc.badEnvelope, path)
+}
+
+// checkEnvelope refuses the log of id when its kept event at index
+// badEnvelope-1 has an envelope the original refuses (a key other than
+// type, seq, time, data, sourceEventSeqs, surfaceOp, ignorable, or an
+// ignorable other than true), in the original's words, with the events
+// before it as the readable prefix. badEnvelope 0: none has.
+func checkEnvelope(id string, events []Event, badEnvelope int, path string) error {
+	if badEnvelope == 0 {
+		return nil
+	}
+	i := badEnvelope - 1
+	refused := corruptf(path, 0, `stored session "%s" failed validation: seed event at index %d has an invalid event envelope`, id, i)
+	return withReadable(refused, events[:i:i])
 }
 
 // scan reads a whole log in the store's encoding.

@@ -21,6 +21,10 @@ type scanned struct {
 	// firstDropped is the line number (from 1, after the header) of the
 	// first line not kept: where a cut begins.
 	firstDropped int
+	// badEnvelope is 1 + the index of the first kept event whose envelope
+	// is invalid (errBadEnvelope), 0 when none is: validation (checkEvents)
+	// refuses the log, wherever in it that event is.
+	badEnvelope int
 }
 
 // scanLog reads a whole log file: the header line at load level, then the
@@ -117,6 +121,7 @@ type scanner struct {
 	issue     error // the first defect, fatal if a committed turn/end follows
 	issueAt   int   // plaintext offset of the line the issue is about
 	row       []Event
+	rowBad    bool // the row's event has an invalid envelope
 	names     typeNames
 }
 
@@ -142,6 +147,9 @@ func (s *scanner) consume(line []byte, end int) error {
 	}
 	var err error
 	s.row, err = decodeRecord(line, s.row[:0], s.names)
+	if s.rowBad = err == errBadEnvelope; s.rowBad {
+		err = nil // a validation failure, not a scan one: the line is kept
+	}
 	gap, isGap := err.(*badSeq)
 	if err != nil && !isGap {
 		if s.issue == nil {
@@ -177,6 +185,9 @@ func (s *scanner) keep(end int) error {
 			}
 			return nil
 		}
+	}
+	if s.rowBad && s.out.badEnvelope == 0 {
+		s.out.badEnvelope = len(s.out.events) + 1
 	}
 	s.out.events = append(s.out.events, s.row...)
 	s.committed, s.kept = end, s.line

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -128,4 +129,31 @@ func TestCheckAPostgresStore(t *testing.T) {
 	require.Equal(t, 1, code, stderr)
 	require.JSONEq(t, `[{"kind":"damaged-log","path":"child-a","message":"subagent descriptor at seq 2 is malformed `+
 		`(persisted subagent descriptor provider must be a string); list shows child-a as corrupt"}]`, out)
+}
+
+// TestALogWithAForeignEnvelopeKeyIsRefused: an event line carrying a key
+// besides the seven of an event envelope makes show fail with the query
+// layer's persistence failure in the original's words, and check report
+// the log; neither writes.
+func TestALogWithAForeignEnvelopeKeyIsRefused(t *testing.T) {
+	root := testStore(t)
+	path := logPath(t, root, "child-b")
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := bytes.SplitAfter(raw, []byte("\n"))
+	lines[2] = bytes.Replace(lines[2], []byte(`,"surfaceOp"`), []byte(`,"note":"x","surfaceOp"`), 1)
+	damaged := bytes.Join(lines, nil)
+	require.NoError(t, os.WriteFile(path, damaged, 0o600))
+	refusal := `stored session "child-b" failed validation: seed event at index 1 has an invalid event envelope (raw log: ` + path + ")"
+
+	code, stdout, stderr := run(t, "show", "--store", root, "child-b")
+	require.Equal(t, 1, code)
+	require.Empty(t, stdout)
+	require.Equal(t, `dsh-actors show: SESSION_QUERY_PERSISTENCE_FAILED: failed to inspect session "child-b": `+refusal+"\n", stderr)
+	code, stdout, _ = run(t, "check", "--store", root)
+	require.Equal(t, 1, code)
+	require.Contains(t, stdout, "damaged-log "+path+": "+refusal+"\n")
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, damaged, after, "nothing was written")
 }
