@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -225,12 +226,17 @@ func (p *printer) turnEnd() event.TurnEnd {
 	return p.end
 }
 
-// oneLine cuts s to its first line and 200 bytes, saying how much more
+// oneLine cuts s to its first line and 200 bytes (fewer when byte 200
+// is inside a character, which is never split), saying how much more
 // there was.
 func oneLine(s string) string {
 	first, _, more := strings.Cut(s, "\n")
 	if len(first) > 200 {
-		first, more = first[:200], true
+		cut := 200
+		for cut > 0 && !utf8.RuneStart(first[cut]) {
+			cut--
+		}
+		first, more = first[:cut], true
 	}
 	if more {
 		return first + fmt.Sprintf(" … (%d more bytes)", len(s)-len(first))

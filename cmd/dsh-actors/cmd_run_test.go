@@ -53,6 +53,18 @@ func TestRunPrintsTheScriptedReply(t *testing.T) {
 	require.Contains(t, stderr, "run takes exactly one PROMPT argument")
 }
 
+// A child's reply cut to its first 200 bytes is cut where a character
+// starts: the line run prints stays UTF-8.
+func TestRunCutsAChildsLongReplyBetweenCharacters(t *testing.T) {
+	store := t.TempDir()
+	reply := "a" + strings.Repeat("é", 150) // 301 bytes; byte 199 starts an é
+	code, stdout, stderr := run(t, "run", "--store", store, "spawn kid: reply "+reply)
+	require.Equal(t, 0, code, stderr)
+	_, children, rest := runOutput(t, stdout)
+	child := strings.TrimPrefix(strings.Split(rest, "\n")[0], "spawned kid ")
+	require.Equal(t, []string{"[child " + child + " completed] a" + strings.Repeat("é", 99) + " … (102 more bytes)"}, children)
+}
+
 func TestRunWithAModelNeedsItsKey(t *testing.T) {
 	t.Setenv(llm.EnvAPIKey, "")
 	code, _, stderr := run(t, "run", "--model", "deepseek-v4-flash", "--store", t.TempDir(), "hi")
