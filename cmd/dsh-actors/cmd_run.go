@@ -24,7 +24,8 @@ const runUsage = `usage: dsh-actors run ` + modelUsage + ` [--store DIR] [--acp 
 // first its session id ("[session ID]"), then the reply as it arrives
 // (tool calls and results as one line each), then waits until the
 // children it started have settled, printing each child's reply as its
-// epoch ends ("[child ID STOP_REASON] REPLY"), drains child-first
+// epoch ends ("[child ID STOP_REASON] REPLY", and "(failed: WHY)" after
+// a failed turn), drains child-first
 // and flushes. It exits 0 when the turn completed (for a retried model
 // call, the last turn of its retry chain), 1 otherwise. The first
 // SIGINT/SIGTERM cancels the turn and stops waiting for children.
@@ -128,7 +129,11 @@ func waitChildren(ctx context.Context, rt *dsh.Runtime, root string, p *printer)
 			return
 		}
 		if ok {
-			p.childEnded(child.ID, end)
+			var failure *failureText
+			if end.StopReason == agent.Error {
+				failure = lastTurnFailure(ctx, rt, child.ID)
+			}
+			p.childEnded(child.ID, end, failure)
 		}
 	}
 }
@@ -212,11 +217,19 @@ func (p *printer) line(s string) {
 	fmt.Fprintln(p.w, s)
 }
 
-// childEnded prints how a child's epoch ended and its last reply.
-func (p *printer) childEnded(id string, end agent.ChildEnd) {
+// childEnded prints how a child's epoch ended, its last reply and, when
+// its last turn failed (failure not nil), why.
+func (p *printer) childEnded(id string, end agent.ChildEnd, failure *failureText) {
+	line := fmt.Sprintf("[child %s %s]", id, end.StopReason)
+	if reply := oneLine(end.LastAssistantText()); reply != "" {
+		line += " " + reply
+	}
+	if failure != nil {
+		line += " (failed: " + failure.why() + ")"
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.line(fmt.Sprintf("[child %s %s] %s", id, end.StopReason, oneLine(end.LastAssistantText())))
+	p.line(line)
 }
 
 // turnEnd is how the turn ended.

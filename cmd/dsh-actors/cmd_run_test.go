@@ -65,6 +65,17 @@ func TestRunCutsAChildsLongReplyBetweenCharacters(t *testing.T) {
 	require.Equal(t, []string{"[child " + child + " completed] a" + strings.Repeat("é", 99) + " … (102 more bytes)"}, children)
 }
 
+// A child whose turn failed is printed with why, as send prints it, not
+// as a bare "error".
+func TestRunPrintsWhyAChildFailed(t *testing.T) {
+	store := t.TempDir()
+	code, stdout, stderr := run(t, "run", "--store", store, "spawn kid: fail inner trouble")
+	require.Equal(t, 0, code, stderr)
+	_, children, rest := runOutput(t, stdout)
+	child := strings.TrimPrefix(strings.Split(rest, "\n")[0], "spawned kid ")
+	require.Equal(t, []string{"[child " + child + " error] (failed: inner trouble)"}, children)
+}
+
 func TestRunWithAModelNeedsItsKey(t *testing.T) {
 	t.Setenv(llm.EnvAPIKey, "")
 	code, _, stderr := run(t, "run", "--model", "deepseek-v4-flash", "--store", t.TempDir(), "hi")

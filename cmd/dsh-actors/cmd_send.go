@@ -97,14 +97,7 @@ func replyLine(reply sendReply) string {
 		line += ": " + textOf(*reply.LastAssistantMessage)
 	}
 	if f := reply.Failure; f != nil {
-		why := f.Message
-		if why == "" {
-			why = "no message"
-		}
-		if f.Code != "" {
-			why += " (" + f.Code + ")"
-		}
-		line += " (failed: " + why + ")"
+		line += " (failed: " + f.why() + ")"
 	}
 	return line
 }
@@ -199,4 +192,17 @@ func lastTurnFailure(ctx context.Context, rt *dsh.Runtime, childID string) *fail
 type failureText struct {
 	Message string `json:"message"`
 	Code    string `json:"code,omitempty"`
+}
+
+// why is f in words: its message ("no message" when empty) and its code
+// in parentheses when it has one.
+func (f *failureText) why() string {
+	why := f.Message
+	if why == "" {
+		why = "no message"
+	}
+	if f.Code != "" {
+		why += " (" + f.Code + ")"
+	}
+	return why
 }
