@@ -35,3 +35,42 @@ func TestTheDrainFloorRunsBeyondTheOpenFileLimit(t *testing.T) {
 	require.Equal(t, 30, agents)
 	require.Len(t, samples, 1)
 }
+
+// The end-of-life floor writes every log, the kept and the reopened
+// ones, and unlinks every lease record; measureEndIO leaves nothing
+// behind.
+func TestTheEndOfLifeFloorWritesEveryLogAndUnlinksEveryLease(t *testing.T) {
+	dir := t.TempDir()
+	p, err := measureEndIO(dir, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left, err := os.ReadDir(dir); p.Wall <= 0 || err != nil || len(left) != 0 {
+		t.Errorf("end-of-life floor at 50: %+v, left %v (%v)", p, left, err)
+	}
+	kept := storeKeptFiles
+	storeKeptFiles = func() int { return 20 }
+	t.Cleanup(func() { storeKeptFiles = kept })
+	logs, err := endIOLogs(dir, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range logs {
+		if (l.fd >= 0) != (i < 20) {
+			t.Errorf("log %d kept open: %v", i, l.fd >= 0)
+		}
+		if err := l.end(); err != nil {
+			t.Fatal(err)
+		}
+		if l.fd >= 0 {
+			syscall.Close(l.fd)
+		}
+		data, err := os.ReadFile(l.path)
+		if err != nil || string(data) != string(floorLine)+string(floorLine) {
+			t.Errorf("log %d: %q (%v)", i, data, err)
+		}
+		if _, err := os.Stat(l.lease); !os.IsNotExist(err) {
+			t.Errorf("lease record of log %d: %v", i, err)
+		}
+	}
+}

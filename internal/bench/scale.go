@@ -222,7 +222,11 @@ func scaleRow(ctx context.Context, cfg Config) ([]Line, error) {
 			}
 			runs[i] = append(runs[i], c)
 			for range floorRunsIn(round) {
-				floorRuns[i] = append(floorRuns[i], measureFloor(live))
+				f, err := measureFloor(cfg.Dir, live)
+				if err != nil {
+					return nil, fmt.Errorf("floor at %d: %w", live, err)
+				}
+				floorRuns[i] = append(floorRuns[i], f)
 			}
 		}
 	}
@@ -292,6 +296,7 @@ var floorOps = []struct {
 	{"9f", "floor of 9b without the runtime: a message queued on one of the parked goroutines", func(f *ScaleFloor) *Phase { return &f.Send }},
 	{"9g", "floor of 9d and 9e without the runtime: stopping each parked goroutine", func(f *ScaleFloor) *Phase { return &f.Drain }},
 	{"9h", "floor of 9a and 9c without the runtime: starting a parked goroutine, found by id", func(f *ScaleFloor) *Phase { return &f.Spawn }},
+	{"9i", "end-of-life I/O of 9d and 9e without the runtime: a line appended to each log, its lease record unlinked", func(f *ScaleFloor) *Phase { return &f.EndIO }},
 }
 
 // scaleFloorLines compare, without a target, ScaleFloor's costs at the
@@ -308,6 +313,7 @@ func scaleFloorLines(floors []ScaleFloor) ([]Line, error) {
 		lines = append(lines, l)
 	}
 	lines[0].Note += fmt.Sprintf("; each goroutine holds %d B and is found by id in a map; a message is %d B", floorHeap, floorMessage)
+	lines[3].Note += fmt.Sprintf("; each log in a folder of its own, its lease record a hard link to one of %d owner files; the first %d logs keep their file open (the store's kept-file budget here), the others open and close it for the line", floorOwners, storeKeptFiles())
 	return lines, nil
 }
 
@@ -335,12 +341,13 @@ func sizesNote[T any](all []T, phase func(T) (int, Phase)) string {
 var scaleOps = []struct {
 	id, name, floor string
 	field           func(*ScaleCosts) *Phase
+	endIO           bool // its children's logs and leases end in the phase (9i)
 }{
-	{"9a", "spawn per child", "9h", func(c *ScaleCosts) *Phase { return &c.Spawn }},
-	{"9b", "follow-up admission per child", "9f", func(c *ScaleCosts) *Phase { return &c.Send }},
-	{"9c", "short child start → settled → disposed", "9h", func(c *ScaleCosts) *Phase { return &c.Settle }},
-	{"9d", "drain per child", "9g", func(c *ScaleCosts) *Phase { return &c.Drain }},
-	{"9e", "Close per live child", "9g", func(c *ScaleCosts) *Phase { return &c.Close }},
+	{"9a", "spawn per child", "9h", func(c *ScaleCosts) *Phase { return &c.Spawn }, false},
+	{"9b", "follow-up admission per child", "9f", func(c *ScaleCosts) *Phase { return &c.Send }, false},
+	{"9c", "short child start → settled → disposed", "9h", func(c *ScaleCosts) *Phase { return &c.Settle }, false},
+	{"9d", "drain per child", "9g", func(c *ScaleCosts) *Phase { return &c.Drain }, true},
+	{"9e", "Close per live child", "9g", func(c *ScaleCosts) *Phase { return &c.Close }, true},
 }
 
 // scaleLines compares, for each operation, the per-agent cost at the
@@ -362,6 +369,9 @@ func scaleLines(all []ScaleCosts, floors []ScaleFloor, settle int) ([]Line, erro
 		}
 		l.Note = fmt.Sprintf("row/floor %.2f (floor %s %.2f×); ", l.Ratio/floor, op.floor, floor) +
 			sizesNote(all, func(c ScaleCosts) (int, Phase) { return c.Live, *op.field(&c) })
+		if op.endIO {
+			l.Note += endIONote(op.field(&first).Cost(), op.field(&last).Cost(), floors)
+		}
 		lines = append(lines, l)
 	}
 	var heaps []string
@@ -371,6 +381,29 @@ func scaleLines(all []ScaleCosts, floors []ScaleFloor, settle int) ([]Line, erro
 	lines[1].Note += "; live heap a collection marks, " + strings.Join(heaps, ", ")
 	lines[0].Note += fmt.Sprintf("; one parent, children in a sleeping turn, dsh.Open over a JSONL store without fsync; %d short children for 9c; Close on a second runtime of as many children; each phase after a forced collection, the median of %s", settle, runsNote(all))
 	return lines, nil
+}
+
+// endIONote compares what a row's per-agent cost rose by, from the
+// smallest size to the largest, with what its end-of-life I/O floor (9i)
+// rose by: "; from 1k to 100k +26.0 µs per agent, of which 9i +6.10 µs
+// (row less 9i at 100k over 1k 1.12×)".
+func endIONote(first, last time.Duration, floors []ScaleFloor) string {
+	lo, hi := floors[0], floors[len(floors)-1]
+	io := hi.EndIO.Cost() - lo.EndIO.Cost()
+	rest := "—"
+	if base := first - lo.EndIO.Cost(); base > 0 {
+		rest = fmt.Sprintf("%.2f×", float64(last-hi.EndIO.Cost())/float64(base))
+	}
+	return fmt.Sprintf("; from %s to %s %s per agent, of which 9i %s (row less 9i, %s over %s: %s)",
+		liveCount(lo.Live), liveCount(hi.Live), signedNs(last-first), signedNs(io), liveCount(hi.Live), liveCount(lo.Live), rest)
+}
+
+// signedNs writes d with its sign: "+6.10 µs", "-300 ns".
+func signedNs(d time.Duration) string {
+	if d < 0 {
+		return "-" + FormatNs(float64(-d))
+	}
+	return "+" + FormatNs(float64(d))
 }
 
 // runsNote says how many runs each size had: "5 runs at 1k, 1 at 100k".

@@ -15,10 +15,11 @@ import (
 // these gain from the smallest size to the largest is the floor under row
 // 9's ratios: cache misses and collector work that grow with the live
 // heap and the number of goroutines. Each is timed as row 9's are
-// (timePhase).
+// (timePhase). EndIO is the I/O a drained child's log and lease take,
+// without the runtime (measureEndIO).
 type ScaleFloor struct {
-	Live               int
-	Spawn, Send, Drain Phase
+	Live                      int
+	Spawn, Send, Drain, EndIO Phase
 }
 
 // floorHeap is the heap each floor goroutine holds, near a live child's.
@@ -36,8 +37,18 @@ type floorChild struct {
 	stop  chan struct{}
 }
 
-// measureFloor measures ScaleFloor at live goroutines.
-func measureFloor(live int) ScaleFloor {
+// measureFloor measures ScaleFloor at live goroutines, and at as many
+// logs in a new folder under dir.
+func measureFloor(dir string, live int) (ScaleFloor, error) {
+	f := measureGoroutines(live)
+	var err error
+	f.EndIO, err = measureEndIO(dir, live)
+	return f, err
+}
+
+// measureGoroutines measures ScaleFloor's goroutine phases at live
+// goroutines.
+func measureGoroutines(live int) ScaleFloor {
 	f := ScaleFloor{Live: live}
 	children := make(map[string]*floorChild)
 	ids := make([]string, live)
