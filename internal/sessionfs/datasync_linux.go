@@ -1,20 +1,10 @@
 package sessionfs
 
-import (
-	"os"
-	"syscall"
-)
+import "syscall"
 
-// datasync is fdatasync(2): the data and the metadata needed to read it
+// syncFD is fdatasync(2): the data and the metadata needed to read it
 // back (the size) reach the device; timestamps may not.
-func datasync(f *os.File) error {
-	for {
-		err := syscall.Fdatasync(int(f.Fd()))
-		if err != syscall.EINTR {
-			if err != nil {
-				return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: err}
-			}
-			return nil
-		}
-	}
-}
+func syncFD(fd int) error { return syscall.Fdatasync(fd) }
+
+// syncOp names syncFD in errors.
+const syncOp = "fdatasync"

@@ -1,8 +1,11 @@
-//go:build !linux
+//go:build unix && !linux
 
 package sessionfs
 
-import "os"
+import "syscall"
 
-// datasync falls back to a full fsync where fdatasync is unavailable.
-func datasync(f *os.File) error { return f.Sync() }
+// syncFD falls back to a full fsync(2) where fdatasync is unavailable.
+func syncFD(fd int) error { return syscall.Fsync(fd) }
+
+// syncOp names syncFD in errors.
+const syncOp = "fsync"

@@ -49,11 +49,7 @@ type OSFS struct{}
 // OpenFile opens name as os.OpenFile does (on unix without registering
 // the file with the runtime poller, see openFile).
 func (OSFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
-	f, err := openFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return osFile{f}, nil
+	return openFile(name, flag, perm)
 }
 
 // ReadFile is os.ReadFile.
@@ -86,8 +82,3 @@ func (OSFS) SyncDir(name string) error {
 	}
 	return err
 }
-
-// osFile syncs with fdatasync where the platform has it.
-type osFile struct{ *os.File }
-
-func (f osFile) Sync() error { return datasync(f.File) }
