@@ -411,16 +411,20 @@ func (s *fullLogSet) remove(id string) {
 
 // refuseLiveChild is refuseChild for a live agent, which is also a
 // subagent session while the exact agent that owns it is live under its
-// durable parent's id (a one-shot child, say).
+// durable parent's id (a one-shot child, say). For an agent nobody owns
+// it reads two fields and one atomic.
 func (r *Runtime) refuseLiveChild(h *parent.Handle) error {
-	header := h.Header()
-	if owner := h.Spec().Owner; owner != nil && owner.ID() == header.ParentSession && r.actors.Registry().Get(owner.ID()) == owner {
-		return ownedBySubagent(header.ID)
-	}
-	if header.Origin == manager.Origin || h.HoldsOwnDescriptor() {
-		return ownedBySubagent(header.ID)
+	if h.Session().HoldsOwnDescriptor() || h.Header().Origin == manager.Origin || r.ownerLive(h) {
+		return ownedBySubagent(h.ID())
 	}
 	return nil
+}
+
+// ownerLive reports whether the agent that owns h (Spec.Owner) is h's
+// durable parent and is the exact agent live under its id.
+func (r *Runtime) ownerLive(h *parent.Handle) bool {
+	owner := h.Spec().Owner
+	return owner != nil && owner.ID() == h.Header().ParentSession && r.actors.Registry().Get(owner.ID()) == owner
 }
 
 // refuseChild is the ownership fence of the top-level operations: a

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 // Live is one live session: its immutable header and its events in
@@ -29,12 +32,17 @@ type Live struct {
 	progress  chan struct{} // made by a flush waiter; closed (and dropped) when persisted, flushing or writeErr change
 	writeErr  error
 	released  bool
-	onFailure func(unwritten []Event, err error) // see OnWriteFailure
-	reporting bool                               // onFailure runs: flush waiters wait for it
+	// ownDescriptor is set once an event past the seed is a
+	// subagent/descriptor (see HoldsOwnDescriptor); it is never cleared.
+	ownDescriptor atomic.Bool
+	onFailure     func(unwritten []Event, err error) // see OnWriteFailure
+	reporting     bool                               // onFailure runs: flush waiters wait for it
 }
 
 func newLive(s *Sessions, h Header, events []Event, persisted int, epoch Epoch) *Live {
 	l := &Live{s: s, header: h, events: events, persisted: persisted, due: len(events), epoch: epoch}
+	own := events[min(seedOf(h), len(events)):]
+	l.ownDescriptor.Store(slices.ContainsFunc(own, func(e Event) bool { return e.Type == vocab.TypeSubagentDescriptor }))
 	if b, ok := s.store.(logBinder); ok {
 		l.log = b.bindLog(h.ID)
 	}
@@ -56,6 +64,28 @@ func (l *Live) Header() Header {
 		h.SeedLength = &n
 	}
 	return h
+}
+
+// HoldsOwnDescriptor reports whether the session's own events (those past
+// its seed, header.SeedLength) hold a subagent/descriptor: the session
+// belongs to a continuation owner. It sees every event appended before
+// it is called, costs one atomic load and does not block.
+func (l *Live) HoldsOwnDescriptor() bool { return l.ownDescriptor.Load() }
+
+// noteOwn records e, just appended to l's events at e.Seq, for
+// HoldsOwnDescriptor.
+func (l *Live) noteOwn(e Event) {
+	if e.Type == vocab.TypeSubagentDescriptor && e.Seq >= int64(seedOf(l.header)) {
+		l.ownDescriptor.Store(true)
+	}
+}
+
+// seedOf is h's seed length, 0 when it has none (or a negative one).
+func seedOf(h Header) int {
+	if h.SeedLength == nil {
+		return 0
+	}
+	return max(*h.SeedLength, 0)
 }
 
 // Events returns a snapshot of the events (no copy of the events: do not
@@ -204,6 +234,7 @@ func (l *Live) push(e Event, mode writeMode) (Event, error) {
 		l.events = slices.Grow(l.events, max(len(l.events), 8))
 	}
 	l.events = append(l.events, e)
+	l.noteOwn(e)
 	switch mode {
 	case writeBehind:
 		l.due = len(l.events)

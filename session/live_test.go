@@ -2,7 +2,9 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
+	"runtime"
 	"sync"
 	"syscall"
 	"testing"
@@ -11,6 +13,8 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/faultfs"
 	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 	"github.com/dsh-actors/dsh-actors/internal/testkit"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -195,5 +199,102 @@ func TestAppendRefusesAnOptionThatBreaksTheEnvelope(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, []string{"feedback/record"}, storedTypes(t, store, "a"))
 		})
+	}
+}
+
+// HoldsOwnDescriptor looks past the seed only, whether the session was
+// created with its events or resumed from a stored log.
+func TestHoldsOwnDescriptorLooksPastTheSeedOnly(t *testing.T) {
+	at := func(typ string, seq int64) Event { return Event{Type: typ, Seq: seq, Data: []byte(`{}`)} }
+	descriptor, plain := vocab.TypeSubagentDescriptor, vocab.TypeUserMessage
+	one, beyond := 1, 5
+	cases := []struct {
+		id     string
+		seed   *int
+		events []Event
+		want   bool
+	}{
+		{"own", nil, []Event{at(descriptor, 0)}, true},
+		{"plain", nil, []Event{at(plain, 0)}, false},
+		{"inherited", &one, []Event{at(descriptor, 0), at(plain, 1)}, false},
+		{"after-seed", &one, []Event{at(plain, 0), at(descriptor, 1)}, true},
+		{"seed-longer-than-its-events", &beyond, []Event{at(plain, 0), at(descriptor, 1)}, false},
+	}
+	for _, c := range cases {
+		s := NewSessions(nil)
+		created, err := s.Create(context.Background(), Header{ID: c.id, SeedLength: c.seed}, c.events)
+		require.NoError(t, err, c.id)
+		require.Equal(t, c.want, created.HoldsOwnDescriptor(), "%s created", c.id)
+		require.NoError(t, s.Release(context.Background(), created))
+		resumed, err := s.ResumeLoaded(&Log{Header: Header{ID: c.id, SeedLength: c.seed}, Events: c.events})
+		require.NoError(t, err, c.id)
+		require.Equal(t, c.want, resumed.HoldsOwnDescriptor(), "%s resumed", c.id)
+		require.NoError(t, s.Release(context.Background(), resumed))
+	}
+}
+
+// A descriptor appended past the seed shows at once, and stays; one
+// appended inside a seed longer than the events so far never shows.
+func TestHoldsOwnDescriptorSeesEveryAppend(t *testing.T) {
+	s := NewSessions(nil)
+	three := 3
+	l, err := s.Create(context.Background(), Header{ID: "late", SeedLength: &three}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Release(context.Background(), l)) })
+	_, err = l.Append(vocab.TypeSubagentDescriptor, map[string]string{})
+	require.NoError(t, err)
+	require.False(t, l.HoldsOwnDescriptor(), "seq 0 is inside the seed")
+	for range 2 {
+		_, err = l.Append(vocab.TypeUserMessage, map[string]string{})
+		require.NoError(t, err)
+		require.False(t, l.HoldsOwnDescriptor(), "plain events")
+	}
+	_, err = l.Append(vocab.TypeSubagentDescriptor, map[string]string{})
+	require.NoError(t, err)
+	require.True(t, l.HoldsOwnDescriptor(), "seq 3 is past the seed")
+	_, err = l.Append(vocab.TypeUserMessage, map[string]string{})
+	require.NoError(t, err)
+	require.True(t, l.HoldsOwnDescriptor(), "it stays")
+}
+
+// The promise a lock-free reader relies on (the root's prompt fence): a
+// reader that learns that an Append of a descriptor returned, by any
+// synchronization, sees it, while appends race on other goroutines. Run
+// with -race.
+func TestHoldsOwnDescriptorSeesAnAppendThatReturnedOnAnotherGoroutine(t *testing.T) {
+	s := NewSessions(nil)
+	for round := range 50 {
+		l, err := s.Create(context.Background(), Header{ID: fmt.Sprint("racing-", round)}, nil)
+		require.NoError(t, err)
+		appended := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Add(3)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				_, _ = l.Append(vocab.TypeUserMessage, map[string]string{})
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			_, err := l.Append(vocab.TypeSubagentDescriptor, map[string]string{})
+			assert.NoError(t, err)
+			close(appended)
+		}()
+		go func() {
+			defer wg.Done()
+			for !l.HoldsOwnDescriptor() {
+				select {
+				case <-appended:
+					assert.True(t, l.HoldsOwnDescriptor(), "round %d: the returned append is seen", round)
+					return
+				default:
+					runtime.Gosched()
+				}
+			}
+		}()
+		wg.Wait()
+		require.True(t, l.HoldsOwnDescriptor())
+		require.NoError(t, s.Release(context.Background(), l))
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
-	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -25,7 +24,6 @@ type Handle struct {
 	act         *activation.Activation
 	end         atomic.Pointer[handleEnd]   // made by the first Dispose or Disposed
 	own         atomic.Pointer[func(Event)] // the handle's own observer (Observe)
-	ownScanned  atomic.Int64                // see HoldsOwnDescriptor
 	// wrap is the release step's wrapper (Releasing), or releaseTaken
 	// once the stop has taken it.
 	wrap atomic.Pointer[func(release func() error)]
@@ -243,48 +241,4 @@ func (h *Handle) observe(e inbox.Event) {
 		h.reg.bus.call(*fn, ev)
 	}
 	h.reg.bus.publish(ev)
-}
-
-// descriptorFound is ownScanned once a descriptor was found.
-const descriptorFound = -1
-
-// HoldsOwnDescriptor reports whether the session's own events (those past
-// its seed) hold a subagent/descriptor: the session belongs to a
-// continuation owner. Each event is looked at once over the handle's
-// life (ownScanned remembers how far the log was read), so asking before
-// every prompt costs only the events appended since. It does not block.
-func (h *Handle) HoldsOwnDescriptor() bool {
-	from := h.ownScanned.Load()
-	if from == descriptorFound {
-		return true
-	}
-	events := h.Session().Events()
-	from = max(from, int64(seedLength(h.header)))
-	for _, e := range events[min(int(from), len(events)):] {
-		if e.Type == vocab.TypeSubagentDescriptor {
-			h.ownScanned.Store(descriptorFound)
-			return true
-		}
-	}
-	h.advanceOwnScanned(max(from, int64(len(events))))
-	return false
-}
-
-// advanceOwnScanned raises ownScanned to n unless a scan found a
-// descriptor or read further meanwhile.
-func (h *Handle) advanceOwnScanned(n int64) {
-	for {
-		cur := h.ownScanned.Load()
-		if cur == descriptorFound || cur >= n || h.ownScanned.CompareAndSwap(cur, n) {
-			return
-		}
-	}
-}
-
-// seedLength is h's seed length, 0 when it has none or a negative one.
-func seedLength(h session.Header) int {
-	if h.SeedLength == nil {
-		return 0
-	}
-	return max(*h.SeedLength, 0)
 }

@@ -580,23 +580,23 @@ func TestHoldsOwnDescriptorLooksPastTheSeedOnly(t *testing.T) {
 	for _, c := range cases {
 		h, err := r.Create(bg, CreateSpec{Header: c.header, Seed: c.seed})
 		require.NoError(t, err, c.id)
-		require.Equal(t, c.want, h.HoldsOwnDescriptor(), c.id)
-		require.Equal(t, c.want, h.HoldsOwnDescriptor(), "%s asked again", c.id)
+		require.Equal(t, c.want, h.Session().HoldsOwnDescriptor(), c.id)
+		require.Equal(t, c.want, h.Session().HoldsOwnDescriptor(), "%s asked again", c.id)
 	}
 }
 
 func TestHoldsOwnDescriptorSeesADescriptorAppendedAfterAScan(t *testing.T) {
 	r := memory(t)
 	h := create(t, r, "late", "")
-	require.False(t, h.HoldsOwnDescriptor())
+	require.False(t, h.Session().HoldsOwnDescriptor())
 	for range 3 {
 		_, err := h.Session().Append("user/message", map[string]string{})
 		require.NoError(t, err)
-		require.False(t, h.HoldsOwnDescriptor(), "plain events appended since the last scan")
+		require.False(t, h.Session().HoldsOwnDescriptor(), "plain events appended since the last scan")
 	}
 	_, err := h.Session().Append(vocab.TypeSubagentDescriptor, map[string]string{})
 	require.NoError(t, err)
-	require.True(t, h.HoldsOwnDescriptor(), "the events appended since the last scan are read")
+	require.True(t, h.Session().HoldsOwnDescriptor(), "the events appended since the last scan are read")
 }
 
 // An agent whose actor stopped between its spawn and its publication (its
