@@ -129,8 +129,11 @@ type Runtime struct {
 	// delivery with a resume's or a wake's delivery of the durable inbox,
 	// so that no prompt is handed to the agent twice (handed).
 	prompts stripedLock
-	handed  handedPrompts
-	wakes   topLevelWakes
+	// store is the durable inbox and lease check prompts use, looked up
+	// once at Open.
+	store  promptStore
+	handed handedPrompts
+	wakes  topLevelWakes
 	// fullLogs holds the top-level sessions whose log a full disk failed
 	// (they left the runtime): a prompt resumes one only once the store's
 	// disk has room again (roomOnDisk; nil: diskHasRoom).
@@ -166,7 +169,7 @@ func openWith(opts Options, extra ...session.Option) (*Runtime, error) {
 	if err := checkEncoding(rt.Sessions().Store(), opts.Compression); err != nil {
 		return nil, errors.Join(err, rt.Close(context.Background()), closeStore(pg))
 	}
-	r := &Runtime{actors: rt, query: query.New(rt.Sessions()), postgres: pg}
+	r := &Runtime{actors: rt, query: query.New(rt.Sessions()), postgres: pg, store: promptStoreOf(rt.Sessions().Store())}
 	r.index = newStoreIndex(indexRoot(opts), opts.NoIndex, rt.Sessions())
 	err = r.bindSubagents(opts.Logger)
 	if err == nil {

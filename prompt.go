@@ -116,10 +116,6 @@ func cwdConflict(spec SessionSpec, existing string) error {
 // agent leaves the runtime and, after a full disk, later prompts fail
 // with an error matching syscall.ENOSPC until the disk has room again.
 func (r *Runtime) PromptSession(ctx context.Context, id string, content []event.Block, source event.Source) (string, error) {
-	defer r.prompts.lock(id).Unlock()
-	if err := r.awaitRoom(id); err != nil {
-		return "", err
-	}
 	for attempt := 1; ; attempt++ {
 		msg := event.UserMessage{Content: content, Source: source, Role: event.RoleUser, ID: inbox.NewMessageID()}
 		h, err := r.promptOnce(ctx, id, msg)
@@ -152,9 +148,40 @@ func leftUnderThePrompt(err error) bool {
 }
 
 // promptOnce is one attempt of PromptSession with msg: the agent it found
-// (nil when none) and the outcome.
+// (nil when none) and the outcome. On a store without a durable inbox, an
+// agent live here takes msg straight into its inbox: nothing is handed to
+// it from a store that the session's prompt lock would order msg with,
+// and the lock is taken only when its log failed. Every other attempt
+// holds the lock throughout (promptLocked).
 func (r *Runtime) promptOnce(ctx context.Context, id string, msg event.UserMessage) (*parent.Handle, error) {
-	in, admits := r.topLevelInbox()
+	if r.store.inbox == nil && r.store.leases == nil {
+		if err := r.awaitRoom(id); err != nil {
+			return nil, err
+		}
+		if h := r.actors.Registry().Get(id); h != nil {
+			if err := r.refuseLiveChild(h); err != nil {
+				return h, err
+			}
+			_, err := h.Post(ctx, msg)
+			if err != nil && h.Session().WriteFailure() != nil {
+				defer r.prompts.lock(id).Unlock()
+				r.leaveFailedLog(ctx, h)
+			}
+			return h, err
+		}
+	}
+	defer r.prompts.lock(id).Unlock()
+	return r.promptLocked(ctx, id, msg)
+}
+
+// promptLocked is promptOnce under id's prompt lock: msg admitted to the
+// store's durable inbox, if it has one, and delivered to the agent live
+// under id, resumed when none is.
+func (r *Runtime) promptLocked(ctx context.Context, id string, msg event.UserMessage) (*parent.Handle, error) {
+	if err := r.awaitRoom(id); err != nil {
+		return nil, err
+	}
+	in := r.store.inbox
 	h, err := r.topLevelAgent(ctx, id)
 	if err == nil {
 		err = r.requireLease(ctx, h)
@@ -165,21 +192,26 @@ func (r *Runtime) promptOnce(ctx context.Context, id string, msg event.UserMessa
 	if err != nil {
 		return h, err
 	}
-	if admits {
+	if in != nil {
 		err = r.admitAndDeliver(ctx, in, h, msg)
 	} else {
 		_, err = h.Post(ctx, msg)
 	}
-	if err == nil {
-		return h, nil
-	}
-	if failure := h.Session().WriteFailure(); failure != nil {
-		_ = h.Dispose(ctx) // its release fails with the log's error, and it leaves the registry all the same
-		if errors.Is(failure, syscall.ENOSPC) {
-			r.fullLogs.add(id)
-		}
+	if err != nil && h.Session().WriteFailure() != nil {
+		r.leaveFailedLog(ctx, h)
 	}
 	return h, err
+}
+
+// leaveFailedLog disposes h, whose log failed, under its session's prompt
+// lock: its release fails with the log's error, and it leaves the registry
+// all the same. After a full disk its id is kept in fullLogs, so that
+// later prompts wait for room (awaitRoom).
+func (r *Runtime) leaveFailedLog(ctx context.Context, h *parent.Handle) {
+	_ = h.Dispose(ctx)
+	if errors.Is(h.Session().WriteFailure(), syscall.ENOSPC) {
+		r.fullLogs.add(h.ID())
+	}
 }
 
 // admitAndDeliver commits msg to h's durable inbox, then hands h every
@@ -270,11 +302,10 @@ func (r *Runtime) resumeTopLevel(ctx context.Context, id string) (*parent.Handle
 	if err != nil {
 		return r.joinLive(id, h, err)
 	}
-	in, ok := r.topLevelInbox()
-	if !ok {
+	if r.store.inbox == nil {
 		return h, nil
 	}
-	_, err = r.deliverPending(ctx, in, h, "")
+	_, err = r.deliverPending(ctx, r.store.inbox, h, "")
 	return h, err
 }
 
@@ -299,11 +330,26 @@ func (r *Runtime) joinLive(id string, h *parent.Handle, err error) (*parent.Hand
 	return h, err
 }
 
-// topLevelInbox is the durable inbox prompts to top-level agents are
-// committed to before they are acknowledged: a JSONL store's in its
-// durable admission mode, a Postgres store's.
-func (r *Runtime) topLevelInbox() (session.DurableInbox, bool) {
-	return session.InboxOf(r.actors.Sessions().Store())
+// promptStore is what the store offers prompts to top-level agents, fixed
+// at Open and looked up once there rather than on every prompt.
+type promptStore struct {
+	// inbox is the durable inbox prompts are committed to before they
+	// are acknowledged: a JSONL store's in its durable admission mode, a
+	// Postgres store's; nil for none.
+	inbox session.DurableInbox
+	// leases tells whether a lease is still current; nil for a store
+	// whose leases cannot be lost while held.
+	leases leaseChecker
+}
+
+// promptStoreOf is store's promptStore.
+func promptStoreOf(store session.Store) promptStore {
+	var p promptStore
+	if in, ok := session.InboxOf(store); ok {
+		p.inbox = in
+	}
+	p.leases, _ = store.(leaseChecker)
+	return p
 }
 
 // admitTopLevel commits msg to the durable inbox of the top-level
@@ -342,11 +388,10 @@ func (r *Runtime) requireLease(ctx context.Context, h *parent.Handle) error {
 // A store whose leases cannot be lost while held (the JSONL store's) is
 // not asked.
 func (r *Runtime) leaseCurrent(ctx context.Context, h *parent.Handle) (bool, error) {
-	leases, ok := r.actors.Sessions().Store().(leaseChecker)
-	if !ok {
+	if r.store.leases == nil {
 		return true, nil
 	}
-	return leases.LeaseCurrent(ctx, h.ID(), int64(h.Session().Epoch()))
+	return r.store.leases.LeaseCurrent(ctx, h.ID(), int64(h.Session().Epoch()))
 }
 
 // awaitRoom refuses (ENOSPC) a prompt to a session whose log a full disk

@@ -1,6 +1,7 @@
 package dsh
 
 import (
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/faultfs"
 	"github.com/dsh-actors/dsh-actors/internal/strhash"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -200,4 +202,46 @@ func TestStripedLockHashesIdsWithFNV1a(t *testing.T) {
 	require.Same(t, m, &l[strhash.FNV1a("session-1")%64])
 	require.False(t, m.TryLock(), "the stripe is held until its unlock")
 	m.Unlock()
+}
+
+// Prompts racing the one that finds its agent's log failed by a full disk
+// all fail with ENOSPC and none resumes the session: a prompt to a live
+// agent takes no lock, but the failed agent leaves the runtime under the
+// session's prompt lock, so a prompt that no longer finds it waits for
+// the full disk to be recorded before it would resume. Run with -race.
+func TestPromptsRacingAFailedLogNeverResumeItOnAFullDisk(t *testing.T) {
+	faults := faultfs.New(nil)
+	rt, err := openWith(Options{Dir: t.TempDir()}, session.WithFS(faults))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = rt.Close() }) // the failed logs' releases fail
+	rt.roomOnDisk = func() bool { return false }
+	cwd := t.TempDir()
+	for round := range 10 {
+		id := fmt.Sprint("racing-full-", round)
+		faults.SetFull(false)
+		require.NoError(t, rt.OpenSession(bg, SessionSpec{ID: id, Cwd: cwd}))
+		durable, err := rt.actors.Sessions().Flush(bg, rt.actors.Sessions().Get(id))
+		require.NoError(t, err)
+		require.True(t, durable, "%s is on disk before it fills up", id)
+		faults.SetFull(true)
+		_, err = rt.PromptSession(bg, id, event.Text("reply lost to the disk"), user)
+		require.NoError(t, err, "the log has not failed yet")
+		idle(t, rt, id)
+		_, err = rt.actors.Sessions().Flush(bg, rt.actors.Sessions().Get(id))
+		require.ErrorIs(t, err, session.ErrLogFailed, "the full disk failed the log")
+
+		errs := make(chan error, 8)
+		for range cap(errs) {
+			go func() {
+				_, err := rt.PromptSession(bg, id, event.Text("reply refused"), user)
+				errs <- err
+			}()
+		}
+		for range cap(errs) {
+			err := testkit.Receive(t, errs, "a racing prompt's outcome")
+			require.ErrorIs(t, err, syscall.ENOSPC, "round %d", round)
+		}
+		_, live := rt.Agent(id)
+		require.False(t, live, "round %d: the failed agent left and was not resumed", round)
+	}
 }
