@@ -45,10 +45,20 @@ var schema = []string{
 		delegation_depth INTEGER NOT NULL, agent_preset TEXT NOT NULL,
 		child_revision TEXT, child_state INTEGER, label TEXT,
 		facts_revision TEXT, title TEXT, last_seq INTEGER, last_turn_end TEXT) STRICT`,
+	sessionIndexes[0],
+	sessionIndexes[1],
+	// docs: the search documents. No column sizes are kept (columnsize=0):
+	// search ranks by highlight() and the length column, never by bm25,
+	// and a build writes one b-tree row less per document.
+	`CREATE VIRTUAL TABLE docs USING fts5(text, session_id UNINDEXED, seq UNINDEXED, type UNINDEXED,
+		time UNINDEXED, length UNINDEXED, tokenize = 'unicode61', columnsize = 0)`,
+}
+
+// sessionIndexes are the secondary indexes of sessions; a build from
+// nothing creates them after its rows (buildFrom).
+var sessionIndexes = [...]string{
 	`CREATE INDEX sessions_by_parent ON sessions(parent_session, created_at, id)`,
 	`CREATE INDEX sessions_by_dir ON sessions(dir)`,
-	`CREATE VIRTUAL TABLE docs USING fts5(text, session_id UNINDEXED, seq UNINDEXED, type UNINDEXED,
-		time UNINDEXED, length UNINDEXED, tokenize = 'unicode61')`,
 }
 
 // knownTables are the tables of this schema, FTS5's shadow tables included.
