@@ -81,6 +81,9 @@ type reconciler struct {
 	// derived are the session folders whose facts relist derived, in this
 	// transaction, from the log revision observed (a build from nothing).
 	derived map[string]bool
+	// projects are the project folders (relative to the root) of the cwds
+	// seen so far.
+	projects map[string]string
 }
 
 func (r *reconciler) run(ctx context.Context) error {
@@ -440,13 +443,29 @@ func (r *reconciler) insertSession(ctx context.Context, insert *sql.Stmt, h sess
 	return err
 }
 
-// sessionDir is h's session folder relative to the root.
+// sessionDir is h's session folder relative to the root: its project
+// folder (computed once per cwd) joined with its id's segment, as
+// logpath.Path names it.
 func (r *reconciler) sessionDir(h session.Header) (string, error) {
-	path, err := logpath.Path(r.d.root, h.Cwd, h.ID)
-	if err != nil {
-		return "", err
+	project, ok := r.projects[h.Cwd]
+	if !ok {
+		abs, err := logpath.ProjectDir(r.d.root, h.Cwd)
+		if err != nil {
+			return "", err
+		}
+		if project, err = filepath.Rel(r.d.root, abs); err != nil {
+			return "", err
+		}
+		if r.projects == nil {
+			r.projects = map[string]string{}
+		}
+		r.projects[h.Cwd] = project
 	}
-	return filepath.Rel(r.d.root, filepath.Dir(path))
+	seg, err := logpath.EncodeSegment(h.ID)
+	if err != nil {
+		return "", errors.Join(errors.New("header id cannot name a storage path"), err)
+	}
+	return filepath.Join(project, seg), nil
 }
 
 // writeRevisions records the observed revisions of the changed folders

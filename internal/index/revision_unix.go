@@ -5,6 +5,7 @@ package index
 import (
 	"fmt"
 	"io/fs"
+	"strconv"
 	"syscall"
 )
 
@@ -15,6 +16,13 @@ func statRevision(info fs.FileInfo) string {
 	if !ok {
 		return fmt.Sprintf("%d:%d", info.Size(), info.ModTime().UnixNano())
 	}
-	return fmt.Sprintf("%d:%d:%d:%d.%d:%d.%d", st.Dev, st.Ino, st.Size,
-		st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
+	b := make([]byte, 0, 80)
+	b = strconv.AppendUint(b, uint64(st.Dev), 10)
+	b = strconv.AppendUint(append(b, ':'), st.Ino, 10)
+	b = strconv.AppendInt(append(b, ':'), st.Size, 10)
+	b = strconv.AppendInt(append(b, ':'), int64(st.Mtim.Sec), 10)
+	b = strconv.AppendInt(append(b, '.'), int64(st.Mtim.Nsec), 10)
+	b = strconv.AppendInt(append(b, ':'), int64(st.Ctim.Sec), 10)
+	b = strconv.AppendInt(append(b, '.'), int64(st.Ctim.Nsec), 10)
+	return string(b)
 }

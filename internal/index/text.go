@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
@@ -198,9 +199,24 @@ func messageTitle(m *looseMessage) (string, bool) {
 	for _, b := range m.Content {
 		if b.Type == event.BlockText && strings.TrimSpace(b.Text) != "" {
 			line, _, _ := strings.Cut(strings.TrimSpace(b.Text), "\n")
-			runes := []rune(line)
-			return string(runes[:min(len(runes), maxTitleRunes)]), true
+			return firstRunes(line, maxTitleRunes), true
 		}
 	}
 	return "", false
+}
+
+// firstRunes is s cut to its first n code points, as
+// string([]rune(s)[:n]) cuts it (an invalid byte counts as one and becomes
+// U+FFFD).
+func firstRunes(s string, n int) string {
+	end, count := 0, 0
+	for end < len(s) && count < n {
+		r, size := utf8.DecodeRuneInString(s[end:])
+		if r == utf8.RuneError && size == 1 {
+			return string([]rune(s)[:min(utf8.RuneCountInString(s), n)])
+		}
+		end += size
+		count++
+	}
+	return s[:end]
 }

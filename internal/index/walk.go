@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
@@ -100,8 +101,12 @@ func readProject(root, name string) (string, []string, error) {
 	}
 	h := sha256.New()
 	var sessions []string
+	var line []byte
 	for _, e := range entries {
-		fmt.Fprintf(h, "%d%q\n", e.Type(), e.Name())
+		// As fmt's "%d%q\n" of its type and name.
+		line = strconv.AppendUint(line[:0], uint64(e.Type()), 10)
+		line = append(strconv.AppendQuote(line, e.Name()), '\n')
+		h.Write(line)
 		if e.IsDir() {
 			sessions = append(sessions, filepath.Join(name, e.Name()))
 		}
