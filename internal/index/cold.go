@@ -21,10 +21,13 @@ type checkpoint struct {
 }
 
 // writeCheckpoint records obs, just reconciled in tx, as the checkpoint.
-func writeCheckpoint(ctx context.Context, tx *sql.Tx, obs *observation) error {
-	listed, err := listedDirs(ctx, tx)
-	if err != nil {
-		return err
+// listed are the session folders indexed in tx, read from it when nil.
+func writeCheckpoint(ctx context.Context, tx *sql.Tx, obs *observation, listed map[string]bool) error {
+	if listed == nil {
+		var err error
+		if listed, err = listedDirs(ctx, tx); err != nil {
+			return err
+		}
 	}
 	c := checkpoint{Root: obs.root, Names: obs.names, Projects: obs.projects, Pieces: obs.pieces, Pending: map[string]string{}}
 	for dir, rev := range obs.logs {

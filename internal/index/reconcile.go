@@ -62,11 +62,17 @@ func (d *DB) reconcileLocked(ctx context.Context, build bool) (*observation, err
 	if err := r.run(ctx); err != nil {
 		return nil, err
 	}
-	if err := writeCheckpoint(ctx, tx, obs); err != nil {
+	if err := writeCheckpoint(ctx, tx, obs, r.builtDirs()); err != nil {
 		return nil, err
 	}
 	return obs, tx.Commit()
 }
+
+// builtDirs are the session folders of the listing when this
+// reconciliation built the index from nothing, as far as the checkpoint
+// needs them: a walked folder holds a listed session exactly when the
+// build derived it. nil when it did not build.
+func (r *reconciler) builtDirs() map[string]bool { return r.derived }
 
 // afterWalk, when set, is called by reconcileLocked between its walk and
 // its write transaction (a test interleaves another handle there).

@@ -69,7 +69,7 @@ func walk(ctx context.Context, root string) (*observation, error) {
 		}
 		obs.pieces[name] = piece
 		for _, dir := range sessions {
-			obs.logs[dir] = logRevision(filepath.Join(root, dir), start)
+			obs.logs[dir] = logRevision(under(root, dir), start)
 		}
 	}
 	obs.structure = structureOf(names, obs.pieces)
@@ -108,7 +108,7 @@ func readProject(root, name string) (string, []string, error) {
 		line = append(strconv.AppendQuote(line, e.Name()), '\n')
 		h.Write(line)
 		if e.IsDir() {
-			sessions = append(sessions, filepath.Join(name, e.Name()))
+			sessions = append(sessions, under(name, e.Name()))
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), sessions, nil
@@ -142,7 +142,7 @@ func folderStamp(path string, now time.Time) string {
 // session.jsonl, else of a compressed log, else "".
 func logRevision(dir string, now time.Time) string {
 	for _, name := range []string{logpath.FileName, logpath.FileName + ".zstd"} {
-		info, err := os.Stat(filepath.Join(dir, name))
+		info, err := os.Stat(under(dir, name))
 		if err != nil {
 			continue
 		}
@@ -152,4 +152,17 @@ func logRevision(dir string, now time.Time) string {
 		return name + ":" + statRevision(info)
 	}
 	return ""
+}
+
+// under is filepath.Join(dir, name) for a clean dir and a name that is a
+// clean relative path of names a directory read returned (never "." or
+// ".."), without cleaning the whole path again: the walk joins two per log.
+func under(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	if os.IsPathSeparator(dir[len(dir)-1]) {
+		return dir + name
+	}
+	return dir + string(filepath.Separator) + name
 }
