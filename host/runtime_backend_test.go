@@ -332,6 +332,14 @@ func TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, b.CancelSession(ctx, oneShot), "the parent that owned it is gone; its successor does not own it")
 	waitIdle(t, rt, oneShot, "sleep 1m (cancelled)")
+	// Its delegation ends with that turn and disposes it, which would
+	// discard a prompt accepted first: wait for it, then the prompt
+	// resumes the child by the ordinary route.
+	select {
+	case <-delegated:
+	case <-time.After(time.Minute):
+		require.Fail(t, "waiting for the cancelled one-shot child's delegation to end")
+	}
 	_, err = b.PromptSession(ctx, oneShot, event.Text("reply mine now"), userSource)
 	require.NoError(t, err)
 	waitIdle(t, rt, oneShot, "reply mine now")
