@@ -13,28 +13,28 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
-// The kinds of Damage.
+// The kinds of Damage (Damage.Kind), which the root package documents.
 const (
-	// DamagedLog: a log a read refuses (damage in its committed region, in
+	// damagedLog: a log a read refuses (damage in its committed region, in
 	// a complete Zstandard frame, a log stored at a path its header does
 	// not identify, an id stored twice), or one whose repairing load would
 	// cut bytes (a torn tail, damage in an unfinished last turn).
-	DamagedLog = "damaged-log"
-	// UnreadableHeader: a log whose first line (first frame) is not a
+	damagedLog = "damaged-log"
+	// unreadableHeader: a log whose first line (first frame) is not a
 	// header the listing accepts, so the listing skips or refuses the
 	// session.
-	UnreadableHeader = "unreadable-header"
-	// TempFile: a leftover *.tmp file of an interrupted create.
-	TempFile = "temp-file"
-	// EmptyFolder: a session folder holding nothing.
-	EmptyFolder = "empty-folder"
-	// BadLayout: a flat-layout log, or a log of the other encoding.
-	BadLayout = "bad-layout"
+	unreadableHeader = "unreadable-header"
+	// tempFile: a leftover *.tmp file of an interrupted create.
+	tempFile = "temp-file"
+	// emptyFolder: a session folder holding nothing.
+	emptyFolder = "empty-folder"
+	// badLayout: a flat-layout log, or a log of the other encoding.
+	badLayout = "bad-layout"
 )
 
 // Damage is one problem Check found.
 type Damage struct {
-	Kind string // one of the kinds above
+	Kind string // "damaged-log", "unreadable-header", "temp-file", "empty-folder" or "bad-layout"
 	Path string // the file or folder
 	// Line is the line of the log file the damage starts at (from 1, the
 	// header's; in a Zstandard log, of its plaintext), 0 when no line is
@@ -116,9 +116,9 @@ func (c *checker) project(project string) error {
 				return err
 			}
 		case strings.HasSuffix(e.Name(), ".tmp"):
-			c.add(TempFile, path, 0, -1, "leftover temporary file %s", path)
+			c.add(tempFile, path, 0, -1, "leftover temporary file %s", path)
 		case e.Type().IsRegular() && isLogArtifact(e.Name()):
-			c.add(BadLayout, path, 0, -1, "%s", flatLayout(path))
+			c.add(badLayout, path, 0, -1, "%s", flatLayout(path))
 		}
 	}
 	return nil
@@ -131,14 +131,14 @@ func (c *checker) folder(dir string) error {
 		return err
 	}
 	if len(entries) == 0 {
-		c.add(EmptyFolder, dir, 0, -1, "empty session folder %s", dir)
+		c.add(emptyFolder, dir, 0, -1, "empty session folder %s", dir)
 		return nil
 	}
 	for _, e := range entries {
 		path := filepath.Join(dir, e.Name())
 		switch {
 		case strings.HasSuffix(e.Name(), ".tmp"):
-			c.add(TempFile, path, 0, -1, "leftover temporary file %s", path)
+			c.add(tempFile, path, 0, -1, "leftover temporary file %s", path)
 		case e.Name() == logpath.FileName:
 			err = c.log(path, CompressionNone)
 		case e.Name() == zstdLogFileName:
@@ -157,7 +157,7 @@ func (c *checker) log(path string, enc Compression) error {
 		c.enc, c.decided = enc, true
 	}
 	if enc != c.enc {
-		c.add(BadLayout, path, 0, -1, "%s", encodingMismatch(path, c.enc))
+		c.add(badLayout, path, 0, -1, "%s", encodingMismatch(path, c.enc))
 	}
 	buf, err := c.s.fs.ReadFile(path)
 	if err != nil {
@@ -218,15 +218,15 @@ func (c *checker) descriptors(path string, h Header, events []Event) {
 	}
 	switch {
 	case len(own) > 1:
-		c.add(DamagedLog, path, 0, -1, "subagent descriptors at seq %d and seq %d; list shows %s as corrupt", own[0].Seq, own[1].Seq, h.ID)
+		c.add(damagedLog, path, 0, -1, "subagent descriptors at seq %d and seq %d; list shows %s as corrupt", own[0].Seq, own[1].Seq, h.ID)
 	case len(own) == 1:
 		_, err := descriptor.Parse(own[0].Data)
 		switch {
 		case errors.Is(err, fault.DescriptorUnsupported):
-			c.add(DamagedLog, path, 0, -1, "subagent descriptor at seq %d has a version this build does not read (%v); list shows %s as unsupported",
+			c.add(damagedLog, path, 0, -1, "subagent descriptor at seq %d has a version this build does not read (%v); list shows %s as unsupported",
 				own[0].Seq, err, h.ID)
 		case err != nil:
-			c.add(DamagedLog, path, 0, -1, "subagent descriptor at seq %d is malformed (%v); list shows %s as corrupt", own[0].Seq, err, h.ID)
+			c.add(damagedLog, path, 0, -1, "subagent descriptor at seq %d is malformed (%v); list shows %s as corrupt", own[0].Seq, err, h.ID)
 		}
 	}
 }
@@ -237,15 +237,15 @@ func (c *checker) readFailure(path string, err error) {
 	var ue *unsupportedError
 	switch {
 	case errors.As(err, &ce) && isHeaderDamage(ce):
-		c.add(UnreadableHeader, path, 0, ce.FrameAt, "%s", namingPath(ce.Msg, path))
+		c.add(unreadableHeader, path, 0, ce.FrameAt, "%s", namingPath(ce.Msg, path))
 	case errors.As(err, &ce):
-		c.add(DamagedLog, path, fileLine(ce.Line), ce.FrameAt, "%s", ce.Msg)
+		c.add(damagedLog, path, fileLine(ce.Line), ce.FrameAt, "%s", ce.Msg)
 	case errors.As(err, &ue) && ue.inBody:
-		c.add(DamagedLog, path, 0, -1, "%s", ue.Msg)
+		c.add(damagedLog, path, 0, -1, "%s", ue.Msg)
 	case errors.As(err, &ue):
-		c.add(UnreadableHeader, path, 0, -1, "%s", ue.Msg)
+		c.add(unreadableHeader, path, 0, -1, "%s", ue.Msg)
 	default:
-		c.add(DamagedLog, path, 0, -1, "%s: %v", path, err)
+		c.add(damagedLog, path, 0, -1, "%s: %v", path, err)
 	}
 }
 
@@ -267,7 +267,7 @@ func (c *checker) cut(path string, enc Compression, size int, sc scanned) {
 	if enc == CompressionZstd {
 		frameAt = int64(sc.cut) // the torn final frame
 	}
-	c.add(DamagedLog, path, fileLine(sc.firstDropped), frameAt,
+	c.add(damagedLog, path, fileLine(sc.firstDropped), frameAt,
 		"%s: %d bytes from byte %d on are torn or damaged (a resume cuts them, keeping them in %s.broken)",
 		path, size-sc.cut, sc.cut, path)
 	c.duplicate(sc.header.ID, path)
@@ -275,7 +275,7 @@ func (c *checker) cut(path string, enc Compression, size int, sc scanned) {
 
 func (c *checker) duplicate(id, path string) {
 	if first, dup := c.ids[id]; dup {
-		c.add(DamagedLog, path, 0, -1, "%s (%s and %s)", duplicateID(id, path), first, path)
+		c.add(damagedLog, path, 0, -1, "%s (%s and %s)", duplicateID(id, path), first, path)
 		return
 	}
 	c.ids[id] = path

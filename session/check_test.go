@@ -30,58 +30,58 @@ func TestCheckNamesEachDamage(t *testing.T) {
 	}{
 		{"torn tail", CompressionNone, func(t *testing.T, s *JSONL) string {
 			return writeRaw(t, s, h, headerLineOf(t, h)+lines(openTurnLines[:3]...)+`{"type":"ste`)
-		}, DamagedLog, 5, -1, "bytes from byte"},
+		}, damagedLog, 5, -1, "bytes from byte"},
 		{"damage inside the unfinished last turn", CompressionNone, func(t *testing.T, s *JSONL) string {
 			return writeRaw(t, s, h, headerLineOf(t, h)+lines(openTurnLines[0], openTurnLines[1], openTurnLines[2], "{bad", openTurnLines[4]))
-		}, DamagedLog, 5, -1, "a resume cuts them"},
+		}, damagedLog, 5, -1, "a resume cuts them"},
 		{"committed damage", CompressionNone, func(t *testing.T, s *JSONL) string {
 			return writeRaw(t, s, h, headerLineOf(t, h)+lines(openTurnLines[0], "{bad", turnEnd))
-		}, DamagedLog, 3, -1, "corrupt session log: unparsable committed event at line 2"},
+		}, damagedLog, 3, -1, "corrupt session log: unparsable committed event at line 2"},
 		{"unreadable header", CompressionNone, func(t *testing.T, s *JSONL) string {
 			return writeRaw(t, s, h, "{not a header\n"+lines(openTurnLines...))
-		}, UnreadableHeader, 0, -1, "corrupt session log: header line is not valid JSON"},
+		}, unreadableHeader, 0, -1, "corrupt session log: header line is not valid JSON"},
 		{"header of another shape", CompressionNone, func(t *testing.T, s *JSONL) string {
 			return writeRaw(t, s, h, `{"type":"session","version":0,"id":"log"}`+"\n")
-		}, UnreadableHeader, 0, -1, "corrupt session log: first line is not a session header"},
+		}, unreadableHeader, 0, -1, "corrupt session log: first line is not a session header"},
 		{"corrupt complete frame", CompressionZstd, func(t *testing.T, s *JSONL) string {
 			f := append([]byte(nil), zfile...)
 			f[second.end-1] ^= 0xFF
 			return writeZstd(t, s, h, f)
-		}, DamagedLog, 0, int64(second.start), "failed validation"},
+		}, damagedLog, 0, int64(second.start), "failed validation"},
 		{"torn final frame", CompressionZstd, func(t *testing.T, s *JSONL) string {
 			return writeZstd(t, s, h, zfile[:third.start+7])
-		}, DamagedLog, 4, int64(third.start), "a resume cuts them"},
+		}, damagedLog, 4, int64(third.start), "a resume cuts them"},
 		{"leftover temporary file", CompressionNone, func(t *testing.T, s *JSONL) string {
 			writeRaw(t, s, h, headerLineOf(t, h))
 			path := logPathOf(t, s, h) + ".0123456789ab.tmp"
 			require.NoError(t, os.WriteFile(path, []byte("partial"), 0o600))
 			return path
-		}, TempFile, 0, -1, "leftover temporary file"},
+		}, tempFile, 0, -1, "leftover temporary file"},
 		{"empty session folder", CompressionNone, func(t *testing.T, s *JSONL) string {
 			dir := filepath.Dir(logPathOf(t, s, h))
 			require.NoError(t, os.MkdirAll(dir, 0o700))
 			return dir
-		}, EmptyFolder, 0, -1, "empty session folder"},
+		}, emptyFolder, 0, -1, "empty session folder"},
 		{"log of the other encoding", CompressionNone, func(t *testing.T, s *JSONL) string {
 			writeRaw(t, s, header("a"), headerLineOf(t, header("a")))
 			return writeZstd(t, s, h, zfile)
-		}, BadLayout, 0, -1, `uses .jsonl.zstd, but this backend is configured for compression "none"`},
+		}, badLayout, 0, -1, `uses .jsonl.zstd, but this backend is configured for compression "none"`},
 		{"flat layout", CompressionNone, func(t *testing.T, s *JSONL) string {
 			path := filepath.Join(s.Root(), "--work-project--", "flat.jsonl")
 			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
 			require.NoError(t, os.WriteFile(path, []byte(headerLineOf(t, h)), 0o600))
 			return path
-		}, BadLayout, 0, -1, "flat-file layout"},
+		}, badLayout, 0, -1, "flat-file layout"},
 		{"misplaced log", CompressionNone, func(t *testing.T, s *JSONL) string {
 			path := filepath.Join(s.Root(), "--elsewhere--", "log", logpath.FileName)
 			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
 			require.NoError(t, os.WriteFile(path, []byte(headerLineOf(t, h)), 0o600))
 			return path
-		}, DamagedLog, 0, -1, `header id "log" and cwd identify`},
+		}, damagedLog, 0, -1, `header id "log" and cwd identify`},
 		{"header with a retired policy key", CompressionNone, func(t *testing.T, s *JSONL) string {
 			return writeRaw(t, s, h, `{"type":"session","version":0,"id":"log","createdAt":1,"cwd":"/work/project",`+
 				`"delegationDepth":0,"sandboxMode":"x"}`+"\n")
-		}, UnreadableHeader, 0, -1, "session header uses retired policy baseline fields"},
+		}, unreadableHeader, 0, -1, "session header uses retired policy baseline fields"},
 		{"one id in two project folders", CompressionNone, func(t *testing.T, s *JSONL) string {
 			// --work-project-- comes after --another--: the second log seen is the one reported.
 			first := writeRaw(t, s, Header{ID: "log", CreatedAt: 1, Cwd: "/another"}, headerLineOf(t, Header{ID: "log", CreatedAt: 1, Cwd: "/another"}))
@@ -89,7 +89,7 @@ func TestCheckNamesEachDamage(t *testing.T) {
 			require.Less(t, first, second)
 			duplicateOf = first
 			return second
-		}, DamagedLog, 0, -1, `duplicate JSONL session id "log" appears in multiple project directories`},
+		}, damagedLog, 0, -1, `duplicate JSONL session id "log" appears in multiple project directories`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -53,11 +53,11 @@ func TestCheckNamesEachProblemOfARootAndWritesNothing(t *testing.T) {
 		byPath[d.Path] = d
 		require.Contains(t, d.Msg, d.Path, "the message names the path")
 	}
-	require.Equal(t, session.DamagedLog, byPath[log].Kind)
+	require.Equal(t, "damaged-log", byPath[log].Kind)
 	require.Equal(t, 2, byPath[log].Line, "the torn line is the file's second")
 	require.Equal(t, int64(-1), byPath[log].FrameAt)
-	require.Equal(t, session.EmptyFolder, byPath[filepath.Join(project, "empty")].Kind)
-	require.Equal(t, session.TempFile, byPath[tmp].Kind)
+	require.Equal(t, "empty-folder", byPath[filepath.Join(project, "empty")].Kind)
+	require.Equal(t, "temp-file", byPath[tmp].Kind)
 	after, err := os.ReadFile(log)
 	require.NoError(t, err)
 	require.Equal(t, before, after, "check writes nothing")

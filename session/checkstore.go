@@ -5,7 +5,7 @@ import "context"
 // CheckStore checks every session store lists, as a read finds it, without
 // writing anything, for a store that keeps no files (the Postgres store;
 // Check walks a JSONL folder's files instead): each log Inspect refuses
-// (DamagedLog, or UnreadableHeader for its first line) and what the
+// ("damaged-log", or "unreadable-header" for its first line) and what the
 // catalog flags in a child's own descriptor, in listing order. Damage.Path
 // is the session's id and FrameAt is -1. It fails only when the store
 // cannot be listed or ctx is done. It blocks on one read per session.

@@ -70,7 +70,7 @@ func TestAnEventEnvelopeWithAForeignKeyIsRefused(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, content, string(after), "a refused load writes nothing")
 			require.Len(t, damage, 1, "check reports the log")
-			require.Equal(t, DamagedLog, damage[0].Kind)
+			require.Equal(t, damagedLog, damage[0].Kind)
 			require.Equal(t, want, damage[0].Msg)
 		})
 	}

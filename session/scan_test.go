@@ -366,7 +366,7 @@ func TestUnknownEventTypeRefusedUnlessIgnorable(t *testing.T) {
 	damage, err := s.check(ctx)
 	require.NoError(t, err)
 	require.Len(t, damage, 1, "check reports the log it cannot interpret")
-	require.Equal(t, DamagedLog, damage[0].Kind)
+	require.Equal(t, damagedLog, damage[0].Kind)
 	require.Equal(t, want, damage[0].Msg)
 
 	s = openStore(t)
