@@ -179,3 +179,27 @@ func FuzzEventLine(f *testing.F) {
 		require.Equal(t, e.Ignorable, back.Ignorable)
 	})
 }
+
+// FuzzReadLog checks the reader of a log kept as lines (the Postgres
+// store's): it never panics, and what it reads is what the JSONL scanner
+// reads of the same lines as a file with its checks, contiguous from seq 0.
+func FuzzReadLog(f *testing.F) {
+	f.Add(strings.Join(openTurnLines, "\n"))
+	f.Add(`{"type":"a","seq":0,"time":1,"data":{},"extra":1}`)
+	f.Add(`{"type":"user/message","seq":0,"time":1,"data":{"content":[],"source":{"kind":"user"}},"surfaceOp":"append"}`)
+	f.Add(`{"type":"text-chunks","seq0":0,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[0,1],"texts":["a","b","c"]}}`)
+	f.Fuzz(func(t *testing.T, body string) {
+		lines := strings.Split(body, "\n")
+		log, err := ReadLog("f", "p", strings.TrimSuffix(fuzzHeader, "\n"), lines)
+		if err != nil {
+			return
+		}
+		for i, e := range log.Events {
+			require.Equal(t, int64(i), e.Seq)
+		}
+		sc, err := scanLog([]byte(fuzzHeader+body+"\n"), "p")
+		require.NoError(t, err, "the scanner reads the lines too")
+		require.NoError(t, checkEvents("f", sc, "p"), "with the same checks")
+		require.Equal(t, log.Events, sc.events)
+	})
+}

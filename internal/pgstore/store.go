@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -225,42 +224,10 @@ func (s *Store) readLines(ctx context.Context, id string) (header string, lines 
 	return header, lines, err
 }
 
+// parseLog reads id's stored lines with the JSONL store's read checks
+// (session.ReadLog).
 func parseLog(id, header string, lines []string) (*session.Log, error) {
-	h, err := parseHeader(id, header)
-	if err != nil {
-		return nil, err
-	}
-	log := &session.Log{Header: h, Events: make([]session.Event, len(lines))}
-	for i, line := range lines {
-		if err := log.Events[i].UnmarshalJSON([]byte(line)); err != nil {
-			return nil, corrupt(id, i+1, err.Error())
-		}
-		if log.Events[i].Seq != int64(i) {
-			return nil, corrupt(id, i+1, fmt.Sprintf("event seq %d is not %d", log.Events[i].Seq, i))
-		}
-	}
-	if err := refuseUnknownTypes(id, log.Events); err != nil {
-		return nil, err
-	}
-	return log, nil
-}
-
-// unsupportedRow is a stored log this build refuses to interpret: it
-// holds an event of a type this build does not know, not marked
-// ignorable. It is not session.ErrCorrupt: nothing in it is damaged.
-type unsupportedRow struct{ msg string }
-
-func (e *unsupportedRow) Error() string { return e.msg }
-
-// refuseUnknownTypes refuses id's events, as the JSONL store's reads do,
-// when one has a type that is not vocab.Known and is not ignorable.
-func refuseUnknownTypes(id string, events []session.Event) error {
-	for _, e := range events {
-		if !e.Ignorable && !vocab.Known(e.Type) {
-			return &unsupportedRow{msg: vocab.UnknownTypeMessage(id, e.Type, e.Seq, "postgres:sessions/"+id)}
-		}
-	}
-	return nil
+	return session.ReadLog(id, "postgres:sessions/"+id, header, lines)
 }
 
 // Create inserts the session and its seed in one transaction; an id that

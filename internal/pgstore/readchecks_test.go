@@ -1,0 +1,77 @@
+package pgstore
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
+	"github.com/dsh-actors/dsh-actors/internal/storetest"
+	"github.com/dsh-actors/dsh-actors/session"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRowsAreReadWithTheJSONLStoresChecks: the same event line, stored as
+// a row here and as a line of a JSONL log, reads alike: a pre-identity
+// message is upgraded in memory, a malformed message, a retired
+// vocabulary, an unknown type and an event envelope with a foreign key
+// are refused with the same words (the log named as each store names
+// it), the same sentinel and the same readable prefix; nothing is written.
+func TestRowsAreReadWithTheJSONLStoresChecks(t *testing.T) {
+	dsn := cluster.Database(t)
+	s := openStore(t, dsn)
+	conn := connect(t, dsn)
+	for _, tc := range []struct{ name, line string }{
+		{"pre-identity message", `{"type":"user/message","seq":1,"time":1,"data":{"content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}},"surfaceOp":"append"}`},
+		{"message without an id", `{"type":"user/message","seq":1,"time":1,"data":{"id":"","role":"user","source":{"kind":"user"},"content":[]},"surfaceOp":"append"}`},
+		{"assistant without a model", `{"type":"assistant/message","seq":1,"time":1,"data":{"message":{"id":"a","role":"assistant","source":{"kind":"model"},"content":[]}},"surfaceOp":"append"}`},
+		{"retired vocabulary", `{"type":"mode/set","seq":1,"time":1,"data":{}}`},
+		{"unknown type", `{"type":"future/thing","seq":1,"time":1,"data":{}}`},
+		{"foreign envelope key", `{"type":"feedback/record","seq":1,"time":1,"data":{},"x":1}`},
+		{"seq gap", `{"type":"feedback/record","seq":2,"time":1,"data":{}}`},
+		{"not JSON", `{"type":`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := strings.ReplaceAll(tc.name, " ", "-")
+			h := storetest.Header(id, "")
+			first := storetest.Note(0, "first")
+			require.NoError(t, s.Create(ctx, h, []session.Event{first, storetest.Note(1, "second")}))
+			_, err := conn.Exec(ctx, `UPDATE events SET line = $2 WHERE session_id = $1 AND seq = 1`, id, tc.line)
+			require.NoError(t, err)
+
+			root := t.TempDir()
+			jsonl, err := session.OpenJSONL(root)
+			require.NoError(t, err)
+			defer func() { require.NoError(t, jsonl.Close()) }()
+			require.NoError(t, jsonl.Create(ctx, h, nil))
+			path, err := logpath.Path(root, h.Cwd, id)
+			require.NoError(t, err)
+			header, err := h.MarshalJSON()
+			require.NoError(t, err)
+			lines, err := session.EventLines(id, 0, []session.Event{first})
+			require.NoError(t, err)
+			// the line is followed by a turn/end, so that no JSONL read takes it for a torn tail
+			closing := `{"type":"turn/end","seq":2,"time":1,"data":{"turn":1,"reason":{"kind":"completed"}}}`
+			require.NoError(t, os.WriteFile(path, []byte(string(header)+"\n"+string(lines[0])+"\n"+tc.line+"\n"+closing+"\n"), 0o600))
+			_, err = conn.Exec(ctx, `INSERT INTO events (session_id, seq, epoch, type, time, line) VALUES ($1, 2, 0, 'turn/end', 1, $2)`, id, closing)
+			require.NoError(t, err)
+			pgLog, pgErr := s.Inspect(ctx, id)
+			jsonlLog, jsonlErr := jsonl.Inspect(ctx, id)
+
+			if jsonlErr == nil {
+				require.NoError(t, pgErr)
+				require.Equal(t, jsonlLog.Events, pgLog.Events)
+				return
+			}
+			require.Error(t, pgErr)
+			require.Equal(t, strings.ReplaceAll(jsonlErr.Error(), path, "postgres:sessions/"+id), pgErr.Error())
+			require.Equal(t, errors.Is(jsonlErr, session.ErrCorrupt), errors.Is(pgErr, session.ErrCorrupt))
+			jsonlPrefix, jsonlLine, jsonlOK := session.ReadablePrefix(jsonlErr)
+			pgPrefix, pgLine, pgOK := session.ReadablePrefix(pgErr)
+			require.Equal(t, jsonlOK, pgOK)
+			require.Equal(t, jsonlLine, pgLine)
+			require.Equal(t, jsonlPrefix, pgPrefix)
+		})
+	}
+}
