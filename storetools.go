@@ -123,16 +123,20 @@ func pendingMessages(ctx context.Context, store session.Store, inboxPath func(se
 }
 
 // ImportReport is what Import did: the logs it copied, the sessions
-// stored in the Postgres store already (left as they are), and the logs
-// it skipped because they could not be read, in listing order.
+// stored in the Postgres store already (left as they are), the logs it
+// skipped because they could not be read, and the logs it copied without
+// the torn tail a read leaves out (a crash's unfinished write), each in
+// listing order.
 type ImportReport struct {
 	Imported int
 	Present  int
 	Skipped  []SkippedLog
+	Cut      []SkippedLog
 }
 
-// SkippedLog is a log Import could not read: its session's id and the
-// read's error, which names the file.
+// SkippedLog is a log Import could not read, or copied without its torn
+// tail: its session's id and what was wrong, naming the file (for a torn
+// tail, its bytes, in check's words).
 type SkippedLog struct {
 	ID  string
 	Err error
@@ -163,6 +167,9 @@ func Import(ctx context.Context, from, to string) (ImportReport, error) {
 	report := ImportReport{Imported: r.Imported, Present: r.Present}
 	for _, d := range r.Damaged {
 		report.Skipped = append(report.Skipped, SkippedLog{ID: d.ID, Err: d.Err})
+	}
+	for _, d := range r.Cut {
+		report.Cut = append(report.Cut, SkippedLog{ID: d.ID, Err: d.Err})
 	}
 	return report, err
 }

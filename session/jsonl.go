@@ -567,14 +567,23 @@ func scanAs(enc Compression, buf []byte, path string) (scanned, error) {
 // tail truncation and no closers. It opens the file read-only and never
 // writes. The returned events share one buffer; do not modify them.
 func (s *JSONL) Inspect(ctx context.Context, id string) (*Log, error) {
+	log, _, _, err := s.InspectTail(ctx, id)
+	return log, err
+}
+
+// InspectTail is Inspect, and also says what Inspect left out at the end
+// of the log's file: the size-cut bytes from byte cut on, a torn tail (or
+// damage in an unfinished last turn) that a resume would cut, as check
+// reports them; cut == size when nothing was left out. It never writes.
+func (s *JSONL) InspectTail(ctx context.Context, id string) (log *Log, cut, size int, err error) {
 	if err := s.checkOpen(); err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
-	_, _, sc, err := s.read(ctx, id)
+	_, buf, sc, err := s.read(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
-	return &Log{Header: sc.header, Events: sc.events}, nil
+	return &Log{Header: sc.header, Events: sc.events}, sc.cut, len(buf), nil
 }
 
 // Load is the repairing read. It waits until no write of id is in flight,

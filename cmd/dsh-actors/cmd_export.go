@@ -45,8 +45,9 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 
 // runImport copies every log of the JSONL store at --from into the
 // Postgres store: a damaged log is skipped and named (the exit status is
-// then 1), a session stored there already is left as it is, so running it
-// again copies what is missing.
+// then 1), a log with a torn tail is copied without it and named (as
+// check names it), a session stored there already is left as it is, so
+// running it again copies what is missing.
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags := newFlags("import")
 	store := flags.String("store", "", "the Postgres store (postgres://...)")
@@ -63,6 +64,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	for _, d := range report.Skipped {
 		fmt.Fprintf(stderr, "dsh-actors import: skipped %s: %v\n", d.ID, d.Err)
+	}
+	for _, d := range report.Cut {
+		fmt.Fprintf(stderr, "dsh-actors import: %s imported without its torn tail: %v\n", d.ID, d.Err)
 	}
 	fmt.Fprintf(stdout, "imported %d sessions from %s%s\n", report.Imported, *from, importNotes(report))
 	if len(report.Skipped) > 0 {
@@ -92,6 +96,12 @@ func importNotes(r dsh.ImportReport) string {
 		notes = append(notes, "1 damaged log skipped")
 	case n > 1:
 		notes = append(notes, fmt.Sprintf("%d damaged logs skipped", n))
+	}
+	switch n := len(r.Cut); {
+	case n == 1:
+		notes = append(notes, "1 torn tail left out")
+	case n > 1:
+		notes = append(notes, fmt.Sprintf("%d torn tails left out", n))
 	}
 	if len(notes) == 0 {
 		return ""

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -110,4 +111,37 @@ func TestDemoRunsOnAPostgresStore(t *testing.T) {
 	code, _, stderr = run(t, "demo", "--store", dsn, "--compression", "zstd")
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "--compression applies to a JSONL store folder")
+}
+
+// import copies the valid prefix of a log with a torn tail (an
+// unterminated last line, or a bad line after the last turn end, as a
+// crash leaves) and says so on stderr, naming the session, the file and
+// the bytes left out in check's words; the import succeeds.
+func TestImportNamesTheTornTailsItLeavesOut(t *testing.T) {
+	src := t.TempDir()
+	_, err := storegen.Generate(src, storegen.Shape{Sessions: 12, Children: 3, Turns: 2})
+	require.NoError(t, err)
+	torn := map[string]string{storegen.ChildID(1): `{"type":"turn/start","seq":`, storegen.ChildID(2): "{not json\n"}
+	phrases := map[string]string{}
+	for id, tail := range torn {
+		path, err := logpath.Path(src, "/work/alpha", id)
+		require.NoError(t, err)
+		whole, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(path, append(whole, tail...), 0o600))
+		phrases[id] = fmt.Sprintf("%s: %d bytes from byte %d on are torn or damaged", path, len(tail), len(whole))
+	}
+	dsn := cluster.Database(t)
+	code, out, errOut := run(t, "import", "--from", src, "--store", dsn)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "imported 12 sessions from "+src+" (2 torn tails left out)\n", out)
+	require.Equal(t, 2, strings.Count(errOut, "\n"), errOut)
+	for id, phrase := range phrases {
+		require.Contains(t, errOut, "dsh-actors import: "+id+" imported without its torn tail: "+phrase+"\n")
+	}
+	code, out, _ = run(t, "check", "--store", src)
+	require.Equal(t, 1, code)
+	for _, phrase := range phrases {
+		require.Contains(t, out, phrase, "check says the same")
+	}
 }

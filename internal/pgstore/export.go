@@ -20,9 +20,13 @@ type ImportReport struct {
 	// Damaged holds, in listing order, each log that could not be read
 	// (its error names the file); it was skipped.
 	Damaged []DamagedLog
+	// Cut holds, in listing order, each log copied without the torn tail
+	// a read leaves out (its error names the file and the bytes, in
+	// check's words).
+	Cut []DamagedLog
 }
 
-// DamagedLog is one log Import skipped.
+// DamagedLog is one log Import skipped, or copied without its torn tail.
 type DamagedLog struct {
 	ID  string
 	Err error
@@ -50,7 +54,7 @@ func (s *Store) Import(ctx context.Context, src *session.JSONL) (ImportReport, e
 		return report, err
 	}
 	for _, h := range headers {
-		log, err := src.Inspect(ctx, h.ID)
+		log, cut, size, err := src.InspectTail(ctx, h.ID)
 		if ctx.Err() != nil {
 			return report, ctx.Err()
 		}
@@ -70,9 +74,24 @@ func (s *Store) Import(ctx context.Context, src *session.JSONL) (ImportReport, e
 			return report, err
 		default:
 			report.Imported++
+			if cut < size {
+				report.Cut = append(report.Cut, DamagedLog{ID: h.ID, Err: tornTail(src.Root(), enc, log.Header, cut, size)})
+			}
 		}
 	}
 	return report, nil
+}
+
+// tornTail describes the bytes of a log Import left out, in check's words.
+func tornTail(root string, enc session.Compression, h session.Header, cut, size int) error {
+	path, err := logpath.Path(root, h.Cwd, h.ID)
+	if err != nil {
+		return err
+	}
+	if enc == session.CompressionZstd {
+		path += ".zstd"
+	}
+	return fmt.Errorf("%s: %d bytes from byte %d on are torn or damaged", path, size-cut, cut)
 }
 
 // storedLines returns the header line and event lines of log: the file's
