@@ -211,6 +211,7 @@ func scaleRow(ctx context.Context, cfg Config) ([]Line, error) {
 	largest := sizes[len(sizes)-1]
 	runs := make([][]ScaleCosts, len(sizes))
 	floorRuns := make([][]ScaleFloor, len(sizes))
+	endIORuns := make([][]Phase, len(sizes)) // one per run: 9i builds as many logs as the size
 	for round := range scaleRuns(sizes[0], largest) {
 		for i, live := range sizes {
 			if round >= scaleRuns(live, largest) {
@@ -222,18 +223,20 @@ func scaleRow(ctx context.Context, cfg Config) ([]Line, error) {
 			}
 			runs[i] = append(runs[i], c)
 			for range floorRunsIn(round) {
-				f, err := measureFloor(cfg.Dir, live)
-				if err != nil {
-					return nil, fmt.Errorf("floor at %d: %w", live, err)
-				}
-				floorRuns[i] = append(floorRuns[i], f)
+				floorRuns[i] = append(floorRuns[i], measureGoroutines(live))
 			}
+			io, err := measureEndIO(cfg.Dir, live)
+			if err != nil {
+				return nil, fmt.Errorf("floor at %d: %w", live, err)
+			}
+			endIORuns[i] = append(endIORuns[i], io)
 		}
 	}
 	all := make([]ScaleCosts, len(sizes))
 	floors := make([]ScaleFloor, len(sizes))
 	for i := range sizes {
 		all[i], floors[i] = medianCosts(runs[i]), medianFloor(floorRuns[i])
+		floors[i].EndIO = medianPhase(endIORuns[i], func(p Phase) Phase { return p })
 	}
 	lines, err := scaleLines(all, floors, cfg.ScaleSettle)
 	if err != nil {
@@ -243,9 +246,10 @@ func scaleRow(ctx context.Context, cfg Config) ([]Line, error) {
 	return append(lines, floorLines...), err
 }
 
-// floorRunsIn is how many floor runs go with a size's run in a round:
-// two, and one more in the first, so that a size measured k times has
-// 2k+1 floor runs.
+// floorRunsIn is how many goroutine floor runs (9f, 9g, 9h) go with a
+// size's run in a round: two, and one more in the first, so that a size
+// measured k times has 2k+1 of them. The end-of-life floor (9i) runs once
+// per round: each run builds as many logs as the size.
 func floorRunsIn(round int) int {
 	if round == 0 {
 		return 3
