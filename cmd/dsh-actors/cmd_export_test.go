@@ -101,7 +101,12 @@ func TestDemoRunsOnAPostgresStore(t *testing.T) {
 	dsn := cluster.Database(t)
 	code, stdout, stderr := run(t, "demo", "--store", dsn)
 	require.Equal(t, 0, code, stderr)
-	require.Equal(t, 5, strings.Count(stdout, "subagent/end "))
+	// Real time runs here (no synctest bubble over a Postgres connection):
+	// a child the follow-up finds settled is resumed as a new epoch, with
+	// its own start and end, so only the pairing and the five are fixed.
+	starts, ends := strings.Count(stdout, "subagent/start "), strings.Count(stdout, "subagent/end ")
+	require.GreaterOrEqual(t, ends, 5, stdout)
+	require.Equal(t, starts, ends, stdout)
 	root := regexp.MustCompile(`top-level agent (demo-[0-9a-f]+)`).FindStringSubmatch(stdout)
 	require.Len(t, root, 2)
 
