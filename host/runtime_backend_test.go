@@ -165,13 +165,7 @@ func TestSessionPromptOfASessionLeasedElsewhereIsAgentBusy(t *testing.T) {
 	rt, _ := openRuntime(t, root)
 	started(t, rt, "top")
 	require.NoError(t, rt.Close())
-	elsewhere, err := session.OpenJSONL(root)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, elsewhere.Close()) })
-	_, err = elsewhere.Acquire(ctx, "top")
-	require.NoError(t, err)
-	before, err := elsewhere.Inspect(ctx, "top")
-	require.NoError(t, err)
+	elsewhere, before := leaseElsewhere(t, root, "top")
 
 	rt, b := openRuntime(t, root)
 	got := rawCall(t, newTestHandler(t, b), "session.prompt", `{"sessionId":"top","mode":"queue","content":[]}`)
@@ -184,6 +178,21 @@ func TestSessionPromptOfASessionLeasedElsewhereIsAgentBusy(t *testing.T) {
 	require.Equal(t, before.Events, after.Events)
 }
 
+// leaseElsewhere acquires id's lease through a second JSONL store on root,
+// as another process would, and returns that store and id's log as it
+// stood then.
+func leaseElsewhere(t *testing.T, root, id string) (*session.JSONL, *session.Log) {
+	t.Helper()
+	elsewhere, err := session.OpenJSONL(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, elsewhere.Close()) })
+	_, err = elsewhere.Acquire(context.Background(), id)
+	require.NoError(t, err)
+	before, err := elsewhere.Inspect(context.Background(), id)
+	require.NoError(t, err)
+	return elsewhere, before
+}
+
 // session.create of a stored top-level session whose lease another
 // process holds (it runs there) answers agent-busy naming why, as
 // session.prompt does, not internal; nothing is resumed or logged here.
@@ -194,13 +203,7 @@ func TestSessionCreateOfASessionLeasedElsewhereIsAgentBusy(t *testing.T) {
 	rt, _ := openRuntime(t, root)
 	require.NoError(t, rt.OpenSession(ctx, dsh.SessionSpec{ID: "top", Cwd: w}))
 	require.NoError(t, rt.Close())
-	elsewhere, err := session.OpenJSONL(root)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, elsewhere.Close()) })
-	_, err = elsewhere.Acquire(ctx, "top")
-	require.NoError(t, err)
-	before, err := elsewhere.Inspect(ctx, "top")
-	require.NoError(t, err)
+	elsewhere, before := leaseElsewhere(t, root, "top")
 
 	rt, b := openRuntime(t, root)
 	payload, err := json.Marshal(map[string]string{"sessionId": "top", "cwd": w})
