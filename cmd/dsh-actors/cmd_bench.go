@@ -37,7 +37,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	only := flags.String("only", "", "rows to run, e.g. 1,3-5 (default all 9)")
 	dir := flags.String("dir", "", "folder for the temporary stores (default the system temp folder); removed afterwards")
 	asJSON := flags.Bool("json", false, "print the report as JSON")
-	agents := flags.Int("agents", 0, "row 3: idle live agents to measure (default 10000; quick 300); raise to 100000 for the issue's figure")
+	agents := flags.Int("agents", 0, "row 3: idle live agents to measure (default 10000; quick 3000); raise to 100000 for the issue's figure")
 	bigLog := flags.Bool("big-log", false, "row 5: also cold-resume a 100,000-event log")
 	fanout := flags.Int("fanout", 0, "row 6: children per node of the drained forest (default 10; quick 3)")
 	depth := flags.Int("depth", 0, "row 6: levels of the drained forest (default 4; quick 2)")

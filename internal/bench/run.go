@@ -83,7 +83,7 @@ func Quick() Config {
 		Quick:           true,
 		AdmissionRounds: 300,
 		SoloTurns:       20, ParallelAgents: 10, ParallelTurns: 3,
-		IdleAgents:   300,
+		IdleAgents:   3000,
 		SettleRounds: 5, ResidentRounds: 30, ResumeEvents: []int{10, 200}, ResumeRounds: 3,
 		Fanout: 3, Depth: 2, DrainRuns: 1,
 		CatalogSessions: 60, CatalogChildren: 6, CatalogRounds: 2,
