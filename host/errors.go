@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"syscall"
 
 	"github.com/dsh-actors/dsh-actors/fault"
@@ -138,8 +139,14 @@ func persistenceWords(err error) (string, bool) {
 // persistenceFailure is the fault.QueryPersistenceFailed error in err's
 // chain, nil when there is none.
 func persistenceFailure(err error) *fault.Error {
+	return faultIn(err, fault.QueryPersistenceFailed)
+}
+
+// faultIn is the first *fault.Error in err's chain whose Code is one of
+// codes, nil when there is none.
+func faultIn(err error, codes ...fault.Code) *fault.Error {
 	for e := err; e != nil; e = errors.Unwrap(e) {
-		if f, ok := e.(*fault.Error); ok && f.Code == fault.QueryPersistenceFailed {
+		if f, ok := e.(*fault.Error); ok && slices.Contains(codes, f.Code) {
 			return f
 		}
 	}

@@ -61,10 +61,8 @@ func (h *Handler) sessionSearch(ctx context.Context, c call) (any, *rpcError) {
 // refusal is the words of the index's refusal of a search request: the
 // message of the error in err's chain that carries the query code.
 func refusal(err error) string {
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		if f, ok := e.(*fault.Error); ok && (f.Code == fault.QueryInvalidQuery || f.Code == fault.QueryInvalidLimit) {
-			return f.Message
-		}
+	if f := faultIn(err, fault.QueryInvalidQuery, fault.QueryInvalidLimit); f != nil {
+		return f.Message
 	}
 	return err.Error()
 }
