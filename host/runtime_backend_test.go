@@ -161,7 +161,6 @@ func TestRuntimeBackendPromptsTopLevelSessionsOnly(t *testing.T) {
 // internal, and nothing is logged to the session.
 func TestSessionPromptOfASessionLeasedElsewhereIsAgentBusy(t *testing.T) {
 	root := t.TempDir()
-	ctx := context.Background()
 	rt, _ := openRuntime(t, root)
 	started(t, rt, "top")
 	require.NoError(t, rt.Close())
@@ -169,13 +168,7 @@ func TestSessionPromptOfASessionLeasedElsewhereIsAgentBusy(t *testing.T) {
 
 	rt, b := openRuntime(t, root)
 	got := rawCall(t, newTestHandler(t, b), "session.prompt", `{"sessionId":"top","mode":"queue","content":[]}`)
-	require.Equal(t, `{"type":"server-response","rpcId":"r","result":{"ok":false,"error":{"code":"agent-busy",`+
-		`"message":"session \"top\" is running in another process",`+
-		`"details":{"reason":"its lease is held by another process; retry once that process releases it or the lease expires"}}}}`, got)
-	require.False(t, isLive(rt, "top"))
-	after, err := elsewhere.Inspect(ctx, "top")
-	require.NoError(t, err)
-	require.Equal(t, before.Events, after.Events)
+	requireBusyElsewhere(t, got, rt, elsewhere, before)
 }
 
 // leaseElsewhere acquires id's lease through a second JSONL store on root,
@@ -191,6 +184,19 @@ func leaseElsewhere(t *testing.T, root, id string) (*session.JSONL, *session.Log
 	before, err := elsewhere.Inspect(context.Background(), id)
 	require.NoError(t, err)
 	return elsewhere, before
+}
+
+// requireBusyElsewhere requires got to be agent-busy for "top", leased
+// by elsewhere, with top not live in rt and its log as it was (before).
+func requireBusyElsewhere(t *testing.T, got string, rt *dsh.Runtime, elsewhere *session.JSONL, before *session.Log) {
+	t.Helper()
+	require.Equal(t, `{"type":"server-response","rpcId":"r","result":{"ok":false,"error":{"code":"agent-busy",`+
+		`"message":"session \"top\" is running in another process",`+
+		`"details":{"reason":"its lease is held by another process; retry once that process releases it or the lease expires"}}}}`, got)
+	require.False(t, isLive(rt, "top"))
+	after, err := elsewhere.Inspect(context.Background(), "top")
+	require.NoError(t, err)
+	require.Equal(t, before.Events, after.Events)
 }
 
 // session.create of a stored top-level session whose lease another
@@ -209,13 +215,7 @@ func TestSessionCreateOfASessionLeasedElsewhereIsAgentBusy(t *testing.T) {
 	payload, err := json.Marshal(map[string]string{"sessionId": "top", "cwd": w})
 	require.NoError(t, err)
 	got := rawCall(t, newTestHandler(t, b), "session.create", string(payload))
-	require.Equal(t, `{"type":"server-response","rpcId":"r","result":{"ok":false,"error":{"code":"agent-busy",`+
-		`"message":"session \"top\" is running in another process",`+
-		`"details":{"reason":"its lease is held by another process; retry once that process releases it or the lease expires"}}}}`, got)
-	require.False(t, isLive(rt, "top"))
-	after, err := elsewhere.Inspect(ctx, "top")
-	require.NoError(t, err)
-	require.Equal(t, before.Events, after.Events)
+	requireBusyElsewhere(t, got, rt, elsewhere, before)
 }
 
 // TestRuntimeBackendCreateSessionIsTheOriginalsEnsureSession: a session is
