@@ -12,9 +12,10 @@ var errUnparsable = errors.New("unparsable storage record")
 
 // errBadEnvelope marks an event line whose envelope the original refuses
 // when it validates a stored log (not when it scans it): a key other than
-// the seven an event has, or an ignorable that is not true. The event is
-// decoded all the same; the read refuses the log if it keeps the event
-// (checkEnvelope).
+// the seven an event has, a type that is not a string, no data, a time
+// that is not a safe integer, or an ignorable that is not true. The event
+// is decoded all the same (a type that is not a string as JavaScript
+// prints it); the read refuses the log if it keeps the event (checkEnvelope).
 var errBadEnvelope = errors.New("invalid event envelope")
 
 // badSeq is a record whose seq is not a non-negative safe integer; Got is
@@ -34,6 +35,9 @@ func decodeRecord(line []byte, dst []Event, names typeNames) ([]Event, error) {
 		return dst, errUnparsable
 	}
 	env.typ, env.typeIsText = names.get(env.typeRaw)
+	if !env.typeIsText {
+		env.typ = jsString(env.typeRaw)
+	}
 	if rowTags[env.typ] {
 		return decodeRow(&env, dst)
 	}
@@ -72,6 +76,7 @@ type envelope struct {
 	seq0, time0                []byte
 	keys                       int
 	hasData, typeIsText        bool
+	timeIsInt                  bool // set by event()
 	// foreign counts the keys an event envelope may not have: any but
 	// type, seq, time, data, sourceEventSeqs, surfaceOp, ignorable (a
 	// packed row's seq0 and time0 included).
@@ -108,24 +113,25 @@ func (env *envelope) member(key, value []byte) {
 }
 
 // invalid reports whether an event's envelope is one the original refuses
-// on reading a stored log: a foreign key, or an ignorable other than true
-// (whatever its value, a stored ignorable must be exactly true).
+// on reading a stored log, once event() has read it: a foreign key, a type
+// that is not a string, no data, a time that is not a safe integer, or an
+// ignorable other than true (whatever its value, a stored ignorable must
+// be exactly true).
 func (env *envelope) invalid() bool {
-	return env.foreign > 0 || env.ignore != nil && string(env.ignore) != "true"
+	return env.foreign > 0 || !env.typeIsText || !env.hasData || !env.timeIsInt ||
+		env.ignore != nil && string(env.ignore) != "true"
 }
 
+// event reads the envelope as one event. Only a seq that is not a
+// non-negative safe integer fails it (a seq gap, as the original's scan
+// finds); what else the original refuses at validation, invalid reports.
 func (env *envelope) event() (Event, error) {
-	if !env.typeIsText || !env.hasData {
-		return Event{}, errUnparsable
-	}
 	seq, _, ok := parseSafeInt(env.seq)
 	if !ok || seq < 0 {
 		return Event{}, &badSeq{Type: env.typ, Got: jsString(env.seq)}
 	}
-	t, _, ok := parseSafeInt(env.time)
-	if !ok {
-		return Event{}, errUnparsable
-	}
+	var t int64
+	t, _, env.timeIsInt = parseSafeInt(env.time)
 	e := Event{Type: env.typ, Seq: seq, Time: t, Data: json.RawMessage(env.data)}
 	if env.surfaceOp != nil {
 		e.SurfaceOp = json.RawMessage(env.surfaceOp)

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -35,7 +36,17 @@ func TestAnEventEnvelopeWithAForeignKeyIsRefused(t *testing.T) {
 		{"a packed row's key on an event", lines(`{"type":"turn/start","seq":0,"time":1,"data":{"turn":1},"seq0":0}`), 0, 0},
 		{"ignorable false", lines(start, `{"type":"step/start","seq":1,"time":1,"data":{"turn":1,"step":1},"ignorable":false}`, end), 1, 0},
 		{"ignorable not a boolean", lines(start, `{"type":"step/start","seq":1,"time":1,"data":{"turn":1,"step":1},"ignorable":1}`, end), 1, 0},
+		{"type not a string, ignorable", lines(start, `{"type":7,"seq":1,"time":1,"data":{},"ignorable":true}`, end), 1, 0},
+		{"data missing", lines(start, `{"type":"step/start","seq":1,"time":1}`, end), 1, 0},
+		{"data missing on the last line of an open turn", lines(start, `{"type":"step/start","seq":1,"time":1}`), 1, 0},
+		{"time missing", lines(start, `{"type":"step/start","seq":1,"data":{"turn":1,"step":1}}`, end), 1, 0},
+		{"time a string", lines(start, `{"type":"step/start","seq":1,"time":"1","data":{"turn":1,"step":1}}`, end), 1, 0},
+		{"time fractional", lines(start, `{"type":"step/start","seq":1,"time":1.5,"data":{"turn":1,"step":1}}`), 1, 0},
+		{"time past a safe integer", lines(start, `{"type":"step/start","seq":1,"time":9007199254740992,"data":{"turn":1,"step":1}}`), 1, 0},
+		{"integral time written as a float", lines(start, `{"type":"step/start","seq":1,"time":1e3,"data":{"turn":1,"step":1}}`), -1, 2},
+		{"data null", lines(start, `{"type":"step/start","seq":1,"time":1,"data":null}`), -1, 2},
 		{"a torn last line", lines(start) + `{"type":"step/start","seq":1,"time":1,"data":{},"extra":1}`, -1, 1},
+		{"a torn last line without data", lines(start) + `{"type":"step/start","seq":1,"time":1}`, -1, 1},
 		{"after damage past the last turn/end", lines(start, "garbage", `{"type":"step/start","seq":1,"time":1,"data":{},"extra":1}`), -1, 1},
 		{"the seven keys", lines(start, `{"type":"user/message","seq":1,"time":1,"data":{"id":"m","role":"user","source":{"kind":"user"},"content":[]},`+
 			`"sourceEventSeqs":[0],"surfaceOp":"append"}`, `{"type":"x/y","seq":2,"time":1,"data":null,"ignorable":true}`), -1, 3},
@@ -89,4 +100,41 @@ func TestEventUnmarshalRefusesAForeignEnvelope(t *testing.T) {
 	var e Event
 	require.NoError(t, e.UnmarshalJSON([]byte(`{"type":"a","seq":0,"time":1,"data":{},"ignorable":true}`)))
 	require.True(t, e.Ignorable)
+}
+
+// A type that is not a string is not one this build knows: unless the
+// event is marked ignorable (then its envelope is refused), the read
+// refuses the log as the original does an unknown type, naming the type
+// as JavaScript prints it. A seq that is not the next integer is a seq gap
+// at scan level, as in the original, whatever its JSON type.
+func TestAnEventTypeOrSeqOfTheWrongKind(t *testing.T) {
+	ctx := context.Background()
+	const start = `{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}`
+	const end = `{"type":"turn/end","seq":2,"time":2,"data":{"turn":1,"reason":{"kind":"completed"}}}`
+	for _, tc := range []struct{ name, line, want string }{
+		{"type a number", `{"type":7,"seq":1,"time":1,"data":{}}`,
+			`session "env" contains event type "7" (seq 1) unknown to this harness and not marked ignorable; ` +
+				"refusing to interpret the log — it was likely written by a newer harness (raw log: PATH)"},
+		{"type missing", `{"seq":1,"time":1,"data":{}}`,
+			`session "env" contains event type "undefined" (seq 1) unknown to this harness and not marked ignorable; ` +
+				"refusing to interpret the log — it was likely written by a newer harness (raw log: PATH)"},
+		{"seq a string", `{"type":"step/start","seq":"1","time":1,"data":{}}`,
+			"corrupt session log: seq gap in committed region at line 2 (expected 1, got 1) (raw log: PATH)"},
+		{"seq fractional", `{"type":"step/start","seq":1.5,"time":1,"data":{}}`,
+			"corrupt session log: seq gap in committed region at line 2 (expected 1, got 1.5) (raw log: PATH)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openStore(t)
+			h := header("env")
+			content := headerLineOf(t, h) + lines(start, tc.line, end)
+			path := writeRaw(t, s, h, content)
+			for _, read := range []func(context.Context, string) (*Log, error){s.Inspect, s.Load} {
+				_, err := read(ctx, "env")
+				require.EqualError(t, err, strings.ReplaceAll(tc.want, "PATH", path))
+			}
+			after, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.Equal(t, content, string(after), "a refused load writes nothing")
+		})
+	}
 }

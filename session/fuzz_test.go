@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -124,7 +125,8 @@ var envelopeKeys = map[string]bool{"type": true, "seq": true, "time": true, "dat
 
 // FuzzEventLine checks the one-line event reader against encoding/json:
 // it never panics; it accepts only objects whose keys are among the seven
-// of an event envelope, with an ignorable that is true when present; the
+// of an event envelope, with a string type, data, a safe-integer time and
+// an ignorable that is true when present; the
 // log scanner's decoder flags exactly the envelopes it refuses; and an
 // accepted event writes a line of those keys only that reads back equal.
 func FuzzEventLine(f *testing.F) {
@@ -133,6 +135,12 @@ func FuzzEventLine(f *testing.F) {
 	f.Add(`{"type":"a","seq":0,"time":1,"data":{},"extra":1}`)
 	f.Add(`{"type":"a","seq":0,"time":1,"data":{},"ignorable":false}`)
 	f.Add(`{"type":"a","seq":0,"time":1,"data":{},"type":"b"}`)
+	f.Add(`{"type":7,"seq":0,"time":1,"data":{}}`)
+	f.Add(`{"type":"a","seq":0,"time":1}`)
+	f.Add(`{"type":"a","seq":0,"time":1.5,"data":{}}`)
+	f.Add(`{"type":"a","seq":0,"time":"1","data":{}}`)
+	f.Add(`{"type":"a","seq":"0","time":1,"data":{}}`)
+	f.Add(`{"type":null,"seq":0,"time":null,"data":{}}`)
 	f.Add(`{"type":"text-chunks","seq0":0,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[0,1],"texts":["a","b","c"]}}`)
 	f.Fuzz(func(t *testing.T, line string) {
 		var e Event
@@ -150,7 +158,7 @@ func FuzzEventLine(f *testing.F) {
 		if ignorable, ok := members["ignorable"]; ok && string(ignorable) != "true" {
 			foreign = true
 		}
-		if foreign {
+		if foreign || refusedAtValidation(members) {
 			require.Error(t, err, "an envelope the original refuses")
 			if decodeErr == nil {
 				require.NotEqual(t, 1, len(decoded), "only a packed row, never one event, may decode cleanly")
@@ -178,6 +186,18 @@ func FuzzEventLine(f *testing.F) {
 		require.Equal(t, e.Seq, back.Seq)
 		require.Equal(t, e.Ignorable, back.Ignorable)
 	})
+}
+
+// refusedAtValidation reports whether an event envelope's members are
+// what the original refuses when it validates a stored log, keys aside: a
+// type that is not a string, no data, a time that is not a safe integer.
+func refusedAtValidation(members map[string]json.RawMessage) bool {
+	var typ string
+	var time float64
+	_, hasData := members["data"]
+	isNull := func(key string) bool { return string(bytes.TrimSpace(members[key])) == "null" }
+	return isNull("type") || json.Unmarshal(members["type"], &typ) != nil || !hasData ||
+		isNull("time") || json.Unmarshal(members["time"], &time) != nil || time != math.Trunc(time) || math.Abs(time) > 1<<53-1
 }
 
 // FuzzReadLog checks the reader of a log kept as lines (the Postgres

@@ -538,7 +538,8 @@ func checkEvents(id string, sc scanned, path string) error {
 
 // checkEnvelope refuses the log of id when its kept event at index
 // badEnvelope-1 has an envelope the original refuses (a key other than
-// type, seq, time, data, sourceEventSeqs, surfaceOp, ignorable, or an
+// type, seq, time, data, sourceEventSeqs, surfaceOp, ignorable, a type
+// that is not a string, no data, a time that is not a safe integer, or an
 // ignorable other than true), in the original's words, with the events
 // before it as the readable prefix. badEnvelope 0: none has.
 func checkEnvelope(id string, events []Event, badEnvelope int, path string) error {

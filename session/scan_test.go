@@ -376,20 +376,6 @@ func TestUnknownEventTypeRefusedUnlessIgnorable(t *testing.T) {
 	require.Equal(t, "future/thing", log.Events[0].Type, "an ignorable unknown event is kept")
 }
 
-// A type field that is not a string is refused by the envelope check,
-// before the vocabulary is consulted.
-func TestNonStringEventTypeIsCorrupt(t *testing.T) {
-	s := openStore(t)
-	h := header("typed")
-	writeRaw(t, s, h, headerLineOf(t, h)+lines(`{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}`,
-		`{"type":7,"seq":1,"time":1,"data":{}}`,
-		`{"type":"turn/end","seq":2,"time":2,"data":{"turn":1,"reason":{"kind":"completed"}}}`))
-	_, err := s.Inspect(context.Background(), "typed")
-	require.ErrorIs(t, err, ErrCorrupt)
-	require.NotErrorIs(t, err, errUnsupported)
-	require.Contains(t, err.Error(), "unparsable committed event at line 2")
-}
-
 // The closers a repairing read appends are of known types, so the
 // repaired log reads again.
 func TestRepairClosersAreOfKnownTypes(t *testing.T) {

@@ -29,6 +29,11 @@ func TestRowsAreReadWithTheJSONLStoresChecks(t *testing.T) {
 		{"retired vocabulary", `{"type":"mode/set","seq":1,"time":1,"data":{}}`},
 		{"unknown type", `{"type":"future/thing","seq":1,"time":1,"data":{}}`},
 		{"foreign envelope key", `{"type":"feedback/record","seq":1,"time":1,"data":{},"x":1}`},
+		{"type not a string", `{"type":7,"seq":1,"time":1,"data":{}}`},
+		{"type not a string, ignorable", `{"type":7,"seq":1,"time":1,"data":{},"ignorable":true}`},
+		{"data missing", `{"type":"feedback/record","seq":1,"time":1}`},
+		{"time a string", `{"type":"feedback/record","seq":1,"time":"1","data":{}}`},
+		{"seq a string", `{"type":"feedback/record","seq":"1","time":1,"data":{}}`},
 		{"seq gap", `{"type":"feedback/record","seq":2,"time":1,"data":{}}`},
 		{"not JSON", `{"type":`},
 	} {
