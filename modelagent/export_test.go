@@ -3,6 +3,7 @@ package modelagent
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/dsh-actors/dsh-actors/event"
 
@@ -87,4 +88,11 @@ func (a *Agents) CallMCP(ctx context.Context, name, arguments string) (string, e
 		return "", errors.New(text)
 	}
 	return text, nil
+}
+
+// SetMCPCallTimeout bounds each MCP tool call by d until the test ends.
+func SetMCPCallTimeout(t interface{ Cleanup(func()) }, d time.Duration) {
+	previous := mcpCallTimeout
+	mcpCallTimeout = d
+	t.Cleanup(func() { mcpCallTimeout = previous })
 }

@@ -102,6 +102,14 @@ func isNameChar(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }
 
+// mcpCallTimeout bounds one MCP tool call, as the original's client
+// bounds it by default: a server that never answers fails the call.
+var mcpCallTimeout = 60 * time.Second
+
+// errMCPTimeout is a call that outlived mcpCallTimeout, in the original's
+// words (its MCP SDK's RequestTimeout error).
+var errMCPTimeout = errors.New("MCP error -32001: Request timed out")
+
 // Reconnection backoff of a server that died: from the first delay,
 // doubling, up to the last.
 const (
@@ -339,8 +347,9 @@ func (s *mcpLink) toolDef(tool *mcp.Tool) toolDef {
 	return def
 }
 
-// call runs the tool raw with args: its text, or an error with its text
-// when the server says isError, or the reason the server is unavailable.
+// call runs the tool raw with args, for at most mcpCallTimeout: its text,
+// or an error with its text when the server says isError, or the reason
+// the server is unavailable or did not answer.
 func (s *mcpLink) call(ctx context.Context, raw string, args toolArgs) (string, error) {
 	s.mu.Lock()
 	session, down := s.session, s.err
@@ -348,7 +357,12 @@ func (s *mcpLink) call(ctx context.Context, raw string, args toolArgs) (string, 
 	if session == nil {
 		return "", fmt.Errorf("MCP server %q is unavailable (reconnecting): %v", s.name, down)
 	}
-	result, err := session.CallTool(ctx, &mcp.CallToolParams{Name: raw, Arguments: map[string]any(args)})
+	callCtx, cancel := context.WithTimeoutCause(ctx, mcpCallTimeout, errMCPTimeout)
+	defer cancel()
+	result, err := session.CallTool(callCtx, &mcp.CallToolParams{Name: raw, Arguments: map[string]any(args)})
+	if err != nil && ctx.Err() == nil && context.Cause(callCtx) == errMCPTimeout {
+		return "", fmt.Errorf("MCP server %q: %s: %w", s.name, raw, errMCPTimeout)
+	}
 	if err != nil {
 		return "", fmt.Errorf("MCP server %q: %s: %w", s.name, raw, err)
 	}

@@ -380,3 +380,38 @@ func BenchmarkMCPStdioCall(b *testing.B) {
 	b.ReportMetric(float64(viaMCP.Nanoseconds())/n, "mcp-ns/call")
 	b.ReportMetric(float64(viaMCP)/float64(max(direct, 1)), "mcp/direct")
 }
+
+// TestAnMCPCallThatHangsTimesOut: a tool call the server never answers
+// fails once the call timeout passes (60 s unless a test shortens it),
+// with the original's words for a timed-out request, and the server's
+// other tools keep working.
+func TestAnMCPCallThatHangsTimesOut(t *testing.T) {
+	server := testMCPServer()
+	release := make(chan struct{})
+	mcp.AddTool(server, &mcp.Tool{Name: "hang", Description: "Never answer."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			select {
+			case <-ctx.Done():
+			case <-release:
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "too late"}}}, nil, nil
+		})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	modelagent.SetMCPCallTimeout(t, 200*time.Millisecond)
+	agents, err := modelagent.NewOverChecked(modelagent.Config{Model: "m",
+		MCPServers: map[string]modelagent.MCPServer{"remote": {URL: srv.URL}}}, llmtest.NewClient(), func() float64 { return 0.5 })
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, agents.Close()) })
+	waitForTools(t, agents, "mcp__remote__hang", "mcp__remote__echo")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = agents.CallMCP(ctx, "mcp__remote__hang", `{}`)
+	require.EqualError(t, err, `Error: MCP server "remote": hang: MCP error -32001: Request timed out`)
+	require.NoError(t, ctx.Err(), "the call timed out on its own, long before the test's deadline")
+	text, err := agents.CallMCP(ctx, "mcp__remote__echo", `{"text":"still here"}`)
+	require.NoError(t, err)
+	require.Equal(t, "echo: still here", text)
+}
