@@ -379,8 +379,7 @@ func (l *lister) frameFound(path string) func(from, to int) ([]byte, bool, error
 // identify path.
 func (s *JSONL) checkIdentity(h Header, requested, path string) error {
 	if requested != "" && h.ID != requested {
-		return corruptNamed(path, `corrupt session log "%s": requested id "%s" does not match header id "%s"`,
-			path, requested, h.ID)
+		return otherSession(path, requested, h.ID)
 	}
 	expected, err := logpath.Path(s.root, h.Cwd, h.ID)
 	if err != nil {
@@ -394,6 +393,13 @@ func (s *JSONL) checkIdentity(h Header, requested, path string) error {
 		return err
 	}
 	return corruptNamed(path, `corrupt session log "%s": header id "%s" and cwd identify "%s"`, path, h.ID, expected)
+}
+
+// otherSession is the refusal of a log read as requested whose header
+// names another session, headerID.
+func otherSession(path, requested, headerID string) error {
+	return corruptNamed(path, `corrupt session log "%s": requested id "%s" does not match header id "%s"`,
+		path, requested, headerID)
 }
 
 // sameRealPath reports whether two spellings resolve to the same file

@@ -20,7 +20,7 @@ var _ query.Catalog = (*Store)(nil)
 // and each direct child (by createdAt; ListChildren orders ties as the
 // catalog does) with its header line and the lines of the descriptors in its
 // own suffix (seq at or after the header's seedLength).
-const listChildrenSQL = `SELECT p.id IS NOT NULL, c.header_line,
+const listChildrenSQL = `SELECT p.id IS NOT NULL, c.id, c.header_line,
 		ARRAY(SELECT e.line FROM events e WHERE e.session_id = c.id AND e.type = $2
 			AND e.seq >= COALESCE((c.header_line::jsonb->>'seedLength')::bigint, 0) ORDER BY e.seq)
 	FROM (SELECT 1) AS one
@@ -63,7 +63,8 @@ func (s *Store) ListChildren(ctx context.Context, parentID string) ([]query.Entr
 }
 
 // readChildren runs listChildrenSQL: the children whose header parses,
-// and whether the parent is stored.
+// and whether the parent is stored; a child whose header names another
+// session fails it (checkNamed).
 func (s *Store) readChildren(ctx context.Context, parentID string) (children []childRow, parentFound bool, err error) {
 	rows, err := s.pool.Query(ctx, listChildrenSQL, parentID, vocab.TypeSubagentDescriptor)
 	if err != nil {
@@ -71,14 +72,17 @@ func (s *Store) readChildren(ctx context.Context, parentID string) (children []c
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var headerLine *string
+		var id, headerLine *string
 		var descriptors []string
-		if err := rows.Scan(&parentFound, &headerLine, &descriptors); err != nil {
+		if err := rows.Scan(&parentFound, &id, &headerLine, &descriptors); err != nil {
 			return nil, false, err
 		}
 		var h session.Header
 		if headerLine == nil || h.UnmarshalJSON([]byte(*headerLine)) != nil {
 			continue // no child, or a header the JSONL listing skips
+		}
+		if err := checkNamed(*id, h); err != nil {
+			return nil, false, err
 		}
 		children = append(children, childRow{catalog.Record{Header: h, Live: s.holds(h.ID), Persisted: true}, descriptors})
 	}

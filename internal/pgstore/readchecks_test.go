@@ -1,8 +1,10 @@
 package pgstore
 
 import (
+	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -79,4 +81,49 @@ func TestRowsAreReadWithTheJSONLStoresChecks(t *testing.T) {
 			require.Equal(t, jsonlPrefix, pgPrefix)
 		})
 	}
+}
+
+// A row whose header line names another session is refused as the JSONL
+// store refuses a log whose header names another session than the one
+// read: a targeted read (Inspect, Load) in the JSONL store's words, the
+// log named as this store names it, matching session.ErrCorrupt; List
+// and ListChildren fail whole, as the JSONL listing does; nothing is
+// written.
+func TestAHeaderNamingAnotherSessionIsRefused(t *testing.T) {
+	dsn := cluster.Database(t)
+	s := openStore(t, dsn)
+	conn := connect(t, dsn)
+	require.NoError(t, s.Create(ctx, storetest.Header("parent", ""), []session.Event{storetest.Note(0, "p")}))
+	require.NoError(t, s.Create(ctx, storetest.Header("child", "parent"), []session.Event{storetest.Note(0, "c")}))
+	other, err := session.HeaderLine(storetest.Header("other", "parent"))
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, `UPDATE sessions SET header_line = $2 WHERE id = $1`, "child", string(other))
+	require.NoError(t, err)
+
+	root := t.TempDir()
+	jsonl, err := session.OpenJSONL(root)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, jsonl.Close()) }()
+	path, err := logpath.Path(root, "/work/project", "child")
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	require.NoError(t, os.WriteFile(path, append(other, '\n'), 0o600))
+	_, jsonlErr := jsonl.Inspect(ctx, "child")
+	require.ErrorIs(t, jsonlErr, session.ErrCorrupt)
+	want := strings.ReplaceAll(jsonlErr.Error(), path, "postgres:sessions/child")
+	require.Equal(t, `corrupt session log "postgres:sessions/child": requested id "child" does not match header id "other"`, want)
+
+	for name, read := range map[string]func(context.Context, string) (*session.Log, error){"Inspect": s.Inspect, "Load": s.Load} {
+		_, err := read(ctx, "child")
+		require.ErrorIs(t, err, session.ErrCorrupt, name)
+		require.EqualError(t, err, want, name)
+	}
+	_, err = s.List(ctx)
+	require.ErrorIs(t, err, session.ErrCorrupt)
+	require.EqualError(t, err, want)
+	_, err = s.ListChildren(ctx, "parent")
+	require.ErrorContains(t, err, want)
+	var lines int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM events WHERE session_id = 'child'`).Scan(&lines))
+	require.Equal(t, 1, lines, "nothing is written")
 }

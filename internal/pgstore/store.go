@@ -162,35 +162,34 @@ func (s *Store) List(ctx context.Context) ([]session.Header, error) {
 		if err := rows.Scan(&id, &line); err != nil {
 			return nil, err
 		}
-		h, err := parseHeader(id, line)
-		if err != nil {
+		var h session.Header
+		if h.UnmarshalJSON([]byte(line)) != nil {
 			continue // as the JSONL List skips a folder without a valid header
+		}
+		if err := checkNamed(id, h); err != nil {
+			return nil, err
 		}
 		out = append(out, h)
 	}
 	return out, rows.Err()
 }
 
-func parseHeader(id, line string) (session.Header, error) {
-	var h session.Header
-	if err := h.UnmarshalJSON([]byte(line)); err != nil {
-		return h, corrupt(id, 0, "header: "+err.Error())
+// checkNamed refuses the header h of row id when it names another
+// session, in the words of the JSONL store (and of session.ReadLog) for a
+// log whose header names another session than the one read.
+func checkNamed(id string, h session.Header) error {
+	if h.ID == id {
+		return nil
 	}
-	return h, nil
+	return &corruptRow{msg: fmt.Sprintf(`corrupt session log "postgres:sessions/%s": requested id "%s" does not match header id "%s"`, id, id, h.ID)}
 }
 
-// corruptRow is a stored row that does not parse: it matches
+// corruptRow is a stored row the store refuses: it matches
 // session.ErrCorrupt, as a damaged JSONL log does.
 type corruptRow struct{ msg string }
 
 func (e *corruptRow) Error() string        { return e.msg }
 func (e *corruptRow) Is(target error) bool { return target == session.ErrCorrupt }
-
-// corrupt names the session and the row; line counts events from 1 (0:
-// the header).
-func corrupt(id string, line int, msg string) error {
-	return &corruptRow{msg: fmt.Sprintf(`corrupt session log "postgres:sessions/%s" at line %d: %s`, id, line, msg)}
-}
 
 // Inspect returns the stored log of id; it never writes.
 func (s *Store) Inspect(ctx context.Context, id string) (*session.Log, error) {
