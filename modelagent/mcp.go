@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
@@ -34,7 +35,8 @@ type MCPServer struct {
 
 // ReadMCPConfig reads an {"mcpServers": {NAME: {command, args, env} |
 // {url, headers}}} file. A server with neither or both a command and a
-// URL, or an unreadable file, is an error naming it.
+// URL, a URL that is not http(s) with a host, or an unreadable file, is an
+// error naming it.
 func ReadMCPConfig(path string) (map[string]MCPServer, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -53,7 +55,7 @@ func ReadMCPConfig(path string) (map[string]MCPServer, error) {
 }
 
 // checkMCPServers refuses a server that is not exactly one of a command
-// and a URL.
+// and a URL, or whose URL is not an http(s) URL naming a host.
 func checkMCPServers(servers map[string]MCPServer) error {
 	for name, s := range servers {
 		switch {
@@ -61,7 +63,25 @@ func checkMCPServers(servers map[string]MCPServer) error {
 			return errors.New("an MCP server needs a name")
 		case (s.Command == "") == (s.URL == ""):
 			return fmt.Errorf("MCP server %q needs either a command or a url", name)
+		case s.URL != "":
+			if err := checkMCPURL(s.URL); err != nil {
+				return fmt.Errorf("MCP server %q: url %q %w", name, s.URL, err)
+			}
 		}
+	}
+	return nil
+}
+
+// checkMCPURL says what makes raw no endpoint to connect to.
+func checkMCPURL(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return fmt.Errorf("is not a URL: %w", err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return errors.New("must start with http:// or https://")
+	case u.Host == "":
+		return errors.New("names no host")
 	}
 	return nil
 }

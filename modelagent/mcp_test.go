@@ -345,6 +345,20 @@ func TestReadMCPConfig(t *testing.T) {
 	require.ErrorContains(t, err, `MCP server "both" needs either a command or a url`)
 	_, err = modelagent.ReadMCPConfig(filepath.Join(dir, "missing.json"))
 	require.ErrorContains(t, err, "missing.json")
+
+	for url, want := range map[string]string{
+		"127.0.0.1:9/mcp": `MCP server "x": url "127.0.0.1:9/mcp" is not a URL`,
+		"not a url":       `MCP server "x": url "not a url" must start with http:// or https://`,
+		"ftp://h/mcp":     `MCP server "x": url "ftp://h/mcp" must start with http:// or https://`,
+		"http:///mcp":     `MCP server "x": url "http:///mcp" names no host`,
+	} {
+		file := filepath.Join(dir, "url.json")
+		require.NoError(t, os.WriteFile(file, []byte(`{"mcpServers":{"x":{"url":"`+url+`"}}}`), 0o600))
+		_, err = modelagent.ReadMCPConfig(file)
+		require.ErrorContains(t, err, want, "the url %q is refused when read, not retried for ever", url)
+		_, err = modelagent.New(modelagent.Config{Model: "m", APIKey: "k", MCPServers: map[string]modelagent.MCPServer{"x": {URL: url}}})
+		require.ErrorContains(t, err, want, "and when given to New")
+	}
 }
 
 // BenchmarkMCPStdioCall: one call of the stdio test server's echo tool
