@@ -394,9 +394,9 @@ func (s *mcpLink) call(ctx context.Context, raw string, args toolArgs) (string, 
 }
 
 // resultText is what the model reads of a result: its content blocks'
-// text joined by newlines (other kinds of content named in brackets), the
-// structured content as JSON when there is no content, or
-// "(<tool> returned no model-visible content)".
+// text joined by newlines (other kinds of content named in brackets, as
+// the original's client names them), the structured content as JSON when
+// there is no content, or "(<tool> returned no text content)".
 func resultText(result *mcp.CallToolResult, tool string) string {
 	var parts []string
 	for _, c := range result.Content {
@@ -408,7 +408,7 @@ func resultText(result *mcp.CallToolResult, tool string) string {
 		}
 	}
 	if len(parts) == 0 {
-		return "(" + tool + " returned no model-visible content)"
+		return "(" + tool + " returned no text content)"
 	}
 	return strings.Join(parts, "\n")
 }
@@ -418,20 +418,18 @@ func contentText(c mcp.Content) string {
 	case *mcp.TextContent:
 		return v.Text
 	case *mcp.ImageContent:
-		return "[image unavailable: " + orUnknown(v.MIMEType) + "; this result was not admitted to durable model context]"
+		return "[image: " + orUnknown(v.MIMEType) + ", content discarded]"
 	case *mcp.AudioContent:
-		return "[audio result unsupported: " + orUnknown(v.MIMEType) + "]"
-	case *mcp.ResourceLink:
-		return "Resource link: " + v.Name + " (" + v.URI + ")"
-	case *mcp.EmbeddedResource:
-		return "[embedded resource unsupported]"
+		return "[audio: " + orUnknown(v.MIMEType) + ", content discarded]"
+	case *mcp.ResourceLink, *mcp.EmbeddedResource:
+		return "[resource: content discarded]"
 	}
-	return fmt.Sprintf("[unsupported MCP content type: %T]", c)
+	return fmt.Sprintf("[unsupported content type: %T]", c)
 }
 
 func orUnknown(mime string) string {
 	if mime == "" {
-		return "unknown media type"
+		return "unknown"
 	}
 	return mime
 }

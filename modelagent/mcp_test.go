@@ -429,3 +429,41 @@ func TestAnMCPCallThatHangsTimesOut(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "echo: still here", text)
 }
+
+// TestMCPResultsThatAreNotTextReadAsTheOriginalWordsThem: content the
+// model cannot read is named in brackets, in the original client's words,
+// one line per block; a result with no content at all says so.
+func TestMCPResultsThatAreNotTextReadAsTheOriginalWordsThem(t *testing.T) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "media", Version: "1"}, nil)
+	mcp.AddTool(server, &mcp.Tool{Name: "media", Description: "Every kind of content."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.TextContent{Text: "a caption"},
+				&mcp.ImageContent{MIMEType: "image/png", Data: []byte{1}},
+				&mcp.AudioContent{MIMEType: "audio/wav", Data: []byte{2}},
+				&mcp.ResourceLink{Name: "notes", URI: "file:///notes.txt"},
+				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///a.txt", Text: "inline"}},
+			}}, nil, nil
+		})
+	mcp.AddTool(server, &mcp.Tool{Name: "empty", Description: "No content."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{}}, nil, nil
+		})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	t.Cleanup(srv.Close)
+	agents, err := modelagent.NewOverChecked(modelagent.Config{Model: "m",
+		MCPServers: map[string]modelagent.MCPServer{"m": {URL: srv.URL}}}, llmtest.NewClient(), func() float64 { return 0.5 })
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, agents.Close()) })
+	waitForTools(t, agents, "mcp__m__media", "mcp__m__empty")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	text, err := agents.CallMCP(ctx, "mcp__m__media", `{}`)
+	require.NoError(t, err)
+	require.Equal(t, "a caption\n[image: image/png, content discarded]\n[audio: audio/wav, content discarded]\n"+
+		"[resource: content discarded]\n[resource: content discarded]", text)
+	text, err = agents.CallMCP(ctx, "mcp__m__empty", `{}`)
+	require.NoError(t, err)
+	require.Equal(t, "(empty returned no text content)", text)
+}
