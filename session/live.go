@@ -25,12 +25,12 @@ type Live struct {
 
 	mu        sync.Mutex
 	events    []Event
-	persisted int           // events[:persisted] are durable
-	due       int           // events[:due] are written without waiting (see AppendDeferred)
-	window    *time.Timer   // makes the deferred events due when it fires; nil while none waits
-	flushing  bool          // a flusher goroutine is running
-	progress  chan struct{} // made by a flush waiter; closed (and dropped) when persisted, flushing or writeErr change
-	writeErr  error
+	persisted int                   // events[:persisted] are durable
+	due       int                   // events[:due] are written without waiting (see AppendDeferred)
+	window    *time.Timer           // makes the deferred events due when it fires; nil while none waits
+	flushing  bool                  // a flusher goroutine is running
+	progress  chan struct{}         // made by a flush waiter; closed (and dropped) when persisted, flushing or writeErr change
+	writeErr  atomic.Pointer[error] // set once, under mu; read without it
 	released  bool
 	// ownDescriptor is set once an event past the seed is a
 	// subagent/descriptor (see HoldsOwnDescriptor); it is never cleared.
@@ -219,11 +219,11 @@ func checkOptioned(id string, e Event, optioned bool) error {
 func (l *Live) push(e Event, mode writeMode) (Event, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	switch {
-	case l.released:
+	if l.released {
 		return Event{}, notLive(l)
-	case l.writeErr != nil:
-		return Event{}, l.writeErr
+	}
+	if err := l.WriteFailure(); err != nil {
+		return Event{}, err
 	}
 	e.Seq = int64(len(l.events))
 	e.Time = time.Now().UnixMilli()
@@ -287,7 +287,7 @@ func (l *Live) writeThrough() error {
 	}
 	l.mu.Lock()
 	l.due = len(l.events)
-	own := !l.flushing && l.persisted < len(l.events) && l.writeErr == nil
+	own := !l.flushing && l.persisted < len(l.events) && l.writeErr.Load() == nil
 	l.flushing = l.flushing || own
 	l.mu.Unlock()
 	if own {
@@ -306,7 +306,7 @@ func (l *Live) startFlusher() {
 // startFlusherLocked starts the write-behind goroutine when there is a
 // store, due events and no flusher yet (l.mu held).
 func (l *Live) startFlusherLocked() {
-	if l.s.store == nil || l.flushing || l.persisted >= l.due || l.writeErr != nil {
+	if l.s.store == nil || l.flushing || l.persisted >= l.due || l.writeErr.Load() != nil {
 		return
 	}
 	l.flushing = true
@@ -362,7 +362,7 @@ func (l *Live) pendingCount() int {
 func (l *Live) pending() ([]Event, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.persisted >= l.due || l.writeErr != nil { // a fence failed the log meanwhile
+	if l.persisted >= l.due || l.writeErr.Load() != nil { // a fence failed the log meanwhile
 		l.flushing = false
 		l.signal()
 		return nil, false
@@ -398,13 +398,14 @@ func (l *Live) written(n int, err error) (done bool) {
 // the hook hears of the events that will never be durable, then flush
 // waiters are woken.
 func (l *Live) failLocked(err error) {
-	if l.writeErr != nil {
+	if l.writeErr.Load() != nil {
 		l.signal()
 		return
 	}
-	l.writeErr = asLogFailed(l.header.ID, err)
+	failure := asLogFailed(l.header.ID, err)
+	l.writeErr.Store(&failure)
 	if report := l.onFailure; report != nil {
-		unwritten, failure := l.unwrittenLocked(), l.writeErr
+		unwritten := l.unwrittenLocked()
 		l.reporting = true
 		l.mu.Unlock()
 		report(unwritten, failure)
@@ -428,11 +429,13 @@ func (l *Live) fence(epoch Epoch) {
 
 // WriteFailure is the error (wrapping ErrLogFailed) that ended the
 // write-behind of l's log, or nil while its writes succeed. Once set it
-// stays: every later append is refused with it.
+// stays: every later append is refused with it. It costs one atomic
+// load and does not block.
 func (l *Live) WriteFailure() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.writeErr
+	if failure := l.writeErr.Load(); failure != nil {
+		return *failure
+	}
+	return nil
 }
 
 // unwrittenLocked is the events that are not durable (l.mu held).
@@ -450,7 +453,7 @@ func (l *Live) unwrittenLocked() []Event {
 func (l *Live) OnWriteFailure(fn func(unwritten []Event, err error)) {
 	l.mu.Lock()
 	l.onFailure = fn
-	failure, unwritten := l.writeErr, l.unwrittenLocked()
+	failure, unwritten := l.WriteFailure(), l.unwrittenLocked()
 	l.mu.Unlock()
 	if failure != nil {
 		fn(unwritten, failure)
@@ -475,12 +478,11 @@ func (l *Live) flush(ctx context.Context, untilIdle bool) (bool, error) {
 		l.dueAllLocked()
 	}
 	for {
-		if l.writeErr != nil && !l.reporting {
-			err := l.writeErr
+		if err := l.WriteFailure(); err != nil && !l.reporting {
 			l.mu.Unlock()
 			return false, err
 		}
-		if l.persisted >= target && !(untilIdle && l.flushing) && l.writeErr == nil { // a failure being reported is awaited
+		if l.persisted >= target && !(untilIdle && l.flushing) && l.writeErr.Load() == nil { // a failure being reported is awaited
 			l.mu.Unlock()
 			return true, nil
 		}
