@@ -126,7 +126,7 @@ type Inbox struct {
 	closed     bool
 	delivering bool
 	invoker    actor.MessageInvoker
-	dispatcher actor.Dispatcher
+	dispatcher runnerScheduler // the actor's dispatcher, nil until registered
 	system     []any
 	control    []any  // the control lane (PostControl)
 	queue      []item // queue[head:] waits; the buffer is reused once empty
@@ -200,11 +200,10 @@ func (b *Inbox) Post(msg event.UserMessage) (string, error) {
 	b.pushLocked(it)
 	b.pending++
 	b.noteStatusLocked(was)
-	wake := b.claimableLocked()
-	b.mu.Unlock()
-	b.deliver()
+	wake, dispatcher := b.claimableLocked(), b.dispatcher
+	b.deliverUnlocking()
 	if wake {
-		b.schedule()
+		b.scheduleOn(dispatcher)
 	}
 	return msg.ID, nil
 }
@@ -577,6 +576,13 @@ func InsideDelivery() bool {
 // order, without holding the lock while the observer runs.
 func (b *Inbox) deliver() {
 	b.mu.Lock()
+	b.deliverUnlocking()
+}
+
+// deliverUnlocking is deliver entered with the lock held, which it
+// releases: a caller that has just queued events under the lock saves
+// taking it again.
+func (b *Inbox) deliverUnlocking() {
 	if b.delivering || len(b.events) == 0 {
 		b.mu.Unlock()
 		return
@@ -665,7 +671,7 @@ func (m *mailbox) PostSystemMessage(message any) {
 // RegisterHandlers is called once by protoactor's spawner.
 func (m *mailbox) RegisterHandlers(invoker actor.MessageInvoker, dispatcher actor.Dispatcher) {
 	m.mu.Lock()
-	m.invoker, m.dispatcher = invoker, dispatcher
+	m.invoker, m.dispatcher = invoker, asRunnerScheduler(dispatcher)
 	m.mu.Unlock()
 }
 
@@ -693,17 +699,29 @@ type runnerScheduler interface {
 	ScheduleRunner(interface{ Run() })
 }
 
+// asRunnerScheduler is d as a runnerScheduler, found once at
+// registration rather than asserted at every wake-up: d itself when it is
+// one, nil when d is, else d behind closureScheduler.
+func asRunnerScheduler(d actor.Dispatcher) runnerScheduler {
+	if runner, ok := d.(runnerScheduler); ok || d == nil {
+		return runner
+	}
+	return closureScheduler{d}
+}
+
+// closureScheduler schedules a runner's Run on a dispatcher that takes
+// closures only.
+type closureScheduler struct{ actor.Dispatcher }
+
+func (s closureScheduler) ScheduleRunner(r interface{ Run() }) { s.Schedule(r.Run) }
+
 // scheduleOn starts a mailbox run on dispatcher, b's (nil: none yet),
 // unless one is going.
-func (b *Inbox) scheduleOn(dispatcher actor.Dispatcher) {
+func (b *Inbox) scheduleOn(dispatcher runnerScheduler) {
 	if dispatcher == nil || !b.scheduled.CompareAndSwap(false, true) {
 		return
 	}
-	if runner, ok := dispatcher.(runnerScheduler); ok {
-		runner.ScheduleRunner((*mailbox)(b))
-		return
-	}
-	dispatcher.Schedule(b.process)
+	dispatcher.ScheduleRunner((*mailbox)(b))
 }
 
 // Run runs the mailbox once scheduled (see runnerScheduler).
