@@ -55,7 +55,9 @@ type Activation struct {
 	pid       *actor.PID
 	parent    *Activation                   // the agent spawned under (Config.Parent), or nil
 	stopped   atomic.Pointer[chan struct{}] // made on first use (see stoppedSignal)
-	stopBegun atomic.Bool                   // a stop was sent, or the actor's Stopping arrived
+	stopBegun atomic.Bool                   // Stop or Dispose began, or the actor's Stopping arrived
+	released  atomic.Bool                   // the release step was taken (releaseStep)
+	family    atomic.Pointer[family]        // made by the first spawn under it, or its stop
 	// stopping: the actor's Stopping arrived (touched by the actor only).
 	stopping bool
 	// counted: lastTurn counts the turn/starts the session held before
@@ -164,11 +166,11 @@ func (a *Activation) Ref() actorkit.Ref { return a.pid }
 // idle and must not block.
 func (a *Activation) OnFenced(fn func()) { a.onFenced.Store(&fn) }
 
-// OnStop makes fn what the agent calls when its actor's stop begins (its
-// Stopping, whoever stopped it: Stop, its parent's stop, or the
-// supervisor), before the inbox closes and before the agents spawned
-// under it are stopped, replacing any earlier fn. fn runs on the actor
-// and must not block.
+// OnStop makes fn what the agent calls when its stop begins, whoever
+// began it (Stop, Dispose, its parent's stop, or the supervisor), before
+// the inbox closes and before the agents spawned under it are stopped,
+// replacing any earlier fn. fn runs on the goroutine that began the stop
+// (the actor's, for the supervisor) and must not block.
 func (a *Activation) OnStop(fn func()) { a.onStop.Store(&fn) }
 
 // Session is the live session the agent logs to.
@@ -257,34 +259,32 @@ func (a *Activation) signalStopped() {
 	}
 }
 
-// Stop begins the agent's stop, protoactor's own, and does not wait for
-// it: the inbox closes (later follow-ups fail with fault.InboxClosed,
-// queued messages are discarded, the running turn is cancelled with cause
-// disposed), every agent spawned under this one is stopped (each the same
-// way), and once those have all stopped and the cancelled turn has ended,
-// the release step runs (Config.Release) off the actor; then
-// the actor stops, and only then its parent's can (Done). Idempotent.
-func (a *Activation) Stop() {
-	if a.stopBegun.CompareAndSwap(false, true) {
-		a.kit.system.Root.Stop(a.pid)
-	}
-}
+// Stop begins the agent's stop and does not wait for it: OnStop's fn is
+// called, the inbox closes (later follow-ups fail with
+// fault.InboxClosed, queued messages are discarded, the running turn is
+// cancelled with cause unless it was cancelled already), every agent
+// spawned under this one is stopped the same way, top-down, and once
+// those have all stopped and the cancelled turn has ended, the release
+// step runs (Config.Release) off the actor, on the goroutine that saw the
+// last of them end (the turn's own, when it ends last); then the actor
+// stops, and only then can its parent's stop end (Done). Idempotent.
+func (a *Activation) Stop(cause agent.CancelCause) { a.beginStop(cause, false) }
 
-// Dispose stops the agent (Stop) and waits for the actor to have stopped:
-// first it closes the inbox and waits until the cancelled turn has logged
-// its turn/end, then its mailbox processes the stop on the calling
-// goroutine unless a run of it is going elsewhere. It blocks until then or
-// until ctx is done, returning ctx.Err(); calling it again resumes where
-// it stopped, and after a completed Dispose it returns nil at once. It
-// does not flush or release the session unless the release step does.
+// Dispose stops the agent (Stop, cause disposed) and waits for the actor
+// to have stopped: first it closes the inbox and waits until the
+// cancelled turn has logged its turn/end, then, once the agents spawned
+// under it have stopped, the release step runs and the actor stops on the
+// calling goroutine unless the stop was begun elsewhere. It blocks until
+// then or until ctx is done, returning ctx.Err(); calling it again
+// resumes where it stopped, and after a completed Dispose it returns nil
+// at once. It does not flush or release the session unless the release
+// step does.
 func (a *Activation) Dispose(ctx context.Context) error {
 	a.inbox.Close(agent.CancelCause{Kind: agent.CauseDisposed})
 	if err := a.inbox.WhenIdle(ctx); err != nil {
 		return err
 	}
-	if a.stopBegun.CompareAndSwap(false, true) {
-		a.inbox.RunHere(func() { a.kit.system.Root.Stop(a.pid) })
-	}
+	a.beginStop(agent.CancelCause{Kind: agent.CauseDisposed}, true)
 	select {
 	case <-a.stoppedSignal():
 		return nil
@@ -307,12 +307,12 @@ func (r *receiver) Receive(c actor.Context) {
 		a.spawnRequested(c, m)
 	case *actor.Stopping:
 		a.stopping = true
-		a.stopBegun.Store(true)
-		if fn := a.onStop.Load(); fn != nil {
-			(*fn)()
+		if a.stopBegun.CompareAndSwap(false, true) { // not through Stop
+			a.stopBegins(agent.CancelCause{Kind: agent.CauseDisposed})
 		}
-		a.inbox.Close(agent.CancelCause{Kind: agent.CauseDisposed})
-		a.openReleaseLane(c)
+		if !a.released.Load() {
+			a.openReleaseLane(c)
+		}
 	case *actor.Terminated:
 		a.childStopped(c)
 	case *actor.Stopped:

@@ -2,23 +2,145 @@ package activation
 
 import (
 	"errors"
+	"slices"
+	"sync"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
 )
 
 // An agent spawned under another is a protoactor child of the other's
-// actor, so protoactor's own stop orders them: a stopping actor stops its
-// children and finishes its own stop only once each child's Terminated
-// has arrived. What a stop must still do after its children stopped (wait
-// for the cancelled turn, flush, release the session) may block, so it
-// cannot run in the Stopped handler, on a dispatcher worker, after which
-// protoactor tells the parent at once. It runs in a release lane instead:
-// one more child of the stopping actor, a process of ours that ends (and
+// actor, and its family (below) counts it. A stop runs child-first on
+// the agents' own goroutines rather than through protoactor's stop
+// messages: Stop closes the agent's inbox and stops its children, top-down
+// in one call; each agent then waits for two things, its cancelled turn's
+// end and its children's Terminated, and the goroutine that sees the last
+// of them (the turn's own when the turn ends last, else the parent
+// actor's, which hands it on) runs the release step and stops the actor,
+// which then has no child left and tells its parent at once. A stop that
+// protoactor begins instead (the supervisor stopping a failed actor)
+// cannot be held by a family: its release runs in a release lane, one
+// more child of the stopping actor, a process of ours that ends (and
 // sends its Terminated) when the release step has returned, on a
 // goroutine of its own. protoactor then finishes the stop as for any
 // child.
+
+// family is an agent's children and, once its stop began, what that stop
+// still waits for.
+type family struct {
+	mu       sync.Mutex
+	children []child // spawned under the agent, not yet terminated
+	closed   bool    // the stop began: no more spawns
+	// waiting counts, once closed, the children not yet terminated plus
+	// one until the agent is idle.
+	waiting int
+}
+
+// child is an agent spawned under another, and its actor.
+type child struct {
+	a   *Activation
+	pid *actor.PID
+}
+
+// familyOf is a's family, made on first use.
+func (a *Activation) familyOf() *family {
+	if f := a.family.Load(); f != nil {
+		return f
+	}
+	a.family.CompareAndSwap(nil, new(family))
+	return a.family.Load()
+}
+
+// close refuses later spawns and returns the children the stop waits for.
+func (f *family) close() []child {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	f.waiting = len(f.children) + 1
+	return slices.Clone(f.children)
+}
+
+// gone removes the child whose actor is pid and reports whether the stop
+// waited for nothing else.
+func (f *family) gone(pid *actor.PID) (last bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, c := range f.children {
+		if c.pid.Equal(pid) {
+			f.children = slices.Delete(f.children, i, i+1)
+			return f.closed && f.less()
+		}
+	}
+	return false
+}
+
+// less counts one wait of the stop as over and reports whether it was the
+// last (f.mu held).
+func (f *family) less() bool {
+	f.waiting--
+	return f.waiting == 0
+}
+
+// idle counts the agent's idleness as reached and reports whether the
+// stop waited for nothing else.
+func (f *family) idle() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.less()
+}
+
+// beginStop begins a's stop with cause unless one began: OnStop's fn,
+// the inbox closed, the children stopped. With idleHere the caller has
+// seen a idle (Dispose) and finishes the stop itself when nothing else is
+// awaited; else a's idleness is awaited (AfterIdle), registered before
+// the turn is cancelled, so a turn that ends last finishes the stop on
+// its own goroutine.
+func (a *Activation) beginStop(cause agent.CancelCause, idleHere bool) {
+	if !a.stopBegun.CompareAndSwap(false, true) {
+		return
+	}
+	children := a.stopBegins(cause)
+	if !idleHere {
+		a.inbox.AfterIdle(a.idled)
+	}
+	for _, c := range children {
+		c.a.Stop(cause)
+	}
+	if idleHere {
+		a.idled()
+	}
+}
+
+// stopBegins is the start of every stop: OnStop's fn, then the family
+// closed and the inbox closed with cause; it returns the children to
+// stop.
+func (a *Activation) stopBegins(cause agent.CancelCause) []child {
+	if fn := a.onStop.Load(); fn != nil {
+		(*fn)()
+	}
+	children := a.familyOf().close()
+	a.inbox.Close(cause)
+	return children
+}
+
+// idled notes that a's stop found it idle; the last of its waits
+// finishes it.
+func (a *Activation) idled() {
+	if a.familyOf().idle() {
+		a.finishStop()
+	}
+}
+
+// finishStop runs the release step and then, unless a stop protoactor
+// began took the step first, stops a's actor here: with no child left,
+// it stops at once and tells its parent. It must not run on the actor.
+func (a *Activation) finishStop() {
+	if a.releaseStep() {
+		a.inbox.RunHere(func() { inbox.Mailbox(&a.inbox).PostSystemMessage(&actor.Stop{}) })
+	}
+}
 
 // spawnRequest asks an agent's actor to spawn a child actor. It travels in
 // the inbox's control lane, so it is handled also while a turn runs.
@@ -54,12 +176,18 @@ func (a *Activation) spawnChild(child *Activation, name string) (*actor.PID, err
 
 // spawnRequested spawns the requested child, unless a is stopping.
 func (a *Activation) spawnRequested(c actor.Context, req *spawnRequest) {
-	if a.stopping {
+	f := a.familyOf()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if a.stopping || f.closed {
 		req.reply <- spawned{err: parentStopping(a.id())}
 		return
 	}
 	k := req.child.kit
 	pid, err := k.spawn(req.child, func() (*actor.PID, error) { return c.SpawnNamed(k.child, req.name) })
+	if err == nil {
+		f.children = append(f.children, child{req.child, pid})
+	}
 	req.reply <- spawned{pid: pid, err: err}
 }
 
@@ -90,13 +218,18 @@ func (a *Activation) openReleaseLane(c actor.Context) {
 }
 
 // childStopped handles the Terminated of a child: it frees the child's
-// name (see holdName) and, while stopping, counts it.
+// name (see holdName) and counts it, for a's stop (its family's, whose
+// last wait it may end, on a goroutine of its own: the actor must not
+// wait for the release) and for its release lane, if any.
 func (a *Activation) childStopped(c actor.Context) {
 	t, ok := c.Message().(*actor.Terminated)
 	if !ok || a.lane != nil && t.Who.Equal(a.lane.self) {
 		return
 	}
 	a.kit.system.ProcessRegistry.Remove(t.Who)
+	if f := a.family.Load(); f != nil && f.gone(t.Who) {
+		go a.finishStop()
+	}
 	if a.lane != nil {
 		a.lane.others--
 		a.lane.maybeStart()
@@ -144,11 +277,17 @@ func (a *Activation) releaseAndEnd() {
 	a.inbox.RunHere(a.lane.end)
 }
 
-// releaseStep runs Config.Release, if any.
-func (a *Activation) releaseStep() {
+// releaseStep runs Config.Release, if any, unless the step was taken
+// already (a stop protoactor began may race a's own), and reports whether
+// it took it.
+func (a *Activation) releaseStep() bool {
+	if !a.released.CompareAndSwap(false, true) {
+		return false
+	}
 	if a.release != nil {
 		a.release()
 	}
+	return true
 }
 
 // releaseLane is the process standing for a stop's release step among

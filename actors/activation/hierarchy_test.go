@@ -96,7 +96,7 @@ func TestAStopReleasesChildFirstAndWaitsForASlowGrandchild(t *testing.T) {
 		followup(t, g, "hold")
 		synctest.Wait()
 
-		p.Stop()
+		p.Stop(agent.CancelCause{Kind: agent.CauseDisposed})
 		synctest.Wait()
 		require.Equal(t, []string{"released c2"}, tr.record.seen(),
 			"c1 waits for its slow child g, and p for c1; c2 has nothing to wait for")
@@ -121,7 +121,7 @@ func TestASpawnUnderAStoppingAgentIsRefusedAndTheStopEnds(t *testing.T) {
 		followup(t, c, "hold")
 		synctest.Wait()
 
-		p.Stop()
+		p.Stop(agent.CancelCause{Kind: agent.CauseDisposed})
 		synctest.Wait()
 		_, err := tr.start("late", agent.Scripted(agent.Options{}), p)
 		require.ErrorIs(t, err, fault.ActivationClosing, "a stopping agent takes no child")
@@ -133,5 +133,32 @@ func TestASpawnUnderAStoppingAgentIsRefusedAndTheStopEnds(t *testing.T) {
 		require.Equal(t, []string{"released c", "released p"}, tr.record.seen())
 		_, err = tr.start("later", agent.Scripted(agent.Options{}), p)
 		require.ErrorIs(t, err, fault.ActivationClosing, "a stopped agent takes no child")
+	})
+}
+
+// A stop protoactor begins (as the supervisor's would) while the agent's
+// own stop waits for a slow child takes nothing twice: each release step
+// runs once, child first, and every actor stops.
+func TestAProtoactorStopDuringAStopReleasesOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newTree(t)
+		gate := make(chan struct{})
+		p := tr.mustStart("p", agent.Scripted(agent.Options{}), nil)
+		c := tr.mustStart("c", slowToStop(gate), p)
+		followup(t, c, "hold")
+		synctest.Wait()
+
+		p.Stop(agent.CancelCause{Kind: agent.CauseParent})
+		synctest.Wait()
+		tr.host.System.Root.Stop(p.pid)
+		tr.host.System.Root.Stop(c.pid)
+		synctest.Wait()
+		require.Empty(t, tr.record.seen(), "c's turn has not ended")
+
+		close(gate)
+		synctest.Wait()
+		require.Equal(t, []string{"released c", "released p"}, tr.record.seen())
+		require.True(t, stopped(p) && stopped(c))
+		require.Equal(t, []string{`{"turn":1,"reason":{"kind":"aborted"}}`}, turnEnds(c), "the first stop's cause")
 	})
 }

@@ -351,9 +351,10 @@ func (s *stepper) describeEpochEffect(e effect) string {
 	case observeEpoch:
 		s.epoch[e.a.childID] = e.a
 		return "observe " + e.a.childID
-	case cancelTurn:
-		return "cancel " + e.a.childID
 	case stopEpoch:
+		if e.cause.Kind != agent.CauseParent {
+			return "stop " + e.a.childID + " " + e.cause.Kind
+		}
 		return "stop " + e.a.childID
 	case forgetEpoch:
 		return "forget " + e.a.childID

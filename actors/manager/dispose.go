@@ -63,26 +63,24 @@ func (m *core) statusIdle(a *activation) {
 }
 
 // dispose opens a's disposal (memoized; the open disposal is the
-// admission cut-off). In this one step it cancels a's turn and queued
-// messages and opens the disposal of every owned child, so cancellation
-// reaches the whole subtree top-down before anything waits; then it
-// stops a's actor. Every owned child's actor was spawned under its
-// owner's (see acquireOwnership), so protoactor's own stop does the rest
-// child-first: an actor stops its children and ends its own stop only
-// once each child's Terminated arrived, each having run its release step
-// (releaseStep) first. A child's released therefore reaches the actor
-// before its owner's.
+// admission cut-off) and, in this one step, the disposal of every owned
+// child; then it stops a's actor, cancelling its turn and queued messages
+// (cause parent). Every owned child's actor was spawned under its
+// owner's (see acquireOwnership), so that stop reaches the whole subtree
+// top-down before anything waits, and releases it child-first: an agent
+// runs its release step (releaseStep) once its cancelled turn ended and
+// its children's actors stopped, then stops its own. A child's released
+// therefore reaches the actor before its owner's.
 func (m *core) dispose(a *activation) *disposal {
 	if a.disposal != nil {
 		return a.disposal
 	}
 	d := m.openDisposal(a)
-	m.emit(cancelTurn{a})
 	for _, child := range m.ownedActivations(a) {
 		m.dispose(child)
 	}
 	if a.owner == nil || a.owner.disposal == nil { // else its owner's stop stops it
-		m.stopActor(a)
+		m.stopActor(a, agent.CauseParent)
 	}
 	return d
 }
@@ -152,8 +150,8 @@ func (m *core) ownedActivations(a *activation) []*activation {
 
 // releaseStep is the release step of a's actor's stop
 // (parent.Handle.Releasing): it runs off the actor, once a is idle and
-// every agent spawned under it was released, and the actor's stop ends
-// when it returns. In order: the durability checkpoint, the epoch
+// every agent spawned under it was released, and the actor stops once it
+// has returned. In order: the durability checkpoint, the epoch
 // captured while the child is still registered, the handle's own release
 // (session released, unregistered, agent/disposed); then the outcome
 // goes to the actor (released). A rollback skips the checkpoint and the
@@ -218,7 +216,7 @@ func (m *core) rollbackUnpublished(o *op, err error) {
 	m.openDisposal(a)
 	a.rollback = o
 	a.rollingBack.Store(true)
-	m.stopActor(a)
+	m.stopActor(a, agent.CauseDisposed)
 }
 
 // rolledBack removes the rolled-back Activation and reports the failure

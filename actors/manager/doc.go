@@ -60,16 +60,16 @@
 //
 // # The disposal transaction
 //
-// dispose.go reads top to bottom. The admission cut-off is set and the
-// whole subtree is cancelled top-down in one step of the actor; then the
-// top's actor is stopped. Every owned child's actor was spawned under its
-// owner's (parent.Spec.Under), so protoactor's own stop releases the
-// forest child-first: an actor stops its children and ends its own stop
-// only once each child's Terminated arrived. What a release waits for
-// runs in the stop's release step (releaseStep), off the actor and after
-// every child was released: quiescence, the required durability
-// checkpoint (only true confirms; false or an error is
-// DURABILITY_FAILED), the epoch captured while the child is still
+// dispose.go reads top to bottom. The admission cut-off is set for the
+// whole subtree in one step of the actor, and the top's actor is stopped,
+// which cancels the subtree top-down at once. Every owned child's actor
+// was spawned under its owner's (parent.Spec.Under), so the stop releases
+// the forest child-first: an agent's release step (releaseStep) runs off
+// the actor once its cancelled turn ended and its children's actors
+// stopped, on the goroutine that saw the last of them (the turn's own,
+// mostly), and its actor stops after it. The release step holds the
+// required durability checkpoint (only true confirms; false or an error
+// is DURABILITY_FAILED), the epoch captured while the child is still
 // registered, the handle's own release; its outcome comes back as a
 // message, and the actor removes the Activation and releases its
 // ownership even on failure, and subagent/end is emitted. The first
@@ -83,7 +83,7 @@
 // supervisor of the actors spawned under it (and, at the root, as its
 // guardian): a failed actor is stopped, never restarted with empty state.
 // An actor that begins stopping without the manager disposing it tells
-// the manager at once (its Stopping): its epoch fails and it is disposed,
+// the manager at once (OnStop): its epoch fails and it is disposed,
 // with its children, like any other. Drains never rely on protoactor's
 // Stop or Poison to empty an inbox: they cancel and discard explicitly.
 //

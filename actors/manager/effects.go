@@ -71,10 +71,13 @@ type (
 	observeEpoch struct{ a *activation }
 	// forgetEpoch unwires a, released.
 	forgetEpoch struct{ a *activation }
-	// cancelTurn cancels a's open turn and queued messages.
-	cancelTurn struct{ a *activation }
-	// stopEpoch stops a's actor (its release step ends in released).
-	stopEpoch struct{ a *activation }
+	// stopEpoch stops a's actor, and the actors under it, cancelling
+	// their turns and queued messages with cause (its release step ends
+	// in released).
+	stopEpoch struct {
+		a     *activation
+		cause agent.CancelCause
+	}
 	// emitEnd publishes a's subagent/end (when its start was), then
 	// settles d and hands the end to a's waiters.
 	emitEnd struct {
@@ -144,7 +147,6 @@ func (unwatchQueued) isEffect()         {}
 func (awaitDisposal) isEffect()         {}
 func (observeEpoch) isEffect()          {}
 func (forgetEpoch) isEffect()           {}
-func (cancelTurn) isEffect()            {}
 func (stopEpoch) isEffect()             {}
 func (emitEnd) isEffect()               {}
 func (settleRollback) isEffect()        {}
@@ -212,10 +214,8 @@ func (m *Manager) performForEpoch(e effect) {
 		m.observeEpoch(e.a)
 	case forgetEpoch:
 		e.a.handle.Observe(nil) // its agent/disposed is out: nothing more comes
-	case cancelTurn:
-		e.a.handle.Activation().Cancel(agent.CancelCause{Kind: agent.CauseParent}, false)
 	case stopEpoch:
-		e.a.handle.Activation().Stop()
+		e.a.handle.Activation().Stop(e.cause)
 	case emitEnd:
 		m.emitEndOff(e.a, e.end)
 	case materializationEnded:

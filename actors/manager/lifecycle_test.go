@@ -85,7 +85,7 @@ func TestAStartUnderAStoppingChildIsRefusedAndTheStopEnds(t *testing.T) {
 		grandchild := f.start(childAgent, "stuck g")
 		f.gates.reached("g")
 
-		childAgent.Activation().Stop() // behind the manager's back: a late spawn may race it
+		childAgent.Activation().Stop(agent.CancelCause{Kind: agent.CauseDisposed}) // behind the manager's back: a late spawn may race it
 		_, err := f.m.StartContinuable(bg, f.spec(childAgent, "late"))
 		require.ErrorIs(t, err, fault.ActivationClosing)
 		synctest.Wait()

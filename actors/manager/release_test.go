@@ -98,7 +98,7 @@ func TestAnActorThatStopsUnexpectedlyIsDisposedChildFirst(t *testing.T) {
 		c := f.activation(child)
 		require.NotNil(t, c)
 
-		childAgent.Activation().Stop() // the child's actor, not through the manager
+		childAgent.Activation().Stop(agent.CancelCause{Kind: agent.CauseDisposed}) // the child's actor, not through the manager
 		synctest.Wait()
 		var open, childOpen, stillOwned bool
 		var failure error

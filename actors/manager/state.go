@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
+	"github.com/dsh-actors/dsh-actors/agent"
 )
 
 // state is everything the actor owns. Nothing else reads or writes it.
@@ -212,9 +213,9 @@ func (m *core) acquireOwnership(p *parent.Handle, child *activation) error {
 // stand-in that absorbs a late Stop takes the name, and a Stop sent in
 // between is dead-lettered. So such a release reaches the actor only once
 // a's actor has stopped (sendReleased).
-func (m *core) stopActor(a *activation) {
+func (m *core) stopActor(a *activation, cause string) {
 	a.releaseOnceStopped.Store(a.owner != nil)
-	m.emit(stopEpoch{a})
+	m.emit(stopEpoch{a, agent.CancelCause{Kind: cause}})
 }
 
 // releaseOwnership removes child, released with failure, from its owner

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dsh-actors/dsh-actors/actors/activation"
+	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
@@ -127,7 +128,7 @@ func (h *Handle) stop(ctx context.Context) error {
 	if !inbox.InsideDelivery() {
 		return h.act.Dispose(ctx)
 	}
-	h.act.Stop()
+	h.act.Stop(agent.CancelCause{Kind: agent.CauseDisposed})
 	select {
 	case <-h.ending().done:
 		return nil
