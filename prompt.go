@@ -481,7 +481,7 @@ func refuseChild(h session.Header, events []session.Event) error {
 	if h.Origin == manager.Origin {
 		return ownedBySubagent(h.ID)
 	}
-	own := events[min(seedLength(h), len(events)):]
+	own := events[min(h.OwnStart(), len(events)):]
 	if slices.ContainsFunc(own, func(e session.Event) bool { return e.Type == vocab.TypeSubagentDescriptor }) {
 		return ownedBySubagent(h.ID)
 	}
@@ -491,14 +491,6 @@ func refuseChild(h session.Header, events []session.Event) error {
 // ownedBySubagent is the fault.OwnedBySubagent refusal of session id.
 func ownedBySubagent(id string) error {
 	return fault.New(fault.OwnedBySubagent, fmt.Sprintf("dsh: session %q is owned by subagent routing", id), nil)
-}
-
-// seedLength is h's seed length, 0 when it has none.
-func seedLength(h session.Header) int {
-	if h.SeedLength == nil {
-		return 0
-	}
-	return max(*h.SeedLength, 0)
 }
 
 // stripedLock is a fixed set of mutexes picked by a hash of an id.

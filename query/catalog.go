@@ -8,7 +8,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/catalog"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
-	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // Querier is the session query the catalog reader consumes. *Query
@@ -134,7 +133,7 @@ func readChildDescriptor(ctx context.Context, q childReader, parentID string, ca
 	if err != nil {
 		return nil, err
 	}
-	seqs := ownDescriptorSeqs(list.records, seedBoundary(candidate.Header))
+	seqs := ownDescriptorSeqs(list.records, int64(candidate.Header.OwnStart()))
 	switch {
 	case len(seqs) == 0:
 		return nil, nil
@@ -148,14 +147,6 @@ func readChildDescriptor(ctx context.Context, q childReader, parentID string, ca
 		return nil, err
 	}
 	return childEntry(parentID, candidate, window), nil
-}
-
-// seedBoundary is h's seed boundary: its SeedLength, or 0 when absent.
-func seedBoundary(h session.Header) int64 {
-	if h.SeedLength == nil {
-		return 0
-	}
-	return int64(*h.SeedLength)
 }
 
 // ownDescriptorSeqs lists the descriptor events at or after the seed

@@ -212,7 +212,7 @@ func (c *checker) descriptors(path string, h Header, events []Event) {
 	}
 	var own []Event
 	for _, e := range events {
-		if e.Type == vocab.TypeSubagentDescriptor && (h.SeedLength == nil || e.Seq >= int64(*h.SeedLength)) {
+		if e.Type == vocab.TypeSubagentDescriptor && e.Seq >= int64(h.OwnStart()) {
 			own = append(own, e)
 		}
 	}

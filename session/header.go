@@ -176,8 +176,8 @@ func foreignVersion(id string, f float64, path string) *unsupportedError {
 // validateNewHeader checks a header before Create writes it.
 func validateNewHeader(h Header) error {
 	switch {
-	case h.Version != FormatVersion:
-		return invalidf(`session "%s": header version %d is not the supported v%d`, h.ID, h.Version, FormatVersion)
+	case h.Version != formatVersion:
+		return invalidf(`session "%s": header version %d is not the supported v%d`, h.ID, h.Version, formatVersion)
 	case h.CreatedAt < 0 || h.CreatedAt > maxSafeInteger:
 		return invalidf("session metadata createdAt must be a non-negative safe integer")
 	case h.DelegationDepth < 0:

@@ -41,7 +41,7 @@ type Live struct {
 
 func newLive(s *Sessions, h Header, events []Event, persisted int, epoch Epoch) *Live {
 	l := &Live{s: s, header: h, events: events, persisted: persisted, due: len(events), epoch: epoch}
-	own := events[min(seedOf(h), len(events)):]
+	own := events[min(h.OwnStart(), len(events)):]
 	l.ownDescriptor.Store(slices.ContainsFunc(own, func(e Event) bool { return e.Type == vocab.TypeSubagentDescriptor }))
 	if b, ok := s.store.(logBinder); ok {
 		l.log = b.bindLog(h.ID)
@@ -75,17 +75,9 @@ func (l *Live) HoldsOwnDescriptor() bool { return l.ownDescriptor.Load() }
 // noteOwn records e, just appended to l's events at e.Seq, for
 // HoldsOwnDescriptor.
 func (l *Live) noteOwn(e Event) {
-	if e.Type == vocab.TypeSubagentDescriptor && e.Seq >= int64(seedOf(l.header)) {
+	if e.Type == vocab.TypeSubagentDescriptor && e.Seq >= int64(l.header.OwnStart()) {
 		l.ownDescriptor.Store(true)
 	}
-}
-
-// seedOf is h's seed length, 0 when it has none (or a negative one).
-func seedOf(h Header) int {
-	if h.SeedLength == nil {
-		return 0
-	}
-	return max(*h.SeedLength, 0)
 }
 
 // Events returns a snapshot of the events (no copy of the events: do not

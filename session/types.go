@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 )
 
-// FormatVersion is the only on-disk log format version this package reads
-// and writes (the original harness's SESSION_FORMAT_VERSION).
-const FormatVersion = 0
+// formatVersion is the only on-disk log format version this package reads
+// and writes (the original harness's SESSION_FORMAT_VERSION), a Header's
+// zero Version.
+const formatVersion = 0
 
 // Header is the immutable first line of a session log. Optional fields are
 // omitted on disk when zero (SeedLength when nil); DelegationDepth is always
@@ -24,6 +25,16 @@ type Header struct {
 	Origin          string
 	DelegationDepth int
 	AgentPreset     string
+}
+
+// OwnStart is the seq at which the session's own events begin: past the
+// seed it inherited (SeedLength), 0 when it inherited none (a negative
+// SeedLength, which no store writes, counts as none). It does not block.
+func (h Header) OwnStart() int {
+	if h.SeedLength == nil {
+		return 0
+	}
+	return max(*h.SeedLength, 0)
 }
 
 // Event is one line of a session log after the header:

@@ -506,14 +506,10 @@ func continuationState(childID string, log *session.Log) (descriptor.Data, error
 	return d, nil
 }
 
-// ownDescriptor is the payload of the first descriptor event at or after
-// the log's seed length (a negative one counts as 0).
+// ownDescriptor is the payload of the first descriptor event among the
+// log's own events (Header.OwnStart on).
 func ownDescriptor(log *session.Log) (json.RawMessage, bool) {
-	seedLength := 0
-	if log.Header.SeedLength != nil {
-		seedLength = *log.Header.SeedLength
-	}
-	for _, e := range log.Events[min(max(seedLength, 0), len(log.Events)):] {
+	for _, e := range log.Events[min(log.Header.OwnStart(), len(log.Events)):] {
 		if e.Type == vocab.TypeSubagentDescriptor {
 			return e.Data, true
 		}

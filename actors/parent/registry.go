@@ -80,7 +80,8 @@ func (s Spec) options(header session.Header, resumed bool) agent.Options {
 // CreateSpec describes a new agent over a new session.
 type CreateSpec struct {
 	// Header of the new session. An empty ID gets a random uuid, a zero
-	// CreatedAt the current time; Version is always session.FormatVersion.
+	// CreatedAt the current time; Version must be left 0 (the only log
+	// format): the store refuses another.
 	Header session.Header
 	// Seed events written with the header (optional).
 	Seed []session.Event
@@ -241,7 +242,6 @@ func (r *Registry) Create(ctx context.Context, spec CreateSpec) (*Handle, error)
 	if h.CreatedAt == 0 {
 		h.CreatedAt = time.Now().UnixMilli()
 	}
-	h.Version = session.FormatVersion
 	return r.start(ctx, h.ID, "create", spec.Spec, false, func() (*session.Live, error) {
 		return r.sessions.Create(ctx, h, spec.Seed)
 	})
