@@ -177,20 +177,41 @@ func (h *mcpHub) close() {
 // tools are every server's tools as last listed, in server then listing
 // order. It first waits for each server's first connection attempt to end
 // (or for ctx), so that a first turn sees the tools of the servers that
-// started.
+// started. A server one of whose tool names an earlier server's tools
+// already have offers none of them, as the original's client refuses a
+// registration that clashes, and says so once per listing.
 func (h *mcpHub) tools(ctx context.Context) []toolDef {
 	if h == nil {
 		return nil
 	}
 	var out []toolDef
+	taken := map[string]string{} // tool name -> the server offering it
 	for _, s := range h.servers {
 		select {
 		case <-s.ready:
 		case <-ctx.Done():
 		}
-		out = append(out, s.current()...)
+		defs := s.current()
+		if clash := clashing(defs, taken); clash != "" {
+			s.reportClash(clash, taken[clash])
+			continue
+		}
+		for _, d := range defs {
+			taken[d.Name] = s.name
+		}
+		out = append(out, defs...)
 	}
 	return out
+}
+
+// clashing is the first of defs' names that taken holds, or "".
+func clashing(defs []toolDef, taken map[string]string) string {
+	for _, d := range defs {
+		if _, ok := taken[d.Name]; ok {
+			return d.Name
+		}
+	}
+	return ""
 }
 
 // mcpLink is one server's connection, owned by its supervisor; calls
@@ -209,6 +230,22 @@ type mcpLink struct {
 	defs    []toolDef
 	// connects counts the sessions made so far.
 	connects int
+	// lists counts the tool listings made so far; clashReported is the
+	// one whose clash with another server's tools was logged.
+	lists, clashReported int
+}
+
+// reportClash logs, once per listing, that the server's tool name also
+// names owner's tool, so that none of the server's tools are offered.
+func (s *mcpLink) reportClash(name, owner string) {
+	s.mu.Lock()
+	first := s.clashReported != s.lists
+	s.clashReported = s.lists
+	s.mu.Unlock()
+	if first {
+		s.logger.Error("modelagent: MCP server's tools clash with another server's; none of them offered",
+			"server", s.name, "tool", name, "alsoOfferedBy", owner)
+	}
 }
 
 // supervise connects and keeps the server connected until ctx is done,
@@ -329,6 +366,7 @@ func (s *mcpLink) list(ctx context.Context, session *mcp.ClientSession) error {
 		s.connects++
 	}
 	s.session, s.err, s.defs = session, nil, defs
+	s.lists++
 	s.markReady()
 	return nil
 }

@@ -467,3 +467,48 @@ func TestMCPResultsThatAreNotTextReadAsTheOriginalWordsThem(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "(empty returned no text content)", text)
 }
+
+// TestMCPServersWhoseToolNamesClashDoNotBreakTheTurn: server "a"'s tool
+// "b__c" and server "a__b"'s tool "c" are both mcp__a__b__c; as the
+// original's client refuses the registration that clashes, the server
+// later in name order offers none of its tools (and says why), and every
+// turn goes on with the others.
+func TestMCPServersWhoseToolNamesClashDoNotBreakTheTurn(t *testing.T) {
+	serve := func(tools ...string) string {
+		server := mcp.NewServer(&mcp.Implementation{Name: "clash", Version: "1"}, nil)
+		for _, name := range tools {
+			mcp.AddTool(server, &mcp.Tool{Name: name, Description: "Tool " + name + "."},
+				func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ran " + name}}}, nil, nil
+				})
+		}
+		srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	client := llmtest.NewClient(
+		llmtest.Reply(llmtest.CallTools(llmtest.Call{ID: "x", Name: "mcp__a__b__c", Args: []string{`{}`}})),
+		llmtest.Reply(llmtest.Say("done")),
+	)
+	logs := &recordingHandler{}
+	retry := rigRetry()
+	agents, err := modelagent.NewOverChecked(modelagent.Config{Model: "m", Retry: &retry, Logger: slog.New(logs),
+		MCPServers: map[string]modelagent.MCPServer{"a": {URL: serve("b__c")}, "a__b": {URL: serve("c", "d")}}},
+		client, func() float64 { return 0.5 })
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, agents.Close()) })
+	r := rigOf(t, agents)
+	require.Eventually(t, func() bool { return agents.MCPConnects("a") == 1 && agents.MCPConnects("a__b") == 1 },
+		20*time.Second, time.Millisecond, "waiting for both servers' tools")
+
+	h := r.turn(t, "mcp-clash", "call it")
+	results := ofType(events(t, h.Session()), "tool/result")
+	require.Len(t, results, 1, "the turn ran its tool call")
+	require.Contains(t, results[0].Raw, `"text":"ran b__c"}],"isError":false`, "server a's tool, listed first")
+	offered := toolNames(client.Requests()[0].Tools)
+	require.Len(t, slices.DeleteFunc(slices.Clone(offered), func(n string) bool { return n != "mcp__a__b__c" }), 1)
+	require.NotContains(t, offered, "mcp__a__b__d", "the clashing server offers none of its tools")
+	clashes := logs.withMessage("modelagent: MCP server's tools clash with another server's; none of them offered")
+	require.NotEmpty(t, clashes)
+	require.Equal(t, "a__b", attr(clashes[0], "server"))
+}
