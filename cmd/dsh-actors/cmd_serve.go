@@ -110,7 +110,7 @@ func parseServeFlags(args []string, stderr io.Writer) (parsed serveFlags, status
 		err = checkListenAddr(parsed.addr)
 	}
 	if err == nil {
-		err = parsed.node.check(*storeRoot)
+		err = parsed.node.check(*storeRoot, flags)
 	}
 	if err == nil {
 		parsed.token, err = givenToken(*token, isFlagSet(flags, "token"))

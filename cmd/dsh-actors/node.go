@@ -18,7 +18,7 @@ const minLeaseTTL = 100 * time.Millisecond
 // Postgres store: the name its leases carry and their TTL.
 type nodeFlags struct {
 	name     string        // --node ("": pgstore's host:pid:random)
-	leaseTTL time.Duration // --lease-ttl (0: pgstore's default)
+	leaseTTL time.Duration // --lease-ttl (0 when not given: pgstore's default)
 }
 
 // addNodeFlags adds --node and --lease-ttl to flags.
@@ -28,13 +28,19 @@ func addNodeFlags(flags *flag.FlagSet, node *nodeFlags) {
 		"(renewed every third of it; default 10s); another node takes a dead node's sessions over once it expired")
 }
 
-// check refuses node flags a store cannot use: both name Postgres leases,
-// and a TTL below minLeaseTTL.
-func (n nodeFlags) check(store string) error {
-	if !isPostgres(store) && (n.name != "" || n.leaseTTL != 0) {
+// check refuses node flags given in flags that the store cannot use:
+// both name Postgres leases, so a JSONL folder refuses them whatever their
+// value; on Postgres a given --node must name something and a given
+// --lease-ttl must be at least minLeaseTTL (0 or less included: only
+// leaving it out means the default).
+func (n nodeFlags) check(store string, flags *flag.FlagSet) error {
+	nameSet, ttlSet := isFlagSet(flags, "node"), isFlagSet(flags, "lease-ttl")
+	switch {
+	case !isPostgres(store) && (nameSet || ttlSet):
 		return errors.New("--node and --lease-ttl apply to a Postgres store (--store postgres://...), not to a JSONL folder")
-	}
-	if n.leaseTTL != 0 && n.leaseTTL < minLeaseTTL {
+	case nameSet && n.name == "":
+		return errors.New(`--node must name this process, got ""`)
+	case ttlSet && n.leaseTTL < minLeaseTTL:
 		return fmt.Errorf("--lease-ttl must be at least %s, got %s", minLeaseTTL, n.leaseTTL)
 	}
 	return nil

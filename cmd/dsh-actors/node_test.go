@@ -20,6 +20,11 @@ func TestServeNodeFlagsAreRefusedWhereTheyCannotApply(t *testing.T) {
 	for args, want := range map[string]string{
 		"--store /tmp/x --node a":                         "--node and --lease-ttl apply to a Postgres store",
 		"--store /tmp/x --lease-ttl 5s":                   "--node and --lease-ttl apply to a Postgres store",
+		"--store /tmp/x --lease-ttl 0s":                   "--node and --lease-ttl apply to a Postgres store",
+		"--store /tmp/x --lease-ttl -1s":                  "--node and --lease-ttl apply to a Postgres store",
+		"--store /tmp/x --node=":                          "--node and --lease-ttl apply to a Postgres store",
+		"--store postgres://h/db --lease-ttl 0s":          "--lease-ttl must be at least 100ms, got 0s",
+		"--store postgres://h/db --node=":                 `--node must name this process, got ""`,
 		"--store postgres://h/db --lease-ttl 10ms":        "--lease-ttl must be at least 100ms, got 10ms",
 		"--store postgres://h/db --lease-ttl -1s":         "--lease-ttl must be at least 100ms, got -1s",
 		"--store postgres://h/db --lease-ttl soon":        `invalid value "soon" for flag -lease-ttl`,
