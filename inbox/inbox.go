@@ -2,9 +2,7 @@ package inbox
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
-	"math/rand/v2"
 	"reflect"
 	"runtime"
 	"sync"
@@ -14,7 +12,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
-	"github.com/google/uuid"
 )
 
 // Status is an inbox's residency: Running while a turn is claimed or a
@@ -156,21 +153,6 @@ func newInbox(observer func(Event)) *Inbox {
 // quickly: it runs on the goroutine that made the change. Call Init once,
 // before any other use; it does not block.
 func (b *Inbox) Init(observer func(Event)) { b.observer = observer }
-
-// NewMessageID returns a fresh MessageID: a version 4 uuid drawn from the
-// runtime's ChaCha8 generator (math/rand/v2), which is seeded from the
-// operating system and is ten times cheaper than crypto/rand per id;
-// message ids need uniqueness, not secrecy. Callers that must know an id
-// before the message is accepted (accepted-id accounting) mint it here and
-// pass it in the message to Post.
-func NewMessageID() string {
-	var id uuid.UUID
-	binary.LittleEndian.PutUint64(id[:8], rand.Uint64())
-	binary.LittleEndian.PutUint64(id[8:], rand.Uint64())
-	id[6] = id[6]&0x0f | 0x40 // version 4
-	id[8] = id[8]&0x3f | 0x80 // RFC 4122 variant
-	return id.String()
-}
 
 // Post accepts msg at the tail of the turn lane and returns its MessageID
 // (msg.ID, or a new one when empty). It never blocks on a turn: it takes the
