@@ -20,6 +20,8 @@ import (
 	"unicode/utf16"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-actors/dsh-actors/internal/childenv"
 )
 
 // MCPServer is one MCP server the model agents use: a command run over
@@ -293,7 +295,7 @@ func (s *mcpLink) transport() mcp.Transport {
 			HTTPClient: &http.Client{Transport: headerTransport{s.spec.Headers}}}
 	}
 	cmd := exec.Command(s.spec.Command, s.spec.Args...)
-	cmd.Env = os.Environ()
+	cmd.Env = childenv.Scrubbed()
 	for k, v := range s.spec.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}

@@ -2,6 +2,7 @@ package modelagent_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -33,6 +34,10 @@ type echoArgs struct {
 	Text string `json:"text"`
 }
 
+type envArgs struct {
+	Names []string `json:"names"`
+}
+
 type sumArgs struct {
 	A int `json:"a"`
 	B int `json:"b"`
@@ -57,6 +62,15 @@ func testMCPServer() *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Fail."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "it failed"}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Report environment variables."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in envArgs) (*mcp.CallToolResult, any, error) {
+			var lines []string
+			for _, name := range in.Names {
+				value, set := os.LookupEnv(name)
+				lines = append(lines, fmt.Sprintf("%s=%q set=%v", name, value, set))
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(lines, "\n")}}}, nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "die", Description: "Exit mid-call."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
@@ -511,4 +525,32 @@ func TestMCPServersWhoseToolNamesClashDoNotBreakTheTurn(t *testing.T) {
 	clashes := logs.withMessage("modelagent: MCP server's tools clash with another server's; none of them offered")
 	require.NotEmpty(t, clashes)
 	require.Equal(t, "a__b", attr(clashes[0], "server"))
+}
+
+// TestMCPStdioServersGetNoCredentials: a stdio server starts with this
+// process's environment minus credential-shaped names (KEY, PASSWORD,
+// SECRET, TOKEN) and this harness's own DSH_ names, as the original
+// starts every child process; what its config's env gives it, it gets.
+func TestMCPStdioServersGetNoCredentials(t *testing.T) {
+	for name, value := range map[string]string{"DEEPSEEK_API_KEY": "sk-secret", "OPENAI_API_KEY": "sk-other",
+		"DSH_ACTORS_TOKEN": "serve-token", "PGPASSWORD": "pw", "MY_SECRET": "s", "PLAIN_SETTING": "plain"} {
+		t.Setenv(name, value)
+	}
+	server := stdioServer(t)
+	server.Env["GIVEN_TOKEN"] = "given"
+	agents, err := modelagent.NewOverChecked(modelagent.Config{Model: "m",
+		MCPServers: map[string]modelagent.MCPServer{"local": server}}, llmtest.NewClient(), func() float64 { return 0.5 })
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, agents.Close()) })
+	waitForTools(t, agents, "mcp__local__env")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	text, err := agents.CallMCP(ctx, "mcp__local__env",
+		`{"names":["DEEPSEEK_API_KEY","OPENAI_API_KEY","DSH_ACTORS_TOKEN","PGPASSWORD","MY_SECRET","PLAIN_SETTING","GIVEN_TOKEN"]}`)
+	require.NoError(t, err)
+	require.Equal(t, strings.Join([]string{
+		`DEEPSEEK_API_KEY="" set=false`, `OPENAI_API_KEY="" set=false`, `DSH_ACTORS_TOKEN="" set=false`,
+		`PGPASSWORD="" set=false`, `MY_SECRET="" set=false`, `PLAIN_SETTING="plain" set=true`, `GIVEN_TOKEN="given" set=true`,
+	}, "\n"), text)
 }

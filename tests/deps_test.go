@@ -29,8 +29,8 @@ var allowedDeps = map[string][]string{
 	"query":    {"fault", "event", "internal/vocab", "session", "internal/catalog", "descriptor", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
 	"inbox":    {"fault", "event", "agent", "internal/actorkit", "internal/dispatch", "internal/jsjson"},
 	"actors":   {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "inbox", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
-	"subagent": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "inbox", "actors", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
-	"host":     {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "internal/pgstore", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
+	"subagent": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "inbox", "actors", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson", "internal/childenv"},
+	"host":     {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "internal/pgstore", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson", "internal/childenv"},
 	// internal/llm is the model client: a leaf on the event vocabulary.
 	"internal/llm": {"fault", "event", "internal/vocab", "internal/jsjson"},
 	// internal/llmtest is the scripted model client and the mock model
@@ -39,10 +39,12 @@ var allowedDeps = map[string][]string{
 	// modelagent is the model loop and its tools: an agent on the subagent
 	// service and the model client (modelagent/modelagenttest, its mock
 	// model, is a small surface over internal/llmtest's server).
-	"modelagent": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "inbox", "actors", "subagent", "internal/llm", "internal/llmtest", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
+	"modelagent": {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "inbox", "actors", "subagent", "internal/llm", "internal/llmtest", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson", "internal/childenv"},
 	// internal/actorkit is the protoactor plumbing the actor layers share
 	// (supervisor, logging, accessors, cancellation coding), on fault alone.
 	"internal/actorkit": {"fault"},
+	// internal/childenv is the environment a started process begins from.
+	"internal/childenv": {},
 	// internal/dispatch is the dispatcher the actors run on: a leaf.
 	"internal/dispatch": {},
 	// internal/listeners is the copy-on-write listener list every event
@@ -86,11 +88,11 @@ var allowedDeps = map[string][]string{
 	"internal/index": {"fault", "event", "internal/vocab", "session", "query", "internal/catalog", "descriptor", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
 	// internal/bench holds the CLI's measurement loops: it sits on the
 	// runtime and under cmd.
-	"internal/bench": {rootLayer, "internal/pgstore", "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "host", "internal/storegen", "internal/cpuclock", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
+	"internal/bench": {rootLayer, "internal/pgstore", "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "host", "internal/storegen", "internal/cpuclock", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson", "internal/childenv"},
 	// internal/stress is the randomized stress harness of the CLI and the
 	// stress tests: it is written on the root package, as an embedder
 	// writes (tool_imports_test.go holds its direct imports to that).
-	"internal/stress": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "internal/pgstore", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
+	"internal/stress": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "internal/pgstore", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson", "internal/childenv"},
 	// internal/testkit holds test helpers; only _test.go files import it.
 	"internal/testkit": {},
 	// internal/pgtest runs a private PostgreSQL server for a test binary;
@@ -109,10 +111,10 @@ var allowedDeps = map[string][]string{
 	// the module's root package is the embedders' entry point: it opens
 	// the runtime and binds the subagent service and the model agents,
 	// under cmd and internal/bench.
-	rootLayer: {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "internal/pgstore", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
+	rootLayer: {"fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "modelagent", "internal/llm", "internal/pgstore", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson", "internal/childenv"},
 	"cmd": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "host", "internal/llm", "modelagent", "internal/pgstore",
-		"internal/bench", "internal/storegen", "internal/cpuclock", "internal/stress", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
-	"tests": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "host", "cmd", "internal/llm", "modelagent", "internal/pgstore", "internal/stress", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson"},
+		"internal/bench", "internal/storegen", "internal/cpuclock", "internal/stress", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson", "internal/childenv"},
+	"tests": {rootLayer, "fault", "event", "internal/vocab", "descriptor", "agent", "session", "query", "internal/catalog", "internal/index", "inbox", "actors", "subagent", "host", "cmd", "internal/llm", "modelagent", "internal/pgstore", "internal/stress", "internal/actorkit", "internal/dispatch", "internal/durable", "internal/sessionfs", "internal/logpath", "internal/strhash", "internal/listeners", "internal/jsjson", "internal/childenv"},
 }
 
 // rootLayer is the layer name of the module's root package.

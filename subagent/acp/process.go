@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"regexp"
-	"strings"
 	"time"
+
+	"github.com/dsh-actors/dsh-actors/internal/childenv"
 )
 
 // process is an agent process whose stdin and stdout are pipes this
@@ -32,7 +32,7 @@ func startProcess(cfg Config, dir string) (*process, error) {
 		return nil, errors.Join(err, inR.Close(), inW.Close())
 	}
 	cmd := exec.Command(cfg.Command, cfg.Args...)
-	cmd.Dir, cmd.Env = dir, append(scrubbedEnviron(), cfg.Env...)
+	cmd.Dir, cmd.Env = dir, append(childenv.Scrubbed(), cfg.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, cfg.Stderr
 	ownProcessGroup(cmd)
 	startErr := cmd.Start()
@@ -81,20 +81,3 @@ func (p *process) exitsWithin(d time.Duration) bool {
 // kill kills the agent's process group (what it started too); it does not
 // wait.
 func (p *process) kill() { killProcessGroup(p.cmd) }
-
-// sensitiveName matches the environment names of credentials.
-var sensitiveName = regexp.MustCompile(`(?i)KEY|PASSWORD|SECRET|TOKEN`)
-
-// scrubbedEnviron is this process's environment without credential-shaped
-// names and without the DSH_ names of this harness's own identity: an
-// agent gets those only through Config.Env, deliberately.
-func scrubbedEnviron() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if !sensitiveName.MatchString(name) && !strings.HasPrefix(name, "DSH_") {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
