@@ -223,8 +223,38 @@ func targetRoots(targets []*activation, roots []*parent.Handle) []*activation {
 			tops = append(tops, t)
 		}
 	}
-	slices.SortFunc(tops, func(x, y *activation) int { return cmp.Compare(x.order, y.order) })
+	inCreationOrder(tops)
 	return tops
+}
+
+// inCreationOrder sorts acts by creation order. The orders are unique, so
+// when they lie close together (a drain's targets, a forest's roots) each
+// activation goes to its order's slot, read once, with no comparison;
+// otherwise they are sorted. Comparing through the pointers cost a cache
+// miss per read once 100,000 children no longer fit in the cache.
+func inCreationOrder(acts []*activation) {
+	if len(acts) < 2 {
+		return
+	}
+	lo, hi := acts[0].order, acts[0].order
+	for _, a := range acts {
+		lo, hi = min(lo, a.order), max(hi, a.order)
+	}
+	if hi-lo >= uint64(4*len(acts)) {
+		slices.SortFunc(acts, func(x, y *activation) int { return cmp.Compare(x.order, y.order) })
+		return
+	}
+	slots := make([]*activation, hi-lo+1)
+	for _, a := range acts {
+		slots[a.order-lo] = a
+	}
+	i := 0
+	for _, a := range slots {
+		if a != nil {
+			acts[i] = a
+			i++
+		}
+	}
 }
 
 // aggregate is nil, or ACTIVATION_TEARDOWN_FAILED over failures.
@@ -284,7 +314,7 @@ func (m *core) disposeForests(result chan<- error) {
 			roots = append(roots, a)
 		}
 	}
-	slices.SortFunc(roots, func(x, y *activation) int { return cmp.Compare(x.order, y.order) })
+	inCreationOrder(roots)
 	disposals := make([]*disposal, len(roots))
 	for i, a := range roots {
 		disposals[i] = m.dispose(a)

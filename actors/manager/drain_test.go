@@ -426,3 +426,21 @@ func TestADrainWhoseWritesFailStillReleasesEveryLeaseChildFirst(t *testing.T) {
 	require.Less(t, slices.Index(edges, "end "+grandchild), slices.Index(edges, "end "+child))
 	faults.SetFull(false)
 }
+
+// Activations come out in creation order whether their orders lie close
+// together (placed in one pass) or far apart (sorted).
+func TestActivationsAreOrderedByCreation(t *testing.T) {
+	for _, orders := range [][]uint64{{7, 3, 5, 4, 6}, {900, 2, 40_000, 17}, {1}, nil} {
+		acts := make([]*activation, len(orders))
+		for i, o := range orders {
+			acts[i] = &activation{order: o}
+		}
+		inCreationOrder(acts)
+		got := make([]uint64, len(acts))
+		for i, a := range acts {
+			got[i] = a.order
+		}
+		require.True(t, slices.IsSorted(got), "orders %v came out as %v", orders, got)
+		require.ElementsMatch(t, orders, got, "every activation is kept")
+	}
+}
