@@ -189,10 +189,49 @@ func (c *DeepSeek) stream(ctx context.Context, req Request, emit func(vocab.Chun
 	if err := c.responseError(resp); err != nil {
 		return err
 	}
-	if err := readStream(resp.Body, emit); err != nil {
-		return c.readError(err)
+	start := &bodyStart{r: resp.Body}
+	sse := newSSEReader(start)
+	if err := translateEvents(sse, emit); err != nil {
+		return c.readError(noEventCause(err, sse, start, resp.Header.Get("Content-Type")))
 	}
 	return nil
+}
+
+// bodyStart reads a response body, counting its bytes and keeping its
+// start.
+type bodyStart struct {
+	r    io.Reader
+	n    int64
+	head []byte
+}
+
+// maxHead bounds the start bodyStart keeps: enough for the 120 characters
+// an error quotes.
+const maxHead = 480
+
+func (b *bodyStart) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	if room := maxHead - len(b.head); room > 0 {
+		b.head = append(b.head, p[:min(n, room)]...)
+	}
+	return n, err
+}
+
+// noEventCause gives a stream that ended before [DONE] without a single
+// event (a JSON completion, an error object, an HTML page) the words of
+// what came instead: its size, content type and start. Any other err is
+// returned as it is.
+func noEventCause(err error, sse *sseReader, start *bodyStart, contentType string) error {
+	if !errors.Is(err, errStreamClosed) || sse.events > 0 || start.n == 0 {
+		return err
+	}
+	if contentType == "" {
+		contentType = "no content type"
+	}
+	text := prefix(strings.ToValidUTF8(strings.TrimSpace(string(start.head)), "\uFFFD"), 120)
+	return newError(errStreamClosed.Message, CodeStreamClosed,
+		fmt.Errorf("the response held no SSE event: %d bytes of %s: %s", start.n, contentType, text))
 }
 
 // post sends the request; a failure to send it is TRANSPORT.
@@ -360,7 +399,13 @@ func ReadStream(body io.Reader) iter.Seq2[vocab.Chunk, error] {
 // readStream translates body's events, handing each chunk to emit until
 // it returns false or the stream ends.
 func readStream(body io.Reader, emit func(vocab.Chunk) bool) error {
-	sse, tr := newSSEReader(body), &translator{}
+	return translateEvents(newSSEReader(body), emit)
+}
+
+// translateEvents translates sse's events, handing each chunk to emit
+// until it returns false or the stream ends.
+func translateEvents(sse *sseReader, emit func(vocab.Chunk) bool) error {
+	tr := &translator{}
 	for {
 		payload, err := sse.next()
 		if err != nil {

@@ -3,6 +3,9 @@ package llm_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
 	"testing"
 	"time"
 
@@ -203,5 +206,35 @@ func TestChunkJSONMatchesTheOriginalFixture(t *testing.T) {
 		b, err := json.Marshal(c)
 		require.NoError(t, err)
 		require.Equal(t, want[i], string(b))
+	}
+}
+
+// TestClientNamesABodyThatIsNoEventStream: a 2xx answer that holds no
+// event at all (a server that ignored stream:true and answered one JSON
+// completion, or an error object, or a proxy's HTML page) fails as the
+// original fails it, STREAM_CLOSED "SSE stream ended without [DONE]", and
+// the logged message says what came instead: its content type, its size
+// and its start.
+func TestClientNamesABodyThatIsNoEventStream(t *testing.T) {
+	for _, tt := range []struct{ name, ctype, body, want string }{
+		{"an error object", "application/json", `{"error":{"message":"model \"m\" not found"}}`,
+			`SSE stream ended without [DONE]: the response held no SSE event: 45 bytes of application/json: {"error":{"message":"model \"m\" not found"}}`},
+		{"a page", "text/html", "<html><body>Bad Gateway</body></html>\n",
+			"SSE stream ended without [DONE]: the response held no SSE event: 38 bytes of text/html: <html><body>Bad Gateway</body></html>"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmtest.NewServer(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", tt.ctype)
+				_, _ = io.WriteString(w, tt.body)
+			})
+			defer srv.Close()
+			_, err := collect(context.Background(), llmtest.DeepSeekOn(srv, 0), hello)
+			e, ok := llm.FailureOf(err)
+			require.True(t, ok, "%v", err)
+			require.Equal(t, vocab.Failure{Message: "SSE stream ended without [DONE]", Code: "STREAM_CLOSED"}, e.Failure)
+			var logged vocab.Failure
+			require.True(t, errors.As(err, &logged))
+			require.Equal(t, tt.want, logged.Message)
+		})
 	}
 }

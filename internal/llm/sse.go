@@ -34,6 +34,7 @@ type sseReader struct {
 	begun   bool // the byte-order mark check is done
 	data    []byte
 	hasData bool
+	events  int // dispatched so far
 }
 
 func newSSEReader(src io.Reader) *sseReader {
@@ -64,6 +65,7 @@ func (r *sseReader) field(line []byte) ([]byte, bool, error) {
 		}
 		data := r.data
 		r.data, r.hasData = r.data[:0], false
+		r.events++
 		return data, true, nil
 	}
 	if line[0] == ':' {
