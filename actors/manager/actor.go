@@ -144,21 +144,3 @@ func (m *Manager) settleDiscarded(a *activation, messageID string) {
 		m.logger.Warn("subagent: a discarded follow-up stays in the durable inbox", "child", a.childID, "messageId", messageID, "err", err)
 	}
 }
-
-// sendReleased tells the actor that a's release step ended with out:
-// at once, or once a's actor has stopped when a was stopped while it had
-// an owner (stopActor).
-func (m *Manager) sendReleased(a *activation, out teardownOutcome) {
-	if a.releaseOnceStopped.Load() {
-		go m.sendWhenStopped(a, out)
-		return
-	}
-	m.send(released{a, out})
-}
-
-// sendWhenStopped sends released once a's actor has stopped; its stop
-// ends right after the release step that called sendReleased.
-func (m *Manager) sendWhenStopped(a *activation, out teardownOutcome) {
-	<-a.handle.Activation().Done()
-	m.send(released{a, out})
-}

@@ -103,7 +103,7 @@ func (m *core) stopping(a *activation) {
 // (rolledBack), or of a disposal. The first failure wins: the actor's
 // own, then its children's, then the release step's.
 func (m *core) released(a *activation, out teardownOutcome) {
-	if m.ownsUnreleased(a) { // an owned child's release is still on its way (stopActor)
+	if m.ownsUnreleased(a) { // an owned child's release is still on its way
 		a.heldRelease = &out
 		return
 	}
@@ -165,7 +165,7 @@ func (m *Manager) releaseStep(a *activation, release func() error) {
 	if err := release(); err != nil && out.failure == nil {
 		out.failure = handleDisposalFailed(a.childID, err)
 	}
-	m.sendReleased(a, out)
+	m.send(released{a, out})
 }
 
 // durability is the required final checkpoint: only true confirms.

@@ -57,7 +57,6 @@ type fixtureConfig struct {
 	store      session.Store
 	resume     bool
 	topLevel   string // the top-level parent's id ("parent" when empty)
-	middleware []actor.ReceiverMiddleware
 }
 
 type option func(*fixtureConfig)
@@ -67,12 +66,6 @@ func memoryOnly() option { return func(c *fixtureConfig) { c.memoryOnly = true }
 func withCheckpoint(fn checkpointFunc) option { return func(c *fixtureConfig) { c.checkpoint = fn } }
 
 func withPrepare(fn prepareFunc) option { return func(c *fixtureConfig) { c.prepare = fn } }
-
-// withMiddleware wraps the manager actor's Receive in mw too (inside
-// probing).
-func withMiddleware(mw actor.ReceiverMiddleware) option {
-	return func(c *fixtureConfig) { c.middleware = append(c.middleware, mw) }
-}
 
 // withStore runs the fixture on store (closed by its opener) instead of
 // a JSONL store of its own.
@@ -116,7 +109,7 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 		prepare = spawnOnly
 	}
 	f.m, err = New(Options{Runtime: rt, Prepare: prepare, Started: f.rec.Started, Ended: f.rec.Ended, checkpoint: cfg.checkpoint,
-		middleware: append([]actor.ReceiverMiddleware{probing}, cfg.middleware...)})
+		middleware: []actor.ReceiverMiddleware{probing}})
 	require.NoError(t, err)
 	deadLetters := recordDeadLetters(rt)
 	if cfg.resume {

@@ -69,10 +69,6 @@ type activation struct {
 	// rollingBack mirrors it for the release step, off the actor.
 	rollback    *op
 	rollingBack atomic.Bool
-	// releaseOnceStopped: a's actor was stopped on its own while a had an
-	// owner, whose settlement a's release may start (stopActor); read by
-	// the release step, off the actor.
-	releaseOnceStopped atomic.Bool
 	// heldRelease is the outcome of a's release step, held until the
 	// releases of the children a still owns reached the actor: a child's
 	// always precedes its owner's (released).
@@ -206,15 +202,11 @@ func (m *core) acquireOwnership(p *parent.Handle, child *activation) error {
 	return nil
 }
 
-// stopActor stops a's actor on its own, not as part of its owner's stop.
-// When a has an owner, a's release may settle the owner, whose stop
-// sends a Stop to each child it has not seen terminate yet; protoactor
-// unregisters a stopping actor's name before its Stopped, where a
-// stand-in that absorbs a late Stop takes the name, and a Stop sent in
-// between is dead-lettered. So such a release reaches the actor only once
-// a's actor has stopped (sendReleased).
+// stopActor stops a's actor on its own, not as part of its owner's stop,
+// cancelling its subtree with cause. An owner's later stop waits for a's
+// actor through its own family, sending it nothing, so a's release may
+// reach the actor before a's actor has stopped.
 func (m *core) stopActor(a *activation, cause string) {
-	a.releaseOnceStopped.Store(a.owner != nil)
 	m.emit(stopEpoch{a, agent.CancelCause{Kind: cause}})
 }
 
