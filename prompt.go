@@ -229,26 +229,24 @@ func (r *Runtime) admitAndDeliver(ctx context.Context, in session.DurableInbox, 
 	return err
 }
 
-// CancelTurn stops the running turn of the top-level session id (its
-// turn/end says aborted, cause user) and discards its queued messages,
-// without waiting for the turn to end. A stored session that is not live
-// is only checked (it exists, it is not a subagent session) and left
-// asleep. A continuable child's session is refused with
-// fault.OwnedBySubagent, an unknown id with fault.QuerySessionNotFound. It
-// blocks only on reading a stored session's log.
-func (r *Runtime) CancelTurn(ctx context.Context, id string) error {
-	if h := r.actors.Registry().Get(id); h != nil {
-		if err := r.refuseLiveChild(h); err != nil {
-			return err
-		}
-		h.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
-		return nil
+// CancelTurn stops the running turn of the top-level session id live
+// here (its turn/end says aborted, cause user) and discards its queued
+// messages, without waiting for the turn to end. A session no agent is
+// live under here (stored and asleep, running in another process that
+// holds its lease, or unknown) has nothing this runtime can stop: it is
+// fault.AgentNotFound, "not attached" as the original says, and nothing
+// is woken. A continuable child's session is refused with
+// fault.OwnedBySubagent. It does not block.
+func (r *Runtime) CancelTurn(_ context.Context, id string) error {
+	h := r.actors.Registry().Get(id)
+	if h == nil {
+		return fault.New(fault.AgentNotFound, fmt.Sprintf("dsh: session %q not found (not attached)", id), nil)
 	}
-	log, err := r.query.ReadSession(ctx, id)
-	if err != nil {
+	if err := r.refuseLiveChild(h); err != nil {
 		return err
 	}
-	return refuseChild(log.Header, log.Events)
+	h.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
+	return nil
 }
 
 // Release disposes the top-level agent live here under id and releases

@@ -68,7 +68,8 @@ func TestOpenSessionStartsJoinsResumesAndFences(t *testing.T) {
 
 // PromptSession resumes a stored session and runs the prompt; it refuses
 // an unknown id and a child's session by code. CancelTurn ends a running
-// turn aborted and leaves a stored session asleep.
+// turn aborted; a session no agent is live under here, stored or unknown,
+// is fault.AgentNotFound and stays asleep; a live child's is refused.
 func TestPromptSessionResumesAndCancelTurnAborts(t *testing.T) {
 	dir := t.TempDir()
 	rt := open(t, Options{Dir: dir})
@@ -76,7 +77,8 @@ func TestPromptSessionResumesAndCancelTurnAborts(t *testing.T) {
 	require.NoError(t, rt.Close())
 
 	again := open(t, Options{Dir: dir})
-	require.NoError(t, again.CancelTurn(bg, "s"))
+	require.ErrorIs(t, again.CancelTurn(bg, "s"), fault.AgentNotFound)
+	require.EqualError(t, again.CancelTurn(bg, "s"), `dsh: session "s" not found (not attached)`)
 	_, live := again.Agent("s")
 	require.False(t, live, "cancelling a stored session does not wake it")
 	_, err := again.PromptSession(bg, "s", event.Text("reply back"), event.Source{Kind: "user", RPCID: "r1"})
@@ -94,8 +96,8 @@ func TestPromptSessionResumesAndCancelTurnAborts(t *testing.T) {
 
 	_, err = again.PromptSession(bg, "ghost", event.Text("hi"), user)
 	require.ErrorIs(t, err, fault.QuerySessionNotFound)
-	require.ErrorIs(t, again.CancelTurn(bg, "ghost"), fault.QuerySessionNotFound)
-	child, err := again.Spawn(bg, mustAgent(t, again, "s"), "w", event.Text("reply ok"))
+	require.ErrorIs(t, again.CancelTurn(bg, "ghost"), fault.AgentNotFound)
+	child, err := again.Spawn(bg, mustAgent(t, again, "s"), "w", event.Text("sleep 10m"))
 	require.NoError(t, err)
 	_, err = again.PromptSession(bg, child, event.Text("hi"), user)
 	require.ErrorIs(t, err, fault.OwnedBySubagent)

@@ -38,9 +38,10 @@ type rpcBackend interface {
 	// codeSessionNotFound.
 	PromptSession(ctx context.Context, id string, content []event.Block, source event.Source) (string, error)
 	// CancelSession stops the top-level agent id's running turn and
-	// discards its queued messages, without waiting for the turn to end; a
-	// session that is not live is left as it is. A continuable child is
-	// refused with codeAgentBusy; an unknown id is codeSessionNotFound.
+	// discards its queued messages, without waiting for the turn to end. A
+	// session no agent is live under here (stored, run by another process,
+	// or unknown) is fault.AgentNotFound and is left as it is; a live
+	// continuable child is refused with codeAgentBusy.
 	CancelSession(ctx context.Context, id string) error
 	// SearchSessions returns one page of the events of stored sessions
 	// whose text holds req.Phrase as a literal phrase, best first (the

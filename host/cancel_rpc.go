@@ -3,15 +3,18 @@ package host
 import (
 	"context"
 	"errors"
+
+	"github.com/dsh-actors/dsh-actors/fault"
 )
 
 // sessionCancel answers session.cancel {sessionId} with {accepted: true}
 // once the top-level agent's running turn, if any, was told to stop (it
 // ends with turn/end aborted, cause user) and its queued messages were
-// discarded. It does not wait for the turn to end. A session that is not
-// live has nothing to stop and is accepted as it is, without waking it; a
-// subagent session is refused with agent-busy, an unknown id with
-// session-not-found.
+// discarded. It does not wait for the turn to end. A session no agent is
+// attached to here (stored and asleep, run by another process that holds
+// its lease, or unknown) has nothing to stop: it is the original's
+// session-not-found, `session "<id>" not found (not attached)`, and
+// nothing is woken; a live subagent session is refused with agent-busy.
 func (h *Handler) sessionCancel(ctx context.Context, c call) (any, *rpcError) {
 	p := readPayload(c.payload)
 	id := p.sessionID("sessionId")
@@ -22,17 +25,12 @@ func (h *Handler) sessionCancel(ctx context.Context, c call) (any, *rpcError) {
 	switch {
 	case err == nil:
 		return acceptedValue{Accepted: true}, nil
-	case isCancelled(ctx, err):
-		return nil, newError(codeCancelled, "session cancel was cancelled", nil)
-	case errors.Is(err, codeSessionNotFound):
-		return nil, sessionNotFound(id)
+	case errors.Is(err, fault.AgentNotFound):
+		return nil, newError(codeSessionNotFound, "session "+quote(id)+" not found (not attached)", details{SessionID: id})
 	case errors.Is(err, codeAgentBusy):
 		return nil, ownedBySubagentRouting(id)
 	default:
 		h.logFailure("session.cancel", err)
-		if named, ok := unreadableLog("cancel failed for session "+quote(id), err); ok {
-			return nil, named
-		}
 		return nil, newError(codeInternal, "session cancel failed", nil)
 	}
 }

@@ -14,8 +14,9 @@ import (
 
 // TestSessionCancelStopsTheRunningTurn: session.cancel aborts a live
 // top-level agent's running turn (cause user) and discards what waits;
-// session.list then says how the last turn ended. A stored session is
-// accepted without waking it; an unknown one is session-not-found.
+// session.list then says how the last turn ended. A session no agent is
+// attached to here, stored or unknown, is the original's session-not-found
+// "(not attached)", and nothing is woken.
 func TestSessionCancelStopsTheRunningTurn(t *testing.T) {
 	ctx := context.Background()
 	rt, b := openRuntime(t, t.TempDir())
@@ -47,11 +48,31 @@ func TestSessionCancelStopsTheRunningTurn(t *testing.T) {
 	require.Equal(t, map[string]any{"kind": "aborted"}, list.Items[0]["lastTurn"])
 
 	require.NoError(t, rt.Release(ctx, "top"))
-	r = callRPC(t, h, "session.cancel", map[string]any{"sessionId": "top"})
-	require.True(t, r.Result.OK, "a stored session has nothing to stop")
+	requireError(t, callRPC(t, h, "session.cancel", map[string]any{"sessionId": "top"}),
+		codeSessionNotFound, `session "top" not found (not attached)`, map[string]any{"sessionId": "top"})
 	require.False(t, isLive(rt, "top"), "cancel wakes nothing")
 	requireError(t, callRPC(t, h, "session.cancel", map[string]any{"sessionId": "nobody"}),
-		codeSessionNotFound, `session "nobody" not found`, map[string]any{"sessionId": "nobody"})
+		codeSessionNotFound, `session "nobody" not found (not attached)`, map[string]any{"sessionId": "nobody"})
+}
+
+// session.cancel of a session another process runs (it holds the lease)
+// stops nothing here, so it is not accepted: it is the original's answer
+// for a session no agent is attached to here, session-not-found "(not
+// attached)"; nothing is resumed or logged.
+func TestSessionCancelOfASessionLeasedElsewhereIsNotAttached(t *testing.T) {
+	root := t.TempDir()
+	rt, _ := openRuntime(t, root)
+	started(t, rt, "top")
+	require.NoError(t, rt.Close())
+	elsewhere, before := leaseElsewhere(t, root, "top")
+
+	rt, b := openRuntime(t, root)
+	requireError(t, callRPC(t, newTestHandler(t, b), "session.cancel", map[string]any{"sessionId": "top"}),
+		codeSessionNotFound, `session "top" not found (not attached)`, map[string]any{"sessionId": "top"})
+	require.False(t, isLive(rt, "top"))
+	after, err := elsewhere.Inspect(context.Background(), "top")
+	require.NoError(t, err)
+	require.Equal(t, before.Events, after.Events)
 }
 
 // lastTurnStarted reports whether events end inside a turn.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -264,7 +265,9 @@ func TestRuntimeBackendCreateSessionIsTheOriginalsEnsureSession(t *testing.T) {
 // agent-busy for a subagent session (origin "subagent", or a child
 // whose own suffix holds its descriptor), live or cold, and for a live
 // agent its exact live parent owns (a one-shot child), before any cwd
-// conflict and without resuming it; a fork whose seed merely inherits an
+// conflict and without resuming it; session.cancel answers agent-busy for
+// a live one and, as the original, not-attached for a cold one (no agent
+// is attached to it here); a fork whose seed merely inherits an
 // ancestor's descriptor is an ordinary session, and so is a child that was
 // resumed by an ordinary route (no parent owns it).
 func TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes(t *testing.T) {
@@ -318,7 +321,11 @@ func TestRuntimeBackendFencesSubagentSessionsFromGenericRoutes(t *testing.T) {
 		}
 		_, err := b.PromptSession(ctx, id, event.Text("reply no"), userSource)
 		require.ErrorIs(t, err, codeAgentBusy, "prompt %s", id)
-		require.ErrorIs(t, b.CancelSession(ctx, id), codeAgentBusy, "cancel %s", id)
+		if id == "kid" || id == "seed-era" {
+			require.ErrorIs(t, b.CancelSession(ctx, id), fault.AgentNotFound, "cancel %s", id)
+		} else {
+			require.ErrorIs(t, b.CancelSession(ctx, id), codeAgentBusy, "cancel %s", id)
+		}
 	}
 	require.False(t, isLive(rt, "kid"), "a fenced child is never resumed")
 	require.False(t, isLive(rt, "seed-era"), "a fenced child is never resumed")
