@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	dsh "github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
 )
 
 // serveACP answers one ACP client on in/out until in ends or ctx is done,
@@ -91,17 +93,27 @@ func (a *acpAgent) NewSession(ctx context.Context, params acp.NewSessionRequest)
 	return acp.NewSessionResponse{SessionId: acp.SessionId(id)}, nil
 }
 
-// LoadSession resumes the stored agent params.SessionId (or takes the one
-// live here already), replays its conversation as session updates, then
-// answers.
+// LoadSession resumes the stored top-level agent params.SessionId (or
+// takes the one live here already) in params.Cwd, replays its
+// conversation as session updates, then answers. As session/new, a cwd
+// that is not absolute is Invalid params; so are an unknown session, a
+// subagent's session (as the original's generic routes refuse it: it is
+// reached through its parent) and a cwd other than the session's (the
+// original's SessionCwdConflict words), and none of them resumes or
+// writes anything.
 func (a *acpAgent) LoadSession(ctx context.Context, params acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {
 	id := string(params.SessionId)
-	if !a.session(id) {
-		if _, err := a.rt.ResumeAgent(ctx, id); err != nil {
-			return acp.LoadSessionResponse{}, acp.NewInvalidParams(map[string]any{"sessionId": id, "error": err.Error()})
-		}
-		a.remember(id)
+	if !filepath.IsAbs(params.Cwd) {
+		return acp.LoadSessionResponse{}, acp.NewInvalidParams(map[string]any{"cwd": params.Cwd, "error": "cwd must be an absolute path"})
 	}
+	stored, err := a.rt.History(ctx, id)
+	if err != nil {
+		return acp.LoadSessionResponse{}, acp.NewInvalidParams(map[string]any{"sessionId": id, "error": err.Error()})
+	}
+	if err := a.rt.OpenSession(ctx, dsh.SessionSpec{ID: id, Cwd: params.Cwd, Resume: true}); err != nil {
+		return acp.LoadSessionResponse{}, loadRefusal(id, params.Cwd, stored.Header.Cwd, err)
+	}
+	a.remember(id)
 	log, err := a.rt.History(ctx, id)
 	if err != nil {
 		return acp.LoadSessionResponse{}, acp.NewInternalError(map[string]any{"error": err.Error()})
@@ -114,6 +126,35 @@ func (a *acpAgent) LoadSession(ctx context.Context, params acp.LoadSessionReques
 		}
 	}
 	return acp.LoadSessionResponse{}, nil
+}
+
+// loadRefusal is session/load's answer to OpenSession's err for id
+// stored in storedCwd, asked for in cwd: Invalid params in the original's
+// words for a subagent's session and for another cwd, else Internal error.
+func loadRefusal(id, cwd, storedCwd string, err error) error {
+	switch {
+	case errors.Is(err, fault.OwnedBySubagent):
+		return acp.NewInvalidParams(map[string]any{"sessionId": id,
+			"error": fmt.Sprintf("session %q is owned by subagent routing", id), "reason": "use subagent delivery for this child session"})
+	case errors.Is(err, fault.CwdConflict):
+		return acp.NewInvalidParams(map[string]any{"sessionId": id, "cwd": cwd,
+			"error": fmt.Sprintf("session %q already exists with cwd %s; requested %s", id, jsonQuoted(storedCwd), jsonQuoted(cwd))})
+	default:
+		return acp.NewInternalError(map[string]any{"sessionId": id, "error": err.Error()})
+	}
+}
+
+// jsonQuoted is JSON.stringify of s (no HTML escaping); an empty s (no
+// cwd) is undefined.
+func jsonQuoted(s string) string {
+	if s == "" {
+		return "undefined"
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // Prompt runs the prompt's text as the agent's next turn, streaming what

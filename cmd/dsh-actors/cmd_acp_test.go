@@ -16,8 +16,11 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/stretchr/testify/require"
 
+	dsh "github.com/dsh-actors/dsh-actors"
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/llm"
 	"github.com/dsh-actors/dsh-actors/internal/llmtest"
+	"github.com/dsh-actors/dsh-actors/session"
 )
 
 // acpClient drives `dsh-actors acp` in this process over pipes and
@@ -159,7 +162,8 @@ var bgCtx = context.Background()
 func TestACPServesPromptsAndLoadsStoredSessions(t *testing.T) {
 	store := t.TempDir()
 	c := startACP(t, "--store", store)
-	id := c.newSession(t, t.TempDir())
+	dir := t.TempDir()
+	id := c.newSession(t, dir)
 	resp, err := c.prompt(id, "reply hi there")
 	require.NoError(t, err)
 	require.Equal(t, sdk.StopReasonEndTurn, resp.StopReason)
@@ -176,7 +180,7 @@ func TestACPServesPromptsAndLoadsStoredSessions(t *testing.T) {
 	c = startACP(t, "--store", store)
 	_, err = c.conn.Initialize(bgCtx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
 	require.NoError(t, err)
-	_, err = c.conn.LoadSession(bgCtx, sdk.LoadSessionRequest{SessionId: id, Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+	_, err = c.conn.LoadSession(bgCtx, sdk.LoadSessionRequest{SessionId: id, Cwd: dir, McpServers: []sdk.McpServer{}})
 	require.NoError(t, err)
 	replay := c.taken(t)
 	require.Equal(t, []string{
@@ -318,4 +322,58 @@ func TestACPNewSessionRefusesARelativeCwd(t *testing.T) {
 	for _, e := range entries {
 		require.False(t, e.IsDir(), "no session folder was made: %s", e.Name())
 	}
+}
+
+// session/load serves top-level sessions only, in the cwd they were
+// made in: a subagent's session is refused as the original's generic
+// routes refuse it (owned by subagent routing: it is reached through its
+// parent), a cwd other than the session's with the original's
+// SessionCwdConflict words, a relative cwd as session/new refuses it;
+// each is Invalid params, and none resumes or writes the session.
+func TestACPLoadRefusesASubagentSessionAndAnotherCwd(t *testing.T) {
+	store, cwd := t.TempDir(), t.TempDir()
+	rt, err := dsh.Open(dsh.Options{Dir: store})
+	require.NoError(t, err)
+	require.NoError(t, rt.OpenSession(bgCtx, dsh.SessionSpec{ID: "top", Cwd: cwd}))
+	top, ok := rt.Agent("top")
+	require.True(t, ok)
+	child, err := rt.Spawn(bgCtx, top, "helper", event.Text("reply ok"))
+	require.NoError(t, err)
+	require.NoError(t, rt.Close())
+	before := map[string]int{}
+	for _, id := range []string{"top", child} {
+		before[id] = storedEvents(t, store, id)
+	}
+
+	c := startACP(t, "--store", store)
+	_, err = c.conn.Initialize(bgCtx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	require.NoError(t, err)
+	for _, tc := range []struct{ id, cwd, says string }{
+		{child, cwd, `session \"` + child + `\" is owned by subagent routing`},
+		{"top", t.TempDir(), `session \"top\" already exists with cwd \"` + cwd + `\"; requested \"`},
+		{"top", "relative", "cwd must be an absolute path"},
+	} {
+		_, err := c.conn.LoadSession(bgCtx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(tc.id), Cwd: tc.cwd, McpServers: []sdk.McpServer{}})
+		var refused *sdk.RequestError
+		require.ErrorAs(t, err, &refused, "%s in %s", tc.id, tc.cwd)
+		require.Equal(t, -32602, refused.Code, "%s in %s: %v", tc.id, tc.cwd, err)
+		require.ErrorContains(t, err, tc.says, "%s in %s", tc.id, tc.cwd)
+		_, err = c.prompt(sdk.SessionId(tc.id), "reply no")
+		require.ErrorContains(t, err, "unknown session", "a refused load opens nothing")
+	}
+	c.close(t)
+	for _, id := range []string{"top", child} {
+		require.Equal(t, before[id], storedEvents(t, store, id), "%s is as it was", id)
+	}
+}
+
+// storedEvents is how many events the session id holds in the store.
+func storedEvents(t *testing.T, store, id string) int {
+	t.Helper()
+	s, err := session.OpenJSONL(store)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, s.Close()) }()
+	log, err := s.Inspect(bgCtx, id)
+	require.NoError(t, err)
+	return len(log.Events)
 }
