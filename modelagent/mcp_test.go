@@ -434,11 +434,14 @@ func TestAnMCPCallThatHangsTimesOut(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, agents.Close()) })
 	waitForTools(t, agents, "mcp__remote__hang", "mcp__remote__echo")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_, err = agents.CallMCP(ctx, "mcp__remote__hang", `{}`)
 	require.EqualError(t, err, `Error: MCP server "remote": hang: MCP error -32001: Request timed out`)
 	require.NoError(t, ctx.Err(), "the call timed out on its own, long before the test's deadline")
+	// The next call answers at once, but a loaded machine can take longer
+	// than the short timeout to carry it: only the test's deadline bounds it.
+	modelagent.SetMCPCallTimeout(t, time.Minute)
 	text, err := agents.CallMCP(ctx, "mcp__remote__echo", `{"text":"still here"}`)
 	require.NoError(t, err)
 	require.Equal(t, "echo: still here", text)
