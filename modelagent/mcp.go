@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -36,9 +38,10 @@ type MCPServer struct {
 }
 
 // ReadMCPConfig reads an {"mcpServers": {NAME: {command, args, env} |
-// {url, headers}}} file. A server with neither or both a command and a
-// URL, a URL that is not http(s) with a host, or an unreadable file, is an
-// error naming it.
+// {url, headers}}} file. A server name that is not 1 to 32 letters,
+// digits, "_" or "-", a server with neither or both a command and a URL, a
+// URL that is not http(s) with a host, or an unreadable file, is an error
+// naming it and the file.
 func ReadMCPConfig(path string) (map[string]MCPServer, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -56,13 +59,19 @@ func ReadMCPConfig(path string) (map[string]MCPServer, error) {
 	return file.MCPServers, nil
 }
 
-// checkMCPServers refuses a server that is not exactly one of a command
-// and a URL, or whose URL is not an http(s) URL naming a host.
+// mcpServerName is the rule every MCP server's name follows, as the
+// original's configuration requires.
+var mcpServerName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+
+// checkMCPServers refuses, in name order, a server whose name breaks
+// mcpServerName, that is not exactly one of a command and a URL, or whose
+// URL is not an http(s) URL naming a host.
 func checkMCPServers(servers map[string]MCPServer) error {
-	for name, s := range servers {
+	for _, name := range slices.Sorted(maps.Keys(servers)) {
+		s := servers[name]
 		switch {
-		case name == "":
-			return errors.New("an MCP server needs a name")
+		case !mcpServerName.MatchString(name):
+			return fmt.Errorf("MCP server %q: a name must match %s", name, mcpServerName)
 		case (s.Command == "") == (s.URL == ""):
 			return fmt.Errorf("MCP server %q needs either a command or a url", name)
 		case s.URL != "":

@@ -2,6 +2,7 @@ package modelagent_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -359,6 +360,26 @@ func TestReadMCPConfig(t *testing.T) {
 	require.ErrorContains(t, err, `MCP server "both" needs either a command or a url`)
 	_, err = modelagent.ReadMCPConfig(filepath.Join(dir, "missing.json"))
 	require.ErrorContains(t, err, "missing.json")
+
+	for name, want := range map[string]string{
+		"":                      `MCP server "": a name must match ^[A-Za-z0-9_-]{1,32}$`,
+		"my server":             `MCP server "my server": a name must match ^[A-Za-z0-9_-]{1,32}$`,
+		"fs.local":              `MCP server "fs.local": a name must match ^[A-Za-z0-9_-]{1,32}$`,
+		strings.Repeat("x", 33): `MCP server "` + strings.Repeat("x", 33) + `": a name must match ^[A-Za-z0-9_-]{1,32}$`,
+	} {
+		file := filepath.Join(dir, "name.json")
+		config, err := json.Marshal(map[string]any{"mcpServers": map[string]any{name: map[string]string{"command": "x"}}})
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(file, config, 0o600))
+		_, err = modelagent.ReadMCPConfig(file)
+		require.ErrorContains(t, err, "MCP config "+file+": "+want, "the name %q is refused when read, naming the file", name)
+		_, err = modelagent.New(modelagent.Config{Model: "m", APIKey: "k", MCPServers: map[string]modelagent.MCPServer{name: {Command: "x"}}})
+		require.ErrorContains(t, err, want, "and when given to New")
+	}
+	longest := filepath.Join(dir, "longest.json")
+	require.NoError(t, os.WriteFile(longest, []byte(`{"mcpServers":{"A-z_09`+strings.Repeat("x", 26)+`":{"command":"x"}}}`), 0o600))
+	_, err = modelagent.ReadMCPConfig(longest)
+	require.NoError(t, err, "32 letters, digits, _ and - make a name")
 
 	for url, want := range map[string]string{
 		"127.0.0.1:9/mcp": `MCP server "x": url "127.0.0.1:9/mcp" is not a URL`,
