@@ -121,7 +121,7 @@ func ExampleRuntime_CancelTurn() {
 		fmt.Println("no turn/start within 10s")
 		return
 	}
-	if err := rt.CancelTurn(ctx, "slow"); err != nil {
+	if err := rt.CancelTurn(ctx, "slow", false); err != nil {
 		fmt.Println(err)
 		return
 	}

@@ -87,7 +87,7 @@ func TestSubscribeTellsADiscardedMessageFromAClaimedOne(t *testing.T) {
 
 	queued, err := rt.PromptSession(bg, "s", event.Text("reply never"), user)
 	require.NoError(t, err)
-	require.NoError(t, rt.CancelTurn(bg, "s"))
+	require.NoError(t, rt.CancelTurn(bg, "s", false))
 	dropped := next("queued")
 	require.Equal(t, queued, dropped.MessageID)
 	require.True(t, dropped.Discarded, "the cancel discarded it unrun")

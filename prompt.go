@@ -230,14 +230,17 @@ func (r *Runtime) admitAndDeliver(ctx context.Context, in session.DurableInbox, 
 }
 
 // CancelTurn stops the running turn of the top-level session id live
-// here (its turn/end says aborted, cause user) and discards its queued
-// messages, without waiting for the turn to end. A session no agent is
-// live under here (stored and asleep, running in another process that
-// holds its lease, or unknown) has nothing this runtime can stop: it is
-// fault.AgentNotFound, "not attached" as the original says, and nothing
-// is woken. A continuable child's session is refused with
-// fault.OwnedBySubagent. It does not block.
-func (r *Runtime) CancelTurn(_ context.Context, id string) error {
+// here (its turn/end says aborted, cause user), without waiting for the
+// turn to end. With keepQueued the messages waiting in its inbox stay
+// queued and the next of them starts once the aborted turn has ended, in
+// order (the web host's Stop); without, they are discarded unrun (an ACP
+// client's cancel). A session no agent is live under here (stored and
+// asleep, running in another process that holds its lease, or unknown)
+// has nothing this runtime can stop: it is fault.AgentNotFound, "not
+// attached" as the original says, and nothing is woken. A continuable
+// child's session is refused with fault.OwnedBySubagent. It does not
+// block.
+func (r *Runtime) CancelTurn(_ context.Context, id string, keepQueued bool) error {
 	h := r.actors.Registry().Get(id)
 	if h == nil {
 		return fault.New(fault.AgentNotFound, fmt.Sprintf("dsh: session %q not found (not attached)", id), nil)
@@ -245,7 +248,7 @@ func (r *Runtime) CancelTurn(_ context.Context, id string) error {
 	if err := r.refuseLiveChild(h); err != nil {
 		return err
 	}
-	h.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, false)
+	h.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, keepQueued)
 	return nil
 }
 

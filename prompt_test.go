@@ -77,8 +77,8 @@ func TestPromptSessionResumesAndCancelTurnAborts(t *testing.T) {
 	require.NoError(t, rt.Close())
 
 	again := open(t, Options{Dir: dir})
-	require.ErrorIs(t, again.CancelTurn(bg, "s"), fault.AgentNotFound)
-	require.EqualError(t, again.CancelTurn(bg, "s"), `dsh: session "s" not found (not attached)`)
+	require.ErrorIs(t, again.CancelTurn(bg, "s", false), fault.AgentNotFound)
+	require.EqualError(t, again.CancelTurn(bg, "s", false), `dsh: session "s" not found (not attached)`)
 	_, live := again.Agent("s")
 	require.False(t, live, "cancelling a stored session does not wake it")
 	_, err := again.PromptSession(bg, "s", event.Text("reply back"), event.Source{Kind: "user", RPCID: "r1"})
@@ -91,17 +91,17 @@ func TestPromptSessionResumesAndCancelTurnAborts(t *testing.T) {
 
 	_, err = again.PromptSession(bg, "s", event.Text("sleep 10m"), user)
 	require.NoError(t, err)
-	require.NoError(t, again.CancelTurn(bg, "s"))
+	require.NoError(t, again.CancelTurn(bg, "s", false))
 	idle(t, again, "s")
 
 	_, err = again.PromptSession(bg, "ghost", event.Text("hi"), user)
 	require.ErrorIs(t, err, fault.QuerySessionNotFound)
-	require.ErrorIs(t, again.CancelTurn(bg, "ghost"), fault.AgentNotFound)
+	require.ErrorIs(t, again.CancelTurn(bg, "ghost", false), fault.AgentNotFound)
 	child, err := again.Spawn(bg, mustAgent(t, again, "s"), "w", event.Text("sleep 10m"))
 	require.NoError(t, err)
 	_, err = again.PromptSession(bg, child, event.Text("hi"), user)
 	require.ErrorIs(t, err, fault.OwnedBySubagent)
-	require.ErrorIs(t, again.CancelTurn(bg, child), fault.OwnedBySubagent)
+	require.ErrorIs(t, again.CancelTurn(bg, child, false), fault.OwnedBySubagent)
 }
 
 func mustAgent(t *testing.T, rt *Runtime, id string) *Handle {

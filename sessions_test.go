@@ -41,7 +41,7 @@ func TestSessionsTellRunningUpdatedAtAndLastTurn(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return sessionOf(t, rt.LiveSessions(), "s").Running }, time.Minute, time.Millisecond,
 		"waiting for s to be listed as running")
-	require.NoError(t, rt.CancelTurn(bg, "s"))
+	require.NoError(t, rt.CancelTurn(bg, "s", false))
 	idle(t, rt, "s")
 	_, err = rt.PromptSession(bg, "s", event.Text("fail boom"), user)
 	require.NoError(t, err)

@@ -9,8 +9,9 @@ import (
 
 // sessionCancel answers session.cancel {sessionId} with {accepted: true}
 // once the top-level agent's running turn, if any, was told to stop (it
-// ends with turn/end aborted, cause user) and its queued messages were
-// discarded. It does not wait for the turn to end. A session no agent is
+// ends with turn/end aborted, cause user). Its queued messages stay queued
+// and the next runs once that turn ended, as the original's cancel with
+// keepInbox. It does not wait for the turn to end. A session no agent is
 // attached to here (stored and asleep, run by another process that holds
 // its lease, or unknown) has nothing to stop: it is the original's
 // session-not-found, `session "<id>" not found (not attached)`, and
@@ -37,5 +38,5 @@ func (h *Handler) sessionCancel(ctx context.Context, c call) (any, *rpcError) {
 
 // CancelSession is the runtime's CancelTurn, classified.
 func (b *runtimeBackend) CancelSession(ctx context.Context, id string) error {
-	return classify(ctx, b.dsh.CancelTurn(ctx, id))
+	return classify(ctx, b.dsh.CancelTurn(ctx, id, true))
 }

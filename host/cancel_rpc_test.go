@@ -13,10 +13,12 @@ import (
 )
 
 // TestSessionCancelStopsTheRunningTurn: session.cancel aborts a live
-// top-level agent's running turn (cause user) and discards what waits;
-// session.list then says how the last turn ended. A session no agent is
-// attached to here, stored or unknown, is the original's session-not-found
-// "(not attached)", and nothing is woken.
+// top-level agent's running turn (cause user) and, as the original's
+// cancel with keepInbox, keeps what waits: the queued prompt runs next, in
+// order, and no agent/inbox/discard is logged. session.list then says how
+// the last turn ended. A session no agent is attached to here, stored or
+// unknown, is the original's session-not-found "(not attached)", and
+// nothing is woken.
 func TestSessionCancelStopsTheRunningTurn(t *testing.T) {
 	ctx := context.Background()
 	rt, b := openRuntime(t, t.TempDir())
@@ -24,7 +26,7 @@ func TestSessionCancelStopsTheRunningTurn(t *testing.T) {
 	started(t, rt, "top")
 	_, err := rt.PromptSession(ctx, "top", event.Text("sleep 1m"), userSource)
 	require.NoError(t, err)
-	_, err = rt.PromptSession(ctx, "top", event.Text("reply never"), userSource)
+	_, err = rt.PromptSession(ctx, "top", event.Text("reply kept"), userSource)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return lastTurnStarted(history(t, rt, "top")) }, time.Minute, time.Millisecond,
 		"waiting for the sleeping turn to start")
@@ -32,10 +34,29 @@ func TestSessionCancelStopsTheRunningTurn(t *testing.T) {
 	r := callRPC(t, h, "session.cancel", map[string]any{"sessionId": "top"})
 	require.True(t, r.Result.OK, "%+v", r.Result.Error)
 	require.JSONEq(t, `{"accepted":true}`, string(r.Result.Value))
-	waitIdle(t, rt, "top", "sleep 1m")
+	waitIdle(t, rt, "top", "reply kept")
+	var ends []string
 	for _, e := range history(t, rt, "top") {
-		require.NotContains(t, string(e.Data), "never", "the queued message was discarded")
+		require.NotEqual(t, "agent/inbox/discard", e.Type, "the queued prompt was discarded")
+		if e.Type == "turn/end" {
+			ends = append(ends, string(e.Data))
+		}
 	}
+	require.Len(t, ends, 2, "the aborted turn, then the kept prompt's")
+	require.Contains(t, ends[0], `"aborted"`)
+	top, ok := rt.Agent("top")
+	require.True(t, ok, "top is live")
+	reply, err := top.LastReply()
+	require.NoError(t, err)
+	require.Equal(t, "kept", reply, "the queued prompt ran after the aborted turn")
+
+	_, err = rt.PromptSession(ctx, "top", event.Text("sleep 1m"), userSource)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return lastTurnStarted(history(t, rt, "top")) }, time.Minute, time.Millisecond,
+		"waiting for the second sleeping turn to start")
+	r = callRPC(t, h, "session.cancel", map[string]any{"sessionId": "top"})
+	require.True(t, r.Result.OK, "%+v", r.Result.Error)
+	waitIdle(t, rt, "top", "sleep 1m")
 
 	var list struct {
 		Items []map[string]any `json:"items"`

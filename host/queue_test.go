@@ -117,7 +117,7 @@ func TestRuntimeQueueFramesFollowTheInbox(t *testing.T) {
 		queuedItems = append(queuedItems, wantItem(followup(text), text))
 		require.Equal(t, wantQueue(id, queuedItems...), nextQueue())
 	}
-	require.NoError(t, s.rt.CancelTurn(ctx, id))
+	require.NoError(t, s.rt.CancelTurn(ctx, id, false))
 	require.Equal(t, wantQueue(id), nextQueue())
 	waitIdle(t, s.rt, id, "sleep 1h (cancelled)")
 }

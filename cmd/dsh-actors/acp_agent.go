@@ -170,7 +170,7 @@ func (a *acpAgent) Prompt(ctx context.Context, params acp.PromptRequest) (acp.Pr
 	if _, err := a.rt.PromptSession(ctx, id, event.Text(promptText(params.Prompt)), event.Source{Kind: event.SourceUser}); err != nil {
 		return acp.PromptResponse{}, acp.NewInternalError(map[string]any{"error": err.Error()})
 	}
-	stopCancel := context.AfterFunc(ctx, func() { _ = a.rt.CancelTurn(context.WithoutCancel(ctx), id) })
+	stopCancel := context.AfterFunc(ctx, func() { _ = a.rt.CancelTurn(context.WithoutCancel(ctx), id, false) })
 	defer stopCancel()
 	reason, err := turn.forward(func(update acp.SessionUpdate) error {
 		return a.conn.SessionUpdate(context.WithoutCancel(ctx), acp.SessionNotification{SessionId: params.SessionId, Update: update})
@@ -185,7 +185,7 @@ func (a *acpAgent) Prompt(ctx context.Context, params acp.PromptRequest) (acp.Pr
 // cancelled.
 func (a *acpAgent) Cancel(ctx context.Context, params acp.CancelNotification) error {
 	if id := string(params.SessionId); a.session(id) {
-		_ = a.rt.CancelTurn(ctx, id)
+		_ = a.rt.CancelTurn(ctx, id, false)
 	}
 	return nil
 }

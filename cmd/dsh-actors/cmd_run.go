@@ -105,7 +105,7 @@ func runPrompt(ctx context.Context, rt *dsh.Runtime, prompt string, stdout io.Wr
 	}
 	if h, ok := rt.Agent(id); ok {
 		if err := h.WhenIdle(ctx); err != nil {
-			_ = rt.CancelTurn(context.WithoutCancel(ctx), id)
+			_ = rt.CancelTurn(context.WithoutCancel(ctx), id, false)
 			_ = h.WhenIdle(context.Background())
 		}
 	}
