@@ -1,7 +1,9 @@
 package activation
 
 import (
+	"cmp"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 
@@ -28,20 +30,24 @@ import (
 // child.
 
 // family is an agent's children and, once its stop began, what that stop
-// still waits for.
+// still waits for. Children are kept by actor id, so a child's Terminated
+// costs the same however many siblings it has.
 type family struct {
 	mu       sync.Mutex
-	children []child // spawned under the agent, not yet terminated
-	closed   bool    // the stop began: no more spawns
+	children map[string]child // by actor id: spawned under the agent, not yet terminated
+	spawned  uint64           // children ever spawned: the next one's order
+	closed   bool             // the stop began: no more spawns
 	// waiting counts, once closed, the children not yet terminated plus
 	// one until the agent is idle.
 	waiting int
 }
 
-// child is an agent spawned under another, and its actor.
+// child is an agent spawned under another, its actor, and its place in
+// the order its siblings were spawned in.
 type child struct {
-	a   *Activation
-	pid *actor.PID
+	a     *Activation
+	pid   *actor.PID
+	order uint64
 }
 
 // familyOf is a's family, made on first use.
@@ -53,13 +59,23 @@ func (a *Activation) familyOf() *family {
 	return a.family.Load()
 }
 
-// close refuses later spawns and returns the children the stop waits for.
+// add counts the child a, whose actor is pid (f.mu held).
+func (f *family) add(a *Activation, pid *actor.PID) {
+	if f.children == nil {
+		f.children = make(map[string]child)
+	}
+	f.children[pid.Id] = child{a: a, pid: pid, order: f.spawned}
+	f.spawned++
+}
+
+// close refuses later spawns and returns the children the stop waits for,
+// in the order they were spawned.
 func (f *family) close() []child {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.closed = true
 	f.waiting = len(f.children) + 1
-	return slices.Clone(f.children)
+	return slices.SortedFunc(maps.Values(f.children), func(x, y child) int { return cmp.Compare(x.order, y.order) })
 }
 
 // gone removes the child whose actor is pid and reports whether the stop
@@ -67,13 +83,11 @@ func (f *family) close() []child {
 func (f *family) gone(pid *actor.PID) (last bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for i, c := range f.children {
-		if c.pid.Equal(pid) {
-			f.children = slices.Delete(f.children, i, i+1)
-			return f.closed && f.less()
-		}
+	if _, ok := f.children[pid.Id]; !ok {
+		return false
 	}
-	return false
+	delete(f.children, pid.Id)
+	return f.closed && f.less()
 }
 
 // less counts one wait of the stop as over and reports whether it was the
@@ -186,7 +200,7 @@ func (a *Activation) spawnRequested(c actor.Context, req *spawnRequest) {
 	k := req.child.kit
 	pid, err := k.spawn(req.child, func() (*actor.PID, error) { return c.SpawnNamed(k.child, req.name) })
 	if err == nil {
-		f.children = append(f.children, child{req.child, pid})
+		f.add(req.child, pid)
 	}
 	req.reply <- spawned{pid: pid, err: err}
 }

@@ -2,10 +2,12 @@ package activation
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
@@ -161,4 +163,51 @@ func TestAProtoactorStopDuringAStopReleasesOnce(t *testing.T) {
 		require.True(t, stopped(p) && stopped(c))
 		require.Equal(t, []string{`{"turn":1,"reason":{"kind":"aborted"}}`}, turnEnds(c), "the first stop's cause")
 	})
+}
+
+// A family returns its children in spawn order however they terminate,
+// and its stop's last wait ends once every child is gone and the agent
+// is idle.
+func TestAFamilyCountsItsChildrenByActor(t *testing.T) {
+	var f family
+	pids := []*actor.PID{actor.NewPID("local", "p/a"), actor.NewPID("local", "p/b"), actor.NewPID("local", "p/c")}
+	f.mu.Lock()
+	for _, pid := range pids {
+		f.add(nil, pid)
+	}
+	f.mu.Unlock()
+	require.False(t, f.gone(pids[1]), "a child gone before the stop ends no wait")
+	require.False(t, f.gone(actor.NewPID("local", "p/stranger")), "an unknown actor is no child")
+	children := f.close()
+	require.Len(t, children, 2)
+	require.Equal(t, []string{"p/a", "p/c"}, []string{children[0].pid.Id, children[1].pid.Id}, "spawn order")
+	require.False(t, f.gone(pids[2]))
+	require.False(t, f.idle(), "a child is still awaited")
+	require.True(t, f.gone(pids[0]), "the last wait")
+}
+
+// BenchmarkFamilyGone is the Terminated of each of many children of one
+// agent, in an order other than their spawn order: flat per child.
+func BenchmarkFamilyGone(b *testing.B) {
+	for _, n := range []int{10, 1000, 100_000} {
+		b.Run(fmt.Sprintf("children=%d", n), func(b *testing.B) {
+			pids := make([]*actor.PID, n)
+			for i := range pids {
+				pids[i] = actor.NewPID("local", fmt.Sprintf("p/%d", i))
+			}
+			for b.Loop() {
+				var f family
+				f.mu.Lock()
+				for _, pid := range pids {
+					f.add(nil, pid)
+				}
+				f.mu.Unlock()
+				f.close()
+				for i := range pids {
+					f.gone(pids[(i*7919)%n])
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/child")
+		})
+	}
 }
