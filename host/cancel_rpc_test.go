@@ -82,11 +82,7 @@ func TestSessionCancelStopsTheRunningTurn(t *testing.T) {
 // attached)"; nothing is resumed or logged.
 func TestSessionCancelOfASessionLeasedElsewhereIsNotAttached(t *testing.T) {
 	root := t.TempDir()
-	rt, _ := openRuntime(t, root)
-	started(t, rt, "top")
-	require.NoError(t, rt.Close())
-	elsewhere, before := leaseElsewhere(t, root, "top")
-
+	elsewhere, before := storedAndLeasedElsewhere(t, root)
 	rt, b := openRuntime(t, root)
 	requireError(t, callRPC(t, newTestHandler(t, b), "session.cancel", map[string]any{"sessionId": "top"}),
 		codeSessionNotFound, `session "top" not found (not attached)`, map[string]any{"sessionId": "top"})

@@ -162,14 +162,20 @@ func TestRuntimeBackendPromptsTopLevelSessionsOnly(t *testing.T) {
 // internal, and nothing is logged to the session.
 func TestSessionPromptOfASessionLeasedElsewhereIsAgentBusy(t *testing.T) {
 	root := t.TempDir()
-	rt, _ := openRuntime(t, root)
-	started(t, rt, "top")
-	require.NoError(t, rt.Close())
-	elsewhere, before := leaseElsewhere(t, root, "top")
-
+	elsewhere, before := storedAndLeasedElsewhere(t, root)
 	rt, b := openRuntime(t, root)
 	got := rawCall(t, newTestHandler(t, b), "session.prompt", `{"sessionId":"top","mode":"queue","content":[]}`)
 	requireBusyElsewhere(t, got, rt, elsewhere, before)
+}
+
+// storedAndLeasedElsewhere stores the top-level session "top" under root
+// and leases it as another process would (see leaseElsewhere).
+func storedAndLeasedElsewhere(t *testing.T, root string) (*session.JSONL, *session.Log) {
+	t.Helper()
+	rt, _ := openRuntime(t, root)
+	started(t, rt, "top")
+	require.NoError(t, rt.Close())
+	return leaseElsewhere(t, root, "top")
 }
 
 // leaseElsewhere acquires id's lease through a second JSONL store on root,

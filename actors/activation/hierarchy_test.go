@@ -114,14 +114,21 @@ func TestAStopReleasesChildFirstAndWaitsForASlowGrandchild(t *testing.T) {
 	})
 }
 
+// stoppingSlowly starts a parent p and its child c, whose running turn,
+// once cancelled, ends only when gate is closed.
+func stoppingSlowly(t *testing.T) (tr *tree, p, c *Activation, gate chan struct{}) {
+	tr = newTree(t)
+	gate = make(chan struct{})
+	p = tr.mustStart("p", agent.Scripted(agent.Options{}), nil)
+	c = tr.mustStart("c", slowToStop(gate), p)
+	followup(t, c, "hold")
+	synctest.Wait()
+	return tr, p, c, gate
+}
+
 func TestASpawnUnderAStoppingAgentIsRefusedAndTheStopEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := newTree(t)
-		gate := make(chan struct{})
-		p := tr.mustStart("p", agent.Scripted(agent.Options{}), nil)
-		c := tr.mustStart("c", slowToStop(gate), p)
-		followup(t, c, "hold")
-		synctest.Wait()
+		tr, p, _, gate := stoppingSlowly(t)
 
 		p.Stop(agent.CancelCause{Kind: agent.CauseDisposed})
 		synctest.Wait()
@@ -143,12 +150,7 @@ func TestASpawnUnderAStoppingAgentIsRefusedAndTheStopEnds(t *testing.T) {
 // runs once, child first, and every actor stops.
 func TestAProtoactorStopDuringAStopReleasesOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := newTree(t)
-		gate := make(chan struct{})
-		p := tr.mustStart("p", agent.Scripted(agent.Options{}), nil)
-		c := tr.mustStart("c", slowToStop(gate), p)
-		followup(t, c, "hold")
-		synctest.Wait()
+		tr, p, c, gate := stoppingSlowly(t)
 
 		p.Stop(agent.CancelCause{Kind: agent.CauseParent})
 		synctest.Wait()
