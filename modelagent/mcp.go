@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -59,19 +58,32 @@ func ReadMCPConfig(path string) (map[string]MCPServer, error) {
 	return file.MCPServers, nil
 }
 
-// mcpServerName is the rule every MCP server's name follows, as the
-// original's configuration requires.
-var mcpServerName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+// mcpServerNameRule is the rule every MCP server's name follows, as the
+// original's configuration requires: 1 to 32 name characters (isNameChar).
+const mcpServerNameRule = `^[A-Za-z0-9_-]{1,32}$`
+
+// isServerName reports whether name follows mcpServerNameRule.
+func isServerName(name string) bool {
+	if len(name) < 1 || len(name) > 32 {
+		return false
+	}
+	for i := range len(name) {
+		if !isNameChar(name[i]) {
+			return false
+		}
+	}
+	return true
+}
 
 // checkMCPServers refuses, in name order, a server whose name breaks
-// mcpServerName, that is not exactly one of a command and a URL, or whose
+// mcpServerNameRule, that is not exactly one of a command and a URL, or whose
 // URL is not an http(s) URL naming a host.
 func checkMCPServers(servers map[string]MCPServer) error {
 	for _, name := range slices.Sorted(maps.Keys(servers)) {
 		s := servers[name]
 		switch {
-		case !mcpServerName.MatchString(name):
-			return fmt.Errorf("MCP server %q: a name must match %s", name, mcpServerName)
+		case !isServerName(name):
+			return fmt.Errorf("MCP server %q: a name must match %s", name, mcpServerNameRule)
 		case (s.Command == "") == (s.URL == ""):
 			return fmt.Errorf("MCP server %q needs either a command or a url", name)
 		case s.URL != "":
