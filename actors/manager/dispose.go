@@ -1,11 +1,9 @@
 package manager
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/fault"
@@ -144,7 +142,7 @@ func (m *core) ownedActivations(a *activation) []*activation {
 			owned = append(owned, child)
 		}
 	}
-	slices.SortFunc(owned, func(x, y *activation) int { return cmp.Compare(x.order, y.order) })
+	inCreationOrder(owned)
 	return owned
 }
 

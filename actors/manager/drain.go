@@ -241,7 +241,7 @@ func inCreationOrder(acts []*activation) {
 		lo, hi = min(lo, a.order), max(hi, a.order)
 	}
 	if hi-lo >= uint64(4*len(acts)) {
-		slices.SortFunc(acts, func(x, y *activation) int { return cmp.Compare(x.order, y.order) })
+		slices.SortFunc(acts, byCreationOrder)
 		return
 	}
 	slots := make([]*activation, hi-lo+1)
@@ -256,6 +256,9 @@ func inCreationOrder(acts []*activation) {
 		}
 	}
 }
+
+// byCreationOrder compares x and y by creation order.
+func byCreationOrder(x, y *activation) int { return cmp.Compare(x.order, y.order) }
 
 // aggregate is nil, or ACTIVATION_TEARDOWN_FAILED over failures.
 func aggregate(scope string, failures []error) error {

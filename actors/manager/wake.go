@@ -53,24 +53,32 @@ type wakes struct {
 // goroutine and a store read per woken session at once.
 const defaultWakeLimit = 8
 
-// wakeQueue runs wakes on at most limit goroutines at once. A wake for a
-// session already queued (not yet running) coalesces with it; one for a
-// session whose wake is running queues again, since that run may have
-// read the session's inbox before the message that woke it was
-// committed. Once its ctx is done, what is still queued is dropped (the
-// store's sweep wakes a session again).
+// wakeQueue runs wakes on at most limit goroutines of group at once,
+// each handled by runner under ctx. A wake for a session already queued
+// (not yet running) coalesces with it; one for a session whose wake is
+// running queues again, since that run may have read the session's inbox
+// before the message that woke it was committed. Once ctx is done, what
+// is still queued is dropped (the store's sweep wakes a session again).
 type wakeQueue struct {
 	limit   int
+	ctx     context.Context
+	group   *sync.WaitGroup
+	runner  wakeRunner
 	mu      sync.Mutex
 	running int
 	order   []string        // queued ids, oldest first
 	queued  map[string]bool // the ids in order
 }
 
+// wakeRunner handles one wake (the Manager's runWake).
+type wakeRunner interface {
+	runWake(ctx context.Context, id string)
+}
+
 // push queues id and starts a runner in group when fewer than limit run.
 // The caller must be a member of group (the listener), so group is never
 // idle while it adds to it. It does not block.
-func (q *wakeQueue) push(ctx context.Context, group *sync.WaitGroup, id string, run func(ctx context.Context, id string)) {
+func (q *wakeQueue) push(id string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.queued[id] {
@@ -83,16 +91,16 @@ func (q *wakeQueue) push(ctx context.Context, group *sync.WaitGroup, id string, 
 	q.order = append(q.order, id)
 	if q.running < max(q.limit, 1) {
 		q.running++
-		group.Go(func() { q.runQueued(ctx, run) })
+		q.group.Go(q.runQueued)
 	}
 }
 
 // runQueued runs the queued wakes, oldest first, until none is left or
 // ctx is done.
-func (q *wakeQueue) runQueued(ctx context.Context, run func(ctx context.Context, id string)) {
+func (q *wakeQueue) runQueued() {
 	for {
 		q.mu.Lock()
-		if ctx.Err() != nil {
+		if q.ctx.Err() != nil {
 			q.order = nil
 			clear(q.queued)
 		}
@@ -105,7 +113,7 @@ func (q *wakeQueue) runQueued(ctx context.Context, run func(ctx context.Context,
 		q.order = q.order[1:]
 		delete(q.queued, id)
 		q.mu.Unlock()
-		run(ctx, id)
+		q.runner.runWake(q.ctx, id)
 	}
 }
 
@@ -120,7 +128,7 @@ func (m *Manager) startWakes(limit int) {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.wakes.stop = cancel
 	m.wakes.listening = make(chan struct{})
-	m.wakes.queue.limit = limit
+	m.wakes.queue = wakeQueue{limit: limit, ctx: ctx, group: &m.wakes.done, runner: m}
 	m.wakes.done.Go((&wakeListener{m: m, ctx: ctx, waker: w}).listen)
 }
 
@@ -141,7 +149,7 @@ func (l *wakeListener) listened() { l.listening.Do(l.m.wakes.markListening) }
 
 // woken queues the wake of id.
 func (l *wakeListener) woken(id string) {
-	l.m.wakes.queue.push(l.ctx, &l.m.wakes.done, id, l.m.runWake)
+	l.m.wakes.queue.push(id)
 }
 
 // markListening closes listening, once.

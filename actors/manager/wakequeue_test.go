@@ -19,7 +19,6 @@ import (
 func TestABurstOfWakesRunsWithinTheBoundAndAllRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const limit, n = 3, 40
-		q := wakeQueue{limit: limit}
 		var group sync.WaitGroup
 		var running, most atomic.Int32
 		started := make(chan string, n)
@@ -37,8 +36,9 @@ func TestABurstOfWakesRunsWithinTheBoundAndAllRun(t *testing.T) {
 			ran[id]++
 			mu.Unlock()
 		}
+		q := wakeQueue{limit: limit, ctx: bg, group: &group, runner: wakeFunc(run)}
 		for i := range n {
-			q.push(bg, &group, fmt.Sprint("child-", i), run)
+			q.push(fmt.Sprint("child-", i))
 		}
 		for range limit {
 			<-started // the first limit wakes all block in run: the burst uses the whole bound
@@ -63,15 +63,15 @@ func TestABurstOfWakesRunsWithinTheBoundAndAllRun(t *testing.T) {
 // one; a wake for a session whose wake is running queues again.
 func TestDuplicateQueuedWakesCoalesce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := wakeQueue{limit: 1}
 		var group sync.WaitGroup
 		started := make(chan string, 16)
 		release := make(chan struct{})
 		run := func(_ context.Context, id string) { started <- id; <-release }
-		q.push(bg, &group, "x", run)
+		q := wakeQueue{limit: 1, ctx: bg, group: &group, runner: wakeFunc(run)}
+		q.push("x")
 		require.Equal(t, "x", <-started)
 		for _, id := range []string{"a", "a", "b", "a", "x"} {
-			q.push(bg, &group, id, run)
+			q.push(id)
 		}
 		var order []string
 		for range 3 {
@@ -87,18 +87,23 @@ func TestDuplicateQueuedWakesCoalesce(t *testing.T) {
 // A stopped queue drops the wakes still queued; the running one ends.
 func TestAStoppedWakeQueueDropsWhatIsQueued(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := wakeQueue{limit: 1}
 		var group sync.WaitGroup
 		ctx, cancel := context.WithCancel(bg)
 		started := make(chan string, 4)
 		release := make(chan struct{})
 		run := func(_ context.Context, id string) { started <- id; <-release }
-		q.push(ctx, &group, "x", run)
+		q := wakeQueue{limit: 1, ctx: ctx, group: &group, runner: wakeFunc(run)}
+		q.push("x")
 		<-started
-		q.push(ctx, &group, "y", run)
+		q.push("y")
 		cancel()
 		close(release)
 		group.Wait()
 		require.Empty(t, started, "y was dropped")
 	})
 }
+
+// wakeFunc runs a test's wakes.
+type wakeFunc func(ctx context.Context, id string)
+
+func (f wakeFunc) runWake(ctx context.Context, id string) { f(ctx, id) }
