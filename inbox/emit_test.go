@@ -5,6 +5,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/stretchr/testify/require"
 )
 
@@ -64,4 +65,24 @@ func TestInsideDeliveryKnowsTheObserverCall(t *testing.T) {
 	b.Emit(Event{Type: "agent/created"})
 	require.Equal(t, []bool{true}, inside)
 	require.False(t, InsideDelivery())
+}
+
+// TestEmitFromAnObserverOfPostDoesNotWaitForItself: the events of a Post
+// are delivered by the posting goroutine; an observer of them that emits
+// into the same inbox (a listener disposing the agent a message was
+// accepted for) is inside the delivery and does not wait for itself.
+func TestEmitFromAnObserverOfPostDoesNotWaitForItself(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b *Inbox
+		var seen []string
+		b = newInbox(func(e Event) {
+			seen = append(seen, string(e.Type))
+			if e.Type == Enqueue {
+				b.Emit(Event{Type: "agent/disposed"})
+			}
+		})
+		_, err := b.Post(event.UserMessage{ID: "m"})
+		require.NoError(t, err)
+		require.Equal(t, []string{string(Enqueue), string(StatusChange), "agent/disposed"}, seen)
+	})
 }

@@ -525,8 +525,9 @@ func (b *Inbox) emitLocked(e Event) {
 	}
 }
 
-// deliverFrame names deliver as runtime frames report it.
-var deliverFrame = runtime.FuncForPC(reflect.ValueOf((*Inbox).deliver).Pointer()).Name()
+// deliverFrame names handOver, the one caller of the observer, as
+// runtime frames report it.
+var deliverFrame = runtime.FuncForPC(reflect.ValueOf((*Inbox).handOver).Pointer()).Name()
 
 // InsideDelivery reports whether the calling goroutine is inside an
 // Observer call (of any inbox). A caller about to wait for work that may be
@@ -575,9 +576,7 @@ func (b *Inbox) deliverUnlocking() {
 		events := b.events
 		b.events, b.spare = b.spare[:0], nil
 		b.mu.Unlock()
-		for _, e := range events {
-			b.observer(e)
-		}
+		b.handOver(events)
 		clear(events)
 		b.mu.Lock()
 		b.spare = events[:0]
@@ -593,6 +592,14 @@ func (b *Inbox) deliverUnlocking() {
 	b.mu.Unlock()
 	if wake { // a message waited for its enqueue event to be out
 		b.scheduleOn(dispatcher)
+	}
+}
+
+// handOver calls the observer with each of events, in order; every
+// observer call is made here (see InsideDelivery).
+func (b *Inbox) handOver(events []Event) {
+	for _, e := range events {
+		b.observer(e)
 	}
 }
 
