@@ -16,6 +16,7 @@ import (
 // never reach the log, the message is reported lost naming FENCED, and
 // the new holder's log has no byte of it.
 func TestAFencedActivationWritesNothingAndReportsItsMessageLost(t *testing.T) {
+	ctx := testkit.Context(t)
 	var logs testkit.SyncBuffer
 	root := t.TempDir()
 	store, err := session.OpenJSONL(root)
@@ -27,8 +28,8 @@ func TestAFencedActivationWritesNothingAndReportsItsMessageLost(t *testing.T) {
 		c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 	})
 	followup(t, a, "reply kept")
-	require.NoError(t, a.WhenIdle(bg))
-	_, err = reg.Flush(bg, live)
+	require.NoError(t, a.WhenIdle(ctx))
+	_, err = reg.Flush(ctx, live)
 	require.NoError(t, err)
 	before, err := store.Inspect(bg, "agent-1")
 	require.NoError(t, err)
@@ -45,8 +46,8 @@ func TestAFencedActivationWritesNothingAndReportsItsMessageLost(t *testing.T) {
 	require.NoError(t, err)
 
 	lost := followup(t, a, "reply fenced")
-	require.NoError(t, a.WhenIdle(bg))
-	_, err = reg.Flush(bg, live)
+	require.NoError(t, a.WhenIdle(ctx))
+	_, err = reg.Flush(ctx, live)
 	require.ErrorIs(t, err, fault.Fenced)
 	require.Contains(t, lostLines(t, logs.String()), lost)
 	require.Contains(t, logs.String(), "epoch 1 is no longer the current lease")

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dsh-actors/dsh-actors/agent"
@@ -106,6 +107,7 @@ func TestACancelledRetriedTurnOpensNoRetryTurn(t *testing.T) {
 // TestARetryChainIsOneFIFOTurn: a message accepted while a chain runs
 // waits until its last turn has ended; nothing interleaves. Run with -race.
 func TestARetryChainIsOneFIFOTurn(t *testing.T) {
+	bounded := testkit.Context(t)
 	var mu sync.Mutex
 	var order []string
 	retried := map[string]bool{}
@@ -126,7 +128,7 @@ func TestARetryChainIsOneFIFOTurn(t *testing.T) {
 	followup(t, a, "a")
 	followup(t, a, "b")
 	close(accepted)
-	require.NoError(t, a.WhenIdle(bg))
+	require.NoError(t, a.WhenIdle(bounded))
 	require.Equal(t, []string{"a", "a", "b"}, order)
 	starts := []string{}
 	for _, line := range logOf(a) {

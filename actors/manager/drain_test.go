@@ -37,6 +37,7 @@ func (f *fixture) lastTurnEnd(id string) string {
 
 // Unrelated forests are unaffected by a scoped drain.
 func TestScopedDrainLeavesASiblingForestRunning(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	sibling := f.startTopLevel("sibling")
 	target := f.start(f.parent, "wait t")
@@ -57,33 +58,35 @@ func TestScopedDrainLeavesASiblingForestRunning(t *testing.T) {
 
 	require.True(t, f.live(other), "the sibling forest stays resident")
 	f.followup(sibling, other, "still here")
-	_, err := f.m.StartContinuable(bg, f.spec(sibling, "new"))
+	_, err := f.m.StartContinuable(ctx, f.spec(sibling, "new"))
 	require.NoError(t, err)
 
-	_, err = f.m.StartContinuable(bg, f.spec(f.parent, "x"))
+	_, err = f.m.StartContinuable(ctx, f.spec(f.parent, "x"))
 	require.ErrorIs(t, err, fault.Draining)
 	require.EqualError(t, err, `continuable subagents below parent "parent" are draining; the operation was not admitted`)
-	_, err = f.m.Followup(bg, f.parent, target, event.Text("x"), event.Source{Kind: "user"})
+	_, err = f.m.Followup(ctx, f.parent, target, event.Text("x"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, fault.Draining, "the cut-off outlives the drain")
 	f.gates.open("s")
 }
 
 // The cut-off ends when its exact root leaves the registry.
 func TestScopedCutOffEndsWhenTheRootIsDisposed(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	require.NoError(t, f.drain(f.parent))
-	_, err := f.m.StartContinuable(bg, f.spec(f.parent, "x"))
+	_, err := f.m.StartContinuable(ctx, f.spec(f.parent, "x"))
 	require.ErrorIs(t, err, fault.Draining)
-	require.NoError(t, f.parent.Dispose(bg))
+	require.NoError(t, f.parent.Dispose(ctx))
 	revived, err := f.rt.ResumeAgent(bg, "parent", parent.Spec{})
 	require.NoError(t, err)
 	f.inActor(func() {})
-	_, err = f.m.StartContinuable(bg, f.spec(revived, "x"))
+	_, err = f.m.StartContinuable(ctx, f.spec(revived, "x"))
 	require.NoError(t, err)
 }
 
 // A continuable root keeps running; only its descendants go.
 func TestScopedDrainRetainsAContinuableRoot(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	child := f.start(f.parent, "wait c")
 	childAgent := f.rt.Registry().Get(child)
@@ -92,7 +95,7 @@ func TestScopedDrainRetainsAContinuableRoot(t *testing.T) {
 	require.NoError(t, f.drain(childAgent))
 	require.False(t, f.live(grandchild))
 	require.Same(t, childAgent, f.rt.Registry().Get(child))
-	_, err := f.m.StartContinuable(bg, f.spec(childAgent, "x"))
+	_, err := f.m.StartContinuable(ctx, f.spec(childAgent, "x"))
 	require.ErrorIs(t, err, fault.Draining)
 	f.gates.open("c")
 }
@@ -100,12 +103,13 @@ func TestScopedDrainRetainsAContinuableRoot(t *testing.T) {
 // Descendants are found by the ancestry captured at
 // materialization, after an intermediate agent left the registry.
 func TestScopedDrainFindsDescendantsBelowADepartedIntermediate(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	oneShot, err := f.rt.StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: "one-shot", ParentSession: "parent"}})
 	require.NoError(t, err)
 	descendant := f.start(oneShot, "wait d")
 	f.gates.reached("d")
-	require.NoError(t, oneShot.Dispose(bg))
+	require.NoError(t, oneShot.Dispose(ctx))
 	require.NoError(t, f.drain(f.parent))
 	require.False(t, f.live(descendant))
 	require.Contains(t, f.lastTurnEnd(descendant), `"kind":"aborted"`)
@@ -114,6 +118,7 @@ func TestScopedDrainFindsDescendantsBelowADepartedIntermediate(t *testing.T) {
 // Drain during materialization: the drain
 // waits for the admitted materialization, which rolls back with DRAINING.
 func TestScopedDrainAwaitsAnAdmittedMaterialization(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	hold := make(chan struct{})
 	created := make(chan string, 1)
@@ -131,7 +136,7 @@ func TestScopedDrainAwaitsAnAdmittedMaterialization(t *testing.T) {
 	})
 	started := make(chan error, 1)
 	go func() {
-		_, err := f.m.StartContinuable(bg, f.spec(f.parent, "x"))
+		_, err := f.m.StartContinuable(ctx, f.spec(f.parent, "x"))
 		started <- err
 	}()
 	child := testkit.Receive(t, created, "the child's agent/created")
@@ -152,19 +157,21 @@ func TestScopedDrainAwaitsAnAdmittedMaterialization(t *testing.T) {
 
 // A stale root is ignored and does not close its id's live agent.
 func TestScopedDrainIgnoresAStaleRoot(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	stale := f.startTopLevel("twin")
-	require.NoError(t, stale.Dispose(bg))
+	require.NoError(t, stale.Dispose(ctx))
 	live, err := f.rt.ResumeAgent(bg, "twin", parent.Spec{})
 	require.NoError(t, err)
 	require.NoError(t, f.drain(stale))
-	_, err = f.m.StartContinuable(bg, f.spec(live, "x"))
+	_, err = f.m.StartContinuable(ctx, f.spec(live, "x"))
 	require.NoError(t, err)
 }
 
 // Drain after materialization, before the prompt:
 // the start rejects DRAINING, nothing reaches the inbox, no child is left.
 func TestDrainInsideSubagentStartRejectsTheInitialPrompt(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	var enqueued int
 	var mu sync.Mutex
@@ -180,7 +187,7 @@ func TestDrainInsideSubagentStartRejectsTheInitialPrompt(t *testing.T) {
 		drained = f.m.beginScopedDrain(bg, []*parent.Handle{f.parent})
 		return nil
 	})
-	_, err := f.m.StartContinuable(bg, f.spec(f.parent, "x"))
+	_, err := f.m.StartContinuable(ctx, f.spec(f.parent, "x"))
 	require.ErrorIs(t, err, fault.Draining)
 	require.NoError(t, testkit.Receive(t, drained, "the scoped drain begun in the Started hook"))
 	require.Equal(t, []*parent.Handle{f.parent}, f.rt.Registry().List())
@@ -193,6 +200,7 @@ func TestDrainInsideSubagentStartRejectsTheInitialPrompt(t *testing.T) {
 // follow-up resolves, is discarded by the teardown cancel, never logged,
 // never replayed.
 func TestAFollowupAdmittedBeforeADrainIsDiscardedNotReplayed(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	child := f.start(f.parent, "wait g")
 	f.gates.reached("g")
@@ -210,7 +218,7 @@ func TestAFollowupAdmittedBeforeADrainIsDiscardedNotReplayed(t *testing.T) {
 	require.Equal(t, []string{string(inbox.Enqueue) + " " + id, string(inbox.Discard) + " " + id}, underLock(&mu, func() []string { return slices.Clone(order) }))
 	require.False(t, f.live(child))
 	require.Equal(t, []string{"wait g"}, f.userTexts(child))
-	require.NoError(t, f.parent.Dispose(bg)) // end the cut-off
+	require.NoError(t, f.parent.Dispose(ctx)) // end the cut-off
 	revived, err := f.rt.ResumeAgent(bg, "parent", parent.Spec{})
 	require.NoError(t, err)
 	f.inActor(func() {})
@@ -222,6 +230,7 @@ func TestAFollowupAdmittedBeforeADrainIsDiscardedNotReplayed(t *testing.T) {
 // Parent replaced during cold resume: the final
 // admission rechecks exact liveness; the message is never logged.
 func TestColdResumeRechecksTheExactParent(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	child := f.start(f.parent, "child task")
 	f.settled(child, 1)
@@ -229,13 +238,13 @@ func TestColdResumeRechecksTheExactParent(t *testing.T) {
 	f.rt.Registry().Subscribe(func(e parent.Event) {
 		if e.Type == parent.EventCreated && e.AgentID == child {
 			replaced.Do(func() {
-				require.NoError(t, f.parent.Dispose(bg))
+				require.NoError(t, f.parent.Dispose(ctx))
 				_, err := f.rt.ResumeAgent(bg, "parent", parent.Spec{})
 				require.NoError(t, err)
 			})
 		}
 	})
-	_, err := f.m.Followup(bg, f.parent, child, event.Text("never logged"), event.Source{Kind: "user"})
+	_, err := f.m.Followup(ctx, f.parent, child, event.Text("never logged"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, fault.Unauthorized)
 	require.EqualError(t, err, `subagent "`+child+`" delivery requires the exact live parent agent`)
 	require.False(t, f.live(child))
@@ -244,13 +253,14 @@ func TestColdResumeRechecksTheExactParent(t *testing.T) {
 
 // A top-level parent disposed while a fresh child materializes.
 func TestAParentDisposedDuringMaterializationIsUnauthorized(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	f.rt.Registry().Subscribe(func(e parent.Event) {
 		if e.Type == parent.EventCreated && e.AgentID != "parent" {
-			require.NoError(t, f.parent.Dispose(bg))
+			require.NoError(t, f.parent.Dispose(ctx))
 		}
 	})
-	_, err := f.m.StartContinuable(bg, f.spec(f.parent, "x"))
+	_, err := f.m.StartContinuable(ctx, f.spec(f.parent, "x"))
 	require.ErrorIs(t, err, fault.Unauthorized)
 	require.Zero(t, len(f.rt.Registry().List()))
 }
@@ -260,6 +270,7 @@ func TestAParentDisposedDuringMaterializationIsUnauthorized(t *testing.T) {
 // of another root stays resident while its own descendants and its
 // siblings go.
 func TestScopedDrainOverSeveralRoots(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	other := f.startTopLevel("other")
 	kept := f.start(f.parent, "wait k")
@@ -283,7 +294,7 @@ func TestScopedDrainOverSeveralRoots(t *testing.T) {
 	require.Less(t, slices.Index(edges, "end "+nephew), slices.Index(edges, "end "+sibling))
 	require.Less(t, slices.Index(edges, "end "+otherGrandchild), slices.Index(edges, "end "+otherChild))
 	require.NotContains(t, edges, "end "+kept)
-	_, err := f.m.StartContinuable(bg, f.spec(keptAgent, "x"))
+	_, err := f.m.StartContinuable(ctx, f.spec(keptAgent, "x"))
 	require.ErrorIs(t, err, fault.Draining)
 	f.gates.open("k")
 }
@@ -295,6 +306,7 @@ func TestScopedDrainOverSeveralRoots(t *testing.T) {
 // pin could end before it (child-first broken). The follow-up is
 // UNAUTHORIZED and never logged.
 func TestAChildRebuiltForAParentEpochThatEndedIsNeverPublished(t *testing.T) {
+	bounded := testkit.Context(t)
 	var f *fixture
 	var holdChild atomic.Value // the child id whose final checkpoint waits for gate "flush"
 	holdChild.Store("")
@@ -325,7 +337,7 @@ func TestAChildRebuiltForAParentEpochThatEndedIsNeverPublished(t *testing.T) {
 	})
 	result := make(chan error, 1)
 	go func() {
-		_, err := f.m.Followup(bg, stale, child, event.Text("never logged"), event.Source{Kind: "user"})
+		_, err := f.m.Followup(bounded, stale, child, event.Text("never logged"), event.Source{Kind: "user"})
 		result <- err
 	}()
 	var err error

@@ -36,6 +36,7 @@ func (f *fixture) starts(id string) int {
 // would wait for that agent's lease below its parent to end; the wake
 // test below covers the Postgres store.)
 func TestAColdResumeBelowADrainedAncestorDiscardsItsPendingMessages(t *testing.T) {
+	ctx := testkit.Context(t)
 	store, err := session.OpenJSONL(t.TempDir(), session.WithDurableAdmission(), session.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, store.Close()) })
@@ -48,9 +49,9 @@ func TestAColdResumeBelowADrainedAncestorDiscardsItsPendingMessages(t *testing.T
 	in, _ := session.InboxOf(store)
 	_, err = in.Admit(bg, child, durableMessage(t, "before", middle.ID(), middle.Session().Epoch()))
 	require.NoError(t, err)
-	require.NoError(t, home.m.DrainContinuableDescendants(bg, []*parent.Handle{home.parent}))
+	require.NoError(t, home.m.DrainContinuableDescendants(ctx, []*parent.Handle{home.parent}))
 
-	_, err = away.m.Followup(bg, middle, child, event.Text("after"), event.Source{Kind: "user"})
+	_, err = away.m.Followup(ctx, middle, child, event.Text("after"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, fault.Draining)
 	require.Equal(t, 1, away.starts(child), "the resumed epoch was never published")
 	require.Nil(t, away.activation(child))
@@ -101,6 +102,7 @@ func TestAWakeAfterADrainOfTheParentDiscardsThePendingMessage(t *testing.T) {
 // the end of its ctx, which is returned as CANCELLED; once the hook
 // returns, a later Close completes and nothing leaks.
 func TestCloseReturnsWhenItsContextEndsWhileAWakeIsBlocked(t *testing.T) {
+	bounded := testkit.Context(t)
 	dsn := cluster.Database(t)
 	home, homeStore, child := homeWithSettledChild(t, dsn)
 	home.m.stopWakes(bg)
@@ -133,7 +135,7 @@ func TestCloseReturnsWhenItsContextEndsWhileAWakeIsBlocked(t *testing.T) {
 		t.Fatal("Close ignored the end of its ctx while a wake was blocked")
 	}
 	close(unblock)
-	require.NoError(t, away.m.Close(bg))
+	require.NoError(t, away.m.Close(bounded))
 }
 
 // On Postgres, a takeover that read Orphaned before the drain's cut-off

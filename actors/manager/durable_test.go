@@ -38,12 +38,13 @@ func abandon(t *testing.T, f *fixture, store session.Fenced, ids ...string) {
 // accepted and before a newer follow-up; the dead process's turn, if it
 // ever wakes, is fenced.
 func TestAcceptedFollowupsSurviveACrashAndRunOnceInOrder(t *testing.T) {
+	ctx := testkit.Context(t)
 	onDurableStores(t, func(t *testing.T, open func() session.Fenced) {
 		first := open()
 		crashed := newFixture(t, withStore(first))
 		child := crashed.start(crashed.parent, "wait crash")
 		crashed.gates.reached("crash")
-		_, err := crashed.rt.Sessions().Flush(bg, crashed.rt.Sessions().Get(child))
+		_, err := crashed.rt.Sessions().Flush(ctx, crashed.rt.Sessions().Get(child))
 		require.NoError(t, err, "the prompt's turn is claimed in the log: the process dies mid-turn")
 		one := crashed.followup(crashed.parent, child, "one")
 		two := crashed.followup(crashed.parent, child, "two")
@@ -69,6 +70,7 @@ func TestAcceptedFollowupsSurviveACrashAndRunOnceInOrder(t *testing.T) {
 // refused with DRAINING: an acknowledged one is run or counted discarded
 // by the drain, and none is left for a later epoch to replay.
 func TestFollowupsRacingADrainAreRefusedOrSettledNeverBoth(t *testing.T) {
+	ctx := testkit.Context(t)
 	onDurableStores(t, func(t *testing.T, open func() session.Fenced) {
 		f := newFixture(t, withStore(open()))
 		child := f.start(f.parent, "wait drain")
@@ -80,7 +82,7 @@ func TestFollowupsRacingADrainAreRefusedOrSettledNeverBoth(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				id, err := f.m.Followup(bg, f.parent, child, event.Text(fmt.Sprint("racer ", i)), event.Source{Kind: "user"})
+				id, err := f.m.Followup(ctx, f.parent, child, event.Text(fmt.Sprint("racer ", i)), event.Source{Kind: "user"})
 				if err == nil {
 					acked <- id
 					return
@@ -88,7 +90,7 @@ func TestFollowupsRacingADrainAreRefusedOrSettledNeverBoth(t *testing.T) {
 				require.True(t, fault.CodeOf(err) == fault.Draining || fault.CodeOf(err) == fault.ActivationClosing, "refused: %v", err)
 			}()
 			if i == n/2 {
-				require.NoError(t, f.m.DrainContinuableDescendants(bg, []*parent.Handle{f.parent}))
+				require.NoError(t, f.m.DrainContinuableDescendants(ctx, []*parent.Handle{f.parent}))
 			}
 		}
 		testkit.Wait(t, &wg, "the racing follow-ups")
@@ -113,6 +115,7 @@ func TestFollowupsRacingADrainAreRefusedOrSettledNeverBoth(t *testing.T) {
 // the drained parent from another process (straight to the store, at the
 // parent's live epoch) is refused with DRAINING until the parent leaves.
 func TestADrainClosesAdmissionInTheStoreForOtherProcesses(t *testing.T) {
+	ctx := testkit.Context(t)
 	onDurableStores(t, func(t *testing.T, open func() session.Fenced) {
 		store := open()
 		f := newFixture(t, withStore(store))
@@ -123,7 +126,7 @@ func TestADrainClosesAdmissionInTheStoreForOtherProcesses(t *testing.T) {
 		require.True(t, ok)
 		_, err := in.Admit(bg, child, durableMessage(t, "before", f.parent.ID(), epoch))
 		require.NoError(t, err, "admission is open before the drain")
-		require.NoError(t, f.m.DrainContinuableDescendants(bg, []*parent.Handle{f.parent}))
+		require.NoError(t, f.m.DrainContinuableDescendants(ctx, []*parent.Handle{f.parent}))
 		_, err = in.Admit(bg, child, durableMessage(t, "after", f.parent.ID(), epoch))
 		require.ErrorIs(t, err, fault.Draining)
 	})

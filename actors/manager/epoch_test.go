@@ -11,6 +11,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
@@ -111,6 +112,7 @@ func BenchmarkCaptureEpoch(b *testing.B) {
 // a turn that said nothing and a turn cancelled mid-way (every event is
 // tried as the boundary, inside a turn or a retry chain too).
 func TestARecordedEpochIsTheLoggedOne(t *testing.T) {
+	bounded := testkit.Context(t)
 	release := make(chan struct{})
 	retried := false
 	impl := agent.Func(func(ctx context.Context, host agent.Host, msg event.UserMessage) (agent.StopReason, error) {
@@ -143,10 +145,10 @@ func TestARecordedEpochIsTheLoggedOne(t *testing.T) {
 	defer system.Shutdown()
 	a, err := agentactor.Start(agentactor.Config{Agent: impl, Session: live, Actors: actorkit.Host{System: system}})
 	require.NoError(t, err)
-	defer func() { require.NoError(t, a.Dispose(context.Background())) }()
+	defer func() { require.NoError(t, a.Dispose(bounded)) }()
 	require.Equal(t, captureEpoch(nil), recordedEpoch(a, live.Events(), 0), "before any turn")
 	for _, text := range []string{"say", "retry", "silent", "panic", "max-tokens", "fail", "silent", "wait"} {
-		_, err := a.Followup(context.Background(), event.UserMessage{Content: event.Text(text), Source: event.Source{Kind: "user"}})
+		_, err := a.Followup(bounded, event.UserMessage{Content: event.Text(text), Source: event.Source{Kind: "user"}})
 		require.NoError(t, err)
 		if text == "wait" {
 			a.Cancel(agent.CancelCause{Kind: agent.CauseParent}, false)

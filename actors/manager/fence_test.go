@@ -70,6 +70,7 @@ func takeOver(t *testing.T, store session.Fenced, live *session.Live, other sess
 // the durable inbox instead and runs first once the lease is free) and
 // cold-resumes the child under a fresh lease once it is free.
 func TestAFencedChildStopsAndAFollowupResumesItUnderANewLease(t *testing.T) {
+	ctx := testkit.Context(t)
 	onBothStores(t, nil, func(t *testing.T, open func() session.Fenced) {
 		store := open()
 		f := newFixture(t, withStore(store))
@@ -94,7 +95,7 @@ func TestAFencedChildStopsAndAFollowupResumesItUnderANewLease(t *testing.T) {
 			require.NotContains(t, string(e.Data), "held")
 		}
 
-		_, err = f.m.Followup(bg, f.parent, child, event.Text("while held"), event.Source{Kind: "user"})
+		_, err = f.m.Followup(ctx, f.parent, child, event.Text("while held"), event.Source{Kind: "user"})
 		if storeWakes(store) {
 			require.NoError(t, err, "committed to the durable inbox: the holder is woken to run it")
 		} else {
@@ -214,11 +215,12 @@ func TestATopLevelAgentWhoseLeaseIsLostLeavesTheRegistryAndResumesFresh(t *testi
 // grandchild is torn down first, and the child's epoch ends as an error
 // (the grandchild's gate never opens, so only the fence ends them).
 func TestAnIdleWaitingChildWhoseLeaseIsLostIsDisposedAtOnce(t *testing.T) {
+	ctx := testkit.Context(t)
 	dsn := cluster.Database(t)
 	store, thief := stalledStore(t, dsn), newStealer(t, dsn)
 	f := newFixture(t, withStore(store))
 	child, childAgent, grandchild := f.waitingChild(f.parent)
-	_, err := f.rt.Sessions().Flush(bg, childAgent.Session())
+	_, err := f.rt.Sessions().Flush(ctx, childAgent.Session())
 	require.NoError(t, err, "the child's turn is written (an append would renew the lease after the steal expired it)")
 
 	thief.steal(child)

@@ -152,15 +152,15 @@ func (f *fixture) spec(p *parent.Handle, prompt string) StartSpec {
 // start starts a continuable child of p with prompt and returns its id.
 func (f *fixture) start(p *parent.Handle, prompt string) string {
 	f.t.Helper()
-	s, err := f.m.StartContinuable(bg, f.spec(p, prompt))
-	require.NoError(f.t, err)
+	s, err := f.m.StartContinuable(testkit.Context(f.t), f.spec(p, prompt))
+	require.NoError(f.t, err, "start of a child of %s", p.ID())
 	return s.ChildID
 }
 
 func (f *fixture) followup(p *parent.Handle, childID, text string) string {
 	f.t.Helper()
-	id, err := f.m.Followup(bg, p, childID, event.Text(text), event.Source{Kind: "user"})
-	require.NoError(f.t, err)
+	id, err := f.m.Followup(testkit.Context(f.t), p, childID, event.Text(text), event.Source{Kind: "user"})
+	require.NoError(f.t, err, "follow-up from %s to %s", p.ID(), childID)
 	return id
 }
 
@@ -234,7 +234,7 @@ func (f *fixture) waitingChild(p *parent.Handle) (child string, childAgent *pare
 	grandchild = f.start(childAgent, "wait g")
 	f.gates.reached("g")
 	f.gates.open("c")
-	require.NoError(f.t, childAgent.Activation().WhenIdle(bg))
+	require.NoError(f.t, childAgent.Activation().WhenIdle(testkit.Context(f.t)), "the child waiting for its grandchild to go idle")
 	f.inActor(func() {})
 	require.Same(f.t, childAgent, f.rt.Registry().Get(child), "the child waits for its grandchild")
 	return child, childAgent, grandchild
@@ -248,8 +248,8 @@ func (f *fixture) heldAtGate(prompt, gate string) (child string, live *session.L
 	child = f.start(f.parent, prompt)
 	f.gates.reached(gate)
 	live = f.rt.Sessions().Get(child)
-	_, err := f.rt.Sessions().Flush(bg, live)
-	require.NoError(f.t, err)
+	_, err := f.rt.Sessions().Flush(testkit.Context(f.t), live)
+	require.NoError(f.t, err, "the flush of %s", child)
 	return child, live, f.events(child)
 }
 

@@ -50,6 +50,7 @@ func TestFollowupColdResumesASettledChild(t *testing.T) {
 // Both epochs report the descriptor's provider even
 // after it can no longer be prepared; starts and ends pair by run id.
 func TestColdResumeDoesNotNeedTheProvider(t *testing.T) {
+	bounded := testkit.Context(t)
 	retired := false
 	f := newFixture(t, withPrepare(func(ctx context.Context, provider, _ string, p *parent.Handle) ([]session.Event, error) {
 		if retired {
@@ -59,7 +60,7 @@ func TestColdResumeDoesNotNeedTheProvider(t *testing.T) {
 	}))
 	spec := f.spec(f.parent, "child task")
 	spec.Provider = "retired"
-	s, err := f.m.StartContinuable(bg, spec)
+	s, err := f.m.StartContinuable(bounded, spec)
 	require.NoError(t, err)
 	f.settled(s.ChildID, 1)
 	retired = true
@@ -81,10 +82,11 @@ func TestColdResumeDoesNotNeedTheProvider(t *testing.T) {
 // A waiting child (idle, owning a live grandchild) is woken, not
 // rebuilt; it stays until its grandchild was disposed.
 func TestFollowupWakesAWaitingActivation(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	child, childAgent, grandchild := f.waitingChild(f.parent)
 	f.followup(f.parent, child, "while waiting")
-	require.NoError(t, childAgent.Activation().WhenIdle(bg))
+	require.NoError(t, childAgent.Activation().WhenIdle(ctx))
 	f.inActor(func() {})
 	require.Same(t, childAgent, f.rt.Registry().Get(child), "a waiting child stays resident")
 	f.gates.open("g")
@@ -96,41 +98,44 @@ func TestFollowupWakesAWaitingActivation(t *testing.T) {
 
 // Authority is the exact live direct parent.
 func TestFollowupRequiresTheExactDirectParent(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	child := f.start(f.parent, "wait g")
 	stranger := f.startTopLevel("stranger")
-	_, err := f.m.Followup(bg, stranger, child, event.Text("x"), event.Source{Kind: "user"})
+	_, err := f.m.Followup(ctx, stranger, child, event.Text("x"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, fault.Unauthorized)
 	require.EqualError(t, err, `subagent "`+child+`" belongs to another parent session`)
 
 	stale := f.startTopLevel("twin")
-	require.NoError(t, stale.Dispose(bg))
+	require.NoError(t, stale.Dispose(ctx))
 	_, err = f.rt.ResumeAgent(bg, "twin", parent.Spec{})
 	require.NoError(t, err)
-	_, err = f.m.Followup(bg, stale, child, event.Text("x"), event.Source{Kind: "user"})
+	_, err = f.m.Followup(ctx, stale, child, event.Text("x"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, fault.Unauthorized)
 	require.EqualError(t, err, `subagent "`+child+`" delivery requires the exact live parent agent`)
 	f.gates.open("g")
 	f.settled(child, 1)
-	_, err = f.m.Followup(bg, stranger, child, event.Text("x"), event.Source{Kind: "user"})
+	_, err = f.m.Followup(ctx, stranger, child, event.Text("x"), event.Source{Kind: "user"})
 	require.ErrorContains(t, err, "belongs to another parent session", "checked before rebuilding")
 }
 
 // A log without a continuation descriptor cannot be resumed.
 func TestFollowupRejectsAChildWithoutADescriptor(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	oneShot, err := f.rt.StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: "one-shot", ParentSession: "parent"}})
 	require.NoError(t, err)
-	require.NoError(t, oneShot.Dispose(bg))
-	_, err = f.m.Followup(bg, f.parent, "one-shot", event.Text("x"), event.Source{Kind: "user"})
+	require.NoError(t, oneShot.Dispose(ctx))
+	_, err = f.m.Followup(ctx, f.parent, "one-shot", event.Text("x"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, fault.NotResumable)
 	require.ErrorContains(t, err, "no supported continuation state")
 }
 
 // A follow-up to an id no log holds is NOT_RESUMABLE.
 func TestFollowupToAnUnknownIDIsNotResumable(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
-	_, err := f.m.Followup(bg, f.parent, "nobody", event.Text("x"), event.Source{Kind: "user"})
+	_, err := f.m.Followup(ctx, f.parent, "nobody", event.Text("x"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, fault.NotResumable)
 	require.EqualError(t, err, `subagent "nobody" is unavailable`)
 	require.ErrorIs(t, err, session.ErrNotFound)
@@ -140,6 +145,7 @@ func TestFollowupToAnUnknownIDIsNotResumable(t *testing.T) {
 // the moment the child goes idle is always delivered and logged, whether it
 // joined the closing epoch or cold-resumed a new one.
 func TestFollowupRacingFinalSettlementIsDelivered(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	type result struct {
 		id  string
@@ -162,13 +168,13 @@ func TestFollowupRacingFinalSettlementIsDelivered(t *testing.T) {
 		case e.Type == inbox.StatusChange && e.Status == inbox.Idle:
 			once.Do(func() {
 				go func() {
-					id, err := f.m.Followup(bg, f.parent, e.AgentID, event.Text("raced"), event.Source{Kind: "user"})
+					id, err := f.m.Followup(ctx, f.parent, e.AgentID, event.Text("raced"), event.Source{Kind: "user"})
 					results <- result{id, err}
 				}()
 			})
 		}
 	})
-	s, err := f.m.StartContinuable(bg, f.spec(f.parent, "child task"))
+	s, err := f.m.StartContinuable(ctx, f.spec(f.parent, "child task"))
 	require.NoError(t, err)
 	r := testkit.Receive(t, results, "the follow-up raced against the final settlement")
 	require.NoError(t, r.err)
@@ -214,6 +220,7 @@ func TestFollowupContextEndingAfterAcceptanceChangesNothing(t *testing.T) {
 // A live agent without an Activation is the registry's: the
 // follow-up fails typed and the agent stays.
 func TestFollowupAtTheRegistryCollisionBoundary(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	child := f.start(f.parent, "wait g")
 	agentBefore := f.rt.Registry().Get(child)
@@ -226,11 +233,11 @@ func TestFollowupAtTheRegistryCollisionBoundary(t *testing.T) {
 		f.m.self.Unwatch(a.handle.Activation().Ref())
 		f.m.forget(a)
 	})
-	_, err := f.m.Followup(bg, f.parent, child, event.Text("x"), event.Source{Kind: "user"})
+	_, err := f.m.Followup(ctx, f.parent, child, event.Text("x"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, fault.NotResumable)
 	require.Same(t, agentBefore, f.rt.Registry().Get(child))
 	f.gates.open("g")
-	require.NoError(t, agentBefore.Dispose(bg))
+	require.NoError(t, agentBefore.Dispose(ctx))
 }
 
 // A follow-up the inbox refuses leaves no accepted id. (The
@@ -238,6 +245,7 @@ func TestFollowupAtTheRegistryCollisionBoundary(t *testing.T) {
 // interleaves; the child's actor then stops and the manager tears the
 // epoch down as failed.)
 func TestRefusedDeliveryClearsTheAcceptedReservation(t *testing.T) {
+	bounded := testkit.Context(t)
 	f := newFixture(t)
 	child := f.start(f.parent, "wait g")
 	a := f.activation(child)
@@ -245,7 +253,7 @@ func TestRefusedDeliveryClearsTheAcceptedReservation(t *testing.T) {
 	var before, after int
 	f.inActor(func() {
 		a.owned = map[*activation]struct{}{{gone: true}: {}} // only the actor's termination may end this epoch
-		disposeErr = a.handle.Activation().Dispose(bg)
+		disposeErr = a.handle.Activation().Dispose(bounded)
 		before = len(a.accepted)
 		reply := make(chan outcome, 1)
 		f.m.submit(&op{kind: opFollowup, ctx: bg, childID: child, parent: f.parent, a: a,
@@ -263,10 +271,11 @@ func TestRefusedDeliveryClearsTheAcceptedReservation(t *testing.T) {
 
 // A request without a parent never reaches the actor.
 func TestRequestsWithoutAParentAreRejected(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
-	_, err := f.m.Followup(bg, nil, "child", event.Text("x"), event.Source{Kind: "user"})
+	_, err := f.m.Followup(ctx, nil, "child", event.Text("x"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, fault.Unauthorized)
-	_, err = f.m.StartContinuable(bg, StartSpec{Provider: "spawn", Label: "x"})
+	_, err = f.m.StartContinuable(ctx, StartSpec{Provider: "spawn", Label: "x"})
 	require.ErrorIs(t, err, ErrNoParent)
 	require.ErrorIs(t, err, fault.Unauthorized, "by code, as a nil parent handle")
 }
@@ -302,10 +311,11 @@ func TestAQueuedFollowupLeavesTheQueueWhenItsContextEnds(t *testing.T) {
 // continuable child: a follow-up to it is UNAUTHORIZED once its log was
 // read, and nothing is rebuilt.
 func TestAFollowupToATopLevelSessionIsUnauthorized(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	solo := f.startTopLevel("solo")
-	require.NoError(t, solo.Dispose(bg))
-	_, err := f.m.Followup(bg, f.parent, "solo", event.Text("x"), event.Source{Kind: "user"})
+	require.NoError(t, solo.Dispose(ctx))
+	_, err := f.m.Followup(ctx, f.parent, "solo", event.Text("x"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, fault.Unauthorized)
 	require.ErrorContains(t, err, "belongs to another parent session")
 	require.Zero(t, f.starts("solo"))

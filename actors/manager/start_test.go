@@ -11,6 +11,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
 
 	"github.com/dsh-actors/dsh-actors/actors/parent"
@@ -23,6 +24,7 @@ import (
 
 // Ids at inbox acceptance, before the turn or the log.
 func TestStartReturnsBothIdsAtInboxAcceptance(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	type enqueued struct {
 		agentID, messageID string
@@ -44,7 +46,7 @@ func TestStartReturnsBothIdsAtInboxAcceptance(t *testing.T) {
 		seen = append(seen, enqueued{e.AgentID, e.MessageID, logged})
 		mu.Unlock()
 	})
-	s, err := f.m.StartContinuable(bg, f.spec(f.parent, "wait g"))
+	s, err := f.m.StartContinuable(ctx, f.spec(f.parent, "wait g"))
 	require.NoError(t, err)
 	require.Regexp(t, `^[0-9a-f-]{36}$`, s.ChildID)
 	f.gates.open("g")
@@ -55,10 +57,11 @@ func TestStartReturnsBothIdsAtInboxAcceptance(t *testing.T) {
 
 // A failed preparation leaves nothing behind.
 func TestStartRejectsWithoutIdsWhenPreparationFails(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t, withPrepare(func(context.Context, string, string, *parent.Handle) ([]sessionEvent, error) {
 		return nil, fault.New(fault.UnsupportedCapability, `subagent provider "oneshot" does not support continuable children`, nil)
 	}))
-	_, err := f.m.StartContinuable(bg, f.spec(f.parent, "hi"))
+	_, err := f.m.StartContinuable(ctx, f.spec(f.parent, "hi"))
 	require.ErrorIs(t, err, fault.UnsupportedCapability)
 	require.ErrorContains(t, err, "does not support continuable children")
 	require.Equal(t, 1, len(f.rt.Registry().List()))
@@ -66,8 +69,9 @@ func TestStartRejectsWithoutIdsWhenPreparationFails(t *testing.T) {
 
 // A start without session persistence is refused.
 func TestStartRequiresPersistence(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t, memoryOnly())
-	_, err := f.m.StartContinuable(bg, f.spec(f.parent, "hi"))
+	_, err := f.m.StartContinuable(ctx, f.spec(f.parent, "hi"))
 	require.ErrorIs(t, err, fault.PersistenceUnavailable)
 	require.ErrorContains(t, err, "require session persistence")
 }
@@ -75,10 +79,11 @@ func TestStartRequiresPersistence(t *testing.T) {
 // The descriptor is seeded before the first turn, with no
 // surfaceOp and only declared fields; the header names the parent.
 func TestStartSeedsThePreTurnDescriptor(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	spec := f.spec(f.parent, "hi")
 	spec.Request.AgentOptions = &AgentOptions{Provider: "mock", Model: "mock"}
-	s, err := f.m.StartContinuable(bg, spec)
+	s, err := f.m.StartContinuable(ctx, spec)
 	require.NoError(t, err)
 	f.settled(s.ChildID, 1)
 	events := f.events(s.ChildID)
@@ -140,28 +145,30 @@ func TestStartRollsBackWhenTheContextEndsAfterPublication(t *testing.T) {
 
 // A failing start publication rolls back with no end edge.
 func TestStartRollsBackWhenLifecyclePublicationFails(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	boom := errors.New("start publication failed")
 	f.rec.setOnStart(func(RunInfo) error { return boom })
-	_, err := f.m.StartContinuable(bg, f.spec(f.parent, "hi"))
+	_, err := f.m.StartContinuable(ctx, f.spec(f.parent, "hi"))
 	require.ErrorIs(t, err, boom)
 	require.Equal(t, 1, len(f.rt.Registry().List()))
 	edges, _, _ := f.rec.snapshot()
 	require.Empty(t, edges)
-	require.NoError(t, f.m.Close(bg))
+	require.NoError(t, f.m.Close(ctx))
 }
 
 // Depth checks before anything is created.
 func TestStartChecksTheDepthCap(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	zero, negative := 0, -1
 	spec := f.spec(f.parent, "hi")
 	spec.Request.MaxDepth = &zero
-	_, err := f.m.StartContinuable(bg, spec)
+	_, err := f.m.StartContinuable(ctx, spec)
 	require.ErrorIs(t, err, fault.DepthExceeded)
 	require.EqualError(t, err, "subagent depth 1 exceeds maxDepth 0")
 	spec.Request.MaxDepth = &negative
-	_, err = f.m.StartContinuable(bg, spec)
+	_, err = f.m.StartContinuable(ctx, spec)
 	require.ErrorIs(t, err, errInvalidMaxDepth)
 	require.ErrorIs(t, err, fault.InvalidRequest, "by code, as every refusal")
 	require.Equal(t, 1, len(f.rt.Registry().List()))
@@ -169,11 +176,12 @@ func TestStartChecksTheDepthCap(t *testing.T) {
 
 // Composition is recorded and the child cold-resumes.
 func TestStartRecordsCompositionInTheDescriptor(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	spec := f.spec(f.parent, "hi")
 	spec.Request.ToolFilter = &event.ToolFilter{Deny: []string{"noop"}}
 	spec.Request.Persona = "a careful reviewer"
-	s, err := f.m.StartContinuable(bg, spec)
+	s, err := f.m.StartContinuable(ctx, spec)
 	require.NoError(t, err)
 	f.settled(s.ChildID, 1)
 	var d descriptor.Data
@@ -187,11 +195,12 @@ func TestStartRecordsCompositionInTheDescriptor(t *testing.T) {
 
 // Cold resume takes exactly the descriptor's route.
 func TestColdResumeUsesOnlyTheDescriptorRoute(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	routeless := f.start(f.parent, "hi")
 	spec := f.spec(f.parent, "hi")
 	spec.Request.AgentOptions = &AgentOptions{Provider: "mock", Model: "child-model"}
-	s, err := f.m.StartContinuable(bg, spec)
+	s, err := f.m.StartContinuable(ctx, spec)
 	require.NoError(t, err)
 	f.settled(routeless, 1)
 	f.settled(s.ChildID, 1)
@@ -232,13 +241,14 @@ func TestChildEpochsAreOwnedByTheirParent(t *testing.T) {
 
 // A seeded (fork) child continues the inherited turn numbering.
 func TestSeededChildContinuesTurnNumbering(t *testing.T) {
+	bounded := testkit.Context(t)
 	f := newFixture(t, withPrepare(func(ctx context.Context, provider, _ string, p *parent.Handle) ([]sessionEvent, error) {
 		return completedPrefix(p), nil
 	}))
-	_, err := f.rt.Followup(bg, "parent", event.Text("first"), event.Source{Kind: "user"})
+	_, err := f.rt.Followup(bounded, "parent", event.Text("first"), event.Source{Kind: "user"})
 	require.NoError(t, err)
-	require.NoError(t, f.parent.Activation().WhenIdle(bg))
-	s, err := f.m.StartContinuable(bg, f.spec(f.parent, "hi"))
+	require.NoError(t, f.parent.Activation().WhenIdle(bounded))
+	s, err := f.m.StartContinuable(bounded, f.spec(f.parent, "hi"))
 	require.NoError(t, err)
 	f.settled(s.ChildID, 1)
 	h := f.header(s.ChildID)
@@ -262,13 +272,14 @@ func TestSeededChildContinuesTurnNumbering(t *testing.T) {
 // descriptor), runs one level deeper, and gets its composition on create
 // and on cold resume.
 func TestChildInheritsTheParentRouteAndComposition(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	routed, err := f.rt.StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: "routed"},
 		Spec: parent.Spec{Provider: "mock", Model: "mock", MaxTokens: 512}})
 	require.NoError(t, err)
 	spec := f.spec(routed, "hi")
 	spec.Request.Persona = "terse"
-	s, err := f.m.StartContinuable(bg, spec)
+	s, err := f.m.StartContinuable(ctx, spec)
 	require.NoError(t, err)
 	f.settled(s.ChildID, 1)
 	created := f.options.last(s.ChildID)
@@ -286,13 +297,14 @@ func TestChildInheritsTheParentRouteAndComposition(t *testing.T) {
 
 // A parent whose runtime depth is deeper than its header counts from there.
 func TestRuntimeDepthDeepensTheChildDepth(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	deep, err := f.rt.StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: "deep"}, Spec: parent.Spec{SubagentDepth: 3}})
 	require.NoError(t, err)
 	three := 3
 	spec := f.spec(deep, "hi")
 	spec.Request.MaxDepth = &three
-	_, err = f.m.StartContinuable(bg, spec)
+	_, err = f.m.StartContinuable(ctx, spec)
 	require.EqualError(t, err, "subagent depth 4 exceeds maxDepth 3")
 }
 

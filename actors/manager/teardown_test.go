@@ -10,6 +10,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/inbox"
 	"github.com/dsh-actors/dsh-actors/internal/faultfs"
+	"github.com/dsh-actors/dsh-actors/internal/testkit"
 
 	agentactor "github.com/dsh-actors/dsh-actors/actors/activation"
 	"github.com/dsh-actors/dsh-actors/actors/parent"
@@ -66,6 +67,7 @@ func TestFailedDurabilityCheckpointStillReleasesTheActivation(t *testing.T) {
 
 // The running turn is cancelled before the final checkpoint.
 func TestCancelPrecedesTheFinalCheckpoint(t *testing.T) {
+	bounded := testkit.Context(t)
 	var f *fixture
 	var mu sync.Mutex
 	var turnClosedAtFlush []bool
@@ -78,7 +80,7 @@ func TestCancelPrecedesTheFinalCheckpoint(t *testing.T) {
 	}, func() *session.Sessions { return f.rt.Sessions() })))
 	child := f.start(f.parent, "wait g")
 	f.gates.reached("g")
-	require.NoError(t, f.m.Close(bg))
+	require.NoError(t, f.m.Close(bounded))
 	end := f.settled(child, 1)
 	require.Equal(t, agent.Aborted, end.StopReason)
 	require.Equal(t, []bool{true}, underLock(&mu, func() []bool { return slices.Clone(turnClosedAtFlush) }))
@@ -87,12 +89,13 @@ func TestCancelPrecedesTheFinalCheckpoint(t *testing.T) {
 // Unloading the manager disposes every forest
 // child-first; the sessions stay loadable.
 func TestCloseDisposesEveryForestChildFirst(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	disposed := f.recordDisposals()
 	child := f.start(f.parent, "wait c")
 	grandchild := f.start(f.rt.Registry().Get(child), "wait g")
 	f.gates.reached("g")
-	require.NoError(t, f.m.Close(bg))
+	require.NoError(t, f.m.Close(ctx))
 	require.False(t, f.live(child))
 	require.False(t, f.live(grandchild))
 	require.Equal(t, []string{grandchild, child}, disposed())
@@ -105,28 +108,30 @@ func TestCloseDisposesEveryForestChildFirst(t *testing.T) {
 
 // After the manager-wide drain began nothing is admitted.
 func TestNothingIsAdmittedOnceTheManagerDrains(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	child := f.start(f.parent, "wait c")
 	childAgent := f.rt.Registry().Get(child)
 	f.inActor(func() { f.m.st.draining = true })
-	_, err := f.m.StartContinuable(bg, f.spec(childAgent, "grandchild"))
+	_, err := f.m.StartContinuable(ctx, f.spec(childAgent, "grandchild"))
 	require.ErrorIs(t, err, fault.Draining)
 	require.EqualError(t, err, "continuable subagents are draining; the operation was not admitted")
-	_, err = f.m.Followup(bg, f.parent, child, event.Text("x"), event.Source{Kind: "user"})
+	_, err = f.m.Followup(ctx, f.parent, child, event.Text("x"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, fault.Draining)
-	require.NoError(t, f.m.Close(bg))
-	_, err = f.m.StartContinuable(bg, f.spec(f.parent, "after close"))
+	require.NoError(t, f.m.Close(ctx))
+	_, err = f.m.StartContinuable(ctx, f.spec(f.parent, "after close"))
 	require.ErrorIs(t, err, fault.Draining)
 }
 
 // A handle-disposal failure fails the drain, is reported
 // on the terminal edge, and the branch is still released.
 func TestHandleDisposalFailureIsReportedAndReleased(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t, withCheckpoint(func(context.Context, *session.Live) (bool, error) { return true, nil }))
 	child := f.start(f.parent, "wait g")
 	f.gates.reached("g")
 	f.store.fail(child)
-	err := f.m.DrainContinuableDescendants(bg, []*parent.Handle{f.parent})
+	err := f.m.DrainContinuableDescendants(ctx, []*parent.Handle{f.parent})
 	require.ErrorIs(t, err, fault.ActivationTeardownFailed)
 	require.ErrorContains(t, err, "continuable subagent teardown failed for 1 scoped activation(s)")
 	require.ErrorContains(t, err, "activation handle disposal failed")
@@ -137,12 +142,13 @@ func TestHandleDisposalFailureIsReportedAndReleased(t *testing.T) {
 // A failing grandchild fails the drain after every branch
 // settled, without pinning its parent.
 func TestAFailingBranchDoesNotPinTheRest(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t, withCheckpoint(func(context.Context, *session.Live) (bool, error) { return true, nil }))
 	child := f.start(f.parent, "wait c")
 	grandchild := f.start(f.rt.Registry().Get(child), "wait g")
 	f.gates.reached("g")
 	f.store.fail(grandchild)
-	err := f.m.Close(bg)
+	err := f.m.Close(ctx)
 	require.ErrorIs(t, err, fault.ActivationTeardownFailed)
 	require.ErrorContains(t, err, `subagent "`+child+`" child teardown failed`)
 	require.False(t, f.live(child))
@@ -154,13 +160,14 @@ func TestAFailingBranchDoesNotPinTheRest(t *testing.T) {
 // A parent Activation closing while its child materializes:
 // ACTIVATION_CLOSING after the handle transfer, rolled back.
 func TestAClosingParentCannotTakeAChild(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	child := f.start(f.parent, "wait c")
 	childAgent := f.rt.Registry().Get(child)
 	f.inActor(func() {
 		f.m.st.activations[child].disposal = &disposal{done: make(chan struct{})}
 	})
-	_, err := f.m.StartContinuable(bg, f.spec(childAgent, "grandchild"))
+	_, err := f.m.StartContinuable(ctx, f.spec(childAgent, "grandchild"))
 	require.ErrorIs(t, err, fault.ActivationClosing)
 	require.EqualError(t, err, `subagent parent "`+child+`" is being disposed; the child was not established`)
 	require.Equal(t, 2, len(f.rt.Registry().List()))
@@ -191,6 +198,7 @@ func TestEachEpochReportsItsOwnReasonAndOutput(t *testing.T) {
 // A delivery discarded inside its own admission window
 // opens no turn; the epoch settles by itself and reports completed.
 func TestADeliveryDiscardedInItsAdmissionWindowSettles(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t)
 	f.rt.Registry().Subscribe(func(e parent.Event) {
 		if e.Type == inbox.Enqueue && e.AgentID != "parent" {
@@ -199,7 +207,7 @@ func TestADeliveryDiscardedInItsAdmissionWindowSettles(t *testing.T) {
 			}
 		}
 	})
-	s, err := f.m.StartContinuable(bg, f.spec(f.parent, "doomed"))
+	s, err := f.m.StartContinuable(ctx, f.spec(f.parent, "doomed"))
 	require.NoError(t, err)
 	end := f.settled(s.ChildID, 1)
 	require.Equal(t, agent.Completed, end.StopReason)
@@ -264,10 +272,11 @@ func (r *recorder) countStarts(id string) int {
 // Closing the runtime drains the manager first; a teardown
 // failure there is logged and the runtime still closes.
 func TestRuntimeCloseDrainsTheManagerFirst(t *testing.T) {
+	ctx := testkit.Context(t)
 	f := newFixture(t, withCheckpoint(func(context.Context, *session.Live) (bool, error) { return false, nil }))
 	child := f.start(f.parent, "wait g")
 	f.gates.reached("g")
-	require.NoError(t, f.rt.Close(bg))
+	require.NoError(t, f.rt.Close(ctx))
 	require.False(t, f.live(child))
 	require.Equal(t, agent.Error, f.settled(child, 1).StopReason)
 	require.Contains(t, f.logs.String(), "drain at runtime close")
@@ -278,6 +287,7 @@ func TestRuntimeCloseDrainsTheManagerFirst(t *testing.T) {
 // continued by the next Close, which waits for the open disposals, emits
 // their end edges and stops the manager's actor and dispatcher.
 func TestACloseCutShortByItsContextIsContinued(t *testing.T) {
+	bounded := testkit.Context(t)
 	f := newFixture(t)
 	child := f.start(f.parent, "stuck s")
 	f.gates.reached("s")
@@ -285,7 +295,7 @@ func TestACloseCutShortByItsContextIsContinued(t *testing.T) {
 	cancel()
 	require.ErrorIs(t, f.m.Close(ctx), context.Canceled)
 	f.gates.open("s")
-	require.NoError(t, f.m.Close(bg))
+	require.NoError(t, f.m.Close(bounded))
 	_, _, ends := f.rec.snapshot()
 	require.Len(t, ends, 1, "the open disposal finished before Close returned")
 	require.Equal(t, child, ends[0].ID)
@@ -302,6 +312,7 @@ func TestACloseCutShortByItsContextIsContinued(t *testing.T) {
 // error) and, once the disk has room, is cold-resumed by the next
 // follow-up in the same process.
 func TestAChildWhoseLogFailedOnAFullDiskResumesOnceThereIsRoom(t *testing.T) {
+	ctx := testkit.Context(t)
 	faults := faultfs.New(nil)
 	f := newFixture(t, WithFS(faults))
 	child := f.start(f.parent, "first")
@@ -313,7 +324,7 @@ func TestAChildWhoseLogFailedOnAFullDiskResumesOnceThereIsRoom(t *testing.T) {
 	// accepted); else it is accepted, then reported lost (claimed by a
 	// turn: activation's lost tests) or discarded unrun (still queued)
 	// when the failure comes. Either way it never reaches the log.
-	_, err := f.m.Followup(bg, f.parent, child, event.Text("lost"), event.Source{Kind: "user"})
+	_, err := f.m.Followup(ctx, f.parent, child, event.Text("lost"), event.Source{Kind: "user"})
 	end := f.settled(child, 2)
 	require.Equal(t, agent.Error, end.StopReason)
 	if err != nil {
@@ -335,6 +346,7 @@ func TestAChildWhoseLogFailedOnAFullDiskResumesOnceThereIsRoom(t *testing.T) {
 // then reported lost; once the child has settled and the disk has room,
 // the next follow-up cold-resumes it.
 func TestAFollowupToAChildWhoseLogFailedIsRefused(t *testing.T) {
+	ctx := testkit.Context(t)
 	faults := faultfs.New(nil)
 	f := newFixture(t, WithFS(faults))
 	child := f.start(f.parent, "first")
@@ -344,7 +356,7 @@ func TestAFollowupToAChildWhoseLogFailedIsRefused(t *testing.T) {
 	f.gates.reached("g")
 	failTheHeldTurnsLog(t, f, faults, child)
 
-	_, err := f.m.Followup(bg, f.parent, child, event.Text("refused"), event.Source{Kind: "user"})
+	_, err := f.m.Followup(ctx, f.parent, child, event.Text("refused"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, fault.DurabilityFailed)
 	require.ErrorIs(t, err, session.ErrLogFailed)
 	require.Contains(t, err.Error(), `subagent "`+child+`" cannot accept messages: its session log failed`)

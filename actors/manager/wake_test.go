@@ -69,6 +69,11 @@ func TestAFollowupReachesTheChildInTheProcessThatHoldsIt(t *testing.T) {
 	away.gates.reached("away")
 	require.NotNil(t, away.activation(child), "the woken process holds the child")
 	require.Nil(t, home.activation(child))
+	var owner *activation
+	var under *parent.Handle
+	away.inActor(func() { a := away.m.st.activations[child]; owner, under = a.owner, a.under })
+	require.Nil(t, owner, "its parent is not live here: the child is the root of its local forest")
+	require.Nil(t, under, "its actor is spawned under no agent's")
 
 	enqueued := make(chan string, 8)
 	defer away.rt.Registry().Subscribe(func(e parent.Event) {
@@ -97,6 +102,7 @@ func TestAFollowupReachesTheChildInTheProcessThatHoldsIt(t *testing.T) {
 // does nothing (or, if it acquires after the winner released, finds
 // nothing pending).
 func TestTwoListenersRaceForAWokenChildAndOneRunsIt(t *testing.T) {
+	ctx := testkit.Context(t)
 	dsn := cluster.Database(t)
 	home, homeStore, child := homeWithSettledChild(t, dsn)
 	away := newFixture(t, withStore(openPostgres(t, dsn, "away")), withTopLevel("elsewhere"))
@@ -116,8 +122,8 @@ func TestTwoListenersRaceForAWokenChildAndOneRunsIt(t *testing.T) {
 	require.NoError(t, err)
 	winner := testkit.Receive(t, dequeued, "a listener's dequeue of the woken child's message")
 	winner.settled(child, map[*fixture]int{home: 2, away: 1}[winner])
-	require.NoError(t, home.rt.Close(bg))
-	require.NoError(t, away.rt.Close(bg))
+	require.NoError(t, home.rt.Close(ctx))
+	require.NoError(t, away.rt.Close(ctx))
 	require.Empty(t, dequeued, "the loser ran nothing")
 	log, err := homeStore.Inspect(bg, child)
 	require.NoError(t, err)
@@ -136,6 +142,7 @@ func TestTwoListenersRaceForAWokenChildAndOneRunsIt(t *testing.T) {
 // returns only once no session below the parent holds a lease, and
 // admissions below the parent are refused DRAINING meanwhile and after.
 func TestAScopedDrainDisposesADescendantResidentInAnotherProcess(t *testing.T) {
+	ctx := testkit.Context(t)
 	dsn := cluster.Database(t)
 	home, homeStore, child := homeWithSettledChild(t, dsn)
 	home.m.stopWakes(bg)
@@ -147,10 +154,10 @@ func TestAScopedDrainDisposesADescendantResidentInAnotherProcess(t *testing.T) {
 	require.NoError(t, err)
 	away.gates.reached("away")
 
-	require.NoError(t, home.m.DrainContinuableDescendants(bg, []*parent.Handle{home.parent}))
+	require.NoError(t, home.m.DrainContinuableDescendants(ctx, []*parent.Handle{home.parent}))
 	conn, err := pgx.Connect(bg, dsn)
 	require.NoError(t, err)
-	defer func() { require.NoError(t, conn.Close(bg)) }()
+	defer func() { require.NoError(t, conn.Close(ctx)) }()
 	var owner *string
 	var state string
 	require.NoError(t, conn.QueryRow(bg, `SELECT owner, state FROM sessions WHERE id = $1`, child).Scan(&owner, &state))
@@ -159,6 +166,6 @@ func TestAScopedDrainDisposesADescendantResidentInAnotherProcess(t *testing.T) {
 	end := away.settled(child, 1)
 	require.NotEqual(t, agent.Completed, end.StopReason, "the running turn was cancelled")
 	require.Nil(t, away.activation(child), "disposed where it ran")
-	_, err = home.m.Followup(bg, home.parent, child, event.Text("late"), event.Source{Kind: "user"})
+	_, err = home.m.Followup(ctx, home.parent, child, event.Text("late"), event.Source{Kind: "user"})
 	require.ErrorIs(t, err, fault.Draining)
 }

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -55,4 +56,13 @@ func Until(tb testing.TB, cond func() bool, what string) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// Context is a context for the blocking calls of tb's test: it ends
+// WaitLimit after this call (so a hung call returns, failing the test at
+// its own line, instead of killing the binary) and when the test ends.
+func Context(tb testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
+	tb.Cleanup(cancel)
+	return ctx
 }

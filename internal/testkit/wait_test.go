@@ -1,10 +1,12 @@
 package testkit
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -58,5 +60,24 @@ func TestUntilReturnsOnceTheConditionHoldsOrFailsNamingIt(t *testing.T) {
 
 		Until(rec, func() bool { return false }, "what never holds")
 		require.Equal(t, "waited 1m0s for what never holds", rec.fatal)
+	})
+}
+
+func TestContextEndsAfterTheWaitLimitOrWithItsTest(t *testing.T) {
+	var ended context.Context
+	t.Run("ends with its test", func(t *testing.T) {
+		ended = Context(t)
+		require.NoError(t, ended.Err())
+	})
+	require.ErrorIs(t, ended.Err(), context.Canceled)
+
+	synctest.Test(t, func(t *testing.T) {
+		ctx := Context(t)
+		deadline, ok := ctx.Deadline()
+		require.True(t, ok)
+		require.Equal(t, WaitLimit, time.Until(deadline))
+		time.Sleep(WaitLimit)
+		synctest.Wait()
+		require.ErrorIs(t, ctx.Err(), context.DeadlineExceeded)
 	})
 }
