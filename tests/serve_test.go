@@ -147,8 +147,8 @@ func call(ctx context.Context, client *http.Client, base, method string, payload
 // mustCall is call that requires an ok result and decodes its value.
 func mustCall(t *testing.T, base, method string, payload, value any) {
 	t.Helper()
-	result, err := call(context.Background(), http.DefaultClient, base, method, payload)
-	require.NoError(t, err)
+	result, err := call(testkit.Context(t), http.DefaultClient, base, method, payload)
+	require.NoError(t, err, "the %s call", method)
 	require.True(t, result.OK, "%s: %+v", method, result.Error)
 	if value != nil {
 		require.NoError(t, json.Unmarshal(result.Value, value))
@@ -244,11 +244,11 @@ func TestServeDrainsChildFirstAndFlushesOnSIGINT(t *testing.T) {
 	jsonl, err := session.OpenJSONL(store)
 	require.NoError(t, err)
 	defer jsonl.Close()
-	entries, err := query.ListChildren(context.Background(), query.New(session.NewSessions(jsonl)), top.SessionID)
+	entries, err := query.ListChildren(testkit.Context(t), query.New(session.NewSessions(jsonl)), top.SessionID)
 	require.NoError(t, err)
 	require.Len(t, entries, 1)
 	require.Equal(t, children.Entries[0].ID, entries[0].ID)
-	child, err := jsonl.Inspect(context.Background(), entries[0].ID)
+	child, err := jsonl.Inspect(testkit.Context(t), entries[0].ID)
 	require.NoError(t, err)
 	last := child.Events[len(child.Events)-1]
 	require.Equal(t, "turn/end", last.Type, "the sleeping turn was cancelled and its end flushed")

@@ -21,7 +21,7 @@ import (
 )
 
 func (f *fixture) drain(roots ...*parent.Handle) error {
-	return f.m.DrainContinuableDescendants(bg, roots)
+	return f.m.DrainContinuableDescendants(testkit.Context(f.t), roots)
 }
 
 // abortedBy is the cancel cause recorded in the last turn/end of id's log.

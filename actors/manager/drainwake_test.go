@@ -74,7 +74,7 @@ func drainedWithAPendingMessage(t *testing.T) (home *fixture, homeStore *pgstore
 	in, _ = session.InboxOf(homeStore)
 	_, err := in.Admit(bg, child, durableMessage(t, "wait before", home.parent.ID(), home.parent.Session().Epoch()))
 	require.NoError(t, err)
-	require.NoError(t, home.m.DrainContinuableDescendants(bg, []*parent.Handle{home.parent}))
+	require.NoError(t, home.m.DrainContinuableDescendants(testkit.Context(t), []*parent.Handle{home.parent}))
 	away = newFixture(t, withStore(openPostgres(t, dsn, "away")), withTopLevel("elsewhere"))
 	away.m.stopWakes(bg)
 	return home, homeStore, in, child, away

@@ -113,13 +113,15 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 	require.NoError(t, err)
 	deadLetters := recordDeadLetters(rt)
 	if cfg.resume {
-		f.parent, err = rt.ResumeAgent(bg, "parent", parent.Spec{})
+		f.parent, err = rt.ResumeAgent(testkit.Context(t), "parent", parent.Spec{})
 		require.NoError(t, err)
 	} else {
 		f.parent = f.startTopLevel(cmp.Or(cfg.topLevel, "parent"))
 	}
 	t.Cleanup(func() {
-		require.NoError(t, rt.Close(bg))
+		ctx, cancel := context.WithTimeout(bg, testkit.WaitLimit)
+		defer cancel()
+		require.NoError(t, rt.Close(ctx), "the runtime's close at the test's end")
 		require.Empty(t, deadLetters(), "messages sent to actors that had stopped (each starts protoactor's dead-letter throttle timer)")
 		if f.store != nil {
 			require.NoError(t, f.store.Close())
@@ -140,8 +142,8 @@ func spawnOnly(_ context.Context, provider, _ string, _ *parent.Handle) ([]sessi
 
 func (f *fixture) startTopLevel(id string) *parent.Handle {
 	f.t.Helper()
-	h, err := f.rt.StartAgent(bg, parent.CreateSpec{Header: session.Header{ID: id}})
-	require.NoError(f.t, err)
+	h, err := f.rt.StartAgent(testkit.Context(f.t), parent.CreateSpec{Header: session.Header{ID: id}})
+	require.NoError(f.t, err, "the start of top-level agent %s", id)
 	return h
 }
 

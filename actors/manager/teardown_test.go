@@ -377,12 +377,12 @@ func failTheHeldTurnsLog(t *testing.T, f *fixture, faults *faultfs.FS, child str
 	t.Helper()
 	live := f.rt.Sessions().Get(child)
 	require.NotNil(t, live)
-	_, err := f.rt.Sessions().Flush(bg, live)
+	_, err := f.rt.Sessions().Flush(testkit.Context(t), live)
 	require.NoError(t, err)
 	faults.SetFull(true)
 	f.gates.open("g") // the turn says "held", which the full disk refuses
 	f.gates.reached("g after")
-	_, err = f.rt.Sessions().Flush(bg, live)
+	_, err = f.rt.Sessions().Flush(testkit.Context(t), live)
 	require.ErrorIs(t, err, session.ErrLogFailed)
 }
 
