@@ -76,3 +76,26 @@ func TestLeaseOptionsAreRefusedWhereTheyCannotApply(t *testing.T) {
 		require.ErrorContains(t, err, "Options.")
 	}
 }
+
+// CancelTurn of a session another process on the Postgres store runs is
+// fault.LeaseHeld, not AgentNotFound: this runtime cannot stop a turn
+// there, and it only asked the store, so the lease stays its holder's
+// and the holder's turn runs on. Released, the session is not attached.
+func TestCancelTurnOfASessionRunningOnAnotherNodeIsLeaseHeld(t *testing.T) {
+	dsn := cluster.Database(t)
+	a, b := open(t, Options{Dir: dsn, Node: "a"}), open(t, Options{Dir: dsn, Node: "b"})
+	require.NoError(t, a.OpenSession(bg, SessionSpec{ID: "s", Cwd: t.TempDir()}))
+	_, err := a.PromptSession(bg, "s", event.Text("sleep 10m"), user)
+	require.NoError(t, err)
+
+	err = b.CancelTurn(bg, "s", true)
+	require.ErrorIs(t, err, fault.LeaseHeld)
+	require.EqualError(t, err, `session "s": lease is held by another process, which runs it`)
+	_, live := b.Agent("s")
+	require.False(t, live, "nothing is resumed here")
+	require.NoError(t, a.CancelTurn(bg, "s", true), "its holder still runs it")
+
+	idle(t, a, "s")
+	require.NoError(t, a.Release(bg, "s"))
+	require.ErrorIs(t, b.CancelTurn(bg, "s", true), fault.AgentNotFound)
+}

@@ -234,15 +234,20 @@ func (r *Runtime) admitAndDeliver(ctx context.Context, in session.DurableInbox, 
 // turn to end. With keepQueued the messages waiting in its inbox stay
 // queued and the next of them starts once the aborted turn has ended, in
 // order (the web host's Stop); without, they are discarded unrun (an ACP
-// client's cancel). A session no agent is live under here (stored and
-// asleep, running in another process that holds its lease, or unknown)
-// has nothing this runtime can stop: it is fault.AgentNotFound, "not
-// attached" as the original says, and nothing is woken. A continuable
-// child's session is refused with fault.OwnedBySubagent. It does not
-// block.
-func (r *Runtime) CancelTurn(_ context.Context, id string, keepQueued bool) error {
+// client's cancel). A session another process runs (it holds the lease;
+// the store is asked without taking or disturbing it) cannot be stopped
+// from here: it is fault.LeaseHeld. Any other session no agent is live
+// under here (stored and asleep, or unknown) has nothing to stop: it is
+// fault.AgentNotFound, "not attached" as the original says. Either way
+// nothing is woken. A continuable child's session, live here or
+// elsewhere, is refused with fault.OwnedBySubagent. It blocks only on
+// the store, when no agent is live under id here.
+func (r *Runtime) CancelTurn(ctx context.Context, id string, keepQueued bool) error {
 	h := r.actors.Registry().Get(id)
 	if h == nil {
+		if err := r.refuseHeldElsewhere(ctx, id); err != nil {
+			return err
+		}
 		return fault.New(fault.AgentNotFound, fmt.Sprintf("dsh: session %q not found (not attached)", id), nil)
 	}
 	if err := r.refuseLiveChild(h); err != nil {
@@ -250,6 +255,36 @@ func (r *Runtime) CancelTurn(_ context.Context, id string, keepQueued bool) erro
 	}
 	h.Activation().Cancel(agent.CancelCause{Kind: agent.CauseUser}, keepQueued)
 	return nil
+}
+
+// leaseProbe is a store that tells whether another holder holds a
+// session's lease without taking or disturbing it: the JSONL and
+// Postgres stores.
+type leaseProbe interface {
+	// HeldElsewhere reports whether another process (or another store
+	// over the same root) holds id's lease now. It blocks on the store.
+	HeldElsewhere(ctx context.Context, id string) (bool, error)
+}
+
+// refuseHeldElsewhere refuses an operation on the session id, live
+// nowhere here, while another process holds its lease: with
+// fault.OwnedBySubagent when its log says it is a continuable child (as
+// refuseChild), else with fault.LeaseHeld.
+func (r *Runtime) refuseHeldElsewhere(ctx context.Context, id string) error {
+	probe, ok := r.actors.Sessions().Store().(leaseProbe)
+	if !ok {
+		return nil
+	}
+	held, err := probe.HeldElsewhere(ctx, id)
+	if err != nil || !held {
+		return err
+	}
+	if log, err := r.query.ReadSession(ctx, id); err == nil {
+		if err := refuseChild(log.Header, log.Events); err != nil {
+			return err
+		}
+	}
+	return durable.LeaseHeld(id, "another process, which runs it")
 }
 
 // Release disposes the top-level agent live here under id and releases

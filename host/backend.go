@@ -37,11 +37,12 @@ type rpcBackend interface {
 	// A continuable child is refused with codeAgentBusy; an unknown id is
 	// codeSessionNotFound.
 	PromptSession(ctx context.Context, id string, content []event.Block, source event.Source) (string, error)
-	// CancelSession stops the top-level agent id's running turn and
-	// discards its queued messages, without waiting for the turn to end. A
-	// session no agent is live under here (stored, run by another process,
-	// or unknown) is fault.AgentNotFound and is left as it is; a live
-	// continuable child is refused with codeAgentBusy.
+	// CancelSession stops the top-level agent id's running turn and keeps
+	// its queued messages, without waiting for the turn to end. A session
+	// another process runs is fault.LeaseHeld; any other no agent is live
+	// under here (stored, or unknown) is fault.AgentNotFound; either is
+	// left as it is. A continuable child, live here or elsewhere, is
+	// refused with codeAgentBusy.
 	CancelSession(ctx context.Context, id string) error
 	// SearchSessions returns one page of the events of stored sessions
 	// whose text holds req.Phrase as a literal phrase, best first (the

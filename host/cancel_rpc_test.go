@@ -8,7 +8,9 @@ import (
 
 	"github.com/dsh-actors/dsh-actors"
 	"github.com/dsh-actors/dsh-actors/event"
+	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
+	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
 
@@ -77,19 +79,30 @@ func TestSessionCancelStopsTheRunningTurn(t *testing.T) {
 }
 
 // session.cancel of a session another process runs (it holds the lease)
-// stops nothing here, so it is not accepted: it is the original's answer
-// for a session no agent is attached to here, session-not-found "(not
-// attached)"; nothing is resumed or logged.
-func TestSessionCancelOfASessionLeasedElsewhereIsNotAttached(t *testing.T) {
+// cannot stop its turn from here: it is agent-busy, running in another
+// process, as session.prompt and session.create answer it, not
+// session-not-found, which would tell the page the session is gone. A
+// subagent session leased elsewhere is owned by subagent routing, as a
+// live one here. The lease is only probed: nothing is resumed or logged,
+// and the other process still holds it.
+func TestSessionCancelOfASessionLeasedElsewhereIsAgentBusy(t *testing.T) {
 	root := t.TempDir()
 	elsewhere, before := storedAndLeasedElsewhere(t, root)
+	planted(t, root, "", func(store *session.JSONL) {
+		plant(t, store, session.Header{ID: "kid", ParentSession: "top", Origin: "subagent"})
+	})
+	leaseElsewhere(t, root, "kid")
 	rt, b := openRuntime(t, root)
-	requireError(t, callRPC(t, newTestHandler(t, b), "session.cancel", map[string]any{"sessionId": "top"}),
-		codeSessionNotFound, `session "top" not found (not attached)`, map[string]any{"sessionId": "top"})
-	require.False(t, isLive(rt, "top"))
-	after, err := elsewhere.Inspect(context.Background(), "top")
+	h := newTestHandler(t, b)
+	requireBusyElsewhere(t, rawCall(t, h, "session.cancel", `{"sessionId":"top"}`), rt, elsewhere, before)
+	third, err := session.OpenJSONL(root)
 	require.NoError(t, err)
-	require.Equal(t, before.Events, after.Events)
+	_, err = third.Acquire(context.Background(), "top")
+	require.ErrorIs(t, err, fault.LeaseHeld, "the other process still holds the lease")
+	require.NoError(t, third.Close())
+	requireError(t, callRPC(t, h, "session.cancel", map[string]any{"sessionId": "kid"}),
+		codeAgentBusy, `session "kid" is owned by subagent routing`, map[string]any{"reason": "use subagent delivery for this child session"})
+	require.False(t, isLive(rt, "kid"))
 }
 
 // lastTurnStarted reports whether events end inside a turn.

@@ -87,7 +87,7 @@ func TestAModelTurnRoundTripsThroughTheReaders(t *testing.T) {
 	for i, r := range records {
 		require.Equal(t, stored.Events[i].Type, r.Type, "query seq %d", i)
 		if vocab.OnSurface(r.Type) {
-			require.Equal(t, query.SurfaceCurrent, r.Surface, "every message of the turn is on the surface")
+			require.Equal(t, query.Surface("current"), r.Surface, "every message of the turn is on the surface")
 		}
 	}
 	read, err := opened.History(ctx, child)

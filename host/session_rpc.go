@@ -311,9 +311,10 @@ func ownedBySubagentRouting(id string) *rpcError {
 		details{Reason: "use subagent delivery for this child session"})
 }
 
-// leasedElsewhere is session.prompt's and session.create's agent-busy
-// for a session another process runs: it holds the session's lease, so
-// this one may not resume it until that lease is released or expires.
+// leasedElsewhere is the agent-busy of session.prompt, session.create
+// and session.cancel for a session another process runs: it holds the
+// session's lease, so this one may neither resume nor stop it until that
+// lease is released or expires.
 func leasedElsewhere(id string) *rpcError {
 	return newError(codeAgentBusy, "session "+quote(id)+" is running in another process",
 		details{Reason: "its lease is held by another process; retry once that process releases it or the lease expires"})

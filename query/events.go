@@ -8,13 +8,15 @@ import (
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
-// Surface says how an event relates to the model-visible surface.
+// Surface says how an event relates to the model-visible surface:
+// "current" (a node of the final folded surface), "shadowed" (a node a
+// later replacement removed) or "log-only" (never a surface node).
 type Surface string
 
 // The three surface classes of an event.
 const (
-	// SurfaceCurrent: a node of the final folded surface.
-	SurfaceCurrent Surface = "current"
+	// surfaceCurrent: a node of the final folded surface.
+	surfaceCurrent Surface = "current"
 	// surfaceShadowed: a node a later replacement removed.
 	surfaceShadowed Surface = "shadowed"
 	// surfaceLogOnly: never a surface node (turn boundaries, chunks, the

@@ -35,7 +35,7 @@ func TestListEventsClassifiesCurrentShadowedAndLogOnly(t *testing.T) {
 	))
 	records, err := w.q.ListEvents(context.Background(), "s")
 	require.NoError(t, err)
-	require.Equal(t, []Surface{surfaceLogOnly, surfaceShadowed, surfaceShadowed, SurfaceCurrent, surfaceLogOnly},
+	require.Equal(t, []Surface{surfaceLogOnly, surfaceShadowed, surfaceShadowed, surfaceCurrent, surfaceLogOnly},
 		surfaces(records))
 	require.Equal(t, EventRecord{SessionID: "s", Seq: 4, Type: "subagent/descriptor",
 		Time: 1_700_000_000_000, Surface: surfaceLogOnly}, records[4])
@@ -122,7 +122,7 @@ func TestSurfaceFoldAcceptsAToolResultContentRewrite(t *testing.T) {
 	}
 	classes, err := foldSurface(logOf(result("long"), withSources(replacing(result("short"), 0, 0), 0)))
 	require.NoError(t, err)
-	require.Equal(t, []Surface{surfaceShadowed, SurfaceCurrent}, classes)
+	require.Equal(t, []Surface{surfaceShadowed, surfaceCurrent}, classes)
 }
 
 func TestReadEventReturnsABoundedWindow(t *testing.T) {

@@ -37,7 +37,7 @@ func TestSteeringMessagesAreSurfaceEvents(t *testing.T) {
 	))
 	records, err := w.q.ListEvents(context.Background(), "steered")
 	require.NoError(t, err)
-	require.Equal(t, []Surface{surfaceLogOnly, SurfaceCurrent, SurfaceCurrent, SurfaceCurrent, surfaceLogOnly},
+	require.Equal(t, []Surface{surfaceLogOnly, surfaceCurrent, surfaceCurrent, surfaceCurrent, surfaceLogOnly},
 		surfaces(records))
 
 	w.persist(header("bare", "", 2), logOf(withoutSurface(steeringMessage("x"))))

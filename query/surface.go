@@ -77,7 +77,7 @@ func classify(events []session.Event, nodes []int64, shadowed map[int64]bool) []
 		}
 	}
 	for _, seq := range nodes {
-		classes[seq] = SurfaceCurrent
+		classes[seq] = surfaceCurrent
 	}
 	return classes
 }

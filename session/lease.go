@@ -161,6 +161,41 @@ func (t *leaseTable) unlock(dir string) error {
 	return err
 }
 
+// heldElsewhere reports whether the session folder dir holds a live
+// lease record of another holder: its owner file is none of this store's
+// and its owner byte is locked. It opens the record read-only and asks
+// the kernel who holds the lock (F_OFD_GETLK), so it takes no lock and
+// removes nothing; a record whose holder is gone stays for the next lock
+// to clear.
+func (t *leaseTable) heldElsewhere(dir string) (bool, error) {
+	if !leaseRecords {
+		return false, nil
+	}
+	f, err := os.Open(recordPath(dir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || t.owns(info) {
+		return false, err
+	}
+	return rangeLocked(f, ownerByte)
+}
+
+// owns reports whether info is one of this store's owner files.
+func (t *leaseTable) owns(info os.FileInfo) bool {
+	for i := range t.owners {
+		if owner := t.owners[i].Load(); owner != nil && os.SameFile(info, owner.info) {
+			return true
+		}
+	}
+	return false
+}
+
 // unlinkRecord removes a lease record with one unlink(2) (os.Remove
 // would try rmdir(2) too when it fails).
 func unlinkRecord(path string) error {
@@ -282,6 +317,25 @@ func (s *JSONL) Acquire(ctx context.Context, id string) (Epoch, error) {
 	st.epoch++
 	st.leased, st.leaseDir = true, dir
 	return st.epoch, nil
+}
+
+// HeldElsewhere reports whether another process, or another store over
+// this root, holds the lease of the stored session id now. It neither
+// takes nor disturbs the lease: a record left by a holder that is gone
+// stays until an Acquire clears it. An unknown id is held by no one; a
+// lease this store holds is not elsewhere. It blocks on the file system.
+func (s *JSONL) HeldElsewhere(ctx context.Context, id string) (bool, error) {
+	if err := s.checkOpen(); err != nil {
+		return false, err
+	}
+	path, err := s.find(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return s.leases.heldElsewhere(filepath.Dir(path))
 }
 
 // folder returns the folder of the stored session (st.op held): where its

@@ -211,3 +211,46 @@ func TestAReleaseAfterCloseLeavesTheNewHoldersRecord(t *testing.T) {
 	require.NoError(t, b.Release(ctx, "handed", epoch))
 	require.NoFileExists(t, leaseRecord(t, b, "handed"))
 }
+
+// HeldElsewhere tells whether another store over the root holds a
+// session's lease, without taking or disturbing it: not for an unknown
+// id, a lease no one holds or this store's own; yes for another store's,
+// which then still excludes this store and is its holder's to release;
+// not for a record whose holder closed without releasing, which stays on
+// disk until an Acquire clears it.
+func TestHeldElsewhereProbesALeaseWithoutTouchingIt(t *testing.T) {
+	ctx := context.Background()
+	a := openStore(t)
+	b := openAt(t, a.Root())
+	require.NoError(t, a.Create(ctx, header("probed"), nil))
+	held := func(s *JSONL) bool {
+		t.Helper()
+		ok, err := s.HeldElsewhere(ctx, "probed")
+		require.NoError(t, err)
+		return ok
+	}
+	ok, err := a.HeldElsewhere(ctx, "ghost")
+	require.NoError(t, err)
+	require.False(t, ok, "an unknown id")
+	require.False(t, held(b), "no one holds it")
+
+	epoch, err := a.Acquire(ctx, "probed")
+	require.NoError(t, err)
+	require.False(t, held(a), "its own lease is not elsewhere")
+	require.True(t, held(b), "another store's lease")
+	require.True(t, held(b), "probing twice changes nothing")
+	_, err = b.Acquire(ctx, "probed")
+	require.ErrorIs(t, err, fault.LeaseHeld, "the probe took nothing over")
+	require.NoError(t, a.Release(ctx, "probed", epoch))
+	require.False(t, held(b), "released")
+
+	gone, err := OpenJSONL(a.Root())
+	require.NoError(t, err)
+	_, err = gone.Acquire(ctx, "probed")
+	require.NoError(t, err)
+	require.NoError(t, gone.Close())
+	require.False(t, held(b), "its holder is gone")
+	require.FileExists(t, leaseRecord(t, b, "probed"), "the probe left the dead record alone")
+	_, err = b.Acquire(ctx, "probed")
+	require.NoError(t, err, "an Acquire clears it")
+}

@@ -445,3 +445,21 @@ func (s *Store) LiveEpoch(ctx context.Context, id string) (int64, bool, error) {
 	}
 	return epoch, true, nil
 }
+
+// HeldElsewhere reports whether an owner other than this store holds id's
+// lease live now (a lease_until past now() on the database's clock). It
+// only reads: the lease is neither taken nor renewed, and one a holder
+// let expire is left to the next Acquire or sweep. An unknown id is held
+// by no one. It blocks for one round trip.
+func (s *Store) HeldElsewhere(ctx context.Context, id string) (bool, error) {
+	var held bool
+	err := s.pool.QueryRow(ctx, `SELECT owner IS NOT NULL AND owner <> $2 AND lease_until > now() FROM sessions WHERE id = $1`,
+		id, s.owner).Scan(&held)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf(`pgstore: lease of session "%s": %w`, id, err)
+	}
+	return held, nil
+}

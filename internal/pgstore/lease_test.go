@@ -198,6 +198,47 @@ func TestLeaseCurrentIsTheLiveEpochOnly(t *testing.T) {
 	require.False(t, unknown)
 }
 
+// HeldElsewhere is true only while another owner holds a live lease: not
+// for this store's own, one no one holds, one that expired (which it
+// leaves to be taken over) or an unknown session. It only reads: the
+// lease it saw stays its holder's, with the same epoch and expiry.
+// (The holder renews every third of its TTL: an hour keeps it still.)
+func TestHeldElsewhereOnlyReadsTheLease(t *testing.T) {
+	dsn := cluster.Database(t)
+	holder, prober := openStore(t, dsn, WithOwner("holder"), WithTTL(time.Hour)), openStore(t, dsn, WithOwner("prober"))
+	conn := connect(t, dsn)
+	require.NoError(t, holder.Create(ctx, storetest.Header("s", ""), nil))
+	held := func(s *Store, id string) bool {
+		t.Helper()
+		ok, err := s.HeldElsewhere(ctx, id)
+		require.NoError(t, err)
+		return ok
+	}
+	require.False(t, held(prober, "missing"), "an unknown session")
+	require.False(t, held(prober, "s"), "no one holds it")
+	epoch, err := holder.Acquire(ctx, "s")
+	require.NoError(t, err)
+	lease := func() string {
+		t.Helper()
+		var row string
+		require.NoError(t, conn.QueryRow(ctx, `SELECT concat_ws(' ', epoch, owner, lease_until) FROM sessions WHERE id = 's'`).Scan(&row))
+		return row
+	}
+	before := lease()
+	require.True(t, held(prober, "s"), "another owner's live lease")
+	require.False(t, held(holder, "s"), "its own lease is not elsewhere")
+	require.Equal(t, before, lease(), "the probe changed nothing")
+	expire(t, conn, "s")
+	require.False(t, held(prober, "s"), "expired")
+	current, err := holder.LeaseCurrent(ctx, "s", int64(epoch))
+	require.NoError(t, err)
+	require.False(t, current, "nothing renewed it")
+	taken, err := prober.Acquire(ctx, "s")
+	require.NoError(t, err, "left to be taken over")
+	require.True(t, held(holder, "s"))
+	require.NoError(t, prober.Release(ctx, "s", taken))
+}
+
 // A stored event of a type this build does not know, not marked
 // ignorable, makes every read refuse the log with the JSONL store's
 // message (it is not damage: not session.ErrCorrupt); marked ignorable it
