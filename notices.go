@@ -59,11 +59,11 @@ type Notice struct {
 	// LastSeq (SessionLive) is the seq of the session's last event when
 	// it became live, -1 for none: its next SessionAppended has LastSeq+1.
 	LastSeq   int64
-	Running   bool               // SessionRunning
-	Event     Event              // SessionAppended
-	MessageID string             // MessageAccepted, MessageLeft
-	Message   *event.UserMessage // MessageAccepted; not to be modified
-	More      bool               // MessageLeft
+	Running   bool              // SessionRunning
+	Event     Event             // SessionAppended
+	MessageID string            // MessageAccepted, MessageLeft
+	Message   event.UserMessage // MessageAccepted (its Content not to be modified)
+	More      bool              // MessageLeft
 	// Discarded (MessageLeft) is true when the message left the inbox
 	// unrun (a cancel, a teardown, a failed log) and will never be
 	// logged, false when a turn claimed it.

@@ -188,12 +188,12 @@ const (
 type notice struct {
 	Kind            noticeKind
 	SessionID       string
-	ParentSessionID string             // sessionAdded
-	Cwd             string             // sessionAdded
-	Blank           bool               // sessionAdded: no turn/start yet (the original's sessionBlank)
-	Running         bool               // sessionStatus
-	Event           session.Event      // sessionEvent
-	MessageID       string             // queueEnqueued, queueLeft
-	Message         *event.UserMessage // queueEnqueued (not to be modified)
-	More            bool               // queueLeft
+	ParentSessionID string            // sessionAdded
+	Cwd             string            // sessionAdded
+	Blank           bool              // sessionAdded: no turn/start yet (the original's sessionBlank)
+	Running         bool              // sessionStatus
+	Event           session.Event     // sessionEvent
+	MessageID       string            // queueEnqueued, queueLeft
+	Message         event.UserMessage // queueEnqueued (its Content not to be modified)
+	More            bool              // queueLeft
 }

@@ -33,8 +33,8 @@ type sessionQueue struct {
 
 // queueItem is one queued message {id, message} as the frame carries it.
 type queueItem struct {
-	ID      string             `json:"id"`
-	Message *event.UserMessage `json:"message"`
+	ID      string            `json:"id"`
+	Message event.UserMessage `json:"message"`
 }
 
 type sessionQueueFrame struct {

@@ -11,7 +11,7 @@ import (
 // queued is the Notice of an accepted message id with text from the user.
 func queued(session, id, text string) notice {
 	return notice{Kind: queueEnqueued, SessionID: session, MessageID: id,
-		Message: &event.UserMessage{ID: id, Role: "user", Content: event.Text(text), Source: event.Source{Kind: "user"}}}
+		Message: event.UserMessage{ID: id, Role: "user", Content: event.Text(text), Source: event.Source{Kind: "user"}}}
 }
 
 // wantQueue is the exact session/queue payload of session holding items,

@@ -42,9 +42,10 @@ type Event struct {
 	Type      EventKind
 	MessageID string
 	Status    Status
-	// Message is the accepted message of an Enqueue (shared with the
-	// queue: a listener must not modify it); nil for the other kinds.
-	Message *event.UserMessage
+	// Message is the accepted message of an Enqueue, a copy of the one
+	// queued (its Content is shared with the queue: a listener must not
+	// modify it); the zero UserMessage for the other kinds.
+	Message event.UserMessage
 	// More is true on a Discard that another Discard of the same Cancel or
 	// Close follows, so that a listener can act once per batch.
 	More bool
@@ -101,10 +102,11 @@ func (c *Claim) cancelWith(cause agent.CancelCause) {
 	c.cancel(cause)
 }
 
-// item is one entry of the turn lane: an agent message (shared with its
-// Enqueue event), or a raw protoactor user message when raw is non-nil.
+// item is one entry of the turn lane: an agent message, held by value so
+// that accepting it allocates nothing once the lane's buffer exists, or a
+// raw protoactor user message when raw is non-nil.
 type item struct {
-	msg *event.UserMessage
+	msg event.UserMessage
 	raw any
 	enq uint64 // the message's Enqueue event is the enq-th queued (0: none to wait for)
 }
@@ -133,8 +135,7 @@ type Inbox struct {
 	idle       chan struct{} // closed on the next transition to Idle
 	afterIdle  []func()      // AfterIdle callbacks waiting for Idle
 	idleReady  []func()      // callbacks released by the last transition to Idle
-	events     []Event
-	spare      []Event       // the buffer deliver swaps in, to reuse it
+	events     []Event       // events queued behind a delivery (see publishUnlocking)
 	queued     uint64        // events queued for the observer, ever
 	delivered  uint64        // events the observer has returned from, ever
 	progress   chan struct{} // made by an Emit waiting for delivery; closed when delivered grows
@@ -173,17 +174,19 @@ func (b *Inbox) Post(msg event.UserMessage) (string, error) {
 		return "", errClosed
 	}
 	was := b.runningLocked()
-	accepted := &msg
-	it := item{msg: accepted}
+	it := item{msg: msg}
 	if b.observer != nil {
-		b.emitLocked(Event{Type: Enqueue, MessageID: msg.ID, Message: accepted})
-		it.enq = b.queued
+		it.enq = b.queued + 1 // the Enqueue published below
 	}
 	b.pushLocked(it)
 	b.pending++
-	b.noteStatusLocked(was)
 	wake, dispatcher := b.claimableLocked(), b.dispatcher
-	b.deliverUnlocking()
+	enqueued := Event{Type: Enqueue, MessageID: msg.ID, Message: msg}
+	if status, changed := b.statusChangeLocked(was); changed {
+		b.publishUnlocking(enqueued, status)
+	} else {
+		b.publishUnlocking(enqueued)
+	}
 	if wake {
 		b.scheduleOn(dispatcher)
 	}
@@ -280,10 +283,12 @@ func (b *Inbox) EndTurn() {
 	was := b.runningLocked()
 	b.turn.release()
 	b.turn = nil
-	b.noteStatusLocked(was)
 	wake := b.claimableLocked() && b.invoker != nil
-	b.mu.Unlock()
-	b.deliver()
+	if status, changed := b.statusChangeLocked(was); changed {
+		b.publishUnlocking(status)
+	} else {
+		b.mu.Unlock()
+	}
 	if wake && b.scheduled.CompareAndSwap(false, true) {
 		b.process()
 	}
@@ -358,11 +363,7 @@ func (b *Inbox) RunHere(fn func()) {
 // in order, once that delivery returns.
 func (b *Inbox) Emit(e Event) {
 	b.mu.Lock()
-	b.emitLocked(e)
-	mine := b.queued
-	b.mu.Unlock()
-	b.deliver()
-	b.awaitDelivered(mine)
+	b.awaitDelivered(b.publishUnlocking(e))
 }
 
 // EmitQueued queues e as Emit does, then calls queued (when non-nil),
@@ -481,7 +482,9 @@ func (b *Inbox) discardLocked(keepInbox bool) []string {
 	}
 	clear(b.queue[len(kept):])
 	b.queue, b.head, b.pending = kept, 0, 0
-	b.noteStatusLocked(was)
+	if status, changed := b.statusChangeLocked(was); changed {
+		b.emitLocked(status)
+	}
 	return discarded
 }
 
@@ -494,17 +497,18 @@ func statusOf(running bool) Status {
 	return Idle
 }
 
-// noteStatusLocked emits a status change when running differs from was
-// and, on the way to Idle, releases WhenIdle waiters and the AfterIdle
-// callbacks (to idleReady, which the caller runs once unlocked).
-func (b *Inbox) noteStatusLocked(was bool) {
+// statusChangeLocked returns the status change to publish, and true, when
+// running differs from was and, on the way to Idle, releases WhenIdle
+// waiters and the AfterIdle callbacks (to idleReady, which the caller
+// runs once unlocked).
+func (b *Inbox) statusChangeLocked(was bool) (Event, bool) {
 	now := b.runningLocked()
 	if now == was {
-		return
+		return Event{}, false
 	}
-	b.emitLocked(Event{Type: StatusChange, Status: statusOf(now)})
+	changed := Event{Type: StatusChange, Status: statusOf(now)}
 	if now {
-		return
+		return changed, true
 	}
 	if b.idle != nil {
 		close(b.idle)
@@ -512,12 +516,15 @@ func (b *Inbox) noteStatusLocked(was bool) {
 	}
 	if b.idleReady == nil { // the common case: hand the slice over
 		b.idleReady, b.afterIdle = b.afterIdle, nil
-		return
+		return changed, true
 	}
 	b.idleReady = append(b.idleReady, b.afterIdle...)
 	b.afterIdle = nil
+	return changed, true
 }
 
+// emitLocked queues e for the next delivery (see deliver); the events of
+// the common changes are published by publishUnlocking instead.
 func (b *Inbox) emitLocked(e Event) {
 	if b.observer != nil {
 		b.events = append(b.events, e)
@@ -571,20 +578,51 @@ func (b *Inbox) deliverUnlocking() {
 		return
 	}
 	b.delivering = true
+	b.drainUnlocking(b.delivered)
+}
+
+// publishUnlocking publishes es, the events of one change made under the
+// lock (held on entry, released on return), behind every event published
+// or queued before them. When nothing is queued or being delivered it
+// hands es to the observer itself, straight from es: the common change
+// needs no buffer, and an idle inbox keeps none. Otherwise it queues es
+// and delivers them with the queue, or leaves them to the goroutine
+// delivering. It returns how many events had been queued once es were
+// (what awaitDelivered takes), 0 without an observer.
+func (b *Inbox) publishUnlocking(es ...Event) uint64 {
+	if b.observer == nil {
+		b.mu.Unlock()
+		return 0
+	}
+	b.queued += uint64(len(es))
+	mine := b.queued
+	if b.delivering || len(b.events) > 0 {
+		b.events = append(b.events, es...)
+		b.deliverUnlocking()
+		return mine
+	}
+	b.delivering = true
 	from := b.delivered
+	b.mu.Unlock()
+	b.handOver(es)
+	b.mu.Lock()
+	b.deliveredLocked(len(es))
+	b.drainUnlocking(from)
+	return mine
+}
+
+// drainUnlocking delivers the queued events until none is left, ends the
+// delivery the caller began (delivering set, from events delivered when
+// it began) and releases the lock, held on entry. It wakes the mailbox
+// when the head message waited for its Enqueue to be delivered.
+func (b *Inbox) drainUnlocking(from uint64) {
 	for len(b.events) > 0 {
 		events := b.events
-		b.events, b.spare = b.spare[:0], nil
+		b.events = nil
 		b.mu.Unlock()
 		b.handOver(events)
-		clear(events)
 		b.mu.Lock()
-		b.spare = events[:0]
-		b.delivered += uint64(len(events))
-		if b.progress != nil {
-			close(b.progress)
-			b.progress = nil
-		}
+		b.deliveredLocked(len(events))
 	}
 	b.delivering = false
 	wake := b.claimableLocked() && b.invoker != nil && b.queue[b.head].enq > from
@@ -592,6 +630,16 @@ func (b *Inbox) deliverUnlocking() {
 	b.mu.Unlock()
 	if wake { // a message waited for its enqueue event to be out
 		b.scheduleOn(dispatcher)
+	}
+}
+
+// deliveredLocked counts n more events delivered and wakes the Emits
+// waiting for them.
+func (b *Inbox) deliveredLocked(n int) {
+	b.delivered += uint64(n)
+	if b.progress != nil {
+		close(b.progress)
+		b.progress = nil
 	}
 }
 
@@ -798,8 +846,11 @@ func (b *Inbox) next() (msg any, system bool) {
 		return nil, false
 	}
 	msg = b.popLocked()
-	b.mu.Unlock()
-	b.deliver()
+	if claim, ok := msg.(*Claim); ok {
+		b.publishUnlocking(Event{Type: Dequeue, MessageID: claim.Message.ID})
+	} else {
+		b.mu.Unlock()
+	}
 	return msg, false
 }
 
@@ -815,7 +866,7 @@ func (b *Inbox) pushLocked(it item) {
 }
 
 // popLocked removes the head of the turn lane; an agent message becomes a
-// Claim with a fresh turn context.
+// Claim with a fresh turn context, whose Dequeue the caller publishes.
 func (b *Inbox) popLocked() any {
 	head := b.queue[b.head]
 	b.queue[b.head] = item{}
@@ -828,7 +879,6 @@ func (b *Inbox) popLocked() any {
 	}
 	b.pending--
 	ctx, cancel := context.WithCancelCause(context.Background())
-	b.turn = &Claim{Message: *head.msg, ctx: ctx, cancel: cancel}
-	b.emitLocked(Event{Type: Dequeue, MessageID: head.msg.ID})
+	b.turn = &Claim{Message: head.msg, ctx: ctx, cancel: cancel}
 	return b.turn
 }

@@ -162,22 +162,21 @@ func TestEnqueueEventCarriesTheAcceptedMessage(t *testing.T) {
 		synctest.Wait()
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		var carried []*event.UserMessage
+		var carried []event.UserMessage
 		for _, e := range r.events {
-			if e.Type == Enqueue {
-				require.NotNil(t, e.Message)
-				require.Equal(t, event.UserMessage{ID: id, Role: "user", Content: event.Text("hi"), Source: event.Source{Kind: "user"}}, *e.Message)
+			if e.Type != Enqueue {
+				require.Zero(t, e.Message, "only agent/inbox/enqueue carries the message")
+				continue
 			}
-			if e.Message != nil {
-				carried = append(carried, e.Message)
-			}
+			require.Equal(t, event.UserMessage{ID: id, Role: "user", Content: event.Text("hi"), Source: event.Source{Kind: "user"}}, e.Message)
+			carried = append(carried, e.Message)
 		}
-		require.Len(t, carried, 1, "only agent/inbox/enqueue carries the message")
-		require.Equal(t, *carried[0], r.claims[0].Message, "the turn claims the message the event carried")
+		require.Len(t, carried, 1)
+		require.Equal(t, carried[0], r.claims[0].Message, "the turn claims the message the event carried")
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		for _, it := range b.queue[:cap(b.queue)] {
-			require.Nil(t, it.msg, "the claimed message is no longer held by the queue's buffer")
+			require.Zero(t, it.msg, "the claimed message is no longer held by the queue's buffer")
 		}
 	})
 }

@@ -94,7 +94,7 @@ func TestEnqueueEventCarriesTheAcceptedMessage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := memory(t)
 		var mu sync.Mutex
-		carried := map[inbox.EventKind][]*event.UserMessage{}
+		carried := map[inbox.EventKind][]event.UserMessage{}
 		r.Subscribe(func(e Event) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -107,8 +107,8 @@ func TestEnqueueEventCarriesTheAcceptedMessage(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		require.Len(t, carried[inbox.Enqueue], 1)
-		require.Equal(t, event.UserMessage{ID: id, Role: "user", Content: event.Text("hi"), Source: event.Source{Kind: "user"}}, *carried[inbox.Enqueue][0])
-		require.Equal(t, []*event.UserMessage{nil}, carried[inbox.Dequeue], "only the enqueue carries it")
+		require.Equal(t, event.UserMessage{ID: id, Role: "user", Content: event.Text("hi"), Source: event.Source{Kind: "user"}}, carried[inbox.Enqueue][0])
+		require.Equal(t, []event.UserMessage{{}}, carried[inbox.Dequeue], "only the enqueue carries it")
 	})
 }
 
