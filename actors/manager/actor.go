@@ -27,32 +27,43 @@ func (m *Manager) halt() {
 	}
 }
 
-// epochLink carries a resident epoch's callbacks, which run on the
-// child's goroutines, to the manager.
+// epochLink carries what a resident epoch's agent tells, on the child's
+// goroutines, to the manager; it is also the releaser of the epoch's
+// stop, and out is its release step's outcome so far.
 type epochLink struct {
-	m *Manager
-	a *activation
+	m   *Manager
+	a   *activation
+	out teardownOutcome
 }
 
 // event is the epoch's inbox observer (onChildEvent).
-func (l epochLink) event(e parent.Event) { l.m.onChildEvent(l.a, e) }
+func (l *epochLink) event(e parent.Event) { l.m.onChildEvent(l.a, e) }
 
 // fenced tells the actor the epoch's lease was fenced.
-func (l epochLink) fenced() { l.m.send(childFenced{l.a}) }
+func (l *epochLink) fenced() { l.m.send(childFenced{l.a}) }
 
 // stopping tells the actor the epoch's actor began stopping, unless
 // the actor is disposing the epoch already: its own disposal stopped it,
 // and the notice would change nothing (stopping), so a drain posts none
 // per agent. disposing is set in the step that opened the disposal,
 // before that step stops any actor.
-func (l epochLink) stopping() {
+func (l *epochLink) stopping() {
 	if !l.a.disposing.Load() {
 		l.m.send(childStopping{l.a})
 	}
 }
 
-// release is the release step of the epoch's actor's stop.
-func (l epochLink) release(own func() error) { l.m.releaseStep(l.a, own) }
+// BeforeRelease is the release step's first part (releaseStep).
+func (l *epochLink) BeforeRelease() { l.out = l.m.releaseStep(l.a) }
+
+// Released tells the actor the release step ended: the handle's own
+// release failed with err, or not (nil).
+func (l *epochLink) Released(err error) {
+	if err != nil && l.out.failure == nil {
+		l.out.failure = handleDisposalFailed(l.a.childID, err)
+	}
+	l.m.send(released{l.a, l.out})
+}
 
 // queuedLink carries the end of a queued op's context to the actor.
 type queuedLink struct {

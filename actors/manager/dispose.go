@@ -146,24 +146,21 @@ func (m *core) ownedActivations(a *activation) []*activation {
 	return owned
 }
 
-// releaseStep is the release step of a's actor's stop
-// (parent.Handle.Releasing): it runs off the actor, once a is idle and
-// every agent spawned under it was released, and the actor stops once it
-// has returned. In order: the durability checkpoint, the epoch
-// captured while the child is still registered, the handle's own release
+// releaseStep is the first part of the release step of a's actor's stop
+// (parent.Handle.Releasing): it runs off the actor, once a is idle and every
+// agent spawned under it was released, and the actor stops once the
+// step ended. In order: the durability checkpoint and the epoch captured
+// while the child is still registered (here), the handle's own release
 // (session released, unregistered, agent/disposed); then the outcome
-// goes to the actor (released). A rollback skips the checkpoint and the
-// capture.
-func (m *Manager) releaseStep(a *activation, release func() error) {
+// goes to the actor (epochLink.Released, released). A rollback skips the
+// checkpoint and the capture.
+func (m *Manager) releaseStep(a *activation) teardownOutcome {
 	var out teardownOutcome
 	if !a.rollingBack.Load() {
 		out.failure = m.durability(context.Background(), a)
 		out.epoch = recordedEpoch(a.handle.Activation(), a.handle.Session().Events(), a.boundary)
 	}
-	if err := release(); err != nil && out.failure == nil {
-		out.failure = handleDisposalFailed(a.childID, err)
-	}
-	m.send(released{a, out})
+	return out
 }
 
 // durability is the required final checkpoint: only true confirms.

@@ -732,11 +732,11 @@ func (m *core) install(ms materializeSpec, h *parent.Handle, lineage []*parent.H
 // and released once the handle's own release is over.
 func (m *Manager) observeEpoch(a *activation) {
 	h := a.handle
-	link := epochLink{m, a}
+	link := &epochLink{m: m, a: a}
 	h.Observe(link.event)
 	h.Activation().OnFenced(link.fenced)
 	h.Activation().OnStop(link.stopping)
-	if !h.Releasing(link.release) {
+	if !h.Releasing(link) {
 		link.stopping()
 		go m.releasedOnceDisposed(a)
 	}

@@ -18,7 +18,7 @@ import (
 // hang. The fixture's cleanup checks that no message was dead-lettered to
 // the manager, and TestMain that no goroutine leaked.
 
-const releaseStepFn = "manager.(*Manager).releaseStep"
+const releaseStepFn = "parent.(*Handle).releaseStep"
 
 func isClosed(c <-chan struct{}) bool {
 	select {

@@ -25,9 +25,9 @@ type Handle struct {
 	act         *activation.Activation
 	end         atomic.Pointer[handleEnd]   // made by the first Dispose or Disposed
 	own         atomic.Pointer[func(Event)] // the handle's own observer (Observe)
-	// wrap is the release step's wrapper (Releasing), or releaseTaken
-	// once the stop has taken it.
-	wrap atomic.Pointer[func(release func() error)]
+	// releaser is told about the release step (Releasing), or is
+	// &releaseTaken once the stop has taken the step.
+	releaser atomic.Pointer[releaser]
 	// released is set, under reg.mu, by the release step: a handle
 	// released before its publication is never published.
 	released bool
@@ -137,31 +137,49 @@ func (h *Handle) stop(ctx context.Context) error {
 	}
 }
 
-// Releasing wraps the release step of h's stop (see Dispose) in fn: fn
-// runs off the actor once the agent is idle and every agent spawned under
-// it was released, and must call release once; release is h's own step
-// (the session released, h unregistered, agent/disposed) and returns its
-// error. It reports false, changing nothing, once the stop has taken the
-// release step.
-func (h *Handle) Releasing(fn func(release func() error)) bool {
-	return h.wrap.CompareAndSwap(nil, &fn)
+// releaser is told about the release step of a Handle's stop (see
+// Dispose and Releasing). Both methods run off the actor, on the
+// goroutine that runs the step, one after the other, and must not block
+// on the agent or its parent. It is unexported to keep the surface
+// small; any type with these two methods is one.
+type releaser interface {
+	// BeforeRelease runs once the agent is idle and every agent spawned
+	// under it was released, before the Handle's own release.
+	BeforeRelease()
+	// Released runs right after the Handle's own release (the session
+	// released, the Handle unregistered, agent/disposed queued), with
+	// that release's error (Dispose's).
+	Released(err error)
 }
 
-// releaseTaken marks a Handle's release wrapper as taken by its stop.
-var releaseTaken = func(func() error) {}
+// Releasing makes r the releaser of h's stop: r.BeforeRelease runs once
+// the agent is idle and every agent spawned under it was released, then
+// h's own release (the session released, h unregistered, agent/disposed
+// queued), then r.Released with that release's error (Dispose's). It
+// reports false, changing nothing, once the stop has taken the release
+// step (or another releaser was set). It does not block.
+func (h *Handle) Releasing(r releaser) bool {
+	return h.releaser.CompareAndSwap(nil, &r)
+}
+
+// releaseTaken marks a Handle's releaser as taken by its stop.
+var releaseTaken releaser
 
 // releaseStep is the release step of h's stop: h's own release over
-// live, inside the wrapper set by Releasing, if any.
+// live, between the two calls of its releaser, if any. It runs once: a
+// later call does nothing.
 func (h *Handle) releaseStep(live *session.Live) {
-	own := func() error {
-		h.release(live)
-		return h.ending().err
-	}
-	if wrap := h.wrap.Swap(&releaseTaken); wrap != nil {
-		(*wrap)(own)
+	r := h.releaser.Swap(&releaseTaken)
+	if r == &releaseTaken {
 		return
 	}
-	_ = own() // its error is Dispose's
+	if r != nil {
+		(*r).BeforeRelease()
+	}
+	h.release(live)
+	if r != nil {
+		(*r).Released(h.ending().err)
+	}
 }
 
 // release is h's own release step over its live session: the session is
