@@ -3,7 +3,6 @@ package activation
 import (
 	"cmp"
 	"errors"
-	"maps"
 	"slices"
 	"sync"
 
@@ -69,13 +68,22 @@ func (f *family) add(a *Activation, pid *actor.PID) {
 }
 
 // close refuses later spawns and returns the children the stop waits for,
-// in the order they were spawned.
+// in the order they were spawned: nil, allocating nothing, for a leaf
+// (most agents of a forest), else one slice.
 func (f *family) close() []child {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.closed = true
 	f.waiting = len(f.children) + 1
-	return slices.SortedFunc(maps.Values(f.children), func(x, y child) int { return cmp.Compare(x.order, y.order) })
+	if len(f.children) == 0 {
+		return nil
+	}
+	children := make([]child, 0, len(f.children))
+	for _, c := range f.children {
+		children = append(children, c)
+	}
+	slices.SortFunc(children, func(x, y child) int { return cmp.Compare(x.order, y.order) })
+	return children
 }
 
 // gone removes the child whose actor is pid and reports whether the stop

@@ -147,22 +147,30 @@ func (m *core) scopeOf(root *parent.Handle) *scope {
 // that root's cut-off. The lineage is read from the registry only where
 // the owner is not a target itself (a target adds its own lineage).
 func (m *core) selectTargets(roots []*parent.Handle) []*activation {
+	scopes := make([]*scope, len(roots))
+	for i, root := range roots {
+		scopes[i] = m.st.scopes[root]
+	}
 	var targets []*activation
 	for _, a := range m.st.activations {
-		if !isTarget(a, roots) {
+		if slices.Contains(roots, a.handle) {
 			continue
 		}
-		for _, root := range roots {
+		target := false
+		for i, root := range roots {
 			if !slices.Contains(a.ancestry, root) {
 				continue
 			}
+			target = true
 			if o := a.owner; o != nil && slices.Contains(o.ancestry, root) && !slices.Contains(roots, o.handle) {
-				m.st.scopes[root].members[a.handle] = true // o is a target: it adds the rest
+				scopes[i].members[a.handle] = true // o is a target: it adds the rest
 			} else {
 				m.addMembers(root, m.env.liveLineage(a.handle))
 			}
 		}
-		targets = append(targets, a)
+		if target {
+			targets = append(targets, a)
+		}
 	}
 	return targets
 }

@@ -70,17 +70,18 @@ func (m *core) watchEpoch(childID string) chan RunEndInfo {
 
 // remember keeps end as its child's latest for WaitEpoch, replacing the
 // previous one, while an agent with the child's parent id is live here
-// (inside the actor). The parent's id is counted before its liveness is
-// read, so a disposal after the read reaches parentDisposed.
+// (inside the actor). The parent's id is counted (once, with its first
+// remembered child) before its liveness is read, so a disposal after the
+// read reaches parentDisposed.
 func (m *core) remember(end RunEndInfo) {
 	m.forgetEnd(end.ID)
-	m.endParents.added(end.ParentID)
-	m.st.ends[end.ID] = end
 	children := m.st.endsOf[end.ParentID]
 	if children == nil {
 		children = map[string]struct{}{}
 		m.st.endsOf[end.ParentID] = children
+		m.endParents.added(end.ParentID)
 	}
+	m.st.ends[end.ID] = end
 	children[end.ID] = struct{}{}
 	if m.env.liveAgent(end.ParentID) == nil {
 		m.forgetEnd(end.ID)
@@ -106,7 +107,7 @@ func (m *core) forgetEnd(childID string) {
 		delete(children, childID)
 		if len(children) == 0 {
 			delete(m.st.endsOf, end.ParentID)
+			m.endParents.gone(end.ParentID)
 		}
-		m.endParents.gone(end.ParentID)
 	}
 }
