@@ -127,6 +127,29 @@ func TestHandWrittenIsEncodingJSON(t *testing.T) {
 		require.JSONEq(t, string(want), string(got))
 		require.True(t, json.Valid(got))
 	}
+	for _, r := range []Reason{
+		{Kind: ReasonAborted, Cause: &Cause{Kind: "parent"}},
+		{Kind: ReasonAborted, Cause: &Cause{Kind: "user"}},
+		{Kind: ReasonAborted, Cause: &Cause{Kind: "disposed"}},
+		{Kind: ReasonAborted, Cause: &Cause{Kind: "hook", Reason: "budget"}},
+		{Kind: ReasonAborted, Cause: &Cause{Kind: "Odd\"kind"}},
+		{Kind: ReasonAborted, Cause: &Cause{Kind: ""}},
+		{Kind: ReasonAborted, Cause: &Cause{Kind: "parent"}, Error: &Failure{Message: "m"}},
+		{Kind: ReasonAborted},
+		{Kind: ReasonAborted, Error: &Failure{Message: "m"}},
+	} {
+		reason, err := r.marshalWire()
+		require.NoError(t, err)
+		want := `{"turn":7,"reason":` + string(reason) + `}`
+		got, err := Encode(TurnEnd{Turn: 7, Reason: r})
+		require.NoError(t, err)
+		if r.Cause != nil || r.Error == nil { // a plain kind alone ignores Error, as before
+			require.Equal(t, want, string(got), "%+v", r)
+		}
+		alone, err := r.MarshalJSON()
+		require.NoError(t, err)
+		require.Equal(t, string(got), `{"turn":7,"reason":`+string(alone)+`}`, "%+v", r)
+	}
 	_, err := Encode(TurnEnd{Turn: 1})
 	require.Error(t, err, "a reason needs a kind")
 }

@@ -83,9 +83,32 @@ func (r Reason) MarshalJSON() ([]byte, error) {
 	if r.Kind == "" {
 		return nil, errors.New("event: a turn/end reason needs a kind")
 	}
-	if r.Cause == nil && r.Kind != ReasonError && plainKind(r.Kind) {
-		return append(append([]byte(`{"kind":"`), r.Kind...), `"}`...), nil
+	if b, ok := r.appendPlain(nil); ok {
+		return b, nil
 	}
+	return r.marshalWire()
+}
+
+// appendPlain appends, without reflection, a reason that is a plain kind
+// alone, or a plain kind with a cause that is a plain kind alone (a
+// cancelled turn's {"kind":"aborted","reason":{"kind":"parent"}}), and
+// reports whether r was one.
+func (r Reason) appendPlain(b []byte) ([]byte, bool) {
+	if r.Kind == ReasonError || !plainKind(r.Kind) {
+		return b, false
+	}
+	if r.Cause == nil {
+		return append(append(append(b, `{"kind":"`...), r.Kind...), `"}`...), true
+	}
+	if r.Error != nil || r.Cause.Reason != "" || !plainKind(r.Cause.Kind) {
+		return b, false
+	}
+	b = append(append(append(b, `{"kind":"`...), r.Kind...), `","reason":{"kind":"`...)
+	return append(append(b, r.Cause.Kind...), `"}}`...), true
+}
+
+// marshalWire writes any reason through its wire shape.
+func (r Reason) marshalWire() ([]byte, error) {
 	w := reasonWire{Kind: r.Kind, Cause: r.Cause}
 	if r.Kind == ReasonError && r.Error == nil {
 		step := r.Step
@@ -139,6 +162,12 @@ func appendTurn(b []byte, turn int) []byte {
 
 // MarshalJSON writes {turn, reason}, without reflection for a plain reason.
 func (e TurnEnd) MarshalJSON() ([]byte, error) {
+	if e.Reason.Kind != "" {
+		b := append(appendTurn(make([]byte, 0, 96), e.Turn), `,"reason":`...)
+		if b, ok := e.Reason.appendPlain(b); ok {
+			return append(b, '}'), nil
+		}
+	}
 	reason, err := e.Reason.MarshalJSON()
 	if err != nil {
 		return nil, err
