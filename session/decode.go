@@ -24,6 +24,31 @@ type badSeq struct{ Type, Got string }
 
 func (b *badSeq) Error() string { return "seq is not an integer: " + b.Got }
 
+// errNotObject is a line that is valid JSON but not an object (a number,
+// a string, an array, true, false or null): no torn write leaves one,
+// since every record begins with "{", so it is damage wherever it stands.
+type errNotObject struct{ Kind string }
+
+func (e *errNotObject) Error() string { return "not a JSON object but " + e.Kind }
+
+// nonObject is the errNotObject of the valid JSON value line, naming its
+// kind as a reader would: "a number", "a string", "an array", "a boolean"
+// or "null".
+func nonObject(line []byte) *errNotObject {
+	kind := "a number"
+	switch line[skipSpace(line, 0)] {
+	case '"':
+		kind = "a string"
+	case '[':
+		kind = "an array"
+	case 't', 'f':
+		kind = "a boolean"
+	case 'n':
+		kind = "null"
+	}
+	return &errNotObject{Kind: kind}
+}
+
 // decodeRecord appends the events stored on one log line to dst: one event,
 // or the members of a packed chunk row (see packed.go). An event with an
 // invalid envelope is appended and reported as errBadEnvelope.
@@ -31,8 +56,11 @@ func (b *badSeq) Error() string { return "seq is not an integer: " + b.Got }
 func decodeRecord(line []byte, dst []Event, names typeNames) ([]Event, error) {
 	var env envelope
 	object, valid := forEachMember(line, env.member)
-	if !valid || !object {
+	if !valid {
 		return dst, errUnparsable
+	}
+	if !object {
+		return dst, nonObject(line)
 	}
 	env.typ, env.typeIsText = names.get(env.typeRaw)
 	if !env.typeIsText {

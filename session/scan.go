@@ -30,8 +30,9 @@ type scanned struct {
 // scanLog reads a whole log file: the header line at load level, then the
 // contiguous event prefix. A defect (unparsable line or seq gap) ends the
 // prefix; it is fatal only when a later parsable line, or the defective
-// row itself, holds a committed turn/end. An unterminated final fragment is
-// a torn tail and is ignored.
+// row itself, holds a committed turn/end. A line that is valid JSON but
+// not an object is fatal wherever it stands: no crash leaves one. An
+// unterminated final fragment is a torn tail and is ignored.
 func scanLog(buf []byte, path string) (scanned, error) {
 	headerEnd := bytes.IndexByte(buf, '\n')
 	if headerEnd < 0 {
@@ -149,6 +150,9 @@ func (s *scanner) consume(line []byte, end int) error {
 	s.row, err = decodeRecord(line, s.row[:0], s.names)
 	if s.rowBad = err == errBadEnvelope; s.rowBad {
 		err = nil // a validation failure, not a scan one: the line is kept
+	}
+	if no, ok := err.(*errNotObject); ok {
+		return corruptf(s.path, s.line, "corrupt session log: committed event at line %d is %s", s.line, no.Error())
 	}
 	gap, isGap := err.(*badSeq)
 	if err != nil && !isGap {

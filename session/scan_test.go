@@ -387,3 +387,52 @@ func TestRepairClosersAreOfKnownTypes(t *testing.T) {
 		require.True(t, vocab.Known(e.Type), e.Type)
 	}
 }
+
+// A committed line that is valid JSON but not an object (a number, a
+// string, an array, a boolean, null) is damage no crash leaves, since
+// every record begins with "{". Wherever it stands, even in an unfinished
+// last turn with no turn/end after it, the read refuses the log naming the
+// line and what it is, ReadablePrefix gives the events before it, and a
+// load cuts nothing: the lines after it stay. (The original's scanner
+// takes it for a seq gap, "got undefined", or throws on null, and cuts an
+// unfinished last turn away from it.) The same holds in a Zstandard log's
+// frames and in lines kept elsewhere (ReadLog).
+func TestACommittedLineThatIsNotAnObjectIsRefusedNotCut(t *testing.T) {
+	ctx := context.Background()
+	h := header("nonobj")
+	after := `{"type":"feedback/record","seq":3,"time":1,"data":{}}`
+	for _, c := range []struct{ line, kind string }{
+		{`42`, "a number"}, {` -1.5e3 `, "a number"}, {`"x"`, "a string"}, {`[]`, "an array"},
+		{`[{"type":"feedback/record","seq":2,"time":1,"data":{}}]`, "an array"},
+		{`true`, "a boolean"}, {`false`, "a boolean"}, {`null`, "null"},
+	} {
+		t.Run(c.line, func(t *testing.T) {
+			body := lines(openTurnLines[0], openTurnLines[1], c.line, after)
+			want := "corrupt session log: committed event at line 3 is not a JSON object but " + c.kind
+			s := openStore(t)
+			path := writeRaw(t, s, h, headerLineOf(t, h)+body)
+			before := statFile(t, path)
+			for _, read := range []func(context.Context, string) (*Log, error){s.Inspect, s.Load} {
+				_, err := read(ctx, "nonobj")
+				require.ErrorIs(t, err, ErrCorrupt)
+				require.EqualError(t, err, want+" (raw log: "+path+")")
+				readable, line, ok := ReadablePrefix(err)
+				require.True(t, ok)
+				require.Equal(t, 3, line)
+				require.Len(t, readable, 2, "the turn before the damaged line")
+			}
+			require.Equal(t, before, statFile(t, path), "nothing is cut")
+
+			z := openZstdStore(t)
+			zpath := writeZstd(t, z, h, zstdFile(headerLineOf(t, h), body))
+			_, err := z.Load(ctx, "nonobj")
+			require.ErrorIs(t, err, ErrCorrupt)
+			require.ErrorContains(t, err, want)
+
+			_, err = ReadLog("nonobj", "elsewhere", strings.TrimSuffix(headerLineOf(t, h), "\n"),
+				[]string{openTurnLines[0], openTurnLines[1], c.line, after})
+			require.EqualError(t, err, want+" (raw log: elsewhere)")
+			require.FileExists(t, zpath)
+		})
+	}
+}
