@@ -370,28 +370,51 @@ func cmpErr(err error) error {
 	return err
 }
 
-// list reads every page of the server's tools and makes them current.
+// list reads every page of the server's tools and makes them current. A
+// list naming one tool twice is the server's error, which a new session
+// would repeat: it is refused, logged once naming the server and the tool
+// (the original's client refuses it too), and the session stays up with
+// the tools it offered before (none before its first good list) until a
+// tools/list_changed lists them again. Only a failed tools/list call is
+// an error, which ends the session.
 func (s *mcpLink) list(ctx context.Context, session *mcp.ClientSession) error {
-	var defs []toolDef
-	for tool, err := range session.Tools(ctx, nil) {
-		if err != nil {
-			return fmt.Errorf("tools/list: %w", err)
-		}
-		def := s.toolDef(tool)
-		if slices.ContainsFunc(defs, func(d toolDef) bool { return d.Name == def.Name }) {
-			return fmt.Errorf("the server listed tool %q more than once", tool.Name)
-		}
-		defs = append(defs, def)
+	defs, twice, err := s.fetch(ctx, session)
+	if err != nil {
+		return err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.session != session {
 		s.connects++
 	}
-	s.session, s.err, s.defs = session, nil, defs
+	s.session, s.err = session, nil
+	if twice == "" {
+		s.defs = defs
+	}
 	s.lists++
 	s.markReady()
+	s.mu.Unlock()
+	if twice != "" {
+		s.logger.Error("modelagent: MCP server listed a tool more than once; its tool list is refused",
+			"server", s.name, "tool", twice, "err",
+			fmt.Sprintf("mcp-client(%s): server listed tool %q more than once — invalid tool list", s.name, twice))
+	}
 	return nil
+}
+
+// fetch reads every page of the server's tools: their definitions, or
+// the raw name of the first tool listed twice ("" when none is).
+func (s *mcpLink) fetch(ctx context.Context, session *mcp.ClientSession) (defs []toolDef, twice string, err error) {
+	for tool, err := range session.Tools(ctx, nil) {
+		if err != nil {
+			return nil, "", fmt.Errorf("tools/list: %w", err)
+		}
+		def := s.toolDef(tool)
+		if slices.ContainsFunc(defs, func(d toolDef) bool { return d.Name == def.Name }) {
+			return nil, tool.Name, nil
+		}
+		defs = append(defs, def)
+	}
+	return defs, "", nil
 }
 
 // down marks the server unavailable: its tools stay listed and fail

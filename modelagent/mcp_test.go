@@ -578,3 +578,77 @@ func TestMCPStdioServersGetNoCredentials(t *testing.T) {
 		`PGPASSWORD="" set=false`, `MY_SECRET="" set=false`, `PLAIN_SETTING="plain" set=true`, `GIVEN_TOKEN="given" set=true`,
 	}, "\n"), text)
 }
+
+// TestAnMCPServerListingAToolTwiceIsRefusedWithoutReconnecting: a tool
+// list naming one tool twice is the server's error, which a new session
+// would repeat. As the original's client, it is refused naming the server
+// and the tool, once per listing; the session is kept (the server is
+// never reconnected). Refused on its first listing, the server offers no
+// tools; a fixed list after tools/list_changed is offered; a later list
+// naming a tool twice keeps the last good one.
+func TestAnMCPServerListingAToolTwiceIsRefusedWithoutReconnecting(t *testing.T) {
+	server := testMCPServer()
+	var twice atomic.Bool
+	var sessions atomic.Int32
+	var listedTwice atomic.Value
+	twice.Store(true)
+	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "initialize" {
+				sessions.Add(1)
+			}
+			result, err := next(ctx, method, req)
+			if list, ok := result.(*mcp.ListToolsResult); ok && twice.Load() && len(list.Tools) > 0 {
+				list.Tools = append(slices.Clone(list.Tools), list.Tools[0])
+				listedTwice.Store(list.Tools[0].Name)
+			}
+			return result, err
+		}
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	t.Cleanup(srv.Close)
+	logs := &recordingHandler{}
+	agents, err := modelagent.NewOverChecked(modelagent.Config{Model: "m", Logger: slog.New(logs),
+		MCPServers: map[string]modelagent.MCPServer{"dup": {URL: srv.URL}}}, llmtest.NewClient(), func() float64 { return 0.5 })
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, agents.Close()) })
+	const refused = "modelagent: MCP server listed a tool more than once; its tool list is refused"
+	waitForLogs := func(n int) {
+		t.Helper()
+		require.Eventually(t, func() bool { return len(logs.withMessage(refused)) >= n }, 20*time.Second, time.Millisecond,
+			"waiting for refusal %d of the tool list", n)
+	}
+
+	waitForLogs(1)
+	first := logs.withMessage(refused)[0]
+	require.Equal(t, "dup", attr(first, "server"))
+	require.Equal(t, listedTwice.Load(), attr(first, "tool"))
+	require.Equal(t, fmt.Sprintf("mcp-client(dup): server listed tool %q more than once — invalid tool list", listedTwice.Load()),
+		attr(first, "err"))
+	require.Empty(t, agents.MCPTools(), "a first list refused offers nothing")
+
+	twice.Store(false)
+	mcp.AddTool(server, &mcp.Tool{Name: "late", Description: "Added later."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "late tool"}}}, nil, nil
+		})
+	waitForTools(t, agents, "mcp__dup__echo", "mcp__dup__late")
+
+	twice.Store(true)
+	mcp.AddTool(server, &mcp.Tool{Name: "later", Description: "Added with a broken list."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{}, nil, nil
+		})
+	waitForLogs(2)
+	require.Len(t, logs.withMessage(refused), 2, "once per listing")
+	tools := agents.MCPTools()
+	require.Contains(t, tools, "mcp__dup__late", "the last good list stays offered")
+	require.NotContains(t, tools, "mcp__dup__later")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	text, err := agents.CallMCP(ctx, "mcp__dup__echo", `{"text":"still"}`)
+	require.NoError(t, err, "on the same session")
+	require.Equal(t, "echo: still", text)
+	require.Equal(t, int32(1), sessions.Load(), "the server was never reconnected")
+	require.Empty(t, logs.withMessage("modelagent: MCP server unavailable, reconnecting"))
+}
