@@ -2,6 +2,7 @@ package llm
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/dsh-actors/dsh-actors/event"
@@ -131,16 +132,78 @@ func wireMessages(system string, messages []Message, withReasoning bool) []wireM
 		case event.RoleAssistant:
 			wire = append(wire, wireAssistant(m.Content, withReasoning))
 		case event.RoleTool:
-			output := event.TextOf(m.Content)
-			if output == "" {
-				output = "(no output)"
-			}
-			wire = append(wire, wireMessage{Role: event.RoleTool, ToolCallID: m.ToolCallID, Content: output})
+			wire = append(wire, wireMessage{Role: event.RoleTool, ToolCallID: m.ToolCallID, Content: toolOutput(m.Content)})
 		default: // user and system messages: their joined text
-			wire = append(wire, wireMessage{Role: m.Role, Content: event.TextOf(m.Content)})
+			wire = appendUser(wire, m)
 		}
 	}
 	return wire
+}
+
+// toolOutput is a tool result's text on the wire: "(no output)" for none.
+func toolOutput(content []event.Block) string {
+	if output := event.TextOf(content); output != "" {
+		return output
+	}
+	return "(no output)"
+}
+
+// appendUser appends a user (or system) message: its joined text, and its
+// tool-result blocks (a prompt may carry them) as the original sends them,
+// role "tool" messages, when that order is one a strict server (llama.cpp,
+// vLLM, OpenAI's) takes. So a block answering a tool call still open at
+// the wire's end (see openCalls) goes first, as a "tool" message; any
+// other block's output joins the text where the block stands, as a tool
+// message there would be refused. The text goes as one message when it is
+// not empty or no block went as a tool message.
+func appendUser(wire []wireMessage, m Message) []wireMessage {
+	if !slices.ContainsFunc(m.Content, func(b event.Block) bool { return b.Type == event.BlockToolResult }) {
+		return append(wire, wireMessage{Role: m.Role, Content: event.TextOf(m.Content)})
+	}
+	open := openCalls(wire)
+	var text strings.Builder
+	answered := 0
+	for _, b := range m.Content {
+		switch b.Type {
+		case event.BlockText:
+			text.WriteString(b.Text)
+		case event.BlockToolResult:
+			var result vocab.ToolResultBlock
+			_ = json.Unmarshal(b.Raw, &result) // a malformed block has no call to answer and no text
+			if !open[result.ToolCallID] {
+				text.WriteString(toolOutput(result.Content))
+				continue
+			}
+			delete(open, result.ToolCallID)
+			wire = append(wire, wireMessage{Role: event.RoleTool, ToolCallID: result.ToolCallID, Content: toolOutput(result.Content)})
+			answered++
+		}
+	}
+	if text.Len() > 0 || answered == 0 {
+		wire = append(wire, wireMessage{Role: m.Role, Content: text.String()})
+	}
+	return wire
+}
+
+// openCalls are the ids of the tool calls a "tool" message may answer
+// next: those of the assistant message the wire ends with, past the tool
+// messages after it, that none of them answered.
+func openCalls(wire []wireMessage) map[string]bool {
+	i := len(wire) - 1
+	answered := map[string]bool{}
+	for ; i >= 0 && wire[i].Role == event.RoleTool; i-- {
+		answered[wire[i].ToolCallID] = true
+	}
+	if i < 0 || wire[i].Role != event.RoleAssistant {
+		return nil
+	}
+	open := map[string]bool{}
+	for _, c := range wire[i].ToolCalls {
+		if !answered[c.ID] {
+			open[c.ID] = true
+		}
+	}
+	return open
 }
 
 // wireAssistant serializes an assistant message: its text ("" rather than
