@@ -59,11 +59,17 @@ func (p *plainStore) appendedSeqs() []int64 {
 // written through.
 func appendEveryShape(t *testing.T, reg *Sessions, l *Live) {
 	t.Helper()
-	_, err := l.Append("todo/write", map[string]string{"text": "<a & b> \u2028 é \"q\""}, Surface())
+	user := map[string]any{
+		"content": []map[string]string{{"type": "text", "text": "<a & b> \u2028 é \"q\""}},
+		"source":  map[string]string{"kind": "user"}, "role": "user", "id": "u",
+	}
+	_, err := l.Append("user/message", user, Surface())
 	require.NoError(t, err)
-	_, err = l.Append("compaction/summary", json.RawMessage(`{ "b": 1, "a": [1, 2] }`), Sources(0), Surface())
+	assistant := json.RawMessage(`{ "turn": 1, "step": 1, "message": { "role": "assistant", "content": [],` +
+		` "source": { "kind": "model", "provider": "p", "model": "m" }, "id": "a" } }`)
+	_, err = l.Append("assistant/message", assistant, Sources(0), Surface())
 	require.NoError(t, err)
-	_, err = l.Append("feedback/record", nil, ignorable(), Sources())
+	_, err = l.Append("feedback/record", nil, ignorable())
 	require.NoError(t, err)
 	ok, err := reg.Flush(context.Background(), l)
 	require.NoError(t, err)

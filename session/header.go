@@ -153,7 +153,8 @@ func parseStoredHeader(line []byte, path string) (Header, error) {
 
 // checkLoadable applies the check the original makes when it builds a
 // Session from a stored header (the repairing load, not inspection): the
-// cwd, when present, must be an absolute path.
+// cwd, when present, must be an absolute path. Load then checks the
+// events' surface (checkSurface).
 func checkLoadable(h Header, path string) error {
 	if h.Cwd != "" && !filepath.IsAbs(h.Cwd) {
 		return corruptf(path, 0, `stored session "%s" failed validation: header cwd "%s" is not an absolute path`,

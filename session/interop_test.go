@@ -26,7 +26,7 @@ func TestReadUpgradesLegacyMessagesInMemory(t *testing.T) {
 		`{"type":"user/message","seq":1,"time":1,"data":{"content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}},"surfaceOp":"append"}`,
 		`{"type":"assistant/message","seq":2,"time":1,"data":{"turn":1,"step":1,"content":[],"provenance":{"kind":"x","provider":"p","model":"m"}},"surfaceOp":"append"}`,
 		`{"type":"tool/result","seq":3,"time":1,"data":{"turn":1,"callId":"c1","content":[{"type":"text","text":"long"}],"isError":false,"step":1},"surfaceOp":"append"}`,
-		`{"type":"tool/result","seq":4,"time":1,"data":{"turn":1,"callId":"c1","content":[],"isError":false},"surfaceOp":{"op":"replace","start":3,"end":3},"sourceEventSeqs":[3]}`,
+		`{"type":"tool/result","seq":4,"time":1,"data":{"turn":1,"callId":"c1","content":[],"isError":false,"step":1},"surfaceOp":{"op":"replace","start":3,"end":3},"sourceEventSeqs":[3]}`,
 		`{"type":"steering/message","seq":5,"time":1,"data":{"turn":1,"content":[],"source":{"kind":"user"}},"surfaceOp":"append"}`,
 		`{"type":"turn/end","seq":6,"time":1,"data":{"turn":1,"reason":{"kind":"completed"}}}`,
 	)
@@ -37,7 +37,7 @@ func TestReadUpgradesLegacyMessagesInMemory(t *testing.T) {
 		`{"content":[{"type":"text","text":"hi"}],"source":{"kind":"user"},"id":"legacy-message:old:1","role":"user"}`,
 		`{"turn":1,"step":1,"message":{"id":"legacy-message:old:2","role":"assistant","content":[],"source":{"kind":"model","provider":"p","model":"m"}}}`,
 		`{"turn":1,"step":1,"message":{"id":"legacy-message:old:3","role":"user","content":[{"type":"tool-result","toolCallId":"c1","content":[{"type":"text","text":"long"}],"isError":false}],"source":{"kind":"tool","callId":"c1"}}}`,
-		`{"turn":1,"message":{"id":"legacy-message:old:3","role":"user","content":[{"type":"tool-result","toolCallId":"c1","content":[],"isError":false}],"source":{"kind":"tool","callId":"c1"}}}`,
+		`{"turn":1,"step":1,"message":{"id":"legacy-message:old:3","role":"user","content":[{"type":"tool-result","toolCallId":"c1","content":[],"isError":false}],"source":{"kind":"tool","callId":"c1"}}}`,
 		`{"turn":1,"message":{"id":"legacy-message:old:5","role":"user","content":[],"source":{"kind":"user"}}}`,
 		`{"turn":1,"reason":{"kind":"completed"}}`,
 	}

@@ -594,7 +594,9 @@ func (s *JSONL) InspectTail(ctx context.Context, id string) (log *Log, cut, size
 }
 
 // Load is the repairing read. It waits until no write of id is in flight,
-// reads the log, truncates a torn tail (and fsyncs), then durably appends
+// reads the log, refuses one the original cannot build a session from (a
+// relative cwd, events that break the surface rules: ErrCorrupt, nothing
+// written), truncates a torn tail (and fsyncs), then durably appends
 // the closers of an open final turn (tool/result per pending call, step/end,
 // turn/end {kind:"interrupted"}) and returns the balanced log. Later
 // appends must continue at len(Events). A failed log is re-established
@@ -631,6 +633,9 @@ func (s *JSONL) loadLocked(ctx context.Context, st *logState) (*Log, error) {
 	path, buf, sc, err := s.read(ctx, st.id)
 	if err == nil {
 		err = checkLoadable(sc.header, path)
+	}
+	if err == nil {
+		err = checkSurface(st.id, sc.events, path)
 	}
 	if err != nil {
 		return nil, err

@@ -310,6 +310,34 @@ func TestARelativeCwdIsInspectedButNotLoaded(t *testing.T) {
 	require.Equal(t, content, string(after), "a refused load repairs nothing")
 }
 
+// The original builds a Session from a log it loads to resume, and the
+// Session replays every event through the surface rules: a user message
+// with no surfaceOp, which the catalog lists as corrupt, can be inspected
+// but not resumed. Load refuses it in the original's words before it
+// repairs anything (here an interrupted last turn would get closers).
+func TestABrokenSurfaceIsInspectedButNotLoaded(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	h := Header{ID: "surf", CreatedAt: 1}
+	content := `{"type":"session","version":0,"id":"surf","createdAt":1,"delegationDepth":0}` + "\n" + lines(
+		`{"type":"turn/start","seq":0,"time":100,"data":{"turn":1}}`,
+		`{"type":"user/message","seq":1,"time":100,"data":{"content":[],"source":{"kind":"user"},"role":"user","id":"m"}}`,
+	)
+	path := writeRaw(t, s, h, content)
+
+	log, err := s.Inspect(ctx, "surf")
+	require.NoError(t, err)
+	require.Len(t, log.Events, 2)
+
+	_, err = s.Load(ctx, "surf")
+	require.ErrorIs(t, err, ErrCorrupt)
+	require.EqualError(t, err, `stored session "surf" failed validation: invalid seed event at index 1: `+
+		`session event "user/message" is surface-eligible and requires a surfaceOp marker (raw log: `+path+")")
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, content, string(after), "a refused load repairs nothing")
+}
+
 func TestLegacyVocabularyRefused(t *testing.T) {
 	cases := map[string]string{
 		`{"type":"request/header-delta","seq":0,"time":1,"data":{}}`:              `session "leg" contains unsupported legacy request/header-delta event at seq 0`,

@@ -9,7 +9,6 @@ import (
 	"github.com/dsh-actors/dsh-actors/agent"
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/internal/vocab"
-	"github.com/dsh-actors/dsh-actors/query"
 	"github.com/dsh-actors/dsh-actors/session"
 )
 
@@ -20,7 +19,7 @@ import (
 // the log.
 type conversation struct {
 	mu      sync.Mutex
-	fold    query.SurfaceFolder
+	fold    session.SurfaceFolder
 	entries map[int64]agent.Entry // decoded messages by seq, those on the surface
 }
 

@@ -1,10 +1,9 @@
-package query
+package session
 
 import (
 	"encoding/json"
 	"testing"
 
-	"github.com/dsh-actors/dsh-actors/session"
 	"github.com/stretchr/testify/require"
 )
 
@@ -12,13 +11,13 @@ import (
 // a rule broken stops the fold at that event, which a later Fold retries.
 func TestSurfaceFolderFoldsIncrementally(t *testing.T) {
 	appendOp := json.RawMessage(`"append"`)
-	msg := func(seq int64) session.Event {
-		return session.Event{Type: "user/message", Seq: seq, Data: []byte(`{}`), SurfaceOp: appendOp}
+	msg := func(seq int64) Event {
+		return Event{Type: "user/message", Seq: seq, Data: []byte(`{}`), SurfaceOp: appendOp}
 	}
 	replace := msg(4)
 	replace.SurfaceOp = json.RawMessage(`{"op":"replace","start":0,"end":2}`)
 	replace.SourceEventSeqs = []int64{0, 2}
-	events := []session.Event{msg(0), {Type: "turn/start", Seq: 1, Data: []byte(`{}`)}, msg(2), msg(3), replace, msg(5)}
+	events := []Event{msg(0), {Type: "turn/start", Seq: 1, Data: []byte(`{}`)}, msg(2), msg(3), replace, msg(5)}
 
 	var whole SurfaceFolder
 	require.NoError(t, whole.Fold(events))
@@ -30,7 +29,7 @@ func TestSurfaceFolderFoldsIncrementally(t *testing.T) {
 	}
 	require.Equal(t, whole.Current(), pieces.Current())
 
-	bad := append(events[:6:6], session.Event{Type: "tool/call", Seq: 6, Data: []byte(`{}`), SurfaceOp: appendOp})
+	bad := append(events[:6:6], Event{Type: "tool/call", Seq: 6, Data: []byte(`{}`), SurfaceOp: appendOp})
 	require.ErrorContains(t, pieces.Fold(bad), "not surface-eligible")
 	require.ErrorContains(t, pieces.Fold(bad), "not surface-eligible", "the broken event stays unfolded")
 	require.Equal(t, []int64{4, 3, 5}, pieces.Current())
