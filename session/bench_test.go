@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -24,21 +23,7 @@ var benchData = json.RawMessage(`{"turn":1,"step":1,"chunk":{"type":"text-delta"
 
 // noSyncFS is the real file system with Sync and SyncDir made no-ops: the
 // "no fsync" baseline.
-type noSyncFS struct{ sessionfs.OSFS }
-
-func (noSyncFS) SyncDir(string) error { return nil }
-
-func (noSyncFS) OpenFile(name string, flag int, perm fs.FileMode) (sessionfs.File, error) {
-	f, err := sessionfs.OSFS{}.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return noSyncFile{f}, nil
-}
-
-type noSyncFile struct{ sessionfs.File }
-
-func (noSyncFile) Sync() error { return nil }
+type noSyncFS = sessionfs.NoSync
 
 // appendConcurrently appends writers×each single-event batches to log id
 // (which holds first events) from concurrent goroutines. Each takes the

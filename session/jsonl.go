@@ -39,7 +39,8 @@ type JSONL struct {
 
 	logger *slog.Logger // warns of repairs
 
-	leases *leaseTable // the sessions' leases (see Acquire)
+	leases *leaseTable  // the sessions' leases (see Acquire)
+	dirs   *projectDirs // project folders kept open for reopens and unlinks
 
 	inbox *jsonlInbox // the durable inbox, nil unless WithDurableAdmission
 
@@ -78,6 +79,8 @@ func OpenJSONL(root string, opts ...Option) (*JSONL, error) {
 	for _, opt := range opts {
 		opt(s)
 	}
+	s.dirs = newProjectDirs(s.fs)
+	s.leases.dirs = s.dirs
 	if s.kept == nil {
 		s.kept = processSlots()
 	}

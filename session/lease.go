@@ -14,6 +14,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/internal/durable"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 	"github.com/dsh-actors/dsh-actors/internal/strhash"
 )
 
@@ -38,6 +39,7 @@ import (
 // each lease would cost O(live sessions).
 type leaseTable struct {
 	root string
+	dirs *projectDirs // removes records relative to their project folder
 
 	owners [leaseShards]atomic.Pointer[leaseOwner] // each set on first use, nil again on close
 
@@ -154,7 +156,7 @@ func (t *leaseTable) unlock(dir string) error {
 	if t.owners[shard(dir)].Load() == nil {
 		return nil
 	}
-	err := unlinkRecord(recordPath(dir))
+	err := t.unlinkRecord(recordPath(dir))
 	if err == nil || errors.Is(err, fs.ErrNotExist) || unwritable(err) {
 		return nil
 	}
@@ -197,8 +199,18 @@ func (t *leaseTable) owns(info os.FileInfo) bool {
 }
 
 // unlinkRecord removes a lease record with one unlink(2) (os.Remove
-// would try rmdir(2) too when it fails).
-func unlinkRecord(path string) error {
+// would try rmdir(2) too when it fails), relative to its kept project
+// folder when there is one; by path when there is none or that failed.
+func (t *leaseTable) unlinkRecord(path string) error {
+	kept, err := t.dirs.use(path, func(d sessionfs.Dir) error { return d.Unlink(path) })
+	if kept && err == nil {
+		return nil
+	}
+	return unlinkPath(path)
+}
+
+// unlinkPath removes the file path with one unlink(2).
+func unlinkPath(path string) error {
 	for {
 		err := syscall.Unlink(path)
 		if err != syscall.EINTR {

@@ -459,10 +459,10 @@ func (w *groupWriter) open(path string) error {
 		w.s.tickets.take()
 		w.ticket = true
 	}
-	f, err := w.s.fs.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := w.s.openLog(path)
 	if outOfFiles(err) {
 		w.s.shedKept()
-		f, err = w.s.fs.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		f, err = w.s.openLog(path)
 	}
 	if err != nil {
 		w.returnTicket()
@@ -472,6 +472,26 @@ func (w *groupWriter) open(path string) error {
 	}
 	w.file = f
 	return err
+}
+
+// openLog opens the log at path for appending: relative to its kept
+// project folder when there is one (see projectDirs), by path when there
+// is none or that failed.
+func (s *JSONL) openLog(path string) (sessionfs.File, error) {
+	const flag = os.O_WRONLY | os.O_APPEND
+	var f sessionfs.File
+	kept, err := s.dirs.use(path, func(d sessionfs.Dir) (err error) {
+		f, err = d.OpenFile(path, flag, 0)
+		return err
+	})
+	if kept && err == nil {
+		return f, nil
+	}
+	f, perr := s.fs.OpenFile(path, flag, 0)
+	if kept && perr == nil {
+		s.dirs.forget(path)
+	}
+	return f, perr
 }
 
 // returnTicket gives the writer's open ticket back, if it holds one.
@@ -514,5 +534,6 @@ func (s *JSONL) Flush(ctx context.Context, id string) (bool, error) {
 func (s *JSONL) Close() error {
 	s.writers.close()
 	s.closeKept()
-	return s.leases.close()
+	err := s.leases.close()
+	return errors.Join(err, s.dirs.close())
 }
