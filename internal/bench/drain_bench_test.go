@@ -20,19 +20,20 @@ var drainProfile = flag.String("drainprofile", "",
 // BenchmarkDrain is one round of row 6 (fan-out 10, depth 4: 11,110
 // descendants): each iteration grows a forest untimed, times its scoped
 // drain, then times a drain floor of the same shape (DrainFloor). It
-// reports the drain's wall and CPU time, the floor's wall time, and the
-// drain over the floor. go test's -cpuprofile would mostly profile the
+// reports the drain's and the floor's wall and CPU times, the drain over
+// the floor in wall time and in CPU time (a shared machine's load weighs
+// less on the second). go test's -cpuprofile would mostly profile the
 // forests' builds; -drainprofile profiles the drains alone.
 func BenchmarkDrain(b *testing.B) {
 	ctx := context.Background()
-	var drain, drainCPU, floor time.Duration
+	var drain, drainCPU, floor, floorCPU time.Duration
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		took, cpu := drainOnce(ctx, b, i)
 		drain, drainCPU = drain+took, drainCPU+cpu
 		// The floor runs with the runtime closed: its forest keeps half
 		// the process's file limit open.
-		res, _, err := DrainFloor(ctx, b.TempDir(), 10, 4, 1)
+		res, _, err := drainFloor(ctx, b.TempDir(), 10, 4, 1, &floorCPU)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -43,7 +44,9 @@ func BenchmarkDrain(b *testing.B) {
 	b.ReportMetric(float64(drain.Nanoseconds())/n, "drain-ns/op")
 	b.ReportMetric(float64(drainCPU.Nanoseconds())/n, "drain-cpu-ns/op")
 	b.ReportMetric(float64(floor.Nanoseconds())/n, "floor-ns/op")
+	b.ReportMetric(float64(floorCPU.Nanoseconds())/n, "floor-cpu-ns/op")
 	b.ReportMetric(float64(drain)/float64(floor), "drain/floor")
+	b.ReportMetric(float64(drainCPU)/float64(floorCPU), "drain-cpu/floor-cpu")
 }
 
 // drainOnce grows a forest under a fresh world, then times (and, with

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dsh-actors/dsh-actors/internal/cpuclock"
 	"github.com/dsh-actors/dsh-actors/internal/dispatch"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -102,12 +103,18 @@ func (m *floorManager) Receive(c actor.Context) {
 // of GOMAXPROCS workers, the manager on a pool of one. Building a forest and
 // collecting its garbage is untimed; ctx bounds the wait for a drain.
 func DrainFloor(ctx context.Context, dir string, fanout, depth, n int) (res Samples, agents int, err error) {
+	return drainFloor(ctx, dir, fanout, depth, n, new(time.Duration))
+}
+
+// drainFloor is DrainFloor, adding the process CPU time its drains took
+// (each from its cancel to its last Terminated) to cpu.
+func drainFloor(ctx context.Context, dir string, fanout, depth, n int, cpu *time.Duration) (res Samples, agents int, err error) {
 	system := QuietSystem()
 	defer system.Shutdown()
 	nodes, manager := dispatch.NewPool(runtime.GOMAXPROCS(0), mailboxThroughput), dispatch.NewPool(1, mailboxThroughput)
 	defer nodes.Close()
 	defer manager.Close()
-	f := floor{system: system, nodes: nodes, manager: manager}
+	f := floor{system: system, nodes: nodes, manager: manager, cpu: cpu}
 	for i := range n {
 		if err := ctx.Err(); err != nil {
 			return nil, 0, err
@@ -126,6 +133,7 @@ type floor struct {
 	system  *actor.ActorSystem
 	nodes   actor.Dispatcher
 	manager actor.Dispatcher
+	cpu     *time.Duration // the drains' process CPU time, summed
 }
 
 func (f floor) drainOnce(ctx context.Context, dir string, fanout, depth int) (took time.Duration, agents int, err error) {
@@ -166,11 +174,13 @@ func (f floor) drainOnce(ctx context.Context, dir string, fanout, depth int) (to
 		return 0, len(m.nodes), err
 	}
 	runtime.GC()
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuclock.Process()
 	system.Root.Send(managerPID, floorCancel{})
 	select {
 	case <-m.done:
-		return time.Since(start), len(m.nodes), nil
+		took := time.Since(start)
+		*f.cpu += cpuclock.Process() - cpu0
+		return took, len(m.nodes), nil
 	case <-ctx.Done():
 		return 0, len(m.nodes), ctx.Err()
 	}
