@@ -16,9 +16,9 @@ import (
 // Damage is one problem Check found in a store or, of Kind "pending", the
 // messages a session's durable inbox admitted that no turn ran yet (no
 // damage: the session runs them first, in this order, when it resumes).
-// The other kinds are "damaged-log" (a log a read refuses, or one a resume
-// would cut), "unreadable-header", "temp-file", "empty-folder" and
-// "bad-layout".
+// The other kinds are "damaged-log" (a log a read refuses, one a resume
+// refuses, or one a resume would cut), "unreadable-header", "temp-file",
+// "empty-folder" and "bad-layout".
 type Damage struct {
 	Kind string
 	// Path is the file or folder; on a Postgres store, the session's id.

@@ -17,8 +17,9 @@ import (
 const (
 	// damagedLog: a log a read refuses (damage in its committed region, in
 	// a complete Zstandard frame, a log stored at a path its header does
-	// not identify, an id stored twice), or one whose repairing load would
-	// cut bytes (a torn tail, damage in an unfinished last turn).
+	// not identify, an id stored twice), one a resume refuses (events that
+	// break the surface rules), or one whose repairing load would cut
+	// bytes (a torn tail, damage in an unfinished last turn).
 	damagedLog = "damaged-log"
 	// unreadableHeader: a log whose first line (first frame) is not a
 	// header the listing accepts, so the listing skips or refuses the
@@ -178,10 +179,27 @@ func (c *checker) log(path string, enc Compression) error {
 	default:
 		c.duplicate(sc.header.ID, path)
 	}
-	if err == nil {
+	if err == nil && c.surface(path, sc) {
 		c.descriptors(path, sc.header, sc.events)
 	}
 	return nil
+}
+
+// surface reports a log whose events break the surface rules, which a
+// resume refuses and the catalog lists as corrupt (before it looks at
+// descriptors), and says whether the surface is sound.
+func (c *checker) surface(path string, sc scanned) bool {
+	err := checkSurface(sc.header.ID, sc.events, path)
+	var ce *corruptError
+	if !errors.As(err, &ce) {
+		return true
+	}
+	listed := ""
+	if sc.header.ParentSession != "" {
+		listed = fmt.Sprintf("; list shows %s as corrupt", sc.header.ID)
+	}
+	c.add(damagedLog, path, 0, -1, "%s; a resume refuses it%s", ce.Msg, listed)
+	return false
 }
 
 // namingPath returns msg, with the original's " (raw log: <path>)"

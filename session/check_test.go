@@ -37,6 +37,10 @@ func TestCheckNamesEachDamage(t *testing.T) {
 		{"committed damage", CompressionNone, func(t *testing.T, s *JSONL) string {
 			return writeRaw(t, s, h, headerLineOf(t, h)+lines(openTurnLines[0], "{bad", turnEnd))
 		}, damagedLog, 3, -1, "corrupt session log: unparsable committed event at line 2"},
+		{"events that break the surface rules", CompressionNone, func(t *testing.T, s *JSONL) string {
+			return writeRaw(t, s, h, headerLineOf(t, h)+lines(openTurnLines[0],
+				`{"type":"user/message","seq":1,"time":2,"data":{"content":[],"source":{"kind":"user"},"role":"user","id":"m"}}`))
+		}, damagedLog, 0, -1, `invalid seed event at index 1: session event "user/message" is surface-eligible and requires a surfaceOp marker`},
 		{"unreadable header", CompressionNone, func(t *testing.T, s *JSONL) string {
 			return writeRaw(t, s, h, "{not a header\n"+lines(openTurnLines...))
 		}, unreadableHeader, 0, -1, "corrupt session log: header line is not valid JSON"},
