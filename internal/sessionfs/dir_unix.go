@@ -14,15 +14,11 @@ func isSeparator(c byte) bool { return c == '/' }
 // OpenDir opens the folder name as a bare descriptor (O_DIRECTORY,
 // close-on-exec).
 func (OSFS) OpenDir(name string) (Dir, error) {
-	for {
-		fd, err := syscall.Open(name, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
-		switch {
-		case err == nil:
-			return &fdDir{fd: fd, name: name}, nil
-		case err != syscall.EINTR:
-			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-		}
+	fd, err := openAt(unix.AT_FDCWD, name, name, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
 	}
+	return &fdDir{fd: fd, name: name}, nil
 }
 
 // fdDir is a folder kept open as a bare descriptor.
@@ -31,22 +27,17 @@ type fdDir struct {
 	name string
 }
 
-// OpenFile opens path with openat(2) relative to the folder, retrying an
-// interrupted call, as openFile does by path.
+// OpenFile opens path relative to the folder, as openFile does by path.
 func (d *fdDir) OpenFile(path string, flag int, perm fs.FileMode) (File, error) {
 	rel := below(d.name, path)
 	if rel == "" {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: errNotBelow}
 	}
-	for {
-		fd, err := unix.Openat(d.fd, rel, flag|syscall.O_CLOEXEC, uint32(perm.Perm()))
-		switch {
-		case err == nil:
-			return &fdFile{fd: fd, name: path}, nil
-		case err != syscall.EINTR:
-			return nil, &fs.PathError{Op: "open", Path: path, Err: err}
-		}
+	fd, err := openAt(d.fd, rel, path, flag, perm)
+	if err != nil {
+		return nil, err
 	}
+	return &fdFile{fd: fd, name: path}, nil
 }
 
 // Unlink removes path with unlinkat(2) relative to the folder.

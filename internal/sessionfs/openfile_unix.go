@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // openFile opens a log or temporary file as a bare descriptor (fdFile):
@@ -21,13 +23,24 @@ import (
 // interrupted open as os.OpenFile does and fails with the same
 // *fs.PathError.
 func openFile(name string, flag int, perm fs.FileMode) (File, error) {
+	fd, err := openAt(unix.AT_FDCWD, name, name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return &fdFile{fd: fd, name: name}, nil
+}
+
+// openAt opens rel relative to the folder descriptor dirfd (unix.AT_FDCWD:
+// the working folder) with openat(2), close-on-exec, retrying an
+// interrupted call; its error is an *fs.PathError naming name.
+func openAt(dirfd int, rel, name string, flag int, perm fs.FileMode) (int, error) {
 	for {
-		fd, err := syscall.Open(name, flag|syscall.O_CLOEXEC, uint32(perm.Perm()))
+		fd, err := unix.Openat(dirfd, rel, flag|syscall.O_CLOEXEC, uint32(perm.Perm()))
 		switch {
 		case err == nil:
-			return &fdFile{fd: fd, name: name}, nil
+			return fd, nil
 		case err != syscall.EINTR:
-			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+			return -1, &fs.PathError{Op: "open", Path: name, Err: err}
 		}
 	}
 }
