@@ -25,7 +25,7 @@ import (
 // top-level dsh agent of rt whose session id is the ACP session id. It
 // blocks until then; the caller closes rt.
 func serveACP(ctx context.Context, rt *dsh.Runtime, in io.Reader, out io.Writer, logger *slog.Logger) {
-	a := &acpAgent{rt: rt, sessions: map[string]bool{}}
+	a := &acpAgent{rt: rt, sessions: map[string]bool{}, prompting: map[string]bool{}}
 	opened := make(chan struct{})
 	conn := acp.NewAgentSideConnection(a, out, gatedReader{in, opened})
 	a.conn = conn
@@ -55,8 +55,9 @@ type acpAgent struct {
 	rt   *dsh.Runtime
 	conn *acp.AgentSideConnection
 
-	mu       sync.Mutex
-	sessions map[string]bool // the ACP session ids this connection opened or loaded
+	mu        sync.Mutex
+	sessions  map[string]bool // the ACP session ids this connection opened or loaded
+	prompting map[string]bool // the sessions with a prompt in flight
 }
 
 var (
@@ -159,19 +160,24 @@ func jsonQuoted(s string) string {
 
 // Prompt runs the prompt's text as the agent's next turn, streaming what
 // the turn logs as session updates, and answers with how the turn ended. A
-// turn that failed is a JSON-RPC error naming its reason.
+// turn that failed is a JSON-RPC error naming its reason. One prompt is in
+// flight per session: another meanwhile is Invalid params and leaves the
+// first running (the SDK cancels the first one's ctx then, so only
+// session/cancel cancels a turn).
 func (a *acpAgent) Prompt(ctx context.Context, params acp.PromptRequest) (acp.PromptResponse, error) {
 	id := string(params.SessionId)
 	if !a.session(id) {
 		return acp.PromptResponse{}, acp.NewInvalidParams(map[string]any{"sessionId": id, "error": "unknown session"})
 	}
+	if !a.startPrompt(id) {
+		return acp.PromptResponse{}, invalidParams("a prompt is already in flight for this session")
+	}
+	defer a.endPrompt(id)
 	turn := newTurnStream(a.rt, id)
 	defer turn.stop()
 	if _, err := a.rt.PromptSession(ctx, id, event.Text(promptText(params.Prompt)), event.Source{Kind: event.SourceUser}); err != nil {
 		return acp.PromptResponse{}, acp.NewInternalError(map[string]any{"error": err.Error()})
 	}
-	stopCancel := context.AfterFunc(ctx, func() { _ = a.rt.CancelTurn(context.WithoutCancel(ctx), id, false) })
-	defer stopCancel()
 	reason, err := turn.forward(func(update acp.SessionUpdate) error {
 		return a.conn.SessionUpdate(context.WithoutCancel(ctx), acp.SessionNotification{SessionId: params.SessionId, Update: update})
 	})
@@ -219,6 +225,31 @@ func (a *acpAgent) remember(id string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.sessions[id] = true
+}
+
+// startPrompt claims session id's one prompt slot; false when a prompt
+// holds it.
+func (a *acpAgent) startPrompt(id string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.prompting[id] {
+		return false
+	}
+	a.prompting[id] = true
+	return true
+}
+
+// endPrompt frees session id's prompt slot.
+func (a *acpAgent) endPrompt(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.prompting, id)
+}
+
+// invalidParams is the original's Invalid params error: the detail
+// follows the code's message, and there is no data.
+func invalidParams(detail string) *acp.RequestError {
+	return &acp.RequestError{Code: -32602, Message: "Invalid params: " + detail}
 }
 
 func (a *acpAgent) session(id string) bool {

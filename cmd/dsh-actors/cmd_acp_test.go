@@ -377,3 +377,43 @@ func storedEvents(t *testing.T, store, id string) int {
 	require.NoError(t, err)
 	return len(log.Events)
 }
+
+// A second session/prompt while the session's first is in flight is
+// refused with Invalid params, as the original's bridge refuses it, and
+// the first turn runs on. It was taken: the SDK cancelled the first
+// prompt's context, which cancelled its turn, and the second prompt
+// answered with the first turn's ending while its own turn ran unreported.
+func TestACPRefusesASecondPromptWhileOneIsInFlight(t *testing.T) {
+	c := startACP(t, "--store", t.TempDir())
+	id := c.newSession(t, t.TempDir())
+	answered := make(chan sdk.PromptResponse, 1)
+	go func() {
+		resp, err := c.prompt(id, "reply first\nsleep 1h")
+		if err != nil {
+			t.Errorf("first prompt: %v", err)
+		}
+		answered <- resp
+	}()
+	c.waitForText(t, `"first"`)
+	_, err := c.prompt(id, "reply second")
+	var refused *sdk.RequestError
+	require.ErrorAs(t, err, &refused)
+	require.Equal(t, sdk.RequestError{Code: -32602, Message: "Invalid params: a prompt is already in flight for this session"}, *refused)
+	select {
+	case resp := <-answered:
+		t.Fatalf("the first prompt answered %q before it was cancelled", resp.StopReason)
+	default:
+	}
+	require.NoError(t, c.conn.Cancel(bgCtx, sdk.CancelNotification{SessionId: id}))
+	select {
+	case resp := <-answered:
+		require.Equal(t, sdk.StopReasonCancelled, resp.StopReason)
+	case <-time.After(time.Minute):
+		t.Fatal("waited a minute for the cancelled prompt's answer")
+	}
+	resp, err := c.prompt(id, "reply third")
+	require.NoError(t, err)
+	require.Equal(t, sdk.StopReasonEndTurn, resp.StopReason)
+	require.Contains(t, c.taken(t), `{"content":{"text":"third","type":"text"},"sessionUpdate":"agent_message_chunk"}`)
+	c.close(t)
+}
