@@ -134,7 +134,7 @@ func (hl *headerLine) listingError(path string) error {
 // before the shape), a damaged line a *corruptError. A relative cwd is not
 // refused here: the original harness inspects such a log (the snapshot
 // logs it commits carry "{{cwd}}") and refuses it only when it builds a
-// Session from it, which checkLoadable does for Load.
+// Session from it, which checkResumable does for Load.
 func parseStoredHeader(line []byte, path string) (Header, error) {
 	hl, valid := parseHeaderLine(line)
 	version, numeric := jsonNumber(hl.version)
@@ -151,16 +151,16 @@ func parseStoredHeader(line []byte, path string) (Header, error) {
 	return hl.header, nil
 }
 
-// checkLoadable applies the check the original makes when it builds a
-// Session from a stored header (the repairing load, not inspection): the
-// cwd, when present, must be an absolute path. Load then checks the
-// events' surface (checkSurface).
-func checkLoadable(h Header, path string) error {
+// checkResumable applies the checks the original makes when it builds a
+// Session from a stored log (the repairing load, not inspection): the
+// header's cwd, when present, must be an absolute path, and the events
+// must keep the surface rules (checkSurface).
+func checkResumable(h Header, events []Event, path string) error {
 	if h.Cwd != "" && !filepath.IsAbs(h.Cwd) {
 		return corruptf(path, 0, `stored session "%s" failed validation: header cwd "%s" is not an absolute path`,
 			h.ID, h.Cwd)
 	}
-	return nil
+	return checkSurface(h.ID, events, path)
 }
 
 func foreignVersion(id string, f float64, path string) *unsupportedError {

@@ -635,10 +635,7 @@ func (s *JSONL) loadLocked(ctx context.Context, st *logState) (*Log, error) {
 	s.dropFile(st)
 	path, buf, sc, err := s.read(ctx, st.id)
 	if err == nil {
-		err = checkLoadable(sc.header, path)
-	}
-	if err == nil {
-		err = checkSurface(st.id, sc.events, path)
+		err = checkResumable(sc.header, sc.events, path)
 	}
 	if err != nil {
 		return nil, err

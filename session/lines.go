@@ -28,17 +28,24 @@ func EventLines(id string, next int64, events []Event) ([][]byte, error) {
 	return splitLines(data), nil
 }
 
-// InterruptedTurn returns the closers the JSONL store's repairing Load
-// appends to a log whose final turn is open (a tool/result per pending
-// call, step/end, turn/end {kind:"interrupted"}; none when it is closed),
-// with their lines as that Load writes them.
-func InterruptedTurn(events []Event) ([]Event, [][]byte) {
-	closers := interruptedTurnClosers(events)
+// LoadRepair is what the JSONL store's repairing Load does to a log read
+// from where (a name for errors, as ReadLog's): it refuses, matching
+// ErrCorrupt and in the same words, a log the original cannot build a
+// session from (a relative cwd, events that break the surface rules);
+// otherwise it returns the closers Load appends to a log whose final turn
+// is open (a tool/result per pending call, step/end, turn/end
+// {kind:"interrupted"}; none when it is closed), with their lines as that
+// Load writes them.
+func LoadRepair(log *Log, where string) ([]Event, [][]byte, error) {
+	if err := checkResumable(log.Header, log.Events, where); err != nil {
+		return nil, nil, err
+	}
+	closers := interruptedTurnClosers(log.Events)
 	lines := make([][]byte, len(closers))
 	for i, e := range closers {
 		lines[i] = appendEvent(nil, e, true)
 	}
-	return closers, lines
+	return closers, lines, nil
 }
 
 func splitLines(data []byte) [][]byte {

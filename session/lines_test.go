@@ -39,17 +39,20 @@ func TestTheLineCodecWritesTheStoresBytes(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalid)
 }
 
-func TestInterruptedTurnGivesLoadsClosersAndLines(t *testing.T) {
-	log, err := scanLog([]byte(headerLineOf(t, header("open"))+lines(openTurnLines...)), "open")
+func TestLoadRepairGivesLoadsClosersAndLines(t *testing.T) {
+	sc, err := scanLog([]byte(headerLineOf(t, header("open"))+lines(openTurnLines...)), "open")
 	require.NoError(t, err)
-	closers, closerLines := InterruptedTurn(log.events)
+	log := &Log{Header: sc.header, Events: sc.events}
+	closers, closerLines, err := LoadRepair(log, "open")
+	require.NoError(t, err)
 	require.Len(t, closers, len(openTurnClosers))
 	got := make([]string, len(closerLines))
 	for i, l := range closerLines {
 		got[i] = string(l)
 	}
 	require.Equal(t, strings.Join(openTurnClosers, "\n"), strings.Join(got, "\n"))
-	none, noLines := InterruptedTurn(log.events[:2])
+	none, noLines, err := LoadRepair(&Log{Header: log.Header, Events: log.Events[:2]}, "open")
+	require.NoError(t, err)
 	require.Empty(t, none)
 	require.Empty(t, noLines)
 }

@@ -409,7 +409,8 @@ func TestUnknownEventTypeRefusedUnlessIgnorable(t *testing.T) {
 func TestRepairClosersAreOfKnownTypes(t *testing.T) {
 	sc, err := scanLog([]byte(fuzzHeader+lines(openTurnLines...)), "p")
 	require.NoError(t, err)
-	closers, _ := InterruptedTurn(sc.events)
+	closers, _, err := LoadRepair(&Log{Header: sc.header, Events: sc.events}, "p")
+	require.NoError(t, err)
 	require.Len(t, closers, 4, "a tool/result per pending call, step/end, turn/end")
 	for _, e := range closers {
 		require.True(t, vocab.Known(e.Type), e.Type)

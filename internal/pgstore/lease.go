@@ -367,16 +367,22 @@ func (s *Store) forgetLost(ids []string, epochs []int64, renewed []string) ([]lo
 	return lost, slices.Collect(maps.Values(s.watchers))
 }
 
-// Load is the repairing read: it reads the log and, when its final turn
-// is open (its writer died mid-turn), appends the closers Load of the
-// JSONL store appends, under this store's lease when it holds one, else
-// only while no other owner's lease is live (fault.LeaseHeld otherwise).
+// Load is the repairing read: it reads the log, refuses one the original
+// cannot build a session from as the JSONL store's Load does (a relative
+// cwd, events that break the surface rules: session.ErrCorrupt, nothing
+// written) and, when its final turn is open (its writer died mid-turn),
+// appends the closers Load of the JSONL store appends, under this store's
+// lease when it holds one, else only while no other owner's lease is live
+// (fault.LeaseHeld otherwise).
 func (s *Store) Load(ctx context.Context, id string) (*session.Log, error) {
 	log, err := s.Inspect(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	closers, lines := session.InterruptedTurn(log.Events)
+	closers, lines, err := session.LoadRepair(log, logName(id))
+	if err != nil {
+		return nil, err
+	}
 	if len(closers) == 0 {
 		return log, nil
 	}

@@ -127,3 +127,34 @@ func TestAHeaderNamingAnotherSessionIsRefused(t *testing.T) {
 	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM events WHERE session_id = 'child'`).Scan(&lines))
 	require.Equal(t, 1, lines, "nothing is written")
 }
+
+// The repairing Load refuses, as the JSONL store's does and in its words
+// (the log named as this store names it), a log the original cannot build
+// a session from: here a user message without its surfaceOp, in an
+// interrupted turn that Load would otherwise close. Inspect still reads
+// it, and no row is written.
+func TestABrokenSurfaceIsInspectedButNotLoaded(t *testing.T) {
+	dsn := cluster.Database(t)
+	s := openStore(t, dsn)
+	conn := connect(t, dsn)
+	h := storetest.Header("surf", "")
+	require.NoError(t, s.Create(ctx, h, []session.Event{storetest.Note(0, "start"), storetest.Note(1, "message")}))
+	for seq, line := range []string{
+		`{"type":"turn/start","seq":0,"time":100,"data":{"turn":1}}`,
+		`{"type":"user/message","seq":1,"time":100,"data":{"content":[],"source":{"kind":"user"},"role":"user","id":"m"}}`,
+	} {
+		_, err := conn.Exec(ctx, `UPDATE events SET line = $3 WHERE session_id = $1 AND seq = $2`, "surf", seq, line)
+		require.NoError(t, err)
+	}
+
+	log, err := s.Inspect(ctx, "surf")
+	require.NoError(t, err)
+	require.Len(t, log.Events, 2)
+	_, err = s.Load(ctx, "surf")
+	require.ErrorIs(t, err, session.ErrCorrupt)
+	require.EqualError(t, err, `stored session "surf" failed validation: invalid seed event at index 1: `+
+		`session event "user/message" is surface-eligible and requires a surfaceOp marker (raw log: postgres:sessions/surf)`)
+	var rows int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM events WHERE session_id = 'surf'`).Scan(&rows))
+	require.Equal(t, 2, rows, "a refused load writes no closer")
+}

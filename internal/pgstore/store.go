@@ -226,8 +226,11 @@ func (s *Store) readLines(ctx context.Context, id string) (header string, lines 
 // parseLog reads id's stored lines with the JSONL store's read checks
 // (session.ReadLog).
 func parseLog(id, header string, lines []string) (*session.Log, error) {
-	return session.ReadLog(id, "postgres:sessions/"+id, header, lines)
+	return session.ReadLog(id, logName(id), header, lines)
 }
+
+// logName is how errors name the log of id.
+func logName(id string) string { return "postgres:sessions/" + id }
 
 // Create inserts the session and its seed in one transaction; an id that
 // is stored already is session.ErrExists.
