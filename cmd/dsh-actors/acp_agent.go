@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"unicode"
 
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/google/uuid"
@@ -163,7 +164,8 @@ func jsonQuoted(s string) string {
 // turn that failed is a JSON-RPC error naming its reason. One prompt is in
 // flight per session: another meanwhile is Invalid params and leaves the
 // first running (the SDK cancels the first one's ctx then, so only
-// session/cancel cancels a turn).
+// session/cancel cancels a turn). A prompt without text, or with blocks
+// beyond text and resource links, is Invalid params and starts no turn.
 func (a *acpAgent) Prompt(ctx context.Context, params acp.PromptRequest) (acp.PromptResponse, error) {
 	id := string(params.SessionId)
 	if !a.session(id) {
@@ -173,9 +175,16 @@ func (a *acpAgent) Prompt(ctx context.Context, params acp.PromptRequest) (acp.Pr
 		return acp.PromptResponse{}, invalidParams("a prompt is already in flight for this session")
 	}
 	defer a.endPrompt(id)
+	if beyondBaseline(params.Prompt) {
+		return acp.PromptResponse{}, invalidParams("only text and resource_link prompt content is supported")
+	}
+	text := promptText(params.Prompt)
+	if isBlank(text) {
+		return acp.PromptResponse{}, invalidParams("empty prompt")
+	}
 	turn := newTurnStream(a.rt, id)
 	defer turn.stop()
-	if _, err := a.rt.PromptSession(ctx, id, event.Text(promptText(params.Prompt)), event.Source{Kind: event.SourceUser}); err != nil {
+	if _, err := a.rt.PromptSession(ctx, id, event.Text(text), event.Source{Kind: event.SourceUser}); err != nil {
 		return acp.PromptResponse{}, acp.NewInternalError(map[string]any{"error": err.Error()})
 	}
 	reason, err := turn.forward(func(update acp.SessionUpdate) error {
@@ -258,16 +267,32 @@ func (a *acpAgent) session(id string) bool {
 	return a.sessions[id]
 }
 
-// promptText joins the text of the prompt's blocks (and the text of
-// embedded text resources), one block a paragraph.
+// beyondBaseline reports whether the prompt holds a block other than text
+// and resource links, the two every ACP agent must take: the bridge
+// advertises no image, audio or embedded-context capability.
+func beyondBaseline(blocks []acp.ContentBlock) bool {
+	for _, b := range blocks {
+		if b.Text == nil && b.ResourceLink == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// isBlank reports whether text is empty once trimmed as JavaScript's
+// String.prototype.trim trims (Unicode white space and U+FEFF).
+func isBlank(text string) bool {
+	return strings.TrimFunc(text, func(r rune) bool { return unicode.IsSpace(r) || r == '\uFEFF' }) == ""
+}
+
+// promptText joins the text of the prompt's text and resource link
+// blocks, one block a paragraph.
 func promptText(blocks []acp.ContentBlock) string {
 	var parts []string
 	for _, b := range blocks {
 		switch {
 		case b.Text != nil:
 			parts = append(parts, b.Text.Text)
-		case b.Resource != nil && b.Resource.Resource.TextResourceContents != nil:
-			parts = append(parts, b.Resource.Resource.TextResourceContents.Text)
 		case b.ResourceLink != nil:
 			parts = append(parts, b.ResourceLink.Uri)
 		}

@@ -417,3 +417,33 @@ func TestACPRefusesASecondPromptWhileOneIsInFlight(t *testing.T) {
 	require.Contains(t, c.taken(t), `{"content":{"text":"third","type":"text"},"sessionUpdate":"agent_message_chunk"}`)
 	c.close(t)
 }
+
+// A prompt with no text, or with blocks beyond text and resource links
+// (the bridge advertises no image, audio or embedded-context capability),
+// is refused with Invalid params before a turn starts, as the original's
+// bridge refuses it; nothing is logged. Each ran a turn: an image was
+// dropped silently and an empty prompt logged an empty user message.
+func TestACPRefusesAnEmptyPromptAndContentBeyondTextAndLinks(t *testing.T) {
+	store := t.TempDir()
+	c := startACP(t, "--store", store)
+	id := c.newSession(t, t.TempDir())
+	text := sdk.EmbeddedResourceResource{TextResourceContents: &sdk.TextResourceContents{Uri: "file:///a", Text: "reply a"}}
+	for _, tc := range []struct {
+		name   string
+		prompt []sdk.ContentBlock
+		says   string
+	}{
+		{"no blocks", []sdk.ContentBlock{}, "empty prompt"},
+		{"blank text", []sdk.ContentBlock{sdk.TextBlock(" \n\t")}, "empty prompt"},
+		{"an image", []sdk.ContentBlock{sdk.TextBlock("reply a"), sdk.ImageBlock("aGk=", "image/png")}, "only text and resource_link prompt content is supported"},
+		{"audio", []sdk.ContentBlock{sdk.AudioBlock("aGk=", "audio/wav")}, "only text and resource_link prompt content is supported"},
+		{"an embedded resource", []sdk.ContentBlock{sdk.ResourceBlock(text)}, "only text and resource_link prompt content is supported"},
+	} {
+		_, err := c.conn.Prompt(bgCtx, sdk.PromptRequest{SessionId: id, Prompt: tc.prompt})
+		var refused *sdk.RequestError
+		require.ErrorAs(t, err, &refused, tc.name)
+		require.Equal(t, sdk.RequestError{Code: -32602, Message: "Invalid params: " + tc.says}, *refused, tc.name)
+	}
+	c.close(t)
+	require.Zero(t, storedEvents(t, store, string(id)), "no turn was logged")
+}
