@@ -152,6 +152,11 @@ func jsonQuoted(s string) string {
 	if s == "" {
 		return "undefined"
 	}
+	return jsonString(s)
+}
+
+// jsonString is s as a JSON string, without HTML escaping.
+func jsonString(s string) string {
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -285,19 +290,20 @@ func isBlank(text string) bool {
 	return strings.TrimFunc(text, func(r rune) bool { return unicode.IsSpace(r) || r == '\uFEFF' }) == ""
 }
 
-// promptText joins the text of the prompt's text and resource link
-// blocks, one block a paragraph.
+// promptText is the prompt's text and resource link blocks in order, with
+// nothing between them: a text block verbatim, a resource link as the
+// line `[resource_link name="NAME" uri="URI"]` (both JSON strings).
 func promptText(blocks []acp.ContentBlock) string {
-	var parts []string
-	for _, b := range blocks {
+	var b strings.Builder
+	for _, block := range blocks {
 		switch {
-		case b.Text != nil:
-			parts = append(parts, b.Text.Text)
-		case b.ResourceLink != nil:
-			parts = append(parts, b.ResourceLink.Uri)
+		case block.Text != nil:
+			b.WriteString(block.Text.Text)
+		case block.ResourceLink != nil:
+			fmt.Fprintf(&b, "\n[resource_link name=%s uri=%s]\n", jsonString(block.ResourceLink.Name), jsonString(block.ResourceLink.Uri))
 		}
 	}
-	return strings.Join(parts, "\n\n")
+	return b.String()
 }
 
 // errTurnFailed is a turn that ended with stop reason error.

@@ -447,3 +447,22 @@ func TestACPRefusesAnEmptyPromptAndContentBeyondTextAndLinks(t *testing.T) {
 	c.close(t)
 	require.Zero(t, storedEvents(t, store, string(id)), "no turn was logged")
 }
+
+// A prompt's blocks are one text as the original's bridge reads them:
+// text blocks verbatim, one after another, and a resource link as a
+// bracketed reference on its own line. They were joined with blank
+// lines, and a link was its bare uri.
+func TestACPJoinsAPromptsBlocksAsTheOriginal(t *testing.T) {
+	c := startACP(t, "--store", t.TempDir())
+	id := c.newSession(t, t.TempDir())
+	resp, err := c.conn.Prompt(bgCtx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock("reply a"), sdk.TextBlock("b")}})
+	require.NoError(t, err)
+	require.Equal(t, sdk.StopReasonEndTurn, resp.StopReason)
+	require.Equal(t, []string{`{"content":{"text":"ab","type":"text"},"sessionUpdate":"agent_message_chunk"}`}, c.taken(t))
+	resp, err = c.conn.Prompt(bgCtx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{
+		sdk.TextBlock("look at"), sdk.ResourceLinkBlock("a \"b\"", "file:///x y"), sdk.TextBlock("then")}})
+	require.NoError(t, err)
+	require.Equal(t, sdk.StopReasonEndTurn, resp.StopReason)
+	require.Equal(t, []string{`{"content":{"text":"look at\n[resource_link name=\"a \\\"b\\\"\" uri=\"file:///x y\"]\nthen","type":"text"},"sessionUpdate":"agent_message_chunk"}`}, c.taken(t))
+	c.close(t)
+}
