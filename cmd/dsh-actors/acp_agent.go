@@ -82,10 +82,11 @@ func (a *acpAgent) Authenticate(context.Context, acp.AuthenticateRequest) (acp.A
 }
 
 // NewSession starts a top-level agent over a new session in params.Cwd,
-// which must be an absolute path (Invalid params otherwise).
+// which must be an absolute path; extra workspace roots and MCP servers
+// are not served (each Invalid params, and nothing is made).
 func (a *acpAgent) NewSession(ctx context.Context, params acp.NewSessionRequest) (acp.NewSessionResponse, error) {
-	if !filepath.IsAbs(params.Cwd) {
-		return acp.NewSessionResponse{}, acp.NewInvalidParams(map[string]any{"cwd": params.Cwd, "error": "cwd must be an absolute path"})
+	if err := sessionParamsRefusal(params.Cwd, params.AdditionalDirectories, params.McpServers); err != nil {
+		return acp.NewSessionResponse{}, err
 	}
 	id := uuid.NewString()
 	if err := a.rt.OpenSession(ctx, dsh.SessionSpec{ID: id, Cwd: params.Cwd}); err != nil {
@@ -102,11 +103,12 @@ func (a *acpAgent) NewSession(ctx context.Context, params acp.NewSessionRequest)
 // subagent's session (as the original's generic routes refuse it: it is
 // reached through its parent) and a cwd other than the session's (the
 // original's SessionCwdConflict words), and none of them resumes or
-// writes anything.
+// writes anything. Extra workspace roots and MCP servers are refused as
+// session/new refuses them.
 func (a *acpAgent) LoadSession(ctx context.Context, params acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {
 	id := string(params.SessionId)
-	if !filepath.IsAbs(params.Cwd) {
-		return acp.LoadSessionResponse{}, acp.NewInvalidParams(map[string]any{"cwd": params.Cwd, "error": "cwd must be an absolute path"})
+	if err := sessionParamsRefusal(params.Cwd, params.AdditionalDirectories, params.McpServers); err != nil {
+		return acp.LoadSessionResponse{}, err
 	}
 	stored, err := a.rt.History(ctx, id)
 	if err != nil {
@@ -128,6 +130,22 @@ func (a *acpAgent) LoadSession(ctx context.Context, params acp.LoadSessionReques
 		}
 	}
 	return acp.LoadSessionResponse{}, nil
+}
+
+// sessionParamsRefusal is the Invalid params error for session/new's or
+// session/load's cwd, extra workspace roots and MCP servers, checked in
+// that order; nil when the agent serves them: an absolute cwd, neither
+// extra roots nor MCP servers.
+func sessionParamsRefusal(cwd string, dirs []string, servers []acp.McpServer) error {
+	switch {
+	case !filepath.IsAbs(cwd):
+		return acp.NewInvalidParams(map[string]any{"cwd": cwd, "error": "cwd must be an absolute path"})
+	case len(dirs) > 0:
+		return invalidParams("additionalDirectories is not supported")
+	case len(servers) > 0:
+		return invalidParams("mcpServers is not supported")
+	}
+	return nil
 }
 
 // loadRefusal is session/load's answer to OpenSession's err for id

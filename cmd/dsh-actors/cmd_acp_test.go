@@ -466,3 +466,41 @@ func TestACPJoinsAPromptsBlocksAsTheOriginal(t *testing.T) {
 	require.Equal(t, []string{`{"content":{"text":"look at\n[resource_link name=\"a \\\"b\\\"\" uri=\"file:///x y\"]\nthen","type":"text"},"sessionUpdate":"agent_message_chunk"}`}, c.taken(t))
 	c.close(t)
 }
+
+// session/new and session/load refuse what the agent does not serve, as
+// the original's bridge refuses it: extra workspace roots and client MCP
+// servers are Invalid params naming them, and no session is made. Both
+// were accepted and ignored, so the client believed its MCP servers were
+// mounted.
+func TestACPRefusesMCPServersAndAdditionalDirectories(t *testing.T) {
+	store, cwd := t.TempDir(), t.TempDir()
+	c := startACP(t, "--store", store)
+	id := c.newSession(t, cwd)
+	mcp := []sdk.McpServer{{Stdio: &sdk.McpServerStdio{Name: "fs", Command: "/bin/true", Args: []string{}, Env: []sdk.EnvVariable{}}}}
+	refused := func(err error, says string) {
+		t.Helper()
+		var re *sdk.RequestError
+		require.ErrorAs(t, err, &re)
+		require.Equal(t, sdk.RequestError{Code: -32602, Message: "Invalid params: " + says}, *re)
+	}
+	_, err := c.conn.NewSession(bgCtx, sdk.NewSessionRequest{Cwd: cwd, McpServers: mcp})
+	refused(err, "mcpServers is not supported")
+	_, err = c.conn.NewSession(bgCtx, sdk.NewSessionRequest{Cwd: cwd, AdditionalDirectories: []string{cwd}, McpServers: mcp})
+	refused(err, "additionalDirectories is not supported")
+	_, err = c.conn.LoadSession(bgCtx, sdk.LoadSessionRequest{SessionId: id, Cwd: cwd, McpServers: mcp})
+	refused(err, "mcpServers is not supported")
+	_, err = c.conn.LoadSession(bgCtx, sdk.LoadSessionRequest{SessionId: id, Cwd: cwd, AdditionalDirectories: []string{cwd}, McpServers: []sdk.McpServer{}})
+	refused(err, "additionalDirectories is not supported")
+	c.close(t)
+	entries, err := os.ReadDir(store)
+	require.NoError(t, err)
+	folders := 0
+	for _, e := range entries {
+		if e.IsDir() {
+			sessions, err := os.ReadDir(filepath.Join(store, e.Name()))
+			require.NoError(t, err)
+			folders += len(sessions)
+		}
+	}
+	require.Equal(t, 1, folders, "only the first session was made")
+}
