@@ -219,13 +219,17 @@ func jsString(raw []byte) string {
 // accepted, unknown keys are ignored, anything that fails the listing guard
 // (parseHeaderLine's listable) is an error matching ErrCorrupt, and so is a
 // header List refuses (a retired sandboxMode/approvalPolicy key, an empty
-// cwd).
+// cwd); one List skips because it holds a lone UTF-16 surrogate is an
+// error matching neither.
 func (h *Header) UnmarshalJSON(b []byte) error {
 	hl, _ := parseHeaderLine(b)
 	if !hl.listable {
 		return &corruptError{FrameAt: -1, Msg: "corrupt session log: first line is not a session header"}
 	}
 	if err := hl.listingError(""); err != nil {
+		return err
+	}
+	if err := hl.unrepresentable(""); err != nil {
 		return err
 	}
 	*h = hl.header

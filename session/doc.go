@@ -20,8 +20,11 @@
 // it (no HTML escaping, U+2028/U+2029 raw). Packed chunk rows
 // (text-chunks, reasoning-chunks, tool-call-chunks) written by the original
 // are expanded on read; this package never writes them. The legacy flat
-// layout is refused with an error matching errUnsupported. Ids with lone UTF-16
-// surrogates cannot round-trip through Go strings (they decode to U+FFFD).
+// layout is refused with an error matching errUnsupported. A Go string
+// cannot keep a lone UTF-16 surrogate, which the original's strings can: a
+// header whose id, cwd or parentSession holds one is skipped by List and
+// refused by reads (errUnsupported), never read as the U+FFFD string
+// that would name another session or folder; the store check reports it.
 //
 // A Zstandard log (CompressionZstd, the original's default) is a
 // concatenation of independent checksummed frames whose plaintext is the

@@ -21,6 +21,9 @@ type headerLine struct {
 	seedLength int
 	emptyCwd   bool // "cwd":"" (it names no project folder)
 	retired    bool // carries the retired sandboxMode or approvalPolicy key
+	// lone is the key, and loneText the JSON text, of the first of id,
+	// cwd and parentSession that holds a lone UTF-16 surrogate escape.
+	lone, loneText string
 }
 
 // Bits of the keys a header must have.
@@ -45,6 +48,7 @@ func (hl *headerLine) member(key, value []byte) {
 		hl.required |= hasID
 		hl.idText = jsString(value)
 		h.ID, hl.listable = hl.stringField(value, true)
+		hl.noteLone(key, value)
 	case "createdAt":
 		hl.required |= hasCreatedAt
 		h.CreatedAt = hl.countField(value)
@@ -57,8 +61,10 @@ func (hl *headerLine) member(key, value []byte) {
 	case "cwd":
 		h.Cwd, hl.listable = hl.stringField(value, true)
 		hl.emptyCwd = h.Cwd == "" && isJSONString(value)
+		hl.noteLone(key, value)
 	case "parentSession":
 		h.ParentSession, hl.listable = hl.stringField(value, true)
+		hl.noteLone(key, value)
 	case "origin":
 		hl.listable = hl.listable && string(value) == `"subagent"`
 		h.Origin = "subagent"
@@ -74,6 +80,32 @@ func (hl *headerLine) member(key, value []byte) {
 func (hl *headerLine) stringField(value []byte, emptyOK bool) (string, bool) {
 	s, ok := decodeString(value)
 	return s, hl.listable && ok && (emptyOK || s != "")
+}
+
+// noteLone records the first of the naming members (id, cwd,
+// parentSession) whose string holds a lone UTF-16 surrogate: the
+// original's JavaScript string keeps it (its folder encodes it as ~D800),
+// a Go string cannot (it reads as U+FFFD, which names another session and
+// another folder), so such a header is refused rather than read as a
+// different one (unrepresentable).
+func (hl *headerLine) noteLone(key, value []byte) {
+	if hl.lone == "" && hasLoneSurrogate(value) {
+		hl.lone, hl.loneText = string(key), string(value)
+	}
+}
+
+// unrepresentable is the refusal of a header line, read from path, that
+// holds a lone surrogate (noteLone), or nil.
+func (hl *headerLine) unrepresentable(path string) error {
+	if hl.lone == "" {
+		return nil
+	}
+	msg := fmt.Sprintf("session header %s %s holds a lone UTF-16 surrogate, which this build cannot represent; "+
+		"the session is neither listed nor read", hl.lone, hl.loneText)
+	if path != "" {
+		msg += " (raw log: " + path + ")"
+	}
+	return &unsupportedError{ID: hl.idText, Path: path, Msg: msg}
 }
 
 // countField decodes a non-negative safe integer that must not be -0.
@@ -147,6 +179,8 @@ func parseStoredHeader(line []byte, path string) (Header, error) {
 		return Header{}, corruptf(path, 0, "corrupt session log: first line is not a session header")
 	case hl.listingError(path) != nil:
 		return Header{}, hl.listingError(path)
+	case hl.unrepresentable(path) != nil:
+		return Header{}, hl.unrepresentable(path)
 	}
 	return hl.header, nil
 }

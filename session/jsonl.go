@@ -254,6 +254,9 @@ func (l *lister) session(dir string) error {
 	if err := hl.listingError(path); err != nil {
 		return err
 	}
+	if hl.lone != "" {
+		return nil // check reports it; reading it as another id could list it under another's name
+	}
 	h := hl.header
 	if err := l.checkIdentity(h, path); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -294,6 +295,42 @@ func decodeString(raw []byte) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// hasLoneSurrogate reports whether the raw JSON string raw (valid, quoted)
+// holds a \u escape of a UTF-16 surrogate that is not one half of a pair.
+func hasLoneSurrogate(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		unit, ok := escapedUnit(raw, i)
+		switch {
+		case !ok:
+			i++ // another escape: skip its character
+		case utf16.IsSurrogate(rune(unit)) && unit < 0xDC00:
+			low, paired := escapedUnit(raw, i+6)
+			if !paired || low < 0xDC00 || low > 0xDFFF {
+				return true
+			}
+			i += 11
+		case utf16.IsSurrogate(rune(unit)):
+			return true
+		default:
+			i += 5
+		}
+	}
+	return false
+}
+
+// escapedUnit returns the code unit of the \uXXXX escape at raw[i], and
+// whether there is one.
+func escapedUnit(raw []byte, i int) (uint16, bool) {
+	if i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
+	return uint16(n), err == nil
 }
 
 // parseSafeInt returns the integer a raw JSON number denotes when it is a

@@ -465,3 +465,31 @@ func TestACommittedLineThatIsNotAnObjectIsRefusedNotCut(t *testing.T) {
 		})
 	}
 }
+
+// A header whose id, cwd or parentSession holds a lone surrogate escape
+// is never read as the U+FFFD id a Go string would make of it: even in
+// the folder that id names, a read refuses it as unsupported and List
+// skips it, so it cannot pass for the session "lone\ufffd".
+func TestALoneSurrogateHeaderIsNotReadAsAnother(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	lossy := Header{ID: "lone\ufffd", CreatedAt: 1, Cwd: "/work/project"}
+	path := writeRaw(t, s, lossy, `{"type":"session","version":0,"id":"lone\ud800","createdAt":1,"cwd":"/work/project","delegationDepth":0}`+"\n")
+	_, err := s.Inspect(ctx, lossy.ID)
+	require.ErrorIs(t, err, errUnsupported)
+	require.EqualError(t, err, `session header id "lone\ud800" holds a lone UTF-16 surrogate, which this build cannot represent; `+
+		"the session is neither listed nor read (raw log: "+path+")")
+	headers, err := s.List(ctx)
+	require.NoError(t, err)
+	require.Empty(t, headers)
+}
+
+func TestHasLoneSurrogate(t *testing.T) {
+	for raw, lone := range map[string]bool{
+		`"plain"`: false, `"\u00e9\n"`: false, `"\ud83d\ude00"`: false, `"a\\ud800"`: false, `"\\\ud83d\ude00"`: false,
+		`"\ud800"`: true, `"a\uD800b"`: true, `"\ude00"`: true, `"\ud800\u0041"`: true, `"\ud800\ud800"`: true,
+		`"\\\ud800"`: true, `"\ud83d\ude00\udc00"`: true,
+	} {
+		require.Equal(t, lone, hasLoneSurrogate([]byte(raw)), raw)
+	}
+}

@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dsh-actors/dsh-actors/session"
@@ -157,4 +160,45 @@ func TestListOfAnEmptyParentIsNotFoundWithOrWithoutTheIndex(t *testing.T) {
 		require.Empty(t, stdout, args)
 		require.Equal(t, "dsh-actors list: SESSION_QUERY_SESSION_NOT_FOUND: session \"\" not found\n", stderr, args)
 	}
+}
+
+// The original (JavaScript strings) can store a child whose id holds a
+// lone UTF-16 surrogate: its header says "child-e\ud800" and its folder
+// child-e~D800. A Go string cannot keep that id (it reads as U+FFFD, which
+// names the folder child-e~FFFD), so the child is left out of the listing
+// instead of failing it: its siblings list, with and without the index,
+// and check reports it, naming the id as the original writes it.
+func TestALoneSurrogateIDBreaksNoListing(t *testing.T) {
+	root := testStore(t)
+	project := filepath.Join(root, "--work--")
+	data, err := os.ReadFile(filepath.Join(project, "child-b", "session.jsonl"))
+	require.NoError(t, err)
+	lone := strings.Replace(string(data), `"id":"child-b"`, `"id":"child-e\ud800"`, 1)
+	require.NotEqual(t, string(data), lone)
+	path := filepath.Join(project, "child-e~D800", "session.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	require.NoError(t, os.WriteFile(path, []byte(lone), 0o600))
+
+	rendered := "child-a [diagnostic: corrupt]\nchild-b [complete] \u2014 write the summary\n"
+	asJSON := `[{"kind":"diagnostic","id":"child-a","reason":"corrupt"},` +
+		`{"kind":"child","id":"child-b","label":"write the summary","status":"complete"}]` + "\n"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"list", "--store", root, "parent"}, rendered},
+		{[]string{"list", "--no-index", "--store", root, "parent"}, rendered},
+		{[]string{"list", "--json", "--store", root, "parent"}, asJSON},
+		{[]string{"list", "--json", "--no-index", "--store", root, "parent"}, asJSON},
+	} {
+		code, stdout, stderr := run(t, tc.args...)
+		require.Equal(t, 0, code, "%q: %s", tc.args, stderr)
+		require.Equal(t, tc.want, stdout, tc.args)
+	}
+
+	code, out, _ := run(t, "check", "--store", root)
+	require.Equal(t, 1, code)
+	require.Contains(t, out, "unreadable-header "+path+`: session header id "child-e\ud800" holds a lone UTF-16 surrogate, `+
+		"which this build cannot represent; the session is neither listed nor read (raw log: "+path+")\n")
+	require.Contains(t, out, "store "+root+": 2 problems found\n")
 }
