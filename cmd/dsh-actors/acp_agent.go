@@ -347,12 +347,13 @@ func promptResponse(end event.TurnEnd) (acp.PromptResponse, error) {
 	return acp.PromptResponse{}, acp.NewInternalError(detail)
 }
 
-// turnStream queues the events a session appends from its creation on, so
-// that a prompt forwards its turn's events in log order.
+// turnStream queues what a session appends from its creation on, and
+// when its agent stops running, so that a prompt forwards its turn's
+// events in log order and knows when its retry chain is over.
 type turnStream struct {
 	updates updateMapper
 	mu      sync.Mutex
-	queue   []dsh.Event
+	queue   []dsh.Notice // SessionAppended and SessionRunning notices
 	wake    chan struct{}
 	cancel  func()
 	gone    chan struct{} // closed when the session leaves the runtime
@@ -370,12 +371,12 @@ func newTurnStream(rt *dsh.Runtime, id string) *turnStream {
 		case dsh.SessionReleased:
 			left.Do(func() { close(t.gone) })
 			return
-		case dsh.SessionAppended:
+		case dsh.SessionAppended, dsh.SessionRunning:
 		default:
 			return
 		}
 		t.mu.Lock()
-		t.queue = append(t.queue, n.Event)
+		t.queue = append(t.queue, n)
 		t.mu.Unlock()
 		select {
 		case t.wake <- struct{}{}:
@@ -387,19 +388,39 @@ func newTurnStream(rt *dsh.Runtime, id string) *turnStream {
 
 func (t *turnStream) stop() { t.cancel() }
 
-// forward sends each queued event's updates until a turn/end, which it
-// returns. It fails when send fails or the agent is disposed first.
+// forward sends each queued event's updates until the prompt's turn ends,
+// and returns how it ended. A failed turn's end is held until the agent
+// stops running or another message's turn starts: a retry turn over the
+// same prompt may follow it, and then the retry's end is the answer.
+// forward fails when send fails or the agent is disposed first.
 func (t *turnStream) forward(send func(acp.SessionUpdate) error) (event.TurnEnd, error) {
+	var failed *event.TurnEnd
 	for {
-		for _, e := range t.take() {
-			p, err := e.Payload()
+		for _, n := range t.take() {
+			if n.Kind == dsh.SessionRunning {
+				if failed != nil && !n.Running {
+					return *failed, nil
+				}
+				continue
+			}
+			if retry, isStart := turnStart(n.Event); isStart && failed != nil {
+				if !retry {
+					return *failed, nil
+				}
+				failed = nil
+			}
+			p, err := n.Event.Payload()
 			for _, update := range t.updates.live(p) {
 				if err := send(update); err != nil {
 					return event.TurnEnd{}, err
 				}
 			}
-			if e.Type == (event.TurnEnd{}).EventType() {
-				end, _ := p.(event.TurnEnd)
+			end, isEnd := p.(event.TurnEnd)
+			switch {
+			case !isEnd:
+			case err == nil && agent.StopReason(end.Reason) == agent.Error:
+				failed = &end
+			default:
 				return end, err
 			}
 		}
@@ -411,7 +432,22 @@ func (t *turnStream) forward(send func(acp.SessionUpdate) error) (event.TurnEnd,
 	}
 }
 
-func (t *turnStream) take() []dsh.Event {
+// turnStart reports whether e is a turn/start and whether that turn is a
+// retry of the turn before it (its trigger's kind is "retry").
+func turnStart(e dsh.Event) (retry, isStart bool) {
+	if e.Type != "turn/start" {
+		return false, false
+	}
+	var start struct {
+		Trigger *struct {
+			Kind string `json:"kind"`
+		} `json:"trigger"`
+	}
+	err := json.Unmarshal(e.Data, &start)
+	return err == nil && start.Trigger != nil && start.Trigger.Kind == "retry", true
+}
+
+func (t *turnStream) take() []dsh.Notice {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	q := t.queue

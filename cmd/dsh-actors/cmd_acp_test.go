@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -503,4 +504,35 @@ func TestACPRefusesMCPServersAndAdditionalDirectories(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, folders, "only the first session was made")
+}
+
+// A model call that fails and is retried ends its turn in error and opens
+// a retry turn over the same prompt; the prompt answers how the retry
+// chain ended, with the retry's text, as the original's bridge holds a
+// failed turn's error until the agent is idle and adopts the retry turn.
+// It answered "turn failed" at the first turn/end, and the retry's reply
+// never reached the client.
+func TestACPPromptAnswersTheRetryTurnOfAFailedModelCall(t *testing.T) {
+	srv := llmtest.NewServer(
+		llmtest.Status(500, `{"error":{"message":"overloaded"}}`),
+		llmtest.Stream(llmtest.Say("OK")),
+		llmtest.Status(500, `{"error":{"message":"down"}}`),
+		llmtest.Status(500, `{"error":{"message":"down"}}`),
+		llmtest.Status(500, `{"error":{"message":"still down"}}`),
+	)
+	defer srv.Close()
+	t.Setenv(llm.EnvAPIKey, "k")
+	t.Setenv(llm.EnvBaseURL, srv.URL)
+	c := startACP(t, "--model", "deepseek-v4-flash", "--store", t.TempDir())
+	id := c.newSession(t, t.TempDir())
+	resp, err := c.prompt(id, "say OK")
+	require.NoError(t, err)
+	require.Equal(t, sdk.StopReasonEndTurn, resp.StopReason)
+	require.Equal(t, []string{`{"content":{"text":"OK","type":"text"},"sessionUpdate":"agent_message_chunk"}`}, c.taken(t))
+	_, err = c.prompt(id, "say it again")
+	var failed *sdk.RequestError
+	require.ErrorAs(t, err, &failed, "every retry failed")
+	require.Equal(t, -32603, failed.Code)
+	require.Contains(t, failed.Message+fmt.Sprint(failed.Data), "turn failed: still down")
+	c.close(t)
 }
