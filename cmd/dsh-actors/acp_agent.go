@@ -90,7 +90,7 @@ func (a *acpAgent) NewSession(ctx context.Context, params acp.NewSessionRequest)
 	}
 	id := uuid.NewString()
 	if err := a.rt.OpenSession(ctx, dsh.SessionSpec{ID: id, Cwd: params.Cwd}); err != nil {
-		return acp.NewSessionResponse{}, acp.NewInternalError(map[string]any{"error": err.Error()})
+		return acp.NewSessionResponse{}, thrown(err)
 	}
 	a.remember(id)
 	return acp.NewSessionResponse{SessionId: acp.SessionId(id)}, nil
@@ -112,7 +112,7 @@ func (a *acpAgent) LoadSession(ctx context.Context, params acp.LoadSessionReques
 	}
 	stored, err := a.rt.History(ctx, id)
 	if err != nil {
-		return acp.LoadSessionResponse{}, acp.NewInvalidParams(map[string]any{"sessionId": id, "error": err.Error()})
+		return acp.LoadSessionResponse{}, invalidParams(err.Error())
 	}
 	if err := a.rt.OpenSession(ctx, dsh.SessionSpec{ID: id, Cwd: params.Cwd, Resume: true}); err != nil {
 		return acp.LoadSessionResponse{}, loadRefusal(id, params.Cwd, stored.Header.Cwd, err)
@@ -120,7 +120,7 @@ func (a *acpAgent) LoadSession(ctx context.Context, params acp.LoadSessionReques
 	a.remember(id)
 	log, err := a.rt.History(ctx, id)
 	if err != nil {
-		return acp.LoadSessionResponse{}, acp.NewInternalError(map[string]any{"error": err.Error()})
+		return acp.LoadSessionResponse{}, thrown(err)
 	}
 	for _, e := range log.Events {
 		for _, update := range replayUpdates(e) {
@@ -139,7 +139,7 @@ func (a *acpAgent) LoadSession(ctx context.Context, params acp.LoadSessionReques
 func sessionParamsRefusal(cwd string, dirs []string, servers []acp.McpServer) error {
 	switch {
 	case !filepath.IsAbs(cwd):
-		return acp.NewInvalidParams(map[string]any{"cwd": cwd, "error": "cwd must be an absolute path"})
+		return invalidParams("cwd must be an absolute path: " + cwd)
 	case len(dirs) > 0:
 		return invalidParams("additionalDirectories is not supported")
 	case len(servers) > 0:
@@ -154,13 +154,11 @@ func sessionParamsRefusal(cwd string, dirs []string, servers []acp.McpServer) er
 func loadRefusal(id, cwd, storedCwd string, err error) error {
 	switch {
 	case errors.Is(err, fault.OwnedBySubagent):
-		return acp.NewInvalidParams(map[string]any{"sessionId": id,
-			"error": fmt.Sprintf("session %q is owned by subagent routing", id), "reason": "use subagent delivery for this child session"})
+		return invalidParams(fmt.Sprintf("session %q is owned by subagent routing", id))
 	case errors.Is(err, fault.CwdConflict):
-		return acp.NewInvalidParams(map[string]any{"sessionId": id, "cwd": cwd,
-			"error": fmt.Sprintf("session %q already exists with cwd %s; requested %s", id, jsonQuoted(storedCwd), jsonQuoted(cwd))})
+		return invalidParams(fmt.Sprintf("session %q already exists with cwd %s; requested %s", id, jsonQuoted(storedCwd), jsonQuoted(cwd)))
 	default:
-		return acp.NewInternalError(map[string]any{"sessionId": id, "error": err.Error()})
+		return thrown(err)
 	}
 }
 
@@ -192,7 +190,7 @@ func jsonString(s string) string {
 func (a *acpAgent) Prompt(ctx context.Context, params acp.PromptRequest) (acp.PromptResponse, error) {
 	id := string(params.SessionId)
 	if !a.session(id) {
-		return acp.PromptResponse{}, acp.NewInvalidParams(map[string]any{"sessionId": id, "error": "unknown session"})
+		return acp.PromptResponse{}, invalidParams("unknown session: " + id)
 	}
 	if !a.startPrompt(id) {
 		return acp.PromptResponse{}, invalidParams("a prompt is already in flight for this session")
@@ -208,7 +206,7 @@ func (a *acpAgent) Prompt(ctx context.Context, params acp.PromptRequest) (acp.Pr
 	turn := newTurnStream(a.rt, id)
 	defer turn.stop()
 	if _, err := a.rt.PromptSession(ctx, id, event.Text(text), event.Source{Kind: event.SourceUser}); err != nil {
-		return acp.PromptResponse{}, acp.NewInternalError(map[string]any{"error": err.Error()})
+		return acp.PromptResponse{}, internalError("prompt was not queued: " + err.Error())
 	}
 	reason, err := turn.forward(func(update acp.SessionUpdate) error {
 		return a.conn.SessionUpdate(context.WithoutCancel(ctx), acp.SessionNotification{SessionId: params.SessionId, Update: update})
@@ -284,6 +282,19 @@ func invalidParams(detail string) *acp.RequestError {
 	return &acp.RequestError{Code: -32602, Message: "Invalid params: " + detail}
 }
 
+// internalError is the original's Internal error worded by the bridge:
+// the detail follows the code's message, and there is no data.
+func internalError(detail string) *acp.RequestError {
+	return &acp.RequestError{Code: -32603, Message: "Internal error: " + detail}
+}
+
+// thrown is a failure the bridge does not word (the runtime's) as the
+// original's SDK answers a thrown error: Internal error with the error's
+// message as data.details.
+func thrown(err error) *acp.RequestError {
+	return acp.NewInternalError(map[string]any{"details": err.Error()})
+}
+
 func (a *acpAgent) session(id string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -324,11 +335,8 @@ func promptText(blocks []acp.ContentBlock) string {
 	return b.String()
 }
 
-// errTurnFailed is a turn that ended with stop reason error.
-var errTurnFailed = errors.New("the turn failed")
-
 // promptResponse maps how a turn ended to the ACP stop reason; a failed
-// turn is an internal error carrying its message and code.
+// turn is an internal error carrying its message.
 func promptResponse(end event.TurnEnd) (acp.PromptResponse, error) {
 	switch agent.StopReason(end.Reason) {
 	case agent.Completed:
@@ -340,11 +348,7 @@ func promptResponse(end event.TurnEnd) (acp.PromptResponse, error) {
 	case agent.Refusal:
 		return acp.PromptResponse{StopReason: acp.StopReasonRefusal}, nil
 	}
-	detail := map[string]any{"error": fmt.Sprintf("%s: %s", errTurnFailed, end.Message)}
-	if end.Code != "" {
-		detail["code"] = end.Code
-	}
-	return acp.PromptResponse{}, acp.NewInternalError(detail)
+	return acp.PromptResponse{}, internalError("turn failed: " + end.Message)
 }
 
 // turnStream queues what a session appends from its creation on, and
@@ -427,7 +431,7 @@ func (t *turnStream) forward(send func(acp.SessionUpdate) error) (event.TurnEnd,
 		select {
 		case <-t.wake:
 		case <-t.gone:
-			return event.TurnEnd{}, acp.NewInternalError(map[string]any{"error": "the agent was disposed before its turn ended"})
+			return event.TurnEnd{}, internalError("the agent was disposed before its turn ended")
 		}
 	}
 }

@@ -173,7 +173,7 @@ func TestACPServesPromptsAndLoadsStoredSessions(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, sdk.StopReasonRefusal, resp.StopReason)
 	_, err = c.prompt(id, "fail broken tool")
-	require.ErrorContains(t, err, "the turn failed: broken tool")
+	require.ErrorContains(t, err, "Internal error: turn failed: broken tool")
 	_, err = c.prompt("nobody", "reply hi")
 	require.ErrorContains(t, err, "unknown session")
 	c.close(t)
@@ -534,5 +534,28 @@ func TestACPPromptAnswersTheRetryTurnOfAFailedModelCall(t *testing.T) {
 	require.ErrorAs(t, err, &failed, "every retry failed")
 	require.Equal(t, -32603, failed.Code)
 	require.Contains(t, failed.Message+fmt.Sprint(failed.Data), "turn failed: still down")
+	c.close(t)
+}
+
+// The bridge's errors read as the original's: the detail follows the
+// JSON-RPC message ("Invalid params: …", "Internal error: …") and there is
+// no data. They said only "Invalid params" or "Internal error" and put the
+// detail under data.error, so a client showing the message showed nothing
+// useful.
+func TestACPErrorsCarryTheirDetailInTheMessage(t *testing.T) {
+	c := startACP(t, "--store", t.TempDir())
+	id := c.newSession(t, t.TempDir())
+	refused := func(err error, code int, message string) {
+		t.Helper()
+		var re *sdk.RequestError
+		require.ErrorAs(t, err, &re)
+		require.Equal(t, sdk.RequestError{Code: code, Message: message}, *re)
+	}
+	_, err := c.prompt("nobody", "reply hi")
+	refused(err, -32602, "Invalid params: unknown session: nobody")
+	_, err = c.conn.NewSession(bgCtx, sdk.NewSessionRequest{Cwd: "relative/dir", McpServers: []sdk.McpServer{}})
+	refused(err, -32602, "Invalid params: cwd must be an absolute path: relative/dir")
+	_, err = c.prompt(id, "fail broken tool")
+	refused(err, -32603, "Internal error: turn failed: broken tool")
 	c.close(t)
 }
