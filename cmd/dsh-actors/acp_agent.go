@@ -180,7 +180,7 @@ func jsonString(s string) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// Prompt runs the prompt's text as the agent's next turn, streaming what
+// Prompt runs the prompt's text as the agent's next turn, sending what
 // the turn logs as session updates, and answers with how the turn ended. A
 // turn that failed is a JSON-RPC error naming its reason. One prompt is in
 // flight per session: another meanwhile is Invalid params and leaves the
@@ -355,12 +355,11 @@ func promptResponse(end event.TurnEnd) (acp.PromptResponse, error) {
 // when its agent stops running, so that a prompt forwards its turn's
 // events in log order and knows when its retry chain is over.
 type turnStream struct {
-	updates updateMapper
-	mu      sync.Mutex
-	queue   []dsh.Notice // SessionAppended and SessionRunning notices
-	wake    chan struct{}
-	cancel  func()
-	gone    chan struct{} // closed when the session leaves the runtime
+	mu     sync.Mutex
+	queue  []dsh.Notice // SessionAppended and SessionRunning notices
+	wake   chan struct{}
+	cancel func()
+	gone   chan struct{} // closed when the session leaves the runtime
 }
 
 // newTurnStream starts queueing what session id appends in rt.
@@ -414,7 +413,7 @@ func (t *turnStream) forward(send func(acp.SessionUpdate) error) (event.TurnEnd,
 				failed = nil
 			}
 			p, err := n.Event.Payload()
-			for _, update := range t.updates.live(p) {
+			for _, update := range liveUpdates(p) {
 				if err := send(update); err != nil {
 					return event.TurnEnd{}, err
 				}
@@ -459,34 +458,38 @@ func (t *turnStream) take() []dsh.Notice {
 	return q
 }
 
-// updateMapper turns logged events into ACP session updates; it remembers
-// whether the current step streamed its text, so a message that was
-// streamed is not sent twice.
-type updateMapper struct{ streamed bool }
-
-// live are the ACP updates of the payload of an event logged during a
-// prompt: streamed text and reasoning, a message that was not streamed,
-// tool calls and their results.
-func (m *updateMapper) live(p event.Payload) []acp.SessionUpdate {
+// liveUpdates are the ACP updates of the payload of an event logged
+// during a prompt: a committed assistant message's text and reasoning
+// blocks, tool calls and their results. Streamed chunks are not sent: a
+// model call that fails and is retried leaves its partial chunks in the
+// log, and text sent once cannot be taken back.
+func liveUpdates(p event.Payload) []acp.SessionUpdate {
 	switch v := p.(type) {
-	case event.Delta:
-		if v.Reasoning {
-			return []acp.SessionUpdate{acp.UpdateAgentThoughtText(v.Text)}
-		}
-		m.streamed = true
-		return []acp.SessionUpdate{acp.UpdateAgentMessageText(v.Text)}
 	case event.AssistantMessage:
-		streamed := m.streamed
-		m.streamed = false
-		if !streamed {
-			return textUpdates(v.Content, acp.UpdateAgentMessageText)
-		}
+		return messageUpdates(v.Content)
 	case event.ToolCall:
 		return []acp.SessionUpdate{toolCallStart(v)}
 	case event.ToolResult:
 		return toolResultUpdates(v)
 	}
 	return nil
+}
+
+// messageUpdates are an assistant message's updates, one per block with
+// text: agent_message_chunk for a text block, agent_thought_chunk for a
+// reasoning block.
+func messageUpdates(content []event.Block) []acp.SessionUpdate {
+	var updates []acp.SessionUpdate
+	for _, b := range content {
+		switch {
+		case b.Text == "":
+		case b.Type == event.BlockText:
+			updates = append(updates, acp.UpdateAgentMessageText(b.Text))
+		case b.Type == event.BlockReasoning:
+			updates = append(updates, acp.UpdateAgentThoughtText(b.Text))
+		}
+	}
+	return updates
 }
 
 // replayUpdates are the ACP updates of a stored event when a session is

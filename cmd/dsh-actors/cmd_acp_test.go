@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -219,8 +220,9 @@ func TestACPCancelEndsTheRunningTurn(t *testing.T) {
 	c.close(t)
 }
 
-// A model turn streams its text and reports its tool call and result.
-func TestACPStreamsAModelTurnsTextAndToolCalls(t *testing.T) {
+// A model turn reports its tool call and result, then its committed
+// message's text in one chunk (it streamed in two).
+func TestACPSendsAModelTurnsToolCallsAndText(t *testing.T) {
 	srv := llmtest.NewServer(
 		llmtest.Stream(llmtest.CallTools(llmtest.Call{ID: "c1", Name: "list_agents", Args: []string{`{}`}})),
 		llmtest.Stream(llmtest.Say("DO", "NE")),
@@ -236,8 +238,7 @@ func TestACPStreamsAModelTurnsTextAndToolCalls(t *testing.T) {
 	require.Equal(t, []string{
 		`{"kind":"other","rawInput":"{}","sessionUpdate":"tool_call","status":"in_progress","title":"list_agents","toolCallId":"c1"}`,
 		`{"content":[{"content":{"text":"(no subagents)","type":"text"},"type":"content"}],"sessionUpdate":"tool_call_update","status":"completed","toolCallId":"c1"}`,
-		`{"content":{"text":"DO","type":"text"},"sessionUpdate":"agent_message_chunk"}`,
-		`{"content":{"text":"NE","type":"text"},"sessionUpdate":"agent_message_chunk"}`,
+		`{"content":{"text":"DONE","type":"text"},"sessionUpdate":"agent_message_chunk"}`,
 	}, c.taken(t))
 	c.close(t)
 }
@@ -557,5 +558,31 @@ func TestACPErrorsCarryTheirDetailInTheMessage(t *testing.T) {
 	refused(err, -32602, "Invalid params: cwd must be an absolute path: relative/dir")
 	_, err = c.prompt(id, "fail broken tool")
 	refused(err, -32603, "Internal error: turn failed: broken tool")
+	c.close(t)
+}
+
+// A model call that streams part of its reply and then breaks is retried;
+// the client gets the committed reply once, as the original's bridge
+// sends only committed assistant messages. It got the broken call's
+// streamed "Hel" and then the retry's "Hello": "HelHello".
+func TestACPSendsTheCommittedReplyNotARetriedCallsChunks(t *testing.T) {
+	srv := llmtest.NewServer(
+		func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n")
+			http.NewResponseController(w).Flush()
+			panic(http.ErrAbortHandler) // the connection breaks mid-stream
+		},
+		llmtest.Stream(llmtest.Say("Hel", "lo")),
+	)
+	defer srv.Close()
+	t.Setenv(llm.EnvAPIKey, "k")
+	t.Setenv(llm.EnvBaseURL, srv.URL)
+	c := startACP(t, "--model", "deepseek-v4-flash", "--store", t.TempDir())
+	id := c.newSession(t, t.TempDir())
+	resp, err := c.prompt(id, "say Hello")
+	require.NoError(t, err)
+	require.Equal(t, sdk.StopReasonEndTurn, resp.StopReason)
+	require.Equal(t, []string{`{"content":{"text":"Hello","type":"text"},"sessionUpdate":"agent_message_chunk"}`}, c.taken(t))
 	c.close(t)
 }
