@@ -335,20 +335,23 @@ func promptText(blocks []acp.ContentBlock) string {
 	return b.String()
 }
 
-// promptResponse maps how a turn ended to the ACP stop reason; a failed
-// turn is an internal error carrying its message.
+// promptResponse maps how a turn ended to the ACP stop reason: a turn
+// cancelled, disposed (the runtime closing under it) or interrupted is
+// cancelled, one cut off or refused says so, and any other ending is
+// end_turn; a failed turn is an internal error carrying its message.
 func promptResponse(end event.TurnEnd) (acp.PromptResponse, error) {
-	switch agent.StopReason(end.Reason) {
-	case agent.Completed:
-		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
-	case agent.Aborted:
-		return acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
-	case agent.MaxTokens:
-		return acp.PromptResponse{StopReason: acp.StopReasonMaxTokens}, nil
-	case agent.Refusal:
-		return acp.PromptResponse{StopReason: acp.StopReasonRefusal}, nil
+	stop := acp.StopReasonEndTurn
+	switch end.Reason {
+	case string(agent.Error):
+		return acp.PromptResponse{}, internalError("turn failed: " + end.Message)
+	case string(agent.Aborted), "disposed", "interrupted":
+		stop = acp.StopReasonCancelled
+	case string(agent.MaxTokens):
+		stop = acp.StopReasonMaxTokens
+	case string(agent.Refusal):
+		stop = acp.StopReasonRefusal
 	}
-	return acp.PromptResponse{}, internalError("turn failed: " + end.Message)
+	return acp.PromptResponse{StopReason: stop}, nil
 }
 
 // turnStream queues what a session appends from its creation on, and

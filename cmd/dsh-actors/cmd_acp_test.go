@@ -586,3 +586,23 @@ func TestACPSendsTheCommittedReplyNotARetriedCallsChunks(t *testing.T) {
 	require.Equal(t, []string{`{"content":{"text":"Hello","type":"text"},"sessionUpdate":"agent_message_chunk"}`}, c.taken(t))
 	c.close(t)
 }
+
+// How a turn ended maps to the prompt's answer as the original's codec
+// maps it: a turn the runtime disposed (serve's SIGINT/SIGTERM with a
+// prompt in flight) or interrupted is cancelled, a failed one is an
+// Internal error naming its message, and any other ending is end_turn.
+// A disposed turn answered "Internal error: turn failed: " with no
+// message.
+func TestACPPromptAnswersADisposedTurnCancelled(t *testing.T) {
+	for reason, want := range map[string]sdk.StopReason{
+		"completed": sdk.StopReasonEndTurn, "aborted": sdk.StopReasonCancelled, "disposed": sdk.StopReasonCancelled,
+		"interrupted": sdk.StopReasonCancelled, "max-tokens": sdk.StopReasonMaxTokens, "refusal": sdk.StopReasonRefusal,
+		"blocked": sdk.StopReasonEndTurn,
+	} {
+		resp, err := promptResponse(event.TurnEnd{Turn: 1, Reason: reason})
+		require.NoError(t, err, reason)
+		require.Equal(t, want, resp.StopReason, reason)
+	}
+	_, err := promptResponse(event.TurnEnd{Turn: 1, Reason: "error", Message: "boom"})
+	require.Equal(t, &sdk.RequestError{Code: -32603, Message: "Internal error: turn failed: boom"}, err)
+}
