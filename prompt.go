@@ -32,13 +32,18 @@ type SessionSpec struct {
 	// Resume lets OpenSession resume a session stored under ID; without
 	// it a stored ID cannot be started again (fault.AgentStartFailed).
 	Resume bool
+	// Existing, with Resume, opens only a session live here or stored
+	// under ID: an unknown ID fails with fault.QuerySessionNotFound and
+	// starts nothing.
+	Existing bool
 }
 
 // OpenSession makes the top-level session spec.ID live in this runtime:
 // the agent live under it already, else (with spec.Resume) the stored
 // session resumed, its unrun prompts handed to it first (see
-// PromptSession), else a new agent over a new session in spec.Cwd, built
-// by Options.NewAgent. A session that belongs to its continuation owner
+// PromptSession), else (without spec.Existing) a new agent over a new
+// session in spec.Cwd, built by Options.NewAgent. A stored session's log
+// is read once to check it, then once by the resume (the repairing read). A session that belongs to its continuation owner
 // (a continuable child, or a one-shot child while its parent is live) is
 // refused with fault.OwnedBySubagent, checked first, whatever its cwd; a
 // session whose cwd is not spec.Cwd with fault.CwdConflict, a stored one
@@ -80,7 +85,7 @@ func (r *Runtime) ensureAgent(ctx context.Context, spec SessionSpec) (*parent.Ha
 			}
 			h, err := r.resumeTopLevel(ctx, spec.ID)
 			return r.joinedAgent(spec.ID, h, err)
-		case !errors.Is(err, fault.QuerySessionNotFound) && !errors.Is(err, session.ErrNotFound):
+		case spec.Existing || (!errors.Is(err, fault.QuerySessionNotFound) && !errors.Is(err, session.ErrNotFound)):
 			return nil, err
 		}
 	}

@@ -2,7 +2,11 @@ package dsh
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -11,6 +15,7 @@ import (
 	"github.com/dsh-actors/dsh-actors/event"
 	"github.com/dsh-actors/dsh-actors/fault"
 	"github.com/dsh-actors/dsh-actors/internal/faultfs"
+	"github.com/dsh-actors/dsh-actors/internal/sessionfs"
 	"github.com/dsh-actors/dsh-actors/internal/strhash"
 	"github.com/dsh-actors/dsh-actors/internal/testkit"
 	"github.com/dsh-actors/dsh-actors/session"
@@ -246,4 +251,54 @@ func TestPromptsRacingAFailedLogNeverResumeItOnAFullDisk(t *testing.T) {
 		_, live := rt.Agent(id)
 		require.False(t, live, "round %d: the failed agent left and was not resumed", round)
 	}
+}
+
+// readCountingFS counts the reads of session logs (a whole-file read, or
+// an open for reading only).
+type readCountingFS struct {
+	sessionfs.OSFS
+	reads atomic.Int32
+}
+
+func (f *readCountingFS) count(name string) {
+	if strings.HasPrefix(filepath.Base(name), "session.jsonl") {
+		f.reads.Add(1)
+	}
+}
+
+func (f *readCountingFS) ReadFile(name string) ([]byte, error) {
+	f.count(name)
+	return f.OSFS.ReadFile(name)
+}
+
+func (f *readCountingFS) OpenFile(name string, flag int, perm fs.FileMode) (sessionfs.File, error) {
+	if flag&(os.O_WRONLY|os.O_RDWR) == 0 {
+		f.count(name)
+	}
+	return f.OSFS.OpenFile(name, flag, perm)
+}
+
+// OpenSession of a stored session reads its log once to check it and
+// once to resume it; with Existing, an unknown id is refused, and
+// nothing is made for it.
+func TestOpenSessionOfAnExistingSessionReadsItsLogTwice(t *testing.T) {
+	dir, cwd := t.TempDir(), t.TempDir()
+	rt := open(t, Options{Dir: dir})
+	require.NoError(t, rt.OpenSession(bg, SessionSpec{ID: "s", Cwd: cwd}))
+	require.NoError(t, rt.Close())
+
+	var fsys readCountingFS
+	again, err := openWith(Options{Dir: dir}, session.WithFS(&fsys))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, again.Close()) }()
+	unknown := filepath.Join(t.TempDir(), "unknown")
+	err = again.OpenSession(bg, SessionSpec{ID: "nobody", Cwd: unknown, Resume: true, Existing: true})
+	require.ErrorIs(t, err, fault.QuerySessionNotFound)
+	require.NoDirExists(t, unknown, "nothing is made for an unknown id")
+	require.NoError(t, again.OpenSession(bg, SessionSpec{ID: "s", Cwd: cwd, Resume: true, Existing: true}))
+	_, err = again.History(bg, "s")
+	require.NoError(t, err)
+	require.EqualValues(t, 2, fsys.reads.Load(), "reads of the log: one to check it, one to resume it")
+	_, err = again.History(bg, "nobody")
+	require.ErrorIs(t, err, fault.QuerySessionNotFound, "no session was made for it")
 }

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"encoding/json"
-	"errors"
 
 	"github.com/dsh-actors/dsh-actors/event"
 )
@@ -50,7 +49,7 @@ const (
 )
 
 // CancelCause says who cancelled a turn. It is the context.Cause of a
-// cancelled turn's ctx and becomes turn/end
+// cancelled turn's ctx (errors.As finds it) and becomes turn/end
 // {kind:"aborted", reason:{kind[, reason]}} in the log.
 type CancelCause struct {
 	Kind   string // CauseUser, CauseParent, CauseDisposed or CauseHook
@@ -64,15 +63,4 @@ func (c CancelCause) Error() string {
 		return "turn cancelled: " + c.Kind + ": " + c.Reason
 	}
 	return "turn cancelled: " + c.Kind
-}
-
-// CauseOf returns the CancelCause carried by err (typically
-// context.Cause(ctx)), and false when err carries none.
-func CauseOf(err error) (CancelCause, bool) {
-	if c, ok := err.(CancelCause); ok { // the usual case: no unwrapping needed
-		return c, true
-	}
-	var c CancelCause
-	ok := errors.As(err, &c)
-	return c, ok
 }

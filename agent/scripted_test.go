@@ -170,12 +170,11 @@ func TestScriptedSleepWaitsItsDuration(t *testing.T) {
 func TestCancelCause(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(CancelCause{Kind: CauseHook, Reason: "budget"})
-	cause, ok := CauseOf(context.Cause(ctx))
-	require.True(t, ok)
+	var cause CancelCause
+	require.ErrorAs(t, context.Cause(ctx), &cause)
 	require.Equal(t, CancelCause{Kind: CauseHook, Reason: "budget"}, cause)
 	require.Equal(t, "turn cancelled: hook: budget", cause.Error())
-	_, ok = CauseOf(errors.New("other"))
-	require.False(t, ok)
+	require.False(t, errors.As(errors.New("other"), &cause))
 }
 
 func FuzzParseScript(f *testing.F) {

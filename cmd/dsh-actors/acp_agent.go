@@ -25,7 +25,7 @@ import (
 // logging the connection's diagnostics to logger. Each ACP session is one
 // top-level dsh agent of rt whose session id is the ACP session id. It
 // blocks until then; the caller closes rt.
-func serveACP(ctx context.Context, rt *dsh.Runtime, in io.Reader, out io.Writer, logger *slog.Logger) {
+func serveACP(ctx context.Context, rt acpRuntime, in io.Reader, out io.Writer, logger *slog.Logger) {
 	a := &acpAgent{rt: rt, sessions: map[string]bool{}, prompting: map[string]bool{}}
 	opened := make(chan struct{})
 	conn := acp.NewAgentSideConnection(a, out, gatedReader{in, opened})
@@ -51,9 +51,19 @@ func (g gatedReader) Read(p []byte) (int, error) {
 	return g.r.Read(p)
 }
 
+// acpRuntime is what an ACP connection asks of the runtime (a
+// *dsh.Runtime; a test counts its reads).
+type acpRuntime interface {
+	OpenSession(ctx context.Context, spec dsh.SessionSpec) error
+	History(ctx context.Context, id string) (dsh.History, error)
+	PromptSession(ctx context.Context, id string, content []event.Block, source event.Source) (string, error)
+	CancelTurn(ctx context.Context, id string, keepQueued bool) error
+	Subscribe(fn func(dsh.Notice)) (cancel func())
+}
+
 // acpAgent is the agent side of one ACP connection.
 type acpAgent struct {
-	rt   *dsh.Runtime
+	rt   acpRuntime
 	conn *acp.AgentSideConnection
 
 	mu        sync.Mutex
@@ -103,22 +113,20 @@ func (a *acpAgent) NewSession(ctx context.Context, params acp.NewSessionRequest)
 // subagent's session (as the original's generic routes refuse it: it is
 // reached through its parent) and a cwd other than the session's (the
 // original's SessionCwdConflict words), and none of them resumes or
-// writes anything. Extra workspace roots and MCP servers are refused as
+// writes anything. The log is read only by the resume (OpenSession reads
+// it once to check it and once to resume it); the replay reads the live
+// session. Extra workspace roots and MCP servers are refused as
 // session/new refuses them.
 func (a *acpAgent) LoadSession(ctx context.Context, params acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {
 	id := string(params.SessionId)
 	if err := sessionParamsRefusal(params.Cwd, params.AdditionalDirectories, params.McpServers); err != nil {
 		return acp.LoadSessionResponse{}, err
 	}
-	stored, err := a.rt.History(ctx, id)
-	if err != nil {
-		return acp.LoadSessionResponse{}, invalidParams(err.Error())
-	}
-	if err := a.rt.OpenSession(ctx, dsh.SessionSpec{ID: id, Cwd: params.Cwd, Resume: true}); err != nil {
-		return acp.LoadSessionResponse{}, loadRefusal(id, params.Cwd, stored.Header.Cwd, err)
+	if err := a.rt.OpenSession(ctx, dsh.SessionSpec{ID: id, Cwd: params.Cwd, Resume: true, Existing: true}); err != nil {
+		return acp.LoadSessionResponse{}, a.loadRefusal(ctx, id, params.Cwd, err)
 	}
 	a.remember(id)
-	log, err := a.rt.History(ctx, id)
+	log, err := a.rt.History(ctx, id) // the live session's: the resume read the log
 	if err != nil {
 		return acp.LoadSessionResponse{}, thrown(err)
 	}
@@ -148,15 +156,23 @@ func sessionParamsRefusal(cwd string, dirs []string, servers []acp.McpServer) er
 	return nil
 }
 
-// loadRefusal is session/load's answer to OpenSession's err for id
-// stored in storedCwd, asked for in cwd: Invalid params in the original's
-// words for a subagent's session and for another cwd, else Internal error.
-func loadRefusal(id, cwd, storedCwd string, err error) error {
+// loadRefusal is session/load's answer to OpenSession's err for id asked
+// for in cwd: Invalid params for a session that cannot be read (unknown,
+// or its log refused) and, in the original's words, for a subagent's
+// session and for another cwd (the session's, read again to name it),
+// else Internal error.
+func (a *acpAgent) loadRefusal(ctx context.Context, id, cwd string, err error) error {
 	switch {
+	case strings.HasPrefix(string(fault.CodeOf(err)), "SESSION_QUERY_"):
+		return invalidParams(err.Error())
 	case errors.Is(err, fault.OwnedBySubagent):
 		return invalidParams(fmt.Sprintf("session %q is owned by subagent routing", id))
 	case errors.Is(err, fault.CwdConflict):
-		return invalidParams(fmt.Sprintf("session %q already exists with cwd %s; requested %s", id, jsonQuoted(storedCwd), jsonQuoted(cwd)))
+		stored, readErr := a.rt.History(ctx, id)
+		if readErr != nil {
+			return thrown(readErr)
+		}
+		return invalidParams(fmt.Sprintf("session %q already exists with cwd %s; requested %s", id, jsonQuoted(stored.Header.Cwd), jsonQuoted(cwd)))
 	default:
 		return thrown(err)
 	}
@@ -366,7 +382,7 @@ type turnStream struct {
 }
 
 // newTurnStream starts queueing what session id appends in rt.
-func newTurnStream(rt *dsh.Runtime, id string) *turnStream {
+func newTurnStream(rt acpRuntime, id string) *turnStream {
 	t := &turnStream{wake: make(chan struct{}, 1), gone: make(chan struct{})}
 	var left sync.Once
 	t.cancel = rt.Subscribe(func(n dsh.Notice) {
