@@ -262,9 +262,9 @@ func (a *acpAgent) SetSessionConfigOption(context.Context, acp.SetSessionConfigO
 	return acp.SetSessionConfigOptionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetConfigOption)
 }
 
-// SetSessionMode accepts and changes nothing: the agent has one mode.
+// SetSessionMode is not served: the agent advertises no modes.
 func (a *acpAgent) SetSessionMode(context.Context, acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
-	return acp.SetSessionModeResponse{}, nil
+	return acp.SetSessionModeResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetMode)
 }
 
 func (a *acpAgent) remember(id string) {

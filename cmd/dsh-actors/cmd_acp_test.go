@@ -606,3 +606,17 @@ func TestACPPromptAnswersADisposedTurnCancelled(t *testing.T) {
 	_, err := promptResponse(event.TurnEnd{Turn: 1, Reason: "error", Message: "boom"})
 	require.Equal(t, &sdk.RequestError{Code: -32603, Message: "Internal error: turn failed: boom"}, err)
 }
+
+// session/set_mode is not served: the agent advertises no modes, and the
+// original's bridge implements no setSessionMode, so its SDK answers
+// Method not found. It answered success, telling the client a mode was
+// set.
+func TestACPRefusesSetMode(t *testing.T) {
+	c := startACP(t, "--store", t.TempDir())
+	id := c.newSession(t, t.TempDir())
+	_, err := c.conn.SetSessionMode(bgCtx, sdk.SetSessionModeRequest{SessionId: id, ModeId: "plan"})
+	var refused *sdk.RequestError
+	require.ErrorAs(t, err, &refused)
+	require.Equal(t, -32601, refused.Code)
+	c.close(t)
+}
