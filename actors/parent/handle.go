@@ -23,7 +23,7 @@ type Handle struct {
 	header      session.Header
 	spec        Spec
 	act         *activation.Activation
-	end         atomic.Pointer[handleEnd]   // made by the first Dispose or Disposed
+	end         atomic.Pointer[handleEnd]   // made by the first Dispose or Disposed, or by the release (see settle)
 	own         atomic.Pointer[func(Event)] // the handle's own observer (Observe)
 	// releaser is told about the release step (Releasing), or is
 	// &releaseTaken once the stop has taken the step.
@@ -40,6 +40,15 @@ type handleEnd struct {
 	done chan struct{} // closed once Dispose completed
 	err  error         // Dispose's result, set before done closes
 }
+
+// settledClean is the disposal state of every Handle whose release
+// succeeded before anybody asked for its own: Dispose completed, no error.
+// It has no semaphore: a Dispose finds it done and returns at once.
+var settledClean = func() *handleEnd {
+	e := &handleEnd{done: make(chan struct{})}
+	close(e.done)
+	return e
+}()
 
 // ending returns h's disposal state, making it on the first call.
 func (h *Handle) ending() *handleEnd {
@@ -189,12 +198,8 @@ func (h *Handle) releaseStep(live *session.Live) {
 // it). It does not wait for a delivery going on elsewhere (a listener
 // blocked there must not hold up the stop of h's parent).
 func (h *Handle) release(live *session.Live) {
-	end := h.ending()
 	err := h.reg.sessions.Release(context.Background(), live)
-	settle := func() {
-		end.err = err
-		close(end.done)
-	}
+	settle := func() { h.settle(err) }
 	if !h.reg.unpublish(h) { // never published: a rollback
 		if err != nil {
 			h.reg.logger.Error("actors: rollback: session release failed", "session", h.id, "err", err)
@@ -203,6 +208,19 @@ func (h *Handle) release(live *session.Live) {
 		return
 	}
 	h.act.EmitQueued(inbox.Event{Type: EventDisposed}, settle)
+}
+
+// settle sets Dispose's result to err and marks Dispose complete: in the
+// disposal state made for h, or, when nobody made one and err is nil, by
+// making h's state the shared settledClean (a drain's agents, released
+// by their stop alone, then allocate none).
+func (h *Handle) settle(err error) {
+	if err == nil && h.end.CompareAndSwap(nil, settledClean) {
+		return
+	}
+	end := h.ending()
+	end.err = err
+	close(end.done)
 }
 
 // Observe makes fn this agent's own observer: it receives the agent's

@@ -620,3 +620,22 @@ func TestAnAgentStoppedBeforeItsPublicationIsNeverPublished(t *testing.T) {
 		create(t, r, "a", "") // the id is free again
 	})
 }
+
+func TestAHandleReleasedByItsStopAloneReportsDisposeDone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := memory(t)
+		seen := record(r)
+		h := create(t, r, "a", "")
+		h.Activation().Stop(agent.CancelCause{Kind: agent.CauseDisposed})
+		<-h.Activation().Done()
+		select {
+		case <-h.Disposed():
+		default:
+			t.Fatal("Disposed is not closed once the stop released the handle")
+		}
+		require.NoError(t, h.Dispose(bg), "Dispose after the release returns its result")
+		require.NoError(t, h.Dispose(bg), "and again")
+		require.False(t, r.IsLive(h))
+		require.Contains(t, seen(), "agent/disposed a")
+	})
+}
