@@ -170,8 +170,8 @@ func (l *Live) add(typ string, data any, opts []AppendOption, mode writeMode) (E
 		return Event{}, err
 	}
 	e := Event{Type: typ, Data: raw}
-	for _, opt := range opts {
-		opt(&e)
+	if len(opts) > 0 {
+		e = withOptions(e, opts)
 	}
 	if err := checkOptioned(l.header.ID, e, len(opts) > 0); err != nil {
 		return Event{}, err
@@ -186,6 +186,16 @@ func (l *Live) add(typ string, data any, opts []AppendOption, mode writeMode) (E
 	}
 	l.s.notify(Appended, l, e)
 	return e, nil
+}
+
+// withOptions is e adjusted by opts. The options take e's address, so
+// the copy they adjust is moved to the heap: an append without options
+// does not call it, and its event stays on the stack.
+func withOptions(e Event, opts []AppendOption) Event {
+	for _, opt := range opts {
+		opt(&e)
+	}
+	return e
 }
 
 // checkOptioned checks the raw JSON an AppendOption may have set: the
