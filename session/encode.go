@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dsh-actors/dsh-actors/internal/jsjson"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 const hexDigits = "0123456789abcdef"
@@ -179,13 +180,19 @@ func checkRaw(name string, raw json.RawMessage) error {
 // would write it, through the one codec that writes those bytes
 // (jsjson.Marshal): no HTML escaping, U+2028/U+2029 raw, no insignificant
 // whitespace. A json.RawMessage or []byte is taken as JSON text and
-// compacted; any other value goes through encoding/json (so a Go map's keys
+// compacted (a vocab.Owned one is kept without a copy when it is compact
+// already); any other value goes through encoding/json (so a Go map's keys
 // come out sorted; use a struct or RawMessage to choose the key order).
 func encodeData(v any) (json.RawMessage, error) {
 	switch x := v.(type) {
 	case json.RawMessage:
 		return compactJSON(x)
 	case []byte:
+		return compactJSON(x)
+	case vocab.Owned:
+		if isCompactText(x) {
+			return json.RawMessage(x[:len(x):len(x)]), nil // no spare room to append into
+		}
 		return compactJSON(x)
 	}
 	raw, err := jsjson.Marshal(v)
@@ -195,11 +202,17 @@ func encodeData(v any) (json.RawMessage, error) {
 	return raw, nil
 }
 
+// isCompactText reports whether raw is valid JSON text that compactJSON
+// would return as it is: compact, with no escaped line separator.
+func isCompactText(raw []byte) bool {
+	return isCompactJSON(raw) && !bytes.Contains(raw, []byte(`\u202`))
+}
+
 // compactJSON validates JSON text and returns a compact copy of it. Text
 // already compact and free of escaped line separators (the common case)
 // is copied as it is, without a pass through encoding/json.
 func compactJSON(raw []byte) (json.RawMessage, error) {
-	if isCompactJSON(raw) && !bytes.Contains(raw, []byte(`\u202`)) {
+	if isCompactText(raw) {
 		return bytes.Clone(raw), nil
 	}
 	var compact bytes.Buffer

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/internal/faultfs"
 	"github.com/dsh-actors/dsh-actors/internal/logpath"
+	"github.com/dsh-actors/dsh-actors/internal/vocab"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -126,6 +127,22 @@ func TestEncodeDataLikeJSONStringify(t *testing.T) {
 	require.Equal(t, "null", string(got))
 
 	_, err = encodeData(json.RawMessage("{"))
+	require.Error(t, err)
+}
+
+func TestEncodeDataKeepsOwnedCompactTextAndCompactsTheRest(t *testing.T) {
+	owned := append(make([]byte, 0, 64), `{"a":[1,2]}`...)
+	got, err := encodeData(vocab.Owned(owned))
+	require.NoError(t, err)
+	require.Equal(t, `{"a":[1,2]}`, string(got))
+	require.Same(t, &owned[0], &got[0], "compact owned text is kept, not copied")
+	require.Equal(t, len(got), cap(got), "with no room to append into")
+
+	got, err = encodeData(vocab.Owned("{ \"a\" : \"x\\u2028\" }"))
+	require.NoError(t, err)
+	require.Equal(t, "{\"a\":\"x\u2028\"}", string(got), "as a json.RawMessage is")
+
+	_, err = encodeData(vocab.Owned("{"))
 	require.Error(t, err)
 }
 

@@ -486,7 +486,7 @@ func (a *Activation) append(p vocab.Payload, opts ...session.AppendOption) (int6
 	if err != nil {
 		return 0, a.logged(p.EventType(), err)
 	}
-	e, err := a.live.Append(p.EventType(), data, opts...)
+	e, err := a.live.Append(p.EventType(), vocab.Owned(data), opts...)
 	return e.Seq, a.logged(p.EventType(), err)
 }
 
@@ -497,7 +497,7 @@ func (a *Activation) appendThrough(p vocab.Payload) (added bool) {
 	data, err := vocab.Encode(p)
 	var e session.Event
 	if err == nil {
-		e, err = a.live.AppendThrough(p.EventType(), data)
+		e, err = a.live.AppendThrough(p.EventType(), vocab.Owned(data))
 	}
 	a.logged(p.EventType(), err)
 	return e.Type != ""

@@ -14,6 +14,12 @@ import (
 // no payload for (subagent/descriptor's is the descriptor package's).
 var ErrUnknownType = errors.New("event: no payload for this event type")
 
+// Owned is JSON text handed over with its bytes: a session's Append takes
+// it as it takes a json.RawMessage, but keeps these very bytes rather than
+// a copy when they are compact already. Encode's result, used for nothing
+// else, can be handed over so.
+type Owned []byte
+
 // Encode writes p as compact JSON the way JSON.stringify would: keys in the
 // payload struct's order, no HTML escaping. Write it under p.EventType().
 func Encode(p Payload) (json.RawMessage, error) {
