@@ -374,12 +374,32 @@ func (b *Inbox) Emit(e Event) {
 // longer see the inbox's events without e.
 func (b *Inbox) EmitQueued(e Event, queued func()) {
 	b.mu.Lock()
-	b.emitLocked(e)
+	if b.observer == nil || b.delivering || len(b.events) > 0 {
+		b.emitLocked(e)
+		b.mu.Unlock()
+		callQueued(queued)
+		b.deliver()
+		return
+	}
+	// Nothing queued, nobody delivering: deliver e straight from here, as
+	// publishUnlocking does, with no buffer. Events published meanwhile
+	// queue behind e.
+	b.queued++
+	b.delivering = true
+	from := b.delivered
 	b.mu.Unlock()
+	callQueued(queued)
+	b.handOver([]Event{e})
+	b.mu.Lock()
+	b.deliveredLocked(1)
+	b.drainUnlocking(from)
+}
+
+// callQueued calls EmitQueued's queued, if any.
+func callQueued(queued func()) {
 	if queued != nil {
 		queued()
 	}
-	b.deliver()
 }
 
 // awaitDelivered blocks until the observer has returned from the first n
