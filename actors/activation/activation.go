@@ -57,7 +57,7 @@ type Activation struct {
 	stopped   atomic.Pointer[chan struct{}] // made on first use (see stoppedSignal)
 	stopBegun atomic.Bool                   // Stop or Dispose began, or the actor's Stopping arrived
 	released  atomic.Bool                   // the release step was taken (releaseStep)
-	family    atomic.Pointer[family]        // made by the first spawn under it, or its stop
+	family    atomic.Pointer[family]        // made by the first spawn under it, or its stop (leafStopped)
 	// stopping: the actor's Stopping arrived (touched by the actor only).
 	stopping bool
 	// counted: lastTurn counts the turn/starts the session held before

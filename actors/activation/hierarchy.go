@@ -58,6 +58,21 @@ func (a *Activation) familyOf() *family {
 	return a.family.Load()
 }
 
+// leafStopped is the family of every agent whose stop began before
+// anything was spawned under it (most agents of a forest): closed, with
+// no children, its stop awaiting the agent's idleness alone. It is shared
+// and never changes, so such a stop allocates no family.
+var leafStopped = &family{closed: true}
+
+// closeFamily closes a's family (see family.close) and returns the
+// children its stop waits for; a leaf gets leafStopped.
+func (a *Activation) closeFamily() []child {
+	if a.family.CompareAndSwap(nil, leafStopped) {
+		return nil
+	}
+	return a.family.Load().close()
+}
+
 // add counts the child a, whose actor is pid (f.mu held).
 func (f *family) add(a *Activation, pid *actor.PID) {
 	if f.children == nil {
@@ -142,15 +157,15 @@ func (a *Activation) stopBegins(cause agent.CancelCause) []child {
 	if fn := a.onStop.Load(); fn != nil {
 		(*fn)()
 	}
-	children := a.familyOf().close()
+	children := a.closeFamily()
 	a.inbox.Close(cause)
 	return children
 }
 
 // idled notes that a's stop found it idle; the last of its waits
-// finishes it.
+// finishes it (a leaf's only wait is this one).
 func (a *Activation) idled() {
-	if a.familyOf().idle() {
+	if f := a.familyOf(); f == leafStopped || f.idle() {
 		a.finishStop()
 	}
 }
