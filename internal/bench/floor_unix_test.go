@@ -5,6 +5,7 @@ package bench
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 
@@ -51,7 +52,8 @@ func TestTheEndOfLifeFloorWritesEveryLogAndUnlinksEveryLease(t *testing.T) {
 	kept := storeKeptFiles
 	storeKeptFiles = func() int { return 20 }
 	t.Cleanup(func() { storeKeptFiles = kept })
-	logs, err := endIOLogs(dir, 50)
+	project, logs, err := endIOLogs(dir, 50)
+	defer closeEndIO(project, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,17 +61,18 @@ func TestTheEndOfLifeFloorWritesEveryLogAndUnlinksEveryLease(t *testing.T) {
 		if (l.fd >= 0) != (i < 20) {
 			t.Errorf("log %d kept open: %v", i, l.fd >= 0)
 		}
-		if err := l.end(); err != nil {
+		if err := l.end(project); err != nil {
 			t.Fatal(err)
 		}
 		if l.fd >= 0 {
 			syscall.Close(l.fd)
 		}
-		data, err := os.ReadFile(l.path)
-		if err != nil || string(data) != string(floorLine)+string(floorLine) {
+		folder := filepath.Join(dir, "-work-project", l.name)
+		data, err := os.ReadFile(filepath.Join(folder, "session.jsonl"))
+		if err != nil || string(data) != string(endIOHead)+string(floorLine) {
 			t.Errorf("log %d: %q (%v)", i, data, err)
 		}
-		if _, err := os.Stat(l.lease); !os.IsNotExist(err) {
+		if _, err := os.Stat(filepath.Join(folder, "session.lease")); !os.IsNotExist(err) {
 			t.Errorf("lease record of log %d: %v", i, err)
 		}
 	}

@@ -211,7 +211,7 @@ func scaleRow(ctx context.Context, cfg Config) ([]Line, error) {
 	largest := sizes[len(sizes)-1]
 	runs := make([][]ScaleCosts, len(sizes))
 	floorRuns := make([][]ScaleFloor, len(sizes))
-	endIORuns := make([][]Phase, len(sizes)) // one per run: 9i builds as many logs as the size
+	endIORuns := make([][]Phase, len(sizes))
 	for round := range scaleRuns(sizes[0], largest) {
 		for i, live := range sizes {
 			if round >= scaleRuns(live, largest) {
@@ -225,11 +225,13 @@ func scaleRow(ctx context.Context, cfg Config) ([]Line, error) {
 			for range floorRunsIn(round) {
 				floorRuns[i] = append(floorRuns[i], measureGoroutines(live))
 			}
-			io, err := measureEndIO(cfg.Dir, live)
-			if err != nil {
-				return nil, fmt.Errorf("floor at %d: %w", live, err)
+			for range endIORunsIn(round, live, largest) {
+				io, err := measureEndIO(cfg.Dir, live)
+				if err != nil {
+					return nil, fmt.Errorf("floor at %d: %w", live, err)
+				}
+				endIORuns[i] = append(endIORuns[i], io)
 			}
-			endIORuns[i] = append(endIORuns[i], io)
 		}
 	}
 	all := make([]ScaleCosts, len(sizes))
@@ -248,13 +250,25 @@ func scaleRow(ctx context.Context, cfg Config) ([]Line, error) {
 
 // floorRunsIn is how many goroutine floor runs (9f, 9g, 9h) go with a
 // size's run in a round: two, and one more in the first, so that a size
-// measured k times has 2k+1 of them. The end-of-life floor (9i) runs once
-// per round: each run builds as many logs as the size.
+// measured k times has 2k+1 of them (see endIORunsIn for 9i).
 func floorRunsIn(round int) int {
 	if round == 0 {
 		return 3
 	}
 	return 2
+}
+
+// endIORunsIn is how many end-of-life floor runs (9i) go with a size's
+// run in a round: as many as the goroutine floors for a size measured
+// more than once, whose batch is short enough (20 ms at 1k) for one
+// preemption on a loaded machine to swing it by a third; one for a size
+// measured once, whose run builds as many logs as the size (minutes at
+// 100k) and whose batch is long enough to average the load out.
+func endIORunsIn(round, size, largest int) int {
+	if scaleRuns(size, largest) > 1 {
+		return floorRunsIn(round)
+	}
+	return 1
 }
 
 // scaleRuns is how many times row 9 measures a size: up to five times for
@@ -317,7 +331,7 @@ func scaleFloorLines(floors []ScaleFloor) ([]Line, error) {
 		lines = append(lines, l)
 	}
 	lines[0].Note += fmt.Sprintf("; each goroutine holds %d B and is found by id in a map; a message is %d B", floorHeap, floorMessage)
-	lines[3].Note += fmt.Sprintf("; each log in a folder of its own, its lease record a hard link to one of %d owner files; the first %d logs keep their file open (the store's kept-file budget here), the others open and close it for the line", floorOwners, storeKeptFiles())
+	lines[3].Note += fmt.Sprintf("; a store's layout (a folder per log in one project folder, its lease record a hard link to one of %d owner files), reached relative to the open project folder; the first %d logs keep their file open (the store's kept-file budget here), the others open and close it for the line", floorOwners, storeKeptFiles())
 	return lines, nil
 }
 

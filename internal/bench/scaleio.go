@@ -3,28 +3,38 @@
 package bench
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
-// endIOLog is one log of row 9's end-of-life floor (9i): its path, its
-// lease record, and its descriptor while it is kept open (else -1).
+// endIOLog is one log of row 9's end-of-life floor (9i): its folder's
+// name in the project folder, and its descriptor while it is kept open
+// (else -1).
 type endIOLog struct {
-	path, lease string
-	fd          int
+	name string
+	fd   int
 }
+
+// endIOHead is what a live child's log holds before its turn ends (its
+// header, descriptor, prompt and turn start): about a kilobyte.
+var endIOHead = bytes.Repeat([]byte(`{"seq":0,"time":1764522000000,"type":"pad","data":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}`+"\n"), 8)
 
 // measureEndIO is row 9's end-of-life floor at live logs, in a new
 // folder under dir: the I/O a drained child's log and lease take without
-// the runtime. Each log has a folder of its own with its log file and a
-// lease record linked to one of floorOwners owner files, as a JSONL
-// store lays them out; the first storeKeptFiles() logs keep their file
-// open, as the store's kept-file budget does. Timed, per log: a turn's
-// end line appended (through the kept file, else a file opened and
-// closed for it) and the lease record unlinked. At sizes beyond the
+// the runtime, laid out and reached as a JSONL store does. One project
+// folder holds a folder per log, named like a session id, with its log
+// file (about a kilobyte) and a lease record linked to one of
+// floorOwners owner files in the root; the project folder is kept open
+// and every call goes relative to it (openat(2), unlinkat(2)). The first
+// storeKeptFiles() logs keep their file open, as the store's kept-file
+// budget does. Timed, per log, one log after another: the turn's end
+// line appended (through the kept file, else openat, write and close of
+// the log's own file) and the lease record unlinked. At sizes beyond the
 // budget most logs reopen their file, which no runtime can skip without
 // holding a descriptor per log.
 func measureEndIO(dir string, live int) (Phase, error) {
@@ -33,20 +43,14 @@ func measureEndIO(dir string, live int) (Phase, error) {
 		return Phase{}, err
 	}
 	defer os.RemoveAll(root)
-	logs, err := endIOLogs(root, live)
-	defer func() {
-		for _, l := range logs {
-			if l.fd >= 0 {
-				syscall.Close(l.fd)
-			}
-		}
-	}()
+	project, logs, err := endIOLogs(root, live)
+	defer closeEndIO(project, logs)
 	if err != nil {
-		return Phase{}, err
+		return Phase{}, fmt.Errorf("end-of-life floor: %w", err)
 	}
 	return timePhase(live, func() error {
 		for _, l := range logs {
-			if err := l.end(); err != nil {
+			if err := l.end(project); err != nil {
 				return fmt.Errorf("end-of-life floor: %w", err)
 			}
 		}
@@ -54,53 +58,73 @@ func measureEndIO(dir string, live int) (Phase, error) {
 	})
 }
 
-// endIOLogs lays out live logs under root.
-func endIOLogs(root string, live int) ([]endIOLog, error) {
+// endIOLogs lays out live logs under root and returns the project
+// folder's descriptor (-1 when it could not be opened) and the logs.
+func endIOLogs(root string, live int) (int, []endIOLog, error) {
 	owners, err := floorOwnerFiles(root)
 	if err != nil {
-		return nil, err
+		return -1, nil, err
+	}
+	projectPath := filepath.Join(root, "-work-project")
+	if err := os.Mkdir(projectPath, 0o700); err != nil {
+		return -1, nil, err
+	}
+	project, err := unix.Open(projectPath, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, nil, err
 	}
 	logs := make([]endIOLog, 0, live)
 	for i := range live {
-		folder := filepath.Join(root, fmt.Sprint(i))
-		if err := os.Mkdir(folder, 0o700); err != nil {
-			return logs, fmt.Errorf("end-of-life floor: %w", err)
+		l := endIOLog{name: fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i), fd: -1}
+		if err := unix.Mkdirat(project, l.name, 0o700); err != nil {
+			return project, logs, err
 		}
-		l := endIOLog{path: filepath.Join(folder, "session.jsonl"), lease: filepath.Join(folder, "session.lease"), fd: -1}
-		fd, err := syscall.Open(l.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_CLOEXEC, 0o600)
+		fd, err := unix.Openat(project, l.name+"/session.jsonl", unix.O_CREAT|unix.O_WRONLY|unix.O_APPEND|unix.O_CLOEXEC, 0o600)
 		if err != nil {
-			return logs, fmt.Errorf("end-of-life floor: %w", err)
+			return project, logs, err
 		}
-		if _, err := syscall.Write(fd, floorLine); err != nil {
-			return logs, errors.Join(err, syscall.Close(fd))
+		if _, err := unix.Write(fd, endIOHead); err != nil {
+			return project, logs, errors.Join(err, unix.Close(fd))
 		}
 		if i < storeKeptFiles() {
 			l.fd = fd
-		} else if err := syscall.Close(fd); err != nil {
-			return logs, err
+		} else if err := unix.Close(fd); err != nil {
+			return project, logs, err
 		}
 		logs = append(logs, l)
-		if err := os.Link(owners[i%floorOwners], l.lease); err != nil {
-			return logs, fmt.Errorf("end-of-life floor: %w", err)
+		if err := unix.Linkat(unix.AT_FDCWD, owners[i%floorOwners], project, l.name+"/session.lease", 0); err != nil {
+			return project, logs, err
 		}
 	}
-	return logs, nil
+	return project, logs, nil
+}
+
+// closeEndIO closes the kept logs' files and the project folder.
+func closeEndIO(project int, logs []endIOLog) {
+	for _, l := range logs {
+		if l.fd >= 0 {
+			unix.Close(l.fd)
+		}
+	}
+	if project >= 0 {
+		unix.Close(project)
+	}
 }
 
 // end appends the turn's end line and gives the lease up, with the
 // fewest system calls that can: write(2) to a kept descriptor, else
-// open(2), write(2) and close(2); then unlink(2).
-func (l endIOLog) end() error {
+// openat(2), write(2) and close(2); then unlinkat(2).
+func (l endIOLog) end(project int) error {
 	fd := l.fd
 	if fd < 0 {
 		var err error
-		if fd, err = syscall.Open(l.path, os.O_WRONLY|os.O_APPEND|syscall.O_CLOEXEC, 0); err != nil {
+		if fd, err = unix.Openat(project, l.name+"/session.jsonl", unix.O_WRONLY|unix.O_APPEND|unix.O_CLOEXEC, 0); err != nil {
 			return err
 		}
 	}
-	_, err := syscall.Write(fd, floorLine)
+	_, err := unix.Write(fd, floorLine)
 	if l.fd < 0 {
-		err = errors.Join(err, syscall.Close(fd))
+		err = errors.Join(err, unix.Close(fd))
 	}
-	return errors.Join(err, syscall.Unlink(l.lease))
+	return errors.Join(err, unix.Unlinkat(project, l.name+"/session.lease", 0))
 }
