@@ -98,9 +98,53 @@ func (c *Claim) release() {
 // the turn's context with it: a reader that sees the context done finds
 // the cause recorded.
 func (c *Claim) cancelWith(cause agent.CancelCause) {
-	c.cause.CompareAndSwap(nil, &cause)
-	c.cancel(cause)
+	recorded, err := boxed(cause)
+	c.cause.CompareAndSwap(nil, recorded)
+	c.cancel(err)
 }
+
+// boxedCause is a CancelCause as cancelWith records it and as the turn's
+// context reports it.
+type boxedCause struct {
+	recorded *agent.CancelCause
+	err      error
+}
+
+func boxCause(kind string) boxedCause {
+	cause := agent.CancelCause{Kind: kind}
+	return boxedCause{&cause, cause}
+}
+
+// The causes without a reason, boxed once: a drain cancels every agent's
+// turn with one of them.
+var (
+	userCause     = boxCause(agent.CauseUser)
+	parentCause   = boxCause(agent.CauseParent)
+	disposedCause = boxCause(agent.CauseDisposed)
+)
+
+// boxed is cause as cancelWith records it and as the turn's context
+// reports it (an agent.CancelCause value): one of the causes boxed once
+// when it has no reason, else boxed here.
+func boxed(cause agent.CancelCause) (*agent.CancelCause, error) {
+	if cause.Reason == "" {
+		switch cause.Kind {
+		case agent.CauseUser:
+			return userCause.recorded, userCause.err
+		case agent.CauseParent:
+			return parentCause.recorded, parentCause.err
+		case agent.CauseDisposed:
+			return disposedCause.recorded, disposedCause.err
+		}
+	}
+	return boxAnew(cause)
+}
+
+// boxAnew boxes cause for boxed. It is not inlined: the copy it moves to
+// the heap would be the caller's argument, moved on every call.
+//
+//go:noinline
+func boxAnew(cause agent.CancelCause) (*agent.CancelCause, error) { return &cause, cause }
 
 // item is one entry of the turn lane: an agent message, held by value so
 // that accepting it allocates nothing once the lane's buffer exists, or a

@@ -523,3 +523,18 @@ func TestCancelRacingATurnsEnd(t *testing.T) {
 		})
 	}
 }
+
+func TestACauseWithAReasonReachesTheTurnWhole(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, r := newRecorded(false)
+		post(t, b, "a")
+		synctest.Wait()
+		hook := agent.CancelCause{Kind: agent.CauseHook, Reason: "budget"}
+		b.Cancel(hook, true)
+		cause, cancelled := r.claims[0].Cause()
+		require.True(t, cancelled)
+		require.Equal(t, hook, cause)
+		require.Equal(t, hook, context.Cause(r.claims[0].Context()))
+		b.EndTurn()
+	})
+}
