@@ -29,7 +29,8 @@ func (m *Manager) halt() {
 
 // epochLink carries what a resident epoch's agent tells, on the child's
 // goroutines, to the manager; it is also the releaser of the epoch's
-// stop, and out is its release step's outcome so far.
+// stop, and out is its release step's outcome (the actor reads it once
+// released arrived).
 type epochLink struct {
 	m   *Manager
 	a   *activation
@@ -62,7 +63,7 @@ func (l *epochLink) Released(err error) {
 	if err != nil && l.out.failure == nil {
 		l.out.failure = handleDisposalFailed(l.a.childID, err)
 	}
-	l.m.send(released{l.a, l.out})
+	l.m.send(released{l.a})
 }
 
 // queuedLink carries the end of a queued op's context to the actor.

@@ -25,6 +25,7 @@ type core struct {
 	roots          rootHints // scoped-drain roots with a cut-off
 	endParents     rootHints // the parents of the children in state.ends
 	effects        []effect  // what the step under way decided to do
+	spare          []effect  // the room of the last effects done (recycle)
 }
 
 // env is the world as a step sees it: what the registry, the sessions and
@@ -63,11 +64,19 @@ type env interface {
 // carried, if any, gets the failure as its verdict: the actor is never
 // restarted with its state lost.
 func (m *core) step(msg any) []effect {
-	m.effects = nil
+	m.effects = m.spare
+	m.spare = nil
 	m.decideContained(msg)
 	effects := m.effects
 	m.effects = nil
 	return effects
+}
+
+// recycle hands back the effects a step returned, once they were done,
+// for the next step to fill.
+func (m *core) recycle(effects []effect) {
+	clear(effects)
+	m.spare = effects[:0]
 }
 
 // decideContained is decide, with a panic turned into the failure of the
@@ -145,7 +154,7 @@ func (m *core) decideNotice(msg any) {
 	case childStopping:
 		m.stopping(msg.a)
 	case released:
-		m.released(msg.a, msg.out)
+		m.released(msg.a, msg.a.link.out)
 	}
 }
 

@@ -251,7 +251,8 @@ func (s *stepper) notice(verb, name string, rest []string) any {
 		default:
 			out.epoch.StopReason = agent.StopReason(rest[0])
 		}
-		return released{a, out}
+		a.link.out = out
+		return released{a}
 	case "lose":
 		s.env.failure[a.handle] = fault.New(fault.Fenced, "the lease moved on", nil)
 		return nil

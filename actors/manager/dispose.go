@@ -74,8 +74,10 @@ func (m *core) dispose(a *activation) *disposal {
 		return a.disposal
 	}
 	d := m.openDisposal(a)
-	for _, child := range m.ownedActivations(a) {
-		m.dispose(child)
+	for child := range a.owned { // in any order: their owner's stop stops them all
+		if !child.gone {
+			m.dispose(child)
+		}
 	}
 	if a.owner == nil || a.owner.disposal == nil { // else its owner's stop stops it
 		m.stopActor(a, agent.CauseParent)
@@ -102,7 +104,8 @@ func (m *core) stopping(a *activation) {
 // own, then its children's, then the release step's.
 func (m *core) released(a *activation, out teardownOutcome) {
 	if m.ownsUnreleased(a) { // an owned child's release is still on its way
-		a.heldRelease = &out
+		held := out // out itself stays on the stack
+		a.heldRelease = &held
 		return
 	}
 	if a.rollback != nil {
@@ -129,21 +132,10 @@ func (m *core) childReleased(owner *activation, failure error) {
 
 // openDisposal sets a's admission cut-off.
 func (m *core) openDisposal(a *activation) *disposal {
-	a.disposal = &disposal{done: make(chan struct{})}
+	a.ending = disposal{done: make(chan struct{})}
+	a.disposal = &a.ending
 	a.disposing.Store(true)
 	return a.disposal
-}
-
-// ownedActivations are a's live owned children in creation order.
-func (m *core) ownedActivations(a *activation) []*activation {
-	owned := make([]*activation, 0, len(a.owned))
-	for child := range a.owned {
-		if !child.gone {
-			owned = append(owned, child)
-		}
-	}
-	inCreationOrder(owned)
-	return owned
 }
 
 // releaseStep is the first part of the release step of a's actor's stop
@@ -179,20 +171,20 @@ func (m *Manager) durability(ctx context.Context, a *activation) error {
 // (even on failure, so ancestors never stay pinned in waiting), then emits
 // subagent/end and settles the disposal on the lifecycle goroutine.
 func (m *core) release(a *activation, out teardownOutcome) {
-	d, failure, epoch := a.disposal, out.failure, out.epoch
+	d, failure, epoch, owned := a.disposal, out.failure, out.epoch, a.owner != nil
 	m.forget(a)
 	due := m.releaseOwnership(a, failure)
 	d.err = failure
 	if failure != nil && a.settling {
 		m.logger.Warn(fmt.Sprintf("subagent %q activation teardown failed: %s", a.childID, chain(failure)))
 	}
-	end := RunEndInfo{RunInfo: a.run, StopReason: epoch.StopReason, LastAssistantMessage: epoch.Output,
-		DiscardedFollowups: a.discarded}
+	rec := &endRecord{RunEndInfo: RunEndInfo{RunInfo: a.run, StopReason: epoch.StopReason,
+		LastAssistantMessage: epoch.Output, DiscardedFollowups: a.discarded}}
 	if failure != nil {
-		end.StopReason, end.LastAssistantMessage = agent.Error, nil
+		rec.StopReason, rec.LastAssistantMessage = agent.Error, nil
 	}
-	m.remember(end)
-	m.emit(emitEnd{a, end})
+	m.remember(rec, owned)
+	m.emit(emitEnd{a, &rec.RunEndInfo})
 	m.releaseHeld(due)
 }
 
@@ -231,17 +223,19 @@ func (m *core) rolledBack(a *activation, failure error) {
 }
 
 // emitEndOff queues a's end edge.
-func (m *Manager) emitEndOff(a *activation, end RunEndInfo) {
+func (m *Manager) emitEndOff(a *activation, end *RunEndInfo) {
 	m.pushEdge(endEdge{end, a.edge, a.disposal, a.waiters})
 }
 
-// forget drops a from the manager's tables.
+// forget drops a from the manager's tables, and the remembered ends of
+// its children unless an agent with its id is live (remember).
 func (m *core) forget(a *activation) {
 	if m.st.activations[a.childID] == a {
 		delete(m.st.activations, a.childID)
 	}
 	m.emit(forgetEpoch{a})
 	a.gone = true
+	m.parentDisposed(a.childID)
 }
 
 // waitAll waits for every disposal and returns their failures in order.

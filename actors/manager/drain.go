@@ -64,7 +64,9 @@ func (m *core) drainScoped(ctx context.Context, parents []*parent.Handle, result
 	for _, root := range roots {
 		m.scopeOf(root).members[root] = true
 	}
-	tops := targetRoots(m.selectTargets(roots), roots)
+	targets := m.selectTargets(roots)
+	m.st.reserveEnds(len(targets))
+	tops := targetRoots(targets, roots)
 	mats := m.selectMaterializations(roots)
 	disposals := make([]*disposal, len(tops))
 	for i, t := range tops {

@@ -21,7 +21,7 @@ type (
 	// was published, settles its disposal and hands the end to its
 	// waiters.
 	endEdge struct {
-		end     RunEndInfo
+		end     *RunEndInfo
 		edge    *edge
 		d       *disposal
 		waiters []chan RunEndInfo
@@ -85,11 +85,11 @@ func (m *Manager) emitEdge(e any) {
 		m.send(startEmitted{e.o, err})
 	case endEdge:
 		if e.edge.startOK {
-			m.ended(e.end)
+			m.ended(*e.end)
 		}
 		e.d.settle()
 		for _, w := range e.waiters {
-			w <- e.end
+			w <- *e.end
 		}
 	case endHandOver:
 		e.w <- e.end

@@ -82,7 +82,7 @@ type (
 	// settles d and hands the end to a's waiters.
 	emitEnd struct {
 		a   *activation
-		end RunEndInfo
+		end *RunEndInfo
 	}
 	// materializationEnded lets the drains waiting for mat go.
 	materializationEnded struct{ mat *materialization }

@@ -732,7 +732,8 @@ func (m *core) install(ms materializeSpec, h *parent.Handle, lineage []*parent.H
 // and released once the handle's own release is over.
 func (m *Manager) observeEpoch(a *activation) {
 	h := a.handle
-	link := &epochLink{m: m, a: a}
+	a.link = epochLink{m: m, a: a}
+	link := &a.link
 	h.Observe(link.event)
 	h.Activation().OnFenced(link.fenced)
 	h.Activation().OnStop(link.stopping)
@@ -747,11 +748,10 @@ func (m *Manager) observeEpoch(a *activation) {
 // is over.
 func (m *Manager) releasedOnceDisposed(a *activation) {
 	<-a.handle.Disposed()
-	var out teardownOutcome
 	if err := a.handle.Dispose(context.Background()); err != nil {
-		out.failure = handleDisposalFailed(a.childID, err)
+		a.link.out.failure = handleDisposalFailed(a.childID, err)
 	}
-	m.send(released{a, out})
+	m.send(released{a})
 }
 
 // publish runs the post-transfer checks and emits subagent/start; any

@@ -128,12 +128,9 @@ type (
 	}
 	// childStopping: a's actor's stop began (its Stopping).
 	childStopping struct{ a *activation }
-	// released: the release step of a's actor's stop ended with out
-	// (releaseStep); the actor's stop ends next.
-	released struct {
-		a   *activation
-		out teardownOutcome
-	}
+	// released: the release step of a's actor's stop ended with
+	// a.link.out (releaseStep); the actor's stop ends next.
+	released struct{ a *activation }
 )
 
 // Receive feeds one message to the core and performs the effects of its
@@ -145,7 +142,9 @@ func (r *receiver) Receive(c actor.Context) {
 	case *actor.Stopped:
 		close(m.stopped)
 	default:
-		m.perform(m.step(msg))
+		effects := m.step(msg)
+		m.perform(effects)
+		m.recycle(effects)
 	}
 }
 

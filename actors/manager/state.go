@@ -28,10 +28,13 @@ type state struct {
 	// ends are the ends of each child's most recent epoch that ended in
 	// this runtime, for WaitEpoch: kept while an agent with the child's
 	// parent id is live here (see remember).
-	ends map[string]RunEndInfo
-	// endsOf indexes ends by parent id, so a parent's disposal drops its
+	ends map[string]*endRecord
+	// endsOf lists ends by parent id, so a parent's disposal drops its
 	// children's ends without reading the others.
-	endsOf map[string]map[string]struct{}
+	endsOf map[string]*endFamily
+	// endsRoom is how many ends the ends map was last sized for
+	// (reserveEnds).
+	endsRoom int
 }
 
 func newState() *state {
@@ -42,8 +45,8 @@ func newState() *state {
 		scopes:           map[*parent.Handle]*scope{},
 		elsewhere:        map[string]bool{},
 		parked:           map[string][]*op{},
-		ends:             map[string]RunEndInfo{},
-		endsOf:           map[string]map[string]struct{}{},
+		ends:             map[string]*endRecord{},
+		endsOf:           map[string]*endFamily{},
 	}
 }
 
@@ -59,6 +62,7 @@ type activation struct {
 	accepted map[string]bool
 	enqueued map[string]bool // every message handed to the epoch's inbox
 	disposal *disposal       // non-nil once teardown opened: the admission cut-off
+	ending   disposal        // what disposal points to (openDisposal)
 	run      RunInfo
 	boundary int   // the epoch's first own event, taken at subagent/start
 	failure  error // set when the child's actor stopped on its own
@@ -78,6 +82,9 @@ type activation struct {
 	// childFailures are the failures of the owned children released since
 	// a's disposal opened (actor only); a's teardown reports them.
 	childFailures []error
+	// link is what a's agent tells the actor through (observeEpoch); it
+	// lies next to disposing, which its calls read off the actor.
+	link epochLink
 	// disposing mirrors disposal != nil for the child's observer, which
 	// runs off the actor: an idle status can no longer settle a.
 	disposing atomic.Bool

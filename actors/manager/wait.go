@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"maps"
 
 	"github.com/dsh-actors/dsh-actors/internal/actorkit"
 )
@@ -60,54 +61,110 @@ func (m *core) watchEpoch(childID string) chan RunEndInfo {
 		a.waiters = append(a.waiters, w)
 		return w
 	}
-	end, ok := m.st.ends[childID]
-	if !ok {
+	rec := m.st.ends[childID]
+	if rec == nil {
 		return nil
 	}
-	m.emit(handOver{w, end})
+	m.emit(handOver{w, rec.RunEndInfo})
 	return w
 }
 
-// remember keeps end as its child's latest for WaitEpoch, replacing the
-// previous one, while an agent with the child's parent id is live here
-// (inside the actor). The parent's id is counted (once, with its first
-// remembered child) before its liveness is read, so a disposal after the
-// read reaches parentDisposed.
-func (m *core) remember(end RunEndInfo) {
-	m.forgetEnd(end.ID)
-	children := m.st.endsOf[end.ParentID]
-	if children == nil {
-		children = map[string]struct{}{}
-		m.st.endsOf[end.ParentID] = children
-		m.endParents.added(end.ParentID)
+// endRecord is a remembered end and its place in its parent's family.
+type endRecord struct {
+	RunEndInfo
+	family *endFamily
+	at     int // the child's index in family.ids
+}
+
+// endFamily is the children of one parent id whose ends are remembered.
+type endFamily struct{ ids []string }
+
+// reserveEnds makes room in the ends map for n more ends, so that a
+// drain remembering its targets' ends one by one never grows it (inside
+// the actor). The room doubles when it runs out.
+func (s *state) reserveEnds(n int) {
+	need := len(s.ends) + n
+	if need <= s.endsRoom {
+		return
 	}
-	m.st.ends[end.ID] = end
-	children[end.ID] = struct{}{}
-	if m.env.liveAgent(end.ParentID) == nil {
-		m.forgetEnd(end.ID)
+	s.endsRoom = 2 * need
+	ends := make(map[string]*endRecord, s.endsRoom)
+	maps.Copy(ends, s.ends)
+	s.ends = ends
+}
+
+// remember keeps rec as its child's latest end for WaitEpoch, replacing
+// the previous one, while an agent with the child's parent id is live
+// here (inside the actor). The parent's id is counted (once, with its
+// first remembered child) before its liveness is read, so a disposal
+// after the read reaches parentDisposed. A child owned by its parent's
+// Activation (owned) was released before it: the parent's own release
+// reads that liveness later (forget), so it is not read here.
+func (m *core) remember(rec *endRecord, owned bool) {
+	id, parentID := rec.ID, rec.ParentID
+	if old := m.st.ends[id]; old != nil && old.ParentID == parentID {
+		rec.family, rec.at = old.family, old.at
+	} else {
+		if old != nil {
+			m.forgetEnd(id)
+		}
+		rec.family = m.familyOf(parentID)
+		rec.at = len(rec.family.ids)
+		rec.family.ids = append(rec.family.ids, id)
 	}
+	m.st.ends[id] = rec
+	if !owned && m.env.liveAgent(parentID) == nil {
+		m.forgetEnd(id)
+	}
+}
+
+// familyOf is the family of parentID's remembered children, created (and
+// its id counted) when it has none.
+func (m *core) familyOf(parentID string) *endFamily {
+	f := m.st.endsOf[parentID]
+	if f == nil {
+		f = &endFamily{}
+		m.st.endsOf[parentID] = f
+		m.endParents.added(parentID)
+	}
+	return f
 }
 
 // parentDisposed drops the remembered ends of parentID's children unless
 // an agent with that id is live again (inside the actor).
 func (m *core) parentDisposed(parentID string) {
-	if m.env.liveAgent(parentID) != nil {
+	f := m.st.endsOf[parentID]
+	if f == nil || m.env.liveAgent(parentID) != nil {
 		return
 	}
-	for id := range m.st.endsOf[parentID] {
-		m.forgetEnd(id)
+	for _, id := range f.ids {
+		delete(m.st.ends, id)
+	}
+	m.dropFamily(parentID)
+}
+
+// forgetEnd drops childID's remembered end (inside the actor): the last
+// of its family takes its place there.
+func (m *core) forgetEnd(childID string) {
+	rec := m.st.ends[childID]
+	if rec == nil {
+		return
+	}
+	delete(m.st.ends, childID)
+	f := rec.family
+	last := len(f.ids) - 1
+	if moved := f.ids[last]; rec.at < last {
+		f.ids[rec.at] = moved
+		m.st.ends[moved].at = rec.at
+	}
+	f.ids = f.ids[:last]
+	if last == 0 {
+		m.dropFamily(rec.ParentID)
 	}
 }
 
-// forgetEnd drops childID's remembered end (inside the actor).
-func (m *core) forgetEnd(childID string) {
-	if end, ok := m.st.ends[childID]; ok {
-		delete(m.st.ends, childID)
-		children := m.st.endsOf[end.ParentID]
-		delete(children, childID)
-		if len(children) == 0 {
-			delete(m.st.endsOf, end.ParentID)
-			m.endParents.gone(end.ParentID)
-		}
-	}
+// dropFamily forgets parentID's family, which remembers no end any more.
+func (m *core) dropFamily(parentID string) {
+	delete(m.st.endsOf, parentID)
+	m.endParents.gone(parentID)
 }

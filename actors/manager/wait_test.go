@@ -11,7 +11,10 @@ import (
 // listener still watches its parent's id (read inside the actor).
 func (f *fixture) remembered(childID, parentID string) (end RunEndInfo, ok, watched bool) {
 	f.inActor(func() {
-		end, ok = f.m.st.ends[childID]
+		rec := f.m.st.ends[childID]
+		if ok = rec != nil; ok {
+			end = rec.RunEndInfo
+		}
 		watched = f.m.endParents.has(parentID)
 	})
 	return end, ok, watched
