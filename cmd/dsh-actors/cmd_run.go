@@ -37,8 +37,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case err != nil:
 	case flags.NArg() != 1:
 		err = errors.New("run takes exactly one PROMPT argument")
-	case flags.Arg(0) == "":
-		err = errors.New("PROMPT must not be empty")
+	default:
+		err = checkText("PROMPT", flags.Arg(0))
 	}
 	if err == nil {
 		err = checkStoreFlag(flags)

@@ -116,10 +116,22 @@ func checkSendArgs(positional []string) error {
 	case n > len(names):
 		return fmt.Errorf("unexpected argument %q after TEXT (quote TEXT if it has spaces)", positional[len(names)])
 	}
-	for i, name := range names {
+	for i, name := range names[:2] {
 		if positional[i] == "" {
 			return fmt.Errorf("%s must not be empty", name)
 		}
+	}
+	return checkText("TEXT", positional[2])
+}
+
+// checkText refuses a message text that is empty or only whitespace, as
+// the original's composer sends no draft whose trimmed text is empty.
+func checkText(name, text string) error {
+	switch {
+	case text == "":
+		return fmt.Errorf("%s must not be empty", name)
+	case strings.TrimSpace(text) == "":
+		return fmt.Errorf("%s must not be only whitespace", name)
 	}
 	return nil
 }

@@ -315,6 +315,7 @@ func TestSendUsageErrors(t *testing.T) {
 		{[]string{"send", "p"}, "missing CHILD_ID and TEXT"},
 		{[]string{"send", "p", "c"}, "missing TEXT"},
 		{[]string{"send", "p", "c", ""}, "TEXT must not be empty"},
+		{[]string{"send", "p", "c", "  \t\n"}, "TEXT must not be only whitespace"},
 		{[]string{"send", "", "c", "t"}, "PARENT_ID must not be empty"},
 		{[]string{"send", "p", "", "t"}, "CHILD_ID must not be empty"},
 		{[]string{"send", "p", "c", "reply", "hi"}, `unexpected argument "hi" after TEXT`},

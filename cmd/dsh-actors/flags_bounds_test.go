@@ -92,7 +92,9 @@ func TestAnEmptyStoreIsAUsageError(t *testing.T) {
 // A context window below one token, or an empty run PROMPT, is a usage
 // error naming the flag or argument, refused before anything is opened;
 // both used to run (the window silently taken as unknown, the prompt as
-// an empty turn) while send refused an empty TEXT.
+// an empty turn) while send refused an empty TEXT. A PROMPT of only
+// whitespace is as empty (the original's composer sends no draft whose
+// trimmed text is empty) and used to run a blank turn too.
 func TestContextWindowAndRunPromptAreChecked(t *testing.T) {
 	cases := []struct {
 		args []string
@@ -104,6 +106,7 @@ func TestContextWindowAndRunPromptAreChecked(t *testing.T) {
 		{[]string{"acp", "--context-window", "-1"}, `invalid value "-1" for flag -context-window: must be a positive number of tokens`},
 		{[]string{"run", "--context-window", "x", "hi"}, `invalid value "x" for flag -context-window: must be a positive number of tokens`},
 		{[]string{"run", ""}, "PROMPT must not be empty"},
+		{[]string{"run", " \t\n "}, "PROMPT must not be only whitespace"},
 	}
 	for _, c := range cases {
 		store := t.TempDir()
