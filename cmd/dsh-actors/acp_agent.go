@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,9 +27,9 @@ import (
 // top-level dsh agent of rt whose session id is the ACP session id. It
 // blocks until then; the caller closes rt.
 func serveACP(ctx context.Context, rt acpRuntime, in io.Reader, out io.Writer, logger *slog.Logger) {
-	a := &acpAgent{rt: rt, sessions: map[string]bool{}, prompting: map[string]bool{}}
+	a := &acpAgent{rt: rt, sessions: map[string]bool{}, slots: map[string]*promptSlot{}}
 	opened := make(chan struct{})
-	conn := acp.NewAgentSideConnection(a, out, gatedReader{in, opened})
+	conn := acp.NewAgentSideConnection(a, out, &promptWatcher{r: gatedReader{in, opened}, read: a.promptRead})
 	a.conn = conn
 	conn.SetLogger(logger)
 	close(opened) // the connection and a.conn are set before its handlers run
@@ -51,6 +52,57 @@ func (g gatedReader) Read(p []byte) (int, error) {
 	return g.r.Read(p)
 }
 
+// promptWatcher passes r's bytes on and, before it passes the end of a
+// line, calls read with the session id of a session/prompt request that
+// line holds: the agent counts a prompt before the SDK dispatches it, and
+// so before any session/cancel sent after it.
+type promptWatcher struct {
+	r       io.Reader
+	read    func(sessionID string)
+	partial []byte // the unfinished line passed on so far
+}
+
+func (w *promptWatcher) Read(p []byte) (int, error) {
+	n, err := w.r.Read(p)
+	chunk := p[:n]
+	for {
+		i := bytes.IndexByte(chunk, '\n')
+		if i < 0 {
+			w.partial = append(w.partial, chunk...)
+			return n, err
+		}
+		line := chunk[:i]
+		if len(w.partial) > 0 {
+			line = append(w.partial, line...)
+		}
+		if id, ok := promptSessionOf(line); ok {
+			w.read(id)
+		}
+		w.partial, chunk = w.partial[:0], chunk[i+1:]
+	}
+}
+
+// promptSessionOf is the session id of the session/prompt request line
+// holds, decoded and validated as the SDK does; false for any other line.
+func promptSessionOf(line []byte) (string, bool) {
+	if !bytes.Contains(line, []byte(acp.AgentMethodSessionPrompt)) {
+		return "", false
+	}
+	var msg struct {
+		ID     *json.RawMessage `json:"id"`
+		Method string           `json:"method"`
+		Params json.RawMessage  `json:"params"`
+	}
+	if json.Unmarshal(line, &msg) != nil || msg.ID == nil || msg.Method != acp.AgentMethodSessionPrompt {
+		return "", false
+	}
+	var req acp.PromptRequest
+	if json.Unmarshal(msg.Params, &req) != nil || req.Validate() != nil {
+		return "", false
+	}
+	return string(req.SessionId), true
+}
+
 // acpRuntime is what an ACP connection asks of the runtime (a
 // *dsh.Runtime; a test counts its reads).
 type acpRuntime interface {
@@ -66,9 +118,22 @@ type acpAgent struct {
 	rt   acpRuntime
 	conn *acp.AgentSideConnection
 
-	mu        sync.Mutex
-	sessions  map[string]bool // the ACP session ids this connection opened or loaded
-	prompting map[string]bool // the sessions with a prompt in flight
+	mu       sync.Mutex
+	sessions map[string]bool        // the ACP session ids this connection opened or loaded
+	slots    map[string]*promptSlot // by session id
+}
+
+// promptSlot is a session's one prompt slot: how many session/prompt
+// requests were read off the wire and have not reached Prompt yet, whether
+// a prompt runs, and whether a session/cancel came for the one running or
+// for one read and not yet begun. The SDK runs each request on its own
+// goroutine and notifications in order on another, so a cancel sent just
+// after its prompt can reach Cancel before the prompt reaches Prompt.
+type promptSlot struct {
+	waiting       int
+	active        bool
+	cancelled     bool
+	cancelWaiting bool
 }
 
 var (
@@ -205,10 +270,12 @@ func jsonString(s string) string {
 // beyond text and resource links, is Invalid params and starts no turn.
 func (a *acpAgent) Prompt(ctx context.Context, params acp.PromptRequest) (acp.PromptResponse, error) {
 	id := string(params.SessionId)
+	a.promptBegun(id)
 	if !a.session(id) {
 		return acp.PromptResponse{}, invalidParams("unknown session: " + id)
 	}
-	if !a.startPrompt(id) {
+	claimed, cancelled := a.startPrompt(id)
+	if !claimed {
 		return acp.PromptResponse{}, invalidParams("a prompt is already in flight for this session")
 	}
 	defer a.endPrompt(id)
@@ -219,12 +286,19 @@ func (a *acpAgent) Prompt(ctx context.Context, params acp.PromptRequest) (acp.Pr
 	if isBlank(text) {
 		return acp.PromptResponse{}, invalidParams("empty prompt")
 	}
+	if cancelled {
+		return acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+	}
 	turn := newTurnStream(a.rt, id)
 	defer turn.stop()
-	if _, err := a.rt.PromptSession(ctx, id, event.Text(text), event.Source{Kind: event.SourceUser}); err != nil {
+	messageID, err := a.rt.PromptSession(context.WithoutCancel(ctx), id, event.Text(text), event.Source{Kind: event.SourceUser})
+	if err != nil {
 		return acp.PromptResponse{}, internalError("prompt was not queued: " + err.Error())
 	}
-	reason, err := turn.forward(func(update acp.SessionUpdate) error {
+	if a.promptCancelled(id) { // the cancel may have come before the message was queued
+		_ = a.rt.CancelTurn(context.WithoutCancel(ctx), id, false)
+	}
+	reason, err := turn.forward(messageID, func(update acp.SessionUpdate) error {
 		return a.conn.SessionUpdate(context.WithoutCancel(ctx), acp.SessionNotification{SessionId: params.SessionId, Update: update})
 	})
 	if err != nil {
@@ -234,9 +308,13 @@ func (a *acpAgent) Prompt(ctx context.Context, params acp.PromptRequest) (acp.Pr
 }
 
 // Cancel cancels the session's running turn; its Prompt then answers
-// cancelled.
+// cancelled. A cancel that overtakes the prompt sent before it (the SDK
+// dispatches requests and notifications on different goroutines) cancels
+// that prompt as it begins, and one that comes while the prompt's message
+// waits in the inbox discards it: either way the prompt answers cancelled.
 func (a *acpAgent) Cancel(ctx context.Context, params acp.CancelNotification) error {
 	if id := string(params.SessionId); a.session(id) {
+		a.cancelPrompt(id)
 		_ = a.rt.CancelTurn(ctx, id, false)
 	}
 	return nil
@@ -273,23 +351,83 @@ func (a *acpAgent) remember(id string) {
 	a.sessions[id] = true
 }
 
-// startPrompt claims session id's one prompt slot; false when a prompt
-// holds it.
-func (a *acpAgent) startPrompt(id string) bool {
+// slot is session id's prompt slot, made when missing; a.mu is held.
+func (a *acpAgent) slot(id string) *promptSlot {
+	s := a.slots[id]
+	if s == nil {
+		s = &promptSlot{}
+		a.slots[id] = s
+	}
+	return s
+}
+
+// promptRead counts a session/prompt request for session id read off the
+// wire, before the SDK dispatches it.
+func (a *acpAgent) promptRead(id string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.prompting[id] {
-		return false
+	a.slot(id).waiting++
+}
+
+// promptBegun uncounts a request promptRead counted, as Prompt takes it.
+func (a *acpAgent) promptBegun(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s := a.slot(id); s.waiting > 0 {
+		s.waiting--
 	}
-	a.prompting[id] = true
-	return true
+	a.forget(id)
+}
+
+// startPrompt claims session id's one prompt slot (false when a prompt
+// holds it) and reports whether a cancel already came for the prompt.
+func (a *acpAgent) startPrompt(id string) (claimed, cancelled bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.slot(id)
+	if s.active {
+		return false, false
+	}
+	s.active, s.cancelled, s.cancelWaiting = true, s.cancelWaiting, false
+	return true, s.cancelled
+}
+
+// promptCancelled reports whether a cancel came for session id's running
+// prompt.
+func (a *acpAgent) promptCancelled(id string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.slot(id).cancelled
+}
+
+// cancelPrompt marks session id's running prompt cancelled, or the one
+// read and not yet begun.
+func (a *acpAgent) cancelPrompt(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch s := a.slot(id); {
+	case s.active:
+		s.cancelled = true
+	case s.waiting > 0:
+		s.cancelWaiting = true
+	}
+	a.forget(id)
 }
 
 // endPrompt frees session id's prompt slot.
 func (a *acpAgent) endPrompt(id string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	delete(a.prompting, id)
+	s := a.slot(id)
+	s.active, s.cancelled = false, false
+	a.forget(id)
+}
+
+// forget drops session id's slot when it holds nothing; a.mu is held.
+func (a *acpAgent) forget(id string) {
+	if s := a.slots[id]; s != nil && *s == (promptSlot{}) {
+		delete(a.slots, id)
+	}
 }
 
 // invalidParams is the original's Invalid params error: the detail
@@ -375,7 +513,7 @@ func promptResponse(end event.TurnEnd) (acp.PromptResponse, error) {
 // events in log order and knows when its retry chain is over.
 type turnStream struct {
 	mu     sync.Mutex
-	queue  []dsh.Notice // SessionAppended and SessionRunning notices
+	queue  []dsh.Notice // SessionAppended, SessionRunning and MessageLeft notices
 	wake   chan struct{}
 	cancel func()
 	gone   chan struct{} // closed when the session leaves the runtime
@@ -393,7 +531,7 @@ func newTurnStream(rt acpRuntime, id string) *turnStream {
 		case dsh.SessionReleased:
 			left.Do(func() { close(t.gone) })
 			return
-		case dsh.SessionAppended, dsh.SessionRunning:
+		case dsh.SessionAppended, dsh.SessionRunning, dsh.MessageLeft:
 		default:
 			return
 		}
@@ -410,15 +548,22 @@ func newTurnStream(rt acpRuntime, id string) *turnStream {
 
 func (t *turnStream) stop() { t.cancel() }
 
-// forward sends each queued event's updates until the prompt's turn ends,
-// and returns how it ended. A failed turn's end is held until the agent
+// forward sends each queued event's updates until the turn of the prompt
+// messageID ends, and returns how it ended (aborted when a cancel
+// discarded the message before a turn took it). A failed turn's end is held until the agent
 // stops running or another message's turn starts: a retry turn over the
 // same prompt may follow it, and then the retry's end is the answer.
 // forward fails when send fails or the agent is disposed first.
-func (t *turnStream) forward(send func(acp.SessionUpdate) error) (event.TurnEnd, error) {
+func (t *turnStream) forward(messageID string, send func(acp.SessionUpdate) error) (event.TurnEnd, error) {
 	var failed *event.TurnEnd
 	for {
 		for _, n := range t.take() {
+			if n.Kind == dsh.MessageLeft {
+				if n.MessageID == messageID && n.Discarded { // cancelled before a turn took it
+					return event.TurnEnd{Reason: string(agent.Aborted)}, nil
+				}
+				continue
+			}
 			if n.Kind == dsh.SessionRunning {
 				if failed != nil && !n.Running {
 					return *failed, nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -619,4 +621,81 @@ func TestACPRefusesSetMode(t *testing.T) {
 	require.ErrorAs(t, err, &refused)
 	require.Equal(t, -32601, refused.Code)
 	c.close(t)
+}
+
+// A session/cancel sent right after its session/prompt ends that prompt:
+// it answers cancelled and its turn, if one started, is aborted, as the
+// original's bridge settles a prompt cancelled however far its admission
+// got. The SDK runs requests and notifications on different goroutines,
+// so the cancel could reach the agent before the prompt did, cancel
+// nothing, and leave the prompt's "sleep 1h" running and unanswered.
+func TestACPCancelSentRightAfterAPromptEndsIt(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	exited := make(chan int, 1)
+	go func() {
+		var stderr strings.Builder
+		exited <- acpCommand(context.Background(), []string{"--store", t.TempDir()}, inR, outW, &stderr)
+		_ = outW.Close()
+	}()
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		scanner := bufio.NewScanner(outR)
+		for scanner.Scan() {
+			lines <- scanner.Text()
+		}
+	}()
+	answer := func(id int) map[string]any {
+		t.Helper()
+		deadline := time.After(time.Minute)
+		for {
+			select {
+			case line, ok := <-lines:
+				require.True(t, ok, "the agent's output ended before the answer to request %d", id)
+				var msg map[string]any
+				require.NoError(t, json.Unmarshal([]byte(line), &msg))
+				if msg["id"] == float64(id) {
+					return msg
+				}
+			case <-deadline:
+				t.Fatalf("waited a minute for the answer to request %d", id)
+			}
+		}
+	}
+	write := func(text string) {
+		t.Helper()
+		_, err := io.WriteString(inW, text)
+		require.NoError(t, err)
+	}
+	write(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}` + "\n")
+	answer(1)
+	write(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":` + jsonString(t.TempDir()) + `,"mcpServers":[]}}` + "\n")
+	id := answer(2)["result"].(map[string]any)["sessionId"].(string)
+	for i := range 20 {
+		request := 10 + i
+		write(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"sleep 1h"}]}}`+"\n", request, id) +
+			fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":%q}}`+"\n", id))
+		require.Equal(t, map[string]any{"stopReason": "cancelled"}, answer(request)["result"], "prompt %d", i)
+	}
+	require.NoError(t, inW.Close())
+	for range lines {
+	}
+	require.Equal(t, 0, <-exited)
+}
+
+// promptWatcher counts each session/prompt request as its line ends,
+// however the reads split it, and passes every byte on unchanged.
+func TestPromptWatcherCountsPromptsAsTheirLinesEnd(t *testing.T) {
+	wire := `{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"not-a-request","prompt":[]}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s2","prompt":[]}}` + "\n" +
+		`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s3","prompt":[{"type":"text","text":"unfinished"}]}}`
+	var seen []string
+	w := &promptWatcher{r: iotest.OneByteReader(strings.NewReader(wire)), read: func(id string) { seen = append(seen, id) }}
+	passed, err := io.ReadAll(w)
+	require.NoError(t, err)
+	require.Equal(t, wire, string(passed))
+	require.Equal(t, []string{"s1", "s2"}, seen, "requests only, and only once their line ended")
 }
