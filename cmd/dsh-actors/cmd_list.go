@@ -29,7 +29,7 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	store := storeFlag(flags)
 	noIndex := noIndexFlag(flags)
 	positional, err := parseInterspersed(flags, args)
-	if err := exactlyOne(positional, err, "PARENT_ID"); err != nil {
+	if err := exactlyOneID(positional, err, "PARENT_ID"); err != nil {
 		return usageError(stderr, listUsage, flags, err)
 	}
 	children, err := listChildren(ctx, *store, positional[0], *noIndex)
@@ -166,6 +166,18 @@ func exactlyOne(positional []string, err error, name string) error {
 		return fmt.Errorf("expected one %s argument, got %d", name, len(positional))
 	}
 	return err
+}
+
+// exactlyOneID is exactlyOne for a session id, which must not be empty
+// either (the original's session ids are non-empty strings).
+func exactlyOneID(positional []string, err error, name string) error {
+	if err := exactlyOne(positional, err, name); err != nil {
+		return err
+	}
+	if positional[0] == "" {
+		return fmt.Errorf("%s must not be empty", name)
+	}
+	return nil
 }
 
 // usageError prints the problem (if any), the usage line and the flags,

@@ -123,6 +123,10 @@ func TestWrongArgumentCountsAreNamed(t *testing.T) {
 		{[]string{"list", "a", "b"}, "expected one PARENT_ID argument, got 2"},
 		{[]string{"show"}, "expected one ID argument, got 0"},
 		{[]string{"show", "a", "b", "c"}, "expected one ID argument, got 3"},
+		// An empty id is a usage error, as send's PARENT_ID and CHILD_ID
+		// are, not a session the store could not find.
+		{[]string{"list", ""}, "PARENT_ID must not be empty"},
+		{[]string{"show", ""}, "ID must not be empty"},
 	} {
 		code, _, stderr := run(t, tc.args...)
 		require.Equal(t, 2, code, fmt.Sprint(tc.args))
@@ -148,17 +152,19 @@ func TestListJSONIsWhatJSONStringifyWrites(t *testing.T) {
 	require.Equal(t, `[{"kind":"child","id":"c-html","label":"a<b & c>`+"\u2028"+` \"q\" 中文","status":"complete"}]`+"\n", stdout)
 }
 
-// An empty PARENT_ID names no session: list fails as for any unknown id,
-// with the derived index as without it. The index used to answer "(no
-// subagents)", exit 0, while the logs answered SESSION_NOT_FOUND.
-func TestListOfAnEmptyParentIsNotFoundWithOrWithoutTheIndex(t *testing.T) {
+// An empty PARENT_ID names no session: list refuses it as a usage error
+// before opening anything, with the derived index as without it. The
+// index used to answer "(no subagents)", exit 0, while the logs answered
+// SESSION_NOT_FOUND; then both answered SESSION_NOT_FOUND, exit 1, while
+// send refused an empty PARENT_ID as a usage error.
+func TestListOfAnEmptyParentIsAUsageErrorWithOrWithoutTheIndex(t *testing.T) {
 	store := testStore(t)
 	for _, args := range [][]string{{"list", "--store", store, ""}, {"list", "--no-index", "--store", store, ""},
 		{"list", "--json", "--store", store, ""}} {
 		code, stdout, stderr := run(t, args...)
-		require.Equal(t, 1, code, "%q: %s", args, stdout)
+		require.Equal(t, 2, code, "%q: %s", args, stdout)
 		require.Empty(t, stdout, args)
-		require.Equal(t, "dsh-actors list: SESSION_QUERY_SESSION_NOT_FOUND: session \"\" not found\n", stderr, args)
+		require.True(t, strings.HasPrefix(stderr, "dsh-actors list: PARENT_ID must not be empty\nusage: dsh-actors list"), "%q: %s", args, stderr)
 	}
 }
 

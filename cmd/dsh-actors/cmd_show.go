@@ -33,7 +33,7 @@ func runShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// opened and --no-index, taken by every reading command, changes nothing.
 	flags.Bool("no-index", false, "accepted as by list and search; show reads its one log directly and never opens the derived index")
 	positional, err := parseInterspersed(flags, args)
-	if err := exactlyOne(positional, err, "ID"); err != nil {
+	if err := exactlyOneID(positional, err, "ID"); err != nil {
 		return usageError(stderr, showUsage, flags, err)
 	}
 	log, err := readSession(ctx, *store, positional[0])
