@@ -90,7 +90,6 @@ func runPrompt(ctx context.Context, rt *dsh.Runtime, prompt string, stdout io.Wr
 	}
 	id := uuid.NewString()
 	p := &printer{w: stdout}
-	p.line("[session " + id + "]")
 	stop := rt.Subscribe(func(n dsh.Notice) {
 		if n.Kind == dsh.SessionAppended && n.SessionID == id {
 			p.event(n.Event)
@@ -100,6 +99,7 @@ func runPrompt(ctx context.Context, rt *dsh.Runtime, prompt string, stdout io.Wr
 	if err := rt.OpenSession(ctx, dsh.SessionSpec{ID: id, Cwd: cwd}); err != nil {
 		return event.TurnEnd{}, err
 	}
+	p.line("[session " + id + "]") // only once the session exists
 	if _, err := rt.PromptSession(ctx, id, event.Text(prompt), event.Source{Kind: event.SourceUser}); err != nil {
 		return event.TurnEnd{}, err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/dsh-actors/dsh-actors/internal/llm"
 	"github.com/dsh-actors/dsh-actors/internal/llmtest"
+	"github.com/dsh-actors/dsh-actors/internal/logpath"
 )
 
 // runOutput splits run's stdout into its session line's id, the lines of
@@ -138,4 +140,21 @@ func TestRunExitsZeroWhenARetryChainSucceeds(t *testing.T) {
 	_, _, rest := runOutput(t, stdout)
 	require.Regexp(t, `^\[retry 1 of 2 in [0-9]+ ms: model returned a completed response with no content \(EMPTY_RESPONSE\)\]\nok\n$`, rest)
 	require.Len(t, srv.Received(), 2)
+}
+
+// A session the store cannot create (here its project folder's place is
+// taken by a file) fails run before any "[session ID]" line: stdout names
+// no session that was never stored.
+func TestRunPrintsNoSessionItCouldNotCreate(t *testing.T) {
+	root := t.TempDir()
+	cwd, err := os.Getwd()
+	require.NoError(t, err)
+	project, err := logpath.ProjectDir(root, cwd)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(project, []byte("in the way\n"), 0o600))
+	code, stdout, stderr := run(t, "run", "--store", root, "reply hi")
+	require.Equal(t, 1, code, stderr)
+	require.Empty(t, stdout)
+	require.Contains(t, stderr, "dsh-actors run: AGENT_START_FAILED: ")
+	require.Contains(t, stderr, project)
 }
