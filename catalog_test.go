@@ -98,8 +98,8 @@ func TestSearchValidatesOnAMemoryRuntime(t *testing.T) {
 	require.ErrorIs(t, err, fault.QueryInvalidLimit)
 	_, err = rt.Search(bg, SearchRequest{Phrase: " "})
 	require.ErrorIs(t, err, fault.QueryInvalidQuery)
-	require.Equal(t, [2]int{index.DefaultLimit, index.MaxLimit}, [2]int{SearchDefaultLimit, SearchMaxLimit},
-		"the root's search limits are not the index's")
+	require.Equal(t, index.MaxLimit, SearchMaxLimit, "the root's search limit is not the index's")
+	require.Equal(t, 20, index.DefaultLimit, "SearchRequest.Limit's documented default is not the index's")
 }
 
 // TestReadsOfAClosedRuntimeFail: after Close every read is fault.Closed.

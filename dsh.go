@@ -140,7 +140,16 @@ type Runtime struct {
 	fullLogs   fullLogSet
 	roomOnDisk func() bool
 	index      *storeIndex
+	// provider and model are the route new top-level agents start with
+	// (Options.Provider and Model, or the model agents'); empty for the
+	// scripted agent.
+	provider, model string
 }
+
+// Route returns the provider and model of the agents the runtime starts
+// (Options.Provider and Model, or those of model agents naming a model):
+// both empty for the scripted agent. It does not block.
+func (r *Runtime) Route() (provider, model string) { return r.provider, r.model }
 
 // Open opens the store, starts the actor runtime and binds its subagent
 // service with the spawn and fork providers. On an error nothing stays
@@ -169,7 +178,8 @@ func openWith(opts Options, extra ...session.Option) (*Runtime, error) {
 	if err := checkEncoding(rt.Sessions().Store(), opts.Compression); err != nil {
 		return nil, errors.Join(err, rt.Close(context.Background()), closeStore(pg))
 	}
-	r := &Runtime{actors: rt, query: query.New(rt.Sessions()), postgres: pg, store: promptStoreOf(rt.Sessions().Store())}
+	r := &Runtime{actors: rt, query: query.New(rt.Sessions()), postgres: pg, store: promptStoreOf(rt.Sessions().Store()),
+		provider: opts.Provider, model: opts.Model}
 	r.index = newStoreIndex(indexRoot(opts), opts.NoIndex, rt.Sessions())
 	err = r.bindSubagents(opts.Logger)
 	if err == nil {

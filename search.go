@@ -8,15 +8,12 @@ import (
 	"github.com/dsh-actors/dsh-actors/internal/index"
 )
 
-// The bounds of SearchRequest.Limit (the derived index's).
-const (
-	SearchDefaultLimit = 20
-	SearchMaxLimit     = 100
-)
+// SearchMaxLimit is the largest SearchRequest.Limit (the derived index's).
+const SearchMaxLimit = 100
 
 // SearchRequest asks for the events whose text holds Phrase as a literal
 // phrase of words (compared case- and accent-folded; search syntax in it
-// is text): Limit hits (1 to SearchMaxLimit; 0 means SearchDefaultLimit)
+// is text): Limit hits (1 to SearchMaxLimit; 0 means 20)
 // after skipping Offset (0 or more).
 type SearchRequest struct {
 	Phrase string

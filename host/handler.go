@@ -77,6 +77,7 @@ type Handler struct {
 	closeBackend func()
 	closeOnce    sync.Once
 	static       http.Handler
+	route        route // host.describe's provider and model
 }
 
 // New returns the handler over the runtime rt: its agents and sessions,
@@ -87,6 +88,7 @@ func New(rt *dsh.Runtime, opts Options) *Handler {
 	backend := newRuntimeBackend(rt)
 	h := newHandler(backend, opts)
 	h.closeBackend = backend.close
+	h.route.provider, h.route.model = rt.Route()
 	return h
 }
 
@@ -113,6 +115,7 @@ func newHandler(backend rpcBackend, opts Options) *Handler {
 		bodies:  &bodyBudget{limit: opts.MaxBodyBytesInFlight},
 		catalog: newCatalogReads(backend.ListChildren), static: http.FileServerFS(page)}
 	h.methods = map[string]method{
+		"host.describe":    h.hostDescribe,
 		"session.list":     h.sessionList,
 		"session.create":   h.sessionCreate,
 		"session.history":  h.sessionHistory,

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -273,4 +274,19 @@ func TestServeSecondSIGINTForcesExit(t *testing.T) {
 	require.NoError(t, s.cmd.Process.Signal(syscall.SIGINT))
 	require.Equal(t, 1, s.wait(t, 30*time.Second))
 	require.Contains(t, s.stderr.String(), "forced exit")
+}
+
+// TestServeDescribesItself: serve answers host.describe, the web client's
+// readiness call, with its version, its working folder as the default
+// cwd, no route for the scripted agent and its attached sessions.
+func TestServeDescribesItself(t *testing.T) {
+	s := startServe(t, buildServe(t), t.TempDir())
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	var before, after map[string]any
+	mustCall(t, s.url, "host.describe", map[string]any{}, &before)
+	require.Equal(t, map[string]any{"version": "0", "cwd": wd, "attachedSessions": 0.0}, before)
+	mustCall(t, s.url, "session.create", map[string]any{}, nil)
+	mustCall(t, s.url, "host.describe", map[string]any{}, &after)
+	require.Equal(t, 1.0, after["attachedSessions"], "after session.create")
 }

@@ -10,6 +10,9 @@ import (
 
 const searchUsage = "usage: dsh-actors search [--json] [--limit N] [--offset N] [--no-index] [--store DIR] PHRASE"
 
+// searchDefaultLimit is --limit's default, dsh.SearchRequest.Limit's.
+const searchDefaultLimit = 20
+
 // runSearch prints the events of stored sessions whose text holds PHRASE
 // as a literal phrase, best first: one line `<sessionId> <seq> <snippet>`
 // per hit, or with --json an array of {sessionId, seq, type, snippet}.
@@ -17,7 +20,7 @@ const searchUsage = "usage: dsh-actors search [--json] [--limit N] [--offset N] 
 func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags := newFlags("search")
 	asJSON := flags.Bool("json", false, "print the hits as a JSON array")
-	limit := flags.Int("limit", dsh.SearchDefaultLimit, fmt.Sprintf("hits to print (1 to %d)", dsh.SearchMaxLimit))
+	limit := flags.Int("limit", searchDefaultLimit, fmt.Sprintf("hits to print (1 to %d)", dsh.SearchMaxLimit))
 	offset := flags.Int("offset", 0, "hits to skip first")
 	store := storeFlag(flags)
 	noIndex := noIndexFlag(flags)
