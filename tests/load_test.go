@@ -72,16 +72,16 @@ func TestServeUnderLoad(t *testing.T) {
 	awaitCatalogSettled(t, s.url, parentID)
 	expected := announcedSeqs(t, s.url, parentID, children[0], touched)
 	awaitSentinel(t, s.url, streams)
-	lost := 0
-	for _, r := range streams {
-		lost += r.faults(expected)
+	var faults []string
+	for i, r := range streams {
+		faults = append(faults, r.faults(i, expected)...)
 	}
 	cancel()
-	report(t, shape, latencies, listErrors, promptErrors, len(touched), streams, lost)
+	report(t, shape, latencies, listErrors, promptErrors, len(touched), streams, len(faults))
 	require.Zero(t, listErrors, "subagent.list errors")
 	require.Zero(t, promptErrors, "subagent.prompt errors")
 	require.NotZero(t, len(touched), "no child was prompted")
-	require.Zero(t, lost, "frames lost or duplicated")
+	require.Empty(t, faults, "frames lost, duplicated or reordered")
 }
 
 // spawnChildren creates a top-level session whose one turn spawns n
@@ -300,15 +300,16 @@ func (r *frameRecorder) record(line string) {
 	}
 }
 
-// faults counts the children whose received seqs differ from the expected
-// ones (a lost, duplicated or reordered event).
-func (r *frameRecorder) faults(expected map[string][]int64) int {
+// faults names, for stream i, each child whose received seqs differ from
+// the expected ones (a lost, duplicated or reordered event), with both
+// lists, so that a failure shows which it was.
+func (r *frameRecorder) faults(i int, expected map[string][]int64) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	faults := 0
+	var faults []string
 	for child, seqs := range expected {
-		if !slices.Equal(r.seqs[child], seqs) {
-			faults++
+		if got := r.seqs[child]; !slices.Equal(got, seqs) {
+			faults = append(faults, fmt.Sprintf("stream %d, child %s: received seqs %v, its log has %v", i, child, got, seqs))
 		}
 	}
 	return faults
