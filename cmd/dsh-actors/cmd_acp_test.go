@@ -157,6 +157,45 @@ func (c *acpClient) newSession(t *testing.T, dir string) sdk.SessionId {
 	return s.SessionId
 }
 
+// startModelACP starts `dsh-actors acp` with a model agent served by the
+// OpenAI-compatible server at url and opens one session on it.
+func startModelACP(t *testing.T, url string) (*acpClient, sdk.SessionId) {
+	t.Helper()
+	t.Setenv(llm.EnvAPIKey, "k")
+	t.Setenv(llm.EnvBaseURL, url)
+	c := startACP(t, "--model", "deepseek-v4-flash", "--store", t.TempDir())
+	return c, c.newSession(t, t.TempDir())
+}
+
+// startLongTurn sends session id a prompt whose turn replies "first" and
+// then sleeps for an hour, and returns once the reply was streamed; the
+// prompt's answer arrives on the returned channel.
+func (c *acpClient) startLongTurn(t *testing.T, id sdk.SessionId) <-chan sdk.PromptResponse {
+	t.Helper()
+	answered := make(chan sdk.PromptResponse, 1)
+	go func() {
+		resp, err := c.prompt(id, "reply first\nsleep 1h")
+		if err != nil {
+			t.Errorf("long prompt: %v", err)
+		}
+		answered <- resp
+	}()
+	c.waitForText(t, `"first"`)
+	return answered
+}
+
+// requireCancelled waits up to a minute for a prompt's answer and
+// requires it to say cancelled.
+func requireCancelled(t *testing.T, answered <-chan sdk.PromptResponse) {
+	t.Helper()
+	select {
+	case resp := <-answered:
+		require.Equal(t, sdk.StopReasonCancelled, resp.StopReason)
+	case <-time.After(time.Minute):
+		t.Fatal("waited a minute for the cancelled prompt's answer")
+	}
+}
+
 func (c *acpClient) prompt(id sdk.SessionId, text string) (sdk.PromptResponse, error) {
 	return c.conn.Prompt(bgCtx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
 }
@@ -203,22 +242,9 @@ func TestACPServesPromptsAndLoadsStoredSessions(t *testing.T) {
 func TestACPCancelEndsTheRunningTurn(t *testing.T) {
 	c := startACP(t, "--store", t.TempDir())
 	id := c.newSession(t, t.TempDir())
-	answered := make(chan sdk.PromptResponse, 1)
-	go func() {
-		resp, err := c.prompt(id, "reply first\nsleep 1h")
-		if err != nil {
-			t.Errorf("prompt: %v", err)
-		}
-		answered <- resp
-	}()
-	c.waitForText(t, `"first"`)
+	answered := c.startLongTurn(t, id)
 	require.NoError(t, c.conn.Cancel(bgCtx, sdk.CancelNotification{SessionId: id}))
-	select {
-	case resp := <-answered:
-		require.Equal(t, sdk.StopReasonCancelled, resp.StopReason)
-	case <-time.After(time.Minute):
-		t.Fatal("waited a minute for the cancelled prompt's answer")
-	}
+	requireCancelled(t, answered)
 	c.close(t)
 }
 
@@ -230,10 +256,7 @@ func TestACPSendsAModelTurnsToolCallsAndText(t *testing.T) {
 		llmtest.Stream(llmtest.Say("DO", "NE")),
 	)
 	defer srv.Close()
-	t.Setenv(llm.EnvAPIKey, "k")
-	t.Setenv(llm.EnvBaseURL, srv.URL)
-	c := startACP(t, "--model", "deepseek-v4-flash", "--store", t.TempDir())
-	id := c.newSession(t, t.TempDir())
+	c, id := startModelACP(t, srv.URL)
 	resp, err := c.prompt(id, "list, then say DONE")
 	require.NoError(t, err)
 	require.Equal(t, sdk.StopReasonEndTurn, resp.StopReason)
@@ -390,15 +413,7 @@ func storedEvents(t *testing.T, store, id string) int {
 func TestACPRefusesASecondPromptWhileOneIsInFlight(t *testing.T) {
 	c := startACP(t, "--store", t.TempDir())
 	id := c.newSession(t, t.TempDir())
-	answered := make(chan sdk.PromptResponse, 1)
-	go func() {
-		resp, err := c.prompt(id, "reply first\nsleep 1h")
-		if err != nil {
-			t.Errorf("first prompt: %v", err)
-		}
-		answered <- resp
-	}()
-	c.waitForText(t, `"first"`)
+	answered := c.startLongTurn(t, id)
 	_, err := c.prompt(id, "reply second")
 	var refused *sdk.RequestError
 	require.ErrorAs(t, err, &refused)
@@ -409,12 +424,7 @@ func TestACPRefusesASecondPromptWhileOneIsInFlight(t *testing.T) {
 	default:
 	}
 	require.NoError(t, c.conn.Cancel(bgCtx, sdk.CancelNotification{SessionId: id}))
-	select {
-	case resp := <-answered:
-		require.Equal(t, sdk.StopReasonCancelled, resp.StopReason)
-	case <-time.After(time.Minute):
-		t.Fatal("waited a minute for the cancelled prompt's answer")
-	}
+	requireCancelled(t, answered)
 	resp, err := c.prompt(id, "reply third")
 	require.NoError(t, err)
 	require.Equal(t, sdk.StopReasonEndTurn, resp.StopReason)
@@ -524,10 +534,7 @@ func TestACPPromptAnswersTheRetryTurnOfAFailedModelCall(t *testing.T) {
 		llmtest.Status(500, `{"error":{"message":"still down"}}`),
 	)
 	defer srv.Close()
-	t.Setenv(llm.EnvAPIKey, "k")
-	t.Setenv(llm.EnvBaseURL, srv.URL)
-	c := startACP(t, "--model", "deepseek-v4-flash", "--store", t.TempDir())
-	id := c.newSession(t, t.TempDir())
+	c, id := startModelACP(t, srv.URL)
 	resp, err := c.prompt(id, "say OK")
 	require.NoError(t, err)
 	require.Equal(t, sdk.StopReasonEndTurn, resp.StopReason)
@@ -578,10 +585,7 @@ func TestACPSendsTheCommittedReplyNotARetriedCallsChunks(t *testing.T) {
 		llmtest.Stream(llmtest.Say("Hel", "lo")),
 	)
 	defer srv.Close()
-	t.Setenv(llm.EnvAPIKey, "k")
-	t.Setenv(llm.EnvBaseURL, srv.URL)
-	c := startACP(t, "--model", "deepseek-v4-flash", "--store", t.TempDir())
-	id := c.newSession(t, t.TempDir())
+	c, id := startModelACP(t, srv.URL)
 	resp, err := c.prompt(id, "say Hello")
 	require.NoError(t, err)
 	require.Equal(t, sdk.StopReasonEndTurn, resp.StopReason)
