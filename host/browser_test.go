@@ -77,7 +77,8 @@ type browserPage struct {
 func openPage(t testing.TB, chromium string) *browserPage {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 800))
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 800),
+		chromedp.Env("TMPDIR="+browserTemp(t)))
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(allocCtx)
 	ctx, cancelTime := context.WithTimeout(ctx, 4*time.Minute)
@@ -88,6 +89,18 @@ func openPage(t testing.TB, chromium string) *browserPage {
 	}
 	t.Logf("browser screenshots: %s", shots)
 	return &browserPage{t: t, ctx: ctx, shots: shots}
+}
+
+// browserTemp is a folder for chromium's TMPDIR, where it leaves its
+// singleton folder (org.chromium.Chromium.*), removed once the test and
+// its browser are done. It is not t.TempDir: a socket path in a folder
+// named after a long test exceeds the 108 bytes a Unix socket may have.
+func browserTemp(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "chromium-")
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, os.RemoveAll(dir)) })
+	return dir
 }
 
 // do runs actions and fails the test on error.
